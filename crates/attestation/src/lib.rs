@@ -1,0 +1,1 @@
+//! webproof-attestation (work in progress).

@@ -1,0 +1,1 @@
+//! webproof-attested (work in progress).

@@ -1,0 +1,1 @@
+//! webproof-bench (work in progress).

@@ -1,0 +1,55 @@
+//! The `webproof` command: one binary, one subcommand per job.
+//!
+//! Each subcommand's arguments and behaviour live in `cmd/<area>.rs`, which
+//! only parses and calls into the library crates; the protocol lives there.
+
+mod cmd;
+
+use clap::{Parser, Subcommand};
+
+/// Prove to a verifier what an HTTPS server sent you, revealing only what you choose.
+#[derive(Parser)]
+#[command(name = "webproof", version, about, long_about = None, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    #[command(flatten)]
+    Proxy(cmd::proxy::ProxyCmd),
+    #[command(flatten)]
+    Attestation(cmd::attestation::AttestationCmd),
+    /// Benchmarks: the network harness (default), the ZK engine, attested TLS.
+    Bench(cmd::bench::BenchArgs),
+}
+
+fn main() -> std::process::ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("WEBPROOF_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("start the async runtime");
+    let result = runtime.block_on(async move {
+        match cli.command {
+            Command::Proxy(c) => cmd::proxy::run(c).await,
+            Command::Attestation(c) => cmd::attestation::run(c).await,
+            Command::Bench(c) => cmd::bench::run(c).await,
+        }
+    });
+    match result {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

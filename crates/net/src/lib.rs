@@ -1,0 +1,1 @@
+//! webproof-net (work in progress).

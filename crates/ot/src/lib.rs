@@ -1,0 +1,1 @@
+//! webproof-ot (work in progress).

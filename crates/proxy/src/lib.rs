@@ -1,0 +1,1 @@
+//! webproof-proxy (work in progress).

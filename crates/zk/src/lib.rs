@@ -1,0 +1,1 @@
+//! webproof-zk (work in progress).

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The test suite: unit, soundness, interop and end-to-end tests, plus the
+# WebAssembly build of the protocol cores.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+
+echo "== wasm32 build of the protocol cores"
+cargo build --target wasm32-unknown-unknown \
+  -p webproof-core -p webproof-circuits -p webproof-ot -p webproof-zk -p webproof-proxy
+
+echo "== cargo test"
+cargo test --workspace --no-fail-fast
