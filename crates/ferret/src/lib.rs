@@ -1,0 +1,1 @@
+//! webproof-ferret (work in progress).
