@@ -1,9 +1,27 @@
-//! Boolean circuits: the IR that the ZK engine evaluates, and (to come) the
-//! builder and the cryptographic circuits.
+//! Boolean circuits: the IR that the ZK engine evaluates, a builder with
+//! constant folding, Bristol Fashion import/export, and the cryptographic
+//! circuits of TLS (AES, SHA-2, HMAC/HKDF/PRF, ChaCha20, key schedules).
 //!
 //! Wires are numbered `0..num_wires`; every wire is written exactly once, by
 //! an input or by one gate, before it is read. Gates are in topological order.
+//!
+//! Bit order everywhere: byte `i`, bit `j` (LSB first) is bit `8i + j`; see
+//! [`bits`]. Built circuits are cached per kind (see [`cache`]): build once,
+//! evaluate or prove many times.
 #![forbid(unsafe_code)]
+
+pub mod aes;
+pub mod bits;
+pub mod bristol;
+pub mod builder;
+pub mod cache;
+pub mod chacha;
+pub mod hmac;
+pub mod sha2;
+pub mod tls;
+
+pub use bits::{bits_to_bytes, bytes_to_bits};
+pub use builder::{Bit, Builder};
 
 /// Index of a wire.
 pub type WireId = u32;
@@ -68,4 +86,150 @@ impl Circuit {
             .map(|g| g.iter().map(|&id| w[id as usize]).collect())
             .collect()
     }
+
+    /// Evaluate 64 instances at once, bit-sliced: bit `k` of every word
+    /// belongs to instance `k`. `inputs[i][j]` holds wire `j` of group `i`.
+    ///
+    /// Panics if the number or sizes of input groups do not match.
+    pub fn eval_packed(&self, inputs: &[Vec<u64>]) -> Vec<Vec<u64>> {
+        assert_eq!(inputs.len(), self.inputs.len(), "number of input groups");
+        let mut w = vec![0u64; self.num_wires as usize];
+        for (group, words) in self.inputs.iter().zip(inputs) {
+            assert_eq!(group.len(), words.len(), "size of an input group");
+            for (&id, &x) in group.iter().zip(words) {
+                w[id as usize] = x;
+            }
+        }
+        for g in &self.gates {
+            match *g {
+                Gate::Xor { a, b, out } => w[out as usize] = w[a as usize] ^ w[b as usize],
+                Gate::And { a, b, out } => w[out as usize] = w[a as usize] & w[b as usize],
+                Gate::Inv { a, out } => w[out as usize] = !w[a as usize],
+                Gate::Const { value, out } => w[out as usize] = if value { !0 } else { 0 },
+            }
+        }
+        self.outputs
+            .iter()
+            .map(|g| g.iter().map(|&id| w[id as usize]).collect())
+            .collect()
+    }
+
+    /// Evaluate on byte strings (crate bit order, see [`bits`]); every group
+    /// must be a whole number of bytes.
+    pub fn eval_bytes(&self, inputs: &[&[u8]]) -> Vec<Vec<u8>> {
+        let bits: Vec<Vec<bool>> = inputs.iter().map(|b| bytes_to_bits(b)).collect();
+        self.eval(&bits).iter().map(|b| bits_to_bytes(b)).collect()
+    }
+
+    /// Evaluate many instances on byte strings, 64 at a time bit-sliced.
+    /// `instances[k][i]` is input group `i` of instance `k`; the result is
+    /// indexed the same way by output group.
+    pub fn eval_bytes_batch(&self, instances: &[Vec<Vec<u8>>]) -> Vec<Vec<Vec<u8>>> {
+        let mut results = Vec::with_capacity(instances.len());
+        for chunk in instances.chunks(64) {
+            let packed: Vec<Vec<u64>> = (0..self.inputs.len())
+                .map(|i| {
+                    let mut words = vec![0u64; self.inputs[i].len()];
+                    for (k, inst) in chunk.iter().enumerate() {
+                        for (j, bit) in bytes_to_bits(&inst[i]).into_iter().enumerate() {
+                            words[j] |= (bit as u64) << k;
+                        }
+                    }
+                    words
+                })
+                .collect();
+            let out = self.eval_packed(&packed);
+            for k in 0..chunk.len() {
+                results.push(
+                    out.iter()
+                        .map(|g| {
+                            let bits: Vec<bool> = g.iter().map(|w| (w >> k) & 1 == 1).collect();
+                            bits_to_bytes(&bits)
+                        })
+                        .collect(),
+                );
+            }
+        }
+        results
+    }
+
+    /// Total number of input bits.
+    pub fn input_len(&self) -> usize {
+        self.inputs.iter().map(Vec::len).sum()
+    }
+
+    /// Total number of output bits.
+    pub fn output_len(&self) -> usize {
+        self.outputs.iter().map(Vec::len).sum()
+    }
+
+    /// Check the structural invariants the ZK engine relies on: every wire id
+    /// is below `num_wires`, every wire is written exactly once (by an input
+    /// or a gate) before it is read, and outputs are written wires.
+    pub fn validate(&self) -> Result<(), CircuitError> {
+        let n = self.num_wires as usize;
+        let mut written = vec![false; n];
+        for &w in self.inputs.iter().flatten() {
+            write_at(&mut written, w)?;
+        }
+        let read = |w: WireId, written: &[bool]| -> Result<(), CircuitError> {
+            match written.get(w as usize) {
+                None => Err(CircuitError::WireOutOfRange(w)),
+                Some(false) => Err(CircuitError::ReadBeforeWrite(w)),
+                Some(true) => Ok(()),
+            }
+        };
+        for g in &self.gates {
+            match *g {
+                Gate::Xor { a, b, out } | Gate::And { a, b, out } => {
+                    read(a, &written)?;
+                    read(b, &written)?;
+                    write_at(&mut written, out)?;
+                }
+                Gate::Inv { a, out } => {
+                    read(a, &written)?;
+                    write_at(&mut written, out)?;
+                }
+                Gate::Const { out, .. } => write_at(&mut written, out)?,
+            }
+        }
+        for &w in self.outputs.iter().flatten() {
+            read(w, &written)?;
+        }
+        Ok(())
+    }
 }
+
+fn write_at(written: &mut [bool], w: WireId) -> Result<(), CircuitError> {
+    let slot = written
+        .get_mut(w as usize)
+        .ok_or(CircuitError::WireOutOfRange(w))?;
+    if *slot {
+        return Err(CircuitError::WrittenTwice(w));
+    }
+    *slot = true;
+    Ok(())
+}
+
+/// A structural defect found by [`Circuit::validate`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CircuitError {
+    /// A wire id is not below `num_wires`.
+    WireOutOfRange(WireId),
+    /// A wire is written by more than one input or gate.
+    WrittenTwice(WireId),
+    /// A wire is read before anything writes it.
+    ReadBeforeWrite(WireId),
+}
+
+impl std::fmt::Display for CircuitError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CircuitError::WireOutOfRange(w) => write!(f, "wire {w} is out of range"),
+            CircuitError::WrittenTwice(w) => write!(f, "wire {w} is written twice"),
+            CircuitError::ReadBeforeWrite(w) => write!(f, "wire {w} is read before it is written"),
+        }
+    }
+}
+
+impl std::error::Error for CircuitError {}

@@ -1,0 +1,385 @@
+//! AES-128 and AES-256 encryption: key schedules, block encryption, and the
+//! S-box as the 32-AND circuit of Boyar and Peralta.
+//!
+//! Bytes follow the crate convention (byte `i`, bit `j` LSB first at
+//! `8i + j`); a block is the 16 bytes of FIPS-197 in order (column-major
+//! state). Round keys are computed once by the key schedule and can be shared
+//! by any number of blocks: 1,280 AND (AES-128) or 1,664 AND (AES-256) for the
+//! schedule, then 5,120 or 7,168 AND per block. Everything but the S-box is
+//! linear, hence free.
+
+use crate::builder::{Bit, Builder};
+use crate::Circuit;
+
+/// The AES S-box on one byte (8 bits, LSB first): 32 AND gates.
+///
+/// This is the circuit of Boyar and Peralta ("A new combinational logic
+/// minimization technique with applications to cryptology", 2010): a linear
+/// layer to 22 signals, a non-linear middle (GF(2^4) inversion in a tower
+/// field) and a linear layer back. In their notation `x0` is the most
+/// significant input bit and `s0` the most significant output bit.
+pub fn sbox(b: &mut Builder, byte: &[Bit]) -> Vec<Bit> {
+    assert_eq!(byte.len(), 8, "sbox takes one byte");
+    let x = |i: usize| byte[7 - i];
+    // `+` is XOR, `*` is AND; the closures keep the equations readable.
+    macro_rules! xor {
+        ($a:expr, $c:expr) => {{
+            let (p, q) = ($a, $c);
+            b.xor(p, q)
+        }};
+    }
+    macro_rules! and {
+        ($a:expr, $c:expr) => {{
+            let (p, q) = ($a, $c);
+            b.and(p, q)
+        }};
+    }
+    // Top linear transformation.
+    let y14 = xor!(x(3), x(5));
+    let y13 = xor!(x(0), x(6));
+    let y9 = xor!(x(0), x(3));
+    let y8 = xor!(x(0), x(5));
+    let t0 = xor!(x(1), x(2));
+    let y1 = xor!(t0, x(7));
+    let y4 = xor!(y1, x(3));
+    let y12 = xor!(y13, y14);
+    let y2 = xor!(y1, x(0));
+    let y5 = xor!(y1, x(6));
+    let y3 = xor!(y5, y8);
+    let t1 = xor!(x(4), y12);
+    let y15 = xor!(t1, x(5));
+    let y20 = xor!(t1, x(1));
+    let y6 = xor!(y15, x(7));
+    let y10 = xor!(y15, t0);
+    let y11 = xor!(y20, y9);
+    let y7 = xor!(x(7), y11);
+    let y17 = xor!(y10, y11);
+    let y19 = xor!(y10, y8);
+    let y16 = xor!(t0, y11);
+    let y21 = xor!(y13, y16);
+    let y18 = xor!(x(0), y16);
+    // Middle non-linear part: 9 + 5 + 18 = 32 AND gates.
+    let t2 = and!(y12, y15);
+    let t3 = and!(y3, y6);
+    let t4 = xor!(t3, t2);
+    let t5 = and!(y4, x(7));
+    let t6 = xor!(t5, t2);
+    let t7 = and!(y13, y16);
+    let t8 = and!(y5, y1);
+    let t9 = xor!(t8, t7);
+    let t10 = and!(y2, y7);
+    let t11 = xor!(t10, t7);
+    let t12 = and!(y9, y11);
+    let t13 = and!(y14, y17);
+    let t14 = xor!(t13, t12);
+    let t15 = and!(y8, y10);
+    let t16 = xor!(t15, t12);
+    let t17 = xor!(t4, t14);
+    let t18 = xor!(t6, t16);
+    let t19 = xor!(t9, t14);
+    let t20 = xor!(t11, t16);
+    let t21 = xor!(t17, y20);
+    let t22 = xor!(t18, y19);
+    let t23 = xor!(t19, y21);
+    let t24 = xor!(t20, y18);
+    let t25 = xor!(t21, t22);
+    let t26 = and!(t21, t23);
+    let t27 = xor!(t24, t26);
+    let t28 = and!(t25, t27);
+    let t29 = xor!(t28, t22);
+    let t30 = xor!(t23, t24);
+    let t31 = xor!(t22, t26);
+    let t32 = and!(t31, t30);
+    let t33 = xor!(t32, t24);
+    let t34 = xor!(t23, t33);
+    let t35 = xor!(t27, t33);
+    let t36 = and!(t24, t35);
+    let t37 = xor!(t36, t34);
+    let t38 = xor!(t27, t36);
+    let t39 = and!(t29, t38);
+    let t40 = xor!(t25, t39);
+    let t41 = xor!(t40, t37);
+    let t42 = xor!(t29, t33);
+    let t43 = xor!(t29, t40);
+    let t44 = xor!(t33, t37);
+    let t45 = xor!(t42, t41);
+    let z0 = and!(t44, y15);
+    let z1 = and!(t37, y6);
+    let z2 = and!(t33, x(7));
+    let z3 = and!(t43, y16);
+    let z4 = and!(t40, y1);
+    let z5 = and!(t29, y7);
+    let z6 = and!(t42, y11);
+    let z7 = and!(t45, y17);
+    let z8 = and!(t41, y10);
+    let z9 = and!(t44, y12);
+    let z10 = and!(t37, y3);
+    let z11 = and!(t33, y4);
+    let z12 = and!(t43, y13);
+    let z13 = and!(t40, y5);
+    let z14 = and!(t29, y2);
+    let z15 = and!(t42, y9);
+    let z16 = and!(t45, y14);
+    let z17 = and!(t41, y8);
+    // Bottom linear transformation (XNOR = XOR then a free NOT).
+    let t46 = xor!(z15, z16);
+    let t47 = xor!(z10, z11);
+    let t48 = xor!(z5, z13);
+    let t49 = xor!(z9, z10);
+    let t50 = xor!(z2, z12);
+    let t51 = xor!(z2, z5);
+    let t52 = xor!(z7, z8);
+    let t53 = xor!(z0, z3);
+    let t54 = xor!(z6, z7);
+    let t55 = xor!(z16, z17);
+    let t56 = xor!(z12, t48);
+    let t57 = xor!(t50, t53);
+    let t58 = xor!(z4, t46);
+    let t59 = xor!(z3, t54);
+    let t60 = xor!(t46, t57);
+    let t61 = xor!(z14, t57);
+    let t62 = xor!(t52, t58);
+    let t63 = xor!(t49, t58);
+    let t64 = xor!(z4, t59);
+    let t65 = xor!(t61, t62);
+    let t66 = xor!(z1, t63);
+    let s0 = xor!(t59, t63);
+    let s6 = xor!(t56, t62).not();
+    let s7 = xor!(t48, t60).not();
+    let t67 = xor!(t64, t65);
+    let s3 = xor!(t53, t66);
+    let s4 = xor!(t51, t66);
+    let s5 = xor!(t47, t65);
+    let s1 = xor!(t64, s3).not();
+    let s2 = xor!(t55, t67).not();
+    vec![s7, s6, s5, s4, s3, s2, s1, s0]
+}
+
+fn sub_word(b: &mut Builder, word: &[Bit]) -> Vec<Bit> {
+    word.chunks(8).flat_map(|byte| sbox(b, byte)).collect()
+}
+
+fn rot_word(word: &[Bit]) -> Vec<Bit> {
+    let mut w = word[8..].to_vec();
+    w.extend_from_slice(&word[..8]);
+    w
+}
+
+fn xor_const_byte(b: &mut Builder, byte: &mut [Bit], c: u8) {
+    for (j, bit) in byte.iter_mut().enumerate() {
+        if (c >> j) & 1 == 1 {
+            *bit = b.xor(*bit, Bit::ONE);
+        }
+    }
+}
+
+/// FIPS-197 key expansion for a key of `nk` 32-bit words; returns the
+/// `nr + 1` round keys of 128 bits each.
+fn key_expansion(b: &mut Builder, key: &[Bit], nk: usize, nr: usize) -> Vec<Vec<Bit>> {
+    assert_eq!(key.len(), 32 * nk, "wrong AES key length");
+    let total = 4 * (nr + 1);
+    let mut w: Vec<Vec<Bit>> = key.chunks(32).map(|c| c.to_vec()).collect();
+    let mut rcon: u8 = 1;
+    for i in nk..total {
+        let mut temp = w[i - 1].clone();
+        if i % nk == 0 {
+            temp = sub_word(b, &rot_word(&temp));
+            xor_const_byte(b, &mut temp[..8], rcon);
+            rcon = xtime_u8(rcon);
+        } else if nk > 6 && i % nk == 4 {
+            temp = sub_word(b, &temp);
+        }
+        let prev = w[i - nk].clone();
+        w.push(b.xor_words(&prev, &temp));
+    }
+    w.chunks(4).map(|c| c.concat()).collect()
+}
+
+fn xtime_u8(x: u8) -> u8 {
+    (x << 1) ^ if x & 0x80 != 0 { 0x1b } else { 0 }
+}
+
+/// AES-128 key schedule (1,280 AND): the 11 round keys of a 16-byte key.
+pub fn aes128_key_schedule(b: &mut Builder, key: &[Bit]) -> Vec<Vec<Bit>> {
+    key_expansion(b, key, 4, 10)
+}
+
+/// AES-256 key schedule (1,664 AND): the 15 round keys of a 32-byte key.
+pub fn aes256_key_schedule(b: &mut Builder, key: &[Bit]) -> Vec<Vec<Bit>> {
+    key_expansion(b, key, 8, 14)
+}
+
+/// Multiply a byte by x in GF(2^8) (free).
+fn xtime(b: &mut Builder, a: &[Bit]) -> Vec<Bit> {
+    let hi = a[7];
+    vec![
+        hi,
+        b.xor(a[0], hi),
+        a[1],
+        b.xor(a[2], hi),
+        b.xor(a[3], hi),
+        a[4],
+        a[5],
+        a[6],
+    ]
+}
+
+fn mix_column(b: &mut Builder, col: &[Vec<Bit>]) -> Vec<Vec<Bit>> {
+    // out_r = 2 a_r + 3 a_{r+1} + a_{r+2} + a_{r+3} = x(a_r + a_{r+1}) + (a_{r+1} + a_{r+2} + a_{r+3})
+    let all = {
+        let t = b.xor_words(&col[0], &col[1]);
+        let u = b.xor_words(&col[2], &col[3]);
+        b.xor_words(&t, &u)
+    };
+    (0..4)
+        .map(|r| {
+            let s = b.xor_words(&col[r], &col[(r + 1) % 4]);
+            let x2 = xtime(b, &s);
+            let t = b.xor_words(&x2, &all);
+            b.xor_words(&t, &col[r])
+        })
+        .collect()
+}
+
+/// Encrypt one 16-byte block under expanded round keys (11 for AES-128,
+/// 15 for AES-256): 160 (or 224) S-boxes, 32 AND each.
+pub fn encrypt_block(b: &mut Builder, round_keys: &[Vec<Bit>], block: &[Bit]) -> Vec<Bit> {
+    assert_eq!(block.len(), 128, "AES block is 16 bytes");
+    let nr = round_keys.len() - 1;
+    let mut state: Vec<Vec<Bit>> = {
+        let s = b.xor_words(block, &round_keys[0]);
+        s.chunks(8).map(|c| c.to_vec()).collect()
+    };
+    for (round, rk) in round_keys.iter().enumerate().skip(1) {
+        let sub: Vec<Vec<Bit>> = state.iter().map(|byte| sbox(b, byte)).collect();
+        // ShiftRows: row r of column c comes from column c + r.
+        let shifted: Vec<Vec<Bit>> = (0..16)
+            .map(|i| {
+                let (r, c) = (i % 4, i / 4);
+                sub[r + 4 * ((c + r) % 4)].clone()
+            })
+            .collect();
+        let mixed: Vec<Vec<Bit>> = if round < nr {
+            shifted
+                .chunks(4)
+                .flat_map(|col| mix_column(b, col))
+                .collect()
+        } else {
+            shifted
+        };
+        let flat: Vec<Bit> = mixed.concat();
+        let s = b.xor_words(&flat, rk);
+        state = s.chunks(8).map(|c| c.to_vec()).collect();
+    }
+    state.concat()
+}
+
+fn build_multi(key_bytes: usize, blocks: usize) -> Circuit {
+    let mut b = Builder::new();
+    let key = b.input_bytes(key_bytes);
+    let pt = b.input_bytes(16 * blocks);
+    let rks = if key_bytes == 16 {
+        aes128_key_schedule(&mut b, &key)
+    } else {
+        aes256_key_schedule(&mut b, &key)
+    };
+    let mut ct = Vec::with_capacity(pt.len());
+    for block in pt.chunks(128) {
+        ct.extend(encrypt_block(&mut b, &rks, block));
+    }
+    b.output(&ct);
+    b.finish()
+}
+
+/// AES-128 with its key schedule. Inputs: `[key (16 B), plaintext (16 B)]`;
+/// output: `[ciphertext (16 B)]`. 6,400 AND.
+pub fn aes128_circuit() -> Circuit {
+    build_multi(16, 1)
+}
+
+/// AES-128 of `blocks` blocks under one key (schedule paid once). Inputs:
+/// `[key (16 B), plaintexts (16·blocks B)]`; output: the ciphertexts.
+/// 1,280 + 5,120·blocks AND.
+pub fn aes128_blocks_circuit(blocks: usize) -> Circuit {
+    build_multi(16, blocks)
+}
+
+/// AES-256 with its key schedule. Inputs: `[key (32 B), plaintext (16 B)]`;
+/// output: `[ciphertext (16 B)]`. 8,832 AND.
+pub fn aes256_circuit() -> Circuit {
+    build_multi(32, 1)
+}
+
+/// AES-256 of `blocks` blocks under one key. 1,664 + 7,168·blocks AND.
+pub fn aes256_blocks_circuit(blocks: usize) -> Circuit {
+    build_multi(32, blocks)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bits::{bits_to_bytes, bytes_to_bits};
+
+    /// The FIPS-197 S-box computed from its definition (inverse in GF(2^8),
+    /// then the affine map), independent of the circuit.
+    fn sbox_ref(x: u8) -> u8 {
+        let mul = |mut a: u8, mut c: u8| {
+            let mut p = 0u8;
+            while c != 0 {
+                if c & 1 != 0 {
+                    p ^= a;
+                }
+                a = xtime_u8(a);
+                c >>= 1;
+            }
+            p
+        };
+        let inv = (1..=255u8).find(|&y| mul(x, y) == 1).unwrap_or(0);
+        inv ^ inv.rotate_left(1)
+            ^ inv.rotate_left(2)
+            ^ inv.rotate_left(3)
+            ^ inv.rotate_left(4)
+            ^ 0x63
+    }
+
+    #[test]
+    fn sbox_all_256_inputs() {
+        let mut b = Builder::new();
+        let x = b.input(8);
+        let y = sbox(&mut b, &x);
+        b.output(&y);
+        let c = b.finish();
+        assert_eq!(c.and_count(), 32);
+        for v in 0..=255u8 {
+            let out = c.eval(&[bytes_to_bits(&[v])]);
+            assert_eq!(bits_to_bytes(&out[0])[0], sbox_ref(v), "input {v:#04x}");
+        }
+        assert_eq!(sbox_ref(0x00), 0x63);
+        assert_eq!(sbox_ref(0x53), 0xed);
+    }
+
+    #[test]
+    fn fips197_vectors() {
+        // FIPS-197 appendix C.1 and C.3.
+        let pt = hex("00112233445566778899aabbccddeeff");
+        let k128 = hex("000102030405060708090a0b0c0d0e0f");
+        let k256 = hex("000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f");
+        let c = aes128_circuit();
+        assert_eq!(
+            c.eval_bytes(&[&k128, &pt])[0],
+            hex("69c4e0d86a7b0430d8cdb78070b4c55a")
+        );
+        let c = aes256_circuit();
+        assert_eq!(
+            c.eval_bytes(&[&k256, &pt])[0],
+            hex("8ea2b7ca516745bfeafc49904b496089")
+        );
+    }
+
+    fn hex(s: &str) -> Vec<u8> {
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
+    }
+}

@@ -1,0 +1,1 @@
+//! Bristol Fashion.

@@ -1,0 +1,477 @@
+//! Circuit builder: composes gadgets into a [`Circuit`].
+//!
+//! Gadgets are plain functions that take `&mut Builder` and wire vectors
+//! ([`Bit`] slices) and return wire vectors, so they compose freely (a key
+//! schedule once, then many blocks under it).
+//!
+//! The builder folds public constants as it goes: a [`Bit`] is either a known
+//! constant or a wire, possibly negated. XOR with a constant or NOT costs
+//! nothing (the negation is carried in the `Bit` and only materialised as an
+//! `Inv` gate when an AND or an output needs it), AND with a constant is
+//! folded away, and `x ^ x`, `x & x`, `x & !x` are simplified. This is why
+//! round constants, hash IVs, labels and padding cost no AND gates.
+//!
+//! [`Builder::finish`] drops every gate that does not contribute to an
+//! output (dead-gate elimination, which is what makes truncated outputs such
+//! as SHA-384 or a 12-byte IV cheaper) and renumbers wires densely: input
+//! groups first, in order, then gate outputs in topological order.
+//!
+//! Words are `Vec<Bit>` with bit `k` of the value at index `k` (LSB first);
+//! rotations and shifts only permute this vector and are free.
+
+use crate::{Circuit, Gate, WireId};
+
+/// A value in a circuit under construction: a public constant or a wire,
+/// possibly negated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Bit {
+    /// A public constant, known while building.
+    Const(bool),
+    /// The value of wire `id`, negated if `neg`.
+    Wire {
+        /// The wire.
+        id: WireId,
+        /// Whether the value is the negation of the wire.
+        neg: bool,
+    },
+}
+
+impl Bit {
+    /// Constant 0.
+    pub const ZERO: Bit = Bit::Const(false);
+    /// Constant 1.
+    pub const ONE: Bit = Bit::Const(true);
+
+    /// The constant value, if this bit is a known constant.
+    pub fn as_const(self) -> Option<bool> {
+        match self {
+            Bit::Const(v) => Some(v),
+            Bit::Wire { .. } => None,
+        }
+    }
+
+    /// Negation (free: no gate is emitted).
+    #[allow(clippy::should_implement_trait)]
+    pub fn not(self) -> Bit {
+        match self {
+            Bit::Const(v) => Bit::Const(!v),
+            Bit::Wire { id, neg } => Bit::Wire { id, neg: !neg },
+        }
+    }
+}
+
+/// Constant bits of the low `n` bits of `value`, LSB first.
+pub fn const_word(value: u64, n: usize) -> Vec<Bit> {
+    (0..n).map(|k| Bit::Const((value >> k) & 1 == 1)).collect()
+}
+
+/// The value of a word (LSB first, at most 64 bits) if all its bits are constant.
+pub fn const_value(word: &[Bit]) -> Option<u64> {
+    word.iter().enumerate().try_fold(0u64, |acc, (k, b)| {
+        b.as_const().map(|v| acc | ((v as u64) << k))
+    })
+}
+
+/// Constant bits of `bytes` in the crate's bit order (see [`crate::bits`]).
+pub fn const_bytes(bytes: &[u8]) -> Vec<Bit> {
+    bytes
+        .iter()
+        .flat_map(|&byte| (0..8).map(move |j| Bit::Const((byte >> j) & 1 == 1)))
+        .collect()
+}
+
+/// Builds a [`Circuit`] with constant folding; see the module docs.
+#[derive(Debug, Default)]
+pub struct Builder {
+    num_wires: u32,
+    inputs: Vec<Vec<WireId>>,
+    outputs: Vec<Vec<Bit>>,
+    gates: Vec<Gate>,
+    /// `inverted[w]` is the wire holding `!w` once it has been materialised.
+    inverted: Vec<Option<WireId>>,
+}
+
+impl Builder {
+    /// An empty builder.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn fresh(&mut self) -> WireId {
+        let id = self.num_wires;
+        self.num_wires = self
+            .num_wires
+            .checked_add(1)
+            .expect("circuit exceeds 2^32 wires");
+        self.inverted.push(None);
+        id
+    }
+
+    /// Declare a new input group of `n` bits and return its bits.
+    pub fn input(&mut self, n: usize) -> Vec<Bit> {
+        let ids: Vec<WireId> = (0..n).map(|_| self.fresh()).collect();
+        let bits = ids.iter().map(|&id| Bit::Wire { id, neg: false }).collect();
+        self.inputs.push(ids);
+        bits
+    }
+
+    /// Declare a new input group of `n` bytes (8n bits, crate bit order).
+    pub fn input_bytes(&mut self, n: usize) -> Vec<Bit> {
+        self.input(8 * n)
+    }
+
+    /// Declare an output group.
+    pub fn output(&mut self, bits: &[Bit]) {
+        self.outputs.push(bits.to_vec());
+    }
+
+    /// Number of AND gates emitted so far (before dead-gate elimination).
+    pub fn and_count(&self) -> usize {
+        self.gates
+            .iter()
+            .filter(|g| matches!(g, Gate::And { .. }))
+            .count()
+    }
+
+    /// A wire holding the value of `b` (emits an `Inv` or `Const` if needed).
+    fn materialise(&mut self, b: Bit) -> WireId {
+        match b {
+            Bit::Wire { id, neg: false } => id,
+            Bit::Wire { id, neg: true } => {
+                if let Some(inv) = self.inverted[id as usize] {
+                    return inv;
+                }
+                let out = self.fresh();
+                self.gates.push(Gate::Inv { a: id, out });
+                self.inverted[id as usize] = Some(out);
+                self.inverted[out as usize] = Some(id);
+                out
+            }
+            Bit::Const(value) => {
+                let out = self.fresh();
+                self.gates.push(Gate::Const { value, out });
+                out
+            }
+        }
+    }
+
+    /// `a ^ b` (free).
+    pub fn xor(&mut self, a: Bit, b: Bit) -> Bit {
+        match (a, b) {
+            (Bit::Const(x), o) | (o, Bit::Const(x)) => {
+                if x {
+                    o.not()
+                } else {
+                    o
+                }
+            }
+            (Bit::Wire { id: ia, neg: na }, Bit::Wire { id: ib, neg: nb }) => {
+                if ia == ib {
+                    return Bit::Const(na != nb);
+                }
+                let out = self.fresh();
+                self.gates.push(Gate::Xor { a: ia, b: ib, out });
+                Bit::Wire {
+                    id: out,
+                    neg: na != nb,
+                }
+            }
+        }
+    }
+
+    /// `a & b` (one AND gate unless folded).
+    pub fn and(&mut self, a: Bit, b: Bit) -> Bit {
+        match (a, b) {
+            (Bit::Const(x), o) | (o, Bit::Const(x)) => {
+                if x {
+                    o
+                } else {
+                    Bit::ZERO
+                }
+            }
+            (Bit::Wire { id: ia, neg: na }, Bit::Wire { id: ib, neg: nb }) if ia == ib => {
+                if na == nb {
+                    a
+                } else {
+                    Bit::ZERO
+                }
+            }
+            _ => {
+                let wa = self.materialise(a);
+                let wb = self.materialise(b);
+                let out = self.fresh();
+                self.gates.push(Gate::And { a: wa, b: wb, out });
+                Bit::Wire {
+                    id: out,
+                    neg: false,
+                }
+            }
+        }
+    }
+
+    /// `a | b` (one AND gate unless folded).
+    pub fn or(&mut self, a: Bit, b: Bit) -> Bit {
+        self.and(a.not(), b.not()).not()
+    }
+
+    /// `s ? b : a` (one AND gate unless folded).
+    pub fn mux(&mut self, s: Bit, a: Bit, b: Bit) -> Bit {
+        let d = self.xor(a, b);
+        let t = self.and(s, d);
+        self.xor(a, t)
+    }
+
+    /// Majority of three bits with one AND: `((a^c) & (b^c)) ^ c`.
+    pub fn maj(&mut self, a: Bit, b: Bit, c: Bit) -> Bit {
+        let x = self.xor(a, c);
+        let y = self.xor(b, c);
+        let t = self.and(x, y);
+        self.xor(t, c)
+    }
+
+    /// Bitwise XOR of two equal-length vectors.
+    pub fn xor_words(&mut self, a: &[Bit], b: &[Bit]) -> Vec<Bit> {
+        assert_eq!(a.len(), b.len(), "xor_words: lengths differ");
+        a.iter().zip(b).map(|(&x, &y)| self.xor(x, y)).collect()
+    }
+
+    /// Bitwise AND of two equal-length vectors.
+    pub fn and_words(&mut self, a: &[Bit], b: &[Bit]) -> Vec<Bit> {
+        assert_eq!(a.len(), b.len(), "and_words: lengths differ");
+        a.iter().zip(b).map(|(&x, &y)| self.and(x, y)).collect()
+    }
+
+    /// Bitwise NOT (free).
+    pub fn not_word(&mut self, a: &[Bit]) -> Vec<Bit> {
+        a.iter().map(|b| b.not()).collect()
+    }
+
+    /// SHA-2 `Ch(e, f, g) = (e & f) ^ (!e & g)` as `((f ^ g) & e) ^ g`: one AND per bit.
+    pub fn ch(&mut self, e: &[Bit], f: &[Bit], g: &[Bit]) -> Vec<Bit> {
+        (0..e.len())
+            .map(|k| {
+                let d = self.xor(f[k], g[k]);
+                let t = self.and(d, e[k]);
+                self.xor(t, g[k])
+            })
+            .collect()
+    }
+
+    /// SHA-2 `Maj(a, b, c)` bitwise: one AND per bit.
+    pub fn maj_words(&mut self, a: &[Bit], b: &[Bit], c: &[Bit]) -> Vec<Bit> {
+        (0..a.len()).map(|k| self.maj(a[k], b[k], c[k])).collect()
+    }
+
+    /// `a + b mod 2^n` with a ripple-carry adder: `n - 1` AND gates
+    /// (fewer when an operand has known bits).
+    pub fn add(&mut self, a: &[Bit], b: &[Bit]) -> Vec<Bit> {
+        assert_eq!(a.len(), b.len(), "add: lengths differ");
+        let n = a.len();
+        let mut out = Vec::with_capacity(n);
+        let mut carry = Bit::ZERO;
+        for k in 0..n {
+            let s = self.xor(a[k], b[k]);
+            out.push(self.xor(s, carry));
+            if k + 1 < n {
+                carry = self.maj(a[k], b[k], carry);
+            }
+        }
+        out
+    }
+
+    /// Sum of several `n`-bit words mod `2^n` by column compression (a
+    /// Wallace/Dadda-style reduction with full adders of one AND each,
+    /// finishing each column before moving to the next).
+    ///
+    /// Adding `m` words costs about `(m - 1)(n - 1) - (m - 2)` AND gates,
+    /// a little less than chaining [`Builder::add`]; a constant operand costs
+    /// less again because half adders with a constant input are free.
+    pub fn add_many(&mut self, words: &[&[Bit]]) -> Vec<Bit> {
+        let n = words.first().map_or(0, |w| w.len());
+        assert!(
+            words.iter().all(|w| w.len() == n),
+            "add_many: lengths differ"
+        );
+        assert!(n <= 64, "add_many: words of at most 64 bits");
+        // Fully constant operands are summed in the clear into one operand.
+        let mut konst: u64 = 0;
+        let mut vars: Vec<&[Bit]> = Vec::with_capacity(words.len() + 1);
+        for w in words {
+            match const_value(w) {
+                Some(v) => konst = konst.wrapping_add(v),
+                None => vars.push(w),
+            }
+        }
+        let konst_word = const_word(konst, n);
+        if konst != 0 || vars.is_empty() {
+            vars.push(&konst_word);
+        }
+        let words = &vars[..];
+        let mut out = Vec::with_capacity(n);
+        let mut carries: Vec<Bit> = Vec::new();
+        for k in 0..n {
+            let mut column: Vec<Bit> = Vec::with_capacity(words.len() + carries.len());
+            let mut ones = 0usize;
+            for b in words.iter().map(|w| w[k]).chain(carries.drain(..)) {
+                match b {
+                    Bit::Const(true) => ones += 1,
+                    Bit::Const(false) => {}
+                    wire => column.push(wire),
+                }
+            }
+            // Pairs of constant ones carry a constant one into the next column.
+            let mut next: Vec<Bit> = vec![Bit::ONE; ones / 2];
+            let mut konst = ones % 2 == 1;
+            if k + 1 == n {
+                // Top column: carries leave the word, so the sum bit is a plain XOR.
+                let mut s = Bit::Const(konst);
+                for b in column {
+                    s = self.xor(s, b);
+                }
+                out.push(s);
+                break;
+            }
+            // Reduce the column to one bit. Each full adder removes two bits for
+            // one AND; a half adder with the constant one is free (sum !x, carry x).
+            let reductions_needed = (column.len() + konst as usize).saturating_sub(1);
+            if reductions_needed % 2 == 1 && konst {
+                if let Some(x) = column.pop() {
+                    column.push(x.not());
+                    next.push(x);
+                    konst = false;
+                }
+            }
+            // Full adders on the front of the column; the results are appended
+            // at the back so that fresh sums are reused last (shallower circuit).
+            let mut queue: std::collections::VecDeque<Bit> = column.into();
+            if konst {
+                queue.push_back(Bit::ONE);
+            }
+            while queue.len() >= 3 {
+                let a = queue.pop_front().unwrap();
+                let b = queue.pop_front().unwrap();
+                let c = queue.pop_front().unwrap();
+                let ab = self.xor(a, b);
+                let s = self.xor(ab, c);
+                let carry = self.maj(a, b, c);
+                queue.push_back(s);
+                next.push(carry);
+            }
+            if queue.len() == 2 {
+                let a = queue.pop_front().unwrap();
+                let b = queue.pop_front().unwrap();
+                next.push(self.and(a, b));
+                queue.push_back(self.xor(a, b));
+            }
+            out.push(queue.pop_front().unwrap_or(Bit::ZERO));
+            carries = next;
+        }
+        out
+    }
+
+    /// Finish: drop gates that do not reach an output, renumber wires densely
+    /// (input groups first, in order) and return the circuit.
+    pub fn finish(mut self) -> Circuit {
+        // Outputs must be wires; negated or constant outputs get a gate.
+        let outputs: Vec<Vec<WireId>> = std::mem::take(&mut self.outputs)
+            .into_iter()
+            .map(|group| group.into_iter().map(|b| self.materialise(b)).collect())
+            .collect();
+
+        let n = self.num_wires as usize;
+        let mut live = vec![false; n];
+        for &w in outputs.iter().flatten() {
+            live[w as usize] = true;
+        }
+        let mut keep = vec![false; self.gates.len()];
+        for (i, g) in self.gates.iter().enumerate().rev() {
+            match *g {
+                Gate::Xor { a, b, out } | Gate::And { a, b, out } => {
+                    if live[out as usize] {
+                        keep[i] = true;
+                        live[a as usize] = true;
+                        live[b as usize] = true;
+                    }
+                }
+                Gate::Inv { a, out } => {
+                    if live[out as usize] {
+                        keep[i] = true;
+                        live[a as usize] = true;
+                    }
+                }
+                Gate::Const { out, .. } => keep[i] = live[out as usize],
+            }
+        }
+
+        const UNSET: WireId = WireId::MAX;
+        let mut map = vec![UNSET; n];
+        let mut next: WireId = 0;
+        for &w in self.inputs.iter().flatten() {
+            map[w as usize] = next;
+            next += 1;
+        }
+        let mut gates = Vec::with_capacity(keep.iter().filter(|&&k| k).count());
+        for (g, _) in self.gates.iter().zip(&keep).filter(|(_, &k)| k) {
+            let mut new_out = |out: WireId, map: &mut Vec<WireId>| {
+                map[out as usize] = next;
+                next += 1;
+                next - 1
+            };
+            gates.push(match *g {
+                Gate::Xor { a, b, out } => Gate::Xor {
+                    a: map[a as usize],
+                    b: map[b as usize],
+                    out: new_out(out, &mut map),
+                },
+                Gate::And { a, b, out } => Gate::And {
+                    a: map[a as usize],
+                    b: map[b as usize],
+                    out: new_out(out, &mut map),
+                },
+                Gate::Inv { a, out } => Gate::Inv {
+                    a: map[a as usize],
+                    out: new_out(out, &mut map),
+                },
+                Gate::Const { value, out } => Gate::Const {
+                    value,
+                    out: new_out(out, &mut map),
+                },
+            });
+        }
+        let remap =
+            |ids: &[WireId]| -> Vec<WireId> { ids.iter().map(|&w| map[w as usize]).collect() };
+        Circuit {
+            num_wires: next,
+            inputs: self.inputs.iter().map(|g| remap(g)).collect(),
+            outputs: outputs.iter().map(|g| remap(g)).collect(),
+            gates,
+        }
+    }
+}
+
+/// Rotate a word right by `r` (free): bit `k` of the result is bit `k + r` of `a`.
+pub fn rotr(a: &[Bit], r: usize) -> Vec<Bit> {
+    let n = a.len();
+    (0..n).map(|k| a[(k + r) % n]).collect()
+}
+
+/// Rotate a word left by `r` (free).
+pub fn rotl(a: &[Bit], r: usize) -> Vec<Bit> {
+    let n = a.len();
+    rotr(a, (n - r % n) % n)
+}
+
+/// Logical shift right by `r` (free).
+pub fn shr(a: &[Bit], r: usize) -> Vec<Bit> {
+    let n = a.len();
+    (0..n)
+        .map(|k| if k + r < n { a[k + r] } else { Bit::ZERO })
+        .collect()
+}
+
+/// Logical shift left by `r` (free).
+pub fn shl(a: &[Bit], r: usize) -> Vec<Bit> {
+    (0..a.len())
+        .map(|k| if k >= r { a[k - r] } else { Bit::ZERO })
+        .collect()
+}
