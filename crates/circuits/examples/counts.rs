@@ -1,5 +1,8 @@
 //! Prints the AND/XOR counts and build times of the circuits.
 use std::time::Instant;
+use webproof_circuits::tls::{
+    tls12_key_schedule_circuit, tls13_key_schedule_circuit, Tls12Public, Tls12Suite, Tls13Suite,
+};
 use webproof_circuits::{aes, chacha, sha2, Circuit};
 
 fn report(name: &str, f: impl Fn() -> Circuit) {
@@ -22,4 +25,33 @@ fn main() {
     report("sha256 compress", sha2::sha256_compress_circuit);
     report("sha512 compress", sha2::sha512_compress_circuit);
     report("chacha20 block", chacha::chacha20_block_circuit);
+    let (h32, h48) = ([7u8; 32], [9u8; 48]);
+    report("tls13 AES_128_GCM_SHA256", || {
+        tls13_key_schedule_circuit(Tls13Suite::AES_128_GCM_SHA256, &h32, &h32)
+    });
+    report("tls13 CHACHA20_POLY1305_SHA256", || {
+        tls13_key_schedule_circuit(Tls13Suite::CHACHA20_POLY1305_SHA256, &h32, &h32)
+    });
+    report("tls13 AES_256_GCM_SHA384", || {
+        tls13_key_schedule_circuit(Tls13Suite::AES_256_GCM_SHA384, &h48, &h48)
+    });
+    let r = [1u8; 32];
+    let p32 = Tls12Public {
+        client_random: &r,
+        server_random: &r,
+        client_finished_hash: &h32,
+        server_finished_hash: &h32,
+    };
+    let p48 = Tls12Public {
+        client_random: &r,
+        server_random: &r,
+        client_finished_hash: &h48,
+        server_finished_hash: &h48,
+    };
+    report("tls12 AES_128_GCM_SHA256", || {
+        tls12_key_schedule_circuit(Tls12Suite::AES_128_GCM_SHA256, &p32)
+    });
+    report("tls12 AES_256_GCM_SHA384", || {
+        tls12_key_schedule_circuit(Tls12Suite::AES_256_GCM_SHA384, &p48)
+    });
 }

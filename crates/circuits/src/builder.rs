@@ -87,8 +87,9 @@ pub struct Builder {
     inputs: Vec<Vec<WireId>>,
     outputs: Vec<Vec<Bit>>,
     gates: Vec<Gate>,
-    /// `inverted[w]` is the wire holding `!w` once it has been materialised.
-    inverted: Vec<Option<WireId>>,
+    /// `inverted[w]` is the wire holding `!w` once it has been materialised
+    /// (`NONE` before).
+    inverted: Vec<WireId>,
 }
 
 impl Builder {
@@ -103,7 +104,7 @@ impl Builder {
             .num_wires
             .checked_add(1)
             .expect("circuit exceeds 2^32 wires");
-        self.inverted.push(None);
+        self.inverted.push(NONE);
         id
     }
 
@@ -125,6 +126,11 @@ impl Builder {
         self.outputs.push(bits.to_vec());
     }
 
+    /// Number of gates emitted so far (before dead-gate elimination).
+    pub fn gate_count(&self) -> usize {
+        self.gates.len()
+    }
+
     /// Number of AND gates emitted so far (before dead-gate elimination).
     pub fn and_count(&self) -> usize {
         self.gates
@@ -138,13 +144,14 @@ impl Builder {
         match b {
             Bit::Wire { id, neg: false } => id,
             Bit::Wire { id, neg: true } => {
-                if let Some(inv) = self.inverted[id as usize] {
+                let inv = self.inverted[id as usize];
+                if inv != NONE {
                     return inv;
                 }
                 let out = self.fresh();
                 self.gates.push(Gate::Inv { a: id, out });
-                self.inverted[id as usize] = Some(out);
-                self.inverted[out as usize] = Some(id);
+                self.inverted[id as usize] = out;
+                self.inverted[out as usize] = id;
                 out
             }
             Bit::Const(value) => {
@@ -223,10 +230,29 @@ impl Builder {
 
     /// Majority of three bits with one AND: `((a^c) & (b^c)) ^ c`.
     pub fn maj(&mut self, a: Bit, b: Bit, c: Bit) -> Bit {
-        let x = self.xor(a, c);
-        let y = self.xor(b, c);
-        let t = self.and(x, y);
-        self.xor(t, c)
+        self.full_adder(a, b, c).1
+    }
+
+    /// Full adder: `(a ^ b ^ c, maj(a, b, c))` with one AND and four XORs.
+    ///
+    /// The pivot `p` of `((u^p) & (v^p)) ^ p` is chosen so that the two AND
+    /// inputs are not both negated (at most one `Inv` is materialised).
+    pub fn full_adder(&mut self, a: Bit, b: Bit, c: Bit) -> (Bit, Bit) {
+        let neg = |x: Bit| matches!(x, Bit::Wire { neg: true, .. });
+        let majority = (neg(a) as u8 + neg(b) as u8 + neg(c) as u8) >= 2;
+        let (u, v, p) = if neg(c) == majority {
+            (a, b, c)
+        } else if neg(b) == majority {
+            (a, c, b)
+        } else {
+            (b, c, a)
+        };
+        let t1 = self.xor(u, p);
+        let t2 = self.xor(v, p);
+        let m = self.and(t1, t2);
+        let carry = self.xor(m, p);
+        let sum = self.xor(t1, v);
+        (sum, carry)
     }
 
     /// Bitwise XOR of two equal-length vectors.
@@ -270,10 +296,13 @@ impl Builder {
         let mut out = Vec::with_capacity(n);
         let mut carry = Bit::ZERO;
         for k in 0..n {
-            let s = self.xor(a[k], b[k]);
-            out.push(self.xor(s, carry));
             if k + 1 < n {
-                carry = self.maj(a[k], b[k], carry);
+                let (s, c) = self.full_adder(a[k], b[k], carry);
+                out.push(s);
+                carry = c;
+            } else {
+                let s = self.xor(a[k], b[k]);
+                out.push(self.xor(s, carry));
             }
         }
         out
@@ -351,9 +380,7 @@ impl Builder {
                 let a = queue.pop_front().unwrap();
                 let b = queue.pop_front().unwrap();
                 let c = queue.pop_front().unwrap();
-                let ab = self.xor(a, b);
-                let s = self.xor(ab, c);
-                let carry = self.maj(a, b, c);
+                let (s, carry) = self.full_adder(a, b, c);
                 queue.push_back(s);
                 next.push(carry);
             }
@@ -378,66 +405,72 @@ impl Builder {
             .map(|group| group.into_iter().map(|b| self.materialise(b)).collect())
             .collect();
 
+        self.inverted = Vec::new();
         let n = self.num_wires as usize;
+        // Backward pass: a gate is kept iff its output is live (every wire
+        // has exactly one writer, so no separate per-gate flag is needed).
         let mut live = vec![false; n];
         for &w in outputs.iter().flatten() {
             live[w as usize] = true;
         }
-        let mut keep = vec![false; self.gates.len()];
-        for (i, g) in self.gates.iter().enumerate().rev() {
+        for g in self.gates.iter().rev() {
             match *g {
                 Gate::Xor { a, b, out } | Gate::And { a, b, out } => {
                     if live[out as usize] {
-                        keep[i] = true;
                         live[a as usize] = true;
                         live[b as usize] = true;
                     }
                 }
                 Gate::Inv { a, out } => {
                     if live[out as usize] {
-                        keep[i] = true;
                         live[a as usize] = true;
                     }
                 }
-                Gate::Const { out, .. } => keep[i] = live[out as usize],
+                Gate::Const { .. } => {}
             }
         }
 
-        const UNSET: WireId = WireId::MAX;
-        let mut map = vec![UNSET; n];
+        // Forward pass: renumber (inputs first) and compact the gates in place.
+        let mut map = vec![NONE; n];
         let mut next: WireId = 0;
         for &w in self.inputs.iter().flatten() {
             map[w as usize] = next;
             next += 1;
         }
-        let mut gates = Vec::with_capacity(keep.iter().filter(|&&k| k).count());
-        for (g, _) in self.gates.iter().zip(&keep).filter(|(_, &k)| k) {
-            let mut new_out = |out: WireId, map: &mut Vec<WireId>| {
-                map[out as usize] = next;
-                next += 1;
-                next - 1
-            };
-            gates.push(match *g {
-                Gate::Xor { a, b, out } => Gate::Xor {
+        let mut gates = std::mem::take(&mut self.gates);
+        let mut kept = 0;
+        for i in 0..gates.len() {
+            let g = gates[i];
+            let out = gate_out(&g) as usize;
+            if !live[out] {
+                continue;
+            }
+            map[out] = next;
+            next += 1;
+            gates[kept] = match g {
+                Gate::Xor { a, b, .. } => Gate::Xor {
                     a: map[a as usize],
                     b: map[b as usize],
-                    out: new_out(out, &mut map),
+                    out: map[out],
                 },
-                Gate::And { a, b, out } => Gate::And {
+                Gate::And { a, b, .. } => Gate::And {
                     a: map[a as usize],
                     b: map[b as usize],
-                    out: new_out(out, &mut map),
+                    out: map[out],
                 },
-                Gate::Inv { a, out } => Gate::Inv {
+                Gate::Inv { a, .. } => Gate::Inv {
                     a: map[a as usize],
-                    out: new_out(out, &mut map),
+                    out: map[out],
                 },
-                Gate::Const { value, out } => Gate::Const {
+                Gate::Const { value, .. } => Gate::Const {
                     value,
-                    out: new_out(out, &mut map),
+                    out: map[out],
                 },
-            });
+            };
+            kept += 1;
         }
+        gates.truncate(kept);
+        gates.shrink_to_fit();
         let remap =
             |ids: &[WireId]| -> Vec<WireId> { ids.iter().map(|&w| map[w as usize]).collect() };
         Circuit {
@@ -446,6 +479,17 @@ impl Builder {
             outputs: outputs.iter().map(|g| remap(g)).collect(),
             gates,
         }
+    }
+}
+
+const NONE: WireId = WireId::MAX;
+
+fn gate_out(g: &Gate) -> WireId {
+    match *g {
+        Gate::Xor { out, .. }
+        | Gate::And { out, .. }
+        | Gate::Inv { out, .. }
+        | Gate::Const { out, .. } => out,
     }
 }
 

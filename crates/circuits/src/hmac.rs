@@ -43,6 +43,24 @@ impl HmacKey {
         HmacKey { alg, inner, outer }
     }
 
+    /// A key given by its chaining states after `key ^ ipad` and `key ^ opad`
+    /// (for instance computed once and committed separately).
+    pub fn from_states(alg: HashAlg, inner: Vec<Bit>, outer: Vec<Bit>) -> Self {
+        assert_eq!(inner.len(), 8 * alg.state_len(), "inner state length");
+        assert_eq!(outer.len(), 8 * alg.state_len(), "outer state length");
+        HmacKey { alg, inner, outer }
+    }
+
+    /// The chaining state after `key ^ ipad`.
+    pub fn inner_state(&self) -> &[Bit] {
+        &self.inner
+    }
+
+    /// The chaining state after `key ^ opad`.
+    pub fn outer_state(&self) -> &[Bit] {
+        &self.outer
+    }
+
     /// The hash function.
     pub fn alg(&self) -> HashAlg {
         self.alg

@@ -200,6 +200,19 @@ pub fn hash(b: &mut Builder, alg: HashAlg, msg: &[Bit]) -> Vec<Bit> {
     hash_from_state(b, alg, &iv, 0, msg)
 }
 
+/// Hash public bytes in the clear. The whole circuit folds to constants
+/// while it is built, so this is the circuit evaluated at build time (used
+/// for public values such as the hash of the empty string).
+pub fn digest(alg: HashAlg, msg: &[u8]) -> Vec<u8> {
+    let mut b = Builder::new();
+    let out = hash(&mut b, alg, &const_bytes(msg));
+    let bits: Vec<bool> = out
+        .iter()
+        .map(|bit| bit.as_const().expect("a hash of constants is constant"))
+        .collect();
+    crate::bits::bits_to_bytes(&bits)
+}
+
 /// The SHA-512 initial chaining state, serialised big-endian.
 pub fn sha512_iv() -> Vec<u8> {
     IV512.iter().flat_map(|&w| w.to_be_bytes()).collect()
