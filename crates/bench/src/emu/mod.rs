@@ -1,0 +1,252 @@
+//! Userspace link emulation: a pair of TUN devices joined by a delay line.
+//!
+//! For hosts without `netem`. Each emulated link is two TUN devices, one per
+//! end, each moved into its namespace. One thread per direction reads IP
+//! packets the sending kernel routes into its TUN, runs them through the
+//! [`shaper::Shaper`] (bottleneck rate, bounded queue, delay, jitter, loss)
+//! and writes them into the other TUN at their delivery time. Packets stay
+//! whole IP packets, so TCP on both ends behaves as on a real link.
+//!
+//! Precision: the delivery queue is FIFO (the shaper never reorders), so one
+//! absolute deadline is pending at a time; threads wait for it with `ppoll`
+//! (nanosecond timeout), with timer slack set to 1 ns and `SCHED_FIFO`
+//! priority so the CPU-heavy prover and verifier cannot delay a delivery by
+//! a scheduler tick. Measured lateness is reported in [`DirectionStats`].
+//!
+//! TUN devices are not persistent: they vanish when the process exits, even
+//! on SIGKILL.
+
+pub mod shaper;
+
+use shaper::{DirectionParams, Shaper, Verdict};
+use std::collections::VecDeque;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+/// Counters of one direction, readable while the link runs.
+#[derive(Default, Debug)]
+pub struct DirectionStats {
+    pub packets: AtomicU64,
+    pub bytes: AtomicU64,
+    pub dropped: AtomicU64,
+    /// Sum and maximum of (actual write time - scheduled time), ns.
+    pub late_sum_ns: AtomicU64,
+    pub late_max_ns: AtomicU64,
+}
+
+impl DirectionStats {
+    /// Mean delivery lateness in microseconds.
+    pub fn mean_late_us(&self) -> f64 {
+        let n = self.packets.load(Ordering::Relaxed);
+        if n == 0 {
+            0.0
+        } else {
+            self.late_sum_ns.load(Ordering::Relaxed) as f64 / n as f64 / 1e3
+        }
+    }
+}
+
+/// Open a non-persistent TUN device (IFF_TUN | IFF_NO_PI) named `name`.
+pub fn open_tun(name: &str) -> std::io::Result<OwnedFd> {
+    if name.len() >= libc::IFNAMSIZ {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("interface name `{name}` longer than 15 bytes"),
+        ));
+    }
+    // SAFETY: plain open(2) of a constant path; the fd is owned below.
+    let fd = unsafe {
+        libc::open(
+            c"/dev/net/tun".as_ptr(),
+            libc::O_RDWR | libc::O_NONBLOCK | libc::O_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: fd was just returned by open and is owned by nobody else.
+    let owned = unsafe { OwnedFd::from_raw_fd(fd) };
+    #[repr(C)]
+    struct IfReq {
+        name: [u8; libc::IFNAMSIZ],
+        flags: libc::c_short,
+        _pad: [u8; 22],
+    }
+    let mut req = IfReq {
+        name: [0; libc::IFNAMSIZ],
+        flags: (libc::IFF_TUN | libc::IFF_NO_PI) as libc::c_short,
+        _pad: [0; 22],
+    };
+    req.name[..name.len()].copy_from_slice(name.as_bytes());
+    const TUNSETIFF: libc::c_ulong = 0x4004_54ca;
+    // SAFETY: TUNSETIFF reads a struct ifreq (40 bytes) that we own.
+    let r = unsafe { libc::ioctl(fd, TUNSETIFF as _, &mut req as *mut IfReq) };
+    if r < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(owned)
+}
+
+fn now_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes into the timespec we pass.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Make the calling thread's timers exact and give it real-time priority.
+/// Failing to get `SCHED_FIFO` only costs precision, so it is not an error.
+fn make_thread_precise() -> bool {
+    // SAFETY: prctl/sched_setscheduler on the calling thread with valid args.
+    unsafe {
+        libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0);
+        let param = libc::sched_param { sched_priority: 20 };
+        libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) == 0
+    }
+}
+
+/// A packet waiting for its delivery time.
+struct InFlight {
+    at: u64,
+    data: Vec<u8>,
+}
+
+/// Deliveries due within this margin are written now; it is far below the
+/// precision that matters (1% of a 5 ms one-way delay is 50 us).
+const EARLY_NS: u64 = 5_000;
+
+fn direction_loop(
+    input: RawFd,
+    output: RawFd,
+    params: DirectionParams,
+    stop: Arc<AtomicBool>,
+    stats: Arc<DirectionStats>,
+    seed: u64,
+) {
+    use rand::SeedableRng;
+    if !make_thread_precise() {
+        tracing::warn!("link emulator: no SCHED_FIFO priority; timing may be less precise");
+    }
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let mut shaper = Shaper::new(params);
+    let mut queue: VecDeque<InFlight> = VecDeque::new();
+    let mut buf = vec![0u8; 65_536];
+    while !stop.load(Ordering::Relaxed) {
+        let now = now_ns();
+        while let Some(front) = queue.front() {
+            if front.at > now + EARLY_NS {
+                break;
+            }
+            let p = queue.pop_front().expect("front exists");
+            // SAFETY: writing an owned buffer to a valid fd.
+            let w = unsafe { libc::write(output, p.data.as_ptr().cast(), p.data.len()) };
+            let written = now_ns();
+            if w < 0 {
+                stats.dropped.fetch_add(1, Ordering::Relaxed);
+                continue;
+            }
+            let late = written.saturating_sub(p.at);
+            stats.packets.fetch_add(1, Ordering::Relaxed);
+            stats
+                .bytes
+                .fetch_add(p.data.len() as u64, Ordering::Relaxed);
+            stats.late_sum_ns.fetch_add(late, Ordering::Relaxed);
+            stats.late_max_ns.fetch_max(late, Ordering::Relaxed);
+        }
+        // Wait for input or for the next deadline (at most 50 ms, to notice stop).
+        let wait = match queue.front() {
+            Some(f) => f.at.saturating_sub(now_ns()),
+            None => 50_000_000,
+        }
+        .min(50_000_000);
+        if wait > EARLY_NS {
+            let mut pfd = libc::pollfd {
+                fd: input,
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            let ts = libc::timespec {
+                tv_sec: (wait / 1_000_000_000) as _,
+                tv_nsec: (wait % 1_000_000_000) as _,
+            };
+            // SAFETY: one valid pollfd, a valid timespec, no signal mask.
+            unsafe { libc::ppoll(&mut pfd, 1, &ts, std::ptr::null()) };
+        }
+        loop {
+            // SAFETY: reading into our own buffer from a valid fd.
+            let n = unsafe { libc::read(input, buf.as_mut_ptr().cast(), buf.len()) };
+            if n <= 0 {
+                break;
+            }
+            let n = n as usize;
+            match shaper.admit(now_ns(), n, &mut rng) {
+                Verdict::Deliver(at) => queue.push_back(InFlight {
+                    at,
+                    data: buf[..n].to_vec(),
+                }),
+                Verdict::Lost | Verdict::QueueFull => {
+                    stats.dropped.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }
+    }
+}
+
+/// One running emulated link: two TUN fds and two direction threads.
+pub struct TunLink {
+    stop: Arc<AtomicBool>,
+    threads: Vec<JoinHandle<()>>,
+    /// a -> b and b -> a.
+    pub stats: [Arc<DirectionStats>; 2],
+    _fds: [Arc<OwnedFd>; 2],
+}
+
+impl TunLink {
+    /// Start shaping between already opened TUN devices `a` and `b`.
+    pub fn start(a: OwnedFd, b: OwnedFd, params: DirectionParams, seed: u64) -> TunLink {
+        let stop = Arc::new(AtomicBool::new(false));
+        let a = Arc::new(a);
+        let b = Arc::new(b);
+        let stats = [
+            Arc::new(DirectionStats::default()),
+            Arc::new(DirectionStats::default()),
+        ];
+        let mut threads = Vec::new();
+        for (i, (from, to)) in [(a.clone(), b.clone()), (b.clone(), a.clone())]
+            .into_iter()
+            .enumerate()
+        {
+            let stop = stop.clone();
+            let st = stats[i].clone();
+            let s = seed.wrapping_mul(2).wrapping_add(i as u64);
+            threads.push(
+                std::thread::Builder::new()
+                    .name(format!("wpb-link-{i}"))
+                    .spawn(move || {
+                        direction_loop(from.as_raw_fd(), to.as_raw_fd(), params, stop, st, s)
+                    })
+                    .expect("spawn link thread"),
+            );
+        }
+        TunLink {
+            stop,
+            threads,
+            stats,
+            _fds: [a, b],
+        }
+    }
+}
+
+impl Drop for TunLink {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}

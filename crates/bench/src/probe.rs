@@ -1,0 +1,201 @@
+//! Measuring an emulated link before trusting it: round-trip time with a
+//! TCP echo, throughput with a bulk TCP transfer.
+//!
+//! Both run on threads that entered the link's namespaces, over the link's
+//! own addresses, so they cross exactly the path the parties will use.
+
+use crate::topology::{Link, Topology};
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::time::{Duration, Instant};
+
+/// Port the probes use on the `b` end of a link.
+const PROBE_PORT: u16 = 9099;
+
+/// TCP payload per 1500-byte IP packet (20 IP + 20 TCP + 12 timestamps).
+pub const PAYLOAD_PER_PACKET: f64 = 1448.0;
+pub const WIRE_PER_PACKET: f64 = 1500.0;
+
+/// Result of measuring one link.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct LinkMeasurement {
+    pub link: String,
+    pub backend: String,
+    pub set_rtt_ms: f64,
+    pub set_mbps: f64,
+    /// Median of the echo round trips.
+    pub rtt_ms: f64,
+    pub rtt_min_ms: f64,
+    /// IP-level rate a -> b during the steady part of a bulk transfer.
+    pub mbps: f64,
+    /// TCP payload rate (what applications see).
+    pub goodput_mbps: f64,
+}
+
+impl LinkMeasurement {
+    /// Relative errors of RTT and rate against the settings.
+    pub fn errors(&self) -> (f64, f64) {
+        let rtt_err = if self.set_rtt_ms > 0.0 {
+            (self.rtt_ms - self.set_rtt_ms).abs() / self.set_rtt_ms
+        } else {
+            0.0
+        };
+        let bw_err = (self.mbps - self.set_mbps).abs() / self.set_mbps;
+        (rtt_err, bw_err)
+    }
+
+    /// Whether both are within `tol` (relative); RTTs below 2 ms are also
+    /// accepted within 0.2 ms absolute, as host noise dominates there.
+    pub fn within(&self, tol: f64) -> bool {
+        let (rtt_err, bw_err) = self.errors();
+        let rtt_ok = rtt_err <= tol || (self.rtt_ms - self.set_rtt_ms).abs() <= 0.2;
+        rtt_ok && bw_err <= tol
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ProbeError {
+    #[error("link {link}: {what}: {source}")]
+    Io {
+        link: String,
+        what: &'static str,
+        source: std::io::Error,
+    },
+    #[error("link {0}: probe thread failed")]
+    Thread(String),
+    #[error(transparent)]
+    Net(#[from] crate::netns::NetError),
+}
+
+/// Measure RTT and a -> b throughput of `link`.
+pub fn measure(
+    topo: &Topology,
+    link: &Link,
+    bulk: Duration,
+) -> Result<LinkMeasurement, ProbeError> {
+    let name = link.id.short().to_string();
+    let io = |what: &'static str| {
+        let name = name.clone();
+        move |source| ProbeError::Io {
+            link: name.clone(),
+            what,
+            source,
+        }
+    };
+    let addr = SocketAddr::from((link.b.addr, PROBE_PORT));
+    let a_ns = topo.namespace(&link.a.ns);
+    let b_ns = topo.namespace(&link.b.ns);
+
+    // Echo server on b, client on a.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let server = b_ns.run_in(move || -> std::io::Result<()> {
+        let l = TcpListener::bind(addr)?;
+        let _ = tx.send(());
+        let (mut s, _) = l.accept()?;
+        s.set_nodelay(true)?;
+        let mut buf = [0u8; 64];
+        loop {
+            match s.read(&mut buf)? {
+                0 => return Ok(()),
+                n => s.write_all(&buf[..n])?,
+            }
+        }
+    })?;
+    rx.recv_timeout(Duration::from_secs(5))
+        .map_err(|_| ProbeError::Thread(name.clone()))?;
+    let rounds = 15;
+    let client = a_ns.run_in(move || -> std::io::Result<Vec<f64>> {
+        let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(10))?;
+        s.set_nodelay(true)?;
+        s.set_read_timeout(Some(Duration::from_secs(10)))?;
+        let mut out = Vec::new();
+        let mut buf = [0u8; 32];
+        for i in 0..rounds + 1 {
+            let t = Instant::now();
+            s.write_all(&[i as u8; 32])?;
+            s.read_exact(&mut buf)?;
+            // The first exchange also warms up ARP-free routes and caches.
+            if i > 0 {
+                out.push(t.elapsed().as_secs_f64() * 1e3);
+            }
+        }
+        Ok(out)
+    })?;
+    let mut rtts = client
+        .join()
+        .map_err(|_| ProbeError::Thread(name.clone()))?
+        .map_err(io("echo"))?;
+    server
+        .join()
+        .map_err(|_| ProbeError::Thread(name.clone()))?
+        .map_err(io("echo server"))?;
+    rtts.sort_by(|a, b| a.total_cmp(b));
+    let rtt_ms = rtts[rtts.len() / 2];
+    let rtt_min_ms = rtts[0];
+
+    // Bulk a -> b: the receiver timestamps progress; the rate is taken from
+    // the last 75% of the bytes, after slow start.
+    let target_bytes = ((link.spec.bandwidth_mbps * 1e6 / 8.0) * bulk.as_secs_f64())
+        .clamp(256.0 * 1024.0, 256.0 * 1024.0 * 1024.0) as u64;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let receiver = b_ns.run_in(move || -> std::io::Result<Vec<(Instant, u64)>> {
+        let l = TcpListener::bind(addr)?;
+        let _ = tx.send(());
+        let (mut s, _) = l.accept()?;
+        s.set_read_timeout(Some(Duration::from_secs(120)))?;
+        let mut buf = vec![0u8; 256 * 1024];
+        let mut total = 0u64;
+        let mut marks = vec![(Instant::now(), 0)];
+        loop {
+            match s.read(&mut buf)? {
+                0 => break,
+                n => {
+                    total += n as u64;
+                    marks.push((Instant::now(), total));
+                }
+            }
+        }
+        Ok(marks)
+    })?;
+    rx.recv_timeout(Duration::from_secs(5))
+        .map_err(|_| ProbeError::Thread(name.clone()))?;
+    let sender = a_ns.run_in(move || -> std::io::Result<()> {
+        let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(10))?;
+        let chunk = vec![0x5au8; 64 * 1024];
+        let mut left = target_bytes;
+        while left > 0 {
+            let n = left.min(chunk.len() as u64) as usize;
+            s.write_all(&chunk[..n])?;
+            left -= n as u64;
+        }
+        s.shutdown(std::net::Shutdown::Write)?;
+        Ok(())
+    })?;
+    sender
+        .join()
+        .map_err(|_| ProbeError::Thread(name.clone()))?
+        .map_err(io("bulk send"))?;
+    let marks = receiver
+        .join()
+        .map_err(|_| ProbeError::Thread(name.clone()))?
+        .map_err(io("bulk receive"))?;
+    let total = marks.last().map(|m| m.1).unwrap_or(0);
+    let start = marks
+        .iter()
+        .find(|m| m.1 >= total / 4)
+        .copied()
+        .unwrap_or(marks[0]);
+    let end = *marks.last().expect("at least the initial mark");
+    let secs = (end.0 - start.0).as_secs_f64().max(1e-9);
+    let goodput_mbps = (end.1 - start.1) as f64 * 8.0 / secs / 1e6;
+    Ok(LinkMeasurement {
+        link: name,
+        backend: topo.backend.as_str().to_string(),
+        set_rtt_ms: link.spec.rtt_ms,
+        set_mbps: link.spec.bandwidth_mbps,
+        rtt_ms,
+        rtt_min_ms,
+        mbps: goodput_mbps * WIRE_PER_PACKET / PAYLOAD_PER_PACKET,
+        goodput_mbps,
+    })
+}
