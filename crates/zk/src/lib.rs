@@ -1,1 +1,142 @@
-//! webproof-zk (work in progress).
+//! Designated-verifier interactive zero knowledge for Boolean circuits over
+//! random correlated OT (the QuickSilver construction).
+//!
+//! This crate owns the proof engine that proxy mode (TLS record decryption
+//! and key derivation) and MPC mode (consistency proofs) build on. It does no
+//! I/O of its own beyond the [`Channel`](webproof_core::Channel) it is
+//! handed, spawns no threads and builds for `wasm32-unknown-unknown`.
+//!
+//! # Objects
+//! - [`Prover`] holds a COT *receiver* and a channel; [`Verifier`] holds a COT
+//!   *sender* (the global `Delta`) and the other end of the channel.
+//! - An authenticated bit is a [`ProverBit`] on the prover side (a MAC `M`,
+//!   whose least significant bit is the value) and a [`VerifierBit`] on the
+//!   verifier side (a key `K`, with `lsb(K) = 0`), with `M = K ^ x * Delta`.
+//! - An authenticated GF(2^128) element ([`ProverElem`] / [`VerifierElem`])
+//!   packs up to 128 bits as `sum x^i * bit_i`; additions and products with
+//!   public constants are free, products of two elements are checked.
+//!
+//! Both parties call the same operations in the same order (the statement is
+//! public; only the witness is private): `commit` (private inputs),
+//! `constant`, `xor`, `not`, `and`, `eval` (a whole
+//! [`Circuit`](webproof_circuits::Circuit)), `mul` (elements), `open`,
+//! `assert_public` / `assert_zero`, `check` and `finish`.
+//!
+//! # How it works
+//! Every committed bit (a private input or an AND output) consumes one random
+//! COT `(M_r, r)` / `K_r`: the prover sends the correction `d = x ^ r` and both
+//! sides add `d` as a public constant, so `M_x = M_r ^ d`,
+//! `K_x = K_r ^ d ^ d * Delta`. XOR and NOT are local. For an AND gate
+//! `c = a & b` the relation
+//! `K_a K_b + K_c Delta = A0 + A1 Delta + (ab + c) Delta^2` holds with
+//! `A0 = M_a M_b`, `A1 = a M_b + b M_a + M_c`, so an honest prover can make the
+//! `Delta^2` term vanish and a cheating one cannot without knowing `Delta`.
+//! All gates are checked at once: the verifier draws random weights `chi_i`
+//! (a seed per segment of corrections, sent only after it has received that
+//! segment), the prover answers `U = sum chi_i A0_i + A0*`,
+//! `V = sum chi_i A1_i + A1*` where `(A0*, A1*)` is a random VOLE built from
+//! 128 COTs, and the verifier checks `sum chi_i B_i + B* = U + V Delta`.
+//! A wrong gate survives with probability about `3 / 2^127`
+//! (`lsb(Delta) = 1` is public, so `Delta` has 127 unknown bits).
+//!
+//! Openings send the values and a SHA-256 hash of the MACs; the verifier
+//! recomputes the MACs `K ^ x Delta` for the claimed values. Claiming a wrong
+//! value needs the MAC `M ^ Delta`, i.e. guessing `Delta`.
+//!
+//! # Why the verifier learns nothing beyond what is opened
+//! - Corrections `d = x ^ r` are one-time-padded by the COT choice bits `r`,
+//!   which are uniform and unknown to the verifier (it holds only `K_r` and
+//!   `Delta`, independent of `r`).
+//! - The check answer `(U, V)` is masked by the random VOLE `(A0*, A1*)`:
+//!   `A1* = sum x^j r_j` is uniform to the verifier, and for an honest prover
+//!   `U` is then determined by `V` and the verifier's own keys, so the pair is
+//!   simulatable.
+//! - An opening reveals the values (which it is meant to) and MACs that the
+//!   verifier can compute itself from those values.
+//!
+//! # Streaming
+//! COTs are drawn in batches of [`Config::cot_batch`] and corrections are
+//! sent in segments of at most [`Config::segment_bits`] bits; the prover keeps
+//! the check terms of at most two segments (the verifier folds each gate as
+//! it goes), so memory is bounded whatever the circuit size. The challenge of
+//! segment `j` is read by the prover only after it has sent segment `j + 1`,
+//! so no round trip is spent per segment.
+//!
+//! # Sessions end on the first error
+//! After any error (a failed check, a malformed message) the objects must be
+//! dropped: COTs are one-time and the transcript is no longer in sync.
+#![forbid(unsafe_code)]
+
+mod check;
+mod elem;
+mod proto;
+mod prover;
+mod verifier;
+
+#[cfg(test)]
+mod tests;
+
+pub use elem::{ProverElem, VerifierElem};
+pub use prover::{Prover, ProverBit};
+pub use verifier::{Verifier, VerifierBit};
+pub use webproof_core::error::Result;
+pub use webproof_core::Error;
+
+/// Parameters both parties must agree on (checked in the opening hello).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// COTs drawn from the COT source at a time (memory: 16 bytes each, per party).
+    pub cot_batch: usize,
+    /// Most correction bits in one segment (one challenge per segment; the
+    /// prover keeps 32 bytes per AND of two segments).
+    pub segment_bits: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            cot_batch: 1 << 20,
+            segment_bits: 1 << 16,
+        }
+    }
+}
+
+impl Config {
+    /// Largest accepted values, so a peer's hello cannot make us allocate without bound.
+    const MAX_COT_BATCH: usize = 1 << 26;
+    const MAX_SEGMENT_BITS: usize = 1 << 24;
+
+    fn validate(&self) -> Result<()> {
+        if self.cot_batch < 256 || self.cot_batch > Self::MAX_COT_BATCH {
+            return Err(Error::Usage(format!(
+                "cot_batch must be in 256..={}",
+                Self::MAX_COT_BATCH
+            )));
+        }
+        if self.segment_bits < 64
+            || self.segment_bits > Self::MAX_SEGMENT_BITS
+            || self.segment_bits & 63 != 0
+        {
+            return Err(Error::Usage(format!(
+                "segment_bits must be a multiple of 64 in 64..={}",
+                Self::MAX_SEGMENT_BITS
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Counters of one party's work so far.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// AND gates proven.
+    pub and_gates: u64,
+    /// Private input bits committed (including element products).
+    pub committed_bits: u64,
+    /// COTs consumed (AND gates, commitments and check masks).
+    pub cots_used: u64,
+    /// Products of two GF(2^128) elements proven.
+    pub elem_muls: u64,
+    /// Batched checks completed.
+    pub checks: u64,
+}

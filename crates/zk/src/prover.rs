@@ -1,0 +1,509 @@
+//! The proving side: holds the COT receiver's MACs, sends corrections and
+//! answers the batched check.
+
+use crate::check::{pack, Acc, ChiStream};
+use crate::elem::ProverElem;
+use crate::proto;
+use crate::{Config, Stats};
+use sha2::{Digest, Sha256};
+use webproof_circuits::{Circuit, Gate};
+use webproof_core::cot::RandomCotReceiver;
+use webproof_core::error::Result;
+use webproof_core::{Block, Channel, Error, Io};
+
+/// An authenticated bit held by the prover: its MAC, whose lsb is the value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProverBit(pub(crate) Block);
+
+impl ProverBit {
+    /// The bit's value.
+    #[inline(always)]
+    pub fn value(self) -> bool {
+        self.0.lsb()
+    }
+    /// The MAC `M = K ^ value * Delta`.
+    #[inline(always)]
+    pub fn mac(self) -> Block {
+        self.0
+    }
+}
+
+/// Check terms `(A0, A1)` of one multiplication: `A0 = M_a M_b`,
+/// `A1 = a M_b + b M_a + M_c`.
+type Term = [Block; 2];
+
+/// The prover of a QuickSilver proof over COT receiver `C` and transport `T`.
+pub struct Prover<C, T> {
+    cot: C,
+    ch: Channel<T>,
+    cfg: Config,
+    /// Current COT batch and how much of it is used.
+    cots: Vec<Block>,
+    cot_pos: usize,
+    /// Correction bits of the open segment, packed.
+    seg_words: Vec<u64>,
+    seg_bits: usize,
+    /// Check terms of the open segment.
+    pub(crate) seg_terms: Vec<Term>,
+    /// Terms of the last sent segment, waiting for its challenge.
+    pending: Option<Vec<Term>>,
+    /// A recycled term buffer (keeps allocation out of the steady state).
+    spare: Vec<Term>,
+    /// Folded check sums of all segments whose challenge has arrived.
+    acc0: Acc,
+    acc1: Acc,
+    frame: Vec<u8>,
+    wires: Vec<Block>,
+    stats: Stats,
+    #[cfg(test)]
+    pub(crate) cheat: crate::tests::Cheat,
+}
+
+impl<C: RandomCotReceiver, T: Io> Prover<C, T> {
+    /// Start a proof session: sends the hello with our parameters.
+    pub async fn new(cot: C, mut ch: Channel<T>, cfg: Config) -> Result<Self> {
+        cfg.validate()?;
+        ch.send(&proto::encode_hello(&cfg)).await?;
+        ch.flush().await?;
+        Ok(Prover {
+            cot,
+            ch,
+            cfg,
+            cots: Vec::new(),
+            cot_pos: 0,
+            seg_words: vec![0; cfg.segment_bits / 64],
+            seg_bits: 0,
+            seg_terms: Vec::new(),
+            pending: None,
+            spare: Vec::new(),
+            acc0: Acc::default(),
+            acc1: Acc::default(),
+            frame: Vec::new(),
+            wires: Vec::new(),
+            stats: Stats::default(),
+            #[cfg(test)]
+            cheat: Default::default(),
+        })
+    }
+
+    /// Work counters so far.
+    pub fn stats(&self) -> Stats {
+        self.stats
+    }
+
+    /// The channel's byte counters.
+    pub fn channel_stats(&self) -> webproof_core::ChannelStats {
+        self.ch.stats()
+    }
+
+    /// A public constant.
+    #[inline(always)]
+    pub fn constant(&self, value: bool) -> ProverBit {
+        ProverBit(Block(value as u128))
+    }
+
+    /// `a ^ b` (free).
+    #[inline(always)]
+    pub fn xor(&self, a: ProverBit, b: ProverBit) -> ProverBit {
+        ProverBit(a.0 ^ b.0)
+    }
+
+    /// `!a` (free).
+    #[inline(always)]
+    pub fn not(&self, a: ProverBit) -> ProverBit {
+        ProverBit(a.0 ^ Block::ONE)
+    }
+
+    /// Commit private bits (one COT and one sent bit each).
+    pub async fn commit(&mut self, bits: &[bool]) -> Result<Vec<ProverBit>> {
+        let mut out = Vec::with_capacity(bits.len());
+        for &x in bits {
+            out.push(self.commit_bit(x).await?);
+        }
+        Ok(out)
+    }
+
+    /// Commit private bytes, least significant bit of each byte first.
+    pub async fn commit_bytes(&mut self, bytes: &[u8]) -> Result<Vec<ProverBit>> {
+        let bits: Vec<bool> = bytes
+            .iter()
+            .flat_map(|b| (0..8).map(move |i| (b >> i) & 1 == 1))
+            .collect();
+        self.commit(&bits).await
+    }
+
+    async fn commit_bit(&mut self, x: bool) -> Result<ProverBit> {
+        self.ensure_slot().await?;
+        let r = self.cots[self.cot_pos];
+        self.cot_pos += 1;
+        let d = x ^ r.lsb();
+        self.push_bit(d);
+        self.stats.committed_bits += 1;
+        self.stats.cots_used += 1;
+        Ok(ProverBit(Block(r.0 ^ d as u128)))
+    }
+
+    /// `a & b` (one COT and one sent bit; checked at the next [`check`](Self::check)).
+    pub async fn and(&mut self, a: ProverBit, b: ProverBit) -> Result<ProverBit> {
+        self.ensure_slot().await?;
+        let r = self.cots[self.cot_pos];
+        self.cot_pos += 1;
+        #[allow(unused_mut)]
+        let mut c = a.value() & b.value();
+        #[cfg(test)]
+        {
+            c ^= self.cheat.flips(self.stats.and_gates);
+        }
+        let d = c ^ r.lsb();
+        self.push_bit(d);
+        let mc = Block(r.0 ^ d as u128);
+        self.seg_terms.push(and_term(a.0, b.0, mc));
+        self.stats.and_gates += 1;
+        self.stats.cots_used += 1;
+        Ok(ProverBit(mc))
+    }
+
+    /// Evaluate `circuit` on authenticated inputs (one slice per input group)
+    /// and return its authenticated outputs (one vector per output group).
+    pub async fn eval(
+        &mut self,
+        circuit: &Circuit,
+        inputs: &[&[ProverBit]],
+    ) -> Result<Vec<Vec<ProverBit>>> {
+        validate_circuit(circuit, inputs.iter().map(|i| i.len()))?;
+        let mut w = std::mem::take(&mut self.wires);
+        w.clear();
+        w.resize(circuit.num_wires as usize, Block::ZERO);
+        for (group, bits) in circuit.inputs.iter().zip(inputs) {
+            for (&id, b) in group.iter().zip(bits.iter()) {
+                w[id as usize] = b.0;
+            }
+        }
+        let mut next = 0;
+        while next < circuit.gates.len() {
+            self.ensure_slot().await?;
+            next = self.eval_run(&circuit.gates, next, &mut w);
+        }
+        let out = circuit
+            .outputs
+            .iter()
+            .map(|g| g.iter().map(|&id| ProverBit(w[id as usize])).collect())
+            .collect();
+        self.wires = w;
+        Ok(out)
+    }
+
+    /// Evaluate gates from `start` until the COT batch or the segment is
+    /// full; returns the index of the first gate not evaluated.
+    fn eval_run(&mut self, gates: &[Gate], start: usize, w: &mut [Block]) -> usize {
+        let budget = (self.cots.len() - self.cot_pos).min(self.cfg.segment_bits - self.seg_bits);
+        let cots = &self.cots[self.cot_pos..self.cot_pos + budget];
+        let mut used = 0;
+        let mut nbits = self.seg_bits;
+        let mut i = start;
+        while i < gates.len() {
+            match gates[i] {
+                Gate::Xor { a, b, out } => w[out as usize] = w[a as usize] ^ w[b as usize],
+                Gate::Inv { a, out } => w[out as usize] = w[a as usize] ^ Block::ONE,
+                Gate::Const { value, out } => w[out as usize] = Block(value as u128),
+                Gate::And { a, b, out } => {
+                    if used == budget {
+                        break;
+                    }
+                    let (ma, mb) = (w[a as usize], w[b as usize]);
+                    let r = cots[used];
+                    #[allow(unused_mut)]
+                    let mut c = ma.0 & mb.0 & 1;
+                    #[cfg(test)]
+                    {
+                        c ^= self.cheat.flips(self.stats.and_gates + used as u64) as u128;
+                    }
+                    let d = c ^ (r.0 & 1);
+                    self.seg_words[nbits >> 6] |= (d as u64) << (nbits & 63);
+                    nbits += 1;
+                    let mc = Block(r.0 ^ d);
+                    self.seg_terms.push(and_term(ma, mb, mc));
+                    w[out as usize] = mc;
+                    used += 1;
+                }
+            }
+            i += 1;
+        }
+        self.seg_bits = nbits;
+        self.cot_pos += used;
+        self.stats.and_gates += used as u64;
+        self.stats.cots_used += used as u64;
+        i
+    }
+
+    /// Pack up to 128 bits into a field element `sum x^i bit_i` (free).
+    pub fn pack(&self, bits: &[ProverBit]) -> Result<ProverElem> {
+        if bits.len() > 128 {
+            return Err(Error::Usage("at most 128 bits pack into an element".into()));
+        }
+        Ok(ProverElem {
+            value: pack(bits.iter().map(|b| Block(b.value() as u128))),
+            mac: pack(bits.iter().map(|b| b.0)),
+        })
+    }
+
+    /// A public field constant.
+    pub fn elem_constant(&self, c: Block) -> ProverElem {
+        ProverElem { value: c, mac: c }
+    }
+
+    /// `x * y` in GF(2^128): commits the 128 bits of the product (128 COTs and
+    /// bits) and adds one term to the batched check.
+    pub async fn mul(&mut self, x: ProverElem, y: ProverElem) -> Result<ProverElem> {
+        let z = x.value.gf_mul(y.value);
+        let mut zbits = [ProverBit(Block::ZERO); 128];
+        for (i, slot) in zbits.iter_mut().enumerate() {
+            *slot = self.commit_bit((z.0 >> i) & 1 == 1).await?;
+        }
+        let z = self.pack(&zbits)?;
+        // The last bit is in the open segment, so this term gets that segment's challenge.
+        self.seg_terms.push([
+            x.mac.gf_mul(y.mac),
+            x.value.gf_mul(y.mac) ^ y.value.gf_mul(x.mac) ^ z.mac,
+        ]);
+        self.stats.committed_bits -= 128;
+        self.stats.elem_muls += 1;
+        Ok(z)
+    }
+
+    /// Reveal bits to the verifier; returns their values.
+    pub async fn open(&mut self, bits: &[ProverBit]) -> Result<Vec<bool>> {
+        self.close_segment().await?;
+        let mut msg = Vec::with_capacity(bits.len().div_ceil(8) + proto::HASH_LEN);
+        proto::pack_bools(bits.iter().map(|b| b.value()), &mut msg);
+        msg.extend_from_slice(&mac_hash(bits.iter().map(|b| b.0)));
+        self.ch.send(&msg).await?;
+        self.ch.flush().await?;
+        Ok(bits.iter().map(|b| b.value()).collect())
+    }
+
+    /// Prove that `bits` equal the public `values` (sends one hash).
+    pub async fn assert_public(&mut self, bits: &[ProverBit], values: &[bool]) -> Result<()> {
+        if bits.len() != values.len() {
+            return Err(Error::Usage("assert_public: lengths differ".into()));
+        }
+        self.close_segment().await?;
+        self.ch.send(&mac_hash(bits.iter().map(|b| b.0))).await?;
+        self.ch.flush().await?;
+        Ok(())
+    }
+
+    /// Prove that every bit in `bits` is zero.
+    pub async fn assert_zero(&mut self, bits: &[ProverBit]) -> Result<()> {
+        self.assert_public(bits, &vec![false; bits.len()]).await
+    }
+
+    /// Reveal field elements to the verifier.
+    pub async fn open_elems(&mut self, elems: &[ProverElem]) -> Result<Vec<Block>> {
+        self.close_segment().await?;
+        let mut msg = Vec::with_capacity(elems.len() * 16 + proto::HASH_LEN);
+        for e in elems {
+            msg.extend_from_slice(&e.value.to_bytes());
+        }
+        msg.extend_from_slice(&mac_hash(elems.iter().map(|e| e.mac)));
+        self.ch.send(&msg).await?;
+        self.ch.flush().await?;
+        Ok(elems.iter().map(|e| e.value).collect())
+    }
+
+    /// Prove that field elements equal public values.
+    pub async fn assert_elems_public(&mut self, elems: &[ProverElem]) -> Result<()> {
+        self.close_segment().await?;
+        self.ch.send(&mac_hash(elems.iter().map(|e| e.mac))).await?;
+        self.ch.flush().await?;
+        Ok(())
+    }
+
+    /// Run the batched check of every multiplication since the last check.
+    /// Returns an error if the verifier rejected.
+    pub async fn check(&mut self) -> Result<()> {
+        self.drain().await?;
+        // A random VOLE (A0*, A1*) from 128 COTs masks the answer.
+        let mut mask_macs = [Block::ZERO; 128];
+        for m in mask_macs.iter_mut() {
+            self.ensure_cot().await?;
+            *m = self.cots[self.cot_pos];
+            self.cot_pos += 1;
+        }
+        self.stats.cots_used += 128;
+        let a0_star = pack(mask_macs.iter().copied());
+        let a1_star = pack(mask_macs.iter().map(|m| Block(m.lsb() as u128)));
+        let u = std::mem::take(&mut self.acc0).value() ^ a0_star;
+        let v = std::mem::take(&mut self.acc1).value() ^ a1_star;
+        self.ch.send(&proto::encode_pair(u, v)).await?;
+        let verdict = self.ch.recv_exact(1).await?;
+        match verdict[0] {
+            proto::VERDICT_ACCEPT => {
+                self.stats.checks += 1;
+                Ok(())
+            }
+            proto::VERDICT_REJECT => Err(Error::CheckFailed(
+                "the verifier rejected the multiplication check".into(),
+            )),
+            other => Err(Error::Malformed(format!("verdict byte {other}"))),
+        }
+    }
+
+    /// Check everything and end the session, giving back the COT source and
+    /// the channel (at a clean message boundary).
+    pub async fn finish(mut self) -> Result<(C, Channel<T>)> {
+        self.check().await?;
+        self.ch.flush().await?;
+        Ok((self.cot, self.ch))
+    }
+
+    /// Bring the transcript to a message boundary and lend the channel, so
+    /// the caller can exchange its own messages between proof steps (the
+    /// verifier must call its `sync` at the same point).
+    pub async fn sync(&mut self) -> Result<&mut Channel<T>> {
+        self.close_segment().await?;
+        Ok(&mut self.ch)
+    }
+
+    /// Make sure one COT and one segment slot are available.
+    async fn ensure_slot(&mut self) -> Result<()> {
+        self.ensure_cot().await?;
+        if self.seg_bits == self.cfg.segment_bits {
+            self.close_segment().await?;
+        }
+        Ok(())
+    }
+
+    async fn ensure_cot(&mut self) -> Result<()> {
+        if self.cot_pos < self.cots.len() {
+            return Ok(());
+        }
+        // COT extension talks on the channel: first settle every message of ours
+        // and every challenge of the verifier, so the streams stay in order.
+        self.drain().await?;
+        self.cots.clear();
+        let n = self.cfg.cot_batch;
+        self.cot.extend(&mut self.ch, n, &mut self.cots).await?;
+        if self.cots.len() != n {
+            return Err(Error::Usage(format!(
+                "COT source gave {} COTs where {n} were asked",
+                self.cots.len()
+            )));
+        }
+        self.cot_pos = 0;
+        Ok(())
+    }
+
+    #[inline(always)]
+    fn push_bit(&mut self, d: bool) {
+        self.seg_words[self.seg_bits >> 6] |= (d as u64) << (self.seg_bits & 63);
+        self.seg_bits += 1;
+    }
+
+    /// Send the open segment, then fold the previous one with its challenge.
+    async fn close_segment(&mut self) -> Result<()> {
+        if self.seg_bits == 0 {
+            debug_assert!(self.seg_terms.is_empty());
+            return Ok(());
+        }
+        proto::encode_segment(&self.seg_words, self.seg_bits, &mut self.frame);
+        self.ch.send(&self.frame).await?;
+        self.ch.flush().await?;
+        self.seg_words.iter_mut().for_each(|w| *w = 0);
+        self.seg_bits = 0;
+        let mut next = std::mem::take(&mut self.spare);
+        next.clear();
+        let sent = std::mem::replace(&mut self.seg_terms, next);
+        if let Some(prev) = self.pending.take() {
+            self.fold(prev).await?;
+        }
+        self.pending = Some(sent);
+        Ok(())
+    }
+
+    /// Close the open segment and fold every outstanding one.
+    async fn drain(&mut self) -> Result<()> {
+        self.close_segment().await?;
+        if let Some(prev) = self.pending.take() {
+            self.fold(prev).await?;
+        }
+        Ok(())
+    }
+
+    /// Read a segment's challenge seed and add its weighted terms to the sums.
+    async fn fold(&mut self, terms: Vec<Term>) -> Result<()> {
+        let seed = self.ch.recv_exact(proto::CHI_LEN).await?;
+        let mut chi = ChiStream::new(Block::from_bytes(seed[..].try_into().expect("16 bytes")));
+        let (mut a0, mut a1) = (Acc::default(), Acc::default());
+        for t in &terms {
+            let c = chi.next_chi();
+            a0.add_mul(c, t[0]);
+            a1.add_mul(c, t[1]);
+        }
+        self.acc0.add(a0);
+        self.acc1.add(a1);
+        self.spare = terms;
+        Ok(())
+    }
+}
+
+/// Check terms of an AND gate with input MACs `ma`, `mb` and output MAC `mc`.
+#[inline(always)]
+fn and_term(ma: Block, mb: Block, mc: Block) -> Term {
+    [
+        ma.gf_mul(mb),
+        Block::select(ma.lsb(), mb) ^ Block::select(mb.lsb(), ma) ^ mc,
+    ]
+}
+
+/// Hash of the MACs of opened or asserted values.
+pub(crate) fn mac_hash(macs: impl Iterator<Item = Block>) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update(b"webproof-zk/open/v1");
+    for m in macs {
+        h.update(m.to_bytes());
+    }
+    h.finalize().into()
+}
+
+/// Reject circuits whose wire numbers are out of range or whose input
+/// groups do not match, before any message is sent for them.
+pub(crate) fn validate_circuit(
+    c: &Circuit,
+    sizes: impl ExactSizeIterator<Item = usize>,
+) -> Result<()> {
+    if sizes.len() != c.inputs.len() {
+        return Err(Error::Usage(format!(
+            "circuit has {} input groups, {} given",
+            c.inputs.len(),
+            sizes.len()
+        )));
+    }
+    for (i, (g, n)) in c.inputs.iter().zip(sizes).enumerate() {
+        if g.len() != n {
+            return Err(Error::Usage(format!(
+                "input group {i} has {} wires, {n} given",
+                g.len()
+            )));
+        }
+    }
+    let nw = c.num_wires;
+    let bad = |id: u32| id >= nw;
+    let gate_bad = c.gates.iter().any(|g| match *g {
+        Gate::Xor { a, b, out } | Gate::And { a, b, out } => bad(a) || bad(b) || bad(out),
+        Gate::Inv { a, out } => bad(a) || bad(out),
+        Gate::Const { out, .. } => bad(out),
+    });
+    if gate_bad
+        || c.inputs
+            .iter()
+            .chain(&c.outputs)
+            .flatten()
+            .any(|&id| bad(id))
+    {
+        return Err(Error::Usage(
+            "circuit refers to a wire beyond num_wires".into(),
+        ));
+    }
+    Ok(())
+}

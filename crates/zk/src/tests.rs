@@ -1,0 +1,585 @@
+//! End-to-end tests of the engine with the ideal COT dealer: completeness on
+//! random circuits, cheating provers that must be caught, and malformed
+//! messages from either side.
+
+use crate::{Config, Prover, ProverBit, Verifier, VerifierBit};
+use futures::executor::block_on;
+use futures::AsyncWriteExt;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use webproof_circuits::{Circuit, Gate};
+use webproof_core::cot::ideal::{pair, IdealCotReceiver, IdealCotSender};
+use webproof_core::{memory_duplex, Block, Channel, Error, MemoryIo};
+
+/// Test-only fault injection in the prover.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Cheat {
+    /// Index (from 0, over the session) of an AND gate whose output is flipped.
+    pub flip_and: Option<u64>,
+}
+
+impl Cheat {
+    #[inline(always)]
+    pub fn flips(&self, and_index: u64) -> bool {
+        self.flip_and == Some(and_index)
+    }
+}
+
+type P = Prover<IdealCotReceiver, MemoryIo>;
+type V = Verifier<IdealCotSender, MemoryIo>;
+
+/// Small parameters so that tests cross many segment and COT-batch boundaries.
+const SMALL: Config = Config {
+    cot_batch: 1000,
+    segment_bits: 192,
+};
+
+/// Run a prover script and a verifier script against each other.
+fn run<FP, FV, RP, RV>(cfg: Config, seed: u64, prover: FP, verifier: FV) -> (RP, RV)
+where
+    FP: AsyncFnOnce(&mut P) -> RP,
+    FV: AsyncFnOnce(&mut V) -> RV,
+{
+    let (a, b) = memory_duplex();
+    let (cs, cr) = pair(seed);
+    let mut rng = StdRng::seed_from_u64(seed ^ 0x5eed);
+    block_on(async {
+        let p = async {
+            let mut p = Prover::new(cr, Channel::new(a), cfg).await.unwrap();
+            let r = prover(&mut p).await;
+            drop(p); // close the transport so a waiting verifier sees it
+            r
+        };
+        let v = async {
+            let mut v = Verifier::new(cs, Channel::new(b), cfg, &mut rng)
+                .await
+                .unwrap();
+            let r = verifier(&mut v).await;
+            drop(v);
+            r
+        };
+        futures::join!(p, v)
+    })
+}
+
+/// A random circuit over `n_in` input bits with `n_gates` gates, about a third AND.
+fn random_circuit(rng: &mut StdRng, n_in: usize, n_gates: usize, n_out: usize) -> Circuit {
+    let mut c = Circuit {
+        num_wires: n_in as u32,
+        inputs: vec![(0..n_in as u32).collect()],
+        ..Default::default()
+    };
+    for _ in 0..n_gates {
+        let out = c.num_wires;
+        let a = rng.gen_range(0..out);
+        let b = rng.gen_range(0..out);
+        c.gates.push(match rng.gen_range(0..10) {
+            0..=3 => Gate::And { a, b, out },
+            4..=7 => Gate::Xor { a, b, out },
+            8 => Gate::Inv { a, out },
+            _ => Gate::Const {
+                value: rng.gen(),
+                out,
+            },
+        });
+        c.num_wires += 1;
+    }
+    let nw = c.num_wires;
+    c.outputs = vec![(nw - n_out as u32..nw).collect()];
+    c
+}
+
+fn random_bits(rng: &mut StdRng, n: usize) -> Vec<bool> {
+    (0..n).map(|_| rng.gen()).collect()
+}
+
+#[test]
+fn random_circuits_prove_and_open() {
+    for seed in 0..6u64 {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let c = random_circuit(&mut rng, 40, 3000, 64);
+        let x = random_bits(&mut rng, 40);
+        let expect = c.eval(std::slice::from_ref(&x));
+        let cfg = if seed % 2 == 0 {
+            SMALL
+        } else {
+            Config::default()
+        };
+        let (pr, vr) = run(
+            cfg,
+            seed,
+            async |p: &mut P| {
+                let xin = p.commit(&x).await?;
+                let out = p.eval(&c, &[&xin]).await?;
+                let opened = p.open(&out[0][..32]).await?;
+                p.assert_public(&out[0][32..], &expect[0][32..]).await?;
+                p.check().await?;
+                Ok::<_, Error>(opened)
+            },
+            async |v: &mut V| {
+                let xin = v.commit(40).await?;
+                let out = v.eval(&c, &[&xin]).await?;
+                let opened = v.open(&out[0][..32]).await?;
+                v.assert_public(&out[0][32..], &expect[0][32..]).await?;
+                v.check().await?;
+                Ok::<_, Error>((opened, v.stats()))
+            },
+        );
+        let (vo, stats) = vr.unwrap();
+        assert_eq!(pr.unwrap(), expect[0][..32]);
+        assert_eq!(vo, expect[0][..32]);
+        assert_eq!(stats.and_gates as usize, c.and_count());
+    }
+}
+
+#[test]
+fn single_gate_api_matches_truth_tables() {
+    let inputs = [false, false, false, true, true, false, true, true];
+    let (pr, vr) = run(
+        SMALL,
+        9,
+        async |p: &mut P| {
+            let w = p.commit(&inputs).await?;
+            let mut outs = Vec::new();
+            for i in 0..4 {
+                let (a, b) = (w[2 * i], w[2 * i + 1]);
+                let and = p.and(a, b).await?;
+                let t = p.constant(true);
+                outs.extend([and, p.xor(a, b), p.not(a), p.and(a, t).await?]);
+            }
+            let r = p.open(&outs).await?;
+            p.check().await?;
+            Ok::<_, Error>(r)
+        },
+        async |v: &mut V| {
+            let w = v.commit(8).await?;
+            let mut outs = Vec::new();
+            for i in 0..4 {
+                let (a, b) = (w[2 * i], w[2 * i + 1]);
+                let and = v.and(a, b).await?;
+                let t = v.constant(true);
+                outs.extend([and, v.xor(a, b), v.not(a), v.and(a, t).await?]);
+            }
+            let r = v.open(&outs).await?;
+            v.check().await?;
+            Ok::<_, Error>(r)
+        },
+    );
+    let mut expect = Vec::new();
+    for i in 0..4 {
+        let (a, b) = (inputs[2 * i], inputs[2 * i + 1]);
+        expect.extend([a & b, a ^ b, !a, a]);
+    }
+    assert_eq!(pr.unwrap(), expect);
+    assert_eq!(vr.unwrap(), expect);
+}
+
+#[test]
+fn field_elements_multiply_and_open() {
+    let mut rng = StdRng::seed_from_u64(77);
+    let xs: Vec<u128> = (0..5).map(|_| rng.gen()).collect();
+    let c = Block(rng.gen());
+    let bits_of = |x: u128| (0..128).map(|i| (x >> i) & 1 == 1).collect::<Vec<_>>();
+    // Statement: prod = ((x0 x1 + c) * x2) * c ... folded over the inputs.
+    let mut expect = Block(xs[0]);
+    for &x in &xs[1..] {
+        expect = expect.gf_mul(Block(x)).scale_add(c);
+    }
+    trait ScaleAdd {
+        fn scale_add(self, c: Block) -> Block;
+    }
+    impl ScaleAdd for Block {
+        fn scale_add(self, c: Block) -> Block {
+            self.gf_mul(c) ^ c
+        }
+    }
+    let (pr, vr) = run(
+        SMALL,
+        4,
+        async |p: &mut P| {
+            let mut acc = None;
+            for &x in &xs {
+                let bits = p.commit(&bits_of(x)).await?;
+                let e = p.pack(&bits)?;
+                acc = Some(match acc {
+                    None => e,
+                    Some(a) => {
+                        let m = p.mul(a, e).await?;
+                        m.scale(c) + p.elem_constant(c)
+                    }
+                });
+            }
+            let r = p.open_elems(&[acc.unwrap()]).await?;
+            p.assert_elems_public(&[acc.unwrap()]).await?;
+            p.check().await?;
+            Ok::<_, Error>(r)
+        },
+        async |v: &mut V| {
+            let mut acc = None;
+            for _ in &xs {
+                let bits = v.commit(128).await?;
+                let e = v.pack(&bits)?;
+                acc = Some(match acc {
+                    None => e,
+                    Some(a) => {
+                        let m = v.mul(a, e).await?;
+                        m.scale(c) + v.elem_constant(c)
+                    }
+                });
+            }
+            let r = v.open_elems(&[acc.unwrap()]).await?;
+            v.assert_elems_public(&[acc.unwrap()], &[expect]).await?;
+            v.check().await?;
+            Ok::<_, Error>(r)
+        },
+    );
+    assert_eq!(pr.unwrap(), vec![expect]);
+    assert_eq!(vr.unwrap(), vec![expect]);
+}
+
+#[test]
+fn wrong_witness_is_caught() {
+    // The statement claims an output the witness does not produce.
+    for seed in 0..100u64 {
+        let mut rng = StdRng::seed_from_u64(1000 + seed);
+        let c = random_circuit(&mut rng, 16, 200, 8);
+        let x = random_bits(&mut rng, 16);
+        let mut claim = c.eval(std::slice::from_ref(&x))[0].clone();
+        let k = rng.gen_range(0..claim.len());
+        claim[k] = !claim[k];
+        let (_, vr) = run(
+            SMALL,
+            seed,
+            async |p: &mut P| {
+                let xin = p.commit(&x).await?;
+                let out = p.eval(&c, &[&xin]).await?;
+                p.assert_public(&out[0], &claim).await?;
+                p.check().await
+            },
+            async |v: &mut V| {
+                let xin = v.commit(16).await?;
+                let out = v.eval(&c, &[&xin]).await?;
+                v.assert_public(&out[0], &claim).await?;
+                v.check().await
+            },
+        );
+        assert!(
+            matches!(vr, Err(Error::CheckFailed(_))),
+            "seed {seed}: {vr:?}"
+        );
+    }
+}
+
+#[test]
+fn flipped_and_gate_in_large_circuit_is_caught() {
+    let mut rng = StdRng::seed_from_u64(31337);
+    let c = random_circuit(&mut rng, 64, 60_000, 64);
+    let n_and = c.and_count() as u64;
+    for trial in 0..40u64 {
+        let x = random_bits(&mut rng, 64);
+        let flip = rng.gen_range(0..n_and);
+        let cfg = if trial % 2 == 0 {
+            SMALL
+        } else {
+            Config::default()
+        };
+        // The cheating prover claims whatever its faulty evaluation outputs;
+        // the verifier holds it to that claim, so only the AND check can catch it.
+        let (pr, vr) = run(
+            cfg,
+            trial,
+            async |p: &mut P| {
+                p.cheat.flip_and = Some(flip);
+                let xin = p.commit(&x).await?;
+                let out = p.eval(&c, &[&xin]).await?;
+                let claim: Vec<bool> = out[0].iter().map(|b| b.value()).collect();
+                p.open(&out[0]).await?;
+                p.check().await?;
+                Ok::<_, Error>(claim)
+            },
+            async |v: &mut V| {
+                let xin = v.commit(64).await?;
+                let out = v.eval(&c, &[&xin]).await?;
+                v.open(&out[0]).await?;
+                v.check().await
+            },
+        );
+        assert!(
+            matches!(vr, Err(Error::CheckFailed(_))),
+            "trial {trial} (flip {flip}): {vr:?}"
+        );
+        assert!(matches!(pr, Err(Error::CheckFailed(_))));
+    }
+}
+
+#[test]
+fn forged_mac_on_opened_value_is_caught() {
+    let mut rng = StdRng::seed_from_u64(99);
+    for trial in 0..200u64 {
+        let x = random_bits(&mut rng, 20);
+        let k = rng.gen_range(0..20);
+        // A guess of Delta (lsb 1 is public, the rest is guessed).
+        let guess = Block(rng.gen::<u128>() | 1);
+        let (_, vr) = run(
+            SMALL,
+            trial,
+            async |p: &mut P| {
+                let mut w = p.commit(&x).await?;
+                w[k] = ProverBit(w[k].0 ^ guess);
+                p.open(&w).await?;
+                p.check().await
+            },
+            async |v: &mut V| {
+                let w = v.commit(20).await?;
+                v.open(&w).await?;
+                v.check().await
+            },
+        );
+        assert!(matches!(vr, Err(Error::CheckFailed(_))), "trial {trial}");
+    }
+}
+
+#[test]
+fn forged_element_product_is_caught() {
+    // The prover commits a product that is off by a nonzero error term.
+    let mut rng = StdRng::seed_from_u64(5150);
+    for trial in 0..50u64 {
+        let (x, y): (u128, u128) = (rng.gen(), rng.gen());
+        let err = Block(rng.gen::<u128>() | 1);
+        let bits_of = |x: u128| (0..128).map(|i| (x >> i) & 1 == 1).collect::<Vec<_>>();
+        let z_fake = Block(x).gf_mul(Block(y)) ^ err;
+        let (_, vr) = run(
+            SMALL,
+            trial,
+            async |p: &mut P| {
+                let xb = p.commit(&bits_of(x)).await?;
+                let yb = p.commit(&bits_of(y)).await?;
+                let (ex, ey) = (p.pack(&xb)?, p.pack(&yb)?);
+                // Route around `mul`: commit the fake product and add its term by hand.
+                let zb = p.commit(&bits_of(z_fake.0)).await?;
+                let ez = p.pack(&zb)?;
+                p.seg_terms.push([
+                    ex.mac.gf_mul(ey.mac),
+                    ex.value.gf_mul(ey.mac) ^ ey.value.gf_mul(ex.mac) ^ ez.mac,
+                ]);
+                p.assert_elems_public(&[ez]).await?;
+                p.check().await
+            },
+            async |v: &mut V| {
+                let xb = v.commit(128).await?;
+                let yb = v.commit(128).await?;
+                let (ex, ey) = (v.pack(&xb)?, v.pack(&yb)?);
+                let z = v.mul(ex, ey).await?;
+                v.assert_elems_public(&[z], &[z_fake]).await?;
+                v.check().await
+            },
+        );
+        assert!(matches!(vr, Err(Error::CheckFailed(_))), "trial {trial}");
+    }
+}
+
+#[test]
+fn tampered_input_wire_reuse_is_caught() {
+    // The statement wires one committed vector into two evaluations; the
+    // prover flips some of those bits (without the MAC change that would need
+    // Delta) for the second evaluation.
+    let mut rng = StdRng::seed_from_u64(4242);
+    let c = random_circuit(&mut rng, 32, 2000, 32);
+    for trial in 0..40u64 {
+        // A tampered input that changes the claimed output (otherwise the
+        // prover would gain nothing).
+        let (k, k2, claim2) = loop {
+            let k = random_bits(&mut rng, 32);
+            let mut k2 = k.clone();
+            let i = rng.gen_range(0..32);
+            k2[i] = !k2[i];
+            let claim2 = c.eval(&[k2.clone()])[0].clone();
+            if claim2 != c.eval(std::slice::from_ref(&k))[0] {
+                break (k, k2, claim2);
+            }
+        };
+        let (_, vr) = run(
+            SMALL,
+            trial,
+            async |p: &mut P| {
+                let kin = p.commit(&k).await?;
+                let o1 = p.eval(&c, &[&kin]).await?;
+                let forged: Vec<ProverBit> = kin
+                    .iter()
+                    .zip(&k2)
+                    .map(|(b, &v)| ProverBit(b.0.with_lsb(v)))
+                    .collect();
+                let o2 = p.eval(&c, &[&forged]).await?;
+                p.open(&o1[0]).await?;
+                p.assert_public(&o2[0], &claim2).await?;
+                p.check().await
+            },
+            async |v: &mut V| {
+                let kin = v.commit(32).await?;
+                let o1 = v.eval(&c, &[&kin]).await?;
+                let o2 = v.eval(&c, &[&kin]).await?;
+                v.open(&o1[0]).await?;
+                v.assert_public(&o2[0], &claim2).await?;
+                v.check().await
+            },
+        );
+        assert!(matches!(vr, Err(Error::CheckFailed(_))), "trial {trial}");
+    }
+}
+
+/// Drive a verifier against a scripted (malicious or broken) prover that
+/// writes raw bytes, then hangs up.
+fn verifier_against(raw: Vec<u8>, n_commit: usize) -> Result<(), Error> {
+    let (mut a, b) = memory_duplex();
+    let (cs, _) = pair(1);
+    let mut rng = StdRng::seed_from_u64(1);
+    block_on(async {
+        // Write, then half-close: our replies can still be written.
+        let evil = async {
+            let _ = a.write_all(&raw).await;
+            let _ = a.close().await;
+        };
+        let honest = async {
+            let mut v = Verifier::new(cs, Channel::new(b), SMALL, &mut rng).await?;
+            let w = v.commit(n_commit).await?;
+            v.open(&w).await?;
+            v.check().await
+        };
+        futures::join!(evil, honest).1
+    })
+}
+
+fn frame(payload: &[u8]) -> Vec<u8> {
+    let mut v = (payload.len() as u32).to_le_bytes().to_vec();
+    v.extend_from_slice(payload);
+    v
+}
+
+#[test]
+fn verifier_rejects_malformed_prover_messages() {
+    let hello = frame(&crate::proto::encode_hello(&SMALL));
+    // Wrong hello.
+    let r = verifier_against(frame(b"HTTP/1.1 200 OK"), 8);
+    assert!(matches!(r, Err(Error::Channel(_))), "{r:?}");
+    let r = verifier_against(frame(b"WPZK1\0\0\0\0\0\0\0\0"), 8);
+    assert!(matches!(r, Err(Error::Aborted(_))), "{r:?}");
+    // Nothing after the hello: truncated session.
+    let r = verifier_against(hello.clone(), 8);
+    assert!(matches!(r, Err(Error::Channel(_))), "{r:?}");
+    // An oversized segment frame (only the header is sent).
+    let mut m = hello.clone();
+    m.extend_from_slice(&(1u32 << 30).to_le_bytes());
+    let r = verifier_against(m, 8);
+    assert!(matches!(r, Err(Error::Channel(_))), "{r:?}");
+    // A segment announcing more bits than allowed.
+    let mut m = hello.clone();
+    let mut seg = 1000u32.to_le_bytes().to_vec();
+    seg.extend_from_slice(&[0u8; 24]);
+    m.extend(frame(&seg));
+    let r = verifier_against(m, 8);
+    assert!(matches!(r, Err(Error::Malformed(_))), "{r:?}");
+    // A segment with more bits than the statement uses before the opening.
+    let mut m = hello.clone();
+    m.extend(frame(&[16, 0, 0, 0, 0xff, 0xff]));
+    let r = verifier_against(m, 8);
+    assert!(matches!(r, Err(Error::Malformed(_))), "{r:?}");
+    // A right segment, then an opening cut short.
+    let mut m = hello.clone();
+    m.extend(frame(&[8, 0, 0, 0, 0x5a]));
+    m.extend(frame(&[0x11; 10]));
+    let r = verifier_against(m, 8);
+    assert!(matches!(r, Err(Error::Channel(_))), "{r:?}");
+    // A right segment, then an opening with a garbage hash.
+    let mut m = hello.clone();
+    m.extend(frame(&[8, 0, 0, 0, 0x5a]));
+    m.extend(frame(&[0x11; 33]));
+    let r = verifier_against(m, 8);
+    assert!(matches!(r, Err(Error::CheckFailed(_))), "{r:?}");
+}
+
+/// Drive an honest prover against a scripted verifier.
+fn prover_against(raw: Vec<u8>) -> Result<(), Error> {
+    let (a, mut b) = memory_duplex();
+    let (_, cr) = pair(1);
+    block_on(async {
+        let evil = async {
+            let _ = b.write_all(&raw).await;
+            let _ = b.close().await;
+        };
+        let honest = async {
+            let mut p = Prover::new(cr, Channel::new(a), SMALL).await?;
+            let w = p.commit(&[true; 300]).await?;
+            let x = p.and(w[0], w[1]).await?;
+            p.open(&[x]).await?;
+            p.check().await
+        };
+        futures::join!(evil, honest).1
+    })
+}
+
+#[test]
+fn prover_rejects_malformed_verifier_messages() {
+    // Challenge of the wrong size.
+    let r = prover_against(frame(&[0u8; 15]));
+    assert!(matches!(r, Err(Error::Channel(_))), "{r:?}");
+    // Oversized frame header.
+    let r = prover_against(u32::MAX.to_le_bytes().to_vec());
+    assert!(matches!(r, Err(Error::Channel(_))), "{r:?}");
+    // Two good challenges (segments of 192 and 109 bits), then a bad verdict byte.
+    let mut m = frame(&[1u8; 16]);
+    m.extend(frame(&[2u8; 16]));
+    m.extend(frame(&[7u8]));
+    let r = prover_against(m);
+    assert!(matches!(r, Err(Error::Malformed(_))), "{r:?}");
+    // A verifier that hangs up.
+    let r = prover_against(Vec::new());
+    assert!(matches!(r, Err(Error::Channel(_))), "{r:?}");
+}
+
+#[test]
+fn verifier_parameters_must_match() {
+    let (a, b) = memory_duplex();
+    let (cs, cr) = pair(3);
+    let mut rng = StdRng::seed_from_u64(3);
+    let r = block_on(async {
+        let p = Prover::new(cr, Channel::new(a), SMALL);
+        let v = Verifier::new(cs, Channel::new(b), Config::default(), &mut rng);
+        futures::join!(p, v).1
+    });
+    assert!(matches!(r, Err(Error::Aborted(_))));
+}
+
+#[test]
+fn bad_circuit_is_a_usage_error_before_any_message() {
+    let c = Circuit {
+        num_wires: 2,
+        inputs: vec![vec![0]],
+        outputs: vec![vec![1]],
+        gates: vec![Gate::And { a: 0, b: 5, out: 1 }],
+    };
+    let (pr, vr) = run(
+        SMALL,
+        1,
+        async |p: &mut P| {
+            let w = p.commit(&[true]).await?;
+            assert!(matches!(p.eval(&c, &[&w]).await, Err(Error::Usage(_))));
+            assert!(matches!(p.eval(&c, &[]).await, Err(Error::Usage(_))));
+            p.check().await
+        },
+        async |v: &mut V| {
+            let w = v.commit(1).await?;
+            assert!(matches!(v.eval(&c, &[&w]).await, Err(Error::Usage(_))));
+            v.check().await
+        },
+    );
+    pr.unwrap();
+    vr.unwrap();
+}
+
+#[allow(dead_code)]
+fn _types_are_send(p: P, v: V, a: VerifierBit) {
+    fn is_send<T: Send>(_: &T) {}
+    is_send(&p);
+    is_send(&v);
+    is_send(&a);
+}

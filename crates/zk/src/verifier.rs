@@ -1,0 +1,471 @@
+//! The verifying side: holds `Delta` and the COT keys, reads corrections,
+//! draws the challenges and runs the batched check.
+
+use crate::check::{pack, Acc, ChiStream};
+use crate::elem::VerifierElem;
+use crate::proto;
+use crate::prover::{mac_hash, validate_circuit};
+use crate::{Config, Stats};
+use rand_core::{CryptoRng, RngCore};
+use webproof_circuits::{Circuit, Gate};
+use webproof_core::cot::RandomCotSender;
+use webproof_core::error::Result;
+use webproof_core::{Block, Channel, Error, Io, Prg};
+
+/// An authenticated bit held by the verifier: its key `K` (`lsb(K) = 0`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VerifierBit(pub(crate) Block);
+
+impl VerifierBit {
+    /// The key `K = M ^ value * Delta`.
+    #[inline(always)]
+    pub fn key(self) -> Block {
+        self.0
+    }
+}
+
+/// The verifier of a QuickSilver proof over COT sender `C` and transport `T`.
+pub struct Verifier<C, T> {
+    cot: C,
+    ch: Channel<T>,
+    cfg: Config,
+    delta: Block,
+    keys: Vec<Block>,
+    key_pos: usize,
+    /// Correction bits of the segment being consumed.
+    frame_words: Vec<u64>,
+    frame_bits: usize,
+    frame_pos: usize,
+    /// Challenges of the segment being consumed.
+    chi: ChiStream,
+    /// `sum chi_i K_a K_b` and `sum chi_i K_c` since the last check.
+    acc0: Acc,
+    acc1: Acc,
+    rng: Prg,
+    wires: Vec<Block>,
+    stats: Stats,
+}
+
+impl<C: RandomCotSender, T: Io> Verifier<C, T> {
+    /// Accept a proof session: reads the prover's hello and checks that it
+    /// uses the same parameters. Challenges are drawn from a generator seeded
+    /// by `rng`.
+    pub async fn new(
+        cot: C,
+        mut ch: Channel<T>,
+        cfg: Config,
+        rng: &mut (impl RngCore + CryptoRng),
+    ) -> Result<Self> {
+        cfg.validate()?;
+        let hello = ch.recv(proto::HELLO_LEN).await?;
+        proto::check_hello(&hello, &cfg)?;
+        let mut seed = [0u8; 16];
+        rng.fill_bytes(&mut seed);
+        let delta = cot.delta();
+        if !delta.lsb() {
+            return Err(Error::Usage("COT sender's Delta must have lsb 1".into()));
+        }
+        Ok(Verifier {
+            cot,
+            ch,
+            cfg,
+            delta,
+            keys: Vec::new(),
+            key_pos: 0,
+            frame_words: Vec::with_capacity(cfg.segment_bits / 64),
+            frame_bits: 0,
+            frame_pos: 0,
+            chi: ChiStream::new(Block::ZERO),
+            acc0: Acc::default(),
+            acc1: Acc::default(),
+            rng: Prg::new(Block::from_bytes(seed)),
+            wires: Vec::new(),
+            stats: Stats::default(),
+        })
+    }
+
+    /// Work counters so far.
+    pub fn stats(&self) -> Stats {
+        self.stats
+    }
+
+    /// The channel's byte counters.
+    pub fn channel_stats(&self) -> webproof_core::ChannelStats {
+        self.ch.stats()
+    }
+
+    /// A public constant.
+    #[inline(always)]
+    pub fn constant(&self, value: bool) -> VerifierBit {
+        VerifierBit(Block(value as u128) ^ Block::select(value, self.delta))
+    }
+
+    /// `a ^ b` (free).
+    #[inline(always)]
+    pub fn xor(&self, a: VerifierBit, b: VerifierBit) -> VerifierBit {
+        VerifierBit(a.0 ^ b.0)
+    }
+
+    /// `!a` (free).
+    #[inline(always)]
+    pub fn not(&self, a: VerifierBit) -> VerifierBit {
+        VerifierBit(a.0 ^ Block::ONE ^ self.delta)
+    }
+
+    /// Receive commitments to `n` private bits of the prover.
+    pub async fn commit(&mut self, n: usize) -> Result<Vec<VerifierBit>> {
+        let mut out = Vec::with_capacity(n.min(1 << 20));
+        for _ in 0..n {
+            out.push(self.commit_bit().await?);
+        }
+        Ok(out)
+    }
+
+    /// Receive commitments to `n` private bytes (8 bits each, lsb first).
+    pub async fn commit_bytes(&mut self, n: usize) -> Result<Vec<VerifierBit>> {
+        let bits = n
+            .checked_mul(8)
+            .ok_or_else(|| Error::Usage("too many bytes".into()))?;
+        self.commit(bits).await
+    }
+
+    async fn commit_bit(&mut self) -> Result<VerifierBit> {
+        self.ensure_slot().await?;
+        let k = self.keys[self.key_pos];
+        self.key_pos += 1;
+        let d = self.next_bit();
+        self.stats.committed_bits += 1;
+        self.stats.cots_used += 1;
+        Ok(VerifierBit(self.add_correction(k, d)))
+    }
+
+    /// `a & b`, as the prover computes it; checked at the next [`check`](Self::check).
+    pub async fn and(&mut self, a: VerifierBit, b: VerifierBit) -> Result<VerifierBit> {
+        self.ensure_slot().await?;
+        let k = self.keys[self.key_pos];
+        self.key_pos += 1;
+        let d = self.next_bit();
+        let kc = self.add_correction(k, d);
+        let chi = self.chi.next_chi();
+        self.acc0.add_mul(chi, a.0.gf_mul(b.0));
+        self.acc1.add_mul(chi, kc);
+        self.stats.and_gates += 1;
+        self.stats.cots_used += 1;
+        Ok(VerifierBit(kc))
+    }
+
+    /// Evaluate `circuit` on authenticated inputs, mirroring the prover.
+    pub async fn eval(
+        &mut self,
+        circuit: &Circuit,
+        inputs: &[&[VerifierBit]],
+    ) -> Result<Vec<Vec<VerifierBit>>> {
+        validate_circuit(circuit, inputs.iter().map(|i| i.len()))?;
+        let mut w = std::mem::take(&mut self.wires);
+        w.clear();
+        w.resize(circuit.num_wires as usize, Block::ZERO);
+        for (group, bits) in circuit.inputs.iter().zip(inputs) {
+            for (&id, b) in group.iter().zip(bits.iter()) {
+                w[id as usize] = b.0;
+            }
+        }
+        let mut next = 0;
+        while next < circuit.gates.len() {
+            self.ensure_slot().await?;
+            next = self.eval_run(&circuit.gates, next, &mut w);
+        }
+        let out = circuit
+            .outputs
+            .iter()
+            .map(|g| g.iter().map(|&id| VerifierBit(w[id as usize])).collect())
+            .collect();
+        self.wires = w;
+        Ok(out)
+    }
+
+    /// Evaluate gates from `start` while keys and received corrections last.
+    fn eval_run(&mut self, gates: &[Gate], start: usize, w: &mut [Block]) -> usize {
+        let budget = (self.keys.len() - self.key_pos).min(self.frame_bits - self.frame_pos);
+        let keys = &self.keys[self.key_pos..self.key_pos + budget];
+        let delta = self.delta;
+        let not_mask = Block::ONE ^ delta;
+        let (mut acc0, mut acc1) = (self.acc0, self.acc1);
+        let mut pos = self.frame_pos;
+        let mut used = 0;
+        let mut i = start;
+        while i < gates.len() {
+            match gates[i] {
+                Gate::Xor { a, b, out } => w[out as usize] = w[a as usize] ^ w[b as usize],
+                Gate::Inv { a, out } => w[out as usize] = w[a as usize] ^ not_mask,
+                Gate::Const { value, out } => {
+                    w[out as usize] = Block(value as u128) ^ Block::select(value, delta)
+                }
+                Gate::And { a, b, out } => {
+                    if used == budget {
+                        break;
+                    }
+                    let d = (self.frame_words[pos >> 6] >> (pos & 63)) & 1 == 1;
+                    pos += 1;
+                    let kc = Block(keys[used].0 ^ d as u128) ^ Block::select(d, delta);
+                    let chi = self.chi.next_chi();
+                    acc0.add_mul(chi, w[a as usize].gf_mul(w[b as usize]));
+                    acc1.add_mul(chi, kc);
+                    w[out as usize] = kc;
+                    used += 1;
+                }
+            }
+            i += 1;
+        }
+        self.acc0 = acc0;
+        self.acc1 = acc1;
+        self.frame_pos = pos;
+        self.key_pos += used;
+        self.stats.and_gates += used as u64;
+        self.stats.cots_used += used as u64;
+        i
+    }
+
+    /// Pack up to 128 bits into a field element (free).
+    pub fn pack(&self, bits: &[VerifierBit]) -> Result<VerifierElem> {
+        if bits.len() > 128 {
+            return Err(Error::Usage("at most 128 bits pack into an element".into()));
+        }
+        Ok(VerifierElem {
+            key: pack(bits.iter().map(|b| b.0)),
+        })
+    }
+
+    /// A public field constant.
+    pub fn elem_constant(&self, c: Block) -> VerifierElem {
+        VerifierElem {
+            key: c ^ c.gf_mul(self.delta),
+        }
+    }
+
+    /// The product of two elements, as committed by the prover; checked at
+    /// the next [`check`](Self::check).
+    pub async fn mul(&mut self, x: VerifierElem, y: VerifierElem) -> Result<VerifierElem> {
+        let mut zbits = [VerifierBit(Block::ZERO); 128];
+        for slot in zbits.iter_mut() {
+            *slot = self.commit_bit().await?;
+        }
+        let z = self.pack(&zbits)?;
+        let chi = self.chi.next_chi();
+        self.acc0.add_mul(chi, x.key.gf_mul(y.key));
+        self.acc1.add_mul(chi, z.key);
+        self.stats.committed_bits -= 128;
+        self.stats.elem_muls += 1;
+        Ok(z)
+    }
+
+    /// Receive the values of opened bits; fails if any value does not match its MAC.
+    pub async fn open(&mut self, bits: &[VerifierBit]) -> Result<Vec<bool>> {
+        self.expect_boundary()?;
+        let nbytes = bits.len().div_ceil(8);
+        let msg = self.ch.recv_exact(nbytes + proto::HASH_LEN).await?;
+        let values = proto::unpack_bools(&msg[..nbytes], bits.len())?;
+        let expected = mac_hash(
+            bits.iter()
+                .zip(&values)
+                .map(|(k, &x)| k.0 ^ Block::select(x, self.delta)),
+        );
+        if expected[..] != msg[nbytes..] {
+            return Err(Error::CheckFailed(
+                "opened values do not match their MACs".into(),
+            ));
+        }
+        Ok(values)
+    }
+
+    /// Check the prover's claim that `bits` equal the public `values`.
+    pub async fn assert_public(&mut self, bits: &[VerifierBit], values: &[bool]) -> Result<()> {
+        if bits.len() != values.len() {
+            return Err(Error::Usage("assert_public: lengths differ".into()));
+        }
+        self.expect_boundary()?;
+        let msg = self.ch.recv_exact(proto::HASH_LEN).await?;
+        let expected = mac_hash(
+            bits.iter()
+                .zip(values)
+                .map(|(k, &x)| k.0 ^ Block::select(x, self.delta)),
+        );
+        if expected[..] != msg[..] {
+            return Err(Error::CheckFailed(
+                "asserted bits do not equal the public values".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Check the prover's claim that every bit in `bits` is zero.
+    pub async fn assert_zero(&mut self, bits: &[VerifierBit]) -> Result<()> {
+        self.assert_public(bits, &vec![false; bits.len()]).await
+    }
+
+    /// Receive the values of opened elements; fails on a MAC mismatch.
+    pub async fn open_elems(&mut self, elems: &[VerifierElem]) -> Result<Vec<Block>> {
+        self.expect_boundary()?;
+        let n = elems.len();
+        let len = n
+            .checked_mul(16)
+            .and_then(|l| l.checked_add(proto::HASH_LEN))
+            .ok_or_else(|| Error::Usage("too many elements".into()))?;
+        let msg = self.ch.recv_exact(len).await?;
+        let values: Vec<Block> = msg[..n * 16]
+            .chunks_exact(16)
+            .map(|c| Block::from_bytes(c.try_into().expect("16 bytes")))
+            .collect();
+        let expected = mac_hash(
+            elems
+                .iter()
+                .zip(&values)
+                .map(|(e, v)| e.key ^ v.gf_mul(self.delta)),
+        );
+        if expected[..] != msg[n * 16..] {
+            return Err(Error::CheckFailed(
+                "opened elements do not match their MACs".into(),
+            ));
+        }
+        Ok(values)
+    }
+
+    /// Check the prover's claim that elements equal public `values`.
+    pub async fn assert_elems_public(
+        &mut self,
+        elems: &[VerifierElem],
+        values: &[Block],
+    ) -> Result<()> {
+        if elems.len() != values.len() {
+            return Err(Error::Usage("assert_elems_public: lengths differ".into()));
+        }
+        self.expect_boundary()?;
+        let msg = self.ch.recv_exact(proto::HASH_LEN).await?;
+        let expected = mac_hash(
+            elems
+                .iter()
+                .zip(values)
+                .map(|(e, v)| e.key ^ v.gf_mul(self.delta)),
+        );
+        if expected[..] != msg[..] {
+            return Err(Error::CheckFailed(
+                "asserted elements do not equal the public values".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Run the batched check of every multiplication since the last check.
+    /// Tells the prover the verdict; returns `CheckFailed` if it cheated.
+    pub async fn check(&mut self) -> Result<()> {
+        self.expect_boundary()?;
+        let mut mask_keys = [Block::ZERO; 128];
+        for k in mask_keys.iter_mut() {
+            self.ensure_key().await?;
+            *k = self.keys[self.key_pos];
+            self.key_pos += 1;
+        }
+        self.stats.cots_used += 128;
+        let b_star = pack(mask_keys.iter().copied());
+        let b = std::mem::take(&mut self.acc0).value()
+            ^ std::mem::take(&mut self.acc1).value().gf_mul(self.delta)
+            ^ b_star;
+        let msg = self.ch.recv_exact(proto::CHECK_LEN).await?;
+        let (u, v) = proto::decode_pair(&msg);
+        let ok = b == u ^ v.gf_mul(self.delta);
+        let verdict = if ok {
+            proto::VERDICT_ACCEPT
+        } else {
+            proto::VERDICT_REJECT
+        };
+        self.ch.send(&[verdict]).await?;
+        self.ch.flush().await?;
+        if !ok {
+            return Err(Error::CheckFailed(
+                "multiplication check failed: the prover's gates are inconsistent".into(),
+            ));
+        }
+        self.stats.checks += 1;
+        Ok(())
+    }
+
+    /// Check everything and end the session, giving back the COT source and
+    /// the channel.
+    pub async fn finish(mut self) -> Result<(C, Channel<T>)> {
+        self.check().await?;
+        Ok((self.cot, self.ch))
+    }
+
+    /// The counterpart of the prover's `sync`: lends the channel at a
+    /// message boundary.
+    pub async fn sync(&mut self) -> Result<&mut Channel<T>> {
+        self.expect_boundary()?;
+        Ok(&mut self.ch)
+    }
+
+    /// At an opening, assertion or check every received correction must
+    /// have been used: otherwise prover and verifier disagree on the statement.
+    fn expect_boundary(&self) -> Result<()> {
+        if self.frame_pos != self.frame_bits {
+            return Err(Error::Malformed(format!(
+                "the prover sent {} correction bits beyond the statement",
+                self.frame_bits - self.frame_pos
+            )));
+        }
+        Ok(())
+    }
+
+    async fn ensure_slot(&mut self) -> Result<()> {
+        self.ensure_key().await?;
+        if self.frame_pos == self.frame_bits {
+            self.recv_segment().await?;
+        }
+        Ok(())
+    }
+
+    async fn ensure_key(&mut self) -> Result<()> {
+        if self.key_pos < self.keys.len() {
+            return Ok(());
+        }
+        // The prover closes its segment before extending; a segment that runs
+        // past a COT batch means the transcripts are out of step.
+        self.expect_boundary()?;
+        self.keys.clear();
+        let n = self.cfg.cot_batch;
+        self.cot.extend(&mut self.ch, n, &mut self.keys).await?;
+        if self.keys.len() != n {
+            return Err(Error::Usage(format!(
+                "COT source gave {} COTs where {n} were asked",
+                self.keys.len()
+            )));
+        }
+        self.key_pos = 0;
+        Ok(())
+    }
+
+    /// Read the next segment of corrections and answer with its challenge seed.
+    async fn recv_segment(&mut self) -> Result<()> {
+        let max_bits = self.cfg.segment_bits.min(self.keys.len() - self.key_pos);
+        let msg = self.ch.recv(proto::max_segment_len(&self.cfg)).await?;
+        let n = proto::decode_segment(&msg, max_bits, &mut self.frame_words)?;
+        self.frame_bits = n;
+        self.frame_pos = 0;
+        let seed = self.rng.next_block();
+        self.ch.send(&seed.to_bytes()).await?;
+        self.ch.flush().await?;
+        self.chi = ChiStream::new(seed);
+        Ok(())
+    }
+
+    #[inline(always)]
+    fn next_bit(&mut self) -> bool {
+        let p = self.frame_pos;
+        self.frame_pos += 1;
+        (self.frame_words[p >> 6] >> (p & 63)) & 1 == 1
+    }
+
+    /// The key of `x = r ^ d` from the key of `r`: adds the public constant `d`.
+    #[inline(always)]
+    fn add_correction(&self, k: Block, d: bool) -> Block {
+        Block(k.0 ^ d as u128) ^ Block::select(d, self.delta)
+    }
+}
