@@ -179,3 +179,38 @@ fn chacha20_rfc8439_vector() {
         &[0x10, 0xf1, 0xe7, 0xe4, 0xd1, 0x3b, 0x59, 0x15]
     );
 }
+
+#[test]
+fn bristol_roundtrip_of_built_circuits() {
+    use webproof_circuits::bristol;
+    for (name, c) in [
+        ("aes128", cache::aes128()),
+        ("sha256", cache::sha256_compress()),
+        ("chacha20", cache::chacha20_block()),
+    ] {
+        let text = bristol::write(c);
+        let back = bristol::parse(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
+        back.validate().unwrap();
+        assert_eq!(back.and_count(), c.and_count(), "{name}");
+        assert_eq!(
+            back.inputs.iter().map(Vec::len).collect::<Vec<_>>(),
+            c.inputs.iter().map(Vec::len).collect::<Vec<_>>()
+        );
+        let mut r = rng(20);
+        let instances: Vec<Vec<Vec<u8>>> = (0..64)
+            .map(|_| {
+                c.inputs
+                    .iter()
+                    .map(|g| random_bytes(&mut r, g.len() / 8))
+                    .collect()
+            })
+            .collect();
+        assert_eq!(
+            back.eval_bytes_batch(&instances),
+            c.eval_bytes_batch(&instances),
+            "{name}"
+        );
+        // Writing the parsed circuit again gives the same text.
+        assert_eq!(bristol::write(&back), text, "{name}");
+    }
+}
