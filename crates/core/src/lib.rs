@@ -22,7 +22,7 @@ pub mod prg;
 
 pub use block::Block;
 pub use channel::{Channel, ChannelError, ChannelStats};
-pub use error::Error;
+pub use error::{Error, Result};
 pub use memory::{memory_duplex, MemoryIo};
 pub use prg::Prg;
 

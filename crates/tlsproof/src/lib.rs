@@ -1,0 +1,360 @@
+//! The zero-knowledge statements of proxy mode.
+//!
+//! After a proxied TLS session the verifier holds the recorded ciphertexts and
+//! the public handshake data it checked itself (certificates, signatures,
+//! transcript hashes). This crate proves, with the QuickSilver engine of
+//! [`webproof_zk`], that:
+//!
+//! - **TLS 1.3**: there is a handshake secret `HS` from which the client and
+//!   server *handshake* traffic secrets follow (they were revealed to the
+//!   verifier, which used them to check the server's handshake flight), and
+//!   from which — with the transcript hashes as public inputs — the
+//!   application traffic keys and IVs of both directions follow;
+//! - **TLS 1.2**: there is a master secret from which the key block follows
+//!   and whose client and server Finished `verify_data` equal what the
+//!   recorded, encrypted Finished records decrypt to (this binds the master
+//!   secret to the server's view of the handshake);
+//! - every opened byte of every record is the ciphertext XOR the keystream of
+//!   **the one key per direction derived above** (nonce = IV XOR sequence
+//!   number, or the TLS 1.2 explicit nonce), so no record can be "decrypted"
+//!   under a key of the prover's choosing (the key-consistency attack), and
+//!   AES-GCM's lack of key commitment does not matter: the key is fixed by
+//!   the handshake.
+//!
+//! When a whole direction is disclosed, the fast path opens the traffic key
+//! and IV of that direction instead (the verifier then decrypts and checks
+//! the AEAD tags itself).
+//!
+//! AEAD tags are not checked inside the proof: the verifier recorded the
+//! ciphertexts itself on the connection to the server, so their integrity is
+//! not in question; what the proof must bind is the key.
+//!
+//! Both parties run [`run`] with the same public [`Statement`]; only the
+//! prover passes the witness. The crate does no I/O and builds for
+//! `wasm32-unknown-unknown`.
+#![forbid(unsafe_code)]
+
+mod circuits;
+mod party;
+mod statement;
+
+pub use party::ZkParty;
+pub use statement::{
+    Aead, Direction, DirectionOutput, Disclosure, Handshake, Proven, Record, Statement,
+    Tls12Handshake, Tls13Handshake,
+};
+pub use webproof_circuits::sha2::HashAlg;
+pub use webproof_core::{Error, Result};
+
+#[cfg(test)]
+mod tests;
+
+use webproof_circuits::bits::{bits_to_bytes, bytes_to_bits};
+use webproof_circuits::tls::{Tls12Public, Tls12Suite, Tls13Suite};
+
+/// TLS 1.3 Finished / TLS 1.2 Finished handshake header: type 20, length 12.
+const FINISHED_HEADER: [u8; 4] = [0x14, 0x00, 0x00, 0x0c];
+
+/// Prove (with `witness = Some(secret)`) or verify (`None`) `statement`.
+///
+/// The witness is the TLS 1.3 handshake secret or the TLS 1.2 master secret.
+/// Returns what was proven: per direction either the traffic key and IV, or
+/// the opened plaintext bytes of each record. The verifier must treat the
+/// result as valid only if this returns `Ok`.
+pub async fn run<P: ZkParty>(
+    party: &mut P,
+    statement: &Statement,
+    witness: Option<&[u8]>,
+) -> Result<Proven> {
+    statement.validate()?;
+    let keys = match &statement.handshake {
+        Handshake::Tls13(hs) => prove_tls13_keys(party, statement.aead, hs, witness).await?,
+        Handshake::Tls12(hs) => prove_tls12_keys(party, statement.aead, hs, witness).await?,
+    };
+    let mut ivs = keys.client_iv.clone();
+    ivs.extend_from_slice(&keys.server_iv);
+    let iv_bits = party.open(&ivs).await?;
+    let (client_iv, server_iv) = {
+        let bytes = bits_to_bytes(&iv_bits);
+        let n = keys.client_iv.len() / 8;
+        (bytes[..n].to_vec(), bytes[n..].to_vec())
+    };
+
+    let mut client = DirectionKey::new(statement.aead, &keys.client_key, client_iv);
+    let mut server = DirectionKey::new(statement.aead, &keys.server_key, server_iv);
+
+    if let Handshake::Tls12(hs) = &statement.handshake {
+        prove_tls12_finished(party, &mut client, &mut server, hs, &keys).await?;
+    }
+
+    let sent = client.disclose(party, &statement.sent).await?;
+    let recv = server.disclose(party, &statement.recv).await?;
+    party.check().await?;
+    Ok(Proven { sent, recv })
+}
+
+/// Authenticated outputs of a key schedule.
+struct SessionKeys<B> {
+    client_key: Vec<B>,
+    client_iv: Vec<B>,
+    server_key: Vec<B>,
+    server_iv: Vec<B>,
+    /// TLS 1.2 only: the Finished verify_data of both sides.
+    verify_data: Option<(Vec<B>, Vec<B>)>,
+}
+
+async fn prove_tls13_keys<P: ZkParty>(
+    party: &mut P,
+    aead: Aead,
+    hs: &Tls13Handshake,
+    witness: Option<&[u8]>,
+) -> Result<SessionKeys<P::Bit>> {
+    let suite = Tls13Suite {
+        hash: hs.hash,
+        key_len: aead.key_len(),
+    };
+    let hash_len = hs.hash.output_len();
+    let secret = party.commit_secret(witness, hash_len).await?;
+    let circuit = webproof_circuits::tls::tls13_key_schedule_circuit(
+        suite,
+        &hs.hello_hash,
+        &hs.finished_hash,
+    );
+    let out = party.eval(&circuit, &[&secret]).await?;
+    // [c hs, s hs, c ap, s ap, c key, c iv, s key, s iv]
+    let mut hs_secrets = out[0].clone();
+    hs_secrets.extend_from_slice(&out[1]);
+    let mut public = hs.client_handshake_secret.clone();
+    public.extend_from_slice(&hs.server_handshake_secret);
+    party
+        .assert_public(&hs_secrets, &bytes_to_bits(&public))
+        .await?;
+    Ok(SessionKeys {
+        client_key: out[4].clone(),
+        client_iv: out[5].clone(),
+        server_key: out[6].clone(),
+        server_iv: out[7].clone(),
+        verify_data: None,
+    })
+}
+
+async fn prove_tls12_keys<P: ZkParty>(
+    party: &mut P,
+    aead: Aead,
+    hs: &Tls12Handshake,
+    witness: Option<&[u8]>,
+) -> Result<SessionKeys<P::Bit>> {
+    let suite = Tls12Suite {
+        hash: hs.hash,
+        key_len: aead.key_len(),
+        iv_len: aead.tls12_iv_len(),
+    };
+    let secret = party.commit_secret(witness, 48).await?;
+    let public = Tls12Public {
+        client_random: &hs.client_random,
+        server_random: &hs.server_random,
+        client_finished_hash: &hs.client_finished_hash,
+        server_finished_hash: &hs.server_finished_hash,
+    };
+    let circuit = webproof_circuits::tls::tls12_key_schedule_circuit(suite, &public);
+    let out = party.eval(&circuit, &[&secret]).await?;
+    // [c key, s key, c iv, s iv, c verify_data, s verify_data]
+    Ok(SessionKeys {
+        client_key: out[0].clone(),
+        server_key: out[1].clone(),
+        client_iv: out[2].clone(),
+        server_iv: out[3].clone(),
+        verify_data: Some((out[4].clone(), out[5].clone())),
+    })
+}
+
+/// TLS 1.2: the encrypted Finished records decrypt, under the derived keys, to
+/// the Finished messages whose verify_data the master secret determines.
+async fn prove_tls12_finished<P: ZkParty>(
+    party: &mut P,
+    client: &mut DirectionKey<P::Bit>,
+    server: &mut DirectionKey<P::Bit>,
+    hs: &Tls12Handshake,
+    keys: &SessionKeys<P::Bit>,
+) -> Result<()> {
+    let (client_vd, server_vd) = keys.verify_data.as_ref().expect("TLS 1.2 keys");
+    // The client's verify_data is disclosed (the verifier needs the client
+    // Finished to hash the server Finished); it is a PRF output and says
+    // nothing about the keys.
+    party
+        .assert_public(client_vd, &bytes_to_bits(&hs.client_verify_data))
+        .await?;
+    for (dir, record, vd) in [
+        (client, &hs.client_finished, client_vd),
+        (server, &hs.server_finished, server_vd),
+    ] {
+        if record.ciphertext.len() != 16 {
+            return Err(Error::Malformed(format!(
+                "a TLS 1.2 Finished record carries 16 bytes of plaintext, this one {}",
+                record.ciphertext.len()
+            )));
+        }
+        let ks = dir.keystream(party, record, 0).await?;
+        // ks ^ (header || verify_data) must equal the recorded ciphertext.
+        let header = bytes_to_bits(&FINISHED_HEADER);
+        let expected: Vec<P::Bit> = (0..128)
+            .map(|i| {
+                let m = if i < 32 {
+                    party.constant(header[i])
+                } else {
+                    vd[i - 32]
+                };
+                party.xor(ks[i], m)
+            })
+            .collect();
+        party
+            .assert_public(&expected, &bytes_to_bits(&record.ciphertext))
+            .await?;
+    }
+    Ok(())
+}
+
+/// One direction's authenticated key material, shared by all of its records.
+struct DirectionKey<B> {
+    aead: Aead,
+    key: Vec<B>,
+    /// AES round keys, expanded once (the same wires for every block).
+    round_keys: Option<Vec<B>>,
+    /// Public IV (TLS 1.3: 12 bytes; TLS 1.2 GCM: the 4-byte salt).
+    iv: Vec<u8>,
+}
+
+impl<B: Copy> DirectionKey<B> {
+    fn new(aead: Aead, key: &[B], iv: Vec<u8>) -> Self {
+        DirectionKey {
+            aead,
+            key: key.to_vec(),
+            round_keys: None,
+            iv,
+        }
+    }
+
+    /// The AEAD nonce of `record`.
+    fn nonce(&self, record: &Record) -> [u8; 12] {
+        let mut n = [0u8; 12];
+        match (self.iv.len(), record.explicit_nonce) {
+            (4, Some(explicit)) => {
+                n[..4].copy_from_slice(&self.iv);
+                n[4..].copy_from_slice(&explicit);
+            }
+            _ => {
+                n.copy_from_slice(&self.iv);
+                for (b, s) in n[4..].iter_mut().zip(record.seq.to_be_bytes()) {
+                    *b ^= s;
+                }
+            }
+        }
+        n
+    }
+
+    /// Authenticated keystream block `index` of `record` (16 bytes for AES-GCM,
+    /// 64 for ChaCha20).
+    async fn keystream<P: ZkParty<Bit = B>>(
+        &mut self,
+        party: &mut P,
+        record: &Record,
+        index: usize,
+    ) -> Result<Vec<B>> {
+        let nonce = self.nonce(record);
+        match self.aead {
+            Aead::Aes128Gcm | Aead::Aes256Gcm => {
+                if self.round_keys.is_none() {
+                    let schedule = circuits::aes_key_schedule(self.aead.key_len());
+                    let out = party.eval(schedule, &[&self.key]).await?;
+                    self.round_keys = Some(out.into_iter().next().expect("one output"));
+                }
+                // GCM: counter block J0 + 1 + index, J0 = nonce || 1.
+                let mut ctr = [0u8; 16];
+                ctr[..12].copy_from_slice(&nonce);
+                let counter = u32::try_from(index + 2)
+                    .map_err(|_| Error::Malformed("record too long for GCM".into()))?;
+                ctr[12..].copy_from_slice(&counter.to_be_bytes());
+                let block: Vec<B> = bytes_to_bits(&ctr)
+                    .into_iter()
+                    .map(|b| party.constant(b))
+                    .collect();
+                let circuit = circuits::aes_block(self.aead.key_len());
+                let rk = self.round_keys.as_ref().expect("expanded above");
+                let out = party.eval(circuit, &[rk, &block]).await?;
+                Ok(out.into_iter().next().expect("one output"))
+            }
+            Aead::ChaCha20Poly1305 => {
+                // Block 0 keys Poly1305; the payload starts at counter 1.
+                let counter = u32::try_from(index + 1)
+                    .map_err(|_| Error::Malformed("record too long for ChaCha20".into()))?;
+                let ctr: Vec<B> = bytes_to_bits(&counter.to_le_bytes())
+                    .into_iter()
+                    .map(|b| party.constant(b))
+                    .collect();
+                let nonce: Vec<B> = bytes_to_bits(&nonce)
+                    .into_iter()
+                    .map(|b| party.constant(b))
+                    .collect();
+                let circuit = webproof_circuits::cache::chacha20_block();
+                let out = party.eval(circuit, &[&self.key, &ctr, &nonce]).await?;
+                Ok(out.into_iter().next().expect("one output"))
+            }
+        }
+    }
+
+    /// Prove what `direction` discloses.
+    async fn disclose<P: ZkParty<Bit = B>>(
+        &mut self,
+        party: &mut P,
+        direction: &Direction,
+    ) -> Result<DirectionOutput> {
+        match &direction.disclosure {
+            Disclosure::Key => {
+                let bits = party.open(&self.key).await?;
+                Ok(DirectionOutput::Key {
+                    key: bits_to_bytes(&bits),
+                    iv: self.iv.clone(),
+                })
+            }
+            Disclosure::Ranges(ranges) => {
+                let block_len = self.aead.keystream_block_len();
+                // Keystream bits to open, and where their bytes go.
+                let mut to_open: Vec<B> = Vec::new();
+                let mut places: Vec<(usize, usize)> = Vec::new();
+                let mut plaintexts: Vec<Vec<Option<u8>>> = direction
+                    .records
+                    .iter()
+                    .map(|r| vec![None; r.ciphertext.len()])
+                    .collect();
+                for (record_index, record) in direction.records.iter().enumerate() {
+                    let mut wanted: Vec<usize> = ranges
+                        .iter()
+                        .filter(|(i, _)| *i == record_index)
+                        .flat_map(|(_, r)| r.clone())
+                        .collect();
+                    wanted.sort_unstable();
+                    wanted.dedup();
+                    let mut current: Option<(usize, Vec<B>)> = None;
+                    for pos in wanted {
+                        let block = pos / block_len;
+                        if current.as_ref().map(|(b, _)| *b) != Some(block) {
+                            let ks = self.keystream(party, record, block).await?;
+                            current = Some((block, ks));
+                        }
+                        let ks = &current.as_ref().expect("set above").1;
+                        let at = 8 * (pos % block_len);
+                        to_open.extend_from_slice(&ks[at..at + 8]);
+                        places.push((record_index, pos));
+                    }
+                }
+                let bits = party.open(&to_open).await?;
+                let ks_bytes = bits_to_bytes(&bits);
+                for ((record_index, pos), k) in places.into_iter().zip(ks_bytes) {
+                    plaintexts[record_index][pos] =
+                        Some(direction.records[record_index].ciphertext[pos] ^ k);
+                }
+                Ok(DirectionOutput::Bytes(plaintexts))
+            }
+        }
+    }
+}
