@@ -519,3 +519,149 @@ pub fn shl(a: &[Bit], r: usize) -> Vec<Bit> {
         .map(|k| if k >= r { a[k - r] } else { Bit::ZERO })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Deterministic pseudo-random numbers for the tests (SplitMix64).
+    fn next(state: &mut u64) -> u64 {
+        *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = *state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn word_bits(v: u64, n: usize) -> Vec<bool> {
+        (0..n).map(|k| (v >> k) & 1 == 1).collect()
+    }
+
+    fn word_value(bits: &[bool]) -> u64 {
+        bits.iter().enumerate().map(|(k, &b)| (b as u64) << k).sum()
+    }
+
+    #[test]
+    fn constants_fold_without_gates() {
+        let mut b = Builder::new();
+        let x = b.input(4);
+        assert_eq!(b.xor(x[0], Bit::ZERO), x[0]);
+        assert_eq!(b.xor(x[0], Bit::ONE), x[0].not());
+        assert_eq!(b.xor(x[0], x[0]), Bit::ZERO);
+        assert_eq!(b.xor(x[0], x[0].not()), Bit::ONE);
+        assert_eq!(b.and(x[1], Bit::ZERO), Bit::ZERO);
+        assert_eq!(b.and(x[1], Bit::ONE), x[1]);
+        assert_eq!(b.and(x[1], x[1]), x[1]);
+        assert_eq!(b.and(x[1], x[1].not()), Bit::ZERO);
+        assert_eq!(b.or(x[2], Bit::ONE), Bit::ONE);
+        assert_eq!(b.gate_count(), 0);
+        // Rotations and shifts are free.
+        let _ = (rotr(&x, 1), rotl(&x, 3), shr(&x, 2), shl(&x, 1));
+        assert_eq!(b.gate_count(), 0);
+        // A negated input to an AND is materialised once and reused.
+        let _ = b.and(x[0].not(), x[1]);
+        let _ = b.and(x[0].not(), x[2]);
+        assert_eq!(b.and_count(), 2);
+        assert_eq!(b.gate_count(), 3);
+    }
+
+    #[test]
+    fn adders_match_integer_arithmetic() {
+        let mut st = 7u64;
+        for n in [8usize, 32, 64] {
+            let mask = if n == 64 { !0 } else { (1u64 << n) - 1 };
+            let k = next(&mut st) & mask | 1;
+            let mut b = Builder::new();
+            let x = b.input(n);
+            let y = b.input(n);
+            let z = b.input(n);
+            let kw = const_word(k, n);
+            let s2 = b.add(&x, &y);
+            let s3 = b.add_many(&[&x, &y, &z]);
+            let s4 = b.add_many(&[&x, &kw, &y, &z, &kw]);
+            let sk = b.add(&x, &kw);
+            let skm = b.add_many(&[&x, &kw]);
+            for o in [&s2, &s3, &s4, &sk, &skm] {
+                b.output(o);
+            }
+            let c = b.finish();
+            c.validate().unwrap();
+            for _ in 0..200 {
+                let (xv, yv, zv) = (
+                    next(&mut st) & mask,
+                    next(&mut st) & mask,
+                    next(&mut st) & mask,
+                );
+                let out = c.eval(&[word_bits(xv, n), word_bits(yv, n), word_bits(zv, n)]);
+                let want = [
+                    xv.wrapping_add(yv),
+                    xv.wrapping_add(yv).wrapping_add(zv),
+                    xv.wrapping_add(yv)
+                        .wrapping_add(zv)
+                        .wrapping_add(k.wrapping_mul(2)),
+                    xv.wrapping_add(k),
+                    xv.wrapping_add(k),
+                ];
+                for (o, w) in out.iter().zip(want) {
+                    assert_eq!(word_value(o), w & mask, "n={n}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn adder_and_counts() {
+        let count = |f: &dyn Fn(&mut Builder, &[Bit], &[Bit], &[Bit]) -> Vec<Bit>| {
+            let mut b = Builder::new();
+            let x = b.input(32);
+            let y = b.input(32);
+            let z = b.input(32);
+            let o = f(&mut b, &x, &y, &z);
+            b.output(&o);
+            b.finish().and_count()
+        };
+        assert_eq!(count(&|b, x, y, _| b.add(x, y)), 31);
+        assert_eq!(count(&|b, x, y, _| b.add_many(&[x, y])), 31);
+        assert_eq!(count(&|b, x, y, z| b.add_many(&[x, y, z])), 61);
+        // Adding a constant: the first carry is free.
+        assert_eq!(
+            count(&|b, x, _, _| b.add(x, &const_word(0x428a_2f99, 32))),
+            30
+        );
+        // Below and at the lowest set bit of a constant, carries are free:
+        // carries out of bits 9..=30 remain.
+        assert_eq!(count(&|b, x, _, _| b.add(x, &const_word(0x100, 32))), 22);
+        assert_eq!(count(&|b, x, y, z| b.ch(x, y, z)), 32);
+        assert_eq!(count(&|b, x, y, z| b.maj_words(x, y, z)), 32);
+    }
+
+    #[test]
+    fn dead_gates_are_removed_and_wires_renumbered() {
+        let mut b = Builder::new();
+        let x = b.input(2);
+        let dead = b.and(x[0], x[1]);
+        let live = b.xor(x[0], x[1]);
+        let _ = b.and(dead, live);
+        let y = b.input(1);
+        let out = b.and(live, y[0]);
+        b.output(&[out]);
+        let c = b.finish();
+        c.validate().unwrap();
+        assert_eq!(c.and_count(), 1);
+        assert_eq!(c.gates.len(), 2);
+        // Inputs come first, in declaration order.
+        assert_eq!(c.inputs, vec![vec![0, 1], vec![2]]);
+        assert_eq!(c.num_wires, 5);
+    }
+
+    #[test]
+    fn constant_and_negated_outputs_get_gates() {
+        let mut b = Builder::new();
+        let x = b.input(1);
+        b.output(&[Bit::ONE, Bit::ZERO, x[0].not(), x[0]]);
+        let c = b.finish();
+        c.validate().unwrap();
+        assert_eq!(c.eval(&[vec![false]]), vec![vec![true, false, true, false]]);
+        assert_eq!(c.eval(&[vec![true]]), vec![vec![true, false, false, true]]);
+    }
+}

@@ -10,6 +10,7 @@
 //! evaluate or prove many times.
 #![forbid(unsafe_code)]
 
+pub mod aead;
 pub mod aes;
 pub mod bits;
 pub mod bristol;
@@ -233,3 +234,65 @@ impl std::fmt::Display for CircuitError {
 }
 
 impl std::error::Error for CircuitError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn circuit(gates: Vec<Gate>, num_wires: u32, outputs: Vec<WireId>) -> Circuit {
+        Circuit {
+            num_wires,
+            inputs: vec![vec![0, 1]],
+            outputs: vec![outputs],
+            gates,
+        }
+    }
+
+    #[test]
+    fn validate_rejects_malformed_circuits() {
+        let ok = circuit(vec![Gate::And { a: 0, b: 1, out: 2 }], 3, vec![2]);
+        assert_eq!(ok.validate(), Ok(()));
+        let read_early = circuit(
+            vec![Gate::And { a: 0, b: 3, out: 2 }, Gate::Inv { a: 0, out: 3 }],
+            4,
+            vec![2],
+        );
+        assert_eq!(read_early.validate(), Err(CircuitError::ReadBeforeWrite(3)));
+        let twice = circuit(vec![Gate::Xor { a: 0, b: 1, out: 1 }], 3, vec![1]);
+        assert_eq!(twice.validate(), Err(CircuitError::WrittenTwice(1)));
+        let range = circuit(
+            vec![Gate::Const {
+                value: true,
+                out: 9,
+            }],
+            3,
+            vec![0],
+        );
+        assert_eq!(range.validate(), Err(CircuitError::WireOutOfRange(9)));
+        let unset_out = circuit(vec![], 3, vec![2]);
+        assert_eq!(unset_out.validate(), Err(CircuitError::ReadBeforeWrite(2)));
+    }
+
+    #[test]
+    fn packed_and_plain_evaluation_agree() {
+        let c = circuit(
+            vec![
+                Gate::And { a: 0, b: 1, out: 2 },
+                Gate::Inv { a: 2, out: 3 },
+                Gate::Const {
+                    value: true,
+                    out: 4,
+                },
+                Gate::Xor { a: 3, b: 4, out: 5 },
+            ],
+            6,
+            vec![2, 3, 5],
+        );
+        let packed = c.eval_packed(&[vec![0b1100, 0b1010]]);
+        for k in 0..4 {
+            let plain = c.eval(&[vec![(0b1100 >> k) & 1 == 1, (0b1010 >> k) & 1 == 1]]);
+            let bits: Vec<bool> = packed[0].iter().map(|w| (w >> k) & 1 == 1).collect();
+            assert_eq!(plain[0], bits);
+        }
+    }
+}

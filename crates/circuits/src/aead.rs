@@ -1,0 +1,93 @@
+//! Record-layer keystream gadgets for the TLS AEADs: per-record nonces, the
+//! AES-GCM counter-mode keystream with its hash key `H` and tag mask
+//! `E_K(J0)`, and the ChaCha20-Poly1305 keystream with its one-time
+//! Poly1305 key.
+//!
+//! The IV is secret (it comes from the key schedule) but the sequence number
+//! is public, so a record nonce costs nothing (XOR with constants). The
+//! key is one wire vector shared by every block, which is what binds all
+//! records of a direction to the one key the handshake derived. Keystream
+//! bytes past the requested length are never computed: with dead-gate
+//! elimination a partial last AES block pays only for the S-boxes of the
+//! bytes it uses in the last round.
+
+use crate::aes::encrypt_block;
+use crate::builder::{const_bytes, Bit, Builder};
+use crate::chacha::chacha20_block;
+
+/// The per-record nonce of TLS 1.3 (RFC 8446 §5.3) and of ChaCha20-Poly1305
+/// in TLS 1.2 (RFC 7905): the 12-byte IV XOR the big-endian sequence number
+/// padded to 12 bytes. Free.
+pub fn tls_nonce(b: &mut Builder, iv: &[Bit], seq: u64) -> Vec<Bit> {
+    assert_eq!(iv.len(), 96, "IV is 12 bytes");
+    let mut pad = [0u8; 12];
+    pad[4..].copy_from_slice(&seq.to_be_bytes());
+    b.xor_words(iv, &const_bytes(&pad))
+}
+
+/// The AES-GCM nonce of TLS 1.2 (RFC 5288 §3): the 4-byte implicit salt
+/// (`*_write_IV`, secret) followed by the 8-byte explicit nonce sent in the
+/// record (public).
+pub fn tls12_gcm_nonce(salt: &[Bit], explicit: &[u8; 8]) -> Vec<Bit> {
+    assert_eq!(salt.len(), 32, "GCM salt is 4 bytes");
+    let mut n = salt.to_vec();
+    n.extend(const_bytes(explicit));
+    n
+}
+
+/// The GHASH key `H = E_K(0^128)`.
+pub fn gcm_hash_key(b: &mut Builder, round_keys: &[Vec<Bit>]) -> Vec<Bit> {
+    encrypt_block(b, round_keys, &const_bytes(&[0u8; 16]))
+}
+
+/// AES-GCM with a 12-byte nonce: returns `(E_K(J0), keystream)` where
+/// `J0 = nonce || 1` masks the tag and the keystream of `len` bytes is
+/// `E_K(nonce || 2), E_K(nonce || 3), ...` truncated.
+pub fn aes_gcm_keystream(
+    b: &mut Builder,
+    round_keys: &[Vec<Bit>],
+    nonce: &[Bit],
+    len: usize,
+) -> (Vec<Bit>, Vec<Bit>) {
+    assert_eq!(nonce.len(), 96, "GCM nonce is 12 bytes");
+    assert!(
+        (len as u64) <= 16 * ((1u64 << 32) - 2),
+        "GCM message too long"
+    );
+    let mut block = |ctr: u32| {
+        let mut input = nonce.to_vec();
+        input.extend(const_bytes(&ctr.to_be_bytes()));
+        encrypt_block(b, round_keys, &input)
+    };
+    let tag_mask = block(1);
+    let mut ks = Vec::with_capacity(8 * len.next_multiple_of(16));
+    for i in 0..len.div_ceil(16) {
+        ks.extend(block(2 + i as u32));
+    }
+    ks.truncate(8 * len);
+    (tag_mask, ks)
+}
+
+/// ChaCha20-Poly1305 (RFC 8439 §2.8): returns `(poly1305_key, keystream)`:
+/// the one-time Poly1305 key is the first 32 bytes of block 0, the
+/// keystream of `len` bytes starts at block 1.
+pub fn chacha20_poly1305_keystream(
+    b: &mut Builder,
+    key: &[Bit],
+    nonce: &[Bit],
+    len: usize,
+) -> (Vec<Bit>, Vec<Bit>) {
+    assert!(
+        (len as u64) <= 64 * ((1u64 << 32) - 1),
+        "ChaCha20 message too long"
+    );
+    let mut block = |ctr: u32| chacha20_block(b, key, &const_bytes(&ctr.to_le_bytes()), nonce);
+    let mut otk = block(0);
+    otk.truncate(256);
+    let mut ks = Vec::with_capacity(8 * len.next_multiple_of(64));
+    for i in 0..len.div_ceil(64) {
+        ks.extend(block(1 + i as u32));
+    }
+    ks.truncate(8 * len);
+    (otk, ks)
+}
