@@ -1,0 +1,621 @@
+//! Attestations: what the verifier (notary) signs after a session.
+//!
+//! # Binary encoding of the attestation body (format version 1)
+//!
+//! All integers big-endian. This exact byte string is what is signed
+//! (Ed25519 over the bytes, secp256k1 over their Keccak-256; see
+//! [`crate::keys`]).
+//!
+//! | offset | length | field |
+//! |---|---|---|
+//! | 0   | 4  | magic, ASCII `WPAT` |
+//! | 4   | 2  | format version, `1` |
+//! | 6   | 2  | TLS version: `0x0303` (1.2) or `0x0304` (1.3) |
+//! | 8   | 2  | cipher suite, IANA code (one of [`CipherSuite`], matching the version) |
+//! | 10  | 8  | session time, Unix seconds |
+//! | 18  | 32 | key id of the signing key |
+//! | 50  | 4  | sent (client to server) plaintext length |
+//! | 54  | 4  | received plaintext length |
+//! | 58  | 4  | number of commitment leaves |
+//! | 62  | 32 | Merkle root of the commitment leaves ([`crate::commit`], [`crate::merkle`]) |
+//! | 94  | 32 | handshake hash: [`ServerIdentity::hash`] of the server identity data checked |
+//! | 126 | 1  | server name length `n`, 1..=253 |
+//! | 127 | n  | server name: lowercase ASCII `[a-z0-9.:-]` (DNS name or IP literal) |
+//!
+//! # Signed attestation
+//!
+//! `body ‖ scheme (1 byte: 1 secp256k1, 2 Ed25519) ‖ signature` (65 bytes
+//! `r ‖ s ‖ v` or 64 bytes), nothing after.
+//!
+//! # Server identity data
+//!
+//! `count (1 byte, 1..=16) ‖ count × (length u32, 1..=65536 ‖ DER certificate)`,
+//! leaf certificate first; its hash is `SHA-256("webproof/server-identity/v1" ‖ encoding)`.
+
+use std::fmt;
+
+use sha2::{Digest, Sha256};
+
+use crate::encoding::{hex_array, hex_bytes, Reader, Writer};
+use crate::error::{DecodeError, Error, Result, VerifyError};
+use crate::keys::{KeyId, Scheme, Signature, SigningKey, VerifyingKey};
+use crate::merkle::Hash;
+
+pub const ATTESTATION_MAGIC: [u8; 4] = *b"WPAT";
+pub const ATTESTATION_VERSION: u16 = 1;
+pub const MAX_SERVER_NAME_LEN: usize = 253;
+pub const MAX_CERTS: usize = 16;
+pub const MAX_CERT_LEN: usize = 65536;
+/// Fixed part of the body, before the server name.
+const BODY_FIXED_LEN: usize = 127;
+
+/// TLS protocol version of the attested session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum TlsVersion {
+    #[serde(rename = "TLSv1.2")]
+    Tls12,
+    #[serde(rename = "TLSv1.3")]
+    Tls13,
+}
+
+impl TlsVersion {
+    pub const fn code(self) -> u16 {
+        match self {
+            TlsVersion::Tls12 => 0x0303,
+            TlsVersion::Tls13 => 0x0304,
+        }
+    }
+
+    pub const fn from_code(code: u16) -> Option<Self> {
+        match code {
+            0x0303 => Some(TlsVersion::Tls12),
+            0x0304 => Some(TlsVersion::Tls13),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for TlsVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            TlsVersion::Tls12 => "TLSv1.2",
+            TlsVersion::Tls13 => "TLSv1.3",
+        })
+    }
+}
+
+macro_rules! suites {
+    ($($name:ident = $code:literal, $version:ident;)*) => {
+        /// Cipher suites webproof attests (IANA names and codes).
+        #[allow(non_camel_case_types)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+        pub enum CipherSuite { $($name,)* }
+
+        impl CipherSuite {
+            pub const ALL: &'static [CipherSuite] = &[$(CipherSuite::$name,)*];
+
+            pub const fn code(self) -> u16 {
+                match self { $(CipherSuite::$name => $code,)* }
+            }
+
+            pub const fn from_code(code: u16) -> Option<Self> {
+                match code { $($code => Some(CipherSuite::$name),)* _ => None }
+            }
+
+            /// The TLS version this suite belongs to.
+            pub const fn version(self) -> TlsVersion {
+                match self { $(CipherSuite::$name => TlsVersion::$version,)* }
+            }
+
+            pub const fn name(self) -> &'static str {
+                match self { $(CipherSuite::$name => stringify!($name),)* }
+            }
+        }
+    };
+}
+
+suites! {
+    TLS13_AES_128_GCM_SHA256 = 0x1301, Tls13;
+    TLS13_AES_256_GCM_SHA384 = 0x1302, Tls13;
+    TLS13_CHACHA20_POLY1305_SHA256 = 0x1303, Tls13;
+    TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256 = 0xc02b, Tls12;
+    TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384 = 0xc02c, Tls12;
+    TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256 = 0xc02f, Tls12;
+    TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384 = 0xc030, Tls12;
+    TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256 = 0xcca8, Tls12;
+    TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256 = 0xcca9, Tls12;
+}
+
+impl fmt::Display for CipherSuite {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Lowercases and checks a server name for an attestation.
+pub fn normalize_server_name(name: &str) -> Result<String> {
+    let lower = name.to_ascii_lowercase();
+    if valid_server_name(lower.as_bytes()) {
+        Ok(lower)
+    } else {
+        Err(Error::InvalidServerName(name.to_string()))
+    }
+}
+
+fn valid_server_name(b: &[u8]) -> bool {
+    !b.is_empty()
+        && b.len() <= MAX_SERVER_NAME_LEN
+        && b.iter()
+            .all(|c| matches!(c, b'a'..=b'z' | b'0'..=b'9' | b'.' | b'-' | b':'))
+}
+
+/// The server's certificate chain as the verifier saw it (DER, leaf first).
+#[derive(Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(try_from = "ServerIdentityJson", into = "ServerIdentityJson")]
+pub struct ServerIdentity {
+    cert_chain: Vec<Vec<u8>>,
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ServerIdentityJson {
+    cert_chain: Vec<HexBytes>,
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(transparent)]
+pub(crate) struct HexBytes(#[serde(with = "hex_bytes")] pub(crate) Vec<u8>);
+
+impl TryFrom<ServerIdentityJson> for ServerIdentity {
+    type Error = Error;
+    fn try_from(j: ServerIdentityJson) -> Result<Self> {
+        ServerIdentity::new(j.cert_chain.into_iter().map(|c| c.0).collect())
+    }
+}
+
+impl From<ServerIdentity> for ServerIdentityJson {
+    fn from(s: ServerIdentity) -> Self {
+        ServerIdentityJson {
+            cert_chain: s.cert_chain.into_iter().map(HexBytes).collect(),
+        }
+    }
+}
+
+impl ServerIdentity {
+    pub fn new(cert_chain: Vec<Vec<u8>>) -> Result<Self> {
+        if cert_chain.is_empty() {
+            return Err(DecodeError::Empty {
+                what: "certificate chain",
+            }
+            .into());
+        }
+        if cert_chain.len() > MAX_CERTS {
+            return Err(DecodeError::TooLarge {
+                what: "certificate chain",
+                len: cert_chain.len(),
+                max: MAX_CERTS,
+            }
+            .into());
+        }
+        for c in &cert_chain {
+            if c.is_empty() {
+                return Err(DecodeError::Empty {
+                    what: "certificate",
+                }
+                .into());
+            }
+            if c.len() > MAX_CERT_LEN {
+                return Err(DecodeError::TooLarge {
+                    what: "certificate",
+                    len: c.len(),
+                    max: MAX_CERT_LEN,
+                }
+                .into());
+            }
+        }
+        Ok(Self { cert_chain })
+    }
+
+    pub fn cert_chain(&self) -> &[Vec<u8>] {
+        &self.cert_chain
+    }
+
+    pub(crate) fn write(&self, w: &mut Writer) {
+        w.u8(self.cert_chain.len() as u8);
+        for c in &self.cert_chain {
+            w.u32(c.len() as u32);
+            w.bytes(c);
+        }
+    }
+
+    pub(crate) fn read(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+        let count = r.u8("certificate count")? as usize;
+        if count == 0 {
+            return Err(DecodeError::Empty {
+                what: "certificate chain",
+            });
+        }
+        let count = r.check_count(count, 5, MAX_CERTS, "certificate chain")?;
+        let mut chain = Vec::with_capacity(count);
+        for _ in 0..count {
+            let len = r.u32("certificate length")? as usize;
+            if len == 0 {
+                return Err(DecodeError::Empty {
+                    what: "certificate",
+                });
+            }
+            if len > MAX_CERT_LEN {
+                return Err(DecodeError::TooLarge {
+                    what: "certificate",
+                    len,
+                    max: MAX_CERT_LEN,
+                });
+            }
+            chain.push(r.take(len, "certificate")?.to_vec());
+        }
+        Ok(Self { cert_chain: chain })
+    }
+
+    /// The value an attestation's `handshake_hash` holds for this identity.
+    pub fn hash(&self) -> Hash {
+        let mut w = Writer::new();
+        self.write(&mut w);
+        let mut h = Sha256::new();
+        h.update(b"webproof/server-identity/v1");
+        h.update(w.into_bytes());
+        h.finalize().into()
+    }
+}
+
+impl fmt::Debug for ServerIdentity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ServerIdentity")
+            .field("certificates", &self.cert_chain.len())
+            .field("hash", &hex::encode(self.hash()))
+            .finish()
+    }
+}
+
+/// What the verifier fills in to make an attestation (the key id comes from
+/// the signing key).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AttestationFields {
+    /// DNS name (or IP literal) the verifier checked the certificate for.
+    pub server_name: String,
+    /// Session time, Unix seconds.
+    pub time: u64,
+    pub cipher_suite: CipherSuite,
+    pub sent_len: u32,
+    pub received_len: u32,
+    pub leaf_count: u32,
+    pub transcript_root: Hash,
+    pub handshake_hash: Hash,
+}
+
+/// An attestation body: validated, immutable.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct Attestation {
+    server_name: String,
+    time: u64,
+    cipher_suite: CipherSuite,
+    key_id: KeyId,
+    sent_len: u32,
+    received_len: u32,
+    leaf_count: u32,
+    transcript_root: Hash,
+    handshake_hash: Hash,
+}
+
+impl Attestation {
+    pub fn server_name(&self) -> &str {
+        &self.server_name
+    }
+    pub fn time(&self) -> u64 {
+        self.time
+    }
+    pub fn tls_version(&self) -> TlsVersion {
+        self.cipher_suite.version()
+    }
+    pub fn cipher_suite(&self) -> CipherSuite {
+        self.cipher_suite
+    }
+    pub fn key_id(&self) -> KeyId {
+        self.key_id
+    }
+    pub fn sent_len(&self) -> u32 {
+        self.sent_len
+    }
+    pub fn received_len(&self) -> u32 {
+        self.received_len
+    }
+    pub fn leaf_count(&self) -> u32 {
+        self.leaf_count
+    }
+    pub fn transcript_root(&self) -> Hash {
+        self.transcript_root
+    }
+    pub fn handshake_hash(&self) -> Hash {
+        self.handshake_hash
+    }
+
+    /// The canonical encoding (what is signed).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut w = Writer::new();
+        w.bytes(&ATTESTATION_MAGIC);
+        w.u16(ATTESTATION_VERSION);
+        w.u16(self.tls_version().code());
+        w.u16(self.cipher_suite.code());
+        w.u64(self.time);
+        w.bytes(&self.key_id.0);
+        w.u32(self.sent_len);
+        w.u32(self.received_len);
+        w.u32(self.leaf_count);
+        w.bytes(&self.transcript_root);
+        w.bytes(&self.handshake_hash);
+        w.u8(self.server_name.len() as u8);
+        w.bytes(self.server_name.as_bytes());
+        let out = w.into_bytes();
+        debug_assert_eq!(out.len(), BODY_FIXED_LEN + self.server_name.len());
+        out
+    }
+
+    pub(crate) fn read(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+        if r.array::<4>("attestation magic")? != ATTESTATION_MAGIC {
+            return Err(DecodeError::BadMagic {
+                expected: "attestation",
+            });
+        }
+        let version = r.u16("attestation version")?;
+        if version != ATTESTATION_VERSION {
+            return Err(DecodeError::UnsupportedVersion {
+                what: "attestation",
+                version,
+            });
+        }
+        let tls = r.u16("TLS version")?;
+        let tls_version = TlsVersion::from_code(tls).ok_or(DecodeError::UnknownTlsVersion(tls))?;
+        let suite = r.u16("cipher suite")?;
+        let cipher_suite =
+            CipherSuite::from_code(suite).ok_or(DecodeError::UnknownCipherSuite(suite))?;
+        if cipher_suite.version() != tls_version {
+            return Err(DecodeError::SuiteVersionMismatch {
+                suite,
+                version: tls,
+            });
+        }
+        let time = r.u64("time")?;
+        let key_id = KeyId(r.array("key id")?);
+        let sent_len = r.u32("sent length")?;
+        let received_len = r.u32("received length")?;
+        let leaf_count = r.u32("leaf count")?;
+        let transcript_root = r.array("transcript root")?;
+        let handshake_hash = r.array("handshake hash")?;
+        let name_len = r.u8("server name length")? as usize;
+        let name = r.take(name_len, "server name")?;
+        if !valid_server_name(name) {
+            return Err(DecodeError::InvalidServerName);
+        }
+        Ok(Self {
+            server_name: String::from_utf8(name.to_vec())
+                .map_err(|_| DecodeError::InvalidServerName)?,
+            time,
+            cipher_suite,
+            key_id,
+            sent_len,
+            received_len,
+            leaf_count,
+            transcript_root,
+            handshake_hash,
+        })
+    }
+
+    /// Decodes a body on its own (strict: no trailing bytes).
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, DecodeError> {
+        let mut r = Reader::new(bytes);
+        let a = Self::read(&mut r)?;
+        r.finish()?;
+        Ok(a)
+    }
+
+    /// Fills in `fields` with `key`'s id and signs the result.
+    pub fn sign(fields: AttestationFields, key: &SigningKey) -> Result<SignedAttestation> {
+        let attestation = Attestation {
+            server_name: normalize_server_name(&fields.server_name)?,
+            time: fields.time,
+            cipher_suite: fields.cipher_suite,
+            key_id: key.key_id(),
+            sent_len: fields.sent_len,
+            received_len: fields.received_len,
+            leaf_count: fields.leaf_count,
+            transcript_root: fields.transcript_root,
+            handshake_hash: fields.handshake_hash,
+        };
+        let signature = key.sign(&attestation.to_bytes())?;
+        Ok(SignedAttestation {
+            attestation,
+            signature,
+        })
+    }
+}
+
+/// An attestation with the verifier's signature.
+#[derive(Clone, PartialEq, Eq, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(try_from = "SignedAttestationJson", into = "SignedAttestationJson")]
+pub struct SignedAttestation {
+    attestation: Attestation,
+    signature: Signature,
+}
+
+impl SignedAttestation {
+    pub fn attestation(&self) -> &Attestation {
+        &self.attestation
+    }
+
+    pub fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    /// Checks the signature with the trusted key whose id the attestation
+    /// names; returns that key.
+    pub fn verify<'k>(&self, trusted: &'k [VerifyingKey]) -> Result<&'k VerifyingKey, VerifyError> {
+        let key_id = self.attestation.key_id;
+        let key = trusted
+            .iter()
+            .find(|k| k.key_id() == key_id)
+            .ok_or_else(|| VerifyError::UntrustedKey {
+                key_id: key_id.to_string(),
+            })?;
+        key.verify(&self.attestation.to_bytes(), &self.signature)?;
+        Ok(key)
+    }
+
+    pub(crate) fn write(&self, w: &mut Writer) {
+        w.bytes(&self.attestation.to_bytes());
+        w.u8(self.signature.scheme().to_byte());
+        w.bytes(self.signature.as_bytes());
+    }
+
+    pub(crate) fn read(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+        let attestation = Attestation::read(r)?;
+        let scheme_byte = r.u8("signature scheme")?;
+        let scheme =
+            Scheme::from_byte(scheme_byte).ok_or(DecodeError::UnknownScheme(scheme_byte))?;
+        let sig = r.take(scheme.signature_len(), "signature")?;
+        Ok(Self {
+            attestation,
+            signature: Signature::from_parts(scheme, sig)?,
+        })
+    }
+
+    /// Binary encoding (see the module docs).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut w = Writer::new();
+        self.write(&mut w);
+        w.into_bytes()
+    }
+
+    /// Strict decoding of [`SignedAttestation::to_bytes`].
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, DecodeError> {
+        let mut r = Reader::new(bytes);
+        let a = Self::read(&mut r)?;
+        r.finish()?;
+        Ok(a)
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("serializing plain data cannot fail")
+    }
+
+    pub fn from_json(s: &str) -> Result<Self, DecodeError> {
+        let j: SignedAttestationJson =
+            serde_json::from_str(s).map_err(|e| DecodeError::Json(e.to_string()))?;
+        j.try_into()
+    }
+}
+
+/// JSON form of an attestation body.
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct AttestationJson {
+    version: u16,
+    server_name: String,
+    time: u64,
+    tls_version: TlsVersion,
+    cipher_suite: CipherSuite,
+    #[serde(with = "hex_array")]
+    key_id: [u8; 32],
+    sent_len: u32,
+    received_len: u32,
+    leaf_count: u32,
+    #[serde(with = "hex_array")]
+    transcript_root: [u8; 32],
+    #[serde(with = "hex_array")]
+    handshake_hash: [u8; 32],
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SignatureJson {
+    scheme: Scheme,
+    #[serde(with = "hex_bytes")]
+    bytes: Vec<u8>,
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SignedAttestationJson {
+    attestation: AttestationJson,
+    signature: SignatureJson,
+}
+
+impl TryFrom<AttestationJson> for Attestation {
+    type Error = DecodeError;
+    fn try_from(j: AttestationJson) -> Result<Self, DecodeError> {
+        if j.version != ATTESTATION_VERSION {
+            return Err(DecodeError::UnsupportedVersion {
+                what: "attestation",
+                version: j.version,
+            });
+        }
+        if j.cipher_suite.version() != j.tls_version {
+            return Err(DecodeError::SuiteVersionMismatch {
+                suite: j.cipher_suite.code(),
+                version: j.tls_version.code(),
+            });
+        }
+        if !valid_server_name(j.server_name.as_bytes()) {
+            return Err(DecodeError::InvalidServerName);
+        }
+        Ok(Attestation {
+            server_name: j.server_name,
+            time: j.time,
+            cipher_suite: j.cipher_suite,
+            key_id: KeyId(j.key_id),
+            sent_len: j.sent_len,
+            received_len: j.received_len,
+            leaf_count: j.leaf_count,
+            transcript_root: j.transcript_root,
+            handshake_hash: j.handshake_hash,
+        })
+    }
+}
+
+impl From<&Attestation> for AttestationJson {
+    fn from(a: &Attestation) -> Self {
+        AttestationJson {
+            version: ATTESTATION_VERSION,
+            server_name: a.server_name.clone(),
+            time: a.time,
+            tls_version: a.tls_version(),
+            cipher_suite: a.cipher_suite,
+            key_id: a.key_id.0,
+            sent_len: a.sent_len,
+            received_len: a.received_len,
+            leaf_count: a.leaf_count,
+            transcript_root: a.transcript_root,
+            handshake_hash: a.handshake_hash,
+        }
+    }
+}
+
+impl TryFrom<SignedAttestationJson> for SignedAttestation {
+    type Error = DecodeError;
+    fn try_from(j: SignedAttestationJson) -> Result<Self, DecodeError> {
+        Ok(SignedAttestation {
+            attestation: j.attestation.try_into()?,
+            signature: Signature::from_parts(j.signature.scheme, &j.signature.bytes)?,
+        })
+    }
+}
+
+impl From<SignedAttestation> for SignedAttestationJson {
+    fn from(s: SignedAttestation) -> Self {
+        SignedAttestationJson {
+            attestation: (&s.attestation).into(),
+            signature: SignatureJson {
+                scheme: s.signature.scheme(),
+                bytes: s.signature.as_bytes().to_vec(),
+            },
+        }
+    }
+}
