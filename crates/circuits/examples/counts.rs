@@ -1,8 +1,6 @@
 //! Prints the AND/XOR counts and build times of the circuits.
 use std::time::Instant;
-use webproof_circuits::tls::{
-    tls12_key_schedule_circuit, tls13_key_schedule_circuit, Tls12Public, Tls12Suite, Tls13Suite,
-};
+use webproof_circuits::tls::*;
 use webproof_circuits::{aes, chacha, sha2, Circuit};
 
 fn report(name: &str, f: impl Fn() -> Circuit) {
@@ -54,4 +52,22 @@ fn main() {
     report("tls12 AES_256_GCM_SHA384", || {
         tls12_key_schedule_circuit(Tls12Suite::AES_256_GCM_SHA384, &p48)
     });
+    for suite in [
+        Tls13Suite::AES_128_GCM_SHA256,
+        Tls13Suite::AES_256_GCM_SHA384,
+    ] {
+        report(
+            &format!("tls13 {:?}/{} public inputs", suite.hash, suite.key_len),
+            || tls13_key_schedule_circuit_public_inputs(suite),
+        );
+    }
+    for suite in [
+        Tls12Suite::AES_128_GCM_SHA256,
+        Tls12Suite::AES_256_GCM_SHA384,
+    ] {
+        report(
+            &format!("tls12 {:?}/{} public inputs", suite.hash, suite.key_len),
+            || tls12_key_schedule_circuit_public_inputs(suite),
+        );
+    }
 }

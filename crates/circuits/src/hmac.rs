@@ -122,7 +122,7 @@ pub fn hkdf_label(label: &str, context: &[u8], len: usize) -> Vec<u8> {
 }
 
 /// HKDF-Expand-Label(secret, label, context, len) of TLS 1.3; the label and
-/// context (a transcript hash, or empty) are public.
+/// context (a transcript hash, or empty) are public constants.
 pub fn hkdf_expand_label(
     b: &mut Builder,
     secret: &HmacKey,
@@ -130,12 +130,33 @@ pub fn hkdf_expand_label(
     context: &[u8],
     len: usize,
 ) -> Vec<Bit> {
-    let info = const_bytes(&hkdf_label(label, context, len));
+    hkdf_expand_label_bits(b, secret, label, &const_bytes(context), len)
+}
+
+/// HKDF-Expand-Label with the context given as bits (whole bytes), e.g. a
+/// transcript hash that is a public *input* of the circuit rather than a
+/// constant, so that one circuit serves every session.
+pub fn hkdf_expand_label_bits(
+    b: &mut Builder,
+    secret: &HmacKey,
+    label: &str,
+    context: &[Bit],
+    len: usize,
+) -> Vec<Bit> {
+    assert!(context.len() % 8 == 0, "context is not whole bytes");
+    let ctx_len = context.len() / 8;
+    // HkdfLabel = length || label with prefix || context, both length-prefixed.
+    let head = hkdf_label(label, &[], len);
+    let mut info = const_bytes(&head[..head.len() - 1]);
+    info.extend(const_bytes(&[ctx_len as u8]));
+    info.extend_from_slice(context);
+    assert!(ctx_len <= 255, "context too long");
     hkdf_expand(b, secret, &info, len)
 }
 
 /// TLS 1.2 PRF: P_hash(secret, label || seed) truncated to `len` bytes,
-/// with the pads of the secret already computed (RFC 5246 §5).
+/// with the pads of the secret already computed (RFC 5246 §5). The label and
+/// seed are public constants.
 pub fn tls12_prf(
     b: &mut Builder,
     secret: &HmacKey,
@@ -143,7 +164,19 @@ pub fn tls12_prf(
     seed: &[u8],
     len: usize,
 ) -> Vec<Bit> {
-    let full_seed = const_bytes(&[label.as_bytes(), seed].concat());
+    tls12_prf_bits(b, secret, label, &const_bytes(seed), len)
+}
+
+/// TLS 1.2 PRF with the seed given as bits (constants or public inputs).
+pub fn tls12_prf_bits(
+    b: &mut Builder,
+    secret: &HmacKey,
+    label: &str,
+    seed: &[Bit],
+    len: usize,
+) -> Vec<Bit> {
+    let mut full_seed = const_bytes(label.as_bytes());
+    full_seed.extend_from_slice(seed);
     let mut out = Vec::with_capacity(8 * len);
     // A(1) = HMAC(secret, seed), A(i) = HMAC(secret, A(i-1)).
     let mut a = secret.mac(b, &full_seed);

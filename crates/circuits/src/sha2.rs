@@ -253,7 +253,8 @@ pub fn hash_circuit(alg: HashAlg, len: usize) -> Circuit {
 // Round constants and initial states: fractional parts of cube and square
 // roots of the first primes (FIPS 180-4 §4.2, §5.3), generated and checked
 // against the reference implementation by the tests.
-const K256: [u64; 64] = [
+/// SHA-256 round constants (FIPS 180-4 §4.2.2), widened to `u64`.
+pub const K256: [u64; 64] = [
     0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
     0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
     0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
@@ -263,7 +264,8 @@ const K256: [u64; 64] = [
     0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
     0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
 ];
-const K512: [u64; 80] = [
+/// SHA-512 round constants (FIPS 180-4 §4.2.3).
+pub const K512: [u64; 80] = [
     0x428a2f98d728ae22,
     0x7137449123ef65cd,
     0xb5c0fbcfec4d3b2f,

@@ -17,7 +17,7 @@
 //! into the circuit, so these circuits are built per session (a few ms).
 
 use crate::builder::{const_bytes, Bit, Builder};
-use crate::hmac::{hkdf_expand_label, tls12_prf, HmacKey};
+use crate::hmac::{hkdf_expand_label, hkdf_expand_label_bits, tls12_prf_bits, HmacKey};
 use crate::sha2::HashAlg;
 use crate::Circuit;
 
@@ -75,7 +75,7 @@ pub struct Tls13Secrets {
 ///
 /// `hs` is the handshake secret (hash length); `hello_hash` is
 /// Transcript-Hash(ClientHello..ServerHello) and `finished_hash` is
-/// Transcript-Hash(ClientHello..server Finished).
+/// Transcript-Hash(ClientHello..server Finished), folded in as constants.
 pub fn tls13_key_schedule(
     b: &mut Builder,
     suite: Tls13Suite,
@@ -83,24 +83,46 @@ pub fn tls13_key_schedule(
     hello_hash: &[u8],
     finished_hash: &[u8],
 ) -> Tls13Secrets {
+    tls13_key_schedule_bits(
+        b,
+        suite,
+        hs,
+        &const_bytes(hello_hash),
+        &const_bytes(finished_hash),
+    )
+}
+
+/// [`tls13_key_schedule`] with the transcript hashes as bits: constants, or
+/// public input wires for a circuit that is built once for all sessions.
+pub fn tls13_key_schedule_bits(
+    b: &mut Builder,
+    suite: Tls13Suite,
+    hs: &[Bit],
+    hello_hash: &[Bit],
+    finished_hash: &[Bit],
+) -> Tls13Secrets {
     let h = suite.hash;
     let hl = h.output_len();
     assert_eq!(hs.len(), 8 * hl, "handshake secret has the hash length");
-    assert_eq!(hello_hash.len(), hl, "transcript hash has the hash length");
+    assert_eq!(
+        hello_hash.len(),
+        8 * hl,
+        "transcript hash has the hash length"
+    );
     assert_eq!(
         finished_hash.len(),
-        hl,
+        8 * hl,
         "transcript hash has the hash length"
     );
     let hs_key = HmacKey::new(b, h, hs);
-    let client_handshake = hkdf_expand_label(b, &hs_key, "c hs traffic", hello_hash, hl);
-    let server_handshake = hkdf_expand_label(b, &hs_key, "s hs traffic", hello_hash, hl);
+    let client_handshake = hkdf_expand_label_bits(b, &hs_key, "c hs traffic", hello_hash, hl);
+    let server_handshake = hkdf_expand_label_bits(b, &hs_key, "s hs traffic", hello_hash, hl);
     let derived = hkdf_expand_label(b, &hs_key, "derived", &crate::sha2::digest(h, &[]), hl);
     // Master Secret = HKDF-Extract(salt = derived, IKM = 0^hl).
     let ms = HmacKey::new(b, h, &derived).mac(b, &const_bytes(&vec![0u8; hl]));
     let ms_key = HmacKey::new(b, h, &ms);
-    let client_application = hkdf_expand_label(b, &ms_key, "c ap traffic", finished_hash, hl);
-    let server_application = hkdf_expand_label(b, &ms_key, "s ap traffic", finished_hash, hl);
+    let client_application = hkdf_expand_label_bits(b, &ms_key, "c ap traffic", finished_hash, hl);
+    let server_application = hkdf_expand_label_bits(b, &ms_key, "s ap traffic", finished_hash, hl);
     let mut traffic_keys = |secret: &[Bit]| {
         let k = HmacKey::new(b, h, secret);
         let key = hkdf_expand_label(b, &k, "key", &[], suite.key_len);
@@ -121,17 +143,7 @@ pub fn tls13_key_schedule(
     }
 }
 
-/// Standalone TLS 1.3 key-schedule circuit. Input: `[HS]`; outputs, in this
-/// order: `[c hs traffic, s hs traffic, c ap traffic, s ap traffic,
-/// client key, client iv, server key, server iv]`.
-pub fn tls13_key_schedule_circuit(
-    suite: Tls13Suite,
-    hello_hash: &[u8],
-    finished_hash: &[u8],
-) -> Circuit {
-    let mut b = Builder::new();
-    let hs = b.input_bytes(suite.hash.output_len());
-    let s = tls13_key_schedule(&mut b, suite, &hs, hello_hash, finished_hash);
+fn output_tls13(b: &mut Builder, s: &Tls13Secrets) {
     for out in [
         &s.client_handshake,
         &s.server_handshake,
@@ -144,6 +156,39 @@ pub fn tls13_key_schedule_circuit(
     ] {
         b.output(out);
     }
+}
+
+/// Standalone TLS 1.3 key-schedule circuit. Input: `[HS]`; outputs, in this
+/// order: `[c hs traffic, s hs traffic, c ap traffic, s ap traffic,
+/// client key, client iv, server key, server iv]`.
+pub fn tls13_key_schedule_circuit(
+    suite: Tls13Suite,
+    hello_hash: &[u8],
+    finished_hash: &[u8],
+) -> Circuit {
+    let mut b = Builder::new();
+    let hs = b.input_bytes(suite.hash.output_len());
+    let s = tls13_key_schedule(&mut b, suite, &hs, hello_hash, finished_hash);
+    output_tls13(&mut b, &s);
+    b.finish()
+}
+
+/// TLS 1.3 key-schedule circuit independent of the session: the transcript
+/// hashes are input groups (public inputs for the proof system) instead of
+/// constants, so it can be built once and cached ([`crate::cache`]). Costs
+/// more AND gates than the folded circuit (the four traffic-secret
+/// derivations no longer have a constant message schedule).
+///
+/// Inputs: `[HS, hello_hash, finished_hash]`; outputs as
+/// [`tls13_key_schedule_circuit`].
+pub fn tls13_key_schedule_circuit_public_inputs(suite: Tls13Suite) -> Circuit {
+    let mut b = Builder::new();
+    let hl = suite.hash.output_len();
+    let hs = b.input_bytes(hl);
+    let th1 = b.input_bytes(hl);
+    let th2 = b.input_bytes(hl);
+    let s = tls13_key_schedule_bits(&mut b, suite, &hs, &th1, &th2);
+    output_tls13(&mut b, &s);
     b.finish()
 }
 
@@ -210,25 +255,46 @@ pub struct Tls12Keys {
     pub server_verify_data: Vec<Bit>,
 }
 
-/// TLS 1.2 key block and Finished values from the 48-byte master secret.
+/// TLS 1.2 key block and Finished values from the 48-byte master secret,
+/// with the public values folded in as constants.
 pub fn tls12_key_schedule(
     b: &mut Builder,
     suite: Tls12Suite,
     ms: &[Bit],
     public: &Tls12Public,
 ) -> Tls12Keys {
+    tls12_key_schedule_bits(
+        b,
+        suite,
+        ms,
+        &const_bytes(public.client_random),
+        &const_bytes(public.server_random),
+        &const_bytes(public.client_finished_hash),
+        &const_bytes(public.server_finished_hash),
+    )
+}
+
+/// [`tls12_key_schedule`] with the randoms (32 bytes each) and the handshake
+/// hashes given as bits: constants or public input wires.
+pub fn tls12_key_schedule_bits(
+    b: &mut Builder,
+    suite: Tls12Suite,
+    ms: &[Bit],
+    client_random: &[Bit],
+    server_random: &[Bit],
+    client_finished_hash: &[Bit],
+    server_finished_hash: &[Bit],
+) -> Tls12Keys {
     assert_eq!(ms.len(), 8 * 48, "master secret is 48 bytes");
+    assert_eq!(client_random.len(), 256, "client random is 32 bytes");
+    assert_eq!(server_random.len(), 256, "server random is 32 bytes");
     let key = HmacKey::new(b, suite.hash, ms);
-    let seed = [
-        public.server_random.as_slice(),
-        public.client_random.as_slice(),
-    ]
-    .concat();
+    let seed = [server_random, client_random].concat();
     let (kl, il) = (suite.key_len, suite.iv_len);
     // AEAD suites have no MAC keys: the key block is keys then IVs.
-    let kb = tls12_prf(b, &key, "key expansion", &seed, 2 * kl + 2 * il);
-    let client_verify_data = tls12_prf(b, &key, "client finished", public.client_finished_hash, 12);
-    let server_verify_data = tls12_prf(b, &key, "server finished", public.server_finished_hash, 12);
+    let kb = tls12_prf_bits(b, &key, "key expansion", &seed, 2 * kl + 2 * il);
+    let client_verify_data = tls12_prf_bits(b, &key, "client finished", client_finished_hash, 12);
+    let server_verify_data = tls12_prf_bits(b, &key, "server finished", server_finished_hash, 12);
     let at = |from: usize, len: usize| kb[8 * from..8 * (from + len)].to_vec();
     Tls12Keys {
         client_key: at(0, kl),
@@ -240,13 +306,7 @@ pub fn tls12_key_schedule(
     }
 }
 
-/// Standalone TLS 1.2 circuit. Input: `[master secret (48 B)]`; outputs, in
-/// this order: `[client key, server key, client iv, server iv, client
-/// verify_data, server verify_data]`.
-pub fn tls12_key_schedule_circuit(suite: Tls12Suite, public: &Tls12Public) -> Circuit {
-    let mut b = Builder::new();
-    let ms = b.input_bytes(48);
-    let k = tls12_key_schedule(&mut b, suite, &ms, public);
+fn output_tls12(b: &mut Builder, k: &Tls12Keys) {
     for out in [
         &k.client_key,
         &k.server_key,
@@ -257,6 +317,33 @@ pub fn tls12_key_schedule_circuit(suite: Tls12Suite, public: &Tls12Public) -> Ci
     ] {
         b.output(out);
     }
+}
+
+/// Standalone TLS 1.2 circuit. Input: `[master secret (48 B)]`; outputs, in
+/// this order: `[client key, server key, client iv, server iv, client
+/// verify_data, server verify_data]`.
+pub fn tls12_key_schedule_circuit(suite: Tls12Suite, public: &Tls12Public) -> Circuit {
+    let mut b = Builder::new();
+    let ms = b.input_bytes(48);
+    let k = tls12_key_schedule(&mut b, suite, &ms, public);
+    output_tls12(&mut b, &k);
+    b.finish()
+}
+
+/// TLS 1.2 circuit independent of the session (cacheable). Inputs:
+/// `[master secret (48 B), client random (32 B), server random (32 B),
+/// client Finished hash, server Finished hash]`, all but the first public;
+/// outputs as [`tls12_key_schedule_circuit`].
+pub fn tls12_key_schedule_circuit_public_inputs(suite: Tls12Suite) -> Circuit {
+    let mut b = Builder::new();
+    let hl = suite.hash.output_len();
+    let ms = b.input_bytes(48);
+    let cr = b.input_bytes(32);
+    let sr = b.input_bytes(32);
+    let h1 = b.input_bytes(hl);
+    let h2 = b.input_bytes(hl);
+    let k = tls12_key_schedule_bits(&mut b, suite, &ms, &cr, &sr, &h1, &h2);
+    output_tls12(&mut b, &k);
     b.finish()
 }
 
@@ -274,10 +361,10 @@ pub fn tls12_master_secret(
 ) -> Vec<Bit> {
     let key = HmacKey::new(b, hash, pms);
     match session_hash {
-        Some(h) => tls12_prf(b, &key, "extended master secret", h, 48),
+        Some(h) => tls12_prf_bits(b, &key, "extended master secret", &const_bytes(h), 48),
         None => {
             let seed = [client_random.as_slice(), server_random.as_slice()].concat();
-            tls12_prf(b, &key, "master secret", &seed, 48)
+            tls12_prf_bits(b, &key, "master secret", &const_bytes(&seed), 48)
         }
     }
 }

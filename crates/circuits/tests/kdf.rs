@@ -408,3 +408,72 @@ fn tls12_master_secret_vs_reference() {
         ]
     });
 }
+
+/// The cached, session-independent circuits (transcript hashes and randoms
+/// as input groups) agree with the per-session folded ones.
+#[test]
+fn public_input_circuits_match_folded_ones() {
+    let mut r = ChaCha20Rng::seed_from_u64(17);
+    for suite in [
+        Tls13Suite::AES_128_GCM_SHA256,
+        Tls13Suite::AES_256_GCM_SHA384,
+    ] {
+        let hl = suite.hash.output_len();
+        let c = cache::tls13_key_schedule(suite);
+        assert!(std::ptr::eq(c, cache::tls13_key_schedule(suite)));
+        let inst: Vec<Vec<Vec<u8>>> = (0..64)
+            .map(|_| {
+                vec![
+                    random_bytes(&mut r, hl),
+                    random_bytes(&mut r, hl),
+                    random_bytes(&mut r, hl),
+                ]
+            })
+            .collect();
+        let got = c.eval_bytes_batch(&inst);
+        for (i, out) in inst.iter().zip(got).take(64) {
+            assert_eq!(out, ref_tls13(suite, &i[0], &i[1], &i[2]));
+        }
+        let folded = tls13_key_schedule_circuit(suite, &inst[0][1], &inst[0][2]);
+        assert!(folded.and_count() < c.and_count());
+    }
+    for suite in [
+        Tls12Suite::AES_128_GCM_SHA256,
+        Tls12Suite::AES_256_GCM_SHA384,
+    ] {
+        let hl = suite.hash.output_len();
+        let c = cache::tls12_key_schedule(suite);
+        let inst: Vec<Vec<Vec<u8>>> = (0..64)
+            .map(|_| {
+                [48, 32, 32, hl, hl]
+                    .iter()
+                    .map(|&n| random_bytes(&mut r, n))
+                    .collect()
+            })
+            .collect();
+        let got = c.eval_bytes_batch(&inst);
+        for (i, out) in inst.iter().zip(got) {
+            let (cr, sr): ([u8; 32], [u8; 32]) = (
+                i[1].clone().try_into().unwrap(),
+                i[2].clone().try_into().unwrap(),
+            );
+            let (kl, il) = (suite.key_len, suite.iv_len);
+            let kb = ref_prf(
+                suite.hash,
+                &i[0],
+                "key expansion",
+                &[sr, cr].concat(),
+                2 * kl + 2 * il,
+            );
+            let want = vec![
+                kb[..kl].to_vec(),
+                kb[kl..2 * kl].to_vec(),
+                kb[2 * kl..2 * kl + il].to_vec(),
+                kb[2 * kl + il..].to_vec(),
+                ref_prf(suite.hash, &i[0], "client finished", &i[3], 12),
+                ref_prf(suite.hash, &i[0], "server finished", &i[4], 12),
+            ];
+            assert_eq!(out, want);
+        }
+    }
+}
