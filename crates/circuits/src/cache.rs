@@ -40,6 +40,16 @@ cached!(
     crate::sha2::sha512_compress_circuit()
 );
 cached!(
+    /// [`crate::sha2::compress_public_schedule_circuit`] for SHA-256.
+    sha256_compress_public_schedule,
+    crate::sha2::compress_public_schedule_circuit(crate::sha2::HashAlg::Sha256)
+);
+cached!(
+    /// [`crate::sha2::compress_public_schedule_circuit`] for SHA-512/384.
+    sha512_compress_public_schedule,
+    crate::sha2::compress_public_schedule_circuit(crate::sha2::HashAlg::Sha384)
+);
+cached!(
     /// [`crate::chacha::chacha20_block_circuit`].
     chacha20_block,
     crate::chacha::chacha20_block_circuit()

@@ -118,9 +118,7 @@ fn small_sigma(b: &mut Builder, x: &[Bit], r: [usize; 3]) -> Vec<Bit> {
 }
 
 fn compress(b: &mut Builder, p: &Params, state: &[Bit], block: &[Bit]) -> Vec<Bit> {
-    assert_eq!(state.len(), 8 * p.w, "wrong SHA-2 state length");
     assert_eq!(block.len(), 16 * p.w, "wrong SHA-2 block length");
-    let h_in = be_words(state, p.w);
     let mut w = be_words(block, p.w);
     for t in 16..p.k.len() {
         let s1 = small_sigma(b, &w[t - 2], p.small1);
@@ -128,13 +126,30 @@ fn compress(b: &mut Builder, p: &Params, state: &[Bit], block: &[Bit]) -> Vec<Bi
         let next = b.add_many(&[&s1, &w[t - 7], &s0, &w[t - 16]]);
         w.push(next);
     }
+    // K_t and W_t stay separate operands: add_many folds K_t (and W_t when
+    // it is public) into one constant.
+    rounds(b, p, state, |t| vec![const_word(p.k[t], p.w), w[t].clone()])
+}
+
+/// The rounds and the feed-forward; `addends(t)` gives the words added to
+/// `T1` in round `t` besides `h`, `Σ1(e)` and `Ch(e, f, g)`.
+fn rounds(
+    b: &mut Builder,
+    p: &Params,
+    state: &[Bit],
+    addends: impl Fn(usize) -> Vec<Vec<Bit>>,
+) -> Vec<Bit> {
+    assert_eq!(state.len(), 8 * p.w, "wrong SHA-2 state length");
+    let h_in = be_words(state, p.w);
     let mut v = h_in.clone();
-    for (t, &k) in p.k.iter().enumerate() {
+    for t in 0..p.k.len() {
         let (a, bb, c, d, e, f, g, h) = (&v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]);
         let s1 = big_sigma(b, e, p.big1);
         let ch = b.ch(e, f, g);
-        let kw = const_word(k, p.w);
-        let t1 = b.add_many(&[h, &s1, &ch, &kw, &w[t]]);
+        let extra = addends(t);
+        let mut ops: Vec<&[Bit]> = vec![h, &s1, &ch];
+        ops.extend(extra.iter().map(Vec::as_slice));
+        let t1 = b.add_many(&ops);
         let s0 = big_sigma(b, a, p.big0);
         let maj = b.maj_words(a, bb, c);
         let new_a = b.add_many(&[&t1, &s0, &maj]);
@@ -155,6 +170,75 @@ pub fn sha256_compress(b: &mut Builder, state: &[Bit], block: &[Bit]) -> Vec<Bit
 /// SHA-512 compression (also SHA-384's): 64-byte state, 128-byte block -> 64-byte state.
 pub fn sha512_compress(b: &mut Builder, state: &[Bit], block: &[Bit]) -> Vec<Bit> {
     compress(b, &P512, state, block)
+}
+
+fn params(alg: HashAlg) -> &'static Params {
+    match alg {
+        HashAlg::Sha256 => &P256,
+        HashAlg::Sha384 => &P512,
+    }
+}
+
+/// For a *public* block: `K_t + W_t` for every round, computed in the clear
+/// and serialised as big-endian words (64·4 bytes for SHA-256, 80·8 for
+/// SHA-512). This is the second input of [`compress_public_schedule`].
+pub fn public_schedule(alg: HashAlg, block: &[u8]) -> Vec<u8> {
+    let p = params(alg);
+    let wb = p.w / 8;
+    assert_eq!(block.len(), 16 * wb, "wrong SHA-2 block length");
+    let mask = if p.w == 64 {
+        u64::MAX
+    } else {
+        (1u64 << p.w) - 1
+    };
+    let rot = |x: u64, r: usize| ((x >> r) | (x << (p.w - r))) & mask;
+    let mut w: Vec<u64> = block
+        .chunks(wb)
+        .map(|c| c.iter().fold(0u64, |acc, &x| (acc << 8) | x as u64))
+        .collect();
+    for t in 16..p.k.len() {
+        let (x, y) = (w[t - 2], w[t - 15]);
+        let s1 = rot(x, p.small1[0]) ^ rot(x, p.small1[1]) ^ (x >> p.small1[2]);
+        let s0 = rot(y, p.small0[0]) ^ rot(y, p.small0[1]) ^ (y >> p.small0[2]);
+        w.push(
+            s1.wrapping_add(w[t - 7])
+                .wrapping_add(s0)
+                .wrapping_add(w[t - 16])
+                & mask,
+        );
+    }
+    w.iter()
+        .zip(p.k)
+        .flat_map(|(&w, &k)| (w.wrapping_add(k) & mask).to_be_bytes()[8 - wb..].to_vec())
+        .collect()
+}
+
+/// Compression of a public block given as its round addends `K_t + W_t`
+/// ([`public_schedule`]) rather than as the block: the message schedule is
+/// then free, so one fixed circuit serves every public block (labels,
+/// transcript hashes, padding) while the state stays secret.
+pub fn compress_public_schedule(
+    b: &mut Builder,
+    alg: HashAlg,
+    state: &[Bit],
+    kw: &[Bit],
+) -> Vec<Bit> {
+    let p = params(alg);
+    assert_eq!(kw.len(), p.k.len() * p.w, "wrong schedule length");
+    let words = be_words(kw, p.w);
+    rounds(b, p, state, |t| vec![words[t].clone()])
+}
+
+/// [`compress_public_schedule`] as a circuit. Inputs: `[state, K+W
+/// schedule]` (the second public); output: `[state]`. SHA-256: 16,120 AND.
+pub fn compress_public_schedule_circuit(alg: HashAlg) -> Circuit {
+    let p = params(alg);
+    let mut b = Builder::new();
+    let s = b.input(8 * p.w);
+    let kw = b.input(p.k.len() * p.w);
+    let out = compress_public_schedule(&mut b, alg, &s, &kw);
+    b.output(&out);
+    b.finish()
 }
 
 /// The padding appended to a message of `total_len` bytes (hashed from the IV).

@@ -214,3 +214,43 @@ fn bristol_roundtrip_of_built_circuits() {
         assert_eq!(bristol::write(&back), text, "{name}");
     }
 }
+
+#[test]
+fn public_schedule_compression_matches_compress() {
+    let mut r = rng(21);
+    for (alg, c, wb) in [
+        (
+            csha::HashAlg::Sha256,
+            cache::sha256_compress_public_schedule(),
+            4,
+        ),
+        (
+            csha::HashAlg::Sha384,
+            cache::sha512_compress_public_schedule(),
+            8,
+        ),
+    ] {
+        let instances: Vec<Vec<Vec<u8>>> = (0..100)
+            .map(|_| {
+                let state = random_bytes(&mut r, 8 * wb);
+                let block = random_bytes(&mut r, 16 * wb);
+                vec![state, block]
+            })
+            .collect();
+        let with_schedule: Vec<Vec<Vec<u8>>> = instances
+            .iter()
+            .map(|i| vec![i[0].clone(), csha::public_schedule(alg, &i[1])])
+            .collect();
+        let full = if wb == 4 {
+            cache::sha256_compress()
+        } else {
+            cache::sha512_compress()
+        };
+        assert_eq!(
+            c.eval_bytes_batch(&with_schedule),
+            full.eval_bytes_batch(&instances)
+        );
+        assert!(c.and_count() < full.and_count());
+    }
+    assert_eq!(cache::sha256_compress_public_schedule().and_count(), 16_120);
+}
