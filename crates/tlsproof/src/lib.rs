@@ -35,6 +35,7 @@
 #![forbid(unsafe_code)]
 
 mod circuits;
+mod kdf;
 mod party;
 mod statement;
 
@@ -46,11 +47,14 @@ pub use statement::{
 pub use webproof_circuits::sha2::HashAlg;
 pub use webproof_core::{Error, Result};
 
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 #[cfg(test)]
 mod tests;
 
+use kdf::HmacKey;
+use sha2::Digest;
 use webproof_circuits::bits::{bits_to_bytes, bytes_to_bits};
-use webproof_circuits::tls::{Tls12Public, Tls12Suite, Tls13Suite};
 
 /// TLS 1.3 Finished / TLS 1.2 Finished handshake header: type 20, length 12.
 const FINISHED_HEADER: [u8; 4] = [0x14, 0x00, 0x00, 0x0c];
@@ -109,31 +113,44 @@ async fn prove_tls13_keys<P: ZkParty>(
     hs: &Tls13Handshake,
     witness: Option<&[u8]>,
 ) -> Result<SessionKeys<P::Bit>> {
-    let suite = Tls13Suite {
-        hash: hs.hash,
-        key_len: aead.key_len(),
-    };
-    let hash_len = hs.hash.output_len();
-    let secret = party.commit_secret(witness, hash_len).await?;
-    let circuit = webproof_circuits::tls::tls13_key_schedule_circuit(
-        suite,
-        &hs.hello_hash,
-        &hs.finished_hash,
-    );
-    let out = party.eval(&circuit, &[&secret]).await?;
-    // [c hs, s hs, c ap, s ap, c key, c iv, s key, s iv]
-    let mut hs_secrets = out[0].clone();
-    hs_secrets.extend_from_slice(&out[1]);
+    let h = hs.hash;
+    let hl = h.output_len();
+    let secret = party.commit_secret(witness, hl).await?;
+    let hs_key = HmacKey::new(party, h, &secret).await?;
+    let mut hs_secrets =
+        kdf::expand_label(party, &hs_key, "c hs traffic", &hs.hello_hash, hl).await?;
+    hs_secrets.extend(kdf::expand_label(party, &hs_key, "s hs traffic", &hs.hello_hash, hl).await?);
     let mut public = hs.client_handshake_secret.clone();
     public.extend_from_slice(&hs.server_handshake_secret);
     party
         .assert_public(&hs_secrets, &bytes_to_bits(&public))
         .await?;
+
+    let empty_hash = match h {
+        HashAlg::Sha256 => sha2::Sha256::digest(b"").to_vec(),
+        HashAlg::Sha384 => sha2::Sha384::digest(b"").to_vec(),
+    };
+    let derived = kdf::expand_label(party, &hs_key, "derived", &empty_hash, hl).await?;
+    // Master Secret = HKDF-Extract(salt = derived, IKM = 0).
+    let ms = HmacKey::new(party, h, &derived)
+        .await?
+        .mac(party, &kdf::public(&vec![0u8; hl]))
+        .await?;
+    let ms_key = HmacKey::new(party, h, &ms).await?;
+    let mut keys = Vec::with_capacity(4);
+    for label in ["c ap traffic", "s ap traffic"] {
+        let traffic = kdf::expand_label(party, &ms_key, label, &hs.finished_hash, hl).await?;
+        let tk = HmacKey::new(party, h, &traffic).await?;
+        keys.push(kdf::expand_label(party, &tk, "key", &[], aead.key_len()).await?);
+        keys.push(kdf::expand_label(party, &tk, "iv", &[], 12).await?);
+    }
+    let mut keys = keys.into_iter();
+    let mut next = || keys.next().expect("four outputs");
     Ok(SessionKeys {
-        client_key: out[4].clone(),
-        client_iv: out[5].clone(),
-        server_key: out[6].clone(),
-        server_iv: out[7].clone(),
+        client_key: next(),
+        client_iv: next(),
+        server_key: next(),
+        server_iv: next(),
         verify_data: None,
     })
 }
@@ -144,27 +161,23 @@ async fn prove_tls12_keys<P: ZkParty>(
     hs: &Tls12Handshake,
     witness: Option<&[u8]>,
 ) -> Result<SessionKeys<P::Bit>> {
-    let suite = Tls12Suite {
-        hash: hs.hash,
-        key_len: aead.key_len(),
-        iv_len: aead.tls12_iv_len(),
-    };
     let secret = party.commit_secret(witness, 48).await?;
-    let public = Tls12Public {
-        client_random: &hs.client_random,
-        server_random: &hs.server_random,
-        client_finished_hash: &hs.client_finished_hash,
-        server_finished_hash: &hs.server_finished_hash,
-    };
-    let circuit = webproof_circuits::tls::tls12_key_schedule_circuit(suite, &public);
-    let out = party.eval(&circuit, &[&secret]).await?;
-    // [c key, s key, c iv, s iv, c verify_data, s verify_data]
+    let key = HmacKey::new(party, hs.hash, &secret).await?;
+    let (kl, il) = (aead.key_len(), aead.tls12_iv_len());
+    let seed = [hs.server_random.as_slice(), hs.client_random.as_slice()].concat();
+    // AEAD suites have no MAC keys: the key block is both keys, then both IVs.
+    let kb = kdf::tls12_prf(party, &key, "key expansion", &seed, 2 * kl + 2 * il).await?;
+    let client_vd =
+        kdf::tls12_prf(party, &key, "client finished", &hs.client_finished_hash, 12).await?;
+    let server_vd =
+        kdf::tls12_prf(party, &key, "server finished", &hs.server_finished_hash, 12).await?;
+    let at = |from: usize, len: usize| kb[8 * from..8 * (from + len)].to_vec();
     Ok(SessionKeys {
-        client_key: out[0].clone(),
-        server_key: out[1].clone(),
-        client_iv: out[2].clone(),
-        server_iv: out[3].clone(),
-        verify_data: Some((out[4].clone(), out[5].clone())),
+        client_key: at(0, kl),
+        server_key: at(kl, kl),
+        client_iv: at(2 * kl, il),
+        server_iv: at(2 * kl + il, il),
+        verify_data: Some((client_vd, server_vd)),
     })
 }
 

@@ -1,0 +1,273 @@
+//! Real TLS sessions built with RustCrypto's AEADs, HKDF and HMAC, outside
+//! any circuit: the reference the statements are tested and benchmarked
+//! against. Enabled for tests and with the `testing` feature.
+
+use crate::*;
+use aes_gcm::aead::{Aead as _, KeyInit, Payload};
+use hmac::{Hmac, Mac};
+use rand::{Rng, SeedableRng};
+use sha2::{Digest, Sha256, Sha384};
+
+pub fn expand_label<H>(secret: &[u8], label: &str, ctx: &[u8], len: usize) -> Vec<u8>
+where
+    H: Digest + hmac::digest::core_api::BlockSizeUser + Clone,
+    hmac::SimpleHmac<H>: hmac::digest::KeyInit,
+{
+    let hk = hkdf::SimpleHkdf::<H>::from_prk(secret).expect("prk");
+    let mut info = (len as u16).to_be_bytes().to_vec();
+    let full = format!("tls13 {label}");
+    info.push(full.len() as u8);
+    info.extend_from_slice(full.as_bytes());
+    info.push(ctx.len() as u8);
+    info.extend_from_slice(ctx);
+    let mut out = vec![0u8; len];
+    hk.expand(&info, &mut out).expect("expand");
+    out
+}
+
+/// What the TLS 1.3 key schedule gives for `hs` (reference, outside the circuit).
+pub struct Keys13 {
+    pub c_hs: Vec<u8>,
+    pub s_hs: Vec<u8>,
+    pub c_key: Vec<u8>,
+    pub c_iv: Vec<u8>,
+    pub s_key: Vec<u8>,
+    pub s_iv: Vec<u8>,
+}
+
+pub fn schedule13(aead: Aead, hs: &[u8], hello: &[u8], fin: &[u8]) -> Keys13 {
+    fn go<H>(aead: Aead, hs: &[u8], hello: &[u8], fin: &[u8]) -> Keys13
+    where
+        H: Digest + hmac::digest::core_api::BlockSizeUser + Clone,
+        hmac::SimpleHmac<H>: hmac::digest::KeyInit,
+    {
+        let n = <H as Digest>::output_size();
+        let c_hs = expand_label::<H>(hs, "c hs traffic", hello, n);
+        let s_hs = expand_label::<H>(hs, "s hs traffic", hello, n);
+        let derived = expand_label::<H>(hs, "derived", &H::digest(b""), n);
+        let (ms, _) = hkdf::SimpleHkdf::<H>::extract(Some(&derived), &vec![0u8; n]);
+        let c_ap = expand_label::<H>(&ms, "c ap traffic", fin, n);
+        let s_ap = expand_label::<H>(&ms, "s ap traffic", fin, n);
+        Keys13 {
+            c_key: expand_label::<H>(&c_ap, "key", &[], aead.key_len()),
+            c_iv: expand_label::<H>(&c_ap, "iv", &[], 12),
+            s_key: expand_label::<H>(&s_ap, "key", &[], aead.key_len()),
+            s_iv: expand_label::<H>(&s_ap, "iv", &[], 12),
+            c_hs,
+            s_hs,
+        }
+    }
+    match aead {
+        Aead::Aes256Gcm => go::<Sha384>(aead, hs, hello, fin),
+        _ => go::<Sha256>(aead, hs, hello, fin),
+    }
+}
+
+/// Encrypt `pt` as record `seq` (payload only; the tag is dropped, as in a statement).
+pub fn seal(aead: Aead, key: &[u8], nonce: &[u8; 12], pt: &[u8]) -> Vec<u8> {
+    let payload = Payload { msg: pt, aad: b"" };
+    let mut ct = match aead {
+        Aead::Aes128Gcm => aes_gcm::Aes128Gcm::new_from_slice(key)
+            .unwrap()
+            .encrypt(nonce.into(), payload),
+        Aead::Aes256Gcm => aes_gcm::Aes256Gcm::new_from_slice(key)
+            .unwrap()
+            .encrypt(nonce.into(), payload),
+        Aead::ChaCha20Poly1305 => chacha20poly1305::ChaCha20Poly1305::new_from_slice(key)
+            .unwrap()
+            .encrypt(nonce.into(), payload),
+    }
+    .unwrap();
+    ct.truncate(pt.len());
+    ct
+}
+
+pub fn nonce13(iv: &[u8], seq: u64) -> [u8; 12] {
+    let mut n: [u8; 12] = iv.try_into().unwrap();
+    for (b, s) in n[4..].iter_mut().zip(seq.to_be_bytes()) {
+        *b ^= s;
+    }
+    n
+}
+
+pub struct Session {
+    /// The statement, with both directions fully disclosed (set `disclosure` to change).
+    pub statement: Statement,
+    /// HS (TLS 1.3) or the master secret (TLS 1.2).
+    pub witness: Vec<u8>,
+    /// Plaintexts sent, per record.
+    pub sent: Vec<Vec<u8>>,
+    /// Plaintexts received, per record.
+    pub recv: Vec<Vec<u8>>,
+    /// Client and server write keys.
+    pub keys: (Vec<u8>, Vec<u8>),
+}
+
+pub fn tls13_session(aead: Aead, seed: u64, sent: &[&[u8]], recv: &[&[u8]]) -> Session {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let hash = if aead == Aead::Aes256Gcm {
+        HashAlg::Sha384
+    } else {
+        HashAlg::Sha256
+    };
+    let n = hash.output_len();
+    let rand_vec =
+        |rng: &mut rand::rngs::StdRng, n: usize| (0..n).map(|_| rng.gen()).collect::<Vec<u8>>();
+    let hs = rand_vec(&mut rng, n);
+    let hello = rand_vec(&mut rng, n);
+    let fin = rand_vec(&mut rng, n);
+    let k = schedule13(aead, &hs, &hello, &fin);
+    let records = |msgs: &[&[u8]], key: &[u8], iv: &[u8]| -> Vec<Record> {
+        msgs.iter()
+            .enumerate()
+            .map(|(i, m)| Record {
+                seq: i as u64,
+                explicit_nonce: None,
+                ciphertext: seal(aead, key, &nonce13(iv, i as u64), m),
+            })
+            .collect()
+    };
+    let statement = Statement {
+        aead,
+        handshake: Handshake::Tls13(Tls13Handshake {
+            hash,
+            hello_hash: hello,
+            finished_hash: fin,
+            client_handshake_secret: k.c_hs.clone(),
+            server_handshake_secret: k.s_hs.clone(),
+        }),
+        sent: Direction {
+            records: records(sent, &k.c_key, &k.c_iv),
+            disclosure: Disclosure::Key,
+        },
+        recv: Direction {
+            records: records(recv, &k.s_key, &k.s_iv),
+            disclosure: Disclosure::Key,
+        },
+    };
+    Session {
+        statement,
+        witness: hs,
+        sent: sent.iter().map(|m| m.to_vec()).collect(),
+        recv: recv.iter().map(|m| m.to_vec()).collect(),
+        keys: (k.c_key, k.s_key),
+    }
+}
+
+/// P_hash of RFC 5246 with HMAC-SHA256 or -SHA384.
+pub fn prf12(hash: HashAlg, secret: &[u8], label: &str, seed: &[u8], len: usize) -> Vec<u8> {
+    fn p<M: Mac + hmac::digest::KeyInit + Clone>(
+        secret: &[u8],
+        seed: &[u8],
+        len: usize,
+    ) -> Vec<u8> {
+        let mac = |data: &[&[u8]]| {
+            let mut m = <M as hmac::digest::KeyInit>::new_from_slice(secret).unwrap();
+            for d in data {
+                m.update(d);
+            }
+            m.finalize().into_bytes().to_vec()
+        };
+        let mut a = mac(&[seed]);
+        let mut out = Vec::new();
+        while out.len() < len {
+            out.extend(mac(&[&a, seed]));
+            a = mac(&[&a]);
+        }
+        out.truncate(len);
+        out
+    }
+    let full = [label.as_bytes(), seed].concat();
+    match hash {
+        HashAlg::Sha256 => p::<Hmac<Sha256>>(secret, &full, len),
+        _ => p::<Hmac<Sha384>>(secret, &full, len),
+    }
+}
+
+pub fn tls12_session(aead: Aead, seed: u64, sent: &[&[u8]], recv: &[&[u8]]) -> Session {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let hash = if aead == Aead::Aes256Gcm {
+        HashAlg::Sha384
+    } else {
+        HashAlg::Sha256
+    };
+    let n = hash.output_len();
+    let ms: Vec<u8> = (0..48).map(|_| rng.gen()).collect();
+    let cr: [u8; 32] = rng.gen();
+    let sr: [u8; 32] = rng.gen();
+    let ch: Vec<u8> = (0..n).map(|_| rng.gen()).collect();
+    let sh: Vec<u8> = (0..n).map(|_| rng.gen()).collect();
+    let (kl, il) = (aead.key_len(), aead.tls12_iv_len());
+    let kb = prf12(
+        hash,
+        &ms,
+        "key expansion",
+        &[sr.as_slice(), cr.as_slice()].concat(),
+        2 * kl + 2 * il,
+    );
+    let (c_key, s_key) = (kb[..kl].to_vec(), kb[kl..2 * kl].to_vec());
+    let (c_iv, s_iv) = (kb[2 * kl..2 * kl + il].to_vec(), kb[2 * kl + il..].to_vec());
+    let c_vd = prf12(hash, &ms, "client finished", &ch, 12);
+    let s_vd = prf12(hash, &ms, "server finished", &sh, 12);
+    let mut rng2 = rand::rngs::StdRng::seed_from_u64(seed ^ 1);
+    let mut record = |key: &[u8], iv: &[u8], seq: u64, pt: &[u8]| -> Record {
+        if il == 4 {
+            let explicit: [u8; 8] = rng2.gen();
+            let mut nonce = [0u8; 12];
+            nonce[..4].copy_from_slice(iv);
+            nonce[4..].copy_from_slice(&explicit);
+            Record {
+                seq,
+                explicit_nonce: Some(explicit),
+                ciphertext: seal(aead, key, &nonce, pt),
+            }
+        } else {
+            Record {
+                seq,
+                explicit_nonce: None,
+                ciphertext: seal(aead, key, &nonce13(iv, seq), pt),
+            }
+        }
+    };
+    let fin = |vd: &[u8]| [FINISHED_HEADER.as_slice(), vd].concat();
+    let client_finished = record(&c_key, &c_iv, 0, &fin(&c_vd));
+    let server_finished = record(&s_key, &s_iv, 0, &fin(&s_vd));
+    let sent_records = sent
+        .iter()
+        .enumerate()
+        .map(|(i, m)| record(&c_key, &c_iv, i as u64 + 1, m))
+        .collect();
+    let recv_records = recv
+        .iter()
+        .enumerate()
+        .map(|(i, m)| record(&s_key, &s_iv, i as u64 + 1, m))
+        .collect();
+    let statement = Statement {
+        aead,
+        handshake: Handshake::Tls12(Tls12Handshake {
+            hash,
+            client_random: cr,
+            server_random: sr,
+            client_finished_hash: ch,
+            server_finished_hash: sh,
+            client_verify_data: c_vd.try_into().unwrap(),
+            client_finished,
+            server_finished,
+        }),
+        sent: Direction {
+            records: sent_records,
+            disclosure: Disclosure::Key,
+        },
+        recv: Direction {
+            records: recv_records,
+            disclosure: Disclosure::Key,
+        },
+    };
+    Session {
+        statement,
+        witness: ms,
+        sent: sent.iter().map(|m| m.to_vec()).collect(),
+        recv: recv.iter().map(|m| m.to_vec()).collect(),
+        keys: (c_key, s_key),
+    }
+}
