@@ -53,7 +53,6 @@ pub mod testing;
 mod tests;
 
 use kdf::HmacKey;
-use sha2::Digest;
 use webproof_circuits::bits::{bits_to_bytes, bytes_to_bits};
 
 /// TLS 1.3 Finished / TLS 1.2 Finished handshake header: type 20, length 12.
@@ -126,10 +125,7 @@ async fn prove_tls13_keys<P: ZkParty>(
         .assert_public(&hs_secrets, &bytes_to_bits(&public))
         .await?;
 
-    let empty_hash = match h {
-        HashAlg::Sha256 => sha2::Sha256::digest(b"").to_vec(),
-        HashAlg::Sha384 => sha2::Sha384::digest(b"").to_vec(),
-    };
+    let empty_hash = webproof_circuits::sha2::digest(h, b"");
     let derived = kdf::expand_label(party, &hs_key, "derived", &empty_hash, hl).await?;
     // Master Secret = HKDF-Extract(salt = derived, IKM = 0).
     let ms = HmacKey::new(party, h, &derived)
