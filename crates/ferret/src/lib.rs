@@ -1,1 +1,98 @@
-//! webproof-ferret (work in progress).
+//! Silent correlated OT with a global `Delta`, Ferret style.
+//!
+//! This crate turns a small batch of COTs from a bootstrap source (any
+//! [`RandomCotSender`]/[`RandomCotReceiver`] pair, normally the base-OT +
+//! SoftSpokenOT extension of `webproof-ot`) into an unbounded stream of COTs
+//! for a few bits of traffic per thousand COTs. It follows Ferret (Yang, Weng,
+//! Lan, Zhang, Wang, "Ferret: Fast extension for correlated OT with small
+//! communication", CCS 2020) with regular-noise primal LPN, and expands its
+//! single-point COTs with half-trees (Guo et al., Eurocrypt 2023).
+//!
+//! # Roles
+//! The **sender** ([`FerretSender`], the ZK verifier) holds `Delta` (lsb 1)
+//! and obtains keys `K` (lsb 0); the **receiver** ([`FerretReceiver`], the ZK
+//! prover) obtains `M = K ⊕ b·Delta` with `b = lsb(M)`, the convention of
+//! [`webproof_core::cot`].
+//!
+//! # One iteration (parameters `n, k, t, h` with `n = t·2^h`)
+//! It consumes a *reserve* of `k + t·h + 128` COTs left by the previous
+//! iteration (or by the bootstrap) and yields `n` COTs, the first
+//! reserve-many of which become the next reserve:
+//! 1. **Trees** (module `tree`): for each of the `t` blocks of `2^h` positions the
+//!    sender builds a half-tree whose leaves `v` XOR to `Delta` and sends one
+//!    correction per level (`t·h` blocks, one message). The receiver's noisy
+//!    position `alpha` in the block is the complement of the random bits of
+//!    that tree's `h` reserve COTs, and it recovers `w = v ⊕ unit(alpha)·Delta`.
+//! 2. **Check** (module `check`): the receiver sends a random challenge seed and
+//!    a masked field element (32 bytes); the sender answers with a 32-byte
+//!    digest; the receiver aborts unless it matches. This catches a sender
+//!    who corrupted any tree, up to the selective-failure leakage Ferret's
+//!    analysis allows (see the module `check`).
+//! 3. **LPN** (module `lpn`): output `i` is `e_i ⊕ A_i·u` where `u` are the first
+//!    `k` reserve COTs and `A_i` is a public column with 10 ones: the sender
+//!    computes it on keys (`v` and `K_u`), the receiver on MACs (`w` and
+//!    `M_u`), and since both maps are linear the outputs are COTs with
+//!    choice bits `x = u·A + e`, pseudo-random by regular LPN. The sender
+//!    then moves `lsb` of its keys into the choice bit (`K ← K ⊕ lsb(K)·Delta`).
+//!
+//! Step 3 runs lazily, one tree at a time, as the caller draws COTs: memory
+//! is two reserves plus one tree whatever the total, and a short session
+//! does not pay for the LPN of outputs it never uses. Steps 1–2 run before
+//! any output of the iteration is released, so the receiver never uses a
+//! correlation that failed the check. The price is that each party expands
+//! its trees twice (check, then output) and the sender a third time (to
+//! compute the corrections): one fixed-key AES call per tree node each time,
+//! small next to the LPN step.
+//!
+//! # Why the receiver's bits stay hidden, and the sender cannot cheat
+//! The sender sees only the corrections it computed itself, the challenge
+//! seed (independent of the receiver's secrets) and `x'' = Σ χ_{j,alpha_j} ⊕ x'`,
+//! masked by the uniformly random `x'` of 128 fresh COTs; the outputs' choice
+//! bits `u·A + e` are then pseudo-random under regular LPN with the above
+//! leakage. A receiver learns every leaf but `alpha` of each tree, which
+//! hides `v[alpha]` and thus `Delta` under the correlation-robustness of the
+//! tree hash; its only message is the challenge, answered by a hash.
+//!
+//! # Parameters
+//! See [`params`]: the sets the Ferret authors publish for 128-bit security,
+//! and [`FerretConfig`] presets built from them.
+//!
+//! # What this crate does not do
+//! No I/O of its own, no threads, no clock: it builds for
+//! `wasm32-unknown-unknown`, and randomness comes from the caller's RNG.
+
+mod ccr;
+mod check;
+mod lpn;
+pub mod params;
+mod pool;
+mod receiver;
+mod sender;
+mod tree;
+
+pub use params::{FerretConfig, LpnParams, ParamError};
+pub use receiver::FerretReceiver;
+pub use sender::FerretSender;
+
+#[cfg(test)]
+mod tests;
+
+/// Counters of one party's extension.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ExtensionStats {
+    /// Iterations run (including the setup iteration).
+    pub iterations: u64,
+    /// COTs produced by the LPN step (handed out or kept as reserve).
+    pub produced: u64,
+    /// Bytes this party sent during bootstrap (as counted by the channel).
+    pub bootstrap_sent: u64,
+    /// Bytes this party received during bootstrap.
+    pub bootstrap_received: u64,
+    /// Bytes this party sent in Ferret iterations, frame headers included.
+    pub protocol_sent: u64,
+    /// Bytes this party received in Ferret iterations, frame headers included.
+    pub protocol_received: u64,
+}
+
+#[doc(no_inline)]
+pub use webproof_core::cot::{RandomCotReceiver, RandomCotSender};

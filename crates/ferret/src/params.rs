@@ -1,0 +1,309 @@
+//! LPN parameter sets and the extension configuration.
+//!
+//! Regular-noise primal LPN: the `n` outputs are `x = u·A + e` where `u` is a
+//! random `k`-bit vector, `A` a public `k × n` local linear code (every column
+//! has [`ROW_WEIGHT`] = 10 pseudo-random ones) and `e` has exactly one noisy
+//! position in each of the `t` consecutive blocks of `2^log_bin` positions.
+//!
+//! # Where the sets come from
+//!
+//! Only the named constants below are claimed to give 128-bit security; a
+//! hand-made [`LpnParams::new`] set is checked for shape only.
+//!
+//! - `B13_*`, `B12_*`, `B11_*`: the parameter sets that the Ferret authors
+//!   ship in their implementation (emp-ot `ferret/constants.h`:
+//!   `ferret_b13`, `ferret_b12`, `ferret_b11`, each a main set and a setup
+//!   set). They replaced the sets of the original paper after the later
+//!   analyses of regular-noise LPN (the algebraic attack on regular syndrome
+//!   decoding by Briaud and Øygarden, Eurocrypt 2023, and the estimator of
+//!   Liu, Wang, Yang and Yu, "The hardness of LPN over any integer ring and
+//!   field for PCG applications", Eurocrypt 2024) and are the ones the
+//!   authors keep at 128 bits.
+//! - [`FERRET_2020_SMALL`]: (n, k, t) = (649,728, 36,288, 1,269) from the
+//!   original Ferret paper (Yang, Weng, Lan, Zhang, Wang, CCS 2020, ePrint
+//!   2020/924), analysed there against the attacks known in 2020. It is kept
+//!   for comparison and for callers that want exactly that set; no preset
+//!   configuration uses it because its authors have since moved to
+//!   [`B13_SETUP`] for the same role.
+//!
+//! Rule of thumb for traffic: each iteration costs `t · log_bin` blocks from
+//! the sender (the half-tree corrections) and 32 bytes back, for
+//! `n - reserve` fresh COTs.
+
+use core::fmt;
+
+/// Ones per column of the LPN code: each output XORs this many entries of `u`.
+pub const ROW_WEIGHT: usize = 10;
+
+/// COTs spent per iteration on the malicious consistency check (one GF(2^128) element).
+pub const CHECK_COTS: usize = 128;
+
+/// One regular-noise LPN instance: `n = t · 2^log_bin` outputs from a
+/// `k`-element secret with `t` noisy positions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LpnParams {
+    /// Outputs per iteration.
+    pub n: usize,
+    /// Length of the LPN secret (COTs consumed for `u`).
+    pub k: usize,
+    /// Noise weight = number of single-point COTs (trees).
+    pub t: usize,
+    /// log2 of the block (tree) size.
+    pub log_bin: u32,
+}
+
+/// Why a parameter set or configuration was rejected.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ParamError {
+    /// `n` is not `t · 2^log_bin`.
+    ShapeMismatch { n: usize, t: usize, log_bin: u32 },
+    /// Tree depth outside `1..=24`.
+    TreeDepth(u32),
+    /// `k` is zero or does not fit the 32-bit index sampler.
+    SecretLength(usize),
+    /// An iteration would not produce more than it consumes.
+    NoNetOutput { n: usize, reserve: usize },
+    /// The setup iteration produces fewer COTs than one main iteration needs.
+    SetupTooSmall { produced: usize, needed: usize },
+}
+
+impl fmt::Display for ParamError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ParamError::ShapeMismatch { n, t, log_bin } => {
+                write!(f, "n = {n} is not t = {t} times 2^{log_bin}")
+            }
+            ParamError::TreeDepth(h) => write!(f, "tree depth {h} outside 1..=24"),
+            ParamError::SecretLength(k) => write!(f, "LPN secret length {k} out of range"),
+            ParamError::NoNetOutput { n, reserve } => {
+                write!(f, "an iteration of {n} outputs consumes {reserve}")
+            }
+            ParamError::SetupTooSmall { produced, needed } => write!(
+                f,
+                "setup iteration yields {produced} COTs, a main iteration needs {needed}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ParamError {}
+
+impl LpnParams {
+    /// A parameter set, checked for shape (not for security: see the module docs).
+    pub const fn new(n: usize, k: usize, t: usize, log_bin: u32) -> Self {
+        LpnParams { n, k, t, log_bin }
+    }
+
+    /// Leaves per tree.
+    pub const fn bin_size(&self) -> usize {
+        1 << self.log_bin
+    }
+
+    /// COTs one iteration consumes: `k` for the secret, `t · log_bin` for the
+    /// trees and [`CHECK_COTS`] for the consistency check.
+    pub const fn reserve(&self) -> usize {
+        self.k + self.t * self.log_bin as usize + CHECK_COTS
+    }
+
+    /// Fresh COTs an iteration yields beyond what the next one consumes.
+    pub const fn net(&self) -> usize {
+        self.n - self.reserve()
+    }
+
+    /// Bytes the sender sends per iteration (tree corrections and check digest).
+    pub const fn sender_bytes(&self) -> usize {
+        self.t * self.log_bin as usize * 16 + 32
+    }
+
+    /// Bytes the receiver sends per iteration (challenge seed and masked check value).
+    pub const fn receiver_bytes(&self) -> usize {
+        32
+    }
+
+    /// Check the shape constraints the protocol relies on.
+    pub fn validate(&self) -> Result<(), ParamError> {
+        if !(1..=24).contains(&self.log_bin) {
+            return Err(ParamError::TreeDepth(self.log_bin));
+        }
+        if self.t.checked_shl(self.log_bin) != Some(self.n) || self.t == 0 {
+            return Err(ParamError::ShapeMismatch {
+                n: self.n,
+                t: self.t,
+                log_bin: self.log_bin,
+            });
+        }
+        if self.k == 0 || self.k > u32::MAX as usize {
+            return Err(ParamError::SecretLength(self.k));
+        }
+        if self.n <= self.reserve() {
+            return Err(ParamError::NoNetOutput {
+                n: self.n,
+                reserve: self.reserve(),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Main set of `ferret_b13`: 10,485,760 outputs, k = 452,000, t = 1,280, 2^13 leaves.
+pub const B13_MAIN: LpnParams = LpnParams::new(10_485_760, 452_000, 1_280, 13);
+/// Setup set of `ferret_b13`: 470,016 outputs, k = 32,768, t = 918, 2^9 leaves.
+pub const B13_SETUP: LpnParams = LpnParams::new(470_016, 32_768, 918, 9);
+/// Main set of `ferret_b12`: 10,268,672 outputs, k = 238,000, t = 2,507, 2^12 leaves.
+pub const B12_MAIN: LpnParams = LpnParams::new(10_268_672, 238_000, 2_507, 12);
+/// Setup set of `ferret_b12`: 268,800 outputs, k = 17,384, t = 1,050, 2^8 leaves.
+pub const B12_SETUP: LpnParams = LpnParams::new(268_800, 17_384, 1_050, 8);
+/// Main set of `ferret_b11`: 10,180,608 outputs, k = 124,000, t = 4,971, 2^11 leaves.
+pub const B11_MAIN: LpnParams = LpnParams::new(10_180_608, 124_000, 4_971, 11);
+/// Setup set of `ferret_b11`: 178,944 outputs, k = 17,384, t = 699, 2^8 leaves.
+pub const B11_SETUP: LpnParams = LpnParams::new(178_944, 17_384, 699, 8);
+/// The original paper's small set: 649,728 outputs, k = 36,288, t = 1,269, 2^9 leaves.
+pub const FERRET_2020_SMALL: LpnParams = LpnParams::new(649_728, 36_288, 1_269, 9);
+
+/// Which LPN sets an extension runs.
+///
+/// The bootstrap COT source supplies `setup.reserve()` COTs (or
+/// `main.reserve()` without a setup set); the setup iteration turns them into
+/// the reserve of the first main iteration; every main iteration then keeps
+/// `main.reserve()` of its own outputs for the next one and hands out the rest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FerretConfig {
+    /// The set every steady-state iteration uses.
+    pub main: LpnParams,
+    /// An optional smaller set run once to stretch the bootstrap COTs.
+    pub setup: Option<LpnParams>,
+}
+
+impl FerretConfig {
+    /// Throughput: `ferret_b13` (10.5 M outputs per iteration, about 0.21
+    /// bits per COT from the sender). Holds about 16 MB per party (two
+    /// reserves of 469 k blocks) whatever the number of COTs drawn.
+    pub const fn throughput() -> Self {
+        FerretConfig {
+            main: B13_MAIN,
+            setup: Some(B13_SETUP),
+        }
+    }
+
+    /// Balanced: `ferret_b12` (10.3 M per iteration, about 0.39 bits per
+    /// COT): half the secret of b13, so the encoder's table stays closer to
+    /// the cache and each party holds about 8 MB.
+    pub const fn balanced() -> Self {
+        FerretConfig {
+            main: B12_MAIN,
+            setup: Some(B12_SETUP),
+        }
+    }
+
+    /// Memory-friendly: the b13 setup set (470,016 per iteration) as the
+    /// main set and no setup stage. About 1.5 MB per party and little work
+    /// per iteration, at about 2.5 bits per COT from the sender; for short
+    /// sessions and small devices.
+    pub const fn compact() -> Self {
+        FerretConfig {
+            main: B13_SETUP,
+            setup: None,
+        }
+    }
+
+    /// COTs drawn from the bootstrap source.
+    pub const fn bootstrap_cots(&self) -> usize {
+        match self.setup {
+            Some(s) => s.reserve(),
+            None => self.main.reserve(),
+        }
+    }
+
+    /// Check every set and that the setup set feeds a main iteration.
+    pub fn validate(&self) -> Result<(), ParamError> {
+        self.main.validate()?;
+        if let Some(s) = self.setup {
+            s.validate()?;
+            if s.n < self.main.reserve() {
+                return Err(ParamError::SetupTooSmall {
+                    produced: s.n,
+                    needed: self.main.reserve(),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Default for FerretConfig {
+    fn default() -> Self {
+        FerretConfig::throughput()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn presets_are_well_formed() {
+        for p in [
+            B13_MAIN,
+            B13_SETUP,
+            B12_MAIN,
+            B12_SETUP,
+            B11_MAIN,
+            B11_SETUP,
+            FERRET_2020_SMALL,
+        ] {
+            p.validate().unwrap();
+        }
+        for c in [
+            FerretConfig::throughput(),
+            FerretConfig::balanced(),
+            FerretConfig::compact(),
+        ] {
+            c.validate().unwrap();
+        }
+        // Each authors' setup set is sized to feed exactly one main iteration.
+        for (main, setup) in [
+            (B13_MAIN, B13_SETUP),
+            (B12_MAIN, B12_SETUP),
+            (B11_MAIN, B11_SETUP),
+        ] {
+            let c = FerretConfig {
+                main,
+                setup: Some(setup),
+            };
+            c.validate().unwrap();
+            assert!(setup.n - main.reserve() < setup.n / 100);
+        }
+    }
+
+    #[test]
+    fn bad_shapes_rejected() {
+        assert!(matches!(
+            LpnParams::new(1000, 10, 3, 8).validate(),
+            Err(ParamError::ShapeMismatch { .. })
+        ));
+        assert!(matches!(
+            LpnParams::new(0, 10, 0, 8).validate(),
+            Err(ParamError::ShapeMismatch { .. })
+        ));
+        assert!(matches!(
+            LpnParams::new(1 << 30, 10, 1 << 5, 25).validate(),
+            Err(ParamError::TreeDepth(25))
+        ));
+        assert!(matches!(
+            LpnParams::new(512, 500, 2, 8).validate(),
+            Err(ParamError::NoNetOutput { .. })
+        ));
+        assert!(matches!(
+            LpnParams::new(512, 0, 2, 8).validate(),
+            Err(ParamError::SecretLength(0))
+        ));
+        let c = FerretConfig {
+            main: B13_MAIN,
+            setup: Some(B12_SETUP),
+        };
+        assert!(matches!(
+            c.validate(),
+            Err(ParamError::SetupTooSmall { .. })
+        ));
+    }
+}

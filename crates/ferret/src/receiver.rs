@@ -1,0 +1,282 @@
+//! The receiver of the extension: gets MACs and choice bits (the ZK prover).
+
+use crate::ccr::Ccr;
+use crate::check::{self, Challenge, CHALLENGE_LEN, DIGEST_LEN};
+use crate::lpn::LpnEncoder;
+use crate::params::{FerretConfig, LpnParams};
+use crate::pool::Pool;
+use crate::tree::receiver_tree;
+use crate::ExtensionStats;
+use rand_core::{CryptoRng, RngCore};
+use webproof_core::channel::Channel;
+use webproof_core::cot::RandomCotReceiver;
+use webproof_core::error::{Error, Result};
+use webproof_core::{Block, Io, Prg};
+
+/// State of the iteration whose trees are being turned into outputs.
+struct Iteration {
+    params: LpnParams,
+    encoder: LpnEncoder,
+    /// The iteration's reserve; its first `k` entries are the MACs of `u`.
+    base: Vec<Block>,
+    /// Per tree and level: the XOR of that level's children off the path.
+    learned: Vec<Block>,
+    /// Per tree: the noisy position (the punctured leaf).
+    alphas: Vec<usize>,
+    next_tree: usize,
+}
+
+/// Silent COT receiver over a bootstrap COT source `B`.
+///
+/// Implements [`RandomCotReceiver`]: `extend(n)` hands out `n` MACs
+/// `M_i = K_i ⊕ b_i·Delta` with the choice bit `b_i = lsb(M_i)`. No output
+/// of an iteration is released before that iteration's consistency check
+/// has passed; after any failure every call returns an error.
+pub struct FerretReceiver<B> {
+    config: FerretConfig,
+    bootstrap: Option<B>,
+    prg: Prg,
+    ccr: Ccr,
+    reserve: Vec<Block>,
+    spare: Vec<Block>,
+    iter: Option<Iteration>,
+    pool: Pool,
+    tree: Vec<Block>,
+    failed: bool,
+    stats: ExtensionStats,
+}
+
+impl<B: RandomCotReceiver> FerretReceiver<B> {
+    /// A receiver that bootstraps from `bootstrap`.
+    pub fn new(
+        config: FerretConfig,
+        bootstrap: B,
+        rng: &mut (impl RngCore + CryptoRng),
+    ) -> Result<Self> {
+        config
+            .validate()
+            .map_err(|e| Error::Usage(format!("Ferret parameters: {e}")))?;
+        let mut seed = [0u8; 16];
+        rng.fill_bytes(&mut seed);
+        Ok(FerretReceiver {
+            config,
+            bootstrap: Some(bootstrap),
+            prg: Prg::new(Block::from_bytes(seed)),
+            ccr: Ccr::new(),
+            reserve: Vec::new(),
+            spare: Vec::new(),
+            iter: None,
+            pool: Pool::new(),
+            tree: Vec::new(),
+            failed: false,
+            stats: ExtensionStats::default(),
+        })
+    }
+
+    /// Run the bootstrap and the first iteration's exchange now rather than on
+    /// the first [`extend`](RandomCotReceiver::extend). Does nothing if done.
+    pub async fn setup<T: Io>(&mut self, channel: &mut Channel<T>) -> Result<()> {
+        if self.failed {
+            return Err(aborted());
+        }
+        let r = self.setup_inner(channel).await;
+        self.failed |= r.is_err();
+        r
+    }
+
+    /// Counters of the work done so far.
+    pub fn stats(&self) -> ExtensionStats {
+        self.stats
+    }
+
+    /// The configuration in use.
+    pub fn config(&self) -> &FerretConfig {
+        &self.config
+    }
+
+    /// Bytes currently held in buffers (reserves, current iteration, trees).
+    pub fn memory_footprint(&self) -> usize {
+        let it = self.iter.as_ref().map_or(0, |i| {
+            (i.base.capacity() + i.learned.capacity()) * Block::LEN
+                + i.alphas.capacity() * core::mem::size_of::<usize>()
+        });
+        it + self.pool.footprint()
+            + (self.reserve.capacity() + self.spare.capacity() + self.tree.capacity()) * Block::LEN
+    }
+
+    async fn setup_inner<T: Io>(&mut self, channel: &mut Channel<T>) -> Result<()> {
+        let Some(mut bootstrap) = self.bootstrap.take() else {
+            return Ok(());
+        };
+        let m = self.config.bootstrap_cots();
+        let mut base = Vec::with_capacity(m);
+        let before = (channel.stats().sent(), channel.stats().received());
+        bootstrap.extend(channel, m, &mut base).await?;
+        if base.len() != m {
+            return Err(Error::Usage(
+                "bootstrap COT source returned a wrong count".into(),
+            ));
+        }
+        self.stats.bootstrap_sent += channel.stats().sent() - before.0;
+        self.stats.bootstrap_received += channel.stats().received() - before.1;
+        self.reserve = base;
+        let first = self.config.setup.unwrap_or(self.config.main);
+        self.start_iteration(channel, first).await
+    }
+
+    /// Consume the reserve: take the corrections, challenge, check.
+    async fn start_iteration<T: Io>(
+        &mut self,
+        channel: &mut Channel<T>,
+        params: LpnParams,
+    ) -> Result<()> {
+        let (k, t, h) = (params.k, params.t, params.log_bin);
+        let hu = h as usize;
+        let bin = params.bin_size();
+        let base = core::mem::take(&mut self.reserve);
+        debug_assert_eq!(base.len(), params.reserve());
+        let tree_macs = &base[k..k + t * hu];
+        let check_macs = &base[k + t * hu..];
+
+        // The channel bounds the frame: exactly t·h blocks or an error.
+        let msg = channel.recv_exact(t * hu * Block::LEN).await?;
+        let mut learned = Vec::with_capacity(t * hu);
+        let mut alphas = Vec::with_capacity(t);
+        for j in 0..t {
+            let mut alpha = 0usize;
+            for i in 0..hu {
+                let at = (j * hu + i) * Block::LEN;
+                let c = Block::from_bytes(msg[at..at + Block::LEN].try_into().expect("16 bytes"));
+                let m = tree_macs[j * hu + i];
+                // The COT's random bit picks the side we learn; the path takes the other.
+                alpha = alpha << 1 | !m.lsb() as usize;
+                learned.push(c ^ m);
+            }
+            alphas.push(alpha);
+        }
+        drop(msg);
+
+        let seed = self.prg.next_block();
+        let challenge = Challenge::expand(seed, t, bin);
+        let mut x2 = check::pack_bits(check_macs);
+        for (j, &alpha) in alphas.iter().enumerate() {
+            x2 ^= challenge.a[j].gf_mul(challenge.b[alpha]);
+        }
+        let mut reply = [0u8; CHALLENGE_LEN];
+        reply[..16].copy_from_slice(&seed.to_bytes());
+        reply[16..].copy_from_slice(&x2.to_bytes());
+        channel.send(&reply).await?;
+        channel.flush().await?;
+
+        let mut tree = core::mem::take(&mut self.tree);
+        tree.resize(bin, Block::ZERO);
+        let mut v = check::pack_cots(check_macs);
+        for (j, &alpha) in alphas.iter().enumerate() {
+            receiver_tree(
+                &self.ccr,
+                h,
+                &learned[j * hu..(j + 1) * hu],
+                alpha,
+                &mut tree,
+            );
+            v ^= challenge.fold_tree(j, &tree);
+        }
+        self.tree = tree;
+        let digest = channel.recv_exact(DIGEST_LEN).await?;
+        if !check::digests_equal(&digest, &check::digest(v)) {
+            return Err(Error::CheckFailed(
+                "Ferret consistency check: the sender's trees do not match its Delta".into(),
+            ));
+        }
+
+        self.stats.iterations += 1;
+        self.stats.protocol_received += (t * hu * Block::LEN + DIGEST_LEN + 8) as u64;
+        self.stats.protocol_sent += (CHALLENGE_LEN + 4) as u64;
+        self.pool
+            .begin(core::mem::take(&mut self.spare), self.config.main.reserve());
+        self.iter = Some(Iteration {
+            params,
+            encoder: LpnEncoder::new(&params),
+            base,
+            learned,
+            alphas,
+            next_tree: 0,
+        });
+        Ok(())
+    }
+
+    /// Outputs of the next tree into `out` (`2^log_bin` blocks).
+    fn produce(&mut self, out: &mut [Block]) {
+        let it = self.iter.as_mut().expect("an iteration is running");
+        let j = it.next_tree;
+        it.next_tree += 1;
+        let p = it.params;
+        let hu = p.log_bin as usize;
+        receiver_tree(
+            &self.ccr,
+            p.log_bin,
+            &it.learned[j * hu..(j + 1) * hu],
+            it.alphas[j],
+            out,
+        );
+        it.encoder.encode(j * p.bin_size(), &it.base[..p.k], out);
+    }
+
+    async fn extend_inner<T: Io>(
+        &mut self,
+        channel: &mut Channel<T>,
+        n: usize,
+        out: &mut Vec<Block>,
+    ) -> Result<()> {
+        self.setup_inner(channel).await?;
+        out.reserve(n);
+        let mut need = n;
+        loop {
+            need -= self.pool.drain(need, out);
+            if need == 0 {
+                return Ok(());
+            }
+            let done = self.iter.as_ref().is_none_or(|i| i.next_tree == i.params.t);
+            if done {
+                if let Some(it) = self.iter.take() {
+                    self.reserve = self.pool.take_reserve();
+                    self.spare = it.base;
+                }
+                self.start_iteration(channel, self.config.main).await?;
+                continue;
+            }
+            let bin = self.iter.as_ref().expect("iteration").params.bin_size();
+            if self.pool.reserve_full() && need >= bin {
+                let len = out.len();
+                out.resize(len + bin, Block::ZERO);
+                self.produce(&mut out[len..]);
+                need -= bin;
+            } else {
+                let mut buf = self.pool.take_chunk(bin);
+                self.produce(&mut buf);
+                self.pool.put_chunk(buf);
+            }
+            self.stats.produced += bin as u64;
+        }
+    }
+}
+
+fn aborted() -> Error {
+    Error::Aborted("the COT extension failed earlier; start a new session".into())
+}
+
+impl<B: RandomCotReceiver> RandomCotReceiver for FerretReceiver<B> {
+    async fn extend<T: Io>(
+        &mut self,
+        channel: &mut Channel<T>,
+        n: usize,
+        out: &mut Vec<Block>,
+    ) -> Result<()> {
+        if self.failed {
+            return Err(aborted());
+        }
+        let r = self.extend_inner(channel, n, out).await;
+        self.failed |= r.is_err();
+        r
+    }
+}

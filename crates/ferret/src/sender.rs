@@ -1,0 +1,354 @@
+//! The sender of the extension: holds `Delta`, gets keys (the ZK verifier).
+
+use crate::ccr::Ccr;
+use crate::check::{self, Challenge, CHALLENGE_LEN};
+use crate::lpn::LpnEncoder;
+use crate::params::{FerretConfig, LpnParams};
+use crate::pool::Pool;
+use crate::tree::sender_tree;
+use crate::ExtensionStats;
+use rand_core::{CryptoRng, RngCore};
+use webproof_core::channel::Channel;
+use webproof_core::cot::RandomCotSender;
+use webproof_core::error::{Error, Result};
+use webproof_core::{Block, Io, Prg};
+
+/// Deviations a test can make the sender commit.
+#[cfg(test)]
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Tamper {
+    /// XOR `mask` into the correction of (`tree`, `level`).
+    LevelMessage {
+        tree: usize,
+        level: u32,
+        mask: Block,
+    },
+    /// Build `tree` from `(s, s ⊕ Delta ⊕ mask)` (another Delta), everywhere.
+    RootDelta { tree: usize, mask: Block },
+    /// XOR `mask` into the sender's own leaf (`tree`, `leaf`) (check and output).
+    Leaf {
+        tree: usize,
+        leaf: usize,
+        mask: Block,
+    },
+    /// Send corrections for seed `s` but use `s ⊕ mask` for check and output.
+    SeedSwap { tree: usize, mask: Block },
+    /// XOR `mask` into the check value before hashing.
+    CheckValue { mask: Block },
+}
+
+/// State of the iteration whose trees are being turned into outputs.
+struct Iteration {
+    params: LpnParams,
+    encoder: LpnEncoder,
+    /// The iteration's reserve; its first `k` entries are the keys of `u`.
+    base: Vec<Block>,
+    /// One seed per tree.
+    seeds: Vec<Block>,
+    next_tree: usize,
+}
+
+/// Silent COT sender over a bootstrap COT source `B`.
+///
+/// Implements [`RandomCotSender`]: `extend(n)` hands out `n` keys `K_i`
+/// (`lsb = 0`) under the bootstrap's `Delta`, running an iteration whenever
+/// the current one is used up. The peer must run [`crate::FerretReceiver`]
+/// with the same configuration and draw the same total number of COTs.
+pub struct FerretSender<B> {
+    config: FerretConfig,
+    bootstrap: Option<B>,
+    delta: Block,
+    prg: Prg,
+    ccr: Ccr,
+    /// COTs for the next iteration to start.
+    reserve: Vec<Block>,
+    /// Storage recycled as the reserve being filled.
+    spare: Vec<Block>,
+    iter: Option<Iteration>,
+    pool: Pool,
+    /// Tree storage of the correction and check passes.
+    tree: Vec<Block>,
+    sums: Vec<Block>,
+    failed: bool,
+    stats: ExtensionStats,
+    #[cfg(test)]
+    pub(crate) tamper: Option<Tamper>,
+}
+
+impl<B: RandomCotSender> FerretSender<B> {
+    /// A sender that bootstraps from `bootstrap` (its `Delta` becomes ours).
+    ///
+    /// Fails if the configuration is malformed or the bootstrap `Delta` does
+    /// not have its least significant bit set.
+    pub fn new(
+        config: FerretConfig,
+        bootstrap: B,
+        rng: &mut (impl RngCore + CryptoRng),
+    ) -> Result<Self> {
+        config
+            .validate()
+            .map_err(|e| Error::Usage(format!("Ferret parameters: {e}")))?;
+        let delta = bootstrap.delta();
+        if !delta.lsb() {
+            return Err(Error::Usage("bootstrap Delta must have lsb 1".into()));
+        }
+        let mut seed = [0u8; 16];
+        rng.fill_bytes(&mut seed);
+        Ok(FerretSender {
+            config,
+            bootstrap: Some(bootstrap),
+            delta,
+            prg: Prg::new(Block::from_bytes(seed)),
+            ccr: Ccr::new(),
+            reserve: Vec::new(),
+            spare: Vec::new(),
+            iter: None,
+            pool: Pool::new(),
+            tree: Vec::new(),
+            sums: Vec::new(),
+            failed: false,
+            stats: ExtensionStats::default(),
+            #[cfg(test)]
+            tamper: None,
+        })
+    }
+
+    /// Run the bootstrap and the first iteration's exchange now rather than on
+    /// the first [`extend`](RandomCotSender::extend). Does nothing if done.
+    pub async fn setup<T: Io>(&mut self, channel: &mut Channel<T>) -> Result<()> {
+        if self.failed {
+            return Err(aborted());
+        }
+        let r = self.setup_inner(channel).await;
+        self.failed |= r.is_err();
+        r
+    }
+
+    /// Counters of the work done so far.
+    pub fn stats(&self) -> ExtensionStats {
+        self.stats
+    }
+
+    /// The configuration in use.
+    pub fn config(&self) -> &FerretConfig {
+        &self.config
+    }
+
+    /// Bytes currently held in buffers (reserves, current iteration, trees).
+    pub fn memory_footprint(&self) -> usize {
+        let it = self
+            .iter
+            .as_ref()
+            .map_or(0, |i| (i.base.capacity() + i.seeds.capacity()) * Block::LEN);
+        it + self.pool.footprint()
+            + (self.reserve.capacity()
+                + self.spare.capacity()
+                + self.tree.capacity()
+                + self.sums.capacity())
+                * Block::LEN
+    }
+
+    async fn setup_inner<T: Io>(&mut self, channel: &mut Channel<T>) -> Result<()> {
+        let Some(mut bootstrap) = self.bootstrap.take() else {
+            return Ok(());
+        };
+        let m = self.config.bootstrap_cots();
+        let mut base = Vec::with_capacity(m);
+        let before = (channel.stats().sent(), channel.stats().received());
+        bootstrap.extend(channel, m, &mut base).await?;
+        if base.len() != m {
+            return Err(Error::Usage(
+                "bootstrap COT source returned a wrong count".into(),
+            ));
+        }
+        self.stats.bootstrap_sent += channel.stats().sent() - before.0;
+        self.stats.bootstrap_received += channel.stats().received() - before.1;
+        self.reserve = base;
+        let first = self.config.setup.unwrap_or(self.config.main);
+        self.start_iteration(channel, first).await
+    }
+
+    /// Consume the reserve: send the tree corrections, answer the challenge.
+    async fn start_iteration<T: Io>(
+        &mut self,
+        channel: &mut Channel<T>,
+        params: LpnParams,
+    ) -> Result<()> {
+        let (k, t, h) = (params.k, params.t, params.log_bin);
+        let hu = h as usize;
+        let bin = params.bin_size();
+        let base = core::mem::take(&mut self.reserve);
+        debug_assert_eq!(base.len(), params.reserve());
+        let tree_keys = &base[k..k + t * hu];
+        let check_keys = &base[k + t * hu..];
+        let seeds = self.prg.blocks(t);
+        let mut tree = core::mem::take(&mut self.tree);
+        tree.resize(bin, Block::ZERO);
+        self.sums.resize(hu, Block::ZERO);
+
+        // Corrections: one block per level, all trees in one message.
+        let mut msg = Vec::with_capacity(t * hu * Block::LEN);
+        for (j, seed) in seeds.iter().enumerate() {
+            let root = self.root_delta(j);
+            sender_tree(&self.ccr, h, *seed, root, &mut tree, Some(&mut self.sums));
+            for i in 0..hu {
+                #[allow(unused_mut)]
+                let mut c = tree_keys[j * hu + i] ^ self.sums[i];
+                #[cfg(test)]
+                if let Some(Tamper::LevelMessage { tree, level, mask }) = self.tamper {
+                    if tree == j && level as usize == i {
+                        c ^= mask;
+                    }
+                }
+                msg.extend_from_slice(&c.to_bytes());
+            }
+        }
+        channel.send(&msg).await?;
+        channel.flush().await?;
+
+        let reply = channel.recv_exact(CHALLENGE_LEN).await?;
+        let seed = Block::from_bytes(reply[..16].try_into().expect("16 bytes"));
+        let x2 = Block::from_bytes(reply[16..].try_into().expect("16 bytes"));
+        let challenge = Challenge::expand(seed, t, bin);
+        let mut v = check::pack_cots(check_keys) ^ x2.gf_mul(self.delta);
+        for (j, seed) in seeds.iter().enumerate() {
+            let s = self.output_seed(j, *seed);
+            sender_tree(&self.ccr, h, s, self.root_delta(j), &mut tree, None);
+            self.tamper_leaves(j, &mut tree);
+            v ^= challenge.fold_tree(j, &tree);
+        }
+        #[cfg(test)]
+        if let Some(Tamper::CheckValue { mask }) = self.tamper {
+            v ^= mask;
+        }
+        channel.send(&check::digest(v)).await?;
+        channel.flush().await?;
+
+        self.stats.iterations += 1;
+        self.stats.protocol_sent += (msg.len() + check::DIGEST_LEN + 8) as u64;
+        self.stats.protocol_received += (CHALLENGE_LEN + 4) as u64;
+        self.tree = tree;
+        self.pool
+            .begin(core::mem::take(&mut self.spare), self.config.main.reserve());
+        self.iter = Some(Iteration {
+            params,
+            encoder: LpnEncoder::new(&params),
+            base,
+            seeds,
+            next_tree: 0,
+        });
+        Ok(())
+    }
+
+    /// The Delta a tree is built with (honestly, ours).
+    fn root_delta(&self, _tree: usize) -> Block {
+        #[cfg(test)]
+        if let Some(Tamper::RootDelta { tree, mask }) = self.tamper {
+            if tree == _tree {
+                return self.delta ^ mask;
+            }
+        }
+        self.delta
+    }
+
+    /// The seed a tree's outputs are made from (honestly, the one corrected for).
+    fn output_seed(&self, _tree: usize, seed: Block) -> Block {
+        #[cfg(test)]
+        if let Some(Tamper::SeedSwap { tree, mask }) = self.tamper {
+            if tree == _tree {
+                return seed ^ mask;
+            }
+        }
+        seed
+    }
+
+    fn tamper_leaves(&self, _tree: usize, _leaves: &mut [Block]) {
+        #[cfg(test)]
+        if let Some(Tamper::Leaf { tree, leaf, mask }) = self.tamper {
+            if tree == _tree {
+                _leaves[leaf] ^= mask;
+            }
+        }
+    }
+
+    /// Outputs of the next tree into `out` (`2^log_bin` blocks).
+    fn produce(&mut self, out: &mut [Block]) {
+        let it = self.iter.as_mut().expect("an iteration is running");
+        let j = it.next_tree;
+        it.next_tree += 1;
+        let p = it.params;
+        let seed = it.seeds[j];
+        let s = self.output_seed(j, seed);
+        let it = self.iter.as_ref().expect("an iteration is running");
+        sender_tree(&self.ccr, p.log_bin, s, self.root_delta(j), out, None);
+        self.tamper_leaves(j, out);
+        it.encoder.encode(j * p.bin_size(), &it.base[..p.k], out);
+        // Normalise to the convention: keys with lsb 0.
+        let delta = self.delta;
+        for z in out.iter_mut() {
+            *z ^= Block::select(z.lsb(), delta);
+        }
+    }
+
+    async fn extend_inner<T: Io>(
+        &mut self,
+        channel: &mut Channel<T>,
+        n: usize,
+        out: &mut Vec<Block>,
+    ) -> Result<()> {
+        self.setup_inner(channel).await?;
+        out.reserve(n);
+        let mut need = n;
+        loop {
+            need -= self.pool.drain(need, out);
+            if need == 0 {
+                return Ok(());
+            }
+            let done = self.iter.as_ref().is_none_or(|i| i.next_tree == i.params.t);
+            if done {
+                if let Some(it) = self.iter.take() {
+                    self.reserve = self.pool.take_reserve();
+                    self.spare = it.base;
+                }
+                self.start_iteration(channel, self.config.main).await?;
+                continue;
+            }
+            let bin = self.iter.as_ref().expect("iteration").params.bin_size();
+            if self.pool.reserve_full() && need >= bin {
+                let len = out.len();
+                out.resize(len + bin, Block::ZERO);
+                self.produce(&mut out[len..]);
+                need -= bin;
+            } else {
+                let mut buf = self.pool.take_chunk(bin);
+                self.produce(&mut buf);
+                self.pool.put_chunk(buf);
+            }
+            self.stats.produced += bin as u64;
+        }
+    }
+}
+
+fn aborted() -> Error {
+    Error::Aborted("the COT extension failed earlier; start a new session".into())
+}
+
+impl<B: RandomCotSender> RandomCotSender for FerretSender<B> {
+    fn delta(&self) -> Block {
+        self.delta
+    }
+
+    async fn extend<T: Io>(
+        &mut self,
+        channel: &mut Channel<T>,
+        n: usize,
+        out: &mut Vec<Block>,
+    ) -> Result<()> {
+        if self.failed {
+            return Err(aborted());
+        }
+        let r = self.extend_inner(channel, n, out).await;
+        self.failed |= r.is_err();
+        r
+    }
+}

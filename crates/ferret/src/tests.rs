@@ -1,0 +1,392 @@
+//! Two-party tests of the whole extension, including cheating senders and bad input.
+
+use crate::params::{FerretConfig, LpnParams};
+use crate::sender::Tamper;
+use crate::{FerretReceiver, FerretSender};
+use futures::executor::block_on;
+use futures::future::join;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha12Rng;
+use webproof_core::cot::ideal::{pair, IdealCotReceiver, IdealCotSender};
+use webproof_core::cot::{RandomCotReceiver, RandomCotSender};
+use webproof_core::{memory_duplex, Block, Channel, Error, MemoryIo};
+
+/// Tiny (insecure) sets so that many iterations run in milliseconds.
+fn tiny() -> FerretConfig {
+    FerretConfig {
+        main: LpnParams::new(2048, 512, 16, 7),
+        setup: Some(LpnParams::new(1536, 256, 12, 7)),
+    }
+}
+
+type Pair = (
+    FerretSender<IdealCotSender>,
+    FerretReceiver<IdealCotReceiver>,
+);
+
+fn parties(config: FerretConfig, seed: u64) -> Pair {
+    let mut rng = ChaCha12Rng::seed_from_u64(seed);
+    let (bs, br) = pair(seed);
+    (
+        FerretSender::new(config, bs, &mut rng).unwrap(),
+        FerretReceiver::new(config, br, &mut rng).unwrap(),
+    )
+}
+
+fn channels() -> (Channel<MemoryIo>, Channel<MemoryIo>) {
+    let (a, b) = memory_duplex();
+    (Channel::new(a), Channel::new(b))
+}
+
+/// Draw the same batches on both sides; returns keys and MACs.
+fn run(
+    s: &mut FerretSender<IdealCotSender>,
+    r: &mut FerretReceiver<IdealCotReceiver>,
+    batches: &[usize],
+) -> (Vec<Block>, Vec<Block>) {
+    let (mut cs, mut cr) = channels();
+    let (mut k, mut m) = (Vec::new(), Vec::new());
+    block_on(async {
+        let fs = async {
+            for &n in batches {
+                s.extend(&mut cs, n, &mut k).await.unwrap();
+            }
+        };
+        let fr = async {
+            for &n in batches {
+                r.extend(&mut cr, n, &mut m).await.unwrap();
+            }
+        };
+        join(fs, fr).await;
+    });
+    (k, m)
+}
+
+fn assert_correlated(delta: Block, k: &[Block], m: &[Block]) -> usize {
+    assert_eq!(k.len(), m.len());
+    let mut ones = 0;
+    for (i, (k, m)) in k.iter().zip(m).enumerate() {
+        assert!(!k.lsb(), "key {i} has lsb 1");
+        let b = m.lsb();
+        ones += b as usize;
+        assert_eq!(
+            *m,
+            *k ^ Block::select(b, delta),
+            "COT {i} is not correlated"
+        );
+    }
+    ones
+}
+
+#[test]
+fn tiny_sets_correlate_across_many_iterations_and_odd_batches() {
+    let (mut s, mut r) = parties(tiny(), 1);
+    let batches = [1, 7, 1000, 2048, 3, 5000, 128, 129, 10_000];
+    let (k, m) = run(&mut s, &mut r, &batches);
+    let total: usize = batches.iter().sum();
+    assert_eq!(k.len(), total);
+    let ones = assert_correlated(s.delta(), &k, &m);
+    // Balanced bits: 18,316 draws, expect 9,158 ± 68 (1 sigma).
+    assert!((total / 2).abs_diff(ones) < 600, "{ones} ones in {total}");
+    assert!(s.stats().iterations >= 10);
+    assert_eq!(s.stats().iterations, r.stats().iterations);
+    // No two outputs equal (a stuck tree or encoder would repeat).
+    let mut sorted: Vec<u128> = k.iter().map(|b| b.0).collect();
+    sorted.sort_unstable();
+    sorted.dedup();
+    assert_eq!(sorted.len(), total);
+}
+
+#[test]
+fn no_setup_stage_also_works() {
+    let config = FerretConfig {
+        main: LpnParams::new(2048, 512, 16, 7),
+        setup: None,
+    };
+    let (mut s, mut r) = parties(config, 2);
+    let (k, m) = run(&mut s, &mut r, &[10_000]);
+    assert_correlated(s.delta(), &k, &m);
+}
+
+#[test]
+fn compact_preset_two_million() {
+    let (mut s, mut r) = parties(FerretConfig::compact(), 3);
+    let n = 2_000_000;
+    let (k, m) = run(&mut s, &mut r, &[n / 2, n / 2]);
+    let ones = assert_correlated(s.delta(), &k, &m);
+    // sigma = 707
+    assert!((n / 2).abs_diff(ones) < 5_000, "{ones} ones in {n}");
+    let st = s.stats();
+    // Traffic per iteration: t·h blocks + digest one way, 32 bytes back.
+    let per_iter = crate::params::B13_SETUP.sender_bytes() as u64 + 8;
+    assert_eq!(st.protocol_sent, st.iterations * per_iter);
+}
+
+#[test]
+fn throughput_preset_one_iteration() {
+    let (mut s, mut r) = parties(FerretConfig::throughput(), 4);
+    let n = 3_000_000;
+    let (k, m) = run(&mut s, &mut r, &[n]);
+    let ones = assert_correlated(s.delta(), &k, &m);
+    assert!((n / 2).abs_diff(ones) < 6_000, "{ones} ones in {n}");
+    // Setup iteration + first main iteration only.
+    assert_eq!(s.stats().iterations, 2);
+}
+
+#[test]
+fn memory_stays_bounded_over_many_iterations() {
+    let (mut s, mut r) = parties(tiny(), 5);
+    let (mut cs, mut cr) = channels();
+    block_on(async {
+        let fs = async {
+            let mut out = Vec::new();
+            let mut first = 0;
+            for round in 0..60 {
+                out.clear();
+                s.extend(&mut cs, 3000, &mut out).await.unwrap();
+                if round == 5 {
+                    first = s.memory_footprint();
+                }
+                if round > 5 {
+                    assert!(s.memory_footprint() <= first, "sender grows");
+                }
+            }
+        };
+        let fr = async {
+            let mut out = Vec::new();
+            let mut first = 0;
+            for round in 0..60 {
+                out.clear();
+                r.extend(&mut cr, 3000, &mut out).await.unwrap();
+                if round == 5 {
+                    first = r.memory_footprint();
+                }
+                if round > 5 {
+                    assert!(r.memory_footprint() <= first, "receiver grows");
+                }
+            }
+        };
+        join(fs, fr).await;
+    });
+    // 180,000 COTs went through 2,048-output iterations.
+    assert!(s.stats().iterations > 80);
+    let bound = 4 * tiny().main.reserve() * 16 + 8 * tiny().main.bin_size() * 16;
+    assert!(s.memory_footprint() < bound);
+    assert!(r.memory_footprint() < bound);
+}
+
+/// Run setup + some output with a cheating sender; the receiver must either
+/// reject or hold correct correlations.
+fn cheat_trial(config: FerretConfig, tamper: Tamper, seed: u64) -> bool {
+    let (mut s, mut r) = parties(config, seed);
+    s.tamper = Some(tamper);
+    let (mut cs, mut cr) = channels();
+    let (mut k, mut m) = (Vec::new(), Vec::new());
+    let n = config.main.n;
+    let (rs, rr) = block_on(async {
+        join(
+            async {
+                let r = s.extend(&mut cs, n, &mut k).await;
+                drop(cs);
+                r
+            },
+            async {
+                let r = r.extend(&mut cr, n, &mut m).await;
+                drop(cr);
+                r
+            },
+        )
+        .await
+    });
+    match rr {
+        Err(Error::CheckFailed(_)) => {
+            // Nothing was released, and the instance refuses to go on.
+            assert!(m.is_empty());
+            let (mut c2, _peer) = channels();
+            assert!(matches!(
+                block_on(r.extend(&mut c2, 1, &mut m)),
+                Err(Error::Aborted(_))
+            ));
+            true
+        }
+        Err(e) => panic!("unexpected receiver error {e}"),
+        Ok(()) => {
+            rs.unwrap();
+            assert_correlated(s.delta(), &k, &m);
+            false
+        }
+    }
+}
+
+fn random_mask(rng: &mut ChaCha12Rng) -> Block {
+    // Any non-zero mask, including single-bit ones.
+    if rng.gen_bool(0.5) {
+        Block(1u128 << rng.gen_range(0..128))
+    } else {
+        Block(rng.gen::<u128>() | 1 << 100)
+    }
+}
+
+#[test]
+fn corrupted_level_messages_are_caught() {
+    let config = FerretConfig {
+        main: LpnParams::new(2048, 512, 16, 7),
+        setup: None,
+    };
+    let mut rng = ChaCha12Rng::seed_from_u64(6);
+    for trial in 0..150 {
+        let tamper = Tamper::LevelMessage {
+            tree: rng.gen_range(0..16),
+            level: rng.gen_range(0..7),
+            mask: random_mask(&mut rng),
+        };
+        assert!(
+            cheat_trial(config, tamper, 1000 + trial),
+            "{tamper:?} passed"
+        );
+    }
+}
+
+#[test]
+fn corrupted_leaves_and_roots_are_caught() {
+    let config = FerretConfig {
+        main: LpnParams::new(2048, 512, 16, 7),
+        setup: None,
+    };
+    let mut rng = ChaCha12Rng::seed_from_u64(7);
+    for trial in 0..150 {
+        let tree = rng.gen_range(0..16);
+        let mask = random_mask(&mut rng);
+        let tamper = match trial % 4 {
+            0 => Tamper::Leaf {
+                tree,
+                leaf: rng.gen_range(0..128),
+                mask,
+            },
+            1 => Tamper::RootDelta { tree, mask },
+            2 => Tamper::SeedSwap { tree, mask },
+            _ => Tamper::CheckValue { mask },
+        };
+        assert!(
+            cheat_trial(config, tamper, 2000 + trial),
+            "{tamper:?} passed"
+        );
+    }
+}
+
+#[test]
+fn cheating_in_the_setup_iteration_is_caught() {
+    let mut rng = ChaCha12Rng::seed_from_u64(8);
+    for trial in 0..40 {
+        // The setup set has 12 trees; tampering tree < 12 hits the setup iteration.
+        let tamper = Tamper::LevelMessage {
+            tree: rng.gen_range(0..12),
+            level: rng.gen_range(0..7),
+            mask: random_mask(&mut rng),
+        };
+        assert!(cheat_trial(tiny(), tamper, 3000 + trial));
+    }
+}
+
+/// A peer that speaks raw frames.
+fn raw_peer_test<F, Fut>(peer: F) -> Error
+where
+    F: FnOnce(Channel<MemoryIo>) -> Fut,
+    Fut: core::future::Future<Output = ()>,
+{
+    let config = FerretConfig {
+        main: LpnParams::new(2048, 512, 16, 7),
+        setup: None,
+    };
+    let (_, mut r) = parties(config, 9);
+    let (cs, mut cr) = channels();
+    let mut m = Vec::new();
+    let (res, ()) = block_on(join(r.extend(&mut cr, 10, &mut m), peer(cs)));
+    assert!(m.is_empty());
+    res.unwrap_err()
+}
+
+#[test]
+fn receiver_rejects_malformed_sender_messages() {
+    let t_h_bytes = 16 * 7 * 16;
+    // Truncated corrections.
+    let e = raw_peer_test(|mut c| async move {
+        c.send(&vec![0u8; t_h_bytes - 16]).await.unwrap();
+        c.flush().await.unwrap();
+    });
+    assert!(matches!(e, Error::Channel(_)), "{e}");
+    // Oversized corrections (announced length beyond the bound; no allocation).
+    let e = raw_peer_test(|mut c| async move {
+        use futures::AsyncWriteExt;
+        let _ = c.flush().await;
+        let mut io = c.into_inner().await.unwrap();
+        io.write_all(&u32::MAX.to_le_bytes()).await.unwrap();
+        io.flush().await.unwrap();
+    });
+    assert!(matches!(e, Error::Channel(_)), "{e}");
+    // Right corrections, then a short digest.
+    let e = raw_peer_test(|mut c| async move {
+        c.send(&vec![7u8; t_h_bytes]).await.unwrap();
+        let _challenge = c.recv(64).await.unwrap();
+        c.send(&[1u8; 31]).await.unwrap();
+        c.flush().await.unwrap();
+    });
+    assert!(matches!(e, Error::Channel(_)), "{e}");
+    // Garbage of the right shape: caught by the check.
+    let e = raw_peer_test(|mut c| async move {
+        c.send(&vec![7u8; t_h_bytes]).await.unwrap();
+        let _challenge = c.recv(64).await.unwrap();
+        c.send(&[1u8; 32]).await.unwrap();
+        c.flush().await.unwrap();
+    });
+    assert!(matches!(e, Error::CheckFailed(_)), "{e}");
+    // Hang-up mid-protocol.
+    let e = raw_peer_test(|c| async move { drop(c) });
+    assert!(matches!(e, Error::Channel(_)), "{e}");
+}
+
+#[test]
+fn sender_rejects_malformed_receiver_messages() {
+    let config = FerretConfig {
+        main: LpnParams::new(2048, 512, 16, 7),
+        setup: None,
+    };
+    for bad in [0usize, 31, 33, 4096] {
+        let (mut s, _) = parties(config, 10);
+        let (mut cs, mut cr) = channels();
+        let mut k = Vec::new();
+        let peer = async move {
+            let _ = cr.recv(1 << 20).await.unwrap();
+            cr.send(&vec![3u8; bad]).await.unwrap();
+            cr.flush().await.unwrap();
+            // Hanging up now still lets the sender read what was sent.
+            drop(cr);
+        };
+        let (res, ()) = block_on(join(s.extend(&mut cs, 10, &mut k), peer));
+        assert!(matches!(res, Err(Error::Channel(_))), "{bad}: {res:?}");
+        assert!(k.is_empty());
+        // Failed sender refuses to continue.
+        assert!(matches!(
+            block_on(s.extend(&mut cs, 1, &mut k)),
+            Err(Error::Aborted(_))
+        ));
+    }
+}
+
+#[test]
+fn bad_configurations_are_refused() {
+    let mut rng = ChaCha12Rng::seed_from_u64(11);
+    let (bs, br) = pair(11);
+    let bad = FerretConfig {
+        main: LpnParams::new(2000, 512, 16, 7),
+        setup: None,
+    };
+    assert!(matches!(
+        FerretSender::new(bad, bs, &mut rng),
+        Err(Error::Usage(_))
+    ));
+    assert!(matches!(
+        FerretReceiver::new(bad, br, &mut rng),
+        Err(Error::Usage(_))
+    ));
+}
