@@ -1,0 +1,230 @@
+//! Minimal SVG line charts for benchmark results (no fonts or native
+//! libraries needed, so charts render anywhere a browser or `rsvg-convert`
+//! runs). Charts are drawn from result data only.
+
+use std::fmt::Write;
+
+/// One line of a chart.
+#[derive(Debug, Clone)]
+pub struct Series {
+    pub name: String,
+    pub y: Vec<f64>,
+}
+
+/// One panel: x values shared by all series; NaN points are skipped.
+#[derive(Debug, Clone)]
+pub struct Chart {
+    pub title: String,
+    pub x_label: String,
+    pub y_label: String,
+    pub x: Vec<f64>,
+    /// Space x values on a log2 axis (concurrency 1, 2, 4, ...).
+    pub log2_x: bool,
+    pub series: Vec<Series>,
+}
+
+const W: f64 = 720.0;
+const H: f64 = 320.0;
+const LEFT: f64 = 80.0;
+const RIGHT: f64 = 160.0;
+const TOP: f64 = 36.0;
+const BOTTOM: f64 = 52.0;
+const COLORS: [&str; 6] = [
+    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
+];
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// A "nice" step (1, 2 or 5 times a power of ten) giving about `n` ticks.
+fn nice_step(range: f64, n: f64) -> f64 {
+    let raw = (range / n).max(f64::MIN_POSITIVE);
+    let p = 10f64.powf(raw.log10().floor());
+    let m = raw / p;
+    p * if m <= 1.0 {
+        1.0
+    } else if m <= 2.0 {
+        2.0
+    } else if m <= 5.0 {
+        5.0
+    } else {
+        10.0
+    }
+}
+
+fn fmt_num(v: f64) -> String {
+    if v == 0.0 {
+        "0".into()
+    } else if v.abs() >= 1e5 || v.abs() < 1e-2 {
+        format!("{v:.1e}")
+    } else if v.fract() == 0.0 {
+        format!("{v:.0}")
+    } else {
+        let s = format!("{v:.3}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    }
+}
+
+fn panel(out: &mut String, c: &Chart, y0: f64) {
+    let pw = W - LEFT - RIGHT;
+    let ph = H - TOP - BOTTOM;
+    let tx = |x: f64| if c.log2_x { x.max(1e-9).log2() } else { x };
+    let xs: Vec<f64> = c.x.iter().map(|&x| tx(x)).collect();
+    let (mut xmin, mut xmax) = xs
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
+            (a.min(x), b.max(x))
+        });
+    if !xmin.is_finite() {
+        (xmin, xmax) = (0.0, 1.0);
+    }
+    if xmax - xmin < 1e-12 {
+        xmin -= 0.5;
+        xmax += 0.5;
+    }
+    let ymax = c
+        .series
+        .iter()
+        .flat_map(|s| s.y.iter().copied())
+        .filter(|v| v.is_finite())
+        .fold(0.0f64, f64::max);
+    let step = nice_step(if ymax > 0.0 { ymax } else { 1.0 }, 5.0);
+    let ytop = ((ymax / step).ceil().max(1.0)) * step;
+    let px = |x: f64| LEFT + (x - xmin) / (xmax - xmin) * pw;
+    let py = |y: f64| y0 + TOP + ph - y / ytop * ph;
+
+    let _ = writeln!(
+        out,
+        r#"<text x="{:.1}" y="{:.1}" font-size="15" font-weight="bold">{}</text>"#,
+        LEFT,
+        y0 + 22.0,
+        esc(&c.title)
+    );
+    // Grid and y ticks.
+    let mut v = 0.0;
+    while v <= ytop + step * 1e-9 {
+        let y = py(v);
+        let _ = writeln!(
+            out,
+            r##"<line x1="{LEFT:.1}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#ddd"/><text x="{:.1}" y="{:.1}" font-size="11" text-anchor="end">{}</text>"##,
+            LEFT + pw,
+            LEFT - 6.0,
+            y + 4.0,
+            fmt_num(v)
+        );
+        v += step;
+    }
+    // X ticks at the data points.
+    for (&x, &raw) in xs.iter().zip(&c.x) {
+        let _ = writeln!(
+            out,
+            r##"<line x1="{0:.1}" y1="{1:.1}" x2="{0:.1}" y2="{2:.1}" stroke="#ddd"/><text x="{0:.1}" y="{3:.1}" font-size="11" text-anchor="middle">{4}</text>"##,
+            px(x),
+            y0 + TOP,
+            y0 + TOP + ph,
+            y0 + TOP + ph + 16.0,
+            fmt_num(raw)
+        );
+    }
+    let _ = writeln!(
+        out,
+        r##"<rect x="{LEFT:.1}" y="{:.1}" width="{pw:.1}" height="{ph:.1}" fill="none" stroke="#333"/>"##,
+        y0 + TOP
+    );
+    let _ = writeln!(
+        out,
+        r#"<text x="{:.1}" y="{:.1}" font-size="12" text-anchor="middle">{}</text>"#,
+        LEFT + pw / 2.0,
+        y0 + H - 12.0,
+        esc(&c.x_label)
+    );
+    let _ = writeln!(
+        out,
+        r#"<text transform="translate({:.1},{:.1}) rotate(-90)" font-size="12" text-anchor="middle">{}</text>"#,
+        18.0,
+        y0 + TOP + ph / 2.0,
+        esc(&c.y_label)
+    );
+    for (i, s) in c.series.iter().enumerate() {
+        let color = COLORS[i % COLORS.len()];
+        let pts: Vec<(f64, f64)> = xs
+            .iter()
+            .zip(&s.y)
+            .filter(|(_, y)| y.is_finite())
+            .map(|(&x, &y)| (px(x), py(y)))
+            .collect();
+        let path: String = pts.iter().map(|(x, y)| format!("{x:.1},{y:.1} ")).collect();
+        let _ = writeln!(
+            out,
+            r#"<polyline points="{}" fill="none" stroke="{color}" stroke-width="2"/>"#,
+            path.trim_end()
+        );
+        for (x, y) in &pts {
+            let _ = writeln!(
+                out,
+                r#"<circle cx="{x:.1}" cy="{y:.1}" r="3" fill="{color}"/>"#
+            );
+        }
+        let ly = y0 + TOP + 14.0 + 18.0 * i as f64;
+        let lx = LEFT + pw + 12.0;
+        let _ = writeln!(
+            out,
+            r#"<line x1="{lx:.1}" y1="{ly:.1}" x2="{:.1}" y2="{ly:.1}" stroke="{color}" stroke-width="2"/><text x="{:.1}" y="{:.1}" font-size="12">{}</text>"#,
+            lx + 18.0,
+            lx + 24.0,
+            ly + 4.0,
+            esc(&s.name)
+        );
+    }
+}
+
+/// Render panels stacked vertically into one SVG document.
+pub fn stack(charts: &[Chart]) -> String {
+    let total_h = H * charts.len().max(1) as f64;
+    let mut out = format!(
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{total_h}" viewBox="0 0 {W} {total_h}" font-family="DejaVu Sans, Arial, sans-serif">
+<rect width="100%" height="100%" fill="white"/>
+"#
+    );
+    for (i, c) in charts.iter().enumerate() {
+        panel(&mut out, c, H * i as f64);
+    }
+    out += "</svg>\n";
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_points_and_escapes_text() {
+        let c = Chart {
+            title: "a < b & c".into(),
+            x_label: "x".into(),
+            y_label: "y".into(),
+            x: vec![1.0, 2.0, 4.0],
+            log2_x: true,
+            series: vec![Series {
+                name: "s".into(),
+                y: vec![1.0, f64::NAN, 3.0],
+            }],
+        };
+        let svg = stack(&[c.clone(), c]);
+        assert!(svg.starts_with("<svg"));
+        assert!(svg.contains("a &lt; b &amp; c"));
+        // Two panels, two finite points each.
+        assert_eq!(svg.matches("<circle").count(), 4);
+        assert!(!svg.contains("NaN"));
+    }
+
+    #[test]
+    fn nice_steps() {
+        assert_eq!(nice_step(10.0, 5.0), 2.0);
+        assert_eq!(nice_step(1000.0, 5.0), 200.0);
+        assert_eq!(nice_step(0.3, 5.0), 0.1);
+    }
+}
