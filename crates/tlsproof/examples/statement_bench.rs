@@ -14,7 +14,7 @@ use std::time::Instant;
 use webproof_core::cot::ideal;
 use webproof_core::{memory_duplex, Channel};
 use webproof_tlsproof::testing::{tls12_session, tls13_session};
-use webproof_tlsproof::{run, Aead, Disclosure, Statement};
+use webproof_tlsproof::{run, Aead, Disclosure, Statement, Witness};
 use webproof_zk::{Config, Prover, Verifier};
 
 fn all_but_one(records: &[webproof_tlsproof::Record]) -> Disclosure {
@@ -31,7 +31,7 @@ fn all_but_one(records: &[webproof_tlsproof::Record]) -> Disclosure {
     Disclosure::Ranges(ranges)
 }
 
-fn measure(name: &str, stmt: &Statement, witness: &[u8]) {
+fn measure(name: &str, stmt: &Statement, witness: &Witness) {
     let mut times = Vec::new();
     let mut last = (0u64, 0u64, 0u64);
     for _ in 0..5 {
@@ -39,7 +39,7 @@ fn measure(name: &str, stmt: &Statement, witness: &[u8]) {
         let (cs, cr) = ideal::pair(1);
         let cfg = Config::default();
         let (stmt_p, stmt_v) = (stmt.clone(), stmt.clone());
-        let w = witness.to_vec();
+        let w = witness.clone();
         let start = Instant::now();
         let prover = std::thread::spawn(move || {
             block_on(async {

@@ -53,7 +53,7 @@ fn full_circuit(alg: HashAlg) -> &'static Circuit {
 }
 
 /// One compression of `block` into `state`.
-async fn compress<P: ZkParty>(
+pub(crate) async fn compress<P: ZkParty>(
     party: &mut P,
     alg: HashAlg,
     state: &[P::Bit],

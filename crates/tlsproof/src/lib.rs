@@ -21,6 +21,12 @@
 //!   AES-GCM's lack of key commitment does not matter: the key is fixed by
 //!   the handshake.
 //!
+//! For attestations, a direction can also carry hash [`Commitment`]s:
+//! `SHA-256(prefix || blinder || plaintext spans)` computed inside the proof
+//! over the plaintext the records decrypt to, with a secret blinder, so the
+//! verifier can sign digests of data it never sees and the prover can later
+//! open them to a third party.
+//!
 //! When a whole direction is disclosed, the fast path opens the traffic key
 //! and IV of that direction instead (the verifier then decrypts and checks
 //! the AEAD tags itself).
@@ -37,12 +43,13 @@
 mod circuits;
 mod kdf;
 mod party;
+mod records;
 mod statement;
 
 pub use party::ZkParty;
 pub use statement::{
-    Aead, Direction, DirectionOutput, Disclosure, Handshake, Proven, Record, Statement,
-    Tls12Handshake, Tls13Handshake,
+    Aead, Commitment, Direction, DirectionOutput, DirectionProof, Disclosure, Handshake, Proven,
+    Record, Statement, Tls12Handshake, Tls13Handshake, Witness,
 };
 pub use webproof_circuits::sha2::HashAlg;
 pub use webproof_core::{Error, Result};
@@ -58,21 +65,25 @@ use webproof_circuits::bits::{bits_to_bytes, bytes_to_bits};
 /// TLS 1.3 Finished / TLS 1.2 Finished handshake header: type 20, length 12.
 const FINISHED_HEADER: [u8; 4] = [0x14, 0x00, 0x00, 0x0c];
 
-/// Prove (with `witness = Some(secret)`) or verify (`None`) `statement`.
+/// Prove (with the prover's `witness`) or verify (`None`) `statement`.
 ///
-/// The witness is the TLS 1.3 handshake secret or the TLS 1.2 master secret.
-/// Returns what was proven: per direction either the traffic key and IV, or
-/// the opened plaintext bytes of each record. The verifier must treat the
-/// result as valid only if this returns `Ok`.
+/// Returns what was proven: per direction the traffic key and IV or the
+/// opened plaintext bytes of each record, and the digests of the hash
+/// commitments. The verifier must treat the result as valid only if this
+/// returns `Ok`.
 pub async fn run<P: ZkParty>(
     party: &mut P,
     statement: &Statement,
-    witness: Option<&[u8]>,
+    witness: Option<&Witness>,
 ) -> Result<Proven> {
     statement.validate()?;
+    if let Some(w) = witness {
+        w.check_against(statement)?;
+    }
+    let secret = witness.map(|w| w.secret.as_slice());
     let keys = match &statement.handshake {
-        Handshake::Tls13(hs) => prove_tls13_keys(party, statement.aead, hs, witness).await?,
-        Handshake::Tls12(hs) => prove_tls12_keys(party, statement.aead, hs, witness).await?,
+        Handshake::Tls13(hs) => prove_tls13_keys(party, statement.aead, hs, secret).await?,
+        Handshake::Tls12(hs) => prove_tls12_keys(party, statement.aead, hs, secret).await?,
     };
     let mut ivs = keys.client_iv.clone();
     ivs.extend_from_slice(&keys.server_iv);
@@ -90,8 +101,20 @@ pub async fn run<P: ZkParty>(
         prove_tls12_finished(party, &mut client, &mut server, hs, &keys).await?;
     }
 
-    let sent = client.disclose(party, &statement.sent).await?;
-    let recv = server.disclose(party, &statement.recv).await?;
+    let sent = records::prove_direction(
+        party,
+        &mut client,
+        &statement.sent,
+        witness.map(|w| w.sent_blinders.as_slice()),
+    )
+    .await?;
+    let recv = records::prove_direction(
+        party,
+        &mut server,
+        &statement.recv,
+        witness.map(|w| w.recv_blinders.as_slice()),
+    )
+    .await?;
     party.check().await?;
     Ok(Proven { sent, recv })
 }
@@ -224,13 +247,13 @@ async fn prove_tls12_finished<P: ZkParty>(
 }
 
 /// One direction's authenticated key material, shared by all of its records.
-struct DirectionKey<B> {
-    aead: Aead,
-    key: Vec<B>,
+pub(crate) struct DirectionKey<B> {
+    pub(crate) aead: Aead,
+    pub(crate) key: Vec<B>,
     /// AES round keys, expanded once (the same wires for every block).
     round_keys: Option<Vec<B>>,
     /// Public IV (TLS 1.3: 12 bytes; TLS 1.2 GCM: the 4-byte salt).
-    iv: Vec<u8>,
+    pub(crate) iv: Vec<u8>,
 }
 
 impl<B: Copy> DirectionKey<B> {
@@ -263,7 +286,7 @@ impl<B: Copy> DirectionKey<B> {
 
     /// Authenticated keystream block `index` of `record` (16 bytes for AES-GCM,
     /// 64 for ChaCha20).
-    async fn keystream<P: ZkParty<Bit = B>>(
+    pub(crate) async fn keystream<P: ZkParty<Bit = B>>(
         &mut self,
         party: &mut P,
         record: &Record,
@@ -307,62 +330,6 @@ impl<B: Copy> DirectionKey<B> {
                 let circuit = webproof_circuits::cache::chacha20_block();
                 let out = party.eval(circuit, &[&self.key, &ctr, &nonce]).await?;
                 Ok(out.into_iter().next().expect("one output"))
-            }
-        }
-    }
-
-    /// Prove what `direction` discloses.
-    async fn disclose<P: ZkParty<Bit = B>>(
-        &mut self,
-        party: &mut P,
-        direction: &Direction,
-    ) -> Result<DirectionOutput> {
-        match &direction.disclosure {
-            Disclosure::Key => {
-                let bits = party.open(&self.key).await?;
-                Ok(DirectionOutput::Key {
-                    key: bits_to_bytes(&bits),
-                    iv: self.iv.clone(),
-                })
-            }
-            Disclosure::Ranges(ranges) => {
-                let block_len = self.aead.keystream_block_len();
-                // Keystream bits to open, and where their bytes go.
-                let mut to_open: Vec<B> = Vec::new();
-                let mut places: Vec<(usize, usize)> = Vec::new();
-                let mut plaintexts: Vec<Vec<Option<u8>>> = direction
-                    .records
-                    .iter()
-                    .map(|r| vec![None; r.ciphertext.len()])
-                    .collect();
-                for (record_index, record) in direction.records.iter().enumerate() {
-                    let mut wanted: Vec<usize> = ranges
-                        .iter()
-                        .filter(|(i, _)| *i == record_index)
-                        .flat_map(|(_, r)| r.clone())
-                        .collect();
-                    wanted.sort_unstable();
-                    wanted.dedup();
-                    let mut current: Option<(usize, Vec<B>)> = None;
-                    for pos in wanted {
-                        let block = pos / block_len;
-                        if current.as_ref().map(|(b, _)| *b) != Some(block) {
-                            let ks = self.keystream(party, record, block).await?;
-                            current = Some((block, ks));
-                        }
-                        let ks = &current.as_ref().expect("set above").1;
-                        let at = 8 * (pos % block_len);
-                        to_open.extend_from_slice(&ks[at..at + 8]);
-                        places.push((record_index, pos));
-                    }
-                }
-                let bits = party.open(&to_open).await?;
-                let ks_bytes = bits_to_bytes(&bits);
-                for ((record_index, pos), k) in places.into_iter().zip(ks_bytes) {
-                    plaintexts[record_index][pos] =
-                        Some(direction.records[record_index].ciphertext[pos] ^ k);
-                }
-                Ok(DirectionOutput::Bytes(plaintexts))
             }
         }
     }

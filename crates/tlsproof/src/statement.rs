@@ -107,13 +107,89 @@ pub enum Disclosure {
     Ranges(Vec<(usize, Range<usize>)>),
 }
 
-/// One direction's records and disclosure.
+/// A hash commitment to plaintext, proven in zero knowledge:
+/// `SHA-256(prefix || blinder || plaintext of spans)`, where the blinder is
+/// the prover's secret and only the digest reaches the verifier. This is how
+/// attestations commit to data the verifier never sees.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Commitment {
+    /// Public bytes hashed first (e.g. a leaf header).
+    pub prefix: Vec<u8>,
+    /// Length in bytes of the secret blinder hashed after the prefix.
+    pub blinder_len: usize,
+    /// Plaintext spans `(record index, byte range)` hashed after the blinder.
+    pub spans: Vec<(usize, Range<usize>)>,
+}
+
+/// One direction's records, disclosure and commitments.
 #[derive(Clone, Debug)]
 pub struct Direction {
     /// Application records in order.
     pub records: Vec<Record>,
     /// What to disclose.
     pub disclosure: Disclosure,
+    /// Hash commitments. Their spans, taken in order across all commitments,
+    /// must be increasing and disjoint (each commitment covers a later part
+    /// of the transcript than the previous one).
+    pub commitments: Vec<Commitment>,
+}
+
+impl Direction {
+    /// Records with nothing disclosed and nothing committed.
+    pub fn new(records: Vec<Record>) -> Self {
+        Direction {
+            records,
+            disclosure: Disclosure::Ranges(Vec::new()),
+            commitments: Vec::new(),
+        }
+    }
+}
+
+/// The prover's secrets.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Witness {
+    /// TLS 1.3 handshake secret or TLS 1.2 master secret.
+    pub secret: Vec<u8>,
+    /// One blinder per commitment of the sent direction.
+    pub sent_blinders: Vec<Vec<u8>>,
+    /// One blinder per commitment of the received direction.
+    pub recv_blinders: Vec<Vec<u8>>,
+}
+
+impl core::fmt::Debug for Witness {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("Witness(..)")
+    }
+}
+
+impl Witness {
+    /// A witness with no commitments.
+    pub fn new(secret: Vec<u8>) -> Self {
+        Witness {
+            secret,
+            sent_blinders: Vec::new(),
+            recv_blinders: Vec::new(),
+        }
+    }
+
+    pub(crate) fn check_against(&self, s: &Statement) -> Result<()> {
+        for (d, b) in [
+            (&s.sent, &self.sent_blinders),
+            (&s.recv, &self.recv_blinders),
+        ] {
+            if d.commitments.len() != b.len()
+                || d.commitments
+                    .iter()
+                    .zip(b)
+                    .any(|(c, b)| c.blinder_len != b.len())
+            {
+                return Err(Error::Usage(
+                    "the blinders do not match the commitments".into(),
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The public statement both parties agree on.
@@ -138,19 +214,30 @@ pub enum DirectionOutput {
     Bytes(Vec<Vec<Option<u8>>>),
 }
 
+/// What one direction's proof established.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DirectionProof {
+    /// The disclosed key or bytes.
+    pub disclosed: DirectionOutput,
+    /// The digest of each commitment, in order.
+    pub commitments: Vec<[u8; 32]>,
+}
+
 /// The result of a successful proof.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Proven {
     /// Client to server.
-    pub sent: DirectionOutput,
+    pub sent: DirectionProof,
     /// Server to client.
-    pub recv: DirectionOutput,
+    pub recv: DirectionProof,
 }
 
 /// Limits that keep a statement's cost bounded (the verifier enforces its
 /// transcript limits earlier; these only rule out nonsense).
 const MAX_RECORD_LEN: usize = (1 << 14) + 256;
 const MAX_RECORDS: usize = 1 << 16;
+const MAX_PREFIX: usize = 1 << 10;
+const MAX_BLINDER: usize = 64;
 
 impl Statement {
     /// Check that the statement is well formed.
@@ -200,19 +287,41 @@ impl Statement {
             for r in &d.records {
                 self.check_record(r)?;
             }
+            let span_ok = |i: usize, range: &Range<usize>, what: &str| -> Result<()> {
+                let r = d.records.get(i).ok_or_else(|| {
+                    Error::Malformed(format!("{what} names record {i}, which does not exist"))
+                })?;
+                if range.start > range.end || range.end > r.ciphertext.len() {
+                    return Err(Error::Malformed(format!(
+                        "{what} {range:?} is outside record {i} ({} bytes)",
+                        r.ciphertext.len()
+                    )));
+                }
+                Ok(())
+            };
             if let Disclosure::Ranges(ranges) = &d.disclosure {
                 for (i, range) in ranges {
-                    let r = d.records.get(*i).ok_or_else(|| {
-                        Error::Malformed(format!(
-                            "disclosed range names record {i}, which does not exist"
-                        ))
-                    })?;
-                    if range.start > range.end || range.end > r.ciphertext.len() {
-                        return Err(Error::Malformed(format!(
-                            "disclosed range {range:?} is outside record {i} ({} bytes)",
-                            r.ciphertext.len()
-                        )));
+                    span_ok(*i, range, "disclosed range")?;
+                }
+            }
+            let mut last: (usize, usize) = (0, 0);
+            for c in &d.commitments {
+                if c.prefix.len() > MAX_PREFIX || c.blinder_len > MAX_BLINDER {
+                    return Err(Error::Malformed(
+                        "commitment prefix or blinder too long".into(),
+                    ));
+                }
+                if c.spans.is_empty() {
+                    return Err(Error::Malformed("a commitment covers no plaintext".into()));
+                }
+                for (i, range) in &c.spans {
+                    span_ok(*i, range, "committed span")?;
+                    if range.is_empty() || (*i, range.start) < last {
+                        return Err(Error::Malformed(
+                            "committed spans must be non-empty, increasing and disjoint".into(),
+                        ));
                     }
+                    last = (*i, range.end);
                 }
             }
         }

@@ -93,8 +93,8 @@ pub fn nonce13(iv: &[u8], seq: u64) -> [u8; 12] {
 pub struct Session {
     /// The statement, with both directions fully disclosed (set `disclosure` to change).
     pub statement: Statement,
-    /// HS (TLS 1.3) or the master secret (TLS 1.2).
-    pub witness: Vec<u8>,
+    /// HS (TLS 1.3) or the master secret (TLS 1.2), no blinders.
+    pub witness: Witness,
     /// Plaintexts sent, per record.
     pub sent: Vec<Vec<u8>>,
     /// Plaintexts received, per record.
@@ -137,17 +137,17 @@ pub fn tls13_session(aead: Aead, seed: u64, sent: &[&[u8]], recv: &[&[u8]]) -> S
             server_handshake_secret: k.s_hs.clone(),
         }),
         sent: Direction {
-            records: records(sent, &k.c_key, &k.c_iv),
             disclosure: Disclosure::Key,
+            ..Direction::new(records(sent, &k.c_key, &k.c_iv))
         },
         recv: Direction {
-            records: records(recv, &k.s_key, &k.s_iv),
             disclosure: Disclosure::Key,
+            ..Direction::new(records(recv, &k.s_key, &k.s_iv))
         },
     };
     Session {
         statement,
-        witness: hs,
+        witness: Witness::new(hs),
         sent: sent.iter().map(|m| m.to_vec()).collect(),
         recv: recv.iter().map(|m| m.to_vec()).collect(),
         keys: (k.c_key, k.s_key),
@@ -255,17 +255,17 @@ pub fn tls12_session(aead: Aead, seed: u64, sent: &[&[u8]], recv: &[&[u8]]) -> S
             server_finished,
         }),
         sent: Direction {
-            records: sent_records,
             disclosure: Disclosure::Key,
+            ..Direction::new(sent_records)
         },
         recv: Direction {
-            records: recv_records,
             disclosure: Disclosure::Key,
+            ..Direction::new(recv_records)
         },
     };
     Session {
         statement,
-        witness: ms,
+        witness: Witness::new(ms),
         sent: sent.iter().map(|m| m.to_vec()).collect(),
         recv: recv.iter().map(|m| m.to_vec()).collect(),
         keys: (c_key, s_key),

@@ -12,7 +12,7 @@ use webproof_zk::{Config, Prover, Verifier};
 /// Run a proof: the prover with its statement and witness, the verifier with its own statement.
 fn run_pair(
     prover_stmt: &Statement,
-    witness: &[u8],
+    witness: &Witness,
     verifier_stmt: &Statement,
 ) -> (Result<Proven>, Result<Proven>) {
     let (a, b) = memory_duplex();
@@ -84,8 +84,8 @@ fn tls13_all_suites_selective_disclosure() {
         let (p, v) = run_pair(&s.statement, &s.witness, &s.statement);
         let (p, v) = (p.unwrap(), v.unwrap());
         assert_eq!(p, v);
-        expect_bytes(&v.sent, &s.sent, &sent_ranges);
-        expect_bytes(&v.recv, &s.recv, &recv_ranges);
+        expect_bytes(&v.sent.disclosed, &s.sent, &sent_ranges);
+        expect_bytes(&v.recv.disclosed, &s.recv, &recv_ranges);
     }
 }
 
@@ -95,17 +95,10 @@ fn tls13_full_reveal_opens_the_derived_keys() {
     let (p, v) = run_pair(&s.statement, &s.witness, &s.statement);
     p.unwrap();
     let v = v.unwrap();
-    assert_eq!(
-        v.sent,
-        DirectionOutput::Key {
-            key: s.keys.0.clone(),
-            iv: match &v.sent {
-                DirectionOutput::Key { iv, .. } => iv.clone(),
-                _ => unreachable!(),
-            }
-        }
+    assert!(
+        matches!(&v.sent.disclosed, DirectionOutput::Key { key, iv } if *key == s.keys.0 && iv.len() == 12)
     );
-    assert!(matches!(&v.recv, DirectionOutput::Key { key, .. } if *key == s.keys.1));
+    assert!(matches!(&v.recv.disclosed, DirectionOutput::Key { key, .. } if *key == s.keys.1));
 }
 
 #[test]
@@ -121,8 +114,8 @@ fn tls12_all_suites_bind_finished_and_disclose() {
         let (p, v) = run_pair(&s.statement, &s.witness, &s.statement);
         p.unwrap();
         let v = v.unwrap();
-        assert!(matches!(&v.sent, DirectionOutput::Key { key, .. } if *key == s.keys.0));
-        expect_bytes(&v.recv, &s.recv, &recv_ranges);
+        assert!(matches!(&v.sent.disclosed, DirectionOutput::Key { key, .. } if *key == s.keys.0));
+        expect_bytes(&v.recv.disclosed, &s.recv, &recv_ranges);
     }
 }
 
@@ -135,7 +128,7 @@ fn assert_caught(p: Result<Proven>, v: Result<Proven>) {
 fn wrong_handshake_secret_is_caught() {
     let s = tls13_session(Aead::Aes128Gcm, 5, &[REQUEST], &[RESPONSE1]);
     let mut wrong = s.witness.clone();
-    wrong[0] ^= 1;
+    wrong.secret[0] ^= 1;
     let (p, v) = run_pair(&s.statement, &wrong, &s.statement);
     assert_caught(p, v);
 }
@@ -197,7 +190,7 @@ fn dropped_reordered_replayed_records_are_caught() {
     for (name, cheat) in [("reordered", reordered), ("replayed", replayed)] {
         let (_, v) = run_pair(&cheat, &s.witness, &verifier_view);
         if let Ok(v) = v {
-            let DirectionOutput::Bytes(recs) = &v.recv else {
+            let DirectionOutput::Bytes(recs) = &v.recv.disclosed else {
                 panic!("bytes")
             };
             for (i, rec) in recs.iter().enumerate() {
@@ -222,7 +215,7 @@ fn dropped_reordered_replayed_records_are_caught() {
 fn tls12_wrong_master_secret_or_finished_is_caught() {
     let s = tls12_session(Aead::Aes128Gcm, 14, &[REQUEST], &[RESPONSE1]);
     let mut wrong = s.witness.clone();
-    wrong[47] ^= 0x80;
+    wrong.secret[47] ^= 0x80;
     let (p, v) = run_pair(&s.statement, &wrong, &s.statement);
     assert_caught(p, v);
     // A server Finished from another session does not decrypt to this master
@@ -256,4 +249,140 @@ fn malformed_statements_are_rejected_before_proving() {
         bad.validate().is_err(),
         "SHA-256 handshake with a SHA-384 suite"
     );
+}
+
+/// SHA-256(prefix || blinder || spans) in the clear.
+fn commitment_digest(c: &Commitment, blinder: &[u8], plain: &[Vec<u8>]) -> [u8; 32] {
+    use sha2::Digest;
+    let mut h = sha2::Sha256::new();
+    h.update(&c.prefix);
+    h.update(blinder);
+    for (r, range) in &c.spans {
+        h.update(&plain[*r][range.clone()]);
+    }
+    h.finalize().into()
+}
+
+fn leaf_commitments(records: &[Record], chunk: usize, prefix_tag: u8) -> Vec<Commitment> {
+    // Fixed-size chunks over the direction's plaintext, crossing record boundaries.
+    let mut out = Vec::new();
+    let mut spans = Vec::new();
+    let mut filled = 0;
+    for (i, r) in records.iter().enumerate() {
+        let mut at = 0;
+        while at < r.ciphertext.len() {
+            let take = (chunk - filled).min(r.ciphertext.len() - at);
+            spans.push((i, at..at + take));
+            at += take;
+            filled += take;
+            if filled == chunk {
+                out.push(Commitment {
+                    prefix: vec![prefix_tag; 16],
+                    blinder_len: 16,
+                    spans: std::mem::take(&mut spans),
+                });
+                filled = 0;
+            }
+        }
+    }
+    if !spans.is_empty() {
+        out.push(Commitment {
+            prefix: vec![prefix_tag; 16],
+            blinder_len: 16,
+            spans,
+        });
+    }
+    out
+}
+
+#[test]
+fn commitments_hash_the_plaintext_the_verifier_never_sees() {
+    for (aead, seed, tls13) in [
+        (Aead::Aes128Gcm, 21, true),
+        (Aead::ChaCha20Poly1305, 22, false),
+    ] {
+        let mut s = if tls13 {
+            tls13_session(aead, seed, &[REQUEST], &[RESPONSE1, RESPONSE2])
+        } else {
+            tls12_session(aead, seed, &[REQUEST], &[RESPONSE1, RESPONSE2])
+        };
+        s.statement.sent.disclosure = Disclosure::Ranges(vec![]);
+        s.statement.recv.disclosure = Disclosure::Ranges(vec![(1, 0..5)]);
+        s.statement.sent.commitments = leaf_commitments(&s.statement.sent.records, 40, 1);
+        s.statement.recv.commitments = leaf_commitments(&s.statement.recv.records, 50, 2);
+        let blinders = |n: usize, t: u8| (0..n).map(|i| vec![t ^ i as u8; 16]).collect::<Vec<_>>();
+        s.witness.sent_blinders = blinders(s.statement.sent.commitments.len(), 0x11);
+        s.witness.recv_blinders = blinders(s.statement.recv.commitments.len(), 0x22);
+        let (p, v) = run_pair(&s.statement, &s.witness, &s.statement);
+        let (p, v) = (p.unwrap(), v.unwrap());
+        assert_eq!(p, v);
+        for (d, plain, bl) in [
+            (&v.sent, &s.sent, &s.witness.sent_blinders),
+            (&v.recv, &s.recv, &s.witness.recv_blinders),
+        ] {
+            let coms = if std::ptr::eq(d, &v.sent) {
+                &s.statement.sent.commitments
+            } else {
+                &s.statement.recv.commitments
+            };
+            assert_eq!(d.commitments.len(), coms.len());
+            for ((digest, c), b) in d.commitments.iter().zip(coms).zip(bl) {
+                assert_eq!(*digest, commitment_digest(c, b, plain));
+            }
+        }
+        // Nothing of the sent direction was disclosed.
+        let DirectionOutput::Bytes(recs) = &v.sent.disclosed else {
+            panic!()
+        };
+        assert!(recs.iter().flatten().all(|b| b.is_none()));
+    }
+}
+
+#[test]
+fn commitment_to_other_plaintext_is_caught() {
+    // The prover computes its commitments over a plaintext it made up (as if
+    // the ciphertext were different); the verifier uses what it recorded.
+    let mut s = tls13_session(Aead::Aes128Gcm, 23, &[REQUEST], &[RESPONSE1]);
+    s.statement.sent.disclosure = Disclosure::Ranges(vec![]);
+    s.statement.recv.disclosure = Disclosure::Ranges(vec![]);
+    s.statement.recv.commitments = leaf_commitments(&s.statement.recv.records, 32, 3);
+    s.witness.recv_blinders = vec![vec![9; 16]; s.statement.recv.commitments.len()];
+    let mut forged = s.statement.clone();
+    forged.recv.records[0].ciphertext[7] ^= 0x20;
+    let (_, v) = run_pair(&forged, &s.witness, &s.statement);
+    assert!(
+        v.is_err(),
+        "verifier accepted a commitment to another plaintext"
+    );
+}
+
+#[test]
+fn overlapping_or_unordered_commitments_are_rejected() {
+    let s = tls13_session(Aead::Aes128Gcm, 24, &[REQUEST], &[RESPONSE1]);
+    let mut bad = s.statement.clone();
+    bad.recv.commitments = vec![
+        Commitment {
+            prefix: vec![],
+            blinder_len: 16,
+            spans: vec![(0, 10..20)],
+        },
+        Commitment {
+            prefix: vec![],
+            blinder_len: 16,
+            spans: vec![(0, 15..25)],
+        },
+    ];
+    assert!(bad.validate().is_err());
+    bad.recv.commitments = vec![Commitment {
+        prefix: vec![],
+        blinder_len: 16,
+        spans: vec![],
+    }];
+    assert!(bad.validate().is_err());
+    bad.recv.commitments = vec![Commitment {
+        prefix: vec![],
+        blinder_len: 1000,
+        spans: vec![(0, 0..1)],
+    }];
+    assert!(bad.validate().is_err());
 }
