@@ -1,0 +1,362 @@
+//! Base oblivious transfer: Masny–Rindal "endemic" OT on the Ristretto group.
+//!
+//! This module owns the public-key OTs that bootstrap everything else (128
+//! of them for the SoftSpokenOT extension). It produces *random* OTs: the
+//! sender gets `n` pairs of 128-bit keys `(k0, k1)`, the receiver gets
+//! `k_{c_i}` for its choice bits `c_i`. It never handles chosen messages;
+//! callers use the keys as one-time pads or seeds.
+//!
+//! # Protocol (Masny–Rindal, CCS 2019, "Endemic OT", Diffie–Hellman instance)
+//!
+//! `G` is the Ristretto group (prime order `l`, generator `B`), `H_i : G -> G`
+//! a hash onto the group (SHA-512 then the Ristretto `from_uniform_bytes`
+//! map, domain-separated by the session's `A` and the OT index `i`), and
+//! `KDF` SHA-256 over the whole per-OT transcript, truncated to 128 bits.
+//!
+//! 1. Sender: `a <- Z_l`, sends `A = a*B`.
+//! 2. Receiver, for each OT `i` with choice `c`: `s <- Z_l`, `M = s*B`;
+//!    `r_{1-c} <- G` uniform; `r_c = M - H_i(r_{1-c})`; sends `(r_0, r_1)`.
+//!    Output `KDF(i, c, A, r_0, r_1, s*A)`.
+//! 3. Sender, for each `i`: `m_0 = r_0 + H_i(r_1)`, `m_1 = r_1 + H_i(r_0)`;
+//!    output `k_j = KDF(i, j, A, r_0, r_1, a*m_j)` for `j = 0, 1`.
+//!
+//! Correctness: `m_c = M`, so `a*m_c = a*s*B = s*A`.
+//!
+//! One message each way, 32 + 64 n bytes in total (8.2 KB for 128 OTs).
+//!
+//! # Why it is secure against malicious parties
+//!
+//! Assumptions: CDH in Ristretto (prime order, so no small-subgroup or
+//! cofactor games), `H` and `KDF` modelled as random oracles.
+//! - *Receiver privacy* (against any sender): `r_{1-c}` is uniform and
+//!   `r_c = s*B - H(r_{1-c})` is uniform too because `s*B` is, so `(r_0, r_1)`
+//!   is a pair of independent uniform points whatever `c` is. The sender's
+//!   view is independent of the choice bits (statistically).
+//! - *Sender privacy* (against any receiver): the sender computes `m_0, m_1`
+//!   itself through the random oracle, a two-round Feistel network on the
+//!   receiver's pair. To know discrete logs of both `m_0` and `m_1` the
+//!   receiver would have to fix `r_1` before querying `H(r_1)` and vice versa,
+//!   which it cannot do for both; so for at least one `j` the point `m_j` is a
+//!   fresh random group element and `a*m_j` is a CDH value it cannot compute.
+//!   That key is uniform in its view (the KDF is a random oracle).
+//! - The security notion is *endemic* OT: a malicious party may bias or fix
+//!   its *own* outputs (e.g. a receiver may choose `s`), but learns nothing
+//!   about the other side's. This is exactly what OT extension needs from its
+//!   base OTs (Masny–Rindal, Section 5; SoftSpokenOT uses random base OTs).
+//! - Every key is bound to `A`, the OT index and the full point pair, so keys
+//!   from different sessions or positions are unrelated and a receiver cannot
+//!   replay pairs across indices to get related keys.
+//!
+//! Input validation: every point from the peer must be a canonical
+//! Ristretto encoding (`CompressedRistretto::decompress` rejects everything
+//! else); the sender's `A` must not be the identity. Violations end the run
+//! with [`Error::Malformed`].
+//!
+//! Secrets (`a`, `s`, choice bits) are handled with constant-time group
+//! arithmetic and `subtle` selection; nothing branches on a choice bit.
+
+use curve25519_dalek::constants::RISTRETTO_BASEPOINT_TABLE;
+use curve25519_dalek::ristretto::{CompressedRistretto, RistrettoPoint};
+use curve25519_dalek::scalar::Scalar;
+use curve25519_dalek::traits::Identity;
+use rand_core::{CryptoRng, RngCore};
+use sha2::{Digest, Sha256, Sha512};
+use subtle::{Choice, ConditionallySelectable};
+use webproof_core::error::Result;
+use webproof_core::{Block, Channel, Error, Io};
+
+/// Largest number of base OTs one run may ask for (bounds the receiver's
+/// message, 64 bytes per OT).
+pub const MAX_BASE_OTS: usize = 1 << 16;
+
+const POINT_LEN: usize = 32;
+const H2G_DOMAIN: &[u8] = b"webproof-ot/mr19/hash-to-group/v1";
+const KDF_DOMAIN: &[u8] = b"webproof-ot/mr19/kdf/v1";
+
+/// Run `n` random OTs as the sender; returns `n` key pairs `[k0, k1]`.
+pub async fn send<T: Io, R: RngCore + CryptoRng>(
+    channel: &mut Channel<T>,
+    n: usize,
+    rng: &mut R,
+) -> Result<Vec<[Block; 2]>> {
+    check_count(n)?;
+    let a = Scalar::random(rng);
+    let big_a = (&a * RISTRETTO_BASEPOINT_TABLE).compress();
+    channel.send(big_a.as_bytes()).await?;
+    channel.flush().await?;
+
+    let msg = channel.recv_exact(n * 2 * POINT_LEN).await?;
+    let mut out = Vec::with_capacity(n);
+    for (i, pair) in msg.chunks_exact(2 * POINT_LEN).enumerate() {
+        let enc0: [u8; 32] = pair[..32].try_into().expect("32-byte half");
+        let enc1: [u8; 32] = pair[32..].try_into().expect("32-byte half");
+        let r0 = decode_point(&enc0, "receiver point r0")?;
+        let r1 = decode_point(&enc1, "receiver point r1")?;
+        let m0 = r0 + hash_to_group(&big_a, i, &enc1);
+        let m1 = r1 + hash_to_group(&big_a, i, &enc0);
+        let k0 = kdf(&big_a, i, 0, &enc0, &enc1, &(a * m0).compress());
+        let k1 = kdf(&big_a, i, 1, &enc0, &enc1, &(a * m1).compress());
+        out.push([k0, k1]);
+    }
+    Ok(out)
+}
+
+/// Run one random OT per entry of `choices` as the receiver; returns `k_{c_i}`.
+pub async fn receive<T: Io, R: RngCore + CryptoRng>(
+    channel: &mut Channel<T>,
+    choices: &[bool],
+    rng: &mut R,
+) -> Result<Vec<Block>> {
+    let n = choices.len();
+    check_count(n)?;
+    let enc_a: [u8; 32] = channel
+        .recv_exact(POINT_LEN)
+        .await?
+        .try_into()
+        .expect("exact length");
+    let big_a = decode_point(&enc_a, "sender point A")?;
+    if big_a == RistrettoPoint::identity() {
+        return Err(Error::Malformed(
+            "base OT: sender point A is the identity".into(),
+        ));
+    }
+    let big_a_c = CompressedRistretto(enc_a);
+
+    let mut msg = Vec::with_capacity(n * 2 * POINT_LEN);
+    let mut secrets = Vec::with_capacity(n);
+    for (i, &c) in choices.iter().enumerate() {
+        let s = Scalar::random(rng);
+        let big_m = &s * RISTRETTO_BASEPOINT_TABLE;
+        let mut uniform = [0u8; 64];
+        rng.fill_bytes(&mut uniform);
+        let other = RistrettoPoint::from_uniform_bytes(&uniform).compress();
+        let chosen = (big_m - hash_to_group(&big_a_c, i, other.as_bytes())).compress();
+        // (r0, r1) = c ? (other, chosen) : (chosen, other), without branching on c.
+        let c = Choice::from(c as u8);
+        let mut r0 = chosen.0;
+        let mut r1 = other.0;
+        for (x, y) in r0.iter_mut().zip(r1.iter_mut()) {
+            u8::conditional_swap(x, y, c);
+        }
+        msg.extend_from_slice(&r0);
+        msg.extend_from_slice(&r1);
+        secrets.push(s);
+    }
+    channel.send(&msg).await?;
+    channel.flush().await?;
+
+    let mut out = Vec::with_capacity(n);
+    for (i, (s, &c)) in secrets.iter().zip(choices).enumerate() {
+        let pair = &msg[i * 2 * POINT_LEN..(i + 1) * 2 * POINT_LEN];
+        let shared = (s * big_a).compress();
+        out.push(kdf(
+            &big_a_c,
+            i,
+            c as u8,
+            pair[..32].try_into().expect("32 bytes"),
+            pair[32..].try_into().expect("32 bytes"),
+            &shared,
+        ));
+    }
+    Ok(out)
+}
+
+fn check_count(n: usize) -> Result<()> {
+    if n == 0 || n > MAX_BASE_OTS {
+        return Err(Error::Usage(format!(
+            "base OT count {n} outside 1..={MAX_BASE_OTS}"
+        )));
+    }
+    Ok(())
+}
+
+/// Decode a peer's point, accepting only canonical Ristretto encodings.
+fn decode_point(enc: &[u8; 32], what: &str) -> Result<RistrettoPoint> {
+    CompressedRistretto(*enc).decompress().ok_or_else(|| {
+        Error::Malformed(format!(
+            "base OT: {what} is not a canonical Ristretto point"
+        ))
+    })
+}
+
+/// `H_i(P)`: a random-oracle hash onto the group, bound to the session and index.
+fn hash_to_group(session: &CompressedRistretto, index: usize, point: &[u8; 32]) -> RistrettoPoint {
+    let mut h = Sha512::new();
+    h.update(H2G_DOMAIN);
+    h.update(session.as_bytes());
+    h.update((index as u64).to_le_bytes());
+    h.update(point);
+    let digest: [u8; 64] = h.finalize().into();
+    RistrettoPoint::from_uniform_bytes(&digest)
+}
+
+/// The output key of OT `index`, slot `j`, over the whole per-OT transcript.
+fn kdf(
+    session: &CompressedRistretto,
+    index: usize,
+    j: u8,
+    r0: &[u8; 32],
+    r1: &[u8; 32],
+    shared: &CompressedRistretto,
+) -> Block {
+    let mut h = Sha256::new();
+    h.update(KDF_DOMAIN);
+    h.update(session.as_bytes());
+    h.update((index as u64).to_le_bytes());
+    h.update([j]);
+    h.update(r0);
+    h.update(r1);
+    h.update(shared.as_bytes());
+    let digest: [u8; 32] = h.finalize().into();
+    Block::from_bytes(digest[..16].try_into().expect("16 bytes"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures::executor::block_on;
+    use futures::AsyncWriteExt;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha20Rng;
+    use webproof_core::memory_duplex;
+
+    fn run(n: usize, seed: u64) -> (Vec<[Block; 2]>, Vec<bool>, Vec<Block>) {
+        let mut rng = ChaCha20Rng::seed_from_u64(seed);
+        let choices: Vec<bool> = (0..n).map(|_| rng.gen()).collect();
+        let (a, b) = memory_duplex();
+        let (mut ca, mut cb) = (Channel::new(a), Channel::new(b));
+        let mut rs = ChaCha20Rng::seed_from_u64(seed ^ 1);
+        let mut rr = ChaCha20Rng::seed_from_u64(seed ^ 2);
+        let (s, r) = block_on(async {
+            futures::join!(
+                send(&mut ca, n, &mut rs),
+                receive(&mut cb, &choices, &mut rr)
+            )
+        });
+        (s.unwrap(), choices, r.unwrap())
+    }
+
+    #[test]
+    fn receiver_gets_chosen_key_only() {
+        let (pairs, choices, keys) = run(128, 5);
+        for ((p, c), k) in pairs.iter().zip(&choices).zip(&keys) {
+            assert_eq!(*k, p[*c as usize]);
+            assert_ne!(*k, p[!*c as usize]);
+        }
+        // All keys distinct (no reuse across indices or slots).
+        let mut all: Vec<u128> = pairs.iter().flat_map(|p| [p[0].0, p[1].0]).collect();
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(all.len(), 256);
+    }
+
+    #[test]
+    fn message_sizes() {
+        let mut rng = ChaCha20Rng::seed_from_u64(9);
+        let choices = vec![true; 128];
+        let (a, b) = memory_duplex();
+        let (mut ca, mut cb) = (Channel::new(a), Channel::new(b));
+        let (sa, sb) = (ca.stats(), cb.stats());
+        let mut r2 = ChaCha20Rng::seed_from_u64(10);
+        let (s, r) = block_on(async {
+            futures::join!(
+                send(&mut ca, 128, &mut rng),
+                receive(&mut cb, &choices, &mut r2)
+            )
+        });
+        s.unwrap();
+        r.unwrap();
+        assert_eq!(sa.sent(), 4 + 32);
+        assert_eq!(sb.sent(), 4 + 128 * 64);
+    }
+
+    /// A sender that sends a non-canonical or identity `A` is rejected.
+    #[test]
+    fn receiver_rejects_invalid_sender_point() {
+        let mut bad_points: Vec<[u8; 32]> = vec![[0xff; 32], [0u8; 32]];
+        // A canonical-looking but off-curve encoding (low bit set = negative: invalid).
+        let mut neg = [0u8; 32];
+        neg[0] = 1;
+        bad_points.push(neg);
+        for bad in bad_points {
+            let (a, b) = memory_duplex();
+            let (mut ca, mut cb) = (Channel::new(a), Channel::new(b));
+            let mut rng = ChaCha20Rng::seed_from_u64(1);
+            let res = block_on(async {
+                let (_, r) = futures::join!(
+                    async {
+                        ca.send(&bad).await.unwrap();
+                        ca.flush().await.unwrap();
+                    },
+                    receive(&mut cb, &[true, false], &mut rng)
+                );
+                r
+            });
+            assert!(matches!(res, Err(Error::Malformed(_))), "{res:?}");
+        }
+    }
+
+    /// A receiver that sends a non-canonical point is rejected by the sender.
+    #[test]
+    fn sender_rejects_invalid_receiver_point() {
+        let (a, b) = memory_duplex();
+        let (mut ca, mut cb) = (Channel::new(a), Channel::new(b));
+        let mut rng = ChaCha20Rng::seed_from_u64(2);
+        let res = block_on(async {
+            let (s, _) = futures::join!(send(&mut ca, 2, &mut rng), async {
+                let _a = cb.recv_exact(32).await.unwrap();
+                // Valid first point (the basepoint), then 0xff.. (non-canonical).
+                let mut msg = Vec::new();
+                let g = RISTRETTO_BASEPOINT_TABLE.basepoint().compress();
+                msg.extend_from_slice(g.as_bytes());
+                msg.extend_from_slice(g.as_bytes());
+                msg.extend_from_slice(g.as_bytes());
+                msg.extend_from_slice(&[0xff; 32]);
+                cb.send(&msg).await.unwrap();
+                cb.flush().await.unwrap();
+            });
+            s
+        });
+        assert!(matches!(res, Err(Error::Malformed(_))), "{res:?}");
+    }
+
+    #[test]
+    fn truncated_oversized_and_closed() {
+        // Receiver's message one byte short, one byte long, or cut mid-frame.
+        for variant in 0..3 {
+            let (a, b) = memory_duplex();
+            let mut ca = Channel::new(a);
+            let mut rng = ChaCha20Rng::seed_from_u64(3);
+            let res = block_on(async {
+                let (s, _) = futures::join!(send(&mut ca, 4, &mut rng), async move {
+                    let mut raw = b;
+                    let mut hdr = [0u8; 4 + 32];
+                    futures::AsyncReadExt::read_exact(&mut raw, &mut hdr)
+                        .await
+                        .unwrap();
+                    let len: u32 = match variant {
+                        0 => 4 * 64 - 1,
+                        1 => 4 * 64 + 1,
+                        _ => 4 * 64,
+                    };
+                    raw.write_all(&len.to_le_bytes()).await.unwrap();
+                    raw.write_all(&[7u8; 10]).await.unwrap();
+                    drop(raw);
+                });
+                s
+            });
+            assert!(matches!(res, Err(Error::Channel(_))), "{res:?}");
+        }
+    }
+
+    #[test]
+    fn count_limits() {
+        let (a, _b) = memory_duplex();
+        let mut ca = Channel::new(a);
+        let mut rng = ChaCha20Rng::seed_from_u64(4);
+        let r = block_on(send(&mut ca, 0, &mut rng));
+        assert!(matches!(r, Err(Error::Usage(_))));
+        let r = block_on(send(&mut ca, MAX_BASE_OTS + 1, &mut rng));
+        assert!(matches!(r, Err(Error::Usage(_))));
+    }
+}
