@@ -21,6 +21,8 @@ use webproof_core::Block;
 
 /// Columns whose indices are generated per AES batch.
 const BATCH: usize = 64;
+/// How many columns ahead the encoder prefetches.
+const PREFETCH: usize = 16;
 /// AES blocks per pair of columns (20 words for 2 × 10 indices).
 const BLOCKS_PER_PAIR: usize = 5;
 
@@ -74,7 +76,16 @@ impl LpnEncoder {
         for (c, chunk) in out.chunks_mut(BATCH).enumerate() {
             let col0 = start + c * BATCH;
             self.indices(col0 / 2, chunk.len().div_ceil(2), &mut idx);
+            // The secret is larger than L2 for the big sets: issue the loads
+            // of a later column while XORing this one.
+            for j in 0..PREFETCH.min(chunk.len()) {
+                prefetch_column(secret, &idx[j * ROW_WEIGHT..(j + 1) * ROW_WEIGHT]);
+            }
             for (j, o) in chunk.iter_mut().enumerate() {
+                if j + PREFETCH < BATCH {
+                    let ahead = (j + PREFETCH) * ROW_WEIGHT;
+                    prefetch_column(secret, &idx[ahead..ahead + ROW_WEIGHT]);
+                }
                 let row = &idx[j * ROW_WEIGHT..(j + 1) * ROW_WEIGHT];
                 let mut acc = *o;
                 for &i in row {
@@ -102,6 +113,26 @@ impl LpnEncoder {
             .map(|&w| ((w as u64 * self.k) >> 32) as usize)
             .collect()
     }
+}
+
+/// Hint the cache about the entries of one column (no-op off x86_64).
+#[inline(always)]
+fn prefetch_column(secret: &[Block], column: &[u32]) {
+    #[cfg(target_arch = "x86_64")]
+    for &i in column {
+        if let Some(b) = secret.get(i as usize) {
+            // SAFETY: `_mm_prefetch` only hints the cache and never faults;
+            // the pointer comes from a live reference anyway. SSE is part of
+            // the x86_64 baseline.
+            #[allow(unsafe_code)]
+            unsafe {
+                use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+                _mm_prefetch::<_MM_HINT_T0>((b as *const Block).cast::<i8>());
+            }
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (secret, column);
 }
 
 #[cfg(test)]
