@@ -1,1 +1,52 @@
-//! webproof-proxy (work in progress).
+//! Proxy mode of webproof, without I/O.
+//!
+//! In proxy mode the verifier relays the prover's TLS connection to the
+//! server and records every TLS record; afterwards the prover shows what the
+//! records contain. This crate owns everything of that which is pure
+//! computation, so it runs the same natively and in a browser
+//! (`wasm32-unknown-unknown`):
+//!
+//! - [`record`]: TLS records, the [`record::Transcript`] the verifier keeps
+//!   and the bounded incremental [`record::Recorder`] that builds it;
+//! - [`handshake`]: parsing of the handshake messages proxy mode needs;
+//! - [`suite`]: supported protocol versions, cipher suites and groups;
+//! - [`keys`]: the TLS 1.3 key schedule and the TLS 1.2 PRF, written so that
+//!   the ZK statement circuits can mirror them step by step;
+//! - [`aead`]: record protection (nonce, additional data, inner plaintext);
+//! - [`verify`]: the verifier's checks: server identity (chain, name,
+//!   validity, CertificateVerify / ServerKeyExchange signature), Finished
+//!   messages, and decryption of every record under one key per direction;
+//! - [`sigalg`]: signature verification for webpki on RustCrypto (pure Rust);
+//! - [`statement`]: the public inputs and witness of the ZK statement, and
+//!   the relation evaluated in the clear (the full-reveal fast path);
+//! - [`disclosure`] and [`http`]: which byte ranges to open, and HTTP-aware
+//!   helpers that choose them;
+//! - [`output`]: what the verifier attests to (serde JSON);
+//! - [`protocol`]: the versioned prover/verifier messages.
+//!
+//! It never opens sockets, reads clocks or draws randomness: the caller
+//! passes time and data in.
+#![forbid(unsafe_code)]
+
+pub mod aead;
+pub mod codec;
+pub mod disclosure;
+pub mod error;
+pub mod handshake;
+pub mod http;
+pub mod keys;
+pub mod output;
+pub mod protocol;
+pub mod record;
+pub mod sigalg;
+pub mod statement;
+pub mod suite;
+pub mod verify;
+
+pub use disclosure::{Disclosure, Range};
+pub use error::ProxyError;
+pub use output::{verify_full_reveal, ProofKind, VerifierOutput};
+pub use record::{Direction, Recorder, RecorderLimits, Transcript};
+pub use statement::{Statement, Witness};
+pub use suite::{CipherSuite, KxGroup, TlsVersion};
+pub use verify::{RootStore, VerifyConfig};

@@ -1,0 +1,129 @@
+//! A bounds-checked reader for TLS wire structures.
+//!
+//! Every read states what it parses, so a truncated or oversized field
+//! becomes a precise [`ProxyError::Malformed`] and never a panic.
+
+use crate::error::{malformed, ProxyError, Result};
+
+/// Reads TLS vectors and integers from a byte slice.
+pub struct Reader<'a> {
+    buf: &'a [u8],
+    pos: usize,
+    what: &'static str,
+}
+
+impl<'a> Reader<'a> {
+    /// Read `buf`, naming the structure in errors.
+    pub fn new(buf: &'a [u8], what: &'static str) -> Self {
+        Reader { buf, pos: 0, what }
+    }
+
+    /// Bytes not read yet.
+    pub fn rest(&self) -> &'a [u8] {
+        &self.buf[self.pos..]
+    }
+
+    /// Whether everything was read.
+    pub fn is_empty(&self) -> bool {
+        self.pos == self.buf.len()
+    }
+
+    /// Fail unless everything was read.
+    pub fn finish(&self) -> Result<()> {
+        if self.is_empty() {
+            Ok(())
+        } else {
+            Err(malformed(
+                self.what,
+                format!("{} trailing bytes", self.buf.len() - self.pos),
+            ))
+        }
+    }
+
+    /// Take exactly `n` bytes.
+    pub fn take(&mut self, n: usize) -> Result<&'a [u8]> {
+        if self.buf.len() - self.pos < n {
+            return Err(malformed(
+                self.what,
+                format!(
+                    "truncated: needs {n} bytes at offset {}, {} left",
+                    self.pos,
+                    self.buf.len() - self.pos
+                ),
+            ));
+        }
+        let s = &self.buf[self.pos..self.pos + n];
+        self.pos += n;
+        Ok(s)
+    }
+
+    /// One byte.
+    pub fn u8(&mut self) -> Result<u8> {
+        Ok(self.take(1)?[0])
+    }
+
+    /// A big-endian u16.
+    pub fn u16(&mut self) -> Result<u16> {
+        let b = self.take(2)?;
+        Ok(u16::from_be_bytes([b[0], b[1]]))
+    }
+
+    /// A big-endian u24.
+    pub fn u24(&mut self) -> Result<usize> {
+        let b = self.take(3)?;
+        Ok(((b[0] as usize) << 16) | ((b[1] as usize) << 8) | b[2] as usize)
+    }
+
+    /// A vector with a 1-byte length.
+    pub fn vec8(&mut self) -> Result<&'a [u8]> {
+        let n = self.u8()? as usize;
+        self.take(n)
+    }
+
+    /// A vector with a 2-byte length.
+    pub fn vec16(&mut self) -> Result<&'a [u8]> {
+        let n = self.u16()? as usize;
+        self.take(n)
+    }
+
+    /// A vector with a 3-byte length.
+    pub fn vec24(&mut self) -> Result<&'a [u8]> {
+        let n = self.u24()?;
+        self.take(n)
+    }
+
+    /// A sub-reader over a 2-byte-length vector.
+    pub fn sub16(&mut self, what: &'static str) -> Result<Reader<'a>> {
+        Ok(Reader::new(self.vec16()?, what))
+    }
+
+    /// A sub-reader over a 3-byte-length vector.
+    pub fn sub24(&mut self, what: &'static str) -> Result<Reader<'a>> {
+        Ok(Reader::new(self.vec24()?, what))
+    }
+
+    /// An error naming this structure.
+    pub fn error(&self, detail: impl Into<String>) -> ProxyError {
+        malformed(self.what, detail)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn truncation_is_an_error() {
+        let mut r = Reader::new(&[0, 5, 1, 2], "thing");
+        assert!(matches!(
+            r.vec16(),
+            Err(ProxyError::Malformed { what: "thing", .. })
+        ));
+        let mut r = Reader::new(&[1, 9, 7], "thing");
+        assert_eq!(r.vec8().unwrap(), &[9]);
+        assert!(r.finish().is_err());
+        assert_eq!(r.u8().unwrap(), 7);
+        assert!(r.finish().is_ok());
+        assert!(r.u24().is_err());
+    }
+}

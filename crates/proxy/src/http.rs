@@ -1,0 +1,602 @@
+//! HTTP/1.1-aware choice of what to reveal.
+//!
+//! Parses the request the prover sent and the response it received (bounded,
+//! tolerant of a response cut short) into spans, and turns a [`RevealSpec`]
+//! into a [`Disclosure`]: the request line and chosen headers (cookie and
+//! authorization values hidden by default), the status line, chosen response
+//! headers, the body, or JSON fields by path, through chunked encoding.
+
+use crate::disclosure::{normalize, Disclosure, Range};
+use crate::error::{malformed, ProxyError, Result};
+use crate::record::Direction;
+use serde::{Deserialize, Serialize};
+
+/// Header names whose values stay hidden unless named explicitly.
+pub const SECRET_HEADERS: [&str; 3] = ["cookie", "authorization", "proxy-authorization"];
+
+/// One header line of a parsed message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HeaderSpan {
+    /// Lower-cased name.
+    pub name: String,
+    /// The whole line including CRLF.
+    pub line: Range,
+    /// The value (trimmed).
+    pub value: Range,
+}
+
+/// A parsed HTTP/1.1 message (request or response).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HttpMessage {
+    /// Request line or status line, CRLF included.
+    pub start_line: Range,
+    /// Header lines.
+    pub headers: Vec<HeaderSpan>,
+    /// The blank line ending the headers.
+    pub header_end: Range,
+    /// The raw body (chunk framing included).
+    pub body: Range,
+    /// The decoded body as raw spans (one per chunk, or the whole body).
+    pub body_spans: Vec<Range>,
+}
+
+impl HttpMessage {
+    /// Value of the first header named `name` (lower case).
+    pub fn header<'a>(&self, data: &'a [u8], name: &str) -> Option<&'a [u8]> {
+        self.headers
+            .iter()
+            .find(|h| h.name == name)
+            .map(|h| &data[h.value.start..h.value.end])
+    }
+
+    /// The decoded body bytes.
+    pub fn decoded_body(&self, data: &[u8]) -> Vec<u8> {
+        let mut v = Vec::new();
+        for s in &self.body_spans {
+            v.extend_from_slice(&data[s.start..s.end]);
+        }
+        v
+    }
+
+    /// Map a range of the decoded body to ranges of the raw data.
+    pub fn map_body_range(&self, r: Range) -> Vec<Range> {
+        let mut out = Vec::new();
+        let mut off = 0;
+        for s in &self.body_spans {
+            let (a, b) = (off, off + s.len());
+            let (lo, hi) = (r.start.max(a), r.end.min(b));
+            if lo < hi {
+                out.push(Range::new(s.start + lo - a, s.start + hi - a));
+            }
+            off = b;
+        }
+        out
+    }
+}
+
+fn find_crlf(data: &[u8], from: usize) -> Option<usize> {
+    data[from..]
+        .windows(2)
+        .position(|w| w == b"\r\n")
+        .map(|p| from + p)
+}
+
+/// Parse the first HTTP/1.1 message in `data`.
+pub fn parse_message(data: &[u8]) -> Result<HttpMessage> {
+    let what = "HTTP message";
+    let line_end = find_crlf(data, 0).ok_or_else(|| malformed(what, "no start line"))?;
+    let start = &data[..line_end];
+    if !(start.starts_with(b"HTTP/1.")
+        || start
+            .windows(9)
+            .any(|w| w == b" HTTP/1.1" || w == b" HTTP/1.0"))
+    {
+        return Err(malformed(what, "not HTTP/1.x"));
+    }
+    let mut pos = line_end + 2;
+    let mut headers = Vec::new();
+    loop {
+        let end = find_crlf(data, pos).ok_or_else(|| malformed(what, "headers not terminated"))?;
+        if end == pos {
+            break;
+        }
+        let line = &data[pos..end];
+        let colon = line
+            .iter()
+            .position(|&b| b == b':')
+            .ok_or_else(|| malformed(what, "header line without ':'"))?;
+        let name = core::str::from_utf8(&line[..colon])
+            .map_err(|_| malformed(what, "header name not ASCII"))?;
+        let mut vs = pos + colon + 1;
+        let mut ve = end;
+        while vs < ve && (data[vs] == b' ' || data[vs] == b'\t') {
+            vs += 1;
+        }
+        while ve > vs && (data[ve - 1] == b' ' || data[ve - 1] == b'\t') {
+            ve -= 1;
+        }
+        headers.push(HeaderSpan {
+            name: name.trim().to_ascii_lowercase(),
+            line: Range::new(pos, end + 2),
+            value: Range::new(vs, ve),
+        });
+        pos = end + 2;
+    }
+    let header_end = Range::new(pos, pos + 2);
+    let body_start = pos + 2;
+    let mut msg = HttpMessage {
+        start_line: Range::new(0, line_end + 2),
+        headers,
+        header_end,
+        body: Range::new(body_start, data.len()),
+        body_spans: Vec::new(),
+    };
+    let chunked = msg
+        .header(data, "transfer-encoding")
+        .map(|v| v.to_ascii_lowercase().windows(7).any(|w| w == b"chunked"))
+        .unwrap_or(false);
+    if chunked {
+        let mut p = body_start;
+        loop {
+            let end = find_crlf(data, p)
+                .ok_or_else(|| malformed(what, "chunk size line not terminated"))?;
+            let size_txt =
+                core::str::from_utf8(&data[p..end]).map_err(|_| malformed(what, "chunk size"))?;
+            let size_txt = size_txt.split(';').next().unwrap_or("").trim();
+            let size = usize::from_str_radix(size_txt, 16)
+                .map_err(|_| malformed(what, "chunk size not hex"))?;
+            let s = end + 2;
+            if size == 0 {
+                // Trailers are not supported; expect the final CRLF.
+                msg.body.end = (s + 2).min(data.len());
+                break;
+            }
+            if s + size + 2 > data.len() {
+                return Err(malformed(what, "chunk truncated"));
+            }
+            msg.body_spans.push(Range::new(s, s + size));
+            p = s + size + 2;
+        }
+    } else {
+        let len = match msg.header(data, "content-length") {
+            Some(v) => core::str::from_utf8(v)
+                .ok()
+                .and_then(|s| s.trim().parse::<usize>().ok())
+                .ok_or_else(|| malformed(what, "bad content-length"))?,
+            None => data.len() - body_start,
+        };
+        if body_start + len > data.len() {
+            return Err(malformed(what, "body shorter than content-length"));
+        }
+        msg.body = Range::new(body_start, body_start + len);
+        if len > 0 {
+            msg.body_spans.push(msg.body);
+        }
+    }
+    Ok(msg)
+}
+
+/// What to reveal, by HTTP structure. Start lines are always revealed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RevealSpec {
+    /// Reveal every request header except [`SECRET_HEADERS`] values.
+    pub request_headers: bool,
+    /// Secret request headers to reveal anyway (lower case).
+    pub reveal_secret_headers: Vec<String>,
+    /// Reveal the request body.
+    pub request_body: bool,
+    /// Response headers to reveal (lower case); `None` = all.
+    pub response_headers: Option<Vec<String>>,
+    /// Response body.
+    pub response_body: BodyReveal,
+}
+
+/// Which part of the response body to reveal.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum BodyReveal {
+    /// Everything.
+    All,
+    /// Nothing.
+    None,
+    /// The values at these JSON paths (`a.b.0.c`); keys on the path are revealed too.
+    Json(Vec<String>),
+}
+
+impl Default for RevealSpec {
+    fn default() -> Self {
+        RevealSpec {
+            request_headers: true,
+            reveal_secret_headers: Vec::new(),
+            request_body: true,
+            response_headers: None,
+            response_body: BodyReveal::All,
+        }
+    }
+}
+
+impl RevealSpec {
+    /// The ranges to open for this request/response pair.
+    pub fn disclosure(&self, sent: &[u8], received: &[u8]) -> Result<Disclosure> {
+        let req = parse_message(sent)?;
+        let resp = parse_message(received)?;
+        let mut s = vec![req.start_line, req.header_end];
+        if self.request_headers {
+            for h in &req.headers {
+                if SECRET_HEADERS.contains(&h.name.as_str())
+                    && !self.reveal_secret_headers.contains(&h.name)
+                {
+                    s.push(Range::new(h.line.start, h.value.start));
+                    s.push(Range::new(h.value.end, h.line.end));
+                } else {
+                    s.push(h.line);
+                }
+            }
+        }
+        if self.request_body {
+            s.push(req.body);
+        }
+        let mut r = vec![resp.start_line, resp.header_end];
+        for h in &resp.headers {
+            let show = match &self.response_headers {
+                None => true,
+                Some(list) => list.contains(&h.name),
+            };
+            if show {
+                r.push(h.line);
+            }
+        }
+        match &self.response_body {
+            BodyReveal::All => r.push(resp.body),
+            BodyReveal::None => {}
+            BodyReveal::Json(paths) => {
+                let body = resp.decoded_body(received);
+                for p in paths {
+                    let spans = json_path_spans(&body, p)?;
+                    if spans.is_empty() {
+                        return Err(ProxyError::Opening(format!(
+                            "JSON path {p:?} not found in the response body"
+                        )));
+                    }
+                    for sp in spans {
+                        r.extend(resp.map_body_range(sp));
+                    }
+                }
+            }
+        }
+        Ok(Disclosure {
+            sent: normalize(s),
+            received: normalize(r),
+        })
+    }
+}
+
+/// Parse command-line reveal items into a disclosure over the actual data.
+///
+/// Items: `all` (default), `http` (default HTTP policy), `headers` (all
+/// response headers, no body), `header:NAME`, `req-header:NAME` (reveal a
+/// secret request header), `body`, `json:PATH`, `sent:A-B`, `recv:A-B`
+/// (raw ranges), `hide-sent:A-B`, `hide-recv:A-B` (applied last).
+pub fn disclosure_from_items(items: &[String], sent: &[u8], received: &[u8]) -> Result<Disclosure> {
+    let mut raw = Disclosure::default();
+    let mut hides = Vec::new();
+    let mut spec: Option<RevealSpec> = None;
+    let mut all = items.is_empty();
+    let range = |v: &str| -> Result<Range> {
+        let (a, b) = v
+            .split_once('-')
+            .ok_or_else(|| malformed("reveal item", format!("{v:?} is not START-END")))?;
+        let a = a
+            .parse()
+            .map_err(|_| malformed("reveal item", format!("bad start in {v:?}")))?;
+        let b = b
+            .parse()
+            .map_err(|_| malformed("reveal item", format!("bad end in {v:?}")))?;
+        Ok(Range::new(a, b))
+    };
+    for item in items {
+        let (k, v) = item.split_once(':').unwrap_or((item.as_str(), ""));
+        let spec_mut = |spec: &mut Option<RevealSpec>| {
+            spec.get_or_insert_with(|| RevealSpec {
+                response_headers: Some(Vec::new()),
+                response_body: BodyReveal::None,
+                ..RevealSpec::default()
+            })
+            .clone()
+        };
+        match k {
+            "all" => all = true,
+            "http" => spec = Some(RevealSpec::default()),
+            "headers" => {
+                let mut s = spec_mut(&mut spec);
+                s.response_headers = None;
+                spec = Some(s);
+            }
+            "header" => {
+                let mut s = spec_mut(&mut spec);
+                if let Some(l) = s.response_headers.as_mut() {
+                    l.push(v.to_ascii_lowercase());
+                }
+                spec = Some(s);
+            }
+            "req-header" => {
+                let mut s = spec_mut(&mut spec);
+                s.reveal_secret_headers.push(v.to_ascii_lowercase());
+                spec = Some(s);
+            }
+            "body" => {
+                let mut s = spec_mut(&mut spec);
+                s.response_body = BodyReveal::All;
+                spec = Some(s);
+            }
+            "json" => {
+                let mut s = spec_mut(&mut spec);
+                match &mut s.response_body {
+                    BodyReveal::Json(p) => p.push(v.to_string()),
+                    BodyReveal::All => {}
+                    b @ BodyReveal::None => *b = BodyReveal::Json(vec![v.to_string()]),
+                }
+                spec = Some(s);
+            }
+            "sent" => raw.sent.push(range(v)?),
+            "recv" => raw.received.push(range(v)?),
+            "hide-sent" => hides.push((Direction::Sent, range(v)?)),
+            "hide-recv" => hides.push((Direction::Received, range(v)?)),
+            _ => return Err(malformed("reveal item", format!("unknown item {item:?}"))),
+        }
+    }
+    let mut d = if all {
+        Disclosure::all(sent.len(), received.len())
+    } else {
+        let mut d = match &spec {
+            Some(s) => s.disclosure(sent, received)?,
+            None => Disclosure::default(),
+        };
+        d.sent.extend(raw.sent);
+        d.received.extend(raw.received);
+        d.normalized()
+    };
+    for (dir, r) in hides {
+        let len = match dir {
+            Direction::Sent => sent.len(),
+            Direction::Received => received.len(),
+        };
+        d.hide(dir, r, len);
+    }
+    Ok(d.normalized())
+}
+
+/// Spans (in `body`) of the JSON value at `path` and of the keys leading to it.
+pub fn json_path_spans(body: &[u8], path: &str) -> Result<Vec<Range>> {
+    let parts: Vec<&str> = if path.is_empty() {
+        Vec::new()
+    } else {
+        path.split('.').collect()
+    };
+    let mut p = JsonScanner {
+        s: body,
+        pos: 0,
+        depth: 0,
+    };
+    p.ws();
+    let mut out = Vec::new();
+    p.find(&parts, &mut out)?;
+    Ok(out)
+}
+
+struct JsonScanner<'a> {
+    s: &'a [u8],
+    pos: usize,
+    depth: usize,
+}
+
+const MAX_JSON_DEPTH: usize = 128;
+
+impl JsonScanner<'_> {
+    fn err(&self, d: &str) -> ProxyError {
+        malformed("JSON body", format!("{d} at byte {}", self.pos))
+    }
+    fn ws(&mut self) {
+        while self.pos < self.s.len() && matches!(self.s[self.pos], b' ' | b'\t' | b'\r' | b'\n') {
+            self.pos += 1;
+        }
+    }
+    fn peek(&self) -> Option<u8> {
+        self.s.get(self.pos).copied()
+    }
+    fn eat(&mut self, c: u8) -> Result<()> {
+        if self.peek() == Some(c) {
+            self.pos += 1;
+            Ok(())
+        } else {
+            Err(self.err(&format!("expected {:?}", c as char)))
+        }
+    }
+    /// Skip a string, returning its raw content span.
+    fn string(&mut self) -> Result<Range> {
+        self.eat(b'"')?;
+        let start = self.pos;
+        while let Some(c) = self.peek() {
+            match c {
+                b'"' => {
+                    let r = Range::new(start, self.pos);
+                    self.pos += 1;
+                    return Ok(r);
+                }
+                b'\\' => self.pos += 2,
+                _ => self.pos += 1,
+            }
+        }
+        Err(self.err("unterminated string"))
+    }
+    /// Skip one value, returning its span.
+    fn value(&mut self) -> Result<Range> {
+        self.find(&[], &mut Vec::new())
+    }
+    /// Walk the value at the cursor; if `path` is empty record the value's
+    /// span, else descend. Returns the value's span.
+    fn find(&mut self, path: &[&str], out: &mut Vec<Range>) -> Result<Range> {
+        self.depth += 1;
+        if self.depth > MAX_JSON_DEPTH {
+            return Err(self.err("nested too deeply"));
+        }
+        self.ws();
+        let start = self.pos;
+        match self.peek() {
+            Some(b'{') => {
+                self.pos += 1;
+                self.ws();
+                if self.peek() == Some(b'}') {
+                    self.pos += 1;
+                } else {
+                    loop {
+                        self.ws();
+                        let kstart = self.pos;
+                        let key = self.string()?;
+                        self.ws();
+                        self.eat(b':')?;
+                        self.ws();
+                        let kend = self.pos;
+                        let hit =
+                            !path.is_empty() && &self.s[key.start..key.end] == path[0].as_bytes();
+                        if hit {
+                            let before = out.len();
+                            self.find(&path[1..], out)?;
+                            if out.len() > before {
+                                out.push(Range::new(kstart, kend));
+                            }
+                        } else {
+                            self.value()?;
+                        }
+                        self.ws();
+                        match self.peek() {
+                            Some(b',') => self.pos += 1,
+                            Some(b'}') => {
+                                self.pos += 1;
+                                break;
+                            }
+                            _ => return Err(self.err("expected ',' or '}'")),
+                        }
+                    }
+                }
+            }
+            Some(b'[') => {
+                self.pos += 1;
+                self.ws();
+                let want: Option<usize> = path.first().and_then(|p| p.parse().ok());
+                if self.peek() == Some(b']') {
+                    self.pos += 1;
+                } else {
+                    let mut i = 0;
+                    loop {
+                        if !path.is_empty() && want == Some(i) {
+                            self.find(&path[1..], out)?;
+                        } else {
+                            self.value()?;
+                        }
+                        i += 1;
+                        self.ws();
+                        match self.peek() {
+                            Some(b',') => self.pos += 1,
+                            Some(b']') => {
+                                self.pos += 1;
+                                break;
+                            }
+                            _ => return Err(self.err("expected ',' or ']'")),
+                        }
+                    }
+                }
+            }
+            Some(b'"') => {
+                self.string()?;
+            }
+            Some(_) => {
+                while let Some(c) = self.peek() {
+                    if matches!(c, b',' | b'}' | b']' | b' ' | b'\t' | b'\r' | b'\n') {
+                        break;
+                    }
+                    self.pos += 1;
+                }
+                if self.pos == start {
+                    return Err(self.err("expected a value"));
+                }
+            }
+            None => return Err(self.err("unexpected end")),
+        }
+        self.depth -= 1;
+        let span = Range::new(start, self.pos);
+        if path.is_empty() && !out.is_empty() && out.last() == Some(&span) {
+            // already recorded
+        } else if path.is_empty() {
+            out.push(span);
+        }
+        Ok(span)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const REQ: &[u8] =
+        b"GET /x HTTP/1.1\r\nHost: a.test\r\nCookie: sid=SECRET\r\nAccept: */*\r\n\r\n";
+
+    #[test]
+    fn request_secrets_hidden_by_default() {
+        let resp = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi";
+        let d = RevealSpec::default().disclosure(REQ, resp).unwrap();
+        let o = d.open(REQ, resp).unwrap();
+        let (s, r) = crate::disclosure::check_openings(REQ, resp, &o).unwrap();
+        assert!(s.text.contains("Cookie: ██████████\r\n"), "{}", s.text);
+        assert!(s.text.contains("Host: a.test"));
+        assert_eq!(r.hidden(), 0);
+    }
+
+    #[test]
+    fn json_path_through_chunks() {
+        let body = br#"{"user":{"name":"ann","age":41},"list":[1,{"k":true}]}"#;
+        let (a, b) = body.split_at(20);
+        let mut resp = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Type: application/json\r\n\r\n".to_vec();
+        resp.extend_from_slice(format!("{:x}\r\n", a.len()).as_bytes());
+        resp.extend_from_slice(a);
+        resp.extend_from_slice(format!("\r\n{:x}\r\n", b.len()).as_bytes());
+        resp.extend_from_slice(b);
+        resp.extend_from_slice(b"\r\n0\r\n\r\n");
+        let items = vec![
+            "json:user.age".to_string(),
+            "json:list.1.k".to_string(),
+            "header:content-type".to_string(),
+        ];
+        let d = disclosure_from_items(&items, REQ, &resp).unwrap();
+        let o = d.open(REQ, &resp).unwrap();
+        let (_, r) = crate::disclosure::check_openings(REQ, &resp, &o).unwrap();
+        assert!(r.text.contains("\"age\":41"), "{}", r.text);
+        assert!(r.text.contains("\"k\":true"));
+        assert!(!r.text.contains("ann"));
+        assert!(r.text.contains("Content-Type: application/json"));
+        assert!(!r.text.contains("chunked"));
+        assert!(json_path_spans(body, "user.missing").unwrap().is_empty());
+    }
+
+    #[test]
+    fn malformed_inputs_are_errors() {
+        assert!(parse_message(b"\x16\x03\x01 binary").is_err());
+        assert!(parse_message(b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nhi").is_err());
+        assert!(
+            parse_message(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n").is_err()
+        );
+        assert!(json_path_spans(b"{\"a\":", "a").is_err());
+        let deep = vec![b'['; 10_000];
+        assert!(json_path_spans(&deep, "0").is_err());
+        let items = vec!["frobnicate".to_string()];
+        assert!(disclosure_from_items(&items, REQ, b"HTTP/1.1 200 OK\r\n\r\n").is_err());
+    }
+
+    #[test]
+    fn raw_and_hide_items() {
+        let resp = b"HTTP/1.1 200 OK\r\n\r\n";
+        let items = vec!["all".to_string(), "hide-recv:0-1".to_string()];
+        let d = disclosure_from_items(&items, REQ, resp).unwrap();
+        assert_eq!(d.received, vec![Range::new(1, resp.len())]);
+        assert_eq!(d.sent, vec![Range::new(0, REQ.len())]);
+    }
+}

@@ -1,0 +1,97 @@
+//! What the verifier attests to after a successful proof.
+
+use crate::disclosure::{check_openings, DisclosedData, Opening};
+use crate::error::Result;
+use crate::record::Transcript;
+use crate::statement::Witness;
+use crate::suite::{CipherSuite, KxGroup, TlsVersion};
+use crate::verify::{assemble, check_handshake, SecretsSource, SessionInfo, VerifyConfig};
+use serde::{Deserialize, Serialize};
+
+/// How the statement was established.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProofKind {
+    /// The prover handed over the session secret; the verifier derived the
+    /// keys and decrypted every record itself. Sound, but not private: the
+    /// verifier could read hidden bytes too. Used when everything is revealed,
+    /// and for now also for partial disclosure until the ZK path is wired in.
+    FullReveal,
+    /// A zero-knowledge proof of the statement (not yet wired in).
+    Zk,
+}
+
+/// The verified result of one proxy-mode session.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VerifierOutput {
+    /// The server name the certificate was checked against.
+    pub server_name: String,
+    /// Session time (Unix seconds, the verifier's clock at connection).
+    pub time: u64,
+    /// TLS version.
+    pub tls_version: TlsVersion,
+    /// Cipher suite.
+    pub cipher_suite: CipherSuite,
+    /// Key-exchange group.
+    pub key_exchange_group: KxGroup,
+    /// SHA-256 of the server's end-entity certificate (hex).
+    pub server_certificate_sha256: String,
+    /// How the statement was established.
+    pub proof: ProofKind,
+    /// What the client sent.
+    pub sent: DisclosedData,
+    /// What the server sent.
+    pub received: DisclosedData,
+    /// Whether the server closed with close_notify.
+    pub server_close_notify: bool,
+    /// A fatal alert the server sent after the handshake, if any.
+    pub server_alert: Option<u8>,
+}
+
+/// The full-reveal verification: check the handshake with the secrets
+/// derived from the witness, evaluate the relation in the clear (every record
+/// decrypts under the one key of its direction at its sequence number), then
+/// check the openings.
+pub fn verify_full_reveal(
+    t: &Transcript,
+    cfg: &VerifyConfig,
+    witness: &Witness,
+    openings: &[Opening],
+) -> Result<VerifierOutput> {
+    let (info, statement) = check_handshake(t, cfg, SecretsSource::FromWitness(witness))?;
+    let opened = statement.evaluate(witness)?;
+    let app = assemble(info.version, &opened)?;
+    let (sent, received) = check_openings(&app.sent, &app.received, openings)?;
+    Ok(output(
+        &info,
+        ProofKind::FullReveal,
+        sent,
+        received,
+        app.server_close_notify,
+        app.server_alert,
+    ))
+}
+
+fn output(
+    info: &SessionInfo,
+    proof: ProofKind,
+    sent: DisclosedData,
+    received: DisclosedData,
+    close_notify: bool,
+    alert: Option<u8>,
+) -> VerifierOutput {
+    use sha2::Digest;
+    VerifierOutput {
+        server_name: info.server_name.clone(),
+        time: info.time,
+        tls_version: info.version,
+        cipher_suite: info.suite,
+        key_exchange_group: info.group,
+        server_certificate_sha256: hex::encode(sha2::Sha256::digest(&info.certificates[0])),
+        proof,
+        sent,
+        received,
+        server_close_notify: close_notify,
+        server_alert: alert,
+    }
+}

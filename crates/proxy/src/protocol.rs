@@ -1,0 +1,191 @@
+//! The prover/verifier protocol, version 1: message types and the relay
+//! framing, without I/O.
+//!
+//! A session has three phases on one byte stream:
+//! 1. **setup** (framed JSON, [`ProverMsg::Hello`] / [`VerifierMsg::Ready`]):
+//!    the prover names the server; the verifier connects to it;
+//! 2. **relay** ([`RelayFrame`]s): TLS bytes both ways, the verifier records
+//!    them; the verifier announces the end of the server's stream with
+//!    `ServerClosed`, the prover ends with `Close`, the verifier confirms with
+//!    `CloseAck` carrying the digest of the transcript it recorded (every
+//!    `Data` frame before it is part of the transcript);
+//! 3. **proof** (framed JSON): [`ProverMsg::Proof`] and the verifier's
+//!    [`VerifierMsg::Verdict`].
+//!
+//! All frames are a little-endian `u32` length then the payload, the format
+//! of `webproof_core::Channel`, so the same stream can be carried by TCP or
+//! a WebSocket.
+
+use crate::disclosure::Opening;
+use crate::error::{ProxyError, Result};
+use crate::output::VerifierOutput;
+use crate::record::RecorderLimits;
+use crate::statement::Witness;
+use serde::{Deserialize, Serialize};
+
+/// The protocol version spoken by this crate.
+pub const PROTOCOL_VERSION: u16 = 1;
+/// Largest control message (JSON) accepted.
+pub const MAX_CONTROL_MSG: usize = 4 << 20;
+/// Largest relay frame payload.
+pub const MAX_RELAY_DATA: usize = 1 << 16;
+
+/// Messages from the prover.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProverMsg {
+    /// Open a session to `host:port`.
+    Hello {
+        /// Protocol version the prover speaks.
+        version: u16,
+        /// The server host name (DNS name or IP) the TLS session is for.
+        host: String,
+        /// TCP port.
+        port: u16,
+    },
+    /// The proof and openings.
+    Proof {
+        /// How the statement is established.
+        payload: ProofPayload,
+        /// The opened ranges.
+        openings: Vec<Opening>,
+    },
+}
+
+/// The proof of the statement.
+///
+/// This is the seam where the ZK proof plugs in: a `Zk` variant will carry
+/// the revealed TLS 1.3 handshake traffic secrets (checked in the clear by
+/// `verify::check_handshake` with `SecretsSource::Revealed`) and run the
+/// QuickSilver proof of `Statement`'s relation over the channel; the full
+/// reveal hands over the witness itself.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProofPayload {
+    /// The session secret (TLS 1.3 HS / TLS 1.2 master secret).
+    FullReveal {
+        /// The witness.
+        witness: Witness,
+    },
+}
+
+/// Messages from the verifier.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VerifierMsg {
+    /// Connected to the server; relay starts.
+    Ready {
+        /// Session time the certificate will be checked at (Unix seconds).
+        time: u64,
+        /// Limits the verifier enforces on the relay.
+        limits: RecorderLimits,
+    },
+    /// The session was refused or failed before the relay.
+    Refused {
+        /// Why.
+        reason: String,
+    },
+    /// The outcome of the proof phase.
+    Verdict {
+        /// The verified output, or why it was rejected.
+        result: core::result::Result<VerifierOutput, String>,
+    },
+}
+
+/// Encode a control message.
+pub fn encode<T: Serialize>(m: &T) -> Vec<u8> {
+    serde_json::to_vec(m).expect("protocol messages serialize")
+}
+
+/// Decode a control message.
+pub fn decode<'a, T: Deserialize<'a>>(b: &'a [u8]) -> Result<T> {
+    serde_json::from_slice(b).map_err(|e| ProxyError::Protocol(format!("undecodable message: {e}")))
+}
+
+/// One frame of the relay phase.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RelayFrame {
+    /// TLS bytes (prover to verifier: for the server; verifier to prover: from the server).
+    Data(Vec<u8>),
+    /// Verifier to prover: the server's stream ended (reason for humans).
+    ServerClosed(String),
+    /// Prover to verifier: the prover is done with the TLS session.
+    Close,
+    /// Verifier to prover: relay over; the digest of the recorded transcript,
+    /// or why recording failed.
+    CloseAck(core::result::Result<[u8; 32], String>),
+}
+
+impl RelayFrame {
+    /// Encode as a frame payload (without the length prefix).
+    pub fn encode(&self) -> Vec<u8> {
+        match self {
+            RelayFrame::Data(d) => {
+                let mut v = Vec::with_capacity(d.len() + 1);
+                v.push(0);
+                v.extend_from_slice(d);
+                v
+            }
+            RelayFrame::ServerClosed(r) => {
+                let mut v = vec![1];
+                v.extend_from_slice(r.as_bytes());
+                v
+            }
+            RelayFrame::Close => vec![2],
+            RelayFrame::CloseAck(Ok(d)) => {
+                let mut v = vec![3];
+                v.extend_from_slice(d);
+                v
+            }
+            RelayFrame::CloseAck(Err(e)) => {
+                let mut v = vec![4];
+                v.extend_from_slice(e.as_bytes());
+                v
+            }
+        }
+    }
+
+    /// Decode a frame payload.
+    pub fn decode(b: &[u8]) -> Result<Self> {
+        let bad = |d: &str| ProxyError::Protocol(format!("relay frame: {d}"));
+        let (&tag, rest) = b.split_first().ok_or_else(|| bad("empty"))?;
+        match tag {
+            0 if rest.len() <= MAX_RELAY_DATA => Ok(RelayFrame::Data(rest.to_vec())),
+            0 => Err(bad("data frame too large")),
+            1 => Ok(RelayFrame::ServerClosed(
+                String::from_utf8_lossy(rest).into_owned(),
+            )),
+            2 if rest.is_empty() => Ok(RelayFrame::Close),
+            3 => Ok(RelayFrame::CloseAck(Ok(rest
+                .try_into()
+                .map_err(|_| bad("digest length"))?))),
+            4 => Ok(RelayFrame::CloseAck(Err(
+                String::from_utf8_lossy(rest).into_owned()
+            ))),
+            t => Err(bad(&format!("unknown tag {t}"))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relay_frames_round_trip_and_reject_garbage() {
+        for f in [
+            RelayFrame::Data(vec![1, 2, 3]),
+            RelayFrame::ServerClosed("eof".into()),
+            RelayFrame::Close,
+            RelayFrame::CloseAck(Ok([7; 32])),
+            RelayFrame::CloseAck(Err("limit".into())),
+        ] {
+            assert_eq!(RelayFrame::decode(&f.encode()).unwrap(), f);
+        }
+        assert!(RelayFrame::decode(&[]).is_err());
+        assert!(RelayFrame::decode(&[9]).is_err());
+        assert!(RelayFrame::decode(&[3, 1, 2]).is_err());
+        assert!(RelayFrame::decode(&[2, 0]).is_err());
+        assert!(decode::<ProverMsg>(b"{\"hello\":{}}").is_err());
+    }
+}

@@ -1,0 +1,329 @@
+//! TLS records and the transcript the verifier records while relaying.
+//!
+//! The [`Recorder`] is fed the raw bytes of each direction as they pass
+//! through the relay and cuts them into records, enforcing the configured
+//! limits as it goes. It only frames records: nothing here decides what a
+//! record means (that is [`crate::verify`]).
+
+use crate::error::{ProxyError, Result};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+/// The two directions of a TLS connection, seen from the prover (the TLS client).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    /// Client to server: what the prover sent.
+    Sent,
+    /// Server to client: what the prover received.
+    Received,
+}
+
+impl core::fmt::Display for Direction {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(match self {
+            Direction::Sent => "client",
+            Direction::Received => "server",
+        })
+    }
+}
+
+/// TLS record content types.
+pub mod content_type {
+    /// change_cipher_spec
+    pub const CHANGE_CIPHER_SPEC: u8 = 20;
+    /// alert
+    pub const ALERT: u8 = 21;
+    /// handshake
+    pub const HANDSHAKE: u8 = 22;
+    /// application_data
+    pub const APPLICATION_DATA: u8 = 23;
+}
+
+/// Length of a record header.
+pub const HEADER_LEN: usize = 5;
+/// Largest record payload accepted: 2^14 plaintext plus the TLS 1.2 allowance
+/// for expansion (RFC 5246 section 6.2.3); TLS 1.3 allows less (2^14 + 256).
+pub const MAX_PAYLOAD: usize = (1 << 14) + 2048;
+
+/// One TLS record as it crossed the wire.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Record {
+    /// Which way it travelled.
+    pub direction: Direction,
+    /// Outer content type.
+    pub content_type: u8,
+    /// Legacy record version field.
+    pub version: u16,
+    /// The record's payload (ciphertext once protection is on).
+    #[serde(with = "hex_bytes")]
+    pub payload: Vec<u8>,
+}
+
+impl Record {
+    /// The 5-byte record header (the TLS 1.3 additional data).
+    pub fn header(&self) -> [u8; HEADER_LEN] {
+        let len = self.payload.len() as u16;
+        let v = self.version.to_be_bytes();
+        let l = len.to_be_bytes();
+        [self.content_type, v[0], v[1], l[0], l[1]]
+    }
+}
+
+/// Every record of one TLS connection in the order each direction carried
+/// them, and how the connection ended.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Transcript {
+    /// Records sent by the client, in order.
+    pub sent: Vec<Record>,
+    /// Records sent by the server, in order.
+    pub received: Vec<Record>,
+}
+
+impl Transcript {
+    /// Records of one direction.
+    pub fn records(&self, d: Direction) -> &[Record] {
+        match d {
+            Direction::Sent => &self.sent,
+            Direction::Received => &self.received,
+        }
+    }
+
+    /// A digest of the transcript, so prover and verifier can confirm they
+    /// hold the same records before the proof phase.
+    pub fn digest(&self) -> [u8; 32] {
+        let mut h = Sha256::new();
+        for (tag, recs) in [(0u8, &self.sent), (1u8, &self.received)] {
+            h.update([tag]);
+            h.update((recs.len() as u64).to_be_bytes());
+            for r in recs {
+                h.update(r.header());
+                h.update(&r.payload);
+            }
+        }
+        h.finalize().into()
+    }
+
+    /// Total payload bytes in one direction.
+    pub fn payload_bytes(&self, d: Direction) -> usize {
+        self.records(d).iter().map(|r| r.payload.len()).sum()
+    }
+}
+
+/// Limits the verifier enforces while recording.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecorderLimits {
+    /// Most bytes (record headers included) the client may send.
+    pub max_sent_bytes: usize,
+    /// Most bytes (record headers included) the server may send.
+    pub max_recv_bytes: usize,
+    /// Most records the client may send.
+    pub max_sent_records: usize,
+    /// Most records the server may send.
+    pub max_recv_records: usize,
+}
+
+impl Default for RecorderLimits {
+    fn default() -> Self {
+        RecorderLimits {
+            max_sent_bytes: 64 << 10,
+            max_recv_bytes: 1 << 20,
+            max_sent_records: 256,
+            max_recv_records: 1024,
+        }
+    }
+}
+
+/// Cuts each direction's byte stream into records, within limits.
+#[derive(Debug)]
+pub struct Recorder {
+    limits: RecorderLimits,
+    transcript: Transcript,
+    pending: [Vec<u8>; 2],
+    bytes: [usize; 2],
+}
+
+impl Recorder {
+    /// A recorder enforcing `limits`.
+    pub fn new(limits: RecorderLimits) -> Self {
+        Recorder {
+            limits,
+            transcript: Transcript::default(),
+            pending: [Vec::new(), Vec::new()],
+            bytes: [0, 0],
+        }
+    }
+
+    /// Feed bytes that travelled in direction `d`. Returns the number of
+    /// complete records seen so far in that direction.
+    ///
+    /// Fails (and the relay must stop) when the bytes are not TLS records or
+    /// exceed a limit.
+    pub fn feed(&mut self, d: Direction, bytes: &[u8]) -> Result<usize> {
+        let i = d as usize;
+        let (max_bytes, max_records) = match d {
+            Direction::Sent => (self.limits.max_sent_bytes, self.limits.max_sent_records),
+            Direction::Received => (self.limits.max_recv_bytes, self.limits.max_recv_records),
+        };
+        self.bytes[i] += bytes.len();
+        if self.bytes[i] > max_bytes {
+            return Err(ProxyError::Limit(format!(
+                "the {d} sent more than {max_bytes} bytes"
+            )));
+        }
+        self.pending[i].extend_from_slice(bytes);
+        let mut used = 0;
+        loop {
+            let buf = &self.pending[i][used..];
+            let Some((record, len)) = parse_record(d, buf)? else {
+                break;
+            };
+            used += len;
+            let recs = match d {
+                Direction::Sent => &mut self.transcript.sent,
+                Direction::Received => &mut self.transcript.received,
+            };
+            if recs.len() >= max_records {
+                return Err(ProxyError::Limit(format!(
+                    "the {d} sent more than {max_records} records"
+                )));
+            }
+            recs.push(record);
+        }
+        self.pending[i].drain(..used);
+        Ok(self.transcript.records(d).len())
+    }
+
+    /// Bytes of an incomplete record waiting in direction `d`.
+    pub fn pending(&self, d: Direction) -> usize {
+        self.pending[d as usize].len()
+    }
+
+    /// The records so far.
+    pub fn transcript(&self) -> &Transcript {
+        &self.transcript
+    }
+
+    /// The finished transcript; a trailing partial record is dropped (it was
+    /// never complete on the wire, so nobody could have decrypted it).
+    pub fn finish(self) -> Transcript {
+        self.transcript
+    }
+}
+
+/// Parse one record from the front of `buf`: `Ok(None)` if more bytes are needed.
+pub fn parse_record(d: Direction, buf: &[u8]) -> Result<Option<(Record, usize)>> {
+    if buf.is_empty() {
+        return Ok(None);
+    }
+    let ct = buf[0];
+    if !(content_type::CHANGE_CIPHER_SPEC..=content_type::APPLICATION_DATA).contains(&ct) {
+        return Err(ProxyError::Malformed {
+            what: "TLS record",
+            detail: format!("the {d} sent content type {ct}: not TLS"),
+        });
+    }
+    if buf.len() >= 3 {
+        let version = u16::from_be_bytes([buf[1], buf[2]]);
+        if !(0x0300..=0x0304).contains(&version) {
+            return Err(ProxyError::Malformed {
+                what: "TLS record",
+                detail: format!("the {d} sent record version {version:#06x}: not TLS"),
+            });
+        }
+    }
+    if buf.len() < HEADER_LEN {
+        return Ok(None);
+    }
+    let len = u16::from_be_bytes([buf[3], buf[4]]) as usize;
+    if len > MAX_PAYLOAD {
+        return Err(ProxyError::Malformed {
+            what: "TLS record",
+            detail: format!("the {d} sent a {len}-byte record (max {MAX_PAYLOAD})"),
+        });
+    }
+    if buf.len() < HEADER_LEN + len {
+        return Ok(None);
+    }
+    Ok(Some((
+        Record {
+            direction: d,
+            content_type: ct,
+            version: u16::from_be_bytes([buf[1], buf[2]]),
+            payload: buf[HEADER_LEN..HEADER_LEN + len].to_vec(),
+        },
+        HEADER_LEN + len,
+    )))
+}
+
+/// Hex (de)serialisation of byte vectors.
+pub mod hex_bytes {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    /// Serialize as a hex string.
+    pub fn serialize<S: Serializer>(b: &[u8], s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&hex::encode(b))
+    }
+
+    /// Deserialize from a hex string.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+        let s = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        hex::decode(s.as_bytes()).map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_split_across_feeds() {
+        let mut r = Recorder::new(RecorderLimits::default());
+        let bytes = [22u8, 3, 1, 0, 3, 1, 2, 3, 23, 3, 3, 0, 1, 9];
+        assert_eq!(r.feed(Direction::Sent, &bytes[..4]).unwrap(), 0);
+        assert_eq!(r.feed(Direction::Sent, &bytes[4..10]).unwrap(), 1);
+        assert_eq!(r.pending(Direction::Sent), 2);
+        assert_eq!(r.feed(Direction::Sent, &bytes[10..]).unwrap(), 2);
+        let t = r.finish();
+        assert_eq!(t.sent[0].payload, vec![1, 2, 3]);
+        assert_eq!(t.sent[1].header(), [23, 3, 3, 0, 1]);
+    }
+
+    #[test]
+    fn non_tls_and_oversized_rejected() {
+        let mut r = Recorder::new(RecorderLimits::default());
+        assert!(matches!(
+            r.feed(Direction::Received, b"HTTP/1.1 200 OK\r\n"),
+            Err(ProxyError::Malformed { .. })
+        ));
+        let mut r = Recorder::new(RecorderLimits::default());
+        assert!(r
+            .feed(Direction::Received, &[23, 3, 3, 0xff, 0xff])
+            .is_err());
+        let mut r = Recorder::new(RecorderLimits::default());
+        assert!(r.feed(Direction::Received, &[23, 0x7f, 3]).is_err());
+    }
+
+    #[test]
+    fn limits_enforced() {
+        let limits = RecorderLimits {
+            max_sent_bytes: 20,
+            max_recv_bytes: 100,
+            max_sent_records: 10,
+            max_recv_records: 2,
+        };
+        let mut r = Recorder::new(limits);
+        assert!(matches!(
+            r.feed(Direction::Sent, &[0u8; 21]),
+            Err(ProxyError::Limit(_))
+        ));
+        let mut r = Recorder::new(limits);
+        let rec = [23u8, 3, 3, 0, 1, 0];
+        r.feed(Direction::Received, &rec).unwrap();
+        r.feed(Direction::Received, &rec).unwrap();
+        assert!(matches!(
+            r.feed(Direction::Received, &rec),
+            Err(ProxyError::Limit(_))
+        ));
+    }
+}
