@@ -3,7 +3,8 @@
 //!
 //! ```text
 //! cargo run --release -p webproof-ferret --example ferret_bench -- \
-//!     [--config throughput|balanced|compact] [--cots N] [--batch N]
+//!     [--config throughput|balanced|compact|b11] [--cots N] [--batch N] \
+//!     [--bootstrap softspoken|ideal]
 //! ```
 //!
 //! Prints setup time and bytes (bootstrap + setup iteration), steady-state
@@ -16,14 +17,17 @@ use rand_chacha::ChaCha12Rng;
 use std::time::Instant;
 use webproof_core::cot::ideal::pair;
 use webproof_core::cot::{RandomCotReceiver, RandomCotSender};
-use webproof_core::{memory_duplex, Block, Channel};
-use webproof_ferret::{FerretConfig, FerretReceiver, FerretSender};
+use webproof_core::{memory_duplex, Block, Channel, Io};
+use webproof_ferret::{
+    FerretConfig, FerretReceiver, FerretSender, SilentCotReceiver, SilentCotSender,
+};
 
 struct Args {
     config: FerretConfig,
     name: String,
     cots: usize,
     batch: usize,
+    ideal: bool,
 }
 
 fn parse() -> Args {
@@ -32,6 +36,7 @@ fn parse() -> Args {
         name: "throughput".into(),
         cots: 50_000_000,
         batch: 1 << 20,
+        ideal: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -52,6 +57,13 @@ fn parse() -> Args {
             }
             "--cots" => a.cots = val.parse().expect("--cots N"),
             "--batch" => a.batch = val.parse().expect("--batch N"),
+            "--bootstrap" => {
+                a.ideal = match val.as_str() {
+                    "ideal" => true,
+                    "softspoken" => false,
+                    other => panic!("unknown bootstrap {other}"),
+                }
+            }
             other => panic!("unknown flag {other}"),
         }
     }
@@ -82,92 +94,131 @@ struct Report {
     checksum: u128,
 }
 
+/// Draw `cots` keys in batches; returns (wall ms, thread CPU ms, checksum).
+async fn drain_sender<S: RandomCotSender, T: Io>(
+    s: &mut S,
+    ch: &mut Channel<T>,
+    cots: usize,
+    batch: usize,
+) -> (f64, f64, u128) {
+    let t1 = Instant::now();
+    let c1 = thread_cpu_ms();
+    let mut out = Vec::with_capacity(batch);
+    let (mut acc, mut left) = (0u128, cots);
+    while left > 0 {
+        let n = left.min(batch);
+        out.clear();
+        s.extend(ch, n, &mut out).await.expect("extend");
+        acc ^= out.iter().fold(0, |a, b: &Block| a ^ b.0);
+        left -= n;
+    }
+    (t1.elapsed().as_secs_f64() * 1e3, thread_cpu_ms() - c1, acc)
+}
+
+/// Draw `cots` MACs in batches; returns (wall ms, thread CPU ms, checksum).
+async fn drain_receiver<R: RandomCotReceiver, T: Io>(
+    r: &mut R,
+    ch: &mut Channel<T>,
+    cots: usize,
+    batch: usize,
+) -> (f64, f64, u128) {
+    let t1 = Instant::now();
+    let c1 = thread_cpu_ms();
+    let mut out = Vec::with_capacity(batch);
+    let (mut acc, mut left) = (0u128, cots);
+    while left > 0 {
+        let n = left.min(batch);
+        out.clear();
+        r.extend(ch, n, &mut out).await.expect("extend");
+        acc ^= out.iter().fold(0, |a, b: &Block| a ^ b.0);
+        left -= n;
+    }
+    (t1.elapsed().as_secs_f64() * 1e3, thread_cpu_ms() - c1, acc)
+}
+
 fn main() {
     let args = parse();
     let (io_s, io_r) = memory_duplex();
     let (bs, br) = pair(42);
-    let cfg = args.config;
+    let (cfg, ideal) = (args.config, args.ideal);
     let (cots, batch) = (args.cots, args.batch);
 
     let sender = std::thread::spawn(move || {
         let mut rng = ChaCha12Rng::seed_from_u64(1);
-        let mut s = FerretSender::new(cfg, bs, &mut rng).expect("config");
         let mut ch = Channel::new(io_s);
         block_on(async {
             let t0 = Instant::now();
-            s.setup(&mut ch).await.expect("setup");
-            let setup_ms = t0.elapsed().as_secs_f64() * 1e3;
-            let setup_sent = ch.stats().sent();
-            let t1 = Instant::now();
-            let c1 = thread_cpu_ms();
-            let mut out = Vec::with_capacity(batch);
-            let mut acc = 0u128;
-            let mut left = cots;
-            while left > 0 {
-                let n = left.min(batch);
-                out.clear();
-                s.extend(&mut ch, n, &mut out).await.expect("extend");
-                acc ^= out.iter().fold(0, |a, b| a ^ b.0);
-                left -= n;
-            }
-            let run_ms = t1.elapsed().as_secs_f64() * 1e3;
-            let run_cpu_ms = thread_cpu_ms() - c1;
+            let (setup_ms, setup_sent, (run_ms, run_cpu_ms, checksum)) = if ideal {
+                let mut s = FerretSender::new(cfg, bs, &mut rng).expect("config");
+                s.setup(&mut ch).await.expect("setup");
+                let (ms, sent) = (t0.elapsed().as_secs_f64() * 1e3, ch.stats().sent());
+                let r = drain_sender(&mut s, &mut ch, cots, batch).await;
+                (ms, sent, r)
+            } else {
+                let mut s = SilentCotSender::connect(cfg, &mut ch, &mut rng)
+                    .await
+                    .expect("setup");
+                let (ms, sent) = (t0.elapsed().as_secs_f64() * 1e3, ch.stats().sent());
+                let r = drain_sender(&mut s, &mut ch, cots, batch).await;
+                (ms, sent, r)
+            };
             Report {
                 setup_ms,
                 setup_sent,
                 run_ms,
                 run_cpu_ms,
                 run_sent: ch.stats().sent() - setup_sent,
-                checksum: acc,
+                checksum,
             }
         })
     });
     let receiver = std::thread::spawn(move || {
         let mut rng = ChaCha12Rng::seed_from_u64(2);
-        let mut r = FerretReceiver::new(cfg, br, &mut rng).expect("config");
         let mut ch = Channel::new(io_r);
         block_on(async {
             let t0 = Instant::now();
-            r.setup(&mut ch).await.expect("setup");
-            let setup_ms = t0.elapsed().as_secs_f64() * 1e3;
-            let setup_sent = ch.stats().sent();
-            let t1 = Instant::now();
-            let c1 = thread_cpu_ms();
-            let mut out: Vec<Block> = Vec::with_capacity(batch);
-            let mut acc = 0u128;
-            let mut left = cots;
-            while left > 0 {
-                let n = left.min(batch);
-                out.clear();
-                r.extend(&mut ch, n, &mut out).await.expect("extend");
-                acc ^= out.iter().fold(0, |a, b| a ^ b.0);
-                left -= n;
-            }
-            let run_ms = t1.elapsed().as_secs_f64() * 1e3;
-            let run_cpu_ms = thread_cpu_ms() - c1;
+            let (setup_ms, setup_sent, (run_ms, run_cpu_ms, checksum)) = if ideal {
+                let mut r = FerretReceiver::new(cfg, br, &mut rng).expect("config");
+                r.setup(&mut ch).await.expect("setup");
+                let (ms, sent) = (t0.elapsed().as_secs_f64() * 1e3, ch.stats().sent());
+                let res = drain_receiver(&mut r, &mut ch, cots, batch).await;
+                (ms, sent, res)
+            } else {
+                let mut r = SilentCotReceiver::connect(cfg, &mut ch, &mut rng)
+                    .await
+                    .expect("setup");
+                let (ms, sent) = (t0.elapsed().as_secs_f64() * 1e3, ch.stats().sent());
+                let res = drain_receiver(&mut r, &mut ch, cots, batch).await;
+                (ms, sent, res)
+            };
             Report {
                 setup_ms,
                 setup_sent,
                 run_ms,
                 run_cpu_ms,
                 run_sent: ch.stats().sent() - setup_sent,
-                checksum: acc,
+                checksum,
             }
         })
     });
     let s = sender.join().expect("sender thread");
     let r = receiver.join().expect("receiver thread");
-    // XOR of all MACs vs keys differs by (number of ones mod 2)·Delta: just
-    // make sure the work was not optimised away.
+    // Keep the outputs observable so the work is not optimised away.
     let _ = (s.checksum, r.checksum);
 
     let run_ms = s.run_ms.max(r.run_ms);
-    println!("ferret config={} ({:?})", args.name, cfg.main);
     println!(
-        "setup (ideal bootstrap + setup iteration): {:.1} ms, sender->receiver {} B, receiver->sender {} B",
+        "ferret config={} bootstrap={} main={:?}",
+        args.name,
+        if ideal { "ideal" } else { "softspoken" },
+        cfg.main
+    );
+    println!(
+        "setup (bootstrap + setup iteration): {:.1} ms, sender->receiver {} B, receiver->sender {} B, total {} B",
         s.setup_ms.max(r.setup_ms),
         s.setup_sent,
-        r.setup_sent
+        r.setup_sent,
+        s.setup_sent + r.setup_sent
     );
     println!(
         "steady state: {} COTs in {:.1} ms = {:.2} M COT/s (sender {:.1} ms, receiver {:.1} ms)",

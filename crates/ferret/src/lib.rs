@@ -74,6 +74,45 @@ pub use params::{FerretConfig, LpnParams, ParamError};
 pub use receiver::FerretReceiver;
 pub use sender::FerretSender;
 
+use rand_core::{CryptoRng, RngCore};
+use webproof_core::{error::Result, Channel, Io};
+use webproof_ot::{SoftSpokenReceiver, SoftSpokenSender};
+
+/// The production sender: Ferret bootstrapped by base OT + SoftSpokenOT.
+pub type SilentCotSender = FerretSender<SoftSpokenSender>;
+/// The production receiver: Ferret bootstrapped by base OT + SoftSpokenOT.
+pub type SilentCotReceiver = FerretReceiver<SoftSpokenReceiver>;
+
+impl FerretSender<SoftSpokenSender> {
+    /// Everything from scratch: base OTs and SoftSpokenOT setup (which picks
+    /// `Delta`), then the bootstrap COTs and Ferret's first iteration. The
+    /// peer runs [`FerretReceiver::connect`] with the same `config`.
+    pub async fn connect<T: Io>(
+        config: FerretConfig,
+        channel: &mut Channel<T>,
+        rng: &mut (impl RngCore + CryptoRng),
+    ) -> Result<Self> {
+        let bootstrap = SoftSpokenSender::setup(channel, rng).await?;
+        let mut s = FerretSender::new(config, bootstrap, rng)?;
+        s.setup(channel).await?;
+        Ok(s)
+    }
+}
+
+impl FerretReceiver<SoftSpokenReceiver> {
+    /// Everything from scratch; the peer runs [`FerretSender::connect`].
+    pub async fn connect<T: Io>(
+        config: FerretConfig,
+        channel: &mut Channel<T>,
+        rng: &mut (impl RngCore + CryptoRng),
+    ) -> Result<Self> {
+        let bootstrap = SoftSpokenReceiver::setup(channel, rng).await?;
+        let mut r = FerretReceiver::new(config, bootstrap, rng)?;
+        r.setup(channel).await?;
+        Ok(r)
+    }
+}
+
 #[cfg(test)]
 mod tests;
 

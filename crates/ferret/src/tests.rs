@@ -390,3 +390,35 @@ fn bad_configurations_are_refused() {
         Err(Error::Usage(_))
     ));
 }
+
+#[test]
+fn softspoken_bootstrap_end_to_end() {
+    use crate::{SilentCotReceiver, SilentCotSender};
+    let (mut cs, mut cr) = channels();
+    let config = FerretConfig::compact();
+    let n = 600_000;
+    let ((s, k), (r, m)) = block_on(join(
+        async {
+            let mut rng = ChaCha12Rng::seed_from_u64(20);
+            let mut s = SilentCotSender::connect(config, &mut cs, &mut rng)
+                .await
+                .unwrap();
+            let mut k = Vec::new();
+            s.extend(&mut cs, n, &mut k).await.unwrap();
+            (s, k)
+        },
+        async {
+            let mut rng = ChaCha12Rng::seed_from_u64(21);
+            let mut r = SilentCotReceiver::connect(config, &mut cr, &mut rng)
+                .await
+                .unwrap();
+            let mut m = Vec::new();
+            r.extend(&mut cr, n, &mut m).await.unwrap();
+            (r, m)
+        },
+    ));
+    let ones = assert_correlated(s.delta(), &k, &m);
+    assert!((n / 2).abs_diff(ones) < 4_000);
+    assert_eq!(s.stats().iterations, r.stats().iterations);
+    assert!(s.stats().bootstrap_sent + s.stats().bootstrap_received > 0);
+}
