@@ -70,6 +70,11 @@ pub fn choice_bit(alpha: usize, k: usize, level: usize) -> bool {
 /// Puncturer: every leaf except `alpha` (whose slot is left as zero), from
 /// the `k` base-OT keys received with [`choice_bit`]s and the owner's `2k`
 /// masked sums.
+///
+/// `alpha` is secret (it is a chunk of the COT sender's `Delta`), so the
+/// work and the memory accesses do not depend on it: every node is
+/// expanded (the unknown one yields garbage that is masked away) and every
+/// selection is a mask.
 pub fn reconstruct(k: usize, alpha: usize, base_keys: &[Block], masked: &[Block]) -> Vec<Block> {
     assert_eq!(base_keys.len(), k);
     assert_eq!(masked.len(), 2 * k);
@@ -77,30 +82,42 @@ pub fn reconstruct(k: usize, alpha: usize, base_keys: &[Block], masked: &[Block]
     let mut level = vec![Block::ZERO];
     let mut path = 0usize;
     for i in 1..=k {
-        let mut next = vec![Block::ZERO; level.len() * 2];
-        for (j, node) in level.iter().enumerate() {
-            if j != path {
-                let [l, r] = expand(*node);
-                next[2 * j] = l;
-                next[2 * j + 1] = r;
-            }
+        let mut next = Vec::with_capacity(level.len() * 2);
+        for node in &level {
+            next.extend(expand(*node));
         }
         let on_path = (alpha >> (k - i)) & 1;
         let off = 1 - on_path;
         let sibling = 2 * path + off;
-        // Side sum, minus every node of that side we already know.
-        let mut v = masked[2 * (i - 1) + off] ^ base_keys[i - 1];
-        for idx in (off..next.len()).step_by(2) {
-            if idx != sibling {
-                v ^= next[idx];
-            }
-        }
-        next[sibling] = v;
         path = 2 * path + on_path;
-        next[path] = Block::ZERO;
+        // Side sum (the side off the path), minus every other node of that side.
+        let off_mask = mask(off == 1);
+        let pair = [masked[2 * (i - 1)], masked[2 * (i - 1) + 1]];
+        let mut v = Block((pair[0].0 & !off_mask) | (pair[1].0 & off_mask)) ^ base_keys[i - 1];
+        for (idx, node) in next.iter().enumerate() {
+            let take = eq(idx & 1, off) & !eq(idx, sibling);
+            v.0 ^= node.0 & take;
+        }
+        for (idx, node) in next.iter_mut().enumerate() {
+            let is_sib = eq(idx, sibling);
+            node.0 = (node.0 & !is_sib) | (v.0 & is_sib);
+            node.0 &= !eq(idx, path);
+        }
         level = next;
     }
     level
+}
+
+/// All ones if `a == b`, else zero, without a data-dependent branch.
+#[inline(always)]
+fn eq(a: usize, b: usize) -> u128 {
+    use subtle::ConstantTimeEq;
+    mask((a as u64).ct_eq(&(b as u64)).into())
+}
+
+#[inline(always)]
+fn mask(bit: bool) -> u128 {
+    (bit as u128).wrapping_neg()
 }
 
 #[cfg(test)]

@@ -18,6 +18,7 @@ pub mod base;
 pub mod derand;
 pub mod ggm;
 pub mod softspoken;
+pub mod streams;
 pub mod transpose;
 
 pub use softspoken::{SoftSpokenReceiver, SoftSpokenSender, DEFAULT_K};

@@ -59,9 +59,20 @@
 //! - A failed check poisons the sender: it refuses every later `extend`
 //!   (the correlations must never be reused after a detected attack).
 //!
+//! # Side channels
+//!
+//! `Delta` never steers a branch or a memory index: the sender expands the
+//! punctured leaf's slot with an arbitrary (zero) seed like any other and
+//! removes its contribution algebraically (`w_l = V' ^ alpha_l*U'`, the
+//! arbitrary stream cancels), the GGM reconstruction is branch-free in
+//! `alpha` ([`crate::ggm::reconstruct`]), and corrections and the lsb
+//! normalisation are applied with masks. The receiver's bits are handled
+//! the same way in the check.
+//!
 //! Outputs are raw correlations (no hashing): they are COTs, not random OTs.
 //! To turn them into random OTs, hash with a correlation-robust hash.
 
+use crate::streams::{AesBlock, Streams};
 use crate::{base, ggm, transpose::transpose128};
 use rand_core::{CryptoRng, RngCore};
 use webproof_core::cot::{RandomCotReceiver, RandomCotSender};
@@ -102,9 +113,9 @@ fn check_n(n: usize) -> Result<()> {
 pub struct SoftSpokenSender {
     k: usize,
     delta: Block,
-    /// Per tree `l`, `2^k - 1` seed streams, index `l*(2^k-1) + y - 1`, for
-    /// the leaf `x = y ^ alpha_l` (the punctured leaf, `y = 0`, is missing).
-    streams: Vec<Prg>,
+    /// Per tree `l`, `2^k` seed streams, index `l*2^k + x`; the punctured
+    /// leaf `alpha_l` is unknown and replaced by the all-zero seed.
+    streams: Streams,
     /// Source of the consistency-check challenges.
     coins: Prg,
     /// Set when a check failed: no more COTs from this instance.
@@ -115,7 +126,7 @@ pub struct SoftSpokenSender {
 pub struct SoftSpokenReceiver {
     k: usize,
     /// Per tree `l`, all `2^k` seed streams, index `l*2^k + x`.
-    streams: Vec<Prg>,
+    streams: Streams,
 }
 
 impl SoftSpokenSender {
@@ -142,7 +153,7 @@ impl SoftSpokenSender {
             .collect();
         let keys = base::receive(channel, &choices, rng).await?;
         let masked = channel.recv_blocks(m * 2 * k).await?;
-        let mut streams = Vec::with_capacity(m * ((1 << k) - 1));
+        let mut seeds = Vec::with_capacity(m << k);
         for l in 0..m {
             let a = alpha(l);
             let leaves = ggm::reconstruct(
@@ -151,7 +162,8 @@ impl SoftSpokenSender {
                 &keys[l * k..(l + 1) * k],
                 &masked[l * 2 * k..(l + 1) * 2 * k],
             );
-            streams.extend((1..1usize << k).map(|y| Prg::new(leaves[y ^ a])));
+            // Leaf alpha comes back as zero; its stream is cancelled later.
+            seeds.extend(leaves);
         }
         let coins = Prg::new(Block(
             ((rng.next_u64() as u128) << 64) | rng.next_u64() as u128,
@@ -159,7 +171,7 @@ impl SoftSpokenSender {
         Ok(SoftSpokenSender {
             k,
             delta,
-            streams,
+            streams: Streams::new(seeds),
             coins,
             poisoned: false,
         })
@@ -168,23 +180,6 @@ impl SoftSpokenSender {
     /// The chunk size `k` this instance was set up with.
     pub fn k(&self) -> usize {
         self.k
-    }
-
-    /// Compute the sender's columns for `b*128` COTs, before corrections.
-    fn columns(&mut self, b: usize, scratch: &mut Vec<Block>, cols: &mut [Block]) {
-        let k = self.k;
-        let per_tree = (1 << k) - 1;
-        scratch.resize(b << k, Block::ZERO);
-        for l in 0..128 / k {
-            scratch[..b].fill(Block::ZERO);
-            for (y, s) in self.streams[l * per_tree..(l + 1) * per_tree]
-                .iter_mut()
-                .enumerate()
-            {
-                s.fill_blocks(&mut scratch[(y + 1) * b..(y + 2) * b]);
-            }
-            tree_columns(k, b, scratch, &mut cols[l * k * b..(l + 1) * k * b]);
-        }
     }
 }
 
@@ -217,17 +212,20 @@ impl SoftSpokenReceiver {
         let m = 128 / k;
         let pairs = base::send(channel, m * k, rng).await?;
         let mut masked = Vec::with_capacity(m * 2 * k);
-        let mut streams = Vec::with_capacity(m << k);
+        let mut seeds = Vec::with_capacity(m << k);
         for l in 0..m {
             let root = Block(((rng.next_u64() as u128) << 64) | rng.next_u64() as u128);
             let (leaves, sums) = ggm::expand_tree(root, k);
             masked.extend(ggm::mask_sums(&sums, &pairs[l * k..(l + 1) * k]));
-            streams.extend(leaves.into_iter().map(Prg::new));
+            seeds.extend(leaves);
         }
         tamper(&mut masked);
         channel.send_blocks(&masked).await?;
         channel.flush().await?;
-        Ok(SoftSpokenReceiver { k, streams })
+        Ok(SoftSpokenReceiver {
+            k,
+            streams: Streams::new(seeds),
+        })
     }
 
     /// The chunk size `k` this instance was set up with.
@@ -240,29 +238,17 @@ impl SoftSpokenReceiver {
     fn columns(
         &mut self,
         b: usize,
-        scratch: &mut Vec<Block>,
+        scratch: &mut Vec<AesBlock>,
         cols: &mut [Block],
         corrections: &mut Vec<Block>,
     ) {
-        let k = self.k;
-        let per_tree = 1 << k;
-        scratch.resize(b << k, Block::ZERO);
+        let mut u = Vec::new();
+        party_columns(&mut self.streams, self.k, b, scratch, cols, &mut u);
+        // c_l = u_l ^ u_0 for l >= 1.
         corrections.clear();
-        let mut u0 = vec![Block::ZERO; b];
-        for l in 0..128 / k {
-            for (x, s) in self.streams[l * per_tree..(l + 1) * per_tree]
-                .iter_mut()
-                .enumerate()
-            {
-                s.fill_blocks(&mut scratch[x * b..(x + 1) * b]);
-            }
-            tree_columns(k, b, scratch, &mut cols[l * k * b..(l + 1) * k * b]);
-            // After the reduction scratch[..b] holds u_l = sum_x r_{l,x}.
-            if l == 0 {
-                u0.copy_from_slice(&scratch[..b]);
-            } else {
-                corrections.extend(scratch[..b].iter().zip(&u0).map(|(u, z)| *u ^ *z));
-            }
+        let (u0, rest) = u.split_at(b);
+        for ul in rest.chunks_exact(b) {
+            corrections.extend(ul.iter().zip(u0).map(|(x, z)| *x ^ *z));
         }
     }
 
@@ -325,7 +311,33 @@ impl Cheat for Honest {}
 /// write `k` columns `cols[i] = sum_{x: bit i of x} r_x` and leave
 /// `sum_x r_x` in `scratch[..b]`. Pairwise halving: about `2^(k+1)` block
 /// XORs per block of COTs instead of `k*2^(k-1)`.
-fn tree_columns(k: usize, b: usize, scratch: &mut [Block], cols: &mut [Block]) {
+/// Expand `b` blocks of every stream (tree-major, `2^k` per tree) and
+/// reduce them: `cols[(l*k + i)*b + q] = sum_{x: bit i of x} r_{l,x}` and
+/// `u[l*b + q] = sum_x r_{l,x}`. Both parties run exactly this; the sender's
+/// punctured slot holds a stream of an arbitrary seed, whose contribution it
+/// cancels afterwards (see [`SoftSpokenSender`]'s extend).
+fn party_columns(
+    streams: &mut Streams,
+    k: usize,
+    b: usize,
+    scratch: &mut Vec<AesBlock>,
+    cols: &mut [Block],
+    u: &mut Vec<Block>,
+) {
+    let per_tree = 1 << k;
+    scratch.resize(b << k, AesBlock::default());
+    u.clear();
+    streams.begin(b);
+    for l in 0..128 / k {
+        streams.fill(l * per_tree, scratch);
+        tree_columns(k, b, scratch, &mut cols[l * k * b..(l + 1) * k * b]);
+        // After the reduction scratch[..b] holds u_l = sum_x r_{l,x}.
+        u.extend(scratch[..b].iter().map(|x| Block(ld(x))));
+    }
+    streams.advance();
+}
+
+fn tree_columns(k: usize, b: usize, scratch: &mut [AesBlock], cols: &mut [Block]) {
     let mut live = 1usize << k;
     for i in 0..k {
         let col = &mut cols[i * b..(i + 1) * b];
@@ -335,8 +347,9 @@ fn tree_columns(k: usize, b: usize, scratch: &mut [Block], cols: &mut [Block]) {
             if t == 0 {
                 let (even, rest) = scratch.split_at_mut(b);
                 for ((c, e), o) in col.iter_mut().zip(even.iter_mut()).zip(&rest[..b]) {
-                    *c ^= *o;
-                    *e ^= *o;
+                    let o = ld(o);
+                    c.0 ^= o;
+                    st(e, ld(e) ^ o);
                 }
             } else {
                 // Slot t (< 2t) was consumed already, so it can take the pair's sum.
@@ -344,13 +357,24 @@ fn tree_columns(k: usize, b: usize, scratch: &mut [Block], cols: &mut [Block]) {
                 let dst = &mut head[t * b..(t + 1) * b];
                 let (even, odd) = tail[..2 * b].split_at(b);
                 for (((c, d), e), o) in col.iter_mut().zip(dst.iter_mut()).zip(even).zip(odd) {
-                    *c ^= *o;
-                    *d = *e ^ *o;
+                    let o = ld(o);
+                    c.0 ^= o;
+                    st(d, ld(e) ^ o);
                 }
             }
         }
         live /= 2;
     }
+}
+
+#[inline(always)]
+fn ld(x: &AesBlock) -> u128 {
+    u128::from_le_bytes((*x).into())
+}
+
+#[inline(always)]
+fn st(x: &mut AesBlock, v: u128) {
+    *x = v.to_le_bytes().into();
 }
 
 /// Transpose `b` groups of 128 columns into rows; row `done + j` goes to
@@ -433,13 +457,20 @@ impl RandomCotSender for SoftSpokenSender {
         let start = out.len();
         out.reserve(n);
         let mut extra = Vec::with_capacity(total - n);
-        let mut scratch = Vec::new();
+        let (mut scratch, mut u) = (Vec::new(), Vec::new());
         let mut cols = vec![Block::ZERO; 128 * (CHUNK_COTS / 128)];
         let mut done = 0;
         while done < total {
             let rows = (total - done).min(CHUNK_COTS);
             let b = rows / 128;
-            self.columns(b, &mut scratch, &mut cols[..128 * b]);
+            party_columns(
+                &mut self.streams,
+                k,
+                b,
+                &mut scratch,
+                &mut cols[..128 * b],
+                &mut u,
+            );
             let corr = match channel.recv_blocks((m - 1) * b).await {
                 Ok(c) => c,
                 Err(e) => {
@@ -447,13 +478,24 @@ impl RandomCotSender for SoftSpokenSender {
                     return Err(e.into());
                 }
             };
-            for l in 1..m {
-                let c = &corr[(l - 1) * b..l * b];
+            // With r_alpha replaced by an arbitrary stream z, the reduction gave
+            // V' = V ^ alpha*z-terms and U' = u_l ^ r_alpha ^ z; the wanted
+            // w_l = sum_x (alpha ^ x) r_x = V' ^ alpha*U' (the z terms cancel),
+            // and the correction adds alpha*c_l. So: columns whose Delta bit is
+            // set get U'_l ^ c_l. Branch-free in Delta.
+            for l in 0..m {
                 for i in 0..k {
-                    if (delta.0 >> (l * k + i)) & 1 == 1 {
-                        let col = &mut cols[(l * k + i) * b..(l * k + i + 1) * b];
-                        for (x, y) in col.iter_mut().zip(c) {
-                            *x ^= *y;
+                    let mask = ((delta.0 >> (l * k + i)) & 1).wrapping_neg();
+                    let col = &mut cols[(l * k + i) * b..(l * k + i + 1) * b];
+                    let ul = &u[l * b..(l + 1) * b];
+                    if l == 0 {
+                        for (x, y) in col.iter_mut().zip(ul) {
+                            x.0 ^= y.0 & mask;
+                        }
+                    } else {
+                        let c = &corr[(l - 1) * b..l * b];
+                        for ((x, y), z) in col.iter_mut().zip(ul).zip(c) {
+                            x.0 ^= (y.0 ^ z.0) & mask;
                         }
                     }
                 }
