@@ -87,6 +87,7 @@ fn vm_hwm_kib() -> Option<u64> {
 
 struct Report {
     setup_ms: f64,
+    setup_cpu_ms: f64,
     setup_sent: u64,
     run_ms: f64,
     run_cpu_ms: f64,
@@ -148,22 +149,26 @@ fn main() {
         let mut ch = Channel::new(io_s);
         block_on(async {
             let t0 = Instant::now();
-            let (setup_ms, setup_sent, (run_ms, run_cpu_ms, checksum)) = if ideal {
+            let c0 = thread_cpu_ms();
+            let (setup_ms, setup_sent, (run_ms, run_cpu_ms, checksum), setup_cpu_ms) = if ideal {
                 let mut s = FerretSender::new(cfg, bs, &mut rng).expect("config");
                 s.setup(&mut ch).await.expect("setup");
                 let (ms, sent) = (t0.elapsed().as_secs_f64() * 1e3, ch.stats().sent());
+                let setup_cpu_ms = thread_cpu_ms() - c0;
                 let r = drain_sender(&mut s, &mut ch, cots, batch).await;
-                (ms, sent, r)
+                (ms, sent, r, setup_cpu_ms)
             } else {
                 let mut s = SilentCotSender::connect(cfg, &mut ch, &mut rng)
                     .await
                     .expect("setup");
                 let (ms, sent) = (t0.elapsed().as_secs_f64() * 1e3, ch.stats().sent());
+                let setup_cpu_ms = thread_cpu_ms() - c0;
                 let r = drain_sender(&mut s, &mut ch, cots, batch).await;
-                (ms, sent, r)
+                (ms, sent, r, setup_cpu_ms)
             };
             Report {
                 setup_ms,
+                setup_cpu_ms,
                 setup_sent,
                 run_ms,
                 run_cpu_ms,
@@ -177,22 +182,26 @@ fn main() {
         let mut ch = Channel::new(io_r);
         block_on(async {
             let t0 = Instant::now();
-            let (setup_ms, setup_sent, (run_ms, run_cpu_ms, checksum)) = if ideal {
+            let c0 = thread_cpu_ms();
+            let (setup_ms, setup_sent, (run_ms, run_cpu_ms, checksum), setup_cpu_ms) = if ideal {
                 let mut r = FerretReceiver::new(cfg, br, &mut rng).expect("config");
                 r.setup(&mut ch).await.expect("setup");
                 let (ms, sent) = (t0.elapsed().as_secs_f64() * 1e3, ch.stats().sent());
+                let setup_cpu_ms = thread_cpu_ms() - c0;
                 let res = drain_receiver(&mut r, &mut ch, cots, batch).await;
-                (ms, sent, res)
+                (ms, sent, res, setup_cpu_ms)
             } else {
                 let mut r = SilentCotReceiver::connect(cfg, &mut ch, &mut rng)
                     .await
                     .expect("setup");
                 let (ms, sent) = (t0.elapsed().as_secs_f64() * 1e3, ch.stats().sent());
+                let setup_cpu_ms = thread_cpu_ms() - c0;
                 let res = drain_receiver(&mut r, &mut ch, cots, batch).await;
-                (ms, sent, res)
+                (ms, sent, res, setup_cpu_ms)
             };
             Report {
                 setup_ms,
+                setup_cpu_ms,
                 setup_sent,
                 run_ms,
                 run_cpu_ms,
@@ -219,6 +228,10 @@ fn main() {
         s.setup_sent,
         r.setup_sent,
         s.setup_sent + r.setup_sent
+    );
+    println!(
+        "setup CPU time: sender {:.1} ms, receiver {:.1} ms",
+        s.setup_cpu_ms, r.setup_cpu_ms
     );
     println!(
         "steady state: {} COTs in {:.1} ms = {:.2} M COT/s (sender {:.1} ms, receiver {:.1} ms)",

@@ -17,7 +17,7 @@
 //! Result: `w = v ⊕ unit(alpha)·Delta` for `h` blocks of traffic, half of
 //! the GGM construction's `2h`.
 
-use crate::ccr::Ccr;
+use crate::ccr::{Ccr, BATCH};
 use webproof_core::Block;
 
 /// Expand the `width` parents in `buf[..width]` into their children in
@@ -29,11 +29,11 @@ fn expand_level(ccr: &Ccr, buf: &mut [Block], width: usize) -> (Block, Block) {
     // From the top down, so no parent is overwritten before it is read.
     let mut end = width;
     while end > 0 {
-        let start = end.saturating_sub(8);
+        let start = end.saturating_sub(BATCH);
         let len = end - start;
-        let mut x = [Block::ZERO; 8];
+        let mut x = [Block::ZERO; BATCH];
         x[..len].copy_from_slice(&buf[start..end]);
-        let hx = ccr.hash8(&x, len);
+        let hx = ccr.hash_batch(&x, len);
         for i in 0..len {
             let l = hx[i];
             let r = x[i] ^ l;
