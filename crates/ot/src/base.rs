@@ -86,19 +86,40 @@ pub async fn send<T: Io, R: RngCore + CryptoRng>(
     channel.flush().await?;
 
     let msg = channel.recv_exact(n * 2 * POINT_LEN).await?;
-    let mut out = Vec::with_capacity(n);
+    // Shared points are needed only encoded; computing half of each and
+    // using the batched double-and-compress saves one inversion per point.
+    let a_half = a * half();
+    let mut halves = Vec::with_capacity(2 * n);
     for (i, pair) in msg.chunks_exact(2 * POINT_LEN).enumerate() {
-        let enc0: [u8; 32] = pair[..32].try_into().expect("32-byte half");
-        let enc1: [u8; 32] = pair[32..].try_into().expect("32-byte half");
-        let r0 = decode_point(&enc0, "receiver point r0")?;
-        let r1 = decode_point(&enc1, "receiver point r1")?;
-        let m0 = r0 + hash_to_group(&big_a, i, &enc1);
-        let m1 = r1 + hash_to_group(&big_a, i, &enc0);
-        let k0 = kdf(&big_a, i, 0, &enc0, &enc1, &(a * m0).compress());
-        let k1 = kdf(&big_a, i, 1, &enc0, &enc1, &(a * m1).compress());
-        out.push([k0, k1]);
+        let enc0: &[u8; 32] = pair[..32].try_into().expect("32-byte half");
+        let enc1: &[u8; 32] = pair[32..].try_into().expect("32-byte half");
+        let r0 = decode_point(enc0, "receiver point r0")?;
+        let r1 = decode_point(enc1, "receiver point r1")?;
+        let m0 = r0 + hash_to_group(&big_a, i, enc1);
+        let m1 = r1 + hash_to_group(&big_a, i, enc0);
+        halves.push(a_half * m0);
+        halves.push(a_half * m1);
     }
+    let shared = RistrettoPoint::double_and_compress_batch(&halves);
+    let out = msg
+        .chunks_exact(2 * POINT_LEN)
+        .zip(shared.chunks_exact(2))
+        .enumerate()
+        .map(|(i, (pair, sh))| {
+            let enc0 = pair[..32].try_into().expect("32 bytes");
+            let enc1 = pair[32..].try_into().expect("32 bytes");
+            [
+                kdf(&big_a, i, 0, enc0, enc1, &sh[0]),
+                kdf(&big_a, i, 1, enc0, enc1, &sh[1]),
+            ]
+        })
+        .collect();
     Ok(out)
+}
+
+/// The scalar 1/2 mod l.
+fn half() -> Scalar {
+    Scalar::from(2u8).invert()
 }
 
 /// Run one random OT per entry of `choices` as the receiver; returns `k_{c_i}`.
@@ -122,14 +143,21 @@ pub async fn receive<T: Io, R: RngCore + CryptoRng>(
     }
     let big_a_c = CompressedRistretto(enc_a);
 
-    let mut msg = Vec::with_capacity(n * 2 * POINT_LEN);
-    let mut secrets = Vec::with_capacity(n);
-    for (i, &c) in choices.iter().enumerate() {
-        let s = Scalar::random(rng);
-        let big_m = &s * RISTRETTO_BASEPOINT_TABLE;
+    // The unchosen point r_{1-c} is uniform: sample q and use 2q (doubling is
+    // a bijection of the prime-order group), so all of them are encoded with
+    // one batched inversion.
+    let mut qs = Vec::with_capacity(n);
+    for _ in 0..n {
         let mut uniform = [0u8; 64];
         rng.fill_bytes(&mut uniform);
-        let other = RistrettoPoint::from_uniform_bytes(&uniform).compress();
+        qs.push(RistrettoPoint::from_uniform_bytes(&uniform));
+    }
+    let others = RistrettoPoint::double_and_compress_batch(&qs);
+    let mut msg = Vec::with_capacity(n * 2 * POINT_LEN);
+    let mut secrets = Vec::with_capacity(n);
+    for (i, (&c, other)) in choices.iter().zip(&others).enumerate() {
+        let s = Scalar::random(rng);
+        let big_m = &s * RISTRETTO_BASEPOINT_TABLE;
         let chosen = (big_m - hash_to_group(&big_a_c, i, other.as_bytes())).compress();
         // (r0, r1) = c ? (other, chosen) : (chosen, other), without branching on c.
         let c = Choice::from(c as u8);
@@ -145,17 +173,21 @@ pub async fn receive<T: Io, R: RngCore + CryptoRng>(
     channel.send(&msg).await?;
     channel.flush().await?;
 
+    // The shared points s*A, computed as 2*((s/2)*A) for batched encoding.
+    let s_half = half();
+    let secret_halves: Vec<RistrettoPoint> = secrets.iter().map(|s| (s * s_half) * big_a).collect();
+
+    let shared = RistrettoPoint::double_and_compress_batch(&secret_halves);
     let mut out = Vec::with_capacity(n);
-    for (i, (s, &c)) in secrets.iter().zip(choices).enumerate() {
+    for (i, (sh, &c)) in shared.iter().zip(choices).enumerate() {
         let pair = &msg[i * 2 * POINT_LEN..(i + 1) * 2 * POINT_LEN];
-        let shared = (s * big_a).compress();
         out.push(kdf(
             &big_a_c,
             i,
             c as u8,
             pair[..32].try_into().expect("32 bytes"),
             pair[32..].try_into().expect("32 bytes"),
-            &shared,
+            sh,
         ));
     }
     Ok(out)
