@@ -24,7 +24,9 @@
 //!   2020/924), analysed there against the attacks known in 2020. It is kept
 //!   for comparison and for callers that want exactly that set; no preset
 //!   configuration uses it because its authors have since moved to
-//!   [`B13_SETUP`] for the same role.
+//!   [`B13_SETUP`] for the same role. (With `n = t · 2^h` forced by the
+//!   regular noise, `n = 649,728` goes with `t = 1,269` and 512-leaf blocks;
+//!   no 128-bit set pairs it with `t = 633`.)
 //!
 //! Rule of thumb for traffic: each iteration costs `t · log_bin` blocks from
 //! the sender (the half-tree corrections) and 32 bytes back, for
@@ -125,7 +127,7 @@ impl LpnParams {
         if !(1..=24).contains(&self.log_bin) {
             return Err(ParamError::TreeDepth(self.log_bin));
         }
-        if self.t.checked_shl(self.log_bin) != Some(self.n) || self.t == 0 {
+        if self.t.checked_mul(1 << self.log_bin) != Some(self.n) || self.t == 0 {
             return Err(ParamError::ShapeMismatch {
                 n: self.n,
                 t: self.t,

@@ -98,6 +98,27 @@ fn tiny_sets_correlate_across_many_iterations_and_odd_batches() {
 }
 
 #[test]
+fn batch_sizes_may_differ_if_totals_meet() {
+    let (mut s, mut r) = parties(tiny(), 12);
+    let (mut cs, mut cr) = channels();
+    let (mut k, mut m) = (Vec::new(), Vec::new());
+    block_on(join(
+        async {
+            for n in [5000, 1, 2999, 4000] {
+                s.extend(&mut cs, n, &mut k).await.unwrap();
+            }
+        },
+        async {
+            for n in [3, 9997, 2000] {
+                r.extend(&mut cr, n, &mut m).await.unwrap();
+            }
+        },
+    ));
+    assert_eq!(k.len(), 12_000);
+    assert_correlated(s.delta(), &k, &m);
+}
+
+#[test]
 fn no_setup_stage_also_works() {
     let config = FerretConfig {
         main: LpnParams::new(2048, 512, 16, 7),
