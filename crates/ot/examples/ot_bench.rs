@@ -1,7 +1,7 @@
 //! Benchmark of base OT and the SoftSpokenOT extension, two threads (one per
 //! party) over an in-memory duplex.
 //!
-//! `cargo run --release -p webproof-ot --example ot_bench [-- N_COTS]`
+//! `cargo run --release -p webproof-ot --example ot_bench [-- N_COTS [K,K,..]]`
 
 use futures::executor::block_on;
 use rand::SeedableRng;
@@ -59,6 +59,10 @@ fn main() {
         .nth(1)
         .map(|s| s.parse().expect("number of COTs"))
         .unwrap_or(1 << 22);
+    let ks: Vec<usize> = std::env::args()
+        .nth(2)
+        .map(|s| s.split(',').map(|k| k.parse().expect("k")).collect())
+        .unwrap_or(vec![8, 4, 2, 1]);
     println!("(wall = elapsed time; cpu = CPU time of each party's thread, which is what counts on a loaded machine)");
 
     // Base OT: 128 random OTs, best of 5 by the sender's CPU time.
@@ -88,7 +92,7 @@ fn main() {
         b_s + b_r
     );
 
-    for k in [8usize, 4, 2, 1] {
+    for k in ks {
         let (sender, receiver, _, ss, rs) = two_party(
             move |mut c| {
                 let mut rng = ChaCha20Rng::seed_from_u64(1);

@@ -260,6 +260,22 @@ impl SoftSpokenReceiver {
         out: &mut Vec<Block>,
         cheat: &mut dyn Cheat,
     ) -> Result<()> {
+        let start = out.len();
+        let res = self.extend_run(channel, n, out, cheat).await;
+        if res.is_err() {
+            // No partial batch: the caller sees all COTs of a call or none.
+            out.truncate(start);
+        }
+        res
+    }
+
+    async fn extend_run<T: Io>(
+        &mut self,
+        channel: &mut Channel<T>,
+        n: usize,
+        out: &mut Vec<Block>,
+        cheat: &mut dyn Cheat,
+    ) -> Result<()> {
         check_n(n)?;
         if n == 0 {
             return Ok(());
@@ -885,6 +901,19 @@ mod tests {
             ),
             "{res:?}"
         );
+    }
+
+    #[test]
+    fn oversized_request_is_a_usage_error() {
+        let (mut s, mut r, mut ca, mut cb) = setup(4, 5);
+        let mut out = Vec::new();
+        let x = block_on(s.extend(&mut ca, MAX_EXTEND + 1, &mut out));
+        assert!(matches!(x, Err(Error::Usage(_))));
+        let y = block_on(r.extend(&mut cb, MAX_EXTEND + 1, &mut out));
+        assert!(matches!(y, Err(Error::Usage(_))));
+        // Nothing was sent: the pair still works.
+        let (x, y) = extend_with(&mut (s, r, ca, cb), 100, &mut Honest);
+        assert_eq!(x.unwrap().len(), y.unwrap().len());
     }
 
     #[test]
