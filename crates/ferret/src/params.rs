@@ -189,7 +189,7 @@ impl FerretConfig {
 
     /// Balanced: `ferret_b12` (10.3 M per iteration, about 0.39 bits per
     /// COT): half the secret of b13, so the encoder's table stays closer to
-    /// the cache and each party holds about 8 MB.
+    /// the cache (faster LPN step) and each party holds about 9 MB.
     pub const fn balanced() -> Self {
         FerretConfig {
             main: B12_MAIN,
