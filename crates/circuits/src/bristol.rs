@@ -437,7 +437,7 @@ fn gate_out(g: &Gate) -> WireId {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::builder::Builder;
+    use crate::builder::{Bit, Builder};
 
     /// A full adder written by hand: inputs a, b, c (three groups of 1 bit),
     /// outputs sum and carry (one group of 2 bits).
@@ -551,6 +551,63 @@ mod tests {
                 limit: 10
             })
         ));
+    }
+
+    /// Random token mutations of a valid file: never a panic, and whatever
+    /// is accepted satisfies the IR invariants.
+    #[test]
+    fn mutated_files_never_panic_and_accepted_ones_validate() {
+        let mut b = Builder::new();
+        let x = b.input(4);
+        let y = b.input(4);
+        let s = b.add(&x, &y);
+        let t = b.and_words(&s, &x);
+        b.output(&t);
+        b.output(&[s[0].not(), Bit::ONE]);
+        let text = write(&b.finish());
+        let tokens: Vec<&str> = text.split(' ').collect();
+        let replacements = [
+            "0",
+            "1",
+            "2",
+            "3",
+            "7",
+            "40",
+            "4294967295",
+            "XOR",
+            "AND",
+            "INV",
+            "EQ",
+            "EQW",
+            "MAND",
+            "",
+            "\n",
+            "-1",
+        ];
+        let mut state = 0x1234_5678_9abc_def0u64;
+        let mut rand = |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        let mut accepted = 0;
+        for _ in 0..3000 {
+            let mut toks = tokens.clone();
+            for _ in 0..1 + rand(3) {
+                let i = rand(toks.len());
+                toks[i] = replacements[rand(replacements.len())];
+            }
+            let mutated = toks.join(" ").replace("\\n", "\n");
+            if let Ok(c) = parse(&mutated) {
+                c.validate().expect("accepted circuit must be well formed");
+                let inputs: Vec<Vec<bool>> = c.inputs.iter().map(|g| vec![true; g.len()]).collect();
+                let _ = c.eval(&inputs);
+                accepted += 1;
+            }
+        }
+        // Some mutations are harmless (e.g. swapping XOR for AND).
+        assert!(accepted > 0);
     }
 
     #[test]

@@ -230,23 +230,30 @@ impl Builder {
 
     /// Majority of three bits with one AND: `((a^c) & (b^c)) ^ c`.
     pub fn maj(&mut self, a: Bit, b: Bit, c: Bit) -> Bit {
-        self.full_adder(a, b, c).1
+        let (u, v, p) = Self::pivot(a, b, c);
+        let t1 = self.xor(u, p);
+        let t2 = self.xor(v, p);
+        let m = self.and(t1, t2);
+        self.xor(m, p)
     }
 
-    /// Full adder: `(a ^ b ^ c, maj(a, b, c))` with one AND and four XORs.
-    ///
-    /// The pivot `p` of `((u^p) & (v^p)) ^ p` is chosen so that the two AND
-    /// inputs are not both negated (at most one `Inv` is materialised).
-    pub fn full_adder(&mut self, a: Bit, b: Bit, c: Bit) -> (Bit, Bit) {
+    /// Order `(a, b, c)` as `(u, v, p)` so that in `((u^p) & (v^p)) ^ p` the
+    /// two AND inputs are not both negated (at most one `Inv` is needed).
+    fn pivot(a: Bit, b: Bit, c: Bit) -> (Bit, Bit, Bit) {
         let neg = |x: Bit| matches!(x, Bit::Wire { neg: true, .. });
         let majority = (neg(a) as u8 + neg(b) as u8 + neg(c) as u8) >= 2;
-        let (u, v, p) = if neg(c) == majority {
+        if neg(c) == majority {
             (a, b, c)
         } else if neg(b) == majority {
             (a, c, b)
         } else {
             (b, c, a)
-        };
+        }
+    }
+
+    /// Full adder: `(a ^ b ^ c, maj(a, b, c))` with one AND and four XORs.
+    pub fn full_adder(&mut self, a: Bit, b: Bit, c: Bit) -> (Bit, Bit) {
+        let (u, v, p) = Self::pivot(a, b, c);
         let t1 = self.xor(u, p);
         let t2 = self.xor(v, p);
         let m = self.and(t1, t2);

@@ -142,6 +142,9 @@ fn rounds(
     assert_eq!(state.len(), 8 * p.w, "wrong SHA-2 state length");
     let h_in = be_words(state, p.w);
     let mut v = h_in.clone();
+    // Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b, and this round's a ^ b is the
+    // next round's b ^ c: one XOR per bit saved.
+    let mut prev_ab: Option<Vec<Bit>> = None;
     for t in 0..p.k.len() {
         let (a, bb, c, d, e, f, g, h) = (&v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]);
         let s1 = big_sigma(b, e, p.big1);
@@ -151,7 +154,14 @@ fn rounds(
         ops.extend(extra.iter().map(Vec::as_slice));
         let t1 = b.add_many(&ops);
         let s0 = big_sigma(b, a, p.big0);
-        let maj = b.maj_words(a, bb, c);
+        let ab = b.xor_words(a, bb);
+        let bc = match prev_ab.take() {
+            Some(x) => x,
+            None => b.xor_words(bb, c),
+        };
+        let m = b.and_words(&ab, &bc);
+        let maj = b.xor_words(&m, bb);
+        prev_ab = Some(ab);
         let new_a = b.add_many(&[&t1, &s0, &maj]);
         let new_e = b.add(d, &t1);
         v.rotate_right(1);

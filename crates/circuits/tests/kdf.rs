@@ -477,3 +477,35 @@ fn public_input_circuits_match_folded_ones() {
         }
     }
 }
+
+/// AND counts of the key schedules. The session-independent circuits are
+/// fully deterministic; the folded ones depend slightly on the constant
+/// values, so they are bounded by their number of compressions.
+#[test]
+fn key_schedule_and_counts() {
+    let sha256 = cache::sha256_compress().and_count();
+    assert_eq!(
+        cache::tls13_key_schedule(Tls13Suite::AES_128_GCM_SHA256).and_count(),
+        608_320
+    );
+    assert_eq!(
+        cache::tls12_key_schedule(Tls12Suite::AES_128_GCM_SHA256).and_count(),
+        494_903
+    );
+    // TLS 1.3: 30 compressions (26 without the handshake traffic secrets).
+    let folded =
+        tls13_key_schedule_circuit(Tls13Suite::AES_128_GCM_SHA256, &[0x5a; 32], &[0xa5; 32]);
+    assert!(folded.and_count() <= 30 * sha256, "{}", folded.and_count());
+    assert!(folded.and_count() > 25 * sha256, "{}", folded.and_count());
+    // TLS 1.2: 23 compressions.
+    let r = [3u8; 32];
+    let public = Tls12Public {
+        client_random: &r,
+        server_random: &r,
+        client_finished_hash: &[1; 32],
+        server_finished_hash: &[2; 32],
+    };
+    let folded = tls12_key_schedule_circuit(Tls12Suite::AES_128_GCM_SHA256, &public);
+    assert!(folded.and_count() <= 23 * sha256, "{}", folded.and_count());
+    assert!(folded.and_count() > 19 * sha256, "{}", folded.and_count());
+}
