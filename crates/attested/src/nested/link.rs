@@ -5,7 +5,9 @@
 //! - [`Relay`]: a userspace TCP relay that delays every byte by half the
 //!   configured round-trip time in each direction and, with a bandwidth,
 //!   serialises each direction through one shared link (so concurrent
-//!   connections share the bandwidth, as on a real link). `netem` is not
+//!   connections share the bandwidth, as on a real link). The TCP
+//!   handshake's round trip, which happens locally with the relay, is
+//!   emulated by holding the client's first bytes back one RTT. `netem` is not
 //!   available on every kernel; this needs nothing but sockets. Its queue is
 //!   bounded, so a fast sender is slowed by TCP back-pressure like a full
 //!   router buffer.
@@ -128,6 +130,7 @@ impl Relay {
         });
         tokio::spawn(async move {
             while let Ok((client, _)) = listener.accept().await {
+                let accepted = Instant::now();
                 let (up, down) = (up.clone(), down.clone());
                 tokio::spawn(async move {
                     let Ok(server) = TcpStream::connect(target).await else {
@@ -137,7 +140,14 @@ impl Relay {
                     let _ = server.set_nodelay(true);
                     let (cr, cw) = client.into_split();
                     let (sr, sw) = server.into_split();
-                    tokio::join!(pipe(cr, sw, spec, up), pipe(sr, cw, spec, down));
+                    // The client's connect completed locally at once; on the
+                    // emulated link it would take one RTT, and its first
+                    // bytes half an RTT more to arrive.
+                    let hold = accepted + spec.rtt + spec.rtt / 2;
+                    tokio::join!(
+                        pipe(cr, sw, spec, up, hold),
+                        pipe(sr, cw, spec, down, accepted)
+                    );
                 });
             }
         });
@@ -145,7 +155,8 @@ impl Relay {
     }
 }
 
-async fn pipe<R, W>(mut rd: R, mut wr: W, spec: LinkSpec, dir: Arc<Direction>)
+/// Forward `rd` to `wr` through `dir`, delivering nothing before `hold`.
+async fn pipe<R, W>(mut rd: R, mut wr: W, spec: LinkSpec, dir: Arc<Direction>, hold: Instant)
 where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
@@ -167,7 +178,7 @@ where
         let _ = tx.send((dir.schedule(&spec, 0), Vec::new())).await;
     });
     while let Some((at, data)) = rx.recv().await {
-        tokio::time::sleep_until(at).await;
+        tokio::time::sleep_until(at.max(hold)).await;
         if data.is_empty() {
             break;
         }

@@ -848,7 +848,7 @@ async fn transfer<S: AsyncRead + AsyncWrite + Unpin>(
 }
 
 /// Column names of the table and CSV: the flashbots set, then ours.
-pub const COLUMNS: [&str; 21] = [
+pub const COLUMNS: [&str; 23] = [
     "mode",
     "payload_bytes",
     "chunk_bytes",
@@ -870,6 +870,8 @@ pub const COLUMNS: [&str; 21] = [
     "server_cpu_ms/MiB",
     "tcp/app",
     "attest_verify_ms",
+    "attest_bound/unbound",
+    "stable",
 ];
 
 fn cells(r: &Row) -> Vec<String> {
@@ -904,6 +906,9 @@ fn cells(r: &Row) -> Vec<String> {
         f(r.server_cpu_ms_per_mib, 3),
         f(r.tcp_per_app, 4),
         o(r.attest_verify_ms, 3),
+        r.attest_bound
+            .map_or("NaN".to_string(), |(b, u)| format!("{b}/{u}")),
+        if r.stable { "yes" } else { "NO" }.to_string(),
     ]
 }
 
@@ -1093,9 +1098,9 @@ mod tests {
         });
         let rep = run(&cfg).unwrap();
         // TCP connect + one TLS 1.3 handshake: at least 2 RTT before data;
-        // nested adds at least one more.
-        assert!(rep.rows[0].handshake_ms_mean >= 20.0, "{:?}", rep.rows[0]);
-        assert!(rep.rows[1].handshake_ms_mean >= rep.rows[0].handshake_ms_mean + 15.0);
+        // nested adds one more. (Lower bounds: load can only add time.)
+        assert!(rep.rows[0].handshake_ms_mean >= 39.0, "{:?}", rep.rows[0]);
+        assert!(rep.rows[1].handshake_ms_mean >= 59.0, "{:?}", rep.rows[1]);
     }
 
     #[test]
