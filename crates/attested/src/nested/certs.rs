@@ -76,10 +76,12 @@ pub fn ca_layer(name: &str) -> Result<Layer, CertError> {
     let leaf_key = rcgen::KeyPair::generate()?;
     let leaf = rcgen::CertificateParams::new(vec![name.to_string()])?
         .signed_by(&leaf_key, &ca, &ca_key)?;
-    let server = ServerConfig::builder_with_provider(provider())
+    let mut server = ServerConfig::builder_with_provider(provider())
         .with_safe_default_protocol_versions()?
         .with_no_client_auth()
         .with_single_cert(vec![leaf.der().clone()], key_der(&leaf_key))?;
+    // Clients never resume (see below), so tickets would be wasted work.
+    server.send_tls13_tickets = 0;
     let mut roots = rustls::RootCertStore::empty();
     roots.add(ca.der().clone())?;
     let mut client = ClientConfig::builder_with_provider(provider())
@@ -325,10 +327,11 @@ pub fn attested_layer(
     allow_unbound: bool,
 ) -> Result<(Layer, Arc<AttestCounters>), CertError> {
     let (cert, key, _binding) = attested_cert(name, source)?;
-    let server = ServerConfig::builder_with_provider(provider())
+    let mut server = ServerConfig::builder_with_provider(provider())
         .with_safe_default_protocol_versions()?
         .with_no_client_auth()
         .with_single_cert(vec![cert], key_der(&key))?;
+    server.send_tls13_tickets = 0;
     let verifier = Arc::new(AttestedVerifier::new(dcap, now, allow_unbound));
     let counters = verifier.counters.clone();
     let mut client = ClientConfig::builder_with_provider(provider())
