@@ -583,3 +583,103 @@ fn _types_are_send(p: P, v: V, a: VerifierBit) {
     is_send(&v);
     is_send(&a);
 }
+
+/// Statement: `c1 = AES_k(p1)` and `c2 = AES_k(p2)` for one committed key `k`
+/// (the key wires are reused for both blocks) and committed plaintexts; the
+/// ciphertexts are public. The cheating prover knows `c2 = AES_k'(p2)` for
+/// another key `k'` and tries to use `k'` for the second block, either by
+/// flipping the value bits of the key wires (MACs unchanged) or by adding a
+/// guess of `Delta` to their MACs. Both must be caught.
+#[test]
+fn aes_blocks_under_another_key_are_caught() {
+    use webproof_circuits::{bytes_to_bits, cache};
+    let aes = cache::aes128();
+    let mut rng = StdRng::seed_from_u64(2024);
+    let enc = |k: &[bool], p: &[bool]| aes.eval(&[k.to_vec(), p.to_vec()]).swap_remove(0);
+    for trial in 0..24u64 {
+        let k = random_bits(&mut rng, 128);
+        let k_other = random_bits(&mut rng, 128);
+        let p1 = random_bits(&mut rng, 128);
+        let p2 = random_bits(&mut rng, 128);
+        let c1 = enc(&k, &p1);
+        let c2 = enc(&k_other, &p2);
+        let guess_delta = trial % 2 == 1;
+        let guess = Block(rng.gen::<u128>() | 1);
+        let (pr, vr) = run(
+            Config::default(),
+            trial,
+            async |p: &mut P| {
+                let kw = p.commit(&k).await?;
+                let p1w = p.commit(&p1).await?;
+                let p2w = p.commit(&p2).await?;
+                let o1 = p.eval(aes, &[&kw, &p1w]).await?;
+                let forged: Vec<ProverBit> = kw
+                    .iter()
+                    .zip(&k_other)
+                    .map(|(b, &v)| {
+                        if b.value() == v {
+                            *b
+                        } else if guess_delta {
+                            ProverBit(b.0 ^ guess)
+                        } else {
+                            ProverBit(b.0.with_lsb(v))
+                        }
+                    })
+                    .collect();
+                let o2 = p.eval(aes, &[&forged, &p2w]).await?;
+                assert_eq!(o2[0].iter().map(|b| b.value()).collect::<Vec<_>>(), c2);
+                p.assert_public(&o1[0], &c1).await?;
+                p.assert_public(&o2[0], &c2).await?;
+                p.check().await
+            },
+            async |v: &mut V| {
+                let kw = v.commit(128).await?;
+                let p1w = v.commit(128).await?;
+                let p2w = v.commit(128).await?;
+                let o1 = v.eval(aes, &[&kw, &p1w]).await?;
+                let o2 = v.eval(aes, &[&kw, &p2w]).await?;
+                v.assert_public(&o1[0], &c1).await?;
+                v.assert_public(&o2[0], &c2).await?;
+                v.check().await
+            },
+        );
+        assert!(
+            matches!(vr, Err(Error::CheckFailed(_))),
+            "trial {trial}: {vr:?}"
+        );
+        drop(pr);
+    }
+    // The honest version of the same statement (both blocks under k) passes,
+    // and matches RustCrypto-checked circuit outputs via a known vector.
+    let k = bytes_to_bits(&[0u8; 16]);
+    let p0 = bytes_to_bits(&[0u8; 16]);
+    // FIPS-197 / common vector: AES-128(0^128, 0^128) = 66e94bd4ef8a2c3b884cfa59ca342b2e.
+    let c0 = bytes_to_bits(&[
+        0x66, 0xe9, 0x4b, 0xd4, 0xef, 0x8a, 0x2c, 0x3b, 0x88, 0x4c, 0xfa, 0x59, 0xca, 0x34, 0x2b,
+        0x2e,
+    ]);
+    let (pr, vr) = run(
+        SMALL,
+        1,
+        async |p: &mut P| {
+            let kw = p.commit(&k).await?;
+            let pw = p.commit(&p0).await?;
+            let o1 = p.eval(aes, &[&kw, &pw]).await?;
+            let o2 = p.eval(aes, &[&kw, &pw]).await?;
+            p.assert_public(&o1[0], &c0).await?;
+            p.assert_public(&o2[0], &c0).await?;
+            p.check().await
+        },
+        async |v: &mut V| {
+            let kw = v.commit(128).await?;
+            let pw = v.commit(128).await?;
+            let o1 = v.eval(aes, &[&kw, &pw]).await?;
+            let o2 = v.eval(aes, &[&kw, &pw]).await?;
+            v.assert_public(&o1[0], &c0).await?;
+            v.assert_public(&o2[0], &c0).await?;
+            v.check().await
+        },
+    );
+    pr.unwrap();
+    vr.unwrap();
+}
