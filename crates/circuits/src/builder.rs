@@ -344,9 +344,13 @@ impl Builder {
         }
         let words = &vars[..];
         let mut out = Vec::with_capacity(n);
-        let mut carries: Vec<Bit> = Vec::new();
+        // `carries` feeds column k from column k - 1; `column` is a queue
+        // (read from `head`, appended at the back). Both buffers are reused.
+        let mut carries: Vec<Bit> = Vec::with_capacity(words.len() + 2);
+        let mut next: Vec<Bit> = Vec::with_capacity(words.len() + 2);
+        let mut column: Vec<Bit> = Vec::with_capacity(2 * words.len() + 4);
         for k in 0..n {
-            let mut column: Vec<Bit> = Vec::with_capacity(words.len() + carries.len());
+            column.clear();
             let mut ones = 0usize;
             for b in words.iter().map(|w| w[k]).chain(carries.drain(..)) {
                 match b {
@@ -355,18 +359,19 @@ impl Builder {
                     wire => column.push(wire),
                 }
             }
-            // Pairs of constant ones carry a constant one into the next column.
-            let mut next: Vec<Bit> = vec![Bit::ONE; ones / 2];
             let mut konst = ones % 2 == 1;
             if k + 1 == n {
                 // Top column: carries leave the word, so the sum bit is a plain XOR.
                 let mut s = Bit::Const(konst);
-                for b in column {
+                for &b in &column {
                     s = self.xor(s, b);
                 }
                 out.push(s);
                 break;
             }
+            // Pairs of constant ones carry a constant one into the next column.
+            next.clear();
+            next.extend(std::iter::repeat_n(Bit::ONE, ones / 2));
             // Reduce the column to one bit. Each full adder removes two bits for
             // one AND; a half adder with the constant one is free (sum !x, carry x).
             let reductions_needed = (column.len() + konst as usize).saturating_sub(1);
@@ -377,28 +382,27 @@ impl Builder {
                     konst = false;
                 }
             }
-            // Full adders on the front of the column; the results are appended
-            // at the back so that fresh sums are reused last (shallower circuit).
-            let mut queue: std::collections::VecDeque<Bit> = column.into();
             if konst {
-                queue.push_back(Bit::ONE);
+                column.push(Bit::ONE);
             }
-            while queue.len() >= 3 {
-                let a = queue.pop_front().unwrap();
-                let b = queue.pop_front().unwrap();
-                let c = queue.pop_front().unwrap();
+            // Full adders on the front of the queue; results go to the back so
+            // that fresh sums are consumed last (a shallower circuit).
+            let mut head = 0;
+            while column.len() - head >= 3 {
+                let (a, b, c) = (column[head], column[head + 1], column[head + 2]);
+                head += 3;
                 let (s, carry) = self.full_adder(a, b, c);
-                queue.push_back(s);
+                column.push(s);
                 next.push(carry);
             }
-            if queue.len() == 2 {
-                let a = queue.pop_front().unwrap();
-                let b = queue.pop_front().unwrap();
+            if column.len() - head == 2 {
+                let (a, b) = (column[head], column[head + 1]);
+                head += 2;
                 next.push(self.and(a, b));
-                queue.push_back(self.xor(a, b));
+                column.push(self.xor(a, b));
             }
-            out.push(queue.pop_front().unwrap_or(Bit::ZERO));
-            carries = next;
+            out.push(column.get(head).copied().unwrap_or(Bit::ZERO));
+            std::mem::swap(&mut carries, &mut next);
         }
         out
     }
