@@ -152,7 +152,7 @@ impl SoftSpokenSender {
             .flat_map(|l| (1..=k).map(move |i| ggm::choice_bit(alpha(l), k, i)))
             .collect();
         let keys = base::receive(channel, &choices, rng).await?;
-        let masked = channel.recv_blocks(m * 2 * k).await?;
+        let masked = recv_tree_message(channel, k).await?;
         let mut seeds = Vec::with_capacity(m << k);
         for l in 0..m {
             let a = alpha(l);
@@ -220,7 +220,12 @@ impl SoftSpokenReceiver {
             seeds.extend(leaves);
         }
         tamper(&mut masked);
-        channel.send_blocks(&masked).await?;
+        let mut msg = Vec::with_capacity(1 + masked.len() * 16);
+        msg.push(k as u8);
+        for b in &masked {
+            msg.extend_from_slice(&b.to_bytes());
+        }
+        channel.send(&msg).await?;
         channel.flush().await?;
         Ok(SoftSpokenReceiver {
             k,
@@ -310,6 +315,23 @@ impl SoftSpokenReceiver {
         channel.flush().await?;
         Ok(())
     }
+}
+
+/// The sender's half of the setup message: the receiver's `k` (one byte,
+/// so that parties configured differently fail here, not later) and the
+/// `2k` masked level sums of each of the `128/k` trees (always 256 blocks).
+async fn recv_tree_message<T: Io>(channel: &mut Channel<T>, k: usize) -> Result<Vec<Block>> {
+    let msg = channel.recv_exact(1 + 256 * 16).await?;
+    if msg[0] as usize != k {
+        return Err(Error::Malformed(format!(
+            "SoftSpokenOT setup: peer uses k = {}, this side k = {k}",
+            msg[0]
+        )));
+    }
+    Ok(msg[1..]
+        .chunks_exact(16)
+        .map(|c| Block::from_bytes(c.try_into().expect("16-byte chunk")))
+        .collect())
 }
 
 /// Hooks for a deviating receiver in tests; the honest one changes nothing.
@@ -917,7 +939,7 @@ mod tests {
     }
 
     #[test]
-    fn mismatched_k_is_an_error_not_a_hang() {
+    fn mismatched_k_fails_in_setup() {
         let (a, b) = memory_duplex();
         let (mut ca, mut cb) = (Channel::new(a), Channel::new(b));
         let mut rs = ChaCha20Rng::seed_from_u64(1);
@@ -928,29 +950,36 @@ mod tests {
                 SoftSpokenReceiver::setup_with_k(&mut cb, 4, &mut rr)
             )
         });
-        let (mut s, mut r) = (s.unwrap(), r.unwrap());
-        let (mut k, mut m) = (vec![], vec![]);
-        let (x, y) = block_on(async {
-            futures::join!(
-                async move {
-                    let x = s.extend(&mut ca, 100, &mut k).await;
-                    drop(ca); // hang up, as a failed party does
-                    x
-                },
-                r.extend(&mut cb, 100, &mut m)
-            )
-        });
-        assert!(matches!(
-            x,
-            Err(Error::Channel(ChannelError::FrameTooLarge { .. }))
-        ));
-        assert!(matches!(y, Err(Error::Channel(_))));
-        let (a, _b) = memory_duplex();
-        let mut ca = Channel::new(a);
+        assert!(matches!(s, Err(Error::Malformed(_))), "{:?}", s.err());
+        assert!(r.is_ok());
         assert!(matches!(
             SoftSpokenSender::setup_with_k(&mut ca, 3, &mut rs).now_or_never_err(),
             Some(Error::Usage(_))
         ));
+    }
+
+    #[test]
+    fn mismatched_batch_sizes_fail_without_hanging() {
+        let (mut s, mut r, ca, cb) = setup(8, 3);
+        let (mut k, mut m) = (vec![], vec![]);
+        let (x, y) = block_on(async {
+            futures::join!(
+                async move {
+                    let mut ca = ca;
+                    s.extend(&mut ca, 1000, &mut k).await
+                    // ca dropped here: hang up, as a failed party does
+                },
+                async move {
+                    let mut cb = cb;
+                    r.extend(&mut cb, 100, &mut m).await
+                }
+            )
+        });
+        assert!(matches!(
+            x,
+            Err(Error::Channel(ChannelError::UnexpectedLength { .. }))
+        ));
+        assert!(matches!(y, Err(Error::Channel(_))));
     }
 
     trait NowOrNever {
