@@ -622,7 +622,8 @@ mod tests {
 
     #[test]
     fn adder_and_counts() {
-        let count = |f: &dyn Fn(&mut Builder, &[Bit], &[Bit], &[Bit]) -> Vec<Bit>| {
+        type Gadget = dyn Fn(&mut Builder, &[Bit], &[Bit], &[Bit]) -> Vec<Bit>;
+        let count = |f: &Gadget| {
             let mut b = Builder::new();
             let x = b.input(32);
             let y = b.input(32);

@@ -6,13 +6,17 @@
 //! SHA-256 initial state is `IV256` serialised, the output of the last
 //! compression is the digest).
 //!
-//! Cost of a SHA-256 compression with state and block both unknown: 22,392 AND
-//! (naive ripple-carry additions: 22,696). The savings come from
-//! [`Builder::add_many`]: the five-operand sum `T1 = h + Σ1(e) + Ch + K + W`,
-//! the three-operand `a' = T1 + Σ0(a) + Maj` and the four-operand message
-//! schedule are reduced column by column (full adders, one AND each) instead
-//! of by chained adders, the round constant is free, and `T1` is shared by
-//! `a'` and `e' = d + T1`. Public parts (IVs, padding, public message words)
+//! Cost of a SHA-256 compression with state and block both unknown: 22,271
+//! AND, against 22,696 with chained ripple-carry adders (7 additions of 31
+//! AND per round, 3 per schedule word, 8 for the feed-forward). The 425 saved
+//! come from [`Builder::add_many`], which reduces multi-operand sums column by
+//! column with full adders (one AND each) instead of chaining adders: the
+//! five-operand `T1 = h + Σ1(e) + Ch + K + W` costs about 119 instead of 124
+//! (part of that: a half adder with a constant bit of `K` is free),
+//! the three-operand `a' = T1 + Σ0(a) + Maj` 61 instead of 62, the
+//! four-operand schedule word 92 instead of 93; `T1` is shared by `a'` and
+//! `e' = d + T1`. Ch and Maj cost one AND per bit, and Maj reuses the previous
+//! round's `a ^ b` as `b ^ c`. Public parts (IVs, padding, public message words)
 //! fold away: a block whose 16 words are all public has a free message
 //! schedule and its `K + W` is one constant.
 

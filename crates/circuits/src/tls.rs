@@ -13,8 +13,16 @@
 //!   Also the master secret from the pre-master secret (RFC 5246 §8.1, and
 //!   the extended master secret of RFC 7627) for the MPC mode.
 //!
-//! Transcript hashes, randoms, labels and padding are public constants folded
-//! into the circuit, so these circuits are built per session (a few ms).
+//! Two forms of each circuit: with the transcript hashes and randoms folded
+//! in as constants (fewest AND gates, built per session), or with them as
+//! input groups (`*_public_inputs`, one circuit per suite, cached in
+//! [`crate::cache`]).
+//!
+//! **Soundness:** in the second form those input groups are public values.
+//! The proof system must fix them to the values the verifier computed itself
+//! (treat them as constants, or open/assert them equal to the public bytes);
+//! if they were left as free witness bits, the prover could choose its own
+//! "transcript hash" and derive keys unrelated to the observed handshake.
 
 use crate::builder::{const_bytes, Bit, Builder};
 use crate::hmac::{hkdf_expand_label, hkdf_expand_label_bits, tls12_prf_bits, HmacKey};
