@@ -9,6 +9,8 @@ use std::fmt::Write;
 pub struct Series {
     pub name: String,
     pub y: Vec<f64>,
+    /// Optional error-bar half-widths, drawn as whiskers.
+    pub err: Option<Vec<f64>>,
 }
 
 /// One panel: x values shared by all series; NaN points are skipped.
@@ -88,7 +90,12 @@ fn panel(out: &mut String, c: &Chart, y0: f64) {
     let ymax = c
         .series
         .iter()
-        .flat_map(|s| s.y.iter().copied())
+        .flat_map(|s| {
+            s.y.iter().enumerate().map(|(i, &y)| {
+                let e = s.err.as_ref().and_then(|e| e.get(i).copied());
+                y + e.filter(|e| e.is_finite()).unwrap_or(0.0)
+            })
+        })
         .filter(|v| v.is_finite())
         .fold(0.0f64, f64::max);
     let step = nice_step(if ymax > 0.0 { ymax } else { 1.0 }, 5.0);
@@ -168,6 +175,21 @@ fn panel(out: &mut String, c: &Chart, y0: f64) {
                 r#"<circle cx="{x:.1}" cy="{y:.1}" r="3" fill="{color}"/>"#
             );
         }
+        if let Some(err) = &s.err {
+            for ((&x, &y), &e) in xs.iter().zip(&s.y).zip(err) {
+                if y.is_finite() && e.is_finite() && e > 0.0 {
+                    let (x, lo, hi) = (px(x), py((y - e).max(0.0)), py(y + e));
+                    let _ = writeln!(
+                        out,
+                        r#"<path d="M{:.1},{lo:.1}H{:.1}M{x:.1},{lo:.1}V{hi:.1}M{:.1},{hi:.1}H{:.1}" stroke="{color}" fill="none"/>"#,
+                        x - 4.0,
+                        x + 4.0,
+                        x - 4.0,
+                        x + 4.0
+                    );
+                }
+            }
+        }
         let ly = y0 + TOP + 14.0 + 18.0 * i as f64;
         let lx = LEFT + pw + 12.0;
         let _ = writeln!(
@@ -211,6 +233,7 @@ mod tests {
             series: vec![Series {
                 name: "s".into(),
                 y: vec![1.0, f64::NAN, 3.0],
+                err: Some(vec![0.5, 0.5, f64::NAN]),
             }],
         };
         let svg = stack(&[c.clone(), c]);
@@ -219,6 +242,8 @@ mod tests {
         // Two panels, two finite points each.
         assert_eq!(svg.matches("<circle").count(), 4);
         assert!(!svg.contains("NaN"));
+        // One whisker per panel (the NaN point and NaN error draw none).
+        assert_eq!(svg.matches("<path").count(), 2);
     }
 
     #[test]

@@ -256,6 +256,7 @@ pub fn chart(title: &str, results: &[LevelResult]) -> String {
         series: vec![Series {
             name: "throughput/s".into(),
             y: results.iter().map(|r| r.throughput_per_s).collect(),
+            err: None,
         }],
     };
     let bottom = Chart {
@@ -268,10 +269,12 @@ pub fn chart(title: &str, results: &[LevelResult]) -> String {
             Series {
                 name: "p50_ms".into(),
                 y: lat(|l| l.p50_ms),
+                err: None,
             },
             Series {
                 name: "p99_ms".into(),
                 y: lat(|l| l.p99_ms),
+                err: None,
             },
         ],
     };

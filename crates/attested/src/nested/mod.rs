@@ -19,7 +19,7 @@
 //!
 //! Trust in the figures: warm-up rounds are discarded; the modes are run
 //! interleaved round by round (ABBA order) so drift hits both alike, and
-//! `overhead_%` has a paired confidence interval; rounds are added (up to a
+//! `overhead_%` comes with a confidence interval; rounds are added (up to a
 //! maximum) until the 95% CI half-width of mean throughput is within the
 //! target; a result that still is not, or that had failures, is marked
 //! unstable and the CLI refuses to report it unless forced.
@@ -155,7 +155,7 @@ pub struct Row {
     pub tcp_per_app: f64,
     /// Throughput loss against single TLS (nested rows only), percent.
     pub overhead_pct: Option<f64>,
-    /// 95% CI half-width of the paired per-round overhead, percentage points.
+    /// 95% CI half-width of `overhead_pct`, percentage points.
     pub overhead_ci95_pp: Option<f64>,
     /// TCP connect + TLS handshake(s), per connection.
     pub handshake_ms_mean: f64,
@@ -658,16 +658,13 @@ impl Coordinator {
         let tcp = s.iter().map(|x| x.tcp_bytes).sum::<u64>() as f64 / app_bytes;
         let (overhead_pct, overhead_ci95_pp) = match (mode, single) {
             (Mode::NestedTls, Some(base)) => {
-                let base_mean = mean(&base.iter().map(|x| x.mib_s).collect::<Vec<_>>());
-                let paired: Vec<f64> = s
-                    .iter()
-                    .zip(base)
-                    .map(|(n, b)| (1.0 - n.mib_s / b.mib_s) * 100.0)
-                    .collect();
-                (
-                    Some((1.0 - summary.mean / base_mean) * 100.0),
-                    Some(crate::stats::ci95_half_width(&paired)),
-                )
+                let b = SampleSummary::of(&base.iter().map(|x| x.mib_s).collect::<Vec<_>>());
+                let ratio = summary.mean / b.mean;
+                // Delta method for a ratio of independent means: relative
+                // half-widths add in quadrature (conservative: it ignores
+                // the positive correlation of interleaved rounds).
+                let rel = (summary.ci95_rel.powi(2) + b.ci95_rel.powi(2)).sqrt();
+                (Some((1.0 - ratio) * 100.0), Some(ratio * rel * 100.0))
             }
             _ => (None, None),
         };
@@ -957,7 +954,12 @@ pub fn chart(rows: &[Row]) -> String {
     keys.sort_by_key(|k| (k.1, k.2, k.0 == Mode::NestedTls));
     keys.dedup();
     let multi_chunk = keys.iter().any(|k| k.1 != keys[0].1);
-    let series = |f: &dyn Fn(&Row) -> f64| -> Vec<Series> {
+    let find = |m: Mode, ch: usize, c: usize, p: usize| {
+        rows.iter().find(|r| {
+            r.mode == m && r.chunk_bytes == ch && r.concurrency == c && r.payload_bytes == p
+        })
+    };
+    let series = |f: &dyn Fn(&Row) -> f64, err: Option<&dyn Fn(&Row) -> f64>| -> Vec<Series> {
         keys.iter()
             .map(|&(m, ch, c)| Series {
                 name: if multi_chunk {
@@ -967,17 +969,14 @@ pub fn chart(rows: &[Row]) -> String {
                 },
                 y: payloads
                     .iter()
-                    .map(|&p| {
-                        rows.iter()
-                            .find(|r| {
-                                r.mode == m
-                                    && r.chunk_bytes == ch
-                                    && r.concurrency == c
-                                    && r.payload_bytes == p
-                            })
-                            .map_or(f64::NAN, f)
-                    })
+                    .map(|&p| find(m, ch, c, p).map_or(f64::NAN, f))
                     .collect(),
+                err: err.map(|e| {
+                    payloads
+                        .iter()
+                        .map(|&p| find(m, ch, c, p).map_or(f64::NAN, e))
+                        .collect()
+                }),
             })
             .collect()
     };
@@ -992,19 +991,22 @@ pub fn chart(rows: &[Row]) -> String {
     };
     crate::svg::stack(&[
         mk(
-            "nested vs single TLS: throughput (mean of rounds)",
+            "nested vs single TLS: throughput (mean of rounds, 95% CI)",
             "MiB/s",
-            series(&|r| r.throughput_mib_s.mean),
+            series(
+                &|r| r.throughput_mib_s.mean,
+                Some(&|r: &Row| r.throughput_mib_s.ci95),
+            ),
         ),
         mk(
             "CPU per MiB (client + server)",
             "ms / MiB",
-            series(&|r| r.cpu_ms_per_mib),
+            series(&|r| r.cpu_ms_per_mib, None),
         ),
         mk(
             "connect + handshake(s)",
             "ms",
-            series(&|r| r.handshake_ms_mean),
+            series(&|r| r.handshake_ms_mean, None),
         ),
     ])
 }
