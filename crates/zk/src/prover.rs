@@ -54,6 +54,7 @@ pub struct Prover<C, T> {
     acc1: Acc,
     frame: Vec<u8>,
     wires: Vec<Block>,
+    validated: ValidatedCircuit,
     stats: Stats,
     #[cfg(test)]
     pub(crate) cheat: crate::tests::Cheat,
@@ -80,6 +81,7 @@ impl<C: RandomCotReceiver, T: Io> Prover<C, T> {
             acc1: Acc::default(),
             frame: Vec::new(),
             wires: Vec::new(),
+            validated: ValidatedCircuit::default(),
             stats: Stats::default(),
             #[cfg(test)]
             cheat: Default::default(),
@@ -170,10 +172,14 @@ impl<C: RandomCotReceiver, T: Io> Prover<C, T> {
         circuit: &Circuit,
         inputs: &[&[ProverBit]],
     ) -> Result<Vec<Vec<ProverBit>>> {
-        validate_circuit(circuit, inputs.iter().map(|i| i.len()))?;
+        self.validated
+            .check(circuit, inputs.iter().map(|i| i.len()))?;
+        // The table is reused without clearing: every wire is written before
+        // it is read, and a stale entry would still be a valid authenticated bit.
         let mut w = std::mem::take(&mut self.wires);
-        w.clear();
-        w.resize(circuit.num_wires as usize, Block::ZERO);
+        if w.len() < circuit.num_wires as usize {
+            w.resize(circuit.num_wires as usize, Block::ZERO);
+        }
         for (group, bits) in circuit.inputs.iter().zip(inputs) {
             for (&id, b) in group.iter().zip(bits.iter()) {
                 w[id as usize] = b.0;
@@ -466,44 +472,65 @@ pub(crate) fn mac_hash(macs: impl Iterator<Item = Block>) -> [u8; 32] {
     h.finalize().into()
 }
 
-/// Reject circuits whose wire numbers are out of range or whose input
-/// groups do not match, before any message is sent for them.
-pub(crate) fn validate_circuit(
-    c: &Circuit,
-    sizes: impl ExactSizeIterator<Item = usize>,
-) -> Result<()> {
-    if sizes.len() != c.inputs.len() {
-        return Err(Error::Usage(format!(
-            "circuit has {} input groups, {} given",
-            c.inputs.len(),
-            sizes.len()
-        )));
-    }
-    for (i, (g, n)) in c.inputs.iter().zip(sizes).enumerate() {
-        if g.len() != n {
+/// Remembers the last circuit whose wire numbers were checked, so a circuit
+/// evaluated many times (AES per block) is scanned once, not per call.
+#[derive(Default)]
+pub(crate) struct ValidatedCircuit {
+    last: Option<[usize; 5]>,
+}
+
+impl ValidatedCircuit {
+    /// Reject circuits whose wire numbers are out of range or whose input
+    /// groups do not match, before any message is sent for them.
+    pub(crate) fn check(
+        &mut self,
+        c: &Circuit,
+        sizes: impl ExactSizeIterator<Item = usize>,
+    ) -> Result<()> {
+        if sizes.len() != c.inputs.len() {
             return Err(Error::Usage(format!(
-                "input group {i} has {} wires, {n} given",
-                g.len()
+                "circuit has {} input groups, {} given",
+                c.inputs.len(),
+                sizes.len()
             )));
         }
+        for (i, (g, n)) in c.inputs.iter().zip(sizes).enumerate() {
+            if g.len() != n {
+                return Err(Error::Usage(format!(
+                    "input group {i} has {} wires, {n} given",
+                    g.len()
+                )));
+            }
+        }
+        let id = [
+            c as *const Circuit as usize,
+            c.gates.as_ptr() as usize,
+            c.gates.len(),
+            c.num_wires as usize,
+            c.outputs.as_ptr() as usize,
+        ];
+        if self.last == Some(id) {
+            return Ok(());
+        }
+        let nw = c.num_wires;
+        let bad = |id: u32| id >= nw;
+        let gate_bad = c.gates.iter().any(|g| match *g {
+            Gate::Xor { a, b, out } | Gate::And { a, b, out } => bad(a) || bad(b) || bad(out),
+            Gate::Inv { a, out } => bad(a) || bad(out),
+            Gate::Const { out, .. } => bad(out),
+        });
+        if gate_bad
+            || c.inputs
+                .iter()
+                .chain(&c.outputs)
+                .flatten()
+                .any(|&id| bad(id))
+        {
+            return Err(Error::Usage(
+                "circuit refers to a wire beyond num_wires".into(),
+            ));
+        }
+        self.last = Some(id);
+        Ok(())
     }
-    let nw = c.num_wires;
-    let bad = |id: u32| id >= nw;
-    let gate_bad = c.gates.iter().any(|g| match *g {
-        Gate::Xor { a, b, out } | Gate::And { a, b, out } => bad(a) || bad(b) || bad(out),
-        Gate::Inv { a, out } => bad(a) || bad(out),
-        Gate::Const { out, .. } => bad(out),
-    });
-    if gate_bad
-        || c.inputs
-            .iter()
-            .chain(&c.outputs)
-            .flatten()
-            .any(|&id| bad(id))
-    {
-        return Err(Error::Usage(
-            "circuit refers to a wire beyond num_wires".into(),
-        ));
-    }
-    Ok(())
 }

@@ -4,7 +4,7 @@
 use crate::check::{pack, Acc, ChiStream};
 use crate::elem::VerifierElem;
 use crate::proto;
-use crate::prover::{mac_hash, validate_circuit};
+use crate::prover::{mac_hash, ValidatedCircuit};
 use crate::{Config, Stats};
 use rand_core::{CryptoRng, RngCore};
 use webproof_circuits::{Circuit, Gate};
@@ -43,6 +43,7 @@ pub struct Verifier<C, T> {
     acc1: Acc,
     rng: Prg,
     wires: Vec<Block>,
+    validated: ValidatedCircuit,
     stats: Stats,
 }
 
@@ -80,6 +81,7 @@ impl<C: RandomCotSender, T: Io> Verifier<C, T> {
             acc1: Acc::default(),
             rng: Prg::new(Block::from_bytes(seed)),
             wires: Vec::new(),
+            validated: ValidatedCircuit::default(),
             stats: Stats::default(),
         })
     }
@@ -160,10 +162,14 @@ impl<C: RandomCotSender, T: Io> Verifier<C, T> {
         circuit: &Circuit,
         inputs: &[&[VerifierBit]],
     ) -> Result<Vec<Vec<VerifierBit>>> {
-        validate_circuit(circuit, inputs.iter().map(|i| i.len()))?;
+        self.validated
+            .check(circuit, inputs.iter().map(|i| i.len()))?;
+        // The table is reused without clearing: every wire is written before
+        // it is read, and a stale entry would still be a valid authenticated bit.
         let mut w = std::mem::take(&mut self.wires);
-        w.clear();
-        w.resize(circuit.num_wires as usize, Block::ZERO);
+        if w.len() < circuit.num_wires as usize {
+            w.resize(circuit.num_wires as usize, Block::ZERO);
+        }
         for (group, bits) in circuit.inputs.iter().zip(inputs) {
             for (&id, b) in group.iter().zip(bits.iter()) {
                 w[id as usize] = b.0;
