@@ -4,9 +4,11 @@
 //!
 //! `cargo run --release -p webproof-tlsproof --features testing --example statement_bench`
 //!
-//! The COT source is the trusted dealer (`cot::ideal`): this isolates the
-//! statement (circuits + QuickSilver); `webproof bench zk` measures the COT
-//! generator. Prover and verifier run on two threads over an in-memory pipe.
+//! Rows marked `silent` run the production stack (base OT, SoftSpokenOT,
+//! Ferret, QuickSilver) with its setup (preprocessing) timed apart; rows
+//! marked `ideal` use a trusted dealer for COTs to isolate the statement.
+//! Prover and verifier run on two threads over an in-memory pipe; figures are
+//! medians of 5 runs; bytes are the prover's, sent (up) and received (down).
 
 use futures::executor::block_on;
 use rand::SeedableRng;
@@ -14,7 +16,9 @@ use std::time::Instant;
 use webproof_core::cot::ideal;
 use webproof_core::{memory_duplex, Channel};
 use webproof_tlsproof::testing::{tls12_session, tls13_session};
-use webproof_tlsproof::{run, Aead, Disclosure, Statement, Witness};
+use webproof_tlsproof::{
+    run, Aead, Disclosure, ProverSession, SessionConfig, Statement, VerifierSession, Witness,
+};
 use webproof_zk::{Config, Prover, Verifier};
 
 fn all_but_one(records: &[webproof_tlsproof::Record]) -> Disclosure {
@@ -31,70 +35,144 @@ fn all_but_one(records: &[webproof_tlsproof::Record]) -> Disclosure {
     Disclosure::Ranges(ranges)
 }
 
-fn measure(name: &str, stmt: &Statement, witness: &Witness) {
-    let mut times = Vec::new();
-    let mut last = (0u64, 0u64, 0u64);
-    for _ in 0..5 {
-        let (a, b) = memory_duplex();
-        let (cs, cr) = ideal::pair(1);
-        let cfg = Config::default();
-        let (stmt_p, stmt_v) = (stmt.clone(), stmt.clone());
-        let w = witness.clone();
-        let start = Instant::now();
-        let prover = std::thread::spawn(move || {
-            block_on(async {
-                let mut p = Prover::new(cr, Channel::new(a), cfg).await.unwrap();
+struct Run {
+    setup_ms: f64,
+    prove_ms: f64,
+    and_gates: u64,
+    setup_up: u64,
+    setup_down: u64,
+    up: u64,
+    down: u64,
+}
+
+fn once(stmt: &Statement, witness: &Witness, silent: bool) -> Run {
+    let (a, b) = memory_duplex();
+    let (stmt_p, stmt_v, w) = (stmt.clone(), stmt.clone(), witness.clone());
+    let start = Instant::now();
+    let prover = std::thread::spawn(move || {
+        block_on(async {
+            let mut rng = rand::rngs::StdRng::seed_from_u64(1);
+            if silent {
+                let session = ProverSession::setup(Channel::new(a), session_config(), &mut rng)
+                    .await
+                    .unwrap();
+                let setup_ms = start.elapsed().as_secs_f64() * 1e3;
+                let st = session.channel_stats();
+                let (su, sd) = (st.sent(), st.received());
+                let (_, ch) = session.prove(&stmt_p, &w).await.unwrap();
+                let st = ch.stats();
+                (setup_ms, 0, su, sd, st.sent(), st.received())
+            } else {
+                let (_, cr) = ideal::pair(1);
+                let mut p = Prover::new(cr, Channel::new(a), Config::default())
+                    .await
+                    .unwrap();
                 run(&mut p, &stmt_p, Some(&w)).await.unwrap();
-                let s = p.channel_stats();
-                (p.stats().and_gates, s.sent(), s.received())
-            })
-        });
-        let verifier = std::thread::spawn(move || {
-            block_on(async {
-                let mut rng = rand::rngs::StdRng::seed_from_u64(3);
-                let mut v = Verifier::new(cs, Channel::new(b), cfg, &mut rng)
+                let st = p.channel_stats();
+                (0.0, p.stats().and_gates, 0, 0, st.sent(), st.received())
+            }
+        })
+    });
+    let verifier = std::thread::spawn(move || {
+        block_on(async {
+            let mut rng = rand::rngs::StdRng::seed_from_u64(3);
+            if silent {
+                let session = VerifierSession::setup(Channel::new(b), session_config(), &mut rng)
+                    .await
+                    .unwrap();
+                session.verify(&stmt_v).await.unwrap();
+            } else {
+                let (cs, _) = ideal::pair(1);
+                let mut v = Verifier::new(cs, Channel::new(b), Config::default(), &mut rng)
                     .await
                     .unwrap();
                 run(&mut v, &stmt_v, None).await.unwrap();
-            })
-        });
-        last = prover.join().unwrap();
-        verifier.join().unwrap();
-        times.push(start.elapsed().as_secs_f64() * 1e3);
+            }
+        })
+    });
+    let (setup_ms, and_gates, setup_up, setup_down, up, down) = prover.join().unwrap();
+    verifier.join().unwrap();
+    let total = start.elapsed().as_secs_f64() * 1e3;
+    Run {
+        setup_ms,
+        prove_ms: total - setup_ms,
+        and_gates,
+        setup_up,
+        setup_down,
+        up: up - setup_up,
+        down: down - setup_down,
     }
-    times.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    let (ands, up, down) = last;
-    println!(
-        "{name:<28} {:>9} {:>10.1} {:>10.1} {:>10.2} {:>10.0} {:>10.0}",
-        ands,
-        times[times.len() / 2],
-        ands as f64 / times[times.len() / 2] / 1e3,
-        up as f64 * 8.0 / ands as f64,
-        up as f64 / 1024.0,
-        down as f64 / 1024.0
-    );
+}
+
+/// `WEBPROOF_FERRET=compact|balanced|throughput` picks the silent-OT parameters.
+fn session_config() -> SessionConfig {
+    let mut c = SessionConfig::default();
+    c.ferret = match std::env::var("WEBPROOF_FERRET").as_deref() {
+        Ok("compact") => webproof_ferret::FerretConfig::compact(),
+        Ok("balanced") => webproof_ferret::FerretConfig::balanced(),
+        Ok("throughput") => webproof_ferret::FerretConfig::throughput(),
+        _ => c.ferret,
+    };
+    c
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
 }
 
 fn main() {
     let request = vec![b'a'; 1024];
     let response = vec![b'b'; 2048];
     println!(
-        "{:<28} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10}",
-        "statement (1 KB / 2 KB)", "AND", "median ms", "M AND/s", "bits/AND", "up KiB", "down KiB"
+        "{:<27} {:>6} {:>9} {:>9} {:>9} {:>8} {:>8} {:>9} {:>9}",
+        "statement (1 KB / 2 KB)",
+        "COT",
+        "AND",
+        "setup ms",
+        "prove ms",
+        "setup up",
+        "setup dn",
+        "prove up",
+        "prove dn"
     );
-    for (label, aead, tls13) in [
-        ("TLS 1.3 AES-128-GCM", Aead::Aes128Gcm, true),
-        ("TLS 1.3 CHACHA20-POLY1305", Aead::ChaCha20Poly1305, true),
-        ("TLS 1.3 AES-256-GCM", Aead::Aes256Gcm, true),
-        ("TLS 1.2 AES-128-GCM", Aead::Aes128Gcm, false),
-    ] {
-        let mut s = if tls13 {
-            tls13_session(aead, 9, &[&request], &[&response])
-        } else {
-            tls12_session(aead, 9, &[&request], &[&response])
-        };
-        s.statement.sent.disclosure = all_but_one(&s.statement.sent.records);
-        s.statement.recv.disclosure = all_but_one(&s.statement.recv.records);
-        measure(label, &s.statement, &s.witness);
+    let mut and_counts = std::collections::HashMap::new();
+    for silent in [false, true] {
+        for (label, aead, tls13) in [
+            ("TLS 1.3 AES-128-GCM", Aead::Aes128Gcm, true),
+            ("TLS 1.3 CHACHA20-POLY1305", Aead::ChaCha20Poly1305, true),
+            ("TLS 1.3 AES-256-GCM", Aead::Aes256Gcm, true),
+            ("TLS 1.2 AES-128-GCM", Aead::Aes128Gcm, false),
+        ] {
+            let mut s = if tls13 {
+                tls13_session(aead, 9, &[&request], &[&response])
+            } else {
+                tls12_session(aead, 9, &[&request], &[&response])
+            };
+            s.statement.sent.disclosure = all_but_one(&s.statement.sent.records);
+            s.statement.recv.disclosure = all_but_one(&s.statement.recv.records);
+            let runs: Vec<Run> = (0..5)
+                .map(|_| once(&s.statement, &s.witness, silent))
+                .collect();
+            let ands = if silent {
+                *and_counts.get(label).unwrap_or(&0)
+            } else {
+                runs[0].and_gates
+            };
+            and_counts.insert(label, ands);
+            let kib = |x: u64| format!("{:.0} KiB", x as f64 / 1024.0);
+            println!(
+                "{:<27} {:>6} {:>9} {:>9.1} {:>9.1} {:>8} {:>8} {:>9} {:>9}",
+                label,
+                if silent { "silent" } else { "ideal" },
+                ands,
+                median(runs.iter().map(|r| r.setup_ms).collect()),
+                median(runs.iter().map(|r| r.prove_ms).collect()),
+                kib(runs[0].setup_up),
+                kib(runs[0].setup_down),
+                kib(runs[0].up),
+                kib(runs[0].down),
+            );
+        }
     }
 }

@@ -44,9 +44,11 @@ mod circuits;
 mod kdf;
 mod party;
 mod records;
+pub mod session;
 mod statement;
 
 pub use party::ZkParty;
+pub use session::{ProverSession, SessionConfig, VerifierSession};
 pub use statement::{
     Aead, Commitment, Direction, DirectionOutput, DirectionProof, Disclosure, Handshake, Proven,
     Record, Statement, Tls12Handshake, Tls13Handshake, Witness,
