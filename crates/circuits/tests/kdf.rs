@@ -484,6 +484,12 @@ fn public_input_circuits_match_folded_ones() {
 #[test]
 fn key_schedule_and_counts() {
     let sha256 = cache::sha256_compress().and_count();
+    cache::tls13_key_schedule(Tls13Suite::AES_128_GCM_SHA256)
+        .validate()
+        .unwrap();
+    cache::tls12_key_schedule(Tls12Suite::AES_128_GCM_SHA256)
+        .validate()
+        .unwrap();
     assert_eq!(
         cache::tls13_key_schedule(Tls13Suite::AES_128_GCM_SHA256).and_count(),
         608_320
