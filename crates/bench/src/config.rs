@@ -345,7 +345,7 @@ impl<'a> Parser<'a> {
                     if let Some(v) = item.as_value() {
                         match KNOWN.iter().find(|k| **k == key) {
                             Some(k) if *k != "name" && *k != "group" => {
-                                top.values.insert(k, (v.clone(), kline));
+                                top.values.insert(canonical(k), (v.clone(), kline));
                             }
                             _ => warnings.push(format!(
                                 "{}:{kline}: unknown top-level field `{key}` ignored",
@@ -383,10 +383,24 @@ impl<'a> Parser<'a> {
                     let l = layer.values.get("group").map(|x| x.1).unwrap_or(line);
                     self.err(l, "group", format!("no [[group]] named `{g}`"))
                 })?;
-                merged.values.extend(gl.values.clone());
+                // A group's `name` is the group's, not the bench's.
+                merged.values.extend(
+                    gl.values
+                        .iter()
+                        .filter(|(k, _)| **k != "name")
+                        .map(|(k, v)| (*k, v.clone())),
+                );
             }
             merged.values.extend(layer.values.clone());
-            let spec = self.resolve(&merged, group, line, benches.len(), &adapters)?;
+            let mut spec = self.resolve(&merged, group, line, benches.len(), &adapters)?;
+            if !layer.values.contains_key("name") {
+                let base = spec.name.clone();
+                let mut k = 2;
+                while seen.contains_key(&(spec.group.clone(), spec.name.clone())) {
+                    spec.name = format!("{base}-{k}");
+                    k += 1;
+                }
+            }
             let key = (spec.group.clone(), spec.name.clone());
             if let Some(prev) = seen.insert(key, line) {
                 return Err(self.err(
@@ -668,10 +682,19 @@ impl<'a> Parser<'a> {
         };
         let suite = string("suite")?.map(|s| s.0);
         let reveal = string("reveal")?.map(|s| s.0);
+        // TLSNotary's benches are often unnamed: name them by what they set.
         let name = match string("name")? {
             Some((n, _)) => n,
-            None => format!("bench-{}", index + 1),
+            None => format!(
+                "{}-{}mbps-{}ms-{}-{}",
+                adapter.as_deref().unwrap_or(mode.as_str()),
+                bandwidth,
+                protocol.rtt_ms,
+                upload_size,
+                download_size
+            ),
         };
+        let _ = index;
         Ok(BenchSpec {
             group: group.unwrap_or_else(|| "default".into()),
             name,

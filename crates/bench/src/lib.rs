@@ -13,6 +13,32 @@
 
 pub mod config;
 pub mod emu;
+pub mod metrics;
 pub mod netns;
+pub mod plain;
+pub mod plot;
 pub mod probe;
+pub mod proc;
+pub mod report;
+pub mod runner;
 pub mod topology;
+
+/// The harness's internal roles, run as separate processes. Hidden in the
+/// CLI: users do not call them.
+#[derive(clap::Subcommand, Debug, Clone)]
+pub enum InternalCmd {
+    /// HTTPS fixture: serves `GET /bytes?size=N` (internal).
+    #[command(name = "fixture-server", hide = true)]
+    FixtureServer(plain::FixtureArgs),
+    /// Plain TLS client: one request, prints stats JSON (internal).
+    #[command(name = "plain-client", hide = true)]
+    PlainClient(plain::ClientArgs),
+}
+
+/// Run an internal role.
+pub async fn run_internal(cmd: InternalCmd) -> anyhow::Result<()> {
+    match cmd {
+        InternalCmd::FixtureServer(a) => plain::fixture_main(a).await,
+        InternalCmd::PlainClient(a) => plain::client_main(a).await,
+    }
+}

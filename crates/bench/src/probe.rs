@@ -12,9 +12,18 @@ use std::time::{Duration, Instant};
 /// Port the probes use on the `b` end of a link.
 const PROBE_PORT: u16 = 9099;
 
-/// TCP payload per 1500-byte IP packet (20 IP + 20 TCP + 12 timestamps).
-pub const PAYLOAD_PER_PACKET: f64 = 1448.0;
-pub const WIRE_PER_PACKET: f64 = 1500.0;
+/// Bytes received so far on `dev` in the calling thread's namespace.
+fn rx_bytes(dev: &str) -> std::io::Result<u64> {
+    // /proc/thread-self/net follows this thread's namespace (sysfs would
+    // show the namespace that mounted it).
+    let text = std::fs::read_to_string("/proc/thread-self/net/dev")?;
+    text.lines()
+        .find_map(|l| {
+            let (name, rest) = l.split_once(':')?;
+            (name.trim() == dev).then(|| rest.split_whitespace().next()?.parse().ok())?
+        })
+        .ok_or_else(|| std::io::Error::other(format!("no counters for {dev}")))
+}
 
 /// Result of measuring one link.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -26,9 +35,10 @@ pub struct LinkMeasurement {
     /// Median of the echo round trips.
     pub rtt_ms: f64,
     pub rtt_min_ms: f64,
-    /// IP-level rate a -> b during the steady part of a bulk transfer.
+    /// IP-level rate a -> b during the steady part of a bulk transfer, from
+    /// the receiving interface's counter.
     pub mbps: f64,
-    /// TCP payload rate (what applications see).
+    /// TCP payload rate over the whole transfer, slow start included.
     pub goodput_mbps: f64,
 }
 
@@ -133,28 +143,37 @@ pub fn measure(
     let rtt_ms = rtts[rtts.len() / 2];
     let rtt_min_ms = rtts[0];
 
-    // Bulk a -> b: the receiver timestamps progress; the rate is taken from
-    // the last 75% of the bytes, after slow start.
+    // Bulk a -> b. The rate is read from the receiving interface's byte
+    // counter (what crossed the emulated link), between 25% and 90% of the
+    // transfer: after slow start, before the tail. Application-level byte
+    // counts would be skewed by loss recovery (bytes held back behind a hole
+    // arrive in a burst).
     let target_bytes = ((link.spec.bandwidth_mbps * 1e6 / 8.0) * bulk.as_secs_f64())
         .clamp(256.0 * 1024.0, 256.0 * 1024.0 * 1024.0) as u64;
+    let dev = link.b.dev.clone();
     let (tx, rx) = std::sync::mpsc::channel();
-    let receiver = b_ns.run_in(move || -> std::io::Result<Vec<(Instant, u64)>> {
+    let receiver = b_ns.run_in(move || -> std::io::Result<Vec<(Instant, u64, u64)>> {
         let l = TcpListener::bind(addr)?;
         let _ = tx.send(());
         let (mut s, _) = l.accept()?;
         s.set_read_timeout(Some(Duration::from_secs(120)))?;
         let mut buf = vec![0u8; 256 * 1024];
         let mut total = 0u64;
-        let mut marks = vec![(Instant::now(), 0)];
+        let mut marks = vec![(Instant::now(), 0, rx_bytes(&dev)?)];
+        let mut last = Instant::now();
         loop {
             match s.read(&mut buf)? {
                 0 => break,
                 n => {
                     total += n as u64;
-                    marks.push((Instant::now(), total));
+                    if last.elapsed() >= Duration::from_millis(2) {
+                        marks.push((Instant::now(), total, rx_bytes(&dev)?));
+                        last = Instant::now();
+                    }
                 }
             }
         }
+        marks.push((Instant::now(), total, rx_bytes(&dev)?));
         Ok(marks)
     })?;
     rx.recv_timeout(Duration::from_secs(5))
@@ -180,14 +199,20 @@ pub fn measure(
         .map_err(|_| ProbeError::Thread(name.clone()))?
         .map_err(io("bulk receive"))?;
     let total = marks.last().map(|m| m.1).unwrap_or(0);
-    let start = marks
-        .iter()
-        .find(|m| m.1 >= total / 4)
-        .copied()
-        .unwrap_or(marks[0]);
-    let end = *marks.last().expect("at least the initial mark");
-    let secs = (end.0 - start.0).as_secs_f64().max(1e-9);
-    let goodput_mbps = (end.1 - start.1) as f64 * 8.0 / secs / 1e6;
+    let at = |frac: f64| {
+        *marks
+            .iter()
+            .find(|m| m.1 as f64 >= total as f64 * frac)
+            .unwrap_or(marks.last().expect("marks"))
+    };
+    let (t1, b1, w1) = at(0.25);
+    let (t2, b2, w2) = at(0.90);
+    let secs = (t2 - t1).as_secs_f64().max(1e-9);
+    let mbps = (w2 - w1) as f64 * 8.0 / secs / 1e6;
+    let _ = (b1, b2);
+    // Goodput over the whole transfer, slow start included.
+    let (first, last) = (marks[0], *marks.last().expect("marks"));
+    let goodput_mbps = last.1 as f64 * 8.0 / (last.0 - first.0).as_secs_f64().max(1e-9) / 1e6;
     Ok(LinkMeasurement {
         link: name,
         backend: topo.backend.as_str().to_string(),
@@ -195,7 +220,7 @@ pub fn measure(
         set_mbps: link.spec.bandwidth_mbps,
         rtt_ms,
         rtt_min_ms,
-        mbps: goodput_mbps * WIRE_PER_PACKET / PAYLOAD_PER_PACKET,
+        mbps,
         goodput_mbps,
     })
 }

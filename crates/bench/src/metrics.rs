@@ -1,0 +1,261 @@
+//! Results as data: one [`Sample`] per measured run, written as CSV with
+//! TLSNotary's columns first (in their order) and ours after, or in Primus'
+//! layout. Reading accepts our files and plain TLSNotary files (missing
+//! extra columns get defaults), so `plot` and `compare` work on both.
+
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// One sample. Times in milliseconds, sizes in bytes.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Sample {
+    // --- TLSNotary's columns, in their order ---
+    pub group: String,
+    pub name: String,
+    /// Protocol-link round trip, ms.
+    pub latency: f64,
+    /// Mbit/s.
+    pub bandwidth: f64,
+    pub upload_size: u64,
+    pub download_size: u64,
+    pub defer_decryption: bool,
+    pub proxy: bool,
+    pub time_preprocess: f64,
+    pub time_online: f64,
+    pub time_total: f64,
+    pub uploaded_preprocess: u64,
+    pub downloaded_preprocess: u64,
+    pub uploaded_online: u64,
+    pub downloaded_online: u64,
+    pub uploaded_total: u64,
+    pub downloaded_total: u64,
+    /// Peak resident memory of the prover process (TLSNotary leaves this
+    /// empty; we fill it from outside: max of ru_maxrss and VmHWM).
+    #[serde(deserialize_with = "empty_as_zero")]
+    pub heap_max_bytes: u64,
+    // --- webproof's columns ---
+    #[serde(default)]
+    pub mode: String,
+    #[serde(default)]
+    pub backend: String,
+    #[serde(default)]
+    pub sample: u32,
+    #[serde(default)]
+    pub app_latency: f64,
+    #[serde(default)]
+    pub app_bandwidth: f64,
+    #[serde(default)]
+    pub jitter: f64,
+    #[serde(default)]
+    pub loss: f64,
+    #[serde(default)]
+    pub tls: String,
+    #[serde(default)]
+    pub suite: String,
+    #[serde(default)]
+    pub reveal: String,
+    /// Whether the prover reported its phases (else time_total is wall time
+    /// measured from outside and time_online equals it).
+    #[serde(default)]
+    pub phases_reported: bool,
+    #[serde(default)]
+    pub prover_wall_ms: f64,
+    #[serde(default)]
+    pub prover_cpu_ms: f64,
+    #[serde(default)]
+    pub verifier_cpu_ms: f64,
+    #[serde(default)]
+    pub server_cpu_ms: f64,
+    #[serde(default)]
+    pub prover_peak_rss_bytes: u64,
+    #[serde(default)]
+    pub verifier_peak_rss_bytes: u64,
+    /// IP bytes prover -> verifier / verifier -> prover at the emulated link.
+    #[serde(default)]
+    pub link_uploaded_bytes: u64,
+    #[serde(default)]
+    pub link_downloaded_bytes: u64,
+    /// IP bytes towards / from the server on the application link.
+    #[serde(default)]
+    pub app_link_to_server_bytes: u64,
+    #[serde(default)]
+    pub app_link_from_server_bytes: u64,
+    /// Link checks made before the bench (protocol link, application link).
+    #[serde(default)]
+    pub measured_rtt_ms: f64,
+    #[serde(default)]
+    pub measured_mbps: f64,
+    #[serde(default)]
+    pub app_measured_rtt_ms: f64,
+    #[serde(default)]
+    pub app_measured_mbps: f64,
+}
+
+fn empty_as_zero<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    let s: Option<String> = Option::deserialize(d)?;
+    match s.as_deref().map(str::trim) {
+        None | Some("") => Ok(0),
+        Some(v) => v
+            .parse::<f64>()
+            .map(|x| x as u64)
+            .map_err(serde::de::Error::custom),
+    }
+}
+
+/// Output layouts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// TLSNotary's columns, then webproof's.
+    Tlsn,
+    /// Primus' framework layout.
+    Primus,
+}
+
+/// Write samples (replacing the file).
+pub fn write_csv(path: &Path, samples: &[Sample], format: Format) -> anyhow::Result<()> {
+    let tmp = path.with_extension("csv.tmp");
+    {
+        let mut w = csv::Writer::from_path(&tmp)?;
+        match format {
+            Format::Tlsn => {
+                for s in samples {
+                    w.serialize(s)?;
+                }
+                if samples.is_empty() {
+                    w.serialize(Sample::default())?;
+                }
+            }
+            Format::Primus => {
+                w.write_record([
+                    "kind",
+                    "name",
+                    "bandwidth(Mbps)",
+                    "latency(ms)",
+                    "request_size(B)",
+                    "response_size(B)",
+                    "send_bytes(B)",
+                    "recv_bytes(B)",
+                    "cost(ms)",
+                    "memory(KB)",
+                ])?;
+                for s in samples {
+                    w.write_record([
+                        s.mode.clone(),
+                        format!("{}/{}", s.group, s.name),
+                        fmt_num(s.bandwidth),
+                        fmt_num(s.latency),
+                        s.upload_size.to_string(),
+                        s.download_size.to_string(),
+                        s.uploaded_total.to_string(),
+                        s.downloaded_total.to_string(),
+                        fmt_num(s.time_total),
+                        (s.heap_max_bytes / 1024).to_string(),
+                    ])?;
+                }
+            }
+        }
+        w.flush()?;
+    }
+    std::fs::rename(&tmp, path)?;
+    Ok(())
+}
+
+fn fmt_num(x: f64) -> String {
+    if x.fract() == 0.0 {
+        format!("{x:.0}")
+    } else {
+        format!("{x:.3}")
+    }
+}
+
+/// Read a TLSNotary-layout CSV (ours or TLSNotary's own).
+pub fn read_csv(path: &Path) -> anyhow::Result<Vec<Sample>> {
+    let mut r = csv::Reader::from_path(path)
+        .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+    let mut out = Vec::new();
+    for (i, rec) in r.deserialize::<Sample>().enumerate() {
+        let mut s = rec.map_err(|e| anyhow::anyhow!("{}: row {}: {e}", path.display(), i + 2))?;
+        if s.mode.is_empty() {
+            s.mode = if s.proxy {
+                "proxy".into()
+            } else {
+                "mpc".into()
+            };
+        }
+        // The empty placeholder row of a run that produced nothing.
+        if s.group.is_empty() && s.name.is_empty() {
+            continue;
+        }
+        out.push(s);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tlsn_columns_come_first_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("m.csv");
+        write_csv(&p, &[Sample::default()], Format::Tlsn).unwrap();
+        let text = std::fs::read_to_string(&p).unwrap();
+        let header = text.lines().next().unwrap();
+        assert!(header.starts_with(
+            "group,name,latency,bandwidth,upload_size,download_size,defer_decryption,proxy,\
+             time_preprocess,time_online,time_total,uploaded_preprocess,downloaded_preprocess,\
+             uploaded_online,downloaded_online,uploaded_total,downloaded_total,heap_max_bytes,mode"
+        ));
+    }
+
+    #[test]
+    fn round_trip_and_tlsnotary_files_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("m.csv");
+        let s = Sample {
+            group: "g".into(),
+            name: "n".into(),
+            time_total: 12.5,
+            heap_max_bytes: 1 << 20,
+            mode: "plain".into(),
+            ..Default::default()
+        };
+        write_csv(&p, &[s.clone()], Format::Tlsn).unwrap();
+        assert_eq!(read_csv(&p).unwrap(), vec![s]);
+
+        // TLSNotary's own file: no extra columns, heap_max_bytes empty.
+        let t = dir.path().join("t.csv");
+        std::fs::write(
+            &t,
+            "group,name,latency,bandwidth,upload_size,download_size,defer_decryption,proxy,time_preprocess,time_online,time_total,uploaded_preprocess,downloaded_preprocess,uploaded_online,downloaded_online,uploaded_total,downloaded_total,heap_max_bytes\n\
+             cable,cable,20,20,1024,2048,true,true,0,1500,1600,0,0,700000,9000,700000,9000,\n",
+        )
+        .unwrap();
+        let r = read_csv(&t).unwrap();
+        assert_eq!(r[0].mode, "proxy");
+        assert_eq!(r[0].heap_max_bytes, 0);
+        assert_eq!(r[0].time_total, 1600.0);
+    }
+
+    #[test]
+    fn primus_layout() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("p.csv");
+        let s = Sample {
+            mode: "proxy".into(),
+            group: "g".into(),
+            name: "n".into(),
+            heap_max_bytes: 2048,
+            ..Default::default()
+        };
+        write_csv(&p, &[s], Format::Primus).unwrap();
+        let text = std::fs::read_to_string(&p).unwrap();
+        let mut lines = text.lines();
+        assert_eq!(
+            lines.next().unwrap(),
+            "kind,name,bandwidth(Mbps),latency(ms),request_size(B),response_size(B),send_bytes(B),recv_bytes(B),cost(ms),memory(KB)"
+        );
+        assert_eq!(lines.next().unwrap(), "proxy,g/n,0,0,0,0,0,0,0,2");
+    }
+}

@@ -1,0 +1,332 @@
+//! Child processes measured from outside: wall time, CPU time and peak
+//! memory (from `wait4`'s rusage and VmHWM polled from /proc), their stdout
+//! lines, and the tail of their stderr for error messages.
+//!
+//! Children are spawned with `PR_SET_PDEATHSIG`, so they must be spawned from
+//! a thread that lives as long as they do (the runner's thread).
+
+use crate::netns;
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ProcError {
+    #[error("cannot start {role} (`{cmd}`): {source}")]
+    Spawn {
+        role: String,
+        cmd: String,
+        source: std::io::Error,
+    },
+    #[error("{role} did not become ready within {secs} s{tail}")]
+    NotReady {
+        role: String,
+        secs: u64,
+        tail: String,
+    },
+    #[error("{role} exited before it was ready ({status}){tail}")]
+    DiedEarly {
+        role: String,
+        status: String,
+        tail: String,
+    },
+    #[error("{role} did not finish within {secs} s{tail}")]
+    Timeout {
+        role: String,
+        secs: u64,
+        tail: String,
+    },
+    #[error("interrupted")]
+    Interrupted,
+}
+
+/// What a finished process cost.
+#[derive(Clone, Debug, Default)]
+pub struct Usage {
+    /// Exit code, or 128+signal.
+    pub code: i32,
+    pub wall: Duration,
+    pub cpu_user: Duration,
+    pub cpu_sys: Duration,
+    /// Peak resident set, bytes (max of ru_maxrss and polled VmHWM).
+    pub peak_rss: u64,
+}
+
+impl Usage {
+    pub fn cpu_ms(&self) -> f64 {
+        (self.cpu_user + self.cpu_sys).as_secs_f64() * 1e3
+    }
+}
+
+/// A running child.
+pub struct Proc {
+    pub role: String,
+    pid: i32,
+    started: Instant,
+    lines: Receiver<String>,
+    stderr_tail: Arc<Mutex<VecDeque<String>>>,
+    hwm_kb: Arc<std::sync::atomic::AtomicU64>,
+    stop_poll: Arc<AtomicBool>,
+    reaped: Option<Usage>,
+    /// Stdout lines read while waiting for readiness that were not the
+    /// ready line.
+    pub stdout: Vec<String>,
+}
+
+fn tail_text(t: &Mutex<VecDeque<String>>) -> String {
+    let t = t.lock().unwrap_or_else(|e| e.into_inner());
+    if t.is_empty() {
+        String::new()
+    } else {
+        let lines: Vec<&str> = t.iter().map(|s| s.as_str()).collect();
+        format!("; its stderr ended with:\n  {}", lines.join("\n  "))
+    }
+}
+
+fn read_hwm_kb(pid: i32) -> Option<u64> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    s.lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+}
+
+impl Proc {
+    /// Start `cmd` with piped stdout/stderr.
+    pub fn spawn(role: &str, mut cmd: Command) -> Result<Proc, ProcError> {
+        let shown = format!("{cmd:?}");
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().map_err(|source| ProcError::Spawn {
+            role: role.to_string(),
+            cmd: shown,
+            source,
+        })?;
+        let pid = child.id() as i32;
+        netns::register_pid(pid);
+        let started = Instant::now();
+        let (tx, lines) = std::sync::mpsc::channel();
+        let stdout = child.stdout.take().expect("piped");
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let stderr_tail = Arc::new(Mutex::new(VecDeque::new()));
+        let st = stderr_tail.clone();
+        let stderr = child.stderr.take().expect("piped");
+        let r = role.to_string();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                tracing::debug!("[{r}] {line}");
+                let mut t = st.lock().unwrap_or_else(|e| e.into_inner());
+                t.push_back(line);
+                if t.len() > 20 {
+                    t.pop_front();
+                }
+            }
+        });
+        // Peak memory is also polled: ru_maxrss is exact but only known at
+        // exit, and a killed verifier's rusage is still reported by wait4.
+        let hwm_kb = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let stop_poll = Arc::new(AtomicBool::new(false));
+        {
+            let hwm = hwm_kb.clone();
+            let stop = stop_poll.clone();
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    match read_hwm_kb(pid) {
+                        Some(kb) => {
+                            hwm.fetch_max(kb, Ordering::Relaxed);
+                        }
+                        None => break,
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            });
+        }
+        // The Child handle is dropped: we reap with wait4 ourselves.
+        drop(child);
+        Ok(Proc {
+            role: role.to_string(),
+            pid,
+            started,
+            lines,
+            stderr_tail,
+            hwm_kb,
+            stop_poll,
+            reaped: None,
+            stdout: Vec::new(),
+        })
+    }
+
+    pub fn pid(&self) -> i32 {
+        self.pid
+    }
+
+    pub fn stderr_tail(&self) -> String {
+        tail_text(&self.stderr_tail)
+    }
+
+    /// Reap without blocking; Some(usage) once exited.
+    fn try_reap(&mut self) -> Option<Usage> {
+        if let Some(u) = &self.reaped {
+            return Some(u.clone());
+        }
+        let mut status = 0;
+        // SAFETY: rusage is plain data that wait4 fills.
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: waiting on our own child with valid out-pointers.
+        let r = unsafe { libc::wait4(self.pid, &mut status, libc::WNOHANG, &mut ru) };
+        if r != self.pid {
+            return None;
+        }
+        let wall = self.started.elapsed();
+        self.stop_poll.store(true, Ordering::Relaxed);
+        netns::unregister_pid(self.pid);
+        let code = if libc::WIFEXITED(status) {
+            libc::WEXITSTATUS(status)
+        } else {
+            128 + libc::WTERMSIG(status)
+        };
+        let tv = |t: libc::timeval| {
+            Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
+        };
+        let peak_kb = (ru.ru_maxrss as u64).max(self.hwm_kb.load(Ordering::Relaxed));
+        let u = Usage {
+            code,
+            wall,
+            cpu_user: tv(ru.ru_utime),
+            cpu_sys: tv(ru.ru_stime),
+            peak_rss: peak_kb * 1024,
+        };
+        self.reaped = Some(u.clone());
+        Some(u)
+    }
+
+    /// Wait for the first stdout line that is a JSON object with
+    /// `"event":"listening"`; other lines are kept in `stdout`.
+    pub fn wait_ready(
+        &mut self,
+        timeout: Duration,
+        interrupt: &AtomicBool,
+    ) -> Result<serde_json::Value, ProcError> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if interrupt.load(Ordering::Relaxed) {
+                return Err(ProcError::Interrupted);
+            }
+            match self.lines.recv_timeout(Duration::from_millis(20)) {
+                Ok(line) => {
+                    if let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) {
+                        if v["event"] == "listening" {
+                            return Ok(v);
+                        }
+                    }
+                    self.stdout.push(line);
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => {
+                    std::thread::sleep(Duration::from_millis(50));
+                    let status = self
+                        .try_reap()
+                        .map(|u| format!("exit code {}", u.code))
+                        .unwrap_or_else(|| "closed stdout".into());
+                    return Err(ProcError::DiedEarly {
+                        role: self.role.clone(),
+                        status,
+                        tail: self.stderr_tail(),
+                    });
+                }
+            }
+            if Instant::now() > deadline {
+                return Err(ProcError::NotReady {
+                    role: self.role.clone(),
+                    secs: timeout.as_secs(),
+                    tail: self.stderr_tail(),
+                });
+            }
+        }
+    }
+
+    /// Wait for exit; returns usage and every stdout line.
+    pub fn wait(
+        &mut self,
+        timeout: Duration,
+        interrupt: &AtomicBool,
+    ) -> Result<(Usage, Vec<String>), ProcError> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            while let Ok(l) = self.lines.try_recv() {
+                self.stdout.push(l);
+            }
+            if let Some(u) = self.try_reap() {
+                // Drain what the reader thread still holds.
+                while let Ok(l) = self.lines.recv_timeout(Duration::from_millis(100)) {
+                    self.stdout.push(l);
+                }
+                return Ok((u, std::mem::take(&mut self.stdout)));
+            }
+            if interrupt.load(Ordering::Relaxed) {
+                self.kill();
+                return Err(ProcError::Interrupted);
+            }
+            if Instant::now() > deadline {
+                self.kill();
+                return Err(ProcError::Timeout {
+                    role: self.role.clone(),
+                    secs: timeout.as_secs(),
+                    tail: self.stderr_tail(),
+                });
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    /// SIGTERM, then SIGKILL after `grace`; returns usage.
+    pub fn terminate(&mut self, grace: Duration) -> Usage {
+        if let Some(u) = self.try_reap() {
+            return u;
+        }
+        // SAFETY: signalling our own unreaped child.
+        unsafe { libc::kill(self.pid, libc::SIGTERM) };
+        let deadline = Instant::now() + grace;
+        while Instant::now() < deadline {
+            if let Some(u) = self.try_reap() {
+                return u;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        self.kill();
+        self.reaped.clone().unwrap_or_default()
+    }
+
+    fn kill(&mut self) {
+        if self.reaped.is_some() {
+            return;
+        }
+        // SAFETY: signalling our own unreaped child.
+        unsafe { libc::kill(self.pid, libc::SIGKILL) };
+        for _ in 0..500 {
+            if self.try_reap().is_some() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        self.kill();
+        self.stop_poll.store(true, Ordering::Relaxed);
+    }
+}

@@ -1,0 +1,479 @@
+//! Tables from samples: the Markdown report of one run and the comparison
+//! of two runs (change per cell in percent).
+//!
+//! A group in which every mode appears once is a *profile* (Cable, Fiber,
+//! ...): profiles are tabulated modes x profiles, as the field's posts do. A
+//! group with several benches per mode is a *sweep*: tabulated by the value
+//! that varies (bandwidth, latency, response size, ...) x modes.
+
+use crate::metrics::{read_csv, Sample};
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::path::Path;
+
+/// Aggregate of the samples of one bench in one mode.
+#[derive(Clone, Debug, Default)]
+pub struct Agg {
+    pub group: String,
+    pub name: String,
+    pub mode: String,
+    pub n: usize,
+    pub total_mean: f64,
+    pub total_min: f64,
+    pub total_max: f64,
+    pub preprocess_mean: f64,
+    pub online_mean: f64,
+    pub online_min: f64,
+    pub online_max: f64,
+    pub uploaded: f64,
+    pub downloaded: f64,
+    pub link_up: f64,
+    pub link_down: f64,
+    pub prover_rss_max: f64,
+    pub verifier_rss_max: f64,
+    pub prover_cpu: f64,
+    pub verifier_cpu: f64,
+    /// Parameters (equal across samples of a bench).
+    pub latency: f64,
+    pub bandwidth: f64,
+    pub app_latency: f64,
+    pub upload_size: f64,
+    pub download_size: f64,
+    pub phases_reported: bool,
+}
+
+/// Aggregate samples per (group, name, mode), in first-seen order.
+pub fn aggregate(samples: &[Sample]) -> Vec<Agg> {
+    let mut order: Vec<(String, String, String)> = Vec::new();
+    let mut by: BTreeMap<(String, String, String), Vec<&Sample>> = BTreeMap::new();
+    for s in samples {
+        let k = (s.group.clone(), s.name.clone(), s.mode.clone());
+        if !by.contains_key(&k) {
+            order.push(k.clone());
+        }
+        by.entry(k).or_default().push(s);
+    }
+    order
+        .into_iter()
+        .map(|k| {
+            let v = &by[&k];
+            let n = v.len() as f64;
+            let mean = |f: fn(&Sample) -> f64| v.iter().map(|s| f(s)).sum::<f64>() / n;
+            let min = |f: fn(&Sample) -> f64| v.iter().map(|s| f(s)).fold(f64::INFINITY, f64::min);
+            let max =
+                |f: fn(&Sample) -> f64| v.iter().map(|s| f(s)).fold(f64::NEG_INFINITY, f64::max);
+            Agg {
+                group: k.0.clone(),
+                name: k.1.clone(),
+                mode: k.2.clone(),
+                n: v.len(),
+                total_mean: mean(|s| s.time_total),
+                total_min: min(|s| s.time_total),
+                total_max: max(|s| s.time_total),
+                preprocess_mean: mean(|s| s.time_preprocess),
+                online_mean: mean(|s| s.time_online),
+                online_min: min(|s| s.time_online),
+                online_max: max(|s| s.time_online),
+                uploaded: mean(|s| s.uploaded_total as f64),
+                downloaded: mean(|s| s.downloaded_total as f64),
+                link_up: mean(|s| s.link_uploaded_bytes as f64),
+                link_down: mean(|s| s.link_downloaded_bytes as f64),
+                prover_rss_max: max(|s| s.heap_max_bytes.max(s.prover_peak_rss_bytes) as f64),
+                verifier_rss_max: max(|s| s.verifier_peak_rss_bytes as f64),
+                prover_cpu: mean(|s| s.prover_cpu_ms),
+                verifier_cpu: mean(|s| s.verifier_cpu_ms),
+                latency: v[0].latency,
+                bandwidth: v[0].bandwidth,
+                app_latency: v[0].app_latency,
+                upload_size: v[0].upload_size as f64,
+                download_size: v[0].download_size as f64,
+                phases_reported: v.iter().all(|s| s.phases_reported),
+            }
+        })
+        .collect()
+}
+
+/// The parameter a sweep varies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Axis {
+    Bandwidth,
+    Latency,
+    AppLatency,
+    Download,
+    Upload,
+}
+
+impl Axis {
+    pub fn label(&self) -> &'static str {
+        match self {
+            Axis::Bandwidth => "bandwidth (Mbps)",
+            Axis::Latency => "latency (ms RTT)",
+            Axis::AppLatency => "app latency (ms RTT)",
+            Axis::Download => "response size (KB)",
+            Axis::Upload => "request size (KB)",
+        }
+    }
+    pub fn value(&self, a: &Agg) -> f64 {
+        match self {
+            Axis::Bandwidth => a.bandwidth,
+            Axis::Latency => a.latency,
+            Axis::AppLatency => a.app_latency,
+            Axis::Download => a.download_size / 1024.0,
+            Axis::Upload => a.upload_size / 1024.0,
+        }
+    }
+    /// File-name friendly name, as the field's charts are named.
+    pub fn slug(&self) -> &'static str {
+        match self {
+            Axis::Bandwidth => "bandwidth",
+            Axis::Latency => "latency",
+            Axis::AppLatency => "app_latency",
+            Axis::Download => "download",
+            Axis::Upload => "upload",
+        }
+    }
+}
+
+/// A group of benches: a profile (each mode once) or a sweep along an axis.
+#[derive(Clone, Debug)]
+pub enum GroupKind {
+    Profile,
+    Sweep(Axis),
+}
+
+/// Groups in first-seen order with their kind.
+pub fn classify(aggs: &[Agg]) -> Vec<(String, GroupKind)> {
+    let mut groups: Vec<String> = Vec::new();
+    for a in aggs {
+        if !groups.contains(&a.group) {
+            groups.push(a.group.clone());
+        }
+    }
+    groups
+        .into_iter()
+        .map(|g| {
+            let members: Vec<&Agg> = aggs.iter().filter(|a| a.group == g).collect();
+            let mut modes: Vec<&str> = members.iter().map(|a| a.mode.as_str()).collect();
+            modes.sort();
+            let before = modes.len();
+            modes.dedup();
+            if modes.len() == before {
+                return (g, GroupKind::Profile);
+            }
+            let axes = [
+                Axis::Bandwidth,
+                Axis::Latency,
+                Axis::Download,
+                Axis::Upload,
+                Axis::AppLatency,
+            ];
+            let axis = axes
+                .into_iter()
+                .max_by_key(|ax| {
+                    let mut vals: Vec<u64> =
+                        members.iter().map(|a| ax.value(a).to_bits()).collect();
+                    vals.sort();
+                    vals.dedup();
+                    vals.len()
+                })
+                .expect("non-empty");
+            (g, GroupKind::Sweep(axis))
+        })
+        .collect()
+}
+
+/// How a table's numbers are shown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unit {
+    /// Stored in ms, shown in s.
+    Seconds,
+    Bytes,
+    Ms,
+}
+
+fn fmt_value(v: f64, unit: Unit) -> String {
+    match unit {
+        Unit::Seconds => {
+            if v < 10_000.0 {
+                format!("{:.2} s", v / 1e3)
+            } else {
+                format!("{:.1} s", v / 1e3)
+            }
+        }
+        Unit::Ms => format!("{v:.0} ms"),
+        Unit::Bytes => {
+            if v >= 1e6 {
+                format!("{:.2} MB", v / 1e6)
+            } else if v >= 1e3 {
+                format!("{:.1} KB", v / 1e3)
+            } else {
+                format!("{v:.0} B")
+            }
+        }
+    }
+}
+
+/// A table: one number per (row, column).
+#[derive(Clone, Debug)]
+pub struct Table {
+    pub title: String,
+    pub corner: String,
+    pub cols: Vec<String>,
+    pub rows: Vec<String>,
+    pub cells: Vec<Vec<Option<f64>>>,
+    pub unit: Unit,
+}
+
+impl Table {
+    fn get(&self, row: &str, col: &str) -> Option<f64> {
+        let r = self.rows.iter().position(|x| x == row)?;
+        let c = self.cols.iter().position(|x| x == col)?;
+        self.cells[r][c]
+    }
+}
+
+fn uniq<T: PartialEq + Clone>(it: impl Iterator<Item = T>) -> Vec<T> {
+    let mut v = Vec::new();
+    for x in it {
+        if !v.contains(&x) {
+            v.push(x);
+        }
+    }
+    v
+}
+
+fn axis_label(v: f64) -> String {
+    if v.fract() == 0.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+/// Every table of the report for these aggregates.
+pub fn tables(aggs: &[Agg]) -> Vec<Table> {
+    let kinds = classify(aggs);
+    let mut out = Vec::new();
+    let profiles: Vec<&String> = kinds
+        .iter()
+        .filter(|(_, k)| matches!(k, GroupKind::Profile))
+        .map(|(g, _)| g)
+        .collect();
+    if !profiles.is_empty() {
+        let pa: Vec<&Agg> = aggs
+            .iter()
+            .filter(|a| profiles.contains(&&a.group))
+            .collect();
+        let modes = uniq(pa.iter().map(|a| a.mode.clone()));
+        let cols: Vec<String> = profiles.iter().map(|s| s.to_string()).collect();
+        let metric_tables: [(&str, Unit, fn(&Agg) -> f64); 8] = [
+            ("Runtime, total (mean)", Unit::Seconds, |a| a.total_mean),
+            ("Runtime, preprocessing (mean)", Unit::Seconds, |a| {
+                a.preprocess_mean
+            }),
+            ("Runtime, online (mean)", Unit::Seconds, |a| a.online_mean),
+            ("Prover upload (protocol bytes)", Unit::Bytes, |a| {
+                a.uploaded
+            }),
+            ("Prover download (protocol bytes)", Unit::Bytes, |a| {
+                a.downloaded
+            }),
+            ("Prover peak memory (RSS)", Unit::Bytes, |a| {
+                a.prover_rss_max
+            }),
+            ("Verifier peak memory (RSS)", Unit::Bytes, |a| {
+                a.verifier_rss_max
+            }),
+            ("Prover CPU time (mean)", Unit::Ms, |a| a.prover_cpu),
+        ];
+        for (title, unit, f) in metric_tables {
+            let cells = modes
+                .iter()
+                .map(|m| {
+                    cols.iter()
+                        .map(|g| {
+                            pa.iter()
+                                .find(|a| &a.group == g && &a.mode == m)
+                                .map(|a| f(a))
+                        })
+                        .collect()
+                })
+                .collect();
+            out.push(Table {
+                title: format!("Profiles: {title}"),
+                corner: "mode".into(),
+                cols: cols.clone(),
+                rows: modes.clone(),
+                cells,
+                unit,
+            });
+        }
+    }
+    for (g, k) in &kinds {
+        let GroupKind::Sweep(axis) = k else { continue };
+        let ga: Vec<&Agg> = aggs.iter().filter(|a| &a.group == g).collect();
+        let modes = uniq(ga.iter().map(|a| a.mode.clone()));
+        let mut xs = uniq(ga.iter().map(|a| axis.value(a).to_bits()));
+        xs.sort_by(|a, b| f64::from_bits(*a).total_cmp(&f64::from_bits(*b)));
+        for (title, unit, f) in [
+            (
+                "runtime, total (mean)",
+                Unit::Seconds,
+                (|a: &Agg| a.total_mean) as fn(&Agg) -> f64,
+            ),
+            ("runtime, online (mean)", Unit::Seconds, |a: &Agg| {
+                a.online_mean
+            }),
+            ("prover upload", Unit::Bytes, |a: &Agg| a.uploaded),
+        ] {
+            let cells = xs
+                .iter()
+                .map(|x| {
+                    modes
+                        .iter()
+                        .map(|m| {
+                            ga.iter()
+                                .find(|a| &a.mode == m && axis.value(a).to_bits() == *x)
+                                .map(|a| f(a))
+                        })
+                        .collect()
+                })
+                .collect();
+            out.push(Table {
+                title: format!("Sweep `{g}`: {title}"),
+                corner: axis.label().into(),
+                cols: modes.clone(),
+                rows: xs.iter().map(|x| axis_label(f64::from_bits(*x))).collect(),
+                cells,
+                unit,
+            });
+        }
+    }
+    out
+}
+
+fn render(t: &Table, base: Option<&Table>, out: &mut String) {
+    let _ = writeln!(out, "### {}\n", t.title);
+    let _ = writeln!(out, "| {} | {} |", t.corner, t.cols.join(" | "));
+    let _ = writeln!(out, "|---|{}", "---|".repeat(t.cols.len()));
+    for (r, row) in t.rows.iter().enumerate() {
+        let cells: Vec<String> = t
+            .cols
+            .iter()
+            .enumerate()
+            .map(|(c, col)| match t.cells[r][c] {
+                None => "–".into(),
+                Some(v) => {
+                    let s = fmt_value(v, t.unit);
+                    match base.and_then(|b| b.get(row, col)) {
+                        Some(b) if b > 0.0 => {
+                            let pct = (v - b) / b * 100.0;
+                            format!("{s} (**{pct:+.1}%**)")
+                        }
+                        Some(_) if base.is_some() => format!("{s} (n/a)"),
+                        _ if base.is_some() => format!("{s} (new)"),
+                        _ => s,
+                    }
+                }
+            })
+            .collect();
+        let _ = writeln!(out, "| {row} | {} |", cells.join(" | "));
+    }
+    out.push('\n');
+}
+
+/// The Markdown report of one run.
+pub fn markdown(samples: &[Sample], title: &str) -> String {
+    let aggs = aggregate(samples);
+    let mut out = format!("# {title}\n\n");
+    let backends = uniq(
+        samples
+            .iter()
+            .map(|s| s.backend.clone())
+            .filter(|b| !b.is_empty()),
+    );
+    let n = uniq(aggs.iter().map(|a| a.n));
+    let _ = writeln!(
+        out,
+        "Means over {} samples per row; link emulation backend: {}. \
+         Times are the prover's own phase timings where it reports them, \
+         else wall time measured from outside. Memory is peak RSS.\n",
+        n.iter()
+            .map(|x| x.to_string())
+            .collect::<Vec<_>>()
+            .join("/"),
+        if backends.is_empty() {
+            "unknown".to_string()
+        } else {
+            backends.join(", ")
+        }
+    );
+    for t in tables(&aggs) {
+        render(&t, None, &mut out);
+    }
+    out
+}
+
+/// Compare two runs: `new`'s tables with the change against `base` per cell.
+pub fn compare(base: &[Sample], new: &[Sample]) -> String {
+    let bt = tables(&aggregate(base));
+    let nt = tables(&aggregate(new));
+    let mut out = String::from("# Benchmark comparison\n\nEach cell: new value (change against base). Lower is better for every metric.\n\n");
+    for t in &nt {
+        let b = bt.iter().find(|b| b.title == t.title);
+        render(t, b, &mut out);
+    }
+    out
+}
+
+pub fn compare_files(base: &Path, new: &Path) -> anyhow::Result<String> {
+    Ok(compare(&read_csv(base)?, &read_csv(new)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(group: &str, name: &str, mode: &str, bw: f64, total: f64) -> Sample {
+        Sample {
+            group: group.into(),
+            name: name.into(),
+            mode: mode.into(),
+            bandwidth: bw,
+            latency: 25.0,
+            time_total: total,
+            time_online: total / 2.0,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn profiles_and_sweeps_are_tabulated() {
+        let v = vec![
+            s("cable", "proxy", "proxy", 20.0, 1600.0),
+            s("cable", "proxy", "proxy", 20.0, 1400.0),
+            s("cable", "plain", "plain", 20.0, 100.0),
+            s("bw", "p5", "proxy", 5.0, 4000.0),
+            s("bw", "p100", "proxy", 100.0, 1000.0),
+            s("bw", "c5", "plain", 5.0, 200.0),
+            s("bw", "c100", "plain", 100.0, 90.0),
+        ];
+        let aggs = aggregate(&v);
+        assert_eq!(aggs[0].total_mean, 1500.0);
+        assert_eq!(aggs[0].total_min, 1400.0);
+        let kinds = classify(&aggs);
+        assert!(matches!(kinds[0].1, GroupKind::Profile));
+        assert!(matches!(kinds[1].1, GroupKind::Sweep(Axis::Bandwidth)));
+        let md = markdown(&v, "t");
+        assert!(md.contains("| proxy | 1.50 s |"), "{md}");
+        assert!(md.contains("| 5 | 4.00 s | 0.20 s |"), "{md}");
+    }
+
+    #[test]
+    fn compare_shows_percent_change() {
+        let base = vec![s("cable", "proxy", "proxy", 20.0, 2000.0)];
+        let new = vec![s("cable", "proxy", "proxy", 20.0, 1500.0)];
+        let md = compare(&base, &new);
+        assert!(md.contains("1.50 s (**-25.0%**)"), "{md}");
+    }
+}

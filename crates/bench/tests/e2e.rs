@@ -1,0 +1,103 @@
+//! End-to-end: a two-sample bench in plain mode and through the curl
+//! adapter, over emulated links, with separate processes. Needs root.
+
+use std::path::PathBuf;
+use std::time::Duration;
+use webproof_bench::metrics::{read_csv, Format};
+use webproof_bench::runner::{links_path, run, Executables, RunOptions};
+use webproof_bench::topology::Backend;
+
+#[test]
+fn plain_and_curl_two_samples() {
+    if !webproof_bench::netns::is_root() {
+        eprintln!("SKIPPED: plain_and_curl_two_samples needs root (namespaces, TUN)");
+        return;
+    }
+    let have_curl = std::process::Command::new("curl")
+        .arg("--version")
+        .output()
+        .is_ok();
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("bench.toml");
+    let mut text = String::from(
+        r#"
+[[group]]
+name = "e2e"
+protocol_latency = 20
+app_latency = 10
+bandwidth = 50
+upload-size = 1024
+download-size = 4096
+samples = 2
+warmup = 1
+
+[[bench]]
+group = "e2e"
+name = "plain"
+mode = "plain"
+"#,
+    );
+    if have_curl {
+        text.push_str(
+            "\n[[bench]]\ngroup = \"e2e\"\nname = \"curl\"\nadapter = \"curl\"\nmode = \"plain\"\n",
+        );
+    } else {
+        eprintln!("NOTE: curl not installed; the curl adapter part is skipped");
+    }
+    std::fs::write(&cfg, text).unwrap();
+    let out = dir.path().join("metrics.csv");
+    let opts = RunOptions {
+        config: cfg,
+        output: out.clone(),
+        format: Format::Tlsn,
+        samples: None,
+        warmup: None,
+        backend: Some(Backend::Userspace),
+        filter: None,
+        skip_unavailable: false,
+        tolerance: 0.10,
+        probe_time: Duration::from_millis(300),
+        progress: false,
+        exe: Executables {
+            worker: PathBuf::from(env!("CARGO_BIN_EXE_webproof-bench-worker")),
+            worker_prefix: vec![],
+            webproof: None,
+        },
+    };
+    let summary = run(&opts).expect("bench run");
+    let rows = read_csv(&out).unwrap();
+    assert_eq!(rows.len(), summary.samples.len());
+    assert_eq!(rows.len(), if have_curl { 4 } else { 2 });
+    for r in &rows {
+        eprintln!("{r:?}");
+        // A request needs at least TCP + TLS handshakes: >= 2 app RTTs.
+        assert!(
+            r.time_total >= 20.0,
+            "{} ms is faster than the emulated network",
+            r.time_total
+        );
+        assert!(r.time_total < 5_000.0);
+        assert!(r.heap_max_bytes > 0);
+        assert!(r.prover_cpu_ms > 0.0);
+        // The response crossed the app link.
+        assert!(
+            r.app_link_from_server_bytes > 4096,
+            "{}",
+            r.app_link_from_server_bytes
+        );
+        assert!(r.app_link_to_server_bytes > 1024);
+        assert_eq!(r.backend, "userspace");
+        assert!((r.app_measured_rtt_ms - 10.0).abs() < 1.0);
+    }
+    let plain: Vec<_> = rows.iter().filter(|r| r.mode == "plain").collect();
+    assert!(plain.iter().all(|r| r.phases_reported));
+    // The client counted what it sent: the request padded to 1 KiB + TLS.
+    assert!(plain[0].uploaded_total > 1024);
+    assert!(plain[0].downloaded_total > 4096);
+    assert!(links_path(&out).exists());
+    let left = webproof_bench::netns::ip(&["netns", "list"]).unwrap();
+    assert!(
+        !left.lines().any(|l| l.starts_with("wpb-")),
+        "leftovers: {left}"
+    );
+}
