@@ -307,7 +307,7 @@ mod tests {
         assert_eq!(r.failures, 6);
         assert_eq!(r.first_error.as_deref(), Some("planned failure 3"));
         assert!(r.throughput_per_s > 0.0);
-        let t = table(&[r.clone()]);
+        let t = table(std::slice::from_ref(&r));
         assert!(t.starts_with("concurrency"));
         let c = csv(&[r]);
         assert_eq!(c.lines().count(), 2);
