@@ -12,11 +12,12 @@ use anyhow::{bail, Context};
 use clap::{Args, ValueEnum};
 use rand::RngCore;
 use serde::Serialize;
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::time::Instant;
 use webproof_circuits::{cache, Circuit};
 use webproof_core::cot::ideal::{self, IdealCotReceiver, IdealCotSender};
 use webproof_core::cot::{RandomCotReceiver, RandomCotSender};
-use webproof_core::{memory_duplex, Channel, Io};
+use webproof_core::{memory_duplex, Block, Channel, Io};
 use webproof_ferret::{FerretConfig, SilentCotReceiver, SilentCotSender};
 use webproof_zk::{Config, Prover, Verifier};
 
@@ -34,7 +35,8 @@ pub struct ZkBenchArgs {
     /// Transport(s) between the parties.
     #[arg(long, value_enum, default_value_t = TransportChoice::Both)]
     pub transport: TransportChoice,
-    /// Threads per party. The engine is single-threaded per party; only 1 is supported.
+    /// Threads per party: 1, or 2 (silent COT generation on a second thread
+    /// and connection, feeding the proof thread through a bounded queue).
     #[arg(long, default_value_t = 1)]
     pub threads: u32,
     /// COT source feeding the engine.
@@ -214,13 +216,14 @@ impl Workload {
 }
 
 pub async fn run(args: ZkBenchArgs) -> anyhow::Result<()> {
-    if args.threads != 1 {
+    if !(1..=2).contains(&args.threads) {
         bail!(
-            "--threads {}: the engine runs one thread per party (its AND check is a \
-             sequential stream); only --threads 1 is supported",
+            "--threads {}: 1 (engine and COT generation on one thread per party) or 2 \
+             (COT generation on a second thread and connection per party)",
             args.threads
         );
     }
+    let threads = args.threads;
     let cfg = Config {
         cot_batch: args.cot_batch,
         segment_bits: args.segment_bits,
@@ -249,7 +252,7 @@ pub async fn run(args: ZkBenchArgs) -> anyhow::Result<()> {
         let mut zk_rows = Vec::new();
         for &w in workloads {
             for &t in transports {
-                zk_rows.push(bench_zk(cot, w, t, cfg, and_gates)?);
+                zk_rows.push(bench_zk(cot, w, t, cfg, and_gates, threads)?);
             }
         }
         Ok((cot_rows, zk_rows))
@@ -318,10 +321,10 @@ pub async fn run(args: ZkBenchArgs) -> anyhow::Result<()> {
         );
     }
     println!(
-        "\nOne thread per party. M AND/s is wall clock; M/cpu-s divides by the busier party's \
-         thread CPU time (the wall-clock figure on an otherwise idle machine, since the parties \
-         overlap). Peak MB is the process high-water mark (both parties) during the run, from MB the \
-         resident memory when it started."
+        "\nThreads per party: {threads}. M AND/s is wall clock; M/cpu-s divides by the busiest \
+         thread's CPU time (the wall-clock figure on an otherwise idle machine with a core per \
+         thread, since the threads overlap). Peak MB is the process high-water mark (both \
+         parties) during the run, from MB the resident memory when it started."
     );
     Ok(())
 }
@@ -332,6 +335,53 @@ fn transport_name(t: TransportChoice) -> &'static str {
         TransportChoice::Tcp => "tcp",
         TransportChoice::Both => "both",
     }
+}
+
+/// One end of a connection between the parties, not yet bound to a thread.
+enum Link {
+    Memory(webproof_core::MemoryIo),
+    Tcp(std::net::TcpStream),
+}
+
+/// A connected pair of links over the chosen transport.
+fn links(transport: TransportChoice) -> anyhow::Result<(Link, Link)> {
+    Ok(match transport {
+        TransportChoice::Memory => {
+            let (a, b) = memory_duplex();
+            (Link::Memory(a), Link::Memory(b))
+        }
+        TransportChoice::Tcp | TransportChoice::Both => {
+            let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+            let a = std::net::TcpStream::connect(listener.local_addr()?)?;
+            let (b, _) = listener.accept()?;
+            (Link::Tcp(a), Link::Tcp(b))
+        }
+    })
+}
+
+/// Run one party on the calling thread (a current-thread runtime for TCP).
+fn run_on<R, F: AsyncParty<R>>(link: Link, party: F) -> anyhow::Result<R> {
+    match link {
+        Link::Memory(io) => futures::executor::block_on(party.run(io)),
+        Link::Tcp(s) => {
+            use tokio_util::compat::TokioAsyncReadCompatExt;
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?;
+            rt.block_on(async move {
+                s.set_nonblocking(true)?;
+                let s = tokio::net::TcpStream::from_std(s)?;
+                s.set_nodelay(true)?;
+                party.run(s.compat()).await
+            })
+        }
+    }
+}
+
+fn join<R>(h: std::thread::JoinHandle<anyhow::Result<R>>, who: &str) -> anyhow::Result<R> {
+    h.join()
+        .map_err(|_| anyhow::anyhow!("{who} panicked"))?
+        .with_context(|| who.to_string())
 }
 
 /// Run the two parties on two threads over the chosen transport.
@@ -346,47 +396,12 @@ where
     FP: AsyncParty<RP>,
     FV: AsyncParty<RV>,
 {
-    match transport {
-        TransportChoice::Memory => {
-            let (a, b) = memory_duplex();
-            let p = std::thread::spawn(move || futures::executor::block_on(prover.run(a)));
-            let v = std::thread::spawn(move || futures::executor::block_on(verifier.run(b)));
-            let rv = v.join().map_err(|_| anyhow::anyhow!("verifier panicked"))?;
-            let rp = p.join().map_err(|_| anyhow::anyhow!("prover panicked"))?;
-            Ok((rp?, rv?))
-        }
-        TransportChoice::Tcp | TransportChoice::Both => {
-            use tokio_util::compat::TokioAsyncReadCompatExt;
-            let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
-            let addr = listener.local_addr()?;
-            let rt = || {
-                tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-            };
-            let v = std::thread::spawn(move || -> anyhow::Result<RV> {
-                let rt = rt()?;
-                rt.block_on(async move {
-                    let (s, _) = listener.accept()?;
-                    s.set_nonblocking(true)?;
-                    let s = tokio::net::TcpStream::from_std(s)?;
-                    s.set_nodelay(true)?;
-                    verifier.run(s.compat()).await
-                })
-            });
-            let p = std::thread::spawn(move || -> anyhow::Result<RP> {
-                let rt = rt()?;
-                rt.block_on(async move {
-                    let s = tokio::net::TcpStream::connect(addr).await?;
-                    s.set_nodelay(true)?;
-                    prover.run(s.compat()).await
-                })
-            });
-            let rv = v.join().map_err(|_| anyhow::anyhow!("verifier panicked"))?;
-            let rp = p.join().map_err(|_| anyhow::anyhow!("prover panicked"))?;
-            Ok((rp?, rv?))
-        }
-    }
+    let (a, b) = links(transport)?;
+    let v = std::thread::spawn(move || run_on(b, verifier));
+    let p = std::thread::spawn(move || run_on(a, prover));
+    let rv = join(v, "verifier");
+    let rp = join(p, "prover");
+    Ok((rp?, rv?))
 }
 
 /// One party's work, generic over the transport.
@@ -588,22 +603,147 @@ struct ZkSpec {
 }
 
 struct ProverParty {
-    cot: CotSpec,
-    ideal: Option<IdealCotReceiver>,
+    source: RecvSource,
     spec: ZkSpec,
     inputs: Vec<Vec<bool>>,
 }
 struct VerifierParty {
-    cot: CotSpec,
-    ideal: Option<IdealCotSender>,
+    source: SendSource,
     spec: ZkSpec,
 }
+
+/// Where an engine thread gets its COTs: set up on its own connection, or
+/// from a producer thread (two threads per party).
+enum RecvSource {
+    Direct(CotSpec, Option<IdealCotReceiver>),
+    Prefetch(Receiver<Vec<Block>>),
+}
+enum SendSource {
+    Direct(CotSpec, Option<IdealCotSender>),
+    Prefetch(Receiver<Vec<Block>>, Receiver<Block>),
+}
+
+/// COTs made by another thread (over its own connection) and handed over in
+/// batches through a bounded queue, so memory stays bounded.
+struct Prefetched {
+    rx: Receiver<Vec<Block>>,
+    buf: Vec<Block>,
+    pos: usize,
+    delta: Block,
+}
+
+impl Prefetched {
+    fn new(rx: Receiver<Vec<Block>>, delta: Block) -> Self {
+        Prefetched {
+            rx,
+            buf: Vec::new(),
+            pos: 0,
+            delta,
+        }
+    }
+
+    fn take(&mut self, n: usize, out: &mut Vec<Block>) -> webproof_core::error::Result<()> {
+        let mut need = n;
+        while need > 0 {
+            if self.pos == self.buf.len() {
+                // Blocking is fine: this thread runs nothing but this party.
+                self.buf = self.rx.recv().map_err(|_| {
+                    webproof_core::Error::Aborted("the COT producer thread stopped".into())
+                })?;
+                self.pos = 0;
+            }
+            let k = need.min(self.buf.len() - self.pos);
+            out.extend_from_slice(&self.buf[self.pos..self.pos + k]);
+            self.pos += k;
+            need -= k;
+        }
+        Ok(())
+    }
+}
+
+impl RandomCotReceiver for Prefetched {
+    async fn extend<T: Io>(
+        &mut self,
+        _channel: &mut Channel<T>,
+        n: usize,
+        out: &mut Vec<Block>,
+    ) -> webproof_core::error::Result<()> {
+        self.take(n, out)
+    }
+}
+
+impl RandomCotSender for Prefetched {
+    fn delta(&self) -> Block {
+        self.delta
+    }
+    async fn extend<T: Io>(
+        &mut self,
+        _channel: &mut Channel<T>,
+        n: usize,
+        out: &mut Vec<Block>,
+    ) -> webproof_core::error::Result<()> {
+        self.take(n, out)
+    }
+}
+
+/// The producer thread of a party with two threads: sets up the COT source
+/// on its own connection and hands batches to the engine until it hangs up.
+struct Pump<H> {
+    spec: CotSpec,
+    ideal: Option<H>,
+    batch: usize,
+    tx: SyncSender<Vec<Block>>,
+    delta_tx: Option<SyncSender<Block>>,
+}
+
+macro_rules! pump_impl {
+    ($half:ty, $setup:ident, $delta:expr) => {
+        impl AsyncParty<Party> for Pump<$half> {
+            async fn run<T: Io + 'static>(self, io: T) -> anyhow::Result<Party> {
+                let mut ch = Channel::new(io);
+                let t0 = Instant::now();
+                let mut cot = $setup(self.spec, self.ideal, &mut ch).await?;
+                ch.flush().await?;
+                let setup_ms = t0.elapsed().as_secs_f64() * 1e3;
+                let setup_sent = ch.stats().sent();
+                if let Some(tx) = self.delta_tx {
+                    let _ = tx.send($delta(&cot));
+                }
+                let cpu = thread_cpu_ms();
+                loop {
+                    let mut v = Vec::with_capacity(self.batch);
+                    // Either side stopping ends the pump: the engines are done
+                    // (or failed, which they report themselves).
+                    if cot.extend(&mut ch, self.batch, &mut v).await.is_err() {
+                        break;
+                    }
+                    if self.tx.send(v).is_err() {
+                        break;
+                    }
+                }
+                let _ = ch.flush().await;
+                Ok(Party {
+                    setup_ms,
+                    setup_sent,
+                    cpu_ms: thread_cpu_ms() - cpu,
+                    sent: ch.stats().sent() - setup_sent,
+                    ..Default::default()
+                })
+            }
+        }
+    };
+}
+pump_impl!(IdealCotReceiver, receiver, |_: &_| Block::ZERO);
+pump_impl!(IdealCotSender, sender, |c: &Either<_, _>| c.delta());
 
 impl AsyncParty<Party> for ProverParty {
     async fn run<T: Io + 'static>(self, io: T) -> anyhow::Result<Party> {
         let t0 = Instant::now();
         let mut ch = Channel::new(io);
-        let cot = receiver(self.cot, self.ideal, &mut ch).await?;
+        let cot = match self.source {
+            RecvSource::Direct(spec, ideal) => Either::A(receiver(spec, ideal, &mut ch).await?),
+            RecvSource::Prefetch(rx) => Either::B(Prefetched::new(rx, Block::ZERO)),
+        };
         let mut p = Prover::new(cot, ch, self.spec.cfg).await?;
         let setup_ms = t0.elapsed().as_secs_f64() * 1e3;
         let setup_sent = p.channel_stats().sent();
@@ -640,7 +780,13 @@ impl AsyncParty<Party> for VerifierParty {
     async fn run<T: Io + 'static>(self, io: T) -> anyhow::Result<Party> {
         let t0 = Instant::now();
         let mut ch = Channel::new(io);
-        let cot = sender(self.cot, self.ideal, &mut ch).await?;
+        let cot = match self.source {
+            SendSource::Direct(spec, ideal) => Either::A(sender(spec, ideal, &mut ch).await?),
+            SendSource::Prefetch(rx, delta) => {
+                let d = delta.recv().context("the COT producer thread stopped")?;
+                Either::B(Prefetched::new(rx, d))
+            }
+        };
         let mut v = Verifier::new(cot, ch, self.spec.cfg, &mut party_rng()).await?;
         let setup_ms = t0.elapsed().as_secs_f64() * 1e3;
         let setup_sent = v.channel_stats().sent();
@@ -679,6 +825,7 @@ fn bench_zk(
     transport: TransportChoice,
     cfg: Config,
     and_target: u64,
+    threads: u32,
 ) -> anyhow::Result<ZkRow> {
     let c = workload.circuit();
     let per = c.and_count() as u64;
@@ -703,39 +850,104 @@ fn bench_zk(
     let (r, s) = cot.halves();
     reset_peak_rss();
     let base = rss_bytes("VmRSS:");
-    let (p, v) = run_pair(
-        transport,
-        ProverParty {
-            cot,
-            ideal: r,
-            spec,
-            inputs,
-        },
-        VerifierParty {
-            cot,
-            ideal: s,
-            spec,
-        },
-    )?;
+    // (prover engine, verifier engine, COT producers' figures if two threads)
+    let (p, v, pumps) = if threads == 1 {
+        let (p, v) = run_pair(
+            transport,
+            ProverParty {
+                source: RecvSource::Direct(cot, r),
+                spec,
+                inputs,
+            },
+            VerifierParty {
+                source: SendSource::Direct(cot, s),
+                spec,
+            },
+        )?;
+        (p, v, Vec::new())
+    } else {
+        let (pe, ve) = links(transport)?;
+        let (pc, vc) = links(transport)?;
+        let (ptx, prx) = sync_channel(2);
+        let (vtx, vrx) = sync_channel(2);
+        let (dtx, drx) = sync_channel(1);
+        let batch = cfg.cot_batch;
+        let pump_v = std::thread::spawn(move || {
+            run_on(
+                vc,
+                Pump {
+                    spec: cot,
+                    ideal: s,
+                    batch,
+                    tx: vtx,
+                    delta_tx: Some(dtx),
+                },
+            )
+        });
+        let pump_p = std::thread::spawn(move || {
+            run_on(
+                pc,
+                Pump {
+                    spec: cot,
+                    ideal: r,
+                    batch,
+                    tx: ptx,
+                    delta_tx: None,
+                },
+            )
+        });
+        let ev = std::thread::spawn(move || {
+            run_on(
+                ve,
+                VerifierParty {
+                    source: SendSource::Prefetch(vrx, drx),
+                    spec,
+                },
+            )
+        });
+        let ep = std::thread::spawn(move || {
+            run_on(
+                pe,
+                ProverParty {
+                    source: RecvSource::Prefetch(prx),
+                    spec,
+                    inputs,
+                },
+            )
+        });
+        let v = join(ev, "verifier");
+        let p = join(ep, "prover");
+        let pv = join(pump_v, "verifier COT thread");
+        let pp = join(pump_p, "prover COT thread");
+        (p?, v?, vec![pp?, pv?])
+    };
     let peak = rss_bytes("VmHWM:");
     let ands = v.and_gates;
     let secs = p.run_ms.max(v.run_ms) / 1e3;
+    // With two threads per party the COT producers' work and traffic count too.
+    let (pp, pv) = match pumps.as_slice() {
+        [pp, pv] => (pp, pv),
+        _ => (&Party::default(), &Party::default()),
+    };
+    let busiest_cpu_ms = [p.cpu_ms, v.cpu_ms, pp.cpu_ms, pv.cpu_ms]
+        .into_iter()
+        .fold(0.0, f64::max);
     Ok(ZkRow {
         kind: "zk",
         cot: cot.choice,
         circuit: workload.name(),
         transport,
-        threads_per_party: 1,
+        threads_per_party: threads,
         and_gates: ands,
         seconds: secs,
         mand_per_s: ands as f64 / secs / 1e6,
-        mand_per_cpu_s: ands as f64 / (p.cpu_ms.max(v.cpu_ms) / 1e3) / 1e6,
-        prover_cpu_s: p.cpu_ms / 1e3,
-        verifier_cpu_s: v.cpu_ms / 1e3,
-        bits_per_and_p_to_v: p.sent as f64 * 8.0 / ands as f64,
-        bits_per_and_v_to_p: v.sent as f64 * 8.0 / ands as f64,
-        setup_ms: p.setup_ms.max(v.setup_ms),
-        setup_bytes: p.setup_sent + v.setup_sent,
+        mand_per_cpu_s: ands as f64 / (busiest_cpu_ms / 1e3) / 1e6,
+        prover_cpu_s: (p.cpu_ms + pp.cpu_ms) / 1e3,
+        verifier_cpu_s: (v.cpu_ms + pv.cpu_ms) / 1e3,
+        bits_per_and_p_to_v: (p.sent + pp.sent) as f64 * 8.0 / ands as f64,
+        bits_per_and_v_to_p: (v.sent + pv.sent) as f64 * 8.0 / ands as f64,
+        setup_ms: p.setup_ms.max(v.setup_ms).max(pp.setup_ms).max(pv.setup_ms),
+        setup_bytes: p.setup_sent + v.setup_sent + pp.setup_sent + pv.setup_sent,
         peak_rss_mb: peak as f64 / (1 << 20) as f64,
         rss_before_mb: base as f64 / (1 << 20) as f64,
         output_verified: p.opened == clear[chained] && v.opened == clear[chained],
