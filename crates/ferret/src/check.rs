@@ -17,9 +17,9 @@
 //! The sender sends `SHA-256(V_S)`, the receiver compares. Roles: the
 //! receiver challenges and decides (a sender who checked itself could ignore
 //! a failure); the sender only sends a digest, so a receiver who lies in
-//! `x''` faces `V_S = V_R ⊕ ε·Delta` behind a hash and learns nothing about
-//! `Delta`. `x'` is uniform to the sender, so `x''` hides the noise
-//! positions.
+//! `x''` gets `SHA-256(V_R ⊕ ε·Delta)` for an `ε` of its choice: a test of
+//! one guess of `Delta` (2^-127), nothing more. `x'` is uniform to the
+//! sender, so `x''` hides the noise positions.
 //!
 //! Leakage: a cheating sender can make the check's outcome depend on the
 //! noise positions (selective failure) and so learn one predicate of them,

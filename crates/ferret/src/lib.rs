@@ -71,6 +71,11 @@
 //! # What this crate does not do
 //! No I/O of its own, no threads, no clock: it builds for
 //! `wasm32-unknown-unknown`, and randomness comes from the caller's RNG.
+//! It is not constant-time with respect to the receiver's noise positions:
+//! the receiver's tree walk and its table look-ups depend on them (as in
+//! every Ferret implementation). The peer sees only message timing, which
+//! does not depend on the positions; a co-resident attacker watching the
+//! cache is out of scope.
 
 mod ccr;
 mod check;
