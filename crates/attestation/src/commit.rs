@@ -112,6 +112,10 @@ pub fn leaf_hash(direction: Direction, start: u32, plaintext: &[u8], blinder: &B
 
 /// The per-session secret from which every blinder is derived. Zeroized on
 /// drop; `Debug` never shows it.
+///
+/// Never reuse a seed for another session: a blinder revealed in one
+/// session's presentation would unblind the leaf with the same range in the
+/// other, making a short hidden range guessable.
 #[derive(Clone, Zeroize, ZeroizeOnDrop, PartialEq, Eq)]
 pub struct CommitmentSeed([u8; 32]);
 

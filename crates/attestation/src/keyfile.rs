@@ -1,4 +1,5 @@
-//! Signing-key files and the `WEBPROOF_SIGNING_KEY` environment variable.
+//! Signing-key files, the `WEBPROOF_SIGNING_KEY` environment variable, and
+//! key generation from the operating system's RNG.
 //!
 //! The only module that touches the file system (feature `fs`, on by
 //! default; browser builds turn it off). A key file holds one line, the
@@ -12,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use zeroize::Zeroizing;
 
-use crate::keys::SigningKey;
+use crate::keys::{Scheme, SigningKey};
 
 /// Environment variable that may hold a signing key's secret text.
 pub const SIGNING_KEY_ENV: &str = "WEBPROOF_SIGNING_KEY";
@@ -33,6 +34,11 @@ pub enum KeyFileError {
         origin: String,
         source: crate::Error,
     },
+}
+
+/// A fresh signing key from the operating system's RNG.
+pub fn generate_signing_key(scheme: Scheme) -> SigningKey {
+    SigningKey::generate(scheme, &mut rand_core::OsRng)
 }
 
 /// Writes `key` to a new file at `path` with mode 0600 (refuses to
@@ -96,7 +102,6 @@ pub fn load_signing_key(path: Option<&Path>) -> Result<SigningKey, KeyFileError>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::keys::Scheme;
 
     #[test]
     fn write_then_read_with_mode_0600_and_no_overwrite() {

@@ -689,8 +689,17 @@ fn quick_fuzz_decoders() {
                 }
             }
         }
-        let _ = SignedAttestation::from_bytes(&input);
-        let _ = Attestation::from_bytes(&input);
+        // Binary decoding is canonical: whatever decodes re-encodes to the input.
+        if let Ok(a) = SignedAttestation::from_bytes(&input) {
+            assert_eq!(a.to_bytes(), input);
+        }
+        if let Ok(a) = Attestation::from_bytes(&input) {
+            assert_eq!(a.to_bytes(), input);
+        }
+        if let Ok(d) = Presentation::from_bytes(&input) {
+            assert_eq!(d.to_bytes(), input);
+            assert_eq!(Presentation::from_json(&d.to_json()).unwrap(), d);
+        }
         if let Ok(text) = std::str::from_utf8(&input) {
             let _ = SignedAttestation::from_json(text);
         }
