@@ -683,3 +683,76 @@ fn aes_blocks_under_another_key_are_caught() {
     pr.unwrap();
     vr.unwrap();
 }
+
+/// End to end over the real silent COT (Ferret bootstrapped by base OT and
+/// SoftSpokenOT): an honest AES proof passes, and the same proof with one
+/// flipped AND gate is rejected.
+#[test]
+fn end_to_end_over_silent_cot() {
+    use webproof_circuits::cache;
+    use webproof_ferret::{FerretConfig, SilentCotReceiver, SilentCotSender};
+    let aes = cache::aes128();
+    let mut rng = StdRng::seed_from_u64(8);
+    let k = random_bits(&mut rng, 128);
+    let pt = random_bits(&mut rng, 128);
+    // Enough blocks to cross a COT batch and several segments.
+    let blocks = 40;
+    let cfg = Config {
+        cot_batch: 100_000,
+        segment_bits: 1 << 14,
+    };
+    let mut expect = pt.clone();
+    for _ in 0..blocks {
+        expect = aes.eval(&[k.clone(), expect]).swap_remove(0);
+    }
+    for flip in [None, Some(123_456u64)] {
+        let (a, b) = memory_duplex();
+        let (pr, vr) = block_on(async {
+            let prover = async {
+                let mut ch = Channel::new(a);
+                let mut rng = StdRng::seed_from_u64(1);
+                let cot =
+                    SilentCotReceiver::connect(FerretConfig::compact(), &mut ch, &mut rng).await?;
+                let mut p = Prover::new(cot, ch, cfg).await?;
+                p.cheat.flip_and = flip;
+                let kw = p.commit(&k).await?;
+                let mut state = p.commit(&pt).await?;
+                for _ in 0..blocks {
+                    state = p.eval(aes, &[&kw, &state]).await?.swap_remove(0);
+                }
+                let opened = p.open(&state).await?;
+                p.finish().await?;
+                Ok::<_, Error>(opened)
+            };
+            let verifier = async {
+                let mut ch = Channel::new(b);
+                let mut rng = StdRng::seed_from_u64(2);
+                let cot =
+                    SilentCotSender::connect(FerretConfig::compact(), &mut ch, &mut rng).await?;
+                let mut v = Verifier::new(cot, ch, cfg, &mut rng).await?;
+                let kw = v.commit(128).await?;
+                let mut state = v.commit(128).await?;
+                for _ in 0..blocks {
+                    state = v.eval(aes, &[&kw, &state]).await?.swap_remove(0);
+                }
+                let opened = v.open(&state).await?;
+                let ands = v.stats().and_gates;
+                v.finish().await?;
+                Ok::<_, Error>((opened, ands))
+            };
+            futures::join!(prover, verifier)
+        });
+        match flip {
+            None => {
+                let (opened, ands) = vr.unwrap();
+                assert_eq!(opened, expect);
+                assert_eq!(ands as usize, blocks * aes.and_count());
+                assert_eq!(pr.unwrap(), expect);
+            }
+            Some(_) => {
+                assert!(matches!(vr, Err(Error::CheckFailed(_))), "{vr:?}");
+                assert!(pr.is_err());
+            }
+        }
+    }
+}

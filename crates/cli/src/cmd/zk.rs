@@ -614,10 +614,12 @@ struct VerifierParty {
 
 /// Where an engine thread gets its COTs: set up on its own connection, or
 /// from a producer thread (two threads per party).
+#[allow(clippy::large_enum_variant)] // one per run; boxing buys nothing
 enum RecvSource {
     Direct(CotSpec, Option<IdealCotReceiver>),
     Prefetch(Receiver<Vec<Block>>),
 }
+#[allow(clippy::large_enum_variant)]
 enum SendSource {
     Direct(CotSpec, Option<IdealCotSender>),
     Prefetch(Receiver<Vec<Block>>, Receiver<Block>),
