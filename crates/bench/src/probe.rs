@@ -11,6 +11,8 @@ use std::time::{Duration, Instant};
 
 /// Port the probes use on the `b` end of a link.
 const PROBE_PORT: u16 = 9099;
+/// Parallel TCP streams of the throughput check.
+const STREAMS: usize = 4;
 
 /// Bytes received so far on `dev` in the calling thread's namespace.
 fn rx_bytes(dev: &str) -> std::io::Result<u64> {
@@ -144,56 +146,85 @@ pub fn measure(
     let rtt_min_ms = rtts[0];
 
     // Bulk a -> b. The rate is read from the receiving interface's byte
-    // counter (what crossed the emulated link), between 25% and 90% of the
+    // counter (what crossed the emulated link), between 30% and 90% of the
     // transfer: after slow start, before the tail. Application-level byte
     // counts would be skewed by loss recovery (bytes held back behind a hole
     // arrive in a burst).
-    let target_bytes = ((link.spec.bandwidth_mbps * 1e6 / 8.0) * bulk.as_secs_f64())
+    // At least 40 round trips, so the ramp-up is a small part.
+    let secs = bulk.as_secs_f64().max(link.spec.rtt_ms * 40.0 / 1e3);
+    let target_bytes = ((link.spec.bandwidth_mbps * 1e6 / 8.0) * secs)
         .clamp(256.0 * 1024.0, 256.0 * 1024.0 * 1024.0) as u64;
     let dev = link.b.dev.clone();
     let (tx, rx) = std::sync::mpsc::channel();
     let receiver = b_ns.run_in(move || -> std::io::Result<Vec<(Instant, u64, u64)>> {
+        use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+        use std::sync::Arc;
         let l = TcpListener::bind(addr)?;
         let _ = tx.send(());
-        let (mut s, _) = l.accept()?;
-        s.set_read_timeout(Some(Duration::from_secs(120)))?;
-        let mut buf = vec![0u8; 256 * 1024];
-        let mut total = 0u64;
-        let mut marks = vec![(Instant::now(), 0, rx_bytes(&dev)?)];
-        let mut last = Instant::now();
-        loop {
-            match s.read(&mut buf)? {
-                0 => break,
-                n => {
-                    total += n as u64;
-                    if last.elapsed() >= Duration::from_millis(2) {
-                        marks.push((Instant::now(), total, rx_bytes(&dev)?));
-                        last = Instant::now();
+        let total = Arc::new(AtomicU64::new(0));
+        let open = Arc::new(AtomicUsize::new(STREAMS));
+        let mut readers = Vec::new();
+        for _ in 0..STREAMS {
+            let (mut s, _) = l.accept()?;
+            s.set_read_timeout(Some(Duration::from_secs(120)))?;
+            let (total, open) = (total.clone(), open.clone());
+            readers.push(std::thread::spawn(move || {
+                let mut buf = vec![0u8; 256 * 1024];
+                while let Ok(n) = s.read(&mut buf) {
+                    if n == 0 {
+                        break;
                     }
+                    total.fetch_add(n as u64, Ordering::Relaxed);
                 }
-            }
+                open.fetch_sub(1, Ordering::Relaxed);
+            }));
         }
-        marks.push((Instant::now(), total, rx_bytes(&dev)?));
+        // This thread is in the namespace; the readers need not be.
+        let mut marks = vec![(Instant::now(), 0, rx_bytes(&dev)?)];
+        while open.load(Ordering::Relaxed) > 0 {
+            std::thread::sleep(Duration::from_millis(2));
+            marks.push((
+                Instant::now(),
+                total.load(Ordering::Relaxed),
+                rx_bytes(&dev)?,
+            ));
+        }
+        for r in readers {
+            let _ = r.join();
+        }
+        marks.push((
+            Instant::now(),
+            total.load(Ordering::Relaxed),
+            rx_bytes(&dev)?,
+        ));
         Ok(marks)
     })?;
     rx.recv_timeout(Duration::from_secs(5))
         .map_err(|_| ProbeError::Thread(name.clone()))?;
-    let sender = a_ns.run_in(move || -> std::io::Result<()> {
-        let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(10))?;
-        let chunk = vec![0x5au8; 64 * 1024];
-        let mut left = target_bytes;
-        while left > 0 {
-            let n = left.min(chunk.len() as u64) as usize;
-            s.write_all(&chunk[..n])?;
-            left -= n as u64;
-        }
-        s.shutdown(std::net::Shutdown::Write)?;
-        Ok(())
-    })?;
-    sender
-        .join()
-        .map_err(|_| ProbeError::Thread(name.clone()))?
-        .map_err(io("bulk send"))?;
+    // Several streams, as iperf -P does: the pipe fills within a few round
+    // trips and one stream's loss recovery does not leave it idle.
+    let per_stream = target_bytes / STREAMS as u64;
+    let mut senders = Vec::new();
+    for _ in 0..STREAMS {
+        senders.push(a_ns.run_in(move || -> std::io::Result<()> {
+            let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(10))?;
+            let chunk = vec![0x5au8; 64 * 1024];
+            let mut left = per_stream;
+            while left > 0 {
+                let n = left.min(chunk.len() as u64) as usize;
+                s.write_all(&chunk[..n])?;
+                left -= n as u64;
+            }
+            s.shutdown(std::net::Shutdown::Write)?;
+            Ok(())
+        })?);
+    }
+    for sender in senders {
+        sender
+            .join()
+            .map_err(|_| ProbeError::Thread(name.clone()))?
+            .map_err(io("bulk send"))?;
+    }
     let marks = receiver
         .join()
         .map_err(|_| ProbeError::Thread(name.clone()))?
@@ -205,7 +236,7 @@ pub fn measure(
             .find(|m| m.1 as f64 >= total as f64 * frac)
             .unwrap_or(marks.last().expect("marks"))
     };
-    let (t1, b1, w1) = at(0.25);
+    let (t1, b1, w1) = at(0.30);
     let (t2, b2, w2) = at(0.90);
     let secs = (t2 - t1).as_secs_f64().max(1e-9);
     let mbps = (w2 - w1) as f64 * 8.0 / secs / 1e6;

@@ -8,7 +8,7 @@
 //! - adapters: external commands (see `bench/ADAPTERS.md`), measured from
 //!   outside.
 
-use crate::config::{AdapterSpec, BenchSpec, Config, Mode};
+use crate::config::{AdapterSpec, BenchSpec, Config, Mode, TlsVersion};
 use crate::metrics::{self, Format, Sample};
 use crate::netns;
 use crate::probe::{self, LinkMeasurement};
@@ -186,7 +186,10 @@ pub fn run(opts: &RunOptions) -> anyhow::Result<RunSummary> {
         }
         let label = format!("{}/{} [{}]", bench.group, bench.name, bench.mode_label());
         pb.set_message(format!("{label}: setting up the network"));
-        let tag = format!("{:04x}", (std::process::id() as usize * 31 + i) & 0xffff);
+        // Unique per bench, also across runs in one process (tests).
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let tag = format!("{:04x}", (std::process::id() as usize * 97 + n) & 0xffff);
         let topo = Topology::build(&tag, backend, bench.protocol, bench.app, i as u64 + 1)
             .with_context(|| format!("building the network for {label}"))?;
         let adapter = bench.adapter.as_ref().map(|a| &adapters[a]);
@@ -205,8 +208,20 @@ pub fn run(opts: &RunOptions) -> anyhow::Result<RunSummary> {
             to_check.insert(0, LinkId::ProverVerifier);
         }
         for id in to_check {
-            let m = probe::measure(&topo, topo.link(id), opts.probe_time)
+            // A busy host can slow one check; measure up to three times.
+            let mut m = probe::measure(&topo, topo.link(id), opts.probe_time)
                 .with_context(|| format!("measuring link {} for {label}", id.short()))?;
+            for _ in 0..2 {
+                if m.within(opts.tolerance) {
+                    break;
+                }
+                say(&pb, format!(
+                    "  {label}: link {} measured {:.2} ms / {:.1} Mbps, off its setting; measuring again",
+                    id.short(), m.rtt_ms, m.mbps
+                ));
+                m = probe::measure(&topo, topo.link(id), opts.probe_time)
+                    .with_context(|| format!("measuring link {} for {label}", id.short()))?;
+            }
             let (rtt_err, bw_err) = m.errors();
             say(&pb, format!(
                 "  {label}: link {} set {} ms / {} Mbps, measured {:.2} ms / {:.1} Mbps ({:+.1}% / {:+.1}%)",
@@ -407,6 +422,21 @@ fn placeholders(
     m
 }
 
+/// `--reveal` items for `webproof prove`: the configured list, everything
+/// (`reveal-all`), or by default all but the first received byte, so the
+/// zero-knowledge path is exercised as in the field's benchmarks.
+fn prove_reveal_args(b: &BenchSpec) -> Vec<String> {
+    match (&b.reveal, b.reveal_all) {
+        (Some(r), _) => r
+            .split(',')
+            .map(|x| x.trim().to_string())
+            .filter(|x| !x.is_empty())
+            .collect(),
+        (None, true) => vec!["all".into()],
+        (None, false) => vec!["all".into(), "hide-recv:0-1".into()],
+    }
+}
+
 fn reveal_of(b: &BenchSpec) -> String {
     match (&b.reveal, b.reveal_all) {
         (Some(r), _) => r.clone(),
@@ -558,8 +588,14 @@ fn run_sample(ctx: &SampleCtx) -> anyhow::Result<Sample> {
                 &header,
             ]);
             c.args(["--ca-cert", &ca_cert, "--json"]);
-            if let Some(r) = &b.reveal {
-                c.args(["--reveal", r]);
+            if b.tls != TlsVersion::Any {
+                c.args(["--tls", b.tls.as_str()]);
+            }
+            if let Some(suite) = &b.suite {
+                c.args(["--suite", suite]);
+            }
+            for item in prove_reveal_args(b) {
+                c.args(["--reveal", &item]);
             }
             c
         }

@@ -7,8 +7,13 @@ use webproof_bench::metrics::{read_csv, Format};
 use webproof_bench::runner::{links_path, run, Executables, RunOptions};
 use webproof_bench::topology::Backend;
 
+/// The runs share the host's namespace list (checked for leftovers), so
+/// they take turns.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn plain_and_curl_two_samples() {
+    let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     if !webproof_bench::netns::is_root() {
         eprintln!("SKIPPED: plain_and_curl_two_samples needs root (namespaces, TUN)");
         return;
@@ -100,4 +105,76 @@ mode = "plain"
         !left.lines().any(|l| l.starts_with("wpb-")),
         "leftovers: {left}"
     );
+}
+
+/// The `webproof` binary next to this test's target dir, if the workspace
+/// was built (as `cargo test --workspace` does).
+fn webproof_bin() -> Option<PathBuf> {
+    if let Ok(p) = std::env::var("WEBPROOF_BIN") {
+        return Some(PathBuf::from(p));
+    }
+    let exe = std::env::current_exe().ok()?;
+    let p = exe.parent()?.parent()?.join("webproof");
+    p.exists().then_some(p)
+}
+
+#[test]
+fn proxy_mode_two_samples() {
+    let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if !webproof_bench::netns::is_root() {
+        eprintln!("SKIPPED: proxy_mode_two_samples needs root (namespaces, TUN)");
+        return;
+    }
+    let Some(bin) = webproof_bin() else {
+        eprintln!("SKIPPED: proxy_mode_two_samples: no webproof binary built (set WEBPROOF_BIN)");
+        return;
+    };
+    let has_prove = std::process::Command::new(&bin)
+        .args(["prove", "--help"])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    if !has_prove {
+        eprintln!(
+            "SKIPPED: proxy_mode_two_samples: {} has no `prove`",
+            bin.display()
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("bench.toml");
+    std::fs::write(
+        &cfg,
+        "[[bench]]\nname = \"proxy\"\nproxy = true\ntls = \"1.2\"\nprotocol_latency = 10\napp_latency = 10\nbandwidth = 100\nupload-size = 512\ndownload-size = 1024\nsamples = 2\nwarmup = 0\n",
+    )
+    .unwrap();
+    let out = dir.path().join("metrics.csv");
+    let opts = RunOptions {
+        config: cfg,
+        output: out.clone(),
+        format: Format::Tlsn,
+        samples: None,
+        warmup: None,
+        backend: Some(Backend::Userspace),
+        filter: None,
+        skip_unavailable: false,
+        tolerance: 0.10,
+        probe_time: Duration::from_millis(300),
+        progress: false,
+        exe: Executables {
+            worker: PathBuf::from(env!("CARGO_BIN_EXE_webproof-bench-worker")),
+            worker_prefix: vec![],
+            webproof: Some(bin),
+        },
+    };
+    run(&opts).expect("proxy bench run");
+    let rows = read_csv(&out).unwrap();
+    assert_eq!(rows.len(), 2);
+    for r in &rows {
+        assert!(r.proxy && r.phases_reported);
+        assert!(r.time_total > 0.0 && r.time_total >= r.time_online);
+        // The prover's protocol traffic crossed the emulated pv link.
+        assert!(r.link_uploaded_bytes >= r.uploaded_total, "{r:?}");
+        assert!(r.verifier_peak_rss_bytes > 0 && r.heap_max_bytes > 0);
+    }
 }
