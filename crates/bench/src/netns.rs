@@ -264,8 +264,13 @@ pub fn clean_all() -> Result<CleanReport, NetError> {
         if let Some(name) = line.split(':').nth(1) {
             let name = name.trim().split('@').next().unwrap_or("");
             if name.starts_with(PREFIX) {
-                ip(&["link", "delete", name])?;
-                report.links.push(name.to_string());
+                // Deleting one end of a veth pair removes the other too.
+                match ip(&["link", "delete", name]) {
+                    Ok(_) => report.links.push(name.to_string()),
+                    Err(NetError::Command { stderr, .. })
+                        if stderr.contains("Cannot find device") => {}
+                    Err(e) => return Err(e),
+                }
             }
         }
     }

@@ -16,8 +16,12 @@ fn spec(rtt_ms: f64, mbps: f64) -> LinkSpec {
     }
 }
 
+/// Tests here create and remove `wpb-*` namespaces: one at a time.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn userspace_link_20mbps_40ms_within_10_percent() {
+    let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     if !is_root() {
         eprintln!(
             "SKIPPED: userspace_link_20mbps_40ms_within_10_percent needs root (namespaces, TUN)"
@@ -51,4 +55,36 @@ fn userspace_link_20mbps_40ms_within_10_percent() {
     drop(topo);
     let left = webproof_bench::netns::ip(&["netns", "list"]).unwrap();
     assert!(!left.contains("wpb-t20a"), "leftover namespaces: {left}");
+}
+
+#[test]
+fn clean_removes_leftovers_and_detect_picks_a_backend() {
+    let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if !is_root() {
+        eprintln!("SKIPPED: clean_removes_leftovers needs root");
+        return;
+    }
+    use webproof_bench::netns::{clean_all, ip};
+    // What a killed run leaves: a namespace and a root-namespace veth.
+    ip(&["netns", "add", "wpb-test-left"]).unwrap();
+    ip(&[
+        "link",
+        "add",
+        "wpb-tleft-a",
+        "type",
+        "veth",
+        "peer",
+        "name",
+        "wpb-tleft-b",
+    ])
+    .unwrap();
+    let r = clean_all().unwrap();
+    assert!(r.namespaces.contains(&"wpb-test-left".to_string()), "{r:?}");
+    assert!(r.links.iter().any(|l| l.starts_with("wpb-tleft")), "{r:?}");
+    assert!(!ip(&["netns", "list"]).unwrap().contains("wpb-"));
+    assert!(!ip(&["-o", "link", "show"]).unwrap().contains("wpb-"));
+    // Detection leaves nothing behind either.
+    let b = Backend::detect().unwrap();
+    eprintln!("backend on this host: {}", b.as_str());
+    assert!(!ip(&["netns", "list"]).unwrap().contains("wpb-"));
 }
