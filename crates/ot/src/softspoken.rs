@@ -57,7 +57,9 @@
 //!   with this leakage. The tests show both: a cheater is caught unless it
 //!   guesses, and passes exactly when its guess was right.
 //! - A failed check poisons the sender: it refuses every later `extend`
-//!   (the correlations must never be reused after a detected attack).
+//!   (the correlations must never be reused after a detected attack). Any
+//!   other failure inside `extend` (transport, malformed frame) does the
+//!   same on either side, since the seed streams are then out of step.
 //!
 //! # Side channels
 //!
@@ -125,6 +127,9 @@ pub struct SoftSpokenSender {
 /// The receiver of the COT extension (the ZK prover).
 pub struct SoftSpokenReceiver {
     k: usize,
+    /// Set while an `extend` runs and cleared on success: after a failure
+    /// the streams are out of step with the peer.
+    broken: bool,
     /// Per tree `l`, all `2^k` seed streams, index `l*2^k + x`.
     streams: Streams,
 }
@@ -229,6 +234,7 @@ impl SoftSpokenReceiver {
         channel.flush().await?;
         Ok(SoftSpokenReceiver {
             k,
+            broken: false,
             streams: Streams::new(seeds),
         })
     }
@@ -265,11 +271,19 @@ impl SoftSpokenReceiver {
         out: &mut Vec<Block>,
         cheat: &mut dyn Cheat,
     ) -> Result<()> {
+        if self.broken {
+            return Err(Error::Aborted(
+                "COT extension refused: an earlier extend failed".into(),
+            ));
+        }
+        check_n(n)?;
         let start = out.len();
+        self.broken = true;
         let res = self.extend_run(channel, n, out, cheat).await;
-        if res.is_err() {
+        match res {
+            Ok(()) => self.broken = false,
             // No partial batch: the caller sees all COTs of a call or none.
-            out.truncate(start);
+            Err(_) => out.truncate(start),
         }
         res
     }
@@ -482,13 +496,16 @@ impl RandomCotSender for SoftSpokenSender {
     ) -> Result<()> {
         if self.poisoned {
             return Err(Error::Aborted(
-                "COT extension refused: an earlier consistency check failed".into(),
+                "COT extension refused: an earlier extend failed (check or transport)".into(),
             ));
         }
         check_n(n)?;
         if n == 0 {
             return Ok(());
         }
+        // Any failure from here on leaves the seed streams out of step with
+        // the peer (or follows an attack): only a success clears this.
+        self.poisoned = true;
         let (k, m, delta) = (self.k, 128 / self.k, self.delta);
         let n_pad = n.div_ceil(128) * 128;
         let total = n_pad + MASK_COTS;
@@ -559,12 +576,12 @@ impl RandomCotSender for SoftSpokenSender {
         let (u, v) = (answer[0], answer[1]);
         let (lhs, _) = combine(seed, &out[start..], &extra, n_pad);
         if lhs ^ u.gf_mul(delta) != v {
-            self.poisoned = true;
             out.truncate(start);
             return Err(Error::CheckFailed(
                 "SoftSpokenOT consistency check: the receiver's COTs are inconsistent".into(),
             ));
         }
+        self.poisoned = false;
         Ok(())
     }
 }
