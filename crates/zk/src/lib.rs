@@ -22,6 +22,41 @@
 //! [`Circuit`](webproof_circuits::Circuit)), `mul` (elements), `open`,
 //! `assert_public` / `assert_zero`, `check` and `finish`.
 //!
+//! ```
+//! use futures::executor::block_on;
+//! use webproof_circuits::cache;
+//! use webproof_core::{cot::ideal, memory_duplex, Channel, Prg, Block};
+//! use webproof_zk::{Config, Prover, Verifier};
+//!
+//! // Statement: "I know a key k with AES_k(0) = c" for a public c.
+//! let key = [7u8; 16];
+//! let aes = cache::aes128();
+//! let c = aes.eval_bytes(&[&key, &[0u8; 16]]).remove(0);
+//! let c_bits = webproof_circuits::bytes_to_bits(&c);
+//! let (a, b) = memory_duplex();
+//! // Tests use the insecure dealer; real sessions use webproof-ferret.
+//! let (cot_s, cot_r) = ideal::pair(1);
+//! let prover = async {
+//!     let mut p = Prover::new(cot_r, Channel::new(a), Config::default()).await?;
+//!     let k = p.commit_bytes(&key).await?;
+//!     let zero: Vec<_> = (0..128).map(|_| p.constant(false)).collect();
+//!     let out = p.eval(aes, &[&k, &zero]).await?;
+//!     p.assert_public(&out[0], &c_bits).await?;
+//!     p.finish().await
+//! };
+//! let verifier = async {
+//!     let mut rng = Prg::new(Block(42)); // use a real CSPRNG
+//!     let mut v = Verifier::new(cot_s, Channel::new(b), Config::default(), &mut rng).await?;
+//!     let k = v.commit_bytes(16).await?;
+//!     let zero: Vec<_> = (0..128).map(|_| v.constant(false)).collect();
+//!     let out = v.eval(aes, &[&k, &zero]).await?;
+//!     v.assert_public(&out[0], &c_bits).await?;
+//!     v.finish().await // Ok only if every AND gate and assertion checks out
+//! };
+//! let (p, v) = block_on(async { futures::join!(prover, verifier) });
+//! assert!(p.is_ok() && v.is_ok());
+//! ```
+//!
 //! # How it works
 //! Every committed bit (a private input or an AND output) consumes one random
 //! COT `(M_r, r)` / `K_r`: the prover sends the correction `d = x ^ r` and both
