@@ -1,12 +1,246 @@
-//! `webproof keygen | verify`: attestations and presentations.
-use clap::Subcommand;
+//! `webproof keygen | verify`: verifier keys and offline checking of
+//! presentations. Thin: parse, call `webproof-attestation`, print.
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context};
+use clap::{Args, Subcommand, ValueEnum};
+use webproof_attestation::keyfile;
+use webproof_attestation::{
+    verify_presentation, RedactedTranscript, Scheme, VerifiedPresentation, VerifyingKey,
+};
 
 #[derive(Subcommand)]
 pub enum AttestationCmd {
-    /// Generate a verifier signing key.
-    Keygen,
+    /// Generate a verifier signing key: the secret goes to a new file (mode
+    /// 0600), the public key to FILE.pub and the terminal.
+    Keygen(KeygenArgs),
+    /// Check a presentation (JSON or binary) offline and print what it proves.
+    Verify(VerifyArgs),
 }
 
-pub async fn run(_cmd: AttestationCmd) -> anyhow::Result<()> {
-    anyhow::bail!("not built yet (issue 6)")
+#[derive(Clone, Copy, ValueEnum)]
+pub enum SchemeArg {
+    /// ECDSA on secp256k1, checkable by EVM contracts (ecrecover).
+    Secp256k1,
+    /// Ed25519.
+    Ed25519,
+}
+
+#[derive(Args)]
+pub struct KeygenArgs {
+    /// Signature scheme.
+    #[arg(long, value_enum, default_value = "secp256k1")]
+    pub scheme: SchemeArg,
+    /// Secret key file to create (never overwritten).
+    #[arg(short = 'o', long = "output", default_value = "webproof-verifier.key")]
+    pub output: PathBuf,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args)]
+pub struct VerifyArgs {
+    /// Presentation file (JSON or binary); `-` reads standard input.
+    pub presentation: PathBuf,
+    /// A trusted verifier public key (`secp256k1:HEX`, `ed25519:HEX`, bare
+    /// hex) or a file of them, one per line. Repeatable.
+    #[arg(
+        long = "trusted-key",
+        value_name = "KEY|FILE",
+        env = "WEBPROOF_TRUSTED_KEYS",
+        value_delimiter = ',',
+        required = true
+    )]
+    pub trusted_keys: Vec<String>,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub async fn run(cmd: AttestationCmd) -> anyhow::Result<()> {
+    match cmd {
+        AttestationCmd::Keygen(a) => keygen(a),
+        AttestationCmd::Verify(a) => verify(a),
+    }
+}
+
+fn keygen(args: KeygenArgs) -> anyhow::Result<()> {
+    let scheme = match args.scheme {
+        SchemeArg::Secp256k1 => Scheme::Secp256k1,
+        SchemeArg::Ed25519 => Scheme::Ed25519,
+    };
+    let key = keyfile::generate_signing_key(scheme);
+    let public = key.verifying_key();
+    let mut pub_path = args.output.clone().into_os_string();
+    pub_path.push(".pub");
+    let pub_path = PathBuf::from(pub_path);
+    if pub_path.exists() {
+        bail!("{} already exists; not overwriting", pub_path.display());
+    }
+    keyfile::write_signing_key(&args.output, &key)?;
+    std::fs::write(&pub_path, format!("{public}\n"))
+        .with_context(|| format!("writing {}", pub_path.display()))?;
+    if args.json {
+        let out = serde_json::json!({
+            "scheme": scheme.name(),
+            "public_key": public.to_string(),
+            "key_id": public.key_id().to_string(),
+            "ethereum_address": public.ethereum_address(),
+            "secret_key_file": args.output,
+            "public_key_file": pub_path,
+        });
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    } else {
+        println!(
+            "secret key   {} (mode 0600; keep it private)",
+            args.output.display()
+        );
+        println!("public key   {public}");
+        println!("key id       {}", public.key_id());
+        if let Some(addr) = public.ethereum_address() {
+            println!("eth address  {addr}");
+        }
+        println!("written to   {}", pub_path.display());
+    }
+    Ok(())
+}
+
+/// A key given inline, or a file holding keys one per line (`#` comments).
+fn load_trusted_keys(specs: &[String]) -> anyhow::Result<Vec<VerifyingKey>> {
+    let mut keys = Vec::new();
+    for (i, spec) in specs
+        .iter()
+        .map(|s| s.trim())
+        .filter(|s| !s.is_empty())
+        .enumerate()
+    {
+        let path = Path::new(spec);
+        if path.is_file() {
+            let text = std::fs::read_to_string(path).with_context(|| format!("reading {spec}"))?;
+            for (n, line) in text.lines().enumerate() {
+                let line = line.trim();
+                if line.is_empty() || line.starts_with('#') {
+                    continue;
+                }
+                keys.push(line.parse().with_context(|| format!("{spec}:{}", n + 1))?);
+            }
+        } else {
+            // Never echo the argument: it may be a secret key pasted by mistake.
+            let key = spec
+                .parse()
+                .with_context(|| format!("trusted key #{} (not a file either)", i + 1))?;
+            keys.push(key);
+        }
+    }
+    if keys.is_empty() {
+        bail!("no trusted key given");
+    }
+    Ok(keys)
+}
+
+fn verify(args: VerifyArgs) -> anyhow::Result<()> {
+    let trusted = load_trusted_keys(&args.trusted_keys)?;
+    let bytes = if args.presentation.as_os_str() == "-" {
+        let mut buf = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut buf)?;
+        buf
+    } else {
+        std::fs::read(&args.presentation)
+            .with_context(|| format!("reading {}", args.presentation.display()))?
+    };
+    let verified = verify_presentation(&bytes, &trusted).context("presentation rejected")?;
+    if args.json {
+        let mut value = verified.to_json_value();
+        value["time_utc"] = format_utc(verified.time).into();
+        println!("{}", serde_json::to_string_pretty(&value)?);
+    } else {
+        print_table(&verified);
+    }
+    Ok(())
+}
+
+const HIDDEN: char = '█';
+
+fn print_table(v: &VerifiedPresentation) {
+    println!("Presentation verified.");
+    println!("  server         {}", v.server_name);
+    println!("  time           {} ({})", format_utc(v.time), v.time);
+    println!("  TLS            {}, {}", v.tls_version, v.cipher_suite);
+    println!("  verifier key   {}", v.verifier_key);
+    println!("  key id         {}", v.key_id());
+    if let Some(addr) = v.verifier_key.ethereum_address() {
+        println!("  eth address    {addr}");
+    }
+    match &v.server_identity {
+        Some(id) => println!(
+            "  certificates   {} (match the attested handshake hash)",
+            id.cert_chain().len()
+        ),
+        None => println!("  certificates   not included"),
+    }
+    for (name, t) in [("sent", &v.sent), ("received", &v.received)] {
+        println!(
+            "  {name:<14} {} bytes, {} revealed, {} hidden",
+            t.len(),
+            t.revealed_len(),
+            t.len() - t.revealed_len()
+        );
+    }
+    for (name, t) in [("sent", &v.sent), ("received", &v.received)] {
+        println!("\n--- {name} (hidden bytes shown as {HIDDEN}) ---");
+        println!("{}", for_terminal(t));
+    }
+}
+
+/// Marked text that is safe to print: CRLF shown as a line break, other
+/// control characters escaped.
+fn for_terminal(t: &RedactedTranscript) -> String {
+    let text = t.to_marked_string(HIDDEN);
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\r' if chars.peek() == Some(&'\n') => {}
+            '\n' | '\t' => out.push(c),
+            c if c.is_control() => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `YYYY-MM-DD HH:MM:SS UTC` from Unix seconds (proleptic Gregorian).
+fn format_utc(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Civil-from-days (H. Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::format_utc;
+
+    #[test]
+    fn utc_formatting() {
+        assert_eq!(format_utc(0), "1970-01-01 00:00:00 UTC");
+        assert_eq!(format_utc(951_782_400), "2000-02-29 00:00:00 UTC");
+        assert_eq!(format_utc(1_763_771_400), "2025-11-22 00:30:00 UTC");
+        assert_eq!(format_utc(4_102_444_799), "2099-12-31 23:59:59 UTC");
+    }
 }
