@@ -95,8 +95,8 @@ pub struct NestedConfig {
     /// Largest accepted 95% CI half-width of mean throughput, relative.
     pub max_ci_rel: f64,
     pub netns: NetnsMode,
-    /// Test hook: the server drops every connection after this many bytes.
-    pub server_drop_after: Option<u64>,
+    /// Test hook: the server misbehaves on every connection.
+    pub server_fault: Option<proto::Fault>,
 }
 
 impl Default for NestedConfig {
@@ -114,7 +114,7 @@ impl Default for NestedConfig {
             timeout: Duration::from_secs(30),
             max_ci_rel: 0.05,
             netns: NetnsMode::Auto,
-            server_drop_after: None,
+            server_fault: None,
         }
     }
 }
@@ -256,7 +256,7 @@ pub fn run(cfg: &NestedConfig) -> Result<NestedReport, NestedError> {
         layers.clone(),
         stats.clone(),
         cfg.payload_sizes.iter().copied().max().unwrap_or(0) as u64,
-        cfg.server_drop_after,
+        cfg.server_fault,
         cfg.timeout,
     )?;
     let (relay_thread, targets, hops) = match cfg.link {
@@ -462,7 +462,7 @@ fn start_server(
     layers: Arc<Layers>,
     stats: Arc<ServerStats>,
     max_payload: u64,
-    drop_after: Option<u64>,
+    fault: Option<proto::Fault>,
     timeout: Duration,
 ) -> Result<ServerHandle, NestedError> {
     let ((addrs, clock), thread) =
@@ -481,7 +481,7 @@ fn start_server(
                         tokio::spawn(async move {
                             let r = tokio::time::timeout(
                                 timeout,
-                                serve(tcp, mode, &layers, max_payload, drop_after),
+                                serve(tcp, mode, &layers, max_payload, fault),
                             )
                             .await
                             .unwrap_or_else(|_| Err("server timeout".into()));
@@ -508,7 +508,7 @@ async fn serve(
     mode: Mode,
     layers: &Layers,
     max_payload: u64,
-    drop_after: Option<u64>,
+    fault: Option<proto::Fault>,
 ) -> Result<(), String> {
     let _ = tcp.set_nodelay(true);
     let outer = TlsAcceptor::from(layers.outer.server.clone())
@@ -516,13 +516,13 @@ async fn serve(
         .await
         .map_err(|e| format!("outer handshake: {e}"))?;
     match mode {
-        Mode::SingleTls => serve_payload(outer, max_payload, drop_after).await,
+        Mode::SingleTls => serve_payload(outer, max_payload, fault).await,
         Mode::NestedTls => {
             let inner = TlsAcceptor::from(layers.inner.server.clone())
                 .accept(outer)
                 .await
                 .map_err(|e| format!("inner handshake: {e}"))?;
-            serve_payload(inner, max_payload, drop_after).await
+            serve_payload(inner, max_payload, fault).await
         }
     }
 }
@@ -530,9 +530,9 @@ async fn serve(
 async fn serve_payload<S: AsyncRead + AsyncWrite + Unpin>(
     mut s: S,
     max_payload: u64,
-    drop_after: Option<u64>,
+    fault: Option<proto::Fault>,
 ) -> Result<(), String> {
-    proto::receive(&mut s, max_payload, drop_after)
+    proto::receive(&mut s, max_payload, fault)
         .await
         .map_err(|e| format!("receive: {e}"))?;
     // Wait for the client's close so the connection's CPU lands in its round.
@@ -748,10 +748,19 @@ impl Coordinator {
             }
         }
         let wall = t0.elapsed().as_secs_f64();
-        // Let the server finish these connections so its CPU is this round's.
+        // Let the server finish these connections so its CPU is this round's:
+        // the successful ones surely reached it; a failed one may never have,
+        // so it gets only a short grace.
+        let served = |n: usize| done0 + n as u64;
         let deadline = Instant::now() + self.cfg.timeout;
-        while self.server_stats.done.load(Ordering::Acquire) < done0 + conc as u64
+        while self.server_stats.done.load(Ordering::Acquire) < served(out.ok)
             && Instant::now() < deadline
+        {
+            tokio::time::sleep(Duration::from_micros(200)).await;
+        }
+        let grace = Instant::now() + Duration::from_millis(200);
+        while self.server_stats.done.load(Ordering::Acquire) < served(conc)
+            && Instant::now() < grace
         {
             tokio::time::sleep(Duration::from_micros(200)).await;
         }
@@ -1063,7 +1072,7 @@ mod tests {
     #[test]
     fn a_peer_dropping_mid_transfer_is_a_failure_not_a_hang() {
         let mut cfg = small(vec![Mode::NestedTls]);
-        cfg.server_drop_after = Some(10_000);
+        cfg.server_fault = Some(proto::Fault::DropAfter(10_000));
         cfg.timeout = Duration::from_secs(5);
         let t = Instant::now();
         let rep = run(&cfg).unwrap();
@@ -1073,6 +1082,20 @@ mod tests {
         assert!(!r.stable);
         assert_eq!(rep.unstable.len(), 1);
         assert!(rep.first_error.unwrap().contains("dropped"));
+    }
+
+    #[test]
+    fn a_peer_hanging_mid_transfer_times_out_as_a_failure() {
+        let mut cfg = small(vec![Mode::SingleTls]);
+        cfg.concurrency = vec![1];
+        cfg.server_fault = Some(proto::Fault::StallAfter(10_000));
+        cfg.timeout = Duration::from_millis(800);
+        let t = Instant::now();
+        let rep = run(&cfg).unwrap();
+        assert!(t.elapsed() < Duration::from_secs(15));
+        assert_eq!(rep.rows[0].fail, 2);
+        assert!(!rep.rows[0].stable);
+        assert!(rep.first_error.unwrap().contains("timeout"));
     }
 
     #[test]

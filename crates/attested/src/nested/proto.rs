@@ -81,14 +81,30 @@ pub async fn send<S: AsyncRead + AsyncWrite + Unpin>(
     Ok(())
 }
 
+/// A misbehaving receiver, for tests of the sender's failure handling.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// Close the connection after this many payload bytes.
+    DropAfter(u64),
+    /// Stop reading (and never ack) after this many payload bytes.
+    StallAfter(u64),
+}
+
+impl Fault {
+    fn at(self) -> u64 {
+        match self {
+            Fault::DropAfter(n) | Fault::StallAfter(n) => n,
+        }
+    }
+}
+
 /// Receive one payload, check it against its pattern, ack. Returns the
-/// number of bytes received. `drop_after` (tests) makes the receiver stop
-/// reading and return an error after that many payload bytes, simulating a
-/// peer that dies mid-transfer.
+/// number of bytes received. `fault` (tests) makes the receiver misbehave
+/// after that many payload bytes: a peer that dies or hangs mid-transfer.
 pub async fn receive<S: AsyncRead + AsyncWrite + Unpin>(
     s: &mut S,
     max_len: u64,
-    drop_after: Option<u64>,
+    fault: Option<Fault>,
 ) -> Result<u64, TransferError> {
     let mut hdr = [0u8; HEADER_LEN];
     s.read_exact(&mut hdr).await?;
@@ -102,16 +118,20 @@ pub async fn receive<S: AsyncRead + AsyncWrite + Unpin>(
     let mut got = 0u64;
     let mut first_bad: Option<u64> = None;
     while got < len {
-        if drop_after.is_some_and(|d| got >= d) {
-            return Err(TransferError::Io(std::io::Error::new(
-                std::io::ErrorKind::ConnectionAborted,
-                "receiver dropped mid-transfer (test)",
-            )));
+        match fault {
+            Some(Fault::DropAfter(d)) if got >= d => {
+                return Err(TransferError::Io(std::io::Error::new(
+                    std::io::ErrorKind::ConnectionAborted,
+                    "receiver dropped mid-transfer (test)",
+                )));
+            }
+            Some(Fault::StallAfter(d)) if got >= d => std::future::pending::<()>().await,
+            _ => {}
         }
         let mut want = ((len - got) as usize).min(buf.len());
-        if let Some(d) = drop_after {
-            // Stop exactly at the drop point (one read can return many records).
-            want = want.min((d - got).max(1) as usize);
+        if let Some(f) = fault {
+            // Stop exactly at the fault point (one read can return many records).
+            want = want.min((f.at().saturating_sub(got)).max(1) as usize);
         }
         let n = s.read(&mut buf[..want]).await?;
         if n == 0 {

@@ -312,7 +312,7 @@ fn run_nested_blocking(args: NestedTlsArgs) -> anyhow::Result<()> {
         timeout: Duration::from_millis(args.timeout_ms),
         max_ci_rel: args.max_ci_pct / 100.0,
         netns,
-        server_drop_after: None,
+        server_fault: None,
     };
     let load = load_avg();
     let rep = nested::run(&cfg)?;
