@@ -71,7 +71,11 @@
 //! segment), the prover answers `U = sum chi_i A0_i + A0*`,
 //! `V = sum chi_i A1_i + A1*` where `(A0*, A1*)` is a random VOLE built from
 //! 128 COTs, and the verifier checks `sum chi_i B_i + B* = U + V Delta`.
-//! A wrong gate survives with probability about `3 / 2^127`
+//! A wrong gate survives with probability at most about `(s + 2) / 2^127`
+//! for `s` segments: each segment's error terms are fixed before its
+//! challenge is drawn (so the weighted error sum vanishes with probability
+//! `2^-128` per segment, even though later segments are chosen after earlier
+//! challenges), and a nonzero sum leaves a degree-2 equation in `Delta`
 //! (`lsb(Delta) = 1` is public, so `Delta` has 127 unknown bits).
 //!
 //! Openings send the values and a SHA-256 hash of the MACs; the verifier
