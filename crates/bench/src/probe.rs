@@ -79,12 +79,8 @@ pub enum ProbeError {
     Net(#[from] crate::netns::NetError),
 }
 
-/// Measure RTT and a -> b throughput of `link`.
-pub fn measure(
-    topo: &Topology,
-    link: &Link,
-    bulk: Duration,
-) -> Result<LinkMeasurement, ProbeError> {
+/// Median and minimum of 15 TCP echo round trips a -> b -> a, ms.
+pub fn echo_rtt(topo: &Topology, link: &Link) -> Result<(f64, f64), ProbeError> {
     let name = link.id.short().to_string();
     let io = |what: &'static str| {
         let name = name.clone();
@@ -97,7 +93,6 @@ pub fn measure(
     let addr = SocketAddr::from((link.b.addr, PROBE_PORT));
     let a_ns = topo.namespace(&link.a.ns);
     let b_ns = topo.namespace(&link.b.ns);
-
     // Echo server on b, client on a.
     let (tx, rx) = std::sync::mpsc::channel();
     let server = b_ns.run_in(move || -> std::io::Result<()> {
@@ -142,16 +137,58 @@ pub fn measure(
         .map_err(|_| ProbeError::Thread(name.clone()))?
         .map_err(io("echo server"))?;
     rtts.sort_by(|a, b| a.total_cmp(b));
-    let rtt_ms = rtts[rtts.len() / 2];
-    let rtt_min_ms = rtts[0];
+    Ok((rtts[rtts.len() / 2], rtts[0]))
+}
+
+/// The fixed cost of the userspace path (TUN hops, thread wake-ups) per
+/// direction, in ns: half the echo RTT of a link with no delay and a very
+/// high rate. The userspace backend subtracts it from each direction's
+/// delay, so the RTT seen end to end is the configured one.
+pub fn calibrate_userspace(tag: &str) -> Result<u64, ProbeError> {
+    use crate::config::LinkSpec;
+    use crate::topology::{Backend, LinkId};
+    let spec = LinkSpec {
+        rtt_ms: 0.0,
+        bandwidth_mbps: 10_000.0,
+        jitter_ms: 0.0,
+        loss_percent: 0.0,
+    };
+    let topo = Topology::build(tag, Backend::Userspace, spec, spec, 0, 0)?;
+    let (median, _) = echo_rtt(&topo, topo.link(LinkId::ProverVerifier))?;
+    Ok((median * 1e6 / 2.0) as u64)
+}
+
+/// Measure RTT and a -> b throughput of `link`.
+pub fn measure(
+    topo: &Topology,
+    link: &Link,
+    bulk: Duration,
+) -> Result<LinkMeasurement, ProbeError> {
+    let name = link.id.short().to_string();
+    let io = |what: &'static str| {
+        let name = name.clone();
+        move |source| ProbeError::Io {
+            link: name.clone(),
+            what,
+            source,
+        }
+    };
+    let addr = SocketAddr::from((link.b.addr, PROBE_PORT));
+    let a_ns = topo.namespace(&link.a.ns);
+    let b_ns = topo.namespace(&link.b.ns);
+
+    let (rtt_ms, rtt_min_ms) = echo_rtt(topo, link)?;
 
     // Bulk a -> b. The rate is read from the receiving interface's byte
     // counter (what crossed the emulated link), between 30% and 90% of the
     // transfer: after slow start, before the tail. Application-level byte
     // counts would be skewed by loss recovery (bytes held back behind a hole
     // arrive in a burst).
-    // At least 40 round trips, so the ramp-up is a small part.
-    let secs = bulk.as_secs_f64().max(link.spec.rtt_ms * 40.0 / 1e3);
+    // At least 40 round trips and 0.6 s, so the ramp-up is a small part.
+    let secs = bulk
+        .as_secs_f64()
+        .max(link.spec.rtt_ms * 40.0 / 1e3)
+        .max(0.6);
     let target_bytes = ((link.spec.bandwidth_mbps * 1e6 / 8.0) * secs)
         .clamp(256.0 * 1024.0, 256.0 * 1024.0 * 1024.0) as u64;
     let dev = link.b.dev.clone();

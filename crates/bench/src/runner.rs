@@ -163,6 +163,19 @@ pub fn run(opts: &RunOptions) -> anyhow::Result<RunSummary> {
         }
     );
 
+    let compensation_ns = match backend {
+        Backend::Userspace => {
+            let c =
+                probe::calibrate_userspace(&format!("{:04x}", (std::process::id() * 89) & 0xffff))
+                    .context("calibrating the userspace link emulator")?;
+            eprintln!(
+                "userspace path cost: {:.3} ms per direction, subtracted from the configured delays",
+                c as f64 / 1e6
+            );
+            c
+        }
+        Backend::Netem => 0,
+    };
     let total: u64 = runnable.iter().map(|b| (b.samples + b.warmup) as u64).sum();
     let pb = if opts.progress {
         indicatif::ProgressBar::new(total)
@@ -190,8 +203,15 @@ pub fn run(opts: &RunOptions) -> anyhow::Result<RunSummary> {
         static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
         let tag = format!("{:04x}", (std::process::id() as usize * 97 + n) & 0xffff);
-        let topo = Topology::build(&tag, backend, bench.protocol, bench.app, i as u64 + 1)
-            .with_context(|| format!("building the network for {label}"))?;
+        let topo = Topology::build(
+            &tag,
+            backend,
+            bench.protocol,
+            bench.app,
+            i as u64 + 1,
+            compensation_ns,
+        )
+        .with_context(|| format!("building the network for {label}"))?;
         let adapter = bench.adapter.as_ref().map(|a| &adapters[a]);
         let verifier_connects = adapter.map_or(bench.verifier_connects(), |a| a.verifier_connects);
         let uses_verifier = adapter.map_or(bench.mode == Mode::Proxy, |a| a.verifier.is_some());

@@ -169,13 +169,16 @@ pub fn direction_params(spec: &LinkSpec) -> DirectionParams {
 
 impl Topology {
     /// Build the network for one bench. `tag` (4 characters) keeps device
-    /// names unique and under 15 bytes.
+    /// names unique and under 15 bytes. `compensation_ns` is subtracted
+    /// from each direction's delay on the userspace backend (its own path
+    /// cost, see [`crate::probe::calibrate_userspace`]).
     pub fn build(
         tag: &str,
         backend: Backend,
         protocol: LinkSpec,
         app: LinkSpec,
         seed: u64,
+        compensation_ns: u64,
     ) -> Result<Topology, NetError> {
         let ns = |role: &str| Namespace::create(&format!("{PREFIX}{tag}-{role}"));
         let prover = ns("prover")?;
@@ -220,7 +223,9 @@ impl Topology {
                 addr: Ipv4Addr::new(198, 18, id.subnet(), 2),
             };
             let link = match backend {
-                Backend::Userspace => userspace_link(id, spec, a, b, seed.wrapping_add(i as u64))?,
+                Backend::Userspace => {
+                    userspace_link(id, spec, a, b, seed.wrapping_add(i as u64), compensation_ns)?
+                }
                 Backend::Netem => netem_link(id, spec, a, b)?,
             };
             topo.links.push(link);
@@ -270,7 +275,14 @@ fn address(end: &End, peer: &End) -> Result<(), NetError> {
     Ok(())
 }
 
-fn userspace_link(id: LinkId, spec: LinkSpec, a: End, b: End, seed: u64) -> Result<Link, NetError> {
+fn userspace_link(
+    id: LinkId,
+    spec: LinkSpec,
+    a: End,
+    b: End,
+    seed: u64,
+    compensation_ns: u64,
+) -> Result<Link, NetError> {
     let fa = open_tun(&a.dev).map_err(|source| NetError::Namespace {
         name: a.dev.clone(),
         source,
@@ -284,7 +296,9 @@ fn userspace_link(id: LinkId, spec: LinkSpec, a: End, b: End, seed: u64) -> Resu
     ip(&["link", "set", &b.dev, "netns", &b.ns])?;
     address(&a, &b)?;
     address(&b, &a)?;
-    let tun = TunLink::start(fa, fb, direction_params(&spec), seed);
+    let mut params = direction_params(&spec);
+    params.delay_ns = params.delay_ns.saturating_sub(compensation_ns);
+    let tun = TunLink::start(fa, fb, params, seed);
     Ok(Link {
         id,
         spec,

@@ -61,7 +61,7 @@ mode = "plain"
         filter: None,
         skip_unavailable: false,
         tolerance: 0.10,
-        probe_time: Duration::from_millis(300),
+        probe_time: Duration::from_millis(800),
         progress: false,
         exe: Executables {
             worker: PathBuf::from(env!("CARGO_BIN_EXE_webproof-bench-worker")),
@@ -159,7 +159,7 @@ fn proxy_mode_two_samples() {
         filter: None,
         skip_unavailable: false,
         tolerance: 0.10,
-        probe_time: Duration::from_millis(300),
+        probe_time: Duration::from_millis(800),
         progress: false,
         exe: Executables {
             worker: PathBuf::from(env!("CARGO_BIN_EXE_webproof-bench-worker")),

@@ -28,12 +28,16 @@ fn userspace_link_20mbps_40ms_within_10_percent() {
         );
         return;
     }
+    // As a run does: the emulator's own path cost is calibrated first.
+    let comp = webproof_bench::probe::calibrate_userspace("t20c").expect("calibrate");
+    eprintln!("userspace path cost per direction: {comp} ns");
     let topo = Topology::build(
         "t20a",
         Backend::Userspace,
         spec(40.0, 20.0),
         spec(10.0, 100.0),
         1,
+        comp,
     )
     .expect("build topology");
     let link = topo.link(LinkId::ProverVerifier);
