@@ -198,13 +198,8 @@ impl<'a> Stream<'a> {
                     return Err(malformed("ChangeCipherSpec", "payload is not [1]"));
                 }
                 if self.tls13 {
-                    // Middlebox-compatibility CCS: meaningless, only before protection.
-                    if self.cipher.is_some() && self.dir == Direction::Received {
-                        return Err(malformed(
-                            "record",
-                            "ChangeCipherSpec after encryption started",
-                        ));
-                    }
+                    // Middlebox-compatibility CCS (RFC 8446 D.4): allowed in the
+                    // clear anywhere before the peer's Finished; meaningless.
                     continue;
                 }
                 let Some(c) = self.pending.take() else {
@@ -791,4 +786,133 @@ pub fn assemble(version: TlsVersion, opened: &[OpenedRecord]) -> Result<AppData>
         }
     }
     Ok(out)
+}
+
+/// What the prover computes from its own copy of the transcript and the
+/// captured (EC)DHE shared secret.
+#[derive(Clone, Debug)]
+pub struct DerivedWitness {
+    /// The witness (HS for TLS 1.3, master secret for TLS 1.2).
+    pub witness: Witness,
+    /// The session's suite.
+    pub suite: CipherSuite,
+    /// client_random, to find the session in a key log.
+    pub client_random: [u8; 32],
+    /// The key-log label and secret that must equal what the TLS stack
+    /// logged (`CLIENT_HANDSHAKE_TRAFFIC_SECRET` or `CLIENT_RANDOM`), as a
+    /// cross-check of the derivation.
+    pub keylog_check: (&'static str, Vec<u8>),
+    /// The client key shares offered (group, public key), to look up the
+    /// captured shared secret.
+    pub key_shares: Vec<(u16, Vec<u8>)>,
+}
+
+/// The client's key shares in the transcript (TLS 1.3: of the last
+/// ClientHello; TLS 1.2: the ClientKeyExchange public key), so the prover can
+/// find the shared secret it captured.
+pub fn client_public_keys(t: &crate::record::Transcript) -> Result<Vec<Vec<u8>>> {
+    let mut sent = Stream::new(Direction::Sent, &t.sent);
+    sent.tls13 = true;
+    let mut out = Vec::new();
+    let ch = hsk::parse_client_hello(sent.expect(msg_type::CLIENT_HELLO, "ClientHello")?.body())?;
+    out.extend(ch.key_shares.into_iter().map(|(_, k)| k));
+    // A second ClientHello (after HRR) or a ClientKeyExchange may follow in the clear.
+    if let Ok(m) = sent.next_message() {
+        match m.typ {
+            msg_type::CLIENT_HELLO => {
+                out.extend(
+                    hsk::parse_client_hello(m.body())?
+                        .key_shares
+                        .into_iter()
+                        .map(|(_, k)| k),
+                );
+            }
+            msg_type::CLIENT_KEY_EXCHANGE => out.push(hsk::parse_client_key_exchange(m.body())?),
+            _ => {}
+        }
+    }
+    Ok(out)
+}
+
+/// Derive the witness from the transcript's clear-text handshake messages and
+/// the (EC)DHE shared secret.
+pub fn derive_witness(t: &crate::record::Transcript, ecdhe: &[u8]) -> Result<DerivedWitness> {
+    let mut sent = Stream::new(Direction::Sent, &t.sent);
+    let mut recv = Stream::new(Direction::Received, &t.received);
+    sent.tls13 = true;
+    recv.tls13 = true;
+    let mut ch_msg = sent.expect(msg_type::CLIENT_HELLO, "ClientHello")?;
+    let mut sh_msg = recv.expect(msg_type::SERVER_HELLO, "ServerHello")?;
+    let mut sh = hsk::parse_server_hello(sh_msg.body())?;
+    let suite = CipherSuite::from_code(sh.cipher_suite)
+        .ok_or_else(|| ProxyError::Unsupported(format!("cipher suite {:#06x}", sh.cipher_suite)))?;
+    let h = suite.hash();
+    let mut msgs = Vec::new();
+    if sh.version == 0x0304 && sh.is_hrr() {
+        let mut synthetic = vec![msg_type::MESSAGE_HASH, 0, 0, h.output_len() as u8];
+        synthetic.extend_from_slice(&h.hash(&ch_msg.bytes));
+        msgs.extend_from_slice(&synthetic);
+        msgs.extend_from_slice(&sh_msg.bytes);
+        ch_msg = sent.expect(msg_type::CLIENT_HELLO, "second ClientHello")?;
+        sh_msg = recv.expect(msg_type::SERVER_HELLO, "ServerHello")?;
+        sh = hsk::parse_server_hello(sh_msg.body())?;
+    }
+    let ch = hsk::parse_client_hello(ch_msg.body())?;
+    msgs.extend_from_slice(&ch_msg.bytes);
+    msgs.extend_from_slice(&sh_msg.bytes);
+    match sh.version {
+        0x0304 => {
+            let hs = keys::tls13_handshake_secret(h, ecdhe);
+            let (chts, _) = keys::tls13_handshake_traffic(h, &hs, &h.hash(&msgs));
+            Ok(DerivedWitness {
+                witness: Witness::Tls13 {
+                    handshake_secret: hs,
+                },
+                suite,
+                client_random: ch.random,
+                keylog_check: ("CLIENT_HANDSHAKE_TRAFFIC_SECRET", chts),
+                key_shares: ch.key_shares,
+            })
+        }
+        0x0303 => {
+            sent.tls13 = false;
+            recv.tls13 = false;
+            for name in ["Certificate", "ServerKeyExchange", "ServerHelloDone"] {
+                let m = recv.next_message()?;
+                let want = match name {
+                    "Certificate" => msg_type::CERTIFICATE,
+                    "ServerKeyExchange" => msg_type::SERVER_KEY_EXCHANGE,
+                    _ => msg_type::SERVER_HELLO_DONE,
+                };
+                if m.typ != want {
+                    return Err(unexpected(Direction::Received, name, m.typ));
+                }
+                msgs.extend_from_slice(&m.bytes);
+            }
+            let cke = sent.expect(msg_type::CLIENT_KEY_EXCHANGE, "ClientKeyExchange")?;
+            let client_pub = hsk::parse_client_key_exchange(cke.body())?;
+            msgs.extend_from_slice(&cke.bytes);
+            let ems = ch.ems && sh.ems;
+            let seed = if ems {
+                h.hash(&msgs)
+            } else {
+                let mut s = ch.random.to_vec();
+                s.extend_from_slice(&sh.random);
+                s
+            };
+            let ms = keys::tls12_master_secret(h, ecdhe, ems, &seed);
+            Ok(DerivedWitness {
+                witness: Witness::Tls12 {
+                    master_secret: ms.clone(),
+                },
+                suite,
+                client_random: ch.random,
+                keylog_check: ("CLIENT_RANDOM", ms),
+                key_shares: vec![(0, client_pub)],
+            })
+        }
+        v => Err(ProxyError::Unsupported(format!(
+            "protocol version {v:#06x}"
+        ))),
+    }
 }

@@ -1,12 +1,364 @@
 //! `webproof demo | fixture | serve | prove`: proxy mode.
-use clap::Subcommand;
+//!
+//! Thin layer: parse arguments, call `webproof-net`, print. `fixture` and
+//! `serve` print exactly one JSON line on stdout when ready
+//! (`{"event":"listening","addr":"IP:PORT"}`, plus `"ca_cert"` for the
+//! fixture) and run until SIGINT/SIGTERM; session logs go to stderr.
+use anyhow::{bail, Context};
+use clap::{Args, Subcommand};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::Duration;
+use webproof_net::{Fixture, ProveOptions, Verifier, VerifierConfig};
+use webproof_proxy::{CipherSuite, KxGroup, RecorderLimits, RootStore, TlsVersion, VerifierOutput};
 
 #[derive(Subcommand)]
 pub enum ProxyCmd {
     /// Run a local HTTPS server, a verifier and a prover, and show what was verified.
     Demo,
+    /// Run the local HTTPS test server (its own test CA, written to --cert-dir).
+    Fixture(FixtureArgs),
+    /// Run a verifier that relays provers' TLS sessions and checks their proofs.
+    Serve(ServeArgs),
+    /// Fetch a URL through a verifier and prove what the server sent.
+    Prove(ProveArgs),
 }
 
-pub async fn run(_cmd: ProxyCmd) -> anyhow::Result<()> {
-    anyhow::bail!("not built yet (issue 3)")
+#[derive(Args)]
+pub struct FixtureArgs {
+    /// Address to listen on (port 0: any free port).
+    #[arg(long, default_value = "127.0.0.1:0")]
+    listen: String,
+    /// Where to write ca.pem, cert.pem and key.pem (default: a fresh temporary directory).
+    #[arg(long)]
+    cert_dir: Option<PathBuf>,
+    /// Extra subject alternative name (DNS name or IP) for the certificate; repeatable.
+    #[arg(long = "san")]
+    sans: Vec<String>,
+}
+
+#[derive(Args)]
+pub struct ServeArgs {
+    /// Address to listen on for provers (port 0: any free port).
+    #[arg(long, default_value = "127.0.0.1:7047")]
+    listen: String,
+    /// Extra trusted root certificate (PEM file); repeatable.
+    #[arg(long = "ca-cert")]
+    ca_certs: Vec<PathBuf>,
+    /// Trust only --ca-cert roots, not the built-in webpki roots.
+    #[arg(long)]
+    no_webpki_roots: bool,
+    /// Connect NAME to IP instead of resolving it; repeatable.
+    #[arg(long = "resolve", value_name = "NAME=IP")]
+    resolve: Vec<String>,
+    /// Most bytes the client may send in one session.
+    #[arg(long, default_value_t = RecorderLimits::default().max_sent_bytes)]
+    max_sent_bytes: usize,
+    /// Most bytes the server may send in one session.
+    #[arg(long, default_value_t = RecorderLimits::default().max_recv_bytes)]
+    max_recv_bytes: usize,
+    /// Longest a relayed TLS session may last, in seconds.
+    #[arg(long, default_value_t = 60)]
+    relay_timeout_secs: u64,
+    /// Serve one prover, print its verified output as JSON, and exit.
+    #[arg(long)]
+    once: bool,
+}
+
+#[derive(Args)]
+pub struct ProveArgs {
+    /// Verifier address (HOST:PORT).
+    #[arg(long)]
+    verifier: String,
+    /// The https:// URL to fetch.
+    #[arg(long)]
+    url: String,
+    /// Extra request header ('Name: value'); repeatable.
+    #[arg(short = 'H', long = "header")]
+    headers: Vec<String>,
+    /// What to reveal; repeatable. Items: all (default), http, headers, header:NAME,
+    /// req-header:NAME, body, json:PATH, sent:A-B, recv:A-B, hide-sent:A-B, hide-recv:A-B.
+    #[arg(long)]
+    reveal: Vec<String>,
+    /// Extra trusted root certificate (PEM file) for the prover's own check; repeatable.
+    #[arg(long = "ca-cert")]
+    ca_certs: Vec<PathBuf>,
+    /// TLS version to use (default: 1.3 or 1.2, as the server prefers).
+    #[arg(long, value_parser = parse_version)]
+    tls: Option<TlsVersion>,
+    /// Cipher suite to offer (e.g. TLS13_AES_128_GCM_SHA256, ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256); repeatable.
+    #[arg(long = "suite", value_parser = parse_suite)]
+    suites: Vec<CipherSuite>,
+    /// Key-exchange group to offer (x25519, p256); repeatable.
+    #[arg(long = "group", value_parser = parse_group)]
+    groups: Vec<KxGroup>,
+    /// Add an X-Padding header of this many bytes.
+    #[arg(long, default_value_t = 0)]
+    padding: usize,
+    /// Pad the request (X-Padding header) to this total size in bytes.
+    #[arg(long)]
+    upload_size: Option<usize>,
+    /// Give up after this many seconds.
+    #[arg(long, default_value_t = 60)]
+    timeout_secs: u64,
+    /// Print one JSON object {"verified": ..., "stats": ...}.
+    #[arg(long)]
+    json: bool,
+}
+
+fn parse_version(s: &str) -> Result<TlsVersion, String> {
+    match s {
+        "1.2" => Ok(TlsVersion::Tls12),
+        "1.3" => Ok(TlsVersion::Tls13),
+        _ => Err("expected 1.2 or 1.3".into()),
+    }
+}
+
+fn parse_suite(s: &str) -> Result<CipherSuite, String> {
+    CipherSuite::from_name(s).ok_or_else(|| {
+        let names: Vec<_> = CipherSuite::ALL.iter().map(|s| s.name()).collect();
+        format!("unknown suite; supported: {}", names.join(", "))
+    })
+}
+
+fn parse_group(s: &str) -> Result<KxGroup, String> {
+    KxGroup::from_name(s).ok_or_else(|| "expected x25519 or p256".into())
+}
+
+pub async fn run(cmd: ProxyCmd) -> anyhow::Result<()> {
+    match cmd {
+        ProxyCmd::Demo => demo().await,
+        ProxyCmd::Fixture(a) => fixture(a).await,
+        ProxyCmd::Serve(a) => serve(a).await,
+        ProxyCmd::Prove(a) => prove(a).await,
+    }
+}
+
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .expect("SIGTERM handler");
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+fn temp_cert_dir() -> PathBuf {
+    std::env::temp_dir().join(format!("webproof-fixture-{}", std::process::id()))
+}
+
+async fn fixture(a: FixtureArgs) -> anyhow::Result<()> {
+    let dir = a.cert_dir.unwrap_or_else(temp_cert_dir);
+    let f = Fixture::start(&a.listen, &dir, &a.sans).await?;
+    println!(
+        "{}",
+        serde_json::json!({"event": "listening", "addr": f.addr.to_string(), "ca_cert": f.certs.ca_path.display().to_string()})
+    );
+    shutdown_signal().await;
+    f.stop();
+    Ok(())
+}
+
+fn load_roots(paths: &[PathBuf], webpki: bool) -> anyhow::Result<RootStore> {
+    let mut roots = if webpki {
+        RootStore::webpki_roots()
+    } else {
+        RootStore::empty()
+    };
+    for p in paths {
+        let pem = std::fs::read(p).with_context(|| format!("reading {}", p.display()))?;
+        roots
+            .add_pem(&pem)
+            .with_context(|| format!("loading {}", p.display()))?;
+    }
+    Ok(roots)
+}
+
+async fn serve(a: ServeArgs) -> anyhow::Result<()> {
+    let mut resolve = HashMap::new();
+    for r in &a.resolve {
+        let (name, ip) = r
+            .split_once('=')
+            .with_context(|| format!("--resolve {r:?}: expected NAME=IP"))?;
+        resolve.insert(
+            name.to_ascii_lowercase(),
+            ip.parse()
+                .with_context(|| format!("--resolve {r:?}: bad IP"))?,
+        );
+    }
+    let cfg = VerifierConfig {
+        roots: load_roots(&a.ca_certs, !a.no_webpki_roots)?,
+        resolve,
+        limits: RecorderLimits {
+            max_sent_bytes: a.max_sent_bytes,
+            max_recv_bytes: a.max_recv_bytes,
+            ..RecorderLimits::default()
+        },
+        relay_timeout: Duration::from_secs(a.relay_timeout_secs),
+        ..VerifierConfig::default()
+    };
+    let v = Verifier::bind(&a.listen, cfg).await?;
+    println!(
+        "{}",
+        serde_json::json!({"event": "listening", "addr": v.local_addr()?.to_string()})
+    );
+    if a.once {
+        let out = v.serve_one().await?;
+        println!("{}", serde_json::to_string(&out)?);
+        return Ok(());
+    }
+    tokio::select! {
+        _ = v.run(|peer, r| match r {
+            Ok(o) => eprintln!("verified session from {peer}: {} {} {} bytes sent, {} received", o.server_name, o.cipher_suite, o.sent.len, o.received.len),
+            Err(e) => eprintln!("session from {peer} failed: {e}"),
+        }) => {}
+        _ = shutdown_signal() => {}
+    }
+    Ok(())
+}
+
+fn prove_options(a: &ProveArgs) -> anyhow::Result<ProveOptions> {
+    let mut o = ProveOptions::new(&a.verifier, &a.url)?;
+    for h in &a.headers {
+        let (k, v) = h
+            .split_once(':')
+            .with_context(|| format!("-H {h:?}: expected 'Name: value'"))?;
+        o.headers.push((k.trim().to_string(), v.trim().to_string()));
+    }
+    for p in &a.ca_certs {
+        o.ca_pems
+            .push(std::fs::read(p).with_context(|| format!("reading {}", p.display()))?);
+    }
+    o.version = a.tls;
+    o.suites = a.suites.clone();
+    o.groups = a.groups.clone();
+    o.reveal = a.reveal.clone();
+    o.timeout = Duration::from_secs(a.timeout_secs);
+    o.padding = a.padding;
+    if let Some(total) = a.upload_size {
+        let base = o.request().len();
+        // "X-Padding: " + value + CRLF
+        o.padding = total
+            .saturating_sub(base + 13)
+            .max(if total > base { 1 } else { 0 });
+        if total <= base + 13 {
+            o.padding = 0;
+        }
+    }
+    Ok(o)
+}
+
+async fn prove(a: ProveArgs) -> anyhow::Result<()> {
+    let o = prove_options(&a)?;
+    let out = webproof_net::prove(&o).await?;
+    if a.json {
+        println!(
+            "{}",
+            serde_json::json!({"verified": out.output, "stats": out.stats})
+        );
+    } else {
+        print_output(&out.output);
+        print_stats(&out.stats);
+    }
+    Ok(())
+}
+
+fn print_output(o: &VerifierOutput) {
+    println!(
+        "verified: {} via {} ({}, {:?}), session time {}",
+        o.server_name, o.tls_version, o.cipher_suite, o.key_exchange_group, o.time
+    );
+    println!("server certificate sha256: {}", o.server_certificate_sha256);
+    println!(
+        "proof: {:?}; server close_notify: {}",
+        o.proof, o.server_close_notify
+    );
+    for (name, d) in [("sent", &o.sent), ("received", &o.received)] {
+        println!("--- {name}: {} bytes, {} hidden ---", d.len, d.hidden());
+        let shown: String = d.text.chars().take(2000).collect();
+        println!("{shown}");
+        if d.text.chars().count() > 2000 {
+            println!("[... {} more characters]", d.text.chars().count() - 2000);
+        }
+    }
+}
+
+fn print_stats(s: &webproof_net::ProveStats) {
+    println!(
+        "timing: setup {:.1} ms, TLS session {:.1} ms, proof {:.1} ms, total {:.1} ms",
+        s.time_preprocess_ms, s.time_tls_ms, s.time_proof_ms, s.time_total_ms
+    );
+    println!(
+        "traffic prover<->verifier: up {} B, down {} B",
+        s.uploaded_preprocess + s.uploaded_online,
+        s.downloaded_preprocess + s.downloaded_online
+    );
+}
+
+async fn demo() -> anyhow::Result<()> {
+    let dir = temp_cert_dir();
+    let fixture = Fixture::start("127.0.0.1:0", &dir, &[]).await?;
+    println!(
+        "fixture: https://localhost:{} (test CA {})",
+        fixture.addr.port(),
+        fixture.certs.ca_path.display()
+    );
+    let runs: [(&str, Option<TlsVersion>, Vec<CipherSuite>, &str, Vec<String>); 2] = [
+        (
+            "TLS 1.3, JSON: reveal the request without its cookie, the status line, Content-Type and two JSON fields",
+            Some(TlsVersion::Tls13),
+            vec![CipherSuite::TLS13_AES_128_GCM_SHA256],
+            "/json",
+            vec!["header:content-type".into(), "json:account.balance.amount".into(), "json:verified".into()],
+        ),
+        (
+            "TLS 1.2 (ECDHE-ECDSA, ChaCha20-Poly1305), HTML page revealed in full",
+            Some(TlsVersion::Tls12),
+            vec![CipherSuite::TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256],
+            "/html",
+            vec!["all".into()],
+        ),
+    ];
+    for (title, version, suites, path, reveal) in runs {
+        let mut roots = RootStore::empty();
+        roots.add_pem(fixture.certs.ca_pem.as_bytes())?;
+        let verifier = Verifier::bind(
+            "127.0.0.1:0",
+            VerifierConfig {
+                roots,
+                ..VerifierConfig::default()
+            },
+        )
+        .await?;
+        let vaddr = verifier.local_addr()?;
+        let vtask = tokio::spawn(verifier.serve_one());
+        let mut o = ProveOptions::new(
+            &vaddr.to_string(),
+            &format!("https://localhost:{}{path}", fixture.addr.port()),
+        )?;
+        o.ca_pems.push(fixture.certs.ca_pem.clone().into_bytes());
+        o.version = version;
+        o.suites = suites;
+        o.headers
+            .push(("Cookie".into(), "session=demo-secret-token".into()));
+        o.reveal = reveal;
+        println!("\n=== {title} ===");
+        let out = webproof_net::prove(&o).await?;
+        let vout = vtask.await??;
+        if vout != out.output {
+            bail!("the verifier's own record differs from what the prover was told");
+        }
+        print_output(&out.output);
+        print_stats(&out.stats);
+    }
+    fixture.stop();
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
 }

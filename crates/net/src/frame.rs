@@ -1,0 +1,154 @@
+//! Length-prefixed frames on tokio streams and byte counting.
+//!
+//! Frames are a little-endian `u32` length and the payload: the format of
+//! `webproof_core::Channel`, so control messages can go through a `Channel`
+//! and the relay phase through these helpers on the same stream.
+
+use crate::{NetError, Result};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
+
+/// Read one frame of at most `max` bytes; `Ok(None)` on a clean EOF before the header.
+pub async fn read_frame<R: AsyncRead + Unpin>(r: &mut R, max: usize) -> Result<Option<Vec<u8>>> {
+    let mut hdr = [0u8; 4];
+    let mut got = 0;
+    while got < 4 {
+        let n = r
+            .read(&mut hdr[got..])
+            .await
+            .map_err(NetError::io("reading a frame"))?;
+        if n == 0 {
+            return if got == 0 {
+                Ok(None)
+            } else {
+                Err(NetError::Disconnected("in a frame header".into()))
+            };
+        }
+        got += n;
+    }
+    let len = u32::from_le_bytes(hdr) as usize;
+    if len > max {
+        return Err(NetError::Proxy(webproof_proxy::ProxyError::Protocol(
+            format!("peer sent a {len}-byte frame, at most {max} allowed here"),
+        )));
+    }
+    let mut buf = vec![0u8; len];
+    r.read_exact(&mut buf).await.map_err(|e| {
+        if e.kind() == std::io::ErrorKind::UnexpectedEof {
+            NetError::Disconnected("in the middle of a frame".into())
+        } else {
+            NetError::Io {
+                context: "reading a frame".into(),
+                source: e,
+            }
+        }
+    })?;
+    Ok(Some(buf))
+}
+
+/// Write one frame and flush.
+pub async fn write_frame<W: AsyncWrite + Unpin>(w: &mut W, payload: &[u8]) -> Result<()> {
+    let mut buf = Vec::with_capacity(4 + payload.len());
+    buf.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+    buf.extend_from_slice(payload);
+    w.write_all(&buf)
+        .await
+        .map_err(NetError::io("writing a frame"))?;
+    w.flush().await.map_err(NetError::io("writing a frame"))
+}
+
+/// Bytes moved through a [`Counted`] stream.
+#[derive(Clone, Debug, Default)]
+pub struct Counters {
+    sent: Arc<AtomicU64>,
+    received: Arc<AtomicU64>,
+}
+
+impl Counters {
+    /// Bytes written.
+    pub fn sent(&self) -> u64 {
+        self.sent.load(Ordering::Relaxed)
+    }
+    /// Bytes read.
+    pub fn received(&self) -> u64 {
+        self.received.load(Ordering::Relaxed)
+    }
+}
+
+/// A stream that counts the bytes read and written through it.
+pub struct Counted<S> {
+    inner: S,
+    counters: Counters,
+}
+
+impl<S> Counted<S> {
+    /// Wrap `inner`.
+    pub fn new(inner: S) -> Self {
+        Counted {
+            inner,
+            counters: Counters::default(),
+        }
+    }
+    /// The shared counters.
+    pub fn counters(&self) -> Counters {
+        self.counters.clone()
+    }
+}
+
+impl<S: AsyncRead + Unpin> AsyncRead for Counted<S> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let r = Pin::new(&mut self.inner).poll_read(cx, buf);
+        let n = buf.filled().len() - before;
+        self.counters
+            .received
+            .fetch_add(n as u64, Ordering::Relaxed);
+        r
+    }
+}
+
+impl<S: AsyncWrite + Unpin> AsyncWrite for Counted<S> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let r = Pin::new(&mut self.inner).poll_write(cx, buf);
+        if let Poll::Ready(Ok(n)) = &r {
+            self.counters.sent.fetch_add(*n as u64, Ordering::Relaxed);
+        }
+        r
+    }
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+/// Send a control message (JSON in one frame).
+pub async fn send_msg<S: AsyncRead + AsyncWrite + Unpin, T: serde::Serialize>(
+    s: &mut S,
+    m: &T,
+) -> Result<()> {
+    write_frame(s, &webproof_proxy::protocol::encode(m)).await
+}
+
+/// Receive a control message.
+pub async fn recv_msg<S: AsyncRead + AsyncWrite + Unpin, T: serde::de::DeserializeOwned>(
+    s: &mut S,
+    what: &str,
+) -> Result<T> {
+    let b = read_frame(s, webproof_proxy::protocol::MAX_CONTROL_MSG)
+        .await?
+        .ok_or_else(|| NetError::Disconnected(format!("waiting for {what}")))?;
+    Ok(webproof_proxy::protocol::decode(&b)?)
+}

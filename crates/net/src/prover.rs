@@ -1,0 +1,438 @@
+//! The prover: runs an HTTPS request through a verifier and proves what the
+//! server sent.
+
+use crate::frame::{read_frame, recv_msg, send_msg, write_frame, Counted};
+use crate::provider::{instrumented_provider, take_shared_secret, CollectingKeyLog};
+use crate::{timeout, NetError, Result};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use webproof_proxy::protocol::{
+    ProofPayload, ProverMsg, RelayFrame, VerifierMsg, MAX_RELAY_DATA, PROTOCOL_VERSION,
+};
+use webproof_proxy::{
+    CipherSuite, Direction, KxGroup, Recorder, RecorderLimits, TlsVersion, VerifierOutput,
+};
+
+/// What to fetch and how.
+#[derive(Clone, Debug)]
+pub struct ProveOptions {
+    /// Verifier address (`host:port`).
+    pub verifier: String,
+    /// Server host name (or IP) for SNI, certificate and the verifier's connection.
+    pub host: String,
+    /// Server port.
+    pub port: u16,
+    /// Request target (path and query).
+    pub path: String,
+    /// Extra request headers.
+    pub headers: Vec<(String, String)>,
+    /// Bytes of `X-Padding` header value to add (0: none).
+    pub padding: usize,
+    /// Extra trusted roots (PEM) for the prover's own TLS check; webpki roots are always trusted.
+    pub ca_pems: Vec<Vec<u8>>,
+    /// Restrict to one TLS version.
+    pub version: Option<TlsVersion>,
+    /// Suites to offer (empty: all supported).
+    pub suites: Vec<CipherSuite>,
+    /// Groups to offer (empty: X25519, P-256).
+    pub groups: Vec<KxGroup>,
+    /// Reveal items (see `webproof_proxy::http::disclosure_from_items`); empty: everything.
+    pub reveal: Vec<String>,
+    /// Overall timeout.
+    pub timeout: Duration,
+}
+
+impl ProveOptions {
+    /// Options for `url` (`https://host[:port]/path`) through `verifier`.
+    pub fn new(verifier: &str, url: &str) -> Result<Self> {
+        let rest = url
+            .strip_prefix("https://")
+            .ok_or_else(|| NetError::Setup(format!("{url:?}: only https:// URLs")))?;
+        let (authority, path) = match rest.find('/') {
+            Some(i) => (&rest[..i], &rest[i..]),
+            None => (rest, "/"),
+        };
+        let (host, port) = match authority.rsplit_once(':') {
+            Some((h, p)) if !h.ends_with(']') || h.starts_with('[') => (
+                h.trim_matches(|c| c == '[' || c == ']'),
+                p.parse()
+                    .map_err(|_| NetError::Setup(format!("bad port in {url:?}")))?,
+            ),
+            _ => (authority, 443),
+        };
+        if host.is_empty() {
+            return Err(NetError::Setup(format!("{url:?}: no host")));
+        }
+        Ok(ProveOptions {
+            verifier: verifier.to_string(),
+            host: host.to_string(),
+            port,
+            path: path.to_string(),
+            headers: Vec::new(),
+            padding: 0,
+            ca_pems: Vec::new(),
+            version: None,
+            suites: Vec::new(),
+            groups: Vec::new(),
+            reveal: Vec::new(),
+            timeout: Duration::from_secs(60),
+        })
+    }
+
+    /// The HTTP request this will send.
+    pub fn request(&self) -> Vec<u8> {
+        let host = if self.port == 443 {
+            self.host.clone()
+        } else {
+            format!("{}:{}", self.host, self.port)
+        };
+        let mut r = format!("GET {} HTTP/1.1\r\nHost: {host}\r\n", self.path);
+        for (k, v) in &self.headers {
+            r.push_str(&format!("{k}: {v}\r\n"));
+        }
+        if self.padding > 0 {
+            r.push_str("X-Padding: ");
+            r.push_str(&"a".repeat(self.padding));
+            r.push_str("\r\n");
+        }
+        r.push_str("Connection: close\r\n\r\n");
+        r.into_bytes()
+    }
+}
+
+/// Timing and traffic on the prover/verifier link, as the prover counts them.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct ProveStats {
+    /// Setup before the server connection (hello; OT/VOLE preprocessing goes here).
+    pub time_preprocess_ms: f64,
+    /// From the server connection to the verdict.
+    pub time_online_ms: f64,
+    /// Everything.
+    pub time_total_ms: f64,
+    /// Bytes sent to the verifier during setup.
+    pub uploaded_preprocess: u64,
+    /// Bytes received from the verifier during setup.
+    pub downloaded_preprocess: u64,
+    /// Bytes sent to the verifier after setup.
+    pub uploaded_online: u64,
+    /// Bytes received from the verifier after setup.
+    pub downloaded_online: u64,
+    /// The TLS session with the server (relay phase).
+    pub time_tls_ms: f64,
+    /// The proof phase.
+    pub time_proof_ms: f64,
+}
+
+/// A verified session.
+#[derive(Clone, Debug)]
+pub struct ProveOutcome {
+    /// What the verifier attested.
+    pub output: VerifierOutput,
+    /// Measurements.
+    pub stats: ProveStats,
+    /// The full response as the prover received it.
+    pub response: Vec<u8>,
+}
+
+/// Fetch the URL through the verifier and prove the response.
+pub async fn prove(opts: &ProveOptions) -> Result<ProveOutcome> {
+    timeout(opts.timeout, "the whole proving session", prove_inner(opts)).await
+}
+
+fn client_config(
+    opts: &ProveOptions,
+    keylog: Arc<CollectingKeyLog>,
+) -> Result<Arc<rustls::ClientConfig>> {
+    let mut roots = rustls::RootCertStore::empty();
+    roots.extend(webpki_roots_anchors());
+    for pem in &opts.ca_pems {
+        use rustls::pki_types::pem::PemObject;
+        for c in rustls::pki_types::CertificateDer::pem_slice_iter(pem) {
+            let c = c.map_err(|e| NetError::Setup(format!("CA certificate PEM: {e:?}")))?;
+            roots
+                .add(c)
+                .map_err(|e| NetError::Setup(format!("CA certificate: {e}")))?;
+        }
+    }
+    let versions: Vec<&'static rustls::SupportedProtocolVersion> = match opts.version {
+        Some(TlsVersion::Tls12) => vec![&rustls::version::TLS12],
+        Some(TlsVersion::Tls13) => vec![&rustls::version::TLS13],
+        None => vec![&rustls::version::TLS13, &rustls::version::TLS12],
+    };
+    let suites: Vec<CipherSuite> = opts
+        .suites
+        .iter()
+        .copied()
+        .filter(|s| opts.version.is_none_or(|v| s.version() == v))
+        .collect();
+    if !opts.suites.is_empty() && suites.is_empty() {
+        return Err(NetError::Setup(
+            "none of the chosen suites belongs to the chosen TLS version".into(),
+        ));
+    }
+    let provider = Arc::new(instrumented_provider(&suites, &opts.groups));
+    let mut cfg = rustls::ClientConfig::builder_with_provider(provider)
+        .with_protocol_versions(&versions)
+        .map_err(|e| NetError::Setup(e.to_string()))?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    cfg.resumption = rustls::client::Resumption::disabled();
+    cfg.enable_early_data = false;
+    cfg.key_log = keylog;
+    Ok(Arc::new(cfg))
+}
+
+fn webpki_roots_anchors() -> impl Iterator<Item = rustls::pki_types::TrustAnchor<'static>> {
+    webpki_roots::TLS_SERVER_ROOTS.iter().cloned()
+}
+
+async fn prove_inner(opts: &ProveOptions) -> Result<ProveOutcome> {
+    let t0 = Instant::now();
+    let keylog = CollectingKeyLog::new();
+    let config = client_config(opts, keylog.clone())?;
+    let tcp = timeout(
+        Duration::from_secs(10),
+        "connecting to the verifier",
+        async {
+            TcpStream::connect(&opts.verifier)
+                .await
+                .map_err(NetError::io(format!(
+                    "connecting to the verifier at {}",
+                    opts.verifier
+                )))
+        },
+    )
+    .await?;
+    let _ = tcp.set_nodelay(true);
+    let mut link = Counted::new(tcp);
+    let counters = link.counters();
+    send_msg(
+        &mut link,
+        &ProverMsg::Hello {
+            version: PROTOCOL_VERSION,
+            host: opts.host.clone(),
+            port: opts.port,
+        },
+    )
+    .await?;
+    let ready: VerifierMsg = recv_msg(&mut link, "the verifier's answer").await?;
+    match ready {
+        VerifierMsg::Ready { .. } => {}
+        VerifierMsg::Refused { reason } => {
+            return Err(NetError::Verifier(format!("refused: {reason}")))
+        }
+        other => return Err(NetError::Verifier(format!("unexpected message {other:?}"))),
+    }
+    let t1 = Instant::now();
+    let (up0, down0) = (counters.sent(), counters.received());
+
+    // Online: TLS through the relay.
+    let (tls_end, relay_end) = tokio::io::duplex(1 << 16);
+    let (close_tx, close_rx) = tokio::sync::oneshot::channel::<()>();
+    let relay_task = tokio::spawn(prover_relay(link, relay_end, close_rx));
+    let server_name = rustls::pki_types::ServerName::try_from(opts.host.clone())
+        .map_err(|_| NetError::Setup(format!("{:?} is not a valid server name", opts.host)))?;
+    let request = opts.request();
+    let http = async {
+        let connector = tokio_rustls::TlsConnector::from(config);
+        let mut tls = connector
+            .connect(server_name, tls_end)
+            .await
+            .map_err(|e| NetError::Tls(e.to_string()))?;
+        tls.write_all(&request)
+            .await
+            .map_err(|e| NetError::Tls(e.to_string()))?;
+        tls.flush()
+            .await
+            .map_err(|e| NetError::Tls(e.to_string()))?;
+        let response = read_response(&mut tls).await?;
+        Ok::<_, NetError>(response)
+    };
+    let http_result = http.await;
+    let _ = close_tx.send(());
+    let relay_result = relay_task
+        .await
+        .map_err(|e| NetError::Disconnected(format!("relay task: {e}")))?;
+    // A relay failure (verifier gone, limits) explains a TLS failure better
+    // than the TLS error it caused, so it is reported first.
+    let (transcript, verifier_digest, mut link) = relay_result?;
+    let verifier_digest =
+        verifier_digest.map_err(|e| NetError::Verifier(format!("relay failed: {e}")))?;
+    let response = http_result?;
+    if verifier_digest != transcript.digest() {
+        return Err(NetError::Verifier(
+            "the verifier recorded a different transcript".into(),
+        ));
+    }
+    let t2 = Instant::now();
+
+    // Proof: derive the witness and cross-check it against rustls' key log.
+    let ecdhe = webproof_proxy::verify::client_public_keys(&transcript)?
+        .iter()
+        .find_map(|pk| take_shared_secret(pk))
+        .ok_or_else(|| NetError::Tls("no captured key exchange for this session".into()))?;
+    let derived = webproof_proxy::verify::derive_witness(&transcript, &ecdhe)?;
+    let (label, value) = &derived.keylog_check;
+    match keylog.get(label, &derived.client_random) {
+        Some(logged) if &logged == value => {}
+        Some(_) => {
+            return Err(NetError::Tls(format!(
+                "derived {label} differs from the TLS stack's"
+            )))?
+        }
+        None => return Err(NetError::Tls(format!("the TLS stack logged no {label}"))),
+    }
+    let disclosure =
+        webproof_proxy::http::disclosure_from_items(&opts.reveal, &request, &response)?;
+    let openings = disclosure.open(&request, &response)?;
+    send_msg(
+        &mut link,
+        &ProverMsg::Proof {
+            payload: ProofPayload::FullReveal {
+                witness: derived.witness,
+            },
+            openings,
+        },
+    )
+    .await?;
+    let verdict: VerifierMsg = recv_msg(&mut link, "the verdict").await?;
+    let output = match verdict {
+        VerifierMsg::Verdict { result: Ok(o) } => o,
+        VerifierMsg::Verdict { result: Err(e) } => {
+            return Err(NetError::Verifier(format!("proof rejected: {e}")))
+        }
+        other => return Err(NetError::Verifier(format!("unexpected message {other:?}"))),
+    };
+    let t3 = Instant::now();
+    let ms = |a: Instant, b: Instant| (b - a).as_secs_f64() * 1000.0;
+    let stats = ProveStats {
+        time_preprocess_ms: ms(t0, t1),
+        time_online_ms: ms(t1, t3),
+        time_total_ms: ms(t0, t3),
+        uploaded_preprocess: up0,
+        downloaded_preprocess: down0,
+        uploaded_online: counters.sent() - up0,
+        downloaded_online: counters.received() - down0,
+        time_tls_ms: ms(t1, t2),
+        time_proof_ms: ms(t2, t3),
+    };
+    Ok(ProveOutcome {
+        output,
+        stats,
+        response,
+    })
+}
+
+/// Read an HTTP/1.1 response: up to Content-Length, the last chunk, or EOF.
+async fn read_response<S: tokio::io::AsyncRead + Unpin>(s: &mut S) -> Result<Vec<u8>> {
+    let mut data = Vec::new();
+    let mut buf = vec![0u8; 16 << 10];
+    loop {
+        if let Ok(m) = webproof_proxy::http::parse_message(&data) {
+            let framed = m.header(&data, "content-length").is_some()
+                || m.header(&data, "transfer-encoding")
+                    .is_some_and(|v| v.to_ascii_lowercase().windows(7).any(|w| w == b"chunked"));
+            if framed {
+                data.truncate(m.body.end);
+                return Ok(data);
+            }
+        }
+        match s.read(&mut buf).await {
+            Ok(0) => break,
+            Ok(n) => {
+                if data.len() + n > 64 << 20 {
+                    return Err(NetError::Tls("response larger than 64 MiB".into()));
+                }
+                data.extend_from_slice(&buf[..n]);
+            }
+            // A server that closes without close_notify after a complete response.
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof && !data.is_empty() => break,
+            Err(e) => return Err(NetError::Tls(format!("reading the response: {e}"))),
+        }
+    }
+    if data.is_empty() {
+        return Err(NetError::Tls("the server sent no response".into()));
+    }
+    webproof_proxy::http::parse_message(&data)?;
+    Ok(data)
+}
+
+type RelayResult = (
+    webproof_proxy::Transcript,
+    std::result::Result<[u8; 32], String>,
+    Counted<TcpStream>,
+);
+
+/// Pump TLS bytes between the local TLS client and the verifier, recording
+/// the records, until the verifier acknowledges our close.
+async fn prover_relay(
+    link: Counted<TcpStream>,
+    relay_end: tokio::io::DuplexStream,
+    mut close_rx: tokio::sync::oneshot::Receiver<()>,
+) -> Result<RelayResult> {
+    let (mut vr, mut vw) = tokio::io::split(link);
+    let (mut lr, mut lw) = tokio::io::split(relay_end);
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<Result<RelayFrame>>(16);
+    let reader = tokio::spawn(async move {
+        loop {
+            let f = match read_frame(&mut vr, MAX_RELAY_DATA + 1).await {
+                Ok(Some(b)) => RelayFrame::decode(&b).map_err(NetError::from),
+                Ok(None) => Err(NetError::Disconnected(
+                    "verifier closed during the relay".into(),
+                )),
+                Err(e) => Err(e),
+            };
+            let stop = !matches!(f, Ok(RelayFrame::Data(_)) | Ok(RelayFrame::ServerClosed(_)));
+            if tx.send(f).await.is_err() || stop {
+                return vr;
+            }
+        }
+    });
+    // The prover records generously; the verifier's limits are what count.
+    let mut rec = Recorder::new(RecorderLimits {
+        max_sent_bytes: usize::MAX / 2,
+        max_recv_bytes: usize::MAX / 2,
+        max_sent_records: usize::MAX / 2,
+        max_recv_records: usize::MAX / 2,
+    });
+    let mut buf = vec![0u8; MAX_RELAY_DATA];
+    let mut local_open = true;
+    let mut close_sent = false;
+    let ack = loop {
+        tokio::select! {
+            n = lr.read(&mut buf), if local_open && !close_sent => match n {
+                Ok(0) | Err(_) => local_open = false,
+                Ok(n) => {
+                    rec.feed(Direction::Sent, &buf[..n])?;
+                    write_frame(&mut vw, &RelayFrame::Data(buf[..n].to_vec()).encode()).await?;
+                }
+            },
+            f = rx.recv() => match f {
+                Some(Ok(RelayFrame::Data(d))) => {
+                    rec.feed(Direction::Received, &d)?;
+                    // The TLS client may be gone already; the bytes are recorded regardless.
+                    let _ = lw.write_all(&d).await;
+                }
+                Some(Ok(RelayFrame::ServerClosed(why))) => {
+                    tracing::debug!("server side closed: {why}");
+                    let _ = lw.shutdown().await;
+                }
+                Some(Ok(RelayFrame::CloseAck(r))) => break r,
+                Some(Ok(RelayFrame::Close)) => return Err(NetError::Verifier("unexpected Close frame".into())),
+                Some(Err(e)) => return Err(e),
+                None => return Err(NetError::Disconnected("verifier reader ended".into())),
+            },
+            _ = &mut close_rx, if !close_sent => {
+                close_sent = true;
+                write_frame(&mut vw, &RelayFrame::Close.encode()).await?;
+            }
+        }
+    };
+    let vr = reader
+        .await
+        .map_err(|e| NetError::Disconnected(format!("verifier reader: {e}")))?;
+    Ok((rec.finish(), ack, vr.unsplit(vw)))
+}

@@ -1,0 +1,342 @@
+//! The verifier service: accepts provers, relays and records their TLS
+//! session with the server they name, then checks their proof.
+
+use crate::frame::{read_frame, recv_msg, send_msg, write_frame};
+use crate::{timeout, NetError, Result};
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use webproof_proxy::protocol::{
+    ProofPayload, ProverMsg, RelayFrame, VerifierMsg, MAX_RELAY_DATA, PROTOCOL_VERSION,
+};
+use webproof_proxy::{
+    verify_full_reveal, Direction, Recorder, RecorderLimits, RootStore, VerifierOutput,
+    VerifyConfig,
+};
+
+/// How the verifier runs.
+#[derive(Clone, Debug)]
+pub struct VerifierConfig {
+    /// Trusted roots for server certificates.
+    pub roots: RootStore,
+    /// Host names connected to a fixed address instead of resolving them.
+    pub resolve: HashMap<String, IpAddr>,
+    /// Relay limits.
+    pub limits: RecorderLimits,
+    /// Time allowed for the prover's hello and for connecting to the server.
+    pub connect_timeout: Duration,
+    /// Longest the relay phase may last.
+    pub relay_timeout: Duration,
+    /// Longest the relay may sit idle (no byte either way).
+    pub idle_timeout: Duration,
+    /// Time allowed for the proof phase.
+    pub proof_timeout: Duration,
+}
+
+impl Default for VerifierConfig {
+    fn default() -> Self {
+        VerifierConfig {
+            roots: RootStore::webpki_roots(),
+            resolve: HashMap::new(),
+            limits: RecorderLimits::default(),
+            connect_timeout: Duration::from_secs(10),
+            relay_timeout: Duration::from_secs(60),
+            idle_timeout: Duration::from_secs(15),
+            proof_timeout: Duration::from_secs(60),
+        }
+    }
+}
+
+/// A verifier listening for provers.
+pub struct Verifier {
+    listener: TcpListener,
+    cfg: Arc<VerifierConfig>,
+}
+
+impl Verifier {
+    /// Bind to `addr`.
+    pub async fn bind(addr: &str, cfg: VerifierConfig) -> Result<Self> {
+        let listener = TcpListener::bind(addr)
+            .await
+            .map_err(NetError::io(format!("binding {addr}")))?;
+        Ok(Verifier {
+            listener,
+            cfg: Arc::new(cfg),
+        })
+    }
+
+    /// The bound address.
+    pub fn local_addr(&self) -> Result<SocketAddr> {
+        self.listener
+            .local_addr()
+            .map_err(NetError::io("local address"))
+    }
+
+    /// Serve provers until the task is dropped; `on_result` sees each session's outcome.
+    pub async fn run<F>(self, on_result: F)
+    where
+        F: Fn(SocketAddr, &Result<VerifierOutput>) + Send + Sync + 'static,
+    {
+        let on_result = Arc::new(on_result);
+        loop {
+            let (stream, peer) = match self.listener.accept().await {
+                Ok(x) => x,
+                Err(e) => {
+                    tracing::warn!("accept: {e}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            };
+            let cfg = self.cfg.clone();
+            let on_result = on_result.clone();
+            tokio::spawn(async move {
+                let r = handle_prover(stream, &cfg).await;
+                on_result(peer, &r);
+            });
+        }
+    }
+
+    /// Serve exactly one prover (tests and the demo).
+    pub async fn serve_one(self) -> Result<VerifierOutput> {
+        let (stream, _) = self
+            .listener
+            .accept()
+            .await
+            .map_err(NetError::io("accept"))?;
+        handle_prover(stream, &self.cfg).await
+    }
+}
+
+/// Run one session with a connected prover.
+pub async fn handle_prover(stream: TcpStream, cfg: &VerifierConfig) -> Result<VerifierOutput> {
+    let _ = stream.set_nodelay(true);
+    handle_prover_io(stream, cfg).await
+}
+
+/// Run one session over any transport (TCP now, WebSocket later).
+pub async fn handle_prover_io<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
+    mut prover: S,
+    cfg: &VerifierConfig,
+) -> Result<VerifierOutput> {
+    // Setup.
+    let hello: ProverMsg = timeout(
+        cfg.connect_timeout,
+        "waiting for the prover's hello",
+        recv_msg(&mut prover, "hello"),
+    )
+    .await?;
+    let ProverMsg::Hello {
+        version,
+        host,
+        port,
+    } = hello
+    else {
+        return refuse(&mut prover, "expected hello".into()).await;
+    };
+    if version != PROTOCOL_VERSION {
+        return refuse(&mut prover, format!("protocol version {version} not supported (this verifier speaks {PROTOCOL_VERSION})")).await;
+    }
+    let host = host.trim_end_matches('.').to_ascii_lowercase();
+    if rustls_pki_types::ServerName::try_from(host.as_str()).is_err() {
+        return refuse(&mut prover, format!("{host:?} is not a valid server name")).await;
+    }
+    let server = match timeout(
+        cfg.connect_timeout,
+        "connecting to the server",
+        connect(cfg, &host, port),
+    )
+    .await
+    {
+        Ok(s) => s,
+        Err(e) => return refuse(&mut prover, format!("cannot reach {host}:{port}: {e}")).await,
+    };
+    let time = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    send_msg(
+        &mut prover,
+        &VerifierMsg::Ready {
+            time,
+            limits: cfg.limits,
+        },
+    )
+    .await?;
+
+    // Relay.
+    let (transcript, prover) = relay(prover, server, cfg).await?;
+    let mut prover = prover;
+
+    // Proof.
+    let msg: ProverMsg = timeout(
+        cfg.proof_timeout,
+        "waiting for the proof",
+        recv_msg(&mut prover, "proof"),
+    )
+    .await?;
+    let ProverMsg::Proof { payload, openings } = msg else {
+        return Err(NetError::Verifier("expected a proof".into()));
+    };
+    let vcfg = VerifyConfig {
+        roots: cfg.roots.clone(),
+        server_name: host,
+        time,
+    };
+    let result = match payload {
+        ProofPayload::FullReveal { witness } => {
+            verify_full_reveal(&transcript, &vcfg, &witness, &openings)
+        }
+    };
+    let verdict = VerifierMsg::Verdict {
+        result: result.clone().map_err(|e| e.to_string()),
+    };
+    // The prover may already be gone; the verdict stands either way.
+    let _ = send_msg(&mut prover, &verdict).await;
+    let _ = prover.shutdown().await;
+    Ok(result?)
+}
+
+async fn refuse<S: AsyncRead + AsyncWrite + Unpin, T>(prover: &mut S, reason: String) -> Result<T> {
+    let _ = send_msg(
+        prover,
+        &VerifierMsg::Refused {
+            reason: reason.clone(),
+        },
+    )
+    .await;
+    Err(NetError::Verifier(reason))
+}
+
+async fn connect(cfg: &VerifierConfig, host: &str, port: u16) -> Result<TcpStream> {
+    let addrs: Vec<SocketAddr> = if let Some(ip) = cfg.resolve.get(host) {
+        vec![SocketAddr::new(*ip, port)]
+    } else if let Ok(ip) = host.parse::<IpAddr>() {
+        vec![SocketAddr::new(ip, port)]
+    } else {
+        tokio::net::lookup_host((host, port))
+            .await
+            .map_err(NetError::io(format!("resolving {host}")))?
+            .collect()
+    };
+    let mut last = None;
+    for a in addrs {
+        match TcpStream::connect(a).await {
+            Ok(s) => {
+                let _ = s.set_nodelay(true);
+                return Ok(s);
+            }
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(NetError::Io {
+        context: format!("connecting to {host}:{port}"),
+        source: last.unwrap_or_else(|| std::io::Error::other("no address")),
+    })
+}
+
+/// Relay between prover (framed) and server (raw), recording records, until
+/// the prover sends `Close`. Returns the transcript and the prover stream.
+async fn relay<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
+    prover: S,
+    server: TcpStream,
+    cfg: &VerifierConfig,
+) -> Result<(webproof_proxy::Transcript, S)> {
+    let (mut pr, mut pw) = tokio::io::split(prover);
+    let (mut sr, mut sw) = server.into_split();
+    // Frame reads are not cancel-safe: a task reads the prover's frames.
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<Result<RelayFrame>>(16);
+    let reader = tokio::spawn(async move {
+        loop {
+            let f = match read_frame(&mut pr, MAX_RELAY_DATA + 1).await {
+                Ok(Some(b)) => RelayFrame::decode(&b).map_err(NetError::from),
+                Ok(None) => Err(NetError::Disconnected(
+                    "prover closed during the relay".into(),
+                )),
+                Err(e) => Err(e),
+            };
+            let stop = !matches!(f, Ok(RelayFrame::Data(_)));
+            if tx.send(f).await.is_err() || stop {
+                return pr;
+            }
+        }
+    });
+    let mut rec = Recorder::new(cfg.limits);
+    let deadline = tokio::time::Instant::now() + cfg.relay_timeout;
+    let mut buf = vec![0u8; MAX_RELAY_DATA];
+    let mut server_open = true;
+    let mut failure: Option<webproof_proxy::ProxyError> = None;
+    loop {
+        let idle = tokio::time::sleep(cfg.idle_timeout);
+        tokio::select! {
+            f = rx.recv() => match f {
+                Some(Ok(RelayFrame::Data(d))) => {
+                    if failure.is_some() { continue; }
+                    if let Err(e) = rec.feed(Direction::Sent, &d) {
+                        failure = Some(e);
+                        server_open = false;
+                        continue;
+                    }
+                    if server_open && sw.write_all(&d).await.is_err() {
+                        server_open = false;
+                        write_frame(&mut pw, &RelayFrame::ServerClosed("server connection failed while writing".into()).encode()).await?;
+                    }
+                }
+                Some(Ok(RelayFrame::Close)) => break,
+                Some(Ok(other)) => return Err(NetError::Proxy(webproof_proxy::ProxyError::Protocol(format!("unexpected relay frame from the prover: {other:?}")))),
+                Some(Err(e)) => return Err(e),
+                None => return Err(NetError::Disconnected("prover reader ended".into())),
+            },
+            n = sr.read(&mut buf), if server_open => {
+                match n {
+                    Ok(0) | Err(_) => {
+                        server_open = false;
+                        let why = if matches!(n, Ok(0)) { "server closed the connection" } else { "server connection failed" };
+                        write_frame(&mut pw, &RelayFrame::ServerClosed(why.into()).encode()).await?;
+                    }
+                    Ok(n) => {
+                        if let Err(e) = rec.feed(Direction::Received, &buf[..n]) {
+                            server_open = false;
+                            write_frame(&mut pw, &RelayFrame::ServerClosed(format!("relay stopped: {e}")).encode()).await?;
+                            failure = Some(e);
+                            continue;
+                        }
+                        write_frame(&mut pw, &RelayFrame::Data(buf[..n].to_vec()).encode()).await?;
+                    }
+                }
+            },
+            _ = idle => {
+                let _ = write_frame(&mut pw, &RelayFrame::CloseAck(Err("relay idle timeout".into())).encode()).await;
+                return Err(NetError::Timeout(format!("relay idle for {} ms", cfg.idle_timeout.as_millis())));
+            },
+            _ = tokio::time::sleep_until(deadline) => {
+                let _ = write_frame(&mut pw, &RelayFrame::CloseAck(Err("relay took too long".into())).encode()).await;
+                return Err(NetError::Timeout(format!("relay longer than {} ms", cfg.relay_timeout.as_millis())));
+            },
+        }
+    }
+    drop(sw);
+    drop(sr);
+    let pr = reader
+        .await
+        .map_err(|e| NetError::Disconnected(format!("prover reader: {e}")))?;
+    let prover = pr.unsplit(pw);
+    let mut prover = prover;
+    if let Some(f) = failure {
+        let _ = write_frame(
+            &mut prover,
+            &RelayFrame::CloseAck(Err(f.to_string())).encode(),
+        )
+        .await;
+        return Err(NetError::Proxy(f));
+    }
+    let transcript = rec.finish();
+    write_frame(
+        &mut prover,
+        &RelayFrame::CloseAck(Ok(transcript.digest())).encode(),
+    )
+    .await?;
+    Ok((transcript, prover))
+}

@@ -1,0 +1,243 @@
+//! End-to-end proxy mode over real loopback sockets with the rustls fixture.
+
+mod common;
+use common::*;
+use std::time::Duration;
+use tokio::io::AsyncWriteExt;
+use webproof_net::NetError;
+use webproof_proxy::{CipherSuite, KxGroup, ProofKind, TlsVersion};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_suite_and_group_verifies() {
+    let s = fixture().await;
+    let port = s.fixture.addr.port();
+    let ca = s.fixture.certs.ca_pem.clone();
+    let ecdsa_suites = CipherSuite::ALL
+        .iter()
+        .copied()
+        .filter(|c| !c.name().contains("RSA"));
+    for suite in ecdsa_suites {
+        for group in [KxGroup::X25519, KxGroup::Secp256r1] {
+            let (addr, v) = verifier(quick_config(roots(&ca))).await;
+            let mut o = options(&addr, "localhost", port, "/bytes?size=2000", &ca);
+            o.suites = vec![suite];
+            o.groups = vec![group];
+            o.padding = 900;
+            o.reveal = vec!["all".into(), "hide-recv:100-101".into()];
+            let out = webproof_net::prove(&o)
+                .await
+                .unwrap_or_else(|e| panic!("{suite} {group:?}: {e}"));
+            let vout = v.await.unwrap().unwrap();
+            assert_eq!(vout, out.output);
+            assert_eq!(out.output.cipher_suite, suite);
+            assert_eq!(out.output.key_exchange_group, group);
+            assert_eq!(out.output.tls_version, suite.version());
+            assert_eq!(out.output.proof, ProofKind::FullReveal);
+            assert_eq!(out.output.sent.hidden(), 0);
+            assert_eq!(out.output.received.hidden(), 1);
+            assert!(out.output.received.text.starts_with("HTTP/1.1 200 OK\r\n"));
+            assert_eq!(out.output.received.len, out.response.len());
+            assert!(out.output.sent.len > 900);
+            assert!(out.stats.uploaded_online > 900 && out.stats.downloaded_online > 2000);
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_reveal_hides_cookie_and_json_fields() {
+    let s = fixture().await;
+    let ca = s.fixture.certs.ca_pem.clone();
+    let (addr, v) = verifier(quick_config(roots(&ca))).await;
+    let mut o = options(&addr, "webproof.test", s.fixture.addr.port(), "/json", &ca);
+    // The verifier connects webproof.test to the fixture.
+    drop(v);
+    let mut cfg = quick_config(roots(&ca));
+    cfg.resolve
+        .insert("webproof.test".into(), "127.0.0.1".parse().unwrap());
+    let (addr, v) = verifier(cfg).await;
+    o.verifier = addr.clone();
+    o.headers.push(("Cookie".into(), "sid=TOPSECRET".into()));
+    o.reveal = vec!["json:account.balance.amount".into()];
+    let out = webproof_net::prove(&o).await.unwrap();
+    v.await.unwrap().unwrap();
+    let sent = &out.output.sent.text;
+    assert!(sent.starts_with("GET /json HTTP/1.1\r\n"));
+    assert!(!sent.contains("TOPSECRET") && sent.contains("Cookie: "));
+    let recv = &out.output.received.text;
+    assert!(recv.contains("\"amount\":1234.56"));
+    assert!(!recv.contains("Lovelace"));
+    assert_eq!(out.output.server_name, "webproof.test");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn untrusted_certificate_rejected_by_verifier() {
+    let s = fixture().await;
+    let ca = s.fixture.certs.ca_pem.clone();
+    // The verifier trusts only the public roots, not the fixture's CA.
+    let (addr, v) = verifier(quick_config(webproof_proxy::RootStore::webpki_roots())).await;
+    let o = options(&addr, "localhost", s.fixture.addr.port(), "/html", &ca);
+    let err = webproof_net::prove(&o).await.unwrap_err();
+    assert!(err.to_string().contains("certificate"), "{err}");
+    assert!(v.await.unwrap().is_err());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wrong_server_name_rejected() {
+    let s = fixture().await;
+    let ca = s.fixture.certs.ca_pem.clone();
+    let mut cfg = quick_config(roots(&ca));
+    cfg.resolve
+        .insert("wrong.test".into(), "127.0.0.1".parse().unwrap());
+    let (addr, v) = verifier(cfg).await;
+    let o = options(&addr, "wrong.test", s.fixture.addr.port(), "/html", &ca);
+    let err = webproof_net::prove(&o).await.unwrap_err();
+    assert!(matches!(err, NetError::Tls(_)), "{err}");
+    assert!(v.await.unwrap().is_err());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn transcript_over_limit_rejected() {
+    let s = fixture().await;
+    let ca = s.fixture.certs.ca_pem.clone();
+    let mut cfg = quick_config(roots(&ca));
+    cfg.limits.max_recv_bytes = 4000;
+    let (addr, v) = verifier(cfg).await;
+    let o = options(
+        &addr,
+        "localhost",
+        s.fixture.addr.port(),
+        "/bytes?size=20000",
+        &ca,
+    );
+    let err = webproof_net::prove(&o).await.unwrap_err();
+    assert!(err.to_string().contains("limit"), "{err}");
+    let verr = v.await.unwrap().unwrap_err();
+    assert!(verr.to_string().contains("limit"), "{verr}");
+}
+
+/// A TCP server that answers each connection with `reply` then closes.
+async fn raw_server(reply: &'static [u8]) -> u16 {
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = l.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((mut c, _)) = l.accept().await {
+            let mut buf = [0u8; 4096];
+            let _ = tokio::io::AsyncReadExt::read(&mut c, &mut buf).await;
+            let _ = c.write_all(reply).await;
+            let _ = c.shutdown().await;
+        }
+    });
+    port
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_servers_give_clear_errors() {
+    let ca = fixture().await.fixture.certs.ca_pem.clone();
+    for (reply, what) in [
+        (&b""[..], "closes early"),
+        (&[21u8, 3, 3, 0, 2, 2, 40][..], "alert"),
+        (&b"HTTP/1.1 400 Bad Request\r\n\r\n"[..], "not TLS"),
+    ] {
+        let port = raw_server(reply).await;
+        let (addr, v) = verifier(quick_config(roots(&ca))).await;
+        let o = options(&addr, "localhost", port, "/", &ca);
+        let t = std::time::Instant::now();
+        let err = webproof_net::prove(&o).await.expect_err(what);
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "{what} took {:?}",
+            t.elapsed()
+        );
+        let verr = v.await.unwrap().expect_err(what);
+        eprintln!("{what}: prover: {err}; verifier: {verr}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unreachable_server_is_refused() {
+    let ca = fixture().await.fixture.certs.ca_pem.clone();
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let (addr, v) = verifier(quick_config(roots(&ca))).await;
+    let err = webproof_net::prove(&options(&addr, "localhost", port, "/", &ca))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("refused"), "{err}");
+    assert!(v.await.unwrap().is_err());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn verifier_disconnecting_mid_protocol() {
+    let s = fixture().await;
+    let ca = s.fixture.certs.ca_pem.clone();
+    // A fake verifier: answers the hello, then hangs up.
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = l.local_addr().unwrap().to_string();
+    tokio::spawn(async move {
+        let (mut c, _) = l.accept().await.unwrap();
+        let _ = webproof_net::frame::read_frame(&mut c, 1 << 20).await;
+        let ready = webproof_proxy::protocol::VerifierMsg::Ready {
+            time: 0,
+            limits: Default::default(),
+        };
+        webproof_net::frame::send_msg(&mut c, &ready).await.unwrap();
+        drop(c);
+    });
+    let o = options(&addr, "localhost", s.fixture.addr.port(), "/", &ca);
+    let t = std::time::Instant::now();
+    let err = webproof_net::prove(&o).await.unwrap_err();
+    assert!(t.elapsed() < Duration::from_secs(10));
+    assert!(
+        err.to_string().contains("disconnect") || err.to_string().contains("closed"),
+        "{err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prover_disconnecting_mid_protocol() {
+    let s = fixture().await;
+    let ca = s.fixture.certs.ca_pem.clone();
+    for stage in 0..3 {
+        let (addr, v) = verifier(quick_config(roots(&ca))).await;
+        let mut c = tokio::net::TcpStream::connect(&addr).await.unwrap();
+        if stage >= 1 {
+            let hello = webproof_proxy::protocol::ProverMsg::Hello {
+                version: webproof_proxy::protocol::PROTOCOL_VERSION,
+                host: "localhost".into(),
+                port: s.fixture.addr.port(),
+            };
+            webproof_net::frame::send_msg(&mut c, &hello).await.unwrap();
+        }
+        if stage >= 2 {
+            // Half a relay frame, then gone.
+            c.write_all(&[100, 0, 0, 0, 0, 22, 3]).await.unwrap();
+        }
+        drop(c);
+        let t = std::time::Instant::now();
+        let r = v.await.unwrap();
+        assert!(r.is_err(), "stage {stage}");
+        assert!(
+            t.elapsed() < Duration::from_secs(6),
+            "stage {stage}: {:?}",
+            t.elapsed()
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tls_version_pinning() {
+    let s = fixture().await;
+    let ca = s.fixture.certs.ca_pem.clone();
+    for v in [TlsVersion::Tls12, TlsVersion::Tls13] {
+        let (addr, vt) = verifier(quick_config(roots(&ca))).await;
+        let mut o = options(&addr, "127.0.0.1", s.fixture.addr.port(), "/html", &ca);
+        o.version = Some(v);
+        let out = webproof_net::prove(&o).await.unwrap();
+        vt.await.unwrap().unwrap();
+        assert_eq!(out.output.tls_version, v);
+        assert_eq!(out.output.server_name, "127.0.0.1");
+        assert!(out.output.server_close_notify);
+    }
+}

@@ -1,0 +1,150 @@
+//! Interop with a server no one here wrote: Debian's nginx, started by the
+//! test on a loopback port with certificates made by the openssl CLI, in a
+//! TLS 1.3-only and a TLS 1.2-only configuration, every supported suite.
+//! Skipped, loudly, when nginx or openssl is not installed.
+
+mod common;
+use common::*;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+use webproof_proxy::{CipherSuite, TlsVersion};
+
+fn have(cmd: &str) -> bool {
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!("command -v {cmd}"))
+        .stdout(Stdio::null())
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false)
+        || Path::new(&format!("/usr/sbin/{cmd}")).exists()
+}
+
+fn sh(dir: &Path, script: &str) {
+    let st = Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(st.success(), "failed: {script}");
+}
+
+fn certs(dir: &Path) {
+    sh(dir, "openssl ecparam -name prime256v1 -genkey -noout -out ca.key && openssl req -x509 -new -key ca.key -subj '/CN=nginx test CA' -days 3 -out ca.pem -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign");
+    for (name, gen) in [
+        (
+            "ec",
+            "openssl ecparam -name prime256v1 -genkey -noout -out ec.key",
+        ),
+        ("rsa", "openssl genrsa -out rsa.key 2048"),
+    ] {
+        sh(dir, gen);
+        sh(dir, &format!(
+            "openssl req -new -key {name}.key -subj '/CN=localhost' -out {name}.csr && printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\\nextendedKeyUsage=serverAuth\\nbasicConstraints=CA:FALSE\\n' > {name}.ext && openssl x509 -req -in {name}.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 -extfile {name}.ext -out {name}.pem"
+        ));
+    }
+}
+
+struct Nginx(Child);
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn start_nginx(dir: &Path, protocols: &str) -> (Nginx, u16) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let d = dir.display();
+    let conf = format!(
+        "daemon off; master_process off; worker_processes 1; pid {d}/nginx-{port}.pid; error_log {d}/error.log;
+events {{ worker_connections 64; }}
+http {{
+  access_log off; client_body_temp_path {d}; proxy_temp_path {d}; fastcgi_temp_path {d}; uwsgi_temp_path {d}; scgi_temp_path {d};
+  server {{
+    listen 127.0.0.1:{port} ssl;
+    ssl_certificate {d}/ec.pem; ssl_certificate_key {d}/ec.key;
+    ssl_certificate {d}/rsa.pem; ssl_certificate_key {d}/rsa.key;
+    ssl_protocols {protocols};
+    ssl_ciphers ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-RSA-AES256-GCM-SHA384:ECDHE-RSA-CHACHA20-POLY1305;
+    ssl_session_tickets off;
+    location / {{ default_type application/json; return 200 '{{\"from\":\"nginx\",\"ok\":true}}'; }}
+  }}
+}}
+"
+    );
+    let path = dir.join(format!("nginx-{port}.conf"));
+    std::fs::write(&path, conf).unwrap();
+    let nginx = if Path::new("/usr/sbin/nginx").exists() {
+        "/usr/sbin/nginx"
+    } else {
+        "nginx"
+    };
+    let child = Command::new(nginx)
+        .arg("-c")
+        .arg(&path)
+        .arg("-p")
+        .arg(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let guard = Nginx(child);
+    for _ in 0..100 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return (guard, port);
+        }
+        std::thread::sleep(Duration::from_millis(30));
+    }
+    panic!(
+        "nginx did not start: {}",
+        std::fs::read_to_string(dir.join("error.log")).unwrap_or_default()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nginx_every_suite() {
+    if !have("nginx") || !have("openssl") {
+        eprintln!("\n!!! SKIPPING nginx interop: nginx or openssl not installed (run scripts/setup.sh) !!!\n");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    certs(dir.path());
+    let ca = std::fs::read_to_string(dir.path().join("ca.pem")).unwrap();
+    for (protocols, version) in [
+        ("TLSv1.3", TlsVersion::Tls13),
+        ("TLSv1.2", TlsVersion::Tls12),
+    ] {
+        let (_nginx, port) = start_nginx(dir.path(), protocols);
+        for suite in CipherSuite::ALL
+            .into_iter()
+            .filter(|s| s.version() == version)
+        {
+            let (addr, v) = verifier(quick_config(roots(&ca))).await;
+            let mut o = options(&addr, "localhost", port, "/", &ca);
+            o.suites = vec![suite];
+            o.version = Some(version);
+            o.reveal = vec!["http".into(), "hide-recv:0-1".into()];
+            let out = webproof_net::prove(&o)
+                .await
+                .unwrap_or_else(|e| panic!("nginx {protocols} {suite}: {e}"));
+            let vout = v.await.unwrap().unwrap();
+            assert_eq!(vout, out.output);
+            assert_eq!(out.output.cipher_suite, suite);
+            assert!(
+                out.output.received.text.contains("\"from\":\"nginx\""),
+                "{}",
+                out.output.received.text
+            );
+            assert_eq!(out.output.received.hidden(), 1);
+        }
+    }
+}
