@@ -280,6 +280,13 @@ fn print_output(o: &VerifierOutput) {
         "proof: {:?}; server close_notify: {}",
         o.proof, o.server_close_notify
     );
+    if o.proof == webproof_proxy::ProofKind::FullReveal && o.sent.hidden() + o.received.hidden() > 0
+    {
+        println!(
+            "note: hidden bytes are left out of the attestation, but the full-reveal proof gave the \
+             verifier the session keys; the ZK proof (in progress) is what keeps them private"
+        );
+    }
     for (name, d) in [("sent", &o.sent), ("received", &o.received)] {
         println!("--- {name}: {} bytes, {} hidden ---", d.len, d.hidden());
         let shown: String = d.text.chars().take(2000).collect();
