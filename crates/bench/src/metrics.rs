@@ -221,7 +221,7 @@ mod tests {
             mode: "plain".into(),
             ..Default::default()
         };
-        write_csv(&p, &[s.clone()], Format::Tlsn).unwrap();
+        write_csv(&p, std::slice::from_ref(&s), Format::Tlsn).unwrap();
         assert_eq!(read_csv(&p).unwrap(), vec![s]);
 
         // TLSNotary's own file: no extra columns, heap_max_bytes empty.

@@ -250,6 +250,9 @@ fn axis_label(v: f64) -> String {
     }
 }
 
+/// One number of an aggregate.
+type Metric = fn(&Agg) -> f64;
+
 /// Every table of the report for these aggregates.
 pub fn tables(aggs: &[Agg]) -> Vec<Table> {
     let kinds = classify(aggs);
@@ -266,7 +269,7 @@ pub fn tables(aggs: &[Agg]) -> Vec<Table> {
             .collect();
         let modes = uniq(pa.iter().map(|a| a.mode.clone()));
         let cols: Vec<String> = profiles.iter().map(|s| s.to_string()).collect();
-        let metric_tables: [(&str, Unit, fn(&Agg) -> f64); 8] = [
+        let metric_tables: [(&str, Unit, Metric); 8] = [
             ("Runtime, total (mean)", Unit::Seconds, |a| a.total_mean),
             ("Runtime, preprocessing (mean)", Unit::Seconds, |a| {
                 a.preprocess_mean

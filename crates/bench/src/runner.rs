@@ -322,6 +322,9 @@ pub fn run(opts: &RunOptions) -> anyhow::Result<RunSummary> {
                 mine.len()
             ),
         );
+        if let Some(late) = emulator_lateness(&topo) {
+            say(&pb, format!("  {label}: {late}"));
+        }
         // Results so far are kept even if a later bench fails.
         metrics::write_csv(&opts.output, &samples, opts.format)?;
         write_links(&opts.output, &links)?;
@@ -749,4 +752,25 @@ fn say(pb: &indicatif::ProgressBar, msg: String) {
     } else {
         pb.println(msg);
     }
+}
+
+/// How late the userspace emulator delivered packets during a bench.
+fn emulator_lateness(topo: &Topology) -> Option<String> {
+    let mut n = 0u64;
+    let mut sum = 0u64;
+    let mut max = 0u64;
+    for l in &topo.links {
+        for st in l.tun.as_ref()?.stats.iter() {
+            n += st.packets.load(Ordering::Relaxed);
+            sum += st.late_sum_ns.load(Ordering::Relaxed);
+            max = max.max(st.late_max_ns.load(Ordering::Relaxed));
+        }
+    }
+    (n > 0).then(|| {
+        format!(
+            "emulator delivered {n} packets, {:.1} us late on average, {:.0} us at most",
+            sum as f64 / n as f64 / 1e3,
+            max as f64 / 1e3
+        )
+    })
 }
