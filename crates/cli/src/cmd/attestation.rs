@@ -194,9 +194,22 @@ fn print_table(v: &VerifiedPresentation) {
 }
 
 /// Marked text that is safe to print: CRLF shown as a line break, other
-/// control characters escaped.
+/// control characters escaped, long hidden runs summarised.
 fn for_terminal(t: &RedactedTranscript) -> String {
-    let text = t.to_marked_string(HIDDEN);
+    const MAX_MARKERS: u32 = 256;
+    let mut text = String::new();
+    for seg in t.segments() {
+        match seg.data {
+            Some(d) => text.push_str(&String::from_utf8_lossy(d)),
+            None if seg.range.len() as u32 <= MAX_MARKERS => {
+                text.extend(std::iter::repeat_n(HIDDEN, seg.range.len()))
+            }
+            None => text.push_str(&format!(
+                "{HIDDEN}[{} hidden bytes]{HIDDEN}",
+                seg.range.len()
+            )),
+        }
+    }
     let mut out = String::with_capacity(text.len());
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
