@@ -323,6 +323,26 @@ pub fn check_layout(leaves: &[LeafRange], sent_len: u32, received_len: u32) -> R
     Ok(())
 }
 
+/// The verifier's side: checks the layout the prover announced and returns
+/// the Merkle root over `leaf_hashes` (one per leaf, in layout order), i.e.
+/// what goes into [`crate::AttestationFields::transcript_root`] once the ZK
+/// proof has shown each hash is over the session's plaintext.
+pub fn attested_root(
+    leaves: &[LeafRange],
+    leaf_hashes: &[Hash],
+    sent_len: u32,
+    received_len: u32,
+) -> Result<Hash> {
+    check_layout(leaves, sent_len, received_len)?;
+    if leaves.len() != leaf_hashes.len() {
+        return Err(Error::LeafCountMismatch {
+            leaves: leaves.len(),
+            hashes: leaf_hashes.len(),
+        });
+    }
+    Ok(MerkleTree::new(leaf_hashes.to_vec()).root())
+}
+
 /// The prover's commitment to a transcript: the layout, the leaf hashes, the
 /// tree and the seed. Holds a secret; `Debug` shows only public data.
 #[derive(Clone)]
@@ -581,6 +601,18 @@ mod tests {
         )
         .is_err());
         assert!(check_layout(&[l(Sent, 0, 472)], 472, 0).is_err());
+    }
+
+    #[test]
+    fn verifier_recomputes_the_provers_root() {
+        let t = Transcript::new(vec![1u8; 300], vec![2u8; 40]);
+        let c =
+            TranscriptCommitment::new(&t, &CommitPlan::new(), CommitmentSeed::from_bytes([4; 32]))
+                .unwrap();
+        let root = attested_root(c.leaves(), c.leaf_hashes(), 300, 40).unwrap();
+        assert_eq!(root, c.root());
+        assert!(attested_root(c.leaves(), &c.leaf_hashes()[1..], 300, 40).is_err());
+        assert!(attested_root(c.leaves(), c.leaf_hashes(), 301, 40).is_err());
     }
 
     #[test]

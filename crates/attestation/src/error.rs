@@ -114,6 +114,8 @@ pub enum Error {
     InvalidServerName(String),
     #[error("invalid key: {0}")]
     InvalidKey(&'static str),
+    #[error("{hashes} leaf hashes for a layout of {leaves} leaves")]
+    LeafCountMismatch { leaves: usize, hashes: usize },
     #[error("too many leaves or certificates: {0}")]
     TooMany(&'static str),
 }
