@@ -244,7 +244,7 @@ pub fn run(opts: &RunOptions) -> anyhow::Result<RunSummary> {
             }
             let (rtt_err, bw_err) = m.errors();
             say(&pb, format!(
-                "  {label}: link {} set {} ms / {} Mbps, measured {:.2} ms / {:.1} Mbps ({:+.1}% / {:+.1}%)",
+                "  {label}: link {} set {} ms / {} Mbps, measured {:.2} ms / {:.1} Mbps ({:+.1}% / {:+.1}%){}",
                 id.short(),
                 m.set_rtt_ms,
                 m.set_mbps,
@@ -252,6 +252,7 @@ pub fn run(opts: &RunOptions) -> anyhow::Result<RunSummary> {
                 m.mbps,
                 100.0 * (m.rtt_ms - m.set_rtt_ms) / m.set_rtt_ms.max(1e-9) * f64::from(u8::from(m.set_rtt_ms > 0.0)),
                 100.0 * (m.mbps - m.set_mbps) / m.set_mbps,
+                if m.rate_checked { "" } else { "; rate not checked on a lossy link" },
             ));
             if !m.within(opts.tolerance) {
                 bail!(
