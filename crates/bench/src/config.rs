@@ -392,7 +392,7 @@ impl<'a> Parser<'a> {
                 );
             }
             merged.values.extend(layer.values.clone());
-            let mut spec = self.resolve(&merged, group, line, benches.len(), &adapters)?;
+            let mut spec = self.resolve(&merged, group, line, &adapters)?;
             if !layer.values.contains_key("name") {
                 let base = spec.name.clone();
                 let mut k = 2;
@@ -534,7 +534,6 @@ impl<'a> Parser<'a> {
         l: &Layer,
         group: Option<String>,
         line: usize,
-        index: usize,
         adapters: &BTreeMap<String, AdapterSpec>,
     ) -> Result<BenchSpec, ConfigError> {
         let num = |field: &'static str, default: Option<f64>| -> Result<f64, ConfigError> {
@@ -694,7 +693,6 @@ impl<'a> Parser<'a> {
                 download_size
             ),
         };
-        let _ = index;
         Ok(BenchSpec {
             group: group.unwrap_or_else(|| "default".into()),
             name,

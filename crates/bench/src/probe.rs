@@ -276,11 +276,10 @@ pub fn measure(
             .find(|m| m.1 as f64 >= total as f64 * frac)
             .unwrap_or(marks.last().expect("marks"))
     };
-    let (t1, b1, w1) = at(0.30);
-    let (t2, b2, w2) = at(0.90);
+    let (t1, _, w1) = at(0.30);
+    let (t2, _, w2) = at(0.90);
     let secs = (t2 - t1).as_secs_f64().max(1e-9);
     let mbps = (w2 - w1) as f64 * 8.0 / secs / 1e6;
-    let _ = (b1, b2);
     // Goodput over the whole transfer, slow start included.
     let (first, last) = (marks[0], *marks.last().expect("marks"));
     let goodput_mbps = last.1 as f64 * 8.0 / (last.0 - first.0).as_secs_f64().max(1e-9) / 1e6;

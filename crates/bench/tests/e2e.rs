@@ -145,7 +145,7 @@ fn proxy_mode_two_samples() {
     let cfg = dir.path().join("bench.toml");
     std::fs::write(
         &cfg,
-        "[[bench]]\nname = \"proxy\"\nproxy = true\ntls = \"1.2\"\nprotocol_latency = 10\napp_latency = 10\nbandwidth = 100\nupload-size = 512\ndownload-size = 1024\nsamples = 2\nwarmup = 0\n",
+        "[[bench]]\nname = \"proxy\"\nproxy = true\ntls = \"1.2\"\nprotocol_latency = 10\napp_latency = 10\nbandwidth = 50\nupload-size = 512\ndownload-size = 1024\nsamples = 2\nwarmup = 0\n",
     )
     .unwrap();
     let out = dir.path().join("metrics.csv");
