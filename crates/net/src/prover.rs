@@ -9,12 +9,16 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
+use tokio_util::compat::TokioAsyncReadCompatExt;
+use webproof_core::Channel;
 use webproof_proxy::protocol::{
     ProofPayload, ProverMsg, RelayFrame, VerifierMsg, MAX_RELAY_DATA, PROTOCOL_VERSION,
 };
+use webproof_proxy::zk;
 use webproof_proxy::{
     CipherSuite, Direction, KxGroup, Recorder, RecorderLimits, TlsVersion, VerifierOutput,
 };
+use webproof_tlsproof::session::{ProverPreprocessed, SessionConfig};
 
 /// What to fetch and how.
 #[derive(Clone, Debug)]
@@ -218,6 +222,19 @@ async fn prove_inner(opts: &ProveOptions) -> Result<ProveOutcome> {
         },
     )
     .await?;
+    // Preprocessing: OT and silent-OT setup for the proof, before the server is contacted.
+    let (pre, mut link) = {
+        let mut ch = Channel::new(link.compat());
+        let pre =
+            ProverPreprocessed::setup(&mut ch, SessionConfig::default(), &mut rand::rngs::OsRng)
+                .await
+                .map_err(|e| NetError::Verifier(format!("proof setup failed: {e}")))?;
+        let link = ch
+            .into_inner()
+            .await
+            .map_err(|e| NetError::Disconnected(format!("after proof setup: {e}")))?;
+        (pre, link.into_inner())
+    };
     let ready: VerifierMsg = recv_msg(&mut link, "the verifier's answer").await?;
     match ready {
         VerifierMsg::Ready { .. } => {}
@@ -287,17 +304,73 @@ async fn prove_inner(opts: &ProveOptions) -> Result<ProveOutcome> {
     }
     let disclosure =
         webproof_proxy::http::disclosure_from_items(&opts.reveal, &request, &response)?;
-    let openings = disclosure.open(&request, &response)?;
+    // Our own view of the statement: the same handshake checks the verifier runs.
+    let vcfg = webproof_proxy::VerifyConfig {
+        roots: {
+            let mut roots = webproof_proxy::RootStore::webpki_roots();
+            for pem in &opts.ca_pems {
+                roots.add_pem(pem)?;
+            }
+            roots
+        },
+        server_name: opts.host.clone(),
+        time: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0),
+    };
+    let (_, statement) = webproof_proxy::verify::check_handshake(
+        &transcript,
+        &vcfg,
+        webproof_proxy::verify::SecretsSource::FromWitness(&derived.witness),
+    )?;
+    let opened = statement.evaluate(&derived.witness)?;
+    let plan = zk::plan(&statement, &opened, &disclosure, &derived.witness)?;
+    let zk_statement = zk::zk_statement(&statement, &plan)?;
+    let handshake_secrets = match (&statement.public, &derived.witness) {
+        (
+            webproof_proxy::statement::PublicInputs::Tls13 {
+                client_hs_traffic,
+                server_hs_traffic,
+                ..
+            },
+            _,
+        ) => Some(webproof_proxy::verify::HandshakeSecrets {
+            client: client_hs_traffic.clone(),
+            server: server_hs_traffic.clone(),
+        }),
+        _ => None,
+    };
     send_msg(
         &mut link,
         &ProverMsg::Proof {
-            payload: ProofPayload::FullReveal {
-                witness: derived.witness,
+            payload: ProofPayload::Zk {
+                plan,
+                handshake_secrets,
             },
-            openings,
+            openings: Vec::new(),
         },
     )
     .await?;
+    // The verifier checks the handshake (certificates, signatures) before the proof runs.
+    match recv_msg(&mut link, "the verifier's go-ahead").await? {
+        VerifierMsg::ProofReady => {}
+        VerifierMsg::Verdict { result: Err(e) } => {
+            return Err(NetError::Verifier(format!("proof rejected: {e}")))
+        }
+        other => return Err(NetError::Verifier(format!("unexpected message {other:?}"))),
+    }
+    let mut link = {
+        let ch = Channel::new(link.compat());
+        let (_, ch) = pre
+            .prove(ch, &zk_statement, &zk::witness(&derived.witness))
+            .await
+            .map_err(|e| NetError::Verifier(format!("proof failed: {e}")))?;
+        ch.into_inner()
+            .await
+            .map_err(|e| NetError::Disconnected(format!("after the proof: {e}")))?
+            .into_inner()
+    };
     let verdict: VerifierMsg = recv_msg(&mut link, "the verdict").await?;
     let output = match verdict {
         VerifierMsg::Verdict { result: Ok(o) } => o,

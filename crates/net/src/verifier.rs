@@ -9,13 +9,18 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
+use tokio_util::compat::TokioAsyncReadCompatExt;
+use webproof_core::Channel;
 use webproof_proxy::protocol::{
     ProofPayload, ProverMsg, RelayFrame, VerifierMsg, MAX_RELAY_DATA, PROTOCOL_VERSION,
 };
+use webproof_proxy::verify::{check_handshake, HandshakeSecrets, SecretsSource};
+use webproof_proxy::zk;
 use webproof_proxy::{
     verify_full_reveal, Direction, Recorder, RecorderLimits, RootStore, VerifierOutput,
     VerifyConfig,
 };
+use webproof_tlsproof::session::{SessionConfig, VerifierPreprocessed};
 
 /// How the verifier runs.
 #[derive(Clone, Debug)]
@@ -143,6 +148,21 @@ pub async fn handle_prover_io<S: AsyncRead + AsyncWrite + Unpin + Send + 'static
     if rustls_pki_types::ServerName::try_from(host.as_str()).is_err() {
         return refuse(&mut prover, format!("{host:?} is not a valid server name")).await;
     }
+    // Preprocessing for the proof, before the server is contacted.
+    let (pre, mut prover) = {
+        let mut ch = Channel::new(prover.compat());
+        let pre = timeout(cfg.proof_timeout, "the proof setup", async {
+            VerifierPreprocessed::setup(&mut ch, SessionConfig::default(), &mut rand::rngs::OsRng)
+                .await
+                .map_err(|e| NetError::Verifier(format!("proof setup failed: {e}")))
+        })
+        .await?;
+        let io = ch
+            .into_inner()
+            .await
+            .map_err(|e| NetError::Disconnected(format!("after proof setup: {e}")))?;
+        (pre, io.into_inner())
+    };
     let server = match timeout(
         cfg.connect_timeout,
         "connecting to the server",
@@ -188,6 +208,23 @@ pub async fn handle_prover_io<S: AsyncRead + AsyncWrite + Unpin + Send + 'static
     let result = match payload {
         ProofPayload::FullReveal { witness } => {
             verify_full_reveal(&transcript, &vcfg, &witness, &openings)
+        }
+        ProofPayload::Zk {
+            plan,
+            handshake_secrets,
+        } => {
+            let (result, back) = verify_zk(
+                pre,
+                prover,
+                &transcript,
+                &vcfg,
+                &plan,
+                handshake_secrets,
+                cfg,
+            )
+            .await;
+            prover = back?;
+            result
         }
     };
     let verdict = VerifierMsg::Verdict {
@@ -339,4 +376,65 @@ async fn relay<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
     )
     .await?;
     Ok((transcript, prover))
+}
+
+/// The zero-knowledge path: check the handshake with the revealed secrets,
+/// run the proof over the link, and assemble what it established. Returns
+/// the verdict and the link (unless the link itself failed).
+async fn verify_zk<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
+    pre: VerifierPreprocessed,
+    prover: S,
+    transcript: &webproof_proxy::Transcript,
+    vcfg: &VerifyConfig,
+    plan: &zk::ZkPlan,
+    handshake_secrets: Option<HandshakeSecrets>,
+    cfg: &VerifierConfig,
+) -> (webproof_proxy::error::Result<VerifierOutput>, Result<S>) {
+    let none = HandshakeSecrets {
+        client: Vec::new(),
+        server: Vec::new(),
+    };
+    let secrets = handshake_secrets.as_ref().unwrap_or(&none);
+    let checked = check_handshake(transcript, vcfg, SecretsSource::Revealed(secrets)).and_then(
+        |(info, statement)| zk::zk_statement(&statement, plan).map(|z| (info, statement, z)),
+    );
+    let mut prover = prover;
+    let (info, statement, zk_statement) = match checked {
+        Ok(x) => x,
+        // The caller sends the verdict with this error.
+        Err(e) => return (Err(e), Ok(prover)),
+    };
+    if let Err(e) = send_msg(&mut prover, &VerifierMsg::ProofReady).await {
+        return (
+            Err(webproof_proxy::ProxyError::Protocol(e.to_string())),
+            Err(e),
+        );
+    }
+    let ch = Channel::new(prover.compat());
+    let run = timeout(cfg.proof_timeout, "the proof", async {
+        Ok(pre.verify(ch, &zk_statement, &mut rand::rngs::OsRng).await)
+    })
+    .await;
+    match run {
+        Ok(Ok((proven, ch))) => {
+            let out = zk::assemble_proven(&statement, plan, &proven)
+                .and_then(|view| zk::zk_output(&info, &view));
+            let link = ch
+                .into_inner()
+                .await
+                .map(|c| c.into_inner())
+                .map_err(|e| NetError::Disconnected(format!("after the proof: {e}")));
+            (out, link)
+        }
+        Ok(Err(e)) => (
+            Err(webproof_proxy::ProxyError::Protocol(format!(
+                "proof rejected: {e}"
+            ))),
+            Err(NetError::Disconnected("proof rejected".into())),
+        ),
+        Err(e) => (
+            Err(webproof_proxy::ProxyError::Protocol(e.to_string())),
+            Err(e),
+        ),
+    }
 }

@@ -32,7 +32,7 @@ async fn every_suite_and_group_verifies() {
             assert_eq!(out.output.cipher_suite, suite);
             assert_eq!(out.output.key_exchange_group, group);
             assert_eq!(out.output.tls_version, suite.version());
-            assert_eq!(out.output.proof, ProofKind::FullReveal);
+            assert_eq!(out.output.proof, ProofKind::Zk);
             assert_eq!(out.output.sent.hidden(), 0);
             assert_eq!(out.output.received.hidden(), 1);
             assert!(out.output.received.text.starts_with("HTTP/1.1 200 OK\r\n"));
@@ -172,17 +172,12 @@ async fn unreachable_server_is_refused() {
 async fn verifier_disconnecting_mid_protocol() {
     let s = fixture().await;
     let ca = s.fixture.certs.ca_pem.clone();
-    // A fake verifier: answers the hello, then hangs up.
+    // A fake verifier: reads the hello, then hangs up during the proof setup.
     let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = l.local_addr().unwrap().to_string();
     tokio::spawn(async move {
         let (mut c, _) = l.accept().await.unwrap();
         let _ = webproof_net::frame::read_frame(&mut c, 1 << 20).await;
-        let ready = webproof_proxy::protocol::VerifierMsg::Ready {
-            time: 0,
-            limits: Default::default(),
-        };
-        webproof_net::frame::send_msg(&mut c, &ready).await.unwrap();
         drop(c);
     });
     let o = options(&addr, "localhost", s.fixture.addr.port(), "/", &ca);

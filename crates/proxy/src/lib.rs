@@ -22,7 +22,8 @@
 //! - [`disclosure`] and [`http`]: which byte ranges to open, and HTTP-aware
 //!   helpers that choose them;
 //! - [`output`]: what the verifier attests to (serde JSON);
-//! - [`protocol`]: the versioned prover/verifier messages.
+//! - [`protocol`]: the versioned prover/verifier messages;
+//! - [`zk`]: the bridge to the zero-knowledge proof of `webproof_tlsproof`.
 //!
 //! It never opens sockets, reads clocks or draws randomness: the caller
 //! passes time and data in.
@@ -42,6 +43,7 @@ pub mod sigalg;
 pub mod statement;
 pub mod suite;
 pub mod verify;
+pub mod zk;
 
 pub use disclosure::{Disclosure, Range};
 pub use error::ProxyError;

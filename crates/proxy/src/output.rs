@@ -14,10 +14,11 @@ use serde::{Deserialize, Serialize};
 pub enum ProofKind {
     /// The prover handed over the session secret; the verifier derived the
     /// keys and decrypted every record itself. Sound, but not private: the
-    /// verifier could read hidden bytes too. Used when everything is revealed,
-    /// and for now also for partial disclosure until the ZK path is wired in.
+    /// verifier could read hidden bytes too. Kept in the protocol for
+    /// debugging; the prover uses the ZK path.
     FullReveal,
-    /// A zero-knowledge proof of the statement (not yet wired in).
+    /// A zero-knowledge proof of the statement: key derivation bound to the
+    /// handshake, every disclosed byte decrypted under the derived keys.
     Zk,
 }
 
@@ -72,7 +73,7 @@ pub fn verify_full_reveal(
     ))
 }
 
-fn output(
+pub(crate) fn output(
     info: &SessionInfo,
     proof: ProofKind,
     sent: DisclosedData,

@@ -67,6 +67,14 @@ pub enum ProofPayload {
         /// The witness.
         witness: Witness,
     },
+    /// A zero-knowledge proof, run over the link right after this message.
+    Zk {
+        /// The prover's announcement (record layout, disclosed ranges).
+        plan: crate::zk::ZkPlan,
+        /// TLS 1.3: the handshake traffic secrets, which the verifier uses to
+        /// check the server's handshake flight and the proof binds to HS.
+        handshake_secrets: Option<crate::verify::HandshakeSecrets>,
+    },
 }
 
 /// Messages from the verifier.
@@ -85,6 +93,8 @@ pub enum VerifierMsg {
         /// Why.
         reason: String,
     },
+    /// The handshake checks passed; the zero-knowledge proof may start.
+    ProofReady,
     /// The outcome of the proof phase.
     Verdict {
         /// The verified output, or why it was rejected.

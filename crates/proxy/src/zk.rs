@@ -17,7 +17,7 @@ use crate::aead::{RecordCipher, EXPLICIT_NONCE_LEN, TAG_LEN};
 use crate::disclosure::{normalize, Disclosure, Range};
 use crate::error::{ProxyError, Result};
 use crate::keys::TrafficKeys;
-use crate::record::{content_type, hex_bytes};
+use crate::record::{content_type, hex_bytes, Direction};
 use crate::statement::{OpenedRecord, PublicInputs, Statement, Witness};
 use crate::suite::{AeadAlg, CipherSuite, HashAlg, TlsVersion};
 use crate::verify::{assemble, AppData};
@@ -84,7 +84,8 @@ fn bad(detail: impl Into<String>) -> ProxyError {
 
 /// The encrypted part of a record's payload: no explicit nonce, no tag.
 fn ciphertext(suite: CipherSuite, payload: &[u8]) -> Result<(Option<[u8; 8]>, Vec<u8>)> {
-    let explicit = suite.version() == TlsVersion::Tls12 && suite.aead() != AeadAlg::ChaCha20Poly1305;
+    let explicit =
+        suite.version() == TlsVersion::Tls12 && suite.aead() != AeadAlg::ChaCha20Poly1305;
     let head = if explicit { EXPLICIT_NONCE_LEN } else { 0 };
     if payload.len() < head + TAG_LEN {
         return Err(bad("a record is shorter than its nonce and tag"));
@@ -103,7 +104,12 @@ fn tp_record(suite: CipherSuite, seq: u64, payload: &[u8]) -> Result<tp::Record>
 }
 
 /// Prover side: the plan for `disclosure`, from the records it opened itself.
-pub fn plan(statement: &Statement, opened: &[OpenedRecord], disclosure: &Disclosure, witness: &Witness) -> Result<ZkPlan> {
+pub fn plan(
+    statement: &Statement,
+    opened: &[OpenedRecord],
+    disclosure: &Disclosure,
+    witness: &Witness,
+) -> Result<ZkPlan> {
     if opened.len() != statement.records.len() {
         return Err(bad("one opened record per statement record is needed"));
     }
@@ -115,9 +121,19 @@ pub fn plan(statement: &Statement, opened: &[OpenedRecord], disclosure: &Disclos
         })
         .collect();
     let client_verify_data = match (&statement.public, witness) {
-        (PublicInputs::Tls12 { handshake_messages, .. }, Witness::Tls12 { master_secret }) => {
+        (
+            PublicInputs::Tls12 {
+                handshake_messages, ..
+            },
+            Witness::Tls12 { master_secret },
+        ) => {
             let h = statement.suite.hash();
-            crate::keys::tls12_finished(h, master_secret, "client finished", &h.hash(handshake_messages))
+            crate::keys::tls12_finished(
+                h,
+                master_secret,
+                "client finished",
+                &h.hash(handshake_messages),
+            )
         }
         _ => Vec::new(),
     };
@@ -187,7 +203,9 @@ pub fn zk_statement(statement: &Statement, plan: &ZkPlan) -> Result<tp::Statemen
             covers.extend_from_slice(&[crate::handshake::msg_type::FINISHED, 0, 0, 12]);
             covers.extend_from_slice(&vd);
             covers.extend_from_slice(tickets);
-            let random = |v: &[u8]| -> Result<[u8; 32]> { v.try_into().map_err(|_| bad("randoms are 32 bytes")) };
+            let random = |v: &[u8]| -> Result<[u8; 32]> {
+                v.try_into().map_err(|_| bad("randoms are 32 bytes"))
+            };
             tp::Handshake::Tls12(tp::Tls12Handshake {
                 hash: hash(suite),
                 client_random: random(client_random)?,
@@ -203,7 +221,11 @@ pub fn zk_statement(statement: &Statement, plan: &ZkPlan) -> Result<tp::Statemen
     let dirs = by_direction(statement);
     let mut directions = Vec::with_capacity(2);
     for (d, indices) in dirs.iter().enumerate() {
-        let ranges = if d == 0 { &plan.disclosure.sent } else { &plan.disclosure.received };
+        let ranges = if d == 0 {
+            &plan.disclosure.sent
+        } else {
+            &plan.disclosure.received
+        };
         let mut records = Vec::with_capacity(indices.len());
         let mut spans: Vec<(usize, core::ops::Range<usize>)> = Vec::new();
         let mut app_offset = 0usize;
@@ -243,7 +265,8 @@ pub fn zk_statement(statement: &Statement, plan: &ZkPlan) -> Result<tp::Statemen
         if ranges.iter().any(|r| r.end > app_total) {
             return Err(bad("a disclosed range goes past the application data"));
         }
-        let whole = ranges.len() == 1 && ranges[0] == Range::new(0, app_total) || app_total == 0 && ranges.is_empty();
+        let whole = ranges.len() == 1 && ranges[0] == Range::new(0, app_total)
+            || app_total == 0 && ranges.is_empty();
         let disclosure = if whole && !records.is_empty() {
             tp::Disclosure::Key
         } else {
@@ -267,7 +290,11 @@ pub fn zk_statement(statement: &Statement, plan: &ZkPlan) -> Result<tp::Statemen
 /// Verifier side, after the proof succeeded: check the declared layout
 /// against what the proof opened, apply the record-layer rules, and build
 /// the application data with hidden bytes as `None`.
-pub fn assemble_proven(statement: &Statement, plan: &ZkPlan, proven: &tp::Proven) -> Result<PartialAppData> {
+pub fn assemble_proven(
+    statement: &Statement,
+    plan: &ZkPlan,
+    proven: &tp::Proven,
+) -> Result<PartialAppData> {
     let suite = statement.suite;
     let tls13 = suite.version() == TlsVersion::Tls13;
     let dirs = by_direction(statement);
@@ -281,15 +308,25 @@ pub fn assemble_proven(statement: &Statement, plan: &ZkPlan, proven: &tp::Proven
         match &proof.disclosed {
             tp::DirectionOutput::Key { key, iv } => {
                 by_key[d] = true;
-                let cipher = RecordCipher::new(suite, TrafficKeys { key: key.clone(), iv: iv.clone() })?;
+                let cipher = RecordCipher::new(
+                    suite,
+                    TrafficKeys {
+                        key: key.clone(),
+                        iv: iv.clone(),
+                    },
+                )?;
                 for &i in indices {
                     let sr = &statement.records[i];
-                    let o = cipher.open(sr.seq, &sr.record).map_err(|_| ProxyError::Decrypt {
-                        direction: sr.record.direction,
-                        index: sr.index,
-                        seq: sr.seq,
-                    })?;
-                    if o.content_type != plan.layouts[i].content_type || o.data.len() != plan.layouts[i].data_len {
+                    let o = cipher
+                        .open(sr.seq, &sr.record)
+                        .map_err(|_| ProxyError::Decrypt {
+                            direction: sr.record.direction,
+                            index: sr.index,
+                            seq: sr.seq,
+                        })?;
+                    if o.content_type != plan.layouts[i].content_type
+                        || o.data.len() != plan.layouts[i].data_len
+                    {
                         return Err(bad("a record's declared layout does not match its content"));
                     }
                     if o.content_type == content_type::APPLICATION_DATA {
@@ -300,7 +337,11 @@ pub fn assemble_proven(statement: &Statement, plan: &ZkPlan, proven: &tp::Proven
                         index: sr.index,
                         seq: sr.seq,
                         content_type: o.content_type,
-                        data: if o.content_type == content_type::APPLICATION_DATA { Vec::new() } else { o.data },
+                        data: if o.content_type == content_type::APPLICATION_DATA {
+                            Vec::new()
+                        } else {
+                            o.data
+                        },
                     });
                 }
             }
@@ -311,13 +352,17 @@ pub fn assemble_proven(statement: &Statement, plan: &ZkPlan, proven: &tp::Proven
                     let rec = &bytes[k];
                     if tls13 {
                         // The opened tail must be the declared type followed by zero padding.
-                        let tail: Option<Vec<u8>> = rec[layout.data_len..].iter().copied().collect();
-                        let tail = tail.ok_or_else(|| bad("a record's content type was not opened"))?;
+                        let tail: Option<Vec<u8>> =
+                            rec[layout.data_len..].iter().copied().collect();
+                        let tail =
+                            tail.ok_or_else(|| bad("a record's content type was not opened"))?;
                         if tail.first() != Some(&layout.content_type)
                             || layout.content_type == 0
                             || tail[1..].iter().any(|&b| b != 0)
                         {
-                            return Err(bad("a record's content type or padding differs from the plan"));
+                            return Err(bad(
+                                "a record's content type or padding differs from the plan",
+                            ));
                         }
                     }
                     let data = &rec[..layout.data_len];
@@ -349,7 +394,10 @@ pub fn assemble_proven(statement: &Statement, plan: &ZkPlan, proven: &tp::Proven
         ..
     } = assemble(suite.version(), &for_rules)?;
     // Outside the fast path, the opened bytes must be exactly the disclosed ranges.
-    for (d, ranges) in [&plan.disclosure.sent, &plan.disclosure.received].into_iter().enumerate() {
+    for (d, ranges) in [&plan.disclosure.sent, &plan.disclosure.received]
+        .into_iter()
+        .enumerate()
+    {
         if by_key[d] {
             continue;
         }
@@ -367,4 +415,42 @@ pub fn assemble_proven(statement: &Statement, plan: &ZkPlan, proven: &tp::Proven
         server_close_notify,
         server_alert,
     })
+}
+
+/// The verifier's output for a session proven in zero knowledge.
+pub fn zk_output(
+    info: &crate::verify::SessionInfo,
+    view: &PartialAppData,
+) -> Result<crate::output::VerifierOutput> {
+    let data = |d: Direction, v: &[Option<u8>]| -> Result<crate::disclosure::DisclosedData> {
+        let mut openings = Vec::new();
+        let mut pos = 0;
+        while pos < v.len() {
+            if v[pos].is_none() {
+                pos += 1;
+                continue;
+            }
+            let start = pos;
+            while pos < v.len() && v[pos].is_some() {
+                pos += 1;
+            }
+            openings.push(crate::disclosure::Opening {
+                direction: d,
+                range: Range::new(start, pos),
+                bytes: v[start..pos].iter().map(|b| b.expect("some")).collect(),
+            });
+        }
+        crate::disclosure::DisclosedData::from_openings(
+            v.len(),
+            &openings.iter().collect::<Vec<_>>(),
+        )
+    };
+    Ok(crate::output::output(
+        info,
+        crate::output::ProofKind::Zk,
+        data(Direction::Sent, &view.sent)?,
+        data(Direction::Received, &view.received)?,
+        view.server_close_notify,
+        view.server_alert,
+    ))
 }

@@ -17,7 +17,8 @@ use webproof_core::cot::ideal;
 use webproof_core::{memory_duplex, Channel};
 use webproof_tlsproof::testing::{tls12_session, tls13_session};
 use webproof_tlsproof::{
-    run, Aead, Disclosure, ProverSession, SessionConfig, Statement, VerifierSession, Witness,
+    run, Aead, Disclosure, ProverPreprocessed, SessionConfig, Statement, VerifierPreprocessed,
+    Witness,
 };
 use webproof_zk::{Config, Prover, Verifier};
 

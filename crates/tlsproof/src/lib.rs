@@ -48,7 +48,7 @@ pub mod session;
 mod statement;
 
 pub use party::ZkParty;
-pub use session::{ProverSession, SessionConfig, VerifierSession};
+pub use session::{ProverPreprocessed, SessionConfig, VerifierPreprocessed};
 pub use statement::{
     Aead, Commitment, Direction, DirectionOutput, DirectionProof, Disclosure, Handshake, Proven,
     Record, Statement, Tls12Handshake, Tls13Handshake, Witness,

@@ -4,13 +4,13 @@
 //! Setup runs base OT, SoftSpokenOT and Ferret's first iteration (the
 //! bootstrap) and opens the QuickSilver session, so when the prover connects
 //! to the server the only interactive cryptography left is the proof itself.
-//! Between setup and proof the caller may use the same channel for its own
-//! messages through [`ProverSession::channel`] / [`VerifierSession::channel`].
+//! The channel is only lent to the setup, so between setup and proof the
+//! caller can use the same connection for the TLS relay and its own messages.
 
 use crate::{run, Proven, Result, Statement, Witness};
 use rand_core::{CryptoRng, RngCore};
 use webproof_core::cot::{RandomCotReceiver, RandomCotSender};
-use webproof_core::{Channel, ChannelStats, Io};
+use webproof_core::{Channel, Io};
 use webproof_ferret::{FerretConfig, SilentCotReceiver, SilentCotSender};
 use webproof_zk::{Config, Prover, Verifier};
 
@@ -50,80 +50,68 @@ fn warm_up(config: &SessionConfig) -> usize {
     }
 }
 
-/// The prover's side of a proof session.
-pub struct ProverSession<T> {
-    prover: Prover<SilentCotReceiver, T>,
+/// The prover's preprocessed COTs: made before the TLS session, spent by the proof.
+pub struct ProverPreprocessed {
+    cot: SilentCotReceiver,
+    config: SessionConfig,
 }
 
-impl<T: Io> ProverSession<T> {
-    /// Preprocessing: OT setup and the opening of the proof session.
-    pub async fn setup(
-        mut channel: Channel<T>,
+impl ProverPreprocessed {
+    /// Preprocessing over `channel` (lent, not kept): base OT, SoftSpokenOT
+    /// and Ferret's iterations up to the first main one.
+    pub async fn setup<T: Io>(
+        channel: &mut Channel<T>,
         config: SessionConfig,
         rng: &mut (impl RngCore + CryptoRng),
     ) -> Result<Self> {
-        let mut cot = SilentCotReceiver::connect(config.ferret, &mut channel, rng).await?;
-        // Run the first main iteration now, in the preprocessing.
-        RandomCotReceiver::extend(&mut cot, &mut channel, warm_up(&config), &mut Vec::new())
-            .await?;
-        let prover = Prover::new(cot, channel, config.zk).await?;
-        Ok(ProverSession { prover })
+        let mut cot = SilentCotReceiver::connect(config.ferret, channel, rng).await?;
+        RandomCotReceiver::extend(&mut cot, channel, warm_up(&config), &mut Vec::new()).await?;
+        Ok(ProverPreprocessed { cot, config })
     }
 
-    /// The channel, for the caller's own messages between setup and proof.
-    pub async fn channel(&mut self) -> Result<&mut Channel<T>> {
-        self.prover.sync().await
-    }
-
-    /// Byte counters of the channel.
-    pub fn channel_stats(&self) -> ChannelStats {
-        self.prover.channel_stats()
-    }
-
-    /// Prove `statement` and give back the channel.
-    pub async fn prove(
-        mut self,
+    /// Prove `statement` over `channel` and give the channel back.
+    pub async fn prove<T: Io>(
+        self,
+        channel: Channel<T>,
         statement: &Statement,
         witness: &Witness,
     ) -> Result<(Proven, Channel<T>)> {
-        let proven = run(&mut self.prover, statement, Some(witness)).await?;
-        let (_, channel) = self.prover.finish().await?;
+        let mut prover = Prover::new(self.cot, channel, self.config.zk).await?;
+        let proven = run(&mut prover, statement, Some(witness)).await?;
+        let (_, channel) = prover.finish().await?;
         Ok((proven, channel))
     }
 }
 
-/// The verifier's side of a proof session.
-pub struct VerifierSession<T> {
-    verifier: Verifier<SilentCotSender, T>,
+/// The verifier's preprocessed COTs.
+pub struct VerifierPreprocessed {
+    cot: SilentCotSender,
+    config: SessionConfig,
 }
 
-impl<T: Io> VerifierSession<T> {
-    /// Preprocessing: OT setup and the opening of the proof session.
-    pub async fn setup(
-        mut channel: Channel<T>,
+impl VerifierPreprocessed {
+    /// Preprocessing over `channel` (lent, not kept).
+    pub async fn setup<T: Io>(
+        channel: &mut Channel<T>,
         config: SessionConfig,
         rng: &mut (impl RngCore + CryptoRng),
     ) -> Result<Self> {
-        let mut cot = SilentCotSender::connect(config.ferret, &mut channel, rng).await?;
-        RandomCotSender::extend(&mut cot, &mut channel, warm_up(&config), &mut Vec::new()).await?;
-        let verifier = Verifier::new(cot, channel, config.zk, rng).await?;
-        Ok(VerifierSession { verifier })
+        let mut cot = SilentCotSender::connect(config.ferret, channel, rng).await?;
+        RandomCotSender::extend(&mut cot, channel, warm_up(&config), &mut Vec::new()).await?;
+        Ok(VerifierPreprocessed { cot, config })
     }
 
-    /// The channel, for the caller's own messages between setup and proof.
-    pub async fn channel(&mut self) -> Result<&mut Channel<T>> {
-        self.verifier.sync().await
-    }
-
-    /// Byte counters of the channel.
-    pub fn channel_stats(&self) -> ChannelStats {
-        self.verifier.channel_stats()
-    }
-
-    /// Verify `statement`; `Ok` means every check passed.
-    pub async fn verify(mut self, statement: &Statement) -> Result<(Proven, Channel<T>)> {
-        let proven = run(&mut self.verifier, statement, None).await?;
-        let (_, channel) = self.verifier.finish().await?;
+    /// Verify `statement` over `channel`; `Ok` means every check passed.
+    /// Challenges are drawn from `rng`.
+    pub async fn verify<T: Io>(
+        self,
+        channel: Channel<T>,
+        statement: &Statement,
+        rng: &mut (impl RngCore + CryptoRng),
+    ) -> Result<(Proven, Channel<T>)> {
+        let mut verifier = Verifier::new(self.cot, channel, self.config.zk, rng).await?;
+        let proven = run(&mut verifier, statement, None).await?;
+        let (_, channel) = verifier.finish().await?;
         Ok((proven, channel))
     }
 }

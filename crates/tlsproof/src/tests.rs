@@ -389,7 +389,8 @@ fn overlapping_or_unordered_commitments_are_rejected() {
 
 #[test]
 fn full_stack_session_with_silent_ot() {
-    // Base OT + SoftSpokenOT + Ferret + QuickSilver, as in production.
+    // Base OT + SoftSpokenOT + Ferret + QuickSilver, as in production, with
+    // other traffic on the same connection between setup and proof.
     let mut s = tls13_session(Aead::Aes128Gcm, 31, &[REQUEST], &[RESPONSE1, RESPONSE2]);
     s.statement.recv.disclosure = Disclosure::Ranges(vec![(0, 0..15), (1, 0..RESPONSE2.len())]);
     let (a, b) = memory_duplex();
@@ -397,20 +398,19 @@ fn full_stack_session_with_silent_ot() {
     let (p, v) = block_on(async {
         let prover = async {
             let mut rng = rand::rngs::StdRng::seed_from_u64(1);
-            let mut session = ProverSession::setup(Channel::new(a), cfg, &mut rng).await?;
-            // The caller's own messages fit between setup and proof.
-            session.channel().await?.send(b"statement follows").await?;
-            session
-                .prove(&s.statement, &s.witness)
+            let mut ch = Channel::new(a);
+            let pre = ProverPreprocessed::setup(&mut ch, cfg, &mut rng).await?;
+            ch.send(b"relay traffic").await?;
+            pre.prove(ch, &s.statement, &s.witness)
                 .await
                 .map(|(p, _)| p)
         };
         let verifier = async {
             let mut rng = rand::rngs::StdRng::seed_from_u64(2);
-            let mut session = VerifierSession::setup(Channel::new(b), cfg, &mut rng).await?;
-            let msg = session.channel().await?.recv(100).await?;
-            assert_eq!(msg, b"statement follows");
-            session.verify(&s.statement).await.map(|(p, _)| p)
+            let mut ch = Channel::new(b);
+            let pre = VerifierPreprocessed::setup(&mut ch, cfg, &mut rng).await?;
+            assert_eq!(ch.recv(100).await?, b"relay traffic");
+            pre.verify(ch, &s.statement, &mut rng).await.map(|(p, _)| p)
         };
         futures::join!(prover, verifier)
     });
