@@ -502,28 +502,10 @@ impl AsyncParty<Party> for CotRecvParty {
         let mut ch = Channel::new(io);
         let t0 = Instant::now();
         let mut cot = receiver(self.spec, self.ideal, &mut ch).await?;
-        ch.flush().await?;
-        let setup_ms = t0.elapsed().as_secs_f64() * 1e3;
-        let setup_sent = ch.stats().sent();
-        let mut out = Vec::with_capacity(self.batch);
-        let t = Instant::now();
-        let cpu = thread_cpu_ms();
-        let mut done = 0;
-        while done < self.n {
-            let k = self.batch.min(self.n - done);
-            out.clear();
-            cot.extend(&mut ch, k, &mut out).await?;
-            done += k;
-        }
-        ch.flush().await?;
-        Ok(Party {
-            setup_ms,
-            setup_sent,
-            run_ms: t.elapsed().as_secs_f64() * 1e3,
-            cpu_ms: thread_cpu_ms() - cpu,
-            sent: ch.stats().sent() - setup_sent,
-            ..Default::default()
+        draw_timed(ch, t0, self.n, self.batch, async |ch, k, out| {
+            cot.extend(ch, k, out).await
         })
+        .await
     }
 }
 
@@ -532,29 +514,44 @@ impl AsyncParty<Party> for CotSendParty {
         let mut ch = Channel::new(io);
         let t0 = Instant::now();
         let mut cot = sender(self.spec, self.ideal, &mut ch).await?;
-        ch.flush().await?;
-        let setup_ms = t0.elapsed().as_secs_f64() * 1e3;
-        let setup_sent = ch.stats().sent();
-        let mut out = Vec::with_capacity(self.batch);
-        let t = Instant::now();
-        let cpu = thread_cpu_ms();
-        let mut done = 0;
-        while done < self.n {
-            let k = self.batch.min(self.n - done);
-            out.clear();
-            cot.extend(&mut ch, k, &mut out).await?;
-            done += k;
-        }
-        ch.flush().await?;
-        Ok(Party {
-            setup_ms,
-            setup_sent,
-            run_ms: t.elapsed().as_secs_f64() * 1e3,
-            cpu_ms: thread_cpu_ms() - cpu,
-            sent: ch.stats().sent() - setup_sent,
-            ..Default::default()
+        draw_timed(ch, t0, self.n, self.batch, async |ch, k, out| {
+            cot.extend(ch, k, out).await
         })
+        .await
     }
+}
+
+/// One COT party after its setup (begun at `t0`): draw `n` COTs in batches
+/// with `extend`, timing setup and extension apart.
+async fn draw_timed<T: Io>(
+    mut ch: Channel<T>,
+    t0: Instant,
+    n: usize,
+    batch: usize,
+    mut extend: impl AsyncFnMut(&mut Channel<T>, usize, &mut Vec<Block>) -> webproof_core::Result<()>,
+) -> anyhow::Result<Party> {
+    ch.flush().await?;
+    let setup_ms = t0.elapsed().as_secs_f64() * 1e3;
+    let setup_sent = ch.stats().sent();
+    let mut out = Vec::with_capacity(batch);
+    let t = Instant::now();
+    let cpu = thread_cpu_ms();
+    let mut done = 0;
+    while done < n {
+        let k = batch.min(n - done);
+        out.clear();
+        extend(&mut ch, k, &mut out).await?;
+        done += k;
+    }
+    ch.flush().await?;
+    Ok(Party {
+        setup_ms,
+        setup_sent,
+        run_ms: t.elapsed().as_secs_f64() * 1e3,
+        cpu_ms: thread_cpu_ms() - cpu,
+        sent: ch.stats().sent() - setup_sent,
+        ..Default::default()
+    })
 }
 
 fn bench_cot(
