@@ -131,9 +131,8 @@ pub(crate) async fn prove_direction<P: ZkParty>(
     for (ri, record) in records.iter().enumerate() {
         // Blocks this record needs, ascending.
         let mut blocks: Vec<usize> = disclosed[ri].iter().map(|p| p / block_len).collect();
-        for &(r, start, end, _) in spans.iter().filter(|s| s.0 == ri) {
+        for &(_, start, end, _) in spans.iter().filter(|s| s.0 == ri) {
             blocks.extend(start / block_len..end.div_ceil(block_len));
-            let _ = r;
         }
         blocks.sort_unstable();
         blocks.dedup();
@@ -164,8 +163,7 @@ pub(crate) async fn prove_direction<P: ZkParty>(
                     continue;
                 }
                 if current.as_ref().map(|(cc, _)| *cc) != Some(c) {
-                    if let Some((done, absorber)) = current.take() {
-                        let _ = done;
+                    if let Some((_, absorber)) = current.take() {
                         digest_bits.extend(absorber.finish(party).await?);
                     }
                     let com = &direction.commitments[c];
