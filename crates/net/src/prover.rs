@@ -228,7 +228,7 @@ async fn prove_inner(opts: &ProveOptions) -> Result<ProveOutcome> {
         let pre =
             ProverPreprocessed::setup(&mut ch, SessionConfig::default(), &mut rand::rngs::OsRng)
                 .await
-                .map_err(|e| NetError::Verifier(format!("proof setup failed: {e}")))?;
+                .map_err(|e| zk_error("the proof setup", e))?;
         let link = ch
             .into_inner()
             .await
@@ -365,7 +365,7 @@ async fn prove_inner(opts: &ProveOptions) -> Result<ProveOutcome> {
         let (_, ch) = pre
             .prove(ch, &zk_statement, &zk::witness(&derived.witness))
             .await
-            .map_err(|e| NetError::Verifier(format!("proof failed: {e}")))?;
+            .map_err(|e| zk_error("the proof", e))?;
         ch.into_inner()
             .await
             .map_err(|e| NetError::Disconnected(format!("after the proof: {e}")))?
@@ -508,4 +508,25 @@ async fn prover_relay(
         .await
         .map_err(|e| NetError::Disconnected(format!("verifier reader: {e}")))?;
     Ok((rec.finish(), ack, vr.unsplit(vw)))
+}
+
+/// A proof-phase error: a lost link is reported as a disconnection (the
+/// verifier went away), anything else as the verifier's side failing.
+fn zk_error(phase: &str, e: webproof_core::Error) -> NetError {
+    use std::io::ErrorKind;
+    use webproof_core::{ChannelError, Error};
+    match &e {
+        Error::Channel(ChannelError::Closed) => {
+            NetError::Disconnected(format!("the verifier closed the connection during {phase}"))
+        }
+        Error::Channel(ChannelError::Io(io))
+            if matches!(
+                io.kind(),
+                ErrorKind::ConnectionReset | ErrorKind::BrokenPipe | ErrorKind::ConnectionAborted
+            ) =>
+        {
+            NetError::Disconnected(format!("the verifier disconnected during {phase}: {io}"))
+        }
+        _ => NetError::Verifier(format!("{phase} failed: {e}")),
+    }
 }
