@@ -147,7 +147,16 @@ pub async fn recv_msg<S: AsyncRead + AsyncWrite + Unpin, T: serde::de::Deseriali
     s: &mut S,
     what: &str,
 ) -> Result<T> {
-    let b = read_frame(s, webproof_proxy::protocol::MAX_CONTROL_MSG)
+    recv_msg_limited(s, what, webproof_proxy::protocol::MAX_CONTROL_MSG).await
+}
+
+/// Receive a control message of at most `max` bytes.
+pub async fn recv_msg_limited<S: AsyncRead + AsyncWrite + Unpin, T: serde::de::DeserializeOwned>(
+    s: &mut S,
+    what: &str,
+    max: usize,
+) -> Result<T> {
+    let b = read_frame(s, max)
         .await?
         .ok_or_else(|| NetError::Disconnected(format!("waiting for {what}")))?;
     Ok(webproof_proxy::protocol::decode(&b)?)

@@ -16,11 +16,14 @@
 
 pub mod fixture;
 pub mod frame;
+pub mod policy;
 pub mod prover;
 pub mod provider;
+pub mod transport;
 pub mod verifier;
 
 pub use fixture::{Fixture, FixtureCerts};
+pub use policy::{IpNet, ServerPolicy};
 pub use prover::{prove, ProveOptions, ProveOutcome, ProveStats};
 pub use verifier::{Verifier, VerifierConfig};
 
@@ -50,6 +53,12 @@ pub enum NetError {
     /// A protocol-level rejection (transcript, handshake, proof, openings).
     #[error(transparent)]
     Proxy(#[from] webproof_proxy::ProxyError),
+    /// The prover did not present a valid API key.
+    #[error("unauthorized: {0}")]
+    Unauthorized(String),
+    /// The server address is not allowed by the verifier's policy.
+    #[error("forbidden server address: {0}")]
+    Forbidden(String),
     /// Certificate generation or configuration failed.
     #[error("setup: {0}")]
     Setup(String),
@@ -59,6 +68,22 @@ pub enum NetError {
 }
 
 impl NetError {
+    /// A short, stable label for metrics and logs (`failures by reason`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            NetError::Io { .. } => "io",
+            NetError::Timeout(_) => "timeout",
+            NetError::Disconnected(_) => "disconnected",
+            NetError::Tls(_) => "tls",
+            NetError::Verifier(_) => "refused",
+            NetError::Proxy(_) => "rejected",
+            NetError::Unauthorized(_) => "unauthorized",
+            NetError::Forbidden(_) => "forbidden",
+            NetError::Setup(_) => "setup",
+            NetError::Channel(_) => "channel",
+        }
+    }
+
     pub(crate) fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> NetError {
         let context = context.into();
         move |source| NetError::Io { context, source }

@@ -3,12 +3,12 @@
 
 use crate::frame::{read_frame, recv_msg, send_msg, write_frame, Counted};
 use crate::provider::{instrumented_provider, take_shared_secret, CollectingKeyLog};
+use crate::transport::{connect_verifier, BoxStream, TransportOptions};
 use crate::{timeout, NetError, Result};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
 use tokio_util::compat::TokioAsyncReadCompatExt;
 use webproof_core::Channel;
 use webproof_proxy::protocol::{
@@ -47,6 +47,10 @@ pub struct ProveOptions {
     pub reveal: Vec<String>,
     /// Overall timeout.
     pub timeout: Duration,
+    /// API key for verifiers that require one.
+    pub api_key: Option<String>,
+    /// How to reach the verifier (roots for a TLS connection to it).
+    pub transport: TransportOptions,
 }
 
 impl ProveOptions {
@@ -83,6 +87,8 @@ impl ProveOptions {
             groups: Vec::new(),
             reveal: Vec::new(),
             timeout: Duration::from_secs(60),
+            api_key: None,
+            transport: TransportOptions::default(),
         })
     }
 
@@ -197,21 +203,8 @@ async fn prove_inner(opts: &ProveOptions) -> Result<ProveOutcome> {
     let t0 = Instant::now();
     let keylog = CollectingKeyLog::new();
     let config = client_config(opts, keylog.clone())?;
-    let tcp = timeout(
-        Duration::from_secs(10),
-        "connecting to the verifier",
-        async {
-            TcpStream::connect(&opts.verifier)
-                .await
-                .map_err(NetError::io(format!(
-                    "connecting to the verifier at {}",
-                    opts.verifier
-                )))
-        },
-    )
-    .await?;
-    let _ = tcp.set_nodelay(true);
-    let mut link = Counted::new(tcp);
+    let stream = connect_verifier(&opts.verifier, &opts.transport).await?;
+    let mut link = Counted::new(stream);
     let counters = link.counters();
     send_msg(
         &mut link,
@@ -219,9 +212,17 @@ async fn prove_inner(opts: &ProveOptions) -> Result<ProveOutcome> {
             version: PROTOCOL_VERSION,
             host: opts.host.clone(),
             port: opts.port,
+            api_key: opts.api_key.clone(),
         },
     )
     .await?;
+    match recv_msg(&mut link, "the verifier's answer to the hello").await? {
+        VerifierMsg::Accepted => {}
+        VerifierMsg::Refused { reason } => {
+            return Err(NetError::Verifier(format!("refused: {reason}")))
+        }
+        other => return Err(NetError::Verifier(format!("unexpected message {other:?}"))),
+    }
     // Preprocessing: OT and silent-OT setup for the proof, before the server is contacted.
     let (pre, mut link) = {
         let mut ch = Channel::new(link.compat());
@@ -436,13 +437,13 @@ async fn read_response<S: tokio::io::AsyncRead + Unpin>(s: &mut S) -> Result<Vec
 type RelayResult = (
     webproof_proxy::Transcript,
     std::result::Result<[u8; 32], String>,
-    Counted<TcpStream>,
+    Counted<BoxStream>,
 );
 
 /// Pump TLS bytes between the local TLS client and the verifier, recording
 /// the records, until the verifier acknowledges our close.
 async fn prover_relay(
-    link: Counted<TcpStream>,
+    link: Counted<BoxStream>,
     relay_end: tokio::io::DuplexStream,
     mut close_rx: tokio::sync::oneshot::Receiver<()>,
 ) -> Result<RelayResult> {

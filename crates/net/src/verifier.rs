@@ -1,7 +1,8 @@
 //! The verifier service: accepts provers, relays and records their TLS
 //! session with the server they name, then checks their proof.
 
-use crate::frame::{read_frame, recv_msg, send_msg, write_frame};
+use crate::frame::{read_frame, recv_msg_limited, send_msg, write_frame};
+use crate::policy::ServerPolicy;
 use crate::{timeout, NetError, Result};
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
@@ -12,7 +13,8 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio_util::compat::TokioAsyncReadCompatExt;
 use webproof_core::Channel;
 use webproof_proxy::protocol::{
-    ProofPayload, ProverMsg, RelayFrame, VerifierMsg, MAX_RELAY_DATA, PROTOCOL_VERSION,
+    ProofPayload, ProverMsg, RelayFrame, VerifierMsg, MAX_CONTROL_MSG, MAX_RELAY_DATA,
+    PROTOCOL_VERSION,
 };
 use webproof_proxy::verify::{check_handshake, HandshakeSecrets, SecretsSource};
 use webproof_proxy::zk;
@@ -39,6 +41,12 @@ pub struct VerifierConfig {
     pub idle_timeout: Duration,
     /// Time allowed for the proof phase.
     pub proof_timeout: Duration,
+    /// Which server addresses may be contacted (default: public addresses only).
+    pub server_policy: ServerPolicy,
+    /// SHA-256 digests of the API keys provers must present; empty: no key needed.
+    pub api_key_digests: Vec<[u8; 32]>,
+    /// Largest control message accepted from a prover (bytes).
+    pub max_message: usize,
 }
 
 impl Default for VerifierConfig {
@@ -51,8 +59,42 @@ impl Default for VerifierConfig {
             relay_timeout: Duration::from_secs(60),
             idle_timeout: Duration::from_secs(15),
             proof_timeout: Duration::from_secs(60),
+            server_policy: ServerPolicy::public_only(),
+            api_key_digests: Vec::new(),
+            max_message: MAX_CONTROL_MSG,
         }
     }
+}
+
+impl VerifierConfig {
+    /// Require provers to present `key` (may be called for several keys).
+    pub fn require_api_key(&mut self, key: &str) {
+        self.api_key_digests.push(api_key_digest(key));
+    }
+}
+
+/// The digest under which an API key is stored and compared.
+pub fn api_key_digest(key: &str) -> [u8; 32] {
+    use sha2::Digest;
+    sha2::Sha256::new()
+        .chain_update(b"webproof api key v1\0")
+        .chain_update(key.as_bytes())
+        .finalize()
+        .into()
+}
+
+/// Whether `presented` is one of the accepted keys (digests compared in
+/// constant time, so timing tells nothing about how close a guess was).
+fn api_key_accepted(cfg: &VerifierConfig, presented: Option<&str>) -> bool {
+    if cfg.api_key_digests.is_empty() {
+        return true;
+    }
+    let Some(key) = presented else { return false };
+    let d = api_key_digest(key);
+    cfg.api_key_digests.iter().fold(false, |found, k| {
+        let diff = k.iter().zip(&d).fold(0u8, |acc, (a, b)| acc | (a ^ b));
+        found | (diff == 0)
+    })
 }
 
 /// A verifier listening for provers.
@@ -130,13 +172,14 @@ pub async fn handle_prover_io<S: AsyncRead + AsyncWrite + Unpin + Send + 'static
     let hello: ProverMsg = timeout(
         cfg.connect_timeout,
         "waiting for the prover's hello",
-        recv_msg(&mut prover, "hello"),
+        recv_msg_limited(&mut prover, "hello", cfg.max_message),
     )
     .await?;
     let ProverMsg::Hello {
         version,
         host,
         port,
+        api_key,
     } = hello
     else {
         return refuse(&mut prover, "expected hello".into()).await;
@@ -144,10 +187,20 @@ pub async fn handle_prover_io<S: AsyncRead + AsyncWrite + Unpin + Send + 'static
     if version != PROTOCOL_VERSION {
         return refuse(&mut prover, format!("protocol version {version} not supported (this verifier speaks {PROTOCOL_VERSION})")).await;
     }
+    if !api_key_accepted(cfg, api_key.as_deref()) {
+        let why = if api_key.is_some() {
+            "the API key is not valid for this verifier"
+        } else {
+            "this verifier requires an API key (prove --api-key)"
+        };
+        return Err(refuse_unauthorized(&mut prover, why).await);
+    }
     let host = host.trim_end_matches('.').to_ascii_lowercase();
     if rustls_pki_types::ServerName::try_from(host.as_str()).is_err() {
         return refuse(&mut prover, format!("{host:?} is not a valid server name")).await;
     }
+    // Accepted: the verifier speaks first in the setup, so this costs no round trip.
+    send_msg(&mut prover, &VerifierMsg::Accepted).await?;
     // Preprocessing for the proof, before the server is contacted.
     let (pre, mut prover) = {
         let mut ch = Channel::new(prover.compat());
@@ -194,7 +247,7 @@ pub async fn handle_prover_io<S: AsyncRead + AsyncWrite + Unpin + Send + 'static
     let msg: ProverMsg = timeout(
         cfg.proof_timeout,
         "waiting for the proof",
-        recv_msg(&mut prover, "proof"),
+        recv_msg_limited(&mut prover, "proof", cfg.max_message),
     )
     .await?;
     let ProverMsg::Proof { payload, openings } = msg else {
@@ -237,17 +290,34 @@ pub async fn handle_prover_io<S: AsyncRead + AsyncWrite + Unpin + Send + 'static
 }
 
 async fn refuse<S: AsyncRead + AsyncWrite + Unpin, T>(prover: &mut S, reason: String) -> Result<T> {
-    let _ = send_msg(
-        prover,
-        &VerifierMsg::Refused {
-            reason: reason.clone(),
-        },
-    )
-    .await;
+    refuse_session(prover, &reason).await;
     Err(NetError::Verifier(reason))
 }
 
+async fn refuse_unauthorized<S: AsyncRead + AsyncWrite + Unpin>(
+    prover: &mut S,
+    reason: &str,
+) -> NetError {
+    refuse_session(prover, reason).await;
+    NetError::Unauthorized(reason.into())
+}
+
+/// Tell a prover that its session is refused (the service uses this when
+/// it is at capacity or shutting down). Best effort: the prover may be gone.
+pub async fn refuse_session<S: AsyncRead + AsyncWrite + Unpin>(prover: &mut S, reason: &str) {
+    let _ = send_msg(
+        prover,
+        &VerifierMsg::Refused {
+            reason: reason.to_string(),
+        },
+    )
+    .await;
+    let _ = prover.flush().await;
+}
+
 async fn connect(cfg: &VerifierConfig, host: &str, port: u16) -> Result<TcpStream> {
+    // Names the operator pinned to an address are trusted as configured.
+    let pinned = cfg.resolve.contains_key(host);
     let addrs: Vec<SocketAddr> = if let Some(ip) = cfg.resolve.get(host) {
         vec![SocketAddr::new(*ip, port)]
     } else if let Ok(ip) = host.parse::<IpAddr>() {
@@ -259,19 +329,40 @@ async fn connect(cfg: &VerifierConfig, host: &str, port: u16) -> Result<TcpStrea
             .collect()
     };
     let mut last = None;
+    let mut refused = None;
     for a in addrs {
+        if let Err(why) = cfg
+            .server_policy
+            .check(a.ip())
+            .or_else(|e| pinned.then_some(()).ok_or(e))
+        {
+            refused = Some(why);
+            continue;
+        }
         match TcpStream::connect(a).await {
             Ok(s) => {
+                // Check where the socket really went, not only what DNS said.
+                let peer = s
+                    .peer_addr()
+                    .map_err(NetError::io(format!("connecting to {host}:{port}")))?;
+                if !pinned {
+                    cfg.server_policy
+                        .check(peer.ip())
+                        .map_err(NetError::Forbidden)?;
+                }
                 let _ = s.set_nodelay(true);
                 return Ok(s);
             }
             Err(e) => last = Some(e),
         }
     }
-    Err(NetError::Io {
-        context: format!("connecting to {host}:{port}"),
-        source: last.unwrap_or_else(|| std::io::Error::other("no address")),
-    })
+    match (last, refused) {
+        (None, Some(why)) => Err(NetError::Forbidden(why)),
+        (last, _) => Err(NetError::Io {
+            context: format!("connecting to {host}:{port}"),
+            source: last.unwrap_or_else(|| std::io::Error::other("no address")),
+        }),
+    }
 }
 
 /// Relay between prover (framed) and server (raw), recording records, until

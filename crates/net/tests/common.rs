@@ -31,6 +31,9 @@ pub fn quick_config(roots: RootStore) -> VerifierConfig {
         relay_timeout: Duration::from_secs(10),
         idle_timeout: Duration::from_secs(5),
         proof_timeout: Duration::from_secs(10),
+        // The fixture runs on loopback, which the default policy refuses.
+        server_policy: webproof_net::ServerPolicy::public_only()
+            .allow(["127.0.0.0/8".parse().unwrap()]),
         ..VerifierConfig::default()
     }
 }

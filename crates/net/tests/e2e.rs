@@ -202,6 +202,7 @@ async fn prover_disconnecting_mid_protocol() {
                 version: webproof_proxy::protocol::PROTOCOL_VERSION,
                 host: "localhost".into(),
                 port: s.fixture.addr.port(),
+                api_key: None,
             };
             webproof_net::frame::send_msg(&mut c, &hello).await.unwrap();
         }

@@ -2,7 +2,8 @@
 //! framing, without I/O.
 //!
 //! A session has three phases on one byte stream:
-//! 1. **setup** (framed JSON, [`ProverMsg::Hello`] / [`VerifierMsg::Ready`]):
+//! 1. **setup** (framed JSON, [`ProverMsg::Hello`], [`VerifierMsg::Accepted`]
+//!    or `Refused`, the preprocessing for the proof, then [`VerifierMsg::Ready`]):
 //!    the prover names the server; the verifier connects to it;
 //! 2. **relay** ([`RelayFrame`]s): TLS bytes both ways, the verifier records
 //!    them; the verifier announces the end of the server's stream with
@@ -42,6 +43,9 @@ pub enum ProverMsg {
         host: String,
         /// TCP port.
         port: u16,
+        /// The prover's API key, if the verifier requires one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        api_key: Option<String>,
     },
     /// The proof and openings.
     Proof {
@@ -81,6 +85,8 @@ pub enum ProofPayload {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum VerifierMsg {
+    /// The hello is accepted; the proof setup follows in the same flight.
+    Accepted,
     /// Connected to the server; relay starts.
     Ready {
         /// Session time the certificate will be checked at (Unix seconds).

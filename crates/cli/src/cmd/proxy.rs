@@ -6,11 +6,10 @@
 //! fixture) and run until SIGINT/SIGTERM; session logs go to stderr.
 use anyhow::{bail, Context};
 use clap::{Args, Subcommand};
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Duration;
-use webproof_net::{Fixture, ProveOptions, Verifier, VerifierConfig};
-use webproof_proxy::{CipherSuite, KxGroup, RecorderLimits, RootStore, TlsVersion, VerifierOutput};
+use webproof_net::{Fixture, ProveOptions, ServerPolicy, Verifier, VerifierConfig};
+use webproof_proxy::{CipherSuite, KxGroup, RootStore, TlsVersion, VerifierOutput};
 
 #[derive(Subcommand)]
 pub enum ProxyCmd {
@@ -19,7 +18,7 @@ pub enum ProxyCmd {
     /// Run the local HTTPS test server (its own test CA, written to --cert-dir).
     Fixture(FixtureArgs),
     /// Run a verifier that relays provers' TLS sessions and checks their proofs.
-    Serve(ServeArgs),
+    Serve(super::serve::ServeArgs),
     /// Fetch a URL through a verifier and prove what the server sent.
     Prove(ProveArgs),
 }
@@ -35,34 +34,6 @@ pub struct FixtureArgs {
     /// Extra subject alternative name (DNS name or IP) for the certificate; repeatable.
     #[arg(long = "san")]
     sans: Vec<String>,
-}
-
-#[derive(Args)]
-pub struct ServeArgs {
-    /// Address to listen on for provers (port 0: any free port).
-    #[arg(long, default_value = "127.0.0.1:7047")]
-    listen: String,
-    /// Extra trusted root certificate (PEM file); repeatable.
-    #[arg(long = "ca-cert")]
-    ca_certs: Vec<PathBuf>,
-    /// Trust only --ca-cert roots, not the built-in webpki roots.
-    #[arg(long)]
-    no_webpki_roots: bool,
-    /// Connect NAME to IP instead of resolving it; repeatable.
-    #[arg(long = "resolve", value_name = "NAME=IP")]
-    resolve: Vec<String>,
-    /// Most bytes the client may send in one session.
-    #[arg(long, default_value_t = RecorderLimits::default().max_sent_bytes)]
-    max_sent_bytes: usize,
-    /// Most bytes the server may send in one session.
-    #[arg(long, default_value_t = RecorderLimits::default().max_recv_bytes)]
-    max_recv_bytes: usize,
-    /// Longest a relayed TLS session may last, in seconds.
-    #[arg(long, default_value_t = 60)]
-    relay_timeout_secs: u64,
-    /// Serve one prover, print its verified output as JSON, and exit.
-    #[arg(long)]
-    once: bool,
 }
 
 #[derive(Args)]
@@ -101,6 +72,9 @@ pub struct ProveArgs {
     /// Give up after this many seconds.
     #[arg(long, default_value_t = 60)]
     timeout_secs: u64,
+    /// API key for a verifier that requires one (default: $WEBPROOF_API_KEY).
+    #[arg(long, env = "WEBPROOF_API_KEY", hide_env_values = true)]
+    api_key: Option<String>,
     /// Print one JSON object {"verified": ..., "stats": ...}.
     #[arg(long)]
     json: bool,
@@ -129,12 +103,12 @@ pub async fn run(cmd: ProxyCmd) -> anyhow::Result<()> {
     match cmd {
         ProxyCmd::Demo => demo().await,
         ProxyCmd::Fixture(a) => fixture(a).await,
-        ProxyCmd::Serve(a) => serve(a).await,
+        ProxyCmd::Serve(a) => super::serve::run(a).await,
         ProxyCmd::Prove(a) => prove(a).await,
     }
 }
 
-async fn shutdown_signal() {
+pub(crate) async fn shutdown_signal() {
     #[cfg(unix)]
     {
         let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
@@ -166,7 +140,7 @@ async fn fixture(a: FixtureArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn load_roots(paths: &[PathBuf], webpki: bool) -> anyhow::Result<RootStore> {
+pub(crate) fn load_roots(paths: &[PathBuf], webpki: bool) -> anyhow::Result<RootStore> {
     let mut roots = if webpki {
         RootStore::webpki_roots()
     } else {
@@ -179,49 +153,6 @@ fn load_roots(paths: &[PathBuf], webpki: bool) -> anyhow::Result<RootStore> {
             .with_context(|| format!("loading {}", p.display()))?;
     }
     Ok(roots)
-}
-
-async fn serve(a: ServeArgs) -> anyhow::Result<()> {
-    let mut resolve = HashMap::new();
-    for r in &a.resolve {
-        let (name, ip) = r
-            .split_once('=')
-            .with_context(|| format!("--resolve {r:?}: expected NAME=IP"))?;
-        resolve.insert(
-            name.to_ascii_lowercase(),
-            ip.parse()
-                .with_context(|| format!("--resolve {r:?}: bad IP"))?,
-        );
-    }
-    let cfg = VerifierConfig {
-        roots: load_roots(&a.ca_certs, !a.no_webpki_roots)?,
-        resolve,
-        limits: RecorderLimits {
-            max_sent_bytes: a.max_sent_bytes,
-            max_recv_bytes: a.max_recv_bytes,
-            ..RecorderLimits::default()
-        },
-        relay_timeout: Duration::from_secs(a.relay_timeout_secs),
-        ..VerifierConfig::default()
-    };
-    let v = Verifier::bind(&a.listen, cfg).await?;
-    println!(
-        "{}",
-        serde_json::json!({"event": "listening", "addr": v.local_addr()?.to_string()})
-    );
-    if a.once {
-        let out = v.serve_one().await?;
-        println!("{}", serde_json::to_string(&out)?);
-        return Ok(());
-    }
-    tokio::select! {
-        _ = v.run(|peer, r| match r {
-            Ok(o) => eprintln!("verified session from {peer}: {} {} {} bytes sent, {} received", o.server_name, o.cipher_suite, o.sent.len, o.received.len),
-            Err(e) => eprintln!("session from {peer} failed: {e}"),
-        }) => {}
-        _ = shutdown_signal() => {}
-    }
-    Ok(())
 }
 
 fn prove_options(a: &ProveArgs) -> anyhow::Result<ProveOptions> {
@@ -241,6 +172,7 @@ fn prove_options(a: &ProveArgs) -> anyhow::Result<ProveOptions> {
     o.groups = a.groups.clone();
     o.reveal = a.reveal.clone();
     o.timeout = Duration::from_secs(a.timeout_secs);
+    o.api_key = a.api_key.clone();
     o.padding = a.padding;
     if let Some(total) = a.upload_size {
         let base = o.request().len();
@@ -340,6 +272,9 @@ async fn demo() -> anyhow::Result<()> {
             "127.0.0.1:0",
             VerifierConfig {
                 roots,
+                // The demo's server is on loopback, which the default policy refuses.
+                server_policy: ServerPolicy::public_only()
+                    .allow(["127.0.0.0/8".parse().map_err(anyhow::Error::msg)?]),
                 ..VerifierConfig::default()
             },
         )
