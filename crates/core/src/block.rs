@@ -62,8 +62,7 @@ impl Block {
     /// Product in GF(2^128).
     #[inline(always)]
     pub fn gf_mul(self, rhs: Block) -> Block {
-        let (lo, hi) = self.clmul(rhs);
-        Block::reduce(lo, hi)
+        Block(clmul::gf_mul(self.0, rhs.0))
     }
 
     /// Carry-less 128x128 -> 256-bit product `(low, high)`, not reduced.
@@ -135,18 +134,25 @@ impl From<[u8; 16]> for Block {
 }
 
 /// Inner product `sum_i a[i] * b[i]` in GF(2^128) with one reduction.
+///
+/// On x86_64 with PCLMULQDQ this runs a batch kernel compiled for that
+/// instruction (detected once per call, not per product).
 pub fn inner_product(a: &[Block], b: &[Block]) -> Block {
     assert_eq!(a.len(), b.len(), "inner product of unequal lengths");
-    let (mut lo, mut hi) = (0u128, 0u128);
-    for (x, y) in a.iter().zip(b) {
-        let (l, h) = x.clmul(*y);
-        lo ^= l;
-        hi ^= h;
-    }
+    let (lo, hi) = clmul::sum_of_products(a, b);
     Block::reduce(lo, hi)
 }
 
 /// Carry-less multiplication: hardware where available, portable otherwise.
+///
+/// The single product [`clmul`](clmul::clmul) is called once per gate by the
+/// proof engine, so it must inline into its caller: a `#[target_feature]`
+/// function cannot (the caller is compiled without the feature), hence the
+/// hardware path is a few instructions of inline assembly behind the
+/// standard library's cached CPU-feature test (a load and a predictable
+/// branch). Batch loops ([`sum_of_products`](clmul::sum_of_products)) use a
+/// `#[target_feature]` kernel instead, which lets the compiler schedule the
+/// whole loop.
 mod clmul {
     /// Portable 64x64 carry-less multiply, constant time (no secret-dependent branches).
     #[inline(always)]
@@ -161,7 +167,7 @@ mod clmul {
     }
 
     #[inline(always)]
-    fn clmul_soft(a: u128, b: u128) -> (u128, u128) {
+    pub(super) fn clmul_soft(a: u128, b: u128) -> (u128, u128) {
         let (a0, a1) = (a as u64, (a >> 64) as u64);
         let (b0, b1) = (b as u64, (b >> 64) as u64);
         let lo = clmul64_soft(a0, b0);
@@ -170,20 +176,39 @@ mod clmul {
         (lo ^ (mid << 64), hi ^ (mid >> 64))
     }
 
+    /// Portable `sum_i a[i] * b[i]`, unreduced.
+    pub(super) fn sum_of_products_soft(a: &[super::Block], b: &[super::Block]) -> (u128, u128) {
+        let (mut lo, mut hi) = (0u128, 0u128);
+        for (x, y) in a.iter().zip(b) {
+            let (l, h) = clmul_soft(x.0, y.0);
+            lo ^= l;
+            hi ^= h;
+        }
+        (lo, hi)
+    }
+
+    /// Whether the CPU has PCLMULQDQ (a compile-time `true` when the build
+    /// targets it; otherwise the standard library's cached detection).
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
-    pub fn clmul(a: u128, b: u128) -> (u128, u128) {
+    pub(super) fn has_hw() -> bool {
         #[cfg(target_feature = "pclmulqdq")]
         {
-            hw::clmul(a, b)
+            true
         }
         #[cfg(not(target_feature = "pclmulqdq"))]
         {
-            if std::is_x86_feature_detected!("pclmulqdq") {
-                hw::clmul(a, b)
-            } else {
-                clmul_soft(a, b)
-            }
+            std::is_x86_feature_detected!("pclmulqdq")
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    pub fn clmul(a: u128, b: u128) -> (u128, u128) {
+        if has_hw() {
+            hw::clmul(a, b)
+        } else {
+            clmul_soft(a, b)
         }
     }
 
@@ -193,31 +218,168 @@ mod clmul {
         clmul_soft(a, b)
     }
 
+    /// Reduced product.
+    #[inline(always)]
+    pub fn gf_mul(a: u128, b: u128) -> u128 {
+        #[cfg(target_arch = "x86_64")]
+        if has_hw() {
+            return hw::gf_mul(a, b);
+        }
+        let (lo, hi) = clmul_soft(a, b);
+        super::Block::reduce(lo, hi).0
+    }
+
+    /// `sum_i a[i] * b[i]` without reduction (`a`, `b` of equal length).
+    pub fn sum_of_products(a: &[super::Block], b: &[super::Block]) -> (u128, u128) {
+        #[cfg(target_arch = "x86_64")]
+        if has_hw() {
+            return hw::sum_of_products(a, b);
+        }
+        sum_of_products_soft(a, b)
+    }
+
     #[cfg(target_arch = "x86_64")]
     #[allow(unsafe_code)]
     mod hw {
+        use core::arch::asm;
         use core::arch::x86_64::*;
 
-        /// Safety: only called after PCLMULQDQ support is known (compile-time
-        /// target feature or runtime detection); SSE2 is baseline on x86_64.
+        /// One 128x128 carry-less product in inline assembly (inlines into
+        /// the caller whatever its target features).
+        ///
+        /// Only called after PCLMULQDQ support is known ([`super::has_hw`]);
+        /// SSE2 is baseline on x86_64.
         #[inline(always)]
         pub fn clmul(a: u128, b: u128) -> (u128, u128) {
-            unsafe { clmul_inner(a, b) }
+            // SAFETY: u128 and __m128i are both 16 plain bytes.
+            let x: __m128i = unsafe { core::mem::transmute::<u128, __m128i>(a) };
+            let y: __m128i = unsafe { core::mem::transmute::<u128, __m128i>(b) };
+            let lo: __m128i;
+            let hi: __m128i;
+            // SAFETY: register-only arithmetic; the instruction exists
+            // (checked by the caller). Karatsuba would save one multiply
+            // for three more XORs: not worth it at one PCLMULQDQ per cycle.
+            unsafe {
+                asm!(
+                    "movdqa {lo}, {x}",
+                    "pclmulqdq {lo}, {y}, 0x00",
+                    "movdqa {hi}, {x}",
+                    "pclmulqdq {hi}, {y}, 0x11",
+                    "movdqa {m}, {x}",
+                    "pclmulqdq {m}, {y}, 0x01",
+                    "pclmulqdq {x}, {y}, 0x10",
+                    "pxor {x}, {m}",
+                    "movdqa {m}, {x}",
+                    "pslldq {m}, 8",
+                    "psrldq {x}, 8",
+                    "pxor {lo}, {m}",
+                    "pxor {hi}, {x}",
+                    x = inout(xmm_reg) x => _,
+                    y = in(xmm_reg) y,
+                    lo = out(xmm_reg) lo,
+                    hi = out(xmm_reg) hi,
+                    m = out(xmm_reg) _,
+                    options(pure, nomem, nostack, preserves_flags),
+                );
+                (
+                    core::mem::transmute::<__m128i, u128>(lo),
+                    core::mem::transmute::<__m128i, u128>(hi),
+                )
+            }
         }
 
+        /// Reduced product, multiply and reduction both in SSE registers.
+        ///
+        /// With `hi = H1·x^64 + H0` and `P = x^7 + x^2 + x + 1`:
+        /// `hi·x^128 ≡ hi·P`, `H1·P = u` has at most 71 bits, so
+        /// `hi·P = (H0 ⊕ u_hi)·P + u_lo·x^64` with `u = u_hi·x^64 + u_lo`,
+        /// where the first product fits in 128 bits.
+        #[inline(always)]
+        pub fn gf_mul(a: u128, b: u128) -> u128 {
+            // SAFETY: u128 and __m128i are both 16 plain bytes.
+            let x: __m128i = unsafe { core::mem::transmute::<u128, __m128i>(a) };
+            let y: __m128i = unsafe { core::mem::transmute::<u128, __m128i>(b) };
+            let poly: __m128i = unsafe { core::mem::transmute::<u128, __m128i>(0x87) };
+            let lo: __m128i;
+            // SAFETY: register-only arithmetic; PCLMULQDQ checked by the caller.
+            unsafe {
+                asm!(
+                    // 256-bit product: lo, hi, middle terms in m and x.
+                    "movdqa {lo}, {x}",
+                    "pclmulqdq {lo}, {y}, 0x00",
+                    "movdqa {hi}, {x}",
+                    "pclmulqdq {hi}, {y}, 0x11",
+                    "movdqa {m}, {x}",
+                    "pclmulqdq {m}, {y}, 0x01",
+                    "pclmulqdq {x}, {y}, 0x10",
+                    "pxor {x}, {m}",
+                    "movdqa {m}, {x}",
+                    "pslldq {m}, 8",
+                    "psrldq {x}, 8",
+                    "pxor {lo}, {m}",
+                    "pxor {hi}, {x}",
+                    // u = H1·P; lo ^= u_lo·x^64; H0 ^= u_hi.
+                    "movdqa {m}, {hi}",
+                    "pclmulqdq {m}, {p}, 0x01",
+                    "movdqa {x}, {m}",
+                    "pslldq {x}, 8",
+                    "pxor {lo}, {x}",
+                    "psrldq {m}, 8",
+                    "pxor {hi}, {m}",
+                    // lo ^= (H0 ^ u_hi)·P.
+                    "pclmulqdq {hi}, {p}, 0x00",
+                    "pxor {lo}, {hi}",
+                    x = inout(xmm_reg) x => _,
+                    y = in(xmm_reg) y,
+                    p = in(xmm_reg) poly,
+                    lo = out(xmm_reg) lo,
+                    hi = out(xmm_reg) _,
+                    m = out(xmm_reg) _,
+                    options(pure, nomem, nostack, preserves_flags),
+                );
+                core::mem::transmute::<__m128i, u128>(lo)
+            }
+        }
+
+        /// Batch `sum_i a[i] * b[i]`, unreduced.
+        pub fn sum_of_products(
+            a: &[super::super::Block],
+            b: &[super::super::Block],
+        ) -> (u128, u128) {
+            // SAFETY: only reached when PCLMULQDQ is present.
+            unsafe { sum_of_products_kernel(a, b) }
+        }
+
+        /// Separate accumulators for the low, high and middle terms (the
+        /// multiplies of one product are independent); the middle sum is
+        /// folded into `lo`/`hi` once at the end.
         #[target_feature(enable = "pclmulqdq", enable = "sse2")]
-        unsafe fn clmul_inner(a: u128, b: u128) -> (u128, u128) {
-            let x = _mm_set_epi64x((a >> 64) as i64, a as i64);
-            let y = _mm_set_epi64x((b >> 64) as i64, b as i64);
-            let lo = _mm_clmulepi64_si128(x, y, 0x00);
-            let hi = _mm_clmulepi64_si128(x, y, 0x11);
-            let m1 = _mm_clmulepi64_si128(x, y, 0x01);
-            let m2 = _mm_clmulepi64_si128(x, y, 0x10);
-            let mid = _mm_xor_si128(m1, m2);
-            let lo: u128 = core::mem::transmute(lo);
-            let hi: u128 = core::mem::transmute(hi);
-            let mid: u128 = core::mem::transmute(mid);
-            (lo ^ (mid << 64), hi ^ (mid >> 64))
+        unsafe fn sum_of_products_kernel(
+            a: &[super::super::Block],
+            b: &[super::super::Block],
+        ) -> (u128, u128) {
+            let n = a.len().min(b.len());
+            let mut lo = _mm_setzero_si128();
+            let mut hi = _mm_setzero_si128();
+            let mut mid = _mm_setzero_si128();
+            let load = |s: &[super::super::Block], i: usize| -> __m128i {
+                // SAFETY: in bounds (i < n <= len); unaligned load.
+                unsafe { _mm_loadu_si128(s.as_ptr().add(i).cast::<__m128i>()) }
+            };
+            for i in 0..n {
+                let x = load(a, i);
+                let y = load(b, i);
+                lo = _mm_xor_si128(lo, _mm_clmulepi64_si128(x, y, 0x00));
+                hi = _mm_xor_si128(hi, _mm_clmulepi64_si128(x, y, 0x11));
+                mid = _mm_xor_si128(mid, _mm_clmulepi64_si128(x, y, 0x01));
+                mid = _mm_xor_si128(mid, _mm_clmulepi64_si128(x, y, 0x10));
+            }
+            lo = _mm_xor_si128(lo, _mm_slli_si128(mid, 8));
+            hi = _mm_xor_si128(hi, _mm_srli_si128(mid, 8));
+            (
+                core::mem::transmute::<__m128i, u128>(lo),
+                core::mem::transmute::<__m128i, u128>(hi),
+            )
         }
     }
 
@@ -256,6 +418,36 @@ mod tests {
             let (a, b): (u128, u128) = (rng.gen(), rng.gen());
             assert_eq!(Block(a).gf_mul(Block(b)).0, mul_ref(a, b));
             assert_eq!(clmul::soft(a, b), Block(a).clmul(Block(b)));
+        }
+    }
+
+    #[test]
+    fn hardware_kernels_match_portable_code() {
+        let mut rng = rand::thread_rng();
+        #[cfg(target_arch = "x86_64")]
+        eprintln!("pclmulqdq detected: {}", clmul::has_hw());
+        // Edge values exercise the carries between halves.
+        let edges = [0u128, 1, u64::MAX as u128, u128::MAX, 1 << 127, 1 << 64];
+        for &a in &edges {
+            for &b in &edges {
+                assert_eq!(Block(a).clmul(Block(b)), clmul::soft(a, b));
+                let (l, h) = clmul::soft(a, b);
+                assert_eq!(Block(a).gf_mul(Block(b)), Block::reduce(l, h));
+            }
+        }
+        for _ in 0..10_000 {
+            let (a, b): (u128, u128) = (rng.gen(), rng.gen());
+            let (l, h) = clmul::soft(a, b);
+            assert_eq!(Block(a).gf_mul(Block(b)), Block::reduce(l, h));
+        }
+        for len in [0usize, 1, 2, 3, 7, 64, 513] {
+            let a: Vec<Block> = (0..len).map(|_| Block(rng.gen())).collect();
+            let b: Vec<Block> = (0..len).map(|_| Block(rng.gen())).collect();
+            assert_eq!(
+                clmul::sum_of_products(&a, &b),
+                clmul::sum_of_products_soft(&a, &b),
+                "len {len}"
+            );
         }
     }
 

@@ -10,8 +10,7 @@
 //! correlations. One AES block per tree node (the right child is derived
 //! without one).
 
-use aes::cipher::{BlockEncrypt, KeyInit};
-use aes::Aes128;
+use webproof_core::prg::AesBatch;
 use webproof_core::Block;
 
 /// Blocks hashed per AES call.
@@ -22,7 +21,7 @@ const FIXED_KEY: [u8; 16] = *b"webproof-ferret!";
 
 /// `σ`: linear, and `x ↦ σ(x) ⊕ x` is a bijection too.
 #[inline(always)]
-fn sigma(x: u128) -> u128 {
+pub(crate) fn sigma(x: u128) -> u128 {
     let hi = x >> 64;
     let lo = x & (u64::MAX as u128);
     ((hi ^ lo) << 64) | hi
@@ -31,31 +30,32 @@ fn sigma(x: u128) -> u128 {
 /// The correlation-robust hash `H`.
 #[derive(Clone)]
 pub(crate) struct Ccr {
-    aes: Aes128,
+    aes: AesBatch,
 }
 
 impl Ccr {
     pub(crate) fn new() -> Self {
         Ccr {
-            aes: Aes128::new(&FIXED_KEY.into()),
+            aes: AesBatch::new(Block::from_bytes(FIXED_KEY)),
         }
     }
 
-    /// `H` of each of `x[..len]` in one AES call (the cipher pipelines eight
-    /// blocks at a time; a longer call amortises its dispatch).
+    /// `x ← H(x)` for every block of `x` (one batch AES call: the kernel
+    /// keeps the key schedule in registers and pipelines 8–16 blocks).
     #[inline]
+    pub(crate) fn hash_in_place(&self, x: &mut [Block]) {
+        for b in x.iter_mut() {
+            *b = Block(sigma(b.0));
+        }
+        // π(σ(x)) ⊕ σ(x).
+        self.aes.hash_in_place(x);
+    }
+
+    /// `H` of each of `x[..len]`.
+    #[cfg(test)]
     pub(crate) fn hash_batch(&self, x: &[Block; BATCH], len: usize) -> [Block; BATCH] {
-        let mut s = [0u128; BATCH];
-        let mut bufs = [aes::Block::default(); BATCH];
-        for i in 0..BATCH {
-            s[i] = sigma(x[i].0);
-            bufs[i] = s[i].to_le_bytes().into();
-        }
-        self.aes.encrypt_blocks(&mut bufs[..len.min(BATCH)]);
-        let mut out = [Block::ZERO; BATCH];
-        for i in 0..BATCH {
-            out[i] = Block(u128::from_le_bytes(bufs[i].into()) ^ s[i]);
-        }
+        let mut out = *x;
+        self.hash_in_place(&mut out[..len]);
         out
     }
 
@@ -111,9 +111,18 @@ mod tests {
             assert_eq!(h[i], c.hash(xs[i]));
             assert_ne!(h[i], xs[i]);
         }
-        // Known answer for H(0): σ(0) = 0, so H(0) = AES_k(0).
+        // Known answers from the `aes` crate: σ(0) = 0, so H(0) = AES_k(0);
+        // and H(x) = AES_k(σ(x)) ⊕ σ(x) on the sample inputs.
+        use aes::cipher::{BlockEncrypt, KeyInit};
+        let aes = aes::Aes128::new(&FIXED_KEY.into());
         let mut b = aes::Block::default();
-        Aes128::new(&FIXED_KEY.into()).encrypt_block(&mut b);
+        aes.encrypt_block(&mut b);
         assert_eq!(c.hash(Block::ZERO).0, u128::from_le_bytes(b.into()));
+        for x in xs {
+            let s = sigma(x.0);
+            let mut b: aes::Block = s.to_le_bytes().into();
+            aes.encrypt_block(&mut b);
+            assert_eq!(c.hash(x).0, u128::from_le_bytes(b.into()) ^ s);
+        }
     }
 }

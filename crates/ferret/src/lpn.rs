@@ -15,8 +15,7 @@
 //! receiver its MACs), which is what keeps the outputs correlated.
 
 use crate::params::{LpnParams, ROW_WEIGHT};
-use aes::cipher::{BlockEncrypt, KeyInit};
-use aes::Aes128;
+use webproof_core::prg::AesBatch;
 use webproof_core::Block;
 
 /// Columns whose indices are generated per AES batch.
@@ -29,8 +28,11 @@ const BLOCKS_PER_PAIR: usize = 5;
 /// Encoder for one parameter set.
 #[derive(Clone)]
 pub(crate) struct LpnEncoder {
-    aes: Aes128,
+    aes: AesBatch,
     k: u64,
+    /// The public key (kept for the reference definition in tests).
+    #[cfg(test)]
+    key: [u8; 16],
 }
 
 impl LpnEncoder {
@@ -42,24 +44,24 @@ impl LpnEncoder {
         key[8..12].copy_from_slice(&(params.k as u32).to_le_bytes());
         key[12..16].copy_from_slice(&(params.n as u32 ^ params.log_bin << 27).to_le_bytes());
         LpnEncoder {
-            aes: Aes128::new(&key.into()),
+            aes: AesBatch::new(Block::from_bytes(key)),
             k: params.k as u64,
+            #[cfg(test)]
+            key,
         }
     }
 
     /// The ten indices of columns `2q` and `2q + 1` for `q` in `q0..q0 + pairs`.
     #[inline]
     fn indices(&self, q0: usize, pairs: usize, idx: &mut [u32; BATCH * ROW_WEIGHT]) {
-        let mut blocks = [aes::Block::default(); BATCH / 2 * BLOCKS_PER_PAIR];
+        let mut blocks = [Block::ZERO; BATCH / 2 * BLOCKS_PER_PAIR];
         let nblocks = pairs * BLOCKS_PER_PAIR;
         let base = (q0 * BLOCKS_PER_PAIR) as u128;
-        for (i, b) in blocks[..nblocks].iter_mut().enumerate() {
-            *b = (base + i as u128).to_le_bytes().into();
-        }
-        self.aes.encrypt_blocks(&mut blocks[..nblocks]);
+        self.aes.encrypt_counter(base, &mut blocks[..nblocks]);
         for (i, b) in blocks[..nblocks].iter().enumerate() {
             for w in 0..4 {
-                let word = u32::from_le_bytes(b[4 * w..4 * w + 4].try_into().expect("4 bytes"));
+                // Word `w` of the block's little-endian bytes.
+                let word = (b.0 >> (32 * w)) as u32;
                 idx[4 * i + w] = ((word as u64 * self.k) >> 32) as u32;
             }
         }
@@ -99,11 +101,13 @@ impl LpnEncoder {
     /// The indices of one column, by the definition (for tests).
     #[cfg(test)]
     pub(crate) fn column(&self, col: usize) -> Vec<usize> {
+        use aes::cipher::{BlockEncrypt, KeyInit};
         let q = col / 2;
+        let aes = aes::Aes128::new(&self.key.into());
         let mut words = Vec::new();
         for i in 0..BLOCKS_PER_PAIR {
             let mut b: aes::Block = ((q * BLOCKS_PER_PAIR + i) as u128).to_le_bytes().into();
-            self.aes.encrypt_block(&mut b);
+            aes.encrypt_block(&mut b);
             for w in 0..4 {
                 words.push(u32::from_le_bytes(b[4 * w..4 * w + 4].try_into().unwrap()));
             }

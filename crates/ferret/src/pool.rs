@@ -55,12 +55,12 @@ impl Pool {
         self.next_reserve.len() == self.target
     }
 
-    /// The chunk storage, resized to `len`, to fill with the next tree's
-    /// outputs and give back with [`Pool::put_chunk`].
+    /// The chunk storage, resized to `len` (old contents left in place), to
+    /// fill with the next tree's outputs and give back with [`Pool::put_chunk`].
     pub(crate) fn take_chunk(&mut self, len: usize) -> Vec<Block> {
         debug_assert_eq!(self.pos, self.chunk.len());
         let mut c = core::mem::take(&mut self.chunk);
-        c.clear();
+        // No clearing: the tree expansion overwrites every entry.
         c.resize(len, Block::ZERO);
         self.pos = 0;
         c

@@ -33,7 +33,8 @@ fn expand_level(ccr: &Ccr, buf: &mut [Block], width: usize) -> (Block, Block) {
         let len = end - start;
         let mut x = [Block::ZERO; BATCH];
         x[..len].copy_from_slice(&buf[start..end]);
-        let hx = ccr.hash_batch(&x, len);
+        let mut hx = x;
+        ccr.hash_in_place(&mut hx[..len]);
         for i in 0..len {
             let l = hx[i];
             let r = x[i] ^ l;
