@@ -18,10 +18,11 @@ use crate::params::{LpnParams, ROW_WEIGHT};
 use webproof_core::prg::AesBatch;
 use webproof_core::Block;
 
-/// Columns whose indices are generated per AES batch.
-const BATCH: usize = 64;
+/// Columns whose indices are generated per AES batch (two batches are kept).
+const BATCH: usize = 128;
 /// How many columns ahead the encoder prefetches.
 const PREFETCH: usize = 16;
+const _: () = assert!(PREFETCH <= BATCH);
 /// AES blocks per pair of columns (20 words for 2 × 10 indices).
 const BLOCKS_PER_PAIR: usize = 5;
 
@@ -72,28 +73,76 @@ impl LpnEncoder {
     /// `start` must be even (trees have an even number of leaves) and
     /// `secret.len()` must be `k`.
     pub(crate) fn encode(&self, start: usize, secret: &[Block], out: &mut [Block]) {
+        self.encode_with(start, secret, out, None)
+    }
+
+    /// [`encode`](Self::encode), then, if `normalise` is `Some(Delta)`,
+    /// `out[j] ^= lsb(out[j])·Delta` (the sender's move of the choice bit
+    /// into the key), fused to save a pass over the outputs.
+    ///
+    /// The secret is larger than L2 for the big sets, so this is bound by
+    /// how many cache misses are in flight: the loads of column `j +
+    /// PREFETCH` are issued while column `j` is summed, and the indices come
+    /// from a two-batch ring so that the prefetches run on across batch
+    /// boundaries (the next batch's AES overlaps the current loads).
+    pub(crate) fn encode_with(
+        &self,
+        start: usize,
+        secret: &[Block],
+        out: &mut [Block],
+        normalise: Option<Block>,
+    ) {
         assert!(start & 1 == 0, "columns are generated in pairs");
         assert_eq!(secret.len() as u64, self.k, "secret of the wrong length");
-        let mut idx = [0u32; BATCH * ROW_WEIGHT];
-        for (c, chunk) in out.chunks_mut(BATCH).enumerate() {
-            let col0 = start + c * BATCH;
-            self.indices(col0 / 2, chunk.len().div_ceil(2), &mut idx);
-            // The secret is larger than L2 for the big sets: issue the loads
-            // of a later column while XORing this one.
-            for j in 0..PREFETCH.min(chunk.len()) {
-                prefetch_column(secret, &idx[j * ROW_WEIGHT..(j + 1) * ROW_WEIGHT]);
+        let n = out.len();
+        let batches = n.div_ceil(BATCH);
+        // Ring of two batches of column indices: batch `c` in half `c & 1`.
+        let mut idx = [[0u32; BATCH * ROW_WEIGHT]; 2];
+        let fill = |c: usize, half: &mut [u32; BATCH * ROW_WEIGHT]| {
+            let cols = (n - c * BATCH).min(BATCH);
+            self.indices((start + c * BATCH) / 2, cols.div_ceil(2), half);
+        };
+        fill(0, &mut idx[0]);
+        if batches > 1 {
+            fill(1, &mut idx[1]);
+        }
+        let column = |idx: &[[u32; BATCH * ROW_WEIGHT]; 2], j: usize| -> [u32; ROW_WEIGHT] {
+            let r = (j % BATCH) * ROW_WEIGHT;
+            idx[(j / BATCH) & 1][r..r + ROW_WEIGHT]
+                .try_into()
+                .expect("row")
+        };
+        for j in 0..PREFETCH.min(n) {
+            prefetch_column(secret, &column(&idx, j));
+        }
+        let (delta, fix) = match normalise {
+            Some(d) => (d, true),
+            None => (Block::ZERO, false),
+        };
+        for c in 0..batches {
+            let lo = c * BATCH;
+            let hi = (lo + BATCH).min(n);
+            for j in lo..hi {
+                if j + PREFETCH < n {
+                    prefetch_column(secret, &column(&idx, j + PREFETCH));
+                }
+                let mut acc = out[j];
+                for i in column(&idx, j) {
+                    // SAFETY: `i = ⌊w·k / 2^32⌋ < k = secret.len()` for a
+                    // 32-bit `w` (see `indices`; length asserted above).
+                    #[allow(unsafe_code)]
+                    let x = unsafe { *secret.get_unchecked(i as usize) };
+                    acc ^= x;
+                }
+                if fix {
+                    acc ^= Block::select(acc.lsb(), delta);
+                }
+                out[j] = acc;
             }
-            for (j, o) in chunk.iter_mut().enumerate() {
-                if j + PREFETCH < BATCH {
-                    let ahead = (j + PREFETCH) * ROW_WEIGHT;
-                    prefetch_column(secret, &idx[ahead..ahead + ROW_WEIGHT]);
-                }
-                let row = &idx[j * ROW_WEIGHT..(j + 1) * ROW_WEIGHT];
-                let mut acc = *o;
-                for &i in row {
-                    acc ^= secret[i as usize];
-                }
-                *o = acc;
+            // Batch `c` is done and prefetches reach at most into batch
+            // `c + 1` (PREFETCH <= BATCH): its half takes batch `c + 2`.
+            if c + 2 < batches {
+                fill(c + 2, &mut idx[c & 1]);
             }
         }
     }
@@ -165,6 +214,37 @@ mod tests {
         enc.encode(start, &secret, &mut a[..100]);
         enc.encode(start + 100, &secret, &mut a[100..]);
         assert_eq!(a, out);
+    }
+
+    /// Lengths around the batch and prefetch boundaries (ring refills, a
+    /// partial last batch, fewer columns than the prefetch distance), and
+    /// the fused normalisation against a separate pass.
+    #[test]
+    fn ring_boundaries_and_normalisation() {
+        let params = LpnParams::new(1 << 12, 777, 16, 8);
+        let enc = LpnEncoder::new(&params);
+        let mut rng = rand_chacha::ChaCha12Rng::seed_from_u64(4);
+        let secret: Vec<Block> = (0..777).map(|_| Block(rng.gen())).collect();
+        let delta = Block(rng.gen::<u128>() | 1);
+        for len in [0, 2, 10, 16, 18, 126, 128, 130, 256, 258, 383, 384, 1001] {
+            let start = 2 * rng.gen_range(0..1000);
+            let before: Vec<Block> = (0..len).map(|_| Block(rng.gen())).collect();
+            let mut out = before.clone();
+            enc.encode(start, &secret, &mut out);
+            for j in 0..len {
+                let expect = enc
+                    .column(start + j)
+                    .iter()
+                    .fold(before[j], |a, &i| a ^ secret[i]);
+                assert_eq!(out[j], expect, "len {len} column {j}");
+            }
+            let mut norm = before.clone();
+            enc.encode_with(start, &secret, &mut norm, Some(delta));
+            for j in 0..len {
+                assert_eq!(norm[j], out[j] ^ Block::select(out[j].lsb(), delta));
+                assert!(!norm[j].lsb());
+            }
+        }
     }
 
     #[test]

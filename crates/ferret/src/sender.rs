@@ -282,12 +282,9 @@ impl<B: RandomCotSender> FerretSender<B> {
         let it = self.iter.as_ref().expect("an iteration is running");
         sender_tree(&self.ccr, p.log_bin, s, self.root_delta(j), out, None);
         self.tamper_leaves(j, out);
-        it.encoder.encode(j * p.bin_size(), &it.base[..p.k], out);
-        // Normalise to the convention: keys with lsb 0.
-        let delta = self.delta;
-        for z in out.iter_mut() {
-            *z ^= Block::select(z.lsb(), delta);
-        }
+        // Normalised to the convention (keys with lsb 0) as they are made.
+        it.encoder
+            .encode_with(j * p.bin_size(), &it.base[..p.k], out, Some(self.delta));
     }
 
     async fn extend_inner<T: Io>(
