@@ -21,6 +21,10 @@ pub enum Error {
     /// The peer, or a local limit, ended the session.
     #[error("session aborted: {0}")]
     Aborted(String),
+    /// The peer ended the session with a message of its own where a protocol
+    /// message was expected (the payload, for the caller's layer to read).
+    #[error("the peer ended the session ({} byte message)", .0.len())]
+    PeerAbort(Vec<u8>),
     /// The caller used the API wrongly (e.g. asked for more than was set up).
     #[error("invalid use: {0}")]
     Usage(String),

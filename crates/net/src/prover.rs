@@ -353,14 +353,8 @@ async fn prove_inner(opts: &ProveOptions) -> Result<ProveOutcome> {
         },
     )
     .await?;
-    // The verifier checks the handshake (certificates, signatures) before the proof runs.
-    match recv_msg(&mut link, "the verifier's go-ahead").await? {
-        VerifierMsg::ProofReady => {}
-        VerifierMsg::Verdict { result: Err(e) } => {
-            return Err(NetError::Verifier(format!("proof rejected: {e}")))
-        }
-        other => return Err(NetError::Verifier(format!("unexpected message {other:?}"))),
-    }
+    // The proof follows at once; a verifier that rejects the handshake
+    // (certificates, signatures) answers with its verdict instead.
     let mut link = {
         let ch = Channel::new(link.compat());
         let (_, ch) = pre
@@ -512,11 +506,21 @@ async fn prover_relay(
 }
 
 /// A proof-phase error: a lost link is reported as a disconnection (the
-/// verifier went away), anything else as the verifier's side failing.
+/// verifier went away), the verifier's own message as its verdict, anything
+/// else as the verifier's side failing.
 fn zk_error(phase: &str, e: webproof_core::Error) -> NetError {
     use std::io::ErrorKind;
     use webproof_core::{ChannelError, Error};
     match &e {
+        Error::PeerAbort(msg) => match webproof_proxy::protocol::decode::<VerifierMsg>(msg) {
+            Ok(VerifierMsg::Verdict { result: Err(why) }) => {
+                NetError::Verifier(format!("proof rejected: {why}"))
+            }
+            Ok(VerifierMsg::Refused { reason }) => NetError::Verifier(format!("refused: {reason}")),
+            _ => NetError::Verifier(format!(
+                "{phase} failed: the verifier ended it with an unexpected message"
+            )),
+        },
         Error::Channel(ChannelError::Closed) => {
             NetError::Disconnected(format!("the verifier closed the connection during {phase}"))
         }

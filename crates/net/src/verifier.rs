@@ -276,8 +276,20 @@ pub async fn handle_prover_io<S: AsyncRead + AsyncWrite + Unpin + Send + 'static
                 cfg,
             )
             .await;
-            prover = back?;
-            result
+            match back {
+                Ok(p) => {
+                    prover = p;
+                    result
+                }
+                // The link is done (the verdict went out in the proof's
+                // place, or the link was lost): the outcome stands.
+                Err(link) => {
+                    return Err(match result {
+                        Err(e) => NetError::Proxy(e),
+                        Ok(_) => link,
+                    })
+                }
+            }
         }
     };
     let verdict = VerifierMsg::Verdict {
@@ -287,6 +299,23 @@ pub async fn handle_prover_io<S: AsyncRead + AsyncWrite + Unpin + Send + 'static
     let _ = send_msg(&mut prover, &verdict).await;
     let _ = prover.shutdown().await;
     Ok(result?)
+}
+
+/// Read and discard what the prover still sends, up to its close, a time
+/// limit, or 256 MiB.
+async fn drain<S: AsyncRead + AsyncWrite + Unpin>(prover: &mut S, limit: Duration) {
+    let mut buf = vec![0u8; 64 << 10];
+    let mut total = 0usize;
+    let _ = tokio::time::timeout(limit, async {
+        while total < 256 << 20 {
+            match prover.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => total += n,
+            }
+        }
+    })
+    .await;
+    let _ = prover.shutdown().await;
 }
 
 async fn refuse<S: AsyncRead + AsyncWrite + Unpin, T>(prover: &mut S, reason: String) -> Result<T> {
@@ -492,15 +521,19 @@ async fn verify_zk<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
     let mut prover = prover;
     let (info, statement, zk_statement) = match checked {
         Ok(x) => x,
-        // The caller sends the verdict with this error.
-        Err(e) => return (Err(e), Ok(prover)),
+        Err(e) => {
+            // The prover is already streaming its proof: send the verdict
+            // now (it reads it where it expects the proof's verdict), then
+            // read the proof away so that closing does not reset the link
+            // before the verdict is read.
+            let verdict = VerifierMsg::Verdict {
+                result: Err(e.to_string()),
+            };
+            let _ = send_msg(&mut prover, &verdict).await;
+            drain(&mut prover, cfg.proof_timeout).await;
+            return (Err(e), Err(NetError::Disconnected("proof refused".into())));
+        }
     };
-    if let Err(e) = send_msg(&mut prover, &VerifierMsg::ProofReady).await {
-        return (
-            Err(webproof_proxy::ProxyError::Protocol(e.to_string())),
-            Err(e),
-        );
-    }
     let ch = Channel::new(prover.compat());
     let run = timeout(cfg.proof_timeout, "the proof", async {
         Ok(pre.verify(ch, &zk_statement, &mut rand::rngs::OsRng).await)

@@ -10,8 +10,11 @@
 //!    `ServerClosed`, the prover ends with `Close`, the verifier confirms with
 //!    `CloseAck` carrying the digest of the transcript it recorded (every
 //!    `Data` frame before it is part of the transcript);
-//! 3. **proof** (framed JSON): [`ProverMsg::Proof`] and the verifier's
-//!    [`VerifierMsg::Verdict`].
+//! 3. **proof**: [`ProverMsg::Proof`] (framed JSON), at once followed by the
+//!    zero-knowledge proof's stream for a `Zk` payload, and the verifier's
+//!    [`VerifierMsg::Verdict`]. A verifier that rejects the handshake sends
+//!    the `Verdict` in place of the proof's 1-byte verdict (the proof
+//!    engine hands it up as an abort) and reads the rest of the proof away.
 //!
 //! All frames are a little-endian `u32` length then the payload, the format
 //! of `webproof_core::Channel`, so the same stream can be carried by TCP or
@@ -99,8 +102,6 @@ pub enum VerifierMsg {
         /// Why.
         reason: String,
     },
-    /// The handshake checks passed; the zero-knowledge proof may start.
-    ProofReady,
     /// The outcome of the proof phase.
     Verdict {
         /// The verified output, or why it was rejected.

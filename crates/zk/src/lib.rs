@@ -66,18 +66,23 @@
 //! `K_a K_b + K_c Delta = A0 + A1 Delta + (ab + c) Delta^2` holds with
 //! `A0 = M_a M_b`, `A1 = a M_b + b M_a + M_c`, so an honest prover can make the
 //! `Delta^2` term vanish and a cheating one cannot without knowing `Delta`.
-//! All gates are checked at once: the verifier draws random weights `chi_i`
-//! (a seed per segment of corrections, sent only after it has received that
-//! segment), the prover answers `U = sum chi_i A0_i + A0*`,
-//! `V = sum chi_i A1_i + A1*` where `(A0*, A1*)` is a random VOLE built from
-//! 128 COTs, and the verifier checks `sum chi_i B_i + B* = U + V Delta`.
-//! A wrong gate survives with probability at most about `(s + 2) / 2^127`
-//! for `s` segments: each segment's error terms are fixed before its
-//! challenge is drawn (so the weighted error sum vanishes with probability
-//! `2^-128` per segment, even though later segments are chosen after earlier
-//! challenges), and a nonzero sum leaves a degree-2 equation in `Delta`
-//! (`lsb(Delta) = 1` is public, so `Delta` has 127 unknown bits).
+//! All gates are checked at once with random weights `chi_i`, the prover
+//! answers `U = sum chi_i A0_i + A0*`, `V = sum chi_i A1_i + A1*` where
+//! `(A0*, A1*)` is a random VOLE built from 128 COTs, and the verifier checks
+//! `sum chi_i B_i + B* = U + V Delta`.
 //!
+//! The weights are public coins, so they are derived from the transcript
+//! (Fiat–Shamir) instead of being sent: segment `j`'s seed is a SHA-256 hash
+//! chain over the hello and every correction segment up to and including `j`
+//! (`proto::ChallengeChain`). The errors a segment's weights multiply are
+//! fixed by the corrections hashed into its seed, so for a cheating prover the
+//! weighted error sum vanishes with probability `2^-128` per hash evaluation
+//! it tries (random-oracle model: `q` evaluations give `q / 2^128`), and a
+//! nonzero sum leaves a degree-2 equation in `Delta`, which the prover's view
+//! says nothing about (`lsb(Delta) = 1` is public, so `Delta` has 127 unknown
+//! bits): about `(q + 2) / 2^127` in all. Deriving the weights costs no
+//! message, so the proof streams one way with no round trip until the check.
+
 //! Openings send the values and a SHA-256 hash of the MACs; the verifier
 //! recomputes the MACs `K ^ x Delta` for the claimed values. Claiming a wrong
 //! value needs the MAC `M ^ Delta`, i.e. guessing `Delta`.
@@ -96,10 +101,14 @@
 //! # Streaming
 //! COTs are drawn in batches of [`Config::cot_batch`] and corrections are
 //! sent in segments of at most [`Config::segment_bits`] bits; the prover keeps
-//! the check terms of at most two segments (the verifier folds each gate as
-//! it goes), so memory is bounded whatever the circuit size. The challenge of
-//! segment `j` is read by the prover only after it has sent segment `j + 1`,
-//! so no round trip is spent per segment.
+//! the check terms of one segment (folded as soon as the segment is sent;
+//! the verifier folds each gate as it goes), so memory is bounded whatever
+//! the circuit size.
+//!
+//! # The verifier may abort
+//! Where the prover expects the 1-byte verdict, any other frame (up to
+//! 64 KiB) is the verifier ending the session with a message of the calling
+//! layer; the prover reports it as `Error::PeerAbort` with the payload.
 //!
 //! # Sessions end on the first error
 //! After any error (a failed check, a malformed message) the objects must be

@@ -9,11 +9,11 @@ use webproof_core::error::Result;
 use webproof_core::{Block, Error};
 
 /// Protocol identifier and version at the start of the hello.
-const MAGIC: &[u8; 5] = b"WPZK1";
+const MAGIC: &[u8; 5] = b"WPZK2";
 /// Bytes of the hello message.
 pub const HELLO_LEN: usize = 5 + 4 + 4;
-/// Bytes of a challenge seed (verifier to prover, one per segment).
-pub const CHI_LEN: usize = 16;
+/// Largest abort message a verifier may send in place of its verdict.
+pub const MAX_ABORT_LEN: usize = 64 << 10;
 /// Bytes of a hash of MACs.
 pub const HASH_LEN: usize = 32;
 /// Bytes of the check answer `(U, V)`.
@@ -21,6 +21,39 @@ pub const CHECK_LEN: usize = 32;
 /// Verdict byte values.
 pub const VERDICT_ACCEPT: u8 = 1;
 pub const VERDICT_REJECT: u8 = 0;
+
+/// The challenge seeds, derived from the prover's messages (Fiat–Shamir):
+/// `h_0 = SHA-256(label, hello)`, `h_j = SHA-256(h_{j-1}, segment_j)`, and
+/// segment `j`'s seed is the first 16 bytes of `h_j`. Each seed depends on
+/// every correction sent so far, so the errors it weighs are fixed before it
+/// exists.
+pub struct ChallengeChain {
+    state: [u8; 32],
+}
+
+impl ChallengeChain {
+    /// Start from the hello (binding the parameters).
+    pub fn new(hello: &[u8]) -> Self {
+        use sha2::{Digest, Sha256};
+        let state = Sha256::new()
+            .chain_update(b"webproof-zk/challenges/v2")
+            .chain_update(hello)
+            .finalize()
+            .into();
+        ChallengeChain { state }
+    }
+
+    /// The seed of the segment whose encoded frame is `segment`.
+    pub fn next_seed(&mut self, segment: &[u8]) -> Block {
+        use sha2::{Digest, Sha256};
+        self.state = Sha256::new()
+            .chain_update(self.state)
+            .chain_update(segment)
+            .finalize()
+            .into();
+        Block::from_bytes(self.state[..16].try_into().expect("16 bytes"))
+    }
+}
 
 /// The prover's hello: the parameters it runs with.
 pub fn encode_hello(cfg: &Config) -> Vec<u8> {
@@ -34,7 +67,7 @@ pub fn encode_hello(cfg: &Config) -> Vec<u8> {
 /// Check the prover's hello against our own parameters.
 pub fn check_hello(msg: &[u8], cfg: &Config) -> Result<()> {
     if msg.len() != HELLO_LEN || &msg[..5] != MAGIC {
-        return Err(Error::Malformed("not a webproof-zk v1 hello".into()));
+        return Err(Error::Malformed("not a webproof-zk v2 hello".into()));
     }
     let batch = u32::from_le_bytes(msg[5..9].try_into().expect("4 bytes")) as usize;
     let seg = u32::from_le_bytes(msg[9..13].try_into().expect("4 bytes")) as usize;

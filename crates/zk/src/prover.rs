@@ -45,11 +45,9 @@ pub struct Prover<C, T> {
     seg_bits: usize,
     /// Check terms of the open segment.
     pub(crate) seg_terms: Vec<Term>,
-    /// Terms of the last sent segment, waiting for its challenge.
-    pending: Option<Vec<Term>>,
-    /// A recycled term buffer (keeps allocation out of the steady state).
-    spare: Vec<Term>,
-    /// Folded check sums of all segments whose challenge has arrived.
+    /// Derives each segment's challenge from what was sent.
+    chain: proto::ChallengeChain,
+    /// Folded check sums of all sent segments.
     acc0: Acc,
     acc1: Acc,
     frame: Vec<u8>,
@@ -64,7 +62,8 @@ impl<C: RandomCotReceiver, T: Io> Prover<C, T> {
     /// Start a proof session: sends the hello with our parameters.
     pub async fn new(cot: C, mut ch: Channel<T>, cfg: Config) -> Result<Self> {
         cfg.validate()?;
-        ch.send(&proto::encode_hello(&cfg)).await?;
+        let hello = proto::encode_hello(&cfg);
+        ch.send(&hello).await?;
         ch.flush().await?;
         Ok(Prover {
             cot,
@@ -75,8 +74,7 @@ impl<C: RandomCotReceiver, T: Io> Prover<C, T> {
             seg_words: vec![0; cfg.segment_bits / 64],
             seg_bits: 0,
             seg_terms: Vec::new(),
-            pending: None,
-            spare: Vec::new(),
+            chain: proto::ChallengeChain::new(&hello),
             acc0: Acc::default(),
             acc1: Acc::default(),
             frame: Vec::new(),
@@ -342,7 +340,11 @@ impl<C: RandomCotReceiver, T: Io> Prover<C, T> {
         let u = std::mem::take(&mut self.acc0).value() ^ a0_star;
         let v = std::mem::take(&mut self.acc1).value() ^ a1_star;
         self.ch.send(&proto::encode_pair(u, v)).await?;
-        let verdict = self.ch.recv_exact(1).await?;
+        // The verifier may end the session with its own message instead.
+        let verdict = self.ch.recv(proto::MAX_ABORT_LEN).await?;
+        if verdict.len() != 1 {
+            return Err(Error::PeerAbort(verdict));
+        }
         match verdict[0] {
             proto::VERDICT_ACCEPT => {
                 self.stats.checks += 1;
@@ -406,7 +408,7 @@ impl<C: RandomCotReceiver, T: Io> Prover<C, T> {
         self.seg_bits += 1;
     }
 
-    /// Send the open segment, then fold the previous one with its challenge.
+    /// Send the open segment and fold its terms with the challenge derived from it.
     async fn close_segment(&mut self) -> Result<()> {
         if self.seg_bits == 0 {
             debug_assert!(self.seg_terms.is_empty());
@@ -414,41 +416,26 @@ impl<C: RandomCotReceiver, T: Io> Prover<C, T> {
         }
         proto::encode_segment(&self.seg_words, self.seg_bits, &mut self.frame);
         self.ch.send(&self.frame).await?;
-        self.ch.flush().await?;
+        let seed = self.chain.next_seed(&self.frame);
         self.seg_words.iter_mut().for_each(|w| *w = 0);
         self.seg_bits = 0;
-        let mut next = std::mem::take(&mut self.spare);
-        next.clear();
-        let sent = std::mem::replace(&mut self.seg_terms, next);
-        if let Some(prev) = self.pending.take() {
-            self.fold(prev).await?;
-        }
-        self.pending = Some(sent);
-        Ok(())
-    }
-
-    /// Close the open segment and fold every outstanding one.
-    async fn drain(&mut self) -> Result<()> {
-        self.close_segment().await?;
-        if let Some(prev) = self.pending.take() {
-            self.fold(prev).await?;
-        }
-        Ok(())
-    }
-
-    /// Read a segment's challenge seed and add its weighted terms to the sums.
-    async fn fold(&mut self, terms: Vec<Term>) -> Result<()> {
-        let seed = self.ch.recv_exact(proto::CHI_LEN).await?;
-        let mut chi = ChiStream::new(Block::from_bytes(seed[..].try_into().expect("16 bytes")));
+        let mut chi = ChiStream::new(seed);
         let (mut a0, mut a1) = (Acc::default(), Acc::default());
-        for t in &terms {
+        for t in &self.seg_terms {
             let c = chi.next_chi();
             a0.add_mul(c, t[0]);
             a1.add_mul(c, t[1]);
         }
         self.acc0.add(a0);
         self.acc1.add(a1);
-        self.spare = terms;
+        self.seg_terms.clear();
+        Ok(())
+    }
+
+    /// Close the open segment and push everything sent so far to the peer.
+    async fn drain(&mut self) -> Result<()> {
+        self.close_segment().await?;
+        self.ch.flush().await?;
         Ok(())
     }
 }

@@ -461,7 +461,12 @@ fn verifier_rejects_malformed_prover_messages() {
     // Wrong hello.
     let r = verifier_against(frame(b"HTTP/1.1 200 OK"), 8);
     assert!(matches!(r, Err(Error::Channel(_))), "{r:?}");
+    let r = verifier_against(frame(b"WPZK2\0\0\0\0\0\0\0\0"), 8);
+    assert!(matches!(r, Err(Error::Aborted(_))), "{r:?}");
+    // The previous protocol version (verifier-sent challenges).
     let r = verifier_against(frame(b"WPZK1\0\0\0\0\0\0\0\0"), 8);
+    assert!(matches!(r, Err(Error::Malformed(_))), "{r:?}");
+    let r = verifier_against(frame(b"WPZK2\0\0\0\0\0\0\0\0"), 8);
     assert!(matches!(r, Err(Error::Aborted(_))), "{r:?}");
     // Nothing after the hello: truncated session.
     let r = verifier_against(hello.clone(), 8);
@@ -519,17 +524,21 @@ fn prover_against(raw: Vec<u8>) -> Result<(), Error> {
 
 #[test]
 fn prover_rejects_malformed_verifier_messages() {
-    // Challenge of the wrong size.
-    let r = prover_against(frame(&[0u8; 15]));
-    assert!(matches!(r, Err(Error::Channel(_))), "{r:?}");
+    // The only message the prover reads is the verdict; anything longer is
+    // the verifier's layer aborting, handed up with its payload.
+    let r = prover_against(frame(b"{\"refused\":true}"));
+    assert!(
+        matches!(&r, Err(Error::PeerAbort(m)) if m == b"{\"refused\":true}"),
+        "{r:?}"
+    );
+    // An empty frame is neither a verdict nor an abort.
+    let r = prover_against(frame(&[]));
+    assert!(matches!(r, Err(Error::PeerAbort(_))), "{r:?}");
     // Oversized frame header.
     let r = prover_against(u32::MAX.to_le_bytes().to_vec());
     assert!(matches!(r, Err(Error::Channel(_))), "{r:?}");
-    // Two good challenges (segments of 192 and 109 bits), then a bad verdict byte.
-    let mut m = frame(&[1u8; 16]);
-    m.extend(frame(&[2u8; 16]));
-    m.extend(frame(&[7u8]));
-    let r = prover_against(m);
+    // A bad verdict byte.
+    let r = prover_against(frame(&[7u8]));
     assert!(matches!(r, Err(Error::Malformed(_))), "{r:?}");
     // A verifier that hangs up.
     let r = prover_against(Vec::new());

@@ -10,7 +10,7 @@ use rand_core::{CryptoRng, RngCore};
 use webproof_circuits::{Circuit, Gate};
 use webproof_core::cot::RandomCotSender;
 use webproof_core::error::Result;
-use webproof_core::{Block, Channel, Error, Io, Prg};
+use webproof_core::{Block, Channel, Error, Io};
 
 /// An authenticated bit held by the verifier: its key `K` (`lsb(K) = 0`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,7 +41,8 @@ pub struct Verifier<C, T> {
     /// `sum chi_i K_a K_b` and `sum chi_i K_c` since the last check.
     acc0: Acc,
     acc1: Acc,
-    rng: Prg,
+    /// Derives each segment's challenge from the prover's messages.
+    chain: proto::ChallengeChain,
     wires: Vec<Block>,
     validated: ValidatedCircuit,
     stats: Stats,
@@ -49,8 +50,9 @@ pub struct Verifier<C, T> {
 
 impl<C: RandomCotSender, T: Io> Verifier<C, T> {
     /// Accept a proof session: reads the prover's hello and checks that it
-    /// uses the same parameters. Challenges are drawn from a generator seeded
-    /// by `rng`.
+    /// uses the same parameters. Challenges are derived from the prover's
+    /// messages (see the crate docs), so `rng` is not drawn from today; it
+    /// stays in the signature for verifier-side randomness of later checks.
     pub async fn new(
         cot: C,
         mut ch: Channel<T>,
@@ -60,8 +62,7 @@ impl<C: RandomCotSender, T: Io> Verifier<C, T> {
         cfg.validate()?;
         let hello = ch.recv(proto::HELLO_LEN).await?;
         proto::check_hello(&hello, &cfg)?;
-        let mut seed = [0u8; 16];
-        rng.fill_bytes(&mut seed);
+        let _ = rng;
         let delta = cot.delta();
         if !delta.lsb() {
             return Err(Error::Usage("COT sender's Delta must have lsb 1".into()));
@@ -79,7 +80,7 @@ impl<C: RandomCotSender, T: Io> Verifier<C, T> {
             chi: ChiStream::new(Block::ZERO),
             acc0: Acc::default(),
             acc1: Acc::default(),
-            rng: Prg::new(Block::from_bytes(seed)),
+            chain: proto::ChallengeChain::new(&hello),
             wires: Vec::new(),
             validated: ValidatedCircuit::default(),
             stats: Stats::default(),
@@ -448,17 +449,14 @@ impl<C: RandomCotSender, T: Io> Verifier<C, T> {
         Ok(())
     }
 
-    /// Read the next segment of corrections and answer with its challenge seed.
+    /// Read the next segment of corrections; its challenge is derived from it.
     async fn recv_segment(&mut self) -> Result<()> {
         let max_bits = self.cfg.segment_bits.min(self.keys.len() - self.key_pos);
         let msg = self.ch.recv(proto::max_segment_len(&self.cfg)).await?;
         let n = proto::decode_segment(&msg, max_bits, &mut self.frame_words)?;
         self.frame_bits = n;
         self.frame_pos = 0;
-        let seed = self.rng.next_block();
-        self.ch.send(&seed.to_bytes()).await?;
-        self.ch.flush().await?;
-        self.chi = ChiStream::new(seed);
+        self.chi = ChiStream::new(self.chain.next_seed(&msg));
         Ok(())
     }
 
