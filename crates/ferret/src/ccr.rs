@@ -14,7 +14,7 @@ use webproof_core::prg::AesBatch;
 use webproof_core::Block;
 
 /// Blocks hashed per AES call.
-pub(crate) const BATCH: usize = 32;
+pub(crate) const BATCH: usize = 64;
 
 /// The public AES key of `π` (the ASCII text "webproof-ferret!").
 const FIXED_KEY: [u8; 16] = *b"webproof-ferret!";
