@@ -201,8 +201,11 @@ pub async fn handle_prover_io<S: AsyncRead + AsyncWrite + Unpin + Send + 'static
     }
     // Accepted: the verifier speaks first in the setup, so this costs no round trip.
     send_msg(&mut prover, &VerifierMsg::Accepted).await?;
-    // Preprocessing for the proof, before the server is contacted.
-    let (pre, mut prover) = {
+    // Preprocessing for the proof, while the server's address is resolved
+    // and its TCP connection opened: the TLS session itself starts only
+    // after preprocessing, so the server sees a quick handshake, and the
+    // connection's round trip is off the online path.
+    let setup = async {
         let mut ch = Channel::new(prover.compat());
         let pre = timeout(cfg.proof_timeout, "the proof setup", async {
             VerifierPreprocessed::setup(&mut ch, SessionConfig::default(), &mut rand::rngs::OsRng)
@@ -214,15 +217,16 @@ pub async fn handle_prover_io<S: AsyncRead + AsyncWrite + Unpin + Send + 'static
             .into_inner()
             .await
             .map_err(|e| NetError::Disconnected(format!("after proof setup: {e}")))?;
-        (pre, io.into_inner())
+        Ok::<_, NetError>((pre, io.into_inner()))
     };
-    let server = match timeout(
+    let server = timeout(
         cfg.connect_timeout,
         "connecting to the server",
         connect(cfg, &host, port),
-    )
-    .await
-    {
+    );
+    let (setup, server) = tokio::join!(setup, server);
+    let (pre, mut prover) = setup?;
+    let server = match server {
         Ok(s) => s,
         Err(e) => return refuse(&mut prover, format!("cannot reach {host}:{port}: {e}")).await,
     };
