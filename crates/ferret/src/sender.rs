@@ -5,7 +5,7 @@ use crate::check::{self, Challenge, CHALLENGE_LEN};
 use crate::lpn::LpnEncoder;
 use crate::params::{FerretConfig, LpnParams};
 use crate::pool::Pool;
-use crate::tree::sender_tree;
+use crate::tree::{sender_left_sums, sender_tree};
 use crate::ExtensionStats;
 use rand_core::{CryptoRng, RngCore};
 use webproof_core::channel::Channel;
@@ -190,7 +190,7 @@ impl<B: RandomCotSender> FerretSender<B> {
         let mut msg = Vec::with_capacity(t * hu * Block::LEN);
         for (j, seed) in seeds.iter().enumerate() {
             let root = self.root_delta(j);
-            sender_tree(&self.ccr, h, *seed, root, &mut tree, Some(&mut self.sums));
+            sender_left_sums(&self.ccr, h, *seed, root, &mut tree, &mut self.sums);
             for i in 0..hu {
                 #[allow(unused_mut)]
                 let mut c = tree_keys[j * hu + i] ^ self.sums[i];

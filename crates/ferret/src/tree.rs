@@ -25,7 +25,7 @@ use webproof_core::Block;
 /// right children.
 #[inline]
 fn expand_level(ccr: &Ccr, buf: &mut [Block], width: usize) -> (Block, Block) {
-    let (mut left, mut right) = (Block::ZERO, Block::ZERO);
+    let (mut left, mut parents) = (Block::ZERO, Block::ZERO);
     // From the top down, so no parent is overwritten before it is read.
     let mut end = width;
     while end > 0 {
@@ -37,15 +37,15 @@ fn expand_level(ccr: &Ccr, buf: &mut [Block], width: usize) -> (Block, Block) {
         ccr.hash_in_place(&mut hx[..len]);
         for i in 0..len {
             let l = hx[i];
-            let r = x[i] ^ l;
             buf[2 * (start + i)] = l;
-            buf[2 * (start + i) + 1] = r;
+            buf[2 * (start + i) + 1] = x[i] ^ l;
             left ^= l;
-            right ^= r;
+            parents ^= x[i];
         }
         end = start;
     }
-    (left, right)
+    // Right child = parent ⊕ left child, so the right sum needs no pass.
+    (left, left ^ parents)
 }
 
 /// The sender's leaves in `buf[..2^h]` from `seed`; `left_sums[i]` receives the
@@ -72,6 +72,38 @@ pub(crate) fn sender_tree(
     }
 }
 
+/// The sender's `left_sums` of [`sender_tree`] alone (what the corrections
+/// need): the same expansion, except that the leaves are only summed, not
+/// stored, so `buf` needs `2^(h-1)` blocks (at least 2).
+pub(crate) fn sender_left_sums(
+    ccr: &Ccr,
+    h: u32,
+    seed: Block,
+    delta: Block,
+    buf: &mut [Block],
+    left_sums: &mut [Block],
+) {
+    debug_assert!(h >= 1 && buf.len() >= 2 && buf.len() >= 1 << (h - 1));
+    buf[0] = seed;
+    buf[1] = seed ^ delta;
+    left_sums[0] = seed;
+    for level in 1..h.saturating_sub(1) {
+        let (l, _) = expand_level(ccr, buf, 1 << level);
+        left_sums[level as usize] = l;
+    }
+    if h >= 2 {
+        // Left leaves are H(parent).
+        let mut sum = Block::ZERO;
+        for parents in buf[..1 << (h - 1)].chunks(BATCH) {
+            let mut hx = [Block::ZERO; BATCH];
+            hx[..parents.len()].copy_from_slice(parents);
+            ccr.hash_in_place(&mut hx[..parents.len()]);
+            sum = hx[..parents.len()].iter().fold(sum, |a, x| a ^ *x);
+        }
+        left_sums[h as usize - 1] = sum;
+    }
+}
+
 /// Bit `level` (0 = top) of a path of depth `h`.
 #[inline(always)]
 pub(crate) fn path_bit(alpha: usize, h: u32, level: u32) -> usize {
@@ -86,6 +118,8 @@ pub(crate) fn receiver_tree(ccr: &Ccr, h: u32, learned: &[Block], alpha: usize, 
     buf[1 - a] = learned[0];
     buf[a] = Block::ZERO;
     let mut p = a;
+    // XOR of the current level's nodes other than the path node.
+    let mut rest = learned[0];
     for level in 1..h {
         // The path node holds a placeholder; its children are discarded below.
         let (mut l, mut r) = expand_level(ccr, buf, 1 << level);
@@ -93,13 +127,16 @@ pub(crate) fn receiver_tree(ccr: &Ccr, h: u32, learned: &[Block], alpha: usize, 
         r ^= buf[2 * p + 1];
         let a = path_bit(alpha, h, level);
         let known = if a == 1 { l } else { r };
-        buf[2 * p + (1 - a)] = learned[level as usize] ^ known;
+        let sibling = learned[level as usize] ^ known;
+        buf[2 * p + (1 - a)] = sibling;
         buf[2 * p + a] = Block::ZERO;
+        rest = l ^ r ^ sibling;
         p = 2 * p + a;
     }
     debug_assert_eq!(p, alpha);
-    let leaves = &mut buf[..1 << h];
-    leaves[alpha] = leaves.iter().fold(Block::ZERO, |acc, x| acc ^ *x);
+    // The leaves XOR to Delta on the sender's side, so the missing one is
+    // the XOR of the others: v[alpha] ⊕ Delta (no pass over the leaves).
+    buf[alpha] = rest;
 }
 
 #[cfg(test)]
@@ -133,6 +170,10 @@ mod tests {
             let mut buf = vec![Block::ZERO; 1 << h];
             let mut sums = vec![Block::ZERO; h as usize];
             sender_tree(&ccr, h, seed, delta, &mut buf, Some(&mut sums));
+            let mut half = vec![Block::ZERO; (1 << (h - 1)).max(2)];
+            let mut sums_only = vec![Block::ZERO; h as usize];
+            sender_left_sums(&ccr, h, seed, delta, &mut half, &mut sums_only);
+            assert_eq!(sums_only, sums, "h={h}");
             let r = reference_leaves(&ccr, h, seed, delta);
             assert_eq!(&buf, r.last().unwrap());
             for (i, level) in r.iter().enumerate() {
