@@ -14,6 +14,7 @@
 //! The protocol logic lives in `webproof-proxy` (no I/O); this crate only
 //! moves bytes, keeps time and enforces timeouts.
 
+pub mod attest;
 pub mod fixture;
 pub mod frame;
 pub mod policy;

@@ -1,6 +1,7 @@
 //! The prover: runs an HTTPS request through a verifier and proves what the
 //! server sent.
 
+use crate::attest::{AttestOptions, AttestationBundle};
 use crate::frame::{read_frame, recv_msg, send_msg, write_frame, Counted};
 use crate::provider::{instrumented_provider, take_shared_secret, CollectingKeyLog};
 use crate::transport::{connect_verifier, BoxStream, TransportOptions};
@@ -51,6 +52,9 @@ pub struct ProveOptions {
     pub api_key: Option<String>,
     /// How to reach the verifier (roots for a TLS connection to it).
     pub transport: TransportOptions,
+    /// Ask the verifier for a signed attestation over a commitment to the
+    /// whole transcript (the verifier must have an attestation key).
+    pub attest: Option<AttestOptions>,
 }
 
 impl ProveOptions {
@@ -89,6 +93,7 @@ impl ProveOptions {
             timeout: Duration::from_secs(60),
             api_key: None,
             transport: TransportOptions::default(),
+            attest: None,
         })
     }
 
@@ -145,6 +150,8 @@ pub struct ProveOutcome {
     pub stats: ProveStats,
     /// The full response as the prover received it.
     pub response: Vec<u8>,
+    /// The attestation and the secrets to present it, if one was asked for.
+    pub attestation: Option<AttestationBundle>,
 }
 
 /// Fetch the URL through the verifier and prove the response.
@@ -320,13 +327,43 @@ async fn prove_inner(opts: &ProveOptions) -> Result<ProveOutcome> {
             .map(|d| d.as_secs())
             .unwrap_or(0),
     };
-    let (_, statement) = webproof_proxy::verify::check_handshake(
+    let (info, statement) = webproof_proxy::verify::check_handshake(
         &transcript,
         &vcfg,
         webproof_proxy::verify::SecretsSource::FromWitness(&derived.witness),
     )?;
     let opened = statement.evaluate(&derived.witness)?;
-    let plan = zk::plan(&statement, &opened, &disclosure, &derived.witness)?;
+    let mut plan = zk::plan(&statement, &opened, &disclosure, &derived.witness)?;
+    let mut zk_witness = zk::witness(&derived.witness);
+    let committed = match &opts.attest {
+        Some(a) => {
+            let app = |d: Direction| -> Vec<u8> {
+                opened
+                    .iter()
+                    .filter(|r| {
+                        r.direction == d
+                            && r.content_type
+                                == webproof_proxy::record::content_type::APPLICATION_DATA
+                    })
+                    .flat_map(|r| r.data.iter().copied())
+                    .collect()
+            };
+            let (transcript, commitment) = crate::attest::commit(
+                a,
+                &app(Direction::Sent),
+                &app(Direction::Received),
+                &mut rand::rngs::OsRng,
+            )?;
+            plan.commitments = commitment.leaves().to_vec();
+            zk_witness = zk::witness_with_blinders(
+                &derived.witness,
+                &plan,
+                &crate::attest::blinders(&commitment),
+            )?;
+            Some((transcript, commitment))
+        }
+        None => None,
+    };
     let zk_statement = zk::zk_statement(&statement, &plan)?;
     let handshake_secrets = match (&statement.public, &derived.witness) {
         (
@@ -358,7 +395,7 @@ async fn prove_inner(opts: &ProveOptions) -> Result<ProveOutcome> {
     let mut link = {
         let ch = Channel::new(link.compat());
         let (_, ch) = pre
-            .prove(ch, &zk_statement, &zk::witness(&derived.witness))
+            .prove(ch, &zk_statement, &zk_witness)
             .await
             .map_err(|e| zk_error("the proof", e))?;
         ch.into_inner()
@@ -367,12 +404,29 @@ async fn prove_inner(opts: &ProveOptions) -> Result<ProveOutcome> {
             .into_inner()
     };
     let verdict: VerifierMsg = recv_msg(&mut link, "the verdict").await?;
-    let output = match verdict {
-        VerifierMsg::Verdict { result: Ok(o) } => o,
-        VerifierMsg::Verdict { result: Err(e) } => {
+    let (output, attestation) = match verdict {
+        VerifierMsg::Verdict {
+            result: Ok(o),
+            attestation,
+        } => (o, attestation),
+        VerifierMsg::Verdict { result: Err(e), .. } => {
             return Err(NetError::Verifier(format!("proof rejected: {e}")))
         }
         other => return Err(NetError::Verifier(format!("unexpected message {other:?}"))),
+    };
+    let attestation = match (committed, attestation) {
+        (Some((transcript, commitment)), Some(reply)) => Some(AttestationBundle::accept(
+            &reply,
+            transcript,
+            commitment,
+            info.certificates.clone(),
+        )?),
+        (Some(_), None) => {
+            return Err(NetError::Verifier(
+                "the verifier sent no attestation".into(),
+            ))
+        }
+        (None, _) => None,
     };
     let t3 = Instant::now();
     let ms = |a: Instant, b: Instant| (b - a).as_secs_f64() * 1000.0;
@@ -391,6 +445,7 @@ async fn prove_inner(opts: &ProveOptions) -> Result<ProveOutcome> {
         output,
         stats,
         response,
+        attestation,
     })
 }
 
@@ -513,9 +568,9 @@ fn zk_error(phase: &str, e: webproof_core::Error) -> NetError {
     use webproof_core::{ChannelError, Error};
     match &e {
         Error::PeerAbort(msg) => match webproof_proxy::protocol::decode::<VerifierMsg>(msg) {
-            Ok(VerifierMsg::Verdict { result: Err(why) }) => {
-                NetError::Verifier(format!("proof rejected: {why}"))
-            }
+            Ok(VerifierMsg::Verdict {
+                result: Err(why), ..
+            }) => NetError::Verifier(format!("proof rejected: {why}")),
             Ok(VerifierMsg::Refused { reason }) => NetError::Verifier(format!("refused: {reason}")),
             _ => NetError::Verifier(format!(
                 "{phase} failed: the verifier ended it with an unexpected message"

@@ -13,8 +13,8 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio_util::compat::TokioAsyncReadCompatExt;
 use webproof_core::Channel;
 use webproof_proxy::protocol::{
-    ProofPayload, ProverMsg, RelayFrame, VerifierMsg, MAX_CONTROL_MSG, MAX_RELAY_DATA,
-    PROTOCOL_VERSION,
+    AttestationReply, ProofPayload, ProverMsg, RelayFrame, VerifierMsg, MAX_CONTROL_MSG,
+    MAX_RELAY_DATA, PROTOCOL_VERSION,
 };
 use webproof_proxy::verify::{check_handshake, HandshakeSecrets, SecretsSource};
 use webproof_proxy::zk;
@@ -47,6 +47,8 @@ pub struct VerifierConfig {
     pub api_key_digests: Vec<[u8; 32]>,
     /// Largest control message accepted from a prover (bytes).
     pub max_message: usize,
+    /// The key that signs attestations; `None`: this verifier attests nothing.
+    pub attestation_key: Option<Arc<webproof_attestation::SigningKey>>,
 }
 
 impl Default for VerifierConfig {
@@ -62,6 +64,7 @@ impl Default for VerifierConfig {
             server_policy: ServerPolicy::public_only(),
             api_key_digests: Vec::new(),
             max_message: MAX_CONTROL_MSG,
+            attestation_key: None,
         }
     }
 }
@@ -262,6 +265,7 @@ pub async fn handle_prover_io<S: AsyncRead + AsyncWrite + Unpin + Send + 'static
         server_name: host,
         time,
     };
+    let mut attestation = None;
     let result = match payload {
         ProofPayload::FullReveal { witness } => {
             verify_full_reveal(&transcript, &vcfg, &witness, &openings)
@@ -283,7 +287,10 @@ pub async fn handle_prover_io<S: AsyncRead + AsyncWrite + Unpin + Send + 'static
             match back {
                 Ok(p) => {
                     prover = p;
-                    result
+                    result.map(|(out, signed)| {
+                        attestation = signed;
+                        out
+                    })
                 }
                 // The link is done (the verdict went out in the proof's
                 // place, or the link was lost): the outcome stands.
@@ -298,6 +305,7 @@ pub async fn handle_prover_io<S: AsyncRead + AsyncWrite + Unpin + Send + 'static
     };
     let verdict = VerifierMsg::Verdict {
         result: result.clone().map_err(|e| e.to_string()),
+        attestation,
     };
     // The prover may already be gone; the verdict stands either way.
     let _ = send_msg(&mut prover, &verdict).await;
@@ -513,15 +521,27 @@ async fn verify_zk<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
     plan: &zk::ZkPlan,
     handshake_secrets: Option<HandshakeSecrets>,
     cfg: &VerifierConfig,
-) -> (webproof_proxy::error::Result<VerifierOutput>, Result<S>) {
+) -> (
+    webproof_proxy::error::Result<(VerifierOutput, Option<AttestationReply>)>,
+    Result<S>,
+) {
     let none = HandshakeSecrets {
         client: Vec::new(),
         server: Vec::new(),
     };
     let secrets = handshake_secrets.as_ref().unwrap_or(&none);
-    let checked = check_handshake(transcript, vcfg, SecretsSource::Revealed(secrets)).and_then(
-        |(info, statement)| zk::zk_statement(&statement, plan).map(|z| (info, statement, z)),
-    );
+    let checked = check_handshake(transcript, vcfg, SecretsSource::Revealed(secrets))
+        .and_then(|(info, statement)| {
+            zk::zk_statement(&statement, plan).map(|z| (info, statement, z))
+        })
+        .and_then(|x| {
+            if !plan.commitments.is_empty() && cfg.attestation_key.is_none() {
+                return Err(webproof_proxy::ProxyError::Protocol(
+                    "this verifier does not sign attestations (it has no attestation key)".into(),
+                ));
+            }
+            Ok(x)
+        });
     let mut prover = prover;
     let (info, statement, zk_statement) = match checked {
         Ok(x) => x,
@@ -532,6 +552,7 @@ async fn verify_zk<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
             // before the verdict is read.
             let verdict = VerifierMsg::Verdict {
                 result: Err(e.to_string()),
+                attestation: None,
             };
             let _ = send_msg(&mut prover, &verdict).await;
             drain(&mut prover, cfg.proof_timeout).await;
@@ -545,8 +566,24 @@ async fn verify_zk<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
     .await;
     match run {
         Ok(Ok((proven, ch))) => {
-            let out = zk::assemble_proven(&statement, plan, &proven)
-                .and_then(|view| zk::zk_output(&info, &view));
+            let out = zk::assemble_proven(&statement, plan, &proven).and_then(|view| {
+                let out = zk::zk_output(&info, &view)?;
+                let signed = match (&cfg.attestation_key, plan.commitments.is_empty()) {
+                    (Some(key), false) => Some(
+                        crate::attest::issue(
+                            key,
+                            &info,
+                            &plan.commitments,
+                            &zk::leaf_hashes(&proven),
+                            view.sent.len(),
+                            view.received.len(),
+                        )
+                        .map_err(|e| webproof_proxy::ProxyError::Protocol(e.to_string()))?,
+                    ),
+                    _ => None,
+                };
+                Ok((out, signed))
+            });
             let link = ch
                 .into_inner()
                 .await

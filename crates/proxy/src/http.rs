@@ -272,7 +272,8 @@ impl RevealSpec {
 
 /// Parse command-line reveal items into a disclosure over the actual data.
 ///
-/// Items: `all` (default), `http` (default HTTP policy), `headers` (all
+/// Items: `all` (default), `none` (nothing: with an attestation, the
+/// verifier then sees no plaintext at all), `http` (default HTTP policy), `headers` (all
 /// response headers, no body), `header:NAME`, `req-header:NAME` (reveal a
 /// secret request header), `body`, `json:PATH`, `sent:A-B`, `recv:A-B`
 /// (raw ranges), `hide-sent:A-B`, `hide-recv:A-B` (applied last).
@@ -305,6 +306,7 @@ pub fn disclosure_from_items(items: &[String], sent: &[u8], received: &[u8]) -> 
         };
         match k {
             "all" => all = true,
+            "none" => {}
             "http" => spec = Some(RevealSpec::default()),
             "headers" => {
                 let mut s = spec_mut(&mut spec);

@@ -106,7 +106,23 @@ pub enum VerifierMsg {
     Verdict {
         /// The verified output, or why it was rejected.
         result: core::result::Result<VerifierOutput, String>,
+        /// The signed attestation, when the prover committed to its transcript.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        attestation: Option<AttestationReply>,
     },
+}
+
+/// A signed attestation and the key that signed it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AttestationReply {
+    /// Signature scheme of the verifier's key.
+    pub scheme: webproof_attestation::Scheme,
+    /// The verifier's public key (SEC1 compressed or Ed25519 bytes).
+    #[serde(with = "crate::record::hex_bytes")]
+    pub verifying_key: Vec<u8>,
+    /// The signed attestation, binary encoding.
+    #[serde(with = "crate::record::hex_bytes")]
+    pub signed: Vec<u8>,
 }
 
 /// Encode a control message.

@@ -22,6 +22,8 @@ use crate::statement::{OpenedRecord, PublicInputs, Statement, Witness};
 use crate::suite::{AeadAlg, CipherSuite, HashAlg, TlsVersion};
 use crate::verify::{assemble, AppData};
 use serde::{Deserialize, Serialize};
+use webproof_attestation::commit::{leaf_header, BLINDER_LEN, LEAF_BLINDER_OFFSET};
+use webproof_attestation::LeafRange;
 use webproof_tlsproof as tp;
 
 /// What the prover declares about one record.
@@ -44,6 +46,11 @@ pub struct ZkPlan {
     /// TLS 1.2: the client Finished verify_data.
     #[serde(with = "hex_bytes")]
     pub client_verify_data: Vec<u8>,
+    /// Transcript commitments for an attestation: the leaves (ranges of
+    /// application data, sent then received, each partitioning its
+    /// direction) whose blinded hashes the proof outputs. Empty: none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commitments: Vec<LeafRange>,
 }
 
 /// The verifier's view after a successful proof: application data with
@@ -144,6 +151,7 @@ pub fn plan(
             received: normalize(disclosure.received.clone()),
         },
         client_verify_data,
+        commitments: Vec::new(),
     })
 }
 
@@ -153,6 +161,81 @@ pub fn witness(w: &Witness) -> tp::Witness {
         Witness::Tls13 { handshake_secret } => tp::Witness::new(handshake_secret.clone()),
         Witness::Tls12 { master_secret } => tp::Witness::new(master_secret.clone()),
     }
+}
+
+/// The witness with the blinders of `plan.commitments` (one per leaf, in
+/// the plan's order).
+pub fn witness_with_blinders(
+    w: &Witness,
+    plan: &ZkPlan,
+    blinders: &[[u8; BLINDER_LEN]],
+) -> Result<tp::Witness> {
+    if blinders.len() != plan.commitments.len() {
+        return Err(bad("one blinder per committed leaf is needed"));
+    }
+    let mut out = witness(w);
+    for (leaf, b) in plan.commitments.iter().zip(blinders) {
+        match leaf.direction {
+            webproof_attestation::Direction::Sent => out.sent_blinders.push(b.to_vec()),
+            webproof_attestation::Direction::Received => out.recv_blinders.push(b.to_vec()),
+        }
+    }
+    Ok(out)
+}
+
+/// The leaf hashes the proof established, in the plan's leaf order (sent
+/// leaves first): what the verifier's attestation root is built from.
+pub fn leaf_hashes(proven: &tp::Proven) -> Vec<[u8; 32]> {
+    proven
+        .sent
+        .commitments
+        .iter()
+        .chain(&proven.recv.commitments)
+        .copied()
+        .collect()
+}
+
+/// One direction's leaves as ZK commitments: the public part of each leaf
+/// header, the blinder, then the leaf's application data mapped onto the
+/// records (`record_data[k]` = application-data bytes of the direction's
+/// k-th record, 0 for other records).
+fn leaf_commitments(
+    leaves: &[LeafRange],
+    direction: webproof_attestation::Direction,
+    record_data: &[usize],
+) -> Result<Vec<tp::Commitment>> {
+    let total: usize = record_data.iter().sum();
+    let mut out = Vec::new();
+    let mut expect = 0usize;
+    for leaf in leaves.iter().filter(|l| l.direction == direction) {
+        let (start, end) = (leaf.start as usize, leaf.end as usize);
+        if start != expect || end <= start || end > total {
+            return Err(bad(
+                "committed leaves must partition each direction's application data in order",
+            ));
+        }
+        expect = end;
+        let header = leaf_header(direction, leaf.start, leaf.end, &[0; BLINDER_LEN]);
+        let mut spans = Vec::new();
+        let mut offset = 0usize;
+        for (k, &len) in record_data.iter().enumerate() {
+            let lo = start.max(offset);
+            let hi = end.min(offset + len);
+            if lo < hi {
+                spans.push((k, lo - offset..hi - offset));
+            }
+            offset += len;
+        }
+        out.push(tp::Commitment {
+            prefix: header[..LEAF_BLINDER_OFFSET].to_vec(),
+            blinder_len: BLINDER_LEN,
+            spans,
+        });
+    }
+    if expect != total && !out.is_empty() {
+        return Err(bad("committed leaves must cover all application data"));
+    }
+    Ok(out)
 }
 
 /// Per direction: the statement records' indices, in order.
@@ -227,6 +310,7 @@ pub fn zk_statement(statement: &Statement, plan: &ZkPlan) -> Result<tp::Statemen
             &plan.disclosure.received
         };
         let mut records = Vec::with_capacity(indices.len());
+        let mut record_data = Vec::with_capacity(indices.len());
         let mut spans: Vec<(usize, core::ops::Range<usize>)> = Vec::new();
         let mut app_offset = 0usize;
         let mut app_total = 0usize;
@@ -256,7 +340,9 @@ pub fn zk_statement(statement: &Statement, plan: &ZkPlan) -> Result<tp::Statemen
                 }
                 app_offset += layout.data_len;
                 app_total += layout.data_len;
+                record_data.push(layout.data_len);
             } else {
+                record_data.push(0);
                 // Tickets and alerts are opened whole, so the verifier can apply the record-layer rules.
                 spans.push((k, 0..layout.data_len));
             }
@@ -272,10 +358,24 @@ pub fn zk_statement(statement: &Statement, plan: &ZkPlan) -> Result<tp::Statemen
         } else {
             tp::Disclosure::Ranges(spans)
         };
+        let which = if d == 0 {
+            webproof_attestation::Direction::Sent
+        } else {
+            webproof_attestation::Direction::Received
+        };
+        let commitments = leaf_commitments(&plan.commitments, which, &record_data)?;
         directions.push(tp::Direction {
             disclosure,
+            commitments,
             ..tp::Direction::new(records)
         });
+    }
+    let sent_first = plan.commitments.windows(2).all(|w| {
+        !(w[0].direction == webproof_attestation::Direction::Received
+            && w[1].direction == webproof_attestation::Direction::Sent)
+    });
+    if !sent_first {
+        return Err(bad("committed leaves must be sent first, then received"));
     }
     let recv = directions.pop().expect("two directions");
     let sent = directions.pop().expect("two directions");
