@@ -16,6 +16,30 @@ pub enum AttestationCmd {
     Keygen(KeygenArgs),
     /// Check a presentation (JSON or binary) offline and print what it proves.
     Verify(VerifyArgs),
+    /// Build a presentation from an attestation bundle (`prove --attest`),
+    /// revealing only the chosen parts.
+    Present(PresentArgs),
+}
+
+#[derive(Args)]
+pub struct PresentArgs {
+    /// The attestation bundle written by `webproof prove --attest FILE`.
+    pub bundle: PathBuf,
+    /// What to reveal (as `prove --reveal`: header:NAME, json:PATH, body,
+    /// recv:A-B, sent:A-B, ...; `none` proves only the session). Repeatable;
+    /// whole committed leaves are revealed, so commit boundaries at these
+    /// items with `prove --commit-at` for an exact fit.
+    #[arg(long, value_name = "ITEM", default_value = "none")]
+    pub reveal: Vec<String>,
+    /// Include the server's certificate chain.
+    #[arg(long)]
+    pub with_certificates: bool,
+    /// Output file.
+    #[arg(short = 'o', long = "output", default_value = "presentation.json")]
+    pub output: PathBuf,
+    /// Write the binary encoding instead of JSON.
+    #[arg(long)]
+    pub binary: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -62,7 +86,44 @@ pub async fn run(cmd: AttestationCmd) -> anyhow::Result<()> {
     match cmd {
         AttestationCmd::Keygen(a) => keygen(a),
         AttestationCmd::Verify(a) => verify(a),
+        AttestationCmd::Present(a) => present(a),
     }
+}
+
+fn present(args: PresentArgs) -> anyhow::Result<()> {
+    let text = std::fs::read_to_string(&args.bundle)
+        .with_context(|| format!("reading {}", args.bundle.display()))?;
+    let bundle = webproof_net::attest::AttestationBundle::from_json(&text)?;
+    let (p, revealed) = bundle.present(&args.reveal, args.with_certificates)?;
+    let bytes = if args.binary {
+        p.to_bytes()
+    } else {
+        p.to_json().into_bytes()
+    };
+    std::fs::write(&args.output, bytes)
+        .with_context(|| format!("writing {}", args.output.display()))?;
+    let a = bundle.attestation.attestation();
+    eprintln!(
+        "presentation of {} at {} written to {}",
+        a.server_name(),
+        a.time(),
+        args.output.display()
+    );
+    for (dir, r) in revealed {
+        eprintln!("  reveals {dir:?} bytes {}..{}", r.start, r.end);
+    }
+    eprintln!(
+        "  verify with: webproof verify {} --trusted-key {}:{}",
+        args.output.display(),
+        bundle.verifying_key.scheme().name(),
+        bundle
+            .verifying_key
+            .to_bytes()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    );
+    Ok(())
 }
 
 fn keygen(args: KeygenArgs) -> anyhow::Result<()> {

@@ -72,6 +72,17 @@ pub struct ProveArgs {
     /// Give up after this many seconds.
     #[arg(long, default_value_t = 60)]
     timeout_secs: u64,
+    /// Ask the verifier for a signed attestation and write the bundle needed
+    /// for `webproof present` to FILE (secret: it can open every byte).
+    #[arg(long, value_name = "FILE")]
+    attest: Option<PathBuf>,
+    /// With --attest: give this reveal item (json:PATH, header:NAME, ...) its
+    /// own committed leaves, so a presentation can reveal exactly it. Repeatable.
+    #[arg(long = "commit-at", value_name = "ITEM", requires = "attest")]
+    commit_at: Vec<String>,
+    /// With --attest: committed leaf size in bytes (default 215).
+    #[arg(long, value_name = "BYTES", requires = "attest")]
+    commit_chunk: Option<usize>,
     /// API key for a verifier that requires one (default: $WEBPROOF_API_KEY).
     #[arg(long, env = "WEBPROOF_API_KEY", hide_env_values = true)]
     api_key: Option<String>,
@@ -173,6 +184,12 @@ fn prove_options(a: &ProveArgs) -> anyhow::Result<ProveOptions> {
     o.reveal = a.reveal.clone();
     o.timeout = Duration::from_secs(a.timeout_secs);
     o.api_key = a.api_key.clone();
+    if a.attest.is_some() {
+        o.attest = Some(webproof_net::attest::AttestOptions {
+            chunk_len: a.commit_chunk,
+            boundaries: a.commit_at.clone(),
+        });
+    }
     o.padding = a.padding;
     if let Some(total) = a.upload_size {
         let base = o.request().len();
@@ -190,6 +207,16 @@ fn prove_options(a: &ProveArgs) -> anyhow::Result<ProveOptions> {
 async fn prove(a: ProveArgs) -> anyhow::Result<()> {
     let o = prove_options(&a)?;
     let out = webproof_net::prove(&o).await?;
+    if let (Some(path), Some(bundle)) = (&a.attest, &out.attestation) {
+        write_secret_file(path, bundle.to_json().as_bytes())?;
+        eprintln!(
+            "attestation bundle ({} leaves, signed by {}) written to {}; make presentations with              `webproof present {} --reveal ...`",
+            bundle.attestation.attestation().leaf_count(),
+            bundle.verifying_key.scheme().name(),
+            path.display(),
+            path.display()
+        );
+    }
     if a.json {
         println!(
             "{}",
@@ -199,6 +226,96 @@ async fn prove(a: ProveArgs) -> anyhow::Result<()> {
         print_output(&out.output);
         print_stats(&out.stats);
     }
+    Ok(())
+}
+
+/// The attestation flow: the verifier sees no plaintext, signs a commitment
+/// to the transcript, and a third party checks a presentation of one field.
+async fn demo_attestation(fixture: &Fixture) -> anyhow::Result<()> {
+    use webproof_attestation::{Scheme, SigningKey};
+    println!("\n=== Attestation: the verifier sees nothing and signs; a third party sees one JSON field ===");
+    let key = std::sync::Arc::new(SigningKey::generate(
+        Scheme::Secp256k1,
+        &mut rand::rngs::OsRng,
+    ));
+    let mut roots = RootStore::empty();
+    roots.add_pem(fixture.certs.ca_pem.as_bytes())?;
+    let verifier = Verifier::bind(
+        "127.0.0.1:0",
+        VerifierConfig {
+            roots,
+            server_policy: ServerPolicy::public_only()
+                .allow(["127.0.0.0/8".parse().map_err(anyhow::Error::msg)?]),
+            attestation_key: Some(key.clone()),
+            ..VerifierConfig::default()
+        },
+    )
+    .await?;
+    let vaddr = verifier.local_addr()?;
+    let vtask = tokio::spawn(verifier.serve_one());
+    let mut o = ProveOptions::new(
+        &vaddr.to_string(),
+        &format!("https://localhost:{}/json", fixture.addr.port()),
+    )?;
+    o.ca_pems.push(fixture.certs.ca_pem.clone().into_bytes());
+    o.version = Some(TlsVersion::Tls13);
+    o.headers
+        .push(("Cookie".into(), "session=demo-secret-token".into()));
+    o.reveal = vec!["none".into()];
+    let field = "json:account.balance.amount".to_string();
+    o.attest = Some(webproof_net::attest::AttestOptions {
+        chunk_len: None,
+        boundaries: vec![field.clone()],
+    });
+    let out = webproof_net::prove(&o).await?;
+    let vout = vtask.await??;
+    println!(
+        "verifier saw {} of {} sent and {} of {} received bytes",
+        vout.sent.len - vout.sent.hidden(),
+        vout.sent.len,
+        vout.received.len - vout.received.hidden(),
+        vout.received.len
+    );
+    let bundle = out
+        .attestation
+        .ok_or_else(|| anyhow::anyhow!("no attestation came back"))?;
+    let a = bundle.attestation.attestation();
+    println!(
+        "attestation: {} leaves, root {}, signed with secp256k1 (EVM address {})",
+        a.leaf_count(),
+        a.transcript_root()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>(),
+        bundle.verifying_key.ethereum_address().unwrap_or_default()
+    );
+    let (p, _) = bundle.present(std::slice::from_ref(&field), false)?;
+    let bytes = p.to_bytes();
+    let checked = webproof_attestation::verify_presentation(&bytes, &[key.verifying_key()])?;
+    println!(
+        "presentation ({} bytes) verified offline; the third party sees the response as:",
+        bytes.len()
+    );
+    println!("{}", checked.received.to_marked_string('█'));
+    print_stats(&out.stats);
+    Ok(())
+}
+
+/// Write a file only its owner can read (it holds secrets).
+fn write_secret_file(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut opts = std::fs::OpenOptions::new();
+    opts.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.mode(0o600);
+    }
+    let mut f = opts
+        .open(path)
+        .with_context(|| format!("creating {}", path.display()))?;
+    f.write_all(bytes)
+        .with_context(|| format!("writing {}", path.display()))?;
     Ok(())
 }
 
@@ -300,6 +417,7 @@ async fn demo() -> anyhow::Result<()> {
         print_output(&out.output);
         print_stats(&out.stats);
     }
+    demo_attestation(&fixture).await?;
     fixture.stop();
     let _ = std::fs::remove_dir_all(&dir);
     Ok(())
