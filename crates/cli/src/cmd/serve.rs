@@ -1,23 +1,47 @@
 //! `webproof serve`: the verifier service.
 //!
-//! Thin layer: parse arguments, run `webproof-net`'s verifier, print. Prints
-//! exactly one JSON line on stdout when ready
-//! (`{"event":"listening","addr":"IP:PORT"}`) and runs until SIGINT/SIGTERM;
-//! session logs go to stderr.
-use super::proxy::{load_roots, shutdown_signal};
+//! Thin layer over `webproof-service`: read `--config FILE` (optional),
+//! apply the flags over it, run. Prints exactly one JSON line on stdout when
+//! ready (`{"event":"listening","addr":"IP:PORT",...}`: `addr` is the TCP
+//! listener, else the TLS one, else the HTTP one; `tcp_addr`, `tls_addr`,
+//! `http_addr` name each) and runs until SIGINT/SIGTERM, then stops
+//! accepting and lets running sessions finish within the grace period;
+//! logs go to stderr.
+use super::proxy::shutdown_signal;
 use anyhow::Context;
 use clap::Args;
-use std::collections::HashMap;
 use std::path::PathBuf;
-use std::time::Duration;
-use webproof_net::{IpNet, ServerPolicy, Verifier, VerifierConfig};
-use webproof_proxy::RecorderLimits;
+use std::str::FromStr;
+use tracing::instrument::WithSubscriber;
+use webproof_net::{IpNet, Verifier};
+use webproof_service::config::{FileConfig, TlsListenConfig};
+use webproof_service::{LogFormat, Service};
+
+/// Used when neither the config file nor the flags name a listener.
+const DEFAULT_LISTEN: &str = "127.0.0.1:7047";
 
 #[derive(Args)]
 pub struct ServeArgs {
-    /// Address to listen on for provers (port 0: any free port).
-    #[arg(long, default_value = "127.0.0.1:7047")]
-    listen: String,
+    /// Configuration file (TOML; see crates/service/verifier.example.toml).
+    /// Flags override it.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Address to listen on for provers over TCP (port 0: any free port)
+    /// [default without --config: 127.0.0.1:7047].
+    #[arg(long)]
+    listen: Option<String>,
+    /// Address for the TLS listener (needs --tls-cert and --tls-key).
+    #[arg(long, value_name = "ADDR", requires_all = ["tls_cert", "tls_key"])]
+    listen_tls: Option<String>,
+    /// The TLS listener's certificate chain (PEM, leaf first).
+    #[arg(long, value_name = "FILE")]
+    tls_cert: Option<PathBuf>,
+    /// The TLS listener's private key (PEM).
+    #[arg(long, value_name = "FILE")]
+    tls_key: Option<PathBuf>,
+    /// Address for the HTTP listener: /health, /metrics, WebSocket /v1/session.
+    #[arg(long, value_name = "ADDR")]
+    listen_http: Option<String>,
     /// Extra trusted root certificate (PEM file); repeatable.
     #[arg(long = "ca-cert")]
     ca_certs: Vec<PathBuf>,
@@ -28,81 +52,191 @@ pub struct ServeArgs {
     #[arg(long = "resolve", value_name = "NAME=IP")]
     resolve: Vec<String>,
     /// Most bytes the client may send in one session.
-    #[arg(long, default_value_t = RecorderLimits::default().max_sent_bytes)]
-    max_sent_bytes: usize,
+    #[arg(long)]
+    max_sent_bytes: Option<usize>,
     /// Most bytes the server may send in one session.
-    #[arg(long, default_value_t = RecorderLimits::default().max_recv_bytes)]
-    max_recv_bytes: usize,
+    #[arg(long)]
+    max_recv_bytes: Option<usize>,
     /// Longest a relayed TLS session may last, in seconds.
-    #[arg(long, default_value_t = 60)]
-    relay_timeout_secs: u64,
+    #[arg(long)]
+    relay_timeout_secs: Option<f64>,
+    /// Longest a whole session may last, in seconds.
+    #[arg(long)]
+    session_timeout_secs: Option<f64>,
+    /// Sessions served at once; more provers are refused with a message.
+    #[arg(long)]
+    max_sessions: Option<usize>,
+    /// On SIGINT/SIGTERM, how long running sessions may go on (seconds).
+    #[arg(long)]
+    shutdown_grace_secs: Option<f64>,
     /// Also allow connecting to servers in this network (CIDR or address),
     /// which the default policy refuses (loopback, private, link-local,
     /// metadata); repeatable. Names pinned with --resolve are always allowed.
     #[arg(long = "allow-net", value_name = "CIDR")]
     allow_nets: Vec<IpNet>,
+    /// Refuse servers in this network even if public; repeatable.
+    #[arg(long = "deny-net", value_name = "CIDR")]
+    deny_nets: Vec<IpNet>,
     /// File with the API keys provers must present, one per line.
     #[arg(long, value_name = "FILE")]
     api_keys: Option<PathBuf>,
-    /// Serve one prover, print its verified output as JSON, and exit.
+    /// Signing key for attestations (else WEBPROOF_SIGNING_KEY if set).
+    #[arg(long, value_name = "FILE")]
+    attestation_key: Option<PathBuf>,
+    /// Log format on stderr: text or json.
+    #[arg(long, value_name = "FORMAT", value_parser = LogFormat::from_str)]
+    log_format: Option<LogFormat>,
+    /// Read an API key on stdin, print the digest to put in
+    /// `[api_keys] digests`, and exit.
+    #[arg(long)]
+    hash_api_key: bool,
+    /// Serve one prover over TCP, print its verified output as JSON, and exit.
     #[arg(long)]
     once: bool,
 }
 
-pub async fn run(a: ServeArgs) -> anyhow::Result<()> {
-    let mut resolve = HashMap::new();
+fn secs(field: &str, v: f64) -> anyhow::Result<std::time::Duration> {
+    anyhow::ensure!(
+        v > 0.0 && v <= 7.0 * 86_400.0,
+        "--{field} {v}: expected more than 0 and at most a week"
+    );
+    Ok(std::time::Duration::from_secs_f64(v))
+}
+
+/// The file (or defaults) with the flags applied.
+fn file_config(a: &ServeArgs) -> anyhow::Result<FileConfig> {
+    let mut c = match &a.config {
+        Some(p) => FileConfig::load(p)?,
+        None => FileConfig {
+            base_dir: PathBuf::from("."),
+            ..FileConfig::default()
+        },
+    };
+    if let Some(l) = &a.listen {
+        c.listen = Some(l.clone());
+    }
+    if let Some(addr) = &a.listen_tls {
+        // clap makes --tls-cert and --tls-key required with --listen-tls.
+        let cwd = std::env::current_dir()?;
+        c.listen_tls = Some(TlsListenConfig {
+            addr: addr.clone(),
+            cert: cwd.join(a.tls_cert.as_ref().context("--tls-cert")?),
+            key: cwd.join(a.tls_key.as_ref().context("--tls-key")?),
+        });
+    }
+    if let Some(l) = &a.listen_http {
+        c.listen_http = Some(l.clone());
+    }
+    if a.config.is_none() && c.listen.is_none() && c.listen_tls.is_none() && c.listen_http.is_none()
+    {
+        c.listen = Some(DEFAULT_LISTEN.into());
+    }
+    if a.no_webpki_roots {
+        c.roots.webpki = false;
+    }
+    let cwd = std::env::current_dir()?;
+    c.roots
+        .ca_certs
+        .extend(a.ca_certs.iter().map(|p| cwd.join(p)));
     for r in &a.resolve {
         let (name, ip) = r
             .split_once('=')
             .with_context(|| format!("--resolve {r:?}: expected NAME=IP"))?;
-        resolve.insert(
+        c.resolve.insert(
             name.to_ascii_lowercase(),
             ip.parse()
                 .with_context(|| format!("--resolve {r:?}: bad IP"))?,
         );
     }
-    let mut cfg = VerifierConfig {
-        roots: load_roots(&a.ca_certs, !a.no_webpki_roots)?,
-        resolve,
-        limits: RecorderLimits {
-            max_sent_bytes: a.max_sent_bytes,
-            max_recv_bytes: a.max_recv_bytes,
-            ..RecorderLimits::default()
-        },
-        relay_timeout: Duration::from_secs(a.relay_timeout_secs),
-        server_policy: ServerPolicy::public_only().allow(a.allow_nets.iter().copied()),
-        ..VerifierConfig::default()
-    };
-    if let Some(path) = &a.api_keys {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("reading API keys from {}", path.display()))?;
-        let mut cfg_keys = 0;
-        for line in text
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        {
-            cfg.require_api_key(line);
-            cfg_keys += 1;
-        }
-        anyhow::ensure!(cfg_keys > 0, "{} holds no API key", path.display());
+    let l = &mut c.limits;
+    if let Some(v) = a.max_sent_bytes {
+        l.max_sent_bytes = v;
     }
-    let v = Verifier::bind(&a.listen, cfg).await?;
-    println!(
-        "{}",
-        serde_json::json!({"event": "listening", "addr": v.local_addr()?.to_string()})
-    );
+    if let Some(v) = a.max_recv_bytes {
+        l.max_recv_bytes = v;
+    }
+    if let Some(v) = a.relay_timeout_secs {
+        l.relay_timeout_secs = secs("relay-timeout-secs", v)?;
+    }
+    if let Some(v) = a.session_timeout_secs {
+        l.session_timeout_secs = secs("session-timeout-secs", v)?;
+    }
+    if let Some(v) = a.shutdown_grace_secs {
+        l.shutdown_grace_secs = secs("shutdown-grace-secs", v)?;
+    }
+    if let Some(v) = a.max_sessions {
+        l.max_sessions = v;
+    }
+    c.policy.allow.extend(a.allow_nets.iter().copied());
+    c.policy.deny.extend(a.deny_nets.iter().copied());
+    if let Some(p) = &a.api_keys {
+        c.api_keys.file = Some(cwd.join(p));
+    }
+    if let Some(p) = &a.attestation_key {
+        c.attestation_key = Some(cwd.join(p));
+    }
+    if let Some(f) = a.log_format {
+        c.log.format = f;
+    }
+    Ok(c)
+}
+
+pub async fn run(a: ServeArgs) -> anyhow::Result<()> {
+    if a.hash_api_key {
+        let mut key = String::new();
+        std::io::stdin().read_line(&mut key)?;
+        let key = key.trim_end_matches(['\r', '\n']);
+        anyhow::ensure!(!key.is_empty(), "no API key on stdin");
+        let d = webproof_net::verifier::api_key_digest(key);
+        println!(
+            "{}",
+            d.iter().map(|b| format!("{b:02x}")).collect::<String>()
+        );
+        return Ok(());
+    }
+    let cfg = file_config(&a)?.build()?;
+    let dispatch = webproof_service::logging::dispatch(&cfg.log)?;
     if a.once {
-        let out = v.serve_one().await?;
+        let listen = cfg
+            .listen
+            .clone()
+            .context("--once serves over TCP: set --listen or `listen`")?;
+        let v = Verifier::bind(&listen, cfg.verifier).await?;
+        println!(
+            "{}",
+            serde_json::json!({"event": "listening", "addr": v.local_addr()?.to_string()})
+        );
+        let out = v.serve_one().with_subscriber(dispatch).await?;
         println!("{}", serde_json::to_string(&out)?);
         return Ok(());
     }
-    tokio::select! {
-        _ = v.run(|peer, r| match r {
-            Ok(o) => eprintln!("verified session from {peer}: {} {} {} bytes sent, {} received", o.server_name, o.cipher_suite, o.sent.len, o.received.len),
-            Err(e) => eprintln!("session from {peer} failed: {e}"),
-        }) => {}
-        _ = shutdown_signal() => {}
+    let service = Service::bind(cfg).with_subscriber(dispatch.clone()).await?;
+    let addrs = service.addrs();
+    let main = addrs
+        .tcp
+        .or(addrs.tls)
+        .or(addrs.http)
+        .context("no listener")?;
+    let mut ready = serde_json::json!({"event": "listening", "addr": main.to_string()});
+    for (k, v) in [
+        ("tcp_addr", addrs.tcp),
+        ("tls_addr", addrs.tls),
+        ("http_addr", addrs.http),
+    ] {
+        if let Some(v) = v {
+            ready[k] = v.to_string().into();
+        }
+    }
+    println!("{ready}");
+    let report = service
+        .run(shutdown_signal())
+        .with_subscriber(dispatch)
+        .await;
+    if report.dropped > 0 {
+        eprintln!(
+            "stopped: {} session(s) dropped at the end of the grace period",
+            report.dropped
+        );
     }
     Ok(())
 }

@@ -1,0 +1,699 @@
+//! The service configuration: `verifier.toml`.
+//!
+//! [`FileConfig`] is the file as written (every field optional, unknown
+//! fields rejected with their name and line); [`FileConfig::build`] checks
+//! it, reads the files it names and gives the [`ServiceConfig`] the service
+//! runs with. Relative paths are taken from the config file's directory.
+//! Command-line flags override fields by editing the [`FileConfig`] before
+//! `build`. A complete, commented example is `verifier.example.toml` in
+//! this crate:
+//!
+//! ```toml
+//! listen = "0.0.0.0:7047"              # plain TCP
+//! listen_http = "0.0.0.0:7080"         # /health, /metrics, WebSocket /v1/session
+//! attestation_key = "verifier.key"     # or the WEBPROOF_SIGNING_KEY variable
+//!
+//! [listen_tls]                         # TLS with the service's own certificate
+//! addr = "0.0.0.0:7443"
+//! cert = "cert.pem"                    # chain, leaf first
+//! key = "key.pem"
+//!
+//! [roots]                              # which server certificates are trusted
+//! webpki = true
+//! ca_certs = ["extra-ca.pem"]
+//!
+//! [resolve]                            # names pinned to an address
+//! "server.test" = "192.0.2.10"
+//!
+//! [policy]                             # server addresses (default: public only)
+//! allow = ["127.0.0.0/8"]
+//! deny = ["198.51.100.0/24"]
+//!
+//! [limits]                             # the defaults
+//! max_sessions = 32
+//! max_sent_bytes = 65536
+//! max_recv_bytes = 1048576
+//! max_sent_records = 256
+//! max_recv_records = 1024
+//! max_message_bytes = 4194304
+//! session_timeout_secs = 180
+//! connect_timeout_secs = 10
+//! relay_timeout_secs = 60
+//! idle_timeout_secs = 15
+//! proof_timeout_secs = 60
+//! shutdown_grace_secs = 30
+//!
+//! [api_keys]                           # any of the three; none: no key needed
+//! digests = ["<hex of webproof_net::verifier::api_key_digest>"]
+//! file = "api-keys.txt"                # one key per line, `#` comments
+//! env = "WEBPROOF_API_KEYS"            # a variable with comma-separated keys
+//!
+//! [log]
+//! format = "text"                      # or "json"
+//! filter = "info"                      # tracing filter; WEBPROOF_LOG overrides
+//! ```
+
+use crate::error::{Result, ServiceError};
+use serde::{Deserialize, Deserializer};
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+use webproof_attestation::SigningKey;
+use webproof_net::{IpNet, ServerPolicy, VerifierConfig};
+use webproof_proxy::{RecorderLimits, RootStore};
+
+/// The configuration file as written.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileConfig {
+    /// Plain TCP listener address.
+    pub listen: Option<String>,
+    /// TLS listener.
+    pub listen_tls: Option<TlsListenConfig>,
+    /// HTTP listener: `/health`, `/metrics`, WebSocket `/v1/session`.
+    pub listen_http: Option<String>,
+    /// Trusted roots for server certificates.
+    #[serde(default)]
+    pub roots: RootsConfig,
+    /// Host names connected to a fixed address instead of resolving them.
+    #[serde(default)]
+    pub resolve: BTreeMap<String, IpAddr>,
+    /// Which server addresses may be contacted.
+    #[serde(default)]
+    pub policy: PolicyConfig,
+    /// Limits and timeouts.
+    #[serde(default)]
+    pub limits: LimitsConfig,
+    /// API keys provers must present.
+    #[serde(default)]
+    pub api_keys: ApiKeysConfig,
+    /// Signing key file for attestations (else `WEBPROOF_SIGNING_KEY`, else none).
+    pub attestation_key: Option<PathBuf>,
+    /// Logging.
+    #[serde(default)]
+    pub log: LogConfig,
+    /// Directory relative paths are resolved against (the config file's).
+    #[serde(skip)]
+    pub base_dir: PathBuf,
+}
+
+/// `[listen_tls]`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TlsListenConfig {
+    /// Listen address.
+    pub addr: String,
+    /// Certificate chain (PEM), leaf first.
+    pub cert: PathBuf,
+    /// Private key (PEM: PKCS#8, SEC1 or PKCS#1).
+    pub key: PathBuf,
+}
+
+/// `[roots]`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RootsConfig {
+    /// Trust the built-in webpki roots (default true).
+    #[serde(default = "yes")]
+    pub webpki: bool,
+    /// Extra root certificates (PEM files).
+    #[serde(default)]
+    pub ca_certs: Vec<PathBuf>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl Default for RootsConfig {
+    fn default() -> Self {
+        RootsConfig {
+            webpki: true,
+            ca_certs: Vec::new(),
+        }
+    }
+}
+
+/// `[policy]`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyConfig {
+    /// Networks allowed although special-purpose (loopback, private...).
+    #[serde(default, deserialize_with = "nets")]
+    pub allow: Vec<IpNet>,
+    /// Networks denied although public.
+    #[serde(default, deserialize_with = "nets")]
+    pub deny: Vec<IpNet>,
+}
+
+/// `[limits]`: every limit of a session and of the service.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LimitsConfig {
+    /// Sessions served at once; more are refused with a message.
+    pub max_sessions: usize,
+    /// Bytes the prover's client may send to the server in one session.
+    pub max_sent_bytes: usize,
+    /// Bytes the server may send in one session.
+    pub max_recv_bytes: usize,
+    /// Records the client may send.
+    pub max_sent_records: usize,
+    /// Records the server may send.
+    pub max_recv_records: usize,
+    /// Largest control message from a prover.
+    pub max_message_bytes: usize,
+    /// Longest a whole session may last.
+    #[serde(deserialize_with = "secs")]
+    pub session_timeout_secs: Duration,
+    /// Time for the prover's hello, and for connecting to the server.
+    #[serde(deserialize_with = "secs")]
+    pub connect_timeout_secs: Duration,
+    /// Longest the relay phase may last.
+    #[serde(deserialize_with = "secs")]
+    pub relay_timeout_secs: Duration,
+    /// Longest the relay may sit idle.
+    #[serde(deserialize_with = "secs")]
+    pub idle_timeout_secs: Duration,
+    /// Time for the proof setup and for the proof.
+    #[serde(deserialize_with = "secs")]
+    pub proof_timeout_secs: Duration,
+    /// On SIGINT/SIGTERM, how long running sessions may go on.
+    #[serde(deserialize_with = "secs")]
+    pub shutdown_grace_secs: Duration,
+}
+
+impl Default for LimitsConfig {
+    fn default() -> Self {
+        let v = VerifierConfig::default();
+        LimitsConfig {
+            max_sessions: 32,
+            max_sent_bytes: v.limits.max_sent_bytes,
+            max_recv_bytes: v.limits.max_recv_bytes,
+            max_sent_records: v.limits.max_sent_records,
+            max_recv_records: v.limits.max_recv_records,
+            max_message_bytes: v.max_message,
+            session_timeout_secs: Duration::from_secs(180),
+            connect_timeout_secs: v.connect_timeout,
+            relay_timeout_secs: v.relay_timeout,
+            idle_timeout_secs: v.idle_timeout,
+            proof_timeout_secs: v.proof_timeout,
+            shutdown_grace_secs: Duration::from_secs(30),
+        }
+    }
+}
+
+/// `[api_keys]`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ApiKeysConfig {
+    /// Hex SHA-256 digests (`webproof_net::verifier::api_key_digest`).
+    #[serde(default)]
+    pub digests: Vec<String>,
+    /// A file with one key per line (`#` comments, blank lines ignored).
+    pub file: Option<PathBuf>,
+    /// An environment variable holding comma-separated keys.
+    pub env: Option<String>,
+}
+
+/// `[log]`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LogConfig {
+    /// `text` or `json`.
+    pub format: LogFormat,
+    /// A `tracing` filter (`info`, `webproof_service=debug`...); the
+    /// `WEBPROOF_LOG` variable overrides it.
+    pub filter: String,
+}
+
+impl Default for LogConfig {
+    fn default() -> Self {
+        LogConfig {
+            format: LogFormat::Text,
+            filter: "info".into(),
+        }
+    }
+}
+
+/// How logs are written (to stderr).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    /// Human-readable lines.
+    #[default]
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+impl std::str::FromStr for LogFormat {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "text" => Ok(LogFormat::Text),
+            "json" => Ok(LogFormat::Json),
+            _ => Err(format!("log format {s:?}: expected text or json")),
+        }
+    }
+}
+
+fn nets<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Vec<IpNet>, D::Error> {
+    let v = Vec::<String>::deserialize(d)?;
+    v.iter()
+        .map(|s| s.parse().map_err(serde::de::Error::custom))
+        .collect()
+}
+
+/// Seconds as an integer or a float (`0.5`).
+fn secs<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Duration, D::Error> {
+    struct V;
+    impl serde::de::Visitor<'_> for V {
+        type Value = Duration;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a positive number of seconds")
+        }
+        fn visit_i64<E: serde::de::Error>(self, v: i64) -> std::result::Result<Duration, E> {
+            self.visit_f64(v as f64)
+        }
+        fn visit_u64<E: serde::de::Error>(self, v: u64) -> std::result::Result<Duration, E> {
+            self.visit_f64(v as f64)
+        }
+        fn visit_f64<E: serde::de::Error>(self, v: f64) -> std::result::Result<Duration, E> {
+            if !(v > 0.0 && v <= 86_400.0 * 7.0) {
+                return Err(E::custom(format!(
+                    "{v} seconds: expected more than 0 and at most a week"
+                )));
+            }
+            Ok(Duration::from_secs_f64(v))
+        }
+    }
+    d.deserialize_any(V)
+}
+
+/// What the service runs with: [`FileConfig::build`]'s result.
+#[derive(Clone, Debug)]
+pub struct ServiceConfig {
+    /// The per-session verifier configuration.
+    pub verifier: VerifierConfig,
+    /// Plain TCP listener.
+    pub listen: Option<String>,
+    /// TLS listener and its server configuration.
+    pub listen_tls: Option<(String, Arc<rustls::ServerConfig>)>,
+    /// HTTP/WebSocket listener.
+    pub listen_http: Option<String>,
+    /// Sessions served at once.
+    pub max_sessions: usize,
+    /// Longest a whole session may last.
+    pub session_timeout: Duration,
+    /// How long running sessions may go on after a shutdown signal.
+    pub shutdown_grace: Duration,
+    /// Logging.
+    pub log: LogConfig,
+    /// The key attestations are signed with, if any (never logged: its
+    /// `Debug` shows the scheme and key id only).
+    pub attestation_key: Option<Arc<SigningKey>>,
+}
+
+impl FileConfig {
+    /// Read and parse `path`.
+    pub fn load(path: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path).map_err(|e| ServiceError::Parse {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        })?;
+        let base = path.parent().unwrap_or(Path::new(".")).to_path_buf();
+        Self::parse(&text, &path.display().to_string(), base)
+    }
+
+    /// Parse configuration text; `origin` names it in errors, `base_dir`
+    /// anchors relative paths.
+    pub fn parse(text: &str, origin: &str, base_dir: PathBuf) -> Result<Self> {
+        let mut c: FileConfig = toml::from_str(text).map_err(|e| ServiceError::Parse {
+            path: origin.to_string(),
+            message: e.to_string().trim_end().to_string(),
+        })?;
+        c.base_dir = base_dir;
+        Ok(c)
+    }
+
+    fn path(&self, p: &Path) -> PathBuf {
+        if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            self.base_dir.join(p)
+        }
+    }
+
+    fn read(&self, field: &str, p: &Path) -> Result<Vec<u8>> {
+        let path = self.path(p);
+        std::fs::read(&path).map_err(|source| ServiceError::File {
+            field: field.into(),
+            path,
+            source,
+        })
+    }
+
+    /// Check the values, read the files named, and build the runtime configuration.
+    pub fn build(&self) -> Result<ServiceConfig> {
+        let l = &self.limits;
+        let positive = [
+            ("limits.max_sessions", l.max_sessions),
+            ("limits.max_sent_bytes", l.max_sent_bytes),
+            ("limits.max_recv_bytes", l.max_recv_bytes),
+            ("limits.max_sent_records", l.max_sent_records),
+            ("limits.max_recv_records", l.max_recv_records),
+        ];
+        for (field, v) in positive {
+            if v == 0 {
+                return Err(ServiceError::invalid(field, "must be at least 1"));
+            }
+        }
+        if !(1024..=64 << 20).contains(&l.max_message_bytes) {
+            return Err(ServiceError::invalid(
+                "limits.max_message_bytes",
+                format!("{} bytes: expected 1024 to 64 MiB", l.max_message_bytes),
+            ));
+        }
+        if l.max_sessions > 100_000 {
+            return Err(ServiceError::invalid(
+                "limits.max_sessions",
+                "at most 100000",
+            ));
+        }
+
+        let mut roots = if self.roots.webpki {
+            RootStore::webpki_roots()
+        } else {
+            RootStore::empty()
+        };
+        for p in &self.roots.ca_certs {
+            let pem = self.read("roots.ca_certs", p)?;
+            roots.add_pem(&pem).map_err(|e| {
+                ServiceError::invalid("roots.ca_certs", format!("{}: {e}", p.display()))
+            })?;
+        }
+        if !self.roots.webpki && self.roots.ca_certs.is_empty() {
+            return Err(ServiceError::invalid(
+                "roots",
+                "webpki = false and no ca_certs: no server could be trusted",
+            ));
+        }
+
+        let mut verifier = VerifierConfig {
+            roots,
+            resolve: self
+                .resolve
+                .iter()
+                .map(|(k, v)| (k.trim_end_matches('.').to_ascii_lowercase(), *v))
+                .collect(),
+            limits: RecorderLimits {
+                max_sent_bytes: l.max_sent_bytes,
+                max_recv_bytes: l.max_recv_bytes,
+                max_sent_records: l.max_sent_records,
+                max_recv_records: l.max_recv_records,
+            },
+            connect_timeout: l.connect_timeout_secs,
+            relay_timeout: l.relay_timeout_secs,
+            idle_timeout: l.idle_timeout_secs,
+            proof_timeout: l.proof_timeout_secs,
+            server_policy: ServerPolicy::public_only()
+                .allow(self.policy.allow.iter().copied())
+                .deny(self.policy.deny.iter().copied()),
+            api_key_digests: Vec::new(),
+            max_message: l.max_message_bytes,
+            attestation_key: None,
+        };
+        self.api_keys(&mut verifier)?;
+
+        let listen_tls = match &self.listen_tls {
+            None => None,
+            Some(t) => {
+                let cert = self.read("listen_tls.cert", &t.cert)?;
+                let key = self.read("listen_tls.key", &t.key)?;
+                Some((t.addr.clone(), crate::tls::server_config(&cert, &key)?))
+            }
+        };
+        if self.listen.is_none() && listen_tls.is_none() && self.listen_http.is_none() {
+            return Err(ServiceError::NoListener);
+        }
+
+        let attestation_key = match &self.attestation_key {
+            Some(p) => Some(Arc::new(
+                webproof_attestation::keyfile::load_signing_key(Some(&self.path(p)))
+                    .map_err(|e| ServiceError::invalid("attestation_key", e.to_string()))?,
+            )),
+            None => match webproof_attestation::keyfile::load_signing_key(None) {
+                Ok(k) => Some(Arc::new(k)),
+                Err(webproof_attestation::keyfile::KeyFileError::Missing) => None,
+                Err(e) => {
+                    return Err(ServiceError::invalid(
+                        webproof_attestation::keyfile::SIGNING_KEY_ENV,
+                        e.to_string(),
+                    ))
+                }
+            },
+        };
+
+        verifier.attestation_key = attestation_key.clone();
+        Ok(ServiceConfig {
+            verifier,
+            listen: self.listen.clone(),
+            listen_tls,
+            listen_http: self.listen_http.clone(),
+            max_sessions: l.max_sessions,
+            session_timeout: l.session_timeout_secs,
+            shutdown_grace: l.shutdown_grace_secs,
+            log: self.log.clone(),
+            attestation_key,
+        })
+    }
+
+    fn api_keys(&self, v: &mut VerifierConfig) -> Result<()> {
+        let k = &self.api_keys;
+        for (i, d) in k.digests.iter().enumerate() {
+            let field = format!("api_keys.digests[{i}]");
+            let bytes = hex_32(d.trim())
+                .ok_or_else(|| ServiceError::invalid(&field, "expected 64 hex digits"))?;
+            v.api_key_digests.push(bytes);
+        }
+        if let Some(p) = &k.file {
+            let text = String::from_utf8(self.read("api_keys.file", p)?)
+                .map_err(|_| ServiceError::invalid("api_keys.file", "not UTF-8"))?;
+            let before = v.api_key_digests.len();
+            for line in text
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            {
+                v.require_api_key(line);
+            }
+            if v.api_key_digests.len() == before {
+                return Err(ServiceError::invalid(
+                    "api_keys.file",
+                    format!("{} holds no API key", p.display()),
+                ));
+            }
+        }
+        if let Some(var) = &k.env {
+            let text = std::env::var(var).map_err(|_| {
+                ServiceError::invalid("api_keys.env", format!("variable {var} is not set"))
+            })?;
+            let before = v.api_key_digests.len();
+            for key in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                v.require_api_key(key);
+            }
+            if v.api_key_digests.len() == before {
+                return Err(ServiceError::invalid(
+                    "api_keys.env",
+                    format!("variable {var} holds no API key"),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn hex_32(s: &str) -> Option<[u8; 32]> {
+    if s.len() != 64 || !s.is_ascii() {
+        return None;
+    }
+    let mut out = [0u8; 32];
+    for (i, o) in out.iter_mut().enumerate() {
+        *o = u8::from_str_radix(&s[2 * i..2 * i + 2], 16).ok()?;
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(s: &str) -> Result<FileConfig> {
+        FileConfig::parse(s, "test.toml", PathBuf::from("."))
+    }
+
+    #[test]
+    fn the_example_file_parses_and_names_every_field() {
+        let text = include_str!("../verifier.example.toml");
+        let c = parse(text).unwrap();
+        assert_eq!(c.listen.as_deref(), Some("127.0.0.1:7047"));
+        assert_eq!(c.limits.max_sessions, 32);
+        assert_eq!(c.log.format, LogFormat::Text);
+    }
+
+    #[test]
+    fn unknown_fields_are_named_with_their_line() {
+        let e = parse("listen = \"127.0.0.1:1\"\n\n[limits]\nmax_sesions = 3\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("max_sesions"), "{e}");
+        assert!(e.contains("line 4"), "{e}");
+        let e = parse("lisen = \"x\"\n").unwrap_err().to_string();
+        assert!(e.contains("lisen") && e.contains("line 1"), "{e}");
+        let e = parse("[listen_tls]\naddr = \"a:1\"\ncert = \"c\"\nkey = \"k\"\nca = 1\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`ca`") && e.contains("line 5"), "{e}");
+    }
+
+    #[test]
+    fn ill_typed_and_invalid_values_name_the_field() {
+        let e = parse("[limits]\nmax_sessions = \"many\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("max_sessions") && e.contains("line 2"), "{e}");
+        let e = parse("[policy]\nallow = [\"10.0.0.0/33\"]\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("line 2") && e.contains("allow"), "{e}");
+        let e = parse("[limits]\nidle_timeout_secs = -1\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("idle_timeout_secs"), "{e}");
+        let e = parse("[log]\nformat = \"xml\"\n").unwrap_err().to_string();
+        assert!(e.contains("format") && e.contains("line 2"), "{e}");
+
+        let mut c = parse("listen = \"127.0.0.1:0\"\n[limits]\nmax_sessions = 0\n").unwrap();
+        let e = c.build().unwrap_err().to_string();
+        assert!(e.contains("limits.max_sessions"), "{e}");
+        c.limits.max_sessions = 1;
+        c.limits.max_message_bytes = 10;
+        let e = c.build().unwrap_err().to_string();
+        assert!(e.contains("limits.max_message_bytes"), "{e}");
+        let e = parse("listen = \"127.0.0.1:0\"\n[api_keys]\ndigests = [\"abc\"]\n")
+            .unwrap()
+            .build()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("api_keys.digests[0]"), "{e}");
+        let e = parse("listen = \"127.0.0.1:0\"\n[roots]\nca_certs = [\"/nonexistent/ca.pem\"]\n")
+            .unwrap()
+            .build()
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("roots.ca_certs") && e.contains("/nonexistent/ca.pem"),
+            "{e}"
+        );
+        let e = parse("").unwrap().build().unwrap_err();
+        assert!(matches!(e, ServiceError::NoListener), "{e}");
+    }
+
+    #[test]
+    fn values_reach_the_verifier_config() {
+        let c = parse(
+            "listen = \"127.0.0.1:0\"\n\
+             [resolve]\n\"Server.Test.\" = \"127.0.0.1\"\n\
+             [policy]\nallow = [\"127.0.0.0/8\"]\ndeny = [\"8.8.8.0/24\"]\n\
+             [limits]\nmax_sent_bytes = 100\nidle_timeout_secs = 0.5\nmax_sessions = 3\n\
+             [api_keys]\ndigests = [\"\"\"",
+        );
+        // An unterminated string is a parse error, not a panic.
+        assert!(c.is_err());
+        let digest = hex_encode(&webproof_net::verifier::api_key_digest("k1"));
+        let c = parse(&format!(
+            "listen = \"127.0.0.1:0\"\n\
+             [resolve]\n\"Server.Test.\" = \"127.0.0.1\"\n\
+             [policy]\nallow = [\"127.0.0.0/8\"]\ndeny = [\"8.8.8.0/24\"]\n\
+             [limits]\nmax_sent_bytes = 100\nidle_timeout_secs = 0.5\nmax_sessions = 3\n\
+             [api_keys]\ndigests = [\"{digest}\"]\n"
+        ))
+        .unwrap()
+        .build()
+        .unwrap();
+        let v = &c.verifier;
+        assert_eq!(
+            v.resolve["server.test"],
+            "127.0.0.1".parse::<IpAddr>().unwrap()
+        );
+        assert!(v.server_policy.check("127.0.0.1".parse().unwrap()).is_ok());
+        assert!(v.server_policy.check("10.0.0.1".parse().unwrap()).is_err());
+        assert!(v.server_policy.check("8.8.8.8".parse().unwrap()).is_err());
+        assert!(v.server_policy.check("1.1.1.1".parse().unwrap()).is_ok());
+        assert_eq!(v.limits.max_sent_bytes, 100);
+        assert_eq!(v.idle_timeout, Duration::from_millis(500));
+        assert_eq!(c.max_sessions, 3);
+        assert_eq!(
+            v.api_key_digests,
+            vec![webproof_net::verifier::api_key_digest("k1")]
+        );
+    }
+
+    #[test]
+    fn api_keys_from_a_file_and_the_environment() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("keys.txt"), "# provers\nalpha\n\n beta \n").unwrap();
+        std::fs::write(dir.path().join("empty.txt"), "# none\n").unwrap();
+        let var = format!("WEBPROOF_TEST_KEYS_{}", std::process::id());
+        std::env::set_var(&var, "gamma, delta,");
+        let c = FileConfig::parse(
+            &format!(
+                "listen = \"127.0.0.1:0\"\n[api_keys]\nfile = \"keys.txt\"\nenv = \"{var}\"\n"
+            ),
+            "t",
+            dir.path().to_path_buf(),
+        )
+        .unwrap()
+        .build()
+        .unwrap();
+        let d = webproof_net::verifier::api_key_digest;
+        assert_eq!(
+            c.verifier.api_key_digests,
+            vec![d("alpha"), d("beta"), d("gamma"), d("delta")]
+        );
+        let e = FileConfig::parse(
+            "listen = \"127.0.0.1:0\"\n[api_keys]\nfile = \"empty.txt\"\n",
+            "t",
+            dir.path().to_path_buf(),
+        )
+        .unwrap()
+        .build()
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("api_keys.file") && e.contains("no API key"),
+            "{e}"
+        );
+        let e =
+            parse("listen = \"127.0.0.1:0\"\n[api_keys]\nenv = \"WEBPROOF_SURELY_UNSET_VAR\"\n")
+                .unwrap()
+                .build()
+                .unwrap_err()
+                .to_string();
+        assert!(e.contains("api_keys.env"), "{e}");
+    }
+
+    fn hex_encode(b: &[u8]) -> String {
+        b.iter().map(|x| format!("{x:02x}")).collect()
+    }
+
+    #[test]
+    fn hex_digests_parse_strictly() {
+        assert_eq!(hex_32(&"ab".repeat(32)), Some([0xab; 32]));
+        assert_eq!(hex_32(&"ab".repeat(31)), None);
+        assert_eq!(hex_32(&"zz".repeat(32)), None);
+        assert_eq!(hex_32(&"é".repeat(32)), None);
+    }
+}

@@ -1,0 +1,30 @@
+//! webproof's verifier service: `webproof serve` as a library.
+//!
+//! The proxy-mode verifier (`webproof_net::verifier`) runs one session over
+//! any byte stream; this crate puts it on the network for many provers at
+//! once and keeps it running:
+//!
+//! - [`config`]: `verifier.toml` (listeners, roots, resolve pins, server
+//!   policy, limits, API keys, attestation key, logs), checked field by field;
+//! - [`server`]: the listeners (TCP, TLS with the service's own certificate,
+//!   WebSocket on the HTTP listener), the concurrent-session cap, the
+//!   per-session deadline and graceful shutdown;
+//! - [`http`]: `/health`, `/metrics` and the WebSocket endpoint `/v1/session`;
+//! - [`metrics`]: counters, gauge and histogram, Prometheus text format;
+//! - [`logging`]: text or JSON logs with a span per session.
+//!
+//! Nothing here judges a proof: that is `webproof-proxy`'s job. The service
+//! only admits, bounds, observes and stops sessions.
+
+pub mod config;
+pub mod error;
+pub mod http;
+pub mod logging;
+pub mod metrics;
+pub mod server;
+pub mod tls;
+
+pub use config::{FileConfig, LogFormat, ServiceConfig};
+pub use error::{Result, ServiceError};
+pub use metrics::{Metrics, Outcome, Transport};
+pub use server::{Addrs, Service, ShutdownReport};
