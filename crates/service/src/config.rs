@@ -11,10 +11,11 @@
 //! ```toml
 //! listen = "0.0.0.0:7047"              # plain TCP
 //! listen_http = "0.0.0.0:7080"         # /health, /metrics, WebSocket /v1/session
+//! listen_https = "0.0.0.0:7444"        # the same over TLS (wss://), [listen_tls] cert
 //! attestation_key = "verifier.key"     # or the WEBPROOF_SIGNING_KEY variable
 //!
 //! [listen_tls]                         # TLS with the service's own certificate
-//! addr = "0.0.0.0:7443"
+//! addr = "0.0.0.0:7443"                # optional: raw TLS for tls:// provers
 //! cert = "cert.pem"                    # chain, leaf first
 //! key = "key.pem"
 //!
@@ -74,6 +75,8 @@ pub struct FileConfig {
     pub listen_tls: Option<TlsListenConfig>,
     /// HTTP listener: `/health`, `/metrics`, WebSocket `/v1/session`.
     pub listen_http: Option<String>,
+    /// The same over TLS (`wss://`), with the `[listen_tls]` certificate.
+    pub listen_https: Option<String>,
     /// Trusted roots for server certificates.
     #[serde(default)]
     pub roots: RootsConfig,
@@ -99,12 +102,13 @@ pub struct FileConfig {
     pub base_dir: PathBuf,
 }
 
-/// `[listen_tls]`.
+/// `[listen_tls]`: the service's certificate, and where raw TLS is served.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TlsListenConfig {
-    /// Listen address.
-    pub addr: String,
+    /// Listen address for TLS provers (`tls://`); none: the certificate
+    /// only serves `listen_https`.
+    pub addr: Option<String>,
     /// Certificate chain (PEM), leaf first.
     pub cert: PathBuf,
     /// Private key (PEM: PKCS#8, SEC1 or PKCS#1).
@@ -299,10 +303,14 @@ pub struct ServiceConfig {
     pub verifier: VerifierConfig,
     /// Plain TCP listener.
     pub listen: Option<String>,
-    /// TLS listener and its server configuration.
-    pub listen_tls: Option<(String, Arc<rustls::ServerConfig>)>,
+    /// The service's TLS configuration (certificate), if any.
+    pub tls: Option<Arc<rustls::ServerConfig>>,
+    /// TLS listener.
+    pub listen_tls: Option<String>,
     /// HTTP/WebSocket listener.
     pub listen_http: Option<String>,
+    /// HTTPS/secure WebSocket listener.
+    pub listen_https: Option<String>,
     /// Sessions served at once.
     pub max_sessions: usize,
     /// Longest a whole session may last.
@@ -427,15 +435,26 @@ impl FileConfig {
         };
         self.api_keys(&mut verifier)?;
 
-        let listen_tls = match &self.listen_tls {
+        let tls = match &self.listen_tls {
             None => None,
             Some(t) => {
                 let cert = self.read("listen_tls.cert", &t.cert)?;
                 let key = self.read("listen_tls.key", &t.key)?;
-                Some((t.addr.clone(), crate::tls::server_config(&cert, &key)?))
+                Some(crate::tls::server_config(&cert, &key)?)
             }
         };
-        if self.listen.is_none() && listen_tls.is_none() && self.listen_http.is_none() {
+        if self.listen_https.is_some() && tls.is_none() {
+            return Err(ServiceError::invalid(
+                "listen_https",
+                "needs a certificate: set [listen_tls] cert and key",
+            ));
+        }
+        let listen_tls = self.listen_tls.as_ref().and_then(|t| t.addr.clone());
+        if self.listen.is_none()
+            && listen_tls.is_none()
+            && self.listen_http.is_none()
+            && self.listen_https.is_none()
+        {
             return Err(ServiceError::NoListener);
         }
 
@@ -460,8 +479,10 @@ impl FileConfig {
         Ok(ServiceConfig {
             verifier,
             listen: self.listen.clone(),
+            tls,
             listen_tls,
             listen_http: self.listen_http.clone(),
+            listen_https: self.listen_https.clone(),
             max_sessions: l.max_sessions,
             session_timeout: l.session_timeout_secs,
             shutdown_grace: l.shutdown_grace_secs,

@@ -44,7 +44,9 @@ pub enum ServiceError {
         source: std::io::Error,
     },
     /// No listener is configured.
-    #[error("no listener configured (set `listen`, `listen_tls` or `listen_http`)")]
+    #[error(
+        "no listener configured (set `listen`, `listen_tls`, `listen_http` or `listen_https`)"
+    )]
     NoListener,
 }
 

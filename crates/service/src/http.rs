@@ -16,25 +16,29 @@ use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::net::TcpStream;
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 use tokio_tungstenite::tungstenite::protocol::Role;
 use tokio_tungstenite::WebSocketStream;
 use webproof_net::transport::{ws_config, WsStream, WS_SESSION_PATH};
 
-/// Serve one HTTP connection until it closes or the service stops.
-pub(crate) async fn connection(sh: Arc<Shared>, tcp: TcpStream, peer: SocketAddr) {
+/// Serve one HTTP connection until it closes or the service stops;
+/// WebSocket sessions on it are counted under `ws_transport`.
+pub(crate) async fn connection<I>(sh: Arc<Shared>, io: I, peer: SocketAddr, ws_transport: Transport)
+where
+    I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
     let sh2 = sh.clone();
     let svc = hyper::service::service_fn(move |req| {
         let sh = sh2.clone();
-        async move { Ok::<_, Infallible>(route(&sh, peer, req)) }
+        async move { Ok::<_, Infallible>(route(&sh, peer, ws_transport, req)) }
     });
     let conn = hyper::server::conn::http1::Builder::new()
         .timer(TokioTimer::new())
         // A client that never finishes its request head is dropped.
         .header_read_timeout(Duration::from_secs(10))
         .max_buf_size(64 << 10)
-        .serve_connection(TokioIo::new(tcp), svc)
+        .serve_connection(TokioIo::new(io), svc)
         .with_upgrades();
     tokio::select! {
         r = conn => if let Err(e) = r { tracing::debug!(%peer, "HTTP connection: {e}") },
@@ -50,7 +54,12 @@ fn text(status: StatusCode, ctype: &'static str, body: impl Into<Bytes>) -> Resp
     r
 }
 
-fn route(sh: &Arc<Shared>, peer: SocketAddr, req: Request<Incoming>) -> Response<Full<Bytes>> {
+fn route(
+    sh: &Arc<Shared>,
+    peer: SocketAddr,
+    ws_transport: Transport,
+    req: Request<Incoming>,
+) -> Response<Full<Bytes>> {
     let path = req.uri().path();
     match (req.method(), path) {
         (&Method::GET, "/health") => {
@@ -67,7 +76,7 @@ fn route(sh: &Arc<Shared>, peer: SocketAddr, req: Request<Incoming>) -> Response
             "text/plain; version=0.0.4; charset=utf-8",
             sh.metrics.render(),
         ),
-        (&Method::GET, p) if p == WS_SESSION_PATH => upgrade(sh, peer, req),
+        (&Method::GET, p) if p == WS_SESSION_PATH => upgrade(sh, peer, ws_transport, req),
         (_, "/health" | "/metrics") | (_, WS_SESSION_PATH) => text(
             StatusCode::METHOD_NOT_ALLOWED,
             "text/plain",
@@ -93,6 +102,7 @@ fn header_has_token(req: &Request<Incoming>, name: header::HeaderName, token: &s
 fn upgrade(
     sh: &Arc<Shared>,
     peer: SocketAddr,
+    transport: Transport,
     mut req: Request<Incoming>,
 ) -> Response<Full<Bytes>> {
     let bad = |why: &'static str| text(StatusCode::BAD_REQUEST, "text/plain", why);
@@ -133,10 +143,10 @@ fn upgrade(
                     Some(ws_config()),
                 )
                 .await;
-                session(sh2, WsStream::new(ws), peer, Transport::Ws).await
+                session(sh2, WsStream::new(ws), peer, transport).await
             }
             Err(e) => {
-                sh2.metrics.transport_error(Transport::Ws);
+                sh2.metrics.transport_error(transport);
                 tracing::debug!(%peer, "WebSocket upgrade failed: {e}");
             }
         }

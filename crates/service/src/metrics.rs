@@ -36,6 +36,8 @@ pub enum Transport {
     Tls,
     /// WebSocket on the HTTP listener.
     Ws,
+    /// WebSocket on the HTTPS listener.
+    Wss,
 }
 
 impl Transport {
@@ -45,6 +47,7 @@ impl Transport {
             Transport::Tcp => "tcp",
             Transport::Tls => "tls",
             Transport::Ws => "ws",
+            Transport::Wss => "wss",
         }
     }
 }

@@ -44,6 +44,8 @@ pub struct Addrs {
     pub tls: Option<SocketAddr>,
     /// HTTP: `/health`, `/metrics`, WebSocket `/v1/session`.
     pub http: Option<SocketAddr>,
+    /// The same over TLS.
+    pub https: Option<SocketAddr>,
 }
 
 /// What a shutdown did.
@@ -78,6 +80,7 @@ pub struct Service {
     tcp: Option<TcpListener>,
     tls: Option<(TcpListener, tokio_rustls::TlsAcceptor)>,
     http: Option<TcpListener>,
+    https: Option<(TcpListener, tokio_rustls::TlsAcceptor)>,
     addrs: Addrs,
     shutdown_grace: Duration,
 }
@@ -105,11 +108,25 @@ impl Service {
             }
             None => None,
         };
+        let acceptor = || {
+            cfg.tls
+                .clone()
+                .map(tokio_rustls::TlsAcceptor::from)
+                .ok_or_else(|| ServiceError::invalid("listen_tls", "no certificate"))
+        };
         let tls = match &cfg.listen_tls {
-            Some((a, server_cfg)) => {
+            Some(a) => {
                 let (l, a) = bind("the TLS listener", a).await?;
                 addrs.tls = Some(a);
-                Some((l, tokio_rustls::TlsAcceptor::from(server_cfg.clone())))
+                Some((l, acceptor()?))
+            }
+            None => None,
+        };
+        let https = match &cfg.listen_https {
+            Some(a) => {
+                let (l, a) = bind("the HTTPS listener", a).await?;
+                addrs.https = Some(a);
+                Some((l, acceptor()?))
             }
             None => None,
         };
@@ -144,6 +161,7 @@ impl Service {
             tcp,
             tls,
             http,
+            https,
             addrs,
             shutdown_grace: cfg.shutdown_grace,
         })
@@ -173,10 +191,14 @@ impl Service {
         if let Some(l) = self.http {
             loops.push(spawn(accept_loop(sh.clone(), l, Listener::Http)));
         }
+        if let Some((l, acceptor)) = self.https {
+            loops.push(spawn(accept_loop(sh.clone(), l, Listener::Https(acceptor))));
+        }
         tracing::info!(
             tcp = ?self.addrs.tcp,
             tls = ?self.addrs.tls,
             http = ?self.addrs.http,
+            https = ?self.addrs.https,
             max_sessions = sh.max_sessions,
             "verifier service listening"
         );
@@ -231,6 +253,7 @@ enum Listener {
     Tcp,
     Tls(tokio_rustls::TlsAcceptor),
     Http,
+    Https(tokio_rustls::TlsAcceptor),
 }
 
 async fn accept_loop(sh: Arc<Shared>, listener: TcpListener, kind: Listener) {
@@ -269,7 +292,28 @@ async fn accept_loop(sh: Arc<Shared>, listener: TcpListener, kind: Listener) {
                 })
             }
             Listener::Http => {
-                spawn(crate::http::connection(sh.clone(), tcp, peer));
+                spawn(crate::http::connection(
+                    sh.clone(),
+                    tcp,
+                    peer,
+                    Transport::Ws,
+                ));
+            }
+            Listener::Https(acceptor) => {
+                let (sh2, acceptor) = (sh.clone(), acceptor.clone());
+                spawn(async move {
+                    let hs =
+                        tokio::time::timeout(sh2.verifier.connect_timeout, acceptor.accept(tcp));
+                    match hs.await {
+                        Ok(Ok(tls)) => {
+                            crate::http::connection(sh2, tls, peer, Transport::Wss).await
+                        }
+                        _ => {
+                            sh2.metrics.transport_error(Transport::Wss);
+                            tracing::debug!(%peer, "TLS handshake on the HTTPS listener failed");
+                        }
+                    }
+                });
             }
         }
     }
@@ -304,13 +348,15 @@ pub(crate) async fn session<S: Stream>(
         let start = Instant::now();
         tracing::debug!("session started");
         let result = tokio::select! {
-            r = tokio::time::timeout(sh.session_timeout, webproof_net::verifier::handle_prover_io(io, &sh.verifier)) => r.ok(),
+            // Dropped at shutdown: that, not the I/O error it causes, is the reason.
+            biased;
             _ = sh.abort.cancelled() => {
                 let d = start.elapsed();
                 sh.metrics.session_ended(transport, Outcome::Failed, Some("shutdown"), Some(d));
                 tracing::warn!(duration_ms = d.as_millis() as u64, "session dropped at shutdown");
                 return;
             }
+            r = tokio::time::timeout(sh.session_timeout, webproof_net::verifier::handle_prover_io(io, &sh.verifier)) => r.ok(),
         };
         let d = start.elapsed();
         let (rx, tx) = (counts.0.load(Ordering::Relaxed), counts.1.load(Ordering::Relaxed));

@@ -3,8 +3,8 @@
 //! Thin layer over `webproof-service`: read `--config FILE` (optional),
 //! apply the flags over it, run. Prints exactly one JSON line on stdout when
 //! ready (`{"event":"listening","addr":"IP:PORT",...}`: `addr` is the TCP
-//! listener, else the TLS one, else the HTTP one; `tcp_addr`, `tls_addr`,
-//! `http_addr` name each) and runs until SIGINT/SIGTERM, then stops
+//! listener, else the TLS, HTTP or HTTPS one; `tcp_addr`, `tls_addr`,
+//! `http_addr`, `https_addr` name each) and runs until SIGINT/SIGTERM, then stops
 //! accepting and lets running sessions finish within the grace period;
 //! logs go to stderr.
 use super::proxy::shutdown_signal;
@@ -30,14 +30,17 @@ pub struct ServeArgs {
     /// [default without --config: 127.0.0.1:7047].
     #[arg(long)]
     listen: Option<String>,
-    /// Address for the TLS listener (needs --tls-cert and --tls-key).
-    #[arg(long, value_name = "ADDR", requires_all = ["tls_cert", "tls_key"])]
+    /// Address for the TLS listener (tls://; needs --tls-cert and --tls-key).
+    #[arg(long, value_name = "ADDR")]
     listen_tls: Option<String>,
-    /// The TLS listener's certificate chain (PEM, leaf first).
-    #[arg(long, value_name = "FILE")]
+    /// Address for the HTTPS listener (wss://; needs --tls-cert and --tls-key).
+    #[arg(long, value_name = "ADDR")]
+    listen_https: Option<String>,
+    /// The service's certificate chain (PEM, leaf first).
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
     tls_cert: Option<PathBuf>,
-    /// The TLS listener's private key (PEM).
-    #[arg(long, value_name = "FILE")]
+    /// The service's private key (PEM).
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
     tls_key: Option<PathBuf>,
     /// Address for the HTTP listener: /health, /metrics, WebSocket /v1/session.
     #[arg(long, value_name = "ADDR")]
@@ -115,26 +118,44 @@ fn file_config(a: &ServeArgs) -> anyhow::Result<FileConfig> {
     if let Some(l) = &a.listen {
         c.listen = Some(l.clone());
     }
-    if let Some(addr) = &a.listen_tls {
-        // clap makes --tls-cert and --tls-key required with --listen-tls.
-        let cwd = std::env::current_dir()?;
+    let cwd = std::env::current_dir()?;
+    if let (Some(cert), Some(key)) = (&a.tls_cert, &a.tls_key) {
+        let addr = a
+            .listen_tls
+            .clone()
+            .or_else(|| c.listen_tls.as_ref().and_then(|t| t.addr.clone()));
         c.listen_tls = Some(TlsListenConfig {
-            addr: addr.clone(),
-            cert: cwd.join(a.tls_cert.as_ref().context("--tls-cert")?),
-            key: cwd.join(a.tls_key.as_ref().context("--tls-key")?),
+            addr,
+            cert: cwd.join(cert),
+            key: cwd.join(key),
         });
+    } else if let Some(addr) = &a.listen_tls {
+        let t = c
+            .listen_tls
+            .as_mut()
+            .context("--listen-tls needs --tls-cert and --tls-key (or [listen_tls] in the file)")?;
+        t.addr = Some(addr.clone());
     }
     if let Some(l) = &a.listen_http {
         c.listen_http = Some(l.clone());
     }
-    if a.config.is_none() && c.listen.is_none() && c.listen_tls.is_none() && c.listen_http.is_none()
+    if let Some(l) = &a.listen_https {
+        c.listen_https = Some(l.clone());
+    }
+    if a.config.is_none()
+        && c.listen.is_none()
+        && c.listen_tls
+            .as_ref()
+            .and_then(|t| t.addr.as_ref())
+            .is_none()
+        && c.listen_http.is_none()
+        && c.listen_https.is_none()
     {
         c.listen = Some(DEFAULT_LISTEN.into());
     }
     if a.no_webpki_roots {
         c.roots.webpki = false;
     }
-    let cwd = std::env::current_dir()?;
     c.roots
         .ca_certs
         .extend(a.ca_certs.iter().map(|p| cwd.join(p)));
@@ -216,12 +237,14 @@ pub async fn run(a: ServeArgs) -> anyhow::Result<()> {
         .tcp
         .or(addrs.tls)
         .or(addrs.http)
+        .or(addrs.https)
         .context("no listener")?;
     let mut ready = serde_json::json!({"event": "listening", "addr": main.to_string()});
     for (k, v) in [
         ("tcp_addr", addrs.tcp),
         ("tls_addr", addrs.tls),
         ("http_addr", addrs.http),
+        ("https_addr", addrs.https),
     ] {
         if let Some(v) = v {
             ready[k] = v.to_string().into();
