@@ -17,6 +17,7 @@
 pub mod attest;
 pub mod fixture;
 pub mod frame;
+pub mod mux;
 pub mod policy;
 pub mod prover;
 pub mod provider;

@@ -4,7 +4,7 @@
 use crate::attest::{AttestOptions, AttestationBundle};
 use crate::frame::{read_frame, recv_msg, send_msg, write_frame, Counted};
 use crate::provider::{instrumented_provider, take_shared_secret, CollectingKeyLog};
-use crate::transport::{connect_verifier, BoxStream, TransportOptions};
+use crate::transport::{connect_verifier, TransportOptions};
 use crate::{timeout, NetError, Result};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -230,13 +230,17 @@ async fn prove_inner(opts: &ProveOptions) -> Result<ProveOutcome> {
         }
         other => return Err(NetError::Verifier(format!("unexpected message {other:?}"))),
     }
-    // Preprocessing: OT and silent-OT setup for the proof, before the server is contacted.
-    let (pre, mut link) = {
+    // Preprocessing, first part (base OT, SoftSpokenOT, Ferret's setup
+    // iteration), before the server is contacted.
+    let (mut pre, mut link) = {
         let mut ch = Channel::new(link.compat());
-        let pre =
-            ProverPreprocessed::setup(&mut ch, SessionConfig::default(), &mut rand::rngs::OsRng)
-                .await
-                .map_err(|e| zk_error("the proof setup", e))?;
+        let pre = ProverPreprocessed::bootstrap(
+            &mut ch,
+            SessionConfig::default(),
+            &mut rand::rngs::OsRng,
+        )
+        .await
+        .map_err(|e| zk_error("the proof setup", e))?;
         let link = ch
             .into_inner()
             .await
@@ -254,36 +258,79 @@ async fn prove_inner(opts: &ProveOptions) -> Result<ProveOutcome> {
     let t1 = Instant::now();
     let (up0, down0) = (counters.sent(), counters.received());
 
-    // Online: TLS through the relay.
-    let (tls_end, relay_end) = tokio::io::duplex(1 << 16);
-    let (close_tx, close_rx) = tokio::sync::oneshot::channel::<()>();
-    let relay_task = tokio::spawn(prover_relay(link, relay_end, close_rx));
+    // Online: the TLS session through the relay and, beside it on the same
+    // link, the rest of the preprocessing (Ferret's first main iteration).
     let server_name = rustls::pki_types::ServerName::try_from(opts.host.clone())
         .map_err(|_| NetError::Setup(format!("{:?} is not a valid server name", opts.host)))?;
     let request = opts.request();
-    let http = async {
-        let connector = tokio_rustls::TlsConnector::from(config);
-        let mut tls = connector
-            .connect(server_name, tls_end)
-            .await
-            .map_err(|e| NetError::Tls(e.to_string()))?;
-        tls.write_all(&request)
-            .await
-            .map_err(|e| NetError::Tls(e.to_string()))?;
-        tls.flush()
-            .await
-            .map_err(|e| NetError::Tls(e.to_string()))?;
-        let response = read_response(&mut tls).await?;
-        Ok::<_, NetError>(response)
-    };
-    let http_result = http.await;
-    let _ = close_tx.send(());
-    let relay_result = relay_task
-        .await
-        .map_err(|e| NetError::Disconnected(format!("relay task: {e}")))?;
+    let ((http_result, relay_result, tls_done), mut link) = crate::mux::run(link, |s| {
+        let pre = &mut pre;
+        let request = &request;
+        async move {
+            let crate::mux::Streams {
+                relay,
+                preprocessing,
+            } = s;
+            let warm = async move {
+                let mut ch = Channel::new(preprocessing.compat());
+                pre.warm_up(&mut ch)
+                    .await
+                    .map_err(|e| zk_error("the proof setup", e))?;
+                let mut io = ch
+                    .into_inner()
+                    .await
+                    .map_err(|e| NetError::Disconnected(format!("after proof setup: {e}")))?
+                    .into_inner();
+                let _ = io.shutdown().await;
+                Ok::<_, NetError>(())
+            };
+            let tls = async move {
+                let (tls_end, relay_end) = tokio::io::duplex(1 << 16);
+                let (close_tx, close_rx) = tokio::sync::oneshot::channel::<()>();
+                let relay_task = tokio::spawn(prover_relay(relay, relay_end, close_rx));
+                let http = async {
+                    let connector = tokio_rustls::TlsConnector::from(config);
+                    let mut tls = connector
+                        .connect(server_name, tls_end)
+                        .await
+                        .map_err(|e| NetError::Tls(e.to_string()))?;
+                    tls.write_all(request)
+                        .await
+                        .map_err(|e| NetError::Tls(e.to_string()))?;
+                    tls.flush()
+                        .await
+                        .map_err(|e| NetError::Tls(e.to_string()))?;
+                    let response = read_response(&mut tls).await?;
+                    Ok::<_, NetError>(response)
+                };
+                let http_result = http.await;
+                let _ = close_tx.send(());
+                let relay_result = relay_task
+                    .await
+                    .map_err(|e| NetError::Disconnected(format!("relay task: {e}")))
+                    .and_then(|r| r)
+                    .map(|(transcript, digest, mut stream)| async move {
+                        let _ = stream.shutdown().await;
+                        (transcript, digest)
+                    });
+                let relay_result = match relay_result {
+                    Ok(f) => Ok(f.await),
+                    Err(e) => Err(e),
+                };
+                (http_result, relay_result, Instant::now())
+            };
+            let (warm, tls) = tokio::join!(warm, tls);
+            // A relay failure explains a preprocessing failure better.
+            if tls.1.is_ok() {
+                warm?;
+            }
+            Ok(tls)
+        }
+    })
+    .await?;
     // A relay failure (verifier gone, limits) explains a TLS failure better
     // than the TLS error it caused, so it is reported first.
-    let (transcript, verifier_digest, mut link) = relay_result?;
+    let (transcript, verifier_digest) = relay_result?;
     let verifier_digest =
         verifier_digest.map_err(|e| NetError::Verifier(format!("relay failed: {e}")))?;
     let response = http_result?;
@@ -292,7 +339,7 @@ async fn prove_inner(opts: &ProveOptions) -> Result<ProveOutcome> {
             "the verifier recorded a different transcript".into(),
         ));
     }
-    let t2 = Instant::now();
+    let t2 = tls_done;
 
     // Proof: derive the witness and cross-check it against rustls' key log.
     let ecdhe = webproof_proxy::verify::client_public_keys(&transcript)?
@@ -483,19 +530,19 @@ async fn read_response<S: tokio::io::AsyncRead + Unpin>(s: &mut S) -> Result<Vec
     Ok(data)
 }
 
-type RelayResult = (
+type RelayResult<S> = (
     webproof_proxy::Transcript,
     std::result::Result<[u8; 32], String>,
-    Counted<BoxStream>,
+    S,
 );
 
 /// Pump TLS bytes between the local TLS client and the verifier, recording
 /// the records, until the verifier acknowledges our close.
-async fn prover_relay(
-    link: Counted<BoxStream>,
+async fn prover_relay<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static>(
+    link: S,
     relay_end: tokio::io::DuplexStream,
     mut close_rx: tokio::sync::oneshot::Receiver<()>,
-) -> Result<RelayResult> {
+) -> Result<RelayResult<S>> {
     let (mut vr, mut vw) = tokio::io::split(link);
     let (mut lr, mut lw) = tokio::io::split(relay_end);
     let (tx, mut rx) = tokio::sync::mpsc::channel::<Result<RelayFrame>>(16);

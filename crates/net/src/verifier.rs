@@ -211,9 +211,13 @@ pub async fn handle_prover_io<S: AsyncRead + AsyncWrite + Unpin + Send + 'static
     let setup = async {
         let mut ch = Channel::new(prover.compat());
         let pre = timeout(cfg.proof_timeout, "the proof setup", async {
-            VerifierPreprocessed::setup(&mut ch, SessionConfig::default(), &mut rand::rngs::OsRng)
-                .await
-                .map_err(|e| NetError::Verifier(format!("proof setup failed: {e}")))
+            VerifierPreprocessed::bootstrap(
+                &mut ch,
+                SessionConfig::default(),
+                &mut rand::rngs::OsRng,
+            )
+            .await
+            .map_err(|e| NetError::Verifier(format!("proof setup failed: {e}")))
         })
         .await?;
         let io = ch
@@ -228,7 +232,7 @@ pub async fn handle_prover_io<S: AsyncRead + AsyncWrite + Unpin + Send + 'static
         connect(cfg, &host, port),
     );
     let (setup, server) = tokio::join!(setup, server);
-    let (pre, mut prover) = setup?;
+    let (mut pre, mut prover) = setup?;
     let server = match server {
         Ok(s) => s,
         Err(e) => return refuse(&mut prover, format!("cannot reach {host}:{port}: {e}")).await,
@@ -246,9 +250,41 @@ pub async fn handle_prover_io<S: AsyncRead + AsyncWrite + Unpin + Send + 'static
     )
     .await?;
 
-    // Relay.
-    let (transcript, prover) = relay(prover, server, cfg).await?;
-    let mut prover = prover;
+    // Relay and, beside it on the same link, the rest of the preprocessing
+    // (Ferret's first main iteration): the TLS session mostly waits on the
+    // server, the preprocessing mostly computes.
+    let (transcript, mut prover) = crate::mux::run(prover, |s| {
+        let pre = &mut pre;
+        async move {
+            let crate::mux::Streams {
+                relay: relay_stream,
+                preprocessing,
+            } = s;
+            let warm = timeout(cfg.proof_timeout, "the proof setup", async move {
+                let mut ch = Channel::new(preprocessing.compat());
+                pre.warm_up(&mut ch)
+                    .await
+                    .map_err(|e| NetError::Verifier(format!("proof setup failed: {e}")))?;
+                let mut io = ch
+                    .into_inner()
+                    .await
+                    .map_err(|e| NetError::Disconnected(format!("after proof setup: {e}")))?
+                    .into_inner();
+                let _ = io.shutdown().await;
+                Ok(())
+            });
+            let tls = async move {
+                let (transcript, mut stream) = relay(relay_stream, server, cfg).await?;
+                let _ = stream.shutdown().await;
+                Ok::<_, NetError>(transcript)
+            };
+            let (warm, tls) = tokio::join!(warm, tls);
+            let transcript = tls?;
+            warm?;
+            Ok(transcript)
+        }
+    })
+    .await?;
 
     // Proof.
     let msg: ProverMsg = timeout(

@@ -54,13 +54,14 @@ fn once(stmt: &Statement, witness: &Witness, silent: bool) -> Run {
         block_on(async {
             let mut rng = rand::rngs::StdRng::seed_from_u64(1);
             if silent {
-                let session = ProverSession::setup(Channel::new(a), session_config(), &mut rng)
+                let mut ch = Channel::new(a);
+                let pre = ProverPreprocessed::setup(&mut ch, session_config(), &mut rng)
                     .await
                     .unwrap();
                 let setup_ms = start.elapsed().as_secs_f64() * 1e3;
-                let st = session.channel_stats();
+                let st = ch.stats();
                 let (su, sd) = (st.sent(), st.received());
-                let (_, ch) = session.prove(&stmt_p, &w).await.unwrap();
+                let (_, ch) = pre.prove(ch, &stmt_p, &w).await.unwrap();
                 let st = ch.stats();
                 (setup_ms, 0, su, sd, st.sent(), st.received())
             } else {
@@ -78,10 +79,11 @@ fn once(stmt: &Statement, witness: &Witness, silent: bool) -> Run {
         block_on(async {
             let mut rng = rand::rngs::StdRng::seed_from_u64(3);
             if silent {
-                let session = VerifierSession::setup(Channel::new(b), session_config(), &mut rng)
+                let mut ch = Channel::new(b);
+                let pre = VerifierPreprocessed::setup(&mut ch, session_config(), &mut rng)
                     .await
                     .unwrap();
-                session.verify(&stmt_v).await.unwrap();
+                pre.verify(ch, &stmt_v, &mut rng).await.unwrap();
             } else {
                 let (cs, _) = ideal::pair(1);
                 let mut v = Verifier::new(cs, Channel::new(b), Config::default(), &mut rng)

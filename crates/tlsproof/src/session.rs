@@ -40,12 +40,13 @@ impl Default for SessionConfig {
     }
 }
 
-/// COTs to draw at setup so that the first main Ferret iteration (its tree
-/// corrections and check) happens during preprocessing: one more than the
-/// setup iteration leaves over. Both parties draw the same number.
-fn warm_up(config: &SessionConfig) -> usize {
+/// COTs the setup iteration leaves over: drawing them runs base OT,
+/// SoftSpokenOT and Ferret's setup iteration; drawing one more runs the
+/// first main iteration (its tree corrections and check). Both parties draw
+/// the same numbers.
+fn setup_output(config: &SessionConfig) -> usize {
     match config.ferret.setup {
-        Some(setup) => setup.n.saturating_sub(config.ferret.main.reserve()) + 1,
+        Some(setup) => setup.n.saturating_sub(config.ferret.main.reserve()),
         None => 0,
     }
 }
@@ -64,9 +65,31 @@ impl ProverPreprocessed {
         config: SessionConfig,
         rng: &mut (impl RngCore + CryptoRng),
     ) -> Result<Self> {
+        let mut pre = Self::bootstrap(channel, config, rng).await?;
+        pre.warm_up(channel).await?;
+        Ok(pre)
+    }
+
+    /// The first part of [`Self::setup`]: base OT, SoftSpokenOT and Ferret's
+    /// setup iteration. [`Self::warm_up`] may then run on another channel
+    /// (a multiplexed stream beside the TLS relay).
+    pub async fn bootstrap<T: Io>(
+        channel: &mut Channel<T>,
+        config: SessionConfig,
+        rng: &mut (impl RngCore + CryptoRng),
+    ) -> Result<Self> {
         let mut cot = SilentCotReceiver::connect(config.ferret, channel, rng).await?;
-        RandomCotReceiver::extend(&mut cot, channel, warm_up(&config), &mut Vec::new()).await?;
+        RandomCotReceiver::extend(&mut cot, channel, setup_output(&config), &mut Vec::new())
+            .await?;
         Ok(ProverPreprocessed { cot, config })
+    }
+
+    /// The second part of [`Self::setup`]: Ferret's first main iteration.
+    pub async fn warm_up<T: Io>(&mut self, channel: &mut Channel<T>) -> Result<()> {
+        if self.config.ferret.setup.is_some() {
+            RandomCotReceiver::extend(&mut self.cot, channel, 1, &mut Vec::new()).await?;
+        }
+        Ok(())
     }
 
     /// Prove `statement` over `channel` and give the channel back.
@@ -96,9 +119,28 @@ impl VerifierPreprocessed {
         config: SessionConfig,
         rng: &mut (impl RngCore + CryptoRng),
     ) -> Result<Self> {
+        let mut pre = Self::bootstrap(channel, config, rng).await?;
+        pre.warm_up(channel).await?;
+        Ok(pre)
+    }
+
+    /// The first part of [`Self::setup`] (see [`ProverPreprocessed::bootstrap`]).
+    pub async fn bootstrap<T: Io>(
+        channel: &mut Channel<T>,
+        config: SessionConfig,
+        rng: &mut (impl RngCore + CryptoRng),
+    ) -> Result<Self> {
         let mut cot = SilentCotSender::connect(config.ferret, channel, rng).await?;
-        RandomCotSender::extend(&mut cot, channel, warm_up(&config), &mut Vec::new()).await?;
+        RandomCotSender::extend(&mut cot, channel, setup_output(&config), &mut Vec::new()).await?;
         Ok(VerifierPreprocessed { cot, config })
+    }
+
+    /// The second part of [`Self::setup`]: Ferret's first main iteration.
+    pub async fn warm_up<T: Io>(&mut self, channel: &mut Channel<T>) -> Result<()> {
+        if self.config.ferret.setup.is_some() {
+            RandomCotSender::extend(&mut self.cot, channel, 1, &mut Vec::new()).await?;
+        }
+        Ok(())
     }
 
     /// Verify `statement` over `channel`; `Ok` means every check passed.
