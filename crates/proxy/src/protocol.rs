@@ -1,11 +1,14 @@
-//! The prover/verifier protocol, version 1: message types and the relay
+//! The prover/verifier protocol, version 2: message types and the relay
 //! framing, without I/O.
 //!
 //! A session has three phases on one byte stream:
 //! 1. **setup** (framed JSON, [`ProverMsg::Hello`], [`VerifierMsg::Accepted`]
-//!    or `Refused`, the preprocessing for the proof, then [`VerifierMsg::Ready`]):
-//!    the prover names the server; the verifier connects to it;
-//! 2. **relay** ([`RelayFrame`]s): TLS bytes both ways, the verifier records
+//!    or `Refused`, the first part of the proof's preprocessing, then
+//!    [`VerifierMsg::Ready`]): the prover names the server; the verifier
+//!    connects to it while the preprocessing runs;
+//! 2. **relay**, multiplexed with the rest of the preprocessing (two streams
+//!    in chunks, see `webproof_net::mux`; the relay's chunks go first).
+//!    The relay stream carries [`RelayFrame`]s: TLS bytes both ways, the verifier records
 //!    them; the verifier announces the end of the server's stream with
 //!    `ServerClosed`, the prover ends with `Close`, the verifier confirms with
 //!    `CloseAck` carrying the digest of the transcript it recorded (every
@@ -28,7 +31,7 @@ use crate::statement::Witness;
 use serde::{Deserialize, Serialize};
 
 /// The protocol version spoken by this crate.
-pub const PROTOCOL_VERSION: u16 = 1;
+pub const PROTOCOL_VERSION: u16 = 2;
 /// Largest control message (JSON) accepted.
 pub const MAX_CONTROL_MSG: usize = 4 << 20;
 /// Largest relay frame payload.
