@@ -346,8 +346,74 @@ mod clmul {
             a: &[super::super::Block],
             b: &[super::super::Block],
         ) -> (u128, u128) {
+            let n = a.len().min(b.len());
+            let mut done = 0;
+            let (mut lo, mut hi) = (0u128, 0u128);
+            if n >= 8
+                && std::is_x86_feature_detected!("vpclmulqdq")
+                && std::is_x86_feature_detected!("avx512f")
+            {
+                // SAFETY: both features were just detected.
+                (lo, hi, done) = unsafe { sum_of_products_wide(&a[..n], &b[..n]) };
+            }
             // SAFETY: only reached when PCLMULQDQ is present.
+            let (l, h) = unsafe { sum_of_products_kernel(&a[done..n], &b[done..n]) };
+            (lo ^ l, hi ^ h)
+        }
+
+        /// The SSE kernel alone (tests compare it with the portable code).
+        #[cfg(test)]
+        pub fn sum_of_products_narrow(
+            a: &[super::super::Block],
+            b: &[super::super::Block],
+        ) -> (u128, u128) {
+            // SAFETY: tests call this only when PCLMULQDQ is present.
             unsafe { sum_of_products_kernel(a, b) }
+        }
+
+        /// Four terms per step in 512-bit registers (VPCLMULQDQ): returns the
+        /// unreduced sum of the first `4·⌊n/4⌋` terms and that count.
+        #[target_feature(enable = "vpclmulqdq", enable = "avx512f", enable = "pclmulqdq")]
+        unsafe fn sum_of_products_wide(
+            a: &[super::super::Block],
+            b: &[super::super::Block],
+        ) -> (u128, u128, usize) {
+            let n = a.len().min(b.len()) / 4 * 4;
+            let mut lo = _mm512_setzero_si512();
+            let mut hi = _mm512_setzero_si512();
+            let mut mid = _mm512_setzero_si512();
+            let (pa, pb) = (a.as_ptr(), b.as_ptr());
+            let mut i = 0;
+            while i < n {
+                // SAFETY: blocks i..i+4 are in bounds of both slices.
+                let x = unsafe { _mm512_loadu_si512(pa.add(i).cast()) };
+                let y = unsafe { _mm512_loadu_si512(pb.add(i).cast()) };
+                lo = _mm512_xor_si512(lo, _mm512_clmulepi64_epi128(x, y, 0x00));
+                hi = _mm512_xor_si512(hi, _mm512_clmulepi64_epi128(x, y, 0x11));
+                mid = _mm512_xor_si512(mid, _mm512_clmulepi64_epi128(x, y, 0x01));
+                mid = _mm512_xor_si512(mid, _mm512_clmulepi64_epi128(x, y, 0x10));
+                i += 4;
+            }
+            // Fold the four lanes, then the middle terms.
+            let fold = |v: __m512i| -> __m128i {
+                let a = _mm_xor_si128(
+                    _mm512_extracti32x4_epi32::<0>(v),
+                    _mm512_extracti32x4_epi32::<1>(v),
+                );
+                let b = _mm_xor_si128(
+                    _mm512_extracti32x4_epi32::<2>(v),
+                    _mm512_extracti32x4_epi32::<3>(v),
+                );
+                _mm_xor_si128(a, b)
+            };
+            let (lo, hi, mid) = (fold(lo), fold(hi), fold(mid));
+            let lo = _mm_xor_si128(lo, _mm_slli_si128(mid, 8));
+            let hi = _mm_xor_si128(hi, _mm_srli_si128(mid, 8));
+            (
+                core::mem::transmute::<__m128i, u128>(lo),
+                core::mem::transmute::<__m128i, u128>(hi),
+                n,
+            )
         }
 
         /// Separate accumulators for the low, high and middle terms (the
@@ -386,6 +452,11 @@ mod clmul {
     #[cfg(test)]
     pub fn soft(a: u128, b: u128) -> (u128, u128) {
         clmul_soft(a, b)
+    }
+
+    #[cfg(all(test, target_arch = "x86_64"))]
+    pub fn narrow(a: &[super::Block], b: &[super::Block]) -> (u128, u128) {
+        hw::sum_of_products_narrow(a, b)
     }
 }
 
@@ -440,14 +511,15 @@ mod tests {
             let (l, h) = clmul::soft(a, b);
             assert_eq!(Block(a).gf_mul(Block(b)), Block::reduce(l, h));
         }
-        for len in [0usize, 1, 2, 3, 7, 64, 513] {
+        for len in [0usize, 1, 2, 3, 7, 8, 9, 12, 64, 513] {
             let a: Vec<Block> = (0..len).map(|_| Block(rng.gen())).collect();
             let b: Vec<Block> = (0..len).map(|_| Block(rng.gen())).collect();
-            assert_eq!(
-                clmul::sum_of_products(&a, &b),
-                clmul::sum_of_products_soft(&a, &b),
-                "len {len}"
-            );
+            let expect = clmul::sum_of_products_soft(&a, &b);
+            assert_eq!(clmul::sum_of_products(&a, &b), expect, "len {len}");
+            #[cfg(target_arch = "x86_64")]
+            if clmul::has_hw() {
+                assert_eq!(clmul::narrow(&a, &b), expect, "len {len}");
+            }
         }
     }
 
