@@ -11,7 +11,7 @@ use crate::{run, Proven, Result, Statement, Witness};
 use rand_core::{CryptoRng, RngCore};
 use webproof_core::cot::{RandomCotReceiver, RandomCotSender};
 use webproof_core::{Channel, Io};
-use webproof_ferret::{FerretConfig, SilentCotReceiver, SilentCotSender};
+use webproof_ferret::{FerretConfig, LpnParams, SilentCotReceiver, SilentCotSender};
 use webproof_zk::{Config, Prover, Verifier};
 
 /// The parameters both parties must use.
@@ -23,15 +23,37 @@ pub struct SessionConfig {
     pub zk: Config,
 }
 
+/// The main LPN set of proof sessions: Ferret's `b13` main set (k = 452,000,
+/// 2^13-leaf blocks) cut to its first 640 of 1,280 noise blocks, so
+/// 5,242,880 outputs per iteration (4.8 M net) for 133 KB of tree
+/// corrections.
+///
+/// Security: the outputs of this instance are distributed exactly as the
+/// first 5,242,880 outputs of a `b13` instance (independent uniformly
+/// random 10-sparse columns over the same `k`-element secret, and one noisy
+/// position in each of the first 640 blocks), so telling them from random
+/// is no easier than for the full `b13` instance, whose 128-bit analysis
+/// `webproof_ferret::params` cites. Cutting an instance only removes
+/// samples from the adversary.
+///
+/// Why: a 1 KB / 2 KB session needs about 1.8 M COTs. A full `b13`
+/// iteration makes 10.5 M, and its tree passes are most of the
+/// preprocessing's work; half of it still covers statements up to about
+/// 4.7 M AND gates in one iteration at 0.22 bits per COT. Larger
+/// statements run more iterations during the proof (1.5 round trips each).
+pub const SESSION_MAIN: LpnParams = LpnParams::new(640 << 13, 452_000, 640, 13);
+
 impl Default for SessionConfig {
-    /// Ferret's b13 sets: one main iteration (about 10 M COTs, sent as 266 KB
-    /// of tree corrections) covers any ordinary session, and it runs during
-    /// setup, before the server connection. The compact set would send
-    /// about 2.4 bits per COT (over 500 KB for a 1.6 M-AND statement). Each
-    /// party's memory stays around 16 MiB for the COTs plus a 256 Ki-COT batch.
+    /// Ferret with [`SESSION_MAIN`] after `b13`'s setup set: the first main
+    /// iteration runs during preprocessing (beside the TLS session), so the
+    /// proof of an ordinary session draws only ready COTs. Each party's
+    /// memory stays around 16 MiB for the COTs plus a 256 Ki-COT batch.
     fn default() -> Self {
         SessionConfig {
-            ferret: FerretConfig::throughput(),
+            ferret: FerretConfig {
+                main: SESSION_MAIN,
+                setup: Some(webproof_ferret::params::B13_SETUP),
+            },
             zk: Config {
                 cot_batch: 1 << 18,
                 segment_bits: 1 << 16,
@@ -155,5 +177,22 @@ impl VerifierPreprocessed {
         let proven = run(&mut verifier, statement, None).await?;
         let (_, channel) = verifier.finish().await?;
         Ok((proven, channel))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use webproof_ferret::params::B13_MAIN;
+
+    /// The session set is a prefix of `b13` (the security argument above)
+    /// and a valid configuration.
+    #[test]
+    fn session_set_is_a_prefix_of_b13() {
+        assert_eq!(SESSION_MAIN.k, B13_MAIN.k);
+        assert_eq!(SESSION_MAIN.log_bin, B13_MAIN.log_bin);
+        assert!(SESSION_MAIN.t <= B13_MAIN.t);
+        SessionConfig::default().ferret.validate().unwrap();
+        assert!(SESSION_MAIN.net() > 4_700_000);
     }
 }
