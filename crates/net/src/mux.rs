@@ -86,44 +86,13 @@ where
         Ok::<_, NetError>(())
     };
     let recv = async {
-        let mut buf = vec![0u8; MAX_CHUNK];
-        loop {
-            let mut head = [0u8; 3];
-            match lr.read_exact(&mut head).await {
-                Ok(_) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
-                    return Err(NetError::Disconnected(
-                        "peer closed during the relay and preprocessing".into(),
-                    ))
-                }
-                Err(e) => return Err(NetError::io("multiplexing")(e)),
-            }
-            let len = u16::from_le_bytes([head[1], head[2]]) as usize;
-            let out = match head[0] {
-                END if len == 0 => break,
-                RELAY => &mut relay_w,
-                PREPROCESSING => &mut pre_w,
-                other => {
-                    return Err(NetError::Proxy(webproof_proxy::ProxyError::Protocol(
-                        format!("multiplexed chunk for unknown stream {other}"),
-                    )))
-                }
-            };
-            if len == 0 || len > MAX_CHUNK {
-                return Err(NetError::Proxy(webproof_proxy::ProxyError::Protocol(
-                    format!("multiplexed chunk of {len} bytes"),
-                )));
-            }
-            lr.read_exact(&mut buf[..len])
-                .await
-                .map_err(NetError::io("multiplexing"))?;
-            // A local consumer that is done (or gone) no longer reads: its
-            // bytes are dropped rather than stalling the other stream.
-            let _ = out.write_all(&buf[..len]).await;
-        }
+        let r = receive(&mut lr, &mut relay_w, &mut pre_w).await;
+        // Whatever ended the section (the peer's marker, an error, a lost
+        // link), the local consumers see the end of their streams now
+        // instead of waiting for bytes that will not come.
         let _ = relay_w.shutdown().await;
         let _ = pre_w.shutdown().await;
-        Ok::<_, NetError>(())
+        r
     };
     let work = f(Streams {
         relay,
@@ -135,6 +104,50 @@ where
     sent?;
     received?;
     Ok((value, lr.unsplit(lw)))
+}
+
+/// Read chunks from the link into the local streams until the peer's end marker.
+async fn receive<R: AsyncRead + Unpin, W: AsyncWrite + Unpin>(
+    lr: &mut R,
+    relay_w: &mut W,
+    pre_w: &mut W,
+) -> Result<()> {
+    let mut buf = vec![0u8; MAX_CHUNK];
+    loop {
+        let mut head = [0u8; 3];
+        match lr.read_exact(&mut head).await {
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                return Err(NetError::Disconnected(
+                    "peer closed during the relay and preprocessing".into(),
+                ))
+            }
+            Err(e) => return Err(NetError::io("multiplexing")(e)),
+        }
+        let len = u16::from_le_bytes([head[1], head[2]]) as usize;
+        let out = match head[0] {
+            END if len == 0 => break,
+            RELAY => &mut *relay_w,
+            PREPROCESSING => &mut *pre_w,
+            other => {
+                return Err(NetError::Proxy(webproof_proxy::ProxyError::Protocol(
+                    format!("multiplexed chunk for unknown stream {other}"),
+                )))
+            }
+        };
+        if len == 0 || len > MAX_CHUNK {
+            return Err(NetError::Proxy(webproof_proxy::ProxyError::Protocol(
+                format!("multiplexed chunk of {len} bytes"),
+            )));
+        }
+        lr.read_exact(&mut buf[..len])
+            .await
+            .map_err(NetError::io("multiplexing"))?;
+        // A local consumer that is done (or gone) no longer reads: its
+        // bytes are dropped rather than stalling the other stream.
+        let _ = out.write_all(&buf[..len]).await;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -204,5 +217,30 @@ mod tests {
             .await;
             assert!(r.is_err(), "{raw:?}");
         }
+    }
+
+    /// A peer that vanishes mid-section ends the local consumers' reads at
+    /// once (they see end of stream), so nothing waits for a timeout.
+    #[tokio::test]
+    async fn a_vanished_peer_ends_local_reads() {
+        let (a, mut b) = tokio::io::duplex(1 << 10);
+        b.write_all(&[1u8, 4, 0, 9, 9]).await.unwrap(); // half a chunk
+        drop(b);
+        let r = tokio::time::timeout(
+            std::time::Duration::from_secs(5),
+            run(a, |s| async move {
+                let Streams {
+                    mut relay,
+                    mut preprocessing,
+                } = s;
+                let mut x = Vec::new();
+                let _ = preprocessing.read_to_end(&mut x).await;
+                let _ = relay.read_to_end(&mut x).await;
+                Ok(())
+            }),
+        )
+        .await
+        .expect("no hang");
+        assert!(r.is_err());
     }
 }
