@@ -8,7 +8,7 @@ use common::*;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
-use webproof_proxy::{CipherSuite, TlsVersion};
+use webproof_proxy::{CipherSuite, KxGroup, TlsVersion};
 
 fn have(cmd: &str) -> bool {
     Command::new("sh")
@@ -58,6 +58,10 @@ impl Drop for Nginx {
 }
 
 fn start_nginx(dir: &Path, protocols: &str) -> (Nginx, u16) {
+    start_nginx_with(dir, protocols, "")
+}
+
+fn start_nginx_with(dir: &Path, protocols: &str, extra: &str) -> (Nginx, u16) {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -76,6 +80,7 @@ http {{
     ssl_protocols {protocols};
     ssl_ciphers ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-RSA-AES256-GCM-SHA384:ECDHE-RSA-CHACHA20-POLY1305;
     ssl_session_tickets off;
+    {extra}
     location / {{ default_type application/json; return 200 '{{\"from\":\"nginx\",\"ok\":true}}'; }}
   }}
 }}
@@ -147,4 +152,31 @@ async fn nginx_every_suite() {
             assert_eq!(out.output.received.hidden(), 1);
         }
     }
+}
+
+/// A server that only takes P-256 answers the client's X25519 key share with
+/// a HelloRetryRequest: the transcript then holds two ClientHellos, and the
+/// proof and the verifier's handshake checks must follow it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nginx_hello_retry_request() {
+    if !have("nginx") || !have("openssl") {
+        eprintln!("\n!!! SKIPPING nginx interop: nginx or openssl not installed (run scripts/setup.sh) !!!\n");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    certs(dir.path());
+    let ca = std::fs::read_to_string(dir.path().join("ca.pem")).unwrap();
+    let (_nginx, port) = start_nginx_with(dir.path(), "TLSv1.3", "ssl_ecdh_curve prime256v1;");
+    let (addr, v) = verifier(quick_config(roots(&ca))).await;
+    let mut o = options(&addr, "localhost", port, "/", &ca);
+    o.version = Some(TlsVersion::Tls13);
+    // X25519 first: its key share is the one sent, and refused.
+    o.groups = vec![KxGroup::X25519, KxGroup::Secp256r1];
+    o.reveal = vec!["http".into(), "hide-recv:0-1".into()];
+    let out = webproof_net::prove(&o)
+        .await
+        .unwrap_or_else(|e| panic!("HelloRetryRequest: {e}"));
+    let vout = v.await.unwrap().unwrap();
+    assert_eq!(vout, out.output);
+    assert_eq!(out.output.key_exchange_group, KxGroup::Secp256r1);
 }
