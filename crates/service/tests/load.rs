@@ -28,6 +28,13 @@ async fn eight_concurrent_provers_are_all_verified() {
     }
     assert!(report.errors.is_empty(), "{:?}", report.errors);
     assert_eq!(report.ok, 8);
+    // The prover has its verdict a moment before the service books the session.
+    for _ in 0..1000 {
+        if metrics.sessions(webproof_service::Outcome::Verified) == 8 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
     assert_eq!(metrics.sessions(webproof_service::Outcome::Verified), 8);
     let _ = stop.send(());
     let r = done.await.unwrap();
