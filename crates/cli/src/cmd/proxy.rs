@@ -229,6 +229,42 @@ async fn prove(a: ProveArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A one-shot verifier for the demo's fixture and prover options for `path`
+/// through it (the fixture's CA trusted, a cookie to hide).
+async fn demo_session(
+    fixture: &Fixture,
+    path: &str,
+    attestation_key: Option<std::sync::Arc<webproof_attestation::SigningKey>>,
+) -> anyhow::Result<(
+    ProveOptions,
+    tokio::task::JoinHandle<webproof_net::Result<VerifierOutput>>,
+)> {
+    let mut roots = RootStore::empty();
+    roots.add_pem(fixture.certs.ca_pem.as_bytes())?;
+    let verifier = Verifier::bind(
+        "127.0.0.1:0",
+        VerifierConfig {
+            roots,
+            // The demo's server is on loopback, which the default policy refuses.
+            server_policy: ServerPolicy::public_only()
+                .allow(["127.0.0.0/8".parse().map_err(anyhow::Error::msg)?]),
+            attestation_key,
+            ..VerifierConfig::default()
+        },
+    )
+    .await?;
+    let vaddr = verifier.local_addr()?;
+    let vtask = tokio::spawn(verifier.serve_one());
+    let mut o = ProveOptions::new(
+        &vaddr.to_string(),
+        &format!("https://localhost:{}{path}", fixture.addr.port()),
+    )?;
+    o.ca_pems.push(fixture.certs.ca_pem.clone().into_bytes());
+    o.headers
+        .push(("Cookie".into(), "session=demo-secret-token".into()));
+    Ok((o, vtask))
+}
+
 /// The attestation flow: the verifier sees no plaintext, signs a commitment
 /// to the transcript, and a third party checks a presentation of one field.
 async fn demo_attestation(fixture: &Fixture) -> anyhow::Result<()> {
@@ -238,29 +274,8 @@ async fn demo_attestation(fixture: &Fixture) -> anyhow::Result<()> {
         Scheme::Secp256k1,
         &mut rand::rngs::OsRng,
     ));
-    let mut roots = RootStore::empty();
-    roots.add_pem(fixture.certs.ca_pem.as_bytes())?;
-    let verifier = Verifier::bind(
-        "127.0.0.1:0",
-        VerifierConfig {
-            roots,
-            server_policy: ServerPolicy::public_only()
-                .allow(["127.0.0.0/8".parse().map_err(anyhow::Error::msg)?]),
-            attestation_key: Some(key.clone()),
-            ..VerifierConfig::default()
-        },
-    )
-    .await?;
-    let vaddr = verifier.local_addr()?;
-    let vtask = tokio::spawn(verifier.serve_one());
-    let mut o = ProveOptions::new(
-        &vaddr.to_string(),
-        &format!("https://localhost:{}/json", fixture.addr.port()),
-    )?;
-    o.ca_pems.push(fixture.certs.ca_pem.clone().into_bytes());
+    let (mut o, vtask) = demo_session(fixture, "/json", Some(key.clone())).await?;
     o.version = Some(TlsVersion::Tls13);
-    o.headers
-        .push(("Cookie".into(), "session=demo-secret-token".into()));
     o.reveal = vec!["none".into()];
     let field = "json:account.balance.amount".to_string();
     o.attest = Some(webproof_net::attest::AttestOptions {
@@ -383,30 +398,9 @@ async fn demo() -> anyhow::Result<()> {
         ),
     ];
     for (title, version, suites, path, reveal) in runs {
-        let mut roots = RootStore::empty();
-        roots.add_pem(fixture.certs.ca_pem.as_bytes())?;
-        let verifier = Verifier::bind(
-            "127.0.0.1:0",
-            VerifierConfig {
-                roots,
-                // The demo's server is on loopback, which the default policy refuses.
-                server_policy: ServerPolicy::public_only()
-                    .allow(["127.0.0.0/8".parse().map_err(anyhow::Error::msg)?]),
-                ..VerifierConfig::default()
-            },
-        )
-        .await?;
-        let vaddr = verifier.local_addr()?;
-        let vtask = tokio::spawn(verifier.serve_one());
-        let mut o = ProveOptions::new(
-            &vaddr.to_string(),
-            &format!("https://localhost:{}{path}", fixture.addr.port()),
-        )?;
-        o.ca_pems.push(fixture.certs.ca_pem.clone().into_bytes());
+        let (mut o, vtask) = demo_session(&fixture, path, None).await?;
         o.version = version;
         o.suites = suites;
-        o.headers
-            .push(("Cookie".into(), "session=demo-secret-token".into()));
         o.reveal = reveal;
         println!("\n=== {title} ===");
         let out = webproof_net::prove(&o).await?;
