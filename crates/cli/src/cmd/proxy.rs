@@ -151,21 +151,6 @@ async fn fixture(a: FixtureArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub(crate) fn load_roots(paths: &[PathBuf], webpki: bool) -> anyhow::Result<RootStore> {
-    let mut roots = if webpki {
-        RootStore::webpki_roots()
-    } else {
-        RootStore::empty()
-    };
-    for p in paths {
-        let pem = std::fs::read(p).with_context(|| format!("reading {}", p.display()))?;
-        roots
-            .add_pem(&pem)
-            .with_context(|| format!("loading {}", p.display()))?;
-    }
-    Ok(roots)
-}
-
 fn prove_options(a: &ProveArgs) -> anyhow::Result<ProveOptions> {
     let mut o = ProveOptions::new(&a.verifier, &a.url)?;
     for h in &a.headers {
