@@ -194,11 +194,12 @@ impl Service {
         if let Some((l, acceptor)) = self.https {
             loops.push(spawn(accept_loop(sh.clone(), l, Listener::Https(acceptor))));
         }
+        let show = |a: Option<SocketAddr>| a.map_or_else(|| "-".to_string(), |a| a.to_string());
         tracing::info!(
-            tcp = ?self.addrs.tcp,
-            tls = ?self.addrs.tls,
-            http = ?self.addrs.http,
-            https = ?self.addrs.https,
+            tcp = %show(self.addrs.tcp),
+            tls = %show(self.addrs.tls),
+            http = %show(self.addrs.http),
+            https = %show(self.addrs.https),
             max_sessions = sh.max_sessions,
             "verifier service listening"
         );
