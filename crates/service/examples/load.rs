@@ -4,7 +4,8 @@
 //! resident memory (VmHWM of the service process, which runs as a child so
 //! that the provers' memory is not counted).
 //!
-//! `cargo run --release -p webproof-service --example load -- --provers 50 [--path /json]`
+//! `cargo run --release -p webproof-service --example load -- --provers 50 [--path /json] [--ws]`
+//! (`--ws`: the provers use the WebSocket endpoint instead of TCP).
 
 #[path = "../tests/common/load.rs"]
 mod load;
@@ -32,7 +33,8 @@ fn main() -> anyhow::Result<()> {
         return rt.block_on(async move {
             let cfg = load::service_config(std::path::Path::new(&ca), n);
             let service = webproof_service::Service::bind(cfg.build()?).await?;
-            println!("{}", service.addrs().tcp.unwrap());
+            let a = service.addrs();
+            println!("{} {}", a.tcp.unwrap(), a.http.unwrap());
             let metrics = service.metrics();
             service
                 .run(async {
@@ -56,6 +58,7 @@ fn main() -> anyhow::Result<()> {
         .unwrap_or_else(|| "50".into())
         .parse()?;
     let path = arg(&args, "--path").unwrap_or_else(|| "/json".into());
+    let ws = args.iter().any(|a| a == "--ws");
     rt.block_on(async move {
         let dir = tempfile::tempdir()?;
         let fixture = webproof_net::Fixture::start("127.0.0.1:0", dir.path(), &[]).await?;
@@ -69,13 +72,25 @@ fn main() -> anyhow::Result<()> {
         let pid = child.id().to_string();
         let mut line = String::new();
         BufReader::new(child.stdout.take().unwrap()).read_line(&mut line)?;
-        let addr = line.trim().to_string();
+        let (tcp, http) = line
+            .trim()
+            .split_once(' ')
+            .ok_or_else(|| anyhow::anyhow!("service said {line:?}"))?;
+        let addr = if ws {
+            format!("ws://{http}/v1/session")
+        } else {
+            tcp.to_string()
+        };
         let base = load::peak_rss_kib(&pid);
         let report = load::run_provers(&addr, &fixture, provers, &path).await;
         let peak = load::peak_rss_kib(&pid);
         drop(child.stdin.take());
         child.wait()?;
-        println!("{}", report.summary());
+        println!(
+            "over {}: {}",
+            if ws { "WebSocket" } else { "TCP" },
+            report.summary()
+        );
         if let (Some(b), Some(p)) = (base, peak) {
             println!(
                 "service peak RSS {:.1} MiB (idle {:.1} MiB)",

@@ -47,6 +47,7 @@ impl LoadReport {
 pub fn service_config(fixture_ca: &std::path::Path, provers: usize) -> FileConfig {
     FileConfig {
         listen: Some("127.0.0.1:0".into()),
+        listen_http: Some("127.0.0.1:0".into()),
         roots: RootsConfig {
             webpki: false,
             ca_certs: vec![fixture_ca.to_path_buf()],
