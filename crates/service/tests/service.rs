@@ -402,73 +402,36 @@ async fn shutdown_lets_running_sessions_finish_then_drops_the_rest() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn json_logs_carry_the_session_span() {
-    use std::sync::{Arc, Mutex};
-    use tracing::instrument::WithSubscriber;
-    #[derive(Clone, Default)]
-    struct Buf(Arc<Mutex<Vec<u8>>>);
-    impl std::io::Write for Buf {
-        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(b);
-            Ok(b.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
+async fn the_http_listener_refuses_oversized_and_garbage_requests() {
     let env = env().await;
-    let mut cfg = env.config();
-    cfg.log.format = webproof_service::LogFormat::Json;
-    let built = cfg.build().unwrap();
-    let buf = Buf::default();
-    let b2 = buf.clone();
-    let dispatch = webproof_service::logging::dispatch_to(&built.log, move || b2.clone()).unwrap();
-    let service = webproof_service::Service::bind(built).await.unwrap();
-    let addr = service.addrs().tcp.unwrap();
-    let m = service.metrics();
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    let done = tokio::spawn(
-        service
-            .run(async move {
-                let _ = rx.await;
-            })
-            .with_subscriber(dispatch),
+    let svc = start(&env.config()).await;
+    let http = svc.addrs.http.unwrap();
+    // A request head larger than the 64 KiB buffer.
+    let big = format!(
+        "GET /health HTTP/1.1\r\nHost: x\r\nX-Big: {}\r\n\r\n",
+        "a".repeat(200 << 10)
     );
-    // One verified session, one garbage session.
-    webproof_net::prove(&env.prove_opts(&addr.to_string(), "/json"))
+    let mut c = TcpStream::connect(http).await.unwrap();
+    let _ = c.write_all(big.as_bytes()).await;
+    let reply = read_until_closed(&mut c, GAUGE_WAIT).await;
+    let reply = String::from_utf8_lossy(&reply);
+    assert!(
+        reply.is_empty() || reply.starts_with("HTTP/1.1 431"),
+        "{reply}"
+    );
+    // Not HTTP at all.
+    let mut c = TcpStream::connect(http).await.unwrap();
+    c.write_all(b"\x16\x03\x01\x02\x00garbage\r\n\r\n")
         .await
         .unwrap();
-    let mut c = TcpStream::connect(addr).await.unwrap();
-    c.write_all(&frame(b"nonsense")).await.unwrap();
-    read_until_closed(&mut c, GAUGE_WAIT).await;
-    wait_until("two sessions booked", GAUGE_WAIT, || {
-        m.sessions(Outcome::Verified) == 1 && m.sessions(Outcome::Failed) == 1
-    })
-    .await;
-    let _ = tx.send(());
-    done.await.unwrap();
-    let text = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
-    let lines: Vec<serde_json::Value> = text
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect();
-    let find = |msg: &str| {
-        lines
-            .iter()
-            .find(|v| {
-                v["fields"]["message"]
-                    .as_str()
-                    .is_some_and(|m| m.starts_with(msg))
-            })
-            .unwrap_or_else(|| panic!("no {msg:?} line in\n{text}"))
-            .clone()
-    };
-    let ok = find("session verified");
-    assert_eq!(ok["span"]["name"], "session");
-    assert_eq!(ok["span"]["transport"], "tcp");
-    assert_eq!(ok["fields"]["server"], "localhost");
-    let failed = find("session failed");
-    assert_eq!(failed["fields"]["reason"], "rejected");
-    assert_ne!(ok["span"]["id"], failed["span"]["id"]);
-    find("verifier service stopped");
+    let reply = read_until_closed(&mut c, GAUGE_WAIT).await;
+    let reply = String::from_utf8_lossy(&reply);
+    assert!(
+        reply.is_empty() || reply.starts_with("HTTP/1.1 400"),
+        "{reply}"
+    );
+    // The listener still answers.
+    assert_eq!(http_get(http, "/health").await.0, 200);
+    assert_eq!(svc.metrics.active(), 0);
+    svc.stop().await;
 }
