@@ -92,6 +92,35 @@ impl NetError {
     }
 }
 
+/// A proof-engine error in `phase`: a lost link (closed, reset, broken
+/// pipe) is the peer (`who`) disconnecting; anything else goes to `other`.
+pub(crate) fn proof_step_error(
+    who: &str,
+    phase: &str,
+    e: webproof_core::Error,
+    other: impl FnOnce(webproof_core::Error) -> NetError,
+) -> NetError {
+    use std::io::ErrorKind;
+    use webproof_core::{ChannelError, Error};
+    match &e {
+        Error::Channel(ChannelError::Closed) => {
+            NetError::Disconnected(format!("{who} closed the connection during {phase}"))
+        }
+        Error::Channel(ChannelError::Io(io))
+            if matches!(
+                io.kind(),
+                ErrorKind::ConnectionReset
+                    | ErrorKind::BrokenPipe
+                    | ErrorKind::ConnectionAborted
+                    | ErrorKind::UnexpectedEof
+            ) =>
+        {
+            NetError::Disconnected(format!("{who} disconnected during {phase}: {io}"))
+        }
+        _ => other(e),
+    }
+}
+
 /// Result with [`NetError`].
 pub type Result<T, E = NetError> = std::result::Result<T, E>;
 

@@ -611,8 +611,7 @@ async fn prover_relay<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + 
 /// verifier went away), the verifier's own message as its verdict, anything
 /// else as the verifier's side failing.
 fn zk_error(phase: &str, e: webproof_core::Error) -> NetError {
-    use std::io::ErrorKind;
-    use webproof_core::{ChannelError, Error};
+    use webproof_core::Error;
     match &e {
         Error::PeerAbort(msg) => match webproof_proxy::protocol::decode::<VerifierMsg>(msg) {
             Ok(VerifierMsg::Verdict {
@@ -623,17 +622,8 @@ fn zk_error(phase: &str, e: webproof_core::Error) -> NetError {
                 "{phase} failed: the verifier ended it with an unexpected message"
             )),
         },
-        Error::Channel(ChannelError::Closed) => {
-            NetError::Disconnected(format!("the verifier closed the connection during {phase}"))
-        }
-        Error::Channel(ChannelError::Io(io))
-            if matches!(
-                io.kind(),
-                ErrorKind::ConnectionReset | ErrorKind::BrokenPipe | ErrorKind::ConnectionAborted
-            ) =>
-        {
-            NetError::Disconnected(format!("the verifier disconnected during {phase}: {io}"))
-        }
-        _ => NetError::Verifier(format!("{phase} failed: {e}")),
+        _ => crate::proof_step_error("the verifier", phase, e, |e| {
+            NetError::Verifier(format!("{phase} failed: {e}"))
+        }),
     }
 }

@@ -217,7 +217,11 @@ pub async fn handle_prover_io<S: AsyncRead + AsyncWrite + Unpin + Send + 'static
                 &mut rand::rngs::OsRng,
             )
             .await
-            .map_err(|e| NetError::Verifier(format!("proof setup failed: {e}")))
+            .map_err(|e| {
+                crate::proof_step_error("the prover", "the proof setup", e, |e| {
+                    NetError::Verifier(format!("proof setup failed: {e}"))
+                })
+            })
         })
         .await?;
         let io = ch
@@ -262,9 +266,11 @@ pub async fn handle_prover_io<S: AsyncRead + AsyncWrite + Unpin + Send + 'static
             } = s;
             let warm = timeout(cfg.proof_timeout, "the proof setup", async move {
                 let mut ch = Channel::new(preprocessing.compat());
-                pre.warm_up(&mut ch)
-                    .await
-                    .map_err(|e| NetError::Verifier(format!("proof setup failed: {e}")))?;
+                pre.warm_up(&mut ch).await.map_err(|e| {
+                    crate::proof_step_error("the prover", "the proof setup", e, |e| {
+                        NetError::Verifier(format!("proof setup failed: {e}"))
+                    })
+                })?;
                 let mut io = ch
                     .into_inner()
                     .await

@@ -38,16 +38,20 @@ pub struct FixtureArgs {
 
 #[derive(Args)]
 pub struct ProveArgs {
-    /// Verifier address (HOST:PORT).
+    /// Verifier address: HOST:PORT or tcp://, tls://, ws://, wss:// URLs
+    /// (ws and wss at the service's /v1/session).
     #[arg(long)]
     verifier: String,
+    /// Extra trusted root (PEM file) for a tls:// or wss:// verifier; repeatable.
+    #[arg(long = "verifier-ca", value_name = "PEM")]
+    verifier_cas: Vec<PathBuf>,
     /// The https:// URL to fetch.
     #[arg(long)]
     url: String,
     /// Extra request header ('Name: value'); repeatable.
     #[arg(short = 'H', long = "header")]
     headers: Vec<String>,
-    /// What to reveal; repeatable. Items: all (default), http, headers, header:NAME,
+    /// What to reveal; repeatable. Items: all (default), none, http, headers, header:NAME,
     /// req-header:NAME, body, json:PATH, sent:A-B, recv:A-B, hide-sent:A-B, hide-recv:A-B.
     #[arg(long)]
     reveal: Vec<String>,
@@ -161,6 +165,11 @@ fn prove_options(a: &ProveArgs) -> anyhow::Result<ProveOptions> {
     }
     for p in &a.ca_certs {
         o.ca_pems
+            .push(std::fs::read(p).with_context(|| format!("reading {}", p.display()))?);
+    }
+    for p in &a.verifier_cas {
+        o.transport
+            .ca_pems
             .push(std::fs::read(p).with_context(|| format!("reading {}", p.display()))?);
     }
     o.version = a.tls;
