@@ -276,13 +276,7 @@ async fn prove_inner(opts: &ProveOptions) -> Result<ProveOutcome> {
                 pre.warm_up(&mut ch)
                     .await
                     .map_err(|e| zk_error("the proof setup", e))?;
-                let mut io = ch
-                    .into_inner()
-                    .await
-                    .map_err(|e| NetError::Disconnected(format!("after proof setup: {e}")))?
-                    .into_inner();
-                let _ = io.shutdown().await;
-                Ok::<_, NetError>(())
+                crate::mux::close_channel(ch).await
             };
             let tls = async move {
                 let (tls_end, relay_end) = tokio::io::duplex(1 << 16);
@@ -305,17 +299,13 @@ async fn prove_inner(opts: &ProveOptions) -> Result<ProveOutcome> {
                 };
                 let http_result = http.await;
                 let _ = close_tx.send(());
-                let relay_result = relay_task
-                    .await
-                    .map_err(|e| NetError::Disconnected(format!("relay task: {e}")))
-                    .and_then(|r| r)
-                    .map(|(transcript, digest, mut stream)| async move {
+                let relay_result = match relay_task.await {
+                    Ok(Ok((transcript, digest, mut stream))) => {
                         let _ = stream.shutdown().await;
-                        (transcript, digest)
-                    });
-                let relay_result = match relay_result {
-                    Ok(f) => Ok(f.await),
-                    Err(e) => Err(e),
+                        Ok((transcript, digest))
+                    }
+                    Ok(Err(e)) => Err(e),
+                    Err(e) => Err(NetError::Disconnected(format!("relay task: {e}"))),
                 };
                 (http_result, relay_result, Instant::now())
             };

@@ -271,13 +271,7 @@ pub async fn handle_prover_io<S: AsyncRead + AsyncWrite + Unpin + Send + 'static
                         NetError::Verifier(format!("proof setup failed: {e}"))
                     })
                 })?;
-                let mut io = ch
-                    .into_inner()
-                    .await
-                    .map_err(|e| NetError::Disconnected(format!("after proof setup: {e}")))?
-                    .into_inner();
-                let _ = io.shutdown().await;
-                Ok(())
+                crate::mux::close_channel(ch).await
             });
             let tls = async move {
                 let (transcript, mut stream) = relay(relay_stream, server, cfg).await?;
