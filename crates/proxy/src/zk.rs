@@ -554,3 +554,59 @@ pub fn zk_output(
         view.server_alert,
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use webproof_attestation::Direction as D;
+
+    fn leaf(direction: D, start: u32, end: u32) -> LeafRange {
+        LeafRange {
+            direction,
+            start,
+            end,
+        }
+    }
+
+    /// Leaves map onto the records' application data (a non-data record in
+    /// between is skipped), with the public header of their range.
+    #[test]
+    fn leaves_map_onto_records() {
+        let data = [5, 0, 7];
+        let c = leaf_commitments(
+            &[leaf(D::Received, 0, 4), leaf(D::Received, 4, 12)],
+            D::Received,
+            &data,
+        )
+        .unwrap();
+        assert_eq!(c.len(), 2);
+        assert_eq!(c[0].spans, vec![(0, 0..4)]);
+        assert_eq!(c[1].spans, vec![(0, 4..5), (2, 0..7)]);
+        assert_eq!(c[1].blinder_len, BLINDER_LEN);
+        let header = leaf_header(D::Received, 4, 12, &[0; BLINDER_LEN]);
+        assert_eq!(c[1].prefix, header[..LEAF_BLINDER_OFFSET].to_vec());
+        // Leaves of the other direction are not this direction's.
+        assert!(
+            leaf_commitments(&[leaf(D::Sent, 0, 12)], D::Received, &data)
+                .unwrap()
+                .is_empty()
+        );
+    }
+
+    /// A prover may not commit to a layout that skips, repeats or invents
+    /// bytes: every leaf set must partition the direction in order.
+    #[test]
+    fn layouts_that_do_not_partition_are_refused() {
+        let data = [5, 7];
+        for bad in [
+            vec![leaf(D::Sent, 1, 12)],                      // skips the first byte
+            vec![leaf(D::Sent, 0, 6), leaf(D::Sent, 5, 12)], // overlap
+            vec![leaf(D::Sent, 6, 12), leaf(D::Sent, 0, 6)], // out of order
+            vec![leaf(D::Sent, 0, 13)],                      // past the end
+            vec![leaf(D::Sent, 0, 6)],                       // leaves bytes out
+            vec![leaf(D::Sent, 0, 0), leaf(D::Sent, 0, 12)], // empty leaf
+        ] {
+            assert!(leaf_commitments(&bad, D::Sent, &data).is_err(), "{bad:?}");
+        }
+    }
+}
