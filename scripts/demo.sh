@@ -4,4 +4,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 cargo build --release -p webproof --quiet
-exec target/release/webproof demo "$@"
+exec "${CARGO_TARGET_DIR:-target}/release/webproof" demo "$@"
