@@ -155,8 +155,61 @@ pub fn sbox(b: &mut Builder, byte: &[Bit]) -> Vec<Bit> {
     vec![s7, s6, s5, s4, s3, s2, s1, s0]
 }
 
-fn sub_word(b: &mut Builder, word: &[Bit]) -> Vec<Bit> {
-    word.chunks(8).flat_map(|byte| sbox(b, byte)).collect()
+/// How an S-box is built.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SboxKind {
+    /// Boolean gates only: [`sbox`], 32 AND (garbling, Bristol export).
+    Boolean,
+    /// One [`Gate::ByteInv`](crate::Gate::ByteInv) followed by the affine
+    /// map ([`sbox_inversion`]): 8 committed bits in the ZK engine.
+    Inversion,
+}
+
+impl SboxKind {
+    fn apply(self, b: &mut Builder, byte: &[Bit]) -> Vec<Bit> {
+        match self {
+            SboxKind::Boolean => sbox(b, byte),
+            SboxKind::Inversion => sbox_inversion(b, byte),
+        }
+    }
+}
+
+/// The AES S-box as a byte inversion and the affine map
+/// `b_i ^ b_{i+4} ^ b_{i+5} ^ b_{i+6} ^ b_{i+7} ^ c_i` (`c = 0x63`), whose
+/// XORs and constant are free.
+pub fn sbox_inversion(b: &mut Builder, byte: &[Bit]) -> Vec<Bit> {
+    let t = b.byte_inv(byte);
+    (0..8)
+        .map(|i| {
+            let mut acc = t[i];
+            for r in 4..8 {
+                acc = b.xor(acc, t[(i + r) % 8]);
+            }
+            b.xor(acc, Bit::Const((crate::gf256::SBOX_CONST >> i) & 1 == 1))
+        })
+        .collect()
+}
+
+/// `y^-1` in GF(2^8) with Boolean gates only: the S-box circuit, then the
+/// inverse affine map of `s ^ 0x63` ([`crate::gf256::affine_inv`]), 32 AND.
+/// This is how [`Circuit::lower`](crate::Circuit::lower) expands a byte inversion.
+pub fn byte_inverse_boolean(b: &mut Builder, byte: &[Bit]) -> Vec<Bit> {
+    let s = sbox(b, byte);
+    let s: Vec<Bit> = (0..8)
+        .map(|i| b.xor(s[i], Bit::Const((crate::gf256::SBOX_CONST >> i) & 1 == 1)))
+        .collect();
+    (0..8)
+        .map(|i| {
+            let x = b.xor(s[(i + 2) % 8], s[(i + 5) % 8]);
+            b.xor(x, s[(i + 7) % 8])
+        })
+        .collect()
+}
+
+fn sub_word(b: &mut Builder, word: &[Bit], kind: SboxKind) -> Vec<Bit> {
+    word.chunks(8)
+        .flat_map(|byte| kind.apply(b, byte))
+        .collect()
 }
 
 fn rot_word(word: &[Bit]) -> Vec<Bit> {
@@ -175,7 +228,13 @@ fn xor_const_byte(b: &mut Builder, byte: &mut [Bit], c: u8) {
 
 /// FIPS-197 key expansion for a key of `nk` 32-bit words; returns the
 /// `nr + 1` round keys of 128 bits each.
-fn key_expansion(b: &mut Builder, key: &[Bit], nk: usize, nr: usize) -> Vec<Vec<Bit>> {
+fn key_expansion(
+    b: &mut Builder,
+    key: &[Bit],
+    nk: usize,
+    nr: usize,
+    kind: SboxKind,
+) -> Vec<Vec<Bit>> {
     assert_eq!(key.len(), 32 * nk, "wrong AES key length");
     let total = 4 * (nr + 1);
     let mut w: Vec<Vec<Bit>> = key.chunks(32).map(|c| c.to_vec()).collect();
@@ -183,11 +242,11 @@ fn key_expansion(b: &mut Builder, key: &[Bit], nk: usize, nr: usize) -> Vec<Vec<
     for i in nk..total {
         let mut temp = w[i - 1].clone();
         if i % nk == 0 {
-            temp = sub_word(b, &rot_word(&temp));
+            temp = sub_word(b, &rot_word(&temp), kind);
             xor_const_byte(b, &mut temp[..8], rcon);
             rcon = xtime_u8(rcon);
         } else if nk > 6 && i % nk == 4 {
-            temp = sub_word(b, &temp);
+            temp = sub_word(b, &temp, kind);
         }
         let prev = w[i - nk].clone();
         w.push(b.xor_words(&prev, &temp));
@@ -201,12 +260,21 @@ fn xtime_u8(x: u8) -> u8 {
 
 /// AES-128 key schedule (1,280 AND): the 11 round keys of a 16-byte key.
 pub fn aes128_key_schedule(b: &mut Builder, key: &[Bit]) -> Vec<Vec<Bit>> {
-    key_expansion(b, key, 4, 10)
+    key_expansion(b, key, 4, 10, SboxKind::Boolean)
 }
 
 /// AES-256 key schedule (1,664 AND): the 15 round keys of a 32-byte key.
 pub fn aes256_key_schedule(b: &mut Builder, key: &[Bit]) -> Vec<Vec<Bit>> {
-    key_expansion(b, key, 8, 14)
+    key_expansion(b, key, 8, 14, SboxKind::Boolean)
+}
+
+/// The key schedule of a 16- or 32-byte key with S-boxes of `kind`.
+pub fn key_schedule_with(b: &mut Builder, key: &[Bit], kind: SboxKind) -> Vec<Vec<Bit>> {
+    match key.len() {
+        128 => key_expansion(b, key, 4, 10, kind),
+        256 => key_expansion(b, key, 8, 14, kind),
+        n => panic!("AES keys are 128 or 256 bits, not {n}"),
+    }
 }
 
 /// Multiply a byte by x in GF(2^8) (free).
@@ -244,6 +312,16 @@ fn mix_column(b: &mut Builder, col: &[Vec<Bit>]) -> Vec<Vec<Bit>> {
 /// Encrypt one 16-byte block under expanded round keys (11 for AES-128,
 /// 15 for AES-256): 160 (or 224) S-boxes, 32 AND each.
 pub fn encrypt_block(b: &mut Builder, round_keys: &[Vec<Bit>], block: &[Bit]) -> Vec<Bit> {
+    encrypt_block_with(b, round_keys, block, SboxKind::Boolean)
+}
+
+/// [`encrypt_block`] with S-boxes of `kind`.
+pub fn encrypt_block_with(
+    b: &mut Builder,
+    round_keys: &[Vec<Bit>],
+    block: &[Bit],
+    kind: SboxKind,
+) -> Vec<Bit> {
     assert_eq!(block.len(), 128, "AES block is 16 bytes");
     let nr = round_keys.len() - 1;
     let mut state: Vec<Vec<Bit>> = {
@@ -251,7 +329,7 @@ pub fn encrypt_block(b: &mut Builder, round_keys: &[Vec<Bit>], block: &[Bit]) ->
         s.chunks(8).map(|c| c.to_vec()).collect()
     };
     for (round, rk) in round_keys.iter().enumerate().skip(1) {
-        let sub: Vec<Vec<Bit>> = state.iter().map(|byte| sbox(b, byte)).collect();
+        let sub: Vec<Vec<Bit>> = state.iter().map(|byte| kind.apply(b, byte)).collect();
         // ShiftRows: row r of column c comes from column c + r.
         let shifted: Vec<Vec<Bit>> = (0..16)
             .map(|i| {
@@ -275,17 +353,21 @@ pub fn encrypt_block(b: &mut Builder, round_keys: &[Vec<Bit>], block: &[Bit]) ->
 }
 
 fn build_multi(key_bytes: usize, blocks: usize) -> Circuit {
+    aes_blocks_circuit_with(key_bytes, blocks, SboxKind::Boolean)
+}
+
+/// AES of `blocks` blocks under one 16- or 32-byte key, S-boxes of `kind`.
+/// Inputs: `[key, plaintexts (16·blocks B)]`; output: the ciphertexts.
+/// With [`SboxKind::Inversion`]: no AND gate, 40 + 160·blocks (AES-128) or
+/// 52 + 224·blocks (AES-256) byte inversions.
+pub fn aes_blocks_circuit_with(key_bytes: usize, blocks: usize, kind: SboxKind) -> Circuit {
     let mut b = Builder::new();
     let key = b.input_bytes(key_bytes);
     let pt = b.input_bytes(16 * blocks);
-    let rks = if key_bytes == 16 {
-        aes128_key_schedule(&mut b, &key)
-    } else {
-        aes256_key_schedule(&mut b, &key)
-    };
+    let rks = key_schedule_with(&mut b, &key, kind);
     let mut ct = Vec::with_capacity(pt.len());
     for block in pt.chunks(128) {
-        ct.extend(encrypt_block(&mut b, &rks, block));
+        ct.extend(encrypt_block_with(&mut b, &rks, block, kind));
     }
     b.output(&ct);
     b.finish()
@@ -374,6 +456,81 @@ mod tests {
             c.eval_bytes(&[&k256, &pt])[0],
             hex("8ea2b7ca516745bfeafc49904b496089")
         );
+    }
+
+    #[test]
+    fn inversion_sbox_and_boolean_inverse_all_256_inputs() {
+        let mut b = Builder::new();
+        let x = b.input(8);
+        let y = sbox_inversion(&mut b, &x);
+        let z = byte_inverse_boolean(&mut b, &x);
+        b.output(&y);
+        b.output(&z);
+        let c = b.finish();
+        c.validate().unwrap();
+        assert_eq!(c.byte_inv_count(), 1);
+        assert_eq!(c.and_count(), 32);
+        assert_eq!(c.zk_cost(), 8 + 32);
+        for v in 0..=255u8 {
+            let out = c.eval(&[bytes_to_bits(&[v])]);
+            assert_eq!(bits_to_bytes(&out[0])[0], sbox_ref(v), "input {v:#04x}");
+            assert_eq!(
+                bits_to_bytes(&out[1])[0],
+                crate::gf256::inv(v),
+                "input {v:#04x}"
+            );
+        }
+    }
+
+    #[test]
+    fn inversion_aes_matches_fips197_and_its_lowering() {
+        let pt = hex("00112233445566778899aabbccddeeff");
+        let k128 = hex("000102030405060708090a0b0c0d0e0f");
+        let k256 = hex("000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f");
+        let c = aes_blocks_circuit_with(16, 1, SboxKind::Inversion);
+        c.validate().unwrap();
+        assert_eq!(c.and_count(), 0);
+        assert_eq!(c.byte_inv_count(), 200);
+        assert_eq!(
+            c.eval_bytes(&[&k128, &pt])[0],
+            hex("69c4e0d86a7b0430d8cdb78070b4c55a")
+        );
+        let lowered = c.lower();
+        lowered.validate().unwrap();
+        assert_eq!(lowered.byte_inv_count(), 0);
+        assert_eq!(lowered.and_count(), 6400);
+        assert_eq!(
+            lowered.eval_bytes(&[&k128, &pt])[0],
+            hex("69c4e0d86a7b0430d8cdb78070b4c55a")
+        );
+        let c = aes_blocks_circuit_with(32, 2, SboxKind::Inversion);
+        assert_eq!(c.byte_inv_count(), 52 + 2 * 224);
+        let two = [pt.clone(), pt].concat();
+        let want = hex("8ea2b7ca516745bfeafc49904b496089");
+        assert_eq!(
+            c.eval_bytes(&[&k256, &two])[0],
+            [want.clone(), want].concat()
+        );
+    }
+
+    #[test]
+    fn inversion_aes_packed_and_bristol_agree_with_plain() {
+        let c = aes_blocks_circuit_with(16, 2, SboxKind::Inversion);
+        let instances: Vec<Vec<Vec<u8>>> = (0..70u8)
+            .map(|i| {
+                vec![
+                    (0..16).map(|j| i.wrapping_mul(31) ^ j).collect(),
+                    (0..32).map(|j| i.wrapping_add(j).wrapping_mul(7)).collect(),
+                ]
+            })
+            .collect();
+        let batch = c.eval_bytes_batch(&instances);
+        let reparsed = crate::bristol::parse(&crate::bristol::write(&c)).unwrap();
+        for (inst, got) in instances.iter().zip(&batch) {
+            let plain = c.eval_bytes(&[&inst[0], &inst[1]]);
+            assert_eq!(&plain, got);
+            assert_eq!(reparsed.eval_bytes(&[&inst[0], &inst[1]]), plain);
+        }
     }
 
     fn hex(s: &str) -> Vec<u8> {

@@ -336,13 +336,19 @@ pub fn parse_with_limit(text: &str, max_wires: u32) -> Result<Circuit, BristolEr
         inputs,
         outputs,
         gates,
+        byte_inv_inputs: Vec::new(),
     })
 }
 
 /// Write a circuit in Bristol Fashion. Input groups become wires `0..` in
 /// order and outputs the last wires; an output that is an input, a repeated
-/// wire, or not written by a gate is produced by an `EQW` copy.
+/// wire, or not written by a gate is produced by an `EQW` copy. Byte
+/// inversions, which Bristol Fashion has no gate for, are written as their
+/// Boolean lowering ([`Circuit::lower`]).
 pub fn write(c: &Circuit) -> String {
+    if c.byte_inv_count() > 0 {
+        return write(&c.lower());
+    }
     use std::fmt::Write as _;
     let n = c.num_wires as usize;
     let n_in: usize = c.input_len();
@@ -403,6 +409,7 @@ pub fn write(c: &Circuit) -> String {
             Gate::Const { value, out } => {
                 writeln!(body, "1 1 {} {} EQ", value as u8, map[out as usize])
             }
+            Gate::ByteInv { .. } => unreachable!("lowered above"),
         };
     }
     for &(w, k) in &copies {
@@ -431,6 +438,7 @@ fn gate_out(g: &Gate) -> WireId {
         | Gate::And { out, .. }
         | Gate::Inv { out, .. }
         | Gate::Const { out, .. } => out,
+        Gate::ByteInv { .. } => unreachable!("lowered before writing"),
     }
 }
 

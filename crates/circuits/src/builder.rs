@@ -90,6 +90,8 @@ pub struct Builder {
     /// `inverted[w]` is the wire holding `!w` once it has been materialised
     /// (`NONE` before).
     inverted: Vec<WireId>,
+    /// Input bytes of the byte-inversion gates.
+    byte_inv_inputs: Vec<[WireId; 8]>,
 }
 
 impl Builder {
@@ -214,6 +216,30 @@ impl Builder {
                 }
             }
         }
+    }
+
+    /// `y^-1` in GF(2^8) (`0 -> 0`) of the byte `y` (8 bits, LSB first) as
+    /// one [`Gate::ByteInv`]: 8 committed bits in the ZK engine. A constant
+    /// byte is folded.
+    pub fn byte_inv(&mut self, byte: &[Bit]) -> Vec<Bit> {
+        assert_eq!(byte.len(), 8, "byte_inv takes one byte");
+        if let Some(v) = const_value(byte) {
+            return const_word(crate::gf256::inv(v as u8) as u64, 8);
+        }
+        let mut ids = [0; 8];
+        for (slot, &b) in ids.iter_mut().zip(byte) {
+            *slot = self.materialise(b);
+        }
+        let inputs = u32::try_from(self.byte_inv_inputs.len()).expect("too many byte inversions");
+        self.byte_inv_inputs.push(ids);
+        let out = self.fresh();
+        for _ in 1..8 {
+            self.fresh();
+        }
+        self.gates.push(Gate::ByteInv { inputs, out });
+        (out..out + 8)
+            .map(|id| Bit::Wire { id, neg: false })
+            .collect()
     }
 
     /// `a | b` (one AND gate unless folded).
@@ -438,6 +464,13 @@ impl Builder {
                     }
                 }
                 Gate::Const { .. } => {}
+                Gate::ByteInv { inputs, out } => {
+                    if live[out as usize..out as usize + 8].iter().any(|&l| l) {
+                        for &id in &self.byte_inv_inputs[inputs as usize] {
+                            live[id as usize] = true;
+                        }
+                    }
+                }
             }
         }
 
@@ -449,9 +482,28 @@ impl Builder {
             next += 1;
         }
         let mut gates = std::mem::take(&mut self.gates);
+        let mut byte_inv_inputs = Vec::new();
         let mut kept = 0;
         for i in 0..gates.len() {
             let g = gates[i];
+            if let Gate::ByteInv { inputs, out } = g {
+                let out = out as usize;
+                if !live[out..out + 8].iter().any(|&l| l) {
+                    continue;
+                }
+                let ids = self.byte_inv_inputs[inputs as usize].map(|id| map[id as usize]);
+                gates[kept] = Gate::ByteInv {
+                    inputs: byte_inv_inputs.len() as u32,
+                    out: next,
+                };
+                byte_inv_inputs.push(ids);
+                for k in 0..8 {
+                    map[out + k] = next;
+                    next += 1;
+                }
+                kept += 1;
+                continue;
+            }
             let out = gate_out(&g) as usize;
             if !live[out] {
                 continue;
@@ -477,6 +529,7 @@ impl Builder {
                     value,
                     out: map[out],
                 },
+                Gate::ByteInv { .. } => unreachable!("handled above"),
             };
             kept += 1;
         }
@@ -489,6 +542,7 @@ impl Builder {
             inputs: self.inputs.iter().map(|g| remap(g)).collect(),
             outputs: outputs.iter().map(|g| remap(g)).collect(),
             gates,
+            byte_inv_inputs,
         }
     }
 }
@@ -500,7 +554,8 @@ fn gate_out(g: &Gate) -> WireId {
         Gate::Xor { out, .. }
         | Gate::And { out, .. }
         | Gate::Inv { out, .. }
-        | Gate::Const { out, .. } => out,
+        | Gate::Const { out, .. }
+        | Gate::ByteInv { out, .. } => out,
     }
 }
 
@@ -664,6 +719,32 @@ mod tests {
         // Inputs come first, in declaration order.
         assert_eq!(c.inputs, vec![vec![0, 1], vec![2]]);
         assert_eq!(c.num_wires, 5);
+    }
+
+    #[test]
+    fn byte_inversions_fold_constants_and_drop_dead_gates() {
+        let mut b = Builder::new();
+        let x = b.input(8);
+        // A constant byte is folded; a negated input bit is materialised.
+        assert_eq!(b.byte_inv(&const_word(0x53, 8)), const_word(0xca, 8));
+        let mut xn = x.clone();
+        xn[3] = xn[3].not();
+        let dead = b.byte_inv(&x);
+        let live = b.byte_inv(&xn);
+        let _ = b.and(dead[0], live[1]);
+        // Only the high bit of the live inversion is an output: the whole
+        // gate stays (its 8 outputs are one unit), the dead one goes.
+        b.output(&live[7..]);
+        let c = b.finish();
+        c.validate().unwrap();
+        assert_eq!(c.byte_inv_count(), 1);
+        assert_eq!(c.byte_inv_inputs.len(), 1);
+        assert_eq!(c.and_count(), 0);
+        for v in 0..=255u8 {
+            let bits: Vec<bool> = (0..8).map(|k| (v >> k) & 1 == 1).collect();
+            let want = crate::gf256::inv(v ^ 0x08) >> 7 == 1;
+            assert_eq!(c.eval(&[bits]), vec![vec![want]], "{v:#04x}");
+        }
     }
 
     #[test]

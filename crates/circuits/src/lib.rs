@@ -41,6 +41,7 @@ pub mod bristol;
 pub mod builder;
 pub mod cache;
 pub mod chacha;
+pub mod gf256;
 pub mod hmac;
 pub mod sha2;
 pub mod tls;
@@ -62,6 +63,13 @@ pub enum Gate {
     Inv { a: WireId, out: WireId },
     /// `out = value` (a public constant)
     Const { value: bool, out: WireId },
+    /// `out..out + 8 = y^-1` in GF(2^8) ([`gf256`], `0 -> 0`), where `y` is
+    /// the byte whose bits (LSB first) are the wires
+    /// [`Circuit::byte_inv_inputs`]`[inputs]`. The ZK engine proves it with
+    /// 8 committed bits and two degree-2 constraints instead of 32 AND
+    /// gates; [`Circuit::lower`] turns it into Boolean gates (32 AND) for
+    /// back ends that only know AND and XOR.
+    ByteInv { inputs: u32, out: WireId },
 }
 
 /// A Boolean circuit with grouped inputs and outputs.
@@ -75,6 +83,8 @@ pub struct Circuit {
     pub outputs: Vec<Vec<WireId>>,
     /// Gates in topological order.
     pub gates: Vec<Gate>,
+    /// The input bytes of the [`Gate::ByteInv`] gates, which refer to them by index.
+    pub byte_inv_inputs: Vec<[WireId; 8]>,
 }
 
 impl Circuit {
@@ -84,6 +94,65 @@ impl Circuit {
             .iter()
             .filter(|g| matches!(g, Gate::And { .. }))
             .count()
+    }
+
+    /// Number of [`Gate::ByteInv`] gates.
+    pub fn byte_inv_count(&self) -> usize {
+        self.gates
+            .iter()
+            .filter(|g| matches!(g, Gate::ByteInv { .. }))
+            .count()
+    }
+
+    /// Committed bits (hence COTs) the ZK engine spends on this circuit: one
+    /// per AND gate, eight per byte inversion.
+    pub fn zk_cost(&self) -> usize {
+        self.gates
+            .iter()
+            .map(|g| match g {
+                Gate::And { .. } => 1,
+                Gate::ByteInv { .. } => 8,
+                _ => 0,
+            })
+            .sum()
+    }
+
+    /// The same function with every [`Gate::ByteInv`] replaced by Boolean
+    /// gates (the Boyar–Peralta S-box followed by the inverse affine map,
+    /// 32 AND each), for garbling and Bristol export. A circuit without
+    /// byte inversions comes back unchanged in function and AND count.
+    pub fn lower(&self) -> Circuit {
+        let mut b = Builder::new();
+        let mut w = vec![Bit::ZERO; self.num_wires as usize];
+        for group in &self.inputs {
+            let bits = b.input(group.len());
+            for (&id, bit) in group.iter().zip(bits) {
+                w[id as usize] = bit;
+            }
+        }
+        for g in &self.gates {
+            match *g {
+                Gate::Xor { a, b: c, out } => w[out as usize] = b.xor(w[a as usize], w[c as usize]),
+                Gate::And { a, b: c, out } => w[out as usize] = b.and(w[a as usize], w[c as usize]),
+                Gate::Inv { a, out } => w[out as usize] = w[a as usize].not(),
+                Gate::Const { value, out } => w[out as usize] = Bit::Const(value),
+                Gate::ByteInv { inputs, out } => {
+                    let x: Vec<Bit> = self.byte_inv_inputs[inputs as usize]
+                        .iter()
+                        .map(|&id| w[id as usize])
+                        .collect();
+                    let y = aes::byte_inverse_boolean(&mut b, &x);
+                    for (k, bit) in y.into_iter().enumerate() {
+                        w[out as usize + k] = bit;
+                    }
+                }
+            }
+        }
+        for group in &self.outputs {
+            let bits: Vec<Bit> = group.iter().map(|&id| w[id as usize]).collect();
+            b.output(&bits);
+        }
+        b.finish()
     }
 
     /// Evaluate in the clear. `inputs[i]` gives the bits of input group `i`.
@@ -104,6 +173,14 @@ impl Circuit {
                 Gate::And { a, b, out } => w[out as usize] = w[a as usize] & w[b as usize],
                 Gate::Inv { a, out } => w[out as usize] = !w[a as usize],
                 Gate::Const { value, out } => w[out as usize] = value,
+                Gate::ByteInv { inputs, out } => {
+                    let ids = &self.byte_inv_inputs[inputs as usize];
+                    let x = (0..8).fold(0u8, |acc, k| acc | (w[ids[k] as usize] as u8) << k);
+                    let y = gf256::inv(x);
+                    for k in 0..8 {
+                        w[out as usize + k] = (y >> k) & 1 == 1;
+                    }
+                }
             }
         }
         self.outputs
@@ -131,6 +208,20 @@ impl Circuit {
                 Gate::And { a, b, out } => w[out as usize] = w[a as usize] & w[b as usize],
                 Gate::Inv { a, out } => w[out as usize] = !w[a as usize],
                 Gate::Const { value, out } => w[out as usize] = if value { !0 } else { 0 },
+                Gate::ByteInv { inputs, out } => {
+                    let ids = self.byte_inv_inputs[inputs as usize];
+                    let mut y = [0u64; 8];
+                    for lane in 0..64 {
+                        let x = (0..8).fold(0u8, |acc, k| {
+                            acc | (((w[ids[k] as usize] >> lane) & 1) as u8) << k
+                        });
+                        let inv = gf256::inv(x);
+                        for (k, word) in y.iter_mut().enumerate() {
+                            *word |= (((inv >> k) & 1) as u64) << lane;
+                        }
+                    }
+                    w[out as usize..out as usize + 8].copy_from_slice(&y);
+                }
             }
         }
         self.outputs
@@ -216,6 +307,21 @@ impl Circuit {
                     write_at(&mut written, out)?;
                 }
                 Gate::Const { out, .. } => write_at(&mut written, out)?,
+                Gate::ByteInv { inputs, out } => {
+                    let ids = self
+                        .byte_inv_inputs
+                        .get(inputs as usize)
+                        .ok_or(CircuitError::NoSuchByteInput(inputs))?;
+                    for &id in ids {
+                        read(id, &written)?;
+                    }
+                    let end = out
+                        .checked_add(8)
+                        .ok_or(CircuitError::WireOutOfRange(out))?;
+                    for id in out..end {
+                        write_at(&mut written, id)?;
+                    }
+                }
             }
         }
         for &w in self.outputs.iter().flatten() {
@@ -245,6 +351,8 @@ pub enum CircuitError {
     WrittenTwice(WireId),
     /// A wire is read before anything writes it.
     ReadBeforeWrite(WireId),
+    /// A byte inversion names an input byte that does not exist.
+    NoSuchByteInput(u32),
 }
 
 impl std::fmt::Display for CircuitError {
@@ -253,6 +361,9 @@ impl std::fmt::Display for CircuitError {
             CircuitError::WireOutOfRange(w) => write!(f, "wire {w} is out of range"),
             CircuitError::WrittenTwice(w) => write!(f, "wire {w} is written twice"),
             CircuitError::ReadBeforeWrite(w) => write!(f, "wire {w} is read before it is written"),
+            CircuitError::NoSuchByteInput(i) => {
+                write!(f, "byte inversion refers to missing input byte {i}")
+            }
         }
     }
 }
@@ -269,6 +380,7 @@ mod tests {
             inputs: vec![vec![0, 1]],
             outputs: vec![outputs],
             gates,
+            byte_inv_inputs: Vec::new(),
         }
     }
 

@@ -115,6 +115,7 @@
 //! dropped: COTs are one-time and the transcript is no longer in sync.
 #![forbid(unsafe_code)]
 
+mod byteinv;
 mod check;
 mod elem;
 mod proto;
@@ -185,6 +186,8 @@ pub struct Stats {
     pub cots_used: u64,
     /// Products of two GF(2^128) elements proven.
     pub elem_muls: u64,
+    /// Byte inversions in GF(2^8) proven (8 COTs each).
+    pub byte_invs: u64,
     /// Batched checks completed.
     pub checks: u64,
 }

@@ -1,6 +1,7 @@
 //! The proving side: holds the COT receiver's MACs, sends corrections and
 //! answers the batched check.
 
+use crate::byteinv;
 use crate::check::{pack, Acc, ChiStream};
 use crate::elem::ProverElem;
 use crate::proto;
@@ -184,9 +185,10 @@ impl<C: RandomCotReceiver, T: Io> Prover<C, T> {
             }
         }
         let mut next = 0;
+        let mut room = 1;
         while next < circuit.gates.len() {
-            self.ensure_slot().await?;
-            next = self.eval_run(&circuit.gates, next, &mut w);
+            self.ensure_room(room).await?;
+            (next, room) = self.eval_run(circuit, next, &mut w);
         }
         let out = circuit
             .outputs
@@ -198,12 +200,16 @@ impl<C: RandomCotReceiver, T: Io> Prover<C, T> {
     }
 
     /// Evaluate gates from `start` until the COT batch or the segment is
-    /// full; returns the index of the first gate not evaluated.
-    fn eval_run(&mut self, gates: &[Gate], start: usize, w: &mut [Block]) -> usize {
+    /// full; returns the index of the first gate not evaluated and the room
+    /// (COTs and segment bits) that gate needs.
+    fn eval_run(&mut self, circuit: &Circuit, start: usize, w: &mut [Block]) -> (usize, usize) {
+        let gates = &circuit.gates;
         let budget = (self.cots.len() - self.cot_pos).min(self.cfg.segment_bits - self.seg_bits);
         let cots = &self.cots[self.cot_pos..self.cot_pos + budget];
         let mut used = 0;
+        let mut ands = 0;
         let mut nbits = self.seg_bits;
+        let mut room = 1;
         let mut i = start;
         while i < gates.len() {
             match gates[i] {
@@ -229,15 +235,42 @@ impl<C: RandomCotReceiver, T: Io> Prover<C, T> {
                     self.seg_terms.push(and_term(ma, mb, mc));
                     w[out as usize] = mc;
                     used += 1;
+                    ands += 1;
+                }
+                Gate::ByteInv { inputs, out } => {
+                    if budget - used < 8 {
+                        room = 8;
+                        break;
+                    }
+                    let m = circuit.byte_inv_inputs[inputs as usize].map(|id| w[id as usize]);
+                    let y = byteinv::byte_of(&m);
+                    #[allow(unused_mut)]
+                    let mut t = webproof_circuits::gf256::inv(y);
+                    #[cfg(test)]
+                    {
+                        t ^= self.cheat.byte_inv_mask(self.stats.byte_invs);
+                    }
+                    let mut n = [Block::ZERO; 8];
+                    for (k, slot) in n.iter_mut().enumerate() {
+                        let r = cots[used + k];
+                        let d = ((t >> k) & 1) as u128 ^ (r.0 & 1);
+                        self.seg_words[nbits >> 6] |= (d as u64) << (nbits & 63);
+                        nbits += 1;
+                        *slot = Block(r.0 ^ d);
+                    }
+                    w[out as usize..out as usize + 8].copy_from_slice(&n);
+                    self.seg_terms.extend(byteinv::prover_terms(&m, &n, y, t));
+                    used += 8;
+                    self.stats.byte_invs += 1;
                 }
             }
             i += 1;
         }
         self.seg_bits = nbits;
         self.cot_pos += used;
-        self.stats.and_gates += used as u64;
+        self.stats.and_gates += ands as u64;
         self.stats.cots_used += used as u64;
-        i
+        (i, room)
     }
 
     /// Pack up to 128 bits into a field element `sum x^i bit_i` (free).
@@ -375,8 +408,20 @@ impl<C: RandomCotReceiver, T: Io> Prover<C, T> {
 
     /// Make sure one COT and one segment slot are available.
     async fn ensure_slot(&mut self) -> Result<()> {
+        self.ensure_room(1).await
+    }
+
+    /// Make sure `n` COTs of one batch and `n` slots of one segment are
+    /// available: the bits of a byte inversion never straddle two batches
+    /// or two segments. The rest of a batch too short for them is dropped
+    /// (the verifier drops the same keys) and a segment too full for them
+    /// is sent early (the verifier then finds its frame used up exactly there).
+    async fn ensure_room(&mut self, n: usize) -> Result<()> {
+        if self.cots.len() - self.cot_pos < n {
+            self.cot_pos = self.cots.len();
+        }
         self.ensure_cot().await?;
-        if self.seg_bits == self.cfg.segment_bits {
+        if self.cfg.segment_bits - self.seg_bits < n {
             self.close_segment().await?;
         }
         Ok(())
@@ -463,7 +508,7 @@ pub(crate) fn mac_hash(macs: impl Iterator<Item = Block>) -> [u8; 32] {
 /// evaluated many times (AES per block) is scanned once, not per call.
 #[derive(Default)]
 pub(crate) struct ValidatedCircuit {
-    last: Option<[usize; 5]>,
+    last: Option<[usize; 6]>,
 }
 
 impl ValidatedCircuit {
@@ -495,6 +540,7 @@ impl ValidatedCircuit {
             c.gates.len(),
             c.num_wires as usize,
             c.outputs.as_ptr() as usize,
+            c.byte_inv_inputs.as_ptr() as usize,
         ];
         if self.last == Some(id) {
             return Ok(());
@@ -505,6 +551,10 @@ impl ValidatedCircuit {
             Gate::Xor { a, b, out } | Gate::And { a, b, out } => bad(a) || bad(b) || bad(out),
             Gate::Inv { a, out } => bad(a) || bad(out),
             Gate::Const { out, .. } => bad(out),
+            Gate::ByteInv { inputs, out } => match c.byte_inv_inputs.get(inputs as usize) {
+                None => true,
+                Some(ids) => ids.iter().any(|&id| bad(id)) || out as u64 + 8 > nw as u64,
+            },
         });
         if gate_bad
             || c.inputs

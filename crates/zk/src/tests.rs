@@ -7,7 +7,7 @@ use futures::executor::block_on;
 use futures::AsyncWriteExt;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use webproof_circuits::{Circuit, Gate};
+use webproof_circuits::{bits_to_bytes, Circuit, Gate};
 use webproof_core::cot::ideal::{pair, IdealCotReceiver, IdealCotSender};
 use webproof_core::{memory_duplex, Block, Channel, Error, MemoryIo};
 
@@ -16,12 +16,22 @@ use webproof_core::{memory_duplex, Block, Channel, Error, MemoryIo};
 pub(crate) struct Cheat {
     /// Index (from 0, over the session) of an AND gate whose output is flipped.
     pub flip_and: Option<u64>,
+    /// A byte inversion (index over the session) whose output is XORed with a mask.
+    pub byte_inv: Option<(u64, u8)>,
 }
 
 impl Cheat {
     #[inline(always)]
     pub fn flips(&self, and_index: u64) -> bool {
         self.flip_and == Some(and_index)
+    }
+
+    #[inline(always)]
+    pub fn byte_inv_mask(&self, index: u64) -> u8 {
+        match self.byte_inv {
+            Some((i, mask)) if i == index => mask,
+            _ => 0,
+        }
     }
 }
 
@@ -565,6 +575,7 @@ fn bad_circuit_is_a_usage_error_before_any_message() {
         inputs: vec![vec![0]],
         outputs: vec![vec![1]],
         gates: vec![Gate::And { a: 0, b: 5, out: 1 }],
+        byte_inv_inputs: vec![],
     };
     let (pr, vr) = run(
         SMALL,
@@ -764,4 +775,224 @@ fn end_to_end_over_silent_cot() {
             }
         }
     }
+}
+
+/// Like [`random_circuit`], with about one gate in eight a byte inversion
+/// (of random wires, some of them constant zeros, so zero bytes occur).
+fn random_circuit_with_inversions(
+    rng: &mut StdRng,
+    n_in: usize,
+    n_gates: usize,
+    n_out: usize,
+) -> Circuit {
+    let mut c = Circuit {
+        num_wires: n_in as u32 + 1,
+        inputs: vec![(0..n_in as u32).collect()],
+        gates: vec![Gate::Const {
+            value: false,
+            out: n_in as u32,
+        }],
+        ..Default::default()
+    };
+    let zero = n_in as u32;
+    for _ in 0..n_gates {
+        let out = c.num_wires;
+        let a = rng.gen_range(0..out);
+        let b = rng.gen_range(0..out);
+        match rng.gen_range(0..8) {
+            0 => {
+                let ids: [u32; 8] = std::array::from_fn(|_| {
+                    if rng.gen_range(0..3) == 0 {
+                        zero
+                    } else {
+                        rng.gen_range(0..out)
+                    }
+                });
+                c.gates.push(Gate::ByteInv {
+                    inputs: c.byte_inv_inputs.len() as u32,
+                    out,
+                });
+                c.byte_inv_inputs.push(ids);
+                c.num_wires += 8;
+            }
+            1..=3 => {
+                c.gates.push(Gate::And { a, b, out });
+                c.num_wires += 1;
+            }
+            _ => {
+                c.gates.push(Gate::Xor { a, b, out });
+                c.num_wires += 1;
+            }
+        }
+    }
+    let nw = c.num_wires;
+    c.outputs = vec![(nw - n_out as u32..nw).collect()];
+    c.validate().unwrap();
+    c
+}
+
+#[test]
+fn byte_inversions_prove_across_segment_and_batch_boundaries() {
+    for seed in 0..6u64 {
+        let mut rng = StdRng::seed_from_u64(700 + seed);
+        let c = random_circuit_with_inversions(&mut rng, 48, 3000, 96);
+        let x = random_bits(&mut rng, 48);
+        let expect = c.eval(std::slice::from_ref(&x));
+        let cfg = if seed % 2 == 0 {
+            SMALL
+        } else {
+            Config::default()
+        };
+        let (pr, vr) = run(
+            cfg,
+            seed,
+            async |p: &mut P| {
+                let xin = p.commit(&x).await?;
+                let out = p.eval(&c, &[&xin]).await?;
+                let opened = p.open(&out[0][..48]).await?;
+                p.assert_public(&out[0][48..], &expect[0][48..]).await?;
+                p.check().await?;
+                Ok::<_, Error>(opened)
+            },
+            async |v: &mut V| {
+                let xin = v.commit(48).await?;
+                let out = v.eval(&c, &[&xin]).await?;
+                let opened = v.open(&out[0][..48]).await?;
+                v.assert_public(&out[0][48..], &expect[0][48..]).await?;
+                v.check().await?;
+                Ok::<_, Error>((opened, v.stats()))
+            },
+        );
+        assert_eq!(pr.unwrap(), expect[0][..48]);
+        let (opened, stats) = vr.unwrap();
+        assert_eq!(opened, expect[0][..48]);
+        assert_eq!(stats.byte_invs as usize, c.byte_inv_count());
+        assert_eq!(stats.and_gates as usize, c.and_count());
+    }
+}
+
+/// AES-128 with inversion S-boxes: an honest proof passes, and an output
+/// of any one inversion changed by any mask is caught, including for a
+/// zero input (where `t = 0` is the only valid answer).
+#[test]
+fn wrong_byte_inverse_is_caught() {
+    use webproof_circuits::aes::{aes_blocks_circuit_with, SboxKind};
+    let aes = aes_blocks_circuit_with(16, 1, SboxKind::Inversion);
+    let mut rng = StdRng::seed_from_u64(4242);
+    let key: Vec<u8> = (0..16).map(|_| rng.gen()).collect();
+    let pt: Vec<u8> = (0..16).map(|_| rng.gen()).collect();
+    let ct = aes.eval_bytes(&[&key, &pt]).remove(0);
+    let prove = |cheat: Option<(u64, u8)>, seed: u64| {
+        run(
+            if seed & 1 == 0 {
+                SMALL
+            } else {
+                Config::default()
+            },
+            seed,
+            async |p: &mut P| {
+                p.cheat.byte_inv = cheat;
+                let k = p.commit_bytes(&key).await?;
+                let m = p.commit_bytes(&pt).await?;
+                let out = p.eval(&aes, &[&k, &m]).await?;
+                // The cheater opens whatever its evaluation gives.
+                p.open(&out[0]).await?;
+                p.check().await?;
+                Ok::<_, Error>(bits_to_bytes(
+                    &out[0].iter().map(|b| b.value()).collect::<Vec<_>>(),
+                ))
+            },
+            async |v: &mut V| {
+                let k = v.commit_bytes(16).await?;
+                let m = v.commit_bytes(16).await?;
+                let out = v.eval(&aes, &[&k, &m]).await?;
+                let opened = v.open(&out[0]).await?;
+                v.check().await?;
+                Ok::<_, Error>(bits_to_bytes(&opened))
+            },
+        )
+    };
+    let (pr, vr) = prove(None, 1);
+    assert_eq!(pr.unwrap(), ct);
+    assert_eq!(vr.unwrap(), ct);
+    for trial in 0..24u64 {
+        let index = rng.gen_range(0..aes.byte_inv_count() as u64);
+        let mask = rng.gen_range(1..=255u8);
+        let (_, vr) = prove(Some((index, mask)), trial);
+        assert!(
+            matches!(vr, Err(Error::CheckFailed(_))),
+            "inversion {index} mask {mask:#04x}: {vr:?}"
+        );
+    }
+
+    // One inversion of a committed byte, every input and every wrong output
+    // for a few inputs (0 among them).
+    let mut b = webproof_circuits::Builder::new();
+    let y = b.input(8);
+    let t = b.byte_inv(&y);
+    b.output(&t);
+    let single = b.finish();
+    for y in [0u8, 1, 2, 0x53, 0xff] {
+        for mask in 0..=255u8 {
+            let bits: Vec<bool> = (0..8).map(|k| (y >> k) & 1 == 1).collect();
+            let (_, vr) = run(
+                SMALL,
+                mask as u64,
+                async |p: &mut P| {
+                    p.cheat.byte_inv = Some((0, mask));
+                    let yin = p.commit(&bits).await?;
+                    let out = p.eval(&single, &[&yin]).await?;
+                    p.open(&out[0]).await?;
+                    p.check().await
+                },
+                async |v: &mut V| {
+                    let yin = v.commit(8).await?;
+                    let out = v.eval(&single, &[&yin]).await?;
+                    let t = bits_to_bytes(&v.open(&out[0]).await?)[0];
+                    v.check().await?;
+                    Ok(t)
+                },
+            );
+            if mask == 0 {
+                assert_eq!(vr.unwrap(), webproof_circuits::gf256::inv(y));
+            } else {
+                assert!(
+                    matches!(vr, Err(Error::CheckFailed(_))),
+                    "y {y:#04x} mask {mask:#04x}: {vr:?}"
+                );
+            }
+        }
+    }
+}
+
+/// A prover that splits an inversion's 8 corrections over two segments is
+/// out of step with the verifier, which says so instead of mis-reading bits.
+#[test]
+fn byte_inversion_split_across_segments_is_malformed() {
+    let mut b = webproof_circuits::Builder::new();
+    let y = b.input(8);
+    let t = b.byte_inv(&y);
+    b.output(&t);
+    let single = b.finish();
+    let (mut a, bio) = memory_duplex();
+    let (cs, _) = pair(1);
+    let mut rng = StdRng::seed_from_u64(1);
+    let mut raw = frame(&crate::proto::encode_hello(&SMALL));
+    // 8 committed bits and 4 of the inversion's 8, then the other 4.
+    raw.extend(frame(&[12, 0, 0, 0, 0xa5, 0x03]));
+    raw.extend(frame(&[4, 0, 0, 0, 0x0c]));
+    let r = block_on(async {
+        let evil = async {
+            let _ = a.write_all(&raw).await;
+            let _ = a.close().await;
+        };
+        let honest = async {
+            let mut v = Verifier::new(cs, Channel::new(bio), SMALL, &mut rng).await?;
+            let yin = v.commit(8).await?;
+            v.eval(&single, &[&yin]).await?;
+            v.check().await
+        };
+        futures::join!(evil, honest).1
+    });
+    assert!(matches!(r, Err(Error::Malformed(_))), "{r:?}");
 }

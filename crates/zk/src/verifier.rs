@@ -1,6 +1,7 @@
 //! The verifying side: holds `Delta` and the COT keys, reads corrections,
 //! draws the challenges and runs the batched check.
 
+use crate::byteinv;
 use crate::check::{pack, Acc, ChiStream};
 use crate::elem::VerifierElem;
 use crate::proto;
@@ -177,9 +178,10 @@ impl<C: RandomCotSender, T: Io> Verifier<C, T> {
             }
         }
         let mut next = 0;
+        let mut room = 1;
         while next < circuit.gates.len() {
-            self.ensure_slot().await?;
-            next = self.eval_run(&circuit.gates, next, &mut w);
+            self.ensure_room(room).await?;
+            (next, room) = self.eval_run(circuit, next, &mut w);
         }
         let out = circuit
             .outputs
@@ -190,8 +192,11 @@ impl<C: RandomCotSender, T: Io> Verifier<C, T> {
         Ok(out)
     }
 
-    /// Evaluate gates from `start` while keys and received corrections last.
-    fn eval_run(&mut self, gates: &[Gate], start: usize, w: &mut [Block]) -> usize {
+    /// Evaluate gates from `start` while keys and received corrections
+    /// last; returns the index of the first gate not evaluated and the room
+    /// it needs.
+    fn eval_run(&mut self, circuit: &Circuit, start: usize, w: &mut [Block]) -> (usize, usize) {
+        let gates = &circuit.gates;
         let budget = (self.keys.len() - self.key_pos).min(self.frame_bits - self.frame_pos);
         let keys = &self.keys[self.key_pos..self.key_pos + budget];
         let delta = self.delta;
@@ -199,6 +204,8 @@ impl<C: RandomCotSender, T: Io> Verifier<C, T> {
         let (mut acc0, mut acc1) = (self.acc0, self.acc1);
         let mut pos = self.frame_pos;
         let mut used = 0;
+        let mut ands = 0;
+        let mut room = 1;
         let mut i = start;
         while i < gates.len() {
             match gates[i] {
@@ -219,6 +226,28 @@ impl<C: RandomCotSender, T: Io> Verifier<C, T> {
                     acc1.add_mul(chi, kc);
                     w[out as usize] = kc;
                     used += 1;
+                    ands += 1;
+                }
+                Gate::ByteInv { inputs, out } => {
+                    if budget - used < 8 {
+                        room = 8;
+                        break;
+                    }
+                    let k = circuit.byte_inv_inputs[inputs as usize].map(|id| w[id as usize]);
+                    let mut l = [Block::ZERO; 8];
+                    for (j, slot) in l.iter_mut().enumerate() {
+                        let d = (self.frame_words[pos >> 6] >> (pos & 63)) & 1 == 1;
+                        pos += 1;
+                        *slot = Block(keys[used + j].0 ^ d as u128) ^ Block::select(d, delta);
+                    }
+                    w[out as usize..out as usize + 8].copy_from_slice(&l);
+                    for [ab, c] in byteinv::verifier_terms(&k, &l) {
+                        let chi = self.chi.next_chi();
+                        acc0.add_mul(chi, ab);
+                        acc1.add_mul(chi, c);
+                    }
+                    used += 8;
+                    self.stats.byte_invs += 1;
                 }
             }
             i += 1;
@@ -227,9 +256,9 @@ impl<C: RandomCotSender, T: Io> Verifier<C, T> {
         self.acc1 = acc1;
         self.frame_pos = pos;
         self.key_pos += used;
-        self.stats.and_gates += used as u64;
+        self.stats.and_gates += ands as u64;
         self.stats.cots_used += used as u64;
-        i
+        (i, room)
     }
 
     /// Pack up to 128 bits into a field element (free).
@@ -422,9 +451,26 @@ impl<C: RandomCotSender, T: Io> Verifier<C, T> {
     }
 
     async fn ensure_slot(&mut self) -> Result<()> {
+        self.ensure_room(1).await
+    }
+
+    /// The counterpart of the prover's `ensure_room`: `n` keys of one batch
+    /// (dropping the rest of a batch that is too short) and `n` corrections
+    /// of one segment. A prover that split a byte inversion's corrections
+    /// across segments is out of step.
+    async fn ensure_room(&mut self, n: usize) -> Result<()> {
+        if self.keys.len() - self.key_pos < n {
+            self.key_pos = self.keys.len();
+        }
         self.ensure_key().await?;
         if self.frame_pos == self.frame_bits {
             self.recv_segment().await?;
+        }
+        if self.frame_bits - self.frame_pos < n {
+            return Err(Error::Malformed(format!(
+                "a segment ends {} corrections into a {n}-bit gadget",
+                self.frame_bits - self.frame_pos
+            )));
         }
         Ok(())
     }
