@@ -125,11 +125,19 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn main() {
+    // `WEBPROOF_RESPONSE=BYTES` (default 2048) sizes the response, cut
+    // into 16 KiB records; `WEBPROOF_ROWS=ideal|silent` keeps one kind of row.
     let request = vec![b'a'; 1024];
-    let response = vec![b'b'; 2048];
+    let response_len: usize = std::env::var("WEBPROOF_RESPONSE")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2048);
+    let response = vec![b'b'; response_len];
+    let response_records: Vec<&[u8]> = response.chunks(16384).collect();
+    let rows = std::env::var("WEBPROOF_ROWS").unwrap_or_default();
     println!(
         "{:<27} {:>6} {:>9} {:>9} {:>9} {:>8} {:>8} {:>9} {:>9}",
-        "statement (1 KB / 2 KB)",
+        "statement (1 KB request)",
         "COT",
         "AND",
         "setup ms",
@@ -141,6 +149,9 @@ fn main() {
     );
     let mut and_counts = std::collections::HashMap::new();
     for silent in [false, true] {
+        if (rows == "ideal" && silent) || (rows == "silent" && !silent) {
+            continue;
+        }
         for (label, aead, tls13) in [
             ("TLS 1.3 AES-128-GCM", Aead::Aes128Gcm, true),
             ("TLS 1.3 CHACHA20-POLY1305", Aead::ChaCha20Poly1305, true),
@@ -148,9 +159,9 @@ fn main() {
             ("TLS 1.2 AES-128-GCM", Aead::Aes128Gcm, false),
         ] {
             let mut s = if tls13 {
-                tls13_session(aead, 9, &[&request], &[&response])
+                tls13_session(aead, 9, &[&request], &response_records)
             } else {
-                tls12_session(aead, 9, &[&request], &[&response])
+                tls12_session(aead, 9, &[&request], &response_records)
             };
             s.statement.sent.disclosure = all_but_one(&s.statement.sent.records);
             s.statement.recv.disclosure = all_but_one(&s.statement.recv.records);

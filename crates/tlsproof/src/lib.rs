@@ -228,7 +228,7 @@ async fn prove_tls12_finished<P: ZkParty>(
                 record.ciphertext.len()
             )));
         }
-        let ks = dir.keystream(party, record, 0).await?;
+        let ks = dir.keystream(party, record, &[0]).await?.remove(0);
         // ks ^ (header || verify_data) must equal the recorded ciphertext.
         let header = bytes_to_bits(&FINISHED_HEADER);
         let expected: Vec<P::Bit> = (0..128)
@@ -286,16 +286,27 @@ impl<B: Copy> DirectionKey<B> {
         n
     }
 
-    /// Authenticated keystream block `index` of `record` (16 bytes for AES-GCM,
-    /// 64 for ChaCha20).
+    /// Authenticated keystream blocks `indices` of `record` (16 bytes each
+    /// for AES-GCM, 64 for ChaCha20), one vector of bits per block. The
+    /// blocks are evaluated as one batch (one pass over the circuit).
     pub(crate) async fn keystream<P: ZkParty<Bit = B>>(
         &mut self,
         party: &mut P,
         record: &Record,
-        index: usize,
-    ) -> Result<Vec<B>> {
+        indices: &[usize],
+    ) -> Result<Vec<Vec<B>>> {
+        if indices.is_empty() {
+            return Ok(Vec::new());
+        }
         let nonce = self.nonce(record);
-        match self.aead {
+        let n = indices.len();
+        let constants = |party: &P, bytes: &[u8]| -> Vec<B> {
+            bytes_to_bits(bytes)
+                .into_iter()
+                .map(|b| party.constant(b))
+                .collect()
+        };
+        let (out, block_bits) = match self.aead {
             Aead::Aes128Gcm | Aead::Aes256Gcm => {
                 if self.round_keys.is_none() {
                     let schedule = circuits::aes_key_schedule(self.aead.key_len());
@@ -303,36 +314,38 @@ impl<B: Copy> DirectionKey<B> {
                     self.round_keys = Some(out.into_iter().next().expect("one output"));
                 }
                 // GCM: counter block J0 + 1 + index, J0 = nonce || 1.
-                let mut ctr = [0u8; 16];
-                ctr[..12].copy_from_slice(&nonce);
-                let counter = u32::try_from(index + 2)
-                    .map_err(|_| Error::Malformed("record too long for GCM".into()))?;
-                ctr[12..].copy_from_slice(&counter.to_be_bytes());
-                let block: Vec<B> = bytes_to_bits(&ctr)
-                    .into_iter()
-                    .map(|b| party.constant(b))
-                    .collect();
+                let mut ctrs = Vec::with_capacity(16 * n);
+                for &index in indices {
+                    let counter = u32::try_from(index + 2)
+                        .map_err(|_| Error::Malformed("record too long for GCM".into()))?;
+                    ctrs.extend_from_slice(&nonce);
+                    ctrs.extend_from_slice(&counter.to_be_bytes());
+                }
+                let blocks = constants(party, &ctrs);
                 let circuit = circuits::aes_block(self.aead.key_len());
                 let rk = self.round_keys.as_ref().expect("expanded above");
-                let out = party.eval(circuit, &[rk, &block]).await?;
-                Ok(out.into_iter().next().expect("one output"))
+                (party.eval_batch(circuit, n, &[rk, &blocks]).await?, 128)
             }
             Aead::ChaCha20Poly1305 => {
                 // Block 0 keys Poly1305; the payload starts at counter 1.
-                let counter = u32::try_from(index + 1)
-                    .map_err(|_| Error::Malformed("record too long for ChaCha20".into()))?;
-                let ctr: Vec<B> = bytes_to_bits(&counter.to_le_bytes())
-                    .into_iter()
-                    .map(|b| party.constant(b))
-                    .collect();
-                let nonce: Vec<B> = bytes_to_bits(&nonce)
-                    .into_iter()
-                    .map(|b| party.constant(b))
-                    .collect();
+                let mut ctrs = Vec::with_capacity(4 * n);
+                for &index in indices {
+                    let counter = u32::try_from(index + 1)
+                        .map_err(|_| Error::Malformed("record too long for ChaCha20".into()))?;
+                    ctrs.extend_from_slice(&counter.to_le_bytes());
+                }
+                let ctr = constants(party, &ctrs);
+                let nonce = constants(party, &nonce);
                 let circuit = webproof_circuits::cache::chacha20_block();
-                let out = party.eval(circuit, &[&self.key, &ctr, &nonce]).await?;
-                Ok(out.into_iter().next().expect("one output"))
+                (
+                    party
+                        .eval_batch(circuit, n, &[&self.key, &ctr, &nonce])
+                        .await?,
+                    512,
+                )
             }
-        }
+        };
+        let bits = out.into_iter().next().expect("one output");
+        Ok(bits.chunks(block_bits).map(<[B]>::to_vec).collect())
     }
 }

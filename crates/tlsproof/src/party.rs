@@ -25,6 +25,14 @@ pub trait ZkParty {
         circuit: &Circuit,
         inputs: &[&[Self::Bit]],
     ) -> Result<Vec<Vec<Self::Bit>>>;
+    /// Evaluate a circuit on `n` instances at once (see
+    /// [`Prover::eval_batch`] for the input and output layout).
+    async fn eval_batch(
+        &mut self,
+        circuit: &Circuit,
+        n: usize,
+        inputs: &[&[Self::Bit]],
+    ) -> Result<Vec<Vec<Self::Bit>>>;
     /// Open bits to the verifier.
     async fn open(&mut self, bits: &[Self::Bit]) -> Result<Vec<bool>>;
     /// Prove that `bits` equal the public `values`.
@@ -62,6 +70,14 @@ impl<C: RandomCotReceiver, T: Io> ZkParty for Prover<C, T> {
     ) -> Result<Vec<Vec<ProverBit>>> {
         Prover::eval(self, circuit, inputs).await
     }
+    async fn eval_batch(
+        &mut self,
+        circuit: &Circuit,
+        n: usize,
+        inputs: &[&[ProverBit]],
+    ) -> Result<Vec<Vec<ProverBit>>> {
+        Prover::eval_batch(self, circuit, n, inputs).await
+    }
     async fn open(&mut self, bits: &[ProverBit]) -> Result<Vec<bool>> {
         Prover::open(self, bits).await
     }
@@ -94,6 +110,14 @@ impl<C: RandomCotSender, T: Io> ZkParty for Verifier<C, T> {
         inputs: &[&[VerifierBit]],
     ) -> Result<Vec<Vec<VerifierBit>>> {
         Verifier::eval(self, circuit, inputs).await
+    }
+    async fn eval_batch(
+        &mut self,
+        circuit: &Circuit,
+        n: usize,
+        inputs: &[&[VerifierBit]],
+    ) -> Result<Vec<Vec<VerifierBit>>> {
+        Verifier::eval_batch(self, circuit, n, inputs).await
     }
     async fn open(&mut self, bits: &[VerifierBit]) -> Result<Vec<bool>> {
         Verifier::open(self, bits).await

@@ -83,6 +83,16 @@
 //! bits): about `(q + 2) / 2^127` in all. Deriving the weights costs no
 //! message, so the proof streams one way with no round trip until the check.
 
+//! # Byte inversions
+//! A [`Gate::ByteInv`](webproof_circuits::Gate::ByteInv) (the non-linear
+//! part of the AES S-box) costs 8 COTs: the prover commits the 8 bits of
+//! `t = y^-1` in GF(2^8) and proves `Y^2 T = Y` and `Y T^2 = T` for the
+//! embeddings `Y`, `T` of the bytes in GF(2^128), two terms of the same
+//! batched check (see `byteinv`). The 8 bits of one inversion always lie in
+//! one COT batch and one segment: both parties drop the tail of a batch
+//! that is too short, and the prover sends a segment early rather than
+//! split them.
+//!
 //! Openings send the values and a SHA-256 hash of the MACs; the verifier
 //! recomputes the MACs `K ^ x Delta` for the claimed values. Claiming a wrong
 //! value needs the MAC `M ^ Delta`, i.e. guessing `Delta`.
@@ -126,7 +136,7 @@ mod verifier;
 mod tests;
 
 pub use elem::{ProverElem, VerifierElem};
-pub use prover::{Prover, ProverBit};
+pub use prover::{Prover, ProverBit, MAX_BATCH};
 pub use verifier::{Verifier, VerifierBit};
 pub use webproof_core::error::Result;
 pub use webproof_core::Error;

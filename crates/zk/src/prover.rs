@@ -171,38 +171,64 @@ impl<C: RandomCotReceiver, T: Io> Prover<C, T> {
         circuit: &Circuit,
         inputs: &[&[ProverBit]],
     ) -> Result<Vec<Vec<ProverBit>>> {
-        self.validated
-            .check(circuit, inputs.iter().map(|i| i.len()))?;
+        self.eval_batch(circuit, 1, inputs).await
+    }
+
+    /// Evaluate `circuit` on `n` instances at once (gate by gate, each gate
+    /// for every instance: one pass over the circuit instead of `n`).
+    ///
+    /// Input group `g` of `s` bits is given either as `s` bits, shared by
+    /// every instance (round keys), or as `n * s` bits, instance `i` at
+    /// `i * s..(i + 1) * s`. Output groups come back the second way.
+    pub async fn eval_batch(
+        &mut self,
+        circuit: &Circuit,
+        n: usize,
+        inputs: &[&[ProverBit]],
+    ) -> Result<Vec<Vec<ProverBit>>> {
+        let n = check_batch(circuit, n, inputs.iter().map(|i| i.len()))?;
+        self.validated.check(circuit)?;
         // The table is reused without clearing: every wire is written before
         // it is read, and a stale entry would still be a valid authenticated bit.
         let mut w = std::mem::take(&mut self.wires);
-        if w.len() < circuit.num_wires as usize {
-            w.resize(circuit.num_wires as usize, Block::ZERO);
+        let rows = circuit.num_wires as usize * n;
+        if w.len() < rows {
+            w.resize(rows, Block::ZERO);
         }
         for (group, bits) in circuit.inputs.iter().zip(inputs) {
-            for (&id, b) in group.iter().zip(bits.iter()) {
-                w[id as usize] = b.0;
-            }
+            load_group(&mut w, n, group, bits.iter().map(|b| b.0));
         }
-        let mut next = 0;
+        let mut at = (0, 0);
         let mut room = 1;
-        while next < circuit.gates.len() {
+        while at.0 < circuit.gates.len() {
             self.ensure_room(room).await?;
-            (next, room) = self.eval_run(circuit, next, &mut w);
+            (at, room) = self.eval_run(circuit, n, at, &mut w);
         }
         let out = circuit
             .outputs
             .iter()
-            .map(|g| g.iter().map(|&id| ProverBit(w[id as usize])).collect())
+            .map(|g| {
+                (0..n)
+                    .flat_map(|i| g.iter().map(move |&id| id as usize * n + i))
+                    .map(|k| ProverBit(w[k]))
+                    .collect()
+            })
             .collect();
         self.wires = w;
         Ok(out)
     }
 
-    /// Evaluate gates from `start` until the COT batch or the segment is
-    /// full; returns the index of the first gate not evaluated and the room
-    /// (COTs and segment bits) that gate needs.
-    fn eval_run(&mut self, circuit: &Circuit, start: usize, w: &mut [Block]) -> (usize, usize) {
+    /// Evaluate gates from `at` = (gate, instance) until the COT batch or
+    /// the segment is full; returns where it stopped and the room (COTs and
+    /// segment bits) that the next gate needs. Row `id` of the table holds
+    /// wire `id` of all `n` instances.
+    fn eval_run(
+        &mut self,
+        circuit: &Circuit,
+        n: usize,
+        at: (usize, usize),
+        w: &mut [Block],
+    ) -> ((usize, usize), usize) {
         let gates = &circuit.gates;
         let budget = (self.cots.len() - self.cot_pos).min(self.cfg.segment_bits - self.seg_bits);
         let cots = &self.cots[self.cot_pos..self.cot_pos + budget];
@@ -210,58 +236,83 @@ impl<C: RandomCotReceiver, T: Io> Prover<C, T> {
         let mut ands = 0;
         let mut nbits = self.seg_bits;
         let mut room = 1;
-        let mut i = start;
-        while i < gates.len() {
+        let (mut i, mut inst) = at;
+        'gates: while i < gates.len() {
             match gates[i] {
-                Gate::Xor { a, b, out } => w[out as usize] = w[a as usize] ^ w[b as usize],
-                Gate::Inv { a, out } => w[out as usize] = w[a as usize] ^ Block::ONE,
-                Gate::Const { value, out } => w[out as usize] = Block(value as u128),
-                Gate::And { a, b, out } => {
-                    if used == budget {
-                        break;
+                Gate::Xor { a, b, out } => {
+                    let (src, dst) = rows(w, n, out);
+                    let (ra, rb) = (row(src, n, a), row(src, n, b));
+                    for ((o, x), y) in dst.iter_mut().zip(ra).zip(rb) {
+                        *o = *x ^ *y;
                     }
-                    let (ma, mb) = (w[a as usize], w[b as usize]);
-                    let r = cots[used];
-                    #[allow(unused_mut)]
-                    let mut c = ma.0 & mb.0 & 1;
-                    #[cfg(test)]
-                    {
-                        c ^= self.cheat.flips(self.stats.and_gates + used as u64) as u128;
-                    }
-                    let d = c ^ (r.0 & 1);
-                    self.seg_words[nbits >> 6] |= (d as u64) << (nbits & 63);
-                    nbits += 1;
-                    let mc = Block(r.0 ^ d);
-                    self.seg_terms.push(and_term(ma, mb, mc));
-                    w[out as usize] = mc;
-                    used += 1;
-                    ands += 1;
                 }
-                Gate::ByteInv { inputs, out } => {
-                    if budget - used < 8 {
-                        room = 8;
-                        break;
+                Gate::Inv { a, out } => {
+                    let (src, dst) = rows(w, n, out);
+                    for (o, x) in dst.iter_mut().zip(row(src, n, a)) {
+                        *o = *x ^ Block::ONE;
                     }
-                    let m = circuit.byte_inv_inputs[inputs as usize].map(|id| w[id as usize]);
-                    let y = byteinv::byte_of(&m);
-                    #[allow(unused_mut)]
-                    let mut t = webproof_circuits::gf256::inv(y);
-                    #[cfg(test)]
-                    {
-                        t ^= self.cheat.byte_inv_mask(self.stats.byte_invs);
-                    }
-                    let mut n = [Block::ZERO; 8];
-                    for (k, slot) in n.iter_mut().enumerate() {
-                        let r = cots[used + k];
-                        let d = ((t >> k) & 1) as u128 ^ (r.0 & 1);
+                }
+                Gate::Const { value, out } => {
+                    rows(w, n, out).1.fill(Block(value as u128));
+                }
+                Gate::And { a, b, out } => {
+                    let (a, b, out) = (a as usize * n, b as usize * n, out as usize * n);
+                    while inst < n {
+                        if used == budget {
+                            break 'gates;
+                        }
+                        let (ma, mb) = (w[a + inst], w[b + inst]);
+                        let r = cots[used];
+                        #[allow(unused_mut)]
+                        let mut c = ma.0 & mb.0 & 1;
+                        #[cfg(test)]
+                        {
+                            c ^= self.cheat.flips(self.stats.and_gates + ands as u64) as u128;
+                        }
+                        let d = c ^ (r.0 & 1);
                         self.seg_words[nbits >> 6] |= (d as u64) << (nbits & 63);
                         nbits += 1;
-                        *slot = Block(r.0 ^ d);
+                        let mc = Block(r.0 ^ d);
+                        self.seg_terms.push(and_term(ma, mb, mc));
+                        w[out + inst] = mc;
+                        used += 1;
+                        ands += 1;
+                        inst += 1;
                     }
-                    w[out as usize..out as usize + 8].copy_from_slice(&n);
-                    self.seg_terms.extend(byteinv::prover_terms(&m, &n, y, t));
-                    used += 8;
-                    self.stats.byte_invs += 1;
+                    inst = 0;
+                }
+                Gate::ByteInv { inputs, out } => {
+                    let ids = circuit.byte_inv_inputs[inputs as usize];
+                    let out = out as usize * n;
+                    while inst < n {
+                        if budget - used < 8 {
+                            room = 8;
+                            break 'gates;
+                        }
+                        let m = ids.map(|id| w[id as usize * n + inst]);
+                        let y = byteinv::byte_of(&m);
+                        #[allow(unused_mut)]
+                        let mut t = webproof_circuits::gf256::inv(y);
+                        #[cfg(test)]
+                        {
+                            t ^= self.cheat.byte_inv_mask(self.stats.byte_invs);
+                        }
+                        let mut mt = [Block::ZERO; 8];
+                        for (k, slot) in mt.iter_mut().enumerate() {
+                            let r = cots[used + k];
+                            let d = ((t >> k) & 1) as u128 ^ (r.0 & 1);
+                            self.seg_words[nbits >> 6] |= (d as u64) << (nbits & 63);
+                            nbits += 1;
+                            *slot = Block(r.0 ^ d);
+                            // Output bit k of every instance is row `out + k`.
+                            w[out + k * n + inst] = *slot;
+                        }
+                        self.seg_terms.extend(byteinv::prover_terms(&m, &mt, y, t));
+                        used += 8;
+                        self.stats.byte_invs += 1;
+                        inst += 1;
+                    }
+                    inst = 0;
                 }
             }
             i += 1;
@@ -270,7 +321,7 @@ impl<C: RandomCotReceiver, T: Io> Prover<C, T> {
         self.cot_pos += used;
         self.stats.and_gates += ands as u64;
         self.stats.cots_used += used as u64;
-        (i, room)
+        ((i, inst), room)
     }
 
     /// Pack up to 128 bits into a field element `sum x^i bit_i` (free).
@@ -504,6 +555,78 @@ pub(crate) fn mac_hash(macs: impl Iterator<Item = Block>) -> [u8; 32] {
     h.finalize().into()
 }
 
+/// Check the instance count and input group sizes of a batch evaluation;
+/// returns `n`.
+pub(crate) fn check_batch(
+    c: &Circuit,
+    n: usize,
+    sizes: impl ExactSizeIterator<Item = usize>,
+) -> Result<usize> {
+    if n == 0 || n > MAX_BATCH {
+        return Err(Error::Usage(format!(
+            "a batch has 1..={MAX_BATCH} instances, not {n}"
+        )));
+    }
+    if sizes.len() != c.inputs.len() {
+        return Err(Error::Usage(format!(
+            "circuit has {} input groups, {} given",
+            c.inputs.len(),
+            sizes.len()
+        )));
+    }
+    for (i, (g, len)) in c.inputs.iter().zip(sizes).enumerate() {
+        if len != g.len() && len != g.len() * n {
+            return Err(Error::Usage(format!(
+                "input group {i} has {} wires: give {} (shared) or {} ({n} instances), not {len}",
+                g.len(),
+                g.len(),
+                g.len() * n
+            )));
+        }
+    }
+    Ok(n)
+}
+
+/// Most instances of one batch evaluation (the wire table holds
+/// `n * num_wires` entries).
+pub const MAX_BATCH: usize = 64;
+
+/// Write an input group into the table: shared (one value per wire, copied
+/// to every instance) or per instance.
+pub(crate) fn load_group(
+    w: &mut [Block],
+    n: usize,
+    group: &[webproof_circuits::WireId],
+    values: impl ExactSizeIterator<Item = Block>,
+) {
+    let shared = values.len() == group.len();
+    for (k, v) in values.enumerate() {
+        let (id, inst) = if shared {
+            (group[k], None)
+        } else {
+            (group[k % group.len()], Some(k / group.len()))
+        };
+        let base = id as usize * n;
+        match inst {
+            None => w[base..base + n].fill(v),
+            Some(i) => w[base + i] = v,
+        }
+    }
+}
+
+/// The rows below `out` (sources) and the row of `out` (destination).
+#[inline(always)]
+pub(crate) fn rows(w: &mut [Block], n: usize, out: u32) -> (&[Block], &mut [Block]) {
+    let (src, dst) = w.split_at_mut(out as usize * n);
+    (src, &mut dst[..n])
+}
+
+/// Row `id` of the sources.
+#[inline(always)]
+pub(crate) fn row(src: &[Block], n: usize, id: u32) -> &[Block] {
+    &src[id as usize * n..id as usize * n + n]
+}
+
 /// Remembers the last circuit whose wire numbers were checked, so a circuit
 /// evaluated many times (AES per block) is scanned once, not per call.
 #[derive(Default)]
@@ -512,28 +635,10 @@ pub(crate) struct ValidatedCircuit {
 }
 
 impl ValidatedCircuit {
-    /// Reject circuits whose wire numbers are out of range or whose input
-    /// groups do not match, before any message is sent for them.
-    pub(crate) fn check(
-        &mut self,
-        c: &Circuit,
-        sizes: impl ExactSizeIterator<Item = usize>,
-    ) -> Result<()> {
-        if sizes.len() != c.inputs.len() {
-            return Err(Error::Usage(format!(
-                "circuit has {} input groups, {} given",
-                c.inputs.len(),
-                sizes.len()
-            )));
-        }
-        for (i, (g, n)) in c.inputs.iter().zip(sizes).enumerate() {
-            if g.len() != n {
-                return Err(Error::Usage(format!(
-                    "input group {i} has {} wires, {n} given",
-                    g.len()
-                )));
-            }
-        }
+    /// Reject circuits whose wire numbers are out of range or not in
+    /// topological order (every gate writes a wire above those it reads),
+    /// before any message is sent for them.
+    pub(crate) fn check(&mut self, c: &Circuit) -> Result<()> {
         let id = [
             c as *const Circuit as usize,
             c.gates.as_ptr() as usize,
@@ -547,13 +652,15 @@ impl ValidatedCircuit {
         }
         let nw = c.num_wires;
         let bad = |id: u32| id >= nw;
+        // `a < out` for every input `a`: the batch evaluator reads rows
+        // below the one it writes.
         let gate_bad = c.gates.iter().any(|g| match *g {
-            Gate::Xor { a, b, out } | Gate::And { a, b, out } => bad(a) || bad(b) || bad(out),
-            Gate::Inv { a, out } => bad(a) || bad(out),
+            Gate::Xor { a, b, out } | Gate::And { a, b, out } => bad(out) || a >= out || b >= out,
+            Gate::Inv { a, out } => bad(out) || a >= out,
             Gate::Const { out, .. } => bad(out),
             Gate::ByteInv { inputs, out } => match c.byte_inv_inputs.get(inputs as usize) {
                 None => true,
-                Some(ids) => ids.iter().any(|&id| bad(id)) || out as u64 + 8 > nw as u64,
+                Some(ids) => ids.iter().any(|&id| id >= out) || out as u64 + 8 > nw as u64,
             },
         });
         if gate_bad
@@ -564,7 +671,7 @@ impl ValidatedCircuit {
                 .any(|&id| bad(id))
         {
             return Err(Error::Usage(
-                "circuit refers to a wire beyond num_wires".into(),
+                "circuit refers to a wire beyond num_wires or out of topological order".into(),
             ));
         }
         self.last = Some(id);

@@ -996,3 +996,108 @@ fn byte_inversion_split_across_segments_is_malformed() {
     });
     assert!(matches!(r, Err(Error::Malformed(_))), "{r:?}");
 }
+
+/// Batch evaluation gives each instance what a plain evaluation gives,
+/// with shared and per-instance input groups, across segment and batch
+/// boundaries; a wrong inversion in any instance is caught.
+#[test]
+fn batch_evaluation_matches_instances_and_catches_cheats() {
+    let mut rng = StdRng::seed_from_u64(8080);
+    // Two input groups: the first shared, the second per instance.
+    let base = random_circuit_with_inversions(&mut rng, 40, 1500, 64);
+    let mut c = base.clone();
+    c.inputs = vec![(0..16).collect(), (16..40).collect()];
+    for (seed, n) in [(1u64, 1usize), (2, 3), (3, 7), (4, 16)] {
+        let shared = random_bits(&mut rng, 16);
+        let own: Vec<Vec<bool>> = (0..n).map(|_| random_bits(&mut rng, 24)).collect();
+        let expect: Vec<bool> = own
+            .iter()
+            .flat_map(|o| c.eval(&[shared.clone(), o.clone()]).remove(0))
+            .collect();
+        let flat: Vec<bool> = own.concat();
+        for cheat in [
+            None,
+            Some(rng.gen_range(0..(c.byte_inv_count() * n) as u64)),
+        ] {
+            let (pr, vr) = run(
+                if seed & 1 == 0 {
+                    SMALL
+                } else {
+                    Config::default()
+                },
+                seed,
+                async |p: &mut P| {
+                    p.cheat.byte_inv = cheat.map(|i| (i, 0x40));
+                    let s = p.commit(&shared).await?;
+                    let o = p.commit(&flat).await?;
+                    let out = p.eval_batch(&c, n, &[&s, &o]).await?;
+                    p.open(&out[0]).await?;
+                    p.check().await
+                },
+                async |v: &mut V| {
+                    let s = v.commit(16).await?;
+                    let o = v.commit(24 * n).await?;
+                    let out = v.eval_batch(&c, n, &[&s, &o]).await?;
+                    let opened = v.open(&out[0]).await?;
+                    v.check().await?;
+                    Ok::<_, Error>((opened, v.stats()))
+                },
+            );
+            match cheat {
+                None => {
+                    pr.unwrap();
+                    let (opened, stats) = vr.unwrap();
+                    assert_eq!(opened, expect, "n = {n}");
+                    assert_eq!(stats.byte_invs as usize, n * c.byte_inv_count());
+                }
+                Some(i) => assert!(
+                    matches!(vr, Err(Error::CheckFailed(_))),
+                    "n = {n}, cheat at {i}: {vr:?}"
+                ),
+            }
+        }
+    }
+}
+
+#[test]
+fn batch_and_order_errors_are_usage_errors() {
+    let mut b = webproof_circuits::Builder::new();
+    let x = b.input(8);
+    let t = b.byte_inv(&x);
+    b.output(&t);
+    let good = b.finish();
+    // A gate that reads a wire above the one it writes.
+    let mut backwards = good.clone();
+    backwards.num_wires += 1;
+    backwards.gates.push(Gate::Xor {
+        a: backwards.num_wires - 1,
+        b: 0,
+        out: 8,
+    });
+    let (pr, _) = run(
+        SMALL,
+        1,
+        async |p: &mut P| {
+            let w = p.commit(&[true; 8]).await?;
+            assert!(matches!(
+                p.eval_batch(&good, 0, &[&w]).await,
+                Err(Error::Usage(_))
+            ));
+            assert!(matches!(
+                p.eval_batch(&good, crate::MAX_BATCH + 1, &[&w]).await,
+                Err(Error::Usage(_))
+            ));
+            assert!(matches!(
+                p.eval_batch(&good, 2, &[&w[..5]]).await,
+                Err(Error::Usage(_))
+            ));
+            assert!(matches!(
+                p.eval(&backwards, &[&w]).await,
+                Err(Error::Usage(_))
+            ));
+            Ok::<_, Error>(())
+        },
+        async |_v: &mut V| Ok::<_, Error>(()),
+    );
+    pr.unwrap();
+}

@@ -5,7 +5,7 @@ use crate::byteinv;
 use crate::check::{pack, Acc, ChiStream};
 use crate::elem::VerifierElem;
 use crate::proto;
-use crate::prover::{mac_hash, ValidatedCircuit};
+use crate::prover::{check_batch, load_group, mac_hash, row, rows, ValidatedCircuit};
 use crate::{Config, Stats};
 use rand_core::{CryptoRng, RngCore};
 use webproof_circuits::{Circuit, Gate};
@@ -164,38 +164,59 @@ impl<C: RandomCotSender, T: Io> Verifier<C, T> {
         circuit: &Circuit,
         inputs: &[&[VerifierBit]],
     ) -> Result<Vec<Vec<VerifierBit>>> {
-        self.validated
-            .check(circuit, inputs.iter().map(|i| i.len()))?;
+        self.eval_batch(circuit, 1, inputs).await
+    }
+
+    /// Evaluate `n` instances at once, mirroring the prover's
+    /// [`eval_batch`](crate::Prover::eval_batch) (same input and output layout).
+    pub async fn eval_batch(
+        &mut self,
+        circuit: &Circuit,
+        n: usize,
+        inputs: &[&[VerifierBit]],
+    ) -> Result<Vec<Vec<VerifierBit>>> {
+        let n = check_batch(circuit, n, inputs.iter().map(|i| i.len()))?;
+        self.validated.check(circuit)?;
         // The table is reused without clearing: every wire is written before
         // it is read, and a stale entry would still be a valid authenticated bit.
         let mut w = std::mem::take(&mut self.wires);
-        if w.len() < circuit.num_wires as usize {
-            w.resize(circuit.num_wires as usize, Block::ZERO);
+        let rows = circuit.num_wires as usize * n;
+        if w.len() < rows {
+            w.resize(rows, Block::ZERO);
         }
         for (group, bits) in circuit.inputs.iter().zip(inputs) {
-            for (&id, b) in group.iter().zip(bits.iter()) {
-                w[id as usize] = b.0;
-            }
+            load_group(&mut w, n, group, bits.iter().map(|b| b.0));
         }
-        let mut next = 0;
+        let mut at = (0, 0);
         let mut room = 1;
-        while next < circuit.gates.len() {
+        while at.0 < circuit.gates.len() {
             self.ensure_room(room).await?;
-            (next, room) = self.eval_run(circuit, next, &mut w);
+            (at, room) = self.eval_run(circuit, n, at, &mut w);
         }
         let out = circuit
             .outputs
             .iter()
-            .map(|g| g.iter().map(|&id| VerifierBit(w[id as usize])).collect())
+            .map(|g| {
+                (0..n)
+                    .flat_map(|i| g.iter().map(move |&id| id as usize * n + i))
+                    .map(|k| VerifierBit(w[k]))
+                    .collect()
+            })
             .collect();
         self.wires = w;
         Ok(out)
     }
 
-    /// Evaluate gates from `start` while keys and received corrections
-    /// last; returns the index of the first gate not evaluated and the room
-    /// it needs.
-    fn eval_run(&mut self, circuit: &Circuit, start: usize, w: &mut [Block]) -> (usize, usize) {
+    /// Evaluate gates from `at` = (gate, instance) while keys and received
+    /// corrections last; returns where it stopped and the room the next
+    /// gate needs.
+    fn eval_run(
+        &mut self,
+        circuit: &Circuit,
+        n: usize,
+        at: (usize, usize),
+        w: &mut [Block],
+    ) -> ((usize, usize), usize) {
         let gates = &circuit.gates;
         let budget = (self.keys.len() - self.key_pos).min(self.frame_bits - self.frame_pos);
         let keys = &self.keys[self.key_pos..self.key_pos + budget];
@@ -206,48 +227,72 @@ impl<C: RandomCotSender, T: Io> Verifier<C, T> {
         let mut used = 0;
         let mut ands = 0;
         let mut room = 1;
-        let mut i = start;
-        while i < gates.len() {
+        let (mut i, mut inst) = at;
+        'gates: while i < gates.len() {
             match gates[i] {
-                Gate::Xor { a, b, out } => w[out as usize] = w[a as usize] ^ w[b as usize],
-                Gate::Inv { a, out } => w[out as usize] = w[a as usize] ^ not_mask,
+                Gate::Xor { a, b, out } => {
+                    let (src, dst) = rows(w, n, out);
+                    let (ra, rb) = (row(src, n, a), row(src, n, b));
+                    for ((o, x), y) in dst.iter_mut().zip(ra).zip(rb) {
+                        *o = *x ^ *y;
+                    }
+                }
+                Gate::Inv { a, out } => {
+                    let (src, dst) = rows(w, n, out);
+                    for (o, x) in dst.iter_mut().zip(row(src, n, a)) {
+                        *o = *x ^ not_mask;
+                    }
+                }
                 Gate::Const { value, out } => {
-                    w[out as usize] = Block(value as u128) ^ Block::select(value, delta)
+                    rows(w, n, out)
+                        .1
+                        .fill(Block(value as u128) ^ Block::select(value, delta));
                 }
                 Gate::And { a, b, out } => {
-                    if used == budget {
-                        break;
-                    }
-                    let d = (self.frame_words[pos >> 6] >> (pos & 63)) & 1 == 1;
-                    pos += 1;
-                    let kc = Block(keys[used].0 ^ d as u128) ^ Block::select(d, delta);
-                    let chi = self.chi.next_chi();
-                    acc0.add_mul(chi, w[a as usize].gf_mul(w[b as usize]));
-                    acc1.add_mul(chi, kc);
-                    w[out as usize] = kc;
-                    used += 1;
-                    ands += 1;
-                }
-                Gate::ByteInv { inputs, out } => {
-                    if budget - used < 8 {
-                        room = 8;
-                        break;
-                    }
-                    let k = circuit.byte_inv_inputs[inputs as usize].map(|id| w[id as usize]);
-                    let mut l = [Block::ZERO; 8];
-                    for (j, slot) in l.iter_mut().enumerate() {
+                    let (a, b, out) = (a as usize * n, b as usize * n, out as usize * n);
+                    while inst < n {
+                        if used == budget {
+                            break 'gates;
+                        }
                         let d = (self.frame_words[pos >> 6] >> (pos & 63)) & 1 == 1;
                         pos += 1;
-                        *slot = Block(keys[used + j].0 ^ d as u128) ^ Block::select(d, delta);
-                    }
-                    w[out as usize..out as usize + 8].copy_from_slice(&l);
-                    for [ab, c] in byteinv::verifier_terms(&k, &l) {
+                        let kc = Block(keys[used].0 ^ d as u128) ^ Block::select(d, delta);
                         let chi = self.chi.next_chi();
-                        acc0.add_mul(chi, ab);
-                        acc1.add_mul(chi, c);
+                        acc0.add_mul(chi, w[a + inst].gf_mul(w[b + inst]));
+                        acc1.add_mul(chi, kc);
+                        w[out + inst] = kc;
+                        used += 1;
+                        ands += 1;
+                        inst += 1;
                     }
-                    used += 8;
-                    self.stats.byte_invs += 1;
+                    inst = 0;
+                }
+                Gate::ByteInv { inputs, out } => {
+                    let ids = circuit.byte_inv_inputs[inputs as usize];
+                    let out = out as usize * n;
+                    while inst < n {
+                        if budget - used < 8 {
+                            room = 8;
+                            break 'gates;
+                        }
+                        let k = ids.map(|id| w[id as usize * n + inst]);
+                        let mut l = [Block::ZERO; 8];
+                        for (j, slot) in l.iter_mut().enumerate() {
+                            let d = (self.frame_words[pos >> 6] >> (pos & 63)) & 1 == 1;
+                            pos += 1;
+                            *slot = Block(keys[used + j].0 ^ d as u128) ^ Block::select(d, delta);
+                            w[out + j * n + inst] = *slot;
+                        }
+                        for [ab, c] in byteinv::verifier_terms(&k, &l) {
+                            let chi = self.chi.next_chi();
+                            acc0.add_mul(chi, ab);
+                            acc1.add_mul(chi, c);
+                        }
+                        used += 8;
+                        self.stats.byte_invs += 1;
+                        inst += 1;
+                    }
+                    inst = 0;
                 }
             }
             i += 1;
@@ -258,7 +303,7 @@ impl<C: RandomCotSender, T: Io> Verifier<C, T> {
         self.key_pos += used;
         self.stats.and_gates += ands as u64;
         self.stats.cots_used += used as u64;
-        (i, room)
+        ((i, inst), room)
     }
 
     /// Pack up to 128 bits into a field element (free).
