@@ -17,6 +17,7 @@ pub mod block;
 pub mod channel;
 pub mod cot;
 pub mod error;
+pub mod lanes;
 pub mod memory;
 pub mod prg;
 

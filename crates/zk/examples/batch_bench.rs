@@ -29,11 +29,21 @@ fn circuits() -> (Circuit, Circuit) {
     (schedule, b.finish())
 }
 
-fn once(schedule: &Circuit, block: &Circuit, blocks: usize, batch: usize) -> f64 {
+/// CPU time of the calling thread in ms (Linux schedstat; 0 elsewhere).
+fn thread_cpu_ms() -> f64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<f64>().ok())
+        .map_or(0.0, |ns| ns / 1e6)
+}
+
+/// Wall time and the two threads' CPU time, in ms.
+fn once(schedule: &Circuit, block: &Circuit, blocks: usize, batch: usize) -> (f64, f64) {
     let (a, b) = memory_duplex();
     let start = Instant::now();
     std::thread::scope(|s| {
         let p = s.spawn(|| {
+            let cpu = thread_cpu_ms();
             block_on(async {
                 let (_, cr) = ideal::pair(1);
                 let mut p = Prover::new(cr, Channel::new(a), Config::default())
@@ -47,9 +57,11 @@ fn once(schedule: &Circuit, block: &Circuit, blocks: usize, batch: usize) -> f64
                     p.open(&ks[0]).await.unwrap();
                 }
                 p.finish().await.unwrap();
-            })
+            });
+            thread_cpu_ms() - cpu
         });
         let v = s.spawn(|| {
+            let cpu = thread_cpu_ms();
             block_on(async {
                 let mut rng = rand::rngs::StdRng::seed_from_u64(3);
                 let (cs, _) = ideal::pair(1);
@@ -64,12 +76,12 @@ fn once(schedule: &Circuit, block: &Circuit, blocks: usize, batch: usize) -> f64
                     v.open(&ks[0]).await.unwrap();
                 }
                 v.finish().await.unwrap();
-            })
+            });
+            thread_cpu_ms() - cpu
         });
-        p.join().unwrap();
-        v.join().unwrap();
-    });
-    start.elapsed().as_secs_f64() * 1e3
+        let cpu = p.join().unwrap() + v.join().unwrap();
+        (start.elapsed().as_secs_f64() * 1e3, cpu)
+    })
 }
 
 fn main() {
@@ -83,18 +95,23 @@ fn main() {
         .map(|v| v.split(",").map(|x| x.parse().unwrap()).collect())
         .unwrap_or(vec![1, 4, 8, 16, 32]);
     let mut times = vec![Vec::new(); batches.len()];
+    let mut cpus = vec![Vec::new(); batches.len()];
     for _ in 0..5 {
         for (i, &n) in batches.iter().enumerate() {
-            times[i].push(once(&schedule, &block, blocks / n * n, n));
+            let (wall, cpu) = once(&schedule, &block, blocks / n * n, n);
+            times[i].push(wall);
+            cpus[i].push(cpu);
         }
     }
     println!("AES-128 keystream blocks: {blocks} (160 byte inversions each), ideal COTs");
-    for (n, mut t) in batches.iter().zip(times) {
+    for ((n, mut t), mut c) in batches.iter().zip(times).zip(cpus) {
         t.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        c.sort_by(|a, b| a.partial_cmp(b).unwrap());
         println!(
-            "batch {n:>2}: median {:7.1} ms (min {:7.1})",
+            "batch {n:>2}: wall median {:7.1} ms (min {:7.1}), CPU of both parties median {:7.1} ms",
             t[t.len() / 2],
-            t[0]
+            t[0],
+            c[c.len() / 2]
         );
     }
 }

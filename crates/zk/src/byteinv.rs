@@ -31,6 +31,7 @@
 
 use crate::check::Acc;
 use std::sync::OnceLock;
+use webproof_core::lanes::{self, X4};
 use webproof_core::Block;
 
 /// A root of `x^8 + x^4 + x^3 + x + 1` in GF(2^128) (modulus
@@ -124,6 +125,43 @@ pub(crate) fn verifier_terms(k: &[Block; 8], l: &[Block; 8]) -> [[Block; 2]; 2] 
     [[ky2.gf_mul(kt), ky], [ky.gf_mul(kt2), kt]]
 }
 
+/// [`prover_terms`] of four inversions at once (lane `l` of every row is
+/// inversion `l`), in the order lane 0's two terms, lane 1's, ...
+#[inline(always)]
+pub(crate) fn prover_terms_x4(m: &[X4; 8], n: &[X4; 8], y: [u8; 4], t: [u8; 4]) -> [[Block; 2]; 8] {
+    let e = embedding();
+    let (my, my2) = lanes::lincomb8_pair(&e.basis, &e.basis_sq, m);
+    let (mt, mt2) = lanes::lincomb8_pair(&e.basis, &e.basis_sq, n);
+    let vy: X4 = y.map(|b| e.value[b as usize]);
+    let vy2: X4 = y.map(|b| e.value_sq[b as usize]);
+    let vt: X4 = t.map(|b| e.value[b as usize]);
+    let vt2: X4 = t.map(|b| e.value_sq[b as usize]);
+    let a0 = [lanes::mul(&my2, &mt), lanes::mul(&my, &mt2)];
+    let a1 = [
+        lanes::mul_add(&vy2, &mt, &vt, &my2),
+        lanes::mul_add(&vy, &mt2, &vt2, &my),
+    ];
+    core::array::from_fn(|i| {
+        let (l, r) = (i / 2, i % 2);
+        let c = if r == 0 { my[l] } else { mt[l] };
+        [a0[r][l], a1[r][l] ^ c]
+    })
+}
+
+/// [`verifier_terms`] of four inversions at once, ordered as [`prover_terms_x4`].
+#[inline(always)]
+pub(crate) fn verifier_terms_x4(k: &[X4; 8], l: &[X4; 8]) -> [[Block; 2]; 8] {
+    let e = embedding();
+    let (ky, ky2) = lanes::lincomb8_pair(&e.basis, &e.basis_sq, k);
+    let (kt, kt2) = lanes::lincomb8_pair(&e.basis, &e.basis_sq, l);
+    let b = [lanes::mul(&ky2, &kt), lanes::mul(&ky, &kt2)];
+    core::array::from_fn(|i| {
+        let (lane, r) = (i / 2, i % 2);
+        let c = if r == 0 { ky[lane] } else { kt[lane] };
+        [b[r][lane], c]
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -160,6 +198,29 @@ mod tests {
         v.sort_unstable();
         v.dedup();
         assert_eq!(v.len(), 256);
+    }
+
+    /// The four-lane terms are the one-lane terms, lane by lane.
+    #[test]
+    fn four_lane_terms_match_one_lane_terms() {
+        use rand::Rng;
+        let mut rng = rand::thread_rng();
+        for _ in 0..200 {
+            let m: [X4; 8] = core::array::from_fn(|_| core::array::from_fn(|_| Block(rng.gen())));
+            let n: [X4; 8] = core::array::from_fn(|_| core::array::from_fn(|_| Block(rng.gen())));
+            let y: [u8; 4] = rng.gen();
+            let t: [u8; 4] = rng.gen();
+            let p4 = prover_terms_x4(&m, &n, y, t);
+            let v4 = verifier_terms_x4(&m, &n);
+            for l in 0..4 {
+                let ml: [Block; 8] = core::array::from_fn(|j| m[j][l]);
+                let nl: [Block; 8] = core::array::from_fn(|j| n[j][l]);
+                let p1 = prover_terms(&ml, &nl, y[l], t[l]);
+                let v1 = verifier_terms(&ml, &nl);
+                assert_eq!([p4[2 * l], p4[2 * l + 1]], p1);
+                assert_eq!([v4[2 * l], v4[2 * l + 1]], v1);
+            }
+        }
     }
 
     /// The two relations hold for `t = inv(y)` and for no other `t`.

@@ -10,6 +10,7 @@ use sha2::{Digest, Sha256};
 use webproof_circuits::{Circuit, Gate};
 use webproof_core::cot::RandomCotReceiver;
 use webproof_core::error::Result;
+use webproof_core::lanes::X4;
 use webproof_core::{Block, Channel, Error, Io};
 
 /// An authenticated bit held by the prover: its MAC, whose lsb is the value.
@@ -285,6 +286,44 @@ impl<C: RandomCotReceiver, T: Io> Prover<C, T> {
                     let ids = circuit.byte_inv_inputs[inputs as usize];
                     let out = out as usize * n;
                     while inst < n {
+                        if n - inst >= 4 && budget - used >= 32 {
+                            // Four instances in the lanes of one kernel; the
+                            // same bits and terms, in the same order, as four
+                            // single steps.
+                            let m: [X4; 8] = ids.map(|id| {
+                                let r = id as usize * n + inst;
+                                [w[r], w[r + 1], w[r + 2], w[r + 3]]
+                            });
+                            let y: [u8; 4] = core::array::from_fn(|l| {
+                                byteinv::byte_of(&core::array::from_fn(|j| m[j][l]))
+                            });
+                            #[allow(unused_mut)]
+                            let mut t = y.map(webproof_circuits::gf256::inv);
+                            #[cfg(test)]
+                            for (l, tl) in t.iter_mut().enumerate() {
+                                *tl ^= self.cheat.byte_inv_mask(self.stats.byte_invs + l as u64);
+                            }
+                            let mut mt = [[Block::ZERO; 4]; 8];
+                            for (l, &tl) in t.iter().enumerate() {
+                                for (k, row) in mt.iter_mut().enumerate() {
+                                    let r = cots[used + 8 * l + k];
+                                    let d = ((tl >> k) & 1) as u128 ^ (r.0 & 1);
+                                    self.seg_words[nbits >> 6] |= (d as u64) << (nbits & 63);
+                                    nbits += 1;
+                                    row[l] = Block(r.0 ^ d);
+                                }
+                            }
+                            for (k, row) in mt.iter().enumerate() {
+                                let at = out + k * n + inst;
+                                w[at..at + 4].copy_from_slice(row);
+                            }
+                            self.seg_terms
+                                .extend(byteinv::prover_terms_x4(&m, &mt, y, t));
+                            used += 32;
+                            self.stats.byte_invs += 4;
+                            inst += 4;
+                            continue;
+                        }
                         if budget - used < 8 {
                             room = 8;
                             break 'gates;

@@ -11,6 +11,7 @@ use rand_core::{CryptoRng, RngCore};
 use webproof_circuits::{Circuit, Gate};
 use webproof_core::cot::RandomCotSender;
 use webproof_core::error::Result;
+use webproof_core::lanes::X4;
 use webproof_core::{Block, Channel, Error, Io};
 
 /// An authenticated bit held by the verifier: its key `K` (`lsb(K) = 0`).
@@ -271,6 +272,35 @@ impl<C: RandomCotSender, T: Io> Verifier<C, T> {
                     let ids = circuit.byte_inv_inputs[inputs as usize];
                     let out = out as usize * n;
                     while inst < n {
+                        if n - inst >= 4 && budget - used >= 32 {
+                            // Four instances in lanes, as the prover may do.
+                            let k: [X4; 8] = ids.map(|id| {
+                                let r = id as usize * n + inst;
+                                [w[r], w[r + 1], w[r + 2], w[r + 3]]
+                            });
+                            let mut l = [[Block::ZERO; 4]; 8];
+                            for lane in 0..4 {
+                                for (j, row) in l.iter_mut().enumerate() {
+                                    let d = (self.frame_words[pos >> 6] >> (pos & 63)) & 1 == 1;
+                                    pos += 1;
+                                    row[lane] = Block(keys[used + 8 * lane + j].0 ^ d as u128)
+                                        ^ Block::select(d, delta);
+                                }
+                            }
+                            for (j, row) in l.iter().enumerate() {
+                                let at = out + j * n + inst;
+                                w[at..at + 4].copy_from_slice(row);
+                            }
+                            for [ab, c] in byteinv::verifier_terms_x4(&k, &l) {
+                                let chi = self.chi.next_chi();
+                                acc0.add_mul(chi, ab);
+                                acc1.add_mul(chi, c);
+                            }
+                            used += 32;
+                            self.stats.byte_invs += 4;
+                            inst += 4;
+                            continue;
+                        }
                         if budget - used < 8 {
                             room = 8;
                             break 'gates;
