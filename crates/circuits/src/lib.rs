@@ -13,6 +13,7 @@
 //! |---|---|
 //! | AES-128 block with key schedule ([`aes`]) | 6,400 |
 //! | AES-128 per block, schedule reused | 5,120 |
+//! | same with inversion S-boxes ([`aes::SboxKind::Inversion`]) | 0 AND, 160 byte inversions (1,280 ZK COTs) |
 //! | AES-256 block with key schedule | 8,832 |
 //! | SHA-256 compression ([`sha2`]) | 22,271 |
 //! | SHA-256 compression of a public block ([`sha2::compress_public_schedule`]) | 16,120 |
@@ -22,6 +23,10 @@
 //! | same, hashes as public inputs (cached) | 608,320 |
 //! | TLS 1.2 MS -> key block + both verify_data, SHA-256, folded | ~449,000 (23 compressions) |
 //! | same, randoms/hashes as public inputs (cached) | 494,903 |
+//!
+//! Besides AND, XOR, NOT and constants the IR has one gadget,
+//! [`Gate::ByteInv`] (inversion in GF(2^8), [`gf256`]), which the ZK engine
+//! proves natively; [`Circuit::lower`] expands it for Boolean-only back ends.
 //!
 //! Modules: [`builder`] (gadget composition, constant folding, dead-gate
 //! elimination), [`bristol`] (Bristol Fashion text import/export), [`aes`],
