@@ -505,6 +505,10 @@ fn webproof(ctx: &SampleCtx, ns: &str) -> anyhow::Result<Command> {
     Ok(ctx.topo.namespace(ns).command(exe)?)
 }
 
+/// Bytes allowed for the fixture response's status line and headers when
+/// telling the prover what response size to expect.
+const RESPONSE_HEAD_ALLOWANCE: usize = 512;
+
 const READY: Duration = Duration::from_secs(30);
 const SAMPLE_TIMEOUT: Duration = Duration::from_secs(900);
 
@@ -621,6 +625,11 @@ fn run_sample(ctx: &SampleCtx) -> anyhow::Result<Sample> {
             for item in prove_reveal_args(b) {
                 c.args(["--reveal", &item]);
             }
+            // The body's size is known; the status line and headers come on top.
+            c.args([
+                "--expect-response",
+                &(b.download_size + RESPONSE_HEAD_ALLOWANCE).to_string(),
+            ]);
             c
         }
         (None, Mode::Plain) => {

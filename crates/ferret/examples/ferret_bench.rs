@@ -50,6 +50,7 @@ fn parse() -> Args {
                     "b11" => FerretConfig {
                         main: webproof_ferret::params::B11_MAIN,
                         setup: Some(webproof_ferret::params::B11_SETUP),
+                        first_main_trees: None,
                     },
                     other => panic!("unknown config {other}"),
                 };

@@ -113,6 +113,20 @@ impl FerretSender<SoftSpokenSender> {
         s.setup(channel).await?;
         Ok(s)
     }
+
+    /// [`Self::connect`] up to the first iteration's tree corrections (see
+    /// [`FerretSender::setup_until_check`]); the peer runs
+    /// [`SilentCotReceiverOpening::connect_until_check`].
+    pub async fn connect_until_check<T: Io>(
+        config: FerretConfig,
+        channel: &mut Channel<T>,
+        rng: &mut (impl RngCore + CryptoRng),
+    ) -> Result<Self> {
+        let bootstrap = SoftSpokenSender::setup(channel, rng).await?;
+        let mut s = FerretSender::new(config, bootstrap, rng)?;
+        s.setup_until_check(channel).await?;
+        Ok(s)
+    }
 }
 
 impl FerretReceiver<SoftSpokenReceiver> {
@@ -122,9 +136,68 @@ impl FerretReceiver<SoftSpokenReceiver> {
         channel: &mut Channel<T>,
         rng: &mut (impl RngCore + CryptoRng),
     ) -> Result<Self> {
-        let bootstrap = SoftSpokenReceiver::setup(channel, rng).await?;
-        let mut r = FerretReceiver::new(config, bootstrap, rng)?;
+        let opening = Self::open(config, rng)?;
+        channel.send(&opening.message()).await?;
+        channel.flush().await?;
+        opening.connect(channel, rng).await
+    }
+
+    /// [`Self::connect`] in two steps: the receiver speaks first (the base
+    /// OT sender's point, which depends on nothing from the peer), so the
+    /// caller may send [`SilentCotReceiverOpening::message`] in a flight of
+    /// its own, e.g. with a hello, and then run
+    /// [`SilentCotReceiverOpening::connect`]. The peer runs
+    /// [`FerretSender::connect`] unchanged.
+    pub fn open(
+        config: FerretConfig,
+        rng: &mut (impl RngCore + CryptoRng),
+    ) -> Result<SilentCotReceiverOpening> {
+        config
+            .validate()
+            .map_err(|e| webproof_core::Error::Usage(format!("Ferret parameters: {e}")))?;
+        Ok(SilentCotReceiverOpening {
+            softspoken: SoftSpokenReceiver::begin(webproof_ot::DEFAULT_K, rng)?,
+            config,
+        })
+    }
+}
+
+/// A production receiver whose first message is made (see
+/// [`FerretReceiver::open`]).
+pub struct SilentCotReceiverOpening {
+    softspoken: webproof_ot::SoftSpokenReceiverSetup,
+    config: FerretConfig,
+}
+
+impl SilentCotReceiverOpening {
+    /// The receiver's first message: send it as one frame of the channel
+    /// (or of the byte stream under it) before [`Self::connect`] reads.
+    pub fn message(&self) -> Vec<u8> {
+        self.softspoken.first_message().to_vec()
+    }
+
+    /// The rest of [`FerretReceiver::connect`], once the message is on its way.
+    pub async fn connect<T: Io>(
+        self,
+        channel: &mut Channel<T>,
+        rng: &mut (impl RngCore + CryptoRng),
+    ) -> Result<SilentCotReceiver> {
+        let bootstrap = self.softspoken.finish(channel, rng).await?;
+        let mut r = FerretReceiver::new(self.config, bootstrap, rng)?;
         r.setup(channel).await?;
+        Ok(r)
+    }
+
+    /// [`Self::connect`] up to the first iteration's tree corrections (see
+    /// [`FerretReceiver::setup_until_check`]).
+    pub async fn connect_until_check<T: Io>(
+        self,
+        channel: &mut Channel<T>,
+        rng: &mut (impl RngCore + CryptoRng),
+    ) -> Result<SilentCotReceiver> {
+        let bootstrap = self.softspoken.finish(channel, rng).await?;
+        let mut r = FerretReceiver::new(self.config, bootstrap, rng)?;
+        r.setup_until_check(channel).await?;
         Ok(r)
     }
 }

@@ -67,6 +67,14 @@ pub enum ParamError {
     NoNetOutput { n: usize, reserve: usize },
     /// The setup iteration produces fewer COTs than one main iteration needs.
     SetupTooSmall { produced: usize, needed: usize },
+    /// The cut first main iteration has no trees, more trees than the main
+    /// set, or does not refill a full main reserve with output to spare.
+    FirstMainSize {
+        trees: usize,
+        max: usize,
+        produced: usize,
+        needed: usize,
+    },
 }
 
 impl fmt::Display for ParamError {
@@ -83,6 +91,16 @@ impl fmt::Display for ParamError {
             ParamError::SetupTooSmall { produced, needed } => write!(
                 f,
                 "setup iteration yields {produced} COTs, a main iteration needs {needed}"
+            ),
+            ParamError::FirstMainSize {
+                trees,
+                max,
+                produced,
+                needed,
+            } => write!(
+                f,
+                "first main iteration of {trees} trees (at most {max}) yields {produced} COTs, \
+                 more than {needed} needed"
             ),
         }
     }
@@ -120,6 +138,17 @@ impl LpnParams {
     /// Bytes the receiver sends per iteration (challenge seed and masked check value).
     pub const fn receiver_bytes(&self) -> usize {
         32
+    }
+
+    /// The first `t` noise blocks of this set: same `k`, same block size,
+    /// `n = t · 2^log_bin`. Its outputs are distributed exactly as the first
+    /// `n` outputs of an instance of `self` (same secret length, the same
+    /// kind of random columns, one noisy position in each of the first `t`
+    /// blocks), so it is at least as hard to tell from random: any
+    /// distinguisher for the prefix is one for `self` that ignores the
+    /// remaining samples. Only `t` is checked here (by [`FerretConfig::validate`]).
+    pub const fn prefix(&self, t: usize) -> Self {
+        LpnParams::new(t << self.log_bin, self.k, t, self.log_bin)
     }
 
     /// Check the shape constraints the protocol relies on.
@@ -164,16 +193,24 @@ pub const FERRET_2020_SMALL: LpnParams = LpnParams::new(649_728, 36_288, 1_269, 
 
 /// Which LPN sets an extension runs.
 ///
-/// The bootstrap COT source supplies `setup.reserve()` COTs (or
-/// `main.reserve()` without a setup set); the setup iteration turns them into
-/// the reserve of the first main iteration; every main iteration then keeps
-/// `main.reserve()` of its own outputs for the next one and hands out the rest.
+/// The iterations, in order (see [`FerretConfig::iteration`]): the setup set
+/// once (if any), then the first main iteration (the main set, or its prefix
+/// of `first_main_trees` noise blocks), then the main set for ever. The
+/// bootstrap COT source supplies the first iteration's reserve; each
+/// iteration keeps the next one's reserve from its first outputs and hands
+/// out the rest.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FerretConfig {
     /// The set every steady-state iteration uses.
     pub main: LpnParams,
     /// An optional smaller set run once to stretch the bootstrap COTs.
     pub setup: Option<LpnParams>,
+    /// Cut the first main iteration to the first this-many noise blocks of
+    /// `main` ([`LpnParams::prefix`]): a short session then pays for the
+    /// trees and LPN it needs, not a whole main iteration. It must still
+    /// refill a full `main` reserve, so later iterations run at full size.
+    /// Both parties must use the same value. `None`: full size.
+    pub first_main_trees: Option<usize>,
 }
 
 impl FerretConfig {
@@ -184,6 +221,7 @@ impl FerretConfig {
         FerretConfig {
             main: B13_MAIN,
             setup: Some(B13_SETUP),
+            first_main_trees: None,
         }
     }
 
@@ -194,6 +232,7 @@ impl FerretConfig {
         FerretConfig {
             main: B12_MAIN,
             setup: Some(B12_SETUP),
+            first_main_trees: None,
         }
     }
 
@@ -205,18 +244,61 @@ impl FerretConfig {
         FerretConfig {
             main: B13_SETUP,
             setup: None,
+            first_main_trees: None,
+        }
+    }
+
+    /// The first main iteration's set: `main`, or its prefix.
+    pub const fn first_main(&self) -> LpnParams {
+        match self.first_main_trees {
+            Some(t) => self.main.prefix(t),
+            None => self.main,
+        }
+    }
+
+    /// The set of iteration `i` (0-based, counting the setup iteration).
+    pub const fn iteration(&self, i: usize) -> LpnParams {
+        match (self.setup, i) {
+            (Some(s), 0) => s,
+            (Some(_), 1) | (None, 0) => self.first_main(),
+            _ => self.main,
+        }
+    }
+
+    /// The set whose public LPN code iteration `i` uses: a cut first main
+    /// iteration uses `main`'s code (its first columns), so it is literally
+    /// a prefix of a `main` instance.
+    pub(crate) const fn code_of(&self, i: usize) -> LpnParams {
+        match (self.setup, i) {
+            (Some(s), 0) => s,
+            _ => self.main,
         }
     }
 
     /// COTs drawn from the bootstrap source.
     pub const fn bootstrap_cots(&self) -> usize {
+        self.iteration(0).reserve()
+    }
+
+    /// COTs the iterations before the first main one hand out to the
+    /// caller (the setup iteration's surplus beyond the first main
+    /// iteration's reserve; 0 without a setup set). Drawing exactly this
+    /// many runs the bootstrap and the setup iteration; one more runs the
+    /// first main iteration.
+    pub const fn setup_surplus(&self) -> usize {
         match self.setup {
-            Some(s) => s.reserve(),
-            None => self.main.reserve(),
+            Some(s) => s.n.saturating_sub(self.first_main().reserve()),
+            None => 0,
         }
     }
 
-    /// Check every set and that the setup set feeds a main iteration.
+    /// COTs the first main iteration hands out to the caller.
+    pub const fn first_main_net(&self) -> usize {
+        self.first_main().n.saturating_sub(self.main.reserve())
+    }
+
+    /// Check every set, that the setup set feeds a main iteration and that
+    /// a cut first main iteration refills a full main reserve.
     pub fn validate(&self) -> Result<(), ParamError> {
         self.main.validate()?;
         if let Some(s) = self.setup {
@@ -227,6 +309,18 @@ impl FerretConfig {
                     needed: self.main.reserve(),
                 });
             }
+        }
+        if let Some(t) = self.first_main_trees {
+            let first = self.main.prefix(t);
+            if t == 0 || t > self.main.t || first.n <= self.main.reserve() {
+                return Err(ParamError::FirstMainSize {
+                    trees: t,
+                    max: self.main.t,
+                    produced: first.n,
+                    needed: self.main.reserve(),
+                });
+            }
+            first.validate()?;
         }
         Ok(())
     }
@@ -271,6 +365,7 @@ mod tests {
             let c = FerretConfig {
                 main,
                 setup: Some(setup),
+                first_main_trees: None,
             };
             c.validate().unwrap();
             assert!(setup.n - main.reserve() < setup.n / 100);
@@ -302,10 +397,57 @@ mod tests {
         let c = FerretConfig {
             main: B13_MAIN,
             setup: Some(B12_SETUP),
+            first_main_trees: None,
         };
         assert!(matches!(
             c.validate(),
             Err(ParamError::SetupTooSmall { .. })
         ));
+    }
+
+    #[test]
+    fn cut_first_main_iteration() {
+        let full = FerretConfig::throughput();
+        // The smallest cut refills a full reserve with output to spare.
+        let min = full.main.reserve() / full.main.bin_size() + 1;
+        for t in [min, 100, 640, full.main.t] {
+            let c = FerretConfig {
+                first_main_trees: Some(t),
+                ..full
+            };
+            c.validate().unwrap();
+            let first = c.first_main();
+            assert_eq!((first.k, first.log_bin, first.t), (B13_MAIN.k, 13, t));
+            assert_eq!(first.n, t << 13);
+            assert_eq!(c.iteration(0), B13_SETUP);
+            assert_eq!(c.iteration(1), first);
+            assert_eq!(c.iteration(2), B13_MAIN);
+            assert_eq!(c.iteration(7), B13_MAIN);
+            assert_eq!(c.code_of(1), B13_MAIN);
+            assert_eq!(c.first_main_net(), first.n - B13_MAIN.reserve());
+            assert_eq!(c.setup_surplus(), B13_SETUP.n - first.reserve());
+            assert!(c.setup_surplus() >= full.setup_surplus());
+        }
+        for t in [0, min - 1, full.main.t + 1, usize::MAX] {
+            let c = FerretConfig {
+                first_main_trees: Some(t),
+                ..full
+            };
+            assert!(
+                matches!(c.validate(), Err(ParamError::FirstMainSize { .. })),
+                "{t}"
+            );
+        }
+        // Without a setup set the cut iteration comes first.
+        let c = FerretConfig {
+            main: B13_MAIN,
+            setup: None,
+            first_main_trees: Some(200),
+        };
+        c.validate().unwrap();
+        assert_eq!(c.iteration(0).t, 200);
+        assert_eq!(c.bootstrap_cots(), B13_MAIN.prefix(200).reserve());
+        assert_eq!(c.iteration(1), B13_MAIN);
+        assert_eq!(c.setup_surplus(), 0);
     }
 }

@@ -26,6 +26,15 @@ struct Iteration {
     next_tree: usize,
 }
 
+/// An iteration whose tree corrections arrived but whose check has not run.
+struct Pending {
+    index: usize,
+    params: LpnParams,
+    base: Vec<Block>,
+    learned: Vec<Block>,
+    alphas: Vec<usize>,
+}
+
 /// Silent COT receiver over a bootstrap COT source `B`.
 ///
 /// Implements [`RandomCotReceiver`]: `extend(n)` hands out `n` MACs
@@ -40,6 +49,10 @@ pub struct FerretReceiver<B> {
     reserve: Vec<Block>,
     spare: Vec<Block>,
     iter: Option<Iteration>,
+    /// Corrections received, check still to run (see [`Self::setup_until_check`]).
+    pending: Option<Pending>,
+    /// Iterations started so far (indexes [`FerretConfig::iteration`]).
+    started: usize,
     pool: Pool,
     tree: Vec<Block>,
     failed: bool,
@@ -66,6 +79,8 @@ impl<B: RandomCotReceiver> FerretReceiver<B> {
             reserve: Vec::new(),
             spare: Vec::new(),
             iter: None,
+            pending: None,
+            started: 0,
             pool: Pool::new(),
             tree: Vec::new(),
             failed: false,
@@ -80,6 +95,22 @@ impl<B: RandomCotReceiver> FerretReceiver<B> {
             return Err(aborted());
         }
         let r = self.setup_inner(channel).await;
+        self.failed |= r.is_err();
+        r
+    }
+
+    /// [`Self::setup`] up to the arrival of the first iteration's tree
+    /// corrections: its consistency check (the receiver's challenge and
+    /// the sender's digest) runs at the start of the next
+    /// [`extend`](RandomCotReceiver::extend), which may use another
+    /// channel carrying the same byte stream onwards. No output is released
+    /// before that check has passed. The peer runs
+    /// [`crate::FerretSender::setup_until_check`].
+    pub async fn setup_until_check<T: Io>(&mut self, channel: &mut Channel<T>) -> Result<()> {
+        if self.failed {
+            return Err(aborted());
+        }
+        let r = self.bootstrap_and_corrections(channel).await;
         self.failed |= r.is_err();
         r
     }
@@ -105,6 +136,15 @@ impl<B: RandomCotReceiver> FerretReceiver<B> {
     }
 
     async fn setup_inner<T: Io>(&mut self, channel: &mut Channel<T>) -> Result<()> {
+        self.bootstrap_and_corrections(channel).await?;
+        if self.pending.is_some() {
+            self.finish_check(channel).await?;
+        }
+        Ok(())
+    }
+
+    /// The bootstrap and the first iteration's corrections, once.
+    async fn bootstrap_and_corrections<T: Io>(&mut self, channel: &mut Channel<T>) -> Result<()> {
         let Some(mut bootstrap) = self.bootstrap.take() else {
             return Ok(());
         };
@@ -120,23 +160,24 @@ impl<B: RandomCotReceiver> FerretReceiver<B> {
         self.stats.bootstrap_sent += channel.stats().sent() - before.0;
         self.stats.bootstrap_received += channel.stats().received() - before.1;
         self.reserve = base;
-        let first = self.config.setup.unwrap_or(self.config.main);
-        self.start_iteration(channel, first).await
+        self.receive_corrections(channel).await
     }
 
     /// Consume the reserve: take the corrections, challenge, check.
-    async fn start_iteration<T: Io>(
-        &mut self,
-        channel: &mut Channel<T>,
-        params: LpnParams,
-    ) -> Result<()> {
+    async fn start_iteration<T: Io>(&mut self, channel: &mut Channel<T>) -> Result<()> {
+        self.receive_corrections(channel).await?;
+        self.finish_check(channel).await
+    }
+
+    /// First half of an iteration: the sender's tree corrections.
+    async fn receive_corrections<T: Io>(&mut self, channel: &mut Channel<T>) -> Result<()> {
+        let index = self.started;
+        let params = self.config.iteration(index);
         let (k, t, h) = (params.k, params.t, params.log_bin);
         let hu = h as usize;
-        let bin = params.bin_size();
         let base = core::mem::take(&mut self.reserve);
         debug_assert_eq!(base.len(), params.reserve());
         let tree_macs = &base[k..k + t * hu];
-        let check_macs = &base[k + t * hu..];
 
         // The channel bounds the frame: exactly t·h blocks or an error.
         let msg = channel.recv_exact(t * hu * Block::LEN).await?;
@@ -155,7 +196,30 @@ impl<B: RandomCotReceiver> FerretReceiver<B> {
             alphas.push(alpha);
         }
         drop(msg);
+        self.started += 1;
+        self.pending = Some(Pending {
+            index,
+            params,
+            base,
+            learned,
+            alphas,
+        });
+        Ok(())
+    }
 
+    /// Second half: challenge, check, and the iteration's outputs unlocked.
+    async fn finish_check<T: Io>(&mut self, channel: &mut Channel<T>) -> Result<()> {
+        let Pending {
+            index,
+            params,
+            base,
+            learned,
+            alphas,
+        } = self.pending.take().expect("corrections received");
+        let (k, t, h) = (params.k, params.t, params.log_bin);
+        let hu = h as usize;
+        let bin = params.bin_size();
+        let check_macs = &base[k + t * hu..];
         let seed = self.prg.next_block();
         let challenge = Challenge::expand(seed, t, bin);
         let mut x2 = check::pack_bits(check_macs);
@@ -192,11 +256,13 @@ impl<B: RandomCotReceiver> FerretReceiver<B> {
         self.stats.iterations += 1;
         self.stats.protocol_received += (t * hu * Block::LEN + DIGEST_LEN + 8) as u64;
         self.stats.protocol_sent += (CHALLENGE_LEN + 4) as u64;
-        self.pool
-            .begin(core::mem::take(&mut self.spare), self.config.main.reserve());
+        self.pool.begin(
+            core::mem::take(&mut self.spare),
+            self.config.iteration(index + 1).reserve(),
+        );
         self.iter = Some(Iteration {
             params,
-            encoder: LpnEncoder::new(&params),
+            encoder: LpnEncoder::new(&self.config.code_of(index)),
             base,
             learned,
             alphas,
@@ -242,7 +308,7 @@ impl<B: RandomCotReceiver> FerretReceiver<B> {
                     self.reserve = self.pool.take_reserve();
                     self.spare = it.base;
                 }
-                self.start_iteration(channel, self.config.main).await?;
+                self.start_iteration(channel).await?;
                 continue;
             }
             let bin = self.iter.as_ref().expect("iteration").params.bin_size();

@@ -48,6 +48,16 @@ struct Iteration {
     next_tree: usize,
 }
 
+/// An iteration whose tree corrections went out but whose check has not run.
+struct Pending {
+    index: usize,
+    params: LpnParams,
+    base: Vec<Block>,
+    seeds: Vec<Block>,
+    /// Bytes of the corrections message (for the counters).
+    sent: usize,
+}
+
 /// Silent COT sender over a bootstrap COT source `B`.
 ///
 /// Implements [`RandomCotSender`]: `extend(n)` hands out `n` keys `K_i`
@@ -65,6 +75,10 @@ pub struct FerretSender<B> {
     /// Storage recycled as the reserve being filled.
     spare: Vec<Block>,
     iter: Option<Iteration>,
+    /// Corrections sent, check still to run (see [`Self::setup_until_check`]).
+    pending: Option<Pending>,
+    /// Iterations started so far (indexes [`FerretConfig::iteration`]).
+    started: usize,
     pool: Pool,
     /// Tree storage of the correction and check passes.
     tree: Vec<Block>,
@@ -103,6 +117,8 @@ impl<B: RandomCotSender> FerretSender<B> {
             reserve: Vec::new(),
             spare: Vec::new(),
             iter: None,
+            pending: None,
+            started: 0,
             pool: Pool::new(),
             tree: Vec::new(),
             sums: Vec::new(),
@@ -120,6 +136,21 @@ impl<B: RandomCotSender> FerretSender<B> {
             return Err(aborted());
         }
         let r = self.setup_inner(channel).await;
+        self.failed |= r.is_err();
+        r
+    }
+
+    /// [`Self::setup`] up to sending the first iteration's tree
+    /// corrections; the consistency check (answering the receiver's
+    /// challenge) runs at the start of the next
+    /// [`extend`](RandomCotSender::extend), which may use another channel
+    /// carrying the same byte stream onwards. The peer runs
+    /// [`crate::FerretReceiver::setup_until_check`].
+    pub async fn setup_until_check<T: Io>(&mut self, channel: &mut Channel<T>) -> Result<()> {
+        if self.failed {
+            return Err(aborted());
+        }
+        let r = self.bootstrap_and_corrections(channel).await;
         self.failed |= r.is_err();
         r
     }
@@ -149,6 +180,15 @@ impl<B: RandomCotSender> FerretSender<B> {
     }
 
     async fn setup_inner<T: Io>(&mut self, channel: &mut Channel<T>) -> Result<()> {
+        self.bootstrap_and_corrections(channel).await?;
+        if self.pending.is_some() {
+            self.finish_check(channel).await?;
+        }
+        Ok(())
+    }
+
+    /// The bootstrap and the first iteration's corrections, once.
+    async fn bootstrap_and_corrections<T: Io>(&mut self, channel: &mut Channel<T>) -> Result<()> {
         let Some(mut bootstrap) = self.bootstrap.take() else {
             return Ok(());
         };
@@ -164,23 +204,25 @@ impl<B: RandomCotSender> FerretSender<B> {
         self.stats.bootstrap_sent += channel.stats().sent() - before.0;
         self.stats.bootstrap_received += channel.stats().received() - before.1;
         self.reserve = base;
-        let first = self.config.setup.unwrap_or(self.config.main);
-        self.start_iteration(channel, first).await
+        self.send_corrections(channel).await
     }
 
     /// Consume the reserve: send the tree corrections, answer the challenge.
-    async fn start_iteration<T: Io>(
-        &mut self,
-        channel: &mut Channel<T>,
-        params: LpnParams,
-    ) -> Result<()> {
+    async fn start_iteration<T: Io>(&mut self, channel: &mut Channel<T>) -> Result<()> {
+        self.send_corrections(channel).await?;
+        self.finish_check(channel).await
+    }
+
+    /// First half of an iteration: the tree corrections.
+    async fn send_corrections<T: Io>(&mut self, channel: &mut Channel<T>) -> Result<()> {
+        let index = self.started;
+        let params = self.config.iteration(index);
         let (k, t, h) = (params.k, params.t, params.log_bin);
         let hu = h as usize;
         let bin = params.bin_size();
         let base = core::mem::take(&mut self.reserve);
         debug_assert_eq!(base.len(), params.reserve());
         let tree_keys = &base[k..k + t * hu];
-        let check_keys = &base[k + t * hu..];
         let seeds = self.prg.blocks(t);
         let mut tree = core::mem::take(&mut self.tree);
         tree.resize(bin, Block::ZERO);
@@ -205,7 +247,34 @@ impl<B: RandomCotSender> FerretSender<B> {
         }
         channel.send(&msg).await?;
         channel.flush().await?;
+        self.tree = tree;
+        self.started += 1;
+        self.pending = Some(Pending {
+            index,
+            params,
+            base,
+            seeds,
+            sent: msg.len(),
+        });
+        Ok(())
+    }
 
+    /// Second half: answer the receiver's challenge; the iteration's outputs
+    /// can then be made.
+    async fn finish_check<T: Io>(&mut self, channel: &mut Channel<T>) -> Result<()> {
+        let Pending {
+            index,
+            params,
+            base,
+            seeds,
+            sent,
+        } = self.pending.take().expect("corrections sent");
+        let (k, t, h) = (params.k, params.t, params.log_bin);
+        let hu = h as usize;
+        let bin = params.bin_size();
+        let check_keys = &base[k + t * hu..];
+        let mut tree = core::mem::take(&mut self.tree);
+        tree.resize(bin, Block::ZERO);
         let reply = channel.recv_exact(CHALLENGE_LEN).await?;
         let seed = Block::from_bytes(reply[..16].try_into().expect("16 bytes"));
         let x2 = Block::from_bytes(reply[16..].try_into().expect("16 bytes"));
@@ -225,14 +294,16 @@ impl<B: RandomCotSender> FerretSender<B> {
         channel.flush().await?;
 
         self.stats.iterations += 1;
-        self.stats.protocol_sent += (msg.len() + check::DIGEST_LEN + 8) as u64;
+        self.stats.protocol_sent += (sent + check::DIGEST_LEN + 8) as u64;
         self.stats.protocol_received += (CHALLENGE_LEN + 4) as u64;
         self.tree = tree;
-        self.pool
-            .begin(core::mem::take(&mut self.spare), self.config.main.reserve());
+        self.pool.begin(
+            core::mem::take(&mut self.spare),
+            self.config.iteration(index + 1).reserve(),
+        );
         self.iter = Some(Iteration {
             params,
-            encoder: LpnEncoder::new(&params),
+            encoder: LpnEncoder::new(&self.config.code_of(index)),
             base,
             seeds,
             next_tree: 0,
@@ -307,7 +378,7 @@ impl<B: RandomCotSender> FerretSender<B> {
                     self.reserve = self.pool.take_reserve();
                     self.spare = it.base;
                 }
-                self.start_iteration(channel, self.config.main).await?;
+                self.start_iteration(channel).await?;
                 continue;
             }
             let bin = self.iter.as_ref().expect("iteration").params.bin_size();

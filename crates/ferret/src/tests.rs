@@ -16,6 +16,7 @@ fn tiny() -> FerretConfig {
     FerretConfig {
         main: LpnParams::new(2048, 512, 16, 7),
         setup: Some(LpnParams::new(1536, 256, 12, 7)),
+        first_main_trees: None,
     }
 }
 
@@ -123,6 +124,7 @@ fn no_setup_stage_also_works() {
     let config = FerretConfig {
         main: LpnParams::new(2048, 512, 16, 7),
         setup: None,
+        first_main_trees: None,
     };
     let (mut s, mut r) = parties(config, 2);
     let (k, m) = run(&mut s, &mut r, &[10_000]);
@@ -253,6 +255,7 @@ fn corrupted_level_messages_are_caught() {
     let config = FerretConfig {
         main: LpnParams::new(2048, 512, 16, 7),
         setup: None,
+        first_main_trees: None,
     };
     let mut rng = ChaCha12Rng::seed_from_u64(6);
     for trial in 0..150 {
@@ -273,6 +276,7 @@ fn corrupted_leaves_and_roots_are_caught() {
     let config = FerretConfig {
         main: LpnParams::new(2048, 512, 16, 7),
         setup: None,
+        first_main_trees: None,
     };
     let mut rng = ChaCha12Rng::seed_from_u64(7);
     for trial in 0..150 {
@@ -318,6 +322,7 @@ where
     let config = FerretConfig {
         main: LpnParams::new(2048, 512, 16, 7),
         setup: None,
+        first_main_trees: None,
     };
     let (_, mut r) = parties(config, 9);
     let (cs, mut cr) = channels();
@@ -371,6 +376,7 @@ fn sender_rejects_malformed_receiver_messages() {
     let config = FerretConfig {
         main: LpnParams::new(2048, 512, 16, 7),
         setup: None,
+        first_main_trees: None,
     };
     for bad in [0usize, 31, 33, 4096] {
         let (mut s, _) = parties(config, 10);
@@ -401,6 +407,7 @@ fn bad_configurations_are_refused() {
     let bad = FerretConfig {
         main: LpnParams::new(2000, 512, 16, 7),
         setup: None,
+        first_main_trees: None,
     };
     assert!(matches!(
         FerretSender::new(bad, bs, &mut rng),
@@ -442,4 +449,131 @@ fn softspoken_bootstrap_end_to_end() {
     assert!((n / 2).abs_diff(ones) < 4_000);
     assert_eq!(s.stats().iterations, r.stats().iterations);
     assert!(s.stats().bootstrap_sent + s.stats().bootstrap_received > 0);
+}
+
+/// `tiny()` with its first main iteration cut to `trees` noise blocks.
+fn tiny_cut(trees: usize) -> FerretConfig {
+    FerretConfig {
+        first_main_trees: Some(trees),
+        ..tiny()
+    }
+}
+
+#[test]
+fn cut_first_iteration_correlates_and_later_ones_run_full() {
+    // main reserve = 512 + 16·7 + 128 = 752; 7 trees of 128 leave 144 over.
+    let config = tiny_cut(7);
+    config.validate().unwrap();
+    let (mut s, mut r) = parties(config, 30);
+    let surplus = config.setup_surplus();
+    let first_net = config.first_main_net();
+    assert_eq!(first_net, 7 * 128 - 752);
+    // The setup surplus, exactly the cut iteration's output, then one more
+    // COT (which needs a full-size iteration).
+    let (k, m) = run(&mut s, &mut r, &[surplus, first_net]);
+    assert_correlated(s.delta(), &k, &m);
+    assert_eq!(s.stats().iterations, 2);
+    let cut_sent = s.stats().protocol_sent;
+    let setup_sent = config.iteration(0).sender_bytes() as u64 + 8;
+    assert_eq!(
+        cut_sent,
+        setup_sent + config.first_main().sender_bytes() as u64 + 8
+    );
+    // 5,001 more: four full iterations of 2,048 - 752 = 1,296 each.
+    let (k, m) = run(&mut s, &mut r, &[1, 5000]);
+    assert_correlated(s.delta(), &k, &m);
+    assert_eq!(s.stats().iterations, 6);
+    assert_eq!(s.stats().iterations, r.stats().iterations);
+    // Iterations after the cut one run the full set.
+    let full = config.main.sender_bytes() as u64 + 8;
+    assert_eq!(s.stats().protocol_sent, cut_sent + 4 * full);
+}
+
+/// The cut iteration is literally a prefix of a full one: with the same
+/// randomness, its outputs are the full iteration's first outputs.
+#[test]
+fn cut_first_iteration_is_a_prefix_of_the_full_one() {
+    let full = tiny();
+    let cut = tiny_cut(9);
+    let draw = |config: FerretConfig| {
+        let (mut s, mut r) = parties(config, 31);
+        // Skip the setup surplus (it differs: the cut iteration's reserve
+        // is smaller); keep the first main iteration's output.
+        let (_, _) = run(&mut s, &mut r, &[config.setup_surplus()]);
+        let (k, m) = run(&mut s, &mut r, &[cut.first_main_net()]);
+        assert_correlated(s.delta(), &k, &m);
+        (s.delta(), k, m)
+    };
+    let (d_full, k_full, m_full) = draw(full);
+    let (d_cut, k_cut, m_cut) = draw(cut);
+    assert_eq!(d_full, d_cut);
+    assert_eq!(k_full, k_cut);
+    assert_eq!(m_full, m_cut);
+}
+
+#[test]
+fn cheating_in_a_cut_first_iteration_is_caught() {
+    let mut rng = ChaCha12Rng::seed_from_u64(32);
+    for trial in 0..40 {
+        let tamper = Tamper::LevelMessage {
+            tree: rng.gen_range(0..7),
+            level: rng.gen_range(0..7),
+            mask: random_mask(&mut rng),
+        };
+        let config = FerretConfig {
+            setup: None,
+            ..tiny_cut(7)
+        };
+        assert!(
+            cheat_trial(config, tamper, 4000 + trial),
+            "{tamper:?} passed"
+        );
+    }
+}
+
+/// The first iteration's check may run later, on the next `extend`: the
+/// outputs are the same COTs, and a corrupted tree is still caught before
+/// anything is released.
+#[test]
+fn check_deferred_to_the_next_extend() {
+    for tamper in [
+        None,
+        Some(Tamper::LevelMessage {
+            tree: 3,
+            level: 2,
+            mask: Block(1 << 77),
+        }),
+    ] {
+        let (mut s, mut r) = parties(tiny_cut(7), 33);
+        s.tamper = tamper;
+        let (mut cs, mut cr) = channels();
+        let (a, b) = block_on(join(
+            s.setup_until_check(&mut cs),
+            r.setup_until_check(&mut cr),
+        ));
+        a.unwrap();
+        b.unwrap();
+        // Other traffic may pass in between (the check's messages follow it).
+        let (mut k, mut m) = (Vec::new(), Vec::new());
+        let (a, b) = block_on(join(
+            async move {
+                cs.send(b"tls").await.unwrap();
+                s.extend(&mut cs, 3000, &mut k).await.map(|()| (s, k))
+            },
+            async move {
+                assert_eq!(cr.recv(8).await.unwrap(), b"tls");
+                let res = r.extend(&mut cr, 3000, &mut m).await.map(|()| m);
+                // A failed receiver hangs up, ending the sender's wait.
+                drop(cr);
+                res
+            },
+        ));
+        match tamper {
+            None => {
+                let ((s, k), m) = (a.unwrap(), b.unwrap());
+                assert_correlated(s.delta(), &k, &m);
+            }
+            Some(_) => assert!(matches!(b, Err(Error::CheckFailed(_)))),
+        }
+    }
 }

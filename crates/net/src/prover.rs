@@ -19,7 +19,8 @@ use webproof_proxy::zk;
 use webproof_proxy::{
     CipherSuite, Direction, KxGroup, Recorder, RecorderLimits, TlsVersion, VerifierOutput,
 };
-use webproof_tlsproof::session::{ProverPreprocessed, SessionConfig};
+use webproof_tlsproof::session::{expected_cots, ProverOpening, SessionConfig};
+use webproof_tlsproof::Aead;
 
 /// What to fetch and how.
 #[derive(Clone, Debug)]
@@ -55,7 +56,15 @@ pub struct ProveOptions {
     /// Ask the verifier for a signed attestation over a commitment to the
     /// whole transcript (the verifier must have an attestation key).
     pub attest: Option<AttestOptions>,
+    /// Response size (bytes) the prover expects: with the request's size
+    /// it sizes the proof's preprocessing (see
+    /// [`webproof_tlsproof::session::expected_cots`]). A larger response
+    /// still proves, with more preprocessing during the proof.
+    pub expect_response: usize,
 }
+
+/// Default of [`ProveOptions::expect_response`].
+pub const DEFAULT_EXPECT_RESPONSE: usize = 16 << 10;
 
 impl ProveOptions {
     /// Options for `url` (`https://host[:port]/path`) through `verifier`.
@@ -94,7 +103,30 @@ impl ProveOptions {
             api_key: None,
             transport: TransportOptions::default(),
             attest: None,
+            expect_response: DEFAULT_EXPECT_RESPONSE,
         })
+    }
+
+    /// COTs the proof of this session is expected to draw (stated in the
+    /// hello): the request's size, [`Self::expect_response`], and the
+    /// record protection if every suite offered uses the same one (else
+    /// the costliest).
+    pub fn expected_cots(&self) -> u64 {
+        let aeads: Vec<Aead> = self
+            .suites
+            .iter()
+            .filter(|s| self.version.is_none_or(|v| s.version() == v))
+            .map(|s| match s.aead() {
+                webproof_proxy::suite::AeadAlg::Aes128Gcm => Aead::Aes128Gcm,
+                webproof_proxy::suite::AeadAlg::Aes256Gcm => Aead::Aes256Gcm,
+                webproof_proxy::suite::AeadAlg::ChaCha20Poly1305 => Aead::ChaCha20Poly1305,
+            })
+            .collect();
+        let aead = match aeads.split_first() {
+            Some((a, rest)) if rest.iter().all(|b| b == a) => Some(*a),
+            _ => None,
+        };
+        expected_cots(self.request().len(), self.expect_response, aead)
     }
 
     /// The HTTP request this will send.
@@ -210,9 +242,16 @@ async fn prove_inner(opts: &ProveOptions) -> Result<ProveOutcome> {
     let t0 = Instant::now();
     let keylog = CollectingKeyLog::new();
     let config = client_config(opts, keylog.clone())?;
+    let expected_cots = opts.expected_cots();
+    let session = SessionConfig::sized(expected_cots);
+    let opening = ProverOpening::new(session, &mut rand::rngs::OsRng)
+        .map_err(|e| zk_error("the proof setup", e))?;
     let stream = connect_verifier(&opts.verifier, &opts.transport).await?;
     let mut link = Counted::new(stream);
     let counters = link.counters();
+    // The hello and the preprocessing's first message (which needs no
+    // answer from the verifier) in one flight: the verifier answers with
+    // `Accepted` and its part of the base OT, saving a round trip.
     send_msg(
         &mut link,
         &ProverMsg::Hello {
@@ -220,27 +259,35 @@ async fn prove_inner(opts: &ProveOptions) -> Result<ProveOutcome> {
             host: opts.host.clone(),
             port: opts.port,
             api_key: opts.api_key.clone(),
+            expected_cots,
         },
     )
-    .await?;
-    match recv_msg(&mut link, "the verifier's answer to the hello").await? {
+    .await
+    .map_err(lost_link)?;
+    write_frame(&mut link, &opening.message())
+        .await
+        .map_err(lost_link)?;
+    // A verifier that hangs up without reading the opening resets the
+    // connection: that is a disconnection too.
+    match recv_msg(&mut link, "the verifier's answer to the hello")
+        .await
+        .map_err(lost_link)?
+    {
         VerifierMsg::Accepted => {}
         VerifierMsg::Refused { reason } => {
             return Err(NetError::Verifier(format!("refused: {reason}")))
         }
         other => return Err(NetError::Verifier(format!("unexpected message {other:?}"))),
     }
-    // Preprocessing, first part (base OT, SoftSpokenOT, Ferret's setup
-    // iteration), before the server is contacted.
+    // Preprocessing, first part (base OT, SoftSpokenOT, the tree
+    // corrections of Ferret's setup iteration), before the server is
+    // contacted; see `webproof_tlsproof::session` for its flights.
     let (mut pre, mut link) = {
         let mut ch = Channel::new(link.compat());
-        let pre = ProverPreprocessed::bootstrap(
-            &mut ch,
-            SessionConfig::default(),
-            &mut rand::rngs::OsRng,
-        )
-        .await
-        .map_err(|e| zk_error("the proof setup", e))?;
+        let pre = opening
+            .bootstrap(&mut ch, &mut rand::rngs::OsRng)
+            .await
+            .map_err(|e| zk_error("the proof setup", e))?;
         let link = ch
             .into_inner()
             .await
@@ -259,7 +306,8 @@ async fn prove_inner(opts: &ProveOptions) -> Result<ProveOutcome> {
     let (up0, down0) = (counters.sent(), counters.received());
 
     // Online: the TLS session through the relay and, beside it on the same
-    // link, the rest of the preprocessing (Ferret's first main iteration).
+    // link, the rest of the preprocessing (the setup iteration's check and
+    // LPN step, Ferret's first main iteration).
     let server_name = rustls::pki_types::ServerName::try_from(opts.host.clone())
         .map_err(|_| NetError::Setup(format!("{:?} is not a valid server name", opts.host)))?;
     let request = opts.request();
@@ -595,6 +643,22 @@ async fn prover_relay<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + 
         .await
         .map_err(|e| NetError::Disconnected(format!("verifier reader: {e}")))?;
     Ok((rec.finish(), ack, vr.unsplit(vw)))
+}
+
+/// A reset, aborted or broken connection is the verifier going away.
+fn lost_link(e: NetError) -> NetError {
+    use std::io::ErrorKind::{BrokenPipe, ConnectionAborted, ConnectionReset, UnexpectedEof};
+    match e {
+        NetError::Io { context, source }
+            if matches!(
+                source.kind(),
+                BrokenPipe | ConnectionAborted | ConnectionReset | UnexpectedEof
+            ) =>
+        {
+            NetError::Disconnected(format!("{context}: {source}"))
+        }
+        e => e,
+    }
 }
 
 /// A proof-phase error: a lost link is reported as a disconnection (the

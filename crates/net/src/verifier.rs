@@ -22,7 +22,7 @@ use webproof_proxy::{
     verify_full_reveal, Direction, Recorder, RecorderLimits, RootStore, VerifierOutput,
     VerifyConfig,
 };
-use webproof_tlsproof::session::{SessionConfig, VerifierPreprocessed};
+use webproof_tlsproof::session::{SessionConfig, VerifierPreprocessed, MAX_EXPECTED_COTS};
 
 /// How the verifier runs.
 #[derive(Clone, Debug)]
@@ -183,6 +183,7 @@ pub async fn handle_prover_io<S: AsyncRead + AsyncWrite + Unpin + Send + 'static
         host,
         port,
         api_key,
+        expected_cots,
     } = hello
     else {
         return refuse(&mut prover, "expected hello".into()).await;
@@ -190,6 +191,15 @@ pub async fn handle_prover_io<S: AsyncRead + AsyncWrite + Unpin + Send + 'static
     if version != PROTOCOL_VERSION {
         return refuse(&mut prover, format!("protocol version {version} not supported (this verifier speaks {PROTOCOL_VERSION})")).await;
     }
+    // The prover's number sizes both parties' preprocessing: bounded here,
+    // and `SessionConfig::sized` caps it at one full iteration anyway.
+    let Some(session) = session_config(expected_cots) else {
+        return refuse(
+            &mut prover,
+            format!("expected_cots {expected_cots} outside 1..={MAX_EXPECTED_COTS}"),
+        )
+        .await;
+    };
     if !api_key_accepted(cfg, api_key.as_deref()) {
         let why = if api_key.is_some() {
             "the API key is not valid for this verifier"
@@ -202,7 +212,8 @@ pub async fn handle_prover_io<S: AsyncRead + AsyncWrite + Unpin + Send + 'static
     if rustls_pki_types::ServerName::try_from(host.as_str()).is_err() {
         return refuse(&mut prover, format!("{host:?} is not a valid server name")).await;
     }
-    // Accepted: the verifier speaks first in the setup, so this costs no round trip.
+    // Accepted; the prover's first preprocessing message came with its
+    // hello, so the base OT's answer follows in this same flight.
     send_msg(&mut prover, &VerifierMsg::Accepted).await?;
     // Preprocessing for the proof, while the server's address is resolved
     // and its TCP connection opened: the TLS session itself starts only
@@ -211,17 +222,13 @@ pub async fn handle_prover_io<S: AsyncRead + AsyncWrite + Unpin + Send + 'static
     let setup = async {
         let mut ch = Channel::new(prover.compat());
         let pre = timeout(cfg.proof_timeout, "the proof setup", async {
-            VerifierPreprocessed::bootstrap(
-                &mut ch,
-                SessionConfig::default(),
-                &mut rand::rngs::OsRng,
-            )
-            .await
-            .map_err(|e| {
-                crate::proof_step_error("the prover", "the proof setup", e, |e| {
-                    NetError::Verifier(format!("proof setup failed: {e}"))
+            VerifierPreprocessed::bootstrap(&mut ch, session, &mut rand::rngs::OsRng)
+                .await
+                .map_err(|e| {
+                    crate::proof_step_error("the prover", "the proof setup", e, |e| {
+                        NetError::Verifier(format!("proof setup failed: {e}"))
+                    })
                 })
-            })
         })
         .await?;
         let io = ch
@@ -255,8 +262,9 @@ pub async fn handle_prover_io<S: AsyncRead + AsyncWrite + Unpin + Send + 'static
     .await?;
 
     // Relay and, beside it on the same link, the rest of the preprocessing
-    // (Ferret's first main iteration): the TLS session mostly waits on the
-    // server, the preprocessing mostly computes.
+    // (the setup iteration's check and LPN step, Ferret's first main
+    // iteration): the TLS session mostly waits on the server, the
+    // preprocessing mostly computes.
     let (transcript, mut prover) = crate::mux::run(prover, |s| {
         let pre = &mut pre;
         async move {
@@ -349,6 +357,14 @@ pub async fn handle_prover_io<S: AsyncRead + AsyncWrite + Unpin + Send + 'static
     Ok(result?)
 }
 
+/// The session configuration for the size a prover stated in its hello,
+/// or `None` if the number is out of bounds.
+fn session_config(expected_cots: u64) -> Option<SessionConfig> {
+    (1..=MAX_EXPECTED_COTS)
+        .contains(&expected_cots)
+        .then(|| SessionConfig::sized(expected_cots))
+}
+
 /// Read and discard what the prover still sends, up to its close, a time
 /// limit, or 256 MiB.
 async fn drain<S: AsyncRead + AsyncWrite + Unpin>(prover: &mut S, limit: Duration) {
@@ -368,7 +384,16 @@ async fn drain<S: AsyncRead + AsyncWrite + Unpin>(prover: &mut S, limit: Duratio
 
 async fn refuse<S: AsyncRead + AsyncWrite + Unpin, T>(prover: &mut S, reason: String) -> Result<T> {
     refuse_session(prover, &reason).await;
+    linger(prover).await;
     Err(NetError::Verifier(reason))
+}
+
+/// After a refusal: read away what the prover sent with its hello (its
+/// first preprocessing message) until it hangs up, briefly, so that
+/// closing with unread input does not reset the connection before the
+/// prover has read why.
+async fn linger<S: AsyncRead + AsyncWrite + Unpin>(prover: &mut S) {
+    drain(prover, Duration::from_millis(500)).await;
 }
 
 async fn refuse_unauthorized<S: AsyncRead + AsyncWrite + Unpin>(
@@ -376,6 +401,7 @@ async fn refuse_unauthorized<S: AsyncRead + AsyncWrite + Unpin>(
     reason: &str,
 ) -> NetError {
     refuse_session(prover, reason).await;
+    linger(prover).await;
     NetError::Unauthorized(reason.into())
 }
 
@@ -637,5 +663,74 @@ async fn verify_zk<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
             Err(webproof_proxy::ProxyError::Protocol(e.to_string())),
             Err(e),
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::frame::recv_msg;
+
+    #[test]
+    fn stated_sizes_are_bounded() {
+        assert!(session_config(0).is_none());
+        assert!(session_config(MAX_EXPECTED_COTS + 1).is_none());
+        assert!(session_config(u64::MAX).is_none());
+        for n in [1, 1_000_000, MAX_EXPECTED_COTS] {
+            let c = session_config(n).unwrap();
+            assert_eq!(c.ferret, SessionConfig::sized(n).ferret);
+            c.ferret.validate().unwrap();
+        }
+    }
+
+    /// A hello whose expected size is missing, zero or absurd is refused
+    /// with a reason, before any preprocessing or server connection; so is
+    /// one that is not a hello at all.
+    #[tokio::test]
+    async fn hellos_with_unusable_sizes_are_refused() {
+        let hello = |expected: &str| {
+            format!(
+                r#"{{"hello":{{"version":{PROTOCOL_VERSION},"host":"example.com","port":443{expected}}}}}"#
+            )
+        };
+        let cases = [
+            (hello(""), "expected_cots 0 outside"),
+            (hello(r#","expected_cots":0"#), "expected_cots 0 outside"),
+            (
+                hello(&format!(r#","expected_cots":{}"#, MAX_EXPECTED_COTS + 1)),
+                "outside 1..=",
+            ),
+            (
+                hello(r#","expected_cots":18446744073709551615"#),
+                "outside 1..=",
+            ),
+        ];
+        for (msg, why) in cases {
+            let (mut prover, verifier) = tokio::io::duplex(1 << 16);
+            let cfg = VerifierConfig::default();
+            let task = tokio::spawn(async move { handle_prover_io(verifier, &cfg).await });
+            write_frame(&mut prover, msg.as_bytes()).await.unwrap();
+            // The preprocessing's first message follows the hello, as an
+            // honest prover sends it; the verifier reads it away.
+            write_frame(&mut prover, &[7u8; 32]).await.unwrap();
+            match recv_msg(&mut prover, "answer").await.unwrap() {
+                VerifierMsg::Refused { reason } => assert!(reason.contains(why), "{reason}"),
+                other => panic!("{other:?}"),
+            }
+            drop(prover);
+            let r = task.await.unwrap();
+            assert!(matches!(r, Err(NetError::Verifier(_))), "{r:?}");
+        }
+        // A size that does not parse as a u64 is not a hello at all.
+        for bad in [r#","expected_cots":-1"#, r#","expected_cots":"many""#] {
+            let (mut prover, verifier) = tokio::io::duplex(1 << 16);
+            let cfg = VerifierConfig::default();
+            let task = tokio::spawn(async move { handle_prover_io(verifier, &cfg).await });
+            write_frame(&mut prover, hello(bad).as_bytes())
+                .await
+                .unwrap();
+            let r = task.await.unwrap();
+            assert!(matches!(r, Err(NetError::Proxy(_))), "{bad}: {r:?}");
+        }
     }
 }

@@ -203,6 +203,7 @@ async fn prover_disconnecting_mid_protocol() {
                 host: "localhost".into(),
                 port: s.fixture.addr.port(),
                 api_key: None,
+                expected_cots: 1_000_000,
             };
             webproof_net::frame::send_msg(&mut c, &hello).await.unwrap();
         }

@@ -70,6 +70,8 @@ use webproof_core::{Block, Channel, Error, Io};
 pub const MAX_BASE_OTS: usize = 1 << 16;
 
 const POINT_LEN: usize = 32;
+/// Bytes of the sender's message (one compressed point).
+pub const SENDER_MESSAGE_LEN: usize = POINT_LEN;
 const H2G_DOMAIN: &[u8] = b"webproof-ot/mr19/hash-to-group/v1";
 const KDF_DOMAIN: &[u8] = b"webproof-ot/mr19/kdf/v1";
 
@@ -80,41 +82,74 @@ pub async fn send<T: Io, R: RngCore + CryptoRng>(
     rng: &mut R,
 ) -> Result<Vec<[Block; 2]>> {
     check_count(n)?;
-    let a = Scalar::random(rng);
-    let big_a = (&a * RISTRETTO_BASEPOINT_TABLE).compress();
-    channel.send(big_a.as_bytes()).await?;
+    let sender = Sender::new(rng);
+    channel.send(&sender.message()).await?;
     channel.flush().await?;
+    sender.finish(channel, n).await
+}
 
-    let msg = channel.recv_exact(n * 2 * POINT_LEN).await?;
-    // Shared points are needed only encoded; computing half of each and
-    // using the batched double-and-compress saves one inversion per point.
-    let a_half = a * half();
-    let mut halves = Vec::with_capacity(2 * n);
-    for (i, pair) in msg.chunks_exact(2 * POINT_LEN).enumerate() {
-        let enc0: &[u8; 32] = pair[..32].try_into().expect("32-byte half");
-        let enc1: &[u8; 32] = pair[32..].try_into().expect("32-byte half");
-        let r0 = decode_point(enc0, "receiver point r0")?;
-        let r1 = decode_point(enc1, "receiver point r1")?;
-        let m0 = r0 + hash_to_group(&big_a, i, enc1);
-        let m1 = r1 + hash_to_group(&big_a, i, enc0);
-        halves.push(a_half * m0);
-        halves.push(a_half * m1);
+/// The sender between its message and the receiver's: [`send`] in two
+/// steps, so that a caller can put the sender's message (which depends on
+/// nothing the peer says) into a flight it sends anyway.
+pub struct Sender {
+    a: Scalar,
+    big_a: CompressedRistretto,
+}
+
+impl Sender {
+    /// Pick the sender's secret.
+    pub fn new<R: RngCore + CryptoRng>(rng: &mut R) -> Self {
+        let a = Scalar::random(rng);
+        let big_a = (&a * RISTRETTO_BASEPOINT_TABLE).compress();
+        Sender { a, big_a }
     }
-    let shared = RistrettoPoint::double_and_compress_batch(&halves);
-    let out = msg
-        .chunks_exact(2 * POINT_LEN)
-        .zip(shared.chunks_exact(2))
-        .enumerate()
-        .map(|(i, (pair, sh))| {
-            let enc0 = pair[..32].try_into().expect("32 bytes");
-            let enc1 = pair[32..].try_into().expect("32 bytes");
-            [
-                kdf(&big_a, i, 0, enc0, enc1, &sh[0]),
-                kdf(&big_a, i, 1, enc0, enc1, &sh[1]),
-            ]
-        })
-        .collect();
-    Ok(out)
+
+    /// The sender's message `A` ([`SENDER_MESSAGE_LEN`] bytes, one frame
+    /// of a [`Channel`]).
+    pub fn message(&self) -> [u8; SENDER_MESSAGE_LEN] {
+        self.big_a.to_bytes()
+    }
+
+    /// Once the message went out: read the receiver's answer for `n` OTs
+    /// and return the key pairs.
+    pub async fn finish<T: Io>(
+        self,
+        channel: &mut Channel<T>,
+        n: usize,
+    ) -> Result<Vec<[Block; 2]>> {
+        check_count(n)?;
+        let Sender { a, big_a } = self;
+        let msg = channel.recv_exact(n * 2 * POINT_LEN).await?;
+        // Shared points are needed only encoded; computing half of each and
+        // using the batched double-and-compress saves one inversion per point.
+        let a_half = a * half();
+        let mut halves = Vec::with_capacity(2 * n);
+        for (i, pair) in msg.chunks_exact(2 * POINT_LEN).enumerate() {
+            let enc0: &[u8; 32] = pair[..32].try_into().expect("32-byte half");
+            let enc1: &[u8; 32] = pair[32..].try_into().expect("32-byte half");
+            let r0 = decode_point(enc0, "receiver point r0")?;
+            let r1 = decode_point(enc1, "receiver point r1")?;
+            let m0 = r0 + hash_to_group(&big_a, i, enc1);
+            let m1 = r1 + hash_to_group(&big_a, i, enc0);
+            halves.push(a_half * m0);
+            halves.push(a_half * m1);
+        }
+        let shared = RistrettoPoint::double_and_compress_batch(&halves);
+        let out = msg
+            .chunks_exact(2 * POINT_LEN)
+            .zip(shared.chunks_exact(2))
+            .enumerate()
+            .map(|(i, (pair, sh))| {
+                let enc0 = pair[..32].try_into().expect("32 bytes");
+                let enc1 = pair[32..].try_into().expect("32 bytes");
+                [
+                    kdf(&big_a, i, 0, enc0, enc1, &sh[0]),
+                    kdf(&big_a, i, 1, enc0, enc1, &sh[1]),
+                ]
+            })
+            .collect();
+        Ok(out)
+    }
 }
 
 /// The scalar 1/2 mod l.

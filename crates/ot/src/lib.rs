@@ -34,4 +34,4 @@ pub mod softspoken;
 pub mod streams;
 pub mod transpose;
 
-pub use softspoken::{SoftSpokenReceiver, SoftSpokenSender, DEFAULT_K};
+pub use softspoken::{SoftSpokenReceiver, SoftSpokenReceiverSetup, SoftSpokenSender, DEFAULT_K};

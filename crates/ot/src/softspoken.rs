@@ -206,6 +206,19 @@ impl SoftSpokenReceiver {
         Self::setup_inner(channel, k, rng, |_| {}).await
     }
 
+    /// The setup in two steps: [`SoftSpokenReceiverSetup::first_message`]
+    /// (the base-OT sender's message, which depends on nothing from the
+    /// peer) can travel in a flight the caller sends anyway, e.g. with its
+    /// hello; [`SoftSpokenReceiverSetup::finish`] then runs the rest. The
+    /// peer runs [`SoftSpokenSender::setup_with_k`] unchanged.
+    pub fn begin<R: RngCore + CryptoRng>(k: usize, rng: &mut R) -> Result<SoftSpokenReceiverSetup> {
+        check_k(k)?;
+        Ok(SoftSpokenReceiverSetup {
+            k,
+            base: base::Sender::new(rng),
+        })
+    }
+
     /// Setup; `tamper` may alter the masked GGM sums (tests of a cheater).
     async fn setup_inner<T: Io, R: RngCore + CryptoRng>(
         channel: &mut Channel<T>,
@@ -213,9 +226,45 @@ impl SoftSpokenReceiver {
         rng: &mut R,
         tamper: impl FnOnce(&mut [Block]),
     ) -> Result<Self> {
-        check_k(k)?;
+        let start = Self::begin(k, rng)?;
+        channel.send(&start.first_message()).await?;
+        channel.flush().await?;
+        start.finish_inner(channel, rng, tamper).await
+    }
+}
+
+/// A [`SoftSpokenReceiver`] whose first message is made but whose setup is
+/// not finished (see [`SoftSpokenReceiver::begin`]).
+pub struct SoftSpokenReceiverSetup {
+    k: usize,
+    base: base::Sender,
+}
+
+impl SoftSpokenReceiverSetup {
+    /// The first message of the setup: send it as one frame of the
+    /// channel that [`Self::finish`] then uses (or of the same byte stream).
+    pub fn first_message(&self) -> [u8; base::SENDER_MESSAGE_LEN] {
+        self.base.message()
+    }
+
+    /// The rest of the setup, once [`Self::first_message`] is on its way.
+    pub async fn finish<T: Io, R: RngCore + CryptoRng>(
+        self,
+        channel: &mut Channel<T>,
+        rng: &mut R,
+    ) -> Result<SoftSpokenReceiver> {
+        self.finish_inner(channel, rng, |_| {}).await
+    }
+
+    async fn finish_inner<T: Io, R: RngCore + CryptoRng>(
+        self,
+        channel: &mut Channel<T>,
+        rng: &mut R,
+        tamper: impl FnOnce(&mut [Block]),
+    ) -> Result<SoftSpokenReceiver> {
+        let k = self.k;
         let m = 128 / k;
-        let pairs = base::send(channel, m * k, rng).await?;
+        let pairs = self.base.finish(channel, m * k).await?;
         let mut masked = Vec::with_capacity(m * 2 * k);
         let mut seeds = Vec::with_capacity(m << k);
         for l in 0..m {
@@ -238,7 +287,9 @@ impl SoftSpokenReceiver {
             streams: Streams::new(seeds),
         })
     }
+}
 
+impl SoftSpokenReceiver {
     /// The chunk size `k` this instance was set up with.
     pub fn k(&self) -> usize {
         self.k

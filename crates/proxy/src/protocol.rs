@@ -52,6 +52,12 @@ pub enum ProverMsg {
         /// The prover's API key, if the verifier requires one.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         api_key: Option<String>,
+        /// COTs the prover expects its proof to draw (from the request size
+        /// and the response size it expects): both parties size the first
+        /// iteration of the proof's preprocessing from it. The verifier
+        /// bounds it and refuses a hello without a usable value.
+        #[serde(default)]
+        expected_cots: u64,
     },
     /// The proof and openings.
     Proof {
@@ -223,5 +229,40 @@ mod tests {
         assert!(RelayFrame::decode(&[3, 1, 2]).is_err());
         assert!(RelayFrame::decode(&[2, 0]).is_err());
         assert!(decode::<ProverMsg>(b"{\"hello\":{}}").is_err());
+    }
+
+    #[test]
+    fn hello_carries_the_expected_size() {
+        let hello = ProverMsg::Hello {
+            version: PROTOCOL_VERSION,
+            host: "example.com".into(),
+            port: 443,
+            api_key: None,
+            expected_cots: 1_234_567,
+        };
+        match decode::<ProverMsg>(&encode(&hello)).unwrap() {
+            ProverMsg::Hello { expected_cots, .. } => assert_eq!(expected_cots, 1_234_567),
+            other => panic!("{other:?}"),
+        }
+        // Absent (an older prover): 0, which the verifier refuses.
+        let old = br#"{"hello":{"version":2,"host":"a.b","port":443}}"#;
+        match decode::<ProverMsg>(old).unwrap() {
+            ProverMsg::Hello { expected_cots, .. } => assert_eq!(expected_cots, 0),
+            other => panic!("{other:?}"),
+        }
+        // Not a u64: undecodable, never wrapped or truncated.
+        for bad in [
+            r#"-1"#,
+            r#"1.5"#,
+            r#""lots""#,
+            r#"18446744073709551616"#,
+            r#"1e30"#,
+            r#"null"#,
+        ] {
+            let msg = format!(
+                r#"{{"hello":{{"version":2,"host":"a.b","port":443,"expected_cots":{bad}}}}}"#
+            );
+            assert!(decode::<ProverMsg>(msg.as_bytes()).is_err(), "{bad}");
+        }
     }
 }

@@ -69,6 +69,7 @@ fn seeds() -> Vec<Vec<u8>> {
             host: "server.test".into(),
             port: 443,
             api_key: Some("key".into()),
+            expected_cots: 1_000_000,
         }),
         encode(&VerifierMsg::Accepted),
         encode(&VerifierMsg::Ready {

@@ -1,17 +1,41 @@
 //! A proof session over the production COT stack, split into the
 //! preprocessing that runs before the TLS connection and the proof after it.
 //!
-//! Setup runs base OT, SoftSpokenOT and Ferret's first iteration (the
-//! bootstrap) and opens the QuickSilver session, so when the prover connects
-//! to the server the only interactive cryptography left is the proof itself.
+//! Setup runs base OT, SoftSpokenOT and Ferret's setup iteration (the
+//! bootstrap), then Ferret's first main iteration (the warm-up, which the
+//! network layer runs beside the TLS session), so when the prover has its
+//! TLS transcript the only interactive cryptography left is the proof
+//! itself. The first main iteration is sized to the session
+//! ([`SessionConfig::sized`], from the prover's [`expected_cots`]).
 //! The channel is only lent to the setup, so between setup and proof the
 //! caller can use the same connection for the TLS relay and its own messages.
+//!
+//! # Flights of the bootstrap (prover P, verifier V; bytes with frame headers)
+//!
+//! 1. P: base-OT point `A` (36), sent by the network layer in the flight
+//!    of its hello ([`ProverOpening`]);
+//! 2. V: 128 base-OT point pairs (8,196), after its `Accepted`;
+//! 3. P: SoftSpokenOT's masked GGM sums (4,101) and the corrections of
+//!    41,158 + 128 COTs (about 77.5 KB);
+//! 4. V: SoftSpokenOT's check seed (20);
+//! 5. P: the check answer (36);
+//! 6. V: the tree corrections of Ferret's setup iteration (132,196), then
+//!    the network layer's `Ready`: the TLS session starts here.
+//!
+//! Then the warm-up, beside the TLS session: P's challenge of the setup
+//! iteration (36), V's digest (36) and the first main iteration's tree
+//! corrections (208 bytes per noise block), P's challenge (36), V's digest
+//! (36). The SoftSpokenOT check must be answered before V sends anything
+//! computed from its keys (flight 6), and each Ferret check before its
+//! COTs are used; every other message waits for nothing it does not need.
 
-use crate::{run, Proven, Result, Statement, Witness};
+use crate::{run, Aead, Proven, Result, Statement, Witness};
 use rand_core::{CryptoRng, RngCore};
 use webproof_core::cot::{RandomCotReceiver, RandomCotSender};
 use webproof_core::{Channel, Io};
-use webproof_ferret::{FerretConfig, LpnParams, SilentCotReceiver, SilentCotSender};
+use webproof_ferret::{
+    FerretConfig, LpnParams, SilentCotReceiver, SilentCotReceiverOpening, SilentCotSender,
+};
 use webproof_zk::{Config, Prover, Verifier};
 
 /// The parameters both parties must use.
@@ -36,12 +60,55 @@ pub struct SessionConfig {
 /// `webproof_ferret::params` cites. Cutting an instance only removes
 /// samples from the adversary.
 ///
-/// Why: a 1 KB / 2 KB session needs about 1.8 M COTs. A full `b13`
-/// iteration makes 10.5 M, and its tree passes are most of the
-/// preprocessing's work; half of it still covers statements up to about
-/// 4.7 M AND gates in one iteration at 0.22 bits per COT. Larger
+/// The same argument holds for any prefix of this set (fewer noise blocks,
+/// same `k` and block size), which is how [`SessionConfig::sized`] cuts
+/// the first main iteration to the session's expected size
+/// ([`LpnParams::prefix`]).
+///
+/// Why: a full `b13` iteration makes 10.5 M COTs, and its tree passes are
+/// most of the preprocessing's work; half of it still covers statements up
+/// to about 4.7 M COTs in one iteration at 0.22 bits per COT. Larger
 /// statements run more iterations during the proof (1.5 round trips each).
 pub const SESSION_MAIN: LpnParams = LpnParams::new(640 << 13, 452_000, 640, 13);
+
+/// Largest expectation a party accepts from its peer ([`expected_cots`]
+/// for far more than any relay limit allows); anything above one main
+/// iteration runs the full [`SESSION_MAIN`] anyway.
+pub const MAX_EXPECTED_COTS: u64 = 1 << 34;
+
+/// COTs a proxy-mode proof of a TLS session is expected to draw: `sent`
+/// bytes of application data from the prover, `received` from the server,
+/// protected with `aead` (`None`: not known yet, so the costliest suite).
+///
+/// Per-statement costs (COTs, rounded up): TLS key derivation 620 K (1.3;
+/// 1.2 is cheaper); per direction one key schedule (AES-128 320, AES-256
+/// 480) and per block of keystream AES-128 1,280, AES-256 1,792, ChaCha20
+/// 10,400 (64 bytes); per record the tag's block, counter rounding and a
+/// check (128). Records are assumed to be at most 4 KiB, and the total gets
+/// 25 % on top: an underestimate only costs more Ferret iterations during
+/// the proof, an overestimate more preprocessing.
+pub fn expected_cots(sent: usize, received: usize, aead: Option<Aead>) -> u64 {
+    const KDF: u64 = 620_000;
+    const CHECK: u64 = 128;
+    const RECORD: u64 = 4096;
+    let (block, per_block, per_key) = match aead.unwrap_or(Aead::ChaCha20Poly1305) {
+        Aead::Aes128Gcm => (16, 1_280, 320),
+        Aead::Aes256Gcm => (16, 1_792, 480),
+        Aead::ChaCha20Poly1305 => (64, 10_400, 0),
+    };
+    let direction = |bytes: usize| -> u64 {
+        let bytes = bytes as u64;
+        let records = bytes.div_ceil(RECORD).max(1);
+        let blocks = bytes.div_ceil(block).saturating_add(2 * records);
+        blocks
+            .saturating_mul(per_block)
+            .saturating_add(per_key + records * CHECK)
+    };
+    let total = KDF
+        .saturating_add(direction(sent))
+        .saturating_add(direction(received));
+    total.saturating_add(total / 4).min(MAX_EXPECTED_COTS)
+}
 
 impl Default for SessionConfig {
     /// Ferret with [`SESSION_MAIN`] after `b13`'s setup set: the first main
@@ -53,6 +120,7 @@ impl Default for SessionConfig {
             ferret: FerretConfig {
                 main: SESSION_MAIN,
                 setup: Some(webproof_ferret::params::B13_SETUP),
+                first_main_trees: None,
             },
             zk: Config {
                 cot_batch: 1 << 18,
@@ -62,14 +130,85 @@ impl Default for SessionConfig {
     }
 }
 
-/// COTs the setup iteration leaves over: drawing them runs base OT,
-/// SoftSpokenOT and Ferret's setup iteration; drawing one more runs the
-/// first main iteration (its tree corrections and check). Both parties draw
-/// the same numbers.
-fn setup_output(config: &SessionConfig) -> usize {
-    match config.ferret.setup {
-        Some(setup) => setup.n.saturating_sub(config.ferret.main.reserve()),
-        None => 0,
+impl SessionConfig {
+    /// The default configuration with Ferret's first main iteration cut to
+    /// a prefix of [`SESSION_MAIN`] that holds `expected_cots` (see
+    /// [`expected_cots`]) rounded up to whole proof batches, and still
+    /// refills the next iteration's full reserve. Both parties call this
+    /// with the number the prover stated in its hello.
+    pub fn sized(expected_cots: u64) -> Self {
+        let mut c = SessionConfig::default();
+        c.ferret.first_main_trees = Some(first_main_trees(
+            &c.ferret.main,
+            expected_cots,
+            c.zk.cot_batch,
+        ));
+        c
+    }
+}
+
+/// Noise blocks of the first main iteration for `expected` COTs drawn in
+/// batches of `batch`, between the fewest that refill a full reserve and
+/// all of `main`'s.
+fn first_main_trees(main: &LpnParams, expected: u64, batch: usize) -> usize {
+    let bin = main.bin_size() as u64;
+    let batch = batch.max(1) as u64;
+    let draws = expected.min(MAX_EXPECTED_COTS).div_ceil(batch) * batch;
+    // One COT more: `warm_up` draws one to run the iteration.
+    let need = main.reserve() as u64 + draws + 1;
+    let fewest = main.reserve() / main.bin_size() + 1;
+    (need.div_ceil(bin).min(main.t as u64) as usize).max(fewest)
+}
+
+/// What `warm_up` draws (and drops): the setup iteration's surplus, whose
+/// LPN step also fills the first main iteration's reserve, and one COT
+/// more, which runs the first main iteration (tree corrections, check and
+/// the LPN of the next reserve). The bootstrap stops after the setup
+/// iteration's exchange, so all of this LPN work runs beside the TLS
+/// session rather than before it. Both parties draw the same numbers.
+fn warm_up_draw(config: &SessionConfig) -> usize {
+    if config.ferret.setup.is_some() {
+        config.ferret.setup_surplus() + 1
+    } else {
+        0
+    }
+}
+
+/// The prover's preprocessing before its first message is sent: the
+/// preprocessing starts with a prover message that depends on nothing the
+/// verifier says (the base-OT sender's point), so it can travel in the
+/// flight of the prover's hello and save a round trip.
+pub struct ProverOpening {
+    cot: SilentCotReceiverOpening,
+    config: SessionConfig,
+}
+
+impl ProverOpening {
+    /// Make the first message.
+    pub fn new(config: SessionConfig, rng: &mut (impl RngCore + CryptoRng)) -> Result<Self> {
+        Ok(ProverOpening {
+            cot: SilentCotReceiver::open(config.ferret, rng)?,
+            config,
+        })
+    }
+
+    /// The first message: send it as one frame (the `Channel` framing)
+    /// before the channel that [`Self::bootstrap`] uses reads anything.
+    /// The verifier's [`VerifierPreprocessed::bootstrap`] reads it first.
+    pub fn message(&self) -> Vec<u8> {
+        self.cot.message()
+    }
+
+    /// The rest of [`ProverPreprocessed::bootstrap`], once [`Self::message`]
+    /// is on its way.
+    pub async fn bootstrap<T: Io>(
+        self,
+        channel: &mut Channel<T>,
+        rng: &mut (impl RngCore + CryptoRng),
+    ) -> Result<ProverPreprocessed> {
+        let config = self.config;
+        let cot = self.cot.connect_until_check(channel, rng).await?;
+        Ok(ProverPreprocessed { cot, config })
     }
 }
 
@@ -92,25 +231,29 @@ impl ProverPreprocessed {
         Ok(pre)
     }
 
-    /// The first part of [`Self::setup`]: base OT, SoftSpokenOT and Ferret's
-    /// setup iteration. [`Self::warm_up`] may then run on another channel
+    /// The first part of [`Self::setup`]: base OT, SoftSpokenOT and the
+    /// verifier's tree corrections of Ferret's setup iteration (its check
+    /// and LPN step are left to [`Self::warm_up`], so the bootstrap ends
+    /// with a verifier message and the TLS session can start right after
+    /// it; no COT is used before the check has passed). [`Self::warm_up`] may then run on another channel
     /// (a multiplexed stream beside the TLS relay).
     pub async fn bootstrap<T: Io>(
         channel: &mut Channel<T>,
         config: SessionConfig,
         rng: &mut (impl RngCore + CryptoRng),
     ) -> Result<Self> {
-        let mut cot = SilentCotReceiver::connect(config.ferret, channel, rng).await?;
-        RandomCotReceiver::extend(&mut cot, channel, setup_output(&config), &mut Vec::new())
-            .await?;
-        Ok(ProverPreprocessed { cot, config })
+        let opening = ProverOpening::new(config, rng)?;
+        channel.send(&opening.message()).await?;
+        channel.flush().await?;
+        opening.bootstrap(channel, rng).await
     }
 
-    /// The second part of [`Self::setup`]: Ferret's first main iteration.
+    /// The second part of [`Self::setup`]: the setup iteration's check and
+    /// LPN step, and Ferret's first main iteration (exchange and the LPN step of the
+    /// next reserve).
     pub async fn warm_up<T: Io>(&mut self, channel: &mut Channel<T>) -> Result<()> {
-        if self.config.ferret.setup.is_some() {
-            RandomCotReceiver::extend(&mut self.cot, channel, 1, &mut Vec::new()).await?;
-        }
+        let n = warm_up_draw(&self.config);
+        RandomCotReceiver::extend(&mut self.cot, channel, n, &mut Vec::new()).await?;
         Ok(())
     }
 
@@ -152,16 +295,14 @@ impl VerifierPreprocessed {
         config: SessionConfig,
         rng: &mut (impl RngCore + CryptoRng),
     ) -> Result<Self> {
-        let mut cot = SilentCotSender::connect(config.ferret, channel, rng).await?;
-        RandomCotSender::extend(&mut cot, channel, setup_output(&config), &mut Vec::new()).await?;
+        let cot = SilentCotSender::connect_until_check(config.ferret, channel, rng).await?;
         Ok(VerifierPreprocessed { cot, config })
     }
 
-    /// The second part of [`Self::setup`]: Ferret's first main iteration.
+    /// The second part of [`Self::setup`] (see [`ProverPreprocessed::warm_up`]).
     pub async fn warm_up<T: Io>(&mut self, channel: &mut Channel<T>) -> Result<()> {
-        if self.config.ferret.setup.is_some() {
-            RandomCotSender::extend(&mut self.cot, channel, 1, &mut Vec::new()).await?;
-        }
+        let n = warm_up_draw(&self.config);
+        RandomCotSender::extend(&mut self.cot, channel, n, &mut Vec::new()).await?;
         Ok(())
     }
 
@@ -192,7 +333,137 @@ mod tests {
         assert_eq!(SESSION_MAIN.k, B13_MAIN.k);
         assert_eq!(SESSION_MAIN.log_bin, B13_MAIN.log_bin);
         assert!(SESSION_MAIN.t <= B13_MAIN.t);
+        assert_eq!(SESSION_MAIN, B13_MAIN.prefix(SESSION_MAIN.t));
         SessionConfig::default().ferret.validate().unwrap();
         assert!(SESSION_MAIN.net() > 4_700_000);
+    }
+
+    /// The sized first iteration is a prefix of the session set (so of
+    /// `b13`), holds the expectation in whole batches and refills a full
+    /// reserve; later iterations run the full set.
+    #[test]
+    fn sized_first_iteration_is_a_prefix_that_holds_the_expectation() {
+        let batch = SessionConfig::default().zk.cot_batch as u64;
+        let fewest = SESSION_MAIN.reserve() / SESSION_MAIN.bin_size() + 1;
+        for expected in [
+            1,
+            100_000,
+            expected_cots(1024, 2048, Some(Aead::Aes128Gcm)),
+            expected_cots(1024, 2048, None),
+            expected_cots(1024, 51 << 10, None),
+            5_000_000,
+            MAX_EXPECTED_COTS,
+            u64::MAX,
+        ] {
+            let c = SessionConfig::sized(expected);
+            c.ferret.validate().unwrap();
+            let first = c.ferret.first_main();
+            assert_eq!(first, SESSION_MAIN.prefix(first.t));
+            assert_eq!(first, B13_MAIN.prefix(first.t));
+            assert!((fewest..=SESSION_MAIN.t).contains(&first.t));
+            assert_eq!(c.ferret.iteration(2), SESSION_MAIN);
+            let net = c.ferret.first_main_net() as u64;
+            if first.t < SESSION_MAIN.t {
+                assert!(net > expected.div_ceil(batch) * batch, "{expected}");
+                // No more than one tree beyond what is needed.
+                let one_less = SESSION_MAIN.prefix(first.t - 1).n as u64;
+                assert!(
+                    first.t == fewest
+                        || one_less
+                            <= SESSION_MAIN.reserve() as u64 + expected.div_ceil(batch) * batch
+                );
+            }
+        }
+        // A 1 KB / 2 KB session needs well under half the session set.
+        let small = SessionConfig::sized(expected_cots(1024, 2048, None));
+        assert!(small.ferret.first_main().t < SESSION_MAIN.t / 2);
+        assert_eq!(
+            SessionConfig::sized(u64::MAX).ferret.first_main().t,
+            SESSION_MAIN.t
+        );
+    }
+
+    /// Both parties run `sized(expected_cots)` for their own number; the
+    /// prover proves a statement with record disclosure.
+    fn session_with(prover_expects: u64, verifier_expects: u64) -> Result<(Proven, Proven)> {
+        use crate::testing::tls13_session;
+        use crate::Disclosure;
+        use futures::executor::block_on;
+        use rand::SeedableRng;
+        use webproof_core::memory_duplex;
+        let mut s = tls13_session(
+            Aead::Aes128Gcm,
+            7,
+            &[b"GET / HTTP/1.1\r\n\r\n"],
+            &[&[b'x'; 1500]],
+        );
+        s.statement.recv.disclosure = Disclosure::Ranges(vec![(0, 1..1500)]);
+        let (a, b) = memory_duplex();
+        let (p, v) = block_on(async {
+            let prover = async {
+                let mut rng = rand::rngs::StdRng::seed_from_u64(1);
+                let mut ch = Channel::new(a);
+                let cfg = SessionConfig::sized(prover_expects);
+                let mut pre = ProverPreprocessed::bootstrap(&mut ch, cfg, &mut rng).await?;
+                pre.warm_up(&mut ch).await?;
+                pre.prove(ch, &s.statement, &s.witness)
+                    .await
+                    .map(|(p, _)| p)
+            };
+            let verifier = async {
+                let mut rng = rand::rngs::StdRng::seed_from_u64(2);
+                let mut ch = Channel::new(b);
+                let cfg = SessionConfig::sized(verifier_expects);
+                let mut pre = VerifierPreprocessed::bootstrap(&mut ch, cfg, &mut rng).await?;
+                pre.warm_up(&mut ch).await?;
+                pre.verify(ch, &s.statement, &mut rng).await.map(|(p, _)| p)
+            };
+            futures::join!(prover, verifier)
+        });
+        Ok((p?, v?))
+    }
+
+    /// A statement far larger than the expectation (one proof batch: the
+    /// first main iteration holds 268,640 COTs, the key derivation alone
+    /// needs twice that) still proves: the proof runs full-size iterations
+    /// for the rest.
+    #[test]
+    fn a_statement_beyond_the_expectation_runs_more_iterations() {
+        let smallest = SessionConfig::sized(1).ferret;
+        assert_eq!(smallest.first_main().t, 89);
+        assert_eq!(smallest.first_main_net(), 268_640);
+        let (p, v) = session_with(1, 1).unwrap();
+        assert_eq!(p, v);
+    }
+
+    /// Parties that size the first iteration differently fail cleanly (the
+    /// tree corrections have the wrong length), they do not hang.
+    #[test]
+    fn parties_must_agree_on_the_expectation() {
+        assert!(session_with(1, 2_000_000).is_err());
+        assert!(session_with(2_000_000, 1).is_err());
+    }
+
+    #[test]
+    fn expected_cots_follow_the_statement() {
+        // The brief's figures: about 0.9 M for 1 KB / 2 KB over AES-128,
+        // about 4.9 M for a 51 KB response.
+        let aes = expected_cots(1024, 2048, Some(Aead::Aes128Gcm));
+        assert!((900_000..1_300_000).contains(&aes), "{aes}");
+        let big = expected_cots(1024, 51 << 10, Some(Aead::Aes128Gcm));
+        assert!((4_900_000..7_000_000).contains(&big), "{big}");
+        // Unknown suite: the costliest one.
+        let any = expected_cots(1024, 2048, None);
+        assert_eq!(any, expected_cots(1024, 2048, Some(Aead::ChaCha20Poly1305)));
+        assert!(any > expected_cots(1024, 2048, Some(Aead::Aes256Gcm)));
+        assert!(expected_cots(1024, 2048, Some(Aead::Aes256Gcm)) > aes);
+        // Monotone in both sizes, key derivation alone for an empty session.
+        assert!(expected_cots(1024, 4096, None) > any);
+        assert!(expected_cots(2048, 2048, None) > any);
+        assert!(expected_cots(0, 0, None) >= 620_000);
+        assert_eq!(
+            expected_cots(usize::MAX, usize::MAX, None),
+            MAX_EXPECTED_COTS
+        );
     }
 }

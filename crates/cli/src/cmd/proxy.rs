@@ -73,6 +73,10 @@ pub struct ProveArgs {
     /// Pad the request (X-Padding header) to this total size in bytes.
     #[arg(long)]
     upload_size: Option<usize>,
+    /// Response size in bytes you expect: sizes the proof's preprocessing
+    /// (a larger response still proves, with more work during the proof).
+    #[arg(long, value_name = "BYTES", default_value_t = webproof_net::prover::DEFAULT_EXPECT_RESPONSE)]
+    expect_response: usize,
     /// Give up after this many seconds.
     #[arg(long, default_value_t = 60)]
     timeout_secs: u64,
@@ -177,6 +181,7 @@ fn prove_options(a: &ProveArgs) -> anyhow::Result<ProveOptions> {
     o.groups = a.groups.clone();
     o.reveal = a.reveal.clone();
     o.timeout = Duration::from_secs(a.timeout_secs);
+    o.expect_response = a.expect_response;
     o.api_key = a.api_key.clone();
     if a.attest.is_some() {
         o.attest = Some(webproof_net::attest::AttestOptions {
@@ -256,6 +261,8 @@ async fn demo_session(
     o.ca_pems.push(fixture.certs.ca_pem.clone().into_bytes());
     o.headers
         .push(("Cookie".into(), "session=demo-secret-token".into()));
+    // The fixture's pages are well under 1 KiB with their headers.
+    o.expect_response = 1 << 10;
     Ok((o, vtask))
 }
 

@@ -196,6 +196,7 @@ pub fn hello(env: &Env) -> Vec<u8> {
             host: "localhost".into(),
             port: env.fixture.addr.port(),
             api_key: None,
+            expected_cots: 1_000_000,
         },
     ))
 }
