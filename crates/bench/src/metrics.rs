@@ -89,6 +89,13 @@ pub struct Sample {
     pub app_measured_rtt_ms: f64,
     #[serde(default)]
     pub app_measured_mbps: f64,
+    /// The online phase split as the prover reports it: the TLS session
+    /// through the verifier, then the proof up to the verdict (ms; 0 when
+    /// not reported).
+    #[serde(default)]
+    pub time_tls: f64,
+    #[serde(default)]
+    pub time_proof: f64,
 }
 
 fn empty_as_zero<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {

@@ -724,6 +724,8 @@ pub fn apply_reported_stats(s: &mut Sample, lines: &[String], p: &Usage) {
             s.time_preprocess = num(st, "time_preprocess_ms").unwrap_or(0.0);
             s.time_online = num(st, "time_online_ms").unwrap_or(0.0);
             s.time_total = num(st, "time_total_ms").unwrap_or(s.time_preprocess + s.time_online);
+            s.time_tls = num(st, "time_tls_ms").unwrap_or(0.0);
+            s.time_proof = num(st, "time_proof_ms").unwrap_or(0.0);
             s.uploaded_preprocess = num(st, "uploaded_preprocess").unwrap_or(0.0) as u64;
             s.downloaded_preprocess = num(st, "downloaded_preprocess").unwrap_or(0.0) as u64;
             s.uploaded_online = num(st, "uploaded_online").unwrap_or(0.0) as u64;

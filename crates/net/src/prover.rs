@@ -109,11 +109,17 @@ impl ProveOptions {
 
     /// COTs the proof of this session is expected to draw (stated in the
     /// hello): the request's size, [`Self::expect_response`], and the
-    /// record protection if every suite offered uses the same one (else
-    /// the costliest).
+    /// record protection of the first suite offered (servers mostly follow
+    /// the client's order; any other outcome costs at most an extra Ferret
+    /// iteration during the proof).
     pub fn expected_cots(&self) -> u64 {
-        let aeads: Vec<Aead> = self
-            .suites
+        // No suites chosen: every suite is offered, in `CipherSuite::ALL` order.
+        let offered: &[CipherSuite] = if self.suites.is_empty() {
+            &CipherSuite::ALL
+        } else {
+            &self.suites
+        };
+        let aeads: Vec<Aead> = offered
             .iter()
             .filter(|s| self.version.is_none_or(|v| s.version() == v))
             .map(|s| match s.aead() {
@@ -122,10 +128,7 @@ impl ProveOptions {
                 webproof_proxy::suite::AeadAlg::ChaCha20Poly1305 => Aead::ChaCha20Poly1305,
             })
             .collect();
-        let aead = match aeads.split_first() {
-            Some((a, rest)) if rest.iter().all(|b| b == a) => Some(*a),
-            _ => None,
-        };
+        let aead = aeads.first().copied();
         expected_cots(self.request().len(), self.expect_response, aead)
     }
 
@@ -679,5 +682,37 @@ fn zk_error(phase: &str, e: webproof_core::Error) -> NetError {
         _ => crate::proof_step_error("the verifier", phase, e, |e| {
             NetError::Verifier(format!("{phase} failed: {e}"))
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The expectation follows the first suite offered: all suites by
+    /// default (AES-128-GCM first), or the caller's choice.
+    #[test]
+    fn expected_cots_follow_the_first_offered_suite() {
+        let mut o = ProveOptions::new("127.0.0.1:1", "https://example.com/x").unwrap();
+        o.expect_response = 51 << 10;
+        let len = o.request().len();
+        assert_eq!(
+            o.expected_cots(),
+            expected_cots(len, 51 << 10, Some(Aead::Aes128Gcm))
+        );
+        o.suites = vec![CipherSuite::TLS13_CHACHA20_POLY1305_SHA256];
+        assert_eq!(
+            o.expected_cots(),
+            expected_cots(len, 51 << 10, Some(Aead::ChaCha20Poly1305))
+        );
+        o.suites = vec![
+            CipherSuite::TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
+            CipherSuite::TLS13_CHACHA20_POLY1305_SHA256,
+        ];
+        o.version = Some(TlsVersion::Tls13);
+        assert_eq!(
+            o.expected_cots(),
+            expected_cots(len, 51 << 10, Some(Aead::ChaCha20Poly1305))
+        );
     }
 }

@@ -26,8 +26,11 @@
 //!   `W = V ^ u_0*Delta`: a COT. Finally the sender normalises
 //!   `K = W ^ lsb(W)*Delta` and the receiver keeps `M = V`.
 //! - *Consistency check* (per `extend` call). Every batch carries 128 extra
-//!   COTs. After all corrections are in, the sender sends a fresh seed for
-//!   challenges `chi_j` in GF(2^128) (the 128 extra COTs get `chi = x^i`);
+//!   COTs. The challenges `chi_j` in GF(2^128) (the 128 extra COTs get
+//!   `chi = x^i`) come from a seed that both parties derive (Fiat–Shamir)
+//!   as a SHA-256 hash of the setup's tree message, the call's number and
+//!   size, and every correction of the call, so the receiver sends its
+//!   answer right behind its corrections, with no round trip;
 //!   the receiver answers `U = sum chi_j*b_j`, `V = sum chi_j*M_j`, and the
 //!   sender checks `sum chi_j*K_j ^ U*Delta == V`. The extra COTs make `U`
 //!   uniformly random (they contribute `sum x^i*b_i`, the bits themselves)
@@ -77,6 +80,7 @@
 use crate::streams::{AesBlock, Streams};
 use crate::{base, ggm, transpose::transpose128};
 use rand_core::{CryptoRng, RngCore};
+use sha2::{Digest, Sha256};
 use webproof_core::cot::{RandomCotReceiver, RandomCotSender};
 use webproof_core::error::Result;
 use webproof_core::{Block, Channel, Error, Io, Prg};
@@ -118,8 +122,10 @@ pub struct SoftSpokenSender {
     /// Per tree `l`, `2^k` seed streams, index `l*2^k + x`; the punctured
     /// leaf `alpha_l` is unknown and replaced by the all-zero seed.
     streams: Streams,
-    /// Source of the consistency-check challenges.
-    coins: Prg,
+    /// Binds the consistency checks' challenges to this instance.
+    salt: [u8; 32],
+    /// `extend` calls so far (bound into each call's challenges).
+    calls: u64,
     /// Set when a check failed: no more COTs from this instance.
     poisoned: bool,
 }
@@ -132,6 +138,52 @@ pub struct SoftSpokenReceiver {
     broken: bool,
     /// Per tree `l`, all `2^k` seed streams, index `l*2^k + x`.
     streams: Streams,
+    /// As the sender's.
+    salt: [u8; 32],
+    calls: u64,
+}
+
+/// The Fiat–Shamir transcript of one `extend` call's consistency check.
+///
+/// Soundness: the errors of a receiver's corrections are fixed by the
+/// corrections, which the seed hashes, so a cheating receiver that makes
+/// `q` hash queries finds challenges under which its errors vanish with
+/// probability about `q / 2^128` (random-oracle model), as for the proof's
+/// own Fiat–Shamir challenges; and whether a deviation would pass still
+/// depends on `Delta`, which it learns nothing about offline. The salt (a
+/// hash of the setup's tree message, masked by base-OT keys that depend on
+/// the sender's random choices) makes every instance's challenges fresh.
+struct CheckTranscript(Sha256);
+
+impl CheckTranscript {
+    fn salt(tree_message: &[u8]) -> [u8; 32] {
+        Sha256::new()
+            .chain_update(b"webproof-ot/softspoken/instance/v1")
+            .chain_update(tree_message)
+            .finalize()
+            .into()
+    }
+
+    fn new(salt: &[u8; 32], call: u64, n: usize) -> Self {
+        CheckTranscript(
+            Sha256::new()
+                .chain_update(b"webproof-ot/softspoken/check/v1")
+                .chain_update(salt)
+                .chain_update(call.to_le_bytes())
+                .chain_update((n as u64).to_le_bytes()),
+        )
+    }
+
+    fn absorb(&mut self, corr: &[Block]) {
+        for c in corr {
+            self.0.update(c.to_bytes());
+        }
+    }
+
+    fn seed(self) -> Block {
+        let d = self.0.finalize();
+        Block::from_bytes(d[..16].try_into().expect("16 bytes"))
+    }
 }
 
 impl SoftSpokenSender {
@@ -157,7 +209,7 @@ impl SoftSpokenSender {
             .flat_map(|l| (1..=k).map(move |i| ggm::choice_bit(alpha(l), k, i)))
             .collect();
         let keys = base::receive(channel, &choices, rng).await?;
-        let masked = recv_tree_message(channel, k).await?;
+        let (masked, salt) = recv_tree_message(channel, k).await?;
         let mut seeds = Vec::with_capacity(m << k);
         for l in 0..m {
             let a = alpha(l);
@@ -170,14 +222,12 @@ impl SoftSpokenSender {
             // Leaf alpha comes back as zero; its stream is cancelled later.
             seeds.extend(leaves);
         }
-        let coins = Prg::new(Block(
-            ((rng.next_u64() as u128) << 64) | rng.next_u64() as u128,
-        ));
         Ok(SoftSpokenSender {
             k,
             delta,
             streams: Streams::new(seeds),
-            coins,
+            salt,
+            calls: 0,
             poisoned: false,
         })
     }
@@ -285,6 +335,8 @@ impl SoftSpokenReceiverSetup {
             k,
             broken: false,
             streams: Streams::new(seeds),
+            salt: CheckTranscript::salt(&msg),
+            calls: 0,
         })
     }
 }
@@ -357,23 +409,20 @@ impl SoftSpokenReceiver {
         let mut extra = Vec::with_capacity(total - n);
         let (mut scratch, mut corr) = (Vec::new(), Vec::new());
         let mut cols = vec![Block::ZERO; 128 * (CHUNK_COTS / 128)];
+        let mut transcript = CheckTranscript::new(&self.salt, self.calls, n);
+        self.calls += 1;
         let mut done = 0;
         while done < total {
             let rows = (total - done).min(CHUNK_COTS);
             let b = rows / 128;
             self.columns(b, &mut scratch, &mut cols[..128 * b], &mut corr);
             cheat.corrections(done, b, &mut corr);
+            transcript.absorb(&corr);
             channel.send_blocks(&corr).await?;
             emit_rows(&cols[..128 * b], b, done, n, out, &mut extra, |r| r);
             done += rows;
         }
-        let seed = Block::from_bytes(
-            channel
-                .recv_exact(16)
-                .await?
-                .try_into()
-                .expect("exact length"),
-        );
+        let seed = transcript.seed();
         let (mut v, mut u) = combine(seed, &out[start..], &extra, n_pad);
         cheat.answer(seed, &mut u, &mut v);
         channel.send_blocks(&[u, v]).await?;
@@ -385,7 +434,11 @@ impl SoftSpokenReceiver {
 /// The sender's half of the setup message: the receiver's `k` (one byte,
 /// so that parties configured differently fail here, not later) and the
 /// `2k` masked level sums of each of the `128/k` trees (always 256 blocks).
-async fn recv_tree_message<T: Io>(channel: &mut Channel<T>, k: usize) -> Result<Vec<Block>> {
+/// Returns the sums and the salt of the instance's check transcripts.
+async fn recv_tree_message<T: Io>(
+    channel: &mut Channel<T>,
+    k: usize,
+) -> Result<(Vec<Block>, [u8; 32])> {
     let msg = channel.recv_exact(1 + 256 * 16).await?;
     if msg[0] as usize != k {
         return Err(Error::Malformed(format!(
@@ -393,10 +446,11 @@ async fn recv_tree_message<T: Io>(channel: &mut Channel<T>, k: usize) -> Result<
             msg[0]
         )));
     }
-    Ok(msg[1..]
+    let sums = msg[1..]
         .chunks_exact(16)
         .map(|c| Block::from_bytes(c.try_into().expect("16-byte chunk")))
-        .collect())
+        .collect();
+    Ok((sums, CheckTranscript::salt(&msg)))
 }
 
 /// Hooks for a deviating receiver in tests; the honest one changes nothing.
@@ -565,6 +619,8 @@ impl RandomCotSender for SoftSpokenSender {
         let mut extra = Vec::with_capacity(total - n);
         let (mut scratch, mut u) = (Vec::new(), Vec::new());
         let mut cols = vec![Block::ZERO; 128 * (CHUNK_COTS / 128)];
+        let mut transcript = CheckTranscript::new(&self.salt, self.calls, n);
+        self.calls += 1;
         let mut done = 0;
         while done < total {
             let rows = (total - done).min(CHUNK_COTS);
@@ -584,6 +640,7 @@ impl RandomCotSender for SoftSpokenSender {
                     return Err(e.into());
                 }
             };
+            transcript.absorb(&corr);
             // With r_alpha replaced by an arbitrary stream z, the reduction gave
             // V' = V ^ alpha*z-terms and U' = u_l ^ r_alpha ^ z; the wanted
             // w_l = sum_x (alpha ^ x) r_x = V' ^ alpha*U' (the z terms cancel),
@@ -611,12 +668,8 @@ impl RandomCotSender for SoftSpokenSender {
             });
             done += rows;
         }
-        let seed = self.coins.next_block();
-        let answer = async {
-            channel.send(&seed.to_bytes()).await?;
-            channel.recv_blocks(2).await
-        }
-        .await;
+        let seed = transcript.seed();
+        let answer = channel.recv_blocks(2).await;
         let answer = match answer {
             Ok(a) => a,
             Err(e) => {
@@ -961,39 +1014,6 @@ mod tests {
     }
 
     #[test]
-    fn receiver_rejects_oversized_challenge() {
-        let (_s, mut r, ca, cb) = setup(8, 77);
-        let mut macs = Vec::new();
-        let res = block_on(async {
-            let (_, y) = futures::join!(
-                async move {
-                    let mut ca = ca;
-                    let _corr = ca.recv_exact(15 * 2 * 16).await.unwrap();
-                    ca.send(&[0u8; 17]).await.unwrap();
-                    ca.flush().await.unwrap();
-                    // Keep the channel open until the receiver has judged the frame.
-                    let _ = ca.recv(64).await;
-                },
-                async move {
-                    let mut cb = cb;
-                    r.extend(&mut cb, 100, &mut macs).await
-                }
-            );
-            y
-        });
-        assert!(
-            matches!(
-                res,
-                Err(Error::Channel(ChannelError::FrameTooLarge {
-                    len: 17,
-                    max: 16
-                }))
-            ),
-            "{res:?}"
-        );
-    }
-
-    #[test]
     fn oversized_request_is_a_usage_error() {
         let (mut s, mut r, mut ca, mut cb) = setup(4, 5);
         let mut out = Vec::new();
@@ -1047,7 +1067,30 @@ mod tests {
             x,
             Err(Error::Channel(ChannelError::UnexpectedLength { .. }))
         ));
-        assert!(matches!(y, Err(Error::Channel(_))));
+        // The receiver reads nothing during an extend (its challenges are
+        // derived, not received), so the mismatch surfaces at the sender,
+        // which refuses the batch and hangs up.
+        assert!(y.is_ok(), "{y:?}");
+    }
+
+    /// The check's challenges depend on the instance, the call, its size
+    /// and every correction.
+    #[test]
+    fn check_challenges_bind_instance_call_and_corrections() {
+        let salt = CheckTranscript::salt(b"tree message");
+        let corr = [Block(1), Block(2), Block(3)];
+        let seed = |salt: &[u8; 32], call: u64, n: usize, corr: &[Block]| {
+            let mut t = CheckTranscript::new(salt, call, n);
+            t.absorb(corr);
+            t.seed()
+        };
+        let base = seed(&salt, 0, 100, &corr);
+        assert_eq!(base, seed(&salt, 0, 100, &corr));
+        assert_ne!(base, seed(&CheckTranscript::salt(b"other"), 0, 100, &corr));
+        assert_ne!(base, seed(&salt, 1, 100, &corr));
+        assert_ne!(base, seed(&salt, 0, 101, &corr));
+        assert_ne!(base, seed(&salt, 0, 100, &[Block(1), Block(2), Block(7)]));
+        assert_ne!(base, seed(&salt, 0, 100, &corr[..2]));
     }
 
     trait NowOrNever {

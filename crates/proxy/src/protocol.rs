@@ -30,8 +30,10 @@ use crate::record::RecorderLimits;
 use crate::statement::Witness;
 use serde::{Deserialize, Serialize};
 
-/// The protocol version spoken by this crate.
-pub const PROTOCOL_VERSION: u16 = 2;
+/// The protocol version spoken by this crate. Version 3: AES proven with
+/// byte inversions, the hello carries the expected size and the base-OT
+/// message, the bootstrap's flights are reordered.
+pub const PROTOCOL_VERSION: u16 = 3;
 /// Largest control message (JSON) accepted.
 pub const MAX_CONTROL_MSG: usize = 4 << 20;
 /// Largest relay frame payload.

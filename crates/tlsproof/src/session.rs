@@ -33,6 +33,7 @@ use crate::{run, Aead, Proven, Result, Statement, Witness};
 use rand_core::{CryptoRng, RngCore};
 use webproof_core::cot::{RandomCotReceiver, RandomCotSender};
 use webproof_core::{Channel, Io};
+use webproof_ferret::params::B13_MAIN;
 use webproof_ferret::{
     FerretConfig, LpnParams, SilentCotReceiver, SilentCotReceiverOpening, SilentCotSender,
 };
@@ -85,7 +86,7 @@ pub const MAX_EXPECTED_COTS: u64 = 1 << 34;
 /// 480) and per block of keystream AES-128 1,280, AES-256 1,792, ChaCha20
 /// 10,400 (64 bytes); per record the tag's block, counter rounding and a
 /// check (128). Records are assumed to be at most 4 KiB, and the total gets
-/// 25 % on top: an underestimate only costs more Ferret iterations during
+/// 10 % on top: an underestimate only costs more Ferret iterations during
 /// the proof, an overestimate more preprocessing.
 pub fn expected_cots(sent: usize, received: usize, aead: Option<Aead>) -> u64 {
     const KDF: u64 = 620_000;
@@ -107,7 +108,7 @@ pub fn expected_cots(sent: usize, received: usize, aead: Option<Aead>) -> u64 {
     let total = KDF
         .saturating_add(direction(sent))
         .saturating_add(direction(received));
-    total.saturating_add(total / 4).min(MAX_EXPECTED_COTS)
+    total.saturating_add(total / 10).min(MAX_EXPECTED_COTS)
 }
 
 impl Default for SessionConfig {
@@ -136,8 +137,18 @@ impl SessionConfig {
     /// [`expected_cots`]) rounded up to whole proof batches, and still
     /// refills the next iteration's full reserve. Both parties call this
     /// with the number the prover stated in its hello.
+    ///
+    /// A session expected to need more than one [`SESSION_MAIN`] iteration
+    /// runs a longer prefix of `b13` instead (up to all of its 1,280 noise
+    /// blocks), for the first iteration and any later one: one iteration
+    /// during preprocessing then covers statements up to about 9.9 M COTs
+    /// (a 7 MB response), rather than a second one during the proof.
     pub fn sized(expected_cots: u64) -> Self {
         let mut c = SessionConfig::default();
+        let trees = first_main_trees(&B13_MAIN, expected_cots, c.zk.cot_batch);
+        if trees > c.ferret.main.t {
+            c.ferret.main = B13_MAIN.prefix(trees);
+        }
         c.ferret.first_main_trees = Some(first_main_trees(
             &c.ferret.main,
             expected_cots,
@@ -338,9 +349,10 @@ mod tests {
         assert!(SESSION_MAIN.net() > 4_700_000);
     }
 
-    /// The sized first iteration is a prefix of the session set (so of
-    /// `b13`), holds the expectation in whole batches and refills a full
-    /// reserve; later iterations run the full set.
+    /// The sized first iteration is a prefix of `b13`, holds the
+    /// expectation in whole batches and refills a full reserve; later
+    /// iterations run the session set, or the same longer prefix of `b13`
+    /// when one session set would not hold the expectation.
     #[test]
     fn sized_first_iteration_is_a_prefix_that_holds_the_expectation() {
         let batch = SessionConfig::default().zk.cot_batch as u64;
@@ -350,36 +362,43 @@ mod tests {
             100_000,
             expected_cots(1024, 2048, Some(Aead::Aes128Gcm)),
             expected_cots(1024, 2048, None),
+            expected_cots(1024, 51 << 10, Some(Aead::Aes128Gcm)),
             expected_cots(1024, 51 << 10, None),
             5_000_000,
+            9_000_000,
             MAX_EXPECTED_COTS,
             u64::MAX,
         ] {
             let c = SessionConfig::sized(expected);
             c.ferret.validate().unwrap();
             let first = c.ferret.first_main();
-            assert_eq!(first, SESSION_MAIN.prefix(first.t));
+            let main = c.ferret.main;
             assert_eq!(first, B13_MAIN.prefix(first.t));
-            assert!((fewest..=SESSION_MAIN.t).contains(&first.t));
-            assert_eq!(c.ferret.iteration(2), SESSION_MAIN);
+            assert_eq!(main, B13_MAIN.prefix(main.t));
+            assert!((fewest..=B13_MAIN.t).contains(&first.t));
+            assert!(first.t <= main.t);
+            assert_eq!(c.ferret.iteration(2), main);
+            if first.t <= SESSION_MAIN.t {
+                assert_eq!(main, SESSION_MAIN, "{expected}");
+            }
             let net = c.ferret.first_main_net() as u64;
-            if first.t < SESSION_MAIN.t {
-                assert!(net > expected.div_ceil(batch) * batch, "{expected}");
+            let draws = expected.min(MAX_EXPECTED_COTS).div_ceil(batch) * batch;
+            if first.t < B13_MAIN.t {
+                assert!(net > draws, "{expected}");
                 // No more than one tree beyond what is needed.
-                let one_less = SESSION_MAIN.prefix(first.t - 1).n as u64;
-                assert!(
-                    first.t == fewest
-                        || one_less
-                            <= SESSION_MAIN.reserve() as u64 + expected.div_ceil(batch) * batch
-                );
+                let one_less = main.prefix(first.t - 1).n as u64;
+                assert!(first.t == fewest || one_less <= main.reserve() as u64 + draws);
             }
         }
         // A 1 KB / 2 KB session needs well under half the session set.
         let small = SessionConfig::sized(expected_cots(1024, 2048, None));
         assert!(small.ferret.first_main().t < SESSION_MAIN.t / 2);
+        // A 51 KB AES-128 response fits the first iteration.
+        let big = expected_cots(1024, 51 << 10, Some(Aead::Aes128Gcm));
+        assert!(SessionConfig::sized(big).ferret.first_main_net() as u64 > big);
         assert_eq!(
             SessionConfig::sized(u64::MAX).ferret.first_main().t,
-            SESSION_MAIN.t
+            B13_MAIN.t
         );
     }
 
