@@ -40,7 +40,8 @@
 //! # Security
 //!
 //! Assumptions: the base OTs ([`crate::base`], CDH + random oracle), AES as a
-//! PRG (GGM tree and seed expansion). Parameters: `k = 8` by default, `m =
+//! PRG (GGM tree and seed expansion), SHA-256 as a random oracle for the
+//! check's challenges. Parameters: `k = 8` by default, `m =
 //! 16` trees; `k` in `{1, 2, 4, 8}` (k = 1 is IKNP/KOS).
 //! - *Malicious sender* (ZK verifier): it only ever receives the correction
 //!   bits, which are one-time padded by the pseudo-random `u_0` (it lacks
@@ -51,7 +52,10 @@
 //!   the sender's `W` deviate from `V ^ u*Delta` by a term that depends on
 //!   chunks of `Delta` the receiver does not know. After it has fixed every
 //!   correction, the check is a random GF(2^128)-linear test of those
-//!   deviations; to pass it the receiver must predict the deviation, i.e.
+//!   deviations (random in the random-oracle model: its seed hashes every
+//!   correction, so grinding `q` hashes gains about `q / 2^128`, and whether
+//!   a deviation passes still depends on `Delta`, which no offline
+//!   computation reveals); to pass it the receiver must predict the deviation, i.e.
 //!   guess the involved `Delta` bits. This is the standard *selective
 //!   failure* leakage of KOS/SoftSpokenOT: learning `t` bits of `Delta`
 //!   costs an abort with probability `1 - 2^-t`, and otherwise (up to the
