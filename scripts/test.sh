@@ -9,5 +9,8 @@ echo "== wasm32 build of the protocol cores"
 cargo build --target wasm32-unknown-unknown \
   -p webproof-core -p webproof-circuits -p webproof-ot -p webproof-ferret -p webproof-zk -p webproof-tlsproof -p webproof-proxy
 
+echo "== the webproof binary (the bench's end-to-end test drives it)"
+cargo build -p webproof
+
 echo "== cargo test"
 cargo test --workspace --no-fail-fast
