@@ -32,9 +32,9 @@ pub fn mul(a: &X4, b: &X4) -> X4 {
     #[cfg(target_arch = "x86_64")]
     if hw::available() {
         // SAFETY: the CPU features were detected.
-        return unsafe { hw::mul_add(a, b, &[Block::ZERO; 4], &[Block::ZERO; 4]) };
+        return unsafe { hw::mul(a, b) };
     }
-    portable::mul_add(a, b, &[Block::ZERO; 4], &[Block::ZERO; 4])
+    core::array::from_fn(|l| a[l].gf_mul(b[l]))
 }
 
 /// `a * b + c * d` lane by lane (one reduction).
@@ -155,6 +155,22 @@ mod hw {
                 store(reduce(lo_c, mid_c, hi_c)),
                 store(reduce(lo_d, mid_d, hi_d)),
             )
+        }
+    }
+
+    #[target_feature(
+        enable = "avx512f",
+        enable = "avx512bw",
+        enable = "vpclmulqdq",
+        enable = "pclmulqdq"
+    )]
+    pub unsafe fn mul(a: &X4, b: &X4) -> X4 {
+        let z = _mm512_setzero_si512();
+        let (mut lo, mut mid, mut hi) = (z, z, z);
+        // SAFETY: in-bounds loads, register arithmetic, stores to locals.
+        unsafe {
+            acc(load(a), load(b), &mut lo, &mut mid, &mut hi);
+            store(reduce(lo, mid, hi))
         }
     }
 

@@ -240,13 +240,7 @@ impl<C: RandomCotReceiver, T: Io> Prover<C, T> {
         let (mut i, mut inst) = at;
         'gates: while i < gates.len() {
             match gates[i] {
-                Gate::Xor { a, b, out } => {
-                    let (src, dst) = rows(w, n, out);
-                    let (ra, rb) = (row(src, n, a), row(src, n, b));
-                    for ((o, x), y) in dst.iter_mut().zip(ra).zip(rb) {
-                        *o = *x ^ *y;
-                    }
-                }
+                Gate::Xor { a, b, out } => xor_rows(w, n, a, b, out),
                 Gate::Inv { a, out } => {
                     let (src, dst) = rows(w, n, out);
                     for (o, x) in dst.iter_mut().zip(row(src, n, a)) {
@@ -290,10 +284,7 @@ impl<C: RandomCotReceiver, T: Io> Prover<C, T> {
                             // Four instances in the lanes of one kernel; the
                             // same bits and terms, in the same order, as four
                             // single steps.
-                            let m: [X4; 8] = ids.map(|id| {
-                                let r = id as usize * n + inst;
-                                [w[r], w[r + 1], w[r + 2], w[r + 3]]
-                            });
+                            let m = gather4(w, n, &ids, inst);
                             let y: [u8; 4] = core::array::from_fn(|l| {
                                 byteinv::byte_of(&core::array::from_fn(|j| m[j][l]))
                             });
@@ -658,6 +649,25 @@ pub(crate) fn load_group(
 pub(crate) fn rows(w: &mut [Block], n: usize, out: u32) -> (&[Block], &mut [Block]) {
     let (src, dst) = w.split_at_mut(out as usize * n);
     (src, &mut dst[..n])
+}
+
+/// `out = a ^ b` for every instance (the same on both sides: MACs and keys
+/// are both linear).
+#[inline(always)]
+pub(crate) fn xor_rows(w: &mut [Block], n: usize, a: u32, b: u32, out: u32) {
+    let (src, dst) = rows(w, n, out);
+    for ((o, x), y) in dst.iter_mut().zip(row(src, n, a)).zip(row(src, n, b)) {
+        *o = *x ^ *y;
+    }
+}
+
+/// Wires `ids` of instances `inst..inst + 4`, one row of lanes per wire.
+#[inline(always)]
+pub(crate) fn gather4(w: &[Block], n: usize, ids: &[u32; 8], inst: usize) -> [X4; 8] {
+    ids.map(|id| {
+        let r = id as usize * n + inst;
+        [w[r], w[r + 1], w[r + 2], w[r + 3]]
+    })
 }
 
 /// Row `id` of the sources.

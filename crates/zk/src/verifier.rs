@@ -5,13 +5,14 @@ use crate::byteinv;
 use crate::check::{pack, Acc, ChiStream};
 use crate::elem::VerifierElem;
 use crate::proto;
-use crate::prover::{check_batch, load_group, mac_hash, row, rows, ValidatedCircuit};
+use crate::prover::{
+    check_batch, gather4, load_group, mac_hash, row, rows, xor_rows, ValidatedCircuit,
+};
 use crate::{Config, Stats};
 use rand_core::{CryptoRng, RngCore};
 use webproof_circuits::{Circuit, Gate};
 use webproof_core::cot::RandomCotSender;
 use webproof_core::error::Result;
-use webproof_core::lanes::X4;
 use webproof_core::{Block, Channel, Error, Io};
 
 /// An authenticated bit held by the verifier: its key `K` (`lsb(K) = 0`).
@@ -231,13 +232,7 @@ impl<C: RandomCotSender, T: Io> Verifier<C, T> {
         let (mut i, mut inst) = at;
         'gates: while i < gates.len() {
             match gates[i] {
-                Gate::Xor { a, b, out } => {
-                    let (src, dst) = rows(w, n, out);
-                    let (ra, rb) = (row(src, n, a), row(src, n, b));
-                    for ((o, x), y) in dst.iter_mut().zip(ra).zip(rb) {
-                        *o = *x ^ *y;
-                    }
-                }
+                Gate::Xor { a, b, out } => xor_rows(w, n, a, b, out),
                 Gate::Inv { a, out } => {
                     let (src, dst) = rows(w, n, out);
                     for (o, x) in dst.iter_mut().zip(row(src, n, a)) {
@@ -257,7 +252,7 @@ impl<C: RandomCotSender, T: Io> Verifier<C, T> {
                         }
                         let d = (self.frame_words[pos >> 6] >> (pos & 63)) & 1 == 1;
                         pos += 1;
-                        let kc = Block(keys[used].0 ^ d as u128) ^ Block::select(d, delta);
+                        let kc = corrected_key(keys[used], d, delta);
                         let chi = self.chi.next_chi();
                         acc0.add_mul(chi, w[a + inst].gf_mul(w[b + inst]));
                         acc1.add_mul(chi, kc);
@@ -274,17 +269,13 @@ impl<C: RandomCotSender, T: Io> Verifier<C, T> {
                     while inst < n {
                         if n - inst >= 4 && budget - used >= 32 {
                             // Four instances in lanes, as the prover may do.
-                            let k: [X4; 8] = ids.map(|id| {
-                                let r = id as usize * n + inst;
-                                [w[r], w[r + 1], w[r + 2], w[r + 3]]
-                            });
+                            let k = gather4(w, n, &ids, inst);
                             let mut l = [[Block::ZERO; 4]; 8];
                             for lane in 0..4 {
                                 for (j, row) in l.iter_mut().enumerate() {
                                     let d = (self.frame_words[pos >> 6] >> (pos & 63)) & 1 == 1;
                                     pos += 1;
-                                    row[lane] = Block(keys[used + 8 * lane + j].0 ^ d as u128)
-                                        ^ Block::select(d, delta);
+                                    row[lane] = corrected_key(keys[used + 8 * lane + j], d, delta);
                                 }
                             }
                             for (j, row) in l.iter().enumerate() {
@@ -310,7 +301,7 @@ impl<C: RandomCotSender, T: Io> Verifier<C, T> {
                         for (j, slot) in l.iter_mut().enumerate() {
                             let d = (self.frame_words[pos >> 6] >> (pos & 63)) & 1 == 1;
                             pos += 1;
-                            *slot = Block(keys[used + j].0 ^ d as u128) ^ Block::select(d, delta);
+                            *slot = corrected_key(keys[used + j], d, delta);
                             w[out + j * n + inst] = *slot;
                         }
                         for [ab, c] in byteinv::verifier_terms(&k, &l) {
@@ -591,6 +582,12 @@ impl<C: RandomCotSender, T: Io> Verifier<C, T> {
     /// The key of `x = r ^ d` from the key of `r`: adds the public constant `d`.
     #[inline(always)]
     fn add_correction(&self, k: Block, d: bool) -> Block {
-        Block(k.0 ^ d as u128) ^ Block::select(d, self.delta)
+        corrected_key(k, d, self.delta)
     }
+}
+
+/// The key of `x = r ^ d` from the key `k` of `r`: adds the public constant `d`.
+#[inline(always)]
+fn corrected_key(k: Block, d: bool, delta: Block) -> Block {
+    Block(k.0 ^ d as u128) ^ Block::select(d, delta)
 }
