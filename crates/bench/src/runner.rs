@@ -766,23 +766,28 @@ fn say(pb: &indicatif::ProgressBar, msg: String) {
     }
 }
 
-/// How late the userspace emulator delivered packets during a bench.
+/// How far from their scheduled times the userspace emulator delivered
+/// packets during a bench.
 fn emulator_lateness(topo: &Topology) -> Option<String> {
-    let mut n = 0u64;
-    let mut sum = 0u64;
-    let mut max = 0u64;
+    let (mut n, mut late, mut late_max, mut early, mut early_max) = (0u64, 0u64, 0u64, 0u64, 0u64);
     for l in &topo.links {
         for st in l.tun.as_ref()?.stats.iter() {
             n += st.packets.load(Ordering::Relaxed);
-            sum += st.late_sum_ns.load(Ordering::Relaxed);
-            max = max.max(st.late_max_ns.load(Ordering::Relaxed));
+            late += st.late_sum_ns.load(Ordering::Relaxed);
+            late_max = late_max.max(st.late_max_ns.load(Ordering::Relaxed));
+            early += st.early_sum_ns.load(Ordering::Relaxed);
+            early_max = early_max.max(st.early_max_ns.load(Ordering::Relaxed));
         }
     }
+    let us = |ns: u64| ns as f64 / 1e3;
     (n > 0).then(|| {
         format!(
-            "emulator delivered {n} packets, {:.1} us late on average, {:.0} us at most",
-            sum as f64 / n as f64 / 1e3,
-            max as f64 / 1e3
+            "emulator delivered {n} packets, {:.1} us late / {:.1} us early on average, \
+             {:.0} us late / {:.0} us early at most",
+            us(late) / n as f64,
+            us(early) / n as f64,
+            us(late_max),
+            us(early_max)
         )
     })
 }
