@@ -12,6 +12,7 @@
 //! exact byte after the peer's marker (the protocol continues on it).
 
 use crate::{NetError, Result};
+use std::future::Future;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, DuplexStream};
 
 /// Stream id of the TLS relay.
@@ -38,16 +39,42 @@ pub struct Streams {
 /// `f`'s result and the link.
 pub async fn run<S, F, Fut, T>(link: S, f: F) -> Result<(T, S)>
 where
-    S: AsyncRead + AsyncWrite + Unpin + Send,
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    F: FnOnce(Streams) -> Fut,
+    Fut: std::future::Future<Output = Result<T>>,
+{
+    let (value, link) = run_early(link, f).await?;
+    Ok((value, link.finish().await?))
+}
+
+/// Like [`run`], but returns as soon as this side is done: `f` has returned
+/// and this side's end marker is sent. The peer's remaining chunks are still
+/// delivered to the local streams (to whatever still reads them) in the
+/// background; the returned link writes at once and reads from the byte
+/// after the peer's end marker. This lets a side that has nothing left to
+/// receive in the section start the next step without waiting a round trip.
+pub async fn run_early<S, F, Fut, T>(link: S, f: F) -> Result<(T, EarlyLink<S>)>
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     F: FnOnce(Streams) -> Fut,
     Fut: std::future::Future<Output = Result<T>>,
 {
     let (relay, relay_far) = tokio::io::duplex(PIPE);
     let (pre, pre_far) = tokio::io::duplex(PIPE);
-    let (mut relay_r, mut relay_w) = tokio::io::split(relay_far);
-    let (mut pre_r, mut pre_w) = tokio::io::split(pre_far);
-    let (mut lr, mut lw) = tokio::io::split(link);
+    let (mut relay_r, relay_w) = tokio::io::split(relay_far);
+    let (mut pre_r, pre_w) = tokio::io::split(pre_far);
+    let (lr, mut lw) = tokio::io::split(link);
 
+    let recv = tokio::spawn(async move {
+        let (mut lr, mut relay_w, mut pre_w) = (lr, relay_w, pre_w);
+        let r = receive(&mut lr, &mut relay_w, &mut pre_w).await;
+        // Whatever ended the section (the peer's marker, an error, a lost
+        // link), the local consumers see the end of their streams now
+        // instead of waiting for bytes that will not come.
+        let _ = relay_w.shutdown().await;
+        let _ = pre_w.shutdown().await;
+        r.map(|()| lr)
+    });
     let send = async {
         let mut relay_buf = vec![0u8; 3 + MAX_CHUNK];
         let mut pre_buf = vec![0u8; 3 + MAX_CHUNK];
@@ -85,25 +112,127 @@ where
         lw.flush().await.map_err(NetError::io("multiplexing"))?;
         Ok::<_, NetError>(())
     };
-    let recv = async {
-        let r = receive(&mut lr, &mut relay_w, &mut pre_w).await;
-        // Whatever ended the section (the peer's marker, an error, a lost
-        // link), the local consumers see the end of their streams now
-        // instead of waiting for bytes that will not come.
-        let _ = relay_w.shutdown().await;
-        let _ = pre_w.shutdown().await;
-        r
-    };
     let work = f(Streams {
         relay,
         preprocessing: pre,
     });
-    let (sent, received, result) = tokio::join!(send, recv, work);
+    let (sent, result) = tokio::join!(send, work);
+    let link = EarlyLink {
+        write: Some(lw),
+        read: ReadState::Pending(recv),
+    };
     // The protocols' own errors explain a failure better than the mux's.
     let value = result?;
     sent?;
-    received?;
-    Ok((value, lr.unsplit(lw)))
+    Ok((value, link))
+}
+
+/// The link after this side's part of a multiplexed section: writes go out
+/// at once; reads wait until the peer's end marker has been read.
+pub struct EarlyLink<S> {
+    /// Taken only by `finish`, which consumes the link.
+    write: Option<tokio::io::WriteHalf<S>>,
+    read: ReadState<S>,
+}
+
+enum ReadState<S> {
+    /// The mux is still receiving the peer's chunks.
+    Pending(tokio::task::JoinHandle<Result<tokio::io::ReadHalf<S>>>),
+    Ready(tokio::io::ReadHalf<S>),
+    /// The section ended in an error (already reported once).
+    Failed,
+}
+
+impl<S: AsyncRead + AsyncWrite + Unpin> EarlyLink<S> {
+    /// Wait for the end of the peer's section and give the whole link back.
+    pub async fn finish(mut self) -> Result<S> {
+        let read = match std::mem::replace(&mut self.read, ReadState::Failed) {
+            ReadState::Pending(h) => h
+                .await
+                .map_err(|e| NetError::Disconnected(format!("multiplexing: {e}")))??,
+            ReadState::Ready(r) => r,
+            ReadState::Failed => {
+                return Err(NetError::Disconnected(
+                    "the multiplexed section failed".into(),
+                ))
+            }
+        };
+        let write = self.write.take().expect("present until finish");
+        Ok(read.unsplit(write))
+    }
+}
+
+impl<S> Drop for EarlyLink<S> {
+    fn drop(&mut self) {
+        if let ReadState::Pending(h) = &self.read {
+            h.abort();
+        }
+    }
+}
+
+impl<S: AsyncRead + Unpin> AsyncRead for EarlyLink<S> {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        use std::task::Poll;
+        loop {
+            match &mut self.read {
+                ReadState::Ready(r) => return std::pin::Pin::new(r).poll_read(cx, buf),
+                ReadState::Failed => {
+                    return Poll::Ready(Err(std::io::Error::new(
+                        std::io::ErrorKind::ConnectionAborted,
+                        "the multiplexed section failed",
+                    )))
+                }
+                ReadState::Pending(h) => {
+                    let done = match std::pin::Pin::new(h).poll(cx) {
+                        Poll::Pending => return Poll::Pending,
+                        Poll::Ready(done) => done,
+                    };
+                    match done {
+                        Ok(Ok(r)) => self.read = ReadState::Ready(r),
+                        Ok(Err(e)) => {
+                            self.read = ReadState::Failed;
+                            return Poll::Ready(Err(std::io::Error::new(
+                                std::io::ErrorKind::ConnectionAborted,
+                                e.to_string(),
+                            )));
+                        }
+                        Err(e) => {
+                            self.read = ReadState::Failed;
+                            return Poll::Ready(Err(std::io::Error::other(e.to_string())));
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl<S: AsyncWrite + Unpin> AsyncWrite for EarlyLink<S> {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::pin::Pin::new(self.write.as_mut().expect("present until finish")).poll_write(cx, buf)
+    }
+
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(self.write.as_mut().expect("present until finish")).poll_flush(cx)
+    }
+
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(self.write.as_mut().expect("present until finish")).poll_shutdown(cx)
+    }
 }
 
 /// End a proof channel run over one of the local streams: flush it and shut
@@ -210,6 +339,67 @@ mod tests {
         assert!(va.1.iter().all(|&x| x == 2) && vb.1.iter().all(|&x| x == 1));
         assert_eq!(&ta, b"after");
         assert_eq!(&tb, b"after");
+    }
+
+    /// A side that ends early writes its next bytes before the peer has
+    /// ended the section; the peer's late chunks still reach the local
+    /// stream that reads them, and reads of the link start after the
+    /// peer's marker.
+    #[tokio::test]
+    async fn an_early_side_writes_at_once_and_reads_after_the_peer_ends() {
+        let (a, b) = tokio::io::duplex(1 << 10);
+        let (late_tx, late_rx) = tokio::sync::oneshot::channel::<()>();
+        let early = async move {
+            let (drain, mut link) = run_early(a, |s| async move {
+                let Streams {
+                    mut relay,
+                    mut preprocessing,
+                } = s;
+                relay.write_all(b"close").await.unwrap();
+                relay.shutdown().await.unwrap();
+                preprocessing.shutdown().await.unwrap();
+                // Keep reading the relay in the background, as the prover does.
+                Ok(tokio::spawn(async move {
+                    let mut got = Vec::new();
+                    relay.read_to_end(&mut got).await.unwrap();
+                    got
+                }))
+            })
+            .await
+            .unwrap();
+            // The peer has not ended its section yet: writing must not wait.
+            link.write_all(b"proof").await.unwrap();
+            late_tx.send(()).unwrap();
+            let mut tail = [0u8; 7];
+            link.read_exact(&mut tail).await.unwrap();
+            (drain.await.unwrap(), tail)
+        };
+        let late = async move {
+            let (got, mut link) = run(b, |s| async move {
+                let Streams {
+                    mut relay,
+                    preprocessing,
+                } = s;
+                drop(preprocessing);
+                let mut got = [0u8; 5];
+                relay.read_exact(&mut got).await.unwrap();
+                late_rx.await.unwrap();
+                relay.write_all(b"late ack").await.unwrap();
+                relay.shutdown().await.unwrap();
+                Ok(got)
+            })
+            .await
+            .unwrap();
+            let mut proof = [0u8; 5];
+            link.read_exact(&mut proof).await.unwrap();
+            link.write_all(b"verdict").await.unwrap();
+            (got, proof)
+        };
+        let ((drained, tail), (got, proof)) = tokio::join!(early, late);
+        assert_eq!(&got, b"close");
+        assert_eq!(&proof, b"proof");
+        assert_eq!(drained, b"late ack");
+        assert_eq!(&tail, b"verdict");
     }
 
     #[tokio::test]

@@ -314,7 +314,9 @@ async fn prove_inner(opts: &ProveOptions) -> Result<ProveOutcome> {
     let server_name = rustls::pki_types::ServerName::try_from(opts.host.clone())
         .map_err(|_| NetError::Setup(format!("{:?} is not a valid server name", opts.host)))?;
     let request = opts.request();
-    let ((http_result, relay_result, tls_done), mut link) = crate::mux::run(link, |s| {
+    // The mux ends for us once our `Close` is out: the proof follows at
+    // once, while the verifier's `CloseAck` is still on its way.
+    let ((http_result, relay_result, tls_done), mut link) = crate::mux::run_early(link, |s| {
         let pre = &mut pre;
         let request = &request;
         async move {
@@ -351,10 +353,12 @@ async fn prove_inner(opts: &ProveOptions) -> Result<ProveOutcome> {
                 let http_result = http.await;
                 let _ = close_tx.send(());
                 let relay_result = match relay_task.await {
-                    Ok(Ok((transcript, digest, mut stream))) => {
-                        let _ = stream.shutdown().await;
-                        Ok((transcript, digest))
+                    Ok(Ok((transcript, ack))) if http_result.is_err() => {
+                        // A failed relay (limits, the server refused) explains
+                        // a failed TLS session better: wait for its reason.
+                        close_ack(ack).await.map(|_| (transcript, None))
                     }
+                    Ok(Ok((transcript, ack))) => Ok((transcript, Some(ack))),
                     Ok(Err(e)) => Err(e),
                     Err(e) => Err(NetError::Disconnected(format!("relay task: {e}"))),
                 };
@@ -371,15 +375,14 @@ async fn prove_inner(opts: &ProveOptions) -> Result<ProveOutcome> {
     .await?;
     // A relay failure (verifier gone, limits) explains a TLS failure better
     // than the TLS error it caused, so it is reported first.
-    let (transcript, verifier_digest) = relay_result?;
-    let verifier_digest =
-        verifier_digest.map_err(|e| NetError::Verifier(format!("relay failed: {e}")))?;
+    let (transcript, close_ack_pending) = relay_result?;
     let response = http_result?;
-    if verifier_digest != transcript.digest() {
-        return Err(NetError::Verifier(
-            "the verifier recorded a different transcript".into(),
+    let Some(close_ack_pending) = close_ack_pending else {
+        // Only a failed TLS session waits for the ack, and it returned above.
+        return Err(NetError::Tls(
+            "the TLS session ended without a response".into(),
         ));
-    }
+    };
     let t2 = tls_done;
 
     // Proof: derive the witness and cross-check it against rustls' key log.
@@ -467,30 +470,43 @@ async fn prove_inner(opts: &ProveOptions) -> Result<ProveOutcome> {
         }),
         _ => None,
     };
-    send_msg(
-        &mut link,
-        &ProverMsg::Proof {
-            payload: ProofPayload::Zk {
-                plan,
-                handshake_secrets,
+    let proof = async {
+        send_msg(
+            &mut link,
+            &ProverMsg::Proof {
+                payload: ProofPayload::Zk {
+                    plan,
+                    handshake_secrets,
+                },
+                openings: Vec::new(),
             },
-            openings: Vec::new(),
-        },
-    )
-    .await?;
-    // The proof follows at once; a verifier that rejects the handshake
-    // (certificates, signatures) answers with its verdict instead.
-    let mut link = {
+        )
+        .await?;
+        // The proof follows at once; a verifier that rejects the handshake
+        // (certificates, signatures) answers with its verdict instead.
         let ch = Channel::new(link.compat());
         let (_, ch) = pre
             .prove(ch, &zk_statement, &zk_witness)
             .await
             .map_err(|e| zk_error("the proof", e))?;
-        ch.into_inner()
-            .await
-            .map_err(|e| NetError::Disconnected(format!("after the proof: {e}")))?
-            .into_inner()
+        Ok::<_, NetError>(
+            ch.into_inner()
+                .await
+                .map_err(|e| NetError::Disconnected(format!("after the proof: {e}")))?
+                .into_inner(),
+        )
     };
+    let proof = proof.await;
+    // The verifier's record of the session, which it sent before anything
+    // of the proof phase: a failed relay explains a failed proof better,
+    // and a different transcript means its verdict is not about ours.
+    let verifier_digest = close_ack(close_ack_pending).await?;
+    let mut link = proof?;
+    if verifier_digest != transcript.digest() {
+        return Err(NetError::Verifier(
+            "the verifier recorded a different transcript".into(),
+        ));
+    }
     let verdict: VerifierMsg = recv_msg(&mut link, "the verdict").await?;
     let (output, attestation) = match verdict {
         VerifierMsg::Verdict {
@@ -571,23 +587,26 @@ async fn read_response<S: tokio::io::AsyncRead + Unpin>(s: &mut S) -> Result<Vec
     Ok(data)
 }
 
-type RelayResult<S> = (
-    webproof_proxy::Transcript,
-    std::result::Result<[u8; 32], String>,
-    S,
-);
+/// The verifier's `CloseAck`: the digest of the transcript it recorded, or
+/// why its relay failed. Arrives about a round trip after the prover's
+/// `Close`; the prover only needs it before it accepts the verdict.
+type CloseAck = tokio::task::JoinHandle<Result<std::result::Result<[u8; 32], String>>>;
 
 /// Pump TLS bytes between the local TLS client and the verifier, recording
-/// the records, until the verifier acknowledges our close.
+/// the records, until the local side asks to close. Then send `Close` with
+/// the record counts (the verifier cuts its transcript there), end the
+/// relay stream, and return the transcript at once; a background task reads
+/// the verifier's remaining frames (server bytes still in flight, dropped)
+/// up to its `CloseAck`.
 async fn prover_relay<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static>(
     link: S,
     relay_end: tokio::io::DuplexStream,
     mut close_rx: tokio::sync::oneshot::Receiver<()>,
-) -> Result<RelayResult<S>> {
+) -> Result<(webproof_proxy::Transcript, CloseAck)> {
     let (mut vr, mut vw) = tokio::io::split(link);
     let (mut lr, mut lw) = tokio::io::split(relay_end);
     let (tx, mut rx) = tokio::sync::mpsc::channel::<Result<RelayFrame>>(16);
-    let reader = tokio::spawn(async move {
+    tokio::spawn(async move {
         loop {
             let f = match read_frame(&mut vr, MAX_RELAY_DATA + 1).await {
                 Ok(Some(b)) => RelayFrame::decode(&b).map_err(NetError::from),
@@ -598,7 +617,7 @@ async fn prover_relay<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + 
             };
             let stop = !matches!(f, Ok(RelayFrame::Data(_)) | Ok(RelayFrame::ServerClosed(_)));
             if tx.send(f).await.is_err() || stop {
-                return vr;
+                return;
             }
         }
     });
@@ -611,10 +630,9 @@ async fn prover_relay<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + 
     });
     let mut buf = vec![0u8; MAX_RELAY_DATA];
     let mut local_open = true;
-    let mut close_sent = false;
-    let ack = loop {
+    loop {
         tokio::select! {
-            n = lr.read(&mut buf), if local_open && !close_sent => match n {
+            n = lr.read(&mut buf), if local_open => match n {
                 Ok(0) | Err(_) => local_open = false,
                 Ok(n) => {
                     rec.feed(Direction::Sent, &buf[..n])?;
@@ -631,21 +649,53 @@ async fn prover_relay<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + 
                     tracing::debug!("server side closed: {why}");
                     let _ = lw.shutdown().await;
                 }
-                Some(Ok(RelayFrame::CloseAck(r))) => break r,
-                Some(Ok(RelayFrame::Close)) => return Err(NetError::Verifier("unexpected Close frame".into())),
+                Some(Ok(RelayFrame::CloseAck(Err(why)))) => {
+                    return Err(NetError::Verifier(format!("relay failed: {why}")))
+                }
+                Some(Ok(other)) => {
+                    return Err(NetError::Verifier(format!("unexpected relay frame {other:?} before Close")))
+                }
                 Some(Err(e)) => return Err(e),
                 None => return Err(NetError::Disconnected("verifier reader ended".into())),
             },
-            _ = &mut close_rx, if !close_sent => {
-                close_sent = true;
-                write_frame(&mut vw, &RelayFrame::Close.encode()).await?;
+            _ = &mut close_rx => break,
+        }
+    }
+    let transcript = rec.finish();
+    let count =
+        |n: usize| u32::try_from(n).map_err(|_| NetError::Tls("more than 2^32 records".into()));
+    let close = RelayFrame::Close {
+        sent: count(transcript.sent.len())?,
+        received: count(transcript.received.len())?,
+    };
+    write_frame(&mut vw, &close.encode()).await?;
+    let _ = vw.shutdown().await;
+    let ack = tokio::spawn(async move {
+        loop {
+            match rx.recv().await {
+                // Server bytes relayed before the verifier saw our Close:
+                // outside the cut transcript.
+                Some(Ok(RelayFrame::Data(_) | RelayFrame::ServerClosed(_))) => {}
+                Some(Ok(RelayFrame::CloseAck(r))) => return Ok(r),
+                Some(Ok(other)) => {
+                    return Err(NetError::Verifier(format!(
+                        "unexpected relay frame {other:?}"
+                    )))
+                }
+                Some(Err(e)) => return Err(e),
+                None => return Err(NetError::Disconnected("verifier reader ended".into())),
             }
         }
-    };
-    let vr = reader
-        .await
-        .map_err(|e| NetError::Disconnected(format!("verifier reader: {e}")))?;
-    Ok((rec.finish(), ack, vr.unsplit(vw)))
+    });
+    Ok((transcript, ack))
+}
+
+/// The verifier's answer to our `Close`: the digest of its transcript (a
+/// failed relay is the verifier's error).
+async fn close_ack(ack: CloseAck) -> Result<[u8; 32]> {
+    ack.await
+        .map_err(|e| NetError::Disconnected(format!("relay reader: {e}")))??
+        .map_err(|e| NetError::Verifier(format!("relay failed: {e}")))
 }
 
 /// A reset, aborted or broken connection is the verifier going away.

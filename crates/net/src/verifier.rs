@@ -469,7 +469,8 @@ async fn connect(cfg: &VerifierConfig, host: &str, port: u16) -> Result<TcpStrea
 }
 
 /// Relay between prover (framed) and server (raw), recording records, until
-/// the prover sends `Close`. Returns the transcript and the prover stream.
+/// the prover sends `Close`. Returns the transcript, cut where the prover's
+/// `Close` says, and the prover stream.
 async fn relay<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
     prover: S,
     server: TcpStream,
@@ -499,7 +500,7 @@ async fn relay<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
     let mut buf = vec![0u8; MAX_RELAY_DATA];
     let mut server_open = true;
     let mut failure: Option<webproof_proxy::ProxyError> = None;
-    loop {
+    let (sent_records, received_records) = loop {
         let idle = tokio::time::sleep(cfg.idle_timeout);
         tokio::select! {
             f = rx.recv() => match f {
@@ -515,7 +516,7 @@ async fn relay<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
                         write_frame(&mut pw, &RelayFrame::ServerClosed("server connection failed while writing".into()).encode()).await?;
                     }
                 }
-                Some(Ok(RelayFrame::Close)) => break,
+                Some(Ok(RelayFrame::Close { sent, received })) => break (sent as usize, received as usize),
                 Some(Ok(other)) => return Err(NetError::Proxy(webproof_proxy::ProxyError::Protocol(format!("unexpected relay frame from the prover: {other:?}")))),
                 Some(Err(e)) => return Err(e),
                 None => return Err(NetError::Disconnected("prover reader ended".into())),
@@ -547,7 +548,7 @@ async fn relay<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
                 return Err(NetError::Timeout(format!("relay longer than {} ms", cfg.relay_timeout.as_millis())));
             },
         }
-    }
+    };
     drop(sw);
     drop(sr);
     let pr = reader
@@ -563,7 +564,17 @@ async fn relay<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
         .await;
         return Err(NetError::Proxy(f));
     }
-    let transcript = rec.finish();
+    let transcript = match rec.finish().cut(sent_records, received_records) {
+        Ok(t) => t,
+        Err(e) => {
+            let _ = write_frame(
+                &mut prover,
+                &RelayFrame::CloseAck(Err(e.to_string())).encode(),
+            )
+            .await;
+            return Err(NetError::Proxy(e));
+        }
+    };
     write_frame(
         &mut prover,
         &RelayFrame::CloseAck(Ok(transcript.digest())).encode(),
@@ -731,6 +742,93 @@ mod tests {
                 .unwrap();
             let r = task.await.unwrap();
             assert!(matches!(r, Err(NetError::Proxy(_))), "{bad}: {r:?}");
+        }
+    }
+
+    /// The relay ends at the prover's `Close`, cut at its record counts:
+    /// server records relayed after the prover stopped reading are dropped
+    /// (and the digest covers the cut transcript); a `Close` naming records
+    /// the verifier never relayed, or other client records, is refused.
+    #[tokio::test]
+    async fn close_cuts_the_transcript_where_the_prover_stopped() {
+        // Three server records, client record header then payload.
+        let server_bytes: Vec<u8> = [1u8, 2, 3]
+            .iter()
+            .flat_map(|&b| [23u8, 3, 3, 0, 2, b, b])
+            .collect();
+        let client_record = [23u8, 3, 3, 0, 1, 9];
+        for (sent, received, ok) in [
+            (1, 1, true),
+            (1, 3, true),
+            (1, 0, true),
+            (1, 4, false),
+            (0, 1, false),
+            (2, 1, false),
+        ] {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = listener.local_addr().unwrap();
+            let bytes = server_bytes.clone();
+            let server = tokio::spawn(async move {
+                let (mut s, _) = listener.accept().await.unwrap();
+                let mut got = [0u8; 6];
+                s.read_exact(&mut got).await.unwrap();
+                s.write_all(&bytes).await.unwrap();
+                // Stay open until the verifier hangs up.
+                let mut rest = Vec::new();
+                let _ = s.read_to_end(&mut rest).await;
+            });
+            let server_conn = TcpStream::connect(addr).await.unwrap();
+            let (mut prover, verifier_end) = tokio::io::duplex(1 << 16);
+            let cfg = VerifierConfig::default();
+            let relay_task =
+                tokio::spawn(async move { relay(verifier_end, server_conn, &cfg).await });
+            write_frame(
+                &mut prover,
+                &RelayFrame::Data(client_record.to_vec()).encode(),
+            )
+            .await
+            .unwrap();
+            // Wait until all three server records were relayed.
+            let mut relayed = Vec::new();
+            while relayed.len() < server_bytes.len() {
+                let f = crate::frame::read_frame(&mut prover, MAX_RELAY_DATA + 1)
+                    .await
+                    .unwrap()
+                    .unwrap();
+                match RelayFrame::decode(&f).unwrap() {
+                    RelayFrame::Data(d) => relayed.extend_from_slice(&d),
+                    other => panic!("{other:?}"),
+                }
+            }
+            write_frame(&mut prover, &RelayFrame::Close { sent, received }.encode())
+                .await
+                .unwrap();
+            let ack = crate::frame::read_frame(&mut prover, MAX_RELAY_DATA + 1)
+                .await
+                .unwrap()
+                .unwrap();
+            let result = relay_task.await.unwrap();
+            server.abort();
+            match (RelayFrame::decode(&ack).unwrap(), result) {
+                (RelayFrame::CloseAck(Ok(digest)), Ok((t, _))) if ok => {
+                    assert_eq!(t.sent.len(), 1);
+                    assert_eq!(t.received.len(), received as usize);
+                    let kept: Vec<u8> = t.received.iter().flat_map(|r| r.payload.clone()).collect();
+                    let want: Vec<u8> = [1u8, 2, 3][..received as usize]
+                        .iter()
+                        .flat_map(|&b| [b, b])
+                        .collect();
+                    assert_eq!(kept, want);
+                    assert_eq!(digest, t.digest());
+                }
+                (RelayFrame::CloseAck(Err(why)), Err(NetError::Proxy(_))) if !ok => {
+                    assert!(why.contains("the prover closed after"), "{why}");
+                }
+                (ack, r) => panic!(
+                    "Close {{ {sent}, {received} }}: {ack:?} {:?}",
+                    r.map(|(t, _)| t)
+                ),
+            }
         }
     }
 }

@@ -1,4 +1,4 @@
-//! The prover/verifier protocol, version 2: message types and the relay
+//! The prover/verifier protocol, version 4: message types and the relay
 //! framing, without I/O.
 //!
 //! A session has three phases on one byte stream:
@@ -10,9 +10,13 @@
 //!    in chunks, see `webproof_net::mux`; the relay's chunks go first).
 //!    The relay stream carries [`RelayFrame`]s: TLS bytes both ways, the verifier records
 //!    them; the verifier announces the end of the server's stream with
-//!    `ServerClosed`, the prover ends with `Close`, the verifier confirms with
-//!    `CloseAck` carrying the digest of the transcript it recorded (every
-//!    `Data` frame before it is part of the transcript);
+//!    `ServerClosed`, the prover ends with `Close`, naming how many records
+//!    of each direction it holds: the transcript is cut there (the verifier
+//!    drops server records it relayed after that point, which the prover
+//!    could have excluded anyway by closing earlier). The verifier confirms
+//!    with `CloseAck` carrying the digest of the cut transcript. The prover
+//!    does not wait for it: its proof follows its `Close` at once, and it
+//!    checks the digest before it accepts the verdict;
 //! 3. **proof**: [`ProverMsg::Proof`] (framed JSON), at once followed by the
 //!    zero-knowledge proof's stream for a `Zk` payload, and the verifier's
 //!    [`VerifierMsg::Verdict`]. A verifier that rejects the handshake sends
@@ -32,8 +36,10 @@ use serde::{Deserialize, Serialize};
 
 /// The protocol version spoken by this crate. Version 3: AES proven with
 /// byte inversions, the hello carries the expected size and the base-OT
-/// message, the bootstrap's flights are reordered.
-pub const PROTOCOL_VERSION: u16 = 3;
+/// message, the bootstrap's flights are reordered. Version 4: `Close` cuts
+/// the transcript at the prover's record counts, and the proof follows it
+/// without waiting for `CloseAck`.
+pub const PROTOCOL_VERSION: u16 = 4;
 /// Largest control message (JSON) accepted.
 pub const MAX_CONTROL_MSG: usize = 4 << 20;
 /// Largest relay frame payload.
@@ -153,8 +159,17 @@ pub enum RelayFrame {
     Data(Vec<u8>),
     /// Verifier to prover: the server's stream ended (reason for humans).
     ServerClosed(String),
-    /// Prover to verifier: the prover is done with the TLS session.
-    Close,
+    /// Prover to verifier: the prover is done with the TLS session; the
+    /// transcript is its first `sent` client records and first `received`
+    /// server records.
+    Close {
+        /// Client records the prover sent (all of them: the verifier must
+        /// hold exactly this many).
+        sent: u32,
+        /// Server records the prover received before closing (the verifier
+        /// must have relayed at least this many).
+        received: u32,
+    },
     /// Verifier to prover: relay over; the digest of the recorded transcript,
     /// or why recording failed.
     CloseAck(core::result::Result<[u8; 32], String>),
@@ -175,7 +190,12 @@ impl RelayFrame {
                 v.extend_from_slice(r.as_bytes());
                 v
             }
-            RelayFrame::Close => vec![2],
+            RelayFrame::Close { sent, received } => {
+                let mut v = vec![2];
+                v.extend_from_slice(&sent.to_be_bytes());
+                v.extend_from_slice(&received.to_be_bytes());
+                v
+            }
             RelayFrame::CloseAck(Ok(d)) => {
                 let mut v = vec![3];
                 v.extend_from_slice(d);
@@ -199,7 +219,11 @@ impl RelayFrame {
             1 => Ok(RelayFrame::ServerClosed(
                 String::from_utf8_lossy(rest).into_owned(),
             )),
-            2 if rest.is_empty() => Ok(RelayFrame::Close),
+            2 if rest.len() == 8 => Ok(RelayFrame::Close {
+                sent: u32::from_be_bytes(rest[..4].try_into().expect("4 bytes")),
+                received: u32::from_be_bytes(rest[4..].try_into().expect("4 bytes")),
+            }),
+            2 => Err(bad("close frame length")),
             3 => Ok(RelayFrame::CloseAck(Ok(rest
                 .try_into()
                 .map_err(|_| bad("digest length"))?))),
@@ -220,7 +244,10 @@ mod tests {
         for f in [
             RelayFrame::Data(vec![1, 2, 3]),
             RelayFrame::ServerClosed("eof".into()),
-            RelayFrame::Close,
+            RelayFrame::Close {
+                sent: 3,
+                received: 0x0102_0304,
+            },
             RelayFrame::CloseAck(Ok([7; 32])),
             RelayFrame::CloseAck(Err("limit".into())),
         ] {
@@ -230,6 +257,8 @@ mod tests {
         assert!(RelayFrame::decode(&[9]).is_err());
         assert!(RelayFrame::decode(&[3, 1, 2]).is_err());
         assert!(RelayFrame::decode(&[2, 0]).is_err());
+        assert!(RelayFrame::decode(&[2]).is_err());
+        assert!(RelayFrame::decode(&[2, 0, 0, 0, 1, 0, 0, 0, 1, 0]).is_err());
         assert!(decode::<ProverMsg>(b"{\"hello\":{}}").is_err());
     }
 

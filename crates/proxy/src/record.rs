@@ -104,6 +104,27 @@ impl Transcript {
         h.finalize().into()
     }
 
+    /// The transcript cut to its first `sent` client records and first
+    /// `received` server records, as the prover's `Close` names them: all
+    /// client records must be there (they all came from the prover before
+    /// its `Close`), and at most the server records relayed.
+    pub fn cut(mut self, sent: usize, received: usize) -> Result<Transcript> {
+        if sent != self.sent.len() {
+            return Err(ProxyError::Protocol(format!(
+                "the prover closed after {sent} client records, the verifier relayed {}",
+                self.sent.len()
+            )));
+        }
+        if received > self.received.len() {
+            return Err(ProxyError::Protocol(format!(
+                "the prover closed after {received} server records, the verifier relayed only {}",
+                self.received.len()
+            )));
+        }
+        self.received.truncate(received);
+        Ok(self)
+    }
+
     /// Total payload bytes in one direction.
     pub fn payload_bytes(&self, d: Direction) -> usize {
         self.records(d).iter().map(|r| r.payload.len()).sum()
@@ -287,6 +308,35 @@ mod tests {
         let t = r.finish();
         assert_eq!(t.sent[0].payload, vec![1, 2, 3]);
         assert_eq!(t.sent[1].header(), [23, 3, 3, 0, 1]);
+    }
+
+    /// The prover's `Close` cuts the server records it had not received;
+    /// it cannot name client records the verifier did not relay, nor more
+    /// server records than were relayed.
+    #[test]
+    fn cut_keeps_a_prefix_of_server_records_only() {
+        let rec = |d, b: u8| Record {
+            direction: d,
+            content_type: 23,
+            version: 0x0303,
+            payload: vec![b],
+        };
+        let t = Transcript {
+            sent: vec![rec(Direction::Sent, 1), rec(Direction::Sent, 2)],
+            received: vec![
+                rec(Direction::Received, 3),
+                rec(Direction::Received, 4),
+                rec(Direction::Received, 5),
+            ],
+        };
+        let cut = t.clone().cut(2, 2).unwrap();
+        assert_eq!(cut.sent, t.sent);
+        assert_eq!(cut.received, t.received[..2]);
+        assert_ne!(cut.digest(), t.digest());
+        assert_eq!(t.clone().cut(2, 3).unwrap(), t);
+        assert!(t.clone().cut(1, 3).is_err());
+        assert!(t.clone().cut(3, 3).is_err());
+        assert!(t.clone().cut(2, 4).is_err());
     }
 
     #[test]

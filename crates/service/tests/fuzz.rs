@@ -112,7 +112,10 @@ fn relay_frame_decoder_never_panics_and_round_trips() {
     let frames = [
         RelayFrame::Data(b"\x16\x03\x01\x00\x05hello".to_vec()),
         RelayFrame::ServerClosed("server closed".into()),
-        RelayFrame::Close,
+        RelayFrame::Close {
+            sent: 2,
+            received: 7,
+        },
         RelayFrame::CloseAck(Ok([7; 32])),
         RelayFrame::CloseAck(Err("limit".into())),
     ];
