@@ -143,8 +143,44 @@ async fn tcp(authority: &str) -> Result<TcpStream> {
         .map_err(NetError::io(format!(
             "connecting to the verifier at {authority}"
         )))?;
-    let _ = s.set_nodelay(true);
+    tune_link(&s);
     Ok(s)
+}
+
+/// Unsent bytes the kernel queues on a prover-verifier socket before it
+/// reports the socket unwritable.
+const NOTSENT_LOWAT: u32 = 16 << 10;
+
+/// Tune a prover-verifier TCP connection: no Nagle delay, and a small queue
+/// of not-yet-sent bytes (`TCP_NOTSENT_LOWAT`, Linux). The link multiplexes
+/// the TLS relay with bulk preprocessing; without the limit the kernel
+/// takes hundreds of kilobytes of preprocessing into its send buffer while
+/// the congestion window is still small, and the relay's few bytes queue
+/// behind all of them, whatever order the mux wrote them in.
+pub fn tune_link(s: &TcpStream) {
+    let _ = s.set_nodelay(true);
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        let v = NOTSENT_LOWAT;
+        // SAFETY: setsockopt on a valid socket fd with a u32 option value
+        // of the right size; failure leaves the socket as it was.
+        let r = unsafe {
+            libc::setsockopt(
+                s.as_raw_fd(),
+                libc::IPPROTO_TCP,
+                libc::TCP_NOTSENT_LOWAT,
+                (&v as *const u32).cast(),
+                std::mem::size_of::<u32>() as libc::socklen_t,
+            )
+        };
+        if r != 0 {
+            tracing::debug!(
+                "TCP_NOTSENT_LOWAT not set: {}",
+                std::io::Error::last_os_error()
+            );
+        }
+    }
 }
 
 fn host_of(authority: &str) -> &str {
@@ -312,6 +348,33 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The link's unsent-bytes limit is really set (Linux).
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn tuned_links_limit_unsent_bytes() {
+        use std::os::fd::AsRawFd;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (client, _) = tokio::join!(TcpStream::connect(addr), listener.accept());
+        let client = client.unwrap();
+        tune_link(&client);
+        let mut v: u32 = 0;
+        let mut len = std::mem::size_of::<u32>() as libc::socklen_t;
+        // SAFETY: getsockopt into a u32 of the stated size on a valid fd.
+        let r = unsafe {
+            libc::getsockopt(
+                client.as_raw_fd(),
+                libc::IPPROTO_TCP,
+                libc::TCP_NOTSENT_LOWAT,
+                (&mut v as *mut u32).cast(),
+                &mut len,
+            )
+        };
+        assert_eq!(r, 0);
+        assert_eq!(v, NOTSENT_LOWAT);
+        assert!(client.nodelay().unwrap());
+    }
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     use tokio_tungstenite::tungstenite::protocol::Role;
 

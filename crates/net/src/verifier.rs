@@ -162,7 +162,7 @@ impl Verifier {
 
 /// Run one session with a connected prover.
 pub async fn handle_prover(stream: TcpStream, cfg: &VerifierConfig) -> Result<VerifierOutput> {
-    let _ = stream.set_nodelay(true);
+    crate::transport::tune_link(&stream);
     handle_prover_io(stream, cfg).await
 }
 

@@ -271,7 +271,7 @@ async fn accept_loop(sh: Arc<Shared>, listener: TcpListener, kind: Listener) {
             },
             _ = sh.stopping.cancelled() => return,
         };
-        let _ = tcp.set_nodelay(true);
+        webproof_net::transport::tune_link(&tcp);
         match &kind {
             Listener::Tcp => spawn_session(&sh, session(sh.clone(), tcp, peer, Transport::Tcp)),
             Listener::Tls(acceptor) => {
