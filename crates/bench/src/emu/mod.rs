@@ -50,21 +50,18 @@ pub struct DirectionStats {
 impl DirectionStats {
     /// Mean delivery lateness in microseconds.
     pub fn mean_late_us(&self) -> f64 {
-        let n = self.packets.load(Ordering::Relaxed);
-        if n == 0 {
-            0.0
-        } else {
-            self.late_sum_ns.load(Ordering::Relaxed) as f64 / n as f64 / 1e3
-        }
+        self.per_packet_us(&self.late_sum_ns)
     }
 
     /// Mean earliness in microseconds (packets written before their time).
     pub fn mean_early_us(&self) -> f64 {
-        let n = self.packets.load(Ordering::Relaxed);
-        if n == 0 {
-            0.0
-        } else {
-            self.early_sum_ns.load(Ordering::Relaxed) as f64 / n as f64 / 1e3
+        self.per_packet_us(&self.early_sum_ns)
+    }
+
+    fn per_packet_us(&self, sum_ns: &AtomicU64) -> f64 {
+        match self.packets.load(Ordering::Relaxed) {
+            0 => 0.0,
+            n => sum_ns.load(Ordering::Relaxed) as f64 / n as f64 / 1e3,
         }
     }
 }
