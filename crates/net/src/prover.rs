@@ -670,6 +670,9 @@ async fn prover_relay<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + 
     };
     write_frame(&mut vw, &close.encode()).await?;
     let _ = vw.shutdown().await;
+    // A task, not a future awaited later: the verifier's late frames must
+    // be read while the proof streams, or they back up through the mux into
+    // the verifier's link and it never reaches the proof.
     let ack = tokio::spawn(async move {
         loop {
             match rx.recv().await {
