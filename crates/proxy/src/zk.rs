@@ -2,16 +2,27 @@
 //! [`Disclosure`] to the proof of `webproof_tlsproof`, and back to the
 //! verifier's view of the application data.
 //!
-//! Before the proof the prover sends a [`ZkPlan`]: per record how many bytes
-//! of it are application data and its real content type (TLS 1.3 hides it
-//! inside the encryption), the application-data ranges it discloses, and for
-//! TLS 1.2 the client Finished verify_data. None of this is trusted: the
-//! proof opens every TLS 1.3 record's content-type byte and padding, and
-//! every byte of records that are not application data (tickets, alerts), so
-//! the verifier checks the layout and the record-layer rules itself. A
-//! direction disclosed whole takes the fast path: its traffic key is opened
-//! (proven derived from the handshake) and the verifier decrypts and
-//! authenticates its records itself.
+//! Before the proof the prover sends a [`ZkPlan`]. The verifier takes from
+//! it only what it cannot compute from its own recording, and every public
+//! value of the ZK statement has one source:
+//!
+//! | value | source |
+//! |---|---|
+//! | records, their order, lengths, sequence numbers, explicit nonces | the verifier's recording (the `Close` cut included) |
+//! | TLS 1.2 content type and plaintext length of every record | the recording: the outer type is the real type, the plaintext is the whole ciphertext ([`record_layouts`]) |
+//! | TLS 1.3 content type and plaintext length of every record | the prover's [`ZkPlan::layouts`], *pinned by the proof*: the content-type byte and the padding after it are always opened and must be one non-zero byte followed by zeros, which singles out one position ([`assemble_proven`]) |
+//! | transcript hashes, randoms, handshake messages | the recording ([`crate::verify::check_handshake`]) |
+//! | TLS 1.2 client Finished verify_data | the prover; the proof derives it from the master secret and asserts it equals both the plan's value and the recorded, encrypted client Finished |
+//! | TLS 1.3 handshake traffic secrets | the prover; the verifier decrypts and checks the server's handshake flight with them, and the proof derives them from HS |
+//! | disclosed ranges | the prover's choice, refused unless canonical: sorted, non-empty, disjoint, not adjacent, within the application data, at most [`MAX_RANGES`] per direction ([`check_ranges`]) |
+//! | commitment leaves | the prover's choice, refused unless they partition each direction in order, at most [`MAX_LEAVES`] |
+//! | offsets of ranges and leaves in records | computed by the verifier from the layouts above |
+//!
+//! Every length from the plan enters arithmetic only checked, and the
+//! verifier's work is linear in the transcript plus the plan. A direction
+//! disclosed whole takes the fast path: its traffic key is opened (proven
+//! derived from the handshake) and the verifier decrypts and authenticates
+//! its records itself.
 
 use crate::aead::{RecordCipher, EXPLICIT_NONCE_LEN, TAG_LEN};
 use crate::disclosure::{normalize, Disclosure, Range};
@@ -26,7 +37,17 @@ use webproof_attestation::commit::{leaf_header, BLINDER_LEN, LEAF_BLINDER_OFFSET
 use webproof_attestation::LeafRange;
 use webproof_tlsproof as tp;
 
-/// What the prover declares about one record.
+/// Limit on disclosed ranges per direction: enough for any reveal a person
+/// writes (JSON paths, header lines), small enough that the verifier's
+/// bookkeeping stays negligible beside the proof.
+pub const MAX_RANGES: usize = 4096;
+/// Limit on commitment leaves per session (each costs the proof a SHA-256
+/// over its plaintext, and the attestation a Merkle leaf).
+pub const MAX_LEAVES: usize = 1 << 16;
+
+/// One record's layout: how much of its plaintext is content, and its real
+/// content type. In TLS 1.2 the verifier computes it from its recording; in
+/// TLS 1.3 the prover declares it and the proof pins it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RecordLayout {
     /// Bytes of content before the TLS 1.3 content type and padding (all of
@@ -39,9 +60,12 @@ pub struct RecordLayout {
 /// The prover's announcement before the proof.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ZkPlan {
-    /// One per statement record, in [`Statement::records`] order.
+    /// TLS 1.3 only: one per statement record, in [`Statement::records`]
+    /// order (the content type and length hidden by the encryption). Empty
+    /// for TLS 1.2, whose layouts the verifier takes from its recording.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub layouts: Vec<RecordLayout>,
-    /// The application-data ranges disclosed.
+    /// The application-data ranges disclosed (canonical, see [`check_ranges`]).
     pub disclosure: Disclosure,
     /// TLS 1.2: the client Finished verify_data.
     #[serde(with = "hex_bytes")]
@@ -65,6 +89,10 @@ pub struct PartialAppData {
     pub server_close_notify: bool,
     /// A fatal alert from the server, if any.
     pub server_alert: Option<u8>,
+    /// Application-data bytes of every statement record, in statement order
+    /// (0 for other records): where each record's plaintext sits in its
+    /// direction's stream.
+    pub record_data: Vec<usize>,
 }
 
 fn aead(suite: CipherSuite) -> tp::Aead {
@@ -89,16 +117,29 @@ fn bad(detail: impl Into<String>) -> ProxyError {
     }
 }
 
+/// Bytes of a record's payload before its ciphertext (the TLS 1.2 explicit
+/// nonce of AES-GCM).
+fn explicit_nonce_len(suite: CipherSuite) -> usize {
+    if suite.version() == TlsVersion::Tls12 && suite.aead() != AeadAlg::ChaCha20Poly1305 {
+        EXPLICIT_NONCE_LEN
+    } else {
+        0
+    }
+}
+
+/// Length of the encrypted part of a record's payload: no explicit nonce, no tag.
+fn ciphertext_len(suite: CipherSuite, payload_len: usize) -> Result<usize> {
+    payload_len
+        .checked_sub(explicit_nonce_len(suite) + TAG_LEN)
+        .ok_or_else(|| bad("a record is shorter than its nonce and tag"))
+}
+
 /// The encrypted part of a record's payload: no explicit nonce, no tag.
 fn ciphertext(suite: CipherSuite, payload: &[u8]) -> Result<(Option<[u8; 8]>, Vec<u8>)> {
-    let explicit =
-        suite.version() == TlsVersion::Tls12 && suite.aead() != AeadAlg::ChaCha20Poly1305;
-    let head = if explicit { EXPLICIT_NONCE_LEN } else { 0 };
-    if payload.len() < head + TAG_LEN {
-        return Err(bad("a record is shorter than its nonce and tag"));
-    }
-    let nonce = explicit.then(|| payload[..8].try_into().expect("8 bytes"));
-    Ok((nonce, payload[head..payload.len() - TAG_LEN].to_vec()))
+    let head = explicit_nonce_len(suite);
+    let len = ciphertext_len(suite, payload.len())?;
+    let nonce = (head > 0).then(|| payload[..8].try_into().expect("8 bytes"));
+    Ok((nonce, payload[head..head + len].to_vec()))
 }
 
 fn tp_record(suite: CipherSuite, seq: u64, payload: &[u8]) -> Result<tp::Record> {
@@ -108,6 +149,94 @@ fn tp_record(suite: CipherSuite, seq: u64, payload: &[u8]) -> Result<tp::Record>
         explicit_nonce,
         ciphertext,
     })
+}
+
+/// The layout of every statement record, in statement order, as the
+/// verifier establishes it. TLS 1.2: from the recording alone (a plan that
+/// declares layouts is refused: nothing public is taken from the prover).
+/// TLS 1.3: the prover's declaration, shaped so that it fits each record;
+/// [`assemble_proven`] then checks it against the opened content type and
+/// padding, which leaves exactly one possible value.
+pub fn record_layouts(statement: &Statement, plan: &ZkPlan) -> Result<Vec<RecordLayout>> {
+    let suite = statement.suite;
+    match suite.version() {
+        TlsVersion::Tls12 => {
+            if !plan.layouts.is_empty() {
+                return Err(bad(
+                    "a TLS 1.2 plan declares no record layouts: lengths and content types are public",
+                ));
+            }
+            statement
+                .records
+                .iter()
+                .map(|sr| {
+                    Ok(RecordLayout {
+                        data_len: ciphertext_len(suite, sr.record.payload.len())?,
+                        content_type: sr.record.content_type,
+                    })
+                })
+                .collect()
+        }
+        TlsVersion::Tls13 => {
+            if plan.layouts.len() != statement.records.len() {
+                return Err(bad(format!(
+                    "the plan has {} record layouts for {} records",
+                    plan.layouts.len(),
+                    statement.records.len()
+                )));
+            }
+            for (layout, sr) in plan.layouts.iter().zip(&statement.records) {
+                let ct_len = ciphertext_len(suite, sr.record.payload.len())?;
+                // The content type byte follows the data inside the record.
+                if layout.data_len >= ct_len {
+                    return Err(bad(format!(
+                        "record {} of the {}: declared data ({} bytes) leaves no room for its content type ({} bytes encrypted)",
+                        sr.index, sr.record.direction, layout.data_len, ct_len
+                    )));
+                }
+                if layout.content_type == 0 {
+                    return Err(bad("content type 0 does not exist"));
+                }
+            }
+            Ok(plan.layouts.clone())
+        }
+    }
+}
+
+/// Check that `ranges` are canonical for a direction of `total` bytes:
+/// non-empty, sorted, disjoint and not adjacent (adjacent ranges are one
+/// range), within the data, and at most [`MAX_RANGES`]. The verifier refuses
+/// anything else instead of normalising it, so its work stays linear and
+/// the output shows exactly what the proof opened.
+pub fn check_ranges(ranges: &[Range], total: usize) -> Result<()> {
+    if ranges.len() > MAX_RANGES {
+        return Err(bad(format!(
+            "{} disclosed ranges in one direction (at most {MAX_RANGES})",
+            ranges.len()
+        )));
+    }
+    let mut prev_end: Option<usize> = None;
+    for r in ranges {
+        if r.start >= r.end {
+            return Err(bad(format!(
+                "disclosed range {}..{} is empty",
+                r.start, r.end
+            )));
+        }
+        if prev_end.is_some_and(|p| r.start <= p) {
+            return Err(bad(
+                "disclosed ranges must be sorted, disjoint and not adjacent",
+            ));
+        }
+        if r.end > total {
+            return Err(bad(format!(
+                "disclosed range {}..{} goes past the application data ({total} bytes)",
+                r.start, r.end
+            )));
+        }
+        prev_end = Some(r.end);
+    }
+    Ok(())
 }
 
 /// Prover side: the plan for `disclosure`, from the records it opened itself.
@@ -120,13 +249,16 @@ pub fn plan(
     if opened.len() != statement.records.len() {
         return Err(bad("one opened record per statement record is needed"));
     }
-    let layouts = opened
-        .iter()
-        .map(|o| RecordLayout {
-            data_len: o.data.len(),
-            content_type: o.content_type,
-        })
-        .collect();
+    let layouts = match statement.suite.version() {
+        TlsVersion::Tls13 => opened
+            .iter()
+            .map(|o| RecordLayout {
+                data_len: o.data.len(),
+                content_type: o.content_type,
+            })
+            .collect(),
+        TlsVersion::Tls12 => Vec::new(),
+    };
     let client_verify_data = match (&statement.public, witness) {
         (
             PublicInputs::Tls12 {
@@ -198,7 +330,7 @@ pub fn leaf_hashes(proven: &tp::Proven) -> Vec<[u8; 32]> {
 /// One direction's leaves as ZK commitments: the public part of each leaf
 /// header, the blinder, then the leaf's application data mapped onto the
 /// records (`record_data[k]` = application-data bytes of the direction's
-/// k-th record, 0 for other records).
+/// k-th record, 0 for other records). Linear in leaves plus records.
 fn leaf_commitments(
     leaves: &[LeafRange],
     direction: webproof_attestation::Direction,
@@ -207,6 +339,8 @@ fn leaf_commitments(
     let total: usize = record_data.iter().sum();
     let mut out = Vec::new();
     let mut expect = 0usize;
+    // The first record that may hold the next leaf, and where it starts.
+    let (mut first, mut first_offset) = (0usize, 0usize);
     for leaf in leaves.iter().filter(|l| l.direction == direction) {
         let (start, end) = (leaf.start as usize, leaf.end as usize);
         if start != expect || end <= start || end > total {
@@ -215,10 +349,17 @@ fn leaf_commitments(
             ));
         }
         expect = end;
+        while first < record_data.len() && first_offset + record_data[first] <= start {
+            first_offset += record_data[first];
+            first += 1;
+        }
         let header = leaf_header(direction, leaf.start, leaf.end, &[0; BLINDER_LEN]);
         let mut spans = Vec::new();
-        let mut offset = 0usize;
-        for (k, &len) in record_data.iter().enumerate() {
+        let mut offset = first_offset;
+        for (k, &len) in record_data.iter().enumerate().skip(first) {
+            if offset >= end {
+                break;
+            }
             let lo = start.max(offset);
             let hi = end.min(offset + len);
             if lo < hi {
@@ -247,13 +388,38 @@ fn by_direction(statement: &Statement) -> [Vec<usize>; 2] {
     out
 }
 
+fn direction_of(d: usize) -> Direction {
+    if d == 0 {
+        Direction::Sent
+    } else {
+        Direction::Received
+    }
+}
+
+/// Per direction: application-data bytes of each of its records (0 for
+/// other records), and their sum.
+fn direction_data(layouts: &[RecordLayout], indices: &[usize]) -> Result<(Vec<usize>, usize)> {
+    let mut data = Vec::with_capacity(indices.len());
+    let mut total = 0usize;
+    for &i in indices {
+        let n = if layouts[i].content_type == content_type::APPLICATION_DATA {
+            layouts[i].data_len
+        } else {
+            0
+        };
+        total = total
+            .checked_add(n)
+            .ok_or_else(|| bad("application data length overflows"))?;
+        data.push(n);
+    }
+    Ok((data, total))
+}
+
 /// Both sides: the ZK statement for `plan`. Checks the plan's shape against
 /// the recorded transcript (the proof then checks its content).
 pub fn zk_statement(statement: &Statement, plan: &ZkPlan) -> Result<tp::Statement> {
     let suite = statement.suite;
-    if plan.layouts.len() != statement.records.len() {
-        return Err(bad("the plan has a layout for another number of records"));
-    }
+    let layouts = record_layouts(statement, plan)?;
     let tls13 = suite.version() == TlsVersion::Tls13;
     let handshake = match &statement.public {
         PublicInputs::Tls13 {
@@ -301,55 +467,60 @@ pub fn zk_statement(statement: &Statement, plan: &ZkPlan) -> Result<tp::Statemen
             })
         }
     };
+    if tls13 && !plan.client_verify_data.is_empty() {
+        return Err(bad("a TLS 1.3 plan carries no client verify_data"));
+    }
+    if plan.commitments.len() > MAX_LEAVES {
+        return Err(bad(format!(
+            "{} commitment leaves (at most {MAX_LEAVES})",
+            plan.commitments.len()
+        )));
+    }
+    let sent_first = plan.commitments.windows(2).all(|w| {
+        !(w[0].direction == webproof_attestation::Direction::Received
+            && w[1].direction == webproof_attestation::Direction::Sent)
+    });
+    if !sent_first {
+        return Err(bad("committed leaves must be sent first, then received"));
+    }
     let dirs = by_direction(statement);
     let mut directions = Vec::with_capacity(2);
     for (d, indices) in dirs.iter().enumerate() {
-        let ranges = if d == 0 {
-            &plan.disclosure.sent
-        } else {
-            &plan.disclosure.received
-        };
+        let ranges = plan.disclosure.ranges(direction_of(d));
+        let (record_data, app_total) = direction_data(&layouts, indices)?;
+        check_ranges(ranges, app_total)?;
         let mut records = Vec::with_capacity(indices.len());
-        let mut record_data = Vec::with_capacity(indices.len());
         let mut spans: Vec<(usize, core::ops::Range<usize>)> = Vec::new();
+        // Ranges are sorted and disjoint: one merge over records and ranges.
+        let mut next_range = 0usize;
         let mut app_offset = 0usize;
-        let mut app_total = 0usize;
         for (k, &i) in indices.iter().enumerate() {
             let sr = &statement.records[i];
             let rec = tp_record(suite, sr.seq, &sr.record.payload)?;
-            let layout = plan.layouts[i];
+            let layout = layouts[i];
             let ct_len = rec.ciphertext.len();
-            let tail = if tls13 { 1 } else { 0 };
-            if layout.data_len + tail > ct_len {
-                return Err(bad("a record's declared data is longer than the record"));
-            }
-            if !tls13 && layout.content_type != sr.record.content_type {
-                return Err(bad("TLS 1.2 content types are not hidden"));
-            }
             if tls13 {
                 // Content type and padding are always opened.
                 spans.push((k, layout.data_len..ct_len));
             }
             if layout.content_type == content_type::APPLICATION_DATA {
-                for r in ranges {
+                let end = app_offset + layout.data_len;
+                while next_range < ranges.len() && ranges[next_range].end <= app_offset {
+                    next_range += 1;
+                }
+                for r in ranges[next_range..].iter().take_while(|r| r.start < end) {
                     let lo = r.start.max(app_offset);
-                    let hi = r.end.min(app_offset + layout.data_len);
+                    let hi = r.end.min(end);
                     if lo < hi {
                         spans.push((k, lo - app_offset..hi - app_offset));
                     }
                 }
-                app_offset += layout.data_len;
-                app_total += layout.data_len;
-                record_data.push(layout.data_len);
+                app_offset = end;
             } else {
-                record_data.push(0);
                 // Tickets and alerts are opened whole, so the verifier can apply the record-layer rules.
                 spans.push((k, 0..layout.data_len));
             }
             records.push(rec);
-        }
-        if ranges.iter().any(|r| r.end > app_total) {
-            return Err(bad("a disclosed range goes past the application data"));
         }
         let whole = ranges.len() == 1 && ranges[0] == Range::new(0, app_total)
             || app_total == 0 && ranges.is_empty();
@@ -370,13 +541,6 @@ pub fn zk_statement(statement: &Statement, plan: &ZkPlan) -> Result<tp::Statemen
             ..tp::Direction::new(records)
         });
     }
-    let sent_first = plan.commitments.windows(2).all(|w| {
-        !(w[0].direction == webproof_attestation::Direction::Received
-            && w[1].direction == webproof_attestation::Direction::Sent)
-    });
-    if !sent_first {
-        return Err(bad("committed leaves must be sent first, then received"));
-    }
     let recv = directions.pop().expect("two directions");
     let sent = directions.pop().expect("two directions");
     Ok(tp::Statement {
@@ -387,9 +551,11 @@ pub fn zk_statement(statement: &Statement, plan: &ZkPlan) -> Result<tp::Statemen
     })
 }
 
-/// Verifier side, after the proof succeeded: check the declared layout
-/// against what the proof opened, apply the record-layer rules, and build
-/// the application data with hidden bytes as `None`.
+/// Verifier side, after the proof succeeded: check the layout against what
+/// the proof opened, apply the record-layer rules, and build the
+/// application data with hidden bytes as `None`. Every record contributes
+/// exactly its plaintext: all of it in TLS 1.2, everything before the
+/// opened content type in TLS 1.3.
 pub fn assemble_proven(
     statement: &Statement,
     plan: &ZkPlan,
@@ -397,14 +563,29 @@ pub fn assemble_proven(
 ) -> Result<PartialAppData> {
     let suite = statement.suite;
     let tls13 = suite.version() == TlsVersion::Tls13;
+    let layouts = record_layouts(statement, plan)?;
     let dirs = by_direction(statement);
     // For the record-layer rules: every record with its real type; the
     // content of application data is not needed for them.
     let mut for_rules: Vec<OpenedRecord> = Vec::with_capacity(statement.records.len());
     let mut views: [Vec<Option<u8>>; 2] = [Vec::new(), Vec::new()];
     let mut by_key = [false, false];
+    let mut record_data = vec![0usize; statement.records.len()];
     for (d, indices) in dirs.iter().enumerate() {
         let proof = if d == 0 { &proven.sent } else { &proven.recv };
+        let mut rule = |i: usize, content_type: u8, data: Vec<u8>| {
+            let sr = &statement.records[i];
+            if content_type == content_type::APPLICATION_DATA {
+                record_data[i] = layouts[i].data_len;
+            }
+            for_rules.push(OpenedRecord {
+                direction: sr.record.direction,
+                index: sr.index,
+                seq: sr.seq,
+                content_type,
+                data,
+            });
+        };
         match &proof.disclosed {
             tp::DirectionOutput::Key { key, iv } => {
                 by_key[d] = true;
@@ -424,64 +605,63 @@ pub fn assemble_proven(
                             index: sr.index,
                             seq: sr.seq,
                         })?;
-                    if o.content_type != plan.layouts[i].content_type
-                        || o.data.len() != plan.layouts[i].data_len
+                    if o.content_type != layouts[i].content_type
+                        || o.data.len() != layouts[i].data_len
                     {
                         return Err(bad("a record's declared layout does not match its content"));
                     }
-                    if o.content_type == content_type::APPLICATION_DATA {
+                    let app = o.content_type == content_type::APPLICATION_DATA;
+                    if app {
                         views[d].extend(o.data.iter().map(|&b| Some(b)));
                     }
-                    for_rules.push(OpenedRecord {
-                        direction: sr.record.direction,
-                        index: sr.index,
-                        seq: sr.seq,
-                        content_type: o.content_type,
-                        data: if o.content_type == content_type::APPLICATION_DATA {
-                            Vec::new()
-                        } else {
-                            o.data
-                        },
-                    });
+                    rule(i, o.content_type, if app { Vec::new() } else { o.data });
                 }
             }
             tp::DirectionOutput::Bytes(bytes) => {
-                for (k, &i) in indices.iter().enumerate() {
+                if bytes.len() != indices.len() {
+                    return Err(bad("the proof opened another number of records"));
+                }
+                for (&i, rec) in indices.iter().zip(bytes) {
                     let sr = &statement.records[i];
-                    let layout = plan.layouts[i];
-                    let rec = &bytes[k];
+                    let layout = layouts[i];
+                    if rec.len() != ciphertext_len(suite, sr.record.payload.len())? {
+                        return Err(bad("the proof opened a record of another length"));
+                    }
                     if tls13 {
-                        // The opened tail must be the declared type followed by zero padding.
-                        let tail: Option<Vec<u8>> =
-                            rec[layout.data_len..].iter().copied().collect();
-                        let tail =
-                            tail.ok_or_else(|| bad("a record's content type was not opened"))?;
-                        if tail.first() != Some(&layout.content_type)
+                        // The opened tail must be the declared type followed
+                        // by zero padding: this pins `data_len` to the one
+                        // position of the last non-zero byte.
+                        let tail = rec
+                            .get(layout.data_len..)
+                            .filter(|t| !t.is_empty())
+                            .ok_or_else(|| bad("a record's content type was not opened"))?;
+                        if tail.iter().any(Option::is_none) {
+                            return Err(bad("a record's content type was not opened"));
+                        }
+                        if tail[0] != Some(layout.content_type)
                             || layout.content_type == 0
-                            || tail[1..].iter().any(|&b| b != 0)
+                            || tail[1..].iter().any(|&b| b != Some(0))
                         {
                             return Err(bad(
                                 "a record's content type or padding differs from the plan",
                             ));
                         }
+                    } else if layout.data_len != rec.len() {
+                        // record_layouts makes this so; the check keeps it so.
+                        return Err(bad("a TLS 1.2 record's data is its whole plaintext"));
                     }
                     let data = &rec[..layout.data_len];
-                    let content = if layout.content_type == content_type::APPLICATION_DATA {
+                    if layout.content_type == content_type::APPLICATION_DATA {
                         views[d].extend_from_slice(data);
-                        Vec::new()
+                        rule(i, layout.content_type, Vec::new());
                     } else {
-                        data.iter()
+                        let content = data
+                            .iter()
                             .copied()
                             .collect::<Option<Vec<u8>>>()
-                            .ok_or_else(|| bad("a non-application record was not opened whole"))?
-                    };
-                    for_rules.push(OpenedRecord {
-                        direction: sr.record.direction,
-                        index: sr.index,
-                        seq: sr.seq,
-                        content_type: layout.content_type,
-                        data: content,
-                    });
+                            .ok_or_else(|| bad("a non-application record was not opened whole"))?;
+                        rule(i, layout.content_type, content);
+                    }
                 }
             }
         }
@@ -493,19 +673,25 @@ pub fn assemble_proven(
         server_alert,
         ..
     } = assemble(suite.version(), &for_rules)?;
-    // Outside the fast path, the opened bytes must be exactly the disclosed ranges.
-    for (d, ranges) in [&plan.disclosure.sent, &plan.disclosure.received]
-        .into_iter()
-        .enumerate()
-    {
+    // Outside the fast path, the opened bytes must be exactly the disclosed
+    // ranges: one pass over the view and the (canonical) ranges.
+    for (d, view) in views.iter().enumerate() {
         if by_key[d] {
             continue;
         }
-        for (pos, b) in views[d].iter().enumerate() {
-            let want = ranges.iter().any(|r| r.start <= pos && pos < r.end);
-            if want != b.is_some() {
+        let ranges = plan.disclosure.ranges(direction_of(d));
+        check_ranges(ranges, view.len())?;
+        let mut pos = 0usize;
+        for r in ranges {
+            let hidden = view[pos..r.start].iter().all(Option::is_none);
+            let shown = view[r.start..r.end].iter().all(Option::is_some);
+            if !hidden || !shown {
                 return Err(bad("the opened bytes are not the disclosed ranges"));
             }
+            pos = r.end;
+        }
+        if view[pos..].iter().any(Option::is_some) {
+            return Err(bad("the opened bytes are not the disclosed ranges"));
         }
     }
     let [sent, received] = views;
@@ -514,6 +700,7 @@ pub fn assemble_proven(
         received,
         server_close_notify,
         server_alert,
+        record_data,
     })
 }
 
@@ -558,7 +745,296 @@ pub fn zk_output(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::record::Record;
+    use crate::statement::StatementRecord;
     use webproof_attestation::Direction as D;
+
+    fn record(direction: Direction, content_type: u8, payload_len: usize) -> Record {
+        Record {
+            direction,
+            content_type,
+            version: 0x0303,
+            payload: vec![0xAB; payload_len],
+        }
+    }
+
+    /// A statement with the given (direction, outer type, payload length)
+    /// records; the handshake inputs are placeholders (the shape checks do
+    /// not look at them).
+    fn statement(suite: CipherSuite, records: &[(Direction, u8, usize)]) -> Statement {
+        let public = match suite.version() {
+            TlsVersion::Tls13 => PublicInputs::Tls13 {
+                th_hello: vec![0; 32],
+                th_server_finished: vec![0; 32],
+                client_hs_traffic: vec![0; 32],
+                server_hs_traffic: vec![0; 32],
+            },
+            TlsVersion::Tls12 => PublicInputs::Tls12 {
+                client_random: vec![0; 32],
+                server_random: vec![0; 32],
+                handshake_messages: vec![1, 2, 3],
+                tickets: Vec::new(),
+                client_finished: record(Direction::Sent, 22, 40),
+                server_finished: record(Direction::Received, 22, 40),
+            },
+        };
+        let mut counts = [0usize; 2];
+        let records = records
+            .iter()
+            .map(|&(d, t, n)| {
+                let index = counts[d as usize];
+                counts[d as usize] += 1;
+                StatementRecord {
+                    record: record(d, t, n),
+                    seq: index as u64 + 1,
+                    index,
+                }
+            })
+            .collect();
+        Statement {
+            suite,
+            public,
+            records,
+        }
+    }
+
+    fn plan12(disclosure: Disclosure) -> ZkPlan {
+        ZkPlan {
+            layouts: Vec::new(),
+            disclosure,
+            client_verify_data: vec![7; 12],
+            commitments: Vec::new(),
+        }
+    }
+
+    const GCM12: CipherSuite = CipherSuite::TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256;
+    const GCM13: CipherSuite = CipherSuite::TLS13_AES_128_GCM_SHA256;
+    /// TLS 1.2 AES-GCM: explicit nonce and tag around the ciphertext.
+    const OVERHEAD12: usize = EXPLICIT_NONCE_LEN + TAG_LEN;
+
+    /// The review's critical finding: a TLS 1.2 prover declared a record's
+    /// data shorter than the record, and the rest of the record vanished
+    /// from the verified output. Layouts of TLS 1.2 now come from the
+    /// recording: a plan that declares any is refused, and the verifier's
+    /// own layouts cover every byte of every record.
+    #[test]
+    fn tls12_layouts_come_from_the_recording() {
+        let part1 = br#"{"admin":false,"beta":"#.len();
+        let part2 = br#"true}"#.len();
+        let s = statement(
+            GCM12,
+            &[
+                (Direction::Sent, 23, 30 + OVERHEAD12),
+                (Direction::Received, 23, part1 + OVERHEAD12),
+                (Direction::Received, 23, part2 + OVERHEAD12),
+                (Direction::Received, 21, 2 + OVERHEAD12),
+            ],
+        );
+        let honest = plan12(Disclosure {
+            sent: vec![Range::new(0, 30)],
+            received: vec![Range::new(0, 9)],
+        });
+        assert_eq!(
+            record_layouts(&s, &honest).unwrap(),
+            vec![
+                RecordLayout {
+                    data_len: 30,
+                    content_type: 23
+                },
+                RecordLayout {
+                    data_len: part1,
+                    content_type: 23
+                },
+                RecordLayout {
+                    data_len: part2,
+                    content_type: 23
+                },
+                RecordLayout {
+                    data_len: 2,
+                    content_type: 21
+                },
+            ]
+        );
+        zk_statement(&s, &honest).unwrap();
+        // The attack: shorten the first response record by `false,"beta":`.
+        let mut forged = honest.clone();
+        forged.layouts = record_layouts(&s, &honest).unwrap();
+        forged.layouts[1].data_len = part1 - br#"false,"beta":"#.len();
+        let err = zk_statement(&s, &forged).unwrap_err().to_string();
+        assert!(err.contains("declares no record layouts"), "{err}");
+        // Even the honest values are not taken from the prover.
+        forged.layouts = record_layouts(&s, &honest).unwrap();
+        assert!(zk_statement(&s, &forged).is_err());
+        // The disclosure is checked against the true total (part1 + part2).
+        let mut past = honest.clone();
+        past.disclosure.received = vec![Range::new(0, part1 + part2 + 1)];
+        assert!(zk_statement(&s, &past).is_err());
+        past.disclosure.received = vec![Range::new(0, part1 + part2)];
+        zk_statement(&s, &past).unwrap();
+    }
+
+    /// An opened TLS 1.2 record shorter or longer than its ciphertext
+    /// cannot contribute part of itself to the view.
+    #[test]
+    fn every_record_contributes_exactly_its_plaintext() {
+        let s = statement(
+            GCM12,
+            &[
+                (Direction::Sent, 23, 4 + OVERHEAD12),
+                (Direction::Received, 23, 6 + OVERHEAD12),
+            ],
+        );
+        let plan = plan12(Disclosure {
+            sent: vec![Range::new(0, 1)],
+            received: vec![Range::new(0, 1)],
+        });
+        let out = |sent: Vec<Option<u8>>, recv: Vec<Option<u8>>| tp::Proven {
+            sent: tp::DirectionProof {
+                disclosed: tp::DirectionOutput::Bytes(vec![sent]),
+                commitments: Vec::new(),
+            },
+            recv: tp::DirectionProof {
+                disclosed: tp::DirectionOutput::Bytes(vec![recv]),
+                commitments: Vec::new(),
+            },
+        };
+        let honest = out(
+            vec![Some(b'G'), None, None, None],
+            vec![Some(b'H'), None, None, None, None, None],
+        );
+        let view = assemble_proven(&s, &plan, &honest).unwrap();
+        assert_eq!(view.received.len(), 6);
+        assert_eq!(view.record_data, vec![4, 6]);
+        for bad in [
+            out(vec![Some(b'G'), None, None], vec![Some(b'H'); 1]),
+            out(vec![Some(b'G'), None, None, None], vec![Some(b'H'), None]),
+            out(
+                vec![Some(b'G'), None, None, None],
+                vec![Some(b'H'), None, None, None, None, None, None],
+            ),
+            // Opened bytes that are not the disclosed ranges.
+            out(
+                vec![Some(b'G'), Some(b'E'), None, None],
+                vec![Some(b'H'), None, None, None, None, None],
+            ),
+        ] {
+            assert!(assemble_proven(&s, &plan, &bad).is_err());
+        }
+    }
+
+    /// TLS 1.3 layouts are the prover's, but must leave room for the
+    /// content type, and the opened tail pins them.
+    #[test]
+    fn tls13_layouts_are_pinned_by_the_opened_tail() {
+        let s = statement(
+            GCM13,
+            &[
+                (Direction::Sent, 23, 5 + TAG_LEN),
+                (Direction::Received, 23, 8 + TAG_LEN),
+            ],
+        );
+        let plan = |sent_len: usize, recv_len: usize| ZkPlan {
+            layouts: vec![
+                RecordLayout {
+                    data_len: sent_len,
+                    content_type: 23,
+                },
+                RecordLayout {
+                    data_len: recv_len,
+                    content_type: 23,
+                },
+            ],
+            disclosure: Disclosure {
+                sent: vec![Range::new(0, 1)],
+                received: vec![Range::new(0, 1)],
+            },
+            client_verify_data: Vec::new(),
+            commitments: Vec::new(),
+        };
+        zk_statement(&s, &plan(4, 6)).unwrap();
+        for (a, b) in [(5, 6), (4, 8), (usize::MAX, 6), (4, usize::MAX)] {
+            assert!(zk_statement(&s, &plan(a, b)).is_err(), "{a} {b}");
+        }
+        let mut no_type = plan(4, 6);
+        no_type.layouts[0].content_type = 0;
+        assert!(zk_statement(&s, &no_type).is_err());
+        let mut fewer = plan(4, 6);
+        fewer.layouts.pop();
+        assert!(zk_statement(&s, &fewer).is_err());
+        // Inner plaintexts: "GET!" + type 23; 6 bytes + type 23 + one zero pad.
+        let proven = |recv: Vec<Option<u8>>| tp::Proven {
+            sent: tp::DirectionProof {
+                disclosed: tp::DirectionOutput::Bytes(vec![vec![
+                    Some(b'G'),
+                    None,
+                    None,
+                    None,
+                    Some(23),
+                ]]),
+                commitments: Vec::new(),
+            },
+            recv: tp::DirectionProof {
+                disclosed: tp::DirectionOutput::Bytes(vec![recv]),
+                commitments: Vec::new(),
+            },
+        };
+        let mut truth = vec![Some(b'H'), None, None, None, None, None, Some(23), Some(0)];
+        let view = assemble_proven(&s, &plan(4, 6), &proven(truth.clone())).unwrap();
+        assert_eq!(view.received.len(), 6);
+        // A prover claiming 5 data bytes would need byte 5 opened as the type
+        // and the rest zero: the true bytes there are data, type, padding.
+        truth[5] = Some(0x41);
+        let p = proven(truth);
+        assert!(assemble_proven(&s, &plan(4, 5), &p).is_err());
+        assert!(assemble_proven(&s, &plan(4, 6), &p).is_err());
+    }
+
+    #[test]
+    fn only_canonical_ranges_are_accepted() {
+        let r = Range::new;
+        check_ranges(&[], 0).unwrap();
+        check_ranges(&[r(0, 3), r(5, 9)], 9).unwrap();
+        for bad in [
+            vec![r(0, 0)],
+            vec![r(3, 2)],
+            vec![r(0, 10)],
+            vec![r(5, 7), r(0, 2)],
+            vec![r(0, 3), r(3, 5)],
+            vec![r(0, 4), r(2, 5)],
+            vec![r(1, 2), r(1, 2)],
+            vec![r(usize::MAX - 1, usize::MAX)],
+        ] {
+            assert!(check_ranges(&bad, 9).is_err(), "{bad:?}");
+        }
+        let many: Vec<Range> = (0..=MAX_RANGES).map(|i| r(2 * i, 2 * i + 1)).collect();
+        assert!(check_ranges(&many, 4 * MAX_RANGES).is_err());
+        assert!(check_ranges(&many[..MAX_RANGES], 4 * MAX_RANGES).is_ok());
+    }
+
+    /// Spans are the intersection of records and ranges, in one merge.
+    #[test]
+    fn ranges_map_onto_records() {
+        let s = statement(
+            GCM12,
+            &[
+                (Direction::Received, 23, 5 + OVERHEAD12),
+                (Direction::Received, 21, 2 + OVERHEAD12),
+                (Direction::Received, 23, 7 + OVERHEAD12),
+            ],
+        );
+        let plan = plan12(Disclosure {
+            sent: Vec::new(),
+            received: vec![Range::new(1, 2), Range::new(4, 7), Range::new(11, 12)],
+        });
+        let z = zk_statement(&s, &plan).unwrap();
+        match z.recv.disclosure {
+            tp::Disclosure::Ranges(spans) => assert_eq!(
+                spans,
+                vec![(0, 1..2), (0, 4..5), (1, 0..2), (2, 0..2), (2, 6..7)]
+            ),
+            other => panic!("{other:?}"),
+        }
+    }
 
     fn leaf(direction: D, start: u32, end: u32) -> LeafRange {
         LeafRange {
