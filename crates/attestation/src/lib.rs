@@ -27,6 +27,7 @@ pub mod attestation;
 pub mod commit;
 mod encoding;
 pub mod error;
+pub mod facts;
 #[cfg(feature = "fs")]
 pub mod keyfile;
 pub mod keys;
@@ -39,6 +40,7 @@ pub use attestation::{
 };
 pub use commit::{CommitPlan, CommitmentSeed, LeafRange, TranscriptCommitment};
 pub use error::{DecodeError, Error, Result, VerifyError};
+pub use facts::{Completeness, OrderSpan, SessionFacts};
 pub use keys::{KeyId, Scheme, Signature, SigningKey, VerifyingKey};
 pub use presentation::{
     verify_presentation, Presentation, PresentationBuilder, RedactedTranscript, Segment,

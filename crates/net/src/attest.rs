@@ -9,6 +9,8 @@
 //! the decrypted records, so the verifier signs a Merkle root over data it
 //! may never have seen.
 //!
+//! The verifier signs with `webproof_proxy::attest::issue`.
+//!
 //! The [`AttestationBundle`] holds the signed attestation, the verifier's
 //! key, the transcript and the commitment seed. The seed is a secret: with
 //! it anyone can open every leaf. The bundle is the prover's own file.
@@ -16,12 +18,10 @@
 use crate::{NetError, Result};
 use serde::{Deserialize, Serialize};
 use webproof_attestation::{
-    commit::attested_root, AttestationFields, CipherSuite, CommitPlan, CommitmentSeed, Direction,
-    LeafRange, Presentation, PresentationBuilder, Scheme, ServerIdentity, SignedAttestation,
-    SigningKey, Transcript, TranscriptCommitment, VerifyingKey,
+    CommitPlan, CommitmentSeed, Direction, LeafRange, Presentation, PresentationBuilder, Scheme,
+    ServerIdentity, SignedAttestation, Transcript, TranscriptCommitment, VerifyingKey,
 };
 use webproof_proxy::protocol::AttestationReply;
-use webproof_proxy::verify::SessionInfo;
 
 /// Version of the bundle's JSON form.
 pub const BUNDLE_VERSION: u32 = 1;
@@ -67,44 +67,6 @@ pub fn blinders(commitment: &TranscriptCommitment) -> Vec<[u8; 16]> {
     (0..commitment.leaves().len())
         .map(|i| commitment.blinder(i).expect("index within the layout"))
         .collect()
-}
-
-/// Verifier side: sign the attestation for a session whose proof
-/// established `leaf_hashes` over the leaves `leaves` of application data of
-/// lengths `sent_len` and `received_len`.
-pub fn issue(
-    key: &SigningKey,
-    info: &SessionInfo,
-    leaves: &[LeafRange],
-    leaf_hashes: &[[u8; 32]],
-    sent_len: usize,
-    received_len: usize,
-) -> Result<AttestationReply> {
-    let len = |n: usize| {
-        u32::try_from(n).map_err(|_| NetError::Verifier("transcript too long to attest".into()))
-    };
-    let (sent_len, received_len) = (len(sent_len)?, len(received_len)?);
-    let root =
-        attested_root(leaves, leaf_hashes, sent_len, received_len).map_err(attestation_error)?;
-    let cipher_suite = CipherSuite::from_code(info.suite.code())
-        .ok_or_else(|| NetError::Verifier(format!("{} cannot be attested", info.suite)))?;
-    let identity = ServerIdentity::new(info.certificates.clone()).map_err(attestation_error)?;
-    let fields = AttestationFields {
-        server_name: info.server_name.clone(),
-        time: info.time,
-        cipher_suite,
-        sent_len,
-        received_len,
-        leaf_count: leaves.len() as u32,
-        transcript_root: root,
-        handshake_hash: identity.hash(),
-    };
-    let signed = webproof_attestation::Attestation::sign(fields, key).map_err(attestation_error)?;
-    Ok(AttestationReply {
-        scheme: key.scheme(),
-        verifying_key: key.verifying_key().to_bytes(),
-        signed: signed.to_bytes(),
-    })
 }
 
 fn attestation_error(e: webproof_attestation::Error) -> NetError {

@@ -413,6 +413,7 @@ async fn prove_inner(opts: &ProveOptions) -> Result<ProveOutcome> {
             roots
         },
         server_name: opts.host.clone(),
+        port: opts.port,
         time: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs())

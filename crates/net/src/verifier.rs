@@ -16,8 +16,8 @@ use webproof_proxy::protocol::{
     AttestationReply, ProofPayload, ProverMsg, RelayFrame, VerifierMsg, MAX_CONTROL_MSG,
     MAX_RELAY_DATA, PROTOCOL_VERSION,
 };
-use webproof_proxy::verify::{check_handshake, HandshakeSecrets, SecretsSource};
-use webproof_proxy::zk;
+use webproof_proxy::verify::HandshakeSecrets;
+use webproof_proxy::{verifier, zk};
 use webproof_proxy::{
     verify_full_reveal, Direction, Recorder, RecorderLimits, RootStore, VerifierOutput,
     VerifyConfig,
@@ -307,6 +307,7 @@ pub async fn handle_prover_io<S: AsyncRead + AsyncWrite + Unpin + Send + 'static
     let vcfg = VerifyConfig {
         roots: cfg.roots.clone(),
         server_name: host,
+        port,
         time,
     };
     let mut attestation = None;
@@ -318,16 +319,8 @@ pub async fn handle_prover_io<S: AsyncRead + AsyncWrite + Unpin + Send + 'static
             plan,
             handshake_secrets,
         } => {
-            let (result, back) = verify_zk(
-                pre,
-                prover,
-                &transcript,
-                &vcfg,
-                &plan,
-                handshake_secrets,
-                cfg,
-            )
-            .await;
+            let (result, back) =
+                verify_zk(pre, prover, transcript, &vcfg, plan, handshake_secrets, cfg).await;
             match back {
                 Ok(p) => {
                     prover = p;
@@ -511,9 +504,17 @@ async fn relay<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
                         server_open = false;
                         continue;
                     }
-                    if server_open && sw.write_all(&d).await.is_err() {
-                        server_open = false;
-                        write_frame(&mut pw, &RelayFrame::ServerClosed("server connection failed while writing".into()).encode()).await?;
+                    // Once the server side is closed nothing more is
+                    // forwarded: the records stay in the transcript (both
+                    // parties must hold the same one) but count as not
+                    // delivered, and may carry no application data.
+                    if server_open {
+                        if sw.write_all(&d).await.is_err() {
+                            server_open = false;
+                            write_frame(&mut pw, &RelayFrame::ServerClosed("server connection failed while writing".into()).encode()).await?;
+                        } else {
+                            rec.mark_sent_delivered();
+                        }
                     }
                 }
                 Some(Ok(RelayFrame::Close { sent, received })) => break (sent as usize, received as usize),
@@ -584,39 +585,31 @@ async fn relay<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
 }
 
 /// The zero-knowledge path: check the handshake with the revealed secrets,
-/// run the proof over the link, and assemble what it established. Returns
-/// the verdict and the link (unless the link itself failed).
+/// run the proof over the link, and conclude from what it established
+/// (off the async workers, within the proof deadline). Returns the verdict
+/// and the link (unless the link itself failed).
 async fn verify_zk<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
     pre: VerifierPreprocessed,
     prover: S,
-    transcript: &webproof_proxy::Transcript,
+    transcript: webproof_proxy::Transcript,
     vcfg: &VerifyConfig,
-    plan: &zk::ZkPlan,
+    plan: zk::ZkPlan,
     handshake_secrets: Option<HandshakeSecrets>,
     cfg: &VerifierConfig,
 ) -> (
     webproof_proxy::error::Result<(VerifierOutput, Option<AttestationReply>)>,
     Result<S>,
 ) {
-    let none = HandshakeSecrets {
-        client: Vec::new(),
-        server: Vec::new(),
-    };
-    let secrets = handshake_secrets.as_ref().unwrap_or(&none);
-    let checked = check_handshake(transcript, vcfg, SecretsSource::Revealed(secrets))
-        .and_then(|(info, statement)| {
-            zk::zk_statement(&statement, plan).map(|z| (info, statement, z))
-        })
-        .and_then(|x| {
-            if !plan.commitments.is_empty() && cfg.attestation_key.is_none() {
-                return Err(webproof_proxy::ProxyError::Protocol(
-                    "this verifier does not sign attestations (it has no attestation key)".into(),
-                ));
-            }
-            Ok(x)
-        });
+    let deadline = tokio::time::Instant::now() + cfg.proof_timeout;
+    let checked = verifier::prepare_zk(
+        &transcript,
+        vcfg,
+        &plan,
+        handshake_secrets.as_ref(),
+        cfg.attestation_key.is_some(),
+    );
     let mut prover = prover;
-    let (info, statement, zk_statement) = match checked {
+    let prepared = match checked {
         Ok(x) => x,
         Err(e) => {
             // The prover is already streaming its proof: send the verdict
@@ -634,29 +627,25 @@ async fn verify_zk<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
     };
     let ch = Channel::new(prover.compat());
     let run = timeout(cfg.proof_timeout, "the proof", async {
-        Ok(pre.verify(ch, &zk_statement, &mut rand::rngs::OsRng).await)
+        Ok(pre.verify(ch, &prepared.zk, &mut rand::rngs::OsRng).await)
     })
     .await;
     match run {
         Ok(Ok((proven, ch))) => {
-            let out = zk::assemble_proven(&statement, plan, &proven).and_then(|view| {
-                let out = zk::zk_output(&info, &view)?;
-                let signed = match (&cfg.attestation_key, plan.commitments.is_empty()) {
-                    (Some(key), false) => Some(
-                        crate::attest::issue(
-                            key,
-                            &info,
-                            &plan.commitments,
-                            &zk::leaf_hashes(&proven),
-                            view.sent.len(),
-                            view.received.len(),
-                        )
-                        .map_err(|e| webproof_proxy::ProxyError::Protocol(e.to_string()))?,
-                    ),
-                    _ => None,
-                };
-                Ok((out, signed))
+            let key = cfg.attestation_key.clone();
+            let conclude = tokio::task::spawn_blocking(move || {
+                verifier::conclude_zk(&prepared, &transcript, &plan, &proven, key.as_deref())
             });
+            let out = match tokio::time::timeout_at(deadline, conclude).await {
+                Ok(Ok(r)) => r,
+                Ok(Err(e)) => Err(webproof_proxy::ProxyError::Protocol(format!(
+                    "concluding the proof failed: {e}"
+                ))),
+                Err(_) => Err(webproof_proxy::ProxyError::Limit(format!(
+                    "the proof phase took longer than {} ms",
+                    cfg.proof_timeout.as_millis()
+                ))),
+            };
             let link = ch
                 .into_inner()
                 .await

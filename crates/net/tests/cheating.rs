@@ -74,7 +74,7 @@ async fn session(suite: CipherSuite, size: usize) -> Session {
             tokio::select! {
                 n = cr.read(&mut b1), if c_open => match n {
                     Ok(0) | Err(_) => { c_open = false; let _ = sw.shutdown().await; }
-                    Ok(n) => { rec.feed(Direction::Sent, &b1[..n]).unwrap(); sw.write_all(&b1[..n]).await.unwrap(); }
+                    Ok(n) => { rec.feed(Direction::Sent, &b1[..n]).unwrap(); sw.write_all(&b1[..n]).await.unwrap(); rec.mark_sent_delivered(); }
                 },
                 n = sr.read(&mut b2), if s_open => match n {
                     Ok(0) | Err(_) => { s_open = false; let _ = cw.shutdown().await; }
@@ -123,6 +123,7 @@ async fn session(suite: CipherSuite, size: usize) -> Session {
         cfg: VerifyConfig {
             roots,
             server_name: "localhost".into(),
+            port: 443,
             time: now,
         },
         request,

@@ -58,6 +58,16 @@ pub enum ProxyError {
     /// The prover's openings do not match the authenticated plaintext or are out of range.
     #[error("opening rejected: {0}")]
     Opening(String),
+    /// A client record with application data that the verifier recorded
+    /// but never forwarded to the server (it had closed, or a write failed).
+    #[error("client record {index} carries application data the server never received (the server side had closed)")]
+    Undelivered {
+        /// The record's position among the client's records.
+        index: usize,
+    },
+    /// An attestation could not be issued or is not what was asked for.
+    #[error("attestation: {0}")]
+    Attestation(String),
     /// The peer violated the prover/verifier protocol.
     #[error("protocol violation: {0}")]
     Protocol(String),

@@ -10,6 +10,7 @@ use crate::disclosure::{normalize, Disclosure, Range};
 use crate::error::{malformed, ProxyError, Result};
 use crate::record::Direction;
 use serde::{Deserialize, Serialize};
+use webproof_attestation::Completeness;
 
 /// Header names whose values stay hidden unless named explicitly.
 pub const SECRET_HEADERS: [&str; 3] = ["cookie", "authorization", "proxy-authorization"];
@@ -174,6 +175,152 @@ pub fn parse_message(data: &[u8]) -> Result<HttpMessage> {
         }
     }
     Ok(msg)
+}
+
+/// Whether the server's application data (`view`: hidden bytes `None`)
+/// holds complete HTTP/1.x responses, judged only on bytes the verifier
+/// saw: every response head (status line and headers up to the empty line)
+/// and, for a chunked body, every chunk-size line must be revealed, or the
+/// answer is [`Completeness::Unknown`]. Bodies themselves may stay hidden:
+/// their lengths are public. A body without Content-Length or chunking ends
+/// with the connection, so it is complete only if the server sent
+/// close_notify. (A response to HEAD that carries a Content-Length looks
+/// truncated: the verifier does not read the request.)
+pub fn response_completeness(view: &[Option<u8>], close_notify: bool) -> Completeness {
+    use Completeness::*;
+    if view.is_empty() {
+        return Truncated;
+    }
+    // The revealed line starting at `from`, without its CRLF, and where the
+    // next line starts; Err: Unknown (hidden) or Truncated (data ended).
+    let line = |from: usize| -> core::result::Result<(Vec<u8>, usize), Completeness> {
+        let mut out = Vec::new();
+        let mut i = from;
+        loop {
+            match view.get(i) {
+                None => return Err(Truncated),
+                Some(None) => return Err(Unknown),
+                Some(Some(b'\n')) if out.last() == Some(&b'\r') => {
+                    out.pop();
+                    return Ok((out, i + 1));
+                }
+                Some(&Some(b)) => out.push(b),
+            }
+            i += 1;
+        }
+    };
+    let mut pos = 0usize;
+    loop {
+        if pos == view.len() {
+            return Complete;
+        }
+        let (status_line, mut p) = match line(pos) {
+            Ok(x) => x,
+            Err(c) => return c,
+        };
+        let status = match parse_status_line(&status_line) {
+            Some(s) => s,
+            None => return Unknown,
+        };
+        let mut content_length: Option<usize> = None;
+        let mut chunked = false;
+        loop {
+            let (h, next) = match line(p) {
+                Ok(x) => x,
+                Err(c) => return c,
+            };
+            p = next;
+            if h.is_empty() {
+                break;
+            }
+            let Some(colon) = h.iter().position(|&b| b == b':') else {
+                return Unknown;
+            };
+            let name = h[..colon].to_ascii_lowercase();
+            let value = core::str::from_utf8(&h[colon + 1..]).map(str::trim);
+            match (name.as_slice(), value) {
+                (b"content-length", Ok(v)) => match (v.parse::<usize>(), content_length) {
+                    (Ok(n), None) => content_length = Some(n),
+                    (Ok(n), Some(m)) if n == m => {}
+                    _ => return Unknown,
+                },
+                (b"transfer-encoding", Ok(v)) => {
+                    chunked = v
+                        .rsplit(',')
+                        .next()
+                        .is_some_and(|last| last.trim().eq_ignore_ascii_case("chunked"));
+                }
+                (b"content-length" | b"transfer-encoding", Err(_)) => return Unknown,
+                _ => {}
+            }
+        }
+        let end = if (100..200).contains(&status) {
+            if status == 101 {
+                return Unknown;
+            }
+            p
+        } else if status == 204 || status == 304 {
+            p
+        } else if chunked {
+            loop {
+                let (size_line, next) = match line(p) {
+                    Ok(x) => x,
+                    Err(c) => return c,
+                };
+                let size = core::str::from_utf8(&size_line)
+                    .ok()
+                    .and_then(|t| usize::from_str_radix(t.split(';').next()?.trim(), 16).ok());
+                let Some(size) = size else { return Unknown };
+                if size == 0 {
+                    // Trailer lines up to the empty line.
+                    let mut q = next;
+                    loop {
+                        match line(q) {
+                            Ok((t, n)) => {
+                                q = n;
+                                if t.is_empty() {
+                                    break;
+                                }
+                            }
+                            Err(c) => return c,
+                        }
+                    }
+                    break q;
+                }
+                let Some(data_end) = next.checked_add(size) else {
+                    return Truncated;
+                };
+                match (view.get(data_end), view.get(data_end + 1)) {
+                    (Some(Some(b'\r')), Some(Some(b'\n'))) => p = data_end + 2,
+                    (None, _) | (_, None) => return Truncated,
+                    _ => return Unknown,
+                }
+            }
+        } else if let Some(n) = content_length {
+            match p.checked_add(n) {
+                Some(e) => e,
+                None => return Truncated,
+            }
+        } else {
+            return if close_notify { Complete } else { Truncated };
+        };
+        if end > view.len() {
+            return Truncated;
+        }
+        pos = end;
+    }
+}
+
+/// The status code of an HTTP/1.x status line.
+fn parse_status_line(line: &[u8]) -> Option<u16> {
+    let rest = line
+        .strip_prefix(b"HTTP/1.1 ")
+        .or_else(|| line.strip_prefix(b"HTTP/1.0 "))?;
+    let code = rest.get(..3)?;
+    if !code.iter().all(u8::is_ascii_digit) || rest.get(3).is_some_and(|&b| b != b' ') {
+        return None;
+    }
+    core::str::from_utf8(code).ok()?.parse().ok()
 }
 
 /// What to reveal, by HTTP structure. Start lines are always revealed.
@@ -538,6 +685,68 @@ impl JsonScanner<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn shown(b: &[u8]) -> Vec<Option<u8>> {
+        b.iter().map(|&x| Some(x)).collect()
+    }
+
+    /// Completeness from framing the verifier saw; hidden framing gives
+    /// Unknown, never a guess; hidden bodies are fine (lengths are public).
+    #[test]
+    fn response_completeness_from_revealed_framing() {
+        use Completeness::*;
+        let cl = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
+        assert_eq!(response_completeness(&shown(cl), false), Complete);
+        assert_eq!(
+            response_completeness(&shown(&cl[..cl.len() - 1]), false),
+            Truncated
+        );
+        assert_eq!(response_completeness(&shown(&cl[..10]), false), Truncated);
+        // Body hidden: still complete.
+        let mut v = shown(cl);
+        for b in &mut v[cl.len() - 5..] {
+            *b = None;
+        }
+        assert_eq!(response_completeness(&v, false), Complete);
+        // A header value hidden: unknown.
+        let mut v = shown(cl);
+        v[35] = None;
+        assert_eq!(response_completeness(&v, false), Unknown);
+        // Two responses (keep-alive), the second cut.
+        let two = [&cl[..], &cl[..]].concat();
+        assert_eq!(response_completeness(&shown(&two), false), Complete);
+        assert_eq!(
+            response_completeness(&shown(&two[..two.len() - 2]), false),
+            Truncated
+        );
+        // Chunked: complete only with the last chunk.
+        let ch = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n";
+        assert_eq!(response_completeness(&shown(ch), false), Complete);
+        assert_eq!(
+            response_completeness(&shown(&ch[..ch.len() - 5]), false),
+            Truncated
+        );
+        let mut v = shown(ch);
+        v[ch.len() - 5] = None; // the last chunk's size
+        assert_eq!(response_completeness(&v, false), Unknown);
+        // Close-delimited: complete with close_notify only.
+        let cd = b"HTTP/1.1 200 OK\r\n\r\nstream";
+        assert_eq!(response_completeness(&shown(cd), true), Complete);
+        assert_eq!(response_completeness(&shown(cd), false), Truncated);
+        // Interim responses and bodiless statuses.
+        let cont = b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n";
+        assert_eq!(response_completeness(&shown(cont), false), Complete);
+        // Not HTTP, nothing, absurd lengths, conflicting lengths.
+        assert_eq!(
+            response_completeness(&shown(b"SSH-2.0\r\n\r\n"), false),
+            Unknown
+        );
+        assert_eq!(response_completeness(&[], true), Truncated);
+        let huge = b"HTTP/1.1 200 OK\r\nContent-Length: 18446744073709551615\r\n\r\nx";
+        assert_eq!(response_completeness(&shown(huge), false), Truncated);
+        let two_cl = b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nx";
+        assert_eq!(response_completeness(&shown(two_cl), false), Unknown);
+    }
 
     const REQ: &[u8] =
         b"GET /x HTTP/1.1\r\nHost: a.test\r\nCookie: sid=SECRET\r\nAccept: */*\r\n\r\n";

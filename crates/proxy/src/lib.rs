@@ -23,13 +23,18 @@
 //!   helpers that choose them;
 //! - [`output`]: what the verifier attests to (serde JSON);
 //! - [`protocol`]: the versioned prover/verifier messages;
-//! - [`zk`]: the bridge to the zero-knowledge proof of `webproof_tlsproof`.
+//! - [`zk`]: the bridge to the zero-knowledge proof of `webproof_tlsproof`,
+//!   with the table of where each public value of the statement comes from;
+//! - [`verifier`]: the verifier's decisions after the relay (before and
+//!   after the proof), which the networking crate drives;
+//! - [`attest`]: signing the attestation of a proven session.
 //!
 //! It never opens sockets, reads clocks or draws randomness: the caller
 //! passes time and data in.
 #![forbid(unsafe_code)]
 
 pub mod aead;
+pub mod attest;
 pub mod codec;
 pub mod disclosure;
 pub mod error;
@@ -42,6 +47,7 @@ pub mod record;
 pub mod sigalg;
 pub mod statement;
 pub mod suite;
+pub mod verifier;
 pub mod verify;
 pub mod zk;
 

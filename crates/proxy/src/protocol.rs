@@ -38,8 +38,11 @@ use serde::{Deserialize, Serialize};
 /// byte inversions, the hello carries the expected size and the base-OT
 /// message, the bootstrap's flights are reordered. Version 4: `Close` cuts
 /// the transcript at the prover's record counts, and the proof follows it
-/// without waiting for `CloseAck`.
-pub const PROTOCOL_VERSION: u16 = 4;
+/// without waiting for `CloseAck`. Version 5: TLS 1.2 plans carry no record
+/// layouts (the verifier computes them), disclosed ranges must be
+/// canonical, and the output carries the server port, truncation,
+/// completeness and the order of the two directions.
+pub const PROTOCOL_VERSION: u16 = 5;
 /// Largest control message (JSON) accepted.
 pub const MAX_CONTROL_MSG: usize = 4 << 20;
 /// Largest relay frame payload.

@@ -71,13 +71,30 @@ impl Record {
 }
 
 /// Every record of one TLS connection in the order each direction carried
-/// them, and how the connection ended.
+/// them, the order in which the recorder completed them across directions,
+/// and how many client records reached the server.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Transcript {
     /// Records sent by the client, in order.
     pub sent: Vec<Record>,
     /// Records sent by the server, in order.
     pub received: Vec<Record>,
+    /// The direction of every record, in the order the recorder completed
+    /// them: a client record when its last byte came from the prover, a
+    /// server record when its last byte came from the server. Where the
+    /// verifier records, a server record listed before a client record
+    /// reached the verifier before that client record was forwarded, so it
+    /// cannot answer it.
+    pub order: Vec<Direction>,
+    /// How many of the client records (a prefix) were forwarded to the
+    /// server whole. The verifier's relay stops forwarding once the server
+    /// side closed or a write to it failed; records after that were
+    /// recorded (so both parties hold the same transcript) but never
+    /// delivered.
+    pub sent_delivered: usize,
+    /// Server records relayed after the point where the prover's `Close`
+    /// cut the transcript (dropped from it; see [`Transcript::cut`]).
+    pub received_after_cut: usize,
 }
 
 impl Transcript {
@@ -89,8 +106,10 @@ impl Transcript {
         }
     }
 
-    /// A digest of the transcript, so prover and verifier can confirm they
-    /// hold the same records before the proof phase.
+    /// A digest of the records, so prover and verifier can confirm they
+    /// hold the same records before the proof phase. It covers neither
+    /// `order` nor `sent_delivered`: those are the verifier's observations,
+    /// which the prover cannot know.
     pub fn digest(&self) -> [u8; 32] {
         let mut h = Sha256::new();
         for (tag, recs) in [(0u8, &self.sent), (1u8, &self.received)] {
@@ -121,7 +140,15 @@ impl Transcript {
                 self.received.len()
             )));
         }
+        self.received_after_cut = self.received.len() - received;
         self.received.truncate(received);
+        let mut kept = 0usize;
+        self.order.retain(|&d| {
+            d == Direction::Sent || {
+                kept += 1;
+                kept <= received
+            }
+        });
         Ok(self)
     }
 
@@ -210,6 +237,7 @@ impl Recorder {
                 )));
             }
             recs.push(record);
+            self.transcript.order.push(d);
         }
         self.pending[i].drain(..used);
         Ok(self.transcript.records(d).len())
@@ -218,6 +246,12 @@ impl Recorder {
     /// Bytes of an incomplete record waiting in direction `d`.
     pub fn pending(&self, d: Direction) -> usize {
         self.pending[d as usize].len()
+    }
+
+    /// Every client record completed so far has been forwarded to the
+    /// server whole (the relay calls this after a successful write).
+    pub fn mark_sent_delivered(&mut self) {
+        self.transcript.sent_delivered = self.transcript.sent.len();
     }
 
     /// The records so far.
@@ -305,8 +339,14 @@ mod tests {
         assert_eq!(r.feed(Direction::Sent, &bytes[4..10]).unwrap(), 1);
         assert_eq!(r.pending(Direction::Sent), 2);
         assert_eq!(r.feed(Direction::Sent, &bytes[10..]).unwrap(), 2);
+        r.feed(Direction::Received, &[23, 3, 3, 0, 1, 7]).unwrap();
         let t = r.finish();
         assert_eq!(t.sent[0].payload, vec![1, 2, 3]);
+        assert_eq!(
+            t.order,
+            vec![Direction::Sent, Direction::Sent, Direction::Received]
+        );
+        assert_eq!(t.sent_delivered, 0);
         assert_eq!(t.sent[1].header(), [23, 3, 3, 0, 1]);
     }
 
@@ -321,6 +361,7 @@ mod tests {
             version: 0x0303,
             payload: vec![b],
         };
+        use Direction::{Received as R, Sent as S};
         let t = Transcript {
             sent: vec![rec(Direction::Sent, 1), rec(Direction::Sent, 2)],
             received: vec![
@@ -328,10 +369,16 @@ mod tests {
                 rec(Direction::Received, 4),
                 rec(Direction::Received, 5),
             ],
+            order: vec![S, R, S, R, R],
+            sent_delivered: 2,
+            received_after_cut: 0,
         };
         let cut = t.clone().cut(2, 2).unwrap();
         assert_eq!(cut.sent, t.sent);
         assert_eq!(cut.received, t.received[..2]);
+        assert_eq!(cut.order, vec![S, R, S, R]);
+        assert_eq!(cut.received_after_cut, 1);
+        assert_eq!(t.clone().cut(2, 0).unwrap().order, vec![S, S]);
         assert_ne!(cut.digest(), t.digest());
         assert_eq!(t.clone().cut(2, 3).unwrap(), t);
         assert!(t.clone().cut(1, 3).is_err());

@@ -82,6 +82,8 @@ pub struct VerifyConfig {
     pub roots: RootStore,
     /// The server name (DNS name or IP address) the prover asked to reach.
     pub server_name: String,
+    /// The TCP port the verifier connected to.
+    pub port: u16,
     /// Session time, seconds since the Unix epoch (the verifier's clock when it connected).
     pub time: u64,
 }
@@ -91,6 +93,8 @@ pub struct VerifyConfig {
 pub struct SessionInfo {
     /// The server name checked against the certificate.
     pub server_name: String,
+    /// The TCP port the verifier connected to.
+    pub port: u16,
     /// Session time (Unix seconds).
     pub time: u64,
     /// TLS version.
@@ -490,6 +494,7 @@ fn tls13(
     records.extend(recv.rest(0)?);
     let info = SessionInfo {
         server_name: cfg.server_name.clone(),
+        port: cfg.port,
         time: cfg.time,
         version: TlsVersion::Tls13,
         suite,
@@ -584,6 +589,7 @@ fn tls12(
     let server_finished = finished_record(&mut recv)?;
     let info = SessionInfo {
         server_name: cfg.server_name.clone(),
+        port: cfg.port,
         time: cfg.time,
         version: TlsVersion::Tls12,
         suite,

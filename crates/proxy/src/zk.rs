@@ -704,9 +704,13 @@ pub fn assemble_proven(
     })
 }
 
-/// The verifier's output for a session proven in zero knowledge.
+/// The verifier's output for a session proven in zero knowledge, from its
+/// recording (`transcript`, the one `statement` was built from) and the
+/// view [`assemble_proven`] established.
 pub fn zk_output(
     info: &crate::verify::SessionInfo,
+    transcript: &crate::Transcript,
+    statement: &Statement,
     view: &PartialAppData,
 ) -> Result<crate::output::VerifierOutput> {
     let data = |d: Direction, v: &[Option<u8>]| -> Result<crate::disclosure::DisclosedData> {
@@ -732,14 +736,23 @@ pub fn zk_output(
             &openings.iter().collect::<Vec<_>>(),
         )
     };
-    Ok(crate::output::output(
+    if view.record_data.len() != statement.records.len() {
+        return Err(bad("the view does not belong to this statement"));
+    }
+    let mut record_data = crate::output::RecordData::new(transcript);
+    for (sr, &n) in statement.records.iter().zip(&view.record_data) {
+        record_data.set(sr.record.direction, sr.index, n)?;
+    }
+    crate::output::output(
         info,
         crate::output::ProofKind::Zk,
         data(Direction::Sent, &view.sent)?,
         data(Direction::Received, &view.received)?,
         view.server_close_notify,
         view.server_alert,
-    ))
+        &record_data,
+        &view.received,
+    )
 }
 
 #[cfg(test)]
