@@ -23,7 +23,9 @@
 //!   helpers that choose them;
 //! - [`output`]: what the verifier attests to (serde JSON);
 //! - [`protocol`]: the versioned prover/verifier messages;
-//! - [`zk`]: the bridge to the zero-knowledge proof of `webproof_tlsproof`.
+//! - [`zk`]: the bridge to the zero-knowledge proof of `webproof_tlsproof`;
+//! - [`tags`]: the verifier's check of the client records' AEAD tags from
+//!   the one-time MAC material the ZK proof opens.
 //!
 //! It never opens sockets, reads clocks or draws randomness: the caller
 //! passes time and data in.
@@ -42,6 +44,7 @@ pub mod record;
 pub mod sigalg;
 pub mod statement;
 pub mod suite;
+pub mod tags;
 pub mod verify;
 pub mod zk;
 

@@ -364,8 +364,12 @@ pub fn zk_statement(statement: &Statement, plan: &ZkPlan) -> Result<tp::Statemen
             webproof_attestation::Direction::Received
         };
         let commitments = leaf_commitments(&plan.commitments, which, &record_data)?;
+        // The client's records are the prover's: open their tag material so
+        // the verifier checks their tags (`tags::check_client_tags`).
+        let open_tag_material = d == 0 && matches!(disclosure, tp::Disclosure::Ranges(_));
         directions.push(tp::Direction {
             disclosure,
+            open_tag_material,
             commitments,
             ..tp::Direction::new(records)
         });
