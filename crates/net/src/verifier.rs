@@ -820,4 +820,65 @@ mod tests {
             }
         }
     }
+
+    /// The review's "sent is not delivered": once the server has closed,
+    /// a client record the prover still sends is recorded (both parties
+    /// must hold the same transcript) but not forwarded, and counts as
+    /// undelivered, so the conclusion refuses it if it carries data.
+    #[tokio::test]
+    async fn records_after_the_server_closed_are_not_delivered() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = tokio::spawn(async move {
+            let (mut s, _) = listener.accept().await.unwrap();
+            let mut got = [0u8; 6];
+            s.read_exact(&mut got).await.unwrap();
+            s.write_all(&[23u8, 3, 3, 0, 2, 1, 1]).await.unwrap();
+            // Answer and hang up; whatever comes later is never read.
+        });
+        let server_conn = TcpStream::connect(addr).await.unwrap();
+        let (mut prover, verifier_end) = tokio::io::duplex(1 << 16);
+        let cfg = VerifierConfig::default();
+        let relay_task = tokio::spawn(async move { relay(verifier_end, server_conn, &cfg).await });
+        let client_record = [23u8, 3, 3, 0, 1, 9];
+        write_frame(
+            &mut prover,
+            &RelayFrame::Data(client_record.to_vec()).encode(),
+        )
+        .await
+        .unwrap();
+        loop {
+            let f = crate::frame::read_frame(&mut prover, MAX_RELAY_DATA + 1)
+                .await
+                .unwrap()
+                .unwrap();
+            if let RelayFrame::ServerClosed(_) = RelayFrame::decode(&f).unwrap() {
+                break;
+            }
+        }
+        server.await.unwrap();
+        write_frame(
+            &mut prover,
+            &RelayFrame::Data(client_record.to_vec()).encode(),
+        )
+        .await
+        .unwrap();
+        write_frame(
+            &mut prover,
+            &RelayFrame::Close {
+                sent: 2,
+                received: 1,
+            }
+            .encode(),
+        )
+        .await
+        .unwrap();
+        let (t, _) = relay_task.await.unwrap().unwrap();
+        assert_eq!(t.sent.len(), 2);
+        assert_eq!(t.sent_delivered, 1);
+        assert_eq!(
+            t.order,
+            vec![Direction::Sent, Direction::Received, Direction::Sent]
+        );
+    }
 }

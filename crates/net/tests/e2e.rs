@@ -236,5 +236,22 @@ async fn tls_version_pinning() {
         assert_eq!(out.output.tls_version, v);
         assert_eq!(out.output.server_name, "127.0.0.1");
         assert!(out.output.server_close_notify);
+        // What the verifier observed itself: the port it connected to, no
+        // records after the cut, a complete response, request then response.
+        assert_eq!(out.output.server_port, s.fixture.addr.port());
+        assert_eq!(out.output.server_records_after_cut, 0);
+        assert_eq!(
+            out.output.response_complete,
+            webproof_attestation::Completeness::Complete
+        );
+        let dirs: Vec<_> = out.output.order.iter().map(|o| o.direction).collect();
+        assert_eq!(
+            dirs,
+            [
+                webproof_attestation::Direction::Sent,
+                webproof_attestation::Direction::Received
+            ]
+        );
+        assert_eq!(out.output.order[1].end as usize, out.output.received.len);
     }
 }

@@ -71,9 +71,7 @@ impl RecordCipher {
         seq: u64,
         record: &'a Record,
     ) -> Result<([u8; 12], &'a [u8]), OpenError> {
-        let explicit =
-            self.version == TlsVersion::Tls12 && self.suite.aead() != AeadAlg::ChaCha20Poly1305;
-        if explicit {
+        if has_explicit_nonce(self.suite) {
             if record.payload.len() < EXPLICIT_NONCE_LEN + TAG_LEN {
                 return Err(OpenError::Auth);
             }
@@ -91,16 +89,7 @@ impl RecordCipher {
 
     /// The additional data of `record` at `seq`, given its plaintext length.
     fn aad(&self, seq: u64, record: &Record, plain_len: usize) -> Vec<u8> {
-        match self.version {
-            TlsVersion::Tls13 => record.header().to_vec(),
-            TlsVersion::Tls12 => {
-                let mut aad = seq.to_be_bytes().to_vec();
-                aad.push(record.content_type);
-                aad.extend_from_slice(&record.version.to_be_bytes());
-                aad.extend_from_slice(&(plain_len as u16).to_be_bytes());
-                aad
-            }
-        }
+        additional_data(self.version, seq, record, plain_len)
     }
 
     /// Remove the protection of `record`, the `seq`-th of its direction under this key.
@@ -150,8 +139,7 @@ impl RecordCipher {
             }
             TlsVersion::Tls12 => (typ, data.to_vec()),
         };
-        let explicit =
-            self.version == TlsVersion::Tls12 && self.suite.aead() != AeadAlg::ChaCha20Poly1305;
+        let explicit = has_explicit_nonce(self.suite);
         let mut record = Record {
             direction: crate::record::Direction::Sent,
             content_type: outer,
@@ -177,6 +165,46 @@ impl RecordCipher {
         record.payload = prefix;
         record
     }
+}
+
+/// Whether records of `suite` carry an explicit nonce (TLS 1.2 AES-GCM).
+pub fn has_explicit_nonce(suite: CipherSuite) -> bool {
+    suite.version() == TlsVersion::Tls12 && suite.aead() != AeadAlg::ChaCha20Poly1305
+}
+
+/// The additional data of `record`, the `seq`-th of its direction, whose
+/// plaintext is `plain_len` bytes: TLS 1.3 the record header; TLS 1.2
+/// `seq || type || version || plaintext length`.
+pub fn additional_data(
+    version: TlsVersion,
+    seq: u64,
+    record: &Record,
+    plain_len: usize,
+) -> Vec<u8> {
+    match version {
+        TlsVersion::Tls13 => record.header().to_vec(),
+        TlsVersion::Tls12 => {
+            let mut aad = seq.to_be_bytes().to_vec();
+            aad.push(record.content_type);
+            aad.extend_from_slice(&record.version.to_be_bytes());
+            aad.extend_from_slice(&(plain_len as u16).to_be_bytes());
+            aad
+        }
+    }
+}
+
+/// The ciphertext (without explicit nonce) and the tag of a protected
+/// record's payload, or `None` if the payload is too short to hold them.
+pub fn ciphertext_and_tag(suite: CipherSuite, payload: &[u8]) -> Option<(&[u8], &[u8; TAG_LEN])> {
+    let head = if has_explicit_nonce(suite) {
+        EXPLICIT_NONCE_LEN
+    } else {
+        0
+    };
+    let body = payload.get(head..)?;
+    let split = body.len().checked_sub(TAG_LEN)?;
+    let (ct, tag) = body.split_at(split);
+    Some((ct, tag.try_into().ok()?))
 }
 
 /// nonce = iv XOR big-endian(seq), right-aligned.

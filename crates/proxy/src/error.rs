@@ -41,6 +41,18 @@ pub enum ProxyError {
         /// The TLS sequence number it was checked under.
         seq: u64,
     },
+    /// A record's AEAD tag does not verify under the key of its direction at
+    /// its position: the peer would have rejected it. On the ZK path this is
+    /// how a client record the prover forged or altered is refused.
+    #[error("record {index} sent by the {direction} has an AEAD tag that does not verify (sequence number {seq}): the peer would have rejected it")]
+    Tag {
+        /// Which direction the record travelled.
+        direction: Direction,
+        /// The record's position among that direction's records in the transcript.
+        index: usize,
+        /// The TLS sequence number it was checked under.
+        seq: u64,
+    },
     /// A Finished message does not match the handshake.
     #[error("{0} Finished does not match the handshake")]
     Finished(Direction),

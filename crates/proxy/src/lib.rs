@@ -25,6 +25,8 @@
 //! - [`protocol`]: the versioned prover/verifier messages;
 //! - [`zk`]: the bridge to the zero-knowledge proof of `webproof_tlsproof`,
 //!   with the table of where each public value of the statement comes from;
+//! - [`tags`]: the verifier's check of the client records' AEAD tags from
+//!   the one-time MAC material the ZK proof opens;
 //! - [`verifier`]: the verifier's decisions after the relay (before and
 //!   after the proof), which the networking crate drives;
 //! - [`attest`]: signing the attestation of a proven session.
@@ -47,6 +49,7 @@ pub mod record;
 pub mod sigalg;
 pub mod statement;
 pub mod suite;
+pub mod tags;
 pub mod verifier;
 pub mod verify;
 pub mod zk;

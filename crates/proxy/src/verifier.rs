@@ -70,6 +70,11 @@ pub fn conclude_zk(
     attestation_key: Option<&SigningKey>,
 ) -> Result<(VerifierOutput, Option<AttestationReply>)> {
     let view = zk::assemble_proven(&prepared.statement, plan, proven)?;
+    // Client records are the prover's own: their tags show the server
+    // would have accepted them. (The material opened for this lets its
+    // holder forge tags, so the verifier's server connection is closed
+    // before the proof starts.)
+    crate::tags::check_client_tags(&prepared.statement, proven)?;
     let out = zk::zk_output(&prepared.info, transcript, &prepared.statement, &view)?;
     let signed = match (attestation_key, plan.commitments.is_empty()) {
         (Some(key), false) => Some(crate::attest::issue(

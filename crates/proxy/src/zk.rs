@@ -17,6 +17,7 @@
 //! | disclosed ranges | the prover's choice, refused unless canonical: sorted, non-empty, disjoint, not adjacent, within the application data, at most [`MAX_RANGES`] per direction ([`check_ranges`]) |
 //! | commitment leaves | the prover's choice, refused unless they partition each direction in order, at most [`MAX_LEAVES`] |
 //! | offsets of ranges and leaves in records | computed by the verifier from the layouts above |
+//! | client record tags | the recording; on the ranges path the proof opens each client record's one-time MAC material from the bound key and [`crate::tags`] checks the recorded tags |
 //!
 //! Every length from the plan enters arithmetic only checked, and the
 //! verifier's work is linear in the transcript plus the plan. A direction
@@ -535,8 +536,12 @@ pub fn zk_statement(statement: &Statement, plan: &ZkPlan) -> Result<tp::Statemen
             webproof_attestation::Direction::Received
         };
         let commitments = leaf_commitments(&plan.commitments, which, &record_data)?;
+        // The client's records are the prover's: open their tag material so
+        // the verifier checks their tags (`tags::check_client_tags`).
+        let open_tag_material = d == 0 && matches!(disclosure, tp::Disclosure::Ranges(_));
         directions.push(tp::Direction {
             disclosure,
+            open_tag_material,
             commitments,
             ..tp::Direction::new(records)
         });
@@ -905,10 +910,12 @@ mod tests {
             sent: tp::DirectionProof {
                 disclosed: tp::DirectionOutput::Bytes(vec![sent]),
                 commitments: Vec::new(),
+                tag_material: None,
             },
             recv: tp::DirectionProof {
                 disclosed: tp::DirectionOutput::Bytes(vec![recv]),
                 commitments: Vec::new(),
+                tag_material: None,
             },
         };
         let honest = out(
@@ -985,10 +992,12 @@ mod tests {
                     Some(23),
                 ]]),
                 commitments: Vec::new(),
+                tag_material: None,
             },
             recv: tp::DirectionProof {
                 disclosed: tp::DirectionOutput::Bytes(vec![recv]),
                 commitments: Vec::new(),
+                tag_material: None,
             },
         };
         let mut truth = vec![Some(b'H'), None, None, None, None, None, Some(23), Some(0)];

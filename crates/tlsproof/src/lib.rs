@@ -31,9 +31,58 @@
 //! and IV of that direction instead (the verifier then decrypts and checks
 //! the AEAD tags itself).
 //!
-//! AEAD tags are not checked inside the proof: the verifier recorded the
-//! ciphertexts itself on the connection to the server, so their integrity is
-//! not in question; what the proof must bind is the key.
+//! ## AEAD tags
+//!
+//! Tags are not checked inside the proof. For the **server's** records none
+//! is needed: the verifier recorded their ciphertexts itself on its
+//! connection to the server, so their integrity is not in question and what
+//! the proof must bind is the key. The **client's** records are another
+//! matter: the prover produced them, so a record whose tag the server would
+//! reject (and so never took as data) would still count as "sent". A
+//! direction disclosed by [`Disclosure::Key`] has its tags checked by the
+//! verifier, which decrypts it. Otherwise the direction sets
+//! [`Direction::open_tag_material`] and the proof **opens each record's
+//! one-time MAC material** ([`TagMaterial`]), computed in the circuit from the
+//! one bound key of the direction and the record's nonce (the same nonce the
+//! keystream uses):
+//!
+//! - AES-GCM: `H = E_K(0^128)` once per direction, and `E_K(J0)` per record,
+//!   `J0 = nonce || 0x00000001`; the tag is `GHASH_H(A, C) XOR E_K(J0)`;
+//! - ChaCha20-Poly1305: the 32-byte Poly1305 key per record, the first half
+//!   of the ChaCha20 block with counter 0 under the record's nonce.
+//!
+//! The verifier recomputes each tag from the public ciphertext, the record's
+//! additional data and this material, and compares it with the recorded tag
+//! (`webproof_proxy::tags`). As the material is proven to come from the
+//! bound key and nonce, this is exactly the AEAD's own tag check under the
+//! key of the handshake: a record the server would reject is refused.
+//!
+//! **Why this reveals no plaintext.** The plaintext is hidden by keystream
+//! blocks: AES-GCM `E_K(nonce || c)` for counters `c >= 2`, ChaCha20 blocks
+//! with counter `>= 1`. The opened blocks are the same keyed permutation
+//! (AES) or PRF (ChaCha20 block function) at inputs that are none of these:
+//! `0^128` and `nonce || 1` differ from every `nonce' || c` with `c >= 2`
+//! whatever the nonces (even if a TLS 1.2 sender repeated an explicit
+//! nonce), and ChaCha20's counter 0 differs from every counter `>= 1`. For a
+//! pseudorandom function or permutation, outputs at other inputs say
+//! nothing about the keystream (beyond the negligible PRP/PRF switching
+//! term). Besides, the ciphertext and the tag are public, so `E_K(J0) = tag
+//! XOR GHASH_H(A, C)` adds nothing once `H` is known, and `H` is a single
+//! block unrelated to any record. The second half of ChaCha20's block 0 is
+//! not opened. The server's material is never opened.
+//!
+//! **What it does give, and why that is harmless here.** With `H` and
+//! `E_K(J0)` (or the Poly1305 key) of a nonce, anyone can forge a tag for
+//! any ciphertext under *that nonce*; with the keystream bytes it already
+//! knows (ciphertext XOR disclosed plaintext) it could even choose those
+//! bytes. TLS 1.3 and TLS 1.2 ChaCha20 derive the nonce from the sequence
+//! number, so no opened nonce is ever accepted again; TLS 1.2 AES-GCM lets
+//! the sender pick the explicit nonce and servers do not refuse a repeated
+//! one. So the verifier must no longer be able to write to the server's
+//! connection when it receives the material: proxy mode's verifier drops
+//! its connection to the server when the relay ends, before the proof
+//! (which opens the material) starts. [`run`] returns the material only
+//! once the whole proof has been checked.
 //!
 //! Both parties run [`run`] with the same public [`Statement`]; only the
 //! prover passes the witness. The crate does no I/O and builds for
@@ -51,7 +100,7 @@ pub use party::ZkParty;
 pub use session::{ProverPreprocessed, SessionConfig, VerifierPreprocessed};
 pub use statement::{
     Aead, Commitment, Direction, DirectionOutput, DirectionProof, Disclosure, Handshake, Proven,
-    Record, Statement, Tls12Handshake, Tls13Handshake, Witness,
+    Record, Statement, TagMaterial, Tls12Handshake, Tls13Handshake, Witness,
 };
 pub use webproof_circuits::sha2::HashAlg;
 pub use webproof_core::{Error, Result};
@@ -299,53 +348,113 @@ impl<B: Copy> DirectionKey<B> {
             return Ok(Vec::new());
         }
         let nonce = self.nonce(record);
-        let n = indices.len();
-        let constants = |party: &P, bytes: &[u8]| -> Vec<B> {
-            bytes_to_bits(bytes)
-                .into_iter()
-                .map(|b| party.constant(b))
-                .collect()
-        };
-        let (out, block_bits) = match self.aead {
+        match self.aead {
             Aead::Aes128Gcm | Aead::Aes256Gcm => {
-                if self.round_keys.is_none() {
-                    let schedule = circuits::aes_key_schedule(self.aead.key_len());
-                    let out = party.eval(schedule, &[&self.key]).await?;
-                    self.round_keys = Some(out.into_iter().next().expect("one output"));
-                }
                 // GCM: counter block J0 + 1 + index, J0 = nonce || 1.
-                let mut ctrs = Vec::with_capacity(16 * n);
+                let mut ctrs = Vec::with_capacity(16 * indices.len());
                 for &index in indices {
                     let counter = u32::try_from(index + 2)
                         .map_err(|_| Error::Malformed("record too long for GCM".into()))?;
                     ctrs.extend_from_slice(&nonce);
                     ctrs.extend_from_slice(&counter.to_be_bytes());
                 }
-                let blocks = constants(party, &ctrs);
-                let circuit = circuits::aes_block(self.aead.key_len());
-                let rk = self.round_keys.as_ref().expect("expanded above");
-                (party.eval_batch(circuit, n, &[rk, &blocks]).await?, 128)
+                self.aes_blocks(party, &ctrs).await
             }
             Aead::ChaCha20Poly1305 => {
                 // Block 0 keys Poly1305; the payload starts at counter 1.
-                let mut ctrs = Vec::with_capacity(4 * n);
+                let mut ctrs = Vec::with_capacity(4 * indices.len());
                 for &index in indices {
                     let counter = u32::try_from(index + 1)
                         .map_err(|_| Error::Malformed("record too long for ChaCha20".into()))?;
                     ctrs.extend_from_slice(&counter.to_le_bytes());
                 }
-                let ctr = constants(party, &ctrs);
-                let nonce = constants(party, &nonce);
-                let circuit = webproof_circuits::cache::chacha20_block();
-                (
-                    party
-                        .eval_batch(circuit, n, &[&self.key, &ctr, &nonce])
-                        .await?,
-                    512,
-                )
+                self.chacha_blocks(party, &ctrs, &nonce).await
             }
-        };
-        let bits = out.into_iter().next().expect("one output");
-        Ok(bits.chunks(block_bits).map(<[B]>::to_vec).collect())
+        }
     }
+
+    /// The one-time MAC blocks of `records` (at most [`webproof_zk`]'s batch
+    /// size), as one batch: AES-GCM: `E_K(J0)` per record, preceded by
+    /// `H = E_K(0^128)` if `with_hash_key`; ChaCha20: the block with counter 0
+    /// per record (the Poly1305 key is its first 32 bytes). None of these
+    /// blocks is keystream: GCM payloads start at counter 2, ChaCha20
+    /// payloads at counter 1.
+    pub(crate) async fn tag_blocks<P: ZkParty<Bit = B>>(
+        &mut self,
+        party: &mut P,
+        records: &[Record],
+        with_hash_key: bool,
+    ) -> Result<Vec<Vec<B>>> {
+        match self.aead {
+            Aead::Aes128Gcm | Aead::Aes256Gcm => {
+                let mut blocks = Vec::with_capacity(16 * (records.len() + 1));
+                if with_hash_key {
+                    blocks.extend_from_slice(&[0u8; 16]);
+                }
+                for record in records {
+                    blocks.extend_from_slice(&self.nonce(record));
+                    blocks.extend_from_slice(&1u32.to_be_bytes());
+                }
+                if blocks.is_empty() {
+                    return Ok(Vec::new());
+                }
+                self.aes_blocks(party, &blocks).await
+            }
+            Aead::ChaCha20Poly1305 => {
+                if records.is_empty() {
+                    return Ok(Vec::new());
+                }
+                let nonces: Vec<u8> = records.iter().flat_map(|r| self.nonce(r)).collect();
+                self.chacha_blocks(party, &[0u8; 4], &nonces).await
+            }
+        }
+    }
+
+    /// `E_K(block)` for each 16-byte block of `blocks`, as one batch.
+    async fn aes_blocks<P: ZkParty<Bit = B>>(
+        &mut self,
+        party: &mut P,
+        blocks: &[u8],
+    ) -> Result<Vec<Vec<B>>> {
+        if self.round_keys.is_none() {
+            let schedule = circuits::aes_key_schedule(self.aead.key_len());
+            let out = party.eval(schedule, &[&self.key]).await?;
+            self.round_keys = Some(out.into_iter().next().expect("one output"));
+        }
+        let n = blocks.len() / 16;
+        let blocks = constants(party, blocks);
+        let circuit = circuits::aes_block(self.aead.key_len());
+        let rk = self.round_keys.as_ref().expect("expanded above");
+        let out = party.eval_batch(circuit, n, &[rk, &blocks]).await?;
+        let bits = out.into_iter().next().expect("one output");
+        Ok(bits.chunks(128).map(<[B]>::to_vec).collect())
+    }
+
+    /// ChaCha20 blocks under the direction key: `counters` holds 4 bytes
+    /// (little-endian) per block or one counter for all, `nonces` 12 bytes
+    /// per block or one nonce for all.
+    async fn chacha_blocks<P: ZkParty<Bit = B>>(
+        &mut self,
+        party: &mut P,
+        counters: &[u8],
+        nonces: &[u8],
+    ) -> Result<Vec<Vec<B>>> {
+        let n = (counters.len() / 4).max(nonces.len() / 12);
+        let ctr = constants(party, counters);
+        let nonce = constants(party, nonces);
+        let circuit = webproof_circuits::cache::chacha20_block();
+        let out = party
+            .eval_batch(circuit, n, &[&self.key, &ctr, &nonce])
+            .await?;
+        let bits = out.into_iter().next().expect("one output");
+        Ok(bits.chunks(512).map(<[B]>::to_vec).collect())
+    }
+}
+
+/// Public bytes as constant bits.
+fn constants<P: ZkParty>(party: &P, bytes: &[u8]) -> Vec<P::Bit> {
+    bytes_to_bits(bytes)
+        .into_iter()
+        .map(|b| party.constant(b))
+        .collect()
 }

@@ -8,7 +8,7 @@
 
 use crate::kdf::{self, MBit};
 use crate::party::ZkParty;
-use crate::statement::{Direction, DirectionOutput, DirectionProof, Disclosure};
+use crate::statement::{Direction, DirectionOutput, DirectionProof, Disclosure, TagMaterial};
 use crate::{DirectionKey, Error, Result};
 use webproof_circuits::bits::{bits_to_bytes, bytes_to_bits};
 use webproof_circuits::sha2::{padding, HashAlg};
@@ -238,9 +238,73 @@ pub(crate) async fn prove_direction<P: ZkParty>(
         }
         Disclosure::Ranges(_) => DirectionOutput::Bytes(plaintexts),
     };
+    let tag_material = if direction.open_tag_material {
+        Some(open_tag_material(party, key, records).await?)
+    } else {
+        None
+    };
     Ok(DirectionProof {
         disclosed,
         commitments: digests,
+        tag_material,
+    })
+}
+
+/// Open the one-time MAC material of every record of a direction (see
+/// [`TagMaterial`]): a few cipher blocks per record, evaluated in batches
+/// and opened in batches, so memory stays bounded whatever the transcript.
+async fn open_tag_material<P: ZkParty>(
+    party: &mut P,
+    key: &mut DirectionKey<P::Bit>,
+    records: &[crate::Record],
+) -> Result<TagMaterial> {
+    let gcm = key.aead != crate::Aead::ChaCha20Poly1305;
+    // Bits opened per record: E_K(J0), or the 256-bit Poly1305 key.
+    let per_record = if gcm { 128 } else { 256 };
+    let mut opened: Vec<u8> = Vec::with_capacity(16 + records.len() * per_record / 8);
+    let mut pending: Vec<P::Bit> = Vec::new();
+    // AES-GCM: H = E_K(0^128) rides in the first batch, even with no records.
+    let mut with_hash_key = gcm;
+    let mut at = 0;
+    while at < records.len() || with_hash_key {
+        let end = (at + KEYSTREAM_BATCH).min(records.len());
+        let blocks = key
+            .tag_blocks(party, &records[at..end], with_hash_key)
+            .await?;
+        for (i, b) in blocks.into_iter().enumerate() {
+            let bits = if with_hash_key && i == 0 {
+                128
+            } else {
+                per_record
+            };
+            pending.extend_from_slice(&b[..bits]);
+        }
+        with_hash_key = false;
+        at = end;
+        if pending.len() >= OPEN_BATCH_BITS {
+            opened.extend(bits_to_bytes(&party.open(&pending).await?));
+            pending.clear();
+        }
+    }
+    if !pending.is_empty() {
+        opened.extend(bits_to_bytes(&party.open(&pending).await?));
+    }
+    Ok(if gcm {
+        let (h, masks) = opened.split_at(16);
+        TagMaterial::Gcm {
+            hash_key: h.try_into().expect("16 bytes"),
+            masks: masks
+                .chunks_exact(16)
+                .map(|m| m.try_into().expect("16 bytes"))
+                .collect(),
+        }
+    } else {
+        TagMaterial::Poly1305 {
+            keys: opened
+                .chunks_exact(32)
+                .map(|k| k.try_into().expect("32 bytes"))
+                .collect(),
+        }
     })
 }
 

@@ -132,6 +132,13 @@ pub struct Direction {
     /// must be increasing and disjoint (each commitment covers a later part
     /// of the transcript than the previous one).
     pub commitments: Vec<Commitment>,
+    /// Open each record's one-time MAC material ([`TagMaterial`]), computed
+    /// in the proof from this direction's key, so the verifier can check the
+    /// records' AEAD tags without the key. Meant for the client direction
+    /// when it is not disclosed by [`Disclosure::Key`]: the prover produced
+    /// those records, so only their tags show that the server would have
+    /// accepted them. Opens no plaintext (see the crate docs).
+    pub open_tag_material: bool,
 }
 
 impl Direction {
@@ -141,6 +148,7 @@ impl Direction {
             records,
             disclosure: Disclosure::Ranges(Vec::new()),
             commitments: Vec::new(),
+            open_tag_material: false,
         }
     }
 }
@@ -221,6 +229,32 @@ pub struct DirectionProof {
     pub disclosed: DirectionOutput,
     /// The digest of each commitment, in order.
     pub commitments: Vec<[u8; 32]>,
+    /// The records' one-time MAC material, if the direction asked for it
+    /// ([`Direction::open_tag_material`]).
+    pub tag_material: Option<TagMaterial>,
+}
+
+/// The one-time MAC material of a direction's records, computed in the proof
+/// from the direction's bound key and each record's nonce (built as for the
+/// keystream: TLS 1.3 IV XOR sequence number, TLS 1.2 salt || explicit
+/// nonce, or IV XOR sequence number for ChaCha20). With the recorded
+/// ciphertext, the additional data and the tag, it is all a verifier needs to
+/// check a record's AEAD tag; it yields no keystream.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TagMaterial {
+    /// AES-GCM: `tag = GHASH_H(A, C) XOR E_K(J0)`.
+    Gcm {
+        /// The GHASH key `H = E_K(0^128)`, one per direction.
+        hash_key: [u8; 16],
+        /// Per record, in order: `E_K(J0)`, `J0 = nonce || 0x00000001`.
+        masks: Vec<[u8; 16]>,
+    },
+    /// ChaCha20-Poly1305: `tag = Poly1305_otk(A, C)`.
+    Poly1305 {
+        /// Per record, in order: the one-time key, the first 32 bytes of the
+        /// ChaCha20 block with counter 0 under the record's nonce.
+        keys: Vec<[u8; 32]>,
+    },
 }
 
 /// The result of a successful proof.

@@ -101,6 +101,9 @@ pub struct Session {
     pub recv: Vec<Vec<u8>>,
     /// Client and server write keys.
     pub keys: (Vec<u8>, Vec<u8>),
+    /// Client and server write IVs (TLS 1.3 and ChaCha20: 12 bytes; TLS 1.2
+    /// AES-GCM: the 4-byte salt).
+    pub ivs: (Vec<u8>, Vec<u8>),
 }
 
 pub fn tls13_session(aead: Aead, seed: u64, sent: &[&[u8]], recv: &[&[u8]]) -> Session {
@@ -151,6 +154,7 @@ pub fn tls13_session(aead: Aead, seed: u64, sent: &[&[u8]], recv: &[&[u8]]) -> S
         sent: sent.iter().map(|m| m.to_vec()).collect(),
         recv: recv.iter().map(|m| m.to_vec()).collect(),
         keys: (k.c_key, k.s_key),
+        ivs: (k.c_iv, k.s_iv),
     }
 }
 
@@ -269,5 +273,64 @@ pub fn tls12_session(aead: Aead, seed: u64, sent: &[&[u8]], recv: &[&[u8]]) -> S
         sent: sent.iter().map(|m| m.to_vec()).collect(),
         recv: recv.iter().map(|m| m.to_vec()).collect(),
         keys: (c_key, s_key),
+        ivs: (c_iv, s_iv),
+    }
+}
+
+/// The AEAD nonce of `record` under `iv` (TLS 1.3 or ChaCha20: IV XOR
+/// sequence number; TLS 1.2 AES-GCM: salt || explicit nonce).
+pub fn record_nonce(iv: &[u8], record: &Record) -> [u8; 12] {
+    match record.explicit_nonce {
+        Some(explicit) => {
+            let mut n = [0u8; 12];
+            n[..4].copy_from_slice(iv);
+            n[4..].copy_from_slice(&explicit);
+            n
+        }
+        None => nonce13(iv, record.seq),
+    }
+}
+
+/// The one-time MAC material of records with these `nonces` under `key`,
+/// computed with RustCrypto's AES and ChaCha20 (the reference for
+/// [`Direction::open_tag_material`]).
+pub fn tag_material(aead: Aead, key: &[u8], nonces: &[[u8; 12]]) -> TagMaterial {
+    use aes_gcm::aes::cipher::{consts::U16, BlockEncrypt, KeyInit};
+    use chacha20::cipher::{KeyIvInit, StreamCipher};
+    fn aes_blocks<C: BlockEncrypt<BlockSize = U16> + KeyInit>(
+        key: &[u8],
+        nonces: &[[u8; 12]],
+    ) -> ([u8; 16], Vec<[u8; 16]>) {
+        let c = C::new_from_slice(key).unwrap();
+        let enc = |input: [u8; 16]| {
+            let mut b = input.into();
+            c.encrypt_block(&mut b);
+            <[u8; 16]>::from(b)
+        };
+        let masks = nonces
+            .iter()
+            .map(|n| {
+                let mut j0 = [0u8; 16];
+                j0[..12].copy_from_slice(n);
+                j0[15] = 1;
+                enc(j0)
+            })
+            .collect();
+        (enc([0u8; 16]), masks)
+    }
+    let gcm = |(hash_key, masks)| TagMaterial::Gcm { hash_key, masks };
+    match aead {
+        Aead::Aes128Gcm => gcm(aes_blocks::<aes_gcm::aes::Aes128>(key, nonces)),
+        Aead::Aes256Gcm => gcm(aes_blocks::<aes_gcm::aes::Aes256>(key, nonces)),
+        Aead::ChaCha20Poly1305 => TagMaterial::Poly1305 {
+            keys: nonces
+                .iter()
+                .map(|n| {
+                    let mut block0 = [0u8; 32];
+                    chacha20::ChaCha20::new(key.into(), n.into()).apply_keystream(&mut block0);
+                    block0
+                })
+                .collect(),
+        },
     }
 }

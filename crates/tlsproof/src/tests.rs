@@ -422,3 +422,93 @@ fn full_stack_session_with_silent_ot() {
         &[(0, 0..15), (1, 0..RESPONSE2.len())],
     );
 }
+
+/// The client direction's one-time MAC material, opened by the real
+/// QuickSilver proof, equals RustCrypto's for every AEAD and both TLS
+/// versions; more records than one batch, an empty record, and the server
+/// direction (which does not ask) gets none.
+#[test]
+fn tag_material_matches_the_reference() {
+    use crate::testing::{record_nonce, tag_material};
+    let many: Vec<&[u8]> = (0..11)
+        .map(|i| match i {
+            3 => b"".as_slice(),
+            i if i % 2 == 0 => REQUEST,
+            _ => RESPONSE2,
+        })
+        .collect();
+    for tls13 in [true, false] {
+        for (aead, seed) in [
+            (Aead::Aes128Gcm, 41),
+            (Aead::ChaCha20Poly1305, 42),
+            (Aead::Aes256Gcm, 43),
+        ] {
+            let mut s = if tls13 {
+                tls13_session(aead, seed, &many, &[RESPONSE1])
+            } else {
+                tls12_session(aead, seed, &many, &[RESPONSE1])
+            };
+            let sent_ranges = vec![(0, 0..14), (4, 3..9)];
+            s.statement.sent.disclosure = Disclosure::Ranges(sent_ranges.clone());
+            s.statement.sent.open_tag_material = true;
+            s.statement.recv.disclosure = Disclosure::Ranges(vec![]);
+            let (p, v) = run_pair(&s.statement, &s.witness, &s.statement);
+            let (p, v) = (p.unwrap(), v.unwrap());
+            assert_eq!(p, v);
+            let nonces: Vec<[u8; 12]> = s
+                .statement
+                .sent
+                .records
+                .iter()
+                .map(|r| record_nonce(&s.ivs.0, r))
+                .collect();
+            let want = tag_material(aead, &s.keys.0, &nonces);
+            assert_eq!(
+                v.sent.tag_material.as_ref(),
+                Some(&want),
+                "{aead:?} TLS 1.{}",
+                if tls13 { 3 } else { 2 }
+            );
+            assert_eq!(v.recv.tag_material, None);
+            expect_bytes(&v.sent.disclosed, &s.sent, &sent_ranges);
+        }
+    }
+}
+
+/// Edge cases: no client records (AES-GCM still opens H), and the option
+/// with the key fast path (both are opened).
+#[test]
+fn tag_material_without_records_and_with_the_key_path() {
+    use crate::testing::{record_nonce, tag_material};
+    let mut s = tls13_session(Aead::Aes128Gcm, 44, &[], &[RESPONSE1]);
+    s.statement.sent.open_tag_material = true;
+    s.statement.sent.disclosure = Disclosure::Ranges(vec![]);
+    let (_, v) = run_pair(&s.statement, &s.witness, &s.statement);
+    let v = v.unwrap();
+    assert_eq!(
+        v.sent.tag_material,
+        Some(tag_material(Aead::Aes128Gcm, &s.keys.0, &[]))
+    );
+    let mut s = tls12_session(Aead::ChaCha20Poly1305, 45, &[REQUEST], &[RESPONSE1]);
+    s.statement.sent.open_tag_material = true;
+    let (_, v) = run_pair(&s.statement, &s.witness, &s.statement);
+    let v = v.unwrap();
+    assert!(matches!(v.sent.disclosed, DirectionOutput::Key { .. }));
+    let nonce = record_nonce(&s.ivs.0, &s.statement.sent.records[0]);
+    assert_eq!(
+        v.sent.tag_material,
+        Some(tag_material(Aead::ChaCha20Poly1305, &s.keys.0, &[nonce]))
+    );
+}
+
+/// Both parties must agree on the option: a prover that skips opening the
+/// material desynchronises the proof and the verifier refuses.
+#[test]
+fn tag_material_option_mismatch_is_refused() {
+    let mut s = tls13_session(Aead::Aes128Gcm, 46, &[REQUEST], &[RESPONSE1]);
+    s.statement.sent.disclosure = Disclosure::Ranges(vec![(0, 0..4)]);
+    let mut verifier_view = s.statement.clone();
+    verifier_view.sent.open_tag_material = true;
+    let (p, v) = run_pair(&s.statement, &s.witness, &verifier_view);
+    assert_caught(p, v);
+}
