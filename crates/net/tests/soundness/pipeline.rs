@@ -1,0 +1,204 @@
+//! The verifier under test: its own code path after the relay, as one
+//! function. When that sequence moves into a sans-I/O core, only
+//! [`verify_after_relay`] changes.
+
+use webproof_attestation::SigningKey;
+use webproof_proxy::output::VerifierOutput;
+use webproof_proxy::protocol::{self, AttestationReply, ProofPayload, ProverMsg, RelayFrame};
+use webproof_proxy::verify::{check_handshake, HandshakeSecrets, SecretsSource, SessionInfo};
+use webproof_proxy::zk::{self, PartialAppData, ZkPlan};
+use webproof_proxy::{Transcript, VerifyConfig};
+use webproof_tlsproof as tp;
+
+/// Which proof engine runs between the cheating prover and the verifier.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// The ideal functionality (`webproof_tlsproof::testing::IdealZk`): the
+    /// verifier gets what a sound proof gives it.
+    Ideal,
+    /// QuickSilver (`webproof_zk`) over an in-memory duplex, with ideal COTs.
+    QuickSilver,
+    /// The production stack: base OT, SoftSpokenOT, Ferret and QuickSilver,
+    /// preprocessed in memory as `webproof_tlsproof::session` runs it.
+    Production,
+}
+
+/// The prover side of the proof: the witness the (cheating) prover commits
+/// to. It proves the verifier's statement, which it can compute itself (it
+/// is public), so a statement the verifier accepts is really accepted.
+pub struct ProverSide<'a> {
+    pub witness: &'a tp::Witness,
+    pub backend: Backend,
+    /// Seeds the engine's randomness (real backends).
+    pub seed: u64,
+}
+
+/// What the verifier produced for an accepted session.
+#[derive(Clone, Debug)]
+pub struct Accepted {
+    /// The transcript after the `Close` cut.
+    pub transcript: Transcript,
+    pub info: SessionInfo,
+    pub plan: ZkPlan,
+    pub proven: tp::Proven,
+    pub view: PartialAppData,
+    pub output: VerifierOutput,
+    pub attestation: Option<AttestationReply>,
+}
+
+/// A refusal: the step and the verifier's error.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refused {
+    pub stage: &'static str,
+    pub error: String,
+}
+
+fn at<E: std::fmt::Display>(stage: &'static str) -> impl FnOnce(E) -> Refused {
+    move |e| Refused {
+        stage,
+        error: e.to_string(),
+    }
+}
+
+/// The verifier's sequence after the relay (`webproof_net::verifier`:
+/// `relay`'s cut, then `verify_zk`), on the prover's messages as bytes:
+/// the `Close` relay frame and the `Proof` control message.
+pub fn verify_after_relay(
+    recorded: &Transcript,
+    close: &[u8],
+    proof: &[u8],
+    vcfg: &VerifyConfig,
+    attestation_key: Option<&SigningKey>,
+    prover: &ProverSide<'_>,
+) -> Result<Accepted, Refused> {
+    // relay: the prover's Close cuts the transcript.
+    let (sent, received) = match RelayFrame::decode(close).map_err(at("close"))? {
+        RelayFrame::Close { sent, received } => (sent, received),
+        other => return Err(at("close")(format!("expected Close, got {other:?}"))),
+    };
+    let transcript = recorded
+        .clone()
+        .cut(sent as usize, received as usize)
+        .map_err(at("close"))?;
+    // handle_prover_io: the proof message.
+    let msg: ProverMsg = protocol::decode(proof).map_err(at("message"))?;
+    let ProverMsg::Proof { payload, .. } = msg else {
+        return Err(at("message")("expected a proof"));
+    };
+    let ProofPayload::Zk {
+        plan,
+        handshake_secrets,
+    } = payload
+    else {
+        return Err(at("message")("expected a zero-knowledge proof"));
+    };
+    // verify_zk.
+    let none = HandshakeSecrets {
+        client: Vec::new(),
+        server: Vec::new(),
+    };
+    let secrets = handshake_secrets.as_ref().unwrap_or(&none);
+    let (info, statement) = check_handshake(&transcript, vcfg, SecretsSource::Revealed(secrets))
+        .map_err(at("handshake"))?;
+    let zk_statement = zk::zk_statement(&statement, &plan).map_err(at("plan"))?;
+    if !plan.commitments.is_empty() && attestation_key.is_none() {
+        return Err(at("plan")(
+            "this verifier does not sign attestations (it has no attestation key)",
+        ));
+    }
+    let proven = prove(&zk_statement, prover).map_err(at("proof"))?;
+    let view = zk::assemble_proven(&statement, &plan, &proven).map_err(at("assemble"))?;
+    let output = zk::zk_output(&info, &view).map_err(at("output"))?;
+    let attestation = match (attestation_key, plan.commitments.is_empty()) {
+        (Some(key), false) => Some(
+            webproof_net::attest::issue(
+                key,
+                &info,
+                &plan.commitments,
+                &zk::leaf_hashes(&proven),
+                view.sent.len(),
+                view.received.len(),
+            )
+            .map_err(at("attest"))?,
+        ),
+        _ => None,
+    };
+    Ok(Accepted {
+        transcript,
+        info,
+        plan,
+        proven,
+        view,
+        output,
+        attestation,
+    })
+}
+
+/// Run the proof of `statement`: the prover with its witness, the verifier
+/// with the statement; the verifier's result.
+fn prove(statement: &tp::Statement, prover: &ProverSide<'_>) -> tp::Result<tp::Proven> {
+    use futures::executor::block_on;
+    use rand::SeedableRng;
+    use webproof_core::{memory_duplex, Channel};
+    let witness = prover.witness;
+    match prover.backend {
+        Backend::Ideal => block_on(tp::run(
+            &mut webproof_tlsproof::testing::IdealZk::new(),
+            statement,
+            Some(witness),
+        )),
+        Backend::QuickSilver => {
+            use webproof_zk::{Config, Prover, Verifier};
+            let (a, b) = memory_duplex();
+            let (cot_s, cot_r) = webproof_core::cot::ideal::pair(prover.seed);
+            let cfg = Config::default();
+            let (_, v) = block_on(async {
+                let p = async {
+                    let mut p = Prover::new(cot_r, Channel::new(a), cfg).await?;
+                    // Dropped on failure: the verifier sees a closed channel.
+                    let out = tp::run(&mut p, statement, Some(witness)).await;
+                    drop(p);
+                    out
+                };
+                let v = async {
+                    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(prover.seed ^ 1);
+                    let mut v = Verifier::new(cot_s, Channel::new(b), cfg, &mut rng).await?;
+                    let out = tp::run(&mut v, statement, None).await;
+                    drop(v);
+                    out
+                };
+                futures::join!(p, v)
+            });
+            v
+        }
+        Backend::Production => {
+            use webproof_tlsproof::session::{expected_cots, SessionConfig};
+            use webproof_tlsproof::{ProverPreprocessed, VerifierPreprocessed};
+            let size = |d: &tp::Direction| d.records.iter().map(|r| r.ciphertext.len()).sum();
+            let cfg = SessionConfig::sized(expected_cots(
+                size(&statement.sent),
+                size(&statement.recv),
+                Some(statement.aead),
+            ));
+            let (a, b) = memory_duplex();
+            let (_, v) = block_on(async {
+                let p = async {
+                    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(prover.seed);
+                    let mut ch = Channel::new(a);
+                    let mut pre = ProverPreprocessed::bootstrap(&mut ch, cfg, &mut rng).await?;
+                    pre.warm_up(&mut ch).await?;
+                    pre.prove(ch, statement, witness).await.map(|(p, _)| p)
+                };
+                let v = async {
+                    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(prover.seed ^ 1);
+                    let mut ch = Channel::new(b);
+                    let mut pre = VerifierPreprocessed::bootstrap(&mut ch, cfg, &mut rng).await?;
+                    pre.warm_up(&mut ch).await?;
+                    pre.verify(ch, statement, &mut rng).await.map(|(p, _)| p)
+                };
+                futures::join!(p, v)
+            });
+            v
+        }
+    }
+}
