@@ -148,10 +148,14 @@ fn run_attempt(
 fn run_case(w: &World, c: &Case, a: &Attempt, real: Option<Backend>) -> Outcome {
     let s = &w.sessions[c.suite][0];
     let result = catch(|| {
+        let t0 = std::time::Instant::now();
         let ideal = run_attempt(w, c, a, Backend::Ideal);
+        TIMES.with(|t| t.borrow_mut()[0] += t0.elapsed());
         let mut violations = Vec::new();
         if let Some(b) = real {
+            let t0 = std::time::Instant::now();
             let other = run_attempt(w, c, a, b);
+            TIMES.with(|t| t.borrow_mut()[1] += t0.elapsed());
             match (&ideal, &other) {
                 (Ok(x), Ok(y)) => {
                     if x.proven != y.proven
@@ -180,7 +184,9 @@ fn run_case(w: &World, c: &Case, a: &Attempt, real: Option<Backend>) -> Outcome 
             },
             Ok(acc) => {
                 let mut checked = oracle::Checked::default();
+                let t0 = std::time::Instant::now();
                 violations.extend(oracle::check(s, a, &acc, &w.key, &mut checked));
+                TIMES.with(|t| t.borrow_mut()[2] += t0.elapsed());
                 Outcome::Accepted {
                     checked,
                     violations,
@@ -193,6 +199,8 @@ fn run_case(w: &World, c: &Case, a: &Attempt, real: Option<Backend>) -> Outcome 
 }
 
 thread_local! {
+    /// Time in the ideal pipeline, the real engines and the oracle.
+    static TIMES: std::cell::RefCell<[std::time::Duration; 3]> = Default::default();
     static QUIET: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
@@ -247,9 +255,14 @@ impl Summary {
             self.real_checked += 1;
         }
         let describe = |what: &str, detail: &str| {
+            let replay = if c.name.starts_with("seed ") {
+                format!("replay: WEBPROOF_SOUNDNESS_CASE={} cargo test -p webproof-net --test soundness replay -- --ignored --nocapture", c.seed)
+            } else {
+                "a named case".to_string()
+            };
             format!(
-                "{what} in case {} ({suite}, {:?}, adaptive {}): mutations {:?}\n    {detail}\n    replay: WEBPROOF_SOUNDNESS_CASE={} cargo test -p webproof-net --test soundness replay -- --ignored --nocapture",
-                c.name, c.scenario, c.adaptive, c.mutations, c.seed
+                "{what} in case {} ({suite}, {:?}, adaptive {}): mutations {:?}\n    {detail}\n    {replay}",
+                c.name, c.scenario, c.adaptive, c.mutations
             )
         };
         match o {
@@ -315,6 +328,14 @@ impl Summary {
             );
         }
         let _ = writeln!(s, "  refused at: {:?}", self.stages);
+        let [i, r, o] = TIMES.with(|t| *t.borrow());
+        let _ = writeln!(
+            s,
+            "  time: ideal pipeline {:.1} s, real engines {:.1} s, oracle {:.1} s",
+            i.as_secs_f64(),
+            r.as_secs_f64(),
+            o.as_secs_f64()
+        );
         let _ = writeln!(
             s,
             "  mutation kinds in accepted sessions: {:?}",

@@ -410,3 +410,73 @@ impl ZkParty for IdealZk {
         Ok(())
     }
 }
+
+/// What the verifier gets from the ideal proof of `statement` by a prover
+/// committing to `witness` (see [`IdealZk`]). Not generic, so it is built
+/// (optimised) in this crate whoever calls it.
+pub fn prove_ideal(statement: &Statement, witness: &Witness) -> Result<Proven> {
+    futures::executor::block_on(run(&mut IdealZk::new(), statement, Some(witness)))
+}
+
+/// A QuickSilver proof of `statement` in memory, with ideal COTs seeded by
+/// `seed`: the prover's and the verifier's results. The prover proves with
+/// `witness`; a prover that fails drops its end, so the verifier fails too.
+pub fn prove_quicksilver(
+    statement: &Statement,
+    witness: &Witness,
+    seed: u64,
+) -> (Result<Proven>, Result<Proven>) {
+    use webproof_core::{cot::ideal, memory_duplex, Channel};
+    use webproof_zk::{Config, Prover, Verifier};
+    let (a, b) = memory_duplex();
+    let (cot_s, cot_r) = ideal::pair(seed);
+    let cfg = Config::default();
+    futures::executor::block_on(async {
+        let prover = async {
+            let mut p = Prover::new(cot_r, Channel::new(a), cfg).await?;
+            let out = run(&mut p, statement, Some(witness)).await;
+            drop(p);
+            out
+        };
+        let verifier = async {
+            let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ 0x5eed);
+            let mut v = Verifier::new(cot_s, Channel::new(b), cfg, &mut rng).await?;
+            let out = run(&mut v, statement, None).await;
+            drop(v);
+            out
+        };
+        futures::join!(prover, verifier)
+    })
+}
+
+/// The production stack in memory (base OT, SoftSpokenOT, Ferret sized for
+/// `expected_cots`, QuickSilver), as a session runs it: bootstrap, warm-up,
+/// proof. The prover's and the verifier's results.
+pub fn prove_production(
+    statement: &Statement,
+    witness: &Witness,
+    expected_cots: u64,
+    seed: u64,
+) -> (Result<Proven>, Result<Proven>) {
+    use crate::session::{ProverPreprocessed, SessionConfig, VerifierPreprocessed};
+    use webproof_core::{memory_duplex, Channel};
+    let cfg = SessionConfig::sized(expected_cots);
+    let (a, b) = memory_duplex();
+    futures::executor::block_on(async {
+        let prover = async {
+            let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+            let mut ch = Channel::new(a);
+            let mut pre = ProverPreprocessed::bootstrap(&mut ch, cfg, &mut rng).await?;
+            pre.warm_up(&mut ch).await?;
+            pre.prove(ch, statement, witness).await.map(|(p, _)| p)
+        };
+        let verifier = async {
+            let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ 0x5eed);
+            let mut ch = Channel::new(b);
+            let mut pre = VerifierPreprocessed::bootstrap(&mut ch, cfg, &mut rng).await?;
+            pre.warm_up(&mut ch).await?;
+            pre.verify(ch, statement, &mut rng).await.map(|(p, _)| p)
+        };
+        futures::join!(prover, verifier)
+    })
+}

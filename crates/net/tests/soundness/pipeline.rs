@@ -137,68 +137,19 @@ pub fn verify_after_relay(
 /// Run the proof of `statement`: the prover with its witness, the verifier
 /// with the statement; the verifier's result.
 fn prove(statement: &tp::Statement, prover: &ProverSide<'_>) -> tp::Result<tp::Proven> {
-    use futures::executor::block_on;
-    use rand::SeedableRng;
-    use webproof_core::{memory_duplex, Channel};
+    use webproof_tlsproof::testing;
     let witness = prover.witness;
     match prover.backend {
-        Backend::Ideal => block_on(tp::run(
-            &mut webproof_tlsproof::testing::IdealZk::new(),
-            statement,
-            Some(witness),
-        )),
-        Backend::QuickSilver => {
-            use webproof_zk::{Config, Prover, Verifier};
-            let (a, b) = memory_duplex();
-            let (cot_s, cot_r) = webproof_core::cot::ideal::pair(prover.seed);
-            let cfg = Config::default();
-            let (_, v) = block_on(async {
-                let p = async {
-                    let mut p = Prover::new(cot_r, Channel::new(a), cfg).await?;
-                    // Dropped on failure: the verifier sees a closed channel.
-                    let out = tp::run(&mut p, statement, Some(witness)).await;
-                    drop(p);
-                    out
-                };
-                let v = async {
-                    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(prover.seed ^ 1);
-                    let mut v = Verifier::new(cot_s, Channel::new(b), cfg, &mut rng).await?;
-                    let out = tp::run(&mut v, statement, None).await;
-                    drop(v);
-                    out
-                };
-                futures::join!(p, v)
-            });
-            v
-        }
+        Backend::Ideal => testing::prove_ideal(statement, witness),
+        Backend::QuickSilver => testing::prove_quicksilver(statement, witness, prover.seed).1,
         Backend::Production => {
-            use webproof_tlsproof::session::{expected_cots, SessionConfig};
-            use webproof_tlsproof::{ProverPreprocessed, VerifierPreprocessed};
             let size = |d: &tp::Direction| d.records.iter().map(|r| r.ciphertext.len()).sum();
-            let cfg = SessionConfig::sized(expected_cots(
+            let expected = webproof_tlsproof::session::expected_cots(
                 size(&statement.sent),
                 size(&statement.recv),
                 Some(statement.aead),
-            ));
-            let (a, b) = memory_duplex();
-            let (_, v) = block_on(async {
-                let p = async {
-                    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(prover.seed);
-                    let mut ch = Channel::new(a);
-                    let mut pre = ProverPreprocessed::bootstrap(&mut ch, cfg, &mut rng).await?;
-                    pre.warm_up(&mut ch).await?;
-                    pre.prove(ch, statement, witness).await.map(|(p, _)| p)
-                };
-                let v = async {
-                    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(prover.seed ^ 1);
-                    let mut ch = Channel::new(b);
-                    let mut pre = VerifierPreprocessed::bootstrap(&mut ch, cfg, &mut rng).await?;
-                    pre.warm_up(&mut ch).await?;
-                    pre.verify(ch, statement, &mut rng).await.map(|(p, _)| p)
-                };
-                futures::join!(p, v)
-            });
-            v
+            );
+            testing::prove_production(statement, witness, expected, prover.seed).1
         }
     }
 }
