@@ -241,6 +241,8 @@ struct Summary {
     truncated: usize,
     real_checked: usize,
     failures: Vec<String>,
+    /// (TLS version, mutation kinds, violation or panic) -> seeds
+    classes: BTreeMap<String, Vec<u64>>,
     panics: usize,
     violations: usize,
 }
@@ -263,6 +265,20 @@ impl Summary {
             format!(
                 "{what} in case {} ({suite}, {:?}, adaptive {}): mutations {:?}\n    {detail}\n    {replay}",
                 c.name, c.scenario, c.adaptive, c.mutations
+            )
+        };
+        let class = |what: &str| {
+            let mut kinds: Vec<String> = c
+                .mutations
+                .iter()
+                .map(|m| format!("{:?}", m.kind()))
+                .collect();
+            kinds.sort();
+            kinds.dedup();
+            format!(
+                "{what} {} [{}]",
+                w.sessions[c.suite][0].suite.version(),
+                kinds.join(", ")
             )
         };
         match o {
@@ -295,6 +311,10 @@ impl Summary {
                         violations.join("\n    ")
                     );
                     self.failures.push(describe("VIOLATION", &detail));
+                    self.classes
+                        .entry(class("violation"))
+                        .or_default()
+                        .push(c.seed);
                 }
             }
             Outcome::Panicked(msg) => {
@@ -302,6 +322,7 @@ impl Summary {
                 row[3] += 1;
                 self.failures
                     .push(describe("PANIC", &format!("the verifier panicked: {msg}")));
+                self.classes.entry(class("panic")).or_default().push(c.seed);
             }
         }
     }
@@ -341,6 +362,15 @@ impl Summary {
             "  mutation kinds in accepted sessions: {:?}",
             self.accepted_kinds
         );
+        for (class, seeds) in &self.classes {
+            let _ = writeln!(
+                s,
+                "  {class}: {} cases, seeds {:?}{}",
+                seeds.len(),
+                &seeds[..seeds.len().min(8)],
+                if seeds.len() > 8 { " ..." } else { "" }
+            );
+        }
         for f in self.failures.iter().take(20) {
             let _ = writeln!(s, "{f}");
         }
