@@ -30,6 +30,12 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use webproof_attestation::{Scheme, SigningKey};
 
+/// Mutation kinds whose violations are known open review findings: such
+/// violations are reported but do not fail a run. Empty: every violation
+/// fails. (After finding 1 is fixed, `&[Kind::ClientRecords]` lets the CI
+/// run pass while finding 2 is open; see SOUNDNESS.md.)
+const KNOWN_OPEN: &[Kind] = &[];
+
 /// Everything a run needs: two sessions per suite and the verifier's key.
 struct World {
     sessions: Vec<[Session; 2]>,
@@ -245,6 +251,8 @@ struct Summary {
     classes: BTreeMap<String, Vec<u64>>,
     panics: usize,
     violations: usize,
+    /// Violations of [`KNOWN_OPEN`] kinds.
+    known_open: usize,
 }
 
 impl Summary {
@@ -303,7 +311,14 @@ impl Summary {
                         .entry(format!("{:?}", m.kind()))
                         .or_default() += 1;
                 }
-                if !violations.is_empty() {
+                let known = c.mutations.iter().any(|m| KNOWN_OPEN.contains(&m.kind()));
+                if !violations.is_empty() && known {
+                    self.known_open += 1;
+                    self.classes
+                        .entry(class("known open"))
+                        .or_default()
+                        .push(c.seed);
+                } else if !violations.is_empty() {
                     row[3] += 1;
                     self.violations += 1;
                     let detail = format!(
@@ -331,7 +346,7 @@ impl Summary {
         let mut s = String::new();
         let _ = writeln!(
             s,
-            "soundness: {} mutated sessions, {} refused, {} accepted ({} with an attestation, {} with a presentation, {} truncated by the prover), {} violations, {} panics; {} cross-checked on a real engine",
+            "soundness: {} mutated sessions, {} refused, {} accepted ({} with an attestation, {} with a presentation, {} truncated by the prover), {} violations, {} panics, {} known open; {} cross-checked on a real engine",
             self.sessions,
             self.refused,
             self.accepted,
@@ -340,6 +355,7 @@ impl Summary {
             self.truncated,
             self.violations,
             self.panics,
+            self.known_open,
             self.real_checked
         );
         for (suite, [n, r, a, v]) in &self.per_suite {
@@ -627,4 +643,49 @@ fn honest_sessions_pass_and_the_oracle_catches_lies() {
     let mut lie = acc.clone();
     lie.proven.recv.commitments[0][0] ^= 1;
     assert_eq!(oracle::check(s, &a, &lie, &w.key, &mut checked).len(), 1);
+}
+
+/// Review finding 2 through the harness: client records the server would
+/// reject (TLS 1.2 AES-GCM: swapped or replayed; their explicit nonces make
+/// them decrypt to genuine plaintext, out of order or repeated) must not
+/// become "sent" data. On main at 7417136 they are accepted on the range
+/// path (client tags are not checked), e.g. `sent.text` =
+/// `"Cookie: session=████████████\r\n\r\nGET /account ..."`.
+#[test]
+#[ignore = "fails on main until review finding 2 is fixed (client record tags unchecked on the range path); see SOUNDNESS.md"]
+fn client_records_the_server_rejects_are_refused() {
+    let w = World::new();
+    let mut sum = Summary::default();
+    for (suite, [s, _]) in w.sessions.iter().enumerate() {
+        let n = s.recorded.sent.len();
+        for m in [
+            plan::RecordOp::Swap(n - 2, n - 1),
+            plan::RecordOp::Duplicate(n - 2),
+        ] {
+            let c = Case {
+                name: format!("client records {m:?} {}", s.suite),
+                seed: 0,
+                suite,
+                scenario: Scenario {
+                    reveal: Reveal::HideSecrets,
+                    attest: None,
+                    reveal_unproven: true,
+                },
+                adaptive: true,
+                mutations: Vec::new(),
+            };
+            let muts = [Mutation::ClientRecords(m)];
+            let (c, a) = build(&w, 0, Some((&c, &muts)));
+            let o = run_case(&w, &c, &a, None);
+            if let Ok(acc) = run_attempt(&w, &c, &a, Backend::Ideal) {
+                println!(
+                    "{}: accepted, sent.text = {:?}",
+                    c.name, acc.output.sent.text
+                );
+            }
+            sum.record(&w, &c, &o, None);
+        }
+    }
+    println!("{}", sum.report());
+    assert!(sum.failures.is_empty(), "{}", sum.report());
 }

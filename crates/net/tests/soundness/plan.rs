@@ -552,13 +552,28 @@ fn adapt(a: &mut Attempt, s: &Session, sc: &Scenario) {
     let mut disclosure = Disclosure::default();
     for d in [Direction::Sent, Direction::Received] {
         let mask = sc.mask(s, d);
-        let reveal: Vec<bool> = streams[d as usize]
+        let stream = &streams[d as usize];
+        let mut reveal: Vec<bool> = stream
             .iter()
             .map(|&(_, source)| match source {
                 Some(t) => mask.get(t).copied().unwrap_or(false),
                 None => sc.reveal_unproven,
             })
             .collect();
+        // The prover still hides its secrets wherever its stream has them.
+        if sc.reveal == Reveal::HideSecrets {
+            let secret = if d == Direction::Sent {
+                COOKIE
+            } else {
+                SECRET_HEADER
+            };
+            let bytes: Vec<u8> = stream.iter().map(|&(b, _)| b).collect();
+            for (i, w) in bytes.windows(secret.len()).enumerate() {
+                if w == secret {
+                    reveal[i..i + secret.len()].fill(false);
+                }
+            }
+        }
         match d {
             Direction::Sent => disclosure.sent = runs(&reveal),
             Direction::Received => disclosure.received = runs(&reveal),
