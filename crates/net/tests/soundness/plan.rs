@@ -128,6 +128,10 @@ pub struct Attempt {
     /// The application data the prover claims each way (what its
     /// attestation bundle holds).
     pub claimed: [Vec<u8>; 2],
+    /// Whether the plan declares a layout for every record (else, as for
+    /// TLS 1.2 once the verifier computes those layouts itself, the records
+    /// without one are read as they are).
+    pub layout_per_record: bool,
 }
 
 impl Attempt {
@@ -366,6 +370,7 @@ pub fn honest(s: &Session, sc: &Scenario, seed: [u8; 32]) -> Attempt {
         received: runs(&sc.mask(s, Direction::Received)),
     };
     let mut plan = zk::plan(&s.statement, &s.opened, &disclosure, &s.witness).unwrap();
+    let layout_per_record = plan.layouts.len() == s.statement.records.len();
     let claimed = [s.request.clone(), s.response.clone()];
     plan.commitments = commit(sc, &claimed, &disclosure, seed);
     let handshake_secrets = match &s.statement.public {
@@ -395,6 +400,7 @@ pub fn honest(s: &Session, sc: &Scenario, seed: [u8; 32]) -> Attempt {
         seed,
         blinder_flips: Vec::new(),
         claimed,
+        layout_per_record,
     }
 }
 
@@ -500,6 +506,9 @@ fn layout_of(tls13: bool, r: &ReadRecord) -> RecordLayout {
 
 /// The adaptive prover's layouts for the transcript the verifier keeps.
 fn derive_layouts(a: &mut Attempt, s: &Session) {
+    if !a.layout_per_record {
+        return;
+    }
     let Some(records) = cut(a).and_then(|t| read_records(s, &t)) else {
         return;
     };
@@ -529,8 +538,13 @@ fn claimed_streams(a: &Attempt, s: &Session) -> Option<[Vec<(u8, Option<usize>)>
             }
             (_, None) => None,
         };
-        let Some(layout) = a.plan.layouts.get(i) else {
-            continue;
+        let layout = if a.layout_per_record {
+            match a.plan.layouts.get(i) {
+                Some(&l) => l,
+                None => continue,
+            }
+        } else {
+            layout_of(s.tls13(), r)
         };
         if layout.content_type != 23 {
             continue;
