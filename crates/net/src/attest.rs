@@ -17,8 +17,8 @@ use crate::{NetError, Result};
 use serde::{Deserialize, Serialize};
 use webproof_attestation::{
     commit::attested_root, AttestationFields, CipherSuite, CommitPlan, CommitmentSeed, Direction,
-    LeafRange, Presentation, PresentationBuilder, Scheme, ServerIdentity, SignedAttestation,
-    SigningKey, Transcript, TranscriptCommitment, VerifyingKey,
+    LeafRange, Presentation, PresentationBuilder, Scheme, ServerIdentity, SessionFacts,
+    SignedAttestation, SigningKey, Transcript, TranscriptCommitment, VerifyingKey,
 };
 use webproof_proxy::protocol::AttestationReply;
 use webproof_proxy::verify::SessionInfo;
@@ -71,7 +71,8 @@ pub fn blinders(commitment: &TranscriptCommitment) -> Vec<[u8; 16]> {
 
 /// Verifier side: sign the attestation for a session whose proof
 /// established `leaf_hashes` over the leaves `leaves` of application data of
-/// lengths `sent_len` and `received_len`.
+/// lengths `sent_len` and `received_len`, and which the verifier observed as
+/// `facts` (its order must cover both lengths, or signing fails).
 pub fn issue(
     key: &SigningKey,
     info: &SessionInfo,
@@ -79,6 +80,7 @@ pub fn issue(
     leaf_hashes: &[[u8; 32]],
     sent_len: usize,
     received_len: usize,
+    facts: SessionFacts,
 ) -> Result<AttestationReply> {
     let len = |n: usize| {
         u32::try_from(n).map_err(|_| NetError::Verifier("transcript too long to attest".into()))
@@ -98,6 +100,7 @@ pub fn issue(
         leaf_count: leaves.len() as u32,
         transcript_root: root,
         handshake_hash: identity.hash(),
+        facts,
     };
     let signed = webproof_attestation::Attestation::sign(fields, key).map_err(attestation_error)?;
     Ok(AttestationReply {

@@ -650,6 +650,17 @@ async fn verify_zk<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
                             &zk::leaf_hashes(&proven),
                             view.sent.len(),
                             view.received.len(),
+                            // Placeholder facts (port, cut, completeness, order to come).
+                            webproof_attestation::SessionFacts {
+                                server_port: 0,
+                                server_close_notify: view.server_close_notify,
+                                server_records_after_cut: 0,
+                                response_complete: webproof_attestation::Completeness::Unknown,
+                                order: webproof_attestation::OrderSpan::sent_then_received(
+                                    view.sent.len() as u32,
+                                    view.received.len() as u32,
+                                ),
+                            },
                         )
                         .map_err(|e| webproof_proxy::ProxyError::Protocol(e.to_string()))?,
                     ),
