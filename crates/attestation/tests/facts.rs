@@ -458,7 +458,8 @@ fn truncation_at_every_byte_is_an_error() {
 fn json_facts_are_strict() {
     let (a, _) = signed();
     let base: serde_json::Value = serde_json::from_str(&a.to_json()).unwrap();
-    let edits: Vec<Box<dyn Fn(&mut serde_json::Value)>> = vec![
+    type Edit = Box<dyn Fn(&mut serde_json::Value)>;
+    let edits: Vec<Edit> = vec![
         Box::new(|v| v["attestation"]["facts"]["extra"] = 1.into()),
         Box::new(|v| v["attestation"]["facts"]["order"][0]["extra"] = 1.into()),
         Box::new(|v| v["attestation"]["facts"]["server_port"] = 65536.into()),
