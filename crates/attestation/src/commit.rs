@@ -263,8 +263,10 @@ pub struct LeafRange {
 }
 
 impl LeafRange {
+    /// Bytes covered; 0 for a malformed range with `end < start` (a
+    /// prover's layout is checked by [`check_layout`]).
     pub fn len(&self) -> usize {
-        (self.end - self.start) as usize
+        self.end.saturating_sub(self.start) as usize
     }
 
     pub fn is_empty(&self) -> bool {

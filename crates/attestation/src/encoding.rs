@@ -19,15 +19,16 @@ impl<'a> Reader<'a> {
     }
 
     pub(crate) fn remaining(&self) -> usize {
-        self.buf.len() - self.pos
+        self.buf.len().saturating_sub(self.pos)
     }
 
     pub(crate) fn take(&mut self, n: usize, what: &'static str) -> Result<&'a [u8], DecodeError> {
-        if self.remaining() < n {
+        let end = self.pos.checked_add(n).filter(|&end| end <= self.buf.len());
+        let Some(end) = end else {
             return Err(DecodeError::Truncated { what });
-        }
-        let out = &self.buf[self.pos..self.pos + n];
-        self.pos += n;
+        };
+        let out = &self.buf[self.pos..end];
+        self.pos = end;
         Ok(out)
     }
 
@@ -93,6 +94,35 @@ impl<'a> Reader<'a> {
             0 => Ok(()),
             count => Err(DecodeError::TrailingBytes { count }),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn extreme_lengths_and_counts_are_errors() {
+        let mut r = Reader::new(&[1, 2, 3]);
+        assert_eq!(r.u8("a").unwrap(), 1);
+        assert!(r.take(usize::MAX, "b").is_err());
+        assert!(r.take(usize::MAX - 1, "b").is_err());
+        assert_eq!(r.remaining(), 2);
+        assert!(r.u32("c").is_err());
+        assert!(r.check_count(usize::MAX, 1, usize::MAX, "d").is_err());
+        assert!(r
+            .check_count(u32::MAX as usize, 32, usize::MAX, "d")
+            .is_err());
+        assert!(r.check_count(3, 1, 2, "d").is_err());
+        assert_eq!(r.check_count(2, 1, 2, "d").unwrap(), 2);
+        assert!(r.check_count(1, usize::MAX, 2, "d").is_err());
+        assert_eq!(r.u16("e").unwrap(), 0x0203);
+        assert!(r.finish().is_ok());
+        let r = Reader::new(&[0]);
+        assert!(matches!(
+            r.finish(),
+            Err(DecodeError::TrailingBytes { count: 1 })
+        ));
     }
 }
 

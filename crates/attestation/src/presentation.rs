@@ -75,8 +75,14 @@ impl Opening {
     pub fn plaintext(&self) -> &[u8] {
         &self.plaintext
     }
+    /// One past the last byte. Decoding ([`Self::check_shape`],
+    /// [`Self::read`]) guarantees it fits in u32; it saturates otherwise so a
+    /// malformed opening fails the range check instead of wrapping.
     fn end(&self) -> u32 {
-        self.start + self.plaintext.len() as u32
+        u32::try_from(self.plaintext.len())
+            .ok()
+            .and_then(|len| self.start.checked_add(len))
+            .unwrap_or(u32::MAX)
     }
 
     fn check_shape(&self) -> Result<(), DecodeError> {
@@ -91,10 +97,12 @@ impl Opening {
                 max: MAX_LEAF_LEN,
             });
         }
-        if self.start.checked_add(len as u32).is_none() {
+        // `len <= MAX_LEAF_LEN`, so it fits in u32.
+        let len32 = u32::try_from(len).unwrap_or(u32::MAX);
+        if self.start.checked_add(len32).is_none() {
             return Err(DecodeError::RangeOverflow {
                 start: self.start,
-                len: len as u32,
+                len: len32,
             });
         }
         if self.proof.len() > MAX_PROOF_LEN {
@@ -435,18 +443,30 @@ impl RedactedTranscript {
     ) -> Result<Self, VerifyError> {
         parts.sort_by_key(|p| p.0);
         let mut revealed: Vec<(u32, Vec<u8>)> = Vec::new();
+        // Ends in u64: a run's end is at most `len` (checked below), but the
+        // sums are computed before that is known.
+        let end = |s: u32, n: usize| s as u64 + n as u64;
         for (start, data) in parts {
+            if end(start, data.len()) > len as u64 {
+                return Err(VerifyError::RangeOutOfBounds {
+                    direction,
+                    start,
+                    end: u32::try_from(end(start, data.len())).unwrap_or(u32::MAX),
+                    len,
+                });
+            }
             match revealed.last_mut() {
-                Some((s, d)) if start < *s + d.len() as u32 => {
+                Some((s, d)) if (start as u64) < end(*s, d.len()) => {
                     return Err(VerifyError::OverlappingRanges {
                         direction,
                         at: start,
                     });
                 }
-                Some((s, d)) if start == *s + d.len() as u32 => d.extend_from_slice(data),
+                Some((s, d)) if start as u64 == end(*s, d.len()) => d.extend_from_slice(data),
                 _ => revealed.push((start, data.to_vec())),
             }
         }
+        // Every run ends within `len`, a u32.
         Ok(Self { len, revealed })
     }
 
@@ -461,14 +481,18 @@ impl RedactedTranscript {
 
     /// Number of revealed bytes.
     pub fn revealed_len(&self) -> u32 {
-        self.revealed.iter().map(|(_, d)| d.len() as u32).sum()
+        // Disjoint runs within `len`: the sum fits in u32.
+        self.revealed
+            .iter()
+            .map(|(_, d)| d.len() as u32)
+            .fold(0u32, u32::saturating_add)
     }
 
     /// Revealed ranges and their bytes.
     pub fn revealed(&self) -> impl Iterator<Item = (Range<u32>, &[u8])> {
         self.revealed
             .iter()
-            .map(|(s, d)| (*s..*s + d.len() as u32, d.as_slice()))
+            .map(|(s, d)| (*s..s.saturating_add(d.len() as u32), d.as_slice()))
     }
 
     /// The whole direction as alternating hidden and revealed runs.

@@ -901,3 +901,69 @@ fn long_transcript_with_many_leaves() {
     assert_eq!(data, &received[covered]);
     assert_eq!(v.sent.revealed_len(), 0);
 }
+
+/// Opening length fields at their limits (u32 max start, length and
+/// count): errors, never a wrapped range, a panic or a large allocation.
+#[test]
+fn opening_lengths_at_their_limits() {
+    let s = setup(Scheme::Ed25519, http_plan());
+    let opening = |start: u32, len: u32, body: usize, path: u8| {
+        let mut w = b"WPPR\x00\x01".to_vec();
+        w.extend(s.attestation.to_bytes());
+        w.push(0); // no server identity
+        w.extend(1u32.to_be_bytes());
+        w.extend(0u32.to_be_bytes()); // leaf index
+        w.push(1); // received
+        w.extend(start.to_be_bytes());
+        w.extend(len.to_be_bytes());
+        w.extend(vec![b'x'; body]);
+        w.extend([0u8; 16]); // blinder
+        w.push(path);
+        w
+    };
+    // A well-formed shape decodes (and then fails verification).
+    let ok = Presentation::from_bytes(&opening(0, 1, 1, 0)).unwrap();
+    assert!(ok.verify(&[s.key.verifying_key()]).is_err());
+    // start + len past u32.
+    assert!(matches!(
+        Presentation::from_bytes(&opening(u32::MAX, 1, 1, 0)),
+        Err(DecodeError::RangeOverflow { .. })
+    ));
+    assert!(matches!(
+        Presentation::from_bytes(&opening(u32::MAX - 2, 3, 3, 0)),
+        Err(DecodeError::RangeOverflow { .. })
+    ));
+    // The largest start that fits decodes; verification refuses the range.
+    let last = Presentation::from_bytes(&opening(u32::MAX - 1, 1, 1, 0)).unwrap();
+    assert!(last.verify(&[s.key.verifying_key()]).is_err());
+    // Length fields at u32 / u16 max, with and without the bytes.
+    for len in [u32::MAX, u32::MAX - 1, 1 << 31, u16::MAX as u32 + 1] {
+        assert!(
+            Presentation::from_bytes(&opening(0, len, 0, 0)).is_err(),
+            "{len}"
+        );
+    }
+    assert!(Presentation::from_bytes(&opening(0, MAX_LEAF_LEN as u32, 10, 0)).is_err());
+    // A proof longer than allowed, or longer than the input.
+    assert!(Presentation::from_bytes(&opening(0, 1, 1, u8::MAX)).is_err());
+    assert!(Presentation::from_bytes(&opening(0, 1, 1, 33)).is_err());
+    // JSON: the same limits.
+    let p = redacted(&s);
+    for start in [
+        u64::from(u32::MAX),
+        u64::from(u32::MAX) - 1,
+        u64::from(u32::MAX) + 1,
+    ] {
+        let mut v: serde_json::Value = serde_json::from_str(&p.to_json()).unwrap();
+        v["openings"][0]["start"] = start.into();
+        assert!(Presentation::from_json(&v.to_string()).is_err(), "{start}");
+    }
+    let mut v: serde_json::Value = serde_json::from_str(&p.to_json()).unwrap();
+    let n = v["openings"][0]["plaintext"].as_str().unwrap().len() as u64 / 2;
+    v["openings"][0]["start"] = (u64::from(u32::MAX) - n + 1).into();
+    let p2 = Presentation::from_json(&v.to_string());
+    assert!(
+        matches!(p2, Err(DecodeError::RangeOverflow { .. })),
+        "{p2:?}"
+    );
+}

@@ -51,8 +51,14 @@ pub async fn read_frame<R: AsyncRead + Unpin>(r: &mut R, max: usize) -> Result<O
 
 /// Write one frame and flush.
 pub async fn write_frame<W: AsyncWrite + Unpin>(w: &mut W, payload: &[u8]) -> Result<()> {
-    let mut buf = Vec::with_capacity(4 + payload.len());
-    buf.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+    let len = u32::try_from(payload.len()).map_err(|_| {
+        NetError::Proxy(webproof_proxy::ProxyError::Limit(format!(
+            "a {}-byte frame does not fit the u32 length prefix",
+            payload.len()
+        )))
+    })?;
+    let mut buf = Vec::with_capacity(payload.len().saturating_add(4));
+    buf.extend_from_slice(&len.to_le_bytes());
     buf.extend_from_slice(payload);
     w.write_all(&buf)
         .await
@@ -160,4 +166,40 @@ pub async fn recv_msg_limited<S: AsyncRead + AsyncWrite + Unpin, T: serde::de::D
         .await?
         .ok_or_else(|| NetError::Disconnected(format!("waiting for {what}")))?;
     Ok(webproof_proxy::protocol::decode(&b)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn read(raw: &[u8], max: usize) -> Result<Option<Vec<u8>>> {
+        let mut r = raw;
+        read_frame(&mut r, max).await
+    }
+
+    /// Length prefixes at and past the limit, at u32 max, and cut short.
+    #[tokio::test]
+    async fn frame_lengths_at_their_limits() {
+        let mut ok = 5u32.to_le_bytes().to_vec();
+        ok.extend_from_slice(b"hello");
+        assert_eq!(read(&ok, 5).await.unwrap().unwrap(), b"hello");
+        assert!(read(&ok, 4).await.is_err());
+        assert!(read(&[], 5).await.unwrap().is_none());
+        for n in [1, 2, 3] {
+            assert!(read(&ok[..n], 5).await.is_err(), "header cut to {n}");
+        }
+        assert!(read(&ok[..8], 5).await.is_err());
+        for len in [u32::MAX, u32::MAX - 1, 1 << 31, u16::MAX as u32 + 1] {
+            let mut raw = len.to_le_bytes().to_vec();
+            raw.extend_from_slice(&[0; 16]);
+            assert!(read(&raw, 1 << 16).await.is_err(), "{len}");
+            // A limit above the length: the frame is read up to the end of
+            // the input, which is short.
+            assert!(read(&raw, usize::MAX).await.is_err(), "{len}");
+        }
+        assert_eq!(read(&[0, 0, 0, 0], 0).await.unwrap().unwrap(), b"");
+        let mut w = Vec::new();
+        write_frame(&mut w, b"abc").await.unwrap();
+        assert_eq!(read(&w, 3).await.unwrap().unwrap(), b"abc");
+    }
 }

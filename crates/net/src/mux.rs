@@ -407,7 +407,12 @@ mod tests {
         for raw in [
             vec![7u8, 1, 0, 0],    // unknown stream
             vec![0u8, 0, 0],       // empty chunk
-            vec![0u8, 0xff, 0xff], // oversized chunk
+            vec![0u8, 0xff, 0xff], // oversized chunk (u16 max)
+            vec![1u8, 0xff, 0xff], // the same on the other stream
+            vec![0u8, 0x01, 0x40], // MAX_CHUNK + 1
+            vec![END, 1, 0, 0],    // end marker with a length
+            vec![END, 0xff, 0xff], // end marker with the largest length
+            vec![0u8, 0x00, 0x40], // a full-size chunk cut short
             vec![1u8, 5, 0, 1, 2], // truncated chunk
             vec![],                // peer gone
         ] {

@@ -8,6 +8,15 @@
 //! on the address the socket actually connected to, so a name that resolves
 //! differently the second time (DNS rebinding) gains nothing.
 //!
+//! IPv6 addresses that lead to an IPv4 host (IPv4-mapped, SIIT
+//! IPv4-translated `::ffff:0:0/96`, NAT64 `64:ff9b::/96`, 6to4 `2002::/16`,
+//! Teredo `2001::/32` with its server and obfuscated client addresses) are
+//! judged by the IPv4 policy of the addresses they carry, and by the deny
+//! list's IPv4 networks; the local-use NAT64 prefix `64:ff9b:1::/48`
+//! (RFC 8215), whose embedding the operator chooses, is refused unless
+//! allow-listed. ISATAP and other operator-specific translations cannot be
+//! recognised from the address: deny their prefixes in the configuration.
+//!
 //! Tests and local deployments allow-list what they need
 //! ([`ServerPolicy::allow_all`], or [`ServerPolicy::allow`] with networks).
 
@@ -130,23 +139,75 @@ fn special_v4(ip: Ipv4Addr) -> Option<&'static str> {
     }
 }
 
-fn special_v6(ip: Ipv6Addr) -> Option<&'static str> {
+/// How an IPv6 address leads to an IPv4 host.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Embedding {
+    /// The address *is* the IPv4 address on the wire or after translation
+    /// (IPv4-mapped `::ffff:0:0/96`, SIIT IPv4-translated `::ffff:0:0:0/96`,
+    /// NAT64 well-known prefix `64:ff9b::/96`, IPv4-compatible `::/96`).
+    Is,
+    /// The packets travel through a tunnel endpoint at the IPv4 address
+    /// (6to4 relay, Teredo server or Teredo client's NAT).
+    Via,
+}
+
+/// The IPv4 addresses an IPv6 address reaches or is routed through by a
+/// standard translation or tunnelling mechanism.
+fn embedded_v4(ip: Ipv6Addr) -> Vec<(Ipv4Addr, Embedding, &'static str)> {
     let s = ip.segments();
-    // Addresses that carry an IPv4 address reach that address.
+    let last32 = Ipv4Addr::from(((s[6] as u32) << 16) | s[7] as u32);
+    let mut out = Vec::new();
     if let Some(v4) = ip.to_ipv4_mapped() {
-        return special_v4(v4);
-    }
-    if s[0] == 0x64 && s[1] == 0xff9b && s[2..6] == [0, 0, 0, 0] {
-        // NAT64 well-known prefix: the last 32 bits are the IPv4 target.
-        let v4 = Ipv4Addr::from(((s[6] as u32) << 16) | s[7] as u32);
-        return special_v4(v4);
+        out.push((v4, Embedding::Is, "an IPv4-mapped address"));
+    } else if s[0..6] == [0, 0, 0, 0, 0xffff, 0] {
+        // SIIT (RFC 2765, RFC 6145): `::ffff:0:a.b.c.d` is translated to
+        // the IPv4 address in the last 32 bits.
+        out.push((last32, Embedding::Is, "an IPv4-translated (SIIT) address"));
+    } else if s[0] == 0x64 && s[1] == 0xff9b && s[2..6] == [0, 0, 0, 0] {
+        // NAT64 well-known prefix (RFC 6052): the last 32 bits are the target.
+        out.push((last32, Embedding::Is, "a NAT64 address"));
+    } else if s[0..6] == [0, 0, 0, 0, 0, 0] && !ip.is_unspecified() && !ip.is_loopback() {
+        out.push((last32, Embedding::Is, "an IPv4-compatible address"));
     }
     if s[0] == 0x2002 {
-        // 6to4: the next 32 bits are the IPv4 relay address.
+        // 6to4 (RFC 3056): the next 32 bits are the IPv4 relay address.
         let v4 = Ipv4Addr::from(((s[1] as u32) << 16) | s[2] as u32);
-        if let Some(why) = special_v4(v4) {
-            return Some(why);
+        out.push((v4, Embedding::Via, "a 6to4 address"));
+    }
+    if s[0] == 0x2001 && s[1] == 0 {
+        // Teredo (RFC 4380): `2001:0:SSSS:SSSS:flags:port:CCCC:CCCC`, the
+        // server's IPv4 address in clear, the client's (its NAT's public
+        // address, where the packets go) with every bit inverted.
+        let server = Ipv4Addr::from(((s[2] as u32) << 16) | s[3] as u32);
+        let client = Ipv4Addr::from(!(((s[6] as u32) << 16) | s[7] as u32));
+        out.push((server, Embedding::Via, "a Teredo address (server)"));
+        out.push((client, Embedding::Via, "a Teredo address (client)"));
+    }
+    out
+}
+
+fn special_v6(ip: Ipv6Addr) -> Option<&'static str> {
+    let s = ip.segments();
+    // Addresses that carry an IPv4 address reach that address (or go
+    // through it): the IPv4 policy applies to it.
+    for (v4, how, _) in embedded_v4(ip) {
+        match how {
+            Embedding::Is if s[0..6] == [0, 0, 0, 0, 0, 0] => {
+                // IPv4-compatible: deprecated, refused below whatever it holds.
+            }
+            Embedding::Is => return special_v4(v4),
+            Embedding::Via => {
+                if let Some(why) = special_v4(v4) {
+                    return Some(why);
+                }
+            }
         }
+    }
+    if s[0] == 0x64 && s[1] == 0xff9b && s[2] == 1 {
+        // Local-use NAT64 prefix (RFC 8215): the operator picks the prefix
+        // length inside it (RFC 6052 formats /48 to /96), so the IPv4
+        // target cannot be read off the address.
+        return Some("the local-use NAT64 prefix (64:ff9b:1::/48)");
     }
     if ip.is_unspecified() {
         Some("the unspecified address")
@@ -220,6 +281,17 @@ impl ServerPolicy {
         if let Some(net) = self.denied.iter().find(|n| n.contains(ip)) {
             return Err(format!("{ip} is in the denied network {net}"));
         }
+        // An IPv6 form of a denied IPv4 address (mapped, NAT64, SIIT, or a
+        // tunnel through it) is denied too.
+        if let IpAddr::V6(v6) = ip {
+            for (v4, _, how) in embedded_v4(v6) {
+                if let Some(net) = self.denied.iter().find(|n| n.contains(IpAddr::V4(v4))) {
+                    return Err(format!(
+                        "{ip} is {how} for {v4}, in the denied network {net}"
+                    ));
+                }
+            }
+        }
         if self.allow_everything || self.allowed.iter().any(|n| n.contains(ip)) {
             return Ok(());
         }
@@ -287,6 +359,84 @@ mod tests {
             "2606:4700::1111",
             "::ffff:1.1.1.1",
             "64:ff9b::808:808",
+        ] {
+            assert!(p.check(ip(a)).is_ok(), "{a} should be allowed");
+        }
+    }
+
+    /// RFC 8215 local-use NAT64, SIIT IPv4-translated and Teredo addresses
+    /// (review finding 8): the IPv4 policy applies to the embedded
+    /// addresses; public ones stay allowed.
+    #[test]
+    fn translated_and_tunnelled_addresses_follow_the_ipv4_policy() {
+        let p = ServerPolicy::public_only();
+        for a in [
+            // Local-use NAT64: the target cannot be decoded, refused whole.
+            "64:ff9b:1::a9fe:a9fe",
+            "64:ff9b:1::808:808",
+            "64:ff9b:1:7f00:1::",
+            "64:ff9b:1:ffff:ffff:ffff:ffff:ffff",
+            // SIIT ::ffff:0:a.b.c.d.
+            "::ffff:0:127.0.0.1",
+            "::ffff:0:10.0.0.1",
+            "::ffff:0:169.254.169.254",
+            "::ffff:0:0.0.0.0",
+            "::ffff:0:192.168.0.1",
+            // Teredo, client 127.0.0.1 (obfuscated 80ff:fffe), public server.
+            "2001:0:4136:e378:8000:63bf:80ff:fffe",
+            // Teredo, client 10.0.0.1 (f5ff:fffe).
+            "2001:0:4136:e378:8000:63bf:f5ff:fffe",
+            // Teredo, client 169.254.169.254 (5601:5601).
+            "2001:0:4136:e378:8000:63bf:5601:5601",
+            // Teredo, private server 10.0.0.1, public client 1.1.1.1.
+            "2001:0:a00:1:8000:63bf:fefe:fefe",
+            // Teredo, loopback server.
+            "2001:0:7f00:1:8000:63bf:fefe:fefe",
+            // RFC 4380's example: client 192.0.2.45, a documentation address.
+            "2001:0000:4136:e378:8000:63bf:3fff:fdd2",
+        ] {
+            let why = p.check(ip(a));
+            assert!(why.is_err(), "{a} should be denied");
+        }
+        for a in [
+            // SIIT and NAT64 forms of public addresses.
+            "::ffff:0:8.8.8.8",
+            "::ffff:0:1.1.1.1",
+            "64:ff9b::808:808",
+            // Teredo: public server 65.54.227.120, public client 1.1.1.1.
+            "2001:0:4136:e378:8000:63bf:fefe:fefe",
+            // Just outside the prefixes.
+            "64:ff9b:2::808:808",
+            "2001:1::1",
+            "2001:4860:4860::8888",
+        ] {
+            assert!(p.check(ip(a)).is_ok(), "{a} should be allowed");
+        }
+        // An operator may still allow the local-use prefix explicitly.
+        let local = ServerPolicy::public_only().allow(["64:ff9b:1::/48".parse().unwrap()]);
+        assert!(local.check(ip("64:ff9b:1::a00:1")).is_ok());
+    }
+
+    /// A denied IPv4 network is denied in every IPv6 form that reaches it.
+    #[test]
+    fn denied_ipv4_networks_cover_their_ipv6_forms() {
+        let p = ServerPolicy::allow_all().deny(["1.1.1.0/24".parse().unwrap()]);
+        for a in [
+            "1.1.1.1",
+            "::ffff:1.1.1.1",
+            "::ffff:0:1.1.1.1",
+            "64:ff9b::101:101",
+            "::1.1.1.1",
+            "2002:101:101::1",
+            "2001:0:101:101:8000:63bf:0:0",
+            "2001:0:4136:e378:8000:63bf:fefe:fefe",
+        ] {
+            assert!(p.check(ip(a)).is_err(), "{a} should be denied");
+        }
+        for a in [
+            "1.0.0.1",
+            "::ffff:1.0.0.1",
+            "2001:0:4136:e378:8000:63bf:feff:fefe",
         ] {
             assert!(p.check(ip(a)).is_ok(), "{a} should be allowed");
         }

@@ -471,6 +471,7 @@ async fn prove_inner(opts: &ProveOptions) -> Result<ProveOutcome> {
         }),
         _ => None,
     };
+    let context = zk::proof_context(&transcript.digest(), &plan);
     let proof = async {
         send_msg(
             &mut link,
@@ -487,7 +488,7 @@ async fn prove_inner(opts: &ProveOptions) -> Result<ProveOutcome> {
         // (certificates, signatures) answers with its verdict instead.
         let ch = Channel::new(link.compat());
         let (_, ch) = pre
-            .prove(ch, &zk_statement, &zk_witness)
+            .prove(ch, &zk_statement, &zk_witness, &context)
             .await
             .map_err(|e| zk_error("the proof", e))?;
         Ok::<_, NetError>(

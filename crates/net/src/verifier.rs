@@ -625,9 +625,14 @@ async fn verify_zk<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
             return (Err(e), Err(NetError::Disconnected("proof refused".into())));
         }
     };
+    // The proof's challenges are bound to our own transcript and the plan
+    // as received (see `zk::proof_context`).
+    let context = zk::proof_context(&transcript.digest(), &plan);
     let ch = Channel::new(prover.compat());
     let run = timeout(cfg.proof_timeout, "the proof", async {
-        Ok(pre.verify(ch, &prepared.zk, &mut rand::rngs::OsRng).await)
+        Ok(pre
+            .verify(ch, &prepared.zk, &context, &mut rand::rngs::OsRng)
+            .await)
     })
     .await;
     match run {

@@ -20,7 +20,7 @@ impl<'a> Reader<'a> {
 
     /// Bytes not read yet.
     pub fn rest(&self) -> &'a [u8] {
-        &self.buf[self.pos..]
+        self.buf.get(self.pos..).unwrap_or_default()
     }
 
     /// Whether everything was read.
@@ -35,25 +35,26 @@ impl<'a> Reader<'a> {
         } else {
             Err(malformed(
                 self.what,
-                format!("{} trailing bytes", self.buf.len() - self.pos),
+                format!("{} trailing bytes", self.buf.len().saturating_sub(self.pos)),
             ))
         }
     }
 
     /// Take exactly `n` bytes.
     pub fn take(&mut self, n: usize) -> Result<&'a [u8]> {
-        if self.buf.len() - self.pos < n {
+        let end = self.pos.checked_add(n).filter(|&end| end <= self.buf.len());
+        let Some(end) = end else {
             return Err(malformed(
                 self.what,
                 format!(
                     "truncated: needs {n} bytes at offset {}, {} left",
                     self.pos,
-                    self.buf.len() - self.pos
+                    self.buf.len().saturating_sub(self.pos)
                 ),
             ));
-        }
-        let s = &self.buf[self.pos..self.pos + n];
-        self.pos += n;
+        };
+        let s = &self.buf[self.pos..end];
+        self.pos = end;
         Ok(s)
     }
 
@@ -125,5 +126,31 @@ mod tests {
         assert_eq!(r.u8().unwrap(), 7);
         assert!(r.finish().is_ok());
         assert!(r.u24().is_err());
+    }
+
+    /// Length fields at their maximum over short input, and absurd takes:
+    /// errors, never a panic or an overflow.
+    #[test]
+    fn maximal_lengths_are_truncation_errors() {
+        let mut r = Reader::new(&[0xff, 0xff, 1, 2], "thing");
+        assert!(r.vec16().is_err());
+        let mut r = Reader::new(&[0xff, 0xff, 0xff, 1], "thing");
+        assert!(r.vec24().is_err());
+        let mut r = Reader::new(&[0xff, 1], "thing");
+        assert!(r.vec8().is_err());
+        let mut r = Reader::new(&[1, 2, 3], "thing");
+        assert_eq!(r.u8().unwrap(), 1);
+        assert!(r.take(usize::MAX).is_err());
+        assert!(r.take(usize::MAX - 1).is_err());
+        assert_eq!(r.rest(), &[2, 3]);
+        assert_eq!(r.take(2).unwrap(), &[2, 3]);
+        assert!(r.take(1).is_err());
+        assert!(r.finish().is_ok());
+        // A u16-length vector of exactly 65535 bytes is fine.
+        let mut buf = vec![0xff, 0xff];
+        buf.extend(vec![7u8; 0xffff]);
+        let mut r = Reader::new(&buf, "thing");
+        assert_eq!(r.vec16().unwrap().len(), 0xffff);
+        assert!(r.finish().is_ok());
     }
 }

@@ -42,6 +42,10 @@ pub mod msg_type {
 /// Largest handshake message accepted (certificate chains included).
 pub const MAX_MESSAGE: usize = 1 << 17;
 
+/// Most bytes the [`Reassembler`] buffers: a whole message of the largest
+/// size with its header, and a full record behind it.
+const MAX_BUFFERED: usize = 4 + MAX_MESSAGE + crate::record::MAX_PAYLOAD;
+
 /// The special ServerHello.random that marks a HelloRetryRequest (RFC 8446 4.1.3).
 pub const HRR_RANDOM: [u8; 32] = [
     0xCF, 0x21, 0xAD, 0x74, 0xE5, 0x9A, 0x61, 0x11, 0xBE, 0x1D, 0x8C, 0x02, 0x1E, 0x65, 0xB8, 0x91,
@@ -75,6 +79,15 @@ impl Reassembler {
     pub fn push(&mut self, fragment: &[u8]) -> Result<()> {
         if fragment.is_empty() {
             return Err(malformed("handshake record", "empty handshake fragment"));
+        }
+        // Callers drain complete messages after each fragment, so the buffer
+        // holds at most one partial message and one record; anything more is
+        // a peer (or caller) feeding without bound.
+        let total = self.buf.len().saturating_add(fragment.len());
+        if total > MAX_BUFFERED {
+            return Err(ProxyError::Limit(format!(
+                "{total} bytes of handshake messages buffered (max {MAX_BUFFERED})"
+            )));
         }
         self.buf.extend_from_slice(fragment);
         Ok(())
@@ -361,7 +374,8 @@ pub fn parse_server_key_exchange(body: &[u8]) -> Result<ServerKeyExchange> {
     }
     let group = r.u16()?;
     let public = r.vec8()?.to_vec();
-    let params = body[..4 + public.len()].to_vec();
+    // curve type, group and the vector: what the reader consumed so far.
+    let params = body[..body.len() - r.rest().len()].to_vec();
     let scheme = r.u16()?;
     let signature = r.vec16()?.to_vec();
     r.finish()?;
@@ -399,6 +413,76 @@ mod tests {
         assert!(r.is_empty());
         r.push(&[11, 0xff, 0xff, 0xff]).unwrap();
         assert!(matches!(r.next_message(), Err(ProxyError::Limit(_))));
+    }
+
+    /// The largest allowed message reassembles; one byte more is refused; a
+    /// peer that only feeds fragments cannot grow the buffer without bound.
+    #[test]
+    fn reassembly_lengths_at_their_limits() {
+        let mut r = Reassembler::default();
+        let len = MAX_MESSAGE;
+        r.push(&[11, (len >> 16) as u8, (len >> 8) as u8, len as u8])
+            .unwrap();
+        let mut left = len;
+        while left > 0 {
+            assert!(r.next_message().unwrap().is_none());
+            let n = left.min(10_000);
+            r.push(&vec![0u8; n]).unwrap();
+            left -= n;
+        }
+        assert_eq!(r.next_message().unwrap().unwrap().body().len(), len);
+        assert!(r.is_empty());
+        let mut r = Reassembler::default();
+        let len = MAX_MESSAGE + 1;
+        r.push(&[11, (len >> 16) as u8, (len >> 8) as u8, len as u8])
+            .unwrap();
+        assert!(matches!(r.next_message(), Err(ProxyError::Limit(_))));
+        // Fragments pushed without draining hit the buffer bound.
+        let mut r = Reassembler::default();
+        let mut refused = false;
+        for _ in 0..(MAX_BUFFERED / 16384 + 2) {
+            if r.push(&[0u8; 16384]).is_err() {
+                refused = true;
+                break;
+            }
+        }
+        assert!(refused);
+        assert!(r.push(&[]).is_err());
+    }
+
+    /// Hello, certificate and key exchange parsers on length fields at
+    /// u8/u16/u24 max with little data behind them.
+    #[test]
+    fn maximal_inner_lengths_are_errors() {
+        // ClientHello: session id length 255 with nothing behind it.
+        let mut ch = vec![3, 3];
+        ch.extend_from_slice(&[0; 32]);
+        ch.push(0xff);
+        assert!(parse_client_hello(&ch).is_err());
+        // ClientHello: cipher suites length 0xffff.
+        let mut ch = vec![3, 3];
+        ch.extend_from_slice(&[0; 32]);
+        ch.extend_from_slice(&[0, 0xff, 0xff, 0x13, 0x01]);
+        assert!(parse_client_hello(&ch).is_err());
+        // Extensions block length 0xffff.
+        let mut ch = vec![3, 3];
+        ch.extend_from_slice(&[0; 32]);
+        ch.extend_from_slice(&[0, 0, 2, 0x13, 0x01, 1, 0, 0xff, 0xff, 0, 0]);
+        assert!(parse_client_hello(&ch).is_err());
+        // Certificate list length 0xffffff, and one certificate too long.
+        assert!(parse_certificate(&[0, 0xff, 0xff, 0xff, 0, 0, 1], true).is_err());
+        assert!(parse_certificate(&[0, 0, 0, 4, 0xff, 0xff, 0xff, 1], false).is_err());
+        // CertificateVerify with a signature length of 0xffff.
+        assert!(parse_certificate_verify(&[4, 3, 0xff, 0xff, 1, 2]).is_err());
+        // ServerKeyExchange: public key length 255, signature length 0xffff.
+        assert!(parse_server_key_exchange(&[3, 0, 0x1d, 0xff, 1, 2]).is_err());
+        let ske = [3, 0, 0x1d, 1, 9, 4, 3, 0xff, 0xff, 1];
+        assert!(parse_server_key_exchange(&ske).is_err());
+        let ske = [3, 0, 0x1d, 2, 9, 8, 4, 3, 0, 1, 5];
+        let ok = parse_server_key_exchange(&ske).unwrap();
+        assert_eq!(ok.params, &ske[..6]);
+        assert_eq!(ok.public, &[9, 8]);
+        assert!(parse_client_key_exchange(&[0xff, 1]).is_err());
     }
 
     #[test]

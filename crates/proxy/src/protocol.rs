@@ -265,6 +265,35 @@ mod tests {
         assert!(decode::<ProverMsg>(b"{\"hello\":{}}").is_err());
     }
 
+    /// Relay frames at their size limits and counts at u32 max.
+    #[test]
+    fn relay_frame_limits() {
+        let mut data = vec![0u8];
+        data.resize(1 + MAX_RELAY_DATA, 0x17);
+        assert!(matches!(
+            RelayFrame::decode(&data),
+            Ok(RelayFrame::Data(d)) if d.len() == MAX_RELAY_DATA
+        ));
+        data.push(0);
+        assert!(RelayFrame::decode(&data).is_err());
+        let max = RelayFrame::Close {
+            sent: u32::MAX,
+            received: u32::MAX,
+        };
+        assert_eq!(RelayFrame::decode(&max.encode()).unwrap(), max);
+        assert!(RelayFrame::decode(&[3; 34]).is_err());
+        assert!(RelayFrame::decode(&[3; 32]).is_err());
+        // Free text is kept whatever its bytes.
+        assert!(matches!(
+            RelayFrame::decode(&[1, 0xff, 0xfe]),
+            Ok(RelayFrame::ServerClosed(_))
+        ));
+        // A transcript cut at u32 max counts is refused, not wrapped.
+        let t = crate::record::Transcript::default();
+        assert!(t.clone().cut(u32::MAX as usize, 0).is_err());
+        assert!(t.cut(0, u32::MAX as usize).is_err());
+    }
+
     #[test]
     fn hello_carries_the_expected_size() {
         let hello = ProverMsg::Hello {

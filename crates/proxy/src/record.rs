@@ -213,7 +213,7 @@ impl Recorder {
             Direction::Sent => (self.limits.max_sent_bytes, self.limits.max_sent_records),
             Direction::Received => (self.limits.max_recv_bytes, self.limits.max_recv_records),
         };
-        self.bytes[i] += bytes.len();
+        self.bytes[i] = self.bytes[i].saturating_add(bytes.len());
         if self.bytes[i] > max_bytes {
             return Err(ProxyError::Limit(format!(
                 "the {d} sent more than {max_bytes} bytes"
@@ -399,6 +399,50 @@ mod tests {
             .is_err());
         let mut r = Recorder::new(RecorderLimits::default());
         assert!(r.feed(Direction::Received, &[23, 0x7f, 3]).is_err());
+    }
+
+    /// Record lengths at the limit, one past it and at u16 max; limits at
+    /// usize max do not overflow the byte counter.
+    #[test]
+    fn record_lengths_at_their_limits() {
+        let unlimited = RecorderLimits {
+            max_sent_bytes: usize::MAX,
+            max_recv_bytes: usize::MAX,
+            max_sent_records: usize::MAX,
+            max_recv_records: usize::MAX,
+        };
+        let record = |len: usize| {
+            let mut v = vec![23u8, 3, 3, (len >> 8) as u8, len as u8];
+            v.resize(HEADER_LEN + len, 0xab);
+            v
+        };
+        let mut r = Recorder::new(unlimited);
+        assert_eq!(
+            r.feed(Direction::Received, &record(MAX_PAYLOAD)).unwrap(),
+            1
+        );
+        assert_eq!(r.feed(Direction::Received, &record(0)).unwrap(), 2);
+        for _ in 0..3 {
+            r.feed(Direction::Received, &record(100)).unwrap();
+        }
+        for len in [MAX_PAYLOAD + 1, 0xffff] {
+            let mut r = Recorder::new(unlimited);
+            // The header alone is refused: nothing waits for 64 KiB.
+            assert!(r.feed(Direction::Received, &record(len)[..5]).is_err());
+        }
+        // Header cut anywhere: waits, no error, nothing recorded.
+        let mut r = Recorder::new(unlimited);
+        let full = record(10);
+        for i in 0..full.len() {
+            assert_eq!(
+                r.feed(Direction::Sent, &full[i..i + 1]).unwrap(),
+                (i + 1 == full.len()) as usize
+            );
+        }
+        // A truncated record at the end is dropped from the transcript.
+        let mut r = Recorder::new(unlimited);
+        r.feed(Direction::Sent, &record(10)[..9]).unwrap();
+        assert!(r.finish().sent.is_empty());
     }
 
     #[test]

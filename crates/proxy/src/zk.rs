@@ -760,6 +760,26 @@ pub fn zk_output(
     )
 }
 
+/// The 32-byte context the proof's Fiat–Shamir challenges are bound to
+/// (`webproof_tlsproof`'s `prove`/`verify`):
+/// `SHA-256("webproof proof context v1" || transcript_digest ||
+/// SHA-256(plan as JSON))`, with `transcript_digest` the
+/// [`crate::Transcript::digest`] both parties confirmed at `CloseAck` and
+/// `plan` the [`ZkPlan`] as the prover sent it and the verifier decoded it
+/// (before any normalisation). Each party computes it from its own view; a
+/// proof made for another session or another plan fails the verifier's
+/// check.
+pub fn proof_context(transcript_digest: &[u8; 32], plan: &ZkPlan) -> [u8; 32] {
+    use sha2::{Digest, Sha256};
+    let plan_hash = Sha256::digest(serde_json::to_vec(plan).expect("a plan serializes"));
+    Sha256::new()
+        .chain_update(b"webproof proof context v1")
+        .chain_update(transcript_digest)
+        .chain_update(plan_hash)
+        .finalize()
+        .into()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -61,7 +61,7 @@ fn once(stmt: &Statement, witness: &Witness, silent: bool) -> Run {
                 let setup_ms = start.elapsed().as_secs_f64() * 1e3;
                 let st = ch.stats();
                 let (su, sd) = (st.sent(), st.received());
-                let (_, ch) = pre.prove(ch, &stmt_p, &w).await.unwrap();
+                let (_, ch) = pre.prove(ch, &stmt_p, &w, &[0; 32]).await.unwrap();
                 let st = ch.stats();
                 (setup_ms, 0, su, sd, st.sent(), st.received())
             } else {
@@ -83,7 +83,7 @@ fn once(stmt: &Statement, witness: &Witness, silent: bool) -> Run {
                 let pre = VerifierPreprocessed::setup(&mut ch, session_config(), &mut rng)
                     .await
                     .unwrap();
-                pre.verify(ch, &stmt_v, &mut rng).await.unwrap();
+                pre.verify(ch, &stmt_v, &[0; 32], &mut rng).await.unwrap();
             } else {
                 let (cs, _) = ideal::pair(1);
                 let mut v = Verifier::new(cs, Channel::new(b), Config::default(), &mut rng)

@@ -15,19 +15,32 @@
 //! 1. P: base-OT point `A` (36), sent by the network layer in the flight
 //!    of its hello ([`ProverOpening`]);
 //! 2. V: 128 base-OT point pairs (8,196), after its `Accepted`;
-//! 3. P: SoftSpokenOT's masked GGM sums (4,101) and the corrections of
-//!    41,158 + 128 COTs (about 77.5 KB);
-//! 4. V: SoftSpokenOT's check seed (20);
-//! 5. P: the check answer (36);
-//! 6. V: the tree corrections of Ferret's setup iteration (132,196), then
-//!    the network layer's `Ready`: the TLS session starts here.
+//! 3. P: SoftSpokenOT's masked GGM sums (4,101), the corrections of
+//!    41,158 + 128 COTs (about 77.5 KB) and, right behind them, the answer
+//!    to SoftSpokenOT's consistency check (36). The check is not
+//!    interactive: its challenges come from a SHA-256 hash of the tree
+//!    message, the call's number and size and every correction
+//!    (Fiat–Shamir, see `webproof_ot::softspoken`), so V sends no seed;
+//! 4. V: checks the answer, then sends the tree corrections of Ferret's
+//!    setup iteration (132,196), then the network layer's `Ready`: the TLS
+//!    session starts here.
 //!
 //! Then the warm-up, beside the TLS session: P's challenge of the setup
 //! iteration (36), V's digest (36) and the first main iteration's tree
 //! corrections (208 bytes per noise block), P's challenge (36), V's digest
-//! (36). The SoftSpokenOT check must be answered before V sends anything
-//! computed from its keys (flight 6), and each Ferret check before its
-//! COTs are used; every other message waits for nothing it does not need.
+//! (36). Ferret's checks are interactive: the challenge is fresh
+//! randomness of P (the COT receiver), sent after every tree correction it
+//! covers. V checks SoftSpokenOT's answer before it sends anything
+//! computed from its keys (flight 4), and each Ferret check passes before
+//! its COTs are used; every other message waits for nothing it does not
+//! need.
+//!
+//! # Binding
+//!
+//! The proof's Fiat–Shamir challenges are bound to a 32-byte context that
+//! both parties compute on their own ([`ProverPreprocessed::prove`],
+//! [`VerifierPreprocessed::verify`]); proxy mode uses a digest of the TLS
+//! transcript and of the prover's plan.
 
 use crate::{run, Aead, Proven, Result, Statement, Witness};
 use rand_core::{CryptoRng, RngCore};
@@ -268,14 +281,19 @@ impl ProverPreprocessed {
         Ok(())
     }
 
-    /// Prove `statement` over `channel` and give the channel back.
+    /// Prove `statement` over `channel` and give the channel back. The
+    /// proof's Fiat–Shamir challenges are bound to `context`, 32 bytes that
+    /// name the session and the statement (proxy mode: a digest of the TLS
+    /// transcript and of the prover's plan); the verifier must pass the same
+    /// bytes to [`VerifierPreprocessed::verify`] or reject the proof.
     pub async fn prove<T: Io>(
         self,
         channel: Channel<T>,
         statement: &Statement,
         witness: &Witness,
+        context: &[u8; 32],
     ) -> Result<(Proven, Channel<T>)> {
-        let mut prover = Prover::new(self.cot, channel, self.config.zk).await?;
+        let mut prover = Prover::with_context(self.cot, channel, self.config.zk, context).await?;
         let proven = run(&mut prover, statement, Some(witness)).await?;
         let (_, channel) = prover.finish().await?;
         Ok((proven, channel))
@@ -318,14 +336,19 @@ impl VerifierPreprocessed {
     }
 
     /// Verify `statement` over `channel`; `Ok` means every check passed.
-    /// Challenges are drawn from `rng`.
+    /// The challenges are derived (Fiat–Shamir) from `context`, which must
+    /// be computed by the verifier itself from its own view of the session
+    /// and statement (see [`ProverPreprocessed::prove`]), and from the
+    /// prover's messages; `rng` is not drawn from today.
     pub async fn verify<T: Io>(
         self,
         channel: Channel<T>,
         statement: &Statement,
+        context: &[u8; 32],
         rng: &mut (impl RngCore + CryptoRng),
     ) -> Result<(Proven, Channel<T>)> {
-        let mut verifier = Verifier::new(self.cot, channel, self.config.zk, rng).await?;
+        let mut verifier =
+            Verifier::with_context(self.cot, channel, self.config.zk, context, rng).await?;
         let proven = run(&mut verifier, statement, None).await?;
         let (_, channel) = verifier.finish().await?;
         Ok((proven, channel))
@@ -425,7 +448,7 @@ mod tests {
                 let cfg = SessionConfig::sized(prover_expects);
                 let mut pre = ProverPreprocessed::bootstrap(&mut ch, cfg, &mut rng).await?;
                 pre.warm_up(&mut ch).await?;
-                pre.prove(ch, &s.statement, &s.witness)
+                pre.prove(ch, &s.statement, &s.witness, &[3; 32])
                     .await
                     .map(|(p, _)| p)
             };
@@ -435,7 +458,9 @@ mod tests {
                 let cfg = SessionConfig::sized(verifier_expects);
                 let mut pre = VerifierPreprocessed::bootstrap(&mut ch, cfg, &mut rng).await?;
                 pre.warm_up(&mut ch).await?;
-                pre.verify(ch, &s.statement, &mut rng).await.map(|(p, _)| p)
+                pre.verify(ch, &s.statement, &[3; 32], &mut rng)
+                    .await
+                    .map(|(p, _)| p)
             };
             futures::join!(prover, verifier)
         });

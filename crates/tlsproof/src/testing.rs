@@ -514,7 +514,9 @@ pub fn prove_quicksilver(
 
 /// The production stack in memory (base OT, SoftSpokenOT, Ferret sized for
 /// `expected_cots`, QuickSilver), as a session runs it: bootstrap, warm-up,
-/// proof. The prover's and the verifier's results.
+/// proof. The prover's and the verifier's results. Both bind the proof to
+/// the same session context (all zeros: the context's own binding is
+/// tested in `tests.rs`).
 pub fn prove_production(
     statement: &Statement,
     witness: &Witness,
@@ -531,14 +533,18 @@ pub fn prove_production(
             let mut ch = Channel::new(a);
             let mut pre = ProverPreprocessed::bootstrap(&mut ch, cfg, &mut rng).await?;
             pre.warm_up(&mut ch).await?;
-            pre.prove(ch, statement, witness).await.map(|(p, _)| p)
+            pre.prove(ch, statement, witness, &[0; 32])
+                .await
+                .map(|(p, _)| p)
         };
         let verifier = async {
             let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ 0x5eed);
             let mut ch = Channel::new(b);
             let mut pre = VerifierPreprocessed::bootstrap(&mut ch, cfg, &mut rng).await?;
             pre.warm_up(&mut ch).await?;
-            pre.verify(ch, statement, &mut rng).await.map(|(p, _)| p)
+            pre.verify(ch, statement, &[0; 32], &mut rng)
+                .await
+                .map(|(p, _)| p)
         };
         futures::join!(prover, verifier)
     })

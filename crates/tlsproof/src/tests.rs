@@ -387,21 +387,24 @@ fn overlapping_or_unordered_commitments_are_rejected() {
     assert!(bad.validate().is_err());
 }
 
-#[test]
-fn full_stack_session_with_silent_ot() {
-    // Base OT + SoftSpokenOT + Ferret + QuickSilver, as in production, with
-    // other traffic on the same connection between setup and proof.
-    let mut s = tls13_session(Aead::Aes128Gcm, 31, &[REQUEST], &[RESPONSE1, RESPONSE2]);
-    s.statement.recv.disclosure = Disclosure::Ranges(vec![(0, 0..15), (1, 0..RESPONSE2.len())]);
+/// Base OT + SoftSpokenOT + Ferret + QuickSilver, as in production, with
+/// other traffic on the same connection between setup and proof; the
+/// prover binds its proof to `prover_ctx`, the verifier checks it under
+/// `verifier_ctx`.
+fn full_stack(
+    s: &crate::testing::Session,
+    prover_ctx: [u8; 32],
+    verifier_ctx: [u8; 32],
+) -> (Result<Proven>, Result<Proven>) {
     let (a, b) = memory_duplex();
     let cfg = SessionConfig::default();
-    let (p, v) = block_on(async {
+    block_on(async {
         let prover = async {
             let mut rng = rand::rngs::StdRng::seed_from_u64(1);
             let mut ch = Channel::new(a);
             let pre = ProverPreprocessed::setup(&mut ch, cfg, &mut rng).await?;
             ch.send(b"relay traffic").await?;
-            pre.prove(ch, &s.statement, &s.witness)
+            pre.prove(ch, &s.statement, &s.witness, &prover_ctx)
                 .await
                 .map(|(p, _)| p)
         };
@@ -410,10 +413,19 @@ fn full_stack_session_with_silent_ot() {
             let mut ch = Channel::new(b);
             let pre = VerifierPreprocessed::setup(&mut ch, cfg, &mut rng).await?;
             assert_eq!(ch.recv(100).await?, b"relay traffic");
-            pre.verify(ch, &s.statement, &mut rng).await.map(|(p, _)| p)
+            pre.verify(ch, &s.statement, &verifier_ctx, &mut rng)
+                .await
+                .map(|(p, _)| p)
         };
         futures::join!(prover, verifier)
-    });
+    })
+}
+
+#[test]
+fn full_stack_session_with_silent_ot() {
+    let mut s = tls13_session(Aead::Aes128Gcm, 31, &[REQUEST], &[RESPONSE1, RESPONSE2]);
+    s.statement.recv.disclosure = Disclosure::Ranges(vec![(0, 0..15), (1, 0..RESPONSE2.len())]);
+    let (p, v) = full_stack(&s, [7; 32], [7; 32]);
     let (p, v) = (p.unwrap(), v.unwrap());
     assert_eq!(p, v);
     expect_bytes(
@@ -555,4 +567,17 @@ fn ideal_party_matches_the_real_proof() {
             "{aead:?} tls13={tls13}: {ideal:?}"
         );
     }
+}
+
+/// A proof made for one session context (transcript and plan digest) is
+/// rejected by a verifier that computed another.
+#[test]
+fn full_stack_proof_is_bound_to_its_context() {
+    let mut s = tls13_session(Aead::Aes128Gcm, 32, &[REQUEST], &[RESPONSE1]);
+    s.statement.recv.disclosure = Disclosure::Ranges(vec![(0, 0..15)]);
+    let mut other = [7u8; 32];
+    other[0] ^= 0x80;
+    let (p, v) = full_stack(&s, [7; 32], other);
+    assert!(matches!(v, Err(Error::CheckFailed(_))), "{v:?}");
+    assert!(p.is_err());
 }

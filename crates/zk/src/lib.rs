@@ -73,8 +73,14 @@
 //!
 //! The weights are public coins, so they are derived from the transcript
 //! (Fiat–Shamir) instead of being sent: segment `j`'s seed is a SHA-256 hash
-//! chain over the hello and every correction segment up to and including `j`
-//! (`proto::ChallengeChain`). The errors a segment's weights multiply are
+//! chain over a 32-byte context the caller supplies, the hello and every
+//! correction segment up to and including `j` (`proto::ChallengeChain`).
+//! The context ([`Prover::with_context`], [`Verifier::with_context`]) names
+//! the session and the statement (proxy mode passes a digest of the TLS
+//! transcript and of the prover's plan), so a proof answers the challenges of
+//! that session and statement only; soundness does not rest on it (`Delta`
+//! is fresh per session and the statement is fixed before the proof), it is
+//! defence in depth. The errors a segment's weights multiply are
 //! fixed by the corrections hashed into its seed, so for a cheating prover the
 //! weighted error sum vanishes with probability `2^-128` per hash evaluation
 //! it tries (random-oracle model: `q` evaluations give `q / 2^128`), and a

@@ -22,21 +22,29 @@ pub const CHECK_LEN: usize = 32;
 pub const VERDICT_ACCEPT: u8 = 1;
 pub const VERDICT_REJECT: u8 = 0;
 
+/// Bytes of the context a proof is bound to (see [`ChallengeChain::new`]).
+pub const CONTEXT_LEN: usize = 32;
+
 /// The challenge seeds, derived from the prover's messages (Fiat–Shamir):
-/// `h_0 = SHA-256(label, hello)`, `h_j = SHA-256(h_{j-1}, segment_j)`, and
-/// segment `j`'s seed is the first 16 bytes of `h_j`. Each seed depends on
-/// every correction sent so far, so the errors it weighs are fixed before it
-/// exists.
+/// `h_0 = SHA-256(label, context, hello)`, `h_j = SHA-256(h_{j-1},
+/// segment_j)`, and segment `j`'s seed is the first 16 bytes of `h_j`. Each
+/// seed depends on every correction sent so far, so the errors it weighs are
+/// fixed before it exists; and on the caller's 32-byte context (a digest of
+/// the session and the statement), so a proof transcript answers the
+/// challenges of one session and statement only.
 pub struct ChallengeChain {
     state: [u8; 32],
 }
 
 impl ChallengeChain {
-    /// Start from the hello (binding the parameters).
-    pub fn new(hello: &[u8]) -> Self {
+    /// Start from the caller's context and the hello (binding the session,
+    /// the statement and the parameters). Both inputs have a fixed length,
+    /// so their concatenation is unambiguous.
+    pub fn new(context: &[u8; CONTEXT_LEN], hello: &[u8]) -> Self {
         use sha2::{Digest, Sha256};
         let state = Sha256::new()
-            .chain_update(b"webproof-zk/challenges/v2")
+            .chain_update(b"webproof-zk/challenges/v3")
+            .chain_update(context)
             .chain_update(hello)
             .finalize()
             .into();
@@ -229,6 +237,23 @@ mod tests {
         assert!(unpack_bools(&buf[..1], 13).is_err());
         buf[1] |= 0x80;
         assert!(unpack_bools(&buf, 13).is_err());
+    }
+
+    #[test]
+    fn challenges_depend_on_context_hello_and_segments() {
+        let hello = encode_hello(&Config::default());
+        let seed = |ctx: &[u8; CONTEXT_LEN], hello: &[u8], seg: &[u8]| {
+            ChallengeChain::new(ctx, hello).next_seed(seg)
+        };
+        let base = seed(&[0; 32], &hello, b"segment");
+        assert_eq!(base, seed(&[0; 32], &hello, b"segment"));
+        let mut ctx = [0u8; 32];
+        ctx[31] = 1;
+        assert_ne!(base, seed(&ctx, &hello, b"segment"));
+        let mut other = hello.clone();
+        other[12] ^= 1;
+        assert_ne!(base, seed(&[0; 32], &other, b"segment"));
+        assert_ne!(base, seed(&[0; 32], &hello, b"segmenT"));
     }
 
     #[test]

@@ -61,8 +61,25 @@ pub struct Prover<C, T> {
 }
 
 impl<C: RandomCotReceiver, T: Io> Prover<C, T> {
-    /// Start a proof session: sends the hello with our parameters.
-    pub async fn new(cot: C, mut ch: Channel<T>, cfg: Config) -> Result<Self> {
+    /// Start a proof session bound to no context (all-zero context): sends
+    /// the hello with our parameters. For tests and benchmarks; sessions
+    /// that carry a statement use [`Self::with_context`].
+    pub async fn new(cot: C, ch: Channel<T>, cfg: Config) -> Result<Self> {
+        Self::with_context(cot, ch, cfg, &[0; proto::CONTEXT_LEN]).await
+    }
+
+    /// Start a proof session whose Fiat–Shamir challenges are bound to
+    /// `context`, 32 bytes both parties compute from what they already
+    /// agree on (typically a digest of the session's transcript and of the
+    /// statement): the verifier must pass the same `context` to
+    /// [`crate::Verifier::with_context`], or the proof fails its check.
+    /// Sends the hello with our parameters.
+    pub async fn with_context(
+        cot: C,
+        mut ch: Channel<T>,
+        cfg: Config,
+        context: &[u8; 32],
+    ) -> Result<Self> {
         cfg.validate()?;
         let hello = proto::encode_hello(&cfg);
         ch.send(&hello).await?;
@@ -76,7 +93,7 @@ impl<C: RandomCotReceiver, T: Io> Prover<C, T> {
             seg_words: vec![0; cfg.segment_bits / 64],
             seg_bits: 0,
             seg_terms: Vec::new(),
-            chain: proto::ChallengeChain::new(&hello),
+            chain: proto::ChallengeChain::new(context, &hello),
             acc0: Acc::default(),
             acc1: Acc::default(),
             frame: Vec::new(),

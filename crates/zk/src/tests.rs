@@ -280,6 +280,68 @@ fn wrong_witness_is_caught() {
     }
 }
 
+/// An honest proof of a random circuit under `prover_ctx`, verified under
+/// `verifier_ctx`: the verifier's result.
+fn prove_under_contexts(
+    seed: u64,
+    prover_ctx: [u8; 32],
+    verifier_ctx: [u8; 32],
+) -> Result<(), Error> {
+    let mut rng = StdRng::seed_from_u64(7000 + seed);
+    let c = random_circuit(&mut rng, 16, 300, 8);
+    let x = random_bits(&mut rng, 16);
+    let claim = c.eval(std::slice::from_ref(&x))[0].clone();
+    let (a, b) = memory_duplex();
+    let (cs, cr) = pair(seed);
+    let mut vrng = StdRng::seed_from_u64(seed ^ 0x5eed);
+    let (pr, vr) = block_on(async {
+        let p = async {
+            let mut p = Prover::with_context(cr, Channel::new(a), SMALL, &prover_ctx).await?;
+            let xin = p.commit(&x).await?;
+            let out = p.eval(&c, &[&xin]).await?;
+            let opened = p.open(&out[0]).await?;
+            assert_eq!(opened, claim);
+            p.finish().await.map(|_| ())
+        };
+        let v = async {
+            let mut v =
+                Verifier::with_context(cs, Channel::new(b), SMALL, &verifier_ctx, &mut vrng)
+                    .await?;
+            let xin = v.commit(16).await?;
+            let out = v.eval(&c, &[&xin]).await?;
+            let opened = v.open(&out[0]).await?;
+            assert_eq!(opened, claim);
+            v.finish().await.map(|_| ())
+        };
+        futures::join!(p, v)
+    });
+    if vr.is_ok() {
+        pr?;
+    }
+    vr
+}
+
+#[test]
+fn proofs_are_bound_to_their_context() {
+    for seed in 0..20u64 {
+        let ctx = [seed as u8; 32];
+        prove_under_contexts(seed, ctx, ctx).unwrap();
+        let mut other = ctx;
+        other[(seed % 32) as usize] ^= 1 << (seed % 8);
+        let r = prove_under_contexts(seed, ctx, other);
+        assert!(
+            matches!(r, Err(Error::CheckFailed(_))),
+            "seed {seed}: {r:?}"
+        );
+        // `new` is the all-zero context.
+        let r = prove_under_contexts(seed, [0; 32], [1; 32]);
+        assert!(
+            matches!(r, Err(Error::CheckFailed(_))),
+            "seed {seed}: {r:?}"
+        );
+    }
+}
+
 #[test]
 fn flipped_and_gate_in_large_circuit_is_caught() {
     let mut rng = StdRng::seed_from_u64(31337);

@@ -52,14 +52,29 @@ pub struct Verifier<C, T> {
 }
 
 impl<C: RandomCotSender, T: Io> Verifier<C, T> {
-    /// Accept a proof session: reads the prover's hello and checks that it
+    /// Accept a proof session bound to no context (all-zero context; see
+    /// [`Self::with_context`]): reads the prover's hello and checks that it
     /// uses the same parameters. Challenges are derived from the prover's
     /// messages (see the crate docs), so `rng` is not drawn from today; it
     /// stays in the signature for verifier-side randomness of later checks.
     pub async fn new(
         cot: C,
+        ch: Channel<T>,
+        cfg: Config,
+        rng: &mut (impl RngCore + CryptoRng),
+    ) -> Result<Self> {
+        Self::with_context(cot, ch, cfg, &[0; proto::CONTEXT_LEN], rng).await
+    }
+
+    /// [`Self::new`] for a proof bound to `context` (see
+    /// [`crate::Prover::with_context`]): the challenges are derived from
+    /// our own `context`, so a proof made under any other context fails
+    /// the check.
+    pub async fn with_context(
+        cot: C,
         mut ch: Channel<T>,
         cfg: Config,
+        context: &[u8; 32],
         rng: &mut (impl RngCore + CryptoRng),
     ) -> Result<Self> {
         cfg.validate()?;
@@ -83,7 +98,7 @@ impl<C: RandomCotSender, T: Io> Verifier<C, T> {
             chi: ChiStream::new(Block::ZERO),
             acc0: Acc::default(),
             acc1: Acc::default(),
-            chain: proto::ChallengeChain::new(&hello),
+            chain: proto::ChallengeChain::new(context, &hello),
             wires: Vec::new(),
             validated: ValidatedCircuit::default(),
             stats: Stats::default(),
