@@ -893,3 +893,270 @@ pub fn claims_from_items(
     claim_constraints(&claims, [sent.len(), received.len()])?;
     Ok(claims)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::http::disclosure_from_items;
+
+    const REQ: &[u8] = b"GET /a HTTP/1.1\r\nHost: a.test\r\n\r\n";
+
+    fn response(body: &[u8]) -> Vec<u8> {
+        let mut r = format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        )
+        .into_bytes();
+        r.extend_from_slice(body);
+        r
+    }
+
+    fn items(paths: &[&str]) -> Vec<String> {
+        paths.iter().map(|p| format!("json:{p}")).collect()
+    }
+
+    /// The prover's disclosure and claims for `paths`, and the verifier's view.
+    fn prove(resp: &[u8], paths: &[&str]) -> Result<(Vec<JsonClaim>, Vec<Option<u8>>)> {
+        let it = items(paths);
+        let d = disclosure_from_items(&it, REQ, resp)?;
+        let claims = claims_from_items(&it, REQ, resp, &d)?;
+        Ok((claims, view_of(resp, &d.received)))
+    }
+
+    fn text(view: &[Option<u8>]) -> String {
+        view.iter().map(|b| b.map_or('*', |c| c as char)).collect()
+    }
+
+    #[test]
+    fn skeleton_is_revealed_and_scalars_hidden() {
+        let body = br#"{"user":{"name":"ann","age":41,"tags":["x",true]},"id":"a\"b","n":null}"#;
+        let resp = response(body);
+        let (claims, view) = prove(&resp, &["user.age"]).unwrap();
+        let head = resp.len() - body.len();
+        assert_eq!(
+            &text(&view)[head..],
+            r#"{"user":{"name":"***","age":41,"tags":["*",****]},"id":"*\"*","n":****}"#
+        );
+        let ok = verify_claims(&[], &view, &claims).unwrap();
+        assert_eq!(ok[0].value_text, "41");
+        assert_eq!(ok[0].path, "user.age");
+        let at = head + body.windows(2).position(|w| w == b"41").unwrap();
+        assert_eq!(ok[0].value, Range::new(at, at + 2));
+        // Objects and arrays as values, the whole body, an array index.
+        let (claims, view) = prove(&resp, &["user.tags", "", "user.tags.1"]).unwrap();
+        let ok = verify_claims(&[], &view, &claims).unwrap();
+        assert_eq!(ok[0].value_text, r#"["x",true]"#);
+        assert_eq!(ok[1].value_text.as_bytes(), body);
+        assert_eq!(ok[2].value_text, "true");
+    }
+
+    /// Keys are compared unescaped: `"a"` and `"\u0061"` are duplicates.
+    #[test]
+    fn duplicate_keys_on_the_path_are_refused() {
+        for body in [
+            &br#"{"amount":1,"amount":5}"#[..],
+            br#"{"x":{"amount":1,"\u0061mount":5}}"#,
+            br#"{"x":{"amount":1,"y":2,"amount":5}}"#,
+        ] {
+            let path = if body.starts_with(b"{\"x\"") {
+                "x.amount"
+            } else {
+                "amount"
+            };
+            let err = prove(&response(body), &[path]).unwrap_err().to_string();
+            assert!(err.contains("duplicate key"), "{err}");
+        }
+        // Off the path, duplicates are the body's business, not the claim's.
+        let (c, v) = prove(&response(br#"{"o":{"k":1,"k":2},"amount":5}"#), &["amount"]).unwrap();
+        assert_eq!(verify_claims(&[], &v, &c).unwrap()[0].value_text, "5");
+    }
+
+    /// A nested `"amount":5` cannot be claimed as the top-level amount: the
+    /// prover's honest claim fails, and a forged claim (the nested value's
+    /// range under the top-level path) is refused on any view.
+    #[test]
+    fn nested_value_claimed_at_top_level_is_refused() {
+        let body = br#"{"a":{"amount":5}}"#;
+        let resp = response(body);
+        assert!(prove(&resp, &["amount"]).is_err());
+        let (mut claims, view) = prove(&resp, &["a.amount"]).unwrap();
+        verify_claims(&[], &view, &claims).unwrap();
+        claims[0].path = "amount".into();
+        assert!(verify_claims(&[], &view, &claims).is_err());
+        let full: Vec<Option<u8>> = resp.iter().map(|&b| Some(b)).collect();
+        let mut full_claims = claims.clone();
+        full_claims[0].hidden_strings.clear();
+        full_claims[0].hidden_tokens.clear();
+        assert!(verify_claims(&[], &full, &full_claims).is_err());
+    }
+
+    /// Every field of a claim is checked: a mutation harness should mutate
+    /// each of them; here, one mutation of each.
+    #[test]
+    fn every_claim_field_is_checked() {
+        let body = br#"{"n":"ann","list":[1,2,{"k":"v"}],"amount":5}"#;
+        let resp = response(body);
+        let (claims, view) = prove(&resp, &["list.2.k", "amount"]).unwrap();
+        verify_claims(&[], &view, &claims).unwrap();
+        let c0 = &claims[1];
+        let mut bad: Vec<JsonClaim> = Vec::new();
+        let mut m = c0.clone();
+        m.direction = Direction::Sent;
+        bad.push(m);
+        for (s, e) in [(1isize, 0isize), (0, 1), (0, -1), (-1, 0)] {
+            let mut m = c0.clone();
+            m.body = Range::new(
+                (m.body.start as isize + s) as usize,
+                (m.body.end as isize + e) as usize,
+            );
+            bad.push(m);
+            let mut m = c0.clone();
+            m.value = Range::new(
+                (m.value.start as isize + s) as usize,
+                (m.value.end as isize + e) as usize,
+            );
+            bad.push(m);
+        }
+        for p in [
+            "list", "list.2", "amoun", "amount.0", "n", "list.3", "list.01", "",
+        ] {
+            let mut m = c0.clone();
+            m.path = p.into();
+            bad.push(m);
+        }
+        let mut m = c0.clone();
+        m.hidden_strings.pop();
+        bad.push(m);
+        let mut m = c0.clone();
+        m.hidden_tokens.clear();
+        bad.push(m);
+        let mut m = c0.clone();
+        m.hidden_tokens.push(Range::new(m.value.start, m.value.end));
+        bad.push(m);
+        let mut m = c0.clone();
+        m.hidden_strings.extend(m.hidden_tokens.clone());
+        m.hidden_strings = normalize(m.hidden_strings);
+        bad.push(m);
+        for m in bad {
+            assert!(
+                verify_claims(&[], &view, &[m.clone()]).is_err(),
+                "accepted {m:?}"
+            );
+        }
+    }
+
+    /// Views a cheating prover could produce by hiding other bytes than
+    /// the honest skeleton: refused by the walk itself.
+    #[test]
+    fn hidden_structure_is_refused_by_the_walk() {
+        let body = br#"{"a":1,"b":"x","amount":5}"#;
+        let resp = response(body);
+        let head = resp.len() - body.len();
+        let (claims, view) = prove(&resp, &["amount"]).unwrap();
+        let c = &claims[0];
+        let bodies = message_bodies(&view, Direction::Received);
+        for hide in [",", ":", "{", "}", r#""b""#, r#"""#] {
+            // Hide the first occurrence (a structural byte or key quote).
+            let at = head
+                + body
+                    .windows(hide.len())
+                    .position(|w| w == hide.as_bytes())
+                    .unwrap();
+            let mut v = view.clone();
+            for x in &mut v[at..at + hide.len()] {
+                *x = None;
+            }
+            assert!(walk(&v, &bodies[0], &c.path).is_err(), "hiding {hide:?}");
+        }
+        // A hidden head byte: the body is not found.
+        let mut v = view.clone();
+        v[3] = None;
+        assert!(message_bodies(&v, Direction::Received).is_empty());
+        assert!(verify_claims(&[], &v, &claims).is_err());
+        // The prover's own check refuses a disclosure that hides a key on the path.
+        let it = items(&["amount"]);
+        let mut d = disclosure_from_items(&it, REQ, &resp).unwrap();
+        let key = head + 8; // the `b` of "b", a key of the object on the path
+        assert_eq!(resp[key], b'b');
+        d.hide(Direction::Received, Range::new(key, key + 1), resp.len());
+        assert!(claims_from_items(&it, REQ, &resp, &d.normalized()).is_err());
+    }
+
+    #[test]
+    fn framing_is_the_verifiers_own() {
+        // Chunked, split inside a string and inside a number.
+        let body = br#"{"user":{"name":"ann","age":41},"k":123456}"#;
+        let mut resp = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+        for part in [&body[..18], &body[18..39], &body[39..]] {
+            resp.extend_from_slice(format!("{:x}\r\n", part.len()).as_bytes());
+            resp.extend_from_slice(part);
+            resp.extend_from_slice(b"\r\n");
+        }
+        resp.extend_from_slice(b"0\r\n\r\n");
+        let (claims, view) = prove(&resp, &["k", "user.age"]).unwrap();
+        let ok = verify_claims(&[], &view, &claims).unwrap();
+        assert_eq!(ok[0].value_text, "123456");
+        // The value spans chunk framing: its range covers it, its text not.
+        assert!(ok[0].value.len() > 6);
+        assert_eq!(claims[0].hidden_strings.len(), 2, "ann split by a chunk");
+        // A second response follows: its body is found after the first.
+        let mut two = response(br#"{"x":1}"#);
+        let first_len = two.len();
+        two.extend_from_slice(&response(br#"{"y":2}"#));
+        let full: Vec<Option<u8>> = two.iter().map(|&b| Some(b)).collect();
+        let bodies = message_bodies(&full, Direction::Received);
+        assert_eq!(bodies.len(), 2);
+        assert_eq!(bodies[1].raw.start, two.len() - 7);
+        assert!(bodies[0].raw.end == first_len);
+        // Requests: the body per Content-Length; none without it.
+        let req = b"POST /p HTTP/1.1\r\nContent-Length: 7\r\n\r\n{\"a\":1}GET / HTTP/1.1\r\n\r\n";
+        let full: Vec<Option<u8>> = req.iter().map(|&b| Some(b)).collect();
+        let bodies = message_bodies(&full, Direction::Sent);
+        assert_eq!(bodies.len(), 2);
+        assert_eq!(walk(&full, &bodies[0], "a").unwrap().value_text, "1");
+        assert!(bodies[1].data.is_empty());
+    }
+
+    #[test]
+    fn limits_and_tokens() {
+        assert!(path_parts(&"a.".repeat(MAX_PATH_DEPTH)).is_err());
+        assert!(path_parts(&"a.".repeat(MAX_PATH_DEPTH / 2)).is_ok());
+        assert!(path_parts(&"a".repeat(MAX_PATH_LEN + 1)).is_err());
+        let claim = JsonClaim {
+            direction: Direction::Received,
+            body: Range::new(0, 2),
+            path: String::new(),
+            value: Range::new(0, 2),
+            hidden_strings: Vec::new(),
+            hidden_tokens: Vec::new(),
+        };
+        assert!(claim_constraints(&vec![claim.clone(); MAX_JSON_CLAIMS + 1], [0, 9]).is_err());
+        assert!(claim_constraints(&vec![claim.clone(); MAX_JSON_CLAIMS], [0, 9]).is_ok());
+        assert!(claim_constraints(&[claim.clone()], [0, 1]).is_err());
+        let mut c = claim.clone();
+        c.hidden_tokens = vec![Range::new(1, 3)];
+        assert!(claim_constraints(&[c], [0, 9]).is_err());
+        for t in ["0", "-1.5e+3", "true", "null", "12", "0.0"] {
+            assert!(valid_token(t.as_bytes()), "{t}");
+        }
+        for t in ["01", "1.", "+1", "tru", "1e", "-", "nul1"] {
+            assert!(!valid_token(t.as_bytes()), "{t}");
+        }
+        let deep = format!(
+            "{}1{}",
+            "[".repeat(MAX_NESTING + 1),
+            "]".repeat(MAX_NESTING + 1)
+        );
+        let full: Vec<Option<u8>> = deep.bytes().map(Some).collect();
+        let body = Body {
+            raw: Range::new(0, full.len()),
+            data: vec![Range::new(0, full.len())],
+        };
+        assert!(walk(&full, &body, "").is_err());
+        assert_eq!(
+            unescape(br#"a\u00e9\ud83d\ude00"#).unwrap(),
+            "aé😀".as_bytes()
+        );
+        assert!(unescape(br#"\ud83d"#).is_none());
+    }
+}
