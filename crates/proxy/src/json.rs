@@ -1039,7 +1039,7 @@ mod tests {
         bad.push(m);
         for m in bad {
             assert!(
-                verify_claims(&[], &view, &[m.clone()]).is_err(),
+                verify_claims(&[], &view, std::slice::from_ref(&m)).is_err(),
                 "accepted {m:?}"
             );
         }
@@ -1132,7 +1132,7 @@ mod tests {
         };
         assert!(claim_constraints(&vec![claim.clone(); MAX_JSON_CLAIMS + 1], [0, 9]).is_err());
         assert!(claim_constraints(&vec![claim.clone(); MAX_JSON_CLAIMS], [0, 9]).is_ok());
-        assert!(claim_constraints(&[claim.clone()], [0, 1]).is_err());
+        assert!(claim_constraints(std::slice::from_ref(&claim), [0, 1]).is_err());
         let mut c = claim.clone();
         c.hidden_tokens = vec![Range::new(1, 3)];
         assert!(claim_constraints(&[c], [0, 9]).is_err());
@@ -1270,7 +1270,7 @@ mod zk_tests {
             hidden_strings: w.hidden_strings.clone(),
             hidden_tokens: w.hidden_tokens.clone(),
         };
-        verify_claims(&[], &view, &[claim.clone()]).expect("the view alone is fooled");
+        verify_claims(&[], &view, std::slice::from_ref(&claim)).expect("the view alone is fooled");
         let err = prove(
             CipherSuite::TLS13_AES_128_GCM_SHA256,
             &resp,

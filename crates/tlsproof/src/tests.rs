@@ -609,6 +609,7 @@ fn byte_class_violation_is_caught() {
 
 /// Both parties must agree on the classes, and malformed classes are refused.
 #[test]
+#[allow(clippy::reversed_empty_ranges)]
 fn byte_classes_are_part_of_the_statement() {
     let mut s = tls13_session(Aead::Aes128Gcm, 66, &[REQUEST], &[RESPONSE1, RESPONSE2]);
     s.statement.recv.disclosure = Disclosure::Ranges(vec![(0, 0..4)]);
