@@ -11,7 +11,8 @@ use rand_chacha::ChaCha20Rng;
 use webproof_attestation::commit::leaf_compressions;
 use webproof_attestation::{
     verify_presentation, Attestation, AttestationFields, CipherSuite, CommitPlan, CommitmentSeed,
-    Direction, PresentationBuilder, Scheme, SigningKey, Transcript, TranscriptCommitment,
+    Completeness, Direction, OrderSpan, PresentationBuilder, Scheme, SessionFacts, SigningKey,
+    Transcript, TranscriptCommitment,
 };
 
 fn main() {
@@ -52,6 +53,13 @@ fn main() {
                     CipherSuite::TLS13_AES_128_GCM_SHA256,
                     &c,
                     [0; 32],
+                    SessionFacts {
+                        server_port: 443,
+                        server_close_notify: true,
+                        server_records_after_cut: 0,
+                        response_complete: Completeness::Complete,
+                        order: OrderSpan::sent_then_received(c.sent_len(), c.received_len()),
+                    },
                 ),
                 &key,
             )

@@ -13,8 +13,9 @@ use std::path::Path;
 
 use rand_core::OsRng;
 use webproof_attestation::{
-    keyfile, Attestation, AttestationFields, CipherSuite, CommitPlan, CommitmentSeed, Direction,
-    PresentationBuilder, ServerIdentity, Transcript, TranscriptCommitment,
+    keyfile, Attestation, AttestationFields, CipherSuite, CommitPlan, CommitmentSeed, Completeness,
+    Direction, OrderSpan, PresentationBuilder, ServerIdentity, SessionFacts, Transcript,
+    TranscriptCommitment,
 };
 
 fn find(hay: &[u8], needle: &[u8]) -> usize {
@@ -53,6 +54,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         CipherSuite::TLS13_AES_128_GCM_SHA256,
         &commitment,
         identity.hash(),
+        SessionFacts {
+            server_port: 443,
+            server_close_notify: true,
+            server_records_after_cut: 0,
+            response_complete: Completeness::Complete,
+            order: OrderSpan::sent_then_received(commitment.sent_len(), commitment.received_len()),
+        },
     );
     let attestation = Attestation::sign(fields, &key)?;
 

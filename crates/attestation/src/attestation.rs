@@ -1,6 +1,6 @@
 //! Attestations: what the verifier (notary) signs after a session.
 //!
-//! # Binary encoding of the attestation body (format version 1)
+//! # Binary encoding of the attestation body (format version 2)
 //!
 //! All integers big-endian. This exact byte string is what is signed
 //! (Ed25519 over the bytes, secp256k1 over their Keccak-256; see
@@ -9,7 +9,7 @@
 //! | offset | length | field |
 //! |---|---|---|
 //! | 0   | 4  | magic, ASCII `WPAT` |
-//! | 4   | 2  | format version, `1` |
+//! | 4   | 2  | format version, `2` (version 1, without the session facts, is refused) |
 //! | 6   | 2  | TLS version: `0x0303` (1.2) or `0x0304` (1.3) |
 //! | 8   | 2  | cipher suite, IANA code (one of [`CipherSuite`], matching the version) |
 //! | 10  | 8  | session time, Unix seconds |
@@ -21,6 +21,22 @@
 //! | 94  | 32 | handshake hash: [`ServerIdentity::hash`] of the server identity data checked |
 //! | 126 | 1  | server name length `n`, 1..=253 |
 //! | 127 | n  | server name: lowercase ASCII `[a-z0-9.:-]` (DNS name or IP literal) |
+//! | 127+n | 2 | server TCP port the verifier connected to (`0`: not recorded) |
+//! | 129+n | 1 | server close_notify: `1` if the server closed the TLS session with close_notify, else `0` |
+//! | 130+n | 4 | server records the verifier relayed after the prover's cut (dropped from the transcript) |
+//! | 134+n | 1 | response completeness: `0` unknown, `1` complete, `2` truncated |
+//! | 135+n | 2 | order span count `m`, at most [`MAX_ORDER_SPANS`] |
+//! | 137+n | 9m | order spans, each: direction u8 (`0` sent, `1` received), start u32, end u32 |
+//!
+//! Bytes 127+n.. are the [`SessionFacts`]: what the verifier observed of the
+//! session itself. Any other flag, completeness or direction byte is refused.
+//! The order spans describe both directions' application data in the order
+//! the verifier recorded it: every span is non-empty, consecutive spans have
+//! different directions, and per direction the spans are consecutive
+//! (the first starts at 0, each starts where the previous one of its
+//! direction ended) and the last ends at the direction's length. The list is
+//! empty only if both lengths are 0. Signing and decoding (binary and JSON)
+//! both check this.
 //!
 //! # Signed attestation
 //!
@@ -40,14 +56,213 @@ use crate::encoding::{hex_array, hex_bytes, Reader, Writer};
 use crate::error::{DecodeError, Error, Result, VerifyError};
 use crate::keys::{KeyId, Scheme, Signature, SigningKey, VerifyingKey};
 use crate::merkle::Hash;
+use crate::transcript::Direction;
 
 pub const ATTESTATION_MAGIC: [u8; 4] = *b"WPAT";
-pub const ATTESTATION_VERSION: u16 = 1;
+pub const ATTESTATION_VERSION: u16 = 2;
 pub const MAX_SERVER_NAME_LEN: usize = 253;
 pub const MAX_CERTS: usize = 16;
 pub const MAX_CERT_LEN: usize = 65536;
+/// Most spans [`SessionFacts::order`] may hold.
+pub const MAX_ORDER_SPANS: usize = 4096;
 /// Fixed part of the body, before the server name.
 const BODY_FIXED_LEN: usize = 127;
+/// Fixed part of the session facts, before the order spans.
+const FACTS_FIXED_LEN: usize = 2 + 1 + 4 + 1 + 2;
+/// Encoded length of one order span.
+const ORDER_SPAN_LEN: usize = 1 + 4 + 4;
+
+/// Whether the HTTP response was seen to be complete.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Completeness {
+    /// The verifier did not establish it (a relying party must check the
+    /// framing itself, for example a revealed `Content-Length`).
+    Unknown,
+    /// The response was seen to end where its HTTP framing says it ends.
+    Complete,
+    /// The response was cut before its end.
+    Truncated,
+}
+
+impl Completeness {
+    /// The byte that encodes it.
+    pub const fn to_byte(self) -> u8 {
+        match self {
+            Completeness::Unknown => 0,
+            Completeness::Complete => 1,
+            Completeness::Truncated => 2,
+        }
+    }
+
+    pub const fn from_byte(b: u8) -> Option<Self> {
+        match b {
+            0 => Some(Completeness::Unknown),
+            1 => Some(Completeness::Complete),
+            2 => Some(Completeness::Truncated),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Completeness {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Completeness::Unknown => "unknown",
+            Completeness::Complete => "complete",
+            Completeness::Truncated => "truncated",
+        })
+    }
+}
+
+/// A run of application data in the order the verifier recorded it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OrderSpan {
+    pub direction: Direction,
+    /// First byte of the run, an offset in its direction's stream.
+    pub start: u32,
+    /// One past the last byte of the run.
+    pub end: u32,
+}
+
+impl OrderSpan {
+    /// The order of a session in which all sent data came before all
+    /// received data: one span per non-empty direction, sent first.
+    pub fn sent_then_received(sent_len: u32, received_len: u32) -> Vec<OrderSpan> {
+        [
+            (Direction::Sent, sent_len),
+            (Direction::Received, received_len),
+        ]
+        .into_iter()
+        .filter(|&(_, len)| len > 0)
+        .map(|(direction, end)| OrderSpan {
+            direction,
+            start: 0,
+            end,
+        })
+        .collect()
+    }
+}
+
+impl fmt::Display for OrderSpan {
+    /// `sent 0..120`
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}..{}", self.direction, self.start, self.end)
+    }
+}
+
+/// Facts about the session the verifier established itself.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionFacts {
+    /// The server's TCP port the verifier connected to (0: not recorded).
+    pub server_port: u16,
+    /// Whether the server closed the TLS session with close_notify. Without
+    /// it, the server may have had more to send.
+    pub server_close_notify: bool,
+    /// Server records the verifier relayed after the prover's cut (dropped from the transcript).
+    pub server_records_after_cut: u32,
+    /// Whether the HTTP response was seen to be complete.
+    pub response_complete: Completeness,
+    /// Application data of both directions in the order the verifier recorded it.
+    pub order: Vec<OrderSpan>,
+}
+
+impl SessionFacts {
+    /// Checks the order against the transcript lengths (see the module
+    /// docs): non-empty spans alternating in direction, each direction
+    /// covered from 0 to its length in consecutive spans, at most
+    /// [`MAX_ORDER_SPANS`] spans.
+    pub fn validate(&self, sent_len: u32, received_len: u32) -> Result<(), DecodeError> {
+        if self.order.len() > MAX_ORDER_SPANS {
+            return Err(DecodeError::TooLarge {
+                what: "order spans",
+                len: self.order.len(),
+                max: MAX_ORDER_SPANS,
+            });
+        }
+        let mut next = [0u32; 2];
+        let mut previous: Option<Direction> = None;
+        for (index, span) in self.order.iter().enumerate() {
+            if span.start >= span.end {
+                return Err(DecodeError::EmptyOrderSpan { index });
+            }
+            if previous == Some(span.direction) {
+                return Err(DecodeError::OrderNotAlternating { index });
+            }
+            previous = Some(span.direction);
+            let expected = &mut next[span.direction.to_byte() as usize];
+            if span.start != *expected {
+                return Err(DecodeError::OrderSpanMisplaced {
+                    index,
+                    direction: span.direction,
+                    start: span.start,
+                    expected: *expected,
+                });
+            }
+            *expected = span.end;
+        }
+        for (direction, len) in [
+            (Direction::Sent, sent_len),
+            (Direction::Received, received_len),
+        ] {
+            let end = next[direction.to_byte() as usize];
+            if end != len {
+                return Err(DecodeError::OrderEnd {
+                    direction,
+                    end,
+                    len,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn write(&self, w: &mut Writer) {
+        w.u16(self.server_port);
+        w.u8(u8::from(self.server_close_notify));
+        w.u32(self.server_records_after_cut);
+        w.u8(self.response_complete.to_byte());
+        w.u16(self.order.len() as u16);
+        for span in &self.order {
+            w.u8(span.direction.to_byte());
+            w.u32(span.start);
+            w.u32(span.end);
+        }
+    }
+
+    /// Reads the facts; the caller validates them against the lengths.
+    fn read(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+        let server_port = r.u16("server port")?;
+        let server_close_notify = r.bool("server close_notify")?;
+        let server_records_after_cut = r.u32("server records after the cut")?;
+        let c = r.u8("response completeness")?;
+        let response_complete =
+            Completeness::from_byte(c).ok_or(DecodeError::InvalidCompleteness(c))?;
+        let count = r.u16("order span count")? as usize;
+        let count = r.check_count(count, ORDER_SPAN_LEN, MAX_ORDER_SPANS, "order spans")?;
+        let mut order = Vec::with_capacity(count);
+        for _ in 0..count {
+            let d = r.u8("order span direction")?;
+            let direction = Direction::from_byte(d).ok_or(DecodeError::InvalidDirection(d))?;
+            let start = r.u32("order span start")?;
+            let end = r.u32("order span end")?;
+            order.push(OrderSpan {
+                direction,
+                start,
+                end,
+            });
+        }
+        Ok(Self {
+            server_port,
+            server_close_notify,
+            server_records_after_cut,
+            response_complete,
+            order,
+        })
+    }
+}
 
 /// TLS protocol version of the attested session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -290,6 +505,9 @@ pub struct AttestationFields {
     pub leaf_count: u32,
     pub transcript_root: Hash,
     pub handshake_hash: Hash,
+    /// What the verifier observed of the session; its order must cover
+    /// `sent_len` and `received_len` exactly ([`SessionFacts::validate`]).
+    pub facts: SessionFacts,
 }
 
 /// An attestation body: validated, immutable.
@@ -304,6 +522,7 @@ pub struct Attestation {
     leaf_count: u32,
     transcript_root: Hash,
     handshake_hash: Hash,
+    facts: SessionFacts,
 }
 
 impl Attestation {
@@ -337,6 +556,10 @@ impl Attestation {
     pub fn handshake_hash(&self) -> Hash {
         self.handshake_hash
     }
+    /// What the verifier observed of the session.
+    pub fn facts(&self) -> &SessionFacts {
+        &self.facts
+    }
 
     /// The canonical encoding (what is signed).
     pub fn to_bytes(&self) -> Vec<u8> {
@@ -354,8 +577,15 @@ impl Attestation {
         w.bytes(&self.handshake_hash);
         w.u8(self.server_name.len() as u8);
         w.bytes(self.server_name.as_bytes());
+        self.facts.write(&mut w);
         let out = w.into_bytes();
-        debug_assert_eq!(out.len(), BODY_FIXED_LEN + self.server_name.len());
+        debug_assert_eq!(
+            out.len(),
+            BODY_FIXED_LEN
+                + self.server_name.len()
+                + FACTS_FIXED_LEN
+                + ORDER_SPAN_LEN * self.facts.order.len()
+        );
         out
     }
 
@@ -395,9 +625,12 @@ impl Attestation {
         if !valid_server_name(name) {
             return Err(DecodeError::InvalidServerName);
         }
+        let server_name =
+            String::from_utf8(name.to_vec()).map_err(|_| DecodeError::InvalidServerName)?;
+        let facts = SessionFacts::read(r)?;
+        facts.validate(sent_len, received_len)?;
         Ok(Self {
-            server_name: String::from_utf8(name.to_vec())
-                .map_err(|_| DecodeError::InvalidServerName)?,
+            server_name,
             time,
             cipher_suite,
             key_id,
@@ -406,6 +639,7 @@ impl Attestation {
             leaf_count,
             transcript_root,
             handshake_hash,
+            facts,
         })
     }
 
@@ -417,8 +651,12 @@ impl Attestation {
         Ok(a)
     }
 
-    /// Fills in `fields` with `key`'s id and signs the result.
+    /// Fills in `fields` with `key`'s id and signs the result. Refuses
+    /// facts whose order does not fit the lengths ([`SessionFacts::validate`]).
     pub fn sign(fields: AttestationFields, key: &SigningKey) -> Result<SignedAttestation> {
+        fields
+            .facts
+            .validate(fields.sent_len, fields.received_len)?;
         let attestation = Attestation {
             server_name: normalize_server_name(&fields.server_name)?,
             time: fields.time,
@@ -429,6 +667,7 @@ impl Attestation {
             leaf_count: fields.leaf_count,
             transcript_root: fields.transcript_root,
             handshake_hash: fields.handshake_hash,
+            facts: fields.facts,
         };
         let signature = key.sign(&attestation.to_bytes())?;
         Ok(SignedAttestation {
@@ -531,6 +770,7 @@ pub(crate) struct AttestationJson {
     transcript_root: [u8; 32],
     #[serde(with = "hex_array")]
     handshake_hash: [u8; 32],
+    facts: SessionFacts,
 }
 
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -566,6 +806,7 @@ impl TryFrom<AttestationJson> for Attestation {
         if !valid_server_name(j.server_name.as_bytes()) {
             return Err(DecodeError::InvalidServerName);
         }
+        j.facts.validate(j.sent_len, j.received_len)?;
         Ok(Attestation {
             server_name: j.server_name,
             time: j.time,
@@ -576,6 +817,7 @@ impl TryFrom<AttestationJson> for Attestation {
             leaf_count: j.leaf_count,
             transcript_root: j.transcript_root,
             handshake_hash: j.handshake_hash,
+            facts: j.facts,
         })
     }
 }
@@ -594,6 +836,7 @@ impl From<&Attestation> for AttestationJson {
             leaf_count: a.leaf_count,
             transcript_root: a.transcript_root,
             handshake_hash: a.handshake_hash,
+            facts: a.facts.clone(),
         }
     }
 }

@@ -42,6 +42,28 @@ pub enum DecodeError {
     OpeningsNotSorted,
     #[error("range {start}+{len} overflows the 32-bit offset space")]
     RangeOverflow { start: u32, len: u32 },
+    #[error("invalid response completeness byte {0} (expected 0, 1 or 2)")]
+    InvalidCompleteness(u8),
+    #[error("order span {index} is empty")]
+    EmptyOrderSpan { index: usize },
+    #[error("order span {index} has the same direction as the span before it")]
+    OrderNotAlternating { index: usize },
+    #[error(
+        "order span {index} ({direction}) starts at {start}, not where the previous \
+         {direction} span ended ({expected})"
+    )]
+    OrderSpanMisplaced {
+        index: usize,
+        direction: Direction,
+        start: u32,
+        expected: u32,
+    },
+    #[error("the {direction} order spans end at {end}, not at the {direction} length {len}")]
+    OrderEnd {
+        direction: Direction,
+        end: u32,
+        len: u32,
+    },
     #[error("invalid JSON: {0}")]
     Json(String),
 }

@@ -5,8 +5,10 @@
 //!   (one SHA-256 per range with a secret blinder; the exact preimage layout
 //!   is documented there for the ZK circuit) gathered in a [`merkle`] tree.
 //! - [`attestation`]: the signed statement (server name, time, TLS version
-//!   and suite, key id, transcript lengths, commitment root, handshake hash)
-//!   and its canonical binary encoding.
+//!   and suite, key id, transcript lengths, commitment root, handshake hash,
+//!   and the [`SessionFacts`] the verifier observed: port, close_notify,
+//!   records dropped at the cut, response completeness, order of the two
+//!   directions) and its canonical binary encoding.
 //! - [`keys`]: secp256k1 ECDSA (EVM `ecrecover` compatible) and Ed25519
 //!   verifier keys and key ids.
 //! - [`presentation`]: revealed ranges with their openings and inclusion
@@ -27,7 +29,6 @@ pub mod attestation;
 pub mod commit;
 mod encoding;
 pub mod error;
-pub mod facts;
 #[cfg(feature = "fs")]
 pub mod keyfile;
 pub mod keys;
@@ -36,26 +37,28 @@ pub mod presentation;
 pub mod transcript;
 
 pub use attestation::{
-    Attestation, AttestationFields, CipherSuite, ServerIdentity, SignedAttestation, TlsVersion,
+    Attestation, AttestationFields, CipherSuite, Completeness, OrderSpan, ServerIdentity,
+    SessionFacts, SignedAttestation, TlsVersion, MAX_ORDER_SPANS,
 };
 pub use commit::{CommitPlan, CommitmentSeed, LeafRange, TranscriptCommitment};
 pub use error::{DecodeError, Error, Result, VerifyError};
-pub use facts::{Completeness, OrderSpan, SessionFacts};
 pub use keys::{KeyId, Scheme, Signature, SigningKey, VerifyingKey};
 pub use presentation::{
-    verify_presentation, Presentation, PresentationBuilder, RedactedTranscript, Segment,
-    VerifiedPresentation,
+    escape_revealed, verify_presentation, Presentation, PresentationBuilder, RedactedTranscript,
+    Segment, VerifiedPresentation,
 };
 pub use transcript::{Direction, Transcript};
 
 impl AttestationFields {
-    /// Fields for a session whose transcript commitment is `commitment`.
+    /// Fields for a session whose transcript commitment is `commitment` and
+    /// which the verifier observed as `facts`.
     pub fn for_commitment(
         server_name: impl Into<String>,
         time: u64,
         cipher_suite: CipherSuite,
         commitment: &TranscriptCommitment,
         handshake_hash: merkle::Hash,
+        facts: SessionFacts,
     ) -> Self {
         AttestationFields {
             server_name: server_name.into(),
@@ -66,6 +69,7 @@ impl AttestationFields {
             leaf_count: commitment.leaf_count(),
             transcript_root: commitment.root(),
             handshake_hash,
+            facts,
         }
     }
 }

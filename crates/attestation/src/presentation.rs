@@ -27,7 +27,9 @@
 use std::collections::BTreeSet;
 use std::ops::Range;
 
-use crate::attestation::{Attestation, CipherSuite, ServerIdentity, SignedAttestation, TlsVersion};
+use crate::attestation::{
+    Attestation, CipherSuite, ServerIdentity, SessionFacts, SignedAttestation, TlsVersion,
+};
 use crate::commit::{leaf_hash, Blinder, TranscriptCommitment, BLINDER_LEN, MAX_LEAF_LEN};
 use crate::encoding::{hex_array, hex_bytes, Reader, Writer};
 use crate::error::{DecodeError, Error, Result, VerifyError};
@@ -395,6 +397,7 @@ impl Presentation {
             sent: RedactedTranscript::new(Direction::Sent, att.sent_len(), sent)?,
             received: RedactedTranscript::new(Direction::Received, att.received_len(), received)?,
             server_identity: self.server_identity.clone(),
+            facts: att.facts().clone(),
             attestation: att.clone(),
         })
     }
@@ -504,17 +507,48 @@ impl RedactedTranscript {
         d.get((offset - s) as usize).copied()
     }
 
-    /// Text with every hidden byte replaced by `marker` (revealed bytes as
-    /// lossy UTF-8), for display.
+    /// Text with every hidden byte replaced by `marker`, for display.
+    /// Revealed bytes are escaped with [`escape_revealed`], so `marker`
+    /// (and U+2588 `█`) in the text always stands for a hidden byte:
+    /// revealed `\` is shown as `\\`, revealed `marker` or `█` as
+    /// `\u{XXXX}`, bytes that are not UTF-8 as U+FFFD. `marker` should not
+    /// be `\`.
     pub fn to_marked_string(&self, marker: char) -> String {
         let mut out = String::new();
         for seg in self.segments() {
             match seg.data {
-                Some(d) => out.push_str(&String::from_utf8_lossy(d)),
+                Some(d) => escape_revealed_into(&mut out, d, marker),
                 None => out.extend(std::iter::repeat_n(marker, seg.range.len())),
             }
         }
         out
+    }
+}
+
+/// The character conventionally drawn for a hidden byte (U+2588).
+pub const HIDDEN_MARKER: char = '\u{2588}';
+
+/// Revealed bytes as text for a rendering that draws hidden bytes as
+/// `marker`, escaped so that the two can always be told apart: a backslash
+/// becomes `\\`, `marker` and U+2588 (`█`) become `\u{XXXX}` (hex code
+/// point, e.g. `\u{2588}`); everything else is lossy UTF-8. Every backslash
+/// in the result starts an escape, so a reader (or a program) parsing left
+/// to right recovers the revealed text exactly, up to invalid UTF-8.
+pub fn escape_revealed(bytes: &[u8], marker: char) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    escape_revealed_into(&mut out, bytes, marker);
+    out
+}
+
+fn escape_revealed_into(out: &mut String, bytes: &[u8], marker: char) {
+    for c in String::from_utf8_lossy(bytes).chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            c if c == marker || c == HIDDEN_MARKER => {
+                out.push_str(&format!("\\u{{{:04x}}}", c as u32))
+            }
+            c => out.push(c),
+        }
     }
 }
 
@@ -533,6 +567,10 @@ pub struct VerifiedPresentation {
     /// Present if the presentation included it (checked against the
     /// attested handshake hash).
     pub server_identity: Option<ServerIdentity>,
+    /// What the verifier observed of the session (port, close_notify,
+    /// records dropped at the cut, response completeness, order of the two
+    /// directions), as signed.
+    pub facts: SessionFacts,
     pub attestation: Attestation,
 }
 
@@ -577,6 +615,7 @@ impl VerifiedPresentation {
             })),
             "handshake_hash": hex::encode(self.attestation.handshake_hash()),
             "transcript_root": hex::encode(self.attestation.transcript_root()),
+            "facts": self.facts,
         })
     }
 }

@@ -12,6 +12,32 @@ const REQUEST: &[u8] =
 const RESPONSE: &[u8] =
     b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 40\r\n\r\n{\"name\":\"alice\",\"balance\":1234,\"pin\":7}";
 
+/// The facts of the test session: the request, the response in two parts
+/// around a second request (so the order has four spans).
+fn facts() -> SessionFacts {
+    let (s, r) = (REQUEST.len() as u32, RESPONSE.len() as u32);
+    SessionFacts {
+        server_port: 8443,
+        server_close_notify: true,
+        server_records_after_cut: 2,
+        response_complete: Completeness::Complete,
+        order: vec![
+            span(Direction::Sent, 0, 20),
+            span(Direction::Received, 0, 30),
+            span(Direction::Sent, 20, s),
+            span(Direction::Received, 30, r),
+        ],
+    }
+}
+
+fn span(direction: Direction, start: u32, end: u32) -> OrderSpan {
+    OrderSpan {
+        direction,
+        start,
+        end,
+    }
+}
+
 struct Setup {
     transcript: Transcript,
     commitment: TranscriptCommitment,
@@ -34,6 +60,7 @@ fn setup(scheme: Scheme, plan: CommitPlan) -> Setup {
         CipherSuite::TLS13_AES_128_GCM_SHA256,
         &commitment,
         identity.hash(),
+        facts(),
     );
     let attestation = Attestation::sign(fields, &key).unwrap();
     Setup {
@@ -109,6 +136,66 @@ fn redacted_presentation_verifies_and_shows_only_revealed_bytes() {
     }
 }
 
+/// Revealed bytes that look like hidden ones (`█`, `[3 hidden bytes]`) are
+/// escaped in the marked text, as is the escape character itself.
+#[test]
+fn revealed_block_characters_are_escaped_in_marked_text() {
+    let sent = b"GET / HTTP/1.1\r\n\r\n".to_vec();
+    let received = "ab\u{2588}\u{2588}\u{2588}[3 hidden bytes]\\u{2588}*SECRET*end"
+        .as_bytes()
+        .to_vec();
+    let secret = find(&received, b"SECRET");
+    let t = Transcript::new(sent.clone(), received.clone());
+    let plan = CommitPlan::new()
+        .with_chunk_len(8)
+        .unwrap()
+        .range(Direction::Received, secret..secret + 6);
+    let mut rng = ChaCha20Rng::seed_from_u64(8);
+    let c = TranscriptCommitment::new(&t, &plan, CommitmentSeed::generate(&mut rng)).unwrap();
+    let key = SigningKey::generate(Scheme::Ed25519, &mut rng);
+    let facts = SessionFacts {
+        server_port: 443,
+        server_close_notify: true,
+        server_records_after_cut: 0,
+        response_complete: Completeness::Unknown,
+        order: OrderSpan::sent_then_received(sent.len() as u32, received.len() as u32),
+    };
+    let att = Attestation::sign(
+        AttestationFields::for_commitment(
+            "x.example",
+            0,
+            CipherSuite::TLS13_AES_128_GCM_SHA256,
+            &c,
+            [0; 32],
+            facts,
+        ),
+        &key,
+    )
+    .unwrap();
+    let mut b = PresentationBuilder::new(&att, &t, &c).unwrap();
+    b.reveal_all(Direction::Sent);
+    b.reveal(Direction::Received, 0..secret).unwrap();
+    b.reveal(Direction::Received, secret + 6..received.len())
+        .unwrap();
+    let v = b.build().verify(&[key.verifying_key()]).unwrap();
+    let shown = v.received.to_marked_string('\u{2588}');
+    assert_eq!(
+        shown,
+        "ab\\u{2588}\\u{2588}\\u{2588}[3 hidden bytes]\\\\u{2588}*\u{2588}\u{2588}\u{2588}\u{2588}\u{2588}\u{2588}*end"
+    );
+    // Exactly the hidden bytes are drawn as blocks.
+    assert_eq!(shown.matches('\u{2588}').count(), 6);
+    // Another marker is escaped too; the block stays escaped.
+    assert_eq!(
+        v.received.to_marked_string('*'),
+        "ab\\u{2588}\\u{2588}\\u{2588}[3 hidden bytes]\\\\u{2588}\\u{002a}******\\u{002a}end"
+    );
+    assert_eq!(
+        escape_revealed("a\\b\u{2588}c".as_bytes(), '#'),
+        "a\\\\b\\u{2588}c"
+    );
+}
+
 #[test]
 fn full_and_empty_presentations() {
     let s = setup(Scheme::Ed25519, CommitPlan::new());
@@ -155,7 +242,7 @@ fn attestation_body_layout_is_as_documented() {
     let a = s.attestation.attestation();
     let b = a.to_bytes();
     assert_eq!(&b[0..4], b"WPAT");
-    assert_eq!(&b[4..6], &[0, 1]);
+    assert_eq!(&b[4..6], &[0, 2]);
     assert_eq!(&b[6..8], &[3, 4]);
     assert_eq!(&b[8..10], &[0x13, 0x01]);
     assert_eq!(&b[10..18], &1_763_771_400u64.to_be_bytes());
@@ -166,7 +253,25 @@ fn attestation_body_layout_is_as_documented() {
     assert_eq!(&b[62..94], &s.commitment.root());
     assert_eq!(&b[94..126], &s.identity.hash());
     assert_eq!(b[126] as usize, "bank.example".len());
-    assert_eq!(&b[127..], b"bank.example");
+    assert_eq!(&b[127..139], b"bank.example");
+    // Session facts after the server name.
+    let f = &b[139..];
+    assert_eq!(&f[0..2], &8443u16.to_be_bytes());
+    assert_eq!(f[2], 1);
+    assert_eq!(&f[3..7], &2u32.to_be_bytes());
+    assert_eq!(f[7], 1);
+    assert_eq!(&f[8..10], &4u16.to_be_bytes());
+    let mut spans = Vec::new();
+    for chunk in f[10..].chunks(9) {
+        spans.push(span(
+            Direction::from_byte(chunk[0]).unwrap(),
+            u32::from_be_bytes(chunk[1..5].try_into().unwrap()),
+            u32::from_be_bytes(chunk[5..9].try_into().unwrap()),
+        ));
+    }
+    assert_eq!(spans, facts().order);
+    assert_eq!(f.len(), 10 + 4 * 9);
+    assert_eq!(a.facts(), &facts());
     // Signed form: body, scheme byte, r||s||v.
     let signed = s.attestation.to_bytes();
     assert_eq!(&signed[..b.len()], &b[..]);
@@ -235,6 +340,7 @@ fn signature_from_another_key_is_rejected() {
         leaf_count: a.leaf_count(),
         transcript_root: a.transcript_root(),
         handshake_hash: a.handshake_hash(),
+        facts: a.facts().clone(),
     };
     let forged = Attestation::sign(fields, &other).unwrap();
     let mut bytes = p.to_bytes();
@@ -361,7 +467,6 @@ fn cheating_prover_edits_are_rejected() {
     for (field, value) in [
         ("server_name", serde_json::json!("evil.example")),
         ("time", serde_json::json!(1)),
-        ("received_len", serde_json::json!(RESPONSE.len() - 1)),
         ("leaf_count", serde_json::json!(3)),
         ("transcript_root", serde_json::json!(hex::encode([1u8; 32]))),
         (
@@ -374,6 +479,38 @@ fn cheating_prover_edits_are_rejected() {
         }));
         assert_eq!(e, Error::Verify(VerifyError::BadSignature), "{field}");
     }
+    // A length changed together with the order (so the facts still fit),
+    // or any fact changed: the signature fails.
+    let e = reject(tamper(&p, |v| {
+        let a = &mut v["attestation"]["attestation"];
+        a["received_len"] = (RESPONSE.len() - 1).into();
+        a["facts"]["order"][3]["end"] = (RESPONSE.len() - 1).into();
+    }));
+    assert_eq!(e, Error::Verify(VerifyError::BadSignature));
+    for (field, value) in [
+        ("server_port", serde_json::json!(443)),
+        ("server_close_notify", serde_json::json!(false)),
+        ("server_records_after_cut", serde_json::json!(0)),
+        ("response_complete", serde_json::json!("unknown")),
+        (
+            "order",
+            serde_json::to_value(OrderSpan::sent_then_received(
+                REQUEST.len() as u32,
+                RESPONSE.len() as u32,
+            ))
+            .unwrap(),
+        ),
+    ] {
+        let e = reject(tamper(&p, |v| {
+            v["attestation"]["attestation"]["facts"][field] = value
+        }));
+        assert_eq!(e, Error::Verify(VerifyError::BadSignature), "{field}");
+    }
+    // A length changed alone no longer fits the order: refused on decoding.
+    let e = reject(tamper(&p, |v| {
+        v["attestation"]["attestation"]["received_len"] = (RESPONSE.len() - 1).into()
+    }));
+    assert!(matches!(e, Error::Decode(DecodeError::Json(_))), "{e}");
 
     // Duplicated opening (overlap) and unsorted openings are decode errors.
     let e = reject(tamper(&p, |v| {
@@ -414,6 +551,13 @@ fn overlapping_leaves_from_a_bad_layout_are_rejected() {
             leaf_count: 2,
             transcript_root: tree.root(),
             handshake_hash: [0; 32],
+            facts: SessionFacts {
+                server_port: 443,
+                server_close_notify: false,
+                server_records_after_cut: 0,
+                response_complete: Completeness::Unknown,
+                order: OrderSpan::sent_then_received(8, 0),
+            },
         },
         &key,
     )
@@ -470,6 +614,13 @@ fn range_beyond_attested_length_is_rejected() {
             leaf_count: 1,
             transcript_root: h,
             handshake_hash: [0; 32],
+            facts: SessionFacts {
+                server_port: 443,
+                server_close_notify: false,
+                server_records_after_cut: 0,
+                response_complete: Completeness::Unknown,
+                order: OrderSpan::sent_then_received(6, 0),
+            },
         },
         &key,
     )
@@ -730,6 +881,13 @@ fn long_transcript_with_many_leaves() {
             CipherSuite::TLS13_CHACHA20_POLY1305_SHA256,
             &c,
             [9; 32],
+            SessionFacts {
+                server_port: 443,
+                server_close_notify: true,
+                server_records_after_cut: 0,
+                response_complete: Completeness::Truncated,
+                order: OrderSpan::sent_then_received(3000, 20_000),
+            },
         ),
         &key,
     )

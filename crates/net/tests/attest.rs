@@ -53,6 +53,26 @@ async fn attested_session_and_presentation() {
         let checked =
             webproof_attestation::verify_presentation(&bytes, &[signer.verifying_key()]).unwrap();
         assert_eq!(checked.server_name, "localhost");
+        // The signed session facts reach the third party; their order
+        // covers both directions (checked at signing and decoding).
+        assert_eq!(&checked.facts, bundle.attestation.attestation().facts());
+        let ends = |d| {
+            checked
+                .facts
+                .order
+                .iter()
+                .filter(|s| s.direction == d)
+                .map(|s| s.end)
+                .max()
+        };
+        assert_eq!(
+            ends(webproof_attestation::Direction::Sent),
+            Some(checked.sent.len())
+        );
+        assert_eq!(
+            ends(webproof_attestation::Direction::Received),
+            Some(checked.received.len())
+        );
         let shown = checked.received.to_marked_string('X');
         assert!(shown.contains("1234.56"), "{shown}");
         assert!(!shown.contains("Ada Lovelace"), "{shown}");

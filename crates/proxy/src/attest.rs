@@ -44,6 +44,7 @@ pub fn issue(
             .map_err(|_| ProxyError::Attestation("too many leaves".into()))?,
         transcript_root: root,
         handshake_hash: identity.hash(),
+        facts: output.facts(),
     };
     let signed = webproof_attestation::Attestation::sign(fields, key).map_err(attestation_error)?;
     Ok(AttestationReply {

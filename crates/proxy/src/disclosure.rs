@@ -155,8 +155,11 @@ pub struct DisclosedData {
     pub len: usize,
     /// The revealed ranges (sorted, disjoint).
     pub revealed: Vec<Range>,
-    /// The data with every hidden byte replaced by [`HIDDEN_CHAR`]; revealed
-    /// bytes that are not UTF-8 appear as U+FFFD. `revealed` is authoritative.
+    /// The data with every hidden byte replaced by [`HIDDEN_CHAR`] (`█`).
+    /// Revealed bytes are escaped so that they can never look hidden: a
+    /// revealed backslash is written `\\` and a revealed `█` is written
+    /// `\u{2588}` (every backslash starts an escape); revealed bytes that are
+    /// not UTF-8 appear as U+FFFD. `revealed` is authoritative.
     pub text: String,
     /// The data itself (hidden bytes zero), hex.
     #[serde(with = "hex_bytes")]
@@ -186,7 +189,10 @@ impl DisclosedData {
         let mut pos = 0;
         for r in &revealed {
             text.extend(core::iter::repeat_n(HIDDEN_CHAR, r.start - pos));
-            text.push_str(&String::from_utf8_lossy(&bytes[r.start..r.end]));
+            text.push_str(&webproof_attestation::escape_revealed(
+                &bytes[r.start..r.end],
+                HIDDEN_CHAR,
+            ));
             pos = r.end;
         }
         text.extend(core::iter::repeat_n(HIDDEN_CHAR, len - pos));
@@ -267,6 +273,39 @@ mod tests {
         d.hide(Direction::Sent, Range::new(3, 4), 10);
         assert_eq!(d.sent, vec![Range::new(0, 3), Range::new(4, 10)]);
         assert!(!d.is_full(10, 4));
+    }
+
+    /// Revealed `█`, a revealed `[3 hidden bytes]` and a revealed backslash
+    /// are escaped, so they never read as hidden bytes and the escaping
+    /// stays unambiguous.
+    #[test]
+    fn revealed_block_characters_are_escaped_in_text() {
+        let recv = "ab\u{2588}\u{2588}\u{2588}[3 hidden bytes]\\u{2588}xyz".as_bytes();
+        let hidden_from = recv.len() - 3;
+        let d = Disclosure {
+            sent: vec![],
+            received: vec![Range::new(0, hidden_from)],
+        };
+        let o = d.open(b"", recv).unwrap();
+        let (_, r) = check_openings(b"", recv, &o).unwrap();
+        assert_eq!(
+            r.text,
+            "ab\\u{2588}\\u{2588}\\u{2588}[3 hidden bytes]\\\\u{2588}███"
+        );
+        // Exactly the hidden bytes are drawn as blocks.
+        assert_eq!(r.text.matches(HIDDEN_CHAR).count(), r.hidden());
+        // The same bytes all hidden look different.
+        let d = Disclosure {
+            sent: vec![],
+            received: vec![Range::new(0, 2), Range::new(11, recv.len())],
+        };
+        let (_, h) = check_openings(b"", recv, &d.open(b"", recv).unwrap()).unwrap();
+        assert_ne!(h.text, r.text);
+        assert!(
+            h.text.starts_with("ab█████████[3 hidden bytes]"),
+            "{}",
+            h.text
+        );
     }
 
     #[test]

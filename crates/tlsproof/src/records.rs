@@ -44,10 +44,16 @@ impl<B: Copy> ClassProof<B> {
         if self.pending.is_empty() {
             return Ok(());
         }
-        let n = self.pending.len() / 8;
-        let out = party.eval_batch(&self.circuit, n, &[&self.pending]).await?;
-        let hits = &out[0];
-        party.assert_public(hits, &vec![false; hits.len()]).await?;
+        // The engine evaluates at most `MAX_BATCH` instances at once; the
+        // outputs of the whole pending batch are asserted together.
+        let mut hits = Vec::new();
+        for chunk in self.pending.chunks(8 * webproof_zk::MAX_BATCH) {
+            let out = party
+                .eval_batch(&self.circuit, chunk.len() / 8, &[chunk])
+                .await?;
+            hits.extend_from_slice(&out[0]);
+        }
+        party.assert_public(&hits, &vec![false; hits.len()]).await?;
         self.pending.clear();
         Ok(())
     }

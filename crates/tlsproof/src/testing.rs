@@ -334,3 +334,212 @@ pub fn tag_material(aead: Aead, key: &[u8], nonces: &[[u8; 12]]) -> TagMaterial 
         },
     }
 }
+
+/// The ideal functionality of the proof, for tests: a [`ZkParty`] that
+/// evaluates every circuit in the clear on the values the prover committed
+/// to.
+///
+/// Running [`crate::run`]`(&mut IdealZk::new(), &statement, Some(&witness))`
+/// gives exactly the [`Proven`] that a *sound* proof of `statement` gives the
+/// verifier when the prover commits to `witness`: the order of commitments,
+/// evaluations, openings and assertions depends only on the public
+/// statement, so the only freedom a cheating prover has is the values it
+/// commits to (the session secret and the blinders), and it succeeds only if
+/// every assertion holds for the witness it chose. A cheating prover's best
+/// strategy is therefore captured by choosing the witness adaptively, which
+/// is what soundness harnesses do with this party.
+///
+/// That the real engine (QuickSilver over VOLE, `webproof_zk`) realises this
+/// functionality is tested in `crates/zk` (forged MACs, wrong AND gates,
+/// wrong byte inversions, tampered openings are caught); here it is only
+/// checked that both give the same result on honest statements (see this
+/// crate's tests). With it, thousands of mutated sessions run in minutes.
+#[derive(Debug, Default)]
+pub struct IdealZk {
+    /// Circuit instances evaluated.
+    pub evaluations: usize,
+    /// Bits opened to the verifier.
+    pub opened_bits: usize,
+    /// Bits asserted equal to public values.
+    pub asserted_bits: usize,
+}
+
+impl IdealZk {
+    /// A fresh party.
+    pub fn new() -> Self {
+        IdealZk::default()
+    }
+}
+
+impl ZkParty for IdealZk {
+    type Bit = bool;
+
+    fn constant(&self, value: bool) -> bool {
+        value
+    }
+
+    fn xor(&self, a: bool, b: bool) -> bool {
+        a ^ b
+    }
+
+    async fn commit_secret(&mut self, witness: Option<&[u8]>, len: usize) -> Result<Vec<bool>> {
+        // The same rules as the real prover's `commit_secret`.
+        let w = witness.ok_or_else(|| Error::Usage("the prover needs the witness".into()))?;
+        if w.len() != len {
+            return Err(Error::Usage(format!(
+                "the witness is {} bytes, the statement needs {len}",
+                w.len()
+            )));
+        }
+        Ok(webproof_circuits::bits::bytes_to_bits(w))
+    }
+
+    async fn eval(
+        &mut self,
+        circuit: &webproof_circuits::Circuit,
+        inputs: &[&[bool]],
+    ) -> Result<Vec<Vec<bool>>> {
+        self.eval_batch(circuit, 1, inputs).await
+    }
+
+    async fn eval_batch(
+        &mut self,
+        circuit: &webproof_circuits::Circuit,
+        n: usize,
+        inputs: &[&[bool]],
+    ) -> Result<Vec<Vec<bool>>> {
+        // The real engine's batch rules (`Prover::eval_batch`): each input
+        // group shared by every instance or given once per instance.
+        if n == 0 || n > webproof_zk::MAX_BATCH {
+            return Err(Error::Usage(format!("a batch of {n} instances")));
+        }
+        if inputs.len() != circuit.inputs.len() {
+            return Err(Error::Usage(format!(
+                "circuit has {} input groups, {} given",
+                circuit.inputs.len(),
+                inputs.len()
+            )));
+        }
+        for (g, bits) in circuit.inputs.iter().zip(inputs) {
+            if bits.len() != g.len() && bits.len() != g.len() * n {
+                return Err(Error::Usage("input group of the wrong size".into()));
+            }
+        }
+        let mut out: Vec<Vec<bool>> = circuit
+            .outputs
+            .iter()
+            .map(|g| Vec::with_capacity(g.len() * n))
+            .collect();
+        for i in 0..n {
+            let instance: Vec<Vec<bool>> = circuit
+                .inputs
+                .iter()
+                .zip(inputs)
+                .map(|(g, bits)| {
+                    if bits.len() == g.len() {
+                        bits.to_vec()
+                    } else {
+                        bits[i * g.len()..(i + 1) * g.len()].to_vec()
+                    }
+                })
+                .collect();
+            for (o, v) in out.iter_mut().zip(circuit.eval(&instance)) {
+                o.extend(v);
+            }
+        }
+        self.evaluations += n;
+        Ok(out)
+    }
+
+    async fn open(&mut self, bits: &[bool]) -> Result<Vec<bool>> {
+        self.opened_bits += bits.len();
+        Ok(bits.to_vec())
+    }
+
+    async fn assert_public(&mut self, bits: &[bool], values: &[bool]) -> Result<()> {
+        if bits.len() != values.len() {
+            return Err(Error::Usage("assert_public: lengths differ".into()));
+        }
+        self.asserted_bits += bits.len();
+        if bits != values {
+            return Err(Error::CheckFailed(
+                "asserted bits do not equal the public values".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    async fn check(&mut self) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// What the verifier gets from the ideal proof of `statement` by a prover
+/// committing to `witness` (see [`IdealZk`]). Not generic, so it is built
+/// (optimised) in this crate whoever calls it.
+pub fn prove_ideal(statement: &Statement, witness: &Witness) -> Result<Proven> {
+    futures::executor::block_on(run(&mut IdealZk::new(), statement, Some(witness)))
+}
+
+/// A QuickSilver proof of `statement` in memory, with ideal COTs seeded by
+/// `seed`: the prover's and the verifier's results. The prover proves with
+/// `witness`; a prover that fails drops its end, so the verifier fails too.
+pub fn prove_quicksilver(
+    statement: &Statement,
+    witness: &Witness,
+    seed: u64,
+) -> (Result<Proven>, Result<Proven>) {
+    use webproof_core::{cot::ideal, memory_duplex, Channel};
+    use webproof_zk::{Config, Prover, Verifier};
+    let (a, b) = memory_duplex();
+    let (cot_s, cot_r) = ideal::pair(seed);
+    let cfg = Config::default();
+    futures::executor::block_on(async {
+        let prover = async {
+            let mut p = Prover::new(cot_r, Channel::new(a), cfg).await?;
+            let out = run(&mut p, statement, Some(witness)).await;
+            drop(p);
+            out
+        };
+        let verifier = async {
+            let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ 0x5eed);
+            let mut v = Verifier::new(cot_s, Channel::new(b), cfg, &mut rng).await?;
+            let out = run(&mut v, statement, None).await;
+            drop(v);
+            out
+        };
+        futures::join!(prover, verifier)
+    })
+}
+
+/// The production stack in memory (base OT, SoftSpokenOT, Ferret sized for
+/// `expected_cots`, QuickSilver), as a session runs it: bootstrap, warm-up,
+/// proof. The prover's and the verifier's results.
+pub fn prove_production(
+    statement: &Statement,
+    witness: &Witness,
+    expected_cots: u64,
+    seed: u64,
+) -> (Result<Proven>, Result<Proven>) {
+    use crate::session::{ProverPreprocessed, SessionConfig, VerifierPreprocessed};
+    use webproof_core::{memory_duplex, Channel};
+    let cfg = SessionConfig::sized(expected_cots);
+    let (a, b) = memory_duplex();
+    futures::executor::block_on(async {
+        let prover = async {
+            let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+            let mut ch = Channel::new(a);
+            let mut pre = ProverPreprocessed::bootstrap(&mut ch, cfg, &mut rng).await?;
+            pre.warm_up(&mut ch).await?;
+            pre.prove(ch, statement, witness).await.map(|(p, _)| p)
+        };
+        let verifier = async {
+            let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ 0x5eed);
+            let mut ch = Channel::new(b);
+            let mut pre = VerifierPreprocessed::bootstrap(&mut ch, cfg, &mut rng).await?;
+            pre.warm_up(&mut ch).await?;
+            pre.verify(ch, statement, &mut rng).await.map(|(p, _)| p)
+        };
+        futures::join!(prover, verifier)
+    })
+}

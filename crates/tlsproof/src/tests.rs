@@ -607,6 +607,31 @@ fn byte_class_violation_is_caught() {
     assert_caught(p, v);
 }
 
+/// Long spans: more bytes than one engine batch and than one class batch
+/// (`CLASS_BATCH`), across records; a single forbidden byte at the very end
+/// is still caught.
+#[test]
+fn long_byte_class_spans() {
+    let long = vec![b'a'; 9000];
+    let mut bad = long.clone();
+    bad[8999] = b'"';
+    for (data, ok) in [(&long, true), (&bad, false)] {
+        let chunks: Vec<&[u8]> = data.chunks(4500).collect();
+        let mut s = tls13_session(Aead::Aes128Gcm, 67, &[REQUEST], &chunks);
+        s.statement.recv.disclosure = Disclosure::Ranges(vec![(0, 0..1)]);
+        s.statement.recv.byte_classes = vec![ByteClass {
+            forbidden: b"\"\\".to_vec(),
+            spans: vec![(0, 1..4500), (1, 0..4500)],
+        }];
+        let (p, v) = run_pair(&s.statement, &s.witness, &s.statement);
+        if ok {
+            assert_eq!(p.unwrap(), v.unwrap());
+        } else {
+            assert_caught(p, v);
+        }
+    }
+}
+
 /// Both parties must agree on the classes, and malformed classes are refused.
 #[test]
 #[allow(clippy::reversed_empty_ranges)]
@@ -644,4 +669,48 @@ fn byte_classes_are_part_of_the_statement() {
         MAX_BYTE_CLASSES + 1
     ];
     assert!(many.validate().is_err());
+}
+
+/// The ideal party of `testing` gives the verifier exactly what the real
+/// QuickSilver proof gives it on honest statements: TLS 1.3 and 1.2, every
+/// AEAD, range disclosure, the key fast path and hash commitments; and it
+/// refuses what the real verifier refuses (a wrong secret).
+#[test]
+fn ideal_party_matches_the_real_proof() {
+    use crate::testing::IdealZk;
+    for (aead, seed, tls13) in [
+        (Aead::Aes128Gcm, 41, true),
+        (Aead::Aes256Gcm, 42, true),
+        (Aead::ChaCha20Poly1305, 43, true),
+        (Aead::Aes128Gcm, 44, false),
+        (Aead::Aes256Gcm, 45, false),
+        (Aead::ChaCha20Poly1305, 46, false),
+    ] {
+        let mut s = if tls13 {
+            tls13_session(aead, seed, &[REQUEST], &[RESPONSE1, RESPONSE2])
+        } else {
+            tls12_session(aead, seed, &[REQUEST], &[RESPONSE1, RESPONSE2])
+        };
+        // Sent: the key fast path; received: ranges and commitments.
+        s.statement.recv.disclosure = Disclosure::Ranges(vec![(0, 3..9), (1, 0..20)]);
+        s.statement.recv.commitments = leaf_commitments(&s.statement.recv.records, 37, 5);
+        s.witness.recv_blinders = (0..s.statement.recv.commitments.len())
+            .map(|i| vec![i as u8; 16])
+            .collect();
+        let (p, v) = run_pair(&s.statement, &s.witness, &s.statement);
+        let (p, v) = (p.unwrap(), v.unwrap());
+        assert_eq!(p, v);
+        let ideal = block_on(run(&mut IdealZk::new(), &s.statement, Some(&s.witness))).unwrap();
+        assert_eq!(ideal, v, "{aead:?} tls13={tls13}");
+
+        let mut wrong = s.witness.clone();
+        wrong.secret[1] ^= 4;
+        let (_, v) = run_pair(&s.statement, &wrong, &s.statement);
+        assert!(v.is_err());
+        let ideal = block_on(run(&mut IdealZk::new(), &s.statement, Some(&wrong)));
+        assert!(
+            matches!(ideal, Err(Error::CheckFailed(_))),
+            "{aead:?} tls13={tls13}: {ideal:?}"
+        );
+    }
 }

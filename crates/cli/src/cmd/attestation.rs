@@ -6,7 +6,8 @@ use anyhow::{bail, Context};
 use clap::{Args, Subcommand, ValueEnum};
 use webproof_attestation::keyfile;
 use webproof_attestation::{
-    verify_presentation, RedactedTranscript, Scheme, VerifiedPresentation, VerifyingKey,
+    escape_revealed, verify_presentation, OrderSpan, RedactedTranscript, Scheme, SessionFacts,
+    VerifiedPresentation, VerifyingKey,
 };
 
 #[derive(Subcommand)]
@@ -248,37 +249,96 @@ fn print_table(v: &VerifiedPresentation) {
             t.len() - t.revealed_len()
         );
     }
+    for line in facts_lines(&v.facts) {
+        println!("  {line}");
+    }
+    println!(
+        "\nHidden bytes are shown as {HIDDEN}, long hidden runs as {HIDDEN}\\[N hidden bytes]{HIDDEN}. \
+         In revealed text every backslash starts an escape: \\\\ is a backslash, \\u{{2588}} \
+         a revealed {HIDDEN}, \\xNN a control byte."
+    );
     for (name, t) in [("sent", &v.sent), ("received", &v.received)] {
-        println!("\n--- {name} (hidden bytes shown as {HIDDEN}) ---");
+        println!("\n--- {name} ---");
         println!("{}", for_terminal(t));
     }
 }
 
-/// Marked text that is safe to print: CRLF shown as a line break, other
-/// control characters escaped, long hidden runs summarised.
+/// Most order spans the table prints.
+const MAX_ORDER_SHOWN: usize = 64;
+
+/// The session facts as table rows.
+fn facts_lines(f: &SessionFacts) -> Vec<String> {
+    let port = match f.server_port {
+        0 => "not recorded".to_string(),
+        p => p.to_string(),
+    };
+    let close_notify = if f.server_close_notify {
+        "yes (the server closed the TLS session)"
+    } else {
+        "no (the server may have had more to send)"
+    };
+    vec![
+        format!("{:<14} {port}", "server port"),
+        format!("{:<14} {close_notify}", "close_notify"),
+        format!(
+            "{:<14} {} server records relayed after the prover's cut (not in the transcript)",
+            "after cut", f.server_records_after_cut
+        ),
+        format!("{:<14} {}", "response", f.response_complete),
+        format!("{:<14} {}", "order", order_text(&f.order)),
+    ]
+}
+
+/// `sent 0..120, received 0..2048, sent 120..240`.
+fn order_text(order: &[OrderSpan]) -> String {
+    if order.is_empty() {
+        return "no application data".into();
+    }
+    let mut text = order
+        .iter()
+        .take(MAX_ORDER_SHOWN)
+        .map(|s| s.to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    if order.len() > MAX_ORDER_SHOWN {
+        text.push_str(&format!(
+            ", ... ({} more spans, see --json)",
+            order.len() - MAX_ORDER_SHOWN
+        ));
+    }
+    text
+}
+
+/// Marked text that is safe to print and cannot be spoofed by revealed
+/// bytes: revealed text escaped (`\\` for a backslash, `\u{2588}` for a
+/// revealed `█`, `\xNN` for control characters; CRLF and LF shown as a line
+/// break, tab kept), hidden bytes drawn as `█`, long hidden runs summarised
+/// as `█\[N hidden bytes]█` (a revealed `[` is never preceded by an
+/// unescaped backslash, so the summary cannot be imitated either).
 fn for_terminal(t: &RedactedTranscript) -> String {
     const MAX_MARKERS: u32 = 256;
-    let mut text = String::new();
+    let mut out = String::new();
     for seg in t.segments() {
         match seg.data {
-            Some(d) => text.push_str(&String::from_utf8_lossy(d)),
-            None if seg.range.len() as u32 <= MAX_MARKERS => {
-                text.extend(std::iter::repeat_n(HIDDEN, seg.range.len()))
+            Some(d) => {
+                let text = escape_revealed(d, HIDDEN);
+                let mut chars = text.chars().peekable();
+                while let Some(c) = chars.next() {
+                    match c {
+                        '\r' if chars.peek() == Some(&'\n') => {}
+                        '\n' | '\t' => out.push(c),
+                        c if c.is_control() => out.push_str(&format!("\\x{:02x}", c as u32)),
+                        c => out.push(c),
+                    }
+                }
             }
-            None => text.push_str(&format!(
-                "{HIDDEN}[{} hidden bytes]{HIDDEN}",
+            None if seg.range.len() as u32 <= MAX_MARKERS => {
+                out.extend(std::iter::repeat_n(HIDDEN, seg.range.len()))
+            }
+            None => out.push_str(&format!(
+                "{HIDDEN}\\[{} hidden bytes]{HIDDEN}",
                 seg.range.len()
             )),
-        }
-    }
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\r' if chars.peek() == Some(&'\n') => {}
-            '\n' | '\t' => out.push(c),
-            c if c.is_control() => out.push_str(&format!("\\x{:02x}", c as u32)),
-            c => out.push(c),
         }
     }
     out
@@ -308,7 +368,123 @@ fn format_utc(secs: u64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::format_utc;
+    use super::{facts_lines, for_terminal, format_utc, order_text, HIDDEN};
+    use webproof_attestation::{
+        Attestation, AttestationFields, CipherSuite, CommitPlan, CommitmentSeed, Completeness,
+        Direction, OrderSpan, PresentationBuilder, Scheme, SessionFacts, SigningKey, Transcript,
+        TranscriptCommitment, VerifiedPresentation,
+    };
+
+    /// A verified presentation of `received` with `hidden` (a range of it)
+    /// not revealed.
+    fn verified(received: &[u8], hidden: std::ops::Range<usize>) -> VerifiedPresentation {
+        let mut rng = rand::rngs::OsRng;
+        let sent = b"GET / HTTP/1.1\r\n\r\n".to_vec();
+        let t = Transcript::new(sent.clone(), received.to_vec());
+        let plan = CommitPlan::new().range(Direction::Received, hidden.clone());
+        let c = TranscriptCommitment::new(&t, &plan, CommitmentSeed::generate(&mut rng)).unwrap();
+        let key = SigningKey::generate(Scheme::Ed25519, &mut rng);
+        let facts = SessionFacts {
+            server_port: 8443,
+            server_close_notify: false,
+            server_records_after_cut: 2,
+            response_complete: Completeness::Truncated,
+            order: vec![
+                OrderSpan {
+                    direction: Direction::Sent,
+                    start: 0,
+                    end: 10,
+                },
+                OrderSpan {
+                    direction: Direction::Received,
+                    start: 0,
+                    end: received.len() as u32,
+                },
+                OrderSpan {
+                    direction: Direction::Sent,
+                    start: 10,
+                    end: sent.len() as u32,
+                },
+            ],
+        };
+        let att = Attestation::sign(
+            AttestationFields::for_commitment(
+                "x.example",
+                0,
+                CipherSuite::TLS13_AES_128_GCM_SHA256,
+                &c,
+                [0; 32],
+                facts,
+            ),
+            &key,
+        )
+        .unwrap();
+        let mut b = PresentationBuilder::new(&att, &t, &c).unwrap();
+        b.reveal_all(Direction::Sent);
+        if hidden.start > 0 {
+            b.reveal(Direction::Received, 0..hidden.start).unwrap();
+        }
+        if hidden.end < received.len() {
+            b.reveal(Direction::Received, hidden.end..received.len())
+                .unwrap();
+        }
+        b.build().verify(&[key.verifying_key()]).unwrap()
+    }
+
+    /// Revealed `█`, `[3 hidden bytes]` and backslashes cannot pass for
+    /// hidden bytes or for a summary of a long hidden run.
+    #[test]
+    fn revealed_text_cannot_imitate_hidden_bytes() {
+        let text = "a\u{2588}[3 hidden bytes]\\x01[300 hidden bytes]\u{1}SECRET!\r\nz";
+        let secret = text.find("SECRET").unwrap();
+        let v = verified(text.as_bytes(), secret..secret + 6);
+        let shown = for_terminal(&v.received);
+        assert_eq!(
+            shown,
+            "a\\u{2588}[3 hidden bytes]\\\\x01[300 hidden bytes]\\x01██████!\nz"
+        );
+        // Only the six hidden bytes are blocks.
+        assert_eq!(shown.matches(HIDDEN).count(), 6);
+
+        // A long hidden run is summarised with an escape that revealed text
+        // cannot produce.
+        let long = format!("[300 hidden bytes]{}[300 hidden bytes]", "s".repeat(300));
+        let v = verified(long.as_bytes(), 18..318);
+        assert_eq!(
+            for_terminal(&v.received),
+            "[300 hidden bytes]█\\[300 hidden bytes]█[300 hidden bytes]"
+        );
+    }
+
+    #[test]
+    fn facts_are_shown() {
+        let v = verified(b"HTTP/1.1 200 OK\r\n\r\nsecret", 19..25);
+        let lines = facts_lines(&v.facts).join("\n");
+        assert!(lines.contains("server port    8443"), "{lines}");
+        assert!(lines.contains("close_notify   no"), "{lines}");
+        assert!(lines.contains("after cut      2 server records"), "{lines}");
+        assert!(lines.contains("response       truncated"), "{lines}");
+        assert!(
+            lines.contains("order          sent 0..10, received 0..25, sent 10..18"),
+            "{lines}"
+        );
+        assert_eq!(order_text(&[]), "no application data");
+        let many: Vec<OrderSpan> = (0..100)
+            .map(|i| OrderSpan {
+                direction: if i % 2 == 0 {
+                    Direction::Sent
+                } else {
+                    Direction::Received
+                },
+                start: i / 2,
+                end: i / 2 + 1,
+            })
+            .collect();
+        assert!(order_text(&many).ends_with("(36 more spans, see --json)"));
+        let json = v.to_json_value();
+        assert_eq!(json["facts"]["server_port"], 8443);
+        assert_eq!(json["facts"]["order"][2]["start"], 10);
+    }
 
     #[test]
     fn utc_formatting() {

@@ -1,0 +1,688 @@
+//! The differential soundness harness (issue 12): honest sessions whose true
+//! bytes are known, replayed with the prover's messages mutated, through the
+//! verifier's own code path after the relay. For every mutation the
+//! verifier must refuse, or produce an output (and attestation, and
+//! presentation) in which every revealed byte is the true byte at its
+//! offset and every length the true length. See `SOUNDNESS.md` for how to
+//! run it and what it covers.
+//!
+//! - `soundness/session.rs`: the honest rustls sessions, and the truth;
+//! - `soundness/plan.rs`: the prover's messages, the adaptive cheating
+//!   prover and the mutations (all knowledge of the plan's shape);
+//! - `soundness/pipeline.rs`: `verify_after_relay`, the verifier under test;
+//! - `soundness/oracle.rs`: the checks of an accepted session.
+
+#[path = "soundness/oracle.rs"]
+mod oracle;
+#[path = "soundness/pipeline.rs"]
+mod pipeline;
+#[path = "soundness/plan.rs"]
+mod plan;
+#[path = "soundness/session.rs"]
+mod session;
+
+use pipeline::{verify_after_relay, Backend, ProverSide, Refused};
+use plan::{Attempt, Kind, Mutation, Reveal, Scenario, Source};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha20Rng;
+use session::{Certs, Session};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use webproof_attestation::{Scheme, SigningKey};
+
+/// Mutation kinds whose violations are known open review findings: such
+/// violations are reported but do not fail a run. Empty: every violation
+/// fails. (After finding 1 is fixed, `&[Kind::ClientRecords]` lets the CI
+/// run pass while finding 2 is open; see SOUNDNESS.md.)
+const KNOWN_OPEN: &[Kind] = &[];
+
+/// Everything a run needs: two sessions per suite and the verifier's key.
+struct World {
+    sessions: Vec<[Session; 2]>,
+    key: SigningKey,
+}
+
+impl World {
+    fn new() -> Self {
+        let certs = Certs::generate();
+        let sessions = session::sessions(&certs);
+        let key = SigningKey::generate(Scheme::Ed25519, &mut ChaCha20Rng::seed_from_u64(1));
+        World { sessions, key }
+    }
+}
+
+/// A mutated session, fully determined by its seed (or named).
+#[derive(Clone, Debug)]
+struct Case {
+    name: String,
+    seed: u64,
+    suite: usize,
+    scenario: Scenario,
+    adaptive: bool,
+    mutations: Vec<Mutation>,
+}
+
+/// What became of a case.
+#[derive(Debug)]
+enum Outcome {
+    Refused(Refused),
+    Accepted {
+        checked: oracle::Checked,
+        violations: Vec<String>,
+        received_text: String,
+    },
+    Panicked(String),
+}
+
+/// Build the attempt of a seeded case (the mutations are generated from
+/// the state they apply to) or of a named one.
+fn build(w: &World, seed: u64, fixed: Option<(&Case, &[Mutation])>) -> (Case, Attempt) {
+    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+    let commit_seed: [u8; 32] = rng.gen();
+    match fixed {
+        Some((c, muts)) => {
+            let [s, other] = &w.sessions[c.suite];
+            let (a, applied) = plan::mutated::<ChaCha20Rng>(
+                s,
+                other,
+                &c.scenario,
+                c.adaptive,
+                commit_seed,
+                Source::Fixed(muts),
+            );
+            let mut c = c.clone();
+            c.mutations = applied;
+            (c, a)
+        }
+        None => {
+            let suite = (seed % session::SUITES.len() as u64) as usize;
+            let [s, other] = &w.sessions[suite];
+            let scenario = Scenario::random(&mut rng);
+            let adaptive = rng.gen_bool(0.8);
+            let n = match rng.gen_range(0..20) {
+                0..=11 => 1,
+                12..=16 => 2,
+                _ => 3,
+            };
+            let kinds: Vec<Kind> = (0..n).map(|_| Kind::random(&mut rng)).collect();
+            let mut mrng = ChaCha20Rng::seed_from_u64(rng.gen());
+            let (a, applied) = plan::mutated(
+                s,
+                other,
+                &scenario,
+                adaptive,
+                commit_seed,
+                Source::Random(&mut mrng, kinds),
+            );
+            let c = Case {
+                name: format!("seed {seed}"),
+                seed,
+                suite,
+                scenario,
+                adaptive,
+                mutations: applied,
+            };
+            (c, a)
+        }
+    }
+}
+
+fn run_attempt(
+    w: &World,
+    c: &Case,
+    a: &Attempt,
+    backend: Backend,
+) -> Result<pipeline::Accepted, Refused> {
+    let s = &w.sessions[c.suite][0];
+    let witness = a.witness(s.tls13());
+    verify_after_relay(
+        &a.recorded,
+        &a.close_frame(),
+        &a.proof_message(),
+        &s.cfg,
+        Some(&w.key),
+        &ProverSide {
+            witness: &witness,
+            backend,
+            seed: c.seed,
+        },
+    )
+}
+
+/// Run a case on the ideal backend and check it; with `real`, also on a
+/// real engine, which must give the same verdict and output.
+fn run_case(w: &World, c: &Case, a: &Attempt, real: Option<Backend>) -> Outcome {
+    let s = &w.sessions[c.suite][0];
+    let result = catch(|| {
+        let t0 = std::time::Instant::now();
+        let ideal = run_attempt(w, c, a, Backend::Ideal);
+        TIMES.with(|t| t.borrow_mut()[0] += t0.elapsed());
+        let mut violations = Vec::new();
+        if let Some(b) = real {
+            let t0 = std::time::Instant::now();
+            let other = run_attempt(w, c, a, b);
+            TIMES.with(|t| t.borrow_mut()[1] += t0.elapsed());
+            match (&ideal, &other) {
+                (Ok(x), Ok(y)) => {
+                    if x.proven != y.proven
+                        || x.output != y.output
+                        || x.attestation != y.attestation
+                    {
+                        violations.push(format!(
+                            "{b:?} accepts with another result than the ideal proof"
+                        ));
+                    }
+                }
+                (Err(x), Err(y)) if x.stage == y.stage => {}
+                (x, y) => violations.push(format!(
+                    "engines disagree: ideal {:?}, {b:?} {:?}",
+                    x.as_ref().map(|_| "accepted"),
+                    y.as_ref().map(|_| "accepted")
+                )),
+            }
+        }
+        match ideal {
+            Err(r) if violations.is_empty() => Outcome::Refused(r),
+            Err(_) => Outcome::Accepted {
+                checked: oracle::Checked::default(),
+                violations,
+                received_text: String::new(),
+            },
+            Ok(acc) => {
+                let mut checked = oracle::Checked::default();
+                let t0 = std::time::Instant::now();
+                violations.extend(oracle::check(s, a, &acc, &w.key, &mut checked));
+                TIMES.with(|t| t.borrow_mut()[2] += t0.elapsed());
+                Outcome::Accepted {
+                    checked,
+                    violations,
+                    received_text: acc.output.received.text.clone(),
+                }
+            }
+        }
+    });
+    result.unwrap_or_else(Outcome::Panicked)
+}
+
+thread_local! {
+    /// Time in the ideal pipeline, the real engines and the oracle.
+    static TIMES: std::cell::RefCell<[std::time::Duration; 3]> = Default::default();
+    static QUIET: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Run `f`, turning a panic into its message (printed only by the report).
+fn catch<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    HOOK.call_once(|| {
+        let default = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !QUIET.with(|q| q.get()) {
+                default(info)
+            }
+        }));
+    });
+    QUIET.with(|q| q.set(true));
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    QUIET.with(|q| q.set(false));
+    r.map_err(|p| {
+        p.downcast_ref::<String>()
+            .cloned()
+            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_else(|| "panic".into())
+    })
+}
+
+/// Counts of a run.
+#[derive(Default)]
+struct Summary {
+    sessions: usize,
+    refused: usize,
+    accepted: usize,
+    /// suite -> [sessions, refused, accepted, violations]
+    per_suite: BTreeMap<String, [usize; 4]>,
+    stages: BTreeMap<&'static str, usize>,
+    accepted_kinds: BTreeMap<String, usize>,
+    attested: usize,
+    presented: usize,
+    truncated: usize,
+    real_checked: usize,
+    failures: Vec<String>,
+    /// (TLS version, mutation kinds, violation or panic) -> seeds
+    classes: BTreeMap<String, Vec<u64>>,
+    panics: usize,
+    violations: usize,
+    /// Violations of [`KNOWN_OPEN`] kinds.
+    known_open: usize,
+}
+
+impl Summary {
+    fn record(&mut self, w: &World, c: &Case, o: &Outcome, real: Option<Backend>) {
+        let suite = w.sessions[c.suite][0].suite.to_string();
+        let row = self.per_suite.entry(suite.clone()).or_default();
+        row[0] += 1;
+        self.sessions += 1;
+        if real.is_some() {
+            self.real_checked += 1;
+        }
+        let describe = |what: &str, detail: &str| {
+            let replay = if c.name.starts_with("seed ") {
+                format!("replay: WEBPROOF_SOUNDNESS_CASE={} cargo test -p webproof-net --test soundness replay -- --ignored --nocapture", c.seed)
+            } else {
+                "a named case".to_string()
+            };
+            format!(
+                "{what} in case {} ({suite}, {:?}, adaptive {}): mutations {:?}\n    {detail}\n    {replay}",
+                c.name, c.scenario, c.adaptive, c.mutations
+            )
+        };
+        let class = |what: &str| {
+            let mut kinds: Vec<String> = c
+                .mutations
+                .iter()
+                .map(|m| format!("{:?}", m.kind()))
+                .collect();
+            kinds.sort();
+            kinds.dedup();
+            format!(
+                "{what} {} [{}]",
+                w.sessions[c.suite][0].suite.version(),
+                kinds.join(", ")
+            )
+        };
+        match o {
+            Outcome::Refused(r) => {
+                self.refused += 1;
+                row[1] += 1;
+                *self.stages.entry(r.stage).or_default() += 1;
+            }
+            Outcome::Accepted {
+                checked,
+                violations,
+                received_text,
+            } => {
+                self.accepted += 1;
+                row[2] += 1;
+                self.attested += checked.attestation as usize;
+                self.presented += checked.presentation as usize;
+                self.truncated += checked.truncated as usize;
+                for m in &c.mutations {
+                    *self
+                        .accepted_kinds
+                        .entry(format!("{:?}", m.kind()))
+                        .or_default() += 1;
+                }
+                let known = c.mutations.iter().any(|m| KNOWN_OPEN.contains(&m.kind()));
+                if !violations.is_empty() && known {
+                    self.known_open += 1;
+                    self.classes
+                        .entry(class("known open"))
+                        .or_default()
+                        .push(c.seed);
+                } else if !violations.is_empty() {
+                    row[3] += 1;
+                    self.violations += 1;
+                    let detail = format!(
+                        "{}\n    verifier output received.text = {received_text:?}",
+                        violations.join("\n    ")
+                    );
+                    self.failures.push(describe("VIOLATION", &detail));
+                    self.classes
+                        .entry(class("violation"))
+                        .or_default()
+                        .push(c.seed);
+                }
+            }
+            Outcome::Panicked(msg) => {
+                self.panics += 1;
+                row[3] += 1;
+                self.failures
+                    .push(describe("PANIC", &format!("the verifier panicked: {msg}")));
+                self.classes.entry(class("panic")).or_default().push(c.seed);
+            }
+        }
+    }
+
+    fn report(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "soundness: {} mutated sessions, {} refused, {} accepted ({} with an attestation, {} with a presentation, {} truncated by the prover), {} violations, {} panics, {} known open; {} cross-checked on a real engine",
+            self.sessions,
+            self.refused,
+            self.accepted,
+            self.attested,
+            self.presented,
+            self.truncated,
+            self.violations,
+            self.panics,
+            self.known_open,
+            self.real_checked
+        );
+        for (suite, [n, r, a, v]) in &self.per_suite {
+            let _ = writeln!(
+                s,
+                "  {suite:48} {n:6} sessions {r:6} refused {a:6} accepted {v:4} failed"
+            );
+        }
+        let _ = writeln!(s, "  refused at: {:?}", self.stages);
+        let [i, r, o] = TIMES.with(|t| *t.borrow());
+        let _ = writeln!(
+            s,
+            "  time: ideal pipeline {:.1} s, real engines {:.1} s, oracle {:.1} s",
+            i.as_secs_f64(),
+            r.as_secs_f64(),
+            o.as_secs_f64()
+        );
+        let _ = writeln!(
+            s,
+            "  mutation kinds in accepted sessions: {:?}",
+            self.accepted_kinds
+        );
+        for (class, seeds) in &self.classes {
+            let _ = writeln!(
+                s,
+                "  {class}: {} cases, seeds {:?}{}",
+                seeds.len(),
+                &seeds[..seeds.len().min(8)],
+                if seeds.len() > 8 { " ..." } else { "" }
+            );
+        }
+        for f in self.failures.iter().take(20) {
+            let _ = writeln!(s, "{f}");
+        }
+        if self.failures.len() > 20 {
+            let _ = writeln!(s, "... and {} more", self.failures.len() - 20);
+        }
+        s
+    }
+}
+
+fn env<T: std::str::FromStr>(name: &str, default: T) -> T {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// Run `n` seeded cases from `base`. A real engine checks every
+/// `real_every`-th case (QuickSilver with ideal COTs; every tenth of those
+/// the production stack) and, with `real_accepted`, every accepted one.
+fn seeded_run(w: &World, base: u64, n: usize, real_every: usize, real_accepted: bool) -> Summary {
+    let mut sum = Summary::default();
+    for i in 0..n {
+        let seed = base + i as u64;
+        let (c, a) = build(w, seed, None);
+        let mut real = (real_every > 0 && i % real_every == 0).then(|| {
+            if (i / real_every) % 10 == 0 {
+                Backend::Production
+            } else {
+                Backend::QuickSilver
+            }
+        });
+        let mut o = run_case(w, &c, &a, real);
+        if real.is_none() && real_accepted && matches!(o, Outcome::Accepted { .. }) {
+            real = Some(Backend::QuickSilver);
+            o = run_case(w, &c, &a, real);
+        }
+        sum.record(w, &c, &o, real);
+    }
+    sum
+}
+
+/// The CI-sized run: a few hundred seeded mutated sessions, every accepted
+/// one also proven with QuickSilver.
+///
+/// On main at 7417136 it fails: review finding 1 (TLS 1.2 `data_len`
+/// shorter than the record is accepted; the output and attestation are
+/// the spliced stream). Un-ignore once the fix is in.
+#[test]
+fn mutated_sessions_ci() {
+    let w = World::new();
+    let n = env("WEBPROOF_SOUNDNESS_SESSIONS", 300usize);
+    let base = env("WEBPROOF_SOUNDNESS_SEED", 0x5eed_0000u64);
+    let sum = seeded_run(&w, base, n, 100, true);
+    println!("{}", sum.report());
+    assert!(
+        sum.failures.is_empty(),
+        "{} violations and {} panics in {} mutated sessions:\n{}",
+        sum.violations,
+        sum.panics,
+        sum.sessions,
+        sum.report()
+    );
+}
+
+/// The long run: `WEBPROOF_SOUNDNESS_SESSIONS` (default 10,000) seeded
+/// mutated sessions over all six suites. See SOUNDNESS.md.
+#[test]
+#[ignore = "long: run in release, see SOUNDNESS.md"]
+fn mutated_sessions_long() {
+    let w = World::new();
+    let n = env("WEBPROOF_SOUNDNESS_SESSIONS", 10_000usize);
+    let base = env("WEBPROOF_SOUNDNESS_SEED", 0x10_0000_0000u64);
+    let real_accepted = env("WEBPROOF_SOUNDNESS_REAL_ACCEPTED", 0u8) == 1;
+    let sum = seeded_run(&w, base, n, 100, real_accepted);
+    println!("{}", sum.report());
+    assert!(sum.failures.is_empty(), "{}", sum.report());
+}
+
+/// Replay one case by its seed (`WEBPROOF_SOUNDNESS_CASE`), verbosely, on
+/// the ideal backend and QuickSilver.
+#[test]
+#[ignore = "replay: set WEBPROOF_SOUNDNESS_CASE"]
+fn replay() {
+    let seed: u64 = std::env::var("WEBPROOF_SOUNDNESS_CASE")
+        .expect("WEBPROOF_SOUNDNESS_CASE=<seed>")
+        .parse()
+        .expect("a seed");
+    let w = World::new();
+    let (c, a) = build(&w, seed, None);
+    println!("case: {c:#?}");
+    println!("close: {:?}", a.close);
+    println!("plan: {}", String::from_utf8_lossy(&a.proof_message()));
+    for b in [Backend::Ideal, Backend::QuickSilver] {
+        match run_attempt(&w, &c, &a, b) {
+            Ok(acc) => println!(
+                "{b:?}: accepted\n  sent: {:?}\n  received: {:?}\n  attestation: {}",
+                acc.output.sent.text,
+                acc.output.received.text,
+                acc.attestation.is_some()
+            ),
+            Err(r) => println!("{b:?}: refused at {}: {}", r.stage, r.error),
+        }
+    }
+    let o = run_case(&w, &c, &a, None);
+    let mut sum = Summary::default();
+    sum.record(&w, &c, &o, None);
+    println!("{}", sum.report());
+    assert!(sum.failures.is_empty());
+}
+
+/// The review's attack, named: TLS 1.2, the record `{"admin":false,"beta":`
+/// declared 9 bytes long (`{"admin":`), the disclosure over the forged
+/// stream hiding only the secret header; and the `--reveal none --attest`
+/// variant with a presentation. Run on all six suites.
+fn review_cases(w: &World) -> Vec<(Case, Vec<Mutation>)> {
+    let mut out = Vec::new();
+    for (suite, [s, _]) in w.sessions.iter().enumerate() {
+        let i = s
+            .statement
+            .records
+            .iter()
+            .zip(&s.opened)
+            .position(|(_, o)| o.data == session::RESPONSE[2])
+            .expect("the splice record");
+        let m = vec![Mutation::Layout(plan::LayoutOp::DataLen(
+            i,
+            session::SPLICE_KEEP.len(),
+        ))];
+        for (reveal, attest) in [(Reveal::HideSecrets, None), (Reveal::Nothing, Some(16))] {
+            out.push((
+                Case {
+                    name: format!("review splice {} {reveal:?} attest {attest:?}", s.suite),
+                    seed: 0,
+                    suite,
+                    scenario: Scenario {
+                        reveal,
+                        attest,
+                        reveal_unproven: false,
+                    },
+                    adaptive: true,
+                    mutations: Vec::new(),
+                },
+                m.clone(),
+            ));
+        }
+    }
+    out
+}
+
+/// The review's critical finding through the harness: the verifier must
+/// refuse. On main at 7417136 the TLS 1.2 cases are accepted with
+/// `{"admin":true}` in the output and in the presentation.
+#[test]
+fn review_splice_is_refused() {
+    let w = World::new();
+    let mut sum = Summary::default();
+    for (c, m) in review_cases(&w) {
+        let (c, a) = build(&w, 0, Some((&c, &m)));
+        let o = run_case(&w, &c, &a, Some(Backend::QuickSilver));
+        if let Outcome::Accepted { received_text, .. } = &o {
+            println!("{}: accepted, received.text = {received_text:?}", c.name);
+        }
+        sum.record(&w, &c, &o, Some(Backend::QuickSilver));
+    }
+    println!("{}", sum.report());
+    assert_eq!(sum.accepted, 0, "{}", sum.report());
+}
+
+/// Honest sessions of every suite and scenario are accepted and pass the
+/// oracle (the harness does not cry wolf), QuickSilver and the production
+/// stack agree with the ideal party, and the oracle catches planted lies.
+#[test]
+fn honest_sessions_pass_and_the_oracle_catches_lies() {
+    let w = World::new();
+    let mut sum = Summary::default();
+    for (suite, [s, _]) in w.sessions.iter().enumerate() {
+        for (k, reveal) in [
+            Reveal::All,
+            Reveal::HideSecrets,
+            Reveal::BodyOnly,
+            Reveal::Nothing,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            for attest in [None, Some(16)] {
+                let c = Case {
+                    name: format!("honest {} {reveal:?} {attest:?}", s.suite),
+                    seed: suite as u64 * 100 + k as u64,
+                    suite,
+                    scenario: Scenario {
+                        reveal,
+                        attest,
+                        reveal_unproven: false,
+                    },
+                    adaptive: true,
+                    mutations: Vec::new(),
+                };
+                let (c, a) = build(&w, c.seed, Some((&c, &[])));
+                let real = match (k, attest) {
+                    (1, Some(_)) if suite % 3 == 0 => Some(Backend::Production),
+                    (1, _) => Some(Backend::QuickSilver),
+                    _ => None,
+                };
+                let o = run_case(&w, &c, &a, real);
+                match &o {
+                    Outcome::Accepted {
+                        checked,
+                        violations,
+                        ..
+                    } => {
+                        assert!(violations.is_empty(), "{}: {violations:?}", c.name);
+                        assert_eq!(checked.attestation, attest.is_some(), "{}", c.name);
+                        assert_eq!(checked.presentation, attest.is_some(), "{}", c.name);
+                        assert!(!checked.truncated);
+                    }
+                    other => panic!("{}: {other:?}", c.name),
+                }
+                sum.record(&w, &c, &o, real);
+            }
+        }
+    }
+    println!("{}", sum.report());
+
+    // Planted lies: a byte of the output, a length, a signed leaf.
+    let s = &w.sessions[3][0];
+    let c = Case {
+        name: "planted".into(),
+        seed: 7,
+        suite: 3,
+        scenario: Scenario {
+            reveal: Reveal::HideSecrets,
+            attest: Some(16),
+            reveal_unproven: false,
+        },
+        adaptive: true,
+        mutations: Vec::new(),
+    };
+    let (c, a) = build(&w, 7, Some((&c, &[])));
+    let acc = run_attempt(&w, &c, &a, Backend::Ideal).unwrap();
+    let mut checked = oracle::Checked::default();
+    assert!(oracle::check(s, &a, &acc, &w.key, &mut checked).is_empty());
+    let mut lie = acc.clone();
+    let r = lie.output.received.revealed[0];
+    lie.output.received.bytes[r.start] ^= 1;
+    assert_eq!(oracle::check(s, &a, &lie, &w.key, &mut checked).len(), 1);
+    let mut lie = acc.clone();
+    lie.view.received.pop();
+    assert_eq!(oracle::check(s, &a, &lie, &w.key, &mut checked).len(), 1);
+    // A leaf whose proven hash is not over the true bytes.
+    let mut lie = acc.clone();
+    lie.proven.recv.commitments[0][0] ^= 1;
+    assert_eq!(oracle::check(s, &a, &lie, &w.key, &mut checked).len(), 1);
+}
+
+/// Review finding 2 through the harness: client records the server would
+/// reject (TLS 1.2 AES-GCM: swapped or replayed; their explicit nonces make
+/// them decrypt to genuine plaintext, out of order or repeated) must not
+/// become "sent" data. On main at 7417136 they are accepted on the range
+/// path (client tags are not checked), e.g. `sent.text` =
+/// `"Cookie: session=████████████\r\n\r\nGET /account ..."`.
+#[test]
+fn client_records_the_server_rejects_are_refused() {
+    let w = World::new();
+    let mut sum = Summary::default();
+    for (suite, [s, _]) in w.sessions.iter().enumerate() {
+        let n = s.recorded.sent.len();
+        for m in [
+            plan::RecordOp::Swap(n - 2, n - 1),
+            plan::RecordOp::Duplicate(n - 2),
+        ] {
+            let c = Case {
+                name: format!("client records {m:?} {}", s.suite),
+                seed: 0,
+                suite,
+                scenario: Scenario {
+                    reveal: Reveal::HideSecrets,
+                    attest: None,
+                    reveal_unproven: true,
+                },
+                adaptive: true,
+                mutations: Vec::new(),
+            };
+            let muts = [Mutation::ClientRecords(m)];
+            let (c, a) = build(&w, 0, Some((&c, &muts)));
+            let o = run_case(&w, &c, &a, None);
+            if let Ok(acc) = run_attempt(&w, &c, &a, Backend::Ideal) {
+                println!(
+                    "{}: accepted, sent.text = {:?}",
+                    c.name, acc.output.sent.text
+                );
+            }
+            sum.record(&w, &c, &o, None);
+        }
+    }
+    println!("{}", sum.report());
+    assert!(sum.failures.is_empty(), "{}", sum.report());
+}
