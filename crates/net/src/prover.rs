@@ -426,6 +426,13 @@ async fn prove_inner(opts: &ProveOptions) -> Result<ProveOutcome> {
     )?;
     let opened = statement.evaluate(&derived.witness)?;
     let mut plan = zk::plan(&statement, &opened, &disclosure, &derived.witness)?;
+    // `json:PATH` items become proven path claims (checked here as the verifier will).
+    plan.json = webproof_proxy::json::claims_from_items(
+        &opts.reveal,
+        &request,
+        &response,
+        &plan.disclosure,
+    )?;
     let mut zk_witness = zk::witness(&derived.witness);
     let committed = match &opts.attest {
         Some(a) => {

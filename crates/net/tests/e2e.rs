@@ -59,7 +59,12 @@ async fn http_reveal_hides_cookie_and_json_fields() {
     o.headers.push(("Cookie".into(), "sid=TOPSECRET".into()));
     o.reveal = vec!["json:account.balance.amount".into()];
     let out = webproof_net::prove(&o).await.unwrap();
-    v.await.unwrap().unwrap();
+    let verified = v.await.unwrap().unwrap();
+    // The path itself is proven: the verifier's own output says so.
+    assert_eq!(verified.json.len(), 1, "{:?}", verified.json);
+    assert_eq!(verified.json[0].path, "account.balance.amount");
+    assert_eq!(verified.json[0].value_text, "1234.56");
+    assert_eq!(out.output.json, verified.json);
     let sent = &out.output.sent.text;
     assert!(sent.starts_with("GET /json HTTP/1.1\r\n"));
     assert!(!sent.contains("TOPSECRET") && sent.contains("Cookie: "));

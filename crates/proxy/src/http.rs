@@ -345,7 +345,9 @@ pub enum BodyReveal {
     All,
     /// Nothing.
     None,
-    /// The values at these JSON paths (`a.b.0.c`); keys on the path are revealed too.
+    /// The values at these JSON paths (`a.b.0.c`), proven to sit there: the
+    /// response head and the body's skeleton are revealed too (see
+    /// [`crate::json`]).
     Json(Vec<String>),
 }
 
@@ -396,17 +398,11 @@ impl RevealSpec {
             BodyReveal::All => r.push(resp.body),
             BodyReveal::None => {}
             BodyReveal::Json(paths) => {
-                let body = resp.decoded_body(received);
+                // The whole head, the body's skeleton, the keys on the
+                // path and the value: what the verifier needs to check the
+                // path ([`crate::json`]).
                 for p in paths {
-                    let spans = json_path_spans(&body, p)?;
-                    if spans.is_empty() {
-                        return Err(ProxyError::Opening(format!(
-                            "JSON path {p:?} not found in the response body"
-                        )));
-                    }
-                    for sp in spans {
-                        r.extend(resp.map_body_range(sp));
-                    }
+                    r.extend(crate::json::skeleton_ranges(received, p)?);
                 }
             }
         }
@@ -784,7 +780,26 @@ mod tests {
         assert!(r.text.contains("\"k\":true"));
         assert!(!r.text.contains("ann"));
         assert!(r.text.contains("Content-Type: application/json"));
-        assert!(!r.text.contains("chunked"));
+        // The head is revealed whole: the verifier parses the framing itself.
+        assert!(r.text.contains("chunked"));
+        // The skeleton: the path's keys and structure, not the hidden values.
+        assert!(r.text.contains("\"name\":\""), "{}", r.text);
+        let v: Vec<Option<u8>> = (0..resp.len())
+            .map(|i| {
+                d.received
+                    .iter()
+                    .any(|x| x.start <= i && i < x.end)
+                    .then(|| resp[i])
+            })
+            .collect();
+        let claims = crate::json::claims_from_items(&items, REQ, &resp, &d).unwrap();
+        assert_eq!(claims.len(), 2);
+        let ok = crate::json::verify_claims(&[], &v, &claims).unwrap();
+        assert_eq!(ok[0].value_text, "41");
+        assert_eq!(ok[1].value_text, "true");
+        // "ann" and "list"'s 1 are hidden and constrained.
+        assert_eq!(claims[0].hidden_strings.len(), 1);
+        assert_eq!(claims[0].hidden_tokens.len(), 1);
         assert!(json_path_spans(body, "user.missing").unwrap().is_empty());
     }
 

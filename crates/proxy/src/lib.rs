@@ -21,6 +21,9 @@
 //!   the relation evaluated in the clear (the full-reveal fast path);
 //! - [`disclosure`] and [`http`]: which byte ranges to open, and HTTP-aware
 //!   helpers that choose them;
+//! - [`json`]: proven JSON paths (`json:PATH`): the body's skeleton is
+//!   revealed, its hidden bytes are constrained in the proof, and the
+//!   verifier checks that the value sits at the path;
 //! - [`output`]: what the verifier attests to (serde JSON);
 //! - [`protocol`]: the versioned prover/verifier messages;
 //! - [`zk`]: the bridge to the zero-knowledge proof of `webproof_tlsproof`,
@@ -42,6 +45,7 @@ pub mod disclosure;
 pub mod error;
 pub mod handshake;
 pub mod http;
+pub mod json;
 pub mod keys;
 pub mod output;
 pub mod protocol;

@@ -61,6 +61,10 @@ pub struct VerifierOutput {
     /// recorded it. A received span listed before a sent span reached the
     /// verifier before that sent data was forwarded, so it does not answer it.
     pub order: Vec<OrderSpan>,
+    /// JSON paths the verifier checked ([`crate::json`]): each value sits at
+    /// its path of the message body, with no duplicate key along the way.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub json: Vec<crate::json::VerifiedJson>,
 }
 
 impl VerifierOutput {
@@ -228,6 +232,7 @@ pub(crate) fn output(
         server_records_after_cut: data.transcript.received_after_cut,
         response_complete: crate::http::response_completeness(received_view, close_notify),
         order: data.order(),
+        json: Vec::new(),
     })
 }
 

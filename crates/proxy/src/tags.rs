@@ -171,7 +171,7 @@ fn poly1305_tag_ok(otk: &[u8; 32], aad: &[u8], ct: &[u8], tag: &[u8; TAG_LEN]) -
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::disclosure::{Disclosure, Range};
     use crate::handshake::msg_type;
@@ -199,9 +199,9 @@ mod tests {
 
     /// A session's statement (the verifier's recording), its witness and the
     /// client's keys, with records sealed by [`RecordCipher`] (real AAD).
-    struct Session {
-        statement: Statement,
-        witness: Witness,
+    pub(crate) struct Session {
+        pub(crate) statement: Statement,
+        pub(crate) witness: Witness,
         client: TrafficKeys,
     }
 
@@ -220,7 +220,7 @@ mod tests {
         r
     }
 
-    fn session(suite: CipherSuite, sent: &[&[u8]], recv: &[&[u8]]) -> Session {
+    pub(crate) fn session(suite: CipherSuite, sent: &[&[u8]], recv: &[&[u8]]) -> Session {
         let h = suite.hash();
         let n = h.output_len();
         let (public, witness, client, server, first_seq) = match suite.version() {

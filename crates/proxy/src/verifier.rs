@@ -75,7 +75,10 @@ pub fn conclude_zk(
     // holder forge tags, so the verifier's server connection is closed
     // before the proof starts.)
     crate::tags::check_client_tags(&prepared.statement, proven)?;
-    let out = zk::zk_output(&prepared.info, transcript, &prepared.statement, &view)?;
+    let mut out = zk::zk_output(&prepared.info, transcript, &prepared.statement, &view)?;
+    // JSON paths: the skeleton on the verified view, with the hidden bytes
+    // the proof constrained.
+    out.json = crate::json::verify_claims(&view.sent, &view.received, &plan.json)?;
     let signed = match (attestation_key, plan.commitments.is_empty()) {
         (Some(key), false) => Some(crate::attest::issue(
             key,

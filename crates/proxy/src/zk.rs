@@ -28,6 +28,7 @@
 use crate::aead::{RecordCipher, EXPLICIT_NONCE_LEN, TAG_LEN};
 use crate::disclosure::{normalize, Disclosure, Range};
 use crate::error::{ProxyError, Result};
+use crate::json::{JsonClaim, STRING_FORBIDDEN, TOKEN_FORBIDDEN};
 use crate::keys::TrafficKeys;
 use crate::record::{content_type, hex_bytes, Direction};
 use crate::statement::{OpenedRecord, PublicInputs, Statement, Witness};
@@ -76,6 +77,11 @@ pub struct ZkPlan {
     /// direction) whose blinded hashes the proof outputs. Empty: none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub commitments: Vec<LeafRange>,
+    /// JSON path claims ([`crate::json`]): their hidden bytes become
+    /// byte-class constraints of the statement, and the verifier checks
+    /// each claim on its view after the proof.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub json: Vec<JsonClaim>,
 }
 
 /// The verifier's view after a successful proof: application data with
@@ -285,6 +291,7 @@ pub fn plan(
         },
         client_verify_data,
         commitments: Vec::new(),
+        json: Vec::new(),
     })
 }
 
@@ -378,6 +385,34 @@ fn leaf_commitments(
         return Err(bad("committed leaves must cover all application data"));
     }
     Ok(out)
+}
+
+/// Ranges of a direction's application data as record spans
+/// `(k, range in record k)`, with `record_data[k]` the application-data
+/// bytes of the direction's k-th record (0 for other records). `ranges` are
+/// sorted and disjoint; one merge over records and ranges.
+fn map_onto_records(
+    ranges: &[Range],
+    record_data: &[usize],
+) -> Vec<(usize, core::ops::Range<usize>)> {
+    let mut out = Vec::new();
+    let mut next = 0usize;
+    let mut offset = 0usize;
+    for (k, &len) in record_data.iter().enumerate() {
+        let end = offset + len;
+        while next < ranges.len() && ranges[next].end <= offset {
+            next += 1;
+        }
+        for r in ranges[next..].iter().take_while(|r| r.start < end) {
+            let lo = r.start.max(offset);
+            let hi = r.end.min(end);
+            if lo < hi {
+                out.push((k, lo - offset..hi - offset));
+            }
+        }
+        offset = end;
+    }
+    out
 }
 
 /// Per direction: the statement records' indices, in order.
@@ -485,6 +520,12 @@ pub fn zk_statement(statement: &Statement, plan: &ZkPlan) -> Result<tp::Statemen
         return Err(bad("committed leaves must be sent first, then received"));
     }
     let dirs = by_direction(statement);
+    let totals = [
+        direction_data(&layouts, &dirs[0])?.1,
+        direction_data(&layouts, &dirs[1])?.1,
+    ];
+    // Hidden bytes of JSON claims: [direction][strings, tokens].
+    let json_hidden = crate::json::claim_constraints(&plan.json, totals)?;
     let mut directions = Vec::with_capacity(2);
     for (d, indices) in dirs.iter().enumerate() {
         let ranges = plan.disclosure.ranges(direction_of(d));
@@ -539,9 +580,28 @@ pub fn zk_statement(statement: &Statement, plan: &ZkPlan) -> Result<tp::Statemen
         // The client's records are the prover's: open their tag material so
         // the verifier checks their tags (`tags::check_client_tags`).
         let open_tag_material = d == 0 && matches!(disclosure, tp::Disclosure::Ranges(_));
+        let mut byte_classes = Vec::new();
+        for (list, forbidden) in json_hidden[d]
+            .iter()
+            .zip([&STRING_FORBIDDEN[..], &TOKEN_FORBIDDEN[..]])
+        {
+            if list.is_empty() {
+                continue;
+            }
+            if matches!(disclosure, tp::Disclosure::Key) {
+                return Err(bad(
+                    "a JSON claim hides bytes of a direction disclosed whole",
+                ));
+            }
+            byte_classes.push(tp::ByteClass {
+                forbidden: forbidden.to_vec(),
+                spans: map_onto_records(list, &record_data),
+            });
+        }
         directions.push(tp::Direction {
             disclosure,
             open_tag_material,
+            byte_classes,
             commitments,
             ..tp::Direction::new(records)
         });
@@ -842,6 +902,7 @@ mod tests {
             disclosure,
             client_verify_data: vec![7; 12],
             commitments: Vec::new(),
+            json: Vec::new(),
         }
     }
 
@@ -990,6 +1051,7 @@ mod tests {
             },
             client_verify_data: Vec::new(),
             commitments: Vec::new(),
+            json: Vec::new(),
         };
         zk_statement(&s, &plan(4, 6)).unwrap();
         for (a, b) in [(5, 6), (4, 8), (usize::MAX, 6), (4, usize::MAX)] {

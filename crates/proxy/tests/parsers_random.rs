@@ -91,6 +91,14 @@ fn control_messages_random_and_mutated() {
         },
         client_verify_data: vec![1, 2, 3],
         commitments: vec![],
+        json: vec![webproof_proxy::json::JsonClaim {
+            direction: Direction::Received,
+            body: Range::new(10, 40),
+            path: "a.0.b".into(),
+            value: Range::new(20, 24),
+            hidden_strings: vec![Range::new(30, 32)],
+            hidden_tokens: vec![],
+        }],
     };
     let seeds: Vec<Vec<u8>> = vec![
         protocol::encode(&ProverMsg::Hello {

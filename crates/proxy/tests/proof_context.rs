@@ -2,6 +2,8 @@
 //! with either, and it survives the plan's trip through the wire encoding.
 
 use webproof_proxy::disclosure::Range;
+use webproof_proxy::json::JsonClaim;
+use webproof_proxy::Direction;
 use webproof_proxy::protocol;
 use webproof_proxy::zk::{proof_context, RecordLayout, ZkPlan};
 use webproof_proxy::Disclosure;
@@ -24,6 +26,14 @@ fn plan() -> ZkPlan {
         },
         client_verify_data: vec![],
         commitments: vec![],
+        json: vec![JsonClaim {
+            direction: Direction::Received,
+            body: Range::new(0, 1500),
+            path: "a".into(),
+            value: Range::new(5, 9),
+            hidden_strings: vec![],
+            hidden_tokens: vec![],
+        }],
     }
 }
 
@@ -43,6 +53,9 @@ fn context_binds_transcript_and_plan() {
     assert_ne!(base, proof_context(&digest, &p));
     let mut p = plan();
     p.client_verify_data = vec![0; 12];
+    assert_ne!(base, proof_context(&digest, &p));
+    let mut p = plan();
+    p.json[0].path = "b".into();
     assert_ne!(base, proof_context(&digest, &p));
 }
 

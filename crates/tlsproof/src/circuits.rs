@@ -42,3 +42,81 @@ pub fn aes_block(key_len: usize) -> &'static Circuit {
         b.finish()
     })
 }
+
+/// The equality indicators of one byte against a set of values. Input:
+/// `[byte]` (8 bits, LSB first); output: `[e_0 .. e_{n-1}]`, `e_i = 1` iff
+/// the byte equals `forbidden[i]`. A byte avoids the set iff every output
+/// is 0.
+///
+/// `byte == c` iff every bit equals c's: the AND of the literals `b_j` (if
+/// c's bit j is 1) or `!b_j` (if 0). The ANDs are shared across the set:
+/// first the literal pairs of bits (1, 0), (3, 2), (5, 4), (7, 6) that some
+/// value needs (at most 4 per pair), then each distinct low and high
+/// nibble, then one AND per value.
+pub fn byte_class(forbidden: &[u8]) -> Circuit {
+    use std::collections::HashMap;
+    use webproof_circuits::Bit;
+    let mut b = Builder::new();
+    let byte = b.input(8);
+    // Bit `j` of the byte, or its negation, so that it is 1 iff bit `j` is `one`.
+    let lit = |j: usize, one: bool| -> Bit {
+        if one {
+            byte[j]
+        } else {
+            byte[j].not()
+        }
+    };
+    // Pair `p` (bits 2p+1, 2p) with pattern `v` (2 bits).
+    let mut pairs: HashMap<(usize, u8), Bit> = HashMap::new();
+    let mut pair = |b: &mut Builder, p: usize, v: u8| -> Bit {
+        *pairs
+            .entry((p, v))
+            .or_insert_with(|| b.and(lit(2 * p + 1, v & 2 != 0), lit(2 * p, v & 1 != 0)))
+    };
+    let mut nibbles: HashMap<(usize, u8), Bit> = HashMap::new();
+    let mut out = Vec::with_capacity(forbidden.len());
+    for &c in forbidden {
+        let mut halves = [Bit::ZERO; 2];
+        for (h, half) in halves.iter_mut().enumerate() {
+            let v = (c >> (4 * h)) & 0xF;
+            *half = match nibbles.get(&(h, v)) {
+                Some(&n) => n,
+                None => {
+                    let hi = pair(&mut b, 2 * h + 1, v >> 2);
+                    let lo = pair(&mut b, 2 * h, v & 3);
+                    let n = b.and(hi, lo);
+                    nibbles.insert((h, v), n);
+                    n
+                }
+            };
+        }
+        out.push(b.and(halves[1], halves[0]));
+    }
+    b.output(&out);
+    b.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use webproof_circuits::bits::bytes_to_bits;
+
+    /// Every byte value against a few sets: the indicators are exact, and
+    /// the AND count stays within the bound the docs give.
+    #[test]
+    fn byte_class_indicators_are_exact() {
+        let sets: [&[u8]; 4] = [b"\"\\", b"\t\n\r \",:[\\]{}", &[0x00], &[0x00, 0xFF]];
+        for set in sets {
+            let mut sorted = set.to_vec();
+            sorted.sort_unstable();
+            let c = byte_class(&sorted);
+            for v in 0..=255u8 {
+                let out = c.eval(&[bytes_to_bits(&[v])]);
+                let want: Vec<bool> = sorted.iter().map(|&f| f == v).collect();
+                assert_eq!(out[0], want, "{v:#x} against {sorted:?}");
+            }
+        }
+        assert_eq!(byte_class(b"\"\\").and_count(), 14);
+        assert!(byte_class(b"\t\n\r \",:[\\]{}").and_count() <= 40);
+    }
+}

@@ -27,6 +27,13 @@
 //! verifier can sign digests of data it never sees and the prover can later
 //! open them to a third party.
 //!
+//! A direction can also carry [`ByteClass`] constraints: spans of plaintext
+//! proven, without being opened, to avoid a set of byte values (each byte's
+//! equality with each forbidden value is computed by AND gates on its
+//! plaintext bits and asserted zero). Proxy mode uses them to prove that the
+//! hidden bytes of a JSON body cannot change how its revealed skeleton is
+//! read (`webproof_proxy::json`).
+//!
 //! When a whole direction is disclosed, the fast path opens the traffic key
 //! and IV of that direction instead (the verifier then decrypts and checks
 //! the AEAD tags itself).
@@ -98,9 +105,10 @@ mod statement;
 
 pub use party::ZkParty;
 pub use session::{ProverPreprocessed, SessionConfig, VerifierPreprocessed};
+pub use statement::MAX_BYTE_CLASSES;
 pub use statement::{
-    Aead, Commitment, Direction, DirectionOutput, DirectionProof, Disclosure, Handshake, Proven,
-    Record, Statement, TagMaterial, Tls12Handshake, Tls13Handshake, Witness,
+    Aead, ByteClass, Commitment, Direction, DirectionOutput, DirectionProof, Disclosure, Handshake,
+    Proven, Record, Statement, TagMaterial, Tls12Handshake, Tls13Handshake, Witness,
 };
 pub use webproof_circuits::sha2::HashAlg;
 pub use webproof_core::{Error, Result};

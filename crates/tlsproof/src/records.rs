@@ -5,6 +5,15 @@
 //! SHA-256 of the current commitment, so memory stays bounded by one
 //! keystream block, one hash block and one batch of openings whatever the
 //! transcript size.
+//!
+//! The same pass proves the direction's byte-class constraints
+//! ([`crate::ByteClass`]): the plaintext bits of each constrained byte
+//! (keystream XOR the public ciphertext) go through the class's small
+//! equality circuit, evaluated in batches of [`CLASS_BATCH`] bytes, and
+//! every output (one "equals a forbidden value" bit per value and byte) is
+//! asserted zero. An honest prover's outputs are all zero; a byte equal to
+//! a forbidden value makes one output 1, and the assertion fails at the
+//! verifier (except with the engine's soundness error).
 
 use crate::kdf::{self, MBit};
 use crate::party::ZkParty;
@@ -19,6 +28,36 @@ const OPEN_BATCH_BITS: usize = 1 << 16;
 /// per-gate work is shared by the batch, and the wire table (about
 /// 15,000 AES wires x 16 bytes per block) stays within the L2 cache.
 const KEYSTREAM_BATCH: usize = 8;
+/// Constrained bytes evaluated in one batch of a byte-class circuit.
+const CLASS_BATCH: usize = 4096;
+
+/// A byte class being proven: its circuit and the plaintext bits of the
+/// bytes not yet evaluated.
+struct ClassProof<B> {
+    circuit: webproof_circuits::Circuit,
+    pending: Vec<B>,
+}
+
+impl<B: Copy> ClassProof<B> {
+    /// Evaluate the pending bytes and assert that none equals a forbidden value.
+    async fn flush<P: ZkParty<Bit = B>>(&mut self, party: &mut P) -> Result<()> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        // The engine evaluates at most `MAX_BATCH` instances at once; the
+        // outputs of the whole pending batch are asserted together.
+        let mut hits = Vec::new();
+        for chunk in self.pending.chunks(8 * webproof_zk::MAX_BATCH) {
+            let out = party
+                .eval_batch(&self.circuit, chunk.len() / 8, &[chunk])
+                .await?;
+            hits.extend_from_slice(&out[0]);
+        }
+        party.assert_public(&hits, &vec![false; hits.len()]).await?;
+        self.pending.clear();
+        Ok(())
+    }
+}
 
 /// A SHA-256 of a commitment being absorbed.
 struct Absorber<B> {
@@ -120,6 +159,26 @@ pub(crate) async fn prove_direction<P: ZkParty>(
         out
     };
 
+    // Constrained bytes per record, as (position, class), sorted.
+    let mut constrained: Vec<Vec<(usize, usize)>> = vec![Vec::new(); records.len()];
+    for (c, class) in direction.byte_classes.iter().enumerate() {
+        for (r, range) in &class.spans {
+            constrained[*r].extend(range.clone().map(|p| (p, c)));
+        }
+    }
+    for v in &mut constrained {
+        v.sort_unstable();
+        v.dedup();
+    }
+    let mut classes: Vec<ClassProof<P::Bit>> = direction
+        .byte_classes
+        .iter()
+        .map(|c| ClassProof {
+            circuit: crate::circuits::byte_class(&c.forbidden),
+            pending: Vec::new(),
+        })
+        .collect();
+
     let mut plaintexts: Vec<Vec<Option<u8>>> = records
         .iter()
         .map(|r| vec![None; r.ciphertext.len()])
@@ -138,9 +197,11 @@ pub(crate) async fn prove_direction<P: ZkParty>(
         for &(_, start, end, _) in spans.iter().filter(|s| s.0 == ri) {
             blocks.extend(start / block_len..end.div_ceil(block_len));
         }
+        blocks.extend(constrained[ri].iter().map(|(p, _)| p / block_len));
         blocks.sort_unstable();
         blocks.dedup();
         let mut d_at = 0usize;
+        let mut c_at = 0usize;
         let mut batch = Vec::new();
         for (bi, &block) in blocks.iter().enumerate() {
             if bi % KEYSTREAM_BATCH == 0 {
@@ -157,6 +218,20 @@ pub(crate) async fn prove_direction<P: ZkParty>(
                     d_at += 1;
                     open_bits.extend_from_slice(k);
                     open_places.push((ri, pos));
+                }
+                while let Some(&(p, c)) = constrained[ri].get(c_at) {
+                    if p != pos {
+                        break;
+                    }
+                    c_at += 1;
+                    let c_bits = bytes_to_bits(&[record.ciphertext[pos]]);
+                    let class = &mut classes[c];
+                    for (&kb, cb) in k.iter().zip(c_bits) {
+                        class.pending.push(party.xor(kb, party.constant(cb)));
+                    }
+                    if class.pending.len() >= 8 * CLASS_BATCH {
+                        class.flush(party).await?;
+                    }
                 }
                 // Skip spans that ended; start the commitment of a span that begins here.
                 while let Some(&(r, _, end, _)) = spans.get(span_at) {
@@ -207,6 +282,9 @@ pub(crate) async fn prove_direction<P: ZkParty>(
     }
     if let Some((_, absorber)) = current.take() {
         digest_bits.extend(absorber.finish(party).await?);
+    }
+    for class in &mut classes {
+        class.flush(party).await?;
     }
     flush_openings(
         party,

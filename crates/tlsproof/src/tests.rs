@@ -525,6 +525,164 @@ fn tag_material_option_mismatch_is_refused() {
     assert_caught(p, v);
 }
 
+/// Byte classes: honest hidden bytes that avoid their classes pass (all
+/// AEADs, both versions, spans across records and blocks, two classes on
+/// one direction) and nothing of them is opened.
+#[test]
+fn byte_classes_hold_for_honest_bytes() {
+    // RESPONSE2 = {"name":"alice","balance":1234567,"iban":"XX00 1234 5678 9999"}
+    let strings = vec![(1, 9..14), (1, 42..61)]; // alice, the IBAN
+    let tokens = vec![(1, 26..33)]; // 1234567
+    for tls13 in [true, false] {
+        for (aead, seed) in [
+            (Aead::Aes128Gcm, 51),
+            (Aead::ChaCha20Poly1305, 52),
+            (Aead::Aes256Gcm, 53),
+        ] {
+            let mut s = if tls13 {
+                tls13_session(aead, seed, &[REQUEST], &[RESPONSE1, RESPONSE2])
+            } else {
+                tls12_session(aead, seed, &[REQUEST], &[RESPONSE1, RESPONSE2])
+            };
+            let recv_ranges = vec![(0, 0..RESPONSE1.len()), (1, 0..9), (1, 14..26)];
+            s.statement.recv.disclosure = Disclosure::Ranges(recv_ranges.clone());
+            s.statement.recv.byte_classes = vec![
+                ByteClass {
+                    forbidden: b"\"\\".to_vec(),
+                    spans: strings.clone(),
+                },
+                ByteClass {
+                    forbidden: b"\t\n\r \",:[\\]{}"
+                        .iter()
+                        .copied()
+                        .collect::<std::collections::BTreeSet<u8>>()
+                        .into_iter()
+                        .collect(),
+                    spans: tokens.clone(),
+                },
+            ];
+            let (p, v) = run_pair(&s.statement, &s.witness, &s.statement);
+            let (p, v) = (p.unwrap(), v.unwrap());
+            assert_eq!(p, v);
+            expect_bytes(&v.recv.disclosed, &s.recv, &recv_ranges);
+        }
+    }
+}
+
+/// A cheating prover: a constrained byte equals a forbidden value (a quote
+/// inside a "hidden string", a comma inside a "hidden number", a span that
+/// covers `","k":"`). It runs the proof honestly on its true data, and the
+/// verifier refuses.
+#[test]
+fn byte_class_violation_is_caught() {
+    let quote_set = b"\"\\".to_vec();
+    let token_set: Vec<u8> = b"\t\n\r \",:[\\]{}"
+        .iter()
+        .copied()
+        .collect::<std::collections::BTreeSet<u8>>()
+        .into_iter()
+        .collect();
+    for (aead, seed, forbidden, spans) in [
+        // `alice","balance":` as one hidden string.
+        (Aead::Aes128Gcm, 61, quote_set.clone(), vec![(1, 9..26)]),
+        // One byte: the closing quote of "alice".
+        (
+            Aead::ChaCha20Poly1305,
+            62,
+            quote_set.clone(),
+            vec![(1, 14..15)],
+        ),
+        // `1234567,` as one hidden number.
+        (Aead::Aes256Gcm, 63, token_set.clone(), vec![(1, 26..34)]),
+        // Whitespace inside the IBAN as a token; fine spans before it.
+        (
+            Aead::Aes128Gcm,
+            64,
+            token_set,
+            vec![(1, 26..33), (1, 42..61)],
+        ),
+    ] {
+        let mut s = tls13_session(aead, seed, &[REQUEST], &[RESPONSE1, RESPONSE2]);
+        s.statement.recv.disclosure = Disclosure::Ranges(vec![(0, 0..4)]);
+        s.statement.recv.byte_classes = vec![ByteClass { forbidden, spans }];
+        let (p, v) = run_pair(&s.statement, &s.witness, &s.statement);
+        assert_caught(p, v);
+    }
+    // Same in TLS 1.2, the sent direction.
+    let mut s = tls12_session(Aead::Aes128Gcm, 65, &[REQUEST], &[RESPONSE1]);
+    s.statement.sent.disclosure = Disclosure::Ranges(vec![(0, 0..3)]);
+    s.statement.sent.byte_classes = vec![ByteClass {
+        forbidden: vec![b' '],
+        spans: vec![(0, 0..10)], // "GET /account": a space at 3
+    }];
+    let (p, v) = run_pair(&s.statement, &s.witness, &s.statement);
+    assert_caught(p, v);
+}
+
+/// Long spans: more bytes than one engine batch and than one class batch
+/// (`CLASS_BATCH`), across records; a single forbidden byte at the very end
+/// is still caught.
+#[test]
+fn long_byte_class_spans() {
+    let long = vec![b'a'; 9000];
+    let mut bad = long.clone();
+    bad[8999] = b'"';
+    for (data, ok) in [(&long, true), (&bad, false)] {
+        let chunks: Vec<&[u8]> = data.chunks(4500).collect();
+        let mut s = tls13_session(Aead::Aes128Gcm, 67, &[REQUEST], &chunks);
+        s.statement.recv.disclosure = Disclosure::Ranges(vec![(0, 0..1)]);
+        s.statement.recv.byte_classes = vec![ByteClass {
+            forbidden: b"\"\\".to_vec(),
+            spans: vec![(0, 1..4500), (1, 0..4500)],
+        }];
+        let (p, v) = run_pair(&s.statement, &s.witness, &s.statement);
+        if ok {
+            assert_eq!(p.unwrap(), v.unwrap());
+        } else {
+            assert_caught(p, v);
+        }
+    }
+}
+
+/// Both parties must agree on the classes, and malformed classes are refused.
+#[test]
+#[allow(clippy::reversed_empty_ranges)]
+fn byte_classes_are_part_of_the_statement() {
+    let mut s = tls13_session(Aead::Aes128Gcm, 66, &[REQUEST], &[RESPONSE1, RESPONSE2]);
+    s.statement.recv.disclosure = Disclosure::Ranges(vec![(0, 0..4)]);
+    let mut verifier_view = s.statement.clone();
+    verifier_view.recv.byte_classes = vec![ByteClass {
+        forbidden: vec![b'"'],
+        spans: vec![(1, 9..14)],
+    }];
+    let (p, v) = run_pair(&s.statement, &s.witness, &verifier_view);
+    assert_caught(p, v);
+    for (forbidden, spans) in [
+        (vec![], vec![(1, 0..1)]),
+        (vec![b'b', b'a'], vec![(1, 0..1)]),
+        (vec![b'a', b'a'], vec![(1, 0..1)]),
+        (vec![b'a'], vec![(1, 3..2)]),
+        (vec![b'a'], vec![(1, 2..2)]),
+        (vec![b'a'], vec![(1, 0..500)]),
+        (vec![b'a'], vec![(7, 0..1)]),
+        (vec![b'a'], vec![(1, 4..6), (1, 5..7)]),
+        (vec![b'a'], vec![(1, 4..6), (0, 5..7)]),
+    ] {
+        let mut bad = s.statement.clone();
+        bad.recv.byte_classes = vec![ByteClass { forbidden, spans }];
+        assert!(bad.validate().is_err(), "{:?}", bad.recv.byte_classes);
+    }
+    let mut many = s.statement.clone();
+    many.recv.byte_classes = vec![
+        ByteClass {
+            forbidden: vec![0],
+            spans: vec![]
+        };
+        MAX_BYTE_CLASSES + 1
+    ];
+    assert!(many.validate().is_err());
+}
+
 /// The ideal party of `testing` gives the verifier exactly what the real
 /// QuickSilver proof gives it on honest statements: TLS 1.3 and 1.2, every
 /// AEAD, range disclosure, the key fast path and hash commitments; and it

@@ -360,6 +360,20 @@ fn print_output(o: &VerifierOutput) {
             println!("[... {} more characters]", d.text.chars().count() - 2000);
         }
     }
+    if !o.json.is_empty() {
+        println!("--- JSON paths proven (value at the path, no duplicate key on it) ---");
+        for j in &o.json {
+            let text: String = j.value_text.chars().take(500).collect();
+            println!(
+                "{} {:?} = {} (bytes {}..{})",
+                j.direction,
+                j.path,
+                text.escape_debug(),
+                j.value.start,
+                j.value.end
+            );
+        }
+    }
 }
 
 fn print_stats(s: &webproof_net::ProveStats) {
