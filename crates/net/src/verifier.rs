@@ -347,8 +347,12 @@ pub async fn handle_prover_io<S: AsyncRead + AsyncWrite + Unpin + Send + 'static
             }
         }
     };
+    // Without the data: the prover rebuilds it from its own and checks the digests.
     let verdict = VerifierMsg::Verdict {
-        result: result.clone().map_err(|e| e.to_string()),
+        result: match &result {
+            Ok(out) => Ok(out.digested()),
+            Err(e) => Err(e.to_string()),
+        },
         attestation,
     };
     // The prover may already be gone; the verdict stands either way.
