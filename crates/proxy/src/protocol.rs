@@ -43,8 +43,12 @@ use serde::{Deserialize, Serialize};
 /// the transcript at the prover's record counts, and the proof follows it
 /// without waiting for `CloseAck`.
 pub const PROTOCOL_VERSION: u16 = 4;
-/// Largest control message (JSON) accepted by default.
-pub const MAX_CONTROL_MSG: usize = 4 << 20;
+/// Largest control message (JSON) accepted by default. The prover's
+/// `Proof` is the largest: for a 16 MiB response its plan holds about
+/// 1,000 record layouts (40 bytes each) and, with an attestation, one leaf
+/// range per committed chunk (78,000 leaves of 215 bytes, 57 bytes each:
+/// 4.4 MB).
+pub const MAX_CONTROL_MSG: usize = 16 << 20;
 /// Largest verdict a prover accepts. The verdict does not carry the data,
 /// but its revealed ranges are as many as the prover disclosed, and the
 /// prover's plan may be as large as the verifier's configured message

@@ -33,10 +33,10 @@
 //! [limits]                             # the defaults
 //! max_sessions = 32
 //! max_sent_bytes = 65536
-//! max_recv_bytes = 1048576
+//! max_recv_bytes = 17825792
 //! max_sent_records = 256
-//! max_recv_records = 1024
-//! max_message_bytes = 4194304
+//! max_recv_records = 32768
+//! max_message_bytes = 16777216
 //! session_timeout_secs = 180
 //! connect_timeout_secs = 10
 //! relay_timeout_secs = 60
