@@ -424,6 +424,11 @@ async fn prove_inner(opts: &ProveOptions) -> Result<ProveOutcome> {
         &vcfg,
         webproof_proxy::verify::SecretsSource::FromWitness(&derived.witness),
     )?;
+    // Memory: a large response is held once as the response, once as each
+    // direction's data, and once as ciphertext in the proof's statement;
+    // the rest goes as soon as it is used.
+    let transcript_digest = transcript.digest();
+    drop(transcript);
     let opened = statement.evaluate(&derived.witness)?;
     let mut plan = zk::plan(&statement, &opened, &disclosure, &derived.witness)?;
     // Each direction's application data: what the verdict's ranges and
@@ -472,6 +477,7 @@ async fn prove_inner(opts: &ProveOptions) -> Result<ProveOutcome> {
         }),
         _ => None,
     };
+    drop(statement);
     let proof = async {
         send_msg(
             &mut link,
@@ -499,12 +505,13 @@ async fn prove_inner(opts: &ProveOptions) -> Result<ProveOutcome> {
         )
     };
     let proof = proof.await;
+    drop((zk_statement, zk_witness));
     // The verifier's record of the session, which it sent before anything
     // of the proof phase: a failed relay explains a failed proof better,
     // and a different transcript means its verdict is not about ours.
     let verifier_digest = close_ack(close_ack_pending).await?;
     let mut link = proof?;
-    if verifier_digest != transcript.digest() {
+    if verifier_digest != transcript_digest {
         return Err(NetError::Verifier(
             "the verifier recorded a different transcript".into(),
         ));

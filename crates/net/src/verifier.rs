@@ -321,7 +321,7 @@ pub async fn handle_prover_io<S: AsyncRead + AsyncWrite + Unpin + Send + 'static
             let (result, back) = verify_zk(
                 pre,
                 prover,
-                &transcript,
+                transcript,
                 &vcfg,
                 &plan,
                 handshake_secrets,
@@ -593,7 +593,7 @@ async fn relay<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
 async fn verify_zk<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
     pre: VerifierPreprocessed,
     prover: S,
-    transcript: &webproof_proxy::Transcript,
+    transcript: webproof_proxy::Transcript,
     vcfg: &VerifyConfig,
     plan: &zk::ZkPlan,
     handshake_secrets: Option<HandshakeSecrets>,
@@ -607,7 +607,7 @@ async fn verify_zk<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
         server: Vec::new(),
     };
     let secrets = handshake_secrets.as_ref().unwrap_or(&none);
-    let checked = check_handshake(transcript, vcfg, SecretsSource::Revealed(secrets))
+    let checked = check_handshake(&transcript, vcfg, SecretsSource::Revealed(secrets))
         .and_then(|(info, statement)| {
             zk::zk_statement(&statement, plan).map(|z| (info, statement, z))
         })
@@ -619,6 +619,8 @@ async fn verify_zk<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
             }
             Ok(x)
         });
+    // The statement holds the records: a large transcript is not kept twice.
+    drop(transcript);
     let mut prover = prover;
     let (info, statement, zk_statement) = match checked {
         Ok(x) => x,
@@ -643,6 +645,7 @@ async fn verify_zk<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
     .await;
     match run {
         Ok(Ok((proven, ch))) => {
+            drop(zk_statement);
             let out = zk::assemble_proven(&statement, plan, &proven).and_then(|view| {
                 let out = zk::zk_output(&info, &view)?;
                 let signed = match (&cfg.attestation_key, plan.commitments.is_empty()) {

@@ -201,6 +201,27 @@ impl DisclosedData {
         Ok(Self::from_parts(revealed, bytes))
     }
 
+    /// From a view of a direction's data with hidden bytes as `None` (the
+    /// verifier's view after a zero-knowledge proof): each run of known
+    /// bytes is a revealed range.
+    pub fn from_view(view: &[Option<u8>]) -> Self {
+        let bytes: Vec<u8> = view.iter().map(|b| b.unwrap_or(0)).collect();
+        let mut revealed = Vec::new();
+        let mut pos = 0;
+        while pos < view.len() {
+            if view[pos].is_none() {
+                pos += 1;
+                continue;
+            }
+            let start = pos;
+            while pos < view.len() && view[pos].is_some() {
+                pos += 1;
+            }
+            revealed.push(Range::new(start, pos));
+        }
+        Self::from_parts(revealed, bytes)
+    }
+
     /// `bytes` with every hidden byte zero, `revealed` normalized within it.
     fn from_parts(revealed: Vec<Range>, bytes: Vec<u8>) -> Self {
         let len = bytes.len();
@@ -430,6 +451,32 @@ mod tests {
         d.hide(Direction::Sent, Range::new(3, 4), 10);
         assert_eq!(d.sent, vec![Range::new(0, 3), Range::new(4, 10)]);
         assert!(!d.is_full(10, 4));
+    }
+
+    /// A view with hidden bytes as `None` gives what the openings of its
+    /// known runs give.
+    #[test]
+    fn from_view_matches_the_openings_of_its_runs() {
+        let data = b"HTTP/1.1 200 OK\r\nX: \xe2\x96\x88\r\n";
+        for hidden in [
+            vec![],
+            vec![0],
+            vec![3, 4, 9],
+            vec![data.len() - 1],
+            (0..data.len()).collect(),
+        ] {
+            let view: Vec<Option<u8>> = data
+                .iter()
+                .enumerate()
+                .map(|(i, &b)| (!hidden.contains(&i)).then_some(b))
+                .collect();
+            let mut d = Disclosure::all(0, data.len());
+            for &h in &hidden {
+                d.hide(Direction::Received, Range::new(h, h + 1), data.len());
+            }
+            let (_, want) = check_openings(&[], data, &d.open(&[], data).unwrap()).unwrap();
+            assert_eq!(DisclosedData::from_view(&view), want, "{hidden:?}");
+        }
     }
 
     /// The digest's encoding, pinned by a value computed independently

@@ -17,7 +17,7 @@ use crate::aead::{RecordCipher, EXPLICIT_NONCE_LEN, TAG_LEN};
 use crate::disclosure::{normalize, Disclosure, Range};
 use crate::error::{ProxyError, Result};
 use crate::keys::TrafficKeys;
-use crate::record::{content_type, hex_bytes, Direction};
+use crate::record::{content_type, hex_bytes};
 use crate::statement::{OpenedRecord, PublicInputs, Statement, Witness};
 use crate::suite::{AeadAlg, CipherSuite, HashAlg, TlsVersion};
 use crate::verify::{assemble, AppData};
@@ -522,34 +522,12 @@ pub fn zk_output(
     info: &crate::verify::SessionInfo,
     view: &PartialAppData,
 ) -> Result<crate::output::VerifierOutput> {
-    let data = |d: Direction, v: &[Option<u8>]| -> Result<crate::disclosure::DisclosedData> {
-        let mut openings = Vec::new();
-        let mut pos = 0;
-        while pos < v.len() {
-            if v[pos].is_none() {
-                pos += 1;
-                continue;
-            }
-            let start = pos;
-            while pos < v.len() && v[pos].is_some() {
-                pos += 1;
-            }
-            openings.push(crate::disclosure::Opening {
-                direction: d,
-                range: Range::new(start, pos),
-                bytes: v[start..pos].iter().map(|b| b.expect("some")).collect(),
-            });
-        }
-        crate::disclosure::DisclosedData::from_openings(
-            v.len(),
-            &openings.iter().collect::<Vec<_>>(),
-        )
-    };
+    let data = crate::disclosure::DisclosedData::from_view;
     Ok(crate::output::output(
         info,
         crate::output::ProofKind::Zk,
-        data(Direction::Sent, &view.sent)?,
-        data(Direction::Received, &view.received)?,
+        data(&view.sent),
+        data(&view.received),
         view.server_close_notify,
         view.server_alert,
     ))
