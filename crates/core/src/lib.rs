@@ -17,9 +17,12 @@ pub mod block;
 pub mod channel;
 pub mod cot;
 pub mod error;
+pub mod kernels;
 pub mod lanes;
 pub mod memory;
 pub mod prg;
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+pub mod simd128;
 
 pub use block::Block;
 pub use channel::{Channel, ChannelError, ChannelStats};

@@ -59,6 +59,14 @@ impl AesBatch {
         }
     }
 
+    /// The `aes` crate's implementation whatever the CPU has (for
+    /// [`crate::kernels`]).
+    pub fn new_soft(key: Block) -> Self {
+        AesBatch {
+            imp: Imp::Soft(Box::new(Aes128::new(&key.to_bytes().into()))),
+        }
+    }
+
     /// `b ← E(b)` for every block.
     pub fn encrypt(&self, blocks: &mut [Block]) {
         self.apply(blocks, Mode::Encrypt)
