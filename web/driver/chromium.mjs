@@ -1,0 +1,201 @@
+#!/usr/bin/env node
+// Run a test page in Debian's headless chromium and return its verdict.
+//
+// Owns: a static HTTP server on loopback for one directory, one chromium
+// process driven over the DevTools protocol on a pipe (no port, no
+// WebSocket, no npm packages), console forwarding, and the exit status.
+// The page owns the test: it must set `window.__webproofResult` to a
+// promise of `{ok: boolean, ...}`; this driver prints that object as JSON
+// and exits 0 iff `ok === true`.
+//
+// node web/driver/chromium.mjs --root DIR --page PATH[?QUERY]
+//      [--timeout SECONDS] [--isolate] [--chromium /usr/bin/chromium]
+//
+// `--isolate` serves COOP/COEP headers (cross-origin isolation, needed for
+// SharedArrayBuffer and wasm threads).
+
+import { spawn } from "node:child_process";
+import { createServer } from "node:http";
+import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { extname, join, normalize, resolve, sep } from "node:path";
+
+const args = process.argv.slice(2);
+const opt = (name, dflt) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? args[i + 1] : dflt;
+};
+const root = resolve(opt("root", "."));
+const page = opt("page", "/index.html");
+const timeoutSecs = Number(opt("timeout", "600"));
+const isolate = args.includes("--isolate");
+const chromiumPath = opt("chromium", process.env.CHROMIUM || "/usr/bin/chromium");
+
+const MIME = {
+  ".html": "text/html; charset=utf-8",
+  ".js": "text/javascript",
+  ".mjs": "text/javascript",
+  ".wasm": "application/wasm",
+  ".json": "application/json",
+  ".css": "text/css",
+};
+
+function serve(dir) {
+  const server = createServer((req, res) => {
+    const path = decodeURIComponent(new URL(req.url, "http://x").pathname);
+    const file = normalize(join(dir, path.endsWith("/") ? path + "index.html" : path));
+    if (!(file === dir || file.startsWith(dir + sep))) {
+      res.writeHead(403).end();
+      return;
+    }
+    let body;
+    try {
+      if (!statSync(file).isFile()) throw new Error("not a file");
+      body = readFileSync(file);
+    } catch {
+      res.writeHead(404).end();
+      return;
+    }
+    const headers = {
+      "content-type": MIME[extname(file)] || "application/octet-stream",
+      "cache-control": "no-store",
+    };
+    if (isolate) {
+      headers["cross-origin-opener-policy"] = "same-origin";
+      headers["cross-origin-embedder-policy"] = "require-corp";
+    }
+    res.writeHead(200, headers).end(body);
+  });
+  return new Promise((ok) => server.listen(0, "127.0.0.1", () => ok(server)));
+}
+
+// Minimal DevTools client over --remote-debugging-pipe: fd 3 carries
+// commands to chromium, fd 4 its replies and events, NUL-terminated JSON.
+class Cdp {
+  constructor(proc) {
+    this.out = proc.stdio[3];
+    this.next = 1;
+    this.pending = new Map();
+    this.listeners = [];
+    let buf = "";
+    proc.stdio[4].on("data", (chunk) => {
+      buf += chunk.toString("utf8");
+      let i;
+      while ((i = buf.indexOf("\0")) >= 0) {
+        const msg = JSON.parse(buf.slice(0, i));
+        buf = buf.slice(i + 1);
+        if (msg.id && this.pending.has(msg.id)) {
+          const { ok, fail } = this.pending.get(msg.id);
+          this.pending.delete(msg.id);
+          msg.error ? fail(new Error(`${msg.error.message} (${msg.error.code})`)) : ok(msg.result);
+        } else {
+          for (const l of this.listeners) l(msg);
+        }
+      }
+    });
+  }
+  send(method, params = {}, sessionId) {
+    const id = this.next++;
+    const msg = { id, method, params };
+    if (sessionId) msg.sessionId = sessionId;
+    this.out.write(JSON.stringify(msg) + "\0");
+    return new Promise((ok, fail) => this.pending.set(id, { ok, fail }));
+  }
+  once(method, sessionId) {
+    return new Promise((ok) => {
+      const l = (m) => {
+        if (m.method === method && m.sessionId === sessionId) {
+          this.listeners.splice(this.listeners.indexOf(l), 1);
+          ok(m.params);
+        }
+      };
+      this.listeners.push(l);
+    });
+  }
+}
+
+function fmtConsole(p) {
+  return p.args.map((a) => (a.value !== undefined ? String(a.value) : a.description || a.type)).join(" ");
+}
+
+async function main() {
+  const server = await serve(root);
+  const url = `http://127.0.0.1:${server.address().port}${page.startsWith("/") ? "" : "/"}${page}`;
+  const profile = mkdtempSync(join(tmpdir(), "webproof-chromium-"));
+  const proc = spawn(
+    chromiumPath,
+    [
+      "--headless=new",
+      "--no-sandbox", // CI runs as root, where the sandbox cannot start
+      "--remote-debugging-pipe",
+      "--disable-gpu",
+      "--disable-dev-shm-usage",
+      "--no-first-run",
+      "--no-default-browser-check",
+      "--disable-extensions",
+      "--disable-background-networking",
+      `--user-data-dir=${profile}`,
+      "about:blank",
+    ],
+    { stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"] },
+  );
+  let stderr = "";
+  proc.stderr.on("data", (d) => (stderr += d));
+  const cleanup = () => {
+    proc.kill("SIGKILL");
+    server.close();
+    rmSync(profile, { recursive: true, force: true });
+  };
+  const timer = setTimeout(() => {
+    console.error(`timeout after ${timeoutSecs} s loading ${url}`);
+    cleanup();
+    process.exit(2);
+  }, timeoutSecs * 1000);
+  proc.on("exit", (code) => {
+    if (code !== null && code !== 0) {
+      console.error(`chromium exited with ${code}\n${stderr.slice(-4000)}`);
+      process.exit(3);
+    }
+  });
+
+  const cdp = new Cdp(proc);
+  const { targetId } = await cdp.send("Target.createTarget", { url: "about:blank" });
+  const { sessionId } = await cdp.send("Target.attachToTarget", { targetId, flatten: true });
+  cdp.listeners.push((m) => {
+    if (m.sessionId !== sessionId) return;
+    if (m.method === "Runtime.consoleAPICalled") console.error(`[page ${m.params.type}] ${fmtConsole(m.params)}`);
+    if (m.method === "Runtime.exceptionThrown") {
+      const d = m.params.exceptionDetails;
+      console.error(`[page exception] ${d.exception?.description || d.text}`);
+    }
+  });
+  await cdp.send("Page.enable", {}, sessionId);
+  await cdp.send("Runtime.enable", {}, sessionId);
+  const loaded = cdp.once("Page.loadEventFired", sessionId);
+  const nav = await cdp.send("Page.navigate", { url }, sessionId);
+  if (nav.errorText) throw new Error(`navigation to ${url} failed: ${nav.errorText}`);
+  await loaded;
+  // The page may set the promise after load (module scripts, async setup).
+  const expr = `new Promise((ok) => { const t = () => window.__webproofResult ? ok(window.__webproofResult) : setTimeout(t, 20); t(); })`;
+  const r = await cdp.send(
+    "Runtime.evaluate",
+    { expression: expr, awaitPromise: true, returnByValue: true },
+    sessionId,
+  );
+  let result;
+  if (r.exceptionDetails) {
+    result = { ok: false, error: r.exceptionDetails.exception?.description || r.exceptionDetails.text };
+  } else {
+    result = r.result.value;
+  }
+  const version = await cdp.send("Browser.getVersion");
+  clearTimeout(timer);
+  console.log(JSON.stringify({ browser: version.product, url, ...result }));
+  cleanup();
+  process.exit(result && result.ok === true ? 0 : 1);
+}
+
+main().catch((e) => {
+  console.error(`driver error: ${e.stack || e}`);
+  process.exit(4);
+});
