@@ -29,12 +29,14 @@ pub fn clmul_variants() -> Vec<(&'static str, ClmulFn)> {
 }
 
 /// The AES-128 batch implementations this build has, keyed by `key`: the
-/// `aes` crate (`soft`) and [`AesBatch::new`]'s choice (`library`).
+/// `aes` crate (`soft`), the SIMD128 one (wasm32 with `simd128`) and
+/// [`AesBatch::new`]'s choice (`library`).
 pub fn aes_variants(key: Block) -> Vec<(&'static str, AesBatch)> {
-    vec![
-        ("soft", AesBatch::new_soft(key)),
-        ("library", AesBatch::new(key)),
-    ]
+    let mut v = vec![("soft", AesBatch::new_soft(key))];
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    v.push(("simd128", AesBatch::new_simd128(key)));
+    v.push(("library", AesBatch::new(key)));
+    v
 }
 
 /// SplitMix64: the self-test's input generator (no dependency on the PRG

@@ -32,6 +32,9 @@ enum Imp {
     #[cfg(target_arch = "x86_64")]
     Hw(hw::RoundKeys),
     Soft(Box<Aes128>),
+    /// Table lookups by vector swizzle (WebAssembly SIMD128).
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    Simd(Box<crate::simd128::Aes128>),
 }
 
 /// What [`AesBatch`] does to each block.
@@ -61,9 +64,17 @@ impl AesBatch {
 
     /// The `aes` crate's implementation whatever the CPU has (for
     /// [`crate::kernels`]).
-    pub fn new_soft(key: Block) -> Self {
+    pub(crate) fn new_soft(key: Block) -> Self {
         AesBatch {
             imp: Imp::Soft(Box::new(Aes128::new(&key.to_bytes().into()))),
+        }
+    }
+
+    /// The SIMD128 implementation (for [`crate::kernels`]).
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    pub(crate) fn new_simd128(key: Block) -> Self {
+        AesBatch {
+            imp: Imp::Simd(Box::new(crate::simd128::Aes128::new(key.0))),
         }
     }
 
@@ -105,7 +116,37 @@ impl AesBatch {
             #[cfg(target_arch = "x86_64")]
             Imp::Hw(rk) => rk.apply(blocks, mode),
             Imp::Soft(aes) => soft_apply(aes, blocks, mode),
+            #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+            Imp::Simd(aes) => simd_apply(aes, blocks, mode),
         }
+    }
+}
+
+/// The SIMD128 path: four blocks per step, then one at a time.
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+fn simd_apply(aes: &crate::simd128::Aes128, blocks: &mut [Block], mode: Mode) {
+    let input = |i: usize, x: Block| match mode {
+        Mode::Counter(c) => c.wrapping_add(i as u128),
+        Mode::Encrypt | Mode::Hash => x.0,
+    };
+    let output = |e: u128, x: u128| match mode {
+        Mode::Hash => Block(e ^ x),
+        Mode::Encrypt | Mode::Counter(_) => Block(e),
+    };
+    let mut chunks = blocks.chunks_exact_mut(4);
+    let mut i = 0;
+    for chunk in &mut chunks {
+        let x: [u128; 4] = core::array::from_fn(|j| input(i + j, chunk[j]));
+        let e = aes.encrypt(x);
+        for j in 0..4 {
+            chunk[j] = output(e[j], x[j]);
+        }
+        i += 4;
+    }
+    for b in chunks.into_remainder() {
+        let x = input(i, *b);
+        *b = output(aes.encrypt([x])[0], x);
+        i += 1;
     }
 }
 

@@ -73,7 +73,10 @@ pub fn tests_json() -> String {
         forged.is_ok().then(|| "verifier accepted".to_string()),
     ));
     let ok = checks.iter().all(|(_, e)| e.is_none());
-    let mut s = format!("{{\"target\":\"{}\",\"ok\":{ok},\"checks\":[", target_name());
+    let mut s = format!(
+        "{{\"target\":\"{}\",\"ok\":{ok},\"checks\":[",
+        target_name()
+    );
     for (i, (name, err)) in checks.iter().enumerate() {
         let sep = if i > 0 { "," } else { "" };
         let err = match err {
@@ -150,7 +153,10 @@ pub fn bench_json(now: &dyn Fn() -> f64, reps: usize, zk_blocks: usize) -> Strin
     let mut push = |s: &mut String, name: String, value: f64, unit: &str| {
         let sep = if first { "" } else { "," };
         first = false;
-        let _ = write!(s, "{sep}{{\"name\":\"{name}\",\"value\":{value:.4e},\"unit\":\"{unit}\"}}");
+        let _ = write!(
+            s,
+            "{sep}{{\"name\":\"{name}\",\"value\":{value:.4e},\"unit\":\"{unit}\"}}"
+        );
     };
     let mut rng = Prg::new(Block(3));
     let a = rng.blocks(256);
@@ -158,7 +164,11 @@ pub fn bench_json(now: &dyn Fn() -> f64, reps: usize, zk_blocks: usize) -> Strin
     let mut sink = 0u128;
     for (name, f) in kernels::clmul_variants() {
         // The bit loop is ~50x slower: fewer products keep the run short.
-        let n = if name == "reference" { 50_000 } else { 1_000_000 };
+        let n = if name == "reference" {
+            50_000
+        } else {
+            1_000_000
+        };
         let secs = time(now, reps, || {
             let mut acc = 0u128;
             for i in 0..n {
@@ -180,7 +190,12 @@ pub fn bench_json(now: &dyn Fn() -> f64, reps: usize, zk_blocks: usize) -> Strin
         }
         sink ^= acc[0].0;
     });
-    push(&mut s, "lanes mul_add x4".into(), 8.0 * n as f64 / secs, "mul/s");
+    push(
+        &mut s,
+        "lanes mul_add x4".into(),
+        8.0 * n as f64 / secs,
+        "mul/s",
+    );
     for (name, aes) in kernels::aes_variants(Block(5)) {
         let mut buf = vec![Block::ZERO; 1024];
         let rounds = 64;
@@ -190,16 +205,29 @@ pub fn bench_json(now: &dyn Fn() -> f64, reps: usize, zk_blocks: usize) -> Strin
             }
             sink ^= buf[0].0;
         });
-        push(&mut s, format!("aes ctr {name}"), (rounds * 1024) as f64 / secs, "blocks/s");
+        push(
+            &mut s,
+            format!("aes ctr {name}"),
+            (rounds * 1024) as f64 / secs,
+            "blocks/s",
+        );
         let secs = time(now, reps, || {
             for _ in 0..rounds {
                 aes.hash_in_place(&mut buf);
             }
             sink ^= buf[1].0;
         });
-        push(&mut s, format!("aes hash {name}"), (rounds * 1024) as f64 / secs, "blocks/s");
+        push(
+            &mut s,
+            format!("aes hash {name}"),
+            (rounds * 1024) as f64 / secs,
+            "blocks/s",
+        );
     }
-    for (kind, label) in [(SboxKind::Inversion, "inversion"), (SboxKind::Boolean, "boolean")] {
+    for (kind, label) in [
+        (SboxKind::Inversion, "inversion"),
+        (SboxKind::Boolean, "boolean"),
+    ] {
         let circuit = aes_blocks_circuit_with(16, zk_blocks, kind);
         let secs = time(now, reps, || prove_aes(&circuit, zk_blocks, false).unwrap());
         push(
