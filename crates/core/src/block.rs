@@ -625,7 +625,7 @@ mod tests {
 
     #[test]
     fn select_and_lsb() {
-        let d = Block(0xdead_beef_1);
+        let d = Block(0x000d_eadb_eef1);
         assert_eq!(Block::select(true, d), d);
         assert_eq!(Block::select(false, d), Block::ZERO);
         assert!(Block(3).lsb());

@@ -56,11 +56,11 @@ mod portable {
         let mut out = ([Block::ZERO; 4], [Block::ZERO; 4]);
         for l in 0..4 {
             let (mut lo_c, mut hi_c, mut lo_d, mut hi_d) = (0u128, 0u128, 0u128, 0u128);
-            for j in 0..8 {
-                let (lo, hi) = c[j].clmul(x[j][l]);
+            for ((cj, dj), xj) in c.iter().zip(d).zip(x) {
+                let (lo, hi) = cj.clmul(xj[l]);
                 lo_c ^= lo;
                 hi_c ^= hi;
-                let (lo, hi) = d[j].clmul(x[j][l]);
+                let (lo, hi) = dj.clmul(xj[l]);
                 lo_d ^= lo;
                 hi_d ^= hi;
             }
