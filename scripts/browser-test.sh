@@ -19,7 +19,7 @@ pkg=web/kernels/pkg
 
 build() { # flavour target-dir extra-rustflags
     RUSTFLAGS="${RUSTFLAGS:-} $3" cargo build --quiet --release \
-        --target wasm32-unknown-unknown -p "$crate" --target-dir "$2"
+        --target wasm32-unknown-unknown -p "$crate" --lib --target-dir "$2"
     wasm-bindgen --target web --no-typescript --out-dir "$pkg/$1" \
         "$2/wasm32-unknown-unknown/release/webproof_wasm_kernels_bench.wasm"
 }

@@ -141,18 +141,23 @@ async function main() {
   );
   let stderr = "";
   proc.stderr.on("data", (d) => (stderr += d));
-  const cleanup = () => {
+  const exited = new Promise((ok) => proc.on("exit", ok));
+  // Chromium writes its profile until it has exited: wait before removing.
+  const cleanup = async () => {
     proc.kill("SIGKILL");
+    await Promise.race([exited, new Promise((ok) => setTimeout(ok, 5000))]);
     server.close();
-    rmSync(profile, { recursive: true, force: true });
+    rmSync(profile, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
   };
-  const timer = setTimeout(() => {
+  let closing = false;
+  const timer = setTimeout(async () => {
     console.error(`timeout after ${timeoutSecs} s loading ${url}`);
-    cleanup();
+    closing = true;
+    await cleanup();
     process.exit(2);
   }, timeoutSecs * 1000);
   proc.on("exit", (code) => {
-    if (code !== null && code !== 0) {
+    if (!closing && code !== 0) {
       console.error(`chromium exited with ${code}\n${stderr.slice(-4000)}`);
       process.exit(3);
     }
@@ -191,7 +196,8 @@ async function main() {
   const version = await cdp.send("Browser.getVersion");
   clearTimeout(timer);
   console.log(JSON.stringify({ browser: version.product, url, ...result }));
-  cleanup();
+  closing = true;
+  await cleanup();
   process.exit(result && result.ok === true ? 0 : 1);
 }
 
