@@ -29,12 +29,15 @@ pub fn clmul_variants() -> Vec<(&'static str, ClmulFn)> {
 }
 
 /// The AES-128 batch implementations this build has, keyed by `key`: the
-/// `aes` crate (`soft`), the SIMD128 one (wasm32 with `simd128`) and
+/// `aes` crate (`aes-crate`: its own CPU detection, fixsliced software on wasm), the SIMD128 one (wasm32 with `simd128`) and
 /// [`AesBatch::new`]'s choice (`library`).
 pub fn aes_variants(key: Block) -> Vec<(&'static str, AesBatch)> {
-    let mut v = vec![("soft", AesBatch::new_soft(key))];
+    let mut v = vec![("aes-crate", AesBatch::new_soft(key))];
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-    v.push(("simd128", AesBatch::new_simd128(key)));
+    {
+        v.push(("simd128-table", AesBatch::new_simd128(key, false)));
+        v.push(("simd128-bitsliced", AesBatch::new_simd128(key, true)));
+    }
     v.push(("library", AesBatch::new(key)));
     v
 }
@@ -177,7 +180,7 @@ fn aes_self_test(rng: &mut Mix, trials: usize) -> Result<(), String> {
             aes.hash_in_place(&mut h);
             aes.encrypt_counter(counter, &mut c);
             if e != e0 || h != h0 || c != c0 {
-                return Err(format!("aes {name} differs from soft (len {len})"));
+                return Err(format!("aes {name} differs from the aes crate (len {len})"));
             }
         }
     }

@@ -34,7 +34,10 @@ enum Imp {
     Soft(Box<Aes128>),
     /// Table lookups by vector swizzle (WebAssembly SIMD128).
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-    Simd(Box<crate::simd128::Aes128>),
+    SimdTable(Box<crate::simd128::Aes128>),
+    /// Bitsliced, eight blocks per step (WebAssembly SIMD128).
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    Simd(Box<crate::simd128::Aes128x8>),
 }
 
 /// What [`AesBatch`] does to each block.
@@ -70,12 +73,15 @@ impl AesBatch {
         }
     }
 
-    /// The SIMD128 implementation (for [`crate::kernels`]).
+    /// The SIMD128 implementations, bitsliced or table (for [`crate::kernels`]).
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-    pub(crate) fn new_simd128(key: Block) -> Self {
-        AesBatch {
-            imp: Imp::Simd(Box::new(crate::simd128::Aes128::new(key.0))),
-        }
+    pub(crate) fn new_simd128(key: Block, bitsliced: bool) -> Self {
+        let imp = if bitsliced {
+            Imp::Simd(Box::new(crate::simd128::Aes128x8::new(key.0)))
+        } else {
+            Imp::SimdTable(Box::new(crate::simd128::Aes128::new(key.0)))
+        };
+        AesBatch { imp }
     }
 
     /// `b ← E(b)` for every block.
@@ -117,36 +123,35 @@ impl AesBatch {
             Imp::Hw(rk) => rk.apply(blocks, mode),
             Imp::Soft(aes) => soft_apply(aes, blocks, mode),
             #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-            Imp::Simd(aes) => simd_apply(aes, blocks, mode),
+            Imp::SimdTable(aes) => simd_apply::<4>(blocks, mode, |x| aes.encrypt(x)),
+            #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+            Imp::Simd(aes) => simd_apply::<8>(blocks, mode, |x| aes.encrypt(x)),
         }
     }
 }
 
-/// The SIMD128 path: four blocks per step, then one at a time.
+/// The SIMD128 paths: `N` blocks per step; a short tail is padded to `N`
+/// (bitsliced code costs the same for one block as for eight).
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-fn simd_apply(aes: &crate::simd128::Aes128, blocks: &mut [Block], mode: Mode) {
-    let input = |i: usize, x: Block| match mode {
-        Mode::Counter(c) => c.wrapping_add(i as u128),
-        Mode::Encrypt | Mode::Hash => x.0,
-    };
-    let output = |e: u128, x: u128| match mode {
-        Mode::Hash => Block(e ^ x),
-        Mode::Encrypt | Mode::Counter(_) => Block(e),
-    };
-    let mut chunks = blocks.chunks_exact_mut(4);
-    let mut i = 0;
-    for chunk in &mut chunks {
-        let x: [u128; 4] = core::array::from_fn(|j| input(i + j, chunk[j]));
-        let e = aes.encrypt(x);
-        for j in 0..4 {
-            chunk[j] = output(e[j], x[j]);
+fn simd_apply<const N: usize>(
+    blocks: &mut [Block],
+    mode: Mode,
+    encrypt: impl Fn([u128; N]) -> [u128; N],
+) {
+    let mut i = 0usize;
+    for chunk in blocks.chunks_mut(N) {
+        let x: [u128; N] = core::array::from_fn(|j| match mode {
+            Mode::Counter(c) => c.wrapping_add((i + j) as u128),
+            Mode::Encrypt | Mode::Hash => chunk.get(j).map_or(0, |b| b.0),
+        });
+        let e = encrypt(x);
+        for (j, b) in chunk.iter_mut().enumerate() {
+            *b = match mode {
+                Mode::Hash => Block(e[j] ^ x[j]),
+                Mode::Encrypt | Mode::Counter(_) => Block(e[j]),
+            };
         }
-        i += 4;
-    }
-    for b in chunks.into_remainder() {
-        let x = input(i, *b);
-        *b = output(aes.encrypt([x])[0], x);
-        i += 1;
+        i += N;
     }
 }
 
