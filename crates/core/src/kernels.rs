@@ -34,10 +34,7 @@ pub fn clmul_variants() -> Vec<(&'static str, ClmulFn)> {
 pub fn aes_variants(key: Block) -> Vec<(&'static str, AesBatch)> {
     let mut v = vec![("aes-crate", AesBatch::new_soft(key))];
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-    {
-        v.push(("simd128-table", AesBatch::new_simd128(key, false)));
-        v.push(("simd128-bitsliced", AesBatch::new_simd128(key, true)));
-    }
+    v.push(("simd128", AesBatch::new_simd128(key)));
     v.push(("library", AesBatch::new(key)));
     v
 }

@@ -125,27 +125,25 @@ const SBOX: [u8; 256] = {
     s
 };
 
-/// AES-128 encryption under one key, one block per vector.
-///
-/// SubBytes is sixteen 16-entry table lookups with `i8x16_swizzle` (a
-/// swizzle index of 16 or more yields zero, so `x ^ 16t` selects exactly
-/// the bytes whose high nibble is `t`): no data-dependent memory access,
-/// unlike a 256-byte table. ShiftRows and the column rotations of
-/// MixColumns are constant shuffles.
-#[derive(Clone)]
-pub struct Aes128 {
+/// The AES-128 key schedule, with SubWord done by vector swizzles: sixteen
+/// 16-entry table lookups (a swizzle index of 16 or more yields zero, so
+/// `x ^ 16t` selects exactly the bytes whose high nibble is `t`), no
+/// data-dependent memory access. (The same S-box encrypting one block per
+/// vector ran at a fifth of the bitsliced [`Aes128x8`] and below the `aes`
+/// crate, so only the key schedule uses it.)
+struct KeySchedule {
     rk: [v128; 11],
     tables: [v128; 16],
 }
 
-impl Aes128 {
+impl KeySchedule {
     /// Expand `key` (its little-endian bytes are the AES key).
     pub fn new(key: u128) -> Self {
         let tables: [v128; 16] = core::array::from_fn(|t| {
             let b: [u8; 16] = core::array::from_fn(|i| SBOX[16 * t + i]);
             from_u128(u128::from_le_bytes(b))
         });
-        let mut aes = Aes128 {
+        let mut aes = KeySchedule {
             rk: [u64x2_splat(0); 11],
             tables,
         };
@@ -178,37 +176,6 @@ impl Aes128 {
         }
         r
     }
-
-    #[inline(always)]
-    fn shift_rows(x: v128) -> v128 {
-        i8x16_shuffle::<0, 5, 10, 15, 4, 9, 14, 3, 8, 13, 2, 7, 12, 1, 6, 11>(x, x)
-    }
-
-    #[inline(always)]
-    fn mix_columns(a: v128) -> v128 {
-        // out_r = 2(a_r + a_{r+1}) + a_{r+1} + a_{r+2} + a_{r+3} in each column.
-        let r1 = i8x16_shuffle::<1, 2, 3, 0, 5, 6, 7, 4, 9, 10, 11, 8, 13, 14, 15, 12>(a, a);
-        let t = v128_xor(a, r1);
-        let t2 = i8x16_shuffle::<2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13>(t, t);
-        let carry = v128_and(i8x16_lt(t, i8x16_splat(0)), u8x16_splat(0x1b));
-        let xt = v128_xor(i8x16_add(t, t), carry);
-        v128_xor(v128_xor(xt, r1), t2)
-    }
-
-    /// Encrypt `N` blocks side by side (independent chains hide latency).
-    #[inline(always)]
-    pub fn encrypt<const N: usize>(&self, blocks: [u128; N]) -> [u128; N] {
-        let mut s = blocks.map(|b| v128_xor(from_u128(b), self.rk[0]));
-        for rk in &self.rk[1..10] {
-            for v in s.iter_mut() {
-                *v = v128_xor(Self::mix_columns(Self::shift_rows(self.sub_bytes(*v))), *rk);
-            }
-        }
-        s.map(|v| {
-            let v = v128_xor(Self::shift_rows(self.sub_bytes(v)), self.rk[10]);
-            lane(v, 0) as u128 | (lane(v, 1) as u128) << 64
-        })
-    }
 }
 
 /// AES-128 on eight blocks at once, bitsliced: plane `i` holds bit `i` of
@@ -226,7 +193,7 @@ pub struct Aes128x8 {
 impl Aes128x8 {
     /// Expand `key` (its little-endian bytes are the AES key).
     pub fn new(key: u128) -> Self {
-        let rk = Aes128::new(key).rk.map(|k| {
+        let rk = KeySchedule::new(key).rk.map(|k| {
             core::array::from_fn(|i| {
                 let bit = u8x16_splat(1 << i);
                 i8x16_eq(v128_and(k, bit), bit)
@@ -241,14 +208,20 @@ impl Aes128x8 {
         let mut s = transpose8(blocks.map(from_u128));
         add(&mut s, &self.rk[0]);
         for rk in &self.rk[1..10] {
-            s = sbox_planes(&s).map(Aes128::shift_rows);
+            s = sbox_planes(&s).map(shift_rows);
             s = mix_columns_planes(&s);
             add(&mut s, rk);
         }
-        s = sbox_planes(&s).map(Aes128::shift_rows);
+        s = sbox_planes(&s).map(shift_rows);
         add(&mut s, &self.rk[10]);
         transpose8(s).map(|v| lane(v, 0) as u128 | (lane(v, 1) as u128) << 64)
     }
+}
+
+/// ShiftRows on one plane (state byte `r + 4c` is row `r`, column `c`).
+#[inline(always)]
+fn shift_rows(x: v128) -> v128 {
+    i8x16_shuffle::<0, 5, 10, 15, 4, 9, 14, 3, 8, 13, 2, 7, 12, 1, 6, 11>(x, x)
 }
 
 #[inline(always)]
