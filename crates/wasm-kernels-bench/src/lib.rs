@@ -36,6 +36,22 @@ mod web {
         super::bench_json(&now, reps as usize, zk_blocks as usize)
     }
 
+    /// One proof of `blocks` AES blocks (S-boxes as byte inversions, as
+    /// proxy mode proves them, or Boolean): milliseconds, for profilers.
+    #[wasm_bindgen]
+    pub fn zk_aes_ms(blocks: u32, inversion: bool) -> f64 {
+        use webproof_circuits::aes::{aes_blocks_circuit_with, SboxKind};
+        let kind = if inversion {
+            SboxKind::Inversion
+        } else {
+            SboxKind::Boolean
+        };
+        let circuit = aes_blocks_circuit_with(16, blocks as usize, kind);
+        let t = now();
+        super::prove_aes(&circuit, blocks as usize, false).unwrap();
+        now() - t
+    }
+
     /// Whether this module was built with SIMD128.
     #[wasm_bindgen]
     pub fn simd128() -> bool {
