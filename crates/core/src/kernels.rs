@@ -134,6 +134,20 @@ pub fn self_test(seed: u64, trials: usize) -> Result<(), String> {
         if crate::lanes::mul_add(&x[0], &x[1], &x[2], &x[3]) != want {
             return Err("lanes::mul_add differs".into());
         }
+        let want: crate::lanes::X4 = core::array::from_fn(|l| x[0][l].gf_mul(x[1][l]));
+        if crate::lanes::mul(&x[0], &x[1]) != want {
+            return Err("lanes::mul differs".into());
+        }
+        let c: [Block; 8] = core::array::from_fn(|_| Block(rng.block()));
+        let d: [Block; 8] = core::array::from_fn(|_| Block(rng.block()));
+        let rows: [crate::lanes::X4; 8] =
+            core::array::from_fn(|_| core::array::from_fn(|_| Block(rng.block())));
+        let lincomb = |k: &[Block; 8]| -> crate::lanes::X4 {
+            core::array::from_fn(|l| (0..8).fold(Block::ZERO, |s, j| s ^ k[j].gf_mul(rows[j][l])))
+        };
+        if crate::lanes::lincomb8_pair(&c, &d, &rows) != (lincomb(&c), lincomb(&d)) {
+            return Err("lanes::lincomb8_pair differs".into());
+        }
     }
     aes_self_test(&mut rng, trials)
 }

@@ -5,9 +5,11 @@
 //! On x86_64 with AVX-512 (F, BW) and VPCLMULQDQ (detected at run time) each
 //! operation is a handful of 512-bit instructions: four carry-less products
 //! per instruction, the reduction done lane-wise in the same registers, no
-//! round trip through general registers. Elsewhere (older CPUs, wasm32)
-//! the portable [`Block`] arithmetic computes the same values; tests
-//! compare the two.
+//! round trip through general registers. On wasm32 with SIMD128 the four
+//! lanes share the vectors of [`crate::simd128::clmul4`]. Elsewhere (older
+//! CPUs, wasm32 without SIMD128) the portable [`Block`] arithmetic computes
+//! the same values; tests (and [`crate::kernels::self_test`], in wasm)
+//! compare them.
 
 use crate::Block;
 
@@ -23,6 +25,9 @@ pub fn lincomb8_pair(c: &[Block; 8], d: &[Block; 8], x: &[X4; 8]) -> (X4, X4) {
         // SAFETY: the CPU features were detected.
         return unsafe { hw::lincomb8_pair(c, d, x) };
     }
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    return simd::lincomb8_pair(c, d, x);
+    #[allow(unreachable_code)]
     portable::lincomb8_pair(c, d, x)
 }
 
@@ -34,6 +39,9 @@ pub fn mul(a: &X4, b: &X4) -> X4 {
         // SAFETY: the CPU features were detected.
         return unsafe { hw::mul(a, b) };
     }
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    return simd::mul(a, b);
+    #[allow(unreachable_code)]
     core::array::from_fn(|l| a[l].gf_mul(b[l]))
 }
 
@@ -45,7 +53,49 @@ pub fn mul_add(a: &X4, b: &X4, c: &X4, d: &X4) -> X4 {
         // SAFETY: the CPU features were detected.
         return unsafe { hw::mul_add(a, b, c, d) };
     }
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    return simd::mul_add(a, b, c, d);
+    #[allow(unreachable_code)]
     portable::mul_add(a, b, c, d)
+}
+
+/// WebAssembly SIMD128: the four lanes' products share vectors
+/// ([`crate::simd128::clmul4`]), reductions stay scalar.
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+mod simd {
+    use super::X4;
+    use crate::simd128::clmul4;
+    use crate::Block;
+
+    fn words(x: &X4) -> [u128; 4] {
+        x.map(|b| b.0)
+    }
+
+    pub fn mul(a: &X4, b: &X4) -> X4 {
+        clmul4(&words(a), &words(b)).map(|(lo, hi)| Block::reduce(lo, hi))
+    }
+
+    pub fn mul_add(a: &X4, b: &X4, c: &X4, d: &X4) -> X4 {
+        let ab = clmul4(&words(a), &words(b));
+        let cd = clmul4(&words(c), &words(d));
+        core::array::from_fn(|l| Block::reduce(ab[l].0 ^ cd[l].0, ab[l].1 ^ cd[l].1))
+    }
+
+    pub fn lincomb8_pair(c: &[Block; 8], d: &[Block; 8], x: &[X4; 8]) -> (X4, X4) {
+        let mut acc_c = [(0u128, 0u128); 4];
+        let mut acc_d = [(0u128, 0u128); 4];
+        for ((cj, dj), xj) in c.iter().zip(d).zip(x) {
+            let xw = words(xj);
+            let pc = clmul4(&[cj.0; 4], &xw);
+            let pd = clmul4(&[dj.0; 4], &xw);
+            for l in 0..4 {
+                acc_c[l] = (acc_c[l].0 ^ pc[l].0, acc_c[l].1 ^ pc[l].1);
+                acc_d[l] = (acc_d[l].0 ^ pd[l].0, acc_d[l].1 ^ pd[l].1);
+            }
+        }
+        let red = |a: [(u128, u128); 4]| a.map(|(lo, hi)| Block::reduce(lo, hi));
+        (red(acc_c), red(acc_d))
+    }
 }
 
 mod portable {

@@ -57,29 +57,26 @@ fn clmul32x4<const HIGH: bool>(x: v128, y: v128) -> (v128, v128) {
     (lo, hi)
 }
 
-/// 128x128 carry-less product `(low, high)`, unreduced: two-level
-/// Karatsuba (nine 32x32 products) packed into two full and one
-/// half-used vector of four.
+/// The operand vectors of one 128-bit value `x = [x0, x1, x2, x3]` (32-bit
+/// limbs) for two-level Karatsuba: the limbs themselves, the middle-term
+/// operands `[x0^x2, x1^x3, x0^x1, x2^x3]`, and `x0^x1^x2^x3` (in lane 0).
 #[inline(always)]
-pub fn clmul(a: u128, b: u128) -> (u128, u128) {
-    // Operand vectors: [x0, x1, x2, x3]; [x0^x2, x1^x3, x0^x1, x2^x3];
-    // [x0^x1^x2^x3, ..].
-    let split = |x: u128| {
-        let v = from_u128(x);
-        let pairs = v128_xor(v, i32x4_shuffle::<1, 0, 3, 2>(v, v));
-        let halves = v128_xor(v, i32x4_shuffle::<2, 3, 0, 1>(v, v));
-        let mixed = i32x4_shuffle::<0, 1, 4, 6>(halves, pairs);
-        let all = v128_xor(halves, i32x4_shuffle::<1, 0, 3, 2>(halves, halves));
-        (v, mixed, all)
-    };
-    let (va, ma, aa) = split(a);
-    let (vb, mb, ab) = split(b);
-    let (p01, p23) = clmul32x4::<true>(va, vb);
-    let (q01, q23) = clmul32x4::<true>(ma, mb);
-    let (r, _) = clmul32x4::<false>(aa, ab);
+fn split(x: u128) -> (v128, v128, v128) {
+    let v = from_u128(x);
+    let pairs = v128_xor(v, i32x4_shuffle::<1, 0, 3, 2>(v, v));
+    let halves = v128_xor(v, i32x4_shuffle::<2, 3, 0, 1>(v, v));
+    let mixed = i32x4_shuffle::<0, 1, 4, 6>(halves, pairs);
+    let all = v128_xor(halves, i32x4_shuffle::<1, 0, 3, 2>(halves, halves));
+    (v, mixed, all)
+}
+
+/// Assemble the 256-bit product from its nine 32x32 products: `p` the
+/// limb products `x_i y_i`, `q` the products of the middle-term operands
+/// (as [`split`] orders them), `r` the product of the limb sums.
+#[inline(always)]
+fn combine(p01: v128, p23: v128, q01: v128, q23: v128, r: u64) -> (u128, u128) {
     let (p0, p1, p2, p3) = (lane(p01, 0), lane(p01, 1), lane(p23, 0), lane(p23, 1));
     let (q0, q1, q2, q3) = (lane(q01, 0), lane(q01, 1), lane(q23, 0), lane(q23, 1));
-    let r = lane(r, 0);
     // Inner Karatsuba: three 64-bit products from 32-bit ones.
     let join = |lo: u64, hi: u64, mid: u64| -> u128 {
         lo as u128 ^ (((mid ^ lo ^ hi) as u128) << 32) ^ ((hi as u128) << 64)
@@ -88,6 +85,43 @@ pub fn clmul(a: u128, b: u128) -> (u128, u128) {
     let high = join(p2, p3, q3);
     let mid = join(q0, q1, r) ^ low ^ high;
     (low ^ (mid << 64), high ^ (mid >> 64))
+}
+
+/// 128x128 carry-less product `(low, high)`, unreduced: two-level
+/// Karatsuba (nine 32x32 products) packed into two full and one
+/// half-used vector of four.
+#[inline(always)]
+pub fn clmul(a: u128, b: u128) -> (u128, u128) {
+    let (va, ma, aa) = split(a);
+    let (vb, mb, ab) = split(b);
+    let (p01, p23) = clmul32x4::<true>(va, vb);
+    let (q01, q23) = clmul32x4::<true>(ma, mb);
+    let (r, _) = clmul32x4::<false>(aa, ab);
+    combine(p01, p23, q01, q23, lane(r, 0))
+}
+
+/// Four independent carry-less products: the four limb-sum products share
+/// one vector, so 36 32x32 products take nine full vectors (four separate
+/// [`clmul`]s take eight full and four half-used ones).
+#[inline(always)]
+pub fn clmul4(a: &[u128; 4], b: &[u128; 4]) -> [(u128, u128); 4] {
+    let sa = a.map(split);
+    let sb = b.map(split);
+    let gather = |s: &[(v128, v128, v128); 4]| {
+        u32x4(
+            u32x4_extract_lane::<0>(s[0].2),
+            u32x4_extract_lane::<0>(s[1].2),
+            u32x4_extract_lane::<0>(s[2].2),
+            u32x4_extract_lane::<0>(s[3].2),
+        )
+    };
+    let (r01, r23) = clmul32x4::<true>(gather(&sa), gather(&sb));
+    let r = [lane(r01, 0), lane(r01, 1), lane(r23, 0), lane(r23, 1)];
+    core::array::from_fn(|k| {
+        let (p01, p23) = clmul32x4::<true>(sa[k].0, sb[k].0);
+        let (q01, q23) = clmul32x4::<true>(sa[k].1, sb[k].1);
+        combine(p01, p23, q01, q23, r[k])
+    })
 }
 
 /// The AES S-box, computed at compile time (inverse in GF(2^8) modulo
