@@ -857,14 +857,17 @@ pub fn skeleton_ranges(received: &[u8], path: &str) -> Result<Vec<Range>> {
 /// the prover's own view of `disclosure` (exactly what the verifier will
 /// run), so a disclosure that hides part of a skeleton fails here.
 pub fn claims_from_items(
-    items: &[String],
+    items: &[crate::http::RevealItem],
     sent: &[u8],
     received: &[u8],
     disclosure: &Disclosure,
 ) -> Result<Vec<JsonClaim>> {
     let paths: Vec<&str> = items
         .iter()
-        .filter_map(|i| i.strip_prefix("json:"))
+        .filter_map(|i| match i {
+            crate::http::RevealItem::Json(p) => Some(p.as_str()),
+            _ => None,
+        })
         .collect();
     if paths.is_empty() {
         return Ok(Vec::new());
@@ -911,8 +914,11 @@ mod tests {
         r
     }
 
-    fn items(paths: &[&str]) -> Vec<String> {
-        paths.iter().map(|p| format!("json:{p}")).collect()
+    fn items(paths: &[&str]) -> Vec<crate::http::RevealItem> {
+        paths
+            .iter()
+            .map(|p| crate::http::RevealItem::Json(p.to_string()))
+            .collect()
     }
 
     /// The prover's disclosure and claims for `paths`, and the verifier's view.
@@ -1230,7 +1236,7 @@ mod zk_tests {
         let body = br#"{"user":{"name":"ann","age":41},"amount":5,"note":"x\"y"}"#;
         let mut resp = head(body.len());
         resp.extend_from_slice(body);
-        let items = vec!["json:user.age".to_string(), "json:amount".to_string()];
+        let items = crate::http::parse_items(&["json:user.age", "json:amount"]).unwrap();
         let d = crate::http::disclosure_from_items(&items, REQ, &resp).unwrap();
         let claims = claims_from_items(&items, REQ, &resp, &d).unwrap();
         assert!(!claims[0].hidden_strings.is_empty());

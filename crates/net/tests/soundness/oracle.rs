@@ -14,7 +14,7 @@ use super::session::{truth, Session};
 use webproof_attestation::{
     commit::leaf_hash, verify_presentation, Direction as ADir, SignedAttestation, SigningKey,
 };
-use webproof_net::attest::AttestationBundle;
+use webproof_proxy::attest::AttestationBundle;
 
 /// What the oracle checked beyond the output.
 #[derive(Default, Debug)]
@@ -151,7 +151,7 @@ pub fn check(
     else {
         return v;
     };
-    let Ok((p, _)) = bundle.present(&["all".into()], true) else {
+    let Ok((p, _)) = bundle.present(&[webproof_proxy::http::RevealItem::All], true) else {
         return v;
     };
     let shown = match verify_presentation(&p.to_bytes(), &[key.verifying_key()]) {

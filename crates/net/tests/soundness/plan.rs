@@ -151,7 +151,6 @@ impl Attempt {
                 plan: self.plan.clone(),
                 handshake_secrets: self.handshake_secrets.clone(),
             },
-            openings: Vec::new(),
         })
     }
 
