@@ -413,7 +413,7 @@ fn seeded_run(w: &World, base: u64, n: usize, real_every: usize, real_accepted: 
         let seed = base + i as u64;
         let (c, a) = build(w, seed, None);
         let mut real = (real_every > 0 && i % real_every == 0).then(|| {
-            if (i / real_every) % 10 == 0 {
+            if (i / real_every).is_multiple_of(10) {
                 Backend::Production
             } else {
                 Backend::QuickSilver

@@ -118,6 +118,9 @@ pub fn blinders(commitment: &TranscriptCommitment) -> Vec<[u8; 16]> {
         .collect()
 }
 
+/// A range a presentation reveals: whole leaves, so possibly wider than asked.
+pub type RevealedRange = (Direction, core::ops::Range<usize>);
+
 /// What the prover keeps after an attested session (secret: holds the seed).
 #[derive(Clone)]
 pub struct AttestationBundle {
@@ -247,7 +250,7 @@ impl AttestationBundle {
         &self,
         items: &[RevealItem],
         include_certificates: bool,
-    ) -> Result<(Presentation, Vec<(Direction, core::ops::Range<usize>)>)> {
+    ) -> Result<(Presentation, Vec<RevealedRange>)> {
         let bad =
             |e: webproof_attestation::Error| ProxyError::Attestation(format!("presentation: {e}"));
         let d = disclosure_from_items(items, self.transcript.sent(), self.transcript.received())?;

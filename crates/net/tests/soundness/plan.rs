@@ -517,6 +517,7 @@ fn derive_layouts(a: &mut Attempt, s: &Session) {
 /// The stream each direction's layouts claim over the records the verifier
 /// keeps, each byte with its offset in the true stream if it is true
 /// application data at that offset.
+#[allow(clippy::type_complexity)]
 fn claimed_streams(a: &Attempt, s: &Session) -> Option<[Vec<(u8, Option<usize>)>; 2]> {
     let records = read_records(s, &cut(a)?)?;
     let mut out = [Vec::new(), Vec::new()];

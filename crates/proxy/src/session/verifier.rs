@@ -92,6 +92,8 @@ pub struct Admitted {
 }
 
 /// What the verifier does after the prover's `Proof` message.
+// Returned once per session and matched at once.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum OnProof {
     /// Run the proof: [`VerifierSession::zk_statement`] bound to
