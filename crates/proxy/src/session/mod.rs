@@ -5,7 +5,7 @@
 //! protocol decision between them.
 //!
 //! The shape is rustls' and quinn-proto's: the caller feeds what arrived
-//! (decoded [`ProverMsg`]s, [`VerifierMsg`]s and [`RelayFrame`]s, the
+//! (decoded [`ProverMsg`](crate::protocol::ProverMsg)s, [`VerifierMsg`]s and [`RelayFrame`]s, the
 //! relayed bytes through a [`Recorder`](crate::Recorder)), time as a value
 //! (Unix seconds) and randomness as a `RngCore + CryptoRng`, and gets back
 //! what to send. One method per flight, per role:
