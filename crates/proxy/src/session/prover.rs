@@ -254,7 +254,8 @@ impl ProverSession {
             sent: count(transcript.sent.len())?,
             received: count(transcript.received.len())?,
         };
-        self.digest = Some(transcript.digest());
+        // The digest waits for the proof's preparation: hashing a large
+        // transcript here would hold the `Close` back.
         self.transcript = Some(transcript);
         self.stage = Stage::Closed;
         Ok(close)
@@ -293,6 +294,7 @@ impl ProverSession {
             .take()
             .ok_or_else(|| out_of_order("the proof"))?;
         let request = &self.cfg.request;
+        self.digest = Some(transcript.digest());
         let ecdhe = verify::client_public_keys(&transcript)?
             .iter()
             .find_map(|pk| secrets.shared_secret(pk))
@@ -405,6 +407,9 @@ impl ProverSession {
     /// The verifier's `CloseAck` digest: the verdict is about our
     /// transcript only if the verifier recorded the same one.
     pub fn on_close_ack(&mut self, digest: [u8; 32]) -> Result<()> {
+        if self.digest.is_none() {
+            self.digest = self.transcript.as_ref().map(Transcript::digest);
+        }
         match self.digest {
             Some(d) if d == digest => {
                 self.ack_checked = true;
