@@ -732,6 +732,8 @@ struct Observed {
     no_verdict: String,
     /// Verifier usage up to its verdict (or its end).
     verifier: Usage,
+    /// The prover was still running `verdict_timeout` after the verdict.
+    killed_after_verdict: bool,
 }
 
 fn run_sample(ctx: &SampleCtx) -> anyhow::Result<Outcome> {
@@ -906,9 +908,17 @@ fn run_sample(ctx: &SampleCtx) -> anyhow::Result<Outcome> {
     };
     if obs.prover.code != 0 {
         let tail = prover.stderr_tail();
+        let why = if obs.killed_after_verdict {
+            format!(
+                "prover still running {:.0} s after the verdict; killed",
+                grace.as_secs_f64()
+            )
+        } else {
+            format!("prover exited with code {}", obs.prover.code)
+        };
         return Ok(Outcome::Refused(refuse(
             "prover-failed",
-            format!("prover exited with code {}{tail}", obs.prover.code),
+            format!("{why}{tail}"),
         )));
     }
     if ctx.uses_verifier {
@@ -1018,6 +1028,7 @@ fn observe(
     let mut verifier_usage = Usage::default();
     let mut no_verdict = String::new();
     let mut verifier_done = verifier.is_none();
+    let mut killed_after_verdict = false;
     loop {
         if ctx.interrupt.load(Ordering::Relaxed) {
             prover.kill();
@@ -1089,6 +1100,15 @@ fn observe(
             }
         }
         let now = Instant::now();
+        // A prover that hangs once the verdict is in (say, after a
+        // rejection) is stopped rather than holding the run for minutes.
+        if let (None, Some((at, _, _))) = (&exit, &verdict) {
+            if now > *at + grace && !killed_after_verdict {
+                killed_after_verdict = true;
+                prover.kill();
+                continue;
+            }
+        }
         if let Some((at, _)) = &exit {
             if verifier_done {
                 break;
@@ -1121,6 +1141,7 @@ fn observe(
         verdict,
         no_verdict,
         verifier: verifier_usage,
+        killed_after_verdict,
     })
 }
 
@@ -1303,6 +1324,30 @@ mod tests {
         }
         // Too small to fit: no padding, and longer than asked.
         assert_eq!(padding_len(10, 2048, 8443), 0);
+    }
+
+    #[test]
+    fn requests_far_from_upload_size_and_other_tls_are_warned() {
+        let cfg =
+            "[[bench]]\nname = \"x\"\nmode = \"plain\"\ntls = \"1.3\"\nprotocol_latency = 10\n\
+                   bandwidth = 10\nupload-size = 1024\ndownload-size = 2048\n";
+        let b = Config::parse(cfg, Path::new("t.toml")).unwrap().benches[0].clone();
+        let sample = |req: u64, tls: &str| Sample {
+            server_request_bytes: req,
+            server_tls: tls.into(),
+            ..Default::default()
+        };
+        let mut n = BenchNotes::default();
+        n.add(&sample(1024, "1.3"));
+        n.add(&sample(1070, "1.3"));
+        assert!(n.finish(&b, "x").is_empty());
+        let mut n = BenchNotes::default();
+        n.add(&sample(1024, "1.3"));
+        n.add(&sample(1400, "1.2"));
+        let w = n.finish(&b, "x");
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(w[0].contains("1024-1400 bytes"), "{}", w[0]);
+        assert!(w[1].contains("negotiated 1.3, 1.2"), "{}", w[1]);
     }
 
     #[test]
