@@ -69,6 +69,14 @@ fn options(cfg: PathBuf, out: PathBuf) -> RunOptions {
 
 /// A config with one toy adapter per verifier mode and one bench each.
 fn config(dir: &Path, benches: &[(&str, &str, &str)]) -> PathBuf {
+    config_with_prover_args(dir, benches, "")
+}
+
+fn config_with_prover_args(
+    dir: &Path,
+    benches: &[(&str, &str, &str)],
+    prover_args: &str,
+) -> PathBuf {
     let py = python().expect("python3");
     let f = fixtures();
     let mut text = String::from(
@@ -78,7 +86,7 @@ fn config(dir: &Path, benches: &[(&str, &str, &str)]) -> PathBuf {
     for (name, args, extra) in benches {
         let args: Vec<String> = args.split(' ').map(|a| format!("{a:?}")).collect();
         text.push_str(&format!(
-            "[adapter.{name}]\nprover = [\"/bin/bash\", {:?}]\n\
+            "[adapter.{name}]\nprover = [\"/bin/bash\", {:?}{prover_args}]\n\
              verifier = [{py:?}, {:?}, {}]\n{extra}\n\n\
              [[bench]]\ngroup = \"toy\"\nname = \"{name}\"\nadapter = \"{name}\"\n\n",
             f.join("toy_prover.sh").display().to_string(),
@@ -172,10 +180,13 @@ fn time_total_ends_at_a_verdict_that_comes_after_the_prover() {
         return;
     }
     const DELAY_MS: f64 = 1000.0;
+    const STARTUP_MS: f64 = 300.0;
     let dir = tempfile::tempdir().unwrap();
-    let cfg = config(
+    // The prover also marks the end of its start-up, which time_total skips.
+    let cfg = config_with_prover_args(
         dir.path(),
         &[("late", &format!("late {}", DELAY_MS / 1e3), "")],
+        &format!(", \"startup\", \"{}\"", STARTUP_MS / 1e3),
     );
     let out = dir.path().join("metrics.csv");
     let summary = run(&options(cfg, out.clone())).expect("bench run");
@@ -189,7 +200,8 @@ fn time_total_ends_at_a_verdict_that_comes_after_the_prover() {
         // The verifier decides DELAY after the prover hung up: the sample
         // must include that wait, and the prover's exit comes before it.
         assert!(r.time_total >= DELAY_MS, "{} < {DELAY_MS}", r.time_total);
-        assert!(r.time_total > r.prover_wall_ms, "{r:?}");
+        assert!(r.time_total + r.time_startup > r.prover_wall_ms, "{r:?}");
+        assert!(r.time_startup >= STARTUP_MS, "{r:?}");
         assert!(r.verdict_after_prover_ms > 0.0, "{r:?}");
         assert!(r.time_finalize > 0.0, "{r:?}");
         // Pretty-printed stats were read.
