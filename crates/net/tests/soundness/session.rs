@@ -64,6 +64,10 @@ pub enum Fixture {
     /// [`CHUNKED_BODY`], chunked (one chunk extension), the records split
     /// inside chunk-size lines and chunk data.
     Chunked,
+    /// A body that ends with the connection (no `Content-Length`, not
+    /// chunked): a top-level number split across two records, the shape a
+    /// `Close` cut could shorten.
+    Eof,
 }
 
 /// A JSON body with nested objects and arrays, escapes (`\"`, `\\`, `\/`,
@@ -83,6 +87,9 @@ const JSON_SPLITS: [&[u8]; 3] = [
 /// A top-level array, deep nesting, a long number and a duplicate key
 /// written with an escape (`"dup"` and `"d\u0075p"`).
 pub const CHUNKED_BODY: &[u8] = br#"[{"k":"v\"1","n":[1,2,[3,{"deep":"x"}]]},{"k":"w","n":{"a":{"b":{"c":true}}}},"s\\t\u0041r",12345678901234567890,{"dup":1,"d\u0075p":2},{"id":"0x\t"}]"#;
+
+/// The `Eof` fixture's body, one record per part.
+pub const EOF_BODY: [&[u8]; 2] = [b"1000", b"000"];
 
 /// The honest claims' paths, one set per honest plan.
 const JSON_CLAIMS: &[&[&str]] = &[
@@ -174,7 +181,12 @@ pub struct TrueBody {
 }
 
 impl Fixture {
-    pub const ALL: [Fixture; 3] = [Fixture::Plain, Fixture::Json, Fixture::Chunked];
+    pub const ALL: [Fixture; 4] = [
+        Fixture::Plain,
+        Fixture::Json,
+        Fixture::Chunked,
+        Fixture::Eof,
+    ];
 
     /// The server's response, one record per part, and its JSON body.
     pub fn response(self) -> (Vec<Vec<u8>>, Option<TrueBody>) {
@@ -240,6 +252,19 @@ impl Fixture {
                 );
                 (parts, Some(TrueBody { raw, data }))
             }
+            Fixture::Eof => {
+                let head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Session: s3cr3t-token\r\nConnection: close\r\n\r\n";
+                let raw = Range::new(head.len(), head.len() + EOF_BODY.concat().len());
+                let mut parts = vec![head.to_vec()];
+                parts.extend(EOF_BODY.iter().map(|p| p.to_vec()));
+                (
+                    parts,
+                    Some(TrueBody {
+                        raw,
+                        data: vec![raw],
+                    }),
+                )
+            }
         }
     }
 
@@ -249,6 +274,8 @@ impl Fixture {
             Fixture::Plain => &[],
             Fixture::Json => JSON_CLAIMS,
             Fixture::Chunked => CHUNKED_CLAIMS,
+            // The honest builder refuses a claim on this body (see json.rs).
+            Fixture::Eof => &[],
         }
     }
 
@@ -258,6 +285,7 @@ impl Fixture {
             Fixture::Plain => &["admin", "beta", "", "admin.0", "gamma"],
             Fixture::Json => JSON_POOL,
             Fixture::Chunked => CHUNKED_POOL,
+            Fixture::Eof => &["", "0", "a", "0.0"],
         }
     }
 }
