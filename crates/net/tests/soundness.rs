@@ -265,6 +265,8 @@ struct Summary {
     /// Accepted sessions with JSON claims, and the verified paths checked.
     json_sessions: usize,
     json_paths: usize,
+    /// JSON claim ops and skeleton holes: op -> [refused, accepted].
+    json_ops: BTreeMap<String, [usize; 2]>,
     real_checked: usize,
     failures: Vec<String>,
     /// (TLS version, mutation kinds, violation or panic) -> seeds
@@ -309,6 +311,17 @@ impl Summary {
                 kinds.join(", ")
             )
         };
+        // Which JSON ops (and holes punched in the disclosure) were tried.
+        for m in &c.mutations {
+            let op = match m {
+                Mutation::Json(op) => format!("{op:?}"),
+                Mutation::Ranges(_, op @ plan::RangeOp::Hide(_)) => format!("{op:?}"),
+                _ => continue,
+            };
+            let name = op.split('(').next().unwrap_or_default().to_string();
+            let accepted = matches!(o, Outcome::Accepted { .. });
+            self.json_ops.entry(name).or_default()[accepted as usize] += 1;
+        }
         match o {
             Outcome::Refused(r) => {
                 self.refused += 1;
@@ -402,6 +415,13 @@ impl Summary {
             "  mutation kinds in accepted sessions: {:?}",
             self.accepted_kinds
         );
+        if !self.json_ops.is_empty() {
+            let _ = writeln!(
+                s,
+                "  JSON ops and skeleton holes [refused, accepted]: {:?}",
+                self.json_ops
+            );
+        }
         for (class, seeds) in &self.classes {
             let _ = writeln!(
                 s,
@@ -729,6 +749,11 @@ fn honest_json_sessions_pass_and_the_oracle_catches_lies() {
         let sets = s.fixture.claim_sets();
         let suite = k % session::SUITES.len();
         for (j, &paths) in sets.iter().enumerate() {
+            // Half the sets per suite, alternating (CI time): each set runs
+            // on three suites of each fixture, both TLS versions.
+            if (j + suite) % 2 == 1 {
+                continue;
+            }
             let reveal = if j == sets.len() - 1 {
                 Reveal::All
             } else {
@@ -750,10 +775,10 @@ fn honest_json_sessions_pass_and_the_oracle_catches_lies() {
             };
             let (c, a) = build(&w, c.seed, Some((&c, &[])));
             assert_eq!(a.plan.json.len(), paths.len());
-            // One claim set per suite and fixture on a real engine, the
-            // fixtures alternating (CI time).
+            // Four sessions on a real engine (CI time): suites 0 and 3 of
+            // `Json`, 2 and 5 of `Chunked`.
             let real = match (
-                suite == j && (k / session::SUITES.len() + suite).is_multiple_of(2),
+                suite == j && (k / session::SUITES.len() + suite).is_multiple_of(3),
                 suite,
             ) {
                 (true, 0) => Some(Backend::Production),
@@ -781,7 +806,9 @@ fn honest_json_sessions_pass_and_the_oracle_catches_lies() {
         .iter()
         .flat_map(|f| f.claim_sets().iter().map(|p| p.len()))
         .sum();
-    assert_eq!(sum.json_paths, paths * session::SUITES.len());
+    // Each set on half the suites.
+    assert_eq!(sum.json_paths, paths * session::SUITES.len() / 2);
+    assert_eq!(sum.real_checked, 4);
 
     // Planted lies about a verified path.
     let s = &w.sessions[0][0];
