@@ -2,7 +2,7 @@
 //! server sent.
 
 use crate::attest::{AttestOptions, AttestationBundle};
-use crate::frame::{read_frame, recv_msg, send_msg, write_frame, Counted};
+use crate::frame::{read_frame, recv_msg, recv_msg_limited, send_msg, write_frame, Counted};
 use crate::provider::{instrumented_provider, take_shared_secret, CollectingKeyLog};
 use crate::transport::{connect_verifier, TransportOptions};
 use crate::{timeout, NetError, Result};
@@ -13,7 +13,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_util::compat::TokioAsyncReadCompatExt;
 use webproof_core::Channel;
 use webproof_proxy::protocol::{
-    ProofPayload, ProverMsg, RelayFrame, VerifierMsg, MAX_RELAY_DATA, PROTOCOL_VERSION,
+    ProofPayload, ProverMsg, RelayFrame, VerifierMsg, MAX_RELAY_DATA, MAX_VERDICT_MSG,
+    PROTOCOL_VERSION,
 };
 use webproof_proxy::zk;
 use webproof_proxy::{
@@ -424,6 +425,11 @@ async fn prove_inner(opts: &ProveOptions) -> Result<ProveOutcome> {
         &vcfg,
         webproof_proxy::verify::SecretsSource::FromWitness(&derived.witness),
     )?;
+    // Memory: a large response is held once as the response, once as each
+    // direction's data, and once as ciphertext in the proof's statement;
+    // the rest goes as soon as it is used.
+    let transcript_digest = transcript.digest();
+    drop(transcript);
     let opened = statement.evaluate(&derived.witness)?;
     let mut plan = zk::plan(&statement, &opened, &disclosure, &derived.witness)?;
     // `json:PATH` items become proven path claims (checked here as the verifier will).
@@ -433,26 +439,27 @@ async fn prove_inner(opts: &ProveOptions) -> Result<ProveOutcome> {
         &response,
         &plan.disclosure,
     )?;
+    // Each direction's application data: what the verdict's ranges and
+    // digests are checked against, and what an attestation commits to.
+    let app = |d: Direction| -> Vec<u8> {
+        opened
+            .iter()
+            .filter(|r| {
+                r.direction == d
+                    && r.content_type == webproof_proxy::record::content_type::APPLICATION_DATA
+            })
+            .flat_map(|r| r.data.iter().copied())
+            .collect()
+    };
+    let (app_sent, app_received) = (app(Direction::Sent), app(Direction::Received));
+    drop(opened);
+    // What we disclose, as the verdict must state it.
+    let disclosed = plan.disclosure.clone();
     let mut zk_witness = zk::witness(&derived.witness);
     let committed = match &opts.attest {
         Some(a) => {
-            let app = |d: Direction| -> Vec<u8> {
-                opened
-                    .iter()
-                    .filter(|r| {
-                        r.direction == d
-                            && r.content_type
-                                == webproof_proxy::record::content_type::APPLICATION_DATA
-                    })
-                    .flat_map(|r| r.data.iter().copied())
-                    .collect()
-            };
-            let (transcript, commitment) = crate::attest::commit(
-                a,
-                &app(Direction::Sent),
-                &app(Direction::Received),
-                &mut rand::rngs::OsRng,
-            )?;
+            let (transcript, commitment) =
+                crate::attest::commit(a, &app_sent, &app_received, &mut rand::rngs::OsRng)?;
             plan.commitments = commitment.leaves().to_vec();
             zk_witness = zk::witness_with_blinders(
                 &derived.witness,
@@ -478,7 +485,8 @@ async fn prove_inner(opts: &ProveOptions) -> Result<ProveOutcome> {
         }),
         _ => None,
     };
-    let context = zk::proof_context(&transcript.digest(), &plan);
+    let context = zk::proof_context(&transcript_digest, &plan);
+    drop(statement);
     let proof = async {
         send_msg(
             &mut link,
@@ -506,18 +514,19 @@ async fn prove_inner(opts: &ProveOptions) -> Result<ProveOutcome> {
         )
     };
     let proof = proof.await;
+    drop((zk_statement, zk_witness));
     // The verifier's record of the session, which it sent before anything
     // of the proof phase: a failed relay explains a failed proof better,
     // and a different transcript means its verdict is not about ours.
     let verifier_digest = close_ack(close_ack_pending).await?;
     let mut link = proof?;
-    if verifier_digest != transcript.digest() {
+    if verifier_digest != transcript_digest {
         return Err(NetError::Verifier(
             "the verifier recorded a different transcript".into(),
         ));
     }
-    let verdict: VerifierMsg = recv_msg(&mut link, "the verdict").await?;
-    let (output, attestation) = match verdict {
+    let verdict: VerifierMsg = recv_msg_limited(&mut link, "the verdict", MAX_VERDICT_MSG).await?;
+    let (digested, attestation) = match verdict {
         VerifierMsg::Verdict {
             result: Ok(o),
             attestation,
@@ -527,6 +536,10 @@ async fn prove_inner(opts: &ProveOptions) -> Result<ProveOutcome> {
         }
         other => return Err(NetError::Verifier(format!("unexpected message {other:?}"))),
     };
+    // The verdict carries no data: the output is rebuilt from ours, and
+    // refused unless the verifier's lengths, ranges and digests are ours.
+    let output = digested.expand(&app_sent, &app_received, &disclosed)?;
+    drop((app_sent, app_received));
     let attestation = match (committed, attestation) {
         (Some((transcript, commitment)), Some(reply)) => Some(AttestationBundle::accept(
             &reply,

@@ -184,8 +184,53 @@ impl DisclosedData {
             bytes[o.range.start..o.range.end].copy_from_slice(&o.bytes);
             ranges.push(o.range);
         }
-        let revealed = normalize(ranges);
-        let mut text = String::new();
+        Ok(Self::from_parts(normalize(ranges), bytes))
+    }
+
+    /// The disclosure of `revealed` (normalized: sorted, disjoint, not
+    /// adjacent, not empty, within `data`) over a direction's whole data:
+    /// what the prover rebuilds from its own plaintext.
+    pub fn from_revealed(data: &[u8], revealed: Vec<Range>) -> Result<Self> {
+        if !is_normalized(&revealed, data.len()) {
+            return Err(ProxyError::Opening(format!(
+                "revealed ranges must be sorted, disjoint, not adjacent, not empty and within the {} bytes",
+                data.len()
+            )));
+        }
+        let mut bytes = vec![0u8; data.len()];
+        for r in &revealed {
+            bytes[r.start..r.end].copy_from_slice(&data[r.start..r.end]);
+        }
+        Ok(Self::from_parts(revealed, bytes))
+    }
+
+    /// From a view of a direction's data with hidden bytes as `None` (the
+    /// verifier's view after a zero-knowledge proof): each run of known
+    /// bytes is a revealed range.
+    pub fn from_view(view: &[Option<u8>]) -> Self {
+        let bytes: Vec<u8> = view.iter().map(|b| b.unwrap_or(0)).collect();
+        let mut revealed = Vec::new();
+        let mut pos = 0;
+        while pos < view.len() {
+            if view[pos].is_none() {
+                pos += 1;
+                continue;
+            }
+            let start = pos;
+            while pos < view.len() && view[pos].is_some() {
+                pos += 1;
+            }
+            revealed.push(Range::new(start, pos));
+        }
+        Self::from_parts(revealed, bytes)
+    }
+
+    /// `bytes` with every hidden byte zero, `revealed` normalized within it.
+    fn from_parts(revealed: Vec<Range>, bytes: Vec<u8>) -> Self {
+        let len = bytes.len();
+        let shown: usize = revealed.iter().map(|r| r.len()).sum();
+        // A hidden byte is 3 bytes of UTF-8; a revealed one at least 1.
+        let mut text = String::with_capacity(shown + 3 * (len - shown));
         let mut pos = 0;
         for r in &revealed {
             text.extend(core::iter::repeat_n(HIDDEN_CHAR, r.start - pos));
@@ -196,17 +241,156 @@ impl DisclosedData {
             pos = r.end;
         }
         text.extend(core::iter::repeat_n(HIDDEN_CHAR, len - pos));
-        Ok(DisclosedData {
+        DisclosedData {
             len,
             revealed,
             text,
             bytes,
-        })
+        }
     }
 
     /// Number of hidden bytes.
     pub fn hidden(&self) -> usize {
         self.len - self.revealed.iter().map(|r| r.len()).sum::<usize>()
+    }
+
+    /// This direction without its data, bound by [`disclosure_digest`]:
+    /// what the verifier's verdict carries (the prover holds the data).
+    pub fn digested(&self, direction: Direction) -> DisclosedDigest {
+        DisclosedDigest {
+            len: self.len,
+            revealed: self.revealed.clone(),
+            digest: disclosure_digest(direction, self.len, &self.revealed, &self.bytes)
+                .expect("revealed ranges lie within the data"),
+        }
+    }
+}
+
+/// Whether `v` is normalized (as [`normalize`] leaves it) and within `[0, len)`.
+fn is_normalized(v: &[Range], len: usize) -> bool {
+    v.iter().all(|r| r.start < r.end)
+        && v.windows(2).all(|w| w[0].end < w[1].start)
+        && v.last().is_none_or(|r| r.end <= len)
+}
+
+/// Domain separator of [`disclosure_digest`].
+pub const DISCLOSURE_DIGEST_DOMAIN: &[u8] = b"webproof disclosed data v1\0";
+
+/// The digest that binds one direction's disclosed bytes in the verdict:
+///
+/// ```text
+/// SHA-256( "webproof disclosed data v1" || 0x00
+///          || direction      (1 byte: 0 = sent by the client, 1 = received from the server)
+///          || len            (u64 big-endian: the direction's application-data length)
+///          || count          (u64 big-endian: number of revealed ranges)
+///          || for each revealed range, in order:
+///               start (u64 BE) || end (u64 BE) || data[start..end] )
+/// ```
+///
+/// `revealed` is the verdict's list as it is (the prover checks it is
+/// normalized separately); `data` holds the direction's data at least at
+/// those ranges (the verifier's copy has hidden bytes zeroed, the prover's
+/// is whole). Each range carries its own length, so the encoding is
+/// unambiguous. Fails if a range is empty, reversed or past `data`.
+pub fn disclosure_digest(
+    direction: Direction,
+    len: usize,
+    revealed: &[Range],
+    data: &[u8],
+) -> Result<[u8; 32]> {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    h.update(DISCLOSURE_DIGEST_DOMAIN);
+    h.update([match direction {
+        Direction::Sent => 0u8,
+        Direction::Received => 1,
+    }]);
+    h.update((len as u64).to_be_bytes());
+    h.update((revealed.len() as u64).to_be_bytes());
+    for r in revealed {
+        let bytes = data
+            .get(r.start..r.end)
+            .filter(|_| r.start < r.end)
+            .ok_or_else(|| {
+                ProxyError::Opening(format!(
+                    "range {}..{} is empty or past the {} bytes of {direction} data",
+                    r.start,
+                    r.end,
+                    data.len()
+                ))
+            })?;
+        h.update((r.start as u64).to_be_bytes());
+        h.update((r.end as u64).to_be_bytes());
+        h.update(bytes);
+    }
+    Ok(h.finalize().into())
+}
+
+/// One direction's disclosure as the verifier's verdict carries it: the
+/// revealed ranges and the length, and instead of the bytes (which the
+/// prover holds) their [`disclosure_digest`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DisclosedDigest {
+    /// Total length of the direction's application data.
+    pub len: usize,
+    /// The revealed ranges (sorted, disjoint).
+    pub revealed: Vec<Range>,
+    /// [`disclosure_digest`] of the revealed ranges and their bytes (hex).
+    #[serde(with = "hex_digest")]
+    pub digest: [u8; 32],
+}
+
+impl DisclosedDigest {
+    /// The prover's side: rebuild the [`DisclosedData`] the verifier
+    /// attested from the prover's own `data` of this direction, after
+    /// checking that the verifier's length and ranges are the prover's
+    /// (`asked`: the ranges it disclosed, normalized here) and that the
+    /// digest matches its bytes. A verdict that disagrees is refused: it is
+    /// not about the data the prover holds.
+    pub fn expand(
+        &self,
+        direction: Direction,
+        data: &[u8],
+        asked: &[Range],
+    ) -> Result<DisclosedData> {
+        let disagree = |detail: String| ProxyError::Verdict { direction, detail };
+        if self.len != data.len() {
+            return Err(disagree(format!(
+                "it attests {} bytes, the prover holds {}",
+                self.len,
+                data.len()
+            )));
+        }
+        if self.revealed != normalize(asked.to_vec()) {
+            return Err(disagree(
+                "it reveals other ranges than the prover disclosed".into(),
+            ));
+        }
+        let out = DisclosedData::from_revealed(data, self.revealed.clone())
+            .map_err(|e| disagree(e.to_string()))?;
+        let digest = disclosure_digest(direction, self.len, &self.revealed, data)?;
+        if digest != self.digest {
+            return Err(disagree(
+                "its digest of the revealed bytes is not the digest of the prover's bytes".into(),
+            ));
+        }
+        Ok(out)
+    }
+}
+
+/// Hex (de)serialisation of a 32-byte digest.
+mod hex_digest {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(b: &[u8; 32], s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&hex::encode(b))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<[u8; 32], D::Error> {
+        let s = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        let mut out = [0u8; 32];
+        hex::decode_to_slice(s.as_bytes(), &mut out).map_err(serde::de::Error::custom)?;
+        Ok(out)
     }
 }
 
@@ -306,6 +490,137 @@ mod tests {
             "{}",
             h.text
         );
+    }
+
+    /// A view with hidden bytes as `None` gives what the openings of its
+    /// known runs give.
+    #[test]
+    fn from_view_matches_the_openings_of_its_runs() {
+        let data = b"HTTP/1.1 200 OK\r\nX: \xe2\x96\x88\r\n";
+        for hidden in [
+            vec![],
+            vec![0],
+            vec![3, 4, 9],
+            vec![data.len() - 1],
+            (0..data.len()).collect(),
+        ] {
+            let view: Vec<Option<u8>> = data
+                .iter()
+                .enumerate()
+                .map(|(i, &b)| (!hidden.contains(&i)).then_some(b))
+                .collect();
+            let mut d = Disclosure::all(0, data.len());
+            for &h in &hidden {
+                d.hide(Direction::Received, Range::new(h, h + 1), data.len());
+            }
+            let (_, want) = check_openings(&[], data, &d.open(&[], data).unwrap()).unwrap();
+            assert_eq!(DisclosedData::from_view(&view), want, "{hidden:?}");
+        }
+    }
+
+    /// The digest's encoding, pinned by a value computed independently
+    /// (Python's hashlib over the documented layout).
+    #[test]
+    fn disclosure_digest_known_answers() {
+        let data = b"GET / HTTP/1.1\r\nHost: a\r\n\r\n";
+        let d = disclosure_digest(
+            Direction::Sent,
+            data.len(),
+            &[Range::new(0, 3), Range::new(5, 14)],
+            data,
+        )
+        .unwrap();
+        assert_eq!(
+            hex::encode(d),
+            "5e749803b018f4af740407446d25ef0790542719bb85775c44226753a369d8cb"
+        );
+        let empty = disclosure_digest(Direction::Received, 0, &[], &[]).unwrap();
+        assert_eq!(
+            hex::encode(empty),
+            "5e33a9c67060daa21873d79fbc42b4fa5864b307ffb4af51b7162ba6e3cbdced"
+        );
+        // Direction, length and range bounds are all bound.
+        let base = |d, len, r: &[Range]| disclosure_digest(d, len, r, data).unwrap();
+        let r = [Range::new(0, 3)];
+        let all = [
+            base(Direction::Sent, 27, &r),
+            base(Direction::Received, 27, &r),
+            base(Direction::Sent, 28, &r),
+            base(Direction::Sent, 27, &[Range::new(0, 2), Range::new(2, 3)]),
+            base(Direction::Sent, 27, &[Range::new(1, 4)]),
+        ];
+        for i in 0..all.len() {
+            for j in 0..i {
+                assert_ne!(all[i], all[j], "{i} {j}");
+            }
+        }
+        // Ranges outside the data are refused, not hashed.
+        assert!(disclosure_digest(Direction::Sent, 27, &[Range::new(20, 30)], data).is_err());
+        assert!(disclosure_digest(Direction::Sent, 27, &[Range::new(3, 3)], data).is_err());
+    }
+
+    /// The verifier's view (hidden bytes zero) and the prover's whole data
+    /// give the same digest; the prover rebuilds exactly what the verifier
+    /// attests, and refuses a verdict with another digest, other ranges or
+    /// another length.
+    #[test]
+    fn prover_rebuilds_the_verdict_and_refuses_disagreement() {
+        let data = b"HTTP/1.1 200 OK\r\nSet-Cookie: s=SECRET\r\n\r\nbody \xff\x00";
+        let asked = vec![Range::new(0, 17), Range::new(37, data.len())];
+        let d = Disclosure {
+            sent: Vec::new(),
+            received: asked.clone(),
+        };
+        let (_, verifier_view) = check_openings(&[], data, &d.open(&[], data).unwrap()).unwrap();
+        assert!(!verifier_view.bytes.windows(6).any(|w| w == b"SECRET"));
+        let verdict = verifier_view.digested(Direction::Received);
+        assert_eq!(verdict.revealed, asked);
+        let rebuilt = verdict.expand(Direction::Received, data, &asked).unwrap();
+        assert_eq!(rebuilt, verifier_view);
+        // The digest is bound to the direction.
+        assert!(verdict.expand(Direction::Sent, data, &asked).is_err());
+
+        let refused = |v: &DisclosedDigest, data: &[u8], asked: &[Range]| match v.expand(
+            Direction::Received,
+            data,
+            asked,
+        ) {
+            Err(ProxyError::Verdict { direction, detail }) => {
+                assert_eq!(direction, Direction::Received);
+                detail
+            }
+            other => panic!("{other:?}"),
+        };
+        let mut wrong = verdict.clone();
+        wrong.digest[0] ^= 1;
+        assert!(refused(&wrong, data, &asked).contains("digest"));
+        // Other bytes than the verifier saw (the prover's data differs).
+        let mut other = data.to_vec();
+        other[3] ^= 1;
+        assert!(refused(&verdict, &other, &asked).contains("digest"));
+        // Other ranges: more, fewer, shifted, unnormalized.
+        for revealed in [
+            vec![Range::new(0, data.len())],
+            vec![Range::new(0, 17)],
+            vec![Range::new(0, 18), Range::new(37, data.len())],
+            vec![
+                Range::new(0, 10),
+                Range::new(10, 17),
+                Range::new(37, data.len()),
+            ],
+        ] {
+            let mut v = verdict.clone();
+            v.revealed = revealed;
+            assert!(refused(&v, data, &asked).contains("ranges"));
+        }
+        let mut v = verdict.clone();
+        v.len += 1;
+        assert!(refused(&v, data, &asked).contains("bytes"));
+        // The prover's own ranges past its data are refused too.
+        let past = [Range::new(0, data.len() + 1)];
+        let mut v = verdict.clone();
+        v.revealed = past.to_vec();
+        assert!(refused(&v, data, &past).contains("within"));
     }
 
     #[test]

@@ -80,6 +80,16 @@ pub enum ProxyError {
     /// An attestation could not be issued or is not what was asked for.
     #[error("attestation: {0}")]
     Attestation(String),
+    /// The verifier's verdict disagrees with the prover's own data: another
+    /// length, other revealed ranges or a digest of other bytes (see
+    /// `disclosure::disclosure_digest`). The verdict is not about this session.
+    #[error("the verifier's verdict does not match the prover's {direction} data: {detail}")]
+    Verdict {
+        /// The direction whose disclosure disagrees.
+        direction: Direction,
+        /// How.
+        detail: String,
+    },
     /// The peer violated the prover/verifier protocol.
     #[error("protocol violation: {0}")]
     Protocol(String),

@@ -60,7 +60,7 @@ pub mod zk;
 
 pub use disclosure::{Disclosure, Range};
 pub use error::ProxyError;
-pub use output::{verify_full_reveal, ProofKind, VerifierOutput};
+pub use output::{verify_full_reveal, DigestedOutput, ProofKind, VerifierOutput};
 pub use record::{Direction, Recorder, RecorderLimits, Transcript};
 pub use statement::{Statement, Witness};
 pub use suite::{CipherSuite, KxGroup, TlsVersion};

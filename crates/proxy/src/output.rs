@@ -1,6 +1,6 @@
 //! What the verifier attests to after a successful proof.
 
-use crate::disclosure::{check_openings, DisclosedData, Opening};
+use crate::disclosure::{check_openings, DisclosedData, DisclosedDigest, Disclosure, Opening};
 use crate::error::{ProxyError, Result};
 use crate::record::{Direction, Transcript};
 use crate::statement::Witness;
@@ -24,8 +24,14 @@ pub enum ProofKind {
 }
 
 /// The verified result of one proxy-mode session.
+///
+/// `D` is how each direction's disclosure is held: the data itself
+/// ([`DisclosedData`], what the verifier attests and the prover shows), or
+/// in the verifier's verdict only its ranges and a digest
+/// ([`DisclosedDigest`], see [`VerifierOutput::digested`] and
+/// [`VerifierOutput::expand`]): the prover holds the data already.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct VerifierOutput {
+pub struct VerifierOutput<D = DisclosedData> {
     /// The server name the certificate was checked against.
     pub server_name: String,
     /// The TCP port the verifier connected to.
@@ -43,9 +49,9 @@ pub struct VerifierOutput {
     /// How the statement was established.
     pub proof: ProofKind,
     /// What the client sent.
-    pub sent: DisclosedData,
+    pub sent: D,
     /// What the server sent.
-    pub received: DisclosedData,
+    pub received: D,
     /// Whether the server closed with close_notify.
     pub server_close_notify: bool,
     /// A fatal alert the server sent after the handshake, if any.
@@ -154,6 +160,131 @@ impl<'a> RecordData<'a> {
             offset[i] += n;
         }
         out
+    }
+}
+
+/// The verifier's verdict on a session: its output with each direction's
+/// data replaced by a digest.
+pub type DigestedOutput = VerifierOutput<DisclosedDigest>;
+
+impl<D> VerifierOutput<D> {
+    /// The same output with each direction's disclosure mapped by `f`.
+    pub fn try_map<E>(
+        self,
+        mut f: impl FnMut(Direction, D) -> Result<E>,
+    ) -> Result<VerifierOutput<E>> {
+        // Exhaustive on purpose: a new field must be carried here.
+        let VerifierOutput {
+            server_name,
+            server_port,
+            time,
+            tls_version,
+            cipher_suite,
+            key_exchange_group,
+            server_certificate_sha256,
+            proof,
+            sent,
+            received,
+            server_close_notify,
+            server_alert,
+            server_records_after_cut,
+            response_complete,
+            order,
+            json,
+        } = self;
+        Ok(VerifierOutput {
+            server_name,
+            server_port,
+            time,
+            tls_version,
+            cipher_suite,
+            key_exchange_group,
+            server_certificate_sha256,
+            proof,
+            sent: f(Direction::Sent, sent)?,
+            received: f(Direction::Received, received)?,
+            server_close_notify,
+            server_alert,
+            server_records_after_cut,
+            response_complete,
+            order,
+            json,
+        })
+    }
+
+    /// The output borrowing its disclosures (the rest is copied).
+    pub fn as_ref(&self) -> VerifierOutput<&D> {
+        // Exhaustive on purpose: a new field must be carried here.
+        let VerifierOutput {
+            server_name,
+            server_port,
+            time,
+            tls_version,
+            cipher_suite,
+            key_exchange_group,
+            server_certificate_sha256,
+            proof,
+            sent,
+            received,
+            server_close_notify,
+            server_alert,
+            server_records_after_cut,
+            response_complete,
+            order,
+            json,
+        } = self;
+        VerifierOutput {
+            server_name: server_name.clone(),
+            server_port: *server_port,
+            time: *time,
+            tls_version: *tls_version,
+            cipher_suite: *cipher_suite,
+            key_exchange_group: *key_exchange_group,
+            server_certificate_sha256: server_certificate_sha256.clone(),
+            proof: *proof,
+            sent,
+            received,
+            server_close_notify: *server_close_notify,
+            server_alert: *server_alert,
+            server_records_after_cut: *server_records_after_cut,
+            response_complete: *response_complete,
+            order: order.clone(),
+            json: json.clone(),
+        }
+    }
+}
+
+impl VerifierOutput {
+    /// The verdict the verifier sends: this output without the data, each
+    /// direction's revealed bytes bound by
+    /// [`crate::disclosure::disclosure_digest`].
+    pub fn digested(&self) -> DigestedOutput {
+        self.as_ref()
+            .try_map(|d, data| Ok(data.digested(d)))
+            .expect("digesting does not fail")
+    }
+}
+
+impl DigestedOutput {
+    /// The prover's side of the verdict: the full output, rebuilt from the
+    /// prover's own application data of each direction (`sent`,
+    /// `received`), after checking that the verdict's lengths and ranges
+    /// are those of `disclosure` (what the prover disclosed) and that its
+    /// digests are those of the prover's bytes
+    /// ([`crate::ProxyError::Verdict`] otherwise).
+    pub fn expand(
+        self,
+        sent: &[u8],
+        received: &[u8],
+        disclosure: &Disclosure,
+    ) -> Result<VerifierOutput> {
+        self.try_map(|d, digested| {
+            let data = match d {
+                Direction::Sent => sent,
+                Direction::Received => received,
+            };
+            digested.expand(d, data, disclosure.ranges(d))
+        })
     }
 }
 

@@ -22,6 +22,9 @@
 //!    [`VerifierMsg::Verdict`]. A verifier that rejects the handshake sends
 //!    the `Verdict` in place of the proof's 1-byte verdict (the proof
 //!    engine hands it up as an abort) and reads the rest of the proof away.
+//!    The verdict carries the verified output without the disclosed bytes
+//!    (lengths, revealed ranges and a digest of their bytes per direction,
+//!    see `disclosure::disclosure_digest`): the prover holds those bytes.
 //!
 //! All frames are a little-endian `u32` length then the payload, the format
 //! of `webproof_core::Channel`, so the same stream can be carried by TCP or
@@ -29,7 +32,7 @@
 
 use crate::disclosure::Opening;
 use crate::error::{ProxyError, Result};
-use crate::output::VerifierOutput;
+use crate::output::DigestedOutput;
 use crate::record::RecorderLimits;
 use crate::statement::Witness;
 use serde::{Deserialize, Serialize};
@@ -41,10 +44,21 @@ use serde::{Deserialize, Serialize};
 /// without waiting for `CloseAck`. Version 5: TLS 1.2 plans carry no record
 /// layouts (the verifier computes them), disclosed ranges must be
 /// canonical, and the output carries the server port, truncation,
-/// completeness and the order of the two directions.
-pub const PROTOCOL_VERSION: u16 = 5;
-/// Largest control message (JSON) accepted.
-pub const MAX_CONTROL_MSG: usize = 4 << 20;
+/// completeness and the order of the two directions. Version 6: the verdict
+/// carries the output without the data (lengths, ranges and a digest per
+/// direction, [`DigestedOutput`]); plans may carry JSON claims.
+pub const PROTOCOL_VERSION: u16 = 6;
+/// Largest control message (JSON) accepted by default. The prover's
+/// `Proof` is the largest: for a 16 MiB response its plan holds about
+/// 1,000 record layouts (40 bytes each) and, with an attestation, one leaf
+/// range per committed chunk (78,000 leaves of 215 bytes, 57 bytes each:
+/// 4.4 MB).
+pub const MAX_CONTROL_MSG: usize = 16 << 20;
+/// Largest verdict a prover accepts. The verdict does not carry the data,
+/// but its revealed ranges are as many as the prover disclosed, and the
+/// prover's plan may be as large as the verifier's configured message
+/// limit (at most 64 MiB in the service).
+pub const MAX_VERDICT_MSG: usize = 64 << 20;
 /// Largest relay frame payload.
 pub const MAX_RELAY_DATA: usize = 1 << 16;
 
@@ -124,8 +138,13 @@ pub enum VerifierMsg {
     },
     /// The outcome of the proof phase.
     Verdict {
-        /// The verified output, or why it was rejected.
-        result: core::result::Result<VerifierOutput, String>,
+        /// The verified output without the data, or why it was rejected.
+        /// The prover holds the data: it rebuilds the output from its own
+        /// plaintext and the revealed ranges, and refuses a verdict whose
+        /// lengths, ranges or digests are not those of its data
+        /// ([`DigestedOutput::expand`]). So the verdict's size does not
+        /// grow with the response.
+        result: core::result::Result<DigestedOutput, String>,
         /// The signed attestation, when the prover committed to its transcript.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         attestation: Option<AttestationReply>,
@@ -292,6 +311,52 @@ mod tests {
         let t = crate::record::Transcript::default();
         assert!(t.clone().cut(u32::MAX as usize, 0).is_err());
         assert!(t.cut(0, u32::MAX as usize).is_err());
+    }
+
+    /// The verdict on a 1 MiB response is a few hundred bytes whatever is
+    /// revealed, and the prover rebuilds the verifier's output from it.
+    #[test]
+    fn verdict_carries_no_data() {
+        use crate::disclosure::{DisclosedData, Disclosure, Range};
+        use crate::output::{ProofKind, VerifierOutput};
+        use crate::suite::{CipherSuite, KxGroup, TlsVersion};
+        let sent = b"GET /bytes?size=1048576 HTTP/1.1\r\nHost: x\r\n\r\n".to_vec();
+        let received: Vec<u8> = (0..1 << 20).map(|i| (i * 7 % 251) as u8).collect();
+        for hide in [None, Some(Range::new(100, 101))] {
+            let mut d = Disclosure::all(sent.len(), received.len());
+            if let Some(h) = hide {
+                d.hide(crate::Direction::Received, h, received.len());
+            }
+            let out = VerifierOutput {
+                server_name: "localhost".into(),
+                server_port: 443,
+                time: 1_700_000_000,
+                tls_version: TlsVersion::Tls13,
+                cipher_suite: CipherSuite::TLS13_AES_128_GCM_SHA256,
+                key_exchange_group: KxGroup::X25519,
+                server_certificate_sha256: "00".repeat(32),
+                proof: ProofKind::Zk,
+                sent: DisclosedData::from_revealed(&sent, d.sent.clone()).unwrap(),
+                received: DisclosedData::from_revealed(&received, d.received.clone()).unwrap(),
+                server_close_notify: true,
+                server_alert: None,
+                server_records_after_cut: 0,
+                response_complete: webproof_attestation::Completeness::Complete,
+                order: Vec::new(),
+                json: Vec::new(),
+            };
+            let verdict = encode(&VerifierMsg::Verdict {
+                result: Ok(out.digested()),
+                attestation: None,
+            });
+            assert!(verdict.len() < 1024, "{} bytes", verdict.len());
+            let Ok(VerifierMsg::Verdict { result: Ok(v), .. }) = decode::<VerifierMsg>(&verdict)
+            else {
+                panic!("undecodable verdict");
+            };
+            assert_eq!(v.received.revealed, d.received);
+            assert_eq!(v.expand(&sent, &received, &d).unwrap(), out);
+        }
     }
 
     #[test]

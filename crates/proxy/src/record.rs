@@ -172,12 +172,16 @@ pub struct RecorderLimits {
 }
 
 impl Default for RecorderLimits {
+    /// Room for a 16 MiB response: its records' headers, nonces and tags,
+    /// the handshake and tickets add well under 1 MiB; the records may
+    /// average 512 bytes (a proof costs about 130 COTs per record, a few
+    /// percent of the data's cost at that size).
     fn default() -> Self {
         RecorderLimits {
             max_sent_bytes: 64 << 10,
-            max_recv_bytes: 1 << 20,
+            max_recv_bytes: 17 << 20,
             max_sent_records: 256,
-            max_recv_records: 1024,
+            max_recv_records: 32 << 10,
         }
     }
 }
@@ -213,10 +217,15 @@ impl Recorder {
             Direction::Sent => (self.limits.max_sent_bytes, self.limits.max_sent_records),
             Direction::Received => (self.limits.max_recv_bytes, self.limits.max_recv_records),
         };
+        // Named as the verifier's configuration names them.
+        let which = match d {
+            Direction::Sent => "sent",
+            Direction::Received => "recv",
+        };
         self.bytes[i] = self.bytes[i].saturating_add(bytes.len());
         if self.bytes[i] > max_bytes {
             return Err(ProxyError::Limit(format!(
-                "the {d} sent more than {max_bytes} bytes"
+                "the {d} sent more than {max_bytes} bytes (the verifier's limit max_{which}_bytes)"
             )));
         }
         self.pending[i].extend_from_slice(bytes);
@@ -233,7 +242,7 @@ impl Recorder {
             };
             if recs.len() >= max_records {
                 return Err(ProxyError::Limit(format!(
-                    "the {d} sent more than {max_records} records"
+                    "the {d} sent more than {max_records} records (the verifier's limit max_{which}_records)"
                 )));
             }
             recs.push(record);

@@ -778,29 +778,7 @@ pub fn zk_output(
     statement: &Statement,
     view: &PartialAppData,
 ) -> Result<crate::output::VerifierOutput> {
-    let data = |d: Direction, v: &[Option<u8>]| -> Result<crate::disclosure::DisclosedData> {
-        let mut openings = Vec::new();
-        let mut pos = 0;
-        while pos < v.len() {
-            if v[pos].is_none() {
-                pos += 1;
-                continue;
-            }
-            let start = pos;
-            while pos < v.len() && v[pos].is_some() {
-                pos += 1;
-            }
-            openings.push(crate::disclosure::Opening {
-                direction: d,
-                range: Range::new(start, pos),
-                bytes: v[start..pos].iter().map(|b| b.expect("some")).collect(),
-            });
-        }
-        crate::disclosure::DisclosedData::from_openings(
-            v.len(),
-            &openings.iter().collect::<Vec<_>>(),
-        )
-    };
+    let data = crate::disclosure::DisclosedData::from_view;
     if view.record_data.len() != statement.records.len() {
         return Err(bad("the view does not belong to this statement"));
     }
@@ -811,8 +789,8 @@ pub fn zk_output(
     crate::output::output(
         info,
         crate::output::ProofKind::Zk,
-        data(Direction::Sent, &view.sent)?,
-        data(Direction::Received, &view.received)?,
+        data(&view.sent),
+        data(&view.received),
         view.server_close_notify,
         view.server_alert,
         &record_data,

@@ -3,9 +3,9 @@
 
 use webproof_proxy::disclosure::Range;
 use webproof_proxy::json::JsonClaim;
-use webproof_proxy::Direction;
 use webproof_proxy::protocol;
 use webproof_proxy::zk::{proof_context, RecordLayout, ZkPlan};
+use webproof_proxy::Direction;
 use webproof_proxy::Disclosure;
 
 fn plan() -> ZkPlan {

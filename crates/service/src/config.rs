@@ -33,15 +33,15 @@
 //! [limits]                             # the defaults
 //! max_sessions = 32
 //! max_sent_bytes = 65536
-//! max_recv_bytes = 1048576
+//! max_recv_bytes = 17825792
 //! max_sent_records = 256
-//! max_recv_records = 1024
-//! max_message_bytes = 4194304
-//! session_timeout_secs = 180
+//! max_recv_records = 32768
+//! max_message_bytes = 16777216
+//! session_timeout_secs = 900
 //! connect_timeout_secs = 10
 //! relay_timeout_secs = 60
 //! idle_timeout_secs = 15
-//! proof_timeout_secs = 60
+//! proof_timeout_secs = 600
 //! shutdown_grace_secs = 30
 //!
 //! [api_keys]                           # any of the three; none: no key needed
@@ -198,7 +198,8 @@ impl Default for LimitsConfig {
             max_sent_records: v.limits.max_sent_records,
             max_recv_records: v.limits.max_recv_records,
             max_message_bytes: v.max_message,
-            session_timeout_secs: Duration::from_secs(180),
+            // The proof of a 16 MiB response with hidden bytes takes minutes.
+            session_timeout_secs: Duration::from_secs(900),
             connect_timeout_secs: v.connect_timeout,
             relay_timeout_secs: v.relay_timeout,
             idle_timeout_secs: v.idle_timeout,

@@ -114,15 +114,26 @@ pub(crate) async fn prove_direction<P: ZkParty>(
     let block_len = key.aead.keystream_block_len();
     let records = &direction.records;
 
-    // Which bytes are disclosed, per record (sorted, deduplicated).
-    let mut disclosed: Vec<Vec<usize>> = vec![Vec::new(); records.len()];
+    // Which bytes are disclosed, per record: sorted, disjoint ranges (not
+    // one entry per byte, which would cost 8 bytes of memory per disclosed
+    // byte of a large response).
+    let mut disclosed: Vec<Vec<core::ops::Range<usize>>> = vec![Vec::new(); records.len()];
     if let Disclosure::Ranges(ranges) = &direction.disclosure {
         for (i, r) in ranges {
-            disclosed[*i].extend(r.clone());
+            if !r.is_empty() {
+                disclosed[*i].push(r.clone());
+            }
         }
         for d in &mut disclosed {
-            d.sort_unstable();
-            d.dedup();
+            d.sort_unstable_by_key(|r| (r.start, r.end));
+            let mut merged: Vec<core::ops::Range<usize>> = Vec::with_capacity(d.len());
+            for r in d.drain(..) {
+                match merged.last_mut() {
+                    Some(last) if r.start <= last.end => last.end = last.end.max(r.end),
+                    _ => merged.push(r),
+                }
+            }
+            *d = merged;
         }
     }
     // Committed spans in order, tagged with their commitment.
@@ -193,7 +204,10 @@ pub(crate) async fn prove_direction<P: ZkParty>(
 
     for (ri, record) in records.iter().enumerate() {
         // Blocks this record needs, ascending.
-        let mut blocks: Vec<usize> = disclosed[ri].iter().map(|p| p / block_len).collect();
+        let mut blocks: Vec<usize> = disclosed[ri]
+            .iter()
+            .flat_map(|r| r.start / block_len..r.end.div_ceil(block_len))
+            .collect();
         for &(_, start, end, _) in spans.iter().filter(|s| s.0 == ri) {
             blocks.extend(start / block_len..end.div_ceil(block_len));
         }
@@ -214,8 +228,11 @@ pub(crate) async fn prove_direction<P: ZkParty>(
             let hi = (lo + block_len).min(record.ciphertext.len());
             for pos in lo..hi {
                 let k = &ks[8 * (pos - lo)..8 * (pos - lo + 1)];
-                if disclosed[ri].get(d_at) == Some(&pos) {
+                // Positions only grow within a record: skip ranges that ended.
+                while disclosed[ri].get(d_at).is_some_and(|r| r.end <= pos) {
                     d_at += 1;
+                }
+                if disclosed[ri].get(d_at).is_some_and(|r| r.start <= pos) {
                     open_bits.extend_from_slice(k);
                     open_places.push((ri, pos));
                 }

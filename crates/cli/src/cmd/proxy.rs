@@ -77,9 +77,11 @@ pub struct ProveArgs {
     /// (a larger response still proves, with more work during the proof).
     #[arg(long, value_name = "BYTES", default_value_t = webproof_net::prover::DEFAULT_EXPECT_RESPONSE)]
     expect_response: usize,
-    /// Give up after this many seconds.
-    #[arg(long, default_value_t = 60)]
-    timeout_secs: u64,
+    /// Give up after this many seconds [default: 60, plus 30 per MiB of
+    /// --expect-response: proving a response with hidden bytes takes about
+    /// 12 s of one core per MiB].
+    #[arg(long)]
+    timeout_secs: Option<u64>,
     /// Ask the verifier for a signed attestation and write the bundle needed
     /// for `webproof present` to FILE (secret: it can open every byte).
     #[arg(long, value_name = "FILE")]
@@ -180,7 +182,10 @@ fn prove_options(a: &ProveArgs) -> anyhow::Result<ProveOptions> {
     o.suites = a.suites.clone();
     o.groups = a.groups.clone();
     o.reveal = a.reveal.clone();
-    o.timeout = Duration::from_secs(a.timeout_secs);
+    o.timeout = Duration::from_secs(
+        a.timeout_secs
+            .unwrap_or(default_timeout_secs(a.expect_response)),
+    );
     o.expect_response = a.expect_response;
     o.api_key = a.api_key.clone();
     if a.attest.is_some() {
@@ -203,9 +208,23 @@ fn prove_options(a: &ProveArgs) -> anyhow::Result<ProveOptions> {
     Ok(o)
 }
 
+/// The prover's default deadline for a response of `expect_response` bytes.
+fn default_timeout_secs(expect_response: usize) -> u64 {
+    60 + 30 * (expect_response as u64 >> 20)
+}
+
 async fn prove(a: ProveArgs) -> anyhow::Result<()> {
     let o = prove_options(&a)?;
-    let out = webproof_net::prove(&o).await?;
+    let out = match webproof_net::prove(&o).await {
+        Err(e @ webproof_net::NetError::Timeout(_)) => {
+            return Err(anyhow::Error::new(e).context(format!(
+                "gave up after {} s: for a large response, state its size with --expect-response \
+                 or raise --timeout-secs",
+                o.timeout.as_secs()
+            )))
+        }
+        r => r?,
+    };
     if let (Some(path), Some(bundle)) = (&a.attest, &out.attestation) {
         write_secret_file(path, bundle.to_json().as_bytes())?;
         eprintln!(
