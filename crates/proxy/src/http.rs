@@ -521,7 +521,8 @@ pub enum RevealItem {
     ReqHeader(String),
     /// `body`: the response body.
     Body,
-    /// `json:PATH`: a proven JSON path of the response body.
+    /// `json:PATH`: a proven JSON path of the response body (`json:` alone:
+    /// the whole document).
     Json(String),
     /// `sent:A-B`: a raw range of the request data.
     Sent(Range),
@@ -571,7 +572,7 @@ impl core::str::FromStr for RevealItem {
             "body" => plain(RevealItem::Body),
             "header" => Ok(RevealItem::Header(name(v)?)),
             "req-header" => Ok(RevealItem::ReqHeader(name(v)?)),
-            "json" if v.is_empty() => Err(bad("needs a PATH".into())),
+            // `json:` alone is the whole document (the empty path).
             "json" => Ok(RevealItem::Json(v.to_string())),
             "sent" => Ok(RevealItem::Sent(range(v)?)),
             "recv" => Ok(RevealItem::Recv(range(v)?)),
@@ -998,7 +999,6 @@ mod tests {
             "recv:5-2",
             "hide-recv:a-b",
             "header:",
-            "json:",
             "all:x",
         ] {
             assert!(bad.parse::<RevealItem>().is_err(), "{bad}");
@@ -1009,6 +1009,7 @@ mod tests {
     #[test]
     fn items_round_trip() {
         for i in [
+            "json:",
             "all",
             "none",
             "http",
