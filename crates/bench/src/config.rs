@@ -105,11 +105,60 @@ impl BenchSpec {
         }
     }
 
-    /// Whether the verifier, not the prover, connects to the server.
-    pub fn verifier_connects(&self) -> bool {
-        self.adapter.is_none() && self.mode == Mode::Proxy
+    /// Topology of webproof's own modes (adapters declare theirs).
+    pub fn own_topology(&self) -> PeerTopology {
+        match self.mode {
+            Mode::Proxy => PeerTopology::Proxy,
+            Mode::Mpc => PeerTopology::Mpc,
+            Mode::Plain => PeerTopology::Plain,
+        }
     }
 }
+
+/// Who talks to the server, which decides what the benchmark measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PeerTopology {
+    /// The verifier connects to the server and relays the prover's TLS.
+    Proxy,
+    /// The prover connects to the server; prover and verifier run the TLS
+    /// client together (MPC-TLS).
+    Mpc,
+    /// The prover connects to the server and nobody checks it: a client
+    /// with no proof (curl, plain mode), the network's floor.
+    Plain,
+}
+
+impl PeerTopology {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            PeerTopology::Proxy => "proxy",
+            PeerTopology::Mpc => "mpc",
+            PeerTopology::Plain => "plain",
+        }
+    }
+}
+
+/// How an adapter's verifier reports its verdict.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VerdictRule {
+    /// A `{"event":"verdict","accepted":BOOL}` object on stdout.
+    Event,
+    /// The verifier serves one session and exits: status 0 accepts (a
+    /// verdict event printed before it exits still counts first).
+    Exit,
+}
+
+impl VerdictRule {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            VerdictRule::Event => "event",
+            VerdictRule::Exit => "exit",
+        }
+    }
+}
+
+/// How long after the prover's exit the harness waits for a verdict.
+pub const DEFAULT_VERDICT_TIMEOUT_SECS: f64 = 60.0;
 
 /// An external implementation measured under the same conditions. See
 /// `bench/ADAPTERS.md` for the contract.
@@ -120,17 +169,27 @@ pub struct AdapterSpec {
     pub prover: Vec<String>,
     /// argv of the verifier, if the implementation has one.
     pub verifier: Option<Vec<String>>,
-    /// Whether the verifier connects to the server (proxy topology).
-    pub verifier_connects: bool,
+    pub topology: PeerTopology,
+    pub verdict: VerdictRule,
+    /// Grace for the verdict once the prover has exited, seconds.
+    pub verdict_timeout_secs: f64,
 }
 
 impl AdapterSpec {
+    /// Whether the verifier connects to the server (proxy topology).
+    pub fn verifier_connects(&self) -> bool {
+        self.topology == PeerTopology::Proxy
+    }
+
     /// The built-in no-proof client: curl over the prover <-> server link.
+    /// Its default `User-Agent` and `Accept` headers are removed so the
+    /// request is the contract's template, `upload_size` bytes.
     pub fn curl() -> Self {
         let argv = [
             "curl",
             "-sS",
             "--fail",
+            "--http1.1",
             "-o",
             "/dev/null",
             "--cacert",
@@ -138,14 +197,22 @@ impl AdapterSpec {
             "--resolve",
             "{server_name}:{server_port}:{server_ip}",
             "-H",
+            "User-Agent:",
+            "-H",
+            "Accept:",
+            "-H",
             "X-Padding: {padding}",
+            "-H",
+            "Connection: close",
             "{url}",
         ];
         AdapterSpec {
             name: "curl".into(),
             prover: argv.iter().map(|s| s.to_string()).collect(),
             verifier: None,
-            verifier_connects: false,
+            topology: PeerTopology::Plain,
+            verdict: VerdictRule::Event,
+            verdict_timeout_secs: DEFAULT_VERDICT_TIMEOUT_SECS,
         }
     }
 }
@@ -186,6 +253,16 @@ impl fmt::Display for ConfigError {
 }
 
 impl std::error::Error for ConfigError {}
+
+/// Fields of an `[adapter.NAME]` table.
+const ADAPTER_KNOWN: &[&str] = &[
+    "prover",
+    "verifier",
+    "topology",
+    "verdict",
+    "verdict_timeout",
+    "verdict-timeout",
+];
 
 /// Keys TLSNotary's harness defines that change nothing here.
 const TLSN_IGNORED: &[&str] = &["memory-profile", "memory_profile"];
@@ -337,7 +414,7 @@ impl<'a> Parser<'a> {
                     })?;
                     for (name, a) in t.iter() {
                         let line = self.line_of(t.key(name).and_then(|k| k.span()));
-                        let spec = self.adapter(name, a, line)?;
+                        let spec = self.adapter(name, a, line, &mut warnings)?;
                         adapters.insert(name.to_string(), spec);
                     }
                 }
@@ -462,7 +539,13 @@ impl<'a> Parser<'a> {
         Ok(layer)
     }
 
-    fn adapter(&self, name: &str, item: &Item, line: usize) -> Result<AdapterSpec, ConfigError> {
+    fn adapter(
+        &self,
+        name: &str,
+        item: &Item,
+        line: usize,
+        warnings: &mut Vec<String>,
+    ) -> Result<AdapterSpec, ConfigError> {
         let t = item
             .as_table_like()
             .ok_or_else(|| self.err(line, name, "an adapter must be a table"))?;
@@ -503,29 +586,88 @@ impl<'a> Parser<'a> {
         let prover = argv("prover")?
             .ok_or_else(|| self.err(line, &format!("adapter.{name}.prover"), "missing"))?;
         let verifier = argv("verifier")?;
-        let topology = match t.get("topology").and_then(|v| v.as_str()) {
-            None | Some("direct") => false,
-            Some("proxy") => true,
+        let field = |f: &str| format!("adapter.{name}.{f}");
+        let text = |f: &str| -> Result<Option<&str>, ConfigError> {
+            match t.get(f) {
+                None => Ok(None),
+                Some(v) => v
+                    .as_str()
+                    .map(Some)
+                    .ok_or_else(|| self.err(line, &field(f), "must be a string")),
+            }
+        };
+        let topology = match text("topology")? {
+            // `direct`: the prover connects; with a verifier that is MPC.
+            None | Some("direct") if verifier.is_some() => PeerTopology::Mpc,
+            None | Some("direct") | Some("plain") => PeerTopology::Plain,
+            Some("mpc") => PeerTopology::Mpc,
+            Some("proxy") => PeerTopology::Proxy,
             Some(other) => {
                 return Err(self.err(
                     line,
-                    &format!("adapter.{name}.topology"),
-                    format!("`{other}` is not `direct` or `proxy`"),
+                    &field("topology"),
+                    format!("`{other}` is not `proxy`, `mpc`, `direct` or `plain`"),
                 ))
             }
         };
-        if topology && verifier.is_none() {
+        if topology != PeerTopology::Plain && verifier.is_none() {
             return Err(self.err(
                 line,
-                &format!("adapter.{name}.verifier"),
-                "a proxy-topology adapter needs a verifier command",
+                &field("verifier"),
+                format!(
+                    "a {}-topology adapter needs a verifier command",
+                    topology.as_str()
+                ),
             ));
+        }
+        if topology == PeerTopology::Plain && verifier.is_some() {
+            return Err(self.err(
+                line,
+                &field("topology"),
+                "`plain` means no verifier; use `proxy` or `mpc` (or `direct`)",
+            ));
+        }
+        let verdict = match text("verdict")? {
+            None | Some("event") => VerdictRule::Event,
+            Some("exit") => VerdictRule::Exit,
+            Some(other) => {
+                return Err(self.err(
+                    line,
+                    &field("verdict"),
+                    format!("`{other}` is not `event` or `exit`"),
+                ))
+            }
+        };
+        let verdict_timeout_secs = match t.get("verdict_timeout").or(t.get("verdict-timeout")) {
+            None => DEFAULT_VERDICT_TIMEOUT_SECS,
+            Some(v) => v
+                .as_integer()
+                .map(|i| i as f64)
+                .or(v.as_float())
+                .filter(|x| x.is_finite() && *x > 0.0 && *x <= 3600.0)
+                .ok_or_else(|| {
+                    self.err(
+                        line,
+                        &field("verdict_timeout"),
+                        "must be a number of seconds in (0, 3600]",
+                    )
+                })?,
+        };
+        for (k, _) in t.iter() {
+            if !ADAPTER_KNOWN.contains(&k) {
+                warnings.push(format!(
+                    "{}:{line}: unknown field `{k}` in [adapter.{name}] ignored",
+                    self.file
+                ));
+            }
         }
         Ok(AdapterSpec {
             name: name.to_string(),
             prover,
             verifier,
-            verifier_connects: topology,
+            topology,
+            verdict,
+            verdict_timeout_secs,
         })
     }
 

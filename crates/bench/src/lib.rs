@@ -12,6 +12,7 @@
 //! live in [`plain`].
 
 pub mod config;
+pub mod contract;
 pub mod emu;
 pub mod metrics;
 pub mod netns;

@@ -1,6 +1,7 @@
-//! Results as data: one [`Sample`] per measured run, written as CSV with
+//! Results as data: one [`Sample`] per accepted run, written as CSV with
 //! TLSNotary's columns first (in their order) and ours after, or in Primus'
-//! layout. Reading accepts our files and plain TLSNotary files (missing
+//! layout; one [`Refused`] row per run the harness did not count, in a file
+//! beside it. Reading accepts our files and plain TLSNotary files (missing
 //! extra columns get defaults), so `plot` and `compare` work on both.
 
 use serde::{Deserialize, Serialize};
@@ -96,6 +97,115 @@ pub struct Sample {
     pub time_tls: f64,
     #[serde(default)]
     pub time_proof: f64,
+    /// Who connects to the server: `proxy` (the verifier), `mpc` (the
+    /// prover, with the verifier in the TLS client), `plain` (the prover,
+    /// no proof). `proxy` above is `topology == "proxy"`.
+    #[serde(default)]
+    pub topology: String,
+    /// `accepted` (the verifier accepted this session) or `none` (no
+    /// verifier: a baseline with no proof).
+    #[serde(default)]
+    pub verdict: String,
+    /// How the verdict came: `event` (a JSON event) or `exit` (the
+    /// verifier's exit status); empty without a verifier.
+    #[serde(default)]
+    pub verdict_by: String,
+    /// The proof / finalize phase: after the TLS session with the server,
+    /// up to the verdict (ms, bytes).
+    #[serde(default)]
+    pub time_finalize: f64,
+    #[serde(default)]
+    pub uploaded_finalize: u64,
+    #[serde(default)]
+    pub downloaded_finalize: u64,
+    /// From the prover's start to its `{"event":"start"}` line, excluded
+    /// from time_total (0 when it prints none).
+    #[serde(default)]
+    pub time_startup: f64,
+    /// Verdict time minus the prover's exit time, ms (negative when the
+    /// verdict came first, as when the prover waits for it).
+    #[serde(default)]
+    pub verdict_after_prover_ms: f64,
+    /// Where uploaded_total / downloaded_total come from: `reported` (the
+    /// prover's counts, consistent with the link), `link` (no counts
+    /// reported: IP bytes at the link) or `link-mismatch` (counts reported
+    /// but inconsistent with the link, so IP bytes at the link).
+    #[serde(default)]
+    pub bytes_source: String,
+    /// The session as the harness's fixture server saw it: negotiated
+    /// version and suite, request and response bytes (head and body).
+    #[serde(default)]
+    pub server_tls: String,
+    #[serde(default)]
+    pub server_suite: String,
+    #[serde(default)]
+    pub server_request_bytes: u64,
+    #[serde(default)]
+    pub server_response_bytes: u64,
+}
+
+/// A run the harness did not count, with why.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Refused {
+    pub group: String,
+    pub name: String,
+    pub mode: String,
+    pub topology: String,
+    pub sample: u32,
+    /// `rejected` (the verifier said no), `missing` (no verdict within the
+    /// grace), `prover-failed` (the prover exited non-zero).
+    pub verdict: String,
+    pub reason: String,
+    pub prover_exit_code: i32,
+    /// From the prover's start to the verdict or to the end of the wait, ms.
+    pub time_total: f64,
+}
+
+/// `<stem>.refused.csv` beside the samples file.
+pub fn refused_path(output: &Path) -> std::path::PathBuf {
+    let stem = output
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("metrics");
+    output.with_file_name(format!("{stem}.refused.csv"))
+}
+
+/// Write the refused runs (header only when there are none, so a stale
+/// file from an earlier run is never mistaken for this one's).
+pub fn write_refused(output: &Path, refused: &[Refused]) -> anyhow::Result<()> {
+    let path = refused_path(output);
+    let mut w = csv::WriterBuilder::new()
+        .has_headers(false)
+        .from_path(&path)?;
+    w.write_record([
+        "group",
+        "name",
+        "mode",
+        "topology",
+        "sample",
+        "verdict",
+        "reason",
+        "prover_exit_code",
+        "time_total",
+    ])?;
+    for r in refused {
+        w.serialize(r)?;
+    }
+    w.flush()?;
+    Ok(())
+}
+
+/// Read the refused runs written beside `csv`, if any.
+pub fn read_refused(csv: &Path) -> anyhow::Result<Vec<Refused>> {
+    let path = refused_path(csv);
+    if !path.exists() {
+        return Ok(Vec::new());
+    }
+    let mut r = csv::Reader::from_path(&path)
+        .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+    r.deserialize::<Refused>()
+        .map(|x| x.map_err(|e| anyhow::anyhow!("{}: {e}", path.display())))
+        .collect()
 }
 
 fn empty_as_zero<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
@@ -189,6 +299,9 @@ pub fn read_csv(path: &Path) -> anyhow::Result<Vec<Sample>> {
                 "mpc".into()
             };
         }
+        if s.topology.is_empty() {
+            s.topology = if s.proxy { "proxy" } else { "mpc" }.into();
+        }
         // The empty placeholder row of a run that produced nothing.
         if s.group.is_empty() && s.name.is_empty() {
             continue;
@@ -226,6 +339,8 @@ mod tests {
             time_total: 12.5,
             heap_max_bytes: 1 << 20,
             mode: "plain".into(),
+            topology: "plain".into(),
+            verdict: "none".into(),
             ..Default::default()
         };
         write_csv(&p, std::slice::from_ref(&s), Format::Tlsn).unwrap();
@@ -241,8 +356,27 @@ mod tests {
         .unwrap();
         let r = read_csv(&t).unwrap();
         assert_eq!(r[0].mode, "proxy");
+        assert_eq!(r[0].topology, "proxy");
         assert_eq!(r[0].heap_max_bytes, 0);
         assert_eq!(r[0].time_total, 1600.0);
+    }
+
+    #[test]
+    fn refused_runs_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("m.csv");
+        assert!(read_refused(&p).unwrap().is_empty());
+        let r = Refused {
+            group: "g".into(),
+            verdict: "rejected".into(),
+            reason: "bad, \"quoted\" proof".into(),
+            ..Default::default()
+        };
+        write_refused(&p, std::slice::from_ref(&r)).unwrap();
+        assert_eq!(refused_path(&p), dir.path().join("m.refused.csv"));
+        assert_eq!(read_refused(&p).unwrap(), vec![r]);
+        write_refused(&p, &[]).unwrap();
+        assert!(read_refused(&p).unwrap().is_empty());
     }
 
     #[test]

@@ -69,6 +69,22 @@ static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
     pids: Vec::new(),
 });
 
+/// Every namespace this process has created, deleted or not: another
+/// harness may run beside this one (a benchmark beside the tests), so a
+/// leftover check must look only at its own.
+static CREATED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// The namespaces this process created that still exist.
+pub fn leftovers_of_this_process() -> Result<Vec<String>, NetError> {
+    let created = CREATED.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    Ok(ip(&["netns", "list"])?
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|n| created.iter().any(|c| c == n))
+        .map(str::to_string)
+        .collect())
+}
+
 /// Remember a child so an interrupt can kill it.
 pub fn register_pid(pid: i32) {
     REGISTRY
@@ -125,6 +141,10 @@ impl Namespace {
             delete_namespace(name)?;
         }
         ip(&["netns", "add", name])?;
+        CREATED
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(name.to_string());
         REGISTRY
             .lock()
             .unwrap_or_else(|e| e.into_inner())

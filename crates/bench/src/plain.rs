@@ -4,7 +4,10 @@
 //! Plain mode sends the bench's request over ordinary TLS with no proof, so
 //! every table has the floor that the network alone imposes. Both speak the
 //! same process contract as `webproof fixture` / `webproof prove`: a JSON
-//! ready line from the server, a JSON stats object from the client.
+//! ready line from the server, a JSON stats object from the client. The
+//! server also prints one `{"event":"session",...}` line per connection with
+//! what it negotiated and how many bytes it read and wrote, so the harness
+//! labels every implementation from the server's side.
 
 use anyhow::{bail, Context};
 use clap::Args;
@@ -105,13 +108,52 @@ pub async fn fixture_main(args: FixtureArgs) -> anyhow::Result<()> {
         let acceptor = acceptor.clone();
         tokio::spawn(async move {
             let _ = tcp.set_nodelay(true);
-            if let Ok(tls) = acceptor.accept(tcp).await {
-                if let Err(e) = serve_one(tls).await {
-                    tracing::debug!("fixture: {e:#}");
+            match acceptor.accept(tcp).await {
+                Ok(tls) => {
+                    let (_, conn) = tls.get_ref();
+                    let version = version_label(conn.protocol_version());
+                    let suite = conn
+                        .negotiated_cipher_suite()
+                        .map(|s| format!("{:?}", s.suite()))
+                        .unwrap_or_default();
+                    let mut counts = (0, 0);
+                    if let Err(e) = serve_one(tls, &mut counts).await {
+                        tracing::debug!("fixture: {e:#}");
+                    }
+                    println!(
+                        "{}",
+                        serde_json::json!({
+                            "event": "session",
+                            "tls_version": version,
+                            "suite": suite,
+                            "request_bytes": counts.0,
+                            "response_bytes": counts.1,
+                        })
+                    );
                 }
+                Err(e) => println!(
+                    "{}",
+                    serde_json::json!({"event": "session", "error": format!("handshake: {e}")})
+                ),
             }
         });
     }
+}
+
+fn version_label(v: Option<rustls::ProtocolVersion>) -> String {
+    match v {
+        Some(rustls::ProtocolVersion::TLSv1_3) => "1.3".to_string(),
+        Some(rustls::ProtocolVersion::TLSv1_2) => "1.2".to_string(),
+        Some(v) => format!("{v:?}"),
+        None => String::new(),
+    }
+}
+
+/// Status line and headers the fixture sends before a `size`-byte body.
+pub fn response_head(size: usize) -> String {
+    format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: {size}\r\nConnection: close\r\n\r\n"
+    )
 }
 
 /// A parsed request head.
@@ -154,7 +196,11 @@ pub fn parse_request_head(head: &[u8]) -> anyhow::Result<RequestHead> {
     })
 }
 
-async fn serve_one<S: AsyncRead + AsyncWrite + Unpin>(mut s: S) -> anyhow::Result<()> {
+/// Serve one request; `counts` gets the bytes read and written (plaintext).
+async fn serve_one<S: AsyncRead + AsyncWrite + Unpin>(
+    mut s: S,
+    counts: &mut (usize, usize),
+) -> anyhow::Result<()> {
     let mut head = Vec::new();
     let mut buf = [0u8; 4096];
     let end = loop {
@@ -163,6 +209,7 @@ async fn serve_one<S: AsyncRead + AsyncWrite + Unpin>(mut s: S) -> anyhow::Resul
             bail!("connection closed before the request head ended");
         }
         head.extend_from_slice(&buf[..n]);
+        counts.0 = head.len();
         if let Some(p) = head.windows(4).position(|w| w == b"\r\n\r\n") {
             break p;
         }
@@ -183,16 +230,16 @@ async fn serve_one<S: AsyncRead + AsyncWrite + Unpin>(mut s: S) -> anyhow::Resul
         }
     };
     let size = req.size.unwrap_or(0);
-    let hdr = format!(
-        "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: {size}\r\nConnection: close\r\n\r\n"
-    );
+    let hdr = response_head(size);
     s.write_all(hdr.as_bytes()).await?;
+    counts.1 = hdr.len();
     // A fixed, printable body; deterministic so runs are comparable.
     let chunk: Vec<u8> = (0..16 * 1024).map(|i| b'a' + (i % 26) as u8).collect();
     let mut left = size;
     while left > 0 {
         let n = left.min(chunk.len());
         s.write_all(&chunk[..n]).await?;
+        counts.1 += n;
         left -= n;
     }
     s.flush().await?;
@@ -283,7 +330,16 @@ pub async fn client_main(args: ClientArgs) -> anyhow::Result<()> {
     let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
     let name = ServerName::try_from(host.clone())?;
 
-    let mut request = format!("GET {path} HTTP/1.1\r\nHost: {host}\r\n");
+    // The Host header names the port, as HTTP clients do for a non-default
+    // port: this is the contract's request template.
+    let authority = args
+        .url
+        .trim_start_matches("https://")
+        .split('/')
+        .next()
+        .unwrap_or(&host)
+        .to_string();
+    let mut request = format!("GET {path} HTTP/1.1\r\nHost: {authority}\r\n");
     for h in &args.headers {
         if h.contains('\r') || h.contains('\n') || !h.contains(':') {
             bail!("header `{h}` must be `Name: value` on one line");
@@ -317,12 +373,7 @@ pub async fn client_main(args: ClientArgs) -> anyhow::Result<()> {
     let _ = tls.read_to_end(&mut response).await;
     let elapsed = start.elapsed().as_secs_f64() * 1e3;
     let (_, conn) = tls.get_ref();
-    let version = match conn.protocol_version() {
-        Some(rustls::ProtocolVersion::TLSv1_3) => "1.3".to_string(),
-        Some(rustls::ProtocolVersion::TLSv1_2) => "1.2".to_string(),
-        Some(v) => format!("{v:?}"),
-        None => String::new(),
-    };
+    let version = version_label(conn.protocol_version());
     let suite = conn
         .negotiated_cipher_suite()
         .map(|s| format!("{:?}", s.suite()))

@@ -9,8 +9,8 @@
 //!
 //! This module only reads samples; it never runs anything.
 
-use crate::metrics::{read_csv, Sample};
-use crate::report::{aggregate, classify, markdown, Agg, Axis, GroupKind};
+use crate::metrics::{read_csv, read_refused, Refused, Sample};
+use crate::report::{aggregate, classify, markdown_with_refused, Agg, Axis, GroupKind};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
@@ -453,8 +453,21 @@ pub fn profiles_svg(aggs: &[&Agg], t: &Theme) -> String {
 }
 
 /// Write all charts for `samples` and `report.md` into `dir`.
-pub fn plot_samples(samples: &[Sample], dir: &Path, title: &str) -> anyhow::Result<Vec<PathBuf>> {
-    anyhow::ensure!(!samples.is_empty(), "no samples to plot");
+pub fn plot_samples(
+    samples: &[Sample],
+    refused: &[Refused],
+    dir: &Path,
+    title: &str,
+) -> anyhow::Result<Vec<PathBuf>> {
+    anyhow::ensure!(
+        !samples.is_empty(),
+        "no samples to plot{}",
+        if refused.is_empty() {
+            String::new()
+        } else {
+            format!(" ({} refused)", refused.len())
+        }
+    );
     std::fs::create_dir_all(dir)?;
     let aggs = aggregate(samples);
     let mut files = Vec::new();
@@ -496,7 +509,7 @@ pub fn plot_samples(samples: &[Sample], dir: &Path, title: &str) -> anyhow::Resu
         }
         charts.push(stem);
     }
-    let mut md = markdown(samples, title);
+    let mut md = markdown_with_refused(samples, refused, title);
     if !charts.is_empty() {
         md.push_str("## Charts\n\n");
         for c in charts {
@@ -515,8 +528,10 @@ pub fn plot_samples(samples: &[Sample], dir: &Path, title: &str) -> anyhow::Resu
 /// `webproof bench plot`: read a CSV, write charts and report.
 pub fn plot_csv(csv: &Path, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     let samples = read_csv(csv)?;
+    let refused = read_refused(csv)?;
     plot_samples(
         &samples,
+        &refused,
         dir,
         &format!("Benchmark report: {}", csv.display()),
     )
@@ -555,7 +570,7 @@ mod tests {
             mk("bandwidth", "p1000", "proxy", 1000.0, 900.0),
         ];
         let dir = tempfile::tempdir().unwrap();
-        let files = plot_samples(&v, dir.path(), "t").unwrap();
+        let files = plot_samples(&v, &[], dir.path(), "t").unwrap();
         let names: Vec<String> = files
             .iter()
             .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())

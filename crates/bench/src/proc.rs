@@ -1,6 +1,7 @@
 //! Child processes measured from outside: wall time, CPU time and peak
-//! memory (from `wait4`'s rusage and VmHWM polled from /proc), their stdout
-//! lines, and the tail of their stderr for error messages.
+//! memory (from `wait4`'s rusage and VmHWM polled from /proc, or read from
+//! /proc at a given moment while they run), their stdout lines with the time
+//! each was read, and the tail of their stderr for error messages.
 //!
 //! Children are spawned with `PR_SET_PDEATHSIG`, so they must be spawned from
 //! a thread that lives as long as they do (the runner's thread).
@@ -52,7 +53,7 @@ pub struct Usage {
     pub wall: Duration,
     pub cpu_user: Duration,
     pub cpu_sys: Duration,
-    /// Peak resident set, bytes (max of ru_maxrss and polled VmHWM).
+    /// Peak resident set, bytes (see [`child_peak_kb`]).
     pub peak_rss: u64,
 }
 
@@ -67,14 +68,16 @@ pub struct Proc {
     pub role: String,
     pid: i32,
     started: Instant,
-    lines: Receiver<String>,
+    lines: Receiver<(Instant, String)>,
     stderr_tail: Arc<Mutex<VecDeque<String>>>,
     hwm_kb: Arc<std::sync::atomic::AtomicU64>,
     stop_poll: Arc<AtomicBool>,
+    /// The harness's resident set when it forked this child (see `try_reap`).
+    parent_rss_kb: u64,
     reaped: Option<Usage>,
-    /// Stdout lines read while waiting for readiness that were not the
-    /// ready line.
-    pub stdout: Vec<String>,
+    /// Stdout lines read so far that were not the ready line, with the
+    /// moment each was read.
+    pub stdout: Vec<(Instant, String)>,
 }
 
 fn tail_text(t: &Mutex<VecDeque<String>>) -> String {
@@ -87,11 +90,28 @@ fn tail_text(t: &Mutex<VecDeque<String>>) -> String {
     }
 }
 
-fn read_hwm_kb(pid: i32) -> Option<u64> {
+fn read_status_kb(pid: &str, field: &str) -> Option<u64> {
     let s = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     s.lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .find_map(|l| l.strip_prefix(field))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+}
+
+fn read_hwm_kb(pid: i32) -> Option<u64> {
+    read_status_kb(&pid.to_string(), "VmHWM:")
+}
+
+/// The peak of a child from `wait4`'s ru_maxrss and the polled VmHWM.
+/// Linux folds the forked copy of the parent's memory into ru_maxrss at
+/// `exec`, so ru_maxrss is max(parent's RSS at fork, child's peak): it is
+/// the child's own only when clearly above the parent's RSS; otherwise the
+/// polled VmHWM (per address space, so the child's alone) is used.
+pub fn child_peak_kb(ru_maxrss_kb: u64, polled_hwm_kb: u64, parent_rss_kb: u64) -> u64 {
+    if ru_maxrss_kb > parent_rss_kb + parent_rss_kb / 20 + 4096 {
+        ru_maxrss_kb.max(polled_hwm_kb)
+    } else {
+        polled_hwm_kb
+    }
 }
 
 impl Proc {
@@ -101,6 +121,7 @@ impl Proc {
         cmd.stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+        let parent_rss_kb = read_status_kb("self", "VmRSS:").unwrap_or(0);
         let mut child = cmd.spawn().map_err(|source| ProcError::Spawn {
             role: role.to_string(),
             cmd: shown,
@@ -114,7 +135,7 @@ impl Proc {
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines() {
                 let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
+                if tx.send((Instant::now(), line)).is_err() {
                     break;
                 }
             }
@@ -163,6 +184,7 @@ impl Proc {
             stderr_tail,
             hwm_kb,
             stop_poll,
+            parent_rss_kb,
             reaped: None,
             stdout: Vec::new(),
         })
@@ -176,8 +198,62 @@ impl Proc {
         tail_text(&self.stderr_tail)
     }
 
+    /// When the process was started.
+    pub fn started(&self) -> Instant {
+        self.started
+    }
+
+    /// Stdout lines that arrived since the last call (also kept in
+    /// `stdout`).
+    pub fn new_lines(&mut self) -> Vec<(Instant, String)> {
+        let mut out = Vec::new();
+        while let Ok(l) = self.lines.try_recv() {
+            self.stdout.push(l.clone());
+            out.push(l);
+        }
+        out
+    }
+
+    /// After exit: the lines the reader thread still holds.
+    pub fn drain_lines(&mut self) -> Vec<(Instant, String)> {
+        let mut out = self.new_lines();
+        while let Ok(l) = self.lines.recv_timeout(Duration::from_millis(100)) {
+            self.stdout.push(l.clone());
+            out.push(l);
+        }
+        out
+    }
+
+    /// Usage so far of a running process (CPU of it and of its waited-for
+    /// children, peak memory), read from /proc; `None` once it has exited.
+    pub fn usage_now(&self) -> Option<Usage> {
+        if self.reaped.is_some() {
+            return None;
+        }
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.pid)).ok()?;
+        // Fields after the command name, which may contain spaces.
+        let rest = &stat[stat.rfind(')')? + 2..];
+        let f: Vec<u64> = rest.split(' ').map(|x| x.parse().unwrap_or(0)).collect();
+        // SAFETY: sysconf has no preconditions.
+        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+        let ticks =
+            |i: usize| Duration::from_micros(f.get(i).copied().unwrap_or(0) * 1_000_000 / hz);
+        // utime, stime, cutime, cstime are fields 14-17 (1-based), i.e.
+        // 11-14 after the state field.
+        let hwm = read_hwm_kb(self.pid)
+            .unwrap_or(0)
+            .max(self.hwm_kb.load(Ordering::Relaxed));
+        Some(Usage {
+            code: 0,
+            wall: self.started.elapsed(),
+            cpu_user: ticks(11) + ticks(13),
+            cpu_sys: ticks(12) + ticks(14),
+            peak_rss: hwm * 1024,
+        })
+    }
+
     /// Reap without blocking; Some(usage) once exited.
-    fn try_reap(&mut self) -> Option<Usage> {
+    pub fn try_reap(&mut self) -> Option<Usage> {
         if let Some(u) = &self.reaped {
             return Some(u.clone());
         }
@@ -200,7 +276,11 @@ impl Proc {
         let tv = |t: libc::timeval| {
             Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
         };
-        let peak_kb = (ru.ru_maxrss as u64).max(self.hwm_kb.load(Ordering::Relaxed));
+        let peak_kb = child_peak_kb(
+            ru.ru_maxrss as u64,
+            self.hwm_kb.load(Ordering::Relaxed),
+            self.parent_rss_kb,
+        );
         let u = Usage {
             code,
             wall,
@@ -225,13 +305,13 @@ impl Proc {
                 return Err(ProcError::Interrupted);
             }
             match self.lines.recv_timeout(Duration::from_millis(20)) {
-                Ok(line) => {
+                Ok((at, line)) => {
                     if let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) {
                         if v["event"] == "listening" {
                             return Ok(v);
                         }
                     }
-                    self.stdout.push(line);
+                    self.stdout.push((at, line));
                 }
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => {
@@ -265,15 +345,11 @@ impl Proc {
     ) -> Result<(Usage, Vec<String>), ProcError> {
         let deadline = Instant::now() + timeout;
         loop {
-            while let Ok(l) = self.lines.try_recv() {
-                self.stdout.push(l);
-            }
+            self.new_lines();
             if let Some(u) = self.try_reap() {
-                // Drain what the reader thread still holds.
-                while let Ok(l) = self.lines.recv_timeout(Duration::from_millis(100)) {
-                    self.stdout.push(l);
-                }
-                return Ok((u, std::mem::take(&mut self.stdout)));
+                self.drain_lines();
+                let lines = std::mem::take(&mut self.stdout);
+                return Ok((u, lines.into_iter().map(|(_, l)| l).collect()));
             }
             if interrupt.load(Ordering::Relaxed) {
                 self.kill();
@@ -309,7 +385,8 @@ impl Proc {
         self.reaped.clone().unwrap_or_default()
     }
 
-    fn kill(&mut self) {
+    /// SIGKILL and reap (no-op once exited).
+    pub fn kill(&mut self) {
         if self.reaped.is_some() {
             return;
         }
@@ -328,5 +405,32 @@ impl Drop for Proc {
     fn drop(&mut self) {
         self.kill();
         self.stop_poll.store(true, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_childs_peak_is_not_the_parents() {
+        // ru_maxrss no higher than the harness was at fork: not the child's.
+        assert_eq!(child_peak_kb(75_000, 3_000, 74_000), 3_000);
+        assert_eq!(child_peak_kb(74_000, 3_000, 74_000), 3_000);
+        // Clearly above it: the child's own peak, exact.
+        assert_eq!(child_peak_kb(200_000, 150_000, 74_000), 200_000);
+    }
+
+    #[test]
+    fn a_short_child_is_measured_on_its_own() {
+        // The test process holds more memory than `true` ever will.
+        let ballast = vec![1u8; 64 << 20];
+        let mut p = Proc::spawn("true", Command::new("true")).unwrap();
+        let (u, _) = p
+            .wait(Duration::from_secs(10), &AtomicBool::new(false))
+            .unwrap();
+        assert_eq!(u.code, 0);
+        assert!(u.peak_rss < 32 << 20, "{} bytes", u.peak_rss);
+        assert_eq!(ballast.iter().map(|x| *x as usize).sum::<usize>(), 64 << 20);
     }
 }

@@ -6,7 +6,7 @@
 //! group with several benches per mode is a *sweep*: tabulated by the value
 //! that varies (bandwidth, latency, response size, ...) x modes.
 
-use crate::metrics::{read_csv, Sample};
+use crate::metrics::{read_csv, Refused, Sample};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::Path;
@@ -23,6 +23,7 @@ pub struct Agg {
     pub total_max: f64,
     pub preprocess_mean: f64,
     pub online_mean: f64,
+    pub finalize_mean: f64,
     pub online_min: f64,
     pub online_max: f64,
     pub uploaded: f64,
@@ -40,6 +41,10 @@ pub struct Agg {
     pub upload_size: f64,
     pub download_size: f64,
     pub phases_reported: bool,
+    pub topology: String,
+    /// Samples whose byte totals are the link's, not the prover's counts.
+    pub bytes_from_link: usize,
+    pub bytes_mismatched: usize,
 }
 
 /// Aggregate samples per (group, name, mode), in first-seen order.
@@ -72,6 +77,7 @@ pub fn aggregate(samples: &[Sample]) -> Vec<Agg> {
                 total_max: max(|s| s.time_total),
                 preprocess_mean: mean(|s| s.time_preprocess),
                 online_mean: mean(|s| s.time_online),
+                finalize_mean: mean(|s| s.time_finalize),
                 online_min: min(|s| s.time_online),
                 online_max: max(|s| s.time_online),
                 uploaded: mean(|s| s.uploaded_total as f64),
@@ -88,6 +94,12 @@ pub fn aggregate(samples: &[Sample]) -> Vec<Agg> {
                 upload_size: v[0].upload_size as f64,
                 download_size: v[0].download_size as f64,
                 phases_reported: v.iter().all(|s| s.phases_reported),
+                topology: v[0].topology.clone(),
+                bytes_from_link: v.iter().filter(|s| s.bytes_source != "reported").count(),
+                bytes_mismatched: v
+                    .iter()
+                    .filter(|s| s.bytes_source == "link-mismatch")
+                    .count(),
             }
         })
         .collect()
@@ -269,12 +281,15 @@ pub fn tables(aggs: &[Agg]) -> Vec<Table> {
             .collect();
         let modes = uniq(pa.iter().map(|a| a.mode.clone()));
         let cols: Vec<String> = profiles.iter().map(|s| s.to_string()).collect();
-        let metric_tables: [(&str, Unit, Metric); 8] = [
+        let metric_tables: [(&str, Unit, Metric); 9] = [
             ("Runtime, total (mean)", Unit::Seconds, |a| a.total_mean),
             ("Runtime, preprocessing (mean)", Unit::Seconds, |a| {
                 a.preprocess_mean
             }),
             ("Runtime, online (mean)", Unit::Seconds, |a| a.online_mean),
+            ("Runtime, finalize / proof (mean)", Unit::Seconds, |a| {
+                a.finalize_mean
+            }),
             ("Prover upload (protocol bytes)", Unit::Bytes, |a| {
                 a.uploaded
             }),
@@ -387,6 +402,11 @@ fn render(t: &Table, base: Option<&Table>, out: &mut String) {
 
 /// The Markdown report of one run.
 pub fn markdown(samples: &[Sample], title: &str) -> String {
+    markdown_with_refused(samples, &[], title)
+}
+
+/// The Markdown report of one run, with the samples the harness refused.
+pub fn markdown_with_refused(samples: &[Sample], refused: &[Refused], title: &str) -> String {
     let aggs = aggregate(samples);
     let mut out = format!("# {title}\n\n");
     let backends = uniq(
@@ -398,9 +418,11 @@ pub fn markdown(samples: &[Sample], title: &str) -> String {
     let n = uniq(aggs.iter().map(|a| a.n));
     let _ = writeln!(
         out,
-        "Means over {} samples per row; link emulation backend: {}. \
-         Times are the prover's own phase timings where it reports them, \
-         else wall time measured from outside. Memory is peak RSS.\n",
+        "Means over {} accepted samples per row; link emulation backend: {}. \
+         `time_total` runs from the prover's start to the verifier's verdict \
+         (to the prover's exit for no-proof baselines), on the harness's clock; \
+         phase times are the prover's own where it reports them, else measured \
+         from outside. Memory is peak RSS. See bench/ADAPTERS.md.\n",
         n.iter()
             .map(|x| x.to_string())
             .collect::<Vec<_>>()
@@ -411,10 +433,93 @@ pub fn markdown(samples: &[Sample], title: &str) -> String {
             backends.join(", ")
         }
     );
+    counted(&aggs, refused, &mut out);
     for t in tables(&aggs) {
         render(&t, None, &mut out);
     }
     out
+}
+
+/// Per bench: how many samples counted, how many were refused and why,
+/// the topology, and where the byte totals come from.
+fn counted(aggs: &[Agg], refused: &[Refused], out: &mut String) {
+    let mut rows: Vec<(String, String, String, String)> = aggs
+        .iter()
+        .map(|a| {
+            (
+                a.group.clone(),
+                a.name.clone(),
+                a.mode.clone(),
+                a.topology.clone(),
+            )
+        })
+        .collect();
+    for r in refused {
+        let k = (
+            r.group.clone(),
+            r.name.clone(),
+            r.mode.clone(),
+            r.topology.clone(),
+        );
+        if !rows.iter().any(|x| x.0 == k.0 && x.1 == k.1 && x.2 == k.2) {
+            rows.push(k);
+        }
+    }
+    let _ = writeln!(
+        out,
+        "### Samples counted\n\n{} accepted, {} refused (a sample counts only when its verifier \
+         accepted; no-proof baselines have no verifier).\n",
+        aggs.iter().map(|a| a.n).sum::<usize>(),
+        refused.len()
+    );
+    let _ = writeln!(
+        out,
+        "| bench | mode | topology | accepted | refused | byte totals |\n|---|---|---|---|---|---|"
+    );
+    for (g, n, m, t) in rows {
+        let a = aggs
+            .iter()
+            .find(|a| a.group == g && a.name == n && a.mode == m);
+        let mine: Vec<&Refused> = refused
+            .iter()
+            .filter(|r| r.group == g && r.name == n && r.mode == m)
+            .collect();
+        let mut why: Vec<String> = Vec::new();
+        for r in &mine {
+            let first = r.reason.lines().next().unwrap_or("").to_string();
+            let w = format!("{}: {}", r.verdict, first);
+            if !why.contains(&w) {
+                why.push(w);
+            }
+        }
+        let refused_cell = if mine.is_empty() {
+            "0".to_string()
+        } else {
+            format!(
+                "**{}** ({})",
+                mine.len(),
+                why.join("; ").replace('|', "\\|")
+            )
+        };
+        let bytes = match a {
+            None => "–".to_string(),
+            Some(a) if a.bytes_mismatched > 0 => format!(
+                "link: the prover's counts did not add up in {} of {}",
+                a.bytes_mismatched, a.n
+            ),
+            Some(a) if a.bytes_from_link == a.n => "link (not reported)".into(),
+            Some(a) if a.bytes_from_link > 0 => {
+                format!("reported; link in {} of {}", a.bytes_from_link, a.n)
+            }
+            Some(_) => "reported".into(),
+        };
+        let _ = writeln!(
+            out,
+            "| {g}/{n} | {m} | {t} | {} | {refused_cell} | {bytes} |",
+            a.map_or(0, |a| a.n)
+        );
+    }
+    out.push('\n');
 }
 
 /// Compare two runs: `new`'s tables with the change against `base` per cell.
@@ -470,6 +575,23 @@ mod tests {
         let md = markdown(&v, "t");
         assert!(md.contains("| proxy | 1.50 s |"), "{md}");
         assert!(md.contains("| 5 | 4.00 s | 0.20 s |"), "{md}");
+    }
+
+    #[test]
+    fn refused_samples_are_counted_in_the_report() {
+        let v = vec![s("cable", "peer", "adapter:peer", 20.0, 1600.0)];
+        let r = vec![Refused {
+            group: "cable".into(),
+            name: "peer".into(),
+            mode: "adapter:peer".into(),
+            verdict: "rejected".into(),
+            reason: "bad | proof".into(),
+            ..Default::default()
+        }];
+        let md = markdown_with_refused(&v, &r, "t");
+        assert!(md.contains("1 accepted, 1 refused"), "{md}");
+        assert!(md.contains("**1** (rejected: bad \\| proof)"), "{md}");
+        assert!(md.contains("finalize"), "{md}");
     }
 
     #[test]

@@ -2,25 +2,37 @@
 //! then run warm-up and measured samples, each with a fresh server, verifier
 //! and prover process in their namespaces.
 //!
-//! Executors:
-//! - proxy: `webproof fixture`, `webproof serve`, `webproof prove --json`;
-//! - plain: the harness's fixture and plain TLS client (see [`crate::plain`]);
+//! The server is always the harness's own fixture (see [`crate::plain`]), so
+//! every implementation meets the same server and is labelled from the
+//! server's side. Executors:
+//! - proxy: `webproof serve --once` (its exit status is its verdict) and
+//!   `webproof prove --json`;
+//! - plain: the harness's plain TLS client;
 //! - adapters: external commands (see `bench/ADAPTERS.md`), measured from
 //!   outside.
+//!
+//! A sample counts only when its verifier has accepted (samples with no
+//! verifier are no-proof baselines); others are refused, written beside the
+//! results and counted. `time_total` runs from the prover's start to the
+//! verdict, whichever of prover and verifier finishes last.
 
-use crate::config::{AdapterSpec, BenchSpec, Config, Mode, TlsVersion};
-use crate::metrics::{self, Format, Sample};
+use crate::config::{
+    AdapterSpec, BenchSpec, Config, Mode, PeerTopology, TlsVersion, VerdictRule,
+    DEFAULT_VERDICT_TIMEOUT_SECS,
+};
+use crate::contract::{self, JsonScanner, Reported, ServerSession, Verdict};
+use crate::metrics::{self, Format, Refused, Sample};
 use crate::netns;
 use crate::probe::{self, LinkMeasurement};
 use crate::proc::{Proc, Usage};
-use crate::topology::{Backend, LinkId, Topology};
+use crate::topology::{Backend, Counters, LinkId, Topology};
 use anyhow::{anyhow, bail, Context};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Name the server certificate is issued for.
 pub const SERVER_NAME: &str = "server.test";
@@ -65,16 +77,12 @@ pub struct RunOptions {
 #[derive(Debug)]
 pub struct RunSummary {
     pub backend: Backend,
+    /// Accepted samples (and no-proof baselines).
     pub samples: Vec<Sample>,
+    /// Measured samples the harness did not count.
+    pub refused: Vec<Refused>,
     pub links: Vec<(String, LinkMeasurement)>,
     pub warnings: Vec<String>,
-}
-
-/// Which server fixture the run uses.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum ServerKind {
-    Webproof,
-    Internal,
 }
 
 /// Run a configuration file. Blocking; spawn it on a long-lived thread
@@ -145,22 +153,14 @@ pub fn run(opts: &RunOptions) -> anyhow::Result<RunSummary> {
         Some(b) => b,
         None => Backend::detect()?,
     };
-    let server_kind = match &opts.exe.webproof {
-        Some(w) if has_subcommand(w, "fixture") => ServerKind::Webproof,
-        _ => ServerKind::Internal,
-    };
     eprintln!(
-        "webproof bench: {} benches, backend `{}`{}, server fixture: {}",
+        "webproof bench: {} benches, backend `{}`{}, server fixture: harness fixture-server",
         runnable.len(),
         backend.as_str(),
         match backend {
             Backend::Userspace => " (TUN delay line; this kernel has no netem)",
             Backend::Netem => " (veth + tc netem/tbf)",
         },
-        match server_kind {
-            ServerKind::Webproof => "webproof fixture",
-            ServerKind::Internal => "harness fixture-server",
-        }
     );
 
     let compensation_ns = match backend {
@@ -191,6 +191,8 @@ pub fn run(opts: &RunOptions) -> anyhow::Result<RunSummary> {
     pb.enable_steady_tick(Duration::from_millis(200));
 
     let mut samples = Vec::new();
+    let mut refused: Vec<Refused> = Vec::new();
+    let mut none_accepted: Vec<String> = Vec::new();
     let mut links = Vec::new();
     let adapters = &config.adapters;
     for (i, bench) in runnable.iter().enumerate() {
@@ -213,8 +215,9 @@ pub fn run(opts: &RunOptions) -> anyhow::Result<RunSummary> {
         )
         .with_context(|| format!("building the network for {label}"))?;
         let adapter = bench.adapter.as_ref().map(|a| &adapters[a]);
-        let verifier_connects = adapter.map_or(bench.verifier_connects(), |a| a.verifier_connects);
-        let uses_verifier = adapter.map_or(bench.mode == Mode::Proxy, |a| a.verifier.is_some());
+        let topology = adapter.map_or(bench.own_topology(), |a| a.topology);
+        let verifier_connects = topology == PeerTopology::Proxy;
+        let uses_verifier = topology != PeerTopology::Plain;
         let app_id = if verifier_connects {
             LinkId::VerifierServer
         } else {
@@ -275,6 +278,7 @@ pub fn run(opts: &RunOptions) -> anyhow::Result<RunSummary> {
             measured.insert(id.short(), m);
         }
 
+        let mut notes = BenchNotes::default();
         for s in 0..bench.warmup + bench.samples {
             let warm = s < bench.warmup;
             pb.set_message(if warm {
@@ -286,59 +290,204 @@ pub fn run(opts: &RunOptions) -> anyhow::Result<RunSummary> {
                 bench,
                 topo: &topo,
                 adapter,
+                topology,
                 uses_verifier,
                 app_id,
-                server_kind,
                 exe: &opts.exe,
                 interrupt: &interrupt,
             };
-            let mut sample =
-                run_sample(&ctx).with_context(|| format!("{label}, sample {}", s + 1))?;
+            let outcome = run_sample(&ctx).with_context(|| format!("{label}, sample {}", s + 1))?;
             pb.inc(1);
-            if warm {
-                continue;
+            let index = s.saturating_sub(bench.warmup);
+            match outcome {
+                Outcome::Refused(mut r) => {
+                    say(
+                        &pb,
+                        format!(
+                            "  {label}: {} {} refused: {}: {}",
+                            if warm { "warm-up" } else { "sample" },
+                            if warm { s + 1 } else { index + 1 },
+                            r.verdict,
+                            r.reason
+                        ),
+                    );
+                    if !warm {
+                        r.sample = index;
+                        refused.push(r);
+                    }
+                }
+                Outcome::Accepted(mut sample) => {
+                    if warm {
+                        continue;
+                    }
+                    sample.sample = index;
+                    sample.backend = backend.as_str().into();
+                    if let Some(m) = measured.get("pv") {
+                        sample.measured_rtt_ms = m.rtt_ms;
+                        sample.measured_mbps = m.mbps;
+                    }
+                    if let Some(m) = measured.get(app_id.short()) {
+                        sample.app_measured_rtt_ms = m.rtt_ms;
+                        sample.app_measured_mbps = m.mbps;
+                    }
+                    notes.add(&sample);
+                    samples.push(sample);
+                }
             }
-            sample.sample = s - bench.warmup;
-            sample.backend = backend.as_str().into();
-            if let Some(m) = measured.get("pv") {
-                sample.measured_rtt_ms = m.rtt_ms;
-                sample.measured_mbps = m.mbps;
-            }
-            if let Some(m) = measured.get(app_id.short()) {
-                sample.app_measured_rtt_ms = m.rtt_ms;
-                sample.app_measured_mbps = m.mbps;
-            }
-            samples.push(sample);
         }
         let mine: Vec<&Sample> = samples
             .iter()
             .filter(|s| s.group == bench.group && s.name == bench.name)
             .collect();
+        let n_refused = refused
+            .iter()
+            .filter(|r| r.group == bench.group && r.name == bench.name)
+            .count();
         let mean = mine.iter().map(|s| s.time_total).sum::<f64>() / mine.len().max(1) as f64;
         say(
             &pb,
-            format!(
-                "{label}: mean total {:.1} ms over {} samples",
-                mean,
-                mine.len()
-            ),
+            if mine.is_empty() {
+                format!("{label}: no accepted sample, {n_refused} refused")
+            } else {
+                format!(
+                    "{label}: mean total {:.1} ms over {} accepted samples, {} refused",
+                    mean,
+                    mine.len(),
+                    n_refused
+                )
+            },
         );
+        if mine.is_empty() {
+            none_accepted.push(format!("{}/{}", bench.group, bench.name));
+        }
+        for w in notes.finish(bench, &label) {
+            say(&pb, format!("  warning: {w}"));
+            warnings.push(w);
+        }
         if let Some(late) = emulator_lateness(&topo) {
             say(&pb, format!("  {label}: {late}"));
         }
         // Results so far are kept even if a later bench fails.
         metrics::write_csv(&opts.output, &samples, opts.format)?;
+        metrics::write_refused(&opts.output, &refused)?;
         write_links(&opts.output, &links)?;
         drop(topo);
     }
     pb.finish_and_clear();
+    if !none_accepted.is_empty() {
+        bail!(
+            "every sample of {} was refused ({} refused in all; reasons in {}): \
+             no result was counted for {}",
+            none_accepted.join(", "),
+            refused.len(),
+            metrics::refused_path(&opts.output).display(),
+            if none_accepted.len() == 1 {
+                "this bench"
+            } else {
+                "these benches"
+            }
+        );
+    }
     Ok(RunSummary {
         backend,
         samples,
+        refused,
         links,
         warnings,
     })
 }
+
+/// Findings over a bench's accepted samples, reported once per bench.
+#[derive(Default)]
+struct BenchNotes {
+    request_bytes: Vec<u64>,
+    tls: Vec<String>,
+    mismatched: Vec<String>,
+}
+
+impl BenchNotes {
+    fn add(&mut self, s: &Sample) {
+        if s.server_request_bytes > 0 {
+            self.request_bytes.push(s.server_request_bytes);
+        }
+        if !s.server_tls.is_empty() {
+            self.tls.push(s.server_tls.clone());
+        }
+        if s.bytes_source == "link-mismatch" {
+            self.mismatched.push(format!(
+                "sample {}: reported {} up / {} down, link {} / {} IP bytes",
+                s.sample + 1,
+                s.uploaded_preprocess + s.uploaded_online + s.uploaded_finalize,
+                s.downloaded_preprocess + s.downloaded_online + s.downloaded_finalize,
+                if s.topology == "plain" {
+                    s.app_link_to_server_bytes
+                } else {
+                    s.link_uploaded_bytes
+                },
+                if s.topology == "plain" {
+                    s.app_link_from_server_bytes
+                } else {
+                    s.link_downloaded_bytes
+                },
+            ));
+        }
+    }
+
+    fn finish(self, b: &BenchSpec, label: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some(&max) = self.request_bytes.iter().max() {
+            let min = *self.request_bytes.iter().min().expect("non-empty");
+            let want = b.upload_size as u64;
+            let off = |x: u64| x.abs_diff(want) > REQUEST_SLACK_BYTES.max(want / 10);
+            if off(min) || off(max) {
+                out.push(format!(
+                    "{label}: the server received requests of {} bytes, configured \
+                     upload-size is {want}: the request does not follow the template \
+                     (see ADAPTERS.md, `{{request}}` / `{{padding}}`){}",
+                    if min == max {
+                        min.to_string()
+                    } else {
+                        format!("{min}-{max}")
+                    },
+                    if want < template_len(b.download_size, SERVER_PORT, 0) as u64 {
+                        "; the template alone is longer than upload-size"
+                    } else {
+                        ""
+                    }
+                ));
+            }
+        }
+        if b.tls != TlsVersion::Any && self.tls.iter().any(|t| t != b.tls.as_str()) {
+            out.push(format!(
+                "{label}: configured TLS {}, the server negotiated {}",
+                b.tls.as_str(),
+                uniq_join(&self.tls)
+            ));
+        }
+        if !self.mismatched.is_empty() {
+            out.push(format!(
+                "{label}: the prover's byte counts do not add up with the link's \
+                 (totals taken from the link): {}",
+                self.mismatched.join("; ")
+            ));
+        }
+        out
+    }
+}
+
+fn uniq_join(v: &[String]) -> String {
+    let mut u: Vec<&String> = Vec::new();
+    for x in v {
+        if !u.contains(&x) {
+            u.push(x);
+        }
+    }
+    u.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+}
+
+/// How far the request the server received may be from `upload_size`
+/// before the run warns (or a tenth of it, whichever is larger).
+const REQUEST_SLACK_BYTES: u64 = 64;
 
 /// `<output>.links.csv`: the link checks beside the results.
 pub fn links_path(output: &Path) -> PathBuf {
@@ -379,35 +528,50 @@ fn write_links(output: &Path, links: &[(String, LinkMeasurement)]) -> anyhow::Re
     Ok(())
 }
 
-fn has_subcommand(exe: &Path, sub: &str) -> bool {
-    Command::new(exe)
-        .args([sub, "--help"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .map(|s| s.success())
-        .unwrap_or(false)
-}
-
 struct SampleCtx<'a> {
     bench: &'a BenchSpec,
     topo: &'a Topology,
     adapter: Option<&'a AdapterSpec>,
+    topology: PeerTopology,
     uses_verifier: bool,
     app_id: LinkId,
-    server_kind: ServerKind,
     exe: &'a Executables,
     interrupt: &'a Arc<AtomicBool>,
 }
 
-/// Length of the request line and headers the clients send besides the
-/// padding value, so the whole request is `upload_size` bytes.
-pub fn padding_len(upload_size: usize, download_size: usize) -> usize {
-    let base = format!(
-        "GET /bytes?size={download_size} HTTP/1.1\r\nHost: {SERVER_NAME}\r\nX-Padding: \r\nConnection: close\r\n\r\n"
+/// The request every client is asked to send (ADAPTERS.md, "The
+/// request"), with `padding` bytes of `X-Padding` value.
+pub fn request_template(download_size: usize, server_port: u16, padding: usize) -> String {
+    format!(
+        "GET /bytes?size={download_size} HTTP/1.1\r\nHost: {SERVER_NAME}:{server_port}\r\nX-Padding: {}\r\nConnection: close\r\n\r\n",
+        "x".repeat(padding)
     )
-    .len();
-    upload_size.saturating_sub(base)
+}
+
+fn template_len(download_size: usize, server_port: u16, padding: usize) -> usize {
+    request_template(download_size, server_port, padding).len()
+}
+
+/// Length of the `X-Padding` value that makes the template `upload_size`
+/// bytes (0 when the template alone is longer).
+pub fn padding_len(upload_size: usize, download_size: usize, server_port: u16) -> usize {
+    upload_size.saturating_sub(template_len(download_size, server_port, 0))
+}
+
+/// Half-open byte ranges `A-B` the default reveal hides: the last byte of
+/// the request and the last byte of the response, as TLSNotary's harness
+/// hides one byte each way. `None` when the bench reveals something else.
+fn hidden_ranges(b: &BenchSpec, server_port: u16) -> Option<(String, String)> {
+    if b.reveal.is_some() || b.reveal_all {
+        return None;
+    }
+    let req = template_len(
+        b.download_size,
+        server_port,
+        padding_len(b.upload_size, b.download_size, server_port),
+    );
+    let resp = crate::plain::response_head(b.download_size).len() + b.download_size;
+    Some((format!("{}-{req}", req - 1), format!("{}-{resp}", resp - 1)))
 }
 
 /// Values substituted in adapter argv and exported as `WPB_*` variables.
@@ -415,10 +579,14 @@ fn placeholders(
     ctx: &SampleCtx,
     server_port: u16,
     ca_cert: &str,
+    request_file: &Path,
 ) -> BTreeMap<&'static str, String> {
     let b = ctx.bench;
     let server_ip = ctx.topo.link(ctx.app_id).b.addr.to_string();
     let verifier_ip = ctx.topo.link(LinkId::ProverVerifier).b.addr.to_string();
+    let padding = padding_len(b.upload_size, b.download_size, server_port);
+    let request = request_template(b.download_size, server_port, padding);
+    let (hide_sent, hide_recv) = hidden_ranges(b, server_port).unwrap_or_default();
     let mut m = BTreeMap::new();
     m.insert(
         "url",
@@ -437,19 +605,27 @@ fn placeholders(
     m.insert("ca_cert", ca_cert.to_string());
     m.insert("upload_size", b.upload_size.to_string());
     m.insert("download_size", b.download_size.to_string());
+    m.insert("padding", "x".repeat(padding));
+    m.insert("request_len", request.len().to_string());
     m.insert(
-        "padding",
-        "x".repeat(padding_len(b.upload_size, b.download_size)),
+        "response_len",
+        (crate::plain::response_head(b.download_size).len() + b.download_size).to_string(),
     );
+    m.insert("request", request);
+    m.insert("request_file", request_file.display().to_string());
     m.insert("tls", b.tls.as_str().to_string());
+    m.insert("suite", b.suite.clone().unwrap_or_default());
     m.insert("reveal", reveal_of(b));
+    m.insert("hide_sent", hide_sent);
+    m.insert("hide_recv", hide_recv);
     m
 }
 
 /// `--reveal` items for `webproof prove`: the configured list, everything
-/// (`reveal-all`), or by default all but the first received byte, so the
-/// zero-knowledge path is exercised as in the field's benchmarks.
-fn prove_reveal_args(b: &BenchSpec) -> Vec<String> {
+/// (`reveal-all`), or by default all but the last byte each way (see
+/// [`hidden_ranges`]), so the zero-knowledge path is exercised as in the
+/// field's benchmarks.
+fn prove_reveal_args(b: &BenchSpec, server_port: u16) -> Vec<String> {
     match (&b.reveal, b.reveal_all) {
         (Some(r), _) => r
             .split(',')
@@ -457,7 +633,14 @@ fn prove_reveal_args(b: &BenchSpec) -> Vec<String> {
             .filter(|x| !x.is_empty())
             .collect(),
         (None, true) => vec!["all".into()],
-        (None, false) => vec!["all".into(), "hide-recv:0-1".into()],
+        (None, false) => {
+            let (sent, recv) = hidden_ranges(b, server_port).expect("default reveal");
+            vec![
+                "all".into(),
+                format!("hide-sent:{sent}"),
+                format!("hide-recv:{recv}"),
+            ]
+        }
     }
 }
 
@@ -505,6 +688,22 @@ fn webproof(ctx: &SampleCtx, ns: &str) -> anyhow::Result<Command> {
     Ok(ctx.topo.namespace(ns).command(exe)?)
 }
 
+fn adapter_command(
+    ctx: &SampleCtx,
+    ns: &str,
+    argv: &[String],
+    vals: &BTreeMap<&'static str, String>,
+) -> anyhow::Result<Command> {
+    let mut c = ctx
+        .topo
+        .namespace(ns)
+        .command(substitute(&argv[0], vals)?)?;
+    for x in &argv[1..] {
+        c.arg(substitute(x, vals)?);
+    }
+    Ok(c)
+}
+
 /// Bytes allowed for the fixture response's status line and headers when
 /// telling the prover what response size to expect.
 const RESPONSE_HEAD_ALLOWANCE: usize = 512;
@@ -512,7 +711,32 @@ const RESPONSE_HEAD_ALLOWANCE: usize = 512;
 const READY: Duration = Duration::from_secs(30);
 const SAMPLE_TIMEOUT: Duration = Duration::from_secs(900);
 
-fn run_sample(ctx: &SampleCtx) -> anyhow::Result<Sample> {
+/// A measured run: counted, or refused with why.
+#[allow(clippy::large_enum_variant)]
+enum Outcome {
+    Accepted(Sample),
+    Refused(Refused),
+}
+
+/// What the harness saw of one session, on its own clock.
+struct Observed {
+    /// Prover spawn, or its `{"event":"start"}` line.
+    start: Instant,
+    spawned: Instant,
+    prover_exit: Instant,
+    prover: Usage,
+    prover_objects: Vec<serde_json::Value>,
+    /// The verdict, when it was seen and how it came.
+    verdict: Option<(Instant, Verdict, VerdictRule)>,
+    /// Why there is no verdict, when there is none.
+    no_verdict: String,
+    /// Verifier usage up to its verdict (or its end).
+    verifier: Usage,
+    /// The prover was still running `verdict_timeout` after the verdict.
+    killed_after_verdict: bool,
+}
+
+fn run_sample(ctx: &SampleCtx) -> anyhow::Result<Outcome> {
     let b = ctx.bench;
     let topo = ctx.topo;
     let server_ns = topo.server.name().to_string();
@@ -520,20 +744,10 @@ fn run_sample(ctx: &SampleCtx) -> anyhow::Result<Sample> {
     let scratch = std::env::temp_dir().join(format!("wpb-run-{}", std::process::id()));
     std::fs::create_dir_all(&scratch)?;
 
-    // Server fixture.
-    let mut cmd = match ctx.server_kind {
-        ServerKind::Webproof => {
-            let mut c = webproof(ctx, &server_ns)?;
-            c.args(["fixture", "--listen", &listen, "--san", SERVER_NAME]);
-            c
-        }
-        ServerKind::Internal => {
-            let mut c = internal(ctx, &server_ns, "fixture-server")?;
-            c.args(["--listen", &listen, "--san", SERVER_NAME, "--dir"])
-                .arg(&scratch);
-            c
-        }
-    };
+    // Server fixture: the harness's own, which reports each session.
+    let mut cmd = internal(ctx, &server_ns, "fixture-server")?;
+    cmd.args(["--listen", &listen, "--san", SERVER_NAME, "--dir"])
+        .arg(&scratch);
     cmd.env("WPB_ROLE", "server");
     let mut server = Proc::spawn("server fixture", cmd)?;
     let ready = server.wait_ready(READY, ctx.interrupt)?;
@@ -546,17 +760,30 @@ fn run_sample(ctx: &SampleCtx) -> anyhow::Result<Sample> {
         .as_str()
         .context("server ready line has no ca_cert")?
         .to_string();
-    let vals = placeholders(ctx, server_port, &ca_cert);
+    let request_file = scratch.join("request.http");
+    let vals = placeholders(ctx, server_port, &ca_cert, &request_file);
+    std::fs::write(&request_file, &vals["request"])?;
     let envs: Vec<(String, String)> = vals
         .iter()
         .map(|(k, v)| (format!("WPB_{}", k.to_ascii_uppercase()), v.clone()))
         .chain([("WPB_MODE".to_string(), b.mode_label())])
+        .chain([(
+            "WPB_TOPOLOGY".to_string(),
+            ctx.topology.as_str().to_string(),
+        )])
         .collect();
 
     // Verifier.
     let verifier_ns = topo.verifier.name().to_string();
     let prover_ns = topo.prover.name().to_string();
     let mut verifier = None;
+    let (rule, grace) = match ctx.adapter {
+        Some(a) => (a.verdict, Duration::from_secs_f64(a.verdict_timeout_secs)),
+        None => (
+            VerdictRule::Exit,
+            Duration::from_secs_f64(DEFAULT_VERDICT_TIMEOUT_SECS),
+        ),
+    };
     if ctx.uses_verifier {
         let mut cmd = match ctx.adapter {
             Some(a) => {
@@ -564,18 +791,14 @@ fn run_sample(ctx: &SampleCtx) -> anyhow::Result<Sample> {
                     .verifier
                     .as_ref()
                     .expect("uses_verifier implies a verifier command");
-                let mut c = topo
-                    .namespace(&verifier_ns)
-                    .command(substitute(&argv[0], &vals)?)?;
-                for x in &argv[1..] {
-                    c.arg(substitute(x, &vals)?);
-                }
-                c
+                adapter_command(ctx, &verifier_ns, argv, &vals)?
             }
             None => {
+                // One session, then exit: the exit status is the verdict.
                 let mut c = webproof(ctx, &verifier_ns)?;
                 c.args([
                     "serve",
+                    "--once",
                     "--listen",
                     &vals["verifier_addr"],
                     "--ca-cert",
@@ -595,15 +818,7 @@ fn run_sample(ctx: &SampleCtx) -> anyhow::Result<Sample> {
     // Prover.
     let header = format!("X-Padding: {}", vals["padding"]);
     let mut cmd = match (ctx.adapter, &b.mode) {
-        (Some(a), _) => {
-            let mut c = topo
-                .namespace(&prover_ns)
-                .command(substitute(&a.prover[0], &vals)?)?;
-            for x in &a.prover[1..] {
-                c.arg(substitute(x, &vals)?);
-            }
-            c
-        }
+        (Some(a), _) => adapter_command(ctx, &prover_ns, &a.prover, &vals)?,
         (None, Mode::Proxy) => {
             let mut c = webproof(ctx, &prover_ns)?;
             c.args([
@@ -622,7 +837,7 @@ fn run_sample(ctx: &SampleCtx) -> anyhow::Result<Sample> {
             if let Some(suite) = &b.suite {
                 c.args(["--suite", suite]);
             }
-            for item in prove_reveal_args(b) {
+            for item in prove_reveal_args(b, server_port) {
                 c.args(["--reveal", &item]);
             }
             // The body's size is known; the status line and headers come on top.
@@ -650,21 +865,76 @@ fn run_sample(ctx: &SampleCtx) -> anyhow::Result<Sample> {
     cmd.envs(envs.iter().cloned()).env("WPB_ROLE", "prover");
     let pv = topo.link(LinkId::ProverVerifier);
     let app = topo.link(ctx.app_id);
-    let pv_before = pv.bytes()?;
-    let app_before = app.bytes()?;
-    let mut prover = Proc::spawn("prover", cmd)?;
-    let (pu, lines) = prover.wait(SAMPLE_TIMEOUT, ctx.interrupt)?;
-    let pv_after = pv.bytes()?;
-    let app_after = app.bytes()?;
-    if pu.code != 0 {
-        let tail = prover.stderr_tail();
-        bail!("prover failed with exit code {}{tail}", pu.code);
-    }
-    let vu = verifier
-        .as_mut()
-        .map(|v| v.terminate(Duration::from_secs(5)))
-        .unwrap_or_default();
+    let pv_before = pv.counters()?;
+    let app_before = app.counters()?;
+    let prover = Proc::spawn("prover", cmd)?;
+    let mut prover = prover;
+    let obs = observe(ctx, &mut prover, verifier.as_mut(), rule, grace);
+    let pv_delta = pv.counters()? - pv_before;
+    let app_delta = app.counters()? - app_before;
+    let obs = obs?;
+    let vu = match verifier.as_mut() {
+        Some(v) => {
+            let end = v.terminate(Duration::from_secs(5));
+            if obs.verdict.is_some() {
+                obs.verifier.clone()
+            } else {
+                end
+            }
+        }
+        None => Usage::default(),
+    };
     let su = server.terminate(Duration::from_secs(5));
+    server.drain_lines();
+    let session = server_session(&server.stdout);
+
+    let topology = ctx.topology;
+    let verdict_at = obs.verdict.as_ref().map(|v| v.0);
+    // The session ends at the verdict; without a verifier, at the prover's exit.
+    let end = verdict_at.unwrap_or(obs.prover_exit);
+    let ms = |a: Instant, b: Instant| b.saturating_duration_since(a).as_secs_f64() * 1e3;
+    let time_total = ms(obs.start, end);
+
+    let refuse = |verdict: &str, reason: String| Refused {
+        group: b.group.clone(),
+        name: b.name.clone(),
+        mode: b.mode_label(),
+        topology: topology.as_str().into(),
+        sample: 0,
+        verdict: verdict.into(),
+        reason,
+        prover_exit_code: obs.prover.code,
+        time_total,
+    };
+    if obs.prover.code != 0 {
+        let tail = prover.stderr_tail();
+        let why = if obs.killed_after_verdict {
+            format!(
+                "prover still running {:.0} s after the verdict; killed",
+                grace.as_secs_f64()
+            )
+        } else {
+            format!("prover exited with code {}", obs.prover.code)
+        };
+        return Ok(Outcome::Refused(refuse(
+            "prover-failed",
+            format!("{why}{tail}"),
+        )));
+    }
+    if ctx.uses_verifier {
+        match &obs.verdict {
+            None => return Ok(Outcome::Refused(refuse("missing", obs.no_verdict.clone()))),
+            Some((_, v, _)) if !v.accepted => {
+                let reason = if v.reason.is_empty() {
+                    "the verifier rejected the session (no reason given)".to_string()
+                } else {
+                    v.reason.clone()
+                };
+                return Ok(Outcome::Refused(refuse("rejected", reason)));
+            }
+            Some(_) => {}
+        }
+    }
 
     let mut s = Sample {
         group: b.group.clone(),
@@ -674,7 +944,7 @@ fn run_sample(ctx: &SampleCtx) -> anyhow::Result<Sample> {
         upload_size: b.upload_size as u64,
         download_size: b.download_size as u64,
         defer_decryption: b.defer_decryption,
-        proxy: b.mode == Mode::Proxy && b.adapter.is_none(),
+        proxy: topology == PeerTopology::Proxy,
         mode: b.mode_label(),
         app_latency: b.app.rtt_ms,
         app_bandwidth: b.app.bandwidth_mbps,
@@ -683,19 +953,212 @@ fn run_sample(ctx: &SampleCtx) -> anyhow::Result<Sample> {
         tls: b.tls.as_str().into(),
         suite: b.suite.clone().unwrap_or_default(),
         reveal: reveal_of(b),
+        topology: topology.as_str().into(),
+        time_total,
+        time_startup: ms(obs.spawned, obs.start),
+        verdict_after_prover_ms: match verdict_at {
+            Some(v) if v >= obs.prover_exit => ms(obs.prover_exit, v),
+            Some(v) => -ms(v, obs.prover_exit),
+            None => 0.0,
+        },
         ..Default::default()
     };
-    fill_usage(&mut s, &pu, &vu, &su);
+    match &obs.verdict {
+        Some((_, _, by)) => {
+            s.verdict = "accepted".into();
+            s.verdict_by = by.as_str().into();
+        }
+        None => s.verdict = "none".into(),
+    }
+    fill_usage(&mut s, &obs.prover, &vu, &su);
     // Link bytes: `a` is the prover's end of pv; on the app link `a` is the
     // prover (ps) or the verifier (vs), the client side in both cases.
     if ctx.uses_verifier {
-        s.link_uploaded_bytes = pv_after.0 - pv_before.0;
-        s.link_downloaded_bytes = pv_after.1 - pv_before.1;
+        s.link_uploaded_bytes = pv_delta.tx_bytes;
+        s.link_downloaded_bytes = pv_delta.rx_bytes;
     }
-    s.app_link_to_server_bytes = app_after.0 - app_before.0;
-    s.app_link_from_server_bytes = app_after.1 - app_before.1;
-    apply_reported_stats(&mut s, &lines, &pu);
-    Ok(s)
+    s.app_link_to_server_bytes = app_delta.tx_bytes;
+    s.app_link_from_server_bytes = app_delta.rx_bytes;
+    if let Some(ss) = &session {
+        s.server_tls = ss.tls_version.clone();
+        s.server_suite = ss.suite.clone();
+        s.server_request_bytes = ss.request_bytes;
+        s.server_response_bytes = ss.response_bytes;
+    }
+    // The protocol's bytes cross pv when there is a verifier, else the app link.
+    let (link, l2) = if ctx.uses_verifier {
+        (pv_delta, pv.l2_header_bytes())
+    } else {
+        (app_delta, app.l2_header_bytes())
+    };
+    let online_end = verdict_at.map_or(obs.prover_exit, |v| v.min(obs.prover_exit));
+    let tail_ms = verdict_at.map_or(0.0, |v| ms(obs.prover_exit, v));
+    let phases = OutsidePhases {
+        online_ms: ms(obs.start, online_end),
+        tail_ms,
+    };
+    apply_reported(
+        &mut s,
+        Reported::from_objects(&obs.prover_objects).as_ref(),
+        &phases,
+        link,
+        l2,
+        session.as_ref(),
+    );
+    Ok(Outcome::Accepted(s))
+}
+
+/// Wait for the prover's exit and the verifier's verdict, whichever comes
+/// last; the verdict gets `grace` after the prover's exit.
+fn observe(
+    ctx: &SampleCtx,
+    prover: &mut Proc,
+    mut verifier: Option<&mut Proc>,
+    rule: VerdictRule,
+    grace: Duration,
+) -> anyhow::Result<Observed> {
+    let spawned = prover.started();
+    let deadline = spawned + SAMPLE_TIMEOUT;
+    let mut start = None;
+    let mut pscan = JsonScanner::default();
+    let mut vscan = JsonScanner::default();
+    let mut prover_objects = Vec::new();
+    let mut exit: Option<(Instant, Usage)> = None;
+    let mut verdict: Option<(Instant, Verdict, VerdictRule)> = None;
+    let mut verifier_usage = Usage::default();
+    let mut no_verdict = String::new();
+    let mut verifier_done = verifier.is_none();
+    let mut killed_after_verdict = false;
+    loop {
+        if ctx.interrupt.load(Ordering::Relaxed) {
+            prover.kill();
+            if let Some(v) = verifier.as_mut() {
+                v.kill();
+            }
+            bail!(crate::proc::ProcError::Interrupted);
+        }
+        let mut take_prover = |lines: Vec<(Instant, String)>| {
+            for (at, l) in lines {
+                for o in pscan.push(&l) {
+                    if start.is_none() && contract::is_start(&o) {
+                        start = Some(at);
+                    }
+                    prover_objects.push(o);
+                }
+            }
+        };
+        if exit.is_none() {
+            take_prover(prover.new_lines());
+            if let Some(u) = prover.try_reap() {
+                let at = Instant::now();
+                take_prover(prover.drain_lines());
+                exit = Some((at, u));
+            }
+        }
+        if let (false, Some(v)) = (verifier_done, verifier.as_mut()) {
+            let mut found = |lines: Vec<(Instant, String)>| {
+                lines.into_iter().find_map(|(at, l)| {
+                    vscan
+                        .push(&l)
+                        .iter()
+                        .find_map(contract::verdict_of)
+                        .map(|v| (at, v))
+                })
+            };
+            if let Some((at, vd)) = found(v.new_lines()) {
+                // CPU and memory up to the verdict, not to the SIGTERM.
+                verifier_usage = v.usage_now().unwrap_or_default();
+                verdict = Some((at, vd, VerdictRule::Event));
+                verifier_done = true;
+            } else if let Some(u) = v.try_reap() {
+                let at = Instant::now();
+                verifier_done = true;
+                if let Some((line_at, vd)) = found(v.drain_lines()) {
+                    verdict = Some((line_at, vd, VerdictRule::Event));
+                } else if rule == VerdictRule::Exit {
+                    let reason = if u.code == 0 {
+                        String::new()
+                    } else {
+                        format!("verifier exited with code {}{}", u.code, v.stderr_tail())
+                    };
+                    verdict = Some((
+                        at,
+                        Verdict {
+                            accepted: u.code == 0,
+                            reason,
+                        },
+                        VerdictRule::Exit,
+                    ));
+                } else {
+                    no_verdict = format!(
+                        "verifier exited with code {} without a verdict event{}",
+                        u.code,
+                        v.stderr_tail()
+                    );
+                }
+                verifier_usage = u;
+            }
+        }
+        let now = Instant::now();
+        // A prover that hangs once the verdict is in (say, after a
+        // rejection) is stopped rather than holding the run for minutes.
+        if let (None, Some((at, _, _))) = (&exit, &verdict) {
+            if now > *at + grace && !killed_after_verdict {
+                killed_after_verdict = true;
+                prover.kill();
+                continue;
+            }
+        }
+        if let Some((at, _)) = &exit {
+            if verifier_done {
+                break;
+            }
+            if now > *at + grace {
+                no_verdict = format!(
+                    "no verdict within {:.0} s of the prover's exit (verdict_timeout)",
+                    grace.as_secs_f64()
+                );
+                break;
+            }
+        }
+        if now > deadline {
+            prover.kill();
+            bail!(crate::proc::ProcError::Timeout {
+                role: "prover".into(),
+                secs: SAMPLE_TIMEOUT.as_secs(),
+                tail: prover.stderr_tail(),
+            });
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let (prover_exit, prover_usage) = exit.expect("loop ends after the prover's exit");
+    Ok(Observed {
+        start: start.unwrap_or(spawned),
+        spawned,
+        prover_exit,
+        prover: prover_usage,
+        prover_objects,
+        verdict,
+        no_verdict,
+        verifier: verifier_usage,
+        killed_after_verdict,
+    })
+}
+
+/// The fixture's view of the sample's sessions: the last negotiated
+/// version and suite, and the bytes of all of them.
+fn server_session(lines: &[(Instant, String)]) -> Option<ServerSession> {
+    let all: Vec<ServerSession> = JsonScanner::scan(lines.iter().map(|(_, l)| l.as_str()))
+        .iter()
+        .filter_map(contract::server_session_of)
+        .collect();
+    let last = all.iter().rev().find(|s| !s.tls_version.is_empty())?;
+    Some(ServerSession {
+        tls_version: last.tls_version.clone(),
+        suite: last.suite.clone(),
+        request_bytes: all.iter().map(|s| s.request_bytes).sum(),
+        response_bytes: all.iter().map(|s| s.response_bytes).sum(),
+    })
 }
 
 fn fill_usage(s: &mut Sample, p: &Usage, v: &Usage, srv: &Usage) {
@@ -708,53 +1171,101 @@ fn fill_usage(s: &mut Sample, p: &Usage, v: &Usage, srv: &Usage) {
     s.heap_max_bytes = p.peak_rss;
 }
 
-/// Take phases and protocol bytes from the prover's JSON stats object if it
-/// printed one; otherwise time from outside and bytes from the link.
-pub fn apply_reported_stats(s: &mut Sample, lines: &[String], p: &Usage) {
-    let stats = lines
-        .iter()
-        .rev()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .find(|v| v.get("stats").is_some_and(|x| x.is_object()));
-    let num = |v: &serde_json::Value, k: &str| v.get(k).and_then(|x| x.as_f64());
-    match stats {
-        Some(v) => {
-            let st = &v["stats"];
+/// Phases as the harness sees them from outside.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct OutsidePhases {
+    /// From the start to the prover's exit or the verdict, whichever first.
+    pub online_ms: f64,
+    /// From the prover's exit to a later verdict (0 otherwise).
+    pub tail_ms: f64,
+}
+
+/// IP and TCP headers per packet: 20 + 20 at least, 20 + 60 at most.
+const MIN_HEADER: u64 = 40;
+const MAX_HEADER: u64 = 80;
+
+/// Whether `reported` payload bytes fit what the interface counted: between
+/// the bytes less the largest headers and the bytes less the smallest, with
+/// 2% + 1500 bytes of slack for stray packets (ARP, neighbour discovery).
+pub fn adds_up(reported: u64, bytes: u64, packets: u64, l2: u64) -> bool {
+    let lo = bytes.saturating_sub(packets * (MAX_HEADER + l2));
+    let hi = bytes.saturating_sub(packets * (MIN_HEADER + l2));
+    let slack = bytes / 50 + 1500;
+    reported + slack >= lo && reported <= hi + slack
+}
+
+/// Fill phases, byte columns and labels from the prover's report, the
+/// outside view, the link counters and the server's view.
+pub fn apply_reported(
+    s: &mut Sample,
+    r: Option<&Reported>,
+    outside: &OutsidePhases,
+    link: Counters,
+    l2: u64,
+    server: Option<&ServerSession>,
+) {
+    match r {
+        Some(r) => {
             s.phases_reported = true;
-            s.time_preprocess = num(st, "time_preprocess_ms").unwrap_or(0.0);
-            s.time_online = num(st, "time_online_ms").unwrap_or(0.0);
-            s.time_total = num(st, "time_total_ms").unwrap_or(s.time_preprocess + s.time_online);
-            s.time_tls = num(st, "time_tls_ms").unwrap_or(0.0);
-            s.time_proof = num(st, "time_proof_ms").unwrap_or(0.0);
-            s.uploaded_preprocess = num(st, "uploaded_preprocess").unwrap_or(0.0) as u64;
-            s.downloaded_preprocess = num(st, "downloaded_preprocess").unwrap_or(0.0) as u64;
-            s.uploaded_online = num(st, "uploaded_online").unwrap_or(0.0) as u64;
-            s.downloaded_online = num(st, "downloaded_online").unwrap_or(0.0) as u64;
-            if let Some(t) = v.get("tls_version").and_then(|x| x.as_str()) {
-                s.tls = t.to_string();
+            s.time_preprocess = r.time_preprocess_ms.unwrap_or(0.0);
+            s.time_tls = r.time_tls_ms.unwrap_or(0.0);
+            s.time_proof = r.time_proof_ms.unwrap_or(0.0);
+            let (online, finalize) = match (r.time_finalize_ms, r.time_tls_ms, r.time_proof_ms) {
+                (Some(f), _, _) => (r.time_online_ms.unwrap_or(0.0), f),
+                // webproof's layout: online = TLS session + proof.
+                (None, Some(tls), Some(proof)) => (tls, proof),
+                _ => (
+                    r.time_online_ms.unwrap_or(outside.online_ms),
+                    outside.tail_ms,
+                ),
+            };
+            s.time_online = online;
+            s.time_finalize = finalize;
+            s.uploaded_preprocess = r.uploaded_preprocess.unwrap_or(0);
+            s.downloaded_preprocess = r.downloaded_preprocess.unwrap_or(0);
+            s.uploaded_online = r.uploaded_online.unwrap_or(0);
+            s.downloaded_online = r.downloaded_online.unwrap_or(0);
+            s.uploaded_finalize = r.uploaded_finalize.unwrap_or(0);
+            s.downloaded_finalize = r.downloaded_finalize.unwrap_or(0);
+            if let Some(t) = &r.tls_version {
+                s.tls = t.clone();
+            } else if let Some(ss) = server {
+                s.tls = ss.tls_version.clone();
             }
-            if let Some(t) = v.get("suite").and_then(|x| x.as_str()) {
-                if !t.is_empty() {
-                    s.suite = t.to_string();
-                }
+            if let Some(t) = &r.suite {
+                s.suite = t.clone();
+            } else if let Some(ss) = server {
+                s.suite = ss.suite.clone();
             }
         }
         None => {
             s.phases_reported = false;
-            s.time_total = p.wall.as_secs_f64() * 1e3;
-            s.time_online = s.time_total;
-            // Measured at the link: the protocol link if there is one.
-            let (up, down) = if s.link_uploaded_bytes + s.link_downloaded_bytes > 0 {
-                (s.link_uploaded_bytes, s.link_downloaded_bytes)
-            } else {
-                (s.app_link_to_server_bytes, s.app_link_from_server_bytes)
-            };
-            s.uploaded_online = up;
-            s.downloaded_online = down;
+            s.time_online = outside.online_ms;
+            s.time_finalize = outside.tail_ms;
+            if let Some(ss) = server {
+                s.tls = ss.tls_version.clone();
+                s.suite = ss.suite.clone();
+            }
         }
     }
-    s.uploaded_total = s.uploaded_preprocess + s.uploaded_online;
-    s.downloaded_total = s.downloaded_preprocess + s.downloaded_online;
+    let up = s.uploaded_preprocess + s.uploaded_online + s.uploaded_finalize;
+    let down = s.downloaded_preprocess + s.downloaded_online + s.downloaded_finalize;
+    let reported = r.is_some_and(|r| r.has_bytes());
+    let consistent = adds_up(up, link.tx_bytes, link.tx_packets, l2)
+        && adds_up(down, link.rx_bytes, link.rx_packets, l2);
+    if reported && consistent {
+        s.bytes_source = "reported".into();
+        s.uploaded_total = up;
+        s.downloaded_total = down;
+    } else {
+        s.bytes_source = if reported { "link-mismatch" } else { "link" }.into();
+        s.uploaded_total = link.tx_bytes;
+        s.downloaded_total = link.rx_bytes;
+        if !reported {
+            s.uploaded_online = link.tx_bytes;
+            s.downloaded_online = link.rx_bytes;
+        }
+    }
 }
 
 /// Print above the progress bar, or plainly when there is none.
@@ -790,4 +1301,135 @@ fn emulator_lateness(topo: &Topology) -> Option<String> {
             us(early_max)
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn link(tx: u64, rx: u64, txp: u64, rxp: u64) -> Counters {
+        Counters {
+            tx_bytes: tx,
+            rx_bytes: rx,
+            tx_packets: txp,
+            rx_packets: rxp,
+        }
+    }
+
+    #[test]
+    fn request_template_is_upload_size() {
+        for (up, down) in [(1024, 2048), (300, 51200), (4096, 10)] {
+            let pad = padding_len(up, down, 8443);
+            assert_eq!(request_template(down, 8443, pad).len(), up);
+        }
+        // Too small to fit: no padding, and longer than asked.
+        assert_eq!(padding_len(10, 2048, 8443), 0);
+    }
+
+    #[test]
+    fn requests_far_from_upload_size_and_other_tls_are_warned() {
+        let cfg =
+            "[[bench]]\nname = \"x\"\nmode = \"plain\"\ntls = \"1.3\"\nprotocol_latency = 10\n\
+                   bandwidth = 10\nupload-size = 1024\ndownload-size = 2048\n";
+        let b = Config::parse(cfg, Path::new("t.toml")).unwrap().benches[0].clone();
+        let sample = |req: u64, tls: &str| Sample {
+            server_request_bytes: req,
+            server_tls: tls.into(),
+            ..Default::default()
+        };
+        let mut n = BenchNotes::default();
+        n.add(&sample(1024, "1.3"));
+        n.add(&sample(1070, "1.3"));
+        assert!(n.finish(&b, "x").is_empty());
+        let mut n = BenchNotes::default();
+        n.add(&sample(1024, "1.3"));
+        n.add(&sample(1400, "1.2"));
+        let w = n.finish(&b, "x");
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(w[0].contains("1024-1400 bytes"), "{}", w[0]);
+        assert!(w[1].contains("negotiated 1.3, 1.2"), "{}", w[1]);
+    }
+
+    #[test]
+    fn byte_counts_must_fit_the_link() {
+        // 100 full packets of 1448 payload + 52 header.
+        assert!(adds_up(144_800, 150_000, 100, 0));
+        // A prover that forgot its proof phase (half the bytes).
+        assert!(!adds_up(72_400, 150_000, 100, 0));
+        // More than the link carried.
+        assert!(!adds_up(300_000, 150_000, 100, 0));
+        // ACK-only direction: small counts fit.
+        assert!(adds_up(0, 5_200, 100, 0));
+    }
+
+    #[test]
+    fn totals_come_from_the_link_when_counts_do_not_add_up() {
+        let outside = OutsidePhases {
+            online_ms: 100.0,
+            tail_ms: 40.0,
+        };
+        let r = Reported {
+            time_online_ms: Some(80.0),
+            uploaded_online: Some(72_400),
+            downloaded_online: Some(0),
+            ..Default::default()
+        };
+        let mut s = Sample::default();
+        apply_reported(
+            &mut s,
+            Some(&r),
+            &outside,
+            link(150_000, 5_200, 100, 100),
+            0,
+            None,
+        );
+        assert_eq!(s.bytes_source, "link-mismatch");
+        assert_eq!((s.uploaded_total, s.downloaded_total), (150_000, 5_200));
+        assert_eq!(s.uploaded_online, 72_400);
+        // No finalize reported: the verdict's wait after the prover's exit.
+        assert_eq!((s.time_online, s.time_finalize), (80.0, 40.0));
+
+        let r = Reported {
+            uploaded_online: Some(100_000),
+            uploaded_finalize: Some(44_800),
+            time_tls_ms: Some(30.0),
+            time_proof_ms: Some(50.0),
+            tls_version: Some("1.3".into()),
+            ..Default::default()
+        };
+        let server = ServerSession {
+            tls_version: "1.2".into(),
+            suite: "S".into(),
+            ..Default::default()
+        };
+        let mut s = Sample::default();
+        apply_reported(
+            &mut s,
+            Some(&r),
+            &outside,
+            link(150_000, 5_200, 100, 100),
+            0,
+            Some(&server),
+        );
+        assert_eq!(s.bytes_source, "reported");
+        assert_eq!(s.uploaded_total, 144_800);
+        // webproof's layout: online is the TLS session, finalize the proof.
+        assert_eq!((s.time_online, s.time_finalize), (30.0, 50.0));
+        // The prover's version wins; the suite comes from the server.
+        assert_eq!((s.tls.as_str(), s.suite.as_str()), ("1.3", "S"));
+
+        let mut s = Sample::default();
+        apply_reported(
+            &mut s,
+            None,
+            &outside,
+            link(9_000, 7_000, 10, 10),
+            0,
+            Some(&server),
+        );
+        assert_eq!(s.bytes_source, "link");
+        assert_eq!((s.uploaded_online, s.uploaded_total), (9_000, 9_000));
+        assert_eq!((s.time_online, s.time_finalize), (100.0, 40.0));
+        assert_eq!(s.tls, "1.2");
+    }
 }

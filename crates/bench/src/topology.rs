@@ -118,10 +118,38 @@ pub struct Link {
     pub tun: Option<TunLink>,
 }
 
+/// Interface counters of one link end: bytes and packets sent by `a` (tx)
+/// and by `b` (rx).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counters {
+    pub tx_bytes: u64,
+    pub rx_bytes: u64,
+    pub tx_packets: u64,
+    pub rx_packets: u64,
+}
+
+impl std::ops::Sub for Counters {
+    type Output = Counters;
+    fn sub(self, o: Counters) -> Counters {
+        Counters {
+            tx_bytes: self.tx_bytes.saturating_sub(o.tx_bytes),
+            rx_bytes: self.rx_bytes.saturating_sub(o.rx_bytes),
+            tx_packets: self.tx_packets.saturating_sub(o.tx_packets),
+            rx_packets: self.rx_packets.saturating_sub(o.rx_packets),
+        }
+    }
+}
+
 impl Link {
     /// Bytes sent by `a` and by `b` at the link, read from the interface
     /// counters of end `a` (same for both backends).
     pub fn bytes(&self) -> Result<(u64, u64), NetError> {
+        let c = self.counters()?;
+        Ok((c.tx_bytes, c.rx_bytes))
+    }
+
+    /// Bytes and packets each way, from the interface counters of end `a`.
+    pub fn counters(&self) -> Result<Counters, NetError> {
         let out = ip(&[
             "-n",
             &self.a.ns,
@@ -137,9 +165,23 @@ impl Link {
             stderr: format!("unparsable output: {e}"),
         })?;
         let s = &v[0]["stats64"];
-        let tx = s["tx"]["bytes"].as_u64().unwrap_or(0);
-        let rx = s["rx"]["bytes"].as_u64().unwrap_or(0);
-        Ok((tx, rx))
+        let n = |d: &str, k: &str| s[d][k].as_u64().unwrap_or(0);
+        Ok(Counters {
+            tx_bytes: n("tx", "bytes"),
+            rx_bytes: n("rx", "bytes"),
+            tx_packets: n("tx", "packets"),
+            rx_packets: n("rx", "packets"),
+        })
+    }
+
+    /// Link-layer bytes per packet besides IP (veth carries Ethernet
+    /// headers; TUN devices carry bare IP packets).
+    pub fn l2_header_bytes(&self) -> u64 {
+        if self.tun.is_some() {
+            0
+        } else {
+            14
+        }
     }
 }
 

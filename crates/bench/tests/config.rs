@@ -2,7 +2,7 @@
 //! errors naming the field and the line.
 
 use std::path::{Path, PathBuf};
-use webproof_bench::config::{Config, ConfigError, Mode, TlsVersion};
+use webproof_bench::config::{Config, ConfigError, Mode, PeerTopology, TlsVersion, VerdictRule};
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -204,7 +204,40 @@ fn adapters_parse() {
     ))
     .unwrap();
     let a = &c.adapters["other"];
-    assert!(a.verifier_connects);
+    assert!(a.verifier_connects());
+    assert_eq!(a.topology, PeerTopology::Proxy);
+    assert_eq!(a.verdict, VerdictRule::Event);
     assert_eq!(a.prover[2], "{url}");
     assert_eq!(c.benches[0].mode_label(), "adapter:other");
+}
+
+#[test]
+fn adapter_topology_and_verdict_are_recorded() {
+    let adapter = |body: &str| {
+        parse(&format!(
+            "{BASE}[adapter.x]\nprover = [\"p\"]\n{body}\n[[bench]]\ngroup = \"g\"\nadapter = \"x\"\n"
+        ))
+    };
+    // A verifier without a stated topology: the prover connects, so MPC.
+    let c = adapter("verifier = [\"v\"]\nverdict = \"exit\"\nverdict_timeout = 5").unwrap();
+    let a = &c.adapters["x"];
+    assert_eq!(a.topology, PeerTopology::Mpc);
+    assert_eq!(a.verdict, VerdictRule::Exit);
+    assert_eq!(a.verdict_timeout_secs, 5.0);
+    // No verifier: a plain client.
+    let c = adapter("").unwrap();
+    assert_eq!(c.adapters["x"].topology, PeerTopology::Plain);
+    // Contradictions and typos.
+    let e = adapter("topology = \"mpc\"").unwrap_err();
+    assert_eq!(e.field, "adapter.x.verifier");
+    let e = adapter("verifier = [\"v\"]\nverdict = \"maybe\"").unwrap_err();
+    assert_eq!(e.field, "adapter.x.verdict");
+    let e = adapter("verifier = [\"v\"]\nverdict_timeout = -1").unwrap_err();
+    assert_eq!(e.field, "adapter.x.verdict_timeout");
+    let c = adapter("verifier = [\"v\"]\nverdikt = \"exit\"").unwrap();
+    assert!(
+        c.warnings.iter().any(|w| w.contains("verdikt")),
+        "{:?}",
+        c.warnings
+    );
 }

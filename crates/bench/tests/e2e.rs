@@ -60,7 +60,9 @@ mode = "plain"
         backend: Some(Backend::Userspace),
         filter: None,
         skip_unavailable: false,
-        tolerance: 0.10,
+        // The pipeline is under test, not the link (tests/link.rs checks
+        // the emulator); a loaded CI host adds a millisecond to a 10 ms RTT.
+        tolerance: 0.5,
         probe_time: Duration::from_millis(800),
         progress: false,
         exe: Executables {
@@ -93,6 +95,13 @@ mode = "plain"
         assert!(r.app_link_to_server_bytes > 1024);
         assert_eq!(r.backend, "userspace");
         assert!((r.app_measured_rtt_ms - 10.0).abs() < 1.0);
+        // No verifier: a no-proof baseline, labelled as such.
+        assert_eq!((r.verdict.as_str(), r.topology.as_str()), ("none", "plain"));
+        assert!(!r.proxy);
+        // Both clients send the contract's request template exactly.
+        assert_eq!(r.server_request_bytes, 1024, "{r:?}");
+        assert!(r.tls == "1.2" || r.tls == "1.3", "{}", r.tls);
+        assert_eq!(r.tls, r.server_tls);
     }
     let plain: Vec<_> = rows.iter().filter(|r| r.mode == "plain").collect();
     assert!(plain.iter().all(|r| r.phases_reported));
@@ -100,11 +109,9 @@ mode = "plain"
     assert!(plain[0].uploaded_total > 1024);
     assert!(plain[0].downloaded_total > 4096);
     assert!(links_path(&out).exists());
-    let left = webproof_bench::netns::ip(&["netns", "list"]).unwrap();
-    assert!(
-        !left.lines().any(|l| l.starts_with("wpb-")),
-        "leftovers: {left}"
-    );
+    // Only this process's own: a benchmark may be running beside the tests.
+    let left = webproof_bench::netns::leftovers_of_this_process().unwrap();
+    assert!(left.is_empty(), "leftovers: {left:?}");
 }
 
 /// The `webproof` binary next to this test's target dir, if the workspace
@@ -158,7 +165,9 @@ fn proxy_mode_two_samples() {
         backend: Some(Backend::Userspace),
         filter: None,
         skip_unavailable: false,
-        tolerance: 0.10,
+        // The pipeline is under test, not the link (tests/link.rs checks
+        // the emulator); a loaded CI host adds a millisecond to a 10 ms RTT.
+        tolerance: 0.5,
         probe_time: Duration::from_millis(800),
         progress: false,
         exe: Executables {
@@ -171,8 +180,19 @@ fn proxy_mode_two_samples() {
     let rows = read_csv(&out).unwrap();
     assert_eq!(rows.len(), 2);
     for r in &rows {
+        eprintln!("{r:?}");
         assert!(r.proxy && r.phases_reported);
+        assert_eq!(r.topology, "proxy");
+        // `webproof serve --once` exits 0 only on a verified session.
+        assert_eq!(
+            (r.verdict.as_str(), r.verdict_by.as_str()),
+            ("accepted", "exit")
+        );
         assert!(r.time_total > 0.0 && r.time_total >= r.time_online);
+        assert!(r.time_finalize > 0.0);
+        assert_eq!(r.bytes_source, "reported", "{r:?}");
+        assert_eq!(r.server_request_bytes, 512, "{r:?}");
+        assert_eq!((r.tls.as_str(), r.server_tls.as_str()), ("1.2", "1.2"));
         // The prover's protocol traffic crossed the emulated pv link.
         assert!(r.link_uploaded_bytes >= r.uploaded_total, "{r:?}");
         assert!(r.verifier_peak_rss_bytes > 0 && r.heap_max_bytes > 0);

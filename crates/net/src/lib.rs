@@ -1,20 +1,26 @@
-//! Networking of proxy mode: the test fixture, the prover and the verifier.
+//! Networking of proxy mode: the drivers of the prover's and the verifier's
+//! sessions over tokio, and the test fixture.
 //!
 //! - [`fixture`]: an HTTPS server (rustls) with its own test CA written to
 //!   disk, serving `/bytes?size=N`, `/json` and `/html`;
 //! - [`provider`]: the prover's instrumented rustls `CryptoProvider`, which
 //!   captures the (EC)DHE shared secret so the prover can compute the
 //!   session secret the proof is about;
-//! - [`prover`]: connects to a verifier, runs an HTTPS request through it and
-//!   proves what it received;
-//! - [`verifier`]: accepts provers, connects to the server they name, relays
-//!   and records the TLS records within limits, then verifies the proof;
+//! - [`prover`]: connects to a verifier, runs the TLS client (rustls)
+//!   through it and drives the proof engine;
+//! - [`verifier`]: accepts provers, resolves and connects to the server
+//!   they name (the address policy of [`policy`] on the address actually
+//!   reached), relays and records within limits and timeouts, and drives
+//!   the proof engine;
+//! - [`mux`]: the relay and the preprocessing on one link;
+//! - [`transport`]: TCP, TLS and WebSocket links to a verifier;
 //! - [`frame`]: framing and byte counting on tokio streams.
 //!
-//! The protocol logic lives in `webproof-proxy` (no I/O); this crate only
-//! moves bytes, keeps time and enforces timeouts.
+//! Every protocol decision (what to send, whether to admit, where to cut,
+//! what to prove, whether to accept) is `webproof_proxy::session`'s; this
+//! crate owns the sockets, the tasks, the clocks, the OS randomness and the
+//! timeouts, and feeds the sessions what arrived.
 
-pub mod attest;
 pub mod fixture;
 pub mod frame;
 pub mod mux;
@@ -28,6 +34,8 @@ pub use fixture::{Fixture, FixtureCerts};
 pub use policy::{IpNet, ServerPolicy};
 pub use prover::{prove, ProveOptions, ProveOutcome, ProveStats};
 pub use verifier::{Verifier, VerifierConfig};
+pub use webproof_proxy::protocol::{RejectKind, Rejection};
+use webproof_proxy::session::SessionError;
 
 /// Errors of the networking layer.
 #[derive(Debug, thiserror::Error)]
@@ -49,12 +57,24 @@ pub enum NetError {
     /// The TLS session with the server failed.
     #[error("TLS: {0}")]
     Tls(String),
-    /// The verifier refused the session or rejected the proof.
-    #[error("verifier: {0}")]
-    Verifier(String),
-    /// A protocol-level rejection (transcript, handshake, proof, openings).
+    /// The verifier refused the session (its reason code and detail).
+    #[error("refused by the verifier: {0}")]
+    Refused(Rejection),
+    /// The verifier rejected the relay or the proof.
+    #[error("rejected by the verifier: {0}")]
+    Rejected(Rejection),
+    /// This party's own protocol check failed (transcript, handshake,
+    /// proof, verdict).
     #[error(transparent)]
     Proxy(#[from] webproof_proxy::ProxyError),
+    /// The proof engine failed (not a lost link, not the peer's verdict).
+    #[error("{phase} failed: {source}")]
+    Engine {
+        /// The proof phase.
+        phase: String,
+        /// The engine's error.
+        source: webproof_core::Error,
+    },
     /// The prover did not present a valid API key.
     #[error("unauthorized: {0}")]
     Unauthorized(String),
@@ -77,8 +97,10 @@ impl NetError {
             NetError::Timeout(_) => "timeout",
             NetError::Disconnected(_) => "disconnected",
             NetError::Tls(_) => "tls",
-            NetError::Verifier(_) => "refused",
+            NetError::Refused(_) => "refused",
+            NetError::Rejected(_) => "rejected",
             NetError::Proxy(_) => "rejected",
+            NetError::Engine { .. } => "engine",
             NetError::Unauthorized(_) => "unauthorized",
             NetError::Forbidden(_) => "forbidden",
             NetError::Setup(_) => "setup",
@@ -89,6 +111,16 @@ impl NetError {
     pub(crate) fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> NetError {
         let context = context.into();
         move |source| NetError::Io { context, source }
+    }
+}
+
+impl From<SessionError> for NetError {
+    fn from(e: SessionError) -> Self {
+        match e {
+            SessionError::Refused(r) => NetError::Refused(r),
+            SessionError::Rejected(r) => NetError::Rejected(r),
+            SessionError::Proxy(e) => NetError::Proxy(e),
+        }
     }
 }
 

@@ -1,7 +1,9 @@
-//! The prover: runs an HTTPS request through a verifier and proves what the
-//! server sent.
+//! The prover's driver: connects to a verifier, runs the TLS session with
+//! the server through it, and runs the proof. Every protocol decision
+//! (hello, the cut at `Close`, witness, plan, verdict) is
+//! [`webproof_proxy::session::prover`]'s; this module moves bytes, keeps
+//! time and enforces timeouts.
 
-use crate::attest::{AttestOptions, AttestationBundle};
 use crate::frame::{read_frame, recv_msg, recv_msg_limited, send_msg, write_frame, Counted};
 use crate::provider::{instrumented_provider, take_shared_secret, CollectingKeyLog};
 use crate::transport::{connect_verifier, TransportOptions};
@@ -12,16 +14,12 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_util::compat::TokioAsyncReadCompatExt;
 use webproof_core::Channel;
-use webproof_proxy::protocol::{
-    ProofPayload, ProverMsg, RelayFrame, VerifierMsg, MAX_RELAY_DATA, MAX_VERDICT_MSG,
-    PROTOCOL_VERSION,
-};
-use webproof_proxy::zk;
-use webproof_proxy::{
-    CipherSuite, Direction, KxGroup, Recorder, RecorderLimits, TlsVersion, VerifierOutput,
-};
-use webproof_tlsproof::session::{expected_cots, ProverOpening, SessionConfig};
-use webproof_tlsproof::Aead;
+use webproof_proxy::attest::{AttestOptions, AttestationBundle};
+use webproof_proxy::http::{HttpsUrl, RevealItem};
+use webproof_proxy::protocol::{RelayFrame, MAX_RELAY_DATA, MAX_VERDICT_MSG};
+use webproof_proxy::session::prover::{ProverConfig, ProverSession, TlsSecrets};
+use webproof_proxy::{CipherSuite, Direction, KxGroup, Recorder, TlsVersion, VerifierOutput};
+use webproof_tlsproof::session::ProverOpening;
 
 /// What to fetch and how.
 #[derive(Clone, Debug)]
@@ -46,8 +44,8 @@ pub struct ProveOptions {
     pub suites: Vec<CipherSuite>,
     /// Groups to offer (empty: X25519, P-256).
     pub groups: Vec<KxGroup>,
-    /// Reveal items (see `webproof_proxy::http::disclosure_from_items`); empty: everything.
-    pub reveal: Vec<String>,
+    /// What to reveal (parsed where the user typed it); empty: everything.
+    pub reveal: Vec<RevealItem>,
     /// Overall timeout.
     pub timeout: Duration,
     /// API key for verifiers that require one.
@@ -70,29 +68,12 @@ pub const DEFAULT_EXPECT_RESPONSE: usize = 16 << 10;
 impl ProveOptions {
     /// Options for `url` (`https://host[:port]/path`) through `verifier`.
     pub fn new(verifier: &str, url: &str) -> Result<Self> {
-        let rest = url
-            .strip_prefix("https://")
-            .ok_or_else(|| NetError::Setup(format!("{url:?}: only https:// URLs")))?;
-        let (authority, path) = match rest.find('/') {
-            Some(i) => (&rest[..i], &rest[i..]),
-            None => (rest, "/"),
-        };
-        let (host, port) = match authority.rsplit_once(':') {
-            Some((h, p)) if !h.ends_with(']') || h.starts_with('[') => (
-                h.trim_matches(|c| c == '[' || c == ']'),
-                p.parse()
-                    .map_err(|_| NetError::Setup(format!("bad port in {url:?}")))?,
-            ),
-            _ => (authority, 443),
-        };
-        if host.is_empty() {
-            return Err(NetError::Setup(format!("{url:?}: no host")));
-        }
+        let HttpsUrl { host, port, path } = url.parse()?;
         Ok(ProveOptions {
             verifier: verifier.to_string(),
-            host: host.to_string(),
+            host,
             port,
-            path: path.to_string(),
+            path,
             headers: Vec::new(),
             padding: 0,
             ca_pems: Vec::new(),
@@ -109,48 +90,45 @@ impl ProveOptions {
     }
 
     /// COTs the proof of this session is expected to draw (stated in the
-    /// hello): the request's size, [`Self::expect_response`], and the
-    /// record protection of the first suite offered (servers mostly follow
-    /// the client's order; any other outcome costs at most an extra Ferret
-    /// iteration during the proof).
+    /// hello; see [`webproof_proxy::session::prover::expected_cots`]).
     pub fn expected_cots(&self) -> u64 {
-        // No suites chosen: every suite is offered, in `CipherSuite::ALL` order.
-        let offered: &[CipherSuite] = if self.suites.is_empty() {
-            &CipherSuite::ALL
-        } else {
-            &self.suites
-        };
-        let aeads: Vec<Aead> = offered
-            .iter()
-            .filter(|s| self.version.is_none_or(|v| s.version() == v))
-            .map(|s| match s.aead() {
-                webproof_proxy::suite::AeadAlg::Aes128Gcm => Aead::Aes128Gcm,
-                webproof_proxy::suite::AeadAlg::Aes256Gcm => Aead::Aes256Gcm,
-                webproof_proxy::suite::AeadAlg::ChaCha20Poly1305 => Aead::ChaCha20Poly1305,
-            })
-            .collect();
-        let aead = aeads.first().copied();
-        expected_cots(self.request().len(), self.expect_response, aead)
+        webproof_proxy::session::prover::expected_cots(
+            self.request().len(),
+            self.expect_response,
+            self.version,
+            &self.suites,
+        )
     }
 
     /// The HTTP request this will send.
     pub fn request(&self) -> Vec<u8> {
-        let host = if self.port == 443 {
-            self.host.clone()
-        } else {
-            format!("{}:{}", self.host, self.port)
-        };
-        let mut r = format!("GET {} HTTP/1.1\r\nHost: {host}\r\n", self.path);
-        for (k, v) in &self.headers {
-            r.push_str(&format!("{k}: {v}\r\n"));
+        webproof_proxy::http::get_request(
+            &self.host,
+            self.port,
+            &self.path,
+            &self.headers,
+            self.padding,
+        )
+    }
+
+    /// The session's configuration.
+    fn session_config(&self) -> Result<ProverConfig> {
+        let mut roots = webproof_proxy::RootStore::webpki_roots();
+        for pem in &self.ca_pems {
+            roots.add_pem(pem)?;
         }
-        if self.padding > 0 {
-            r.push_str("X-Padding: ");
-            r.push_str(&"a".repeat(self.padding));
-            r.push_str("\r\n");
-        }
-        r.push_str("Connection: close\r\n\r\n");
-        r.into_bytes()
+        Ok(ProverConfig {
+            host: self.host.clone(),
+            port: self.port,
+            api_key: self.api_key.clone(),
+            request: self.request(),
+            expect_response: self.expect_response,
+            version: self.version,
+            suites: self.suites.clone(),
+            reveal: self.reveal.clone(),
+            attest: self.attest.clone(),
+            roots,
+        })
     }
 }
 
@@ -242,13 +220,31 @@ fn webpki_roots_anchors() -> impl Iterator<Item = rustls::pki_types::TrustAnchor
     webpki_roots::TLS_SERVER_ROOTS.iter().cloned()
 }
 
+/// The prover's TLS stack, as the session asks about it.
+struct Captured(Arc<CollectingKeyLog>);
+
+impl TlsSecrets for Captured {
+    fn shared_secret(&self, public_key: &[u8]) -> Option<Vec<u8>> {
+        take_shared_secret(public_key)
+    }
+    fn logged(&self, label: &str, client_random: &[u8; 32]) -> Option<Vec<u8>> {
+        self.0.get(label, client_random)
+    }
+}
+
+fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
 async fn prove_inner(opts: &ProveOptions) -> Result<ProveOutcome> {
     let t0 = Instant::now();
     let keylog = CollectingKeyLog::new();
     let config = client_config(opts, keylog.clone())?;
-    let expected_cots = opts.expected_cots();
-    let session = SessionConfig::sized(expected_cots);
-    let opening = ProverOpening::new(session, &mut rand::rngs::OsRng)
+    let mut session = ProverSession::new(opts.session_config()?);
+    let opening = ProverOpening::new(session.engine_config(), &mut rand::rngs::OsRng)
         .map_err(|e| zk_error("the proof setup", e))?;
     let stream = connect_verifier(&opts.verifier, &opts.transport).await?;
     let mut link = Counted::new(stream);
@@ -256,33 +252,18 @@ async fn prove_inner(opts: &ProveOptions) -> Result<ProveOutcome> {
     // The hello and the preprocessing's first message (which needs no
     // answer from the verifier) in one flight: the verifier answers with
     // `Accepted` and its part of the base OT, saving a round trip.
-    send_msg(
-        &mut link,
-        &ProverMsg::Hello {
-            version: PROTOCOL_VERSION,
-            host: opts.host.clone(),
-            port: opts.port,
-            api_key: opts.api_key.clone(),
-            expected_cots,
-        },
-    )
-    .await
-    .map_err(lost_link)?;
+    send_msg(&mut link, &session.hello())
+        .await
+        .map_err(lost_link)?;
     write_frame(&mut link, &opening.message())
         .await
         .map_err(lost_link)?;
     // A verifier that hangs up without reading the opening resets the
     // connection: that is a disconnection too.
-    match recv_msg(&mut link, "the verifier's answer to the hello")
+    let answer = recv_msg(&mut link, "the verifier's answer to the hello")
         .await
-        .map_err(lost_link)?
-    {
-        VerifierMsg::Accepted => {}
-        VerifierMsg::Refused { reason } => {
-            return Err(NetError::Verifier(format!("refused: {reason}")))
-        }
-        other => return Err(NetError::Verifier(format!("unexpected message {other:?}"))),
-    }
+        .map_err(lost_link)?;
+    session.on_hello_answer(answer)?;
     // Preprocessing, first part (base OT, SoftSpokenOT, the tree
     // corrections of Ferret's setup iteration), before the server is
     // contacted; see `webproof_tlsproof::session` for its flights.
@@ -298,14 +279,7 @@ async fn prove_inner(opts: &ProveOptions) -> Result<ProveOutcome> {
             .map_err(|e| NetError::Disconnected(format!("after proof setup: {e}")))?;
         (pre, link.into_inner())
     };
-    let ready: VerifierMsg = recv_msg(&mut link, "the verifier's answer").await?;
-    match ready {
-        VerifierMsg::Ready { .. } => {}
-        VerifierMsg::Refused { reason } => {
-            return Err(NetError::Verifier(format!("refused: {reason}")))
-        }
-        other => return Err(NetError::Verifier(format!("unexpected message {other:?}"))),
-    }
+    session.on_ready(recv_msg(&mut link, "the verifier's answer").await?)?;
     let t1 = Instant::now();
     let (up0, down0) = (counters.sent(), counters.received());
 
@@ -314,11 +288,12 @@ async fn prove_inner(opts: &ProveOptions) -> Result<ProveOutcome> {
     // LPN step, Ferret's first main iteration).
     let server_name = rustls::pki_types::ServerName::try_from(opts.host.clone())
         .map_err(|_| NetError::Setup(format!("{:?} is not a valid server name", opts.host)))?;
-    let request = opts.request();
+    let request = session.config().request.clone();
     // The mux ends for us once our `Close` is out: the proof follows at
     // once, while the verifier's `CloseAck` is still on its way.
     let ((http_result, relay_result, tls_done), mut link) = crate::mux::run_early(link, |s| {
         let pre = &mut pre;
+        let session = &mut session;
         let request = &request;
         async move {
             let crate::mux::Streams {
@@ -354,12 +329,14 @@ async fn prove_inner(opts: &ProveOptions) -> Result<ProveOutcome> {
                 let http_result = http.await;
                 let _ = close_tx.send(());
                 let relay_result = match relay_task.await {
-                    Ok(Ok((transcript, ack))) if http_result.is_err() => {
-                        // A failed relay (limits, the server refused) explains
-                        // a failed TLS session better: wait for its reason.
-                        close_ack(ack).await.map(|_| (transcript, None))
-                    }
-                    Ok(Ok((transcript, ack))) => Ok((transcript, Some(ack))),
+                    Ok(Ok(end)) => match close(session, end).await {
+                        // A failed relay (limits, the server refused)
+                        // explains a failed TLS session better: wait for
+                        // its reason.
+                        Ok(ack) if http_result.is_err() => close_ack(ack).await.map(|_| None),
+                        Ok(ack) => Ok(Some(ack)),
+                        Err(e) => Err(e),
+                    },
                     Ok(Err(e)) => Err(e),
                     Err(e) => Err(NetError::Disconnected(format!("relay task: {e}"))),
                 };
@@ -376,7 +353,7 @@ async fn prove_inner(opts: &ProveOptions) -> Result<ProveOutcome> {
     .await?;
     // A relay failure (verifier gone, limits) explains a TLS failure better
     // than the TLS error it caused, so it is reported first.
-    let (transcript, close_ack_pending) = relay_result?;
+    let close_ack_pending = relay_result?;
     let response = http_result?;
     let Some(close_ack_pending) = close_ack_pending else {
         // Only a failed TLS session waits for the ack, and it returned above.
@@ -386,124 +363,22 @@ async fn prove_inner(opts: &ProveOptions) -> Result<ProveOutcome> {
     };
     let t2 = tls_done;
 
-    // Proof: derive the witness and cross-check it against rustls' key log.
-    let ecdhe = webproof_proxy::verify::client_public_keys(&transcript)?
-        .iter()
-        .find_map(|pk| take_shared_secret(pk))
-        .ok_or_else(|| NetError::Tls("no captured key exchange for this session".into()))?;
-    let derived = webproof_proxy::verify::derive_witness(&transcript, &ecdhe)?;
-    let (label, value) = &derived.keylog_check;
-    match keylog.get(label, &derived.client_random) {
-        Some(logged) if &logged == value => {}
-        Some(_) => {
-            return Err(NetError::Tls(format!(
-                "derived {label} differs from the TLS stack's"
-            )))?
-        }
-        None => return Err(NetError::Tls(format!("the TLS stack logged no {label}"))),
-    }
-    let disclosure =
-        webproof_proxy::http::disclosure_from_items(&opts.reveal, &request, &response)?;
-    // Our own view of the statement: the same handshake checks the verifier runs.
-    let vcfg = webproof_proxy::VerifyConfig {
-        roots: {
-            let mut roots = webproof_proxy::RootStore::webpki_roots();
-            for pem in &opts.ca_pems {
-                roots.add_pem(pem)?;
-            }
-            roots
-        },
-        server_name: opts.host.clone(),
-        port: opts.port,
-        time: std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0),
-    };
-    let (info, statement) = webproof_proxy::verify::check_handshake(
-        &transcript,
-        &vcfg,
-        webproof_proxy::verify::SecretsSource::FromWitness(&derived.witness),
-    )?;
-    // Memory: a large response is held once as the response, once as each
-    // direction's data, and once as ciphertext in the proof's statement;
-    // the rest goes as soon as it is used.
-    let transcript_digest = transcript.digest();
-    drop(transcript);
-    let opened = statement.evaluate(&derived.witness)?;
-    let mut plan = zk::plan(&statement, &opened, &disclosure, &derived.witness)?;
-    // `json:PATH` items become proven path claims (checked here as the verifier will).
-    plan.json = webproof_proxy::json::claims_from_items(
-        &opts.reveal,
-        &request,
+    // Proof: the session derives the witness, checks the handshake and
+    // builds the plan; the proof follows its announcement at once.
+    let (announce, step) = session.prepare_proof(
         &response,
-        &plan.disclosure,
+        &Captured(keylog),
+        unix_now(),
+        &mut rand::rngs::OsRng,
     )?;
-    // Each direction's application data: what the verdict's ranges and
-    // digests are checked against, and what an attestation commits to.
-    let app = |d: Direction| -> Vec<u8> {
-        opened
-            .iter()
-            .filter(|r| {
-                r.direction == d
-                    && r.content_type == webproof_proxy::record::content_type::APPLICATION_DATA
-            })
-            .flat_map(|r| r.data.iter().copied())
-            .collect()
-    };
-    let (app_sent, app_received) = (app(Direction::Sent), app(Direction::Received));
-    drop(opened);
-    // What we disclose, as the verdict must state it.
-    let disclosed = plan.disclosure.clone();
-    let mut zk_witness = zk::witness(&derived.witness);
-    let committed = match &opts.attest {
-        Some(a) => {
-            let (transcript, commitment) =
-                crate::attest::commit(a, &app_sent, &app_received, &mut rand::rngs::OsRng)?;
-            plan.commitments = commitment.leaves().to_vec();
-            zk_witness = zk::witness_with_blinders(
-                &derived.witness,
-                &plan,
-                &crate::attest::blinders(&commitment),
-            )?;
-            Some((transcript, commitment))
-        }
-        None => None,
-    };
-    let zk_statement = zk::zk_statement(&statement, &plan)?;
-    let handshake_secrets = match (&statement.public, &derived.witness) {
-        (
-            webproof_proxy::statement::PublicInputs::Tls13 {
-                client_hs_traffic,
-                server_hs_traffic,
-                ..
-            },
-            _,
-        ) => Some(webproof_proxy::verify::HandshakeSecrets {
-            client: client_hs_traffic.clone(),
-            server: server_hs_traffic.clone(),
-        }),
-        _ => None,
-    };
-    let context = zk::proof_context(&transcript_digest, &plan);
-    drop(statement);
     let proof = async {
-        send_msg(
-            &mut link,
-            &ProverMsg::Proof {
-                payload: ProofPayload::Zk {
-                    plan,
-                    handshake_secrets,
-                },
-                openings: Vec::new(),
-            },
-        )
-        .await?;
-        // The proof follows at once; a verifier that rejects the handshake
-        // (certificates, signatures) answers with its verdict instead.
+        send_msg(&mut link, &announce).await?;
+        drop(announce);
+        // A verifier that rejects the handshake (certificates, signatures)
+        // answers with its verdict instead.
         let ch = Channel::new(link.compat());
         let (_, ch) = pre
-            .prove(ch, &zk_statement, &zk_witness, &context)
+            .prove(ch, &step.statement, &step.witness, &step.context)
             .await
             .map_err(|e| zk_error("the proof", e))?;
         Ok::<_, NetError>(
@@ -514,46 +389,15 @@ async fn prove_inner(opts: &ProveOptions) -> Result<ProveOutcome> {
         )
     };
     let proof = proof.await;
-    drop((zk_statement, zk_witness));
+    drop(step);
     // The verifier's record of the session, which it sent before anything
     // of the proof phase: a failed relay explains a failed proof better,
     // and a different transcript means its verdict is not about ours.
     let verifier_digest = close_ack(close_ack_pending).await?;
     let mut link = proof?;
-    if verifier_digest != transcript_digest {
-        return Err(NetError::Verifier(
-            "the verifier recorded a different transcript".into(),
-        ));
-    }
-    let verdict: VerifierMsg = recv_msg_limited(&mut link, "the verdict", MAX_VERDICT_MSG).await?;
-    let (digested, attestation) = match verdict {
-        VerifierMsg::Verdict {
-            result: Ok(o),
-            attestation,
-        } => (o, attestation),
-        VerifierMsg::Verdict { result: Err(e), .. } => {
-            return Err(NetError::Verifier(format!("proof rejected: {e}")))
-        }
-        other => return Err(NetError::Verifier(format!("unexpected message {other:?}"))),
-    };
-    // The verdict carries no data: the output is rebuilt from ours, and
-    // refused unless the verifier's lengths, ranges and digests are ours.
-    let output = digested.expand(&app_sent, &app_received, &disclosed)?;
-    drop((app_sent, app_received));
-    let attestation = match (committed, attestation) {
-        (Some((transcript, commitment)), Some(reply)) => Some(AttestationBundle::accept(
-            &reply,
-            transcript,
-            commitment,
-            info.certificates.clone(),
-        )?),
-        (Some(_), None) => {
-            return Err(NetError::Verifier(
-                "the verifier sent no attestation".into(),
-            ))
-        }
-        (None, _) => None,
-    };
+    session.on_close_ack(verifier_digest)?;
+    let verdict = recv_msg_limited(&mut link, "the verdict", MAX_VERDICT_MSG).await?;
+    let outcome = session.on_verdict(verdict)?;
     let t3 = Instant::now();
     let ms = |a: Instant, b: Instant| (b - a).as_secs_f64() * 1000.0;
     let stats = ProveStats {
@@ -568,32 +412,32 @@ async fn prove_inner(opts: &ProveOptions) -> Result<ProveOutcome> {
         time_proof_ms: ms(t2, t3),
     };
     Ok(ProveOutcome {
-        output,
+        output: outcome.output,
         stats,
         response,
-        attestation,
+        attestation: outcome.attestation,
     })
 }
 
-/// Read an HTTP/1.1 response: up to Content-Length, the last chunk, or EOF.
+/// Read an HTTP/1.1 response: up to its framed end
+/// ([`webproof_proxy::http::response_end`]) or EOF.
 async fn read_response<S: tokio::io::AsyncRead + Unpin>(s: &mut S) -> Result<Vec<u8>> {
+    use webproof_proxy::http::{parse_message, response_end, MAX_RESPONSE};
     let mut data = Vec::new();
     let mut buf = vec![0u8; 16 << 10];
     loop {
-        if let Ok(m) = webproof_proxy::http::parse_message(&data) {
-            let framed = m.header(&data, "content-length").is_some()
-                || m.header(&data, "transfer-encoding")
-                    .is_some_and(|v| v.to_ascii_lowercase().windows(7).any(|w| w == b"chunked"));
-            if framed {
-                data.truncate(m.body.end);
-                return Ok(data);
-            }
+        if let Some(end) = response_end(&data) {
+            data.truncate(end);
+            return Ok(data);
         }
         match s.read(&mut buf).await {
             Ok(0) => break,
             Ok(n) => {
-                if data.len() + n > 64 << 20 {
-                    return Err(NetError::Tls("response larger than 64 MiB".into()));
+                if data.len() + n > MAX_RESPONSE {
+                    return Err(NetError::Tls(format!(
+                        "response larger than {} MiB",
+                        MAX_RESPONSE >> 20
+                    )));
                 }
                 data.extend_from_slice(&buf[..n]);
             }
@@ -605,26 +449,30 @@ async fn read_response<S: tokio::io::AsyncRead + Unpin>(s: &mut S) -> Result<Vec
     if data.is_empty() {
         return Err(NetError::Tls("the server sent no response".into()));
     }
-    webproof_proxy::http::parse_message(&data)?;
+    parse_message(&data)?;
     Ok(data)
 }
 
-/// The verifier's `CloseAck`: the digest of the transcript it recorded, or
-/// why its relay failed. Arrives about a round trip after the prover's
-/// `Close`; the prover only needs it before it accepts the verdict.
-type CloseAck = tokio::task::JoinHandle<Result<std::result::Result<[u8; 32], String>>>;
+/// The verifier's `CloseAck`: the digest of the transcript it recorded.
+/// Arrives about a round trip after the prover's `Close`; the prover only
+/// needs it before it accepts the verdict.
+type CloseAck = tokio::task::JoinHandle<Result<[u8; 32]>>;
+
+/// Where the relay pump stopped: the prover's recording, the relay
+/// stream's write half and the verifier's frames still to come.
+struct RelayEnd<W> {
+    transcript: webproof_proxy::Transcript,
+    write: W,
+    frames: tokio::sync::mpsc::Receiver<Result<RelayFrame>>,
+}
 
 /// Pump TLS bytes between the local TLS client and the verifier, recording
-/// the records, until the local side asks to close. Then send `Close` with
-/// the record counts (the verifier cuts its transcript there), end the
-/// relay stream, and return the transcript at once; a background task reads
-/// the verifier's remaining frames (server bytes still in flight, dropped)
-/// up to its `CloseAck`.
+/// the records, until the local side asks to close.
 async fn prover_relay<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static>(
     link: S,
     relay_end: tokio::io::DuplexStream,
     mut close_rx: tokio::sync::oneshot::Receiver<()>,
-) -> Result<(webproof_proxy::Transcript, CloseAck)> {
+) -> Result<RelayEnd<tokio::io::WriteHalf<S>>> {
     let (mut vr, mut vw) = tokio::io::split(link);
     let (mut lr, mut lw) = tokio::io::split(relay_end);
     let (tx, mut rx) = tokio::sync::mpsc::channel::<Result<RelayFrame>>(16);
@@ -643,13 +491,7 @@ async fn prover_relay<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + 
             }
         }
     });
-    // The prover records generously; the verifier's limits are what count.
-    let mut rec = Recorder::new(RecorderLimits {
-        max_sent_bytes: usize::MAX / 2,
-        max_recv_bytes: usize::MAX / 2,
-        max_sent_records: usize::MAX / 2,
-        max_recv_records: usize::MAX / 2,
-    });
+    let mut rec: Recorder = ProverSession::recorder();
     let mut buf = vec![0u8; MAX_RELAY_DATA];
     let mut local_open = true;
     loop {
@@ -662,65 +504,67 @@ async fn prover_relay<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + 
                 }
             },
             f = rx.recv() => match f {
-                Some(Ok(RelayFrame::Data(d))) => {
-                    rec.feed(Direction::Received, &d)?;
-                    // The TLS client may be gone already; the bytes are recorded regardless.
-                    let _ = lw.write_all(&d).await;
-                }
-                Some(Ok(RelayFrame::ServerClosed(why))) => {
-                    tracing::debug!("server side closed: {why}");
-                    let _ = lw.shutdown().await;
-                }
-                Some(Ok(RelayFrame::CloseAck(Err(why)))) => {
-                    return Err(NetError::Verifier(format!("relay failed: {why}")))
-                }
-                Some(Ok(other)) => {
-                    return Err(NetError::Verifier(format!("unexpected relay frame {other:?} before Close")))
-                }
+                Some(Ok(f)) => match ProverSession::on_relay_frame(f)? {
+                    Some(d) => {
+                        rec.feed(Direction::Received, &d)?;
+                        // The TLS client may be gone already; the bytes are recorded regardless.
+                        let _ = lw.write_all(&d).await;
+                    }
+                    None => {
+                        tracing::debug!("server side closed");
+                        let _ = lw.shutdown().await;
+                    }
+                },
                 Some(Err(e)) => return Err(e),
                 None => return Err(NetError::Disconnected("verifier reader ended".into())),
             },
             _ = &mut close_rx => break,
         }
     }
-    let transcript = rec.finish();
-    let count =
-        |n: usize| u32::try_from(n).map_err(|_| NetError::Tls("more than 2^32 records".into()));
-    let close = RelayFrame::Close {
-        sent: count(transcript.sent.len())?,
-        received: count(transcript.received.len())?,
-    };
-    write_frame(&mut vw, &close.encode()).await?;
-    let _ = vw.shutdown().await;
+    Ok(RelayEnd {
+        transcript: rec.finish(),
+        write: vw,
+        frames: rx,
+    })
+}
+
+/// Send the session's `Close` (the verifier cuts its transcript there),
+/// end the relay stream, and read the verifier's remaining frames up to its
+/// `CloseAck` in a task.
+async fn close<W: tokio::io::AsyncWrite + Unpin>(
+    session: &mut ProverSession,
+    end: RelayEnd<W>,
+) -> Result<CloseAck> {
+    let RelayEnd {
+        transcript,
+        mut write,
+        mut frames,
+    } = end;
+    let close = session.close(transcript)?;
+    write_frame(&mut write, &close.encode()).await?;
+    let _ = write.shutdown().await;
     // A task, not a future awaited later: the verifier's late frames must
     // be read while the proof streams, or they back up through the mux into
     // the verifier's link and it never reaches the proof.
-    let ack = tokio::spawn(async move {
+    Ok(tokio::spawn(async move {
         loop {
-            match rx.recv().await {
-                // Server bytes relayed before the verifier saw our Close:
-                // outside the cut transcript.
-                Some(Ok(RelayFrame::Data(_) | RelayFrame::ServerClosed(_))) => {}
-                Some(Ok(RelayFrame::CloseAck(r))) => return Ok(r),
-                Some(Ok(other)) => {
-                    return Err(NetError::Verifier(format!(
-                        "unexpected relay frame {other:?}"
-                    )))
+            match frames.recv().await {
+                Some(Ok(f)) => {
+                    if let Some(digest) = ProverSession::on_late_relay_frame(f)? {
+                        return Ok(digest);
+                    }
                 }
                 Some(Err(e)) => return Err(e),
                 None => return Err(NetError::Disconnected("verifier reader ended".into())),
             }
         }
-    });
-    Ok((transcript, ack))
+    }))
 }
 
-/// The verifier's answer to our `Close`: the digest of its transcript (a
-/// failed relay is the verifier's error).
+/// The verifier's answer to our `Close`.
 async fn close_ack(ack: CloseAck) -> Result<[u8; 32]> {
     ack.await
-        .map_err(|e| NetError::Disconnected(format!("relay reader: {e}")))??
-        .map_err(|e| NetError::Verifier(format!("relay failed: {e}")))
+        .map_err(|e| NetError::Disconnected(format!("relay reader: {e}")))?
 }
 
 /// A reset, aborted or broken connection is the verifier going away.
@@ -739,25 +583,17 @@ fn lost_link(e: NetError) -> NetError {
     }
 }
 
-/// A proof-phase error: a lost link is reported as a disconnection (the
-/// verifier went away), the verifier's own message as its verdict, anything
-/// else as the verifier's side failing.
+/// A proof-phase error: the verifier's own message (a verdict in the
+/// proof's place) as its rejection, a lost link as a disconnection,
+/// anything else as the engine failing.
 fn zk_error(phase: &str, e: webproof_core::Error) -> NetError {
-    use webproof_core::Error;
-    match &e {
-        Error::PeerAbort(msg) => match webproof_proxy::protocol::decode::<VerifierMsg>(msg) {
-            Ok(VerifierMsg::Verdict {
-                result: Err(why), ..
-            }) => NetError::Verifier(format!("proof rejected: {why}")),
-            Ok(VerifierMsg::Refused { reason }) => NetError::Verifier(format!("refused: {reason}")),
-            _ => NetError::Verifier(format!(
-                "{phase} failed: the verifier ended it with an unexpected message"
-            )),
-        },
-        _ => crate::proof_step_error("the verifier", phase, e, |e| {
-            NetError::Verifier(format!("{phase} failed: {e}"))
-        }),
+    if let Some(why) = ProverSession::on_proof_abort(&e) {
+        return why.into();
     }
+    crate::proof_step_error("the verifier", phase, e, |e| NetError::Engine {
+        phase: phase.to_string(),
+        source: e,
+    })
 }
 
 #[cfg(test)]
@@ -771,6 +607,7 @@ mod tests {
         let mut o = ProveOptions::new("127.0.0.1:1", "https://example.com/x").unwrap();
         o.expect_response = 51 << 10;
         let len = o.request().len();
+        use webproof_tlsproof::{session::expected_cots, Aead};
         assert_eq!(
             o.expected_cots(),
             expected_cots(len, 51 << 10, Some(Aead::Aes128Gcm))

@@ -235,7 +235,10 @@ async fn ws_client<S: AsyncRead + AsyncWrite + Unpin>(
     let (ws, _resp) =
         tokio_tungstenite::client_async_with_config(url.as_str(), s, Some(ws_config()))
             .await
-            .map_err(|e| NetError::Verifier(format!("WebSocket handshake with {url}: {e}")))?;
+            .map_err(|e| NetError::Io {
+                context: format!("WebSocket handshake with {url}"),
+                source: std::io::Error::other(e.to_string()),
+            })?;
     Ok(WsStream::new(ws))
 }
 

@@ -1,5 +1,9 @@
-//! The verifier service: accepts provers, relays and records their TLS
-//! session with the server they name, then checks their proof.
+//! The verifier's driver: accepts provers, resolves and connects to the
+//! server they name (checking the address it reached against the server
+//! policy), relays and records within limits and timeouts, and runs the
+//! proof engine. Every protocol decision (admission, the cut at `Close`,
+//! the checks before and after the proof, the verdict) is
+//! [`webproof_proxy::session::verifier`]'s.
 
 use crate::frame::{read_frame, recv_msg_limited, send_msg, write_frame};
 use crate::policy::ServerPolicy;
@@ -13,16 +17,15 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio_util::compat::TokioAsyncReadCompatExt;
 use webproof_core::Channel;
 use webproof_proxy::protocol::{
-    AttestationReply, ProofPayload, ProverMsg, RelayFrame, VerifierMsg, MAX_CONTROL_MSG,
-    MAX_RELAY_DATA, PROTOCOL_VERSION,
+    ProverMsg, RejectKind, Rejection, RelayFrame, VerifierMsg, MAX_CONTROL_MSG, MAX_RELAY_DATA,
 };
-use webproof_proxy::verify::HandshakeSecrets;
-use webproof_proxy::{verifier, zk};
-use webproof_proxy::{
-    verify_full_reveal, Direction, Recorder, RecorderLimits, RootStore, VerifierOutput,
-    VerifyConfig,
+use webproof_proxy::session::relay_failed;
+pub use webproof_proxy::session::verifier::api_key_digest;
+use webproof_proxy::session::verifier::{
+    verdict, AdmissionPolicy, Admitted, OnProof, VerifierSession,
 };
-use webproof_tlsproof::session::{SessionConfig, VerifierPreprocessed, MAX_EXPECTED_COTS};
+use webproof_proxy::{Direction, Recorder, RecorderLimits, RootStore, VerifierOutput};
+use webproof_tlsproof::session::VerifierPreprocessed;
 
 /// How the verifier runs.
 #[derive(Clone, Debug)]
@@ -79,30 +82,6 @@ impl VerifierConfig {
     }
 }
 
-/// The digest under which an API key is stored and compared.
-pub fn api_key_digest(key: &str) -> [u8; 32] {
-    use sha2::Digest;
-    sha2::Sha256::new()
-        .chain_update(b"webproof api key v1\0")
-        .chain_update(key.as_bytes())
-        .finalize()
-        .into()
-}
-
-/// Whether `presented` is one of the accepted keys (digests compared in
-/// constant time, so timing tells nothing about how close a guess was).
-fn api_key_accepted(cfg: &VerifierConfig, presented: Option<&str>) -> bool {
-    if cfg.api_key_digests.is_empty() {
-        return true;
-    }
-    let Some(key) = presented else { return false };
-    let d = api_key_digest(key);
-    cfg.api_key_digests.iter().fold(false, |found, k| {
-        let diff = k.iter().zip(&d).fold(0u8, |acc, (a, b)| acc | (a ^ b));
-        found | (diff == 0)
-    })
-}
-
 /// A verifier listening for provers.
 pub struct Verifier {
     listener: TcpListener,
@@ -128,30 +107,6 @@ impl Verifier {
             .map_err(NetError::io("local address"))
     }
 
-    /// Serve provers until the task is dropped; `on_result` sees each session's outcome.
-    pub async fn run<F>(self, on_result: F)
-    where
-        F: Fn(SocketAddr, &Result<VerifierOutput>) + Send + Sync + 'static,
-    {
-        let on_result = Arc::new(on_result);
-        loop {
-            let (stream, peer) = match self.listener.accept().await {
-                Ok(x) => x,
-                Err(e) => {
-                    tracing::warn!("accept: {e}");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    continue;
-                }
-            };
-            let cfg = self.cfg.clone();
-            let on_result = on_result.clone();
-            tokio::spawn(async move {
-                let r = handle_prover(stream, &cfg).await;
-                on_result(peer, &r);
-            });
-        }
-    }
-
     /// Serve exactly one prover (tests and the demo).
     pub async fn serve_one(self) -> Result<VerifierOutput> {
         let (stream, _) = self
@@ -174,6 +129,7 @@ pub async fn handle_prover_io<S: AsyncRead + AsyncWrite + Unpin + Send + 'static
     mut prover: S,
     cfg: &VerifierConfig,
 ) -> Result<VerifierOutput> {
+    let mut session = VerifierSession::new();
     // Setup.
     let hello: ProverMsg = timeout(
         cfg.connect_timeout,
@@ -181,43 +137,16 @@ pub async fn handle_prover_io<S: AsyncRead + AsyncWrite + Unpin + Send + 'static
         recv_msg_limited(&mut prover, "hello", cfg.max_message),
     )
     .await?;
-    let ProverMsg::Hello {
-        version,
-        host,
-        port,
-        api_key,
-        expected_cots,
-    } = hello
-    else {
-        return refuse(&mut prover, "expected hello".into()).await;
+    let policy = AdmissionPolicy {
+        api_key_digests: cfg.api_key_digests.clone(),
     };
-    if version != PROTOCOL_VERSION {
-        return refuse(&mut prover, format!("protocol version {version} not supported (this verifier speaks {PROTOCOL_VERSION})")).await;
-    }
-    // The prover's number sizes both parties' preprocessing: bounded here,
-    // and `SessionConfig::sized` caps it at one full iteration anyway.
-    let Some(session) = session_config(expected_cots) else {
-        return refuse(
-            &mut prover,
-            format!("expected_cots {expected_cots} outside 1..={MAX_EXPECTED_COTS}"),
-        )
-        .await;
+    let Admitted { host, port, engine } = match session.on_hello(hello, &policy) {
+        Ok(a) => a,
+        Err(r) => return Err(refuse(&mut prover, r).await),
     };
-    if !api_key_accepted(cfg, api_key.as_deref()) {
-        let why = if api_key.is_some() {
-            "the API key is not valid for this verifier"
-        } else {
-            "this verifier requires an API key (prove --api-key)"
-        };
-        return Err(refuse_unauthorized(&mut prover, why).await);
-    }
-    let host = host.trim_end_matches('.').to_ascii_lowercase();
-    if rustls_pki_types::ServerName::try_from(host.as_str()).is_err() {
-        return refuse(&mut prover, format!("{host:?} is not a valid server name")).await;
-    }
     // Accepted; the prover's first preprocessing message came with its
     // hello, so the base OT's answer follows in this same flight.
-    send_msg(&mut prover, &VerifierMsg::Accepted).await?;
+    send_msg(&mut prover, &session.accepted()).await?;
     // Preprocessing for the proof, while the server's address is resolved
     // and its TCP connection opened: the TLS session itself starts only
     // after preprocessing, so the server sees a quick handshake, and the
@@ -225,13 +154,9 @@ pub async fn handle_prover_io<S: AsyncRead + AsyncWrite + Unpin + Send + 'static
     let setup = async {
         let mut ch = Channel::new(prover.compat());
         let pre = timeout(cfg.proof_timeout, "the proof setup", async {
-            VerifierPreprocessed::bootstrap(&mut ch, session, &mut rand::rngs::OsRng)
+            VerifierPreprocessed::bootstrap(&mut ch, engine, &mut rand::rngs::OsRng)
                 .await
-                .map_err(|e| {
-                    crate::proof_step_error("the prover", "the proof setup", e, |e| {
-                        NetError::Verifier(format!("proof setup failed: {e}"))
-                    })
-                })
+                .map_err(|e| engine_error("the proof setup", e))
         })
         .await?;
         let io = ch
@@ -249,27 +174,26 @@ pub async fn handle_prover_io<S: AsyncRead + AsyncWrite + Unpin + Send + 'static
     let (mut pre, mut prover) = setup?;
     let server = match server {
         Ok(s) => s,
-        Err(e) => return refuse(&mut prover, format!("cannot reach {host}:{port}: {e}")).await,
+        Err(e) => {
+            let kind = match e {
+                NetError::Forbidden(_) => RejectKind::Forbidden,
+                NetError::Timeout(_) => RejectKind::Timeout,
+                _ => RejectKind::Unreachable,
+            };
+            let why = Rejection::new(kind, format!("cannot reach {host}:{port}: {e}"));
+            return Err(refuse(&mut prover, why).await);
+        }
     };
-    let time = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    send_msg(
-        &mut prover,
-        &VerifierMsg::Ready {
-            time,
-            limits: cfg.limits,
-        },
-    )
-    .await?;
+    let ready = session.ready(unix_now(), cfg.limits);
+    send_msg(&mut prover, &ready).await?;
 
     // Relay and, beside it on the same link, the rest of the preprocessing
     // (the setup iteration's check and LPN step, Ferret's first main
     // iteration): the TLS session mostly waits on the server, the
     // preprocessing mostly computes.
-    let (transcript, mut prover) = crate::mux::run(prover, |s| {
+    let (_, mut prover) = crate::mux::run(prover, |s| {
         let pre = &mut pre;
+        let session = &mut session;
         async move {
             let crate::mux::Streams {
                 relay: relay_stream,
@@ -277,22 +201,20 @@ pub async fn handle_prover_io<S: AsyncRead + AsyncWrite + Unpin + Send + 'static
             } = s;
             let warm = timeout(cfg.proof_timeout, "the proof setup", async move {
                 let mut ch = Channel::new(preprocessing.compat());
-                pre.warm_up(&mut ch).await.map_err(|e| {
-                    crate::proof_step_error("the prover", "the proof setup", e, |e| {
-                        NetError::Verifier(format!("proof setup failed: {e}"))
-                    })
-                })?;
+                pre.warm_up(&mut ch)
+                    .await
+                    .map_err(|e| engine_error("the proof setup", e))?;
                 crate::mux::close_channel(ch).await
             });
             let tls = async move {
-                let (transcript, mut stream) = relay(relay_stream, server, cfg).await?;
+                let mut stream = relay(relay_stream, server, cfg, session).await?;
                 let _ = stream.shutdown().await;
-                Ok::<_, NetError>(transcript)
+                Ok::<_, NetError>(())
             };
             let (warm, tls) = tokio::join!(warm, tls);
-            let transcript = tls?;
+            tls?;
             warm?;
-            Ok(transcript)
+            Ok(())
         }
     })
     .await?;
@@ -304,65 +226,49 @@ pub async fn handle_prover_io<S: AsyncRead + AsyncWrite + Unpin + Send + 'static
         recv_msg_limited(&mut prover, "proof", cfg.max_message),
     )
     .await?;
-    let ProverMsg::Proof { payload, openings } = msg else {
-        return Err(NetError::Verifier("expected a proof".into()));
-    };
-    let vcfg = VerifyConfig {
-        roots: cfg.roots.clone(),
-        server_name: host,
-        port,
-        time,
-    };
-    let mut attestation = None;
-    let result = match payload {
-        ProofPayload::FullReveal { witness } => {
-            verify_full_reveal(&transcript, &vcfg, &witness, &openings)
+    match session.on_proof(msg, &cfg.roots, cfg.attestation_key.is_some())? {
+        OnProof::Verify => {}
+        OnProof::Refuse(verdict, e) => {
+            // The prover is already streaming its proof: send the verdict
+            // now (it reads it where it expects the proof's verdict), then
+            // read the proof away so that closing does not reset the link
+            // before the verdict is read.
+            let _ = send_msg(&mut prover, &verdict).await;
+            drain(&mut prover, cfg.proof_timeout).await;
+            return Err(e.into());
         }
-        ProofPayload::Zk {
-            plan,
-            handshake_secrets,
-        } => {
-            let (result, back) =
-                verify_zk(pre, prover, transcript, &vcfg, plan, handshake_secrets, cfg).await;
-            match back {
-                Ok(p) => {
-                    prover = p;
-                    result.map(|(out, signed)| {
-                        attestation = signed;
-                        out
-                    })
-                }
-                // The link is done (the verdict went out in the proof's
-                // place, or the link was lost): the outcome stands.
-                Err(link) => {
-                    return Err(match result {
-                        Err(e) => NetError::Proxy(e),
-                        Ok(_) => link,
-                    })
-                }
-            }
+    }
+    let (verdict, result, back) = verify_zk(pre, prover, session, cfg).await;
+    match back {
+        Ok(mut prover) => {
+            // The prover may already be gone; the verdict stands either way.
+            let _ = send_msg(&mut prover, &verdict).await;
+            let _ = prover.shutdown().await;
+            Ok(result?)
         }
-    };
-    // Without the data: the prover rebuilds it from its own and checks the digests.
-    let verdict = VerifierMsg::Verdict {
-        result: match &result {
-            Ok(out) => Ok(out.digested()),
-            Err(e) => Err(e.to_string()),
-        },
-        attestation,
-    };
-    // The prover may already be gone; the verdict stands either way.
-    let _ = send_msg(&mut prover, &verdict).await;
-    let _ = prover.shutdown().await;
-    Ok(result?)
+        // The link is done (lost, or the engine failed on it): the
+        // outcome stands.
+        Err(link) => Err(match result {
+            Err(e) => NetError::Proxy(e),
+            Ok(_) => link,
+        }),
+    }
 }
 
-/// The session configuration for the size a prover stated in its hello,
-/// or `None` if the number is out of bounds.
-fn session_config(expected_cots: u64) -> Option<SessionConfig> {
-    (1..=MAX_EXPECTED_COTS)
-        .contains(&expected_cots)
-        .then(|| SessionConfig::sized(expected_cots))
+fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// An engine error on the verifier's side: a lost link is the prover
+/// disconnecting.
+fn engine_error(phase: &str, e: webproof_core::Error) -> NetError {
+    crate::proof_step_error("the prover", phase, e, |e| NetError::Engine {
+        phase: phase.to_string(),
+        source: e,
+    })
 }
 
 /// Read and discard what the prover still sends, up to its close, a time
@@ -382,10 +288,14 @@ async fn drain<S: AsyncRead + AsyncWrite + Unpin>(prover: &mut S, limit: Duratio
     let _ = prover.shutdown().await;
 }
 
-async fn refuse<S: AsyncRead + AsyncWrite + Unpin, T>(prover: &mut S, reason: String) -> Result<T> {
-    refuse_session(prover, &reason).await;
+/// Refuse the session with `why`; the error the verifier reports.
+async fn refuse<S: AsyncRead + AsyncWrite + Unpin>(prover: &mut S, why: Rejection) -> NetError {
+    refuse_session(prover, why.clone()).await;
     linger(prover).await;
-    Err(NetError::Verifier(reason))
+    match why.kind {
+        RejectKind::Unauthorized => NetError::Unauthorized(why.detail),
+        _ => NetError::Refused(why),
+    }
 }
 
 /// After a refusal: read away what the prover sent with its hello (its
@@ -396,25 +306,10 @@ async fn linger<S: AsyncRead + AsyncWrite + Unpin>(prover: &mut S) {
     drain(prover, Duration::from_millis(500)).await;
 }
 
-async fn refuse_unauthorized<S: AsyncRead + AsyncWrite + Unpin>(
-    prover: &mut S,
-    reason: &str,
-) -> NetError {
-    refuse_session(prover, reason).await;
-    linger(prover).await;
-    NetError::Unauthorized(reason.into())
-}
-
 /// Tell a prover that its session is refused (the service uses this when
 /// it is at capacity or shutting down). Best effort: the prover may be gone.
-pub async fn refuse_session<S: AsyncRead + AsyncWrite + Unpin>(prover: &mut S, reason: &str) {
-    let _ = send_msg(
-        prover,
-        &VerifierMsg::Refused {
-            reason: reason.to_string(),
-        },
-    )
-    .await;
+pub async fn refuse_session<S: AsyncRead + AsyncWrite + Unpin>(prover: &mut S, why: Rejection) {
+    let _ = send_msg(prover, &VerifierMsg::Refused(why)).await;
     let _ = prover.flush().await;
 }
 
@@ -469,13 +364,14 @@ async fn connect(cfg: &VerifierConfig, host: &str, port: u16) -> Result<TcpStrea
 }
 
 /// Relay between prover (framed) and server (raw), recording records, until
-/// the prover sends `Close`. Returns the transcript, cut where the prover's
-/// `Close` says, and the prover stream.
+/// the prover sends `Close`; the session cuts the transcript there and
+/// answers with `CloseAck`. Returns the prover stream.
 async fn relay<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
     prover: S,
     server: TcpStream,
     cfg: &VerifierConfig,
-) -> Result<(webproof_proxy::Transcript, S)> {
+    session: &mut VerifierSession,
+) -> Result<S> {
     let (mut pr, mut pw) = tokio::io::split(prover);
     let (mut sr, mut sw) = server.into_split();
     // Frame reads are not cancel-safe: a task reads the prover's frames.
@@ -524,7 +420,7 @@ async fn relay<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
                         }
                     }
                 }
-                Some(Ok(RelayFrame::Close { sent, received })) => break (sent as usize, received as usize),
+                Some(Ok(RelayFrame::Close { sent, received })) => break (sent, received),
                 Some(Ok(other)) => return Err(NetError::Proxy(webproof_proxy::ProxyError::Protocol(format!("unexpected relay frame from the prover: {other:?}")))),
                 Some(Err(e)) => return Err(e),
                 None => return Err(NetError::Disconnected("prover reader ended".into())),
@@ -548,11 +444,13 @@ async fn relay<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
                 }
             },
             _ = idle => {
-                let _ = write_frame(&mut pw, &RelayFrame::CloseAck(Err("relay idle timeout".into())).encode()).await;
+                let why = Rejection::new(RejectKind::Timeout, "relay idle timeout");
+                let _ = write_frame(&mut pw, &relay_failed(why).encode()).await;
                 return Err(NetError::Timeout(format!("relay idle for {} ms", cfg.idle_timeout.as_millis())));
             },
             _ = tokio::time::sleep_until(deadline) => {
-                let _ = write_frame(&mut pw, &RelayFrame::CloseAck(Err("relay took too long".into())).encode()).await;
+                let why = Rejection::new(RejectKind::Timeout, "relay took too long");
+                let _ = write_frame(&mut pw, &relay_failed(why).encode()).await;
                 return Err(NetError::Timeout(format!("relay longer than {} ms", cfg.relay_timeout.as_millis())));
             },
         }
@@ -565,83 +463,44 @@ async fn relay<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
     let prover = pr.unsplit(pw);
     let mut prover = prover;
     if let Some(f) = failure {
-        let _ = write_frame(
-            &mut prover,
-            &RelayFrame::CloseAck(Err(f.to_string())).encode(),
-        )
-        .await;
+        let _ = write_frame(&mut prover, &relay_failed((&f).into()).encode()).await;
         return Err(NetError::Proxy(f));
     }
-    let transcript = match rec.finish().cut(sent_records, received_records) {
-        Ok(t) => t,
-        Err(e) => {
-            let _ = write_frame(
-                &mut prover,
-                &RelayFrame::CloseAck(Err(e.to_string())).encode(),
-            )
-            .await;
-            return Err(NetError::Proxy(e));
-        }
-    };
-    write_frame(
-        &mut prover,
-        &RelayFrame::CloseAck(Ok(transcript.digest())).encode(),
-    )
-    .await?;
-    Ok((transcript, prover))
+    let (ack, cut) = session.on_close(rec.finish(), sent_records, received_records);
+    if let Err(e) = cut {
+        let _ = write_frame(&mut prover, &ack.encode()).await;
+        return Err(NetError::Proxy(e));
+    }
+    write_frame(&mut prover, &ack.encode()).await?;
+    Ok(prover)
 }
 
-/// The zero-knowledge path: check the handshake with the revealed secrets,
-/// run the proof over the link, and conclude from what it established
-/// (off the async workers, within the proof deadline). Returns the verdict
-/// and the link (unless the link itself failed).
+/// The proof: run the engine on the session's statement and context over
+/// the link, and let the session conclude from its result (off the async
+/// workers, within the proof deadline). Returns the verdict to send, the
+/// outcome, and the link (unless the link itself failed).
 async fn verify_zk<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
     pre: VerifierPreprocessed,
     prover: S,
-    transcript: webproof_proxy::Transcript,
-    vcfg: &VerifyConfig,
-    plan: zk::ZkPlan,
-    handshake_secrets: Option<HandshakeSecrets>,
+    mut session: VerifierSession,
     cfg: &VerifierConfig,
 ) -> (
-    webproof_proxy::error::Result<(VerifierOutput, Option<AttestationReply>)>,
+    VerifierMsg,
+    webproof_proxy::error::Result<VerifierOutput>,
     Result<S>,
 ) {
     let deadline = tokio::time::Instant::now() + cfg.proof_timeout;
-    let checked = verifier::prepare_zk(
-        &transcript,
-        vcfg,
-        &plan,
-        handshake_secrets.as_ref(),
-        cfg.attestation_key.is_some(),
-    );
-    let mut prover = prover;
-    let prepared = match checked {
-        Ok(x) => x,
-        Err(e) => {
-            // The prover is already streaming its proof: send the verdict
-            // now (it reads it where it expects the proof's verdict), then
-            // read the proof away so that closing does not reset the link
-            // before the verdict is read.
-            let verdict = VerifierMsg::Verdict {
-                result: Err(e.to_string()),
-                attestation: None,
-            };
-            let _ = send_msg(&mut prover, &verdict).await;
-            drain(&mut prover, cfg.proof_timeout).await;
-            return (Err(e), Err(NetError::Disconnected("proof refused".into())));
-        }
+    let (Some(statement), Some(context)) = (session.zk_statement(), session.proof_context()) else {
+        let (verdict, out) = session.conclude(Err("no proof to run".into()), None);
+        return (verdict, out, Ok(prover));
     };
-    // The proof's challenges are bound to our own transcript and the plan
-    // as received (see `zk::proof_context`).
-    let context = zk::proof_context(&transcript.digest(), &plan);
     let ch = Channel::new(prover.compat());
     let run = timeout(
         cfg.proof_timeout,
         "the proof (limit proof_timeout)",
         async {
             Ok(pre
-                .verify(ch, &prepared.zk, &context, &mut rand::rngs::OsRng)
+                .verify(ch, statement, &context, &mut rand::rngs::OsRng)
                 .await)
         },
     )
@@ -649,15 +508,14 @@ async fn verify_zk<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
     match run {
         Ok(Ok((proven, ch))) => {
             let key = cfg.attestation_key.clone();
-            let conclude = tokio::task::spawn_blocking(move || {
-                verifier::conclude_zk(&prepared, &transcript, &plan, &proven, key.as_deref())
-            });
-            let out = match tokio::time::timeout_at(deadline, conclude).await {
+            let conclude =
+                tokio::task::spawn_blocking(move || session.conclude(Ok(&proven), key.as_deref()));
+            let (verdict, out) = match tokio::time::timeout_at(deadline, conclude).await {
                 Ok(Ok(r)) => r,
-                Ok(Err(e)) => Err(webproof_proxy::ProxyError::Protocol(format!(
+                Ok(Err(e)) => failed(webproof_proxy::ProxyError::Protocol(format!(
                     "concluding the proof failed: {e}"
                 ))),
-                Err(_) => Err(webproof_proxy::ProxyError::Limit(format!(
+                Err(_) => failed(webproof_proxy::ProxyError::Limit(format!(
                     "the proof phase took longer than {} ms",
                     cfg.proof_timeout.as_millis()
                 ))),
@@ -667,36 +525,48 @@ async fn verify_zk<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
                 .await
                 .map(|c| c.into_inner())
                 .map_err(|e| NetError::Disconnected(format!("after the proof: {e}")));
-            (out, link)
+            (verdict, out, link)
         }
-        Ok(Err(e)) => (
-            Err(webproof_proxy::ProxyError::Protocol(format!(
-                "proof rejected: {e}"
-            ))),
-            Err(NetError::Disconnected("proof rejected".into())),
-        ),
-        Err(e) => (
-            Err(webproof_proxy::ProxyError::Protocol(e.to_string())),
-            Err(e),
-        ),
+        Ok(Err(e)) => {
+            let (verdict, out) = session.conclude(Err(e.to_string()), None);
+            (
+                verdict,
+                out,
+                Err(NetError::Disconnected("proof rejected".into())),
+            )
+        }
+        Err(e) => {
+            let out = Err(webproof_proxy::ProxyError::Protocol(e.to_string()));
+            (verdict(&out, None), out, Err(e))
+        }
     }
+}
+
+/// A verdict and outcome for a failure outside the session's conclusion.
+fn failed(
+    e: webproof_proxy::ProxyError,
+) -> (VerifierMsg, webproof_proxy::error::Result<VerifierOutput>) {
+    let out = Err(e);
+    (verdict(&out, None), out)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::frame::recv_msg;
+    use webproof_proxy::protocol::PROTOCOL_VERSION;
+    use webproof_tlsproof::session::MAX_EXPECTED_COTS;
 
-    #[test]
-    fn stated_sizes_are_bounded() {
-        assert!(session_config(0).is_none());
-        assert!(session_config(MAX_EXPECTED_COTS + 1).is_none());
-        assert!(session_config(u64::MAX).is_none());
-        for n in [1, 1_000_000, MAX_EXPECTED_COTS] {
-            let c = session_config(n).unwrap();
-            assert_eq!(c.ferret, SessionConfig::sized(n).ferret);
-            c.ferret.validate().unwrap();
-        }
+    /// The relay of a session past its setup, with the default limits.
+    async fn relay_session(
+        prover: tokio::io::DuplexStream,
+        server: TcpStream,
+    ) -> (Result<tokio::io::DuplexStream>, VerifierSession) {
+        let cfg = VerifierConfig::default();
+        let mut session = VerifierSession::new();
+        session.ready(0, cfg.limits);
+        let r = relay(prover, server, &cfg, &mut session).await;
+        (r, session)
     }
 
     /// A hello whose expected size is missing, zero or absurd is refused
@@ -730,12 +600,15 @@ mod tests {
             // honest prover sends it; the verifier reads it away.
             write_frame(&mut prover, &[7u8; 32]).await.unwrap();
             match recv_msg(&mut prover, "answer").await.unwrap() {
-                VerifierMsg::Refused { reason } => assert!(reason.contains(why), "{reason}"),
+                VerifierMsg::Refused(r) => {
+                    assert_eq!(r.kind, RejectKind::SessionSize);
+                    assert!(r.detail.contains(why), "{r}");
+                }
                 other => panic!("{other:?}"),
             }
             drop(prover);
             let r = task.await.unwrap();
-            assert!(matches!(r, Err(NetError::Verifier(_))), "{r:?}");
+            assert!(matches!(r, Err(NetError::Refused(_))), "{r:?}");
         }
         // A size that does not parse as a u64 is not a hello at all.
         for bad in [r#","expected_cots":-1"#, r#","expected_cots":"many""#] {
@@ -784,9 +657,7 @@ mod tests {
             });
             let server_conn = TcpStream::connect(addr).await.unwrap();
             let (mut prover, verifier_end) = tokio::io::duplex(1 << 16);
-            let cfg = VerifierConfig::default();
-            let relay_task =
-                tokio::spawn(async move { relay(verifier_end, server_conn, &cfg).await });
+            let relay_task = tokio::spawn(relay_session(verifier_end, server_conn));
             write_frame(
                 &mut prover,
                 &RelayFrame::Data(client_record.to_vec()).encode(),
@@ -815,7 +686,8 @@ mod tests {
             let result = relay_task.await.unwrap();
             server.abort();
             match (RelayFrame::decode(&ack).unwrap(), result) {
-                (RelayFrame::CloseAck(Ok(digest)), Ok((t, _))) if ok => {
+                (RelayFrame::CloseAck(Ok(digest)), (Ok(_), session)) if ok => {
+                    let t = session.transcript().unwrap();
                     assert_eq!(t.sent.len(), 1);
                     assert_eq!(t.received.len(), received as usize);
                     let kept: Vec<u8> = t.received.iter().flat_map(|r| r.payload.clone()).collect();
@@ -826,12 +698,13 @@ mod tests {
                     assert_eq!(kept, want);
                     assert_eq!(digest, t.digest());
                 }
-                (RelayFrame::CloseAck(Err(why)), Err(NetError::Proxy(_))) if !ok => {
-                    assert!(why.contains("the prover closed after"), "{why}");
+                (RelayFrame::CloseAck(Err(why)), (Err(NetError::Proxy(_)), _)) if !ok => {
+                    assert!(why.detail.contains("the prover closed after"), "{why}");
                 }
-                (ack, r) => panic!(
-                    "Close {{ {sent}, {received} }}: {ack:?} {:?}",
-                    r.map(|(t, _)| t)
+                (ack, (r, s)) => panic!(
+                    "Close {{ {sent}, {received} }}: {ack:?} {:?} {:?}",
+                    r.map(|_| ()),
+                    s.transcript()
                 ),
             }
         }
@@ -854,8 +727,7 @@ mod tests {
         });
         let server_conn = TcpStream::connect(addr).await.unwrap();
         let (mut prover, verifier_end) = tokio::io::duplex(1 << 16);
-        let cfg = VerifierConfig::default();
-        let relay_task = tokio::spawn(async move { relay(verifier_end, server_conn, &cfg).await });
+        let relay_task = tokio::spawn(relay_session(verifier_end, server_conn));
         let client_record = [23u8, 3, 3, 0, 1, 9];
         write_frame(
             &mut prover,
@@ -889,7 +761,9 @@ mod tests {
         )
         .await
         .unwrap();
-        let (t, _) = relay_task.await.unwrap().unwrap();
+        let (r, session) = relay_task.await.unwrap();
+        r.unwrap();
+        let t = session.transcript().unwrap();
         assert_eq!(t.sent.len(), 2);
         assert_eq!(t.sent_delivered, 1);
         assert_eq!(

@@ -69,6 +69,11 @@ async fn api_keys_are_required_when_configured() {
         } else {
             let err = r.unwrap_err();
             assert!(err.to_string().contains("API key"), "{key:?}: {err}");
+            // The prover reads the reason code, not only the text.
+            assert!(
+                matches!(&err, NetError::Refused(r) if r.kind == webproof_net::RejectKind::Unauthorized),
+                "{err:?}"
+            );
             assert!(matches!(vr, Err(NetError::Unauthorized(_))), "{vr:?}");
             // The key itself never appears in the error.
             assert!(!err.to_string().contains("wrong-key"));

@@ -6,7 +6,7 @@ mod common;
 use common::*;
 use std::sync::Arc;
 use webproof_attestation::{Scheme, SigningKey};
-use webproof_net::attest::{AttestOptions, AttestationBundle};
+use webproof_proxy::attest::{AttestOptions, AttestationBundle};
 
 fn key(scheme: Scheme) -> Arc<SigningKey> {
     Arc::new(SigningKey::generate(scheme, &mut rand::rngs::OsRng))
@@ -30,10 +30,10 @@ async fn attested_session_and_presentation() {
         o.headers
             .push(("Cookie".into(), "session=very-secret-token".into()));
         // The verifier sees nothing of the plaintext.
-        o.reveal = vec!["none".into()];
+        o.reveal = vec!["none".parse().unwrap()];
         o.attest = Some(AttestOptions {
             chunk_len: None,
-            boundaries: vec!["json:account.balance.amount".into()],
+            boundaries: vec!["json:account.balance.amount".parse().unwrap()],
         });
         let out = webproof_net::prove(&o).await.unwrap();
         let vout = v.await.unwrap().unwrap();
@@ -45,7 +45,7 @@ async fn attested_session_and_presentation() {
         // The bundle survives its file form.
         let bundle = AttestationBundle::from_json(&bundle.to_json()).unwrap();
         let (p, revealed) = bundle
-            .present(&["json:account.balance.amount".into()], true)
+            .present(&["json:account.balance.amount".parse().unwrap()], true)
             .unwrap();
         assert!(!revealed.is_empty());
         // Offline check by a third party that trusts the verifier's key.

@@ -23,7 +23,7 @@ async fn every_suite_and_group_verifies() {
             o.suites = vec![suite];
             o.groups = vec![group];
             o.padding = 900;
-            o.reveal = vec!["all".into(), "hide-recv:100-101".into()];
+            o.reveal = vec!["all".parse().unwrap(), "hide-recv:100-101".parse().unwrap()];
             let out = webproof_net::prove(&o)
                 .await
                 .unwrap_or_else(|e| panic!("{suite} {group:?}: {e}"));
@@ -57,7 +57,7 @@ async fn http_reveal_hides_cookie_and_json_fields() {
     let (addr, v) = verifier(cfg).await;
     o.verifier = addr.clone();
     o.headers.push(("Cookie".into(), "sid=TOPSECRET".into()));
-    o.reveal = vec!["json:account.balance.amount".into()];
+    o.reveal = vec!["json:account.balance.amount".parse().unwrap()];
     let out = webproof_net::prove(&o).await.unwrap();
     let verified = v.await.unwrap().unwrap();
     // The path itself is proven: the verifier's own output says so.

@@ -51,9 +51,9 @@ async fn prove_bytes(size: usize, hide: bool) {
     o.expect_response = size;
     o.timeout = Duration::from_secs(3600);
     o.reveal = if hide {
-        vec!["all".into(), "hide-recv:100-101".into()]
+        webproof_proxy::http::parse_items(&["all", "hide-recv:100-101"]).unwrap()
     } else {
-        vec!["all".into()]
+        vec![webproof_proxy::http::RevealItem::All]
     };
     let t = Instant::now();
     let out = webproof_net::prove(&o)
@@ -176,7 +176,7 @@ async fn a_verdict_with_a_wrong_digest_is_refused() {
         "/bytes?size=3000",
         &ca,
     );
-    o.reveal = vec!["all".into(), "hide-recv:100-101".into()];
+    o.reveal = vec!["all".parse().unwrap(), "hide-recv:100-101".parse().unwrap()];
     let err = webproof_net::prove(&o).await.unwrap_err();
     match &err {
         NetError::Proxy(ProxyError::Verdict { direction, detail }) => {

@@ -137,7 +137,7 @@ async fn nginx_every_suite() {
             let mut o = options(&addr, "localhost", port, "/", &ca);
             o.suites = vec![suite];
             o.version = Some(version);
-            o.reveal = vec!["http".into(), "hide-recv:0-1".into()];
+            o.reveal = webproof_proxy::http::parse_items(&["http", "hide-recv:0-1"]).unwrap();
             let out = webproof_net::prove(&o)
                 .await
                 .unwrap_or_else(|e| panic!("nginx {protocols} {suite}: {e}"));
@@ -172,7 +172,7 @@ async fn nginx_hello_retry_request() {
     o.version = Some(TlsVersion::Tls13);
     // X25519 first: its key share is the one sent, and refused.
     o.groups = vec![KxGroup::X25519, KxGroup::Secp256r1];
-    o.reveal = vec!["http".into(), "hide-recv:0-1".into()];
+    o.reveal = webproof_proxy::http::parse_items(&["http", "hide-recv:0-1"]).unwrap();
     let out = webproof_net::prove(&o)
         .await
         .unwrap_or_else(|e| panic!("HelloRetryRequest: {e}"));

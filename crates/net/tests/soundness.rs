@@ -25,7 +25,7 @@ use pipeline::{verify_after_relay, Backend, ProverSide, Refused};
 use plan::{Attempt, Kind, Mutation, Reveal, Scenario, Source};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
-use session::{Certs, Session};
+use session::{Certs, Fixture, Session};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use webproof_attestation::{Scheme, SigningKey};
@@ -36,19 +36,33 @@ use webproof_attestation::{Scheme, SigningKey};
 /// run pass while finding 2 is open; see SOUNDNESS.md.)
 const KNOWN_OPEN: &[Kind] = &[];
 
-/// Everything a run needs: two sessions per suite and the verifier's key.
+/// Everything a run needs: two sessions per fixture and suite and the
+/// verifier's key.
 struct World {
+    /// Index `fixture * 6 + suite`, the fixtures in the order given.
     sessions: Vec<[Session; 2]>,
     key: SigningKey,
 }
 
 impl World {
-    fn new() -> Self {
+    fn new(fixtures: &[Fixture]) -> Self {
         let certs = Certs::generate();
-        let sessions = session::sessions(&certs);
+        let sessions = session::sessions(&certs, fixtures);
         let key = SigningKey::generate(Scheme::Ed25519, &mut ChaCha20Rng::seed_from_u64(1));
         World { sessions, key }
     }
+
+    /// Every fixture (seeded runs).
+    fn all() -> Self {
+        Self::new(&Fixture::ALL)
+    }
+}
+
+/// The fixture of a seeded session (`(seed / 6) mod 8`): half the plain
+/// response, a quarter `Json`, an eighth each `Chunked` and `Eof`, so the
+/// suite (`seed mod 6`) still cycles over all six for each.
+fn fixture_of(seed: u64) -> usize {
+    [0, 0, 1, 2, 0, 0, 1, 3][((seed / session::SUITES.len() as u64) % 8) as usize]
 }
 
 /// A mutated session, fully determined by its seed (or named).
@@ -56,6 +70,7 @@ impl World {
 struct Case {
     name: String,
     seed: u64,
+    /// Index into `World::sessions` (`fixture * 6 + suite`).
     suite: usize,
     scenario: Scenario,
     adaptive: bool,
@@ -95,16 +110,18 @@ fn build(w: &World, seed: u64, fixed: Option<(&Case, &[Mutation])>) -> (Case, At
             (c, a)
         }
         None => {
-            let suite = (seed % session::SUITES.len() as u64) as usize;
+            let n_suites = session::SUITES.len();
+            let suite = fixture_of(seed) * n_suites + (seed % n_suites as u64) as usize;
             let [s, other] = &w.sessions[suite];
-            let scenario = Scenario::random(&mut rng);
+            let scenario = Scenario::random(&mut rng, s.fixture);
             let adaptive = rng.gen_bool(0.8);
             let n = match rng.gen_range(0..20) {
                 0..=11 => 1,
                 12..=16 => 2,
                 _ => 3,
             };
-            let kinds: Vec<Kind> = (0..n).map(|_| Kind::random(&mut rng)).collect();
+            let json = s.body.is_some();
+            let kinds: Vec<Kind> = (0..n).map(|_| Kind::random(&mut rng, json)).collect();
             let mut mrng = ChaCha20Rng::seed_from_u64(rng.gen());
             let (a, applied) = plan::mutated(
                 s,
@@ -245,6 +262,11 @@ struct Summary {
     attested: usize,
     presented: usize,
     truncated: usize,
+    /// Accepted sessions with JSON claims, and the verified paths checked.
+    json_sessions: usize,
+    json_paths: usize,
+    /// JSON claim ops and skeleton holes: op -> [refused, accepted].
+    json_ops: BTreeMap<String, [usize; 2]>,
     real_checked: usize,
     failures: Vec<String>,
     /// (TLS version, mutation kinds, violation or panic) -> seeds
@@ -289,6 +311,17 @@ impl Summary {
                 kinds.join(", ")
             )
         };
+        // Which JSON ops (and holes punched in the disclosure) were tried.
+        for m in &c.mutations {
+            let op = match m {
+                Mutation::Json(op) => format!("{op:?}"),
+                Mutation::Ranges(_, op @ plan::RangeOp::Hide(_)) => format!("{op:?}"),
+                _ => continue,
+            };
+            let name = op.split('(').next().unwrap_or_default().to_string();
+            let accepted = matches!(o, Outcome::Accepted { .. });
+            self.json_ops.entry(name).or_default()[accepted as usize] += 1;
+        }
         match o {
             Outcome::Refused(r) => {
                 self.refused += 1;
@@ -305,6 +338,8 @@ impl Summary {
                 self.attested += checked.attestation as usize;
                 self.presented += checked.presentation as usize;
                 self.truncated += checked.truncated as usize;
+                self.json_sessions += (checked.json > 0) as usize;
+                self.json_paths += checked.json;
                 for m in &c.mutations {
                     *self
                         .accepted_kinds
@@ -346,13 +381,15 @@ impl Summary {
         let mut s = String::new();
         let _ = writeln!(
             s,
-            "soundness: {} mutated sessions, {} refused, {} accepted ({} with an attestation, {} with a presentation, {} truncated by the prover), {} violations, {} panics, {} known open; {} cross-checked on a real engine",
+            "soundness: {} mutated sessions, {} refused, {} accepted ({} with an attestation, {} with a presentation, {} truncated by the prover, {} with {} verified JSON paths), {} violations, {} panics, {} known open; {} cross-checked on a real engine",
             self.sessions,
             self.refused,
             self.accepted,
             self.attested,
             self.presented,
             self.truncated,
+            self.json_sessions,
+            self.json_paths,
             self.violations,
             self.panics,
             self.known_open,
@@ -378,6 +415,13 @@ impl Summary {
             "  mutation kinds in accepted sessions: {:?}",
             self.accepted_kinds
         );
+        if !self.json_ops.is_empty() {
+            let _ = writeln!(
+                s,
+                "  JSON ops and skeleton holes [refused, accepted]: {:?}",
+                self.json_ops
+            );
+        }
         for (class, seeds) in &self.classes {
             let _ = writeln!(
                 s,
@@ -412,8 +456,8 @@ fn seeded_run(w: &World, base: u64, n: usize, real_every: usize, real_accepted: 
     for i in 0..n {
         let seed = base + i as u64;
         let (c, a) = build(w, seed, None);
-        let mut real = (real_every > 0 && i % real_every == 0).then(|| {
-            if (i / real_every) % 10 == 0 {
+        let mut real = (real_every > 0 && i.is_multiple_of(real_every)).then(|| {
+            if (i / real_every).is_multiple_of(10) {
                 Backend::Production
             } else {
                 Backend::QuickSilver
@@ -432,12 +476,12 @@ fn seeded_run(w: &World, base: u64, n: usize, real_every: usize, real_accepted: 
 /// The CI-sized run: a few hundred seeded mutated sessions, every accepted
 /// one also proven with QuickSilver.
 ///
-/// On main at 7417136 it fails: review finding 1 (TLS 1.2 `data_len`
-/// shorter than the record is accepted; the output and attestation are
-/// the spliced stream). Un-ignore once the fix is in.
+/// On main at 7417136 it failed on review finding 1 (a TLS 1.2 `data_len`
+/// shorter than the record was accepted; the output and attestation were
+/// the spliced stream).
 #[test]
 fn mutated_sessions_ci() {
-    let w = World::new();
+    let w = World::all();
     let n = env("WEBPROOF_SOUNDNESS_SESSIONS", 300usize);
     let base = env("WEBPROOF_SOUNDNESS_SEED", 0x5eed_0000u64);
     let sum = seeded_run(&w, base, n, 100, true);
@@ -457,7 +501,7 @@ fn mutated_sessions_ci() {
 #[test]
 #[ignore = "long: run in release, see SOUNDNESS.md"]
 fn mutated_sessions_long() {
-    let w = World::new();
+    let w = World::all();
     let n = env("WEBPROOF_SOUNDNESS_SESSIONS", 10_000usize);
     let base = env("WEBPROOF_SOUNDNESS_SEED", 0x10_0000_0000u64);
     let real_accepted = env("WEBPROOF_SOUNDNESS_REAL_ACCEPTED", 0u8) == 1;
@@ -475,7 +519,7 @@ fn replay() {
         .expect("WEBPROOF_SOUNDNESS_CASE=<seed>")
         .parse()
         .expect("a seed");
-    let w = World::new();
+    let w = World::all();
     let (c, a) = build(&w, seed, None);
     println!("case: {c:#?}");
     println!("close: {:?}", a.close);
@@ -526,6 +570,7 @@ fn review_cases(w: &World) -> Vec<(Case, Vec<Mutation>)> {
                         reveal,
                         attest,
                         reveal_unproven: false,
+                        json: &[],
                     },
                     adaptive: true,
                     mutations: Vec::new(),
@@ -542,7 +587,7 @@ fn review_cases(w: &World) -> Vec<(Case, Vec<Mutation>)> {
 /// `{"admin":true}` in the output and in the presentation.
 #[test]
 fn review_splice_is_refused() {
-    let w = World::new();
+    let w = World::new(&[Fixture::Plain]);
     let mut sum = Summary::default();
     for (c, m) in review_cases(&w) {
         let (c, a) = build(&w, 0, Some((&c, &m)));
@@ -561,7 +606,7 @@ fn review_splice_is_refused() {
 /// stack agree with the ideal party, and the oracle catches planted lies.
 #[test]
 fn honest_sessions_pass_and_the_oracle_catches_lies() {
-    let w = World::new();
+    let w = World::new(&[Fixture::Plain]);
     let mut sum = Summary::default();
     for (suite, [s, _]) in w.sessions.iter().enumerate() {
         for (k, reveal) in [
@@ -582,6 +627,7 @@ fn honest_sessions_pass_and_the_oracle_catches_lies() {
                         reveal,
                         attest,
                         reveal_unproven: false,
+                        json: &[],
                     },
                     adaptive: true,
                     mutations: Vec::new(),
@@ -622,6 +668,7 @@ fn honest_sessions_pass_and_the_oracle_catches_lies() {
             reveal: Reveal::HideSecrets,
             attest: Some(16),
             reveal_unproven: false,
+            json: &[],
         },
         adaptive: true,
         mutations: Vec::new(),
@@ -651,7 +698,7 @@ fn honest_sessions_pass_and_the_oracle_catches_lies() {
 /// `"Cookie: session=████████████\r\n\r\nGET /account ..."`.
 #[test]
 fn client_records_the_server_rejects_are_refused() {
-    let w = World::new();
+    let w = World::new(&[Fixture::Plain]);
     let mut sum = Summary::default();
     for (suite, [s, _]) in w.sessions.iter().enumerate() {
         let n = s.recorded.sent.len();
@@ -667,6 +714,7 @@ fn client_records_the_server_rejects_are_refused() {
                     reveal: Reveal::HideSecrets,
                     attest: None,
                     reveal_unproven: true,
+                    json: &[],
                 },
                 adaptive: true,
                 mutations: Vec::new(),
@@ -685,4 +733,236 @@ fn client_records_the_server_rejects_are_refused() {
     }
     println!("{}", sum.report());
     assert!(sum.failures.is_empty(), "{}", sum.report());
+}
+
+/// Honest JSON sessions: both JSON fixtures, every suite, every honest
+/// claim set with the real prover's `json:PATH` disclosure, and everything
+/// revealed with claims, with and without an attestation. All accepted,
+/// every verified path passes the JSON oracle, QuickSilver and the
+/// production stack agree with the ideal party, and the JSON oracle
+/// catches planted lies.
+#[test]
+fn honest_json_sessions_pass_and_the_oracle_catches_lies() {
+    let w = World::new(&[Fixture::Json, Fixture::Chunked]);
+    let mut sum = Summary::default();
+    for (k, [s, _]) in w.sessions.iter().enumerate() {
+        let sets = s.fixture.claim_sets();
+        let suite = k % session::SUITES.len();
+        for (j, &paths) in sets.iter().enumerate() {
+            // Half the sets per suite, alternating (CI time): each set runs
+            // on three suites of each fixture, both TLS versions.
+            if (j + suite) % 2 == 1 {
+                continue;
+            }
+            let reveal = if j == sets.len() - 1 {
+                Reveal::All
+            } else {
+                Reveal::Skeleton
+            };
+            let attest = (j % 2 == 1).then_some(16);
+            let c = Case {
+                name: format!("honest JSON {} {reveal:?} {paths:?}", s.suite),
+                seed: k as u64 * 100 + j as u64,
+                suite: k,
+                scenario: Scenario {
+                    reveal,
+                    attest,
+                    reveal_unproven: false,
+                    json: paths,
+                },
+                adaptive: true,
+                mutations: Vec::new(),
+            };
+            let (c, a) = build(&w, c.seed, Some((&c, &[])));
+            assert_eq!(a.plan.json.len(), paths.len());
+            // Four sessions on a real engine (CI time): suites 0 and 3 of
+            // `Json`, 2 and 5 of `Chunked`.
+            let real = match (
+                suite == j && (k / session::SUITES.len() + suite).is_multiple_of(3),
+                suite,
+            ) {
+                (true, 0) => Some(Backend::Production),
+                (true, _) => Some(Backend::QuickSilver),
+                _ => None,
+            };
+            let o = run_case(&w, &c, &a, real);
+            match &o {
+                Outcome::Accepted {
+                    checked,
+                    violations,
+                    ..
+                } => {
+                    assert!(violations.is_empty(), "{}: {violations:?}", c.name);
+                    assert_eq!(checked.json, paths.len(), "{}", c.name);
+                    assert_eq!(checked.attestation, attest.is_some(), "{}", c.name);
+                }
+                other => panic!("{}: {other:?}", c.name),
+            }
+            sum.record(&w, &c, &o, real);
+        }
+    }
+    println!("{}", sum.report());
+    let paths: usize = [Fixture::Json, Fixture::Chunked]
+        .iter()
+        .flat_map(|f| f.claim_sets().iter().map(|p| p.len()))
+        .sum();
+    // Each set on half the suites.
+    assert_eq!(sum.json_paths, paths * session::SUITES.len() / 2);
+    assert_eq!(sum.real_checked, 4);
+
+    // Planted lies about a verified path.
+    let s = &w.sessions[0][0];
+    let c = Case {
+        name: "planted JSON".into(),
+        seed: 9,
+        suite: 0,
+        scenario: Scenario {
+            reveal: Reveal::Skeleton,
+            attest: None,
+            reveal_unproven: false,
+            json: &["items.1.amount"],
+        },
+        adaptive: true,
+        mutations: Vec::new(),
+    };
+    let (c, a) = build(&w, 9, Some((&c, &[])));
+    let acc = run_attempt(&w, &c, &a, Backend::Ideal).unwrap();
+    assert_eq!(acc.output.json[0].value_text, "8");
+    let truth = [s.request.clone(), s.response.clone()];
+    oracle::json_lies_are_caught(s, &truth, &acc.output.json[0], acc.plan.json[0].body);
+    // The `amount` of the other item, claimed at this path: caught.
+    let mut lie = acc.clone();
+    let other = s
+        .response
+        .windows(10)
+        .position(|w| w == b"\"amount\":7")
+        .unwrap()
+        + 9;
+    lie.output.json[0].value = webproof_proxy::disclosure::Range::new(other, other + 1);
+    lie.output.json[0].value_text = "7".into();
+    let mut checked = oracle::Checked::default();
+    assert_eq!(oracle::check(s, &a, &lie, &w.key, &mut checked).len(), 1);
+}
+
+/// The skeleton attack through the harness: the prover hides `x","y` of
+/// `"tags":["x","y\/z",true,null]` (so its view reads one string and three
+/// elements), reveals `true`, and claims `user.tags.1` = `true` with the
+/// hidden lists its own walk finds. The walk and the view accept it; the
+/// byte classes (a quote among the hidden string bytes) must make the
+/// proof fail, on the ideal party as on QuickSilver. An ideal party that
+/// ignored byte classes would accept it and the JSON oracle would report a
+/// violation.
+#[test]
+fn json_hidden_structure_is_refused() {
+    use plan::RangeOp;
+    use webproof_proxy::disclosure::Range;
+    use webproof_proxy::Direction;
+    let w = World::new(&[Fixture::Json]);
+    let mut sum = Summary::default();
+    for (k, [s, _]) in w.sessions.iter().enumerate() {
+        let find = |needle: &[u8]| {
+            let p = s
+                .response
+                .windows(needle.len())
+                .position(|w| w == needle)
+                .unwrap();
+            Range::new(p, p + needle.len())
+        };
+        let hide = find(br#"x","y"#);
+        let reveal = find(b"true");
+        let c = Case {
+            name: format!("JSON skeleton attack {}", s.suite),
+            seed: 0,
+            suite: k,
+            scenario: Scenario {
+                reveal: Reveal::Skeleton,
+                attest: None,
+                reveal_unproven: false,
+                json: &["user.tags.1"],
+            },
+            adaptive: true,
+            mutations: Vec::new(),
+        };
+        let muts = [
+            Mutation::Ranges(Direction::Received, RangeOp::Push(reveal)),
+            Mutation::Ranges(Direction::Received, RangeOp::Hide(hide)),
+        ];
+        let (c, a) = build(&w, 0, Some((&c, &muts)));
+        // The cheater's claim reads `true` at index 1, a quote hidden in a string.
+        let claim = &a.plan.json[0];
+        assert_eq!(&s.response[claim.value.start..claim.value.end], b"true");
+        assert!(claim
+            .hidden_strings
+            .iter()
+            .any(|r| r.start <= hide.start + 1 && hide.start + 2 <= r.end));
+        // Real engines on three suites (CI time): TLS 1.3 AES-128 on the
+        // production stack, TLS 1.3 ChaCha20 and TLS 1.2 AES-256 on QuickSilver.
+        let real = match k {
+            0 => Some(Backend::Production),
+            2 | 4 => Some(Backend::QuickSilver),
+            _ => None,
+        };
+        let o = run_case(&w, &c, &a, real);
+        match &o {
+            Outcome::Refused(r) => assert_eq!(r.stage, "proof", "{}: {r:?}", c.name),
+            other => panic!("{}: {other:?}", c.name),
+        }
+        sum.record(&w, &c, &o, real);
+    }
+    println!("{}", sum.report());
+}
+
+/// A body that ends with the connection, cut by the prover's `Close`: the
+/// server sent `1000000` in two records (`1000`, `000`) and close_notify;
+/// the prover reveals everything, cuts the last two records and claims the
+/// whole body (`""`) is `1000`. The verifier must refuse the claim (the cut
+/// shows only in `response_complete` and `server_records_after_cut`, which
+/// a JSON consumer need not read). On main at 0a0064b it was accepted on
+/// all six suites (fixed in json.rs).
+#[test]
+fn json_body_cut_by_close_is_refused() {
+    let w = World::new(&[Fixture::Eof]);
+    let mut sum = Summary::default();
+    for (k, [s, _]) in w.sessions.iter().enumerate() {
+        let n = s.recorded.received.len() as u32;
+        let c = Case {
+            name: format!("JSON body cut by Close {}", s.suite),
+            seed: 0,
+            suite: k,
+            scenario: Scenario {
+                reveal: Reveal::All,
+                attest: None,
+                reveal_unproven: false,
+                json: &[],
+            },
+            adaptive: true,
+            mutations: Vec::new(),
+        };
+        let body = s.response.len() - session::EOF_BODY.concat().len();
+        let cut = webproof_proxy::disclosure::Range::new(body, body + session::EOF_BODY[0].len());
+        let claim = webproof_proxy::json::JsonClaim {
+            direction: webproof_proxy::Direction::Received,
+            body: cut,
+            path: String::new(),
+            value: cut,
+            hidden_strings: Vec::new(),
+            hidden_tokens: Vec::new(),
+        };
+        let muts = [
+            Mutation::Close(plan::CloseField::Received, n - 2),
+            Mutation::Json(plan::JsonOp::Insert(0, claim)),
+        ];
+        let (c, a) = build(&w, 0, Some((&c, &muts)));
+        let o = run_case(&w, &c, &a, None);
+        match &o {
+            Outcome::Refused(r) => assert!(
+                r.stage == "conclude" && r.error.contains("ends with the connection"),
+                "{}: {r:?}",
+                c.name
+            ),
+            other => panic!("{}: {other:?}", c.name),
+        }
+        sum.record(&w, &c, &o, None);
+    }
+    println!("{}", sum.report());
 }

@@ -323,6 +323,90 @@ fn parse_status_line(line: &[u8]) -> Option<u16> {
     core::str::from_utf8(code).ok()?.parse().ok()
 }
 
+/// The parts of an `https://` URL the session needs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HttpsUrl {
+    /// Host name or IP address (without brackets).
+    pub host: String,
+    /// Port (443 unless given).
+    pub port: u16,
+    /// Request target: path and query (`/` if absent).
+    pub path: String,
+}
+
+impl core::str::FromStr for HttpsUrl {
+    type Err = ProxyError;
+
+    /// `https://host[:port][/path]`, with `[v6]` hosts.
+    fn from_str(url: &str) -> Result<Self> {
+        let bad = |why: &str| malformed("URL", format!("{url:?}: {why}"));
+        let rest = url
+            .strip_prefix("https://")
+            .ok_or_else(|| bad("only https:// URLs"))?;
+        let (authority, path) = match rest.find('/') {
+            Some(i) => (&rest[..i], &rest[i..]),
+            None => (rest, "/"),
+        };
+        let (host, port) = match authority.rsplit_once(':') {
+            Some((h, p)) if !h.ends_with(']') || h.starts_with('[') => (
+                h.trim_matches(|c| c == '[' || c == ']'),
+                p.parse().map_err(|_| bad("bad port"))?,
+            ),
+            _ => (authority, 443),
+        };
+        if host.is_empty() {
+            return Err(bad("no host"));
+        }
+        Ok(HttpsUrl {
+            host: host.to_string(),
+            port,
+            path: path.to_string(),
+        })
+    }
+}
+
+/// The GET request a prover sends: `path` on `host:port`, extra headers,
+/// and `padding` bytes of `X-Padding` (0: none), with `Connection: close`
+/// so that the server's close ends the response.
+pub fn get_request(
+    host: &str,
+    port: u16,
+    path: &str,
+    headers: &[(String, String)],
+    padding: usize,
+) -> Vec<u8> {
+    let host = if port == 443 {
+        host.to_string()
+    } else {
+        format!("{host}:{port}")
+    };
+    let mut r = format!("GET {path} HTTP/1.1\r\nHost: {host}\r\n");
+    for (k, v) in headers {
+        r.push_str(&format!("{k}: {v}\r\n"));
+    }
+    if padding > 0 {
+        r.push_str("X-Padding: ");
+        r.push_str(&"a".repeat(padding));
+        r.push_str("\r\n");
+    }
+    r.push_str("Connection: close\r\n\r\n");
+    r.into_bytes()
+}
+
+/// Largest response a prover reads.
+pub const MAX_RESPONSE: usize = 64 << 20;
+
+/// Where a response read so far ends, if its framing says it is complete
+/// (`Content-Length` or chunked encoding, up to the last chunk); `None`:
+/// read on (a response without framing ends with the connection).
+pub fn response_end(data: &[u8]) -> Option<usize> {
+    let m = parse_message(data).ok()?;
+    let framed = m.header(data, "content-length").is_some()
+        || m.header(data, "transfer-encoding")
+            .is_some_and(|v| v.to_ascii_lowercase().windows(7).any(|w| w == b"chunked"));
+    framed.then_some(m.body.end)
+}
+
 /// What to reveal, by HTTP structure. Start lines are always revealed.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RevealSpec {
@@ -413,32 +497,132 @@ impl RevealSpec {
     }
 }
 
-/// Parse command-line reveal items into a disclosure over the actual data.
+/// One item of a reveal selection (`--reveal`, `--commit-at`, `present
+/// --reveal`), parsed once where the user typed it ([`str::parse`]):
 ///
-/// Items: `all` (default), `none` (nothing: with an attestation, the
-/// verifier then sees no plaintext at all), `http` (default HTTP policy), `headers` (all
+/// `all` (default), `none` (nothing: with an attestation, the verifier then
+/// sees no plaintext at all), `http` (default HTTP policy), `headers` (all
 /// response headers, no body), `header:NAME`, `req-header:NAME` (reveal a
 /// secret request header), `body`, `json:PATH`, `sent:A-B`, `recv:A-B`
 /// (raw ranges), `hide-sent:A-B`, `hide-recv:A-B` (applied last).
-pub fn disclosure_from_items(items: &[String], sent: &[u8], received: &[u8]) -> Result<Disclosure> {
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RevealItem {
+    /// `all`: everything.
+    All,
+    /// `none`: nothing (unless other items add something).
+    None,
+    /// `http`: the default HTTP policy ([`RevealSpec::default`]).
+    Http,
+    /// `headers`: all response headers.
+    Headers,
+    /// `header:NAME`: one response header (lower case).
+    Header(String),
+    /// `req-header:NAME`: a secret request header's value (lower case).
+    ReqHeader(String),
+    /// `body`: the response body.
+    Body,
+    /// `json:PATH`: a proven JSON path of the response body (`json:` alone:
+    /// the whole document).
+    Json(String),
+    /// `sent:A-B`: a raw range of the request data.
+    Sent(Range),
+    /// `recv:A-B`: a raw range of the response data.
+    Recv(Range),
+    /// `hide-sent:A-B`: hide a range of the request data (applied last).
+    HideSent(Range),
+    /// `hide-recv:A-B`: hide a range of the response data (applied last).
+    HideRecv(Range),
+}
+
+impl core::str::FromStr for RevealItem {
+    type Err = ProxyError;
+
+    fn from_str(item: &str) -> Result<Self> {
+        let bad = |why: String| malformed("reveal item", format!("{item:?}: {why}"));
+        let range = |v: &str| -> Result<Range> {
+            let (a, b) = v
+                .split_once('-')
+                .ok_or_else(|| bad("expected START-END".into()))?;
+            let a: usize = a.parse().map_err(|_| bad(format!("bad start {a:?}")))?;
+            let b: usize = b.parse().map_err(|_| bad(format!("bad end {b:?}")))?;
+            if a > b {
+                return Err(bad("the range ends before it starts".into()));
+            }
+            Ok(Range::new(a, b))
+        };
+        let name = |v: &str| -> Result<String> {
+            if v.is_empty() {
+                return Err(bad("needs a NAME".into()));
+            }
+            Ok(v.to_ascii_lowercase())
+        };
+        let (k, v) = item.split_once(':').unwrap_or((item, ""));
+        let plain = |it: RevealItem| {
+            if item.contains(':') {
+                Err(bad("takes no argument".into()))
+            } else {
+                Ok(it)
+            }
+        };
+        match k {
+            "all" => plain(RevealItem::All),
+            "none" => plain(RevealItem::None),
+            "http" => plain(RevealItem::Http),
+            "headers" => plain(RevealItem::Headers),
+            "body" => plain(RevealItem::Body),
+            "header" => Ok(RevealItem::Header(name(v)?)),
+            "req-header" => Ok(RevealItem::ReqHeader(name(v)?)),
+            // `json:` alone is the whole document (the empty path).
+            "json" => Ok(RevealItem::Json(v.to_string())),
+            "sent" => Ok(RevealItem::Sent(range(v)?)),
+            "recv" => Ok(RevealItem::Recv(range(v)?)),
+            "hide-sent" => Ok(RevealItem::HideSent(range(v)?)),
+            "hide-recv" => Ok(RevealItem::HideRecv(range(v)?)),
+            _ => Err(bad(
+                "unknown item (all, none, http, headers, header:NAME, req-header:NAME, body, \
+                 json:PATH, sent:A-B, recv:A-B, hide-sent:A-B, hide-recv:A-B)"
+                    .into(),
+            )),
+        }
+    }
+}
+
+impl core::fmt::Display for RevealItem {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            RevealItem::All => f.write_str("all"),
+            RevealItem::None => f.write_str("none"),
+            RevealItem::Http => f.write_str("http"),
+            RevealItem::Headers => f.write_str("headers"),
+            RevealItem::Header(n) => write!(f, "header:{n}"),
+            RevealItem::ReqHeader(n) => write!(f, "req-header:{n}"),
+            RevealItem::Body => f.write_str("body"),
+            RevealItem::Json(p) => write!(f, "json:{p}"),
+            RevealItem::Sent(r) => write!(f, "sent:{}-{}", r.start, r.end),
+            RevealItem::Recv(r) => write!(f, "recv:{}-{}", r.start, r.end),
+            RevealItem::HideSent(r) => write!(f, "hide-sent:{}-{}", r.start, r.end),
+            RevealItem::HideRecv(r) => write!(f, "hide-recv:{}-{}", r.start, r.end),
+        }
+    }
+}
+
+/// Parse reveal items (the first bad one is the error).
+pub fn parse_items<S: AsRef<str>>(items: &[S]) -> Result<Vec<RevealItem>> {
+    items.iter().map(|i| i.as_ref().parse()).collect()
+}
+
+/// The disclosure that reveal items select over the actual data (see
+/// [`RevealItem`]; no items: everything).
+pub fn disclosure_from_items(
+    items: &[RevealItem],
+    sent: &[u8],
+    received: &[u8],
+) -> Result<Disclosure> {
     let mut raw = Disclosure::default();
     let mut hides = Vec::new();
     let mut spec: Option<RevealSpec> = None;
     let mut all = items.is_empty();
-    let range = |v: &str| -> Result<Range> {
-        let (a, b) = v
-            .split_once('-')
-            .ok_or_else(|| malformed("reveal item", format!("{v:?} is not START-END")))?;
-        let a = a
-            .parse()
-            .map_err(|_| malformed("reveal item", format!("bad start in {v:?}")))?;
-        let b = b
-            .parse()
-            .map_err(|_| malformed("reveal item", format!("bad end in {v:?}")))?;
-        Ok(Range::new(a, b))
-    };
     for item in items {
-        let (k, v) = item.split_once(':').unwrap_or((item.as_str(), ""));
         let spec_mut = |spec: &mut Option<RevealSpec>| {
             spec.get_or_insert_with(|| RevealSpec {
                 response_headers: Some(Vec::new()),
@@ -447,33 +631,33 @@ pub fn disclosure_from_items(items: &[String], sent: &[u8], received: &[u8]) -> 
             })
             .clone()
         };
-        match k {
-            "all" => all = true,
-            "none" => {}
-            "http" => spec = Some(RevealSpec::default()),
-            "headers" => {
+        match item {
+            RevealItem::All => all = true,
+            RevealItem::None => {}
+            RevealItem::Http => spec = Some(RevealSpec::default()),
+            RevealItem::Headers => {
                 let mut s = spec_mut(&mut spec);
                 s.response_headers = None;
                 spec = Some(s);
             }
-            "header" => {
+            RevealItem::Header(v) => {
                 let mut s = spec_mut(&mut spec);
                 if let Some(l) = s.response_headers.as_mut() {
                     l.push(v.to_ascii_lowercase());
                 }
                 spec = Some(s);
             }
-            "req-header" => {
+            RevealItem::ReqHeader(v) => {
                 let mut s = spec_mut(&mut spec);
                 s.reveal_secret_headers.push(v.to_ascii_lowercase());
                 spec = Some(s);
             }
-            "body" => {
+            RevealItem::Body => {
                 let mut s = spec_mut(&mut spec);
                 s.response_body = BodyReveal::All;
                 spec = Some(s);
             }
-            "json" => {
+            RevealItem::Json(v) => {
                 let mut s = spec_mut(&mut spec);
                 match &mut s.response_body {
                     BodyReveal::Json(p) => p.push(v.to_string()),
@@ -482,11 +666,10 @@ pub fn disclosure_from_items(items: &[String], sent: &[u8], received: &[u8]) -> 
                 }
                 spec = Some(s);
             }
-            "sent" => raw.sent.push(range(v)?),
-            "recv" => raw.received.push(range(v)?),
-            "hide-sent" => hides.push((Direction::Sent, range(v)?)),
-            "hide-recv" => hides.push((Direction::Received, range(v)?)),
-            _ => return Err(malformed("reveal item", format!("unknown item {item:?}"))),
+            RevealItem::Sent(r) => raw.sent.push(*r),
+            RevealItem::Recv(r) => raw.received.push(*r),
+            RevealItem::HideSent(r) => hides.push((Direction::Sent, *r)),
+            RevealItem::HideRecv(r) => hides.push((Direction::Received, *r)),
         }
     }
     let mut d = if all {
@@ -768,11 +951,8 @@ mod tests {
         resp.extend_from_slice(format!("\r\n{:x}\r\n", b.len()).as_bytes());
         resp.extend_from_slice(b);
         resp.extend_from_slice(b"\r\n0\r\n\r\n");
-        let items = vec![
-            "json:user.age".to_string(),
-            "json:list.1.k".to_string(),
-            "header:content-type".to_string(),
-        ];
+        let items =
+            parse_items(&["json:user.age", "json:list.1.k", "header:content-type"]).unwrap();
         let d = disclosure_from_items(&items, REQ, &resp).unwrap();
         let o = d.open(REQ, &resp).unwrap();
         let (_, r) = crate::disclosure::check_openings(REQ, &resp, &o).unwrap();
@@ -813,14 +993,57 @@ mod tests {
         assert!(json_path_spans(b"{\"a\":", "a").is_err());
         let deep = vec![b'['; 10_000];
         assert!(json_path_spans(&deep, "0").is_err());
-        let items = vec!["frobnicate".to_string()];
-        assert!(disclosure_from_items(&items, REQ, b"HTTP/1.1 200 OK\r\n\r\n").is_err());
+        for bad in [
+            "frobnicate",
+            "sent:1",
+            "recv:5-2",
+            "hide-recv:a-b",
+            "header:",
+            "all:x",
+        ] {
+            assert!(bad.parse::<RevealItem>().is_err(), "{bad}");
+        }
+    }
+
+    /// Every item reads back as it was written.
+    #[test]
+    fn items_round_trip() {
+        for i in [
+            "json:",
+            "all",
+            "none",
+            "http",
+            "headers",
+            "header:x-a",
+            "req-header:cookie",
+            "body",
+            "json:a.0.b",
+            "sent:0-5",
+            "recv:3-3",
+            "hide-sent:1-2",
+            "hide-recv:0-10",
+        ] {
+            assert_eq!(i.parse::<RevealItem>().unwrap().to_string(), i);
+        }
+        let u: HttpsUrl = "https://[::1]:8443/a?b".parse().unwrap();
+        assert_eq!(
+            (u.host.as_str(), u.port, u.path.as_str()),
+            ("::1", 8443, "/a?b")
+        );
+        let u: HttpsUrl = "https://example.com".parse().unwrap();
+        assert_eq!(
+            (u.host.as_str(), u.port, u.path.as_str()),
+            ("example.com", 443, "/")
+        );
+        assert!("http://example.com/".parse::<HttpsUrl>().is_err());
+        assert!("https://:80/".parse::<HttpsUrl>().is_err());
+        assert!("https://a:b/".parse::<HttpsUrl>().is_err());
     }
 
     #[test]
     fn raw_and_hide_items() {
         let resp = b"HTTP/1.1 200 OK\r\n\r\n";
-        let items = vec!["all".to_string(), "hide-recv:0-1".to_string()];
+        let items = parse_items(&["all", "hide-recv:0-1"]).unwrap();
         let d = disclosure_from_items(&items, REQ, resp).unwrap();
         assert_eq!(d.received, vec![Range::new(1, resp.len())]);
         assert_eq!(d.sent, vec![Range::new(0, REQ.len())]);

@@ -62,6 +62,14 @@
 //! the claim's `body` must be one of the bodies found. A hidden head byte
 //! stops the parse, so a JSON claim needs the heads before it revealed.
 //!
+//! A response body without `Content-Length` or chunking ends with the data
+//! the verifier kept, and the prover's `Close` may cut the server's last
+//! records: the true body may be longer than the view's. Past the view's
+//! end a valid body can only have more whitespace, unless the view's body
+//! ends inside a bare token (`1000` of `1000000`). So the walk refuses such
+//! a body whose top-level value is a bare token ending at the end of the
+//! data ([`Body::until_close`]).
+//!
 //! ## Costs and limits
 //!
 //! Hidden body bytes are constrained, so the proof computes their
@@ -138,6 +146,9 @@ pub struct Body {
     pub raw: Range,
     /// The body's data: one range per chunk, or the whole body.
     pub data: Vec<Range>,
+    /// Delimited by the end of the data (no `Content-Length`, not chunked):
+    /// a cut of the server's records could have shortened it.
+    pub until_close: bool,
 }
 
 /// The bodies of the HTTP/1.x messages in `view` (requests if `direction`
@@ -230,6 +241,7 @@ pub fn message_bodies(view: &[Option<u8>], direction: Direction) -> Vec<Body> {
             Some(s) => (100..200).contains(&s) || s == 204 || s == 304,
             None => false,
         };
+        let mut until_close = false;
         let (end, data) = if no_body {
             (p, Vec::new())
         } else if chunked {
@@ -278,6 +290,7 @@ pub fn message_bodies(view: &[Option<u8>], direction: Direction) -> Vec<Body> {
                 _ => break,
             }
         } else if response {
+            until_close = true;
             (view.len(), vec![Range::new(p, view.len())])
         } else {
             (p, Vec::new())
@@ -286,6 +299,7 @@ pub fn message_bodies(view: &[Option<u8>], direction: Direction) -> Vec<Body> {
         out.push(Body {
             raw: Range::new(body_start, end),
             data,
+            until_close,
         });
         pos = end;
     }
@@ -367,7 +381,17 @@ pub fn walk(view: &[Option<u8>], body: &Body, path: &str) -> Result<Walk> {
         found: None,
     };
     w.ws();
+    let bare = !matches!(w.peek(), Some(Some(b'{' | b'[' | b'"')));
     w.value(Some(&parts), false)?;
+    // Soundness: a body that ends with the data may have been cut by the
+    // prover's `Close`; a bare token ending there could continue past the
+    // cut (`1000` of `1000000`), while a container or string cannot (only
+    // whitespace may follow it in valid JSON). See the module docs.
+    if body.until_close && bare && w.pos == v.len() {
+        return Err(w.err(
+            "a number or literal ends a body that ends with the connection (a cut could have shortened it)",
+        ));
+    }
     w.ws();
     if w.pos != v.len() {
         return Err(w.err("bytes after the JSON value"));
@@ -857,14 +881,17 @@ pub fn skeleton_ranges(received: &[u8], path: &str) -> Result<Vec<Range>> {
 /// the prover's own view of `disclosure` (exactly what the verifier will
 /// run), so a disclosure that hides part of a skeleton fails here.
 pub fn claims_from_items(
-    items: &[String],
+    items: &[crate::http::RevealItem],
     sent: &[u8],
     received: &[u8],
     disclosure: &Disclosure,
 ) -> Result<Vec<JsonClaim>> {
     let paths: Vec<&str> = items
         .iter()
-        .filter_map(|i| i.strip_prefix("json:"))
+        .filter_map(|i| match i {
+            crate::http::RevealItem::Json(p) => Some(p.as_str()),
+            _ => None,
+        })
         .collect();
     if paths.is_empty() {
         return Ok(Vec::new());
@@ -911,8 +938,11 @@ mod tests {
         r
     }
 
-    fn items(paths: &[&str]) -> Vec<String> {
-        paths.iter().map(|p| format!("json:{p}")).collect()
+    fn items(paths: &[&str]) -> Vec<crate::http::RevealItem> {
+        paths
+            .iter()
+            .map(|p| crate::http::RevealItem::Json(p.to_string()))
+            .collect()
     }
 
     /// The prover's disclosure and claims for `paths`, and the verifier's view.
@@ -1117,6 +1147,39 @@ mod tests {
         assert!(bodies[1].data.is_empty());
     }
 
+    /// Regression (soundness harness, `json_body_cut_by_close_is_refused`):
+    /// a body delimited by the end of the connection, `1000000` sent in two
+    /// records, the prover's `Close` cutting the second: the view's body is
+    /// `1000`, and the claim `""` = `1000` was accepted. A top-level bare
+    /// token ending the data is now refused; containers, strings, trailing
+    /// whitespace and length-delimited bodies are not affected.
+    #[test]
+    fn bare_token_ending_a_body_cut_by_close_is_refused() {
+        let head = b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n".to_vec();
+        let full = |body: &[u8]| -> Vec<Option<u8>> {
+            head.iter().chain(body).map(|&b| Some(b)).collect()
+        };
+        for body in [&b"1000"[..], b"  -1.5e3", b"true", b"1000\r\n"] {
+            let v = full(body);
+            let b = message_bodies(&v, Direction::Received).remove(0);
+            assert!(b.until_close);
+            let r = walk(&v, &b, "");
+            assert_eq!(r.is_err(), !body.ends_with(b"\n"), "{body:?}");
+        }
+        for body in [&br#"{"a":1000}"#[..], b"[1000]", br#""1000""#] {
+            let v = full(body);
+            let b = message_bodies(&v, Direction::Received).remove(0);
+            assert_eq!(walk(&v, &b, "").unwrap().value_text.as_bytes(), body);
+        }
+        // The prover's own builder refuses it too; with a length it is fine.
+        assert!(skeleton_ranges(&[&head[..], b"1000"].concat(), "").is_err());
+        let (claims, view) = prove(&response(b"1000"), &[""]).unwrap();
+        assert_eq!(
+            verify_claims(&[], &view, &claims).unwrap()[0].value_text,
+            "1000"
+        );
+    }
+
     #[test]
     fn limits_and_tokens() {
         assert!(path_parts(&"a.".repeat(MAX_PATH_DEPTH)).is_err());
@@ -1151,6 +1214,7 @@ mod tests {
         let body = Body {
             raw: Range::new(0, full.len()),
             data: vec![Range::new(0, full.len())],
+            until_close: false,
         };
         assert!(walk(&full, &body, "").is_err());
         assert_eq!(
@@ -1230,7 +1294,7 @@ mod zk_tests {
         let body = br#"{"user":{"name":"ann","age":41},"amount":5,"note":"x\"y"}"#;
         let mut resp = head(body.len());
         resp.extend_from_slice(body);
-        let items = vec!["json:user.age".to_string(), "json:amount".to_string()];
+        let items = crate::http::parse_items(&["json:user.age", "json:amount"]).unwrap();
         let d = crate::http::disclosure_from_items(&items, REQ, &resp).unwrap();
         let claims = claims_from_items(&items, REQ, &resp, &d).unwrap();
         assert!(!claims[0].hidden_strings.is_empty());

@@ -32,7 +32,11 @@
 //!   the one-time MAC material the ZK proof opens;
 //! - [`verifier`]: the verifier's decisions after the relay (before and
 //!   after the proof), which the networking crate drives;
-//! - [`attest`]: signing the attestation of a proven session.
+//! - [`attest`]: attestations: the prover's commitment and bundle, the
+//!   verifier's signature;
+//! - [`session`]: the prover's and the verifier's sessions, flight by
+//!   flight: every protocol decision of a session, which drivers
+//!   (`webproof-net`, a browser, the tests) run.
 //!
 //! It never opens sockets, reads clocks or draws randomness: the caller
 //! passes time and data in.
@@ -50,6 +54,7 @@ pub mod keys;
 pub mod output;
 pub mod protocol;
 pub mod record;
+pub mod session;
 pub mod sigalg;
 pub mod statement;
 pub mod suite;

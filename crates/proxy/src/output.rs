@@ -15,8 +15,8 @@ use webproof_attestation::{Completeness, OrderSpan, SessionFacts};
 pub enum ProofKind {
     /// The prover handed over the session secret; the verifier derived the
     /// keys and decrypted every record itself. Sound, but not private: the
-    /// verifier could read hidden bytes too. Kept in the protocol for
-    /// debugging; the prover uses the ZK path.
+    /// verifier could read hidden bytes too. No longer on the wire (protocol
+    /// version 7): [`verify_full_reveal`] is the clear oracle tests use.
     FullReveal,
     /// A zero-knowledge proof of the statement: key derivation bound to the
     /// handshake, every disclosed byte decrypted under the derived keys.

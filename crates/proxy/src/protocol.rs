@@ -1,5 +1,7 @@
-//! The prover/verifier protocol, version 4: message types and the relay
-//! framing, without I/O.
+//! The prover/verifier protocol, version 7: message types and the relay
+//! framing, without I/O. The sequencing of these messages (who sends what
+//! when, and what each party decides on receiving it) is in
+//! [`crate::session`].
 //!
 //! A session has three phases on one byte stream:
 //! 1. **setup** (framed JSON, [`ProverMsg::Hello`], [`VerifierMsg::Accepted`]
@@ -18,23 +20,28 @@
 //!    does not wait for it: its proof follows its `Close` at once, and it
 //!    checks the digest before it accepts the verdict;
 //! 3. **proof**: [`ProverMsg::Proof`] (framed JSON), at once followed by the
-//!    zero-knowledge proof's stream for a `Zk` payload, and the verifier's
+//!    zero-knowledge proof's stream, and the verifier's
 //!    [`VerifierMsg::Verdict`]. A verifier that rejects the handshake sends
 //!    the `Verdict` in place of the proof's 1-byte verdict (the proof
 //!    engine hands it up as an abort) and reads the rest of the proof away.
 //!    The verdict carries the verified output without the disclosed bytes
 //!    (lengths, revealed ranges and a digest of their bytes per direction,
 //!    see `disclosure::disclosure_digest`): the prover holds those bytes.
+//!    The abort is part of this wire: `webproof_core::Error::PeerAbort`
+//!    carries the encoded `Verdict` up from the engine.
+//!
+//! A verifier that refuses a session (`Refused`), rejects a proof (a
+//! `Verdict` with an error) or fails its relay (`CloseAck` with an error)
+//! says why with a [`Rejection`]: a [`RejectKind`] the prover can act on
+//! and a detail for humans, as a TLS alert does.
 //!
 //! All frames are a little-endian `u32` length then the payload, the format
 //! of `webproof_core::Channel`, so the same stream can be carried by TCP or
 //! a WebSocket.
 
-use crate::disclosure::Opening;
 use crate::error::{ProxyError, Result};
 use crate::output::DigestedOutput;
 use crate::record::RecorderLimits;
-use crate::statement::Witness;
 use serde::{Deserialize, Serialize};
 
 /// The protocol version spoken by this crate. Version 3: AES proven with
@@ -46,8 +53,11 @@ use serde::{Deserialize, Serialize};
 /// canonical, and the output carries the server port, truncation,
 /// completeness and the order of the two directions. Version 6: the verdict
 /// carries the output without the data (lengths, ranges and a digest per
-/// direction, [`DigestedOutput`]); plans may carry JSON claims.
-pub const PROTOCOL_VERSION: u16 = 6;
+/// direction, [`DigestedOutput`]); plans may carry JSON claims. Version 7:
+/// refusals, rejected verdicts and failed `CloseAck`s carry a
+/// [`Rejection`] (kind and detail) instead of free text; the full-reveal
+/// payload and `Proof.openings`, which no prover sent, are gone.
+pub const PROTOCOL_VERSION: u16 = 7;
 /// Largest control message (JSON) accepted by default. The prover's
 /// `Proof` is the largest: for a 16 MiB response its plan holds about
 /// 1,000 record layouts (40 bytes each) and, with an attestation, one leaf
@@ -84,30 +94,18 @@ pub enum ProverMsg {
         #[serde(default)]
         expected_cots: u64,
     },
-    /// The proof and openings.
+    /// The proof's announcement; the proof's stream follows at once.
     Proof {
         /// How the statement is established.
         payload: ProofPayload,
-        /// The opened ranges.
-        openings: Vec<Opening>,
     },
 }
 
-/// The proof of the statement.
-///
-/// This is the seam where the ZK proof plugs in: a `Zk` variant will carry
-/// the revealed TLS 1.3 handshake traffic secrets (checked in the clear by
-/// `verify::check_handshake` with `SecretsSource::Revealed`) and run the
-/// QuickSilver proof of `Statement`'s relation over the channel; the full
-/// reveal hands over the witness itself.
+/// The proof of the statement. One kind today; an enum so that another
+/// (MPC mode's) can sit beside it on the same wire.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ProofPayload {
-    /// The session secret (TLS 1.3 HS / TLS 1.2 master secret).
-    FullReveal {
-        /// The witness.
-        witness: Witness,
-    },
     /// A zero-knowledge proof, run over the link right after this message.
     Zk {
         /// The prover's announcement (record layout, disclosed ranges).
@@ -119,6 +117,8 @@ pub enum ProofPayload {
 }
 
 /// Messages from the verifier.
+// One message per flight, moved once: boxing the verdict saves nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum VerifierMsg {
@@ -132,10 +132,7 @@ pub enum VerifierMsg {
         limits: RecorderLimits,
     },
     /// The session was refused or failed before the relay.
-    Refused {
-        /// Why.
-        reason: String,
-    },
+    Refused(Rejection),
     /// The outcome of the proof phase.
     Verdict {
         /// The verified output without the data, or why it was rejected.
@@ -144,7 +141,7 @@ pub enum VerifierMsg {
         /// lengths, ranges or digests are not those of its data
         /// ([`DigestedOutput::expand`]). So the verdict's size does not
         /// grow with the response.
-        result: core::result::Result<DigestedOutput, String>,
+        result: core::result::Result<DigestedOutput, Rejection>,
         /// The signed attestation, when the prover committed to its transcript.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         attestation: Option<AttestationReply>,
@@ -162,6 +159,119 @@ pub struct AttestationReply {
     /// The signed attestation, binary encoding.
     #[serde(with = "crate::record::hex_bytes")]
     pub signed: Vec<u8>,
+}
+
+/// Why a verifier refused a session, rejected a proof or failed its relay:
+/// a reason code for programs and a detail for humans.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[error("{kind}: {detail}")]
+pub struct Rejection {
+    /// The reason code.
+    pub kind: RejectKind,
+    /// What exactly, for humans (not to be parsed).
+    pub detail: String,
+}
+
+impl Rejection {
+    /// A rejection of `kind`.
+    pub fn new(kind: RejectKind, detail: impl Into<String>) -> Self {
+        Rejection {
+            kind,
+            detail: detail.into(),
+        }
+    }
+}
+
+impl From<&ProxyError> for Rejection {
+    fn from(e: &ProxyError) -> Self {
+        Rejection::new(RejectKind::from(e), e.to_string())
+    }
+}
+
+/// The reason codes of a [`Rejection`]. Admission has its own codes; after
+/// that they mirror [`ProxyError`]'s variants.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RejectKind {
+    /// The hello's protocol version is not this verifier's.
+    Version,
+    /// The hello's expected size is missing or out of bounds.
+    SessionSize,
+    /// No API key, or not one this verifier accepts.
+    Unauthorized,
+    /// The server name is not a valid DNS name or IP address.
+    ServerName,
+    /// The verifier's policy does not allow the server's address.
+    Forbidden,
+    /// The verifier could not reach the server.
+    Unreachable,
+    /// The verifier is at capacity or shutting down.
+    Unavailable,
+    /// A step took longer than the verifier allows.
+    Timeout,
+    /// [`ProxyError::Malformed`].
+    Malformed,
+    /// [`ProxyError::Unsupported`].
+    Unsupported,
+    /// [`ProxyError::Limit`].
+    Limit,
+    /// [`ProxyError::Incomplete`].
+    Incomplete,
+    /// [`ProxyError::Certificate`].
+    Certificate,
+    /// [`ProxyError::Signature`].
+    Signature,
+    /// [`ProxyError::Decrypt`].
+    Decrypt,
+    /// [`ProxyError::Tag`].
+    Tag,
+    /// [`ProxyError::Finished`].
+    Finished,
+    /// [`ProxyError::SecretMismatch`].
+    SecretMismatch,
+    /// [`ProxyError::HandshakeAlert`].
+    HandshakeAlert,
+    /// [`ProxyError::Opening`].
+    Opening,
+    /// [`ProxyError::Undelivered`].
+    Undelivered,
+    /// [`ProxyError::Attestation`].
+    Attestation,
+    /// [`ProxyError::Verdict`].
+    Verdict,
+    /// [`ProxyError::Protocol`], and a proof that did not verify.
+    Protocol,
+}
+
+impl core::fmt::Display for RejectKind {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        // The wire name, so logs and JSON agree.
+        let s = serde_json::to_string(self).expect("kinds serialize");
+        f.write_str(s.trim_matches('"'))
+    }
+}
+
+impl From<&ProxyError> for RejectKind {
+    fn from(e: &ProxyError) -> Self {
+        match e {
+            ProxyError::Malformed { .. } => RejectKind::Malformed,
+            ProxyError::Unsupported(_) => RejectKind::Unsupported,
+            ProxyError::Limit(_) => RejectKind::Limit,
+            ProxyError::Incomplete(_) => RejectKind::Incomplete,
+            ProxyError::Certificate(_) => RejectKind::Certificate,
+            ProxyError::Signature(_) => RejectKind::Signature,
+            ProxyError::Decrypt { .. } => RejectKind::Decrypt,
+            ProxyError::Tag { .. } => RejectKind::Tag,
+            ProxyError::Finished(_) => RejectKind::Finished,
+            ProxyError::SecretMismatch(_) => RejectKind::SecretMismatch,
+            ProxyError::HandshakeAlert { .. } => RejectKind::HandshakeAlert,
+            ProxyError::Opening(_) => RejectKind::Opening,
+            ProxyError::Undelivered { .. } => RejectKind::Undelivered,
+            ProxyError::Attestation(_) => RejectKind::Attestation,
+            ProxyError::Verdict { .. } => RejectKind::Verdict,
+            ProxyError::Protocol(_) => RejectKind::Protocol,
+        }
+    }
 }
 
 /// Encode a control message.
@@ -194,7 +304,7 @@ pub enum RelayFrame {
     },
     /// Verifier to prover: relay over; the digest of the recorded transcript,
     /// or why recording failed.
-    CloseAck(core::result::Result<[u8; 32], String>),
+    CloseAck(core::result::Result<[u8; 32], Rejection>),
 }
 
 impl RelayFrame {
@@ -225,7 +335,7 @@ impl RelayFrame {
             }
             RelayFrame::CloseAck(Err(e)) => {
                 let mut v = vec![4];
-                v.extend_from_slice(e.as_bytes());
+                v.extend_from_slice(&encode(e));
                 v
             }
         }
@@ -249,9 +359,7 @@ impl RelayFrame {
             3 => Ok(RelayFrame::CloseAck(Ok(rest
                 .try_into()
                 .map_err(|_| bad("digest length"))?))),
-            4 => Ok(RelayFrame::CloseAck(Err(
-                String::from_utf8_lossy(rest).into_owned()
-            ))),
+            4 => Ok(RelayFrame::CloseAck(Err(decode(rest)?))),
             t => Err(bad(&format!("unknown tag {t}"))),
         }
     }
@@ -271,7 +379,7 @@ mod tests {
                 received: 0x0102_0304,
             },
             RelayFrame::CloseAck(Ok([7; 32])),
-            RelayFrame::CloseAck(Err("limit".into())),
+            RelayFrame::CloseAck(Err(Rejection::new(RejectKind::Limit, "limit"))),
         ] {
             assert_eq!(RelayFrame::decode(&f.encode()).unwrap(), f);
         }

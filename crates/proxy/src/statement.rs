@@ -14,8 +14,8 @@
 //!   direction's one key, with nonce from the IV and its sequence number, to
 //!   the committed plaintext.
 //!
-//! [`Statement::evaluate`] is that relation in the clear: the full-reveal fast
-//! path (the verifier is handed the witness and checks everything itself)
+//! [`Statement::evaluate`] is that relation in the clear: the full-reveal
+//! oracle of the tests (`output::verify_full_reveal`, handed the witness)
 //! and the reference the ZK circuits are tested against. The ZK path proves
 //! the same relation without revealing the witness; it plugs in at
 //! [`crate::protocol::ProofPayload`].

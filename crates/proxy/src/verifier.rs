@@ -1,7 +1,8 @@
 //! The verifier's decisions after the relay, without I/O: what it checks
 //! before it runs the zero-knowledge proof, and what it concludes from the
-//! proof's result. The networking crate only moves bytes between these
-//! steps; the soundness tests drive the same two functions.
+//! proof's result. [`crate::session::verifier::VerifierSession`] sequences
+//! them; every driver (the networking crate, the soundness harness, the
+//! session tests) goes through that session.
 //!
 //! Every public value comes from the verifier's own recording or its
 //! configuration (see [`crate::zk`] for the table): the transcript is the

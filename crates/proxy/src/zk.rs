@@ -102,12 +102,18 @@ pub struct PartialAppData {
     pub record_data: Vec<usize>,
 }
 
-fn aead(suite: CipherSuite) -> tp::Aead {
-    match suite.aead() {
-        AeadAlg::Aes128Gcm => tp::Aead::Aes128Gcm,
-        AeadAlg::Aes256Gcm => tp::Aead::Aes256Gcm,
-        AeadAlg::ChaCha20Poly1305 => tp::Aead::ChaCha20Poly1305,
+impl From<AeadAlg> for tp::Aead {
+    fn from(a: AeadAlg) -> Self {
+        match a {
+            AeadAlg::Aes128Gcm => tp::Aead::Aes128Gcm,
+            AeadAlg::Aes256Gcm => tp::Aead::Aes256Gcm,
+            AeadAlg::ChaCha20Poly1305 => tp::Aead::ChaCha20Poly1305,
+        }
     }
+}
+
+fn aead(suite: CipherSuite) -> tp::Aead {
+    suite.aead().into()
 }
 
 fn hash(suite: CipherSuite) -> tp::HashAlg {

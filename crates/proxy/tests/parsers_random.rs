@@ -57,7 +57,10 @@ fn relay_frames_random_and_mutated() {
             received: 7,
         },
         RelayFrame::CloseAck(Ok([5; 32])),
-        RelayFrame::CloseAck(Err("limit".into())),
+        RelayFrame::CloseAck(Err(protocol::Rejection::new(
+            protocol::RejectKind::Limit,
+            "limit",
+        ))),
     ]
     .iter()
     .map(RelayFrame::encode)
@@ -113,12 +116,12 @@ fn control_messages_random_and_mutated() {
                 plan,
                 handshake_secrets: None,
             },
-            openings: vec![],
         }),
         protocol::encode(&VerifierMsg::Accepted),
-        protocol::encode(&VerifierMsg::Refused {
-            reason: "no".into(),
-        }),
+        protocol::encode(&VerifierMsg::Refused(protocol::Rejection::new(
+            protocol::RejectKind::Unauthorized,
+            "no",
+        ))),
         protocol::encode(&VerifierMsg::Ready {
             time: 1,
             limits: RecorderLimits::default(),
@@ -132,11 +135,9 @@ fn control_messages_random_and_mutated() {
             if let (
                 ProverMsg::Proof {
                     payload: ProofPayload::Zk { plan: a, .. },
-                    ..
                 },
                 ProverMsg::Proof {
                     payload: ProofPayload::Zk { plan: b, .. },
-                    ..
                 },
             ) = (&m, &again)
             {

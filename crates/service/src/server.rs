@@ -420,7 +420,10 @@ async fn refuse<S: Stream>(
     .await;
     let _ = tokio::time::timeout(
         wait,
-        webproof_net::verifier::refuse_session(&mut s, &message),
+        webproof_net::verifier::refuse_session(
+            &mut s,
+            webproof_net::Rejection::new(webproof_net::RejectKind::Unavailable, message),
+        ),
     )
     .await;
     let _ = tokio::time::timeout(wait, s.shutdown()).await;

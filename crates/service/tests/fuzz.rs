@@ -12,7 +12,9 @@ use tokio_tungstenite::tungstenite::protocol::Role;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::WebSocketStream;
 use webproof_net::transport::{ws_config, WsStream};
-use webproof_proxy::protocol::{decode, ProverMsg, RelayFrame, VerifierMsg, PROTOCOL_VERSION};
+use webproof_proxy::protocol::{
+    decode, ProverMsg, RejectKind, Rejection, RelayFrame, VerifierMsg, PROTOCOL_VERSION,
+};
 use webproof_proxy::RecorderLimits;
 
 fn iters(default: usize) -> usize {
@@ -76,11 +78,12 @@ fn seeds() -> Vec<Vec<u8>> {
             time: 1_700_000_000,
             limits: RecorderLimits::default(),
         }),
-        encode(&VerifierMsg::Refused {
-            reason: "at capacity".into(),
-        }),
+        encode(&VerifierMsg::Refused(Rejection::new(
+            RejectKind::Unavailable,
+            "at capacity",
+        ))),
         encode(&VerifierMsg::Verdict {
-            result: Err("rejected".into()),
+            result: Err(Rejection::new(RejectKind::Protocol, "rejected")),
             attestation: None,
         }),
         br#"{"proof":{"payload":{"full_reveal":{"witness":{}}},"openings":[{"direction":"sent","start":0,"end":5}]}}"#.to_vec(),
@@ -117,7 +120,7 @@ fn relay_frame_decoder_never_panics_and_round_trips() {
             received: 7,
         },
         RelayFrame::CloseAck(Ok([7; 32])),
-        RelayFrame::CloseAck(Err("limit".into())),
+        RelayFrame::CloseAck(Err(Rejection::new(RejectKind::Limit, "limit"))),
     ];
     for f in &frames {
         assert_eq!(&RelayFrame::decode(&f.encode()).unwrap(), f);

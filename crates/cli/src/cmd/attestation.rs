@@ -30,8 +30,8 @@ pub struct PresentArgs {
     /// recv:A-B, sent:A-B, ...; `none` proves only the session). Repeatable;
     /// whole committed leaves are revealed, so commit boundaries at these
     /// items with `prove --commit-at` for an exact fit.
-    #[arg(long, value_name = "ITEM", default_value = "none")]
-    pub reveal: Vec<String>,
+    #[arg(long, value_name = "ITEM", default_value = "none", value_parser = super::proxy::parse_reveal)]
+    pub reveal: Vec<webproof_proxy::http::RevealItem>,
     /// Include the server's certificate chain.
     #[arg(long)]
     pub with_certificates: bool,
@@ -94,7 +94,7 @@ pub async fn run(cmd: AttestationCmd) -> anyhow::Result<()> {
 fn present(args: PresentArgs) -> anyhow::Result<()> {
     let text = std::fs::read_to_string(&args.bundle)
         .with_context(|| format!("reading {}", args.bundle.display()))?;
-    let bundle = webproof_net::attest::AttestationBundle::from_json(&text)?;
+    let bundle = webproof_proxy::attest::AttestationBundle::from_json(&text)?;
     let (p, revealed) = bundle.present(&args.reveal, args.with_certificates)?;
     let bytes = if args.binary {
         p.to_bytes()

@@ -118,6 +118,19 @@ pub async fn run_bench(args: RunArgs) -> anyhow::Result<()> {
         webproof_bench::runner::links_path(&args.output).display(),
         summary.backend.as_str()
     );
+    // Refused samples are not in the results; say so where the figures are.
+    println!(
+        "{} samples refused{}",
+        summary.refused.len(),
+        if summary.refused.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " (verdict missing or negative, or the prover failed): see {}",
+                webproof_bench::metrics::refused_path(&args.output).display()
+            )
+        }
+    );
     Ok(())
 }
 

@@ -9,6 +9,8 @@ use clap::{Args, Subcommand};
 use std::path::PathBuf;
 use std::time::Duration;
 use webproof_net::{Fixture, ProveOptions, ServerPolicy, Verifier, VerifierConfig};
+use webproof_proxy::attest::AttestOptions;
+use webproof_proxy::http::RevealItem;
 use webproof_proxy::{CipherSuite, KxGroup, RootStore, TlsVersion, VerifierOutput};
 
 #[derive(Subcommand)]
@@ -53,8 +55,8 @@ pub struct ProveArgs {
     headers: Vec<String>,
     /// What to reveal; repeatable. Items: all (default), none, http, headers, header:NAME,
     /// req-header:NAME, body, json:PATH, sent:A-B, recv:A-B, hide-sent:A-B, hide-recv:A-B.
-    #[arg(long)]
-    reveal: Vec<String>,
+    #[arg(long, value_parser = parse_reveal)]
+    reveal: Vec<RevealItem>,
     /// Extra trusted root certificate (PEM file) for the prover's own check; repeatable.
     #[arg(long = "ca-cert")]
     ca_certs: Vec<PathBuf>,
@@ -88,8 +90,8 @@ pub struct ProveArgs {
     attest: Option<PathBuf>,
     /// With --attest: give this reveal item (json:PATH, header:NAME, ...) its
     /// own committed leaves, so a presentation can reveal exactly it. Repeatable.
-    #[arg(long = "commit-at", value_name = "ITEM", requires = "attest")]
-    commit_at: Vec<String>,
+    #[arg(long = "commit-at", value_name = "ITEM", requires = "attest", value_parser = parse_reveal)]
+    commit_at: Vec<RevealItem>,
     /// With --attest: committed leaf size in bytes (default 215).
     #[arg(long, value_name = "BYTES", requires = "attest")]
     commit_chunk: Option<usize>,
@@ -99,6 +101,12 @@ pub struct ProveArgs {
     /// Print one JSON object {"verified": ..., "stats": ...}.
     #[arg(long)]
     json: bool,
+}
+
+/// A reveal item, parsed before any network work so a typo fails at once.
+pub(crate) fn parse_reveal(s: &str) -> Result<RevealItem, String> {
+    s.parse()
+        .map_err(|e: webproof_proxy::ProxyError| e.to_string())
 }
 
 fn parse_version(s: &str) -> Result<TlsVersion, String> {
@@ -189,7 +197,7 @@ fn prove_options(a: &ProveArgs) -> anyhow::Result<ProveOptions> {
     o.expect_response = a.expect_response;
     o.api_key = a.api_key.clone();
     if a.attest.is_some() {
-        o.attest = Some(webproof_net::attest::AttestOptions {
+        o.attest = Some(AttestOptions {
             chunk_len: a.commit_chunk,
             boundaries: a.commit_at.clone(),
         });
@@ -296,9 +304,9 @@ async fn demo_attestation(fixture: &Fixture) -> anyhow::Result<()> {
     ));
     let (mut o, vtask) = demo_session(fixture, "/json", Some(key.clone())).await?;
     o.version = Some(TlsVersion::Tls13);
-    o.reveal = vec!["none".into()];
-    let field = "json:account.balance.amount".to_string();
-    o.attest = Some(webproof_net::attest::AttestOptions {
+    o.reveal = vec![RevealItem::None];
+    let field = RevealItem::Json("account.balance.amount".into());
+    o.attest = Some(AttestOptions {
         chunk_len: None,
         boundaries: vec![field.clone()],
     });
@@ -415,27 +423,27 @@ async fn demo() -> anyhow::Result<()> {
         fixture.addr.port(),
         fixture.certs.ca_path.display()
     );
-    let runs: [(&str, Option<TlsVersion>, Vec<CipherSuite>, &str, Vec<String>); 2] = [
+    let runs: [(&str, Option<TlsVersion>, Vec<CipherSuite>, &str, &[&str]); 2] = [
         (
             "TLS 1.3, JSON: reveal the request without its cookie, the status line, Content-Type and two JSON fields",
             Some(TlsVersion::Tls13),
             vec![CipherSuite::TLS13_AES_128_GCM_SHA256],
             "/json",
-            vec!["header:content-type".into(), "json:account.balance.amount".into(), "json:verified".into()],
+            &["header:content-type", "json:account.balance.amount", "json:verified"],
         ),
         (
             "TLS 1.2 (ECDHE-ECDSA, ChaCha20-Poly1305), HTML page revealed in full",
             Some(TlsVersion::Tls12),
             vec![CipherSuite::TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256],
             "/html",
-            vec!["all".into()],
+            &["all"],
         ),
     ];
     for (title, version, suites, path, reveal) in runs {
         let (mut o, vtask) = demo_session(&fixture, path, None).await?;
         o.version = version;
         o.suites = suites;
-        o.reveal = reveal;
+        o.reveal = webproof_proxy::http::parse_items(reveal)?;
         println!("\n=== {title} ===");
         let out = webproof_net::prove(&o).await?;
         let vout = vtask.await??;

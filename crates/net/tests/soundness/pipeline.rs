@@ -1,11 +1,11 @@
 //! The verifier under test: its own code path after the relay, as one
-//! function. When that sequence moves into a sans-I/O core, only
-//! [`verify_after_relay`] changes.
+//! function driving `webproof_proxy::session::verifier::VerifierSession`,
+//! the session `webproof_net::verifier` drives.
 
 use webproof_attestation::SigningKey;
 use webproof_proxy::output::VerifierOutput;
-use webproof_proxy::protocol::{self, AttestationReply, ProofPayload, ProverMsg, RelayFrame};
-use webproof_proxy::verifier;
+use webproof_proxy::protocol::{self, AttestationReply, ProverMsg, RelayFrame};
+use webproof_proxy::session::verifier::{AdmissionPolicy, OnProof, VerifierSession};
 use webproof_proxy::verify::SessionInfo;
 use webproof_proxy::zk::{self, PartialAppData, ZkPlan};
 use webproof_proxy::{Transcript, VerifyConfig};
@@ -61,11 +61,10 @@ fn at<E: std::fmt::Display>(stage: &'static str) -> impl FnOnce(E) -> Refused {
     }
 }
 
-/// The verifier's sequence after the relay (`webproof_net::verifier`:
-/// `relay`'s cut, then `verify_zk`, which runs `webproof_proxy::verifier`'s
-/// `prepare_zk` and `conclude_zk` around the proof), on the prover's
-/// messages as bytes:
-/// the `Close` relay frame and the `Proof` control message.
+/// The verifier's sequence after the relay (`webproof_net::verifier`'s
+/// session: the cut at `Close`, then `on_proof` and `conclude` around the
+/// proof), on the prover's messages as bytes: the `Close` relay frame and
+/// the `Proof` control message.
 pub fn verify_after_relay(
     recorded: &Transcript,
     close: &[u8],
@@ -74,42 +73,47 @@ pub fn verify_after_relay(
     attestation_key: Option<&SigningKey>,
     prover: &ProverSide<'_>,
 ) -> Result<Accepted, Refused> {
+    // The session up to the relay: the hello names the server, `Ready`
+    // states the time.
+    let mut session = VerifierSession::new();
+    let hello = ProverMsg::Hello {
+        version: protocol::PROTOCOL_VERSION,
+        host: vcfg.server_name.clone(),
+        port: vcfg.port,
+        api_key: None,
+        expected_cots: 1,
+    };
+    session
+        .on_hello(hello, &AdmissionPolicy::default())
+        .map_err(at("hello"))?;
+    session.ready(vcfg.time, Default::default());
     // relay: the prover's Close cuts the transcript.
     let (sent, received) = match RelayFrame::decode(close).map_err(at("close"))? {
         RelayFrame::Close { sent, received } => (sent, received),
         other => return Err(at("close")(format!("expected Close, got {other:?}"))),
     };
-    let transcript = recorded
-        .clone()
-        .cut(sent as usize, received as usize)
-        .map_err(at("close"))?;
-    // handle_prover_io: the proof message.
+    let (_, cut) = session.on_close(recorded.clone(), sent, received);
+    cut.map_err(at("close"))?;
+    // The proof message, and the verifier's decisions before the proof.
     let msg: ProverMsg = protocol::decode(proof).map_err(at("message"))?;
-    let ProverMsg::Proof { payload, .. } = msg else {
-        return Err(at("message")("expected a proof"));
-    };
-    let ProofPayload::Zk {
-        plan,
-        handshake_secrets,
-    } = payload
-    else {
-        return Err(at("message")("expected a zero-knowledge proof"));
-    };
-    // verify_zk: the verifier's own decisions before and after the proof.
-    let prepared = verifier::prepare_zk(
-        &transcript,
-        vcfg,
-        &plan,
-        handshake_secrets.as_ref(),
-        attestation_key.is_some(),
-    )
-    .map_err(at("plan"))?;
-    let proven = prove(&prepared.zk, prover).map_err(at("proof"))?;
+    match session
+        .on_proof(msg, &vcfg.roots, attestation_key.is_some())
+        .map_err(at("message"))?
+    {
+        OnProof::Verify => {}
+        OnProof::Refuse(_, e) => return Err(at("plan")(e)),
+    }
+    let statement = session.zk_statement().expect("a proof to run");
+    let proven = prove(statement, prover).map_err(at("proof"))?;
+    let (plan, prepared) = session.proof().expect("a proof to run");
+    let (plan, info) = (plan.clone(), prepared.info.clone());
     let view = zk::assemble_proven(&prepared.statement, &plan, &proven).map_err(at("assemble"))?;
-    let (output, attestation) =
-        verifier::conclude_zk(&prepared, &transcript, &plan, &proven, attestation_key)
-            .map_err(at("conclude"))?;
-    let info = prepared.info;
+    let transcript = session.transcript().expect("cut").clone();
+    let (verdict, out) = session.conclude(Ok(&proven), attestation_key);
+    let output = out.map_err(at("conclude"))?;
+    let protocol::VerifierMsg::Verdict { attestation, .. } = verdict else {
+        unreachable!("conclude answers with a verdict")
+    };
     Ok(Accepted {
         transcript,
         info,

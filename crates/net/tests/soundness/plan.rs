@@ -15,18 +15,21 @@
 //!    review's attacker did: the disclosure (the scenario's choice, over the
 //!    stream the layouts claim) and the transcript commitments (over that
 //!    claimed stream, so its attestation bundle matches);
-//! 3. field mutations: disclosure ranges, the client verify_data, the
-//!    committed leaves, the handshake secrets, the witness.
+//! 3. field mutations: disclosure ranges (after which an adaptive prover
+//!    re-walks its JSON claims on the view it now shows), the JSON claims,
+//!    the client verify_data, the committed leaves, the handshake secrets,
+//!    the witness.
 //!
 //! The prover then proves the verifier's statement with its witness.
 
-use super::session::{read_records, ReadRecord, Session, COOKIE, REQUEST, SECRET_HEADER};
+use super::session::{read_records, Fixture, ReadRecord, Session, COOKIE, REQUEST, SECRET_HEADER};
 use rand::Rng;
 use webproof_attestation::{
     CommitPlan, CommitmentSeed, Direction as ADir, LeafRange, Transcript as ATranscript,
     TranscriptCommitment,
 };
 use webproof_proxy::disclosure::{normalize, Disclosure, Range};
+use webproof_proxy::json::{self, JsonClaim};
 use webproof_proxy::protocol::{self, ProofPayload, ProverMsg, RelayFrame};
 use webproof_proxy::statement::PublicInputs;
 use webproof_proxy::verify::HandshakeSecrets;
@@ -45,6 +48,10 @@ pub enum Reveal {
     BodyOnly,
     /// Nothing (with an attestation: `--reveal none --attest`).
     Nothing,
+    /// `--reveal json:PATH...` as the real prover computes it: the request
+    /// but its cookie, the response head, the body's skeleton, the keys on
+    /// the paths and the values.
+    Skeleton,
 }
 
 /// The honest prover's choices for a session.
@@ -56,10 +63,29 @@ pub struct Scenario {
     /// An adaptive prover also reveals bytes the layouts claim that are not
     /// true application data (a cheater wants them shown).
     pub reveal_unproven: bool,
+    /// Paths of the JSON claims (`json:PATH` items); empty: none.
+    pub json: &'static [&'static str],
 }
 
 impl Scenario {
-    pub fn random(rng: &mut impl Rng) -> Self {
+    /// A random scenario. For a JSON fixture, mostly the real prover's
+    /// `json:PATH` disclosure with claims, sometimes everything revealed
+    /// with claims, sometimes the plain scenarios without claims.
+    pub fn random(rng: &mut impl Rng, fixture: Fixture) -> Self {
+        let mut sc = Self::random_plain(rng);
+        let sets = fixture.claim_sets();
+        if !sets.is_empty() {
+            match rng.gen_range(0..8) {
+                0..=4 => sc.reveal = Reveal::Skeleton,
+                5 => sc.reveal = Reveal::All,
+                _ => return sc,
+            }
+            sc.json = sets[rng.gen_range(0..sets.len())];
+        }
+        sc
+    }
+
+    fn random_plain(rng: &mut impl Rng) -> Self {
         let reveal = [
             Reveal::All,
             Reveal::HideSecrets,
@@ -75,7 +101,14 @@ impl Scenario {
             reveal,
             attest,
             reveal_unproven: rng.gen_bool(0.5),
+            json: &[],
         }
+    }
+
+    /// The `json:PATH` reveal items.
+    pub fn json_items(&self) -> Vec<webproof_proxy::http::RevealItem> {
+        let items: Vec<String> = self.json.iter().map(|p| format!("json:{p}")).collect();
+        webproof_proxy::http::parse_items(&items).expect("the harness's JSON paths parse")
     }
 
     /// Which bytes of the honest stream of `d` the prover reveals.
@@ -105,6 +138,17 @@ impl Scenario {
                 m[body..].fill(true);
             }
             (Reveal::BodyOnly, Direction::Sent) | (Reveal::Nothing, _) => {}
+            (Reveal::Skeleton, _) => {
+                let d_all = webproof_proxy::http::disclosure_from_items(
+                    &self.json_items(),
+                    &s.request,
+                    &s.response,
+                )
+                .expect("the honest JSON disclosure");
+                for r in d_all.ranges(d) {
+                    m[r.start..r.end].fill(true);
+                }
+            }
         }
         m
     }
@@ -151,7 +195,6 @@ impl Attempt {
                 plan: self.plan.clone(),
                 handshake_secrets: self.handshake_secrets.clone(),
             },
-            openings: Vec::new(),
         })
     }
 
@@ -211,6 +254,8 @@ pub enum Mutation {
     Layout(LayoutOp),
     /// `ZkPlan::disclosure.sent` / `.received`.
     Ranges(Direction, RangeOp),
+    /// `ZkPlan::json`.
+    Json(JsonOp),
     /// `ZkPlan::client_verify_data`.
     VerifyData(BytesOp),
     /// `ZkPlan::commitments`.
@@ -254,6 +299,38 @@ pub enum RangeOp {
     /// Out of order.
     Reverse,
     Clear,
+    /// Hide these bytes (a hole punched in the disclosure): aimed at the
+    /// JSON skeleton (a quote, comma, colon, brace) and the HTTP framing.
+    Hide(Range),
+}
+
+/// Which hidden list of a JSON claim.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hidden {
+    Strings,
+    Tokens,
+}
+
+/// On `ZkPlan::json` (claim indices wrap).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum JsonOp {
+    /// The other direction.
+    Direction(usize),
+    Body(usize, Range),
+    /// Another path; with `true`, an adaptive prover then re-walks its own
+    /// view for the value and hidden bytes of that path (when it can).
+    Path(usize, String, bool),
+    Value(usize, Range),
+    Hidden(usize, Hidden, RangeOp),
+    /// A hidden range moved to the other list.
+    Move(usize, Hidden, usize),
+    Duplicate(usize),
+    Drop(usize),
+    Swap(usize, usize),
+    Clear,
+    Insert(usize, JsonClaim),
+    /// The claims repeated to this many.
+    Repeat(usize),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -303,6 +380,7 @@ pub enum Kind {
     ClientRecords,
     Layout,
     Ranges,
+    Json,
     VerifyData,
     Leaves,
     Secrets,
@@ -310,19 +388,24 @@ pub enum Kind {
 }
 
 impl Kind {
-    pub const ALL: [Kind; 8] = [
+    pub const ALL: [Kind; 9] = [
         Kind::Close,
         Kind::ClientRecords,
         Kind::Layout,
         Kind::Ranges,
+        Kind::Json,
         Kind::VerifyData,
         Kind::Leaves,
         Kind::Secrets,
         Kind::Witness,
     ];
 
-    /// Random kinds, weighted towards the plan (where the review's bug is).
-    pub fn random(rng: &mut impl Rng) -> Kind {
+    /// Random kinds, weighted towards the plan (where the review's bug is);
+    /// in a JSON session, 40% JSON claims (and more disclosure holes).
+    pub fn random(rng: &mut impl Rng, json: bool) -> Kind {
+        if json && rng.gen_bool(0.4) {
+            return Kind::Json;
+        }
         match rng.gen_range(0..20) {
             0 | 1 => Kind::Close,
             2 | 3 => Kind::ClientRecords,
@@ -347,6 +430,7 @@ impl Mutation {
             Mutation::ClientRecords(_) => Kind::ClientRecords,
             Mutation::Layout(_) => Kind::Layout,
             Mutation::Ranges(..) => Kind::Ranges,
+            Mutation::Json(_) => Kind::Json,
             Mutation::VerifyData(_) => Kind::VerifyData,
             Mutation::Leaves(_) => Kind::Leaves,
             Mutation::Secrets(_) => Kind::Secrets,
@@ -373,6 +457,10 @@ pub fn honest(s: &Session, sc: &Scenario, seed: [u8; 32]) -> Attempt {
     let layout_per_record = plan.layouts.len() == s.statement.records.len();
     let claimed = [s.request.clone(), s.response.clone()];
     plan.commitments = commit(sc, &claimed, &disclosure, seed);
+    // JSON claims, built by the real prover's builder (`prover.rs`).
+    plan.json =
+        json::claims_from_items(&sc.json_items(), &s.request, &s.response, &plan.disclosure)
+            .expect("honest JSON claims");
     let handshake_secrets = match &s.statement.public {
         PublicInputs::Tls13 {
             client_hs_traffic,
@@ -429,7 +517,7 @@ pub fn mutated<R: Rng>(
             Some(rng) => kinds
                 .iter()
                 .filter(|&&kk| kk == k)
-                .map(|_| generate(rng, a, k))
+                .map(|_| generate(rng, s, a, k))
                 .collect(),
             None => fixed_sorted
                 .iter()
@@ -457,11 +545,18 @@ pub fn mutated<R: Rng>(
     if adaptive && applied.iter().any(|m| m.kind().structural()) {
         adapt(&mut a, s, sc);
     }
-    // Phase 3: the other fields.
+    // Phase 3: the other fields. After disclosure mutations an adaptive
+    // prover re-walks its JSON claims on the view it now shows (a hidden
+    // quote or comma makes the walk see another structure).
     for k in Kind::ALL.into_iter().filter(|k| !k.structural()) {
-        for m in next(&a, k) {
+        let ms = next(&a, k);
+        let any = !ms.is_empty();
+        for m in ms {
             apply(&mut a, s, other, &m, adaptive);
             applied.push(m);
+        }
+        if k == Kind::Ranges && any && adaptive {
+            rewalk(&mut a);
         }
     }
     (a, applied)
@@ -515,10 +610,14 @@ fn derive_layouts(a: &mut Attempt, s: &Session) {
     a.plan.layouts = records.iter().map(|r| layout_of(s.tls13(), r)).collect();
 }
 
+/// Per direction: each claimed byte, with its offset in the true stream if
+/// it is true application data at that offset.
+type Streams = [Vec<(u8, Option<usize>)>; 2];
+
 /// The stream each direction's layouts claim over the records the verifier
 /// keeps, each byte with its offset in the true stream if it is true
 /// application data at that offset.
-fn claimed_streams(a: &Attempt, s: &Session) -> Option<[Vec<(u8, Option<usize>)>; 2]> {
+fn claimed_streams(a: &Attempt, s: &Session) -> Option<Streams> {
     let records = read_records(s, &cut(a)?)?;
     let mut out = [Vec::new(), Vec::new()];
     // Per direction: the true stream's offset of the next authentic record,
@@ -596,6 +695,54 @@ fn adapt(a: &mut Attempt, s: &Session, sc: &Scenario) {
     a.claimed = streams.map(|v| v.into_iter().map(|(b, _)| b).collect());
     a.plan.disclosure = disclosure.clone();
     a.plan.commitments = commit(sc, &a.claimed, &disclosure, a.seed);
+    // The JSON claims over the claimed stream: the real prover's builder
+    // if it works there, else the cheater walks each path itself.
+    match json::claims_from_items(&sc.json_items(), &a.claimed[0], &a.claimed[1], &disclosure) {
+        Ok(c) => a.plan.json = c,
+        Err(_) => rewalk(a),
+    }
+}
+
+/// The view the verifier would get of `d` if every disclosed byte is the
+/// claimed stream's.
+fn view(a: &Attempt, d: Direction) -> Vec<Option<u8>> {
+    let data = &a.claimed[d as usize];
+    let mut v = vec![None; data.len()];
+    for r in a.plan.disclosure.ranges(d) {
+        for i in r.start..r.end.min(data.len()) {
+            v[i] = Some(data[i]);
+        }
+    }
+    v
+}
+
+/// Walk `c.path` on the prover's view of the claimed stream, as the
+/// verifier will: the value and hidden bytes that make the claim match the
+/// view, if the walk succeeds (the body the claim names, else the first).
+fn walked(a: &Attempt, c: &JsonClaim) -> Option<JsonClaim> {
+    let v = view(a, c.direction);
+    let bodies = json::message_bodies(&v, c.direction);
+    let body = bodies.iter().find(|b| b.raw == c.body).or(bodies.first())?;
+    let w = json::walk(&v, body, &c.path).ok()?;
+    Some(JsonClaim {
+        direction: c.direction,
+        body: body.raw,
+        path: c.path.clone(),
+        value: w.value,
+        hidden_strings: w.hidden_strings,
+        hidden_tokens: w.hidden_tokens,
+    })
+}
+
+/// The adaptive prover's claims for the view it now shows.
+fn rewalk(a: &mut Attempt) {
+    let new: Vec<JsonClaim> = a
+        .plan
+        .json
+        .iter()
+        .map(|c| walked(a, c).unwrap_or_else(|| c.clone()))
+        .collect();
+    a.plan.json = new;
 }
 
 /// The runs of `true` as ranges.
@@ -693,7 +840,7 @@ fn app_len(a: &Attempt, d: Direction) -> usize {
 }
 
 /// A concrete mutation of kind `k` for the attempt at hand.
-fn generate(rng: &mut impl Rng, a: &Attempt, k: Kind) -> Mutation {
+fn generate(rng: &mut impl Rng, s: &Session, a: &Attempt, k: Kind) -> Mutation {
     match k {
         Kind::Close => {
             let field = if rng.gen_bool(0.3) {
@@ -776,6 +923,11 @@ fn generate(rng: &mut impl Rng, a: &Attempt, k: Kind) -> Mutation {
             };
             let len = app_len(a, d);
             let n = ranges.len();
+            // In a JSON session, half the received-range mutations punch a
+            // hole in the skeleton or the framing.
+            if s.body.is_some() && d == Direction::Received && rng.gen_bool(0.5) {
+                return Mutation::Ranges(d, RangeOp::Hide(skeleton_hole(rng, a)));
+            }
             let op = match rng.gen_range(0..9) {
                 _ if n == 0 => RangeOp::Push(boundary_range(rng, len)),
                 0 | 1 => RangeOp::Push(boundary_range(rng, len)),
@@ -795,6 +947,7 @@ fn generate(rng: &mut impl Rng, a: &Attempt, k: Kind) -> Mutation {
             };
             Mutation::Ranges(d, op)
         }
+        Kind::Json => Mutation::Json(generate_json(rng, s, a)),
         Kind::VerifyData => {
             let n = a.plan.client_verify_data.len();
             if n == 0 || rng.gen_bool(0.3) {
@@ -893,13 +1046,6 @@ fn ranges_mut(plan: &mut ZkPlan, d: Direction) -> &mut Vec<Range> {
 /// Apply `m`. Indices out of bounds wrap (a fixed mutation replayed on
 /// another suite's session still applies).
 fn apply(a: &mut Attempt, s: &Session, other: &Session, m: &Mutation, adaptive: bool) {
-    fn wrap(i: usize, n: usize) -> usize {
-        if n == 0 {
-            0
-        } else {
-            i % n
-        }
-    }
     match m {
         Mutation::Close(CloseField::Sent, v) => a.close.0 = *v,
         Mutation::Close(CloseField::Received, v) => a.close.1 = *v,
@@ -955,23 +1101,10 @@ fn apply(a: &mut Attempt, s: &Session, other: &Session, m: &Mutation, adaptive: 
             }
         }
         Mutation::Ranges(d, op) => {
-            let rs = ranges_mut(&mut a.plan, *d);
-            let n = rs.len();
-            match *op {
-                RangeOp::Push(r) => rs.push(r),
-                RangeOp::Set(i, r) if n > 0 => rs[wrap(i, n)] = r,
-                RangeOp::Duplicate(i) if n > 0 => {
-                    let r = rs[wrap(i, n)];
-                    rs.insert(wrap(i, n) + 1, r);
-                }
-                RangeOp::Drop(i) if n > 0 => {
-                    rs.remove(wrap(i, n));
-                }
-                RangeOp::Reverse => rs.reverse(),
-                RangeOp::Clear => rs.clear(),
-                _ => {}
-            }
+            let len = a.claimed[*d as usize].len();
+            apply_ranges(ranges_mut(&mut a.plan, *d), op, len);
         }
+        Mutation::Json(op) => apply_json(a, op, adaptive),
         Mutation::VerifyData(op) => {
             let vd = &mut a.plan.client_verify_data;
             match *op {
@@ -1059,5 +1192,308 @@ fn apply(a: &mut Attempt, s: &Session, other: &Session, m: &Mutation, adaptive: 
             WitnessOp::Resize(len) => a.secret.resize(len, 0x5a),
             WitnessOp::FlipBlinder(leaf, byte, mask) => a.blinder_flips.push((leaf, byte, mask)),
         },
+    }
+}
+
+fn wrap(i: usize, n: usize) -> usize {
+    if n == 0 {
+        0
+    } else {
+        i % n
+    }
+}
+
+/// Apply `op` to a list of ranges of a direction of `len` bytes.
+fn apply_ranges(rs: &mut Vec<Range>, op: &RangeOp, len: usize) {
+    let n = rs.len();
+    match *op {
+        RangeOp::Push(r) => rs.push(r),
+        RangeOp::Set(i, r) if n > 0 => rs[wrap(i, n)] = r,
+        RangeOp::Duplicate(i) if n > 0 => {
+            let r = rs[wrap(i, n)];
+            rs.insert(wrap(i, n) + 1, r);
+        }
+        RangeOp::Drop(i) if n > 0 => {
+            rs.remove(wrap(i, n));
+        }
+        RangeOp::Reverse => rs.reverse(),
+        RangeOp::Clear => rs.clear(),
+        RangeOp::Hide(h) => {
+            let mut d = Disclosure {
+                sent: std::mem::take(rs),
+                received: Vec::new(),
+            };
+            d.hide(Direction::Sent, h, len.max(h.end));
+            *rs = d.sent;
+        }
+        _ => {}
+    }
+}
+
+/// A hole in the received disclosure: mostly one structural byte of the
+/// claimed body (`"`, `,`, `:`, a bracket or brace) or a run starting or
+/// ending there, sometimes a byte of the head (the framing).
+fn skeleton_hole(rng: &mut impl Rng, a: &Attempt) -> Range {
+    let data = &a.claimed[Direction::Received as usize];
+    let Some(body) = data
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .map(|p| p + 4)
+    else {
+        return Range::new(0, 1);
+    };
+    let structural: Vec<usize> = (body..data.len())
+        .filter(|&i| b"\"{}[],:".contains(&data[i]))
+        .collect();
+    if structural.is_empty() || rng.gen_bool(0.15) {
+        let at = rng.gen_range(0..body);
+        return Range::new(at, at + 1);
+    }
+    let at = structural[index(rng, structural.len())];
+    match rng.gen_range(0..4) {
+        0 | 1 => Range::new(at, at + 1),
+        2 => Range::new(at, (at + rng.gen_range(2..24)).min(data.len())),
+        _ => Range::new(at.saturating_sub(rng.gen_range(1..24)).max(body), at + 1),
+    }
+}
+
+/// A value near `r`: boundaries of the direction (`len`), one off, shifted.
+fn near(rng: &mut impl Rng, x: usize, len: usize) -> usize {
+    match rng.gen_range(0..10) {
+        0 => 0,
+        1 => len.saturating_sub(1),
+        2 => len,
+        3 => len + 1,
+        4 => usize::MAX,
+        5 => x + 1,
+        6 => x.saturating_sub(1),
+        7 => x + rng.gen_range(2..20),
+        8 => x.saturating_sub(rng.gen_range(2..20)),
+        _ => usize::MAX - 1,
+    }
+}
+
+/// A range near `r`: one end moved (shrunk or extended), both moved,
+/// shifted, emptied or reversed.
+fn range_near(rng: &mut impl Rng, r: Range, len: usize) -> Range {
+    match rng.gen_range(0..6) {
+        0 => Range::new(near(rng, r.start, len), r.end),
+        1 => Range::new(r.start, near(rng, r.end, len)),
+        2 => {
+            let k = rng.gen_range(1..8);
+            if rng.gen_bool(0.5) {
+                Range::new(r.start + k, r.end + k)
+            } else {
+                Range::new(r.start.saturating_sub(k), r.end.saturating_sub(k))
+            }
+        }
+        3 => Range::new(near(rng, r.start, len), near(rng, r.end, len)),
+        4 => Range::new(r.start, r.start),
+        _ => Range::new(r.end, r.start),
+    }
+}
+
+/// Another path: from the fixture's pool (other keys, duplicated,
+/// nonexistent, non-canonical), a prefix, an extension, another index,
+/// empty, or a near miss.
+fn other_path(rng: &mut impl Rng, s: &Session, cur: &str) -> String {
+    let pool = s.fixture.path_pool();
+    match rng.gen_range(0..9) {
+        0..=2 => pool[index(rng, pool.len())].to_string(),
+        3 => cur.rsplit_once('.').map_or("", |(p, _)| p).to_string(),
+        4 => {
+            let next = ["0", "1", "k", "amount", "x"][rng.gen_range(0..5)];
+            if cur.is_empty() {
+                next.to_string()
+            } else {
+                format!("{cur}.{next}")
+            }
+        }
+        5 => {
+            // Another index in place of the last numeric component.
+            let mut parts: Vec<String> = cur.split('.').map(str::to_string).collect();
+            let idx =
+                ["0", "1", "2", "01", "-1", "18446744073709551616", "99"][rng.gen_range(0..7)];
+            match parts.iter().rposition(|p| p.parse::<usize>().is_ok()) {
+                Some(k) => parts[k] = idx.to_string(),
+                None => parts.push(idx.to_string()),
+            }
+            parts.join(".")
+        }
+        6 => String::new(),
+        7 => cur.to_uppercase(),
+        _ => format!("{cur}{}", [".", "x", " ", "\\"][rng.gen_range(0..4)]),
+    }
+}
+
+/// A claim the prover did not plan: a pool path walked on its own view
+/// (so its hidden lists match), else on the fully revealed stream (true
+/// value, hidden lists that do not match the view), else junk.
+fn foreign_claim(rng: &mut impl Rng, s: &Session, a: &Attempt) -> JsonClaim {
+    let pool = s.fixture.path_pool();
+    let direction = if rng.gen_bool(0.1) {
+        Direction::Sent
+    } else {
+        Direction::Received
+    };
+    let len = a.claimed[direction as usize].len();
+    let junk = JsonClaim {
+        direction,
+        body: Range::new(len / 2, len),
+        path: pool[index(rng, pool.len())].to_string(),
+        value: Range::new(len.saturating_sub(4), len.saturating_sub(1)),
+        hidden_strings: Vec::new(),
+        hidden_tokens: Vec::new(),
+    };
+    if let Some(c) = walked(a, &junk) {
+        return c;
+    }
+    let full: Vec<Option<u8>> = a.claimed[direction as usize]
+        .iter()
+        .map(|&b| Some(b))
+        .collect();
+    json::message_bodies(&full, direction)
+        .first()
+        .and_then(|b| json::walk(&full, b, &junk.path).ok().map(|w| (b.raw, w)))
+        .map_or(junk.clone(), |(body, w)| JsonClaim {
+            body,
+            value: w.value,
+            ..junk.clone()
+        })
+}
+
+/// A mutation of `ZkPlan::json`.
+fn generate_json(rng: &mut impl Rng, s: &Session, a: &Attempt) -> JsonOp {
+    let cs = &a.plan.json;
+    let n = cs.len();
+    if n == 0 || rng.gen_bool(0.08) {
+        return JsonOp::Insert(rng.gen_range(0..=n), foreign_claim(rng, s, a));
+    }
+    let i = index(rng, n);
+    let c = &cs[i];
+    let len = a.claimed[c.direction as usize].len();
+    let which = if rng.gen_bool(0.5) {
+        Hidden::Strings
+    } else {
+        Hidden::Tokens
+    };
+    let list = match which {
+        Hidden::Strings => &c.hidden_strings,
+        Hidden::Tokens => &c.hidden_tokens,
+    };
+    let m = list.len();
+    match rng.gen_range(0..24) {
+        0 => JsonOp::Direction(i),
+        1 | 2 => JsonOp::Body(i, range_near(rng, c.body, len)),
+        3..=7 => JsonOp::Path(i, other_path(rng, s, &c.path), rng.gen_bool(0.6)),
+        8..=10 => JsonOp::Value(i, range_near(rng, c.value, len)),
+        11..=16 => {
+            let op = match rng.gen_range(0..9) {
+                // A hidden range where there is none: over the value, a
+                // key, a revealed byte of the body, or out of bounds.
+                k if m == 0 || k == 0 => {
+                    let at = match rng.gen_range(0..4) {
+                        0 => c.value.start,
+                        1 => rng_range(rng, c.body.start, c.body.end),
+                        2 => c.body.end,
+                        _ => near(rng, c.body.end, len),
+                    };
+                    RangeOp::Push(Range::new(at, at.saturating_add(rng.gen_range(1..4))))
+                }
+                1 => RangeOp::Drop(index(rng, m)),
+                2 => RangeOp::Clear,
+                3 | 4 => {
+                    // Extended, shrunk or shifted.
+                    let k = index(rng, m);
+                    RangeOp::Set(k, range_near(rng, list[k], len))
+                }
+                5 => {
+                    let r = list[index(rng, m)];
+                    RangeOp::Push(Range::new(r.start + 1, r.end + 1))
+                }
+                6 => RangeOp::Reverse,
+                7 => RangeOp::Duplicate(index(rng, m)),
+                _ => {
+                    // Split a range (a byte in the middle not listed).
+                    let r = list[index(rng, m)];
+                    let mid = r.start + r.len() / 2;
+                    RangeOp::Hide(Range::new(mid, mid + 1))
+                }
+            };
+            JsonOp::Hidden(i, which, op)
+        }
+        17 if m > 0 => JsonOp::Move(i, which, index(rng, m)),
+        17 | 18 => JsonOp::Duplicate(i),
+        19 => JsonOp::Drop(i),
+        20 => JsonOp::Swap(i, index(rng, n)),
+        21 => JsonOp::Clear,
+        22 => JsonOp::Insert(rng.gen_range(0..=n), foreign_claim(rng, s, a)),
+        _ => {
+            JsonOp::Repeat([json::MAX_JSON_CLAIMS, json::MAX_JSON_CLAIMS + 1][rng.gen_range(0..2)])
+        }
+    }
+}
+
+/// Apply a mutation of `ZkPlan::json` (indices wrap).
+fn apply_json(a: &mut Attempt, op: &JsonOp, adaptive: bool) {
+    let n = a.plan.json.len();
+    let cs = &mut a.plan.json;
+    match op {
+        JsonOp::Direction(i) if n > 0 => {
+            let c = &mut cs[wrap(*i, n)];
+            c.direction = match c.direction {
+                Direction::Sent => Direction::Received,
+                Direction::Received => Direction::Sent,
+            };
+        }
+        JsonOp::Body(i, r) if n > 0 => cs[wrap(*i, n)].body = *r,
+        JsonOp::Path(i, p, rewalk) if n > 0 => {
+            let k = wrap(*i, n);
+            cs[k].path = p.clone();
+            if *rewalk && adaptive {
+                if let Some(c) = walked(a, &a.plan.json[k]) {
+                    a.plan.json[k] = c;
+                }
+            }
+        }
+        JsonOp::Value(i, r) if n > 0 => cs[wrap(*i, n)].value = *r,
+        JsonOp::Hidden(i, h, op) if n > 0 => {
+            let c = &mut cs[wrap(*i, n)];
+            let len = a.claimed[c.direction as usize].len();
+            let l = match h {
+                Hidden::Strings => &mut c.hidden_strings,
+                Hidden::Tokens => &mut c.hidden_tokens,
+            };
+            apply_ranges(l, op, len);
+        }
+        JsonOp::Move(i, h, j) if n > 0 => {
+            let c = &mut cs[wrap(*i, n)];
+            let (from, to) = match h {
+                Hidden::Strings => (&mut c.hidden_strings, &mut c.hidden_tokens),
+                Hidden::Tokens => (&mut c.hidden_tokens, &mut c.hidden_strings),
+            };
+            if !from.is_empty() {
+                let r = from.remove(wrap(*j, from.len()));
+                to.push(r);
+                *to = normalize(std::mem::take(to));
+            }
+        }
+        JsonOp::Duplicate(i) if n > 0 => {
+            let c = cs[wrap(*i, n)].clone();
+            cs.insert(wrap(*i, n) + 1, c);
+        }
+        JsonOp::Drop(i) if n > 0 => {
+            cs.remove(wrap(*i, n));
+        }
+        JsonOp::Swap(i, j) if n > 0 => cs.swap(wrap(*i, n), wrap(*j, n)),
+        JsonOp::Clear => cs.clear(),
+        JsonOp::Insert(i, c) => cs.insert((*i).min(n), c.clone()),
+        JsonOp::Repeat(k) if n > 0 => {
+            let base = cs.clone();
+            while cs.len() < *k {
+                cs.push(base[cs.len() % base.len()].clone());
+            }
+        }
+        _ => {}
     }
 }

@@ -7,7 +7,10 @@
 //! The server answers in several records, among them the review's splice
 //! shape (`{"admin":false,"beta":` and `true}` in separate records) and a
 //! header whose value the prover hides; the client sends its request in two
-//! records, the cookie in the second.
+//! records, the cookie in the second. Two more fixtures answer with JSON
+//! bodies for the JSON-path claims ([`Fixture`]): one with `Content-Length`,
+//! one chunked, both split across several records inside strings, numbers
+//! and chunk framing.
 
 use std::sync::Arc;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -51,9 +54,248 @@ pub const SECRET_HEADER: &[u8] = b"s3cr3t-token";
 /// In `RESPONSE[2]`: what is left of it in the review's splice.
 pub const SPLICE_KEEP: &[u8] = b"{\"admin\":";
 
+/// What the server answers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fixture {
+    /// [`RESPONSE`]: the review's splice shape.
+    Plain,
+    /// [`JSON_BODY`] with `Content-Length`, split inside strings and numbers.
+    Json,
+    /// [`CHUNKED_BODY`], chunked (one chunk extension), the records split
+    /// inside chunk-size lines and chunk data.
+    Chunked,
+    /// A body that ends with the connection (no `Content-Length`, not
+    /// chunked): a top-level number split across two records, the shape a
+    /// `Close` cut could shorten.
+    Eof,
+}
+
+/// A JSON body with nested objects and arrays, escapes (`\"`, `\\`, `\/`,
+/// `\u`, `\n`), whitespace, keys that look alike (`amount`, `Amount`,
+/// `amount_due`, and `amount` in nested objects) and a real duplicate key
+/// off the honest paths (`meta.k`).
+pub const JSON_BODY: &[u8] = br#"{"user":{"name":"Ann \"Nan\" O\\Neil","age":41,"tags":["x","y\/z",true,null],"addr":{"city":"Z\u00fcrich","zip":"8001"}},
+  "amount" : 125, "Amount":"1.25","amount_due":-0.5e+2,
+  "items":[{"id":1,"amount":7},{"id":2,"amount":8,"note":"line\nbreak"}],"meta":{"k":1,"k":2},"empty":{},"list":[ ],"flag":false}"#;
+/// Where the `Json` fixture's body is cut into records (after these).
+const JSON_SPLITS: [&[u8]; 3] = [
+    br#""name":"Ann \"N"#,
+    br#""amount" : 12"#,
+    br#"{"id":2,"am"#,
+];
+
+/// A top-level array, deep nesting, a long number and a duplicate key
+/// written with an escape (`"dup"` and `"d\u0075p"`).
+pub const CHUNKED_BODY: &[u8] = br#"[{"k":"v\"1","n":[1,2,[3,{"deep":"x"}]]},{"k":"w","n":{"a":{"b":{"c":true}}}},"s\\t\u0041r",12345678901234567890,{"dup":1,"d\u0075p":2},{"id":"0x\t"}]"#;
+
+/// The `Eof` fixture's body, one record per part.
+pub const EOF_BODY: [&[u8]; 2] = [b"1000", b"000"];
+
+/// The honest claims' paths, one set per honest plan.
+const JSON_CLAIMS: &[&[&str]] = &[
+    &["user.age"],
+    &["amount", "items.1.amount"],
+    &["user.name", "user.tags.1"],
+    &["user.addr", ""],
+    &["flag", "empty", "list"],
+    &["Amount", "amount_due", "user.addr.city"],
+];
+const CHUNKED_CLAIMS: &[&[&str]] = &[
+    &["0.k"],
+    &["0.n.2.1.deep", "1.n.a.b.c"],
+    &["2", "3"],
+    &["1"],
+    &["0.n", ""],
+    &["5.id", "4"],
+];
+/// Paths a cheating prover tries: other keys and indices, prefixes,
+/// extensions, nonexistent, duplicated and non-canonical ones.
+const JSON_POOL: &[&str] = &[
+    "user.age",
+    "user.name",
+    "user.tags.1",
+    "user.addr",
+    "",
+    "amount",
+    "items.1.amount",
+    "items.0.amount",
+    "items.1.note",
+    "flag",
+    "empty",
+    "list",
+    "Amount",
+    "amount_due",
+    "user.addr.city",
+    "meta.k",
+    "meta",
+    "items.2",
+    "items.01",
+    "user.tags.4",
+    "amount.0",
+    "user",
+    "nope",
+    "user.nope",
+    "user.",
+    ".user",
+    "items.-1",
+    "items.18446744073709551616",
+    "user..age",
+    "AMOUNT",
+    "user.addr.zip.x",
+    "user.tags",
+    "list.0",
+    "empty.x",
+];
+const CHUNKED_POOL: &[&str] = &[
+    "0.k",
+    "0.n.2.1.deep",
+    "1.n.a.b.c",
+    "2",
+    "3",
+    "1",
+    "0.n",
+    "",
+    "5.id",
+    "4",
+    "4.dup",
+    "6",
+    "0.n.3",
+    "0.n.2.1.deep.0",
+    "00",
+    "0.k.0",
+    "0.K",
+    "1.n.a.b",
+    "0",
+    "0.n.2",
+    "-1",
+    "k",
+];
+
+/// The raw body (chunk framing included) and its data (one range per
+/// chunk), as the fixture built them: the oracle's truth, independent of
+/// the verifier's parser.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TrueBody {
+    pub raw: webproof_proxy::disclosure::Range,
+    pub data: Vec<webproof_proxy::disclosure::Range>,
+}
+
+impl Fixture {
+    pub const ALL: [Fixture; 4] = [
+        Fixture::Plain,
+        Fixture::Json,
+        Fixture::Chunked,
+        Fixture::Eof,
+    ];
+
+    /// The server's response, one record per part, and its JSON body.
+    pub fn response(self) -> (Vec<Vec<u8>>, Option<TrueBody>) {
+        use webproof_proxy::disclosure::Range;
+        let cut = |body: &[u8], after: &[&[u8]]| -> Vec<Vec<u8>> {
+            let mut at = vec![0];
+            for a in after {
+                let p = body.windows(a.len()).position(|w| w == *a).unwrap() + a.len();
+                at.push(p);
+            }
+            at.push(body.len());
+            at.windows(2).map(|w| body[w[0]..w[1]].to_vec()).collect()
+        };
+        match self {
+            Fixture::Plain => (RESPONSE.map(<[u8]>::to_vec).to_vec(), None),
+            Fixture::Json => {
+                let mut parts = vec![
+                    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n".to_vec(),
+                    format!(
+                        "X-Session: s3cr3t-token\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                        JSON_BODY.len()
+                    )
+                    .into_bytes(),
+                ];
+                let head: usize = parts.iter().map(Vec::len).sum();
+                parts.extend(cut(JSON_BODY, &JSON_SPLITS));
+                let raw = Range::new(head, head + JSON_BODY.len());
+                (
+                    parts,
+                    Some(TrueBody {
+                        raw,
+                        data: vec![raw],
+                    }),
+                )
+            }
+            Fixture::Chunked => {
+                let head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Session: s3cr3t-token\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n";
+                let mut data = Vec::new();
+                let mut enc = Vec::new();
+                let mut at = 0;
+                for (i, n) in [19usize, 45, CHUNKED_BODY.len() - 64]
+                    .into_iter()
+                    .enumerate()
+                {
+                    let ext = if i == 1 { ";ext=1" } else { "" };
+                    enc.extend_from_slice(format!("{n:x}{ext}\r\n").as_bytes());
+                    let start = head.len() + enc.len();
+                    data.push(Range::new(start, start + n));
+                    enc.extend_from_slice(&CHUNKED_BODY[at..at + n]);
+                    enc.extend_from_slice(b"\r\n");
+                    at += n;
+                }
+                enc.extend_from_slice(b"0\r\n\r\n");
+                let raw = Range::new(head.len(), head.len() + enc.len());
+                // Records: the head in two, then the chunked data cut inside
+                // the first chunk's data, the second size line and a chunk.
+                let split = 40;
+                let mut parts = vec![head[..split].to_vec(), head[split..].to_vec()];
+                parts.extend(
+                    [0, 9, 25, 27, 90, enc.len()]
+                        .windows(2)
+                        .map(|w| enc[w[0]..w[1]].to_vec()),
+                );
+                (parts, Some(TrueBody { raw, data }))
+            }
+            Fixture::Eof => {
+                let head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Session: s3cr3t-token\r\nConnection: close\r\n\r\n";
+                let raw = Range::new(head.len(), head.len() + EOF_BODY.concat().len());
+                let mut parts = vec![head.to_vec()];
+                parts.extend(EOF_BODY.iter().map(|p| p.to_vec()));
+                (
+                    parts,
+                    Some(TrueBody {
+                        raw,
+                        data: vec![raw],
+                    }),
+                )
+            }
+        }
+    }
+
+    /// Path sets of the honest claims (empty: this fixture has none).
+    pub fn claim_sets(self) -> &'static [&'static [&'static str]] {
+        match self {
+            Fixture::Plain => &[],
+            Fixture::Json => JSON_CLAIMS,
+            Fixture::Chunked => CHUNKED_CLAIMS,
+            // The honest builder refuses a claim on this body (see json.rs).
+            Fixture::Eof => &[],
+        }
+    }
+
+    /// Paths a cheating prover tries.
+    pub fn path_pool(self) -> &'static [&'static str] {
+        match self {
+            Fixture::Plain => &["admin", "beta", "", "admin.0", "gamma"],
+            Fixture::Json => JSON_POOL,
+            Fixture::Chunked => CHUNKED_POOL,
+            Fixture::Eof => &["", "0", "a", "0.0"],
+        }
+    }
+}
+
 /// One honest session and everything true about it.
 pub struct Session {
     pub suite: CipherSuite,
+    pub fixture: Fixture,
+    /// The JSON body of the response, where the fixture put it.
+    pub body: Option<TrueBody>,
     /// Every record the relay recorded, before any cut.
     pub recorded: Transcript,
     /// The session secret (TLS 1.3 HS, TLS 1.2 master secret).
@@ -101,8 +343,10 @@ impl Certs {
 }
 
 /// Run one honest session of `suite` in memory and record it.
-pub async fn session(certs: &Certs, suite: CipherSuite) -> Session {
+pub async fn session(certs: &Certs, suite: CipherSuite, fixture: Fixture) -> Session {
     let certs = &certs.certs;
+    let (parts, body) = fixture.response();
+    let server_parts = parts.clone();
     let server_cfg = certs.server_config().unwrap();
     let mut roots = rustls::RootCertStore::empty();
     roots.add(certs.chain[1].clone()).unwrap();
@@ -137,8 +381,8 @@ pub async fn session(certs: &Certs, suite: CipherSuite) -> Session {
         }
         assert_eq!(got, REQUEST.concat());
         // One write, one flush: one record each.
-        for part in RESPONSE {
-            tls.write_all(part).await.unwrap();
+        for part in server_parts {
+            tls.write_all(&part).await.unwrap();
             tls.flush().await.unwrap();
         }
         tls.shutdown().await.unwrap();
@@ -178,7 +422,7 @@ pub async fn session(certs: &Certs, suite: CipherSuite) -> Session {
     }
     let mut response = Vec::new();
     tls.read_to_end(&mut response).await.unwrap();
-    assert_eq!(response, RESPONSE.concat());
+    assert_eq!(response, parts.concat());
     drop(tls);
     server.await.unwrap();
     let recorded = relay.await.unwrap();
@@ -225,34 +469,36 @@ pub async fn session(certs: &Certs, suite: CipherSuite) -> Session {
             .collect()
     };
     assert_eq!(app(Direction::Sent), REQUEST.map(<[u8]>::to_vec), "{suite}");
-    assert_eq!(
-        app(Direction::Received),
-        RESPONSE.map(<[u8]>::to_vec),
-        "{suite}"
-    );
+    assert_eq!(app(Direction::Received), parts, "{suite}");
     Session {
         suite,
+        fixture,
+        body,
         recorded,
         witness: derived.witness,
         cfg,
         request: REQUEST.concat(),
-        response: RESPONSE.concat(),
+        response: parts.concat(),
         statement,
         opened,
         keys,
     }
 }
 
-/// Two honest sessions per suite (the second lends its secret to a
-/// cheating prover of the first).
-pub fn sessions(certs: &Certs) -> Vec<[Session; 2]> {
+/// Two honest sessions per fixture and suite (the second lends its secret
+/// to a cheating prover of the first): index `fixture * 6 + suite`, the
+/// fixtures in the order given.
+pub fn sessions(certs: &Certs, fixtures: &[Fixture]) -> Vec<[Session; 2]> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
-    SUITES
+    fixtures
         .iter()
-        .map(|&s| rt.block_on(async { [session(certs, s).await, session(certs, s).await] }))
+        .flat_map(|&f| SUITES.iter().map(move |&s| (f, s)))
+        .map(|(f, s)| {
+            rt.block_on(async { [session(certs, s, f).await, session(certs, s, f).await] })
+        })
         .collect()
 }
 
