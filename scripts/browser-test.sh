@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # Build crates/wasm-kernels-bench for wasm32 twice (portable and SIMD128),
 # bind it with wasm-bindgen, and run its self-tests in Node and in headless
-# Debian chromium (web/driver/chromium.mjs). Fails if any test fails.
+# Debian chromium (web/driver/chromium.mjs); then build the browser prover
+# (crates/browser, SIMD128) and prove the fixture's /json in chromium
+# through `webproof serve` over ws://, checking the revealed body against
+# what the fixture serves. Fails if any test fails.
 #
 #   scripts/browser-test.sh            tests (what CI runs)
+#   scripts/browser-test.sh --kernels  only the kernel self-tests
+#   scripts/browser-test.sh --prover   only the browser prover test
 #   scripts/browser-test.sh --bench [REPS] [ZK_BLOCKS]
-#                                      also benchmarks: native, Node, chromium
+#                                      kernel benchmarks: native, Node, chromium
 #
 # Honours CARGO_TARGET_DIR; the SIMD128 build gets its own subdirectory
 # because its RUSTFLAGS differ (sharing one would rebuild everything).
@@ -23,8 +28,15 @@ build() { # flavour target-dir extra-rustflags
     wasm-bindgen --target web --no-typescript --out-dir "$pkg/$1" \
         "$2/wasm32-unknown-unknown/release/webproof_wasm_kernels_bench.wasm"
 }
+simd_flags="-C target-feature=+simd128"
+
+if [[ "${1:-}" == "--prover" ]]; then
+    bash scripts/browser-prover-test.sh
+    exit
+fi
+
 build portable "$target" ""
-build simd128 "$target/wasm-simd128" "-C target-feature=+simd128"
+build simd128 "$target/wasm-simd128" "$simd_flags"
 
 if [[ "${1:-}" == "--bench" ]]; then
     reps=${2:-5} zk=${3:-64}
@@ -41,4 +53,5 @@ else
     echo "browser-test: node ok" >&2
     node web/driver/chromium.mjs --root web --timeout 600 --page "/kernels/index.html?mode=test" >/dev/null
     echo "browser-test: chromium ok" >&2
+    [[ "${1:-}" == "--kernels" ]] || bash scripts/browser-prover-test.sh
 fi

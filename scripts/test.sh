@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
-# The test suite: unit, soundness, interop and end-to-end tests, plus the
-# WebAssembly build of the protocol cores.
+# The test suite: unit, soundness, interop and end-to-end tests, the
+# WebAssembly build of the protocol cores, and the browser tests (kernel
+# self-tests and the browser prover end to end in headless chromium).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 
 echo "== wasm32 build of the protocol cores"
 cargo build --target wasm32-unknown-unknown \
-  -p webproof-core -p webproof-circuits -p webproof-ot -p webproof-ferret -p webproof-zk -p webproof-tlsproof -p webproof-proxy
+  -p webproof-core -p webproof-circuits -p webproof-ot -p webproof-ferret -p webproof-zk -p webproof-tlsproof -p webproof-proxy \
+  -p webproof-tls-provider -p webproof-browser
+
+echo "== browser tests (wasm kernels, the browser prover) in headless chromium"
+bash scripts/browser-test.sh
 
 echo "== the webproof binary (the bench's end-to-end test drives it)"
 cargo build -p webproof

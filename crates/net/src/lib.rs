@@ -26,7 +26,8 @@ pub mod frame;
 pub mod mux;
 pub mod policy;
 pub mod prover;
-pub mod provider;
+/// The instrumented crypto provider (its own crate, shared with the browser prover).
+pub use webproof_tls_provider as provider;
 pub mod transport;
 pub mod verifier;
 

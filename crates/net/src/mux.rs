@@ -15,14 +15,10 @@ use crate::{NetError, Result};
 use std::future::Future;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, DuplexStream};
 
-/// Stream id of the TLS relay.
-const RELAY: u8 = 0;
-/// Stream id of the proof preprocessing.
-const PREPROCESSING: u8 = 1;
-/// End of the multiplexed section.
-const END: u8 = 0xff;
-/// Largest chunk payload.
-const MAX_CHUNK: usize = 16 << 10;
+use webproof_proxy::mux::{
+    chunk_header, parse_header, Header, END_MARKER, MAX_CHUNK, PREPROCESSING, RELAY,
+};
+
 /// Buffer of each local virtual stream.
 const PIPE: usize = 256 << 10;
 
@@ -99,14 +95,13 @@ where
                 }
                 continue;
             }
-            buf[0] = id;
-            buf[1..3].copy_from_slice(&(n as u16).to_le_bytes());
+            buf[..3].copy_from_slice(&chunk_header(id, n));
             lw.write_all(&buf[..3 + n])
                 .await
                 .map_err(NetError::io("multiplexing"))?;
             lw.flush().await.map_err(NetError::io("multiplexing"))?;
         }
-        lw.write_all(&[END, 0, 0])
+        lw.write_all(&END_MARKER)
             .await
             .map_err(NetError::io("multiplexing"))?;
         lw.flush().await.map_err(NetError::io("multiplexing"))?;
@@ -267,22 +262,11 @@ async fn receive<R: AsyncRead + Unpin, W: AsyncWrite + Unpin>(
             }
             Err(e) => return Err(NetError::io("multiplexing")(e)),
         }
-        let len = u16::from_le_bytes([head[1], head[2]]) as usize;
-        let out = match head[0] {
-            END if len == 0 => break,
-            RELAY => &mut *relay_w,
-            PREPROCESSING => &mut *pre_w,
-            other => {
-                return Err(NetError::Proxy(webproof_proxy::ProxyError::Protocol(
-                    format!("multiplexed chunk for unknown stream {other}"),
-                )))
-            }
+        let (out, len) = match parse_header(head)? {
+            Header::End => break,
+            Header::Chunk { stream: RELAY, len } => (&mut *relay_w, len),
+            Header::Chunk { len, .. } => (&mut *pre_w, len),
         };
-        if len == 0 || len > MAX_CHUNK {
-            return Err(NetError::Proxy(webproof_proxy::ProxyError::Protocol(
-                format!("multiplexed chunk of {len} bytes"),
-            )));
-        }
         lr.read_exact(&mut buf[..len])
             .await
             .map_err(NetError::io("multiplexing"))?;
@@ -405,16 +389,16 @@ mod tests {
     #[tokio::test]
     async fn bad_chunks_are_errors() {
         for raw in [
-            vec![7u8, 1, 0, 0],    // unknown stream
-            vec![0u8, 0, 0],       // empty chunk
-            vec![0u8, 0xff, 0xff], // oversized chunk (u16 max)
-            vec![1u8, 0xff, 0xff], // the same on the other stream
-            vec![0u8, 0x01, 0x40], // MAX_CHUNK + 1
-            vec![END, 1, 0, 0],    // end marker with a length
-            vec![END, 0xff, 0xff], // end marker with the largest length
-            vec![0u8, 0x00, 0x40], // a full-size chunk cut short
-            vec![1u8, 5, 0, 1, 2], // truncated chunk
-            vec![],                // peer gone
+            vec![7u8, 1, 0, 0],     // unknown stream
+            vec![0u8, 0, 0],        // empty chunk
+            vec![0u8, 0xff, 0xff],  // oversized chunk (u16 max)
+            vec![1u8, 0xff, 0xff],  // the same on the other stream
+            vec![0u8, 0x01, 0x40],  // MAX_CHUNK + 1
+            vec![0xff, 1, 0, 0],    // end marker with a length
+            vec![0xff, 0xff, 0xff], // end marker with the largest length
+            vec![0u8, 0x00, 0x40],  // a full-size chunk cut short
+            vec![1u8, 5, 0, 1, 2],  // truncated chunk
+            vec![],                 // peer gone
         ] {
             let (a, mut b) = tokio::io::duplex(1 << 10);
             b.write_all(&raw).await.unwrap();

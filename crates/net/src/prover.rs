@@ -5,7 +5,7 @@
 //! time and enforces timeouts.
 
 use crate::frame::{read_frame, recv_msg, recv_msg_limited, send_msg, write_frame, Counted};
-use crate::provider::{instrumented_provider, take_shared_secret, CollectingKeyLog};
+use crate::provider::{self, take_shared_secret, ClientOptions, CollectingKeyLog};
 use crate::transport::{connect_verifier, TransportOptions};
 use crate::{timeout, NetError, Result};
 use serde::{Deserialize, Serialize};
@@ -177,47 +177,14 @@ fn client_config(
     opts: &ProveOptions,
     keylog: Arc<CollectingKeyLog>,
 ) -> Result<Arc<rustls::ClientConfig>> {
-    let mut roots = rustls::RootCertStore::empty();
-    roots.extend(webpki_roots_anchors());
-    for pem in &opts.ca_pems {
-        use rustls::pki_types::pem::PemObject;
-        for c in rustls::pki_types::CertificateDer::pem_slice_iter(pem) {
-            let c = c.map_err(|e| NetError::Setup(format!("CA certificate PEM: {e:?}")))?;
-            roots
-                .add(c)
-                .map_err(|e| NetError::Setup(format!("CA certificate: {e}")))?;
-        }
-    }
-    let versions: Vec<&'static rustls::SupportedProtocolVersion> = match opts.version {
-        Some(TlsVersion::Tls12) => vec![&rustls::version::TLS12],
-        Some(TlsVersion::Tls13) => vec![&rustls::version::TLS13],
-        None => vec![&rustls::version::TLS13, &rustls::version::TLS12],
+    let client = ClientOptions {
+        version: opts.version,
+        suites: &opts.suites,
+        groups: &opts.groups,
+        ca_pems: &opts.ca_pems,
     };
-    let suites: Vec<CipherSuite> = opts
-        .suites
-        .iter()
-        .copied()
-        .filter(|s| opts.version.is_none_or(|v| s.version() == v))
-        .collect();
-    if !opts.suites.is_empty() && suites.is_empty() {
-        return Err(NetError::Setup(
-            "none of the chosen suites belongs to the chosen TLS version".into(),
-        ));
-    }
-    let provider = Arc::new(instrumented_provider(&suites, &opts.groups));
-    let mut cfg = rustls::ClientConfig::builder_with_provider(provider)
-        .with_protocol_versions(&versions)
-        .map_err(|e| NetError::Setup(e.to_string()))?
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    cfg.resumption = rustls::client::Resumption::disabled();
-    cfg.enable_early_data = false;
-    cfg.key_log = keylog;
-    Ok(Arc::new(cfg))
-}
-
-fn webpki_roots_anchors() -> impl Iterator<Item = rustls::pki_types::TrustAnchor<'static>> {
-    webpki_roots::TLS_SERVER_ROOTS.iter().cloned()
+    let time = Arc::new(rustls::time_provider::DefaultTimeProvider);
+    provider::client_config(&client, keylog, time).map_err(|e| NetError::Setup(e.to_string()))
 }
 
 /// The prover's TLS stack, as the session asks about it.

@@ -51,6 +51,7 @@ pub mod handshake;
 pub mod http;
 pub mod json;
 pub mod keys;
+pub mod mux;
 pub mod output;
 pub mod protocol;
 pub mod record;

@@ -1,4 +1,8 @@
-//! The prover's instrumented rustls `CryptoProvider`.
+//! The prover's instrumented rustls `CryptoProvider` and the client
+//! configuration built on it, shared by the native prover (`webproof-net`)
+//! and the browser prover (`webproof-browser`). It owns which suites and
+//! groups a prover offers and how secrets are captured; it does no I/O and
+//! reads no clock (the caller passes a [`TimeProvider`]).
 //!
 //! It is rustls' *ring* provider restricted to the suites and groups proxy
 //! mode supports, with every key-exchange group wrapped so that the (EC)DHE
@@ -19,10 +23,11 @@
 //! `'static` as rustls requires while sessions run concurrently.
 
 use rustls::crypto::{ActiveKeyExchange, CryptoProvider, SharedSecret, SupportedKxGroup};
+use rustls::time_provider::TimeProvider;
 use rustls::{NamedGroup, SupportedCipherSuite};
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
-use webproof_proxy::{CipherSuite, KxGroup};
+use webproof_proxy::{CipherSuite, KxGroup, TlsVersion};
 
 /// Most captured secrets kept for sessions that never collected theirs.
 const MAX_CAPTURED: usize = 256;
@@ -171,4 +176,79 @@ impl rustls::KeyLog for CollectingKeyLog {
     fn will_log(&self, _label: &str) -> bool {
         true
     }
+}
+
+/// Why a prover's TLS client configuration could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// An extra trusted root is not a PEM certificate.
+    #[error("CA certificate PEM: {0}")]
+    CaPem(String),
+    /// An extra trusted root is not a usable trust anchor.
+    #[error("CA certificate: {0}")]
+    CaCertificate(rustls::Error),
+    /// Suites were chosen, but none of the chosen TLS version.
+    #[error("none of the chosen suites belongs to the chosen TLS version")]
+    NoSuiteForVersion,
+    /// rustls refused the combination.
+    #[error("TLS configuration: {0}")]
+    Rustls(rustls::Error),
+}
+
+/// What a prover's TLS client offers and trusts.
+#[derive(Clone, Debug, Default)]
+pub struct ClientOptions<'a> {
+    /// Restrict to one TLS version.
+    pub version: Option<TlsVersion>,
+    /// Suites to offer (empty: all supported).
+    pub suites: &'a [CipherSuite],
+    /// Groups to offer (empty: X25519, P-256).
+    pub groups: &'a [KxGroup],
+    /// Extra trusted roots (PEM), beside the webpki roots.
+    pub ca_pems: &'a [Vec<u8>],
+}
+
+/// The prover's rustls client configuration: the instrumented provider,
+/// webpki roots plus `opts.ca_pems`, no resumption or early data (the
+/// proof covers one full handshake), secrets logged to `keylog`, and
+/// certificate validity checked against `time` (a browser has no
+/// `SystemTime`).
+pub fn client_config(
+    opts: &ClientOptions<'_>,
+    keylog: Arc<CollectingKeyLog>,
+    time: Arc<dyn TimeProvider>,
+) -> Result<Arc<rustls::ClientConfig>, ConfigError> {
+    use rustls::pki_types::pem::PemObject;
+    let mut roots = rustls::RootCertStore::empty();
+    roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+    for pem in opts.ca_pems {
+        for c in rustls::pki_types::CertificateDer::pem_slice_iter(pem) {
+            let c = c.map_err(|e| ConfigError::CaPem(format!("{e:?}")))?;
+            roots.add(c).map_err(ConfigError::CaCertificate)?;
+        }
+    }
+    let versions: Vec<&'static rustls::SupportedProtocolVersion> = match opts.version {
+        Some(TlsVersion::Tls12) => vec![&rustls::version::TLS12],
+        Some(TlsVersion::Tls13) => vec![&rustls::version::TLS13],
+        None => vec![&rustls::version::TLS13, &rustls::version::TLS12],
+    };
+    let suites: Vec<CipherSuite> = opts
+        .suites
+        .iter()
+        .copied()
+        .filter(|s| opts.version.is_none_or(|v| s.version() == v))
+        .collect();
+    if !opts.suites.is_empty() && suites.is_empty() {
+        return Err(ConfigError::NoSuiteForVersion);
+    }
+    let provider = Arc::new(instrumented_provider(&suites, opts.groups));
+    let mut cfg = rustls::ClientConfig::builder_with_details(provider, time)
+        .with_protocol_versions(&versions)
+        .map_err(ConfigError::Rustls)?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    cfg.resumption = rustls::client::Resumption::disabled();
+    cfg.enable_early_data = false;
+    cfg.key_log = keylog;
+    Ok(Arc::new(cfg))
 }

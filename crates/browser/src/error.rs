@@ -1,0 +1,88 @@
+//! Why a browser proof failed, typed for the page: the session's own
+//! reasons keep their [`RejectKind`] (whoever decided: the verifier's
+//! refusal or rejection, or the prover's own check), and the driver adds
+//! the failures it sees itself (setup, TLS, a lost link, the engine).
+
+use webproof_proxy::protocol::RejectKind;
+use webproof_proxy::session::SessionError;
+
+/// A failed proof.
+#[derive(Debug, thiserror::Error)]
+pub enum BrowserError {
+    /// The session ended without a result: refused or rejected by the
+    /// verifier, or our own check of its messages or our data failed.
+    #[error(transparent)]
+    Session(#[from] SessionError),
+    /// The options cannot make a session (URL, roots, names).
+    #[error("setup: {0}")]
+    Setup(String),
+    /// The TLS session with the server failed.
+    #[error("TLS: {0}")]
+    Tls(String),
+    /// The verifier closed the link, or it broke.
+    #[error("disconnected: {0}")]
+    Disconnected(String),
+    /// The proof engine failed (not because of the link).
+    #[error("proof engine during {phase}: {detail}")]
+    Engine {
+        /// The step that failed.
+        phase: String,
+        /// The engine's error.
+        detail: String,
+    },
+}
+
+impl BrowserError {
+    /// A channel error in `phase`: the link ending or breaking.
+    pub(crate) fn link(phase: &str, e: webproof_core::ChannelError) -> Self {
+        BrowserError::Disconnected(format!("during {phase}: {e}"))
+    }
+
+    /// An engine error in `phase`.
+    pub(crate) fn engine(phase: &str, e: webproof_core::Error) -> Self {
+        BrowserError::Engine {
+            phase: phase.to_string(),
+            detail: e.to_string(),
+        }
+    }
+
+    /// The reason code the page sees: a [`RejectKind`]'s wire name for
+    /// session errors, else `setup`, `tls`, `disconnected` or `engine`.
+    pub fn kind(&self) -> String {
+        match self {
+            BrowserError::Session(e) => e.kind().to_string(),
+            BrowserError::Setup(_) => "setup".into(),
+            BrowserError::Tls(_) => "tls".into(),
+            BrowserError::Disconnected(_) => "disconnected".into(),
+            BrowserError::Engine { .. } => "engine".into(),
+        }
+    }
+
+    /// Who decided: `verifier` for its refusals and rejections, else `prover`.
+    pub fn decided_by(&self) -> &'static str {
+        match self {
+            BrowserError::Session(SessionError::Refused(_) | SessionError::Rejected(_)) => {
+                "verifier"
+            }
+            _ => "prover",
+        }
+    }
+
+    /// The detail without the kind.
+    pub fn detail(&self) -> String {
+        match self {
+            BrowserError::Session(SessionError::Refused(r) | SessionError::Rejected(r)) => {
+                r.detail.clone()
+            }
+            e => e.to_string(),
+        }
+    }
+
+    /// The session's reason code, if the session decided.
+    pub fn reject_kind(&self) -> Option<RejectKind> {
+        match self {
+            BrowserError::Session(e) => Some(e.kind()),
+            _ => None,
+        }
+    }
+}

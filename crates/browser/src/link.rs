@@ -1,0 +1,376 @@
+//! The prover/verifier link over the browser's WebSocket.
+//!
+//! This module owns the byte stream under the protocol in a page: binary
+//! WebSocket messages carry the stream (as `webproof_net::transport::WsStream`
+//! does natively; message boundaries mean nothing), and the multiplexed
+//! section of the link (`webproof_proxy::mux`) is demultiplexed as messages
+//! arrive, in the socket's event handler, so no task has to pump it.
+//!
+//! The browser gives no backpressure to wait on: every write is handed to
+//! `WebSocket.send` at once (the browser queues it) and every message is
+//! buffered until read. Handles ([`PlainIo`], [`StreamIo`]) are
+//! `futures::io` streams the proof engine's `Channel` runs over; they are
+//! `Send` (the engine requires it) because the socket itself stays in a
+//! thread-local table and the handles hold only its id and the buffers.
+
+use futures::io::{AsyncRead, AsyncWrite};
+use std::cell::RefCell;
+use std::collections::{HashMap, VecDeque};
+use std::io;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll, Waker};
+use wasm_bindgen::closure::Closure;
+use wasm_bindgen::JsCast;
+use web_sys::{BinaryType, CloseEvent, MessageEvent, WebSocket};
+use webproof_proxy::mux::{encode_chunks, Demux, END_MARKER};
+
+thread_local! {
+    /// Open sockets by link id (JavaScript objects never leave this thread).
+    static SOCKETS: RefCell<HashMap<u32, WebSocket>> = RefCell::new(HashMap::new());
+    static NEXT_ID: RefCell<u32> = const { RefCell::new(0) };
+}
+
+/// Received bytes and the state of the link, shared by the socket's
+/// handlers and the handles.
+#[derive(Default)]
+struct Shared {
+    open: bool,
+    /// Bytes of the link outside a multiplexed section.
+    plain: VecDeque<u8>,
+    /// While the peer's multiplexed section is being read.
+    demux: Option<Demux>,
+    /// The relay's and the preprocessing's received bytes.
+    streams: [VecDeque<u8>; 2],
+    /// The peer ended the section (or the link ended).
+    streams_done: bool,
+    /// Local write halves of the section still open.
+    writing: [bool; 2],
+    /// Why the link ended, once it has.
+    gone: Option<String>,
+    wakers: Vec<Waker>,
+    sent: u64,
+    received: u64,
+}
+
+impl Shared {
+    fn wake(&mut self) {
+        for w in self.wakers.drain(..) {
+            w.wake();
+        }
+    }
+
+    fn deliver(&mut self, data: &[u8]) {
+        self.received += data.len() as u64;
+        let Some(demux) = &mut self.demux else {
+            self.plain.extend(data);
+            return self.wake();
+        };
+        let streams = &mut self.streams;
+        match demux.feed(data, |s, b| streams[s as usize].extend(b)) {
+            Ok(n) if demux.ended() => {
+                self.demux = None;
+                self.streams_done = true;
+                self.plain.extend(&data[n..]);
+            }
+            Ok(_) => {}
+            Err(e) => {
+                self.gone = Some(format!("the verifier broke the multiplexed section: {e}"));
+                self.streams_done = true;
+            }
+        }
+        self.wake();
+    }
+
+    fn end(&mut self, why: String) {
+        self.gone.get_or_insert(why);
+        self.streams_done = true;
+        self.wake();
+    }
+}
+
+/// A WebSocket link to the verifier.
+pub struct Link {
+    id: u32,
+    shared: Arc<Mutex<Shared>>,
+    // The socket's handlers live as long as the link.
+    _handlers: Vec<Closure<dyn FnMut(JsValue)>>,
+}
+
+use wasm_bindgen::JsValue;
+
+fn lock(s: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
+    s.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Link {
+    /// Open a WebSocket to `url` (`ws://…` or `wss://…`) and wait until it is open.
+    pub async fn connect(url: &str) -> Result<Link, String> {
+        let ws = WebSocket::new(url).map_err(|e| format!("WebSocket to {url}: {e:?}"))?;
+        ws.set_binary_type(BinaryType::Arraybuffer);
+        let shared = Arc::new(Mutex::new(Shared::default()));
+        let id = NEXT_ID.with(|n| {
+            let mut n = n.borrow_mut();
+            *n += 1;
+            *n
+        });
+        let on_open = {
+            let sh = shared.clone();
+            Closure::<dyn FnMut(JsValue)>::new(move |_| {
+                let mut s = lock(&sh);
+                s.open = true;
+                s.wake();
+            })
+        };
+        let on_message = {
+            let sh = shared.clone();
+            Closure::<dyn FnMut(JsValue)>::new(move |e: JsValue| {
+                let e: MessageEvent = e.unchecked_into();
+                let mut s = lock(&sh);
+                match e.data().dyn_into::<js_sys::ArrayBuffer>() {
+                    Ok(buf) => s.deliver(&js_sys::Uint8Array::new(&buf).to_vec()),
+                    Err(_) => s.end("the verifier sent a text message".into()),
+                }
+            })
+        };
+        let on_close = {
+            let sh = shared.clone();
+            Closure::<dyn FnMut(JsValue)>::new(move |e: JsValue| {
+                let e: CloseEvent = e.unchecked_into();
+                let why = match e.reason() {
+                    r if r.is_empty() => {
+                        format!("the verifier closed the link (code {})", e.code())
+                    }
+                    r => format!("the verifier closed the link (code {}: {r})", e.code()),
+                };
+                lock(&sh).end(why);
+            })
+        };
+        let on_error = {
+            let sh = shared.clone();
+            Closure::<dyn FnMut(JsValue)>::new(move |_| {
+                lock(&sh).end("the WebSocket to the verifier failed".into());
+            })
+        };
+        ws.set_onopen(Some(on_open.as_ref().unchecked_ref()));
+        ws.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+        ws.set_onclose(Some(on_close.as_ref().unchecked_ref()));
+        ws.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+        SOCKETS.with(|s| s.borrow_mut().insert(id, ws));
+        let link = Link {
+            id,
+            shared,
+            _handlers: vec![on_open, on_message, on_close, on_error],
+        };
+        futures::future::poll_fn(|cx| {
+            let mut s = lock(&link.shared);
+            if s.open {
+                Poll::Ready(Ok(()))
+            } else if let Some(why) = &s.gone {
+                Poll::Ready(Err(format!("connecting to {url}: {why}")))
+            } else {
+                s.wakers.push(cx.waker().clone());
+                Poll::Pending
+            }
+        })
+        .await?;
+        Ok(link)
+    }
+
+    /// The link outside multiplexed sections.
+    pub fn plain(&self) -> PlainIo {
+        PlainIo {
+            id: self.id,
+            shared: self.shared.clone(),
+        }
+    }
+
+    /// Start a multiplexed section: bytes received from now on (and those
+    /// not read yet) are the peer's chunks until its end marker. Returns
+    /// the relay's and the preprocessing's streams; the section ends on
+    /// this side when both are closed.
+    pub fn start_mux(&self) -> (StreamIo, StreamIo) {
+        let mut s = lock(&self.shared);
+        let pending: Vec<u8> = s.plain.drain(..).collect();
+        s.demux = Some(Demux::new());
+        s.streams_done = false;
+        s.writing = [true, true];
+        s.received -= pending.len() as u64;
+        s.deliver(&pending);
+        drop(s);
+        let stream = |n| StreamIo {
+            id: self.id,
+            n,
+            shared: self.shared.clone(),
+        };
+        (
+            stream(webproof_proxy::mux::RELAY),
+            stream(webproof_proxy::mux::PREPROCESSING),
+        )
+    }
+
+    /// Bytes sent and received so far.
+    pub fn counters(&self) -> (u64, u64) {
+        let s = lock(&self.shared);
+        (s.sent, s.received)
+    }
+}
+
+impl Drop for Link {
+    fn drop(&mut self) {
+        if let Some(ws) = SOCKETS.with(|s| s.borrow_mut().remove(&self.id)) {
+            ws.set_onopen(None);
+            ws.set_onmessage(None);
+            ws.set_onclose(None);
+            ws.set_onerror(None);
+            // The service ends the session when the socket closes.
+            let _ = ws.close();
+        }
+    }
+}
+
+fn send(id: u32, shared: &Mutex<Shared>, bytes: &[u8]) -> io::Result<()> {
+    if let Some(why) = &lock(shared).gone {
+        return Err(io::Error::new(
+            io::ErrorKind::ConnectionAborted,
+            why.clone(),
+        ));
+    }
+    SOCKETS.with(|s| match s.borrow().get(&id) {
+        Some(ws) => ws
+            .send_with_u8_array(bytes)
+            .map_err(|e| io::Error::new(io::ErrorKind::BrokenPipe, format!("{e:?}"))),
+        None => Err(io::Error::new(io::ErrorKind::NotConnected, "link closed")),
+    })?;
+    lock(shared).sent += bytes.len() as u64;
+    Ok(())
+}
+
+fn read_from(
+    s: &mut Shared,
+    which: Option<usize>,
+    cx: &mut Context<'_>,
+    buf: &mut [u8],
+) -> Poll<io::Result<usize>> {
+    let (queue, done) = match which {
+        None => (&mut s.plain, s.demux.is_none() && s.gone.is_some()),
+        Some(n) => (&mut s.streams[n], s.streams_done),
+    };
+    if !queue.is_empty() {
+        let n = buf.len().min(queue.len());
+        for (d, b) in buf.iter_mut().zip(queue.drain(..n)) {
+            *d = b;
+        }
+        return Poll::Ready(Ok(n));
+    }
+    if done || s.gone.is_some() {
+        return match (&s.gone, which) {
+            // The end of a section's stream is an ordinary end of stream.
+            (None, Some(_)) => Poll::Ready(Ok(0)),
+            (Some(why), _) => Poll::Ready(Err(io::Error::new(
+                io::ErrorKind::ConnectionAborted,
+                why.clone(),
+            ))),
+            (None, None) => Poll::Ready(Ok(0)),
+        };
+    }
+    s.wakers.push(cx.waker().clone());
+    Poll::Pending
+}
+
+/// The link itself, outside multiplexed sections. Reads wait while the
+/// peer's section runs; writes go out at once.
+pub struct PlainIo {
+    id: u32,
+    shared: Arc<Mutex<Shared>>,
+}
+
+impl AsyncRead for PlainIo {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<io::Result<usize>> {
+        read_from(&mut lock(&self.shared), None, cx, buf)
+    }
+}
+
+impl AsyncWrite for PlainIo {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        if buf.is_empty() {
+            return Poll::Ready(Ok(0));
+        }
+        Poll::Ready(send(self.id, &self.shared, buf).map(|()| buf.len()))
+    }
+    fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+    fn poll_close(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+}
+
+/// One stream of a multiplexed section. Closing it ends this side's part
+/// of the stream; when both are closed the end marker goes out. Clones are
+/// handles on the same stream (one reads, one writes).
+#[derive(Clone)]
+pub struct StreamIo {
+    id: u32,
+    n: u8,
+    shared: Arc<Mutex<Shared>>,
+}
+
+impl StreamIo {
+    /// End this side's writing on the stream (idempotent).
+    pub fn finish(&self) -> io::Result<()> {
+        let mut s = lock(&self.shared);
+        let was = std::mem::replace(&mut s.writing[self.n as usize], false);
+        let last = was && !s.writing.iter().any(|&w| w);
+        drop(s);
+        if last {
+            send(self.id, &self.shared, &END_MARKER)?;
+        }
+        Ok(())
+    }
+}
+
+impl AsyncRead for StreamIo {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<io::Result<usize>> {
+        read_from(&mut lock(&self.shared), Some(self.n as usize), cx, buf)
+    }
+}
+
+impl AsyncWrite for StreamIo {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        if buf.is_empty() {
+            return Poll::Ready(Ok(0));
+        }
+        if !lock(&self.shared).writing[self.n as usize] {
+            return Poll::Ready(Err(io::Error::new(
+                io::ErrorKind::BrokenPipe,
+                "stream already finished",
+            )));
+        }
+        let mut out = Vec::with_capacity(buf.len() + 3 * (1 + buf.len() / (16 << 10)));
+        encode_chunks(self.n, buf, &mut out);
+        Poll::Ready(send(self.id, &self.shared, &out).map(|()| buf.len()))
+    }
+    fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+    fn poll_close(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(self.finish())
+    }
+}

@@ -1,0 +1,413 @@
+//! The proxy-mode prover's driver in the page, over the browser's event
+//! loop: the flights of `webproof_net::prover` in the same order, with the
+//! WebSocket [`Link`], a rustls client driven by hand (no sockets: its TLS
+//! bytes go into relay frames), time from `Date` and randomness from
+//! `crypto.getRandomValues`. Every protocol decision is
+//! [`ProverSession`]'s; this module moves bytes and reports progress.
+//!
+//! One thread: the TLS session and the preprocessing's warm-up interleave
+//! at their await points instead of running in parallel as natively.
+
+use crate::error::BrowserError;
+use crate::link::{Link, StreamIo};
+use futures::io::AsyncWriteExt;
+use rand::rngs::OsRng;
+use serde::Serialize;
+use std::io::{Read, Write};
+use std::sync::Arc;
+use webproof_core::Channel;
+use webproof_proxy::http::RevealItem;
+use webproof_proxy::protocol::{
+    self, ProverMsg, RelayFrame, VerifierMsg, MAX_CONTROL_MSG, MAX_RELAY_DATA, MAX_VERDICT_MSG,
+};
+use webproof_proxy::session::prover::{ProverConfig, ProverSession, TlsSecrets};
+use webproof_proxy::{Direction, VerifierOutput};
+use webproof_tls_provider::{client_config, take_shared_secret, ClientOptions, CollectingKeyLog};
+use webproof_tlsproof::session::ProverOpening;
+
+/// What to prove.
+#[derive(Clone, Debug)]
+pub struct Request {
+    /// The verifier's WebSocket URL (`ws://…/v1/session`, `wss://…`).
+    pub verifier: String,
+    /// `https://host[:port]/path`.
+    pub url: String,
+    /// Extra request headers.
+    pub headers: Vec<(String, String)>,
+    /// What to reveal (empty: everything).
+    pub reveal: Vec<RevealItem>,
+    /// Extra trusted roots (PEM).
+    pub ca_pems: Vec<Vec<u8>>,
+    /// Bytes of `X-Padding` header value to add (0: none).
+    pub padding: usize,
+    /// Response size the prover expects (sizes the preprocessing).
+    pub expect_response: usize,
+    /// API key for verifiers that require one.
+    pub api_key: Option<String>,
+}
+
+/// Timing and traffic, as the prover counts them (the fields of
+/// `webproof_net::ProveStats`).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Stats {
+    /// Setup before the server connection (hello, OT bootstrap).
+    pub time_preprocess_ms: f64,
+    /// From the server connection to the verdict.
+    pub time_online_ms: f64,
+    /// Everything.
+    pub time_total_ms: f64,
+    /// The TLS session with the server (relay phase).
+    pub time_tls_ms: f64,
+    /// The proof phase.
+    pub time_proof_ms: f64,
+    /// Bytes sent to the verifier during setup.
+    pub uploaded_preprocess: u64,
+    /// Bytes received from the verifier during setup.
+    pub downloaded_preprocess: u64,
+    /// Bytes sent to the verifier after setup.
+    pub uploaded_online: u64,
+    /// Bytes received from the verifier after setup.
+    pub downloaded_online: u64,
+}
+
+/// A verified session.
+#[derive(Clone, Debug, Serialize)]
+pub struct Outcome {
+    /// What the verifier attests.
+    pub verified: VerifierOutput,
+    /// Measurements.
+    pub stats: Stats,
+}
+
+/// Milliseconds on the page's clock.
+fn now_ms() -> f64 {
+    js_sys::Date::now()
+}
+
+/// The page's clock for certificate validity (rustls reads no system clock here).
+#[derive(Debug)]
+struct PageClock;
+
+impl rustls::time_provider::TimeProvider for PageClock {
+    fn current_time(&self) -> Option<rustls::pki_types::UnixTime> {
+        Some(rustls::pki_types::UnixTime::since_unix_epoch(
+            std::time::Duration::from_millis(now_ms() as u64),
+        ))
+    }
+}
+
+/// The prover's TLS stack, as the session asks about it.
+struct Captured(Arc<CollectingKeyLog>);
+
+impl TlsSecrets for Captured {
+    fn shared_secret(&self, public_key: &[u8]) -> Option<Vec<u8>> {
+        take_shared_secret(public_key)
+    }
+    fn logged(&self, label: &str, client_random: &[u8; 32]) -> Option<Vec<u8>> {
+        self.0.get(label, client_random)
+    }
+}
+
+type Result<T, E = BrowserError> = std::result::Result<T, E>;
+
+async fn send_msg(ch: &mut Channel<impl webproof_core::Io>, m: &ProverMsg) -> Result<()> {
+    ch.send(&protocol::encode(m))
+        .await
+        .map_err(|e| BrowserError::link("sending a message", e))?;
+    ch.flush()
+        .await
+        .map_err(|e| BrowserError::link("sending a message", e))
+}
+
+async fn recv_msg(
+    ch: &mut Channel<impl webproof_core::Io>,
+    what: &str,
+    max: usize,
+) -> Result<VerifierMsg> {
+    let b = ch
+        .recv(max)
+        .await
+        .map_err(|e| BrowserError::link(what, e))?;
+    Ok(protocol::decode(&b).map_err(webproof_proxy::session::SessionError::from)?)
+}
+
+/// Fetch `req.url` through the verifier and prove the response;
+/// `progress` hears the phase names as they start.
+pub async fn prove(req: &Request, progress: &dyn Fn(&str)) -> Result<Outcome> {
+    let t0 = now_ms();
+    let webproof_proxy::http::HttpsUrl { host, port, path } = req
+        .url
+        .parse()
+        .map_err(|e: webproof_proxy::ProxyError| BrowserError::Setup(e.to_string()))?;
+    let mut roots = webproof_proxy::RootStore::webpki_roots();
+    for pem in &req.ca_pems {
+        roots
+            .add_pem(pem)
+            .map_err(|e| BrowserError::Setup(e.to_string()))?;
+    }
+    let request = webproof_proxy::http::get_request(&host, port, &path, &req.headers, req.padding);
+    let keylog = CollectingKeyLog::new();
+    let config = client_config(
+        &ClientOptions {
+            ca_pems: &req.ca_pems,
+            ..Default::default()
+        },
+        keylog.clone(),
+        Arc::new(PageClock),
+    )
+    .map_err(|e| BrowserError::Setup(e.to_string()))?;
+    let server_name = rustls::pki_types::ServerName::try_from(host.clone())
+        .map_err(|_| BrowserError::Setup(format!("{host:?} is not a valid server name")))?;
+    let mut session = ProverSession::new(ProverConfig {
+        host,
+        port,
+        api_key: req.api_key.clone(),
+        request: request.clone(),
+        expect_response: req.expect_response,
+        version: None,
+        suites: Vec::new(),
+        reveal: req.reveal.clone(),
+        attest: None,
+        roots,
+    });
+
+    progress("connecting");
+    let opening = ProverOpening::new(session.engine_config(), &mut OsRng)
+        .map_err(|e| BrowserError::engine("the proof setup", e))?;
+    let link = Link::connect(&req.verifier)
+        .await
+        .map_err(BrowserError::Disconnected)?;
+    let mut ch = Channel::new(link.plain());
+    // The hello and the engine's opening in one flight, as natively.
+    ch.send(&protocol::encode(&session.hello()))
+        .await
+        .map_err(|e| BrowserError::link("sending the hello", e))?;
+    ch.send(&opening.message())
+        .await
+        .map_err(|e| BrowserError::link("sending the hello", e))?;
+    ch.flush()
+        .await
+        .map_err(|e| BrowserError::link("sending the hello", e))?;
+    let answer = recv_msg(
+        &mut ch,
+        "the verifier's answer to the hello",
+        MAX_CONTROL_MSG,
+    )
+    .await?;
+    session.on_hello_answer(answer)?;
+
+    progress("preprocessing");
+    let mut pre = opening
+        .bootstrap(&mut ch, &mut OsRng)
+        .await
+        .map_err(|e| zk_error("the proof setup", e))?;
+    let ready = recv_msg(&mut ch, "the verifier's answer", MAX_CONTROL_MSG).await?;
+    session.on_ready(ready)?;
+    let t1 = now_ms();
+    let (up0, down0) = link.counters();
+
+    progress("tls");
+    let (relay, preprocessing) = link.start_mux();
+    let warm = async {
+        let mut pch = Channel::new(preprocessing);
+        pre.warm_up(&mut pch)
+            .await
+            .map_err(|e| zk_error("the proof setup", e))?;
+        let mut io = pch
+            .into_inner()
+            .await
+            .map_err(|e| BrowserError::link("after the proof setup", e))?;
+        io.close()
+            .await
+            .map_err(|e| BrowserError::Disconnected(e.to_string()))
+    };
+    let mut relay_out = relay.clone();
+    let mut relay_in = Channel::new(relay);
+    let tls = async {
+        let mut rec = ProverSession::recorder();
+        let http = tls_session(
+            config,
+            server_name,
+            &request,
+            (&mut relay_in, &mut relay_out),
+            &mut rec,
+        )
+        .await;
+        let close = session.close(rec.finish())?;
+        write_frame(&mut relay_out, &close.encode()).await?;
+        relay_out
+            .close()
+            .await
+            .map_err(|e| BrowserError::Disconnected(e.to_string()))?;
+        Ok::<_, BrowserError>((http, now_ms()))
+    };
+    let (warm, tls) = futures::join!(warm, tls);
+    let (http, t2) = tls?;
+    let response = match http {
+        Ok(r) => r,
+        // A failed relay (limits, the server refused) explains a failed
+        // TLS session better: wait for its reason.
+        Err(e) => {
+            close_ack(&mut relay_in).await?;
+            return Err(e);
+        }
+    };
+    warm?;
+
+    progress("proving");
+    let (announce, step) = session.prepare_proof(
+        &response,
+        &Captured(keylog),
+        (now_ms() / 1000.0) as u64,
+        &mut OsRng,
+    )?;
+    send_msg(&mut ch, &announce).await?;
+    drop(announce);
+    let proof = pre
+        .prove(ch, &step.statement, &step.witness, &step.context)
+        .await
+        .map_err(|e| zk_error("the proof", e));
+    drop(step);
+    // The verifier's record of the session came before anything of the
+    // proof phase: a failed relay explains a failed proof better.
+    let digest = close_ack(&mut relay_in).await?;
+    let (_, mut ch) = proof?;
+    session.on_close_ack(digest)?;
+    progress("verdict");
+    let verdict = recv_msg(&mut ch, "the verdict", MAX_VERDICT_MSG).await?;
+    let outcome = session.on_verdict(verdict)?;
+    let t3 = now_ms();
+    let (up, down) = link.counters();
+    progress("done");
+    Ok(Outcome {
+        verified: outcome.output,
+        stats: Stats {
+            time_preprocess_ms: t1 - t0,
+            time_online_ms: t3 - t1,
+            time_total_ms: t3 - t0,
+            time_tls_ms: t2 - t1,
+            time_proof_ms: t3 - t2,
+            uploaded_preprocess: up0,
+            downloaded_preprocess: down0,
+            uploaded_online: up - up0,
+            downloaded_online: down - down0,
+        },
+    })
+}
+
+/// One length-prefixed frame (the `Channel` format) on a section stream.
+async fn write_frame(io: &mut StreamIo, payload: &[u8]) -> Result<()> {
+    let mut buf = Vec::with_capacity(payload.len() + 4);
+    buf.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+    buf.extend_from_slice(payload);
+    io.write_all(&buf)
+        .await
+        .map_err(|e| BrowserError::Disconnected(format!("relay: {e}")))
+}
+
+/// The TLS session with the server through the relay: rustls driven by
+/// hand, its records framed as `RelayFrame::Data` and recorded in both
+/// directions, until the response is complete or the server closes.
+async fn tls_session(
+    config: Arc<rustls::ClientConfig>,
+    name: rustls::pki_types::ServerName<'static>,
+    request: &[u8],
+    (relay, relay_out): (&mut Channel<StreamIo>, &mut StreamIo),
+    rec: &mut webproof_proxy::Recorder,
+) -> Result<Vec<u8>> {
+    use webproof_proxy::http::{parse_message, response_end, MAX_RESPONSE};
+    let tls_err = |e: &dyn std::fmt::Display| BrowserError::Tls(e.to_string());
+    let mut conn = rustls::ClientConnection::new(config, name).map_err(|e| tls_err(&e))?;
+    conn.writer().write_all(request).map_err(|e| tls_err(&e))?;
+    let mut response = Vec::new();
+    let mut buf = vec![0u8; 16 << 10];
+    loop {
+        while conn.wants_write() {
+            let mut out = Vec::new();
+            conn.write_tls(&mut out).map_err(|e| tls_err(&e))?;
+            for piece in out.chunks(MAX_RELAY_DATA) {
+                rec.feed(Direction::Sent, piece)
+                    .map_err(webproof_proxy::session::SessionError::from)?;
+                write_frame(relay_out, &RelayFrame::Data(piece.to_vec()).encode()).await?;
+            }
+        }
+        if let Some(end) = response_end(&response) {
+            response.truncate(end);
+            return Ok(response);
+        }
+        let frame = relay
+            .recv(MAX_RELAY_DATA + 1)
+            .await
+            .map_err(|e| BrowserError::link("the relay", e))?;
+        let frame =
+            RelayFrame::decode(&frame).map_err(webproof_proxy::session::SessionError::from)?;
+        let Some(data) = ProverSession::on_relay_frame(frame)? else {
+            break; // the server side closed
+        };
+        rec.feed(Direction::Received, &data)
+            .map_err(webproof_proxy::session::SessionError::from)?;
+        let mut rd = &data[..];
+        while !rd.is_empty() {
+            conn.read_tls(&mut rd).map_err(|e| tls_err(&e))?;
+            conn.process_new_packets().map_err(|e| tls_err(&e))?;
+        }
+        loop {
+            match conn.reader().read(&mut buf) {
+                Ok(0) => {
+                    // close_notify: the response ends here.
+                    if response.is_empty() {
+                        return Err(BrowserError::Tls("the server sent no response".into()));
+                    }
+                    parse_message(&response)
+                        .map_err(webproof_proxy::session::SessionError::from)?;
+                    return Ok(response);
+                }
+                Ok(n) => {
+                    if response.len() + n > MAX_RESPONSE {
+                        return Err(BrowserError::Tls(format!(
+                            "response larger than {} MiB",
+                            MAX_RESPONSE >> 20
+                        )));
+                    }
+                    response.extend_from_slice(&buf[..n]);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                Err(e) => return Err(tls_err(&e)),
+            }
+        }
+    }
+    if response.is_empty() {
+        return Err(BrowserError::Tls("the server sent no response".into()));
+    }
+    parse_message(&response).map_err(webproof_proxy::session::SessionError::from)?;
+    Ok(response)
+}
+
+/// The verifier's remaining relay frames up to its `CloseAck`: the digest
+/// of the transcript it recorded, or its reason for failing the relay.
+async fn close_ack(relay: &mut Channel<StreamIo>) -> Result<[u8; 32]> {
+    loop {
+        let frame = relay
+            .recv(MAX_RELAY_DATA + 1)
+            .await
+            .map_err(|e| BrowserError::link("waiting for the verifier's CloseAck", e))?;
+        let frame =
+            RelayFrame::decode(&frame).map_err(webproof_proxy::session::SessionError::from)?;
+        if let Some(digest) = ProverSession::on_late_relay_frame(frame)? {
+            return Ok(digest);
+        }
+    }
+}
+
+/// A proof-phase error: the verifier's own message (a verdict in the
+/// proof's place) as its rejection, anything else as the engine's or the
+/// link's failure.
+fn zk_error(phase: &str, e: webproof_core::Error) -> BrowserError {
+    if let Some(why) = ProverSession::on_proof_abort(&e) {
+        return why.into();
+    }
+    match e {
+        webproof_core::Error::Channel(c) => BrowserError::link(phase, c),
+        e => BrowserError::engine(phase, e),
+    }
+}
