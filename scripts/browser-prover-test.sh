@@ -14,7 +14,8 @@
 #       (bench/profiles.toml) proved REPS times (default 5) by the browser
 #       prover and by `webproof prove` through the same service on
 #       loopback, medians printed; and the release wasm's size after
-#       `wasm-opt -O3`, raw, gzip and brotli.
+#       `wasm-opt -O3`, raw, gzip and brotli. BENCH_PROFILE=debug uses the
+#       debug build of `webproof` (no release build needed).
 #
 # Honours CARGO_TARGET_DIR. Prints the page's verdict JSON on stdout.
 set -euo pipefail
@@ -27,9 +28,12 @@ RUSTFLAGS="${RUSTFLAGS:-} -C target-feature=+simd128" cargo build --quiet --rele
     --target wasm32-unknown-unknown -p webproof-browser --lib --target-dir "$wasm_target"
 wasm-bindgen --target web --out-dir web/prover/pkg \
     "$wasm_target/wasm32-unknown-unknown/release/webproof_browser.wasm"
+# The native prover of the benchmark is a release build unless
+# BENCH_PROFILE=debug (quicker to build; protocol crates are optimised in
+# both, but debug keeps overflow checks).
 profile=debug
-if [[ "${1:-}" == "--bench" ]]; then
-    profile=release
+[[ "${1:-}" == "--bench" ]] && profile=${BENCH_PROFILE:-release}
+if [[ "$profile" == release ]]; then
     cargo build --quiet --release -p webproof
 else
     cargo build --quiet -p webproof
@@ -109,13 +113,14 @@ if [[ "${1:-}" == "--bench" ]]; then
     nat=$(awk '{print $1}' "$tmp/native.txt" | median)
     bro=$(awk '{print $1}' "$tmp/browser.txt" | median)
     echo "browser/native total: $(awk -v a="$bro" -v b="$nat" 'BEGIN {printf "%.2f", a/b}')x"
-    wasm="$wasm_target/wasm32-unknown-unknown/release/webproof_browser.wasm"
-    wasm-opt -O3 --enable-simd --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext --enable-mutable-globals \
+    wasm-opt -O3 --enable-simd --enable-bulk-memory --enable-nontrapping-float-to-int \
+        --enable-sign-ext --enable-mutable-globals --enable-reference-types --enable-multivalue \
         web/prover/pkg/webproof_browser_bg.wasm -o "$tmp/opt.wasm"
-    raw=$(stat -c %s "$tmp/opt.wasm")
-    gz=$(gzip -9 -c "$tmp/opt.wasm" | wc -c)
-    if command -v brotli >/dev/null; then br=$(brotli -c -q 11 "$tmp/opt.wasm" | wc -c); else br="(brotli not installed)"; fi
-    echo "wasm after wasm-opt -O3: $raw bytes, gzip -9 $gz, brotli -q 11 $br"
+    node -e '
+        const z = require("zlib"), b = require("fs").readFileSync(process.argv[1]);
+        const br = z.brotliCompressSync(b, { params: { [z.constants.BROTLI_PARAM_QUALITY]: 11 } }).length;
+        console.log(`wasm after wasm-opt -O3: ${b.length} bytes, gzip -9 ${z.gzipSync(b, { level: 9 }).length}, brotli q11 ${br}`);
+    ' "$tmp/opt.wasm"
     exit 0
 fi
 
