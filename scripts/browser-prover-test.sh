@@ -5,8 +5,9 @@
 # headless chromium (web/driver/chromium.mjs), which proves the fixture's
 # /json through ws:// revealing the body; the page checks the verified
 # output reveals exactly the bytes the fixture serves (fetched here with
-# curl). Also a verifier that refuses (an API key is required) must give
-# the page a typed error (`kind: unauthorized`).
+# curl). Also a verifier that refuses (an API key is required), one that
+# is not there and one that never answers must give the page typed errors
+# (`kind`: unauthorized, disconnected, timeout).
 #
 #   scripts/browser-prover-test.sh          (called by scripts/browser-test.sh)
 #   scripts/browser-prover-test.sh --bench [REPS]
@@ -145,3 +146,35 @@ grep -q '"kind": *"unauthorized"' <<<"$out" || {
     exit 1
 }
 echo "browser-prover-test: refusal reported as kind unauthorized" >&2
+
+# Bad verifiers: nothing listening, and one that accepts the WebSocket but
+# never answers (a timeout must end the proof with kind timeout).
+expect_kind() { # kind verifier [extra query]
+    local kind=$1 out
+    shift
+    if out=$(node web/driver/chromium.mjs --root web --timeout 120 \
+        --page "/prover/index.html?$(query "$1" "$url" "$(cat "$tmp/ca.pem")" "${@:2}")"); then
+        echo "browser-prover-test: $1 did not fail" >&2
+        exit 1
+    fi
+    grep -q "\"kind\": *\"$kind\"" <<<"$out" || {
+        echo "browser-prover-test: $1: expected kind $kind, got: $out" >&2
+        exit 1
+    }
+    echo "browser-prover-test: $1 reported as kind $kind" >&2
+}
+dead=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
+expect_kind disconnected "ws://127.0.0.1:$dead/v1/session"
+node -e '
+    // Accept a WebSocket upgrade and never answer: a verifier that hangs.
+    const s = require("net").createServer((c) => c.once("data", (d) => {
+        const key = /sec-websocket-key: *(.*)\r\n/i.exec(d.toString())[1].trim();
+        const accept = require("crypto").createHash("sha1").update(key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").digest("base64");
+        c.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`);
+        c.on("data", () => {});
+    }));
+    s.listen(0, "127.0.0.1", () => console.log(s.address().port));
+' >"$tmp/hang.out" &
+pids+=($!)
+for _ in $(seq 1 50); do [[ -s "$tmp/hang.out" ]] && break; sleep 0.1; done
+expect_kind timeout "ws://127.0.0.1:$(cat "$tmp/hang.out")/v1/session" timeout_ms=2000

@@ -22,6 +22,10 @@ pub enum BrowserError {
     /// The verifier closed the link, or it broke.
     #[error("disconnected: {0}")]
     Disconnected(String),
+    /// The caller's deadline passed (the link is closed, which ends the
+    /// session on the service).
+    #[error("timeout: no verdict after {0} ms")]
+    Timeout(u32),
     /// The proof engine failed (not because of the link).
     #[error("proof engine during {phase}: {detail}")]
     Engine {
@@ -47,13 +51,15 @@ impl BrowserError {
     }
 
     /// The reason code the page sees: a [`RejectKind`]'s wire name for
-    /// session errors, else `setup`, `tls`, `disconnected` or `engine`.
+    /// session errors and `timeout`, else `setup`, `tls`, `disconnected`
+    /// or `engine`.
     pub fn kind(&self) -> String {
         match self {
             BrowserError::Session(e) => e.kind().to_string(),
             BrowserError::Setup(_) => "setup".into(),
             BrowserError::Tls(_) => "tls".into(),
             BrowserError::Disconnected(_) => "disconnected".into(),
+            BrowserError::Timeout(_) => RejectKind::Timeout.to_string(),
             BrowserError::Engine { .. } => "engine".into(),
         }
     }

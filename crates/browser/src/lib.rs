@@ -12,8 +12,8 @@
 //! `verified` is the verifier's output (`webproof_proxy::VerifierOutput` as
 //! JSON, what `webproof prove --json` prints), `stats` the timings and
 //! traffic. A failed proof rejects with an `Error` carrying `kind` (a
-//! `RejectKind` wire name such as `certificate` or `unauthorized`, or
-//! `setup`, `tls`, `disconnected`, `engine`), `detail` and `decidedBy`
+//! `RejectKind` wire name such as `certificate`, `unauthorized` or
+//! `timeout`, or `setup`, `tls`, `disconnected`, `engine`), `detail` and `decidedBy`
 //! (`verifier` or `prover`).
 //!
 //! Modules: [`link`] owns the WebSocket byte stream and the multiplexed
@@ -68,9 +68,11 @@ struct Options {
     padding: usize,
     expect_response: Option<usize>,
     api_key: Option<String>,
+    /// Give up after this many milliseconds (default: none).
+    timeout_ms: Option<u32>,
 }
 
-fn parse_options(v: &JsValue) -> Result<prove::Request, BrowserError> {
+fn parse_options(v: &JsValue) -> Result<(prove::Request, Option<u32>), BrowserError> {
     let text = js_sys::JSON::stringify(v)
         .ok()
         .and_then(|s| s.as_string())
@@ -95,7 +97,8 @@ fn parse_options(v: &JsValue) -> Result<prove::Request, BrowserError> {
         .map(|r| r.parse::<RevealItem>())
         .collect::<Result<_, _>>()
         .map_err(|e| BrowserError::Setup(e.to_string()))?;
-    Ok(prove::Request {
+    let timeout = o.timeout_ms;
+    let req = prove::Request {
         verifier: o.verifier,
         url: o.url,
         headers,
@@ -110,7 +113,21 @@ fn parse_options(v: &JsValue) -> Result<prove::Request, BrowserError> {
         padding: o.padding,
         expect_response: o.expect_response.unwrap_or(16 << 10),
         api_key: o.api_key,
-    })
+    };
+    Ok((req, timeout))
+}
+
+/// Resolves after `ms` milliseconds, on the global `setTimeout` (a window
+/// or a worker).
+async fn sleep_ms(ms: u32) {
+    let promise = js_sys::Promise::new(&mut |resolve, _| {
+        let global = js_sys::global();
+        if let Ok(f) = js_sys::Reflect::get(&global, &"setTimeout".into()) {
+            let f: js_sys::Function = f.unchecked_into();
+            let _ = f.call2(&global, &resolve, &ms.into());
+        }
+    });
+    let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
 }
 
 fn js_error(e: &BrowserError) -> JsValue {
@@ -144,6 +161,8 @@ export interface ProveOptions {
   expectResponse?: number;
   /** API key for verifiers that require one. */
   apiKey?: string;
+  /** Give up after this many milliseconds (rejects with kind `timeout`; the service ends the session). */
+  timeoutMs?: number;
 }
 /** The phases `progress` hears, in order. */
 export type Phase = "connecting" | "preprocessing" | "tls" | "proving" | "verdict" | "done";
@@ -165,7 +184,7 @@ export interface ProveResult {
 }
 /** One direction's data: `bytes` (hex) with hidden bytes zero, `revealed` ranges, `text` with hidden bytes as █. */
 export interface Disclosed { len: number; revealed: { start: number; end: number }[]; text: string; bytes: string; }
-/** How `prove` rejects. `kind`: a RejectKind wire name (`unauthorized`, `certificate`, …) or `setup`, `tls`, `disconnected`, `engine`. */
+/** How `prove` rejects. `kind`: a RejectKind wire name (`unauthorized`, `certificate`, `timeout`, …) or `setup`, `tls`, `disconnected`, `engine`. */
 export interface ProveError extends Error { kind: string; detail: string; decidedBy: "verifier" | "prover"; }
 /** Prove what `options.url` serves through the verifier; rejects with a `ProveError`. */
 export function prove(options: ProveOptions, progress?: (phase: Phase) => void): Promise<ProveResult>;
@@ -181,15 +200,30 @@ pub async fn prove(
     options: JsValue,
     progress: Option<js_sys::Function>,
 ) -> Result<JsValue, JsValue> {
-    let req = parse_options(&options).map_err(|e| js_error(&e))?;
+    let (req, timeout) = parse_options(&options).map_err(|e| js_error(&e))?;
     let report = |phase: &str| {
         if let Some(f) = &progress {
             let _ = f.call1(&JsValue::NULL, &phase.into());
         }
     };
-    let outcome = prove::prove(&req, &report)
-        .await
-        .map_err(|e| js_error(&e))?;
+    let proof = prove::prove(&req, &report);
+    // On timeout the proof's future is dropped, which closes the link: the
+    // service ends the session.
+    let outcome = match timeout {
+        None => proof.await,
+        Some(ms) => {
+            let deadline = async {
+                sleep_ms(ms).await;
+                Err(BrowserError::Timeout(ms))
+            };
+            futures::pin_mut!(proof, deadline);
+            futures::future::select(proof, deadline)
+                .await
+                .factor_first()
+                .0
+        }
+    }
+    .map_err(|e| js_error(&e))?;
     let json = serde_json::to_string(&outcome)
         .map_err(|e| js_error(&BrowserError::Setup(e.to_string())))?;
     js_sys::JSON::parse(&json)
