@@ -48,6 +48,8 @@ pub fn mul_add(a: &X4, b: &X4, c: &X4, d: &X4) -> X4 {
     portable::mul_add(a, b, c, d)
 }
 
+// Lanes and terms index three arrays in step.
+#[allow(clippy::needless_range_loop)]
 mod portable {
     use super::X4;
     use crate::Block;
