@@ -1,0 +1,1 @@
+//! Unit tests driving both parties in one process.
