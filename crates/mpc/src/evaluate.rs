@@ -54,7 +54,7 @@ impl Evaluator {
     /// An evaluator for a prepared plan and the garbler's `instance` number.
     pub fn from_plan(plan: Arc<Plan>, instance: u64) -> Self {
         Evaluator {
-            labels: vec![Block::ZERO; plan.num_wires],
+            labels: vec![Block::ZERO; plan.num_slots],
             inputs: vec![None; plan.inputs.len()],
             plan,
             instance,
@@ -216,6 +216,7 @@ impl Evaluator {
         let mut pos = self.pos;
         let mut buf = [Block::ZERO; 2 * BATCH];
         let mut tweaks = [Block::ZERO; BATCH];
+        let mut ins = [(Block::ZERO, Block::ZERO); BATCH];
         let block = |off: usize| Block::from_bytes(tables[off..off + 16].try_into().expect("16"));
         while pos < gates.len() {
             match gates[pos] {
@@ -234,14 +235,16 @@ impl Evaluator {
                             break;
                         };
                         let t = gate_tweak(self.instance, self.tables + n as u64, 0);
-                        buf[2 * n] = sigma(labels[a as usize]) ^ t;
-                        buf[2 * n + 1] = sigma(labels[b as usize]) ^ Block(t.0 | 1);
+                        let (la, lb) = (labels[a as usize], labels[b as usize]);
+                        buf[2 * n] = sigma(la) ^ t;
+                        buf[2 * n + 1] = sigma(lb) ^ Block(t.0 | 1);
                         tweaks[n] = t;
+                        ins[n] = (la, lb);
                         n += 1;
                     }
                     self.hash.permute_masked(&mut buf[..2 * n]);
                     for k in 0..n {
-                        let Gate::And { a, b, out } = gates[pos + k] else {
+                        let Gate::And { out, .. } = gates[pos + k] else {
                             unreachable!()
                         };
                         let t = tweaks[k];
@@ -249,7 +252,7 @@ impl Evaluator {
                         let hb = buf[2 * k + 1] ^ Block(t.0 | 1);
                         let off = (used + k) * TABLE_BYTES;
                         let (tg, te) = (block(off), block(off + 16));
-                        let (la, lb) = (labels[a as usize], labels[b as usize]);
+                        let (la, lb) = ins[k];
                         let wg = ha ^ Block::select(la.lsb(), tg);
                         let we = hb ^ Block::select(lb.lsb(), te ^ la);
                         labels[out as usize] = wg ^ we;

@@ -81,7 +81,7 @@ impl Garbler {
         if !delta.lsb() {
             return Err(Error::DeltaLsb);
         }
-        let mut labels = vec![Block::ZERO; plan.num_wires];
+        let mut labels = vec![Block::ZERO; plan.num_slots];
         let mut input_zero = Vec::with_capacity(plan.inputs.len());
         for group in &plan.inputs {
             let mut zs = Vec::with_capacity(group.len());
