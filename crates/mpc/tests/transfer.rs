@@ -1,6 +1,6 @@
-//! The evaluator's input labels from the workspace's real COT extension
-//! (base OT + SoftSpokenOT) run in-process over an in-memory channel, with
-//! the garbler's Δ taken from its COT sender.
+//! The evaluator's input labels from the workspace's real COT extensions
+//! (base OT + SoftSpokenOT, and Ferret on top of it) run in-process over an
+//! in-memory channel, with the garbler's Δ taken from its COT sender.
 
 use aes::cipher::{BlockEncrypt, KeyInit};
 use futures::executor::block_on;
@@ -9,6 +9,7 @@ use rand_chacha::ChaCha20Rng;
 use webproof_circuits::{bits_to_bytes, bytes_to_bits};
 use webproof_core::cot::{RandomCotReceiver, RandomCotSender};
 use webproof_core::{memory_duplex, Block, Channel};
+use webproof_ferret::{FerretConfig, SilentCotReceiver, SilentCotSender};
 use webproof_mpc::{transfer, Error, Evaluator, Garbler};
 use webproof_ot::{SoftSpokenReceiver, SoftSpokenSender};
 
@@ -40,6 +41,57 @@ fn cots(seed: u64, n: usize) -> (Block, Vec<Block>, Vec<Block>) {
         y.unwrap();
         (s.delta(), keys, macs)
     })
+}
+
+/// `n` COTs from the production silent OT (Ferret, compact parameters).
+fn ferret_cots(seed: u64, n: usize) -> (Block, Vec<Block>, Vec<Block>) {
+    let (a, b) = memory_duplex();
+    let (mut ca, mut cb) = (Channel::new(a), Channel::new(b));
+    let mut r1 = ChaCha20Rng::seed_from_u64(seed);
+    let mut r2 = ChaCha20Rng::seed_from_u64(seed + 1);
+    block_on(async {
+        let (s, r) = futures::join!(
+            SilentCotSender::connect(FerretConfig::compact(), &mut ca, &mut r1),
+            SilentCotReceiver::connect(FerretConfig::compact(), &mut cb, &mut r2)
+        );
+        let (mut s, mut r) = (s.unwrap(), r.unwrap());
+        let (mut keys, mut macs) = (Vec::new(), Vec::new());
+        let (x, y) = futures::join!(
+            s.extend(&mut ca, n, &mut keys),
+            r.extend(&mut cb, n, &mut macs)
+        );
+        x.unwrap();
+        y.unwrap();
+        (s.delta(), keys, macs)
+    })
+}
+
+/// The evaluator's AES key through Ferret COTs, chosen before garbling.
+#[test]
+fn chosen_inputs_from_ferret() {
+    let mut rng = ChaCha20Rng::seed_from_u64(25);
+    let key: [u8; 16] = rng.gen();
+    let pt: [u8; 16] = rng.gen();
+    let (delta, keys, macs) = ferret_cots(26, 128);
+    let c = webproof_circuits::cache::aes128();
+    let x = bytes_to_bits(&key);
+    let flips = transfer::flips(&macs, &x).unwrap();
+    let mut g = Garbler::new(c, delta, &mut rng).unwrap();
+    g.set_input_zero_labels(
+        0,
+        &transfer::zero_labels_from_cot(&keys, delta, &flips).unwrap(),
+    )
+    .unwrap();
+    let chunks = g.garble_all();
+    let mut e = Evaluator::new(c).unwrap();
+    e.set_input(0, &macs).unwrap();
+    e.set_input(1, &g.encode(1, &bytes_to_bits(&pt)).unwrap())
+        .unwrap();
+    for ch in &chunks {
+        e.feed(ch).unwrap();
+    }
+    let out = e.decode(&g.decoding().unwrap()).unwrap();
+    assert_eq!(bits_to_bytes(&out[0]), aes_ref(&key, &pt));
 }
 
 /// Garbler holds the AES key (group 0), the evaluator the plaintext (group
