@@ -100,13 +100,14 @@ fn bench(name: &str, c: &Circuit, copies: usize) {
     }
     let [gc, ec, gw, ew] = rates.map(median);
     println!(
-        "{name:<24} {:>7} AND x{copies:<3} garble {gc:>5.1} ({gw:>5.1}) M AND/s  eval {ec:>5.1} ({ew:>5.1}) M AND/s  {:.2} B/AND ({:.2} MB)  plan {plan_ms:.0} ms, {:.1} AND/group, {} slots for {} wires",
+        "{name:<24} {:>7} AND x{copies:<3} garble {gc:>5.1} ({gw:>5.1}) M AND/s  eval {ec:>5.1} ({ew:>5.1}) M AND/s  {:.2} B/AND ({:.2} MB)  plan {plan_ms:.0} ms, {:.1} AND/group, {} slots for {} wires, state {:.1} MB/party",
         plan.and_count(),
         bytes as f64 / ands,
         bytes as f64 / 1e6,
         plan.and_count() as f64 / plan.and_groups().max(1) as f64,
         plan.num_slots(),
         plan.num_wires(),
+        plan.state_bytes() as f64 / 1e6,
     );
 }
 

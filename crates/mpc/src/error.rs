@@ -17,6 +17,10 @@ pub enum Error {
     /// inversions must be expanded with `Circuit::lower` first.
     #[error("the circuit has a byte inversion gate: garble circuit.lower() instead")]
     UnsupportedGate,
+    /// The circuit keeps more wires live at once than a plan can address
+    /// (2^20); split it.
+    #[error("the circuit needs {0} label slots at once; at most 2^20 are supported")]
+    TooWide(usize),
     /// The global offset's point-and-permute bit (its lsb) must be 1.
     #[error("the global offset Delta must have lsb 1")]
     DeltaLsb,

@@ -219,7 +219,7 @@ impl Evaluator {
         let mut ins = [(Block::ZERO, Block::ZERO); BATCH];
         let block = |off: usize| Block::from_bytes(tables[off..off + 16].try_into().expect("16"));
         while pos < gates.len() {
-            match gates[pos] {
+            match gates[pos].unpack() {
                 Gate::And { .. } => {
                     if used == have {
                         break;
@@ -231,7 +231,7 @@ impl Evaluator {
                     let max = BATCH.min(have - used).min(group_left);
                     let mut n = 0;
                     while n < max && pos + n < gates.len() {
-                        let Gate::And { a, b, .. } = gates[pos + n] else {
+                        let Gate::And { a, b, .. } = gates[pos + n].unpack() else {
                             break;
                         };
                         let t = gate_tweak(self.instance, self.tables + n as u64, 0);
@@ -244,7 +244,7 @@ impl Evaluator {
                     }
                     self.hash.permute_masked(&mut buf[..2 * n]);
                     for k in 0..n {
-                        let Gate::And { out, .. } = gates[pos + k] else {
+                        let Gate::And { out, .. } = gates[pos + k].unpack() else {
                             unreachable!()
                         };
                         let t = tweaks[k];

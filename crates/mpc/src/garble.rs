@@ -297,7 +297,7 @@ impl Garbler {
         let mut bits = [(false, false); BATCH];
         let mut tweaks = [Block::ZERO; BATCH];
         while pos < gates.len() {
-            match gates[pos] {
+            match gates[pos].unpack() {
                 Gate::And { .. } => {
                     if made == budget {
                         break;
@@ -309,7 +309,7 @@ impl Garbler {
                     let max = BATCH.min(budget - made).min(group_left);
                     let mut n = 0;
                     while n < max && pos + n < gates.len() {
-                        let Gate::And { a, b, .. } = gates[pos + n] else {
+                        let Gate::And { a, b, .. } = gates[pos + n].unpack() else {
                             break;
                         };
                         let (a0, b0) = (labels[a as usize], labels[b as usize]);
@@ -337,7 +337,7 @@ impl Garbler {
                         let wg = ha0 ^ Block::select(pa, tg);
                         let te = hb0 ^ hb1 ^ a0;
                         let we = hb0 ^ Block::select(pb, te ^ a0);
-                        let Gate::And { out: c, .. } = gates[pos + k] else {
+                        let Gate::And { out: c, .. } = gates[pos + k].unpack() else {
                             unreachable!()
                         };
                         labels[c as usize] = wg ^ we;

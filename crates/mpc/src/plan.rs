@@ -18,6 +18,9 @@
 //! whole circuit (for the TLS 1.2 key derivation, thousands of slots instead
 //! of millions of wires: the labels stay in cache and memory stays bounded).
 //!
+//! Gates are stored packed, 8 bytes each (so at most 2^20 slots; a circuit
+//! with more wires live at once is refused with [`Error::TooWide`]).
+//!
 //! The plan owns the reordered gate list; both parties must use the same
 //! plan (it is a deterministic function of the circuit and the window), since
 //! garbled tables are streamed in schedule order.
@@ -37,7 +40,7 @@ pub struct Plan {
     pub(crate) num_wires: usize,
     pub(crate) inputs: Vec<Vec<WireId>>,
     pub(crate) outputs: Vec<Vec<WireId>>,
-    pub(crate) gates: Vec<Gate>,
+    pub(crate) gates: Vec<Op>,
     /// End (exclusive) of each group of mutually independent AND gates, in
     /// schedule order: the hash batches never cross one.
     pub(crate) group_ends: Vec<u32>,
@@ -132,6 +135,10 @@ impl Plan {
         }
         let (num_slots, inputs, outputs) =
             assign_slots(n, &circuit.inputs, &circuit.outputs, &mut gates);
+        if num_slots > Op::MAX_SLOTS {
+            return Err(Error::TooWide(num_slots));
+        }
+        let gates = gates.into_iter().map(Op::pack).collect();
         Ok(Plan {
             num_slots,
             num_wires: n,
@@ -168,10 +175,53 @@ impl Plan {
         &self.outputs
     }
 
+    /// Bytes a party holds for this circuit while garbling or evaluating:
+    /// the packed schedule and the label slots.
+    pub fn state_bytes(&self) -> usize {
+        self.gates.len() * 8 + self.group_ends.len() * 4 + self.num_slots * 16
+    }
+
     /// Groups of independent AND gates in the schedule: the average group,
     /// `and_count / and_groups`, bounds the batch the hash kernels see.
     pub fn and_groups(&self) -> usize {
         self.group_ends.len()
+    }
+}
+
+/// A scheduled gate in 8 bytes: kind (3 bits), then three 20-bit slots
+/// (`a`, `b`, `out`; unused ones zero). Half the size of [`Gate`]: the
+/// schedule is the one part of a party's state that grows with the circuit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Op(u64);
+
+impl Op {
+    /// Slots an [`Op`] can name.
+    pub(crate) const MAX_SLOTS: usize = 1 << 20;
+    const MASK: u64 = (1 << 20) - 1;
+
+    fn pack(g: Gate) -> Op {
+        let (kind, a, b, out) = match g {
+            Gate::And { a, b, out } => (0u64, a, b, out),
+            Gate::Xor { a, b, out } => (1, a, b, out),
+            Gate::Inv { a, out } => (2, a, 0, out),
+            Gate::Const { value, out } => (3 + value as u64, 0, 0, out),
+            Gate::ByteInv { .. } => unreachable!("rejected before"),
+        };
+        Op(kind << 60 | (a as u64) << 40 | (b as u64) << 20 | out as u64)
+    }
+
+    /// The gate, with slots for wires.
+    #[inline(always)]
+    pub(crate) fn unpack(self) -> Gate {
+        let a = ((self.0 >> 40) & Self::MASK) as u32;
+        let b = ((self.0 >> 20) & Self::MASK) as u32;
+        let out = (self.0 & Self::MASK) as u32;
+        match self.0 >> 60 {
+            0 => Gate::And { a, b, out },
+            1 => Gate::Xor { a, b, out },
+            2 => Gate::Inv { a, out },
+            k => Gate::Const { value: k == 4, out },
+        }
     }
 }
 
@@ -285,7 +335,7 @@ mod tests {
             }
         }
         for g in &p.gates {
-            match *g {
+            match g.unpack() {
                 Gate::And { a, b, out } => v[out as usize] = v[a as usize] & v[b as usize],
                 Gate::Xor { a, b, out } => v[out as usize] = v[a as usize] ^ v[b as usize],
                 Gate::Inv { a, out } => v[out as usize] = !v[a as usize],
@@ -316,13 +366,13 @@ mod tests {
             for &end in &p.group_ends {
                 let end = end as usize;
                 let mut first = start;
-                while !matches!(p.gates[first], Gate::And { .. }) {
+                while !matches!(p.gates[first].unpack(), Gate::And { .. }) {
                     first += 1;
                 }
                 // Each AND reads nothing an earlier AND of its group wrote.
                 let mut written = Vec::new();
                 for g in &p.gates[first..end] {
-                    let Gate::And { a, b, out } = *g else {
+                    let Gate::And { a, b, out } = g.unpack() else {
                         panic!("a free gate inside an AND group");
                     };
                     assert!(!written.contains(&a) && !written.contains(&b));

@@ -485,6 +485,52 @@ fn api_misuse_is_an_error() {
         byte_inv_inputs: Vec::new(),
     };
     assert!(matches!(Evaluator::new(&bad), Err(Error::Circuit(_))));
+    // More live wires than a plan addresses.
+    let n = (1u32 << 20) + 1;
+    let wide = Circuit {
+        num_wires: n,
+        inputs: vec![(0..n).collect()],
+        outputs: vec![(0..n).collect()],
+        gates: Vec::new(),
+        byte_inv_inputs: Vec::new(),
+    };
+    assert_eq!(Plan::new(&wide).err(), Some(Error::TooWide(n as usize)));
+}
+
+/// Random bytes as chunks: always a clean error or a harmless table.
+#[test]
+fn random_chunks_never_panic() {
+    let c = webproof_circuits::cache::aes128();
+    let inputs = vec![bytes_to_bits(&[1u8; 16]), bytes_to_bits(&[2u8; 16])];
+    let gc = garble(c, &inputs, 100, 19);
+    let mut rng = ChaCha20Rng::seed_from_u64(20);
+    let mut e = Evaluator::new(c).unwrap();
+    e.set_input(0, &gc.labels[0]).unwrap();
+    e.set_input(1, &gc.labels[1]).unwrap();
+    for i in 0..2000 {
+        let len = rng.gen_range(0..200);
+        let mut ch: Vec<u8> = (0..len).map(|_| rng.gen()).collect();
+        if i % 2 == 0 && len >= CHUNK_HEADER {
+            // Plausible headers: the next sequence number, small counts.
+            ch[0..4].copy_from_slice(&0u32.to_le_bytes());
+            ch[4..8].copy_from_slice(&rng.gen_range(0u32..8).to_le_bytes());
+        }
+        let expected_ok =
+            len >= CHUNK_HEADER && u32::from_le_bytes(ch[0..4].try_into().unwrap()) == 0 && {
+                let n = u32::from_le_bytes(ch[4..8].try_into().unwrap()) as usize;
+                n > 0 && len == CHUNK_HEADER + n * TABLE_BYTES
+            };
+        if expected_ok {
+            continue; // would be accepted as garbage tables; tested elsewhere
+        }
+        assert!(e.feed(&ch).is_err());
+    }
+    // Still usable.
+    for ch in &gc.chunks {
+        e.feed(ch).unwrap();
+    }
+    let out = e.decode(&gc.decoding).unwrap();
+    assert_eq!(bits_to_bytes(&out[0]), aes_ref(&[1; 16], &[2; 16]));
 }
 
 /// Numbered instances under one Δ: tables differ, and an evaluator using
