@@ -28,6 +28,9 @@
 //! - the garbling hash being circular correlation robust, since the labels
 //!   and the COT outputs share `Δ` (see [`crate::hash`]).
 //!
+//! Each COT must serve one input bit once: the same COTs must not also
+//! feed the ZK engine or another transfer.
+//!
 //! A malicious garbler can still apply the wrong correction or 0-label,
 //! which flips or spoils the evaluator's input wire (with a spoiled wire
 //! the output check fails whatever `x` is). Catching that is the job of the

@@ -1,1 +1,0 @@
-//! Unit tests driving both parties in one process.
