@@ -7,7 +7,7 @@ bash scripts/setup.sh
 
 echo "== wasm32 build of the protocol cores"
 cargo build --target wasm32-unknown-unknown \
-  -p webproof-core -p webproof-circuits -p webproof-ot -p webproof-ferret -p webproof-zk -p webproof-tlsproof -p webproof-proxy
+  -p webproof-core -p webproof-circuits -p webproof-ot -p webproof-ferret -p webproof-zk -p webproof-tlsproof -p webproof-proxy -p webproof-mpc
 
 echo "== the webproof binary (the bench's end-to-end test drives it)"
 cargo build -p webproof
