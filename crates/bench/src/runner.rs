@@ -17,7 +17,7 @@
 //! verdict, whichever of prover and verifier finishes last.
 
 use crate::config::{
-    AdapterSpec, BenchSpec, Config, Mode, PeerTopology, TlsVersion, VerdictRule,
+    AdapterSpec, BenchSpec, Config, Mode, OfferedVersion, PeerTopology, VerdictRule,
     DEFAULT_VERDICT_TIMEOUT_SECS,
 };
 use crate::contract::{self, JsonScanner, Reported, ServerSession, Verdict};
@@ -457,7 +457,7 @@ impl BenchNotes {
                 ));
             }
         }
-        if b.tls != TlsVersion::Any && self.tls.iter().any(|t| t != b.tls.as_str()) {
+        if b.tls != OfferedVersion::Any && self.tls.iter().any(|t| t != b.tls.as_str()) {
             out.push(format!(
                 "{label}: configured TLS {}, the server negotiated {}",
                 b.tls.as_str(),
@@ -831,7 +831,7 @@ fn run_sample(ctx: &SampleCtx<'_>) -> anyhow::Result<Outcome> {
                 &header,
             ]);
             c.args(["--ca-cert", &ca_cert, "--json"]);
-            if b.tls != TlsVersion::Any {
+            if b.tls != OfferedVersion::Any {
                 c.args(["--tls", b.tls.as_str()]);
             }
             if let Some(suite) = &b.suite {
