@@ -81,10 +81,15 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod convert;
+pub mod ectf;
 pub mod error;
 pub mod evaluate;
+pub mod field;
 pub mod garble;
 pub mod hash;
+pub mod keyshare;
+pub mod ole;
 pub mod output;
 pub mod plan;
 pub mod transfer;
