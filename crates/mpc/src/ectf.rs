@@ -53,16 +53,23 @@
 //! wrong *depending on the other party's secret bits* (a wrong correction
 //! for one OLE bit changes the prover's share only if that bit is 1) turns
 //! the session's success or failure into a leak of that bit (selective
-//! failure). Two things close this. First, the TLS transcript: the
-//! premaster feeds the master secret, so a wrong one makes the client
-//! Finished wrong (the server aborts) and the server's Finished fail to
-//! verify in 2PC; the session ends with nothing attested. Second, to bound
-//! what an abort leaks, the consistency proof that follows the session
-//! (garble-then-prove: once the verifier's secrets may be revealed, the
-//! verifier opens its OLE inputs and masks, or proves them with
-//! QuickSilver, and the prover checks every correction it received
-//! against them before anything is attested) must cover each OLE message
-//! of this module; at most one bit leaks per aborted session until then.
+//! failure; one bit per aborted session, since the premaster itself is
+//! never revealed to either party). Two things close this. First, the TLS
+//! transcript: the premaster feeds the master secret, so a wrong one
+//! makes the client Finished wrong (the server aborts) and the server's
+//! Finished fail to verify in 2PC; the session ends with nothing attested.
+//! Second, the consistency check that follows the session, once the
+//! prover has committed to the transcript and the verifier's secrets may
+//! be revealed (garble-then-prove). The plan this module is shaped for:
+//! the OLE COTs come from their own COT instance (not the garbling's `Δ`),
+//! so the verifier can then reveal that `Δ`, its point `P_V`, its masks
+//! `r`, `s` and its randomness; the prover recomputes every message it
+//! received (each OLE correction from its MACs and `Δ`, the A2M elements,
+//! `β^2`) and refuses to go on if any differs, and checks `P_V = s_V·S`
+//! against the opened key share. The prover's own inputs (`x_P`, `y_P`,
+//! `α^2` and its flips) are bound by proving the ECtF arithmetic of its
+//! side with QuickSilver, or simply by the Finished check above, since a
+//! wrong prover input only makes the session fail.
 
 use crate::convert::{self, PendingA2m};
 use crate::error::{Error, Result};
