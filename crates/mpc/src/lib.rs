@@ -52,12 +52,11 @@
 //! faster than any link the session will see (100 Mbps carries ~0.4 M AND/s).
 //!
 //! `cargo run --release -p webproof-mpc --example ectf_bench` (same
-//! conditions): one 2PC key exchange, both points `s_i·S` and the ECtF, is
-//! 0.4-0.6 ms of computation per party on either curve (wall time, loaded
-//! machine); 96 bytes prover →
-//! verifier and 24,640 bytes verifier → prover in two round trips, 768
-//! COTs (plus the key-share setup: 129 / 65 bytes for P-256, 96 / 32 for
-//! X25519, one round trip before the ClientHello).
+//! conditions, wall time): one 2PC key exchange, both points `s_i·S` and
+//! the ECtF, takes 0.4-0.6 ms of computation per party on either curve;
+//! 96 bytes prover → verifier and 24,640 bytes verifier → prover in two
+//! round trips, 768 COTs (plus the key-share setup: 129 / 65 bytes for
+//! P-256, 96 / 32 for X25519, one round trip before the ClientHello).
 //!
 //! # Security of this layer (semi-honest garbling)
 //! - *Privacy against the evaluator*, even a malicious one: it holds one

@@ -64,6 +64,45 @@ fn ferret_cots(seed: u64, n: usize) -> (Block, Vec<Block>, Vec<Block>) {
     })
 }
 
+/// HMAC-SHA256 for keys of at most 64 bytes (the premaster and master
+/// secrets).
+fn hmac(key: &[u8], msg: &[u8]) -> [u8; 32] {
+    use sha2::{Digest, Sha256};
+    assert!(key.len() <= 64);
+    let mut k = [0u8; 64];
+    k[..key.len()].copy_from_slice(key);
+    let pad = |b: u8| k.iter().map(|x| x ^ b).collect::<Vec<u8>>();
+    let inner = Sha256::new()
+        .chain_update(pad(0x36))
+        .chain_update(msg)
+        .finalize();
+    Sha256::new()
+        .chain_update(pad(0x5c))
+        .chain_update(inner)
+        .finalize()
+        .into()
+}
+
+/// TLS 1.2 PRF with SHA-256 (RFC 5246 §5), `n` bytes.
+fn prf(secret: &[u8], label: &[u8], seed: &[u8], n: usize) -> Vec<u8> {
+    let ls = [label, seed].concat();
+    let mut a = hmac(secret, &ls).to_vec();
+    let mut out = Vec::new();
+    while out.len() < n {
+        out.extend_from_slice(&hmac(secret, &[&a[..], &ls].concat()));
+        a = hmac(secret, &a).to_vec();
+    }
+    out.truncate(n);
+    out
+}
+
+/// The client Finished verify_data a TLS 1.2 client derives from `pms`
+/// (fixed randoms and transcript hash stand in for a handshake).
+fn client_finished(pms: &[u8]) -> Vec<u8> {
+    let master = prf(pms, b"master secret", &[7u8; 64], 48);
+    prf(&master, b"client finished", &[9u8; 32], 12)
+}
+
 /// A tamper applied to a message of the run: (message index 0..4, byte, xor).
 type Tamper = Option<(usize, usize, u8)>;
 
@@ -246,8 +285,8 @@ fn corrupted_shares_give_a_wrong_premaster() {
     let want = want.raw_secret_bytes().to_vec();
     let pv = sv.point_on(&server_pk).unwrap();
     let pp = sp.point_on(&server_pk).unwrap();
-    let (a, b) = run_ectf(&cot, pv, pp, keyshare::p256_a(), None).unwrap();
-    assert_eq!(keyshare::p256_premaster(a, b).to_vec(), want);
+    let (a0, b0) = run_ectf(&cot, pv, pp, keyshare::p256_a(), None).unwrap();
+    assert_eq!(keyshare::p256_premaster(a0, b0).to_vec(), want);
 
     // A wrong OLE correction for bit i of the prover's input changes its
     // share only if that bit is 1: the failure depends on the prover's
@@ -280,6 +319,17 @@ fn corrupted_shares_give_a_wrong_premaster() {
     let other = P256Share::random(&mut rng).point_on(&server_pk).unwrap();
     let (a, b) = run_ectf(&cot, other, pp, keyshare::p256_a(), None).unwrap();
     assert_ne!(keyshare::p256_premaster(a, b).to_vec(), want);
+    // What the server checks: the Finished from the shares' premaster
+    // differs from the one the server derives, so it aborts.
+    let server_finished = client_finished(&want);
+    assert_eq!(
+        client_finished(&keyshare::p256_premaster(a0, b0)),
+        server_finished
+    );
+    assert_ne!(
+        client_finished(&keyshare::p256_premaster(a, b)),
+        server_finished
+    );
     // A corrupted output share.
     assert_ne!(
         keyshare::p256_premaster(a + P256Base::ONE, b).to_vec(),
@@ -501,4 +551,61 @@ fn ole_products_with_edge_inputs() {
     let (u, m) = OleSender::new(delta, 9).respond(&keys, &a, &f).unwrap();
     let v = p.finish(&m).unwrap();
     assert_ne!(u[12] + v[12], a[12] * b[12]);
+}
+
+/// Random bytes of random lengths in every message slot: errors or (for
+/// messages of the right length) wrong shares, never a panic.
+#[test]
+fn random_messages_never_panic() {
+    let mut rng = ChaCha20Rng::seed_from_u64(20);
+    let n1 = ectf::first_round_cots::<Curve25519Base>();
+    let n = ectf::cots_needed::<Curve25519Base>();
+    let (delta, keys, macs) = cots(21, n);
+    let x = Curve25519Base::random(&mut rng);
+    let y = Curve25519Base::random(&mut rng);
+    let a = keyshare::curve25519_a();
+    let (_, good_f1) = ProverEctf::start(&mut OleReceiver::new(0), &macs[..n1], x, y).unwrap();
+    let (_, good_m1) = VerifierEctf::new(x, y, a)
+        .respond(
+            &mut OleSender::new(delta, 0),
+            &keys[..n1],
+            &good_f1,
+            &mut rng,
+        )
+        .unwrap();
+    let t = X25519Share::random(&mut rng);
+    let s = P256Share::random(&mut rng);
+    for i in 0..200 {
+        let len = match i % 4 {
+            0 => rng.gen_range(0..100),
+            1 => good_f1.len(),
+            2 => good_m1.len(),
+            _ => rng.gen_range(0..good_m1.len() + 64),
+        };
+        let mut msg = vec![0u8; len];
+        rng.fill(&mut msg[..]);
+        if i % 8 == 2 {
+            // Mostly canonical elements: clear the top byte of each.
+            for c in msg.chunks_mut(32) {
+                c[0] = 0;
+            }
+        }
+        let _ = VerifierEctf::new(x, y, a).respond(
+            &mut OleSender::new(delta, 0),
+            &keys[..n1],
+            &msg,
+            &mut rng,
+        );
+        let (p, _) = ProverEctf::start(&mut OleReceiver::new(0), &macs[..n1], x, y).unwrap();
+        if let Ok((p2, _)) = p.step(&mut OleReceiver::new(0), &macs[n1..n], &msg) {
+            let _ = p2.finish(&msg);
+        }
+        let _ = keyshare::x25519_client_share(&t, &msg);
+        if let Ok(u) = <[u8; 32]>::try_from(&msg[..msg.len().min(32)]) {
+            let _ = t.point_on(&u);
+        }
+        let _ = keyshare::p256_client_share(&s, &msg);
+        let _ = s.point_on(&msg);
+        let _ = keyshare::check_opening(&msg, &msg, &msg);
+    }
 }
