@@ -25,6 +25,13 @@
 //! Multiplicative shares `m_V·m_P = c`: one OLE on (`m_V`, `m_P`) gives
 //! additive shares of `c`. Nothing else is sent.
 //!
+//! # Shares of powers (the GHASH key)
+//! Additive shares of `H` become shares of `H, H^2, …, H^k` in two round
+//! trips whatever `k`: one A2M gives `h_V·h_P = H`, each party raises its
+//! share locally, and one M2A batch of `k` OLEs on `(h_V^i, h_P^i)` gives
+//! additive shares of every `H^i` (over [`crate::field::Gf128`]; 2 KiB
+//! verifier → prover per power).
+//!
 //! # Not caught here
 //! A malicious verifier can send any `t` or use any `r` (the prover's share
 //! is then wrong by an amount it chose), a malicious prover can input any

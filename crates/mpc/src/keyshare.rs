@@ -48,6 +48,7 @@
 
 use crate::error::{Error, Result};
 use crate::field::{Curve25519Base, P256Base};
+use crypto_bigint::U256;
 use curve25519_dalek::edwards::{CompressedEdwardsY, EdwardsPoint};
 use curve25519_dalek::montgomery::MontgomeryPoint;
 use curve25519_dalek::scalar::Scalar as EdScalar;
@@ -106,9 +107,10 @@ fn p256_affine(bytes: &[u8]) -> Result<AffinePoint> {
 fn p256_xy(p: ProjectivePoint) -> Result<(P256Base, P256Base)> {
     let ep = p.to_affine().to_encoded_point(false);
     match (ep.x(), ep.y()) {
+        // Coordinates are reduced already; no branch on secret values.
         (Some(x), Some(y)) => Ok((
-            P256Base::from_be_bytes(&(*x).into()).expect("affine coordinates are reduced"),
-            P256Base::from_be_bytes(&(*y).into()).expect("affine coordinates are reduced"),
+            P256Base::from_uint_reduced(&U256::from_be_slice(x)),
+            P256Base::from_uint_reduced(&U256::from_be_slice(y)),
         )),
         _ => Err(Error::Malformed("P-256: the point is at infinity")),
     }
@@ -233,8 +235,7 @@ fn montgomery_uv(p: &EdwardsPoint) -> Result<(Curve25519Base, Curve25519Base)> {
     if p.is_identity() {
         return Err(Error::Malformed("X25519: the point is the identity"));
     }
-    let u = Curve25519Base::from_le_bytes(&p.to_montgomery().0)
-        .ok_or(Error::Malformed("X25519: non-canonical u"))?;
+    let u = Curve25519Base::from_uint_reduced(&U256::from_le_slice(&p.to_montgomery().0));
     let sign = p.compress().0[31] >> 7 == 1;
     let a = curve25519_a();
     let rhs = (u.square() + a * u + Curve25519Base::ONE) * u;
@@ -245,7 +246,9 @@ fn montgomery_uv(p: &EdwardsPoint) -> Result<(Curve25519Base, Curve25519Base)> {
         .invert()
         .ok_or(Error::Malformed("X25519: point of order 2"))?;
     let x = edwards_c() * u * vinv;
-    Ok(if x.is_odd() == sign { (u, v) } else { (u, -v) })
+    // v or -v by arithmetic, not by a branch on the secret sign.
+    let flip = Curve25519Base::from_u64((x.is_odd() != sign) as u64);
+    Ok((u, v - (v + v) * flip))
 }
 
 /// `c` with `c^2 = −486664` (the root `sqrt` returns; fixed for both parties).

@@ -101,9 +101,9 @@ impl<M: ResidueParams<{ U256::LIMBS }>> OleField for Fp<M>
 where
     Fp<M>: Send + Sync + 'static,
 {
-    // Both moduli of this crate are in (2^255, 2^256); the Curve25519 one
-    // below 2^255, so its canonical values have 255 bits. Computed per
-    // modulus in `decompose`, bounded here.
+    // Every modulus here is below 2^256. Curve25519's canonical values have
+    // 255 bits: the top COT of each OLE then carries a 0 (one COT in 256
+    // spent for one code path).
     const BITS: usize = 256;
     const BYTES: usize = 32;
     const HASH_BLOCKS: usize = 4;

@@ -609,3 +609,65 @@ fn random_messages_never_panic() {
         let _ = keyshare::check_opening(&msg, &msg, &msg);
     }
 }
+
+/// Shares of the powers H, H^2, ..., H^k of a shared GHASH key: one A2M,
+/// local powers, one M2A batch.
+#[test]
+fn gf128_shares_of_powers() {
+    let mut rng = ChaCha20Rng::seed_from_u64(22);
+    let k = 16;
+    let (delta, keys, macs) = cots(23, (1 + k) * 128);
+    let mut s = OleSender::new(delta, 5);
+    let mut r = OleReceiver::new(5);
+    let (hv, hp) = (Gf128::random(&mut rng), Gf128::random(&mut rng));
+    let h = hv + hp;
+    let (pending, flips) = convert::a2m_choose(&mut r, &macs[..128], &[hp]).unwrap();
+    let (mv, msg) = convert::a2m_respond(&mut s, &keys[..128], &[hv], &flips, &mut rng).unwrap();
+    let mp = pending.finish(&msg).unwrap();
+    let powers = |m: Gf128| {
+        let mut acc = Gf128::ONE;
+        (0..k)
+            .map(|_| {
+                acc = acc * m;
+                acc
+            })
+            .collect::<Vec<_>>()
+    };
+    let (pv, pp) = (powers(mv[0]), powers(mp[0]));
+    let (pending, flips) = convert::m2a_choose(&mut r, &macs[128..], &pp).unwrap();
+    let (cv, msg) = convert::m2a_respond(&mut s, &keys[128..], &pv, &flips).unwrap();
+    assert_eq!(msg.len(), k * 2048);
+    let cp = pending.finish(&msg).unwrap();
+    let mut want = Gf128::ONE;
+    for i in 0..k {
+        want = want * h;
+        assert_eq!(cv[i] + cp[i], want, "H^{}", i + 1);
+    }
+}
+
+/// X25519: a corrupted A2M element gives a wrong shared secret.
+#[test]
+fn x25519_corruption_gives_a_wrong_secret() {
+    let mut rng = ChaCha20Rng::seed_from_u64(24);
+    let n = ectf::cots_needed::<Curve25519Base>();
+    let cot = cots(25, n);
+    let (tv, tp) = (X25519Share::random(&mut rng), X25519Share::random(&mut rng));
+    let b: [u8; 32] = rng.gen();
+    let server = MontgomeryPoint::mul_base_clamped(b);
+    let client = keyshare::x25519_client_share(&tp, &tv.public()).unwrap();
+    let want = MontgomeryPoint(client).mul_clamped(b).0;
+    let (pv, pp) = (
+        tv.point_on(&server.0).unwrap(),
+        tp.point_on(&server.0).unwrap(),
+    );
+    let a = keyshare::curve25519_a();
+    let (x, y) = run_ectf(&cot, pv, pp, a, None).unwrap();
+    assert_eq!(keyshare::x25519_premaster(x, y), want);
+    let at = ole::response_len::<Curve25519Base>(2) + 31;
+    let (x, y) = run_ectf(&cot, pv, pp, a, Some((1, at, 1))).unwrap();
+    assert_ne!(keyshare::x25519_premaster(x, y), want);
+    assert_ne!(
+        client_finished(&keyshare::x25519_premaster(x, y)),
+        client_finished(&want)
+    );
+}
