@@ -14,7 +14,8 @@
 //!    [`x25519_client_share`]) for its ClientHello / ClientKeyExchange, and
 //!    later opens the commitment (`Q_P`, blind; it can ride with the first
 //!    ECtF flips); V checks it ([`check_opening`]) and that `Q_P + Q_V` is
-//!    the key share in the transcript.
+//!    the key share in the transcript (the client-share functions are
+//!    symmetric: V calls them with its own share and the opened `Q_P`).
 //!
 //! The order matters: without the commitment the prover could pick
 //! `Q_P = K − Q_V` for a key `K` it knows the secret of (and hold the whole

@@ -168,6 +168,10 @@ fn p256_premaster_matches_ecdh() {
         let (com, blind) = keyshare::commit(&sp.public(), &mut rng);
         let client = keyshare::p256_client_share(&sp, &sv.public()).unwrap();
         keyshare::check_opening(&com, &sp.public(), &blind).unwrap();
+        assert_eq!(
+            keyshare::p256_client_share(&sv, &sp.public()).unwrap(),
+            client
+        );
         assert!(keyshare::check_opening(&com, &sv.public(), &blind).is_err());
 
         let total = (p256::NonZeroScalar::try_from(&sp.to_be_bytes()[..])
@@ -219,6 +223,11 @@ fn x25519_premaster_matches_x25519() {
         let tp = X25519Share::from_scalar(t - tv.scalar()).unwrap();
         let client = keyshare::x25519_client_share(&tp, &tv.public()).unwrap();
         assert_eq!(client, MontgomeryPoint::mul_base_clamped(k).0);
+        // The verifier's check after the opening: the same sum.
+        assert_eq!(
+            keyshare::x25519_client_share(&tv, &tp.public()).unwrap(),
+            client
+        );
 
         let b: [u8; 32] = rng.gen();
         let mut server = MontgomeryPoint::mul_base_clamped(b);
