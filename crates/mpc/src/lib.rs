@@ -101,6 +101,7 @@ pub mod convert;
 pub mod ectf;
 pub mod error;
 pub mod evaluate;
+pub mod exec;
 pub mod field;
 pub mod garble;
 pub mod hash;
@@ -108,6 +109,7 @@ pub mod keyshare;
 pub mod ole;
 pub mod output;
 pub mod plan;
+pub mod tls12;
 pub mod transfer;
 
 pub use error::{Error, Result};
