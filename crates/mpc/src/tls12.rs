@@ -533,14 +533,23 @@ impl Tls12Prover {
         self.finished_flips(2, macs)
     }
 
-    /// Server Finished, the verifier's answer: check the server's
-    /// `verify_data`; the output labels to send back.
-    pub fn server_finished_finish(&mut self, msg: &[u8], server_sent: &[u8]) -> Result<Vec<u8>> {
+    /// Server Finished, the verifier's answer: the expected `verify_data`
+    /// (to compare with the decrypted server Finished) and the output
+    /// labels to send back.
+    pub fn server_verify_data(&mut self, msg: &[u8]) -> Result<([u8; 12], Vec<u8>)> {
         let out = self.run(2, msg)?;
-        if bytes_of(&out[0]) != server_sent {
+        let vd = bytes_of(&out[0]).try_into().expect("12 bytes");
+        Ok((vd, self.circuits[2].output_message(0)?))
+    }
+
+    /// [`Self::server_verify_data`] compared with what the server sent: an
+    /// [`Error::ServerFinished`] if they differ, else the labels.
+    pub fn server_finished_finish(&mut self, msg: &[u8], server_sent: &[u8]) -> Result<Vec<u8>> {
+        let (vd, labels) = self.server_verify_data(msg)?;
+        if vd[..] != *server_sent {
             return Err(Error::ServerFinished);
         }
-        self.circuits[2].output_message(0)
+        Ok(labels)
     }
 
     /// The circuits (for the consistency proof: active labels).
