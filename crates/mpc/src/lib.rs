@@ -109,6 +109,7 @@ pub mod keyshare;
 pub mod ole;
 pub mod output;
 pub mod plan;
+pub mod record;
 pub mod tls12;
 pub mod transfer;
 
