@@ -8,6 +8,8 @@
 //! cost is the COT extension's: ~31 bits per COT with SoftSpokenOT k=4,
 //! ~0.3 with Ferret).
 //!
+//! Last, the size of a 1 KB request record (circuit and GHASH powers).
+//!
 //! `cargo run --release -p webproof-mpc --example tls12_bench`
 
 use futures::executor::block_on;
@@ -289,5 +291,19 @@ fn main() {
             let name = format!("{curve:?} {sname}");
             report(&name, &plans, ectf_cots, setup, &rows);
         }
+    }
+    // The request record (not part of the handshake): one circuit per
+    // record, plus the GHASH powers (A2M, then one M2A per power).
+    for (name, kl) in [("AES-128-GCM", 16), ("AES-256-GCM", 32)] {
+        let len = 1024;
+        let c = webproof_mpc::record::gcm_circuit(kl, len);
+        let k = webproof_mpc::record::powers_needed(len);
+        let m2a = webproof_mpc::ole::response_len::<webproof_mpc::field::Gf128>(k);
+        println!(
+            "{name} request record of {len} B: {} AND, tables {:.2} MB V->P (preprocessing); \
+             GHASH powers: {k} M2A, {m2a} B V->P online",
+            c.and_count(),
+            (32 * c.and_count()) as f64 / 1e6,
+        );
     }
 }

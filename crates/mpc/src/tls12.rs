@@ -50,6 +50,20 @@
 //! of the 12 compressions whose block is all public (seed tails and
 //! padding) could be expanded in the clear (~6,100 AND fewer each).
 //!
+//! # What would cut the traffic (not done)
+//! Half-gates tables are 32 bytes per AND, so the handshake's 36
+//! compressions are ~25 MB. Three-halves garbling would take off ~25%; the
+//! public message schedules above ~2.4 MB. TLSNotary's "reduced" PRF, which
+//! hands the inner pad states to the prover so that only outer compressions
+//! stay in 2PC (16 compressions in all), halves it again but needs a round
+//! trip per step of the `A(i)` chain (the prover computes each inner hash
+//! from the previous output), and it has a trap: a circuit that returns an
+//! outer compression in the clear on a prover-supplied inner hash is an
+//! oracle a malicious prover can query with the inner hash of a *key*
+//! block; such circuits must check the prover's inner hash (e.g. output
+//! only under the verifier's mask until the consistency proof) before
+//! revealing anything.
+//!
 //! # Why revealing `verify_data` is safe
 //! `verify_data` is a PRF output under the master secret on a public
 //! handshake hash; by PRF security it says nothing about the master secret
