@@ -535,3 +535,69 @@ fn gate_counts() {
     assert!(kd < 26 * 22_300 + 1_000, "{kd}");
     assert!(cf < 5 * 22_300, "{cf}");
 }
+
+/// Random and truncated messages in the Finished slots on both sides give
+/// errors, never panics; a failed Finished does not leak a key share.
+#[test]
+fn malformed_finished_messages_are_refused() {
+    let plans = plans(P256_AES128);
+    let (n_kd, n_fin) = plans.cots();
+    let (delta, keys, macs) = cots(60, n_kd + 2 * n_fin);
+    let mut rng = ChaCha20Rng::seed_from_u64(61);
+    let mut v = Tls12Verifier::new(plans, delta, 0, &mut rng).unwrap();
+    let tables = v.preprocess().unwrap();
+    let pubs = publics(P256_AES128, &mut rng);
+    let randoms = Randoms {
+        client: &pubs.cr,
+        server: &pubs.sr,
+        session_hash: None,
+    };
+    let share = [3u8; 32];
+    let mut p = Tls12Prover::new(plans, 0, tables).unwrap();
+    let f = p.key_derivation_flips(&share, &macs[..n_kd]).unwrap();
+    let (msg, _) = v
+        .key_derivation(&share, &randoms, &keys[..n_kd], &f)
+        .unwrap();
+    p.key_derivation_finish(&msg).unwrap();
+    // A second key derivation on the same state is refused.
+    assert!(p.key_derivation_finish(&msg).is_err());
+    let (k1, m1) = (&keys[n_kd..n_kd + n_fin], &macs[n_kd..n_kd + n_fin]);
+    let (k2, m2) = (&keys[n_kd + n_fin..], &macs[n_kd + n_fin..]);
+    // Flips of random lengths at the verifier.
+    for _ in 0..4 {
+        let len = rng.gen_range(0..200);
+        let f: Vec<u8> = (0..len).map(|_| rng.gen()).collect();
+        assert!(v.client_finished(&pubs.cf_hash, k1, &f).is_err() || len == n_fin / 8);
+        assert!(v.server_finished(&pubs.sf_hash, k2, &f).is_err() || len == n_fin / 8);
+    }
+    // Input messages of random and off-by-one lengths at the prover.
+    let f = p.client_finished_flips(m1).unwrap();
+    let good = v.client_finished(&pubs.cf_hash, k1, &f).unwrap();
+    for len in [0, 16, good.len() - 1, good.len() + 1, 2 * good.len()] {
+        let m: Vec<u8> = (0..len).map(|_| rng.gen()).collect();
+        assert!(p.client_finished_finish(&m).is_err(), "len {len}");
+    }
+    let (vd, labels) = p.client_finished_finish(&good).unwrap();
+    assert_eq!(v.client_verify_data(&labels).unwrap(), vd);
+    let f = p.server_finished_flips(m2).unwrap();
+    let good = v.server_finished(&pubs.sf_hash, k2, &f).unwrap();
+    for len in [0, good.len() - 16, good.len() + 16] {
+        let m: Vec<u8> = (0..len).map(|_| rng.gen()).collect();
+        assert!(p.server_finished_finish(&m, &vd).is_err(), "len {len}");
+    }
+    // Server labels of any wrong length or content.
+    let (svd, labels) = p.server_verify_data(&good).unwrap();
+    for len in [0, labels.len() - 1, labels.len() + 1] {
+        let mut l = labels.clone();
+        l.resize(len, 0);
+        assert!(v.check_server_verify_data(&l, &svd).is_err());
+    }
+    let mut l = labels.clone();
+    l[5] ^= 4;
+    assert!(v.check_server_verify_data(&l, &svd).is_err());
+    v.check_server_verify_data(&labels, &svd).unwrap();
+    assert_eq!(
+        v.check_server_verify_data(&labels, &[0; 12]),
+        Err(Error::ServerFinished)
+    );
+}
