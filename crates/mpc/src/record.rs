@@ -26,6 +26,13 @@
 //!    `t_i = Σ X_j·[H^{k-j+1}]_i ⊕ [E_K(J0)]_i` locally ([`tag_share`]);
 //!    the verifier sends `t_V` and the prover sends `C ‖ t_V ⊕ t_P`.
 //!
+//! [`RecordVerifier`] and [`RecordProver`] hold each side's state through
+//! these steps; a refused message ends the record (the OLE state is spent).
+//! Messages: P→V flips (key ‖ IV share); V→P input labels; P→V `C` and
+//! the A2M flips; V→P the A2M answer; P→V the M2A flips; V→P the M2A
+//! answer and `t_V`. Three round trips after preprocessing, of which the
+//! first can start as soon as the key derivation is done.
+//!
 //! # Security
 //! The prover learns the keystream of its own request (it knows the
 //! plaintext anyway; AES is a PRP, so keystream blocks say nothing about
@@ -40,9 +47,17 @@
 //! GHASH field elements: GCM's bit-reflected convention, mapped to the
 //! polynomial basis of [`crate::field::Gf128`] by reversing the bits of
 //! the big-endian 128-bit integer ([`gf_from_bytes`]).
+use crate::convert::{self, PendingA2m};
+use crate::error::{Error, Result};
+use crate::exec::{ProverCircuit, VerifierCircuit};
 use crate::field::Gf128;
+use crate::ole::{OleReceiver, OleSender, PendingOle};
+use crate::plan::Plan;
+use rand_core::{CryptoRng, RngCore};
+use std::sync::Arc;
 use webproof_circuits::aead::{aes_gcm_keystream, gcm_hash_key, tls12_gcm_nonce};
 use webproof_circuits::aes::{aes128_key_schedule, aes256_key_schedule};
+use webproof_circuits::bytes_to_bits;
 use webproof_circuits::{Builder, Circuit};
 use webproof_core::Block;
 
@@ -132,4 +147,216 @@ pub fn tls12_aad(seq: u64, content_type: u8, len: usize) -> [u8; 13] {
     a[9..11].copy_from_slice(&[3, 3]);
     a[11..].copy_from_slice(&(len as u16).to_be_bytes());
     a
+}
+
+/// COTs one record of `len` bytes consumes: (label transfer of the
+/// prover's key and IV share, A2M, M2A).
+pub fn cots_needed(key_len: usize, len: usize) -> (usize, usize, usize) {
+    (8 * (key_len + 4), 128, 128 * powers_needed(len))
+}
+
+fn powers(x: Gf128, k: usize) -> Vec<Gf128> {
+    let mut acc = Gf128::ONE;
+    (0..k)
+        .map(|_| {
+            acc = acc * x;
+            acc
+        })
+        .collect()
+}
+
+fn block16(bits: &[bool]) -> [u8; 16] {
+    webproof_circuits::bits_to_bytes(bits)
+        .try_into()
+        .expect("16 bytes")
+}
+
+/// The verifier's side of one record (see the module docs for the order of
+/// messages).
+pub struct RecordVerifier {
+    circuit: VerifierCircuit,
+    len: usize,
+    masks: [u8; 32],
+    /// `h_V`, then the verifier's shares of `H^1..=H^k`.
+    mult: Option<Gf128>,
+    power_shares: Option<Vec<Gf128>>,
+}
+
+impl RecordVerifier {
+    /// A record of `len` bytes for the plan of [`gcm_circuit`]`(key_len,
+    /// len)`, garbling instance `instance`.
+    pub fn new(
+        plan: Arc<Plan>,
+        len: usize,
+        delta: Block,
+        instance: u64,
+        rng: &mut (impl RngCore + CryptoRng),
+    ) -> Result<Self> {
+        let mut masks = [0u8; 32];
+        rng.fill_bytes(&mut masks);
+        Ok(RecordVerifier {
+            circuit: VerifierCircuit::new(plan, delta, instance, 0, rng)?,
+            len,
+            masks,
+            mult: None,
+            power_shares: None,
+        })
+    }
+
+    /// Preprocessing: all chunks and the decoding information.
+    pub fn preprocess(&mut self) -> Result<(Vec<Vec<u8>>, Vec<u8>)> {
+        let chunks = self.circuit.garble_all();
+        Ok((chunks, self.circuit.decoding()?))
+    }
+
+    /// The answer to the prover's flips: the verifier's key ‖ IV share, the
+    /// public explicit nonce.
+    pub fn inputs(
+        &self,
+        key_iv_share: &[u8],
+        explicit: &[u8; 8],
+        keys: &[Block],
+        flips: &[u8],
+    ) -> Result<Vec<u8>> {
+        self.circuit.inputs(
+            keys,
+            flips,
+            &[
+                bytes_to_bits(key_iv_share),
+                bytes_to_bits(explicit),
+                bytes_to_bits(&self.masks),
+            ],
+        )
+    }
+
+    /// A2M of the shares of `H`: the answer to the prover's flips.
+    pub fn a2m(
+        &mut self,
+        ole: &mut OleSender,
+        keys: &[Block],
+        flips: &[u8],
+        rng: &mut (impl RngCore + ?Sized),
+    ) -> Result<Vec<u8>> {
+        let hv = gf_from_bytes(&self.masks[..16].try_into().expect("16 bytes"));
+        let (m, msg) = convert::a2m_respond(ole, keys, &[hv], flips, rng)?;
+        self.mult = Some(m[0]);
+        Ok(msg)
+    }
+
+    /// M2A of the powers: the answer to the prover's flips, and the
+    /// verifier's tag share over the record's `aad` and ciphertext `ct`
+    /// (both sent to the prover).
+    pub fn m2a_and_tag(
+        &mut self,
+        ole: &mut OleSender,
+        keys: &[Block],
+        flips: &[u8],
+        aad: &[u8],
+        ct: &[u8],
+    ) -> Result<(Vec<u8>, [u8; 16])> {
+        if ct.len() != self.len {
+            return Err(Error::Malformed("ciphertext of the wrong length"));
+        }
+        let m = self.mult.ok_or(Error::Malformed("M2A before A2M"))?;
+        let k = powers_needed(self.len);
+        let (shares, msg) = convert::m2a_respond(ole, keys, &powers(m, k), flips)?;
+        let x = ghash_blocks(aad, ct);
+        let jv: [u8; 16] = self.masks[16..].try_into().expect("16 bytes");
+        let t = tag_share(&x, &shares, &jv).ok_or(Error::Malformed("record too long"))?;
+        self.power_shares = Some(shares);
+        Ok((msg, t))
+    }
+}
+
+/// The prover's side of one record.
+pub struct RecordProver {
+    circuit: ProverCircuit,
+    chunks: Vec<Vec<u8>>,
+    decoding: Vec<u8>,
+    len: usize,
+    h: Option<(Gf128, [u8; 16])>,
+    a2m: Option<PendingA2m<Gf128>>,
+    m2a: Option<PendingOle<Gf128>>,
+}
+
+impl RecordProver {
+    /// The prover of a `len`-byte record with the verifier's preprocessing.
+    pub fn new(
+        plan: Arc<Plan>,
+        len: usize,
+        instance: u64,
+        chunks: Vec<Vec<u8>>,
+        decoding: Vec<u8>,
+    ) -> Result<Self> {
+        Ok(RecordProver {
+            circuit: ProverCircuit::new(plan, instance, 0)?,
+            chunks,
+            decoding,
+            len,
+            h: None,
+            a2m: None,
+            m2a: None,
+        })
+    }
+
+    /// First message: flips of the prover's key ‖ IV share.
+    pub fn flips(&mut self, key_iv_share: &[u8], macs: &[Block]) -> Result<Vec<u8>> {
+        self.circuit.flips(macs, &bytes_to_bits(key_iv_share))
+    }
+
+    /// Evaluate with the verifier's input message: the keystream, and the
+    /// A2M flips for the shares of `H` (`macs`: 128 COT MACs).
+    pub fn keystream(
+        &mut self,
+        msg: &[u8],
+        ole: &mut OleReceiver,
+        macs: &[Block],
+    ) -> Result<(Vec<u8>, Vec<u8>)> {
+        self.circuit.receive_inputs(msg)?;
+        for ch in &self.chunks {
+            self.circuit.feed(ch)?;
+        }
+        self.circuit.finish()?;
+        let out = self.circuit.decode(&self.decoding)?;
+        let hp = gf_from_bytes(&block16(&out[1]));
+        self.h = Some((hp, block16(&out[2])));
+        let (pending, flips) = convert::a2m_choose(ole, macs, &[hp])?;
+        self.a2m = Some(pending);
+        Ok((webproof_circuits::bits_to_bytes(&out[0]), flips))
+    }
+
+    /// The verifier's A2M answer: the M2A flips for the powers (`macs`:
+    /// `128·k` COT MACs).
+    pub fn powers(&mut self, msg: &[u8], ole: &mut OleReceiver, macs: &[Block]) -> Result<Vec<u8>> {
+        let pending = self
+            .a2m
+            .take()
+            .ok_or(Error::Malformed("A2M answer out of order"))?;
+        let m = pending.finish(msg)?;
+        let (pending, flips) =
+            convert::m2a_choose(ole, macs, &powers(m[0], powers_needed(self.len)))?;
+        self.m2a = Some(pending);
+        Ok(flips)
+    }
+
+    /// The verifier's M2A answer and tag share: the record's tag over
+    /// `aad` and the ciphertext `ct` the prover sent.
+    pub fn tag(&mut self, msg: &[u8], tag_v: &[u8; 16], aad: &[u8], ct: &[u8]) -> Result<[u8; 16]> {
+        if ct.len() != self.len {
+            return Err(Error::Malformed("ciphertext of the wrong length"));
+        }
+        let pending = self
+            .m2a
+            .take()
+            .ok_or(Error::Malformed("M2A answer out of order"))?;
+        let shares = pending.finish(msg)?;
+        let (_, jp) = self.h.expect("set with the A2M");
+        let t = tag_share(&ghash_blocks(aad, ct), &shares, &jp)
+            .ok_or(Error::Malformed("record too long"))?;
+        let mut out = [0u8; 16];
+        for (o, (a, b)) in out.iter_mut().zip(t.iter().zip(tag_v)) {
+            *o = a ^ b;
+        }
+        Ok(out)
+    }
 }

@@ -7,14 +7,11 @@ use futures::executor::block_on;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 use std::sync::Arc;
-use webproof_circuits::{bits_to_bytes, bytes_to_bits};
 use webproof_core::cot::{RandomCotReceiver, RandomCotSender};
 use webproof_core::{memory_duplex, Block, Channel};
-use webproof_mpc::exec::{ProverCircuit, VerifierCircuit};
-use webproof_mpc::field::Gf128;
 use webproof_mpc::ole::{OleReceiver, OleSender};
-use webproof_mpc::record::{self, gf_from_bytes};
-use webproof_mpc::{convert, Error, Plan};
+use webproof_mpc::record::{self, RecordProver, RecordVerifier};
+use webproof_mpc::{Error, Plan};
 use webproof_ot::{SoftSpokenReceiver, SoftSpokenSender};
 
 fn cots(seed: u64, n: usize) -> (Block, Vec<Block>, Vec<Block>) {
@@ -49,74 +46,44 @@ fn encrypt_2pc(
     seq: u64,
     tamper_table: bool,
 ) -> Result<Vec<u8>, Error> {
-    let plan = Arc::new(Plan::new(&record::gcm_circuit(key_len, pt.len()))?);
-    let k = record::powers_needed(pt.len());
-    let n_in = 8 * (key_len + 4);
-    let (delta, keys, macs) = cots(seq + 7, n_in + 128 + 128 * k);
+    let len = pt.len();
+    let plan = Arc::new(Plan::new(&record::gcm_circuit(key_len, len))?);
+    let (n_in, n_a2m, n_m2a) = record::cots_needed(key_len, len);
+    let (delta, keys, macs) = cots(seq + 7, n_in + n_a2m + n_m2a);
+    let (k_in, k_a2m, k_m2a) = (
+        &keys[..n_in],
+        &keys[n_in..n_in + n_a2m],
+        &keys[n_in + n_a2m..],
+    );
+    let (m_in, m_a2m, m_m2a) = (
+        &macs[..n_in],
+        &macs[n_in..n_in + n_a2m],
+        &macs[n_in + n_a2m..],
+    );
     let mut rng = ChaCha20Rng::seed_from_u64(seq);
-    let mut masks = [0u8; 32];
-    rng.fill(&mut masks[..]);
     let explicit = seq.to_be_bytes();
+    let aad = record::tls12_aad(seq, 23, len);
 
     // Preprocessing.
-    let mut v = VerifierCircuit::new(Arc::clone(&plan), delta, 1, 0, &mut rng)?;
-    let mut chunks = v.garble_all();
+    let mut v = RecordVerifier::new(Arc::clone(&plan), len, delta, 1, &mut rng)?;
+    let (mut chunks, decoding) = v.preprocess()?;
     if tamper_table {
         for b in &mut chunks[0][8..] {
             *b ^= 1;
         }
     }
-    let decoding = v.decoding()?;
-    // Inputs; the prover decodes.
-    let mut p = ProverCircuit::new(plan, 1, 0)?;
-    let flips = p.flips(&macs[..n_in], &bytes_to_bits(pshare))?;
-    let msg = v.inputs(
-        &keys[..n_in],
-        &flips,
-        &[
-            bytes_to_bits(vshare),
-            bytes_to_bits(&explicit),
-            bytes_to_bits(&masks),
-        ],
-    )?;
-    p.receive_inputs(&msg)?;
-    for ch in &chunks {
-        p.feed(ch)?;
-    }
-    p.finish()?;
-    let out = p.decode(&decoding)?;
-    let ks = bits_to_bytes(&out[0]);
-    let hp = gf_from_bytes(&bits_to_bytes(&out[1]).try_into().unwrap());
-    let jp: [u8; 16] = bits_to_bytes(&out[2]).try_into().unwrap();
-    let hv = gf_from_bytes(&masks[..16].try_into().unwrap());
-    let jv: [u8; 16] = masks[16..].try_into().unwrap();
+    let mut p = RecordProver::new(plan, len, 1, chunks, decoding)?;
+    let (mut os, mut or) = (OleSender::new(delta, 9), OleReceiver::new(9));
+    // Inputs; the prover evaluates and encrypts.
+    let f = p.flips(pshare, m_in)?;
+    let msg = v.inputs(vshare, &explicit, k_in, &f)?;
+    let (ks, f) = p.keystream(&msg, &mut or, m_a2m)?;
     let ct: Vec<u8> = pt.iter().zip(&ks).map(|(a, b)| a ^ b).collect();
-
-    // Powers of H: A2M, local powers, M2A.
-    let mut s = OleSender::new(delta, 9);
-    let mut r = OleReceiver::new(9);
-    let (pending, f) = convert::a2m_choose(&mut r, &macs[n_in..n_in + 128], &[hp])?;
-    let (mv, m) = convert::a2m_respond(&mut s, &keys[n_in..n_in + 128], &[hv], &f, &mut rng)?;
-    let mp = pending.finish(&m)?;
-    let powers = |x: Gf128| {
-        let mut acc = Gf128::ONE;
-        (0..k)
-            .map(|_| {
-                acc = acc * x;
-                acc
-            })
-            .collect::<Vec<_>>()
-    };
-    let (pending, f) = convert::m2a_choose(&mut r, &macs[n_in + 128..], &powers(mp[0]))?;
-    let (cv, m) = convert::m2a_respond(&mut s, &keys[n_in + 128..], &powers(mv[0]), &f)?;
-    let cp = pending.finish(&m)?;
-
-    // Tag shares over the ciphertext both now know.
-    let aad = record::tls12_aad(seq, 23, pt.len());
-    let x = record::ghash_blocks(&aad, &ct);
-    let tv = record::tag_share(&x, &cv, &jv).unwrap();
-    let tp = record::tag_share(&x, &cp, &jp).unwrap();
-    let tag: Vec<u8> = tv.iter().zip(&tp).map(|(a, b)| a ^ b).collect();
+    // Powers of H and the tag.
+    let msg = v.a2m(&mut os, k_a2m, &f, &mut rng)?;
+    let f = p.powers(&msg, &mut or, m_m2a)?;
+    let (msg, tv) = v.m2a_and_tag(&mut os, k_m2a, &f, &aad, &ct)?;
+    let tag = p.tag(&msg, &tv, &aad, &ct)?;
     Ok([&explicit[..], &ct, &tag].concat())
 }
 
@@ -207,4 +174,40 @@ fn record_from_derived_key_shares() {
     )
     .unwrap();
     assert_eq!(got, reference(&k.client_key, &k.client_iv, pt, 1));
+}
+
+/// Out-of-order calls and messages of the wrong length at every step give
+/// errors, never panics.
+#[test]
+fn malformed_record_messages_are_refused() {
+    let len = 20;
+    let plan = Arc::new(Plan::new(&record::gcm_circuit(16, len)).unwrap());
+    let (n_in, n_a2m, n_m2a) = record::cots_needed(16, len);
+    let (delta, keys, macs) = cots(70, n_in + n_a2m + n_m2a);
+    let mut rng = ChaCha20Rng::seed_from_u64(71);
+    let mut v = RecordVerifier::new(Arc::clone(&plan), len, delta, 0, &mut rng).unwrap();
+    let (chunks, decoding) = v.preprocess().unwrap();
+    let mut p = RecordProver::new(plan, len, 0, chunks, decoding).unwrap();
+    let (mut os, mut or) = (OleSender::new(delta, 1), OleReceiver::new(1));
+    let share = [9u8; 20];
+    let aad = record::tls12_aad(1, 23, len);
+    // Out of order on both sides.
+    assert!(p.powers(&[0; 10], &mut or, &macs[..n_m2a]).is_err());
+    assert!(p.tag(&[], &[0; 16], &aad, &[0; 20]).is_err());
+    assert!(v
+        .m2a_and_tag(&mut os, &keys[..n_m2a], &[], &aad, &[0; 20])
+        .is_err());
+    let f = p.flips(&share, &macs[..n_in]).unwrap();
+    assert!(v.inputs(&share, &[0; 8], &keys[..n_in], &f[1..]).is_err());
+    assert!(v.inputs(&share[1..], &[0; 8], &keys[..n_in], &f).is_err());
+    let msg = v.inputs(&share, &[0; 8], &keys[..n_in], &f).unwrap();
+    let m_a2m = &macs[n_in..n_in + n_a2m];
+    assert!(p.keystream(&msg[1..], &mut or, m_a2m).is_err());
+    let (ks, f) = p.keystream(&msg, &mut or, m_a2m).unwrap();
+    assert_eq!(ks.len(), len);
+    let k_a2m = &keys[n_in..n_in + n_a2m];
+    assert!(v.a2m(&mut os, k_a2m, &f[1..], &mut rng).is_err());
+    let msg = v.a2m(&mut os, k_a2m, &f, &mut rng).unwrap();
+    let m_m2a = &macs[n_in + n_a2m..];
+    assert!(p.powers(&msg[1..], &mut or, m_m2a).is_err());
 }
