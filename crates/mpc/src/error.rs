@@ -99,6 +99,9 @@ pub enum Error {
     /// The server's Finished `verify_data` is not the one computed in 2PC.
     #[error("the server Finished verify_data does not match")]
     ServerFinished,
+    /// A record's tag is not the one computed in 2PC.
+    #[error("the record's tag does not match")]
+    RecordTag,
     /// The correlated-OT layer refused a message.
     #[error("label transfer: {0}")]
     Transfer(String),

@@ -26,6 +26,12 @@
 //!    `t_i = Σ X_j·[H^{k-j+1}]_i ⊕ [E_K(J0)]_i` locally ([`tag_share`]);
 //!    the verifier sends `t_V` and the prover sends `C ‖ t_V ⊕ t_P`.
 //!
+//! A record *from the server* (its Finished) runs the same steps with the
+//! server write key's shares: the prover decrypts with the keystream, and
+//! the tag over the received ciphertext is checked jointly: the prover
+//! sends its share ([`RecordProver::tag_share`]) before it sees the
+//! verifier's, and the verifier checks the sum ([`check_tag`]).
+//!
 //! [`RecordVerifier`] and [`RecordProver`] hold each side's state through
 //! these steps; a refused message ends the record (the OLE state is spent).
 //! Messages: P→V flips (key ‖ IV share); V→P input labels; P→V `C` and
@@ -342,6 +348,19 @@ impl RecordProver {
     /// The verifier's M2A answer and tag share: the record's tag over
     /// `aad` and the ciphertext `ct` the prover sent.
     pub fn tag(&mut self, msg: &[u8], tag_v: &[u8; 16], aad: &[u8], ct: &[u8]) -> Result<[u8; 16]> {
+        let t = self.tag_share(msg, aad, ct)?;
+        let mut out = [0u8; 16];
+        for (o, (a, b)) in out.iter_mut().zip(t.iter().zip(tag_v)) {
+            *o = a ^ b;
+        }
+        Ok(out)
+    }
+
+    /// The verifier's M2A answer: the prover's own tag share over `aad`
+    /// and `ct`. For a record *received* from the server the prover sends
+    /// this share before it sees the verifier's, and the verifier checks
+    /// the sum against the record's tag ([`check_tag`]).
+    pub fn tag_share(&mut self, msg: &[u8], aad: &[u8], ct: &[u8]) -> Result<[u8; 16]> {
         if ct.len() != self.len {
             return Err(Error::Malformed("ciphertext of the wrong length"));
         }
@@ -351,12 +370,17 @@ impl RecordProver {
             .ok_or(Error::Malformed("M2A answer out of order"))?;
         let shares = pending.finish(msg)?;
         let (_, jp) = self.h.expect("set with the A2M");
-        let t = tag_share(&ghash_blocks(aad, ct), &shares, &jp)
-            .ok_or(Error::Malformed("record too long"))?;
-        let mut out = [0u8; 16];
-        for (o, (a, b)) in out.iter_mut().zip(t.iter().zip(tag_v)) {
-            *o = a ^ b;
-        }
-        Ok(out)
+        tag_share(&ghash_blocks(aad, ct), &shares, &jp).ok_or(Error::Malformed("record too long"))
     }
+}
+
+/// Check a received record's `tag` against the two shares computed in 2PC
+/// over its ciphertext (the server Finished, and any record whose
+/// integrity the parties check jointly).
+pub fn check_tag(tag_v: &[u8; 16], tag_p: &[u8; 16], tag: &[u8]) -> Result<()> {
+    let sum: Vec<u8> = tag_v.iter().zip(tag_p).map(|(a, b)| a ^ b).collect();
+    if tag.len() != 16 || sum != tag {
+        return Err(Error::RecordTag);
+    }
+    Ok(())
 }

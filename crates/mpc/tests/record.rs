@@ -211,3 +211,61 @@ fn malformed_record_messages_are_refused() {
     let m_m2a = &macs[n_in + n_a2m..];
     assert!(p.powers(&msg[1..], &mut or, m_m2a).is_err());
 }
+
+/// The server Finished record checked in 2PC: keystream from the server
+/// write key shares to the prover, which decrypts; the tag computed jointly
+/// over the received ciphertext (the prover's share first) matches the
+/// record's; a forged tag or ciphertext is refused.
+#[test]
+fn server_finished_record_checked_in_2pc() {
+    let mut rng = ChaCha20Rng::seed_from_u64(80);
+    let kv: Vec<u8> = (0..20).map(|_| rng.gen()).collect();
+    let kp: Vec<u8> = (0..20).map(|_| rng.gen()).collect();
+    let k: Vec<u8> = kv.iter().zip(&kp).map(|(a, b)| a ^ b).collect();
+    let vd: [u8; 12] = rng.gen();
+    let pt = [&[0x14, 0, 0, 12][..], &vd].concat();
+    // The server's record under its write key: explicit nonce ‖ C ‖ tag
+    // (content type 22, sequence number 0).
+    let nonce = [&k[16..], &[0u8; 8][..]].concat();
+    let aad = record::tls12_aad(0, 22, pt.len());
+    let body = aes_gcm::Aes128Gcm::new_from_slice(&k[..16])
+        .unwrap()
+        .encrypt(
+            nonce.as_slice().into(),
+            Payload {
+                msg: &pt,
+                aad: &aad,
+            },
+        )
+        .unwrap();
+    let (ct, tag) = body.split_at(16);
+
+    let check = |ct: &[u8], tag: &[u8]| -> Result<Vec<u8>, Error> {
+        let len = ct.len();
+        let plan = Arc::new(Plan::new(&record::gcm_circuit(16, len))?);
+        let (n_in, n_a2m, n_m2a) = record::cots_needed(16, len);
+        let (delta, keys, macs) = cots(81, n_in + n_a2m + n_m2a);
+        let mut rng = ChaCha20Rng::seed_from_u64(82);
+        let mut v = RecordVerifier::new(Arc::clone(&plan), len, delta, 3, &mut rng)?;
+        let (chunks, decoding) = v.preprocess()?;
+        let mut p = RecordProver::new(plan, len, 3, chunks, decoding)?;
+        let (mut os, mut or) = (OleSender::new(delta, 2), OleReceiver::new(2));
+        let f = p.flips(&kp, &macs[..n_in])?;
+        let msg = v.inputs(&kv, &[0; 8], &keys[..n_in], &f)?;
+        let (ks, f) = p.keystream(&msg, &mut or, &macs[n_in..n_in + n_a2m])?;
+        let msg = v.a2m(&mut os, &keys[n_in..n_in + n_a2m], &f, &mut rng)?;
+        let f = p.powers(&msg, &mut or, &macs[n_in + n_a2m..])?;
+        let (msg, tv) = v.m2a_and_tag(&mut os, &keys[n_in + n_a2m..], &f, &aad, ct)?;
+        let tp = p.tag_share(&msg, &aad, ct)?;
+        record::check_tag(&tv, &tp, tag)?;
+        Ok(ct.iter().zip(&ks).map(|(a, b)| a ^ b).collect())
+    };
+    assert_eq!(check(ct, tag).unwrap(), pt);
+    let mut bad = tag.to_vec();
+    bad[3] ^= 1;
+    assert_eq!(check(ct, &bad).unwrap_err(), Error::RecordTag);
+    let mut bad = ct.to_vec();
+    bad[15] ^= 0x40;
+    assert_eq!(check(&bad, tag).unwrap_err(), Error::RecordTag);
+    assert_eq!(check(ct, &tag[..15]).unwrap_err(), Error::RecordTag);
+}
