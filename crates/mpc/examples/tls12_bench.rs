@@ -2,8 +2,8 @@
 //! party's point on the server's key, ECtF, key derivation and both
 //! Finished. Prints, per curve and suite, the bytes each way split into
 //! preprocessing (garbled tables and decoding, independent of inputs) and
-//! online, the AND gates, the COTs consumed and the time per party (both in
-//! this process, one thread, no network; median of 5). COTs come from
+//! online, the AND gates, the COTs consumed and the CPU time per party
+//! (both in this process, one thread, no network; median of 5). COTs come from
 //! SoftSpokenOT beforehand and are not timed or counted in the bytes (their
 //! cost is the COT extension's: ~31 bits per COT with SoftSpokenOT k=4,
 //! ~0.3 with Ferret).
@@ -15,7 +15,6 @@
 use futures::executor::block_on;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
-use std::time::Instant;
 use webproof_circuits::tls::Tls12Suite;
 use webproof_core::cot::{RandomCotReceiver, RandomCotSender};
 use webproof_core::{memory_duplex, Block, Channel};
@@ -70,11 +69,23 @@ struct Row {
     round_trips: usize,
 }
 
-/// Time `f`, add to `acc`.
+/// This thread's CPU seconds (the machine is shared: wall time misleads).
+fn cpu_time() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    assert_eq!(rc, 0, "clock_gettime");
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+}
+
+/// CPU time of `f`, added to `acc`.
 fn timed<T>(acc: &mut f64, f: impl FnOnce() -> T) -> T {
-    let t = Instant::now();
+    let t = cpu_time();
     let r = f();
-    *acc += t.elapsed().as_secs_f64();
+    *acc += cpu_time() - t;
     r
 }
 

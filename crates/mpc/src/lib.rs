@@ -67,15 +67,15 @@
 //! P-256, 96 / 32 for X25519, one round trip before the ClientHello).
 //!
 //! `cargo run --release -p webproof-mpc --example tls12_bench` (same
-//! conditions, wall time per party role, median of 5): the whole TLS 1.2
+//! conditions, thread CPU time per party role, median of 5): the whole TLS 1.2
 //! handshake in 2PC (key share, ECtF, key derivation, both Finished) for
 //! P-256 or X25519 with AES-128-GCM-SHA256 is 775,691 AND (36 SHA-256
 //! compressions), 24.86 MB of tables and decoding verifier → prover in
 //! preprocessing, and online 3.4 KB prover → verifier and 95 KB verifier →
 //! prover in 5 round trips (ECtF 2, key derivation 1, each Finished 1), plus
 //! the key-share setup before the ClientHello; 2,048 COTs. Garbling takes
-//! ~50 ms, the verifier's online part under 1 ms, the prover's ~45 ms
-//! (evaluation and ECtF). With the extended master secret 24.1 MB; with
+//! ~28 ms of CPU, the verifier's online part under 1 ms, the prover's
+//! ~23 ms (evaluation and ECtF). With the extended master secret 24.1 MB; with
 //! AES-256-GCM-SHA384 (SHA-512 compressions) 46.7 MB. A 1 KB request
 //! record adds 339,200 AND (10.9 MB) and 135 KB for 66 powers of `H`.
 //! Against the 16 MB in total this is over: see [`tls12`] for what
