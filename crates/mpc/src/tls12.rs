@@ -52,17 +52,30 @@
 //!
 //! # What would cut the traffic (not done)
 //! Half-gates tables are 32 bytes per AND, so the handshake's 36
-//! compressions are ~25 MB. Three-halves garbling would take off ~25%; the
-//! public message schedules above ~2.4 MB. TLSNotary's "reduced" PRF, which
-//! hands the inner pad states to the prover so that only outer compressions
-//! stay in 2PC (16 compressions in all), halves it again but needs a round
-//! trip per step of the `A(i)` chain (the prover computes each inner hash
-//! from the previous output), and it has a trap: a circuit that returns an
-//! outer compression in the clear on a prover-supplied inner hash is an
-//! oracle a malicious prover can query with the inner hash of a *key*
-//! block; such circuits must check the prover's inner hash (e.g. output
-//! only under the verifier's mask until the consistency proof) before
-//! revealing anything.
+//! compressions are ~25 MB, over the 16 MB. Three-halves garbling
+//! would take off ~25%. Expanding the message schedules of the ~12
+//! compressions whose block is all public in the clear saves ~6,100 AND
+//! each (~2.4 MB of tables) but costs 32 KB of online input labels each,
+//! a bad trade for the online phase.
+//!
+//! The big cut is the "reduced" PRF (TLSNotary's idea): only *outer*
+//! compressions stay in 2PC. A design that keeps it safe here: each
+//! circuit that computes HMAC pads reveals the inner pad state `IS` to
+//! **both** parties and keeps the outer state `OS` XOR-shared; both then
+//! hash every public inner message (`label ‖ seed`, `A(i) ‖ label ‖ seed`)
+//! from `IS` in the clear, and the *verifier* encodes those inner digests
+//! as public inputs. The chain values `A(i)` are revealed to both (each is
+//! an outer compression on a distinct input; by the PRF security of the
+//! compression keyed by `OS`, and the dual-PRF assumption HMAC rests on for
+//! `IS` and `OS` from one key, they say nothing about the secret outputs).
+//! A prover that supplied the inner digests itself would instead hold an
+//! oracle `u ↦ F_OS(u)` and could ask it for the inner digest of a
+//! key-block output: the verifier must supply them. Count: premaster pads
+//! 2, master secret 4 outer, MS pads 2, key block 4, client Finished 2
+//! (merged into the key-block steps), server Finished 2: 16 compressions,
+//! ~357,000 AND, ~11.4 MB, at one round trip per step of the `A(i)` chain
+//! (~7 online round trips for the key derivation and the client Finished,
+//! 2 for the server Finished).
 //!
 //! # Why revealing `verify_data` is safe
 //! `verify_data` is a PRF output under the master secret on a public
