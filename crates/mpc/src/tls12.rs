@@ -50,7 +50,7 @@
 //! of the 12 compressions whose block is all public (seed tails and
 //! padding) could be expanded in the clear (~6,100 AND fewer each).
 //!
-//! # What would cut the traffic (not done)
+//! # What would cut the traffic
 //! Half-gates tables are 32 bytes per AND, so the handshake's 36
 //! compressions are ~25 MB, over the 16 MB. Three-halves garbling
 //! would take off ~25%. Expanding the message schedules of the ~12
@@ -59,7 +59,8 @@
 //! a bad trade for the online phase.
 //!
 //! The big cut is the "reduced" PRF (TLSNotary's idea): only *outer*
-//! compressions stay in 2PC. A design that keeps it safe here: each
+//! compressions stay in 2PC; [`crate::reduced`] implements it for the
+//! SHA-256 suites. The design that keeps it safe here: each
 //! circuit that computes HMAC pads reveals the inner pad state `IS` to
 //! **both** parties and keeps the outer state `OS` XOR-shared; both then
 //! hash every public inner message (`label ‖ seed`, `A(i) ‖ label ‖ seed`)
@@ -157,6 +158,16 @@ impl Tls12Config {
     /// Bytes of the master secret's pad states (inner ‖ outer).
     pub fn states_len(&self) -> usize {
         2 * self.hash().state_len()
+    }
+}
+
+/// The premaster from two shares: `x + y mod p` (256-bit little-endian
+/// words below `p`) in the byte order TLS uses for `curve`.
+pub(crate) fn add_mod_p(b: &mut Builder, x: &[Bit], y: &[Bit], curve: Curve) -> Vec<Bit> {
+    let s = add_mod(b, x, y, &curve.modulus_le());
+    match curve {
+        Curve::X25519 => s,
+        Curve::P256 => s.chunks(8).rev().flatten().copied().collect(),
     }
 }
 
@@ -333,7 +344,7 @@ impl core::fmt::Debug for KeyShares {
 }
 
 impl KeyShares {
-    fn split(suite: Tls12Suite, kb: &[u8]) -> Self {
+    pub(crate) fn split(suite: Tls12Suite, kb: &[u8]) -> Self {
         let (kl, il) = (suite.key_len, suite.iv_len);
         KeyShares {
             client_key: kb[..kl].to_vec(),
