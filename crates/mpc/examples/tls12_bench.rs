@@ -8,6 +8,7 @@
 //! cost is the COT extension's: ~31 bits per COT with SoftSpokenOT k=4,
 //! ~0.3 with Ferret).
 //!
+//! Per curve also the reduced PRF ([`webproof_mpc::reduced`], EMS).
 //! Last, the size of a 1 KB request record (circuit and GHASH powers).
 //!
 //! `cargo run --release -p webproof-mpc --example tls12_bench`
@@ -22,6 +23,7 @@ use webproof_mpc::ectf::{self, ProverEctf, VerifierEctf};
 use webproof_mpc::field::{Curve25519Base, P256Base};
 use webproof_mpc::keyshare::{self, P256Share, X25519Share};
 use webproof_mpc::ole::{OleField, OleReceiver, OleSender};
+use webproof_mpc::reduced::{ReducedPlans, ReducedProver, ReducedVerifier, STEPS};
 use webproof_mpc::tls12::{Curve, Randoms, Tls12Config, Tls12Plans, Tls12Prover, Tls12Verifier};
 use webproof_ot::{SoftSpokenReceiver, SoftSpokenSender};
 
@@ -195,18 +197,75 @@ fn run_tls12(row: &mut Row, plans: &Tls12Plans, vshare: &[u8; 32], pshare: &[u8;
     row.round_trips += 3;
 }
 
+/// The reduced-PRF key derivation and both Finished (SHA-256 suites).
+fn run_reduced(
+    row: &mut Row,
+    plans: &ReducedPlans,
+    vshare: &[u8; 32],
+    pshare: &[u8; 32],
+    seed: u64,
+) {
+    let total: usize = (0..STEPS).map(|s| plans.cots(s)).sum();
+    let (delta, keys, macs) = cots(seed, total);
+    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+    let h: [[u8; 32]; 5] = core::array::from_fn(|_| rng.gen());
+    let randoms = Randoms {
+        client: &h[0],
+        server: &h[1],
+        session_hash: Some(&h[2]),
+    };
+    let mut v =
+        ReducedVerifier::new(plans, delta, 0, vshare, &randoms, &h[3], &mut rng).expect("verifier");
+    let tables = timed(&mut row.v_pre, || v.preprocess().expect("garble"));
+    row.pre_down += tables
+        .iter()
+        .map(|(c, d)| c.iter().map(Vec::len).sum::<usize>() + d.len())
+        .sum::<usize>();
+    let mut p = ReducedProver::new(plans, 0, pshare, tables).expect("prover");
+    let mut off = 0;
+    for step in 0..STEPS {
+        if step == 7 {
+            v.set_server_finished_hash(&h[4]).expect("hash");
+        }
+        let n = plans.cots(step);
+        let f = timed(&mut row.p_on, || {
+            p.flips(step, &macs[off..off + n]).expect("flips")
+        });
+        let msg = timed(&mut row.v_on, || {
+            v.inputs(step, &keys[off..off + n], &f).expect("inputs")
+        });
+        off += n;
+        let labels = timed(&mut row.p_on, || p.evaluate(step, &msg).expect("evaluate"));
+        row.on_up += f.len();
+        row.on_down += msg.len();
+        if let Some(l) = labels {
+            timed(&mut row.v_on, || v.receive(step, &l).expect("receive"));
+            row.on_up += l.len();
+        }
+        row.round_trips += 1;
+    }
+}
+
 fn report(name: &str, plans: &Tls12Plans, ectf_cots: usize, setup: (usize, usize), rows: &[Row]) {
-    let r = rows[0];
-    let med = |f: fn(&Row) -> f64| median(rows.iter().map(f).collect()) * 1e3;
     let [kd, cf, sf] = plans.and_counts();
     let (n_kd, n_fin) = plans.cots();
-    let up = r.on_up + setup.0;
-    let down = r.on_down + setup.1;
     println!("{name}");
     println!(
         "  AND gates: key derivation {kd}, client Finished {cf}, server Finished {sf} (total {})",
         kd + cf + sf
     );
+    println!(
+        "  COTs {} (ECtF {ectf_cots}, key derivation {n_kd}, Finished 2 x {n_fin})",
+        ectf_cots + n_kd + 2 * n_fin
+    );
+    report_rows(setup, rows);
+}
+
+fn report_rows(setup: (usize, usize), rows: &[Row]) {
+    let r = rows[0];
+    let med = |f: fn(&Row) -> f64| median(rows.iter().map(f).collect()) * 1e3;
+    let up = r.on_up + setup.0;
+    let down = r.on_down + setup.1;
     println!(
         "  preprocessing V->P {:.2} MB (tables + decoding)",
         r.pre_down as f64 / 1e6
@@ -221,15 +280,57 @@ fn report(name: &str, plans: &Tls12Plans, ectf_cots: usize, setup: (usize, usize
         100.0 * (r.pre_down + down) as f64 / (r.pre_down + up + down) as f64
     );
     println!(
-        "  COTs {} (ECtF {ectf_cots}, key derivation {n_kd}, Finished 2 x {n_fin})",
-        ectf_cots + n_kd + 2 * n_fin
-    );
-    println!(
         "  verifier: preprocessing {:.1} ms, online {:.1} ms; prover online {:.1} ms (median of {RUNS})",
         med(|r| r.v_pre),
         med(|r| r.v_on),
         med(|r| r.p_on)
     );
+}
+
+/// Key exchange: each party's point on a fresh server key and the ECtF;
+/// the premaster shares (little-endian).
+fn exchange(
+    curve: Curve,
+    rng: &mut ChaCha20Rng,
+    row: &mut Row,
+    i: usize,
+    ectf_cots: usize,
+) -> ([u8; 32], [u8; 32]) {
+    let cot = cots(100 + i as u64, ectf_cots);
+    match curve {
+        Curve::P256 => {
+            let (sv, sp) = (P256Share::random(rng), P256Share::random(rng));
+            let server = p256::SecretKey::random(rng);
+            let pk = p256::EncodedPoint::from(server.public_key())
+                .as_bytes()
+                .to_vec();
+            let (pv, pp) = timed(&mut row.v_on, || {
+                (
+                    sv.point_on(&pk).expect("point"),
+                    sp.point_on(&pk).expect("point"),
+                )
+            });
+            row.p_on = row.v_on / 2.0;
+            row.v_on /= 2.0;
+            run_ectf(row, &cot, pv, pp, keyshare::p256_a(), |x| x.to_le_bytes())
+        }
+        Curve::X25519 => {
+            let (tv, tp) = (X25519Share::random(rng), X25519Share::random(rng));
+            let b: [u8; 32] = rng.gen();
+            let server = curve25519_dalek::montgomery::MontgomeryPoint::mul_base_clamped(b);
+            let (pv, pp) = timed(&mut row.v_on, || {
+                (
+                    tv.point_on(&server.0).expect("point"),
+                    tp.point_on(&server.0).expect("point"),
+                )
+            });
+            row.p_on = row.v_on / 2.0;
+            row.v_on /= 2.0;
+            run_ectf(row, &cot, pv, pp, keyshare::curve25519_a(), |x| {
+                x.to_le_bytes()
+            })
+        }
+    }
 }
 
 fn main() {
@@ -257,51 +358,37 @@ fn main() {
             };
             for i in 0..RUNS {
                 let mut row = Row::default();
-                let cot = cots(100 + i as u64, ectf_cots);
-                let (vs, ps) = match curve {
-                    Curve::P256 => {
-                        let (sv, sp) = (P256Share::random(&mut rng), P256Share::random(&mut rng));
-                        let server = p256::SecretKey::random(&mut rng);
-                        let pk = p256::EncodedPoint::from(server.public_key())
-                            .as_bytes()
-                            .to_vec();
-                        let (pv, pp) = timed(&mut row.v_on, || {
-                            (
-                                sv.point_on(&pk).expect("point"),
-                                sp.point_on(&pk).expect("point"),
-                            )
-                        });
-                        row.p_on = row.v_on / 2.0;
-                        row.v_on /= 2.0;
-                        run_ectf(&mut row, &cot, pv, pp, keyshare::p256_a(), |x| {
-                            x.to_le_bytes()
-                        })
-                    }
-                    Curve::X25519 => {
-                        let (tv, tp) =
-                            (X25519Share::random(&mut rng), X25519Share::random(&mut rng));
-                        let b: [u8; 32] = rng.gen();
-                        let server =
-                            curve25519_dalek::montgomery::MontgomeryPoint::mul_base_clamped(b);
-                        let (pv, pp) = timed(&mut row.v_on, || {
-                            (
-                                tv.point_on(&server.0).expect("point"),
-                                tp.point_on(&server.0).expect("point"),
-                            )
-                        });
-                        row.p_on = row.v_on / 2.0;
-                        row.v_on /= 2.0;
-                        run_ectf(&mut row, &cot, pv, pp, keyshare::curve25519_a(), |x| {
-                            x.to_le_bytes()
-                        })
-                    }
-                };
+                let (vs, ps) = exchange(curve, &mut rng, &mut row, i, ectf_cots);
                 run_tls12(&mut row, &plans, &vs, &ps, 200 + i as u64);
                 rows.push(row);
             }
             let name = format!("{curve:?} {sname}");
             report(&name, &plans, ectf_cots, setup, &rows);
         }
+        let plans = ReducedPlans::new(curve).expect("plans");
+        let (ectf_cots, setup) = match curve {
+            Curve::P256 => (ectf::cots_needed::<P256Base>(), (32 + 65 + 32, 65)),
+            Curve::X25519 => (ectf::cots_needed::<Curve25519Base>(), (32 + 32 + 32, 32)),
+        };
+        let mut rows = Vec::new();
+        for i in 0..RUNS {
+            let mut row = Row::default();
+            let (vs, ps) = exchange(curve, &mut rng, &mut row, i, ectf_cots);
+            run_reduced(&mut row, &plans, &vs, &ps, 300 + i as u64);
+            rows.push(row);
+        }
+        let ands = plans.and_counts();
+        let cots: usize = (0..STEPS).map(|s| plans.cots(s)).sum();
+        println!("{curve:?} AES-128-GCM-SHA256, EMS, reduced PRF");
+        println!(
+            "  AND gates per step {ands:?} (total {})",
+            ands.iter().sum::<u64>()
+        );
+        println!(
+            "  COTs {} (ECtF {ectf_cots}, steps {cots})",
+            ectf_cots + cots
+        );
+        report_rows(setup, &rows);
     }
     // The request record (not part of the handshake): one circuit per
     // record, plus the GHASH powers (A2M, then one M2A per power).
