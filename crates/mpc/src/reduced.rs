@@ -226,6 +226,8 @@ pub struct ReducedVerifier {
     a_cf: Vec<u8>,
     client_vd: Option<[u8; 12]>,
     server_vd: Option<[u8; 12]>,
+    /// The step whose inputs (or revealed labels) are due.
+    next: usize,
 }
 
 impl ReducedVerifier {
@@ -279,6 +281,7 @@ impl ReducedVerifier {
             a_cf: Vec::new(),
             client_vd: None,
             server_vd: None,
+            next: 0,
         })
     }
 
@@ -304,7 +307,10 @@ impl ReducedVerifier {
     }
 
     /// The answer to the prover's flips at `step`.
-    pub fn inputs(&self, step: usize, keys: &[Block], flips: &[u8]) -> Result<Vec<u8>> {
+    pub fn inputs(&mut self, step: usize, keys: &[Block], flips: &[u8]) -> Result<Vec<u8>> {
+        if step != self.next || step >= STEPS {
+            return Err(Error::Malformed("step out of order"));
+        }
         let ms_ls = Self::ls(self.label_ms, &self.seed_ms);
         let ke_ls = Self::ls("key expansion", &self.seed_ke);
         let cf_ls = Self::ls("client finished", &self.cf_hash);
@@ -386,15 +392,19 @@ impl ReducedVerifier {
             6 => groups.push(bytes_to_bits(&self.masks[3][32..])),
             _ => {}
         }
-        self.circuits
-            .get(step)
-            .ok_or(Error::Malformed("no such step"))?
-            .inputs(keys, flips, &groups)
+        let msg = self.circuits[step].inputs(keys, flips, &groups)?;
+        if revealed(step).is_none() {
+            self.next += 1;
+        }
+        Ok(msg)
     }
 
     /// The prover's labels of step `step`'s revealed output: checked, then
     /// taken into the verifier's state.
     pub fn receive(&mut self, step: usize, labels: &[u8]) -> Result<()> {
+        if step != self.next {
+            return Err(Error::Malformed("step out of order"));
+        }
         let g = revealed(step).ok_or(Error::Malformed("nothing revealed at this step"))?;
         let c = self
             .circuits
@@ -414,6 +424,7 @@ impl ReducedVerifier {
             }
             _ => self.server_vd = Some(v[..].try_into().expect("12 bytes")),
         }
+        self.next += 1;
         Ok(())
     }
 
@@ -443,6 +454,8 @@ pub struct ReducedProver {
     kb: Vec<u8>,
     client_vd: Option<[u8; 12]>,
     server_vd: Option<[u8; 12]>,
+    /// The step whose flips (or evaluation) are due.
+    next: usize,
 }
 
 impl ReducedProver {
@@ -472,11 +485,15 @@ impl ReducedProver {
             kb: Vec::new(),
             client_vd: None,
             server_vd: None,
+            next: 0,
         })
     }
 
     /// The flips of the prover's share for `step`.
     pub fn flips(&mut self, step: usize, macs: &[Block]) -> Result<Vec<u8>> {
+        if step != self.next || step >= STEPS {
+            return Err(Error::Malformed("step out of order"));
+        }
         let own = match step {
             0 => self.share.to_vec(),
             3 => [&self.os[..], &self.o1].concat(),
@@ -495,6 +512,9 @@ impl ReducedProver {
     /// Evaluate `step` with the verifier's input message; the labels of the
     /// revealed output to send back, if any.
     pub fn evaluate(&mut self, step: usize, msg: &[u8]) -> Result<Option<Vec<u8>>> {
+        if step != self.next || step >= STEPS {
+            return Err(Error::Malformed("step out of order"));
+        }
         let c = self
             .circuits
             .get_mut(step)
@@ -518,6 +538,7 @@ impl ReducedProver {
             8 => self.server_vd = Some(bytes[0][..].try_into().expect("12 bytes")),
             _ => {}
         }
+        self.next += 1;
         revealed(step)
             .map(|g| self.circuits[step].output_message(g))
             .transpose()

@@ -171,3 +171,49 @@ fn reduced_gate_count_and_corruption() {
         assert!(matches!(e, Error::OutputCheck { .. }), "{step}: {e:?}");
     }
 }
+
+/// Out-of-order steps and messages of the wrong length give errors, never
+/// panics.
+#[test]
+fn reduced_malformed_and_out_of_order() {
+    let plans = ReducedPlans::new(Curve::P256).unwrap();
+    let total: usize = (0..STEPS).map(|s| plans.cots(s)).sum();
+    let (delta, keys, macs) = cots(90, total);
+    let mut rng = ChaCha20Rng::seed_from_u64(91);
+    let randoms = Randoms {
+        client: &[1; 32],
+        server: &[2; 32],
+        session_hash: None,
+    };
+    assert!(
+        ReducedVerifier::new(&plans, delta, 0, &[0; 32], &randoms, &[0; 31], &mut rng).is_err()
+    );
+    let mut v =
+        ReducedVerifier::new(&plans, delta, 0, &[7; 32], &randoms, &[5; 32], &mut rng).unwrap();
+    let tables = v.preprocess().unwrap();
+    assert!(ReducedProver::new(&plans, 0, &[8; 32], tables[1..].to_vec()).is_err());
+    let mut p = ReducedProver::new(&plans, 0, &[8; 32], tables).unwrap();
+    let n0 = plans.cots(0);
+    // Steps out of order on both sides.
+    assert!(p.flips(1, &macs[..256]).is_err());
+    assert!(p.flips(STEPS, &macs[..256]).is_err());
+    assert!(v.inputs(2, &keys[..256], &[0; 32]).is_err());
+    assert!(v.receive(0, &[0; 16]).is_err());
+    let f = p.flips(0, &macs[..n0]).unwrap();
+    assert!(v.inputs(0, &keys[..n0], &f[1..]).is_err());
+    let msg = v.inputs(0, &keys[..n0], &f).unwrap();
+    assert!(p.evaluate(1, &msg).is_err());
+    assert!(p.evaluate(0, &msg[..msg.len() - 1]).is_err());
+    let labels = p.evaluate(0, &msg).unwrap().unwrap();
+    assert!(v.receive(0, &labels[1..]).is_err());
+    assert!(v.receive(0, &[labels.as_slice(), &[0]].concat()).is_err());
+    let mut bad = labels.clone();
+    bad[40] ^= 1;
+    assert!(v.receive(0, &bad).is_err());
+    v.receive(0, &labels).unwrap();
+    assert!(v.receive(0, &labels).is_err());
+    // The server Finished hash is needed before step 8 and must be 32 bytes.
+    assert!(v.set_server_finished_hash(&[0; 33]).is_err());
+    assert!(p.key_shares().is_err());
+    assert!(v.client_verify_data().is_none());
+}
