@@ -96,6 +96,12 @@ pub enum Error {
     /// Decoding information or a label message does not parse.
     #[error("malformed {0}")]
     Malformed(&'static str),
+    /// The server's Finished `verify_data` is not the one computed in 2PC.
+    #[error("the server Finished verify_data does not match")]
+    ServerFinished,
+    /// A record's tag is not the one computed in 2PC.
+    #[error("the record's tag does not match")]
+    RecordTag,
     /// The correlated-OT layer refused a message.
     #[error("label transfer: {0}")]
     Transfer(String),
