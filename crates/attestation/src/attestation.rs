@@ -264,12 +264,15 @@ impl SessionFacts {
     }
 }
 
-/// TLS protocol version of the attested session.
+/// The negotiated TLS version: of the attested session here, and the one
+/// type every crate of the workspace uses for it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum TlsVersion {
-    #[serde(rename = "TLSv1.2")]
+    /// TLS 1.2 (RFC 5246); proxy mode takes ECDHE and AEAD suites only.
+    #[serde(rename = "1.2", alias = "TLSv1.2")]
     Tls12,
-    #[serde(rename = "TLSv1.3")]
+    /// TLS 1.3 (RFC 8446), no PSK, no 0-RTT.
+    #[serde(rename = "1.3", alias = "TLSv1.3")]
     Tls13,
 }
 
@@ -293,8 +296,8 @@ impl TlsVersion {
 impl fmt::Display for TlsVersion {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
-            TlsVersion::Tls12 => "TLSv1.2",
-            TlsVersion::Tls13 => "TLSv1.3",
+            TlsVersion::Tls12 => "TLS 1.2",
+            TlsVersion::Tls13 => "TLS 1.3",
         })
     }
 }

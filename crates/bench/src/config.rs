@@ -35,21 +35,21 @@ impl Mode {
     }
 }
 
-/// TLS protocol version the prover should offer.
+/// The TLS version a bench tells the prover to offer (`any`: both).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TlsVersion {
+pub enum OfferedVersion {
     /// Whatever both sides negotiate.
     Any,
     V12,
     V13,
 }
 
-impl TlsVersion {
+impl OfferedVersion {
     pub fn as_str(&self) -> &'static str {
         match self {
-            TlsVersion::Any => "any",
-            TlsVersion::V12 => "1.2",
-            TlsVersion::V13 => "1.3",
+            OfferedVersion::Any => "any",
+            OfferedVersion::V12 => "1.2",
+            OfferedVersion::V13 => "1.3",
         }
     }
 }
@@ -89,7 +89,7 @@ pub struct BenchSpec {
     pub defer_decryption: bool,
     pub memory_profile: bool,
     pub reveal_all: bool,
-    pub tls: TlsVersion,
+    pub tls: OfferedVersion,
     pub suite: Option<String>,
     /// What the prover reveals: `all`, `none` or a comma list of ranges as
     /// the prover's `--reveal` flag takes them. Default: all but one byte.
@@ -807,11 +807,11 @@ impl<'a> Parser<'a> {
             }
         }
         let tls = match string("tls")? {
-            None => TlsVersion::Any,
+            None => OfferedVersion::Any,
             Some((s, vl)) => match s.as_str() {
-                "any" => TlsVersion::Any,
-                "1.2" | "tls12" | "TLS1.2" => TlsVersion::V12,
-                "1.3" | "tls13" | "TLS1.3" => TlsVersion::V13,
+                "any" => OfferedVersion::Any,
+                "1.2" | "tls12" | "TLS1.2" => OfferedVersion::V12,
+                "1.3" | "tls13" | "TLS1.3" => OfferedVersion::V13,
                 other => {
                     return Err(self.err(
                         vl,

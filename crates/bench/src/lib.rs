@@ -9,7 +9,9 @@
 //! made from results only.
 //!
 //! Its own small worker roles — a plain TLS client and an HTTPS fixture —
-//! live in [`plain`].
+//! live in [`plain`]. The system probes every benchmark shares (memory,
+//! thread CPU time, interface counters) are in [`sys`]; the benchmark of
+//! the ZK engine on its own (`webproof bench zk`) is [`zkbench`].
 
 pub mod config;
 pub mod contract;
@@ -22,7 +24,9 @@ pub mod probe;
 pub mod proc;
 pub mod report;
 pub mod runner;
+pub mod sys;
 pub mod topology;
+pub mod zkbench;
 
 /// The harness's internal roles, run as separate processes. Hidden in the
 /// CLI: users do not call them.

@@ -16,14 +16,8 @@ const STREAMS: usize = 4;
 
 /// Bytes received so far on `dev` in the calling thread's namespace.
 fn rx_bytes(dev: &str) -> std::io::Result<u64> {
-    // /proc/thread-self/net follows this thread's namespace (sysfs would
-    // show the namespace that mounted it).
-    let text = std::fs::read_to_string("/proc/thread-self/net/dev")?;
-    text.lines()
-        .find_map(|l| {
-            let (name, rest) = l.split_once(':')?;
-            (name.trim() == dev).then(|| rest.split_whitespace().next()?.parse().ok())?
-        })
+    crate::sys::interface_bytes(dev)
+        .map(|(rx, _)| rx)
         .ok_or_else(|| std::io::Error::other(format!("no counters for {dev}")))
 }
 

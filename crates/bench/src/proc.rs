@@ -6,7 +6,7 @@
 //! Children are spawned with `PR_SET_PDEATHSIG`, so they must be spawned from
 //! a thread that lives as long as they do (the runner's thread).
 
-use crate::netns;
+use crate::{netns, sys};
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -90,15 +90,8 @@ fn tail_text(t: &Mutex<VecDeque<String>>) -> String {
     }
 }
 
-fn read_status_kb(pid: &str, field: &str) -> Option<u64> {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    s.lines()
-        .find_map(|l| l.strip_prefix(field))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-}
-
 fn read_hwm_kb(pid: i32) -> Option<u64> {
-    read_status_kb(&pid.to_string(), "VmHWM:")
+    sys::status_kb(sys::Pid::Other(pid), "VmHWM:")
 }
 
 /// The peak of a child from `wait4`'s ru_maxrss and the polled VmHWM.
@@ -121,7 +114,7 @@ impl Proc {
         cmd.stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        let parent_rss_kb = read_status_kb("self", "VmRSS:").unwrap_or(0);
+        let parent_rss_kb = sys::status_kb(sys::Pid::This, "VmRSS:").unwrap_or(0);
         let mut child = cmd.spawn().map_err(|source| ProcError::Spawn {
             role: role.to_string(),
             cmd: shown,

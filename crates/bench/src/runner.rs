@@ -17,7 +17,7 @@
 //! verdict, whichever of prover and verifier finishes last.
 
 use crate::config::{
-    AdapterSpec, BenchSpec, Config, Mode, PeerTopology, TlsVersion, VerdictRule,
+    AdapterSpec, BenchSpec, Config, Mode, OfferedVersion, PeerTopology, VerdictRule,
     DEFAULT_VERDICT_TIMEOUT_SECS,
 };
 use crate::contract::{self, JsonScanner, Reported, ServerSession, Verdict};
@@ -457,7 +457,7 @@ impl BenchNotes {
                 ));
             }
         }
-        if b.tls != TlsVersion::Any && self.tls.iter().any(|t| t != b.tls.as_str()) {
+        if b.tls != OfferedVersion::Any && self.tls.iter().any(|t| t != b.tls.as_str()) {
             out.push(format!(
                 "{label}: configured TLS {}, the server negotiated {}",
                 b.tls.as_str(),
@@ -576,7 +576,7 @@ fn hidden_ranges(b: &BenchSpec, server_port: u16) -> Option<(String, String)> {
 
 /// Values substituted in adapter argv and exported as `WPB_*` variables.
 fn placeholders(
-    ctx: &SampleCtx,
+    ctx: &SampleCtx<'_>,
     server_port: u16,
     ca_cert: &str,
     request_file: &Path,
@@ -673,13 +673,13 @@ pub fn substitute(arg: &str, vals: &BTreeMap<&'static str, String>) -> anyhow::R
     Ok(out)
 }
 
-fn internal(ctx: &SampleCtx, ns: &str, role: &str) -> anyhow::Result<Command> {
+fn internal(ctx: &SampleCtx<'_>, ns: &str, role: &str) -> anyhow::Result<Command> {
     let mut c = ctx.topo.namespace(ns).command(&ctx.exe.worker)?;
     c.args(&ctx.exe.worker_prefix).arg(role);
     Ok(c)
 }
 
-fn webproof(ctx: &SampleCtx, ns: &str) -> anyhow::Result<Command> {
+fn webproof(ctx: &SampleCtx<'_>, ns: &str) -> anyhow::Result<Command> {
     let exe = ctx
         .exe
         .webproof
@@ -689,7 +689,7 @@ fn webproof(ctx: &SampleCtx, ns: &str) -> anyhow::Result<Command> {
 }
 
 fn adapter_command(
-    ctx: &SampleCtx,
+    ctx: &SampleCtx<'_>,
     ns: &str,
     argv: &[String],
     vals: &BTreeMap<&'static str, String>,
@@ -736,7 +736,7 @@ struct Observed {
     killed_after_verdict: bool,
 }
 
-fn run_sample(ctx: &SampleCtx) -> anyhow::Result<Outcome> {
+fn run_sample(ctx: &SampleCtx<'_>) -> anyhow::Result<Outcome> {
     let b = ctx.bench;
     let topo = ctx.topo;
     let server_ns = topo.server.name().to_string();
@@ -831,7 +831,7 @@ fn run_sample(ctx: &SampleCtx) -> anyhow::Result<Outcome> {
                 &header,
             ]);
             c.args(["--ca-cert", &ca_cert, "--json"]);
-            if b.tls != TlsVersion::Any {
+            if b.tls != OfferedVersion::Any {
                 c.args(["--tls", b.tls.as_str()]);
             }
             if let Some(suite) = &b.suite {
@@ -1011,7 +1011,7 @@ fn run_sample(ctx: &SampleCtx) -> anyhow::Result<Outcome> {
 /// Wait for the prover's exit and the verifier's verdict, whichever comes
 /// last; the verdict gets `grace` after the prover's exit.
 fn observe(
-    ctx: &SampleCtx,
+    ctx: &SampleCtx<'_>,
     prover: &mut Proc,
     mut verifier: Option<&mut Proc>,
     rule: VerdictRule,

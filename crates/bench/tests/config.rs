@@ -2,7 +2,9 @@
 //! errors naming the field and the line.
 
 use std::path::{Path, PathBuf};
-use webproof_bench::config::{Config, ConfigError, Mode, PeerTopology, TlsVersion, VerdictRule};
+use webproof_bench::config::{
+    Config, ConfigError, Mode, OfferedVersion, PeerTopology, VerdictRule,
+};
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -92,7 +94,7 @@ some-future-field = 1
     .unwrap();
     let b = &c.benches[0];
     assert_eq!(b.samples, 7);
-    assert_eq!(b.tls, TlsVersion::V13);
+    assert_eq!(b.tls, OfferedVersion::V13);
     assert_eq!(b.protocol.jitter_ms, 2.5);
     assert_eq!(b.protocol.loss_percent, 1.0);
     assert_eq!(b.app.rtt_ms, 80.0);

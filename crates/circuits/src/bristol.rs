@@ -12,7 +12,7 @@
 //! bounded by the text length and a wire limit, not by header claims. It also
 //! checks what the IR promises (each wire written once, before it is read).
 //! `EQW` copies become aliases. Wire bits are read in Bristol's order (wire
-//! `i` of a group is bit `i`), which for circuits written by [`write`] is the
+//! `i` of a group is bit `i`), which for circuits written by [`write()`] is the
 //! crate's order.
 
 use std::fmt;
@@ -119,7 +119,7 @@ fn num(line: usize, tok: &str) -> Result<u64, BristolError> {
 }
 
 /// Parse a group-size line: `n s_1 ... s_n`.
-fn groups(lines: &mut Lines, limit: u32) -> Result<Vec<u64>, BristolError> {
+fn groups(lines: &mut Lines<'_>, limit: u32) -> Result<Vec<u64>, BristolError> {
     let toks = lines.next_tokens().ok_or(BristolError::Truncated)?;
     let line = lines.line;
     let n = num(line, toks[0])?;

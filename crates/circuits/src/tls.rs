@@ -269,7 +269,7 @@ pub fn tls12_key_schedule(
     b: &mut Builder,
     suite: Tls12Suite,
     ms: &[Bit],
-    public: &Tls12Public,
+    public: &Tls12Public<'_>,
 ) -> Tls12Keys {
     tls12_key_schedule_bits(
         b,
@@ -330,7 +330,7 @@ fn output_tls12(b: &mut Builder, k: &Tls12Keys) {
 /// Standalone TLS 1.2 circuit. Input: `[master secret (48 B)]`; outputs, in
 /// this order: `[client key, server key, client iv, server iv, client
 /// verify_data, server verify_data]`.
-pub fn tls12_key_schedule_circuit(suite: Tls12Suite, public: &Tls12Public) -> Circuit {
+pub fn tls12_key_schedule_circuit(suite: Tls12Suite, public: &Tls12Public<'_>) -> Circuit {
     let mut b = Builder::new();
     let ms = b.input_bytes(48);
     let k = tls12_key_schedule(&mut b, suite, &ms, public);

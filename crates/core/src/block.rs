@@ -2,7 +2,7 @@
 //!
 //! A [`Block`] is the unit of every VOLE/OT protocol here: a key, a MAC, a
 //! global correlation `Delta`, or a field element. The field is
-//! GF(2^128) = GF(2)[x] / (x^128 + x^7 + x^2 + x + 1); bit `i` of the `u128`
+//! GF(2^128) = GF(2)\[x\] / (x^128 + x^7 + x^2 + x + 1); bit `i` of the `u128`
 //! is the coefficient of `x^i`. Addition is XOR.
 //!
 //! Multiplication uses the carry-less multiply instruction (PCLMULQDQ) when the
@@ -625,7 +625,7 @@ mod tests {
 
     #[test]
     fn select_and_lsb() {
-        let d = Block(0x000d_eadb_eef1);
+        let d = Block(0x1_dead_beef);
         assert_eq!(Block::select(true, d), d);
         assert_eq!(Block::select(false, d), Block::ZERO);
         assert!(Block(3).lsb());

@@ -98,6 +98,8 @@ mod simd {
     }
 }
 
+// Lanes and terms index three arrays in step.
+#[allow(clippy::needless_range_loop)]
 mod portable {
     use super::X4;
     use crate::Block;

@@ -129,6 +129,8 @@ impl LpnEncoder {
             Some(d) => (d, true),
             None => (Block::ZERO, false),
         };
+        // `j` also names the column and the prefetch distance, not only `out[j]`.
+        #[allow(clippy::needless_range_loop)]
         for c in 0..batches {
             let lo = c * BATCH;
             let hi = (lo + BATCH).min(n);

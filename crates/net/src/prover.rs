@@ -428,7 +428,7 @@ type CloseAck = tokio::task::JoinHandle<Result<[u8; 32]>>;
 /// Where the relay pump stopped: the prover's recording, the relay
 /// stream's write half and the verifier's frames still to come.
 struct RelayEnd<W> {
-    transcript: webproof_proxy::Transcript,
+    transcript: webproof_proxy::Recording,
     write: W,
     frames: tokio::sync::mpsc::Receiver<Result<RelayFrame>>,
 }

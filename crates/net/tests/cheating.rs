@@ -11,12 +11,12 @@ use webproof_net::provider::{instrumented_provider, take_shared_secret, Collecti
 use webproof_proxy::disclosure::Opening;
 use webproof_proxy::{
     verify_full_reveal, CipherSuite, Direction, Disclosure, ProxyError, Recorder, RecorderLimits,
-    RootStore, Transcript, VerifyConfig, Witness,
+    Recording, RootStore, SessionSecret, VerifyConfig,
 };
 
 struct Session {
-    transcript: Transcript,
-    witness: Witness,
+    transcript: Recording,
+    witness: SessionSecret,
     cfg: VerifyConfig,
     request: Vec<u8>,
     response: Vec<u8>,
@@ -137,23 +137,23 @@ fn openings(s: &Session) -> Vec<Opening> {
         .unwrap()
 }
 
-fn flip(w: &Witness) -> Witness {
+fn flip(w: &SessionSecret) -> SessionSecret {
     match w.clone() {
-        Witness::Tls13 {
+        SessionSecret::Tls13 {
             mut handshake_secret,
         } => {
             handshake_secret[0] ^= 1;
-            Witness::Tls13 { handshake_secret }
+            SessionSecret::Tls13 { handshake_secret }
         }
-        Witness::Tls12 { mut master_secret } => {
+        SessionSecret::Tls12 { mut master_secret } => {
             master_secret[0] ^= 1;
-            Witness::Tls12 { master_secret }
+            SessionSecret::Tls12 { master_secret }
         }
     }
 }
 
 /// Index of the first post-handshake record of the server.
-fn app_records(t: &Transcript) -> Vec<usize> {
+fn app_records(t: &Recording) -> Vec<usize> {
     // The last records carry the response; find those after the handshake by size.
     (0..t.received.len())
         .filter(|&i| t.received[i].content_type == 23 && t.received[i].payload.len() > 900)
@@ -314,7 +314,7 @@ async fn tls13_forged_certificate_verify_and_finished_rejected() {
     // Re-encrypt the server's handshake flight with one byte changed in the
     // CertificateVerify signature / Finished: the prover knows the handshake
     // keys, so it could forge these records; the signature and MAC catch it.
-    let Witness::Tls13 { handshake_secret } = &s.witness else {
+    let SessionSecret::Tls13 { handshake_secret } = &s.witness else {
         unreachable!()
     };
     let suite = CipherSuite::TLS13_AES_128_GCM_SHA256;

@@ -29,7 +29,7 @@ use webproof_proxy::session::verifier::{
 };
 use webproof_proxy::session::SessionError;
 use webproof_proxy::{
-    CipherSuite, Direction, Recorder, RecorderLimits, RootStore, TlsVersion, Transcript,
+    CipherSuite, Direction, Recorder, RecorderLimits, Recording, RootStore, TlsVersion,
     VerifierOutput,
 };
 use webproof_tlsproof::session::{ProverOpening, ProverPreprocessed, VerifierPreprocessed};
@@ -117,8 +117,8 @@ fn prover_config(c: &Certs, suite: CipherSuite, reveal: &[&str]) -> ProverConfig
 /// ends before `late` (server records the verifier relayed after the
 /// prover stopped reading).
 struct Relayed {
-    prover: Transcript,
-    verifier: Transcript,
+    prover: Recording,
+    verifier: Recording,
     response: Vec<u8>,
     secrets: Captured,
 }

@@ -6,7 +6,7 @@
 //! computation, so it runs the same natively and in a browser
 //! (`wasm32-unknown-unknown`):
 //!
-//! - [`record`]: TLS records, the [`record::Transcript`] the verifier keeps
+//! - [`record`]: TLS records, the [`record::Recording`] the verifier keeps
 //!   and the bounded incremental [`record::Recorder`] that builds it;
 //! - [`handshake`]: parsing of the handshake messages proxy mode needs;
 //! - [`suite`]: supported protocol versions, cipher suites and groups;
@@ -67,7 +67,7 @@ pub mod zk;
 pub use disclosure::{Disclosure, Range};
 pub use error::ProxyError;
 pub use output::{verify_full_reveal, DigestedOutput, ProofKind, VerifierOutput};
-pub use record::{Direction, Recorder, RecorderLimits, Transcript};
-pub use statement::{Statement, Witness};
+pub use record::{Direction, Recorder, RecorderLimits, Recording};
+pub use statement::{SessionSecret, SessionStatement};
 pub use suite::{CipherSuite, KxGroup, TlsVersion};
 pub use verify::{RootStore, VerifyConfig};

@@ -2,8 +2,8 @@
 
 use crate::disclosure::{check_openings, DisclosedData, DisclosedDigest, Disclosure, Opening};
 use crate::error::{ProxyError, Result};
-use crate::record::{Direction, Transcript};
-use crate::statement::Witness;
+use crate::record::{Direction, Recording};
+use crate::statement::SessionSecret;
 use crate::suite::{CipherSuite, KxGroup, TlsVersion};
 use crate::verify::{assemble, check_handshake, SecretsSource, SessionInfo, VerifyConfig};
 use serde::{Deserialize, Serialize};
@@ -92,7 +92,7 @@ impl VerifierOutput {
 /// verifier knows after the proof, whichever kind it was.
 pub(crate) struct RecordData<'a> {
     /// The verifier's recording.
-    pub transcript: &'a Transcript,
+    pub transcript: &'a Recording,
     /// Per direction, application-data bytes of each transcript record
     /// (0 for handshake records, alerts, tickets).
     pub bytes: [Vec<usize>; 2],
@@ -100,7 +100,7 @@ pub(crate) struct RecordData<'a> {
 
 impl<'a> RecordData<'a> {
     /// No application data yet, for `transcript`.
-    pub fn new(transcript: &'a Transcript) -> Self {
+    pub fn new(transcript: &'a Recording) -> Self {
         RecordData {
             transcript,
             bytes: [
@@ -293,9 +293,9 @@ impl DigestedOutput {
 /// decrypts under the one key of its direction at its sequence number), then
 /// check the openings.
 pub fn verify_full_reveal(
-    t: &Transcript,
+    t: &Recording,
     cfg: &VerifyConfig,
-    witness: &Witness,
+    witness: &SessionSecret,
     openings: &[Opening],
 ) -> Result<VerifierOutput> {
     let (info, statement) = check_handshake(t, cfg, SecretsSource::FromWitness(witness))?;
@@ -373,14 +373,14 @@ mod tests {
     use crate::record::Record;
     use webproof_attestation::Direction as A;
 
-    fn transcript(order: &[Direction], sent_delivered: usize) -> Transcript {
+    fn transcript(order: &[Direction], sent_delivered: usize) -> Recording {
         let rec = |direction| Record {
             direction,
             content_type: 23,
             version: 0x0303,
             payload: vec![0; 20],
         };
-        Transcript {
+        Recording {
             sent: order
                 .iter()
                 .filter(|&&d| d == Direction::Sent)

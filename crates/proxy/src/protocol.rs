@@ -416,7 +416,7 @@ mod tests {
             Ok(RelayFrame::ServerClosed(_))
         ));
         // A transcript cut at u32 max counts is refused, not wrapped.
-        let t = crate::record::Transcript::default();
+        let t = crate::record::Recording::default();
         assert!(t.clone().cut(u32::MAX as usize, 0).is_err());
         assert!(t.cut(0, u32::MAX as usize).is_err());
     }

@@ -9,24 +9,10 @@ use crate::error::{ProxyError, Result};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-/// The two directions of a TLS connection, seen from the prover (the TLS client).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Direction {
-    /// Client to server: what the prover sent.
-    Sent,
-    /// Server to client: what the prover received.
-    Received,
-}
-
-impl core::fmt::Display for Direction {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str(match self {
-            Direction::Sent => "client",
-            Direction::Received => "server",
-        })
-    }
-}
+/// The two directions of a TLS connection, seen from the prover (the TLS
+/// client): one type with the attestation's, so a recorded record, a
+/// statement record and an attested range name a direction the same way.
+pub use webproof_attestation::Direction;
 
 /// TLS record content types.
 pub mod content_type {
@@ -74,7 +60,7 @@ impl Record {
 /// them, the order in which the recorder completed them across directions,
 /// and how many client records reached the server.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Transcript {
+pub struct Recording {
     /// Records sent by the client, in order.
     pub sent: Vec<Record>,
     /// Records sent by the server, in order.
@@ -93,11 +79,11 @@ pub struct Transcript {
     /// delivered.
     pub sent_delivered: usize,
     /// Server records relayed after the point where the prover's `Close`
-    /// cut the transcript (dropped from it; see [`Transcript::cut`]).
+    /// cut the transcript (dropped from it; see [`Recording::cut`]).
     pub received_after_cut: usize,
 }
 
-impl Transcript {
+impl Recording {
     /// Records of one direction.
     pub fn records(&self, d: Direction) -> &[Record] {
         match d {
@@ -127,7 +113,7 @@ impl Transcript {
     /// `received` server records, as the prover's `Close` names them: all
     /// client records must be there (they all came from the prover before
     /// its `Close`), and at most the server records relayed.
-    pub fn cut(mut self, sent: usize, received: usize) -> Result<Transcript> {
+    pub fn cut(mut self, sent: usize, received: usize) -> Result<Recording> {
         if sent != self.sent.len() {
             return Err(ProxyError::Protocol(format!(
                 "the prover closed after {sent} client records, the verifier relayed {}",
@@ -190,7 +176,7 @@ impl Default for RecorderLimits {
 #[derive(Debug)]
 pub struct Recorder {
     limits: RecorderLimits,
-    transcript: Transcript,
+    transcript: Recording,
     pending: [Vec<u8>; 2],
     bytes: [usize; 2],
 }
@@ -200,7 +186,7 @@ impl Recorder {
     pub fn new(limits: RecorderLimits) -> Self {
         Recorder {
             limits,
-            transcript: Transcript::default(),
+            transcript: Recording::default(),
             pending: [Vec::new(), Vec::new()],
             bytes: [0, 0],
         }
@@ -264,13 +250,13 @@ impl Recorder {
     }
 
     /// The records so far.
-    pub fn transcript(&self) -> &Transcript {
+    pub fn transcript(&self) -> &Recording {
         &self.transcript
     }
 
     /// The finished transcript; a trailing partial record is dropped (it was
     /// never complete on the wire, so nobody could have decrypted it).
-    pub fn finish(self) -> Transcript {
+    pub fn finish(self) -> Recording {
         self.transcript
     }
 }
@@ -371,7 +357,7 @@ mod tests {
             payload: vec![b],
         };
         use Direction::{Received as R, Sent as S};
-        let t = Transcript {
+        let t = Recording {
             sent: vec![rec(Direction::Sent, 1), rec(Direction::Sent, 2)],
             received: vec![
                 rec(Direction::Received, 3),

@@ -14,7 +14,7 @@
 //!   direction's one key, with nonce from the IV and its sequence number, to
 //!   the committed plaintext.
 //!
-//! [`Statement::evaluate`] is that relation in the clear: the full-reveal
+//! [`SessionStatement::evaluate`] is that relation in the clear: the full-reveal
 //! oracle of the tests (`output::verify_full_reveal`, handed the witness)
 //! and the reference the ZK circuits are tested against. The ZK path proves
 //! the same relation without revealing the witness; it plugs in at
@@ -85,7 +85,7 @@ pub struct StatementRecord {
 
 /// Everything public the proof is about.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Statement {
+pub struct SessionStatement {
     /// The negotiated suite (fixes version, hash and AEAD).
     pub suite: CipherSuite,
     /// Version-specific public inputs.
@@ -97,7 +97,7 @@ pub struct Statement {
 /// The prover's secret.
 #[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "version")]
-pub enum Witness {
+pub enum SessionSecret {
     /// TLS 1.3 handshake secret.
     #[serde(rename = "1.3")]
     Tls13 {
@@ -114,9 +114,9 @@ pub enum Witness {
     },
 }
 
-impl core::fmt::Debug for Witness {
+impl core::fmt::Debug for SessionSecret {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str("Witness(..)")
+        f.write_str("SessionSecret(..)")
     }
 }
 
@@ -144,10 +144,10 @@ pub struct AppKeys {
     pub server: keys::TrafficKeys,
 }
 
-impl Statement {
+impl SessionStatement {
     /// Check the key-derivation part of the relation and return the
     /// application keys (what the full-reveal path hands to the verifier).
-    pub fn derive_keys(&self, w: &Witness) -> Result<AppKeys> {
+    pub fn derive_keys(&self, w: &SessionSecret) -> Result<AppKeys> {
         let suite = self.suite;
         let h = suite.hash();
         match (&self.public, w) {
@@ -158,7 +158,7 @@ impl Statement {
                     client_hs_traffic,
                     server_hs_traffic,
                 },
-                Witness::Tls13 { handshake_secret },
+                SessionSecret::Tls13 { handshake_secret },
             ) => {
                 if handshake_secret.len() != h.output_len() {
                     return Err(ProxyError::SecretMismatch(
@@ -187,7 +187,7 @@ impl Statement {
                     client_finished,
                     server_finished,
                 },
-                Witness::Tls12 { master_secret },
+                SessionSecret::Tls12 { master_secret },
             ) => {
                 if master_secret.len() != 48 {
                     return Err(ProxyError::SecretMismatch(
@@ -241,7 +241,7 @@ impl Statement {
 
     /// Evaluate the whole relation in the clear: derive the keys and open
     /// every record at its sequence number.
-    pub fn evaluate(&self, w: &Witness) -> Result<Vec<OpenedRecord>> {
+    pub fn evaluate(&self, w: &SessionSecret) -> Result<Vec<OpenedRecord>> {
         let keys = self.derive_keys(w)?;
         self.open_records(&keys)
     }

@@ -5,35 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// The negotiated TLS version.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum TlsVersion {
-    /// TLS 1.2 (RFC 5246) with ECDHE and AEAD suites only.
-    #[serde(rename = "1.2")]
-    Tls12,
-    /// TLS 1.3 (RFC 8446), no PSK, no 0-RTT.
-    #[serde(rename = "1.3")]
-    Tls13,
-}
-
-impl TlsVersion {
-    /// The wire code (0x0303 / 0x0304).
-    pub fn code(self) -> u16 {
-        match self {
-            TlsVersion::Tls12 => 0x0303,
-            TlsVersion::Tls13 => 0x0304,
-        }
-    }
-}
-
-impl core::fmt::Display for TlsVersion {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str(match self {
-            TlsVersion::Tls12 => "TLS 1.2",
-            TlsVersion::Tls13 => "TLS 1.3",
-        })
-    }
-}
+pub use webproof_attestation::TlsVersion;
 
 /// The hash of a suite's PRF / key schedule.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -17,7 +17,7 @@ use crate::aead::{additional_data, ciphertext_and_tag, OpenError, RecordCipher, 
 use crate::error::{malformed, ProxyError, Result};
 use crate::keys::TrafficKeys;
 use crate::record::Direction;
-use crate::statement::{Statement, StatementRecord};
+use crate::statement::{SessionStatement, StatementRecord};
 use crate::suite::{AeadAlg, CipherSuite};
 use ghash::universal_hash::{KeyInit, UniversalHash};
 use webproof_tlsproof as tp;
@@ -34,7 +34,7 @@ use webproof_tlsproof as tp;
 /// A tag that does not verify is [`ProxyError::Tag`] naming the record;
 /// material of the wrong kind or count, or missing, is
 /// [`ProxyError::Malformed`].
-pub fn check_client_tags(statement: &Statement, proven: &tp::Proven) -> Result<()> {
+pub fn check_client_tags(statement: &SessionStatement, proven: &tp::Proven) -> Result<()> {
     let suite = statement.suite;
     let sent: Vec<&StatementRecord> = statement
         .records
@@ -177,7 +177,7 @@ pub(crate) mod tests {
     use crate::handshake::msg_type;
     use crate::keys;
     use crate::record::{content_type, Record};
-    use crate::statement::{PublicInputs, Witness};
+    use crate::statement::{PublicInputs, SessionSecret};
     use crate::suite::{HashAlg, TlsVersion};
     use crate::zk;
     use futures::executor::block_on;
@@ -200,8 +200,8 @@ pub(crate) mod tests {
     /// A session's statement (the verifier's recording), its witness and the
     /// client's keys, with records sealed by [`RecordCipher`] (real AAD).
     pub(crate) struct Session {
-        pub(crate) statement: Statement,
-        pub(crate) witness: Witness,
+        pub(crate) statement: SessionStatement,
+        pub(crate) witness: SessionSecret,
         client: TrafficKeys,
     }
 
@@ -235,7 +235,7 @@ pub(crate) mod tests {
                     client_hs_traffic: c_hs,
                     server_hs_traffic: s_hs,
                 };
-                let w = Witness::Tls13 {
+                let w = SessionSecret::Tls13 {
                     handshake_secret: hs,
                 };
                 let (c, s) = (
@@ -281,7 +281,7 @@ pub(crate) mod tests {
                         &server_msg,
                     ),
                 };
-                (public, Witness::Tls12 { master_secret: ms }, c, s, 1)
+                (public, SessionSecret::Tls12 { master_secret: ms }, c, s, 1)
             }
         };
         let mut records = Vec::new();
@@ -298,7 +298,7 @@ pub(crate) mod tests {
                 });
             }
         }
-        let statement = Statement {
+        let statement = SessionStatement {
             suite,
             public,
             records,
@@ -316,10 +316,10 @@ pub(crate) mod tests {
     /// statement whose records it can open): the proof, the layout checks,
     /// then the client tags.
     fn prove_and_check(
-        honest: &Statement,
-        prover_view: &Statement,
-        recorded: &Statement,
-        witness: &Witness,
+        honest: &SessionStatement,
+        prover_view: &SessionStatement,
+        recorded: &SessionStatement,
+        witness: &SessionSecret,
         disclosure: &Disclosure,
     ) -> (tp::Proven, Result<()>) {
         let opened = honest.evaluate(witness).unwrap();
@@ -362,7 +362,7 @@ pub(crate) mod tests {
         }
     }
 
-    fn sent_index(s: &Statement, k: usize) -> usize {
+    fn sent_index(s: &SessionStatement, k: usize) -> usize {
         s.records
             .iter()
             .enumerate()

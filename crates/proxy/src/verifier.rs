@@ -12,8 +12,8 @@
 use crate::error::{ProxyError, Result};
 use crate::output::VerifierOutput;
 use crate::protocol::AttestationReply;
-use crate::record::Transcript;
-use crate::statement::Statement;
+use crate::record::Recording;
+use crate::statement::SessionStatement;
 use crate::verify::{check_handshake, HandshakeSecrets, SecretsSource, SessionInfo, VerifyConfig};
 use crate::zk::{self, ZkPlan};
 use webproof_attestation::SigningKey;
@@ -26,7 +26,7 @@ pub struct Prepared {
     /// Server identity, suite, time.
     pub info: SessionInfo,
     /// The statement over the recorded records.
-    pub statement: Statement,
+    pub statement: SessionStatement,
     /// The statement the proof is run on.
     pub zk: tp::Statement,
 }
@@ -36,7 +36,7 @@ pub struct Prepared {
 /// whether this verifier holds an attestation key (a plan with commitments
 /// is refused otherwise, before the prover spends a proof on it).
 pub fn prepare_zk(
-    transcript: &Transcript,
+    transcript: &Recording,
     cfg: &VerifyConfig,
     plan: &ZkPlan,
     handshake_secrets: Option<&HandshakeSecrets>,
@@ -65,7 +65,7 @@ pub fn prepare_zk(
 /// and, when the plan committed to the transcript, sign the attestation.
 pub fn conclude_zk(
     prepared: &Prepared,
-    transcript: &Transcript,
+    transcript: &Recording,
     plan: &ZkPlan,
     proven: &tp::Proven,
     attestation_key: Option<&SigningKey>,

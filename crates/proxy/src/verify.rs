@@ -5,9 +5,9 @@
 //! server name, validity at the session time, CertificateVerify or
 //! ServerKeyExchange signature) and, for TLS 1.3, decrypts the server's
 //! handshake flight with the revealed handshake traffic secrets and checks
-//! both Finished messages. It returns the [`Statement`] whose relation the
+//! both Finished messages. It returns the [`SessionStatement`] whose relation the
 //! prover must then establish (in ZK, or in the clear with
-//! [`Statement::evaluate`]), and [`assemble`] turns the opened records into
+//! [`SessionStatement::evaluate`]), and [`assemble`] turns the opened records into
 //! each direction's application data, enforcing the record-layer rules
 //! (inner content types, close_notify, nothing after it).
 
@@ -16,7 +16,9 @@ use crate::error::{malformed, ProxyError, Result};
 use crate::handshake::{self as hsk, msg_type, Message, Reassembler};
 use crate::keys;
 use crate::record::{content_type, Direction, Record};
-use crate::statement::{OpenedRecord, PublicInputs, Statement, StatementRecord, Witness};
+use crate::statement::{
+    OpenedRecord, PublicInputs, SessionSecret, SessionStatement, StatementRecord,
+};
 use crate::suite::{CipherSuite, HashAlg, KxGroup, TlsVersion};
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, ServerName, TrustAnchor, UnixTime};
@@ -143,7 +145,7 @@ pub enum SecretsSource<'a> {
     /// Revealed by the prover (the ZK path proves they follow from HS).
     Revealed(&'a HandshakeSecrets),
     /// Derived from the witness (the full-reveal path).
-    FromWitness(&'a Witness),
+    FromWitness(&'a SessionSecret),
 }
 
 /// Reads one direction's records in order, tracking keys and sequence numbers.
@@ -316,10 +318,10 @@ impl Hashes {
 /// needs none (its handshake is in the clear, Finished is checked by the
 /// relation).
 pub fn check_handshake(
-    t: &crate::record::Transcript,
+    t: &crate::record::Recording,
     cfg: &VerifyConfig,
     secrets: SecretsSource<'_>,
-) -> Result<(SessionInfo, Statement)> {
+) -> Result<(SessionInfo, SessionStatement)> {
     let mut sent = Stream::new(Direction::Sent, &t.sent);
     let mut recv = Stream::new(Direction::Received, &t.received);
     let ch_msg = sent.expect(msg_type::CLIENT_HELLO, "ClientHello")?;
@@ -374,7 +376,7 @@ fn tls13(
     mut sh_msg: Message,
     mut sh: hsk::ServerHello,
     mut suite: CipherSuite,
-) -> Result<(SessionInfo, Statement)> {
+) -> Result<(SessionInfo, SessionStatement)> {
     sent.tls13 = true;
     recv.tls13 = true;
     let mut hashes = Hashes {
@@ -434,7 +436,7 @@ fn tls13(
     let th_hello = hashes.current();
     let hs_secrets = match secrets {
         SecretsSource::Revealed(s) => s.clone(),
-        SecretsSource::FromWitness(Witness::Tls13 { handshake_secret }) => {
+        SecretsSource::FromWitness(SessionSecret::Tls13 { handshake_secret }) => {
             if handshake_secret.len() != h.output_len() {
                 return Err(ProxyError::SecretMismatch(
                     "handshake secret has the wrong length".into(),
@@ -501,7 +503,7 @@ fn tls13(
         group,
         certificates: chain,
     };
-    let statement = Statement {
+    let statement = SessionStatement {
         suite,
         public: PublicInputs::Tls13 {
             th_hello,
@@ -524,7 +526,7 @@ fn tls12(
     sh_msg: Message,
     sh: hsk::ServerHello,
     suite: CipherSuite,
-) -> Result<(SessionInfo, Statement)> {
+) -> Result<(SessionInfo, SessionStatement)> {
     if suite.version() != TlsVersion::Tls12 {
         return Err(malformed("ServerHello", "TLS 1.2 with a TLS 1.3 suite"));
     }
@@ -598,7 +600,7 @@ fn tls12(
     };
     let mut records = sent.rest(1)?;
     records.extend(recv.rest(1)?);
-    let statement = Statement {
+    let statement = SessionStatement {
         suite,
         public: PublicInputs::Tls12 {
             client_random: ch.random.to_vec(),
@@ -799,7 +801,7 @@ pub fn assemble(version: TlsVersion, opened: &[OpenedRecord]) -> Result<AppData>
 #[derive(Clone, Debug)]
 pub struct DerivedWitness {
     /// The witness (HS for TLS 1.3, master secret for TLS 1.2).
-    pub witness: Witness,
+    pub witness: SessionSecret,
     /// The session's suite.
     pub suite: CipherSuite,
     /// client_random, to find the session in a key log.
@@ -816,7 +818,7 @@ pub struct DerivedWitness {
 /// The client's key shares in the transcript (TLS 1.3: of the last
 /// ClientHello; TLS 1.2: the ClientKeyExchange public key), so the prover can
 /// find the shared secret it captured.
-pub fn client_public_keys(t: &crate::record::Transcript) -> Result<Vec<Vec<u8>>> {
+pub fn client_public_keys(t: &crate::record::Recording) -> Result<Vec<Vec<u8>>> {
     let mut sent = Stream::new(Direction::Sent, &t.sent);
     sent.tls13 = true;
     let mut out = Vec::new();
@@ -842,7 +844,7 @@ pub fn client_public_keys(t: &crate::record::Transcript) -> Result<Vec<Vec<u8>>>
 
 /// Derive the witness from the transcript's clear-text handshake messages and
 /// the (EC)DHE shared secret.
-pub fn derive_witness(t: &crate::record::Transcript, ecdhe: &[u8]) -> Result<DerivedWitness> {
+pub fn derive_witness(t: &crate::record::Recording, ecdhe: &[u8]) -> Result<DerivedWitness> {
     let mut sent = Stream::new(Direction::Sent, &t.sent);
     let mut recv = Stream::new(Direction::Received, &t.received);
     sent.tls13 = true;
@@ -871,7 +873,7 @@ pub fn derive_witness(t: &crate::record::Transcript, ecdhe: &[u8]) -> Result<Der
             let hs = keys::tls13_handshake_secret(h, ecdhe);
             let (chts, _) = keys::tls13_handshake_traffic(h, &hs, &h.hash(&msgs));
             Ok(DerivedWitness {
-                witness: Witness::Tls13 {
+                witness: SessionSecret::Tls13 {
                     handshake_secret: hs,
                 },
                 suite,
@@ -908,7 +910,7 @@ pub fn derive_witness(t: &crate::record::Transcript, ecdhe: &[u8]) -> Result<Der
             };
             let ms = keys::tls12_master_secret(h, ecdhe, ems, &seed);
             Ok(DerivedWitness {
-                witness: Witness::Tls12 {
+                witness: SessionSecret::Tls12 {
                     master_secret: ms.clone(),
                 },
                 suite,

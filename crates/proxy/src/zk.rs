@@ -1,4 +1,4 @@
-//! The zero-knowledge path of proxy mode: from this crate's [`Statement`] and
+//! The zero-knowledge path of proxy mode: from this crate's [`SessionStatement`] and
 //! [`Disclosure`] to the proof of `webproof_tlsproof`, and back to the
 //! verifier's view of the application data.
 //!
@@ -31,7 +31,7 @@ use crate::error::{ProxyError, Result};
 use crate::json::{JsonClaim, STRING_FORBIDDEN, TOKEN_FORBIDDEN};
 use crate::keys::TrafficKeys;
 use crate::record::{content_type, hex_bytes, Direction};
-use crate::statement::{OpenedRecord, PublicInputs, Statement, Witness};
+use crate::statement::{OpenedRecord, PublicInputs, SessionSecret, SessionStatement};
 use crate::suite::{AeadAlg, CipherSuite, HashAlg, TlsVersion};
 use crate::verify::{assemble, AppData};
 use serde::{Deserialize, Serialize};
@@ -62,7 +62,7 @@ pub struct RecordLayout {
 /// The prover's announcement before the proof.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ZkPlan {
-    /// TLS 1.3 only: one per statement record, in [`Statement::records`]
+    /// TLS 1.3 only: one per statement record, in [`SessionStatement::records`]
     /// order (the content type and length hidden by the encryption). Empty
     /// for TLS 1.2, whose layouts the verifier takes from its recording.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -155,9 +155,9 @@ fn ciphertext(suite: CipherSuite, payload: &[u8]) -> Result<(Option<[u8; 8]>, Ve
     Ok((nonce, payload[head..head + len].to_vec()))
 }
 
-fn tp_record(suite: CipherSuite, seq: u64, payload: &[u8]) -> Result<tp::Record> {
+fn tp_record(suite: CipherSuite, seq: u64, payload: &[u8]) -> Result<tp::SealedRecord> {
     let (explicit_nonce, ciphertext) = ciphertext(suite, payload)?;
-    Ok(tp::Record {
+    Ok(tp::SealedRecord {
         seq,
         explicit_nonce,
         ciphertext,
@@ -170,7 +170,7 @@ fn tp_record(suite: CipherSuite, seq: u64, payload: &[u8]) -> Result<tp::Record>
 /// TLS 1.3: the prover's declaration, shaped so that it fits each record;
 /// [`assemble_proven`] then checks it against the opened content type and
 /// padding, which leaves exactly one possible value.
-pub fn record_layouts(statement: &Statement, plan: &ZkPlan) -> Result<Vec<RecordLayout>> {
+pub fn record_layouts(statement: &SessionStatement, plan: &ZkPlan) -> Result<Vec<RecordLayout>> {
     let suite = statement.suite;
     match suite.version() {
         TlsVersion::Tls12 => {
@@ -254,10 +254,10 @@ pub fn check_ranges(ranges: &[Range], total: usize) -> Result<()> {
 
 /// Prover side: the plan for `disclosure`, from the records it opened itself.
 pub fn plan(
-    statement: &Statement,
+    statement: &SessionStatement,
     opened: &[OpenedRecord],
     disclosure: &Disclosure,
-    witness: &Witness,
+    witness: &SessionSecret,
 ) -> Result<ZkPlan> {
     if opened.len() != statement.records.len() {
         return Err(bad("one opened record per statement record is needed"));
@@ -277,7 +277,7 @@ pub fn plan(
             PublicInputs::Tls12 {
                 handshake_messages, ..
             },
-            Witness::Tls12 { master_secret },
+            SessionSecret::Tls12 { master_secret },
         ) => {
             let h = statement.suite.hash();
             crate::keys::tls12_finished(
@@ -302,17 +302,17 @@ pub fn plan(
 }
 
 /// The witness of the ZK statement.
-pub fn witness(w: &Witness) -> tp::Witness {
+pub fn witness(w: &SessionSecret) -> tp::Witness {
     match w {
-        Witness::Tls13 { handshake_secret } => tp::Witness::new(handshake_secret.clone()),
-        Witness::Tls12 { master_secret } => tp::Witness::new(master_secret.clone()),
+        SessionSecret::Tls13 { handshake_secret } => tp::Witness::new(handshake_secret.clone()),
+        SessionSecret::Tls12 { master_secret } => tp::Witness::new(master_secret.clone()),
     }
 }
 
 /// The witness with the blinders of `plan.commitments` (one per leaf, in
 /// the plan's order).
 pub fn witness_with_blinders(
-    w: &Witness,
+    w: &SessionSecret,
     plan: &ZkPlan,
     blinders: &[[u8; BLINDER_LEN]],
 ) -> Result<tp::Witness> {
@@ -422,7 +422,7 @@ fn map_onto_records(
 }
 
 /// Per direction: the statement records' indices, in order.
-fn by_direction(statement: &Statement) -> [Vec<usize>; 2] {
+fn by_direction(statement: &SessionStatement) -> [Vec<usize>; 2] {
     let mut out = [Vec::new(), Vec::new()];
     for (i, r) in statement.records.iter().enumerate() {
         out[r.record.direction as usize].push(i);
@@ -459,7 +459,7 @@ fn direction_data(layouts: &[RecordLayout], indices: &[usize]) -> Result<(Vec<us
 
 /// Both sides: the ZK statement for `plan`. Checks the plan's shape against
 /// the recorded transcript (the proof then checks its content).
-pub fn zk_statement(statement: &Statement, plan: &ZkPlan) -> Result<tp::Statement> {
+pub fn zk_statement(statement: &SessionStatement, plan: &ZkPlan) -> Result<tp::Statement> {
     let suite = statement.suite;
     let layouts = record_layouts(statement, plan)?;
     let tls13 = suite.version() == TlsVersion::Tls13;
@@ -604,12 +604,12 @@ pub fn zk_statement(statement: &Statement, plan: &ZkPlan) -> Result<tp::Statemen
                 spans: map_onto_records(list, &record_data),
             });
         }
-        directions.push(tp::Direction {
+        directions.push(tp::DirectionStatement {
             disclosure,
             open_tag_material,
             byte_classes,
             commitments,
-            ..tp::Direction::new(records)
+            ..tp::DirectionStatement::new(records)
         });
     }
     let recv = directions.pop().expect("two directions");
@@ -628,7 +628,7 @@ pub fn zk_statement(statement: &Statement, plan: &ZkPlan) -> Result<tp::Statemen
 /// exactly its plaintext: all of it in TLS 1.2, everything before the
 /// opened content type in TLS 1.3.
 pub fn assemble_proven(
-    statement: &Statement,
+    statement: &SessionStatement,
     plan: &ZkPlan,
     proven: &tp::Proven,
 ) -> Result<PartialAppData> {
@@ -780,8 +780,8 @@ pub fn assemble_proven(
 /// view [`assemble_proven`] established.
 pub fn zk_output(
     info: &crate::verify::SessionInfo,
-    transcript: &crate::Transcript,
-    statement: &Statement,
+    transcript: &crate::Recording,
+    statement: &SessionStatement,
     view: &PartialAppData,
 ) -> Result<crate::output::VerifierOutput> {
     let data = crate::disclosure::DisclosedData::from_view;
@@ -808,7 +808,7 @@ pub fn zk_output(
 /// (`webproof_tlsproof`'s `prove`/`verify`):
 /// `SHA-256("webproof proof context v1" || transcript_digest ||
 /// SHA-256(plan as JSON))`, with `transcript_digest` the
-/// [`crate::Transcript::digest`] both parties confirmed at `CloseAck` and
+/// [`crate::Recording::digest`] both parties confirmed at `CloseAck` and
 /// `plan` the [`ZkPlan`] as the prover sent it and the verifier decoded it
 /// (before any normalisation). Each party computes it from its own view; a
 /// proof made for another session or another plan fails the verifier's
@@ -843,7 +843,7 @@ mod tests {
     /// A statement with the given (direction, outer type, payload length)
     /// records; the handshake inputs are placeholders (the shape checks do
     /// not look at them).
-    fn statement(suite: CipherSuite, records: &[(Direction, u8, usize)]) -> Statement {
+    fn statement(suite: CipherSuite, records: &[(Direction, u8, usize)]) -> SessionStatement {
         let public = match suite.version() {
             TlsVersion::Tls13 => PublicInputs::Tls13 {
                 th_hello: vec![0; 32],
@@ -873,7 +873,7 @@ mod tests {
                 }
             })
             .collect();
-        Statement {
+        SessionStatement {
             suite,
             public,
             records,

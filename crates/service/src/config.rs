@@ -276,7 +276,7 @@ fn secs<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Duration, D::Err
     struct V;
     impl serde::de::Visitor<'_> for V {
         type Value = Duration;
-        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
             f.write_str("a positive number of seconds")
         }
         fn visit_i64<E: serde::de::Error>(self, v: i64) -> std::result::Result<Duration, E> {

@@ -22,7 +22,7 @@ use webproof_tlsproof::{
 };
 use webproof_zk::{Config, Prover, Verifier};
 
-fn all_but_one(records: &[webproof_tlsproof::Record]) -> Disclosure {
+fn all_but_one(records: &[webproof_tlsproof::SealedRecord]) -> Disclosure {
     let mut ranges = Vec::new();
     for (i, r) in records.iter().enumerate() {
         let n = r.ciphertext.len();

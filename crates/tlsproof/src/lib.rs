@@ -48,7 +48,7 @@
 //! reject (and so never took as data) would still count as "sent". A
 //! direction disclosed by [`Disclosure::Key`] has its tags checked by the
 //! verifier, which decrypts it. Otherwise the direction sets
-//! [`Direction::open_tag_material`] and the proof **opens each record's
+//! [`DirectionStatement::open_tag_material`] and the proof **opens each record's
 //! one-time MAC material** ([`TagMaterial`]), computed in the circuit from the
 //! one bound key of the direction and the record's nonce (the same nonce the
 //! keystream uses):
@@ -107,8 +107,9 @@ pub use party::ZkParty;
 pub use session::{ProverPreprocessed, SessionConfig, VerifierPreprocessed};
 pub use statement::MAX_BYTE_CLASSES;
 pub use statement::{
-    Aead, ByteClass, Commitment, Direction, DirectionOutput, DirectionProof, Disclosure, Handshake,
-    Proven, Record, Statement, TagMaterial, Tls12Handshake, Tls13Handshake, Witness,
+    Aead, ByteClass, Commitment, DirectionOutput, DirectionProof, DirectionStatement, Disclosure,
+    Handshake, Proven, SealedRecord, Statement, TagMaterial, Tls12Handshake, Tls13Handshake,
+    Witness,
 };
 pub use webproof_circuits::sha2::HashAlg;
 pub use webproof_core::{Error, Result};
@@ -326,7 +327,7 @@ impl<B: Copy> DirectionKey<B> {
     }
 
     /// The AEAD nonce of `record`.
-    fn nonce(&self, record: &Record) -> [u8; 12] {
+    fn nonce(&self, record: &SealedRecord) -> [u8; 12] {
         let mut n = [0u8; 12];
         match (self.iv.len(), record.explicit_nonce) {
             (4, Some(explicit)) => {
@@ -349,7 +350,7 @@ impl<B: Copy> DirectionKey<B> {
     pub(crate) async fn keystream<P: ZkParty<Bit = B>>(
         &mut self,
         party: &mut P,
-        record: &Record,
+        record: &SealedRecord,
         indices: &[usize],
     ) -> Result<Vec<Vec<B>>> {
         if indices.is_empty() {
@@ -390,7 +391,7 @@ impl<B: Copy> DirectionKey<B> {
     pub(crate) async fn tag_blocks<P: ZkParty<Bit = B>>(
         &mut self,
         party: &mut P,
-        records: &[Record],
+        records: &[SealedRecord],
         with_hash_key: bool,
     ) -> Result<Vec<Vec<B>>> {
         match self.aead {

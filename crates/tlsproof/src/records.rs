@@ -17,7 +17,9 @@
 
 use crate::kdf::{self, MBit};
 use crate::party::ZkParty;
-use crate::statement::{Direction, DirectionOutput, DirectionProof, Disclosure, TagMaterial};
+use crate::statement::{
+    DirectionOutput, DirectionProof, DirectionStatement, Disclosure, TagMaterial,
+};
 use crate::{DirectionKey, Error, Result};
 use webproof_circuits::bits::{bits_to_bytes, bytes_to_bits};
 use webproof_circuits::sha2::{padding, HashAlg};
@@ -108,7 +110,7 @@ impl<B: Copy> Absorber<B> {
 pub(crate) async fn prove_direction<P: ZkParty>(
     party: &mut P,
     key: &mut DirectionKey<P::Bit>,
-    direction: &Direction,
+    direction: &DirectionStatement,
     blinders: Option<&[Vec<u8>]>,
 ) -> Result<DirectionProof> {
     let block_len = key.aead.keystream_block_len();
@@ -351,7 +353,7 @@ pub(crate) async fn prove_direction<P: ZkParty>(
 async fn open_tag_material<P: ZkParty>(
     party: &mut P,
     key: &mut DirectionKey<P::Bit>,
-    records: &[crate::Record],
+    records: &[crate::SealedRecord],
 ) -> Result<TagMaterial> {
     let gcm = key.aead != crate::Aead::ChaCha20Poly1305;
     // Bits opened per record: E_K(J0), or the 256-bit Poly1305 key.
@@ -407,7 +409,7 @@ async fn flush_openings<P: ZkParty>(
     party: &mut P,
     bits: &mut Vec<P::Bit>,
     places: &mut Vec<(usize, usize)>,
-    records: &[crate::Record],
+    records: &[crate::SealedRecord],
     plaintexts: &mut [Vec<Option<u8>>],
 ) -> Result<()> {
     if bits.is_empty() {

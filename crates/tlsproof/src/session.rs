@@ -366,7 +366,7 @@ mod tests {
     fn session_set_is_a_prefix_of_b13() {
         assert_eq!(SESSION_MAIN.k, B13_MAIN.k);
         assert_eq!(SESSION_MAIN.log_bin, B13_MAIN.log_bin);
-        assert!(SESSION_MAIN.t <= B13_MAIN.t);
+        const { assert!(SESSION_MAIN.t <= B13_MAIN.t) };
         assert_eq!(SESSION_MAIN, B13_MAIN.prefix(SESSION_MAIN.t));
         SessionConfig::default().ferret.validate().unwrap();
         assert!(SESSION_MAIN.net() > 4_700_000);

@@ -43,7 +43,7 @@ impl Aead {
 
 /// One protected record as the verifier recorded it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Record {
+pub struct SealedRecord {
     /// The record's sequence number in its direction.
     pub seq: u64,
     /// TLS 1.2 AES-GCM: the explicit nonce carried in the record.
@@ -84,9 +84,9 @@ pub struct Tls12Handshake {
     /// `server_finished_hash`).
     pub client_verify_data: [u8; 12],
     /// The encrypted client Finished record (sequence number 0).
-    pub client_finished: Record,
+    pub client_finished: SealedRecord,
     /// The encrypted server Finished record (sequence number 0).
-    pub server_finished: Record,
+    pub server_finished: SealedRecord,
 }
 
 /// The handshake part of a statement.
@@ -143,9 +143,9 @@ pub struct ByteClass {
 
 /// One direction's records, disclosure and commitments.
 #[derive(Clone, Debug)]
-pub struct Direction {
+pub struct DirectionStatement {
     /// Application records in order.
-    pub records: Vec<Record>,
+    pub records: Vec<SealedRecord>,
     /// What to disclose.
     pub disclosure: Disclosure,
     /// Hash commitments. Their spans, taken in order across all commitments,
@@ -168,10 +168,10 @@ pub struct Direction {
 /// Limit on byte classes per direction.
 pub const MAX_BYTE_CLASSES: usize = 8;
 
-impl Direction {
+impl DirectionStatement {
     /// Records with nothing disclosed and nothing committed.
-    pub fn new(records: Vec<Record>) -> Self {
-        Direction {
+    pub fn new(records: Vec<SealedRecord>) -> Self {
+        DirectionStatement {
             records,
             disclosure: Disclosure::Ranges(Vec::new()),
             commitments: Vec::new(),
@@ -236,9 +236,9 @@ pub struct Statement {
     /// Handshake data.
     pub handshake: Handshake,
     /// Client to server.
-    pub sent: Direction,
+    pub sent: DirectionStatement,
     /// Server to client.
-    pub recv: Direction,
+    pub recv: DirectionStatement,
 }
 
 /// What a direction's proof established.
@@ -258,7 +258,7 @@ pub struct DirectionProof {
     /// The digest of each commitment, in order.
     pub commitments: Vec<[u8; 32]>,
     /// The records' one-time MAC material, if the direction asked for it
-    /// ([`Direction::open_tag_material`]).
+    /// ([`DirectionStatement::open_tag_material`]).
     pub tag_material: Option<TagMaterial>,
 }
 
@@ -414,7 +414,7 @@ impl Statement {
         Ok(())
     }
 
-    fn check_record(&self, r: &Record) -> Result<()> {
+    fn check_record(&self, r: &SealedRecord) -> Result<()> {
         if r.ciphertext.len() > MAX_RECORD_LEN {
             return Err(Error::Malformed(format!(
                 "record of {} bytes exceeds the TLS limit",

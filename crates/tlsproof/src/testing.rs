@@ -120,10 +120,10 @@ pub fn tls13_session(aead: Aead, seed: u64, sent: &[&[u8]], recv: &[&[u8]]) -> S
     let hello = rand_vec(&mut rng, n);
     let fin = rand_vec(&mut rng, n);
     let k = schedule13(aead, &hs, &hello, &fin);
-    let records = |msgs: &[&[u8]], key: &[u8], iv: &[u8]| -> Vec<Record> {
+    let records = |msgs: &[&[u8]], key: &[u8], iv: &[u8]| -> Vec<SealedRecord> {
         msgs.iter()
             .enumerate()
-            .map(|(i, m)| Record {
+            .map(|(i, m)| SealedRecord {
                 seq: i as u64,
                 explicit_nonce: None,
                 ciphertext: seal(aead, key, &nonce13(iv, i as u64), m),
@@ -139,13 +139,13 @@ pub fn tls13_session(aead: Aead, seed: u64, sent: &[&[u8]], recv: &[&[u8]]) -> S
             client_handshake_secret: k.c_hs.clone(),
             server_handshake_secret: k.s_hs.clone(),
         }),
-        sent: Direction {
+        sent: DirectionStatement {
             disclosure: Disclosure::Key,
-            ..Direction::new(records(sent, &k.c_key, &k.c_iv))
+            ..DirectionStatement::new(records(sent, &k.c_key, &k.c_iv))
         },
-        recv: Direction {
+        recv: DirectionStatement {
             disclosure: Disclosure::Key,
-            ..Direction::new(records(recv, &k.s_key, &k.s_iv))
+            ..DirectionStatement::new(records(recv, &k.s_key, &k.s_iv))
         },
     };
     Session {
@@ -214,19 +214,19 @@ pub fn tls12_session(aead: Aead, seed: u64, sent: &[&[u8]], recv: &[&[u8]]) -> S
     let c_vd = prf12(hash, &ms, "client finished", &ch, 12);
     let s_vd = prf12(hash, &ms, "server finished", &sh, 12);
     let mut rng2 = rand::rngs::StdRng::seed_from_u64(seed ^ 1);
-    let mut record = |key: &[u8], iv: &[u8], seq: u64, pt: &[u8]| -> Record {
+    let mut record = |key: &[u8], iv: &[u8], seq: u64, pt: &[u8]| -> SealedRecord {
         if il == 4 {
             let explicit: [u8; 8] = rng2.gen();
             let mut nonce = [0u8; 12];
             nonce[..4].copy_from_slice(iv);
             nonce[4..].copy_from_slice(&explicit);
-            Record {
+            SealedRecord {
                 seq,
                 explicit_nonce: Some(explicit),
                 ciphertext: seal(aead, key, &nonce, pt),
             }
         } else {
-            Record {
+            SealedRecord {
                 seq,
                 explicit_nonce: None,
                 ciphertext: seal(aead, key, &nonce13(iv, seq), pt),
@@ -258,13 +258,13 @@ pub fn tls12_session(aead: Aead, seed: u64, sent: &[&[u8]], recv: &[&[u8]]) -> S
             client_finished,
             server_finished,
         }),
-        sent: Direction {
+        sent: DirectionStatement {
             disclosure: Disclosure::Key,
-            ..Direction::new(sent_records)
+            ..DirectionStatement::new(sent_records)
         },
-        recv: Direction {
+        recv: DirectionStatement {
             disclosure: Disclosure::Key,
-            ..Direction::new(recv_records)
+            ..DirectionStatement::new(recv_records)
         },
     };
     Session {
@@ -279,7 +279,7 @@ pub fn tls12_session(aead: Aead, seed: u64, sent: &[&[u8]], recv: &[&[u8]]) -> S
 
 /// The AEAD nonce of `record` under `iv` (TLS 1.3 or ChaCha20: IV XOR
 /// sequence number; TLS 1.2 AES-GCM: salt || explicit nonce).
-pub fn record_nonce(iv: &[u8], record: &Record) -> [u8; 12] {
+pub fn record_nonce(iv: &[u8], record: &SealedRecord) -> [u8; 12] {
     match record.explicit_nonce {
         Some(explicit) => {
             let mut n = [0u8; 12];
@@ -293,7 +293,7 @@ pub fn record_nonce(iv: &[u8], record: &Record) -> [u8; 12] {
 
 /// The one-time MAC material of records with these `nonces` under `key`,
 /// computed with RustCrypto's AES and ChaCha20 (the reference for
-/// [`Direction::open_tag_material`]).
+/// [`DirectionStatement::open_tag_material`]).
 pub fn tag_material(aead: Aead, key: &[u8], nonces: &[[u8; 12]]) -> TagMaterial {
     use aes_gcm::aes::cipher::{consts::U16, BlockEncrypt, KeyInit};
     use chacha20::cipher::{KeyIvInit, StreamCipher};

@@ -185,7 +185,7 @@ fn dropped_reordered_replayed_records_are_caught() {
         &[REQUEST],
         &[RESPONSE1, RESPONSE2, RESPONSE1],
     );
-    let all = |recs: &[Record]| {
+    let all = |recs: &[SealedRecord]| {
         Disclosure::Ranges(
             recs.iter()
                 .enumerate()
@@ -205,7 +205,7 @@ fn dropped_reordered_replayed_records_are_caught() {
     }
     // Replayed: record 0 claimed again in place of record 2.
     let mut replayed = verifier_view.clone();
-    replayed.recv.records[2] = Record {
+    replayed.recv.records[2] = SealedRecord {
         seq: 2,
         ..replayed.recv.records[0].clone()
     };
@@ -288,7 +288,7 @@ fn commitment_digest(c: &Commitment, blinder: &[u8], plain: &[Vec<u8>]) -> [u8; 
     h.finalize().into()
 }
 
-fn leaf_commitments(records: &[Record], chunk: usize, prefix_tag: u8) -> Vec<Commitment> {
+fn leaf_commitments(records: &[SealedRecord], chunk: usize, prefix_tag: u8) -> Vec<Commitment> {
     // Fixed-size chunks over the direction's plaintext, crossing record boundaries.
     let mut out = Vec::new();
     let mut spans = Vec::new();

@@ -1,11 +1,11 @@
 //! `webproof bench dcap` and `webproof bench nested-tls`: parse, call
-//! `webproof-attested`, print.
+//! `webproof-teebench`, print.
 use anyhow::{bail, Context};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 use std::time::Duration;
-use webproof_attested::workload::Operation;
-use webproof_attested::{dcap, nested, tdx, workload};
+use webproof_teebench::workload::Operation;
+use webproof_teebench::{dcap, nested, tdx, workload};
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub enum Workload {

@@ -1,8 +1,9 @@
 //! `webproof bench ...`: dispatch to the harness, the ZK engine bench and the
 //! attested-TLS workloads.
 
-use super::{attested, harness, zk};
+use super::{attested, harness};
 use clap::{Args, Subcommand};
+use webproof_bench::zkbench;
 
 #[derive(Args)]
 #[command(args_conflicts_with_subcommands = true)]
@@ -17,7 +18,7 @@ pub struct BenchArgs {
 #[derive(Subcommand)]
 pub enum BenchCmd {
     /// Benchmark the ZK engine: silent COT and QuickSilver on AES/SHA circuits.
-    Zk(zk::ZkBenchArgs),
+    Zk(zkbench::ZkBenchArgs),
     /// Benchmark Intel TDX DCAP quote verification and generation.
     Dcap(attested::DcapArgs),
     /// Benchmark TLS inside TLS against single TLS.
@@ -29,7 +30,7 @@ pub enum BenchCmd {
 pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
     match args.command {
         None => harness::run_bench(args.run).await,
-        Some(BenchCmd::Zk(a)) => zk::run(a).await,
+        Some(BenchCmd::Zk(a)) => zkbench::run(a).await,
         Some(BenchCmd::Dcap(a)) => attested::run_dcap(a).await,
         Some(BenchCmd::NestedTls(a)) => attested::run_nested_tls(a).await,
         Some(BenchCmd::Harness(c)) => harness::run(c).await,

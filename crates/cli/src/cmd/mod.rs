@@ -5,4 +5,3 @@ pub mod bench;
 pub mod harness;
 pub mod proxy;
 pub mod serve;
-pub mod zk;

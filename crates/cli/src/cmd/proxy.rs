@@ -423,7 +423,15 @@ async fn demo() -> anyhow::Result<()> {
         fixture.addr.port(),
         fixture.certs.ca_path.display()
     );
-    let runs: [(&str, Option<TlsVersion>, Vec<CipherSuite>, &str, &[&str]); 2] = [
+    // (title, version, suites, path, reveal items)
+    type Run<'a> = (
+        &'a str,
+        Option<TlsVersion>,
+        Vec<CipherSuite>,
+        &'a str,
+        &'a [&'a str],
+    );
+    let runs: [Run<'_>; 2] = [
         (
             "TLS 1.3, JSON: reveal the request without its cookie, the status line, Content-Type and two JSON fields",
             Some(TlsVersion::Tls13),

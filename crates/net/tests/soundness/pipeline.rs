@@ -8,7 +8,7 @@ use webproof_proxy::protocol::{self, AttestationReply, ProverMsg, RelayFrame};
 use webproof_proxy::session::verifier::{AdmissionPolicy, OnProof, VerifierSession};
 use webproof_proxy::verify::SessionInfo;
 use webproof_proxy::zk::{self, PartialAppData, ZkPlan};
-use webproof_proxy::{Transcript, VerifyConfig};
+use webproof_proxy::{Recording, VerifyConfig};
 use webproof_tlsproof as tp;
 
 /// Which proof engine runs between the cheating prover and the verifier.
@@ -38,7 +38,7 @@ pub struct ProverSide<'a> {
 #[derive(Clone, Debug)]
 pub struct Accepted {
     /// The transcript after the `Close` cut.
-    pub transcript: Transcript,
+    pub transcript: Recording,
     pub info: SessionInfo,
     pub plan: ZkPlan,
     pub proven: tp::Proven,
@@ -66,7 +66,7 @@ fn at<E: std::fmt::Display>(stage: &'static str) -> impl FnOnce(E) -> Refused {
 /// proof), on the prover's messages as bytes: the `Close` relay frame and
 /// the `Proof` control message.
 pub fn verify_after_relay(
-    recorded: &Transcript,
+    recorded: &Recording,
     close: &[u8],
     proof: &[u8],
     vcfg: &VerifyConfig,
@@ -134,7 +134,8 @@ fn prove(statement: &tp::Statement, prover: &ProverSide<'_>) -> tp::Result<tp::P
         Backend::Ideal => testing::prove_ideal(statement, witness),
         Backend::QuickSilver => testing::prove_quicksilver(statement, witness, prover.seed).1,
         Backend::Production => {
-            let size = |d: &tp::Direction| d.records.iter().map(|r| r.ciphertext.len()).sum();
+            let size =
+                |d: &tp::DirectionStatement| d.records.iter().map(|r| r.ciphertext.len()).sum();
             let expected = webproof_tlsproof::session::expected_cots(
                 size(&statement.sent),
                 size(&statement.recv),

@@ -34,7 +34,7 @@ use webproof_proxy::protocol::{self, ProofPayload, ProverMsg, RelayFrame};
 use webproof_proxy::statement::PublicInputs;
 use webproof_proxy::verify::HandshakeSecrets;
 use webproof_proxy::zk::{self, RecordLayout, ZkPlan};
-use webproof_proxy::{Direction, Transcript, Witness};
+use webproof_proxy::{Direction, Recording, SessionSecret};
 use webproof_tlsproof as tp;
 
 /// What the honest prover discloses to the verifier.
@@ -158,7 +158,7 @@ impl Scenario {
 #[derive(Clone, Debug)]
 pub struct Attempt {
     /// What the relay recorded: the prover chose the client records.
-    pub recorded: Transcript,
+    pub recorded: Recording,
     /// The `Close` counts.
     pub close: (u32, u32),
     pub plan: ZkPlan,
@@ -218,11 +218,11 @@ impl Attempt {
     /// The witness of the proof: the secret and the blinders.
     pub fn witness(&self, tls13: bool) -> tp::Witness {
         let w = if tls13 {
-            Witness::Tls13 {
+            SessionSecret::Tls13 {
                 handshake_secret: self.secret.clone(),
             }
         } else {
-            Witness::Tls12 {
+            SessionSecret::Tls12 {
                 master_secret: self.secret.clone(),
             }
         };
@@ -263,7 +263,7 @@ pub enum Mutation {
     /// `ProofPayload::Zk::handshake_secrets`.
     Secrets(SecretsOp),
     /// The witness the cheating prover commits to.
-    Witness(WitnessOp),
+    SessionSecret(WitnessOp),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -272,7 +272,7 @@ pub enum CloseField {
     Received,
 }
 
-/// On the recorded client records (indices into `Transcript::sent`).
+/// On the recorded client records (indices into `Recording::sent`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RecordOp {
     Swap(usize, usize),
@@ -384,7 +384,7 @@ pub enum Kind {
     VerifyData,
     Leaves,
     Secrets,
-    Witness,
+    SessionSecret,
 }
 
 impl Kind {
@@ -397,7 +397,7 @@ impl Kind {
         Kind::VerifyData,
         Kind::Leaves,
         Kind::Secrets,
-        Kind::Witness,
+        Kind::SessionSecret,
     ];
 
     /// Random kinds, weighted towards the plan (where the review's bug is);
@@ -414,7 +414,7 @@ impl Kind {
             14 => Kind::VerifyData,
             15 | 16 => Kind::Leaves,
             17 => Kind::Secrets,
-            _ => Kind::Witness,
+            _ => Kind::SessionSecret,
         }
     }
 
@@ -434,7 +434,7 @@ impl Mutation {
             Mutation::VerifyData(_) => Kind::VerifyData,
             Mutation::Leaves(_) => Kind::Leaves,
             Mutation::Secrets(_) => Kind::Secrets,
-            Mutation::Witness(_) => Kind::Witness,
+            Mutation::SessionSecret(_) => Kind::SessionSecret,
         }
     }
 }
@@ -473,8 +473,8 @@ pub fn honest(s: &Session, sc: &Scenario, seed: [u8; 32]) -> Attempt {
         PublicInputs::Tls12 { .. } => None,
     };
     let secret = match &s.witness {
-        Witness::Tls13 { handshake_secret } => handshake_secret.clone(),
-        Witness::Tls12 { master_secret } => master_secret.clone(),
+        SessionSecret::Tls13 { handshake_secret } => handshake_secret.clone(),
+        SessionSecret::Tls12 { master_secret } => master_secret.clone(),
     };
     Attempt {
         close: (
@@ -570,7 +570,7 @@ fn honest_close(s: &Session) -> (u32, u32) {
 }
 
 /// The transcript the verifier keeps after the prover's `Close`.
-pub fn cut(a: &Attempt) -> Option<Transcript> {
+pub fn cut(a: &Attempt) -> Option<Recording> {
     a.recorded
         .clone()
         .cut(a.close.0 as usize, a.close.1 as usize)
@@ -1005,10 +1005,10 @@ fn generate(rng: &mut impl Rng, s: &Session, a: &Attempt, k: Kind) -> Mutation {
                 _ => SecretsOp::Swap,
             })
         }
-        Kind::Witness => {
+        Kind::SessionSecret => {
             let n = a.secret.len();
             let leaves = a.plan.commitments.len();
-            Mutation::Witness(match rng.gen_range(0..6) {
+            Mutation::SessionSecret(match rng.gen_range(0..6) {
                 _ if n == 0 => WitnessOp::Resize([32, 48][rng.gen_range(0..2)]),
                 0 | 1 => WitnessOp::Flip(index(rng, n), 1 << rng.gen_range(0..8)),
                 2 => WitnessOp::Other,
@@ -1175,7 +1175,7 @@ fn apply(a: &mut Attempt, s: &Session, other: &Session, m: &Mutation, adaptive: 
             (SecretsOp::Swap, Some(hs)) => std::mem::swap(&mut hs.client, &mut hs.server),
             (_, None) => {}
         },
-        Mutation::Witness(op) => match *op {
+        Mutation::SessionSecret(op) => match *op {
             WitnessOp::Flip(i, mask) => {
                 let n = a.secret.len();
                 if n > 0 {
@@ -1185,8 +1185,8 @@ fn apply(a: &mut Attempt, s: &Session, other: &Session, m: &Mutation, adaptive: 
             WitnessOp::Other => {
                 assert_eq!(other.suite, s.suite);
                 a.secret = match &other.witness {
-                    Witness::Tls13 { handshake_secret } => handshake_secret.clone(),
-                    Witness::Tls12 { master_secret } => master_secret.clone(),
+                    SessionSecret::Tls13 { handshake_secret } => handshake_secret.clone(),
+                    SessionSecret::Tls12 { master_secret } => master_secret.clone(),
                 };
             }
             WitnessOp::Resize(len) => a.secret.resize(len, 0x5a),

@@ -16,11 +16,11 @@ use std::sync::Arc;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use webproof_net::provider::{instrumented_provider, take_shared_secret, CollectingKeyLog};
 use webproof_net::FixtureCerts;
-use webproof_proxy::statement::{AppKeys, OpenedRecord, Statement};
+use webproof_proxy::statement::{AppKeys, OpenedRecord, SessionStatement};
 use webproof_proxy::verify::{check_handshake, SecretsSource};
 use webproof_proxy::{
-    CipherSuite, Direction, Recorder, RecorderLimits, RootStore, TlsVersion, Transcript,
-    VerifyConfig, Witness,
+    CipherSuite, Direction, Recorder, RecorderLimits, Recording, RootStore, SessionSecret,
+    TlsVersion, VerifyConfig,
 };
 
 /// The six suites under test (the fixture's certificate is ECDSA).
@@ -297,9 +297,9 @@ pub struct Session {
     /// The JSON body of the response, where the fixture put it.
     pub body: Option<TrueBody>,
     /// Every record the relay recorded, before any cut.
-    pub recorded: Transcript,
+    pub recorded: Recording,
     /// The session secret (TLS 1.3 HS, TLS 1.2 master secret).
-    pub witness: Witness,
+    pub witness: SessionSecret,
     /// What the verifier checks the server against.
     pub cfg: VerifyConfig,
     /// The true application data the client sent.
@@ -307,7 +307,7 @@ pub struct Session {
     /// The true application data the server sent.
     pub response: Vec<u8>,
     /// The statement as the honest prover sees it.
-    pub statement: Statement,
+    pub statement: SessionStatement,
     /// Every application-phase record, opened with its tag checked.
     pub opened: Vec<OpenedRecord>,
     /// The application traffic keys.
@@ -520,7 +520,7 @@ pub struct ReadRecord {
 /// The records of `t` (a transcript the verifier holds) as read with the
 /// session's true keys, in statement order; `None` if the handshake does
 /// not check out with the true secret.
-pub fn read_records(s: &Session, t: &Transcript) -> Option<Vec<ReadRecord>> {
+pub fn read_records(s: &Session, t: &Recording) -> Option<Vec<ReadRecord>> {
     let (_, statement) = check_handshake(t, &s.cfg, SecretsSource::FromWitness(&s.witness)).ok()?;
     let suite = s.suite;
     let aead = tp_aead(suite);
@@ -571,7 +571,7 @@ pub fn read_records(s: &Session, t: &Transcript) -> Option<Vec<ReadRecord>> {
 /// verifier kept: per direction, the records that authenticate at their
 /// positions, up to the first that does not (the peer would reject it and
 /// everything after it). Always a prefix of the honest session's data.
-pub fn truth(s: &Session, t: &Transcript) -> Result<[Vec<u8>; 2], String> {
+pub fn truth(s: &Session, t: &Recording) -> Result<[Vec<u8>; 2], String> {
     let records = read_records(s, t)
         .ok_or("the handshake does not check out with the true session secret")?;
     let mut out = [Vec::new(), Vec::new()];

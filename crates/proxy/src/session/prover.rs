@@ -17,7 +17,7 @@ use crate::error::ProxyError;
 use crate::http::{disclosure_from_items, RevealItem};
 use crate::output::VerifierOutput;
 use crate::protocol::{ProofPayload, ProverMsg, RelayFrame, VerifierMsg, PROTOCOL_VERSION};
-use crate::record::{content_type, Direction, Recorder, RecorderLimits, Transcript};
+use crate::record::{content_type, Direction, Recorder, RecorderLimits, Recording};
 use crate::statement::PublicInputs;
 use crate::suite::{CipherSuite, TlsVersion};
 use crate::verify::{self, HandshakeSecrets, RootStore, SecretsSource, VerifyConfig};
@@ -132,7 +132,7 @@ pub struct ProverSession {
     cfg: ProverConfig,
     expected_cots: u64,
     stage: Stage,
-    transcript: Option<Transcript>,
+    transcript: Option<Recording>,
     digest: Option<[u8; 32]>,
     ack_checked: bool,
     pending: Option<Pending>,
@@ -243,7 +243,7 @@ impl ProverSession {
     /// Relay, last flight: the prover is done with the TLS session (its
     /// client's view is `transcript`). The `Close` names the record counts
     /// the verifier cuts its recording at; the proof may follow at once.
-    pub fn close(&mut self, transcript: Transcript) -> Result<RelayFrame> {
+    pub fn close(&mut self, transcript: Recording) -> Result<RelayFrame> {
         if self.stage != Stage::Relay {
             return Err(out_of_order("Close").into());
         }
@@ -408,7 +408,7 @@ impl ProverSession {
     /// transcript only if the verifier recorded the same one.
     pub fn on_close_ack(&mut self, digest: [u8; 32]) -> Result<()> {
         if self.digest.is_none() {
-            self.digest = self.transcript.as_ref().map(Transcript::digest);
+            self.digest = self.transcript.as_ref().map(Recording::digest);
         }
         match self.digest {
             Some(d) if d == digest => {

@@ -16,7 +16,7 @@ use crate::protocol::{
     AttestationReply, ProofPayload, ProverMsg, RejectKind, Rejection, RelayFrame, VerifierMsg,
     PROTOCOL_VERSION,
 };
-use crate::record::{RecorderLimits, Transcript};
+use crate::record::{RecorderLimits, Recording};
 use crate::verifier::{conclude_zk, prepare_zk, Prepared};
 use crate::verify::{RootStore, VerifyConfig};
 use crate::zk::{self, ZkPlan};
@@ -120,7 +120,7 @@ pub struct VerifierSession {
     host: String,
     port: u16,
     time: u64,
-    transcript: Option<Transcript>,
+    transcript: Option<Recording>,
     proof: Option<(ZkPlan, Prepared, [u8; 32])>,
 }
 
@@ -218,7 +218,7 @@ impl VerifierSession {
     /// to send, and whether the session goes on.
     pub fn on_close(
         &mut self,
-        recorded: Transcript,
+        recorded: Recording,
         sent: u32,
         received: u32,
     ) -> (RelayFrame, Result<()>) {
@@ -238,7 +238,7 @@ impl VerifierSession {
     }
 
     /// The transcript after the cut.
-    pub fn transcript(&self) -> Option<&Transcript> {
+    pub fn transcript(&self) -> Option<&Recording> {
         self.transcript.as_ref()
     }
 
@@ -386,7 +386,7 @@ mod tests {
     #[test]
     fn flights_out_of_order_are_refused() {
         let mut v = VerifierSession::new();
-        let (ack, cut) = v.on_close(Transcript::default(), 0, 0);
+        let (ack, cut) = v.on_close(Recording::default(), 0, 0);
         assert!(cut.is_err());
         assert!(matches!(ack, RelayFrame::CloseAck(Err(_))));
         let (msg, out) = v.conclude(Err("none".into()), None);

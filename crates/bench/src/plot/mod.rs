@@ -5,9 +5,13 @@
 //!   mode, the mean as a solid line, the min-max over samples as a band, the
 //!   online phase as a dashed line when it differs from the total;
 //! - one chart for the profiles: bars per profile and mode, preprocessing
-//!   and online stacked, min-max whiskers.
+//!   and online stacked, min-max whiskers;
+//! - [`lines`]: stacked line-chart panels for other benchmarks (the
+//!   attested-TLS workloads), sharing this module's escaping and ticks.
 //!
 //! This module only reads samples; it never runs anything.
+
+pub mod lines;
 
 use crate::metrics::{read_csv, read_refused, Refused, Sample};
 use crate::report::{aggregate, classify, markdown_with_refused, Agg, Axis, GroupKind};
@@ -55,7 +59,7 @@ const MT: f64 = 70.0;
 const MB: f64 = 58.0;
 const FONT: &str = "font-family=\"Inter, Helvetica, Arial, sans-serif\"";
 
-fn esc(s: &str) -> String {
+pub(crate) fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
@@ -63,7 +67,7 @@ fn esc(s: &str) -> String {
 }
 
 /// A "nice" step for about `n` intervals over `range`.
-fn nice_step(range: f64, n: f64) -> f64 {
+pub(crate) fn nice_step(range: f64, n: f64) -> f64 {
     let raw = (range / n).max(1e-12);
     let mag = 10f64.powf(raw.log10().floor());
     let f = raw / mag;

@@ -1,7 +1,9 @@
-//! Minimal SVG line charts for benchmark results (no fonts or native
-//! libraries needed, so charts render anywhere a browser or `rsvg-convert`
-//! runs). Charts are drawn from result data only.
+//! Stacked panels of line charts with optional error whiskers, for
+//! benchmarks whose x axis is a setting (concurrency, message size): the
+//! attested-TLS workloads draw with these. Same escaping and tick steps as
+//! the harness's charts ([`super`]); drawn from result data only.
 
+use super::{esc, nice_step};
 use std::fmt::Write;
 
 /// One line of a chart.
@@ -34,28 +36,6 @@ const BOTTOM: f64 = 52.0;
 const COLORS: [&str; 6] = [
     "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
 ];
-
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-}
-
-/// A "nice" step (1, 2 or 5 times a power of ten) giving about `n` ticks.
-fn nice_step(range: f64, n: f64) -> f64 {
-    let raw = (range / n).max(f64::MIN_POSITIVE);
-    let p = 10f64.powf(raw.log10().floor());
-    let m = raw / p;
-    p * if m <= 1.0 {
-        1.0
-    } else if m <= 2.0 {
-        2.0
-    } else if m <= 5.0 {
-        5.0
-    } else {
-        10.0
-    }
-}
 
 fn fmt_num(v: f64) -> String {
     if v == 0.0 {

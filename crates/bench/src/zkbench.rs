@@ -21,6 +21,8 @@ use webproof_core::{memory_duplex, Block, Channel, Io};
 use webproof_ferret::{FerretConfig, SilentCotReceiver, SilentCotSender};
 use webproof_zk::{Config, Prover, Verifier};
 
+use crate::sys::{own_rss_bytes as rss_bytes, reset_peak_rss, thread_cpu_ms};
+
 #[derive(Args)]
 pub struct ZkBenchArgs {
     /// Print JSON instead of a table.
@@ -951,33 +953,4 @@ fn bench_zk(
         rss_before_mb: base as f64 / (1 << 20) as f64,
         output_verified: p.opened == clear[chained] && v.opened == clear[chained],
     })
-}
-
-/// Reset the process's peak-RSS mark (Linux: writing 5 to clear_refs).
-fn reset_peak_rss() {
-    let _ = std::fs::write("/proc/self/clear_refs", "5");
-}
-
-/// A resident-set figure of the process (`VmHWM:` peak, `VmRSS:` now), in
-/// bytes; 0 where unknown.
-fn rss_bytes(field: &str) -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with(field))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|kb| kb.parse::<u64>().ok())
-        })
-        .map(|kb| kb * 1024)
-        .unwrap_or(0)
-}
-
-/// CPU time consumed by the calling thread, in ms (Linux schedstat; 0 elsewhere).
-fn thread_cpu_ms() -> f64 {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()
-        .and_then(|s| s.split_whitespace().next()?.parse::<u64>().ok())
-        .map(|ns| ns as f64 / 1e6)
-        .unwrap_or(0.0)
 }

@@ -8,7 +8,8 @@
 //! - [`nested`]: TLS inside TLS against single TLS over loopback, with
 //!   per-side CPU time, wire byte counts, link emulation, statistics that
 //!   refuse to report unstable figures, and an attested inner certificate;
-//! - [`stats`], [`svg`]: summaries and charts shared by both benches.
+//! - [`stats`]: summaries shared by both benches; their charts are the
+//!   harness's (`webproof_bench::plot::lines`).
 //!
 //! This crate is a native benchmark layer: it uses threads, sockets and
 //! clocks, and is not part of the WebAssembly protocol cores.
@@ -18,6 +19,5 @@
 pub mod dcap;
 pub mod nested;
 pub mod stats;
-pub mod svg;
 pub mod tdx;
 pub mod workload;

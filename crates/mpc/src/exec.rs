@@ -1,0 +1,226 @@
+//! One garbled circuit between the verifier (garbler) and the prover
+//! (evaluator), as messages: what [`crate::tls12`] runs for each of its
+//! circuits.
+//!
+//! Owns the message formats of one execution and nothing of the session:
+//! no keys, no transcript. Exactly one input group belongs to the prover
+//! (`prover_group`); every other group is the verifier's, or public values
+//! the verifier encodes.
+//!
+//! # Messages and rounds
+//! 1. *Preprocessing* (verifier → prover, before any input is known): the
+//!    chunks of [`VerifierCircuit::next_chunk`] and then the decoding
+//!    information ([`VerifierCircuit::decoding`]); tables and decoding depend
+//!    only on `Δ` and the random 0-labels. The prover stores them.
+//! 2. *Inputs* (one round trip): the prover sends the flips of its bits
+//!    against its COT MACs ([`ProverCircuit::flips`], one bit per input
+//!    bit); the verifier answers with one message
+//!    ([`VerifierCircuit::inputs`]): 16-byte corrections for the prover's
+//!    wires ([`crate::transfer`], after-garbling mode), then the active
+//!    labels of its own groups in group order.
+//! 3. The prover evaluates ([`ProverCircuit::feed`], [`ProverCircuit::finish`])
+//!    and decodes ([`ProverCircuit::decode`]): a label that is neither valid
+//!    one (altered tables, a wrong input label) is an [`Error::OutputCheck`].
+//! 4. Optionally (prover → verifier) the active labels of an output group
+//!    the verifier must learn ([`ProverCircuit::output_message`]), checked
+//!    against both valid labels ([`VerifierCircuit::check_output`]).
+//!
+//! # Security (semi-honest garbler)
+//! The verifier's encoding of *public* groups is trusted here: a garbler
+//! that encodes another transcript hash, or garbles another function, is
+//! caught only by the later consistency proof (the crate docs), which must
+//! fix the public groups to the values both parties computed. The prover's
+//! corrections and flips are covered by [`crate::transfer`].
+use crate::error::{Error, Result};
+use crate::output::Decoding;
+use crate::plan::Plan;
+use crate::{labels_from_bytes, labels_to_bytes, transfer, Evaluator, Garbler};
+use rand_core::{CryptoRng, RngCore};
+use std::sync::Arc;
+use webproof_core::Block;
+
+/// The verifier's side of one circuit execution.
+pub struct VerifierCircuit {
+    garbler: Garbler,
+    prover_group: usize,
+}
+
+impl VerifierCircuit {
+    /// Garbler for `plan` under the session's `delta` and a fresh
+    /// `instance` number (distinct per circuit of the session).
+    pub fn new(
+        plan: Arc<Plan>,
+        delta: Block,
+        instance: u64,
+        prover_group: usize,
+        rng: &mut (impl RngCore + CryptoRng),
+    ) -> Result<Self> {
+        if prover_group >= plan.inputs().len() {
+            return Err(Error::NoSuchInput(prover_group));
+        }
+        Ok(VerifierCircuit {
+            garbler: Garbler::from_plan(plan, delta, instance, rng)?,
+            prover_group,
+        })
+    }
+
+    /// The next chunk of tables (preprocessing); `false` when none remain.
+    pub fn next_chunk(&mut self, out: &mut Vec<u8>) -> bool {
+        self.garbler.next_chunk(out)
+    }
+
+    /// All remaining chunks.
+    pub fn garble_all(&mut self) -> Vec<Vec<u8>> {
+        self.garbler.garble_all()
+    }
+
+    /// The decoding information, once every chunk is out.
+    pub fn decoding(&self) -> Result<Vec<u8>> {
+        Ok(self.garbler.decoding()?.to_bytes())
+    }
+
+    /// The answer to the prover's `flips`: corrections for its wires from
+    /// the verifier's COT `keys`, then the labels of `own` (the bits of
+    /// every other input group, in group order).
+    pub fn inputs(&self, keys: &[Block], flips: &[u8], own: &[Vec<bool>]) -> Result<Vec<u8>> {
+        let groups = self.garbler.plan().inputs().len();
+        if own.len() + 1 != groups {
+            return Err(Error::Malformed("verifier inputs for another circuit"));
+        }
+        let zero = self.garbler.input_zero_labels(self.prover_group)?;
+        if keys.len() != zero.len() {
+            return Err(Error::Length {
+                group: self.prover_group,
+                expected: zero.len(),
+                got: keys.len(),
+            });
+        }
+        let mut msg = transfer::corrections(zero, keys, self.garbler.delta(), flips)?;
+        let mut bits = own.iter();
+        for g in (0..groups).filter(|&g| g != self.prover_group) {
+            let b = bits.next().expect("counted");
+            msg.extend(labels_to_bytes(&self.garbler.encode(g, b)?));
+        }
+        Ok(msg)
+    }
+
+    /// Check the prover's output labels of `group` and read their bits.
+    pub fn check_output(&self, group: usize, msg: &[u8]) -> Result<Vec<bool>> {
+        let n = self
+            .garbler
+            .plan()
+            .outputs()
+            .get(group)
+            .ok_or(Error::NoSuchOutput(group))?
+            .len();
+        self.garbler
+            .check_output_labels(group, &labels_from_bytes(msg, n)?)
+    }
+
+    /// The garbler (for `Δ` and the 0-labels the consistency proof needs).
+    pub fn garbler(&self) -> &Garbler {
+        &self.garbler
+    }
+}
+
+/// The prover's side of one circuit execution.
+pub struct ProverCircuit {
+    evaluator: Evaluator,
+    prover_group: usize,
+    macs: Option<Vec<Block>>,
+}
+
+impl ProverCircuit {
+    /// Evaluator for `plan` and the garbler's `instance`.
+    pub fn new(plan: Arc<Plan>, instance: u64, prover_group: usize) -> Result<Self> {
+        if prover_group >= plan.inputs().len() {
+            return Err(Error::NoSuchInput(prover_group));
+        }
+        Ok(ProverCircuit {
+            evaluator: Evaluator::from_plan(plan, instance),
+            prover_group,
+            macs: None,
+        })
+    }
+
+    /// Bits of the prover's input group.
+    pub fn input_len(&self) -> usize {
+        self.evaluator.plan().inputs()[self.prover_group].len()
+    }
+
+    /// The flips of `bits` against COT `macs` (one each), to send.
+    pub fn flips(&mut self, macs: &[Block], bits: &[bool]) -> Result<Vec<u8>> {
+        if macs.len() != self.input_len() || bits.len() != macs.len() {
+            return Err(Error::Length {
+                group: self.prover_group,
+                expected: self.input_len(),
+                got: bits.len().min(macs.len()),
+            });
+        }
+        let f = transfer::flips(macs, bits)?;
+        self.macs = Some(macs.to_vec());
+        Ok(f)
+    }
+
+    /// Bytes of the verifier's [`VerifierCircuit::inputs`] message.
+    pub fn inputs_len(&self) -> usize {
+        16 * self
+            .evaluator
+            .plan()
+            .inputs()
+            .iter()
+            .map(Vec::len)
+            .sum::<usize>()
+    }
+
+    /// Take the verifier's input message and set every input group.
+    pub fn receive_inputs(&mut self, msg: &[u8]) -> Result<()> {
+        let macs = self
+            .macs
+            .as_ref()
+            .ok_or(Error::Malformed("input labels before the flips"))?;
+        if msg.len() != self.inputs_len() {
+            return Err(Error::Malformed("input label message of the wrong length"));
+        }
+        let n = macs.len();
+        let own = transfer::labels_from_corrections(macs, &msg[..16 * n])?;
+        let plan = Arc::clone(self.evaluator.plan());
+        self.evaluator.set_input(self.prover_group, &own)?;
+        let mut off = 16 * n;
+        for (g, wires) in plan.inputs().iter().enumerate() {
+            if g == self.prover_group {
+                continue;
+            }
+            let len = 16 * wires.len();
+            let labels = labels_from_bytes(&msg[off..off + len], wires.len())?;
+            self.evaluator.set_input(g, &labels)?;
+            off += len;
+        }
+        Ok(())
+    }
+
+    /// Evaluate one chunk (after the inputs are set).
+    pub fn feed(&mut self, chunk: &[u8]) -> Result<()> {
+        self.evaluator.feed(chunk)
+    }
+
+    /// End of the table stream.
+    pub fn finish(&mut self) -> Result<()> {
+        self.evaluator.finish()
+    }
+
+    /// Decode every output group with the verifier's decoding bytes.
+    pub fn decode(&self, decoding: &[u8]) -> Result<Vec<Vec<bool>>> {
+        self.evaluator.decode(&Decoding::from_bytes(decoding)?)
+    }
+
+    /// The active labels of output `group`, for the verifier to check.
+    pub fn output_message(&self, group: usize) -> Result<Vec<u8>> {
+        Ok(labels_to_bytes(self.evaluator.output_labels(group)?))
+    }
+
+    /// The evaluator (for the labels the consistency proof needs).
+    pub fn evaluator(&self) -> &Evaluator {
+        &self.evaluator
+    }
+}

@@ -1,0 +1,386 @@
+//! TLS 1.2 AES-GCM records in 2PC: the keystream of the prover's request
+//! from the XOR-shared write key and IV ([`crate::tls12`]), and the tag from
+//! shares of the powers of the GHASH key.
+//!
+//! Owns the record circuit and the GHASH arithmetic on shares; the
+//! messages are [`crate::exec`]'s (the circuit) and [`crate::convert`]'s
+//! (A2M, M2A over GF(2^128)).
+//!
+//! # Protocol for one record of `len` bytes
+//! 1. **Circuit** ([`gcm_circuit`], preprocessed like any other): inputs
+//!    `[prover key ‖ IV share, verifier key ‖ IV share, explicit nonce
+//!    (public, 8 bytes), verifier masks (32 bytes)]`; outputs `[keystream
+//!    E_K(nonce‖2), …, E_K(0)⊕m_H, E_K(J0)⊕m_J]`. Only the prover decodes
+//!    (the verifier gets no output labels back), so the keystream goes to
+//!    the prover alone, and the GHASH key `H = E_K(0)` and the tag mask
+//!    `E_K(J0)` end as XOR shares (`m_H`, `m_J` with the verifier). The
+//!    prover encrypts locally: `C = P ⊕ keystream`, and sends `C` to the
+//!    verifier with the flips of the next step.
+//! 2. **Powers of H** (two round trips, [`crate::convert`]'s recipe): one
+//!    A2M turns the XOR (= additive) shares of `H` into multiplicative ones
+//!    `h_V·h_P = H`; each raises its share to the powers `1..=k` with
+//!    `k = 2 + ⌈len/16⌉` ([`powers_needed`]); one M2A batch gives additive
+//!    shares of `H, …, H^k`. 128 COTs for the A2M, `128·k` for the M2A.
+//! 3. **Tag**: both parties know the GHASH blocks `X_1..X_k` (AAD, `C`,
+//!    lengths; [`ghash_blocks`]), so each computes
+//!    `t_i = Σ X_j·[H^{k-j+1}]_i ⊕ [E_K(J0)]_i` locally ([`tag_share`]);
+//!    the verifier sends `t_V` and the prover sends `C ‖ t_V ⊕ t_P`.
+//!
+//! A record *from the server* (its Finished) runs the same steps with the
+//! server write key's shares: the prover decrypts with the keystream, and
+//! the tag over the received ciphertext is checked jointly: the prover
+//! sends its share ([`RecordProver::tag_share`]) before it sees the
+//! verifier's, and the verifier checks the sum ([`check_tag`]).
+//!
+//! [`RecordVerifier`] and [`RecordProver`] hold each side's state through
+//! these steps; a refused message ends the record (the OLE state is spent).
+//! Messages: P→V flips (key ‖ IV share); V→P input labels; P→V `C` and
+//! the A2M flips; V→P the A2M answer; P→V the M2A flips; V→P the M2A
+//! answer and `t_V`. Three round trips after preprocessing, of which the
+//! first can start as soon as the key derivation is done.
+//!
+//! # Security
+//! The prover learns the keystream of its own request (it knows the
+//! plaintext anyway; AES is a PRP, so keystream blocks say nothing about
+//! the key) and `E_K(0)⊕m_H`, `E_K(J0)⊕m_J` (uniform). It cannot send
+//! another request than the one the verifier saw: the tag is computed
+//! jointly over the `C` the verifier received. The A2M reveals to the
+//! prover whether `H = 0` (probability 2^-128). Semi-honest as the rest:
+//! the consistency proof must also show that the key and IV shares input
+//! here are the key derivation's outputs, and that the verifier's tag share
+//! and A2M/M2A answers were computed from its masks.
+//!
+//! GHASH field elements: GCM's bit-reflected convention, mapped to the
+//! polynomial basis of [`crate::field::Gf128`] by reversing the bits of
+//! the big-endian 128-bit integer ([`gf_from_bytes`]).
+use crate::convert::{self, PendingA2m};
+use crate::error::{Error, Result};
+use crate::exec::{ProverCircuit, VerifierCircuit};
+use crate::field::Gf128;
+use crate::ole::{OleReceiver, OleSender, PendingOle};
+use crate::plan::Plan;
+use rand_core::{CryptoRng, RngCore};
+use std::sync::Arc;
+use webproof_circuits::aead::{aes_gcm_keystream, gcm_hash_key, tls12_gcm_nonce};
+use webproof_circuits::aes::{aes128_key_schedule, aes256_key_schedule};
+use webproof_circuits::bytes_to_bits;
+use webproof_circuits::{Builder, Circuit};
+use webproof_core::Block;
+
+/// The record circuit for a `key_len`-byte AES key (16 or 32) and `len`
+/// bytes of keystream (see the module docs for its groups).
+pub fn gcm_circuit(key_len: usize, len: usize) -> Circuit {
+    assert!(key_len == 16 || key_len == 32, "AES-128 or AES-256");
+    let mut b = Builder::new();
+    let sp = b.input_bytes(key_len + 4);
+    let sv = b.input_bytes(key_len + 4);
+    let explicit = b.input_bytes(8);
+    let masks = b.input_bytes(32);
+    let s = b.xor_words(&sp, &sv);
+    let (key, salt) = s.split_at(8 * key_len);
+    let rk = if key_len == 16 {
+        aes128_key_schedule(&mut b, key)
+    } else {
+        aes256_key_schedule(&mut b, key)
+    };
+    let mut nonce = salt.to_vec();
+    nonce.extend_from_slice(&explicit);
+    debug_assert_eq!(nonce.len(), tls12_gcm_nonce(salt, &[0; 8]).len());
+    let (j0, ks) = aes_gcm_keystream(&mut b, &rk, &nonce, len);
+    let h = gcm_hash_key(&mut b, &rk);
+    b.output(&ks);
+    let h = b.xor_words(&h, &masks[..128]);
+    b.output(&h);
+    let j0 = b.xor_words(&j0, &masks[128..]);
+    b.output(&j0);
+    b.finish()
+}
+
+/// Powers of `H` the tag of a `len`-byte record needs (AAD block, data
+/// blocks, length block).
+pub fn powers_needed(len: usize) -> usize {
+    2 + len.div_ceil(16)
+}
+
+/// A GCM block as a field element.
+pub fn gf_from_bytes(b: &[u8; 16]) -> Gf128 {
+    Gf128(Block(u128::from_be_bytes(*b).reverse_bits()))
+}
+
+/// A field element as a GCM block.
+pub fn gf_to_bytes(x: Gf128) -> [u8; 16] {
+    x.0 .0.reverse_bits().to_be_bytes()
+}
+
+/// The GHASH input blocks of (`aad`, `ct`): both zero-padded, then the
+/// bit lengths.
+pub fn ghash_blocks(aad: &[u8], ct: &[u8]) -> Vec<Gf128> {
+    let mut out = Vec::new();
+    for part in [aad, ct] {
+        for c in part.chunks(16) {
+            let mut blk = [0u8; 16];
+            blk[..c.len()].copy_from_slice(c);
+            out.push(gf_from_bytes(&blk));
+        }
+    }
+    let mut l = [0u8; 16];
+    l[..8].copy_from_slice(&(8 * aad.len() as u64).to_be_bytes());
+    l[8..].copy_from_slice(&(8 * ct.len() as u64).to_be_bytes());
+    out.push(gf_from_bytes(&l));
+    out
+}
+
+/// One party's share of the tag: `Σ X_j·[H^{k-j+1}] + [E_K(J0)]` for the
+/// `k` blocks `x` and shares `powers[i] = [H^{i+1}]` (at least `k`).
+pub fn tag_share(x: &[Gf128], powers: &[Gf128], j0_share: &[u8; 16]) -> Option<[u8; 16]> {
+    let k = x.len();
+    if powers.len() < k {
+        return None;
+    }
+    let mut acc = gf_from_bytes(j0_share);
+    for (j, &xj) in x.iter().enumerate() {
+        acc = acc + xj * powers[k - 1 - j];
+    }
+    Some(gf_to_bytes(acc))
+}
+
+/// The TLS 1.2 AEAD additional data (RFC 5246 §6.2.3.3): sequence number,
+/// content type, version 3.3, plaintext length.
+pub fn tls12_aad(seq: u64, content_type: u8, len: usize) -> [u8; 13] {
+    let mut a = [0u8; 13];
+    a[..8].copy_from_slice(&seq.to_be_bytes());
+    a[8] = content_type;
+    a[9..11].copy_from_slice(&[3, 3]);
+    a[11..].copy_from_slice(&(len as u16).to_be_bytes());
+    a
+}
+
+/// COTs one record of `len` bytes consumes: (label transfer of the
+/// prover's key and IV share, A2M, M2A).
+pub fn cots_needed(key_len: usize, len: usize) -> (usize, usize, usize) {
+    (8 * (key_len + 4), 128, 128 * powers_needed(len))
+}
+
+fn powers(x: Gf128, k: usize) -> Vec<Gf128> {
+    let mut acc = Gf128::ONE;
+    (0..k)
+        .map(|_| {
+            acc = acc * x;
+            acc
+        })
+        .collect()
+}
+
+fn block16(bits: &[bool]) -> [u8; 16] {
+    webproof_circuits::bits_to_bytes(bits)
+        .try_into()
+        .expect("16 bytes")
+}
+
+/// The verifier's side of one record (see the module docs for the order of
+/// messages).
+pub struct RecordVerifier {
+    circuit: VerifierCircuit,
+    len: usize,
+    masks: [u8; 32],
+    /// `h_V`, then the verifier's shares of `H^1..=H^k`.
+    mult: Option<Gf128>,
+    power_shares: Option<Vec<Gf128>>,
+}
+
+impl RecordVerifier {
+    /// A record of `len` bytes for the plan of [`gcm_circuit`]`(key_len,
+    /// len)`, garbling instance `instance`.
+    pub fn new(
+        plan: Arc<Plan>,
+        len: usize,
+        delta: Block,
+        instance: u64,
+        rng: &mut (impl RngCore + CryptoRng),
+    ) -> Result<Self> {
+        let mut masks = [0u8; 32];
+        rng.fill_bytes(&mut masks);
+        Ok(RecordVerifier {
+            circuit: VerifierCircuit::new(plan, delta, instance, 0, rng)?,
+            len,
+            masks,
+            mult: None,
+            power_shares: None,
+        })
+    }
+
+    /// Preprocessing: all chunks and the decoding information.
+    pub fn preprocess(&mut self) -> Result<(Vec<Vec<u8>>, Vec<u8>)> {
+        let chunks = self.circuit.garble_all();
+        Ok((chunks, self.circuit.decoding()?))
+    }
+
+    /// The answer to the prover's flips: the verifier's key ‖ IV share, the
+    /// public explicit nonce.
+    pub fn inputs(
+        &self,
+        key_iv_share: &[u8],
+        explicit: &[u8; 8],
+        keys: &[Block],
+        flips: &[u8],
+    ) -> Result<Vec<u8>> {
+        self.circuit.inputs(
+            keys,
+            flips,
+            &[
+                bytes_to_bits(key_iv_share),
+                bytes_to_bits(explicit),
+                bytes_to_bits(&self.masks),
+            ],
+        )
+    }
+
+    /// A2M of the shares of `H`: the answer to the prover's flips.
+    pub fn a2m(
+        &mut self,
+        ole: &mut OleSender,
+        keys: &[Block],
+        flips: &[u8],
+        rng: &mut (impl RngCore + ?Sized),
+    ) -> Result<Vec<u8>> {
+        let hv = gf_from_bytes(&self.masks[..16].try_into().expect("16 bytes"));
+        let (m, msg) = convert::a2m_respond(ole, keys, &[hv], flips, rng)?;
+        self.mult = Some(m[0]);
+        Ok(msg)
+    }
+
+    /// M2A of the powers: the answer to the prover's flips, and the
+    /// verifier's tag share over the record's `aad` and ciphertext `ct`
+    /// (both sent to the prover).
+    pub fn m2a_and_tag(
+        &mut self,
+        ole: &mut OleSender,
+        keys: &[Block],
+        flips: &[u8],
+        aad: &[u8],
+        ct: &[u8],
+    ) -> Result<(Vec<u8>, [u8; 16])> {
+        if ct.len() != self.len {
+            return Err(Error::Malformed("ciphertext of the wrong length"));
+        }
+        let m = self.mult.ok_or(Error::Malformed("M2A before A2M"))?;
+        let k = powers_needed(self.len);
+        let (shares, msg) = convert::m2a_respond(ole, keys, &powers(m, k), flips)?;
+        let x = ghash_blocks(aad, ct);
+        let jv: [u8; 16] = self.masks[16..].try_into().expect("16 bytes");
+        let t = tag_share(&x, &shares, &jv).ok_or(Error::Malformed("record too long"))?;
+        self.power_shares = Some(shares);
+        Ok((msg, t))
+    }
+}
+
+/// The prover's side of one record.
+pub struct RecordProver {
+    circuit: ProverCircuit,
+    chunks: Vec<Vec<u8>>,
+    decoding: Vec<u8>,
+    len: usize,
+    h: Option<(Gf128, [u8; 16])>,
+    a2m: Option<PendingA2m<Gf128>>,
+    m2a: Option<PendingOle<Gf128>>,
+}
+
+impl RecordProver {
+    /// The prover of a `len`-byte record with the verifier's preprocessing.
+    pub fn new(
+        plan: Arc<Plan>,
+        len: usize,
+        instance: u64,
+        chunks: Vec<Vec<u8>>,
+        decoding: Vec<u8>,
+    ) -> Result<Self> {
+        Ok(RecordProver {
+            circuit: ProverCircuit::new(plan, instance, 0)?,
+            chunks,
+            decoding,
+            len,
+            h: None,
+            a2m: None,
+            m2a: None,
+        })
+    }
+
+    /// First message: flips of the prover's key ‖ IV share.
+    pub fn flips(&mut self, key_iv_share: &[u8], macs: &[Block]) -> Result<Vec<u8>> {
+        self.circuit.flips(macs, &bytes_to_bits(key_iv_share))
+    }
+
+    /// Evaluate with the verifier's input message: the keystream, and the
+    /// A2M flips for the shares of `H` (`macs`: 128 COT MACs).
+    pub fn keystream(
+        &mut self,
+        msg: &[u8],
+        ole: &mut OleReceiver,
+        macs: &[Block],
+    ) -> Result<(Vec<u8>, Vec<u8>)> {
+        self.circuit.receive_inputs(msg)?;
+        for ch in &self.chunks {
+            self.circuit.feed(ch)?;
+        }
+        self.circuit.finish()?;
+        let out = self.circuit.decode(&self.decoding)?;
+        let hp = gf_from_bytes(&block16(&out[1]));
+        self.h = Some((hp, block16(&out[2])));
+        let (pending, flips) = convert::a2m_choose(ole, macs, &[hp])?;
+        self.a2m = Some(pending);
+        Ok((webproof_circuits::bits_to_bytes(&out[0]), flips))
+    }
+
+    /// The verifier's A2M answer: the M2A flips for the powers (`macs`:
+    /// `128·k` COT MACs).
+    pub fn powers(&mut self, msg: &[u8], ole: &mut OleReceiver, macs: &[Block]) -> Result<Vec<u8>> {
+        let pending = self
+            .a2m
+            .take()
+            .ok_or(Error::Malformed("A2M answer out of order"))?;
+        let m = pending.finish(msg)?;
+        let (pending, flips) =
+            convert::m2a_choose(ole, macs, &powers(m[0], powers_needed(self.len)))?;
+        self.m2a = Some(pending);
+        Ok(flips)
+    }
+
+    /// The verifier's M2A answer and tag share: the record's tag over
+    /// `aad` and the ciphertext `ct` the prover sent.
+    pub fn tag(&mut self, msg: &[u8], tag_v: &[u8; 16], aad: &[u8], ct: &[u8]) -> Result<[u8; 16]> {
+        let t = self.tag_share(msg, aad, ct)?;
+        let mut out = [0u8; 16];
+        for (o, (a, b)) in out.iter_mut().zip(t.iter().zip(tag_v)) {
+            *o = a ^ b;
+        }
+        Ok(out)
+    }
+
+    /// The verifier's M2A answer: the prover's own tag share over `aad`
+    /// and `ct`. For a record *received* from the server the prover sends
+    /// this share before it sees the verifier's, and the verifier checks
+    /// the sum against the record's tag ([`check_tag`]).
+    pub fn tag_share(&mut self, msg: &[u8], aad: &[u8], ct: &[u8]) -> Result<[u8; 16]> {
+        if ct.len() != self.len {
+            return Err(Error::Malformed("ciphertext of the wrong length"));
+        }
+        let pending = self
+            .m2a
+            .take()
+            .ok_or(Error::Malformed("M2A answer out of order"))?;
+        let shares = pending.finish(msg)?;
+        let (_, jp) = self.h.expect("set with the A2M");
+        tag_share(&ghash_blocks(aad, ct), &shares, &jp).ok_or(Error::Malformed("record too long"))
+    }
+}
+
+/// Check a received record's `tag` against the two shares computed in 2PC
+/// over its ciphertext (the server Finished, and any record whose
+/// integrity the parties check jointly).
+pub fn check_tag(tag_v: &[u8; 16], tag_p: &[u8; 16], tag: &[u8]) -> Result<()> {
+    let sum: Vec<u8> = tag_v.iter().zip(tag_p).map(|(a, b)| a ^ b).collect();
+    if tag.len() != 16 || sum != tag {
+        return Err(Error::RecordTag);
+    }
+    Ok(())
+}

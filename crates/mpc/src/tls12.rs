@@ -1,0 +1,597 @@
+//! TLS 1.2 key derivation and Finished messages in 2PC: from the two
+//! parties' additive shares of the premaster secret (from [`crate::ectf`])
+//! to XOR shares of the write keys and IVs, and both Finished
+//! `verify_data`, with neither party learning a key.
+//!
+//! Owns three garbled circuits and their inputs and outputs; the messages
+//! of each are those of [`crate::exec`] (verifier = garbler, prover =
+//! evaluator, prover inputs by COT label transfer). It never sees a
+//! socket, a record or a certificate: the caller sends the bytes.
+//!
+//! # Circuits
+//! - **Key derivation** ([`key_derivation_circuit`]): inputs `[prover
+//!   share, verifier share, client_random ‖ server_random, (session hash),
+//!   verifier masks]`. It adds the shares mod `p` (P-256 or `2^255 - 19`,
+//!   ~770 AND), encodes the premaster as TLS does (RFC 8422 §5.10: the P-256
+//!   x-coordinate as 32 bytes big-endian; §5.11 / RFC 7748 §6.1: the X25519
+//!   output, the u-coordinate 32 bytes little-endian), computes the master
+//!   secret (`PRF(pms, "master secret", cr ‖ sr)`, or with the session hash
+//!   the extended master secret of RFC 7627), then the HMAC pad states of the
+//!   master secret and the key block `PRF(ms, "key expansion", sr ‖ cr)`.
+//!   Outputs: `key block ⊕ mask` and `MS pad states ⊕ mask`: the prover
+//!   decodes them and holds `value ⊕ mask`, the verifier holds `mask`.
+//! - **Finished** ([`finished_circuit`], one per label): inputs `[prover's
+//!   pad-state share, verifier's share, handshake hash]`; output
+//!   `verify_data = PRF(ms, label, hash)[..12]`, decoded by the prover and
+//!   returned to the verifier as labels (checked, so the verifier learns the
+//!   authentic value).
+//!
+//! Publics (randoms, hashes) are input groups the verifier encodes, not
+//! constants, so the tables of all three circuits depend on nothing of the
+//! session and are sent in preprocessing, before the server connection.
+//!
+//! # Cost (SHA-256 suites; [`Tls12Plans::and_counts`] gives the exact figures)
+//! Counted in SHA-256 compressions, HMAC pads of a secret key computed once
+//! (inner + outer compressions per HMAC):
+//! - premaster pads: 2;
+//! - master secret, 48 bytes, seed `"master secret" ‖ cr ‖ sr` (77 bytes):
+//!   A(1) 2+1, output 1 (A(1) ‖ seed, 109 bytes) 2+1, A(2) 1+1, output 2
+//!   2+1: 11 (no A(3): the chain stops when enough bytes are out);
+//! - master-secret pads: 2;
+//! - key block, 40 bytes, seed `"key expansion" ‖ sr ‖ cr`: 11;
+//! - each Finished, 12 bytes, seed `label ‖ hash` (47 bytes), pads from the
+//!   key derivation: A(1) 1+1, output 2+1: 5.
+//!
+//! In total 26 + 5 + 5 = 36 compressions: 561,358 + 107,166 + 107,167 AND
+//! for P-256 and AES-128-GCM-SHA256 (padding blocks fold partly into
+//! constants), 24.8 MB of half-gates tables. The public seed blocks cannot
+//! be hashed in advance: every HMAC chain starts from a secret pad state.
+//! What public inputs still allow and is not done yet: the message schedule
+//! of the 12 compressions whose block is all public (seed tails and
+//! padding) could be expanded in the clear (~6,100 AND fewer each).
+//!
+//! # What would cut the traffic
+//! Half-gates tables are 32 bytes per AND, so the handshake's 36
+//! compressions are ~25 MB, over the issue's 16 MB. Three-halves garbling
+//! would take off ~25%. Expanding the message schedules of the ~12
+//! compressions whose block is all public in the clear saves ~6,100 AND
+//! each (~2.4 MB of tables) but costs 32 KB of online input labels each,
+//! a bad trade for the online phase.
+//!
+//! The big cut is the "reduced" PRF (TLSNotary's idea): only *outer*
+//! compressions stay in 2PC; [`crate::reduced`] implements it for the
+//! SHA-256 suites. The design that keeps it safe here: each
+//! circuit that computes HMAC pads reveals the inner pad state `IS` to
+//! **both** parties and keeps the outer state `OS` XOR-shared; both then
+//! hash every public inner message (`label ‖ seed`, `A(i) ‖ label ‖ seed`)
+//! from `IS` in the clear, and the *verifier* encodes those inner digests
+//! as public inputs. The chain values `A(i)` are revealed to both (each is
+//! an outer compression on a distinct input; by the PRF security of the
+//! compression keyed by `OS`, and the dual-PRF assumption HMAC rests on for
+//! `IS` and `OS` from one key, they say nothing about the secret outputs).
+//! A prover that supplied the inner digests itself would instead hold an
+//! oracle `u ↦ F_OS(u)` and could ask it for the inner digest of a
+//! key-block output: the verifier must supply them. Count: premaster pads
+//! 2, master secret 4 outer, MS pads 2, key block 4, client Finished 2
+//! (merged into the key-block steps), server Finished 2: 16 compressions,
+//! ~357,000 AND, ~11.4 MB, at one round trip per step of the `A(i)` chain
+//! (~7 online round trips for the key derivation and the client Finished,
+//! 2 for the server Finished).
+//!
+//! # Why revealing `verify_data` is safe
+//! `verify_data` is a PRF output under the master secret on a public
+//! handshake hash; by PRF security it says nothing about the master secret
+//! or the key block (independent PRF outputs under other labels). It is
+//! sent in the Finished record, encrypted, but an AEAD with a known
+//! plaintext still hides its key (AES is a PRP). The server's
+//! `verify_data` is compared in the clear with what the server sent; its
+//! decryption is the record layer's job.
+//!
+//! # Security (semi-honest garbling) and what the consistency proof must cover
+//! Privacy of the keys rests on the masks: the prover sees `key ⊕ mask` for a
+//! uniform mask it never sees; the verifier sees only its masks and the
+//! flips ([`crate::transfer`]). The garble-then-prove proof that makes this
+//! maliciously secure must show, with the garbler's `Δ`, masks and shares
+//! revealed after the session: the tables garble these circuits; the public
+//! groups encode the values both parties computed; the verifier's share
+//! equals its ECtF output and is below `p` (the circuit adds modulo `p`
+//! assuming reduced shares); the prover's share in the key derivation is
+//! its ECtF output (its input labels are COT MACs, so they commit it); the
+//! prover's pad-state share in each Finished circuit equals its decoded
+//! output of the key derivation, and the verifier's equals its mask.
+use crate::error::{Error, Result};
+use crate::exec::{ProverCircuit, VerifierCircuit};
+use crate::plan::Plan;
+use crypto_bigint::Encoding;
+use rand_core::{CryptoRng, RngCore};
+use std::sync::Arc;
+use webproof_circuits::builder::const_bytes;
+use webproof_circuits::hmac::{tls12_prf_bits, HmacKey};
+use webproof_circuits::sha2::HashAlg;
+use webproof_circuits::tls::Tls12Suite;
+use webproof_circuits::{bits_to_bytes, bytes_to_bits, Bit, Builder, Circuit};
+use webproof_core::Block;
+
+/// The ECDHE group of the key exchange.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Curve {
+    /// secp256r1: premaster = x-coordinate, 32 bytes big-endian.
+    P256,
+    /// X25519: premaster = u-coordinate, 32 bytes little-endian.
+    X25519,
+}
+
+impl Curve {
+    /// The base field's modulus, little-endian.
+    fn modulus_le(self) -> [u8; 32] {
+        let be = match self {
+            Curve::P256 => crate::field::P256Base::modulus().to_be_bytes(),
+            Curve::X25519 => crate::field::Curve25519Base::modulus().to_be_bytes(),
+        };
+        let mut le = be;
+        le.reverse();
+        le
+    }
+}
+
+/// What the circuits depend on: group, cipher suite, master-secret variant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tls12Config {
+    /// ECDHE group.
+    pub curve: Curve,
+    /// AEAD cipher suite (key and IV lengths, PRF hash).
+    pub suite: Tls12Suite,
+    /// Extended master secret (RFC 7627).
+    pub ems: bool,
+}
+
+impl Tls12Config {
+    fn hash(&self) -> HashAlg {
+        self.suite.hash
+    }
+
+    /// Bytes of the key block: both write keys, then both IVs.
+    pub fn key_block_len(&self) -> usize {
+        2 * self.suite.key_len + 2 * self.suite.iv_len
+    }
+
+    /// Bytes of the master secret's pad states (inner ‖ outer).
+    pub fn states_len(&self) -> usize {
+        2 * self.hash().state_len()
+    }
+}
+
+/// The premaster from two shares: `x + y mod p` (256-bit little-endian
+/// words below `p`) in the byte order TLS uses for `curve`.
+pub(crate) fn add_mod_p(b: &mut Builder, x: &[Bit], y: &[Bit], curve: Curve) -> Vec<Bit> {
+    let s = add_mod(b, x, y, &curve.modulus_le());
+    match curve {
+        Curve::X25519 => s,
+        Curve::P256 => s.chunks(8).rev().flatten().copied().collect(),
+    }
+}
+
+/// `x + y mod p` for 256-bit little-endian words below `p`.
+fn add_mod(b: &mut Builder, x: &[Bit], y: &[Bit], p_le: &[u8; 32]) -> Vec<Bit> {
+    let mut s = Vec::with_capacity(257);
+    let mut c = Bit::ZERO;
+    for k in 0..256 {
+        let (sum, carry) = b.full_adder(x[k], y[k], c);
+        s.push(sum);
+        c = carry;
+    }
+    s.push(c);
+    // s - p = s + !p + 1 over 257 bits; the carry out is 1 iff s >= p.
+    let mut notp = const_bytes(p_le);
+    notp.push(Bit::ZERO);
+    let notp: Vec<Bit> = notp.into_iter().map(Bit::not).collect();
+    let mut d = Vec::with_capacity(257);
+    let mut c = Bit::ONE;
+    for k in 0..257 {
+        let (sum, carry) = b.full_adder(s[k], notp[k], c);
+        d.push(sum);
+        c = carry;
+    }
+    (0..256).map(|k| b.mux(c, s[k], d[k])).collect()
+}
+
+/// The key-derivation circuit of `cfg` (see the module docs for its
+/// groups).
+pub fn key_derivation_circuit(cfg: Tls12Config) -> Circuit {
+    let hash = cfg.hash();
+    let mut b = Builder::new();
+    let xp = b.input(256);
+    let xv = b.input(256);
+    let randoms = b.input_bytes(64);
+    let session_hash = cfg.ems.then(|| b.input_bytes(hash.output_len()));
+    let masks = b.input_bytes(cfg.key_block_len() + cfg.states_len());
+    let x = add_mod(&mut b, &xp, &xv, &cfg.curve.modulus_le());
+    let pms: Vec<Bit> = match cfg.curve {
+        Curve::X25519 => x,
+        Curve::P256 => x.chunks(8).rev().flatten().copied().collect(),
+    };
+    let pms_key = HmacKey::new(&mut b, hash, &pms);
+    let ms = match &session_hash {
+        Some(h) => tls12_prf_bits(&mut b, &pms_key, "extended master secret", h, 48),
+        None => tls12_prf_bits(&mut b, &pms_key, "master secret", &randoms, 48),
+    };
+    let ms_key = HmacKey::new(&mut b, hash, &ms);
+    let seed = [&randoms[256..], &randoms[..256]].concat();
+    let kb = tls12_prf_bits(&mut b, &ms_key, "key expansion", &seed, cfg.key_block_len());
+    let (mk, ms_mask) = masks.split_at(kb.len());
+    let out = b.xor_words(&kb, mk);
+    b.output(&out);
+    let states = [ms_key.inner_state(), ms_key.outer_state()].concat();
+    let out = b.xor_words(&states, ms_mask);
+    b.output(&out);
+    b.finish()
+}
+
+/// The Finished circuit for `label` ("client finished" or "server
+/// finished") under `hash`.
+pub fn finished_circuit(hash: HashAlg, label: &str) -> Circuit {
+    let sl = hash.state_len();
+    let mut b = Builder::new();
+    let sp = b.input_bytes(2 * sl);
+    let sv = b.input_bytes(2 * sl);
+    let h = b.input_bytes(hash.output_len());
+    let s = b.xor_words(&sp, &sv);
+    let key = HmacKey::from_states(hash, s[..8 * sl].to_vec(), s[8 * sl..].to_vec());
+    let vd = tls12_prf_bits(&mut b, &key, label, &h, 12);
+    b.output(&vd);
+    b.finish()
+}
+
+/// The three plans of one configuration (build once, use for many
+/// sessions).
+pub struct Tls12Plans {
+    cfg: Tls12Config,
+    kd: Arc<Plan>,
+    cf: Arc<Plan>,
+    sf: Arc<Plan>,
+}
+
+impl Tls12Plans {
+    /// Build and plan the circuits of `cfg`.
+    pub fn new(cfg: Tls12Config) -> Result<Self> {
+        let plan = |c: Circuit| Plan::new(&c).map(Arc::new);
+        Ok(Tls12Plans {
+            cfg,
+            kd: plan(key_derivation_circuit(cfg))?,
+            cf: plan(finished_circuit(cfg.hash(), "client finished"))?,
+            sf: plan(finished_circuit(cfg.hash(), "server finished"))?,
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> Tls12Config {
+        self.cfg
+    }
+
+    /// AND gates of (key derivation, client Finished, server Finished).
+    pub fn and_counts(&self) -> [u64; 3] {
+        [
+            self.kd.and_count(),
+            self.cf.and_count(),
+            self.sf.and_count(),
+        ]
+    }
+
+    /// COTs the prover's inputs consume: key derivation (its premaster
+    /// share) and each Finished (its pad-state share).
+    pub fn cots(&self) -> (usize, usize) {
+        (256, 8 * self.cfg.states_len())
+    }
+
+    /// Bytes of each circuit's input message (verifier → prover).
+    pub fn input_message_lens(&self) -> [usize; 3] {
+        [&self.kd, &self.cf, &self.sf].map(|p| 16 * p.inputs().iter().map(Vec::len).sum::<usize>())
+    }
+}
+
+/// The verifier's preprocessing for one session: chunks of tables and the
+/// decoding information of each circuit, in the order
+/// (key derivation, client Finished, server Finished).
+#[derive(Clone, Debug, Default)]
+pub struct Tables {
+    /// Chunks per circuit.
+    pub chunks: [Vec<Vec<u8>>; 3],
+    /// Decoding information per circuit.
+    pub decodings: [Vec<u8>; 3],
+}
+
+impl Tables {
+    /// Total bytes.
+    pub fn len(&self) -> usize {
+        self.chunks.iter().flatten().map(Vec::len).sum::<usize>()
+            + self.decodings.iter().map(Vec::len).sum::<usize>()
+    }
+
+    /// No bytes at all.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Public values of the handshake needed for the key derivation.
+#[derive(Clone, Copy, Debug)]
+pub struct Randoms<'a> {
+    /// ClientHello.random.
+    pub client: &'a [u8; 32],
+    /// ServerHello.random.
+    pub server: &'a [u8; 32],
+    /// RFC 7627 session hash, for the extended master secret.
+    pub session_hash: Option<&'a [u8]>,
+}
+
+/// One party's XOR shares of the key block.
+#[derive(Clone, PartialEq, Eq)]
+pub struct KeyShares {
+    /// Share of client_write_key.
+    pub client_key: Vec<u8>,
+    /// Share of server_write_key.
+    pub server_key: Vec<u8>,
+    /// Share of client_write_IV.
+    pub client_iv: Vec<u8>,
+    /// Share of server_write_IV.
+    pub server_iv: Vec<u8>,
+}
+
+impl core::fmt::Debug for KeyShares {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("KeyShares(..)")
+    }
+}
+
+impl KeyShares {
+    pub(crate) fn split(suite: Tls12Suite, kb: &[u8]) -> Self {
+        let (kl, il) = (suite.key_len, suite.iv_len);
+        KeyShares {
+            client_key: kb[..kl].to_vec(),
+            server_key: kb[kl..2 * kl].to_vec(),
+            client_iv: kb[2 * kl..2 * kl + il].to_vec(),
+            server_iv: kb[2 * kl + il..2 * kl + 2 * il].to_vec(),
+        }
+    }
+
+    /// XOR of two parties' shares: the keys themselves (tests; never in a
+    /// session).
+    pub fn combine(&self, other: &KeyShares) -> KeyShares {
+        let x = |a: &[u8], b: &[u8]| a.iter().zip(b).map(|(x, y)| x ^ y).collect();
+        KeyShares {
+            client_key: x(&self.client_key, &other.client_key),
+            server_key: x(&self.server_key, &other.server_key),
+            client_iv: x(&self.client_iv, &other.client_iv),
+            server_iv: x(&self.server_iv, &other.server_iv),
+        }
+    }
+}
+
+fn bytes_of(x: &[bool]) -> Vec<u8> {
+    bits_to_bytes(x)
+}
+
+fn check_hash(cfg: &Tls12Config, h: &[u8]) -> Result<()> {
+    if h.len() != cfg.hash().output_len() {
+        return Err(Error::Malformed("handshake hash of the wrong length"));
+    }
+    Ok(())
+}
+
+/// The verifier (garbler) of one TLS 1.2 session.
+pub struct Tls12Verifier {
+    cfg: Tls12Config,
+    circuits: [VerifierCircuit; 3],
+    /// Masks of the key block and of the MS pad states: the verifier's
+    /// shares.
+    masks: Vec<u8>,
+}
+
+/// Instances used by one session: `first..first + 3`.
+pub const INSTANCES: u64 = 3;
+
+impl Tls12Verifier {
+    /// A session under the verifier's COT `delta`, with garbling instances
+    /// `first_instance..first_instance + 3` (distinct from every other use
+    /// of `delta`).
+    pub fn new(
+        plans: &Tls12Plans,
+        delta: Block,
+        first_instance: u64,
+        rng: &mut (impl RngCore + CryptoRng),
+    ) -> Result<Self> {
+        let mut masks = vec![0u8; plans.cfg.key_block_len() + plans.cfg.states_len()];
+        rng.fill_bytes(&mut masks);
+        let mut c = |plan: &Arc<Plan>, i: u64| {
+            VerifierCircuit::new(Arc::clone(plan), delta, first_instance + i, 0, rng)
+        };
+        Ok(Tls12Verifier {
+            cfg: plans.cfg,
+            circuits: [c(&plans.kd, 0)?, c(&plans.cf, 1)?, c(&plans.sf, 2)?],
+            masks,
+        })
+    }
+
+    /// Garble all three circuits: the preprocessing message.
+    pub fn preprocess(&mut self) -> Result<Tables> {
+        let mut t = Tables::default();
+        for (i, c) in self.circuits.iter_mut().enumerate() {
+            t.chunks[i] = c.garble_all();
+            t.decodings[i] = c.decoding()?;
+        }
+        Ok(t)
+    }
+
+    /// Key derivation, the verifier's answer to the prover's flips: its
+    /// share of the premaster (the ECtF output, 32 bytes little-endian),
+    /// the public randoms, and `256` COT keys. Returns the message and the
+    /// verifier's key shares.
+    pub fn key_derivation(
+        &self,
+        share_le: &[u8; 32],
+        randoms: &Randoms<'_>,
+        keys: &[Block],
+        flips: &[u8],
+    ) -> Result<(Vec<u8>, KeyShares)> {
+        let mut own = vec![
+            bytes_to_bits(share_le),
+            bytes_to_bits(&[&randoms.client[..], &randoms.server[..]].concat()),
+        ];
+        match (self.cfg.ems, randoms.session_hash) {
+            (true, Some(h)) => {
+                check_hash(&self.cfg, h)?;
+                own.push(bytes_to_bits(h));
+            }
+            (false, None) => {}
+            _ => return Err(Error::Malformed("session hash given iff EMS")),
+        }
+        own.push(bytes_to_bits(&self.masks));
+        let msg = self.circuits[0].inputs(keys, flips, &own)?;
+        let kb = &self.masks[..self.cfg.key_block_len()];
+        Ok((msg, KeyShares::split(self.cfg.suite, kb)))
+    }
+
+    fn finished_inputs(
+        &self,
+        i: usize,
+        hash: &[u8],
+        keys: &[Block],
+        flips: &[u8],
+    ) -> Result<Vec<u8>> {
+        check_hash(&self.cfg, hash)?;
+        let states = &self.masks[self.cfg.key_block_len()..];
+        self.circuits[i].inputs(keys, flips, &[bytes_to_bits(states), bytes_to_bits(hash)])
+    }
+
+    /// Client Finished: the answer to the prover's flips, for handshake
+    /// hash `hash` and `8 * states_len` COT keys.
+    pub fn client_finished(&self, hash: &[u8], keys: &[Block], flips: &[u8]) -> Result<Vec<u8>> {
+        self.finished_inputs(1, hash, keys, flips)
+    }
+
+    /// The client `verify_data` from the prover's output labels (checked).
+    pub fn client_verify_data(&self, labels: &[u8]) -> Result<[u8; 12]> {
+        let vd = bytes_of(&self.circuits[1].check_output(0, labels)?);
+        Ok(vd.try_into().expect("12 bytes"))
+    }
+
+    /// Server Finished: as [`Self::client_finished`].
+    pub fn server_finished(&self, hash: &[u8], keys: &[Block], flips: &[u8]) -> Result<Vec<u8>> {
+        self.finished_inputs(2, hash, keys, flips)
+    }
+
+    /// Check the server's `verify_data` (as decrypted from its Finished)
+    /// against the 2PC value from the prover's output labels.
+    pub fn check_server_verify_data(&self, labels: &[u8], server_sent: &[u8]) -> Result<()> {
+        let vd = bytes_of(&self.circuits[2].check_output(0, labels)?);
+        if vd != server_sent {
+            return Err(Error::ServerFinished);
+        }
+        Ok(())
+    }
+
+    /// The circuits (for the consistency proof: 0-labels, `Δ`).
+    pub fn circuits(&self) -> &[VerifierCircuit; 3] {
+        &self.circuits
+    }
+}
+
+/// The prover (evaluator) of one TLS 1.2 session.
+pub struct Tls12Prover {
+    cfg: Tls12Config,
+    circuits: [ProverCircuit; 3],
+    tables: Tables,
+    /// The prover's share of the MS pad states, after key derivation.
+    states: Option<Vec<u8>>,
+}
+
+impl Tls12Prover {
+    /// A session with the verifier's instances and its preprocessing.
+    pub fn new(plans: &Tls12Plans, first_instance: u64, tables: Tables) -> Result<Self> {
+        let c =
+            |plan: &Arc<Plan>, i: u64| ProverCircuit::new(Arc::clone(plan), first_instance + i, 0);
+        Ok(Tls12Prover {
+            cfg: plans.cfg,
+            circuits: [c(&plans.kd, 0)?, c(&plans.cf, 1)?, c(&plans.sf, 2)?],
+            tables,
+            states: None,
+        })
+    }
+
+    /// Key derivation, first message: flips of the prover's premaster
+    /// share (32 bytes little-endian) against `256` COT MACs.
+    pub fn key_derivation_flips(&mut self, share_le: &[u8; 32], macs: &[Block]) -> Result<Vec<u8>> {
+        self.circuits[0].flips(macs, &bytes_to_bits(share_le))
+    }
+
+    fn run(&mut self, i: usize, msg: &[u8]) -> Result<Vec<Vec<bool>>> {
+        let c = &mut self.circuits[i];
+        c.receive_inputs(msg)?;
+        for ch in &self.tables.chunks[i] {
+            c.feed(ch)?;
+        }
+        c.finish()?;
+        c.decode(&self.tables.decodings[i])
+    }
+
+    /// Key derivation, the verifier's answer: evaluate and decode; the
+    /// prover's key shares.
+    pub fn key_derivation_finish(&mut self, msg: &[u8]) -> Result<KeyShares> {
+        let out = self.run(0, msg)?;
+        let kb = bytes_of(&out[0]);
+        self.states = Some(bytes_of(&out[1]));
+        Ok(KeyShares::split(self.cfg.suite, &kb))
+    }
+
+    fn finished_flips(&mut self, i: usize, macs: &[Block]) -> Result<Vec<u8>> {
+        let s = self
+            .states
+            .as_ref()
+            .ok_or(Error::Malformed("Finished before key derivation"))?;
+        let bits = bytes_to_bits(s);
+        self.circuits[i].flips(macs, &bits)
+    }
+
+    /// Client Finished, first message: flips of the prover's pad-state
+    /// share against `8 * states_len` COT MACs.
+    pub fn client_finished_flips(&mut self, macs: &[Block]) -> Result<Vec<u8>> {
+        self.finished_flips(1, macs)
+    }
+
+    /// Client Finished, the verifier's answer: `verify_data` and the output
+    /// labels to send back.
+    pub fn client_finished_finish(&mut self, msg: &[u8]) -> Result<([u8; 12], Vec<u8>)> {
+        let out = self.run(1, msg)?;
+        let vd = bytes_of(&out[0]).try_into().expect("12 bytes");
+        Ok((vd, self.circuits[1].output_message(0)?))
+    }
+
+    /// Server Finished, first message (as the client's).
+    pub fn server_finished_flips(&mut self, macs: &[Block]) -> Result<Vec<u8>> {
+        self.finished_flips(2, macs)
+    }
+
+    /// Server Finished, the verifier's answer: the expected `verify_data`
+    /// (to compare with the decrypted server Finished) and the output
+    /// labels to send back.
+    pub fn server_verify_data(&mut self, msg: &[u8]) -> Result<([u8; 12], Vec<u8>)> {
+        let out = self.run(2, msg)?;
+        let vd = bytes_of(&out[0]).try_into().expect("12 bytes");
+        Ok((vd, self.circuits[2].output_message(0)?))
+    }
+
+    /// [`Self::server_verify_data`] compared with what the server sent: an
+    /// [`Error::ServerFinished`] if they differ, else the labels.
+    pub fn server_finished_finish(&mut self, msg: &[u8], server_sent: &[u8]) -> Result<Vec<u8>> {
+        let (vd, labels) = self.server_verify_data(msg)?;
+        if vd[..] != *server_sent {
+            return Err(Error::ServerFinished);
+        }
+        Ok(labels)
+    }
+
+    /// The circuits (for the consistency proof: active labels).
+    pub fn circuits(&self) -> &[ProverCircuit; 3] {
+        &self.circuits
+    }
+}

@@ -1,0 +1,271 @@
+//! An AES-GCM record encrypted in 2PC (keystream in a garbled circuit, the
+//! tag from shares of the powers of H over GF(2^128) OLE) equals what the
+//! `aes-gcm` crate produces under the reconstructed key.
+
+use aes_gcm::aead::{Aead, KeyInit, Payload};
+use futures::executor::block_on;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha20Rng;
+use std::sync::Arc;
+use webproof_core::cot::{RandomCotReceiver, RandomCotSender};
+use webproof_core::{memory_duplex, Block, Channel};
+use webproof_mpc::ole::{OleReceiver, OleSender};
+use webproof_mpc::record::{self, RecordProver, RecordVerifier};
+use webproof_mpc::{Error, Plan};
+use webproof_ot::{SoftSpokenReceiver, SoftSpokenSender};
+
+fn cots(seed: u64, n: usize) -> (Block, Vec<Block>, Vec<Block>) {
+    let (a, b) = memory_duplex();
+    let (mut ca, mut cb) = (Channel::new(a), Channel::new(b));
+    let mut r1 = ChaCha20Rng::seed_from_u64(seed);
+    let mut r2 = ChaCha20Rng::seed_from_u64(seed + 1);
+    block_on(async {
+        let (s, r) = futures::join!(
+            SoftSpokenSender::setup(&mut ca, &mut r1),
+            SoftSpokenReceiver::setup(&mut cb, &mut r2)
+        );
+        let (mut s, mut r) = (s.unwrap(), r.unwrap());
+        let (mut keys, mut macs) = (Vec::new(), Vec::new());
+        let (x, y) = futures::join!(
+            s.extend(&mut ca, n, &mut keys),
+            r.extend(&mut cb, n, &mut macs)
+        );
+        x.unwrap();
+        y.unwrap();
+        (s.delta(), keys, macs)
+    })
+}
+
+/// One record in 2PC: (key ‖ IV) shares of both parties, the plaintext,
+/// the sequence number; returns the record body (explicit nonce, C, tag).
+fn encrypt_2pc(
+    key_len: usize,
+    vshare: &[u8],
+    pshare: &[u8],
+    pt: &[u8],
+    seq: u64,
+    tamper_table: bool,
+) -> Result<Vec<u8>, Error> {
+    let len = pt.len();
+    let plan = Arc::new(Plan::new(&record::gcm_circuit(key_len, len))?);
+    let (n_in, n_a2m, n_m2a) = record::cots_needed(key_len, len);
+    let (delta, keys, macs) = cots(seq + 7, n_in + n_a2m + n_m2a);
+    let (k_in, k_a2m, k_m2a) = (
+        &keys[..n_in],
+        &keys[n_in..n_in + n_a2m],
+        &keys[n_in + n_a2m..],
+    );
+    let (m_in, m_a2m, m_m2a) = (
+        &macs[..n_in],
+        &macs[n_in..n_in + n_a2m],
+        &macs[n_in + n_a2m..],
+    );
+    let mut rng = ChaCha20Rng::seed_from_u64(seq);
+    let explicit = seq.to_be_bytes();
+    let aad = record::tls12_aad(seq, 23, len);
+
+    // Preprocessing.
+    let mut v = RecordVerifier::new(Arc::clone(&plan), len, delta, 1, &mut rng)?;
+    let (mut chunks, decoding) = v.preprocess()?;
+    if tamper_table {
+        for b in &mut chunks[0][8..] {
+            *b ^= 1;
+        }
+    }
+    let mut p = RecordProver::new(plan, len, 1, chunks, decoding)?;
+    let (mut os, mut or) = (OleSender::new(delta, 9), OleReceiver::new(9));
+    // Inputs; the prover evaluates and encrypts.
+    let f = p.flips(pshare, m_in)?;
+    let msg = v.inputs(vshare, &explicit, k_in, &f)?;
+    let (ks, f) = p.keystream(&msg, &mut or, m_a2m)?;
+    let ct: Vec<u8> = pt.iter().zip(&ks).map(|(a, b)| a ^ b).collect();
+    // Powers of H and the tag.
+    let msg = v.a2m(&mut os, k_a2m, &f, &mut rng)?;
+    let f = p.powers(&msg, &mut or, m_m2a)?;
+    let (msg, tv) = v.m2a_and_tag(&mut os, k_m2a, &f, &aad, &ct)?;
+    let tag = p.tag(&msg, &tv, &aad, &ct)?;
+    Ok([&explicit[..], &ct, &tag].concat())
+}
+
+fn reference(key: &[u8], iv: &[u8], pt: &[u8], seq: u64) -> Vec<u8> {
+    let nonce = [iv, &seq.to_be_bytes()[..]].concat();
+    let aad = record::tls12_aad(seq, 23, pt.len());
+    let payload = Payload { msg: pt, aad: &aad };
+    let ct = if key.len() == 16 {
+        aes_gcm::Aes128Gcm::new_from_slice(key)
+            .unwrap()
+            .encrypt(nonce.as_slice().into(), payload)
+    } else {
+        aes_gcm::Aes256Gcm::new_from_slice(key)
+            .unwrap()
+            .encrypt(nonce.as_slice().into(), payload)
+    };
+    [&seq.to_be_bytes()[..], &ct.unwrap()].concat()
+}
+
+#[test]
+fn record_matches_aes_gcm() {
+    let mut rng = ChaCha20Rng::seed_from_u64(1);
+    for (key_len, len) in [(16, 1), (16, 100), (32, 37), (16, 0)] {
+        let kv: Vec<u8> = (0..key_len + 4).map(|_| rng.gen()).collect();
+        let kp: Vec<u8> = (0..key_len + 4).map(|_| rng.gen()).collect();
+        let k: Vec<u8> = kv.iter().zip(&kp).map(|(a, b)| a ^ b).collect();
+        let pt: Vec<u8> = (0..len).map(|_| rng.gen()).collect();
+        let seq = rng.gen_range(1..1000);
+        let got = encrypt_2pc(key_len, &kv, &kp, &pt, seq, false).unwrap();
+        assert_eq!(
+            got,
+            reference(&k[..key_len], &k[key_len..], &pt, seq),
+            "{key_len} {len}"
+        );
+    }
+}
+
+#[test]
+fn corrupted_record_tables_give_an_error() {
+    let kv = [1u8; 20];
+    let kp = [2u8; 20];
+    let e = encrypt_2pc(16, &kv, &kp, b"GET / HTTP/1.1\r\n", 1, true).unwrap_err();
+    assert!(matches!(e, Error::OutputCheck { .. }), "{e:?}");
+}
+
+/// The chain: premaster shares → TLS 1.2 key derivation in 2PC → the
+/// client write key and IV shares encrypt a record in 2PC, equal to
+/// aes-gcm's under the keys the shares reconstruct.
+#[test]
+fn record_from_derived_key_shares() {
+    use webproof_circuits::tls::Tls12Suite;
+    use webproof_mpc::field::P256Base;
+    use webproof_mpc::tls12::{
+        Curve, Randoms, Tls12Config, Tls12Plans, Tls12Prover, Tls12Verifier,
+    };
+    let cfg = Tls12Config {
+        curve: Curve::P256,
+        suite: Tls12Suite::AES_128_GCM_SHA256,
+        ems: true,
+    };
+    let plans = Tls12Plans::new(cfg).unwrap();
+    let mut rng = ChaCha20Rng::seed_from_u64(5);
+    let (a, b) = (P256Base::random(&mut rng), P256Base::random(&mut rng));
+    let (delta, keys, macs) = cots(6, 256);
+    let mut v = Tls12Verifier::new(&plans, delta, 0, &mut rng).unwrap();
+    let tables = v.preprocess().unwrap();
+    let mut p = Tls12Prover::new(&plans, 0, tables).unwrap();
+    let (cr, sr, sh): ([u8; 32], [u8; 32], [u8; 32]) = (rng.gen(), rng.gen(), rng.gen());
+    let randoms = Randoms {
+        client: &cr,
+        server: &sr,
+        session_hash: Some(&sh),
+    };
+    let f = p.key_derivation_flips(&b.to_le_bytes(), &macs).unwrap();
+    let (msg, vk) = v
+        .key_derivation(&a.to_le_bytes(), &randoms, &keys, &f)
+        .unwrap();
+    let pk = p.key_derivation_finish(&msg).unwrap();
+    let k = vk.combine(&pk);
+    let pt = b"GET /bytes?size=2048 HTTP/1.1\r\nHost: example\r\n\r\n";
+    let got = encrypt_2pc(
+        16,
+        &[&vk.client_key[..], &vk.client_iv].concat(),
+        &[&pk.client_key[..], &pk.client_iv].concat(),
+        pt,
+        1,
+        false,
+    )
+    .unwrap();
+    assert_eq!(got, reference(&k.client_key, &k.client_iv, pt, 1));
+}
+
+/// Out-of-order calls and messages of the wrong length at every step give
+/// errors, never panics.
+#[test]
+fn malformed_record_messages_are_refused() {
+    let len = 20;
+    let plan = Arc::new(Plan::new(&record::gcm_circuit(16, len)).unwrap());
+    let (n_in, n_a2m, n_m2a) = record::cots_needed(16, len);
+    let (delta, keys, macs) = cots(70, n_in + n_a2m + n_m2a);
+    let mut rng = ChaCha20Rng::seed_from_u64(71);
+    let mut v = RecordVerifier::new(Arc::clone(&plan), len, delta, 0, &mut rng).unwrap();
+    let (chunks, decoding) = v.preprocess().unwrap();
+    let mut p = RecordProver::new(plan, len, 0, chunks, decoding).unwrap();
+    let (mut os, mut or) = (OleSender::new(delta, 1), OleReceiver::new(1));
+    let share = [9u8; 20];
+    let aad = record::tls12_aad(1, 23, len);
+    // Out of order on both sides.
+    assert!(p.powers(&[0; 10], &mut or, &macs[..n_m2a]).is_err());
+    assert!(p.tag(&[], &[0; 16], &aad, &[0; 20]).is_err());
+    assert!(v
+        .m2a_and_tag(&mut os, &keys[..n_m2a], &[], &aad, &[0; 20])
+        .is_err());
+    let f = p.flips(&share, &macs[..n_in]).unwrap();
+    assert!(v.inputs(&share, &[0; 8], &keys[..n_in], &f[1..]).is_err());
+    assert!(v.inputs(&share[1..], &[0; 8], &keys[..n_in], &f).is_err());
+    let msg = v.inputs(&share, &[0; 8], &keys[..n_in], &f).unwrap();
+    let m_a2m = &macs[n_in..n_in + n_a2m];
+    assert!(p.keystream(&msg[1..], &mut or, m_a2m).is_err());
+    let (ks, f) = p.keystream(&msg, &mut or, m_a2m).unwrap();
+    assert_eq!(ks.len(), len);
+    let k_a2m = &keys[n_in..n_in + n_a2m];
+    assert!(v.a2m(&mut os, k_a2m, &f[1..], &mut rng).is_err());
+    let msg = v.a2m(&mut os, k_a2m, &f, &mut rng).unwrap();
+    let m_m2a = &macs[n_in + n_a2m..];
+    assert!(p.powers(&msg[1..], &mut or, m_m2a).is_err());
+}
+
+/// The server Finished record checked in 2PC: keystream from the server
+/// write key shares to the prover, which decrypts; the tag computed jointly
+/// over the received ciphertext (the prover's share first) matches the
+/// record's; a forged tag or ciphertext is refused.
+#[test]
+fn server_finished_record_checked_in_2pc() {
+    let mut rng = ChaCha20Rng::seed_from_u64(80);
+    let kv: Vec<u8> = (0..20).map(|_| rng.gen()).collect();
+    let kp: Vec<u8> = (0..20).map(|_| rng.gen()).collect();
+    let k: Vec<u8> = kv.iter().zip(&kp).map(|(a, b)| a ^ b).collect();
+    let vd: [u8; 12] = rng.gen();
+    let pt = [&[0x14, 0, 0, 12][..], &vd].concat();
+    // The server's record under its write key: explicit nonce ‖ C ‖ tag
+    // (content type 22, sequence number 0).
+    let nonce = [&k[16..], &[0u8; 8][..]].concat();
+    let aad = record::tls12_aad(0, 22, pt.len());
+    let body = aes_gcm::Aes128Gcm::new_from_slice(&k[..16])
+        .unwrap()
+        .encrypt(
+            nonce.as_slice().into(),
+            Payload {
+                msg: &pt,
+                aad: &aad,
+            },
+        )
+        .unwrap();
+    let (ct, tag) = body.split_at(16);
+
+    let check = |ct: &[u8], tag: &[u8]| -> Result<Vec<u8>, Error> {
+        let len = ct.len();
+        let plan = Arc::new(Plan::new(&record::gcm_circuit(16, len))?);
+        let (n_in, n_a2m, n_m2a) = record::cots_needed(16, len);
+        let (delta, keys, macs) = cots(81, n_in + n_a2m + n_m2a);
+        let mut rng = ChaCha20Rng::seed_from_u64(82);
+        let mut v = RecordVerifier::new(Arc::clone(&plan), len, delta, 3, &mut rng)?;
+        let (chunks, decoding) = v.preprocess()?;
+        let mut p = RecordProver::new(plan, len, 3, chunks, decoding)?;
+        let (mut os, mut or) = (OleSender::new(delta, 2), OleReceiver::new(2));
+        let f = p.flips(&kp, &macs[..n_in])?;
+        let msg = v.inputs(&kv, &[0; 8], &keys[..n_in], &f)?;
+        let (ks, f) = p.keystream(&msg, &mut or, &macs[n_in..n_in + n_a2m])?;
+        let msg = v.a2m(&mut os, &keys[n_in..n_in + n_a2m], &f, &mut rng)?;
+        let f = p.powers(&msg, &mut or, &macs[n_in + n_a2m..])?;
+        let (msg, tv) = v.m2a_and_tag(&mut os, &keys[n_in + n_a2m..], &f, &aad, ct)?;
+        let tp = p.tag_share(&msg, &aad, ct)?;
+        record::check_tag(&tv, &tp, tag)?;
+        Ok(ct.iter().zip(&ks).map(|(a, b)| a ^ b).collect())
+    };
+    assert_eq!(check(ct, tag).unwrap(), pt);
+    let mut bad = tag.to_vec();
+    bad[3] ^= 1;
+    assert_eq!(check(ct, &bad).unwrap_err(), Error::RecordTag);
+    let mut bad = ct.to_vec();
+    bad[15] ^= 0x40;
+    assert_eq!(check(&bad, tag).unwrap_err(), Error::RecordTag);
+    assert_eq!(check(ct, &tag[..15]).unwrap_err(), Error::RecordTag);
+}

@@ -1,0 +1,219 @@
+//! The reduced-PRF key derivation (only outer compressions garbled)
+//! against the TLS 1.2 PRF in the clear, on both curves, with and without
+//! the extended master secret; its gate count; a corrupted table.
+
+use futures::executor::block_on;
+use hmac::{Hmac, Mac};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha20Rng;
+use webproof_core::cot::{RandomCotReceiver, RandomCotSender};
+use webproof_core::{memory_duplex, Block, Channel};
+use webproof_mpc::field::{Curve25519Base, P256Base};
+use webproof_mpc::reduced::{ReducedPlans, ReducedProver, ReducedVerifier, STEPS};
+use webproof_mpc::tls12::{Curve, Randoms};
+use webproof_mpc::Error;
+use webproof_ot::{SoftSpokenReceiver, SoftSpokenSender};
+
+fn cots(seed: u64, n: usize) -> (Block, Vec<Block>, Vec<Block>) {
+    let (a, b) = memory_duplex();
+    let (mut ca, mut cb) = (Channel::new(a), Channel::new(b));
+    let mut r1 = ChaCha20Rng::seed_from_u64(seed);
+    let mut r2 = ChaCha20Rng::seed_from_u64(seed + 1);
+    block_on(async {
+        let (s, r) = futures::join!(
+            SoftSpokenSender::setup(&mut ca, &mut r1),
+            SoftSpokenReceiver::setup(&mut cb, &mut r2)
+        );
+        let (mut s, mut r) = (s.unwrap(), r.unwrap());
+        let (mut keys, mut macs) = (Vec::new(), Vec::new());
+        let (x, y) = futures::join!(
+            s.extend(&mut ca, n, &mut keys),
+            r.extend(&mut cb, n, &mut macs)
+        );
+        x.unwrap();
+        y.unwrap();
+        (s.delta(), keys, macs)
+    })
+}
+
+fn hmac(key: &[u8], msg: &[u8]) -> Vec<u8> {
+    let mut m = Hmac::<sha2::Sha256>::new_from_slice(key).unwrap();
+    m.update(msg);
+    m.finalize().into_bytes().to_vec()
+}
+
+fn prf(secret: &[u8], label: &str, seed: &[u8], n: usize) -> Vec<u8> {
+    let ls = [label.as_bytes(), seed].concat();
+    let mut a = hmac(secret, &ls);
+    let mut out = Vec::new();
+    while out.len() < n {
+        out.extend(hmac(secret, &[&a[..], &ls].concat()));
+        a = hmac(secret, &a);
+    }
+    out.truncate(n);
+    out
+}
+
+/// Run all nine steps; (verifier, prover) at the end, or the first error.
+fn run(
+    plans: &ReducedPlans,
+    vshare: &[u8; 32],
+    pshare: &[u8; 32],
+    randoms: &Randoms<'_>,
+    (cf, sf): (&[u8], &[u8]),
+    seed: u64,
+    tamper: Option<usize>,
+) -> Result<(ReducedVerifier, ReducedProver), Error> {
+    let total: usize = (0..STEPS).map(|s| plans.cots(s)).sum();
+    let (delta, keys, macs) = cots(seed, total);
+    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+    let mut v = ReducedVerifier::new(plans, delta, 0, vshare, randoms, cf, &mut rng)?;
+    let mut tables = v.preprocess()?;
+    if let Some(step) = tamper {
+        for b in &mut tables[step].0[0][8..] {
+            *b ^= 1;
+        }
+    }
+    let mut p = ReducedProver::new(plans, 0, pshare, tables)?;
+    let mut off = 0;
+    for step in 0..STEPS {
+        if step == 7 {
+            v.set_server_finished_hash(sf)?;
+        }
+        let n = plans.cots(step);
+        let f = p.flips(step, &macs[off..off + n])?;
+        let msg = v.inputs(step, &keys[off..off + n], &f)?;
+        off += n;
+        if let Some(labels) = p.evaluate(step, &msg)? {
+            v.receive(step, &labels)?;
+        }
+    }
+    Ok((v, p))
+}
+
+fn check(curve: Curve, ems: bool, seed: u64) {
+    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+    let (a, b, pms) = match curve {
+        Curve::P256 => {
+            let (a, b) = (P256Base::random(&mut rng), P256Base::random(&mut rng));
+            (a.to_le_bytes(), b.to_le_bytes(), (a + b).to_be_bytes())
+        }
+        Curve::X25519 => {
+            let (a, b) = (
+                Curve25519Base::random(&mut rng),
+                Curve25519Base::random(&mut rng),
+            );
+            (a.to_le_bytes(), b.to_le_bytes(), (a + b).to_le_bytes())
+        }
+    };
+    let [cr, sr, sh, cf, sf]: [[u8; 32]; 5] = core::array::from_fn(|_| rng.gen());
+    let randoms = Randoms {
+        client: &cr,
+        server: &sr,
+        session_hash: ems.then_some(&sh[..]),
+    };
+    let plans = ReducedPlans::new(curve).unwrap();
+    let (v, p) = run(&plans, &a, &b, &randoms, (&cf, &sf), seed, None).unwrap();
+    let ms = if ems {
+        prf(&pms, "extended master secret", &sh, 48)
+    } else {
+        prf(&pms, "master secret", &[cr, sr].concat(), 48)
+    };
+    let kb = prf(&ms, "key expansion", &[sr, cr].concat(), 40);
+    let k = v.key_shares().combine(&p.key_shares().unwrap());
+    assert_eq!(
+        [k.client_key, k.server_key, k.client_iv, k.server_iv].concat(),
+        kb
+    );
+    let want_cf = prf(&ms, "client finished", &cf, 12);
+    assert_eq!(&v.client_verify_data().unwrap()[..], &want_cf[..]);
+    assert_eq!(v.client_verify_data(), p.client_verify_data());
+    let want_sf = prf(&ms, "server finished", &sf, 12);
+    assert_eq!(&v.server_verify_data().unwrap()[..], &want_sf[..]);
+    assert_eq!(v.server_verify_data(), p.server_verify_data());
+}
+
+#[test]
+fn reduced_p256_matches_reference() {
+    check(Curve::P256, false, 1);
+    check(Curve::P256, true, 2);
+}
+
+#[test]
+fn reduced_x25519_matches_reference() {
+    check(Curve::X25519, true, 3);
+}
+
+#[test]
+fn reduced_gate_count_and_corruption() {
+    let plans = ReducedPlans::new(Curve::P256).unwrap();
+    let ands = plans.and_counts();
+    let total: u64 = ands.iter().sum();
+    eprintln!("reduced PRF: {ands:?} = {total} AND");
+    assert!(total < 16 * 22_300 + 1_000, "{total}");
+    let randoms = Randoms {
+        client: &[1; 32],
+        server: &[2; 32],
+        session_hash: None,
+    };
+    for step in [0, 3, 5, 6] {
+        let e = run(
+            &plans,
+            &[3; 32],
+            &[4; 32],
+            &randoms,
+            (&[5; 32], &[6; 32]),
+            9,
+            Some(step),
+        )
+        .map(|_| ())
+        .unwrap_err();
+        assert!(matches!(e, Error::OutputCheck { .. }), "{step}: {e:?}");
+    }
+}
+
+/// Out-of-order steps and messages of the wrong length give errors, never
+/// panics.
+#[test]
+fn reduced_malformed_and_out_of_order() {
+    let plans = ReducedPlans::new(Curve::P256).unwrap();
+    let total: usize = (0..STEPS).map(|s| plans.cots(s)).sum();
+    let (delta, keys, macs) = cots(90, total);
+    let mut rng = ChaCha20Rng::seed_from_u64(91);
+    let randoms = Randoms {
+        client: &[1; 32],
+        server: &[2; 32],
+        session_hash: None,
+    };
+    assert!(
+        ReducedVerifier::new(&plans, delta, 0, &[0; 32], &randoms, &[0; 31], &mut rng).is_err()
+    );
+    let mut v =
+        ReducedVerifier::new(&plans, delta, 0, &[7; 32], &randoms, &[5; 32], &mut rng).unwrap();
+    let tables = v.preprocess().unwrap();
+    assert!(ReducedProver::new(&plans, 0, &[8; 32], tables[1..].to_vec()).is_err());
+    let mut p = ReducedProver::new(&plans, 0, &[8; 32], tables).unwrap();
+    let n0 = plans.cots(0);
+    // Steps out of order on both sides.
+    assert!(p.flips(1, &macs[..256]).is_err());
+    assert!(p.flips(STEPS, &macs[..256]).is_err());
+    assert!(v.inputs(2, &keys[..256], &[0; 32]).is_err());
+    assert!(v.receive(0, &[0; 16]).is_err());
+    let f = p.flips(0, &macs[..n0]).unwrap();
+    assert!(v.inputs(0, &keys[..n0], &f[1..]).is_err());
+    let msg = v.inputs(0, &keys[..n0], &f).unwrap();
+    assert!(p.evaluate(1, &msg).is_err());
+    assert!(p.evaluate(0, &msg[..msg.len() - 1]).is_err());
+    let labels = p.evaluate(0, &msg).unwrap().unwrap();
+    assert!(v.receive(0, &labels[1..]).is_err());
+    assert!(v.receive(0, &[labels.as_slice(), &[0]].concat()).is_err());
+    let mut bad = labels.clone();
+    bad[40] ^= 1;
+    assert!(v.receive(0, &bad).is_err());
+    v.receive(0, &labels).unwrap();
+    assert!(v.receive(0, &labels).is_err());
+    // The server Finished hash is needed before step 8 and must be 32 bytes.
+    assert!(v.set_server_finished_hash(&[0; 33]).is_err());
+    assert!(p.key_shares().is_err());
+    assert!(v.client_verify_data().is_none());
+}

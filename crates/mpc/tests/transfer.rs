@@ -1,0 +1,217 @@
+//! The evaluator's input labels from the workspace's real COT extensions
+//! (base OT + SoftSpokenOT, and Ferret on top of it) run in-process over an
+//! in-memory channel, with the garbler's Δ taken from its COT sender.
+
+use aes::cipher::{BlockEncrypt, KeyInit};
+use futures::executor::block_on;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha20Rng;
+use webproof_circuits::{bits_to_bytes, bytes_to_bits};
+use webproof_core::cot::{RandomCotReceiver, RandomCotSender};
+use webproof_core::{memory_duplex, Block, Channel};
+use webproof_ferret::{FerretConfig, SilentCotReceiver, SilentCotSender};
+use webproof_mpc::{transfer, Error, Evaluator, Garbler};
+use webproof_ot::{SoftSpokenReceiver, SoftSpokenSender};
+
+fn aes_ref(key: &[u8; 16], pt: &[u8; 16]) -> [u8; 16] {
+    let aes = aes::Aes128::new(key.into());
+    let mut b = (*pt).into();
+    aes.encrypt_block(&mut b);
+    b.into()
+}
+
+/// `n` random COTs: (Δ, garbler keys, evaluator MACs).
+fn cots(seed: u64, n: usize) -> (Block, Vec<Block>, Vec<Block>) {
+    let (a, b) = memory_duplex();
+    let (mut ca, mut cb) = (Channel::new(a), Channel::new(b));
+    let mut r1 = ChaCha20Rng::seed_from_u64(seed);
+    let mut r2 = ChaCha20Rng::seed_from_u64(seed + 1);
+    block_on(async {
+        let (s, r) = futures::join!(
+            SoftSpokenSender::setup(&mut ca, &mut r1),
+            SoftSpokenReceiver::setup(&mut cb, &mut r2)
+        );
+        let (mut s, mut r) = (s.unwrap(), r.unwrap());
+        let (mut keys, mut macs) = (Vec::new(), Vec::new());
+        let (x, y) = futures::join!(
+            s.extend(&mut ca, n, &mut keys),
+            r.extend(&mut cb, n, &mut macs)
+        );
+        x.unwrap();
+        y.unwrap();
+        (s.delta(), keys, macs)
+    })
+}
+
+/// `n` COTs from the production silent OT (Ferret, compact parameters).
+fn ferret_cots(seed: u64, n: usize) -> (Block, Vec<Block>, Vec<Block>) {
+    let (a, b) = memory_duplex();
+    let (mut ca, mut cb) = (Channel::new(a), Channel::new(b));
+    let mut r1 = ChaCha20Rng::seed_from_u64(seed);
+    let mut r2 = ChaCha20Rng::seed_from_u64(seed + 1);
+    block_on(async {
+        let (s, r) = futures::join!(
+            SilentCotSender::connect(FerretConfig::compact(), &mut ca, &mut r1),
+            SilentCotReceiver::connect(FerretConfig::compact(), &mut cb, &mut r2)
+        );
+        let (mut s, mut r) = (s.unwrap(), r.unwrap());
+        let (mut keys, mut macs) = (Vec::new(), Vec::new());
+        let (x, y) = futures::join!(
+            s.extend(&mut ca, n, &mut keys),
+            r.extend(&mut cb, n, &mut macs)
+        );
+        x.unwrap();
+        y.unwrap();
+        (s.delta(), keys, macs)
+    })
+}
+
+/// The evaluator's AES key through Ferret COTs, chosen before garbling.
+#[test]
+fn chosen_inputs_from_ferret() {
+    let mut rng = ChaCha20Rng::seed_from_u64(25);
+    let key: [u8; 16] = rng.gen();
+    let pt: [u8; 16] = rng.gen();
+    let (delta, keys, macs) = ferret_cots(26, 128);
+    let c = webproof_circuits::cache::aes128();
+    let x = bytes_to_bits(&key);
+    let flips = transfer::flips(&macs, &x).unwrap();
+    let mut g = Garbler::new(c, delta, &mut rng).unwrap();
+    g.set_input_zero_labels(
+        0,
+        &transfer::zero_labels_from_cot(&keys, delta, &flips).unwrap(),
+    )
+    .unwrap();
+    let chunks = g.garble_all();
+    let mut e = Evaluator::new(c).unwrap();
+    e.set_input(0, &macs).unwrap();
+    e.set_input(1, &g.encode(1, &bytes_to_bits(&pt)).unwrap())
+        .unwrap();
+    for ch in &chunks {
+        e.feed(ch).unwrap();
+    }
+    let out = e.decode(&g.decoding().unwrap()).unwrap();
+    assert_eq!(bits_to_bytes(&out[0]), aes_ref(&key, &pt));
+}
+
+/// Garbler holds the AES key (group 0), the evaluator the plaintext (group
+/// 1), chosen by COT before garbling: the evaluator's labels are its MACs.
+#[test]
+fn chosen_inputs_before_garbling() {
+    let mut rng = ChaCha20Rng::seed_from_u64(20);
+    let key: [u8; 16] = rng.gen();
+    let pt: [u8; 16] = rng.gen();
+    let x = bytes_to_bits(&pt);
+    let (delta, keys, macs) = cots(21, 128);
+    let c = webproof_circuits::cache::aes128();
+
+    let flips = transfer::flips(&macs, &x).unwrap();
+    assert_eq!(flips.len(), 16);
+    let zero = transfer::zero_labels_from_cot(&keys, delta, &flips).unwrap();
+    let mut g = Garbler::new(c, delta, &mut rng).unwrap();
+    g.set_input_zero_labels(1, &zero).unwrap();
+    let chunks = g.garble_all();
+
+    let mut e = Evaluator::new(c).unwrap();
+    e.set_input(0, &g.encode(0, &bytes_to_bits(&key)).unwrap())
+        .unwrap();
+    e.set_input(1, &macs).unwrap();
+    for ch in &chunks {
+        e.feed(ch).unwrap();
+    }
+    let out = e.decode(&g.decoding().unwrap()).unwrap();
+    assert_eq!(bits_to_bytes(&out[0]), aes_ref(&key, &pt));
+    // The evaluator's input labels are IT-MACs of its bits under Δ, keyed
+    // by the garbler's 0-labels (what the consistency proof will reuse).
+    let held = e.input_labels(1).unwrap();
+    for i in 0..128 {
+        assert_eq!(
+            held[i],
+            g.input_zero_labels(1).unwrap()[i] ^ Block::select(x[i], delta)
+        );
+    }
+}
+
+/// Tables garbled first (preprocessing), the evaluator's input transferred
+/// afterwards with one correction block per bit.
+#[test]
+fn inputs_after_garbling_by_corrections() {
+    let mut rng = ChaCha20Rng::seed_from_u64(22);
+    let key: [u8; 16] = rng.gen();
+    let pt: [u8; 16] = rng.gen();
+    let (delta, keys, macs) = cots(23, 128);
+    let c = webproof_circuits::cache::aes128();
+
+    // Preprocessing: garble and ship the tables before the key is known.
+    let mut g = Garbler::new(c, delta, &mut rng).unwrap();
+    let chunks = g.garble_all();
+
+    // Online: the evaluator's key by COT.
+    let x = bytes_to_bits(&key);
+    let flips = transfer::flips(&macs, &x).unwrap();
+    let corr =
+        transfer::corrections(g.input_zero_labels(0).unwrap(), &keys, delta, &flips).unwrap();
+    assert_eq!(corr.len(), 128 * 16);
+    let labels = transfer::labels_from_corrections(&macs, &corr).unwrap();
+
+    let mut e = Evaluator::new(c).unwrap();
+    e.set_input(0, &labels).unwrap();
+    e.set_input(1, &g.encode(1, &bytes_to_bits(&pt)).unwrap())
+        .unwrap();
+    for ch in &chunks {
+        e.feed(ch).unwrap();
+    }
+    let out = e.decode(&g.decoding().unwrap()).unwrap();
+    assert_eq!(bits_to_bytes(&out[0]), aes_ref(&key, &pt));
+
+    // A corrupted correction spoils the wire and the output check fails.
+    let mut bad = corr.clone();
+    bad[5 * 16 + 3] ^= 0x10;
+    let labels = transfer::labels_from_corrections(&macs, &bad).unwrap();
+    let mut e = Evaluator::new(c).unwrap();
+    e.set_input(0, &labels).unwrap();
+    e.set_input(1, &g.encode(1, &bytes_to_bits(&pt)).unwrap())
+        .unwrap();
+    for ch in &chunks {
+        e.feed(ch).unwrap();
+    }
+    assert!(matches!(
+        e.decode(&g.decoding().unwrap()),
+        Err(Error::OutputCheck { .. })
+    ));
+}
+
+#[test]
+fn malformed_transfer_messages_are_refused() {
+    let (delta, keys, macs) = cots(24, 13);
+    let x = vec![true; 13];
+    assert!(matches!(
+        transfer::flips(&macs, &x[..12]),
+        Err(Error::Transfer(_))
+    ));
+    let flips = transfer::flips(&macs, &x).unwrap();
+    assert_eq!(flips.len(), 2);
+    assert!(matches!(
+        transfer::zero_labels_from_cot(&keys, delta, &flips[..1]),
+        Err(Error::Transfer(_))
+    ));
+    // Padding bits set.
+    let mut pad = flips.clone();
+    pad[1] |= 0x80;
+    assert!(matches!(
+        transfer::zero_labels_from_cot(&keys, delta, &pad),
+        Err(Error::Transfer(_))
+    ));
+    let zero = transfer::zero_labels_from_cot(&keys, delta, &flips).unwrap();
+    for i in 0..13 {
+        assert_eq!(macs[i], zero[i] ^ delta);
+    }
+    assert!(matches!(
+        transfer::corrections(&zero[..12], &keys, delta, &flips),
+        Err(Error::Length { .. })
+    ));
+    assert!(matches!(
+        transfer::labels_from_corrections(&macs, &[0; 13 * 16 - 1]),
+        Err(Error::Malformed(_))
+    ));
+}
