@@ -17,7 +17,7 @@
 //! (`verifier` or `prover`).
 //!
 //! Modules: [`link`] owns the WebSocket byte stream and the multiplexed
-//! section's demultiplexing; [`prove`] drives the session core
+//! section's demultiplexing; [`mod@prove`] drives the session core
 //! (`webproof_proxy::session::prover`) and the proof engine over it;
 //! [`error`] types the failures. This file only converts to and from
 //! JavaScript values.

@@ -7,7 +7,7 @@
 //!
 //! Multiplication uses the carry-less multiply instruction (PCLMULQDQ) when the
 //! CPU has it and a constant-time fallback otherwise: on WebAssembly, integer
-//! multiplies with SIMD128 ([`crate::simd128`]) or without it, elsewhere the
+//! multiplies with SIMD128 (`crate::simd128` (wasm32 only)) or without it, elsewhere the
 //! portable bit loop. [`crate::kernels`] names every variant for tests and
 //! benchmarks.
 

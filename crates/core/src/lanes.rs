@@ -6,7 +6,7 @@
 //! operation is a handful of 512-bit instructions: four carry-less products
 //! per instruction, the reduction done lane-wise in the same registers, no
 //! round trip through general registers. On wasm32 with SIMD128 the four
-//! lanes share the vectors of [`crate::simd128::clmul4`]. Elsewhere (older
+//! lanes share the vectors of `crate::simd128::clmul4` (wasm32 only). Elsewhere (older
 //! CPUs, wasm32 without SIMD128) the portable [`Block`] arithmetic computes
 //! the same values; tests (and [`crate::kernels::self_test`], in wasm)
 //! compare them.
@@ -60,7 +60,7 @@ pub fn mul_add(a: &X4, b: &X4, c: &X4, d: &X4) -> X4 {
 }
 
 /// WebAssembly SIMD128: the four lanes' products share vectors
-/// ([`crate::simd128::clmul4`]), reductions stay scalar.
+/// (`crate::simd128::clmul4` (wasm32 only)), reductions stay scalar.
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 mod simd {
     use super::X4;

@@ -12,7 +12,7 @@
 //! on every call. On x86_64 it picks, once per batch, a kernel compiled for
 //! VAES (16 blocks per step in AVX-512 registers) or AES-NI (8 blocks per
 //! step, key schedule in registers); on WebAssembly with SIMD128 a
-//! bitsliced kernel ([`crate::simd128::Aes128x8`], eight blocks per step);
+//! bitsliced kernel (`crate::simd128::Aes128x8` (wasm32 only), eight blocks per step);
 //! elsewhere (WebAssembly without SIMD128, CPUs without AES-NI) the `aes`
 //! crate. All paths are checked against
 //! the `aes` crate in the tests.

@@ -2,7 +2,7 @@
 //! batches) and of the QuickSilver engine, one suite for every target.
 //!
 //! This crate owns no protocol code. Built for `wasm32-unknown-unknown` it
-//! exports [`run_tests`] and [`run_bench`] through wasm-bindgen for
+//! exports `run_tests` and `run_bench` through wasm-bindgen for
 //! `web/kernels` (Node and headless chromium); natively `src/main.rs` runs
 //! the same suite. Results are JSON strings so that drivers only parse.
 
