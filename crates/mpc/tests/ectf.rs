@@ -2,67 +2,19 @@
 //! extensions (base OT + SoftSpokenOT, and Ferret), run in-process, checked
 //! against `p256` ECDH and curve25519-dalek's X25519.
 
+mod common;
+use common::{cots, ferret_cots};
 use curve25519_dalek::constants::EIGHT_TORSION;
 use curve25519_dalek::montgomery::MontgomeryPoint;
 use curve25519_dalek::scalar::Scalar as EdScalar;
-use futures::executor::block_on;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
-use webproof_core::cot::{RandomCotReceiver, RandomCotSender};
-use webproof_core::{memory_duplex, Block, Channel};
-use webproof_ferret::{FerretConfig, SilentCotReceiver, SilentCotSender};
+use webproof_core::Block;
 use webproof_mpc::ectf::{self, ProverEctf, VerifierEctf};
 use webproof_mpc::field::{Curve25519Base, Gf128, P256Base};
 use webproof_mpc::keyshare::{self, P256Share, X25519Share};
 use webproof_mpc::ole::{self, OleField, OleReceiver, OleSender};
 use webproof_mpc::{convert, Error};
-use webproof_ot::{SoftSpokenReceiver, SoftSpokenSender};
-
-/// `n` random COTs from SoftSpokenOT: (Δ, verifier keys, prover MACs).
-fn cots(seed: u64, n: usize) -> (Block, Vec<Block>, Vec<Block>) {
-    let (a, b) = memory_duplex();
-    let (mut ca, mut cb) = (Channel::new(a), Channel::new(b));
-    let mut r1 = ChaCha20Rng::seed_from_u64(seed);
-    let mut r2 = ChaCha20Rng::seed_from_u64(seed + 1);
-    block_on(async {
-        let (s, r) = futures::join!(
-            SoftSpokenSender::setup(&mut ca, &mut r1),
-            SoftSpokenReceiver::setup(&mut cb, &mut r2)
-        );
-        let (mut s, mut r) = (s.unwrap(), r.unwrap());
-        let (mut keys, mut macs) = (Vec::new(), Vec::new());
-        let (x, y) = futures::join!(
-            s.extend(&mut ca, n, &mut keys),
-            r.extend(&mut cb, n, &mut macs)
-        );
-        x.unwrap();
-        y.unwrap();
-        (s.delta(), keys, macs)
-    })
-}
-
-/// `n` COTs from Ferret (compact parameters).
-fn ferret_cots(seed: u64, n: usize) -> (Block, Vec<Block>, Vec<Block>) {
-    let (a, b) = memory_duplex();
-    let (mut ca, mut cb) = (Channel::new(a), Channel::new(b));
-    let mut r1 = ChaCha20Rng::seed_from_u64(seed);
-    let mut r2 = ChaCha20Rng::seed_from_u64(seed + 1);
-    block_on(async {
-        let (s, r) = futures::join!(
-            SilentCotSender::connect(FerretConfig::compact(), &mut ca, &mut r1),
-            SilentCotReceiver::connect(FerretConfig::compact(), &mut cb, &mut r2)
-        );
-        let (mut s, mut r) = (s.unwrap(), r.unwrap());
-        let (mut keys, mut macs) = (Vec::new(), Vec::new());
-        let (x, y) = futures::join!(
-            s.extend(&mut ca, n, &mut keys),
-            r.extend(&mut cb, n, &mut macs)
-        );
-        x.unwrap();
-        y.unwrap();
-        (s.delta(), keys, macs)
-    })
-}
 
 /// HMAC-SHA256 for keys of at most 64 bytes (the premaster and master
 /// secrets).

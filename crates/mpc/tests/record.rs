@@ -2,39 +2,15 @@
 //! tag from shares of the powers of H over GF(2^128) OLE) equals what the
 //! `aes-gcm` crate produces under the reconstructed key.
 
+mod common;
 use aes_gcm::aead::{Aead, KeyInit, Payload};
-use futures::executor::block_on;
+use common::cots;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 use std::sync::Arc;
-use webproof_core::cot::{RandomCotReceiver, RandomCotSender};
-use webproof_core::{memory_duplex, Block, Channel};
 use webproof_mpc::ole::{OleReceiver, OleSender};
 use webproof_mpc::record::{self, RecordProver, RecordVerifier};
 use webproof_mpc::{Error, Plan};
-use webproof_ot::{SoftSpokenReceiver, SoftSpokenSender};
-
-fn cots(seed: u64, n: usize) -> (Block, Vec<Block>, Vec<Block>) {
-    let (a, b) = memory_duplex();
-    let (mut ca, mut cb) = (Channel::new(a), Channel::new(b));
-    let mut r1 = ChaCha20Rng::seed_from_u64(seed);
-    let mut r2 = ChaCha20Rng::seed_from_u64(seed + 1);
-    block_on(async {
-        let (s, r) = futures::join!(
-            SoftSpokenSender::setup(&mut ca, &mut r1),
-            SoftSpokenReceiver::setup(&mut cb, &mut r2)
-        );
-        let (mut s, mut r) = (s.unwrap(), r.unwrap());
-        let (mut keys, mut macs) = (Vec::new(), Vec::new());
-        let (x, y) = futures::join!(
-            s.extend(&mut ca, n, &mut keys),
-            r.extend(&mut cb, n, &mut macs)
-        );
-        x.unwrap();
-        y.unwrap();
-        (s.delta(), keys, macs)
-    })
-}
 
 /// One record in 2PC: (key ‖ IV) shares of both parties, the plaintext,
 /// the sequence number; returns the record body (explicit nonce, C, tag).

@@ -2,39 +2,15 @@
 //! against the TLS 1.2 PRF in the clear, on both curves, with and without
 //! the extended master secret; its gate count; a corrupted table.
 
-use futures::executor::block_on;
+mod common;
+use common::cots;
 use hmac::{Hmac, Mac};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
-use webproof_core::cot::{RandomCotReceiver, RandomCotSender};
-use webproof_core::{memory_duplex, Block, Channel};
 use webproof_mpc::field::{Curve25519Base, P256Base};
 use webproof_mpc::reduced::{ReducedPlans, ReducedProver, ReducedVerifier, STEPS};
 use webproof_mpc::tls12::{Curve, Randoms};
 use webproof_mpc::Error;
-use webproof_ot::{SoftSpokenReceiver, SoftSpokenSender};
-
-fn cots(seed: u64, n: usize) -> (Block, Vec<Block>, Vec<Block>) {
-    let (a, b) = memory_duplex();
-    let (mut ca, mut cb) = (Channel::new(a), Channel::new(b));
-    let mut r1 = ChaCha20Rng::seed_from_u64(seed);
-    let mut r2 = ChaCha20Rng::seed_from_u64(seed + 1);
-    block_on(async {
-        let (s, r) = futures::join!(
-            SoftSpokenSender::setup(&mut ca, &mut r1),
-            SoftSpokenReceiver::setup(&mut cb, &mut r2)
-        );
-        let (mut s, mut r) = (s.unwrap(), r.unwrap());
-        let (mut keys, mut macs) = (Vec::new(), Vec::new());
-        let (x, y) = futures::join!(
-            s.extend(&mut ca, n, &mut keys),
-            r.extend(&mut cb, n, &mut macs)
-        );
-        x.unwrap();
-        y.unwrap();
-        (s.delta(), keys, macs)
-    })
-}
 
 fn hmac(key: &[u8], msg: &[u8]) -> Vec<u8> {
     let mut m = Hmac::<sha2::Sha256>::new_from_slice(key).unwrap();

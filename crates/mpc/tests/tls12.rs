@@ -3,15 +3,14 @@
 //! into shares, the chain key share → ECtF → keys → Finished on P-256 and
 //! X25519, corrupted tables and labels, malformed messages.
 
+mod common;
+use common::cots;
 use curve25519_dalek::montgomery::MontgomeryPoint;
-use futures::executor::block_on;
 use hmac::{Hmac, Mac};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 use std::sync::OnceLock;
 use webproof_circuits::tls::Tls12Suite;
-use webproof_core::cot::{RandomCotReceiver, RandomCotSender};
-use webproof_core::{memory_duplex, Block, Channel};
 use webproof_mpc::ectf::{self, ProverEctf, VerifierEctf};
 use webproof_mpc::field::{Curve25519Base, P256Base};
 use webproof_mpc::keyshare::{self, P256Share, X25519Share};
@@ -20,30 +19,6 @@ use webproof_mpc::tls12::{
     Curve, KeyShares, Randoms, Tables, Tls12Config, Tls12Plans, Tls12Prover, Tls12Verifier,
 };
 use webproof_mpc::Error;
-use webproof_ot::{SoftSpokenReceiver, SoftSpokenSender};
-
-/// `n` random COTs from SoftSpokenOT: (Δ, verifier keys, prover MACs).
-fn cots(seed: u64, n: usize) -> (Block, Vec<Block>, Vec<Block>) {
-    let (a, b) = memory_duplex();
-    let (mut ca, mut cb) = (Channel::new(a), Channel::new(b));
-    let mut r1 = ChaCha20Rng::seed_from_u64(seed);
-    let mut r2 = ChaCha20Rng::seed_from_u64(seed + 1);
-    block_on(async {
-        let (s, r) = futures::join!(
-            SoftSpokenSender::setup(&mut ca, &mut r1),
-            SoftSpokenReceiver::setup(&mut cb, &mut r2)
-        );
-        let (mut s, mut r) = (s.unwrap(), r.unwrap());
-        let (mut keys, mut macs) = (Vec::new(), Vec::new());
-        let (x, y) = futures::join!(
-            s.extend(&mut ca, n, &mut keys),
-            r.extend(&mut cb, n, &mut macs)
-        );
-        x.unwrap();
-        y.unwrap();
-        (s.delta(), keys, macs)
-    })
-}
 
 fn hmac_ref(sha384: bool, key: &[u8], msg: &[u8]) -> Vec<u8> {
     if sha384 {

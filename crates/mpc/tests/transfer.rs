@@ -2,68 +2,20 @@
 //! (base OT + SoftSpokenOT, and Ferret on top of it) run in-process over an
 //! in-memory channel, with the garbler's Δ taken from its COT sender.
 
+mod common;
 use aes::cipher::{BlockEncrypt, KeyInit};
-use futures::executor::block_on;
+use common::{cots, ferret_cots};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 use webproof_circuits::{bits_to_bytes, bytes_to_bits};
-use webproof_core::cot::{RandomCotReceiver, RandomCotSender};
-use webproof_core::{memory_duplex, Block, Channel};
-use webproof_ferret::{FerretConfig, SilentCotReceiver, SilentCotSender};
+use webproof_core::Block;
 use webproof_mpc::{transfer, Error, Evaluator, Garbler};
-use webproof_ot::{SoftSpokenReceiver, SoftSpokenSender};
 
 fn aes_ref(key: &[u8; 16], pt: &[u8; 16]) -> [u8; 16] {
     let aes = aes::Aes128::new(key.into());
     let mut b = (*pt).into();
     aes.encrypt_block(&mut b);
     b.into()
-}
-
-/// `n` random COTs: (Δ, garbler keys, evaluator MACs).
-fn cots(seed: u64, n: usize) -> (Block, Vec<Block>, Vec<Block>) {
-    let (a, b) = memory_duplex();
-    let (mut ca, mut cb) = (Channel::new(a), Channel::new(b));
-    let mut r1 = ChaCha20Rng::seed_from_u64(seed);
-    let mut r2 = ChaCha20Rng::seed_from_u64(seed + 1);
-    block_on(async {
-        let (s, r) = futures::join!(
-            SoftSpokenSender::setup(&mut ca, &mut r1),
-            SoftSpokenReceiver::setup(&mut cb, &mut r2)
-        );
-        let (mut s, mut r) = (s.unwrap(), r.unwrap());
-        let (mut keys, mut macs) = (Vec::new(), Vec::new());
-        let (x, y) = futures::join!(
-            s.extend(&mut ca, n, &mut keys),
-            r.extend(&mut cb, n, &mut macs)
-        );
-        x.unwrap();
-        y.unwrap();
-        (s.delta(), keys, macs)
-    })
-}
-
-/// `n` COTs from the production silent OT (Ferret, compact parameters).
-fn ferret_cots(seed: u64, n: usize) -> (Block, Vec<Block>, Vec<Block>) {
-    let (a, b) = memory_duplex();
-    let (mut ca, mut cb) = (Channel::new(a), Channel::new(b));
-    let mut r1 = ChaCha20Rng::seed_from_u64(seed);
-    let mut r2 = ChaCha20Rng::seed_from_u64(seed + 1);
-    block_on(async {
-        let (s, r) = futures::join!(
-            SilentCotSender::connect(FerretConfig::compact(), &mut ca, &mut r1),
-            SilentCotReceiver::connect(FerretConfig::compact(), &mut cb, &mut r2)
-        );
-        let (mut s, mut r) = (s.unwrap(), r.unwrap());
-        let (mut keys, mut macs) = (Vec::new(), Vec::new());
-        let (x, y) = futures::join!(
-            s.extend(&mut ca, n, &mut keys),
-            r.extend(&mut cb, n, &mut macs)
-        );
-        x.unwrap();
-        y.unwrap();
-        (s.delta(), keys, macs)
-    })
 }
 
 /// The evaluator's AES key through Ferret COTs, chosen before garbling.
