@@ -203,7 +203,8 @@ impl CommitPlan {
             (Direction::Sent, sent_len),
             (Direction::Received, received_len),
         ] {
-            if len > MAX_TRANSCRIPT_LEN {
+            // Lengths are u32 on the wire (on wasm32 usize is u32 already).
+            if u32::try_from(len).is_err() {
                 return Err(Error::TranscriptTooLong {
                     direction,
                     len,
