@@ -142,6 +142,11 @@ pub struct Sample {
     pub server_request_bytes: u64,
     #[serde(default)]
     pub server_response_bytes: u64,
+    /// Where the prover ran: `native` (a process) or `browser` (WebAssembly
+    /// in headless chromium). Empty in files from before this column and in
+    /// other harnesses' files: read as `native`.
+    #[serde(default)]
+    pub target: String,
 }
 
 /// A run the harness did not count, with why.
@@ -302,6 +307,9 @@ pub fn read_csv(path: &Path) -> anyhow::Result<Vec<Sample>> {
         if s.topology.is_empty() {
             s.topology = if s.proxy { "proxy" } else { "mpc" }.into();
         }
+        if s.target.is_empty() {
+            s.target = "native".into();
+        }
         // The empty placeholder row of a run that produced nothing.
         if s.group.is_empty() && s.name.is_empty() {
             continue;
@@ -341,6 +349,7 @@ mod tests {
             mode: "plain".into(),
             topology: "plain".into(),
             verdict: "none".into(),
+            target: "native".into(),
             ..Default::default()
         };
         write_csv(&p, std::slice::from_ref(&s), Format::Tlsn).unwrap();
@@ -359,6 +368,7 @@ mod tests {
         assert_eq!(r[0].topology, "proxy");
         assert_eq!(r[0].heap_max_bytes, 0);
         assert_eq!(r[0].time_total, 1600.0);
+        assert_eq!(r[0].target, "native");
     }
 
     #[test]

@@ -1,10 +1,17 @@
 //! Tables from samples: the Markdown report of one run and the comparison
 //! of two runs (change per cell in percent).
 //!
-//! A group in which every mode appears once is a *profile* (Cable, Fiber,
-//! ...): profiles are tabulated modes x profiles, as the field's posts do. A
-//! group with several benches per mode is a *sweep*: tabulated by the value
-//! that varies (bandwidth, latency, response size, ...) x modes.
+//! A group whose benches all share the network and the sizes is a *profile*
+//! (Cable, Fiber, ...): profiles are tabulated series x profiles, as the
+//! field's posts do, with the ratio to the plain (no-proof) baseline. A group
+//! whose benches differ in a network setting or a size is a *sweep*:
+//! tabulated by the value that varies (bandwidth, latency, response size,
+//! ...) x series.
+//!
+//! A *series* is what one line or one bar colour shows: the mode, plus each
+//! setting (TLS version, suite, reveal, target) that tells two benches of
+//! that mode apart, so TLS 1.2 and 1.3, or the native and the browser
+//! prover, stay separate instead of being averaged together.
 
 use crate::metrics::{read_csv, Refused, Sample};
 use std::collections::BTreeMap;
@@ -17,6 +24,13 @@ pub struct Agg {
     pub group: String,
     pub name: String,
     pub mode: String,
+    /// The series label (see the module docs).
+    pub series: String,
+    /// Offered / negotiated TLS version, suite, reveal and target.
+    pub tls: String,
+    pub suite: String,
+    pub reveal: String,
+    pub target: String,
     pub n: usize,
     pub total_mean: f64,
     pub total_min: f64,
@@ -47,18 +61,24 @@ pub struct Agg {
     pub bytes_mismatched: usize,
 }
 
-/// Aggregate samples per (group, name, mode), in first-seen order.
+/// Aggregate samples per (group, name, mode, target), in first-seen order.
 pub fn aggregate(samples: &[Sample]) -> Vec<Agg> {
-    let mut order: Vec<(String, String, String)> = Vec::new();
-    let mut by: BTreeMap<(String, String, String), Vec<&Sample>> = BTreeMap::new();
+    type Key = (String, String, String, String);
+    let mut order: Vec<Key> = Vec::new();
+    let mut by: BTreeMap<Key, Vec<&Sample>> = BTreeMap::new();
     for s in samples {
-        let k = (s.group.clone(), s.name.clone(), s.mode.clone());
+        let target = if s.target.is_empty() {
+            "native".to_string()
+        } else {
+            s.target.clone()
+        };
+        let k = (s.group.clone(), s.name.clone(), s.mode.clone(), target);
         if !by.contains_key(&k) {
             order.push(k.clone());
         }
         by.entry(k).or_default().push(s);
     }
-    order
+    let mut aggs: Vec<Agg> = order
         .into_iter()
         .map(|k| {
             let v = &by[&k];
@@ -71,6 +91,11 @@ pub fn aggregate(samples: &[Sample]) -> Vec<Agg> {
                 group: k.0.clone(),
                 name: k.1.clone(),
                 mode: k.2.clone(),
+                series: String::new(),
+                tls: v[0].tls.clone(),
+                suite: v[0].suite.clone(),
+                reveal: v[0].reveal.clone(),
+                target: k.3.clone(),
                 n: v.len(),
                 total_mean: mean(|s| s.time_total),
                 total_min: min(|s| s.time_total),
@@ -102,7 +127,45 @@ pub fn aggregate(samples: &[Sample]) -> Vec<Agg> {
                     .count(),
             }
         })
-        .collect()
+        .collect();
+    label_series(&mut aggs);
+    aggs
+}
+
+/// Name each aggregate's series: its mode, then every setting in which
+/// benches of that mode differ across the run (so the labels agree across
+/// groups, and a profile's columns line up).
+fn label_series(aggs: &mut [Agg]) {
+    type Setting = (&'static str, fn(&Agg) -> String);
+    let settings: [Setting; 4] = [
+        ("tls", |a| match a.tls.as_str() {
+            "" | "any" => String::new(),
+            v => format!("TLS {v}"),
+        }),
+        ("suite", |a| a.suite.clone()),
+        ("reveal", |a| a.reveal.clone()),
+        ("target", |a| a.target.clone()),
+    ];
+    let labels: Vec<String> = aggs
+        .iter()
+        .map(|a| {
+            let same_mode: Vec<&Agg> = aggs.iter().filter(|b| b.mode == a.mode).collect();
+            let mut parts = vec![a.mode.clone()];
+            for (_, get) in &settings {
+                let mut vals: Vec<String> = same_mode.iter().map(|b| get(b)).collect();
+                vals.sort();
+                vals.dedup();
+                let mine = get(a);
+                if vals.len() > 1 && !mine.is_empty() {
+                    parts.push(mine);
+                }
+            }
+            parts.join(" · ")
+        })
+        .collect();
+    for (a, l) in aggs.iter_mut().zip(labels) {
+        a.series = l;
+    }
 }
 
 /// The parameter a sweep varies.
@@ -165,13 +228,12 @@ pub fn classify(aggs: &[Agg]) -> Vec<(String, GroupKind)> {
         .into_iter()
         .map(|g| {
             let members: Vec<&Agg> = aggs.iter().filter(|a| a.group == g).collect();
-            let mut modes: Vec<&str> = members.iter().map(|a| a.mode.as_str()).collect();
-            modes.sort();
-            let before = modes.len();
-            modes.dedup();
-            if modes.len() == before {
-                return (g, GroupKind::Profile);
-            }
+            let distinct = |ax: &Axis| {
+                let mut vals: Vec<u64> = members.iter().map(|a| ax.value(a).to_bits()).collect();
+                vals.sort();
+                vals.dedup();
+                vals.len()
+            };
             let axes = [
                 Axis::Bandwidth,
                 Axis::Latency,
@@ -179,16 +241,15 @@ pub fn classify(aggs: &[Agg]) -> Vec<(String, GroupKind)> {
                 Axis::Upload,
                 Axis::AppLatency,
             ];
+            // The setting that varies most; none varies: a profile, however
+            // many benches of one mode it holds.
             let axis = axes
                 .into_iter()
-                .max_by_key(|ax| {
-                    let mut vals: Vec<u64> =
-                        members.iter().map(|a| ax.value(a).to_bits()).collect();
-                    vals.sort();
-                    vals.dedup();
-                    vals.len()
-                })
+                .max_by_key(|ax| distinct(ax))
                 .expect("non-empty");
+            if distinct(&axis) < 2 {
+                return (g, GroupKind::Profile);
+            }
             (g, GroupKind::Sweep(axis))
         })
         .collect()
@@ -201,6 +262,8 @@ pub enum Unit {
     Seconds,
     Bytes,
     Ms,
+    /// A ratio, shown as `3.9×`.
+    Ratio,
 }
 
 fn fmt_value(v: f64, unit: Unit) -> String {
@@ -213,6 +276,7 @@ fn fmt_value(v: f64, unit: Unit) -> String {
             }
         }
         Unit::Ms => format!("{v:.0} ms"),
+        Unit::Ratio => format!("{v:.1}×"),
         Unit::Bytes => {
             if v >= 1e6 {
                 format!("{:.2} MB", v / 1e6)
@@ -279,7 +343,7 @@ pub fn tables(aggs: &[Agg]) -> Vec<Table> {
             .iter()
             .filter(|a| profiles.contains(&&a.group))
             .collect();
-        let modes = uniq(pa.iter().map(|a| a.mode.clone()));
+        let modes = uniq(pa.iter().map(|a| a.series.clone()));
         let cols: Vec<String> = profiles.iter().map(|s| s.to_string()).collect();
         let metric_tables: [(&str, Unit, Metric); 9] = [
             ("Runtime, total (mean)", Unit::Seconds, |a| a.total_mean),
@@ -311,7 +375,7 @@ pub fn tables(aggs: &[Agg]) -> Vec<Table> {
                     cols.iter()
                         .map(|g| {
                             pa.iter()
-                                .find(|a| &a.group == g && &a.mode == m)
+                                .find(|a| &a.group == g && &a.series == m)
                                 .map(|a| f(a))
                         })
                         .collect()
@@ -319,18 +383,56 @@ pub fn tables(aggs: &[Agg]) -> Vec<Table> {
                 .collect();
             out.push(Table {
                 title: format!("Profiles: {title}"),
-                corner: "mode".into(),
+                corner: "series".into(),
                 cols: cols.clone(),
                 rows: modes.clone(),
                 cells,
                 unit,
             });
         }
+        // The field's headline: how much a proof costs over plain TLS, per
+        // profile (the plain series of the same profile, same target).
+        let plain = |g: &str, target: &str| {
+            pa.iter()
+                .find(|a| a.group == g && a.mode == "plain" && a.target == target)
+                .map(|a| a.total_mean)
+        };
+        let proving: Vec<String> = uniq(
+            pa.iter()
+                .filter(|a| a.mode != "plain")
+                .map(|a| a.series.clone()),
+        );
+        let cells: Vec<Vec<Option<f64>>> = proving
+            .iter()
+            .map(|m| {
+                cols.iter()
+                    .map(|g| {
+                        let a = pa.iter().find(|a| &a.group == g && &a.series == m)?;
+                        let base = plain(g, &a.target)?;
+                        (base > 0.0).then(|| a.total_mean / base)
+                    })
+                    .collect()
+            })
+            .collect();
+        if cells.iter().flatten().any(|c| c.is_some()) {
+            // Right after total runtime: the table a reader looks for.
+            out.insert(
+                1.min(out.len()),
+                Table {
+                    title: "Profiles: Runtime, total, as a multiple of plain TLS".into(),
+                    corner: "series".into(),
+                    cols: cols.clone(),
+                    rows: proving,
+                    cells,
+                    unit: Unit::Ratio,
+                },
+            );
+        }
     }
     for (g, k) in &kinds {
         let GroupKind::Sweep(axis) = k else { continue };
         let ga: Vec<&Agg> = aggs.iter().filter(|a| &a.group == g).collect();
-        let modes = uniq(ga.iter().map(|a| a.mode.clone()));
+        let modes = uniq(ga.iter().map(|a| a.series.clone()));
         let mut xs = uniq(ga.iter().map(|a| axis.value(a).to_bits()));
         xs.sort_by(|a, b| f64::from_bits(*a).total_cmp(&f64::from_bits(*b)));
         for (title, unit, f) in [
@@ -351,7 +453,7 @@ pub fn tables(aggs: &[Agg]) -> Vec<Table> {
                         .iter()
                         .map(|m| {
                             ga.iter()
-                                .find(|a| &a.mode == m && axis.value(a).to_bits() == *x)
+                                .find(|a| &a.series == m && axis.value(a).to_bits() == *x)
                                 .map(|a| f(a))
                         })
                         .collect()
@@ -575,6 +677,73 @@ mod tests {
         let md = markdown(&v, "t");
         assert!(md.contains("| proxy | 1.50 s |"), "{md}");
         assert!(md.contains("| 5 | 4.00 s | 0.20 s |"), "{md}");
+    }
+
+    fn tls(mut s: Sample, v: &str) -> Sample {
+        s.tls = v.into();
+        s
+    }
+
+    fn target(mut s: Sample, t: &str) -> Sample {
+        s.target = t.into();
+        s
+    }
+
+    #[test]
+    fn settings_of_one_mode_stay_separate_series() {
+        // A profile with TLS 1.2 and 1.3 benches of one mode is still a
+        // profile (nothing on the network varies), with two rows.
+        let v = vec![
+            tls(s("cable", "proxy-13", "proxy", 20.0, 1500.0), "1.3"),
+            tls(s("cable", "proxy-12", "proxy", 20.0, 1800.0), "1.2"),
+            tls(s("cable", "plain", "plain", 20.0, 150.0), "1.3"),
+            tls(s("fiber", "proxy-13", "proxy", 100.0, 1000.0), "1.3"),
+            tls(s("fiber", "proxy-12", "proxy", 100.0, 1200.0), "1.2"),
+            tls(s("fiber", "plain", "plain", 100.0, 100.0), "1.3"),
+        ];
+        let aggs = aggregate(&v);
+        let kinds = classify(&aggs);
+        assert!(kinds.iter().all(|(_, k)| matches!(k, GroupKind::Profile)));
+        assert_eq!(aggs[0].series, "proxy · TLS 1.3");
+        assert_eq!(aggs[1].series, "proxy · TLS 1.2");
+        assert_eq!(aggs[2].series, "plain");
+        let md = markdown(&v, "t");
+        assert!(md.contains("| proxy · TLS 1.3 | 1.50 s | 1.00 s |"), "{md}");
+        assert!(md.contains("| proxy · TLS 1.2 | 1.80 s | 1.20 s |"), "{md}");
+        // The ratio to plain of the same profile.
+        assert!(md.contains("| proxy · TLS 1.2 | 12.0× | 12.0× |"), "{md}");
+        assert!(!md.contains("| plain | 1.0×"), "{md}");
+
+        // In a sweep, too: one line per TLS version.
+        let v = vec![
+            tls(s("bw", "a", "proxy", 5.0, 4000.0), "1.3"),
+            tls(s("bw", "b", "proxy", 100.0, 1000.0), "1.3"),
+            tls(s("bw", "c", "proxy", 5.0, 5000.0), "1.2"),
+            tls(s("bw", "d", "proxy", 100.0, 1100.0), "1.2"),
+        ];
+        let md = markdown(&v, "t");
+        assert!(
+            md.contains("| bandwidth (Mbps) | proxy · TLS 1.3 | proxy · TLS 1.2 |"),
+            "{md}"
+        );
+        assert!(md.contains("| 5 | 4.00 s | 5.00 s |"), "{md}");
+    }
+
+    #[test]
+    fn targets_are_series_and_compared_with_their_own_plain() {
+        let v = vec![
+            s("cable", "proxy", "proxy", 20.0, 1000.0),
+            target(s("cable", "proxy", "proxy", 20.0, 1300.0), "browser"),
+            s("cable", "plain", "plain", 20.0, 100.0),
+            target(s("cable", "plain", "plain", 20.0, 200.0), "browser"),
+        ];
+        let aggs = aggregate(&v);
+        assert_eq!(aggs.len(), 4);
+        assert_eq!(aggs[0].series, "proxy · native");
+        assert_eq!(aggs[1].series, "proxy · browser");
+        let md = markdown(&v, "t");
+        assert!(md.contains("| proxy · native | 10.0× |"), "{md}");
+        assert!(md.contains("| proxy · browser | 6.5× |"), "{md}");
     }
 
     #[test]

@@ -954,6 +954,7 @@ fn run_sample(ctx: &SampleCtx<'_>) -> anyhow::Result<Outcome> {
         suite: b.suite.clone().unwrap_or_default(),
         reveal: reveal_of(b),
         topology: topology.as_str().into(),
+        target: "native".into(),
         time_total,
         time_startup: ms(obs.spawned, obs.start),
         verdict_after_prover_ms: match verdict_at {

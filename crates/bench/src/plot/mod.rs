@@ -2,10 +2,12 @@
 //! light and dark variants, and the Markdown report beside them.
 //!
 //! - one chart per sweep: runtime against the swept value, one colour per
-//!   mode, the mean as a solid line, the min-max over samples as a band, the
-//!   online phase as a dashed line when it differs from the total;
-//! - one chart for the profiles: bars per profile and mode, preprocessing
-//!   and online stacked, min-max whiskers;
+//!   series (see [`crate::report`]), the mean as a solid line, the min-max
+//!   over samples as a band, the online phase as a dashed line when it
+//!   differs from the total;
+//! - one chart for the profiles: grouped bars per profile and series
+//!   (native and browser side by side), preprocessing and online stacked,
+//!   min-max whiskers;
 //! - [`lines`]: stacked line-chart panels for other benchmarks (the
 //!   attested-TLS workloads), sharing this module's escaping and ticks.
 //!
@@ -208,13 +210,13 @@ fn subtitle_for(aggs: &[&Agg], axis: Axis) -> String {
     parts.join(" · ")
 }
 
-/// A sweep chart: runtime against `axis`, one series per mode.
+/// A sweep chart: runtime against `axis`, one line per series.
 pub fn sweep_svg(group: &str, aggs: &[&Agg], axis: Axis, t: &Theme) -> String {
     let modes = {
         let mut m: Vec<&str> = Vec::new();
         for a in aggs {
-            if !m.contains(&a.mode.as_str()) {
-                m.push(&a.mode);
+            if !m.contains(&a.series.as_str()) {
+                m.push(&a.series);
             }
         }
         m
@@ -288,7 +290,7 @@ pub fn sweep_svg(group: &str, aggs: &[&Agg], axis: Axis, t: &Theme) -> String {
     let mut legend_entries = Vec::new();
     for (i, m) in modes.iter().enumerate() {
         let color = t.palette[i % t.palette.len()];
-        let mut pts: Vec<&&Agg> = aggs.iter().filter(|a| a.mode == *m).collect();
+        let mut pts: Vec<&&Agg> = aggs.iter().filter(|a| a.series == *m).collect();
         pts.sort_by(|a, b| axis.value(a).total_cmp(&axis.value(b)));
         // Band: min along the top edge forwards, max backwards.
         let mut band = String::new();
@@ -358,8 +360,8 @@ pub fn profiles_svg(aggs: &[&Agg], t: &Theme) -> String {
         if !groups.contains(&a.group.as_str()) {
             groups.push(&a.group);
         }
-        if !modes.contains(&a.mode.as_str()) {
-            modes.push(&a.mode);
+        if !modes.contains(&a.series.as_str()) {
+            modes.push(&a.series);
         }
     }
     let ymax = aggs
@@ -412,7 +414,7 @@ pub fn profiles_svg(aggs: &[&Agg], t: &Theme) -> String {
             fmt_tick(first.latency)
         );
         for (mi, m) in modes.iter().enumerate() {
-            let Some(a) = aggs.iter().find(|a| a.group == *g && a.mode == *m) else {
+            let Some(a) = aggs.iter().find(|a| a.group == *g && a.series == *m) else {
                 continue;
             };
             let color = t.palette[mi % t.palette.len()];
