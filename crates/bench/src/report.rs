@@ -551,11 +551,13 @@ fn counted(aggs: &[Agg], refused: &[Refused], out: &mut String) {
             (
                 a.group.clone(),
                 a.name.clone(),
-                a.mode.clone(),
+                a.series.clone(),
                 a.topology.clone(),
             )
         })
         .collect();
+    // Refused runs of a bench that has no accepted sample get a row of their
+    // own (under their mode: a refused run has no series).
     for r in refused {
         let k = (
             r.group.clone(),
@@ -563,7 +565,10 @@ fn counted(aggs: &[Agg], refused: &[Refused], out: &mut String) {
             r.mode.clone(),
             r.topology.clone(),
         );
-        if !rows.iter().any(|x| x.0 == k.0 && x.1 == k.1 && x.2 == k.2) {
+        let accepted = aggs
+            .iter()
+            .any(|a| a.group == k.0 && a.name == k.1 && a.mode == k.2);
+        if !accepted && !rows.iter().any(|x| x.0 == k.0 && x.1 == k.1 && x.2 == k.2) {
             rows.push(k);
         }
     }
@@ -576,15 +581,16 @@ fn counted(aggs: &[Agg], refused: &[Refused], out: &mut String) {
     );
     let _ = writeln!(
         out,
-        "| bench | mode | topology | accepted | refused | byte totals |\n|---|---|---|---|---|---|"
+        "| bench | series | topology | accepted | refused | byte totals |\n|---|---|---|---|---|---|"
     );
     for (g, n, m, t) in rows {
         let a = aggs
             .iter()
-            .find(|a| a.group == g && a.name == n && a.mode == m);
+            .find(|a| a.group == g && a.name == n && a.series == m);
+        let mode = a.map_or(m.as_str(), |a| a.mode.as_str());
         let mine: Vec<&Refused> = refused
             .iter()
-            .filter(|r| r.group == g && r.name == n && r.mode == m)
+            .filter(|r| r.group == g && r.name == n && r.mode == mode)
             .collect();
         let mut why: Vec<String> = Vec::new();
         for r in &mine {
