@@ -210,9 +210,10 @@ fn forwarded_client_key_exchange_altered() {
     let hooks = Hooks {
         prover_to_verifier: Some(Box::new(|m| {
             if let ProverMsg::ToServer(b) = m {
-                if b.len() > 6 && b[0] == 22 && b[5] == 16 {
-                    let n = b.len();
-                    b[n - 1] ^= 1;
+                // Record header, handshake header, length: the key's
+                // first byte after the SEC1 tag / the first u byte.
+                if b.len() > 11 && b[0] == 22 && b[5] == 16 {
+                    b[11] ^= 1;
                 }
             }
         })),

@@ -25,6 +25,7 @@ impl Drop for Nginx {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self._dir);
     }
 }
 
@@ -59,6 +60,7 @@ http {{
     ssl_ciphers ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384;
     ssl_ecdh_curve X25519:prime256v1;
     ssl_session_tickets off;
+    ssl_prefer_server_ciphers off;
     location / {{ default_type text/plain; return 200 \"{}\"; }}
   }}
 }}
@@ -88,13 +90,17 @@ http {{
 
 /// One session over TCP: the verifier in memory, the prover's server
 /// side on the socket.
-fn session(port: u16, ca: &[u8], suite: u16, group: u16, ems: bool, seed: u64) -> Vec<u8> {
+fn session(port: u16, ca: &[u8], suite: u16, group: u16, ems: bool, seed: u64) -> (Vec<u8>, u16) {
     let request = format!("GET / HTTP/1.1\r\nHost: {NAME}\r\nConnection: close\r\n\r\n");
-    let (mut p, hello, mut v): (ProverSession, ProverMsg, VerifierSession) = sessions(
-        seed,
-        prover_config(NAME, suite, group, ems, request.as_bytes()),
-        verifier_config(ca, NAME),
-    );
+    let mut cfg = prover_config(NAME, suite, group, ems, request.as_bytes());
+    // OpenSSL serves an ECDSA P-256 certificate only to clients that list
+    // P-256 among their groups (RFC 4492); the first listed one is used.
+    cfg.groups = match group {
+        GROUP_X25519 => vec![GROUP_X25519, GROUP_P256],
+        _ => vec![GROUP_P256, GROUP_X25519],
+    };
+    let (mut p, hello, mut v): (ProverSession, ProverMsg, VerifierSession) =
+        sessions(seed, cfg, verifier_config(ca, NAME));
     let mut sock = TcpStream::connect(("127.0.0.1", port)).unwrap();
     sock.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     let mut to_v = vec![hello];
@@ -112,7 +118,11 @@ fn session(port: u16, ca: &[u8], suite: u16, group: u16, ems: bool, seed: u64) -
             sock.write_all(&to_server).unwrap();
         }
         if let Some(o) = p.outcome() {
-            return o.response.clone();
+            let response = o.response.clone();
+            let out = v.finish().unwrap();
+            assert_eq!(out.suite, suite);
+            assert_eq!(out.ems, ems);
+            return (response, out.group);
         }
         if p.request_sent() && (p.server_done() || eof) {
             to_v.push(p.close().unwrap());
@@ -153,7 +163,8 @@ fn nginx_every_suite_and_group() {
             seed += 1;
             let ems = seed % 2 == 0;
             let t = Instant::now();
-            let resp = session(server.port, ca, suite, group, ems, seed);
+            let (resp, negotiated) = session(server.port, ca, suite, group, ems, seed);
+            assert_eq!(negotiated, group);
             let text = String::from_utf8_lossy(&resp);
             assert!(text.starts_with("HTTP/1.1 200 OK\r\n"), "{text}");
             assert!(text.ends_with(BODY), "{text}");
