@@ -23,9 +23,10 @@ pub const MAX_REQUEST: usize = 16 << 10;
 /// COTs a whole session may consume with a request of `request_len` bytes,
 /// for whichever suite and group the server picks (an upper bound).
 pub fn cots_needed(request_len: usize) -> usize {
-    // The key derivation: reduced PRF (9 steps: 320 bytes of prover
-    // shares) or the full PRF for SHA-384 (256 + 2 x 8 x 128).
-    let kdf = (8 * 320).max(256 + 2 * 8 * 128);
+    // The key derivation: the reduced PRF's 9 steps take 320 bytes of
+    // prover shares, more than the full PRF for SHA-384 (256 + 2 x 8 x 128
+    // COTs).
+    let kdf = 8 * 320;
     let fin = {
         let (a, b, c) = record::cots_needed(32, 16);
         a + b + c
@@ -43,7 +44,7 @@ pub fn cots_needed(request_len: usize) -> usize {
 /// How a request of `len` bytes is cut into records.
 pub fn request_records(len: usize) -> Vec<usize> {
     let mut v = vec![MAX_RECORD; len / MAX_RECORD];
-    if len % MAX_RECORD != 0 || len == 0 {
+    if !len.is_multiple_of(MAX_RECORD) || len == 0 {
         v.push(len % MAX_RECORD);
     }
     v

@@ -141,7 +141,9 @@ pub fn check_client_hello(msg: &hsk::Message, random: &[u8; 32], server_name: &s
     }
     let ch = hsk::parse_client_hello(msg.body())?;
     if &ch.random != random {
-        return Err(Error::ClientHello("the client random is not the verifier's"));
+        return Err(Error::ClientHello(
+            "the client random is not the verifier's",
+        ));
     }
     if msg.body().get(..2) != Some(&[3, 3][..]) || ch.offers_tls13 {
         return Err(Error::ClientHello("offers another version than TLS 1.2"));
@@ -156,7 +158,9 @@ pub fn check_client_hello(msg: &hsk::Message, random: &[u8; 32], server_name: &s
     match (&ch.server_name, is_ip) {
         (Some(sni), false) if sni.eq_ignore_ascii_case(server_name) => Ok(()),
         (None, true) => Ok(()),
-        _ => Err(Error::ClientHello("names another server than the session's")),
+        _ => Err(Error::ClientHello(
+            "names another server than the session's",
+        )),
     }
 }
 
@@ -196,7 +200,10 @@ mod tests {
     }
 
     fn message(b: Vec<u8>) -> hsk::Message {
-        hsk::Message { typ: b[0], bytes: b }
+        hsk::Message {
+            typ: b[0],
+            bytes: b,
+        }
     }
 
     #[test]

@@ -56,11 +56,13 @@ pub(crate) enum KdfPlans {
 
 impl KdfPlans {
     pub(crate) fn new(cfg: Tls12Config) -> Result<Self> {
-        Ok(if matches!(cfg.suite.hash, webproof_circuits::sha2::HashAlg::Sha256) {
-            KdfPlans::Reduced(ReducedPlans::new(cfg.curve)?)
-        } else {
-            KdfPlans::Full(Tls12Plans::new(cfg)?)
-        })
+        Ok(
+            if matches!(cfg.suite.hash, webproof_circuits::sha2::HashAlg::Sha256) {
+                KdfPlans::Reduced(ReducedPlans::new(cfg.curve)?)
+            } else {
+                KdfPlans::Full(Tls12Plans::new(cfg)?)
+            },
+        )
     }
 
     pub(crate) fn steps(&self) -> usize {
@@ -141,6 +143,9 @@ pub(crate) struct KdfPublic {
 }
 
 /// The verifier's side.
+// One per session, never moved in a hot path: the variants' sizes differ
+// by a few hundred bytes, not worth another box.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum KdfVerifier {
     Reduced(Box<ReducedVerifier>),
     Full {
@@ -322,6 +327,7 @@ impl KdfVerifier {
 }
 
 /// The prover's side.
+#[allow(clippy::large_enum_variant)] // as KdfVerifier
 pub(crate) enum KdfProver {
     Reduced(Box<ReducedProver>),
     Full {
@@ -337,9 +343,12 @@ pub(crate) enum KdfProver {
 impl KdfProver {
     pub(crate) fn new(plans: &KdfPlans, share: [u8; 32], tables: Vec<StepTables>) -> Result<Self> {
         Ok(match plans {
-            KdfPlans::Reduced(p) => {
-                KdfProver::Reduced(Box::new(ReducedProver::new(p, KDF_INSTANCE, &share, tables)?))
-            }
+            KdfPlans::Reduced(p) => KdfProver::Reduced(Box::new(ReducedProver::new(
+                p,
+                KDF_INSTANCE,
+                &share,
+                tables,
+            )?)),
             KdfPlans::Full(p) => KdfProver::Full {
                 p: Box::new(Tls12Prover::new(p, KDF_INSTANCE, steps_to_tables(tables)?)?),
                 share,

@@ -439,12 +439,10 @@ impl VerifierMsg {
             VerifierMsg::KdfInputs { step, msg } => W::new(4).raw(&[*step]).bytes(msg),
             VerifierMsg::RecInputs { id, msg } => W::new(5).u32(*id).bytes(msg),
             VerifierMsg::RecA2mAnswer { id, msg } => W::new(6).u32(*id).bytes(msg),
-            VerifierMsg::RecM2aAnswer { id, msg, tag } => {
-                W::new(7)
-                    .u32(*id)
-                    .bytes(msg)
-                    .bytes(tag.as_ref().map_or(&[][..], |t| &t[..]))
-            }
+            VerifierMsg::RecM2aAnswer { id, msg, tag } => W::new(7)
+                .u32(*id)
+                .bytes(msg)
+                .bytes(tag.as_ref().map_or(&[][..], |t| &t[..])),
             VerifierMsg::CloseAck {
                 server_key,
                 server_iv,

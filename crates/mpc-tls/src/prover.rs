@@ -165,7 +165,9 @@ impl ProverSession {
         if cfg.suites.iter().any(|&s| suite_params(s).is_none())
             || cfg.groups.iter().any(|&g| group_curve(g).is_none())
         {
-            return Err(Error::Unsupported("a suite or group MPC mode does not run".into()));
+            return Err(Error::Unsupported(
+                "a suite or group MPC mode does not run".into(),
+            ));
         }
         let mut rng = ChaCha20Rng::from_rng(rng).expect("ChaCha20 seeding from an RNG");
         let shares = Shares::random(&mut rng);
@@ -411,7 +413,9 @@ impl ProverSession {
                     self.stage = Stage::Kdf(step + 1);
                 } else {
                     self.keys = kdf.key_shares();
-                    let vd = kdf.client_vd().ok_or(Error::OutOfOrder("client Finished"))?;
+                    let vd = kdf
+                        .client_vd()
+                        .ok_or(Error::OutOfOrder("client Finished"))?;
                     self.recs[CLIENT_FINISHED as usize].pt = finished(&vd);
                     self.stage = Stage::Records;
                     self.start_record(&mut out)?;
@@ -426,10 +430,12 @@ impl ProverSession {
                 let r = &mut self.recs[i];
                 let p = r.p.as_mut().ok_or(Error::OutOfOrder("record inputs"))?;
                 let (ks, flips) = p.keystream(&msg, &mut r.ole, &macs)?;
-                if r.spec.from_server() {
+                if r.spec.is_server() {
                     r.pt = r.ct.iter().zip(&ks).map(|(a, b)| a ^ b).collect();
                     let kdf = self.kdf.as_ref().expect("set");
-                    let vd = kdf.server_vd().ok_or(Error::OutOfOrder("server Finished"))?;
+                    let vd = kdf
+                        .server_vd()
+                        .ok_or(Error::OutOfOrder("server Finished"))?;
                     if r.pt != finished(&vd) {
                         return Err(Error::ServerFinished);
                     }
@@ -464,7 +470,7 @@ impl ProverSession {
                 let r = &mut self.recs[i];
                 let spec = r.spec;
                 let p = r.p.as_mut().ok_or(Error::OutOfOrder("M2A answer"))?;
-                match (spec.from_server(), tag) {
+                match (spec.is_server(), tag) {
                     (true, None) => {
                         let share = p.tag_share(&msg, &spec.aad(), &r.ct)?;
                         r.p = None;
@@ -532,7 +538,7 @@ impl ProverSession {
         let spec = r.spec;
         let suite = self.suite.expect("set");
         let keys = self.keys.clone().ok_or(Error::OutOfOrder("record"))?;
-        if spec.from_server() {
+        if spec.is_server() {
             let Some(fin) = &self.server_finished else {
                 return Ok(());
             };
@@ -554,9 +560,10 @@ impl ProverSession {
         )?;
         let (n_in, _, _) = spec.cots(suite.key_len);
         let macs = self.cots.take(n_in)?;
-        let flips = p.flips(&key_iv(&keys, spec.from_server()), &macs)?;
+        let flips = p.flips(&key_iv(&keys, spec.is_server()), &macs)?;
         self.recs[i].p = Some(p);
-        out.to_verifier.push(ProverMsg::RecFlips { id: spec.id, flips });
+        out.to_verifier
+            .push(ProverMsg::RecFlips { id: spec.id, flips });
         Ok(())
     }
 
@@ -619,7 +626,11 @@ impl ProverSession {
             Srv::Certificate => (msg_type::CERTIFICATE, "Certificate"),
             Srv::KeyExchange => (msg_type::SERVER_KEY_EXCHANGE, "ServerKeyExchange"),
             Srv::HelloDone => (msg_type::SERVER_HELLO_DONE, "ServerHelloDone"),
-            _ => return Err(Error::Unsupported("a handshake message out of place".into())),
+            _ => {
+                return Err(Error::Unsupported(
+                    "a handshake message out of place".into(),
+                ))
+            }
         };
         if m.typ != want {
             return Err(Error::Unexpected {
@@ -631,9 +642,13 @@ impl ProverSession {
             Srv::Hello => {
                 let sh = hsk::parse_server_hello(m.body())?;
                 if sh.version != 0x0303 {
-                    return Err(Error::Unsupported(format!("protocol version {:#06x}", sh.version)));
+                    return Err(Error::Unsupported(format!(
+                        "protocol version {:#06x}",
+                        sh.version
+                    )));
                 }
-                let offered = self.cfg.suites.is_empty() || self.cfg.suites.contains(&sh.cipher_suite);
+                let offered =
+                    self.cfg.suites.is_empty() || self.cfg.suites.contains(&sh.cipher_suite);
                 self.suite = suite_params(sh.cipher_suite).filter(|_| offered);
                 if self.suite.is_none() {
                     return Err(Error::Unsupported(format!(

@@ -44,7 +44,7 @@ impl RecSpec {
 
     /// Sent by the server (decrypted and checked) or by the client
     /// (encrypted).
-    pub(crate) fn from_server(&self) -> bool {
+    pub(crate) fn is_server(&self) -> bool {
         self.id == SERVER_FINISHED
     }
 
@@ -81,7 +81,9 @@ impl RecSpec {
 
     /// The planned circuit for a `key_len`-byte key.
     pub(crate) fn plan(&self, key_len: usize) -> Result<Arc<Plan>> {
-        Ok(Arc::new(Plan::new(&record::gcm_circuit(key_len, self.len))?))
+        Ok(Arc::new(Plan::new(&record::gcm_circuit(
+            key_len, self.len,
+        ))?))
     }
 
     /// COTs: (label transfer, A2M, M2A).

@@ -338,10 +338,12 @@ impl VerifierSession {
                         .expect("32 bytes"),
                 }])
             }
-            _ if matches!(self.stage, Stage::AwaitHello | Stage::Closed) => Err(Error::Unexpected {
-                expected: "Hello",
-                got,
-            }),
+            _ if matches!(self.stage, Stage::AwaitHello | Stage::Closed) => {
+                Err(Error::Unexpected {
+                    expected: "Hello",
+                    got,
+                })
+            }
             ProverMsg::ToServer(b) => {
                 self.recorder.feed(Direction::Sent, &b)?;
                 self.client_records()?;
@@ -394,7 +396,9 @@ impl VerifierSession {
         match self.cli {
             Cli::Hello => {
                 if rec.content_type != content_type::HANDSHAKE {
-                    return Err(Error::ClientHello("the first client record is not a handshake"));
+                    return Err(Error::ClientHello(
+                        "the first client record is not a handshake",
+                    ));
                 }
                 self.cli_hs.push(&rec.payload)?;
                 let Some(m) = self.cli_hs.next_message()? else {
@@ -403,11 +407,7 @@ impl VerifierSession {
                 if !self.cli_hs.is_empty() {
                     return Err(Error::ClientHello("more than a ClientHello"));
                 }
-                hello::check_client_hello(
-                    &m,
-                    &self.client_random,
-                    &self.cfg.verify.server_name,
-                )?;
+                hello::check_client_hello(&m, &self.client_random, &self.cfg.verify.server_name)?;
                 let ch = hsk::parse_client_hello(m.body())?;
                 self.flight.suites = ch.cipher_suites;
                 self.flight.ems_offered = ch.ems;
@@ -427,7 +427,9 @@ impl VerifierSession {
             }
             Cli::Ccs => {
                 if rec.content_type != content_type::CHANGE_CIPHER_SPEC || rec.payload != [1] {
-                    return Err(Error::ClientRecord("no ChangeCipherSpec after the key exchange"));
+                    return Err(Error::ClientRecord(
+                        "no ChangeCipherSpec after the key exchange",
+                    ));
                 }
                 self.cli = Cli::Finished;
             }
@@ -450,7 +452,9 @@ impl VerifierSession {
             .recs
             .get(idx)
             .filter(|r| r.stage == 4)
-            .ok_or(Error::ClientRecord("a protected record the 2PC did not make"))?;
+            .ok_or(Error::ClientRecord(
+                "a protected record the 2PC did not make",
+            ))?;
         let spec = r.spec;
         let p = &rec.payload;
         if rec.content_type != spec.content_type()
@@ -605,7 +609,11 @@ impl VerifierSession {
                 }
                 self.srv = Srv::Ccs;
             }
-            _ => return Err(Error::Unsupported("a handshake message out of place".into())),
+            _ => {
+                return Err(Error::Unsupported(
+                    "a handshake message out of place".into(),
+                ))
+            }
         }
         self.transcript.extend_from_slice(&m.bytes);
         Ok(())
@@ -615,7 +623,12 @@ impl VerifierSession {
         group_curve(self.flight.group).ok_or(Error::OutOfOrder("key exchange before the group"))
     }
 
-    fn on_key_open(&mut self, public: &[u8], blind: &[u8; 32], flips: &[u8]) -> Result<Vec<VerifierMsg>> {
+    fn on_key_open(
+        &mut self,
+        public: &[u8],
+        blind: &[u8; 32],
+        flips: &[u8],
+    ) -> Result<Vec<VerifierMsg>> {
         if !matches!(self.stage, Stage::Handshake) || self.srv != Srv::Ccs {
             return Err(Error::Unexpected {
                 expected: "KeyOpen after the server's ServerHelloDone",
@@ -702,8 +715,14 @@ impl VerifierSession {
     }
 
     fn on_kdf_flips(&mut self, step: usize, flips: &[u8]) -> Result<Vec<VerifierMsg>> {
-        let (Stage::Kdf { step: due, labels: false }, Some(plans), Some(kdf)) =
-            (&self.stage, &self.plans, &mut self.kdf)
+        let (
+            Stage::Kdf {
+                step: due,
+                labels: false,
+            },
+            Some(plans),
+            Some(kdf),
+        ) = (&self.stage, &self.plans, &mut self.kdf)
         else {
             return Err(Error::Unexpected {
                 expected: "the key derivation's turn",
@@ -739,8 +758,14 @@ impl VerifierSession {
     }
 
     fn on_kdf_labels(&mut self, step: usize, labels: &[u8]) -> Result<Vec<VerifierMsg>> {
-        let (Stage::Kdf { step: due, labels: true }, Some(plans), Some(kdf)) =
-            (&self.stage, &self.plans, &mut self.kdf)
+        let (
+            Stage::Kdf {
+                step: due,
+                labels: true,
+            },
+            Some(plans),
+            Some(kdf),
+        ) = (&self.stage, &self.plans, &mut self.kdf)
         else {
             return Err(Error::Unexpected {
                 expected: "labels of a revealing step",
@@ -782,7 +807,7 @@ impl VerifierSession {
         let i = self.rec(id, 0, "RecFlips")?;
         let spec = self.recs[i].spec;
         let keys = self.keys.clone().ok_or(Error::OutOfOrder("record"))?;
-        let explicit: [u8; 8] = if spec.from_server() {
+        let explicit: [u8; 8] = if spec.is_server() {
             let fin = self.server_finished.as_ref().ok_or(Error::Unexpected {
                 expected: "the server Finished record before its check",
                 got: "RecFlips",
@@ -795,9 +820,8 @@ impl VerifierSession {
         let (n_in, _, _) = spec.cots(suite.key_len);
         let k = self.cots.take(n_in)?;
         let r = &mut self.recs[i];
-        let msg = r
-            .v
-            .inputs(&key_iv(&keys, spec.from_server()), &explicit, &k, flips)?;
+        let msg =
+            r.v.inputs(&key_iv(&keys, spec.is_server()), &explicit, &k, flips)?;
         r.stage = 1;
         Ok(vec![VerifierMsg::RecInputs { id, msg }])
     }
@@ -805,7 +829,7 @@ impl VerifierSession {
     fn on_rec_a2m(&mut self, id: u32, ct: Vec<u8>, flips: &[u8]) -> Result<Vec<VerifierMsg>> {
         let i = self.rec(id, 1, "RecA2m")?;
         let spec = self.recs[i].spec;
-        let ct = if spec.from_server() {
+        let ct = if spec.is_server() {
             if !ct.is_empty() {
                 return Err(Error::Malformed("a ciphertext for a server record"));
             }
@@ -831,7 +855,7 @@ impl VerifierSession {
         let k = self.cots.take(128 * record::powers_needed(spec.len))?;
         let r = &mut self.recs[i];
         let (msg, t) = r.v.m2a_and_tag(&mut r.ole, &k, flips, &spec.aad(), &r.ct)?;
-        if spec.from_server() {
+        if spec.is_server() {
             r.tag_v = t;
             r.stage = 3;
             Ok(vec![VerifierMsg::RecM2aAnswer { id, msg, tag: None }])

@@ -50,7 +50,10 @@ fn forged_server_key_exchange_signature() {
         b[r.end - 1] ^= 1;
     });
     let e = run_with(KeyKind::Ecdsa, &[NAME], false, NAME, hooks);
-    assert!(matches!(e, Stop::Verifier(Error::Tls(ProxyError::Signature(_)))), "{e:?}");
+    assert!(
+        matches!(e, Stop::Verifier(Error::Tls(ProxyError::Signature(_)))),
+        "{e:?}"
+    );
 }
 
 /// The server random altered in flight: the signature no longer covers
@@ -62,13 +65,25 @@ fn altered_server_random() {
         b[r.start + 4 + 2 + 5] ^= 0x10;
     });
     let e = run_with(KeyKind::Rsa, &[NAME], false, NAME, hooks);
-    assert!(matches!(e, Stop::Verifier(Error::Tls(ProxyError::Signature(_)))), "{e:?}");
+    assert!(
+        matches!(e, Stop::Verifier(Error::Tls(ProxyError::Signature(_)))),
+        "{e:?}"
+    );
 }
 
 #[test]
 fn certificate_for_another_name() {
-    let e = run_with(KeyKind::Ecdsa, &["other.test"], false, NAME, Hooks::default());
-    assert!(matches!(e, Stop::Verifier(Error::Tls(ProxyError::Certificate(_)))), "{e:?}");
+    let e = run_with(
+        KeyKind::Ecdsa,
+        &["other.test"],
+        false,
+        NAME,
+        Hooks::default(),
+    );
+    assert!(
+        matches!(e, Stop::Verifier(Error::Tls(ProxyError::Certificate(_)))),
+        "{e:?}"
+    );
 }
 
 #[test]
@@ -76,17 +91,28 @@ fn prover_names_another_server_than_the_verifier() {
     let c = certs(KeyKind::Ecdsa, &[NAME], false);
     let (p, hello, v) = sessions(
         41,
-        prover_config(NAME, ECDHE_ECDSA_AES128_GCM_SHA256, GROUP_P256, true, REQUEST),
+        prover_config(
+            NAME,
+            ECDHE_ECDSA_AES128_GCM_SHA256,
+            GROUP_P256,
+            true,
+            REQUEST,
+        ),
         verifier_config(&c.ca_der, "bank.test"),
     );
-    let e = run(p, hello, v, server(&c), RESPONSE, Hooks::default()).err().unwrap();
+    let e = run(p, hello, v, server(&c), RESPONSE, Hooks::default())
+        .err()
+        .unwrap();
     assert!(matches!(e, Stop::Verifier(Error::ClientHello(_))), "{e:?}");
 }
 
 #[test]
 fn expired_certificate() {
     let e = run_with(KeyKind::Ecdsa, &[NAME], true, NAME, Hooks::default());
-    assert!(matches!(e, Stop::Verifier(Error::Tls(ProxyError::Certificate(_)))), "{e:?}");
+    assert!(
+        matches!(e, Stop::Verifier(Error::Tls(ProxyError::Certificate(_)))),
+        "{e:?}"
+    );
 }
 
 #[test]
@@ -129,10 +155,18 @@ fn server_alert_mid_handshake() {
     let c = certs(KeyKind::Rsa, &[NAME], false);
     let (p, hello, v) = sessions(
         42,
-        prover_config(NAME, ECDHE_ECDSA_AES128_GCM_SHA256, GROUP_P256, true, REQUEST),
+        prover_config(
+            NAME,
+            ECDHE_ECDSA_AES128_GCM_SHA256,
+            GROUP_P256,
+            true,
+            REQUEST,
+        ),
         verifier_config(&c.ca_der, NAME),
     );
-    let e = run(p, hello, v, server(&c), RESPONSE, Hooks::default()).err().unwrap();
+    let e = run(p, hello, v, server(&c), RESPONSE, Hooks::default())
+        .err()
+        .unwrap();
     assert_eq!(
         e,
         Stop::Prover(Error::ServerAlert {
@@ -160,7 +194,13 @@ fn verifier_ends_on_alert_and_close() {
         let c = certs(KeyKind::Ecdsa, &[NAME], false);
         let (mut p, hello, mut v) = sessions(
             43,
-            prover_config(NAME, ECDHE_ECDSA_AES128_GCM_SHA256, GROUP_P256, true, REQUEST),
+            prover_config(
+                NAME,
+                ECDHE_ECDSA_AES128_GCM_SHA256,
+                GROUP_P256,
+                true,
+                REQUEST,
+            ),
             verifier_config(&c.ca_der, NAME),
         );
         let setup = v.on_message(hello).unwrap();
@@ -200,7 +240,10 @@ fn altered_garbled_tables() {
     };
     let e = run_with(KeyKind::Ecdsa, &[NAME], false, NAME, hooks);
     assert!(
-        matches!(e, Stop::Prover(Error::Mpc(webproof_mpc::Error::OutputCheck { .. }))),
+        matches!(
+            e,
+            Stop::Prover(Error::Mpc(webproof_mpc::Error::OutputCheck { .. }))
+        ),
         "{e:?}"
     );
 }
@@ -276,17 +319,29 @@ fn garbage_truncated_oversized_and_out_of_turn() {
     let fresh = || {
         sessions(
             44,
-            prover_config(NAME, ECDHE_ECDSA_AES128_GCM_SHA256, GROUP_P256, true, REQUEST),
+            prover_config(
+                NAME,
+                ECDHE_ECDSA_AES128_GCM_SHA256,
+                GROUP_P256,
+                true,
+                REQUEST,
+            ),
             verifier_config(&c.ca_der, NAME),
         )
     };
     // Verifier: garbage, a truncated Hello, an oversized message, a step
     // before the Hello, a second Hello.
     let (_, hello, mut v) = fresh();
-    assert!(matches!(v.on_bytes(b"\xffgarbage"), Err(Error::Malformed(_))));
+    assert!(matches!(
+        v.on_bytes(b"\xffgarbage"),
+        Err(Error::Malformed(_))
+    ));
     let (_, hello2, mut v) = fresh();
     let b = hello2.encode();
-    assert!(matches!(v.on_bytes(&b[..b.len() - 1]), Err(Error::Malformed(_))));
+    assert!(matches!(
+        v.on_bytes(&b[..b.len() - 1]),
+        Err(Error::Malformed(_))
+    ));
     let (_, _, mut v) = fresh();
     assert!(matches!(
         v.on_bytes(&vec![2u8; MAX_MESSAGE + 1]),
@@ -319,10 +374,15 @@ fn garbage_truncated_oversized_and_out_of_turn() {
         v.on_message(m).unwrap();
     }
     assert!(matches!(
-        v.on_message(ProverMsg::FromServer(b"HTTP/1.1 400 Bad Request\r\n".to_vec())),
+        v.on_message(ProverMsg::FromServer(
+            b"HTTP/1.1 400 Bad Request\r\n".to_vec()
+        )),
         Err(Error::Tls(_))
     ));
-    assert!(matches!(p.on_server_bytes(b"SSH-2.0-OpenSSH\r\n"), Err(Error::Tls(_))));
+    assert!(matches!(
+        p.on_server_bytes(b"SSH-2.0-OpenSSH\r\n"),
+        Err(Error::Tls(_))
+    ));
 
     // Prover: garbage, a truncated Setup, a message out of turn.
     let (mut p, _, _) = fresh();

@@ -77,8 +77,11 @@ http {{
         .unwrap();
     let t = Instant::now();
     while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(t.elapsed() < Duration::from_secs(10), "nginx did not start: {}",
-            std::fs::read_to_string(dir.join("error.log")).unwrap_or_default());
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "nginx did not start: {}",
+            std::fs::read_to_string(dir.join("error.log")).unwrap_or_default()
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
     Nginx {
@@ -102,7 +105,8 @@ fn session(port: u16, ca: &[u8], suite: u16, group: u16, ems: bool, seed: u64) -
     let (mut p, hello, mut v): (ProverSession, ProverMsg, VerifierSession) =
         sessions(seed, cfg, verifier_config(ca, NAME));
     let mut sock = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    sock.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    sock.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
     let mut to_v = vec![hello];
     let mut eof = false;
     loop {

@@ -96,27 +96,62 @@ fn check(kind: KeyKind, suite: u16, group: u16, ems: bool, request: &[u8], seed:
 
 #[test]
 fn ecdsa_aes128_x25519_ems() {
-    check(KeyKind::Ecdsa, ECDHE_ECDSA_AES128_GCM_SHA256, GROUP_X25519, true, REQUEST, 1);
+    check(
+        KeyKind::Ecdsa,
+        ECDHE_ECDSA_AES128_GCM_SHA256,
+        GROUP_X25519,
+        true,
+        REQUEST,
+        1,
+    );
 }
 
 #[test]
 fn ecdsa_aes128_p256_no_ems() {
-    check(KeyKind::Ecdsa, ECDHE_ECDSA_AES128_GCM_SHA256, GROUP_P256, false, REQUEST, 2);
+    check(
+        KeyKind::Ecdsa,
+        ECDHE_ECDSA_AES128_GCM_SHA256,
+        GROUP_P256,
+        false,
+        REQUEST,
+        2,
+    );
 }
 
 #[test]
 fn ecdsa_aes256_p256_ems() {
-    check(KeyKind::Ecdsa, ECDHE_ECDSA_AES256_GCM_SHA384, GROUP_P256, true, REQUEST, 3);
+    check(
+        KeyKind::Ecdsa,
+        ECDHE_ECDSA_AES256_GCM_SHA384,
+        GROUP_P256,
+        true,
+        REQUEST,
+        3,
+    );
 }
 
 #[test]
 fn rsa_aes128_p256_ems() {
-    check(KeyKind::Rsa, ECDHE_RSA_AES128_GCM_SHA256, GROUP_P256, true, REQUEST, 4);
+    check(
+        KeyKind::Rsa,
+        ECDHE_RSA_AES128_GCM_SHA256,
+        GROUP_P256,
+        true,
+        REQUEST,
+        4,
+    );
 }
 
 #[test]
 fn rsa_aes256_x25519_no_ems() {
-    check(KeyKind::Rsa, ECDHE_RSA_AES256_GCM_SHA384, GROUP_X25519, false, REQUEST, 5);
+    check(
+        KeyKind::Rsa,
+        ECDHE_RSA_AES256_GCM_SHA384,
+        GROUP_X25519,
+        false,
+        REQUEST,
+        5,
+    );
 }
 
 /// A request over one record's limit goes as several records, in order.
@@ -129,7 +164,13 @@ fn long_request_in_several_records() {
     let resp = response(10);
     let (p, hello, v) = sessions(
         6,
-        prover_config(NAME, ECDHE_ECDSA_AES128_GCM_SHA256, GROUP_X25519, true, &req),
+        prover_config(
+            NAME,
+            ECDHE_ECDSA_AES128_GCM_SHA256,
+            GROUP_X25519,
+            true,
+            &req,
+        ),
         verifier_config(&c.ca_der, NAME),
     );
     let d = run(p, hello, v, server(&c), &resp, Hooks::default()).unwrap();
@@ -142,5 +183,8 @@ fn long_request_in_several_records() {
         .iter()
         .map(|r| (r.content_type, r.payload.len()))
         .collect();
-    assert_eq!(sent[4..], [(23, 8 + 2048 + 16), (23, 8 + req.len() - 2048 + 16)]);
+    assert_eq!(
+        sent[4..],
+        [(23, 8 + 2048 + 16), (23, 8 + req.len() - 2048 + 16)]
+    );
 }

@@ -71,8 +71,12 @@ pub fn certs(kind: KeyKind, names: &[&str], expired: bool) -> Certs {
     let ca_key = KeyPair::generate().unwrap();
     let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
     ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    ca.distinguished_name.push(DnType::CommonName, "mpc-tls test CA");
-    ca.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::DigitalSignature];
+    ca.distinguished_name
+        .push(DnType::CommonName, "mpc-tls test CA");
+    ca.key_usages = vec![
+        KeyUsagePurpose::KeyCertSign,
+        KeyUsagePurpose::DigitalSignature,
+    ];
     let ca_cert = ca.self_signed(&ca_key).unwrap();
     let key = match kind {
         KeyKind::Ecdsa => KeyPair::generate().unwrap(),
@@ -90,7 +94,8 @@ pub fn certs(kind: KeyKind, names: &[&str], expired: bool) -> Certs {
     };
     let mut leaf =
         CertificateParams::new(names.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap();
-    leaf.distinguished_name.push(DnType::CommonName, "mpc-tls test server");
+    leaf.distinguished_name
+        .push(DnType::CommonName, "mpc-tls test server");
     leaf.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
     if expired {
         leaf.not_before = rcgen::date_time_ymd(2019, 1, 1);
@@ -143,7 +148,13 @@ pub fn verifier_config(ca_der: &[u8], name: &str) -> VerifierConfig {
     }
 }
 
-pub fn prover_config(name: &str, suite: u16, group: u16, ems: bool, request: &[u8]) -> ProverConfig {
+pub fn prover_config(
+    name: &str,
+    suite: u16,
+    group: u16,
+    ems: bool,
+    request: &[u8],
+) -> ProverConfig {
     ProverConfig {
         server_name: name.to_string(),
         suites: vec![suite],
@@ -176,18 +187,23 @@ pub enum Stop {
     Stalled,
 }
 
+/// Alters the bytes of server flight `i`.
+pub type FlightHook = Box<dyn FnMut(usize, &mut Vec<u8>)>;
+/// Alters a message in flight.
+pub type MsgHook<M> = Box<dyn FnMut(&mut M)>;
+
 /// Hooks of a run.
 #[derive(Default)]
 pub struct Hooks {
     /// Alters bytes from the server before the prover sees them
     /// (argument: the index of the server flight).
-    pub server_to_prover: Option<Box<dyn FnMut(usize, &mut Vec<u8>)>>,
+    pub server_to_prover: Option<FlightHook>,
     /// Close the server's TCP side after this many server flights.
     pub close_after_flights: Option<usize>,
     /// Alters a prover message on its way to the verifier.
-    pub prover_to_verifier: Option<Box<dyn FnMut(&mut ProverMsg)>>,
+    pub prover_to_verifier: Option<MsgHook<ProverMsg>>,
     /// Alters a verifier message on its way to the prover.
-    pub verifier_to_prover: Option<Box<dyn FnMut(&mut VerifierMsg)>>,
+    pub verifier_to_prover: Option<MsgHook<VerifierMsg>>,
 }
 
 /// Figures of a run.
@@ -258,7 +274,9 @@ pub fn run(
             client_bytes.extend_from_slice(&to_server);
             let mut rd = &to_server[..];
             while !rd.is_empty() {
-                server.read_tls(&mut rd).map_err(|e| Stop::Server(e.to_string()))?;
+                server
+                    .read_tls(&mut rd)
+                    .map_err(|e| Stop::Server(e.to_string()))?;
                 if let Err(e) = server.process_new_packets() {
                     // Flush the server's alert to the prover, then stop.
                     let mut buf = Vec::new();
@@ -352,7 +370,8 @@ pub fn find_message(flight: &[u8], typ: u8) -> Option<core::ops::Range<usize>> {
         if flight[i] == 22 {
             let mut j = i + 5;
             while j + 4 <= i + 5 + len {
-                let l = u32::from_be_bytes([0, flight[j + 1], flight[j + 2], flight[j + 3]]) as usize;
+                let l =
+                    u32::from_be_bytes([0, flight[j + 1], flight[j + 2], flight[j + 3]]) as usize;
                 if flight[j] == typ {
                     return Some(j..j + 4 + l);
                 }
