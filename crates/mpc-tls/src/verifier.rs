@@ -28,11 +28,12 @@
 //!   have that length and the ciphertext the 2PC produced; server record
 //!   lengths, content types and explicit nonces from the records received;
 //! - **sequence numbers**: from the record's position in its direction;
-//! - **client record tags**: the one value of a forwarded client record
-//!   the verifier takes as the prover gives it: the tag is the sum of both
-//!   parties' shares and only the prover learns the sum (a wrong tag only
-//!   makes the server refuse the record; the consistency proof covers the
-//!   prover's share);
+//! - **client record tags**: the one part of a forwarded client record
+//!   the verifier records as the prover gives it: the tag is the sum of
+//!   both parties' shares and only the prover learns the sum. Type,
+//!   length, explicit nonce and ciphertext are checked, so the tag cannot
+//!   carry another request; the consistency proof covers the prover's
+//!   share;
 //! - **record order**: the order in which the records completed in the
 //!   verifier's recorder ([`Recording::order`]).
 //!
