@@ -188,3 +188,20 @@ fn long_request_in_several_records() {
         [(23, 8 + 2048 + 16), (23, 8 + req.len() - 2048 + 16)]
     );
 }
+
+/// The field's reference case: a 1 KB request and a 2 KB response (the
+/// figures are printed: bytes each way, flights, time in this process).
+#[test]
+fn one_kb_request_two_kb_response() {
+    let mut req = b"GET /bytes?size=2000 HTTP/1.1\r\nHost: webproof.test\r\nX-Padding: ".to_vec();
+    req.resize(1024 - 4, b'p');
+    req.extend(b"\r\n\r\n");
+    assert_eq!(req.len(), 1024);
+    for (suite, group) in [
+        (ECDHE_ECDSA_AES128_GCM_SHA256, GROUP_P256),
+        (ECDHE_ECDSA_AES256_GCM_SHA384, GROUP_X25519),
+    ] {
+        let d = check(KeyKind::Ecdsa, suite, group, true, &req, 7);
+        assert_eq!(d.request_at_server, req);
+    }
+}
