@@ -233,7 +233,13 @@ fn altered_garbled_tables() {
     let hooks = Hooks {
         verifier_to_prover: Some(Box::new(|m| {
             if let VerifierMsg::Tables { kdf, .. } = m {
-                kdf[0].0[0][100] ^= 1;
+                // Every ciphertext of the first chunk (after its 8-byte
+                // header): a single flipped row is used only if the
+                // evaluator's colour bit selects it.
+                let chunk = &mut kdf[0].0[0];
+                for i in (8..chunk.len()).step_by(16) {
+                    chunk[i] ^= 1;
+                }
             }
         })),
         ..Hooks::default()
@@ -419,4 +425,64 @@ fn verifier_key_share_refused() {
     };
     let e = run_with(KeyKind::Ecdsa, &[NAME], false, NAME, hooks);
     assert!(matches!(e, Stop::Prover(Error::Mpc(_))), "{e:?}");
+}
+
+/// A ClientHello forwarded with another client random than the
+/// verifier's (a prover replaying a server flight signed earlier).
+#[test]
+fn client_hello_with_another_random() {
+    let hooks = Hooks {
+        prover_to_verifier: Some(Box::new(|m| {
+            if let ProverMsg::ToServer(b) = m {
+                if b.len() > 12 && b[0] == 22 && b[5] == 1 {
+                    // Record header, handshake header, version: the random.
+                    b[5 + 4 + 2] ^= 1;
+                }
+            }
+        })),
+        ..Hooks::default()
+    };
+    let e = run_with(KeyKind::Ecdsa, &[NAME], false, NAME, hooks);
+    assert_eq!(
+        e,
+        Stop::Verifier(Error::ClientHello(
+            "the client random is not the verifier's"
+        ))
+    );
+}
+
+/// Server bytes before any ClientHello, and a second ClientHello.
+#[test]
+fn verifier_refuses_records_out_of_place() {
+    let c = certs(KeyKind::Ecdsa, &[NAME], false);
+    let fresh = || {
+        sessions(
+            45,
+            prover_config(
+                NAME,
+                ECDHE_ECDSA_AES128_GCM_SHA256,
+                GROUP_P256,
+                true,
+                REQUEST,
+            ),
+            verifier_config(&c.ca_der, NAME),
+        )
+    };
+    let (_, hello, mut v) = fresh();
+    v.on_message(hello).unwrap();
+    assert!(matches!(
+        v.on_message(ProverMsg::FromServer(vec![22, 3, 3, 0, 1, 2])),
+        Err(Error::Unexpected { .. })
+    ));
+    let (mut p, hello, mut v) = fresh();
+    let setup = v.on_message(hello).unwrap().remove(0);
+    let out = p.on_verifier(setup).unwrap();
+    let ch = out.to_server.clone();
+    for m in out.to_verifier {
+        v.on_message(m).unwrap();
+    }
+    assert!(matches!(
+        v.on_message(ProverMsg::ToServer(ch)),
+        Err(Error::ClientRecord(_))
+    ));
 }
