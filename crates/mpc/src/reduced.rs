@@ -442,6 +442,11 @@ impl ReducedVerifier {
     pub fn server_verify_data(&self) -> Option<[u8; 12]> {
         self.server_vd
     }
+
+    /// The step circuits (for the consistency proof: 0-labels, `Δ`).
+    pub fn circuits(&self) -> &[VerifierCircuit] {
+        &self.circuits
+    }
 }
 
 /// The prover of a reduced-PRF session.
@@ -560,5 +565,10 @@ impl ReducedProver {
     /// The server `verify_data` computed in 2PC, after step 9.
     pub fn server_verify_data(&self) -> Option<[u8; 12]> {
         self.server_vd
+    }
+
+    /// The step circuits (for the consistency proof: active labels).
+    pub fn circuits(&self) -> &[ProverCircuit] {
+        &self.circuits
     }
 }

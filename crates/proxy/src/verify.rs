@@ -544,18 +544,7 @@ fn tls12(
     hashes.push(&ske_msg);
     let group = KxGroup::from_code(ske.group)
         .ok_or_else(|| ProxyError::Unsupported(format!("group {:#06x}", ske.group)))?;
-    let ee_der = CertificateDer::from(chain[0].clone());
-    let ee_cert = check_chain(cfg, &ee_der, &chain)?;
-    let mut signed = ch.random.to_vec();
-    signed.extend_from_slice(&sh.random);
-    signed.extend_from_slice(&ske.params);
-    check_signature(
-        &ee_cert,
-        ske.signed.scheme,
-        &signed,
-        &ske.signed.signature,
-        false,
-    )?;
+    check_tls12_server(cfg, &chain, &ch.random, &sh.random, &ske)?;
     let done = recv.expect(msg_type::SERVER_HELLO_DONE, "ServerHelloDone")?;
     if !done.body().is_empty() {
         return Err(malformed("ServerHelloDone", "non-empty"));
@@ -613,6 +602,36 @@ fn tls12(
         records,
     };
     Ok((info, statement))
+}
+
+/// The TLS 1.2 server identity: the certificate `chain` (end entity first)
+/// to the configured roots, valid for the configured name at `cfg.time`,
+/// and the ServerKeyExchange signature over `client_random ‖
+/// server_random ‖ params` under the end-entity key. Shared by proxy mode
+/// and MPC mode (`webproof-mpc-tls`), whose verifier runs it on the flight
+/// it received itself.
+pub fn check_tls12_server(
+    cfg: &VerifyConfig,
+    chain: &[Vec<u8>],
+    client_random: &[u8; 32],
+    server_random: &[u8; 32],
+    ske: &hsk::ServerKeyExchange,
+) -> Result<()> {
+    let first = chain
+        .first()
+        .ok_or_else(|| ProxyError::Certificate("the server sent no certificate".into()))?;
+    let ee_der = CertificateDer::from(first.as_slice());
+    let ee_cert = check_chain(cfg, &ee_der, chain)?;
+    let mut signed = client_random.to_vec();
+    signed.extend_from_slice(server_random);
+    signed.extend_from_slice(&ske.params);
+    check_signature(
+        &ee_cert,
+        ske.signed.scheme,
+        &signed,
+        &ske.signed.signature,
+        false,
+    )
 }
 
 fn finished_record(s: &mut Stream<'_>) -> Result<Record> {

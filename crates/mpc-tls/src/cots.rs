@@ -1,0 +1,94 @@
+//! The correlated OTs a session consumes, supplied by the caller.
+//!
+//! The verifier is the COT sender (global `Δ`, the garbler's offset), the
+//! prover the receiver; they come from the workspace's OT extensions
+//! (SoftSpokenOT, Ferret), run by the driver before or beside the session.
+//! Both sessions draw from their pool in the same order (the order of the
+//! protocol's steps), so the `i`-th key and the `i`-th MAC are one COT;
+//! each COT serves exactly one input or OLE bit.
+
+use crate::error::{Error, Result};
+use crate::hello::suite_params;
+use webproof_core::Block;
+use webproof_mpc::ectf;
+use webproof_mpc::field::P256Base;
+use webproof_mpc::record;
+
+/// Largest plaintext of one request record (its garbled circuit is
+/// ~5,100 AND per 16 bytes: 2 KiB of AES-256 make ~30 MB of tables).
+pub const MAX_RECORD: usize = 2048;
+/// Largest request.
+pub const MAX_REQUEST: usize = 16 << 10;
+
+/// COTs a whole session may consume with a request of `request_len` bytes,
+/// for whichever suite and group the server picks (an upper bound).
+pub fn cots_needed(request_len: usize) -> usize {
+    // The key derivation: the reduced PRF's 9 steps take 320 bytes of
+    // prover shares, more than the full PRF for SHA-384 (256 + 2 x 8 x 128
+    // COTs).
+    let kdf = 8 * 320;
+    let fin = {
+        let (a, b, c) = record::cots_needed(32, 16);
+        a + b + c
+    };
+    let req: usize = request_records(request_len)
+        .iter()
+        .map(|&l| {
+            let (a, b, c) = record::cots_needed(32, l);
+            a + b + c
+        })
+        .sum();
+    ectf::cots_needed::<P256Base>() + kdf + 2 * fin + req
+}
+
+/// How a request of `len` bytes is cut into records.
+pub fn request_records(len: usize) -> Vec<usize> {
+    let mut v = vec![MAX_RECORD; len / MAX_RECORD];
+    if !len.is_multiple_of(MAX_RECORD) || len == 0 {
+        v.push(len % MAX_RECORD);
+    }
+    v
+}
+
+/// The COTs of one party: keys (verifier) or MACs (prover), used in order.
+#[derive(Clone)]
+pub struct CotPool {
+    blocks: Vec<Block>,
+    used: usize,
+}
+
+impl core::fmt::Debug for CotPool {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "CotPool({} of {} left)", self.left(), self.blocks.len())
+    }
+}
+
+impl CotPool {
+    /// A pool of COT keys or MACs.
+    pub fn new(blocks: Vec<Block>) -> Self {
+        CotPool { blocks, used: 0 }
+    }
+
+    /// COTs not used yet.
+    pub fn left(&self) -> usize {
+        self.blocks.len() - self.used
+    }
+
+    /// The next `n` COTs.
+    pub(crate) fn take(&mut self, n: usize) -> Result<Vec<Block>> {
+        if n > self.left() {
+            return Err(Error::CotsExhausted {
+                needed: n,
+                left: self.left(),
+            });
+        }
+        let v = self.blocks[self.used..self.used + n].to_vec();
+        self.used += n;
+        Ok(v)
+    }
+}
+
+/// Whether `code` is a suite this mode runs (for callers sizing pools).
+pub fn runs_suite(code: u16) -> bool {
+    suite_params(code).is_some()
+}

@@ -1,0 +1,235 @@
+//! The TLS 1.2 messages the client writes in MPC mode, and the suites and
+//! groups it offers.
+//!
+//! The prover writes the ClientHello itself ([`client_hello`]): TLS 1.2
+//! only (no `supported_versions`, no key share: the client's ECDHE key
+//! goes in the ClientKeyExchange), the four ECDHE AES-GCM suites, P-256
+//! and X25519, SNI, and optionally the extended master secret. The
+//! verifier never trusts this writer: it parses the ClientHello from the
+//! bytes the prover forwarded and checks it ([`check_client_hello`]).
+//! [`client_key_exchange`] and [`finished`] are computed by both parties
+//! from values both know (the joint key share, the `verify_data` computed
+//! in 2PC), so the verifier can compare the prover's records with its own.
+
+use crate::error::{Error, Result};
+use webproof_circuits::tls::Tls12Suite;
+use webproof_mpc::tls12::Curve;
+use webproof_proxy::handshake::{self as hsk, msg_type};
+
+/// TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256.
+pub const ECDHE_ECDSA_AES128_GCM_SHA256: u16 = 0xc02b;
+/// TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384.
+pub const ECDHE_ECDSA_AES256_GCM_SHA384: u16 = 0xc02c;
+/// TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256.
+pub const ECDHE_RSA_AES128_GCM_SHA256: u16 = 0xc02f;
+/// TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384.
+pub const ECDHE_RSA_AES256_GCM_SHA384: u16 = 0xc030;
+/// Every suite MPC mode runs, in the default order of preference.
+pub const SUITES: [u16; 4] = [
+    ECDHE_ECDSA_AES128_GCM_SHA256,
+    ECDHE_RSA_AES128_GCM_SHA256,
+    ECDHE_ECDSA_AES256_GCM_SHA384,
+    ECDHE_RSA_AES256_GCM_SHA384,
+];
+/// secp256r1.
+pub const GROUP_P256: u16 = 0x0017;
+/// x25519.
+pub const GROUP_X25519: u16 = 0x001d;
+
+/// The record layer and PRF parameters of a supported suite.
+pub fn suite_params(code: u16) -> Option<Tls12Suite> {
+    match code {
+        ECDHE_ECDSA_AES128_GCM_SHA256 | ECDHE_RSA_AES128_GCM_SHA256 => {
+            Some(Tls12Suite::AES_128_GCM_SHA256)
+        }
+        ECDHE_ECDSA_AES256_GCM_SHA384 | ECDHE_RSA_AES256_GCM_SHA384 => {
+            Some(Tls12Suite::AES_256_GCM_SHA384)
+        }
+        _ => None,
+    }
+}
+
+/// The 2PC curve of a supported group.
+pub fn group_curve(code: u16) -> Option<Curve> {
+    match code {
+        GROUP_P256 => Some(Curve::P256),
+        GROUP_X25519 => Some(Curve::X25519),
+        _ => None,
+    }
+}
+
+/// Signature schemes offered (ECDSA, RSA-PSS, RSA PKCS#1; SHA-2 only).
+const SIG_SCHEMES: [u16; 8] = [
+    0x0403, 0x0503, 0x0804, 0x0805, 0x0806, 0x0401, 0x0501, 0x0601,
+];
+
+/// What the ClientHello offers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HelloParams {
+    /// The client random (the verifier's).
+    pub random: [u8; 32],
+    /// Server name for SNI (none for an IP address).
+    pub server_name: Option<String>,
+    /// Suites, in order; each one of [`SUITES`].
+    pub suites: Vec<u16>,
+    /// Groups, in order; each one of [`GROUP_P256`], [`GROUP_X25519`].
+    pub groups: Vec<u16>,
+    /// Offer the extended master secret (RFC 7627).
+    pub ems: bool,
+}
+
+fn u16s(v: &[u16]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_be_bytes()).collect()
+}
+
+fn vec16(b: &[u8]) -> Vec<u8> {
+    [&(b.len() as u16).to_be_bytes()[..], b].concat()
+}
+
+fn ext(typ: u16, data: &[u8]) -> Vec<u8> {
+    [&typ.to_be_bytes()[..], &vec16(data)].concat()
+}
+
+/// A handshake message: type, 24-bit length, body.
+pub fn handshake_message(typ: u8, body: &[u8]) -> Vec<u8> {
+    let l = body.len() as u32;
+    let mut m = vec![typ, (l >> 16) as u8, (l >> 8) as u8, l as u8];
+    m.extend_from_slice(body);
+    m
+}
+
+/// A TLS 1.2 record of content type `ct`.
+pub fn record(ct: u8, payload: &[u8]) -> Vec<u8> {
+    let mut r = vec![ct, 3, 3];
+    r.extend_from_slice(&(payload.len() as u16).to_be_bytes());
+    r.extend_from_slice(payload);
+    r
+}
+
+/// The ClientHello handshake message (header included).
+pub fn client_hello(p: &HelloParams) -> Vec<u8> {
+    let mut exts = Vec::new();
+    if let Some(name) = &p.server_name {
+        let mut list = vec![0u8];
+        list.extend(vec16(name.as_bytes()));
+        exts.extend(ext(hsk::ext::SERVER_NAME, &vec16(&list)));
+    }
+    exts.extend(ext(10, &vec16(&u16s(&p.groups))));
+    // ec_point_formats: uncompressed only.
+    exts.extend(ext(11, &[1, 0]));
+    exts.extend(ext(13, &vec16(&u16s(&SIG_SCHEMES))));
+    if p.ems {
+        exts.extend(ext(hsk::ext::EXTENDED_MASTER_SECRET, &[]));
+    }
+    // renegotiation_info, empty: this client never renegotiates.
+    exts.extend(ext(0xff01, &[0]));
+    let mut body = vec![3, 3];
+    body.extend_from_slice(&p.random);
+    body.push(0); // no session id: no resumption
+    body.extend(vec16(&u16s(&p.suites)));
+    body.extend([1, 0]); // null compression only
+    body.extend(vec16(&exts));
+    handshake_message(msg_type::CLIENT_HELLO, &body)
+}
+
+/// The verifier's check of the ClientHello it received: its own random,
+/// TLS 1.2 only, only suites of [`SUITES`], the configured server name
+/// (none for an IP address), no resumption or early data.
+pub fn check_client_hello(msg: &hsk::Message, random: &[u8; 32], server_name: &str) -> Result<()> {
+    if msg.typ != msg_type::CLIENT_HELLO {
+        return Err(Error::ClientHello("not a ClientHello"));
+    }
+    let ch = hsk::parse_client_hello(msg.body())?;
+    if &ch.random != random {
+        return Err(Error::ClientHello(
+            "the client random is not the verifier's",
+        ));
+    }
+    if msg.body().get(..2) != Some(&[3, 3][..]) || ch.offers_tls13 {
+        return Err(Error::ClientHello("offers another version than TLS 1.2"));
+    }
+    if ch.cipher_suites.is_empty() || ch.cipher_suites.iter().any(|s| !SUITES.contains(s)) {
+        return Err(Error::ClientHello("offers a suite MPC mode does not run"));
+    }
+    if ch.offers_psk_or_early_data || !ch.key_shares.is_empty() {
+        return Err(Error::ClientHello("offers TLS 1.3 features"));
+    }
+    let is_ip = server_name.parse::<core::net::IpAddr>().is_ok();
+    match (&ch.server_name, is_ip) {
+        (Some(sni), false) if sni.eq_ignore_ascii_case(server_name) => Ok(()),
+        (None, true) => Ok(()),
+        _ => Err(Error::ClientHello(
+            "names another server than the session's",
+        )),
+    }
+}
+
+/// The ClientKeyExchange handshake message for the client's public key.
+pub fn client_key_exchange(public: &[u8]) -> Vec<u8> {
+    let mut body = vec![public.len() as u8];
+    body.extend_from_slice(public);
+    handshake_message(msg_type::CLIENT_KEY_EXCHANGE, &body)
+}
+
+/// The Finished handshake message for `verify_data`.
+pub fn finished(verify_data: &[u8; 12]) -> Vec<u8> {
+    handshake_message(msg_type::FINISHED, verify_data)
+}
+
+/// The handshake hash of `msgs` under the suite's PRF hash.
+pub(crate) fn transcript_hash(suite: Tls12Suite, msgs: &[u8]) -> Vec<u8> {
+    use sha2::Digest;
+    match suite.hash {
+        webproof_circuits::sha2::HashAlg::Sha384 => sha2::Sha384::digest(msgs).to_vec(),
+        _ => sha2::Sha256::digest(msgs).to_vec(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params() -> HelloParams {
+        HelloParams {
+            random: [7; 32],
+            server_name: Some("example.test".into()),
+            suites: SUITES.to_vec(),
+            groups: vec![GROUP_X25519, GROUP_P256],
+            ems: true,
+        }
+    }
+
+    fn message(b: Vec<u8>) -> hsk::Message {
+        hsk::Message {
+            typ: b[0],
+            bytes: b,
+        }
+    }
+
+    #[test]
+    fn hello_parses_and_passes_the_verifier() {
+        let m = message(client_hello(&params()));
+        let ch = hsk::parse_client_hello(m.body()).unwrap();
+        assert_eq!(ch.random, [7; 32]);
+        assert_eq!(ch.server_name.as_deref(), Some("example.test"));
+        assert!(ch.ems);
+        check_client_hello(&m, &[7; 32], "example.test").unwrap();
+        check_client_hello(&m, &[7; 32], "EXAMPLE.test").unwrap();
+    }
+
+    #[test]
+    fn verifier_refuses_other_terms() {
+        let m = message(client_hello(&params()));
+        assert!(check_client_hello(&m, &[8; 32], "example.test").is_err());
+        assert!(check_client_hello(&m, &[7; 32], "other.test").is_err());
+        let mut p = params();
+        p.suites.push(0xcca9);
+        let m = message(client_hello(&p));
+        assert!(check_client_hello(&m, &[7; 32], "example.test").is_err());
+        let mut p = params();
+        p.server_name = None;
+        let m = message(client_hello(&p));
+        assert!(check_client_hello(&m, &[7; 32], "example.test").is_err());
+        check_client_hello(&m, &[7; 32], "127.0.0.1").unwrap();
+    }
+}

@@ -1,0 +1,456 @@
+//! The session's key derivation in 2PC as numbered steps: the reduced PRF
+//! of `webproof_mpc::reduced` (nine steps) for the SHA-256 suites, the
+//! full PRF of `webproof_mpc::tls12` (three circuits) for the SHA-384
+//! suites, with the extended master secret when negotiated.
+//!
+//! Owns the dispatch and the step bookkeeping both parties share (which
+//! step reveals an output, when the client `verify_data` and the key
+//! shares are known, where the server Finished starts) and the labels the
+//! later proofs need: the prover's active output labels of its key-block
+//! shares and the verifier's 0-labels of the same wires.
+
+use crate::error::{Error, Result};
+use rand_core::{CryptoRng, RngCore};
+use webproof_circuits::bits_to_bytes;
+use webproof_core::Block;
+use webproof_mpc::reduced::{ReducedPlans, ReducedProver, ReducedVerifier, StepTables, STEPS};
+use webproof_mpc::tls12::{Randoms, Tables, Tls12Config, Tls12Plans, Tls12Prover, Tls12Verifier};
+
+/// Output labels (prover: active; verifier: 0-labels) of one output group
+/// of one garbled circuit: with the verifier's `Δ` they are IT-MACs of the
+/// prover's key-block share bits (see `webproof_mpc`'s "How this is shaped
+/// for malicious security").
+#[derive(Clone, PartialEq, Eq)]
+pub struct KeyLabels {
+    /// Garbling instance of the circuit.
+    pub instance: u64,
+    /// Output group.
+    pub group: usize,
+    /// One label per output bit.
+    pub labels: Vec<Block>,
+}
+
+impl core::fmt::Debug for KeyLabels {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(
+            f,
+            "KeyLabels(instance {}, group {}, {} labels)",
+            self.instance,
+            self.group,
+            self.labels.len()
+        )
+    }
+}
+
+/// First garbling instance of the key derivation (records use
+/// [`RECORD_INSTANCE`]` + id`).
+pub(crate) const KDF_INSTANCE: u64 = 0;
+/// First garbling instance of the records.
+pub(crate) const RECORD_INSTANCE: u64 = 16;
+
+/// The circuits of one session's key derivation.
+pub(crate) enum KdfPlans {
+    Reduced(ReducedPlans),
+    Full(Tls12Plans),
+}
+
+impl KdfPlans {
+    pub(crate) fn new(cfg: Tls12Config) -> Result<Self> {
+        Ok(
+            if matches!(cfg.suite.hash, webproof_circuits::sha2::HashAlg::Sha256) {
+                KdfPlans::Reduced(ReducedPlans::new(cfg.curve)?)
+            } else {
+                KdfPlans::Full(Tls12Plans::new(cfg)?)
+            },
+        )
+    }
+
+    pub(crate) fn steps(&self) -> usize {
+        match self {
+            KdfPlans::Reduced(_) => STEPS,
+            KdfPlans::Full(_) => 3,
+        }
+    }
+
+    /// COTs of the prover's share at `step`.
+    pub(crate) fn cots(&self, step: usize) -> usize {
+        match self {
+            KdfPlans::Reduced(p) => p.cots(step),
+            KdfPlans::Full(p) => {
+                let (kd, fin) = p.cots();
+                if step == 0 {
+                    kd
+                } else {
+                    fin
+                }
+            }
+        }
+    }
+
+    /// Whether the prover returns output labels after `step`.
+    pub(crate) fn reveals(&self, step: usize) -> bool {
+        match self {
+            KdfPlans::Reduced(_) => step != 6,
+            KdfPlans::Full(_) => step != 0,
+        }
+    }
+
+    /// The step after which both know the client `verify_data` (the
+    /// verifier then sets the server Finished hash).
+    pub(crate) fn client_vd_step(&self) -> usize {
+        match self {
+            KdfPlans::Reduced(_) => 5,
+            KdfPlans::Full(_) => 1,
+        }
+    }
+
+    /// Where the key-block shares are output: (step, group) pairs.
+    fn key_outputs(&self) -> &'static [(usize, usize)] {
+        match self {
+            KdfPlans::Reduced(_) => &[(5, 1), (6, 0)],
+            KdfPlans::Full(_) => &[(0, 0)],
+        }
+    }
+}
+
+fn tables_to_steps(t: Tables) -> Vec<StepTables> {
+    let [c0, c1, c2] = t.chunks;
+    let [d0, d1, d2] = t.decodings;
+    vec![(c0, d0), (c1, d1), (c2, d2)]
+}
+
+fn steps_to_tables(mut s: Vec<StepTables>) -> Result<Tables> {
+    if s.len() != 3 {
+        return Err(Error::Malformed("tables for another key derivation"));
+    }
+    let (c2, d2) = s.pop().expect("3");
+    let (c1, d1) = s.pop().expect("3");
+    let (c0, d0) = s.pop().expect("3");
+    Ok(Tables {
+        chunks: [c0, c1, c2],
+        decodings: [d0, d1, d2],
+    })
+}
+
+/// Public inputs of the key derivation, as the verifier parsed them.
+pub(crate) struct KdfPublic {
+    pub client_random: [u8; 32],
+    pub server_random: [u8; 32],
+    /// RFC 7627 session hash (EMS only).
+    pub session_hash: Option<Vec<u8>>,
+    /// Hash of the handshake through the ClientKeyExchange.
+    pub client_finished_hash: Vec<u8>,
+}
+
+/// The verifier's side.
+// One per session, never moved in a hot path: the variants' sizes differ
+// by a few hundred bytes, not worth another box.
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum KdfVerifier {
+    Reduced(Box<ReducedVerifier>),
+    Full {
+        v: Box<Tls12Verifier>,
+        share: [u8; 32],
+        public: KdfPublic,
+        sf_hash: Option<Vec<u8>>,
+        keys: Option<webproof_mpc::tls12::KeyShares>,
+        client_vd: Option<[u8; 12]>,
+        server_vd: Option<[u8; 12]>,
+        next: usize,
+    },
+}
+
+impl KdfVerifier {
+    pub(crate) fn new(
+        plans: &KdfPlans,
+        delta: Block,
+        share: [u8; 32],
+        public: KdfPublic,
+        rng: &mut (impl RngCore + CryptoRng),
+    ) -> Result<Self> {
+        Ok(match plans {
+            KdfPlans::Reduced(p) => {
+                let randoms = Randoms {
+                    client: &public.client_random,
+                    server: &public.server_random,
+                    session_hash: public.session_hash.as_deref(),
+                };
+                KdfVerifier::Reduced(Box::new(ReducedVerifier::new(
+                    p,
+                    delta,
+                    KDF_INSTANCE,
+                    &share,
+                    &randoms,
+                    &public.client_finished_hash,
+                    rng,
+                )?))
+            }
+            KdfPlans::Full(p) => KdfVerifier::Full {
+                v: Box::new(Tls12Verifier::new(p, delta, KDF_INSTANCE, rng)?),
+                share,
+                public,
+                sf_hash: None,
+                keys: None,
+                client_vd: None,
+                server_vd: None,
+                next: 0,
+            },
+        })
+    }
+
+    pub(crate) fn preprocess(&mut self) -> Result<Vec<StepTables>> {
+        Ok(match self {
+            KdfVerifier::Reduced(v) => v.preprocess()?,
+            KdfVerifier::Full { v, .. } => tables_to_steps(v.preprocess()?),
+        })
+    }
+
+    pub(crate) fn set_server_finished_hash(&mut self, h: &[u8]) -> Result<()> {
+        match self {
+            KdfVerifier::Reduced(v) => v.set_server_finished_hash(h)?,
+            KdfVerifier::Full { sf_hash, .. } => *sf_hash = Some(h.to_vec()),
+        }
+        Ok(())
+    }
+
+    pub(crate) fn inputs(&mut self, step: usize, keys: &[Block], flips: &[u8]) -> Result<Vec<u8>> {
+        match self {
+            KdfVerifier::Reduced(v) => Ok(v.inputs(step, keys, flips)?),
+            KdfVerifier::Full {
+                v,
+                share,
+                public,
+                sf_hash,
+                keys: ks,
+                next,
+                ..
+            } => {
+                if step != *next {
+                    return Err(Error::OutOfOrder("key-derivation step"));
+                }
+                let msg = match step {
+                    0 => {
+                        let randoms = Randoms {
+                            client: &public.client_random,
+                            server: &public.server_random,
+                            session_hash: public.session_hash.as_deref(),
+                        };
+                        let (msg, k) = v.key_derivation(share, &randoms, keys, flips)?;
+                        *ks = Some(k);
+                        msg
+                    }
+                    1 => v.client_finished(&public.client_finished_hash, keys, flips)?,
+                    2 => {
+                        let h = sf_hash
+                            .as_deref()
+                            .ok_or(Error::OutOfOrder("server Finished step"))?;
+                        v.server_finished(h, keys, flips)?
+                    }
+                    _ => return Err(Error::Malformed("no such key-derivation step")),
+                };
+                if step == 0 {
+                    *next = 1;
+                }
+                Ok(msg)
+            }
+        }
+    }
+
+    pub(crate) fn receive(&mut self, step: usize, labels: &[u8]) -> Result<()> {
+        match self {
+            KdfVerifier::Reduced(v) => Ok(v.receive(step, labels)?),
+            KdfVerifier::Full {
+                v,
+                client_vd,
+                server_vd,
+                next,
+                ..
+            } => {
+                if step != *next || step == 0 {
+                    return Err(Error::OutOfOrder("key-derivation labels"));
+                }
+                if step == 1 {
+                    *client_vd = Some(v.client_verify_data(labels)?);
+                } else {
+                    let bits = v.circuits()[2].check_output(0, labels)?;
+                    let vd: [u8; 12] = bits_to_bytes(&bits)
+                        .try_into()
+                        .map_err(|_| Error::Malformed("verify_data of the wrong length"))?;
+                    *server_vd = Some(vd);
+                }
+                *next += 1;
+                Ok(())
+            }
+        }
+    }
+
+    pub(crate) fn client_vd(&self) -> Option<[u8; 12]> {
+        match self {
+            KdfVerifier::Reduced(v) => v.client_verify_data(),
+            KdfVerifier::Full { client_vd, .. } => *client_vd,
+        }
+    }
+
+    pub(crate) fn server_vd(&self) -> Option<[u8; 12]> {
+        match self {
+            KdfVerifier::Reduced(v) => v.server_verify_data(),
+            KdfVerifier::Full { server_vd, .. } => *server_vd,
+        }
+    }
+
+    /// The verifier's key shares (its masks), once the key block is out.
+    pub(crate) fn key_shares(&self) -> Option<webproof_mpc::tls12::KeyShares> {
+        match self {
+            KdfVerifier::Reduced(v) => Some(v.key_shares()),
+            KdfVerifier::Full { keys, .. } => keys.clone(),
+        }
+    }
+
+    /// The 0-labels of the key-block output wires.
+    pub(crate) fn key_labels(&self, plans: &KdfPlans) -> Result<Vec<KeyLabels>> {
+        plans
+            .key_outputs()
+            .iter()
+            .map(|&(step, group)| {
+                let c = match self {
+                    KdfVerifier::Reduced(v) => &v.circuits()[step],
+                    KdfVerifier::Full { v, .. } => &v.circuits()[step],
+                };
+                Ok(KeyLabels {
+                    instance: KDF_INSTANCE + step as u64,
+                    group,
+                    labels: c.garbler().output_zero_labels(group)?.to_vec(),
+                })
+            })
+            .collect()
+    }
+}
+
+/// The prover's side.
+#[allow(clippy::large_enum_variant)] // as KdfVerifier
+pub(crate) enum KdfProver {
+    Reduced(Box<ReducedProver>),
+    Full {
+        p: Box<Tls12Prover>,
+        share: [u8; 32],
+        keys: Option<webproof_mpc::tls12::KeyShares>,
+        client_vd: Option<[u8; 12]>,
+        server_vd: Option<[u8; 12]>,
+        next: usize,
+    },
+}
+
+impl KdfProver {
+    pub(crate) fn new(plans: &KdfPlans, share: [u8; 32], tables: Vec<StepTables>) -> Result<Self> {
+        Ok(match plans {
+            KdfPlans::Reduced(p) => KdfProver::Reduced(Box::new(ReducedProver::new(
+                p,
+                KDF_INSTANCE,
+                &share,
+                tables,
+            )?)),
+            KdfPlans::Full(p) => KdfProver::Full {
+                p: Box::new(Tls12Prover::new(p, KDF_INSTANCE, steps_to_tables(tables)?)?),
+                share,
+                keys: None,
+                client_vd: None,
+                server_vd: None,
+                next: 0,
+            },
+        })
+    }
+
+    pub(crate) fn flips(&mut self, step: usize, macs: &[Block]) -> Result<Vec<u8>> {
+        match self {
+            KdfProver::Reduced(p) => Ok(p.flips(step, macs)?),
+            KdfProver::Full { p, share, next, .. } => {
+                if step != *next {
+                    return Err(Error::OutOfOrder("key-derivation step"));
+                }
+                Ok(match step {
+                    0 => p.key_derivation_flips(share, macs)?,
+                    1 => p.client_finished_flips(macs)?,
+                    2 => p.server_finished_flips(macs)?,
+                    _ => return Err(Error::OutOfOrder("key-derivation step")),
+                })
+            }
+        }
+    }
+
+    pub(crate) fn evaluate(&mut self, step: usize, msg: &[u8]) -> Result<Option<Vec<u8>>> {
+        match self {
+            KdfProver::Reduced(p) => Ok(p.evaluate(step, msg)?),
+            KdfProver::Full {
+                p,
+                keys,
+                client_vd,
+                server_vd,
+                next,
+                ..
+            } => {
+                if step != *next {
+                    return Err(Error::OutOfOrder("key-derivation step"));
+                }
+                let out = match step {
+                    0 => {
+                        *keys = Some(p.key_derivation_finish(msg)?);
+                        None
+                    }
+                    1 => {
+                        let (vd, labels) = p.client_finished_finish(msg)?;
+                        *client_vd = Some(vd);
+                        Some(labels)
+                    }
+                    2 => {
+                        let (vd, labels) = p.server_verify_data(msg)?;
+                        *server_vd = Some(vd);
+                        Some(labels)
+                    }
+                    _ => return Err(Error::OutOfOrder("key-derivation step")),
+                };
+                *next += 1;
+                Ok(out)
+            }
+        }
+    }
+
+    pub(crate) fn client_vd(&self) -> Option<[u8; 12]> {
+        match self {
+            KdfProver::Reduced(p) => p.client_verify_data(),
+            KdfProver::Full { client_vd, .. } => *client_vd,
+        }
+    }
+
+    pub(crate) fn server_vd(&self) -> Option<[u8; 12]> {
+        match self {
+            KdfProver::Reduced(p) => p.server_verify_data(),
+            KdfProver::Full { server_vd, .. } => *server_vd,
+        }
+    }
+
+    pub(crate) fn key_shares(&self) -> Option<webproof_mpc::tls12::KeyShares> {
+        match self {
+            KdfProver::Reduced(p) => p.key_shares().ok(),
+            KdfProver::Full { keys, .. } => keys.clone(),
+        }
+    }
+
+    /// The active labels of the prover's key-block share wires.
+    pub(crate) fn key_labels(&self, plans: &KdfPlans) -> Result<Vec<KeyLabels>> {
+        plans
+            .key_outputs()
+            .iter()
+            .map(|&(step, group)| {
+                let c = match self {
+                    KdfProver::Reduced(p) => &p.circuits()[step],
+                    KdfProver::Full { p, .. } => &p.circuits()[step],
+                };
+                Ok(KeyLabels {
+                    instance: KDF_INSTANCE + step as u64,
+                    group,
+                    labels: c.evaluator().output_labels(group)?.to_vec(),
+                })
+            })
+            .collect()
+    }
+}

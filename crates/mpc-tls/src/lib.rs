@@ -1,0 +1,91 @@
+//! MPC mode of webproof, without I/O: the prover talks to a real TLS 1.2
+//! server while every computation that depends on the session's secrets
+//! runs in two-party computation with the verifier, so neither party
+//! alone holds a write key while the session runs.
+//!
+//! The 2PC building blocks are `webproof_mpc`'s (garbled circuits, OLE,
+//! ECtF, the TLS 1.2 PRF, AES-GCM records); the TLS parsing and the
+//! server-identity checks are proxy mode's (`webproof_proxy::handshake`,
+//! `webproof_proxy::verify`). This crate owns the sessions that chain them
+//! around a real handshake:
+//!
+//! - [`prover`]: [`ProverSession`], the TLS client's wire side (it writes
+//!   the ClientHello, moves the server's bytes) and the evaluator's half of
+//!   every 2PC step;
+//! - [`verifier`]: [`VerifierSession`], the garbler; it checks the server's
+//!   certificate chain, name, validity and ServerKeyExchange signature on
+//!   the flight it received itself and records every record both ways
+//!   (its module docs list where each public value comes from);
+//! - [`msg`]: the messages between them and their encodings;
+//! - [`hello`]: the ClientHello, ClientKeyExchange and Finished messages,
+//!   the suites and groups;
+//! - [`keyx`]: the key shares and the ECtF for P-256 and X25519;
+//! - [`kdf`]: key derivation and both Finished in 2PC (reduced PRF for
+//!   the SHA-256 suites, the full PRF for SHA-384);
+//! - [`rec`]: the records run in 2PC (both Finished, the request);
+//! - [`cots`]: the correlated OTs the caller supplies;
+//! - [`error`]: the one error type.
+//!
+//! # The session, flight by flight
+//! | # | prover → verifier | verifier → prover | prover ↔ server |
+//! |---|---|---|---|
+//! | 1 | `Hello` (key-share commitments, request record lengths) | `Setup` (client random, its key shares) | |
+//! | 2 | `ToServer` (ClientHello) | | ClientHello → |
+//! | 3 | `FromServer` (the server's flight), then `KeyOpen` (opening, ECtF flips) | `EctfAnswer` | ← ServerHello … ServerHelloDone |
+//! | 4 | `EctfFlips` | `EctfAnswer`, `Tables` (every circuit's garbled tables) | |
+//! | 5 | `KdfFlips` / `KdfLabels` per step | `KdfInputs` per step | |
+//! | 6 | `RecFlips`, `RecA2m`, `RecM2a` (client Finished) | `RecInputs`, `RecA2mAnswer`, `RecM2aAnswer` | |
+//! | 7 | `ToServer` (ClientKeyExchange, CCS, Finished) | | → |
+//! | 8 | `FromServer`; the server Finished record in 2PC, `RecTag` | as in 6, no tag share | ← CCS, Finished |
+//! | 9 | the request's records in 2PC, `ToServer` each | as in 6 | → request |
+//! | 10 | `FromServer` (the response, recorded as received), `Close` | `CloseAck` (its server-key share) | ← response |
+//!
+//! The caller supplies the COTs ([`CotPool`], [`cots_needed`]), moves the
+//! messages and the server's bytes, and decides when the response is
+//! complete. Both sessions end in an outcome ([`VerifierOutcome`],
+//! [`ProverOutcome`]) holding the recording and the labels the proof of
+//! the response needs.
+//!
+//! # Security (as far as this layer goes)
+//! The 2PC is `webproof_mpc`'s semi-honest garbling: a cheating garbler or
+//! evaluator is caught only by the consistency proof that follows
+//! (garble-then-prove, built in `webproof_mpc` / `webproof_zk`); this
+//! crate keeps what that proof needs ([`KeyLabels`], `Δ`). What it
+//! enforces itself: the server's identity over a client random the
+//! verifier chose, the client key share as the sum of committed shares,
+//! every forwarded client record equal to what the 2PC produced, the
+//! server Finished's tag checked in 2PC, the recording complete before the
+//! server key is revealed, and the client key never revealed.
+//!
+//! # Not yet here
+//! - Garbling in preprocessing: the verifier garbles once the
+//!   ServerHelloDone fixed the suite and group (`webproof_mpc::reduced`'s
+//!   verifier takes the premaster share and the transcript hash at
+//!   construction), so the tables (~11 MB for AES-128-GCM-SHA256) move
+//!   while the server connection is open. Splitting that constructor lets
+//!   the tables of the likely suite go before the ClientHello.
+//! - Fewer round trips: each key-derivation step and each record step is
+//!   one round trip; the labels of a step already ride with the next
+//!   step's flips, but records could overlap with the key derivation.
+//!
+//! No sockets, threads, clocks or unsafe code: the crate builds for
+//! `wasm32-unknown-unknown`.
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+pub mod cots;
+pub mod error;
+pub mod hello;
+pub mod kdf;
+pub mod keyx;
+pub mod msg;
+pub mod prover;
+pub mod rec;
+pub mod verifier;
+
+pub use cots::{cots_needed, CotPool};
+pub use error::{Error, Result};
+pub use kdf::KeyLabels;
+pub use msg::{ProverMsg, VerifierMsg};
+pub use prover::{ProverConfig, ProverOutcome, ProverOutput, ProverSession};
+pub use verifier::{VerifierConfig, VerifierOutcome, VerifierSession};

@@ -1,0 +1,682 @@
+//! The messages between the prover and the verifier of an MPC-mode
+//! session, with their byte encodings.
+//!
+//! # Encoding
+//! One tag byte, then the message's fields in order: fixed-size arrays as
+//! their bytes, variable ones as a `u32` big-endian length and the bytes,
+//! lists as a `u32` count and the elements. [`ProverMsg::decode`] and
+//! [`VerifierMsg::decode`] refuse unknown tags, truncated fields, lengths
+//! past the end, trailing bytes and anything over [`MAX_MESSAGE`]; every
+//! length is checked against the bytes actually present before anything is
+//! allocated, so a forged length cannot make a party reserve memory.
+//!
+//! The 2PC payloads inside (flips, labels, OLE answers, garbled chunks)
+//! are `webproof_mpc`'s own byte strings, checked by its parsers when the
+//! session hands them over.
+
+use crate::error::{Error, Result};
+
+/// Largest encoded message accepted (garbled tables of the SHA-384 key
+/// derivation are the largest, ~47 MB).
+pub const MAX_MESSAGE: usize = 64 << 20;
+
+/// Prover → verifier.
+#[derive(Clone, PartialEq, Eq)]
+pub enum ProverMsg {
+    /// Commitments to the prover's public key shares, one per group (the
+    /// group is not known before the ServerKeyExchange).
+    Hello {
+        /// Commitment to the P-256 share.
+        commit_p256: [u8; 32],
+        /// Commitment to the X25519 share.
+        commit_x25519: [u8; 32],
+        /// Plaintext lengths of the request's records, in order (record
+        /// lengths are public: the verifier garbles their circuits ahead).
+        request_lens: Vec<u32>,
+    },
+    /// Bytes the prover sent to the server, exactly as sent.
+    ToServer(Vec<u8>),
+    /// Bytes the prover received from the server, exactly as received.
+    FromServer(Vec<u8>),
+    /// The server closed the TCP connection.
+    ServerClosed,
+    /// The opening of the commitment for the negotiated group and the
+    /// first ECtF flips.
+    KeyOpen {
+        /// The prover's public share.
+        public: Vec<u8>,
+        /// The commitment's blind.
+        blind: [u8; 32],
+        /// ECtF round-1 flips.
+        flips: Vec<u8>,
+    },
+    /// ECtF round-2 flips.
+    EctfFlips(Vec<u8>),
+    /// Flips of the prover's share for a key-derivation step.
+    KdfFlips {
+        /// Step index.
+        step: u8,
+        /// Flips.
+        flips: Vec<u8>,
+    },
+    /// Output labels of a key-derivation step's revealed output.
+    KdfLabels {
+        /// Step index.
+        step: u8,
+        /// Labels.
+        labels: Vec<u8>,
+    },
+    /// Record in 2PC: flips of the prover's key ‖ IV share.
+    RecFlips {
+        /// Record id (0 client Finished, 1 server Finished, 2.. request).
+        id: u32,
+        /// Flips.
+        flips: Vec<u8>,
+    },
+    /// Record in 2PC: the ciphertext (client records; empty for server
+    /// records, which the verifier has itself) and the A2M flips.
+    RecA2m {
+        /// Record id.
+        id: u32,
+        /// Ciphertext of a client record.
+        ct: Vec<u8>,
+        /// A2M flips.
+        flips: Vec<u8>,
+    },
+    /// Record in 2PC: the M2A flips.
+    RecM2a {
+        /// Record id.
+        id: u32,
+        /// M2A flips.
+        flips: Vec<u8>,
+    },
+    /// Record in 2PC: the prover's tag share of a server record, sent
+    /// before it sees the verifier's.
+    RecTag {
+        /// Record id.
+        id: u32,
+        /// Tag share.
+        share: [u8; 16],
+    },
+    /// The prover ends the session: the records it saw each way after the
+    /// handshake.
+    Close {
+        /// Client application-phase records sent.
+        sent: u32,
+        /// Server records after the server Finished received.
+        received: u32,
+    },
+    /// The prover gives up.
+    Abort(String),
+}
+
+/// Verifier → prover.
+#[derive(Clone, PartialEq, Eq)]
+pub enum VerifierMsg {
+    /// The client random (the verifier's, so the server's signature covers
+    /// a fresh value of its choice) and its public key shares.
+    Setup {
+        /// ClientHello.random.
+        client_random: [u8; 32],
+        /// The verifier's P-256 share (SEC1 uncompressed).
+        q_p256: Vec<u8>,
+        /// The verifier's X25519 share (compressed Edwards).
+        q_x25519: [u8; 32],
+    },
+    /// An ECtF answer (round 1 or 2).
+    EctfAnswer(Vec<u8>),
+    /// Garbled tables and decoding of the key-derivation steps and of
+    /// every record in 2PC (client Finished, server Finished, request).
+    Tables {
+        /// Key-derivation steps.
+        kdf: Vec<(Vec<Vec<u8>>, Vec<u8>)>,
+        /// Records, by id.
+        records: Vec<(Vec<Vec<u8>>, Vec<u8>)>,
+    },
+    /// Input labels of a key-derivation step.
+    KdfInputs {
+        /// Step index.
+        step: u8,
+        /// The inputs message.
+        msg: Vec<u8>,
+    },
+    /// Record in 2PC: the record circuit's input labels.
+    RecInputs {
+        /// Record id.
+        id: u32,
+        /// Input labels.
+        msg: Vec<u8>,
+    },
+    /// Record in 2PC: the A2M answer.
+    RecA2mAnswer {
+        /// Record id.
+        id: u32,
+        /// Answer.
+        msg: Vec<u8>,
+    },
+    /// Record in 2PC: the M2A answer and, for client records, the
+    /// verifier's tag share.
+    RecM2aAnswer {
+        /// Record id.
+        id: u32,
+        /// Answer.
+        msg: Vec<u8>,
+        /// The verifier's tag share (client records only).
+        tag: Option<[u8; 16]>,
+    },
+    /// The verifier recorded every server record the prover named: its
+    /// share of the server write key and IV (deferred decryption).
+    CloseAck {
+        /// Share of server_write_key.
+        server_key: Vec<u8>,
+        /// Share of server_write_IV.
+        server_iv: Vec<u8>,
+    },
+    /// The verifier refuses to go on.
+    Abort(String),
+}
+
+impl core::fmt::Debug for ProverMsg {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "ProverMsg::{}", self.name())
+    }
+}
+
+impl core::fmt::Debug for VerifierMsg {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "VerifierMsg::{}", self.name())
+    }
+}
+
+struct W(Vec<u8>);
+
+impl W {
+    fn new(tag: u8) -> Self {
+        W(vec![tag])
+    }
+    fn raw(mut self, b: &[u8]) -> Self {
+        self.0.extend_from_slice(b);
+        self
+    }
+    fn u32(self, v: u32) -> Self {
+        self.raw(&v.to_be_bytes())
+    }
+    fn bytes(self, b: &[u8]) -> Self {
+        self.u32(b.len() as u32).raw(b)
+    }
+    fn list(mut self, l: &[Vec<u8>]) -> Self {
+        self = self.u32(l.len() as u32);
+        for b in l {
+            self = self.bytes(b);
+        }
+        self
+    }
+}
+
+struct R<'a>(&'a [u8]);
+
+impl<'a> R<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8]> {
+        if self.0.len() < n {
+            return Err(Error::Malformed("truncated message"));
+        }
+        let (a, b) = self.0.split_at(n);
+        self.0 = b;
+        Ok(a)
+    }
+    fn arr<const N: usize>(&mut self) -> Result<[u8; N]> {
+        Ok(self.take(N)?.try_into().expect("N bytes"))
+    }
+    fn u32(&mut self) -> Result<u32> {
+        Ok(u32::from_be_bytes(self.arr()?))
+    }
+    fn u8(&mut self) -> Result<u8> {
+        Ok(self.take(1)?[0])
+    }
+    fn bytes(&mut self) -> Result<Vec<u8>> {
+        let n = self.u32()? as usize;
+        Ok(self.take(n)?.to_vec())
+    }
+    fn list(&mut self) -> Result<Vec<Vec<u8>>> {
+        let n = self.u32()? as usize;
+        // Each element takes at least its 4-byte length.
+        if n > self.0.len() / 4 {
+            return Err(Error::Malformed("list longer than the message"));
+        }
+        (0..n).map(|_| self.bytes()).collect()
+    }
+    fn end(&self) -> Result<()> {
+        if !self.0.is_empty() {
+            return Err(Error::Malformed("trailing bytes"));
+        }
+        Ok(())
+    }
+}
+
+fn start(b: &[u8]) -> Result<(u8, R<'_>)> {
+    if b.len() > MAX_MESSAGE {
+        return Err(Error::Oversized {
+            len: b.len(),
+            max: MAX_MESSAGE,
+        });
+    }
+    let (&tag, rest) = b.split_first().ok_or(Error::Malformed("empty message"))?;
+    Ok((tag, R(rest)))
+}
+
+fn string(b: Vec<u8>) -> Result<String> {
+    if b.len() > 1024 {
+        return Err(Error::Malformed("abort reason over 1 KiB"));
+    }
+    String::from_utf8(b).map_err(|_| Error::Malformed("abort reason not UTF-8"))
+}
+
+fn reason(s: &str) -> &[u8] {
+    let mut n = s.len().min(1024);
+    while !s.is_char_boundary(n) {
+        n -= 1;
+    }
+    &s.as_bytes()[..n]
+}
+
+impl ProverMsg {
+    /// The message's name (for errors and logs; never its contents).
+    pub fn name(&self) -> &'static str {
+        match self {
+            ProverMsg::Hello { .. } => "Hello",
+            ProverMsg::ToServer(_) => "ToServer",
+            ProverMsg::FromServer(_) => "FromServer",
+            ProverMsg::ServerClosed => "ServerClosed",
+            ProverMsg::KeyOpen { .. } => "KeyOpen",
+            ProverMsg::EctfFlips(_) => "EctfFlips",
+            ProverMsg::KdfFlips { .. } => "KdfFlips",
+            ProverMsg::KdfLabels { .. } => "KdfLabels",
+            ProverMsg::RecFlips { .. } => "RecFlips",
+            ProverMsg::RecA2m { .. } => "RecA2m",
+            ProverMsg::RecM2a { .. } => "RecM2a",
+            ProverMsg::RecTag { .. } => "RecTag",
+            ProverMsg::Close { .. } => "Close",
+            ProverMsg::Abort(_) => "Abort",
+        }
+    }
+
+    /// The encoding (module docs).
+    pub fn encode(&self) -> Vec<u8> {
+        let w = match self {
+            ProverMsg::Hello {
+                commit_p256,
+                commit_x25519,
+                request_lens,
+            } => {
+                let mut w = W::new(1)
+                    .raw(commit_p256)
+                    .raw(commit_x25519)
+                    .u32(request_lens.len() as u32);
+                for l in request_lens {
+                    w = w.u32(*l);
+                }
+                w
+            }
+            ProverMsg::ToServer(b) => W::new(2).bytes(b),
+            ProverMsg::FromServer(b) => W::new(3).bytes(b),
+            ProverMsg::ServerClosed => W::new(4),
+            ProverMsg::KeyOpen {
+                public,
+                blind,
+                flips,
+            } => W::new(5).bytes(public).raw(blind).bytes(flips),
+            ProverMsg::EctfFlips(f) => W::new(6).bytes(f),
+            ProverMsg::KdfFlips { step, flips } => W::new(7).raw(&[*step]).bytes(flips),
+            ProverMsg::KdfLabels { step, labels } => W::new(8).raw(&[*step]).bytes(labels),
+            ProverMsg::RecFlips { id, flips } => W::new(9).u32(*id).bytes(flips),
+            ProverMsg::RecA2m { id, ct, flips } => W::new(10).u32(*id).bytes(ct).bytes(flips),
+            ProverMsg::RecM2a { id, flips } => W::new(11).u32(*id).bytes(flips),
+            ProverMsg::RecTag { id, share } => W::new(12).u32(*id).raw(share),
+            ProverMsg::Close { sent, received } => W::new(13).u32(*sent).u32(*received),
+            ProverMsg::Abort(s) => W::new(14).bytes(reason(s)),
+        };
+        w.0
+    }
+
+    /// Parse one message (module docs for what is refused).
+    pub fn decode(b: &[u8]) -> Result<Self> {
+        let (tag, mut r) = start(b)?;
+        let m = match tag {
+            1 => {
+                let commit_p256 = r.arr()?;
+                let commit_x25519 = r.arr()?;
+                let n = r.u32()? as usize;
+                if n > r.0.len() / 4 {
+                    return Err(Error::Malformed("list longer than the message"));
+                }
+                ProverMsg::Hello {
+                    commit_p256,
+                    commit_x25519,
+                    request_lens: (0..n).map(|_| r.u32()).collect::<Result<_>>()?,
+                }
+            }
+            2 => ProverMsg::ToServer(r.bytes()?),
+            3 => ProverMsg::FromServer(r.bytes()?),
+            4 => ProverMsg::ServerClosed,
+            5 => ProverMsg::KeyOpen {
+                public: r.bytes()?,
+                blind: r.arr()?,
+                flips: r.bytes()?,
+            },
+            6 => ProverMsg::EctfFlips(r.bytes()?),
+            7 => ProverMsg::KdfFlips {
+                step: r.u8()?,
+                flips: r.bytes()?,
+            },
+            8 => ProverMsg::KdfLabels {
+                step: r.u8()?,
+                labels: r.bytes()?,
+            },
+            9 => ProverMsg::RecFlips {
+                id: r.u32()?,
+                flips: r.bytes()?,
+            },
+            10 => ProverMsg::RecA2m {
+                id: r.u32()?,
+                ct: r.bytes()?,
+                flips: r.bytes()?,
+            },
+            11 => ProverMsg::RecM2a {
+                id: r.u32()?,
+                flips: r.bytes()?,
+            },
+            12 => ProverMsg::RecTag {
+                id: r.u32()?,
+                share: r.arr()?,
+            },
+            13 => ProverMsg::Close {
+                sent: r.u32()?,
+                received: r.u32()?,
+            },
+            14 => ProverMsg::Abort(string(r.bytes()?)?),
+            _ => return Err(Error::Malformed("unknown prover message tag")),
+        };
+        r.end()?;
+        Ok(m)
+    }
+}
+
+impl VerifierMsg {
+    /// The message's name (for errors and logs; never its contents).
+    pub fn name(&self) -> &'static str {
+        match self {
+            VerifierMsg::Setup { .. } => "Setup",
+            VerifierMsg::EctfAnswer(_) => "EctfAnswer",
+            VerifierMsg::Tables { .. } => "Tables",
+            VerifierMsg::KdfInputs { .. } => "KdfInputs",
+            VerifierMsg::RecInputs { .. } => "RecInputs",
+            VerifierMsg::RecA2mAnswer { .. } => "RecA2mAnswer",
+            VerifierMsg::RecM2aAnswer { .. } => "RecM2aAnswer",
+            VerifierMsg::CloseAck { .. } => "CloseAck",
+            VerifierMsg::Abort(_) => "Abort",
+        }
+    }
+
+    /// The encoding (module docs).
+    pub fn encode(&self) -> Vec<u8> {
+        let w = match self {
+            VerifierMsg::Setup {
+                client_random,
+                q_p256,
+                q_x25519,
+            } => W::new(1).raw(client_random).bytes(q_p256).raw(q_x25519),
+            VerifierMsg::EctfAnswer(m) => W::new(2).bytes(m),
+            VerifierMsg::Tables { kdf, records } => {
+                let mut w = W::new(3);
+                for l in [kdf, records] {
+                    w = w.u32(l.len() as u32);
+                    for (chunks, decoding) in l {
+                        w = w.list(chunks).bytes(decoding);
+                    }
+                }
+                w
+            }
+            VerifierMsg::KdfInputs { step, msg } => W::new(4).raw(&[*step]).bytes(msg),
+            VerifierMsg::RecInputs { id, msg } => W::new(5).u32(*id).bytes(msg),
+            VerifierMsg::RecA2mAnswer { id, msg } => W::new(6).u32(*id).bytes(msg),
+            VerifierMsg::RecM2aAnswer { id, msg, tag } => W::new(7)
+                .u32(*id)
+                .bytes(msg)
+                .bytes(tag.as_ref().map_or(&[][..], |t| &t[..])),
+            VerifierMsg::CloseAck {
+                server_key,
+                server_iv,
+            } => W::new(8).bytes(server_key).bytes(server_iv),
+            VerifierMsg::Abort(s) => W::new(9).bytes(reason(s)),
+        };
+        w.0
+    }
+
+    /// Parse one message (module docs for what is refused).
+    pub fn decode(b: &[u8]) -> Result<Self> {
+        let (tag, mut r) = start(b)?;
+        let m = match tag {
+            1 => VerifierMsg::Setup {
+                client_random: r.arr()?,
+                q_p256: r.bytes()?,
+                q_x25519: r.arr()?,
+            },
+            2 => VerifierMsg::EctfAnswer(r.bytes()?),
+            3 => {
+                let mut lists = Vec::new();
+                for _ in 0..2 {
+                    let n = r.u32()? as usize;
+                    if n > 16 {
+                        return Err(Error::Malformed("more than 16 garbled circuits"));
+                    }
+                    let mut steps = Vec::with_capacity(n);
+                    for _ in 0..n {
+                        steps.push((r.list()?, r.bytes()?));
+                    }
+                    lists.push(steps);
+                }
+                let records = lists.pop().expect("two lists");
+                let kdf = lists.pop().expect("two lists");
+                VerifierMsg::Tables { kdf, records }
+            }
+            4 => VerifierMsg::KdfInputs {
+                step: r.u8()?,
+                msg: r.bytes()?,
+            },
+            5 => VerifierMsg::RecInputs {
+                id: r.u32()?,
+                msg: r.bytes()?,
+            },
+            6 => VerifierMsg::RecA2mAnswer {
+                id: r.u32()?,
+                msg: r.bytes()?,
+            },
+            7 => {
+                let id = r.u32()?;
+                let msg = r.bytes()?;
+                let t = r.bytes()?;
+                let tag = match t.len() {
+                    0 => None,
+                    16 => Some(t.try_into().expect("16 bytes")),
+                    _ => return Err(Error::Malformed("tag share of the wrong length")),
+                };
+                VerifierMsg::RecM2aAnswer { id, msg, tag }
+            }
+            8 => VerifierMsg::CloseAck {
+                server_key: r.bytes()?,
+                server_iv: r.bytes()?,
+            },
+            9 => VerifierMsg::Abort(string(r.bytes()?)?),
+            _ => return Err(Error::Malformed("unknown verifier message tag")),
+        };
+        r.end()?;
+        Ok(m)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn prover_samples() -> Vec<ProverMsg> {
+        vec![
+            ProverMsg::Hello {
+                commit_p256: [1; 32],
+                commit_x25519: [2; 32],
+                request_lens: vec![100, 2],
+            },
+            ProverMsg::ToServer(vec![22, 3, 3, 0, 1, 9]),
+            ProverMsg::FromServer(vec![]),
+            ProverMsg::ServerClosed,
+            ProverMsg::KeyOpen {
+                public: vec![4; 65],
+                blind: [5; 32],
+                flips: vec![6; 64],
+            },
+            ProverMsg::EctfFlips(vec![7; 32]),
+            ProverMsg::KdfFlips {
+                step: 3,
+                flips: vec![8; 8],
+            },
+            ProverMsg::KdfLabels {
+                step: 4,
+                labels: vec![9; 32],
+            },
+            ProverMsg::RecFlips {
+                id: 2,
+                flips: vec![1; 20],
+            },
+            ProverMsg::RecA2m {
+                id: 2,
+                ct: vec![3; 17],
+                flips: vec![1; 16],
+            },
+            ProverMsg::RecM2a {
+                id: 1,
+                flips: vec![2; 48],
+            },
+            ProverMsg::RecTag {
+                id: 1,
+                share: [3; 16],
+            },
+            ProverMsg::Close {
+                sent: 1,
+                received: 4,
+            },
+            ProverMsg::Abort("done é".into()),
+        ]
+    }
+
+    fn verifier_samples() -> Vec<VerifierMsg> {
+        vec![
+            VerifierMsg::Setup {
+                client_random: [1; 32],
+                q_p256: vec![4; 65],
+                q_x25519: [2; 32],
+            },
+            VerifierMsg::EctfAnswer(vec![5; 100]),
+            VerifierMsg::Tables {
+                kdf: vec![(vec![vec![1, 2], vec![]], vec![3]), (vec![], vec![])],
+                records: vec![(vec![vec![4]], vec![5, 6])],
+            },
+            VerifierMsg::KdfInputs {
+                step: 0,
+                msg: vec![6; 32],
+            },
+            VerifierMsg::RecInputs {
+                id: 0,
+                msg: vec![9; 16],
+            },
+            VerifierMsg::RecA2mAnswer {
+                id: 0,
+                msg: vec![1; 4],
+            },
+            VerifierMsg::RecM2aAnswer {
+                id: 0,
+                msg: vec![2; 4],
+                tag: Some([3; 16]),
+            },
+            VerifierMsg::RecM2aAnswer {
+                id: 1,
+                msg: vec![2; 4],
+                tag: None,
+            },
+            VerifierMsg::CloseAck {
+                server_key: vec![1; 16],
+                server_iv: vec![2; 4],
+            },
+            VerifierMsg::Abort("no".into()),
+        ]
+    }
+
+    #[test]
+    fn round_trip() {
+        for m in prover_samples() {
+            assert_eq!(ProverMsg::decode(&m.encode()).unwrap(), m, "{m:?}");
+        }
+        for m in verifier_samples() {
+            assert_eq!(VerifierMsg::decode(&m.encode()).unwrap(), m, "{m:?}");
+        }
+    }
+
+    /// Every strict prefix and every extension by a byte is refused, and
+    /// so is every unknown tag.
+    #[test]
+    fn truncated_extended_and_unknown_are_refused() {
+        for m in prover_samples() {
+            let b = m.encode();
+            for n in 0..b.len() {
+                assert!(ProverMsg::decode(&b[..n]).is_err(), "{m:?} prefix {n}");
+            }
+            let mut x = b.clone();
+            x.push(0);
+            assert_eq!(
+                ProverMsg::decode(&x).unwrap_err(),
+                Error::Malformed("trailing bytes")
+            );
+        }
+        for m in verifier_samples() {
+            let b = m.encode();
+            for n in 0..b.len() {
+                assert!(VerifierMsg::decode(&b[..n]).is_err(), "{m:?} prefix {n}");
+            }
+            let mut x = b.clone();
+            x.push(0);
+            assert!(VerifierMsg::decode(&x).is_err());
+        }
+        for tag in [0u8, 15, 200, 255] {
+            assert!(ProverMsg::decode(&[tag, 0, 0, 0, 0]).is_err());
+        }
+        for tag in [0u8, 10, 255] {
+            assert!(VerifierMsg::decode(&[tag, 0, 0, 0, 0]).is_err());
+        }
+    }
+
+    #[test]
+    fn forged_lengths_and_oversized_are_refused() {
+        // A length far past the end: refused without allocating it.
+        let b = [2u8, 0xff, 0xff, 0xff, 0xff, 1, 2, 3];
+        assert_eq!(
+            ProverMsg::decode(&b).unwrap_err(),
+            Error::Malformed("truncated message")
+        );
+        // A list count far past the end.
+        let b = [3u8, 0, 0, 0, 1, 0x7f, 0xff, 0xff, 0xff];
+        assert!(VerifierMsg::decode(&b).is_err());
+        // A Hello claiming more request records than it has bytes for.
+        let mut b = vec![1u8; 65];
+        b.extend_from_slice(&[0xff, 0xff, 0xff, 0xff]);
+        assert!(ProverMsg::decode(&b).is_err());
+        // More garbled circuits than a session has.
+        let b = [3u8, 0, 0, 0, 17];
+        assert!(VerifierMsg::decode(&b).is_err());
+        let big = vec![2u8; MAX_MESSAGE + 1];
+        assert!(matches!(
+            ProverMsg::decode(&big).unwrap_err(),
+            Error::Oversized { .. }
+        ));
+        // An abort reason that is not UTF-8.
+        let b = [14u8, 0, 0, 0, 2, 0xff, 0xfe];
+        assert!(ProverMsg::decode(&b).is_err());
+    }
+}

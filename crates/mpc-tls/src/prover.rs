@@ -1,0 +1,773 @@
+//! The prover's session: it talks to the server (the caller moves the
+//! bytes), writes the ClientHello, forwards every byte both ways to the
+//! verifier, and runs its half of each 2PC step.
+//!
+//! Where the prover's values come from: the server name, offered suites
+//! and groups, the EMS offer and the request from the caller's
+//! [`ProverConfig`]; the client random and the verifier's key shares from
+//! the verifier's `Setup`; the server's random, suite and key share from
+//! the bytes it received. It never holds a write key while the session
+//! runs: the client write key stays XOR-shared to the end, and the
+//! server's is completed only by the verifier's `CloseAck` (deferred
+//! decryption, see [`crate::verifier`]). Until then the prover cannot
+//! read the response; the caller decides when the response is complete
+//! (the server's close_notify or TCP close: ask for `Connection: close`).
+
+use crate::cots::{request_records, CotPool, MAX_REQUEST};
+use crate::error::{Error, Result};
+use crate::hello::{
+    self, client_key_exchange, finished, group_curve, record as wire_record, suite_params,
+};
+use crate::kdf::{KdfPlans, KdfProver, KeyLabels};
+use crate::keyx::{ectf_cots, ProverKx, ProverKx2, Shares, ECTF_STREAM};
+use crate::msg::{ProverMsg, VerifierMsg};
+use crate::rec::{key_iv, RecSpec, CLIENT_FINISHED, SERVER_FINISHED};
+use aes_gcm::aead::{Aead, KeyInit, Payload};
+use rand_chacha::ChaCha20Rng;
+use rand_core::{CryptoRng, RngCore, SeedableRng};
+use webproof_circuits::tls::Tls12Suite;
+use webproof_mpc::keyshare;
+use webproof_mpc::ole::OleReceiver;
+use webproof_mpc::record::{self, RecordProver};
+use webproof_mpc::reduced::StepTables;
+use webproof_mpc::tls12::{Curve, KeyShares, Tls12Config};
+use webproof_proxy::handshake::{self as hsk, msg_type, Reassembler};
+use webproof_proxy::record::{content_type, Record};
+use webproof_proxy::{Direction, Recorder, RecorderLimits, Recording};
+
+/// What the prover asks for.
+#[derive(Clone, Debug)]
+pub struct ProverConfig {
+    /// The server's name (SNI; none is sent for an IP address).
+    pub server_name: String,
+    /// Suites to offer, in order (empty: [`hello::SUITES`]).
+    pub suites: Vec<u16>,
+    /// Groups to offer, in order (empty: X25519, P-256).
+    pub groups: Vec<u16>,
+    /// Offer the extended master secret.
+    pub ems: bool,
+    /// The request (HTTP bytes), sent once the handshake is done.
+    pub request: Vec<u8>,
+    /// Limits of the prover's own recording.
+    pub limits: RecorderLimits,
+}
+
+/// What one call gives the caller to send.
+#[derive(Debug, Default)]
+pub struct ProverOutput {
+    /// Messages for the verifier, in order.
+    pub to_verifier: Vec<ProverMsg>,
+    /// Bytes for the server.
+    pub to_server: Vec<u8>,
+}
+
+/// What the prover holds at the end of a session.
+#[derive(Clone, Debug)]
+pub struct ProverOutcome {
+    /// The server's application data, decrypted.
+    pub response: Vec<u8>,
+    /// The server ended with close_notify.
+    pub close_notify: bool,
+    /// Another alert the server sent after the handshake, if any.
+    pub server_alert: Option<u8>,
+    /// The prover's own recording of both directions.
+    pub recording: Recording,
+    /// Active output labels of the prover's key-block shares (IT-MACs
+    /// under the verifier's `Δ`, for the proof of the response).
+    pub key_labels: Vec<KeyLabels>,
+    /// The prover's key-block shares.
+    pub key_shares: KeyShares,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Srv {
+    Hello,
+    Certificate,
+    KeyExchange,
+    HelloDone,
+    Ccs,
+    Finished,
+    App,
+}
+
+enum Stage {
+    AwaitSetup,
+    ServerFlight,
+    AwaitEctf1(ProverKx),
+    AwaitEctf2(ProverKx2),
+    AwaitTables([u8; 32]),
+    Kdf(usize),
+    Records,
+    AwaitCloseAck,
+    Done(Box<ProverOutcome>),
+    Failed,
+}
+
+struct PRec {
+    spec: RecSpec,
+    p: Option<RecordProver>,
+    tables: Option<StepTables>,
+    ole: OleReceiver,
+    /// Plaintext (client records: to encrypt; the server Finished: as
+    /// decrypted), ciphertext.
+    pt: Vec<u8>,
+    ct: Vec<u8>,
+}
+
+/// The prover's side of one MPC-mode session.
+pub struct ProverSession {
+    cfg: ProverConfig,
+    cots: CotPool,
+    shares: Shares,
+    blinds: ([u8; 32], [u8; 32]),
+    verifier_public: (Vec<u8>, Vec<u8>),
+    recorder: Recorder,
+    srv: Srv,
+    srv_seen: usize,
+    srv_hs: Reassembler,
+    suite: Option<Tls12Suite>,
+    curve: Option<Curve>,
+    ems: bool,
+    cke: Vec<u8>,
+    ectf_ole: OleReceiver,
+    plans: Option<KdfPlans>,
+    kdf: Option<KdfProver>,
+    keys: Option<KeyShares>,
+    recs: Vec<PRec>,
+    rec_next: usize,
+    server_finished: Option<Record>,
+    server_app: Vec<Record>,
+    server_done: bool,
+    stage: Stage,
+}
+
+impl core::fmt::Debug for ProverSession {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "ProverSession({:?})", self.srv)
+    }
+}
+
+impl ProverSession {
+    /// A session with the prover's COT MACs in `cots` (at least
+    /// [`crate::cots_needed`] of the request's length); the `Hello` to
+    /// send to the verifier first.
+    pub fn new(
+        cfg: ProverConfig,
+        cots: CotPool,
+        rng: &mut (impl RngCore + CryptoRng),
+    ) -> Result<(Self, ProverMsg)> {
+        if cfg.request.is_empty() || cfg.request.len() > MAX_REQUEST {
+            return Err(Error::Unsupported(format!(
+                "a request of {} bytes (1 to {MAX_REQUEST})",
+                cfg.request.len()
+            )));
+        }
+        if cfg.suites.iter().any(|&s| suite_params(s).is_none())
+            || cfg.groups.iter().any(|&g| group_curve(g).is_none())
+        {
+            return Err(Error::Unsupported(
+                "a suite or group MPC mode does not run".into(),
+            ));
+        }
+        let mut rng = ChaCha20Rng::from_rng(rng).expect("ChaCha20 seeding from an RNG");
+        let shares = Shares::random(&mut rng);
+        let (c1, b1) = keyshare::commit(&shares.public(Curve::P256), &mut rng);
+        let (c2, b2) = keyshare::commit(&shares.public(Curve::X25519), &mut rng);
+        let lens = request_records(cfg.request.len());
+        let hello = ProverMsg::Hello {
+            commit_p256: c1,
+            commit_x25519: c2,
+            request_lens: lens.iter().map(|&l| l as u32).collect(),
+        };
+        let recs = RecSpec::all(&lens)
+            .into_iter()
+            .map(|spec| PRec {
+                spec,
+                p: None,
+                tables: None,
+                ole: OleReceiver::new(spec.stream()),
+                pt: Vec::new(),
+                ct: Vec::new(),
+            })
+            .collect();
+        let recorder = Recorder::new(cfg.limits);
+        Ok((
+            ProverSession {
+                cfg,
+                cots,
+                shares,
+                blinds: (b1, b2),
+                verifier_public: (Vec::new(), Vec::new()),
+                recorder,
+                srv: Srv::Hello,
+                srv_seen: 0,
+                srv_hs: Reassembler::default(),
+                suite: None,
+                curve: None,
+                ems: false,
+                cke: Vec::new(),
+                ectf_ole: OleReceiver::new(ECTF_STREAM),
+                plans: None,
+                kdf: None,
+                keys: None,
+                recs,
+                rec_next: 0,
+                server_finished: None,
+                server_app: Vec::new(),
+                server_done: false,
+                stage: Stage::AwaitSetup,
+            },
+            hello,
+        ))
+    }
+
+    /// The handshake is done (the server Finished decrypted and matched).
+    pub fn handshake_done(&self) -> bool {
+        self.rec_next > SERVER_FINISHED as usize
+    }
+
+    /// Every request record went to the server.
+    pub fn request_sent(&self) -> bool {
+        self.rec_next == self.recs.len() && matches!(self.stage, Stage::Records)
+    }
+
+    /// The server sent an alert or closed after the handshake (the caller
+    /// may then [`Self::close`]).
+    pub fn server_done(&self) -> bool {
+        self.server_done
+    }
+
+    /// The outcome, once the verifier's `CloseAck` came.
+    pub fn outcome(&self) -> Option<&ProverOutcome> {
+        match &self.stage {
+            Stage::Done(o) => Some(o.as_ref()),
+            _ => None,
+        }
+    }
+
+    fn guard<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        if matches!(self.stage, Stage::Failed) {
+            return Err(Error::OutOfOrder("a failed session"));
+        }
+        let r = f(self);
+        if r.is_err() {
+            self.stage = Stage::Failed;
+        }
+        r
+    }
+
+    /// Take one message from the verifier. After an error the session is
+    /// over (send [`ProverMsg::Abort`] with the error's text).
+    pub fn on_verifier(&mut self, msg: VerifierMsg) -> Result<ProverOutput> {
+        self.guard(|s| s.handle(msg))
+    }
+
+    /// [`Self::on_verifier`] on an encoded message.
+    pub fn on_verifier_bytes(&mut self, bytes: &[u8]) -> Result<ProverOutput> {
+        self.guard(|s| s.handle(VerifierMsg::decode(bytes)?))
+    }
+
+    /// Bytes from the server: forwarded to the verifier, and the 2PC steps
+    /// they start.
+    pub fn on_server_bytes(&mut self, bytes: &[u8]) -> Result<ProverOutput> {
+        self.guard(|s| {
+            if matches!(s.stage, Stage::AwaitSetup) {
+                return Err(Error::OutOfOrder("server bytes before the ClientHello"));
+            }
+            let mut out = ProverOutput {
+                to_verifier: vec![ProverMsg::FromServer(bytes.to_vec())],
+                to_server: Vec::new(),
+            };
+            s.recorder.feed(Direction::Received, bytes)?;
+            while s.srv_seen < s.recorder.transcript().received.len() {
+                let rec = s.recorder.transcript().received[s.srv_seen].clone();
+                s.srv_seen += 1;
+                s.server_record(rec, &mut out)?;
+            }
+            Ok(out)
+        })
+    }
+
+    /// The server closed its side of the TCP connection.
+    pub fn on_server_closed(&mut self) -> Result<ProverOutput> {
+        self.guard(|s| {
+            if !s.handshake_done() {
+                return Err(Error::ServerClosed);
+            }
+            s.server_done = true;
+            Ok(ProverOutput {
+                to_verifier: vec![ProverMsg::ServerClosed],
+                to_server: Vec::new(),
+            })
+        })
+    }
+
+    /// End the session: the `Close` naming the records seen.
+    pub fn close(&mut self) -> Result<ProverMsg> {
+        self.guard(|s| {
+            if !s.request_sent() {
+                return Err(Error::OutOfOrder("close before the request was sent"));
+            }
+            s.stage = Stage::AwaitCloseAck;
+            Ok(ProverMsg::Close {
+                sent: (s.recs.len() - 2) as u32,
+                received: s.server_app.len() as u32,
+            })
+        })
+    }
+
+    fn send_to_server(&mut self, out: &mut ProverOutput, bytes: Vec<u8>) -> Result<()> {
+        self.recorder.feed(Direction::Sent, &bytes)?;
+        out.to_verifier.push(ProverMsg::ToServer(bytes.clone()));
+        out.to_server.extend_from_slice(&bytes);
+        Ok(())
+    }
+
+    fn handle(&mut self, msg: VerifierMsg) -> Result<ProverOutput> {
+        let got = msg.name();
+        let mut out = ProverOutput::default();
+        match (msg, core::mem::replace(&mut self.stage, Stage::Failed)) {
+            (VerifierMsg::Abort(why), _) => return Err(Error::Aborted(why)),
+            (
+                VerifierMsg::Setup {
+                    client_random,
+                    q_p256,
+                    q_x25519,
+                },
+                Stage::AwaitSetup,
+            ) => {
+                let is_ip = self.cfg.server_name.parse::<core::net::IpAddr>().is_ok();
+                let ch = hello::client_hello(&hello::HelloParams {
+                    random: client_random,
+                    server_name: (!is_ip).then(|| self.cfg.server_name.clone()),
+                    suites: if self.cfg.suites.is_empty() {
+                        hello::SUITES.to_vec()
+                    } else {
+                        self.cfg.suites.clone()
+                    },
+                    groups: if self.cfg.groups.is_empty() {
+                        vec![hello::GROUP_X25519, hello::GROUP_P256]
+                    } else {
+                        self.cfg.groups.clone()
+                    },
+                    ems: self.cfg.ems,
+                });
+                self.verifier_public = (q_p256, q_x25519.to_vec());
+                self.send_to_server(&mut out, wire_record(content_type::HANDSHAKE, &ch))?;
+                self.stage = Stage::ServerFlight;
+            }
+            (VerifierMsg::EctfAnswer(m), Stage::AwaitEctf1(kx)) => {
+                let (_, n2) = ectf_cots(self.curve.expect("set with the group"));
+                let macs = self.cots.take(n2)?;
+                let (kx2, f) = kx.step(&mut self.ectf_ole, &macs, &m)?;
+                out.to_verifier.push(ProverMsg::EctfFlips(f));
+                self.stage = Stage::AwaitEctf2(kx2);
+            }
+            (VerifierMsg::EctfAnswer(m), Stage::AwaitEctf2(kx2)) => {
+                self.stage = Stage::AwaitTables(kx2.finish(&m)?);
+            }
+            (VerifierMsg::Tables { kdf, records }, Stage::AwaitTables(share)) => {
+                let (Some(curve), Some(suite)) = (self.curve, self.suite) else {
+                    return Err(Error::OutOfOrder("tables"));
+                };
+                let plans = KdfPlans::new(Tls12Config {
+                    curve,
+                    suite,
+                    ems: self.ems,
+                })?;
+                if kdf.len() != plans.steps() || records.len() != self.recs.len() {
+                    return Err(Error::Malformed("tables for another session"));
+                }
+                let mut kp = KdfProver::new(&plans, share, kdf)?;
+                for (r, t) in self.recs.iter_mut().zip(records) {
+                    r.tables = Some(t);
+                }
+                let macs = self.cots.take(plans.cots(0))?;
+                let flips = kp.flips(0, &macs)?;
+                out.to_verifier.push(ProverMsg::KdfFlips { step: 0, flips });
+                self.plans = Some(plans);
+                self.kdf = Some(kp);
+                self.stage = Stage::Kdf(0);
+            }
+            (VerifierMsg::KdfInputs { step, msg }, Stage::Kdf(due)) => {
+                let step = step as usize;
+                if step != due {
+                    return Err(Error::OutOfOrder("key-derivation step"));
+                }
+                let (Some(plans), Some(kdf)) = (&self.plans, &mut self.kdf) else {
+                    return Err(Error::OutOfOrder("key derivation"));
+                };
+                if let Some(labels) = kdf.evaluate(step, &msg)? {
+                    out.to_verifier.push(ProverMsg::KdfLabels {
+                        step: step as u8,
+                        labels,
+                    });
+                }
+                if step + 1 < plans.steps() {
+                    let macs = self.cots.take(plans.cots(step + 1))?;
+                    let flips = kdf.flips(step + 1, &macs)?;
+                    out.to_verifier.push(ProverMsg::KdfFlips {
+                        step: step as u8 + 1,
+                        flips,
+                    });
+                    self.stage = Stage::Kdf(step + 1);
+                } else {
+                    self.keys = kdf.key_shares();
+                    let vd = kdf
+                        .client_vd()
+                        .ok_or(Error::OutOfOrder("client Finished"))?;
+                    self.recs[CLIENT_FINISHED as usize].pt = finished(&vd);
+                    self.stage = Stage::Records;
+                    self.start_record(&mut out)?;
+                }
+            }
+            (VerifierMsg::RecInputs { id, msg }, Stage::Records) => {
+                self.stage = Stage::Records;
+                let i = self.rec_due(id)?;
+                let suite = self.suite.expect("set");
+                let (_, n_a2m, _) = self.recs[i].spec.cots(suite.key_len);
+                let macs = self.cots.take(n_a2m)?;
+                let r = &mut self.recs[i];
+                let p = r.p.as_mut().ok_or(Error::OutOfOrder("record inputs"))?;
+                let (ks, flips) = p.keystream(&msg, &mut r.ole, &macs)?;
+                if r.spec.is_server() {
+                    r.pt = r.ct.iter().zip(&ks).map(|(a, b)| a ^ b).collect();
+                    let kdf = self.kdf.as_ref().expect("set");
+                    let vd = kdf
+                        .server_vd()
+                        .ok_or(Error::OutOfOrder("server Finished"))?;
+                    if r.pt != finished(&vd) {
+                        return Err(Error::ServerFinished);
+                    }
+                    out.to_verifier.push(ProverMsg::RecA2m {
+                        id,
+                        ct: Vec::new(),
+                        flips,
+                    });
+                } else {
+                    r.ct = r.pt.iter().zip(&ks).map(|(a, b)| a ^ b).collect();
+                    out.to_verifier.push(ProverMsg::RecA2m {
+                        id,
+                        ct: r.ct.clone(),
+                        flips,
+                    });
+                }
+            }
+            (VerifierMsg::RecA2mAnswer { id, msg }, Stage::Records) => {
+                self.stage = Stage::Records;
+                let i = self.rec_due(id)?;
+                let suite = self.suite.expect("set");
+                let (_, _, n_m2a) = self.recs[i].spec.cots(suite.key_len);
+                let macs = self.cots.take(n_m2a)?;
+                let r = &mut self.recs[i];
+                let p = r.p.as_mut().ok_or(Error::OutOfOrder("A2M answer"))?;
+                let flips = p.powers(&msg, &mut r.ole, &macs)?;
+                out.to_verifier.push(ProverMsg::RecM2a { id, flips });
+            }
+            (VerifierMsg::RecM2aAnswer { id, msg, tag }, Stage::Records) => {
+                self.stage = Stage::Records;
+                let i = self.rec_due(id)?;
+                let r = &mut self.recs[i];
+                let spec = r.spec;
+                let p = r.p.as_mut().ok_or(Error::OutOfOrder("M2A answer"))?;
+                match (spec.is_server(), tag) {
+                    (true, None) => {
+                        let share = p.tag_share(&msg, &spec.aad(), &r.ct)?;
+                        r.p = None;
+                        out.to_verifier.push(ProverMsg::RecTag { id, share });
+                    }
+                    (false, Some(tv)) => {
+                        let t = p.tag(&msg, &tv, &spec.aad(), &r.ct)?;
+                        r.p = None;
+                        let payload = [&spec.seq().to_be_bytes()[..], &r.ct, &t].concat();
+                        let mut bytes = Vec::new();
+                        if spec.id == CLIENT_FINISHED {
+                            bytes.extend(wire_record(content_type::HANDSHAKE, &self.cke));
+                            bytes.extend(wire_record(content_type::CHANGE_CIPHER_SPEC, &[1]));
+                        }
+                        bytes.extend(wire_record(spec.content_type(), &payload));
+                        self.send_to_server(&mut out, bytes)?;
+                    }
+                    _ => return Err(Error::Malformed("a tag share where none belongs")),
+                }
+                self.rec_next += 1;
+                self.start_record(&mut out)?;
+            }
+            (
+                VerifierMsg::CloseAck {
+                    server_key,
+                    server_iv,
+                },
+                Stage::AwaitCloseAck,
+            ) => {
+                let o = self.decrypt(&server_key, &server_iv)?;
+                self.stage = Stage::Done(Box::new(o));
+            }
+            (_, _) => {
+                return Err(Error::Unexpected {
+                    expected: "the verifier's answer to the current step",
+                    got,
+                })
+            }
+        }
+        Ok(out)
+    }
+
+    fn rec_due(&self, id: u32) -> Result<usize> {
+        let i = id as usize;
+        if i != self.rec_next || i >= self.recs.len() {
+            return Err(Error::OutOfOrder("record in 2PC"));
+        }
+        Ok(i)
+    }
+
+    /// Start the record due, if its inputs are there: the client Finished
+    /// at once, the server Finished once its record arrived, the request
+    /// after the server Finished.
+    fn start_record(&mut self, out: &mut ProverOutput) -> Result<()> {
+        if !matches!(self.stage, Stage::Records) {
+            return Ok(());
+        }
+        let i = self.rec_next;
+        let Some(r) = self.recs.get(i) else {
+            return Ok(());
+        };
+        if r.p.is_some() {
+            return Ok(());
+        }
+        let spec = r.spec;
+        let suite = self.suite.expect("set");
+        let keys = self.keys.clone().ok_or(Error::OutOfOrder("record"))?;
+        if spec.is_server() {
+            let Some(fin) = &self.server_finished else {
+                return Ok(());
+            };
+            self.recs[i].ct = fin.payload[8..24].to_vec();
+        } else if spec.id != CLIENT_FINISHED {
+            let start = (spec.id as usize - 2) * crate::cots::MAX_RECORD;
+            self.recs[i].pt = self.cfg.request[start..start + spec.len].to_vec();
+        }
+        let (chunks, decoding) = self.recs[i]
+            .tables
+            .take()
+            .ok_or(Error::OutOfOrder("record tables"))?;
+        let mut p = RecordProver::new(
+            spec.plan(suite.key_len)?,
+            spec.len,
+            spec.instance(),
+            chunks,
+            decoding,
+        )?;
+        let (n_in, _, _) = spec.cots(suite.key_len);
+        let macs = self.cots.take(n_in)?;
+        let flips = p.flips(&key_iv(&keys, spec.is_server()), &macs)?;
+        self.recs[i].p = Some(p);
+        out.to_verifier
+            .push(ProverMsg::RecFlips { id: spec.id, flips });
+        Ok(())
+    }
+
+    fn server_record(&mut self, rec: Record, out: &mut ProverOutput) -> Result<()> {
+        let ct = rec.content_type;
+        match self.srv {
+            Srv::App => {
+                if ct == content_type::ALERT {
+                    self.server_done = true;
+                }
+                self.server_app.push(rec);
+                Ok(())
+            }
+            Srv::Finished => {
+                if ct != content_type::HANDSHAKE {
+                    return Err(Error::ServerEncrypted(ct));
+                }
+                if rec.payload.len() != 40 {
+                    return Err(Error::ServerFinished);
+                }
+                self.server_finished = Some(rec);
+                self.srv = Srv::App;
+                self.start_record(out)
+            }
+            _ if ct == content_type::ALERT => Err(match rec.payload[..] {
+                [level, description] => Error::ServerAlert { level, description },
+                _ => Error::Malformed("a server alert that is not two bytes"),
+            }),
+            Srv::Ccs => {
+                if ct != content_type::CHANGE_CIPHER_SPEC || rec.payload != [1] {
+                    return Err(Error::Unsupported(
+                        "a server record other than ChangeCipherSpec after ServerHelloDone".into(),
+                    ));
+                }
+                self.srv = Srv::Finished;
+                Ok(())
+            }
+            _ => {
+                if ct != content_type::HANDSHAKE {
+                    return Err(Error::Unexpected {
+                        expected: "server handshake records",
+                        got: "another content type",
+                    });
+                }
+                self.srv_hs.push(&rec.payload)?;
+                while let Some(m) = self.srv_hs.next_message()? {
+                    self.server_message(m, out)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn server_message(&mut self, m: hsk::Message, out: &mut ProverOutput) -> Result<()> {
+        if m.typ == msg_type::CERTIFICATE_REQUEST {
+            return Err(Error::Unsupported("client certificates".into()));
+        }
+        let (want, name) = match self.srv {
+            Srv::Hello => (msg_type::SERVER_HELLO, "ServerHello"),
+            Srv::Certificate => (msg_type::CERTIFICATE, "Certificate"),
+            Srv::KeyExchange => (msg_type::SERVER_KEY_EXCHANGE, "ServerKeyExchange"),
+            Srv::HelloDone => (msg_type::SERVER_HELLO_DONE, "ServerHelloDone"),
+            _ => {
+                return Err(Error::Unsupported(
+                    "a handshake message out of place".into(),
+                ))
+            }
+        };
+        if m.typ != want {
+            return Err(Error::Unexpected {
+                expected: name,
+                got: "another handshake message",
+            });
+        }
+        match self.srv {
+            Srv::Hello => {
+                let sh = hsk::parse_server_hello(m.body())?;
+                if sh.version != 0x0303 {
+                    return Err(Error::Unsupported(format!(
+                        "protocol version {:#06x}",
+                        sh.version
+                    )));
+                }
+                let offered =
+                    self.cfg.suites.is_empty() || self.cfg.suites.contains(&sh.cipher_suite);
+                self.suite = suite_params(sh.cipher_suite).filter(|_| offered);
+                if self.suite.is_none() {
+                    return Err(Error::Unsupported(format!(
+                        "suite {:#06x} was not offered",
+                        sh.cipher_suite
+                    )));
+                }
+                if sh.ems && !self.cfg.ems {
+                    return Err(Error::Unsupported("EMS that was not offered".into()));
+                }
+                self.ems = sh.ems;
+                self.srv = Srv::Certificate;
+            }
+            Srv::Certificate => {
+                hsk::parse_certificate(m.body(), false)?;
+                self.srv = Srv::KeyExchange;
+            }
+            Srv::KeyExchange => {
+                let ske = hsk::parse_server_key_exchange(m.body())?;
+                let offered = self.cfg.groups.is_empty() || self.cfg.groups.contains(&ske.group);
+                let curve = group_curve(ske.group)
+                    .filter(|_| offered)
+                    .ok_or_else(|| Error::Unsupported(format!("group {:#06x}", ske.group)))?;
+                self.curve = Some(curve);
+                // The server key is used at ServerHelloDone; keep it in
+                // the client key exchange slot until then.
+                self.cke = ske.public;
+                self.srv = Srv::HelloDone;
+            }
+            _ => {
+                if !m.body().is_empty() {
+                    return Err(Error::Malformed("a ServerHelloDone with a body"));
+                }
+                self.srv = Srv::Ccs;
+                self.start_key_exchange(out)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn start_key_exchange(&mut self, out: &mut ProverOutput) -> Result<()> {
+        if !matches!(self.stage, Stage::ServerFlight) {
+            return Err(Error::OutOfOrder("key exchange"));
+        }
+        let curve = self.curve.expect("set with the ServerKeyExchange");
+        let server_key = core::mem::take(&mut self.cke);
+        let (qv, blind) = match curve {
+            Curve::P256 => (&self.verifier_public.0, self.blinds.0),
+            Curve::X25519 => (&self.verifier_public.1, self.blinds.1),
+        };
+        let client_pub = self.shares.client_share(curve, qv)?;
+        self.cke = client_key_exchange(&client_pub);
+        let (n1, _) = ectf_cots(curve);
+        let macs = self.cots.take(n1)?;
+        let (kx, flips) =
+            ProverKx::start(&self.shares, curve, &server_key, &mut self.ectf_ole, &macs)?;
+        out.to_verifier.push(ProverMsg::KeyOpen {
+            public: self.shares.public(curve),
+            blind,
+            flips,
+        });
+        self.stage = Stage::AwaitEctf1(kx);
+        Ok(())
+    }
+
+    /// Deferred decryption with the verifier's share of the server key.
+    fn decrypt(&mut self, server_key: &[u8], server_iv: &[u8]) -> Result<ProverOutcome> {
+        let own = self.keys.clone().ok_or(Error::OutOfOrder("CloseAck"))?;
+        if server_key.len() != own.server_key.len() || server_iv.len() != own.server_iv.len() {
+            return Err(Error::Malformed("key share of the wrong length"));
+        }
+        let x = |a: &[u8], b: &[u8]| -> Vec<u8> { a.iter().zip(b).map(|(p, q)| p ^ q).collect() };
+        let key = x(&own.server_key, server_key);
+        let iv = x(&own.server_iv, server_iv);
+        let mut o = ProverOutcome {
+            response: Vec::new(),
+            close_notify: false,
+            server_alert: None,
+            recording: self.recorder.transcript().clone(),
+            key_labels: {
+                let (Some(plans), Some(kdf)) = (&self.plans, &self.kdf) else {
+                    return Err(Error::OutOfOrder("CloseAck"));
+                };
+                kdf.key_labels(plans)?
+            },
+            key_shares: own,
+        };
+        for (index, rec) in self.server_app.iter().enumerate() {
+            let p = &rec.payload;
+            if p.len() < 24 {
+                return Err(Error::Decrypt { index });
+            }
+            let seq = index as u64 + 1;
+            let nonce = [&iv[..], &p[..8]].concat();
+            let aad = record::tls12_aad(seq, rec.content_type, p.len() - 24);
+            let payload = Payload {
+                msg: &p[8..],
+                aad: &aad,
+            };
+            let pt = if key.len() == 16 {
+                aes_gcm::Aes128Gcm::new_from_slice(&key)
+                    .expect("16-byte key")
+                    .decrypt(nonce.as_slice().into(), payload)
+            } else {
+                aes_gcm::Aes256Gcm::new_from_slice(&key)
+                    .expect("32-byte key")
+                    .decrypt(nonce.as_slice().into(), payload)
+            }
+            .map_err(|_| Error::Decrypt { index })?;
+            match rec.content_type {
+                content_type::APPLICATION_DATA => o.response.extend_from_slice(&pt),
+                content_type::ALERT => match pt[..] {
+                    [_, 0] => o.close_notify = true,
+                    [_, d] => o.server_alert = Some(d),
+                    _ => return Err(Error::Decrypt { index }),
+                },
+                _ => {}
+            }
+        }
+        Ok(o)
+    }
+}

@@ -1,0 +1,947 @@
+//! The verifier's session: it garbles, answers the prover's 2PC steps,
+//! checks the server's identity on the flight it received, and records
+//! every record in both directions.
+//!
+//! # Where each public value comes from
+//! The verifier takes no public value from a field the prover declares on
+//! its own; each is parsed from the TLS bytes the prover forwarded
+//! (`ToServer` / `FromServer`, cut into records by the verifier's own
+//! [`Recorder`]) or computed by the verifier:
+//! - **client random**: the verifier's own (sent in `Setup`); the
+//!   ClientHello it received must carry it, so the server's signature
+//!   covers a value the verifier chose for this session;
+//! - **offered suites, EMS offer, server name**: parsed from that
+//!   ClientHello ([`crate::hello::check_client_hello`]);
+//! - **server random, suite, EMS, certificate chain, group, server key
+//!   share**: parsed from the ServerHello, Certificate and
+//!   ServerKeyExchange records received; the chain, name, validity and
+//!   the signature over both randoms and the key share are checked here
+//!   (`webproof_proxy::verify::check_tls12_server`) before any 2PC step;
+//! - **client key share**: computed by the verifier from its own share
+//!   and the prover's opened commitment; the ClientKeyExchange record the
+//!   prover forwards must be exactly the message the verifier computed;
+//! - **transcript hashes** (session hash, both Finished hashes): over the
+//!   handshake messages the verifier parsed or computed, the client
+//!   Finished from the `verify_data` computed in 2PC;
+//! - **record lengths**: the request's from the prover's `Hello` (they fix
+//!   the circuits garbled ahead), then every forwarded client record must
+//!   have that length and the ciphertext the 2PC produced; server record
+//!   lengths, content types and explicit nonces from the records received;
+//! - **sequence numbers**: from the record's position in its direction;
+//! - **client record tags**: the one part of a forwarded client record
+//!   the verifier records as the prover gives it: the tag is the sum of
+//!   both parties' shares and only the prover learns the sum. Type,
+//!   length, explicit nonce and ciphertext are checked, so the tag cannot
+//!   carry another request; the consistency proof covers the prover's
+//!   share;
+//! - **record order**: the order in which the records completed in the
+//!   verifier's recorder ([`Recording::order`]).
+//!
+//! # What the verifier checks of the server's Finished
+//! The tag of the server's Finished record is computed in 2PC over the
+//! ciphertext the verifier recorded and checked by the verifier: only a
+//! party holding the server write key (so the master secret of this
+//! handshake) made that record. The record's *plaintext* is seen only by
+//! the prover, which compares it with the `verify_data` computed in 2PC
+//! (the verifier learns that value too). A prover that skipped this
+//! comparison gains nothing: the server computed its Finished after
+//! accepting the client Finished, which was computed in 2PC over the
+//! verifier's transcript, so the server saw the handshake the verifier
+//! checked.
+//!
+//! # Deferred decryption
+//! The verifier keeps its share of the server write key and IV until the
+//! prover's `Close`, which names how many server records it received; the
+//! verifier checks that it recorded exactly those, then reveals its share
+//! (`CloseAck`). From then on the prover can decrypt the response, but
+//! every record it could forge is after the recording ends. The client
+//! write key is never revealed: the prover cannot encrypt another request
+//! than the one the verifier saw (request binding).
+
+use crate::cots::{CotPool, MAX_RECORD, MAX_REQUEST};
+use crate::error::{Error, Result};
+use crate::hello::{self, client_key_exchange, finished, group_curve, suite_params};
+use crate::kdf::{KdfPlans, KdfPublic, KdfVerifier, KeyLabels};
+use crate::keyx::{ectf_cots, Shares, VerifierKx, VerifierKx2, ECTF_STREAM};
+use crate::msg::{ProverMsg, VerifierMsg};
+use crate::rec::{key_iv, RecSpec, SERVER_FINISHED};
+use rand_chacha::ChaCha20Rng;
+use rand_core::{CryptoRng, RngCore, SeedableRng};
+use webproof_circuits::tls::Tls12Suite;
+use webproof_core::Block;
+use webproof_mpc::keyshare;
+use webproof_mpc::ole::OleSender;
+use webproof_mpc::record::{self, RecordVerifier};
+use webproof_mpc::tls12::{Curve, KeyShares, Tls12Config};
+use webproof_proxy::handshake::{self as hsk, msg_type, Reassembler};
+use webproof_proxy::record::{content_type, Record};
+use webproof_proxy::{Direction, Recorder, RecorderLimits, Recording, VerifyConfig};
+
+/// What the verifier accepts.
+#[derive(Clone, Debug)]
+pub struct VerifierConfig {
+    /// Roots, the server name the prover must talk to, and the time of the
+    /// session (Unix seconds) for the certificate's validity.
+    pub verify: VerifyConfig,
+    /// Recording limits.
+    pub limits: RecorderLimits,
+}
+
+/// What the verifier holds at the end of a session.
+#[derive(Clone, Debug)]
+pub struct VerifierOutcome {
+    /// Every record both ways, as received, and their order.
+    pub recording: Recording,
+    /// Negotiated suite.
+    pub suite: u16,
+    /// Negotiated group.
+    pub group: u16,
+    /// Extended master secret negotiated.
+    pub ems: bool,
+    /// The server's certificate chain (checked).
+    pub certificates: Vec<Vec<u8>>,
+    /// ClientHello.random (the verifier's).
+    pub client_random: [u8; 32],
+    /// ServerHello.random.
+    pub server_random: [u8; 32],
+    /// The garbler's global offset (= its COT `Δ`).
+    pub delta: Block,
+    /// 0-labels of the prover's key-block share outputs.
+    pub key_labels: Vec<KeyLabels>,
+    /// The verifier's key-block shares (its masks).
+    pub key_shares: KeyShares,
+    /// The client and server `verify_data` computed in 2PC.
+    pub verify_data: ([u8; 12], [u8; 12]),
+}
+
+/// Where the server's stream is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Srv {
+    Hello,
+    Certificate,
+    KeyExchange,
+    HelloDone,
+    Ccs,
+    Finished,
+    App,
+}
+
+/// Where the client's stream is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Cli {
+    Hello,
+    KeyExchange,
+    Ccs,
+    Finished,
+    /// Request record `k` (0-based) is due.
+    App(usize),
+}
+
+/// Where the 2PC is.
+enum Stage {
+    AwaitHello,
+    /// Setup sent; waiting for the server flight and the key opening.
+    Handshake,
+    AwaitEctf2(VerifierKx2),
+    /// Key derivation: the step due, and whether its labels are awaited.
+    Kdf {
+        step: usize,
+        labels: bool,
+    },
+    /// Records in 2PC: the id due.
+    Records,
+    Closed,
+    Failed,
+}
+
+struct VRec {
+    spec: RecSpec,
+    v: RecordVerifier,
+    ole: OleSender,
+    /// 0 flips due, 1 A2M due, 2 M2A due, 3 tag share due, 4 done.
+    stage: u8,
+    ct: Vec<u8>,
+    tag_v: [u8; 16],
+}
+
+/// Parsed server flight.
+#[derive(Default)]
+struct Flight {
+    suites: Vec<u16>,
+    ems_offered: bool,
+    server_random: [u8; 32],
+    suite: u16,
+    ems: bool,
+    chain: Vec<Vec<u8>>,
+    group: u16,
+    server_key: Vec<u8>,
+}
+
+/// The verifier's side of one MPC-mode session.
+pub struct VerifierSession {
+    cfg: VerifierConfig,
+    rng: ChaCha20Rng,
+    delta: Block,
+    cots: CotPool,
+    shares: Shares,
+    client_random: [u8; 32],
+    commits: ([u8; 32], [u8; 32]),
+    request_lens: Vec<usize>,
+    recorder: Recorder,
+    srv: Srv,
+    cli: Cli,
+    srv_seen: usize,
+    cli_seen: usize,
+    srv_hs: Reassembler,
+    cli_hs: Reassembler,
+    flight: Flight,
+    /// Handshake messages through the ClientKeyExchange.
+    transcript: Vec<u8>,
+    kx: Option<VerifierKx>,
+    expected_cke: Option<Vec<u8>>,
+    ectf_ole: OleSender,
+    plans: Option<KdfPlans>,
+    kdf: Option<KdfVerifier>,
+    keys: Option<KeyShares>,
+    recs: Vec<VRec>,
+    rec_next: usize,
+    server_finished: Option<Record>,
+    server_app_records: usize,
+    server_closed: bool,
+    stage: Stage,
+}
+
+impl core::fmt::Debug for VerifierSession {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "VerifierSession({:?}, {:?})", self.srv, self.cli)
+    }
+}
+
+fn suite_of(code: u16) -> Result<Tls12Suite> {
+    suite_params(code).ok_or_else(|| Error::Unsupported(format!("cipher suite {code:#06x}")))
+}
+
+impl VerifierSession {
+    /// A session under the verifier's COT offset `delta` (lsb 1) with its
+    /// COT keys in `cots` (at least [`crate::cots_needed`] for the
+    /// request's length).
+    pub fn new(
+        cfg: VerifierConfig,
+        delta: Block,
+        cots: CotPool,
+        rng: &mut (impl RngCore + CryptoRng),
+    ) -> Self {
+        let mut rng = ChaCha20Rng::from_rng(rng).expect("ChaCha20 seeding from an RNG");
+        let shares = Shares::random(&mut rng);
+        let mut client_random = [0u8; 32];
+        rng.fill_bytes(&mut client_random);
+        let recorder = Recorder::new(cfg.limits);
+        VerifierSession {
+            cfg,
+            rng,
+            delta,
+            cots,
+            shares,
+            client_random,
+            commits: ([0; 32], [0; 32]),
+            request_lens: Vec::new(),
+            recorder,
+            srv: Srv::Hello,
+            cli: Cli::Hello,
+            srv_seen: 0,
+            cli_seen: 0,
+            srv_hs: Reassembler::default(),
+            cli_hs: Reassembler::default(),
+            flight: Flight::default(),
+            transcript: Vec::new(),
+            kx: None,
+            expected_cke: None,
+            ectf_ole: OleSender::new(delta, ECTF_STREAM),
+            plans: None,
+            kdf: None,
+            keys: None,
+            recs: Vec::new(),
+            rec_next: 0,
+            server_finished: None,
+            server_app_records: 0,
+            server_closed: false,
+            stage: Stage::AwaitHello,
+        }
+    }
+
+    /// The records recorded so far.
+    pub fn recording(&self) -> &Recording {
+        self.recorder.transcript()
+    }
+
+    /// Whether the session ended with the prover's `Close` acknowledged.
+    pub fn is_closed(&self) -> bool {
+        matches!(self.stage, Stage::Closed)
+    }
+
+    /// Take one message from the prover; the messages to send back, in
+    /// order. After an error the session is over (send
+    /// [`VerifierMsg::Abort`] with the error's text).
+    pub fn on_message(&mut self, msg: ProverMsg) -> Result<Vec<VerifierMsg>> {
+        if matches!(self.stage, Stage::Failed) {
+            return Err(Error::OutOfOrder("a failed session"));
+        }
+        let r = self.handle(msg);
+        if r.is_err() {
+            self.stage = Stage::Failed;
+        }
+        r
+    }
+
+    /// [`Self::on_message`] on an encoded message.
+    pub fn on_bytes(&mut self, bytes: &[u8]) -> Result<Vec<VerifierMsg>> {
+        match ProverMsg::decode(bytes) {
+            Ok(m) => self.on_message(m),
+            Err(e) => {
+                self.stage = Stage::Failed;
+                Err(e)
+            }
+        }
+    }
+
+    fn handle(&mut self, msg: ProverMsg) -> Result<Vec<VerifierMsg>> {
+        let got = msg.name();
+        match msg {
+            ProverMsg::Abort(why) => Err(Error::Aborted(why)),
+            ProverMsg::Hello {
+                commit_p256,
+                commit_x25519,
+                request_lens,
+            } => {
+                if !matches!(self.stage, Stage::AwaitHello) {
+                    return Err(Error::Unexpected {
+                        expected: "no second Hello",
+                        got,
+                    });
+                }
+                let lens: Vec<usize> = request_lens.iter().map(|&l| l as usize).collect();
+                if lens.is_empty()
+                    || lens.iter().any(|&l| l == 0 || l > MAX_RECORD)
+                    || lens.iter().sum::<usize>() > MAX_REQUEST
+                {
+                    return Err(Error::Malformed("request record lengths out of bounds"));
+                }
+                self.commits = (commit_p256, commit_x25519);
+                self.request_lens = lens;
+                self.stage = Stage::Handshake;
+                Ok(vec![VerifierMsg::Setup {
+                    client_random: self.client_random,
+                    q_p256: self.shares.public(Curve::P256),
+                    q_x25519: self
+                        .shares
+                        .public(Curve::X25519)
+                        .try_into()
+                        .expect("32 bytes"),
+                }])
+            }
+            _ if matches!(self.stage, Stage::AwaitHello | Stage::Closed) => {
+                Err(Error::Unexpected {
+                    expected: "Hello",
+                    got,
+                })
+            }
+            ProverMsg::ToServer(b) => {
+                self.recorder.feed(Direction::Sent, &b)?;
+                self.client_records()?;
+                Ok(vec![])
+            }
+            ProverMsg::FromServer(b) => {
+                if self.cli == Cli::Hello && !b.is_empty() {
+                    return Err(Error::Unexpected {
+                        expected: "the ClientHello before server bytes",
+                        got,
+                    });
+                }
+                self.recorder.feed(Direction::Received, &b)?;
+                self.server_records()?;
+                Ok(vec![])
+            }
+            ProverMsg::ServerClosed => {
+                if self.rec_next <= SERVER_FINISHED as usize {
+                    return Err(Error::ServerClosed);
+                }
+                self.server_closed = true;
+                Ok(vec![])
+            }
+            ProverMsg::KeyOpen {
+                public,
+                blind,
+                flips,
+            } => self.on_key_open(&public, &blind, &flips),
+            ProverMsg::EctfFlips(f) => self.on_ectf2(&f),
+            ProverMsg::KdfFlips { step, flips } => self.on_kdf_flips(step as usize, &flips),
+            ProverMsg::KdfLabels { step, labels } => self.on_kdf_labels(step as usize, &labels),
+            ProverMsg::RecFlips { id, flips } => self.on_rec_flips(id, &flips),
+            ProverMsg::RecA2m { id, ct, flips } => self.on_rec_a2m(id, ct, &flips),
+            ProverMsg::RecM2a { id, flips } => self.on_rec_m2a(id, &flips),
+            ProverMsg::RecTag { id, share } => self.on_rec_tag(id, &share),
+            ProverMsg::Close { sent, received } => self.on_close(sent as usize, received as usize),
+        }
+    }
+
+    fn client_records(&mut self) -> Result<()> {
+        while self.cli_seen < self.recorder.transcript().sent.len() {
+            let rec = self.recorder.transcript().sent[self.cli_seen].clone();
+            self.cli_seen += 1;
+            self.client_record(&rec)?;
+        }
+        Ok(())
+    }
+
+    fn client_record(&mut self, rec: &Record) -> Result<()> {
+        match self.cli {
+            Cli::Hello => {
+                if rec.content_type != content_type::HANDSHAKE {
+                    return Err(Error::ClientHello(
+                        "the first client record is not a handshake",
+                    ));
+                }
+                self.cli_hs.push(&rec.payload)?;
+                let Some(m) = self.cli_hs.next_message()? else {
+                    return Ok(());
+                };
+                if !self.cli_hs.is_empty() {
+                    return Err(Error::ClientHello("more than a ClientHello"));
+                }
+                hello::check_client_hello(&m, &self.client_random, &self.cfg.verify.server_name)?;
+                let ch = hsk::parse_client_hello(m.body())?;
+                self.flight.suites = ch.cipher_suites;
+                self.flight.ems_offered = ch.ems;
+                self.transcript.extend_from_slice(&m.bytes);
+                self.cli = Cli::KeyExchange;
+            }
+            Cli::KeyExchange => {
+                let want = self.expected_cke.as_ref().ok_or(Error::ClientRecord(
+                    "a ClientKeyExchange before the key-share opening",
+                ))?;
+                if rec.content_type != content_type::HANDSHAKE || &rec.payload != want {
+                    return Err(Error::ClientRecord(
+                        "the ClientKeyExchange is not the joint key share",
+                    ));
+                }
+                self.cli = Cli::Ccs;
+            }
+            Cli::Ccs => {
+                if rec.content_type != content_type::CHANGE_CIPHER_SPEC || rec.payload != [1] {
+                    return Err(Error::ClientRecord(
+                        "no ChangeCipherSpec after the key exchange",
+                    ));
+                }
+                self.cli = Cli::Finished;
+            }
+            Cli::Finished => {
+                self.check_client_record(rec, 0)?;
+                self.cli = Cli::App(0);
+            }
+            Cli::App(k) => {
+                self.check_client_record(rec, k + 2)?;
+                self.cli = Cli::App(k + 1);
+            }
+        }
+        Ok(())
+    }
+
+    /// A forwarded protected client record against record `idx` of the
+    /// 2PC: its content type, length, explicit nonce and ciphertext.
+    fn check_client_record(&self, rec: &Record, idx: usize) -> Result<()> {
+        let r = self
+            .recs
+            .get(idx)
+            .filter(|r| r.stage == 4)
+            .ok_or(Error::ClientRecord(
+                "a protected record the 2PC did not make",
+            ))?;
+        let spec = r.spec;
+        let p = &rec.payload;
+        if rec.content_type != spec.content_type()
+            || p.len() != 8 + spec.len + 16
+            || p[..8] != spec.seq().to_be_bytes()
+            || p[8..8 + spec.len] != r.ct[..]
+        {
+            return Err(Error::ClientRecord(
+                "not the record encrypted in 2PC (type, length, nonce or ciphertext)",
+            ));
+        }
+        Ok(())
+    }
+
+    fn server_records(&mut self) -> Result<()> {
+        while self.srv_seen < self.recorder.transcript().received.len() {
+            let rec = self.recorder.transcript().received[self.srv_seen].clone();
+            self.srv_seen += 1;
+            self.server_record(rec)?;
+        }
+        Ok(())
+    }
+
+    fn server_record(&mut self, rec: Record) -> Result<()> {
+        let ct = rec.content_type;
+        match self.srv {
+            Srv::App => {
+                if ct == content_type::CHANGE_CIPHER_SPEC {
+                    return Err(Error::Unsupported("a second ChangeCipherSpec".into()));
+                }
+                if rec.payload.len() < 24 {
+                    return Err(Error::Decrypt {
+                        index: self.server_app_records,
+                    });
+                }
+                self.server_app_records += 1;
+                Ok(())
+            }
+            Srv::Finished => {
+                if ct != content_type::HANDSHAKE {
+                    return Err(Error::ServerEncrypted(ct));
+                }
+                if rec.payload.len() != 40 {
+                    return Err(Error::ServerFinished);
+                }
+                self.server_finished = Some(rec);
+                self.srv = Srv::App;
+                Ok(())
+            }
+            _ if ct == content_type::ALERT => Err(match rec.payload[..] {
+                [level, description] => Error::ServerAlert { level, description },
+                _ => Error::Malformed("a server alert that is not two bytes"),
+            }),
+            Srv::Ccs => {
+                if ct == content_type::HANDSHAKE {
+                    return Err(Error::Unsupported(
+                        "a handshake message after ServerHelloDone (tickets, renegotiation)".into(),
+                    ));
+                }
+                if ct != content_type::CHANGE_CIPHER_SPEC || rec.payload != [1] {
+                    return Err(Error::Malformed("the server's ChangeCipherSpec"));
+                }
+                if self.cli != Cli::App(0) {
+                    return Err(Error::Unexpected {
+                        expected: "the client Finished before the server's",
+                        got: "ChangeCipherSpec",
+                    });
+                }
+                self.srv = Srv::Finished;
+                Ok(())
+            }
+            _ => {
+                if ct != content_type::HANDSHAKE {
+                    return Err(Error::Unexpected {
+                        expected: "server handshake records",
+                        got: "another content type",
+                    });
+                }
+                self.srv_hs.push(&rec.payload)?;
+                while let Some(m) = self.srv_hs.next_message()? {
+                    self.server_message(m)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn server_message(&mut self, m: hsk::Message) -> Result<()> {
+        let want = |t: u8, name: &'static str| {
+            if m.typ == msg_type::CERTIFICATE_REQUEST {
+                return Err(Error::Unsupported("client certificates".into()));
+            }
+            if m.typ != t {
+                return Err(Error::Unexpected {
+                    expected: name,
+                    got: "another handshake message",
+                });
+            }
+            Ok(())
+        };
+        match self.srv {
+            Srv::Hello => {
+                want(msg_type::SERVER_HELLO, "ServerHello")?;
+                let sh = hsk::parse_server_hello(m.body())?;
+                if sh.version != 0x0303 {
+                    return Err(Error::Unsupported(format!(
+                        "protocol version {:#06x}",
+                        sh.version
+                    )));
+                }
+                if !self.flight.suites.contains(&sh.cipher_suite) {
+                    return Err(Error::Unsupported(format!(
+                        "suite {:#06x} was not offered",
+                        sh.cipher_suite
+                    )));
+                }
+                suite_of(sh.cipher_suite)?;
+                if sh.ems && !self.flight.ems_offered {
+                    return Err(Error::Unsupported("EMS that was not offered".into()));
+                }
+                self.flight.server_random = sh.random;
+                self.flight.suite = sh.cipher_suite;
+                self.flight.ems = sh.ems;
+                self.srv = Srv::Certificate;
+            }
+            Srv::Certificate => {
+                want(msg_type::CERTIFICATE, "Certificate")?;
+                self.flight.chain = hsk::parse_certificate(m.body(), false)?;
+                self.srv = Srv::KeyExchange;
+            }
+            Srv::KeyExchange => {
+                want(msg_type::SERVER_KEY_EXCHANGE, "ServerKeyExchange")?;
+                let ske = hsk::parse_server_key_exchange(m.body())?;
+                let curve = group_curve(ske.group)
+                    .ok_or_else(|| Error::Unsupported(format!("group {:#06x}", ske.group)))?;
+                webproof_proxy::verify::check_tls12_server(
+                    &self.cfg.verify,
+                    &self.flight.chain,
+                    &self.client_random,
+                    &self.flight.server_random,
+                    &ske,
+                )?;
+                self.kx = Some(VerifierKx::new(&self.shares, curve, &ske.public)?);
+                self.flight.group = ske.group;
+                self.flight.server_key = ske.public;
+                self.srv = Srv::HelloDone;
+            }
+            Srv::HelloDone => {
+                want(msg_type::SERVER_HELLO_DONE, "ServerHelloDone")?;
+                if !m.body().is_empty() {
+                    return Err(Error::Malformed("a ServerHelloDone with a body"));
+                }
+                self.srv = Srv::Ccs;
+            }
+            _ => {
+                return Err(Error::Unsupported(
+                    "a handshake message out of place".into(),
+                ))
+            }
+        }
+        self.transcript.extend_from_slice(&m.bytes);
+        Ok(())
+    }
+
+    fn curve(&self) -> Result<Curve> {
+        group_curve(self.flight.group).ok_or(Error::OutOfOrder("key exchange before the group"))
+    }
+
+    fn on_key_open(
+        &mut self,
+        public: &[u8],
+        blind: &[u8; 32],
+        flips: &[u8],
+    ) -> Result<Vec<VerifierMsg>> {
+        if !matches!(self.stage, Stage::Handshake) || self.srv != Srv::Ccs {
+            return Err(Error::Unexpected {
+                expected: "KeyOpen after the server's ServerHelloDone",
+                got: "KeyOpen",
+            });
+        }
+        let kx = self.kx.take().ok_or(Error::OutOfOrder("KeyOpen"))?;
+        let curve = self.curve()?;
+        let commit = match curve {
+            Curve::P256 => self.commits.0,
+            Curve::X25519 => self.commits.1,
+        };
+        keyshare::check_opening(&commit, public, blind)?;
+        let client_pub = self.shares.client_share(curve, public)?;
+        let cke = client_key_exchange(&client_pub);
+        self.transcript.extend_from_slice(&cke);
+        self.expected_cke = Some(cke);
+        let (n1, _) = ectf_cots(curve);
+        let keys = self.cots.take(n1)?;
+        let (kx2, m) = kx.respond(&mut self.ectf_ole, &keys, flips, &mut self.rng)?;
+        self.stage = Stage::AwaitEctf2(kx2);
+        Ok(vec![VerifierMsg::EctfAnswer(m)])
+    }
+
+    fn on_ectf2(&mut self, flips: &[u8]) -> Result<Vec<VerifierMsg>> {
+        let Stage::AwaitEctf2(kx2) = core::mem::replace(&mut self.stage, Stage::Failed) else {
+            return Err(Error::Unexpected {
+                expected: "KeyOpen first",
+                got: "EctfFlips",
+            });
+        };
+        let curve = self.curve()?;
+        let (_, n2) = ectf_cots(curve);
+        let keys = self.cots.take(n2)?;
+        let (share, m) = kx2.respond(&mut self.ectf_ole, &keys, flips)?;
+        let suite = suite_of(self.flight.suite)?;
+        let cfg = Tls12Config {
+            curve,
+            suite,
+            ems: self.flight.ems,
+        };
+        let plans = KdfPlans::new(cfg)?;
+        let h = hello::transcript_hash(suite, &self.transcript);
+        let public = KdfPublic {
+            client_random: self.client_random,
+            server_random: self.flight.server_random,
+            session_hash: self.flight.ems.then(|| h.clone()),
+            client_finished_hash: h,
+        };
+        let mut kdf = KdfVerifier::new(&plans, self.delta, share, public, &mut self.rng)?;
+        let kdf_tables = kdf.preprocess()?;
+        let mut records = Vec::new();
+        for spec in RecSpec::all(&self.request_lens) {
+            let mut v = RecordVerifier::new(
+                spec.plan(suite.key_len)?,
+                spec.len,
+                self.delta,
+                spec.instance(),
+                &mut self.rng,
+            )?;
+            records.push(v.preprocess()?);
+            self.recs.push(VRec {
+                spec,
+                v,
+                ole: OleSender::new(self.delta, spec.stream()),
+                stage: 0,
+                ct: Vec::new(),
+                tag_v: [0; 16],
+            });
+        }
+        self.plans = Some(plans);
+        self.kdf = Some(kdf);
+        self.stage = Stage::Kdf {
+            step: 0,
+            labels: false,
+        };
+        Ok(vec![
+            VerifierMsg::EctfAnswer(m),
+            VerifierMsg::Tables {
+                kdf: kdf_tables,
+                records,
+            },
+        ])
+    }
+
+    fn on_kdf_flips(&mut self, step: usize, flips: &[u8]) -> Result<Vec<VerifierMsg>> {
+        let (
+            Stage::Kdf {
+                step: due,
+                labels: false,
+            },
+            Some(plans),
+            Some(kdf),
+        ) = (&self.stage, &self.plans, &mut self.kdf)
+        else {
+            return Err(Error::Unexpected {
+                expected: "the key derivation's turn",
+                got: "KdfFlips",
+            });
+        };
+        if step != *due {
+            return Err(Error::OutOfOrder("key-derivation step"));
+        }
+        let keys = self.cots.take(plans.cots(step))?;
+        let msg = kdf.inputs(step, &keys, flips)?;
+        let reveals = plans.reveals(step);
+        self.advance_kdf(step, reveals);
+        Ok(vec![VerifierMsg::KdfInputs {
+            step: step as u8,
+            msg,
+        }])
+    }
+
+    fn advance_kdf(&mut self, step: usize, labels: bool) {
+        let steps = self.plans.as_ref().map_or(0, KdfPlans::steps);
+        self.stage = if labels {
+            Stage::Kdf { step, labels: true }
+        } else if step + 1 < steps {
+            Stage::Kdf {
+                step: step + 1,
+                labels: false,
+            }
+        } else {
+            self.keys = self.kdf.as_ref().and_then(KdfVerifier::key_shares);
+            Stage::Records
+        };
+    }
+
+    fn on_kdf_labels(&mut self, step: usize, labels: &[u8]) -> Result<Vec<VerifierMsg>> {
+        let (
+            Stage::Kdf {
+                step: due,
+                labels: true,
+            },
+            Some(plans),
+            Some(kdf),
+        ) = (&self.stage, &self.plans, &mut self.kdf)
+        else {
+            return Err(Error::Unexpected {
+                expected: "labels of a revealing step",
+                got: "KdfLabels",
+            });
+        };
+        if step != *due {
+            return Err(Error::OutOfOrder("key-derivation labels"));
+        }
+        kdf.receive(step, labels)?;
+        if step == plans.client_vd_step() {
+            let vd = kdf
+                .client_vd()
+                .ok_or(Error::OutOfOrder("client verify_data"))?;
+            let mut t = self.transcript.clone();
+            t.extend(finished(&vd));
+            let suite = suite_of(self.flight.suite)?;
+            kdf.set_server_finished_hash(&hello::transcript_hash(suite, &t))?;
+        }
+        self.advance_kdf(step, false);
+        Ok(vec![])
+    }
+
+    fn rec(&mut self, id: u32, stage: u8, got: &'static str) -> Result<usize> {
+        let i = id as usize;
+        if !matches!(self.stage, Stage::Records) || i != self.rec_next || i >= self.recs.len() {
+            return Err(Error::Unexpected {
+                expected: "the record in 2PC that is due",
+                got,
+            });
+        }
+        if self.recs[i].stage != stage {
+            return Err(Error::OutOfOrder("record step"));
+        }
+        Ok(i)
+    }
+
+    fn on_rec_flips(&mut self, id: u32, flips: &[u8]) -> Result<Vec<VerifierMsg>> {
+        let i = self.rec(id, 0, "RecFlips")?;
+        let spec = self.recs[i].spec;
+        let keys = self.keys.clone().ok_or(Error::OutOfOrder("record"))?;
+        let explicit: [u8; 8] = if spec.is_server() {
+            let fin = self.server_finished.as_ref().ok_or(Error::Unexpected {
+                expected: "the server Finished record before its check",
+                got: "RecFlips",
+            })?;
+            fin.payload[..8].try_into().expect("8 bytes")
+        } else {
+            spec.seq().to_be_bytes()
+        };
+        let suite = suite_of(self.flight.suite)?;
+        let (n_in, _, _) = spec.cots(suite.key_len);
+        let k = self.cots.take(n_in)?;
+        let r = &mut self.recs[i];
+        let msg =
+            r.v.inputs(&key_iv(&keys, spec.is_server()), &explicit, &k, flips)?;
+        r.stage = 1;
+        Ok(vec![VerifierMsg::RecInputs { id, msg }])
+    }
+
+    fn on_rec_a2m(&mut self, id: u32, ct: Vec<u8>, flips: &[u8]) -> Result<Vec<VerifierMsg>> {
+        let i = self.rec(id, 1, "RecA2m")?;
+        let spec = self.recs[i].spec;
+        let ct = if spec.is_server() {
+            if !ct.is_empty() {
+                return Err(Error::Malformed("a ciphertext for a server record"));
+            }
+            let fin = self.server_finished.as_ref().expect("checked at the flips");
+            fin.payload[8..24].to_vec()
+        } else {
+            if ct.len() != spec.len {
+                return Err(Error::Malformed("ciphertext of the wrong length"));
+            }
+            ct
+        };
+        let k = self.cots.take(128)?;
+        let r = &mut self.recs[i];
+        let msg = r.v.a2m(&mut r.ole, &k, flips, &mut self.rng)?;
+        r.ct = ct;
+        r.stage = 2;
+        Ok(vec![VerifierMsg::RecA2mAnswer { id, msg }])
+    }
+
+    fn on_rec_m2a(&mut self, id: u32, flips: &[u8]) -> Result<Vec<VerifierMsg>> {
+        let i = self.rec(id, 2, "RecM2a")?;
+        let spec = self.recs[i].spec;
+        let k = self.cots.take(128 * record::powers_needed(spec.len))?;
+        let r = &mut self.recs[i];
+        let (msg, t) = r.v.m2a_and_tag(&mut r.ole, &k, flips, &spec.aad(), &r.ct)?;
+        if spec.is_server() {
+            r.tag_v = t;
+            r.stage = 3;
+            Ok(vec![VerifierMsg::RecM2aAnswer { id, msg, tag: None }])
+        } else {
+            r.stage = 4;
+            self.rec_next += 1;
+            Ok(vec![VerifierMsg::RecM2aAnswer {
+                id,
+                msg,
+                tag: Some(t),
+            }])
+        }
+    }
+
+    fn on_rec_tag(&mut self, id: u32, share: &[u8; 16]) -> Result<Vec<VerifierMsg>> {
+        let i = self.rec(id, 3, "RecTag")?;
+        let fin = self.server_finished.as_ref().expect("checked at the flips");
+        let r = &mut self.recs[i];
+        record::check_tag(&r.tag_v, share, &fin.payload[24..])?;
+        r.stage = 4;
+        self.rec_next += 1;
+        Ok(vec![])
+    }
+
+    fn on_close(&mut self, sent: usize, received: usize) -> Result<Vec<VerifierMsg>> {
+        if !matches!(self.stage, Stage::Records) || self.rec_next != self.recs.len() {
+            return Err(Error::Unexpected {
+                expected: "every record in 2PC before Close",
+                got: "Close",
+            });
+        }
+        let forwarded = match self.cli {
+            Cli::App(k) => k,
+            _ => 0,
+        };
+        if sent != self.request_lens.len() || forwarded != sent {
+            return Err(Error::Recording(format!(
+                "the prover names {sent} request records, {forwarded} were forwarded of {}",
+                self.request_lens.len()
+            )));
+        }
+        if received != self.server_app_records {
+            return Err(Error::Recording(format!(
+                "the prover names {received} server records, the verifier recorded {}",
+                self.server_app_records
+            )));
+        }
+        let keys = self.keys.clone().ok_or(Error::OutOfOrder("Close"))?;
+        self.stage = Stage::Closed;
+        Ok(vec![VerifierMsg::CloseAck {
+            server_key: keys.server_key,
+            server_iv: keys.server_iv,
+        }])
+    }
+
+    /// The outcome, after the prover's `Close` was acknowledged.
+    pub fn finish(self) -> Result<VerifierOutcome> {
+        if !matches!(self.stage, Stage::Closed) {
+            return Err(Error::OutOfOrder("finish before Close"));
+        }
+        let (Some(plans), Some(kdf), Some(keys)) = (&self.plans, &self.kdf, self.keys.clone())
+        else {
+            return Err(Error::OutOfOrder("finish"));
+        };
+        let vd = (
+            kdf.client_vd().ok_or(Error::OutOfOrder("finish"))?,
+            kdf.server_vd().ok_or(Error::OutOfOrder("finish"))?,
+        );
+        Ok(VerifierOutcome {
+            key_labels: kdf.key_labels(plans)?,
+            recording: self.recorder.finish(),
+            suite: self.flight.suite,
+            group: self.flight.group,
+            ems: self.flight.ems,
+            certificates: self.flight.chain,
+            client_random: self.client_random,
+            server_random: self.flight.server_random,
+            delta: self.delta,
+            key_shares: keys,
+            verify_data: vd,
+        })
+    }
+
+    /// Whether the prover reported the server's TCP close.
+    pub fn server_closed(&self) -> bool {
+        self.server_closed
+    }
+}

@@ -1,0 +1,488 @@
+//! Cheating and bad input end a session with a typed error, never a
+//! panic: a forged ServerKeyExchange signature, the wrong server name, an
+//! expired certificate, a tampered server Finished, server records
+//! modified in flight, a server alert or close mid-handshake, altered
+//! 2PC messages and client records, and garbage, truncated, oversized or
+//! out-of-turn messages from either party.
+
+mod common;
+use common::*;
+use webproof_mpc_tls::hello::*;
+use webproof_mpc_tls::msg::MAX_MESSAGE;
+use webproof_mpc_tls::{Error, ProverMsg, VerifierMsg};
+use webproof_proxy::ProxyError;
+
+const REQUEST: &[u8] = b"GET / HTTP/1.1\r\nHost: webproof.test\r\n\r\n";
+const RESPONSE: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
+
+fn run_with(kind: KeyKind, cert_names: &[&str], expired: bool, name: &str, hooks: Hooks) -> Stop {
+    let c = certs(kind, cert_names, expired);
+    let suite = match kind {
+        KeyKind::Ecdsa => ECDHE_ECDSA_AES128_GCM_SHA256,
+        KeyKind::Rsa => ECDHE_RSA_AES128_GCM_SHA256,
+    };
+    let (p, hello, v) = sessions(
+        40,
+        prover_config(name, suite, GROUP_X25519, true, REQUEST),
+        verifier_config(&c.ca_der, name),
+    );
+    match run(p, hello, v, server(&c), RESPONSE, hooks) {
+        Ok(_) => panic!("the session completed"),
+        Err(e) => e,
+    }
+}
+
+fn on_flight(n: usize, f: impl Fn(&mut Vec<u8>) + 'static) -> Hooks {
+    Hooks {
+        server_to_prover: Some(Box::new(move |i, b| {
+            if i == n {
+                f(b)
+            }
+        })),
+        ..Hooks::default()
+    }
+}
+
+#[test]
+fn forged_server_key_exchange_signature() {
+    let hooks = on_flight(0, |b| {
+        let r = find_message(b, 12).expect("a ServerKeyExchange");
+        b[r.end - 1] ^= 1;
+    });
+    let e = run_with(KeyKind::Ecdsa, &[NAME], false, NAME, hooks);
+    assert!(
+        matches!(e, Stop::Verifier(Error::Tls(ProxyError::Signature(_)))),
+        "{e:?}"
+    );
+}
+
+/// The server random altered in flight: the signature no longer covers
+/// the handshake.
+#[test]
+fn altered_server_random() {
+    let hooks = on_flight(0, |b| {
+        let r = find_message(b, 2).expect("a ServerHello");
+        b[r.start + 4 + 2 + 5] ^= 0x10;
+    });
+    let e = run_with(KeyKind::Rsa, &[NAME], false, NAME, hooks);
+    assert!(
+        matches!(e, Stop::Verifier(Error::Tls(ProxyError::Signature(_)))),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn certificate_for_another_name() {
+    let e = run_with(
+        KeyKind::Ecdsa,
+        &["other.test"],
+        false,
+        NAME,
+        Hooks::default(),
+    );
+    assert!(
+        matches!(e, Stop::Verifier(Error::Tls(ProxyError::Certificate(_)))),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn prover_names_another_server_than_the_verifier() {
+    let c = certs(KeyKind::Ecdsa, &[NAME], false);
+    let (p, hello, v) = sessions(
+        41,
+        prover_config(
+            NAME,
+            ECDHE_ECDSA_AES128_GCM_SHA256,
+            GROUP_P256,
+            true,
+            REQUEST,
+        ),
+        verifier_config(&c.ca_der, "bank.test"),
+    );
+    let e = run(p, hello, v, server(&c), RESPONSE, Hooks::default())
+        .err()
+        .unwrap();
+    assert!(matches!(e, Stop::Verifier(Error::ClientHello(_))), "{e:?}");
+}
+
+#[test]
+fn expired_certificate() {
+    let e = run_with(KeyKind::Ecdsa, &[NAME], true, NAME, Hooks::default());
+    assert!(
+        matches!(e, Stop::Verifier(Error::Tls(ProxyError::Certificate(_)))),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn tampered_server_finished_ciphertext() {
+    let hooks = on_flight(1, |b| {
+        let r = find_record(b, 22).expect("the server Finished");
+        b[r.start + 9] ^= 1;
+    });
+    let e = run_with(KeyKind::Ecdsa, &[NAME], false, NAME, hooks);
+    assert_eq!(e, Stop::Prover(Error::ServerFinished));
+}
+
+#[test]
+fn tampered_server_finished_tag() {
+    let hooks = on_flight(1, |b| {
+        let r = find_record(b, 22).expect("the server Finished");
+        b[r.end - 1] ^= 1;
+    });
+    let e = run_with(KeyKind::Ecdsa, &[NAME], false, NAME, hooks);
+    assert_eq!(
+        e,
+        Stop::Verifier(Error::Mpc(webproof_mpc::Error::RecordTag))
+    );
+}
+
+#[test]
+fn server_record_modified_in_flight() {
+    let hooks = on_flight(2, |b| {
+        let r = find_record(b, 23).expect("a response record");
+        b[r.start + 12] ^= 0x20;
+    });
+    let e = run_with(KeyKind::Ecdsa, &[NAME], false, NAME, hooks);
+    assert_eq!(e, Stop::Prover(Error::Decrypt { index: 0 }));
+}
+
+#[test]
+fn server_alert_mid_handshake() {
+    // An RSA certificate while only an ECDSA suite is offered: the server
+    // refuses with handshake_failure.
+    let c = certs(KeyKind::Rsa, &[NAME], false);
+    let (p, hello, v) = sessions(
+        42,
+        prover_config(
+            NAME,
+            ECDHE_ECDSA_AES128_GCM_SHA256,
+            GROUP_P256,
+            true,
+            REQUEST,
+        ),
+        verifier_config(&c.ca_der, NAME),
+    );
+    let e = run(p, hello, v, server(&c), RESPONSE, Hooks::default())
+        .err()
+        .unwrap();
+    assert_eq!(
+        e,
+        Stop::Prover(Error::ServerAlert {
+            level: 2,
+            description: 40
+        })
+    );
+}
+
+#[test]
+fn server_closes_mid_handshake() {
+    let hooks = Hooks {
+        close_after_flights: Some(1),
+        ..Hooks::default()
+    };
+    let e = run_with(KeyKind::Ecdsa, &[NAME], false, NAME, hooks);
+    assert_eq!(e, Stop::Prover(Error::ServerClosed));
+}
+
+/// The verifier side of an alert and a close mid-handshake: fed by a
+/// prover that forwards them (a prover that did not would stall).
+#[test]
+fn verifier_ends_on_alert_and_close() {
+    for alert in [true, false] {
+        let c = certs(KeyKind::Ecdsa, &[NAME], false);
+        let (mut p, hello, mut v) = sessions(
+            43,
+            prover_config(
+                NAME,
+                ECDHE_ECDSA_AES128_GCM_SHA256,
+                GROUP_P256,
+                true,
+                REQUEST,
+            ),
+            verifier_config(&c.ca_der, NAME),
+        );
+        let setup = v.on_message(hello).unwrap();
+        let out = p.on_verifier(setup.into_iter().next().unwrap()).unwrap();
+        for m in out.to_verifier {
+            assert!(v.on_message(m).unwrap().is_empty());
+        }
+        let e = if alert {
+            v.on_message(ProverMsg::FromServer(vec![21, 3, 3, 0, 2, 2, 80]))
+        } else {
+            v.on_message(ProverMsg::ServerClosed)
+        }
+        .unwrap_err();
+        let want = if alert {
+            Error::ServerAlert {
+                level: 2,
+                description: 80,
+            }
+        } else {
+            Error::ServerClosed
+        };
+        assert_eq!(e, want);
+        // The session stays over.
+        assert!(v.on_message(ProverMsg::ToServer(vec![])).is_err());
+    }
+}
+
+#[test]
+fn altered_garbled_tables() {
+    let hooks = Hooks {
+        verifier_to_prover: Some(Box::new(|m| {
+            if let VerifierMsg::Tables { kdf, .. } = m {
+                // Every ciphertext of the first chunk (after its 8-byte
+                // header): a single flipped row is used only if the
+                // evaluator's colour bit selects it.
+                let chunk = &mut kdf[0].0[0];
+                for i in (8..chunk.len()).step_by(16) {
+                    chunk[i] ^= 1;
+                }
+            }
+        })),
+        ..Hooks::default()
+    };
+    let e = run_with(KeyKind::Ecdsa, &[NAME], false, NAME, hooks);
+    assert!(
+        matches!(
+            e,
+            Stop::Prover(Error::Mpc(webproof_mpc::Error::OutputCheck { .. }))
+        ),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn forwarded_client_key_exchange_altered() {
+    let hooks = Hooks {
+        prover_to_verifier: Some(Box::new(|m| {
+            if let ProverMsg::ToServer(b) = m {
+                // Record header, handshake header, length: the key's
+                // first byte after the SEC1 tag / the first u byte.
+                if b.len() > 11 && b[0] == 22 && b[5] == 16 {
+                    b[11] ^= 1;
+                }
+            }
+        })),
+        ..Hooks::default()
+    };
+    let e = run_with(KeyKind::Ecdsa, &[NAME], false, NAME, hooks);
+    assert!(matches!(e, Stop::Verifier(Error::ClientRecord(_))), "{e:?}");
+}
+
+/// A prover that forwards another request than the one encrypted in 2PC.
+#[test]
+fn forwarded_request_altered() {
+    let hooks = Hooks {
+        prover_to_verifier: Some(Box::new(|m| {
+            if let ProverMsg::ToServer(b) = m {
+                if b[0] == 23 {
+                    b[5 + 8] ^= 1;
+                }
+            }
+        })),
+        ..Hooks::default()
+    };
+    let e = run_with(KeyKind::Ecdsa, &[NAME], false, NAME, hooks);
+    assert!(matches!(e, Stop::Verifier(Error::ClientRecord(_))), "{e:?}");
+}
+
+/// A prover that hides a response record at the close.
+#[test]
+fn close_with_a_wrong_record_count() {
+    let hooks = Hooks {
+        prover_to_verifier: Some(Box::new(|m| {
+            if let ProverMsg::Close { received, .. } = m {
+                *received -= 1;
+            }
+        })),
+        ..Hooks::default()
+    };
+    let e = run_with(KeyKind::Ecdsa, &[NAME], false, NAME, hooks);
+    assert!(matches!(e, Stop::Verifier(Error::Recording(_))), "{e:?}");
+}
+
+/// A wrong key-share opening.
+#[test]
+fn key_share_opening_altered() {
+    let hooks = Hooks {
+        prover_to_verifier: Some(Box::new(|m| {
+            if let ProverMsg::KeyOpen { blind, .. } = m {
+                blind[0] ^= 1;
+            }
+        })),
+        ..Hooks::default()
+    };
+    let e = run_with(KeyKind::Ecdsa, &[NAME], false, NAME, hooks);
+    assert!(matches!(e, Stop::Verifier(Error::Mpc(_))), "{e:?}");
+}
+
+#[test]
+fn garbage_truncated_oversized_and_out_of_turn() {
+    let c = certs(KeyKind::Ecdsa, &[NAME], false);
+    let fresh = || {
+        sessions(
+            44,
+            prover_config(
+                NAME,
+                ECDHE_ECDSA_AES128_GCM_SHA256,
+                GROUP_P256,
+                true,
+                REQUEST,
+            ),
+            verifier_config(&c.ca_der, NAME),
+        )
+    };
+    // Verifier: garbage, a truncated Hello, an oversized message, a step
+    // before the Hello, a second Hello.
+    let (_, hello, mut v) = fresh();
+    assert!(matches!(
+        v.on_bytes(b"\xffgarbage"),
+        Err(Error::Malformed(_))
+    ));
+    let (_, hello2, mut v) = fresh();
+    let b = hello2.encode();
+    assert!(matches!(
+        v.on_bytes(&b[..b.len() - 1]),
+        Err(Error::Malformed(_))
+    ));
+    let (_, _, mut v) = fresh();
+    assert!(matches!(
+        v.on_bytes(&vec![2u8; MAX_MESSAGE + 1]),
+        Err(Error::Oversized { .. })
+    ));
+    let (_, _, mut v) = fresh();
+    assert!(matches!(
+        v.on_message(ProverMsg::KdfFlips {
+            step: 0,
+            flips: vec![0; 32]
+        }),
+        Err(Error::Unexpected { .. })
+    ));
+    let (_, _, mut v) = fresh();
+    v.on_message(hello.clone()).unwrap();
+    assert!(v.on_message(hello.clone()).is_err());
+    // A Hello with request records over the limits.
+    let (_, _, mut v) = fresh();
+    let big = ProverMsg::Hello {
+        commit_p256: [0; 32],
+        commit_x25519: [0; 32],
+        request_lens: vec![4096],
+    };
+    assert!(matches!(v.on_message(big), Err(Error::Malformed(_))));
+    // Server bytes that are not TLS.
+    let (mut p, hello, mut v) = fresh();
+    let setup = v.on_message(hello).unwrap().remove(0);
+    let out = p.on_verifier(setup.clone()).unwrap();
+    for m in out.to_verifier {
+        v.on_message(m).unwrap();
+    }
+    assert!(matches!(
+        v.on_message(ProverMsg::FromServer(
+            b"HTTP/1.1 400 Bad Request\r\n".to_vec()
+        )),
+        Err(Error::Tls(_))
+    ));
+    assert!(matches!(
+        p.on_server_bytes(b"SSH-2.0-OpenSSH\r\n"),
+        Err(Error::Tls(_))
+    ));
+
+    // Prover: garbage, a truncated Setup, a message out of turn.
+    let (mut p, _, _) = fresh();
+    assert!(p.on_verifier_bytes(&[]).is_err());
+    let (mut p, _, _) = fresh();
+    let b = setup.encode();
+    assert!(matches!(
+        p.on_verifier_bytes(&b[..b.len() - 3]),
+        Err(Error::Malformed(_))
+    ));
+    let (mut p, _, _) = fresh();
+    assert!(matches!(
+        p.on_verifier(VerifierMsg::EctfAnswer(vec![1, 2, 3])),
+        Err(Error::Unexpected { .. })
+    ));
+    let (mut p, _, _) = fresh();
+    assert!(matches!(
+        p.on_verifier(VerifierMsg::Abort("no".into())),
+        Err(Error::Aborted(_))
+    ));
+}
+
+/// A verifier key share outside the prime-order subgroup (the identity).
+#[test]
+fn verifier_key_share_refused() {
+    let hooks = Hooks {
+        verifier_to_prover: Some(Box::new(|m| {
+            if let VerifierMsg::Setup { q_x25519, .. } = m {
+                *q_x25519 = [0; 32];
+                q_x25519[0] = 1;
+            }
+        })),
+        ..Hooks::default()
+    };
+    let e = run_with(KeyKind::Ecdsa, &[NAME], false, NAME, hooks);
+    assert!(matches!(e, Stop::Prover(Error::Mpc(_))), "{e:?}");
+}
+
+/// A ClientHello forwarded with another client random than the
+/// verifier's (a prover replaying a server flight signed earlier).
+#[test]
+fn client_hello_with_another_random() {
+    let hooks = Hooks {
+        prover_to_verifier: Some(Box::new(|m| {
+            if let ProverMsg::ToServer(b) = m {
+                if b.len() > 12 && b[0] == 22 && b[5] == 1 {
+                    // Record header, handshake header, version: the random.
+                    b[5 + 4 + 2] ^= 1;
+                }
+            }
+        })),
+        ..Hooks::default()
+    };
+    let e = run_with(KeyKind::Ecdsa, &[NAME], false, NAME, hooks);
+    assert_eq!(
+        e,
+        Stop::Verifier(Error::ClientHello(
+            "the client random is not the verifier's"
+        ))
+    );
+}
+
+/// Server bytes before any ClientHello, and a second ClientHello.
+#[test]
+fn verifier_refuses_records_out_of_place() {
+    let c = certs(KeyKind::Ecdsa, &[NAME], false);
+    let fresh = || {
+        sessions(
+            45,
+            prover_config(
+                NAME,
+                ECDHE_ECDSA_AES128_GCM_SHA256,
+                GROUP_P256,
+                true,
+                REQUEST,
+            ),
+            verifier_config(&c.ca_der, NAME),
+        )
+    };
+    let (_, hello, mut v) = fresh();
+    v.on_message(hello).unwrap();
+    assert!(matches!(
+        v.on_message(ProverMsg::FromServer(vec![22, 3, 3, 0, 1, 2])),
+        Err(Error::Unexpected { .. })
+    ));
+    let (mut p, hello, mut v) = fresh();
+    let setup = v.on_message(hello).unwrap().remove(0);
+    let out = p.on_verifier(setup).unwrap();
+    let ch = out.to_server.clone();
+    for m in out.to_verifier {
+        v.on_message(m).unwrap();
+    }
+    assert!(matches!(
+        v.on_message(ProverMsg::ToServer(ch)),
+        Err(Error::ClientRecord(_))
+    ));
+}
