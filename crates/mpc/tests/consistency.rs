@@ -308,7 +308,7 @@ where
                 .map_err(Error::from_zk)?;
             p.defer();
             let w1 = ev1.import(&p, &in1_values, &[y_claim.clone()])?;
-            let w2 = ev2.import(&p, &in2_values, &[z.clone()])?;
+            let w2 = ev2.import(&p, &in2_values, std::slice::from_ref(&z))?;
             let ole_bits = consistency::import_ole_inputs(&p, &ole_macs, &[ole_b])?;
             consistency::prove_circuit(&mut p, &c1, &w1).await?;
             consistency::prove_circuit(&mut p, &c2, &w2).await?;
@@ -626,7 +626,7 @@ fn values_of_the_wrong_shape_are_refused() {
         draw(&mut s2, &mut r2, &mut ca, &mut cb, N)
     };
     let mut pc = ProverCircuit::new(plan, 0, 0).unwrap();
-    let flips = pc.flips(&macs, &vec![false; N]).unwrap();
+    let flips = pc.flips(&macs, &[false; N]).unwrap();
     // Labels from another correlation: the evaluation still runs.
     let _ = vc
         .inputs(&keys, &flips, &[vec![true; N]])
