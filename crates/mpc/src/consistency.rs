@@ -140,6 +140,31 @@
 //!   checked before use (dual execution of the circuits whose outputs go
 //!   on the wire, as TLSNotary's DEAP does), which this layer does not do.
 //!
+//! # The arithmetic parts (OLE, A2M/M2A, ECtF, GHASH)
+//! - *Verifier side*, exact: [`audit_ole`] recomputes every OLE answer from
+//!   the revealed inputs and `Δ`, so inconsistent per-bit inputs, an input
+//!   other than the revealed one, or altered bytes are caught with
+//!   certainty, and it returns the verifier's shares so the caller checks
+//!   the rest of the recipe in the clear (A2M masks, the powers of its
+//!   multiplicative share of `H`, its ECtF values, its tag shares). Online,
+//!   a wrong answer on one OLE bit is a one-bit selective failure, as
+//!   above.
+//! - *Prover side*: its OLE inputs are authenticated bits
+//!   ([`import_ole_inputs`]). Over GF(2^128) the engine's field elements
+//!   (`pack`, `mul`) state the relations directly: the A2M input equals
+//!   the garbled output share of `H` ([`prove_equal`]), the M2A inputs are
+//!   the powers of the multiplicative share (one `mul` each). Over the
+//!   P-256 and Curve25519 fields a Boolean proof of the ECtF relations
+//!   would cost a multiplier circuit per product; instead the argument is
+//!   the handshake itself: whatever the prover inputs, the parties end
+//!   with shares of some value, and the key derivation's and server
+//!   Finished circuits (proven consistent here) compute the server's
+//!   `verify_data` from those shares, which matches the server's only if
+//!   they sum to the true premaster (`2^-96` otherwise). A prover that
+//!   deviates in the ECtF ends the session unattested; it learns nothing
+//!   about the verifier's share from doing so, since its OLE outputs are
+//!   padded by the verifier's random masks.
+//!
 //! # Deferred decryption
 //! The key derivation's outputs are the prover's XOR shares `k ⊕ m` of the
 //! write keys, `m` the verifier's masks. After step 1 the prover imports
