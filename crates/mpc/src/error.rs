@@ -105,6 +105,41 @@ pub enum Error {
     /// The correlated-OT layer refused a message.
     #[error("label transfer: {0}")]
     Transfer(String),
+    /// The garbler's `Δ` is not the ZK verifier's (the COT sender's): the
+    /// labels cannot be imported as authenticated bits.
+    #[error("the garbling Delta differs from the proof's Delta")]
+    DeltaMismatch,
+    /// A consistency step was called outside a sealed proof (see
+    /// [`crate::consistency`]): imported bits must only be asserted on
+    /// in sealed mode.
+    #[error("the consistency proof must run sealed (call defer first)")]
+    NotSealed,
+    /// The prover's consistency proof failed (verifier side): its claimed
+    /// outputs do not follow from its inputs, an input differs between two
+    /// circuits, or the opening does not match its commitment.
+    #[error("consistency proof failed: {0}")]
+    ConsistencyFailed(String),
+    /// The prover's audit found that the verifier deviated (prover side):
+    /// a revealed `Δ` that is not the COT's, tables or decoding
+    /// information other than an honest garbling's, an OLE answer other
+    /// than the honest one for the revealed inputs.
+    #[error("the verifier deviated from the protocol: {0}")]
+    VerifierCheated(&'static str),
+    /// The proof engine or its transport failed (not a verdict on the peer).
+    #[error("proof engine: {0}")]
+    Proof(String),
+}
+
+impl Error {
+    /// A proof-engine error: a failed check is the prover's consistency
+    /// failure, anything else (transport, malformed frame, usage) is kept
+    /// as [`Error::Proof`] or [`Error::Malformed`].
+    pub fn from_zk(e: webproof_core::Error) -> Error {
+        match e {
+            webproof_core::Error::CheckFailed(m) => Error::ConsistencyFailed(m),
+            other => Error::Proof(other.to_string()),
+        }
+    }
 }
 
 /// Result with [`Error`].

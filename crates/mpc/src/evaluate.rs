@@ -25,9 +25,15 @@ use crate::hash::{gate_tweak, sigma, Tccr};
 use crate::output::Decoding;
 use crate::plan::Plan;
 use crate::{CHUNK_HEADER, MAX_CHUNK_TABLES, TABLE_BYTES};
+use sha2::{Digest, Sha256};
 use std::sync::Arc;
 use webproof_circuits::{Circuit, Gate};
 use webproof_core::Block;
+
+/// The hasher of the tables stream, with its domain label.
+pub(crate) fn tables_hasher() -> Sha256 {
+    Sha256::new_with_prefix(b"webproof-mpc/tables/v1")
+}
 
 /// Evaluates one garbled circuit instance.
 pub struct Evaluator {
@@ -43,6 +49,8 @@ pub struct Evaluator {
     group: usize,
     tables: u64,
     seq: u32,
+    /// SHA-256 of every table consumed, for the audit after `Δ` is revealed.
+    digest: Sha256,
 }
 
 impl Evaluator {
@@ -64,7 +72,20 @@ impl Evaluator {
             group: 0,
             tables: 0,
             seq: 0,
+            digest: tables_hasher(),
         }
+    }
+
+    /// The garbler's instance number.
+    pub fn instance(&self) -> u64 {
+        self.instance
+    }
+
+    /// SHA-256 of the tables consumed so far (headers excluded, so it does
+    /// not depend on the chunk size): what an honest garbling under the
+    /// revealed `Δ` must reproduce ([`crate::consistency`]).
+    pub fn tables_digest(&self) -> [u8; 32] {
+        self.digest.clone().finalize().into()
     }
 
     /// The plan being evaluated.
@@ -128,6 +149,7 @@ impl Evaluator {
             });
         }
         self.check_inputs()?;
+        self.digest.update(&chunk[CHUNK_HEADER..]);
         let used = self.run(&chunk[CHUNK_HEADER..]);
         debug_assert_eq!(used, count as usize);
         self.seq += 1;

@@ -55,6 +55,8 @@ pub struct Garbler {
     tables: u64,
     seq: u32,
     chunk_tables: usize,
+    /// SHA-256 of the tables produced (see [`crate::Evaluator::tables_digest`]).
+    digest: sha2::Sha256,
 }
 
 impl Garbler {
@@ -105,6 +107,7 @@ impl Garbler {
             tables: 0,
             seq: 0,
             chunk_tables: DEFAULT_CHUNK_TABLES,
+            digest: crate::evaluate::tables_hasher(),
         })
     }
 
@@ -183,6 +186,16 @@ impl Garbler {
             .collect())
     }
 
+    /// The instance number.
+    pub fn instance(&self) -> u64 {
+        self.instance
+    }
+
+    /// SHA-256 of the tables produced so far (headers excluded).
+    pub fn tables_digest(&self) -> [u8; 32] {
+        sha2::Digest::finalize(self.digest.clone()).into()
+    }
+
     /// All tables have been produced.
     pub fn is_finished(&self) -> bool {
         self.output_zero.is_some()
@@ -209,6 +222,7 @@ impl Garbler {
         out.extend_from_slice(&(budget as u32).to_le_bytes());
         let made = self.run(budget, out);
         debug_assert_eq!(made, budget);
+        sha2::Digest::update(&mut self.digest, &out[CHUNK_HEADER..]);
         if self.pos == self.plan.gates.len() {
             self.finish();
         }

@@ -40,6 +40,11 @@
 //!   verifier): 16 compressions instead of 36, one round trip per step.
 //! - [`record`]: AES-GCM records in 2PC: the keystream to the prover, the
 //!   tag from shares of the powers of the GHASH key.
+//! - [`consistency`]: the malicious-security layer (garble-then-prove):
+//!   labels and OLE inputs imported into a sealed QuickSilver proof that
+//!   every circuit was evaluated consistently, then `Δ` revealed and the
+//!   verifier's messages audited by the prover; the security argument and
+//!   its costs.
 //!
 //! # Streaming and memory
 //! Sans-I/O and caller-driven: [`Garbler::next_chunk`] fills a byte buffer
@@ -104,10 +109,12 @@
 //!   the evaluator's bit: a selective failure if the spoiling depends on
 //!   it), or send wrong decoding digests. The output check turns accidental
 //!   corruption into an error, not a wrong answer, but it does not make the
-//!   garbler honest.
+//!   garbler honest: [`consistency`] does (the prover's audit after `Δ` is
+//!   revealed), and it also holds the prover to consistent inputs (the
+//!   sealed proof); its docs say what can still leak during the session.
 //!
 //! # How this is shaped for malicious security (garble-then-prove)
-//! The malicious layer comes next and proves, with the QuickSilver engine of
+//! [`consistency`] is that layer (its docs hold the argument). It proves, with the QuickSilver engine of
 //! `webproof-zk` over the same COT correlation, that the evaluation was
 //! consistent, once the garbler's (verifier's) secret inputs may be revealed
 //! after the TLS session. What it needs from here is exposed:
@@ -128,6 +135,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod consistency;
 pub mod convert;
 pub mod ectf;
 pub mod error;

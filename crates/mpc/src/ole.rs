@@ -44,7 +44,11 @@
 //!   later "right" depends on `b_i`: a selective failure that can leak
 //!   bits of `b` through an abort), or simply inputs the wrong `a`; a
 //!   malicious receiver may input any `b`. Those are input-consistency
-//!   faults the later consistency check must catch (see [`crate::ectf`]).
+//!   faults the later consistency check must catch (see [`crate::ectf`]):
+//!   [`crate::consistency::audit_ole`] recomputes every answer once `Δ`
+//!   is revealed, and [`crate::consistency::import_ole_inputs`] makes the
+//!   receiver's inputs authenticated bits the proof can tie to their
+//!   sources.
 //!   Each COT must serve one OLE bit once.
 
 use crate::error::{Error, Result};

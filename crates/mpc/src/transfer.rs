@@ -34,8 +34,9 @@
 //! A malicious garbler can still apply the wrong correction or 0-label,
 //! which flips or spoils the evaluator's input wire (with a spoiled wire
 //! the output check fails whatever `x` is). Catching that is the job of the
-//! consistency proof that follows the garbling (see the crate docs), not of
-//! this module.
+//! consistency proof that follows the garbling ([`crate::consistency`]: the
+//! prover's audit derives every 0-label once `Δ` is revealed), not of this
+//! module.
 
 use crate::error::{Error, Result};
 use webproof_core::Block;

@@ -121,6 +121,36 @@
 //! the verifier folds each gate as it goes), so memory is bounded whatever
 //! the circuit size.
 //!
+//! # Imported bits (garble-then-prove)
+//! Bits authenticated elsewhere under the same `Delta` enter without any
+//! message: [`Prover::import_label`] / [`Verifier::import_label`] take a
+//! free-XOR garbled label `L = L0 ^ x Delta` (the garbler is the verifier
+//! and its offset is the COT sender's `Delta`) and its 0-label `L0`, and
+//! give MAC `L` with lsb set to `x` and key `L0` with lsb cleared, which is
+//! the bit `lsb(L)` (MAC `L`, key `L0 ^ lsb(L0) Delta`) plus the public
+//! constant `lsb(L0)`. A COT MAC that carries a chosen bit (`M` with flip
+//! `d`, key `K ^ d Delta`) is such a label too. A prover that imports with
+//! the wrong value holds a MAC off by `Delta ^ 1` and fails every later
+//! check that depends on it except with probability about `2^-127`.
+//!
+//! # Sealed proofs
+//! Imported keys are chosen by the verifier, not by the COT functionality:
+//! a verifier that gave inconsistent ones could test guesses about the
+//! prover's values against the hashes of openings and assertions and
+//! solve for them from the check answer. [`Prover::defer`] /
+//! [`Verifier::defer`] switch both sides to *sealed* mode: those messages
+//! are held back, [`Prover::seal`] commits to them with
+//! `SHA-256(label, salt, held)` (32 random salt bytes), after which the
+//! verifier may reveal `Delta` ([`SealedVerifier::delta`]) so that the prover
+//! can audit everything the verifier sent in the clear, and only then does
+//! the prover open ([`SealedProver::open`], [`SealedVerifier::verify`]).
+//! Soundness is unchanged: the held messages are fixed by the commitment
+//! before `Delta` is known, so a cheating prover must still guess `Delta`
+//! (or find a SHA-256 collision). The COT correlation is spent once `Delta`
+//! is revealed: a sealed proof is the last proof of its session. Cost: 32
+//! bytes of commitment, 32 of salt, one round trip (the reveal) before the
+//! opening, which is as long as the held messages would have been.
+//!
 //! # The verifier may abort
 //! Where the prover expects the 1-byte verdict, any other frame (up to
 //! 64 KiB) is the verifier ending the session with a message of the calling
@@ -140,10 +170,12 @@ mod verifier;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_import;
 
 pub use elem::{ProverElem, VerifierElem};
-pub use prover::{Prover, ProverBit, MAX_BATCH};
-pub use verifier::{Verifier, VerifierBit};
+pub use prover::{Prover, ProverBit, SealedProver, MAX_BATCH};
+pub use verifier::{SealedVerifier, Verifier, VerifierBit};
 pub use webproof_core::error::Result;
 pub use webproof_core::Error;
 

@@ -196,6 +196,18 @@ pub fn decode_pair(msg: &[u8]) -> (Block, Block) {
     (u, v)
 }
 
+/// The commitment a sealed prover sends: `SHA-256(label, salt, held)`. The
+/// salt has a fixed length, so the concatenation is unambiguous.
+pub fn seal_commitment(salt: &[u8; 32], held: &[u8]) -> [u8; 32] {
+    use sha2::{Digest, Sha256};
+    Sha256::new()
+        .chain_update(b"webproof-zk/seal/v1")
+        .chain_update(salt)
+        .chain_update(held)
+        .finalize()
+        .into()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -56,6 +56,9 @@ pub struct Prover<C, T> {
     wires: Vec<Block>,
     validated: ValidatedCircuit,
     stats: Stats,
+    /// Sealed mode ([`Prover::defer`]): the MAC-dependent messages held back
+    /// until [`SealedProver::open`].
+    held: Option<Vec<u8>>,
     #[cfg(test)]
     pub(crate) cheat: crate::tests::Cheat,
 }
@@ -100,6 +103,7 @@ impl<C: RandomCotReceiver, T: Io> Prover<C, T> {
             wires: Vec::new(),
             validated: ValidatedCircuit::default(),
             stats: Stats::default(),
+            held: None,
             #[cfg(test)]
             cheat: Default::default(),
         })
@@ -131,6 +135,45 @@ impl<C: RandomCotReceiver, T: Io> Prover<C, T> {
     #[inline(always)]
     pub fn not(&self, a: ProverBit) -> ProverBit {
         ProverBit(a.0 ^ Block::ONE)
+    }
+
+    /// Import a bit authenticated outside this engine under the same `Delta`:
+    /// a garbled-circuit label `L = L0 ^ value * Delta` whose 0-label `L0`
+    /// the verifier holds (free-XOR with the verifier's COT `Delta`), or a
+    /// COT MAC that carries a chosen bit (see `webproof-mpc`'s `transfer`).
+    ///
+    /// The label's lsb is the point-and-permute bit `value ^ lsb(L0)`, not
+    /// the value; the engine's convention is `lsb(MAC) = value` and
+    /// `lsb(key) = 0`. So the bit enters as the authenticated bit `lsb(L)`
+    /// with MAC `L` and key `L0 ^ lsb(L0) * Delta`, plus the constant
+    /// `p = lsb(L0)`: MAC `L ^ p`, key `L0 ^ p` (see
+    /// [`Verifier::import_label`](crate::Verifier::import_label)), that is
+    /// `L` with its lsb replaced by `value`. `p` need not be sent: the
+    /// prover knows `value` and hence `p = lsb(L) ^ value`.
+    ///
+    /// Nothing is sent. A wrong `value` gives a MAC that differs from the
+    /// valid one by `Delta ^ 1`, which the prover cannot correct without
+    /// `Delta`: every later opening, assertion or check that depends on the
+    /// bit fails except with probability about `2^-127`.
+    #[inline(always)]
+    pub fn import_label(&self, label: Block, value: bool) -> ProverBit {
+        ProverBit(label.with_lsb(value))
+    }
+
+    /// [`Self::import_label`] for many labels.
+    pub fn import_labels(&self, labels: &[Block], values: &[bool]) -> Result<Vec<ProverBit>> {
+        if labels.len() != values.len() {
+            return Err(Error::Usage(format!(
+                "import_labels: {} labels for {} values",
+                labels.len(),
+                values.len()
+            )));
+        }
+        Ok(labels
+            .iter()
+            .zip(values)
+            .map(|(&l, &v)| self.import_label(l, v))
+            .collect())
     }
 
     /// Commit private bits (one COT and one sent bit each).
@@ -408,6 +451,7 @@ impl<C: RandomCotReceiver, T: Io> Prover<C, T> {
 
     /// Reveal bits to the verifier; returns their values.
     pub async fn open(&mut self, bits: &[ProverBit]) -> Result<Vec<bool>> {
+        self.refuse_when_sealed("open")?;
         self.close_segment().await?;
         let mut msg = Vec::with_capacity(bits.len().div_ceil(8) + proto::HASH_LEN);
         proto::pack_bools(bits.iter().map(|b| b.value()), &mut msg);
@@ -423,9 +467,7 @@ impl<C: RandomCotReceiver, T: Io> Prover<C, T> {
             return Err(Error::Usage("assert_public: lengths differ".into()));
         }
         self.close_segment().await?;
-        self.ch.send(&mac_hash(bits.iter().map(|b| b.0))).await?;
-        self.ch.flush().await?;
-        Ok(())
+        self.send_or_hold(&mac_hash(bits.iter().map(|b| b.0))).await
     }
 
     /// Prove that every bit in `bits` is zero.
@@ -435,6 +477,7 @@ impl<C: RandomCotReceiver, T: Io> Prover<C, T> {
 
     /// Reveal field elements to the verifier.
     pub async fn open_elems(&mut self, elems: &[ProverElem]) -> Result<Vec<Block>> {
+        self.refuse_when_sealed("open_elems")?;
         self.close_segment().await?;
         let mut msg = Vec::with_capacity(elems.len() * 16 + proto::HASH_LEN);
         for e in elems {
@@ -449,9 +492,8 @@ impl<C: RandomCotReceiver, T: Io> Prover<C, T> {
     /// Prove that field elements equal public values.
     pub async fn assert_elems_public(&mut self, elems: &[ProverElem]) -> Result<()> {
         self.close_segment().await?;
-        self.ch.send(&mac_hash(elems.iter().map(|e| e.mac))).await?;
-        self.ch.flush().await?;
-        Ok(())
+        self.send_or_hold(&mac_hash(elems.iter().map(|e| e.mac)))
+            .await
     }
 
     /// Run the batched check of every multiplication since the last check.
@@ -470,6 +512,12 @@ impl<C: RandomCotReceiver, T: Io> Prover<C, T> {
         let a1_star = pack(mask_macs.iter().map(|m| Block(m.lsb() as u128)));
         let u = std::mem::take(&mut self.acc0).value() ^ a0_star;
         let v = std::mem::take(&mut self.acc1).value() ^ a1_star;
+        if let Some(held) = self.held.as_mut() {
+            // Sealed: the answer is kept for the opening, no verdict now.
+            held.extend_from_slice(&proto::encode_pair(u, v));
+            self.stats.checks += 1;
+            return Ok(());
+        }
         self.ch.send(&proto::encode_pair(u, v)).await?;
         // The verifier may end the session with its own message instead.
         let verdict = self.ch.recv(proto::MAX_ABORT_LEN).await?;
@@ -491,6 +539,7 @@ impl<C: RandomCotReceiver, T: Io> Prover<C, T> {
     /// Check everything and end the session, giving back the COT source and
     /// the channel (at a clean message boundary).
     pub async fn finish(mut self) -> Result<(C, Channel<T>)> {
+        self.refuse_when_sealed("finish (use seal)")?;
         self.check().await?;
         self.ch.flush().await?;
         Ok((self.cot, self.ch))
@@ -502,6 +551,73 @@ impl<C: RandomCotReceiver, T: Io> Prover<C, T> {
     pub async fn sync(&mut self) -> Result<&mut Channel<T>> {
         self.close_segment().await?;
         Ok(&mut self.ch)
+    }
+
+    /// Enter sealed mode: from now on the messages that depend on MACs
+    /// (assertion hashes and the check answer) are held back instead of
+    /// sent, and [`Self::seal`] commits to them. Corrections are still
+    /// streamed (they are one-time padded by the COT bits whatever the
+    /// verifier's keys are).
+    ///
+    /// This is for statements on bits whose keys the verifier chose itself
+    /// ([`Self::import_label`]): a verifier that gave inconsistent keys
+    /// could otherwise test hypotheses about the prover's values against
+    /// those hashes. Sealed, the prover first learns `Delta` (the verifier
+    /// reveals it after [`Self::seal`]), audits the verifier's past
+    /// messages in the clear, and only then opens; the commitment is made
+    /// before `Delta` is known, so knowing it afterwards does not help a
+    /// cheating prover. `open` and `open_elems` are refused in this mode
+    /// (disclose values in the clear and [`Self::assert_public`] them).
+    pub fn defer(&mut self) {
+        if self.held.is_none() {
+            self.held = Some(Vec::new());
+        }
+    }
+
+    /// Whether [`Self::defer`] is in force.
+    pub fn is_deferred(&self) -> bool {
+        self.held.is_some()
+    }
+
+    /// End a sealed proof: run the final check (held back too) and send a
+    /// commitment `SHA-256(label, salt, held)` to everything held back.
+    /// `salt` must be 32 fresh random bytes (the commitment hides the held
+    /// messages from a verifier whose keys may be inconsistent).
+    pub async fn seal(mut self, salt: [u8; 32]) -> Result<SealedProver<C, T>> {
+        if self.held.is_none() {
+            return Err(Error::Usage("seal without defer".into()));
+        }
+        self.check().await?;
+        let held = self.held.take().expect("checked");
+        self.ch.send(&proto::seal_commitment(&salt, &held)).await?;
+        self.ch.flush().await?;
+        Ok(SealedProver {
+            cot: self.cot,
+            ch: self.ch,
+            salt,
+            held,
+        })
+    }
+
+    fn refuse_when_sealed(&self, what: &str) -> Result<()> {
+        if self.held.is_some() {
+            return Err(Error::Usage(format!(
+                "{what} is not available in sealed mode"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Send a MAC-dependent message, or hold it back in sealed mode.
+    async fn send_or_hold(&mut self, msg: &[u8]) -> Result<()> {
+        match self.held.as_mut() {
+            Some(held) => held.extend_from_slice(msg),
+            None => {
+                self.ch.send(msg).await?;
+                self.ch.flush().await?;
+            }
+        }
+        Ok(())
     }
 
     /// Make sure one COT and one segment slot are available.
@@ -580,6 +696,41 @@ impl<C: RandomCotReceiver, T: Io> Prover<C, T> {
         self.close_segment().await?;
         self.ch.flush().await?;
         Ok(())
+    }
+}
+
+/// A sealed proof ([`Prover::seal`]): the commitment is sent; the held
+/// messages go out with [`Self::open`] once the caller has audited what the
+/// verifier revealed.
+pub struct SealedProver<C, T> {
+    cot: C,
+    ch: Channel<T>,
+    salt: [u8; 32],
+    held: Vec<u8>,
+}
+
+impl<C: RandomCotReceiver, T: Io> SealedProver<C, T> {
+    /// The COT source and the channel, to receive what the verifier
+    /// reveals (and draw COTs for checking it) before opening.
+    pub fn parts(&mut self) -> (&mut C, &mut Channel<T>) {
+        (&mut self.cot, &mut self.ch)
+    }
+
+    /// Bytes the opening will carry (salt and held messages).
+    pub fn opening_len(&self) -> usize {
+        32 + self.held.len()
+    }
+
+    /// Open the commitment: send the salt and every held message. Returns
+    /// the COT source and the channel; the verifier's verdict is its own
+    /// (its [`SealedVerifier::verify`](crate::SealedVerifier::verify)).
+    pub async fn open(mut self) -> Result<(C, Channel<T>)> {
+        let mut msg = Vec::with_capacity(self.opening_len());
+        msg.extend_from_slice(&self.salt);
+        msg.extend_from_slice(&self.held);
+        self.ch.send(&msg).await?;
+        self.ch.flush().await?;
+        Ok((self.cot, self.ch))
     }
 }
 

@@ -49,6 +49,26 @@ pub struct Verifier<C, T> {
     wires: Vec<Block>,
     validated: ValidatedCircuit,
     stats: Stats,
+    /// Sealed mode ([`Verifier::defer`]): what the held-back messages must be.
+    expected: Option<Vec<Expected>>,
+}
+
+/// One held-back message of a sealed proof, as the verifier expects it.
+#[derive(Clone, Copy, Debug)]
+enum Expected {
+    /// An assertion: the hash of the MACs the asserted values imply.
+    Hash([u8; 32]),
+    /// A check: `B`, to be compared with `U ^ V * Delta`.
+    Check(Block),
+}
+
+impl Expected {
+    fn len(&self) -> usize {
+        match self {
+            Expected::Hash(_) => proto::HASH_LEN,
+            Expected::Check(_) => proto::CHECK_LEN,
+        }
+    }
 }
 
 impl<C: RandomCotSender, T: Io> Verifier<C, T> {
@@ -102,6 +122,7 @@ impl<C: RandomCotSender, T: Io> Verifier<C, T> {
             wires: Vec::new(),
             validated: ValidatedCircuit::default(),
             stats: Stats::default(),
+            expected: None,
         })
     }
 
@@ -131,6 +152,29 @@ impl<C: RandomCotSender, T: Io> Verifier<C, T> {
     #[inline(always)]
     pub fn not(&self, a: VerifierBit) -> VerifierBit {
         VerifierBit(a.0 ^ Block::ONE ^ self.delta)
+    }
+
+    /// The global `Delta` of this proof (the COT sender's). A garbler that
+    /// shares the COT sender compares it with its own offset before
+    /// importing labels; it is revealed to the prover only after a sealed
+    /// proof is sealed ([`Self::seal`]).
+    pub fn delta(&self) -> Block {
+        self.delta
+    }
+
+    /// The key of a bit imported from a garbled circuit whose wire has
+    /// 0-label `zero_label` under this proof's `Delta` (the prover's side
+    /// and the argument: [`Prover::import_label`](crate::Prover::import_label)):
+    /// `L0 ^ p * Delta` for the bit `lsb(L)`, plus the public constant
+    /// `p = lsb(L0)`, which is `L0 ^ p`: `L0` with its lsb cleared.
+    #[inline(always)]
+    pub fn import_label(&self, zero_label: Block) -> VerifierBit {
+        VerifierBit(zero_label.with_lsb(false))
+    }
+
+    /// [`Self::import_label`] for many 0-labels.
+    pub fn import_labels(&self, zero_labels: &[Block]) -> Vec<VerifierBit> {
+        zero_labels.iter().map(|&z| self.import_label(z)).collect()
     }
 
     /// Receive commitments to `n` private bits of the prover.
@@ -377,6 +421,7 @@ impl<C: RandomCotSender, T: Io> Verifier<C, T> {
 
     /// Receive the values of opened bits; fails if any value does not match its MAC.
     pub async fn open(&mut self, bits: &[VerifierBit]) -> Result<Vec<bool>> {
+        self.refuse_when_sealed("open")?;
         self.expect_boundary()?;
         let nbytes = bits.len().div_ceil(8);
         let msg = self.ch.recv_exact(nbytes + proto::HASH_LEN).await?;
@@ -400,12 +445,16 @@ impl<C: RandomCotSender, T: Io> Verifier<C, T> {
             return Err(Error::Usage("assert_public: lengths differ".into()));
         }
         self.expect_boundary()?;
-        let msg = self.ch.recv_exact(proto::HASH_LEN).await?;
         let expected = mac_hash(
             bits.iter()
                 .zip(values)
                 .map(|(k, &x)| k.0 ^ Block::select(x, self.delta)),
         );
+        if let Some(exp) = self.expected.as_mut() {
+            exp.push(Expected::Hash(expected));
+            return Ok(());
+        }
+        let msg = self.ch.recv_exact(proto::HASH_LEN).await?;
         if expected[..] != msg[..] {
             return Err(Error::CheckFailed(
                 "asserted bits do not equal the public values".into(),
@@ -421,6 +470,7 @@ impl<C: RandomCotSender, T: Io> Verifier<C, T> {
 
     /// Receive the values of opened elements; fails on a MAC mismatch.
     pub async fn open_elems(&mut self, elems: &[VerifierElem]) -> Result<Vec<Block>> {
+        self.refuse_when_sealed("open_elems")?;
         self.expect_boundary()?;
         let n = elems.len();
         let len = n
@@ -456,13 +506,17 @@ impl<C: RandomCotSender, T: Io> Verifier<C, T> {
             return Err(Error::Usage("assert_elems_public: lengths differ".into()));
         }
         self.expect_boundary()?;
-        let msg = self.ch.recv_exact(proto::HASH_LEN).await?;
         let expected = mac_hash(
             elems
                 .iter()
                 .zip(values)
                 .map(|(e, v)| e.key ^ v.gf_mul(self.delta)),
         );
+        if let Some(exp) = self.expected.as_mut() {
+            exp.push(Expected::Hash(expected));
+            return Ok(());
+        }
+        let msg = self.ch.recv_exact(proto::HASH_LEN).await?;
         if expected[..] != msg[..] {
             return Err(Error::CheckFailed(
                 "asserted elements do not equal the public values".into(),
@@ -486,6 +540,11 @@ impl<C: RandomCotSender, T: Io> Verifier<C, T> {
         let b = std::mem::take(&mut self.acc0).value()
             ^ std::mem::take(&mut self.acc1).value().gf_mul(self.delta)
             ^ b_star;
+        if let Some(exp) = self.expected.as_mut() {
+            exp.push(Expected::Check(b));
+            self.stats.checks += 1;
+            return Ok(());
+        }
         let msg = self.ch.recv_exact(proto::CHECK_LEN).await?;
         let (u, v) = proto::decode_pair(&msg);
         let ok = b == u ^ v.gf_mul(self.delta);
@@ -508,8 +567,52 @@ impl<C: RandomCotSender, T: Io> Verifier<C, T> {
     /// Check everything and end the session, giving back the COT source and
     /// the channel.
     pub async fn finish(mut self) -> Result<(C, Channel<T>)> {
+        self.refuse_when_sealed("finish (use seal)")?;
         self.check().await?;
         Ok((self.cot, self.ch))
+    }
+
+    /// Enter sealed mode, at the same point as the prover's
+    /// [`Prover::defer`](crate::Prover::defer): assertions and checks are
+    /// recorded and verified against the prover's opening at
+    /// [`SealedVerifier::verify`]. `open` and `open_elems` are refused.
+    pub fn defer(&mut self) {
+        if self.expected.is_none() {
+            self.expected = Some(Vec::new());
+        }
+    }
+
+    /// Whether [`Self::defer`] is in force.
+    pub fn is_deferred(&self) -> bool {
+        self.expected.is_some()
+    }
+
+    /// The counterpart of [`Prover::seal`](crate::Prover::seal): record the
+    /// final check and receive the prover's commitment. Only after this may
+    /// `Delta` be revealed to the prover ([`SealedVerifier::delta`]).
+    pub async fn seal(mut self) -> Result<SealedVerifier<C, T>> {
+        if self.expected.is_none() {
+            return Err(Error::Usage("seal without defer".into()));
+        }
+        self.check().await?;
+        let msg = self.ch.recv_exact(proto::HASH_LEN).await?;
+        let commitment: [u8; 32] = msg[..].try_into().expect("32 bytes");
+        Ok(SealedVerifier {
+            cot: self.cot,
+            ch: self.ch,
+            delta: self.delta,
+            expected: self.expected.take().expect("checked"),
+            commitment,
+        })
+    }
+
+    fn refuse_when_sealed(&self, what: &str) -> Result<()> {
+        if self.expected.is_some() {
+            return Err(Error::Usage(format!(
+                "{what} is not available in sealed mode"
+            )));
+        }
+        Ok(())
     }
 
     /// The counterpart of the prover's `sync`: lends the channel at a
@@ -598,6 +701,73 @@ impl<C: RandomCotSender, T: Io> Verifier<C, T> {
     #[inline(always)]
     fn add_correction(&self, k: Block, d: bool) -> Block {
         corrected_key(k, d, self.delta)
+    }
+}
+
+/// A sealed proof on the verifier's side: the prover is committed to its
+/// held-back messages, so `Delta` may now be revealed; [`Self::verify`]
+/// reads the opening.
+pub struct SealedVerifier<C, T> {
+    cot: C,
+    ch: Channel<T>,
+    delta: Block,
+    expected: Vec<Expected>,
+    commitment: [u8; 32],
+}
+
+impl<C: RandomCotSender, T: Io> SealedVerifier<C, T> {
+    /// `Delta`, to reveal to the prover now that it is committed.
+    pub fn delta(&self) -> Block {
+        self.delta
+    }
+
+    /// The COT source and the channel, to reveal `Delta` and what the
+    /// prover's audit needs.
+    pub fn parts(&mut self) -> (&mut C, &mut Channel<T>) {
+        (&mut self.cot, &mut self.ch)
+    }
+
+    /// Bytes the opening must have.
+    pub fn opening_len(&self) -> usize {
+        32 + self.expected.iter().map(Expected::len).sum::<usize>()
+    }
+
+    /// Read the prover's opening and check it: the commitment, then every
+    /// held assertion and check in order. Returns the COT source and the
+    /// channel; `CheckFailed` if the prover cheated.
+    pub async fn verify(mut self) -> Result<(C, Channel<T>)> {
+        let n = self.opening_len();
+        let msg = self.ch.recv_exact(n).await?;
+        let salt: [u8; 32] = msg[..32].try_into().expect("32 bytes");
+        if proto::seal_commitment(&salt, &msg[32..]) != self.commitment {
+            return Err(Error::CheckFailed(
+                "the opening does not match the prover's commitment".into(),
+            ));
+        }
+        let mut at = 32;
+        for e in &self.expected {
+            let part = &msg[at..at + e.len()];
+            at += e.len();
+            match e {
+                Expected::Hash(h) => {
+                    if h[..] != part[..] {
+                        return Err(Error::CheckFailed(
+                            "asserted bits do not equal the public values".into(),
+                        ));
+                    }
+                }
+                Expected::Check(b) => {
+                    let (u, v) = proto::decode_pair(part);
+                    if *b != u ^ v.gf_mul(self.delta) {
+                        return Err(Error::CheckFailed(
+                            "multiplication check failed: the prover's gates are inconsistent"
+                                .into(),
+                        ));
+                    }
+                }
+            }
+        }
+        Ok((self.cot, self.ch))
     }
 }
 

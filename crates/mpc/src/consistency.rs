@@ -1,0 +1,732 @@
+//! Malicious security for the 2PC core (garble-then-prove): after the TLS
+//! session the prover shows with the QuickSilver engine of `webproof-zk`
+//! that every garbled circuit it evaluated computed the agreed function on
+//! consistent inputs, and then, once the verifier has revealed `Δ`, the
+//! prover audits in the clear everything the verifier (garbler, OLE
+//! sender) sent.
+//!
+//! Owns: importing garbled labels and OLE inputs as authenticated bits, the
+//! per-circuit statement, equality across circuits, the messages of the
+//! reveal (the verifier's inputs, `Δ`), and the prover's audit. It does not
+//! own the session: which circuits, in which order, and which wires must be
+//! equal is the caller's (`mpc-tls`) business, and it must never reveal
+//! `Δ` before the proof is sealed.
+//!
+//! # One `Δ` for garbling, OLE and proof
+//! The verifier runs **one** COT sender for the whole session (Ferret on
+//! SoftSpokenOT in production) and the prover the matching receiver. The
+//! garbler takes the sender's `Δ` as its free-XOR offset
+//! ([`crate::Garbler::delta`] must equal `cot.delta()`), the label
+//! transfers and OLEs draw COTs from it, and afterwards the same sender is
+//! moved into `webproof_zk::Verifier` (the receiver into the `Prover`), so
+//! the proof's `Δ` is the garbler's. The verifier checks this locally
+//! ([`GarbledCircuit::import`] refuses with [`Error::DeltaMismatch`]); the
+//! prover checks it after the reveal ([`check_delta`]: the verifier opens
+//! [`DELTA_CHECK_COTS`] fresh COT keys, and a `Δ` other than the COT's
+//! passes each with probability 1/2 since the prover's choice bits are
+//! hidden).
+//!
+//! Every active label `L` the prover holds is then an IT-MAC of its wire's
+//! value `x` under the garbler's 0-label `L0`: `L = L0 ⊕ x·Δ`. The engine's
+//! convention is `lsb(MAC) = value`, `lsb(key) = 0`, while a label's lsb is
+//! the permute bit `x ⊕ lsb(L0)`; [`webproof_zk::Prover::import_label`]
+//! fixes this by the public constant `lsb(L0)` (MAC `L` with lsb `x`, key
+//! `L0` with lsb cleared). The prover knows `x` on every wire it imports:
+//! its own inputs, the verifier's inputs once revealed, and the outputs it
+//! decoded. COT MACs that carried a chosen bit (the prover's OLE inputs,
+//! labels chosen before garbling) are imported the same way.
+//!
+//! # Protocol (after the session; `Δ` still secret)
+//! 1. The prover has committed to the session's transcript (the server's
+//!    records) in the session layer. Only then does the verifier reveal
+//!    its private inputs: its input bits to every circuit ([`encode_bits`],
+//!    [`decode_bits`]) and its OLE inputs. They protected the session keys
+//!    while the session ran; afterwards the prover is bound to the
+//!    transcript (a forged server record would need a tag under a key it
+//!    did not know when it committed), so revealing them gives it nothing
+//!    it could still use, and it needs them anyway to decrypt.
+//! 2. Both enter sealed mode (`defer`), import the labels of each circuit
+//!    ([`EvaluatedCircuit::import`], [`GarbledCircuit::import`]) and run
+//!    [`prove_circuit`] / [`verify_circuit`]: the engine evaluates the
+//!    circuit (the IR circuit, byte inversions included) on the imported
+//!    inputs and asserts the result equal to the imported outputs. Wires
+//!    that must agree between circuits (a key share output by the key
+//!    derivation and input to a record circuit, an OLE input and the
+//!    garbled output it came from) are tied with [`prove_equal`] /
+//!    [`verify_equal`]. The caller may add any statement on the same bits,
+//!    notably the deferred decryption of the server's records with the
+//!    key bits of [`xor_public_prover`] (see below). Then `seal`: the
+//!    prover commits to its held messages.
+//! 3. The verifier reveals `Δ` and [`DELTA_CHECK_COTS`] fresh COT keys
+//!    ([`reveal_delta`]).
+//! 4. The prover checks `Δ` ([`receive_delta`]), audits every circuit
+//!    ([`EvaluatedCircuit::audit`]: it knows every input 0-label as
+//!    `L ⊕ x·Δ`, garbles again and compares the tables' digest and the
+//!    decoding information) and every OLE batch ([`audit_ole`]: it knows
+//!    both of the verifier's keys per COT, recomputes the answer for the
+//!    revealed inputs and compares bytes), and opens only if all pass;
+//!    otherwise it aborts with [`Error::VerifierCheated`].
+//! 5. The verifier checks the opening (`SealedVerifier::verify`): a failed
+//!    assertion or check is [`Error::ConsistencyFailed`].
+//!
+//! Cost: two messages of reveals (verifier → prover: its input bits, its
+//! OLE inputs, then 16 + 16·[`DELTA_CHECK_COTS`] bytes), the proof itself
+//! (one correction bit per AND gate of every circuit and per input
+//! committed, prover → verifier; 32 bytes per assertion and check), one
+//! extra round trip for the seal, and the prover's re-garbling (as fast as
+//! the garbler). `cargo run --release -p webproof-mpc --example
+//! consistency_bench` prints the figures; on this 2-core machine (one
+//! thread per party, ideal COTs, each circuit its own proof session) the
+//! nine reduced-PRF steps of a P-256 handshake (342,259 AND) take 44.2 KB
+//! prover → verifier (about one bit per AND gate) and a 1 KB AES-128-GCM
+//! record (339,200 AND garbled; the proof evaluates the S-box inversions
+//! as 8-COT gadgets) 42.6 KB, 86.8 KB in all; 2,068 B verifier → prover per session
+//! (the `Δ` reveal; one session for all circuits pays it once), plus the
+//! verifier's input reveal (one bit per input bit); 0.07-0.2 s of proof
+//! per circuit per party, dominated by drawing the default 2^20-COT batch,
+//! and 91 ms of re-garbling for the audit in all. Extra round trips: the
+//! input reveal and the `Δ` reveal (the seal's commitment rides with the
+//! last corrections, the opening is the last message).
+//!
+//! # Security argument
+//! **Against a malicious prover** (evaluator, OLE receiver). Its garbled
+//! outputs are IT-MACs: a label for a value other than the computed one
+//! needs `Δ` (authenticity of free-XOR half-gates under the TCCR hash). Its
+//! inputs are IT-MACs too: the transfer fixes its label to its COT MAC, so
+//! whatever flip it sent, it holds the label of *some* bit, and importing
+//! with another value leaves a MAC off by `Δ ⊕ 1`. The proof is then a
+//! QuickSilver proof on valid authenticated bits: a false statement (a
+//! claimed output other than the circuit's, two circuits fed different
+//! values, an OLE input other than the garbled output it should be)
+//! passes with probability about `(q + 2)/2^127` for `q` hash queries
+//! (`webproof-zk`'s argument). Sealing keeps this: the held messages are
+//! fixed by a SHA-256 commitment made before `Δ` is revealed, so after
+//! the reveal the prover can only open what it committed to (or find a
+//! collision). What the prover learns: its outputs (by design), and the
+//! verifier's private inputs after the session (step 1).
+//!
+//! **Against a malicious verifier** (garbler, OLE sender). Before the
+//! reveal of `Δ` the proof sends the verifier corrections one-time padded
+//! by fresh COT bits and one hiding commitment, so it learns nothing from
+//! the proof whatever keys it made up. After the reveal the prover knows
+//! every 0-label and `Δ` and checks the garbling exactly: tables, decoding,
+//! the labels its own inputs received (a wrong correction or COT key gives
+//! a 0-label other than the garbler's, hence other tables or decoding), the
+//! labels of the verifier's revealed inputs, and every OLE answer. So a
+//! deviation that touched anything the prover evaluated is caught with
+//! certainty at step 4 (up to SHA-256 collisions in the digests), and the
+//! abort there depends only on what the verifier sent, not on the
+//! prover's inputs (the audit compares the verifier's messages with an
+//! honest run on labels the verifier fixed). The opening, sent only when
+//! the audit passes, is that of an honest proof.
+//!
+//! **What still leaks before the audit**, during the session:
+//! - *Selective failure*, one bit: a table corrupted in the row the
+//!   evaluator uses only when a permute bit is 1 (or an OLE bit answered
+//!   wrongly) makes the prover's online decoding fail, or the server
+//!   reject, depending on one bit of the prover's data. The session then
+//!   aborts; the verifier has learned that bit and is exposed at the audit
+//!   if the session continues. A cheat that leaks `k` such bits without an
+//!   abort succeeds with probability `2^-k`.
+//! - *Outputs used before the audit.* The prover uses its decoded outputs
+//!   online (the request keystream, the client Finished). A garbler that
+//!   garbles another function gets its outputs used in messages it sees
+//!   (the request ciphertext is `plaintext ⊕ keystream`): for known
+//!   plaintext that function of the prover's inputs leaks, and the prover
+//!   learns of the cheat only at the audit. The prover's inputs here are
+//!   its shares of fresh per-session secrets, so the loss is confined to
+//!   this session (its response's privacy), the verifier is caught with
+//!   certainty, and nothing is attested. Closing this needs the outputs
+//!   checked before use (dual execution of the circuits whose outputs go
+//!   on the wire, as TLSNotary's DEAP does), which this layer does not do.
+//!
+//! # The arithmetic parts (OLE, A2M/M2A, ECtF, GHASH)
+//! - *Verifier side*, exact: [`audit_ole`] recomputes every OLE answer from
+//!   the revealed inputs and `Δ`, so inconsistent per-bit inputs, an input
+//!   other than the revealed one, or altered bytes are caught with
+//!   certainty, and it returns the verifier's shares so the caller checks
+//!   the rest of the recipe in the clear (A2M masks, the powers of its
+//!   multiplicative share of `H`, its ECtF values, its tag shares). Online,
+//!   a wrong answer on one OLE bit is a one-bit selective failure, as
+//!   above.
+//! - *Prover side*: its OLE inputs are authenticated bits
+//!   ([`import_ole_inputs`]). Over GF(2^128) the engine's field elements
+//!   (`pack`, `mul`) state the relations directly: the A2M input equals
+//!   the garbled output share of `H` ([`prove_equal`]), the M2A inputs are
+//!   the powers of the multiplicative share (one `mul` each). Over the
+//!   P-256 and Curve25519 fields a Boolean proof of the ECtF relations
+//!   would cost a multiplier circuit per product; instead the argument is
+//!   the handshake itself: whatever the prover inputs, the parties end
+//!   with shares of some value, and the key derivation's and server
+//!   Finished circuits (proven consistent here) compute the server's
+//!   `verify_data` from those shares, which matches the server's only if
+//!   they sum to the true premaster (`2^-96` otherwise). A prover that
+//!   deviates in the ECtF ends the session unattested; it learns nothing
+//!   about the verifier's share from doing so, since its OLE outputs are
+//!   padded by the verifier's random masks.
+//!
+//! # Deferred decryption
+//! The key derivation's outputs are the prover's XOR shares `k ⊕ m` of the
+//! write keys, `m` the verifier's masks. After step 1 the prover imports
+//! those outputs ([`EvaluatedCircuit::import`]) and [`xor_public_prover`]
+//! adds the revealed masks: the result is the authenticated key itself,
+//! which the session layer feeds as a committed input to the AES-GCM
+//! decryption proof of the server's records (`webproof-zk`'s `eval` on the
+//! AES circuit) inside the same sealed proof, instead of committing the key
+//! afresh. The verifier does the same with [`xor_public_verifier`].
+
+use crate::error::{Error, Result};
+use crate::ole::{OleField, OleSender};
+use crate::plan::Plan;
+use crate::{transfer, Garbler};
+use std::sync::Arc;
+use webproof_circuits::Circuit;
+use webproof_core::cot::{RandomCotReceiver, RandomCotSender};
+use webproof_core::{Block, Io, Prg};
+use webproof_zk::{Prover, ProverBit, SealedProver, SealedVerifier, Verifier, VerifierBit};
+
+/// Fresh COTs the verifier opens with `Δ`: a `Δ` other than the COT's
+/// survives the check with probability `2^-DELTA_CHECK_COTS`.
+pub const DELTA_CHECK_COTS: usize = 128;
+
+/// Bytes of the `Δ` reveal: `Δ` and the check keys.
+pub const DELTA_REVEAL_LEN: usize = 16 * (1 + DELTA_CHECK_COTS);
+
+/// The authenticated wires of one circuit on the prover's side.
+#[derive(Clone, Debug)]
+pub struct ProverWires {
+    /// Input groups, in the circuit's order.
+    pub inputs: Vec<Vec<ProverBit>>,
+    /// Output groups, in the circuit's order.
+    pub outputs: Vec<Vec<ProverBit>>,
+}
+
+/// The authenticated wires of one circuit on the verifier's side.
+#[derive(Clone, Debug)]
+pub struct VerifierWires {
+    /// Input groups, in the circuit's order.
+    pub inputs: Vec<Vec<VerifierBit>>,
+    /// Output groups, in the circuit's order.
+    pub outputs: Vec<Vec<VerifierBit>>,
+}
+
+/// What the prover keeps of one evaluated circuit for the proof and the
+/// audit: the plan and instance, its active input and output labels, the
+/// digest of the tables and the decoding information it received.
+#[derive(Clone)]
+pub struct EvaluatedCircuit {
+    plan: Arc<Plan>,
+    instance: u64,
+    inputs: Vec<Vec<Block>>,
+    outputs: Vec<Vec<Block>>,
+    tables_digest: [u8; 32],
+    decoding: Option<Vec<u8>>,
+}
+
+impl EvaluatedCircuit {
+    /// Take what is needed from a finished evaluator; `decoding` is the
+    /// decoding information it was given (`None` if it decoded nothing).
+    pub fn from_evaluator(e: &crate::Evaluator, decoding: Option<&[u8]>) -> Result<Self> {
+        let plan = Arc::clone(e.plan());
+        let inputs = (0..plan.inputs().len())
+            .map(|g| e.input_labels(g).map(<[Block]>::to_vec))
+            .collect::<Result<_>>()?;
+        let outputs = (0..plan.outputs().len())
+            .map(|g| e.output_labels(g).map(<[Block]>::to_vec))
+            .collect::<Result<_>>()?;
+        Ok(EvaluatedCircuit {
+            plan,
+            instance: e.instance(),
+            inputs,
+            outputs,
+            tables_digest: e.tables_digest(),
+            decoding: decoding.map(<[u8]>::to_vec),
+        })
+    }
+
+    /// Bits per input group (to parse the verifier's revealed inputs).
+    pub fn input_lens(&self) -> Vec<usize> {
+        self.inputs.iter().map(Vec::len).collect()
+    }
+
+    /// Import every label as an authenticated bit: `inputs` are the values
+    /// of every input group (the prover's own, the verifier's revealed
+    /// ones, public ones), `outputs` the decoded outputs.
+    pub fn import<C: RandomCotReceiver, T: Io>(
+        &self,
+        zk: &Prover<C, T>,
+        inputs: &[Vec<bool>],
+        outputs: &[Vec<bool>],
+    ) -> Result<ProverWires> {
+        let inputs = import_groups(zk, &self.inputs, inputs)?;
+        let outputs = import_groups(zk, &self.outputs, outputs)?;
+        Ok(ProverWires { inputs, outputs })
+    }
+
+    /// The audit, once `Δ` is revealed and checked: garble the circuit
+    /// again from the 0-labels `L ⊕ x·Δ` the prover now knows (its labels
+    /// and the input values) and compare the tables and the decoding
+    /// information with what the verifier sent. Any deviation of the
+    /// garbler in this circuit (tables, the labels of either party's
+    /// inputs, the decoding) is [`Error::VerifierCheated`].
+    pub fn audit(&self, delta: Block, inputs: &[Vec<bool>]) -> Result<()> {
+        if inputs.len() != self.inputs.len() {
+            return Err(Error::Malformed("input values for another circuit"));
+        }
+        let mut rng = Prg::new(Block::ZERO); // every input label is replaced
+        let mut g = Garbler::from_plan(Arc::clone(&self.plan), delta, self.instance, &mut rng)?;
+        for (group, (labels, values)) in self.inputs.iter().zip(inputs).enumerate() {
+            if labels.len() != values.len() {
+                return Err(Error::Length {
+                    group,
+                    expected: labels.len(),
+                    got: values.len(),
+                });
+            }
+            let zero: Vec<Block> = labels
+                .iter()
+                .zip(values)
+                .map(|(&l, &x)| l ^ Block::select(x, delta))
+                .collect();
+            g.set_input_zero_labels(group, &zero)?;
+        }
+        let mut buf = Vec::new();
+        while g.next_chunk(&mut buf) {}
+        if !g.is_finished() {
+            // A circuit without AND gates finishes on its first call.
+            return Err(Error::NotFinished);
+        }
+        if g.tables_digest() != self.tables_digest {
+            return Err(Error::VerifierCheated(
+                "the garbled tables differ from an honest garbling",
+            ));
+        }
+        if let Some(d) = &self.decoding {
+            if g.decoding()?.to_bytes() != *d {
+                return Err(Error::VerifierCheated(
+                    "the decoding information differs from an honest garbling's",
+                ));
+            }
+        }
+        // With honest tables and inputs the outputs are honest; checking
+        // them costs nothing and names the fault if the evaluator's own
+        // state was corrupted.
+        for (group, labels) in self.outputs.iter().enumerate() {
+            let zero = g.output_zero_labels(group)?;
+            if labels
+                .iter()
+                .zip(zero)
+                .any(|(&l, &z)| l != z && l != z ^ delta)
+            {
+                return Err(Error::VerifierCheated(
+                    "an output label is not one of the honest garbling's",
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What the verifier keeps of one garbled circuit for the proof: `Δ` and
+/// the 0-labels of every input and output wire.
+#[derive(Clone)]
+pub struct GarbledCircuit {
+    delta: Block,
+    inputs: Vec<Vec<Block>>,
+    outputs: Vec<Vec<Block>>,
+}
+
+impl GarbledCircuit {
+    /// Take the 0-labels from a finished garbler.
+    pub fn from_garbler(g: &Garbler) -> Result<Self> {
+        let plan = g.plan();
+        let inputs = (0..plan.inputs().len())
+            .map(|i| g.input_zero_labels(i).map(<[Block]>::to_vec))
+            .collect::<Result<_>>()?;
+        let outputs = (0..plan.outputs().len())
+            .map(|i| g.output_zero_labels(i).map(<[Block]>::to_vec))
+            .collect::<Result<_>>()?;
+        Ok(GarbledCircuit {
+            delta: g.delta(),
+            inputs,
+            outputs,
+        })
+    }
+
+    /// Import every 0-label as a key; refuses if the proof's `Δ` is not the
+    /// garbler's.
+    pub fn import<C: RandomCotSender, T: Io>(&self, zk: &Verifier<C, T>) -> Result<VerifierWires> {
+        if zk.delta() != self.delta {
+            return Err(Error::DeltaMismatch);
+        }
+        let imp = |gs: &[Vec<Block>]| -> Vec<Vec<VerifierBit>> {
+            gs.iter().map(|g| zk.import_labels(g)).collect()
+        };
+        Ok(VerifierWires {
+            inputs: imp(&self.inputs),
+            outputs: imp(&self.outputs),
+        })
+    }
+}
+
+fn import_groups<C: RandomCotReceiver, T: Io>(
+    zk: &Prover<C, T>,
+    labels: &[Vec<Block>],
+    values: &[Vec<bool>],
+) -> Result<Vec<Vec<ProverBit>>> {
+    if labels.len() != values.len() {
+        return Err(Error::Malformed("values for another circuit"));
+    }
+    labels
+        .iter()
+        .zip(values)
+        .enumerate()
+        .map(|(group, (l, v))| {
+            if l.len() != v.len() {
+                return Err(Error::Length {
+                    group,
+                    expected: l.len(),
+                    got: v.len(),
+                });
+            }
+            zk.import_labels(l, v).map_err(Error::from_zk)
+        })
+        .collect()
+}
+
+fn group_sizes_match<A, B>(circuit: &Circuit, inputs: &[Vec<A>], outputs: &[Vec<B>]) -> Result<()> {
+    let ok = circuit.inputs.len() == inputs.len()
+        && circuit.outputs.len() == outputs.len()
+        && circuit
+            .inputs
+            .iter()
+            .zip(inputs)
+            .all(|(c, w)| c.len() == w.len())
+        && circuit
+            .outputs
+            .iter()
+            .zip(outputs)
+            .all(|(c, w)| c.len() == w.len());
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::Malformed("wires of another circuit"))
+    }
+}
+
+/// Prove that `circuit` maps the imported inputs to the imported outputs
+/// (sealed mode only). `circuit` is the one that was garbled, or any
+/// circuit computing the same function with the same groups (the unlowered
+/// one with byte inversions is cheaper in the proof).
+pub async fn prove_circuit<C: RandomCotReceiver, T: Io>(
+    zk: &mut Prover<C, T>,
+    circuit: &Circuit,
+    wires: &ProverWires,
+) -> Result<()> {
+    if !zk.is_deferred() {
+        return Err(Error::NotSealed);
+    }
+    group_sizes_match(circuit, &wires.inputs, &wires.outputs)?;
+    let inputs: Vec<&[ProverBit]> = wires.inputs.iter().map(Vec::as_slice).collect();
+    let out = zk.eval(circuit, &inputs).await.map_err(Error::from_zk)?;
+    let diff: Vec<ProverBit> = out
+        .iter()
+        .flatten()
+        .zip(wires.outputs.iter().flatten())
+        .map(|(&a, &b)| zk.xor(a, b))
+        .collect();
+    zk.assert_zero(&diff).await.map_err(Error::from_zk)
+}
+
+/// The verifier's side of [`prove_circuit`]. In sealed mode a false claim
+/// surfaces when the opening is verified, as [`Error::ConsistencyFailed`].
+pub async fn verify_circuit<C: RandomCotSender, T: Io>(
+    zk: &mut Verifier<C, T>,
+    circuit: &Circuit,
+    wires: &VerifierWires,
+) -> Result<()> {
+    if !zk.is_deferred() {
+        return Err(Error::NotSealed);
+    }
+    group_sizes_match(circuit, &wires.inputs, &wires.outputs)?;
+    let inputs: Vec<&[VerifierBit]> = wires.inputs.iter().map(Vec::as_slice).collect();
+    let out = zk.eval(circuit, &inputs).await.map_err(Error::from_zk)?;
+    let diff: Vec<VerifierBit> = out
+        .iter()
+        .flatten()
+        .zip(wires.outputs.iter().flatten())
+        .map(|(&a, &b)| zk.xor(a, b))
+        .collect();
+    zk.assert_zero(&diff).await.map_err(Error::from_zk)
+}
+
+/// Prove that two runs of authenticated bits are equal (an output of one
+/// circuit that is an input of another, an OLE input and its source).
+pub async fn prove_equal<C: RandomCotReceiver, T: Io>(
+    zk: &mut Prover<C, T>,
+    a: &[ProverBit],
+    b: &[ProverBit],
+) -> Result<()> {
+    if !zk.is_deferred() {
+        return Err(Error::NotSealed);
+    }
+    if a.len() != b.len() {
+        return Err(Error::Malformed("equality of runs of different lengths"));
+    }
+    let diff: Vec<ProverBit> = a.iter().zip(b).map(|(&x, &y)| zk.xor(x, y)).collect();
+    zk.assert_zero(&diff).await.map_err(Error::from_zk)
+}
+
+/// The verifier's side of [`prove_equal`].
+pub async fn verify_equal<C: RandomCotSender, T: Io>(
+    zk: &mut Verifier<C, T>,
+    a: &[VerifierBit],
+    b: &[VerifierBit],
+) -> Result<()> {
+    if !zk.is_deferred() {
+        return Err(Error::NotSealed);
+    }
+    if a.len() != b.len() {
+        return Err(Error::Malformed("equality of runs of different lengths"));
+    }
+    let diff: Vec<VerifierBit> = a.iter().zip(b).map(|(&x, &y)| zk.xor(x, y)).collect();
+    zk.assert_zero(&diff).await.map_err(Error::from_zk)
+}
+
+/// `bits ⊕ public` (free): the prover's key-share outputs plus the
+/// verifier's revealed masks give the authenticated key, a committed input
+/// for the deferred-decryption proof.
+pub fn xor_public_prover<C: RandomCotReceiver, T: Io>(
+    zk: &Prover<C, T>,
+    bits: &[ProverBit],
+    public: &[bool],
+) -> Result<Vec<ProverBit>> {
+    if bits.len() != public.len() {
+        return Err(Error::Malformed("public mask of the wrong length"));
+    }
+    Ok(bits
+        .iter()
+        .zip(public)
+        .map(|(&b, &p)| zk.xor(b, zk.constant(p)))
+        .collect())
+}
+
+/// The verifier's side of [`xor_public_prover`].
+pub fn xor_public_verifier<C: RandomCotSender, T: Io>(
+    zk: &Verifier<C, T>,
+    bits: &[VerifierBit],
+    public: &[bool],
+) -> Result<Vec<VerifierBit>> {
+    if bits.len() != public.len() {
+        return Err(Error::Malformed("public mask of the wrong length"));
+    }
+    Ok(bits
+        .iter()
+        .zip(public)
+        .map(|(&b, &p)| zk.xor(b, zk.constant(p)))
+        .collect())
+}
+
+/// The prover's OLE inputs as authenticated bits: an OLE receiver's COT
+/// MAC with its flip is a label of its input bit (basis coefficients,
+/// [`OleField::decompose`]), so `macs` (those given to
+/// [`crate::ole::OleReceiver::choose`]) and the inputs import directly.
+pub fn import_ole_inputs<F: OleField, C: RandomCotReceiver, T: Io>(
+    zk: &Prover<C, T>,
+    macs: &[Block],
+    inputs: &[F],
+) -> Result<Vec<ProverBit>> {
+    let bits: Vec<bool> = inputs.iter().flat_map(|x| x.decompose()).collect();
+    if macs.len() != bits.len() {
+        return Err(Error::Length {
+            group: 0,
+            expected: bits.len(),
+            got: macs.len(),
+        });
+    }
+    zk.import_labels(macs, &bits).map_err(Error::from_zk)
+}
+
+/// The verifier's side of [`import_ole_inputs`]: the keys given to
+/// [`OleSender::respond`] and the receiver's flips.
+pub fn import_ole_keys<C: RandomCotSender, T: Io>(
+    zk: &Verifier<C, T>,
+    keys: &[Block],
+    flips: &[u8],
+) -> Result<Vec<VerifierBit>> {
+    let zero = transfer::zero_labels_from_cot(keys, zk.delta(), flips)?;
+    Ok(zk.import_labels(&zero))
+}
+
+/// One OLE batch as the prover saw it, for the audit: the COT MACs and
+/// inputs it chose with, and the verifier's answer.
+#[derive(Clone, Debug)]
+pub struct OleBatch<F: OleField> {
+    /// The MACs given to [`crate::ole::OleReceiver::choose`].
+    pub macs: Vec<Block>,
+    /// The prover's inputs.
+    pub inputs: Vec<F>,
+    /// The verifier's answer, as received.
+    pub response: Vec<u8>,
+}
+
+/// The audit of one OLE stream once `Δ` is known: the prover knows both of
+/// the verifier's keys for each COT (`M ⊕ lsb(M)·Δ` and that `⊕ Δ`), so it
+/// recomputes the honest answer for the verifier's revealed inputs
+/// (`sender_inputs[j]` for batch `j`, batches in the order they ran on
+/// `stream`) and compares bytes. Returns the verifier's shares, for the
+/// caller's checks in the clear (e.g. that the ECtF or GHASH shares the
+/// verifier used are the ones its revealed values imply).
+pub fn audit_ole<F: OleField>(
+    delta: Block,
+    stream: u64,
+    batches: &[OleBatch<F>],
+    sender_inputs: &[Vec<F>],
+) -> Result<Vec<Vec<F>>> {
+    if batches.len() != sender_inputs.len() {
+        return Err(Error::Malformed("OLE inputs for another number of batches"));
+    }
+    let mut sender = OleSender::new(delta, stream);
+    let mut shares = Vec::with_capacity(batches.len());
+    for (b, a) in batches.iter().zip(sender_inputs) {
+        if a.len() != b.inputs.len() {
+            return Err(Error::Malformed("OLE inputs of the wrong length"));
+        }
+        let bits: Vec<bool> = b.inputs.iter().flat_map(|x| x.decompose()).collect();
+        let flips = transfer::flips(&b.macs, &bits)?;
+        let keys: Vec<Block> = b
+            .macs
+            .iter()
+            .map(|&m| m ^ Block::select(m.lsb(), delta))
+            .collect();
+        let (u, msg) = sender.respond(&keys, a, &flips)?;
+        if msg != b.response {
+            return Err(Error::VerifierCheated(
+                "an OLE answer differs from the honest one for the revealed inputs",
+            ));
+        }
+        shares.push(u);
+    }
+    Ok(shares)
+}
+
+/// The verifier's reveal of bits (its inputs to circuits): `u32` group
+/// count, then per group a `u32` bit count and the bits packed LSB first;
+/// integers little-endian.
+pub fn encode_bits(groups: &[Vec<bool>]) -> Vec<u8> {
+    let mut out = Vec::new();
+    out.extend_from_slice(&(groups.len() as u32).to_le_bytes());
+    for g in groups {
+        out.extend_from_slice(&(g.len() as u32).to_le_bytes());
+        let mut packed = vec![0u8; g.len().div_ceil(8)];
+        for (i, &b) in g.iter().enumerate() {
+            packed[i / 8] |= (b as u8) << (i % 8);
+        }
+        out.extend_from_slice(&packed);
+    }
+    out
+}
+
+/// Parse [`encode_bits`] where the groups must have exactly `lens` bits;
+/// anything else (short, long, other counts, padding bits set) is refused.
+pub fn decode_bits(msg: &[u8], lens: &[usize]) -> Result<Vec<Vec<bool>>> {
+    const WHAT: &str = "revealed bits";
+    let mut r = msg;
+    let mut take = |n: usize| -> Result<&[u8]> {
+        if r.len() < n {
+            return Err(Error::Malformed(WHAT));
+        }
+        let (a, b) = r.split_at(n);
+        r = b;
+        Ok(a)
+    };
+    let u32_at = |b: &[u8]| u32::from_le_bytes(b.try_into().expect("4 bytes")) as usize;
+    if u32_at(take(4)?) != lens.len() {
+        return Err(Error::Malformed(WHAT));
+    }
+    let mut out = Vec::with_capacity(lens.len());
+    for &len in lens {
+        if u32_at(take(4)?) != len {
+            return Err(Error::Malformed(WHAT));
+        }
+        let packed = take(len.div_ceil(8))?;
+        if len % 8 != 0 && packed[len / 8] >> (len % 8) != 0 {
+            return Err(Error::Malformed(WHAT));
+        }
+        out.push(
+            (0..len)
+                .map(|i| (packed[i / 8] >> (i % 8)) & 1 == 1)
+                .collect(),
+        );
+    }
+    if !r.is_empty() {
+        return Err(Error::Malformed(WHAT));
+    }
+    Ok(out)
+}
+
+/// Verifier, after the prover sealed: reveal `Δ` and the keys of
+/// [`DELTA_CHECK_COTS`] fresh COTs (drawn from the session's sender, which
+/// the prover's receiver mirrors in [`receive_delta`]).
+pub async fn reveal_delta<C: RandomCotSender, T: Io>(
+    sealed: &mut SealedVerifier<C, T>,
+) -> Result<()> {
+    let delta = sealed.delta();
+    let (cot, ch) = sealed.parts();
+    let mut keys = Vec::with_capacity(DELTA_CHECK_COTS);
+    cot.extend(ch, DELTA_CHECK_COTS, &mut keys)
+        .await
+        .map_err(Error::from_zk)?;
+    let mut msg = Vec::with_capacity(DELTA_REVEAL_LEN);
+    msg.extend_from_slice(&delta.to_bytes());
+    for k in &keys {
+        msg.extend_from_slice(&k.to_bytes());
+    }
+    ch.send(&msg)
+        .await
+        .map_err(|e| Error::Proof(e.to_string()))?;
+    ch.flush().await.map_err(|e| Error::Proof(e.to_string()))?;
+    Ok(())
+}
+
+/// Prover, after sealing: receive and check the revealed `Δ` (see
+/// [`check_delta`]). Returns `Δ` for the audits.
+pub async fn receive_delta<C: RandomCotReceiver, T: Io>(
+    sealed: &mut SealedProver<C, T>,
+) -> Result<Block> {
+    let (cot, ch) = sealed.parts();
+    let mut macs = Vec::with_capacity(DELTA_CHECK_COTS);
+    cot.extend(ch, DELTA_CHECK_COTS, &mut macs)
+        .await
+        .map_err(Error::from_zk)?;
+    let msg = ch
+        .recv(DELTA_REVEAL_LEN)
+        .await
+        .map_err(|e| Error::Proof(e.to_string()))?;
+    check_delta(&msg, &macs)
+}
+
+/// Check a `Δ` reveal against the prover's MACs of the same fresh COTs:
+/// `lsb(Δ) = 1`, `lsb(K_i) = 0` and `M_i = K_i ⊕ lsb(M_i)·Δ` for each. A
+/// verifier that revealed another `Δ'` must guess, per COT, whether to
+/// send `K_i` or `K_i ⊕ Δ ⊕ Δ'`, i.e. the prover's hidden choice bit.
+pub fn check_delta(msg: &[u8], macs: &[Block]) -> Result<Block> {
+    if msg.len() != DELTA_REVEAL_LEN || macs.len() != DELTA_CHECK_COTS {
+        return Err(Error::Malformed("Delta reveal"));
+    }
+    let block =
+        |i: usize| Block::from_bytes(msg[16 * i..16 * i + 16].try_into().expect("16 bytes"));
+    let delta = block(0);
+    if !delta.lsb() {
+        return Err(Error::VerifierCheated("the revealed Delta has lsb 0"));
+    }
+    for (i, &m) in macs.iter().enumerate() {
+        let k = block(i + 1);
+        if k.lsb() || m != k ^ Block::select(m.lsb(), delta) {
+            return Err(Error::VerifierCheated(
+                "the revealed Delta is not the COT sender's",
+            ));
+        }
+    }
+    Ok(delta)
+}
