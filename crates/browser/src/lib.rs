@@ -310,10 +310,12 @@ pub async fn prove(
     };
     let stop = async {
         futures::pin_mut!(deadline, cancel);
-        Err::<prove::Outcome, _>(futures::future::select(deadline, cancel)
-            .await
-            .factor_first()
-            .0)
+        Err::<prove::Outcome, _>(
+            futures::future::select(deadline, cancel)
+                .await
+                .factor_first()
+                .0,
+        )
     };
     futures::pin_mut!(proof, stop);
     let mut outcome = futures::future::select(proof, stop)
