@@ -1,45 +1,68 @@
 #!/usr/bin/env bash
-# The browser prover end to end: build crates/browser for wasm32 (SIMD128,
-# release) and bind it into web/prover/pkg; start the HTTPS fixture and
-# `webproof serve` with a WebSocket listener; open web/prover/index.html in
-# headless chromium (web/driver/chromium.mjs), which proves the fixture's
-# /json through ws:// revealing the body; the page checks the verified
-# output reveals exactly the bytes the fixture serves (fetched here with
-# curl). Also a verifier that refuses (an API key is required), one that
-# is not there and one that never answers must give the page typed errors
-# (`kind`: unauthorized, disconnected, timeout).
+# The browser prover end to end, through the npm package: build web/package
+# (scripts/browser-package.sh: crates/browser for wasm32 with SIMD128, the
+# TypeScript API and its worker); start the HTTPS fixture and `webproof
+# serve` (WebSocket listener, attestation key); open the package's example
+# page web/prover/index.html in headless chromium (web/driver/chromium.mjs).
+#
+# Tests (the page checks the verified output, this script the service):
+#   - the fixture's /json proved in the engine's worker revealing the body:
+#     the revealed bytes are exactly the body the fixture serves (fetched
+#     here with curl), every hidden byte is zero in the verifier's output;
+#     the same on the page's own thread (engine: "page");
+#   - an attested proof revealing nothing to the verifier, the body
+#     committed at its own leaves: the bundle is turned into a
+#     presentation of the body by `webproof present`, checked by `webproof
+#     verify` with the verifier's key, and reveals the body, not the
+#     headers;
+#   - typed errors: a verifier requiring an API key (kind unauthorized,
+#     decided by the verifier), none listening (disconnected), one that
+#     never answers (timeout with timeoutMs);
+#   - cancelled proofs (AbortSignal, during the TLS session and during the
+#     proof): kind cancelled, and the service's /metrics shows the session
+#     ended (no session active, one more failed session).
 #
 #   scripts/browser-prover-test.sh          (called by scripts/browser-test.sh)
 #   scripts/browser-prover-test.sh --bench [REPS]
-#       figures instead of tests: the 1 KB request / 2 KB response case
-#       (bench/profiles.toml) proved REPS times (default 5) by the browser
-#       prover and by `webproof prove` through the same service on
-#       loopback, medians printed; and the release wasm's size after
-#       `wasm-opt -O3`, raw, gzip and brotli. BENCH_PROFILE=debug uses the
-#       debug build of `webproof` (no release build needed).
+#       figures instead of tests: REPS proofs (default 5) by the browser
+#       prover and by `webproof prove` (release) through the same service
+#       on loopback, medians printed; and the module's size after
+#       `wasm-opt -O3`, raw, gzip and brotli. The case is the field's 1 KB
+#       request with a 2 KB response, everything revealed but the last byte
+#       each way (the zero-knowledge path, as the harness does). Settings:
+#         BENCH_SIZE=BYTES     response size (default 2048)
+#         BENCH_REVEAL=all|zk  `all`: everything revealed (the key fast
+#                              path); `zk` (default): all but one byte
+#         BENCH_ENGINE=worker|page   where the browser engine runs
+#         BENCH_LINK=loopback|cable|fiber|mobile-5g  links emulated by
+#                              web/driver/link.mjs (a delaying TCP relay:
+#                              an approximation of the harness's links)
+#         BENCH_PROFILE=debug  the debug `webproof` (quicker to build)
+#         BENCH_CPU_PROFILE=FILE     DevTools CPU profiles of the browser
+#                              runs (FILE, FILE.worker-N; summarise with
+#                              web/driver/profile-summary.mjs)
 #
-# Honours CARGO_TARGET_DIR. Prints the page's verdict JSON on stdout.
+# Honours CARGO_TARGET_DIR; the tests use the debug `webproof` unless
+# WEBPROOF_PROFILE=release, or WEBPROOF_BIN names a binary to use as is.
+# Prints the page's verdict JSON on stdout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/wasm-tools.sh
 
+bench=false
+[[ "${1:-}" == "--bench" ]] && bench=true
+bash scripts/browser-package.sh
 target=${CARGO_TARGET_DIR:-$PWD/target}
-wasm_target="$target/wasm-simd128"
-RUSTFLAGS="${RUSTFLAGS:-} -C target-feature=+simd128" cargo build --quiet --release \
-    --target wasm32-unknown-unknown -p webproof-browser --lib --target-dir "$wasm_target"
-wasm-bindgen --target web --out-dir web/prover/pkg \
-    "$wasm_target/wasm32-unknown-unknown/release/webproof_browser.wasm"
-# The native prover of the benchmark is a release build unless
-# BENCH_PROFILE=debug (quicker to build; protocol crates are optimised in
-# both, but debug keeps overflow checks).
-profile=debug
-[[ "${1:-}" == "--bench" ]] && profile=${BENCH_PROFILE:-release}
-if [[ "$profile" == release ]]; then
+profile=${WEBPROOF_PROFILE:-debug}
+$bench && profile=${BENCH_PROFILE:-release}
+if [[ -n "${WEBPROOF_BIN:-}" ]]; then
+    bin=$WEBPROOF_BIN
+elif [[ "$profile" == release ]]; then
     cargo build --quiet --release -p webproof
+    bin="$target/release/webproof"
 else
     cargo build --quiet -p webproof
+    bin="$target/debug/webproof"
 fi
-bin="$target/$profile/webproof"
 
 tmp=$(mktemp -d)
 pids=()
@@ -67,14 +90,14 @@ listening() { # file field
 "$bin" fixture --listen 127.0.0.1:0 --cert-dir "$tmp" >"$tmp/fixture.out" 2>"$tmp/fixture.err" &
 pids+=($!)
 fixture=$(listening "$tmp/fixture.out" addr)
+"$bin" keygen --scheme ed25519 -o "$tmp/verifier.key" --json >"$tmp/key.json"
 "$bin" serve --listen 127.0.0.1:0 --listen-http 127.0.0.1:0 --ca-cert "$tmp/ca.pem" \
-    --allow-net 127.0.0.0/8 >"$tmp/serve.out" 2>"$tmp/serve.err" &
+    --allow-net 127.0.0.0/8 --attestation-key "$tmp/verifier.key" \
+    >"$tmp/serve.out" 2>"$tmp/serve.err" &
 pids+=($!)
-ws="ws://$(listening "$tmp/serve.out" http_addr)/v1/session"
+http=$(listening "$tmp/serve.out" http_addr)
+ws="ws://$http/v1/session"
 url="https://$fixture/json"
-
-# What the fixture serves, fetched without webproof.
-body=$(curl -sS --fail --cacert "$tmp/ca.pem" "$url" | od -An -v -tx1 | tr -d ' \n')
 
 query() { # verifier url [extra key=value ...]
     node -e '
@@ -84,39 +107,79 @@ query() { # verifier url [extra key=value ...]
         console.log(q.toString());
     ' "$@"
 }
+page() { # timeout-secs verifier url [extra key=value ...]
+    local secs=$1
+    shift
+    node web/driver/chromium.mjs --root web --timeout "$secs" ${cpu_profile:+--cpu-profile "$cpu_profile"} \
+        --page "/prover/index.html?$(query "$1" "$2" "$(cat "$tmp/ca.pem")" "${@:3}")"
+}
 
-if [[ "${1:-}" == "--bench" ]]; then
+if $bench; then
     reps=${2:-5}
-    # 1 KB request: the X-Padding header fills GET /bytes?size=2048 up to 1024 bytes.
-    burl="https://$fixture/bytes?size=2048"
-    base=$(printf 'GET /bytes?size=2048 HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n' "$fixture" | wc -c)
+    size=${BENCH_SIZE:-2048}
+    engine=${BENCH_ENGINE:-worker}
+    cpu_profile=${BENCH_CPU_PROFILE:-}
+    server=$fixture
+    link=${BENCH_LINK:-loopback}
+    if [[ "$link" != loopback ]]; then
+        # The profiles of bench/profiles.toml: prover <-> verifier RTT and
+        # rate, verifier <-> server 50 ms at the same rate.
+        case $link in
+        cable) rtt=20 mbps=20 ;;
+        fiber) rtt=15 mbps=100 ;;
+        mobile-5g) rtt=30 mbps=30 ;;
+        *) echo "browser-prover-bench: BENCH_LINK is loopback, cable, fiber or mobile-5g" >&2; exit 2 ;;
+        esac
+        emulate() { # name to rtt mbps: start a link, print its address
+            node web/driver/link.mjs --to "$2" --rtt-ms "$3" --mbps "$4" >"$tmp/link-$1.out" &
+            pids+=($!)
+            listening "$tmp/link-$1.out" addr
+        }
+        ws="ws://$(emulate prover "$http" "$rtt" "$mbps")/v1/session"
+        server=$(emulate app "$fixture" 50 "$mbps")
+        link="$link ($rtt ms, $mbps Mbit/s to the verifier; 50 ms to the server; web/driver/link.mjs)"
+    fi
+    # 1 KB request: the X-Padding header fills the GET up to 1024 bytes.
+    burl="https://$server/bytes?size=$size"
+    base=$(printf 'GET /bytes?size=%s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n' "$size" "$server" | wc -c)
     padding=$((1024 - base - 13))
+    req_len=1024
+    resp_len=$(curl -sS --fail -i --cacert "$tmp/ca.pem" "$burl" | wc -c)
+    reveal=(all)
+    if [[ "${BENCH_REVEAL:-zk}" == zk ]]; then
+        reveal+=("hide-sent:$((req_len - 1))-$req_len" "hide-recv:$((resp_len - 1))-$resp_len")
+    fi
     median() { sort -n | awk '{a[NR]=$1} END {m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; printf "%.0f", m}'; }
-    echo "browser-prover-bench: $reps proofs each, 1 KB request (padding $padding), 2 KB response, loopback" >&2
+    echo "browser-prover-bench: $reps proofs each, 1 KB request (padding $padding), $size B body ($resp_len B response), reveal ${reveal[*]}, engine $engine, link $link" >&2
+    native_reveal=()
+    for r in "${reveal[@]}"; do native_reveal+=(--reveal "$r"); done
     for _ in $(seq 1 "$reps"); do
-        "$bin" prove --verifier "$ws" --url "$burl" --ca-cert "$tmp/ca.pem" --padding "$padding" --json
+        "$bin" prove --verifier "$ws" --url "$burl" --ca-cert "$tmp/ca.pem" --padding "$padding" \
+            --expect-response "$resp_len" "${native_reveal[@]}" --json
     done | node -e '
         const lines = require("fs").readFileSync(0, "utf8").trim().split("\n");
-        for (const l of lines) { const s = JSON.parse(l).stats; console.log([s.time_total_ms, s.time_preprocess_ms, s.time_online_ms, s.uploaded_preprocess + s.uploaded_online, s.downloaded_preprocess + s.downloaded_online].join(" ")); }
+        for (const l of lines) { const s = JSON.parse(l).stats; console.log([s.time_total_ms, s.time_preprocess_ms, s.time_online_ms, s.uploaded_preprocess + s.uploaded_online, s.downloaded_preprocess + s.downloaded_online, 0].join(" ")); }
     ' >"$tmp/native.txt"
-    node web/driver/chromium.mjs --root web --timeout 900 \
-        --page "/prover/index.html?$(query "$ws" "$burl" "$(cat "$tmp/ca.pem")" "reps=$reps" "padding=$padding")" |
-        node -e '
-            const r = JSON.parse(require("fs").readFileSync(0, "utf8"));
-            for (const s of r.runs) console.log([s.time_total_ms, s.time_preprocess_ms, s.time_online_ms, s.uploaded_preprocess + s.uploaded_online, s.downloaded_preprocess + s.downloaded_online].join(" "));
-        ' >"$tmp/browser.txt"
-    printf '%-9s %10s %14s %10s %10s %10s\n' target total_ms preprocess_ms online_ms up_bytes down_bytes
+    page_args=("reps=$reps" "padding=$padding" "expect_response=$resp_len" "engine=$engine")
+    for r in "${reveal[@]}"; do page_args+=("reveal=$r"); done
+    page 1800 "$ws" "$burl" "${page_args[@]}" >"$tmp/browser.json"
+    node -e '
+        const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+        for (const s of r.runs) console.log([s.time_total_ms, s.time_preprocess_ms, s.time_online_ms, s.uploaded_preprocess + s.uploaded_online, s.downloaded_preprocess + s.downloaded_online, s.wasm_memory_bytes].join(" "));
+        console.error(`browser: wall ms ${r.runs.map((s) => s.wall_ms.toFixed(0)).join(" ")}; longest page stall ${Math.max(...r.runs.map((s) => s.page_max_stall_ms)).toFixed(0)} ms; ${r.browser}`);
+    ' "$tmp/browser.json" >"$tmp/browser.txt"
+    printf '%-9s %10s %14s %10s %10s %10s %12s\n' target total_ms preprocess_ms online_ms up_bytes down_bytes wasm_mem_MiB
     for t in native browser; do
         printf '%-9s' "$t"
         for col in 1 2 3 4 5; do printf ' %10s' "$(awk -v c=$col '{print $c}' "$tmp/$t.txt" | median)"; done
-        echo
+        printf ' %12s\n' "$(awk '{print $6 / 1048576}' "$tmp/$t.txt" | sort -n | tail -1)"
     done
     nat=$(awk '{print $1}' "$tmp/native.txt" | median)
     bro=$(awk '{print $1}' "$tmp/browser.txt" | median)
     echo "browser/native total: $(awk -v a="$bro" -v b="$nat" 'BEGIN {printf "%.2f", a/b}')x"
     wasm-opt -O3 --enable-simd --enable-bulk-memory --enable-nontrapping-float-to-int \
         --enable-sign-ext --enable-mutable-globals --enable-reference-types --enable-multivalue \
-        web/prover/pkg/webproof_browser_bg.wasm -o "$tmp/opt.wasm"
+        web/package/wasm/webproof_browser_bg.wasm -o "$tmp/opt.wasm"
     node -e '
         const z = require("zlib"), b = require("fs").readFileSync(process.argv[1]);
         const br = z.brotliCompressSync(b, { params: { [z.constants.BROTLI_PARAM_QUALITY]: 11 } }).length;
@@ -125,35 +188,41 @@ if [[ "${1:-}" == "--bench" ]]; then
     exit 0
 fi
 
-echo "browser-prover-test: proving $url through $ws in chromium" >&2
-node web/driver/chromium.mjs --root web --timeout 300 \
-    --page "/prover/index.html?$(query "$ws" "$url" "$(cat "$tmp/ca.pem")" reveal=body "expect_hex=$body")"
-echo "browser-prover-test: verified output matches the fixture" >&2
+# What the fixture serves, fetched without webproof.
+body=$(curl -sS --fail --cacert "$tmp/ca.pem" "$url" | od -An -v -tx1 | tr -d ' \n')
 
-# A verifier that requires an API key refuses us: the page gets the reason code.
-echo "key-for-tests" >"$tmp/keys"
-"$bin" serve --listen 127.0.0.1:0 --listen-http 127.0.0.1:0 --ca-cert "$tmp/ca.pem" \
-    --allow-net 127.0.0.0/8 --api-keys "$tmp/keys" >"$tmp/serve2.out" 2>"$tmp/serve2.err" &
-pids+=($!)
-ws2="ws://$(listening "$tmp/serve2.out" http_addr)/v1/session"
-if out=$(node web/driver/chromium.mjs --root web --timeout 120 \
-    --page "/prover/index.html?$(query "$ws2" "$url" "$(cat "$tmp/ca.pem")")"); then
-    echo "browser-prover-test: a verifier requiring an API key accepted us" >&2
-    exit 1
-fi
-grep -q '"kind": *"unauthorized"' <<<"$out" || {
-    echo "browser-prover-test: expected kind unauthorized, got: $out" >&2
-    exit 1
-}
-echo "browser-prover-test: refusal reported as kind unauthorized" >&2
+for engine in worker page; do
+    echo "browser-prover-test: proving $url through $ws in chromium (engine: $engine)" >&2
+    page 300 "$ws" "$url" reveal=body "expect_hex=$body" "engine=$engine"
+    echo "browser-prover-test: verified output matches the fixture (engine: $engine)" >&2
+done
 
-# Bad verifiers: nothing listening, and one that accepts the WebSocket but
-# never answers (a timeout must end the proof with kind timeout).
-expect_kind() { # kind verifier [extra query]
-    local kind=$1 out
+# An attested proof: the bundle must make a presentation the verifier's key verifies.
+page 300 "$ws" "$url" reveal=none attest=1 commit_at=body >"$tmp/attest.json"
+node -e '
+    const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+    require("fs").writeFileSync(process.argv[2], JSON.stringify(r.attestation));
+' "$tmp/attest.json" "$tmp/bundle.json"
+"$bin" present "$tmp/bundle.json" --reveal body -o "$tmp/presentation.json" >&2
+key=$(node -p 'JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).public_key' "$tmp/key.json")
+"$bin" verify "$tmp/presentation.json" --trusted-key "$key" --json >"$tmp/presented.json"
+node -e '
+    // The presentation reveals the body the fixture served (with the
+    // message framing `body` includes: status line, blank line), not the headers.
+    const p = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+    const shown = p.received.segments.filter((s) => !s.hidden).map((s) => s.hex).join("");
+    const body = process.argv[2];
+    if (!shown.endsWith(body) || shown.length - body.length > 128 || !p.received.segments.some((s) => s.hidden)) {
+        console.error(`browser-prover-test: the presentation reveals ${shown}, not the body ${process.argv[2]}`);
+        process.exit(1);
+    }
+' "$tmp/presented.json" "$body"
+echo "browser-prover-test: attestation from the browser presented and verified with the verifier's key" >&2
+
+expect_kind() { # kind verifier [extra query]; leaves the page's verdict in $out
+    local kind=$1
     shift
-    if out=$(node web/driver/chromium.mjs --root web --timeout 120 \
-        --page "/prover/index.html?$(query "$1" "$url" "$(cat "$tmp/ca.pem")" "${@:2}")"); then
+    if out=$(page 120 "$1" "$url" "${@:2}"); then
         echo "browser-prover-test: $1 did not fail" >&2
         exit 1
     fi
@@ -163,6 +232,21 @@ expect_kind() { # kind verifier [extra query]
     }
     echo "browser-prover-test: $1 reported as kind $kind" >&2
 }
+
+# A verifier that requires an API key refuses us: the page gets the reason code.
+echo "key-for-tests" >"$tmp/keys"
+"$bin" serve --listen 127.0.0.1:0 --listen-http 127.0.0.1:0 --ca-cert "$tmp/ca.pem" \
+    --allow-net 127.0.0.0/8 --api-keys "$tmp/keys" >"$tmp/serve2.out" 2>"$tmp/serve2.err" &
+pids+=($!)
+ws2="ws://$(listening "$tmp/serve2.out" http_addr)/v1/session"
+expect_kind unauthorized "$ws2"
+grep -q '"decidedBy": *"verifier"' <<<"$out" || {
+    echo "browser-prover-test: a refusal not decided by the verifier: $out" >&2
+    exit 1
+}
+
+# Bad verifiers: nothing listening, and one that accepts the WebSocket but
+# never answers (a timeout must end the proof with kind timeout).
 dead=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
 expect_kind disconnected "ws://127.0.0.1:$dead/v1/session"
 node -e '
@@ -178,3 +262,32 @@ node -e '
 pids+=($!)
 for _ in $(seq 1 50); do [[ -s "$tmp/hang.out" ]] && break; sleep 0.1; done
 expect_kind timeout "ws://127.0.0.1:$(cat "$tmp/hang.out")/v1/session" timeout_ms=2000
+
+# Cancelled proofs: the page's AbortSignal during the TLS session and
+# during the proof; the service must end the session (its /metrics: no
+# session active, one more failed WebSocket session).
+metric() { # name-with-labels
+    curl -sS --fail "http://$http/metrics" | awk -v m="$1" '$1 == m {print $2}' | tail -1
+}
+failed='webproof_sessions_total{transport="ws",outcome="failed"}'
+for phase in tls proving; do
+    before=$(metric "$failed")
+    page 120 "$ws" "$url" reveal=body "cancel_at=$phase" >"$tmp/cancel.json" || {
+        echo "browser-prover-test: cancelling at $phase: $(cat "$tmp/cancel.json")" >&2
+        exit 1
+    }
+    ok=false
+    for _ in $(seq 1 100); do
+        if [[ "$(metric webproof_sessions_active)" == 0 && "$(metric "$failed")" -gt "${before:-0}" ]]; then
+            ok=true
+            break
+        fi
+        sleep 0.1
+    done
+    $ok || {
+        echo "browser-prover-test: the service did not end the session cancelled at $phase:" >&2
+        curl -sS "http://$http/metrics" | grep -v '^#' >&2
+        exit 1
+    }
+    echo "browser-prover-test: cancelled at $phase: kind cancelled, the service ended the session" >&2
+done

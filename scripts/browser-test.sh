@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Build crates/wasm-kernels-bench for wasm32 twice (portable and SIMD128),
 # bind it with wasm-bindgen, and run its self-tests in Node and in headless
-# Debian chromium (web/driver/chromium.mjs); then build the browser prover
-# (crates/browser, SIMD128) and prove the fixture's /json in chromium
-# through `webproof serve` over ws://, checking the revealed body against
-# what the fixture serves. Fails if any test fails.
+# Debian chromium (web/driver/chromium.mjs); then build the npm package
+# (web/package: the browser prover, crates/browser, SIMD128, in a Web
+# Worker) and run scripts/browser-prover-test.sh: its example page proves
+# the fixture's /json in chromium through `webproof serve` over ws://
+# (the revealed body checked against what the fixture serves), plus an
+# attested proof, the typed errors and cancelled proofs. Fails if any
+# test fails.
 #
 #   scripts/browser-test.sh            tests (what CI runs)
 #   scripts/browser-test.sh --kernels  only the kernel self-tests

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install what the WebAssembly builds and the browser tests need, each only
 # if missing (a few seconds when everything is there): Debian's chromium,
-# binaryen, node, curl and clang (ring's C and assembly for wasm32), the
+# binaryen, node and npm (the npm package's TypeScript), curl and clang
+# (ring's C and assembly for wasm32), the
 # wasm32-unknown-unknown Rust target, and wasm-bindgen-cli at
 # exactly the wasm-bindgen version Cargo.lock pins (the CLI refuses modules
 # from another version). Nothing here downloads a prebuilt toolchain.
@@ -12,6 +13,7 @@ apt_missing=()
 command -v chromium >/dev/null || apt_missing+=(chromium)
 command -v wasm-opt >/dev/null || apt_missing+=(binaryen)
 command -v node >/dev/null || apt_missing+=(nodejs)
+command -v npm >/dev/null || apt_missing+=(npm)
 command -v curl >/dev/null || apt_missing+=(curl)
 command -v clang >/dev/null || apt_missing+=(clang)
 if ((${#apt_missing[@]})); then

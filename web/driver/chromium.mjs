@@ -10,13 +10,20 @@
 //
 // node web/driver/chromium.mjs --root DIR --page PATH[?QUERY]
 //      [--timeout SECONDS] [--isolate] [--chromium /usr/bin/chromium]
+//      [--cpu-profile FILE] [--js-flags "V8 FLAGS"]
 //
 // `--isolate` serves COOP/COEP headers (cross-origin isolation, needed for
-// SharedArrayBuffer and wasm threads).
+// SharedArrayBuffer and wasm threads). Dedicated workers the page starts
+// are attached too (their console is forwarded). `--cpu-profile FILE`
+// samples the page's and its workers' JavaScript and wasm (200 us) and
+// writes DevTools profiles: FILE for the page, FILE.worker-N for workers
+// (summarise them with web/driver/profile-summary.mjs). `--js-flags`
+// (or CHROMIUM_JS_FLAGS) passes V8 flags, e.g. `--no-liftoff` to compare
+// with wasm compiled by the optimising tier from the start.
 
 import { spawn } from "node:child_process";
 import { createServer } from "node:http";
-import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { extname, join, normalize, resolve, sep } from "node:path";
 
@@ -30,6 +37,8 @@ const page = opt("page", "/index.html");
 const timeoutSecs = Number(opt("timeout", "600"));
 const isolate = args.includes("--isolate");
 const chromiumPath = opt("chromium", process.env.CHROMIUM || "/usr/bin/chromium");
+const cpuProfile = opt("cpu-profile", null);
+const jsFlags = opt("js-flags", process.env.CHROMIUM_JS_FLAGS || "");
 
 const MIME = {
   ".html": "text/html; charset=utf-8",
@@ -135,6 +144,7 @@ async function main() {
       "--disable-extensions",
       "--disable-background-networking",
       `--user-data-dir=${profile}`,
+      ...(jsFlags ? [`--js-flags=${jsFlags}`] : []),
       "about:blank",
     ],
     { stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"] },
@@ -166,16 +176,44 @@ async function main() {
   const cdp = new Cdp(proc);
   const { targetId } = await cdp.send("Target.createTarget", { url: "about:blank" });
   const { sessionId } = await cdp.send("Target.attachToTarget", { targetId, flatten: true });
+  // Sessions to profile: the page's, then each worker's as it attaches.
+  const profiled = [];
+  const startProfiler = async (sid) => {
+    await cdp.send("Profiler.enable", {}, sid);
+    await cdp.send("Profiler.setSamplingInterval", { interval: 200 }, sid);
+    await cdp.send("Profiler.start", {}, sid);
+    profiled.push(sid);
+  };
+  const sessions = new Map([[sessionId, "page"]]);
+  let workers = 0;
   cdp.listeners.push((m) => {
-    if (m.sessionId !== sessionId) return;
-    if (m.method === "Runtime.consoleAPICalled") console.error(`[page ${m.params.type}] ${fmtConsole(m.params)}`);
+    if (m.method === "Target.attachedToTarget" && sessions.has(m.sessionId)) {
+      // A worker of the page: forward its console, profile it, let it run.
+      const sid = m.params.sessionId;
+      sessions.set(sid, `worker ${++workers}`);
+      (async () => {
+        try {
+          await cdp.send("Runtime.enable", {}, sid);
+          if (cpuProfile) await startProfiler(sid);
+        } finally {
+          // The worker waits for this before it runs anything.
+          await cdp.send("Runtime.runIfWaitingForDebugger", {}, sid);
+        }
+      })().catch((e) => console.error(`driver: worker attach: ${e}`));
+      return;
+    }
+    const who = sessions.get(m.sessionId);
+    if (!who) return;
+    if (m.method === "Runtime.consoleAPICalled") console.error(`[${who} ${m.params.type}] ${fmtConsole(m.params)}`);
     if (m.method === "Runtime.exceptionThrown") {
       const d = m.params.exceptionDetails;
-      console.error(`[page exception] ${d.exception?.description || d.text}`);
+      console.error(`[${who} exception] ${d.exception?.description || d.text}`);
     }
   });
+  await cdp.send("Target.setAutoAttach", { autoAttach: true, waitForDebuggerOnStart: true, flatten: true }, sessionId);
   await cdp.send("Page.enable", {}, sessionId);
   await cdp.send("Runtime.enable", {}, sessionId);
+  if (cpuProfile) await startProfiler(sessionId);
   const loaded = cdp.once("Page.loadEventFired", sessionId);
   const nav = await cdp.send("Page.navigate", { url }, sessionId);
   if (nav.errorText) throw new Error(`navigation to ${url} failed: ${nav.errorText}`);
@@ -194,6 +232,18 @@ async function main() {
     result = r.result.value;
   }
   const version = await cdp.send("Browser.getVersion");
+  if (cpuProfile) {
+    for (const [i, sid] of profiled.entries()) {
+      try {
+        const { profile } = await cdp.send("Profiler.stop", {}, sid);
+        const file = i === 0 ? cpuProfile : `${cpuProfile}.${sessions.get(sid).replace(" ", "-")}`;
+        writeFileSync(file, JSON.stringify(profile));
+        console.error(`driver: ${sessions.get(sid)}'s CPU profile in ${file}`);
+      } catch (e) {
+        console.error(`driver: no CPU profile of ${sessions.get(sid)}: ${e.message}`);
+      }
+    }
+  }
   clearTimeout(timer);
   console.log(JSON.stringify({ browser: version.product, url, ...result }));
   closing = true;

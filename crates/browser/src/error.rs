@@ -26,6 +26,10 @@ pub enum BrowserError {
     /// session on the service).
     #[error("timeout: no verdict after {0} ms")]
     Timeout(u32),
+    /// The page cancelled the proof (its `AbortSignal`); the link is
+    /// closed, which ends the session on the service.
+    #[error("cancelled by the page")]
+    Cancelled,
     /// The proof engine failed (not because of the link).
     #[error("proof engine during {phase}: {detail}")]
     Engine {
@@ -51,8 +55,8 @@ impl BrowserError {
     }
 
     /// The reason code the page sees: a [`RejectKind`]'s wire name for
-    /// session errors and `timeout`, else `setup`, `tls`, `disconnected`
-    /// or `engine`.
+    /// session errors and `timeout`, else `setup`, `tls`, `disconnected`,
+    /// `cancelled` or `engine`.
     pub fn kind(&self) -> String {
         match self {
             BrowserError::Session(e) => e.kind().to_string(),
@@ -60,6 +64,7 @@ impl BrowserError {
             BrowserError::Tls(_) => "tls".into(),
             BrowserError::Disconnected(_) => "disconnected".into(),
             BrowserError::Timeout(_) => RejectKind::Timeout.to_string(),
+            BrowserError::Cancelled => "cancelled".into(),
             BrowserError::Engine { .. } => "engine".into(),
         }
     }

@@ -3,18 +3,20 @@
 //! The exported API (`wasm-bindgen`, ES module):
 //!
 //! ```js
-//! const { verified, stats } = await prove(
+//! const { verified, stats, attestation } = await prove(
 //!   { verifier: "wss://verifier.example/v1/session", url: "https://server/json",
 //!     headers: { accept: "application/json" }, reveal: ["json:name"], ca: [pem] },
-//!   (phase) => console.log(phase));
+//!   (phase) => console.log(phase), abortController.signal);
 //! ```
 //!
 //! `verified` is the verifier's output (`webproof_proxy::VerifierOutput` as
 //! JSON, what `webproof prove --json` prints), `stats` the timings and
-//! traffic. A failed proof rejects with an `Error` carrying `kind` (a
-//! `RejectKind` wire name such as `certificate`, `unauthorized` or
-//! `timeout`, or `setup`, `tls`, `disconnected`, `engine`), `detail` and `decidedBy`
-//! (`verifier` or `prover`).
+//! traffic, `attestation` the bundle if `attest` asked for one. A failed
+//! proof rejects with an `Error` carrying `kind` (a `RejectKind` wire name
+//! such as `certificate`, `unauthorized` or `timeout`, or `setup`, `tls`,
+//! `disconnected`, `cancelled`, `engine`), `detail` and `decidedBy`
+//! (`verifier` or `prover`). Pages use it through the npm package
+//! (`web/package`), which runs it in a Web Worker.
 //!
 //! Modules: [`link`] owns the WebSocket byte stream and the multiplexed
 //! section's demultiplexing; [`mod@prove`] drives the session core
@@ -30,6 +32,7 @@ pub mod prove;
 
 use serde::Deserialize;
 use wasm_bindgen::prelude::*;
+use webproof_proxy::attest::AttestOptions;
 use webproof_proxy::http::RevealItem;
 
 pub use error::BrowserError;
@@ -51,6 +54,24 @@ impl OneOrMany {
     }
 }
 
+/// `attest`: `true`, or how to cut the committed transcript.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Attest {
+    Flag(bool),
+    With(AttestWith),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct AttestWith {
+    /// Reveal items that get leaves of their own (`prove --commit-at`).
+    #[serde(default)]
+    commit_at: Vec<String>,
+    /// Leaf size in bytes.
+    chunk_len: Option<usize>,
+}
+
 /// The options object of `prove`.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -70,6 +91,16 @@ struct Options {
     api_key: Option<String>,
     /// Give up after this many milliseconds (default: none).
     timeout_ms: Option<u32>,
+    /// Ask the verifier for a signed attestation.
+    attest: Option<Attest>,
+}
+
+fn parse_items(items: Vec<String>) -> Result<Vec<RevealItem>, BrowserError> {
+    items
+        .iter()
+        .map(|r| r.parse::<RevealItem>())
+        .collect::<Result<_, _>>()
+        .map_err(|e| BrowserError::Setup(e.to_string()))
 }
 
 fn parse_options(v: &JsValue) -> Result<(prove::Request, Option<u32>), BrowserError> {
@@ -89,14 +120,15 @@ fn parse_options(v: &JsValue) -> Result<(prove::Request, Option<u32>), BrowserEr
             ))),
         })
         .collect::<Result<_, _>>()?;
-    let reveal = o
-        .reveal
-        .map(OneOrMany::into_vec)
-        .unwrap_or_default()
-        .iter()
-        .map(|r| r.parse::<RevealItem>())
-        .collect::<Result<_, _>>()
-        .map_err(|e| BrowserError::Setup(e.to_string()))?;
+    let reveal = parse_items(o.reveal.map(OneOrMany::into_vec).unwrap_or_default())?;
+    let attest = match o.attest {
+        None | Some(Attest::Flag(false)) => None,
+        Some(Attest::Flag(true)) => Some(AttestOptions::default()),
+        Some(Attest::With(a)) => Some(AttestOptions {
+            chunk_len: a.chunk_len,
+            boundaries: parse_items(a.commit_at)?,
+        }),
+    };
     let timeout = o.timeout_ms;
     let req = prove::Request {
         verifier: o.verifier,
@@ -113,6 +145,7 @@ fn parse_options(v: &JsValue) -> Result<(prove::Request, Option<u32>), BrowserEr
         padding: o.padding,
         expect_response: o.expect_response.unwrap_or(16 << 10),
         api_key: o.api_key,
+        attest,
     };
     Ok((req, timeout))
 }
@@ -126,6 +159,47 @@ async fn sleep_ms(ms: u32) {
             let f: js_sys::Function = f.unchecked_into();
             let _ = f.call2(&global, &resolve, &ms.into());
         }
+    });
+    let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+}
+
+thread_local! {
+    /// The message of the last panic (the engine traps after it).
+    static LAST_PANIC: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Keep panic messages for [`last_panic`] and the console: a panic traps
+/// the module, and the trap itself says only `unreachable`.
+fn keep_panics() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        std::panic::set_hook(Box::new(|info| {
+            let msg = info.to_string();
+            web_sys::console::error_1(&format!("webproof engine panic: {msg}").into());
+            LAST_PANIC.with(|p| *p.borrow_mut() = Some(msg));
+        }))
+    });
+}
+
+/// The message of the panic that trapped the module, if one did (the
+/// instance must not be used after a trap).
+#[wasm_bindgen(js_name = lastPanic, skip_typescript)]
+pub fn last_panic() -> Option<String> {
+    LAST_PANIC.with(|p| p.borrow().clone())
+}
+
+/// Resolves when `signal` aborts (at once if it has).
+async fn aborted(signal: &web_sys::AbortSignal) {
+    let promise = js_sys::Promise::new(&mut |resolve, _| {
+        if signal.aborted() {
+            let _ = resolve.call0(&JsValue::NULL);
+            return;
+        }
+        let once = web_sys::AddEventListenerOptions::new();
+        once.set_once(true);
+        let _ = signal.add_event_listener_with_callback_and_add_event_listener_options(
+            "abort", &resolve, &once,
+        );
     });
     let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
 }
@@ -163,6 +237,8 @@ export interface ProveOptions {
   apiKey?: string;
   /** Give up after this many milliseconds (rejects with kind `timeout`; the service ends the session). */
   timeoutMs?: number;
+  /** Ask the verifier for a signed attestation over a commitment to the transcript: `true`, or the reveal items that get leaves of their own and the leaf size. */
+  attest?: boolean | { commitAt?: string[]; chunkLen?: number };
 }
 /** The phases `progress` hears, in order. */
 export type Phase = "connecting" | "preprocessing" | "tls" | "proving" | "verdict" | "done";
@@ -180,51 +256,87 @@ export interface ProveResult {
     time_tls_ms: number; time_proof_ms: number;
     uploaded_preprocess: number; downloaded_preprocess: number;
     uploaded_online: number; downloaded_online: number;
+    /** The wasm module's linear memory after the proof (its peak so far). */
+    wasm_memory_bytes: number;
   };
+  /** The attestation bundle (`webproof prove --attest FILE`'s JSON, read by `webproof present`), if `attest` asked for one. It holds the commitment's secret seed. */
+  attestation: Record<string, unknown> | null;
 }
 /** One direction's data: `bytes` (hex) with hidden bytes zero, `revealed` ranges, `text` with hidden bytes as █. */
 export interface Disclosed { len: number; revealed: { start: number; end: number }[]; text: string; bytes: string; }
-/** How `prove` rejects. `kind`: a RejectKind wire name (`unauthorized`, `certificate`, `timeout`, …) or `setup`, `tls`, `disconnected`, `engine`. */
+/** How `prove` rejects. `kind`: a RejectKind wire name (`unauthorized`, `certificate`, `timeout`, …) or `setup`, `tls`, `disconnected`, `cancelled`, `engine`. */
 export interface ProveError extends Error { kind: string; detail: string; decidedBy: "verifier" | "prover"; }
-/** Prove what `options.url` serves through the verifier; rejects with a `ProveError`. */
-export function prove(options: ProveOptions, progress?: (phase: Phase) => void): Promise<ProveResult>;
+/** Prove what `options.url` serves through the verifier; an abort of `signal` cancels (kind `cancelled`, the service ends the session); rejects with a `ProveError`. */
+export function prove(options: ProveOptions, progress?: ((phase: Phase) => void) | null, signal?: AbortSignal | null): Promise<ProveResult>;
+/** The message of the panic that trapped the module, if one did (the instance must not be used after a trap). */
+export function lastPanic(): string | undefined;
 "#;
 
 /// Prove what `options.url` serves, through the verifier at
 /// `options.verifier`; `progress(phase)` hears `connecting`,
-/// `preprocessing`, `tls`, `proving`, `verdict` and `done`. Resolves to
-/// `{verified, stats}`; rejects with an `Error` with `kind`, `detail` and
-/// `decidedBy` (see the crate docs).
+/// `preprocessing`, `tls`, `proving`, `verdict` and `done`; an abort of
+/// `signal` cancels the proof (kind `cancelled`). Resolves to
+/// `{verified, stats, attestation}`; rejects with an `Error` with `kind`,
+/// `detail` and `decidedBy` (see the crate docs).
 #[wasm_bindgen(skip_typescript)]
 pub async fn prove(
     options: JsValue,
     progress: Option<js_sys::Function>,
+    signal: Option<web_sys::AbortSignal>,
 ) -> Result<JsValue, JsValue> {
+    keep_panics();
     let (req, timeout) = parse_options(&options).map_err(|e| js_error(&e))?;
     let report = |phase: &str| {
         if let Some(f) = &progress {
             let _ = f.call1(&JsValue::NULL, &phase.into());
         }
     };
+    // On timeout or cancellation the proof's future is dropped, which
+    // closes the link: the service ends the session.
     let proof = prove::prove(&req, &report);
-    // On timeout the proof's future is dropped, which closes the link: the
-    // service ends the session.
-    let outcome = match timeout {
-        None => proof.await,
-        Some(ms) => {
-            let deadline = async {
-                sleep_ms(ms).await;
-                Err(BrowserError::Timeout(ms))
-            };
-            futures::pin_mut!(proof, deadline);
-            futures::future::select(proof, deadline)
+    let deadline = async {
+        match timeout {
+            Some(ms) => sleep_ms(ms).await,
+            None => futures::future::pending().await,
+        }
+        BrowserError::Timeout(timeout.unwrap_or_default())
+    };
+    let cancel = async {
+        match &signal {
+            Some(s) => aborted(s).await,
+            None => futures::future::pending().await,
+        }
+        BrowserError::Cancelled
+    };
+    let stop = async {
+        futures::pin_mut!(deadline, cancel);
+        Err::<prove::Outcome, _>(
+            futures::future::select(deadline, cancel)
                 .await
                 .factor_first()
-                .0
-        }
-    }
-    .map_err(|e| js_error(&e))?;
+                .0,
+        )
+    };
+    futures::pin_mut!(proof, stop);
+    let mut outcome = futures::future::select(proof, stop)
+        .await
+        .factor_first()
+        .0
+        .map_err(|e| js_error(&e))?;
+    outcome.stats.wasm_memory_bytes = wasm_memory_bytes();
     let json = serde_json::to_string(&outcome)
         .map_err(|e| js_error(&BrowserError::Setup(e.to_string())))?;
     js_sys::JSON::parse(&json)
+}
+
+/// The module's linear memory now (it never shrinks: the peak so far).
+fn wasm_memory_bytes() -> u64 {
+    #[cfg(target_arch = "wasm32")]
+    {
+        core::arch::wasm32::memory_size(0) as u64 * 65536
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        0
+    }
 }

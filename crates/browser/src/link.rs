@@ -12,6 +12,15 @@
 //! `futures::io` streams the proof engine's `Channel` runs over; they are
 //! `Send` (the engine requires it) because the socket itself stays in a
 //! thread-local table and the handles hold only its id and the buffers.
+//!
+//! One thread runs both the TLS relay and the engine's warm-up, and a
+//! future that is always ready never returns to the event loop, where the
+//! socket's messages are delivered. So while the relay is open, a read of
+//! the preprocessing stream that comes more than [`YIELD_AFTER_MS`] after
+//! the last event-loop turn yields once (a message to ourselves on a
+//! `MessageChannel`, which is not clamped like nested timers): relay
+//! frames that arrived during the computation are delivered and the TLS
+//! session moves on before the next stretch of engine work.
 
 use futures::io::{AsyncRead, AsyncWrite};
 use std::cell::RefCell;
@@ -22,12 +31,17 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::JsCast;
-use web_sys::{BinaryType, CloseEvent, MessageEvent, WebSocket};
-use webproof_proxy::mux::{encode_chunks, Demux, END_MARKER};
+use web_sys::{BinaryType, CloseEvent, MessageChannel, MessageEvent, WebSocket};
+use webproof_proxy::mux::{encode_chunks, Demux, END_MARKER, PREPROCESSING, RELAY};
+
+/// Longest stretch of engine work between event-loop turns while the TLS
+/// relay is open (milliseconds).
+pub const YIELD_AFTER_MS: f64 = 4.0;
 
 thread_local! {
-    /// Open sockets by link id (JavaScript objects never leave this thread).
-    static SOCKETS: RefCell<HashMap<u32, WebSocket>> = RefCell::new(HashMap::new());
+    /// Open sockets by link id (JavaScript objects never leave this thread),
+    /// with the channel that carries the link's yield messages.
+    static SOCKETS: RefCell<HashMap<u32, (WebSocket, MessageChannel)>> = RefCell::new(HashMap::new());
     static NEXT_ID: RefCell<u32> = const { RefCell::new(0) };
 }
 
@@ -49,6 +63,10 @@ struct Shared {
     /// Why the link ended, once it has.
     gone: Option<String>,
     wakers: Vec<Waker>,
+    /// Tasks waiting for the event loop to have turned (see the module docs).
+    yielding: Vec<Waker>,
+    /// When the event loop last delivered something to us (ms).
+    last_turn: f64,
     sent: u64,
     received: u64,
 }
@@ -127,6 +145,7 @@ impl Link {
             Closure::<dyn FnMut(JsValue)>::new(move |e: JsValue| {
                 let e: MessageEvent = e.unchecked_into();
                 let mut s = lock(&sh);
+                s.last_turn = js_sys::Date::now();
                 match e.data().dyn_into::<js_sys::ArrayBuffer>() {
                     Ok(buf) => s.deliver(&js_sys::Uint8Array::new(&buf).to_vec()),
                     Err(_) => s.end("the verifier sent a text message".into()),
@@ -156,11 +175,26 @@ impl Link {
         ws.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
         ws.set_onclose(Some(on_close.as_ref().unchecked_ref()));
         ws.set_onerror(Some(on_error.as_ref().unchecked_ref()));
-        SOCKETS.with(|s| s.borrow_mut().insert(id, ws));
+        // Yield messages: posted on port 2, heard on port 1.
+        let channel = MessageChannel::new().map_err(|e| format!("MessageChannel: {e:?}"))?;
+        let on_turn = {
+            let sh = shared.clone();
+            Closure::<dyn FnMut(JsValue)>::new(move |_| {
+                let mut s = lock(&sh);
+                s.last_turn = js_sys::Date::now();
+                for w in s.yielding.drain(..) {
+                    w.wake();
+                }
+            })
+        };
+        channel
+            .port1()
+            .set_onmessage(Some(on_turn.as_ref().unchecked_ref()));
+        SOCKETS.with(|s| s.borrow_mut().insert(id, (ws, channel)));
         let link = Link {
             id,
             shared,
-            _handlers: vec![on_open, on_message, on_close, on_error],
+            _handlers: vec![on_open, on_message, on_close, on_error, on_turn],
         };
         futures::future::poll_fn(|cx| {
             let mut s = lock(&link.shared);
@@ -218,7 +252,10 @@ impl Link {
 
 impl Drop for Link {
     fn drop(&mut self) {
-        if let Some(ws) = SOCKETS.with(|s| s.borrow_mut().remove(&self.id)) {
+        if let Some((ws, channel)) = SOCKETS.with(|s| s.borrow_mut().remove(&self.id)) {
+            channel.port1().set_onmessage(None);
+            channel.port1().close();
+            channel.port2().close();
             ws.set_onopen(None);
             ws.set_onmessage(None);
             ws.set_onclose(None);
@@ -237,7 +274,7 @@ fn send(id: u32, shared: &Mutex<Shared>, bytes: &[u8]) -> io::Result<()> {
         ));
     }
     SOCKETS.with(|s| match s.borrow().get(&id) {
-        Some(ws) => ws
+        Some((ws, _)) => ws
             .send_with_u8_array(bytes)
             .map_err(|e| io::Error::new(io::ErrorKind::BrokenPipe, format!("{e:?}"))),
         None => Err(io::Error::new(io::ErrorKind::NotConnected, "link closed")),
@@ -258,9 +295,11 @@ fn read_from(
     };
     if !queue.is_empty() {
         let n = buf.len().min(queue.len());
-        for (d, b) in buf.iter_mut().zip(queue.drain(..n)) {
-            *d = b;
-        }
+        let (front, back) = queue.as_slices();
+        let k = n.min(front.len());
+        buf[..k].copy_from_slice(&front[..k]);
+        buf[k..n].copy_from_slice(&back[..n - k]);
+        queue.drain(..n);
         return Poll::Ready(Ok(n));
     }
     if done || s.gone.is_some() {
@@ -344,7 +383,23 @@ impl AsyncRead for StreamIo {
         cx: &mut Context<'_>,
         buf: &mut [u8],
     ) -> Poll<io::Result<usize>> {
-        read_from(&mut lock(&self.shared), Some(self.n as usize), cx, buf)
+        let mut s = lock(&self.shared);
+        if self.n == PREPROCESSING && s.writing[RELAY as usize] && s.gone.is_none() {
+            let now = js_sys::Date::now();
+            if now - s.last_turn > YIELD_AFTER_MS {
+                // Let the event loop deliver what came for the relay.
+                s.last_turn = now;
+                s.yielding.push(cx.waker().clone());
+                drop(s);
+                SOCKETS.with(|t| {
+                    if let Some((_, channel)) = t.borrow().get(&self.id) {
+                        let _ = channel.port2().post_message(&JsValue::NULL);
+                    }
+                });
+                return Poll::Pending;
+            }
+        }
+        read_from(&mut s, Some(self.n as usize), cx, buf)
     }
 }
 

@@ -6,7 +6,9 @@
 //! [`ProverSession`]'s; this module moves bytes and reports progress.
 //!
 //! One thread: the TLS session and the preprocessing's warm-up interleave
-//! at their await points instead of running in parallel as natively.
+//! at their await points instead of running in parallel as natively; the
+//! link yields to the event loop between stretches of warm-up work while
+//! the relay is open, and the TLS session is polled first.
 
 use crate::error::BrowserError;
 use crate::link::{Link, StreamIo};
@@ -44,6 +46,8 @@ pub struct Request {
     pub expect_response: usize,
     /// API key for verifiers that require one.
     pub api_key: Option<String>,
+    /// Ask for a signed attestation over a commitment to the transcript.
+    pub attest: Option<webproof_proxy::attest::AttestOptions>,
 }
 
 /// Timing and traffic, as the prover counts them (the fields of
@@ -68,6 +72,8 @@ pub struct Stats {
     pub uploaded_online: u64,
     /// Bytes received from the verifier after setup.
     pub downloaded_online: u64,
+    /// The wasm module's linear memory after the proof (its peak so far).
+    pub wasm_memory_bytes: u64,
 }
 
 /// A verified session.
@@ -77,6 +83,10 @@ pub struct Outcome {
     pub verified: VerifierOutput,
     /// Measurements.
     pub stats: Stats,
+    /// The attestation bundle (`webproof prove --attest FILE`'s JSON, which
+    /// `webproof present` reads; holds the commitment's secret seed), if
+    /// one was asked for.
+    pub attestation: Option<serde_json::Value>,
 }
 
 /// Milliseconds on the page's clock.
@@ -167,7 +177,7 @@ pub async fn prove(req: &Request, progress: &dyn Fn(&str)) -> Result<Outcome> {
         version: None,
         suites: Vec::new(),
         reveal: req.reveal.clone(),
-        attest: None,
+        attest: req.attest.clone(),
         roots,
     });
 
@@ -241,7 +251,9 @@ pub async fn prove(req: &Request, progress: &dyn Fn(&str)) -> Result<Outcome> {
             .map_err(|e| BrowserError::Disconnected(e.to_string()))?;
         Ok::<_, BrowserError>((http, now_ms()))
     };
-    let (warm, tls) = futures::join!(warm, tls);
+    // The TLS session first: whenever the task wakes, relay frames are
+    // answered before the next stretch of warm-up work (see `link`).
+    let (tls, warm) = futures::join!(tls, warm);
     let (http, t2) = tls?;
     let response = match http {
         Ok(r) => r,
@@ -279,7 +291,15 @@ pub async fn prove(req: &Request, progress: &dyn Fn(&str)) -> Result<Outcome> {
     let t3 = now_ms();
     let (up, down) = link.counters();
     progress("done");
+    let attestation = match &outcome.attestation {
+        Some(b) => Some(
+            serde_json::from_str(&b.to_json())
+                .map_err(|e| BrowserError::Setup(format!("attestation bundle: {e}")))?,
+        ),
+        None => None,
+    };
     Ok(Outcome {
+        attestation,
         verified: outcome.output,
         stats: Stats {
             time_preprocess_ms: t1 - t0,
@@ -291,6 +311,8 @@ pub async fn prove(req: &Request, progress: &dyn Fn(&str)) -> Result<Outcome> {
             downloaded_preprocess: down0,
             uploaded_online: up - up0,
             downloaded_online: down - down0,
+            // Filled in by the bindings, which see the module's memory.
+            wasm_memory_bytes: 0,
         },
     })
 }

@@ -248,8 +248,12 @@ pub(crate) mod clmul {
         }
     }
 
-    /// Portable `sum_i a[i] * b[i]`, unreduced.
+    /// Portable `sum_i a[i] * b[i]`, unreduced (SIMD128: partial products
+    /// summed before they are combined, `crate::simd128::sum_of_products`).
     pub(super) fn sum_of_products_soft(a: &[super::Block], b: &[super::Block]) -> (u128, u128) {
+        #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+        return crate::simd128::sum_of_products(a, b);
+        #[allow(unreachable_code)]
         let (mut lo, mut hi) = (0u128, 0u128);
         for (x, y) in a.iter().zip(b) {
             let (l, h) = clmul_portable(x.0, y.0);

@@ -125,6 +125,20 @@ pub fn self_test(seed: u64, trials: usize) -> Result<(), String> {
             return Err(format!("gf_mul differs on {a:032x} * {b:032x}"));
         }
     }
+    // Inner products (the SIMD128 one sums partial products before
+    // combining them) against the sum of single products, at lengths
+    // around its four-term steps.
+    for len in [0usize, 1, 3, 4, 5, 8, 63, 64, 129] {
+        let a: Vec<Block> = (0..len).map(|_| Block(rng.block())).collect();
+        let b: Vec<Block> = (0..len).map(|_| Block(rng.block())).collect();
+        let want = a.iter().zip(&b).fold(Block::ZERO, |s, (x, y)| {
+            let (lo, hi) = clmul::clmul_soft(x.0, y.0);
+            s ^ Block::reduce(lo, hi)
+        });
+        if crate::block::inner_product(&a, &b) != want {
+            return Err(format!("inner_product differs at length {len}"));
+        }
+    }
     // Lanes against the scalar product.
     for _ in 0..trials.div_ceil(4) {
         let x: [crate::lanes::X4; 4] =

@@ -124,6 +124,54 @@ pub fn clmul4(a: &[u128; 4], b: &[u128; 4]) -> [(u128, u128); 4] {
     })
 }
 
+/// `sum_i a[i] * b[i]`, unreduced. The Karatsuba combination is linear, so
+/// the 32x32 partial products of all terms are summed in their vectors and
+/// combined once at the end (per term only the multiplies remain); terms go
+/// four at a time so their limb-sum products share one vector, as in
+/// [`clmul4`].
+pub fn sum_of_products(a: &[crate::Block], b: &[crate::Block]) -> (u128, u128) {
+    let zero = u64x2_splat(0);
+    let (mut p01, mut p23, mut q01, mut q23, mut r) = (zero, zero, zero, zero, zero);
+    let mut add = |va: v128, ma: v128, vb: v128, mb: v128| {
+        let (l, h) = clmul32x4::<true>(va, vb);
+        p01 = v128_xor(p01, l);
+        p23 = v128_xor(p23, h);
+        let (l, h) = clmul32x4::<true>(ma, mb);
+        q01 = v128_xor(q01, l);
+        q23 = v128_xor(q23, h);
+    };
+    let n = a.len().min(b.len());
+    let (a4, a1) = a[..n].split_at(n & !3);
+    let (b4, b1) = b[..n].split_at(n & !3);
+    for (x, y) in a4.chunks_exact(4).zip(b4.chunks_exact(4)) {
+        let sa: [_; 4] = core::array::from_fn(|k| split(x[k].0));
+        let sb: [_; 4] = core::array::from_fn(|k| split(y[k].0));
+        let gather = |s: &[(v128, v128, v128); 4]| {
+            u32x4(
+                u32x4_extract_lane::<0>(s[0].2),
+                u32x4_extract_lane::<0>(s[1].2),
+                u32x4_extract_lane::<0>(s[2].2),
+                u32x4_extract_lane::<0>(s[3].2),
+            )
+        };
+        let (l, h) = clmul32x4::<true>(gather(&sa), gather(&sb));
+        r = v128_xor(r, v128_xor(l, h));
+        for (s, t) in sa.iter().zip(&sb) {
+            add(s.0, s.1, t.0, t.1);
+        }
+    }
+    // The last terms one at a time: only lane 0 of their limb-sum product
+    // is theirs (lane 1 repeats it, see `split`).
+    let mut r_rest = 0u64;
+    for (x, y) in a1.iter().zip(b1) {
+        let (va, ma, aa) = split(x.0);
+        let (vb, mb, ab) = split(y.0);
+        add(va, ma, vb, mb);
+        r_rest ^= lane(clmul32x4::<false>(aa, ab).0, 0);
+    }
+    combine(p01, p23, q01, q23, lane(r, 0) ^ lane(r, 1) ^ r_rest)
+}
+
 /// The AES S-box, computed at compile time (inverse in GF(2^8) modulo
 /// x^8 + x^4 + x^3 + x + 1, then the affine map).
 const SBOX: [u8; 256] = {

@@ -1,0 +1,59 @@
+// The messages between the page (index.ts) and the engine's worker
+// (worker.ts). Internal: not part of the package's API.
+
+/** The options the engine itself reads (no functions, no signal: they cannot cross). */
+export interface EngineOptions {
+  verifier: string;
+  url: string;
+  headers?: Record<string, string>;
+  reveal?: string | string[];
+  attest?: boolean | { commitAt?: string[]; chunkLen?: number };
+  ca?: string | string[];
+  timeoutMs?: number;
+  apiKey?: string;
+  padding?: number;
+  expectResponse?: number;
+}
+
+/** Page to worker. */
+export type ToWorker =
+  | { type: "prove"; id: number; module: WebAssembly.Module; options: EngineOptions }
+  | { type: "cancel"; id: number };
+
+/** A failure as it crosses from the worker (Errors lose their own fields in structured clone). */
+export interface WireError {
+  kind: string;
+  detail: string;
+  decidedBy: "verifier" | "prover";
+  message: string;
+}
+
+/** Worker to page. */
+export type FromWorker =
+  | { type: "progress"; id: number; phase: string }
+  | { type: "result"; id: number; result: unknown }
+  | { type: "error"; id: number; error: WireError; broken: boolean };
+
+/** A thrown value from the engine as a WireError; `broken` if the engine trapped (a panic) rather than rejecting. */
+export function toWire(e: unknown, lastPanic: () => string | undefined): { error: WireError; broken: boolean } {
+  const o = (typeof e === "object" && e !== null ? e : {}) as Record<string, unknown>;
+  if (typeof o.kind === "string") {
+    return {
+      error: {
+        kind: o.kind,
+        detail: String(o.detail ?? ""),
+        decidedBy: o.decidedBy === "verifier" ? "verifier" : "prover",
+        message: String(o.message ?? o.kind),
+      },
+      broken: false,
+    };
+  }
+  let panic: string | undefined;
+  try {
+    panic = lastPanic();
+  } catch {
+    // The module never loaded.
+  }
+  const detail = panic ? `the engine panicked: ${panic}` : `the engine failed: ${String(e)}`;
+  return { error: { kind: "engine", detail, decidedBy: "prover", message: detail }, broken: true };
+}
