@@ -81,11 +81,13 @@ pub mod keyx;
 pub mod msg;
 pub mod prover;
 pub mod rec;
+pub mod response;
 pub mod verifier;
 
 pub use cots::{cots_needed, CotPool};
 pub use error::{Error, Result};
 pub use kdf::KeyLabels;
 pub use msg::{ProverMsg, VerifierMsg};
+pub use response::{prove_response, verify_response, ResponseClaim, VerifiedResponse};
 pub use prover::{ProverConfig, ProverOutcome, ProverOutput, ProverSession};
 pub use verifier::{VerifierConfig, VerifierOutcome, VerifierSession};
