@@ -220,8 +220,8 @@ pub struct ProofStats {
     pub sent: u64,
     /// Bytes received.
     pub received: u64,
-    /// AND gates proven.
-    pub and_gates: u64,
+    /// The engine's counters (AND gates, byte inversions, COTs used).
+    pub zk: webproof_zk::Stats,
 }
 
 /// The server's protected records of the session as the statement needs
@@ -470,7 +470,7 @@ pub async fn prove_response<C: RandomCotReceiver, T: Io>(
         .map_err(zk_err)?;
     zk.defer();
     prove_statement(&mut zk, outcome, claim).await?;
-    let and_gates = zk.stats().and_gates;
+    let zk_stats = zk.stats();
     let mut salt = [0u8; 32];
     rng.fill_bytes(&mut salt);
     let mut sealed = zk.seal(salt).await.map_err(zk_err)?;
@@ -483,7 +483,7 @@ pub async fn prove_response<C: RandomCotReceiver, T: Io>(
         ProofStats {
             sent: s.sent(),
             received: s.received(),
-            and_gates,
+            zk: zk_stats,
         },
         cot,
         ch,

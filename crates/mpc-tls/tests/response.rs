@@ -161,9 +161,11 @@ fn honest_one_kb_request_two_kb_response() {
         assert_eq!(v.prover_bytes, st.sent);
         assert_eq!(v.verifier_bytes, st.received);
         eprintln!(
-            "suite {suite:#06x}: response proof of {} revealed bytes: {} AND, {:.1} KB P->V, {:.1} KB V->P, {:.2} s",
+            "suite {suite:#06x}: response proof of {} revealed bytes: {} AND, {} byte inversions, {} COTs; {:.1} KB P->V, {:.1} KB V->P (COT extension included), {:.2} s",
             ranges.iter().map(|r| r.len()).sum::<usize>(),
-            st.and_gates,
+            st.zk.and_gates,
+            st.zk.byte_invs,
+            st.zk.cots_used,
             st.sent as f64 / 1e3,
             st.received as f64 / 1e3,
             t.elapsed().as_secs_f64()
