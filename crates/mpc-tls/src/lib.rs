@@ -105,6 +105,6 @@ pub use cots::{cots_needed, CotPool};
 pub use error::{Error, Result};
 pub use kdf::KeyLabels;
 pub use msg::{ProverMsg, VerifierMsg};
-pub use response::{prove_response, verify_response, ResponseClaim, VerifiedResponse};
 pub use prover::{ProverConfig, ProverOutcome, ProverOutput, ProverSession};
+pub use response::{prove_response, verify_response, ResponseClaim, VerifiedResponse};
 pub use verifier::{VerifierConfig, VerifierOutcome, VerifierSession};

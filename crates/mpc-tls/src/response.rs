@@ -130,13 +130,10 @@ impl ResponseClaim {
             .collect();
         let mut out = Vec::with_capacity(ranges.len());
         for r in ranges {
-            let bytes = outcome
-                .response
-                .get(r.clone())
-                .ok_or(Error::Usage(format!(
-                    "range {r:?} outside the response ({} bytes)",
-                    outcome.response.len()
-                )))?;
+            let bytes = outcome.response.get(r.clone()).ok_or(Error::Usage(format!(
+                "range {r:?} outside the response ({} bytes)",
+                outcome.response.len()
+            )))?;
             out.push((r.start, bytes.to_vec()));
         }
         Ok(ResponseClaim { iv, ranges: out })
@@ -241,7 +238,9 @@ fn server_records(recording: &Recording) -> Result<ServerRecords> {
     let ccs = recv
         .iter()
         .position(|r| r.content_type == content_type::CHANGE_CIPHER_SPEC)
-        .ok_or(Error::Recording("no ChangeCipherSpec from the server".into()))?;
+        .ok_or(Error::Recording(
+            "no ChangeCipherSpec from the server".into(),
+        ))?;
     // ccs + 1 is the Finished (sequence number 0).
     let after = recv
         .get(ccs + 2..)
@@ -284,7 +283,9 @@ fn record_claims(srv: &ServerRecords, claim: &ResponseClaim) -> Result<Vec<Plain
         let end = at
             .checked_add(bytes.len())
             .filter(|&e| e <= srv.len)
-            .ok_or(Error::Malformed("a claimed range lies outside the response"))?;
+            .ok_or(Error::Malformed(
+                "a claimed range lies outside the response",
+            ))?;
         let mut pos = *at;
         while pos < end {
             // The application-data record holding `pos`.
@@ -327,7 +328,10 @@ fn key_block_bits(key_len: usize, iv_len: usize) -> (Range<usize>, Range<usize>,
 }
 
 fn all_labels(labels: &[KeyLabels], bits: usize) -> Result<Vec<Block>> {
-    let v: Vec<Block> = labels.iter().flat_map(|l| l.labels.iter().copied()).collect();
+    let v: Vec<Block> = labels
+        .iter()
+        .flat_map(|l| l.labels.iter().copied())
+        .collect();
     if v.len() != bits {
         return Err(Error::Malformed("key-block labels of the wrong length"));
     }
@@ -528,5 +532,10 @@ pub async fn verify_response<C: RandomCotSender, T: Io>(
 
 /// Bytes of the recorded server payloads (a bound on a claim's bytes).
 fn outcome_len(outcome: &VerifierOutcome) -> usize {
-    outcome.recording.received.iter().map(|r| r.payload.len()).sum()
+    outcome
+        .recording
+        .received
+        .iter()
+        .map(|r| r.payload.len())
+        .sum()
 }

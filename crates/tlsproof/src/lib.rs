@@ -212,7 +212,9 @@ pub async fn assert_plaintext<P: ZkParty>(
         Aead::ChaCha20Poly1305 => iv.len() == 12,
     };
     if !iv_ok {
-        return Err(Error::Usage("IV or explicit nonces do not fit the AEAD".into()));
+        return Err(Error::Usage(
+            "IV or explicit nonces do not fit the AEAD".into(),
+        ));
     }
     let mut dir = DirectionKey::new(aead, key, iv.to_vec());
     records::assert_plaintext(party, &mut dir, records, claims).await

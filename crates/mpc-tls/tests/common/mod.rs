@@ -38,7 +38,13 @@ pub fn cots(seed: u64, n: usize) -> (Block, Vec<Block>, Vec<Block>) {
 pub fn cots_ext(
     seed: u64,
     n: usize,
-) -> (Block, Vec<Block>, Vec<Block>, SoftSpokenSender, SoftSpokenReceiver) {
+) -> (
+    Block,
+    Vec<Block>,
+    Vec<Block>,
+    SoftSpokenSender,
+    SoftSpokenReceiver,
+) {
     let (a, b) = memory_duplex();
     let (mut ca, mut cb) = (Channel::new(a), Channel::new(b));
     let mut r1 = ChaCha20Rng::seed_from_u64(seed);
