@@ -119,8 +119,14 @@ pub struct ResponseClaim {
 }
 
 impl ResponseClaim {
-    /// The honest claim of `ranges` (offsets into the decrypted response).
+    /// The honest claim of `ranges` (offsets into the decrypted response;
+    /// they must not overlap: the statement claims each byte once).
     pub fn new(outcome: &ProverOutcome, ranges: &[Range<usize>]) -> Result<Self> {
+        let mut sorted: Vec<&Range<usize>> = ranges.iter().collect();
+        sorted.sort_unstable_by_key(|r| r.start);
+        if sorted.windows(2).any(|w| w[1].start < w[0].end) {
+            return Err(Error::Usage("overlapping ranges".into()));
+        }
         let iv: Vec<u8> = outcome
             .key_shares
             .server_iv

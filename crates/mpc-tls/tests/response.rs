@@ -227,6 +227,15 @@ fn other_offset_is_refused() {
     refused(s, &outcome, &claim);
 }
 
+/// Overlapping ranges are refused when the claim is made.
+#[test]
+fn overlapping_ranges_are_refused() {
+    let s = session(30, ECDHE_ECDSA_AES128_GCM_SHA256, 100);
+    let e = ResponseClaim::new(&s.d.prover, &[0..10, 20..30, 9..12]).unwrap_err();
+    assert!(matches!(e, Error::Usage(_)), "{e:?}");
+    ResponseClaim::new(&s.d.prover, &[0..10, 10..12]).unwrap();
+}
+
 /// A claim past the response's end is refused before the proof.
 #[test]
 fn range_outside_the_response_is_refused() {
