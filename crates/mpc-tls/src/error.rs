@@ -94,6 +94,16 @@ pub enum Error {
     /// The verifier's recording and the prover's count differ at the close.
     #[error("recording mismatch at the close: {0}")]
     Recording(String),
+    /// The proof of the response failed: for the verifier, the prover's
+    /// claim is refused; for the prover, the proof could not run.
+    #[error("proof of the response: {0}")]
+    Proof(String),
+    /// The prover caught the verifier cheating after the reveal of `Δ`.
+    #[error("the verifier cheated: {0}")]
+    VerifierCheated(String),
+    /// The caller used the API wrongly.
+    #[error("usage: {0}")]
+    Usage(String),
 }
 
 /// Result with [`Error`].

@@ -23,6 +23,9 @@
 //! - [`kdf`]: key derivation and both Finished in 2PC (reduced PRF for
 //!   the SHA-256 suites, the full PRF for SHA-384);
 //! - [`rec`]: the records run in 2PC (both Finished, the request);
+//! - [`response`]: the verified response, a sealed proof after the
+//!   session that the recorded server records decrypt, under the key the
+//!   2PC derived, to the byte ranges the prover reveals;
 //! - [`cots`]: the correlated OTs the caller supplies;
 //! - [`error`]: the one error type.
 //!
@@ -39,12 +42,18 @@
 //! | 8 | `FromServer`; the server Finished record in 2PC, `RecTag` | as in 6, no tag share | ← CCS, Finished |
 //! | 9 | the request's records in 2PC, `ToServer` each | as in 6 | → request |
 //! | 10 | `FromServer` (the response, recorded as received), `Close` | `CloseAck` (its server-key share) | ← response |
+//! | 11 | the claim, then the sealed proof ([`response`]) | `Δ` reveal | |
 //!
 //! The caller supplies the COTs ([`CotPool`], [`cots_needed`]), moves the
 //! messages and the server's bytes, and decides when the response is
 //! complete. Both sessions end in an outcome ([`VerifierOutcome`],
 //! [`ProverOutcome`]) holding the recording and the labels the proof of
-//! the response needs.
+//! the response needs; [`prove_response`] / [`verify_response`] run that
+//! proof over a [`webproof_core::Channel`] with the session's COT
+//! correlation (the engine is async over the channel, as proxy mode's
+//! proofs are; the driver owns the transport) and leave the verifier with
+//! a [`VerifiedResponse`]: the revealed ranges at their offsets in the
+//! response, every public value taken from its own recording.
 //!
 //! # Security (as far as this layer goes)
 //! The 2PC is `webproof_mpc`'s semi-honest garbling: a cheating garbler or
@@ -58,6 +67,14 @@
 //! server key is revealed, and the client key never revealed.
 //!
 //! # Not yet here
+//! - The consistency proofs of the garbled circuits
+//!   (`webproof_mpc::consistency::prove_circuit` per key-derivation and
+//!   record circuit, the equalities between steps, the verifier's input
+//!   reveal and the prover's audit of the garbling): the sessions do not
+//!   retain the evaluated and garbled circuits or the verifier's inputs
+//!   yet. The proof of the response imports the key-share labels and
+//!   checks the revealed `Δ`; see [`response`] for what that does and
+//!   does not give.
 //! - Garbling in preprocessing: the verifier garbles once the
 //!   ServerHelloDone fixed the suite and group (`webproof_mpc::reduced`'s
 //!   verifier takes the premaster share and the transcript hash at
@@ -81,6 +98,7 @@ pub mod keyx;
 pub mod msg;
 pub mod prover;
 pub mod rec;
+pub mod response;
 pub mod verifier;
 
 pub use cots::{cots_needed, CotPool};
@@ -88,4 +106,5 @@ pub use error::{Error, Result};
 pub use kdf::KeyLabels;
 pub use msg::{ProverMsg, VerifierMsg};
 pub use prover::{ProverConfig, ProverOutcome, ProverOutput, ProverSession};
+pub use response::{prove_response, verify_response, ResponseClaim, VerifiedResponse};
 pub use verifier::{VerifierConfig, VerifierOutcome, VerifierSession};

@@ -77,6 +77,10 @@ pub struct ProverOutcome {
     pub key_labels: Vec<KeyLabels>,
     /// The prover's key-block shares.
     pub key_shares: KeyShares,
+    /// The verifier's share of the server write key, revealed in `CloseAck`.
+    pub revealed_server_key: Vec<u8>,
+    /// The verifier's share of the server write IV, revealed in `CloseAck`.
+    pub revealed_server_iv: Vec<u8>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -735,6 +739,8 @@ impl ProverSession {
                 kdf.key_labels(plans)?
             },
             key_shares: own,
+            revealed_server_key: server_key.to_vec(),
+            revealed_server_iv: server_iv.to_vec(),
         };
         for (index, rec) in self.server_app.iter().enumerate() {
             let p = &rec.payload;

@@ -104,6 +104,7 @@ pub mod session;
 mod statement;
 
 pub use party::ZkParty;
+pub use records::PlaintextClaim;
 pub use session::{ProverPreprocessed, SessionConfig, VerifierPreprocessed};
 pub use statement::MAX_BYTE_CLASSES;
 pub use statement::{
@@ -177,6 +178,46 @@ pub async fn run<P: ZkParty>(
     .await?;
     party.check().await?;
     Ok(Proven { sent, recv })
+}
+
+/// Deferred decryption with a key authenticated elsewhere (MPC mode,
+/// where the key comes from garbled labels, `webproof_mpc::consistency`):
+/// proves that the plaintext of `records` under `key` (authenticated bits,
+/// most significant bit of the first byte first) and the public `iv`
+/// (TLS 1.2 GCM: the 4-byte salt; the nonce is the salt and the record's
+/// explicit nonce) is `claims`, with the same keystream circuits as
+/// [`run`]. Only assertions, no openings: it runs in a sealed proof too.
+/// Runs no check of its own (the caller's `check`, `finish` or `seal`
+/// covers it). The caller takes every public value (records, claims'
+/// places) from its own recording.
+pub async fn assert_plaintext<P: ZkParty>(
+    party: &mut P,
+    aead: Aead,
+    key: &[P::Bit],
+    iv: &[u8],
+    records: &[SealedRecord],
+    claims: &[PlaintextClaim],
+) -> Result<()> {
+    if key.len() != 8 * aead.key_len() {
+        return Err(Error::Usage(format!(
+            "{} key bits for a {}-byte key",
+            key.len(),
+            aead.key_len()
+        )));
+    }
+    let iv_ok = match aead {
+        Aead::Aes128Gcm | Aead::Aes256Gcm => {
+            iv.len() == 4 && records.iter().all(|r| r.explicit_nonce.is_some())
+        }
+        Aead::ChaCha20Poly1305 => iv.len() == 12,
+    };
+    if !iv_ok {
+        return Err(Error::Usage(
+            "IV or explicit nonces do not fit the AEAD".into(),
+        ));
+    }
+    let mut dir = DirectionKey::new(aead, key, iv.to_vec());
+    records::assert_plaintext(party, &mut dir, records, claims).await
 }
 
 /// Authenticated outputs of a key schedule.

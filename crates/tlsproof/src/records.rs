@@ -422,3 +422,85 @@ async fn flush_openings<P: ZkParty>(
     bits.clear();
     Ok(())
 }
+
+/// A claim about the plaintext of one record: its bytes from `offset` on
+/// are `bytes` (see [`crate::assert_plaintext`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlaintextClaim {
+    /// Index of the record in the slice of records proven.
+    pub record: usize,
+    /// First byte of the claim within the record's plaintext.
+    pub offset: usize,
+    /// The claimed plaintext bytes.
+    pub bytes: Vec<u8>,
+}
+
+/// Prove, with a key authenticated elsewhere, that the claimed plaintext
+/// is the keystream XOR the public ciphertext: per claimed byte the
+/// keystream bits XOR the ciphertext bits are asserted equal to the claim.
+/// Uses assertions only (no opening), so it runs in a sealed proof.
+pub(crate) async fn assert_plaintext<P: ZkParty>(
+    party: &mut P,
+    key: &mut DirectionKey<P::Bit>,
+    records: &[crate::SealedRecord],
+    claims: &[PlaintextClaim],
+) -> Result<()> {
+    let block_len = key.aead.keystream_block_len();
+    // Claimed bytes per record: (position, value), sorted, each once.
+    let mut wanted: Vec<Vec<(usize, u8)>> = vec![Vec::new(); records.len()];
+    for c in claims {
+        let rec = records
+            .get(c.record)
+            .ok_or_else(|| Error::Malformed("a claim names a record not proven".into()))?;
+        let end = c
+            .offset
+            .checked_add(c.bytes.len())
+            .filter(|&e| e <= rec.ciphertext.len())
+            .ok_or_else(|| Error::Malformed("a claim runs past its record".into()))?;
+        wanted[c.record].extend((c.offset..end).zip(c.bytes.iter().copied()));
+    }
+    for w in &mut wanted {
+        w.sort_unstable();
+        let before = w.len();
+        w.dedup_by_key(|(p, _)| *p);
+        if w.len() != before {
+            // Two claims on one byte: equal values would be harmless, but
+            // a statement is simpler to read when each byte is claimed once.
+            return Err(Error::Malformed("two claims cover the same byte".into()));
+        }
+    }
+    let mut bits: Vec<P::Bit> = Vec::new();
+    let mut values: Vec<bool> = Vec::new();
+    for (record, want) in records.iter().zip(&wanted) {
+        let mut blocks: Vec<usize> = want.iter().map(|(p, _)| p / block_len).collect();
+        blocks.dedup();
+        let mut at = 0usize;
+        for chunk in blocks.chunks(KEYSTREAM_BATCH) {
+            let ks = key.keystream(party, record, chunk).await?;
+            for (&block, ks) in chunk.iter().zip(&ks) {
+                while let Some(&(pos, value)) = want.get(at) {
+                    if pos / block_len != block {
+                        break;
+                    }
+                    at += 1;
+                    let k = &ks[8 * (pos % block_len)..8 * (pos % block_len + 1)];
+                    let c_bits = bytes_to_bits(&[record.ciphertext[pos]]);
+                    let v_bits = bytes_to_bits(&[value]);
+                    for i in 0..8 {
+                        bits.push(party.xor(k[i], party.constant(c_bits[i])));
+                        values.push(v_bits[i]);
+                    }
+                }
+            }
+            if bits.len() >= OPEN_BATCH_BITS {
+                party.assert_public(&bits, &values).await?;
+                bits.clear();
+                values.clear();
+            }
+        }
+    }
+    if !bits.is_empty() {
+        party.assert_public(&bits, &values).await?;
+    }
+    Ok(())
+}

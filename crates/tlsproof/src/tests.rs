@@ -764,3 +764,64 @@ fn full_stack_proof_is_bound_to_its_context() {
     assert!(matches!(v, Err(Error::CheckFailed(_))), "{v:?}");
     assert!(p.is_err());
 }
+
+/// `assert_plaintext` with a key committed by the caller (as MPC mode's
+/// key imported from garbled labels): true claims across records pass, a
+/// claim with one flipped bit or at another offset is caught.
+#[test]
+fn assert_plaintext_with_an_authenticated_key() {
+    for (aead, seed, flip, shift) in [
+        (Aead::Aes128Gcm, 31, false, false),
+        (Aead::Aes256Gcm, 32, false, false),
+        (Aead::Aes128Gcm, 33, true, false),
+        (Aead::Aes128Gcm, 34, false, true),
+    ] {
+        let s = tls12_session(aead, seed, &[REQUEST], &[RESPONSE1, RESPONSE2]);
+        let records = s.statement.recv.records.clone();
+        let key = s.keys.1.clone();
+        let iv = s.ivs.1.clone();
+        let mut claims = vec![
+            PlaintextClaim {
+                record: 0,
+                offset: 3,
+                bytes: s.recv[0][3..40].to_vec(),
+            },
+            PlaintextClaim {
+                record: 1,
+                offset: 0,
+                bytes: s.recv[1][..17].to_vec(),
+            },
+        ];
+        if flip {
+            claims[1].bytes[16] ^= 0x04;
+        }
+        if shift {
+            claims[0].offset += 1;
+        }
+        let (a, b) = memory_duplex();
+        let (cot_s, cot_r) = ideal::pair(seed);
+        let cfg = Config::default();
+        let (p, v) = block_on(async {
+            let prover = async {
+                let mut p = Prover::new(cot_r, Channel::new(a), cfg).await?;
+                let k = p.commit_bytes(&key).await?;
+                assert_plaintext(&mut p, aead, &k, &iv, &records, &claims).await?;
+                p.finish().await.map(|_| ())
+            };
+            let verifier = async {
+                let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+                let mut v = Verifier::new(cot_s, Channel::new(b), cfg, &mut rng).await?;
+                let k = v.commit_bytes(key.len()).await?;
+                assert_plaintext(&mut v, aead, &k, &iv, &records, &claims).await?;
+                v.finish().await.map(|_| ())
+            };
+            futures::join!(prover, verifier)
+        });
+        if flip || shift {
+            assert!(v.is_err(), "seed {seed}: a false claim passed");
+        } else {
+            p.unwrap();
+            v.unwrap();
+        }
+    }
+}

@@ -29,6 +29,22 @@ pub const NAME: &str = "webproof.test";
 
 /// `n` random COTs from SoftSpokenOT: (Δ, sender keys, receiver MACs).
 pub fn cots(seed: u64, n: usize) -> (Block, Vec<Block>, Vec<Block>) {
+    let (delta, keys, macs, _, _) = cots_ext(seed, n);
+    (delta, keys, macs)
+}
+
+/// [`cots`], keeping the extensions: the same correlation (one `Δ`) goes
+/// on into the proof of the response.
+pub fn cots_ext(
+    seed: u64,
+    n: usize,
+) -> (
+    Block,
+    Vec<Block>,
+    Vec<Block>,
+    SoftSpokenSender,
+    SoftSpokenReceiver,
+) {
     let (a, b) = memory_duplex();
     let (mut ca, mut cb) = (Channel::new(a), Channel::new(b));
     let mut r1 = ChaCha20Rng::seed_from_u64(seed);
@@ -46,7 +62,7 @@ pub fn cots(seed: u64, n: usize) -> (Block, Vec<Block>, Vec<Block>) {
         );
         x.unwrap();
         y.unwrap();
-        (s.delta(), keys, macs)
+        (s.delta(), keys, macs, s, r)
     })
 }
 
@@ -171,11 +187,27 @@ pub fn sessions(
     pcfg: ProverConfig,
     vcfg: VerifierConfig,
 ) -> (ProverSession, ProverMsg, VerifierSession) {
-    let (delta, keys, macs) = cots(seed, cots_needed(pcfg.request.len()));
+    let (p, hello, v, _, _) = sessions_ext(seed, pcfg, vcfg);
+    (p, hello, v)
+}
+
+/// [`sessions`], with the COT extensions for the proof of the response.
+pub fn sessions_ext(
+    seed: u64,
+    pcfg: ProverConfig,
+    vcfg: VerifierConfig,
+) -> (
+    ProverSession,
+    ProverMsg,
+    VerifierSession,
+    SoftSpokenSender,
+    SoftSpokenReceiver,
+) {
+    let (delta, keys, macs, s, r) = cots_ext(seed, cots_needed(pcfg.request.len()));
     let mut rng = ChaCha20Rng::seed_from_u64(seed + 10);
     let (p, hello) = ProverSession::new(pcfg, CotPool::new(macs), &mut rng).unwrap();
     let v = VerifierSession::new(vcfg, delta, CotPool::new(keys), &mut rng);
-    (p, hello, v)
+    (p, hello, v, s, r)
 }
 
 /// Who stopped a session.

@@ -1,0 +1,547 @@
+//! The verified response: after the prover's `Close`, a sealed QuickSilver
+//! proof (`webproof_zk`) that the server records the verifier recorded
+//! decrypt, under the server write key of this session, to plaintext of
+//! which the prover reveals chosen byte ranges.
+//!
+//! # What is proven
+//! The prover's key-block share came out of the key derivation's garbled
+//! circuits as output labels ([`crate::KeyLabels`]), IT-MACs under the
+//! verifier's `Δ` (the COT sender's, which is also the proof's): both
+//! parties import them as authenticated bits (`import_labels`: MAC `L`,
+//! key `L0`), add the verifier's revealed masks (`CloseAck`) as public
+//! constants (`webproof_mpc::consistency::xor_public_prover` /
+//! `xor_public_verifier`) and so hold the authenticated server write key
+//! and IV, with no fresh commitment. The prover then claims, in the clear
+//! ([`ResponseClaim`]): the IV (the 4-byte GCM salt, a PRF output that
+//! says nothing of the key) and the bytes of each range it reveals. In
+//! the proof it asserts the IV bits equal the claimed IV, and, with
+//! `webproof_tlsproof::assert_plaintext` (proxy mode's keystream
+//! circuits, the AES counter blocks built from the salt and each
+//! record's explicit nonce), that each claimed byte is the keystream byte
+//! XOR the recorded ciphertext byte.
+//!
+//! # Where the public values come from
+//! The verifier builds the statement from its own recording
+//! ([`crate::VerifierOutcome::recording`]): the server's records after its
+//! ChangeCipherSpec, the first being the Finished (sequence number 0) and
+//! each later one numbered by its position; their content types, lengths
+//! (payload minus the 8-byte explicit nonce and the 16-byte tag),
+//! explicit nonces and ciphertexts. The response is the concatenation of
+//! the application-data records' plaintexts in that order; a claimed range
+//! is given as offsets into it, and the verifier maps them to records and
+//! record offsets itself. The prover's claim carries only the offsets and
+//! the bytes; the verifier's output ([`VerifiedResponse`]) places each
+//! revealed range at its offset in the response.
+//!
+//! # The run (one channel, after `Close` / `CloseAck`)
+//! 1. prover → verifier: the claim ([`ResponseClaim::encode`]);
+//! 2. both start the engine bound to a context naming the recording and
+//!    the claim ([`context`]), the verifier's COT sender being the
+//!    session's (one `Δ`: the garbling's, the OLEs', the proof's), and
+//!    `defer` (sealed mode);
+//! 3. the statement above ([`prove_statement`] / [`verify_statement`]);
+//! 4. `seal` (the prover commits to its held messages);
+//! 5. the verifier reveals `Δ` (`consistency::reveal_delta`), the prover
+//!    checks it against fresh COTs (`consistency::receive_delta`: a `Δ`
+//!    other than the COT sender's passes with probability `2^-128`) and
+//!    only then opens;
+//! 6. the verifier checks the opening and outputs the revealed ranges.
+//!
+//! # Security argument
+//! **Against a prover.** Its key-share bits are the output labels of the
+//! key derivation; a label for a bit other than the one the garbled
+//! circuit computed needs `Δ` (authenticity of the garbling), and
+//! importing a label with another value leaves a MAC off by `Δ ⊕ 1`, so
+//! the key bits in the proof are the key-block share the garbled circuits
+//! computed, plus masks the verifier chose itself: the server write key of
+//! the handshake the verifier checked (the server Finished's tag was
+//! checked in 2PC under that key). The records are the verifier's
+//! recording, complete before the mask was revealed. A claim of other
+//! bytes, other offsets or another IV is a false statement about
+//! authenticated bits, which passes QuickSilver's check with probability
+//! about `(q + 2)/2^127`; sealing keeps that bound, since the held
+//! messages are committed to before `Δ` is revealed. Record tags are not
+//! checked here: a record the prover injected into the server's stream
+//! before `CloseAck` decrypts under a keystream it did not know when it
+//! chose the ciphertext, so its plaintext is not the prover's to choose
+//! (`2^-8n` for an `n`-byte target).
+//!
+//! **Against a verifier.** Before `Δ` is revealed it sees only the claim
+//! (which the prover chose to reveal), corrections padded by COT bits and
+//! a hiding commitment; the opening, sent only after `Δ` checked out,
+//! holds hashes of MACs the verifier can compute itself from the claimed
+//! values. A verifier that reveals another `Δ` (to learn from the opening
+//! what an honest proof would not show) is caught by the prover before it
+//! opens.
+//!
+//! # Not in this proof yet
+//! The consistency proofs of the garbled circuits themselves
+//! (`webproof_mpc::consistency::prove_circuit` per key-derivation and
+//! record circuit, the prover's audit of the garbling after the `Δ`
+//! reveal): the sessions do not retain the evaluated and garbled circuits
+//! (`EvaluatedCircuit`, `GarbledCircuit`) nor the verifier's input bits
+//! yet. Until they do, the prover's audit here is the `Δ` check only, and
+//! soundness against a prover rests on the garbling's authenticity for the
+//! key-share labels (which holds against a malicious evaluator whatever
+//! the garbler did honestly); a garbler that garbled other functions is
+//! not yet caught.
+use crate::error::{Error, Result};
+use crate::hello::suite_params;
+use crate::prover::ProverOutcome;
+use crate::verifier::VerifierOutcome;
+use crate::KeyLabels;
+use core::ops::Range;
+use rand_core::{CryptoRng, RngCore};
+use sha2::{Digest, Sha256};
+use webproof_circuits::bits::bytes_to_bits;
+use webproof_core::cot::{RandomCotReceiver, RandomCotSender};
+use webproof_core::{Block, Channel, Io};
+use webproof_mpc::consistency;
+use webproof_proxy::record::{content_type, Record};
+use webproof_proxy::Recording;
+use webproof_tlsproof::{Aead, PlaintextClaim, SealedRecord};
+use webproof_zk::{Config, Prover, ProverBit, Verifier, VerifierBit};
+
+/// Most ranges one claim may reveal.
+pub const MAX_RANGES: usize = 4096;
+/// Bytes of the GCM record overhead: explicit nonce and tag.
+const GCM_OVERHEAD: usize = 8 + 16;
+
+/// What the prover reveals of the response, sent in the clear before the
+/// proof: the server IV (GCM salt) and, per range, its offset in the
+/// response and its bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResponseClaim {
+    /// The server write IV (the 4-byte GCM salt).
+    pub iv: Vec<u8>,
+    /// Per revealed range: its first byte's offset in the response, its bytes.
+    pub ranges: Vec<(usize, Vec<u8>)>,
+}
+
+impl ResponseClaim {
+    /// The honest claim of `ranges` (offsets into the decrypted response;
+    /// they must not overlap: the statement claims each byte once).
+    pub fn new(outcome: &ProverOutcome, ranges: &[Range<usize>]) -> Result<Self> {
+        let mut sorted: Vec<&Range<usize>> = ranges.iter().collect();
+        sorted.sort_unstable_by_key(|r| r.start);
+        if sorted.windows(2).any(|w| w[1].start < w[0].end) {
+            return Err(Error::Usage("overlapping ranges".into()));
+        }
+        let iv: Vec<u8> = outcome
+            .key_shares
+            .server_iv
+            .iter()
+            .zip(&outcome.revealed_server_iv)
+            .map(|(a, b)| a ^ b)
+            .collect();
+        let mut out = Vec::with_capacity(ranges.len());
+        for r in ranges {
+            let bytes = outcome.response.get(r.clone()).ok_or(Error::Usage(format!(
+                "range {r:?} outside the response ({} bytes)",
+                outcome.response.len()
+            )))?;
+            out.push((r.start, bytes.to_vec()));
+        }
+        Ok(ResponseClaim { iv, ranges: out })
+    }
+
+    /// `iv_len (1) || iv || count (4) || per range: offset (4), len (4), bytes`.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut v = vec![self.iv.len() as u8];
+        v.extend_from_slice(&self.iv);
+        v.extend_from_slice(&(self.ranges.len() as u32).to_be_bytes());
+        for (at, bytes) in &self.ranges {
+            v.extend_from_slice(&(*at as u32).to_be_bytes());
+            v.extend_from_slice(&(bytes.len() as u32).to_be_bytes());
+            v.extend_from_slice(bytes);
+        }
+        v
+    }
+
+    /// Parse [`Self::encode`]'s output.
+    pub fn decode(msg: &[u8]) -> Result<Self> {
+        const WHAT: &str = "response claim";
+        let mut r = msg;
+        let mut take = |n: usize| -> Result<&[u8]> {
+            if r.len() < n {
+                return Err(Error::Malformed(WHAT));
+            }
+            let (a, b) = r.split_at(n);
+            r = b;
+            Ok(a)
+        };
+        let u32_at = |b: &[u8]| u32::from_be_bytes(b.try_into().expect("4 bytes")) as usize;
+        let iv_len = take(1)?[0] as usize;
+        let iv = take(iv_len)?.to_vec();
+        let n = u32_at(take(4)?);
+        if n > MAX_RANGES {
+            return Err(Error::Malformed(WHAT));
+        }
+        let mut ranges = Vec::with_capacity(n);
+        for _ in 0..n {
+            let at = u32_at(take(4)?);
+            let len = u32_at(take(4)?);
+            ranges.push((at, take(len)?.to_vec()));
+        }
+        if !r.is_empty() {
+            return Err(Error::Malformed(WHAT));
+        }
+        Ok(ResponseClaim { iv, ranges })
+    }
+}
+
+/// One revealed range, as the verifier established it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RevealedRange {
+    /// Offset of the first byte in the response.
+    pub offset: usize,
+    /// The bytes, proven to be the response's from `offset` on.
+    pub bytes: Vec<u8>,
+}
+
+/// The verifier's result: the revealed ranges of the response, placed by
+/// its own recording.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VerifiedResponse {
+    /// Length of the response (the application data the server sent after
+    /// its Finished), from the recording.
+    pub response_len: usize,
+    /// The server write IV (GCM salt), proven.
+    pub server_iv: Vec<u8>,
+    /// The revealed ranges, in the order claimed.
+    pub ranges: Vec<RevealedRange>,
+    /// Bytes the proof took prover → verifier (the claim included).
+    pub prover_bytes: u64,
+    /// Bytes verifier → prover.
+    pub verifier_bytes: u64,
+}
+
+/// What the prover learns of its proof.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProofStats {
+    /// Bytes sent to the verifier (the claim included).
+    pub sent: u64,
+    /// Bytes received.
+    pub received: u64,
+    /// The engine's counters (AND gates, byte inversions, COTs used).
+    pub zk: webproof_zk::Stats,
+}
+
+/// The server's protected records of the session as the statement needs
+/// them: every record after the ChangeCipherSpec but the Finished
+/// (sequence numbers from 1), and for each application-data record its
+/// offset in the response.
+struct ServerRecords {
+    records: Vec<SealedRecord>,
+    /// `(index in records, offset in the response, length)` of each
+    /// application-data record.
+    app: Vec<(usize, usize, usize)>,
+    len: usize,
+}
+
+fn server_records(recording: &Recording) -> Result<ServerRecords> {
+    let recv: &[Record] = &recording.received;
+    let ccs = recv
+        .iter()
+        .position(|r| r.content_type == content_type::CHANGE_CIPHER_SPEC)
+        .ok_or(Error::Recording(
+            "no ChangeCipherSpec from the server".into(),
+        ))?;
+    // ccs + 1 is the Finished (sequence number 0).
+    let after = recv
+        .get(ccs + 2..)
+        .ok_or(Error::Recording("no Finished from the server".into()))?;
+    let mut out = ServerRecords {
+        records: Vec::with_capacity(after.len()),
+        app: Vec::new(),
+        len: 0,
+    };
+    for (i, r) in after.iter().enumerate() {
+        let p = &r.payload;
+        if p.len() < GCM_OVERHEAD {
+            return Err(Error::Recording(format!(
+                "server record {} too short for AES-GCM",
+                i + 1
+            )));
+        }
+        let ct = p[8..p.len() - 16].to_vec();
+        if r.content_type == content_type::APPLICATION_DATA {
+            out.app.push((i, out.len, ct.len()));
+            out.len += ct.len();
+        }
+        out.records.push(SealedRecord {
+            seq: i as u64 + 1,
+            explicit_nonce: Some(p[..8].try_into().expect("8 bytes")),
+            ciphertext: ct,
+        });
+    }
+    Ok(out)
+}
+
+/// Map the claim's ranges to per-record claims; refuses a range outside
+/// the response.
+fn record_claims(srv: &ServerRecords, claim: &ResponseClaim) -> Result<Vec<PlaintextClaim>> {
+    if claim.ranges.len() > MAX_RANGES {
+        return Err(Error::Malformed("too many ranges"));
+    }
+    let mut out = Vec::new();
+    for (at, bytes) in &claim.ranges {
+        let end = at
+            .checked_add(bytes.len())
+            .filter(|&e| e <= srv.len)
+            .ok_or(Error::Malformed(
+                "a claimed range lies outside the response",
+            ))?;
+        let mut pos = *at;
+        while pos < end {
+            // The application-data record holding `pos`.
+            let k = srv.app.partition_point(|&(_, off, len)| off + len <= pos);
+            let (ri, off, len) = srv.app[k];
+            let stop = end.min(off + len);
+            out.push(PlaintextClaim {
+                record: ri,
+                offset: pos - off,
+                bytes: bytes[pos - at..stop - at].to_vec(),
+            });
+            pos = stop;
+        }
+    }
+    Ok(out)
+}
+
+/// The proof's context: the recording and the claim.
+pub fn context(recording: &Recording, claim: &ResponseClaim) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update(b"webproof mpc-tls verified response v1");
+    h.update(recording.digest());
+    h.update(claim.encode());
+    h.finalize().into()
+}
+
+fn aead_for(key_len: usize) -> Result<Aead> {
+    match key_len {
+        16 => Ok(Aead::Aes128Gcm),
+        32 => Ok(Aead::Aes256Gcm),
+        _ => Err(Error::Unsupported(format!("{key_len}-byte server key"))),
+    }
+}
+
+/// The key block's layout: `client_key || server_key || client_iv ||
+/// server_iv`; the range of the server key's and the server IV's bits.
+fn key_block_bits(key_len: usize, iv_len: usize) -> (Range<usize>, Range<usize>, usize) {
+    let (k, i) = (8 * key_len, 8 * iv_len);
+    (k..2 * k, 2 * k + i..2 * k + 2 * i, 2 * k + 2 * i)
+}
+
+fn all_labels(labels: &[KeyLabels], bits: usize) -> Result<Vec<Block>> {
+    let v: Vec<Block> = labels
+        .iter()
+        .flat_map(|l| l.labels.iter().copied())
+        .collect();
+    if v.len() != bits {
+        return Err(Error::Malformed("key-block labels of the wrong length"));
+    }
+    Ok(v)
+}
+
+fn zk_err(e: webproof_core::Error) -> Error {
+    Error::Proof(e.to_string())
+}
+
+fn mpc_err(e: webproof_mpc::Error) -> Error {
+    match e {
+        webproof_mpc::Error::VerifierCheated(what) => Error::VerifierCheated(what.into()),
+        e => Error::Mpc(e),
+    }
+}
+
+/// The prover's statement, in a proof started with [`context`] and
+/// deferred: imports its key-share labels, adds the revealed masks,
+/// asserts the claimed IV and the claimed bytes. The claim's bytes are
+/// what the prover asserts, whatever its outcome decrypted.
+pub async fn prove_statement<C: RandomCotReceiver, T: Io>(
+    zk: &mut Prover<C, T>,
+    outcome: &ProverOutcome,
+    claim: &ResponseClaim,
+) -> Result<()> {
+    let shares = &outcome.key_shares;
+    let (kl, il) = (shares.server_key.len(), shares.server_iv.len());
+    let aead = aead_for(kl)?;
+    let (key_r, iv_r, n) = key_block_bits(kl, il);
+    let labels = all_labels(&outcome.key_labels, n)?;
+    let kb = [
+        &shares.client_key[..],
+        &shares.server_key,
+        &shares.client_iv,
+        &shares.server_iv,
+    ]
+    .concat();
+    let bits = zk
+        .import_labels(&labels, &bytes_to_bits(&kb))
+        .map_err(zk_err)?;
+    let key = consistency::xor_public_prover(
+        zk,
+        &bits[key_r],
+        &bytes_to_bits(&outcome.revealed_server_key),
+    )
+    .map_err(mpc_err)?;
+    let iv = consistency::xor_public_prover(
+        zk,
+        &bits[iv_r],
+        &bytes_to_bits(&outcome.revealed_server_iv),
+    )
+    .map_err(mpc_err)?;
+    statement::<_, ProverBit>(zk, aead, &key, &iv, &outcome.recording, claim).await?;
+    Ok(())
+}
+
+/// The verifier's side of [`prove_statement`]; returns the revealed
+/// ranges, valid only once the sealed proof verified.
+pub async fn verify_statement<C: RandomCotSender, T: Io>(
+    zk: &mut Verifier<C, T>,
+    outcome: &VerifierOutcome,
+    claim: &ResponseClaim,
+) -> Result<VerifiedResponse> {
+    let suite = suite_params(outcome.suite)
+        .ok_or(Error::Unsupported(format!("suite {:#06x}", outcome.suite)))?;
+    let shares = &outcome.key_shares;
+    let (kl, il) = (suite.key_len, suite.iv_len);
+    if shares.server_key.len() != kl || shares.server_iv.len() != il {
+        return Err(Error::Malformed("key shares of the wrong length"));
+    }
+    let aead = aead_for(kl)?;
+    let (key_r, iv_r, n) = key_block_bits(kl, il);
+    let labels = all_labels(&outcome.key_labels, n)?;
+    let bits = zk.import_labels(&labels);
+    let key =
+        consistency::xor_public_verifier(zk, &bits[key_r], &bytes_to_bits(&shares.server_key))
+            .map_err(mpc_err)?;
+    let iv = consistency::xor_public_verifier(zk, &bits[iv_r], &bytes_to_bits(&shares.server_iv))
+        .map_err(mpc_err)?;
+    let len = statement::<_, VerifierBit>(zk, aead, &key, &iv, &outcome.recording, claim).await?;
+    Ok(VerifiedResponse {
+        response_len: len,
+        server_iv: claim.iv.clone(),
+        ranges: claim
+            .ranges
+            .iter()
+            .map(|(offset, bytes)| RevealedRange {
+                offset: *offset,
+                bytes: bytes.clone(),
+            })
+            .collect(),
+        prover_bytes: 0,
+        verifier_bytes: 0,
+    })
+}
+
+/// The statement both parties run on the authenticated key and IV bits.
+/// Returns the response length.
+async fn statement<P: webproof_tlsproof::ZkParty<Bit = B>, B: Copy>(
+    zk: &mut P,
+    aead: Aead,
+    key: &[B],
+    iv: &[B],
+    recording: &Recording,
+    claim: &ResponseClaim,
+) -> Result<usize> {
+    if claim.iv.len() * 8 != iv.len() {
+        return Err(Error::Malformed("claimed IV of the wrong length"));
+    }
+    let srv = server_records(recording)?;
+    let claims = record_claims(&srv, claim)?;
+    zk.assert_public(iv, &bytes_to_bits(&claim.iv))
+        .await
+        .map_err(zk_err)?;
+    webproof_tlsproof::assert_plaintext(zk, aead, key, &claim.iv, &srv.records, &claims)
+        .await
+        .map_err(zk_err)?;
+    Ok(srv.len)
+}
+
+/// The prover's whole run on `ch` (see the module docs): send the claim,
+/// prove sealed, check the revealed `Δ`, open. `cot` is the receiver of
+/// the session's COT correlation (the one the pool's MACs came from).
+pub async fn prove_response<C: RandomCotReceiver, T: Io>(
+    cot: C,
+    mut ch: Channel<T>,
+    cfg: Config,
+    outcome: &ProverOutcome,
+    claim: &ResponseClaim,
+    rng: &mut (impl RngCore + CryptoRng),
+) -> Result<(ProofStats, C, Channel<T>)> {
+    let io = |e: webproof_core::ChannelError| Error::Proof(e.to_string());
+    let msg = claim.encode();
+    ch.send(&msg).await.map_err(io)?;
+    ch.flush().await.map_err(io)?;
+    let ctx = context(&outcome.recording, claim);
+    let mut zk = Prover::with_context(cot, ch, cfg, &ctx)
+        .await
+        .map_err(zk_err)?;
+    zk.defer();
+    prove_statement(&mut zk, outcome, claim).await?;
+    let zk_stats = zk.stats();
+    let mut salt = [0u8; 32];
+    rng.fill_bytes(&mut salt);
+    let mut sealed = zk.seal(salt).await.map_err(zk_err)?;
+    consistency::receive_delta(&mut sealed)
+        .await
+        .map_err(mpc_err)?;
+    let (cot, ch) = sealed.open().await.map_err(zk_err)?;
+    let s = ch.stats();
+    Ok((
+        ProofStats {
+            sent: s.sent(),
+            received: s.received(),
+            zk: zk_stats,
+        },
+        cot,
+        ch,
+    ))
+}
+
+/// The verifier's whole run on `ch`: receive the claim, verify the sealed
+/// proof, reveal `Δ`, check the opening. `cot` is the sender of the
+/// session's COT correlation (its `Δ` must be the garbler's).
+pub async fn verify_response<C: RandomCotSender, T: Io>(
+    cot: C,
+    mut ch: Channel<T>,
+    cfg: Config,
+    outcome: &VerifierOutcome,
+    rng: &mut (impl RngCore + CryptoRng),
+) -> Result<VerifiedResponse> {
+    let io = |e: webproof_core::ChannelError| Error::Proof(e.to_string());
+    let max = 1 + 255 + 4 + 8 * MAX_RANGES + outcome_len(outcome);
+    let msg = ch.recv(max).await.map_err(io)?;
+    let claim = ResponseClaim::decode(&msg)?;
+    let ctx = context(&outcome.recording, &claim);
+    let mut zk = Verifier::with_context(cot, ch, cfg, &ctx, rng)
+        .await
+        .map_err(zk_err)?;
+    if zk.delta() != outcome.delta {
+        return Err(Error::Usage(
+            "the proof's COT sender has another Delta than the garbler".into(),
+        ));
+    }
+    zk.defer();
+    let mut out = verify_statement(&mut zk, outcome, &claim).await?;
+    let mut sealed = zk.seal().await.map_err(zk_err)?;
+    consistency::reveal_delta(&mut sealed)
+        .await
+        .map_err(mpc_err)?;
+    let (_, ch) = sealed.verify().await.map_err(zk_err)?;
+    let s = ch.stats();
+    out.prover_bytes = s.received();
+    out.verifier_bytes = s.sent();
+    Ok(out)
+}
+
+/// Bytes of the recorded server payloads (a bound on a claim's bytes).
+fn outcome_len(outcome: &VerifierOutcome) -> usize {
+    outcome
+        .recording
+        .received
+        .iter()
+        .map(|r| r.payload.len())
+        .sum()
+}

@@ -1,0 +1,345 @@
+//! The verified response: after a whole session against the in-memory
+//! rustls server, the sealed proof that the recorded server records
+//! decrypt, under the key imported from the prover's key-share labels, to
+//! the revealed ranges. The honest run ends with the verifier holding
+//! exactly the true bytes; claims of other bytes, offsets, key or IV are
+//! refused; a verifier that reveals another `Δ` is caught by the prover.
+
+#![allow(clippy::single_range_in_vec_init)] // one revealed range is a list of one
+
+mod common;
+use aes_gcm::aes::cipher::{generic_array::GenericArray, BlockEncrypt, KeyInit};
+use common::*;
+use futures::executor::block_on;
+use rand::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+use webproof_core::cot::RandomCotSender;
+use webproof_core::{memory_duplex, Block, Channel};
+use webproof_mpc_tls::hello::*;
+use webproof_mpc_tls::response::{
+    context, prove_response, verify_response, verify_statement, ProofStats, ResponseClaim,
+    VerifiedResponse,
+};
+use webproof_mpc_tls::{Error, ProverOutcome};
+use webproof_ot::{SoftSpokenReceiver, SoftSpokenSender};
+use webproof_zk::{Config, Verifier};
+
+fn response(n: usize) -> Vec<u8> {
+    let body: Vec<u8> = (0..n).map(|i| b'a' + (i * 7 % 26) as u8).collect();
+    let mut r = format!("HTTP/1.1 200 OK\r\nContent-Length: {n}\r\n\r\n").into_bytes();
+    r.extend(body);
+    r
+}
+
+fn request() -> Vec<u8> {
+    let mut req = b"GET /bytes?size=2000 HTTP/1.1\r\nHost: webproof.test\r\nX-Padding: ".to_vec();
+    req.resize(1024 - 4, b'p');
+    req.extend(b"\r\n\r\n");
+    req
+}
+
+struct Session {
+    d: Done,
+    s: SoftSpokenSender,
+    r: SoftSpokenReceiver,
+}
+
+fn session(seed: u64, suite: u16, body: usize) -> Session {
+    let c = certs(KeyKind::Ecdsa, &[NAME], false);
+    let req = request();
+    let (p, hello, v, s, r) = sessions_ext(
+        seed,
+        prover_config(NAME, suite, GROUP_P256, true, &req),
+        verifier_config(&c.ca_der, NAME),
+    );
+    let d = run(p, hello, v, server(&c), &response(body), Hooks::default()).unwrap();
+    assert_eq!(d.prover.response, response(body));
+    Session { d, s, r }
+}
+
+fn cfg() -> Config {
+    Config {
+        cot_batch: 1 << 18,
+        ..Config::default()
+    }
+}
+
+/// Both parties' runs of the proof, each on its end of one channel.
+fn prove(
+    s: Session,
+    outcome: &ProverOutcome,
+    claim: &ResponseClaim,
+) -> (
+    Result<ProofStats, Error>,
+    Result<VerifiedResponse, Error>,
+    Done,
+) {
+    let (a, b) = memory_duplex();
+    let mut r1 = ChaCha20Rng::seed_from_u64(100);
+    let mut r2 = ChaCha20Rng::seed_from_u64(101);
+    let (p, v) = block_on(async {
+        futures::join!(
+            async {
+                prove_response(s.r, Channel::new(a), cfg(), outcome, claim, &mut r1)
+                    .await
+                    .map(|(st, _, _)| st)
+            },
+            verify_response(s.s, Channel::new(b), cfg(), &s.d.verifier, &mut r2)
+        )
+    });
+    (p, v, s.d)
+}
+
+/// The server's application-data records after its Finished: (sequence
+/// number, payload), from the recording.
+fn app_records(d: &Done) -> Vec<(u64, Vec<u8>)> {
+    let recv = &d.verifier.recording.received;
+    let ccs = recv.iter().position(|r| r.content_type == 20).unwrap();
+    recv[ccs + 2..]
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.content_type == 23)
+        .map(|(i, r)| (i as u64 + 1, r.payload.clone()))
+        .collect()
+}
+
+/// AES-GCM CTR decryption of a TLS 1.2 record payload (no tag check).
+fn ctr_decrypt(key: &[u8], salt: &[u8], payload: &[u8]) -> Vec<u8> {
+    let ct = &payload[8..payload.len() - 16];
+    let mut out = Vec::with_capacity(ct.len());
+    for (i, chunk) in ct.chunks(16).enumerate() {
+        let mut block = [0u8; 16];
+        block[..4].copy_from_slice(salt);
+        block[4..12].copy_from_slice(&payload[..8]);
+        block[12..].copy_from_slice(&(i as u32 + 2).to_be_bytes());
+        let mut b = GenericArray::from(block);
+        if key.len() == 16 {
+            aes_gcm::aes::Aes128::new_from_slice(key)
+                .unwrap()
+                .encrypt_block(&mut b);
+        } else {
+            aes_gcm::aes::Aes256::new_from_slice(key)
+                .unwrap()
+                .encrypt_block(&mut b);
+        }
+        out.extend(chunk.iter().zip(b.iter()).map(|(c, k)| c ^ k));
+    }
+    out
+}
+
+fn server_key(o: &ProverOutcome) -> (Vec<u8>, Vec<u8>) {
+    let x = |a: &[u8], b: &[u8]| -> Vec<u8> { a.iter().zip(b).map(|(p, q)| p ^ q).collect() };
+    (
+        x(&o.key_shares.server_key, &o.revealed_server_key),
+        x(&o.key_shares.server_iv, &o.revealed_server_iv),
+    )
+}
+
+/// The reference case: 1 KB request, 2 KB response, both AES-GCM suites;
+/// the verifier ends with exactly the revealed bytes at their offsets.
+#[test]
+fn honest_one_kb_request_two_kb_response() {
+    for (seed, suite) in [
+        (20, ECDHE_ECDSA_AES128_GCM_SHA256),
+        (21, ECDHE_ECDSA_AES256_GCM_SHA384),
+    ] {
+        let s = session(seed, suite, 2000);
+        let resp = s.d.prover.response.clone();
+        // The status line, a piece of the body, the last byte.
+        let ranges = [0..15, 100..1337, resp.len() - 1..resp.len()];
+        let outcome = s.d.prover.clone();
+        let claim = ResponseClaim::new(&outcome, &ranges).unwrap();
+        let t = std::time::Instant::now();
+        let (p, v, d) = prove(s, &outcome, &claim);
+        let st = p.unwrap();
+        let v = v.unwrap();
+        assert_eq!(v.response_len, resp.len());
+        assert_eq!(v.server_iv, server_key(&d.prover).1);
+        assert_eq!(v.ranges.len(), ranges.len());
+        for (got, want) in v.ranges.iter().zip(&ranges) {
+            assert_eq!(got.offset, want.start);
+            assert_eq!(got.bytes, resp[want.clone()]);
+        }
+        assert_eq!(v.prover_bytes, st.sent);
+        assert_eq!(v.verifier_bytes, st.received);
+        eprintln!(
+            "suite {suite:#06x}: response proof of {} revealed bytes: {} AND, {} byte inversions, {} COTs; {:.1} KB P->V, {:.1} KB V->P (COT extension included), {:.2} s",
+            ranges.iter().map(|r| r.len()).sum::<usize>(),
+            st.zk.and_gates,
+            st.zk.byte_invs,
+            st.zk.cots_used,
+            st.sent as f64 / 1e3,
+            st.received as f64 / 1e3,
+            t.elapsed().as_secs_f64()
+        );
+    }
+}
+
+/// A response over several records: a range across a record boundary is
+/// placed by the verifier's recording.
+#[test]
+fn range_across_records() {
+    let s = session(22, ECDHE_ECDSA_AES128_GCM_SHA256, 20_000);
+    let recs = app_records(&s.d);
+    assert!(recs.len() >= 2, "the response fits one record");
+    let first = recs[0].1.len() - 24;
+    let resp = s.d.prover.response.clone();
+    let ranges = [first - 10..first + 10, resp.len() - 5..resp.len()];
+    let outcome = s.d.prover.clone();
+    let claim = ResponseClaim::new(&outcome, &ranges).unwrap();
+    let (p, v, _) = prove(s, &outcome, &claim);
+    p.unwrap();
+    let v = v.unwrap();
+    assert_eq!(v.response_len, resp.len());
+    for (got, want) in v.ranges.iter().zip(&ranges) {
+        assert_eq!(
+            (got.offset, &got.bytes[..]),
+            (want.start, &resp[want.clone()])
+        );
+    }
+}
+
+fn refused(s: Session, outcome: &ProverOutcome, claim: &ResponseClaim) {
+    let (_, v, _) = prove(s, outcome, claim);
+    match v {
+        Err(Error::Proof(_)) => {}
+        other => panic!("the verifier accepted or failed otherwise: {other:?}"),
+    }
+}
+
+/// One flipped bit of one claimed byte.
+#[test]
+fn other_plaintext_is_refused() {
+    let s = session(23, ECDHE_ECDSA_AES128_GCM_SHA256, 2000);
+    let outcome = s.d.prover.clone();
+    let mut claim = ResponseClaim::new(&outcome, &[9..12, 500..600]).unwrap();
+    claim.ranges[1].1[42] ^= 0x20;
+    refused(s, &outcome, &claim);
+}
+
+/// True bytes claimed at another offset.
+#[test]
+fn other_offset_is_refused() {
+    let s = session(24, ECDHE_ECDSA_AES128_GCM_SHA256, 2000);
+    let outcome = s.d.prover.clone();
+    let mut claim = ResponseClaim::new(&outcome, &[700..760]).unwrap();
+    claim.ranges[0].0 += 1;
+    refused(s, &outcome, &claim);
+}
+
+/// Overlapping ranges are refused when the claim is made.
+#[test]
+fn overlapping_ranges_are_refused() {
+    let s = session(30, ECDHE_ECDSA_AES128_GCM_SHA256, 100);
+    let e = ResponseClaim::new(&s.d.prover, &[0..10, 20..30, 9..12]).unwrap_err();
+    assert!(matches!(e, Error::Usage(_)), "{e:?}");
+    ResponseClaim::new(&s.d.prover, &[0..10, 10..12]).unwrap();
+}
+
+/// A claim past the response's end is refused before the proof.
+#[test]
+fn range_outside_the_response_is_refused() {
+    let s = session(25, ECDHE_ECDSA_AES128_GCM_SHA256, 2000);
+    let outcome = s.d.prover.clone();
+    let len = outcome.response.len();
+    let mut claim = ResponseClaim::new(&outcome, &[len - 4..len]).unwrap();
+    claim.ranges[0].1.push(b'!');
+    let (_, v, _) = prove(s, &outcome, &claim);
+    assert!(matches!(v, Err(Error::Malformed(_))), "{v:?}");
+}
+
+/// The prover proves with another key: its key share with one bit flipped
+/// (so imported with values other than its labels carry), and claims the
+/// plaintext that key gives, consistently.
+#[test]
+fn another_key_is_refused() {
+    let s = session(26, ECDHE_ECDSA_AES128_GCM_SHA256, 2000);
+    let mut outcome = s.d.prover.clone();
+    outcome.key_shares.server_key[3] ^= 0x01;
+    let (key, iv) = server_key(&outcome);
+    let recs = app_records(&s.d);
+    let pt = ctr_decrypt(&key, &iv, &recs[0].1);
+    assert_ne!(pt[..100], s.d.prover.response[..100]);
+    let claim = ResponseClaim {
+        iv,
+        ranges: vec![(0, pt[..100].to_vec())],
+    };
+    refused(s, &outcome, &claim);
+}
+
+/// The helper decrypts as the server encrypted (so the test above claims
+/// what the other key really gives).
+#[test]
+fn ctr_decrypt_matches_the_response() {
+    let s = session(27, ECDHE_ECDSA_AES128_GCM_SHA256, 2000);
+    let (key, iv) = server_key(&s.d.prover);
+    let recs = app_records(&s.d);
+    assert_eq!(
+        ctr_decrypt(&key, &iv, &recs[0].1),
+        s.d.prover.response[..recs[0].1.len() - 24]
+    );
+}
+
+/// Another server IV (GCM salt) with the true bytes.
+#[test]
+fn another_iv_is_refused() {
+    let s = session(28, ECDHE_ECDSA_AES128_GCM_SHA256, 2000);
+    let outcome = s.d.prover.clone();
+    let mut claim = ResponseClaim::new(&outcome, &[0..16]).unwrap();
+    claim.iv[1] ^= 0x80;
+    refused(s, &outcome, &claim);
+}
+
+/// A verifier that reveals another `Δ` after the seal (to learn from the
+/// opening) is caught by the prover, which then does not open.
+#[test]
+fn verifier_revealing_another_delta_is_caught() {
+    let s = session(29, ECDHE_ECDSA_AES128_GCM_SHA256, 2000);
+    let outcome = s.d.prover.clone();
+    let claim = ResponseClaim::new(&outcome, &[0..40]).unwrap();
+    let (a, b) = memory_duplex();
+    let mut r1 = ChaCha20Rng::seed_from_u64(1);
+    let mut r2 = ChaCha20Rng::seed_from_u64(2);
+    let vo = s.d.verifier.clone();
+    let (p, v) = block_on(async {
+        futures::join!(
+            prove_response(s.r, Channel::new(a), cfg(), &outcome, &claim, &mut r1),
+            async {
+                // The honest verifier's steps up to the seal.
+                let mut ch = Channel::new(b);
+                let msg = ch.recv(1 << 20).await.unwrap();
+                let claim = ResponseClaim::decode(&msg).unwrap();
+                let ctx = context(&vo.recording, &claim);
+                let mut zk = Verifier::with_context(s.s, ch, cfg(), &ctx, &mut r2)
+                    .await
+                    .unwrap();
+                zk.defer();
+                verify_statement(&mut zk, &vo, &claim).await.unwrap();
+                let mut sealed = zk.seal().await.unwrap();
+                // The reveal, with Δ' = Δ ⊕ 2 (lsb still 1) and the true
+                // COT keys: it passes a check of lsb(Δ') and of lsb(K).
+                let delta = sealed.delta() ^ Block::from_bytes([2; 16]);
+                let (cot, ch) = sealed.parts();
+                let mut keys = Vec::new();
+                cot.extend(ch, webproof_mpc::consistency::DELTA_CHECK_COTS, &mut keys)
+                    .await
+                    .unwrap();
+                let mut msg = delta.to_bytes().to_vec();
+                for k in &keys {
+                    msg.extend_from_slice(&k.to_bytes());
+                }
+                ch.send(&msg).await.unwrap();
+                ch.flush().await.unwrap();
+                (delta, sealed.delta())
+            }
+        )
+    });
+    let (fake, real) = v;
+    assert_ne!(fake, real);
+    assert!(fake.lsb());
+    match p {
+        Err(Error::VerifierCheated(_)) => {}
+        Err(e) => panic!("the prover failed otherwise: {e:?}"),
+        Ok(_) => panic!("the prover did not catch the verifier"),
+    }
+}
