@@ -21,7 +21,9 @@ use crate::hello::{
 use crate::kdf::{KdfPlans, KdfProver, KeyLabels};
 use crate::keyx::{ectf_cots, ProverKx, ProverKx2, Shares, ECTF_STREAM};
 use crate::msg::{ProverMsg, VerifierMsg};
-use crate::rec::{key_iv, RecSpec, CLIENT_FINISHED, SERVER_FINISHED};
+use crate::rec::{
+    check_server_finished, key_iv, server_alert, RecSpec, CLIENT_FINISHED, SERVER_FINISHED,
+};
 use aes_gcm::aead::{Aead, KeyInit, Payload};
 use rand_chacha::ChaCha20Rng;
 use rand_core::{CryptoRng, RngCore, SeedableRng};
@@ -582,20 +584,12 @@ impl ProverSession {
                 Ok(())
             }
             Srv::Finished => {
-                if ct != content_type::HANDSHAKE {
-                    return Err(Error::ServerEncrypted(ct));
-                }
-                if rec.payload.len() != 40 {
-                    return Err(Error::ServerFinished);
-                }
+                check_server_finished(&rec)?;
                 self.server_finished = Some(rec);
                 self.srv = Srv::App;
                 self.start_record(out)
             }
-            _ if ct == content_type::ALERT => Err(match rec.payload[..] {
-                [level, description] => Error::ServerAlert { level, description },
-                _ => Error::Malformed("a server alert that is not two bytes"),
-            }),
+            _ if ct == content_type::ALERT => Err(server_alert(&rec.payload)),
             Srv::Ccs => {
                 if ct != content_type::CHANGE_CIPHER_SPEC || rec.payload != [1] {
                     return Err(Error::Unsupported(

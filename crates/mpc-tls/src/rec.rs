@@ -4,10 +4,35 @@
 //! number, content type, which write key, the circuit plan), so they
 //! cannot disagree on it; the protocol steps are `webproof_mpc::record`'s.
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use std::sync::Arc;
 use webproof_mpc::record;
 use webproof_mpc::Plan;
+use webproof_proxy::record::{content_type, Record};
+
+/// Bytes of the server Finished record's payload: explicit nonce (8),
+/// encrypted Finished message (16), tag (16).
+const SERVER_FINISHED_RECORD: usize = 40;
+
+/// The server's encrypted Finished record, as both parties first check it
+/// before the 2PC check of its contents.
+pub(crate) fn check_server_finished(rec: &Record) -> Result<()> {
+    if rec.content_type != content_type::HANDSHAKE {
+        return Err(Error::ServerEncrypted(rec.content_type));
+    }
+    if rec.payload.len() != SERVER_FINISHED_RECORD {
+        return Err(Error::ServerFinished);
+    }
+    Ok(())
+}
+
+/// A server alert during the handshake, as the error that ends the session.
+pub(crate) fn server_alert(payload: &[u8]) -> Error {
+    match *payload {
+        [level, description] => Error::ServerAlert { level, description },
+        _ => Error::Malformed("a server alert that is not two bytes"),
+    }
+}
 
 /// Id of the client Finished record.
 pub(crate) const CLIENT_FINISHED: u32 = 0;

@@ -64,7 +64,7 @@ use crate::hello::{self, client_key_exchange, finished, group_curve, suite_param
 use crate::kdf::{KdfPlans, KdfPublic, KdfVerifier, KeyLabels};
 use crate::keyx::{ectf_cots, Shares, VerifierKx, VerifierKx2, ECTF_STREAM};
 use crate::msg::{ProverMsg, VerifierMsg};
-use crate::rec::{key_iv, RecSpec, SERVER_FINISHED};
+use crate::rec::{check_server_finished, key_iv, server_alert, RecSpec, SERVER_FINISHED};
 use rand_chacha::ChaCha20Rng;
 use rand_core::{CryptoRng, RngCore, SeedableRng};
 use webproof_circuits::tls::Tls12Suite;
@@ -495,20 +495,12 @@ impl VerifierSession {
                 Ok(())
             }
             Srv::Finished => {
-                if ct != content_type::HANDSHAKE {
-                    return Err(Error::ServerEncrypted(ct));
-                }
-                if rec.payload.len() != 40 {
-                    return Err(Error::ServerFinished);
-                }
+                check_server_finished(&rec)?;
                 self.server_finished = Some(rec);
                 self.srv = Srv::App;
                 Ok(())
             }
-            _ if ct == content_type::ALERT => Err(match rec.payload[..] {
-                [level, description] => Error::ServerAlert { level, description },
-                _ => Error::Malformed("a server alert that is not two bytes"),
-            }),
+            _ if ct == content_type::ALERT => Err(server_alert(&rec.payload)),
             Srv::Ccs => {
                 if ct == content_type::HANDSHAKE {
                     return Err(Error::Unsupported(
