@@ -26,6 +26,9 @@
 //! - [`response`]: the verified response, a sealed proof after the
 //!   session that the recorded server records decrypt, under the key the
 //!   2PC derived, to the byte ranges the prover reveals;
+//! - [`output`]: the verifier's output in proxy mode's shape
+//!   ([`webproof_proxy::VerifierOutput`]), every field from its own
+//!   recording and checks;
 //! - [`cots`]: the correlated OTs the caller supplies;
 //! - [`error`]: the one error type.
 //!
@@ -96,6 +99,7 @@ pub mod hello;
 pub mod kdf;
 pub mod keyx;
 pub mod msg;
+pub mod output;
 pub mod prover;
 pub mod rec;
 pub mod response;
@@ -105,6 +109,7 @@ pub use cots::{cots_needed, CotPool};
 pub use error::{Error, Result};
 pub use kdf::KeyLabels;
 pub use msg::{ProverMsg, VerifierMsg};
+pub use output::verifier_output;
 pub use prover::{ProverConfig, ProverOutcome, ProverOutput, ProverSession};
 pub use response::{prove_response, verify_response, ResponseClaim, VerifiedResponse};
 pub use verifier::{VerifierConfig, VerifierOutcome, VerifierSession};

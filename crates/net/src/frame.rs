@@ -49,6 +49,68 @@ pub async fn read_frame<R: AsyncRead + Unpin>(r: &mut R, max: usize) -> Result<O
     Ok(Some(buf))
 }
 
+/// Reads frames like [`read_frame`], but is cancel-safe: a `select!`
+/// branch may drop [`FrameReader::next`] mid-frame, and the bytes read so
+/// far stay in the reader's buffer for the next call.
+#[derive(Debug)]
+pub struct FrameReader {
+    buf: Vec<u8>,
+    max: usize,
+}
+
+impl FrameReader {
+    /// A reader of frames of at most `max` bytes.
+    pub fn new(max: usize) -> Self {
+        FrameReader {
+            buf: Vec::new(),
+            max,
+        }
+    }
+
+    /// Bytes read past the last frame returned.
+    pub fn buffered(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// The next frame; `Ok(None)` on a clean EOF between frames.
+    pub async fn next<R: AsyncRead + Unpin>(&mut self, r: &mut R) -> Result<Option<Vec<u8>>> {
+        loop {
+            if self.buf.len() >= 4 {
+                let len = u32::from_le_bytes(self.buf[..4].try_into().expect("4 bytes")) as usize;
+                if len > self.max {
+                    return Err(NetError::Proxy(webproof_proxy::ProxyError::Protocol(
+                        format!(
+                            "peer sent a {len}-byte frame, at most {} allowed here",
+                            self.max
+                        ),
+                    )));
+                }
+                if self.buf.len() >= 4 + len {
+                    let frame = self.buf[4..4 + len].to_vec();
+                    self.buf.drain(..4 + len);
+                    return Ok(Some(frame));
+                }
+                // One allocation for a large frame instead of doublings.
+                self.buf.reserve(4 + len - self.buf.len());
+            } else {
+                self.buf.reserve(4096);
+            }
+            // `read_buf` is cancel-safe: cancelled, it has read nothing.
+            let n = r
+                .read_buf(&mut self.buf)
+                .await
+                .map_err(NetError::io("reading a frame"))?;
+            if n == 0 {
+                return if self.buf.is_empty() {
+                    Ok(None)
+                } else {
+                    Err(NetError::Disconnected("in the middle of a frame".into()))
+                };
+            }
+        }
+    }
+}
+
 /// Write one frame and flush.
 pub async fn write_frame<W: AsyncWrite + Unpin>(w: &mut W, payload: &[u8]) -> Result<()> {
     let len = u32::try_from(payload.len()).map_err(|_| {

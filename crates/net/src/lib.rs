@@ -12,6 +12,8 @@
 //!   they name (the address policy of [`policy`] on the address actually
 //!   reached), relays and records within limits and timeouts, and drives
 //!   the proof engine;
+//! - [`mpc`]: MPC mode's sessions (`webproof_mpc_tls`) on the same link
+//!   and service: the prover connects to the server itself;
 //! - [`mux`]: the relay and the preprocessing on one link;
 //! - [`transport`]: TCP, TLS and WebSocket links to a verifier;
 //! - [`frame`]: framing and byte counting on tokio streams.
@@ -23,6 +25,7 @@
 
 pub mod fixture;
 pub mod frame;
+pub mod mpc;
 pub mod mux;
 pub mod policy;
 pub mod prover;
@@ -33,7 +36,7 @@ pub mod verifier;
 
 pub use fixture::{Fixture, FixtureCerts};
 pub use policy::{IpNet, ServerPolicy};
-pub use prover::{prove, ProveOptions, ProveOutcome, ProveStats};
+pub use prover::{prove, Mode, ProveOptions, ProveOutcome, ProveStats};
 pub use verifier::{Verifier, VerifierConfig};
 pub use webproof_proxy::protocol::{RejectKind, Rejection};
 use webproof_proxy::session::SessionError;
@@ -88,6 +91,10 @@ pub enum NetError {
     /// The prover/verifier channel failed.
     #[error(transparent)]
     Channel(#[from] webproof_core::ChannelError),
+    /// MPC mode: this party's session or the proof of the response failed
+    /// (a check on the server's flight, a 2PC step, the peer's abort).
+    #[error("MPC session: {0}")]
+    Mpc(#[from] webproof_mpc_tls::Error),
 }
 
 impl NetError {
@@ -106,6 +113,7 @@ impl NetError {
             NetError::Forbidden(_) => "forbidden",
             NetError::Setup(_) => "setup",
             NetError::Channel(_) => "channel",
+            NetError::Mpc(_) => "mpc",
         }
     }
 

@@ -60,6 +60,47 @@ pub struct ProveOptions {
     /// [`webproof_tlsproof::session::expected_cots`]). A larger response
     /// still proves, with more preprocessing during the proof.
     pub expect_response: usize,
+    /// Proxy mode (the verifier relays) or MPC mode (the prover connects
+    /// to the server and both parties act as the TLS client).
+    pub mode: Mode,
+    /// MPC mode: connect to this address instead of resolving `host`
+    /// (the name is still the one sent and checked).
+    pub server_addr: Option<std::net::SocketAddr>,
+}
+
+/// How the session reaches the server.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// The verifier relays the prover's TLS connection and records it;
+    /// the prover proves the records in zero knowledge.
+    #[default]
+    Proxy,
+    /// The prover connects to the server; the verifier takes part in the
+    /// TLS client through two-party computation and never relays
+    /// (TLS 1.2).
+    Mpc,
+}
+
+impl Mode {
+    /// The name on the command line and in CSVs.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Proxy => "proxy",
+            Mode::Mpc => "mpc",
+        }
+    }
+}
+
+impl core::str::FromStr for Mode {
+    type Err = String;
+    fn from_str(s: &str) -> core::result::Result<Self, String> {
+        match s {
+            "proxy" => Ok(Mode::Proxy),
+            "mpc" => Ok(Mode::Mpc),
+            _ => Err(format!("unknown mode {s:?} (proxy, mpc)")),
+        }
+    }
 }
 
 /// Default of [`ProveOptions::expect_response`].
@@ -86,6 +127,8 @@ impl ProveOptions {
             transport: TransportOptions::default(),
             attest: None,
             expect_response: DEFAULT_EXPECT_RESPONSE,
+            mode: Mode::Proxy,
+            server_addr: None,
         })
     }
 
@@ -170,7 +213,17 @@ pub struct ProveOutcome {
 
 /// Fetch the URL through the verifier and prove the response.
 pub async fn prove(opts: &ProveOptions) -> Result<ProveOutcome> {
-    timeout(opts.timeout, "the whole proving session", prove_inner(opts)).await
+    match opts.mode {
+        Mode::Proxy => timeout(opts.timeout, "the whole proving session", prove_inner(opts)).await,
+        Mode::Mpc => {
+            timeout(
+                opts.timeout,
+                "the whole proving session",
+                crate::mpc::prove(opts),
+            )
+            .await
+        }
+    }
 }
 
 fn client_config(

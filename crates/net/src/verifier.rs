@@ -140,10 +140,18 @@ pub async fn handle_prover_io<S: AsyncRead + AsyncWrite + Unpin + Send + 'static
     let policy = AdmissionPolicy {
         api_key_digests: cfg.api_key_digests.clone(),
     };
-    let Admitted { host, port, engine } = match session.on_hello(hello, &policy) {
+    let Admitted {
+        host,
+        port,
+        engine,
+        mpc,
+    } = match session.on_hello(hello, &policy) {
         Ok(a) => a,
         Err(r) => return Err(refuse(&mut prover, r).await),
     };
+    if let Some(terms) = mpc {
+        return crate::mpc::verify(prover, host, port, terms, cfg).await;
+    }
     // Accepted; the prover's first preprocessing message came with its
     // hello, so the base OT's answer follows in this same flight.
     send_msg(&mut prover, &session.accepted()).await?;

@@ -209,6 +209,7 @@ async fn prover_disconnecting_mid_protocol() {
                 port: s.fixture.addr.port(),
                 api_key: None,
                 expected_cots: 1_000_000,
+                mpc: None,
             };
             webproof_net::frame::send_msg(&mut c, &hello).await.unwrap();
         }

@@ -468,6 +468,7 @@ fn refused_hellos_say_why() {
             port: 443,
             api_key: api_key.map(Into::into),
             expected_cots,
+            mpc: None,
         };
     let keyed = AdmissionPolicy {
         api_key_digests: vec![api_key_digest("right")],

@@ -21,6 +21,11 @@ pub enum ProofKind {
     /// A zero-knowledge proof of the statement: key derivation bound to the
     /// handshake, every disclosed byte decrypted under the derived keys.
     Zk,
+    /// MPC mode: the verifier took part in the TLS client as one party of
+    /// a two-party computation (it never relayed the connection), then a
+    /// zero-knowledge proof showed the disclosed bytes decrypt under the
+    /// key the 2PC derived.
+    Mpc,
 }
 
 /// The verified result of one proxy-mode session.

@@ -93,12 +93,26 @@ pub enum ProverMsg {
         /// bounds it and refuses a hello without a usable value.
         #[serde(default)]
         expected_cots: u64,
+        /// Present for an MPC-mode session (`webproof_mpc_tls`): the
+        /// prover connects to the server itself and the parties act as the
+        /// TLS client together; absent, the verifier relays (proxy mode).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mpc: Option<MpcHello>,
     },
     /// The proof's announcement; the proof's stream follows at once.
     Proof {
         /// How the statement is established.
         payload: ProofPayload,
     },
+}
+
+/// What an MPC-mode hello states beyond proxy mode's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MpcHello {
+    /// Bytes of the HTTP request: its records are encrypted in 2PC, so
+    /// both parties size the session's correlated OTs from it. The
+    /// verifier bounds it.
+    pub request_len: u64,
 }
 
 /// The proof of the statement. One kind today; an enum so that another
@@ -475,6 +489,7 @@ mod tests {
             port: 443,
             api_key: None,
             expected_cots: 1_234_567,
+            mpc: None,
         };
         match decode::<ProverMsg>(&encode(&hello)).unwrap() {
             ProverMsg::Hello { expected_cots, .. } => assert_eq!(expected_cots, 1_234_567),

@@ -110,6 +110,7 @@ fn control_messages_random_and_mutated() {
             port: 443,
             api_key: Some("k".into()),
             expected_cots: 1 << 20,
+            mpc: None,
         }),
         protocol::encode(&ProverMsg::Proof {
             payload: ProofPayload::Zk {

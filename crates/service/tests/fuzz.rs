@@ -72,6 +72,7 @@ fn seeds() -> Vec<Vec<u8>> {
             port: 443,
             api_key: Some("key".into()),
             expected_cots: 1_000_000,
+            mpc: None,
         }),
         encode(&VerifierMsg::Accepted),
         encode(&VerifierMsg::Ready {

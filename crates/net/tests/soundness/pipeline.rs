@@ -82,6 +82,7 @@ pub fn verify_after_relay(
         port: vcfg.port,
         api_key: None,
         expected_cots: 1,
+        mpc: None,
     };
     session
         .on_hello(hello, &AdmissionPolicy::default())

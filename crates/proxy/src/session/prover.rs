@@ -183,6 +183,7 @@ impl ProverSession {
             port: self.cfg.port,
             api_key: self.cfg.api_key.clone(),
             expected_cots: self.expected_cots,
+            mpc: None,
         }
     }
 

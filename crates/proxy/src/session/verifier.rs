@@ -89,6 +89,9 @@ pub struct Admitted {
     pub port: u16,
     /// The engine's preprocessing size.
     pub engine: SessionConfig,
+    /// An MPC-mode session's terms (the driver runs `webproof_mpc_tls`
+    /// instead of the relay); `None`: proxy mode.
+    pub mpc: Option<crate::protocol::MpcHello>,
 }
 
 /// What the verifier does after the prover's `Proof` message.
@@ -160,6 +163,7 @@ impl VerifierSession {
             port,
             api_key,
             expected_cots,
+            mpc,
         } = msg
         else {
             return Err(Rejection::new(RejectKind::Protocol, "expected hello"));
@@ -191,7 +195,12 @@ impl VerifierSession {
         self.host = host.clone();
         self.port = port;
         self.stage = Stage::Admitted;
-        Ok(Admitted { host, port, engine })
+        Ok(Admitted {
+            host,
+            port,
+            engine,
+            mpc,
+        })
     }
 
     /// The answer to an admitted hello.

@@ -197,6 +197,7 @@ pub fn hello(env: &Env) -> Vec<u8> {
             port: env.fixture.addr.port(),
             api_key: None,
             expected_cots: 1_000_000,
+            mpc: None,
         },
     ))
 }

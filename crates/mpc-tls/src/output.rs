@@ -1,0 +1,167 @@
+//! The verifier's output of an MPC-mode session, in proxy mode's shape
+//! ([`webproof_proxy::VerifierOutput`]), so the service, the CLI, the
+//! verdict and the harness read both modes alike.
+//!
+//! # Where each field comes from
+//! Everything is the verifier's own: the server name and port from the
+//! hello it admitted (the name is the one the certificate was checked
+//! against), the time from its clock, the version, suite, group and
+//! certificate from the server flight it parsed ([`VerifierOutcome`]), the
+//! lengths of both directions and their order from its recording (each
+//! application-data record's payload minus the 8-byte explicit nonce and
+//! the 16-byte tag), the revealed bytes from the proof it checked
+//! ([`VerifiedResponse`]).
+//!
+//! # What MPC mode does not state yet
+//! - The request's bytes: its records were encrypted in 2PC, and no proof
+//!   opens them yet, so `sent` has its length and nothing revealed.
+//! - The server's closing alert: it is encrypted, and the proof does not
+//!   cover it, so `server_close_notify` is `false` and `server_alert`
+//!   `None` (a response framed by Content-Length or chunking is still
+//!   judged complete on its revealed head).
+
+use crate::error::{Error, Result};
+use crate::response::VerifiedResponse;
+use crate::verifier::VerifierOutcome;
+use sha2::{Digest, Sha256};
+use webproof_attestation::{Direction as ADirection, OrderSpan};
+use webproof_proxy::disclosure::DisclosedData;
+use webproof_proxy::output::ProofKind;
+use webproof_proxy::record::{content_type, Record};
+use webproof_proxy::{CipherSuite, Direction, KxGroup, Recording, TlsVersion, VerifierOutput};
+
+/// AES-GCM's explicit nonce and tag.
+const GCM_OVERHEAD: usize = 8 + 16;
+
+/// Application-data bytes of each record of one direction (0 for the
+/// handshake, the Finished, alerts).
+fn app_lengths(records: &[Record]) -> Vec<usize> {
+    let mut encrypted = false;
+    records
+        .iter()
+        .map(|r| {
+            if r.content_type == content_type::CHANGE_CIPHER_SPEC {
+                encrypted = true;
+                return 0;
+            }
+            if encrypted && r.content_type == content_type::APPLICATION_DATA {
+                r.payload.len().saturating_sub(GCM_OVERHEAD)
+            } else {
+                0
+            }
+        })
+        .collect()
+}
+
+/// The order of application data across directions, as runs, from the
+/// recording's record order.
+fn order(recording: &Recording) -> Vec<OrderSpan> {
+    let lens = [
+        app_lengths(&recording.sent),
+        app_lengths(&recording.received),
+    ];
+    let mut next = [0usize; 2];
+    let mut offset = [0u32; 2];
+    let mut out: Vec<OrderSpan> = Vec::new();
+    for &d in &recording.order {
+        let i = d as usize;
+        let n = lens[i].get(next[i]).copied().unwrap_or(0);
+        next[i] += 1;
+        if n == 0 {
+            continue;
+        }
+        // Bounded by the recorder's limits, far below 4 GiB.
+        let n = u32::try_from(n).unwrap_or(u32::MAX);
+        let direction = match d {
+            Direction::Sent => ADirection::Sent,
+            Direction::Received => ADirection::Received,
+        };
+        match out.last_mut() {
+            Some(last) if last.direction == direction => last.end += n,
+            _ => out.push(OrderSpan {
+                direction,
+                start: offset[i],
+                end: offset[i] + n,
+            }),
+        }
+        offset[i] += n;
+    }
+    out
+}
+
+/// The verifier's output of a session whose response proof it checked.
+/// `server_name` and `port` are those it admitted, `time` the session's
+/// (Unix seconds, the certificate was checked at it).
+pub fn verifier_output(
+    outcome: &VerifierOutcome,
+    verified: &VerifiedResponse,
+    server_name: &str,
+    port: u16,
+    time: u64,
+) -> Result<VerifierOutput> {
+    let cipher_suite = CipherSuite::from_code(outcome.suite)
+        .ok_or_else(|| Error::Unsupported(format!("suite {:#06x}", outcome.suite)))?;
+    let key_exchange_group = KxGroup::from_code(outcome.group)
+        .ok_or_else(|| Error::Unsupported(format!("group {:#06x}", outcome.group)))?;
+    let leaf = outcome
+        .certificates
+        .first()
+        .ok_or(Error::Recording("no server certificate".into()))?;
+    let sent_len: usize = app_lengths(&outcome.recording.sent).iter().sum();
+    let received_len: usize = app_lengths(&outcome.recording.received).iter().sum();
+    if received_len != verified.response_len {
+        return Err(Error::Recording(format!(
+            "the proof covers {} response bytes, the recording holds {received_len}",
+            verified.response_len
+        )));
+    }
+    let mut view = vec![None; received_len];
+    for r in &verified.ranges {
+        let slot = view
+            .get_mut(r.offset..r.offset + r.bytes.len())
+            .ok_or(Error::Malformed(
+                "a revealed range lies outside the response",
+            ))?;
+        for (v, b) in slot.iter_mut().zip(&r.bytes) {
+            *v = Some(*b);
+        }
+    }
+    let response_complete = webproof_proxy::http::response_completeness(&view, false);
+    Ok(VerifierOutput {
+        server_name: server_name.to_string(),
+        server_port: port,
+        time,
+        tls_version: TlsVersion::Tls12,
+        cipher_suite,
+        key_exchange_group,
+        server_certificate_sha256: hex::encode(Sha256::digest(leaf)),
+        proof: ProofKind::Mpc,
+        sent: DisclosedData::from_view(&vec![None; sent_len]),
+        received: DisclosedData::from_view(&view),
+        server_close_notify: false,
+        server_alert: None,
+        server_records_after_cut: 0,
+        response_complete,
+        order: order(&outcome.recording),
+        json: Vec::new(),
+    })
+}
+
+/// The reason code and text a verifier sends when `e` ends its session
+/// (proxy mode's codes, so a prover reads both modes' refusals alike).
+pub fn rejection(e: &Error) -> webproof_proxy::protocol::Rejection {
+    use webproof_proxy::protocol::{RejectKind as K, Rejection};
+    let kind = match e {
+        Error::Tls(p) => return Rejection::from(p),
+        Error::Malformed(_) | Error::Oversized { .. } => K::Malformed,
+        Error::Unsupported(_) => K::Unsupported,
+        Error::ServerAlert { .. } => K::HandshakeAlert,
+        Error::ServerFinished => K::Finished,
+        Error::ServerClosed => K::Incomplete,
+        Error::Decrypt { .. } => K::Decrypt,
+        Error::Proof(_) => K::Opening,
+        Error::CotsExhausted { .. } => K::SessionSize,
+        _ => K::Protocol,
+    };
+    Rejection::new(kind, e.to_string())
+}

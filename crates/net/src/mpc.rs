@@ -1,0 +1,436 @@
+//! MPC mode's drivers: the prover connects to the server itself and, with
+//! the verifier, acts as the TLS 1.2 client in two-party computation
+//! (`webproof_mpc_tls`); then it proves the response. Same link, same
+//! hello, same verdict as proxy mode: a hello with `mpc` set takes this
+//! path ([`crate::verifier::handle_prover_io`] dispatches).
+//!
+//! # The link, phase by phase
+//! 1. **Hello** (JSON, proxy mode's `ProverMsg::Hello` with
+//!    [`MpcHello`]: the request's length) → `Accepted` or `Refused`.
+//! 2. **Preprocessing**: SoftSpokenOT setup and the session's correlated
+//!    OTs ([`cots_needed`] of the request's length), the verifier being
+//!    the COT sender: its `Δ` is the garbler's, the OLEs' and the proof's.
+//! 3. **Session**: `webproof_mpc_tls` messages, one per frame, until the
+//!    verifier's `CloseAck`; the prover moves the server's bytes. A party
+//!    whose session fails sends `Abort` with the reason and hangs up.
+//! 4. **Proof of the response** (`webproof_mpc_tls::response`) on a
+//!    `Channel` over the link, the COT extensions going on.
+//! 5. **Verdict** (JSON, proxy mode's `VerifierMsg::Verdict`): the output
+//!    ([`webproof_mpc_tls::verifier_output`], every field from the
+//!    verifier's own recording) or the rejection.
+//!
+//! Every protocol decision is `webproof_mpc_tls`'s; this module moves
+//! frames and the server's bytes, keeps time and enforces timeouts and
+//! sizes.
+
+use crate::frame::{
+    read_frame, recv_msg, recv_msg_limited, send_msg, write_frame, Counted, FrameReader,
+};
+use crate::prover::{ProveOptions, ProveOutcome, ProveStats};
+use crate::transport::connect_verifier;
+use crate::verifier::VerifierConfig;
+use crate::{timeout, NetError, Result};
+use std::net::SocketAddr;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio_util::compat::TokioAsyncReadCompatExt;
+use webproof_core::cot::{RandomCotReceiver, RandomCotSender};
+use webproof_core::Channel;
+use webproof_mpc_tls as mpc;
+use webproof_mpc_tls::{cots_needed, CotPool, ResponseClaim};
+use webproof_ot::{SoftSpokenReceiver, SoftSpokenSender};
+use webproof_proxy::disclosure::Disclosure;
+use webproof_proxy::protocol::{
+    MpcHello, ProverMsg, RejectKind, Rejection, VerifierMsg, MAX_VERDICT_MSG, PROTOCOL_VERSION,
+};
+use webproof_proxy::{Direction, RecorderLimits, VerifierOutput, VerifyConfig};
+
+/// Largest session message the prover accepts: the garbled tables of the
+/// key derivation and the records (about 11 MB for AES-128-GCM-SHA256 and
+/// a 1 KB request; the SHA-384 suites' full PRF and a 16 KB request take
+/// more).
+const MAX_FROM_VERIFIER: usize = 256 << 20;
+/// Largest session message the verifier accepts: a server flight the
+/// prover forwards, bounded by the recorder's limits, or a step's flips.
+const MAX_FROM_PROVER: usize = 32 << 20;
+
+/// The proof engine's settings, the same on both sides (the COT batch
+/// size decides when both extend).
+fn proof_config() -> webproof_zk::Config {
+    webproof_zk::Config {
+        cot_batch: 1 << 18,
+        ..webproof_zk::Config::default()
+    }
+}
+
+fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+fn engine_error(phase: &str, e: webproof_core::Error) -> NetError {
+    crate::proof_step_error("the peer", phase, e, |e| NetError::Engine {
+        phase: phase.to_string(),
+        source: e,
+    })
+}
+
+fn channel_back<T>(
+    r: core::result::Result<T, webproof_core::ChannelError>,
+    after: &str,
+) -> Result<T> {
+    r.map_err(|e| NetError::Disconnected(format!("after {after}: {e}")))
+}
+
+// ---------------------------------------------------------------- verifier
+
+/// The verifier's MPC session with an admitted prover (the hello's
+/// `Accepted` not sent yet): preprocessing, the 2PC session, the proof of
+/// the response, the verdict.
+pub(crate) async fn verify<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
+    mut prover: S,
+    host: String,
+    port: u16,
+    terms: MpcHello,
+    cfg: &VerifierConfig,
+) -> Result<VerifierOutput> {
+    let request_len = match usize::try_from(terms.request_len) {
+        Ok(n) if (1..=mpc::cots::MAX_REQUEST).contains(&n) => n,
+        _ => {
+            let why = Rejection::new(
+                RejectKind::SessionSize,
+                format!(
+                    "MPC mode takes a request of 1 to {} bytes, not {}",
+                    mpc::cots::MAX_REQUEST,
+                    terms.request_len
+                ),
+            );
+            send_msg(&mut prover, &VerifierMsg::Refused(why.clone())).await?;
+            let _ = prover.shutdown().await;
+            return Err(NetError::Refused(why));
+        }
+    };
+    send_msg(&mut prover, &VerifierMsg::Accepted).await?;
+    // Preprocessing: this party is the COT sender.
+    let mut ch = Channel::new(prover.compat());
+    let (sender, keys) = timeout(cfg.connect_timeout, "the MPC preprocessing", async {
+        let mut s = SoftSpokenSender::setup(&mut ch, &mut rand::rngs::OsRng)
+            .await
+            .map_err(|e| engine_error("the MPC preprocessing", e))?;
+        let mut keys = Vec::new();
+        s.extend(&mut ch, cots_needed(request_len), &mut keys)
+            .await
+            .map_err(|e| engine_error("the MPC preprocessing", e))?;
+        Ok((s, keys))
+    })
+    .await?;
+    let mut prover = channel_back(ch.into_inner().await, "the MPC preprocessing")?.into_inner();
+
+    let time = unix_now();
+    let session_cfg = mpc::VerifierConfig {
+        verify: VerifyConfig {
+            roots: cfg.roots.clone(),
+            server_name: host.clone(),
+            port,
+            time,
+        },
+        limits: cfg.limits,
+    };
+    let mut session = mpc::VerifierSession::new(
+        session_cfg,
+        sender.delta(),
+        CotPool::new(keys),
+        &mut rand::rngs::OsRng,
+    );
+    let run = async {
+        while !session.is_closed() {
+            let frame = timeout(
+                cfg.idle_timeout,
+                "waiting for the prover's next MPC message",
+                read_frame(&mut prover, MAX_FROM_PROVER),
+            )
+            .await?
+            .ok_or_else(|| NetError::Disconnected("the prover hung up mid-session".into()))?;
+            match session.on_bytes(&frame) {
+                Ok(out) => {
+                    for m in out {
+                        write_frame(&mut prover, &m.encode()).await?;
+                    }
+                }
+                Err(e) => {
+                    let why = mpc::output::rejection(&e);
+                    // Best effort: the prover may be gone (or the one who aborted).
+                    if !matches!(e, mpc::Error::Aborted(_)) {
+                        let _ = write_frame(
+                            &mut prover,
+                            &mpc::VerifierMsg::Abort(why.to_string()).encode(),
+                        )
+                        .await;
+                    }
+                    return Err(NetError::Mpc(e));
+                }
+            }
+        }
+        Ok(())
+    };
+    timeout(cfg.relay_timeout, "the MPC session", run).await?;
+    let outcome = session.finish()?;
+
+    // The proof of the response, on a channel that borrows the link: the
+    // verdict follows on the link itself.
+    let ch = Channel::new((&mut prover).compat());
+    let proved = timeout(cfg.proof_timeout, "the proof of the response", async {
+        mpc::verify_response(sender, ch, proof_config(), &outcome, &mut rand::rngs::OsRng)
+            .await
+            .map_err(NetError::Mpc)
+    })
+    .await;
+    let result = proved.and_then(|verified| {
+        mpc::verifier_output(&outcome, &verified, &host, port, time).map_err(NetError::Mpc)
+    });
+    let verdict = VerifierMsg::Verdict {
+        result: match &result {
+            Ok(out) => Ok(out.digested()),
+            Err(NetError::Mpc(e)) => Err(mpc::output::rejection(e)),
+            Err(e) => Err(Rejection::new(RejectKind::Protocol, e.to_string())),
+        },
+        attestation: None,
+    };
+    // The prover may already be gone; the outcome stands either way.
+    let _ = send_msg(&mut prover, &verdict).await;
+    let _ = prover.shutdown().await;
+    result
+}
+
+// ------------------------------------------------------------------ prover
+
+/// The prover's MPC session: [`crate::prove`] with `opts.mode` MPC.
+pub(crate) async fn prove(opts: &ProveOptions) -> Result<ProveOutcome> {
+    let t0 = Instant::now();
+    if opts.attest.is_some() {
+        return Err(NetError::Setup(
+            "MPC mode does not make attestations yet: drop --attest, or use --mode proxy".into(),
+        ));
+    }
+    if matches!(opts.version, Some(v) if v != webproof_proxy::TlsVersion::Tls12) {
+        return Err(NetError::Setup(
+            "MPC mode runs TLS 1.2 only (TLS 1.3 is proxy mode's)".into(),
+        ));
+    }
+    let request = opts.request();
+    let session_cfg = mpc::ProverConfig {
+        server_name: opts.host.clone(),
+        suites: opts
+            .suites
+            .iter()
+            .map(|s| s.code())
+            .filter(|&c| mpc::cots::runs_suite(c))
+            .collect(),
+        groups: opts.groups.iter().map(|g| g.code()).collect(),
+        ems: true,
+        request: request.clone(),
+        limits: RecorderLimits::default(),
+    };
+    if !opts.suites.is_empty() && session_cfg.suites.is_empty() {
+        return Err(NetError::Setup(
+            "none of the chosen suites runs in MPC mode (TLS 1.2 ECDHE with AES-GCM)".into(),
+        ));
+    }
+    let stream = connect_verifier(&opts.verifier, &opts.transport).await?;
+    let mut link = Counted::new(stream);
+    let counters = link.counters();
+    let hello = ProverMsg::Hello {
+        version: PROTOCOL_VERSION,
+        host: opts.host.clone(),
+        port: opts.port,
+        api_key: opts.api_key.clone(),
+        // Proxy mode's preprocessing size; unused by MPC mode, which sizes
+        // its COTs from the request, but admission bounds it.
+        expected_cots: 1,
+        mpc: Some(MpcHello {
+            request_len: request.len() as u64,
+        }),
+    };
+    send_msg(&mut link, &hello).await?;
+    match recv_msg::<_, VerifierMsg>(&mut link, "the verifier's answer to the hello").await? {
+        VerifierMsg::Accepted => {}
+        VerifierMsg::Refused(r) if r.kind == RejectKind::Unauthorized => {
+            return Err(NetError::Unauthorized(r.detail))
+        }
+        VerifierMsg::Refused(r) => return Err(NetError::Refused(r)),
+        other => {
+            return Err(NetError::Proxy(webproof_proxy::ProxyError::Protocol(
+                format!("expected the hello's answer, got {other:?}"),
+            )))
+        }
+    }
+    // Preprocessing: this party is the COT receiver.
+    let mut ch = Channel::new(link.compat());
+    let mut receiver = SoftSpokenReceiver::setup(&mut ch, &mut rand::rngs::OsRng)
+        .await
+        .map_err(|e| engine_error("the MPC preprocessing", e))?;
+    let mut macs = Vec::new();
+    receiver
+        .extend(&mut ch, cots_needed(request.len()), &mut macs)
+        .await
+        .map_err(|e| engine_error("the MPC preprocessing", e))?;
+    let mut link = channel_back(ch.into_inner().await, "the MPC preprocessing")?.into_inner();
+    let t1 = Instant::now();
+    let (up0, down0) = (counters.sent(), counters.received());
+
+    // The session: the first message goes out while the server's TCP
+    // connection opens.
+    let (mut session, first) =
+        mpc::ProverSession::new(session_cfg, CotPool::new(macs), &mut rand::rngs::OsRng)?;
+    write_frame(&mut link, &first.encode()).await?;
+    let server = timeout(
+        Duration::from_secs(10),
+        "connecting to the server",
+        connect_server(&opts.host, opts.port, opts.server_addr),
+    )
+    .await?;
+    let outcome = run_session(&mut session, &mut link, server).await?;
+    let t2 = Instant::now();
+
+    // The proof of the response.
+    let response = outcome.response.clone();
+    let disclosure =
+        webproof_proxy::http::disclosure_from_items(&opts.reveal, &request, &response)?;
+    let ranges: Vec<core::ops::Range<usize>> = disclosure
+        .ranges(Direction::Received)
+        .iter()
+        .map(|r| r.start..r.end)
+        .collect();
+    let claim = ResponseClaim::new(&outcome, &ranges)?;
+    let ch = Channel::new((&mut link).compat());
+    mpc::prove_response(
+        receiver,
+        ch,
+        proof_config(),
+        &outcome,
+        &claim,
+        &mut rand::rngs::OsRng,
+    )
+    .await?;
+    let verdict: VerifierMsg = recv_msg_limited(&mut link, "the verdict", MAX_VERDICT_MSG).await?;
+    let output = match verdict {
+        VerifierMsg::Verdict { result: Ok(d), .. } => {
+            // What MPC mode discloses: the claimed ranges of the response,
+            // nothing of the request (see `webproof_mpc_tls::output`).
+            let shown = Disclosure {
+                sent: Vec::new(),
+                received: disclosure.ranges(Direction::Received).to_vec(),
+            };
+            d.expand(&request, &response, &shown)?
+        }
+        VerifierMsg::Verdict { result: Err(r), .. } => return Err(NetError::Rejected(r)),
+        other => {
+            return Err(NetError::Proxy(webproof_proxy::ProxyError::Protocol(
+                format!("expected the verdict, got {other:?}"),
+            )))
+        }
+    };
+    let t3 = Instant::now();
+    let ms = |a: Instant, b: Instant| (b - a).as_secs_f64() * 1000.0;
+    Ok(ProveOutcome {
+        output,
+        stats: ProveStats {
+            time_preprocess_ms: ms(t0, t1),
+            time_online_ms: ms(t1, t3),
+            time_total_ms: ms(t0, t3),
+            uploaded_preprocess: up0,
+            downloaded_preprocess: down0,
+            uploaded_online: counters.sent() - up0,
+            downloaded_online: counters.received() - down0,
+            time_tls_ms: ms(t1, t2),
+            time_proof_ms: ms(t2, t3),
+        },
+        response,
+        attestation: None,
+    })
+}
+
+async fn connect_server(host: &str, port: u16, at: Option<SocketAddr>) -> Result<TcpStream> {
+    let s = match at {
+        Some(a) => TcpStream::connect(a).await,
+        None => TcpStream::connect((host, port)).await,
+    }
+    .map_err(NetError::io(format!(
+        "connecting to the server {host}:{port}"
+    )))?;
+    let _ = s.set_nodelay(true);
+    Ok(s)
+}
+
+/// Run the prover's session to its outcome: verifier frames in, the
+/// server's bytes in, whatever the session says out; `Close` once the
+/// server is done and the request is out.
+async fn run_session<L: AsyncRead + AsyncWrite + Unpin>(
+    session: &mut mpc::ProverSession,
+    link: &mut L,
+    server: TcpStream,
+) -> Result<mpc::ProverOutcome> {
+    let (mut srv_rd, mut srv_wr) = server.into_split();
+    let mut frames = FrameReader::new(MAX_FROM_VERIFIER);
+    let mut buf = vec![0u8; 32 << 10];
+    let mut server_open = true;
+    let mut close_sent = false;
+    let idle = Duration::from_secs(30);
+    loop {
+        if let Some(o) = session.outcome() {
+            if frames.buffered() != 0 {
+                return Err(NetError::Proxy(webproof_proxy::ProxyError::Protocol(
+                    "the verifier sent more after its CloseAck".into(),
+                )));
+            }
+            return Ok(o.clone());
+        }
+        let step = tokio::select! {
+            f = frames.next(link) => {
+                let f = f?.ok_or_else(|| NetError::Disconnected("the verifier hung up mid-session".into()))?;
+                session.on_verifier_bytes(&f)
+            }
+            n = srv_rd.read(&mut buf), if server_open => match n {
+                Ok(0) | Err(_) => {
+                    server_open = false;
+                    session.on_server_closed()
+                }
+                Ok(n) => session.on_server_bytes(&buf[..n]),
+            },
+            _ = tokio::time::sleep(idle) => {
+                return Err(NetError::Timeout(format!("the MPC session idle for {} s", idle.as_secs())));
+            }
+        };
+        let out = match step {
+            Ok(out) => out,
+            Err(e) => {
+                if !matches!(e, mpc::Error::Aborted(_)) {
+                    let why = mpc::output::rejection(&e);
+                    let _ =
+                        write_frame(link, &mpc::ProverMsg::Abort(why.to_string()).encode()).await;
+                }
+                return Err(NetError::Mpc(e));
+            }
+        };
+        if !out.to_server.is_empty() {
+            srv_wr
+                .write_all(&out.to_server)
+                .await
+                .map_err(NetError::io("writing to the server"))?;
+        }
+        for m in out.to_verifier {
+            write_frame(link, &m.encode()).await?;
+        }
+        if !close_sent && session.server_done() && session.request_sent() {
+            close_sent = true;
+            // The transcript ends here: what the server does after (its
+            // TCP close after close_notify) is no longer the session's.
+            server_open = false;
+            let m = session.close()?;
+            write_frame(link, &m.encode()).await?;
+        }
+    }
+}
