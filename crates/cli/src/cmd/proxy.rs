@@ -50,6 +50,16 @@ pub struct ProveArgs {
     /// The https:// URL to fetch.
     #[arg(long)]
     url: String,
+    /// How the server is reached. proxy: the verifier relays your TLS
+    /// connection and records it; mpc: you connect to the server yourself
+    /// and the verifier takes part in the TLS client by two-party
+    /// computation, never seeing the keys (TLS 1.2, ECDHE, AES-GCM).
+    #[arg(long, default_value = "proxy", value_name = "proxy|mpc")]
+    mode: webproof_net::Mode,
+    /// With --mode mpc: connect to this address instead of resolving the
+    /// URL's host (the host is still the name sent and checked).
+    #[arg(long, value_name = "IP:PORT")]
+    connect: Option<std::net::SocketAddr>,
     /// Extra request header ('Name: value'); repeatable.
     #[arg(short = 'H', long = "header")]
     headers: Vec<String>,
@@ -186,6 +196,11 @@ fn prove_options(a: &ProveArgs) -> anyhow::Result<ProveOptions> {
             .ca_pems
             .push(std::fs::read(p).with_context(|| format!("reading {}", p.display()))?);
     }
+    o.mode = a.mode;
+    if a.connect.is_some() && a.mode != webproof_net::Mode::Mpc {
+        bail!("--connect is for --mode mpc (in proxy mode the verifier connects)");
+    }
+    o.server_addr = a.connect;
     o.version = a.tls;
     o.suites = a.suites.clone();
     o.groups = a.groups.clone();
@@ -372,6 +387,11 @@ fn print_output(o: &VerifierOutput) {
         "proof: {:?}; server close_notify: {}",
         o.proof, o.server_close_notify
     );
+    if o.proof == webproof_proxy::ProofKind::Mpc {
+        println!(
+            "note: MPC mode proves the response; the request's bytes are not opened yet (length only)"
+        );
+    }
     if o.proof == webproof_proxy::ProofKind::FullReveal && o.sent.hidden() + o.received.hidden() > 0
     {
         println!(
@@ -423,17 +443,20 @@ async fn demo() -> anyhow::Result<()> {
         fixture.addr.port(),
         fixture.certs.ca_path.display()
     );
-    // (title, version, suites, path, reveal items)
+    // (title, mode, version, suites, path, reveal items)
     type Run<'a> = (
         &'a str,
+        webproof_net::Mode,
         Option<TlsVersion>,
         Vec<CipherSuite>,
         &'a str,
         &'a [&'a str],
     );
-    let runs: [Run<'_>; 2] = [
+    use webproof_net::Mode;
+    let runs: [Run<'_>; 3] = [
         (
             "TLS 1.3, JSON: reveal the request without its cookie, the status line, Content-Type and two JSON fields",
+            Mode::Proxy,
             Some(TlsVersion::Tls13),
             vec![CipherSuite::TLS13_AES_128_GCM_SHA256],
             "/json",
@@ -441,14 +464,25 @@ async fn demo() -> anyhow::Result<()> {
         ),
         (
             "TLS 1.2 (ECDHE-ECDSA, ChaCha20-Poly1305), HTML page revealed in full",
+            Mode::Proxy,
             Some(TlsVersion::Tls12),
             vec![CipherSuite::TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256],
             "/html",
             &["all"],
         ),
+        (
+            "MPC mode, TLS 1.2 (ECDHE-ECDSA, AES-128-GCM): the prover connects to the server itself, \
+             the verifier takes part in the TLS client by 2PC; reveal the status line, Content-Type and one JSON field",
+            Mode::Mpc,
+            Some(TlsVersion::Tls12),
+            vec![CipherSuite::TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256],
+            "/json",
+            &["header:content-type", "json:account.balance.amount"],
+        ),
     ];
-    for (title, version, suites, path, reveal) in runs {
+    for (title, mode, version, suites, path, reveal) in runs {
         let (mut o, vtask) = demo_session(&fixture, path, None).await?;
+        o.mode = mode;
         o.version = version;
         o.suites = suites;
         o.reveal = webproof_proxy::http::parse_items(reveal)?;
