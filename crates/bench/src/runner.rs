@@ -117,10 +117,10 @@ pub fn run(opts: &RunOptions) -> anyhow::Result<RunSummary> {
     // Refuse what cannot run before touching the network.
     let mut runnable = Vec::new();
     for b in benches {
-        if b.adapter.is_none() && b.mode == Mode::Mpc {
+        if b.adapter.is_none() && b.mode == Mode::Mpc && b.tls == OfferedVersion::V13 {
             let msg = format!(
-                "{}:{}: bench `{}/{}`: mode `mpc` is not available yet in webproof \
-                 (set `mode = \"proxy\"` or `proxy = true`, or pass --skip-unavailable)",
+                "{}:{}: bench `{}/{}`: MPC mode over TLS 1.3 is not available yet in webproof \
+                 (set `tls = \"1.2\"`, or pass --skip-unavailable)",
                 opts.config.display(),
                 b.line,
                 b.group,
@@ -133,11 +133,12 @@ pub fn run(opts: &RunOptions) -> anyhow::Result<RunSummary> {
             }
             bail!(msg);
         }
-        if b.adapter.is_none() && b.mode == Mode::Proxy && opts.exe.webproof.is_none() {
+        if b.adapter.is_none() && b.mode != Mode::Plain && opts.exe.webproof.is_none() {
             bail!(
-                "bench `{}/{}` needs the webproof binary for proxy mode",
+                "bench `{}/{}` needs the webproof binary for {} mode",
                 b.group,
-                b.name
+                b.name,
+                b.mode.as_str()
             );
         }
         runnable.push(b);
@@ -819,7 +820,7 @@ fn run_sample(ctx: &SampleCtx<'_>) -> anyhow::Result<Outcome> {
     let header = format!("X-Padding: {}", vals["padding"]);
     let mut cmd = match (ctx.adapter, &b.mode) {
         (Some(a), _) => adapter_command(ctx, &prover_ns, &a.prover, &vals)?,
-        (None, Mode::Proxy) => {
+        (None, mode @ (Mode::Proxy | Mode::Mpc)) => {
             let mut c = webproof(ctx, &prover_ns)?;
             c.args([
                 "prove",
@@ -830,6 +831,10 @@ fn run_sample(ctx: &SampleCtx<'_>) -> anyhow::Result<Outcome> {
                 "-H",
                 &header,
             ]);
+            if *mode == Mode::Mpc {
+                // The prover reaches the server itself, over the app link.
+                c.args(["--mode", "mpc", "--connect", &vals["server_addr"]]);
+            }
             c.args(["--ca-cert", &ca_cert, "--json"]);
             if b.tls != OfferedVersion::Any {
                 c.args(["--tls", b.tls.as_str()]);
@@ -860,7 +865,6 @@ fn run_sample(ctx: &SampleCtx<'_>) -> anyhow::Result<Outcome> {
             c.args(["--ca-cert", &ca_cert, "--tls", b.tls.as_str()]);
             c
         }
-        (None, Mode::Mpc) => bail!("mode `mpc` is not available yet"),
     };
     cmd.envs(envs.iter().cloned()).env("WPB_ROLE", "prover");
     let pv = topo.link(LinkId::ProverVerifier);

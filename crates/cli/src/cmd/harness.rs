@@ -31,7 +31,7 @@ pub struct RunArgs {
     /// Run only benches whose `group/name` contains this.
     #[arg(long)]
     pub filter: Option<String>,
-    /// Skip benches in modes not available yet (mpc) instead of failing.
+    /// Skip benches webproof cannot run yet (MPC mode over TLS 1.3) instead of failing.
     #[arg(long)]
     pub skip_unavailable: bool,
     /// Largest accepted deviation of a measured link from its setting (%).
