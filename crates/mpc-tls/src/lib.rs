@@ -90,6 +90,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod consist;
 pub mod cots;
 pub mod error;
 pub mod hello;
@@ -101,6 +102,7 @@ pub mod rec;
 pub mod response;
 pub mod verifier;
 
+pub use consist::{ProverRetained, VerifierRetained};
 pub use cots::{cots_needed, CotPool};
 pub use error::{Error, Result};
 pub use kdf::KeyLabels;

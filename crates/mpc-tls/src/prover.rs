@@ -13,6 +13,7 @@
 //! read the response; the caller decides when the response is complete
 //! (the server's close_notify or TCP close: ask for `Connection: close`).
 
+use crate::consist::{ProverRetained, Shape};
 use crate::cots::{request_records, CotPool, MAX_REQUEST};
 use crate::error::{Error, Result};
 use crate::hello::{
@@ -28,6 +29,7 @@ use aes_gcm::aead::{Aead, KeyInit, Payload};
 use rand_chacha::ChaCha20Rng;
 use rand_core::{CryptoRng, RngCore, SeedableRng};
 use webproof_circuits::tls::Tls12Suite;
+use webproof_mpc::consistency::EvaluatedRun;
 use webproof_mpc::keyshare;
 use webproof_mpc::ole::OleReceiver;
 use webproof_mpc::record::{self, RecordProver};
@@ -83,6 +85,9 @@ pub struct ProverOutcome {
     pub revealed_server_key: Vec<u8>,
     /// The verifier's share of the server write IV, revealed in `CloseAck`.
     pub revealed_server_iv: Vec<u8>,
+    /// Every garbled circuit's labels and values, for the consistency
+    /// proof and the audit.
+    pub retained: ProverRetained,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -140,6 +145,8 @@ pub struct ProverSession {
     kdf: Option<KdfProver>,
     keys: Option<KeyShares>,
     recs: Vec<PRec>,
+    /// The records' retained executions, in id order, as each ends.
+    rec_runs: Vec<EvaluatedRun>,
     rec_next: usize,
     server_finished: Option<Record>,
     server_app: Vec<Record>,
@@ -217,6 +224,7 @@ impl ProverSession {
                 kdf: None,
                 keys: None,
                 recs,
+                rec_runs: Vec::new(),
                 rec_next: 0,
                 server_finished: None,
                 server_app: Vec::new(),
@@ -479,11 +487,13 @@ impl ProverSession {
                 match (spec.is_server(), tag) {
                     (true, None) => {
                         let share = p.tag_share(&msg, &spec.aad(), &r.ct)?;
+                        self.rec_runs.push(p.circuit().retain()?);
                         r.p = None;
                         out.to_verifier.push(ProverMsg::RecTag { id, share });
                     }
                     (false, Some(tv)) => {
                         let t = p.tag(&msg, &tv, &spec.aad(), &r.ct)?;
+                        self.rec_runs.push(p.circuit().retain()?);
                         r.p = None;
                         let payload = [&spec.seq().to_be_bytes()[..], &r.ct, &t].concat();
                         let mut bytes = Vec::new();
@@ -715,6 +725,11 @@ impl ProverSession {
     /// Deferred decryption with the verifier's share of the server key.
     fn decrypt(&mut self, server_key: &[u8], server_iv: &[u8]) -> Result<ProverOutcome> {
         let own = self.keys.clone().ok_or(Error::OutOfOrder("CloseAck"))?;
+        let (Some(plans), Some(kdf), Some(curve), Some(suite)) =
+            (&self.plans, &self.kdf, self.curve, self.suite)
+        else {
+            return Err(Error::OutOfOrder("CloseAck"));
+        };
         if server_key.len() != own.server_key.len() || server_iv.len() != own.server_iv.len() {
             return Err(Error::Malformed("key share of the wrong length"));
         }
@@ -726,15 +741,21 @@ impl ProverSession {
             close_notify: false,
             server_alert: None,
             recording: self.recorder.transcript().clone(),
-            key_labels: {
-                let (Some(plans), Some(kdf)) = (&self.plans, &self.kdf) else {
-                    return Err(Error::OutOfOrder("CloseAck"));
-                };
-                kdf.key_labels(plans)?
-            },
+            key_labels: kdf.key_labels(plans)?,
             key_shares: own,
             revealed_server_key: server_key.to_vec(),
             revealed_server_iv: server_iv.to_vec(),
+            retained: ProverRetained {
+                shape: Shape {
+                    cfg: Tls12Config {
+                        curve,
+                        suite,
+                        ems: self.ems,
+                    },
+                    request_lens: self.recs[2..].iter().map(|r| r.spec.len).collect(),
+                },
+                runs: [kdf.runs()?, self.rec_runs.clone()].concat(),
+            },
         };
         for (index, rec) in self.server_app.iter().enumerate() {
             let p = &rec.payload;

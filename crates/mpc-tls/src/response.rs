@@ -85,6 +85,7 @@
 //! key-share labels (which holds against a malicious evaluator whatever
 //! the garbler did honestly); a garbler that garbled other functions is
 //! not yet caught.
+use crate::consist;
 use crate::error::{Error, Result};
 use crate::hello::suite_params;
 use crate::prover::ProverOutcome;
@@ -225,6 +226,28 @@ pub struct ProofStats {
     pub received: u64,
     /// The engine's counters (AND gates, byte inversions, COTs used).
     pub zk: webproof_zk::Stats,
+    /// The share of the consistency proof of the session's circuits.
+    pub consistency: ConsistencyStats,
+}
+
+/// What the consistency proof of the circuits adds to the proof of the
+/// response (the prover's view; the `Δ` reveal and the audit not
+/// counted).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ConsistencyStats {
+    /// Garbled circuits proven.
+    pub circuits: usize,
+    /// AND gates proven.
+    pub and_gates: u64,
+    /// COTs consumed.
+    pub cots_used: u64,
+    /// Bytes sent while proving the circuits and equalities (corrections,
+    /// check messages, COT extension).
+    pub sent: u64,
+    /// Bytes received meanwhile.
+    pub received: u64,
+    /// Bytes of the verifier's input reveal.
+    pub reveal: u64,
 }
 
 /// The server's protected records of the session as the statement needs
@@ -348,7 +371,7 @@ fn zk_err(e: webproof_core::Error) -> Error {
     Error::Proof(e.to_string())
 }
 
-fn mpc_err(e: webproof_mpc::Error) -> Error {
+pub(crate) fn mpc_err(e: webproof_mpc::Error) -> Error {
     match e {
         webproof_mpc::Error::VerifierCheated(what) => Error::VerifierCheated(what.into()),
         e => Error::Mpc(e),
@@ -358,12 +381,14 @@ fn mpc_err(e: webproof_mpc::Error) -> Error {
 /// The prover's statement, in a proof started with [`context`] and
 /// deferred: imports its key-share labels, adds the revealed masks,
 /// asserts the claimed IV and the claimed bytes. The claim's bytes are
-/// what the prover asserts, whatever its outcome decrypted.
+/// what the prover asserts, whatever its outcome decrypted. Returns the
+/// imported key-block bits (the consistency proof ties them to the key
+/// derivation's outputs).
 pub async fn prove_statement<C: RandomCotReceiver, T: Io>(
     zk: &mut Prover<C, T>,
     outcome: &ProverOutcome,
     claim: &ResponseClaim,
-) -> Result<()> {
+) -> Result<Vec<ProverBit>> {
     let shares = &outcome.key_shares;
     let (kl, il) = (shares.server_key.len(), shares.server_iv.len());
     let aead = aead_for(kl)?;
@@ -392,16 +417,17 @@ pub async fn prove_statement<C: RandomCotReceiver, T: Io>(
     )
     .map_err(mpc_err)?;
     statement::<_, ProverBit>(zk, aead, &key, &iv, &outcome.recording, claim).await?;
-    Ok(())
+    Ok(bits)
 }
 
 /// The verifier's side of [`prove_statement`]; returns the revealed
-/// ranges, valid only once the sealed proof verified.
+/// ranges, valid only once the sealed proof verified, and the key-block
+/// bits.
 pub async fn verify_statement<C: RandomCotSender, T: Io>(
     zk: &mut Verifier<C, T>,
     outcome: &VerifierOutcome,
     claim: &ResponseClaim,
-) -> Result<VerifiedResponse> {
+) -> Result<(VerifiedResponse, Vec<VerifierBit>)> {
     let suite = suite_params(outcome.suite)
         .ok_or(Error::Unsupported(format!("suite {:#06x}", outcome.suite)))?;
     let shares = &outcome.key_shares;
@@ -419,7 +445,7 @@ pub async fn verify_statement<C: RandomCotSender, T: Io>(
     let iv = consistency::xor_public_verifier(zk, &bits[iv_r], &bytes_to_bits(&shares.server_iv))
         .map_err(mpc_err)?;
     let len = statement::<_, VerifierBit>(zk, aead, &key, &iv, &outcome.recording, claim).await?;
-    Ok(VerifiedResponse {
+    let out = VerifiedResponse {
         response_len: len,
         server_iv: claim.iv.clone(),
         ranges: claim
@@ -432,7 +458,8 @@ pub async fn verify_statement<C: RandomCotSender, T: Io>(
             .collect(),
         prover_bytes: 0,
         verifier_bytes: 0,
-    })
+    };
+    Ok((out, bits))
 }
 
 /// The statement both parties run on the authenticated key and IV bits.
@@ -459,9 +486,26 @@ async fn statement<P: webproof_tlsproof::ZkParty<Bit = B>, B: Copy>(
     Ok(srv.len)
 }
 
+/// The verifier's whole sealed part, in a proof started with [`context`]
+/// and deferred after its input reveal
+/// ([`crate::VerifierRetained::reveal`]): the statement, then the
+/// consistency proof of every garbled circuit, tied to the statement's key
+/// bits.
+pub async fn verify_sealed<C: RandomCotSender, T: Io>(
+    zk: &mut Verifier<C, T>,
+    outcome: &VerifierOutcome,
+    claim: &ResponseClaim,
+) -> Result<VerifiedResponse> {
+    let (out, key_bits) = verify_statement(zk, outcome, claim).await?;
+    consist::verify(zk, &outcome.retained, &key_bits).await?;
+    Ok(out)
+}
+
 /// The prover's whole run on `ch` (see the module docs): send the claim,
-/// prove sealed, check the revealed `Δ`, open. `cot` is the receiver of
-/// the session's COT correlation (the one the pool's MACs came from).
+/// take the verifier's input reveal, prove sealed (the consistency proof
+/// of every circuit and the statement), check the revealed `Δ`, audit the
+/// garbling, open. `cot` is the receiver of the session's COT correlation
+/// (the one the pool's MACs came from).
 pub async fn prove_response<C: RandomCotReceiver, T: Io>(
     cot: C,
     mut ch: Channel<T>,
@@ -471,22 +515,28 @@ pub async fn prove_response<C: RandomCotReceiver, T: Io>(
     rng: &mut (impl RngCore + CryptoRng),
 ) -> Result<(ProofStats, C, Channel<T>)> {
     let io = |e: webproof_core::ChannelError| Error::Proof(e.to_string());
-    let msg = claim.encode();
-    ch.send(&msg).await.map_err(io)?;
+    let retained = &outcome.retained;
+    ch.send(&claim.encode()).await.map_err(io)?;
     ch.flush().await.map_err(io)?;
+    let reveal = ch.recv(retained.reveal_len()).await.map_err(io)?;
+    let values = retained.input_values(&reveal)?;
     let ctx = context(&outcome.recording, claim);
     let mut zk = Prover::with_context(cot, ch, cfg, &ctx)
         .await
         .map_err(zk_err)?;
     zk.defer();
-    prove_statement(&mut zk, outcome, claim).await?;
-    let zk_stats = zk.stats();
+    let key_bits = prove_statement(&mut zk, outcome, claim).await?;
+    let (before, ch_before) = (zk.stats(), zk.channel_stats());
+    consist::prove(&mut zk, retained, &values, &key_bits).await?;
+    let (zk_stats, ch_after) = (zk.stats(), zk.channel_stats());
     let mut salt = [0u8; 32];
     rng.fill_bytes(&mut salt);
     let mut sealed = zk.seal(salt).await.map_err(zk_err)?;
-    consistency::receive_delta(&mut sealed)
+    let delta = consistency::receive_delta(&mut sealed)
         .await
         .map_err(mpc_err)?;
+    // Only an honest garbling gets the opening.
+    retained.audit(delta, &values)?;
     let (cot, ch) = sealed.open().await.map_err(zk_err)?;
     let s = ch.stats();
     Ok((
@@ -494,15 +544,24 @@ pub async fn prove_response<C: RandomCotReceiver, T: Io>(
             sent: s.sent(),
             received: s.received(),
             zk: zk_stats,
+            consistency: ConsistencyStats {
+                and_gates: zk_stats.and_gates - before.and_gates,
+                cots_used: zk_stats.cots_used - before.cots_used,
+                sent: ch_after.sent() - ch_before.sent(),
+                received: ch_after.received() - ch_before.received(),
+                reveal: reveal.len() as u64,
+                circuits: retained.runs.len(),
+            },
         },
         cot,
         ch,
     ))
 }
 
-/// The verifier's whole run on `ch`: receive the claim, verify the sealed
-/// proof, reveal `Δ`, check the opening. `cot` is the sender of the
-/// session's COT correlation (its `Δ` must be the garbler's).
+/// The verifier's whole run on `ch`: receive the claim, reveal its input
+/// bits (the prover's `Close` fixed the recording before), verify the
+/// sealed proof, reveal `Δ`, check the opening. `cot` is the sender of
+/// the session's COT correlation (its `Δ` must be the garbler's).
 pub async fn verify_response<C: RandomCotSender, T: Io>(
     cot: C,
     mut ch: Channel<T>,
@@ -514,6 +573,8 @@ pub async fn verify_response<C: RandomCotSender, T: Io>(
     let max = 1 + 255 + 4 + 8 * MAX_RANGES + outcome_len(outcome);
     let msg = ch.recv(max).await.map_err(io)?;
     let claim = ResponseClaim::decode(&msg)?;
+    ch.send(&outcome.retained.reveal()).await.map_err(io)?;
+    ch.flush().await.map_err(io)?;
     let ctx = context(&outcome.recording, &claim);
     let mut zk = Verifier::with_context(cot, ch, cfg, &ctx, rng)
         .await
@@ -524,7 +585,7 @@ pub async fn verify_response<C: RandomCotSender, T: Io>(
         ));
     }
     zk.defer();
-    let mut out = verify_statement(&mut zk, outcome, &claim).await?;
+    let mut out = verify_sealed(&mut zk, outcome, &claim).await?;
     let mut sealed = zk.seal().await.map_err(zk_err)?;
     consistency::reveal_delta(&mut sealed)
         .await

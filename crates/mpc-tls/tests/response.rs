@@ -17,7 +17,7 @@ use webproof_core::cot::RandomCotSender;
 use webproof_core::{memory_duplex, Block, Channel};
 use webproof_mpc_tls::hello::*;
 use webproof_mpc_tls::response::{
-    context, prove_response, verify_response, verify_statement, ProofStats, ResponseClaim,
+    context, prove_response, verify_response, verify_sealed, ProofStats, ResponseClaim,
     VerifiedResponse,
 };
 use webproof_mpc_tls::{Error, ProverOutcome};
@@ -309,12 +309,14 @@ fn verifier_revealing_another_delta_is_caught() {
                 let mut ch = Channel::new(b);
                 let msg = ch.recv(1 << 20).await.unwrap();
                 let claim = ResponseClaim::decode(&msg).unwrap();
+                ch.send(&vo.retained.reveal()).await.unwrap();
+                ch.flush().await.unwrap();
                 let ctx = context(&vo.recording, &claim);
                 let mut zk = Verifier::with_context(s.s, ch, cfg(), &ctx, &mut r2)
                     .await
                     .unwrap();
                 zk.defer();
-                verify_statement(&mut zk, &vo, &claim).await.unwrap();
+                verify_sealed(&mut zk, &vo, &claim).await.unwrap();
                 let mut sealed = zk.seal().await.unwrap();
                 // The reveal, with Δ' = Δ ⊕ 2 (lsb still 1) and the true
                 // COT keys: it passes a check of lsb(Δ') and of lsb(K).

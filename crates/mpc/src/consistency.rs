@@ -369,6 +369,54 @@ impl GarbledCircuit {
     }
 }
 
+/// The prover's record of one execution ([`crate::exec::ProverCircuit::retain`]):
+/// the circuit's labels, which input group was its own and its bits
+/// there, and the outputs it decoded. Every other group is the verifier's,
+/// revealed after the session.
+#[derive(Clone)]
+pub struct EvaluatedRun {
+    /// Labels, table digest and decoding.
+    pub circuit: EvaluatedCircuit,
+    /// The prover's input group.
+    pub prover_group: usize,
+    /// The prover's bits in that group.
+    pub own: Vec<bool>,
+    /// Every output group, decoded.
+    pub outputs: Vec<Vec<bool>>,
+}
+
+impl EvaluatedRun {
+    /// Bits of each group the verifier reveals, in group order.
+    pub fn revealed_lens(&self) -> Vec<usize> {
+        let mut lens = self.circuit.input_lens();
+        lens.remove(self.prover_group);
+        lens
+    }
+
+    /// Every input group's values: the prover's own and the verifier's
+    /// `revealed` groups (as [`decode_bits`] parsed them) in their places.
+    pub fn input_values(&self, mut revealed: Vec<Vec<bool>>) -> Result<Vec<Vec<bool>>> {
+        if revealed.len() + 1 != self.circuit.inputs.len() {
+            return Err(Error::Malformed("revealed inputs for another circuit"));
+        }
+        revealed.insert(self.prover_group, self.own.clone());
+        Ok(revealed)
+    }
+}
+
+/// The verifier's record of one execution ([`crate::exec::VerifierCircuit::retain`]):
+/// the 0-labels and the bits of its own input groups (every group but the
+/// prover's, in group order), which it reveals after the session.
+#[derive(Clone)]
+pub struct GarbledRun {
+    /// `Δ` and the 0-labels.
+    pub circuit: GarbledCircuit,
+    /// The prover's input group.
+    pub prover_group: usize,
+    /// The verifier's input bits.
+    pub own: Vec<Vec<bool>>,
+}
+
 fn import_groups<C: RandomCotReceiver, T: Io>(
     zk: &Prover<C, T>,
     labels: &[Vec<Block>],
