@@ -45,6 +45,12 @@ struct Session {
 }
 
 fn session(seed: u64, suite: u16, body: usize) -> Session {
+    let s = session_with(seed, suite, body, Hooks::default()).unwrap();
+    assert_eq!(s.d.prover.response, response(body));
+    s
+}
+
+fn session_with(seed: u64, suite: u16, body: usize, hooks: Hooks) -> Result<Session, Stop> {
     let c = certs(KeyKind::Ecdsa, &[NAME], false);
     let req = request();
     let (p, hello, v, s, r) = sessions_ext(
@@ -52,9 +58,8 @@ fn session(seed: u64, suite: u16, body: usize) -> Session {
         prover_config(NAME, suite, GROUP_P256, true, &req),
         verifier_config(&c.ca_der, NAME),
     );
-    let d = run(p, hello, v, server(&c), &response(body), Hooks::default()).unwrap();
-    assert_eq!(d.prover.response, response(body));
-    Session { d, s, r }
+    let d = run(p, hello, v, server(&c), &response(body), hooks)?;
+    Ok(Session { d, s, r })
 }
 
 fn cfg() -> Config {
@@ -162,6 +167,16 @@ fn honest_one_kb_request_two_kb_response() {
         }
         assert_eq!(v.prover_bytes, st.sent);
         assert_eq!(v.verifier_bytes, st.received);
+        let c = st.consistency;
+        eprintln!(
+            "suite {suite:#06x}: of which the consistency proof of {} circuits: {} AND, {} COTs; {:.1} KB P->V, {:.1} KB V->P, input reveal {} B",
+            c.circuits,
+            c.and_gates,
+            c.cots_used,
+            c.sent as f64 / 1e3,
+            c.received as f64 / 1e3,
+            c.reveal
+        );
         eprintln!(
             "suite {suite:#06x}: response proof of {} revealed bytes: {} AND, {} byte inversions, {} COTs; {:.1} KB P->V, {:.1} KB V->P (COT extension included), {:.2} s",
             ranges.iter().map(|r| r.len()).sum::<usize>(),
@@ -344,4 +359,128 @@ fn verifier_revealing_another_delta_is_caught() {
         Err(e) => panic!("the prover failed otherwise: {e:?}"),
         Ok(_) => panic!("the prover did not catch the verifier"),
     }
+}
+
+/// The prover's verdict when it must catch the verifier: `VerifierCheated`
+/// (from the audit after the `Δ` reveal), and the verifier never gets an
+/// opening.
+fn caught_verifier(p: Result<ProofStats, Error>, v: Result<VerifiedResponse, Error>) {
+    match p {
+        Err(Error::VerifierCheated(_)) => {}
+        Err(e) => panic!("the prover failed otherwise: {e:?}"),
+        Ok(_) => panic!("the prover did not catch the verifier"),
+    }
+    assert!(v.is_err(), "the verifier got an opening: {v:?}");
+}
+
+/// The prover's verdict when the verifier must catch it: the prover
+/// opened (its audit passed) and the verifier refuses the proof.
+fn caught_prover(p: Result<ProofStats, Error>, v: Result<VerifiedResponse, Error>) {
+    if let Err(e) = p {
+        panic!("the prover did not open: {e:?}");
+    }
+    match v {
+        Err(Error::Proof(_)) => {}
+        other => panic!("the verifier accepted or failed otherwise: {other:?}"),
+    }
+}
+
+/// A garbler that alters one table of a key-derivation step in a row the
+/// prover does not use (its half-gate `T_G` when the prover's permute bit
+/// is 0): the session completes, and only the prover's audit of the
+/// garbling, after the `Δ` reveal and before it opens, sees it. A cheat
+/// that hits a used row ends the session online, so the test tries gates
+/// until one goes through.
+#[test]
+fn altered_kdf_table_is_caught_by_the_audit() {
+    const STEP: usize = 4;
+    for gate in 0..16usize {
+        let hooks = Hooks {
+            verifier_to_prover: Some(Box::new(move |m| {
+                if let webproof_mpc_tls::VerifierMsg::Tables { kdf, .. } = m {
+                    let at = webproof_mpc::CHUNK_HEADER + webproof_mpc::TABLE_BYTES * gate;
+                    kdf[STEP].0[0][at] ^= 0x01;
+                }
+            })),
+            ..Hooks::default()
+        };
+        let Ok(s) = session_with(40 + gate as u64, ECDHE_ECDSA_AES128_GCM_SHA256, 2000, hooks)
+        else {
+            continue; // the altered row was used: caught online
+        };
+        assert_eq!(s.d.prover.response, response(2000));
+        let outcome = s.d.prover.clone();
+        let claim = ResponseClaim::new(&outcome, &[0..15]).unwrap();
+        let (p, v, _) = prove(s, &outcome, &claim);
+        caught_verifier(p, v);
+        return;
+    }
+    panic!("every altered row was used online");
+}
+
+/// A verifier that reveals input bits other than those it garbled with
+/// (one bit of its premaster share): the prover's audit re-garbles with
+/// the revealed bits and catches it before opening.
+#[test]
+fn verifier_revealing_other_input_bits_is_caught() {
+    let mut s = session(30, ECDHE_ECDSA_AES128_GCM_SHA256, 2000);
+    s.d.verifier.retained.runs[0].own[0][3] ^= true;
+    let outcome = s.d.prover.clone();
+    let claim = ResponseClaim::new(&outcome, &[0..15]).unwrap();
+    let (p, v, _) = prove(s, &outcome, &claim);
+    caught_verifier(p, v);
+}
+
+/// A revealed input of a record circuit (the verifier's key ‖ IV share of
+/// the request record): the same, for the record circuits.
+#[test]
+fn verifier_revealing_other_record_inputs_is_caught() {
+    let mut s = session(31, ECDHE_ECDSA_AES128_GCM_SHA256, 2000);
+    let last = s.d.verifier.retained.runs.len() - 1;
+    s.d.verifier.retained.runs[last].own[0][0] ^= true;
+    let outcome = s.d.prover.clone();
+    let claim = ResponseClaim::new(&outcome, &[0..15]).unwrap();
+    let (p, v, _) = prove(s, &outcome, &claim);
+    caught_verifier(p, v);
+}
+
+/// A prover that claims another output of a key-derivation step than the
+/// garbled circuit gave it (one bit of the revealed `A(1)`): its label is
+/// the MAC of the true bit, so the proof of that circuit fails.
+#[test]
+fn prover_claiming_another_step_output_is_refused() {
+    let s = session(32, ECDHE_ECDSA_AES128_GCM_SHA256, 2000);
+    let mut outcome = s.d.prover.clone();
+    outcome.retained.runs[1].outputs[0][7] ^= true;
+    let claim = ResponseClaim::new(&outcome, &[0..15]).unwrap();
+    let (p, v, _) = prove(s, &outcome, &claim);
+    caught_prover(p, v);
+}
+
+/// A prover that proves the response under its client-key share instead
+/// of its server-key share: it swaps the two in its key-block labels and
+/// shares, so every imported bit is a valid MAC of its value and the
+/// claimed bytes are what that other key decrypts. Before the consistency
+/// proof this passed; now the key bits of the statement must equal the
+/// key derivation's outputs, and do not.
+#[test]
+fn prover_swapping_key_shares_is_refused() {
+    let s = session(33, ECDHE_ECDSA_AES128_GCM_SHA256, 2000);
+    let mut outcome = s.d.prover.clone();
+    let kl = &mut outcome.key_labels[0].labels;
+    assert_eq!(kl.len(), 256);
+    let (client, server) = kl.split_at_mut(128);
+    client.swap_with_slice(server);
+    let ks = &mut outcome.key_shares;
+    core::mem::swap(&mut ks.client_key, &mut ks.server_key);
+    let (key, iv) = server_key(&outcome);
+    let recs = app_records(&s.d);
+    let pt = ctr_decrypt(&key, &iv, &recs[0].1);
+    assert_ne!(pt[..100], s.d.prover.response[..100]);
+    let claim = ResponseClaim {
+        iv,
+        ranges: vec![(0, pt[..100].to_vec())],
+    };
+    let (p, v, _) = prove(s, &outcome, &claim);
+    caught_prover(p, v);
 }
