@@ -241,12 +241,9 @@ pub struct ConsistencyStats {
     pub and_gates: u64,
     /// COTs consumed.
     pub cots_used: u64,
-    /// Bytes sent while proving the circuits and equalities (corrections,
-    /// check messages, COT extension).
-    pub sent: u64,
-    /// Bytes received meanwhile.
-    pub received: u64,
-    /// Bytes of the verifier's input reveal.
+    /// Bytes of the verifier's input reveal (sealed mode holds the
+    /// proof's own messages until the seal, so its bytes show only in the
+    /// totals).
     pub reveal: u64,
 }
 
@@ -526,9 +523,9 @@ pub async fn prove_response<C: RandomCotReceiver, T: Io>(
         .map_err(zk_err)?;
     zk.defer();
     let key_bits = prove_statement(&mut zk, outcome, claim).await?;
-    let (before, ch_before) = (zk.stats(), zk.channel_stats());
+    let before = zk.stats();
     consist::prove(&mut zk, retained, &values, &key_bits).await?;
-    let (zk_stats, ch_after) = (zk.stats(), zk.channel_stats());
+    let zk_stats = zk.stats();
     let mut salt = [0u8; 32];
     rng.fill_bytes(&mut salt);
     let mut sealed = zk.seal(salt).await.map_err(zk_err)?;
@@ -547,8 +544,6 @@ pub async fn prove_response<C: RandomCotReceiver, T: Io>(
             consistency: ConsistencyStats {
                 and_gates: zk_stats.and_gates - before.and_gates,
                 cots_used: zk_stats.cots_used - before.cots_used,
-                sent: ch_after.sent() - ch_before.sent(),
-                received: ch_after.received() - ch_before.received(),
                 reveal: reveal.len() as u64,
                 circuits: retained.runs.len(),
             },

@@ -17,12 +17,12 @@ use webproof_core::cot::RandomCotSender;
 use webproof_core::{memory_duplex, Block, Channel};
 use webproof_mpc_tls::hello::*;
 use webproof_mpc_tls::response::{
-    context, prove_response, verify_response, verify_sealed, ProofStats, ResponseClaim,
-    VerifiedResponse,
+    context, prove_response, prove_statement, verify_response, verify_sealed, verify_statement,
+    ProofStats, ResponseClaim, VerifiedResponse,
 };
 use webproof_mpc_tls::{Error, ProverOutcome};
 use webproof_ot::{SoftSpokenReceiver, SoftSpokenSender};
-use webproof_zk::{Config, Verifier};
+use webproof_zk::{Config, Prover, Verifier};
 
 fn response(n: usize) -> Vec<u8> {
     let body: Vec<u8> = (0..n).map(|i| b'a' + (i * 7 % 26) as u8).collect();
@@ -169,13 +169,8 @@ fn honest_one_kb_request_two_kb_response() {
         assert_eq!(v.verifier_bytes, st.received);
         let c = st.consistency;
         eprintln!(
-            "suite {suite:#06x}: of which the consistency proof of {} circuits: {} AND, {} COTs; {:.1} KB P->V, {:.1} KB V->P, input reveal {} B",
-            c.circuits,
-            c.and_gates,
-            c.cots_used,
-            c.sent as f64 / 1e3,
-            c.received as f64 / 1e3,
-            c.reveal
+            "suite {suite:#06x}: of which the consistency proof of {} circuits: {} AND, {} COTs, input reveal {} B",
+            c.circuits, c.and_gates, c.cots_used, c.reveal
         );
         eprintln!(
             "suite {suite:#06x}: response proof of {} revealed bytes: {} AND, {} byte inversions, {} COTs; {:.1} KB P->V, {:.1} KB V->P (COT extension included), {:.2} s",
@@ -483,4 +478,78 @@ fn prover_swapping_key_shares_is_refused() {
     };
     let (p, v, _) = prove(s, &outcome, &claim);
     caught_prover(p, v);
+}
+
+/// Figures, not assertions: what the consistency proof adds on the 1 KB
+/// request / 2 KB response case, against the statement alone (the proof
+/// of the response as it ran before, sealed, with the `Δ` check), both
+/// suites. Run with `--release -- --nocapture`.
+#[test]
+fn consistency_overhead_figures() {
+    for (seed, suite) in [
+        (34, ECDHE_ECDSA_AES128_GCM_SHA256),
+        (35, ECDHE_ECDSA_AES256_GCM_SHA384),
+    ] {
+        let s = session(seed, suite, 2000);
+        let o = s.d.prover.clone();
+        let claim = ResponseClaim::new(&o, &[0..15, 100..1337]).unwrap();
+        let t = std::time::Instant::now();
+        let (a, b) = memory_duplex();
+        let vo = s.d.verifier.clone();
+        let (p, ()) = block_on(async {
+            futures::join!(
+                async {
+                    let ctx = context(&o.recording, &claim);
+                    let mut zk = Prover::with_context(s.r, Channel::new(a), cfg(), &ctx)
+                        .await
+                        .unwrap();
+                    zk.defer();
+                    prove_statement(&mut zk, &o, &claim).await.unwrap();
+                    let mut sealed = zk.seal([7; 32]).await.unwrap();
+                    webproof_mpc::consistency::receive_delta(&mut sealed)
+                        .await
+                        .unwrap();
+                    sealed.open().await.unwrap().1.stats()
+                },
+                async {
+                    let ctx = context(&vo.recording, &claim);
+                    let mut r = ChaCha20Rng::seed_from_u64(3);
+                    let mut zk = Verifier::with_context(s.s, Channel::new(b), cfg(), &ctx, &mut r)
+                        .await
+                        .unwrap();
+                    zk.defer();
+                    verify_statement(&mut zk, &vo, &claim).await.unwrap();
+                    let mut sealed = zk.seal().await.unwrap();
+                    webproof_mpc::consistency::reveal_delta(&mut sealed)
+                        .await
+                        .unwrap();
+                    sealed.verify().await.unwrap();
+                }
+            )
+        });
+        let base = (p.sent(), p.received(), t.elapsed().as_secs_f64());
+        // A fresh session: the COT correlation above is spent.
+        let s = session(seed, suite, 2000);
+        let o = s.d.prover.clone();
+        let claim = ResponseClaim::new(&o, &[0..15, 100..1337]).unwrap();
+        let t = std::time::Instant::now();
+        let (p, v, _) = prove(s, &o, &claim);
+        let full = p.unwrap();
+        v.unwrap();
+        let el = t.elapsed().as_secs_f64();
+        eprintln!(
+            "suite {suite:#06x}: statement alone {:.1} KB P->V, {:.1} KB V->P, {:.2} s; with the consistency proof of {} circuits ({} AND) {:.1} KB P->V, {:.1} KB V->P, {:.2} s: +{:.1} KB, +{:.1} KB, +{:.2} s",
+            base.0 as f64 / 1e3,
+            base.1 as f64 / 1e3,
+            base.2,
+            full.consistency.circuits,
+            full.consistency.and_gates,
+            full.sent as f64 / 1e3,
+            full.received as f64 / 1e3,
+            el,
+            (full.sent as f64 - base.0 as f64) / 1e3,
+            (full.received as f64 - base.1 as f64) / 1e3,
+            el - base.2
+        );
+    }
 }
