@@ -40,10 +40,12 @@ use core::ops::Range;
 use webproof_circuits::Circuit;
 use webproof_core::cot::{RandomCotReceiver, RandomCotSender};
 use webproof_core::{Block, Io};
-use webproof_mpc::consistency::{self, EvaluatedRun, GarbledRun};
+use webproof_mpc::consistency::{self, EvaluatedRun, GarbledRun, OleTranscript};
+use webproof_mpc::field::{Curve25519Base, Gf128, P256Base};
+use webproof_mpc::ole::OleField;
 use webproof_mpc::record::gcm_circuit;
 use webproof_mpc::reduced::{step_circuit, STEPS};
-use webproof_mpc::tls12::{finished_circuit, key_derivation_circuit, Tls12Config};
+use webproof_mpc::tls12::{finished_circuit, key_derivation_circuit, Curve, Tls12Config};
 use webproof_zk::{Prover, ProverBit, Verifier, VerifierBit};
 
 /// What both parties derive the list of circuits and their wiring from:
@@ -221,6 +223,8 @@ pub struct ProverRetained {
     pub shape: Shape,
     /// One per circuit.
     pub runs: Vec<EvaluatedRun>,
+    /// The OLE batches as the prover saw them.
+    pub oles: OleLog,
 }
 
 /// The verifier's records of the session's circuits, in proof order.
@@ -230,6 +234,9 @@ pub struct VerifierRetained {
     pub shape: Shape,
     /// One per circuit.
     pub runs: Vec<GarbledRun>,
+    /// Per OLE stream (in the order the prover logged them): the
+    /// verifier's encoded inputs of each batch.
+    pub ole_inputs: Vec<(u64, Vec<Vec<u8>>)>,
 }
 
 impl core::fmt::Debug for ProverRetained {
@@ -255,12 +262,99 @@ impl core::fmt::Debug for VerifierRetained {
 }
 
 impl VerifierRetained {
-    /// The reveal of the verifier's input bits: every circuit's groups in
-    /// proof order (`webproof_mpc::consistency::encode_bits`).
+    /// The reveal of the verifier's inputs: every circuit's groups in
+    /// proof order (`webproof_mpc::consistency::encode_bits`), then its
+    /// OLE inputs, stream by stream and batch by batch, encoded (their
+    /// lengths are the prover's to know).
     pub fn reveal(&self) -> Vec<u8> {
         let groups: Vec<Vec<bool>> = self.runs.iter().flat_map(|r| r.own.clone()).collect();
-        consistency::encode_bits(&groups)
+        let mut msg = consistency::encode_bits(&groups);
+        for (_, batches) in &self.ole_inputs {
+            batches.iter().for_each(|b| msg.extend_from_slice(b));
+        }
+        msg
     }
+}
+
+/// The prover's log of every OLE batch, per stream (the ECtF's, then each
+/// record's), from the messages both ways.
+#[derive(Clone, Debug, Default)]
+pub struct OleLog {
+    /// `(stream, batches)` in the order the streams started.
+    pub streams: Vec<(u64, Vec<OleTranscript>)>,
+}
+
+impl OleLog {
+    /// A batch started on `stream` with `macs`, sending `flips`.
+    pub(crate) fn choose(&mut self, stream: u64, macs: Vec<Block>, flips: &[u8]) {
+        let t = OleTranscript {
+            macs,
+            flips: flips.to_vec(),
+            response: Vec::new(),
+        };
+        match self.streams.last_mut() {
+            Some((s, b)) if *s == stream => b.push(t),
+            _ => self.streams.push((stream, vec![t])),
+        }
+    }
+
+    /// The verifier's answer to the last batch of `stream`.
+    pub(crate) fn answer(&mut self, stream: u64, msg: &[u8]) {
+        if let Some((_, b)) = self.streams.iter_mut().rev().find(|(s, _)| *s == stream) {
+            if let Some(t) = b.last_mut() {
+                t.response = msg.to_vec();
+            }
+        }
+    }
+}
+
+/// The field of an OLE stream: the ECtF's is the curve's base field, the
+/// records' GF(2^128).
+#[derive(Clone, Copy)]
+enum OleKind {
+    P256,
+    X25519,
+    Gf128,
+}
+
+impl OleKind {
+    fn of(shape: &Shape, stream: u64) -> Self {
+        match (stream == crate::keyx::ECTF_STREAM, shape.cfg.curve) {
+            (true, Curve::P256) => OleKind::P256,
+            (true, Curve::X25519) => OleKind::X25519,
+            _ => OleKind::Gf128,
+        }
+    }
+
+    fn field_bits(self) -> (usize, usize) {
+        match self {
+            OleKind::P256 => (P256Base::BITS, P256Base::BYTES),
+            OleKind::X25519 => (Curve25519Base::BITS, Curve25519Base::BYTES),
+            OleKind::Gf128 => (Gf128::BITS, Gf128::BYTES),
+        }
+    }
+}
+
+fn decode_elems<F: OleField>(bytes: &[u8]) -> Result<Vec<F>> {
+    bytes
+        .chunks(F::BYTES)
+        .map(|c| F::decode(c).ok_or(Error::Malformed("a revealed OLE input not canonical")))
+        .collect()
+}
+
+/// The audit of one OLE stream in its field.
+fn audit_stream<F: OleField>(
+    delta: Block,
+    stream: u64,
+    batches: &[OleTranscript],
+    inputs: &[&[u8]],
+) -> Result<()> {
+    let inputs = inputs
+        .iter()
+        .map(|b| decode_elems::<F>(b))
+        .collect::<Result<Vec<_>>>()?;
+    consistency::audit_ole_transcripts(delta, stream, batches, &inputs).map_err(mpc_err)?;
+    Ok(())
 }
 
 impl ProverRetained {
@@ -268,17 +362,67 @@ impl ProverRetained {
         self.runs.iter().map(EvaluatedRun::revealed_lens).collect()
     }
 
-    /// Most bytes a reveal for these circuits may take.
-    pub fn reveal_len(&self) -> usize {
+    fn bits_len(&self) -> usize {
         let lens = self.revealed_lens().concat();
         4 + lens.iter().map(|l| 4 + l.div_ceil(8)).sum::<usize>()
+    }
+
+    /// Bytes of the verifier's OLE inputs per stream and batch.
+    fn ole_lens(&self) -> Vec<Vec<usize>> {
+        self.oles
+            .streams
+            .iter()
+            .map(|(stream, batches)| {
+                let (bits, bytes) = OleKind::of(&self.shape, *stream).field_bits();
+                batches
+                    .iter()
+                    .map(|b| b.macs.len() / bits * bytes)
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// Bytes the reveal for this session must have.
+    pub fn reveal_len(&self) -> usize {
+        self.bits_len() + self.ole_lens().concat().iter().sum::<usize>()
+    }
+
+    /// The OLE audit, once `Δ` is known: every batch answered again for
+    /// the verifier's revealed inputs (the OLE part of `reveal`).
+    pub fn audit_oles(&self, delta: Block, reveal: &[u8]) -> Result<()> {
+        let mut rest = reveal
+            .get(self.bits_len()..)
+            .ok_or(Error::Malformed("revealed inputs"))?;
+        for ((stream, batches), lens) in self.oles.streams.iter().zip(self.ole_lens()) {
+            let mut inputs = Vec::with_capacity(lens.len());
+            for l in lens {
+                if rest.len() < l {
+                    return Err(Error::Malformed("revealed OLE inputs"));
+                }
+                let (a, b) = rest.split_at(l);
+                inputs.push(a);
+                rest = b;
+            }
+            match OleKind::of(&self.shape, *stream) {
+                OleKind::P256 => audit_stream::<P256Base>(delta, *stream, batches, &inputs)?,
+                OleKind::X25519 => {
+                    audit_stream::<Curve25519Base>(delta, *stream, batches, &inputs)?
+                }
+                OleKind::Gf128 => audit_stream::<Gf128>(delta, *stream, batches, &inputs)?,
+            }
+        }
+        Ok(())
     }
 
     /// Every circuit's input values from the verifier's reveal (anything
     /// but exactly the expected groups is refused).
     pub fn input_values(&self, reveal: &[u8]) -> Result<Vec<Vec<Vec<bool>>>> {
+        if reveal.len() != self.reveal_len() {
+            return Err(Error::Malformed("revealed inputs of the wrong length"));
+        }
         let lens = self.revealed_lens();
-        let flat = consistency::decode_bits(reveal, &lens.concat()).map_err(mpc_err)?;
+        let flat = consistency::decode_bits(&reveal[..self.bits_len()], &lens.concat())
+            .map_err(mpc_err)?;
         let mut it = flat.into_iter();
         self.runs
             .iter()

@@ -13,7 +13,7 @@
 //! read the response; the caller decides when the response is complete
 //! (the server's close_notify or TCP close: ask for `Connection: close`).
 
-use crate::consist::{ProverRetained, Shape};
+use crate::consist::{OleLog, ProverRetained, Shape};
 use crate::cots::{request_records, CotPool, MAX_REQUEST};
 use crate::error::{Error, Result};
 use crate::hello::{
@@ -147,6 +147,8 @@ pub struct ProverSession {
     recs: Vec<PRec>,
     /// The records' retained executions, in id order, as each ends.
     rec_runs: Vec<EvaluatedRun>,
+    /// Every OLE batch's messages, for the audit.
+    oles: OleLog,
     rec_next: usize,
     server_finished: Option<Record>,
     server_app: Vec<Record>,
@@ -225,6 +227,7 @@ impl ProverSession {
                 keys: None,
                 recs,
                 rec_runs: Vec::new(),
+                oles: OleLog::default(),
                 rec_next: 0,
                 server_finished: None,
                 server_app: Vec::new(),
@@ -374,10 +377,13 @@ impl ProverSession {
                 let (_, n2) = ectf_cots(self.curve.expect("set with the group"));
                 let macs = self.cots.take(n2)?;
                 let (kx2, f) = kx.step(&mut self.ectf_ole, &macs, &m)?;
+                self.oles.answer(ECTF_STREAM, &m);
+                self.oles.choose(ECTF_STREAM, macs, &f);
                 out.to_verifier.push(ProverMsg::EctfFlips(f));
                 self.stage = Stage::AwaitEctf2(kx2);
             }
             (VerifierMsg::EctfAnswer(m), Stage::AwaitEctf2(kx2)) => {
+                self.oles.answer(ECTF_STREAM, &m);
                 self.stage = Stage::AwaitTables(kx2.finish(&m)?);
             }
             (VerifierMsg::Tables { kdf, records }, Stage::AwaitTables(share)) => {
@@ -444,6 +450,7 @@ impl ProverSession {
                 let r = &mut self.recs[i];
                 let p = r.p.as_mut().ok_or(Error::OutOfOrder("record inputs"))?;
                 let (ks, flips) = p.keystream(&msg, &mut r.ole, &macs)?;
+                self.oles.choose(r.spec.stream(), macs, &flips);
                 if r.spec.is_server() {
                     r.pt = r.ct.iter().zip(&ks).map(|(a, b)| a ^ b).collect();
                     let kdf = self.kdf.as_ref().expect("set");
@@ -476,6 +483,8 @@ impl ProverSession {
                 let r = &mut self.recs[i];
                 let p = r.p.as_mut().ok_or(Error::OutOfOrder("A2M answer"))?;
                 let flips = p.powers(&msg, &mut r.ole, &macs)?;
+                self.oles.answer(r.spec.stream(), &msg);
+                self.oles.choose(r.spec.stream(), macs, &flips);
                 out.to_verifier.push(ProverMsg::RecM2a { id, flips });
             }
             (VerifierMsg::RecM2aAnswer { id, msg, tag }, Stage::Records) => {
@@ -484,6 +493,7 @@ impl ProverSession {
                 let r = &mut self.recs[i];
                 let spec = r.spec;
                 let p = r.p.as_mut().ok_or(Error::OutOfOrder("M2A answer"))?;
+                self.oles.answer(spec.stream(), &msg);
                 match (spec.is_server(), tag) {
                     (true, None) => {
                         let share = p.tag_share(&msg, &spec.aad(), &r.ct)?;
@@ -713,6 +723,7 @@ impl ProverSession {
         let macs = self.cots.take(n1)?;
         let (kx, flips) =
             ProverKx::start(&self.shares, curve, &server_key, &mut self.ectf_ole, &macs)?;
+        self.oles.choose(ECTF_STREAM, macs, &flips);
         out.to_verifier.push(ProverMsg::KeyOpen {
             public: self.shares.public(curve),
             blind,
@@ -755,6 +766,7 @@ impl ProverSession {
                     request_lens: self.recs[2..].iter().map(|r| r.spec.len).collect(),
                 },
                 runs: [kdf.runs()?, self.rec_runs.clone()].concat(),
+                oles: self.oles.clone(),
             },
         };
         for (index, rec) in self.server_app.iter().enumerate() {

@@ -532,8 +532,9 @@ pub async fn prove_response<C: RandomCotReceiver, T: Io>(
     let delta = consistency::receive_delta(&mut sealed)
         .await
         .map_err(mpc_err)?;
-    // Only an honest garbling gets the opening.
+    // Only an honest garbling and honest OLE answers get the opening.
     retained.audit(delta, &values)?;
+    retained.audit_oles(delta, &reveal)?;
     let (cot, ch) = sealed.open().await.map_err(zk_err)?;
     let s = ch.stats();
     Ok((

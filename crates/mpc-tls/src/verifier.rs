@@ -935,6 +935,11 @@ impl VerifierSession {
                 request_lens: self.request_lens.clone(),
             },
             runs,
+            ole_inputs: std::iter::once(&self.ectf_ole)
+                .chain(self.recs.iter().map(|r| &r.ole))
+                .zip(std::iter::once(ECTF_STREAM).chain(self.recs.iter().map(|r| r.spec.stream())))
+                .map(|(ole, stream)| (stream, ole.inputs().to_vec()))
+                .collect(),
         };
         Ok(VerifierOutcome {
             retained,

@@ -553,3 +553,47 @@ fn consistency_overhead_figures() {
         );
     }
 }
+
+/// A verifier that sends a wrong OLE answer (one element of the A2M of the
+/// request record's GHASH key) at an OLE the prover's bit there ignores:
+/// the session completes, and the prover's OLE audit catches it before
+/// opening. A hit on a used element ends the session online (a wrong tag),
+/// so the test tries elements until one goes through.
+#[test]
+fn wrong_ole_answer_is_caught_by_the_audit() {
+    for elem in 0..16usize {
+        let hooks = Hooks {
+            verifier_to_prover: Some(Box::new(move |m| {
+                if let webproof_mpc_tls::VerifierMsg::RecA2mAnswer { id: 2, msg } = m {
+                    msg[16 * elem] ^= 0x01;
+                }
+            })),
+            ..Hooks::default()
+        };
+        let Ok(s) = session_with(60 + elem as u64, ECDHE_ECDSA_AES128_GCM_SHA256, 2000, hooks)
+        else {
+            continue; // the altered element was used: caught online
+        };
+        assert_eq!(s.d.prover.response, response(2000));
+        let outcome = s.d.prover.clone();
+        let claim = ResponseClaim::new(&outcome, &[0..15]).unwrap();
+        let (p, v, _) = prove(s, &outcome, &claim);
+        caught_verifier(p, v);
+        return;
+    }
+    panic!("every altered element was used online");
+}
+
+/// A verifier that reveals OLE inputs other than those it answered with
+/// (its ECtF point): the prover's OLE audit catches it.
+#[test]
+fn verifier_revealing_other_ole_inputs_is_caught() {
+    let mut s = session(36, ECDHE_ECDSA_AES128_GCM_SHA256, 2000);
+    let (stream, batches) = &mut s.d.verifier.retained.ole_inputs[0];
+    assert_eq!(*stream, 0);
+    batches[0][31] ^= 0x01;
+    let outcome = s.d.prover.clone();
+    let claim = ResponseClaim::new(&outcome, &[0..15]).unwrap();
+    let (p, v, _) = prove(s, &outcome, &claim);
+    caught_verifier(p, v);
+}

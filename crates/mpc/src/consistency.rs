@@ -631,24 +631,59 @@ pub fn audit_ole<F: OleField>(
     batches: &[OleBatch<F>],
     sender_inputs: &[Vec<F>],
 ) -> Result<Vec<Vec<F>>> {
+    let transcripts = batches
+        .iter()
+        .map(|b| {
+            let bits: Vec<bool> = b.inputs.iter().flat_map(|x| x.decompose()).collect();
+            Ok(OleTranscript {
+                macs: b.macs.clone(),
+                flips: transfer::flips(&b.macs, &bits)?,
+                response: b.response.clone(),
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    audit_ole_transcripts(delta, stream, &transcripts, sender_inputs)
+}
+
+/// One OLE batch as the receiver's messages show it: the COT MACs it
+/// chose with, the flips it sent (its input bits are `flip ⊕ lsb(MAC)`
+/// per [`crate::transfer`]), and the sender's answer as received (only
+/// its first [`crate::ole::response_len`] bytes are the OLE's: an A2M
+/// answer carries more after them).
+#[derive(Clone, Debug, Default)]
+pub struct OleTranscript {
+    /// The MACs given to [`crate::ole::OleReceiver::choose`].
+    pub macs: Vec<Block>,
+    /// The flips sent.
+    pub flips: Vec<u8>,
+    /// The sender's message.
+    pub response: Vec<u8>,
+}
+
+/// [`audit_ole`] from the receiver's messages: the same check, for a
+/// caller that logged messages rather than inputs.
+pub fn audit_ole_transcripts<F: OleField>(
+    delta: Block,
+    stream: u64,
+    batches: &[OleTranscript],
+    sender_inputs: &[Vec<F>],
+) -> Result<Vec<Vec<F>>> {
     if batches.len() != sender_inputs.len() {
         return Err(Error::Malformed("OLE inputs for another number of batches"));
     }
     let mut sender = OleSender::new(delta, stream);
     let mut shares = Vec::with_capacity(batches.len());
     for (b, a) in batches.iter().zip(sender_inputs) {
-        if a.len() != b.inputs.len() {
+        if b.macs.len() != a.len() * F::BITS {
             return Err(Error::Malformed("OLE inputs of the wrong length"));
         }
-        let bits: Vec<bool> = b.inputs.iter().flat_map(|x| x.decompose()).collect();
-        let flips = transfer::flips(&b.macs, &bits)?;
         let keys: Vec<Block> = b
             .macs
             .iter()
             .map(|&m| m ^ Block::select(m.lsb(), delta))
             .collect();
-        let (u, msg) = sender.respond(&keys, a, &flips)?;
-        if msg != b.response {
+        let (u, msg) = sender.respond(&keys, a, &b.flips)?;
+        if b.response.get(..msg.len()) != Some(&msg[..]) {
             return Err(Error::VerifierCheated(
                 "an OLE answer differs from the honest one for the revealed inputs",
             ));
