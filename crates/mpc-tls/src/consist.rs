@@ -13,8 +13,16 @@
 //! (`webproof_mpc::consistency::EvaluatedRun`); the verifier keeps the
 //! 0-labels of the same wires and the bits of its own input groups
 //! (`GarbledRun`). Labels and digests, not tables: 16 bytes per input and
-//! output wire (a record of `n` bytes has `128·n` output wires, 16 bytes
-//! each: 2 MB per KB of request per party).
+//! output wire (a record of `n` bytes has `8·n` keystream output wires:
+//! 128 KB per KB of request per party). The prover's record also holds
+//! its circuit's plan (shared with the session's for the key derivation,
+//! one per record otherwise), which the audit garbles again; rebuilding
+//! it at the audit instead would trade that memory for planning time.
+//!
+//! Per OLE batch (the ECtF's two, each record's A2M and M2A) the prover
+//! logs its COT MACs, its flips and the verifier's answer ([`OleLog`]);
+//! the verifier keeps its inputs (`OleSender::inputs`), revealed with its
+//! input bits and checked in the prover's audit.
 //!
 //! # What is tied together
 //! - reduced PRF: the `OS_pms` share output by step 0 is the prover's
