@@ -13,6 +13,7 @@ use crate::error::{Error, Result};
 use rand_core::{CryptoRng, RngCore};
 use webproof_circuits::bits_to_bytes;
 use webproof_core::Block;
+use webproof_mpc::consistency::{EvaluatedRun, GarbledRun};
 use webproof_mpc::reduced::{ReducedPlans, ReducedProver, ReducedVerifier, StepTables, STEPS};
 use webproof_mpc::tls12::{Randoms, Tables, Tls12Config, Tls12Plans, Tls12Prover, Tls12Verifier};
 
@@ -56,13 +57,11 @@ pub(crate) enum KdfPlans {
 
 impl KdfPlans {
     pub(crate) fn new(cfg: Tls12Config) -> Result<Self> {
-        Ok(
-            if matches!(cfg.suite.hash, webproof_circuits::sha2::HashAlg::Sha256) {
-                KdfPlans::Reduced(ReducedPlans::new(cfg.curve)?)
-            } else {
-                KdfPlans::Full(Tls12Plans::new(cfg)?)
-            },
-        )
+        Ok(if is_reduced(&cfg) {
+            KdfPlans::Reduced(ReducedPlans::new(cfg.curve)?)
+        } else {
+            KdfPlans::Full(Tls12Plans::new(cfg)?)
+        })
     }
 
     pub(crate) fn steps(&self) -> usize {
@@ -106,10 +105,26 @@ impl KdfPlans {
 
     /// Where the key-block shares are output: (step, group) pairs.
     fn key_outputs(&self) -> &'static [(usize, usize)] {
-        match self {
-            KdfPlans::Reduced(_) => &[(5, 1), (6, 0)],
-            KdfPlans::Full(_) => &[(0, 0)],
-        }
+        key_outputs(self.is_reduced())
+    }
+
+    fn is_reduced(&self) -> bool {
+        matches!(self, KdfPlans::Reduced(_))
+    }
+}
+
+/// Whether `cfg` runs the reduced PRF (the SHA-256 suites).
+pub(crate) fn is_reduced(cfg: &Tls12Config) -> bool {
+    matches!(cfg.suite.hash, webproof_circuits::sha2::HashAlg::Sha256)
+}
+
+/// Where the key-block shares are output, in key-block order: (step,
+/// group) pairs.
+pub(crate) fn key_outputs(reduced: bool) -> &'static [(usize, usize)] {
+    if reduced {
+        &[(5, 1), (6, 0)]
+    } else {
+        &[(0, 0)]
     }
 }
 
@@ -306,6 +321,18 @@ impl KdfVerifier {
         }
     }
 
+    /// Every step's record for the consistency proof, in step order.
+    pub(crate) fn runs(&self) -> Result<Vec<GarbledRun>> {
+        let circuits = match self {
+            KdfVerifier::Reduced(v) => v.circuits(),
+            KdfVerifier::Full { v, .. } => &v.circuits()[..],
+        };
+        Ok(circuits
+            .iter()
+            .map(|c| c.retain())
+            .collect::<webproof_mpc::Result<_>>()?)
+    }
+
     /// The 0-labels of the key-block output wires.
     pub(crate) fn key_labels(&self, plans: &KdfPlans) -> Result<Vec<KeyLabels>> {
         plans
@@ -433,6 +460,18 @@ impl KdfProver {
             KdfProver::Reduced(p) => p.key_shares().ok(),
             KdfProver::Full { keys, .. } => keys.clone(),
         }
+    }
+
+    /// Every step's record for the consistency proof, in step order.
+    pub(crate) fn runs(&self) -> Result<Vec<EvaluatedRun>> {
+        let circuits = match self {
+            KdfProver::Reduced(p) => p.circuits(),
+            KdfProver::Full { p, .. } => &p.circuits()[..],
+        };
+        Ok(circuits
+            .iter()
+            .map(|c| c.retain())
+            .collect::<webproof_mpc::Result<_>>()?)
     }
 
     /// The active labels of the prover's key-block share wires.

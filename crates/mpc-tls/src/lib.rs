@@ -29,6 +29,9 @@
 //! - [`output`]: the verifier's output in proxy mode's shape
 //!   ([`webproof_proxy::VerifierOutput`]), every field from its own
 //!   recording and checks;
+//! - [`consist`]: what the sessions retain of every garbled circuit and
+//!   OLE batch, and the consistency proof and audit run inside the proof
+//!   of the response;
 //! - [`cots`]: the correlated OTs the caller supplies;
 //! - [`error`]: the one error type.
 //!
@@ -45,7 +48,7 @@
 //! | 8 | `FromServer`; the server Finished record in 2PC, `RecTag` | as in 6, no tag share | ← CCS, Finished |
 //! | 9 | the request's records in 2PC, `ToServer` each | as in 6 | → request |
 //! | 10 | `FromServer` (the response, recorded as received), `Close` | `CloseAck` (its server-key share) | ← response |
-//! | 11 | the claim, then the sealed proof ([`response`]) | `Δ` reveal | |
+//! | 11 | the claim, then the sealed proof ([`response`], [`consist`]) | its input bits and OLE inputs, then the `Δ` reveal | |
 //!
 //! The caller supplies the COTs ([`CotPool`], [`cots_needed`]), moves the
 //! messages and the server's bytes, and decides when the response is
@@ -59,25 +62,27 @@
 //! response, every public value taken from its own recording.
 //!
 //! # Security (as far as this layer goes)
-//! The 2PC is `webproof_mpc`'s semi-honest garbling: a cheating garbler or
-//! evaluator is caught only by the consistency proof that follows
-//! (garble-then-prove, built in `webproof_mpc` / `webproof_zk`); this
-//! crate keeps what that proof needs ([`KeyLabels`], `Δ`). What it
-//! enforces itself: the server's identity over a client random the
-//! verifier chose, the client key share as the sum of committed shares,
-//! every forwarded client record equal to what the 2PC produced, the
-//! server Finished's tag checked in 2PC, the recording complete before the
-//! server key is revealed, and the client key never revealed.
+//! The 2PC is `webproof_mpc`'s semi-honest garbling, made maliciously
+//! secure after the fact by garble-then-prove: both sessions retain every
+//! garbled circuit (labels and digests, [`ProverRetained`],
+//! [`VerifierRetained`]) and every OLE batch, and [`prove_response`] /
+//! [`verify_response`] run, inside the sealed proof of the response, the
+//! consistency proof of every key-derivation and record circuit with the
+//! equalities between steps, then the prover's audit of the garbling and
+//! of the OLE answers after the `Δ` reveal and before it opens. What the
+//! sessions enforce themselves: the server's identity over a client
+//! random the verifier chose, the client key share as the sum of
+//! committed shares, every forwarded client record equal to what the 2PC
+//! produced, the server Finished's tag checked in 2PC, the recording
+//! complete before the server key is revealed, and the client key never
+//! revealed.
 //!
 //! # Not yet here
-//! - The consistency proofs of the garbled circuits
-//!   (`webproof_mpc::consistency::prove_circuit` per key-derivation and
-//!   record circuit, the equalities between steps, the verifier's input
-//!   reveal and the prover's audit of the garbling): the sessions do not
-//!   retain the evaluated and garbled circuits or the verifier's inputs
-//!   yet. The proof of the response imports the key-share labels and
-//!   checks the revealed `Δ`; see [`response`] for what that does and
-//!   does not give.
+//! - Checks of the verifier's revealed inputs against what they should be
+//!   (the reduced PRF's inner digests, the public groups), the tie between
+//!   the ECtF's output and the key derivation's input, and dual execution
+//!   for the outputs used online: see [`response`]'s "Not in this proof
+//!   yet".
 //! - Garbling in preprocessing: the verifier garbles once the
 //!   ServerHelloDone fixed the suite and group (`webproof_mpc::reduced`'s
 //!   verifier takes the premaster share and the transcript hash at
@@ -93,6 +98,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod consist;
 pub mod cots;
 pub mod error;
 pub mod hello;
@@ -105,6 +111,7 @@ pub mod rec;
 pub mod response;
 pub mod verifier;
 
+pub use consist::{ProverRetained, VerifierRetained};
 pub use cots::{cots_needed, CotPool};
 pub use error::{Error, Result};
 pub use kdf::KeyLabels;

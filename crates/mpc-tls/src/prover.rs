@@ -13,6 +13,7 @@
 //! read the response; the caller decides when the response is complete
 //! (the server's close_notify or TCP close: ask for `Connection: close`).
 
+use crate::consist::{OleLog, ProverRetained, Shape};
 use crate::cots::{request_records, CotPool, MAX_REQUEST};
 use crate::error::{Error, Result};
 use crate::hello::{
@@ -28,6 +29,7 @@ use aes_gcm::aead::{Aead, KeyInit, Payload};
 use rand_chacha::ChaCha20Rng;
 use rand_core::{CryptoRng, RngCore, SeedableRng};
 use webproof_circuits::tls::Tls12Suite;
+use webproof_mpc::consistency::EvaluatedRun;
 use webproof_mpc::keyshare;
 use webproof_mpc::ole::OleReceiver;
 use webproof_mpc::record::{self, RecordProver};
@@ -83,6 +85,9 @@ pub struct ProverOutcome {
     pub revealed_server_key: Vec<u8>,
     /// The verifier's share of the server write IV, revealed in `CloseAck`.
     pub revealed_server_iv: Vec<u8>,
+    /// Every garbled circuit's labels and values, for the consistency
+    /// proof and the audit.
+    pub retained: ProverRetained,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -140,6 +145,10 @@ pub struct ProverSession {
     kdf: Option<KdfProver>,
     keys: Option<KeyShares>,
     recs: Vec<PRec>,
+    /// The records' retained executions, in id order, as each ends.
+    rec_runs: Vec<EvaluatedRun>,
+    /// Every OLE batch's messages, for the audit.
+    oles: OleLog,
     rec_next: usize,
     server_finished: Option<Record>,
     server_app: Vec<Record>,
@@ -217,6 +226,8 @@ impl ProverSession {
                 kdf: None,
                 keys: None,
                 recs,
+                rec_runs: Vec::new(),
+                oles: OleLog::default(),
                 rec_next: 0,
                 server_finished: None,
                 server_app: Vec::new(),
@@ -366,10 +377,13 @@ impl ProverSession {
                 let (_, n2) = ectf_cots(self.curve.expect("set with the group"));
                 let macs = self.cots.take(n2)?;
                 let (kx2, f) = kx.step(&mut self.ectf_ole, &macs, &m)?;
+                self.oles.answer(ECTF_STREAM, &m);
+                self.oles.choose(ECTF_STREAM, macs, &f);
                 out.to_verifier.push(ProverMsg::EctfFlips(f));
                 self.stage = Stage::AwaitEctf2(kx2);
             }
             (VerifierMsg::EctfAnswer(m), Stage::AwaitEctf2(kx2)) => {
+                self.oles.answer(ECTF_STREAM, &m);
                 self.stage = Stage::AwaitTables(kx2.finish(&m)?);
             }
             (VerifierMsg::Tables { kdf, records }, Stage::AwaitTables(share)) => {
@@ -436,6 +450,7 @@ impl ProverSession {
                 let r = &mut self.recs[i];
                 let p = r.p.as_mut().ok_or(Error::OutOfOrder("record inputs"))?;
                 let (ks, flips) = p.keystream(&msg, &mut r.ole, &macs)?;
+                self.oles.choose(r.spec.stream(), macs, &flips);
                 if r.spec.is_server() {
                     r.pt = r.ct.iter().zip(&ks).map(|(a, b)| a ^ b).collect();
                     let kdf = self.kdf.as_ref().expect("set");
@@ -468,6 +483,8 @@ impl ProverSession {
                 let r = &mut self.recs[i];
                 let p = r.p.as_mut().ok_or(Error::OutOfOrder("A2M answer"))?;
                 let flips = p.powers(&msg, &mut r.ole, &macs)?;
+                self.oles.answer(r.spec.stream(), &msg);
+                self.oles.choose(r.spec.stream(), macs, &flips);
                 out.to_verifier.push(ProverMsg::RecM2a { id, flips });
             }
             (VerifierMsg::RecM2aAnswer { id, msg, tag }, Stage::Records) => {
@@ -476,14 +493,17 @@ impl ProverSession {
                 let r = &mut self.recs[i];
                 let spec = r.spec;
                 let p = r.p.as_mut().ok_or(Error::OutOfOrder("M2A answer"))?;
+                self.oles.answer(spec.stream(), &msg);
                 match (spec.is_server(), tag) {
                     (true, None) => {
                         let share = p.tag_share(&msg, &spec.aad(), &r.ct)?;
+                        self.rec_runs.push(p.circuit().retain()?);
                         r.p = None;
                         out.to_verifier.push(ProverMsg::RecTag { id, share });
                     }
                     (false, Some(tv)) => {
                         let t = p.tag(&msg, &tv, &spec.aad(), &r.ct)?;
+                        self.rec_runs.push(p.circuit().retain()?);
                         r.p = None;
                         let payload = [&spec.seq().to_be_bytes()[..], &r.ct, &t].concat();
                         let mut bytes = Vec::new();
@@ -703,6 +723,7 @@ impl ProverSession {
         let macs = self.cots.take(n1)?;
         let (kx, flips) =
             ProverKx::start(&self.shares, curve, &server_key, &mut self.ectf_ole, &macs)?;
+        self.oles.choose(ECTF_STREAM, macs, &flips);
         out.to_verifier.push(ProverMsg::KeyOpen {
             public: self.shares.public(curve),
             blind,
@@ -715,6 +736,11 @@ impl ProverSession {
     /// Deferred decryption with the verifier's share of the server key.
     fn decrypt(&mut self, server_key: &[u8], server_iv: &[u8]) -> Result<ProverOutcome> {
         let own = self.keys.clone().ok_or(Error::OutOfOrder("CloseAck"))?;
+        let (Some(plans), Some(kdf), Some(curve), Some(suite)) =
+            (&self.plans, &self.kdf, self.curve, self.suite)
+        else {
+            return Err(Error::OutOfOrder("CloseAck"));
+        };
         if server_key.len() != own.server_key.len() || server_iv.len() != own.server_iv.len() {
             return Err(Error::Malformed("key share of the wrong length"));
         }
@@ -726,15 +752,22 @@ impl ProverSession {
             close_notify: false,
             server_alert: None,
             recording: self.recorder.transcript().clone(),
-            key_labels: {
-                let (Some(plans), Some(kdf)) = (&self.plans, &self.kdf) else {
-                    return Err(Error::OutOfOrder("CloseAck"));
-                };
-                kdf.key_labels(plans)?
-            },
+            key_labels: kdf.key_labels(plans)?,
             key_shares: own,
             revealed_server_key: server_key.to_vec(),
             revealed_server_iv: server_iv.to_vec(),
+            retained: ProverRetained {
+                shape: Shape {
+                    cfg: Tls12Config {
+                        curve,
+                        suite,
+                        ems: self.ems,
+                    },
+                    request_lens: self.recs[2..].iter().map(|r| r.spec.len).collect(),
+                },
+                runs: [kdf.runs()?, self.rec_runs.clone()].concat(),
+                oles: self.oles.clone(),
+            },
         };
         for (index, rec) in self.server_app.iter().enumerate() {
             let p = &rec.payload;

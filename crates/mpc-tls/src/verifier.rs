@@ -58,6 +58,7 @@
 //! write key is never revealed: the prover cannot encrypt another request
 //! than the one the verifier saw (request binding).
 
+use crate::consist::{Shape, VerifierRetained};
 use crate::cots::{CotPool, MAX_RECORD, MAX_REQUEST};
 use crate::error::{Error, Result};
 use crate::hello::{self, client_key_exchange, finished, group_curve, suite_params};
@@ -112,6 +113,9 @@ pub struct VerifierOutcome {
     pub key_shares: KeyShares,
     /// The client and server `verify_data` computed in 2PC.
     pub verify_data: ([u8; 12], [u8; 12]),
+    /// Every garbled circuit's 0-labels and the verifier's input bits,
+    /// for the consistency proof.
+    pub retained: VerifierRetained,
 }
 
 /// Where the server's stream is.
@@ -917,7 +921,28 @@ impl VerifierSession {
             kdf.client_vd().ok_or(Error::OutOfOrder("finish"))?,
             kdf.server_vd().ok_or(Error::OutOfOrder("finish"))?,
         );
+        let mut runs = kdf.runs()?;
+        for r in &self.recs {
+            runs.push(r.v.circuit().retain()?);
+        }
+        let retained = VerifierRetained {
+            shape: Shape {
+                cfg: Tls12Config {
+                    curve: self.curve()?,
+                    suite: suite_of(self.flight.suite)?,
+                    ems: self.flight.ems,
+                },
+                request_lens: self.request_lens.clone(),
+            },
+            runs,
+            ole_inputs: std::iter::once(&self.ectf_ole)
+                .chain(self.recs.iter().map(|r| &r.ole))
+                .zip(std::iter::once(ECTF_STREAM).chain(self.recs.iter().map(|r| r.spec.stream())))
+                .map(|(ole, stream)| (stream, ole.inputs().to_vec()))
+                .collect(),
+        };
         Ok(VerifierOutcome {
+            retained,
             key_labels: kdf.key_labels(plans)?,
             recording: self.recorder.finish(),
             suite: self.flight.suite,

@@ -17,12 +17,12 @@ use webproof_core::cot::RandomCotSender;
 use webproof_core::{memory_duplex, Block, Channel};
 use webproof_mpc_tls::hello::*;
 use webproof_mpc_tls::response::{
-    context, prove_response, verify_response, verify_statement, ProofStats, ResponseClaim,
-    VerifiedResponse,
+    context, prove_response, prove_statement, verify_response, verify_sealed, verify_statement,
+    ProofStats, ResponseClaim, VerifiedResponse,
 };
 use webproof_mpc_tls::{Error, ProverOutcome};
 use webproof_ot::{SoftSpokenReceiver, SoftSpokenSender};
-use webproof_zk::{Config, Verifier};
+use webproof_zk::{Config, Prover, Verifier};
 
 fn response(n: usize) -> Vec<u8> {
     let body: Vec<u8> = (0..n).map(|i| b'a' + (i * 7 % 26) as u8).collect();
@@ -45,6 +45,12 @@ struct Session {
 }
 
 fn session(seed: u64, suite: u16, body: usize) -> Session {
+    let s = session_with(seed, suite, body, Hooks::default()).unwrap();
+    assert_eq!(s.d.prover.response, response(body));
+    s
+}
+
+fn session_with(seed: u64, suite: u16, body: usize, hooks: Hooks) -> Result<Session, Stop> {
     let c = certs(KeyKind::Ecdsa, &[NAME], false);
     let req = request();
     let (p, hello, v, s, r) = sessions_ext(
@@ -52,9 +58,8 @@ fn session(seed: u64, suite: u16, body: usize) -> Session {
         prover_config(NAME, suite, GROUP_P256, true, &req),
         verifier_config(&c.ca_der, NAME),
     );
-    let d = run(p, hello, v, server(&c), &response(body), Hooks::default()).unwrap();
-    assert_eq!(d.prover.response, response(body));
-    Session { d, s, r }
+    let d = run(p, hello, v, server(&c), &response(body), hooks)?;
+    Ok(Session { d, s, r })
 }
 
 fn cfg() -> Config {
@@ -162,6 +167,11 @@ fn honest_one_kb_request_two_kb_response() {
         }
         assert_eq!(v.prover_bytes, st.sent);
         assert_eq!(v.verifier_bytes, st.received);
+        let c = st.consistency;
+        eprintln!(
+            "suite {suite:#06x}: of which the consistency proof of {} circuits: {} AND, {} COTs, input reveal {} B",
+            c.circuits, c.and_gates, c.cots_used, c.reveal
+        );
         eprintln!(
             "suite {suite:#06x}: response proof of {} revealed bytes: {} AND, {} byte inversions, {} COTs; {:.1} KB P->V, {:.1} KB V->P (COT extension included), {:.2} s",
             ranges.iter().map(|r| r.len()).sum::<usize>(),
@@ -309,12 +319,14 @@ fn verifier_revealing_another_delta_is_caught() {
                 let mut ch = Channel::new(b);
                 let msg = ch.recv(1 << 20).await.unwrap();
                 let claim = ResponseClaim::decode(&msg).unwrap();
+                ch.send(&vo.retained.reveal()).await.unwrap();
+                ch.flush().await.unwrap();
                 let ctx = context(&vo.recording, &claim);
                 let mut zk = Verifier::with_context(s.s, ch, cfg(), &ctx, &mut r2)
                     .await
                     .unwrap();
                 zk.defer();
-                verify_statement(&mut zk, &vo, &claim).await.unwrap();
+                verify_sealed(&mut zk, &vo, &claim).await.unwrap();
                 let mut sealed = zk.seal().await.unwrap();
                 // The reveal, with Δ' = Δ ⊕ 2 (lsb still 1) and the true
                 // COT keys: it passes a check of lsb(Δ') and of lsb(K).
@@ -342,4 +354,246 @@ fn verifier_revealing_another_delta_is_caught() {
         Err(e) => panic!("the prover failed otherwise: {e:?}"),
         Ok(_) => panic!("the prover did not catch the verifier"),
     }
+}
+
+/// The prover's verdict when it must catch the verifier: `VerifierCheated`
+/// (from the audit after the `Δ` reveal), and the verifier never gets an
+/// opening.
+fn caught_verifier(p: Result<ProofStats, Error>, v: Result<VerifiedResponse, Error>) {
+    match p {
+        Err(Error::VerifierCheated(_)) => {}
+        Err(e) => panic!("the prover failed otherwise: {e:?}"),
+        Ok(_) => panic!("the prover did not catch the verifier"),
+    }
+    assert!(v.is_err(), "the verifier got an opening: {v:?}");
+}
+
+/// The prover's verdict when the verifier must catch it: the prover
+/// opened (its audit passed) and the verifier refuses the proof.
+fn caught_prover(p: Result<ProofStats, Error>, v: Result<VerifiedResponse, Error>) {
+    if let Err(e) = p {
+        panic!("the prover did not open: {e:?}");
+    }
+    match v {
+        Err(Error::Proof(_)) => {}
+        other => panic!("the verifier accepted or failed otherwise: {other:?}"),
+    }
+}
+
+/// A garbler that alters one table of a key-derivation step in a row the
+/// prover does not use (its half-gate `T_G` when the prover's permute bit
+/// is 0): the session completes, and only the prover's audit of the
+/// garbling, after the `Δ` reveal and before it opens, sees it. A cheat
+/// that hits a used row ends the session online, so the test tries gates
+/// until one goes through.
+#[test]
+fn altered_kdf_table_is_caught_by_the_audit() {
+    const STEP: usize = 4;
+    for gate in 0..16usize {
+        let hooks = Hooks {
+            verifier_to_prover: Some(Box::new(move |m| {
+                if let webproof_mpc_tls::VerifierMsg::Tables { kdf, .. } = m {
+                    let at = webproof_mpc::CHUNK_HEADER + webproof_mpc::TABLE_BYTES * gate;
+                    kdf[STEP].0[0][at] ^= 0x01;
+                }
+            })),
+            ..Hooks::default()
+        };
+        let Ok(s) = session_with(40 + gate as u64, ECDHE_ECDSA_AES128_GCM_SHA256, 2000, hooks)
+        else {
+            continue; // the altered row was used: caught online
+        };
+        assert_eq!(s.d.prover.response, response(2000));
+        let outcome = s.d.prover.clone();
+        let claim = ResponseClaim::new(&outcome, &[0..15]).unwrap();
+        let (p, v, _) = prove(s, &outcome, &claim);
+        caught_verifier(p, v);
+        return;
+    }
+    panic!("every altered row was used online");
+}
+
+/// A verifier that reveals input bits other than those it garbled with
+/// (one bit of its premaster share): the prover's audit re-garbles with
+/// the revealed bits and catches it before opening.
+#[test]
+fn verifier_revealing_other_input_bits_is_caught() {
+    let mut s = session(30, ECDHE_ECDSA_AES128_GCM_SHA256, 2000);
+    s.d.verifier.retained.runs[0].own[0][3] ^= true;
+    let outcome = s.d.prover.clone();
+    let claim = ResponseClaim::new(&outcome, &[0..15]).unwrap();
+    let (p, v, _) = prove(s, &outcome, &claim);
+    caught_verifier(p, v);
+}
+
+/// A revealed input of a record circuit (the verifier's key ‖ IV share of
+/// the request record): the same, for the record circuits.
+#[test]
+fn verifier_revealing_other_record_inputs_is_caught() {
+    let mut s = session(31, ECDHE_ECDSA_AES128_GCM_SHA256, 2000);
+    let last = s.d.verifier.retained.runs.len() - 1;
+    s.d.verifier.retained.runs[last].own[0][0] ^= true;
+    let outcome = s.d.prover.clone();
+    let claim = ResponseClaim::new(&outcome, &[0..15]).unwrap();
+    let (p, v, _) = prove(s, &outcome, &claim);
+    caught_verifier(p, v);
+}
+
+/// A prover that claims another output of a key-derivation step than the
+/// garbled circuit gave it (one bit of the revealed `A(1)`): its label is
+/// the MAC of the true bit, so the proof of that circuit fails.
+#[test]
+fn prover_claiming_another_step_output_is_refused() {
+    let s = session(32, ECDHE_ECDSA_AES128_GCM_SHA256, 2000);
+    let mut outcome = s.d.prover.clone();
+    outcome.retained.runs[1].outputs[0][7] ^= true;
+    let claim = ResponseClaim::new(&outcome, &[0..15]).unwrap();
+    let (p, v, _) = prove(s, &outcome, &claim);
+    caught_prover(p, v);
+}
+
+/// A prover that proves the response under its client-key share instead
+/// of its server-key share: it swaps the two in its key-block labels and
+/// shares, so every imported bit is a valid MAC of its value and the
+/// claimed bytes are what that other key decrypts. Before the consistency
+/// proof this passed; now the key bits of the statement must equal the
+/// key derivation's outputs, and do not.
+#[test]
+fn prover_swapping_key_shares_is_refused() {
+    let s = session(33, ECDHE_ECDSA_AES128_GCM_SHA256, 2000);
+    let mut outcome = s.d.prover.clone();
+    let kl = &mut outcome.key_labels[0].labels;
+    assert_eq!(kl.len(), 256);
+    let (client, server) = kl.split_at_mut(128);
+    client.swap_with_slice(server);
+    let ks = &mut outcome.key_shares;
+    core::mem::swap(&mut ks.client_key, &mut ks.server_key);
+    let (key, iv) = server_key(&outcome);
+    let recs = app_records(&s.d);
+    let pt = ctr_decrypt(&key, &iv, &recs[0].1);
+    assert_ne!(pt[..100], s.d.prover.response[..100]);
+    let claim = ResponseClaim {
+        iv,
+        ranges: vec![(0, pt[..100].to_vec())],
+    };
+    let (p, v, _) = prove(s, &outcome, &claim);
+    caught_prover(p, v);
+}
+
+/// Figures, not assertions: what the consistency proof adds on the 1 KB
+/// request / 2 KB response case, against the statement alone (the proof
+/// of the response as it ran before, sealed, with the `Δ` check), both
+/// suites. Run with `--release -- --nocapture`.
+#[test]
+fn consistency_overhead_figures() {
+    for (seed, suite) in [
+        (34, ECDHE_ECDSA_AES128_GCM_SHA256),
+        (35, ECDHE_ECDSA_AES256_GCM_SHA384),
+    ] {
+        let s = session(seed, suite, 2000);
+        let o = s.d.prover.clone();
+        let claim = ResponseClaim::new(&o, &[0..15, 100..1337]).unwrap();
+        let t = std::time::Instant::now();
+        let (a, b) = memory_duplex();
+        let vo = s.d.verifier.clone();
+        let (p, ()) = block_on(async {
+            futures::join!(
+                async {
+                    let ctx = context(&o.recording, &claim);
+                    let mut zk = Prover::with_context(s.r, Channel::new(a), cfg(), &ctx)
+                        .await
+                        .unwrap();
+                    zk.defer();
+                    prove_statement(&mut zk, &o, &claim).await.unwrap();
+                    let mut sealed = zk.seal([7; 32]).await.unwrap();
+                    webproof_mpc::consistency::receive_delta(&mut sealed)
+                        .await
+                        .unwrap();
+                    sealed.open().await.unwrap().1.stats()
+                },
+                async {
+                    let ctx = context(&vo.recording, &claim);
+                    let mut r = ChaCha20Rng::seed_from_u64(3);
+                    let mut zk = Verifier::with_context(s.s, Channel::new(b), cfg(), &ctx, &mut r)
+                        .await
+                        .unwrap();
+                    zk.defer();
+                    verify_statement(&mut zk, &vo, &claim).await.unwrap();
+                    let mut sealed = zk.seal().await.unwrap();
+                    webproof_mpc::consistency::reveal_delta(&mut sealed)
+                        .await
+                        .unwrap();
+                    sealed.verify().await.unwrap();
+                }
+            )
+        });
+        let base = (p.sent(), p.received(), t.elapsed().as_secs_f64());
+        // A fresh session: the COT correlation above is spent.
+        let s = session(seed, suite, 2000);
+        let o = s.d.prover.clone();
+        let claim = ResponseClaim::new(&o, &[0..15, 100..1337]).unwrap();
+        let t = std::time::Instant::now();
+        let (p, v, _) = prove(s, &o, &claim);
+        let full = p.unwrap();
+        v.unwrap();
+        let el = t.elapsed().as_secs_f64();
+        eprintln!(
+            "suite {suite:#06x}: statement alone {:.1} KB P->V, {:.1} KB V->P, {:.2} s; with the consistency proof of {} circuits ({} AND) {:.1} KB P->V, {:.1} KB V->P, {:.2} s: +{:.1} KB, +{:.1} KB, +{:.2} s",
+            base.0 as f64 / 1e3,
+            base.1 as f64 / 1e3,
+            base.2,
+            full.consistency.circuits,
+            full.consistency.and_gates,
+            full.sent as f64 / 1e3,
+            full.received as f64 / 1e3,
+            el,
+            (full.sent as f64 - base.0 as f64) / 1e3,
+            (full.received as f64 - base.1 as f64) / 1e3,
+            el - base.2
+        );
+    }
+}
+
+/// A verifier that sends a wrong OLE answer (one element of the A2M of the
+/// request record's GHASH key) at an OLE the prover's bit there ignores:
+/// the session completes, and the prover's OLE audit catches it before
+/// opening. A hit on a used element ends the session online (a wrong tag),
+/// so the test tries elements until one goes through.
+#[test]
+fn wrong_ole_answer_is_caught_by_the_audit() {
+    for elem in 0..16usize {
+        let hooks = Hooks {
+            verifier_to_prover: Some(Box::new(move |m| {
+                if let webproof_mpc_tls::VerifierMsg::RecA2mAnswer { id: 2, msg } = m {
+                    msg[16 * elem] ^= 0x01;
+                }
+            })),
+            ..Hooks::default()
+        };
+        let Ok(s) = session_with(60 + elem as u64, ECDHE_ECDSA_AES128_GCM_SHA256, 2000, hooks)
+        else {
+            continue; // the altered element was used: caught online
+        };
+        assert_eq!(s.d.prover.response, response(2000));
+        let outcome = s.d.prover.clone();
+        let claim = ResponseClaim::new(&outcome, &[0..15]).unwrap();
+        let (p, v, _) = prove(s, &outcome, &claim);
+        caught_verifier(p, v);
+        return;
+    }
+    panic!("every altered element was used online");
+}
+
+/// A verifier that reveals OLE inputs other than those it answered with
+/// (its ECtF point): the prover's OLE audit catches it.
+#[test]
+fn verifier_revealing_other_ole_inputs_is_caught() {
+    let mut s = session(36, ECDHE_ECDSA_AES128_GCM_SHA256, 2000);
+    let (stream, batches) = &mut s.d.verifier.retained.ole_inputs[0];
+    assert_eq!(*stream, 0);
+    batches[0][31] ^= 0x01;
+    let outcome = s.d.prover.clone();
+    let claim = ResponseClaim::new(&outcome, &[0..15]).unwrap();
+    let (p, v, _) = prove(s, &outcome, &claim);
+    caught_verifier(p, v);
 }

@@ -369,6 +369,54 @@ impl GarbledCircuit {
     }
 }
 
+/// The prover's record of one execution ([`crate::exec::ProverCircuit::retain`]):
+/// the circuit's labels, which input group was its own and its bits
+/// there, and the outputs it decoded. Every other group is the verifier's,
+/// revealed after the session.
+#[derive(Clone)]
+pub struct EvaluatedRun {
+    /// Labels, table digest and decoding.
+    pub circuit: EvaluatedCircuit,
+    /// The prover's input group.
+    pub prover_group: usize,
+    /// The prover's bits in that group.
+    pub own: Vec<bool>,
+    /// Every output group, decoded.
+    pub outputs: Vec<Vec<bool>>,
+}
+
+impl EvaluatedRun {
+    /// Bits of each group the verifier reveals, in group order.
+    pub fn revealed_lens(&self) -> Vec<usize> {
+        let mut lens = self.circuit.input_lens();
+        lens.remove(self.prover_group);
+        lens
+    }
+
+    /// Every input group's values: the prover's own and the verifier's
+    /// `revealed` groups (as [`decode_bits`] parsed them) in their places.
+    pub fn input_values(&self, mut revealed: Vec<Vec<bool>>) -> Result<Vec<Vec<bool>>> {
+        if revealed.len() + 1 != self.circuit.inputs.len() {
+            return Err(Error::Malformed("revealed inputs for another circuit"));
+        }
+        revealed.insert(self.prover_group, self.own.clone());
+        Ok(revealed)
+    }
+}
+
+/// The verifier's record of one execution ([`crate::exec::VerifierCircuit::retain`]):
+/// the 0-labels and the bits of its own input groups (every group but the
+/// prover's, in group order), which it reveals after the session.
+#[derive(Clone)]
+pub struct GarbledRun {
+    /// `Δ` and the 0-labels.
+    pub circuit: GarbledCircuit,
+    /// The prover's input group.
+    pub prover_group: usize,
+    /// The verifier's input bits.
+    pub own: Vec<Vec<bool>>,
+}
+
 fn import_groups<C: RandomCotReceiver, T: Io>(
     zk: &Prover<C, T>,
     labels: &[Vec<Block>],
@@ -583,24 +631,59 @@ pub fn audit_ole<F: OleField>(
     batches: &[OleBatch<F>],
     sender_inputs: &[Vec<F>],
 ) -> Result<Vec<Vec<F>>> {
+    let transcripts = batches
+        .iter()
+        .map(|b| {
+            let bits: Vec<bool> = b.inputs.iter().flat_map(|x| x.decompose()).collect();
+            Ok(OleTranscript {
+                macs: b.macs.clone(),
+                flips: transfer::flips(&b.macs, &bits)?,
+                response: b.response.clone(),
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    audit_ole_transcripts(delta, stream, &transcripts, sender_inputs)
+}
+
+/// One OLE batch as the receiver's messages show it: the COT MACs it
+/// chose with, the flips it sent (its input bits are `flip ⊕ lsb(MAC)`
+/// per [`crate::transfer`]), and the sender's answer as received (only
+/// its first [`crate::ole::response_len`] bytes are the OLE's: an A2M
+/// answer carries more after them).
+#[derive(Clone, Debug, Default)]
+pub struct OleTranscript {
+    /// The MACs given to [`crate::ole::OleReceiver::choose`].
+    pub macs: Vec<Block>,
+    /// The flips sent.
+    pub flips: Vec<u8>,
+    /// The sender's message.
+    pub response: Vec<u8>,
+}
+
+/// [`audit_ole`] from the receiver's messages: the same check, for a
+/// caller that logged messages rather than inputs.
+pub fn audit_ole_transcripts<F: OleField>(
+    delta: Block,
+    stream: u64,
+    batches: &[OleTranscript],
+    sender_inputs: &[Vec<F>],
+) -> Result<Vec<Vec<F>>> {
     if batches.len() != sender_inputs.len() {
         return Err(Error::Malformed("OLE inputs for another number of batches"));
     }
     let mut sender = OleSender::new(delta, stream);
     let mut shares = Vec::with_capacity(batches.len());
     for (b, a) in batches.iter().zip(sender_inputs) {
-        if a.len() != b.inputs.len() {
+        if b.macs.len() != a.len() * F::BITS {
             return Err(Error::Malformed("OLE inputs of the wrong length"));
         }
-        let bits: Vec<bool> = b.inputs.iter().flat_map(|x| x.decompose()).collect();
-        let flips = transfer::flips(&b.macs, &bits)?;
         let keys: Vec<Block> = b
             .macs
             .iter()
             .map(|&m| m ^ Block::select(m.lsb(), delta))
             .collect();
-        let (u, msg) = sender.respond(&keys, a, &flips)?;
-        if msg != b.response {
+        let (u, msg) = sender.respond(&keys, a, &b.flips)?;
+        if b.response.get(..msg.len()) != Some(&msg[..]) {
             return Err(Error::VerifierCheated(
                 "an OLE answer differs from the honest one for the revealed inputs",
             ));

@@ -31,18 +31,23 @@
 //! caught only by the later consistency proof (the crate docs), which must
 //! fix the public groups to the values both parties computed. The prover's
 //! corrections and flips are covered by [`crate::transfer`].
+use crate::consistency::{EvaluatedCircuit, EvaluatedRun, GarbledCircuit, GarbledRun};
 use crate::error::{Error, Result};
 use crate::output::Decoding;
 use crate::plan::Plan;
 use crate::{labels_from_bytes, labels_to_bytes, transfer, Evaluator, Garbler};
 use rand_core::{CryptoRng, RngCore};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use webproof_core::Block;
 
 /// The verifier's side of one circuit execution.
 pub struct VerifierCircuit {
     garbler: Garbler,
     prover_group: usize,
+    /// The bits of the verifier's groups as last encoded: revealed after
+    /// the session for the consistency proof. A lock, not `&mut self`, so
+    /// that answering stays a read of the garbling.
+    own: Mutex<Option<Vec<Vec<bool>>>>,
 }
 
 impl VerifierCircuit {
@@ -61,6 +66,7 @@ impl VerifierCircuit {
         Ok(VerifierCircuit {
             garbler: Garbler::from_plan(plan, delta, instance, rng)?,
             prover_group,
+            own: Mutex::new(None),
         })
     }
 
@@ -101,6 +107,7 @@ impl VerifierCircuit {
             let b = bits.next().expect("counted");
             msg.extend(labels_to_bytes(&self.garbler.encode(g, b)?));
         }
+        *self.own.lock().unwrap_or_else(|e| e.into_inner()) = Some(own.to_vec());
         Ok(msg)
     }
 
@@ -121,6 +128,22 @@ impl VerifierCircuit {
     pub fn garbler(&self) -> &Garbler {
         &self.garbler
     }
+
+    /// What the consistency proof needs of this execution once its inputs
+    /// were answered: the 0-labels and the verifier's input bits.
+    pub fn retain(&self) -> Result<GarbledRun> {
+        let own = self
+            .own
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+            .ok_or(Error::NotFinished)?;
+        Ok(GarbledRun {
+            circuit: GarbledCircuit::from_garbler(&self.garbler)?,
+            prover_group: self.prover_group,
+            own,
+        })
+    }
 }
 
 /// The prover's side of one circuit execution.
@@ -128,6 +151,10 @@ pub struct ProverCircuit {
     evaluator: Evaluator,
     prover_group: usize,
     macs: Option<Vec<Block>>,
+    /// The prover's input bits and, once decoded, the decoding information
+    /// and the outputs: kept for the consistency proof.
+    bits: Option<Vec<bool>>,
+    decoded: Option<(Vec<u8>, Vec<Vec<bool>>)>,
 }
 
 impl ProverCircuit {
@@ -140,6 +167,8 @@ impl ProverCircuit {
             evaluator: Evaluator::from_plan(plan, instance),
             prover_group,
             macs: None,
+            bits: None,
+            decoded: None,
         })
     }
 
@@ -159,6 +188,7 @@ impl ProverCircuit {
         }
         let f = transfer::flips(macs, bits)?;
         self.macs = Some(macs.to_vec());
+        self.bits = Some(bits.to_vec());
         Ok(f)
     }
 
@@ -210,8 +240,10 @@ impl ProverCircuit {
     }
 
     /// Decode every output group with the verifier's decoding bytes.
-    pub fn decode(&self, decoding: &[u8]) -> Result<Vec<Vec<bool>>> {
-        self.evaluator.decode(&Decoding::from_bytes(decoding)?)
+    pub fn decode(&mut self, decoding: &[u8]) -> Result<Vec<Vec<bool>>> {
+        let out = self.evaluator.decode(&Decoding::from_bytes(decoding)?)?;
+        self.decoded = Some((decoding.to_vec(), out.clone()));
+        Ok(out)
     }
 
     /// The active labels of output `group`, for the verifier to check.
@@ -222,5 +254,20 @@ impl ProverCircuit {
     /// The evaluator (for the labels the consistency proof needs).
     pub fn evaluator(&self) -> &Evaluator {
         &self.evaluator
+    }
+
+    /// What the consistency proof and the audit need of this execution
+    /// once decoded: labels, digest, decoding, the prover's bits and the
+    /// outputs.
+    pub fn retain(&self) -> Result<EvaluatedRun> {
+        let (Some(bits), Some((decoding, outputs))) = (&self.bits, &self.decoded) else {
+            return Err(Error::NotFinished);
+        };
+        Ok(EvaluatedRun {
+            circuit: EvaluatedCircuit::from_evaluator(&self.evaluator, Some(decoding))?,
+            prover_group: self.prover_group,
+            own: bits.clone(),
+            outputs: outputs.clone(),
+        })
     }
 }

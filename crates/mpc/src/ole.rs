@@ -267,6 +267,9 @@ pub struct OleSender {
     delta: Block,
     hash: OleHash,
     next: u64,
+    /// The inputs of every batch answered, encoded: revealed after the
+    /// session for the receiver's audit ([`crate::consistency::audit_ole`]).
+    inputs: Vec<Vec<u8>>,
 }
 
 impl OleSender {
@@ -276,7 +279,14 @@ impl OleSender {
             delta,
             hash: OleHash::new(stream),
             next: 0,
+            inputs: Vec::new(),
         }
+    }
+
+    /// The inputs of every batch answered so far, in order, each the
+    /// concatenation of its elements' encodings.
+    pub fn inputs(&self) -> &[Vec<u8>] {
+        &self.inputs
     }
 
     /// Answer the receiver's flips for one batch: `keys` are
@@ -316,6 +326,9 @@ impl OleSender {
             }
             shares.push(u);
         }
+        let mut enc = Vec::with_capacity(n * F::BYTES);
+        inputs.iter().for_each(|a| a.encode(&mut enc));
+        self.inputs.push(enc);
         Ok((shares, msg))
     }
 }

@@ -235,6 +235,11 @@ impl RecordVerifier {
         )
     }
 
+    /// The circuit execution (for what the consistency proof retains).
+    pub fn circuit(&self) -> &VerifierCircuit {
+        &self.circuit
+    }
+
     /// A2M of the shares of `H`: the answer to the prover's flips.
     pub fn a2m(
         &mut self,
@@ -303,6 +308,11 @@ impl RecordProver {
             a2m: None,
             m2a: None,
         })
+    }
+
+    /// The circuit execution (for what the consistency proof retains).
+    pub fn circuit(&self) -> &ProverCircuit {
+        &self.circuit
     }
 
     /// First message: flips of the prover's key ‖ IV share.

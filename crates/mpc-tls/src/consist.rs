@@ -1,0 +1,511 @@
+//! The consistency proof of the session's garbled circuits
+//! (garble-then-prove, `webproof_mpc::consistency`), run inside the proof
+//! of the response ([`crate::response`]): what the sessions retain of
+//! every circuit, the verifier's reveal of its input bits, one
+//! `prove_circuit` per circuit, the equalities between circuits, and the
+//! prover's audit of the garbling once `Δ` is revealed.
+//!
+//! # What is retained
+//! Per garbled circuit, in proof order (the key derivation's steps, then
+//! the records by id, [`crate::rec`]): the prover keeps its active input
+//! and output labels, its input bits, the decoded outputs, the digest of
+//! the tables and the decoding information
+//! (`webproof_mpc::consistency::EvaluatedRun`); the verifier keeps the
+//! 0-labels of the same wires and the bits of its own input groups
+//! (`GarbledRun`). Labels and digests, not tables: 16 bytes per input and
+//! output wire (a record of `n` bytes has `8·n` keystream output wires:
+//! 128 KB per KB of request per party). The prover's record also holds
+//! its circuit's plan (shared with the session's for the key derivation,
+//! one per record otherwise), which the audit garbles again; rebuilding
+//! it at the audit instead would trade that memory for planning time.
+//!
+//! Per OLE batch (the ECtF's two, each record's A2M and M2A) the prover
+//! logs its COT MACs, its flips and the verifier's answer ([`OleLog`]);
+//! the verifier keeps its inputs (`OleSender::inputs`), revealed with its
+//! input bits and checked in the prover's audit.
+//!
+//! # What is tied together
+//! - reduced PRF: the `OS_pms` share output by step 0 is the prover's
+//!   input of steps 1 and 2 and the first half of step 3's; the master
+//!   secret's first block (step 2) the second half of step 3's; the
+//!   `OS_ms` share output by step 3 the prover's input of steps 4 to 8;
+//! - full PRF: the pad-state share output by the key derivation is the
+//!   prover's input of both Finished;
+//! - every record's prover input (key ‖ IV share of its direction) is the
+//!   matching bits of the key-block share output by the key derivation;
+//! - the key-block labels the response statement imports are those
+//!   outputs.
+//!
+//! The verifier's inputs are revealed (public in the proof), so the
+//! statements fix them to what it garbled with; their consistency across
+//! steps (its masks, its inner digests) is its own business, except that
+//! the prover's audit checks the garbling against them.
+use crate::error::{Error, Result};
+use crate::kdf::{is_reduced, key_outputs};
+use crate::rec::RecSpec;
+use crate::response::mpc_err;
+use core::ops::Range;
+use webproof_circuits::Circuit;
+use webproof_core::cot::{RandomCotReceiver, RandomCotSender};
+use webproof_core::{Block, Io};
+use webproof_mpc::consistency::{self, EvaluatedRun, GarbledRun, OleTranscript};
+use webproof_mpc::field::{Curve25519Base, Gf128, P256Base};
+use webproof_mpc::ole::OleField;
+use webproof_mpc::record::gcm_circuit;
+use webproof_mpc::reduced::{step_circuit, STEPS};
+use webproof_mpc::tls12::{finished_circuit, key_derivation_circuit, Curve, Tls12Config};
+use webproof_zk::{Prover, ProverBit, Verifier, VerifierBit};
+
+/// What both parties derive the list of circuits and their wiring from:
+/// the negotiated configuration and the request's record lengths.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Shape {
+    /// Group, suite, EMS.
+    pub cfg: Tls12Config,
+    /// Plaintext length of each request record.
+    pub request_lens: Vec<usize>,
+}
+
+impl Shape {
+    fn steps(&self) -> usize {
+        if is_reduced(&self.cfg) {
+            STEPS
+        } else {
+            3
+        }
+    }
+
+    fn records(&self) -> Vec<RecSpec> {
+        RecSpec::all(&self.request_lens)
+    }
+
+    /// Circuits of the session.
+    pub fn len(&self) -> usize {
+        self.steps() + self.records().len()
+    }
+
+    /// Whether the session has no circuit (never: kept for clippy's sake).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The circuit of run `i`, as garbled.
+    fn circuit(&self, i: usize) -> Circuit {
+        let steps = self.steps();
+        let hash = self.cfg.suite.hash;
+        match i {
+            _ if i >= steps => gcm_circuit(self.cfg.suite.key_len, self.records()[i - steps].len),
+            _ if is_reduced(&self.cfg) => step_circuit(self.cfg.curve, i),
+            0 => key_derivation_circuit(self.cfg),
+            1 => finished_circuit(hash, "client finished"),
+            _ => finished_circuit(hash, "server finished"),
+        }
+    }
+
+    /// Prover shares that one step outputs and a later one takes.
+    fn links(&self) -> Vec<(Wire, Wire)> {
+        let mut v = Vec::new();
+        if is_reduced(&self.cfg) {
+            for s in [1, 2] {
+                v.push((Wire::output(0, 1), Wire::input(s, 0)));
+            }
+            v.push((Wire::output(0, 1), Wire::input(3, 0).bits(0..256)));
+            v.push((Wire::output(2, 1), Wire::input(3, 0).bits(256..512)));
+            for s in 4..STEPS {
+                v.push((Wire::output(3, 1), Wire::input(s, 0)));
+            }
+        } else {
+            for s in [1, 2] {
+                v.push((Wire::output(0, 1), Wire::input(s, 0)));
+            }
+        }
+        v
+    }
+
+    /// The key-block share's wires, in key-block order (`client_key ‖
+    /// server_key ‖ client_iv ‖ server_iv`).
+    fn key_block(&self) -> Vec<Wire> {
+        key_outputs(is_reduced(&self.cfg))
+            .iter()
+            .map(|&(step, group)| Wire::output(step, group))
+            .collect()
+    }
+}
+
+/// A run of wires of one circuit's group.
+#[derive(Clone, Debug)]
+struct Wire {
+    run: usize,
+    output: bool,
+    group: usize,
+    bits: Option<Range<usize>>,
+}
+
+impl Wire {
+    fn input(run: usize, group: usize) -> Self {
+        Wire {
+            run,
+            output: false,
+            group,
+            bits: None,
+        }
+    }
+
+    fn output(run: usize, group: usize) -> Self {
+        Wire {
+            output: true,
+            ..Wire::input(run, group)
+        }
+    }
+
+    fn bits(self, r: Range<usize>) -> Self {
+        Wire {
+            bits: Some(r),
+            ..self
+        }
+    }
+}
+
+/// One circuit's authenticated wires, on either side.
+struct Wires<B> {
+    inputs: Vec<Vec<B>>,
+    outputs: Vec<Vec<B>>,
+}
+
+fn gather<B: Copy>(runs: &[Wires<B>], wires: &[Wire]) -> Result<Vec<B>> {
+    const WHAT: &str = "wires of another session";
+    let mut out = Vec::new();
+    for w in wires {
+        let run = runs.get(w.run).ok_or(Error::Malformed(WHAT))?;
+        let groups = if w.output { &run.outputs } else { &run.inputs };
+        let g = groups.get(w.group).ok_or(Error::Malformed(WHAT))?;
+        let r = w.bits.clone().unwrap_or(0..g.len());
+        out.extend_from_slice(g.get(r).ok_or(Error::Malformed(WHAT))?);
+    }
+    Ok(out)
+}
+
+/// Both sides of every equality the session implies, concatenated (one
+/// assertion for all): the links between steps, each record's key ‖ IV
+/// input against the key block, and the response statement's key-block
+/// bits `key_bits` against the key derivation's outputs.
+fn equalities<B: Copy>(
+    shape: &Shape,
+    runs: &[Wires<B>],
+    key_bits: &[B],
+) -> Result<(Vec<B>, Vec<B>)> {
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    let mut tie = |x: Vec<B>, y: Vec<B>| {
+        if x.len() != y.len() {
+            return Err(Error::Malformed("equal wires of different lengths"));
+        }
+        a.extend(x);
+        b.extend(y);
+        Ok(())
+    };
+    for (x, y) in shape.links() {
+        tie(gather(runs, &[x])?, gather(runs, &[y])?)?;
+    }
+    let kb = gather(runs, &shape.key_block())?;
+    let (k, i) = (8 * shape.cfg.suite.key_len, 8 * shape.cfg.suite.iv_len);
+    if kb.len() != 2 * k + 2 * i {
+        return Err(Error::Malformed("key block of the wrong length"));
+    }
+    for (j, spec) in shape.records().iter().enumerate() {
+        let (key, iv) = if spec.is_server() {
+            (k..2 * k, 2 * k + i..2 * k + 2 * i)
+        } else {
+            (0..k, 2 * k..2 * k + i)
+        };
+        let own = gather(runs, &[Wire::input(shape.steps() + j, 0)])?;
+        tie(own, [&kb[key], &kb[iv]].concat())?;
+    }
+    tie(key_bits.to_vec(), kb)?;
+    Ok((a, b))
+}
+
+/// The prover's records of the session's circuits, in proof order.
+#[derive(Clone)]
+pub struct ProverRetained {
+    /// The circuits' list and wiring.
+    pub shape: Shape,
+    /// One per circuit.
+    pub runs: Vec<EvaluatedRun>,
+    /// The OLE batches as the prover saw them.
+    pub oles: OleLog,
+}
+
+/// The verifier's records of the session's circuits, in proof order.
+#[derive(Clone)]
+pub struct VerifierRetained {
+    /// The circuits' list and wiring.
+    pub shape: Shape,
+    /// One per circuit.
+    pub runs: Vec<GarbledRun>,
+    /// Per OLE stream (in the order the prover logged them): the
+    /// verifier's encoded inputs of each batch.
+    pub ole_inputs: Vec<(u64, Vec<Vec<u8>>)>,
+}
+
+impl core::fmt::Debug for ProverRetained {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(
+            f,
+            "ProverRetained({:?}, {} runs)",
+            self.shape,
+            self.runs.len()
+        )
+    }
+}
+
+impl core::fmt::Debug for VerifierRetained {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(
+            f,
+            "VerifierRetained({:?}, {} runs)",
+            self.shape,
+            self.runs.len()
+        )
+    }
+}
+
+impl VerifierRetained {
+    /// The reveal of the verifier's inputs: every circuit's groups in
+    /// proof order (`webproof_mpc::consistency::encode_bits`), then its
+    /// OLE inputs, stream by stream and batch by batch, encoded (their
+    /// lengths are the prover's to know).
+    pub fn reveal(&self) -> Vec<u8> {
+        let groups: Vec<Vec<bool>> = self.runs.iter().flat_map(|r| r.own.clone()).collect();
+        let mut msg = consistency::encode_bits(&groups);
+        for (_, batches) in &self.ole_inputs {
+            batches.iter().for_each(|b| msg.extend_from_slice(b));
+        }
+        msg
+    }
+}
+
+/// The prover's log of every OLE batch, per stream (the ECtF's, then each
+/// record's), from the messages both ways.
+#[derive(Clone, Debug, Default)]
+pub struct OleLog {
+    /// `(stream, batches)` in the order the streams started.
+    pub streams: Vec<(u64, Vec<OleTranscript>)>,
+}
+
+impl OleLog {
+    /// A batch started on `stream` with `macs`, sending `flips`.
+    pub(crate) fn choose(&mut self, stream: u64, macs: Vec<Block>, flips: &[u8]) {
+        let t = OleTranscript {
+            macs,
+            flips: flips.to_vec(),
+            response: Vec::new(),
+        };
+        match self.streams.last_mut() {
+            Some((s, b)) if *s == stream => b.push(t),
+            _ => self.streams.push((stream, vec![t])),
+        }
+    }
+
+    /// The verifier's answer to the last batch of `stream`.
+    pub(crate) fn answer(&mut self, stream: u64, msg: &[u8]) {
+        if let Some((_, b)) = self.streams.iter_mut().rev().find(|(s, _)| *s == stream) {
+            if let Some(t) = b.last_mut() {
+                t.response = msg.to_vec();
+            }
+        }
+    }
+}
+
+/// The field of an OLE stream: the ECtF's is the curve's base field, the
+/// records' GF(2^128).
+#[derive(Clone, Copy)]
+enum OleKind {
+    P256,
+    X25519,
+    Gf128,
+}
+
+impl OleKind {
+    fn of(shape: &Shape, stream: u64) -> Self {
+        match (stream == crate::keyx::ECTF_STREAM, shape.cfg.curve) {
+            (true, Curve::P256) => OleKind::P256,
+            (true, Curve::X25519) => OleKind::X25519,
+            _ => OleKind::Gf128,
+        }
+    }
+
+    fn field_bits(self) -> (usize, usize) {
+        match self {
+            OleKind::P256 => (P256Base::BITS, P256Base::BYTES),
+            OleKind::X25519 => (Curve25519Base::BITS, Curve25519Base::BYTES),
+            OleKind::Gf128 => (Gf128::BITS, Gf128::BYTES),
+        }
+    }
+}
+
+fn decode_elems<F: OleField>(bytes: &[u8]) -> Result<Vec<F>> {
+    bytes
+        .chunks(F::BYTES)
+        .map(|c| F::decode(c).ok_or(Error::Malformed("a revealed OLE input not canonical")))
+        .collect()
+}
+
+/// The audit of one OLE stream in its field.
+fn audit_stream<F: OleField>(
+    delta: Block,
+    stream: u64,
+    batches: &[OleTranscript],
+    inputs: &[&[u8]],
+) -> Result<()> {
+    let inputs = inputs
+        .iter()
+        .map(|b| decode_elems::<F>(b))
+        .collect::<Result<Vec<_>>>()?;
+    consistency::audit_ole_transcripts(delta, stream, batches, &inputs).map_err(mpc_err)?;
+    Ok(())
+}
+
+impl ProverRetained {
+    fn revealed_lens(&self) -> Vec<Vec<usize>> {
+        self.runs.iter().map(EvaluatedRun::revealed_lens).collect()
+    }
+
+    fn bits_len(&self) -> usize {
+        let lens = self.revealed_lens().concat();
+        4 + lens.iter().map(|l| 4 + l.div_ceil(8)).sum::<usize>()
+    }
+
+    /// Bytes of the verifier's OLE inputs per stream and batch.
+    fn ole_lens(&self) -> Vec<Vec<usize>> {
+        self.oles
+            .streams
+            .iter()
+            .map(|(stream, batches)| {
+                let (bits, bytes) = OleKind::of(&self.shape, *stream).field_bits();
+                batches
+                    .iter()
+                    .map(|b| b.macs.len() / bits * bytes)
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// Bytes the reveal for this session must have.
+    pub fn reveal_len(&self) -> usize {
+        self.bits_len() + self.ole_lens().concat().iter().sum::<usize>()
+    }
+
+    /// The OLE audit, once `Δ` is known: every batch answered again for
+    /// the verifier's revealed inputs (the OLE part of `reveal`).
+    pub fn audit_oles(&self, delta: Block, reveal: &[u8]) -> Result<()> {
+        let mut rest = reveal
+            .get(self.bits_len()..)
+            .ok_or(Error::Malformed("revealed inputs"))?;
+        for ((stream, batches), lens) in self.oles.streams.iter().zip(self.ole_lens()) {
+            let mut inputs = Vec::with_capacity(lens.len());
+            for l in lens {
+                if rest.len() < l {
+                    return Err(Error::Malformed("revealed OLE inputs"));
+                }
+                let (a, b) = rest.split_at(l);
+                inputs.push(a);
+                rest = b;
+            }
+            match OleKind::of(&self.shape, *stream) {
+                OleKind::P256 => audit_stream::<P256Base>(delta, *stream, batches, &inputs)?,
+                OleKind::X25519 => {
+                    audit_stream::<Curve25519Base>(delta, *stream, batches, &inputs)?
+                }
+                OleKind::Gf128 => audit_stream::<Gf128>(delta, *stream, batches, &inputs)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// Every circuit's input values from the verifier's reveal (anything
+    /// but exactly the expected groups is refused).
+    pub fn input_values(&self, reveal: &[u8]) -> Result<Vec<Vec<Vec<bool>>>> {
+        if reveal.len() != self.reveal_len() {
+            return Err(Error::Malformed("revealed inputs of the wrong length"));
+        }
+        let lens = self.revealed_lens();
+        let flat = consistency::decode_bits(&reveal[..self.bits_len()], &lens.concat())
+            .map_err(mpc_err)?;
+        let mut it = flat.into_iter();
+        self.runs
+            .iter()
+            .zip(&lens)
+            .map(|(r, l)| {
+                r.input_values(it.by_ref().take(l.len()).collect())
+                    .map_err(mpc_err)
+            })
+            .collect()
+    }
+
+    /// The audit, once `Δ` is revealed and checked: every circuit garbled
+    /// again from the labels the prover holds and the revealed values.
+    pub fn audit(&self, delta: Block, values: &[Vec<Vec<bool>>]) -> Result<()> {
+        if values.len() != self.runs.len() {
+            return Err(Error::Malformed("input values for another session"));
+        }
+        for (run, v) in self.runs.iter().zip(values) {
+            run.circuit.audit(delta, v).map_err(mpc_err)?;
+        }
+        Ok(())
+    }
+}
+
+fn check_len(shape: &Shape, runs: usize) -> Result<()> {
+    if runs != shape.len() {
+        return Err(Error::Malformed("retained circuits of another session"));
+    }
+    Ok(())
+}
+
+/// The prover's consistency proof (sealed mode): every circuit on its
+/// imported wires, then every equality. `values` are
+/// [`ProverRetained::input_values`], `key_bits` the key-block bits the
+/// response statement imported.
+pub(crate) async fn prove<C: RandomCotReceiver, T: Io>(
+    zk: &mut Prover<C, T>,
+    r: &ProverRetained,
+    values: &[Vec<Vec<bool>>],
+    key_bits: &[ProverBit],
+) -> Result<()> {
+    check_len(&r.shape, r.runs.len())?;
+    let mut runs = Vec::with_capacity(r.runs.len());
+    for (i, (run, v)) in r.runs.iter().zip(values).enumerate() {
+        let w = run.circuit.import(zk, v, &run.outputs).map_err(mpc_err)?;
+        consistency::prove_circuit(zk, &r.shape.circuit(i), &w)
+            .await
+            .map_err(mpc_err)?;
+        runs.push(Wires {
+            inputs: w.inputs,
+            outputs: w.outputs,
+        });
+    }
+    let (a, b) = equalities(&r.shape, &runs, key_bits)?;
+    consistency::prove_equal(zk, &a, &b).await.map_err(mpc_err)
+}
+
+/// The verifier's side of [`prove`].
+pub(crate) async fn verify<C: RandomCotSender, T: Io>(
+    zk: &mut Verifier<C, T>,
+    r: &VerifierRetained,
+    key_bits: &[VerifierBit],
+) -> Result<()> {
+    check_len(&r.shape, r.runs.len())?;
+    let mut runs = Vec::with_capacity(r.runs.len());
+    for (i, run) in r.runs.iter().enumerate() {
+        let w = run.circuit.import(zk).map_err(mpc_err)?;
+        consistency::verify_circuit(zk, &r.shape.circuit(i), &w)
+            .await
+            .map_err(mpc_err)?;
+        runs.push(Wires {
+            inputs: w.inputs,
+            outputs: w.outputs,
+        });
+    }
+    let (a, b) = equalities(&r.shape, &runs, key_bits)?;
+    consistency::verify_equal(zk, &a, &b).await.map_err(mpc_err)
+}
