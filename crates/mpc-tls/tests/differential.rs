@@ -1,0 +1,554 @@
+//! The differential soundness harness of MPC mode: an honest session
+//! against a server whose bytes are known, then the same session with one
+//! field of one message mutated, for every field of every message of the
+//! party under test. Each mutated session must end in a refusal, or in a
+//! verified response whose every revealed byte is the server's at its true
+//! offset (for the prover as the party under test), or in a prover
+//! outcome holding exactly the server's response (for the verifier).
+//!
+//! Mutations per field: a flipped bit in the middle of a byte field, a
+//! byte field one shorter and one longer, a number off by one; list
+//! fields (the garbled tables) get the same on their first and last
+//! element. The session runs in memory (the common driver), the response
+//! proof over a memory channel, so every run is deterministic but for the
+//! server's randomness.
+
+mod common;
+use common::*;
+use futures::executor::block_on;
+use rand::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+use std::cell::RefCell;
+use std::rc::Rc;
+use webproof_core::{memory_duplex, Channel};
+use webproof_mpc_tls::hello::*;
+use webproof_mpc_tls::{prove_response, verify_response, ProverMsg, ResponseClaim, VerifierMsg};
+use webproof_zk::Config;
+
+const BODY: usize = 300;
+
+fn response() -> Vec<u8> {
+    let body: Vec<u8> = (0..BODY).map(|i| b'a' + (i * 7 % 26) as u8).collect();
+    let mut r = format!("HTTP/1.1 200 OK\r\nContent-Length: {BODY}\r\n\r\n").into_bytes();
+    r.extend(body);
+    r
+}
+
+fn request() -> Vec<u8> {
+    b"GET /known HTTP/1.1\r\nHost: webproof.test\r\nConnection: close\r\n\r\n".to_vec()
+}
+
+/// Mutants of a byte field: a flipped bit in the middle, one byte
+/// shorter, one byte longer.
+fn bytes_mutants(b: &[u8]) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    if !b.is_empty() {
+        let mut f = b.to_vec();
+        f[b.len() / 2] ^= 1;
+        out.push(f);
+        out.push(b[..b.len() - 1].to_vec());
+    }
+    let mut l = b.to_vec();
+    l.push(0);
+    out.push(l);
+    out
+}
+
+fn array_mutant<const N: usize>(a: &[u8; N]) -> [u8; N] {
+    let mut f = *a;
+    f[N / 2] ^= 1;
+    f
+}
+
+/// Mutants of a list of byte fields: its first and last element mutated,
+/// and the list without its last element.
+fn list_mutants(l: &[Vec<u8>]) -> Vec<Vec<Vec<u8>>> {
+    let mut out = Vec::new();
+    for i in [0, l.len().saturating_sub(1)] {
+        if let Some(e) = l.get(i) {
+            for m in bytes_mutants(e) {
+                let mut c = l.to_vec();
+                c[i] = m;
+                out.push(c);
+            }
+        }
+        if l.len() == 1 {
+            break;
+        }
+    }
+    if !l.is_empty() {
+        out.push(l[..l.len() - 1].to_vec());
+    }
+    out
+}
+
+/// Every mutant of a prover message, one field changed in each.
+fn prover_mutants(m: &ProverMsg) -> Vec<ProverMsg> {
+    use ProverMsg as P;
+    let mut out = Vec::new();
+    match m {
+        P::Hello {
+            commit_p256,
+            commit_x25519,
+            request_lens,
+        } => {
+            let h = |a, b, c| P::Hello {
+                commit_p256: a,
+                commit_x25519: b,
+                request_lens: c,
+            };
+            out.push(h(
+                array_mutant(commit_p256),
+                *commit_x25519,
+                request_lens.clone(),
+            ));
+            out.push(h(
+                *commit_p256,
+                array_mutant(commit_x25519),
+                request_lens.clone(),
+            ));
+            let mut l = request_lens.clone();
+            l[0] += 1;
+            out.push(h(*commit_p256, *commit_x25519, l));
+            let mut l = request_lens.clone();
+            l.push(1);
+            out.push(h(*commit_p256, *commit_x25519, l));
+        }
+        P::ToServer(b) => out.extend(bytes_mutants(b).into_iter().map(P::ToServer)),
+        P::FromServer(b) => out.extend(bytes_mutants(b).into_iter().map(P::FromServer)),
+        P::ServerClosed | P::Abort(_) => {}
+        P::KeyOpen {
+            public,
+            blind,
+            flips,
+        } => {
+            for p in bytes_mutants(public) {
+                out.push(P::KeyOpen {
+                    public: p,
+                    blind: *blind,
+                    flips: flips.clone(),
+                });
+            }
+            out.push(P::KeyOpen {
+                public: public.clone(),
+                blind: array_mutant(blind),
+                flips: flips.clone(),
+            });
+            for f in bytes_mutants(flips) {
+                out.push(P::KeyOpen {
+                    public: public.clone(),
+                    blind: *blind,
+                    flips: f,
+                });
+            }
+        }
+        P::EctfFlips(b) => out.extend(bytes_mutants(b).into_iter().map(P::EctfFlips)),
+        P::KdfFlips { step, flips } => {
+            out.push(P::KdfFlips {
+                step: step.wrapping_add(1),
+                flips: flips.clone(),
+            });
+            for f in bytes_mutants(flips) {
+                out.push(P::KdfFlips {
+                    step: *step,
+                    flips: f,
+                });
+            }
+        }
+        P::KdfLabels { step, labels } => {
+            out.push(P::KdfLabels {
+                step: step.wrapping_add(1),
+                labels: labels.clone(),
+            });
+            for l in bytes_mutants(labels) {
+                out.push(P::KdfLabels {
+                    step: *step,
+                    labels: l,
+                });
+            }
+        }
+        P::RecFlips { id, flips } => {
+            out.push(P::RecFlips {
+                id: id + 1,
+                flips: flips.clone(),
+            });
+            for f in bytes_mutants(flips) {
+                out.push(P::RecFlips { id: *id, flips: f });
+            }
+        }
+        P::RecA2m { id, ct, flips } => {
+            out.push(P::RecA2m {
+                id: id + 1,
+                ct: ct.clone(),
+                flips: flips.clone(),
+            });
+            for c in bytes_mutants(ct) {
+                out.push(P::RecA2m {
+                    id: *id,
+                    ct: c,
+                    flips: flips.clone(),
+                });
+            }
+            for f in bytes_mutants(flips) {
+                out.push(P::RecA2m {
+                    id: *id,
+                    ct: ct.clone(),
+                    flips: f,
+                });
+            }
+        }
+        P::RecM2a { id, flips } => {
+            out.push(P::RecM2a {
+                id: id + 1,
+                flips: flips.clone(),
+            });
+            for f in bytes_mutants(flips) {
+                out.push(P::RecM2a { id: *id, flips: f });
+            }
+        }
+        P::RecTag { id, share } => {
+            out.push(P::RecTag {
+                id: id + 1,
+                share: *share,
+            });
+            out.push(P::RecTag {
+                id: *id,
+                share: array_mutant(share),
+            });
+        }
+        P::Close { sent, received } => {
+            for (s, r) in [
+                (sent + 1, *received),
+                (sent.wrapping_sub(1), *received),
+                (*sent, received + 1),
+                (*sent, received.wrapping_sub(1)),
+            ] {
+                out.push(P::Close {
+                    sent: s,
+                    received: r,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Every mutant of a verifier message, one field changed in each.
+fn verifier_mutants(m: &VerifierMsg) -> Vec<VerifierMsg> {
+    use VerifierMsg as V;
+    let mut out = Vec::new();
+    let tables = |t: &[(Vec<Vec<u8>>, Vec<u8>)]| -> Vec<Vec<(Vec<Vec<u8>>, Vec<u8>)>> {
+        let mut out = Vec::new();
+        for i in [0, t.len().saturating_sub(1)] {
+            let Some((gates, decoding)) = t.get(i) else {
+                continue;
+            };
+            for g in list_mutants(gates) {
+                let mut c = t.to_vec();
+                c[i].0 = g;
+                out.push(c);
+            }
+            for d in bytes_mutants(decoding) {
+                let mut c = t.to_vec();
+                c[i].1 = d;
+                out.push(c);
+            }
+        }
+        if !t.is_empty() {
+            out.push(t[..t.len() - 1].to_vec());
+        }
+        out
+    };
+    match m {
+        V::Setup {
+            client_random,
+            q_p256,
+            q_x25519,
+        } => {
+            out.push(V::Setup {
+                client_random: array_mutant(client_random),
+                q_p256: q_p256.clone(),
+                q_x25519: *q_x25519,
+            });
+            for q in bytes_mutants(q_p256) {
+                out.push(V::Setup {
+                    client_random: *client_random,
+                    q_p256: q,
+                    q_x25519: *q_x25519,
+                });
+            }
+            out.push(V::Setup {
+                client_random: *client_random,
+                q_p256: q_p256.clone(),
+                q_x25519: array_mutant(q_x25519),
+            });
+        }
+        V::EctfAnswer(b) => out.extend(bytes_mutants(b).into_iter().map(V::EctfAnswer)),
+        V::Tables { kdf, records } => {
+            for k in tables(kdf) {
+                out.push(V::Tables {
+                    kdf: k,
+                    records: records.clone(),
+                });
+            }
+            for r in tables(records) {
+                out.push(V::Tables {
+                    kdf: kdf.clone(),
+                    records: r,
+                });
+            }
+        }
+        V::KdfInputs { step, msg } => {
+            out.push(V::KdfInputs {
+                step: step.wrapping_add(1),
+                msg: msg.clone(),
+            });
+            for b in bytes_mutants(msg) {
+                out.push(V::KdfInputs {
+                    step: *step,
+                    msg: b,
+                });
+            }
+        }
+        V::RecInputs { id, msg } => {
+            out.push(V::RecInputs {
+                id: id + 1,
+                msg: msg.clone(),
+            });
+            for b in bytes_mutants(msg) {
+                out.push(V::RecInputs { id: *id, msg: b });
+            }
+        }
+        V::RecA2mAnswer { id, msg } => {
+            out.push(V::RecA2mAnswer {
+                id: id + 1,
+                msg: msg.clone(),
+            });
+            for b in bytes_mutants(msg) {
+                out.push(V::RecA2mAnswer { id: *id, msg: b });
+            }
+        }
+        V::RecM2aAnswer { id, msg, tag } => {
+            out.push(V::RecM2aAnswer {
+                id: id + 1,
+                msg: msg.clone(),
+                tag: *tag,
+            });
+            for b in bytes_mutants(msg) {
+                out.push(V::RecM2aAnswer {
+                    id: *id,
+                    msg: b,
+                    tag: *tag,
+                });
+            }
+            out.push(V::RecM2aAnswer {
+                id: *id,
+                msg: msg.clone(),
+                tag: match tag {
+                    Some(t) => Some(array_mutant(t)),
+                    None => Some([0; 16]),
+                },
+            });
+        }
+        V::CloseAck {
+            server_key,
+            server_iv,
+        } => {
+            for k in bytes_mutants(server_key) {
+                out.push(V::CloseAck {
+                    server_key: k,
+                    server_iv: server_iv.clone(),
+                });
+            }
+            for v in bytes_mutants(server_iv) {
+                out.push(V::CloseAck {
+                    server_key: server_key.clone(),
+                    server_iv: v,
+                });
+            }
+        }
+        V::Abort(_) => {}
+    }
+    out
+}
+
+/// Which message of which party to replace with which mutant.
+#[derive(Clone, Copy, Debug)]
+enum Target {
+    Prover { index: usize, mutant: usize },
+    Verifier { index: usize, mutant: usize },
+}
+
+/// What a run saw: the messages of both parties (names), the outcome.
+struct Run {
+    prover_msgs: Vec<ProverMsg>,
+    verifier_msgs: Vec<VerifierMsg>,
+    /// `None`: refused somewhere (session or proof).
+    verified: Option<webproof_mpc_tls::VerifiedResponse>,
+    /// The prover's decrypted response, if its session completed.
+    prover_response: Option<Vec<u8>>,
+    /// The mutation was applied (the target message existed and had a
+    /// mutant of that index).
+    applied: bool,
+}
+
+fn run_once(seed: u64, target: Option<Target>) -> Run {
+    let c = certs(KeyKind::Ecdsa, &[NAME], false);
+    let (p, hello, v, s, r) = sessions_ext(
+        seed,
+        prover_config(
+            NAME,
+            ECDHE_ECDSA_AES128_GCM_SHA256,
+            GROUP_P256,
+            true,
+            &request(),
+        ),
+        verifier_config(&c.ca_der, NAME),
+    );
+    let pm = Rc::new(RefCell::new(Vec::new()));
+    let vm = Rc::new(RefCell::new(Vec::new()));
+    let applied = Rc::new(RefCell::new(false));
+    let mut hooks = Hooks::default();
+    {
+        let (pm, applied) = (pm.clone(), applied.clone());
+        hooks.prover_to_verifier = Some(Box::new(move |m: &mut ProverMsg| {
+            let i = pm.borrow().len();
+            pm.borrow_mut().push(m.clone());
+            if let Some(Target::Prover { index, mutant }) = target {
+                if index == i {
+                    if let Some(x) = prover_mutants(m).into_iter().nth(mutant) {
+                        *m = x;
+                        *applied.borrow_mut() = true;
+                    }
+                }
+            }
+        }));
+    }
+    {
+        let (vm, applied) = (vm.clone(), applied.clone());
+        hooks.verifier_to_prover = Some(Box::new(move |m: &mut VerifierMsg| {
+            let i = vm.borrow().len();
+            vm.borrow_mut().push(m.clone());
+            if let Some(Target::Verifier { index, mutant }) = target {
+                if index == i {
+                    if let Some(x) = verifier_mutants(m).into_iter().nth(mutant) {
+                        *m = x;
+                        *applied.borrow_mut() = true;
+                    }
+                }
+            }
+        }));
+    }
+    let done = run(p, hello, v, server(&c), &response(), hooks);
+    let mut out = Run {
+        prover_msgs: pm.borrow().clone(),
+        verifier_msgs: vm.borrow().clone(),
+        verified: None,
+        prover_response: None,
+        applied: *applied.borrow(),
+    };
+    let Ok(d) = done else {
+        return out;
+    };
+    out.prover_response = Some(d.prover.response.clone());
+    // The prover reveals everything it holds.
+    let Ok(claim) = ResponseClaim::new(&d.prover, &[0..d.prover.response.len()]) else {
+        return out;
+    };
+    let cfg = Config {
+        cot_batch: 1 << 18,
+        ..Config::default()
+    };
+    let (a, b) = memory_duplex();
+    let mut r1 = ChaCha20Rng::seed_from_u64(seed + 100);
+    let mut r2 = ChaCha20Rng::seed_from_u64(seed + 101);
+    let (_, verified) = block_on(async {
+        futures::join!(
+            prove_response(r, Channel::new(a), cfg.clone(), &d.prover, &claim, &mut r1),
+            verify_response(s, Channel::new(b), cfg, &d.verifier, &mut r2)
+        )
+    });
+    out.verified = verified.ok();
+    out
+}
+
+/// The verifier's view holds only true bytes at true offsets.
+fn only_true_bytes(v: &webproof_mpc_tls::VerifiedResponse, truth: &[u8]) -> bool {
+    v.response_len == truth.len()
+        && v.ranges.iter().all(|r| {
+            r.offset
+                .checked_add(r.bytes.len())
+                .and_then(|end| truth.get(r.offset..end))
+                == Some(&r.bytes[..])
+        })
+}
+
+#[test]
+fn every_field_of_every_message_is_refused_or_true() {
+    let truth = response();
+    let honest = run_once(1, None);
+    let v = honest
+        .verified
+        .as_ref()
+        .expect("the honest session verifies");
+    assert!(only_true_bytes(v, &truth));
+    assert_eq!(
+        v.ranges.iter().map(|r| r.bytes.len()).sum::<usize>(),
+        truth.len()
+    );
+
+    let (mut runs, mut refused, mut accepted) = (0, 0, 0);
+    let mut seed = 10;
+    // The prover as the party under test: every field of every message.
+    for (index, m) in honest.prover_msgs.iter().enumerate() {
+        for mutant in 0..prover_mutants(m).len() {
+            seed += 1;
+            let r = run_once(seed, Some(Target::Prover { index, mutant }));
+            if !r.applied {
+                continue; // the server's randomness changed the flight
+            }
+            runs += 1;
+            match &r.verified {
+                None => refused += 1,
+                Some(v) => {
+                    accepted += 1;
+                    assert!(
+                        only_true_bytes(v, &truth),
+                        "prover message {index} ({}) mutant {mutant}: the verifier accepted bytes the server did not send",
+                        m.name()
+                    );
+                }
+            }
+        }
+    }
+    // The verifier as the party under test: the prover ends refused or
+    // holding exactly the server's response.
+    for (index, m) in honest.verifier_msgs.iter().enumerate() {
+        for mutant in 0..verifier_mutants(m).len() {
+            seed += 1;
+            let r = run_once(seed, Some(Target::Verifier { index, mutant }));
+            if !r.applied {
+                continue;
+            }
+            runs += 1;
+            match &r.prover_response {
+                None => refused += 1,
+                Some(p) => {
+                    accepted += 1;
+                    assert_eq!(
+                        p,
+                        &truth,
+                        "verifier message {index} ({}) mutant {mutant}: the prover took a response the server did not send",
+                        m.name()
+                    );
+                }
+            }
+        }
+    }
+    eprintln!(
+        "differential: {} prover and {} verifier messages, {runs} mutated sessions: {refused} refused, {accepted} ended with true bytes only",
+        honest.prover_msgs.len(),
+        honest.verifier_msgs.len()
+    );
+    assert!(runs > 100, "too few mutated sessions ({runs})");
+}
