@@ -13,6 +13,8 @@
 //! proof over a memory channel, so every run is deterministic but for the
 //! server's randomness.
 
+#![allow(clippy::single_range_in_vec_init)] // one revealed range is a list of one
+
 mod common;
 use common::*;
 use futures::executor::block_on;
@@ -233,11 +235,14 @@ fn prover_mutants(m: &ProverMsg) -> Vec<ProverMsg> {
     out
 }
 
+/// A garbled-table field of `Tables`: per circuit, its gates and decoding.
+type Tables = Vec<(Vec<Vec<u8>>, Vec<u8>)>;
+
 /// Every mutant of a verifier message, one field changed in each.
 fn verifier_mutants(m: &VerifierMsg) -> Vec<VerifierMsg> {
     use VerifierMsg as V;
     let mut out = Vec::new();
-    let tables = |t: &[(Vec<Vec<u8>>, Vec<u8>)]| -> Vec<Vec<(Vec<Vec<u8>>, Vec<u8>)>> {
+    let tables = |t: &[(Vec<Vec<u8>>, Vec<u8>)]| -> Vec<Tables> {
         let mut out = Vec::new();
         for i in [0, t.len().saturating_sub(1)] {
             let Some((gates, decoding)) = t.get(i) else {
@@ -464,7 +469,7 @@ fn run_once(seed: u64, target: Option<Target>) -> Run {
     let mut r2 = ChaCha20Rng::seed_from_u64(seed + 101);
     let (_, verified) = block_on(async {
         futures::join!(
-            prove_response(r, Channel::new(a), cfg.clone(), &d.prover, &claim, &mut r1),
+            prove_response(r, Channel::new(a), cfg, &d.prover, &claim, &mut r1),
             verify_response(s, Channel::new(b), cfg, &d.verifier, &mut r2)
         )
     });

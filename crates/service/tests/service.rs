@@ -91,6 +91,32 @@ async fn a_session_over_every_listener_and_the_http_endpoints() {
     assert_eq!(report.dropped, 0);
 }
 
+/// MPC mode through the service, over TCP and WebSocket: the verifier
+/// takes part in the TLS client and never connects to the server; the
+/// sessions are booked as any other.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mpc_sessions_over_tcp_and_websocket() {
+    let env = env().await;
+    let svc = start(&env.config()).await;
+    for v in [svc.tcp(), svc.ws()] {
+        let mut o = env.prove_opts(&v, "/json");
+        o.mode = webproof_net::Mode::Mpc;
+        let out = webproof_net::prove(&o)
+            .await
+            .unwrap_or_else(|e| panic!("{v}: {e}"));
+        assert_eq!(out.output.proof, webproof_proxy::ProofKind::Mpc);
+        assert_eq!(out.output.received.bytes, out.response);
+        assert!(String::from_utf8_lossy(&out.response).contains("Ada Lovelace"));
+    }
+    let m = &svc.metrics;
+    wait_until("2 verified, gauge at 0", GAUGE_WAIT, || {
+        m.sessions(Outcome::Verified) == 2 && m.active() == 0
+    })
+    .await;
+    let report = svc.stop().await;
+    assert_eq!(report.dropped, 0);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn over_the_cap_provers_are_refused_and_the_others_carry_on() {
     let env = env().await;
