@@ -157,7 +157,21 @@ async function main() {
     proc.kill("SIGKILL");
     await Promise.race([exited, new Promise((ok) => setTimeout(ok, 5000))]);
     server.close();
-    rmSync(profile, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
+    // Chromium's helpers (crashpad, a late renderer) may still write into
+    // the profile after the browser process is gone: retry for a while,
+    // then leave the temporary directory rather than fail the run.
+    for (let attempt = 0; ; attempt++) {
+      try {
+        rmSync(profile, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
+        break;
+      } catch (e) {
+        if (attempt >= 20) {
+          console.error(`warning: could not remove ${profile}: ${e.message}`);
+          break;
+        }
+        await new Promise((ok) => setTimeout(ok, 250));
+      }
+    }
   };
   let closing = false;
   const timer = setTimeout(async () => {

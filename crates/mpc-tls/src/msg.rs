@@ -171,6 +171,11 @@ pub enum VerifierMsg {
         server_key: Vec<u8>,
         /// Share of server_write_IV.
         server_iv: Vec<u8>,
+        /// Share of client_write_key: the request's records are all
+        /// recorded too, so the prover may now prove what they say.
+        client_key: Vec<u8>,
+        /// Share of client_write_IV.
+        client_iv: Vec<u8>,
     },
     /// The verifier refuses to go on.
     Abort(String),
@@ -446,7 +451,13 @@ impl VerifierMsg {
             VerifierMsg::CloseAck {
                 server_key,
                 server_iv,
-            } => W::new(8).bytes(server_key).bytes(server_iv),
+                client_key,
+                client_iv,
+            } => W::new(8)
+                .bytes(server_key)
+                .bytes(server_iv)
+                .bytes(client_key)
+                .bytes(client_iv),
             VerifierMsg::Abort(s) => W::new(9).bytes(reason(s)),
         };
         w.0
@@ -505,6 +516,8 @@ impl VerifierMsg {
             8 => VerifierMsg::CloseAck {
                 server_key: r.bytes()?,
                 server_iv: r.bytes()?,
+                client_key: r.bytes()?,
+                client_iv: r.bytes()?,
             },
             9 => VerifierMsg::Abort(string(r.bytes()?)?),
             _ => return Err(Error::Malformed("unknown verifier message tag")),
@@ -604,6 +617,8 @@ mod tests {
             VerifierMsg::CloseAck {
                 server_key: vec![1; 16],
                 server_iv: vec![2; 4],
+                client_key: vec![3; 16],
+                client_iv: vec![4; 4],
             },
             VerifierMsg::Abort("no".into()),
         ]

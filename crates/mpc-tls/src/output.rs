@@ -13,15 +13,13 @@
 //! ([`VerifiedResponse`]).
 //!
 //! # What MPC mode does not state yet
-//! - The request's bytes: its records were encrypted in 2PC, and no proof
-//!   opens them yet, so `sent` has its length and nothing revealed.
 //! - The server's closing alert: it is encrypted, and the proof does not
 //!   cover it, so `server_close_notify` is `false` and `server_alert`
 //!   `None` (a response framed by Content-Length or chunking is still
 //!   judged complete on its revealed head).
 
 use crate::error::{Error, Result};
-use crate::response::VerifiedResponse;
+use crate::response::{RevealedRange, VerifiedResponse};
 use crate::verifier::VerifierOutcome;
 use sha2::{Digest, Sha256};
 use webproof_attestation::{Direction as ADirection, OrderSpan};
@@ -89,6 +87,25 @@ fn order(recording: &Recording) -> Vec<OrderSpan> {
     out
 }
 
+/// One direction's view: the revealed bytes at their offsets, `None`
+/// elsewhere.
+fn revealed_view(len: usize, ranges: &[RevealedRange]) -> Result<Vec<Option<u8>>> {
+    let mut view = vec![None; len];
+    for r in ranges {
+        let slot = r
+            .offset
+            .checked_add(r.bytes.len())
+            .and_then(|end| view.get_mut(r.offset..end))
+            .ok_or(Error::Malformed(
+                "a revealed range lies outside its direction",
+            ))?;
+        for (v, b) in slot.iter_mut().zip(&r.bytes) {
+            *v = Some(*b);
+        }
+    }
+    Ok(view)
+}
+
 /// The verifier's output of a session whose response proof it checked.
 /// `server_name` and `port` are those it admitted, `time` the session's
 /// (Unix seconds, the certificate was checked at it).
@@ -115,17 +132,14 @@ pub fn verifier_output(
             verified.response_len
         )));
     }
-    let mut view = vec![None; received_len];
-    for r in &verified.ranges {
-        let slot = view
-            .get_mut(r.offset..r.offset + r.bytes.len())
-            .ok_or(Error::Malformed(
-                "a revealed range lies outside the response",
-            ))?;
-        for (v, b) in slot.iter_mut().zip(&r.bytes) {
-            *v = Some(*b);
-        }
+    if sent_len != verified.request_len {
+        return Err(Error::Recording(format!(
+            "the proof covers {} request bytes, the recording holds {sent_len}",
+            verified.request_len
+        )));
     }
+    let view = revealed_view(received_len, &verified.ranges)?;
+    let sent_view = revealed_view(sent_len, &verified.request_ranges)?;
     let response_complete = webproof_proxy::http::response_completeness(&view, false);
     Ok(VerifierOutput {
         server_name: server_name.to_string(),
@@ -136,7 +150,7 @@ pub fn verifier_output(
         key_exchange_group,
         server_certificate_sha256: hex::encode(Sha256::digest(leaf)),
         proof: ProofKind::Mpc,
-        sent: DisclosedData::from_view(&vec![None; sent_len]),
+        sent: DisclosedData::from_view(&sent_view),
         received: DisclosedData::from_view(&view),
         server_close_notify: false,
         server_alert: None,

@@ -85,6 +85,11 @@ pub struct ProverOutcome {
     pub revealed_server_key: Vec<u8>,
     /// The verifier's share of the server write IV, revealed in `CloseAck`.
     pub revealed_server_iv: Vec<u8>,
+    /// The verifier's share of the client write key, revealed in
+    /// `CloseAck` (for the proof of the request's bytes).
+    pub revealed_client_key: Vec<u8>,
+    /// The verifier's share of the client write IV, revealed in `CloseAck`.
+    pub revealed_client_iv: Vec<u8>,
     /// Every garbled circuit's labels and values, for the consistency
     /// proof and the audit.
     pub retained: ProverRetained,
@@ -523,10 +528,19 @@ impl ProverSession {
                 VerifierMsg::CloseAck {
                     server_key,
                     server_iv,
+                    client_key,
+                    client_iv,
                 },
                 Stage::AwaitCloseAck,
             ) => {
-                let o = self.decrypt(&server_key, &server_iv)?;
+                let mut o = self.decrypt(&server_key, &server_iv)?;
+                if client_key.len() != o.key_shares.client_key.len()
+                    || client_iv.len() != o.key_shares.client_iv.len()
+                {
+                    return Err(Error::Malformed("key share of the wrong length"));
+                }
+                o.revealed_client_key = client_key;
+                o.revealed_client_iv = client_iv;
                 self.stage = Stage::Done(Box::new(o));
             }
             (_, _) => {
@@ -756,6 +770,8 @@ impl ProverSession {
             key_shares: own,
             revealed_server_key: server_key.to_vec(),
             revealed_server_iv: server_iv.to_vec(),
+            revealed_client_key: Vec::new(),
+            revealed_client_iv: Vec::new(),
             retained: ProverRetained {
                 shape: Shape {
                     cfg: Tls12Config {

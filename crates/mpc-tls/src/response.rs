@@ -20,6 +20,15 @@
 //! record's explicit nonce), that each claimed byte is the keystream byte
 //! XOR the recorded ciphertext byte.
 //!
+//! The request is proven the same way when the claim reveals any of it
+//! ([`ResponseClaim::with_request`]): the client key and IV bits are the
+//! key block's first key and IV, completed by the verifier's shares it
+//! revealed in `CloseAck` (after the prover's `Close` fixed the
+//! recording, so the client key can no longer make a record the
+//! verifier would take), the client IV is claimed in the clear, and the
+//! claimed bytes are checked against the client's records after its
+//! Finished (sequence numbers from 1), from the verifier's recording.
+//!
 //! # Where the public values come from
 //! The verifier builds the statement from its own recording
 //! ([`crate::VerifierOutcome::recording`]): the server's records after its
@@ -147,86 +156,152 @@ pub const MAX_RANGES: usize = 4096;
 /// Bytes of the GCM record overhead: explicit nonce and tag.
 const GCM_OVERHEAD: usize = 8 + 16;
 
-/// What the prover reveals of the response, sent in the clear before the
-/// proof: the server IV (GCM salt) and, per range, its offset in the
-/// response and its bytes.
+/// What the prover reveals, sent in the clear before the proof: the
+/// server IV (GCM salt) and, per range, its offset in the response and its
+/// bytes; the same of the request, if it reveals any of it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ResponseClaim {
     /// The server write IV (the 4-byte GCM salt).
     pub iv: Vec<u8>,
     /// Per revealed range: its first byte's offset in the response, its bytes.
     pub ranges: Vec<(usize, Vec<u8>)>,
+    /// The client write IV (GCM salt); empty when no request range is
+    /// claimed.
+    pub request_iv: Vec<u8>,
+    /// Per revealed range of the request: its offset, its bytes.
+    pub request: Vec<(usize, Vec<u8>)>,
+}
+
+fn xor(a: &[u8], b: &[u8]) -> Vec<u8> {
+    a.iter().zip(b).map(|(p, q)| p ^ q).collect()
+}
+
+/// The claimed bytes of `ranges` of `data` (`what` names it in errors);
+/// the ranges must not overlap: the statement claims each byte once.
+fn claim_ranges(data: &[u8], ranges: &[Range<usize>], what: &str) -> Result<Vec<(usize, Vec<u8>)>> {
+    let mut sorted: Vec<&Range<usize>> = ranges.iter().collect();
+    sorted.sort_unstable_by_key(|r| r.start);
+    if sorted.windows(2).any(|w| w[1].start < w[0].end) {
+        return Err(Error::Usage("overlapping ranges".into()));
+    }
+    ranges
+        .iter()
+        .map(|r| {
+            let bytes = data.get(r.clone()).ok_or(Error::Usage(format!(
+                "range {r:?} outside the {what} ({} bytes)",
+                data.len()
+            )))?;
+            Ok((r.start, bytes.to_vec()))
+        })
+        .collect()
+}
+
+fn encode_ranges(v: &mut Vec<u8>, ranges: &[(usize, Vec<u8>)]) {
+    v.extend_from_slice(&(ranges.len() as u32).to_be_bytes());
+    for (at, bytes) in ranges {
+        v.extend_from_slice(&(*at as u32).to_be_bytes());
+        v.extend_from_slice(&(bytes.len() as u32).to_be_bytes());
+        v.extend_from_slice(bytes);
+    }
 }
 
 impl ResponseClaim {
     /// The honest claim of `ranges` (offsets into the decrypted response;
     /// they must not overlap: the statement claims each byte once).
     pub fn new(outcome: &ProverOutcome, ranges: &[Range<usize>]) -> Result<Self> {
-        let mut sorted: Vec<&Range<usize>> = ranges.iter().collect();
-        sorted.sort_unstable_by_key(|r| r.start);
-        if sorted.windows(2).any(|w| w[1].start < w[0].end) {
-            return Err(Error::Usage("overlapping ranges".into()));
-        }
-        let iv: Vec<u8> = outcome
-            .key_shares
-            .server_iv
-            .iter()
-            .zip(&outcome.revealed_server_iv)
-            .map(|(a, b)| a ^ b)
-            .collect();
-        let mut out = Vec::with_capacity(ranges.len());
-        for r in ranges {
-            let bytes = outcome.response.get(r.clone()).ok_or(Error::Usage(format!(
-                "range {r:?} outside the response ({} bytes)",
-                outcome.response.len()
-            )))?;
-            out.push((r.start, bytes.to_vec()));
-        }
-        Ok(ResponseClaim { iv, ranges: out })
+        Ok(ResponseClaim {
+            iv: xor(&outcome.key_shares.server_iv, &outcome.revealed_server_iv),
+            ranges: claim_ranges(&outcome.response, ranges, "response")?,
+            request_iv: Vec::new(),
+            request: Vec::new(),
+        })
     }
 
-    /// `iv_len (1) || iv || count (4) || per range: offset (4), len (4), bytes`.
+    /// The same claim revealing `ranges` of `request` too (the request this
+    /// session sent: its records are proven to carry these bytes).
+    pub fn with_request(
+        mut self,
+        outcome: &ProverOutcome,
+        request: &[u8],
+        ranges: &[Range<usize>],
+    ) -> Result<Self> {
+        self.request = claim_ranges(request, ranges, "request")?;
+        self.request_iv = if self.request.is_empty() {
+            Vec::new()
+        } else {
+            xor(&outcome.key_shares.client_iv, &outcome.revealed_client_iv)
+        };
+        Ok(self)
+    }
+
+    /// `iv_len (1) || iv || ranges || request_iv_len (1) || request_iv ||
+    /// request ranges`, where ranges are `count (4) || per range: offset
+    /// (4), len (4), bytes`.
     pub fn encode(&self) -> Vec<u8> {
         let mut v = vec![self.iv.len() as u8];
         v.extend_from_slice(&self.iv);
-        v.extend_from_slice(&(self.ranges.len() as u32).to_be_bytes());
-        for (at, bytes) in &self.ranges {
-            v.extend_from_slice(&(*at as u32).to_be_bytes());
-            v.extend_from_slice(&(bytes.len() as u32).to_be_bytes());
-            v.extend_from_slice(bytes);
-        }
+        encode_ranges(&mut v, &self.ranges);
+        v.push(self.request_iv.len() as u8);
+        v.extend_from_slice(&self.request_iv);
+        encode_ranges(&mut v, &self.request);
         v
     }
 
     /// Parse [`Self::encode`]'s output.
     pub fn decode(msg: &[u8]) -> Result<Self> {
-        const WHAT: &str = "response claim";
-        let mut r = msg;
-        let mut take = |n: usize| -> Result<&[u8]> {
-            if r.len() < n {
-                return Err(Error::Malformed(WHAT));
-            }
-            let (a, b) = r.split_at(n);
-            r = b;
-            Ok(a)
-        };
-        let u32_at = |b: &[u8]| u32::from_be_bytes(b.try_into().expect("4 bytes")) as usize;
-        let iv_len = take(1)?[0] as usize;
-        let iv = take(iv_len)?.to_vec();
-        let n = u32_at(take(4)?);
+        let mut r = ClaimReader(msg);
+        let iv = r.iv()?;
+        let ranges = r.ranges()?;
+        let request_iv = r.iv()?;
+        let request = r.ranges()?;
+        if !r.0.is_empty() {
+            return Err(Error::Malformed(ClaimReader::WHAT));
+        }
+        Ok(ResponseClaim {
+            iv,
+            ranges,
+            request_iv,
+            request,
+        })
+    }
+}
+
+/// The parser of [`ResponseClaim::decode`].
+struct ClaimReader<'a>(&'a [u8]);
+
+impl<'a> ClaimReader<'a> {
+    const WHAT: &'static str = "response claim";
+
+    fn take(&mut self, n: usize) -> Result<&'a [u8]> {
+        if self.0.len() < n {
+            return Err(Error::Malformed(Self::WHAT));
+        }
+        let (a, b) = self.0.split_at(n);
+        self.0 = b;
+        Ok(a)
+    }
+
+    fn u32(&mut self) -> Result<usize> {
+        Ok(u32::from_be_bytes(self.take(4)?.try_into().expect("4 bytes")) as usize)
+    }
+
+    fn iv(&mut self) -> Result<Vec<u8>> {
+        let n = self.take(1)?[0] as usize;
+        Ok(self.take(n)?.to_vec())
+    }
+
+    fn ranges(&mut self) -> Result<Vec<(usize, Vec<u8>)>> {
+        let n = self.u32()?;
         if n > MAX_RANGES {
-            return Err(Error::Malformed(WHAT));
+            return Err(Error::Malformed(Self::WHAT));
         }
-        let mut ranges = Vec::with_capacity(n);
+        let mut out = Vec::with_capacity(n);
         for _ in 0..n {
-            let at = u32_at(take(4)?);
-            let len = u32_at(take(4)?);
-            ranges.push((at, take(len)?.to_vec()));
+            let at = self.u32()?;
+            let len = self.u32()?;
+            out.push((at, self.take(len)?.to_vec()));
         }
-        if !r.is_empty() {
-            return Err(Error::Malformed(WHAT));
-        }
-        Ok(ResponseClaim { iv, ranges })
+        Ok(out)
     }
 }
 
@@ -250,6 +325,11 @@ pub struct VerifiedResponse {
     pub server_iv: Vec<u8>,
     /// The revealed ranges, in the order claimed.
     pub ranges: Vec<RevealedRange>,
+    /// Length of the request (the application data the client sent after
+    /// its Finished), from the recording.
+    pub request_len: usize,
+    /// The revealed ranges of the request, in the order claimed.
+    pub request_ranges: Vec<RevealedRange>,
     /// Bytes the proof took prover → verifier (the claim included).
     pub prover_bytes: u64,
     /// Bytes verifier → prover.
@@ -299,17 +379,26 @@ struct ServerRecords {
 }
 
 fn server_records(recording: &Recording) -> Result<ServerRecords> {
-    let recv: &[Record] = &recording.received;
+    protected_records(&recording.received, "server")
+}
+
+/// The client's records after its ChangeCipherSpec, as
+/// [`server_records`] gives the server's.
+fn client_records(recording: &Recording) -> Result<ServerRecords> {
+    protected_records(&recording.sent, "client")
+}
+
+fn protected_records(recv: &[Record], who: &str) -> Result<ServerRecords> {
     let ccs = recv
         .iter()
         .position(|r| r.content_type == content_type::CHANGE_CIPHER_SPEC)
-        .ok_or(Error::Recording(
-            "no ChangeCipherSpec from the server".into(),
-        ))?;
+        .ok_or(Error::Recording(format!(
+            "no ChangeCipherSpec from the {who}"
+        )))?;
     // ccs + 1 is the Finished (sequence number 0).
     let after = recv
         .get(ccs + 2..)
-        .ok_or(Error::Recording("no Finished from the server".into()))?;
+        .ok_or(Error::Recording(format!("no Finished from the {who}")))?;
     let mut out = ServerRecords {
         records: Vec::with_capacity(after.len()),
         app: Vec::new(),
@@ -319,7 +408,7 @@ fn server_records(recording: &Recording) -> Result<ServerRecords> {
         let p = &r.payload;
         if p.len() < GCM_OVERHEAD {
             return Err(Error::Recording(format!(
-                "server record {} too short for AES-GCM",
+                "{who} record {} too short for AES-GCM",
                 i + 1
             )));
         }
@@ -339,17 +428,17 @@ fn server_records(recording: &Recording) -> Result<ServerRecords> {
 
 /// Map the claim's ranges to per-record claims; refuses a range outside
 /// the response.
-fn record_claims(srv: &ServerRecords, claim: &ResponseClaim) -> Result<Vec<PlaintextClaim>> {
-    if claim.ranges.len() > MAX_RANGES {
+fn record_claims(srv: &ServerRecords, ranges: &[(usize, Vec<u8>)]) -> Result<Vec<PlaintextClaim>> {
+    if ranges.len() > MAX_RANGES {
         return Err(Error::Malformed("too many ranges"));
     }
     let mut out = Vec::new();
-    for (at, bytes) in &claim.ranges {
+    for (at, bytes) in ranges {
         let end = at
             .checked_add(bytes.len())
             .filter(|&e| e <= srv.len)
             .ok_or(Error::Malformed(
-                "a claimed range lies outside the response",
+                "a claimed range lies outside the application data",
             ))?;
         let mut pos = *at;
         while pos < end {
@@ -390,6 +479,12 @@ fn aead_for(key_len: usize) -> Result<Aead> {
 fn key_block_bits(key_len: usize, iv_len: usize) -> (Range<usize>, Range<usize>, usize) {
     let (k, i) = (8 * key_len, 8 * iv_len);
     (k..2 * k, 2 * k + i..2 * k + 2 * i, 2 * k + 2 * i)
+}
+
+/// The client key's and the client IV's bits in the key block.
+fn client_block_bits(key_len: usize, iv_len: usize) -> (Range<usize>, Range<usize>) {
+    let (k, i) = (8 * key_len, 8 * iv_len);
+    (0..k, 2 * k..2 * k + i)
 }
 
 fn all_labels(labels: &[KeyLabels], bits: usize) -> Result<Vec<Block>> {
@@ -452,7 +547,38 @@ pub async fn prove_statement<C: RandomCotReceiver, T: Io>(
         &bytes_to_bits(&outcome.revealed_server_iv),
     )
     .map_err(mpc_err)?;
-    statement::<_, ProverBit>(zk, aead, &key, &iv, &outcome.recording, claim).await?;
+    let client = if claim.request.is_empty() {
+        None
+    } else {
+        let (ck, ci) = client_block_bits(kl, il);
+        if outcome.revealed_client_key.len() != kl || outcome.revealed_client_iv.len() != il {
+            return Err(Error::Usage("no client key share from the verifier".into()));
+        }
+        Some(DirKeys {
+            key: consistency::xor_public_prover(
+                zk,
+                &bits[ck],
+                &bytes_to_bits(&outcome.revealed_client_key),
+            )
+            .map_err(mpc_err)?,
+            iv: consistency::xor_public_prover(
+                zk,
+                &bits[ci],
+                &bytes_to_bits(&outcome.revealed_client_iv),
+            )
+            .map_err(mpc_err)?,
+        })
+    };
+    let server = DirKeys { key, iv };
+    statement::<_, ProverBit>(
+        zk,
+        aead,
+        &server,
+        client.as_ref(),
+        &outcome.recording,
+        claim,
+    )
+    .await?;
     Ok(bits)
 }
 
@@ -480,46 +606,101 @@ pub async fn verify_statement<C: RandomCotSender, T: Io>(
             .map_err(mpc_err)?;
     let iv = consistency::xor_public_verifier(zk, &bits[iv_r], &bytes_to_bits(&shares.server_iv))
         .map_err(mpc_err)?;
-    let len = statement::<_, VerifierBit>(zk, aead, &key, &iv, &outcome.recording, claim).await?;
-    let out = VerifiedResponse {
-        response_len: len,
-        server_iv: claim.iv.clone(),
-        ranges: claim
-            .ranges
+    let client = if claim.request.is_empty() {
+        None
+    } else {
+        let (ck, ci) = client_block_bits(kl, il);
+        Some(DirKeys {
+            key: consistency::xor_public_verifier(
+                zk,
+                &bits[ck],
+                &bytes_to_bits(&shares.client_key),
+            )
+            .map_err(mpc_err)?,
+            iv: consistency::xor_public_verifier(zk, &bits[ci], &bytes_to_bits(&shares.client_iv))
+                .map_err(mpc_err)?,
+        })
+    };
+    let server = DirKeys { key, iv };
+    let (len, request_len) = statement::<_, VerifierBit>(
+        zk,
+        aead,
+        &server,
+        client.as_ref(),
+        &outcome.recording,
+        claim,
+    )
+    .await?;
+    let placed = |ranges: &[(usize, Vec<u8>)]| -> Vec<RevealedRange> {
+        ranges
             .iter()
             .map(|(offset, bytes)| RevealedRange {
                 offset: *offset,
                 bytes: bytes.clone(),
             })
-            .collect(),
+            .collect()
+    };
+    let out = VerifiedResponse {
+        response_len: len,
+        server_iv: claim.iv.clone(),
+        ranges: placed(&claim.ranges),
+        request_len,
+        request_ranges: placed(&claim.request),
         prover_bytes: 0,
         verifier_bytes: 0,
     };
     Ok((out, bits))
 }
 
-/// The statement both parties run on the authenticated key and IV bits.
-/// Returns the response length.
+/// Authenticated key and IV bits of one direction.
+struct DirKeys<B> {
+    key: Vec<B>,
+    iv: Vec<B>,
+}
+
+/// One direction's part of the statement: the IV bits equal the claimed
+/// IV, and each claimed byte is its record's keystream byte XOR the
+/// recorded ciphertext. Returns the direction's application-data length.
+async fn direction<P: webproof_tlsproof::ZkParty<Bit = B>, B: Copy>(
+    zk: &mut P,
+    aead: Aead,
+    keys: &DirKeys<B>,
+    claimed_iv: &[u8],
+    records: &ServerRecords,
+    ranges: &[(usize, Vec<u8>)],
+) -> Result<()> {
+    if claimed_iv.len() * 8 != keys.iv.len() {
+        return Err(Error::Malformed("claimed IV of the wrong length"));
+    }
+    let claims = record_claims(records, ranges)?;
+    zk.assert_public(&keys.iv, &bytes_to_bits(claimed_iv))
+        .await
+        .map_err(zk_err)?;
+    webproof_tlsproof::assert_plaintext(zk, aead, &keys.key, claimed_iv, &records.records, &claims)
+        .await
+        .map_err(zk_err)
+}
+
+/// The statement both parties run on the authenticated key and IV bits:
+/// the response's claimed ranges under the server keys, then the
+/// request's under the client keys (`client` is `None` exactly when the
+/// claim reveals nothing of the request). Returns the lengths of the
+/// response and the request.
 async fn statement<P: webproof_tlsproof::ZkParty<Bit = B>, B: Copy>(
     zk: &mut P,
     aead: Aead,
-    key: &[B],
-    iv: &[B],
+    server: &DirKeys<B>,
+    client: Option<&DirKeys<B>>,
     recording: &Recording,
     claim: &ResponseClaim,
-) -> Result<usize> {
-    if claim.iv.len() * 8 != iv.len() {
-        return Err(Error::Malformed("claimed IV of the wrong length"));
-    }
+) -> Result<(usize, usize)> {
     let srv = server_records(recording)?;
-    let claims = record_claims(&srv, claim)?;
-    zk.assert_public(iv, &bytes_to_bits(&claim.iv))
-        .await
-        .map_err(zk_err)?;
-    webproof_tlsproof::assert_plaintext(zk, aead, key, &claim.iv, &srv.records, &claims)
-        .await
-        .map_err(zk_err)?;
-    Ok(srv.len)
+    direction(zk, aead, server, &claim.iv, &srv, &claim.ranges).await?;
+    let cli = client_records(recording)?;
+    if let Some(keys) = client {
+        direction(zk, aead, keys, &claim.request_iv, &cli, &claim.request).await?;
+    }
+    Ok((srv.len, cli.len))
 }
 
 /// The verifier's whole sealed part, in a proof started with [`context`]

@@ -905,6 +905,8 @@ impl VerifierSession {
         Ok(vec![VerifierMsg::CloseAck {
             server_key: keys.server_key,
             server_iv: keys.server_iv,
+            client_key: keys.client_key,
+            client_iv: keys.client_iv,
         }])
     }
 

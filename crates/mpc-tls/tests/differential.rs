@@ -358,18 +358,22 @@ fn verifier_mutants(m: &VerifierMsg) -> Vec<VerifierMsg> {
         V::CloseAck {
             server_key,
             server_iv,
+            client_key,
+            client_iv,
         } => {
-            for k in bytes_mutants(server_key) {
-                out.push(V::CloseAck {
-                    server_key: k,
-                    server_iv: server_iv.clone(),
-                });
-            }
-            for v in bytes_mutants(server_iv) {
-                out.push(V::CloseAck {
-                    server_key: server_key.clone(),
-                    server_iv: v,
-                });
+            let fields = [server_key, server_iv, client_key, client_iv];
+            for (f, field) in fields.iter().enumerate() {
+                for m in bytes_mutants(field) {
+                    let mut c: Vec<Vec<u8>> = fields.iter().map(|x| x.to_vec()).collect();
+                    c[f] = m;
+                    let [k, i, ck, ci]: [Vec<u8>; 4] = c.try_into().expect("four fields");
+                    out.push(V::CloseAck {
+                        server_key: k,
+                        server_iv: i,
+                        client_key: ck,
+                        client_iv: ci,
+                    });
+                }
             }
         }
         V::Abort(_) => {}
@@ -456,8 +460,11 @@ fn run_once(seed: u64, target: Option<Target>) -> Run {
         return out;
     };
     out.prover_response = Some(d.prover.response.clone());
-    // The prover reveals everything it holds.
-    let Ok(claim) = ResponseClaim::new(&d.prover, &[0..d.prover.response.len()]) else {
+    // The prover reveals everything it holds, the request too.
+    let req = request();
+    let Ok(claim) = ResponseClaim::new(&d.prover, &[0..d.prover.response.len()])
+        .and_then(|c| c.with_request(&d.prover, &req, &[0..req.len()]))
+    else {
         return out;
     };
     let cfg = Config {
@@ -477,15 +484,22 @@ fn run_once(seed: u64, target: Option<Target>) -> Run {
     out
 }
 
-/// The verifier's view holds only true bytes at true offsets.
+/// The verifier's view holds only true bytes at true offsets, of the
+/// response and of the request.
 fn only_true_bytes(v: &webproof_mpc_tls::VerifiedResponse, truth: &[u8]) -> bool {
-    v.response_len == truth.len()
-        && v.ranges.iter().all(|r| {
+    let placed = |ranges: &[webproof_mpc_tls::response::RevealedRange], data: &[u8]| {
+        ranges.iter().all(|r| {
             r.offset
                 .checked_add(r.bytes.len())
-                .and_then(|end| truth.get(r.offset..end))
+                .and_then(|end| data.get(r.offset..end))
                 == Some(&r.bytes[..])
         })
+    };
+    let req = request();
+    v.response_len == truth.len()
+        && v.request_len == req.len()
+        && placed(&v.ranges, truth)
+        && placed(&v.request_ranges, &req)
 }
 
 #[test]
@@ -500,6 +514,13 @@ fn every_field_of_every_message_is_refused_or_true() {
     assert_eq!(
         v.ranges.iter().map(|r| r.bytes.len()).sum::<usize>(),
         truth.len()
+    );
+    assert_eq!(
+        v.request_ranges
+            .iter()
+            .map(|r| r.bytes.len())
+            .sum::<usize>(),
+        request().len()
     );
 
     let (mut runs, mut refused, mut accepted) = (0, 0, 0);

@@ -40,7 +40,6 @@ use webproof_core::Channel;
 use webproof_mpc_tls as mpc;
 use webproof_mpc_tls::{cots_needed, CotPool, ResponseClaim};
 use webproof_ot::{SoftSpokenReceiver, SoftSpokenSender};
-use webproof_proxy::disclosure::Disclosure;
 use webproof_proxy::protocol::{
     MpcHello, ProverMsg, RejectKind, Rejection, VerifierMsg, MAX_VERDICT_MSG, PROTOCOL_VERSION,
 };
@@ -299,12 +298,18 @@ pub(crate) async fn prove(opts: &ProveOptions) -> Result<ProveOutcome> {
     let response = outcome.response.clone();
     let disclosure =
         webproof_proxy::http::disclosure_from_items(&opts.reveal, &request, &response)?;
-    let ranges: Vec<core::ops::Range<usize>> = disclosure
-        .ranges(Direction::Received)
-        .iter()
-        .map(|r| r.start..r.end)
-        .collect();
-    let claim = ResponseClaim::new(&outcome, &ranges)?;
+    let ranges = |d: Direction| -> Vec<core::ops::Range<usize>> {
+        disclosure
+            .ranges(d)
+            .iter()
+            .map(|r| r.start..r.end)
+            .collect()
+    };
+    let claim = ResponseClaim::new(&outcome, &ranges(Direction::Received))?.with_request(
+        &outcome,
+        &request,
+        &ranges(Direction::Sent),
+    )?;
     let ch = Channel::new((&mut link).compat());
     mpc::prove_response(
         receiver,
@@ -317,15 +322,7 @@ pub(crate) async fn prove(opts: &ProveOptions) -> Result<ProveOutcome> {
     .await?;
     let verdict: VerifierMsg = recv_msg_limited(&mut link, "the verdict", MAX_VERDICT_MSG).await?;
     let output = match verdict {
-        VerifierMsg::Verdict { result: Ok(d), .. } => {
-            // What MPC mode discloses: the claimed ranges of the response,
-            // nothing of the request (see `webproof_mpc_tls::output`).
-            let shown = Disclosure {
-                sent: Vec::new(),
-                received: disclosure.ranges(Direction::Received).to_vec(),
-            };
-            d.expand(&request, &response, &shown)?
-        }
+        VerifierMsg::Verdict { result: Ok(d), .. } => d.expand(&request, &response, &disclosure)?,
         VerifierMsg::Verdict { result: Err(r), .. } => return Err(NetError::Rejected(r)),
         other => {
             return Err(NetError::Proxy(webproof_proxy::ProxyError::Protocol(

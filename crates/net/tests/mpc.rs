@@ -57,9 +57,10 @@ async fn suites_and_groups_verify_with_true_bytes() {
         expect[100] = 0;
         assert_eq!(vout.received.bytes, expect);
         assert!(vout.received.text.starts_with("HTTP/1.1 200 OK\r\n"));
-        // The request is length only (no proof opens it yet).
+        // The request, proven too.
         assert_eq!(vout.sent.len, o.request().len());
-        assert_eq!(vout.sent.hidden(), vout.sent.len);
+        assert_eq!(vout.sent.hidden(), 0);
+        assert_eq!(vout.sent.bytes, o.request());
         assert!(out.stats.time_proof_ms > 0.0 && out.stats.uploaded_online > 0);
     }
 }
@@ -71,9 +72,25 @@ async fn revealed_json_is_the_fixtures() {
     let s = fixture().await;
     let ca = s.fixture.certs.ca_pem.clone();
     let (addr, v) = verifier(quick_config(roots(&ca))).await;
-    let o = mpc_options(&addr, s.fixture.addr.port(), "/json", &ca);
+    let mut o = mpc_options(&addr, s.fixture.addr.port(), "/json", &ca);
+    o.headers.push(("Cookie".into(), "sid=TOPSECRET".into()));
+    o.reveal = vec!["all".parse().unwrap()];
+    let secret = o
+        .request()
+        .windows(9)
+        .position(|w| w == b"TOPSECRET")
+        .unwrap();
+    o.reveal.push(
+        format!("hide-sent:{secret}-{}", secret + 9)
+            .parse()
+            .unwrap(),
+    );
     let out = webproof_net::prove(&o).await.unwrap();
     let vout = v.await.unwrap().unwrap();
+    // The cookie's value stays hidden; the rest of the request is shown.
+    assert_eq!(vout.sent.hidden(), 9);
+    assert!(vout.sent.text.starts_with("GET /json HTTP/1.1\r\n"));
+    assert!(!vout.sent.text.contains("TOPSECRET") && vout.sent.text.contains("Cookie: sid="));
     assert_eq!(vout.received.hidden(), 0);
     assert_eq!(vout.received.bytes, out.response);
     let body = String::from_utf8_lossy(&out.response);

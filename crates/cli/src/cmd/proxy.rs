@@ -387,11 +387,6 @@ fn print_output(o: &VerifierOutput) {
         "proof: {:?}; server close_notify: {}",
         o.proof, o.server_close_notify
     );
-    if o.proof == webproof_proxy::ProofKind::Mpc {
-        println!(
-            "note: MPC mode proves the response; the request's bytes are not opened yet (length only)"
-        );
-    }
     if o.proof == webproof_proxy::ProofKind::FullReveal && o.sent.hidden() + o.received.hidden() > 0
     {
         println!(
@@ -472,7 +467,7 @@ async fn demo() -> anyhow::Result<()> {
         ),
         (
             "MPC mode, TLS 1.2 (ECDHE-ECDSA, AES-128-GCM): the prover connects to the server itself, \
-             the verifier takes part in the TLS client by 2PC; reveal the status line, Content-Type and one JSON field",
+             the verifier takes part in the TLS client by 2PC; reveal the request without its cookie, the status line, Content-Type and one JSON field",
             Mode::Mpc,
             Some(TlsVersion::Tls12),
             vec![CipherSuite::TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256],
