@@ -17,7 +17,7 @@ fn parse(text: &str) -> Result<Config, ConfigError> {
 #[test]
 fn shipped_configs_parse() {
     for (file, n) in [
-        ("profiles.toml", 6),
+        ("profiles.toml", 9),
         ("bandwidth.toml", 16),
         ("latency.toml", 14),
         ("download.toml", 12),
@@ -28,6 +28,10 @@ fn shipped_configs_parse() {
         // Proxy and plain side by side.
         assert!(c.benches.iter().any(|b| b.mode == Mode::Proxy));
         assert!(c.benches.iter().any(|b| b.mode == Mode::Plain));
+        if file == "profiles.toml" {
+            // MPC mode beside them, on TLS 1.2.
+            assert_eq!(c.benches.iter().filter(|b| b.mode == Mode::Mpc).count(), 3);
+        }
         for b in &c.benches {
             assert_eq!(b.app.rtt_ms, 50.0);
             assert_eq!(b.upload_size, 1024);
