@@ -58,6 +58,89 @@ pub fn group_curve(code: u16) -> Option<Curve> {
     }
 }
 
+/// What a session is preprocessed for, fixed by the prover before the
+/// ClientHello: the verifier garbles the key derivation and the records
+/// for exactly this suite family (key length and PRF hash), group and EMS
+/// offer before the server connection opens. The ClientHello offers no
+/// suite outside the family; it offers every group, the terms' first,
+/// since a server with an ECDSA certificate needs the certificate's curve
+/// among them (RFC 4492). A server that picks another group or family ends
+/// the session at its ServerHello or ServerKeyExchange, with an error that
+/// names it (the prover can run again with other `--suite` / `--group`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Terms {
+    /// A suite of [`SUITES`]; every offered suite has its parameters
+    /// (the ECDSA and RSA variants share the circuits).
+    pub suite: u16,
+    /// [`GROUP_P256`] or [`GROUP_X25519`], the one group offered.
+    pub group: u16,
+    /// The extended master secret is offered (the SHA-384 suites' full
+    /// PRF garbles the variant the server must then negotiate).
+    pub ems: bool,
+}
+
+impl Terms {
+    /// The terms for suites and groups in order of preference (empty: the
+    /// defaults, AES-128-GCM-SHA256 and X25519).
+    pub fn choose(suites: &[u16], groups: &[u16], ems: bool) -> Result<Self> {
+        let suite = suites.first().copied().unwrap_or(SUITES[0]);
+        let group = groups.first().copied().unwrap_or(GROUP_X25519);
+        let t = Terms { suite, group, ems };
+        t.params()?;
+        Ok(t)
+    }
+
+    /// The suite's parameters and the group's curve, or why they are not
+    /// MPC mode's.
+    pub fn params(&self) -> Result<(Tls12Suite, Curve)> {
+        let suite = suite_params(self.suite)
+            .ok_or_else(|| Error::Unsupported(format!("cipher suite {:#06x}", self.suite)))?;
+        let curve = group_curve(self.group)
+            .ok_or_else(|| Error::Unsupported(format!("group {:#06x}", self.group)))?;
+        Ok((suite, curve))
+    }
+
+    /// Whether the server's choice fits what was preprocessed: a suite of
+    /// the same family, the same group, and for the full PRF the same EMS.
+    pub fn check_negotiated(&self, suite: u16, group: Option<u16>, ems: bool) -> Result<()> {
+        let (want, _) = self.params()?;
+        let got = suite_params(suite)
+            .ok_or_else(|| Error::Unsupported(format!("cipher suite {suite:#06x}")))?;
+        if got != want {
+            return Err(Error::Unsupported(format!(
+                "the server chose suite {suite:#06x}, the session was preprocessed for {:#06x}'s family",
+                self.suite
+            )));
+        }
+        if let Some(g) = group.filter(|&g| g != self.group) {
+            return Err(Error::Unsupported(format!(
+                "the server chose group {g:#06x}, the session was preprocessed for {:#06x}",
+                self.group
+            )));
+        }
+        if !crate::kdf::reduced_suite(want) && ems != self.ems {
+            return Err(Error::Unsupported(
+                "the server's extended-master-secret choice differs from what the SHA-384 key derivation was garbled for".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The suites of `preferred` (empty: [`SUITES`]) in this family, in order.
+    pub fn offered_suites(&self, preferred: &[u16]) -> Vec<u16> {
+        let want = suite_params(self.suite);
+        let all: &[u16] = if preferred.is_empty() {
+            &SUITES
+        } else {
+            preferred
+        };
+        all.iter()
+            .copied()
+            .filter(|&s| suite_params(s).is_some() && suite_params(s) == want)
+            .collect()
+    }
+}
+
 /// Signature schemes offered (ECDSA, RSA-PSS, RSA PKCS#1; SHA-2 only).
 const SIG_SCHEMES: [u16; 8] = [
     0x0403, 0x0503, 0x0804, 0x0805, 0x0806, 0x0401, 0x0501, 0x0601,

@@ -115,7 +115,12 @@ impl KdfPlans {
 
 /// Whether `cfg` runs the reduced PRF (the SHA-256 suites).
 pub(crate) fn is_reduced(cfg: &Tls12Config) -> bool {
-    matches!(cfg.suite.hash, webproof_circuits::sha2::HashAlg::Sha256)
+    reduced_suite(cfg.suite)
+}
+
+/// Whether `suite` runs the reduced PRF (its PRF hash is SHA-256).
+pub(crate) fn reduced_suite(suite: webproof_circuits::tls::Tls12Suite) -> bool {
+    matches!(suite.hash, webproof_circuits::sha2::HashAlg::Sha256)
 }
 
 /// Where the key-block shares are output, in key-block order: (step,
@@ -165,8 +170,8 @@ pub(crate) enum KdfVerifier {
     Reduced(Box<ReducedVerifier>),
     Full {
         v: Box<Tls12Verifier>,
-        share: [u8; 32],
-        public: KdfPublic,
+        /// The premaster share and the public inputs, once bound.
+        inputs: Option<Box<([u8; 32], KdfPublic)>>,
         sf_hash: Option<Vec<u8>>,
         keys: Option<webproof_mpc::tls12::KeyShares>,
         client_vd: Option<[u8; 12]>,
@@ -176,34 +181,23 @@ pub(crate) enum KdfVerifier {
 }
 
 impl KdfVerifier {
+    /// The key derivation's circuits under `delta`, ready to garble
+    /// ([`Self::preprocess`]) before any input is known.
     pub(crate) fn new(
         plans: &KdfPlans,
         delta: Block,
-        share: [u8; 32],
-        public: KdfPublic,
         rng: &mut (impl RngCore + CryptoRng),
     ) -> Result<Self> {
         Ok(match plans {
-            KdfPlans::Reduced(p) => {
-                let randoms = Randoms {
-                    client: &public.client_random,
-                    server: &public.server_random,
-                    session_hash: public.session_hash.as_deref(),
-                };
-                KdfVerifier::Reduced(Box::new(ReducedVerifier::new(
-                    p,
-                    delta,
-                    KDF_INSTANCE,
-                    &share,
-                    &randoms,
-                    &public.client_finished_hash,
-                    rng,
-                )?))
-            }
+            KdfPlans::Reduced(p) => KdfVerifier::Reduced(Box::new(ReducedVerifier::garble(
+                p,
+                delta,
+                KDF_INSTANCE,
+                rng,
+            )?)),
             KdfPlans::Full(p) => KdfVerifier::Full {
                 v: Box::new(Tls12Verifier::new(p, delta, KDF_INSTANCE, rng)?),
-                share,
-                public,
+                inputs: None,
                 sf_hash: None,
                 keys: None,
                 client_vd: None,
@@ -211,6 +205,28 @@ impl KdfVerifier {
                 next: 0,
             },
         })
+    }
+
+    /// The verifier's premaster share and the public inputs, once the
+    /// key exchange is done (before step 0's inputs).
+    pub(crate) fn bind(&mut self, share: [u8; 32], public: KdfPublic) -> Result<()> {
+        match self {
+            KdfVerifier::Reduced(v) => {
+                let randoms = Randoms {
+                    client: &public.client_random,
+                    server: &public.server_random,
+                    session_hash: public.session_hash.as_deref(),
+                };
+                v.bind(&share, &randoms, &public.client_finished_hash)?;
+            }
+            KdfVerifier::Full { inputs, .. } => {
+                if inputs.is_some() {
+                    return Err(Error::OutOfOrder("a second key exchange"));
+                }
+                *inputs = Some(Box::new((share, public)));
+            }
+        }
+        Ok(())
     }
 
     pub(crate) fn preprocess(&mut self) -> Result<Vec<StepTables>> {
@@ -233,8 +249,7 @@ impl KdfVerifier {
             KdfVerifier::Reduced(v) => Ok(v.inputs(step, keys, flips)?),
             KdfVerifier::Full {
                 v,
-                share,
-                public,
+                inputs,
                 sf_hash,
                 keys: ks,
                 next,
@@ -243,6 +258,10 @@ impl KdfVerifier {
                 if step != *next {
                     return Err(Error::OutOfOrder("key-derivation step"));
                 }
+                let (share, public) = inputs
+                    .as_deref()
+                    .map(|(s, p)| (s, p))
+                    .ok_or(Error::OutOfOrder("key derivation before the key exchange"))?;
                 let msg = match step {
                     0 => {
                         let randoms = Randoms {

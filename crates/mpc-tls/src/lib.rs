@@ -38,10 +38,10 @@
 //! # The session, flight by flight
 //! | # | prover → verifier | verifier → prover | prover ↔ server |
 //! |---|---|---|---|
-//! | 1 | `Hello` (key-share commitments, request record lengths) | `Setup` (client random, its key shares) | |
+//! | 1 | `Hello` (key-share commitments, request record lengths, the [`hello::Terms`]) | `Setup` (client random, its key shares), `Tables` (every circuit's garbled tables) | |
 //! | 2 | `ToServer` (ClientHello) | | ClientHello → |
 //! | 3 | `FromServer` (the server's flight), then `KeyOpen` (opening, ECtF flips) | `EctfAnswer` | ← ServerHello … ServerHelloDone |
-//! | 4 | `EctfFlips` | `EctfAnswer`, `Tables` (every circuit's garbled tables) | |
+//! | 4 | `EctfFlips` | `EctfAnswer` | |
 //! | 5 | `KdfFlips` / `KdfLabels` per step | `KdfInputs` per step | |
 //! | 6 | `RecFlips`, `RecA2m`, `RecM2a` (client Finished) | `RecInputs`, `RecA2mAnswer`, `RecM2aAnswer` | |
 //! | 7 | `ToServer` (ClientKeyExchange, CCS, Finished) | | → |
@@ -49,6 +49,14 @@
 //! | 9 | the request's records in 2PC, `ToServer` each | as in 6 | → request |
 //! | 10 | `FromServer` (the response, recorded as received), `Close` | `CloseAck` (its server-key share) | ← response |
 //! | 11 | the claim, then the sealed proof ([`response`], [`consist`]) | its input bits and OLE inputs, then the `Δ` reveal | |
+//!
+//! Flight 1 is preprocessing: the verifier garbles the key derivation and
+//! every record for the terms the prover named (suite family, group, EMS
+//! offer) before the prover opens the server connection, so the tables
+//! (~11 MB for the key derivation of AES-128-GCM-SHA256, ~0.35 MB per
+//! 16 bytes of request) never keep a server waiting; the server
+//! connection carries only the input labels, OLEs and a few hundred bytes
+//! per step.
 //!
 //! The caller supplies the COTs ([`CotPool`], [`cots_needed`]), moves the
 //! messages and the server's bytes, and decides when the response is
@@ -83,12 +91,13 @@
 //!   the ECtF's output and the key derivation's input, and dual execution
 //!   for the outputs used online: see [`response`]'s "Not in this proof
 //!   yet".
-//! - Garbling in preprocessing: the verifier garbles once the
-//!   ServerHelloDone fixed the suite and group (`webproof_mpc::reduced`'s
-//!   verifier takes the premaster share and the transcript hash at
-//!   construction), so the tables (~11 MB for AES-128-GCM-SHA256) move
-//!   while the server connection is open. Splitting that constructor lets
-//!   the tables of the likely suite go before the ClientHello.
+//! - A server that picks another group than the terms' first (servers
+//!   honour the client's order unless configured otherwise) ends the
+//!   session; garbling the key derivation's first step for the other
+//!   curve online would save the run.
+//! - Tables in bounded memory: the verifier garbles and the prover holds
+//!   all tables before the handshake (one message; ~12 MB for a 1 KB
+//!   request), rather than streaming them chunk by chunk.
 //! - Fewer round trips: each key-derivation step and each record step is
 //!   one round trip; the labels of a step already ride with the next
 //!   step's flips, but records could overlap with the key derivation.

@@ -15,6 +15,7 @@
 //! session hands them over.
 
 use crate::error::{Error, Result};
+use crate::hello::Terms;
 
 /// Largest encoded message accepted (garbled tables of the SHA-384 key
 /// derivation are the largest, ~47 MB).
@@ -33,6 +34,9 @@ pub enum ProverMsg {
         /// Plaintext lengths of the request's records, in order (record
         /// lengths are public: the verifier garbles their circuits ahead).
         request_lens: Vec<u32>,
+        /// The suite family, group and EMS offer the verifier garbles for
+        /// before the ClientHello.
+        terms: Terms,
     },
     /// Bytes the prover sent to the server, exactly as sent.
     ToServer(Vec<u8>),
@@ -312,6 +316,7 @@ impl ProverMsg {
                 commit_p256,
                 commit_x25519,
                 request_lens,
+                terms,
             } => {
                 let mut w = W::new(1)
                     .raw(commit_p256)
@@ -320,7 +325,9 @@ impl ProverMsg {
                 for l in request_lens {
                     w = w.u32(*l);
                 }
-                w
+                w.raw(&terms.suite.to_be_bytes())
+                    .raw(&terms.group.to_be_bytes())
+                    .raw(&[terms.ems as u8])
             }
             ProverMsg::ToServer(b) => W::new(2).bytes(b),
             ProverMsg::FromServer(b) => W::new(3).bytes(b),
@@ -354,10 +361,19 @@ impl ProverMsg {
                 if n > r.0.len() / 4 {
                     return Err(Error::Malformed("list longer than the message"));
                 }
+                let request_lens = (0..n).map(|_| r.u32()).collect::<Result<_>>()?;
+                let suite = u16::from_be_bytes(r.arr()?);
+                let group = u16::from_be_bytes(r.arr()?);
+                let ems = match r.u8()? {
+                    0 => false,
+                    1 => true,
+                    _ => return Err(Error::Malformed("a flag other than 0 or 1")),
+                };
                 ProverMsg::Hello {
                     commit_p256,
                     commit_x25519,
-                    request_lens: (0..n).map(|_| r.u32()).collect::<Result<_>>()?,
+                    request_lens,
+                    terms: Terms { suite, group, ems },
                 }
             }
             2 => ProverMsg::ToServer(r.bytes()?),
@@ -537,6 +553,11 @@ mod tests {
                 commit_p256: [1; 32],
                 commit_x25519: [2; 32],
                 request_lens: vec![100, 2],
+                terms: Terms {
+                    suite: 0xc02f,
+                    group: 0x0017,
+                    ems: true,
+                },
             },
             ProverMsg::ToServer(vec![22, 3, 3, 0, 1, 9]),
             ProverMsg::FromServer(vec![]),

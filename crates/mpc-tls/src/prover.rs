@@ -17,7 +17,7 @@ use crate::consist::{OleLog, ProverRetained, Shape};
 use crate::cots::{request_records, CotPool, MAX_REQUEST};
 use crate::error::{Error, Result};
 use crate::hello::{
-    self, client_key_exchange, finished, group_curve, record as wire_record, suite_params,
+    self, client_key_exchange, finished, group_curve, record as wire_record, suite_params, Terms,
 };
 use crate::kdf::{KdfPlans, KdfProver, KeyLabels};
 use crate::keyx::{ectf_cots, ProverKx, ProverKx2, Shares, ECTF_STREAM};
@@ -111,6 +111,7 @@ enum Stage {
     ServerFlight,
     AwaitEctf1(ProverKx),
     AwaitEctf2(ProverKx2),
+    /// Setup received (the client random kept): the tables are due.
     AwaitTables([u8; 32]),
     Kdf(usize),
     Records,
@@ -146,7 +147,12 @@ pub struct ProverSession {
     ems: bool,
     cke: Vec<u8>,
     ectf_ole: OleReceiver,
+    /// What the session is garbled for (sent in `Hello`).
+    terms: Terms,
     plans: Option<KdfPlans>,
+    /// The key derivation's tables, from preprocessing until the key
+    /// exchange gives the prover its premaster share.
+    kdf_tables: Option<Vec<StepTables>>,
     kdf: Option<KdfProver>,
     keys: Option<KeyShares>,
     recs: Vec<PRec>,
@@ -194,10 +200,12 @@ impl ProverSession {
         let (c1, b1) = keyshare::commit(&shares.public(Curve::P256), &mut rng);
         let (c2, b2) = keyshare::commit(&shares.public(Curve::X25519), &mut rng);
         let lens = request_records(cfg.request.len());
+        let terms = Terms::choose(&cfg.suites, &cfg.groups, cfg.ems)?;
         let hello = ProverMsg::Hello {
             commit_p256: c1,
             commit_x25519: c2,
             request_lens: lens.iter().map(|&l| l as u32).collect(),
+            terms,
         };
         let recs = RecSpec::all(&lens)
             .into_iter()
@@ -227,7 +235,9 @@ impl ProverSession {
                 ems: false,
                 cke: Vec::new(),
                 ectf_ole: OleReceiver::new(ECTF_STREAM),
+                terms,
                 plans: None,
+                kdf_tables: None,
                 kdf: None,
                 keys: None,
                 recs,
@@ -293,7 +303,7 @@ impl ProverSession {
     /// they start.
     pub fn on_server_bytes(&mut self, bytes: &[u8]) -> Result<ProverOutput> {
         self.guard(|s| {
-            if matches!(s.stage, Stage::AwaitSetup) {
+            if matches!(s.stage, Stage::AwaitSetup | Stage::AwaitTables(_)) {
                 return Err(Error::OutOfOrder("server bytes before the ClientHello"));
             }
             let mut out = ProverOutput {
@@ -358,15 +368,36 @@ impl ProverSession {
                 },
                 Stage::AwaitSetup,
             ) => {
+                self.verifier_public = (q_p256, q_x25519.to_vec());
+                self.stage = Stage::AwaitTables(client_random);
+            }
+            (VerifierMsg::Tables { kdf, records }, Stage::AwaitTables(client_random)) => {
+                // Preprocessing ends here: the ClientHello opens the
+                // server connection.
+                let (suite, curve) = self.terms.params()?;
+                let plans = KdfPlans::new(Tls12Config {
+                    curve,
+                    suite,
+                    ems: self.terms.ems,
+                })?;
+                if kdf.len() != plans.steps() || records.len() != self.recs.len() {
+                    return Err(Error::Malformed("tables for another session"));
+                }
+                for (r, t) in self.recs.iter_mut().zip(records) {
+                    r.tables = Some(t);
+                }
+                self.plans = Some(plans);
+                self.kdf_tables = Some(kdf);
                 let is_ip = self.cfg.server_name.parse::<core::net::IpAddr>().is_ok();
                 let ch = hello::client_hello(&hello::HelloParams {
                     random: client_random,
                     server_name: (!is_ip).then(|| self.cfg.server_name.clone()),
-                    suites: if self.cfg.suites.is_empty() {
-                        hello::SUITES.to_vec()
-                    } else {
-                        self.cfg.suites.clone()
-                    },
+                    suites: self.terms.offered_suites(&self.cfg.suites),
+                    // Every group, the terms' first: a server with an ECDSA
+                    // certificate needs its curve among them (RFC 4492),
+                    // and servers take the client's first choice unless
+                    // configured otherwise. Another choice ends the session
+                    // at the ServerKeyExchange (`Terms::check_negotiated`).
                     groups: if self.cfg.groups.is_empty() {
                         vec![hello::GROUP_X25519, hello::GROUP_P256]
                     } else {
@@ -374,7 +405,6 @@ impl ProverSession {
                     },
                     ems: self.cfg.ems,
                 });
-                self.verifier_public = (q_p256, q_x25519.to_vec());
                 self.send_to_server(&mut out, wire_record(content_type::HANDSHAKE, &ch))?;
                 self.stage = Stage::ServerFlight;
             }
@@ -389,28 +419,14 @@ impl ProverSession {
             }
             (VerifierMsg::EctfAnswer(m), Stage::AwaitEctf2(kx2)) => {
                 self.oles.answer(ECTF_STREAM, &m);
-                self.stage = Stage::AwaitTables(kx2.finish(&m)?);
-            }
-            (VerifierMsg::Tables { kdf, records }, Stage::AwaitTables(share)) => {
-                let (Some(curve), Some(suite)) = (self.curve, self.suite) else {
-                    return Err(Error::OutOfOrder("tables"));
+                let share = kx2.finish(&m)?;
+                let (Some(plans), Some(tables)) = (&self.plans, self.kdf_tables.take()) else {
+                    return Err(Error::OutOfOrder("key derivation before the tables"));
                 };
-                let plans = KdfPlans::new(Tls12Config {
-                    curve,
-                    suite,
-                    ems: self.ems,
-                })?;
-                if kdf.len() != plans.steps() || records.len() != self.recs.len() {
-                    return Err(Error::Malformed("tables for another session"));
-                }
-                let mut kp = KdfProver::new(&plans, share, kdf)?;
-                for (r, t) in self.recs.iter_mut().zip(records) {
-                    r.tables = Some(t);
-                }
+                let mut kp = KdfProver::new(plans, share, tables)?;
                 let macs = self.cots.take(plans.cots(0))?;
                 let flips = kp.flips(0, &macs)?;
                 out.to_verifier.push(ProverMsg::KdfFlips { step: 0, flips });
-                self.plans = Some(plans);
                 self.kdf = Some(kp);
                 self.stage = Stage::Kdf(0);
             }
@@ -691,6 +707,7 @@ impl ProverSession {
                 if sh.ems && !self.cfg.ems {
                     return Err(Error::Unsupported("EMS that was not offered".into()));
                 }
+                self.terms.check_negotiated(sh.cipher_suite, None, sh.ems)?;
                 self.ems = sh.ems;
                 self.srv = Srv::Certificate;
             }
@@ -704,6 +721,8 @@ impl ProverSession {
                 let curve = group_curve(ske.group)
                     .filter(|_| offered)
                     .ok_or_else(|| Error::Unsupported(format!("group {:#06x}", ske.group)))?;
+                self.terms
+                    .check_negotiated(self.terms.suite, Some(ske.group), self.ems)?;
                 self.curve = Some(curve);
                 // The server key is used at ServerHelloDone; keep it in
                 // the client key exchange slot until then.

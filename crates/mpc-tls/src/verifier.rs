@@ -11,7 +11,12 @@
 //!   ClientHello it received must carry it, so the server's signature
 //!   covers a value the verifier chose for this session;
 //! - **offered suites, EMS offer, server name**: parsed from that
-//!   ClientHello ([`crate::hello::check_client_hello`]);
+//!   ClientHello ([`crate::hello::check_client_hello`]); the offered
+//!   suites must all be of the family of the prover's `Hello` terms, for
+//!   which the verifier garbled before the ClientHello, and the server's
+//!   choice of suite, group and EMS is checked against the terms
+//!   ([`crate::hello::Terms::check_negotiated`]): the terms decide only
+//!   which circuits exist, never a value the statement uses;
 //! - **server random, suite, EMS, certificate chain, group, server key
 //!   share**: parsed from the ServerHello, Certificate and
 //!   ServerKeyExchange records received; the chain, name, validity and
@@ -61,7 +66,7 @@
 use crate::consist::{Shape, VerifierRetained};
 use crate::cots::{CotPool, MAX_RECORD, MAX_REQUEST};
 use crate::error::{Error, Result};
-use crate::hello::{self, client_key_exchange, finished, group_curve, suite_params};
+use crate::hello::{self, client_key_exchange, finished, group_curve, suite_params, Terms};
 use crate::kdf::{KdfPlans, KdfPublic, KdfVerifier, KeyLabels};
 use crate::keyx::{ectf_cots, Shares, VerifierKx, VerifierKx2, ECTF_STREAM};
 use crate::msg::{ProverMsg, VerifierMsg};
@@ -191,6 +196,8 @@ pub struct VerifierSession {
     client_random: [u8; 32],
     commits: ([u8; 32], [u8; 32]),
     request_lens: Vec<usize>,
+    /// What the session was garbled for (the prover's `Hello`).
+    terms: Option<Terms>,
     recorder: Recorder,
     srv: Srv,
     cli: Cli,
@@ -249,6 +256,7 @@ impl VerifierSession {
             client_random,
             commits: ([0; 32], [0; 32]),
             request_lens: Vec::new(),
+            terms: None,
             recorder,
             srv: Srv::Hello,
             cli: Cli::Hello,
@@ -316,6 +324,7 @@ impl VerifierSession {
                 commit_p256,
                 commit_x25519,
                 request_lens,
+                terms,
             } => {
                 if !matches!(self.stage, Stage::AwaitHello) {
                     return Err(Error::Unexpected {
@@ -332,16 +341,21 @@ impl VerifierSession {
                 }
                 self.commits = (commit_p256, commit_x25519);
                 self.request_lens = lens;
+                let tables = self.garble(terms)?;
+                self.terms = Some(terms);
                 self.stage = Stage::Handshake;
-                Ok(vec![VerifierMsg::Setup {
-                    client_random: self.client_random,
-                    q_p256: self.shares.public(Curve::P256),
-                    q_x25519: self
-                        .shares
-                        .public(Curve::X25519)
-                        .try_into()
-                        .expect("32 bytes"),
-                }])
+                Ok(vec![
+                    VerifierMsg::Setup {
+                        client_random: self.client_random,
+                        q_p256: self.shares.public(Curve::P256),
+                        q_x25519: self
+                            .shares
+                            .public(Curve::X25519)
+                            .try_into()
+                            .expect("32 bytes"),
+                    },
+                    tables,
+                ])
             }
             _ if matches!(self.stage, Stage::AwaitHello | Stage::Closed) => {
                 Err(Error::Unexpected {
@@ -414,6 +428,15 @@ impl VerifierSession {
                 }
                 hello::check_client_hello(&m, &self.client_random, &self.cfg.verify.server_name)?;
                 let ch = hsk::parse_client_hello(m.body())?;
+                let terms = self
+                    .terms
+                    .ok_or(Error::OutOfOrder("a ClientHello before Hello"))?;
+                let family = suite_params(terms.suite);
+                if ch.cipher_suites.iter().any(|&s| suite_params(s) != family) {
+                    return Err(Error::ClientHello(
+                        "offers a suite outside the family the session was garbled for",
+                    ));
+                }
                 self.flight.suites = ch.cipher_suites;
                 self.flight.ems_offered = ch.ems;
                 self.transcript.extend_from_slice(&m.bytes);
@@ -572,6 +595,9 @@ impl VerifierSession {
                 if sh.ems && !self.flight.ems_offered {
                     return Err(Error::Unsupported("EMS that was not offered".into()));
                 }
+                self.terms
+                    .ok_or(Error::OutOfOrder("a ServerHello before Hello"))?
+                    .check_negotiated(sh.cipher_suite, None, sh.ems)?;
                 self.flight.server_random = sh.random;
                 self.flight.suite = sh.cipher_suite;
                 self.flight.ems = sh.ems;
@@ -587,6 +613,9 @@ impl VerifierSession {
                 let ske = hsk::parse_server_key_exchange(m.body())?;
                 let curve = group_curve(ske.group)
                     .ok_or_else(|| Error::Unsupported(format!("group {:#06x}", ske.group)))?;
+                self.terms
+                    .ok_or(Error::OutOfOrder("a ServerKeyExchange before Hello"))?
+                    .check_negotiated(self.flight.suite, Some(ske.group), self.flight.ems)?;
                 webproof_proxy::verify::check_tls12_server(
                     &self.cfg.verify,
                     &self.flight.chain,
@@ -662,12 +691,6 @@ impl VerifierSession {
         let keys = self.cots.take(n2)?;
         let (share, m) = kx2.respond(&mut self.ectf_ole, &keys, flips)?;
         let suite = suite_of(self.flight.suite)?;
-        let cfg = Tls12Config {
-            curve,
-            suite,
-            ems: self.flight.ems,
-        };
-        let plans = KdfPlans::new(cfg)?;
         let h = hello::transcript_hash(suite, &self.transcript);
         let public = KdfPublic {
             client_random: self.client_random,
@@ -675,7 +698,28 @@ impl VerifierSession {
             session_hash: self.flight.ems.then(|| h.clone()),
             client_finished_hash: h,
         };
-        let mut kdf = KdfVerifier::new(&plans, self.delta, share, public, &mut self.rng)?;
+        self.kdf
+            .as_mut()
+            .ok_or(Error::OutOfOrder("key exchange before the tables"))?
+            .bind(share, public)?;
+        self.stage = Stage::Kdf {
+            step: 0,
+            labels: false,
+        };
+        Ok(vec![VerifierMsg::EctfAnswer(m)])
+    }
+
+    /// Garble every circuit of a session on `terms` (preprocessing: no
+    /// input is known yet, the server connection not open): the key
+    /// derivation and every record in 2PC. The `Tables` message.
+    fn garble(&mut self, terms: Terms) -> Result<VerifierMsg> {
+        let (suite, curve) = terms.params()?;
+        let plans = KdfPlans::new(Tls12Config {
+            curve,
+            suite,
+            ems: terms.ems,
+        })?;
+        let mut kdf = KdfVerifier::new(&plans, self.delta, &mut self.rng)?;
         let kdf_tables = kdf.preprocess()?;
         let mut records = Vec::new();
         for spec in RecSpec::all(&self.request_lens) {
@@ -698,17 +742,10 @@ impl VerifierSession {
         }
         self.plans = Some(plans);
         self.kdf = Some(kdf);
-        self.stage = Stage::Kdf {
-            step: 0,
-            labels: false,
-        };
-        Ok(vec![
-            VerifierMsg::EctfAnswer(m),
-            VerifierMsg::Tables {
-                kdf: kdf_tables,
-                records,
-            },
-        ])
+        Ok(VerifierMsg::Tables {
+            kdf: kdf_tables,
+            records,
+        })
     }
 
     fn on_kdf_flips(&mut self, step: usize, flips: &[u8]) -> Result<Vec<VerifierMsg>> {

@@ -203,8 +203,7 @@ fn verifier_ends_on_alert_and_close() {
             ),
             verifier_config(&c.ca_der, NAME),
         );
-        let setup = v.on_message(hello).unwrap();
-        let out = p.on_verifier(setup.into_iter().next().unwrap()).unwrap();
+        let out = preprocess(&mut p, &mut v, hello);
         for m in out.to_verifier {
             assert!(v.on_message(m).unwrap().is_empty());
         }
@@ -366,18 +365,48 @@ fn garbage_truncated_oversized_and_out_of_turn() {
     assert!(v.on_message(hello.clone()).is_err());
     // A Hello with request records over the limits.
     let (_, _, mut v) = fresh();
+    let terms = Terms {
+        suite: ECDHE_ECDSA_AES128_GCM_SHA256,
+        group: GROUP_P256,
+        ems: true,
+    };
     let big = ProverMsg::Hello {
         commit_p256: [0; 32],
         commit_x25519: [0; 32],
         request_lens: vec![4096],
+        terms,
     };
     assert!(matches!(v.on_message(big), Err(Error::Malformed(_))));
+    // A Hello with terms MPC mode does not run (a ChaCha20 suite, a group
+    // other than P-256 and X25519): refused before anything is garbled.
+    for t in [
+        Terms {
+            suite: 0xcca9,
+            ..terms
+        },
+        Terms {
+            group: 0x0018,
+            ..terms
+        },
+    ] {
+        let (_, _, mut v) = fresh();
+        let m = ProverMsg::Hello {
+            commit_p256: [0; 32],
+            commit_x25519: [0; 32],
+            request_lens: vec![64],
+            terms: t,
+        };
+        assert!(matches!(v.on_message(m), Err(Error::Unsupported(_))));
+    }
     // Server bytes that are not TLS.
     let (mut p, hello, mut v) = fresh();
-    let setup = v.on_message(hello).unwrap().remove(0);
-    let out = p.on_verifier(setup.clone()).unwrap();
-    for m in out.to_verifier {
-        v.on_message(m).unwrap();
+    let first = v.on_message(hello).unwrap();
+    let setup = first[0].clone();
+    for m in first {
+        let out = p.on_verifier(m).unwrap();
+        for m in out.to_verifier {
+            v.on_message(m).unwrap();
+        }
     }
     assert!(matches!(
         v.on_message(ProverMsg::FromServer(
@@ -475,8 +504,7 @@ fn verifier_refuses_records_out_of_place() {
         Err(Error::Unexpected { .. })
     ));
     let (mut p, hello, mut v) = fresh();
-    let setup = v.on_message(hello).unwrap().remove(0);
-    let out = p.on_verifier(setup).unwrap();
+    let out = preprocess(&mut p, &mut v, hello);
     let ch = out.to_server.clone();
     for m in out.to_verifier {
         v.on_message(m).unwrap();

@@ -93,28 +93,68 @@ fn prover_mutants(m: &ProverMsg) -> Vec<ProverMsg> {
             commit_p256,
             commit_x25519,
             request_lens,
+            terms,
         } => {
-            let h = |a, b, c| P::Hello {
+            let h = |a, b, c, t| P::Hello {
                 commit_p256: a,
                 commit_x25519: b,
                 request_lens: c,
+                terms: t,
             };
             out.push(h(
                 array_mutant(commit_p256),
                 *commit_x25519,
                 request_lens.clone(),
+                *terms,
             ));
             out.push(h(
                 *commit_p256,
                 array_mutant(commit_x25519),
                 request_lens.clone(),
+                *terms,
             ));
             let mut l = request_lens.clone();
             l[0] += 1;
-            out.push(h(*commit_p256, *commit_x25519, l));
+            out.push(h(*commit_p256, *commit_x25519, l, *terms));
             let mut l = request_lens.clone();
             l.push(1);
-            out.push(h(*commit_p256, *commit_x25519, l));
+            out.push(h(*commit_p256, *commit_x25519, l, *terms));
+            // The terms: the other suite family, a suite and a group
+            // MPC mode does not run, the other group, the other EMS offer.
+            let other_family = if terms.suite == ECDHE_ECDSA_AES128_GCM_SHA256 {
+                ECDHE_ECDSA_AES256_GCM_SHA384
+            } else {
+                ECDHE_ECDSA_AES128_GCM_SHA256
+            };
+            let other_group = if terms.group == GROUP_P256 {
+                GROUP_X25519
+            } else {
+                GROUP_P256
+            };
+            for t in [
+                Terms {
+                    suite: other_family,
+                    ..*terms
+                },
+                Terms {
+                    suite: terms.suite + 1,
+                    ..*terms
+                },
+                Terms {
+                    group: other_group,
+                    ..*terms
+                },
+                Terms {
+                    group: terms.group + 1,
+                    ..*terms
+                },
+                Terms {
+                    ems: !terms.ems,
+                    ..*terms
+                },
+            ] {
+                out.push(h(*commit_p256, *commit_x25519, request_lens.clone(), t));
+            }
         }
         P::ToServer(b) => out.extend(bytes_mutants(b).into_iter().map(P::ToServer)),
         P::FromServer(b) => out.extend(bytes_mutants(b).into_iter().map(P::FromServer)),

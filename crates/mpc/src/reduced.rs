@@ -214,7 +214,8 @@ fn inner_digest(state: &[u8], msg: &[u8]) -> [u8; 32] {
 /// The verifier of a reduced-PRF session.
 pub struct ReducedVerifier {
     circuits: Vec<VerifierCircuit>,
-    share: [u8; 32],
+    /// The premaster share, once bound.
+    share: Option<[u8; 32]>,
     seed_ms: Vec<u8>,
     label_ms: &'static str,
     seed_ke: Vec<u8>,
@@ -233,7 +234,8 @@ pub struct ReducedVerifier {
 impl ReducedVerifier {
     /// A session with the verifier's premaster share (little-endian), the
     /// public randoms, and the client Finished hash (known when the key
-    /// derivation runs in TLS 1.2: both follow the ClientKeyExchange).
+    /// derivation runs in TLS 1.2: both follow the ClientKeyExchange):
+    /// [`Self::garble`] then [`Self::bind`].
     pub fn new(
         plans: &ReducedPlans,
         delta: Block,
@@ -243,9 +245,20 @@ impl ReducedVerifier {
         client_finished_hash: &[u8],
         rng: &mut (impl RngCore + CryptoRng),
     ) -> Result<Self> {
-        if client_finished_hash.len() != 32 || randoms.session_hash.is_some_and(|h| h.len() != 32) {
-            return Err(Error::Malformed("hash of the wrong length"));
-        }
+        let mut v = Self::garble(plans, delta, first_instance, rng)?;
+        v.bind(share_le, randoms, client_finished_hash)?;
+        Ok(v)
+    }
+
+    /// The session's circuits under `delta`, before any input is known:
+    /// [`Self::preprocess`] can garble them ahead of the handshake, and
+    /// [`Self::bind`] supplies the inputs once the key exchange is done.
+    pub fn garble(
+        plans: &ReducedPlans,
+        delta: Block,
+        first_instance: u64,
+        rng: &mut (impl RngCore + CryptoRng),
+    ) -> Result<Self> {
         let circuits = plans
             .plans
             .iter()
@@ -260,20 +273,13 @@ impl ReducedVerifier {
             m
         };
         let masks = [mask(32), mask(32), mask(32), mask(32 + 8)];
-        let (label_ms, seed_ms) = match randoms.session_hash {
-            Some(h) => ("extended master secret", h.to_vec()),
-            None => (
-                "master secret",
-                [&randoms.client[..], &randoms.server[..]].concat(),
-            ),
-        };
         Ok(ReducedVerifier {
             circuits,
-            share: *share_le,
-            seed_ms,
-            label_ms,
-            seed_ke: [&randoms.server[..], &randoms.client[..]].concat(),
-            cf_hash: client_finished_hash.to_vec(),
+            share: None,
+            seed_ms: Vec::new(),
+            label_ms: "",
+            seed_ke: Vec::new(),
+            cf_hash: Vec::new(),
             sf_hash: Vec::new(),
             masks,
             is: Vec::new(),
@@ -283,6 +289,35 @@ impl ReducedVerifier {
             server_vd: None,
             next: 0,
         })
+    }
+
+    /// The verifier's premaster share (little-endian), the public randoms
+    /// and the client Finished hash; once, before step 0's inputs.
+    pub fn bind(
+        &mut self,
+        share_le: &[u8; 32],
+        randoms: &Randoms<'_>,
+        client_finished_hash: &[u8],
+    ) -> Result<()> {
+        if self.share.is_some() {
+            return Err(Error::Malformed("inputs bound twice"));
+        }
+        if client_finished_hash.len() != 32 || randoms.session_hash.is_some_and(|h| h.len() != 32) {
+            return Err(Error::Malformed("hash of the wrong length"));
+        }
+        let (label_ms, seed_ms) = match randoms.session_hash {
+            Some(h) => ("extended master secret", h.to_vec()),
+            None => (
+                "master secret",
+                [&randoms.client[..], &randoms.server[..]].concat(),
+            ),
+        };
+        self.share = Some(*share_le);
+        self.seed_ms = seed_ms;
+        self.label_ms = label_ms;
+        self.seed_ke = [&randoms.server[..], &randoms.client[..]].concat();
+        self.cf_hash = client_finished_hash.to_vec();
+        Ok(())
     }
 
     /// Preprocessing: chunks and decoding of every step.
@@ -311,6 +346,9 @@ impl ReducedVerifier {
         if step != self.next || step >= STEPS {
             return Err(Error::Malformed("step out of order"));
         }
+        let share = self
+            .share
+            .ok_or(Error::Malformed("inputs before the key exchange"))?;
         let ms_ls = Self::ls(self.label_ms, &self.seed_ms);
         let ke_ls = Self::ls("key expansion", &self.seed_ke);
         let cf_ls = Self::ls("client finished", &self.cf_hash);
@@ -324,7 +362,7 @@ impl ReducedVerifier {
             }
         };
         let (own, us): (Vec<u8>, Vec<[u8; 32]>) = match step {
-            0 => (self.share.to_vec(), vec![]),
+            0 => (share.to_vec(), vec![]),
             1 => {
                 need(is.len() == 32)?;
                 (self.masks[0].clone(), vec![inner_digest(is, &ms_ls)])

@@ -164,9 +164,14 @@ fn reduced_malformed_and_out_of_order() {
     assert!(
         ReducedVerifier::new(&plans, delta, 0, &[0; 32], &randoms, &[0; 31], &mut rng).is_err()
     );
-    let mut v =
-        ReducedVerifier::new(&plans, delta, 0, &[7; 32], &randoms, &[5; 32], &mut rng).unwrap();
+    // Garbled ahead of the key exchange: no inputs before the share and
+    // the public values are bound, and they are bound once.
+    let mut v = ReducedVerifier::garble(&plans, delta, 0, &mut rng).unwrap();
     let tables = v.preprocess().unwrap();
+    assert!(v.inputs(0, &keys[..plans.cots(0)], &[0; 32]).is_err());
+    assert!(v.bind(&[7; 32], &randoms, &[5; 31]).is_err());
+    v.bind(&[7; 32], &randoms, &[5; 32]).unwrap();
+    assert!(v.bind(&[7; 32], &randoms, &[5; 32]).is_err());
     assert!(ReducedProver::new(&plans, 0, &[8; 32], tables[1..].to_vec()).is_err());
     let mut p = ReducedProver::new(&plans, 0, &[8; 32], tables).unwrap();
     let n0 = plans.cots(0);

@@ -11,7 +11,11 @@
 //!    OTs ([`cots_needed`] of the request's length), the verifier being
 //!    the COT sender: its `Δ` is the garbler's, the OLEs' and the proof's.
 //! 3. **Session**: `webproof_mpc_tls` messages, one per frame, until the
-//!    verifier's `CloseAck`; the prover moves the server's bytes. A party
+//!    verifier's `CloseAck`. Its first flight is still preprocessing: the
+//!    session's `Hello` names the terms, the verifier answers with
+//!    `Setup` and every garbled table, and only then does the prover
+//!    connect to the server and send the ClientHello the session gives
+//!    it; from there the prover moves the server's bytes. A party
 //!    whose session fails sends `Abort` with the reason and hangs up.
 //! 4. **Proof of the response** (`webproof_mpc_tls::response`) on a
 //!    `Channel` over the link, the COT extensions going on.
@@ -277,21 +281,48 @@ pub(crate) async fn prove(opts: &ProveOptions) -> Result<ProveOutcome> {
         .await
         .map_err(|e| engine_error("the MPC preprocessing", e))?;
     let mut link = channel_back(ch.into_inner().await, "the MPC preprocessing")?.into_inner();
-    let t1 = Instant::now();
-    let (up0, down0) = (counters.sent(), counters.received());
 
-    // The session: the first message goes out while the server's TCP
-    // connection opens.
+    // The verifier garbles every circuit of the session for the hello's
+    // terms and sends the tables before the server connection opens: the
+    // session's first output for the server (its ClientHello) marks the
+    // end of preprocessing.
     let (mut session, first) =
         mpc::ProverSession::new(session_cfg, CotPool::new(macs), &mut rand::rngs::OsRng)?;
     write_frame(&mut link, &first.encode()).await?;
+    let mut frames = FrameReader::new(MAX_FROM_VERIFIER);
+    let mut opening = mpc::ProverOutput::default();
+    while opening.to_server.is_empty() {
+        let f = timeout(
+            Duration::from_secs(60),
+            "waiting for the verifier's garbled tables",
+            frames.next(&mut link),
+        )
+        .await?
+        .ok_or_else(|| {
+            NetError::Disconnected("the verifier hung up during preprocessing".into())
+        })?;
+        let out = session_step(&mut link, session.on_verifier_bytes(&f)).await?;
+        opening.to_verifier.extend(out.to_verifier);
+        opening.to_server.extend(out.to_server);
+    }
+    let t1 = Instant::now();
+    let (up0, down0) = (counters.sent(), counters.received());
+
     let server = timeout(
         Duration::from_secs(10),
         "connecting to the server",
         connect_server(&opts.host, opts.port, opts.server_addr),
     )
     .await?;
-    let outcome = run_session(&mut session, &mut link, server).await?;
+    let (srv_rd, mut srv_wr) = server.into_split();
+    srv_wr
+        .write_all(&opening.to_server)
+        .await
+        .map_err(NetError::io("writing to the server"))?;
+    for m in opening.to_verifier {
+        write_frame(&mut link, &m.encode()).await?;
+    }
+    let outcome = run_session(&mut session, &mut link, frames, srv_rd, srv_wr).await?;
     let t2 = Instant::now();
 
     // The proof of the response.
@@ -362,16 +393,34 @@ async fn connect_server(host: &str, port: u16, at: Option<SocketAddr>) -> Result
     Ok(s)
 }
 
+/// A session step's result: its output, or the error after telling the
+/// verifier why (unless the verifier is the one who aborted).
+async fn session_step<L: AsyncWrite + Unpin>(
+    link: &mut L,
+    step: core::result::Result<mpc::ProverOutput, mpc::Error>,
+) -> Result<mpc::ProverOutput> {
+    match step {
+        Ok(out) => Ok(out),
+        Err(e) => {
+            if !matches!(e, mpc::Error::Aborted(_)) {
+                let why = mpc::output::rejection(&e);
+                let _ = write_frame(link, &mpc::ProverMsg::Abort(why.to_string()).encode()).await;
+            }
+            Err(NetError::Mpc(e))
+        }
+    }
+}
+
 /// Run the prover's session to its outcome: verifier frames in, the
 /// server's bytes in, whatever the session says out; `Close` once the
 /// server is done and the request is out.
 async fn run_session<L: AsyncRead + AsyncWrite + Unpin>(
     session: &mut mpc::ProverSession,
     link: &mut L,
-    server: TcpStream,
+    mut frames: FrameReader,
+    mut srv_rd: tokio::net::tcp::OwnedReadHalf,
+    mut srv_wr: tokio::net::tcp::OwnedWriteHalf,
 ) -> Result<mpc::ProverOutcome> {
-    let (mut srv_rd, mut srv_wr) = server.into_split();
-    let mut frames = FrameReader::new(MAX_FROM_VERIFIER);
     let mut buf = vec![0u8; 32 << 10];
     let mut server_open = true;
     let mut close_sent = false;
@@ -401,17 +450,7 @@ async fn run_session<L: AsyncRead + AsyncWrite + Unpin>(
                 return Err(NetError::Timeout(format!("the MPC session idle for {} s", idle.as_secs())));
             }
         };
-        let out = match step {
-            Ok(out) => out,
-            Err(e) => {
-                if !matches!(e, mpc::Error::Aborted(_)) {
-                    let why = mpc::output::rejection(&e);
-                    let _ =
-                        write_frame(link, &mpc::ProverMsg::Abort(why.to_string()).encode()).await;
-                }
-                return Err(NetError::Mpc(e));
-            }
-        };
+        let out = session_step(link, step).await?;
         if !out.to_server.is_empty() {
             srv_wr
                 .write_all(&out.to_server)

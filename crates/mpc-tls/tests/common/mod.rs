@@ -427,3 +427,19 @@ pub fn find_record(flight: &[u8], ct: u8) -> Option<core::ops::Range<usize>> {
     }
     None
 }
+
+/// The verifier's answer to `hello` (`Setup`, then the garbled `Tables`)
+/// handed to the prover: what the prover then sends (its ClientHello).
+pub fn preprocess(
+    p: &mut ProverSession,
+    v: &mut VerifierSession,
+    hello: ProverMsg,
+) -> webproof_mpc_tls::ProverOutput {
+    let mut all = webproof_mpc_tls::ProverOutput::default();
+    for m in v.on_message(hello).unwrap() {
+        let out = p.on_verifier(m).unwrap();
+        all.to_verifier.extend(out.to_verifier);
+        all.to_server.extend(out.to_server);
+    }
+    all
+}
