@@ -45,8 +45,8 @@
 //! | 5 | `KdfFlips` / `KdfLabels` per step | `KdfInputs` per step | |
 //! | 6 | `RecFlips`, `RecA2m`, `RecM2a` (client Finished) | `RecInputs`, `RecA2mAnswer`, `RecM2aAnswer` | |
 //! | 7 | `ToServer` (ClientKeyExchange, CCS, Finished) | | → |
-//! | 8 | `FromServer`; the server Finished record in 2PC, `RecTag` | as in 6, no tag share | ← CCS, Finished |
-//! | 9 | the request's records in 2PC, `ToServer` each | as in 6 | → request |
+//! | 8 | the request's records in 2PC, `ToServer` each (False Start: without waiting for the server's Finished) | as in 6 | → request |
+//! | 9 | `FromServer`; the server Finished record in 2PC, `RecTag` | as in 6, no tag share | ← CCS, Finished |
 //! | 10 | `FromServer` (the response, recorded as received), `Close` | `CloseAck` (its server-key share) | ← response |
 //! | 11 | the claim, then the sealed proof ([`response`], [`consist`]) | its input bits and OLE inputs, then the `Δ` reveal | |
 //!

@@ -23,7 +23,7 @@ use crate::kdf::{KdfPlans, KdfProver, KeyLabels};
 use crate::keyx::{ectf_cots, ProverKx, ProverKx2, Shares, ECTF_STREAM};
 use crate::msg::{ProverMsg, VerifierMsg};
 use crate::rec::{
-    check_server_finished, key_iv, server_alert, RecSpec, CLIENT_FINISHED, SERVER_FINISHED,
+    check_server_finished, key_iv, run_order, server_alert, RecSpec, CLIENT_FINISHED,
 };
 use aes_gcm::aead::{Aead, KeyInit, Payload};
 use rand_chacha::ChaCha20Rng;
@@ -156,11 +156,14 @@ pub struct ProverSession {
     kdf: Option<KdfProver>,
     keys: Option<KeyShares>,
     recs: Vec<PRec>,
-    /// The records' retained executions, in id order, as each ends.
-    rec_runs: Vec<EvaluatedRun>,
+    /// The records' retained executions, with their ids, as each ends
+    /// (in [`run_order`]; the proof takes them in id order).
+    rec_runs: Vec<(u32, EvaluatedRun)>,
     /// Every OLE batch's messages, for the audit.
     oles: OleLog,
-    rec_next: usize,
+    /// The records' ids in 2PC order, and the position of the one due.
+    rec_order: Vec<u32>,
+    rec_pos: usize,
     server_finished: Option<Record>,
     server_app: Vec<Record>,
     server_done: bool,
@@ -243,7 +246,8 @@ impl ProverSession {
                 recs,
                 rec_runs: Vec::new(),
                 oles: OleLog::default(),
-                rec_next: 0,
+                rec_order: run_order(lens.len()),
+                rec_pos: 0,
                 server_finished: None,
                 server_app: Vec::new(),
                 server_done: false,
@@ -253,14 +257,17 @@ impl ProverSession {
         ))
     }
 
-    /// The handshake is done (the server Finished decrypted and matched).
+    /// The server's Finished record has arrived: the handshake is over on
+    /// the wire (its 2PC check may still run, beside the response).
     pub fn handshake_done(&self) -> bool {
-        self.rec_next > SERVER_FINISHED as usize
+        self.server_finished.is_some()
     }
 
-    /// Every request record went to the server.
-    pub fn request_sent(&self) -> bool {
-        self.rec_next == self.recs.len() && matches!(self.stage, Stage::Records)
+    /// Every record in 2PC is done: the request went to the server and
+    /// the server's Finished passed its check (the prover may `Close`
+    /// once the response is complete too).
+    pub fn records_done(&self) -> bool {
+        self.rec_pos == self.recs.len() && matches!(self.stage, Stage::Records)
     }
 
     /// The server sent an alert or closed after the handshake (the caller
@@ -337,7 +344,7 @@ impl ProverSession {
     /// End the session: the `Close` naming the records seen.
     pub fn close(&mut self) -> Result<ProverMsg> {
         self.guard(|s| {
-            if !s.request_sent() {
+            if !s.records_done() {
                 return Err(Error::OutOfOrder("close before the request was sent"));
             }
             s.stage = Stage::AwaitCloseAck;
@@ -518,13 +525,13 @@ impl ProverSession {
                 match (spec.is_server(), tag) {
                     (true, None) => {
                         let share = p.tag_share(&msg, &spec.aad(), &r.ct)?;
-                        self.rec_runs.push(p.circuit().retain()?);
+                        self.rec_runs.push((id, p.circuit().retain()?));
                         r.p = None;
                         out.to_verifier.push(ProverMsg::RecTag { id, share });
                     }
                     (false, Some(tv)) => {
                         let t = p.tag(&msg, &tv, &spec.aad(), &r.ct)?;
-                        self.rec_runs.push(p.circuit().retain()?);
+                        self.rec_runs.push((id, p.circuit().retain()?));
                         r.p = None;
                         let payload = [&spec.seq().to_be_bytes()[..], &r.ct, &t].concat();
                         let mut bytes = Vec::new();
@@ -537,7 +544,7 @@ impl ProverSession {
                     }
                     _ => return Err(Error::Malformed("a tag share where none belongs")),
                 }
-                self.rec_next += 1;
+                self.rec_pos += 1;
                 self.start_record(&mut out)?;
             }
             (
@@ -571,20 +578,23 @@ impl ProverSession {
 
     fn rec_due(&self, id: u32) -> Result<usize> {
         let i = id as usize;
-        if i != self.rec_next || i >= self.recs.len() {
+        if self.rec_order.get(self.rec_pos) != Some(&id) || i >= self.recs.len() {
             return Err(Error::OutOfOrder("record in 2PC"));
         }
         Ok(i)
     }
 
-    /// Start the record due, if its inputs are there: the client Finished
-    /// at once, the server Finished once its record arrived, the request
-    /// after the server Finished.
+    /// Start the record due ([`run_order`]), if its inputs are there: the
+    /// client Finished and the request at once, the server Finished once
+    /// its record arrived.
     fn start_record(&mut self, out: &mut ProverOutput) -> Result<()> {
         if !matches!(self.stage, Stage::Records) {
             return Ok(());
         }
-        let i = self.rec_next;
+        let Some(&id) = self.rec_order.get(self.rec_pos) else {
+            return Ok(());
+        };
+        let i = id as usize;
         let Some(r) = self.recs.get(i) else {
             return Ok(());
         };
@@ -780,6 +790,14 @@ impl ProverSession {
         let x = |a: &[u8], b: &[u8]| -> Vec<u8> { a.iter().zip(b).map(|(p, q)| p ^ q).collect() };
         let key = x(&own.server_key, server_key);
         let iv = x(&own.server_iv, server_iv);
+        // The proof and the verifier's reveal take the records in id order
+        // and the OLE streams by number (the ECtF's, then by record id);
+        // the 2PC ran them in `run_order`.
+        let mut runs = self.rec_runs.clone();
+        runs.sort_by_key(|(id, _)| *id);
+        let rec_runs: Vec<EvaluatedRun> = runs.into_iter().map(|(_, r)| r).collect();
+        let mut oles = self.oles.clone();
+        oles.streams.sort_by_key(|(stream, _)| *stream);
         let mut o = ProverOutcome {
             response: Vec::new(),
             close_notify: false,
@@ -800,8 +818,8 @@ impl ProverSession {
                     },
                     request_lens: self.recs[2..].iter().map(|r| r.spec.len).collect(),
                 },
-                runs: [kdf.runs()?, self.rec_runs.clone()].concat(),
-                oles: self.oles.clone(),
+                runs: [kdf.runs()?, rec_runs].concat(),
+                oles,
             },
         };
         for (index, rec) in self.server_app.iter().enumerate() {

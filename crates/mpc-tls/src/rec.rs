@@ -1,6 +1,6 @@
 //! The records the session runs in 2PC, numbered by id: `0` the client
 //! Finished, `1` the server Finished, `2..` the request's records in
-//! order. Owns what both parties derive from an id (length, sequence
+//! order; they run in [`run_order`]. Owns what both parties derive from an id (length, sequence
 //! number, content type, which write key, the circuit plan), so they
 //! cannot disagree on it; the protocol steps are `webproof_mpc::record`'s.
 
@@ -38,6 +38,21 @@ pub(crate) fn server_alert(payload: &[u8]) -> Error {
 pub(crate) const CLIENT_FINISHED: u32 = 0;
 /// Id of the server Finished record.
 pub(crate) const SERVER_FINISHED: u32 = 1;
+
+/// The ids of a session's records in the order both parties run them in
+/// 2PC (and draw their COTs): the client Finished, the request's records,
+/// then the server Finished once its record has arrived. The request goes
+/// out right after the client Finished, without waiting for the server's
+/// (TLS False Start, RFC 7918: ECDHE with an AEAD suite, the server's key
+/// share already authenticated by its signature over the verifier's
+/// random), so its 2PC and the server's round trip overlap, and the
+/// server Finished's check overlaps the response.
+pub(crate) fn run_order(request_records: usize) -> Vec<u32> {
+    core::iter::once(CLIENT_FINISHED)
+        .chain((0..request_records as u32).map(|i| 2 + i))
+        .chain(core::iter::once(SERVER_FINISHED))
+        .collect()
+}
 
 /// What an id stands for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -70,7 +70,7 @@ use crate::hello::{self, client_key_exchange, finished, group_curve, suite_param
 use crate::kdf::{KdfPlans, KdfPublic, KdfVerifier, KeyLabels};
 use crate::keyx::{ectf_cots, Shares, VerifierKx, VerifierKx2, ECTF_STREAM};
 use crate::msg::{ProverMsg, VerifierMsg};
-use crate::rec::{check_server_finished, key_iv, server_alert, RecSpec, SERVER_FINISHED};
+use crate::rec::{check_server_finished, key_iv, run_order, server_alert, RecSpec};
 use rand_chacha::ChaCha20Rng;
 use rand_core::{CryptoRng, RngCore, SeedableRng};
 use webproof_circuits::tls::Tls12Suite;
@@ -215,7 +215,9 @@ pub struct VerifierSession {
     kdf: Option<KdfVerifier>,
     keys: Option<KeyShares>,
     recs: Vec<VRec>,
-    rec_next: usize,
+    /// The records' ids in 2PC order, and the position of the one due.
+    rec_order: Vec<u32>,
+    rec_pos: usize,
     server_finished: Option<Record>,
     server_app_records: usize,
     server_closed: bool,
@@ -273,7 +275,8 @@ impl VerifierSession {
             kdf: None,
             keys: None,
             recs: Vec::new(),
-            rec_next: 0,
+            rec_order: Vec::new(),
+            rec_pos: 0,
             server_finished: None,
             server_app_records: 0,
             server_closed: false,
@@ -380,7 +383,7 @@ impl VerifierSession {
                 Ok(vec![])
             }
             ProverMsg::ServerClosed => {
-                if self.rec_next <= SERVER_FINISHED as usize {
+                if self.server_finished.is_none() {
                     return Err(Error::ServerClosed);
                 }
                 self.server_closed = true;
@@ -537,7 +540,7 @@ impl VerifierSession {
                 if ct != content_type::CHANGE_CIPHER_SPEC || rec.payload != [1] {
                     return Err(Error::Malformed("the server's ChangeCipherSpec"));
                 }
-                if self.cli != Cli::App(0) {
+                if !matches!(self.cli, Cli::App(_)) {
                     return Err(Error::Unexpected {
                         expected: "the client Finished before the server's",
                         got: "ChangeCipherSpec",
@@ -722,6 +725,7 @@ impl VerifierSession {
         let mut kdf = KdfVerifier::new(&plans, self.delta, &mut self.rng)?;
         let kdf_tables = kdf.preprocess()?;
         let mut records = Vec::new();
+        self.rec_order = run_order(self.request_lens.len());
         for spec in RecSpec::all(&self.request_lens) {
             let mut v = RecordVerifier::new(
                 spec.plan(suite.key_len)?,
@@ -825,7 +829,10 @@ impl VerifierSession {
 
     fn rec(&mut self, id: u32, stage: u8, got: &'static str) -> Result<usize> {
         let i = id as usize;
-        if !matches!(self.stage, Stage::Records) || i != self.rec_next || i >= self.recs.len() {
+        if !matches!(self.stage, Stage::Records)
+            || self.rec_order.get(self.rec_pos) != Some(&id)
+            || i >= self.recs.len()
+        {
             return Err(Error::Unexpected {
                 expected: "the record in 2PC that is due",
                 got,
@@ -895,7 +902,7 @@ impl VerifierSession {
             Ok(vec![VerifierMsg::RecM2aAnswer { id, msg, tag: None }])
         } else {
             r.stage = 4;
-            self.rec_next += 1;
+            self.rec_pos += 1;
             Ok(vec![VerifierMsg::RecM2aAnswer {
                 id,
                 msg,
@@ -910,12 +917,12 @@ impl VerifierSession {
         let r = &mut self.recs[i];
         record::check_tag(&r.tag_v, share, &fin.payload[24..])?;
         r.stage = 4;
-        self.rec_next += 1;
+        self.rec_pos += 1;
         Ok(vec![])
     }
 
     fn on_close(&mut self, sent: usize, received: usize) -> Result<Vec<VerifierMsg>> {
-        if !matches!(self.stage, Stage::Records) || self.rec_next != self.recs.len() {
+        if !matches!(self.stage, Stage::Records) || self.rec_pos != self.recs.len() {
             return Err(Error::Unexpected {
                 expected: "every record in 2PC before Close",
                 got: "Close",

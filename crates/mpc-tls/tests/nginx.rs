@@ -128,7 +128,7 @@ fn session(port: u16, ca: &[u8], suite: u16, group: u16, ems: bool, seed: u64) -
             assert_eq!(out.ems, ems);
             return (response, out.group);
         }
-        if p.request_sent() && (p.server_done() || eof) {
+        if p.records_done() && (p.server_done() || eof) {
             to_v.push(p.close().unwrap());
             continue;
         }

@@ -205,3 +205,74 @@ fn one_kb_request_two_kb_response() {
         assert_eq!(d.request_at_server, req);
     }
 }
+
+/// False Start: the request is encrypted in 2PC and goes to the server
+/// right after the client Finished, while the server's ChangeCipherSpec
+/// and Finished are still on their way (held back here); the server
+/// accepts it, and the session cannot `Close` before the server Finished
+/// has passed its check.
+#[test]
+fn request_goes_out_before_the_server_finished() {
+    let c = certs(KeyKind::Ecdsa, &[NAME], false);
+    let (mut p, hello, mut v) = sessions(
+        7,
+        prover_config(
+            NAME,
+            ECDHE_ECDSA_AES128_GCM_SHA256,
+            GROUP_P256,
+            true,
+            REQUEST,
+        ),
+        verifier_config(&c.ca_der, NAME),
+    );
+    let mut srv = server(&c);
+    let mut to_v = vec![hello];
+    let mut to_server: Vec<u8> = Vec::new();
+    let mut delivered = 0;
+    for _ in 0..1000 {
+        while !to_v.is_empty() {
+            for m in std::mem::take(&mut to_v) {
+                for r in v.on_message(m).unwrap() {
+                    let out = p.on_verifier(r).unwrap();
+                    to_v.extend(out.to_verifier);
+                    to_server.extend(out.to_server);
+                }
+            }
+        }
+        assert!(!to_server.is_empty(), "the session stalled");
+        let app_data = records(&to_server).iter().any(|&(ct, _)| ct == 23);
+        let mut rd = &to_server[..];
+        while !rd.is_empty() {
+            srv.read_tls(&mut rd).unwrap();
+            srv.process_new_packets().unwrap();
+        }
+        to_server.clear();
+        if app_data {
+            // Only the server's first flight reached the prover.
+            assert_eq!(delivered, 1);
+            assert!(!p.handshake_done() && !p.records_done());
+            assert!(p.close().is_err());
+            let mut got = Vec::new();
+            let mut buf = [0u8; 512];
+            while let Ok(n) = std::io::Read::read(&mut srv.reader(), &mut buf) {
+                if n == 0 {
+                    break;
+                }
+                got.extend_from_slice(&buf[..n]);
+            }
+            assert_eq!(got, REQUEST);
+            return;
+        }
+        let mut buf = Vec::new();
+        while srv.wants_write() {
+            srv.write_tls(&mut buf).unwrap();
+        }
+        if !buf.is_empty() && delivered == 0 {
+            delivered += 1;
+            let out = p.on_server_bytes(&buf).unwrap();
+            to_v.extend(out.to_verifier);
+            to_server.extend(out.to_server);
+        }
+    }
+    panic!("the request never went out");
+}

@@ -460,7 +460,7 @@ async fn run_session<L: AsyncRead + AsyncWrite + Unpin>(
         for m in out.to_verifier {
             write_frame(link, &m.encode()).await?;
         }
-        if !close_sent && session.server_done() && session.request_sent() {
+        if !close_sent && session.server_done() && session.records_done() {
             close_sent = true;
             // The transcript ends here: what the server does after (its
             // TCP close after close_notify) is no longer the session's.

@@ -357,7 +357,7 @@ pub fn run(
                 to_v.extend(out.to_verifier);
             }
         }
-        if p.server_done() && p.request_sent() && to_v.is_empty() && p.outcome().is_none() {
+        if p.server_done() && p.records_done() && to_v.is_empty() && p.outcome().is_none() {
             let m = p.close().map_err(Stop::Prover)?;
             to_v.push_back(m);
             progress = true;
