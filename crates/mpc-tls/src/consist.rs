@@ -300,9 +300,10 @@ impl OleLog {
             flips: flips.to_vec(),
             response: Vec::new(),
         };
-        match self.streams.last_mut() {
-            Some((s, b)) if *s == stream => b.push(t),
-            _ => self.streams.push((stream, vec![t])),
+        // Records run side by side, so their streams' batches interleave.
+        match self.streams.iter_mut().find(|(s, _)| *s == stream) {
+            Some((_, b)) => b.push(t),
+            None => self.streams.push((stream, vec![t])),
         }
     }
 

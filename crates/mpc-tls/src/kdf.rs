@@ -103,6 +103,19 @@ impl KdfPlans {
         }
     }
 
+    /// The step after which both know the key-block shares and the client
+    /// `verify_data`: the records run from then on, beside the server
+    /// Finished's steps.
+    pub(crate) fn records_after(&self) -> usize {
+        let key_step = self
+            .key_outputs()
+            .iter()
+            .map(|&(s, _)| s)
+            .max()
+            .unwrap_or(0);
+        key_step.max(self.client_vd_step())
+    }
+
     /// Where the key-block shares are output: (step, group) pairs.
     fn key_outputs(&self) -> &'static [(usize, usize)] {
         key_outputs(self.is_reduced())

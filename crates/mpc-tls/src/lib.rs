@@ -43,12 +43,11 @@
 //! | 3 | `FromServer` (the server's flight), then `KeyOpen` (opening, ECtF flips) | `EctfAnswer` | ← ServerHello … ServerHelloDone |
 //! | 4 | `EctfFlips` | `EctfAnswer` | |
 //! | 5 | `KdfFlips` / `KdfLabels` per step | `KdfInputs` per step | |
-//! | 6 | `RecFlips`, `RecA2m`, `RecM2a` (client Finished) | `RecInputs`, `RecA2mAnswer`, `RecM2aAnswer` | |
-//! | 7 | `ToServer` (ClientKeyExchange, CCS, Finished) | | → |
-//! | 8 | the request's records in 2PC, `ToServer` each (False Start: without waiting for the server's Finished) | as in 6 | → request |
-//! | 9 | `FromServer`; the server Finished record in 2PC, `RecTag` | as in 6, no tag share | ← CCS, Finished |
-//! | 10 | `FromServer` (the response, recorded as received), `Close` | `CloseAck` (its server-key share) | ← response |
-//! | 11 | the claim, then the sealed proof ([`response`], [`consist`]) | its input bits and OLE inputs, then the `Δ` reveal | |
+//! | 6 | `RecFlips`, `RecA2m`, `RecM2a` of the client Finished and of every request record, side by side, from the key derivation's step that gives the key shares on (beside the server Finished's steps) | `RecInputs`, `RecA2mAnswer`, `RecM2aAnswer` per record | |
+//! | 7 | `ToServer` (ClientKeyExchange, CCS, Finished), then the request's records (False Start: without waiting for the server's Finished) | | → Finished, request |
+//! | 8 | `FromServer`; the server Finished record in 2PC, `RecTag` | as in 6, no tag share | ← CCS, Finished |
+//! | 9 | `FromServer` (the response, recorded as received), `Close` | `CloseAck` (its server-key share) | ← response |
+//! | 10 | the claim, then the sealed proof ([`response`], [`consist`]) | its input bits and OLE inputs, then the `Δ` reveal | |
 //!
 //! Flight 1 is preprocessing: the verifier garbles the key derivation and
 //! every record for the terms the prover named (suite family, group, EMS
@@ -98,9 +97,11 @@
 //! - Tables in bounded memory: the verifier garbles and the prover holds
 //!   all tables before the handshake (one message; ~12 MB for a 1 KB
 //!   request), rather than streaming them chunk by chunk.
-//! - Fewer round trips: each key-derivation step and each record step is
-//!   one round trip; the labels of a step already ride with the next
-//!   step's flips, but records could overlap with the key derivation.
+//! - Fewer round trips: each of the nine key-derivation steps is one
+//!   round trip (the labels of a step ride with the next step's flips);
+//!   the records run side by side (three round trips for the client
+//!   Finished and the whole request) beside the key derivation's last two
+//!   steps, and the server Finished's check overlaps the response.
 //!
 //! No sockets, threads, clocks or unsafe code: the crate builds for
 //! `wasm32-unknown-unknown`.

@@ -131,6 +131,13 @@ struct PRec {
     ct: Vec<u8>,
 }
 
+impl PRec {
+    /// Started (its tables taken) and finished (its prover dropped).
+    fn done(&self) -> bool {
+        self.tables.is_none() && self.p.is_none()
+    }
+}
+
 /// The prover's side of one MPC-mode session.
 pub struct ProverSession {
     cfg: ProverConfig,
@@ -161,9 +168,10 @@ pub struct ProverSession {
     rec_runs: Vec<(u32, EvaluatedRun)>,
     /// Every OLE batch's messages, for the audit.
     oles: OleLog,
-    /// The records' ids in 2PC order, and the position of the one due.
+    /// The records' ids in the order they start in 2PC and go out.
     rec_order: Vec<u32>,
-    rec_pos: usize,
+    /// The key shares and client verify_data are known: records may run.
+    records_open: bool,
     server_finished: Option<Record>,
     server_app: Vec<Record>,
     server_done: bool,
@@ -247,7 +255,7 @@ impl ProverSession {
                 rec_runs: Vec::new(),
                 oles: OleLog::default(),
                 rec_order: run_order(lens.len()),
-                rec_pos: 0,
+                records_open: false,
                 server_finished: None,
                 server_app: Vec::new(),
                 server_done: false,
@@ -267,7 +275,7 @@ impl ProverSession {
     /// the server's Finished passed its check (the prover may `Close`
     /// once the response is complete too).
     pub fn records_done(&self) -> bool {
-        self.rec_pos == self.recs.len() && matches!(self.stage, Stage::Records)
+        matches!(self.stage, Stage::Records) && self.recs.iter().all(PRec::done)
     }
 
     /// The server sent an alert or closed after the handshake (the caller
@@ -451,6 +459,7 @@ impl ProverSession {
                         labels,
                     });
                 }
+                let open = step == plans.records_after();
                 if step + 1 < plans.steps() {
                     let macs = self.cots.take(plans.cots(step + 1))?;
                     let flips = kdf.flips(step + 1, &macs)?;
@@ -460,17 +469,22 @@ impl ProverSession {
                     });
                     self.stage = Stage::Kdf(step + 1);
                 } else {
+                    self.stage = Stage::Records;
+                }
+                if open {
+                    // The key shares and the client verify_data are known:
+                    // the records start beside the server Finished's steps.
                     self.keys = kdf.key_shares();
                     let vd = kdf
                         .client_vd()
                         .ok_or(Error::OutOfOrder("client Finished"))?;
                     self.recs[CLIENT_FINISHED as usize].pt = finished(&vd);
-                    self.stage = Stage::Records;
-                    self.start_record(&mut out)?;
+                    self.records_open = true;
                 }
+                self.start_records(&mut out)?;
             }
-            (VerifierMsg::RecInputs { id, msg }, Stage::Records) => {
-                self.stage = Stage::Records;
+            (VerifierMsg::RecInputs { id, msg }, st @ (Stage::Records | Stage::Kdf(_))) => {
+                self.stage = st;
                 let i = self.rec_due(id)?;
                 let suite = self.suite.expect("set");
                 let (_, n_a2m, _) = self.recs[i].spec.cots(suite.key_len);
@@ -502,8 +516,8 @@ impl ProverSession {
                     });
                 }
             }
-            (VerifierMsg::RecA2mAnswer { id, msg }, Stage::Records) => {
-                self.stage = Stage::Records;
+            (VerifierMsg::RecA2mAnswer { id, msg }, st @ (Stage::Records | Stage::Kdf(_))) => {
+                self.stage = st;
                 let i = self.rec_due(id)?;
                 let suite = self.suite.expect("set");
                 let (_, _, n_m2a) = self.recs[i].spec.cots(suite.key_len);
@@ -515,8 +529,8 @@ impl ProverSession {
                 self.oles.choose(r.spec.stream(), macs, &flips);
                 out.to_verifier.push(ProverMsg::RecM2a { id, flips });
             }
-            (VerifierMsg::RecM2aAnswer { id, msg, tag }, Stage::Records) => {
-                self.stage = Stage::Records;
+            (VerifierMsg::RecM2aAnswer { id, msg, tag }, st @ (Stage::Records | Stage::Kdf(_))) => {
+                self.stage = st;
                 let i = self.rec_due(id)?;
                 let r = &mut self.recs[i];
                 let spec = r.spec;
@@ -530,6 +544,19 @@ impl ProverSession {
                         out.to_verifier.push(ProverMsg::RecTag { id, share });
                     }
                     (false, Some(tv)) => {
+                        // Client records go out in order: every one before
+                        // this one must be out already.
+                        let earlier = self.rec_order.iter().take_while(|&&j| j != id);
+                        if earlier
+                            .filter(|&&j| !self.recs[j as usize].spec.is_server())
+                            .any(|&j| !self.recs[j as usize].done())
+                        {
+                            return Err(Error::OutOfOrder(
+                                "a record's tag before an earlier record's",
+                            ));
+                        }
+                        let r = &mut self.recs[i];
+                        let p = r.p.as_mut().expect("running");
                         let t = p.tag(&msg, &tv, &spec.aad(), &r.ct)?;
                         self.rec_runs.push((id, p.circuit().retain()?));
                         r.p = None;
@@ -544,8 +571,7 @@ impl ProverSession {
                     }
                     _ => return Err(Error::Malformed("a tag share where none belongs")),
                 }
-                self.rec_pos += 1;
-                self.start_record(&mut out)?;
+                self.start_records(&mut out)?;
             }
             (
                 VerifierMsg::CloseAck {
@@ -576,60 +602,62 @@ impl ProverSession {
         Ok(out)
     }
 
+    /// The index of running record `id`.
     fn rec_due(&self, id: u32) -> Result<usize> {
         let i = id as usize;
-        if self.rec_order.get(self.rec_pos) != Some(&id) || i >= self.recs.len() {
-            return Err(Error::OutOfOrder("record in 2PC"));
+        match self.recs.get(i) {
+            Some(r) if r.p.is_some() => Ok(i),
+            _ => Err(Error::OutOfOrder("record in 2PC")),
         }
-        Ok(i)
     }
 
-    /// Start the record due ([`run_order`]), if its inputs are there: the
-    /// client Finished and the request at once, the server Finished once
+    /// Start every record whose inputs are there ([`run_order`]): the
+    /// client Finished and the request's records together once the key
+    /// derivation is done (their steps run side by side, each message
+    /// carrying every running record's step), the server Finished once
     /// its record arrived.
-    fn start_record(&mut self, out: &mut ProverOutput) -> Result<()> {
-        if !matches!(self.stage, Stage::Records) {
+    fn start_records(&mut self, out: &mut ProverOutput) -> Result<()> {
+        if !self.records_open {
             return Ok(());
         }
-        let Some(&id) = self.rec_order.get(self.rec_pos) else {
-            return Ok(());
-        };
-        let i = id as usize;
-        let Some(r) = self.recs.get(i) else {
-            return Ok(());
-        };
-        if r.p.is_some() {
-            return Ok(());
+        let kdf_done = matches!(self.stage, Stage::Records);
+        for id in self.rec_order.clone() {
+            let i = id as usize;
+            if self.recs[i].tables.is_none() {
+                continue;
+            }
+            let spec = self.recs[i].spec;
+            let suite = self.suite.expect("set");
+            let keys = self.keys.clone().ok_or(Error::OutOfOrder("record"))?;
+            if spec.is_server() {
+                // Its check needs the server verify_data: the key
+                // derivation's last step.
+                let (Some(fin), true) = (&self.server_finished, kdf_done) else {
+                    continue;
+                };
+                self.recs[i].ct = fin.payload[8..24].to_vec();
+            } else if spec.id != CLIENT_FINISHED {
+                let start = (spec.id as usize - 2) * crate::cots::MAX_RECORD;
+                self.recs[i].pt = self.cfg.request[start..start + spec.len].to_vec();
+            }
+            let (chunks, decoding) = self.recs[i]
+                .tables
+                .take()
+                .ok_or(Error::OutOfOrder("record tables"))?;
+            let mut p = RecordProver::new(
+                spec.plan(suite.key_len)?,
+                spec.len,
+                spec.instance(),
+                chunks,
+                decoding,
+            )?;
+            let (n_in, _, _) = spec.cots(suite.key_len);
+            let macs = self.cots.take(n_in)?;
+            let flips = p.flips(&key_iv(&keys, spec.is_server()), &macs)?;
+            self.recs[i].p = Some(p);
+            out.to_verifier
+                .push(ProverMsg::RecFlips { id: spec.id, flips });
         }
-        let spec = r.spec;
-        let suite = self.suite.expect("set");
-        let keys = self.keys.clone().ok_or(Error::OutOfOrder("record"))?;
-        if spec.is_server() {
-            let Some(fin) = &self.server_finished else {
-                return Ok(());
-            };
-            self.recs[i].ct = fin.payload[8..24].to_vec();
-        } else if spec.id != CLIENT_FINISHED {
-            let start = (spec.id as usize - 2) * crate::cots::MAX_RECORD;
-            self.recs[i].pt = self.cfg.request[start..start + spec.len].to_vec();
-        }
-        let (chunks, decoding) = self.recs[i]
-            .tables
-            .take()
-            .ok_or(Error::OutOfOrder("record tables"))?;
-        let mut p = RecordProver::new(
-            spec.plan(suite.key_len)?,
-            spec.len,
-            spec.instance(),
-            chunks,
-            decoding,
-        )?;
-        let (n_in, _, _) = spec.cots(suite.key_len);
-        let macs = self.cots.take(n_in)?;
-        let flips = p.flips(&key_iv(&keys, spec.is_server()), &macs)?;
-        self.recs[i].p = Some(p);
-        out.to_verifier
-            .push(ProverMsg::RecFlips { id: spec.id, flips });
         Ok(())
     }
 
@@ -647,7 +675,7 @@ impl ProverSession {
                 check_server_finished(&rec)?;
                 self.server_finished = Some(rec);
                 self.srv = Srv::App;
-                self.start_record(out)
+                self.start_records(out)
             }
             _ if ct == content_type::ALERT => Err(server_alert(&rec.payload)),
             Srv::Ccs => {

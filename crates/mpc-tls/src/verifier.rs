@@ -70,7 +70,7 @@ use crate::hello::{self, client_key_exchange, finished, group_curve, suite_param
 use crate::kdf::{KdfPlans, KdfPublic, KdfVerifier, KeyLabels};
 use crate::keyx::{ectf_cots, Shares, VerifierKx, VerifierKx2, ECTF_STREAM};
 use crate::msg::{ProverMsg, VerifierMsg};
-use crate::rec::{check_server_finished, key_iv, run_order, server_alert, RecSpec};
+use crate::rec::{check_server_finished, key_iv, server_alert, RecSpec};
 use rand_chacha::ChaCha20Rng;
 use rand_core::{CryptoRng, RngCore, SeedableRng};
 use webproof_circuits::tls::Tls12Suite;
@@ -214,10 +214,10 @@ pub struct VerifierSession {
     plans: Option<KdfPlans>,
     kdf: Option<KdfVerifier>,
     keys: Option<KeyShares>,
+    /// The key derivation is past [`KdfPlans::records_after`]: records
+    /// may run (beside its last steps).
+    records_open: bool,
     recs: Vec<VRec>,
-    /// The records' ids in 2PC order, and the position of the one due.
-    rec_order: Vec<u32>,
-    rec_pos: usize,
     server_finished: Option<Record>,
     server_app_records: usize,
     server_closed: bool,
@@ -274,9 +274,8 @@ impl VerifierSession {
             plans: None,
             kdf: None,
             keys: None,
+            records_open: false,
             recs: Vec::new(),
-            rec_order: Vec::new(),
-            rec_pos: 0,
             server_finished: None,
             server_app_records: 0,
             server_closed: false,
@@ -725,7 +724,6 @@ impl VerifierSession {
         let mut kdf = KdfVerifier::new(&plans, self.delta, &mut self.rng)?;
         let kdf_tables = kdf.preprocess()?;
         let mut records = Vec::new();
-        self.rec_order = run_order(self.request_lens.len());
         for spec in RecSpec::all(&self.request_lens) {
             let mut v = RecordVerifier::new(
                 spec.plan(suite.key_len)?,
@@ -782,6 +780,14 @@ impl VerifierSession {
 
     fn advance_kdf(&mut self, step: usize, labels: bool) {
         let steps = self.plans.as_ref().map_or(0, KdfPlans::steps);
+        let after = self
+            .plans
+            .as_ref()
+            .map_or(usize::MAX, KdfPlans::records_after);
+        if !labels && step >= after && !self.records_open {
+            self.keys = self.kdf.as_ref().and_then(KdfVerifier::key_shares);
+            self.records_open = self.keys.is_some();
+        }
         self.stage = if labels {
             Stage::Kdf { step, labels: true }
         } else if step + 1 < steps {
@@ -790,7 +796,6 @@ impl VerifierSession {
                 labels: false,
             }
         } else {
-            self.keys = self.kdf.as_ref().and_then(KdfVerifier::key_shares);
             Stage::Records
         };
     }
@@ -829,12 +834,11 @@ impl VerifierSession {
 
     fn rec(&mut self, id: u32, stage: u8, got: &'static str) -> Result<usize> {
         let i = id as usize;
-        if !matches!(self.stage, Stage::Records)
-            || self.rec_order.get(self.rec_pos) != Some(&id)
-            || i >= self.recs.len()
-        {
+        // Records run side by side (each its own circuit, OLE stream and
+        // COTs drawn as its messages arrive); each one's steps in order.
+        if !self.records_open || i >= self.recs.len() {
             return Err(Error::Unexpected {
-                expected: "the record in 2PC that is due",
+                expected: "a record in 2PC, once the key shares are known",
                 got,
             });
         }
@@ -902,7 +906,6 @@ impl VerifierSession {
             Ok(vec![VerifierMsg::RecM2aAnswer { id, msg, tag: None }])
         } else {
             r.stage = 4;
-            self.rec_pos += 1;
             Ok(vec![VerifierMsg::RecM2aAnswer {
                 id,
                 msg,
@@ -917,12 +920,11 @@ impl VerifierSession {
         let r = &mut self.recs[i];
         record::check_tag(&r.tag_v, share, &fin.payload[24..])?;
         r.stage = 4;
-        self.rec_pos += 1;
         Ok(vec![])
     }
 
     fn on_close(&mut self, sent: usize, received: usize) -> Result<Vec<VerifierMsg>> {
-        if !matches!(self.stage, Stage::Records) || self.rec_pos != self.recs.len() {
+        if !matches!(self.stage, Stage::Records) || self.recs.iter().any(|r| r.stage != 4) {
             return Err(Error::Unexpected {
                 expected: "every record in 2PC before Close",
                 got: "Close",

@@ -140,10 +140,16 @@ fn tampered_server_finished_tag() {
 
 #[test]
 fn server_record_modified_in_flight() {
-    let hooks = on_flight(2, |b| {
-        let r = find_record(b, 23).expect("a response record");
-        b[r.start + 12] ^= 0x20;
-    });
+    // The first response record, in whichever flight it comes (with
+    // False Start the server's Finished and its response may share one).
+    let hooks = Hooks {
+        server_to_prover: Some(Box::new(|_, b| {
+            if let Some(r) = find_record(b, 23) {
+                b[r.start + 12] ^= 0x20;
+            }
+        })),
+        ..Hooks::default()
+    };
     let e = run_with(KeyKind::Ecdsa, &[NAME], false, NAME, hooks);
     assert_eq!(e, Stop::Prover(Error::Decrypt { index: 0 }));
 }
@@ -513,4 +519,53 @@ fn verifier_refuses_records_out_of_place() {
         v.on_message(ProverMsg::ToServer(ch)),
         Err(Error::ClientRecord(_))
     ));
+}
+
+/// A verifier answering a request record's last step before the client
+/// Finished's (the first answer relabelled): the prover refuses to send
+/// the request ahead of its Finished.
+#[test]
+fn record_answers_out_of_order_are_refused() {
+    let mut swapped = false;
+    let hooks = Hooks {
+        verifier_to_prover: Some(Box::new(move |m| {
+            if let VerifierMsg::RecM2aAnswer { id, .. } = m {
+                if *id == 0 && !swapped {
+                    *id = 2;
+                    swapped = true;
+                }
+            }
+        })),
+        ..Hooks::default()
+    };
+    let e = run_with(KeyKind::Ecdsa, &[NAME], false, NAME, hooks);
+    assert_eq!(
+        e,
+        Stop::Prover(Error::OutOfOrder(
+            "a record's tag before an earlier record's"
+        ))
+    );
+}
+
+/// A record's first step while the key derivation has not yet produced
+/// the key shares (step 2's flips relabelled as the client Finished's):
+/// the verifier refuses it.
+#[test]
+fn record_before_the_key_shares_is_refused() {
+    let hooks = Hooks {
+        prover_to_verifier: Some(Box::new(|m| {
+            if let ProverMsg::KdfFlips { step: 2, flips } = m {
+                *m = ProverMsg::RecFlips {
+                    id: 0,
+                    flips: flips.clone(),
+                };
+            }
+        })),
+        ..Hooks::default()
+    };
+    let e = run_with(KeyKind::Ecdsa, &[NAME], false, NAME, hooks);
+    assert!(
+        matches!(e, Stop::Verifier(Error::Unexpected { .. })),
+        "{e:?}"
+    );
 }
