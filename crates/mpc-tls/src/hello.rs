@@ -108,13 +108,13 @@ impl Terms {
             .ok_or_else(|| Error::Unsupported(format!("cipher suite {suite:#06x}")))?;
         if got != want {
             return Err(Error::Unsupported(format!(
-                "the server chose suite {suite:#06x}, the session was preprocessed for {:#06x}'s family",
+                "the server chose suite {suite:#06x}, the session was garbled for {:#06x}'s family (run again with --suite naming one the server takes)",
                 self.suite
             )));
         }
         if let Some(g) = group.filter(|&g| g != self.group) {
             return Err(Error::Unsupported(format!(
-                "the server chose group {g:#06x}, the session was preprocessed for {:#06x}",
+                "the server chose group {g:#06x}, the session was garbled for {:#06x} (run again with --group naming the server's first)",
                 self.group
             )));
         }
