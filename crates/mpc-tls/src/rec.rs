@@ -1,8 +1,9 @@
 //! The records the session runs in 2PC, numbered by id: `0` the client
 //! Finished, `1` the server Finished, `2..` the request's records in
-//! order; they run in [`run_order`]. Owns what both parties derive from an id (length, sequence
-//! number, content type, which write key, the circuit plan), so they
-//! cannot disagree on it; the protocol steps are `webproof_mpc::record`'s.
+//! order; they start in the order of `run_order`. Owns what both parties
+//! derive from an id (length, sequence number, content type, which write
+//! key, the circuit plan), so they cannot disagree on it; the protocol
+//! steps are `webproof_mpc::record`'s.
 
 use crate::error::{Error, Result};
 use std::sync::Arc;
