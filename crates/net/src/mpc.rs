@@ -67,6 +67,18 @@ fn proof_config() -> webproof_zk::Config {
     }
 }
 
+/// COTs the proof of the response is sized for (a 1 KB request and a few
+/// KB of response take about 0.8 M); more run further Ferret iterations.
+const PROOF_COTS: u64 = 1 << 20;
+
+/// The silent COT extension of the proof, the same on both sides: Ferret
+/// on the session's SoftSpokenOT, so `Δ` stays the garbler's and the
+/// prover uploads a fraction of a bit per COT instead of SoftSpokenOT's
+/// tens.
+fn proof_cots() -> webproof_ferret::FerretConfig {
+    webproof_tlsproof::SessionConfig::sized(PROOF_COTS).ferret
+}
+
 fn unix_now() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -186,7 +198,9 @@ pub(crate) async fn verify<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
     // verdict follows on the link itself.
     let ch = Channel::new((&mut prover).compat());
     let proved = timeout(cfg.proof_timeout, "the proof of the response", async {
-        mpc::verify_response(sender, ch, proof_config(), &outcome, &mut rand::rngs::OsRng)
+        let cot = webproof_ferret::FerretSender::new(proof_cots(), sender, &mut rand::rngs::OsRng)
+            .map_err(|e| engine_error("the proof of the response", e))?;
+        mpc::verify_response(cot, ch, proof_config(), &outcome, &mut rand::rngs::OsRng)
             .await
             .map_err(NetError::Mpc)
     })
@@ -342,8 +356,10 @@ pub(crate) async fn prove(opts: &ProveOptions) -> Result<ProveOutcome> {
         &ranges(Direction::Sent),
     )?;
     let ch = Channel::new((&mut link).compat());
+    let cot = webproof_ferret::FerretReceiver::new(proof_cots(), receiver, &mut rand::rngs::OsRng)
+        .map_err(|e| engine_error("the proof of the response", e))?;
     mpc::prove_response(
-        receiver,
+        cot,
         ch,
         proof_config(),
         &outcome,
