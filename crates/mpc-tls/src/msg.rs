@@ -711,6 +711,23 @@ mod tests {
             ProverMsg::decode(&big).unwrap_err(),
             Error::Oversized { .. }
         ));
+        // A Hello whose EMS flag is neither 0 nor 1.
+        let mut b = ProverMsg::Hello {
+            commit_p256: [1; 32],
+            commit_x25519: [2; 32],
+            request_lens: vec![64],
+            terms: Terms {
+                suite: 0xc02b,
+                group: 0x001d,
+                ems: true,
+            },
+        }
+        .encode();
+        *b.last_mut().unwrap() = 2;
+        assert_eq!(
+            ProverMsg::decode(&b).unwrap_err(),
+            Error::Malformed("a flag other than 0 or 1")
+        );
         // An abort reason that is not UTF-8.
         let b = [14u8, 0, 0, 0, 2, 0xff, 0xfe];
         assert!(ProverMsg::decode(&b).is_err());
