@@ -28,10 +28,12 @@ use crate::rec::{
 use aes_gcm::aead::{Aead, KeyInit, Payload};
 use rand_chacha::ChaCha20Rng;
 use rand_core::{CryptoRng, RngCore, SeedableRng};
+use std::sync::Arc;
 use webproof_circuits::tls::Tls12Suite;
 use webproof_mpc::consistency::EvaluatedRun;
 use webproof_mpc::keyshare;
 use webproof_mpc::ole::OleReceiver;
+use webproof_mpc::plan::Plan;
 use webproof_mpc::record::{self, RecordProver};
 use webproof_mpc::reduced::StepTables;
 use webproof_mpc::tls12::{Curve, KeyShares, Tls12Config};
@@ -122,6 +124,9 @@ enum Stage {
 
 struct PRec {
     spec: RecSpec,
+    /// The record circuit's schedule, from [`ProverSession::prepare`]
+    /// until the record starts.
+    plan: Option<Arc<Plan>>,
     p: Option<RecordProver>,
     tables: Option<StepTables>,
     ole: OleReceiver,
@@ -222,6 +227,7 @@ impl ProverSession {
             .into_iter()
             .map(|spec| PRec {
                 spec,
+                plan: None,
                 p: None,
                 tables: None,
                 ole: OleReceiver::new(spec.stream()),
@@ -265,6 +271,38 @@ impl ProverSession {
         ))
     }
 
+    /// Build the schedule of every circuit of the session (the key
+    /// derivation's and every record's, for the terms of the `Hello`).
+    /// Optional: without it, the key derivation's are built when the
+    /// tables come and each record's when it starts, online. Call it
+    /// after sending the `Hello`, while the verifier garbles: the
+    /// schedules then cost neither the online phase nor memory beside
+    /// the tables (building one takes several times its final size).
+    /// Does nothing once the tables have come.
+    pub fn prepare(&mut self) -> Result<()> {
+        self.guard(|s| match s.stage {
+            Stage::AwaitSetup | Stage::AwaitTables(_) => s.build_plans(),
+            _ => Ok(()),
+        })
+    }
+
+    fn build_plans(&mut self) -> Result<()> {
+        let (suite, curve) = self.terms.params()?;
+        if self.plans.is_none() {
+            self.plans = Some(KdfPlans::new(Tls12Config {
+                curve,
+                suite,
+                ems: self.terms.ems,
+            })?);
+        }
+        for r in &mut self.recs {
+            if r.plan.is_none() {
+                r.plan = Some(r.spec.plan(suite.key_len)?);
+            }
+        }
+        Ok(())
+    }
+
     /// The server's Finished record has arrived: the handshake is over on
     /// the wire (its 2PC check may still run, beside the response).
     pub fn handshake_done(&self) -> bool {
@@ -288,6 +326,17 @@ impl ProverSession {
     pub fn outcome(&self) -> Option<&ProverOutcome> {
         match &self.stage {
             Stage::Done(o) => Some(o.as_ref()),
+            _ => None,
+        }
+    }
+
+    /// The outcome, once the verifier's `CloseAck` came, and nothing else
+    /// of the session: what the proof of the response needs is in the
+    /// outcome, so the tables and the state of the 2PC steps are freed
+    /// before it runs.
+    pub fn into_outcome(self) -> Option<ProverOutcome> {
+        match self.stage {
+            Stage::Done(o) => Some(*o),
             _ => None,
         }
     }
@@ -389,19 +438,14 @@ impl ProverSession {
             (VerifierMsg::Tables { kdf, records }, Stage::AwaitTables(client_random)) => {
                 // Preprocessing ends here: the ClientHello opens the
                 // server connection.
-                let (suite, curve) = self.terms.params()?;
-                let plans = KdfPlans::new(Tls12Config {
-                    curve,
-                    suite,
-                    ems: self.terms.ems,
-                })?;
-                if kdf.len() != plans.steps() || records.len() != self.recs.len() {
+                self.build_plans()?;
+                let steps = self.plans.as_ref().map_or(0, KdfPlans::steps);
+                if kdf.len() != steps || records.len() != self.recs.len() {
                     return Err(Error::Malformed("tables for another session"));
                 }
                 for (r, t) in self.recs.iter_mut().zip(records) {
                     r.tables = Some(t);
                 }
-                self.plans = Some(plans);
                 self.kdf_tables = Some(kdf);
                 let is_ip = self.cfg.server_name.parse::<core::net::IpAddr>().is_ok();
                 let ch = hello::client_hello(&hello::HelloParams {
@@ -644,13 +688,11 @@ impl ProverSession {
                 .tables
                 .take()
                 .ok_or(Error::OutOfOrder("record tables"))?;
-            let mut p = RecordProver::new(
-                spec.plan(suite.key_len)?,
-                spec.len,
-                spec.instance(),
-                chunks,
-                decoding,
-            )?;
+            let plan = match self.recs[i].plan.take() {
+                Some(plan) => plan,
+                None => spec.plan(suite.key_len)?,
+            };
+            let mut p = RecordProver::new(plan, spec.len, spec.instance(), chunks, decoding)?;
             let (n_in, _, _) = spec.cots(suite.key_len);
             let macs = self.cots.take(n_in)?;
             let flips = p.flips(&key_iv(&keys, spec.is_server()), &macs)?;

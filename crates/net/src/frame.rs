@@ -86,8 +86,12 @@ impl FrameReader {
                     )));
                 }
                 if self.buf.len() >= 4 + len {
-                    let frame = self.buf[4..4 + len].to_vec();
-                    self.buf.drain(..4 + len);
+                    // The frame keeps the buffer's allocation and the
+                    // buffer starts afresh with what follows: a large
+                    // frame is neither copied nor left behind as capacity.
+                    let rest = self.buf.split_off(4 + len);
+                    let mut frame = core::mem::replace(&mut self.buf, rest);
+                    frame.drain(..4);
                     return Ok(Some(frame));
                 }
                 // One allocation for a large frame instead of doublings.

@@ -303,6 +303,8 @@ pub(crate) async fn prove(opts: &ProveOptions) -> Result<ProveOutcome> {
     let (mut session, first) =
         mpc::ProverSession::new(session_cfg, CotPool::new(macs), &mut rand::rngs::OsRng)?;
     write_frame(&mut link, &first.encode()).await?;
+    // The circuits' schedules, built while the verifier garbles.
+    session_step(&mut link, session.prepare().map(|()| Default::default())).await?;
     let mut frames = FrameReader::new(MAX_FROM_VERIFIER);
     let mut opening = mpc::ProverOutput::default();
     while opening.to_server.is_empty() {
@@ -336,7 +338,7 @@ pub(crate) async fn prove(opts: &ProveOptions) -> Result<ProveOutcome> {
     for m in opening.to_verifier {
         write_frame(&mut link, &m.encode()).await?;
     }
-    let outcome = run_session(&mut session, &mut link, frames, srv_rd, srv_wr).await?;
+    let outcome = run_session(session, &mut link, frames, srv_rd, srv_wr).await?;
     let t2 = Instant::now();
 
     // The proof of the response.
@@ -431,7 +433,7 @@ async fn session_step<L: AsyncWrite + Unpin>(
 /// server's bytes in, whatever the session says out; `Close` once the
 /// server is done and the request is out.
 async fn run_session<L: AsyncRead + AsyncWrite + Unpin>(
-    session: &mut mpc::ProverSession,
+    mut session: mpc::ProverSession,
     link: &mut L,
     mut frames: FrameReader,
     mut srv_rd: tokio::net::tcp::OwnedReadHalf,
@@ -442,13 +444,18 @@ async fn run_session<L: AsyncRead + AsyncWrite + Unpin>(
     let mut close_sent = false;
     let idle = Duration::from_secs(30);
     loop {
-        if let Some(o) = session.outcome() {
+        if session.outcome().is_some() {
             if frames.buffered() != 0 {
                 return Err(NetError::Proxy(webproof_proxy::ProxyError::Protocol(
                     "the verifier sent more after its CloseAck".into(),
                 )));
             }
-            return Ok(o.clone());
+            // The session's tables and step state go; the outcome stays.
+            return session.into_outcome().ok_or_else(|| {
+                NetError::Proxy(webproof_proxy::ProxyError::Protocol(
+                    "the session ended without its outcome".into(),
+                ))
+            });
         }
         let step = tokio::select! {
             f = frames.next(link) => {
