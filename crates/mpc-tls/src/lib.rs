@@ -55,7 +55,8 @@
 //! (~11 MB for the key derivation of AES-128-GCM-SHA256, ~0.35 MB per
 //! 16 bytes of request) never keep a server waiting; the server
 //! connection carries only the input labels, OLEs and a few hundred bytes
-//! per step.
+//! per step. Meanwhile the prover builds the same circuits' schedules
+//! ([`ProverSession::prepare`]), so no circuit is built online either.
 //!
 //! The caller supplies the COTs ([`CotPool`], [`cots_needed`]), moves the
 //! messages and the server's bytes, and decides when the response is
