@@ -14,6 +14,7 @@ use rand_core::{CryptoRng, RngCore};
 use webproof_circuits::bits_to_bytes;
 use webproof_core::Block;
 use webproof_mpc::consistency::{EvaluatedRun, GarbledRun};
+use webproof_mpc::exec::VerifierCircuit;
 use webproof_mpc::reduced::{ReducedPlans, ReducedProver, ReducedVerifier, StepTables, STEPS};
 use webproof_mpc::tls12::{Randoms, Tables, Tls12Config, Tls12Plans, Tls12Prover, Tls12Verifier};
 
@@ -68,6 +69,14 @@ impl KdfPlans {
         match self {
             KdfPlans::Reduced(_) => STEPS,
             KdfPlans::Full(_) => 3,
+        }
+    }
+
+    /// AND gates (garbled tables) of `step`'s circuit.
+    pub(crate) fn and_count(&self, step: usize) -> u64 {
+        match self {
+            KdfPlans::Reduced(p) => p.and_counts().get(step).copied().unwrap_or(0),
+            KdfPlans::Full(p) => p.and_counts().get(step).copied().unwrap_or(0),
         }
     }
 
@@ -144,12 +153,6 @@ pub(crate) fn key_outputs(reduced: bool) -> &'static [(usize, usize)] {
     } else {
         &[(0, 0)]
     }
-}
-
-fn tables_to_steps(t: Tables) -> Vec<StepTables> {
-    let [c0, c1, c2] = t.chunks;
-    let [d0, d1, d2] = t.decodings;
-    vec![(c0, d0), (c1, d1), (c2, d2)]
 }
 
 fn steps_to_tables(mut s: Vec<StepTables>) -> Result<Tables> {
@@ -242,11 +245,12 @@ impl KdfVerifier {
         Ok(())
     }
 
-    pub(crate) fn preprocess(&mut self) -> Result<Vec<StepTables>> {
-        Ok(match self {
-            KdfVerifier::Reduced(v) => v.preprocess()?,
-            KdfVerifier::Full { v, .. } => tables_to_steps(v.preprocess()?),
-        })
+    /// Circuit `i` (a step, or the full PRF's circuit), to garble.
+    pub(crate) fn circuit_mut(&mut self, i: usize) -> Option<&mut VerifierCircuit> {
+        match self {
+            KdfVerifier::Reduced(v) => v.circuits_mut().get_mut(i),
+            KdfVerifier::Full { v, .. } => v.circuits_mut().get_mut(i),
+        }
     }
 
     pub(crate) fn set_server_finished_hash(&mut self, h: &[u8]) -> Result<()> {

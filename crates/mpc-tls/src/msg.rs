@@ -17,8 +17,9 @@
 use crate::error::{Error, Result};
 use crate::hello::Terms;
 
-/// Largest encoded message accepted (garbled tables of the SHA-384 key
-/// derivation are the largest, ~47 MB).
+/// Largest encoded message accepted (garbled tables come in chunks of at
+/// most 2 MiB; the largest others are the OLE answers of the longest
+/// records).
 pub const MAX_MESSAGE: usize = 64 << 20;
 
 /// Prover → verifier.
@@ -129,13 +130,22 @@ pub enum VerifierMsg {
     },
     /// An ECtF answer (round 1 or 2).
     EctfAnswer(Vec<u8>),
-    /// Garbled tables and decoding of the key-derivation steps and of
-    /// every record in 2PC (client Finished, server Finished, request).
+    /// One chunk of a garbled circuit's tables, streamed as it is
+    /// garbled. Circuits come one after the other, numbered: the key
+    /// derivation's steps from 0, then every record in 2PC by id (client
+    /// Finished, server Finished, the request's records).
     Tables {
-        /// Key-derivation steps.
-        kdf: Vec<(Vec<Vec<u8>>, Vec<u8>)>,
-        /// Records, by id.
-        records: Vec<(Vec<Vec<u8>>, Vec<u8>)>,
+        /// The circuit.
+        circuit: u8,
+        /// The chunk (`webproof_mpc`'s encoding).
+        chunk: Vec<u8>,
+    },
+    /// The end of a circuit's tables: its decoding information.
+    Decoding {
+        /// The circuit (as in `Tables`).
+        circuit: u8,
+        /// The decoding information (`webproof_mpc`'s encoding).
+        decoding: Vec<u8>,
     },
     /// Input labels of a key-derivation step.
     KdfInputs {
@@ -213,13 +223,6 @@ impl W {
     fn bytes(self, b: &[u8]) -> Self {
         self.u32(b.len() as u32).raw(b)
     }
-    fn list(mut self, l: &[Vec<u8>]) -> Self {
-        self = self.u32(l.len() as u32);
-        for b in l {
-            self = self.bytes(b);
-        }
-        self
-    }
 }
 
 struct R<'a>(&'a [u8]);
@@ -245,14 +248,6 @@ impl<'a> R<'a> {
     fn bytes(&mut self) -> Result<Vec<u8>> {
         let n = self.u32()? as usize;
         Ok(self.take(n)?.to_vec())
-    }
-    fn list(&mut self) -> Result<Vec<Vec<u8>>> {
-        let n = self.u32()? as usize;
-        // Each element takes at least its 4-byte length.
-        if n > self.0.len() / 4 {
-            return Err(Error::Malformed("list longer than the message"));
-        }
-        (0..n).map(|_| self.bytes()).collect()
     }
     fn end(&self) -> Result<()> {
         if !self.0.is_empty() {
@@ -429,6 +424,7 @@ impl VerifierMsg {
             VerifierMsg::Setup { .. } => "Setup",
             VerifierMsg::EctfAnswer(_) => "EctfAnswer",
             VerifierMsg::Tables { .. } => "Tables",
+            VerifierMsg::Decoding { .. } => "Decoding",
             VerifierMsg::KdfInputs { .. } => "KdfInputs",
             VerifierMsg::RecInputs { .. } => "RecInputs",
             VerifierMsg::RecA2mAnswer { .. } => "RecA2mAnswer",
@@ -447,15 +443,9 @@ impl VerifierMsg {
                 q_x25519,
             } => W::new(1).raw(client_random).bytes(q_p256).raw(q_x25519),
             VerifierMsg::EctfAnswer(m) => W::new(2).bytes(m),
-            VerifierMsg::Tables { kdf, records } => {
-                let mut w = W::new(3);
-                for l in [kdf, records] {
-                    w = w.u32(l.len() as u32);
-                    for (chunks, decoding) in l {
-                        w = w.list(chunks).bytes(decoding);
-                    }
-                }
-                w
+            VerifierMsg::Tables { circuit, chunk } => W::new(3).raw(&[*circuit]).bytes(chunk),
+            VerifierMsg::Decoding { circuit, decoding } => {
+                W::new(10).raw(&[*circuit]).bytes(decoding)
             }
             VerifierMsg::KdfInputs { step, msg } => W::new(4).raw(&[*step]).bytes(msg),
             VerifierMsg::RecInputs { id, msg } => W::new(5).u32(*id).bytes(msg),
@@ -489,23 +479,10 @@ impl VerifierMsg {
                 q_x25519: r.arr()?,
             },
             2 => VerifierMsg::EctfAnswer(r.bytes()?),
-            3 => {
-                let mut lists = Vec::new();
-                for _ in 0..2 {
-                    let n = r.u32()? as usize;
-                    if n > 16 {
-                        return Err(Error::Malformed("more than 16 garbled circuits"));
-                    }
-                    let mut steps = Vec::with_capacity(n);
-                    for _ in 0..n {
-                        steps.push((r.list()?, r.bytes()?));
-                    }
-                    lists.push(steps);
-                }
-                let records = lists.pop().expect("two lists");
-                let kdf = lists.pop().expect("two lists");
-                VerifierMsg::Tables { kdf, records }
-            }
+            3 => VerifierMsg::Tables {
+                circuit: r.u8()?,
+                chunk: r.bytes()?,
+            },
             4 => VerifierMsg::KdfInputs {
                 step: r.u8()?,
                 msg: r.bytes()?,
@@ -536,6 +513,10 @@ impl VerifierMsg {
                 client_iv: r.bytes()?,
             },
             9 => VerifierMsg::Abort(string(r.bytes()?)?),
+            10 => VerifierMsg::Decoding {
+                circuit: r.u8()?,
+                decoding: r.bytes()?,
+            },
             _ => return Err(Error::Malformed("unknown verifier message tag")),
         };
         r.end()?;
@@ -610,8 +591,12 @@ mod tests {
             },
             VerifierMsg::EctfAnswer(vec![5; 100]),
             VerifierMsg::Tables {
-                kdf: vec![(vec![vec![1, 2], vec![]], vec![3]), (vec![], vec![])],
-                records: vec![(vec![vec![4]], vec![5, 6])],
+                circuit: 3,
+                chunk: vec![1, 2, 3],
+            },
+            VerifierMsg::Decoding {
+                circuit: 11,
+                decoding: vec![4, 5],
             },
             VerifierMsg::KdfInputs {
                 step: 0,

@@ -165,6 +165,9 @@ pub struct ProverSession {
     /// The key derivation's tables, from preprocessing until the key
     /// exchange gives the prover its premaster share.
     kdf_tables: Option<Vec<StepTables>>,
+    /// The circuit whose tables are streaming in, its chunks so far and
+    /// their bytes.
+    incoming: (usize, Vec<Vec<u8>>, usize),
     kdf: Option<KdfProver>,
     keys: Option<KeyShares>,
     recs: Vec<PRec>,
@@ -254,7 +257,8 @@ impl ProverSession {
                 ectf_ole: OleReceiver::new(ECTF_STREAM),
                 terms,
                 plans: None,
-                kdf_tables: None,
+                kdf_tables: Some(Vec::new()),
+                incoming: (0, Vec::new(), 0),
                 kdf: None,
                 keys: None,
                 recs,
@@ -284,6 +288,60 @@ impl ProverSession {
             Stage::AwaitSetup | Stage::AwaitTables(_) => s.build_plans(),
             _ => Ok(()),
         })
+    }
+
+    /// Most bytes of chunks circuit `i` may take: its tables and, at
+    /// worst, one chunk header per table (a verifier sending more is
+    /// refused before the prover holds it).
+    fn table_limit(&self, i: usize) -> Result<usize> {
+        let steps = self.plans.as_ref().map_or(0, KdfPlans::steps);
+        let ands = if i < steps {
+            self.plans.as_ref().map_or(0, |p| p.and_count(i))
+        } else {
+            self.recs
+                .get(i - steps)
+                .and_then(|r| r.plan.as_ref())
+                .map_or(0, |p| p.and_count())
+        };
+        let ands = usize::try_from(ands).map_err(|_| Error::Malformed("circuit too large"))?;
+        Ok((ands + 1) * (webproof_mpc::TABLE_BYTES + webproof_mpc::CHUNK_HEADER))
+    }
+
+    /// A chunk of circuit `circuit`'s tables (the circuits come in order).
+    fn take_chunk(&mut self, circuit: u8, chunk: Vec<u8>) -> Result<()> {
+        self.build_plans()?;
+        let i = usize::from(circuit);
+        if i != self.incoming.0 {
+            return Err(Error::Malformed("garbled tables out of order"));
+        }
+        let bytes = self.incoming.2 + chunk.len();
+        if bytes > self.table_limit(i)? {
+            return Err(Error::Malformed("more garbled tables than the circuit has"));
+        }
+        self.incoming.1.push(chunk);
+        self.incoming.2 = bytes;
+        Ok(())
+    }
+
+    /// The end of circuit `circuit`'s tables; whether it was the last.
+    fn end_circuit(&mut self, circuit: u8, decoding: Vec<u8>) -> Result<bool> {
+        self.build_plans()?;
+        let i = usize::from(circuit);
+        let steps = self.plans.as_ref().map_or(0, KdfPlans::steps);
+        if i != self.incoming.0 || i >= steps + self.recs.len() {
+            return Err(Error::Malformed("garbled tables out of order"));
+        }
+        let chunks = core::mem::take(&mut self.incoming.1);
+        self.incoming = (i + 1, Vec::new(), 0);
+        if i < steps {
+            self.kdf_tables
+                .as_mut()
+                .ok_or(Error::OutOfOrder("key-derivation tables"))?
+                .push((chunks, decoding));
+        } else {
+            self.recs[i - steps].tables = Some((chunks, decoding));
+        }
+        Ok(i + 1 == steps + self.recs.len())
     }
 
     fn build_plans(&mut self) -> Result<()> {
@@ -435,18 +493,17 @@ impl ProverSession {
                 self.verifier_public = (q_p256, q_x25519.to_vec());
                 self.stage = Stage::AwaitTables(client_random);
             }
-            (VerifierMsg::Tables { kdf, records }, Stage::AwaitTables(client_random)) => {
+            (VerifierMsg::Tables { circuit, chunk }, Stage::AwaitTables(client_random)) => {
+                self.take_chunk(circuit, chunk)?;
+                self.stage = Stage::AwaitTables(client_random);
+            }
+            (VerifierMsg::Decoding { circuit, decoding }, Stage::AwaitTables(client_random)) => {
+                if !self.end_circuit(circuit, decoding)? {
+                    self.stage = Stage::AwaitTables(client_random);
+                    return Ok(out);
+                }
                 // Preprocessing ends here: the ClientHello opens the
                 // server connection.
-                self.build_plans()?;
-                let steps = self.plans.as_ref().map_or(0, KdfPlans::steps);
-                if kdf.len() != steps || records.len() != self.recs.len() {
-                    return Err(Error::Malformed("tables for another session"));
-                }
-                for (r, t) in self.recs.iter_mut().zip(records) {
-                    r.tables = Some(t);
-                }
-                self.kdf_tables = Some(kdf);
                 let is_ip = self.cfg.server_name.parse::<core::net::IpAddr>().is_ok();
                 let ch = hello::client_hello(&hello::HelloParams {
                     random: client_random,

@@ -218,6 +218,9 @@ pub struct VerifierSession {
     /// may run (beside its last steps).
     records_open: bool,
     recs: Vec<VRec>,
+    /// The circuit whose tables [`VerifierSession::next_tables`] streams
+    /// next, from the `Hello` until the last is out.
+    garbling: Option<usize>,
     server_finished: Option<Record>,
     server_app_records: usize,
     server_closed: bool,
@@ -276,6 +279,7 @@ impl VerifierSession {
             keys: None,
             records_open: false,
             recs: Vec::new(),
+            garbling: None,
             server_finished: None,
             server_app_records: 0,
             server_closed: false,
@@ -343,22 +347,23 @@ impl VerifierSession {
                 }
                 self.commits = (commit_p256, commit_x25519);
                 self.request_lens = lens;
-                let tables = self.garble(terms)?;
+                self.garble(terms)?;
                 self.terms = Some(terms);
                 self.stage = Stage::Handshake;
-                Ok(vec![
-                    VerifierMsg::Setup {
-                        client_random: self.client_random,
-                        q_p256: self.shares.public(Curve::P256),
-                        q_x25519: self
-                            .shares
-                            .public(Curve::X25519)
-                            .try_into()
-                            .expect("32 bytes"),
-                    },
-                    tables,
-                ])
+                Ok(vec![VerifierMsg::Setup {
+                    client_random: self.client_random,
+                    q_p256: self.shares.public(Curve::P256),
+                    q_x25519: self
+                        .shares
+                        .public(Curve::X25519)
+                        .try_into()
+                        .expect("32 bytes"),
+                }])
             }
+            _ if self.garbling.is_some() => Err(Error::Unexpected {
+                expected: "nothing before the last garbled tables are out",
+                got,
+            }),
             _ if matches!(self.stage, Stage::AwaitHello | Stage::Closed) => {
                 Err(Error::Unexpected {
                     expected: "Hello",
@@ -711,28 +716,69 @@ impl VerifierSession {
         Ok(vec![VerifierMsg::EctfAnswer(m)])
     }
 
-    /// Garble every circuit of a session on `terms` (preprocessing: no
-    /// input is known yet, the server connection not open): the key
-    /// derivation and every record in 2PC. The `Tables` message.
-    fn garble(&mut self, terms: Terms) -> Result<VerifierMsg> {
+    /// The next message of preprocessing, after the `Hello`'s `Setup`: a
+    /// chunk of garbled tables (`Tables`), or the end of a circuit's
+    /// (`Decoding`); `None` once every circuit is out. The caller sends
+    /// each before asking for the next, so garbling overlaps the transfer
+    /// and at most one chunk of tables is held at a time.
+    pub fn next_tables(&mut self) -> Result<Option<VerifierMsg>> {
+        if matches!(self.stage, Stage::Failed) {
+            return Err(Error::OutOfOrder("a failed session"));
+        }
+        let r = self.stream_tables();
+        if r.is_err() {
+            self.stage = Stage::Failed;
+        }
+        r
+    }
+
+    fn stream_tables(&mut self) -> Result<Option<VerifierMsg>> {
+        let Some(i) = self.garbling else {
+            return Ok(None);
+        };
+        let steps = self.plans.as_ref().map_or(0, KdfPlans::steps);
+        let circuit = if i < steps {
+            self.kdf.as_mut().and_then(|k| k.circuit_mut(i))
+        } else {
+            self.recs.get_mut(i - steps).map(|r| r.v.circuit_mut())
+        }
+        .ok_or(Error::OutOfOrder("tables of a circuit not garbled"))?;
+        let tag = u8::try_from(i).map_err(|_| Error::Malformed("too many circuits"))?;
+        let mut chunk = Vec::new();
+        if circuit.next_chunk(&mut chunk) {
+            return Ok(Some(VerifierMsg::Tables {
+                circuit: tag,
+                chunk,
+            }));
+        }
+        let decoding = circuit.decoding()?;
+        self.garbling = (i + 1 < steps + self.recs.len()).then_some(i + 1);
+        Ok(Some(VerifierMsg::Decoding {
+            circuit: tag,
+            decoding,
+        }))
+    }
+
+    /// Set up the garbling of every circuit of a session on `terms`
+    /// (preprocessing: no input is known yet, the server connection not
+    /// open): the key derivation and every record in 2PC, streamed by
+    /// [`Self::next_tables`].
+    fn garble(&mut self, terms: Terms) -> Result<()> {
         let (suite, curve) = terms.params()?;
         let plans = KdfPlans::new(Tls12Config {
             curve,
             suite,
             ems: terms.ems,
         })?;
-        let mut kdf = KdfVerifier::new(&plans, self.delta, &mut self.rng)?;
-        let kdf_tables = kdf.preprocess()?;
-        let mut records = Vec::new();
+        let kdf = KdfVerifier::new(&plans, self.delta, &mut self.rng)?;
         for spec in RecSpec::all(&self.request_lens) {
-            let mut v = RecordVerifier::new(
+            let v = RecordVerifier::new(
                 spec.plan(suite.key_len)?,
                 spec.len,
                 self.delta,
                 spec.instance(),
                 &mut self.rng,
             )?;
-            records.push(v.preprocess()?);
             self.recs.push(VRec {
                 spec,
                 v,
@@ -744,10 +790,8 @@ impl VerifierSession {
         }
         self.plans = Some(plans);
         self.kdf = Some(kdf);
-        Ok(VerifierMsg::Tables {
-            kdf: kdf_tables,
-            records,
-        })
+        self.garbling = Some(0);
+        Ok(())
     }
 
     fn on_kdf_flips(&mut self, step: usize, flips: &[u8]) -> Result<Vec<VerifierMsg>> {

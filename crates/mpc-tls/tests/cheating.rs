@@ -237,11 +237,10 @@ fn verifier_ends_on_alert_and_close() {
 fn altered_garbled_tables() {
     let hooks = Hooks {
         verifier_to_prover: Some(Box::new(|m| {
-            if let VerifierMsg::Tables { kdf, .. } = m {
-                // Every ciphertext of the first chunk (after its 8-byte
-                // header): a single flipped row is used only if the
-                // evaluator's colour bit selects it.
-                let chunk = &mut kdf[0].0[0];
+            if let VerifierMsg::Tables { circuit: 0, chunk } = m {
+                // Every ciphertext of the first circuit's chunks (after
+                // their 8-byte header): a single flipped row is used only
+                // if the evaluator's colour bit selects it.
                 for i in (8..chunk.len()).step_by(16) {
                     chunk[i] ^= 1;
                 }
@@ -406,7 +405,7 @@ fn garbage_truncated_oversized_and_out_of_turn() {
     }
     // Server bytes that are not TLS.
     let (mut p, hello, mut v) = fresh();
-    let first = v.on_message(hello).unwrap();
+    let first = answer(&mut v, hello).unwrap();
     let setup = first[0].clone();
     for m in first {
         let out = p.on_verifier(m).unwrap();
@@ -568,4 +567,81 @@ fn record_before_the_key_shares_is_refused() {
         matches!(e, Stop::Verifier(Error::Unexpected { .. })),
         "{e:?}"
     );
+}
+
+/// The garbled tables stream circuit by circuit, and the prover holds no
+/// more than each circuit has: chunks of a later circuit first, a circuit's
+/// chunks sent twice over, or a decoding out of turn are refused before
+/// the ClientHello; the verifier takes nothing from the prover but an
+/// abort while its tables are still going out.
+#[test]
+fn streamed_tables_in_order_and_bounded() {
+    let c = certs(KeyKind::Ecdsa, &[NAME], false);
+    let fresh = || {
+        sessions(
+            47,
+            prover_config(
+                NAME,
+                ECDHE_ECDSA_AES128_GCM_SHA256,
+                GROUP_P256,
+                true,
+                REQUEST,
+            ),
+            verifier_config(&c.ca_der, NAME),
+        )
+    };
+    let (mut p, hello, mut v) = fresh();
+    let msgs = answer(&mut v, hello).unwrap();
+    let chunks = |circuit: u8| -> Vec<VerifierMsg> {
+        msgs.iter()
+            .filter(|m| matches!(m, VerifierMsg::Tables { circuit: c, .. } if *c == circuit))
+            .cloned()
+            .collect()
+    };
+    let decoding = |circuit: u8| -> VerifierMsg {
+        msgs.iter()
+            .find(|m| matches!(m, VerifierMsg::Decoding { circuit: c, .. } if *c == circuit))
+            .cloned()
+            .unwrap()
+    };
+    assert!(chunks(0).len() > 1, "the first step's tables in one chunk");
+    p.on_verifier(msgs[0].clone()).unwrap(); // Setup
+
+    // The second circuit's chunk before the first's.
+    let (mut p2, _, _) = fresh();
+    p2.on_verifier(msgs[0].clone()).unwrap();
+    assert_eq!(
+        p2.on_verifier(chunks(1)[0].clone()).unwrap_err(),
+        Error::Malformed("garbled tables out of order")
+    );
+    // A decoding out of turn.
+    let (mut p3, _, _) = fresh();
+    p3.on_verifier(msgs[0].clone()).unwrap();
+    assert_eq!(
+        p3.on_verifier(decoding(1)).unwrap_err(),
+        Error::Malformed("garbled tables out of order")
+    );
+    // The first circuit's chunks, then all of them again: refused once
+    // past what the circuit has, not held.
+    let mut refused = None;
+    for m in chunks(0).into_iter().chain(chunks(0)) {
+        if let Err(e) = p.on_verifier(m) {
+            refused = Some(e);
+            break;
+        }
+    }
+    assert_eq!(
+        refused,
+        Some(Error::Malformed("more garbled tables than the circuit has"))
+    );
+
+    // The verifier, its tables not all out: the prover's next message is
+    // refused.
+    let (_, hello, mut v) = fresh();
+    v.on_message(hello).unwrap();
+    assert!(matches!(v.next_tables(), Ok(Some(VerifierMsg::Tables { .. }))));
+    assert!(matches!(
+        v.on_message(ProverMsg::ToServer(vec![22, 3, 3, 0, 1, 2])),
+        Err(Error::Unexpected { .. })
+    ));
 }

@@ -113,7 +113,7 @@ fn session(port: u16, ca: &[u8], suite: u16, group: u16, ems: bool, seed: u64) -
         while !to_v.is_empty() {
             let mut to_server = Vec::new();
             for m in std::mem::take(&mut to_v) {
-                for r in v.on_bytes(&m.encode()).unwrap() {
+                for r in answer(&mut v, m).unwrap() {
                     let out = p.on_verifier_bytes(&r.encode()).unwrap();
                     to_v.extend(out.to_verifier);
                     to_server.extend(out.to_server);

@@ -392,11 +392,16 @@ fn caught_prover(p: Result<ProofStats, Error>, v: Result<VerifiedResponse, Error
 fn altered_kdf_table_is_caught_by_the_audit() {
     const STEP: usize = 4;
     for gate in 0..16usize {
+        let mut first = true;
         let hooks = Hooks {
             verifier_to_prover: Some(Box::new(move |m| {
-                if let webproof_mpc_tls::VerifierMsg::Tables { kdf, .. } = m {
-                    let at = webproof_mpc::CHUNK_HEADER + webproof_mpc::TABLE_BYTES * gate;
-                    kdf[STEP].0[0][at] ^= 0x01;
+                // The first chunk of the step's tables.
+                if let webproof_mpc_tls::VerifierMsg::Tables { circuit, chunk } = m {
+                    if usize::from(*circuit) == STEP && first {
+                        first = false;
+                        let at = webproof_mpc::CHUNK_HEADER + webproof_mpc::TABLE_BYTES * gate;
+                        chunk[at] ^= 0x01;
+                    }
                 }
             })),
             ..Hooks::default()

@@ -232,7 +232,7 @@ fn request_goes_out_before_the_server_finished() {
     for _ in 0..1000 {
         while !to_v.is_empty() {
             for m in std::mem::take(&mut to_v) {
-                for r in v.on_message(m).unwrap() {
+                for r in answer(&mut v, m).unwrap() {
                     let out = p.on_verifier(r).unwrap();
                     to_v.extend(out.to_verifier);
                     to_server.extend(out.to_server);

@@ -240,6 +240,12 @@ impl RecordVerifier {
         &self.circuit
     }
 
+    /// The circuit, to garble chunk by chunk
+    /// ([`VerifierCircuit::next_chunk`]) instead of [`Self::preprocess`].
+    pub fn circuit_mut(&mut self) -> &mut VerifierCircuit {
+        &mut self.circuit
+    }
+
     /// A2M of the shares of `H`: the answer to the prover's flips.
     pub fn a2m(
         &mut self,

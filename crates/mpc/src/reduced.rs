@@ -485,6 +485,12 @@ impl ReducedVerifier {
     pub fn circuits(&self) -> &[VerifierCircuit] {
         &self.circuits
     }
+
+    /// The step circuits, to garble chunk by chunk
+    /// ([`VerifierCircuit::next_chunk`]) instead of [`Self::preprocess`].
+    pub fn circuits_mut(&mut self) -> &mut [VerifierCircuit] {
+        &mut self.circuits
+    }
 }
 
 /// The prover of a reduced-PRF session.

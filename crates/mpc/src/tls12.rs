@@ -494,6 +494,12 @@ impl Tls12Verifier {
     pub fn circuits(&self) -> &[VerifierCircuit; 3] {
         &self.circuits
     }
+
+    /// The circuits, to garble chunk by chunk
+    /// ([`VerifierCircuit::next_chunk`]) instead of [`Self::preprocess`].
+    pub fn circuits_mut(&mut self) -> &mut [VerifierCircuit; 3] {
+        &mut self.circuits
+    }
 }
 
 /// The prover (evaluator) of one TLS 1.2 session.

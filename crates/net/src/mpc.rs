@@ -49,11 +49,9 @@ use webproof_proxy::protocol::{
 };
 use webproof_proxy::{Direction, RecorderLimits, VerifierOutput, VerifyConfig};
 
-/// Largest session message the prover accepts: the garbled tables of the
-/// key derivation and the records (about 11 MB for AES-128-GCM-SHA256 and
-/// a 1 KB request; the SHA-384 suites' full PRF and a 16 KB request take
-/// more).
-const MAX_FROM_VERIFIER: usize = 256 << 20;
+/// Largest session message the prover accepts (the garbled tables come
+/// in chunks; the OLE answers of a 16 KB request record are the largest).
+const MAX_FROM_VERIFIER: usize = mpc::msg::MAX_MESSAGE;
 /// Largest session message the verifier accepts: a server flight the
 /// prover forwards, bounded by the recorder's limits, or a step's flips.
 const MAX_FROM_PROVER: usize = 32 << 20;
@@ -169,24 +167,34 @@ pub(crate) async fn verify<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
             )
             .await?
             .ok_or_else(|| NetError::Disconnected("the prover hung up mid-session".into()))?;
-            match session.on_bytes(&frame) {
-                Ok(out) => {
-                    for m in out {
-                        write_frame(&mut prover, &m.encode()).await?;
+            let mut step = session.on_bytes(&frame);
+            loop {
+                match step {
+                    Ok(out) => {
+                        for m in &out {
+                            write_frame(&mut prover, &m.encode()).await?;
+                        }
+                    }
+                    Err(e) => {
+                        let why = mpc::output::rejection(&e);
+                        // Best effort: the prover may be gone (or the one who aborted).
+                        if !matches!(e, mpc::Error::Aborted(_)) {
+                            let _ = write_frame(
+                                &mut prover,
+                                &mpc::VerifierMsg::Abort(why.to_string()).encode(),
+                            )
+                            .await;
+                        }
+                        return Err(NetError::Mpc(e));
                     }
                 }
-                Err(e) => {
-                    let why = mpc::output::rejection(&e);
-                    // Best effort: the prover may be gone (or the one who aborted).
-                    if !matches!(e, mpc::Error::Aborted(_)) {
-                        let _ = write_frame(
-                            &mut prover,
-                            &mpc::VerifierMsg::Abort(why.to_string()).encode(),
-                        )
-                        .await;
-                    }
-                    return Err(NetError::Mpc(e));
-                }
+                // After the `Setup`, the garbled tables chunk by chunk:
+                // each is garbled while the one before is on the wire.
+                step = match session.next_tables() {
+                    Ok(Some(m)) => Ok(vec![m]),
+                    Ok(None) => break,
+                    Err(e) => Err(e),
+                };
             }
         }
         Ok(())
@@ -297,9 +305,9 @@ pub(crate) async fn prove(opts: &ProveOptions) -> Result<ProveOutcome> {
     let mut link = channel_back(ch.into_inner().await, "the MPC preprocessing")?.into_inner();
 
     // The verifier garbles every circuit of the session for the hello's
-    // terms and sends the tables before the server connection opens: the
-    // session's first output for the server (its ClientHello) marks the
-    // end of preprocessing.
+    // terms and streams the tables before the server connection opens:
+    // the session's first output for the server (its ClientHello, after
+    // the last circuit's tables) marks the end of preprocessing.
     let (mut session, first) =
         mpc::ProverSession::new(session_cfg, CotPool::new(macs), &mut rand::rngs::OsRng)?;
     write_frame(&mut link, &first.encode()).await?;

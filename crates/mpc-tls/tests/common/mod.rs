@@ -290,6 +290,9 @@ pub fn run(
             stats.up += b.len();
             let out = v.on_bytes(&b).map_err(Stop::Verifier)?;
             to_p.extend(out);
+            while let Some(t) = v.next_tables().map_err(Stop::Verifier)? {
+                to_p.push_back(t);
+            }
         }
         while let Some(mut m) = to_p.pop_front() {
             if let Some(f) = hooks.verifier_to_prover.as_mut() {
@@ -428,7 +431,20 @@ pub fn find_record(flight: &[u8], ct: u8) -> Option<core::ops::Range<usize>> {
     None
 }
 
-/// The verifier's answer to `hello` (`Setup`, then the garbled `Tables`)
+/// The verifier's answer to `m`, with the garbled tables it streams
+/// after a `Hello` (`VerifierSession::next_tables`).
+pub fn answer(
+    v: &mut VerifierSession,
+    m: ProverMsg,
+) -> Result<Vec<VerifierMsg>, webproof_mpc_tls::Error> {
+    let mut out = v.on_message(m)?;
+    while let Some(t) = v.next_tables()? {
+        out.push(t);
+    }
+    Ok(out)
+}
+
+/// The verifier's answer to `hello` (`Setup`, then the garbled tables)
 /// handed to the prover: what the prover then sends (its ClientHello).
 pub fn preprocess(
     p: &mut ProverSession,
@@ -436,7 +452,7 @@ pub fn preprocess(
     hello: ProverMsg,
 ) -> webproof_mpc_tls::ProverOutput {
     let mut all = webproof_mpc_tls::ProverOutput::default();
-    for m in v.on_message(hello).unwrap() {
+    for m in answer(v, hello).unwrap() {
         let out = p.on_verifier(m).unwrap();
         all.to_verifier.extend(out.to_verifier);
         all.to_server.extend(out.to_server);
