@@ -25,7 +25,27 @@ enum Command {
     Bench(cmd::bench::BenchArgs),
 }
 
+/// Large buffers go straight to the kernel and back. glibc raises its
+/// mmap threshold each time a mapped buffer is freed, so the multi-MB
+/// buffers a session builds and drops in turn (garbled tables, circuits,
+/// schedules, proof buffers) end up in the heap, which keeps its peak
+/// resident. A fixed 1 MiB threshold returns them when freed: MPC mode's
+/// peak RSS fell from 137 to 93 MB (verifier) and from 166 to 136 MB
+/// (prover) on the 1 KB / 2 KB session, proxy mode's times unchanged.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn return_large_buffers() {
+    // SAFETY: `mallopt` sets one allocator parameter; called first thing
+    // in `main`, before any other thread exists.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 20);
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn return_large_buffers() {}
+
 fn main() -> std::process::ExitCode {
+    return_large_buffers();
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("WEBPROOF_LOG")

@@ -122,7 +122,7 @@ impl RecSpec {
 
     /// The planned circuit for a `key_len`-byte key.
     pub(crate) fn plan(&self, key_len: usize) -> Result<Arc<Plan>> {
-        Ok(Arc::new(Plan::new(&record::gcm_circuit(
+        Ok(Arc::new(Plan::from_circuit(record::gcm_circuit(
             key_len, self.len,
         ))?))
     }

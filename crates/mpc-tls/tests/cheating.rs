@@ -639,7 +639,10 @@ fn streamed_tables_in_order_and_bounded() {
     // refused.
     let (_, hello, mut v) = fresh();
     v.on_message(hello).unwrap();
-    assert!(matches!(v.next_tables(), Ok(Some(VerifierMsg::Tables { .. }))));
+    assert!(matches!(
+        v.next_tables(),
+        Ok(Some(VerifierMsg::Tables { .. }))
+    ));
     assert!(matches!(
         v.on_message(ProverMsg::ToServer(vec![22, 3, 3, 0, 1, 2])),
         Err(Error::Unexpected { .. })

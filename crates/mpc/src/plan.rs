@@ -55,86 +55,108 @@ impl Plan {
         Self::with_window(circuit, DEFAULT_WINDOW)
     }
 
+    /// [`Self::new`] on a circuit it may consume: the circuit's gate list
+    /// becomes the schedule's, so building the plan of a large circuit
+    /// (a long record's) does not hold a second copy of it.
+    pub fn from_circuit(circuit: Circuit) -> Result<Plan> {
+        Self::schedule(circuit, DEFAULT_WINDOW)
+    }
+
     /// The schedule with windows of `window` gates (`0` and `1` keep the
     /// circuit's own order; `usize::MAX` sorts the whole circuit).
     pub fn with_window(circuit: &Circuit, window: usize) -> Result<Plan> {
+        Self::schedule(circuit.clone(), window)
+    }
+
+    fn schedule(circuit: Circuit, window: usize) -> Result<Plan> {
         circuit.validate()?;
         if circuit.byte_inv_count() > 0 {
             return Err(Error::UnsupportedGate);
         }
-        let n = circuit.num_wires as usize;
-        let window = window.max(1);
-        let mut gates = Vec::with_capacity(circuit.gates.len());
-        // Level of each wire, valid only if written in the current window
-        // (`born[w] == window index + 1`); older wires count as level 0.
-        let mut level = vec![0u32; n];
-        let mut born = vec![0u32; n];
-        let mut keys: Vec<u32> = Vec::new();
-        let mut counts: Vec<usize> = Vec::new();
-        let mut group_ends = Vec::new();
         if circuit.gates.len() >= (u32::MAX - 4) as usize {
             return Err(Error::Malformed("circuit with 2^32 gates or more"));
         }
-        for (wi, win) in circuit.gates.chunks(window).enumerate() {
-            let stamp = wi as u32 + 1;
-            let lv = |w: WireId, level: &[u32], born: &[u32]| -> u32 {
-                if born[w as usize] == stamp {
-                    level[w as usize]
-                } else {
-                    0
-                }
-            };
-            keys.clear();
-            let mut max_key = 0;
-            for g in win {
-                // Key 2L: an AND at level L; 2L + 1: a free gate at level L.
-                let (key, out) = match *g {
-                    Gate::And { a, b, out } => {
-                        let l = lv(a, &level, &born).max(lv(b, &level, &born)) + 1;
-                        (2 * l, out)
+        let and_count = circuit.and_count() as u64;
+        let n = circuit.num_wires as usize;
+        let Circuit {
+            inputs,
+            outputs,
+            mut gates,
+            ..
+        } = circuit;
+        let window = window.max(1);
+        let mut group_ends = Vec::new();
+        {
+            // Level of each wire, valid only if written in the current
+            // window (`born[w] == window index + 1`); older wires count as
+            // level 0.
+            let mut level = vec![0u32; n];
+            let mut born = vec![0u32; n];
+            let mut keys: Vec<u32> = Vec::new();
+            let mut counts: Vec<usize> = Vec::new();
+            let mut sorted: Vec<Gate> = Vec::new();
+            for (wi, win) in gates.chunks_mut(window).enumerate() {
+                let stamp = wi as u32 + 1;
+                let lv = |w: WireId, level: &[u32], born: &[u32]| -> u32 {
+                    if born[w as usize] == stamp {
+                        level[w as usize]
+                    } else {
+                        0
                     }
-                    Gate::Xor { a, b, out } => {
-                        let l = lv(a, &level, &born).max(lv(b, &level, &born));
-                        (2 * l + 1, out)
-                    }
-                    Gate::Inv { a, out } => (2 * lv(a, &level, &born) + 1, out),
-                    Gate::Const { out, .. } => (1, out),
-                    Gate::ByteInv { .. } => unreachable!("rejected above"),
                 };
-                level[out as usize] = key / 2;
-                born[out as usize] = stamp;
-                keys.push(key);
-                max_key = max_key.max(key);
-            }
-            // Stable counting sort by key.
-            counts.clear();
-            counts.resize(max_key as usize + 2, 0);
-            for &k in &keys {
-                counts[k as usize + 1] += 1;
-            }
-            for i in 1..counts.len() {
-                counts[i] += counts[i - 1];
-            }
-            let base = gates.len();
-            for k in (0..=max_key as usize).step_by(2) {
-                if counts[k + 1] > counts[k] {
-                    group_ends.push((base + counts[k + 1]) as u32);
+                keys.clear();
+                let mut max_key = 0;
+                for g in win.iter() {
+                    // Key 2L: an AND at level L; 2L + 1: a free gate at level L.
+                    let (key, out) = match *g {
+                        Gate::And { a, b, out } => {
+                            let l = lv(a, &level, &born).max(lv(b, &level, &born)) + 1;
+                            (2 * l, out)
+                        }
+                        Gate::Xor { a, b, out } => {
+                            let l = lv(a, &level, &born).max(lv(b, &level, &born));
+                            (2 * l + 1, out)
+                        }
+                        Gate::Inv { a, out } => (2 * lv(a, &level, &born) + 1, out),
+                        Gate::Const { out, .. } => (1, out),
+                        Gate::ByteInv { .. } => unreachable!("rejected above"),
+                    };
+                    level[out as usize] = key / 2;
+                    born[out as usize] = stamp;
+                    keys.push(key);
+                    max_key = max_key.max(key);
                 }
-            }
-            gates.resize(
-                base + win.len(),
-                Gate::Const {
-                    value: false,
-                    out: 0,
-                },
-            );
-            for (g, &k) in win.iter().zip(&keys) {
-                gates[base + counts[k as usize]] = *g;
-                counts[k as usize] += 1;
+                // Stable counting sort by key, through a window-sized buffer.
+                counts.clear();
+                counts.resize(max_key as usize + 2, 0);
+                for &k in &keys {
+                    counts[k as usize + 1] += 1;
+                }
+                for i in 1..counts.len() {
+                    counts[i] += counts[i - 1];
+                }
+                let base = wi * window;
+                for k in (0..=max_key as usize).step_by(2) {
+                    if counts[k + 1] > counts[k] {
+                        group_ends.push((base + counts[k + 1]) as u32);
+                    }
+                }
+                sorted.clear();
+                sorted.resize(
+                    win.len(),
+                    Gate::Const {
+                        value: false,
+                        out: 0,
+                    },
+                );
+                for (g, &k) in win.iter().zip(&keys) {
+                    sorted[counts[k as usize]] = *g;
+                    counts[k as usize] += 1;
+                }
+                win.copy_from_slice(&sorted);
             }
         }
-        let (num_slots, inputs, outputs) =
-            assign_slots(n, &circuit.inputs, &circuit.outputs, &mut gates);
+        let (num_slots, inputs, outputs) = assign_slots(n, &inputs, &outputs, &mut gates);
         if num_slots > Op::MAX_SLOTS {
             return Err(Error::TooWide(num_slots));
         }
@@ -146,7 +168,7 @@ impl Plan {
             outputs,
             gates,
             group_ends,
-            and_count: circuit.and_count() as u64,
+            and_count,
         })
     }
 

@@ -175,7 +175,7 @@ impl ReducedPlans {
     /// Build and plan the nine circuits (AES-128-GCM-SHA256 key block).
     pub fn new(curve: Curve) -> Result<Self> {
         let plans = (0..STEPS)
-            .map(|s| Plan::new(&step_circuit(curve, s)).map(Arc::new))
+            .map(|s| Plan::from_circuit(step_circuit(curve, s)).map(Arc::new))
             .collect::<Result<_>>()?;
         Ok(ReducedPlans { curve, plans })
     }

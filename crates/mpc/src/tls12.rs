@@ -254,7 +254,7 @@ pub struct Tls12Plans {
 impl Tls12Plans {
     /// Build and plan the circuits of `cfg`.
     pub fn new(cfg: Tls12Config) -> Result<Self> {
-        let plan = |c: Circuit| Plan::new(&c).map(Arc::new);
+        let plan = |c: Circuit| Plan::from_circuit(c).map(Arc::new);
         Ok(Tls12Plans {
             cfg,
             kd: plan(key_derivation_circuit(cfg))?,
