@@ -38,7 +38,7 @@
 //! # The session, flight by flight
 //! | # | prover → verifier | verifier → prover | prover ↔ server |
 //! |---|---|---|---|
-//! | 1 | `Hello` (key-share commitments, request record lengths, the [`hello::Terms`]) | `Setup` (client random, its key shares), `Tables` (every circuit's garbled tables) | |
+//! | 1 | `Hello` (key-share commitments, request record lengths, the [`hello::Terms`]) | `Setup` (client random, its key shares), then per circuit its `Tables` chunks and its `Decoding`, streamed as garbled ([`VerifierSession::next_tables`]) | |
 //! | 2 | `ToServer` (ClientHello) | | ClientHello → |
 //! | 3 | `FromServer` (the server's flight), then `KeyOpen` (opening, ECtF flips) | `EctfAnswer` | ← ServerHello … ServerHelloDone |
 //! | 4 | `EctfFlips` | `EctfAnswer` | |
@@ -95,9 +95,10 @@
 //!   honour the client's order unless configured otherwise) ends the
 //!   session; garbling the key derivation's first step for the other
 //!   curve online would save the run.
-//! - Tables in bounded memory: the verifier garbles and the prover holds
-//!   all tables before the handshake (one message; ~12 MB for a 1 KB
-//!   request), rather than streaming them chunk by chunk.
+//! - Tables in memory bounded by less than the session: the verifier
+//!   holds one chunk at a time, but the prover holds every circuit's
+//!   tables from preprocessing until its step (~23 MB for a 1 KB request
+//!   with AES-128-GCM-SHA256).
 //! - Fewer round trips: each of the nine key-derivation steps is one
 //!   round trip (the labels of a step ride with the next step's flips);
 //!   the records run side by side (three round trips for the client
