@@ -131,6 +131,8 @@ impl Verifier {
                 .await
                 .map_err(NetError::io("accept"))?;
             crate::transport::tune_link(&stream);
+            // tungstenite's callback type fixes the error response's size.
+            #[allow(clippy::result_large_err)]
             let check_path = |req: &Request, resp: Response| {
                 if req.uri().path() == crate::transport::WS_SESSION_PATH {
                     Ok(resp)
