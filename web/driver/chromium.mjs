@@ -27,8 +27,9 @@
 // `{"event":"start"}` at once, and the result line gains
 // `renderer_peak_rss_bytes`, the peak resident memory (VmHWM, from /proc,
 // read before chromium is stopped) of the renderer process that ran the
-// page and its workers (the one with the most CPU time), and
-// `renderers_peak_rss_sum_bytes` over every renderer.
+// page and its workers (the one with the most CPU time), that renderer's
+// CPU time (`renderer_cpu_ms`), and `renderers_peak_rss_sum_bytes` over
+// every renderer.
 
 import { spawn } from "node:child_process";
 import { createServer } from "node:http";
@@ -179,7 +180,8 @@ function rendererPeakRss(browserPid) {
       // Gone meanwhile.
     }
   }
-  return { renderer_peak_rss_bytes: best.hwm, renderers_peak_rss_sum_bytes: sum };
+  // /proc counts CPU in USER_HZ ticks, 100 per second on Linux.
+  return { renderer_peak_rss_bytes: best.hwm, renderer_cpu_ms: Math.max(best.cpu, 0) * 10, renderers_peak_rss_sum_bytes: sum };
 }
 
 function fmtConsole(p) {

@@ -194,6 +194,9 @@ pub struct BrowserMemory {
     pub renderer_peak_rss_bytes: u64,
     /// The WebAssembly memory after the proof (its peak: it never shrinks).
     pub wasm_memory_bytes: u64,
+    /// CPU time of that renderer (page load and compilation included, as
+    /// a native prover's includes its start-up), ms.
+    pub renderer_cpu_ms: f64,
 }
 
 impl BrowserMemory {
@@ -207,6 +210,10 @@ impl BrowserMemory {
         Some(BrowserMemory {
             renderer_peak_rss_bytes: v.get("renderer_peak_rss_bytes").and_then(n).unwrap_or(0),
             wasm_memory_bytes: v["stats"].get("wasm_memory_bytes").and_then(n).unwrap_or(0),
+            renderer_cpu_ms: v
+                .get("renderer_cpu_ms")
+                .and_then(Value::as_f64)
+                .unwrap_or(0.0),
         })
     }
 }
@@ -237,14 +244,15 @@ mod tests {
     fn memory_comes_from_the_result_line() {
         let objs = vec![
             serde_json::json!({"event": "start"}),
-            serde_json::json!({"ok": true, "renderer_peak_rss_bytes": 123456789,
+            serde_json::json!({"ok": true, "renderer_peak_rss_bytes": 123456789, "renderer_cpu_ms": 2500,
                                "stats": {"wasm_memory_bytes": 41943040, "time_total_ms": 900}}),
         ];
         assert_eq!(
             BrowserMemory::from_objects(&objs),
             Some(BrowserMemory {
                 renderer_peak_rss_bytes: 123456789,
-                wasm_memory_bytes: 41943040
+                wasm_memory_bytes: 41943040,
+                renderer_cpu_ms: 2500.0,
             })
         );
         assert_eq!(BrowserMemory::from_objects(&objs[..1]), None);

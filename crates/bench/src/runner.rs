@@ -1044,8 +1044,10 @@ fn run_sample(ctx: &SampleCtx<'_>) -> anyhow::Result<Outcome> {
     fill_usage(&mut s, &obs.prover, &vu, &su);
     if b.target == Target::Browser {
         // The prover is chromium's renderer (page and worker), not the
-        // driver process the harness started.
+        // driver process the harness started (whose usage misses the
+        // renderers: they are not its children).
         let m = BrowserMemory::from_objects(&obs.prover_objects).unwrap_or_default();
+        s.prover_cpu_ms = m.renderer_cpu_ms;
         s.prover_peak_rss_bytes = m.renderer_peak_rss_bytes;
         s.heap_max_bytes = m.renderer_peak_rss_bytes;
         s.prover_wasm_memory_bytes = m.wasm_memory_bytes;
