@@ -377,6 +377,7 @@ pub fn tables(aggs: &[Agg]) -> Vec<Table> {
             .then_some(("Prover WebAssembly memory (browser)", Unit::Bytes, |a| {
                 a.prover_wasm_max
             }));
+        let has_wasm = wasm.is_some();
         for (title, unit, f) in metric_tables.into_iter().chain(wasm) {
             let cells = modes
                 .iter()
@@ -398,6 +399,19 @@ pub fn tables(aggs: &[Agg]) -> Vec<Table> {
                 cells,
                 unit,
             });
+        }
+        if has_wasm {
+            // Only the browser series has WebAssembly memory: no 0 B rows.
+            let t = out.last_mut().expect("the wasm table was pushed");
+            let keep: Vec<bool> = t
+                .cells
+                .iter()
+                .map(|r| r.iter().any(|c| c.is_some_and(|x| x > 0.0)))
+                .collect();
+            let mut k = keep.iter();
+            t.rows.retain(|_| *k.next().expect("a flag per row"));
+            let mut k = keep.iter();
+            t.cells.retain(|_| *k.next().expect("a flag per row"));
         }
         // The field's headline: how much a proof costs over plain TLS, per
         // profile (the plain series of the same profile, same target; the
@@ -826,6 +840,9 @@ mod tests {
         assert!(md.contains("| proxy · browser | 1.3× |"), "{md}");
         assert!(md.contains("WebAssembly memory"), "{md}");
         assert!(md.contains("| proxy · browser | 40.00 MB |"), "{md}");
+        let wasm = &md[md.find("WebAssembly memory").unwrap()..];
+        let wasm = &wasm[..wasm.find("\n\n#").unwrap_or(wasm.len())];
+        assert!(!wasm.contains("proxy · native"), "{wasm}");
         // Native only: neither table.
         let md = markdown(&v[..1], "t");
         assert!(
