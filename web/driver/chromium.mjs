@@ -10,7 +10,7 @@
 //
 // node web/driver/chromium.mjs --root DIR --page PATH[?QUERY]
 //      [--timeout SECONDS] [--isolate] [--chromium /usr/bin/chromium]
-//      [--cpu-profile FILE] [--js-flags "V8 FLAGS"]
+//      [--cpu-profile FILE] [--js-flags "V8 FLAGS"] [--bench]
 //
 // `--isolate` serves COOP/COEP headers (cross-origin isolation, needed for
 // SharedArrayBuffer and wasm threads). Dedicated workers the page starts
@@ -20,10 +20,20 @@
 // (summarise them with web/driver/profile-summary.mjs). `--js-flags`
 // (or CHROMIUM_JS_FLAGS) passes V8 flags, e.g. `--no-liftoff` to compare
 // with wasm compiled by the optimising tier from the start.
+//
+// `--bench` is for `webproof bench --target browser`, which reads the
+// driver's stdout as a prover's: when the page logs `webproof:start` (its
+// engine is loaded and the measured proof begins) the driver prints
+// `{"event":"start"}` at once, and the result line gains
+// `renderer_peak_rss_bytes`, the peak resident memory (VmHWM, from /proc,
+// read before chromium is stopped) of the renderer process that ran the
+// page and its workers (the one with the most CPU time), that renderer's
+// CPU time (`renderer_cpu_ms`), and `renderers_peak_rss_sum_bytes` over
+// every renderer.
 
 import { spawn } from "node:child_process";
 import { createServer } from "node:http";
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { extname, join, normalize, resolve, sep } from "node:path";
 
@@ -39,6 +49,7 @@ const isolate = args.includes("--isolate");
 const chromiumPath = opt("chromium", process.env.CHROMIUM || "/usr/bin/chromium");
 const cpuProfile = opt("cpu-profile", null);
 const jsFlags = opt("js-flags", process.env.CHROMIUM_JS_FLAGS || "");
+const bench = args.includes("--bench");
 
 const MIME = {
   ".html": "text/html; charset=utf-8",
@@ -121,6 +132,56 @@ class Cdp {
       this.listeners.push(l);
     });
   }
+}
+
+// Every process below `root` (chromium forks its renderers from a zygote).
+function descendants(root) {
+  const parent = new Map();
+  for (const d of readdirSync("/proc")) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      // `pid (comm) state ppid ...`; comm may hold spaces and parentheses.
+      const stat = readFileSync(`/proc/${d}/stat`, "utf8");
+      parent.set(Number(d), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  const out = [];
+  let frontier = [root];
+  while (frontier.length) {
+    const next = [];
+    for (const [pid, ppid] of parent) if (frontier.includes(ppid)) next.push(pid);
+    out.push(...next);
+    frontier = next;
+  }
+  return out;
+}
+
+// Peak resident memory (VmHWM, bytes) of the renderer that ran the page:
+// the one with the most CPU time (headless chromium keeps other renderers,
+// a blank tab and a spare, at a baseline of their own), and the sum over
+// all renderers.
+function rendererPeakRss(browserPid) {
+  let best = { cpu: -1, hwm: 0 };
+  let sum = 0;
+  for (const pid of descendants(browserPid)) {
+    try {
+      if (!readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("--type=renderer")) continue;
+      const m = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      const cpu = Number(f[11]) + Number(f[12]); // utime + stime, ticks
+      const hwm = m ? Number(m[1]) * 1024 : 0;
+      sum += hwm;
+      console.error(`driver: renderer ${pid}: VmHWM ${(hwm / 2 ** 20).toFixed(0)} MiB, CPU ${cpu} ticks`);
+      if (cpu > best.cpu) best = { cpu, hwm };
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  // /proc counts CPU in USER_HZ ticks, 100 per second on Linux.
+  return { renderer_peak_rss_bytes: best.hwm, renderer_cpu_ms: Math.max(best.cpu, 0) * 10, renderers_peak_rss_sum_bytes: sum };
 }
 
 function fmtConsole(p) {
@@ -218,7 +279,11 @@ async function main() {
     }
     const who = sessions.get(m.sessionId);
     if (!who) return;
-    if (m.method === "Runtime.consoleAPICalled") console.error(`[${who} ${m.params.type}] ${fmtConsole(m.params)}`);
+    if (m.method === "Runtime.consoleAPICalled") {
+      const text = fmtConsole(m.params);
+      if (bench && who === "page" && text === "webproof:start") process.stdout.write('{"event":"start"}\n');
+      console.error(`[${who} ${m.params.type}] ${text}`);
+    }
     if (m.method === "Runtime.exceptionThrown") {
       const d = m.params.exceptionDetails;
       console.error(`[${who} exception] ${d.exception?.description || d.text}`);
@@ -245,6 +310,7 @@ async function main() {
   } else {
     result = r.result.value;
   }
+  if (bench) result = { ...result, ...rendererPeakRss(proc.pid) };
   const version = await cdp.send("Browser.getVersion");
   if (cpuProfile) {
     for (const [i, sid] of profiled.entries()) {

@@ -35,6 +35,34 @@ impl Mode {
     }
 }
 
+/// Where the prover runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Target {
+    /// `webproof prove`, a native process.
+    #[default]
+    Native,
+    /// The WebAssembly prover (`web/package`) in headless chromium.
+    Browser,
+}
+
+impl Target {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Target::Native => "native",
+            Target::Browser => "browser",
+        }
+    }
+
+    /// `native` or `browser`.
+    pub fn parse(s: &str) -> Option<Target> {
+        match s {
+            "native" => Some(Target::Native),
+            "browser" => Some(Target::Browser),
+            _ => None,
+        }
+    }
+}
+
 /// The TLS version a bench tells the prover to offer (`any`: both).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OfferedVersion {
@@ -94,6 +122,8 @@ pub struct BenchSpec {
     /// What the prover reveals: `all`, `none` or a comma list of ranges as
     /// the prover's `--reveal` flag takes them. Default: all but one byte.
     pub reveal: Option<String>,
+    /// Where the prover runs (browser: proxy mode only).
+    pub target: Target,
 }
 
 impl BenchSpec {
@@ -296,6 +326,7 @@ const KNOWN: &[&str] = &[
     "tls",
     "suite",
     "reveal",
+    "target",
     "jitter",
     "app_jitter",
     "app-jitter",
@@ -823,6 +854,30 @@ impl<'a> Parser<'a> {
         };
         let suite = string("suite")?.map(|s| s.0);
         let reveal = string("reveal")?.map(|s| s.0);
+        let target = match string("target")? {
+            None => Target::Native,
+            Some((t, vl)) => {
+                let t = Target::parse(&t).ok_or_else(|| {
+                    self.err(
+                        vl,
+                        "target",
+                        format!("unknown target `{t}` (native or browser)"),
+                    )
+                })?;
+                if t == Target::Browser && (mode != Mode::Proxy || adapter.is_some()) {
+                    return Err(self.err(
+                        vl,
+                        "target",
+                        format!(
+                            "the browser prover runs webproof's proxy mode only, not {} \
+                             (a browser bench is compared with the native plain baseline)",
+                            adapter.as_deref().map_or(mode.as_str(), |_| "an adapter")
+                        ),
+                    ));
+                }
+                t
+            }
+        };
         // TLSNotary's benches are often unnamed: name them by what they set.
         let name = match string("name")? {
             Some((n, _)) => n,
@@ -853,6 +908,7 @@ impl<'a> Parser<'a> {
             tls,
             suite,
             reveal,
+            target,
         })
     }
 }

@@ -8,11 +8,15 @@
 //! reports ([`report`]). Configs are data (TOML, [`config`]); pictures are
 //! made from results only.
 //!
+//! The browser target (the WebAssembly prover in headless chromium) is
+//! [`browser`].
+//!
 //! Its own small worker roles — a plain TLS client and an HTTPS fixture —
 //! live in [`plain`]. The system probes every benchmark shares (memory,
 //! thread CPU time, interface counters) are in [`sys`]; the benchmark of
 //! the ZK engine on its own (`webproof bench zk`) is [`zkbench`].
 
+pub mod browser;
 pub mod config;
 pub mod contract;
 pub mod emu;

@@ -147,6 +147,13 @@ pub struct Sample {
     /// other harnesses' files: read as `native`.
     #[serde(default)]
     pub target: String,
+    /// The browser prover's WebAssembly linear memory at the end of the
+    /// proof (it only grows, so this is its peak); 0 for native provers.
+    /// On the browser target `heap_max_bytes` and `prover_peak_rss_bytes`
+    /// are the peak resident memory of chromium's renderer process that ran
+    /// the page and its worker, as native ones are the prover process's.
+    #[serde(default)]
+    pub prover_wasm_memory_bytes: u64,
 }
 
 /// A run the harness did not count, with why.

@@ -45,6 +45,8 @@ pub struct Agg {
     pub link_up: f64,
     pub link_down: f64,
     pub prover_rss_max: f64,
+    /// The browser prover's WebAssembly memory (0 on the native target).
+    pub prover_wasm_max: f64,
     pub verifier_rss_max: f64,
     pub prover_cpu: f64,
     pub verifier_cpu: f64,
@@ -110,6 +112,7 @@ pub fn aggregate(samples: &[Sample]) -> Vec<Agg> {
                 link_up: mean(|s| s.link_uploaded_bytes as f64),
                 link_down: mean(|s| s.link_downloaded_bytes as f64),
                 prover_rss_max: max(|s| s.heap_max_bytes.max(s.prover_peak_rss_bytes) as f64),
+                prover_wasm_max: max(|s| s.prover_wasm_memory_bytes as f64),
                 verifier_rss_max: max(|s| s.verifier_peak_rss_bytes as f64),
                 prover_cpu: mean(|s| s.prover_cpu_ms),
                 verifier_cpu: mean(|s| s.verifier_cpu_ms),
@@ -368,7 +371,14 @@ pub fn tables(aggs: &[Agg]) -> Vec<Table> {
             }),
             ("Prover CPU time (mean)", Unit::Ms, |a| a.prover_cpu),
         ];
-        for (title, unit, f) in metric_tables {
+        let wasm: Option<(&str, Unit, Metric)> = pa
+            .iter()
+            .any(|a| a.prover_wasm_max > 0.0)
+            .then_some(("Prover WebAssembly memory (browser)", Unit::Bytes, |a| {
+                a.prover_wasm_max
+            }));
+        let has_wasm = wasm.is_some();
+        for (title, unit, f) in metric_tables.into_iter().chain(wasm) {
             let cells = modes
                 .iter()
                 .map(|m| {
@@ -390,12 +400,30 @@ pub fn tables(aggs: &[Agg]) -> Vec<Table> {
                 unit,
             });
         }
+        if has_wasm {
+            // Only the browser series has WebAssembly memory: no 0 B rows.
+            let t = out.last_mut().expect("the wasm table was pushed");
+            let keep: Vec<bool> = t
+                .cells
+                .iter()
+                .map(|r| r.iter().any(|c| c.is_some_and(|x| x > 0.0)))
+                .collect();
+            let mut k = keep.iter();
+            t.rows.retain(|_| *k.next().expect("a flag per row"));
+            let mut k = keep.iter();
+            t.cells.retain(|_| *k.next().expect("a flag per row"));
+        }
         // The field's headline: how much a proof costs over plain TLS, per
-        // profile (the plain series of the same profile, same target).
+        // profile (the plain series of the same profile, same target; the
+        // browser has no plain client of its own, so without one it is
+        // compared with the native plain TLS over the same links).
         let plain = |g: &str, target: &str| {
-            pa.iter()
-                .find(|a| a.group == g && a.mode == "plain" && a.target == target)
-                .map(|a| a.total_mean)
+            let find = |t: &str| {
+                pa.iter()
+                    .find(|a| a.group == g && a.mode == "plain" && a.target == t)
+                    .map(|a| a.total_mean)
+            };
+            find(target).or_else(|| find("native"))
         };
         let proving: Vec<String> = uniq(
             pa.iter()
@@ -423,6 +451,47 @@ pub fn tables(aggs: &[Agg]) -> Vec<Table> {
                     corner: "series".into(),
                     cols: cols.clone(),
                     rows: proving,
+                    cells,
+                    unit: Unit::Ratio,
+                },
+            );
+        }
+        // Browser against native: the same mode and reveal on the same profile.
+        let browser: Vec<String> = uniq(
+            pa.iter()
+                .filter(|a| a.target == "browser")
+                .map(|a| a.series.clone()),
+        );
+        let cells: Vec<Vec<Option<f64>>> = browser
+            .iter()
+            .map(|m| {
+                cols.iter()
+                    .map(|g| {
+                        let b = pa.iter().find(|a| &a.group == g && &a.series == m)?;
+                        let n = pa.iter().find(|a| {
+                            a.group == b.group
+                                && a.mode == b.mode
+                                && a.reveal == b.reveal
+                                && a.target == "native"
+                        })?;
+                        (n.total_mean > 0.0).then(|| b.total_mean / n.total_mean)
+                    })
+                    .collect()
+            })
+            .collect();
+        if cells.iter().flatten().any(|c| c.is_some()) {
+            let at = out
+                .iter()
+                .position(|t| t.title.ends_with("as a multiple of plain TLS"))
+                .map_or(1, |i| i + 1)
+                .min(out.len());
+            out.insert(
+                at,
+                Table {
+                    title: "Profiles: Runtime, total, browser as a multiple of native".into(),
+                    corner: "series".into(),
+                    cols: cols.clone(),
+                    rows: browser,
                     cells,
                     unit: Unit::Ratio,
                 },
@@ -750,6 +819,36 @@ mod tests {
         let md = markdown(&v, "t");
         assert!(md.contains("| proxy · native | 10.0× |"), "{md}");
         assert!(md.contains("| proxy · browser | 6.5× |"), "{md}");
+    }
+
+    #[test]
+    fn browser_is_compared_with_native_and_native_plain() {
+        let mut b = target(
+            s("cable", "proxy-browser", "proxy", 20.0, 1300.0),
+            "browser",
+        );
+        b.prover_wasm_memory_bytes = 40_000_000;
+        let v = vec![
+            s("cable", "proxy", "proxy", 20.0, 1000.0),
+            b,
+            s("cable", "plain", "plain", 20.0, 100.0),
+        ];
+        let md = markdown(&v, "t");
+        // No browser plain: the native plain of the profile is the floor.
+        assert!(md.contains("| proxy · browser | 13.0× |"), "{md}");
+        assert!(md.contains("browser as a multiple of native"), "{md}");
+        assert!(md.contains("| proxy · browser | 1.3× |"), "{md}");
+        assert!(md.contains("WebAssembly memory"), "{md}");
+        assert!(md.contains("| proxy · browser | 40.00 MB |"), "{md}");
+        let wasm = &md[md.find("WebAssembly memory").unwrap()..];
+        let wasm = &wasm[..wasm.find("\n\n#").unwrap_or(wasm.len())];
+        assert!(!wasm.contains("proxy · native"), "{wasm}");
+        // Native only: neither table.
+        let md = markdown(&v[..1], "t");
+        assert!(
+            !md.contains("browser as a multiple") && !md.contains("WebAssembly"),
+            "{md}"
+        );
     }
 
     #[test]

@@ -6,7 +6,9 @@
 //! every implementation meets the same server and is labelled from the
 //! server's side. Executors:
 //! - proxy: `webproof serve --once` (its exit status is its verdict) and
-//!   `webproof prove --json`;
+//!   `webproof prove --json`; on the browser target the verifier serves
+//!   its one session over WebSocket and the prover is the WebAssembly one
+//!   in headless chromium ([`crate::browser`]);
 //! - plain: the harness's plain TLS client;
 //! - adapters: external commands (see `bench/ADAPTERS.md`), measured from
 //!   outside.
@@ -16,8 +18,9 @@
 //! results and counted. `time_total` runs from the prover's start to the
 //! verdict, whichever of prover and verifier finishes last.
 
+use crate::browser::{self, BrowserMemory, BrowserTools, PageArgs};
 use crate::config::{
-    AdapterSpec, BenchSpec, Config, Mode, OfferedVersion, PeerTopology, VerdictRule,
+    AdapterSpec, BenchSpec, Config, Mode, OfferedVersion, PeerTopology, Target, VerdictRule,
     DEFAULT_VERDICT_TIMEOUT_SECS,
 };
 use crate::contract::{self, JsonScanner, Reported, ServerSession, Verdict};
@@ -48,6 +51,9 @@ pub struct Executables {
     pub worker_prefix: Vec<String>,
     /// The `webproof` binary for proxy mode (`fixture`, `serve`, `prove`).
     pub webproof: Option<PathBuf>,
+    /// The repository's `web/` directory for the browser target (else
+    /// found as [`browser::find_web_dir`] says).
+    pub web: Option<PathBuf>,
 }
 
 /// Options of one run.
@@ -65,6 +71,9 @@ pub struct RunOptions {
     pub filter: Option<String>,
     /// Skip benches whose mode is not available (MPC) instead of failing.
     pub skip_unavailable: bool,
+    /// Run every proxy-mode bench's prover on this target (plain and MPC
+    /// benches keep theirs).
+    pub target: Option<Target>,
     /// Largest accepted relative error of a measured link.
     pub tolerance: f64,
     /// Duration of each link throughput check.
@@ -113,6 +122,9 @@ pub fn run(opts: &RunOptions) -> anyhow::Result<RunSummary> {
         if let Some(w) = opts.warmup {
             b.warmup = w;
         }
+        if let (Some(t), Mode::Proxy, None) = (opts.target, &b.mode, &b.adapter) {
+            b.target = t;
+        }
     }
     // Refuse what cannot run before touching the network.
     let mut runnable = Vec::new();
@@ -141,11 +153,28 @@ pub fn run(opts: &RunOptions) -> anyhow::Result<RunSummary> {
                 b.mode.as_str()
             );
         }
+        if b.target == Target::Browser && (b.tls != OfferedVersion::Any || b.suite.is_some()) {
+            bail!(
+                "{}:{}: bench `{}/{}`: the browser prover offers TLS 1.3 and 1.2 with its own \
+                 suites; `tls` and `suite` cannot be set on the browser target",
+                opts.config.display(),
+                b.line,
+                b.group,
+                b.name
+            );
+        }
         runnable.push(b);
     }
     if runnable.is_empty() {
         bail!("nothing to run");
     }
+    // Checked before the network is built: a missing tool fails at once.
+    let browser = if runnable.iter().any(|b| b.target == Target::Browser) {
+        let web = browser::find_web_dir(opts.exe.web.as_deref(), opts.exe.webproof.as_deref());
+        Some(BrowserTools::locate(web.as_deref())?)
+    } else {
+        None
+    };
     if !netns::is_root() {
         bail!(netns::NetError::NotRoot);
     }
@@ -200,7 +229,16 @@ pub fn run(opts: &RunOptions) -> anyhow::Result<RunSummary> {
         if interrupt.load(Ordering::Relaxed) {
             bail!("interrupted");
         }
-        let label = format!("{}/{} [{}]", bench.group, bench.name, bench.mode_label());
+        let label = format!(
+            "{}/{} [{}{}]",
+            bench.group,
+            bench.name,
+            bench.mode_label(),
+            match bench.target {
+                Target::Native => "",
+                Target::Browser => ", browser",
+            }
+        );
         pb.set_message(format!("{label}: setting up the network"));
         // Unique per bench, also across runs in one process (tests).
         static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
@@ -295,6 +333,7 @@ pub fn run(opts: &RunOptions) -> anyhow::Result<RunSummary> {
                 uses_verifier,
                 app_id,
                 exe: &opts.exe,
+                browser: browser.as_ref(),
                 interrupt: &interrupt,
             };
             let outcome = run_sample(&ctx).with_context(|| format!("{label}, sample {}", s + 1))?;
@@ -537,6 +576,8 @@ struct SampleCtx<'a> {
     uses_verifier: bool,
     app_id: LinkId,
     exe: &'a Executables,
+    /// The browser target's tools (checked when a bench uses it).
+    browser: Option<&'a BrowserTools>,
     interrupt: &'a Arc<AtomicBool>,
 }
 
@@ -796,11 +837,17 @@ fn run_sample(ctx: &SampleCtx<'_>) -> anyhow::Result<Outcome> {
             }
             None => {
                 // One session, then exit: the exit status is the verdict.
+                // The browser speaks WebSocket (the HTTP listener's
+                // /v1/session), the native prover TCP.
+                let listener = match b.target {
+                    Target::Native => "--listen",
+                    Target::Browser => "--listen-http",
+                };
                 let mut c = webproof(ctx, &verifier_ns)?;
                 c.args([
                     "serve",
                     "--once",
-                    "--listen",
+                    listener,
                     &vals["verifier_addr"],
                     "--ca-cert",
                     &ca_cert,
@@ -820,6 +867,25 @@ fn run_sample(ctx: &SampleCtx<'_>) -> anyhow::Result<Outcome> {
     let header = format!("X-Padding: {}", vals["padding"]);
     let mut cmd = match (ctx.adapter, &b.mode) {
         (Some(a), _) => adapter_command(ctx, &prover_ns, &a.prover, &vals)?,
+        (None, Mode::Proxy) if b.target == Target::Browser => {
+            let tools = ctx.browser.context("browser tools not checked")?;
+            // The service's session endpoint (webproof_net's WS_SESSION_PATH).
+            let verifier = format!("ws://{}/v1/session", vals["verifier_addr"]);
+            let ca_pem = std::fs::read_to_string(&ca_cert)
+                .with_context(|| format!("reading the fixture's CA {ca_cert}"))?;
+            let page = PageArgs {
+                verifier: &verifier,
+                url: &vals["url"],
+                ca_pem: &ca_pem,
+                headers: vec![header.clone()],
+                reveal: prove_reveal_args(b, server_port),
+                expect_response: b.download_size + RESPONSE_HEAD_ALLOWANCE,
+            };
+            let argv = tools.argv(&page, SAMPLE_TIMEOUT.as_secs());
+            let mut c = topo.namespace(&prover_ns).command(&argv[0])?;
+            c.args(&argv[1..]);
+            c
+        }
         (None, mode @ (Mode::Proxy | Mode::Mpc)) => {
             let mut c = webproof(ctx, &prover_ns)?;
             c.args([
@@ -958,7 +1024,7 @@ fn run_sample(ctx: &SampleCtx<'_>) -> anyhow::Result<Outcome> {
         suite: b.suite.clone().unwrap_or_default(),
         reveal: reveal_of(b),
         topology: topology.as_str().into(),
-        target: "native".into(),
+        target: b.target.as_str().into(),
         time_total,
         time_startup: ms(obs.spawned, obs.start),
         verdict_after_prover_ms: match verdict_at {
@@ -976,6 +1042,16 @@ fn run_sample(ctx: &SampleCtx<'_>) -> anyhow::Result<Outcome> {
         None => s.verdict = "none".into(),
     }
     fill_usage(&mut s, &obs.prover, &vu, &su);
+    if b.target == Target::Browser {
+        // The prover is chromium's renderer (page and worker), not the
+        // driver process the harness started (whose usage misses the
+        // renderers: they are not its children).
+        let m = BrowserMemory::from_objects(&obs.prover_objects).unwrap_or_default();
+        s.prover_cpu_ms = m.renderer_cpu_ms;
+        s.prover_peak_rss_bytes = m.renderer_peak_rss_bytes;
+        s.heap_max_bytes = m.renderer_peak_rss_bytes;
+        s.prover_wasm_memory_bytes = m.wasm_memory_bytes;
+    }
     // Link bytes: `a` is the prover's end of pv; on the app link `a` is the
     // prover (ps) or the verifier (vs), the client side in both cases.
     if ctx.uses_verifier {

@@ -54,6 +54,7 @@ fn options(cfg: PathBuf, out: PathBuf) -> RunOptions {
         backend: Some(Backend::Userspace),
         filter: None,
         skip_unavailable: false,
+        target: None,
         // These tests are about verdicts, not link accuracy: a host busy
         // with parallel builds must not fail them at the link check.
         tolerance: 0.5,
@@ -63,6 +64,7 @@ fn options(cfg: PathBuf, out: PathBuf) -> RunOptions {
             worker: PathBuf::from(env!("CARGO_BIN_EXE_webproof-bench-worker")),
             worker_prefix: vec![],
             webproof: None,
+            web: None,
         },
     }
 }

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 use webproof_bench::config::{
-    Config, ConfigError, Mode, OfferedVersion, PeerTopology, VerdictRule,
+    Config, ConfigError, Mode, OfferedVersion, PeerTopology, Target, VerdictRule,
 };
 
 fn repo() -> PathBuf {
@@ -246,4 +246,45 @@ fn adapter_topology_and_verdict_are_recorded() {
         "{:?}",
         c.warnings
     );
+}
+
+#[test]
+fn browser_target_parses_and_is_refused_where_it_cannot_run() {
+    let c = parse(&format!(
+        "{BASE}\n[[bench]]\ngroup = \"g\"\nname = \"b\"\nmode = \"proxy\"\ntarget = \"browser\"\n\n\
+         [[bench]]\ngroup = \"g\"\nname = \"n\"\nmode = \"proxy\"\n"
+    ))
+    .unwrap();
+    assert_eq!(c.benches[0].target, Target::Browser);
+    assert_eq!(c.benches[1].target, Target::Native);
+    let e = err(&format!(
+        "{BASE}\n[[bench]]\ngroup = \"g\"\nmode = \"plain\"\ntarget = \"browser\"\n"
+    ));
+    assert_eq!((e.field.as_str(), e.line), ("target", 11), "{e}");
+    assert!(e.to_string().contains("proxy mode only, not plain"), "{e}");
+    let e = err(&format!(
+        "{BASE}\n[[bench]]\ngroup = \"g\"\nmode = \"proxy\"\ntarget = \"wasm\"\n"
+    ));
+    assert!(e.to_string().contains("unknown target `wasm`"), "{e}");
+
+    // The shipped side-by-side file: native, browser and plain per profile.
+    let c = Config::load(&repo().join("bench/browser.toml")).unwrap_or_else(|e| panic!("{e}"));
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+    for g in ["cable", "fiber", "mobile-5g", "redacted-51k"] {
+        let of = |t: Target, m: Mode| {
+            c.benches
+                .iter()
+                .filter(|b| b.group == g && b.target == t && b.mode == m)
+                .count()
+        };
+        assert_eq!(of(Target::Browser, Mode::Proxy), 1, "{g}");
+        assert_eq!(of(Target::Native, Mode::Proxy), 1, "{g}");
+        assert_eq!(of(Target::Native, Mode::Plain), 1, "{g}");
+    }
+    let r = c
+        .benches
+        .iter()
+        .find(|b| b.group == "redacted-51k")
+        .unwrap();
+    assert_eq!((r.download_size, r.protocol.rtt_ms), (52224, 25.0));
 }

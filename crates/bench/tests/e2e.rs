@@ -60,6 +60,7 @@ mode = "plain"
         backend: Some(Backend::Userspace),
         filter: None,
         skip_unavailable: false,
+        target: None,
         // The pipeline is under test, not the link (tests/link.rs checks
         // the emulator); a loaded CI host adds a millisecond to a 10 ms RTT.
         tolerance: 0.5,
@@ -69,6 +70,7 @@ mode = "plain"
             worker: PathBuf::from(env!("CARGO_BIN_EXE_webproof-bench-worker")),
             worker_prefix: vec![],
             webproof: None,
+            web: None,
         },
     };
     let summary = run(&opts).expect("bench run");
@@ -165,6 +167,7 @@ fn proxy_mode_two_samples() {
         backend: Some(Backend::Userspace),
         filter: None,
         skip_unavailable: false,
+        target: None,
         // The pipeline is under test, not the link (tests/link.rs checks
         // the emulator); a loaded CI host adds a millisecond to a 10 ms RTT.
         tolerance: 0.5,
@@ -174,6 +177,7 @@ fn proxy_mode_two_samples() {
             worker: PathBuf::from(env!("CARGO_BIN_EXE_webproof-bench-worker")),
             worker_prefix: vec![],
             webproof: Some(bin),
+            web: None,
         },
     };
     run(&opts).expect("proxy bench run");
@@ -197,4 +201,83 @@ fn proxy_mode_two_samples() {
         assert!(r.link_uploaded_bytes >= r.uploaded_total, "{r:?}");
         assert!(r.verifier_peak_rss_bytes > 0 && r.heap_max_bytes > 0);
     }
+}
+
+/// The browser target: the WebAssembly prover in headless chromium in the
+/// prover's namespace, `webproof serve --once` over WebSocket, one sample.
+#[test]
+fn browser_target_one_sample() {
+    let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if !webproof_bench::netns::is_root() {
+        eprintln!("SKIPPED: browser_target_one_sample needs root (namespaces, TUN)");
+        return;
+    }
+    let Some(bin) = webproof_bin() else {
+        eprintln!(
+            "SKIPPED: browser_target_one_sample: no webproof binary built (set WEBPROOF_BIN)"
+        );
+        return;
+    };
+    let chromium = std::env::var_os("CHROMIUM").map_or("/usr/bin/chromium".into(), PathBuf::from);
+    if !chromium.is_file() {
+        eprintln!(
+            "SKIPPED: browser_target_one_sample: no chromium at {} (scripts/wasm-tools.sh installs it)",
+            chromium.display()
+        );
+        return;
+    }
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("bench.toml");
+    std::fs::write(
+        &cfg,
+        "[[bench]]\nname = \"browser\"\nmode = \"proxy\"\ntarget = \"browser\"\nprotocol_latency = 10\n\
+         app_latency = 10\nbandwidth = 100\nupload-size = 1024\ndownload-size = 2048\nsamples = 1\nwarmup = 0\n",
+    )
+    .unwrap();
+    let out = dir.path().join("metrics.csv");
+    let opts = RunOptions {
+        config: cfg,
+        output: out.clone(),
+        format: Format::Tlsn,
+        samples: None,
+        warmup: None,
+        backend: Some(Backend::Userspace),
+        filter: None,
+        skip_unavailable: false,
+        target: None,
+        tolerance: 0.5,
+        probe_time: Duration::from_millis(800),
+        progress: false,
+        exe: Executables {
+            worker: PathBuf::from(env!("CARGO_BIN_EXE_webproof-bench-worker")),
+            worker_prefix: vec![],
+            webproof: Some(bin),
+            web: Some(repo.join("web")),
+        },
+    };
+    // A missing package fails here with the command that builds it.
+    run(&opts).expect("browser bench run");
+    let rows = read_csv(&out).unwrap();
+    assert_eq!(rows.len(), 1);
+    let r = &rows[0];
+    eprintln!("{r:?}");
+    assert_eq!(r.target, "browser");
+    assert!(r.proxy && r.phases_reported, "{r:?}");
+    assert_eq!(
+        (r.verdict.as_str(), r.verdict_by.as_str()),
+        ("accepted", "exit")
+    );
+    // The page said when the measured proof began: chromium's start-up and
+    // the module's compilation are outside time_total.
+    assert!(r.time_startup > 0.0 && r.time_total > 0.0, "{r:?}");
+    assert!(r.time_tls > 0.0 && r.time_proof > 0.0, "{r:?}");
+    assert_eq!(r.bytes_source, "reported", "{r:?}");
+    assert!(r.link_uploaded_bytes >= r.uploaded_total, "{r:?}");
+    // The same request as the native prover's.
+    assert_eq!(r.server_request_bytes, 1024, "{r:?}");
+    // Memory: the wasm heap, inside the renderer's resident memory.
+    assert!(r.prover_wasm_memory_bytes >= 1 << 20, "{r:?}");
+    assert!(r.heap_max_bytes > r.prover_wasm_memory_bytes, "{r:?}");
+    assert_eq!(r.prover_peak_rss_bytes, r.heap_max_bytes);
 }

@@ -337,7 +337,7 @@ async fn tls_session(
     (relay, relay_out): (&mut Channel<StreamIo>, &mut StreamIo),
     rec: &mut webproof_proxy::Recorder,
 ) -> Result<Vec<u8>> {
-    use webproof_proxy::http::{parse_message, response_end, MAX_RESPONSE};
+    use webproof_proxy::http::{parse_message, response_end};
     let tls_err = |e: &dyn std::fmt::Display| BrowserError::Tls(e.to_string());
     let mut conn = rustls::ClientConnection::new(config, name).map_err(|e| tls_err(&e))?;
     conn.writer().write_all(request).map_err(|e| tls_err(&e))?;
@@ -372,29 +372,16 @@ async fn tls_session(
         while !rd.is_empty() {
             conn.read_tls(&mut rd).map_err(|e| tls_err(&e))?;
             conn.process_new_packets().map_err(|e| tls_err(&e))?;
-        }
-        loop {
-            match conn.reader().read(&mut buf) {
-                Ok(0) => {
-                    // close_notify: the response ends here.
-                    if response.is_empty() {
-                        return Err(BrowserError::Tls("the server sent no response".into()));
-                    }
-                    parse_message(&response)
-                        .map_err(webproof_proxy::session::SessionError::from)?;
-                    return Ok(response);
+            // Drain after every read: a relay frame may carry more records
+            // than rustls buffers plaintext for (16 KiB), and it refuses
+            // the rest once that buffer is full.
+            if drain_plaintext(&mut conn, &mut buf, &mut response)? {
+                // close_notify: the response ends here.
+                if response.is_empty() {
+                    return Err(BrowserError::Tls("the server sent no response".into()));
                 }
-                Ok(n) => {
-                    if response.len() + n > MAX_RESPONSE {
-                        return Err(BrowserError::Tls(format!(
-                            "response larger than {} MiB",
-                            MAX_RESPONSE >> 20
-                        )));
-                    }
-                    response.extend_from_slice(&buf[..n]);
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
-                Err(e) => return Err(tls_err(&e)),
+                parse_message(&response).map_err(webproof_proxy::session::SessionError::from)?;
+                return Ok(response);
             }
         }
     }
@@ -403,6 +390,32 @@ async fn tls_session(
     }
     parse_message(&response).map_err(webproof_proxy::session::SessionError::from)?;
     Ok(response)
+}
+
+/// Move the plaintext rustls holds into `response`; true once the server's
+/// close_notify has been read.
+fn drain_plaintext(
+    conn: &mut rustls::ClientConnection,
+    buf: &mut [u8],
+    response: &mut Vec<u8>,
+) -> Result<bool> {
+    use webproof_proxy::http::MAX_RESPONSE;
+    loop {
+        match conn.reader().read(buf) {
+            Ok(0) => return Ok(true),
+            Ok(n) => {
+                if response.len() + n > MAX_RESPONSE {
+                    return Err(BrowserError::Tls(format!(
+                        "response larger than {} MiB",
+                        MAX_RESPONSE >> 20
+                    )));
+                }
+                response.extend_from_slice(&buf[..n]);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Ok(false),
+            Err(e) => return Err(BrowserError::Tls(e.to_string())),
+        }
+    }
 }
 
 /// The verifier's remaining relay frames up to its `CloseAck`: the digest

@@ -116,6 +116,49 @@ impl Verifier {
             .map_err(NetError::io("accept"))?;
         handle_prover(stream, &self.cfg).await
     }
+
+    /// Serve exactly one prover over WebSocket at `/v1/session` (the
+    /// browser prover's transport; `webproof serve --once --listen-http`).
+    /// Connections whose upgrade fails (another path, not a WebSocket) are
+    /// answered with an error and do not count as the one session.
+    pub async fn serve_one_ws(self) -> Result<VerifierOutput> {
+        use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
+        use tokio_tungstenite::tungstenite::http::StatusCode;
+        loop {
+            let (stream, peer) = self
+                .listener
+                .accept()
+                .await
+                .map_err(NetError::io("accept"))?;
+            crate::transport::tune_link(&stream);
+            // tungstenite's callback type fixes the error response's size.
+            #[allow(clippy::result_large_err)]
+            let check_path = |req: &Request, resp: Response| {
+                if req.uri().path() == crate::transport::WS_SESSION_PATH {
+                    Ok(resp)
+                } else {
+                    let mut e = ErrorResponse::new(Some(format!(
+                        "not found: the session is at {}\n",
+                        crate::transport::WS_SESSION_PATH
+                    )));
+                    *e.status_mut() = StatusCode::NOT_FOUND;
+                    Err(e)
+                }
+            };
+            match tokio_tungstenite::accept_hdr_async_with_config(
+                stream,
+                check_path,
+                Some(crate::transport::ws_config()),
+            )
+            .await
+            {
+                Ok(ws) => {
+                    return handle_prover_io(crate::transport::WsStream::new(ws), &self.cfg).await
+                }
+                Err(e) => tracing::debug!(%peer, "WebSocket upgrade refused: {e}"),
+            }
+        }
+    }
 }
 
 /// Run one session with a connected prover.

@@ -261,3 +261,44 @@ async fn tls_version_pinning() {
         assert_eq!(out.output.order[1].end as usize, out.output.received.len);
     }
 }
+
+/// `Verifier::serve_one_ws` (`webproof serve --once --listen-http`): a
+/// request for another path is refused and does not use up the one
+/// session; a prover over WebSocket at /v1/session is then served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_websocket_session_after_a_refused_request() {
+    use tokio::io::AsyncReadExt;
+    let s = fixture().await;
+    let ca = s.fixture.certs.ca_pem.clone();
+    let v = webproof_net::Verifier::bind("127.0.0.1:0", quick_config(roots(&ca)))
+        .await
+        .unwrap();
+    let addr = v.local_addr().unwrap().to_string();
+    let served = tokio::spawn(v.serve_one_ws());
+
+    let mut c = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    c.write_all(
+        b"GET /health HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+          Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n",
+    )
+    .await
+    .unwrap();
+    let mut answer = Vec::new();
+    c.read_to_end(&mut answer).await.unwrap();
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 404"), "{answer}");
+    assert!(!served.is_finished());
+
+    let mut o = options(
+        &format!("ws://{addr}/v1/session"),
+        "localhost",
+        s.fixture.addr.port(),
+        "/bytes?size=1000",
+        &ca,
+    );
+    o.reveal = vec!["all".parse().unwrap(), "hide-recv:100-101".parse().unwrap()];
+    let out = webproof_net::prove(&o).await.unwrap();
+    let verified = served.await.unwrap().unwrap();
+    assert_eq!(verified, out.output);
+    assert_eq!(verified.proof, ProofKind::Zk);
+}

@@ -3,9 +3,14 @@
 //! `webproof-bench`, print.
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
+use webproof_bench::config::Target;
 use webproof_bench::metrics::Format;
 use webproof_bench::runner::{Executables, RunOptions};
 use webproof_bench::topology::Backend;
+
+fn parse_target(s: &str) -> Result<Target, String> {
+    Target::parse(s).ok_or_else(|| format!("unknown target `{s}` (native or browser)"))
+}
 
 #[derive(Args)]
 pub struct RunArgs {
@@ -34,6 +39,16 @@ pub struct RunArgs {
     /// Skip benches webproof cannot run yet (MPC mode over TLS 1.3) instead of failing.
     #[arg(long)]
     pub skip_unavailable: bool,
+    /// Where proxy-mode provers run: native, or browser (the WebAssembly
+    /// prover in headless chromium; needs node, chromium and
+    /// scripts/browser-package.sh's build). Overrides the config's `target`;
+    /// plain and MPC benches stay native.
+    #[arg(long, value_parser = parse_target)]
+    pub target: Option<Target>,
+    /// The repository's web/ directory for the browser target (default:
+    /// WEBPROOF_WEB_DIR, else found above the current directory or the binary).
+    #[arg(long, value_name = "DIR")]
+    pub web_dir: Option<PathBuf>,
     /// Largest accepted deviation of a measured link from its setting (%).
     #[arg(long, default_value_t = 10.0)]
     pub link_tolerance: f64,
@@ -98,6 +113,7 @@ pub async fn run_bench(args: RunArgs) -> anyhow::Result<()> {
         backend,
         filter: args.filter,
         skip_unavailable: args.skip_unavailable,
+        target: args.target,
         tolerance: args.link_tolerance / 100.0,
         probe_time: std::time::Duration::from_millis(args.probe_ms),
         progress: !args.no_progress,
@@ -105,6 +121,7 @@ pub async fn run_bench(args: RunArgs) -> anyhow::Result<()> {
             worker: me.clone(),
             worker_prefix: vec!["bench".into()],
             webproof: Some(me),
+            web: args.web_dir,
         },
     };
     // A dedicated thread: children are tied to the thread that spawns them.

@@ -93,7 +93,9 @@ pub struct ServeArgs {
     /// `[api_keys] digests`, and exit.
     #[arg(long)]
     hash_api_key: bool,
-    /// Serve one prover over TCP, print its verified output as JSON, and exit.
+    /// Serve one prover, print its verified output as JSON, and exit: over
+    /// TCP (--listen), or over WebSocket at /v1/session when only
+    /// --listen-http is given (the harness's browser target).
     #[arg(long)]
     once: bool,
 }
@@ -218,16 +220,26 @@ pub async fn run(a: ServeArgs) -> anyhow::Result<()> {
     let cfg = file_config(&a)?.build()?;
     let dispatch = webproof_service::logging::dispatch(&cfg.log)?;
     if a.once {
-        let listen = cfg
-            .listen
-            .clone()
-            .context("--once serves over TCP: set --listen or `listen`")?;
+        // TCP when a TCP listener is named, else WebSocket on the HTTP one.
+        let (listen, ws) = match (&cfg.listen, &cfg.listen_http) {
+            (Some(l), _) => (l.clone(), false),
+            (None, Some(h)) => (h.clone(), true),
+            (None, None) => anyhow::bail!(
+                "--once serves over TCP (--listen) or WebSocket (--listen-http): set one"
+            ),
+        };
         let v = Verifier::bind(&listen, cfg.verifier).await?;
-        println!(
-            "{}",
-            serde_json::json!({"event": "listening", "addr": v.local_addr()?.to_string()})
-        );
-        let out = v.serve_one().with_subscriber(dispatch).await?;
+        let addr = v.local_addr()?.to_string();
+        let mut ready = serde_json::json!({"event": "listening", "addr": addr});
+        if ws {
+            ready["http_addr"] = addr.into();
+        }
+        println!("{ready}");
+        let out = if ws {
+            v.serve_one_ws().with_subscriber(dispatch).await?
+        } else {
+            v.serve_one().with_subscriber(dispatch).await?
+        };
         println!("{}", serde_json::to_string(&out)?);
         return Ok(());
     }
