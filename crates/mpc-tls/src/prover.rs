@@ -314,7 +314,9 @@ impl ProverSession {
         if i != self.incoming.0 {
             return Err(Error::Malformed("garbled tables out of order"));
         }
-        let bytes = self.incoming.2 + chunk.len();
+        // A chunk costs at least its header, so empty chunks cannot pile
+        // up without limit either.
+        let bytes = self.incoming.2 + chunk.len().max(webproof_mpc::CHUNK_HEADER);
         if bytes > self.table_limit(i)? {
             return Err(Error::Malformed("more garbled tables than the circuit has"));
         }

@@ -634,6 +634,17 @@ fn streamed_tables_in_order_and_bounded() {
         refused,
         Some(Error::Malformed("more garbled tables than the circuit has"))
     );
+    // Empty chunks, without end: refused as well.
+    let (mut p4, _, _) = fresh();
+    p4.on_verifier(msgs[0].clone()).unwrap();
+    let empty = VerifierMsg::Tables {
+        circuit: 0,
+        chunk: Vec::new(),
+    };
+    let taken = (0..10_000_000)
+        .take_while(|_| p4.on_verifier(empty.clone()).is_ok())
+        .count();
+    assert!(taken < 10_000_000, "empty chunks taken without end");
 
     // The verifier, its tables not all out: the prover's next message is
     // refused.
