@@ -128,7 +128,7 @@ pub use cots::{cots_needed, CotPool};
 pub use error::{Error, Result};
 pub use kdf::KeyLabels;
 pub use msg::{ProverMsg, VerifierMsg};
-pub use output::verifier_output;
+pub use output::{attestation, verifier_output};
 pub use prover::{ProverConfig, ProverOutcome, ProverOutput, ProverSession};
 pub use response::{prove_response, verify_response, ResponseClaim, VerifiedResponse};
 pub use verifier::{VerifierConfig, VerifierOutcome, VerifierSession};

@@ -12,6 +12,10 @@
 //! the 16-byte tag), the revealed bytes from the proof it checked
 //! ([`VerifiedResponse`]).
 //!
+//! [`attestation`] signs proxy mode's attestation over the same output,
+//! with the transcript root of the leaves the proof of the response
+//! established.
+//!
 //! # What MPC mode does not state yet
 //! - The server's closing alert: it is encrypted, and the proof does not
 //!   cover it, so `server_close_notify` is `false` and `server_alert`
@@ -22,10 +26,13 @@ use crate::error::{Error, Result};
 use crate::response::{RevealedRange, VerifiedResponse};
 use crate::verifier::VerifierOutcome;
 use sha2::{Digest, Sha256};
+use webproof_attestation::SigningKey;
 use webproof_attestation::{Direction as ADirection, OrderSpan};
 use webproof_proxy::disclosure::DisclosedData;
 use webproof_proxy::output::ProofKind;
+use webproof_proxy::protocol::AttestationReply;
 use webproof_proxy::record::{content_type, Record};
+use webproof_proxy::verify::SessionInfo;
 use webproof_proxy::{CipherSuite, Direction, KxGroup, Recording, TlsVersion, VerifierOutput};
 
 /// AES-GCM's explicit nonce and tag.
@@ -159,6 +166,43 @@ pub fn verifier_output(
         order: order(&outcome.recording),
         json: Vec::new(),
     })
+}
+
+/// Sign the attestation of a session whose proof established the leaf
+/// hashes of `verified` (the prover's commitment to the request and the
+/// response). Every field but the transcript root comes from the
+/// verifier: the server name, port, time, suite, group and lengths from
+/// `output` ([`verifier_output`]'s, from its recording and its clock),
+/// the certificate chain from the server flight it checked. The root is
+/// over the proven leaf hashes, its layout checked against the recorded
+/// lengths (`webproof_attestation::commit::attested_root`).
+pub fn attestation(
+    key: &SigningKey,
+    outcome: &VerifierOutcome,
+    verified: &VerifiedResponse,
+    output: &VerifierOutput,
+) -> Result<AttestationReply> {
+    if verified.leaves.is_empty() {
+        return Err(Error::Tls(webproof_proxy::ProxyError::Attestation(
+            "the prover committed to nothing: there is nothing to attest".into(),
+        )));
+    }
+    let info = SessionInfo {
+        server_name: output.server_name.clone(),
+        port: output.server_port,
+        time: output.time,
+        version: output.tls_version,
+        suite: output.cipher_suite,
+        group: output.key_exchange_group,
+        certificates: outcome.certificates.clone(),
+    };
+    Ok(webproof_proxy::attest::issue(
+        key,
+        &info,
+        &verified.leaves,
+        &verified.leaf_hashes,
+        output,
+    )?)
 }
 
 /// The reason code and text a verifier sends when `e` ends its session

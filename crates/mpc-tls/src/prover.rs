@@ -78,6 +78,9 @@ pub struct ProverOutcome {
     pub server_alert: Option<u8>,
     /// The prover's own recording of both directions.
     pub recording: Recording,
+    /// The server's certificate chain, end entity first, as it sent it
+    /// (the verifier checked it; an attestation names it).
+    pub certificates: Vec<Vec<u8>>,
     /// Active output labels of the prover's key-block shares (IT-MACs
     /// under the verifier's `Δ`, for the proof of the response).
     pub key_labels: Vec<KeyLabels>,
@@ -165,9 +168,8 @@ pub struct ProverSession {
     /// The key derivation's tables, from preprocessing until the key
     /// exchange gives the prover its premaster share.
     kdf_tables: Option<Vec<StepTables>>,
-    /// The circuit whose tables are streaming in, its chunks so far and
-    /// their bytes.
-    incoming: (usize, Vec<Vec<u8>>, usize),
+    /// The circuit whose tables are streaming in.
+    incoming: Incoming,
     kdf: Option<KdfProver>,
     keys: Option<KeyShares>,
     recs: Vec<PRec>,
@@ -183,7 +185,21 @@ pub struct ProverSession {
     server_finished: Option<Record>,
     server_app: Vec<Record>,
     server_done: bool,
+    /// The server's certificate chain, as sent.
+    certificates: Vec<Vec<u8>>,
     stage: Stage,
+}
+
+/// The circuit whose garbled tables are streaming in (circuits come in
+/// order: key-derivation steps, then records by id).
+#[derive(Default)]
+struct Incoming {
+    /// Its number.
+    circuit: usize,
+    /// Its chunks so far.
+    chunks: Vec<Vec<u8>>,
+    /// Their bytes, each chunk counted at least as its header.
+    bytes: usize,
 }
 
 impl core::fmt::Debug for ProverSession {
@@ -258,11 +274,12 @@ impl ProverSession {
                 terms,
                 plans: None,
                 kdf_tables: Some(Vec::new()),
-                incoming: (0, Vec::new(), 0),
+                incoming: Incoming::default(),
                 kdf: None,
                 keys: None,
                 recs,
                 rec_runs: Vec::new(),
+                certificates: Vec::new(),
                 oles: OleLog::default(),
                 rec_order: run_order(lens.len()),
                 records_open: false,
@@ -311,17 +328,17 @@ impl ProverSession {
     fn take_chunk(&mut self, circuit: u8, chunk: Vec<u8>) -> Result<()> {
         self.build_plans()?;
         let i = usize::from(circuit);
-        if i != self.incoming.0 {
+        if i != self.incoming.circuit {
             return Err(Error::Malformed("garbled tables out of order"));
         }
         // A chunk costs at least its header, so empty chunks cannot pile
         // up without limit either.
-        let bytes = self.incoming.2 + chunk.len().max(webproof_mpc::CHUNK_HEADER);
+        let bytes = self.incoming.bytes + chunk.len().max(webproof_mpc::CHUNK_HEADER);
         if bytes > self.table_limit(i)? {
             return Err(Error::Malformed("more garbled tables than the circuit has"));
         }
-        self.incoming.1.push(chunk);
-        self.incoming.2 = bytes;
+        self.incoming.chunks.push(chunk);
+        self.incoming.bytes = bytes;
         Ok(())
     }
 
@@ -330,11 +347,11 @@ impl ProverSession {
         self.build_plans()?;
         let i = usize::from(circuit);
         let steps = self.plans.as_ref().map_or(0, KdfPlans::steps);
-        if i != self.incoming.0 || i >= steps + self.recs.len() {
+        if i != self.incoming.circuit || i >= steps + self.recs.len() {
             return Err(Error::Malformed("garbled tables out of order"));
         }
-        let chunks = core::mem::take(&mut self.incoming.1);
-        self.incoming = (i + 1, Vec::new(), 0);
+        let chunks = core::mem::take(&mut self.incoming).chunks;
+        self.incoming.circuit = i + 1;
         if i < steps {
             self.kdf_tables
                 .as_mut()
@@ -851,7 +868,7 @@ impl ProverSession {
                 self.srv = Srv::Certificate;
             }
             Srv::Certificate => {
-                hsk::parse_certificate(m.body(), false)?;
+                self.certificates = hsk::parse_certificate(m.body(), false)?;
                 self.srv = Srv::KeyExchange;
             }
             Srv::KeyExchange => {
@@ -932,6 +949,7 @@ impl ProverSession {
             close_notify: false,
             server_alert: None,
             recording: self.recorder.transcript().clone(),
+            certificates: core::mem::take(&mut self.certificates),
             key_labels: kdf.key_labels(plans)?,
             key_shares: own,
             revealed_server_key: server_key.to_vec(),

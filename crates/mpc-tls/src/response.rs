@@ -29,6 +29,22 @@
 //! claimed bytes are checked against the client's records after its
 //! Finished (sequence numbers from 1), from the verifier's recording.
 //!
+//! # Attestations
+//! For an attestation the prover commits to the request and the response
+//! as proxy mode does (`webproof_attestation::commit`: leaves that
+//! partition each direction, each hashed as `SHA-256(header ‖ blinder ‖
+//! bytes)` with a secret blinder) and puts the leaves and their hashes in
+//! the claim ([`ResponseClaim::with_commitment`]). The blinders are the
+//! proof's witness. Per leaf the statement hashes, in the proof, the
+//! header the verifier builds from the leaf's offsets, the committed
+//! blinder and the plaintext bits of the leaf's bytes (keystream XOR the
+//! recorded ciphertext, the same keystream as the revealed ranges), and
+//! asserts the digest equal to the claimed hash (sealed mode: asserted,
+//! not opened; `webproof_tlsproof::assert_commitments`). The verifier
+//! checks the layout against its recording's lengths before it reveals
+//! anything, and refuses a commitment when it holds no attestation key;
+//! after the proof it signs the root ([`crate::attestation`]).
+//!
 //! # Where the public values come from
 //! The verifier builds the statement from its own recording
 //! ([`crate::VerifierOutcome::recording`]): the server's records after its
@@ -44,10 +60,13 @@
 //!
 //! # The run (one channel, after `Close` / `CloseAck`)
 //! 1. prover → verifier: the claim ([`ResponseClaim::encode`]);
-//! 2. verifier → prover: its private inputs
+//! 2. verifier → prover: `0` and its private inputs
 //!    ([`crate::VerifierRetained::reveal`]): the bits of its input groups
 //!    of every garbled circuit and its OLE inputs. The prover's `Close`
-//!    fixed the recording before, so they protect nothing any more;
+//!    fixed the recording before, so they protect nothing any more. Or
+//!    `1` and the reason it refuses the claim (malformed, a commitment
+//!    without an attestation key, leaves that do not partition the
+//!    recording), and the run ends;
 //! 3. both start the engine bound to a context naming the recording and
 //!    the claim ([`context`]), the verifier's COT sender being the
 //!    session's (one `Δ`: the garbling's, the OLEs', the proof's), and
@@ -91,7 +110,11 @@
 //! bytes, other offsets or another IV is a false statement about
 //! authenticated bits, which passes QuickSilver's check with probability
 //! about `(q + 2)/2^127`; sealing keeps that bound, since the held
-//! messages are committed to before `Δ` is revealed. Record tags are not
+//! messages are committed to before `Δ` is revealed. A claimed leaf
+//! hash that is not the hash of its header, the committed blinder and
+//! those plaintext bits is a false assertion on the digest's bits, caught
+//! the same way (the hash is computed in the proof: another preimage of
+//! the claimed hash would be a SHA-256 second preimage). Record tags are not
 //! checked here: a record the prover injected into the server's stream
 //! before `CloseAck` decrypts under a keystream it did not know when it
 //! chose the ciphertext, so its plaintext is not the prover's to choose
@@ -142,17 +165,26 @@ use crate::KeyLabels;
 use core::ops::Range;
 use rand_core::{CryptoRng, RngCore};
 use sha2::{Digest, Sha256};
+use webproof_attestation::commit::check_layout;
+use webproof_attestation::{Direction as LeafDir, LeafRange, TranscriptCommitment};
 use webproof_circuits::bits::bytes_to_bits;
 use webproof_core::cot::{RandomCotReceiver, RandomCotSender};
 use webproof_core::{Block, Channel, Io};
 use webproof_mpc::consistency;
 use webproof_proxy::record::{content_type, Record};
+use webproof_proxy::zk::{leaf_commitments, MAX_LEAVES};
 use webproof_proxy::Recording;
 use webproof_tlsproof::{Aead, PlaintextClaim, SealedRecord};
 use webproof_zk::{Config, Prover, ProverBit, Verifier, VerifierBit};
 
 /// Most ranges one claim may reveal.
 pub const MAX_RANGES: usize = 4096;
+/// The verifier's answer to the claim: its input reveal follows.
+const CLAIM_TAKEN: u8 = 0;
+/// The verifier's answer to the claim: refused, the reason follows.
+const CLAIM_REFUSED: u8 = 1;
+/// Longest reason of a refusal.
+const MAX_REFUSAL: usize = 1024;
 /// Bytes of the GCM record overhead: explicit nonce and tag.
 const GCM_OVERHEAD: usize = 8 + 16;
 
@@ -170,6 +202,14 @@ pub struct ResponseClaim {
     pub request_iv: Vec<u8>,
     /// Per revealed range of the request: its offset, its bytes.
     pub request: Vec<(usize, Vec<u8>)>,
+    /// The leaves of the prover's transcript commitment, for an
+    /// attestation (`webproof_attestation::commit`'s layout: the request's
+    /// leaves, then the response's, each direction partitioned in order);
+    /// empty when no attestation is asked for.
+    pub leaves: Vec<LeafRange>,
+    /// Per leaf, its blinded hash, which the proof shows is over the
+    /// session's plaintext.
+    pub leaf_hashes: Vec<[u8; 32]>,
 }
 
 fn xor(a: &[u8], b: &[u8]) -> Vec<u8> {
@@ -214,6 +254,8 @@ impl ResponseClaim {
             ranges: claim_ranges(&outcome.response, ranges, "response")?,
             request_iv: Vec::new(),
             request: Vec::new(),
+            leaves: Vec::new(),
+            leaf_hashes: Vec::new(),
         })
     }
 
@@ -226,17 +268,55 @@ impl ResponseClaim {
         ranges: &[Range<usize>],
     ) -> Result<Self> {
         self.request = claim_ranges(request, ranges, "request")?;
-        self.request_iv = if self.request.is_empty() {
-            Vec::new()
-        } else {
-            xor(&outcome.key_shares.client_iv, &outcome.revealed_client_iv)
-        };
+        self.set_request_iv(outcome);
         Ok(self)
     }
 
+    /// The same claim committing to the transcript for an attestation:
+    /// `commitment` is the prover's, over this session's request and
+    /// response (its blinders are the proof's witness, see
+    /// [`prove_response`]).
+    pub fn with_commitment(
+        mut self,
+        outcome: &ProverOutcome,
+        commitment: &TranscriptCommitment,
+    ) -> Self {
+        self.leaves = commitment.leaves().to_vec();
+        self.leaf_hashes = commitment.leaf_hashes().to_vec();
+        self.set_request_iv(outcome);
+        self
+    }
+
+    /// The client IV is claimed exactly when the proof uses the client
+    /// key: a revealed request range or a committed request leaf.
+    fn set_request_iv(&mut self, outcome: &ProverOutcome) {
+        self.request_iv = if self.uses_client_key() {
+            xor(&outcome.key_shares.client_iv, &outcome.revealed_client_iv)
+        } else {
+            Vec::new()
+        };
+    }
+
+    /// Whether the statement covers the request's records.
+    fn uses_client_key(&self) -> bool {
+        !self.request.is_empty() || self.leaves.iter().any(|l| l.direction == LeafDir::Sent)
+    }
+
+    /// The leaves of `direction` and their hashes.
+    fn leaves_of(&self, direction: LeafDir) -> (Vec<LeafRange>, Vec<[u8; 32]>) {
+        self.leaves
+            .iter()
+            .zip(&self.leaf_hashes)
+            .filter(|(l, _)| l.direction == direction)
+            .map(|(l, h)| (*l, *h))
+            .unzip()
+    }
+
     /// `iv_len (1) || iv || ranges || request_iv_len (1) || request_iv ||
-    /// request ranges`, where ranges are `count (4) || per range: offset
-    /// (4), len (4), bytes`.
+    /// request ranges || leaves`, where ranges are `count (4) || per
+    /// range: offset (4), len (4), bytes` and leaves `count (4) || per
+    /// leaf: direction (1: 0 request, 1 response), start (4), end (4),
+    /// hash (32)`.
     pub fn encode(&self) -> Vec<u8> {
         let mut v = vec![self.iv.len() as u8];
         v.extend_from_slice(&self.iv);
@@ -244,6 +324,13 @@ impl ResponseClaim {
         v.push(self.request_iv.len() as u8);
         v.extend_from_slice(&self.request_iv);
         encode_ranges(&mut v, &self.request);
+        v.extend_from_slice(&(self.leaves.len() as u32).to_be_bytes());
+        for (l, h) in self.leaves.iter().zip(&self.leaf_hashes) {
+            v.push(l.direction.to_byte());
+            v.extend_from_slice(&l.start.to_be_bytes());
+            v.extend_from_slice(&l.end.to_be_bytes());
+            v.extend_from_slice(h);
+        }
         v
     }
 
@@ -254,6 +341,7 @@ impl ResponseClaim {
         let ranges = r.ranges()?;
         let request_iv = r.iv()?;
         let request = r.ranges()?;
+        let (leaves, leaf_hashes) = r.leaves()?;
         if !r.0.is_empty() {
             return Err(Error::Malformed(ClaimReader::WHAT));
         }
@@ -262,6 +350,8 @@ impl ResponseClaim {
             ranges,
             request_iv,
             request,
+            leaves,
+            leaf_hashes,
         })
     }
 }
@@ -303,6 +393,28 @@ impl<'a> ClaimReader<'a> {
         }
         Ok(out)
     }
+
+    fn leaves(&mut self) -> Result<(Vec<LeafRange>, Vec<[u8; 32]>)> {
+        let n = self.u32()?;
+        // Each leaf takes 41 bytes: a count beyond the message is refused
+        // before anything is reserved for it.
+        if n > MAX_LEAVES || n > self.0.len() / 41 {
+            return Err(Error::Malformed(Self::WHAT));
+        }
+        let (mut leaves, mut hashes) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        for _ in 0..n {
+            let direction =
+                LeafDir::from_byte(self.take(1)?[0]).ok_or(Error::Malformed(Self::WHAT))?;
+            let (start, end) = (self.u32()? as u32, self.u32()? as u32);
+            leaves.push(LeafRange {
+                direction,
+                start,
+                end,
+            });
+            hashes.push(self.take(32)?.try_into().expect("32 bytes"));
+        }
+        Ok((leaves, hashes))
+    }
 }
 
 /// One revealed range, as the verifier established it.
@@ -330,6 +442,12 @@ pub struct VerifiedResponse {
     pub request_len: usize,
     /// The revealed ranges of the request, in the order claimed.
     pub request_ranges: Vec<RevealedRange>,
+    /// The leaves of the prover's transcript commitment (empty: no
+    /// attestation asked for), their layout checked against the
+    /// recording's lengths.
+    pub leaves: Vec<LeafRange>,
+    /// Per leaf, its blinded hash, proven over the session's plaintext.
+    pub leaf_hashes: Vec<[u8; 32]>,
     /// Bytes the proof took prover → verifier (the claim included).
     pub prover_bytes: u64,
     /// Bytes verifier → prover.
@@ -519,7 +637,13 @@ pub async fn prove_statement<C: RandomCotReceiver, T: Io>(
     zk: &mut Prover<C, T>,
     outcome: &ProverOutcome,
     claim: &ResponseClaim,
+    blinders: &[[u8; 16]],
 ) -> Result<Vec<ProverBit>> {
+    if blinders.len() != claim.leaves.len() {
+        return Err(Error::Usage(
+            "one blinder per committed leaf is needed".into(),
+        ));
+    }
     let shares = &outcome.key_shares;
     let (kl, il) = (shares.server_key.len(), shares.server_iv.len());
     let aead = aead_for(kl)?;
@@ -547,7 +671,7 @@ pub async fn prove_statement<C: RandomCotReceiver, T: Io>(
         &bytes_to_bits(&outcome.revealed_server_iv),
     )
     .map_err(mpc_err)?;
-    let client = if claim.request.is_empty() {
+    let client = if !claim.uses_client_key() {
         None
     } else {
         let (ck, ci) = client_block_bits(kl, il);
@@ -577,6 +701,7 @@ pub async fn prove_statement<C: RandomCotReceiver, T: Io>(
         client.as_ref(),
         &outcome.recording,
         claim,
+        Some(blinders),
     )
     .await?;
     Ok(bits)
@@ -606,7 +731,7 @@ pub async fn verify_statement<C: RandomCotSender, T: Io>(
             .map_err(mpc_err)?;
     let iv = consistency::xor_public_verifier(zk, &bits[iv_r], &bytes_to_bits(&shares.server_iv))
         .map_err(mpc_err)?;
-    let client = if claim.request.is_empty() {
+    let client = if !claim.uses_client_key() {
         None
     } else {
         let (ck, ci) = client_block_bits(kl, il);
@@ -629,6 +754,7 @@ pub async fn verify_statement<C: RandomCotSender, T: Io>(
         client.as_ref(),
         &outcome.recording,
         claim,
+        None,
     )
     .await?;
     let placed = |ranges: &[(usize, Vec<u8>)]| -> Vec<RevealedRange> {
@@ -646,6 +772,8 @@ pub async fn verify_statement<C: RandomCotSender, T: Io>(
         ranges: placed(&claim.ranges),
         request_len,
         request_ranges: placed(&claim.request),
+        leaves: claim.leaves.clone(),
+        leaf_hashes: claim.leaf_hashes.clone(),
         prover_bytes: 0,
         verifier_bytes: 0,
     };
@@ -658,9 +786,21 @@ struct DirKeys<B> {
     iv: Vec<B>,
 }
 
+/// One direction's committed leaves: what the statement proves of them.
+struct Leaves<'a> {
+    /// The direction's leaves, in order.
+    leaves: &'a [LeafRange],
+    /// Their claimed hashes.
+    hashes: &'a [[u8; 32]],
+    /// The prover's blinders (the verifier has none).
+    blinders: Option<Vec<Vec<u8>>>,
+}
+
 /// One direction's part of the statement: the IV bits equal the claimed
-/// IV, and each claimed byte is its record's keystream byte XOR the
-/// recorded ciphertext. Returns the direction's application-data length.
+/// IV, each claimed byte is its record's keystream byte XOR the recorded
+/// ciphertext, and each committed leaf's hash is over the plaintext of its
+/// bytes (the leaf's header, from the verifier's view of its offsets, then
+/// the blinder, then the plaintext, as `webproof_attestation::commit`).
 async fn direction<P: webproof_tlsproof::ZkParty<Bit = B>, B: Copy>(
     zk: &mut P,
     aead: Aead,
@@ -668,6 +808,7 @@ async fn direction<P: webproof_tlsproof::ZkParty<Bit = B>, B: Copy>(
     claimed_iv: &[u8],
     records: &ServerRecords,
     ranges: &[(usize, Vec<u8>)],
+    leaves: &Leaves<'_>,
 ) -> Result<()> {
     if claimed_iv.len() * 8 != keys.iv.len() {
         return Err(Error::Malformed("claimed IV of the wrong length"));
@@ -678,14 +819,38 @@ async fn direction<P: webproof_tlsproof::ZkParty<Bit = B>, B: Copy>(
         .map_err(zk_err)?;
     webproof_tlsproof::assert_plaintext(zk, aead, &keys.key, claimed_iv, &records.records, &claims)
         .await
-        .map_err(zk_err)
+        .map_err(zk_err)?;
+    if leaves.leaves.is_empty() {
+        return Ok(());
+    }
+    // Application-data bytes per record (0 for the others), from the
+    // recording: where each leaf's bytes lie.
+    let mut record_data = vec![0usize; records.records.len()];
+    for &(i, _, len) in &records.app {
+        record_data[i] = len;
+    }
+    let commitments = leaf_commitments(leaves.leaves, leaves.leaves[0].direction, &record_data)
+        .map_err(Error::Tls)?;
+    webproof_tlsproof::assert_commitments(
+        zk,
+        aead,
+        &keys.key,
+        claimed_iv,
+        &records.records,
+        &commitments,
+        leaves.blinders.as_deref(),
+        leaves.hashes,
+    )
+    .await
+    .map_err(zk_err)
 }
 
 /// The statement both parties run on the authenticated key and IV bits:
-/// the response's claimed ranges under the server keys, then the
-/// request's under the client keys (`client` is `None` exactly when the
-/// claim reveals nothing of the request). Returns the lengths of the
-/// response and the request.
+/// the response's claimed ranges and committed leaves under the server
+/// keys, then the request's under the client keys (`client` is `None`
+/// exactly when the claim neither reveals nor commits to any of the
+/// request). `blinders`: the prover's, one per leaf of the claim. Returns
+/// the lengths of the response and the request.
 async fn statement<P: webproof_tlsproof::ZkParty<Bit = B>, B: Copy>(
     zk: &mut P,
     aead: Aead,
@@ -693,12 +858,61 @@ async fn statement<P: webproof_tlsproof::ZkParty<Bit = B>, B: Copy>(
     client: Option<&DirKeys<B>>,
     recording: &Recording,
     claim: &ResponseClaim,
+    blinders: Option<&[[u8; 16]]>,
 ) -> Result<(usize, usize)> {
     let srv = server_records(recording)?;
-    direction(zk, aead, server, &claim.iv, &srv, &claim.ranges).await?;
     let cli = client_records(recording)?;
+    if !claim.leaves.is_empty() {
+        // The layout against the recording's lengths: both directions
+        // partitioned in order (the attestation signs these lengths).
+        check_leaves(claim, cli.len, srv.len)?;
+    }
+    let leaves_of = |d: LeafDir| {
+        let (leaves, hashes) = claim.leaves_of(d);
+        let blinders = blinders.map(|b| {
+            claim
+                .leaves
+                .iter()
+                .zip(b)
+                .filter(|(l, _)| l.direction == d)
+                .map(|(_, b)| b.to_vec())
+                .collect::<Vec<_>>()
+        });
+        (leaves, hashes, blinders)
+    };
+    let (l, h, b) = leaves_of(LeafDir::Received);
+    let recv_leaves = Leaves {
+        leaves: &l,
+        hashes: &h,
+        blinders: b,
+    };
+    direction(
+        zk,
+        aead,
+        server,
+        &claim.iv,
+        &srv,
+        &claim.ranges,
+        &recv_leaves,
+    )
+    .await?;
     if let Some(keys) = client {
-        direction(zk, aead, keys, &claim.request_iv, &cli, &claim.request).await?;
+        let (l, h, b) = leaves_of(LeafDir::Sent);
+        let sent_leaves = Leaves {
+            leaves: &l,
+            hashes: &h,
+            blinders: b,
+        };
+        direction(
+            zk,
+            aead,
+            keys,
+            &claim.request_iv,
+            &cli,
+            &claim.request,
+            &sent_leaves,
+        )
+        .await?;
     }
     Ok((srv.len, cli.len))
 }
@@ -723,26 +937,41 @@ pub async fn verify_sealed<C: RandomCotSender, T: Io>(
 /// of every circuit and the statement), check the revealed `Δ`, audit the
 /// garbling, open. `cot` is the receiver of the session's COT correlation
 /// (the one the pool's MACs came from).
+#[allow(clippy::too_many_arguments)]
 pub async fn prove_response<C: RandomCotReceiver, T: Io>(
     cot: C,
     mut ch: Channel<T>,
     cfg: Config,
     outcome: &ProverOutcome,
     claim: &ResponseClaim,
+    blinders: &[[u8; 16]],
     rng: &mut (impl RngCore + CryptoRng),
 ) -> Result<(ProofStats, C, Channel<T>)> {
     let io = |e: webproof_core::ChannelError| Error::Proof(e.to_string());
     let retained = &outcome.retained;
     ch.send(&claim.encode()).await.map_err(io)?;
     ch.flush().await.map_err(io)?;
-    let reveal = ch.recv(retained.reveal_len()).await.map_err(io)?;
+    let answer = ch
+        .recv(1 + retained.reveal_len().max(MAX_REFUSAL))
+        .await
+        .map_err(io)?;
+    let reveal = match answer.split_first() {
+        Some((&CLAIM_TAKEN, reveal)) => reveal.to_vec(),
+        Some((&CLAIM_REFUSED, why)) => {
+            return Err(Error::Aborted(format!(
+                "the verifier refused the claim: {}",
+                String::from_utf8_lossy(why)
+            )))
+        }
+        _ => return Err(Error::Malformed("the verifier's answer to the claim")),
+    };
     let values = retained.input_values(&reveal)?;
     let ctx = context(&outcome.recording, claim);
     let mut zk = Prover::with_context(cot, ch, cfg, &ctx)
         .await
         .map_err(zk_err)?;
     zk.defer();
-    let key_bits = prove_statement(&mut zk, outcome, claim).await?;
+    let key_bits = prove_statement(&mut zk, outcome, claim, blinders).await?;
     let before = zk.stats();
     consist::prove(&mut zk, retained, &values, &key_bits).await?;
     let zk_stats = zk.stats();
@@ -783,13 +1012,34 @@ pub async fn verify_response<C: RandomCotSender, T: Io>(
     mut ch: Channel<T>,
     cfg: Config,
     outcome: &VerifierOutcome,
+    can_attest: bool,
     rng: &mut (impl RngCore + CryptoRng),
 ) -> Result<VerifiedResponse> {
     let io = |e: webproof_core::ChannelError| Error::Proof(e.to_string());
-    let max = 1 + 255 + 4 + 8 * MAX_RANGES + outcome_len(outcome);
+    let payloads = outcome_len(outcome);
+    let max = 2 * (1 + 255 + 4 + 8 * MAX_RANGES) + payloads + 4 + 41 * MAX_LEAVES.min(payloads);
     let msg = ch.recv(max).await.map_err(io)?;
-    let claim = ResponseClaim::decode(&msg)?;
-    ch.send(&outcome.retained.reveal()).await.map_err(io)?;
+    let claim = match ResponseClaim::decode(&msg).and_then(|c| admit(outcome, c, can_attest)) {
+        Ok(c) => c,
+        Err(e) => {
+            // The prover waits for the reveal: tell it why there is none.
+            let mut why = e.to_string();
+            let mut cut = why.len().min(MAX_REFUSAL);
+            while !why.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            why.truncate(cut);
+            let _ = ch
+                .send(&[&[CLAIM_REFUSED][..], why.as_bytes()].concat())
+                .await;
+            let _ = ch.flush().await;
+            return Err(e);
+        }
+    };
+    let reveal = outcome.retained.reveal();
+    ch.send(&[&[CLAIM_TAKEN][..], &reveal].concat())
+        .await
+        .map_err(io)?;
     ch.flush().await.map_err(io)?;
     let ctx = context(&outcome.recording, &claim);
     let mut zk = Verifier::with_context(cot, ch, cfg, &ctx, rng)
@@ -813,12 +1063,49 @@ pub async fn verify_response<C: RandomCotSender, T: Io>(
     Ok(out)
 }
 
-/// Bytes of the recorded server payloads (a bound on a claim's bytes).
+/// The verifier's checks of a claim before it reveals its inputs: a
+/// commitment needs an attestation key, and its leaves must partition both
+/// directions of the recording.
+fn admit(
+    outcome: &VerifierOutcome,
+    claim: ResponseClaim,
+    can_attest: bool,
+) -> Result<ResponseClaim> {
+    if claim.leaves.is_empty() {
+        return Ok(claim);
+    }
+    if !can_attest {
+        return Err(Error::Tls(webproof_proxy::ProxyError::Attestation(
+            "this verifier does not sign attestations (it has no attestation key)".into(),
+        )));
+    }
+    let srv = server_records(&outcome.recording)?;
+    let cli = client_records(&outcome.recording)?;
+    check_leaves(&claim, cli.len, srv.len)?;
+    Ok(claim)
+}
+
+/// The claim's leaves, one hash each, partition the request (`sent_len`
+/// bytes) and the response (`received_len`) in order.
+fn check_leaves(claim: &ResponseClaim, sent_len: usize, received_len: usize) -> Result<()> {
+    let len = |n: usize| u32::try_from(n).map_err(|_| Error::Malformed("transcript too long"));
+    if claim.leaf_hashes.len() != claim.leaves.len() {
+        return Err(Error::Malformed("one hash per committed leaf is needed"));
+    }
+    check_layout(&claim.leaves, len(sent_len)?, len(received_len)?).map_err(|e| {
+        Error::Tls(webproof_proxy::ProxyError::Attestation(format!(
+            "committed leaves: {e}"
+        )))
+    })
+}
+
+/// Bytes of the recorded payloads both ways (a bound on a claim's bytes
+/// and on its leaves, each at least one byte).
 fn outcome_len(outcome: &VerifierOutcome) -> usize {
-    outcome
-        .recording
-        .received
+    let r = &outcome.recording;
+    r.received
         .iter()
+        .chain(&r.sent)
         .map(|r| r.payload.len())
         .sum()
 }

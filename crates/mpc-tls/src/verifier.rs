@@ -301,10 +301,16 @@ impl VerifierSession {
     /// order. After an error the session is over (send
     /// [`VerifierMsg::Abort`] with the error's text).
     pub fn on_message(&mut self, msg: ProverMsg) -> Result<Vec<VerifierMsg>> {
+        self.guarded(|v| v.handle(msg))
+    }
+
+    /// Run `step` unless the session failed before; a failing step fails
+    /// the session for good.
+    fn guarded<T>(&mut self, step: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
         if matches!(self.stage, Stage::Failed) {
             return Err(Error::OutOfOrder("a failed session"));
         }
-        let r = self.handle(msg);
+        let r = step(self);
         if r.is_err() {
             self.stage = Stage::Failed;
         }
@@ -722,14 +728,7 @@ impl VerifierSession {
     /// each before asking for the next, so garbling overlaps the transfer
     /// and at most one chunk of tables is held at a time.
     pub fn next_tables(&mut self) -> Result<Option<VerifierMsg>> {
-        if matches!(self.stage, Stage::Failed) {
-            return Err(Error::OutOfOrder("a failed session"));
-        }
-        let r = self.stream_tables();
-        if r.is_err() {
-            self.stage = Stage::Failed;
-        }
-        r
+        self.guarded(Self::stream_tables)
     }
 
     fn stream_tables(&mut self) -> Result<Option<VerifierMsg>> {

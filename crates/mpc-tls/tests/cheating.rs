@@ -9,10 +9,26 @@ mod common;
 use common::*;
 use webproof_mpc_tls::hello::*;
 use webproof_mpc_tls::msg::MAX_MESSAGE;
-use webproof_mpc_tls::{Error, ProverMsg, VerifierMsg};
+use webproof_mpc_tls::{Error, ProverMsg, ProverSession, VerifierMsg, VerifierSession};
 use webproof_proxy::ProxyError;
 
 const REQUEST: &[u8] = b"GET / HTTP/1.1\r\nHost: webproof.test\r\n\r\n";
+
+/// A fresh pair of sessions on the default terms (AES-128-GCM, P-256,
+/// EMS, a short request): the prover, its `Hello`, the verifier.
+fn default_sessions(seed: u64, ca_der: &[u8]) -> (ProverSession, ProverMsg, VerifierSession) {
+    sessions(
+        seed,
+        prover_config(
+            NAME,
+            ECDHE_ECDSA_AES128_GCM_SHA256,
+            GROUP_P256,
+            true,
+            REQUEST,
+        ),
+        verifier_config(ca_der, NAME),
+    )
+}
 const RESPONSE: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
 
 fn run_with(kind: KeyKind, cert_names: &[&str], expired: bool, name: &str, hooks: Hooks) -> Stop {
@@ -326,19 +342,7 @@ fn key_share_opening_altered() {
 #[test]
 fn garbage_truncated_oversized_and_out_of_turn() {
     let c = certs(KeyKind::Ecdsa, &[NAME], false);
-    let fresh = || {
-        sessions(
-            44,
-            prover_config(
-                NAME,
-                ECDHE_ECDSA_AES128_GCM_SHA256,
-                GROUP_P256,
-                true,
-                REQUEST,
-            ),
-            verifier_config(&c.ca_der, NAME),
-        )
-    };
+    let fresh = || default_sessions(44, &c.ca_der);
     // Verifier: garbage, a truncated Hello, an oversized message, a step
     // before the Hello, a second Hello.
     let (_, hello, mut v) = fresh();
@@ -489,19 +493,7 @@ fn client_hello_with_another_random() {
 #[test]
 fn verifier_refuses_records_out_of_place() {
     let c = certs(KeyKind::Ecdsa, &[NAME], false);
-    let fresh = || {
-        sessions(
-            45,
-            prover_config(
-                NAME,
-                ECDHE_ECDSA_AES128_GCM_SHA256,
-                GROUP_P256,
-                true,
-                REQUEST,
-            ),
-            verifier_config(&c.ca_der, NAME),
-        )
-    };
+    let fresh = || default_sessions(45, &c.ca_der);
     let (_, hello, mut v) = fresh();
     v.on_message(hello).unwrap();
     assert!(matches!(
@@ -577,19 +569,7 @@ fn record_before_the_key_shares_is_refused() {
 #[test]
 fn streamed_tables_in_order_and_bounded() {
     let c = certs(KeyKind::Ecdsa, &[NAME], false);
-    let fresh = || {
-        sessions(
-            47,
-            prover_config(
-                NAME,
-                ECDHE_ECDSA_AES128_GCM_SHA256,
-                GROUP_P256,
-                true,
-                REQUEST,
-            ),
-            verifier_config(&c.ca_der, NAME),
-        )
-    };
+    let fresh = || default_sessions(47, &c.ca_der);
     let (mut p, hello, mut v) = fresh();
     let msgs = answer(&mut v, hello).unwrap();
     let chunks = |circuit: u8| -> Vec<VerifierMsg> {

@@ -22,6 +22,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use std::cell::RefCell;
 use std::rc::Rc;
+use webproof_attestation::{CommitPlan, CommitmentSeed, Transcript, TranscriptCommitment};
 use webproof_core::{memory_duplex, Channel};
 use webproof_mpc_tls::hello::*;
 use webproof_mpc_tls::{prove_response, verify_response, ProverMsg, ResponseClaim, VerifierMsg};
@@ -463,13 +464,19 @@ fn run_once(seed: u64, target: Option<Target>) -> Run {
         return out;
     };
     out.prover_response = Some(d.prover.response.clone());
-    // The prover reveals everything it holds, the request too.
+    // The prover reveals everything it holds, the request too, and
+    // commits to both for an attestation.
     let req = request();
+    let Ok(commitment) = commitment(&req, &d.prover.response) else {
+        return out;
+    };
     let Ok(claim) = ResponseClaim::new(&d.prover, &[0..d.prover.response.len()])
         .and_then(|c| c.with_request(&d.prover, &req, &[0..req.len()]))
+        .map(|c| c.with_commitment(&d.prover, &commitment))
     else {
         return out;
     };
+    let blinders = webproof_proxy::attest::blinders(&commitment);
     let cfg = Config {
         cot_batch: 1 << 18,
         ..Config::default()
@@ -479,16 +486,36 @@ fn run_once(seed: u64, target: Option<Target>) -> Run {
     let mut r2 = ChaCha20Rng::seed_from_u64(seed + 101);
     let (_, verified) = block_on(async {
         futures::join!(
-            prove_response(r, Channel::new(a), cfg, &d.prover, &claim, &mut r1),
-            verify_response(s, Channel::new(b), cfg, &d.verifier, &mut r2)
+            prove_response(
+                r,
+                Channel::new(a),
+                cfg,
+                &d.prover,
+                &claim,
+                &blinders,
+                &mut r1
+            ),
+            verify_response(s, Channel::new(b), cfg, &d.verifier, true, &mut r2)
         )
     });
     out.verified = verified.ok();
     out
 }
 
+/// The prover's commitment to a session's request and response (a fixed
+/// seed, so the true transcript's leaf hashes can be recomputed).
+fn commitment(
+    request: &[u8],
+    response: &[u8],
+) -> webproof_attestation::Result<TranscriptCommitment> {
+    let t = Transcript::new(request.to_vec(), response.to_vec());
+    let plan = CommitPlan::new().with_chunk_len(300)?;
+    TranscriptCommitment::new(&t, &plan, CommitmentSeed::from_bytes([7; 32]))
+}
+
 /// The verifier's view holds only true bytes at true offsets, of the
-/// response and of the request.
+/// response and of the request, and the leaf hashes it would attest are
+/// those of the true request and response.
 fn only_true_bytes(v: &webproof_mpc_tls::VerifiedResponse, truth: &[u8]) -> bool {
     let placed = |ranges: &[webproof_mpc_tls::response::RevealedRange], data: &[u8]| {
         ranges.iter().all(|r| {
@@ -499,10 +526,13 @@ fn only_true_bytes(v: &webproof_mpc_tls::VerifiedResponse, truth: &[u8]) -> bool
         })
     };
     let req = request();
+    let leaves_true = commitment(&req, truth)
+        .is_ok_and(|c| c.leaves() == v.leaves && c.leaf_hashes() == v.leaf_hashes);
     v.response_len == truth.len()
         && v.request_len == req.len()
         && placed(&v.ranges, truth)
         && placed(&v.request_ranges, &req)
+        && leaves_true
 }
 
 #[test]

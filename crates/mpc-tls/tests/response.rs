@@ -69,27 +69,52 @@ fn cfg() -> Config {
     }
 }
 
-/// Both parties' runs of the proof, each on its end of one channel.
-fn prove(
-    s: Session,
-    outcome: &ProverOutcome,
-    claim: &ResponseClaim,
-) -> (
+type Proved = (
     Result<ProofStats, Error>,
     Result<VerifiedResponse, Error>,
     Done,
-) {
+);
+
+/// Both parties' runs of the proof, each on its end of one channel.
+fn prove(s: Session, outcome: &ProverOutcome, claim: &ResponseClaim) -> Proved {
+    prove_with(s, outcome, claim, &[], false)
+}
+
+/// [`prove`] with the prover's leaf blinders, and a verifier that holds
+/// an attestation key or not.
+fn prove_with(
+    s: Session,
+    outcome: &ProverOutcome,
+    claim: &ResponseClaim,
+    blinders: &[[u8; 16]],
+    can_attest: bool,
+) -> Proved {
     let (a, b) = memory_duplex();
     let mut r1 = ChaCha20Rng::seed_from_u64(100);
     let mut r2 = ChaCha20Rng::seed_from_u64(101);
     let (p, v) = block_on(async {
         futures::join!(
             async {
-                prove_response(s.r, Channel::new(a), cfg(), outcome, claim, &mut r1)
-                    .await
-                    .map(|(st, _, _)| st)
+                prove_response(
+                    s.r,
+                    Channel::new(a),
+                    cfg(),
+                    outcome,
+                    claim,
+                    blinders,
+                    &mut r1,
+                )
+                .await
+                .map(|(st, _, _)| st)
             },
-            verify_response(s.s, Channel::new(b), cfg(), &s.d.verifier, &mut r2)
+            verify_response(
+                s.s,
+                Channel::new(b),
+                cfg(),
+                &s.d.verifier,
+                can_attest,
+                &mut r2
+            )
         )
     });
     (p, v, s.d)
@@ -275,6 +300,8 @@ fn another_key_is_refused() {
         ranges: vec![(0, pt[..100].to_vec())],
         request_iv: Vec::new(),
         request: Vec::new(),
+        leaves: Vec::new(),
+        leaf_hashes: Vec::new(),
     };
     refused(s, &outcome, &claim);
 }
@@ -315,13 +342,15 @@ fn verifier_revealing_another_delta_is_caught() {
     let vo = s.d.verifier.clone();
     let (p, v) = block_on(async {
         futures::join!(
-            prove_response(s.r, Channel::new(a), cfg(), &outcome, &claim, &mut r1),
+            prove_response(s.r, Channel::new(a), cfg(), &outcome, &claim, &[], &mut r1),
             async {
                 // The honest verifier's steps up to the seal.
                 let mut ch = Channel::new(b);
                 let msg = ch.recv(1 << 20).await.unwrap();
                 let claim = ResponseClaim::decode(&msg).unwrap();
-                ch.send(&vo.retained.reveal()).await.unwrap();
+                ch.send(&[&[0u8][..], &vo.retained.reveal()].concat())
+                    .await
+                    .unwrap();
                 ch.flush().await.unwrap();
                 let ctx = context(&vo.recording, &claim);
                 let mut zk = Verifier::with_context(s.s, ch, cfg(), &ctx, &mut r2)
@@ -484,6 +513,8 @@ fn prover_swapping_key_shares_is_refused() {
         ranges: vec![(0, pt[..100].to_vec())],
         request_iv: Vec::new(),
         request: Vec::new(),
+        leaves: Vec::new(),
+        leaf_hashes: Vec::new(),
     };
     let (p, v, _) = prove(s, &outcome, &claim);
     caught_prover(p, v);
@@ -513,7 +544,7 @@ fn consistency_overhead_figures() {
                         .await
                         .unwrap();
                     zk.defer();
-                    prove_statement(&mut zk, &o, &claim).await.unwrap();
+                    prove_statement(&mut zk, &o, &claim, &[]).await.unwrap();
                     let mut sealed = zk.seal([7; 32]).await.unwrap();
                     webproof_mpc::consistency::receive_delta(&mut sealed)
                         .await
@@ -653,5 +684,237 @@ fn false_request_claims_are_refused() {
             _ => claim.request[0].0 += 1,
         }
         refused(s, &outcome, &claim);
+    }
+}
+
+/// The prover's commitment to the session's request and response, as the
+/// net driver makes it (leaves of at most 300 bytes, fresh seed).
+fn commit_transcript(
+    request: &[u8],
+    response: &[u8],
+) -> (
+    webproof_attestation::Transcript,
+    webproof_attestation::TranscriptCommitment,
+) {
+    let opts = webproof_proxy::attest::AttestOptions {
+        chunk_len: Some(300),
+        boundaries: Vec::new(),
+    };
+    webproof_proxy::attest::commit(&opts, request, response, &mut ChaCha20Rng::seed_from_u64(5))
+        .unwrap()
+}
+
+/// MPC mode attests as proxy mode does: the proof establishes the leaf
+/// hashes of the prover's commitment, the verifier signs their root with
+/// the fields of its own output, and the prover's bundle presents chosen
+/// leaves that a third party checks against the verifier's key.
+#[test]
+fn attested_session_presents_what_the_server_sent() {
+    use webproof_attestation::{verify_presentation, Scheme, SigningKey};
+    use webproof_proxy::attest::AttestationBundle;
+    use webproof_proxy::http::RevealItem;
+    use webproof_proxy::Range as R;
+    let s = session(40, ECDHE_ECDSA_AES128_GCM_SHA256, 2000);
+    let outcome = s.d.prover.clone();
+    let req = request();
+    let resp = outcome.response.clone();
+    let (transcript, commitment) = commit_transcript(&req, &resp);
+    let claim = ResponseClaim::new(&outcome, &[0..15])
+        .unwrap()
+        .with_commitment(&outcome, &commitment);
+    assert!(
+        !claim.request_iv.is_empty(),
+        "request leaves need the client IV"
+    );
+    let blinders = webproof_proxy::attest::blinders(&commitment);
+    let t = std::time::Instant::now();
+    let (p, v, d) = prove_with(s, &outcome, &claim, &blinders, true);
+    let st = p.unwrap();
+    let v = v.unwrap();
+    eprintln!(
+        "attested: {} leaves over {} + {} bytes; proof {} AND, {:.1} KB P->V, {:.2} s",
+        claim.leaves.len(),
+        req.len(),
+        resp.len(),
+        st.zk.and_gates,
+        st.sent as f64 / 1e3,
+        t.elapsed().as_secs_f64()
+    );
+    assert_eq!(v.leaves, commitment.leaves());
+    assert_eq!(v.leaf_hashes, commitment.leaf_hashes());
+    assert!(v.request_ranges.is_empty(), "committing reveals nothing");
+
+    let key = SigningKey::generate(Scheme::Ed25519, &mut ChaCha20Rng::seed_from_u64(6));
+    let out = webproof_mpc_tls::verifier_output(&d.verifier, &v, NAME, 443, 1_700_000_000).unwrap();
+    let reply = webproof_mpc_tls::attestation(&key, &d.verifier, &v, &out).unwrap();
+    let bundle =
+        AttestationBundle::accept(&reply, transcript, commitment, outcome.certificates.clone())
+            .unwrap();
+    let signed = bundle.attestation.attestation();
+    assert_eq!(signed.server_name(), NAME);
+    assert_eq!(signed.received_len() as usize, resp.len());
+    assert_eq!(signed.sent_len() as usize, req.len());
+
+    // A presentation of the status line and a piece of the request.
+    let (pres, revealed) = bundle
+        .present(
+            &[
+                RevealItem::Recv(R { start: 0, end: 15 }),
+                RevealItem::Sent(R { start: 0, end: 10 }),
+            ],
+            true,
+        )
+        .unwrap();
+    assert_eq!(revealed.len(), 2);
+    let checked = verify_presentation(&pres.to_bytes(), &[key.verifying_key()]).unwrap();
+    let shown: Vec<u8> = (0..15).map(|i| checked.received.get(i).unwrap()).collect();
+    assert_eq!(shown, resp[..15]);
+    let shown: Vec<u8> = (0..10).map(|i| checked.sent.get(i).unwrap()).collect();
+    assert_eq!(shown, req[..10]);
+    assert!(checked.server_identity.is_some());
+}
+
+/// A commitment to a response the server did not send (one byte changed,
+/// honest blinders and layout) is refused: the proof computes each leaf's
+/// hash over the recorded records.
+#[test]
+fn commitment_to_another_response_is_refused() {
+    let s = session(41, ECDHE_ECDSA_AES128_GCM_SHA256, 2000);
+    let outcome = s.d.prover.clone();
+    let mut resp = outcome.response.clone();
+    resp[1500] ^= 0x01;
+    let (_, commitment) = commit_transcript(&request(), &resp);
+    let claim = ResponseClaim::new(&outcome, &[])
+        .unwrap()
+        .with_commitment(&outcome, &commitment);
+    let blinders = webproof_proxy::attest::blinders(&commitment);
+    let (p, v, _) = prove_with(s, &outcome, &claim, &blinders, true);
+    caught_prover(p, v);
+}
+
+/// The same for the request: a leaf over a request the client did not send.
+#[test]
+fn commitment_to_another_request_is_refused() {
+    let s = session(42, ECDHE_ECDSA_AES128_GCM_SHA256, 2000);
+    let outcome = s.d.prover.clone();
+    let mut req = request();
+    req[5] = b'X';
+    let (_, commitment) = commit_transcript(&req, &outcome.response);
+    let claim = ResponseClaim::new(&outcome, &[])
+        .unwrap()
+        .with_commitment(&outcome, &commitment);
+    let blinders = webproof_proxy::attest::blinders(&commitment);
+    let (p, v, _) = prove_with(s, &outcome, &claim, &blinders, true);
+    caught_prover(p, v);
+}
+
+/// A claimed hash that is not its leaf's (another leaf's, so a valid hash
+/// of true data), and blinders other than the hashes were made with, are
+/// refused.
+#[test]
+fn swapped_leaf_hashes_and_other_blinders_are_refused() {
+    let s = session(43, ECDHE_ECDSA_AES128_GCM_SHA256, 2000);
+    let outcome = s.d.prover.clone();
+    let (_, commitment) = commit_transcript(&request(), &outcome.response);
+    let mut claim = ResponseClaim::new(&outcome, &[])
+        .unwrap()
+        .with_commitment(&outcome, &commitment);
+    let n = claim.leaf_hashes.len();
+    claim.leaf_hashes.swap(n - 1, n - 2);
+    let blinders = webproof_proxy::attest::blinders(&commitment);
+    let (p, v, _) = prove_with(s, &outcome, &claim, &blinders, true);
+    caught_prover(p, v);
+
+    let s = session(44, ECDHE_ECDSA_AES128_GCM_SHA256, 2000);
+    let outcome = s.d.prover.clone();
+    let (_, commitment) = commit_transcript(&request(), &outcome.response);
+    let claim = ResponseClaim::new(&outcome, &[])
+        .unwrap()
+        .with_commitment(&outcome, &commitment);
+    let mut blinders = webproof_proxy::attest::blinders(&commitment);
+    blinders[0][0] ^= 1;
+    let (p, v, _) = prove_with(s, &outcome, &claim, &blinders, true);
+    caught_prover(p, v);
+}
+
+/// Layouts that do not partition both directions of the recording, and a
+/// commitment to a verifier without a key, are refused before the proof.
+#[test]
+fn bad_layouts_and_keyless_verifiers_are_refused_before_the_proof() {
+    let before_proof = |v: Result<VerifiedResponse, Error>| match v {
+        Err(Error::Tls(webproof_proxy::ProxyError::Attestation(_))) => {}
+        other => panic!("expected a refusal of the attestation, got {other:?}"),
+    };
+    // The last leaf of the response dropped (with its hash).
+    let s = session(45, ECDHE_ECDSA_AES128_GCM_SHA256, 2000);
+    let outcome = s.d.prover.clone();
+    let (_, commitment) = commit_transcript(&request(), &outcome.response);
+    let mut claim = ResponseClaim::new(&outcome, &[])
+        .unwrap()
+        .with_commitment(&outcome, &commitment);
+    claim.leaves.pop();
+    claim.leaf_hashes.pop();
+    let mut blinders = webproof_proxy::attest::blinders(&commitment);
+    blinders.pop();
+    let (_, v, _) = prove_with(s, &outcome, &claim, &blinders, true);
+    before_proof(v);
+
+    // A leaf claimed at other offsets (the first response leaf shifted by
+    // one byte, overlapping the next).
+    let s = session(46, ECDHE_ECDSA_AES128_GCM_SHA256, 2000);
+    let outcome = s.d.prover.clone();
+    let (_, commitment) = commit_transcript(&request(), &outcome.response);
+    let mut claim = ResponseClaim::new(&outcome, &[])
+        .unwrap()
+        .with_commitment(&outcome, &commitment);
+    let first_recv = claim
+        .leaves
+        .iter()
+        .position(|l| l.direction == webproof_attestation::Direction::Received)
+        .unwrap();
+    claim.leaves[first_recv].end += 1;
+    let blinders = webproof_proxy::attest::blinders(&commitment);
+    let (_, v, _) = prove_with(s, &outcome, &claim, &blinders, true);
+    before_proof(v);
+
+    // An honest commitment to a verifier that cannot sign.
+    let s = session(47, ECDHE_ECDSA_AES128_GCM_SHA256, 2000);
+    let outcome = s.d.prover.clone();
+    let (_, commitment) = commit_transcript(&request(), &outcome.response);
+    let claim = ResponseClaim::new(&outcome, &[])
+        .unwrap()
+        .with_commitment(&outcome, &commitment);
+    let blinders = webproof_proxy::attest::blinders(&commitment);
+    let (_, v, _) = prove_with(s, &outcome, &claim, &blinders, false);
+    before_proof(v);
+}
+
+/// The claim's leaves survive encoding, and a count beyond the message or
+/// an unknown direction is malformed.
+#[test]
+fn claim_with_leaves_round_trips_and_bad_leaves_are_malformed() {
+    let s = session(48, ECDHE_ECDSA_AES128_GCM_SHA256, 200);
+    let outcome = s.d.prover.clone();
+    let (_, commitment) = commit_transcript(&request(), &outcome.response);
+    let claim = ResponseClaim::new(&outcome, &[0..5])
+        .unwrap()
+        .with_commitment(&outcome, &commitment);
+    let bytes = claim.encode();
+    assert_eq!(ResponseClaim::decode(&bytes).unwrap(), claim);
+    let leaves_at = bytes.len() - 4 - 41 * claim.leaves.len();
+    let mut huge = bytes.clone();
+    huge[leaves_at..leaves_at + 4].copy_from_slice(&u32::MAX.to_be_bytes());
+    assert!(matches!(
+        ResponseClaim::decode(&huge),
+        Err(Error::Malformed(_))
+    ));
+    let mut dir = bytes.clone();
+    dir[leaves_at + 4] = 7;
+    assert!(matches!(
+        ResponseClaim::decode(&dir),
+        Err(Error::Malformed(_))
+    ));
+    for cut in [1, 20, 41] {
+        assert!(ResponseClaim::decode(&bytes[..bytes.len() - cut]).is_err());
     }
 }

@@ -21,7 +21,10 @@
 //!    `Channel` over the link, the COT extensions going on.
 //! 5. **Verdict** (JSON, proxy mode's `VerifierMsg::Verdict`): the output
 //!    ([`webproof_mpc_tls::verifier_output`], every field from the
-//!    verifier's own recording) or the rejection.
+//!    verifier's own recording) or the rejection; with `--attest`, the
+//!    attestation over the leaves the proof established
+//!    ([`webproof_mpc_tls::attestation`]), which the prover checks against
+//!    its own commitment and keeps as proxy mode's bundle.
 //!
 //! Every protocol decision is `webproof_mpc_tls`'s; this module moves
 //! frames and the server's bytes, keeps time and enforces timeouts and
@@ -208,21 +211,43 @@ pub(crate) async fn verify<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
     let proved = timeout(cfg.proof_timeout, "the proof of the response", async {
         let cot = webproof_ferret::FerretSender::new(proof_cots(), sender, &mut rand::rngs::OsRng)
             .map_err(|e| engine_error("the proof of the response", e))?;
-        mpc::verify_response(cot, ch, proof_config(), &outcome, &mut rand::rngs::OsRng)
-            .await
-            .map_err(NetError::Mpc)
+        let can_attest = cfg.attestation_key.is_some();
+        mpc::verify_response(
+            cot,
+            ch,
+            proof_config(),
+            &outcome,
+            can_attest,
+            &mut rand::rngs::OsRng,
+        )
+        .await
+        .map_err(NetError::Mpc)
     })
     .await;
-    let result = proved.and_then(|verified| {
-        mpc::verifier_output(&outcome, &verified, &host, port, time).map_err(NetError::Mpc)
+    let concluded = proved.and_then(|verified| {
+        let out =
+            mpc::verifier_output(&outcome, &verified, &host, port, time).map_err(NetError::Mpc)?;
+        // A claim with leaves reached the proof only if this verifier
+        // holds a key (`verify_response` refused it otherwise).
+        let signed = match &cfg.attestation_key {
+            Some(key) if !verified.leaves.is_empty() => {
+                Some(mpc::attestation(key, &outcome, &verified, &out).map_err(NetError::Mpc)?)
+            }
+            _ => None,
+        };
+        Ok((out, signed))
     });
+    let (result, attestation) = match concluded {
+        Ok((out, signed)) => (Ok(out), signed),
+        Err(e) => (Err(e), None),
+    };
     let verdict = VerifierMsg::Verdict {
         result: match &result {
             Ok(out) => Ok(out.digested()),
             Err(NetError::Mpc(e)) => Err(mpc::output::rejection(e)),
             Err(e) => Err(Rejection::new(RejectKind::Protocol, e.to_string())),
         },
-        attestation: None,
+        attestation,
     };
     // The prover may already be gone; the outcome stands either way.
     let _ = send_msg(&mut prover, &verdict).await;
@@ -235,11 +260,6 @@ pub(crate) async fn verify<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
 /// The prover's MPC session: [`crate::prove`] with `opts.mode` MPC.
 pub(crate) async fn prove(opts: &ProveOptions) -> Result<ProveOutcome> {
     let t0 = Instant::now();
-    if opts.attest.is_some() {
-        return Err(NetError::Setup(
-            "MPC mode does not make attestations yet: drop --attest, or use --mode proxy".into(),
-        ));
-    }
     if matches!(opts.version, Some(v) if v != webproof_proxy::TlsVersion::Tls12) {
         return Err(NetError::Setup(
             "MPC mode runs TLS 1.2 only (TLS 1.3 is proxy mode's)".into(),
@@ -360,11 +380,26 @@ pub(crate) async fn prove(opts: &ProveOptions) -> Result<ProveOutcome> {
             .map(|r| r.start..r.end)
             .collect()
     };
-    let claim = ResponseClaim::new(&outcome, &ranges(Direction::Received))?.with_request(
+    let mut claim = ResponseClaim::new(&outcome, &ranges(Direction::Received))?.with_request(
         &outcome,
         &request,
         &ranges(Direction::Sent),
     )?;
+    // An attestation: the proof shows the commitment's leaf hashes are
+    // over the session's request and response.
+    let committed = match &opts.attest {
+        Some(a) => {
+            let (transcript, commitment) =
+                webproof_proxy::attest::commit(a, &request, &response, &mut rand::rngs::OsRng)?;
+            claim = claim.with_commitment(&outcome, &commitment);
+            Some((transcript, commitment))
+        }
+        None => None,
+    };
+    let blinders = committed
+        .as_ref()
+        .map(|(_, c)| webproof_proxy::attest::blinders(c))
+        .unwrap_or_default();
     let ch = Channel::new((&mut link).compat());
     let cot = webproof_ferret::FerretReceiver::new(proof_cots(), receiver, &mut rand::rngs::OsRng)
         .map_err(|e| engine_error("the proof of the response", e))?;
@@ -374,12 +409,40 @@ pub(crate) async fn prove(opts: &ProveOptions) -> Result<ProveOutcome> {
         proof_config(),
         &outcome,
         &claim,
+        &blinders,
         &mut rand::rngs::OsRng,
     )
     .await?;
     let verdict: VerifierMsg = recv_msg_limited(&mut link, "the verdict", MAX_VERDICT_MSG).await?;
-    let output = match verdict {
-        VerifierMsg::Verdict { result: Ok(d), .. } => d.expand(&request, &response, &disclosure)?,
+    let (output, attestation) = match verdict {
+        VerifierMsg::Verdict {
+            result: Ok(d),
+            attestation,
+        } => {
+            let output = d.expand(&request, &response, &disclosure)?;
+            let bundle = match (committed, attestation) {
+                (Some((transcript, commitment)), Some(reply)) => {
+                    Some(webproof_proxy::attest::AttestationBundle::accept(
+                        &reply,
+                        transcript,
+                        commitment,
+                        outcome.certificates.clone(),
+                    )?)
+                }
+                (Some(_), None) => {
+                    return Err(NetError::Proxy(webproof_proxy::ProxyError::Attestation(
+                        "the verifier verified the session but sent no attestation".into(),
+                    )))
+                }
+                (None, Some(_)) => {
+                    return Err(NetError::Proxy(webproof_proxy::ProxyError::Protocol(
+                        "the verifier sent an attestation no one asked for".into(),
+                    )))
+                }
+                (None, None) => None,
+            };
+            (output, bundle)
+        }
         VerifierMsg::Verdict { result: Err(r), .. } => return Err(NetError::Rejected(r)),
         other => {
             return Err(NetError::Proxy(webproof_proxy::ProxyError::Protocol(
@@ -403,7 +466,7 @@ pub(crate) async fn prove(opts: &ProveOptions) -> Result<ProveOutcome> {
             time_proof_ms: ms(t2, t3),
         },
         response,
-        attestation: None,
+        attestation,
     })
 }
 

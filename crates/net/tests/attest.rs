@@ -1,11 +1,13 @@
-//! Attested sessions end to end: the prover commits to its transcript and
-//! reveals nothing to the verifier, the verifier signs, and a third party
-//! checks a presentation that reveals one JSON field.
+//! Attested sessions end to end, in proxy mode (TLS 1.3 and 1.2) and MPC
+//! mode: the prover commits to its transcript and reveals nothing to the
+//! verifier, the verifier signs, and a third party checks a presentation
+//! that reveals one JSON field.
 
 mod common;
 use common::*;
 use std::sync::Arc;
 use webproof_attestation::{Scheme, SigningKey};
+use webproof_net::Mode;
 use webproof_proxy::attest::{AttestOptions, AttestationBundle};
 
 fn key(scheme: Scheme) -> Arc<SigningKey> {
@@ -17,9 +19,22 @@ async fn attested_session_and_presentation() {
     let s = fixture().await;
     let ca = s.fixture.certs.ca_pem.clone();
     let port = s.fixture.addr.port();
-    for (scheme, version) in [
-        (Scheme::Ed25519, webproof_proxy::TlsVersion::Tls13),
-        (Scheme::Secp256k1, webproof_proxy::TlsVersion::Tls12),
+    for (scheme, version, mode) in [
+        (
+            Scheme::Ed25519,
+            webproof_proxy::TlsVersion::Tls13,
+            Mode::Proxy,
+        ),
+        (
+            Scheme::Secp256k1,
+            webproof_proxy::TlsVersion::Tls12,
+            Mode::Proxy,
+        ),
+        (
+            Scheme::Ed25519,
+            webproof_proxy::TlsVersion::Tls12,
+            Mode::Mpc,
+        ),
     ] {
         let signer = key(scheme);
         let mut cfg = quick_config(roots(&ca));
@@ -27,6 +42,7 @@ async fn attested_session_and_presentation() {
         let (addr, v) = verifier(cfg).await;
         let mut o = options(&addr, "localhost", port, "/json", &ca);
         o.version = Some(version);
+        o.mode = mode;
         o.headers
             .push(("Cookie".into(), "session=very-secret-token".into()));
         // The verifier sees nothing of the plaintext.
@@ -37,7 +53,7 @@ async fn attested_session_and_presentation() {
         });
         let out = webproof_net::prove(&o).await.unwrap();
         let vout = v.await.unwrap().unwrap();
-        assert_eq!(vout.received.revealed.len(), 0, "{scheme:?}");
+        assert_eq!(vout.received.revealed.len(), 0, "{scheme:?} {mode:?}");
         assert_eq!(vout.sent.revealed.len(), 0);
         let bundle = out.attestation.expect("an attestation");
         assert_eq!(bundle.verifying_key, signer.verifying_key());
@@ -99,13 +115,16 @@ async fn attested_session_and_presentation() {
 async fn a_verifier_without_key_refuses_to_attest() {
     let s = fixture().await;
     let ca = s.fixture.certs.ca_pem.clone();
-    let (addr, v) = verifier(quick_config(roots(&ca))).await;
-    let mut o = options(&addr, "localhost", s.fixture.addr.port(), "/json", &ca);
-    o.attest = Some(AttestOptions::default());
-    let err = webproof_net::prove(&o).await.unwrap_err();
-    assert!(
-        err.to_string().contains("does not sign attestations"),
-        "{err}"
-    );
-    assert!(v.await.unwrap().is_err());
+    for mode in [Mode::Proxy, Mode::Mpc] {
+        let (addr, v) = verifier(quick_config(roots(&ca))).await;
+        let mut o = options(&addr, "localhost", s.fixture.addr.port(), "/json", &ca);
+        o.mode = mode;
+        o.attest = Some(AttestOptions::default());
+        let err = webproof_net::prove(&o).await.unwrap_err();
+        assert!(
+            err.to_string().contains("does not sign attestations"),
+            "{mode:?}: {err}"
+        );
+        assert!(v.await.unwrap().is_err());
+    }
 }

@@ -133,8 +133,7 @@ async fn oversized_request_is_refused() {
     assert!(v.await.unwrap().is_err());
 }
 
-/// TLS 1.3 and attestations are not MPC mode's yet: a clear error before
-/// any connection.
+/// TLS 1.3 is not MPC mode's yet: a clear error before any connection.
 #[tokio::test]
 async fn unsupported_options_fail_early() {
     let mut o = mpc_options("127.0.0.1:9", 443, "/", "");

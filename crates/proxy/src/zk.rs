@@ -345,7 +345,7 @@ pub fn leaf_hashes(proven: &tp::Proven) -> Vec<[u8; 32]> {
 /// header, the blinder, then the leaf's application data mapped onto the
 /// records (`record_data[k]` = application-data bytes of the direction's
 /// k-th record, 0 for other records). Linear in leaves plus records.
-fn leaf_commitments(
+pub fn leaf_commitments(
     leaves: &[LeafRange],
     direction: webproof_attestation::Direction,
     record_data: &[usize],

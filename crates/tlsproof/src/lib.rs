@@ -167,6 +167,7 @@ pub async fn run<P: ZkParty>(
         &mut client,
         &statement.sent,
         witness.map(|w| w.sent_blinders.as_slice()),
+        None,
     )
     .await?;
     let recv = records::prove_direction(
@@ -174,6 +175,7 @@ pub async fn run<P: ZkParty>(
         &mut server,
         &statement.recv,
         witness.map(|w| w.recv_blinders.as_slice()),
+        None,
     )
     .await?;
     party.check().await?;
@@ -198,10 +200,54 @@ pub async fn assert_plaintext<P: ZkParty>(
     records: &[SealedRecord],
     claims: &[PlaintextClaim],
 ) -> Result<()> {
-    if key.len() != 8 * aead.key_len() {
+    check_key_and_iv(aead, key.len(), iv, records)?;
+    let mut dir = DirectionKey::new(aead, key, iv.to_vec());
+    records::assert_plaintext(party, &mut dir, records, claims).await
+}
+
+/// Hash commitments over the plaintext of `records` under a key
+/// authenticated elsewhere (MPC mode's attestations), with assertions
+/// only: each commitment's digest, computed in the proof as for [`run`]
+/// (`SHA-256(prefix || blinder || plaintext of spans)`), is asserted equal
+/// to the digest the prover claimed in the clear (`digests`, one per
+/// commitment, in order), so it runs in a sealed proof. `blinders` is the
+/// prover's witness (one per commitment); the verifier passes `None`.
+/// `key` and `iv` as for [`assert_plaintext`]; runs no check of its own.
+#[allow(clippy::too_many_arguments)]
+pub async fn assert_commitments<P: ZkParty>(
+    party: &mut P,
+    aead: Aead,
+    key: &[P::Bit],
+    iv: &[u8],
+    records: &[SealedRecord],
+    commitments: &[Commitment],
+    blinders: Option<&[Vec<u8>]>,
+    digests: &[[u8; 32]],
+) -> Result<()> {
+    check_key_and_iv(aead, key.len(), iv, records)?;
+    statement::check_commitments(records, commitments)?;
+    let mut dir = DirectionKey::new(aead, key, iv.to_vec());
+    let direction = DirectionStatement {
+        records: records.to_vec(),
+        disclosure: Disclosure::Ranges(Vec::new()),
+        commitments: commitments.to_vec(),
+        open_tag_material: false,
+        byte_classes: Vec::new(),
+    };
+    records::prove_direction(party, &mut dir, &direction, blinders, Some(digests)).await?;
+    Ok(())
+}
+
+/// `key_bits` and `iv` fit `aead`, and every record has the nonce it needs.
+fn check_key_and_iv(
+    aead: Aead,
+    key_bits: usize,
+    iv: &[u8],
+    records: &[SealedRecord],
+) -> Result<()> {
+    if key_bits != 8 * aead.key_len() {
         return Err(Error::Usage(format!(
-            "{} key bits for a {}-byte key",
-            key.len(),
+            "{key_bits} key bits for a {}-byte key",
             aead.key_len()
         )));
     }
@@ -216,8 +262,7 @@ pub async fn assert_plaintext<P: ZkParty>(
             "IV or explicit nonces do not fit the AEAD".into(),
         ));
     }
-    let mut dir = DirectionKey::new(aead, key, iv.to_vec());
-    records::assert_plaintext(party, &mut dir, records, claims).await
+    Ok(())
 }
 
 /// Authenticated outputs of a key schedule.

@@ -106,13 +106,23 @@ impl<B: Copy> Absorber<B> {
 }
 
 /// Prove a direction's disclosure and commitments. `blinders` is the
-/// prover's (one per commitment); the verifier passes `None`.
+/// prover's (one per commitment); the verifier passes `None`. With
+/// `claimed` (one digest per commitment, sent in the clear beforehand) the
+/// digests are asserted equal to the claimed ones instead of opened, so
+/// the proof can be sealed; it opens nothing else when the direction
+/// discloses no range and opens no tag material.
 pub(crate) async fn prove_direction<P: ZkParty>(
     party: &mut P,
     key: &mut DirectionKey<P::Bit>,
     direction: &DirectionStatement,
     blinders: Option<&[Vec<u8>]>,
+    claimed: Option<&[[u8; 32]]>,
 ) -> Result<DirectionProof> {
+    if claimed.is_some_and(|c| c.len() != direction.commitments.len()) {
+        return Err(Error::Malformed(
+            "one claimed digest per commitment is needed".into(),
+        ));
+    }
     let block_len = key.aead.keystream_block_len();
     let records = &direction.records;
 
@@ -313,7 +323,18 @@ pub(crate) async fn prove_direction<P: ZkParty>(
         &mut plaintexts,
     )
     .await?;
-    if !digest_bits.is_empty() {
+    if let Some(claimed) = claimed {
+        if !digest_bits.is_empty() {
+            let values = bytes_to_bits(&claimed.concat());
+            if values.len() != digest_bits.len() {
+                return Err(Error::Malformed(
+                    "a commitment's spans were not all reached".into(),
+                ));
+            }
+            party.assert_public(&digest_bits, &values).await?;
+        }
+        digests.extend_from_slice(claimed);
+    } else if !digest_bits.is_empty() {
         let opened = bits_to_bytes(&party.open(&digest_bits).await?);
         for d in opened.chunks(32) {
             digests.push(d.try_into().expect("32-byte digests"));

@@ -301,6 +301,46 @@ const MAX_RECORDS: usize = 1 << 16;
 const MAX_PREFIX: usize = 1 << 10;
 const MAX_BLINDER: usize = 64;
 
+/// Check commitments over `records`: prefix and blinder within bounds,
+/// spans inside their records, non-empty, increasing and disjoint across
+/// all commitments.
+pub(crate) fn check_commitments(
+    records: &[SealedRecord],
+    commitments: &[Commitment],
+) -> Result<()> {
+    let mut last: (usize, usize) = (0, 0);
+    for c in commitments {
+        if c.prefix.len() > MAX_PREFIX || c.blinder_len > MAX_BLINDER {
+            return Err(Error::Malformed(
+                "commitment prefix or blinder too long".into(),
+            ));
+        }
+        if c.spans.is_empty() {
+            return Err(Error::Malformed("a commitment covers no plaintext".into()));
+        }
+        for (i, range) in &c.spans {
+            let r = records.get(*i).ok_or_else(|| {
+                Error::Malformed(format!(
+                    "committed span names record {i}, which does not exist"
+                ))
+            })?;
+            if range.start > range.end || range.end > r.ciphertext.len() {
+                return Err(Error::Malformed(format!(
+                    "committed span {range:?} is outside record {i} ({} bytes)",
+                    r.ciphertext.len()
+                )));
+            }
+            if range.is_empty() || (*i, range.start) < last {
+                return Err(Error::Malformed(
+                    "committed spans must be non-empty, increasing and disjoint".into(),
+                ));
+            }
+            last = (*i, range.end);
+        }
+    }
+    Ok(())
+}
+
 impl Statement {
     /// Check that the statement is well formed.
     pub fn validate(&self) -> Result<()> {
@@ -390,26 +430,7 @@ impl Statement {
                     last = Some((*i, range.end));
                 }
             }
-            let mut last: (usize, usize) = (0, 0);
-            for c in &d.commitments {
-                if c.prefix.len() > MAX_PREFIX || c.blinder_len > MAX_BLINDER {
-                    return Err(Error::Malformed(
-                        "commitment prefix or blinder too long".into(),
-                    ));
-                }
-                if c.spans.is_empty() {
-                    return Err(Error::Malformed("a commitment covers no plaintext".into()));
-                }
-                for (i, range) in &c.spans {
-                    span_ok(*i, range, "committed span")?;
-                    if range.is_empty() || (*i, range.start) < last {
-                        return Err(Error::Malformed(
-                            "committed spans must be non-empty, increasing and disjoint".into(),
-                        ));
-                    }
-                    last = (*i, range.end);
-                }
-            }
+            check_commitments(&d.records, &d.commitments)?;
         }
         Ok(())
     }
