@@ -52,7 +52,7 @@
 //! Flight 1 is preprocessing: the verifier garbles the key derivation and
 //! every record for the terms the prover named (suite family, group, EMS
 //! offer) before the prover opens the server connection, so the tables
-//! (~11 MB for the key derivation of AES-128-GCM-SHA256, ~0.35 MB per
+//! (~8.4 MB for the key derivation of AES-128-GCM-SHA256, ~0.27 MB per
 //! 16 bytes of request) never keep a server waiting; the server
 //! connection carries only the input labels, OLEs and a few hundred bytes
 //! per step. Meanwhile the prover builds the same circuits' schedules

@@ -17,7 +17,8 @@
 //!   AES (`webproof_core::prg::AesBatch`).
 //! - [`plan`]: the validated circuit in the gate order both parties walk,
 //!   with independent AND gates grouped so hashing is batched.
-//! - [`garble`], [`evaluate`]: half-gates with free-XOR, 32 bytes per AND.
+//! - [`garble`], [`evaluate`]: three-halves garbling with free-XOR (Rosulek
+//!   and Roy), 24 bytes and 5 control bits per AND (half-gates took 32).
 //! - [`output`]: decoding information with authenticity digests.
 //! - [`transfer`]: chosen-input labels from random COT with the same `Δ`.
 //! - [`field`]: the base fields of P-256 and Curve25519, and GF(2^128).
@@ -161,11 +162,34 @@ pub use plan::Plan;
 
 /// Bytes of a chunk header: sequence number and table count (`u32` LE each).
 pub const CHUNK_HEADER: usize = 8;
-/// Bytes per garbled AND gate (two ciphertexts).
-pub const TABLE_BYTES: usize = 32;
-/// Most tables one chunk may carry (2 MiB of tables); the evaluator refuses
-/// larger chunks.
+/// Bytes of the three half-ciphertexts of one garbled AND gate
+/// (three-halves garbling, [`garble`]).
+pub const HALVES_BYTES: usize = 24;
+/// Control bits of one garbled AND gate, packed after a chunk's
+/// half-ciphertexts.
+pub const CONTROL_BITS: usize = 5;
+/// Most tables one chunk may carry (~1.5 MiB of tables); the evaluator
+/// refuses larger chunks.
 pub const MAX_CHUNK_TABLES: usize = 1 << 16;
+
+/// Bytes of the tables of `count` AND gates in one chunk, header excluded:
+/// `count` times [`HALVES_BYTES`] of half-ciphertexts, then the
+/// `CONTROL_BITS·count` control bits packed into whole bytes (zero padding).
+/// A table is not a whole number of bytes, so a chunk's size is a function
+/// of its table count rather than a multiple of a per-table size.
+pub const fn tables_bytes(count: usize) -> usize {
+    count * HALVES_BYTES + (count * CONTROL_BITS).div_ceil(8)
+}
+
+/// A bound on the bytes of all chunks (headers included) of a circuit with
+/// `ands` AND gates, whatever the framing, with one chunk of slack: every
+/// chunk the evaluator accepts carries at least one table, and splitting
+/// tables over more chunks never makes them smaller, so one table per chunk
+/// is the worst case. A receiver buffering chunks refuses more than this.
+pub const fn max_stream_bytes(ands: usize) -> usize {
+    ands.saturating_add(1)
+        .saturating_mul(CHUNK_HEADER + tables_bytes(1))
+}
 
 /// Labels as bytes (16 bytes each, little-endian), e.g. the garbler's
 /// encoded inputs on their way to the evaluator.
