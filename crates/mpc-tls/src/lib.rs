@@ -97,8 +97,8 @@
 //!   curve online would save the run.
 //! - Tables in memory bounded by less than the session: the verifier
 //!   holds one chunk at a time, but the prover holds every circuit's
-//!   tables from preprocessing until its step (~23 MB for a 1 KB request
-//!   with AES-128-GCM-SHA256).
+//!   tables from preprocessing until its step (17.6 MB for a 1 KB request
+//!   with AES-128-GCM-SHA256; the test `table_bytes_figures` prints it).
 //! - Fewer round trips: each of the nine key-derivation steps is one
 //!   round trip (the labels of a step ride with the next step's flips);
 //!   the records run side by side (three round trips for the client

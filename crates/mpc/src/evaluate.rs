@@ -108,7 +108,7 @@ impl TablesDigest {
 fn unpack_control(trailer: &[u8], count: usize, control: &mut Vec<u8>) -> Option<()> {
     let bits = count * CONTROL_BITS;
     debug_assert_eq!(trailer.len(), bits.div_ceil(8));
-    if bits % 8 != 0 && trailer[trailer.len() - 1] >> (bits % 8) != 0 {
+    if !bits.is_multiple_of(8) && trailer[trailer.len() - 1] >> (bits % 8) != 0 {
         return None;
     }
     control.clear();
