@@ -321,7 +321,7 @@ impl ProverSession {
                 .map_or(0, |p| p.and_count())
         };
         let ands = usize::try_from(ands).map_err(|_| Error::Malformed("circuit too large"))?;
-        Ok((ands + 1) * (webproof_mpc::TABLE_BYTES + webproof_mpc::CHUNK_HEADER))
+        Ok(webproof_mpc::max_stream_bytes(ands))
     }
 
     /// A chunk of circuit `circuit`'s tables (the circuits come in order).

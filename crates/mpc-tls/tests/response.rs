@@ -412,8 +412,8 @@ fn caught_prover(p: Result<ProofStats, Error>, v: Result<VerifiedResponse, Error
 }
 
 /// A garbler that alters one table of a key-derivation step in a row the
-/// prover does not use (its half-gate `T_G` when the prover's permute bit
-/// is 0): the session completes, and only the prover's audit of the
+/// prover does not use (its half-ciphertext `G0` when the prover's colour
+/// on the gate's first input is 0): the session completes, and only the prover's audit of the
 /// garbling, after the `Δ` reveal and before it opens, sees it. A cheat
 /// that hits a used row ends the session online, so the test tries gates
 /// until one goes through.
@@ -428,7 +428,7 @@ fn altered_kdf_table_is_caught_by_the_audit() {
                 if let webproof_mpc_tls::VerifierMsg::Tables { circuit, chunk } = m {
                     if usize::from(*circuit) == STEP && first {
                         first = false;
-                        let at = webproof_mpc::CHUNK_HEADER + webproof_mpc::TABLE_BYTES * gate;
+                        let at = webproof_mpc::CHUNK_HEADER + webproof_mpc::HALVES_BYTES * gate;
                         chunk[at] ^= 0x01;
                     }
                 }
@@ -917,4 +917,33 @@ fn claim_with_leaves_round_trips_and_bad_leaves_are_malformed() {
     for cut in [1, 20, 41] {
         assert!(ResponseClaim::decode(&bytes[..bytes.len() - cut]).is_err());
     }
+}
+
+/// Figures, not assertions: garbled-table bytes verifier → prover over one
+/// session (reduced PRF steps, both Finished, the 1 KB request record),
+/// chunk headers included, and AND gates of the circuits that carried
+/// them. Run with `--release -- --nocapture`.
+#[test]
+fn table_bytes_figures() {
+    use std::cell::RefCell;
+    use std::rc::Rc;
+    let seen = Rc::new(RefCell::new((0usize, 0usize)));
+    let tap = Rc::clone(&seen);
+    let hooks = Hooks {
+        verifier_to_prover: Some(Box::new(move |m| {
+            if let webproof_mpc_tls::VerifierMsg::Tables { chunk, .. } = m {
+                let mut t = tap.borrow_mut();
+                t.0 += chunk.len();
+                t.1 += 1;
+            }
+        })),
+        ..Hooks::default()
+    };
+    let s = session_with(36, ECDHE_ECDSA_AES128_GCM_SHA256, 2000, hooks).unwrap();
+    assert_eq!(s.d.prover.response, response(2000));
+    let (bytes, chunks) = *seen.borrow();
+    eprintln!(
+        "tables bytes per session (AES-128-GCM-SHA256, reduced PRF, 1 KB request): {bytes} in {chunks} chunks ({:.2} MB)",
+        bytes as f64 / 1e6
+    );
 }

@@ -401,7 +401,7 @@ fn main() {
             "{name} request record of {len} B: {} AND, tables {:.2} MB V->P (preprocessing); \
              GHASH powers: {k} M2A, {m2a} B V->P online",
             c.and_count(),
-            (32 * c.and_count()) as f64 / 1e6,
+            webproof_mpc::tables_bytes(c.and_count()) as f64 / 1e6,
         );
     }
 }

@@ -91,7 +91,7 @@
 //! # Security argument
 //! **Against a malicious prover** (evaluator, OLE receiver). Its garbled
 //! outputs are IT-MACs: a label for a value other than the computed one
-//! needs `Δ` (authenticity of free-XOR half-gates under the TCCR hash). Its
+//! needs `Δ` (authenticity of the free-XOR garbling, [`crate::garble`]). Its
 //! inputs are IT-MACs too: the transfer fixes its label to its COT MAC, so
 //! whatever flip it sent, it holds the label of *some* bit, and importing
 //! with another value leaves a MAC off by `Δ ⊕ 1`. The proof is then a

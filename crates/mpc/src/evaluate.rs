@@ -1,38 +1,124 @@
 //! The evaluator: consumes garbled chunks in order and holds one active
 //! label per wire.
 //!
-//! Per AND gate with active labels `A, B` and table `T_G ‖ T_E`:
-//! `C = H(A, j) ⊕ lsb(A)·T_G ⊕ H(B, j') ⊕ lsb(B)·(T_E ⊕ A)` (two hashes);
-//! XOR is `A ⊕ B`, NOT copies the label, a constant's active label is the
-//! all-zero block. See [`crate::garble`] for the garbler's side.
+//! Three-halves garbling ([`crate::garble`] has the notation, the garbler's
+//! equations, the chunk layout and the security argument). Per AND gate
+//! with active labels `A*, B*` of colours `i = lsb(A*)`, `j = lsb(B*)`,
+//! table `G0 ‖ G1 ‖ G2` and control bits `z0..z4`, with three hashes:
+//!
+//! ```text
+//! r1   = z0 ⊕ i·z2 ⊕ (i⊕j)·z4 ⊕ h'(A*) ⊕ h'(A*⊕B*)
+//! r2   = z1 ⊕ j·z3 ⊕ (i⊕j)·z4 ⊕ h'(B*) ⊕ h'(A*⊕B*)
+//! C*_L = h(A*) ⊕ h(A*⊕B*) ⊕ i·G0 ⊕ (i⊕j)·G2
+//!        ⊕ r1·A*_L ⊕ (r1⊕r2)·A*_R ⊕ (r2⊕i)·B*_L ⊕ r1·B*_R
+//! C*_R = h(B*) ⊕ h(A*⊕B*) ⊕ j·G1 ⊕ (i⊕j)·G2
+//!        ⊕ r2·A*_L ⊕ (r1⊕j)·A*_R ⊕ (r1⊕r2)·B*_L ⊕ r2·B*_R
+//! ```
+//!
+//! XOR is `A* ⊕ B*`, NOT copies the label, a constant's active label is the
+//! all-zero block.
+//!
+//! # Why the four rows decode right
+//! *Slicing*: each output half is computed separately, from 64-bit hash
+//! halves and half-ciphertexts. *Hashes*: each `G` carries the XOR of the
+//! two hashes the evaluator may hold at its position (`G0` at `A`, `G1` at
+//! `B`, `G2` at `A ⊕ B`) and is added exactly in the rows where the
+//! evaluator holds the other one, so in every row the hash part of `C*_L`
+//! is `h(A₀) ⊕ h(X₀)` and that of `C*_R` is `h(B₀) ⊕ h(X₀)`, as in the
+//! garbler's `C`. What is left is GF(2)-linear in the halves of `A₀`, `B₀`
+//! and `Δ`, and the gate is correct when, in each row `(i, j)`, the
+//! coefficients match those of `C ⊕ (i⊕α)(j⊕β)·Δ`. The product `ij` is
+//! not reachable through the `G`s (added with coefficients `i`, `j`,
+//! `i⊕j`), and half-gates pays a second full ciphertext for it; here it
+//! comes from *dicing*: the evaluator also multiplies the halves of its own
+//! labels `A* = A₀ ⊕ i·Δ`, `B* = B₀ ⊕ j·Δ` by a 2×4 bit matrix whose
+//! entries depend on `i`, `j`, so products such as `(r2⊕i)·B*_L` contain
+//! `ij·Δ_L` (and `(r1⊕j)·A*_R` contains `ij·Δ_R`). That matrix is fixed by
+//! the two bits `r = (r1, r2)` decrypted from the control bits, which the
+//! garbler sets, for all four rows at once, to
+//! `r = (s1 ⊕ i·α ⊕ j·(α⊕β), s2 ⊕ i·(α⊕β) ⊕ j·β)`; solving the
+//! coefficient equations with these (a small linear system over GF(2),
+//! worked out once; the tests check every row over many garblings) gives
+//! the garbler's `C`, `G0`, `G1`, `G2`. The control bits are garbled like
+//! the halves: `z0, z1` the row-independent part of `r` under the pads
+//! `h'(A₀) ⊕ h'(X₀)`, `h'(B₀) ⊕ h'(X₀)`, and `z2, z3, z4` its parts
+//! linear in `i`, `j`, `i⊕j` under the XOR of the two hash bits at each
+//! position. In every row `r` is uniform (one-time padded by the secret
+//! `s1, s2`), so the evaluator's matrix says nothing about `α`, `β`.
 //!
 //! Owns: the active labels of all wires while evaluation runs, and afterwards
 //! those of the inputs and outputs (kept for the consistency proof that makes
 //! the session maliciously secure, see the crate docs). It checks the framing
 //! of every chunk before touching its state, so a malformed, reordered,
-//! truncated or oversized chunk is refused with an [`Error`] and leaves the
-//! evaluator as it was. Wrong table *contents* cannot be seen per gate (any
-//! 32 bytes are a table); they surface as an output label that is neither
-//! valid label, which [`Evaluator::decode`] reports.
+//! truncated or oversized chunk, or one with nonzero padding bits, is
+//! refused with an [`Error`] and leaves the evaluator as it was. Wrong table
+//! *contents* cannot be seen per gate (any bytes are a table); they surface
+//! as an output label that is neither valid label, which
+//! [`Evaluator::decode`] reports.
 //!
 //! All input labels must be set before the first chunk is fed; a party that
 //! receives tables before it knows its inputs (preprocessing) keeps the
 //! chunks until then.
 
 use crate::error::{Error, Result};
-use crate::garble::BATCH;
+use crate::garble::{bit, halves, lo, m, BATCH};
 use crate::hash::{gate_tweak, sigma, Tccr};
 use crate::output::Decoding;
 use crate::plan::Plan;
-use crate::{CHUNK_HEADER, MAX_CHUNK_TABLES, TABLE_BYTES};
+use crate::{tables_bytes, CHUNK_HEADER, CONTROL_BITS, HALVES_BYTES, MAX_CHUNK_TABLES};
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
 use webproof_circuits::{Circuit, Gate};
 use webproof_core::Block;
 
-/// The hasher of the tables stream, with its domain label.
-pub(crate) fn tables_hasher() -> Sha256 {
-    Sha256::new_with_prefix(b"webproof-mpc/tables/v1")
+/// The digest of a circuit's tables, independent of the chunking: the
+/// half-ciphertexts and the control bits (one byte per table) are hashed as
+/// two streams, combined at the end.
+#[derive(Clone)]
+pub(crate) struct TablesDigest {
+    halves: Sha256,
+    control: Sha256,
+}
+
+impl TablesDigest {
+    pub(crate) fn new() -> Self {
+        TablesDigest {
+            halves: Sha256::new_with_prefix(b"webproof-mpc/tables/v2/halves"),
+            control: Sha256::new_with_prefix(b"webproof-mpc/tables/v2/control"),
+        }
+    }
+
+    /// Tables in order: their half-ciphertexts and control bytes.
+    pub(crate) fn update(&mut self, halves: &[u8], control: &[u8]) {
+        self.halves.update(halves);
+        self.control.update(control);
+    }
+
+    pub(crate) fn finish(&self) -> [u8; 32] {
+        let mut h = Sha256::new_with_prefix(b"webproof-mpc/tables/v2");
+        h.update(self.halves.clone().finalize());
+        h.update(self.control.clone().finalize());
+        h.finalize().into()
+    }
+}
+
+/// Unpack `count` tables' control bits from a chunk's trailer (exactly
+/// `tables_bytes(count) - count·24` bytes) into one byte per table; `None`
+/// if a padding bit is set.
+fn unpack_control(trailer: &[u8], count: usize, control: &mut Vec<u8>) -> Option<()> {
+    let bits = count * CONTROL_BITS;
+    debug_assert_eq!(trailer.len(), bits.div_ceil(8));
+    if !bits.is_multiple_of(8) && trailer[trailer.len() - 1] >> (bits % 8) != 0 {
+        return None;
+    }
+    control.clear();
+    control.extend((0..count).map(|k| {
+        let p = k * CONTROL_BITS;
+        let lo = u16::from(trailer[p / 8]);
+        let hi = trailer.get(p / 8 + 1).map_or(0, |&b| u16::from(b));
+        (((hi << 8 | lo) >> (p % 8)) & 31) as u8
+    }));
+    Some(())
 }
 
 /// Evaluates one garbled circuit instance.
@@ -50,7 +136,9 @@ pub struct Evaluator {
     tables: u64,
     seq: u32,
     /// SHA-256 of every table consumed, for the audit after `Δ` is revealed.
-    digest: Sha256,
+    digest: TablesDigest,
+    /// The control bits of the chunk being evaluated, one byte per table.
+    control: Vec<u8>,
 }
 
 impl Evaluator {
@@ -72,7 +160,8 @@ impl Evaluator {
             group: 0,
             tables: 0,
             seq: 0,
-            digest: tables_hasher(),
+            digest: TablesDigest::new(),
+            control: Vec::new(),
         }
     }
 
@@ -85,7 +174,7 @@ impl Evaluator {
     /// not depend on the chunk size): what an honest garbling under the
     /// revealed `Δ` must reproduce ([`crate::consistency`]).
     pub fn tables_digest(&self) -> [u8; 32] {
-        self.digest.clone().finalize().into()
+        self.digest.finish()
     }
 
     /// The plan being evaluated.
@@ -141,7 +230,8 @@ impl Evaluator {
                 max: MAX_CHUNK_TABLES as u64,
             });
         }
-        let expected = CHUNK_HEADER + count as usize * TABLE_BYTES;
+        let count = count as usize;
+        let expected = CHUNK_HEADER + tables_bytes(count);
         if chunk.len() != expected {
             return Err(Error::ChunkLength {
                 expected,
@@ -149,9 +239,18 @@ impl Evaluator {
             });
         }
         self.check_inputs()?;
-        self.digest.update(&chunk[CHUNK_HEADER..]);
-        let used = self.run(&chunk[CHUNK_HEADER..]);
-        debug_assert_eq!(used, count as usize);
+        let (halves, trailer) = chunk[CHUNK_HEADER..].split_at(count * HALVES_BYTES);
+        let mut control = std::mem::take(&mut self.control);
+        if unpack_control(trailer, count, &mut control).is_none() {
+            self.control = control;
+            return Err(Error::Malformed(
+                "nonzero padding after a chunk's control bits",
+            ));
+        }
+        self.digest.update(halves, &control);
+        let used = self.run(halves, &control);
+        self.control = control;
+        debug_assert_eq!(used, count);
         self.seq += 1;
         if self.pos == self.plan.gates.len() {
             self.finish_outputs();
@@ -170,7 +269,7 @@ impl Evaluator {
             return Err(Error::Truncated { missing });
         }
         self.check_inputs()?;
-        self.run(&[]);
+        self.run(&[], &[]);
         debug_assert_eq!(self.pos, self.plan.gates.len());
         self.finish_outputs();
         Ok(())
@@ -226,20 +325,21 @@ impl Evaluator {
         self.labels = Vec::new();
     }
 
-    /// Walk the schedule consuming `tables` (a whole number of 32-byte
-    /// tables), then the free gates up to the next AND gate; returns the
-    /// tables used.
-    fn run(&mut self, tables: &[u8]) -> usize {
+    /// Walk the schedule consuming `tables` (a whole number of 24-byte
+    /// tables) with their control bits (one byte each), then the free gates
+    /// up to the next AND gate; returns the tables used.
+    fn run(&mut self, tables: &[u8], control: &[u8]) -> usize {
         let plan = Arc::clone(&self.plan);
         let gates = &plan.gates;
         let labels = &mut self.labels[..];
-        let have = tables.len() / TABLE_BYTES;
+        let have = tables.len() / HALVES_BYTES;
+        debug_assert_eq!(have, control.len());
         let mut used = 0;
         let mut pos = self.pos;
-        let mut buf = [Block::ZERO; 2 * BATCH];
+        let mut buf = [Block::ZERO; 3 * BATCH];
         let mut tweaks = [Block::ZERO; BATCH];
         let mut ins = [(Block::ZERO, Block::ZERO); BATCH];
-        let block = |off: usize| Block::from_bytes(tables[off..off + 16].try_into().expect("16"));
+        let half = |off: usize| u64::from_le_bytes(tables[off..off + 8].try_into().expect("8"));
         while pos < gates.len() {
             match gates[pos].unpack() {
                 Gate::And { .. } => {
@@ -258,26 +358,51 @@ impl Evaluator {
                         };
                         let t = gate_tweak(self.instance, self.tables + n as u64, 0);
                         let (la, lb) = (labels[a as usize], labels[b as usize]);
-                        buf[2 * n] = sigma(la) ^ t;
-                        buf[2 * n + 1] = sigma(lb) ^ Block(t.0 | 1);
+                        let (sa, sb) = (sigma(la), sigma(lb));
+                        buf[3 * n] = sa ^ t;
+                        buf[3 * n + 1] = sb ^ Block(t.0 | 1);
+                        buf[3 * n + 2] = sa ^ sb ^ Block(t.0 | 2);
                         tweaks[n] = t;
                         ins[n] = (la, lb);
                         n += 1;
                     }
-                    self.hash.permute_masked(&mut buf[..2 * n]);
+                    self.hash.permute_masked(&mut buf[..3 * n]);
                     for k in 0..n {
                         let Gate::And { out, .. } = gates[pos + k].unpack() else {
                             unreachable!()
                         };
                         let t = tweaks[k];
-                        let ha = buf[2 * k] ^ t;
-                        let hb = buf[2 * k + 1] ^ Block(t.0 | 1);
-                        let off = (used + k) * TABLE_BYTES;
-                        let (tg, te) = (block(off), block(off + 16));
+                        let ha = buf[3 * k] ^ t;
+                        let hb = buf[3 * k + 1] ^ Block(t.0 | 1);
+                        let hx = buf[3 * k + 2] ^ Block(t.0 | 2);
+                        let off = (used + k) * HALVES_BYTES;
+                        let (g0, g1, g2) = (half(off), half(off + 8), half(off + 16));
+                        let z = control[used + k];
+                        let zb = |m: u8| (z >> m) & 1 == 1;
                         let (la, lb) = ins[k];
-                        let wg = ha ^ Block::select(la.lsb(), tg);
-                        let we = hb ^ Block::select(lb.lsb(), te ^ la);
-                        labels[out as usize] = wg ^ we;
+                        let (i, j) = (la.lsb(), lb.lsb());
+                        let ij = i ^ j;
+                        let r1 = zb(0) ^ (i & zb(2)) ^ (ij & zb(4)) ^ bit(ha) ^ bit(hx);
+                        let r2 = zb(1) ^ (j & zb(3)) ^ (ij & zb(4)) ^ bit(hb) ^ bit(hx);
+                        let (al, ar) = halves(la);
+                        let (bl, br) = halves(lb);
+                        let cl = lo(ha)
+                            ^ lo(hx)
+                            ^ (m(i) & g0)
+                            ^ (m(ij) & g2)
+                            ^ (m(r1) & al)
+                            ^ (m(r1 ^ r2) & ar)
+                            ^ (m(r2 ^ i) & bl)
+                            ^ (m(r1) & br);
+                        let cr = lo(hb)
+                            ^ lo(hx)
+                            ^ (m(j) & g1)
+                            ^ (m(ij) & g2)
+                            ^ (m(r2) & al)
+                            ^ (m(r1 ^ j) & ar)
+                            ^ (m(r1 ^ r2) & bl)
+                            ^ (m(r2) & br);
+                        labels[out as usize] = Block((cl as u128) | ((cr as u128) << 64));
                     }
                     pos += n;
                     used += n;

@@ -1,21 +1,94 @@
-//! The garbler: half-gates garbling with free-XOR, streamed in chunks.
+//! The garbler: three-halves garbling with free-XOR, streamed in chunks.
 //!
-//! Owns the global offset `Δ` (lsb 1: the point-and-permute bit of every
-//! label pair differs), the 0-labels of every wire while garbling runs, and
-//! afterwards the input and output 0-labels. Per AND gate `c = a ∧ b` with
-//! 0-labels `A, B`, permute bits `pa = lsb(A)`, `pb = lsb(B)` and tweaks
-//! `j, j'` (Zahur, Rosulek, Evans, "Two Halves Make a Whole", Eurocrypt 2015):
+//! The scheme is that of Rosulek and Roy, "Three Halves Make a Whole?
+//! Beating the Half-Gates Lower Bound for Garbled Circuits" (CRYPTO 2021):
+//! an AND gate costs three *half*-ciphertexts of 64 bits and 5 control bits
+//! (24.6 bytes) instead of the two 128-bit ciphertexts of half-gates, XOR
+//! and NOT stay free, and labels keep the free-XOR form `W0`, `W0 ⊕ Δ` under
+//! the one global `Δ` (lsb 1), so output labels are still IT-MACs under
+//! `Δ` for [`crate::consistency`].
+//!
+//! # Notation
+//! A label `X` is read as two halves `X = (X_L, X_R)`, its low and high 64
+//! bits; the lsb of `X_L` is its colour (point-and-permute bit). For a hash
+//! input `X` of AND gate `g`, `h(X)` is the low 64 bits of the TCCR hash
+//! `H(X, t)` of [`crate::hash`] and `h'(X)` its bit 64; the three hash
+//! positions of a gate have distinct tweaks, `t = instance ‖ 4g + k` for
+//! `k = 0` (inputs `A`), `1` (inputs `B`), `2` (inputs `A ⊕ B`).
+//!
+//! Let `A, B` be the 0-labels of the inputs of `c = a ∧ b` and
+//! `α = lsb(A)`, `β = lsb(B)` their permute bits. Write `A₀ = A ⊕ α·Δ` and
+//! `B₀ = B ⊕ β·Δ` for the labels of colour 0 (the evaluator holding colour
+//! `i` on `a` holds `A₀ ⊕ i·Δ`, whose bit is `a = i ⊕ α`), `A₁ = A₀ ⊕ Δ`,
+//! `X₀ = A₀ ⊕ B₀`, `X₁ = X₀ ⊕ Δ`, and let `s1, s2` be two secret random bits
+//! of the gate (below). The garbler computes six hashes and:
 //!
 //! ```text
-//! T_G = H(A, j) ⊕ H(A ⊕ Δ, j) ⊕ pb·Δ          W_G = H(A, j) ⊕ pa·T_G
-//! T_E = H(B, j') ⊕ H(B ⊕ Δ, j') ⊕ A           W_E = H(B, j') ⊕ pb·(T_E ⊕ A)
-//! C   = W_G ⊕ W_E,   table = T_G ‖ T_E (32 bytes)
+//! C_L = h(A₀) ⊕ h(X₀) ⊕ s1·A₀_L ⊕ (s1⊕s2)·A₀_R ⊕ s2·B₀_L ⊕ s1·B₀_R ⊕ αβ·Δ_L
+//! C_R = h(B₀) ⊕ h(X₀) ⊕ s2·A₀_L ⊕ s1·A₀_R ⊕ (s1⊕s2)·B₀_L ⊕ s2·B₀_R ⊕ αβ·Δ_R
+//! G0  = h(A₀) ⊕ h(A₁) ⊕ β·A₀_L ⊕ (α⊕β)·A₀_R ⊕ ¬α·B₀_L ⊕ β·B₀_R
+//!                     ⊕ (s1⊕s2)·Δ_L ⊕ (α⊕s2)·Δ_R
+//! G1  = h(B₀) ⊕ h(B₁) ⊕ α·A₀_L ⊕ ¬β·A₀_R ⊕ (α⊕β)·B₀_L ⊕ α·B₀_R
+//!                     ⊕ (β⊕s1)·Δ_L ⊕ (s1⊕s2)·Δ_R
+//! G2  = h(X₀) ⊕ h(X₁) ⊕ (α⊕β)·A₀_L ⊕ α·A₀_R ⊕ β·B₀_L ⊕ (α⊕β)·B₀_R
+//!                     ⊕ (α⊕β⊕s2)·Δ_L ⊕ (α⊕β⊕s1)·Δ_R
+//! z0 = s1 ⊕ h'(A₀) ⊕ h'(X₀)        z2 = β ⊕ h'(A₀) ⊕ h'(A₁)
+//! z1 = s2 ⊕ h'(B₀) ⊕ h'(X₀)        z3 = α ⊕ h'(B₀) ⊕ h'(B₁)
+//!                                  z4 = α⊕β ⊕ h'(X₀) ⊕ h'(X₁)
 //! ```
 //!
-//! XOR is free (`C = A ⊕ B`), NOT is `C = A ⊕ Δ` on this side only, and a
-//! constant `v` gets the 0-label `v·Δ`, so that its active label is the
-//! public all-zero block the evaluator assumes. Four hashes per AND, batched
-//! over runs of independent gates ([`crate::plan`]).
+//! `C = (C_L, C_R)` is the output 0-label; the gate's table is
+//! `G0 ‖ G1 ‖ G2` and the control bits `z0..z4`. The evaluator's side and
+//! why the four rows come out right are in [`crate::evaluate`]. XOR is
+//! free (`C = A ⊕ B`), NOT is `C = A ⊕ Δ` on this side only, and a constant
+//! `v` gets the 0-label `v·Δ`, so that its active label is the public
+//! all-zero block the evaluator assumes. Six hashes per AND (the evaluator
+//! needs three), batched over runs of independent gates ([`crate::plan`]).
+//!
+//! # Chunk layout
+//! An 8-byte header (sequence number, table count `n`, little-endian
+//! `u32`s), then `n` tables of 24 bytes (`G0 ‖ G1 ‖ G2`, each a
+//! little-endian `u64`), then the `5n` control bits packed
+//! ([`crate::tables_bytes`]): bit `m` of table `k` is bit `5k + m` of the
+//! trailer, bit `p` of the trailer being bit `p mod 8` of its byte `p / 8`;
+//! the padding bits of the last byte are zero (the evaluator refuses
+//! others). The tables digest ([`Garbler::tables_digest`]) hashes the
+//! half-ciphertexts and the control bits (one byte per table) as two
+//! streams, so it does not depend on how the tables were cut into chunks.
+//!
+//! # The per-gate random bits
+//! `s1, s2` of gate `g` are bits `2(g mod 64)` and `2(g mod 64) + 1` of
+//! `H(Δ, random_tweak(instance, g / 64))`: one hash of `Δ` per 64 gates,
+//! under tweaks of their own domain that no gate and no output digest uses.
+//! They must be secret and uniform in every row the evaluator may be in
+//! (they are what makes its decoded bits independent of `α, β`, see
+//! [`crate::evaluate`]); `H(0 ⊕ Δ, t)` under a fresh tweak is exactly what
+//! the correlation-robustness of `H` says looks random to whoever does not
+//! know `Δ`, so before `Δ` is revealed the evaluator learns nothing from
+//! them. They must also be reproducible for the audit
+//! ([`crate::consistency`]): the prover re-garbles from the revealed `Δ`
+//! and the input 0-labels it then knows, with no other randomness of the
+//! garbler's. Being a function of `Δ`, `instance` and the gate index, they
+//! are not the garbler's to choose either: any other choice changes the
+//! tables, hence the digest the audit compares.
+//!
+//! # Security, briefly
+//! In the row `(i, j)` it is in, the evaluator can compute `H` only at
+//! `A₀ ⊕ i·Δ`, `B₀ ⊕ j·Δ` and their XOR. `G0`, `G1`, `G2` and `z2, z3, z4`
+//! are each masked by a hash at the other label of its position
+//! (`A* ⊕ Δ`, `B* ⊕ Δ`, `A* ⊕ B* ⊕ Δ`, writing `A*, B*` for the labels it
+//! holds), i.e. at a point `known ⊕ Δ` under a tweak of its own, so
+//! they look uniform; `z0, z1` decrypt to two bits that are uniform
+//! whatever `α, β` (the one-time pad `s1, s2`). So the evaluator's view of a
+//! gate can be simulated from its colours alone, and computing the other
+//! output label would need `Δ`. The tables also carry GF(2)-linear
+//! functions of the halves of `Δ`, which the plain TCCR game (offsets
+//! `b·Δ` only) does not cover: the paper's proof rests on a
+//! correspondingly adapted correlation-robustness assumption on `H`. We
+//! keep the fixed-key AES `MMO^σ` hash of [`crate::hash`]; with an ideal
+//! permutation each such offset is masked by a fresh permutation output
+//! unless the adversary queries the permutation at a point that needs
+//! `σ(Δ)`, as in the half-gates argument.
 //!
 //! The garbler never sees the evaluator's input: tables depend only on `Δ`
 //! and the input 0-labels, so they can be made and sent before any input is
@@ -24,10 +97,11 @@
 //! label the evaluator holds.
 
 use crate::error::{Error, Result};
-use crate::hash::{gate_tweak, sigma, Tccr};
+use crate::evaluate::TablesDigest;
+use crate::hash::{gate_tweak, random_tweak, sigma, Tccr};
 use crate::output::Decoding;
 use crate::plan::Plan;
-use crate::{CHUNK_HEADER, MAX_CHUNK_TABLES, TABLE_BYTES};
+use crate::{tables_bytes, CHUNK_HEADER, HALVES_BYTES, MAX_CHUNK_TABLES};
 use rand_core::{CryptoRng, RngCore};
 use std::sync::Arc;
 use webproof_circuits::{Circuit, Gate};
@@ -36,7 +110,7 @@ use webproof_core::Block;
 /// AND gates hashed per AES batch call.
 pub(crate) const BATCH: usize = 32;
 
-/// Default tables per chunk (128 KiB of tables).
+/// Default tables per chunk (~98 KiB of tables).
 pub const DEFAULT_CHUNK_TABLES: usize = 4096;
 
 /// Garbles one circuit instance chunk by chunk.
@@ -56,7 +130,11 @@ pub struct Garbler {
     seq: u32,
     chunk_tables: usize,
     /// SHA-256 of the tables produced (see [`crate::Evaluator::tables_digest`]).
-    digest: sha2::Sha256,
+    digest: TablesDigest,
+    /// The control bits of the chunk being made, one byte per table.
+    control: Vec<u8>,
+    /// The block of per-gate random bits last drawn: its index and bits.
+    random: (u64, u128),
 }
 
 impl Garbler {
@@ -107,7 +185,9 @@ impl Garbler {
             tables: 0,
             seq: 0,
             chunk_tables: DEFAULT_CHUNK_TABLES,
-            digest: crate::evaluate::tables_hasher(),
+            digest: TablesDigest::new(),
+            control: Vec::new(),
+            random: (u64::MAX, 0),
         })
     }
 
@@ -193,7 +273,7 @@ impl Garbler {
 
     /// SHA-256 of the tables produced so far (headers excluded).
     pub fn tables_digest(&self) -> [u8; 32] {
-        sha2::Digest::finalize(self.digest.clone()).into()
+        self.digest.finish()
     }
 
     /// All tables have been produced.
@@ -207,9 +287,10 @@ impl Garbler {
     }
 
     /// Write the next chunk into `out` (cleared first): an 8-byte header
-    /// (sequence number and table count, little-endian `u32`s) and up to the
-    /// chunk size of 32-byte tables. Returns `false`, with `out` empty, when
-    /// no tables remain (a circuit without AND gates has no chunks).
+    /// (sequence number and table count, little-endian `u32`s), up to the
+    /// chunk size of 24-byte tables and their packed control bits (see the
+    /// module docs). Returns `false`, with `out` empty, when no tables
+    /// remain (a circuit without AND gates has no chunks).
     pub fn next_chunk(&mut self, out: &mut Vec<u8>) -> bool {
         out.clear();
         if self.output_zero.is_some() {
@@ -217,12 +298,18 @@ impl Garbler {
         }
         let remaining = self.plan.and_count - self.tables;
         let budget = (self.chunk_tables as u64).min(remaining) as usize;
-        out.reserve(CHUNK_HEADER + budget * TABLE_BYTES);
+        out.reserve(CHUNK_HEADER + tables_bytes(budget));
         out.extend_from_slice(&self.seq.to_le_bytes());
         out.extend_from_slice(&(budget as u32).to_le_bytes());
-        let made = self.run(budget, out);
+        let mut control = std::mem::take(&mut self.control);
+        control.clear();
+        let made = self.run(budget, out, &mut control);
         debug_assert_eq!(made, budget);
-        sha2::Digest::update(&mut self.digest, &out[CHUNK_HEADER..]);
+        debug_assert_eq!(control.len(), made);
+        self.digest.update(&out[CHUNK_HEADER..], &control);
+        pack_control(&control, out);
+        debug_assert_eq!(out.len(), CHUNK_HEADER + tables_bytes(made));
+        self.control = control;
         if self.pos == self.plan.gates.len() {
             self.finish();
         }
@@ -296,20 +383,33 @@ impl Garbler {
         self.labels = Vec::new();
     }
 
+    /// The two random bits `(s1, s2)` of AND gate `index` (module docs).
+    fn random_bits(&mut self, index: u64) -> u8 {
+        let block = index >> 6;
+        if self.random.0 != block {
+            let bits = self
+                .hash
+                .hash(self.delta, random_tweak(self.instance, block));
+            self.random = (block, bits.0);
+        }
+        ((self.random.1 >> (2 * (index & 63))) & 3) as u8
+    }
+
     /// Walk the schedule, producing exactly `budget` tables (fewer only at
-    /// the end), and then the free gates up to the next AND gate.
-    fn run(&mut self, budget: usize, out: &mut Vec<u8>) -> usize {
+    /// the end) into `out` and their control bits into `control` (one byte
+    /// per table), and then the free gates up to the next AND gate.
+    fn run(&mut self, budget: usize, out: &mut Vec<u8>, control: &mut Vec<u8>) -> usize {
         let plan = Arc::clone(&self.plan);
         let gates = &plan.gates;
         let delta = self.delta;
         let sd = sigma(delta);
-        let labels = &mut self.labels[..];
+        let (dl, dr) = halves(delta);
         let mut made = 0;
         let mut pos = self.pos;
-        let mut buf = [Block::ZERO; 4 * BATCH];
-        let mut a0s = [Block::ZERO; BATCH];
-        let mut bits = [(false, false); BATCH];
+        let mut buf = [Block::ZERO; 6 * BATCH];
+        let mut ins = [(Block::ZERO, Block::ZERO); BATCH];
         let mut tweaks = [Block::ZERO; BATCH];
+        let mut rand = [0u8; BATCH];
         while pos < gates.len() {
             match gates[pos].unpack() {
                 Gate::And { .. } => {
@@ -326,52 +426,120 @@ impl Garbler {
                         let Gate::And { a, b, .. } = gates[pos + n].unpack() else {
                             break;
                         };
-                        let (a0, b0) = (labels[a as usize], labels[b as usize]);
-                        let t = gate_tweak(self.instance, self.tables + n as u64, 0);
-                        let t1 = Block(t.0 | 1);
+                        let index = self.tables + n as u64;
+                        rand[n] = self.random_bits(index);
+                        let labels = &self.labels;
+                        let (za, zb) = (labels[a as usize], labels[b as usize]);
+                        // The labels of colour 0.
+                        let a0 = za ^ Block::select(za.lsb(), delta);
+                        let b0 = zb ^ Block::select(zb.lsb(), delta);
+                        let t = gate_tweak(self.instance, index, 0);
+                        let (tb, tx) = (Block(t.0 | 1), Block(t.0 | 2));
                         let (sa, sb) = (sigma(a0), sigma(b0));
-                        buf[4 * n] = sa ^ t;
-                        buf[4 * n + 1] = sa ^ sd ^ t;
-                        buf[4 * n + 2] = sb ^ t1;
-                        buf[4 * n + 3] = sb ^ sd ^ t1;
-                        a0s[n] = a0;
-                        bits[n] = (a0.lsb(), b0.lsb());
+                        let sx = sa ^ sb;
+                        buf[6 * n] = sa ^ t;
+                        buf[6 * n + 1] = sa ^ sd ^ t;
+                        buf[6 * n + 2] = sb ^ tb;
+                        buf[6 * n + 3] = sb ^ sd ^ tb;
+                        buf[6 * n + 4] = sx ^ tx;
+                        buf[6 * n + 5] = sx ^ sd ^ tx;
+                        ins[n] = (za, zb);
                         tweaks[n] = t;
                         n += 1;
                     }
-                    self.hash.permute_masked(&mut buf[..4 * n]);
+                    self.hash.permute_masked(&mut buf[..6 * n]);
+                    let labels = &mut self.labels[..];
                     for k in 0..n {
                         let t = tweaks[k];
-                        let t1 = Block(t.0 | 1);
-                        let (ha0, ha1) = (buf[4 * k] ^ t, buf[4 * k + 1] ^ t);
-                        let (hb0, hb1) = (buf[4 * k + 2] ^ t1, buf[4 * k + 3] ^ t1);
-                        let (pa, pb) = bits[k];
-                        let a0 = a0s[k];
-                        let tg = ha0 ^ ha1 ^ Block::select(pb, delta);
-                        let wg = ha0 ^ Block::select(pa, tg);
-                        let te = hb0 ^ hb1 ^ a0;
-                        let we = hb0 ^ Block::select(pb, te ^ a0);
+                        let (tb, tx) = (Block(t.0 | 1), Block(t.0 | 2));
+                        let h = &buf[6 * k..6 * k + 6];
+                        let (ha0, ha1) = (h[0] ^ t, h[1] ^ t);
+                        let (hb0, hb1) = (h[2] ^ tb, h[3] ^ tb);
+                        let (hx0, hx1) = (h[4] ^ tx, h[5] ^ tx);
+                        let (za, zb) = ins[k];
+                        let (al, be) = (za.lsb(), zb.lsb());
+                        let (a0, b0) =
+                            (za ^ Block::select(al, delta), zb ^ Block::select(be, delta));
+                        let (s1, s2) = (rand[k] & 1 == 1, rand[k] & 2 == 2);
+                        let (al_, ar) = halves(a0);
+                        let (bl, br) = halves(b0);
+                        let (ab, axb) = (al & be, al ^ be);
+                        let cl = lo(ha0)
+                            ^ lo(hx0)
+                            ^ (m(s1) & al_)
+                            ^ (m(s1 ^ s2) & ar)
+                            ^ (m(s2) & bl)
+                            ^ (m(s1) & br)
+                            ^ (m(ab) & dl);
+                        let cr = lo(hb0)
+                            ^ lo(hx0)
+                            ^ (m(s2) & al_)
+                            ^ (m(s1) & ar)
+                            ^ (m(s1 ^ s2) & bl)
+                            ^ (m(s2) & br)
+                            ^ (m(ab) & dr);
+                        let g0 = lo(ha0)
+                            ^ lo(ha1)
+                            ^ (m(be) & al_)
+                            ^ (m(axb) & ar)
+                            ^ (m(!al) & bl)
+                            ^ (m(be) & br)
+                            ^ (m(s1 ^ s2) & dl)
+                            ^ (m(al ^ s2) & dr);
+                        let g1 = lo(hb0)
+                            ^ lo(hb1)
+                            ^ (m(al) & al_)
+                            ^ (m(!be) & ar)
+                            ^ (m(axb) & bl)
+                            ^ (m(al) & br)
+                            ^ (m(be ^ s1) & dl)
+                            ^ (m(s1 ^ s2) & dr);
+                        let g2 = lo(hx0)
+                            ^ lo(hx1)
+                            ^ (m(axb) & al_)
+                            ^ (m(al) & ar)
+                            ^ (m(be) & bl)
+                            ^ (m(axb) & br)
+                            ^ (m(axb ^ s2) & dl)
+                            ^ (m(axb ^ s1) & dr);
+                        let z0 = s1 ^ bit(ha0) ^ bit(hx0);
+                        let z1 = s2 ^ bit(hb0) ^ bit(hx0);
+                        let z2 = be ^ bit(ha0) ^ bit(ha1);
+                        let z3 = al ^ bit(hb0) ^ bit(hb1);
+                        let z4 = axb ^ bit(hx0) ^ bit(hx1);
                         let Gate::And { out: c, .. } = gates[pos + k].unpack() else {
                             unreachable!()
                         };
-                        labels[c as usize] = wg ^ we;
-                        out.extend_from_slice(&tg.to_bytes());
-                        out.extend_from_slice(&te.to_bytes());
+                        labels[c as usize] = Block((cl as u128) | ((cr as u128) << 64));
+                        let mut table = [0u8; HALVES_BYTES];
+                        table[..8].copy_from_slice(&g0.to_le_bytes());
+                        table[8..16].copy_from_slice(&g1.to_le_bytes());
+                        table[16..].copy_from_slice(&g2.to_le_bytes());
+                        out.extend_from_slice(&table);
+                        control.push(
+                            z0 as u8
+                                | (z1 as u8) << 1
+                                | (z2 as u8) << 2
+                                | (z3 as u8) << 3
+                                | (z4 as u8) << 4,
+                        );
                     }
                     pos += n;
                     made += n;
                     self.tables += n as u64;
                 }
                 Gate::Xor { a, b, out } => {
+                    let labels = &mut self.labels;
                     labels[out as usize] = labels[a as usize] ^ labels[b as usize];
                     pos += 1;
                 }
                 Gate::Inv { a, out } => {
+                    let labels = &mut self.labels;
                     labels[out as usize] = labels[a as usize] ^ delta;
                     pos += 1;
                 }
                 Gate::Const { value, out } => {
-                    labels[out as usize] = Block::select(value, delta);
+                    self.labels[out as usize] = Block::select(value, delta);
                     pos += 1;
                 }
                 Gate::ByteInv { .. } => unreachable!("plans have no byte inversions"),
@@ -379,5 +547,49 @@ impl Garbler {
         }
         self.pos = pos;
         made
+    }
+}
+
+/// All ones if `b`, else zero.
+#[inline(always)]
+pub(crate) fn m(b: bool) -> u64 {
+    (b as u64).wrapping_neg()
+}
+
+/// The low half of a hash output (the part that masks a half-label).
+#[inline(always)]
+pub(crate) fn lo(h: Block) -> u64 {
+    h.0 as u64
+}
+
+/// Bit 64 of a hash output (the part that masks a control bit).
+#[inline(always)]
+pub(crate) fn bit(h: Block) -> bool {
+    (h.0 >> 64) & 1 == 1
+}
+
+/// A label's halves `(X_L, X_R)`: its low and high 64 bits.
+#[inline(always)]
+pub(crate) fn halves(x: Block) -> (u64, u64) {
+    (x.0 as u64, (x.0 >> 64) as u64)
+}
+
+/// Append the control bits (one byte of 5 bits per table) packed, 5 bits
+/// per table from bit 0, padding the last byte with zeros.
+pub(crate) fn pack_control(control: &[u8], out: &mut Vec<u8>) {
+    let mut acc = 0u32;
+    let mut have = 0;
+    for &z in control {
+        debug_assert!(z < 32);
+        acc |= u32::from(z) << have;
+        have += 5;
+        while have >= 8 {
+            out.push(acc as u8);
+            acc >>= 8;
+            have -= 8;
+        }
+    }
+    if have > 0 {
+        out.push(acc as u8);
     }
 }

@@ -8,10 +8,10 @@
 //! Computation from Fixed-Key Block Ciphers" (IEEE S&P 2020, §7), proven
 //! tweakable circular correlation robust (TCCR) when `π` is an ideal
 //! permutation: for a secret `Δ`, the values `H(x ⊕ Δ, t) ⊕ b·Δ` for distinct
-//! tweaks `t` look random. That is exactly the property half-gates garbling
-//! with free-XOR needs, and it needs it only as long as no tweak is used twice
-//! under one `Δ`: callers number their garbled circuits (`instance`) so that
-//! tweaks never repeat.
+//! tweaks `t` look random. Free-XOR garbling needs that property (the
+//! three-halves scheme of [`crate::garble`] a variant of it, see there), and
+//! only as long as no tweak is used twice under one `Δ`: callers number their
+//! garbled circuits (`instance`) so that tweaks never repeat.
 //!
 //! One AES call per hash. [`AesBatch::hash_in_place`] computes `π(y) ⊕ y`, so
 //! with `y = σ(x) ⊕ t` the hash is that value `⊕ t`: callers mask, hash a
@@ -32,16 +32,24 @@ pub(crate) fn sigma(x: Block) -> Block {
     Block(((hi ^ lo) << 64) | hi)
 }
 
-/// Tweak of the generator half (`k = 0`) or evaluator half (`k = 1`) of AND
-/// gate `index` in circuit `instance`.
+/// Tweak of hash `k` (0: the `a` label, 1: the `b` label, 2: their XOR) of
+/// AND gate `index` in circuit `instance` (three-halves garbling; the low
+/// two bits hold `k`, so indices stay below 2^60).
 #[inline(always)]
 pub(crate) fn gate_tweak(instance: u64, index: u64, k: u64) -> Block {
-    Block(((instance as u128) << 64) | (2 * index + k) as u128)
+    Block(((instance as u128) << 64) | ((index << 2) | k) as u128)
 }
 
-/// Tweak of the digest of output bit `index` (disjoint from gate tweaks: the
-/// top bit of the low half is set; a circuit would need 2^62 AND gates to
-/// reach it).
+/// Tweak of the block of garbler randomness for AND gates
+/// `64·block .. 64·block + 63` of circuit `instance`: bit 62 of the low half
+/// set, disjoint from gate tweaks (below 2^62) and output tweaks (bit 63).
+#[inline(always)]
+pub(crate) fn random_tweak(instance: u64, block: u64) -> Block {
+    Block(((instance as u128) << 64) | (1u128 << 62) | block as u128)
+}
+
+/// Tweak of the digest of output bit `index` (disjoint from gate and
+/// randomness tweaks: the top bit of the low half is set).
 #[inline(always)]
 pub(crate) fn output_tweak(instance: u64, index: u64) -> Block {
     Block(((instance as u128) << 64) | (1u128 << 63) | index as u128)
@@ -137,8 +145,12 @@ mod tests {
     #[test]
     fn tweak_domains_are_disjoint() {
         assert_ne!(gate_tweak(3, 0, 0), gate_tweak(3, 0, 1));
+        assert_ne!(gate_tweak(3, 0, 2), gate_tweak(3, 1, 0));
         assert_ne!(gate_tweak(3, 5, 1), gate_tweak(4, 5, 1));
-        assert_ne!(gate_tweak(0, 7, 0), output_tweak(0, 14));
+        assert_ne!(gate_tweak(0, 7, 0), output_tweak(0, 28));
         assert_eq!(output_tweak(0, 0).0 >> 63, 1);
+        let last_gate = gate_tweak(0, (1 << 60) - 1, 3).0 as u64;
+        assert!(last_gate < random_tweak(0, 0).0 as u64);
+        assert_eq!(random_tweak(0, u32::MAX as u64).0 as u64 >> 62, 1);
     }
 }

@@ -17,7 +17,8 @@
 //!   AES (`webproof_core::prg::AesBatch`).
 //! - [`plan`]: the validated circuit in the gate order both parties walk,
 //!   with independent AND gates grouped so hashing is batched.
-//! - [`garble`], [`evaluate`]: half-gates with free-XOR, 32 bytes per AND.
+//! - [`garble`], [`evaluate`]: three-halves garbling with free-XOR (Rosulek
+//!   and Roy), 24 bytes and 5 control bits per AND (half-gates took 32).
 //! - [`output`]: decoding information with authenticity digests.
 //! - [`transfer`]: chosen-input labels from random COT with the same `Δ`.
 //! - [`field`]: the base fields of P-256 and Curve25519, and GF(2^128).
@@ -60,12 +61,16 @@
 //!
 //! # Figures
 //! `cargo run --release -p webproof-mpc --example garble_bench` (one thread,
-//! this 2-core machine, median of 5, per CPU-second): AES-128 garbled at
-//! ~27 M AND/s and evaluated at ~41 M AND/s; the TLS 1.2 PRF (master secret
-//! to keys and both Finished, 448,873 AND) at ~24 / ~32 M AND/s with 3,565
-//! label slots and ~21 MB of state per party. 32 bytes per AND on the wire
-//! (plus 8 bytes per chunk): 14.4 MB for that PRF circuit. Garbling is far
-//! faster than any link the session will see (100 Mbps carries ~0.4 M AND/s).
+//! this 2-core machine, median of 5, per CPU-second): with three-halves
+//! garbling AES-128 is garbled at ~10 M AND/s and evaluated at ~11 M AND/s,
+//! the TLS 1.2 PRF (master secret to keys and both Finished, 448,873 AND) at
+//! ~10 / ~11 M AND/s, with 3,565 label slots and ~21 MB of state per party;
+//! half-gates measured ~14 / ~18 and ~13 / ~15 M AND/s in the same (loaded)
+//! conditions, interleaved (earlier, on a quiet machine, ~27 / ~41 and
+//! ~24 / ~32). 24.625 bytes per AND on the wire (plus 8 bytes per chunk):
+//! 11.05 MB for that PRF circuit, 14.36 MB with half-gates. Garbling is far
+//! faster than any link the session will see (100 Mbps carries ~0.5 M
+//! AND/s).
 //!
 //! `cargo run --release -p webproof-mpc --example ectf_bench` (same
 //! conditions, wall time): one 2PC key exchange, both points `s_i·S` and
@@ -78,21 +83,25 @@
 //! conditions, thread CPU time per party role, median of 5): the whole TLS 1.2
 //! handshake in 2PC (key share, ECtF, key derivation, both Finished) for
 //! P-256 or X25519 with AES-128-GCM-SHA256 is 775,691 AND (36 SHA-256
-//! compressions), 24.86 MB of tables and decoding verifier → prover in
-//! preprocessing, and online 3.4 KB prover → verifier and 95 KB verifier →
-//! prover in 5 round trips (ECtF 2, key derivation 1, each Finished 1), plus
-//! the key-share setup before the ClientHello; 2,048 COTs. Garbling takes
-//! ~28 ms of CPU, the verifier's online part under 1 ms, the prover's
-//! ~23 ms (evaluation and ECtF). With the extended master secret 24.1 MB; with
-//! AES-256-GCM-SHA384 (SHA-512 compressions) 46.7 MB. A 1 KB request
-//! record adds 339,200 AND (10.9 MB) and 135 KB for 66 powers of `H`.
+//! compressions), 19.14 MB of tables and decoding verifier → prover in
+//! preprocessing (24.86 MB with half-gates), and online 3.4 KB prover →
+//! verifier and 95 KB verifier → prover in 5 round trips (ECtF 2, key derivation 1, each Finished 1), plus
+//! the key-share setup before the ClientHello; 2,048 COTs. Garbling took
+//! ~28 ms of CPU with half-gates on a quiet machine, the verifier's online
+//! part under 1 ms, the prover's ~23 ms (evaluation and ECtF); three-halves
+//! garbling and evaluation cost ~1.3-1.6× as much CPU per AND (figures
+//! above). With the extended master secret 18.57 MB (24.1 with
+//! half-gates); with AES-256-GCM-SHA384 (SHA-512 compressions) 35.92 MB
+//! (46.7). A 1 KB request record adds 339,200 AND (8.35 MB; 10.9 with
+//! half-gates) and 135 KB for 66 powers of `H`.
 //! Against the 16 MB in total this is over; the reduced PRF
 //! ([`reduced`], SHA-256 suites) brings the key derivation and both
-//! Finished to 342,259 AND: the whole handshake is 11.06 MB of
-//! preprocessing, 36 KB up and 173 KB down online, 11.27 MB in total
-//! (99.7% verifier → prover), in 11 round trips (ECtF 2, 9 steps; each
-//! step's returned labels can ride with the next step's flips), ~12 ms of
-//! garbling and ~11 ms of prover CPU online.
+//! Finished to 342,259 AND: the whole handshake is 8.54 MB of
+//! preprocessing (11.06 with half-gates), 36 KB up and 173 KB down online,
+//! 8.75 MB in total (99.6% verifier → prover), in 11 round trips (ECtF 2,
+//! 9 steps; each step's returned labels can ride with the next step's
+//! flips), ~12 ms of garbling and ~11 ms of prover CPU online (half-gates,
+//! quiet machine).
 //!
 //! # Security of this layer (semi-honest garbling)
 //! - *Privacy against the evaluator*, even a malicious one: it holds one
@@ -161,11 +170,34 @@ pub use plan::Plan;
 
 /// Bytes of a chunk header: sequence number and table count (`u32` LE each).
 pub const CHUNK_HEADER: usize = 8;
-/// Bytes per garbled AND gate (two ciphertexts).
-pub const TABLE_BYTES: usize = 32;
-/// Most tables one chunk may carry (2 MiB of tables); the evaluator refuses
-/// larger chunks.
+/// Bytes of the three half-ciphertexts of one garbled AND gate
+/// (three-halves garbling, [`garble`]).
+pub const HALVES_BYTES: usize = 24;
+/// Control bits of one garbled AND gate, packed after a chunk's
+/// half-ciphertexts.
+pub const CONTROL_BITS: usize = 5;
+/// Most tables one chunk may carry (~1.5 MiB of tables); the evaluator
+/// refuses larger chunks.
 pub const MAX_CHUNK_TABLES: usize = 1 << 16;
+
+/// Bytes of the tables of `count` AND gates in one chunk, header excluded:
+/// `count` times [`HALVES_BYTES`] of half-ciphertexts, then the
+/// `CONTROL_BITS·count` control bits packed into whole bytes (zero padding).
+/// A table is not a whole number of bytes, so a chunk's size is a function
+/// of its table count rather than a multiple of a per-table size.
+pub const fn tables_bytes(count: usize) -> usize {
+    count * HALVES_BYTES + (count * CONTROL_BITS).div_ceil(8)
+}
+
+/// A bound on the bytes of all chunks (headers included) of a circuit with
+/// `ands` AND gates, whatever the framing, with one chunk of slack: every
+/// chunk the evaluator accepts carries at least one table, and splitting
+/// tables over more chunks never makes them smaller, so one table per chunk
+/// is the worst case. A receiver buffering chunks refuses more than this.
+pub const fn max_stream_bytes(ands: usize) -> usize {
+    ands.saturating_add(1)
+        .saturating_mul(CHUNK_HEADER + tables_bytes(1))
+}
 
 /// Labels as bytes (16 bytes each, little-endian), e.g. the garbler's
 /// encoded inputs on their way to the evaluator.

@@ -24,8 +24,8 @@
 //! 8. and 9. the server Finished: `A(1)`, then `verify_data`, revealed.
 //!
 //! 16 compressions in all instead of 36: 342,259 AND for P-256 (the sum mod
-//! `p` adds ~770), 10.95 MB of half-gates tables, against 775,691 AND and
-//! 24.8 MB for [`crate::tls12`]. Revealed values go to both: the prover
+//! `p` adds ~770), 8.4 MB of three-halves tables (10.95 MB with half-gates),
+//! against 775,691 AND and 19.1 MB for [`crate::tls12`]. Revealed values go to both: the prover
 //! decodes and returns their labels (16 bytes per bit), which the verifier
 //! checks. The extended master secret changes only the inner messages. The
 //! client Finished rides with the key expansion (its hash is known when the

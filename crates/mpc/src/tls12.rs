@@ -44,18 +44,19 @@
 //!
 //! In total 26 + 5 + 5 = 36 compressions: 561,358 + 107,166 + 107,167 AND
 //! for P-256 and AES-128-GCM-SHA256 (padding blocks fold partly into
-//! constants), 24.8 MB of half-gates tables. The public seed blocks cannot
+//! constants), 19.1 MB of three-halves tables (24.8 MB with half-gates). The public seed blocks cannot
 //! be hashed in advance: every HMAC chain starts from a secret pad state.
 //! What public inputs still allow and is not done yet: the message schedule
 //! of the 12 compressions whose block is all public (seed tails and
 //! padding) could be expanded in the clear (~6,100 AND fewer each).
 //!
 //! # What would cut the traffic
-//! Half-gates tables are 32 bytes per AND, so the handshake's 36
-//! compressions are ~25 MB, over the 16 MB. Three-halves garbling
-//! would take off ~25%. Expanding the message schedules of the ~12
+//! Three-halves tables ([`crate::garble`]) are 24.6 bytes per AND (half-gates
+//! took 32), so the handshake's 36 compressions are ~19 MB (~25 MB before),
+//! still over the 16 MB: the reduced PRF ([`crate::reduced`]) is
+//! what brings the key derivation under it. Expanding the message schedules of the ~12
 //! compressions whose block is all public in the clear saves ~6,100 AND
-//! each (~2.4 MB of tables) but costs 32 KB of online input labels each,
+//! each (~1.9 MB of tables) but costs 32 KB of online input labels each,
 //! a bad trade for the online phase.
 //!
 //! The big cut is the "reduced" PRF (TLSNotary's idea): only *outer*

@@ -9,7 +9,8 @@ use std::sync::Arc;
 use webproof_circuits::{bits_to_bytes, bytes_to_bits, Builder, Circuit, Gate};
 use webproof_core::Block;
 use webproof_mpc::{
-    Decoding, Error, Evaluator, Garbler, Plan, CHUNK_HEADER, MAX_CHUNK_TABLES, TABLE_BYTES,
+    tables_bytes, Decoding, Error, Evaluator, Garbler, Plan, CHUNK_HEADER, CONTROL_BITS,
+    HALVES_BYTES, MAX_CHUNK_TABLES,
 };
 
 fn delta(rng: &mut ChaCha20Rng) -> Block {
@@ -20,6 +21,7 @@ fn delta(rng: &mut ChaCha20Rng) -> Block {
 /// garbler) and the decoding information.
 struct Garbled {
     chunks: Vec<Vec<u8>>,
+    digest: [u8; 32],
     labels: Vec<Vec<Block>>,
     decoding: Decoding,
 }
@@ -37,6 +39,7 @@ fn garble(c: &Circuit, inputs: &[Vec<bool>], chunk_tables: usize, seed: u64) -> 
         .collect();
     Garbled {
         chunks,
+        digest: g.tables_digest(),
         labels,
         decoding: g.decoding().unwrap(),
     }
@@ -196,17 +199,46 @@ fn byte_inversion_after_lowering() {
     assert_eq!(bits_to_bytes(&out[0]), aes_ref(&key, &pt));
 }
 
+/// A chunk's tables as (half-ciphertexts, one control byte per table),
+/// checking the framing.
+fn split_chunk(ch: &[u8]) -> (Vec<u8>, Vec<u8>) {
+    let n = u32::from_le_bytes(ch[4..8].try_into().unwrap()) as usize;
+    assert_eq!(ch.len(), CHUNK_HEADER + tables_bytes(n));
+    let (halves, trailer) = ch[CHUNK_HEADER..].split_at(n * HALVES_BYTES);
+    let bit = |p: usize| (trailer[p / 8] >> (p % 8)) & 1;
+    let control = (0..n)
+        .map(|k| {
+            (0..CONTROL_BITS)
+                .map(|m| bit(k * CONTROL_BITS + m) << m)
+                .sum()
+        })
+        .collect();
+    for p in n * CONTROL_BITS..trailer.len() * 8 {
+        assert_eq!(bit(p), 0, "padding bit {p}");
+    }
+    (halves.to_vec(), control)
+}
+
+/// All tables of a garbling, concatenated, whatever the framing.
+fn canonical(chunks: &[Vec<u8>]) -> (Vec<u8>, Vec<u8>) {
+    let mut all = (Vec::new(), Vec::new());
+    for ch in chunks {
+        let (h, c) = split_chunk(ch);
+        all.0.extend(h);
+        all.1.extend(c);
+    }
+    all
+}
+
 #[test]
 fn chunk_size_does_not_change_the_result() {
     let c = webproof_circuits::cache::aes128();
     let inputs = vec![bytes_to_bits(&[9u8; 16]), bytes_to_bits(&[3u8; 16])];
     let reference = garble(c, &inputs, 4096, 77);
     let want = evaluate(c, &reference).unwrap();
-    let all: Vec<u8> = reference
-        .chunks
-        .iter()
-        .flat_map(|ch| ch[CHUNK_HEADER..].to_vec())
-        .collect();
+    let all = canonical(&reference.chunks);
+    assert_eq!(all.0.len(), 6400 * HALVES_BYTES);
+    assert_eq!(all.1.len(), 6400);
     for size in [
         1usize,
         2,
@@ -222,16 +254,70 @@ fn chunk_size_does_not_change_the_result() {
         let gc = garble(c, &inputs, size, 77);
         let per = size.min(MAX_CHUNK_TABLES);
         assert_eq!(gc.chunks.len(), 6400usize.div_ceil(per), "size {size}");
-        // Same seed, same tables, whatever the framing.
-        let tables: Vec<u8> = gc
-            .chunks
-            .iter()
-            .flat_map(|ch| ch[CHUNK_HEADER..].to_vec())
-            .collect();
-        assert_eq!(tables, all);
+        // Same seed, same tables and digest, whatever the framing.
+        assert_eq!(canonical(&gc.chunks), all);
+        assert_eq!(gc.digest, reference.digest, "size {size}");
         assert_eq!(evaluate(c, &gc).unwrap(), want, "size {size}");
     }
     assert_eq!(bits_to_bytes(&want[0]), aes_ref(&[9; 16], &[3; 16]));
+}
+
+/// Three-halves sizes: 24 bytes and 5 bits per AND gate, packed per chunk.
+#[test]
+fn table_sizes() {
+    assert_eq!(tables_bytes(0), 0);
+    assert_eq!(tables_bytes(1), 25);
+    assert_eq!(tables_bytes(8), 8 * 24 + 5);
+    assert_eq!(tables_bytes(4096), 4096 * 24 + 2560);
+    assert_eq!(webproof_mpc::max_stream_bytes(10), 11 * 33);
+    let c = webproof_circuits::cache::aes128();
+    let inputs = vec![bytes_to_bits(&[9u8; 16]), bytes_to_bits(&[3u8; 16])];
+    let gc = garble(c, &inputs, 4096, 1);
+    let bytes: usize = gc.chunks.iter().map(Vec::len).sum();
+    assert_eq!(bytes, 2 * CHUNK_HEADER + 6400 * 24 + 4000);
+    for per in [1usize, 3, 7] {
+        let gc = garble(c, &inputs, per, 1);
+        let bytes: usize = gc.chunks.iter().map(Vec::len).sum();
+        assert!(bytes <= webproof_mpc::max_stream_bytes(6400));
+    }
+}
+
+/// A lone AND gate in every row, for many garblings (so every combination
+/// of permute bits and per-gate random bits), and the degenerate gates
+/// three-halves must also get right: `x ∧ x`, `x ∧ ¬x`, with constants.
+#[test]
+fn every_row_of_and_gates() {
+    let c = Circuit {
+        num_wires: 10,
+        inputs: vec![vec![0], vec![1]],
+        outputs: vec![vec![2, 3, 4, 6, 7, 9]],
+        gates: vec![
+            Gate::And { a: 0, b: 1, out: 2 },
+            Gate::And { a: 0, b: 0, out: 3 },
+            Gate::Inv { a: 1, out: 5 },
+            Gate::And { a: 1, b: 5, out: 4 },
+            Gate::And { a: 5, b: 0, out: 6 },
+            Gate::Const {
+                value: true,
+                out: 8,
+            },
+            Gate::And { a: 8, b: 1, out: 7 },
+            Gate::And { a: 8, b: 8, out: 9 },
+        ],
+        byte_inv_inputs: Vec::new(),
+    };
+    c.validate().unwrap();
+    for seed in 0..300u64 {
+        for x in 0..4u8 {
+            let inputs = vec![vec![x & 1 == 1], vec![x & 2 == 2]];
+            let gc = garble(&c, &inputs, 1 + seed as usize % 3, seed);
+            assert_eq!(
+                evaluate(&c, &gc).unwrap(),
+                c.eval(&inputs),
+                "seed {seed} x {x}"
+            );
+        }
+    }
 }
 
 #[test]
@@ -244,12 +330,21 @@ fn tampered_tables_are_detected_or_harmless() {
     // One byte of every table of a chunk: some of them are used.
     let mut gc = garble(c, &inputs, 512, 8);
     for t in 0..512 {
-        gc.chunks[3][CHUNK_HEADER + t * TABLE_BYTES + (t % 32)] ^= 0x40;
+        gc.chunks[3][CHUNK_HEADER + t * HALVES_BYTES + (t % HALVES_BYTES)] ^= 0x40;
     }
     assert!(matches!(evaluate(c, &gc), Err(Error::OutputCheck { .. })));
 
-    // Single bytes: a table half the evaluator does not use changes
-    // nothing; any other change is an error, never a wrong answer.
+    // One control bit of every table of a chunk (`z0` is used in every row).
+    let mut gc = garble(c, &inputs, 512, 8);
+    let at = CHUNK_HEADER + 512 * HALVES_BYTES;
+    for t in 0..512 {
+        gc.chunks[3][at + t * CONTROL_BITS / 8] ^= 1 << (t * CONTROL_BITS % 8);
+    }
+    assert!(matches!(evaluate(c, &gc), Err(Error::OutputCheck { .. })));
+
+    // Single bits: a half-ciphertext or control bit the evaluator does not
+    // use changes nothing; any other change is an error, never a wrong
+    // answer.
     let mut rng = ChaCha20Rng::seed_from_u64(9);
     let mut caught = 0;
     for _ in 0..40 {
@@ -304,6 +399,28 @@ fn wrong_input_labels_and_decoding_are_detected() {
         g.check_output_labels(0, &labels),
         Err(Error::OutputCheck { group: 0, bit: 77 })
     );
+}
+
+/// Padding bits after the control bits must be zero: otherwise the chunk
+/// is refused and changes nothing.
+#[test]
+fn nonzero_padding_is_refused() {
+    let c = webproof_circuits::cache::aes128();
+    let inputs = vec![bytes_to_bits(&[1u8; 16]), bytes_to_bits(&[2u8; 16])];
+    // 3 tables: 15 control bits in 2 bytes, one padding bit.
+    let gc = garble(c, &inputs, 3, 15);
+    let mut e = Evaluator::new(c).unwrap();
+    e.set_input(0, &gc.labels[0]).unwrap();
+    e.set_input(1, &gc.labels[1]).unwrap();
+    let mut bad = gc.chunks[0].clone();
+    assert_eq!(bad.len(), CHUNK_HEADER + 3 * HALVES_BYTES + 2);
+    *bad.last_mut().unwrap() ^= 0x80;
+    assert!(matches!(e.feed(&bad), Err(Error::Malformed(_))));
+    for ch in &gc.chunks {
+        e.feed(ch).unwrap();
+    }
+    let out = e.decode(&gc.decoding).unwrap();
+    assert_eq!(bits_to_bytes(&out[0]), aes_ref(&[1; 16], &[2; 16]));
 }
 
 #[test]
@@ -361,7 +478,7 @@ fn malformed_chunks_are_refused_cleanly() {
         Err(Error::ChunkCount { .. })
     ));
     // An oversized chunk that claims what it carries.
-    let mut big = vec![0u8; CHUNK_HEADER + (MAX_CHUNK_TABLES + 1) * TABLE_BYTES];
+    let mut big = vec![0u8; CHUNK_HEADER + tables_bytes(MAX_CHUNK_TABLES + 1)];
     big[4..8].copy_from_slice(&((MAX_CHUNK_TABLES + 1) as u32).to_le_bytes());
     assert!(matches!(e.feed(&big), Err(Error::ChunkCount { .. })));
     // Ending early.
@@ -518,7 +635,7 @@ fn random_chunks_never_panic() {
         let expected_ok =
             len >= CHUNK_HEADER && u32::from_le_bytes(ch[0..4].try_into().unwrap()) == 0 && {
                 let n = u32::from_le_bytes(ch[4..8].try_into().unwrap()) as usize;
-                n > 0 && len == CHUNK_HEADER + n * TABLE_BYTES
+                n > 0 && len == CHUNK_HEADER + tables_bytes(n)
             };
         if expected_ok {
             continue; // would be accepted as garbage tables; tested elsewhere
