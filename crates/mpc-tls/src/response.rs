@@ -787,11 +787,11 @@ struct DirKeys<B> {
 }
 
 /// One direction's committed leaves: what the statement proves of them.
-struct Leaves<'a> {
+struct Leaves {
     /// The direction's leaves, in order.
-    leaves: &'a [LeafRange],
+    leaves: Vec<LeafRange>,
     /// Their claimed hashes.
-    hashes: &'a [[u8; 32]],
+    hashes: Vec<[u8; 32]>,
     /// The prover's blinders (the verifier has none).
     blinders: Option<Vec<Vec<u8>>>,
 }
@@ -808,7 +808,7 @@ async fn direction<P: webproof_tlsproof::ZkParty<Bit = B>, B: Copy>(
     claimed_iv: &[u8],
     records: &ServerRecords,
     ranges: &[(usize, Vec<u8>)],
-    leaves: &Leaves<'_>,
+    leaves: &Leaves,
 ) -> Result<()> {
     if claimed_iv.len() * 8 != keys.iv.len() {
         return Err(Error::Malformed("claimed IV of the wrong length"));
@@ -829,7 +829,7 @@ async fn direction<P: webproof_tlsproof::ZkParty<Bit = B>, B: Copy>(
     for &(i, _, len) in &records.app {
         record_data[i] = len;
     }
-    let commitments = leaf_commitments(leaves.leaves, leaves.leaves[0].direction, &record_data)
+    let commitments = leaf_commitments(&leaves.leaves, leaves.leaves[0].direction, &record_data)
         .map_err(Error::Tls)?;
     webproof_tlsproof::assert_commitments(
         zk,
@@ -839,7 +839,7 @@ async fn direction<P: webproof_tlsproof::ZkParty<Bit = B>, B: Copy>(
         &records.records,
         &commitments,
         leaves.blinders.as_deref(),
-        leaves.hashes,
+        &leaves.hashes,
     )
     .await
     .map_err(zk_err)
@@ -876,43 +876,20 @@ async fn statement<P: webproof_tlsproof::ZkParty<Bit = B>, B: Copy>(
                 .zip(b)
                 .filter(|(l, _)| l.direction == d)
                 .map(|(_, b)| b.to_vec())
-                .collect::<Vec<_>>()
+                .collect()
         });
-        (leaves, hashes, blinders)
+        Leaves {
+            leaves,
+            hashes,
+            blinders,
+        }
     };
-    let (l, h, b) = leaves_of(LeafDir::Received);
-    let recv_leaves = Leaves {
-        leaves: &l,
-        hashes: &h,
-        blinders: b,
-    };
-    direction(
-        zk,
-        aead,
-        server,
-        &claim.iv,
-        &srv,
-        &claim.ranges,
-        &recv_leaves,
-    )
-    .await?;
+    let recv = leaves_of(LeafDir::Received);
+    direction(zk, aead, server, &claim.iv, &srv, &claim.ranges, &recv).await?;
     if let Some(keys) = client {
-        let (l, h, b) = leaves_of(LeafDir::Sent);
-        let sent_leaves = Leaves {
-            leaves: &l,
-            hashes: &h,
-            blinders: b,
-        };
-        direction(
-            zk,
-            aead,
-            keys,
-            &claim.request_iv,
-            &cli,
-            &claim.request,
-            &sent_leaves,
-        )
-        .await?;
+        let sent = leaves_of(LeafDir::Sent);
+        let (iv, ranges) = (&claim.request_iv, &claim.request);
+        direction(zk, aead, keys, iv, &cli, ranges, &sent).await?;
     }
     Ok((srv.len, cli.len))
 }

@@ -704,6 +704,24 @@ fn commit_transcript(
         .unwrap()
 }
 
+/// A session whose prover commits to `request` and `response` (the true
+/// ones, or not): the session, the prover's outcome, the claim (revealing
+/// nothing) and the blinders.
+fn committed(
+    seed: u64,
+    request: impl FnOnce() -> Vec<u8>,
+    response: impl FnOnce(&[u8]) -> Vec<u8>,
+) -> (Session, ProverOutcome, ResponseClaim, Vec<[u8; 16]>) {
+    let s = session(seed, ECDHE_ECDSA_AES128_GCM_SHA256, 2000);
+    let outcome = s.d.prover.clone();
+    let (_, commitment) = commit_transcript(&request(), &response(&outcome.response));
+    let claim = ResponseClaim::new(&outcome, &[])
+        .unwrap()
+        .with_commitment(&outcome, &commitment);
+    let blinders = webproof_proxy::attest::blinders(&commitment);
+    (s, outcome, claim, blinders)
+}
+
 /// MPC mode attests as proxy mode does: the proof establishes the leaf
 /// hashes of the prover's commitment, the verifier signs their root with
 /// the fields of its own output, and the prover's bundle presents chosen
@@ -779,15 +797,11 @@ fn attested_session_presents_what_the_server_sent() {
 /// hash over the recorded records.
 #[test]
 fn commitment_to_another_response_is_refused() {
-    let s = session(41, ECDHE_ECDSA_AES128_GCM_SHA256, 2000);
-    let outcome = s.d.prover.clone();
-    let mut resp = outcome.response.clone();
-    resp[1500] ^= 0x01;
-    let (_, commitment) = commit_transcript(&request(), &resp);
-    let claim = ResponseClaim::new(&outcome, &[])
-        .unwrap()
-        .with_commitment(&outcome, &commitment);
-    let blinders = webproof_proxy::attest::blinders(&commitment);
+    let (s, outcome, claim, blinders) = committed(41, request, |r| {
+        let mut r = r.to_vec();
+        r[1500] ^= 0x01;
+        r
+    });
     let (p, v, _) = prove_with(s, &outcome, &claim, &blinders, true);
     caught_prover(p, v);
 }
@@ -795,15 +809,12 @@ fn commitment_to_another_response_is_refused() {
 /// The same for the request: a leaf over a request the client did not send.
 #[test]
 fn commitment_to_another_request_is_refused() {
-    let s = session(42, ECDHE_ECDSA_AES128_GCM_SHA256, 2000);
-    let outcome = s.d.prover.clone();
-    let mut req = request();
-    req[5] = b'X';
-    let (_, commitment) = commit_transcript(&req, &outcome.response);
-    let claim = ResponseClaim::new(&outcome, &[])
-        .unwrap()
-        .with_commitment(&outcome, &commitment);
-    let blinders = webproof_proxy::attest::blinders(&commitment);
+    let other_request = || {
+        let mut req = request();
+        req[5] = b'X';
+        req
+    };
+    let (s, outcome, claim, blinders) = committed(42, other_request, <[u8]>::to_vec);
     let (p, v, _) = prove_with(s, &outcome, &claim, &blinders, true);
     caught_prover(p, v);
 }
@@ -813,25 +824,14 @@ fn commitment_to_another_request_is_refused() {
 /// refused.
 #[test]
 fn swapped_leaf_hashes_and_other_blinders_are_refused() {
-    let s = session(43, ECDHE_ECDSA_AES128_GCM_SHA256, 2000);
-    let outcome = s.d.prover.clone();
-    let (_, commitment) = commit_transcript(&request(), &outcome.response);
-    let mut claim = ResponseClaim::new(&outcome, &[])
-        .unwrap()
-        .with_commitment(&outcome, &commitment);
+    let same = <[u8]>::to_vec;
+    let (s, outcome, mut claim, blinders) = committed(43, request, same);
     let n = claim.leaf_hashes.len();
     claim.leaf_hashes.swap(n - 1, n - 2);
-    let blinders = webproof_proxy::attest::blinders(&commitment);
     let (p, v, _) = prove_with(s, &outcome, &claim, &blinders, true);
     caught_prover(p, v);
 
-    let s = session(44, ECDHE_ECDSA_AES128_GCM_SHA256, 2000);
-    let outcome = s.d.prover.clone();
-    let (_, commitment) = commit_transcript(&request(), &outcome.response);
-    let claim = ResponseClaim::new(&outcome, &[])
-        .unwrap()
-        .with_commitment(&outcome, &commitment);
-    let mut blinders = webproof_proxy::attest::blinders(&commitment);
+    let (s, outcome, claim, mut blinders) = committed(44, request, same);
     blinders[0][0] ^= 1;
     let (p, v, _) = prove_with(s, &outcome, &claim, &blinders, true);
     caught_prover(p, v);
@@ -845,46 +845,29 @@ fn bad_layouts_and_keyless_verifiers_are_refused_before_the_proof() {
         Err(Error::Tls(webproof_proxy::ProxyError::Attestation(_))) => {}
         other => panic!("expected a refusal of the attestation, got {other:?}"),
     };
+    let same = <[u8]>::to_vec;
     // The last leaf of the response dropped (with its hash).
-    let s = session(45, ECDHE_ECDSA_AES128_GCM_SHA256, 2000);
-    let outcome = s.d.prover.clone();
-    let (_, commitment) = commit_transcript(&request(), &outcome.response);
-    let mut claim = ResponseClaim::new(&outcome, &[])
-        .unwrap()
-        .with_commitment(&outcome, &commitment);
+    let (s, outcome, mut claim, mut blinders) = committed(45, request, same);
     claim.leaves.pop();
     claim.leaf_hashes.pop();
-    let mut blinders = webproof_proxy::attest::blinders(&commitment);
     blinders.pop();
     let (_, v, _) = prove_with(s, &outcome, &claim, &blinders, true);
     before_proof(v);
 
     // A leaf claimed at other offsets (the first response leaf shifted by
     // one byte, overlapping the next).
-    let s = session(46, ECDHE_ECDSA_AES128_GCM_SHA256, 2000);
-    let outcome = s.d.prover.clone();
-    let (_, commitment) = commit_transcript(&request(), &outcome.response);
-    let mut claim = ResponseClaim::new(&outcome, &[])
-        .unwrap()
-        .with_commitment(&outcome, &commitment);
+    let (s, outcome, mut claim, blinders) = committed(46, request, same);
     let first_recv = claim
         .leaves
         .iter()
         .position(|l| l.direction == webproof_attestation::Direction::Received)
         .unwrap();
     claim.leaves[first_recv].end += 1;
-    let blinders = webproof_proxy::attest::blinders(&commitment);
     let (_, v, _) = prove_with(s, &outcome, &claim, &blinders, true);
     before_proof(v);
 
     // An honest commitment to a verifier that cannot sign.
-    let s = session(47, ECDHE_ECDSA_AES128_GCM_SHA256, 2000);
-    let outcome = s.d.prover.clone();
-    let (_, commitment) = commit_transcript(&request(), &outcome.response);
-    let claim = ResponseClaim::new(&outcome, &[])
-        .unwrap()
-        .with_commitment(&outcome, &commitment);
-    let blinders = webproof_proxy::attest::blinders(&commitment);
+    let (s, outcome, claim, blinders) = committed(47, request, same);
     let (_, v, _) = prove_with(s, &outcome, &claim, &blinders, false);
     before_proof(v);
 }
