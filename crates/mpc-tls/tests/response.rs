@@ -930,3 +930,37 @@ fn table_bytes_figures() {
         bytes as f64 / 1e6
     );
 }
+
+/// The verifier's answer to the claim: a refusal reaches the prover with
+/// its reason, an unknown tag or an empty answer is malformed, and no
+/// proof starts after either.
+#[test]
+fn refusals_and_malformed_answers_to_the_claim() {
+    for (seed, answer) in [
+        (49u64, b"\x01no key here".to_vec()),
+        (50, vec![2u8, 0, 0]),
+        (51, Vec::new()),
+    ] {
+        let s = session(seed, ECDHE_ECDSA_AES128_GCM_SHA256, 200);
+        let outcome = s.d.prover.clone();
+        let claim = ResponseClaim::new(&outcome, &[0..5]).unwrap();
+        let (a, b) = memory_duplex();
+        let mut r1 = ChaCha20Rng::seed_from_u64(1);
+        let (p, ()) = block_on(async {
+            futures::join!(
+                prove_response(s.r, Channel::new(a), cfg(), &outcome, &claim, &[], &mut r1),
+                async {
+                    let mut ch = Channel::new(b);
+                    ch.recv(1 << 20).await.unwrap();
+                    ch.send(&answer).await.unwrap();
+                    ch.flush().await.unwrap();
+                }
+            )
+        });
+        match (answer.first(), p) {
+            (Some(1), Err(Error::Aborted(why))) => assert!(why.contains("no key here"), "{why}"),
+            (_, Err(Error::Malformed(_))) if answer.first() != Some(&1) => {}
+            (_, other) => panic!("answer {answer:?}: {:?}", other.map(|_| ())),
+        }
+    }
+}
