@@ -3,7 +3,43 @@
 //! Each subcommand's arguments and behaviour live in `cmd/<area>.rs`, which
 //! only parses and calls into the library crates; the protocol lives there.
 
+/// `println!` for the command's output: a reader that stopped reading
+/// (`webproof keygen --json | head -3`) ends the process quietly, as
+/// `SIGPIPE` ends other Unix tools, instead of the panic `println!` gives.
+/// (The signal itself stays ignored: it would also kill the process on a
+/// write to a closed socket or child pipe.)
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        $crate::stdout_or_exit(|w| {
+            use std::io::Write;
+            writeln!(w, $($arg)*)
+        })
+    };
+}
+
+/// `print!` for the command's output, as [`outln!`].
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::stdout_or_exit(|w| {
+            use std::io::Write;
+            write!(w, $($arg)*)
+        })
+    };
+}
+
 mod cmd;
+
+/// Write to stdout with `f`; on a closed pipe exit with the status a
+/// shell reports for `SIGPIPE` (128 + 13).
+pub(crate) fn stdout_or_exit(f: impl FnOnce(&mut std::io::StdoutLock<'_>) -> std::io::Result<()>) {
+    let mut w = std::io::stdout().lock();
+    if let Err(e) = f(&mut w) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(141);
+        }
+        panic!("failed printing to stdout: {e}");
+    }
+}
 
 use clap::{Parser, Subcommand};
 

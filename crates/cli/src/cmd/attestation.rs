@@ -152,18 +152,18 @@ fn keygen(args: KeygenArgs) -> anyhow::Result<()> {
             "secret_key_file": args.output,
             "public_key_file": pub_path,
         });
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        outln!("{}", serde_json::to_string_pretty(&out)?);
     } else {
-        println!(
+        outln!(
             "secret key   {} (mode 0600; keep it private)",
             args.output.display()
         );
-        println!("public key   {public}");
-        println!("key id       {}", public.key_id());
+        outln!("public key   {public}");
+        outln!("key id       {}", public.key_id());
         if let Some(addr) = public.ethereum_address() {
-            println!("eth address  {addr}");
+            outln!("eth address  {addr}");
         }
-        println!("written to   {}", pub_path.display());
+        outln!("written to   {}", pub_path.display());
     }
     Ok(())
 }
@@ -215,7 +215,7 @@ fn verify(args: VerifyArgs) -> anyhow::Result<()> {
     if args.json {
         let mut value = verified.to_json_value();
         value["time_utc"] = format_utc(verified.time).into();
-        println!("{}", serde_json::to_string_pretty(&value)?);
+        outln!("{}", serde_json::to_string_pretty(&value)?);
     } else {
         print_table(&verified);
     }
@@ -225,24 +225,24 @@ fn verify(args: VerifyArgs) -> anyhow::Result<()> {
 const HIDDEN: char = '█';
 
 fn print_table(v: &VerifiedPresentation) {
-    println!("Presentation verified.");
-    println!("  server         {}", v.server_name);
-    println!("  time           {} ({})", format_utc(v.time), v.time);
-    println!("  TLS            {}, {}", v.tls_version, v.cipher_suite);
-    println!("  verifier key   {}", v.verifier_key);
-    println!("  key id         {}", v.key_id());
+    outln!("Presentation verified.");
+    outln!("  server         {}", v.server_name);
+    outln!("  time           {} ({})", format_utc(v.time), v.time);
+    outln!("  TLS            {}, {}", v.tls_version, v.cipher_suite);
+    outln!("  verifier key   {}", v.verifier_key);
+    outln!("  key id         {}", v.key_id());
     if let Some(addr) = v.verifier_key.ethereum_address() {
-        println!("  eth address    {addr}");
+        outln!("  eth address    {addr}");
     }
     match &v.server_identity {
-        Some(id) => println!(
+        Some(id) => outln!(
             "  certificates   {} (match the attested handshake hash)",
             id.cert_chain().len()
         ),
-        None => println!("  certificates   not included"),
+        None => outln!("  certificates   not included"),
     }
     for (name, t) in [("sent", &v.sent), ("received", &v.received)] {
-        println!(
+        outln!(
             "  {name:<14} {} bytes, {} revealed, {} hidden",
             t.len(),
             t.revealed_len(),
@@ -250,16 +250,16 @@ fn print_table(v: &VerifiedPresentation) {
         );
     }
     for line in facts_lines(&v.facts) {
-        println!("  {line}");
+        outln!("  {line}");
     }
-    println!(
+    outln!(
         "\nHidden bytes are shown as {HIDDEN}, long hidden runs as {HIDDEN}\\[N hidden bytes]{HIDDEN}. \
          In revealed text every backslash starts an escape: \\\\ is a backslash, \\u{{2588}} \
          a revealed {HIDDEN}, \\xNN a control byte."
     );
     for (name, t) in [("sent", &v.sent), ("received", &v.received)] {
-        println!("\n--- {name} ---");
-        println!("{}", for_terminal(t));
+        outln!("\n--- {name} ---");
+        outln!("{}", for_terminal(t));
     }
 }
 

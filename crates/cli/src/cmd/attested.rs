@@ -230,7 +230,7 @@ fn run_dcap_blocking(args: DcapArgs) -> anyhow::Result<()> {
         results.push(r);
     }
     if args.json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&serde_json::json!({
                 "workload": format!("{:?}", args.workload).to_lowercase(),
@@ -239,7 +239,7 @@ fn run_dcap_blocking(args: DcapArgs) -> anyhow::Result<()> {
             }))?
         );
     } else {
-        print!("{}", workload::table(&results));
+        out!("{}", workload::table(&results));
     }
     write_out(&args.csv, &workload::csv(&results))?;
     let title = format!("dcap {}", format!("{:?}", args.workload).to_lowercase());
@@ -345,9 +345,9 @@ fn run_nested_blocking(args: NestedTlsArgs) -> anyhow::Result<()> {
         eprintln!("--force: printing unstable results; do not quote them as figures");
     }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&rep)?);
+        outln!("{}", serde_json::to_string_pretty(&rep)?);
     } else {
-        print!("{}", nested::table(&rep.rows));
+        out!("{}", nested::table(&rep.rows));
     }
     write_out(&args.csv, &nested::csv(&rep.rows))?;
     write_out(&args.chart, &nested::chart(&rep.rows))?;

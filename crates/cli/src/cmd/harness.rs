@@ -128,7 +128,7 @@ pub async fn run_bench(args: RunArgs) -> anyhow::Result<()> {
     let summary = std::thread::spawn(move || webproof_bench::runner::run(&opts))
         .join()
         .map_err(|_| anyhow::anyhow!("bench runner panicked"))??;
-    println!(
+    outln!(
         "{} samples written to {} (links: {}), backend `{}`",
         summary.samples.len(),
         args.output.display(),
@@ -136,7 +136,7 @@ pub async fn run_bench(args: RunArgs) -> anyhow::Result<()> {
         summary.backend.as_str()
     );
     // Refused samples are not in the results; say so where the figures are.
-    println!(
+    outln!(
         "{} samples refused{}",
         summary.refused.len(),
         if summary.refused.is_empty() {
@@ -156,7 +156,7 @@ pub async fn run(cmd: HarnessCmd) -> anyhow::Result<()> {
         HarnessCmd::Plot(a) => {
             let files = webproof_bench::plot::plot_csv(&a.csv, &a.out)?;
             for f in files {
-                println!("{}", f.display());
+                outln!("{}", f.display());
             }
             Ok(())
         }
@@ -164,20 +164,20 @@ pub async fn run(cmd: HarnessCmd) -> anyhow::Result<()> {
             let md = webproof_bench::report::compare_files(&a.base, &a.new)?;
             match a.out {
                 Some(p) => std::fs::write(&p, md)?,
-                None => print!("{md}"),
+                None => out!("{md}"),
             }
             Ok(())
         }
         HarnessCmd::Clean => {
             let r = webproof_bench::netns::clean_all()?;
             if r.namespaces.is_empty() && r.links.is_empty() {
-                println!("nothing to clean");
+                outln!("nothing to clean");
             }
             for n in r.namespaces {
-                println!("removed namespace {n}");
+                outln!("removed namespace {n}");
             }
             for l in r.links {
-                println!("removed link {l}");
+                outln!("removed link {l}");
             }
             Ok(())
         }

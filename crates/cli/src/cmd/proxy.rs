@@ -170,7 +170,7 @@ fn temp_cert_dir() -> PathBuf {
 async fn fixture(a: FixtureArgs) -> anyhow::Result<()> {
     let dir = a.cert_dir.unwrap_or_else(temp_cert_dir);
     let f = Fixture::start(&a.listen, &dir, &a.sans).await?;
-    println!(
+    outln!(
         "{}",
         serde_json::json!({"event": "listening", "addr": f.addr.to_string(), "ca_cert": f.certs.ca_path.display().to_string()})
     );
@@ -259,7 +259,7 @@ async fn prove(a: ProveArgs) -> anyhow::Result<()> {
         );
     }
     if a.json {
-        println!(
+        outln!(
             "{}",
             serde_json::json!({"verified": out.output, "stats": out.stats})
         );
@@ -312,7 +312,7 @@ async fn demo_session(
 /// to the transcript, and a third party checks a presentation of one field.
 async fn demo_attestation(fixture: &Fixture) -> anyhow::Result<()> {
     use webproof_attestation::{Scheme, SigningKey};
-    println!("\n=== Attestation: the verifier sees nothing and signs; a third party sees one JSON field ===");
+    outln!("\n=== Attestation: the verifier sees nothing and signs; a third party sees one JSON field ===");
     let key = std::sync::Arc::new(SigningKey::generate(
         Scheme::Secp256k1,
         &mut rand::rngs::OsRng,
@@ -327,7 +327,7 @@ async fn demo_attestation(fixture: &Fixture) -> anyhow::Result<()> {
     });
     let out = webproof_net::prove(&o).await?;
     let vout = vtask.await??;
-    println!(
+    outln!(
         "verifier saw {} of {} sent and {} of {} received bytes",
         vout.sent.len - vout.sent.hidden(),
         vout.sent.len,
@@ -338,7 +338,7 @@ async fn demo_attestation(fixture: &Fixture) -> anyhow::Result<()> {
         .attestation
         .ok_or_else(|| anyhow::anyhow!("no attestation came back"))?;
     let a = bundle.attestation.attestation();
-    println!(
+    outln!(
         "attestation: {} leaves, root {}, signed with secp256k1 (EVM address {})",
         a.leaf_count(),
         a.transcript_root()
@@ -350,11 +350,11 @@ async fn demo_attestation(fixture: &Fixture) -> anyhow::Result<()> {
     let (p, _) = bundle.present(std::slice::from_ref(&field), false)?;
     let bytes = p.to_bytes();
     let checked = webproof_attestation::verify_presentation(&bytes, &[key.verifying_key()])?;
-    println!(
+    outln!(
         "presentation ({} bytes) verified offline; the third party sees the response as:",
         bytes.len()
     );
-    println!("{}", checked.received.to_marked_string('█'));
+    outln!("{}", checked.received.to_marked_string('█'));
     print_stats(&out.stats);
     Ok(())
 }
@@ -378,35 +378,40 @@ fn write_secret_file(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()>
 }
 
 fn print_output(o: &VerifierOutput) {
-    println!(
+    outln!(
         "verified: {} via {} ({}, {:?}), session time {}",
-        o.server_name, o.tls_version, o.cipher_suite, o.key_exchange_group, o.time
+        o.server_name,
+        o.tls_version,
+        o.cipher_suite,
+        o.key_exchange_group,
+        o.time
     );
-    println!("server certificate sha256: {}", o.server_certificate_sha256);
-    println!(
+    outln!("server certificate sha256: {}", o.server_certificate_sha256);
+    outln!(
         "proof: {:?}; server close_notify: {}",
-        o.proof, o.server_close_notify
+        o.proof,
+        o.server_close_notify
     );
     if o.proof == webproof_proxy::ProofKind::FullReveal && o.sent.hidden() + o.received.hidden() > 0
     {
-        println!(
+        outln!(
             "note: hidden bytes are left out of the attestation, but the full-reveal proof gave the \
              verifier the session keys; the ZK proof (in progress) is what keeps them private"
         );
     }
     for (name, d) in [("sent", &o.sent), ("received", &o.received)] {
-        println!("--- {name}: {} bytes, {} hidden ---", d.len, d.hidden());
+        outln!("--- {name}: {} bytes, {} hidden ---", d.len, d.hidden());
         let shown: String = d.text.chars().take(2000).collect();
-        println!("{shown}");
+        outln!("{shown}");
         if d.text.chars().count() > 2000 {
-            println!("[... {} more characters]", d.text.chars().count() - 2000);
+            outln!("[... {} more characters]", d.text.chars().count() - 2000);
         }
     }
     if !o.json.is_empty() {
-        println!("--- JSON paths proven (value at the path, no duplicate key on it) ---");
+        outln!("--- JSON paths proven (value at the path, no duplicate key on it) ---");
         for j in &o.json {
             let text: String = j.value_text.chars().take(500).collect();
-            println!(
+            outln!(
                 "{} {:?} = {} (bytes {}..{})",
                 j.direction,
                 j.path,
@@ -419,11 +424,14 @@ fn print_output(o: &VerifierOutput) {
 }
 
 fn print_stats(s: &webproof_net::ProveStats) {
-    println!(
+    outln!(
         "timing: setup {:.1} ms, TLS session {:.1} ms, proof {:.1} ms, total {:.1} ms",
-        s.time_preprocess_ms, s.time_tls_ms, s.time_proof_ms, s.time_total_ms
+        s.time_preprocess_ms,
+        s.time_tls_ms,
+        s.time_proof_ms,
+        s.time_total_ms
     );
-    println!(
+    outln!(
         "traffic prover<->verifier: up {} B, down {} B",
         s.uploaded_preprocess + s.uploaded_online,
         s.downloaded_preprocess + s.downloaded_online
@@ -433,7 +441,7 @@ fn print_stats(s: &webproof_net::ProveStats) {
 async fn demo() -> anyhow::Result<()> {
     let dir = temp_cert_dir();
     let fixture = Fixture::start("127.0.0.1:0", &dir, &[]).await?;
-    println!(
+    outln!(
         "fixture: https://localhost:{} (test CA {})",
         fixture.addr.port(),
         fixture.certs.ca_path.display()
@@ -481,7 +489,7 @@ async fn demo() -> anyhow::Result<()> {
         o.version = version;
         o.suites = suites;
         o.reveal = webproof_proxy::http::parse_items(reveal)?;
-        println!("\n=== {title} ===");
+        outln!("\n=== {title} ===");
         let out = webproof_net::prove(&o).await?;
         let vout = vtask.await??;
         if vout != out.output {

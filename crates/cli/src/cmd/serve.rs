@@ -211,7 +211,7 @@ pub async fn run(a: ServeArgs) -> anyhow::Result<()> {
         let key = key.trim_end_matches(['\r', '\n']);
         anyhow::ensure!(!key.is_empty(), "no API key on stdin");
         let d = webproof_net::verifier::api_key_digest(key);
-        println!(
+        outln!(
             "{}",
             d.iter().map(|b| format!("{b:02x}")).collect::<String>()
         );
@@ -234,13 +234,13 @@ pub async fn run(a: ServeArgs) -> anyhow::Result<()> {
         if ws {
             ready["http_addr"] = addr.into();
         }
-        println!("{ready}");
+        outln!("{ready}");
         let out = if ws {
             v.serve_one_ws().with_subscriber(dispatch).await?
         } else {
             v.serve_one().with_subscriber(dispatch).await?
         };
-        println!("{}", serde_json::to_string(&out)?);
+        outln!("{}", serde_json::to_string(&out)?);
         return Ok(());
     }
     let service = Service::bind(cfg).with_subscriber(dispatch.clone()).await?;
@@ -262,7 +262,7 @@ pub async fn run(a: ServeArgs) -> anyhow::Result<()> {
             ready[k] = v.to_string().into();
         }
     }
-    println!("{ready}");
+    outln!("{ready}");
     let report = service
         .run(shutdown_signal())
         .with_subscriber(dispatch)
