@@ -37,12 +37,14 @@
 //!   outputs.
 //!
 //! The verifier's inputs are revealed (public in the proof), so the
-//! statements fix them to what it garbled with; their consistency across
-//! steps (its masks, its inner digests) is its own business, except that
-//! the prover's audit checks the garbling against them.
+//! statements fix them to what it garbled with. The prover checks them
+//! against what the protocol makes them ([`ProverRetained::check_inputs`]:
+//! public groups and inner digests from its own view of the session,
+//! masks reused across steps, each record's key share and explicit nonce),
+//! and its audit checks the garbling against them.
 use crate::error::{Error, Result};
 use crate::kdf::{is_reduced, key_outputs};
-use crate::rec::RecSpec;
+use crate::rec::{key_iv, RecSpec};
 use crate::response::mpc_err;
 use core::ops::Range;
 use webproof_circuits::Circuit;
@@ -51,9 +53,11 @@ use webproof_core::{Block, Io};
 use webproof_mpc::consistency::{self, EvaluatedRun, GarbledRun, OleTranscript};
 use webproof_mpc::field::{Curve25519Base, Gf128, P256Base};
 use webproof_mpc::ole::OleField;
-use webproof_mpc::record::gcm_circuit;
-use webproof_mpc::reduced::{step_circuit, STEPS};
-use webproof_mpc::tls12::{finished_circuit, key_derivation_circuit, Curve, Tls12Config};
+use webproof_mpc::record::{self, gcm_circuit};
+use webproof_mpc::reduced::{self, step_circuit, STEPS};
+use webproof_mpc::tls12::{
+    self, finished_circuit, key_derivation_circuit, Curve, KeyShares, Randoms, Tls12Config,
+};
 use webproof_zk::{Prover, ProverBit, Verifier, VerifierBit};
 
 /// What both parties derive the list of circuits and their wiring from:
@@ -95,7 +99,7 @@ impl Shape {
         let hash = self.cfg.suite.hash;
         match i {
             _ if i >= steps => gcm_circuit(self.cfg.suite.key_len, self.records()[i - steps].len),
-            _ if is_reduced(&self.cfg) => step_circuit(self.cfg.curve, i),
+            _ if is_reduced(&self.cfg) => step_circuit(i),
             0 => key_derivation_circuit(self.cfg),
             1 => finished_circuit(hash, "client finished"),
             _ => finished_circuit(hash, "server finished"),
@@ -224,11 +228,34 @@ fn equalities<B: Copy>(
     Ok((a, b))
 }
 
+/// The public values the verifier's inputs must be computed from, as the
+/// prover computed them itself: the randoms from the ClientHello it wrote
+/// and the ServerHello it received, the handshake hashes over the
+/// messages it wrote and received (the client Finished from the
+/// `verify_data` computed in 2PC), the server Finished's explicit nonce
+/// from the record received.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Publics {
+    /// ClientHello.random.
+    pub client_random: [u8; 32],
+    /// ServerHello.random.
+    pub server_random: [u8; 32],
+    /// Hash of the handshake through the ClientKeyExchange: the client
+    /// Finished's, and the session hash under EMS.
+    pub client_finished_hash: Vec<u8>,
+    /// Hash of the handshake through the client Finished.
+    pub server_finished_hash: Vec<u8>,
+    /// The explicit nonce of the server's Finished record.
+    pub server_finished_explicit: [u8; 8],
+}
+
 /// The prover's records of the session's circuits, in proof order.
 #[derive(Clone)]
 pub struct ProverRetained {
     /// The circuits' list and wiring.
     pub shape: Shape,
+    /// What the verifier's public inputs must be.
+    pub publics: Publics,
     /// One per circuit.
     pub runs: Vec<EvaluatedRun>,
     /// The OLE batches as the prover saw them.
@@ -441,6 +468,74 @@ impl ProverRetained {
                     .map_err(mpc_err)
             })
             .collect()
+    }
+
+    /// The check of the verifier's revealed inputs (`values`, from
+    /// [`Self::input_values`]) against what the protocol makes them: the
+    /// key derivation's public groups and inner digests from
+    /// [`Self::publics`] and the values revealed during the session, its
+    /// masks reused where the steps require, and each record's key ‖ IV
+    /// share and explicit nonce. With the audit (which checks that these
+    /// are the values garbled with), a verifier that made a circuit
+    /// compute something else than the session's function is caught,
+    /// whether through its tables or through its inputs. Returns the
+    /// verifier's key shares, as its masks fix them.
+    pub fn check_inputs(&self, values: &[Vec<Vec<bool>>]) -> Result<KeyShares> {
+        check_len(&self.shape, values.len())?;
+        check_len(&self.shape, self.runs.len())?;
+        let verifier_groups = |i: usize| -> Vec<Vec<bool>> {
+            let mut v = values[i].clone();
+            if self.runs[i].prover_group < v.len() {
+                v.remove(self.runs[i].prover_group);
+            }
+            v
+        };
+        let p = &self.publics;
+        let cfg = &self.shape.cfg;
+        let randoms = Randoms {
+            client: &p.client_random,
+            server: &p.server_random,
+            session_hash: cfg.ems.then_some(&p.client_finished_hash[..]),
+        };
+        let steps = self.shape.steps();
+        let kdf: Vec<Vec<Vec<bool>>> = (0..steps).map(verifier_groups).collect();
+        let keys = if is_reduced(cfg) {
+            let revealed: Vec<Vec<bool>> = self.runs[..steps]
+                .iter()
+                .map(|r| r.outputs.first().cloned().unwrap_or_default())
+                .collect();
+            reduced::check_verifier_inputs(
+                cfg.curve,
+                &randoms,
+                &p.client_finished_hash,
+                &p.server_finished_hash,
+                &kdf,
+                &revealed,
+            )
+        } else {
+            tls12::check_verifier_inputs(
+                cfg,
+                &randoms,
+                &p.client_finished_hash,
+                &p.server_finished_hash,
+                &kdf,
+            )
+        }
+        .map_err(mpc_err)?;
+        for (j, spec) in self.shape.records().iter().enumerate() {
+            let explicit = if spec.is_server() {
+                p.server_finished_explicit
+            } else {
+                spec.seq().to_be_bytes()
+            };
+            record::check_verifier_inputs(
+                &key_iv(&keys, spec.is_server()),
+                &explicit,
+                &verifier_groups(steps + j),
+            )
+            .map_err(mpc_err)?;
+        }
+        Ok(keys)
     }
 
     /// The audit, once `Δ` is revealed and checked: every circuit garbled

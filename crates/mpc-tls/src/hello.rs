@@ -60,19 +60,21 @@ pub fn group_curve(code: u16) -> Option<Curve> {
 
 /// What a session is preprocessed for, fixed by the prover before the
 /// ClientHello: the verifier garbles the key derivation and the records
-/// for exactly this suite family (key length and PRF hash), group and EMS
-/// offer before the server connection opens. The ClientHello offers no
-/// suite outside the family; it offers every group, the terms' first,
-/// since a server with an ECDSA certificate needs the certificate's curve
-/// among them (RFC 4492). A server that picks another group or family ends
-/// the session at its ServerHello or ServerKeyExchange, with an error that
-/// names it (the prover can run again with other `--suite` / `--group`).
+/// for exactly this suite family (key length and PRF hash) and EMS offer
+/// before the server connection opens. The ClientHello offers no suite
+/// outside the family; it offers every group, the terms' first, since a
+/// server with an ECDSA certificate needs the certificate's curve among
+/// them (RFC 4492). The key derivation's first circuit serves either
+/// group (the verifier encodes the server's choice as a public bit), so
+/// the server may pick either. A server that picks another family ends
+/// the session at its ServerHello, with an error that names it (the
+/// prover can run again with another `--suite`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Terms {
     /// A suite of [`SUITES`]; every offered suite has its parameters
     /// (the ECDSA and RSA variants share the circuits).
     pub suite: u16,
-    /// [`GROUP_P256`] or [`GROUP_X25519`], the one group offered.
+    /// [`GROUP_P256`] or [`GROUP_X25519`]: the group offered first.
     pub group: u16,
     /// The extended master secret is offered (the SHA-384 suites' full
     /// PRF garbles the variant the server must then negotiate).
@@ -101,7 +103,8 @@ impl Terms {
     }
 
     /// Whether the server's choice fits what was preprocessed: a suite of
-    /// the same family, the same group, and for the full PRF the same EMS.
+    /// the same family, a group MPC mode runs, and for the full PRF the
+    /// same EMS.
     pub fn check_negotiated(&self, suite: u16, group: Option<u16>, ems: bool) -> Result<()> {
         let (want, _) = self.params()?;
         let got = suite_params(suite)
@@ -112,10 +115,9 @@ impl Terms {
                 self.suite
             )));
         }
-        if let Some(g) = group.filter(|&g| g != self.group) {
+        if let Some(g) = group.filter(|&g| group_curve(g).is_none()) {
             return Err(Error::Unsupported(format!(
-                "the server chose group {g:#06x}, the session was garbled for {:#06x} (run again with --group naming the server's first)",
-                self.group
+                "the server chose group {g:#06x}; MPC mode runs P-256 and X25519"
             )));
         }
         if !crate::kdf::reduced_suite(want) && ems != self.ems {

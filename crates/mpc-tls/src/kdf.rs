@@ -16,7 +16,9 @@ use webproof_core::Block;
 use webproof_mpc::consistency::{EvaluatedRun, GarbledRun};
 use webproof_mpc::exec::VerifierCircuit;
 use webproof_mpc::reduced::{ReducedPlans, ReducedProver, ReducedVerifier, StepTables, STEPS};
-use webproof_mpc::tls12::{Randoms, Tables, Tls12Config, Tls12Plans, Tls12Prover, Tls12Verifier};
+use webproof_mpc::tls12::{
+    Curve, Randoms, Tables, Tls12Config, Tls12Plans, Tls12Prover, Tls12Verifier,
+};
 
 /// Output labels (prover: active; verifier: 0-labels) of one output group
 /// of one garbled circuit: with the verifier's `Δ` they are IT-MACs of the
@@ -59,7 +61,7 @@ pub(crate) enum KdfPlans {
 impl KdfPlans {
     pub(crate) fn new(cfg: Tls12Config) -> Result<Self> {
         Ok(if is_reduced(&cfg) {
-            KdfPlans::Reduced(ReducedPlans::new(cfg.curve)?)
+            KdfPlans::Reduced(ReducedPlans::new()?)
         } else {
             KdfPlans::Full(Tls12Plans::new(cfg)?)
         })
@@ -170,6 +172,8 @@ fn steps_to_tables(mut s: Vec<StepTables>) -> Result<Tables> {
 
 /// Public inputs of the key derivation, as the verifier parsed them.
 pub(crate) struct KdfPublic {
+    /// The group the server chose (the circuits serve either).
+    pub curve: Curve,
     pub client_random: [u8; 32],
     pub server_random: [u8; 32],
     /// RFC 7627 session hash (EMS only).
@@ -233,7 +237,7 @@ impl KdfVerifier {
                     server: &public.server_random,
                     session_hash: public.session_hash.as_deref(),
                 };
-                v.bind(&share, &randoms, &public.client_finished_hash)?;
+                v.bind(&share, public.curve, &randoms, &public.client_finished_hash)?;
             }
             KdfVerifier::Full { inputs, .. } => {
                 if inputs.is_some() {
@@ -286,7 +290,8 @@ impl KdfVerifier {
                             server: &public.server_random,
                             session_hash: public.session_hash.as_deref(),
                         };
-                        let (msg, k) = v.key_derivation(share, &randoms, keys, flips)?;
+                        let (msg, k) =
+                            v.key_derivation(share, public.curve, &randoms, keys, flips)?;
                         *ks = Some(k);
                         msg
                     }

@@ -86,11 +86,12 @@
 //! revealed.
 //!
 //! # Not yet here
-//! - Checks of the verifier's revealed inputs against what they should be
-//!   (the reduced PRF's inner digests, the public groups), the tie between
-//!   the ECtF's output and the key derivation's input, and dual execution
-//!   for the outputs used online: see [`response`]'s "Not in this proof
-//!   yet".
+//! - The tie between the ECtF's output and the key derivation's input,
+//!   and dual execution for the outputs the verifier sees online (revealed
+//!   chain values, `verify_data`, the request's ciphertext): without it a
+//!   cheating verifier is caught only after the fact, see [`response`]'s
+//!   "Not in this proof yet". The verifier's revealed inputs are checked
+//!   against what the protocol makes them ([`ProverRetained::check_inputs`]).
 //! - A server that picks another group than the terms' first (servers
 //!   honour the client's order unless configured otherwise) ends the
 //!   session; garbling the key derivation's first step for the other

@@ -13,7 +13,7 @@
 //! read the response; the caller decides when the response is complete
 //! (the server's close_notify or TCP close: ask for `Connection: close`).
 
-use crate::consist::{OleLog, ProverRetained, Shape};
+use crate::consist::{OleLog, ProverRetained, Publics, Shape};
 use crate::cots::{request_records, CotPool, MAX_REQUEST};
 use crate::error::{Error, Result};
 use crate::hello::{
@@ -187,6 +187,11 @@ pub struct ProverSession {
     server_done: bool,
     /// The server's certificate chain, as sent.
     certificates: Vec<Vec<u8>>,
+    /// The randoms and the handshake messages so far (through the
+    /// ClientKeyExchange), for the publics the verifier's revealed inputs
+    /// are checked against ([`Publics`]).
+    publics: Publics,
+    handshake: Vec<u8>,
     stage: Stage,
 }
 
@@ -280,6 +285,8 @@ impl ProverSession {
                 recs,
                 rec_runs: Vec::new(),
                 certificates: Vec::new(),
+                publics: Publics::default(),
+                handshake: Vec::new(),
                 oles: OleLog::default(),
                 rec_order: run_order(lens.len()),
                 records_open: false,
@@ -529,10 +536,8 @@ impl ProverSession {
                     server_name: (!is_ip).then(|| self.cfg.server_name.clone()),
                     suites: self.terms.offered_suites(&self.cfg.suites),
                     // Every group, the terms' first: a server with an ECDSA
-                    // certificate needs its curve among them (RFC 4492),
-                    // and servers take the client's first choice unless
-                    // configured otherwise. Another choice ends the session
-                    // at the ServerKeyExchange (`Terms::check_negotiated`).
+                    // certificate needs its curve among them (RFC 4492);
+                    // the key derivation serves whichever the server picks.
                     groups: if self.cfg.groups.is_empty() {
                         vec![hello::GROUP_X25519, hello::GROUP_P256]
                     } else {
@@ -540,6 +545,8 @@ impl ProverSession {
                     },
                     ems: self.cfg.ems,
                 });
+                self.publics.client_random = client_random;
+                self.handshake.extend_from_slice(&ch);
                 self.send_to_server(&mut out, wire_record(content_type::HANDSHAKE, &ch))?;
                 self.stage = Stage::ServerFlight;
             }
@@ -842,9 +849,11 @@ impl ProverSession {
                 got: "another handshake message",
             });
         }
+        self.handshake.extend_from_slice(&m.bytes);
         match self.srv {
             Srv::Hello => {
                 let sh = hsk::parse_server_hello(m.body())?;
+                self.publics.server_random = sh.random;
                 if sh.version != 0x0303 {
                     return Err(Error::Unsupported(format!(
                         "protocol version {:#06x}",
@@ -908,6 +917,7 @@ impl ProverSession {
         };
         let client_pub = self.shares.client_share(curve, qv)?;
         self.cke = client_key_exchange(&client_pub);
+        self.handshake.extend_from_slice(&self.cke);
         let (n1, _) = ectf_cots(curve);
         let macs = self.cots.take(n1)?;
         let (kx, flips) =
@@ -944,6 +954,20 @@ impl ProverSession {
         let rec_runs: Vec<EvaluatedRun> = runs.into_iter().map(|(_, r)| r).collect();
         let mut oles = self.oles.clone();
         oles.streams.sort_by_key(|(stream, _)| *stream);
+        let vd = kdf.client_vd().ok_or(Error::OutOfOrder("CloseAck"))?;
+        let fin = self
+            .server_finished
+            .as_ref()
+            .ok_or(Error::OutOfOrder("CloseAck"))?;
+        let publics = Publics {
+            client_finished_hash: hello::transcript_hash(suite, &self.handshake),
+            server_finished_hash: hello::transcript_hash(
+                suite,
+                &[&self.handshake[..], &finished(&vd)].concat(),
+            ),
+            server_finished_explicit: fin.payload[..8].try_into().expect("checked on arrival"),
+            ..self.publics.clone()
+        };
         let mut o = ProverOutcome {
             response: Vec::new(),
             close_notify: false,
@@ -965,6 +989,7 @@ impl ProverSession {
                     },
                     request_lens: self.recs[2..].iter().map(|r| r.spec.len).collect(),
                 },
+                publics,
                 runs: [kdf.runs()?, rec_runs].concat(),
                 oles,
             },

@@ -140,22 +140,35 @@
 //! opening (what it could learn *before*, by selective failure or from
 //! outputs used online, is `webproof_mpc::consistency`'s list).
 //!
+//! # The verifier's revealed inputs
+//! Before the proof starts, the prover checks the verifier's reveal
+//! against what the protocol makes each value
+//! ([`crate::ProverRetained::check_inputs`]): the key derivation's public
+//! groups (randoms, session and handshake hashes, computed by the prover
+//! over the handshake it wrote and received), the reduced PRF's inner
+//! digests (`SHA-256(IS ‖ message)` of the values revealed during the
+//! session), every mask reused where a later step takes it as its share,
+//! each record circuit's key ‖ IV share (the key derivation's mask for
+//! its direction) and explicit nonce (the record's). The key shares the
+//! verifier revealed at the close must be those masks. The audit, after
+//! the `Δ` reveal, checks that these values are the ones garbled with.
+//!
 //! # Not in this proof yet
-//! - The verifier's revealed inputs are checked against its garbling, not
-//!   against what they should be: the reduced PRF's inner digests
-//!   (`SHA-256(IS ‖ message)` of revealed values), the public groups
-//!   (randoms, transcript hashes, explicit nonces), and its masks' equality
-//!   across steps. The prover could recompute the first two in the clear;
-//!   until it does, a verifier that encodes another inner digest (e.g.
-//!   asks a revealed `A(i)` step for a key-block block) is caught by
-//!   nothing here.
 //! - The ECtF's output (the prover's premaster share) is not tied to the
-//!   key derivation's step-0 input (field arithmetic, not bits); an A2M
-//!   answer's masked elements beyond the OLE, and the verifier's tag and
-//!   ECtF shares, are not checked against the revealed inputs.
-//! - Outputs the prover uses online (the request keystream, the client
-//!   Finished) are checked only after the fact: dual execution for them is
-//!   out of scope.
+//!   key derivation's step-0 input (field arithmetic, not bits), and the
+//!   verifier's premaster share there is its own choice; an A2M answer's
+//!   masked elements beyond the OLE, and the verifier's tag and ECtF
+//!   shares, are not checked against the revealed inputs. A wrong value
+//!   in any of these makes the session's keys wrong, so the server ends
+//!   the session.
+//! - Privacy against a cheating verifier holds only after the fact: it
+//!   can garble another function than the session's (through its tables
+//!   or its inputs) and see part of the result online, in the revealed
+//!   values and in the ciphertext the prover sends. The audit and the
+//!   check above catch that when the session reaches the proof; a cheat
+//!   that also breaks the handshake ends the session first and is never
+//!   reported as one. Dual execution for the outputs the verifier sees
+//!   online would close it (see [`crate`]'s "Not yet here").
 use crate::consist;
 use crate::error::{Error, Result};
 use crate::hello::suite_params;
@@ -171,6 +184,7 @@ use webproof_circuits::bits::bytes_to_bits;
 use webproof_core::cot::{RandomCotReceiver, RandomCotSender};
 use webproof_core::{Block, Channel, Io};
 use webproof_mpc::consistency;
+use webproof_mpc::tls12::KeyShares;
 use webproof_proxy::record::{content_type, Record};
 use webproof_proxy::zk::{leaf_commitments, MAX_LEAVES};
 use webproof_proxy::Recording;
@@ -909,6 +923,25 @@ pub async fn verify_sealed<C: RandomCotSender, T: Io>(
     Ok(out)
 }
 
+/// The key shares the verifier revealed at the close (`CloseAck`) must be
+/// the masks it input to the key derivation: the statement takes them as
+/// public values.
+fn check_revealed_shares(outcome: &ProverOutcome, masks: &KeyShares) -> Result<()> {
+    let client = outcome.revealed_client_key.is_empty()
+        || (outcome.revealed_client_key == masks.client_key
+            && outcome.revealed_client_iv == masks.client_iv);
+    if outcome.revealed_server_key != masks.server_key
+        || outcome.revealed_server_iv != masks.server_iv
+        || !client
+    {
+        return Err(Error::VerifierCheated(
+            "the key shares revealed at the close are not the ones it input to the key derivation"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
 /// The prover's whole run on `ch` (see the module docs): send the claim,
 /// take the verifier's input reveal, prove sealed (the consistency proof
 /// of every circuit and the statement), check the revealed `Δ`, audit the
@@ -943,6 +976,7 @@ pub async fn prove_response<C: RandomCotReceiver, T: Io>(
         _ => return Err(Error::Malformed("the verifier's answer to the claim")),
     };
     let values = retained.input_values(&reveal)?;
+    check_revealed_shares(outcome, &retained.check_inputs(&values)?)?;
     let ctx = context(&outcome.recording, claim);
     let mut zk = Prover::with_context(cot, ch, cfg, &ctx)
         .await

@@ -17,8 +17,9 @@
 //!   choice of suite, group and EMS is checked against the terms
 //!   ([`crate::hello::Terms::check_negotiated`]): the terms decide only
 //!   which circuits exist, never a value the statement uses;
-//! - **server random, suite, EMS, certificate chain, group, server key
-//!   share**: parsed from the ServerHello, Certificate and
+//! - **server random, suite, EMS, certificate chain, group (the key
+//!   derivation's curve bit), server key share**: parsed from the
+//!   ServerHello, Certificate and
 //!   ServerKeyExchange records received; the chain, name, validity and
 //!   the signature over both randoms and the key share are checked here
 //!   (`webproof_proxy::verify::check_tls12_server`) before any 2PC step;
@@ -706,6 +707,7 @@ impl VerifierSession {
         let suite = suite_of(self.flight.suite)?;
         let h = hello::transcript_hash(suite, &self.transcript);
         let public = KdfPublic {
+            curve: self.curve()?,
             client_random: self.client_random,
             server_random: self.flight.server_random,
             session_hash: self.flight.ems.then(|| h.clone()),

@@ -210,6 +210,39 @@ fn honest_one_kb_request_two_kb_response() {
     }
 }
 
+/// The session is garbled before the server picks its group: a server
+/// that takes the second group the prover offered (it runs only that one)
+/// still gives a session whose response is proven, for either order.
+#[test]
+fn server_choosing_the_second_group() {
+    for (seed, offered, only) in [
+        (24, [GROUP_X25519, GROUP_P256], GROUP_P256),
+        (25, [GROUP_P256, GROUP_X25519], GROUP_X25519),
+    ] {
+        let c = certs(KeyKind::Ecdsa, &[NAME], false);
+        let mut pcfg = prover_config(
+            NAME,
+            ECDHE_ECDSA_AES128_GCM_SHA256,
+            offered[0],
+            true,
+            &request(),
+        );
+        pcfg.groups = offered.to_vec();
+        let (p, hello, v, snd, rcv) = sessions_ext(seed, pcfg, verifier_config(&c.ca_der, NAME));
+        let srv = server_with_groups(&c, &[only]);
+        let d = run(p, hello, v, srv, &response(2000), Hooks::default()).unwrap();
+        assert_eq!(d.verifier.group, only);
+        assert_eq!(d.prover.response, response(2000));
+        let s = Session { d, s: snd, r: rcv };
+        let outcome = s.d.prover.clone();
+        let claim = ResponseClaim::new(&outcome, &[0..15, 100..200]).unwrap();
+        let (p, v, _) = prove(s, &outcome, &claim);
+        p.unwrap();
+        let v = v.unwrap();
+        assert_eq!(v.ranges[1].bytes, response(2000)[100..200]);
+    }
+}
+
 /// A response over several records: a range across a record boundary is
 /// placed by the verifier's recording.
 #[test]
@@ -449,6 +482,92 @@ fn altered_kdf_table_is_caught_by_the_audit() {
     panic!("every altered row was used online");
 }
 
+/// The prover's check, before the proof, of the verifier's revealed
+/// inputs against what the protocol makes them (the audit checks
+/// separately that they are the values garbled with). The honest reveal
+/// passes and fixes the verifier's key shares (those it revealed at the
+/// close); each of these is refused as the verifier's cheat: another inner
+/// digest (reduced PRF) or other randoms, session hash or handshake hash
+/// (full PRF), a mask not reused where the next step must reuse it,
+/// another explicit nonce or key share in a record circuit.
+#[test]
+fn verifier_inputs_other_than_the_protocols_are_caught() {
+    // (run, group, bit) of the verifier's reveal, the prover's group
+    // included in the numbering (it is group 0 of every circuit).
+    let reduced: &[(usize, usize, usize, &str)] = &[
+        (1, 2, 0, "step 1's inner digest (A(1) of the master secret)"),
+        (
+            5,
+            2,
+            300,
+            "step 5's second inner digest (A(2) of the key expansion)",
+        ),
+        (8, 2, 255, "step 8's inner digest (server Finished)"),
+        (2, 1, 5, "step 2's share of OS_pms: not step 0's mask"),
+        (4, 1, 0, "step 4's share of OS_ms: not step 3's mask"),
+    ];
+    let full: &[(usize, usize, usize, &str)] = &[
+        (0, 2, 9, "the randoms"),
+        (0, 3, 100, "the session hash"),
+        (1, 2, 0, "the client Finished's handshake hash"),
+        (
+            2,
+            1,
+            17,
+            "the server Finished's pad-state share: not the key derivation's mask",
+        ),
+    ];
+    for (seed, suite, cases) in [
+        (36, ECDHE_ECDSA_AES128_GCM_SHA256, reduced),
+        (37, ECDHE_ECDSA_AES256_GCM_SHA384, full),
+    ] {
+        let s = session(seed, suite, 2000);
+        let prover = &s.d.prover;
+        let reveal = s.d.verifier.retained.reveal();
+        let values = prover.retained.input_values(&reveal).unwrap();
+        let keys = prover.retained.check_inputs(&values).unwrap();
+        assert_eq!(keys.server_key, prover.revealed_server_key);
+        assert_eq!(keys.server_iv, prover.revealed_server_iv);
+        assert_eq!(keys.client_key, prover.revealed_client_key);
+        assert_eq!(keys.client_iv, prover.revealed_client_iv);
+        let last = values.len() - 1; // the request's last record
+        let records = [
+            (last, 2, 63, "a request record's explicit nonce"),
+            (last, 1, 0, "a request record's key share"),
+        ];
+        for &(run, group, bit, what) in cases.iter().chain(&records) {
+            let mut v = values.clone();
+            v[run][group][bit] ^= true;
+            match prover.retained.check_inputs(&v) {
+                Err(Error::VerifierCheated(_)) => {}
+                other => panic!("suite {suite:#06x}: {what}: {other:?}"),
+            }
+        }
+        // The server Finished's record circuit (run after the key
+        // derivation's and the client Finished's): its explicit nonce.
+        let steps = values.len() - prover.retained.shape.request_lens.len() - 2;
+        let mut v = values.clone();
+        v[steps + 1][2][0] ^= true;
+        assert!(matches!(
+            prover.retained.check_inputs(&v),
+            Err(Error::VerifierCheated(_))
+        ));
+    }
+}
+
+/// A verifier that reveals at the close (`CloseAck`) another share of the
+/// server write key than the one it input to the key derivation: the
+/// prover refuses before the proof.
+#[test]
+fn verifier_revealing_another_key_share_at_the_close_is_caught() {
+    let s = session(38, ECDHE_ECDSA_AES128_GCM_SHA256, 2000);
+    let mut outcome = s.d.prover.clone();
+    outcome.revealed_server_key[3] ^= 0x40;
+    let claim = ResponseClaim::new(&outcome, &[0..15]).unwrap();
+    let (p, v, _) = prove(s, &outcome, &claim);
+    caught_verifier(p, v);
+}
+
 /// A verifier that reveals input bits other than those it garbled with
 /// (one bit of its premaster share): the prover's audit re-garbles with
 /// the revealed bits and catches it before opening.
@@ -476,13 +595,16 @@ fn verifier_revealing_other_record_inputs_is_caught() {
 }
 
 /// A prover that claims another output of a key-derivation step than the
-/// garbled circuit gave it (one bit of the revealed `A(1)`): its label is
-/// the MAC of the true bit, so the proof of that circuit fails.
+/// garbled circuit gave it (one bit of its share of the key block's IVs,
+/// step 7's output): its label is the MAC of the true bit, so the proof
+/// of that circuit fails. (A revealed output, such as `A(1)`, would not
+/// get that far: the honest prover's own check of the verifier's inputs
+/// recomputes the next inner digests from it.)
 #[test]
 fn prover_claiming_another_step_output_is_refused() {
     let s = session(32, ECDHE_ECDSA_AES128_GCM_SHA256, 2000);
     let mut outcome = s.d.prover.clone();
-    outcome.retained.runs[1].outputs[0][7] ^= true;
+    outcome.retained.runs[6].outputs[0][7] ^= true;
     let claim = ResponseClaim::new(&outcome, &[0..15]).unwrap();
     let (p, v, _) = prove(s, &outcome, &claim);
     caught_prover(p, v);

@@ -22,7 +22,6 @@ use webproof_core::{memory_duplex, Channel};
 use webproof_mpc::consistency::{self, EvaluatedCircuit, GarbledCircuit};
 use webproof_mpc::exec::{ProverCircuit, VerifierCircuit};
 use webproof_mpc::reduced::{self, STEPS};
-use webproof_mpc::tls12::Curve;
 use webproof_mpc::Plan;
 use webproof_zk::{Config, Prover, Verifier};
 
@@ -124,12 +123,7 @@ fn median(mut v: Vec<Duration>) -> Duration {
 
 fn main() {
     let mut circuits: Vec<(String, Circuit)> = (0..STEPS)
-        .map(|i| {
-            (
-                format!("reduced PRF step {i} (P-256)"),
-                reduced::step_circuit(Curve::P256, i),
-            )
-        })
+        .map(|i| (format!("reduced PRF step {i}"), reduced::step_circuit(i)))
         .collect();
     circuits.push((
         "AES-128-GCM record, 1 KB".into(),

@@ -162,7 +162,8 @@ fn run_tls12(row: &mut Row, plans: &Tls12Plans, vshare: &[u8; 32], pshare: &[u8;
         p.key_derivation_flips(pshare, m0).expect("flips")
     });
     let (msg, _) = timed(&mut row.v_on, || {
-        v.key_derivation(vshare, &randoms, k0, &f).expect("kd")
+        v.key_derivation(vshare, plans.config().curve, &randoms, k0, &f)
+            .expect("kd")
     });
     timed(&mut row.p_on, || p.key_derivation_finish(&msg).expect("kd"));
     row.on_up += f.len();
@@ -201,7 +202,7 @@ fn run_tls12(row: &mut Row, plans: &Tls12Plans, vshare: &[u8; 32], pshare: &[u8;
 fn run_reduced(
     row: &mut Row,
     plans: &ReducedPlans,
-    vshare: &[u8; 32],
+    (vshare, curve): (&[u8; 32], Curve),
     pshare: &[u8; 32],
     seed: u64,
 ) {
@@ -214,8 +215,8 @@ fn run_reduced(
         server: &h[1],
         session_hash: Some(&h[2]),
     };
-    let mut v =
-        ReducedVerifier::new(plans, delta, 0, vshare, &randoms, &h[3], &mut rng).expect("verifier");
+    let mut v = ReducedVerifier::garble(plans, delta, 0, &mut rng).expect("verifier");
+    v.bind(vshare, curve, &randoms, &h[3]).expect("bind");
     let tables = timed(&mut row.v_pre, || v.preprocess().expect("garble"));
     row.pre_down += tables
         .iter()
@@ -365,7 +366,7 @@ fn main() {
             let name = format!("{curve:?} {sname}");
             report(&name, &plans, ectf_cots, setup, &rows);
         }
-        let plans = ReducedPlans::new(curve).expect("plans");
+        let plans = ReducedPlans::new().expect("plans");
         let (ectf_cots, setup) = match curve {
             Curve::P256 => (ectf::cots_needed::<P256Base>(), (32 + 65 + 32, 65)),
             Curve::X25519 => (ectf::cots_needed::<Curve25519Base>(), (32 + 32 + 32, 32)),
@@ -374,7 +375,7 @@ fn main() {
         for i in 0..RUNS {
             let mut row = Row::default();
             let (vs, ps) = exchange(curve, &mut rng, &mut row, i, ectf_cots);
-            run_reduced(&mut row, &plans, &vs, &ps, 300 + i as u64);
+            run_reduced(&mut row, &plans, (&vs, curve), &ps, 300 + i as u64);
             rows.push(row);
         }
         let ands = plans.and_counts();

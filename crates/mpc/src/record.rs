@@ -48,7 +48,9 @@
 //! prover whether `H = 0` (probability 2^-128). Semi-honest as the rest:
 //! the consistency proof must also show that the key and IV shares input
 //! here are the key derivation's outputs, and that the verifier's tag share
-//! and A2M/M2A answers were computed from its masks.
+//! and A2M/M2A answers were computed from its masks. The verifier's key ‖
+//! IV share and explicit nonce are checked by the prover on its reveal
+//! ([`check_verifier_inputs`]).
 //!
 //! GHASH field elements: GCM's bit-reflected convention, mapped to the
 //! polynomial basis of [`crate::field::Gf128`] by reversing the bits of
@@ -63,7 +65,7 @@ use rand_core::{CryptoRng, RngCore};
 use std::sync::Arc;
 use webproof_circuits::aead::{aes_gcm_keystream, gcm_hash_key, tls12_gcm_nonce};
 use webproof_circuits::aes::{aes128_key_schedule, aes256_key_schedule};
-use webproof_circuits::bytes_to_bits;
+use webproof_circuits::{bits_to_bytes, bytes_to_bits};
 use webproof_circuits::{Builder, Circuit};
 use webproof_core::Block;
 
@@ -94,6 +96,42 @@ pub fn gcm_circuit(key_len: usize, len: usize) -> Circuit {
     let j0 = b.xor_words(&j0, &masks[128..]);
     b.output(&j0);
     b.finish()
+}
+
+/// The verifier's input groups of a record circuit (after the prover's
+/// share): its key ‖ IV share, the explicit nonce, its masks of `H` and
+/// `E_K(J0)`.
+fn verifier_groups(key_iv_share: &[u8], explicit: &[u8; 8], masks: &[u8]) -> Vec<Vec<bool>> {
+    vec![
+        bytes_to_bits(key_iv_share),
+        bytes_to_bits(explicit),
+        bytes_to_bits(masks),
+    ]
+}
+
+/// The prover's check, after the session, of the verifier's revealed
+/// inputs of one record circuit (`inputs`: its groups, without the
+/// prover's): its key ‖ IV share must be the one the key derivation's
+/// masks fix for the record's direction (`key_iv_share`), and the
+/// explicit nonce the record's own. A verifier that encrypted a request
+/// record under another nonce (say, an earlier record's, to learn the XOR
+/// of two plaintexts from the ciphertexts) or another key is caught here;
+/// its masks are its own choice.
+pub fn check_verifier_inputs(
+    key_iv_share: &[u8],
+    explicit: &[u8; 8],
+    inputs: &[Vec<bool>],
+) -> Result<()> {
+    let masks = match inputs.last() {
+        Some(m) if inputs.len() == 3 && m.len() == 256 => bits_to_bytes(m),
+        _ => return Err(Error::Malformed("inputs of another record circuit")),
+    };
+    if verifier_groups(key_iv_share, explicit, &masks) != inputs {
+        return Err(Error::VerifierCheated(
+            "record inputs other than its key-derivation share and the record's explicit nonce",
+        ));
+    }
+    Ok(())
 }
 
 /// Powers of `H` the tag of a `len`-byte record needs (AAD block, data
@@ -224,15 +262,8 @@ impl RecordVerifier {
         keys: &[Block],
         flips: &[u8],
     ) -> Result<Vec<u8>> {
-        self.circuit.inputs(
-            keys,
-            flips,
-            &[
-                bytes_to_bits(key_iv_share),
-                bytes_to_bits(explicit),
-                bytes_to_bits(&self.masks),
-            ],
-        )
+        let own = verifier_groups(key_iv_share, explicit, &self.masks);
+        self.circuit.inputs(keys, flips, &own)
     }
 
     /// The circuit execution (for what the consistency proof retains).

@@ -23,8 +23,8 @@
 //! 7. key-block block 2 shared (8 bytes used: the IVs);
 //! 8. and 9. the server Finished: `A(1)`, then `verify_data`, revealed.
 //!
-//! 16 compressions in all instead of 36: 342,259 AND for P-256 (the sum mod
-//! `p` adds ~770), 8.4 MB of three-halves tables (10.95 MB with half-gates),
+//! 16 compressions in all instead of 36: 342,515 AND (the sum mod `p` of
+//! either curve adds ~1,030), 8.4 MB of three-halves tables (10.95 MB with half-gates),
 //! against 775,691 AND and 19.1 MB for [`crate::tls12`]. Revealed values go to both: the prover
 //! decodes and returns their labels (16 bytes per bit), which the verifier
 //! checks. The extended master secret changes only the inner messages. The
@@ -40,9 +40,10 @@
 //!
 //! # Security (semi-honest garbling; what the consistency proof adds)
 //! Besides [`crate::tls12`]'s list: the verifier's inner digests must be
-//! `SHA-256(IS ‖ message)` for the revealed `IS` and the public messages
-//! (the prover can recompute them and should, since it also learns `IS`);
-//! the `OS` shares input at each step must be the ones output before. A
+//! `SHA-256(IS ‖ message)` for the revealed `IS` and the public messages,
+//! and the `OS` shares input at each step must be the masks output before.
+//! The prover, which learns `IS` too, checks both on the verifier's
+//! reveal after the session ([`check_verifier_inputs`]). A
 //! revealed `IS` of a secret key is the price: HMAC's security then rests
 //! on the compression function keyed by `OS` being a PRF, with `IS` and
 //! `OS` pseudo-independent (the dual-PRF assumption of the HMAC proof).
@@ -50,7 +51,7 @@
 use crate::error::{Error, Result};
 use crate::exec::{ProverCircuit, VerifierCircuit};
 use crate::plan::Plan;
-use crate::tls12::{Curve, KeyShares, Randoms};
+use crate::tls12::{curve_bit, Curve, KeyShares, Randoms};
 use rand_core::{CryptoRng, RngCore};
 use std::sync::Arc;
 use webproof_circuits::hmac::HmacKey;
@@ -95,8 +96,9 @@ fn shape(step: usize) -> Shape {
     Shape { share, us, masks }
 }
 
-/// The circuit of step `step` (0-based) for `curve`.
-pub fn step_circuit(curve: Curve, step: usize) -> Circuit {
+/// The circuit of step `step` (0-based); step 0 serves either curve (its
+/// last input group, one bit, selects: [`crate::tls12`]'s `premaster`).
+pub fn step_circuit(step: usize) -> Circuit {
     let s = shape(step);
     let mut b = Builder::new();
     let p = b.input_bytes(s.share);
@@ -122,7 +124,8 @@ pub fn step_circuit(curve: Curve, step: usize) -> Circuit {
     };
     match step {
         0 => {
-            let x = crate::tls12::add_mod_p(&mut b, &p, &v, curve);
+            let p256 = b.input(1)[0];
+            let x = crate::tls12::premaster(&mut b, &p, &v, p256);
             pads(&mut b, &x, &masks);
         }
         3 => {
@@ -161,23 +164,22 @@ pub fn step_circuit(curve: Curve, step: usize) -> Circuit {
 }
 
 /// Which output group a step reveals to both (`None`: nothing revealed).
-fn revealed(step: usize) -> Option<usize> {
+fn revealed_group(step: usize) -> Option<usize> {
     (step != 6).then_some(0)
 }
 
-/// The plans of the nine steps for one curve.
+/// The plans of the nine steps.
 pub struct ReducedPlans {
-    curve: Curve,
     plans: Vec<Arc<Plan>>,
 }
 
 impl ReducedPlans {
     /// Build and plan the nine circuits (AES-128-GCM-SHA256 key block).
-    pub fn new(curve: Curve) -> Result<Self> {
+    pub fn new() -> Result<Self> {
         let plans = (0..STEPS)
-            .map(|s| Plan::from_circuit(step_circuit(curve, s)).map(Arc::new))
+            .map(|s| Plan::from_circuit(step_circuit(s)).map(Arc::new))
             .collect::<Result<_>>()?;
-        Ok(ReducedPlans { curve, plans })
+        Ok(ReducedPlans { plans })
     }
 
     /// AND gates per step.
@@ -211,20 +213,253 @@ fn inner_digest(state: &[u8], msg: &[u8]) -> [u8; 32] {
     out
 }
 
-/// The verifier of a reduced-PRF session.
-pub struct ReducedVerifier {
-    circuits: Vec<VerifierCircuit>,
-    /// The premaster share, once bound.
-    share: Option<[u8; 32]>,
-    seed_ms: Vec<u8>,
-    label_ms: &'static str,
-    seed_ke: Vec<u8>,
-    cf_hash: Vec<u8>,
-    sf_hash: Vec<u8>,
-    masks: [Vec<u8>; 4],
+/// The public messages of a session's HMAC chains, `label ‖ seed` each:
+/// the master secret's, the key expansion's, both Finished's (the server
+/// Finished's once its hash is known).
+#[derive(Clone, Default)]
+struct Seeds {
+    ms: Vec<u8>,
+    ke: Vec<u8>,
+    cf: Vec<u8>,
+    sf: Vec<u8>,
+}
+
+impl Seeds {
+    fn new(randoms: &Randoms<'_>, client_finished_hash: &[u8]) -> Result<Self> {
+        if client_finished_hash.len() != 32 || randoms.session_hash.is_some_and(|h| h.len() != 32) {
+            return Err(Error::Malformed("hash of the wrong length"));
+        }
+        let ms = match randoms.session_hash {
+            Some(h) => [&b"extended master secret"[..], h].concat(),
+            None => [
+                &b"master secret"[..],
+                &randoms.client[..],
+                &randoms.server[..],
+            ]
+            .concat(),
+        };
+        Ok(Seeds {
+            ms,
+            ke: [
+                &b"key expansion"[..],
+                &randoms.server[..],
+                &randoms.client[..],
+            ]
+            .concat(),
+            cf: [&b"client finished"[..], client_finished_hash].concat(),
+            sf: Vec::new(),
+        })
+    }
+
+    fn set_server_finished_hash(&mut self, h: &[u8]) -> Result<()> {
+        if h.len() != 32 {
+            return Err(Error::Malformed("hash of the wrong length"));
+        }
+        self.sf = [&b"server finished"[..], h].concat();
+        Ok(())
+    }
+}
+
+/// The revealed values the next inner digests are computed from: the
+/// current secret's `IS`, the last `A`, the client Finished's `A(1)`.
+#[derive(Clone, Default)]
+struct Chain {
     is: Vec<u8>,
     a: Vec<u8>,
     a_cf: Vec<u8>,
+}
+
+impl Chain {
+    /// The inner digests step `step` takes (see the module docs' steps).
+    fn digests(&self, step: usize, s: &Seeds) -> Result<Vec<[u8; 32]>> {
+        let need = |ok: bool| {
+            if ok {
+                Ok(())
+            } else {
+                Err(Error::Malformed("step out of order"))
+            }
+        };
+        let (is, a) = (&self.is, &self.a);
+        need(step == 0 || is.len() == 32)?;
+        Ok(match step {
+            0 => vec![],
+            1 => vec![inner_digest(is, &s.ms)],
+            2 => {
+                need(a.len() == 32)?;
+                vec![
+                    inner_digest(is, a),
+                    inner_digest(is, &[&a[..], &s.ms].concat()),
+                ]
+            }
+            3 => {
+                need(a.len() == 32)?;
+                vec![inner_digest(is, &[&a[..], &s.ms].concat())]
+            }
+            4 => vec![inner_digest(is, &s.ke), inner_digest(is, &s.cf)],
+            5 => {
+                need(a.len() == 32 && self.a_cf.len() == 32)?;
+                vec![
+                    inner_digest(is, &[&a[..], &s.ke].concat()),
+                    inner_digest(is, a),
+                    inner_digest(is, &[&self.a_cf[..], &s.cf].concat()),
+                ]
+            }
+            6 => vec![inner_digest(is, &[&a[..], &s.ke].concat())],
+            7 => {
+                need(!s.sf.is_empty())?;
+                vec![inner_digest(is, &s.sf)]
+            }
+            8 => {
+                need(a.len() == 32)?;
+                vec![inner_digest(is, &[&a[..], &s.sf].concat())]
+            }
+            _ => return Err(Error::Malformed("no such step")),
+        })
+    }
+
+    /// Take step `step`'s revealed output `v`; the `verify_data` it
+    /// carries (steps 5 and 8).
+    fn absorb(&mut self, step: usize, v: Vec<u8>) -> Result<Option<[u8; 12]>> {
+        let vd = |b: &[u8]| -> Result<[u8; 12]> {
+            b.try_into()
+                .map_err(|_| Error::Malformed("revealed output of the wrong length"))
+        };
+        let want = match step {
+            0 | 1 | 2 | 3 | 7 => 32,
+            4 => 64,
+            5 => 44,
+            8 => 12,
+            _ => return Err(Error::Malformed("nothing revealed at this step")),
+        };
+        if v.len() != want {
+            return Err(Error::Malformed("revealed output of the wrong length"));
+        }
+        Ok(match step {
+            0 | 3 => {
+                self.is = v;
+                None
+            }
+            1 | 2 | 7 => {
+                self.a = v;
+                None
+            }
+            4 => {
+                self.a_cf = v[32..].to_vec();
+                self.a = v[..32].to_vec();
+                None
+            }
+            5 => {
+                let d = vd(&v[32..])?;
+                self.a = v[..32].to_vec();
+                Some(d)
+            }
+            _ => Some(vd(&v)?),
+        })
+    }
+}
+
+/// The verifier's masks: of `OS_pms`, of the master secret's first block,
+/// of `OS_ms`, and of the key block (its key shares, 40 bytes).
+type Masks = [Vec<u8>; 4];
+
+/// The verifier's input groups of `step` (group order after the prover's
+/// share): its share, the inner digests, the masks the step outputs
+/// under. The share at steps 1 to 8 is the mask the shared value was
+/// output under before: `OS_pms` at 1 to 3 (with the first master-secret
+/// block at 3), `OS_ms` at 4 to 8.
+fn verifier_groups(
+    step: usize,
+    (share, curve): (&[u8; 32], Curve),
+    masks: &Masks,
+    us: &[[u8; 32]],
+) -> Vec<Vec<bool>> {
+    let own = match step {
+        0 => share.to_vec(),
+        1 | 2 => masks[0].clone(),
+        3 => [&masks[0][..], &masks[1]].concat(),
+        _ => masks[2].clone(),
+    };
+    let mut groups = vec![bytes_to_bits(&own)];
+    if shape(step).us > 0 {
+        groups.push(bytes_to_bits(&us.concat()));
+    }
+    match step {
+        0 => groups.push(bytes_to_bits(&masks[0])),
+        2 => groups.push(bytes_to_bits(&masks[1])),
+        3 => groups.push(bytes_to_bits(&masks[2])),
+        5 => groups.push(bytes_to_bits(&masks[3][..32])),
+        6 => groups.push(bytes_to_bits(&masks[3][32..])),
+        _ => {}
+    }
+    if step == 0 {
+        groups.push(curve_bit(curve));
+    }
+    groups
+}
+
+/// The prover's check, after the session, of the verifier's revealed
+/// inputs of the nine steps against what they must be: the inner digests
+/// `SHA-256(IS ‖ message)` of the revealed chain values (`revealed[s]`,
+/// the prover's decoding of step `s`'s revealed output; empty at step 6)
+/// and the public messages, the negotiated `curve`, and each mask the
+/// same wherever the protocol reuses it. `inputs[s]` are the verifier's
+/// groups of step `s`, in group
+/// order without the prover's. The audit separately checks that these
+/// values are what the verifier garbled with; together, a verifier that
+/// asked a step for another digest than the protocol's (e.g. a key-block
+/// block where an `A(i)` is revealed) is caught. Returns the verifier's
+/// key shares its masks fix.
+pub fn check_verifier_inputs(
+    curve: Curve,
+    randoms: &Randoms<'_>,
+    client_finished_hash: &[u8],
+    server_finished_hash: &[u8],
+    inputs: &[Vec<Vec<bool>>],
+    revealed: &[Vec<bool>],
+) -> Result<KeyShares> {
+    const WRONG: Error = Error::VerifierCheated(
+        "a key-derivation input other than the protocol's (inner digests of the \
+         revealed values, or its masks reused as the steps require)",
+    );
+    if inputs.len() != STEPS || revealed.len() != STEPS {
+        return Err(Error::Malformed("inputs of another key derivation"));
+    }
+    let group = |s: usize, g: usize, bytes: usize| -> Result<Vec<u8>> {
+        match inputs[s].get(g) {
+            Some(b) if b.len() == 8 * bytes => Ok(bits_to_bytes(b)),
+            _ => Err(Error::Malformed("inputs of another key derivation")),
+        }
+    };
+    let share: [u8; 32] = group(0, 0, 32)?.try_into().expect("32 bytes");
+    let masks: Masks = [
+        group(0, 1, 32)?,
+        group(2, 2, 32)?,
+        group(3, 2, 32)?,
+        [group(5, 2, 32)?, group(6, 2, 8)?].concat(),
+    ];
+    let mut seeds = Seeds::new(randoms, client_finished_hash)?;
+    seeds.set_server_finished_hash(server_finished_hash)?;
+    let mut chain = Chain::default();
+    for step in 0..STEPS {
+        let us = chain.digests(step, &seeds)?;
+        if verifier_groups(step, (&share, curve), &masks, &us) != inputs[step] {
+            return Err(WRONG);
+        }
+        if revealed_group(step).is_some() {
+            chain.absorb(step, bits_to_bytes(&revealed[step]))?;
+        }
+    }
+    Ok(KeyShares::split(Tls12Suite::AES_128_GCM_SHA256, &masks[3]))
+}
+
+/// The verifier of a reduced-PRF session.
+pub struct ReducedVerifier {
+    circuits: Vec<VerifierCircuit>,
+    /// The premaster share and the negotiated curve, once bound.
+    share: Option<([u8; 32], Curve)>,
+    seeds: Seeds,
+    masks: Masks,
+    chain: Chain,
     client_vd: Option<[u8; 12]>,
     server_vd: Option<[u8; 12]>,
     /// The step whose inputs (or revealed labels) are due.
@@ -232,24 +467,6 @@ pub struct ReducedVerifier {
 }
 
 impl ReducedVerifier {
-    /// A session with the verifier's premaster share (little-endian), the
-    /// public randoms, and the client Finished hash (known when the key
-    /// derivation runs in TLS 1.2: both follow the ClientKeyExchange):
-    /// [`Self::garble`] then [`Self::bind`].
-    pub fn new(
-        plans: &ReducedPlans,
-        delta: Block,
-        first_instance: u64,
-        share_le: &[u8; 32],
-        randoms: &Randoms<'_>,
-        client_finished_hash: &[u8],
-        rng: &mut (impl RngCore + CryptoRng),
-    ) -> Result<Self> {
-        let mut v = Self::garble(plans, delta, first_instance, rng)?;
-        v.bind(share_le, randoms, client_finished_hash)?;
-        Ok(v)
-    }
-
     /// The session's circuits under `delta`, before any input is known:
     /// [`Self::preprocess`] can garble them ahead of the handshake, and
     /// [`Self::bind`] supplies the inputs once the key exchange is done.
@@ -276,47 +493,30 @@ impl ReducedVerifier {
         Ok(ReducedVerifier {
             circuits,
             share: None,
-            seed_ms: Vec::new(),
-            label_ms: "",
-            seed_ke: Vec::new(),
-            cf_hash: Vec::new(),
-            sf_hash: Vec::new(),
+            seeds: Seeds::default(),
             masks,
-            is: Vec::new(),
-            a: Vec::new(),
-            a_cf: Vec::new(),
+            chain: Chain::default(),
             client_vd: None,
             server_vd: None,
             next: 0,
         })
     }
 
-    /// The verifier's premaster share (little-endian), the public randoms
-    /// and the client Finished hash; once, before step 0's inputs.
+    /// The verifier's premaster share (little-endian) on the negotiated
+    /// `curve`, the public randoms and the client Finished hash; once,
+    /// before step 0's inputs.
     pub fn bind(
         &mut self,
         share_le: &[u8; 32],
+        curve: Curve,
         randoms: &Randoms<'_>,
         client_finished_hash: &[u8],
     ) -> Result<()> {
         if self.share.is_some() {
             return Err(Error::Malformed("inputs bound twice"));
         }
-        if client_finished_hash.len() != 32 || randoms.session_hash.is_some_and(|h| h.len() != 32) {
-            return Err(Error::Malformed("hash of the wrong length"));
-        }
-        let (label_ms, seed_ms) = match randoms.session_hash {
-            Some(h) => ("extended master secret", h.to_vec()),
-            None => (
-                "master secret",
-                [&randoms.client[..], &randoms.server[..]].concat(),
-            ),
-        };
-        self.share = Some(*share_le);
-        self.seed_ms = seed_ms;
-        self.label_ms = label_ms;
-        self.seed_ke = [&randoms.server[..], &randoms.client[..]].concat();
-        self.cf_hash = client_finished_hash.to_vec();
+        self.seeds = Seeds::new(randoms, client_finished_hash)?;
+        self.share = Some((*share_le, curve));
         Ok(())
     }
 
@@ -330,15 +530,7 @@ impl ReducedVerifier {
 
     /// Set the server Finished hash (before steps 8 and 9).
     pub fn set_server_finished_hash(&mut self, h: &[u8]) -> Result<()> {
-        if h.len() != 32 {
-            return Err(Error::Malformed("hash of the wrong length"));
-        }
-        self.sf_hash = h.to_vec();
-        Ok(())
-    }
-
-    fn ls(label: &str, seed: &[u8]) -> Vec<u8> {
-        [label.as_bytes(), seed].concat()
+        self.seeds.set_server_finished_hash(h)
     }
 
     /// The answer to the prover's flips at `step`.
@@ -349,89 +541,10 @@ impl ReducedVerifier {
         let share = self
             .share
             .ok_or(Error::Malformed("inputs before the key exchange"))?;
-        let ms_ls = Self::ls(self.label_ms, &self.seed_ms);
-        let ke_ls = Self::ls("key expansion", &self.seed_ke);
-        let cf_ls = Self::ls("client finished", &self.cf_hash);
-        let sf_ls = Self::ls("server finished", &self.sf_hash);
-        let is = &self.is;
-        let need = |ok: bool| {
-            if ok {
-                Ok(())
-            } else {
-                Err(Error::Malformed("step out of order"))
-            }
-        };
-        let (own, us): (Vec<u8>, Vec<[u8; 32]>) = match step {
-            0 => (share.to_vec(), vec![]),
-            1 => {
-                need(is.len() == 32)?;
-                (self.masks[0].clone(), vec![inner_digest(is, &ms_ls)])
-            }
-            2 => {
-                need(self.a.len() == 32)?;
-                let a1 = &self.a;
-                (
-                    self.masks[0].clone(),
-                    vec![
-                        inner_digest(is, a1),
-                        inner_digest(is, &[&a1[..], &ms_ls].concat()),
-                    ],
-                )
-            }
-            3 => {
-                need(self.a.len() == 32)?;
-                (
-                    [&self.masks[0][..], &self.masks[1]].concat(),
-                    vec![inner_digest(is, &[&self.a[..], &ms_ls].concat())],
-                )
-            }
-            4 => (
-                self.masks[2].clone(),
-                vec![inner_digest(is, &ke_ls), inner_digest(is, &cf_ls)],
-            ),
-            5 => {
-                need(self.a.len() == 32 && self.a_cf.len() == 32)?;
-                (
-                    self.masks[2].clone(),
-                    vec![
-                        inner_digest(is, &[&self.a[..], &ke_ls].concat()),
-                        inner_digest(is, &self.a),
-                        inner_digest(is, &[&self.a_cf[..], &cf_ls].concat()),
-                    ],
-                )
-            }
-            6 => (
-                self.masks[2].clone(),
-                vec![inner_digest(is, &[&self.a[..], &ke_ls].concat())],
-            ),
-            7 => {
-                need(self.sf_hash.len() == 32)?;
-                (self.masks[2].clone(), vec![inner_digest(is, &sf_ls)])
-            }
-            8 => {
-                need(self.a.len() == 32)?;
-                (
-                    self.masks[2].clone(),
-                    vec![inner_digest(is, &[&self.a[..], &sf_ls].concat())],
-                )
-            }
-            _ => return Err(Error::Malformed("no such step")),
-        };
-        let s = shape(step);
-        let mut groups = vec![bytes_to_bits(&own)];
-        if s.us > 0 {
-            groups.push(bytes_to_bits(&us.concat()));
-        }
-        match step {
-            0 => groups.push(bytes_to_bits(&self.masks[0])),
-            2 => groups.push(bytes_to_bits(&self.masks[1])),
-            3 => groups.push(bytes_to_bits(&self.masks[2])),
-            5 => groups.push(bytes_to_bits(&self.masks[3][..32])),
-            6 => groups.push(bytes_to_bits(&self.masks[3][32..])),
-            _ => {}
-        }
+        let us = self.chain.digests(step, &self.seeds)?;
+        let groups = verifier_groups(step, (&share.0, share.1), &self.masks, &us);
         let msg = self.circuits[step].inputs(keys, flips, &groups)?;
-        if revealed(step).is_none() {
+        if revealed_group(step).is_none() {
             self.next += 1;
         }
         Ok(msg)
@@ -443,24 +556,16 @@ impl ReducedVerifier {
         if step != self.next {
             return Err(Error::Malformed("step out of order"));
         }
-        let g = revealed(step).ok_or(Error::Malformed("nothing revealed at this step"))?;
+        let g = revealed_group(step).ok_or(Error::Malformed("nothing revealed at this step"))?;
         let c = self
             .circuits
             .get(step)
             .ok_or(Error::Malformed("no such step"))?;
         let v = bits_to_bytes(&c.check_output(g, labels)?);
-        match step {
-            0 | 3 => self.is = v,
-            1 | 2 | 7 => self.a = v,
-            4 => {
-                self.a = v[..32].to_vec();
-                self.a_cf = v[32..].to_vec();
-            }
-            5 => {
-                self.a = v[..32].to_vec();
-                self.client_vd = Some(v[32..].try_into().expect("12 bytes"));
-            }
-            _ => self.server_vd = Some(v[..].try_into().expect("12 bytes")),
+        match (step, self.chain.absorb(step, v)?) {
+            (5, vd) => self.client_vd = vd,
+            (8, vd) => self.server_vd = vd,
+            _ => {}
         }
         self.next += 1;
         Ok(())
@@ -524,7 +629,6 @@ impl ReducedProver {
             .enumerate()
             .map(|(i, p)| ProverCircuit::new(Arc::clone(p), first_instance + i as u64, 0))
             .collect::<Result<_>>()?;
-        let _ = plans.curve;
         Ok(ReducedProver {
             circuits,
             tables,
@@ -588,7 +692,7 @@ impl ReducedProver {
             _ => {}
         }
         self.next += 1;
-        revealed(step)
+        revealed_group(step)
             .map(|g| self.circuits[step].output_message(g))
             .transpose()
     }

@@ -11,10 +11,12 @@
 //! # Circuits
 //! - **Key derivation** ([`key_derivation_circuit`]): inputs `[prover
 //!   share, verifier share, client_random ‖ server_random, (session hash),
-//!   verifier masks]`. It adds the shares mod `p` (P-256 or `2^255 - 19`,
-//!   ~770 AND), encodes the premaster as TLS does (RFC 8422 §5.10: the P-256
-//!   x-coordinate as 32 bytes big-endian; §5.11 / RFC 7748 §6.1: the X25519
-//!   output, the u-coordinate 32 bytes little-endian), computes the master
+//!   verifier masks, curve bit]`. It adds the shares mod `p` (P-256 or
+//!   `2^255 - 19`, as the curve bit says: the same tables serve the group
+//!   the server picks; ~1,030 AND), encodes the premaster as TLS does (RFC
+//!   8422 §5.10: the P-256 x-coordinate as 32 bytes big-endian; §5.11 / RFC
+//!   7748 §6.1: the X25519 output, the u-coordinate 32 bytes
+//!   little-endian), computes the master
 //!   secret (`PRF(pms, "master secret", cr ‖ sr)`, or with the session hash
 //!   the extended master secret of RFC 7627), then the HMAC pad states of the
 //!   master secret and the key block `PRF(ms, "key expansion", sr ‖ cr)`.
@@ -100,6 +102,8 @@
 //! its ECtF output (its input labels are COT MACs, so they commit it); the
 //! prover's pad-state share in each Finished circuit equals its decoded
 //! output of the key derivation, and the verifier's equals its mask.
+//! The public groups and the verifier's pad-state shares are checked by
+//! the prover on the verifier's reveal ([`check_verifier_inputs`]).
 use crate::error::{Error, Result};
 use crate::exec::{ProverCircuit, VerifierCircuit};
 use crate::plan::Plan;
@@ -135,7 +139,9 @@ impl Curve {
     }
 }
 
-/// What the circuits depend on: group, cipher suite, master-secret variant.
+/// A session's parameters: group, cipher suite, master-secret variant. The
+/// circuits depend on the suite and the variant; the group is a one-bit
+/// public input of the key derivation, so the same tables serve either.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Tls12Config {
     /// ECDHE group.
@@ -162,18 +168,43 @@ impl Tls12Config {
     }
 }
 
-/// The premaster from two shares: `x + y mod p` (256-bit little-endian
-/// words below `p`) in the byte order TLS uses for `curve`.
-pub(crate) fn add_mod_p(b: &mut Builder, x: &[Bit], y: &[Bit], curve: Curve) -> Vec<Bit> {
-    let s = add_mod(b, x, y, &curve.modulus_le());
-    match curve {
-        Curve::X25519 => s,
-        Curve::P256 => s.chunks(8).rev().flatten().copied().collect(),
-    }
+/// The curve-selection input bit: 1 for P-256, 0 for X25519 (a public
+/// group the verifier encodes, one bit).
+pub(crate) fn curve_bit(curve: Curve) -> Vec<bool> {
+    vec![curve == Curve::P256]
 }
 
-/// `x + y mod p` for 256-bit little-endian words below `p`.
-fn add_mod(b: &mut Builder, x: &[Bit], y: &[Bit], p_le: &[u8; 32]) -> Vec<Bit> {
+/// The premaster secret from two shares of the ECDH x-coordinate, for
+/// the curve `p256` selects (1: P-256, the x-coordinate as 32 bytes
+/// big-endian, RFC 8422 §5.10; 0: X25519, the u-coordinate as 32 bytes
+/// little-endian, RFC 7748 §6.1): `x + y mod p` of 256-bit little-endian
+/// shares below `p`. The modulus is a function of the selection bit made
+/// of wiring and inversions, so the reduction costs what a fixed curve's
+/// does, and the choice of byte order 256 AND more: the tables are
+/// garbled before the server picks its group, and serve either.
+pub(crate) fn premaster(b: &mut Builder, x: &[Bit], y: &[Bit], p256: Bit) -> Vec<Bit> {
+    let mp = const_bytes(&Curve::P256.modulus_le());
+    let mx = const_bytes(&Curve::X25519.modulus_le());
+    let modulus: Vec<Bit> = mp
+        .iter()
+        .zip(&mx)
+        .map(|(&p, &q)| match (p, q) {
+            _ if p == q => p,
+            (Bit::ONE, _) => p256,
+            _ => p256.not(),
+        })
+        .collect();
+    let s = add_mod(b, x, y, &modulus);
+    let be: Vec<Bit> = s.chunks(8).rev().flatten().copied().collect();
+    s.iter()
+        .zip(&be)
+        .map(|(&le, &be)| b.mux(p256, le, be))
+        .collect()
+}
+
+/// `x + y mod p` for 256-bit little-endian words below `p` (its 256
+/// little-endian bits, constants or wires).
+fn add_mod(b: &mut Builder, x: &[Bit], y: &[Bit], p: &[Bit]) -> Vec<Bit> {
     let mut s = Vec::with_capacity(257);
     let mut c = Bit::ZERO;
     for k in 0..256 {
@@ -183,9 +214,7 @@ fn add_mod(b: &mut Builder, x: &[Bit], y: &[Bit], p_le: &[u8; 32]) -> Vec<Bit> {
     }
     s.push(c);
     // s - p = s + !p + 1 over 257 bits; the carry out is 1 iff s >= p.
-    let mut notp = const_bytes(p_le);
-    notp.push(Bit::ZERO);
-    let notp: Vec<Bit> = notp.into_iter().map(Bit::not).collect();
+    let notp: Vec<Bit> = p.iter().chain([&Bit::ZERO]).map(|b| b.not()).collect();
     let mut d = Vec::with_capacity(257);
     let mut c = Bit::ONE;
     for k in 0..257 {
@@ -206,11 +235,8 @@ pub fn key_derivation_circuit(cfg: Tls12Config) -> Circuit {
     let randoms = b.input_bytes(64);
     let session_hash = cfg.ems.then(|| b.input_bytes(hash.output_len()));
     let masks = b.input_bytes(cfg.key_block_len() + cfg.states_len());
-    let x = add_mod(&mut b, &xp, &xv, &cfg.curve.modulus_le());
-    let pms: Vec<Bit> = match cfg.curve {
-        Curve::X25519 => x,
-        Curve::P256 => x.chunks(8).rev().flatten().copied().collect(),
-    };
+    let p256 = b.input(1)[0];
+    let pms = premaster(&mut b, &xp, &xv, p256);
     let pms_key = HmacKey::new(&mut b, hash, &pms);
     let ms = match &session_hash {
         Some(h) => tls12_prf_bits(&mut b, &pms_key, "extended master secret", h, 48),
@@ -379,6 +405,84 @@ fn check_hash(cfg: &Tls12Config, h: &[u8]) -> Result<()> {
     Ok(())
 }
 
+/// The verifier's input groups of the key derivation (after the
+/// prover's share): its premaster share, the randoms, the session hash
+/// (EMS), its masks (`key block ‖ MS pad states`), the curve bit.
+fn kd_groups(
+    cfg: &Tls12Config,
+    share_le: &[u8; 32],
+    curve: Curve,
+    randoms: &Randoms<'_>,
+    masks: &[u8],
+) -> Result<Vec<Vec<bool>>> {
+    let mut own = vec![
+        bytes_to_bits(share_le),
+        bytes_to_bits(&[&randoms.client[..], &randoms.server[..]].concat()),
+    ];
+    match (cfg.ems, randoms.session_hash) {
+        (true, Some(h)) => {
+            check_hash(cfg, h)?;
+            own.push(bytes_to_bits(h));
+        }
+        (false, None) => {}
+        _ => return Err(Error::Malformed("session hash given iff EMS")),
+    }
+    own.push(bytes_to_bits(masks));
+    own.push(curve_bit(curve));
+    Ok(own)
+}
+
+/// The verifier's input groups of a Finished circuit: its pad-state share
+/// (the key derivation's mask of them), the handshake hash.
+fn finished_groups(cfg: &Tls12Config, masks: &[u8], hash: &[u8]) -> Result<Vec<Vec<bool>>> {
+    check_hash(cfg, hash)?;
+    let states = &masks[cfg.key_block_len()..];
+    Ok(vec![bytes_to_bits(states), bytes_to_bits(hash)])
+}
+
+/// The prover's check, after the session, of the verifier's revealed
+/// inputs of the three circuits (`inputs[c]`: its groups of circuit `c`,
+/// in group order without the prover's) against what they must be: the
+/// randoms, the session hash, the negotiated curve (`cfg.curve`), both
+/// handshake hashes, and the Finished
+/// circuits' pad-state shares equal to the key derivation's masks of
+/// them. The premaster share and the masks are the verifier's own
+/// choice. The audit checks separately that these values are the ones
+/// garbled with. Returns the verifier's key shares its masks fix.
+pub fn check_verifier_inputs(
+    cfg: &Tls12Config,
+    randoms: &Randoms<'_>,
+    client_finished_hash: &[u8],
+    server_finished_hash: &[u8],
+    inputs: &[Vec<Vec<bool>>],
+) -> Result<KeyShares> {
+    const OTHER: Error = Error::Malformed("inputs of another key derivation");
+    let [kd, cf, sf] = inputs else {
+        return Err(OTHER);
+    };
+    let share: [u8; 32] = match kd.first() {
+        Some(b) if b.len() == 256 => bits_to_bytes(b).try_into().expect("32 bytes"),
+        _ => return Err(OTHER),
+    };
+    let masks = match kd.len().checked_sub(2).map(|i| &kd[i]) {
+        Some(b) if b.len() == 8 * (cfg.key_block_len() + cfg.states_len()) => bits_to_bytes(b),
+        _ => return Err(OTHER),
+    };
+    if kd_groups(cfg, &share, cfg.curve, randoms, &masks)? != *kd {
+        return Err(Error::VerifierCheated(
+            "key-derivation inputs other than the session's randoms, hash and curve",
+        ));
+    }
+    if finished_groups(cfg, &masks, client_finished_hash)? != *cf
+        || finished_groups(cfg, &masks, server_finished_hash)? != *sf
+    {
+        return Err(Error::VerifierCheated(
+            "Finished inputs other than the handshake hash and the key derivation's masks",
+        ));
+    }
+    Ok(KeyShares::split(cfg.suite, &masks[..cfg.key_block_len()]))
+}
+
 /// The verifier (garbler) of one TLS 1.2 session.
 pub struct Tls12Verifier {
     cfg: Tls12Config,
@@ -424,29 +528,18 @@ impl Tls12Verifier {
     }
 
     /// Key derivation, the verifier's answer to the prover's flips: its
-    /// share of the premaster (the ECtF output, 32 bytes little-endian),
-    /// the public randoms, and `256` COT keys. Returns the message and the
-    /// verifier's key shares.
+    /// share of the premaster (the ECtF output on the negotiated `curve`,
+    /// 32 bytes little-endian), the public randoms, and `256` COT keys.
+    /// Returns the message and the verifier's key shares.
     pub fn key_derivation(
         &self,
         share_le: &[u8; 32],
+        curve: Curve,
         randoms: &Randoms<'_>,
         keys: &[Block],
         flips: &[u8],
     ) -> Result<(Vec<u8>, KeyShares)> {
-        let mut own = vec![
-            bytes_to_bits(share_le),
-            bytes_to_bits(&[&randoms.client[..], &randoms.server[..]].concat()),
-        ];
-        match (self.cfg.ems, randoms.session_hash) {
-            (true, Some(h)) => {
-                check_hash(&self.cfg, h)?;
-                own.push(bytes_to_bits(h));
-            }
-            (false, None) => {}
-            _ => return Err(Error::Malformed("session hash given iff EMS")),
-        }
-        own.push(bytes_to_bits(&self.masks));
+        let own = kd_groups(&self.cfg, share_le, curve, randoms, &self.masks)?;
         let msg = self.circuits[0].inputs(keys, flips, &own)?;
         let kb = &self.masks[..self.cfg.key_block_len()];
         Ok((msg, KeyShares::split(self.cfg.suite, kb)))
@@ -459,9 +552,8 @@ impl Tls12Verifier {
         keys: &[Block],
         flips: &[u8],
     ) -> Result<Vec<u8>> {
-        check_hash(&self.cfg, hash)?;
-        let states = &self.masks[self.cfg.key_block_len()..];
-        self.circuits[i].inputs(keys, flips, &[bytes_to_bits(states), bytes_to_bits(hash)])
+        let own = finished_groups(&self.cfg, &self.masks, hash)?;
+        self.circuits[i].inputs(keys, flips, &own)
     }
 
     /// Client Finished: the answer to the prover's flips, for handshake

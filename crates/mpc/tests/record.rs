@@ -135,7 +135,7 @@ fn record_from_derived_key_shares() {
     };
     let f = p.key_derivation_flips(&b.to_le_bytes(), &macs).unwrap();
     let (msg, vk) = v
-        .key_derivation(&a.to_le_bytes(), &randoms, &keys, &f)
+        .key_derivation(&a.to_le_bytes(), cfg.curve, &randoms, &keys, &f)
         .unwrap();
     let pk = p.key_derivation_finish(&msg).unwrap();
     let k = vk.combine(&pk);

@@ -33,7 +33,7 @@ fn prf(secret: &[u8], label: &str, seed: &[u8], n: usize) -> Vec<u8> {
 /// Run all nine steps; (verifier, prover) at the end, or the first error.
 fn run(
     plans: &ReducedPlans,
-    vshare: &[u8; 32],
+    (vshare, curve): (&[u8; 32], Curve),
     pshare: &[u8; 32],
     randoms: &Randoms<'_>,
     (cf, sf): (&[u8], &[u8]),
@@ -43,7 +43,8 @@ fn run(
     let total: usize = (0..STEPS).map(|s| plans.cots(s)).sum();
     let (delta, keys, macs) = cots(seed, total);
     let mut rng = ChaCha20Rng::seed_from_u64(seed);
-    let mut v = ReducedVerifier::new(plans, delta, 0, vshare, randoms, cf, &mut rng)?;
+    let mut v = ReducedVerifier::garble(plans, delta, 0, &mut rng)?;
+    v.bind(vshare, curve, randoms, cf)?;
     let mut tables = v.preprocess()?;
     if let Some(step) = tamper {
         for b in &mut tables[step].0[0][8..] {
@@ -88,8 +89,8 @@ fn check(curve: Curve, ems: bool, seed: u64) {
         server: &sr,
         session_hash: ems.then_some(&sh[..]),
     };
-    let plans = ReducedPlans::new(curve).unwrap();
-    let (v, p) = run(&plans, &a, &b, &randoms, (&cf, &sf), seed, None).unwrap();
+    let plans = ReducedPlans::new().unwrap();
+    let (v, p) = run(&plans, (&a, curve), &b, &randoms, (&cf, &sf), seed, None).unwrap();
     let ms = if ems {
         prf(&pms, "extended master secret", &sh, 48)
     } else {
@@ -122,7 +123,7 @@ fn reduced_x25519_matches_reference() {
 
 #[test]
 fn reduced_gate_count_and_corruption() {
-    let plans = ReducedPlans::new(Curve::P256).unwrap();
+    let plans = ReducedPlans::new().unwrap();
     let ands = plans.and_counts();
     let total: u64 = ands.iter().sum();
     eprintln!("reduced PRF: {ands:?} = {total} AND");
@@ -135,7 +136,7 @@ fn reduced_gate_count_and_corruption() {
     for step in [0, 3, 5, 6] {
         let e = run(
             &plans,
-            &[3; 32],
+            (&[3; 32], Curve::P256),
             &[4; 32],
             &randoms,
             (&[5; 32], &[6; 32]),
@@ -152,7 +153,7 @@ fn reduced_gate_count_and_corruption() {
 /// panics.
 #[test]
 fn reduced_malformed_and_out_of_order() {
-    let plans = ReducedPlans::new(Curve::P256).unwrap();
+    let plans = ReducedPlans::new().unwrap();
     let total: usize = (0..STEPS).map(|s| plans.cots(s)).sum();
     let (delta, keys, macs) = cots(90, total);
     let mut rng = ChaCha20Rng::seed_from_u64(91);
@@ -161,17 +162,14 @@ fn reduced_malformed_and_out_of_order() {
         server: &[2; 32],
         session_hash: None,
     };
-    assert!(
-        ReducedVerifier::new(&plans, delta, 0, &[0; 32], &randoms, &[0; 31], &mut rng).is_err()
-    );
     // Garbled ahead of the key exchange: no inputs before the share and
     // the public values are bound, and they are bound once.
     let mut v = ReducedVerifier::garble(&plans, delta, 0, &mut rng).unwrap();
     let tables = v.preprocess().unwrap();
     assert!(v.inputs(0, &keys[..plans.cots(0)], &[0; 32]).is_err());
-    assert!(v.bind(&[7; 32], &randoms, &[5; 31]).is_err());
-    v.bind(&[7; 32], &randoms, &[5; 32]).unwrap();
-    assert!(v.bind(&[7; 32], &randoms, &[5; 32]).is_err());
+    assert!(v.bind(&[7; 32], Curve::P256, &randoms, &[5; 31]).is_err());
+    v.bind(&[7; 32], Curve::P256, &randoms, &[5; 32]).unwrap();
+    assert!(v.bind(&[7; 32], Curve::P256, &randoms, &[5; 32]).is_err());
     assert!(ReducedProver::new(&plans, 0, &[8; 32], tables[1..].to_vec()).is_err());
     let mut p = ReducedProver::new(&plans, 0, &[8; 32], tables).unwrap();
     let n0 = plans.cots(0);

@@ -181,7 +181,7 @@ fn session(
         session_hash: pubs.session_hash.as_deref(),
     };
     let f = t(1, p.key_derivation_flips(pshare, m0)?);
-    let (msg, vkeys) = v.key_derivation(vshare, &randoms, k0, &f)?;
+    let (msg, vkeys) = v.key_derivation(vshare, plans.config().curve, &randoms, k0, &f)?;
     let pkeys = p.key_derivation_finish(&t(2, msg))?;
 
     let f = p.client_finished_flips(m1)?;
@@ -426,7 +426,13 @@ fn malformed_messages_are_refused() {
     // Flips of the wrong length; a session hash without EMS.
     for len in [0, good.len() - 1, good.len() + 1] {
         assert!(v
-            .key_derivation(&share, &randoms, &keys[..n_kd], &vec![0; len])
+            .key_derivation(
+                &share,
+                plans.config().curve,
+                &randoms,
+                &keys[..n_kd],
+                &vec![0; len]
+            )
             .is_err());
     }
     let ems = Randoms {
@@ -434,10 +440,10 @@ fn malformed_messages_are_refused() {
         ..randoms
     };
     assert!(v
-        .key_derivation(&share, &ems, &keys[..n_kd], &good)
+        .key_derivation(&share, plans.config().curve, &ems, &keys[..n_kd], &good)
         .is_err());
     let (msg, _) = v
-        .key_derivation(&share, &randoms, &keys[..n_kd], &good)
+        .key_derivation(&share, plans.config().curve, &randoms, &keys[..n_kd], &good)
         .unwrap();
     // Input messages: truncated, extended, random of random lengths.
     for len in [0, 1, msg.len() - 1, msg.len() + 1, msg.len() + 16] {
@@ -530,7 +536,7 @@ fn malformed_finished_messages_are_refused() {
     let mut p = Tls12Prover::new(plans, 0, tables).unwrap();
     let f = p.key_derivation_flips(&share, &macs[..n_kd]).unwrap();
     let (msg, _) = v
-        .key_derivation(&share, &randoms, &keys[..n_kd], &f)
+        .key_derivation(&share, plans.config().curve, &randoms, &keys[..n_kd], &f)
         .unwrap();
     p.key_derivation_finish(&msg).unwrap();
     // A second key derivation on the same state is refused.

@@ -130,7 +130,19 @@ pub fn certs(kind: KeyKind, names: &[&str], expired: bool) -> Certs {
 
 /// A rustls TLS 1.2 server with every suite and group of the ring provider.
 pub fn server(c: &Certs) -> rustls::ServerConnection {
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    server_with_groups(c, &[])
+}
+
+/// [`server`] with only the named groups (empty: every group).
+#[allow(dead_code)] // not every test binary restricts the groups
+pub fn server_with_groups(c: &Certs, groups: &[u16]) -> rustls::ServerConnection {
+    let mut provider = rustls::crypto::ring::default_provider();
+    if !groups.is_empty() {
+        provider
+            .kx_groups
+            .retain(|g| groups.contains(&u16::from(g.name())));
+    }
+    let provider = Arc::new(provider);
     let cfg = rustls::ServerConfig::builder_with_provider(provider)
         .with_protocol_versions(&[&rustls::version::TLS12])
         .unwrap()
