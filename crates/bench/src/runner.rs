@@ -8,7 +8,9 @@
 //! - proxy: `webproof serve --once` (its exit status is its verdict) and
 //!   `webproof prove --json`; on the browser target the verifier serves
 //!   its one session over WebSocket and the prover is the WebAssembly one
-//!   in headless chromium ([`crate::browser`]);
+//!   in headless chromium ([`crate::browser`]), started as a process group
+//!   (driver, chromium, its helpers) that dies with the sample however it
+//!   ends, with its temporary files in a directory the harness removes;
 //! - plain: the harness's plain TLS client;
 //! - adapters: external commands (see `bench/ADAPTERS.md`), measured from
 //!   outside.
@@ -133,6 +135,24 @@ fn runnable(
         runnable.push(b);
     }
     Ok(runnable)
+}
+
+/// A directory removed (with its contents) on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    /// `path`, emptied of any leftover of an earlier run.
+    fn create(path: PathBuf) -> std::io::Result<TempDir> {
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::create_dir_all(&path)?;
+        Ok(TempDir(path))
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 /// Run a configuration file. Blocking; spawn it on a long-lived thread
@@ -940,12 +960,28 @@ fn run_sample(ctx: &SampleCtx<'_>) -> anyhow::Result<Outcome> {
         }
     };
     cmd.envs(envs.iter().cloned()).env("WPB_ROLE", "prover");
+    let browser = ctx.adapter.is_none() && b.target == Target::Browser;
+    // Chromium's profile and temporary files go in a directory the harness
+    // removes, as a killed driver cannot; declared before the prover, so
+    // dropped after its processes are dead.
+    let _browser_tmp = if browser {
+        let d = TempDir::create(scratch.join("browser"))?;
+        cmd.env("TMPDIR", &d.0);
+        Some(d)
+    } else {
+        None
+    };
     let pv = topo.link(LinkId::ProverVerifier);
     let app = topo.link(ctx.app_id);
     let pv_before = pv.counters()?;
     let app_before = app.counters()?;
-    let prover = Proc::spawn("prover", cmd)?;
-    let mut prover = prover;
+    // The driver starts chromium, which starts its own helpers: as a
+    // process group they all die with the sample, however it ends.
+    let mut prover = if browser {
+        Proc::spawn_group("prover", cmd)?
+    } else {
+        Proc::spawn("prover", cmd)?
+    };
     let obs = observe(ctx, &mut prover, verifier.as_mut(), rule, grace);
     let pv_delta = pv.counters()? - pv_before;
     let app_delta = app.counters()? - app_before;
