@@ -10,14 +10,17 @@
 #     the revealed bytes are exactly the body the fixture serves (fetched
 #     here with curl), every hidden byte is zero in the verifier's output;
 #     the same on the page's own thread (engine: "page");
+#   - the TLS client restricted (tls=1.2, an ECDHE-ECDSA AES-128-GCM
+#     suite): the verifier attests exactly that version and suite;
 #   - an attested proof revealing nothing to the verifier, the body
 #     committed at its own leaves: the bundle is turned into a
 #     presentation of the body by `webproof present`, checked by `webproof
 #     verify` with the verifier's key, and reveals the body, not the
 #     headers;
-#   - typed errors: a verifier requiring an API key (kind unauthorized,
-#     decided by the verifier), none listening (disconnected), one that
-#     never answers (timeout with timeoutMs);
+#   - typed errors: an unknown suite or TLS version (kind setup, naming
+#     the option and what it accepts), a verifier requiring an API key
+#     (kind unauthorized, decided by the verifier), none listening
+#     (disconnected), one that never answers (timeout with timeoutMs);
 #   - cancelled proofs (AbortSignal, during the TLS session and during the
 #     proof): kind cancelled, and the service's /metrics shows the session
 #     ended (no session active, one more failed session).
@@ -197,6 +200,21 @@ for engine in worker page; do
     echo "browser-prover-test: verified output matches the fixture (engine: $engine)" >&2
 done
 
+# The TLS client restricted as `webproof prove --tls 1.2 --suite ...`: the
+# verifier attests the version and suite offered (the fixture's key is
+# ECDSA P-256), and the page's verdict carries them.
+suite12=TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256
+page 300 "$ws" "$url" reveal=body "expect_hex=$body" tls=1.2 suite=ECDHE_ECDSA_WITH_AES_128_GCM_SHA256 \
+    expect_tls=1.2 "expect_suite=$suite12" >"$tmp/tls12.json"
+node -e '
+    const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+    if (r.tls_version !== "1.2" || r.cipher_suite !== process.argv[2]) {
+        console.error(`browser-prover-test: negotiated ${r.tls_version} ${r.cipher_suite}, expected 1.2 ${process.argv[2]}`);
+        process.exit(1);
+    }
+' "$tmp/tls12.json" "$suite12"
+echo "browser-prover-test: tls=1.2 suite=$suite12 offered and attested" >&2
+
 # An attested proof: the bundle must make a presentation the verifier's key verifies.
 page 300 "$ws" "$url" reveal=none attest=1 commit_at=body >"$tmp/attest.json"
 node -e '
@@ -231,6 +249,18 @@ expect_kind() { # kind verifier [extra query]; leaves the page's verdict in $out
         exit 1
     }
     echo "browser-prover-test: $1 reported as kind $kind" >&2
+}
+
+# Options the prover does not know: typed errors before any network work.
+expect_kind setup "$ws" suite=TLS_RSA_WITH_RC4_128_MD5
+grep -q 'suite: unknown value \\"TLS_RSA_WITH_RC4_128_MD5\\"; expected TLS13_AES_128_GCM_SHA256, ' <<<"$out" || {
+    echo "browser-prover-test: unknown suite: not the typed error: $out" >&2
+    exit 1
+}
+expect_kind setup "$ws" tls=1.1
+grep -q 'tls: unknown value \\"1.1\\"; expected 1.2, 1.3 or any' <<<"$out" || {
+    echo "browser-prover-test: unknown TLS version: not the typed error: $out" >&2
+    exit 1
 }
 
 # A verifier that requires an API key refuses us: the page gets the reason code.

@@ -30,10 +30,16 @@
 // page and its workers (the one with the most CPU time), that renderer's
 // CPU time (`renderer_cpu_ms`), and `renderers_peak_rss_sum_bytes` over
 // every renderer.
+//
+// Chromium does not outlive the driver: a signal (SIGTERM, SIGINT,
+// SIGHUP) or an error stops it and removes its profile before the driver
+// exits, and it is started through util-linux's `setpriv --pdeathsig KILL`
+// where that exists, so it dies even with a SIGKILLed driver. (The bench
+// harness also kills the driver's whole process group.)
 
 import { spawn } from "node:child_process";
 import { createServer } from "node:http";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { accessSync, constants, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { extname, join, normalize, resolve, sep } from "node:path";
 
@@ -184,6 +190,34 @@ function rendererPeakRss(browserPid) {
   return { renderer_peak_rss_bytes: best.hwm, renderer_cpu_ms: Math.max(best.cpu, 0) * 10, renderers_peak_rss_sum_bytes: sum };
 }
 
+// util-linux's setpriv, if here: it starts chromium with PR_SET_PDEATHSIG,
+// so chromium dies with this driver even when the driver is SIGKILLed
+// (node cannot set that on a child itself).
+function setpriv() {
+  for (const p of ["/usr/bin/setpriv", "/bin/setpriv"]) {
+    try {
+      accessSync(p, constants.X_OK);
+      return p;
+    } catch {
+      // Not there.
+    }
+  }
+  return null;
+}
+
+// Set once chromium runs: stop it and remove its profile.
+let stopChromium = null;
+
+// SIGTERM, SIGINT, SIGHUP: stop chromium before exiting (by default node
+// would exit at once and leave chromium and its profile behind).
+for (const [sig, n] of [["SIGTERM", 15], ["SIGINT", 2], ["SIGHUP", 1]]) {
+  process.on(sig, async () => {
+    console.error(`driver: ${sig}: stopping chromium`);
+    if (stopChromium) await stopChromium();
+    process.exit(128 + n);
+  });
+}
+
 function fmtConsole(p) {
   return p.args.map((a) => (a.value !== undefined ? String(a.value) : a.description || a.type)).join(" ");
 }
@@ -192,9 +226,11 @@ async function main() {
   const server = await serve(root);
   const url = `http://127.0.0.1:${server.address().port}${page.startsWith("/") ? "" : "/"}${page}`;
   const profile = mkdtempSync(join(tmpdir(), "webproof-chromium-"));
+  const wrapper = setpriv();
   const proc = spawn(
-    chromiumPath,
+    wrapper ?? chromiumPath,
     [
+      ...(wrapper ? ["--pdeathsig", "KILL", "--", chromiumPath] : []),
       "--headless=new",
       "--no-sandbox", // CI runs as root, where the sandbox cannot start
       "--remote-debugging-pipe",
@@ -235,10 +271,15 @@ async function main() {
     }
   };
   let closing = false;
+  let stopped = null;
+  stopChromium = () => {
+    closing = true;
+    stopped ??= cleanup();
+    return stopped;
+  };
   const timer = setTimeout(async () => {
     console.error(`timeout after ${timeoutSecs} s loading ${url}`);
-    closing = true;
-    await cleanup();
+    await stopChromium();
     process.exit(2);
   }, timeoutSecs * 1000);
   proc.on("exit", (code) => {
@@ -326,12 +367,12 @@ async function main() {
   }
   clearTimeout(timer);
   console.log(JSON.stringify({ browser: version.product, url, ...result }));
-  closing = true;
-  await cleanup();
+  await stopChromium();
   process.exit(result && result.ok === true ? 0 : 1);
 }
 
-main().catch((e) => {
+main().catch(async (e) => {
   console.error(`driver error: ${e.stack || e}`);
+  if (stopChromium) await stopChromium();
   process.exit(4);
 });

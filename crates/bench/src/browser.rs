@@ -6,7 +6,7 @@
 //! This module owns what is particular to that target: finding and
 //! checking the tools it needs (errors say which script provides each),
 //! the prover's command line (the page's query carries what `webproof
-//! prove` takes as flags), and reading the driver's report of memory. The
+//! prove` takes as flags, `--tls` and `--suite` included), and reading the driver's report of memory. The
 //! runner starts the command in the prover's namespace like any prover;
 //! the verifier is `webproof serve --once` over WebSocket.
 
@@ -147,6 +147,10 @@ pub struct PageArgs<'a> {
     /// `webproof prove --reveal` items.
     pub reveal: Vec<String>,
     pub expect_response: usize,
+    /// `webproof prove --tls` (None: the prover's default, 1.3 or 1.2).
+    pub tls: Option<&'a str>,
+    /// `webproof prove --suite`.
+    pub suite: Option<&'a str>,
 }
 
 impl PageArgs<'_> {
@@ -163,6 +167,12 @@ impl PageArgs<'_> {
         }
         for r in &self.reveal {
             q.push(("reveal", r));
+        }
+        if let Some(t) = self.tls {
+            q.push(("tls", t));
+        }
+        if let Some(s) = self.suite {
+            q.push(("suite", s));
         }
         let expect = self.expect_response.to_string();
         q.push(("expect_response", &expect));
@@ -231,6 +241,8 @@ mod tests {
             headers: vec!["X-Padding: xx".into()],
             reveal: vec!["all".into(), "hide-recv:10-11".into()],
             expect_response: 2560,
+            tls: None,
+            suite: None,
         };
         let q = p.query();
         assert!(q.starts_with("bench=1&verifier=ws%3A%2F%2F198.18.0.2%3A7047%2Fv1%2Fsession&"));
@@ -238,6 +250,16 @@ mod tests {
         assert!(q.contains("&ca=-----BEGIN%20CERTIFICATE-----%0AAB%2B%2F%3D%0A&"));
         assert!(q.contains("&header=X-Padding%3A%20xx&reveal=all&reveal=hide-recv%3A10-11&"));
         assert!(q.ends_with("&expect_response=2560"));
+        assert!(!q.contains("&tls=") && !q.contains("&suite="), "{q}");
+        // The TLS restrictions, as the page passes them to the prover.
+        let p = PageArgs {
+            tls: Some("1.2"),
+            suite: Some("ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"),
+            ..p
+        };
+        assert!(p
+            .query()
+            .ends_with("&tls=1.2&suite=ECDHE_ECDSA_WITH_AES_128_GCM_SHA256&expect_response=2560"));
     }
 
     #[test]

@@ -85,7 +85,8 @@ pub fn leftovers_of_this_process() -> Result<Vec<String>, NetError> {
         .collect())
 }
 
-/// Remember a child so an interrupt can kill it.
+/// Remember a child so an interrupt can kill it (a negative id: the
+/// process group it leads, killed whole).
 pub fn register_pid(pid: i32) {
     REGISTRY
         .lock()
@@ -113,7 +114,8 @@ pub fn emergency_cleanup() {
         )
     };
     for pid in pids {
-        // SAFETY: sending a signal to a pid we spawned and have not reaped.
+        // SAFETY: sending a signal to a pid we spawned and have not reaped
+        // (or to the group such a child leads).
         unsafe { libc::kill(pid, libc::SIGKILL) };
     }
     for n in names {

@@ -4,7 +4,10 @@
 //! each was read, and the tail of their stderr for error messages.
 //!
 //! Children are spawned with `PR_SET_PDEATHSIG`, so they must be spawned from
-//! a thread that lives as long as they do (the runner's thread).
+//! a thread that lives as long as they do (the runner's thread). A child
+//! that starts processes of its own (the browser prover's driver and its
+//! chromium) is spawned as the leader of a process group
+//! ([`Proc::spawn_group`]), and the whole group is killed with it.
 
 use crate::{netns, sys};
 use std::collections::VecDeque;
@@ -75,6 +78,8 @@ pub struct Proc {
     /// The harness's resident set when it forked this child (see `try_reap`).
     parent_rss_kb: u64,
     reaped: Option<Usage>,
+    /// The child leads a process group of its own, killed with it.
+    group: bool,
     /// Stdout lines read so far that were not the ready line, with the
     /// moment each was read.
     pub stdout: Vec<(Instant, String)>,
@@ -109,7 +114,22 @@ pub fn child_peak_kb(ru_maxrss_kb: u64, polled_hwm_kb: u64, parent_rss_kb: u64) 
 
 impl Proc {
     /// Start `cmd` with piped stdout/stderr.
-    pub fn spawn(role: &str, mut cmd: Command) -> Result<Proc, ProcError> {
+    pub fn spawn(role: &str, cmd: Command) -> Result<Proc, ProcError> {
+        Proc::start(role, cmd, false)
+    }
+
+    /// Start `cmd` as the leader of a new process group, which is killed
+    /// whole: by [`Proc::kill`] and on drop, as soon as the leader has
+    /// exited (before it is reaped), and by the interrupt path
+    /// ([`netns::emergency_cleanup`]). For children with children of their
+    /// own, which would otherwise outlive them (chromium under its driver).
+    pub fn spawn_group(role: &str, mut cmd: Command) -> Result<Proc, ProcError> {
+        use std::os::unix::process::CommandExt;
+        cmd.process_group(0);
+        Proc::start(role, cmd, true)
+    }
+
+    fn start(role: &str, mut cmd: Command, group: bool) -> Result<Proc, ProcError> {
         let shown = format!("{cmd:?}");
         cmd.stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -121,7 +141,8 @@ impl Proc {
             source,
         })?;
         let pid = child.id() as i32;
-        netns::register_pid(pid);
+        // A negative id names the group (as for kill(2)).
+        netns::register_pid(if group { -pid } else { pid });
         let started = Instant::now();
         let (tx, lines) = std::sync::mpsc::channel();
         let stdout = child.stdout.take().expect("piped");
@@ -179,6 +200,7 @@ impl Proc {
             stop_poll,
             parent_rss_kb,
             reaped: None,
+            group,
             stdout: Vec::new(),
         })
     }
@@ -250,6 +272,28 @@ impl Proc {
         if let Some(u) = &self.reaped {
             return Some(u.clone());
         }
+        if self.group {
+            // Whatever of the group the leader left behind dies with it.
+            // Checked without reaping: the zombie leader keeps its pid, so
+            // the group id cannot have been reused.
+            // SAFETY: siginfo_t is plain data that waitid fills.
+            let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+            // SAFETY: waiting (without reaping) on our own child.
+            let r = unsafe {
+                libc::waitid(
+                    libc::P_PID,
+                    self.pid as libc::id_t,
+                    &mut info,
+                    libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+                )
+            };
+            // SAFETY: waitid filled `info` (si_pid stays 0 if nothing exited).
+            if r != 0 || unsafe { info.si_pid() } != self.pid {
+                return None;
+            }
+            // SAFETY: signalling the group our unreaped child leads.
+            unsafe { libc::kill(-self.pid, libc::SIGKILL) };
+        }
         let mut status = 0;
         // SAFETY: rusage is plain data that wait4 fills.
         let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
@@ -260,7 +304,7 @@ impl Proc {
         }
         let wall = self.started.elapsed();
         self.stop_poll.store(true, Ordering::Relaxed);
-        netns::unregister_pid(self.pid);
+        netns::unregister_pid(if self.group { -self.pid } else { self.pid });
         let code = if libc::WIFEXITED(status) {
             libc::WEXITSTATUS(status)
         } else {
@@ -383,6 +427,10 @@ impl Proc {
         if self.reaped.is_some() {
             return;
         }
+        if self.group {
+            // SAFETY: signalling the group our unreaped child leads.
+            unsafe { libc::kill(-self.pid, libc::SIGKILL) };
+        }
         // SAFETY: signalling our own unreaped child.
         unsafe { libc::kill(self.pid, libc::SIGKILL) };
         for _ in 0..500 {
@@ -425,5 +473,60 @@ mod tests {
         assert_eq!(u.code, 0);
         assert!(u.peak_rss < 32 << 20, "{} bytes", u.peak_rss);
         assert_eq!(ballast.iter().map(|x| *x as usize).sum::<usize>(), 64 << 20);
+    }
+
+    fn alive(pid: i32) -> bool {
+        // A zombie is dead (its state is `Z`), as is a pid that is gone.
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|st| {
+            st.rsplit_once(") ")
+                .is_some_and(|(_, r)| !r.starts_with('Z'))
+        })
+    }
+
+    /// Whether `pid` is dead within a moment (a signal is not instant).
+    fn gone(pid: i32) -> bool {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while alive(pid) {
+            if Instant::now() > deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        true
+    }
+
+    /// The pid a group leader printed of the child it started.
+    fn grandchild(p: &mut Proc) -> i32 {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some((_, l)) = p.new_lines().first() {
+                return l.trim().parse().expect("a pid");
+            }
+            assert!(Instant::now() < deadline, "no pid printed");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    #[test]
+    fn a_group_dies_with_its_leader() {
+        let sh = |script: &str| {
+            let mut c = Command::new("sh");
+            c.args(["-c", script]);
+            c
+        };
+        // Killed: the leader's child goes too.
+        let mut p = Proc::spawn_group("g", sh("sleep 60 & echo $!; wait")).unwrap();
+        let child = grandchild(&mut p);
+        assert!(alive(child));
+        p.kill();
+        assert!(gone(child), "{child} survived its group's kill");
+        // Exited on its own, leaving a child behind: killed when reaped.
+        let mut p = Proc::spawn_group("g", sh("sleep 60 & echo $!")).unwrap();
+        let child = grandchild(&mut p);
+        let (u, _) = p
+            .wait(Duration::from_secs(10), &AtomicBool::new(false))
+            .unwrap();
+        assert_eq!(u.code, 0);
+        assert!(gone(child), "{child} outlived its group's leader");
     }
 }

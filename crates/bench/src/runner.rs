@@ -8,7 +8,9 @@
 //! - proxy: `webproof serve --once` (its exit status is its verdict) and
 //!   `webproof prove --json`; on the browser target the verifier serves
 //!   its one session over WebSocket and the prover is the WebAssembly one
-//!   in headless chromium ([`crate::browser`]);
+//!   in headless chromium ([`crate::browser`]), started as a process group
+//!   (driver, chromium, its helpers) that dies with the sample however it
+//!   ends, with its temporary files in a directory the harness removes;
 //! - plain: the harness's plain TLS client;
 //! - adapters: external commands (see `bench/ADAPTERS.md`), measured from
 //!   outside.
@@ -94,6 +96,65 @@ pub struct RunSummary {
     pub warnings: Vec<String>,
 }
 
+/// The benches `opts` can run, refused before the network is built: MPC
+/// mode over TLS 1.3 (skipped with a warning under `skip_unavailable`), a
+/// prover mode without the webproof binary. (The browser target takes
+/// `tls` and `suite` like the native one; MPC there is refused when the
+/// configuration is parsed.)
+fn runnable(
+    opts: &RunOptions,
+    benches: Vec<BenchSpec>,
+    warnings: &mut Vec<String>,
+) -> anyhow::Result<Vec<BenchSpec>> {
+    let mut runnable = Vec::new();
+    for b in benches {
+        if b.adapter.is_none() && b.mode == Mode::Mpc && b.tls == OfferedVersion::V13 {
+            let msg = format!(
+                "{}:{}: bench `{}/{}`: MPC mode over TLS 1.3 is not available yet in webproof \
+                 (set `tls = \"1.2\"`, or pass --skip-unavailable)",
+                opts.config.display(),
+                b.line,
+                b.group,
+                b.name
+            );
+            if opts.skip_unavailable {
+                eprintln!("warning: skipping: {msg}");
+                warnings.push(msg);
+                continue;
+            }
+            bail!(msg);
+        }
+        if b.adapter.is_none() && b.mode != Mode::Plain && opts.exe.webproof.is_none() {
+            bail!(
+                "bench `{}/{}` needs the webproof binary for {} mode",
+                b.group,
+                b.name,
+                b.mode.as_str()
+            );
+        }
+        runnable.push(b);
+    }
+    Ok(runnable)
+}
+
+/// A directory removed (with its contents) on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    /// `path`, emptied of any leftover of an earlier run.
+    fn create(path: PathBuf) -> std::io::Result<TempDir> {
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::create_dir_all(&path)?;
+        Ok(TempDir(path))
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 /// Run a configuration file. Blocking; spawn it on a long-lived thread
 /// (children die with the thread that spawned them).
 pub fn run(opts: &RunOptions) -> anyhow::Result<RunSummary> {
@@ -127,44 +188,7 @@ pub fn run(opts: &RunOptions) -> anyhow::Result<RunSummary> {
         }
     }
     // Refuse what cannot run before touching the network.
-    let mut runnable = Vec::new();
-    for b in benches {
-        if b.adapter.is_none() && b.mode == Mode::Mpc && b.tls == OfferedVersion::V13 {
-            let msg = format!(
-                "{}:{}: bench `{}/{}`: MPC mode over TLS 1.3 is not available yet in webproof \
-                 (set `tls = \"1.2\"`, or pass --skip-unavailable)",
-                opts.config.display(),
-                b.line,
-                b.group,
-                b.name
-            );
-            if opts.skip_unavailable {
-                eprintln!("warning: skipping: {msg}");
-                warnings.push(msg);
-                continue;
-            }
-            bail!(msg);
-        }
-        if b.adapter.is_none() && b.mode != Mode::Plain && opts.exe.webproof.is_none() {
-            bail!(
-                "bench `{}/{}` needs the webproof binary for {} mode",
-                b.group,
-                b.name,
-                b.mode.as_str()
-            );
-        }
-        if b.target == Target::Browser && (b.tls != OfferedVersion::Any || b.suite.is_some()) {
-            bail!(
-                "{}:{}: bench `{}/{}`: the browser prover offers TLS 1.3 and 1.2 with its own \
-                 suites; `tls` and `suite` cannot be set on the browser target",
-                opts.config.display(),
-                b.line,
-                b.group,
-                b.name
-            );
-        }
-        runnable.push(b);
-    }
+    let runnable = runnable(opts, benches, &mut warnings)?;
     if runnable.is_empty() {
         bail!("nothing to run");
     }
@@ -880,6 +904,9 @@ fn run_sample(ctx: &SampleCtx<'_>) -> anyhow::Result<Outcome> {
                 headers: vec![header.clone()],
                 reveal: prove_reveal_args(b, server_port),
                 expect_response: b.download_size + RESPONSE_HEAD_ALLOWANCE,
+                // As `--tls` and `--suite` natively (the page's options).
+                tls: (b.tls != OfferedVersion::Any).then(|| b.tls.as_str()),
+                suite: b.suite.as_deref(),
             };
             let argv = tools.argv(&page, SAMPLE_TIMEOUT.as_secs());
             let mut c = topo.namespace(&prover_ns).command(&argv[0])?;
@@ -933,12 +960,28 @@ fn run_sample(ctx: &SampleCtx<'_>) -> anyhow::Result<Outcome> {
         }
     };
     cmd.envs(envs.iter().cloned()).env("WPB_ROLE", "prover");
+    let browser = ctx.adapter.is_none() && b.target == Target::Browser;
+    // Chromium's profile and temporary files go in a directory the harness
+    // removes, as a killed driver cannot; declared before the prover, so
+    // dropped after its processes are dead.
+    let _browser_tmp = if browser {
+        let d = TempDir::create(scratch.join("browser"))?;
+        cmd.env("TMPDIR", &d.0);
+        Some(d)
+    } else {
+        None
+    };
     let pv = topo.link(LinkId::ProverVerifier);
     let app = topo.link(ctx.app_id);
     let pv_before = pv.counters()?;
     let app_before = app.counters()?;
-    let prover = Proc::spawn("prover", cmd)?;
-    let mut prover = prover;
+    // The driver starts chromium, which starts its own helpers: as a
+    // process group they all die with the sample, however it ends.
+    let mut prover = if browser {
+        Proc::spawn_group("prover", cmd)?
+    } else {
+        Proc::spawn("prover", cmd)?
+    };
     let obs = observe(ctx, &mut prover, verifier.as_mut(), rule, grace);
     let pv_delta = pv.counters()? - pv_before;
     let app_delta = app.counters()? - app_before;
@@ -1512,5 +1555,50 @@ mod tests {
         assert_eq!((s.uploaded_online, s.uploaded_total), (9_000, 9_000));
         assert_eq!((s.time_online, s.time_finalize), (100.0, 40.0));
         assert_eq!(s.tls, "1.2");
+    }
+
+    /// `tls` and `suite` reach the browser prover as the native one's
+    /// flags; MPC over TLS 1.3 is still refused before the network.
+    #[test]
+    fn browser_benches_take_tls_and_suite() {
+        let cfg =
+            "[[bench]]\nname = \"b\"\nmode = \"proxy\"\ntarget = \"browser\"\ntls = \"1.2\"\n\
+                   suite = \"ECDHE_ECDSA_WITH_AES_128_GCM_SHA256\"\nprotocol_latency = 10\n\
+                   bandwidth = 10\nupload-size = 1024\ndownload-size = 2048\n\n\
+                   [[bench]]\nname = \"m\"\nmode = \"mpc\"\ntls = \"1.3\"\nprotocol_latency = 10\n\
+                   bandwidth = 10\nupload-size = 1024\ndownload-size = 2048\n";
+        let benches = Config::parse(cfg, Path::new("t.toml")).unwrap().benches;
+        let mut opts = RunOptions {
+            config: "t.toml".into(),
+            output: "out.csv".into(),
+            format: Format::Tlsn,
+            samples: None,
+            warmup: None,
+            backend: None,
+            filter: None,
+            skip_unavailable: true,
+            target: None,
+            tolerance: 0.1,
+            probe_time: Duration::from_millis(100),
+            progress: false,
+            exe: Executables {
+                worker: "worker".into(),
+                worker_prefix: vec![],
+                webproof: Some("webproof".into()),
+                web: None,
+            },
+        };
+        let mut warnings = Vec::new();
+        let ok = runnable(&opts, benches.clone(), &mut warnings).unwrap();
+        assert_eq!(ok.len(), 1);
+        let b = &ok[0];
+        assert_eq!((b.target, b.tls), (Target::Browser, OfferedVersion::V12));
+        assert!(
+            warnings[0].contains("MPC mode over TLS 1.3"),
+            "{warnings:?}"
+        );
+        opts.skip_unavailable = false;
+        let e = runnable(&opts, benches, &mut warnings).unwrap_err();
+        assert!(e.to_string().contains("t.toml:"), "{e}");
     }
 }

@@ -257,6 +257,19 @@ fn browser_target_parses_and_is_refused_where_it_cannot_run() {
     .unwrap();
     assert_eq!(c.benches[0].target, Target::Browser);
     assert_eq!(c.benches[1].target, Target::Native);
+    // `tls` and `suite` restrict the browser prover's TLS client too.
+    let c = parse(&format!(
+        "{BASE}\n[[bench]]\ngroup = \"g\"\nname = \"b\"\nmode = \"proxy\"\ntarget = \"browser\"\n\
+         tls = \"1.2\"\nsuite = \"ECDHE_ECDSA_WITH_AES_128_GCM_SHA256\"\n"
+    ))
+    .unwrap();
+    let b = &c.benches[0];
+    assert_eq!((b.target, b.tls), (Target::Browser, OfferedVersion::V12));
+    assert_eq!(
+        b.suite.as_deref(),
+        Some("ECDHE_ECDSA_WITH_AES_128_GCM_SHA256")
+    );
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
     let e = err(&format!(
         "{BASE}\n[[bench]]\ngroup = \"g\"\nmode = \"plain\"\ntarget = \"browser\"\n"
     ));

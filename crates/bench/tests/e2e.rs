@@ -204,7 +204,8 @@ fn proxy_mode_two_samples() {
 }
 
 /// The browser target: the WebAssembly prover in headless chromium in the
-/// prover's namespace, `webproof serve --once` over WebSocket, one sample.
+/// prover's namespace, `webproof serve --once` over WebSocket, one sample,
+/// its TLS client restricted by `tls` and `suite`.
 #[test]
 fn browser_target_one_sample() {
     let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
@@ -231,7 +232,8 @@ fn browser_target_one_sample() {
     let cfg = dir.path().join("bench.toml");
     std::fs::write(
         &cfg,
-        "[[bench]]\nname = \"browser\"\nmode = \"proxy\"\ntarget = \"browser\"\nprotocol_latency = 10\n\
+        "[[bench]]\nname = \"browser\"\nmode = \"proxy\"\ntarget = \"browser\"\ntls = \"1.2\"\n\
+         suite = \"ECDHE_ECDSA_WITH_AES_128_GCM_SHA256\"\nprotocol_latency = 10\n\
          app_latency = 10\nbandwidth = 100\nupload-size = 1024\ndownload-size = 2048\nsamples = 1\nwarmup = 0\n",
     )
     .unwrap();
@@ -276,6 +278,14 @@ fn browser_target_one_sample() {
     assert!(r.link_uploaded_bytes >= r.uploaded_total, "{r:?}");
     // The same request as the native prover's.
     assert_eq!(r.server_request_bytes, 1024, "{r:?}");
+    // `tls` and `suite` reached the page's prover: the server saw them
+    // (the fixture's key is ECDSA P-256), the prover reported them.
+    assert_eq!((r.tls.as_str(), r.server_tls.as_str()), ("1.2", "1.2"));
+    assert_eq!(
+        r.server_suite, "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
+        "{r:?}"
+    );
+    assert_eq!(r.suite, r.server_suite, "{r:?}");
     // Memory: the wasm heap, inside the renderer's resident memory.
     assert!(r.prover_wasm_memory_bytes >= 1 << 20, "{r:?}");
     assert!(r.heap_max_bytes > r.prover_wasm_memory_bytes, "{r:?}");

@@ -16,6 +16,16 @@ pub enum BrowserError {
     /// The options cannot make a session (URL, roots, names).
     #[error("setup: {0}")]
     Setup(String),
+    /// An option's value is not one the prover knows (`tls`, `suite`).
+    #[error("setup: {option}: unknown value {value:?}; expected {expected}")]
+    UnknownOption {
+        /// The option's name, as the page passes it.
+        option: &'static str,
+        /// The value given.
+        value: String,
+        /// What the option accepts.
+        expected: String,
+    },
     /// The TLS session with the server failed.
     #[error("TLS: {0}")]
     Tls(String),
@@ -60,7 +70,7 @@ impl BrowserError {
     pub fn kind(&self) -> String {
         match self {
             BrowserError::Session(e) => e.kind().to_string(),
-            BrowserError::Setup(_) => "setup".into(),
+            BrowserError::Setup(_) | BrowserError::UnknownOption { .. } => "setup".into(),
             BrowserError::Tls(_) => "tls".into(),
             BrowserError::Disconnected(_) => "disconnected".into(),
             BrowserError::Timeout(_) => RejectKind::Timeout.to_string(),

@@ -5,7 +5,8 @@
 //! ```js
 //! const { verified, stats, attestation } = await prove(
 //!   { verifier: "wss://verifier.example/v1/session", url: "https://server/json",
-//!     headers: { accept: "application/json" }, reveal: ["json:name"], ca: [pem] },
+//!     headers: { accept: "application/json" }, reveal: ["json:name"], ca: [pem],
+//!     tls: "1.2", suite: ["ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"] },
 //!   (phase) => console.log(phase), abortController.signal);
 //! ```
 //!
@@ -34,6 +35,7 @@ use serde::Deserialize;
 use wasm_bindgen::prelude::*;
 use webproof_proxy::attest::AttestOptions;
 use webproof_proxy::http::RevealItem;
+use webproof_proxy::{CipherSuite, TlsVersion};
 
 pub use error::BrowserError;
 
@@ -93,6 +95,10 @@ struct Options {
     timeout_ms: Option<u32>,
     /// Ask the verifier for a signed attestation.
     attest: Option<Attest>,
+    /// The TLS version to offer, as `webproof prove --tls` (default: both).
+    tls: Option<String>,
+    /// Cipher suites to offer, as `webproof prove --suite` (default: all).
+    suite: Option<OneOrMany>,
 }
 
 fn parse_items(items: Vec<String>) -> Result<Vec<RevealItem>, BrowserError> {
@@ -101,6 +107,34 @@ fn parse_items(items: Vec<String>) -> Result<Vec<RevealItem>, BrowserError> {
         .map(|r| r.parse::<RevealItem>())
         .collect::<Result<_, _>>()
         .map_err(|e| BrowserError::Setup(e.to_string()))
+}
+
+/// `tls`: the values of `webproof prove --tls`, and the harness's `any`.
+fn parse_version(v: &str) -> Result<Option<TlsVersion>, BrowserError> {
+    match v {
+        "1.2" => Ok(Some(TlsVersion::Tls12)),
+        "1.3" => Ok(Some(TlsVersion::Tls13)),
+        "any" => Ok(None),
+        _ => Err(BrowserError::UnknownOption {
+            option: "tls",
+            value: v.to_string(),
+            expected: "1.2, 1.3 or any".into(),
+        }),
+    }
+}
+
+/// `suite`: names as `webproof prove --suite` takes them.
+fn parse_suites(names: Vec<String>) -> Result<Vec<CipherSuite>, BrowserError> {
+    names
+        .into_iter()
+        .map(|n| {
+            CipherSuite::from_name(&n).ok_or_else(|| BrowserError::UnknownOption {
+                option: "suite",
+                value: n,
+                expected: CipherSuite::ALL.map(CipherSuite::name).join(", "),
+            })
+        })
+        .collect()
 }
 
 fn parse_options(v: &JsValue) -> Result<(prove::Request, Option<u32>), BrowserError> {
@@ -130,6 +164,11 @@ fn parse_options(v: &JsValue) -> Result<(prove::Request, Option<u32>), BrowserEr
         }),
     };
     let timeout = o.timeout_ms;
+    let version = match &o.tls {
+        Some(v) => parse_version(v)?,
+        None => None,
+    };
+    let suites = parse_suites(o.suite.map(OneOrMany::into_vec).unwrap_or_default())?;
     let req = prove::Request {
         verifier: o.verifier,
         url: o.url,
@@ -146,6 +185,8 @@ fn parse_options(v: &JsValue) -> Result<(prove::Request, Option<u32>), BrowserEr
         expect_response: o.expect_response.unwrap_or(16 << 10),
         api_key: o.api_key,
         attest,
+        version,
+        suites,
     };
     Ok((req, timeout))
 }
@@ -239,6 +280,10 @@ export interface ProveOptions {
   timeoutMs?: number;
   /** Ask the verifier for a signed attestation over a commitment to the transcript: `true`, or the reveal items that get leaves of their own and the leaf size. */
   attest?: boolean | { commitAt?: string[]; chunkLen?: number };
+  /** The TLS version to offer, as `webproof prove --tls`: `1.2`, `1.3` or `any` (default). Another value rejects with kind `setup`. */
+  tls?: "1.2" | "1.3" | "any";
+  /** Cipher suites to offer, as `webproof prove --suite` (e.g. `TLS13_AES_128_GCM_SHA256`, `ECDHE_ECDSA_WITH_AES_128_GCM_SHA256`; default: all). An unknown name rejects with kind `setup`. */
+  suite?: string | string[];
 }
 /** The phases `progress` hears, in order. */
 export type Phase = "connecting" | "preprocessing" | "tls" | "proving" | "verdict" | "done";
@@ -338,5 +383,42 @@ fn wasm_memory_bytes() -> u64 {
     #[cfg(not(target_arch = "wasm32"))]
     {
         0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tls_and_suite_take_the_cli_values() {
+        assert_eq!(parse_version("1.2").unwrap(), Some(TlsVersion::Tls12));
+        assert_eq!(parse_version("1.3").unwrap(), Some(TlsVersion::Tls13));
+        assert_eq!(parse_version("any").unwrap(), None);
+        let e = parse_version("1.1").unwrap_err();
+        assert_eq!(e.kind(), "setup");
+        assert!(
+            matches!(&e, BrowserError::UnknownOption { option: "tls", value, .. } if value == "1.1"),
+            "{e}"
+        );
+        assert_eq!(
+            parse_suites(vec![
+                "TLS13_AES_128_GCM_SHA256".into(),
+                "ecdhe_ecdsa_with_aes_256_gcm_sha384".into()
+            ])
+            .unwrap(),
+            [
+                CipherSuite::TLS13_AES_128_GCM_SHA256,
+                CipherSuite::TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384
+            ]
+        );
+        let e = parse_suites(vec!["TLS_RSA_WITH_RC4_128_MD5".into()]).unwrap_err();
+        assert_eq!(e.kind(), "setup");
+        let msg = e.to_string();
+        assert!(
+            msg.contains("suite: unknown value \"TLS_RSA_WITH_RC4_128_MD5\""),
+            "{msg}"
+        );
+        assert!(msg.contains("TLS13_CHACHA20_POLY1305_SHA256"), "{msg}");
     }
 }

@@ -48,6 +48,10 @@ pub struct Request {
     pub api_key: Option<String>,
     /// Ask for a signed attestation over a commitment to the transcript.
     pub attest: Option<webproof_proxy::attest::AttestOptions>,
+    /// Offer only this TLS version (None: 1.3 and 1.2).
+    pub version: Option<webproof_proxy::TlsVersion>,
+    /// Offer only these suites (empty: all).
+    pub suites: Vec<webproof_proxy::CipherSuite>,
 }
 
 /// Timing and traffic, as the prover counts them (the fields of
@@ -158,7 +162,11 @@ pub async fn prove(req: &Request, progress: &dyn Fn(&str)) -> Result<Outcome> {
     let request = webproof_proxy::http::get_request(&host, port, &path, &req.headers, req.padding);
     let keylog = CollectingKeyLog::new();
     let config = client_config(
+        // As natively (webproof_net's client_config): the same options
+        // restrict the same provider.
         &ClientOptions {
+            version: req.version,
+            suites: &req.suites,
             ca_pems: &req.ca_pems,
             ..Default::default()
         },
@@ -174,8 +182,8 @@ pub async fn prove(req: &Request, progress: &dyn Fn(&str)) -> Result<Outcome> {
         api_key: req.api_key.clone(),
         request: request.clone(),
         expect_response: req.expect_response,
-        version: None,
-        suites: Vec::new(),
+        version: req.version,
+        suites: req.suites.clone(),
         reveal: req.reveal.clone(),
         attest: req.attest.clone(),
         roots,

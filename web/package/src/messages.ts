@@ -13,6 +13,8 @@ export interface EngineOptions {
   apiKey?: string;
   padding?: number;
   expectResponse?: number;
+  tls?: "1.2" | "1.3" | "any";
+  suite?: string | string[];
 }
 
 /** Page to worker. */

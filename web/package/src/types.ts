@@ -60,6 +60,19 @@ export interface ProveOptions {
   /** Response size expected, in bytes (sizes the preprocessing; default 16384). */
   expectResponse?: number;
   /**
+   * The TLS version to offer, as `webproof prove --tls`: `1.2`, `1.3` or
+   * `any` (the default: 1.3 or 1.2, as the server prefers). Another value
+   * rejects with kind `setup`.
+   */
+  tls?: "1.2" | "1.3" | "any";
+  /**
+   * Cipher suites to offer, as `webproof prove --suite` (e.g.
+   * `TLS13_AES_128_GCM_SHA256`, `ECDHE_ECDSA_WITH_AES_128_GCM_SHA256`;
+   * default: all). An unknown name, or none of the version `tls` names,
+   * rejects with kind `setup`.
+   */
+  suite?: string | string[];
+  /**
    * Where the engine runs: `worker` (default: a dedicated Web Worker, the
    * page stays responsive; needs no cross-origin isolation) or `page` (the
    * calling thread; for environments without module workers).
