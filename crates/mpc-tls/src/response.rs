@@ -114,11 +114,16 @@
 //! hash that is not the hash of its header, the committed blinder and
 //! those plaintext bits is a false assertion on the digest's bits, caught
 //! the same way (the hash is computed in the proof: another preimage of
-//! the claimed hash would be a SHA-256 second preimage). Record tags are not
-//! checked here: a record the prover injected into the server's stream
-//! before `CloseAck` decrypts under a keystream it did not know when it
-//! chose the ciphertext, so its plaintext is not the prover's to choose
-//! (`2^-8n` for an `n`-byte target). The consistency proof adds that every
+//! the claimed hash would be a SHA-256 second preimage). Every record's
+//! AEAD tag is asserted in the proof too (`webproof_tlsproof::assert_tags`:
+//! `GHASH_H(A, C) XOR E_K(J0)` from the key bits, equal to the recorded
+//! tag). The server's records reach the verifier through the prover, and
+//! CTR mode is malleable: without the tags, a prover that flipped
+//! ciphertext bits on the way (it cannot decrypt before `CloseAck`, but it
+//! can predict a status line or a balance it has seen) would make the
+//! recorded record decrypt to the plaintext it chose. A tag it did not
+//! get from the server needs `H` and `E_K(J0)`, which it did not know
+//! before the recording was complete. The consistency proof adds that every
 //! circuit it evaluated computed the agreed function on the inputs it
 //! claims, that the shares it carried between steps are the ones output
 //! before, and that the key bits of the statement are the key
@@ -188,7 +193,7 @@ use webproof_mpc::tls12::KeyShares;
 use webproof_proxy::record::{content_type, Record};
 use webproof_proxy::zk::{leaf_commitments, MAX_LEAVES};
 use webproof_proxy::Recording;
-use webproof_tlsproof::{Aead, PlaintextClaim, SealedRecord};
+use webproof_tlsproof::{Aead, PlaintextClaim, RecordTag, SealedRecord};
 use webproof_zk::{Config, Prover, ProverBit, Verifier, VerifierBit};
 
 /// Most ranges one claim may reveal.
@@ -504,6 +509,8 @@ pub struct ConsistencyStats {
 /// offset in the response.
 struct ServerRecords {
     records: Vec<SealedRecord>,
+    /// Each record's tag and additional data.
+    tags: Vec<RecordTag>,
     /// `(index in records, offset in the response, length)` of each
     /// application-data record.
     app: Vec<(usize, usize, usize)>,
@@ -533,6 +540,7 @@ fn protected_records(recv: &[Record], who: &str) -> Result<ServerRecords> {
         .ok_or(Error::Recording(format!("no Finished from the {who}")))?;
     let mut out = ServerRecords {
         records: Vec::with_capacity(after.len()),
+        tags: Vec::with_capacity(after.len()),
         app: Vec::new(),
         len: 0,
     };
@@ -549,8 +557,13 @@ fn protected_records(recv: &[Record], who: &str) -> Result<ServerRecords> {
             out.app.push((i, out.len, ct.len()));
             out.len += ct.len();
         }
+        let seq = i as u64 + 1;
+        out.tags.push(RecordTag {
+            aad: webproof_mpc::record::tls12_aad(seq, r.content_type, ct.len()).to_vec(),
+            tag: p[p.len() - 16..].try_into().expect("16 bytes"),
+        });
         out.records.push(SealedRecord {
-            seq: i as u64 + 1,
+            seq,
             explicit_nonce: Some(p[..8].try_into().expect("8 bytes")),
             ciphertext: ct,
         });
@@ -834,6 +847,19 @@ async fn direction<P: webproof_tlsproof::ZkParty<Bit = B>, B: Copy>(
     webproof_tlsproof::assert_plaintext(zk, aead, &keys.key, claimed_iv, &records.records, &claims)
         .await
         .map_err(zk_err)?;
+    // Every record's tag under the key: the records reached the verifier
+    // through the prover, and a flipped ciphertext bit flips the same
+    // plaintext bit (see the module docs' security argument).
+    webproof_tlsproof::assert_tags(
+        zk,
+        aead,
+        &keys.key,
+        claimed_iv,
+        &records.records,
+        &records.tags,
+    )
+    .await
+    .map_err(zk_err)?;
     if leaves.leaves.is_empty() {
         return Ok(());
     }

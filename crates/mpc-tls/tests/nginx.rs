@@ -29,8 +29,14 @@ impl Drop for Nginx {
     }
 }
 
-fn start_nginx(ecdsa: &Certs, rsa: &Certs) -> Nginx {
-    let dir = std::env::temp_dir().join(format!("mpc-tls-nginx-{}", std::process::id()));
+/// nginx on a free loopback port with both certificates, the groups
+/// `curves` (OpenSSL's list) and, with `prefer_server`, its own order of
+/// suites and groups instead of the client's.
+fn start_nginx(ecdsa: &Certs, rsa: &Certs, curves: &str, prefer_server: bool) -> Nginx {
+    let dir = std::env::temp_dir().join(format!(
+        "mpc-tls-nginx-{}-{prefer_server}",
+        std::process::id()
+    ));
     std::fs::create_dir_all(&dir).unwrap();
     let w = |n: &str, s: &str| std::fs::write(dir.join(n), s).unwrap();
     w("ec.pem", &(ecdsa.leaf_pem.clone() + &ecdsa.ca_pem));
@@ -43,6 +49,7 @@ fn start_nginx(ecdsa: &Certs, rsa: &Certs) -> Nginx {
         .unwrap()
         .port();
     let d = dir.display();
+    let prefer = if prefer_server { "on" } else { "off" };
     let conf = format!(
         "daemon off; master_process off; worker_processes 1; pid {d}/nginx.pid;
 error_log {d}/error.log;
@@ -58,9 +65,9 @@ http {{
     ssl_certificate {d}/rsa.pem; ssl_certificate_key {d}/rsa.key;
     ssl_protocols TLSv1.2;
     ssl_ciphers ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384;
-    ssl_ecdh_curve X25519:prime256v1;
+    ssl_ecdh_curve {curves};
     ssl_session_tickets off;
-    ssl_prefer_server_ciphers off;
+    ssl_prefer_server_ciphers {prefer};
     location / {{ default_type text/plain; return 200 \"{}\"; }}
   }}
 }}
@@ -155,7 +162,7 @@ fn nginx_every_suite_and_group() {
     let ec = certs(KeyKind::Ecdsa, &[NAME], false);
     // One CA for both leaves would be tidier; two roots work as well.
     let rsa = certs(KeyKind::Rsa, &[NAME], false);
-    let server = start_nginx(&ec, &rsa);
+    let server = start_nginx(&ec, &rsa, "X25519:prime256v1", false);
     let mut seed = 100;
     for (suite, ca) in [
         (ECDHE_ECDSA_AES128_GCM_SHA256, &ec.ca_der),
@@ -179,4 +186,30 @@ fn nginx_every_suite_and_group() {
             );
         }
     }
+}
+
+/// A server that picks its own first group, not the client's: nginx with
+/// `ssl_prefer_server_ciphers on` and P-256 first, a prover that offers
+/// X25519 first. The key derivation serves either group, so the session
+/// runs on P-256.
+#[test]
+fn nginx_preferring_another_group() {
+    if !std::path::Path::new(NGINX).exists() {
+        eprintln!("SKIPPED: no {NGINX} (apt-get install nginx-light) for the interop test");
+        return;
+    }
+    let ec = certs(KeyKind::Ecdsa, &[NAME], false);
+    let rsa = certs(KeyKind::Rsa, &[NAME], false);
+    let server = start_nginx(&ec, &rsa, "prime256v1:X25519", true);
+    let (resp, negotiated) = session(
+        server.port,
+        &ec.ca_der,
+        ECDHE_ECDSA_AES128_GCM_SHA256,
+        GROUP_X25519,
+        true,
+        200,
+    );
+    assert_eq!(negotiated, GROUP_P256);
+    let text = String::from_utf8_lossy(&resp);
+    assert!(text.ends_with(BODY), "{text}");
 }

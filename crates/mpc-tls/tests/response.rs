@@ -568,6 +568,39 @@ fn verifier_revealing_another_key_share_at_the_close_is_caught() {
     caught_verifier(p, v);
 }
 
+/// A prover that flips bits of a response record's ciphertext on its way
+/// to the verifier (CTR mode is malleable: without the key, a flip of a
+/// ciphertext bit flips the same plaintext bit) and claims the plaintext
+/// it predicted: the status line `HTTP/1.1 200 OK` becomes `500`. The
+/// record's tag no longer matches, and the verifier must refuse.
+#[test]
+fn prover_flipping_response_ciphertext_bits_is_refused() {
+    let mut s = session(26, ECDHE_ECDSA_AES128_GCM_SHA256, 2000);
+    let at =
+        s.d.verifier
+            .recording
+            .received
+            .iter()
+            .position(|r| r.content_type == 23)
+            .unwrap();
+    let delta = b'2' ^ b'5';
+    let mut outcome = s.d.prover.clone();
+    assert_eq!(&outcome.response[..12], b"HTTP/1.1 200");
+    // Plaintext byte 9 of the first record: the explicit nonce comes first.
+    s.d.verifier.recording.received[at].payload[8 + 9] ^= delta;
+    outcome.recording.received[at].payload[8 + 9] ^= delta;
+    outcome.response[9] ^= delta;
+    let claim = ResponseClaim::new(&outcome, &[0..15]).unwrap();
+    let (_, v, _) = prove(s, &outcome, &claim);
+    match v {
+        Err(_) => {}
+        Ok(v) => panic!(
+            "the verifier accepted {:?}",
+            String::from_utf8_lossy(&v.ranges[0].bytes)
+        ),
+    }
+}
+
 /// A verifier that reveals input bits other than those it garbled with
 /// (one bit of its premaster share): the prover's audit re-garbles with
 /// the revealed bits and catches it before opening.

@@ -238,6 +238,52 @@ pub async fn assert_commitments<P: ZkParty>(
     Ok(())
 }
 
+/// A record's AEAD tag and the additional data it covers, for
+/// [`assert_tags`]; the caller takes both from its own recording.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecordTag {
+    /// The additional data (TLS 1.2: sequence number, content type,
+    /// version, plaintext length).
+    pub aad: Vec<u8>,
+    /// The tag the record carries.
+    pub tag: [u8; 16],
+}
+
+/// The AEAD tags of `records` under a key authenticated elsewhere, asserted
+/// in the proof (AES-GCM): `tag = GHASH_H(A, C) XOR E_K(J0)`, with `H` and
+/// each record's `E_K(J0)` computed from `key` and never opened, and GHASH
+/// by Horner's rule, one GF(2^128) multiplication (128 committed bits) per
+/// block. MPC mode needs it for the server's records, which reach the
+/// verifier through the prover: CTR mode is malleable, so without the tags
+/// a prover could flip ciphertext bits on the way and claim the plaintext
+/// it predicted. Only assertions: it runs in a sealed proof. `key` and `iv`
+/// as for [`assert_plaintext`]; `tags` one per record; runs no check of its
+/// own.
+pub async fn assert_tags<P: ZkParty>(
+    party: &mut P,
+    aead: Aead,
+    key: &[P::Bit],
+    iv: &[u8],
+    records: &[SealedRecord],
+    tags: &[RecordTag],
+) -> Result<()> {
+    check_key_and_iv(aead, key.len(), iv, records)?;
+    if aead == Aead::ChaCha20Poly1305 {
+        return Err(Error::Usage(
+            "tags are asserted in the proof for AES-GCM only".into(),
+        ));
+    }
+    if tags.len() != records.len() {
+        return Err(Error::Usage(format!(
+            "{} tags for {} records",
+            tags.len(),
+            records.len()
+        )));
+    }
+    let mut dir = DirectionKey::new(aead, key, iv.to_vec());
+    records::assert_tags(party, &mut dir, records, tags).await
+}
+
 /// `key_bits` and `iv` fit `aead`, and every record has the nonce it needs.
 fn check_key_and_iv(
     aead: Aead,

@@ -3,8 +3,8 @@
 
 use webproof_circuits::Circuit;
 use webproof_core::cot::{RandomCotReceiver, RandomCotSender};
-use webproof_core::{Error, Io, Result};
-use webproof_zk::{Prover, ProverBit, Verifier, VerifierBit};
+use webproof_core::{Block, Error, Io, Result};
+use webproof_zk::{Prover, ProverBit, ProverElem, Verifier, VerifierBit, VerifierElem};
 
 /// A party of a QuickSilver proof. Both parties call the same methods in the
 /// same order; only the prover's `commit_secret` receives the witness.
@@ -39,6 +39,19 @@ pub trait ZkParty {
     async fn assert_public(&mut self, bits: &[Self::Bit], values: &[bool]) -> Result<()>;
     /// Run the pending AND-gate check.
     async fn check(&mut self) -> Result<()>;
+    /// An authenticated GF(2^128) element.
+    type Elem: Copy;
+    /// Pack up to 128 bits into the element `sum x^i bits[i]` (free).
+    fn pack(&self, bits: &[Self::Bit]) -> Result<Self::Elem>;
+    /// A public element.
+    fn elem_constant(&self, c: Block) -> Self::Elem;
+    /// `a + b` (free).
+    fn elem_add(&self, a: Self::Elem, b: Self::Elem) -> Self::Elem;
+    /// `a * b` in GF(2^128) (the product's 128 bits are committed and
+    /// the product joins the batched check).
+    async fn mul(&mut self, a: Self::Elem, b: Self::Elem) -> Result<Self::Elem>;
+    /// Prove that `elems` equal the public `values`.
+    async fn assert_elems_public(&mut self, elems: &[Self::Elem], values: &[Block]) -> Result<()>;
 }
 
 impl<C: RandomCotReceiver, T: Io> ZkParty for Prover<C, T> {
@@ -87,6 +100,22 @@ impl<C: RandomCotReceiver, T: Io> ZkParty for Prover<C, T> {
     async fn check(&mut self) -> Result<()> {
         Prover::check(self).await
     }
+    type Elem = ProverElem;
+    fn pack(&self, bits: &[ProverBit]) -> Result<ProverElem> {
+        Prover::pack(self, bits)
+    }
+    fn elem_constant(&self, c: Block) -> ProverElem {
+        Prover::elem_constant(self, c)
+    }
+    fn elem_add(&self, a: ProverElem, b: ProverElem) -> ProverElem {
+        a + b
+    }
+    async fn mul(&mut self, a: ProverElem, b: ProverElem) -> Result<ProverElem> {
+        Prover::mul(self, a, b).await
+    }
+    async fn assert_elems_public(&mut self, elems: &[ProverElem], _values: &[Block]) -> Result<()> {
+        Prover::assert_elems_public(self, elems).await
+    }
 }
 
 impl<C: RandomCotSender, T: Io> ZkParty for Verifier<C, T> {
@@ -127,5 +156,25 @@ impl<C: RandomCotSender, T: Io> ZkParty for Verifier<C, T> {
     }
     async fn check(&mut self) -> Result<()> {
         Verifier::check(self).await
+    }
+    type Elem = VerifierElem;
+    fn pack(&self, bits: &[VerifierBit]) -> Result<VerifierElem> {
+        Verifier::pack(self, bits)
+    }
+    fn elem_constant(&self, c: Block) -> VerifierElem {
+        Verifier::elem_constant(self, c)
+    }
+    fn elem_add(&self, a: VerifierElem, b: VerifierElem) -> VerifierElem {
+        a + b
+    }
+    async fn mul(&mut self, a: VerifierElem, b: VerifierElem) -> Result<VerifierElem> {
+        Verifier::mul(self, a, b).await
+    }
+    async fn assert_elems_public(
+        &mut self,
+        elems: &[VerifierElem],
+        values: &[Block],
+    ) -> Result<()> {
+        Verifier::assert_elems_public(self, elems, values).await
     }
 }

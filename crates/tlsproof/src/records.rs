@@ -525,3 +525,80 @@ pub(crate) async fn assert_plaintext<P: ZkParty>(
     }
     Ok(())
 }
+
+/// The element of a 16-byte block in GCM's convention (the first byte's
+/// most significant bit is the coefficient of `x^0`).
+fn gcm_block(b: &[u8; 16]) -> webproof_core::Block {
+    webproof_core::Block(u128::from_be_bytes(*b).reverse_bits())
+}
+
+/// The element of a block's authenticated bits ([`bytes_to_bits`]'s order:
+/// least significant bit of each byte first), in GCM's convention.
+fn gcm_elem<P: ZkParty>(party: &P, bits: &[P::Bit]) -> Result<P::Elem> {
+    let gcm: Vec<P::Bit> = bits
+        .chunks(8)
+        .flat_map(|byte| byte.iter().rev())
+        .copied()
+        .collect();
+    party.pack(&gcm)
+}
+
+/// GHASH's input blocks for additional data `aad` and ciphertext `ct`:
+/// each zero-padded to whole blocks, then their bit lengths.
+fn ghash_blocks(aad: &[u8], ct: &[u8]) -> Vec<webproof_core::Block> {
+    let mut out = Vec::with_capacity(aad.len().div_ceil(16) + ct.len().div_ceil(16) + 1);
+    for part in [aad, ct] {
+        for chunk in part.chunks(16) {
+            let mut b = [0u8; 16];
+            b[..chunk.len()].copy_from_slice(chunk);
+            out.push(gcm_block(&b));
+        }
+    }
+    let mut lens = [0u8; 16];
+    lens[..8].copy_from_slice(&(8 * aad.len() as u64).to_be_bytes());
+    lens[8..].copy_from_slice(&(8 * ct.len() as u64).to_be_bytes());
+    out.push(gcm_block(&lens));
+    out
+}
+
+/// See [`crate::assert_tags`]: `H` and every record's `E_K(J0)` computed
+/// from the direction's key (never opened), GHASH by Horner's rule with
+/// one multiplication per block, every tag asserted at once.
+pub(crate) async fn assert_tags<P: ZkParty>(
+    party: &mut P,
+    key: &mut DirectionKey<P::Bit>,
+    records: &[crate::SealedRecord],
+    tags: &[crate::RecordTag],
+) -> Result<()> {
+    let mut hash_key = None;
+    let mut masks = Vec::with_capacity(records.len());
+    let mut at = 0;
+    while at < records.len() || hash_key.is_none() {
+        let end = (at + KEYSTREAM_BATCH).min(records.len());
+        let first = hash_key.is_none();
+        let blocks = key.tag_blocks(party, &records[at..end], first).await?;
+        for (i, b) in blocks.iter().enumerate() {
+            let e = gcm_elem(party, &b[..128])?;
+            if first && i == 0 {
+                hash_key = Some(e);
+            } else {
+                masks.push(e);
+            }
+        }
+        at = end;
+    }
+    let h = hash_key.expect("computed in the first batch");
+    let mut computed = Vec::with_capacity(records.len());
+    let mut recorded = Vec::with_capacity(records.len());
+    for ((record, tag), mask) in records.iter().zip(tags).zip(masks) {
+        let mut y = party.elem_constant(webproof_core::Block::ZERO);
+        for x in ghash_blocks(&tag.aad, &record.ciphertext) {
+            let sum = party.elem_add(y, party.elem_constant(x));
+            y = party.mul(sum, h).await?;
+        }
+        computed.push(party.elem_add(y, mask));
+        recorded.push(gcm_block(&tag.tag));
+    }
+    party.assert_elems_public(&computed, &recorded).await?;
+    Ok(())
+}

@@ -456,6 +456,48 @@ impl ZkParty for IdealZk {
         Ok(bits.to_vec())
     }
 
+    type Elem = webproof_core::Block;
+
+    fn pack(&self, bits: &[bool]) -> Result<webproof_core::Block> {
+        if bits.len() > 128 {
+            return Err(Error::Usage("at most 128 bits pack into an element".into()));
+        }
+        Ok(webproof_core::Block(
+            bits.iter()
+                .enumerate()
+                .fold(0u128, |acc, (i, &b)| acc | (u128::from(b) << i)),
+        ))
+    }
+
+    fn elem_constant(&self, c: webproof_core::Block) -> webproof_core::Block {
+        c
+    }
+
+    fn elem_add(&self, a: webproof_core::Block, b: webproof_core::Block) -> webproof_core::Block {
+        a ^ b
+    }
+
+    async fn mul(
+        &mut self,
+        a: webproof_core::Block,
+        b: webproof_core::Block,
+    ) -> Result<webproof_core::Block> {
+        Ok(a.gf_mul(b))
+    }
+
+    async fn assert_elems_public(
+        &mut self,
+        elems: &[webproof_core::Block],
+        values: &[webproof_core::Block],
+    ) -> Result<()> {
+        if elems != values {
+            return Err(Error::CheckFailed(
+                "asserted elements do not equal the public values".into(),
+            ));
+        }
+        Ok(())
+    }
+
     async fn assert_public(&mut self, bits: &[bool], values: &[bool]) -> Result<()> {
         if bits.len() != values.len() {
             return Err(Error::Usage("assert_public: lengths differ".into()));

@@ -825,3 +825,99 @@ fn assert_plaintext_with_an_authenticated_key() {
         }
     }
 }
+
+/// [`assert_tags`] asserts the AES-GCM tags themselves: records sealed by
+/// the `aes-gcm` crate pass, for both key sizes, under the ideal party
+/// and the real engine; a flipped ciphertext bit, another tag or other
+/// additional data is refused.
+#[test]
+fn asserted_tags_are_the_aead_tags() {
+    use crate::testing::IdealZk;
+    use aes_gcm::aead::{Aead as _, KeyInit, Payload};
+    let salt = [9u8, 8, 7, 6];
+    let seal = |key: &[u8], seq: u64, msg: &[u8]| -> (SealedRecord, RecordTag) {
+        let explicit = (seq * 1000 + 17).to_be_bytes();
+        let nonce = [&salt[..], &explicit].concat();
+        let mut aad = seq.to_be_bytes().to_vec();
+        aad.extend([23, 3, 3]);
+        aad.extend((msg.len() as u16).to_be_bytes());
+        let payload = Payload { msg, aad: &aad };
+        let out = if key.len() == 16 {
+            aes_gcm::Aes128Gcm::new_from_slice(key)
+                .unwrap()
+                .encrypt(nonce.as_slice().into(), payload)
+        } else {
+            aes_gcm::Aes256Gcm::new_from_slice(key)
+                .unwrap()
+                .encrypt(nonce.as_slice().into(), payload)
+        }
+        .unwrap();
+        let (ct, tag) = out.split_at(msg.len());
+        (
+            SealedRecord {
+                seq,
+                explicit_nonce: Some(explicit),
+                ciphertext: ct.to_vec(),
+            },
+            RecordTag {
+                aad,
+                tag: tag.try_into().unwrap(),
+            },
+        )
+    };
+    for (aead, key) in [
+        (Aead::Aes128Gcm, vec![3u8; 16]),
+        (Aead::Aes256Gcm, vec![5u8; 32]),
+    ] {
+        let msgs: [&[u8]; 3] = [b"HTTP/1.1 200 OK\r\n\r\nhello", &[0x42; 100], b""];
+        let (records, tags): (Vec<_>, Vec<_>) = msgs
+            .iter()
+            .enumerate()
+            .map(|(i, m)| seal(&key, i as u64 + 1, m))
+            .unzip();
+        let bits = webproof_circuits::bits::bytes_to_bits(&key);
+        let ideal = |records: &[SealedRecord], tags: &[RecordTag]| {
+            block_on(assert_tags(
+                &mut IdealZk::new(),
+                aead,
+                &bits,
+                &salt,
+                records,
+                tags,
+            ))
+        };
+        ideal(&records, &tags).unwrap();
+        let mut flipped = records.clone();
+        flipped[0].ciphertext[9] ^= b'2' ^ b'5';
+        assert!(ideal(&flipped, &tags).is_err());
+        let mut other = tags.clone();
+        other[1].tag[15] ^= 1;
+        assert!(ideal(&records, &other).is_err());
+        let mut other = tags.clone();
+        other[2].aad[8] = 21;
+        assert!(ideal(&records, &other).is_err());
+        // The real engine, honest and flipped.
+        for (recs, ok) in [(&records, true), (&flipped, false)] {
+            let (a, b) = memory_duplex();
+            let (cot_s, cot_r) = ideal::pair(77);
+            let cfg = Config::default();
+            let (p, v) = block_on(async {
+                let prover = async {
+                    let mut p = Prover::new(cot_r, Channel::new(a), cfg).await?;
+                    let k = p.commit_bytes(&key).await?;
+                    assert_tags(&mut p, aead, &k, &salt, recs, &tags).await?;
+                    p.finish().await.map(|_| ())
+                };
+                let verifier = async {
+                    let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+                    let mut v = Verifier::new(cot_s, Channel::new(b), cfg, &mut rng).await?;
+                    let k = v.commit_bytes(key.len()).await?;
+                    assert_tags(&mut v, aead, &k, &salt, recs, &tags).await?;
+                    v.finish().await.map(|_| ())
+                };
+                futures::join!(prover, verifier)
+            });
+            assert_eq!(v.is_ok(), ok, "{aead:?}: {v:?} (prover {p:?})");
+        }
+    }
+}
