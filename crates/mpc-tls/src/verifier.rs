@@ -60,7 +60,10 @@
 //! prover's `Close`, which names how many server records it received; the
 //! verifier checks that it recorded exactly those, then reveals its share
 //! (`CloseAck`). From then on the prover can decrypt the response, but
-//! every record it could forge is after the recording ends. The client
+//! every record it could forge is after the recording ends. What it could
+//! do before, flip bits of a record it relays (CTR mode is malleable), the
+//! record's tag gives away: the proof of the response asserts every
+//! recorded record's tag under the key ([`crate::response`]). The client
 //! write key is never revealed: the prover cannot encrypt another request
 //! than the one the verifier saw (request binding).
 
