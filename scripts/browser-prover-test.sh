@@ -39,7 +39,9 @@
 #       proofs (VmHWM, the page's last verdict on screen). Settings:
 #         BENCH_SIZE=BYTES     response size (default 2048)
 #         BENCH_REVEAL=all|zk  `all`: everything revealed (the key fast
-#                              path); `zk` (default): all but one byte
+#                              path); `zk` (default): all but one byte;
+#                              else reveal items, comma-separated
+#                              (`headers`: the body hidden)
 #         BENCH_ENGINE=worker|page   where the browser engine runs
 #         BENCH_LINK=loopback|cable|fiber|mobile-5g  links emulated by
 #                              web/driver/link.mjs (a delaying TCP relay:
@@ -153,10 +155,11 @@ if $bench; then
     padding=$((1024 - base - 13))
     req_len=1024
     resp_len=$(curl -sS --fail -i --cacert "$tmp/ca.pem" "$burl" | wc -c)
-    reveal=(all)
-    if [[ "${BENCH_REVEAL:-zk}" == zk ]]; then
-        reveal+=("hide-sent:$((req_len - 1))-$req_len" "hide-recv:$((resp_len - 1))-$resp_len")
-    fi
+    case ${BENCH_REVEAL:-zk} in
+    all) reveal=(all) ;;
+    zk) reveal=(all "hide-sent:$((req_len - 1))-$req_len" "hide-recv:$((resp_len - 1))-$resp_len") ;;
+    *) IFS=, read -ra reveal <<<"$BENCH_REVEAL" ;;
+    esac
     median() { sort -n | awk '{a[NR]=$1} END {m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; printf "%.0f", m}'; }
     echo "browser-prover-bench: $reps proofs each, 1 KB request (padding $padding), $size B body ($resp_len B response), reveal ${reveal[*]}, engine $engine, link $link" >&2
     native_reveal=()
