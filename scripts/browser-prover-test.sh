@@ -10,6 +10,8 @@
 #     the revealed bytes are exactly the body the fixture serves (fetched
 #     here with curl), every hidden byte is zero in the verifier's output;
 #     the same on the page's own thread (engine: "page");
+#   - a 1 MiB body fully revealed: the revealed bytes end with what the
+#     fixture serves (length and SHA-256), wasm memory within 256 MiB;
 #   - the TLS client restricted (tls=1.2, an ECDHE-ECDSA AES-128-GCM
 #     suite): the verifier attests exactly that version and suite;
 #   - an attested proof revealing nothing to the verifier, the body
@@ -32,10 +34,14 @@
 #       on loopback, medians printed; and the module's size after
 #       `wasm-opt -O3`, raw, gzip and brotli. The case is the field's 1 KB
 #       request with a 2 KB response, everything revealed but the last byte
-#       each way (the zero-knowledge path, as the harness does). Settings:
+#       each way (the zero-knowledge path, as the harness does). The
+#       browser's line also gives its renderer's peak RSS over the REPS
+#       proofs (VmHWM, the page's last verdict on screen). Settings:
 #         BENCH_SIZE=BYTES     response size (default 2048)
 #         BENCH_REVEAL=all|zk  `all`: everything revealed (the key fast
-#                              path); `zk` (default): all but one byte
+#                              path); `zk` (default): all but one byte;
+#                              else reveal items, comma-separated
+#                              (`headers`: the body hidden)
 #         BENCH_ENGINE=worker|page   where the browser engine runs
 #         BENCH_LINK=loopback|cable|fiber|mobile-5g  links emulated by
 #                              web/driver/link.mjs (a delaying TCP relay:
@@ -113,7 +119,7 @@ query() { # verifier url [extra key=value ...]
 page() { # timeout-secs verifier url [extra key=value ...]
     local secs=$1
     shift
-    node web/driver/chromium.mjs --root web --timeout "$secs" ${cpu_profile:+--cpu-profile "$cpu_profile"} \
+    node web/driver/chromium.mjs --root web --timeout "$secs" ${cpu_profile:+--cpu-profile "$cpu_profile"} ${rss:+--rss} \
         --page "/prover/index.html?$(query "$1" "$2" "$(cat "$tmp/ca.pem")" "${@:3}")"
 }
 
@@ -122,6 +128,7 @@ if $bench; then
     size=${BENCH_SIZE:-2048}
     engine=${BENCH_ENGINE:-worker}
     cpu_profile=${BENCH_CPU_PROFILE:-}
+    rss=1
     server=$fixture
     link=${BENCH_LINK:-loopback}
     if [[ "$link" != loopback ]]; then
@@ -148,10 +155,11 @@ if $bench; then
     padding=$((1024 - base - 13))
     req_len=1024
     resp_len=$(curl -sS --fail -i --cacert "$tmp/ca.pem" "$burl" | wc -c)
-    reveal=(all)
-    if [[ "${BENCH_REVEAL:-zk}" == zk ]]; then
-        reveal+=("hide-sent:$((req_len - 1))-$req_len" "hide-recv:$((resp_len - 1))-$resp_len")
-    fi
+    case ${BENCH_REVEAL:-zk} in
+    all) reveal=(all) ;;
+    zk) reveal=(all "hide-sent:$((req_len - 1))-$req_len" "hide-recv:$((resp_len - 1))-$resp_len") ;;
+    *) IFS=, read -ra reveal <<<"$BENCH_REVEAL" ;;
+    esac
     median() { sort -n | awk '{a[NR]=$1} END {m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; printf "%.0f", m}'; }
     echo "browser-prover-bench: $reps proofs each, 1 KB request (padding $padding), $size B body ($resp_len B response), reveal ${reveal[*]}, engine $engine, link $link" >&2
     native_reveal=()
@@ -169,7 +177,7 @@ if $bench; then
     node -e '
         const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
         for (const s of r.runs) console.log([s.time_total_ms, s.time_preprocess_ms, s.time_online_ms, s.uploaded_preprocess + s.uploaded_online, s.downloaded_preprocess + s.downloaded_online, s.wasm_memory_bytes].join(" "));
-        console.error(`browser: wall ms ${r.runs.map((s) => s.wall_ms.toFixed(0)).join(" ")}; longest page stall ${Math.max(...r.runs.map((s) => s.page_max_stall_ms)).toFixed(0)} ms; ${r.browser}`);
+        console.error(`browser: wall ms ${r.runs.map((s) => s.wall_ms.toFixed(0)).join(" ")}; longest page stall ${Math.max(...r.runs.map((s) => s.page_max_stall_ms)).toFixed(0)} ms; renderer peak RSS ${(r.renderer_peak_rss_bytes / 2 ** 20).toFixed(0)} MiB (all renderers ${(r.renderers_peak_rss_sum_bytes / 2 ** 20).toFixed(0)} MiB); ${r.browser}`);
     ' "$tmp/browser.json" >"$tmp/browser.txt"
     printf '%-9s %10s %14s %10s %10s %10s %12s\n' target total_ms preprocess_ms online_ms up_bytes down_bytes wasm_mem_MiB
     for t in native browser; do
@@ -199,6 +207,24 @@ for engine in worker page; do
     page 300 "$ws" "$url" reveal=body "expect_hex=$body" "engine=$engine"
     echo "browser-prover-test: verified output matches the fixture (engine: $engine)" >&2
 done
+
+# A 1 MiB response fully revealed (the key fast path), the issue's bound:
+# the revealed bytes end with the body the fixture serves (its length and
+# SHA-256, fetched here with curl), and the engine's linear memory stays
+# within 256 MiB.
+big=$((1 << 20))
+big_url="https://$fixture/bytes?size=$big"
+big_sha=$(curl -sS --fail --cacert "$tmp/ca.pem" "$big_url" | sha256sum | cut -d' ' -f1)
+page 300 "$ws" "$big_url" reveal=all "expect_response=$((big + 1024))" "expect_body_len=$big" \
+    "expect_body_sha256=$big_sha" max_wasm_mib=256 >"$tmp/big.json" || {
+    echo "browser-prover-test: 1 MiB revealed: $(cat "$tmp/big.json")" >&2
+    exit 1
+}
+node -e '
+    const s = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).stats;
+    console.error(`browser-prover-test: 1 MiB response proved revealed in ${s.wall_ms.toFixed(0)} ms, wasm memory ${(s.wasm_memory_bytes / 2 ** 20).toFixed(0)} MiB`);
+' "$tmp/big.json"
+cat "$tmp/big.json"
 
 # The TLS client restricted as `webproof prove --tls 1.2 --suite ...`: the
 # verifier attests the version and suite offered (the fixture's key is

@@ -10,7 +10,7 @@
 //
 // node web/driver/chromium.mjs --root DIR --page PATH[?QUERY]
 //      [--timeout SECONDS] [--isolate] [--chromium /usr/bin/chromium]
-//      [--cpu-profile FILE] [--js-flags "V8 FLAGS"] [--bench]
+//      [--cpu-profile FILE] [--js-flags "V8 FLAGS"] [--bench] [--rss]
 //
 // `--isolate` serves COOP/COEP headers (cross-origin isolation, needed for
 // SharedArrayBuffer and wasm threads). Dedicated workers the page starts
@@ -29,7 +29,8 @@
 // read before chromium is stopped) of the renderer process that ran the
 // page and its workers (the one with the most CPU time), that renderer's
 // CPU time (`renderer_cpu_ms`), and `renderers_peak_rss_sum_bytes` over
-// every renderer.
+// every renderer. `--rss` adds those three fields alone (the tests' and
+// scripts/browser-prover-test.sh's memory figures).
 //
 // Chromium does not outlive the driver: a signal (SIGTERM, SIGINT,
 // SIGHUP) or an error stops it and removes its profile before the driver
@@ -56,6 +57,7 @@ const chromiumPath = opt("chromium", process.env.CHROMIUM || "/usr/bin/chromium"
 const cpuProfile = opt("cpu-profile", null);
 const jsFlags = opt("js-flags", process.env.CHROMIUM_JS_FLAGS || "");
 const bench = args.includes("--bench");
+const rss = bench || args.includes("--rss");
 
 const MIME = {
   ".html": "text/html; charset=utf-8",
@@ -351,7 +353,7 @@ async function main() {
   } else {
     result = r.result.value;
   }
-  if (bench) result = { ...result, ...rendererPeakRss(proc.pid) };
+  if (rss) result = { ...result, ...rendererPeakRss(proc.pid) };
   const version = await cdp.send("Browser.getVersion");
   if (cpuProfile) {
     for (const [i, sid] of profiled.entries()) {
