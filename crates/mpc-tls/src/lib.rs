@@ -38,14 +38,14 @@
 //! # The session, flight by flight
 //! | # | prover → verifier | verifier → prover | prover ↔ server |
 //! |---|---|---|---|
-//! | 1 | `Hello` (key-share commitments, request record lengths, the [`hello::Terms`]) | `Setup` (client random, its key shares), then per circuit its `Tables` chunks and its `Decoding`, streamed as garbled ([`VerifierSession::next_tables`]) | |
+//! | 1 | `Hello` (key-share commitments, request record lengths, the [`hello::Terms`]) | `Setup` (client random, its key shares), then per circuit its `Tables` chunks and its `Decoding`, streamed as garbled ([`VerifierSession::next_tables`]), and after each record's circuit `RecPowers` (the M2A of its GHASH key's powers, answered ahead) | |
 //! | 2 | `ToServer` (ClientHello) | | ClientHello → |
 //! | 3 | `FromServer` (the server's flight), then `KeyOpen` (opening, ECtF flips) | `EctfAnswer` | ← ServerHello … ServerHelloDone |
 //! | 4 | `EctfFlips` | `EctfAnswer` | |
 //! | 5 | `KdfFlips` / `KdfLabels` per step | `KdfInputs` per step | |
-//! | 6 | `RecFlips`, `RecA2m`, `RecM2a` of the client Finished and of every request record, side by side, from the key derivation's step that gives the key shares on (beside the server Finished's steps) | `RecInputs`, `RecA2mAnswer`, `RecM2aAnswer` per record | |
+//! | 6 | `RecFlips`, `RecA2m`, `RecM2a` (the powers' offsets) of the client Finished and of every request record, side by side, from the key derivation's step that gives the key shares on (beside the server Finished's steps) | `RecInputs`, `RecA2mAnswer`, `RecTagShare` per record | |
 //! | 7 | `ToServer` (ClientKeyExchange, CCS, Finished), then the request's records (False Start: without waiting for the server's Finished) | | → Finished, request |
-//! | 8 | `FromServer`; the server Finished record in 2PC, `RecTag` | as in 6, no tag share | ← CCS, Finished |
+//! | 8 | `FromServer`; the server Finished record in 2PC: `RecFlips`, `RecA2m`, then `RecM2a` with `RecTag` (the prover's share first) | `RecInputs`, `RecA2mAnswer` | ← CCS, Finished |
 //! | 9 | `FromServer` (the response, recorded as received), `Close` | `CloseAck` (its server-key share) | ← response |
 //! | 10 | the claim, then the sealed proof ([`response`], [`consist`]) | its input bits and OLE inputs, then the `Δ` reveal | |
 //!
@@ -53,9 +53,11 @@
 //! every record for the terms the prover named (suite family, group, EMS
 //! offer) before the prover opens the server connection, so the tables
 //! (~8.4 MB for the key derivation of AES-128-GCM-SHA256, ~0.27 MB per
-//! 16 bytes of request) never keep a server waiting; the server
-//! connection carries only the input labels, OLEs and a few hundred bytes
-//! per step. Meanwhile the prover builds the same circuits' schedules
+//! 16 bytes of request) never keep a server waiting, and so do the OLE
+//! answers that need no session input (2 KiB per power of each record's
+//! GHASH key); the server connection carries only the input labels, the
+//! ECtF's and A2M's OLEs, 16 bytes per power and a few hundred bytes per
+//! step. Meanwhile the prover builds the same circuits' schedules
 //! ([`ProverSession::prepare`]), so no circuit is built online either.
 //!
 //! The caller supplies the COTs ([`CotPool`], [`cots_needed`]), moves the
@@ -92,10 +94,6 @@
 //!   cheating verifier is caught only after the fact, see [`response`]'s
 //!   "Not in this proof yet". The verifier's revealed inputs are checked
 //!   against what the protocol makes them ([`ProverRetained::check_inputs`]).
-//! - A server that picks another group than the terms' first (servers
-//!   honour the client's order unless configured otherwise) ends the
-//!   session; garbling the key derivation's first step for the other
-//!   curve online would save the run.
 //! - Tables in memory bounded by less than the session: the verifier
 //!   holds one chunk at a time, but the prover holds every circuit's
 //!   tables from preprocessing until its step (17.6 MB for a 1 KB request
@@ -104,7 +102,8 @@
 //!   round trip (the labels of a step ride with the next step's flips);
 //!   the records run side by side (three round trips for the client
 //!   Finished and the whole request) beside the key derivation's last two
-//!   steps, and the server Finished's check overlaps the response.
+//!   steps, and the server Finished's check (two round trips and the
+//!   prover's tag share) overlaps the response.
 //!
 //! No sockets, threads, clocks or unsafe code: the crate builds for
 //! `wasm32-unknown-unknown`.

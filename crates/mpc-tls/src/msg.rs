@@ -88,12 +88,14 @@ pub enum ProverMsg {
         /// A2M flips.
         flips: Vec<u8>,
     },
-    /// Record in 2PC: the M2A flips.
+    /// Record in 2PC: the offsets `h_P^i + ρ_i` of the powers of the
+    /// GHASH key from the random inputs of the M2A answered ahead (16
+    /// bytes per power).
     RecM2a {
         /// Record id.
         id: u32,
-        /// M2A flips.
-        flips: Vec<u8>,
+        /// Offsets.
+        offsets: Vec<u8>,
     },
     /// Record in 2PC: the prover's tag share of a server record, sent
     /// before it sees the verifier's.
@@ -168,15 +170,21 @@ pub enum VerifierMsg {
         /// Answer.
         msg: Vec<u8>,
     },
-    /// Record in 2PC: the M2A answer and, for client records, the
-    /// verifier's tag share.
-    RecM2aAnswer {
+    /// Preprocessing, after a record circuit's `Decoding`: the M2A of
+    /// the powers of its GHASH key, answered ahead for the prover's random
+    /// inputs.
+    RecPowers {
         /// Record id.
         id: u32,
-        /// Answer.
+        /// The OLE answer.
         msg: Vec<u8>,
-        /// The verifier's tag share (client records only).
-        tag: Option<[u8; 16]>,
+    },
+    /// Record in 2PC (client records): the verifier's tag share.
+    RecTagShare {
+        /// Record id.
+        id: u32,
+        /// Tag share.
+        tag: [u8; 16],
     },
     /// The verifier recorded every server record the prover named: its
     /// share of the server write key and IV (deferred decryption).
@@ -337,7 +345,7 @@ impl ProverMsg {
             ProverMsg::KdfLabels { step, labels } => W::new(8).raw(&[*step]).bytes(labels),
             ProverMsg::RecFlips { id, flips } => W::new(9).u32(*id).bytes(flips),
             ProverMsg::RecA2m { id, ct, flips } => W::new(10).u32(*id).bytes(ct).bytes(flips),
-            ProverMsg::RecM2a { id, flips } => W::new(11).u32(*id).bytes(flips),
+            ProverMsg::RecM2a { id, offsets } => W::new(11).u32(*id).bytes(offsets),
             ProverMsg::RecTag { id, share } => W::new(12).u32(*id).raw(share),
             ProverMsg::Close { sent, received } => W::new(13).u32(*sent).u32(*received),
             ProverMsg::Abort(s) => W::new(14).bytes(reason(s)),
@@ -399,7 +407,7 @@ impl ProverMsg {
             },
             11 => ProverMsg::RecM2a {
                 id: r.u32()?,
-                flips: r.bytes()?,
+                offsets: r.bytes()?,
             },
             12 => ProverMsg::RecTag {
                 id: r.u32()?,
@@ -428,7 +436,8 @@ impl VerifierMsg {
             VerifierMsg::KdfInputs { .. } => "KdfInputs",
             VerifierMsg::RecInputs { .. } => "RecInputs",
             VerifierMsg::RecA2mAnswer { .. } => "RecA2mAnswer",
-            VerifierMsg::RecM2aAnswer { .. } => "RecM2aAnswer",
+            VerifierMsg::RecPowers { .. } => "RecPowers",
+            VerifierMsg::RecTagShare { .. } => "RecTagShare",
             VerifierMsg::CloseAck { .. } => "CloseAck",
             VerifierMsg::Abort(_) => "Abort",
         }
@@ -450,10 +459,8 @@ impl VerifierMsg {
             VerifierMsg::KdfInputs { step, msg } => W::new(4).raw(&[*step]).bytes(msg),
             VerifierMsg::RecInputs { id, msg } => W::new(5).u32(*id).bytes(msg),
             VerifierMsg::RecA2mAnswer { id, msg } => W::new(6).u32(*id).bytes(msg),
-            VerifierMsg::RecM2aAnswer { id, msg, tag } => W::new(7)
-                .u32(*id)
-                .bytes(msg)
-                .bytes(tag.as_ref().map_or(&[][..], |t| &t[..])),
+            VerifierMsg::RecTagShare { id, tag } => W::new(7).u32(*id).raw(tag),
+            VerifierMsg::RecPowers { id, msg } => W::new(11).u32(*id).bytes(msg),
             VerifierMsg::CloseAck {
                 server_key,
                 server_iv,
@@ -495,17 +502,10 @@ impl VerifierMsg {
                 id: r.u32()?,
                 msg: r.bytes()?,
             },
-            7 => {
-                let id = r.u32()?;
-                let msg = r.bytes()?;
-                let t = r.bytes()?;
-                let tag = match t.len() {
-                    0 => None,
-                    16 => Some(t.try_into().expect("16 bytes")),
-                    _ => return Err(Error::Malformed("tag share of the wrong length")),
-                };
-                VerifierMsg::RecM2aAnswer { id, msg, tag }
-            }
+            7 => VerifierMsg::RecTagShare {
+                id: r.u32()?,
+                tag: r.arr()?,
+            },
             8 => VerifierMsg::CloseAck {
                 server_key: r.bytes()?,
                 server_iv: r.bytes()?,
@@ -516,6 +516,10 @@ impl VerifierMsg {
             10 => VerifierMsg::Decoding {
                 circuit: r.u8()?,
                 decoding: r.bytes()?,
+            },
+            11 => VerifierMsg::RecPowers {
+                id: r.u32()?,
+                msg: r.bytes()?,
             },
             _ => return Err(Error::Malformed("unknown verifier message tag")),
         };
@@ -568,7 +572,7 @@ mod tests {
             },
             ProverMsg::RecM2a {
                 id: 1,
-                flips: vec![2; 48],
+                offsets: vec![2; 48],
             },
             ProverMsg::RecTag {
                 id: 1,
@@ -610,15 +614,13 @@ mod tests {
                 id: 0,
                 msg: vec![1; 4],
             },
-            VerifierMsg::RecM2aAnswer {
-                id: 0,
-                msg: vec![2; 4],
-                tag: Some([3; 16]),
-            },
-            VerifierMsg::RecM2aAnswer {
+            VerifierMsg::RecPowers {
                 id: 1,
                 msg: vec![2; 4],
-                tag: None,
+            },
+            VerifierMsg::RecTagShare {
+                id: 0,
+                tag: [3; 16],
             },
             VerifierMsg::CloseAck {
                 server_key: vec![1; 16],
@@ -668,7 +670,7 @@ mod tests {
         for tag in [0u8, 15, 200, 255] {
             assert!(ProverMsg::decode(&[tag, 0, 0, 0, 0]).is_err());
         }
-        for tag in [0u8, 10, 255] {
+        for tag in [0u8, 12, 255] {
             assert!(VerifierMsg::decode(&[tag, 0, 0, 0, 0]).is_err());
         }
     }

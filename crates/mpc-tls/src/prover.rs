@@ -34,7 +34,7 @@ use webproof_mpc::consistency::EvaluatedRun;
 use webproof_mpc::keyshare;
 use webproof_mpc::ole::OleReceiver;
 use webproof_mpc::plan::Plan;
-use webproof_mpc::record::{self, RecordProver};
+use webproof_mpc::record::{self, PowersAhead, RecordProver};
 use webproof_mpc::reduced::StepTables;
 use webproof_mpc::tls12::{Curve, KeyShares, Tls12Config};
 use webproof_proxy::handshake::{self as hsk, msg_type, Reassembler};
@@ -132,6 +132,8 @@ struct PRec {
     plan: Option<Arc<Plan>>,
     p: Option<RecordProver>,
     tables: Option<StepTables>,
+    /// The M2A of the powers of its GHASH key, answered in preprocessing.
+    ahead: Option<PowersAhead>,
     ole: OleReceiver,
     /// Plaintext (client records: to encrypt; the server Finished: as
     /// decrypted), ciphertext.
@@ -254,6 +256,7 @@ impl ProverSession {
                 plan: None,
                 p: None,
                 tables: None,
+                ahead: None,
                 ole: OleReceiver::new(spec.stream()),
                 pt: Vec::new(),
                 ct: Vec::new(),
@@ -368,6 +371,26 @@ impl ProverSession {
             self.recs[i - steps].tables = Some((chunks, decoding));
         }
         Ok(i + 1 == steps + self.recs.len())
+    }
+
+    /// The M2A of record `id`'s powers, answered ahead: it must follow
+    /// that record's circuit (the last one whose tables ended). Returns
+    /// whether preprocessing is complete.
+    fn powers_ahead(&mut self, id: u32, msg: &[u8]) -> Result<bool> {
+        let steps = self.plans.as_ref().map_or(0, KdfPlans::steps);
+        let i = id as usize;
+        match self.recs.get(i) {
+            Some(r) if steps + i + 1 == self.incoming.circuit && r.ahead.is_none() => {}
+            _ => return Err(Error::OutOfOrder("a record's powers before its tables")),
+        }
+        let n = 128 * record::powers_needed(self.recs[i].spec.len);
+        let macs = self.cots.take(n)?;
+        let r = &mut self.recs[i];
+        let (ahead, flips) = RecordProver::powers_ahead(r.spec.len, &mut r.ole, &macs, msg)?;
+        self.oles.choose(r.spec.stream(), macs, &flips);
+        self.oles.answer(r.spec.stream(), msg);
+        r.ahead = Some(ahead);
+        Ok(self.recs.iter().all(|r| r.ahead.is_some()))
     }
 
     fn build_plans(&mut self) -> Result<()> {
@@ -524,12 +547,16 @@ impl ProverSession {
                 self.stage = Stage::AwaitTables(client_random);
             }
             (VerifierMsg::Decoding { circuit, decoding }, Stage::AwaitTables(client_random)) => {
-                if !self.end_circuit(circuit, decoding)? {
+                self.end_circuit(circuit, decoding)?;
+                self.stage = Stage::AwaitTables(client_random);
+            }
+            (VerifierMsg::RecPowers { id, msg }, Stage::AwaitTables(client_random)) => {
+                if !self.powers_ahead(id, &msg)? {
                     self.stage = Stage::AwaitTables(client_random);
                     return Ok(out);
                 }
-                // Preprocessing ends here: the ClientHello opens the
-                // server connection.
+                // Preprocessing ends here, with the last record's powers:
+                // the ClientHello opens the server connection.
                 let is_ip = self.cfg.server_name.parse::<core::net::IpAddr>().is_ok();
                 let ch = hello::client_hello(&hello::HelloParams {
                     random: client_random,
@@ -646,31 +673,35 @@ impl ProverSession {
             (VerifierMsg::RecA2mAnswer { id, msg }, st @ (Stage::Records | Stage::Kdf(_))) => {
                 self.stage = st;
                 let i = self.rec_due(id)?;
-                let suite = self.suite.expect("set");
-                let (_, _, n_m2a) = self.recs[i].spec.cots(suite.key_len);
-                let macs = self.cots.take(n_m2a)?;
-                let r = &mut self.recs[i];
-                let p = r.p.as_mut().ok_or(Error::OutOfOrder("A2M answer"))?;
-                let flips = p.powers(&msg, &mut r.ole, &macs)?;
-                self.oles.answer(r.spec.stream(), &msg);
-                self.oles.choose(r.spec.stream(), macs, &flips);
-                out.to_verifier.push(ProverMsg::RecM2a { id, flips });
-            }
-            (VerifierMsg::RecM2aAnswer { id, msg, tag }, st @ (Stage::Records | Stage::Kdf(_))) => {
-                self.stage = st;
-                let i = self.rec_due(id)?;
                 let r = &mut self.recs[i];
                 let spec = r.spec;
-                let p = r.p.as_mut().ok_or(Error::OutOfOrder("M2A answer"))?;
+                let p = r.p.as_mut().ok_or(Error::OutOfOrder("A2M answer"))?;
+                if p.awaits_tag_share() {
+                    return Err(Error::OutOfOrder("a second A2M answer"));
+                }
+                let offsets = p.powers(&msg)?;
                 self.oles.answer(spec.stream(), &msg);
-                match (spec.is_server(), tag) {
-                    (true, None) => {
-                        let share = p.tag_share(&msg, &spec.aad(), &r.ct)?;
-                        self.rec_runs.push((id, p.circuit().retain()?));
-                        r.p = None;
-                        out.to_verifier.push(ProverMsg::RecTag { id, share });
-                    }
-                    (false, Some(tv)) => {
+                out.to_verifier.push(ProverMsg::RecM2a { id, offsets });
+                if spec.is_server() {
+                    // The prover's tag share goes with its offsets, before
+                    // it could see the verifier's.
+                    let share = p.tag_share(&spec.aad(), &r.ct)?;
+                    self.rec_runs.push((id, p.circuit().retain()?));
+                    r.p = None;
+                    out.to_verifier.push(ProverMsg::RecTag { id, share });
+                    self.start_records(&mut out)?;
+                }
+            }
+            (VerifierMsg::RecTagShare { id, tag }, st @ (Stage::Records | Stage::Kdf(_))) => {
+                self.stage = st;
+                let i = self.rec_due(id)?;
+                let spec = self.recs[i].spec;
+                if spec.is_server() {
+                    return Err(Error::Malformed("a tag share where none belongs"));
+                }
+                {
+                    {
+                        let tv = tag;
                         // Client records go out in order: every one before
                         // this one must be out already.
                         let earlier = self.rec_order.iter().take_while(|&&j| j != id);
@@ -684,7 +715,10 @@ impl ProverSession {
                         }
                         let r = &mut self.recs[i];
                         let p = r.p.as_mut().expect("running");
-                        let t = p.tag(&msg, &tv, &spec.aad(), &r.ct)?;
+                        if !p.awaits_tag_share() {
+                            return Err(Error::OutOfOrder("a tag share before the offsets"));
+                        }
+                        let t = p.tag(&tv, &spec.aad(), &r.ct)?;
                         self.rec_runs.push((id, p.circuit().retain()?));
                         r.p = None;
                         let payload = [&spec.seq().to_be_bytes()[..], &r.ct, &t].concat();
@@ -696,7 +730,6 @@ impl ProverSession {
                         bytes.extend(wire_record(spec.content_type(), &payload));
                         self.send_to_server(&mut out, bytes)?;
                     }
-                    _ => return Err(Error::Malformed("a tag share where none belongs")),
                 }
                 self.start_records(&mut out)?;
             }
@@ -775,7 +808,12 @@ impl ProverSession {
                 Some(plan) => plan,
                 None => spec.plan(suite.key_len)?,
             };
-            let mut p = RecordProver::new(plan, spec.len, spec.instance(), chunks, decoding)?;
+            let ahead = self.recs[i]
+                .ahead
+                .take()
+                .ok_or(Error::OutOfOrder("a record before its powers"))?;
+            let mut p =
+                RecordProver::new(plan, spec.len, spec.instance(), chunks, decoding, ahead)?;
             let (n_in, _, _) = spec.cots(suite.key_len);
             let macs = self.cots.take(n_in)?;
             let flips = p.flips(&key_iv(&keys, spec.is_server()), &macs)?;

@@ -171,7 +171,7 @@ struct VRec {
     spec: RecSpec,
     v: RecordVerifier,
     ole: OleSender,
-    /// 0 flips due, 1 A2M due, 2 M2A due, 3 tag share due, 4 done.
+    /// 0 flips due, 1 A2M due, 2 offsets due, 3 tag share due, 4 done.
     stage: u8,
     ct: Vec<u8>,
     tag_v: [u8; 16],
@@ -225,6 +225,8 @@ pub struct VerifierSession {
     /// The circuit whose tables [`VerifierSession::next_tables`] streams
     /// next, from the `Hello` until the last is out.
     garbling: Option<usize>,
+    /// The record whose powers' M2A is answered next (preprocessing).
+    powers_due: Option<usize>,
     server_finished: Option<Record>,
     server_app_records: usize,
     server_closed: bool,
@@ -284,6 +286,7 @@ impl VerifierSession {
             records_open: false,
             recs: Vec::new(),
             garbling: None,
+            powers_due: None,
             server_finished: None,
             server_app_records: 0,
             server_closed: false,
@@ -413,7 +416,7 @@ impl VerifierSession {
             ProverMsg::KdfLabels { step, labels } => self.on_kdf_labels(step as usize, &labels),
             ProverMsg::RecFlips { id, flips } => self.on_rec_flips(id, &flips),
             ProverMsg::RecA2m { id, ct, flips } => self.on_rec_a2m(id, ct, &flips),
-            ProverMsg::RecM2a { id, flips } => self.on_rec_m2a(id, &flips),
+            ProverMsg::RecM2a { id, offsets } => self.on_rec_m2a(id, &offsets),
             ProverMsg::RecTag { id, share } => self.on_rec_tag(id, &share),
             ProverMsg::Close { sent, received } => self.on_close(sent as usize, received as usize),
         }
@@ -737,6 +740,16 @@ impl VerifierSession {
     }
 
     fn stream_tables(&mut self) -> Result<Option<VerifierMsg>> {
+        if let Some(j) = self.powers_due.take() {
+            // The record whose circuit just ended: its powers' M2A,
+            // answered ahead on COTs drawn here (the prover draws them
+            // when this message arrives, in the same order).
+            let n = 128 * record::powers_needed(self.recs[j].spec.len);
+            let keys = self.cots.take(n)?;
+            let r = &mut self.recs[j];
+            let msg = r.v.powers_ahead(&mut r.ole, &keys)?;
+            return Ok(Some(VerifierMsg::RecPowers { id: r.spec.id, msg }));
+        }
         let Some(i) = self.garbling else {
             return Ok(None);
         };
@@ -757,6 +770,9 @@ impl VerifierSession {
         }
         let decoding = circuit.decoding()?;
         self.garbling = (i + 1 < steps + self.recs.len()).then_some(i + 1);
+        if i >= steps {
+            self.powers_due = Some(i - steps);
+        }
         Ok(Some(VerifierMsg::Decoding {
             circuit: tag,
             decoding,
@@ -936,29 +952,25 @@ impl VerifierSession {
         };
         let k = self.cots.take(128)?;
         let r = &mut self.recs[i];
-        let msg = r.v.a2m(&mut r.ole, &k, flips, &mut self.rng)?;
+        let msg = r.v.a2m(&mut r.ole, &k, flips)?;
         r.ct = ct;
         r.stage = 2;
         Ok(vec![VerifierMsg::RecA2mAnswer { id, msg }])
     }
 
-    fn on_rec_m2a(&mut self, id: u32, flips: &[u8]) -> Result<Vec<VerifierMsg>> {
+    fn on_rec_m2a(&mut self, id: u32, offsets: &[u8]) -> Result<Vec<VerifierMsg>> {
         let i = self.rec(id, 2, "RecM2a")?;
         let spec = self.recs[i].spec;
-        let k = self.cots.take(128 * record::powers_needed(spec.len))?;
         let r = &mut self.recs[i];
-        let (msg, t) = r.v.m2a_and_tag(&mut r.ole, &k, flips, &spec.aad(), &r.ct)?;
+        let t = r.v.tag_share(offsets, &spec.aad(), &r.ct)?;
         if spec.is_server() {
+            // Kept for the prover's share, which follows.
             r.tag_v = t;
             r.stage = 3;
-            Ok(vec![VerifierMsg::RecM2aAnswer { id, msg, tag: None }])
+            Ok(vec![])
         } else {
             r.stage = 4;
-            Ok(vec![VerifierMsg::RecM2aAnswer {
-                id,
-                msg,
-                tag: Some(t),
-            }])
+            Ok(vec![VerifierMsg::RecTagShare { id, tag: t }])
         }
     }
 

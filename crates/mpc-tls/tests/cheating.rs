@@ -520,7 +520,7 @@ fn record_answers_out_of_order_are_refused() {
     let mut swapped = false;
     let hooks = Hooks {
         verifier_to_prover: Some(Box::new(move |m| {
-            if let VerifierMsg::RecM2aAnswer { id, .. } = m {
+            if let VerifierMsg::RecTagShare { id, .. } = m {
                 if *id == 0 && !swapped {
                     *id = 2;
                     swapped = true;

@@ -218,13 +218,16 @@ fn prover_mutants(m: &ProverMsg) -> Vec<ProverMsg> {
                 });
             }
         }
-        P::RecM2a { id, flips } => {
+        P::RecM2a { id, offsets } => {
             out.push(P::RecM2a {
                 id: id + 1,
-                flips: flips.clone(),
+                offsets: offsets.clone(),
             });
-            for f in bytes_mutants(flips) {
-                out.push(P::RecM2a { id: *id, flips: f });
+            for f in bytes_mutants(offsets) {
+                out.push(P::RecM2a {
+                    id: *id,
+                    offsets: f,
+                });
             }
         }
         P::RecTag { id, share } => {
@@ -337,26 +340,23 @@ fn verifier_mutants(m: &VerifierMsg) -> Vec<VerifierMsg> {
                 out.push(V::RecA2mAnswer { id: *id, msg: b });
             }
         }
-        V::RecM2aAnswer { id, msg, tag } => {
-            out.push(V::RecM2aAnswer {
+        V::RecPowers { id, msg } => {
+            out.push(V::RecPowers {
                 id: id + 1,
                 msg: msg.clone(),
-                tag: *tag,
             });
             for b in bytes_mutants(msg) {
-                out.push(V::RecM2aAnswer {
-                    id: *id,
-                    msg: b,
-                    tag: *tag,
-                });
+                out.push(V::RecPowers { id: *id, msg: b });
             }
-            out.push(V::RecM2aAnswer {
+        }
+        V::RecTagShare { id, tag } => {
+            out.push(V::RecTagShare {
+                id: id + 1,
+                tag: *tag,
+            });
+            out.push(V::RecTagShare {
                 id: *id,
-                msg: msg.clone(),
-                tag: match tag {
-                    Some(t) => Some(array_mutant(t)),
-                    None => Some([0; 16]),
-                },
+                tag: array_mutant(tag),
             });
         }
         V::CloseAck {

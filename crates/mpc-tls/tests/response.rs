@@ -779,6 +779,37 @@ fn wrong_ole_answer_is_caught_by_the_audit() {
     panic!("every altered element was used online");
 }
 
+/// A verifier that answers the request record's powers ahead (in
+/// preprocessing) with one wrong element, at a COT whose random choice
+/// bit makes the prover ignore it: the session completes, and the
+/// prover's OLE audit catches the answer before opening. A hit on a used
+/// element makes the tag wrong and the server ends the session, so the
+/// test tries elements until one goes through.
+#[test]
+fn wrong_powers_answered_ahead_are_caught_by_the_audit() {
+    for elem in 0..16usize {
+        let hooks = Hooks {
+            verifier_to_prover: Some(Box::new(move |m| {
+                if let webproof_mpc_tls::VerifierMsg::RecPowers { id: 2, msg } = m {
+                    msg[16 * elem + 5] ^= 0x80;
+                }
+            })),
+            ..Hooks::default()
+        };
+        let Ok(s) = session_with(80 + elem as u64, ECDHE_ECDSA_AES128_GCM_SHA256, 2000, hooks)
+        else {
+            continue; // the altered element was used: caught online
+        };
+        assert_eq!(s.d.prover.response, response(2000));
+        let outcome = s.d.prover.clone();
+        let claim = ResponseClaim::new(&outcome, &[0..15]).unwrap();
+        let (p, v, _) = prove(s, &outcome, &claim);
+        caught_verifier(p, v);
+        return;
+    }
+    panic!("every altered element was used online");
+}
+
 /// A verifier that reveals OLE inputs other than those it answered with
 /// (its ECtF point): the prover's OLE audit catches it.
 #[test]

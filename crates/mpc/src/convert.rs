@@ -26,11 +26,16 @@
 //! additive shares of `c`. Nothing else is sent.
 //!
 //! # Shares of powers (the GHASH key)
-//! Additive shares of `H` become shares of `H, H^2, …, H^k` in two round
-//! trips whatever `k`: one A2M gives `h_V·h_P = H`, each party raises its
-//! share locally, and one M2A batch of `k` OLEs on `(h_V^i, h_P^i)` gives
-//! additive shares of every `H^i` (over [`crate::field::Gf128`]; 2 KiB
-//! verifier → prover per power).
+//! Additive shares of `H` become shares of `H, H^2, …, H^k` with one round
+//! trip online whatever `k`: the verifier fixes its multiplier `r` ahead,
+//! so its multiplicative share `h_V = r^{-1}` and every power `h_V^i` are
+//! known before the session, and the M2A batch of `k` OLEs on `(h_V^i,
+//! ρ_i)` for random prover inputs `ρ_i` is answered in preprocessing
+//! ([`crate::ole::OleReceiver::choose_random`]; 2 KiB verifier → prover
+//! per power, with the garbled tables). Online, one A2M gives `h_P` with
+//! `h_V·h_P = H`; the prover sends `d_i = h_P^i + ρ_i` (16 bytes per power)
+//! and the verifier adds `d_i·h_V^i` to its share: additive shares of every
+//! `H^i` ([`crate::record`]).
 //!
 //! # Not caught here
 //! A malicious verifier can send any `t` or use any `r` (the prover's share
@@ -53,24 +58,44 @@ pub fn a2m_respond<F: OleField, R: RngCore + ?Sized>(
     flips: &[u8],
     rng: &mut R,
 ) -> Result<(Vec<F>, Vec<u8>)> {
-    let masks: Vec<F> = shares
-        .iter()
-        .map(|_| loop {
-            let r = F::random(rng);
-            if r != F::zero() {
-                break r;
-            }
-        })
-        .collect();
-    let (e, mut msg) = ole.respond(keys, &masks, flips)?;
-    for ((r, a), e) in masks.iter().zip(shares).zip(&e) {
-        (*r * *a + *e).encode(&mut msg);
-    }
+    let masks: Vec<F> = shares.iter().map(|_| nonzero(rng)).collect();
+    let msg = a2m_respond_with(ole, keys, shares, &masks, flips)?;
     let inv = masks
         .iter()
         .map(|r| r.inverse().expect("nonzero by construction"))
         .collect();
     Ok((inv, msg))
+}
+
+/// A uniform nonzero element.
+pub fn nonzero<F: OleField, R: RngCore + ?Sized>(rng: &mut R) -> F {
+    loop {
+        let r = F::random(rng);
+        if r != F::zero() {
+            break r;
+        }
+    }
+}
+
+/// [`a2m_respond`] with multipliers `r` the verifier chose before (nonzero;
+/// its multiplicative shares are their inverses): for a caller that needs
+/// those shares ahead, as the powers of the GHASH key do
+/// ([`crate::record`]).
+pub fn a2m_respond_with<F: OleField>(
+    ole: &mut OleSender,
+    keys: &[Block],
+    shares: &[F],
+    masks: &[F],
+    flips: &[u8],
+) -> Result<Vec<u8>> {
+    if masks.len() != shares.len() || masks.iter().any(|r| *r == F::zero()) {
+        return Err(Error::Malformed("A2M multipliers: one nonzero per share"));
+    }
+    let (e, mut msg) = ole.respond(keys, masks, flips)?;
+    for ((r, a), e) in masks.iter().zip(shares).zip(&e) {
+        (*r * *a + *e).encode(&mut msg);
+    }
+    Ok(msg)
 }
 
 /// Prover side of A2M, waiting for the verifier's message.

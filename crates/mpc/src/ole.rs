@@ -333,6 +333,20 @@ impl OleSender {
     }
 }
 
+impl OleSender {
+    /// Answer a batch of random OLEs ahead of time (see
+    /// [`OleReceiver::choose_random`]): the receiver's inputs are its COT
+    /// choice bits, so its flips are all zero and need not be sent; the
+    /// answer is [`Self::respond`]'s for those flips.
+    pub fn respond_ahead<F: OleField>(
+        &mut self,
+        keys: &[Block],
+        inputs: &[F],
+    ) -> Result<(Vec<F>, Vec<u8>)> {
+        self.respond(keys, inputs, &vec![0u8; flips_len::<F>(inputs.len())])
+    }
+}
+
 /// The OLE receiver (the COT receiver; the prover).
 #[derive(Clone)]
 pub struct OleReceiver {
@@ -376,6 +390,39 @@ impl OleReceiver {
         let first = take_range(&mut self.next, macs.len())?;
         let pads = self.hash.elements::<F>(macs, first);
         Ok((PendingOle { bits, pads }, flips))
+    }
+}
+
+impl OleReceiver {
+    /// Start a batch of `macs.len() / 128` random OLEs in GF(2^128) whose
+    /// inputs `ρ_j` are the COT choice bits (bit `i` of `ρ_j` is the
+    /// choice bit of COT `128·j + i`): the flips are all zero, so the
+    /// sender answers without them ([`OleSender::respond_ahead`]), before
+    /// either party knows what the batch will multiply. A receiver that
+    /// later needs `b_j·a_j` sends `d_j = b_j + ρ_j` (one-time padded by
+    /// `ρ_j`), and the sender adds `d_j·a_j` to its share. Returns the
+    /// pending batch, the flips it stands for (all zero, for the log the
+    /// audit replays) and the `ρ_j`.
+    pub fn choose_random(
+        &mut self,
+        macs: &[Block],
+    ) -> Result<(PendingOle<Gf128>, Vec<u8>, Vec<Gf128>)> {
+        if !macs.len().is_multiple_of(Gf128::BITS) {
+            return Err(Error::Malformed("random OLEs need whole elements of COTs"));
+        }
+        let rho: Vec<Gf128> = macs
+            .chunks(Gf128::BITS)
+            .map(|c| {
+                let bits = c
+                    .iter()
+                    .enumerate()
+                    .fold(0u128, |acc, (i, m)| acc | (u128::from(m.lsb()) << i));
+                Gf128(Block(bits))
+            })
+            .collect();
+        let (pending, flips) = self.choose(macs, &rho)?;
+        debug_assert!(flips.iter().all(|&b| b == 0), "choice bits as inputs");
+        Ok((pending, flips, rho))
     }
 }
 
@@ -463,6 +510,30 @@ mod tests {
         for i in 0..9 {
             assert_eq!(u[i] + v[i], a[i] * b[i]);
         }
+    }
+
+    /// Random OLEs answered ahead: the receiver's inputs are its choice
+    /// bits (no flips), the products come out right, and an offset
+    /// `d = b + ρ` sent afterwards turns them into products with `b`.
+    #[test]
+    fn gf128_random_oles_answered_ahead() {
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(12);
+        let a: Vec<Gf128> = (0..5).map(|_| Gf128::random(&mut rng)).collect();
+        let (delta, keys, macs) = cots(13, cots_needed::<Gf128>(a.len()));
+        let mut s = OleSender::new(delta, 3);
+        let mut r = OleReceiver::new(3);
+        let (pending, flips, rho) = r.choose_random(&macs).unwrap();
+        assert!(flips.iter().all(|&f| f == 0));
+        assert_eq!(flips.len(), flips_len::<Gf128>(a.len()));
+        let (w, msg) = s.respond_ahead(&keys, &a).unwrap();
+        let u = pending.finish(&msg).unwrap();
+        for i in 0..a.len() {
+            assert_eq!(u[i] + w[i], a[i] * rho[i]);
+            let b = Gf128::random(&mut rng);
+            let d = b + rho[i];
+            assert_eq!(u[i] + (w[i] + d * a[i]), a[i] * b);
+        }
+        assert!(r.choose_random(&macs[1..]).is_err());
     }
 
     #[test]

@@ -16,11 +16,17 @@
 //!    `E_K(J0)` end as XOR shares (`m_H`, `m_J` with the verifier). The
 //!    prover encrypts locally: `C = P ⊕ keystream`, and sends `C` to the
 //!    verifier with the flips of the next step.
-//! 2. **Powers of H** (two round trips, [`crate::convert`]'s recipe): one
-//!    A2M turns the XOR (= additive) shares of `H` into multiplicative ones
-//!    `h_V·h_P = H`; each raises its share to the powers `1..=k` with
-//!    `k = 2 + ⌈len/16⌉` ([`powers_needed`]); one M2A batch gives additive
-//!    shares of `H, …, H^k`. 128 COTs for the A2M, `128·k` for the M2A.
+//! 2. **Powers of H** (one round trip online, [`crate::convert`]'s
+//!    recipe): the verifier fixes its A2M multiplier `r` at creation, so
+//!    its multiplicative share `h_V = r^{-1}` and its powers are known in
+//!    preprocessing, where it answers an M2A batch of `k = 2 + ⌈len/16⌉`
+//!    OLEs ([`powers_needed`]) on `(h_V^i, ρ_i)` for the prover's random
+//!    `ρ_i` ([`RecordVerifier::powers_ahead`],
+//!    [`RecordProver::powers_ahead`]; `128·k` COTs, 2 KiB per power, sent
+//!    with the tables). Online one A2M turns the XOR (= additive) shares
+//!    of `H` into `h_V·h_P = H` (128 COTs); the prover sends the offsets
+//!    `d_i = h_P^i + ρ_i` and the verifier adds `d_i·h_V^i` to its shares:
+//!    additive shares of `H, …, H^k`.
 //! 3. **Tag**: both parties know the GHASH blocks `X_1..X_k` (AAD, `C`,
 //!    lengths; [`ghash_blocks`]), so each computes
 //!    `t_i = Σ X_j·[H^{k-j+1}]_i ⊕ [E_K(J0)]_i` locally ([`tag_share`]);
@@ -29,15 +35,18 @@
 //! A record *from the server* (its Finished) runs the same steps with the
 //! server write key's shares: the prover decrypts with the keystream, and
 //! the tag over the received ciphertext is checked jointly: the prover
-//! sends its share ([`RecordProver::tag_share`]) before it sees the
-//! verifier's, and the verifier checks the sum ([`check_tag`]).
+//! sends its share ([`RecordProver::tag_share`]) with its offsets, before
+//! it sees the verifier's, and the verifier checks the sum
+//! ([`check_tag`]).
 //!
 //! [`RecordVerifier`] and [`RecordProver`] hold each side's state through
 //! these steps; a refused message ends the record (the OLE state is spent).
-//! Messages: P→V flips (key ‖ IV share); V→P input labels; P→V `C` and
-//! the A2M flips; V→P the A2M answer; P→V the M2A flips; V→P the M2A
-//! answer and `t_V`. Three round trips after preprocessing, of which the
-//! first can start as soon as the key derivation is done.
+//! Messages: in preprocessing V→P the powers' M2A answer; online P→V
+//! flips (key ‖ IV share); V→P input labels; P→V `C` and the A2M flips;
+//! V→P the A2M answer; P→V the offsets (and, for a server record, the tag
+//! share); V→P `t_V` (client records). Three round trips after
+//! preprocessing, of which the first can start as soon as the key
+//! derivation is done, and about 16 bytes per power of online traffic.
 //!
 //! # Security
 //! The prover learns the keystream of its own request (it knows the
@@ -48,7 +57,9 @@
 //! prover whether `H = 0` (probability 2^-128). Semi-honest as the rest:
 //! the consistency proof must also show that the key and IV shares input
 //! here are the key derivation's outputs, and that the verifier's tag share
-//! and A2M/M2A answers were computed from its masks. The verifier's key ‖
+//! and A2M/M2A answers were computed from its masks. The offsets `d_i`
+//! are one-time padded by the prover's random `ρ_i` (the COT choice bits,
+//! unknown to the verifier), exactly as flips are. The verifier's key ‖
 //! IV share and explicit nonce are checked by the prover on its reveal
 //! ([`check_verifier_inputs`]).
 //!
@@ -59,7 +70,7 @@ use crate::convert::{self, PendingA2m};
 use crate::error::{Error, Result};
 use crate::exec::{ProverCircuit, VerifierCircuit};
 use crate::field::Gf128;
-use crate::ole::{OleReceiver, OleSender, PendingOle};
+use crate::ole::{OleField, OleReceiver, OleSender};
 use crate::plan::Plan;
 use rand_core::{CryptoRng, RngCore};
 use std::sync::Arc;
@@ -221,9 +232,13 @@ pub struct RecordVerifier {
     circuit: VerifierCircuit,
     len: usize,
     masks: [u8; 32],
-    /// `h_V`, then the verifier's shares of `H^1..=H^k`.
-    mult: Option<Gf128>,
-    power_shares: Option<Vec<Gf128>>,
+    /// The A2M multiplier, fixed at creation: `h_V = r^{-1}`.
+    r: Gf128,
+    /// From the M2A answered ahead: the verifier's shares `w_i` of
+    /// `h_V^i·ρ_i` and its inputs `h_V^i`.
+    ahead: Option<(Vec<Gf128>, Vec<Gf128>)>,
+    /// Whether the A2M ran (the powers' offsets come after it).
+    a2m_done: bool,
 }
 
 impl RecordVerifier {
@@ -242,8 +257,9 @@ impl RecordVerifier {
             circuit: VerifierCircuit::new(plan, delta, instance, 0, rng)?,
             len,
             masks,
-            mult: None,
-            power_shares: None,
+            r: convert::nonzero(rng),
+            ahead: None,
+            a2m_done: false,
         })
     }
 
@@ -251,6 +267,20 @@ impl RecordVerifier {
     pub fn preprocess(&mut self) -> Result<(Vec<Vec<u8>>, Vec<u8>)> {
         let chunks = self.circuit.garble_all();
         Ok((chunks, self.circuit.decoding()?))
+    }
+
+    /// Preprocessing: the M2A of the powers answered ahead, on `keys`
+    /// (`128·k` fresh COT keys, the first batch of this record's OLE
+    /// stream): the message for [`RecordProver::powers_ahead`].
+    pub fn powers_ahead(&mut self, ole: &mut OleSender, keys: &[Block]) -> Result<Vec<u8>> {
+        if self.ahead.is_some() {
+            return Err(Error::Malformed("the powers answered twice"));
+        }
+        let hv = OleField::inverse(&self.r).expect("nonzero by construction");
+        let inputs = powers(hv, powers_needed(self.len));
+        let (w, msg) = ole.respond_ahead(keys, &inputs)?;
+        self.ahead = Some((w, inputs));
+        Ok(msg)
     }
 
     /// The answer to the prover's flips: the verifier's key ‖ IV share, the
@@ -278,42 +308,56 @@ impl RecordVerifier {
     }
 
     /// A2M of the shares of `H`: the answer to the prover's flips.
-    pub fn a2m(
-        &mut self,
-        ole: &mut OleSender,
-        keys: &[Block],
-        flips: &[u8],
-        rng: &mut (impl RngCore + ?Sized),
-    ) -> Result<Vec<u8>> {
+    pub fn a2m(&mut self, ole: &mut OleSender, keys: &[Block], flips: &[u8]) -> Result<Vec<u8>> {
+        if self.ahead.is_none() || self.a2m_done {
+            return Err(Error::Malformed("A2M out of order"));
+        }
         let hv = gf_from_bytes(&self.masks[..16].try_into().expect("16 bytes"));
-        let (m, msg) = convert::a2m_respond(ole, keys, &[hv], flips, rng)?;
-        self.mult = Some(m[0]);
+        let msg = convert::a2m_respond_with(ole, keys, &[hv], &[self.r], flips)?;
+        self.a2m_done = true;
         Ok(msg)
     }
 
-    /// M2A of the powers: the answer to the prover's flips, and the
+    /// The prover's offsets `d_i = h_P^i + ρ_i` (16 bytes per power): the
     /// verifier's tag share over the record's `aad` and ciphertext `ct`
-    /// (both sent to the prover).
-    pub fn m2a_and_tag(
-        &mut self,
-        ole: &mut OleSender,
-        keys: &[Block],
-        flips: &[u8],
-        aad: &[u8],
-        ct: &[u8],
-    ) -> Result<(Vec<u8>, [u8; 16])> {
+    /// (sent to the prover for a client record, kept for the check of a
+    /// server record).
+    pub fn tag_share(&mut self, offsets: &[u8], aad: &[u8], ct: &[u8]) -> Result<[u8; 16]> {
         if ct.len() != self.len {
             return Err(Error::Malformed("ciphertext of the wrong length"));
         }
-        let m = self.mult.ok_or(Error::Malformed("M2A before A2M"))?;
-        let k = powers_needed(self.len);
-        let (shares, msg) = convert::m2a_respond(ole, keys, &powers(m, k), flips)?;
+        let (w, hv) = match (&self.ahead, self.a2m_done) {
+            (Some(a), true) => a,
+            _ => return Err(Error::Malformed("powers' offsets before the A2M")),
+        };
+        if offsets.len() != 16 * hv.len() {
+            return Err(Error::Malformed("powers' offsets of the wrong length"));
+        }
+        let shares: Vec<Gf128> = offsets
+            .chunks(16)
+            .zip(w.iter().zip(hv))
+            .map(|(d, (&w, &hv))| w + elem(d) * hv)
+            .collect();
         let x = ghash_blocks(aad, ct);
         let jv: [u8; 16] = self.masks[16..].try_into().expect("16 bytes");
         let t = tag_share(&x, &shares, &jv).ok_or(Error::Malformed("record too long"))?;
-        self.power_shares = Some(shares);
-        Ok((msg, t))
+        self.ahead = None;
+        Ok(t)
     }
+}
+
+/// A GF(2^128) element on the wire (16 bytes, little-endian: any string
+/// is canonical).
+fn elem(b: &[u8]) -> Gf128 {
+    Gf128(Block(u128::from_le_bytes(b.try_into().expect("16 bytes"))))
+}
+
+/// The prover's half of the M2A answered ahead: its random inputs `ρ_i`
+/// and its shares `u_i` of `h_V^i·ρ_i`.
+#[derive(Debug)]
+pub struct PowersAhead {
+    rho: Vec<Gf128>,
+    u: Vec<Gf128>,
 }
 
 /// The prover's side of one record.
@@ -324,10 +368,31 @@ pub struct RecordProver {
     len: usize,
     h: Option<(Gf128, [u8; 16])>,
     a2m: Option<PendingA2m<Gf128>>,
-    m2a: Option<PendingOle<Gf128>>,
+    ahead: PowersAhead,
+    /// After the A2M: the prover's shares of `H^1..=H^k`.
+    power_shares: Option<Vec<Gf128>>,
 }
 
 impl RecordProver {
+    /// Preprocessing: the M2A of the powers of a `len`-byte record,
+    /// answered ahead by [`RecordVerifier::powers_ahead`] on the COTs of
+    /// `macs` (the first batch of the record's OLE stream `ole`). Returns
+    /// the state for [`Self::new`] and the (all-zero, unsent) flips the
+    /// batch stands for.
+    pub fn powers_ahead(
+        len: usize,
+        ole: &mut OleReceiver,
+        macs: &[Block],
+        msg: &[u8],
+    ) -> Result<(PowersAhead, Vec<u8>)> {
+        if macs.len() != 128 * powers_needed(len) {
+            return Err(Error::Malformed("COTs for another record's powers"));
+        }
+        let (pending, flips, rho) = ole.choose_random(macs)?;
+        let u = pending.finish(msg)?;
+        Ok((PowersAhead { rho, u }, flips))
+    }
+
     /// The prover of a `len`-byte record with the verifier's preprocessing.
     pub fn new(
         plan: Arc<Plan>,
@@ -335,7 +400,11 @@ impl RecordProver {
         instance: u64,
         chunks: Vec<Vec<u8>>,
         decoding: Vec<u8>,
+        ahead: PowersAhead,
     ) -> Result<Self> {
+        if ahead.u.len() != powers_needed(len) {
+            return Err(Error::Malformed("powers answered for another record"));
+        }
         Ok(RecordProver {
             circuit: ProverCircuit::new(plan, instance, 0)?,
             chunks,
@@ -343,7 +412,8 @@ impl RecordProver {
             len,
             h: None,
             a2m: None,
-            m2a: None,
+            ahead,
+            power_shares: None,
         })
     }
 
@@ -378,24 +448,35 @@ impl RecordProver {
         Ok((webproof_circuits::bits_to_bytes(&out[0]), flips))
     }
 
-    /// The verifier's A2M answer: the M2A flips for the powers (`macs`:
-    /// `128·k` COT MACs).
-    pub fn powers(&mut self, msg: &[u8], ole: &mut OleReceiver, macs: &[Block]) -> Result<Vec<u8>> {
+    /// The verifier's A2M answer: the offsets `d_i = h_P^i + ρ_i` to send
+    /// (16 bytes per power); the prover's shares of the powers are then
+    /// the `u_i` of the batch answered ahead.
+    pub fn powers(&mut self, msg: &[u8]) -> Result<Vec<u8>> {
         let pending = self
             .a2m
             .take()
             .ok_or(Error::Malformed("A2M answer out of order"))?;
         let m = pending.finish(msg)?;
-        let (pending, flips) =
-            convert::m2a_choose(ole, macs, &powers(m[0], powers_needed(self.len)))?;
-        self.m2a = Some(pending);
-        Ok(flips)
+        let mut out = Vec::with_capacity(16 * self.ahead.rho.len());
+        for (p, rho) in powers(m[0], powers_needed(self.len))
+            .into_iter()
+            .zip(&self.ahead.rho)
+        {
+            out.extend_from_slice(&(p + *rho).0 .0.to_le_bytes());
+        }
+        self.power_shares = Some(self.ahead.u.clone());
+        Ok(out)
     }
 
-    /// The verifier's M2A answer and tag share: the record's tag over
-    /// `aad` and the ciphertext `ct` the prover sent.
-    pub fn tag(&mut self, msg: &[u8], tag_v: &[u8; 16], aad: &[u8], ct: &[u8]) -> Result<[u8; 16]> {
-        let t = self.tag_share(msg, aad, ct)?;
+    /// Whether the offsets are out and the tag is next.
+    pub fn awaits_tag_share(&self) -> bool {
+        self.power_shares.is_some()
+    }
+
+    /// The record's tag over `aad` and the ciphertext `ct` the prover
+    /// sent, with the verifier's tag share.
+    pub fn tag(&mut self, tag_v: &[u8; 16], aad: &[u8], ct: &[u8]) -> Result<[u8; 16]> {
+        let t = self.tag_share(aad, ct)?;
         let mut out = [0u8; 16];
         for (o, (a, b)) in out.iter_mut().zip(t.iter().zip(tag_v)) {
             *o = a ^ b;
@@ -403,19 +484,18 @@ impl RecordProver {
         Ok(out)
     }
 
-    /// The verifier's M2A answer: the prover's own tag share over `aad`
-    /// and `ct`. For a record *received* from the server the prover sends
+    /// The prover's own tag share over `aad` and `ct`, once the offsets
+    /// are out. For a record *received* from the server the prover sends
     /// this share before it sees the verifier's, and the verifier checks
     /// the sum against the record's tag ([`check_tag`]).
-    pub fn tag_share(&mut self, msg: &[u8], aad: &[u8], ct: &[u8]) -> Result<[u8; 16]> {
+    pub fn tag_share(&mut self, aad: &[u8], ct: &[u8]) -> Result<[u8; 16]> {
         if ct.len() != self.len {
             return Err(Error::Malformed("ciphertext of the wrong length"));
         }
-        let pending = self
-            .m2a
+        let shares = self
+            .power_shares
             .take()
-            .ok_or(Error::Malformed("M2A answer out of order"))?;
-        let shares = pending.finish(msg)?;
+            .ok_or(Error::Malformed("tag before the powers"))?;
         let (_, jp) = self.h.expect("set with the A2M");
         tag_share(&ghash_blocks(aad, ct), &shares, &jp).ok_or(Error::Malformed("record too long"))
     }

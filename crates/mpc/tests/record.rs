@@ -8,6 +8,7 @@ use common::cots;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 use std::sync::Arc;
+use webproof_mpc::field::Gf128;
 use webproof_mpc::ole::{OleReceiver, OleSender};
 use webproof_mpc::record::{self, RecordProver, RecordVerifier};
 use webproof_mpc::{Error, Plan};
@@ -48,18 +49,20 @@ fn encrypt_2pc(
             *b ^= 1;
         }
     }
-    let mut p = RecordProver::new(plan, len, 1, chunks, decoding)?;
     let (mut os, mut or) = (OleSender::new(delta, 9), OleReceiver::new(9));
+    let msg = v.powers_ahead(&mut os, k_m2a)?;
+    let (ahead, _) = RecordProver::powers_ahead(len, &mut or, m_m2a, &msg)?;
+    let mut p = RecordProver::new(plan, len, 1, chunks, decoding, ahead)?;
     // Inputs; the prover evaluates and encrypts.
     let f = p.flips(pshare, m_in)?;
     let msg = v.inputs(vshare, &explicit, k_in, &f)?;
     let (ks, f) = p.keystream(&msg, &mut or, m_a2m)?;
     let ct: Vec<u8> = pt.iter().zip(&ks).map(|(a, b)| a ^ b).collect();
     // Powers of H and the tag.
-    let msg = v.a2m(&mut os, k_a2m, &f, &mut rng)?;
-    let f = p.powers(&msg, &mut or, m_m2a)?;
-    let (msg, tv) = v.m2a_and_tag(&mut os, k_m2a, &f, &aad, &ct)?;
-    let tag = p.tag(&msg, &tv, &aad, &ct)?;
+    let msg = v.a2m(&mut os, k_a2m, &f)?;
+    let d = p.powers(&msg)?;
+    let tv = v.tag_share(&d, &aad, &ct)?;
+    let tag = p.tag(&tv, &aad, &ct)?;
     Ok([&explicit[..], &ct, &tag].concat())
 }
 
@@ -163,16 +166,28 @@ fn malformed_record_messages_are_refused() {
     let mut rng = ChaCha20Rng::seed_from_u64(71);
     let mut v = RecordVerifier::new(Arc::clone(&plan), len, delta, 0, &mut rng).unwrap();
     let (chunks, decoding) = v.preprocess().unwrap();
-    let mut p = RecordProver::new(plan, len, 0, chunks, decoding).unwrap();
     let (mut os, mut or) = (OleSender::new(delta, 1), OleReceiver::new(1));
+    let (k_m2a, m_m2a) = (&keys[n_in + n_a2m..], &macs[n_in + n_a2m..]);
     let share = [9u8; 20];
     let aad = record::tls12_aad(1, 23, len);
-    // Out of order on both sides.
-    assert!(p.powers(&[0; 10], &mut or, &macs[..n_m2a]).is_err());
-    assert!(p.tag(&[], &[0; 16], &aad, &[0; 20]).is_err());
-    assert!(v
-        .m2a_and_tag(&mut os, &keys[..n_m2a], &[], &aad, &[0; 20])
-        .is_err());
+    // Out of order on the verifier's side: A2M and offsets before the
+    // powers answered ahead.
+    assert!(v.a2m(&mut os, &keys[n_in..n_in + n_a2m], &[0; 16]).is_err());
+    assert!(v.tag_share(&[0; 64], &aad, &[0; 20]).is_err());
+    let ahead_msg = v.powers_ahead(&mut os, k_m2a).unwrap();
+    assert!(v.powers_ahead(&mut os, k_m2a).is_err());
+    // The prover's half refuses another record's COTs or a short answer.
+    let mut or2 = or.clone();
+    assert!(RecordProver::powers_ahead(len + 16, &mut or2, m_m2a, &ahead_msg).is_err());
+    let mut or2 = or.clone();
+    assert!(RecordProver::powers_ahead(len, &mut or2, m_m2a, &ahead_msg[1..]).is_err());
+    let (ahead, flips) = RecordProver::powers_ahead(len, &mut or, m_m2a, &ahead_msg).unwrap();
+    assert!(flips.iter().all(|&b| b == 0));
+    let mut p = RecordProver::new(plan, len, 0, chunks, decoding, ahead).unwrap();
+    // Out of order on the prover's side.
+    assert!(p.powers(&[0; 10]).is_err());
+    assert!(p.tag(&[0; 16], &aad, &[0; 20]).is_err());
+    assert!(v.tag_share(&[0; 64], &aad, &[0; 20]).is_err());
     let f = p.flips(&share, &macs[..n_in]).unwrap();
     assert!(v.inputs(&share, &[0; 8], &keys[..n_in], &f[1..]).is_err());
     assert!(v.inputs(&share[1..], &[0; 8], &keys[..n_in], &f).is_err());
@@ -182,10 +197,65 @@ fn malformed_record_messages_are_refused() {
     let (ks, f) = p.keystream(&msg, &mut or, m_a2m).unwrap();
     assert_eq!(ks.len(), len);
     let k_a2m = &keys[n_in..n_in + n_a2m];
-    assert!(v.a2m(&mut os, k_a2m, &f[1..], &mut rng).is_err());
-    let msg = v.a2m(&mut os, k_a2m, &f, &mut rng).unwrap();
-    let m_m2a = &macs[n_in + n_a2m..];
-    assert!(p.powers(&msg[1..], &mut or, m_m2a).is_err());
+    assert!(v.a2m(&mut os.clone(), k_a2m, &f[1..]).is_err());
+    let msg = v.a2m(&mut os, k_a2m, &f).unwrap();
+    assert!(v.a2m(&mut os, k_a2m, &f).is_err());
+    assert!(p.powers(&msg[1..]).is_err());
+}
+
+/// A verifier that answers the powers ahead for other inputs than its
+/// `h_V^i` makes the tag wrong (the server refuses the record; for a
+/// server record the joint check fails), and the audit replays the answer
+/// against its revealed inputs.
+#[test]
+fn powers_answered_ahead_for_other_inputs_break_the_tag() {
+    let len = 16;
+    let plan = Arc::new(Plan::new(&record::gcm_circuit(16, len)).unwrap());
+    let (n_in, n_a2m, n_m2a) = record::cots_needed(16, len);
+    let (delta, keys, macs) = cots(90, n_in + n_a2m + n_m2a);
+    let mut rng = ChaCha20Rng::seed_from_u64(91);
+    let mut v = RecordVerifier::new(Arc::clone(&plan), len, delta, 0, &mut rng).unwrap();
+    let (mut os, or) = (OleSender::new(delta, 1), OleReceiver::new(1));
+    let (k_m2a, m_m2a) = (&keys[n_in + n_a2m..], &macs[n_in + n_a2m..]);
+    // A verifier answering ahead for inputs of its own choice.
+    let k = record::powers_needed(len);
+    let other: Vec<Gf128> = (0..k).map(|_| Gf128::random(&mut rng)).collect();
+    let (_, bad) = os.clone().respond_ahead(k_m2a, &other).unwrap();
+    let good = v.powers_ahead(&mut os, k_m2a).unwrap();
+    assert_ne!(bad, good);
+    let run = |msg: &[u8]| {
+        let mut or = or.clone();
+        let mut os = os.clone();
+        // The same verifier again (same seed), its OLE stream where `v`'s
+        // answer ahead left it.
+        let mut rng = ChaCha20Rng::seed_from_u64(91);
+        let mut v2 = RecordVerifier::new(Arc::clone(&plan), len, delta, 0, &mut rng).unwrap();
+        let (ch2, dec2) = v2.preprocess().unwrap();
+        v2.powers_ahead(&mut OleSender::new(delta, 1), k_m2a)
+            .unwrap();
+        let (ahead, _) = RecordProver::powers_ahead(len, &mut or, m_m2a, msg).unwrap();
+        let mut p = RecordProver::new(Arc::clone(&plan), len, 0, ch2, dec2, ahead).unwrap();
+        let kp = [3u8; 20];
+        let kv = [5u8; 20];
+        let f = p.flips(&kp, &macs[..n_in]).unwrap();
+        let m = v2
+            .inputs(&kv, &1u64.to_be_bytes(), &keys[..n_in], &f)
+            .unwrap();
+        let (ks, f) = p.keystream(&m, &mut or, &macs[n_in..n_in + n_a2m]).unwrap();
+        let ct: Vec<u8> = ks.iter().map(|b| b ^ 0x41).collect();
+        let aad = record::tls12_aad(1, 23, len);
+        let m = v2.a2m(&mut os, &keys[n_in..n_in + n_a2m], &f).unwrap();
+        let d = p.powers(&m).unwrap();
+        let tv = v2.tag_share(&d, &aad, &ct).unwrap();
+        let tag = p.tag(&tv, &aad, &ct).unwrap();
+        let key: Vec<u8> = kp.iter().zip(&kv).map(|(a, b)| a ^ b).collect();
+        let want = reference(&key[..16], &key[16..], &vec![0x41; len], 1);
+        (tag.to_vec(), want[8 + len..].to_vec())
+    };
+    let (tag, want) = run(&good);
+    assert_eq!(tag, want);
+    let (tag, want) = run(&bad);
+    assert_ne!(tag, want);
 }
 
 /// The server Finished record checked in 2PC: keystream from the server
@@ -224,15 +294,18 @@ fn server_finished_record_checked_in_2pc() {
         let mut rng = ChaCha20Rng::seed_from_u64(82);
         let mut v = RecordVerifier::new(Arc::clone(&plan), len, delta, 3, &mut rng)?;
         let (chunks, decoding) = v.preprocess()?;
-        let mut p = RecordProver::new(plan, len, 3, chunks, decoding)?;
         let (mut os, mut or) = (OleSender::new(delta, 2), OleReceiver::new(2));
+        let msg = v.powers_ahead(&mut os, &keys[n_in + n_a2m..])?;
+        let (ahead, _) = RecordProver::powers_ahead(len, &mut or, &macs[n_in + n_a2m..], &msg)?;
+        let mut p = RecordProver::new(plan, len, 3, chunks, decoding, ahead)?;
         let f = p.flips(&kp, &macs[..n_in])?;
         let msg = v.inputs(&kv, &[0; 8], &keys[..n_in], &f)?;
         let (ks, f) = p.keystream(&msg, &mut or, &macs[n_in..n_in + n_a2m])?;
-        let msg = v.a2m(&mut os, &keys[n_in..n_in + n_a2m], &f, &mut rng)?;
-        let f = p.powers(&msg, &mut or, &macs[n_in + n_a2m..])?;
-        let (msg, tv) = v.m2a_and_tag(&mut os, &keys[n_in + n_a2m..], &f, &aad, ct)?;
-        let tp = p.tag_share(&msg, &aad, ct)?;
+        let msg = v.a2m(&mut os, &keys[n_in..n_in + n_a2m], &f)?;
+        let d = p.powers(&msg)?;
+        // The prover's share goes first; the verifier's follows.
+        let tp = p.tag_share(&aad, ct)?;
+        let tv = v.tag_share(&d, &aad, ct)?;
         record::check_tag(&tv, &tp, tag)?;
         Ok(ct.iter().zip(&ks).map(|(a, b)| a ^ b).collect())
     };
