@@ -64,7 +64,8 @@ pub enum ProverMsg {
         /// Flips.
         flips: Vec<u8>,
     },
-    /// Output labels of a key-derivation step's revealed output.
+    /// A key-derivation step's revealed output: its bits and the digest
+    /// of their labels (`webproof_mpc::exec`), which the verifier checks.
     KdfLabels {
         /// Step index.
         step: u8,

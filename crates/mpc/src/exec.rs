@@ -21,9 +21,14 @@
 //! 3. The prover evaluates ([`ProverCircuit::feed`], [`ProverCircuit::finish`])
 //!    and decodes ([`ProverCircuit::decode`]): a label that is neither valid
 //!    one (altered tables, a wrong input label) is an [`Error::OutputCheck`].
-//! 4. Optionally (prover → verifier) the active labels of an output group
-//!    the verifier must learn ([`ProverCircuit::output_message`]), checked
-//!    against both valid labels ([`VerifierCircuit::check_output`]).
+//! 4. Optionally (prover → verifier) an output group the verifier must
+//!    learn ([`ProverCircuit::output_message`]): its bits and one SHA-256
+//!    digest of the active labels, 32 bytes instead of 16 per bit. The
+//!    verifier recomputes the digest from the labels those bits select
+//!    ([`VerifierCircuit::check_output`]); a prover that claims another
+//!    bit would need the label it never saw, so a wrong bit is refused
+//!    except with the probability of a SHA-256 collision on unknown
+//!    128-bit labels.
 //!
 //! # Security (semi-honest garbler)
 //! The verifier's encoding of *public* groups is trusted here: a garbler
@@ -37,8 +42,20 @@ use crate::output::Decoding;
 use crate::plan::Plan;
 use crate::{labels_from_bytes, labels_to_bytes, transfer, Evaluator, Garbler};
 use rand_core::{CryptoRng, RngCore};
+use sha2::{Digest, Sha256};
 use std::sync::{Arc, Mutex};
 use webproof_core::Block;
+
+/// The digest a revealed output group's labels are checked by.
+fn output_digest(labels: &[Block]) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update(b"webproof/mpc/output-reveal/v1");
+    h.update((labels.len() as u64).to_le_bytes());
+    for l in labels {
+        h.update(l.to_bytes());
+    }
+    h.finalize().into()
+}
 
 /// The verifier's side of one circuit execution.
 pub struct VerifierCircuit {
@@ -111,17 +128,30 @@ impl VerifierCircuit {
         Ok(msg)
     }
 
-    /// Check the prover's output labels of `group` and read their bits.
+    /// Check the prover's reveal of output `group` (its bits and the
+    /// digest of its labels, [`ProverCircuit::output_message`]) and read
+    /// the bits.
     pub fn check_output(&self, group: usize, msg: &[u8]) -> Result<Vec<bool>> {
-        let n = self
-            .garbler
-            .plan()
-            .outputs()
-            .get(group)
-            .ok_or(Error::NoSuchOutput(group))?
-            .len();
-        self.garbler
-            .check_output_labels(group, &labels_from_bytes(msg, n)?)
+        let zero = self.garbler.output_zero_labels(group)?;
+        let n = zero.len();
+        let packed = n.div_ceil(8);
+        if msg.len() != packed + 32 {
+            return Err(Error::Malformed("output reveal of the wrong length"));
+        }
+        if n % 8 != 0 && msg[packed - 1] >> (n % 8) != 0 {
+            return Err(Error::Malformed("output reveal with padding bits set"));
+        }
+        let bits: Vec<bool> = (0..n).map(|i| (msg[i / 8] >> (i % 8)) & 1 == 1).collect();
+        let delta = self.garbler.delta();
+        let labels: Vec<Block> = zero
+            .iter()
+            .zip(&bits)
+            .map(|(&z, &b)| if b { z ^ delta } else { z })
+            .collect();
+        if output_digest(&labels)[..] != msg[packed..] {
+            return Err(Error::OutputCheck { group, bit: 0 });
+        }
+        Ok(bits)
     }
 
     /// The garbler (for `Δ` and the 0-labels the consistency proof needs).
@@ -246,9 +276,18 @@ impl ProverCircuit {
         Ok(out)
     }
 
-    /// The active labels of output `group`, for the verifier to check.
+    /// The reveal of output `group` to the verifier (after
+    /// [`Self::decode`]): its bits, packed LSB first, and the SHA-256
+    /// digest of its active labels ([`VerifierCircuit::check_output`]).
     pub fn output_message(&self, group: usize) -> Result<Vec<u8>> {
-        Ok(labels_to_bytes(self.evaluator.output_labels(group)?))
+        let (_, outputs) = self.decoded.as_ref().ok_or(Error::NotFinished)?;
+        let bits = outputs.get(group).ok_or(Error::NoSuchOutput(group))?;
+        let mut msg = vec![0u8; bits.len().div_ceil(8)];
+        for (i, &b) in bits.iter().enumerate() {
+            msg[i / 8] |= (b as u8) << (i % 8);
+        }
+        msg.extend_from_slice(&output_digest(self.evaluator.output_labels(group)?));
+        Ok(msg)
     }
 
     /// The evaluator (for the labels the consistency proof needs).

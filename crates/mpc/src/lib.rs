@@ -9,8 +9,9 @@
 //! labels), garbles, and sends tables. The **evaluator** ([`Evaluator`]) is
 //! the prover: it receives its input labels by COT ([`transfer`]) and the
 //! garbler's by [`Garbler::encode`], consumes the tables in order, and reads
-//! outputs with [`Decoding`] (or sends output labels back, checked by
-//! [`Garbler::check_output_labels`]).
+//! outputs with [`Decoding`] (or reveals them to the garbler with the
+//! labels as evidence: [`Garbler::check_output_labels`], or the bits and
+//! one digest of the labels, [`exec::VerifierCircuit::check_output`]).
 //!
 //! # Modules
 //! - [`hash`]: the tweakable circular correlation-robust hash on fixed-key

@@ -14,7 +14,8 @@
 //! correlation robustness tells it nothing about `Δ`. Send decoding
 //! information only for outputs the evaluator may learn; outputs meant for
 //! the garbler go the other way, as labels checked by
-//! [`crate::Garbler::check_output_labels`].
+//! [`crate::Garbler::check_output_labels`] or as bits with a digest of
+//! the labels ([`crate::exec`]).
 //!
 //! Size: 1 bit + 32 bytes per output bit.
 

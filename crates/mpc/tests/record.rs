@@ -318,3 +318,47 @@ fn server_finished_record_checked_in_2pc() {
     assert_eq!(check(&bad, tag).unwrap_err(), Error::RecordTag);
     assert_eq!(check(ct, &tag[..15]).unwrap_err(), Error::RecordTag);
 }
+
+/// An output revealed to the verifier (its bits and one digest of the
+/// active labels): the honest reveal reads as the circuit's output; a
+/// flipped bit, another digest, a short or padded message are refused.
+#[test]
+fn revealed_outputs_are_checked_by_their_labels() {
+    use webproof_circuits::{bits_to_bytes, bytes_to_bits};
+    use webproof_mpc::exec::{ProverCircuit, VerifierCircuit};
+    let c = webproof_circuits::cache::aes128();
+    let plan = Arc::new(Plan::new(c).unwrap());
+    let (delta, keys, macs) = cots(120, 128);
+    let mut rng = ChaCha20Rng::seed_from_u64(121);
+    let mut v = VerifierCircuit::new(Arc::clone(&plan), delta, 5, 0, &mut rng).unwrap();
+    let chunks = v.garble_all();
+    let decoding = v.decoding().unwrap();
+    let mut p = ProverCircuit::new(plan, 5, 0).unwrap();
+    let f = p.flips(&macs, &bytes_to_bits(&[7u8; 16])).unwrap();
+    let msg = v.inputs(&keys, &f, &[bytes_to_bits(&[9u8; 16])]).unwrap();
+    p.receive_inputs(&msg).unwrap();
+    for ch in &chunks {
+        p.feed(ch).unwrap();
+    }
+    p.finish().unwrap();
+    let out = p.decode(&decoding).unwrap();
+    let reveal = p.output_message(0).unwrap();
+    assert_eq!(reveal.len(), 16 + 32);
+    let bits = v.check_output(0, &reveal).unwrap();
+    assert_eq!(bits, out[0]);
+    let want = aes_gcm::aes::Aes128::new_from_slice(&[7u8; 16]).unwrap();
+    let mut blk = aes_gcm::aes::Block::from([9u8; 16]);
+    aes_gcm::aes::cipher::BlockEncrypt::encrypt_block(&want, &mut blk);
+    assert_eq!(bits_to_bytes(&bits), blk.to_vec());
+    for i in [0usize, 5, 15, 16, 40, 47] {
+        let mut bad = reveal.clone();
+        bad[i] ^= 0x10;
+        assert!(
+            matches!(v.check_output(0, &bad), Err(Error::OutputCheck { .. })),
+            "byte {i}"
+        );
+    }
+    assert!(v.check_output(0, &reveal[1..]).is_err());
+    assert!(v.check_output(0, &[&reveal[..], &[0]].concat()).is_err());
+    assert!(v.check_output(1, &reveal).is_err());
+}
