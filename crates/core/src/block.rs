@@ -105,6 +105,38 @@ impl Block {
     pub fn power_of_x(i: usize) -> Block {
         Block(1u128 << i)
     }
+
+    /// A GCM block as a field element of [`Block::gf_mul`]: GCM reads the
+    /// big-endian 128-bit integer bit-reflected (its first bit is the
+    /// coefficient of `x^0`), so the bits are reversed.
+    pub fn from_gcm(b: &[u8; 16]) -> Block {
+        Block(u128::from_be_bytes(*b).reverse_bits())
+    }
+
+    /// The GCM block of a field element ([`Block::from_gcm`]'s inverse).
+    pub fn to_gcm(self) -> [u8; 16] {
+        self.0.reverse_bits().to_be_bytes()
+    }
+}
+
+/// GHASH's input blocks for additional data `aad` and ciphertext `ct`
+/// (NIST SP 800-38D): each zero-padded to whole blocks, then their bit
+/// lengths, as field elements ([`Block::from_gcm`]). The tag is
+/// `Σ X_j·H^{k-j+1} ⊕ E_K(J0)` over these `k` blocks.
+pub fn ghash_blocks(aad: &[u8], ct: &[u8]) -> Vec<Block> {
+    let mut out = Vec::with_capacity(aad.len().div_ceil(16) + ct.len().div_ceil(16) + 1);
+    for part in [aad, ct] {
+        for chunk in part.chunks(16) {
+            let mut b = [0u8; 16];
+            b[..chunk.len()].copy_from_slice(chunk);
+            out.push(Block::from_gcm(&b));
+        }
+    }
+    let mut lens = [0u8; 16];
+    lens[..8].copy_from_slice(&(8 * aad.len() as u64).to_be_bytes());
+    lens[8..].copy_from_slice(&(8 * ct.len() as u64).to_be_bytes());
+    out.push(Block::from_gcm(&lens));
+    out
 }
 
 impl BitXor for Block {

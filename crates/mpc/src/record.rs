@@ -153,30 +153,21 @@ pub fn powers_needed(len: usize) -> usize {
 
 /// A GCM block as a field element.
 pub fn gf_from_bytes(b: &[u8; 16]) -> Gf128 {
-    Gf128(Block(u128::from_be_bytes(*b).reverse_bits()))
+    Gf128(Block::from_gcm(b))
 }
 
 /// A field element as a GCM block.
 pub fn gf_to_bytes(x: Gf128) -> [u8; 16] {
-    x.0 .0.reverse_bits().to_be_bytes()
+    x.0.to_gcm()
 }
 
 /// The GHASH input blocks of (`aad`, `ct`): both zero-padded, then the
-/// bit lengths.
+/// bit lengths ([`webproof_core::block::ghash_blocks`]).
 pub fn ghash_blocks(aad: &[u8], ct: &[u8]) -> Vec<Gf128> {
-    let mut out = Vec::new();
-    for part in [aad, ct] {
-        for c in part.chunks(16) {
-            let mut blk = [0u8; 16];
-            blk[..c.len()].copy_from_slice(c);
-            out.push(gf_from_bytes(&blk));
-        }
-    }
-    let mut l = [0u8; 16];
-    l[..8].copy_from_slice(&(8 * aad.len() as u64).to_be_bytes());
-    l[8..].copy_from_slice(&(8 * ct.len() as u64).to_be_bytes());
-    out.push(gf_from_bytes(&l));
-    out
+    webproof_core::block::ghash_blocks(aad, ct)
+        .into_iter()
+        .map(Gf128)
+        .collect()
 }
 
 /// One party's share of the tag: `Σ X_j·[H^{k-j+1}] + [E_K(J0)]` for the

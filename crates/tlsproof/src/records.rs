@@ -526,12 +526,6 @@ pub(crate) async fn assert_plaintext<P: ZkParty>(
     Ok(())
 }
 
-/// The element of a 16-byte block in GCM's convention (the first byte's
-/// most significant bit is the coefficient of `x^0`).
-fn gcm_block(b: &[u8; 16]) -> webproof_core::Block {
-    webproof_core::Block(u128::from_be_bytes(*b).reverse_bits())
-}
-
 /// The element of a block's authenticated bits ([`bytes_to_bits`]'s order:
 /// least significant bit of each byte first), in GCM's convention.
 fn gcm_elem<P: ZkParty>(party: &P, bits: &[P::Bit]) -> Result<P::Elem> {
@@ -541,24 +535,6 @@ fn gcm_elem<P: ZkParty>(party: &P, bits: &[P::Bit]) -> Result<P::Elem> {
         .copied()
         .collect();
     party.pack(&gcm)
-}
-
-/// GHASH's input blocks for additional data `aad` and ciphertext `ct`:
-/// each zero-padded to whole blocks, then their bit lengths.
-fn ghash_blocks(aad: &[u8], ct: &[u8]) -> Vec<webproof_core::Block> {
-    let mut out = Vec::with_capacity(aad.len().div_ceil(16) + ct.len().div_ceil(16) + 1);
-    for part in [aad, ct] {
-        for chunk in part.chunks(16) {
-            let mut b = [0u8; 16];
-            b[..chunk.len()].copy_from_slice(chunk);
-            out.push(gcm_block(&b));
-        }
-    }
-    let mut lens = [0u8; 16];
-    lens[..8].copy_from_slice(&(8 * aad.len() as u64).to_be_bytes());
-    lens[8..].copy_from_slice(&(8 * ct.len() as u64).to_be_bytes());
-    out.push(gcm_block(&lens));
-    out
 }
 
 /// See [`crate::assert_tags`]: `H` and every record's `E_K(J0)` computed
@@ -592,12 +568,12 @@ pub(crate) async fn assert_tags<P: ZkParty>(
     let mut recorded = Vec::with_capacity(records.len());
     for ((record, tag), mask) in records.iter().zip(tags).zip(masks) {
         let mut y = party.elem_constant(webproof_core::Block::ZERO);
-        for x in ghash_blocks(&tag.aad, &record.ciphertext) {
+        for x in webproof_core::block::ghash_blocks(&tag.aad, &record.ciphertext) {
             let sum = party.elem_add(y, party.elem_constant(x));
             y = party.mul(sum, h).await?;
         }
         computed.push(party.elem_add(y, mask));
-        recorded.push(gcm_block(&tag.tag));
+        recorded.push(webproof_core::Block::from_gcm(&tag.tag));
     }
     party.assert_elems_public(&computed, &recorded).await?;
     Ok(())
