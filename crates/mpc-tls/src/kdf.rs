@@ -52,6 +52,15 @@ pub(crate) const KDF_INSTANCE: u64 = 0;
 /// First garbling instance of the records.
 pub(crate) const RECORD_INSTANCE: u64 = 16;
 
+/// Build the key derivation's plans of the SHA-256 suites (the reduced
+/// PRF's nine steps, whatever the group and EMS) for this process, so that
+/// no session pays for them: a verifier service calls this once at start,
+/// off its request path. Other configurations are built on first use and
+/// kept likewise.
+pub fn warm_plans() -> Result<()> {
+    ReducedPlans::shared().map(drop).map_err(Error::from)
+}
+
 /// The circuits of one session's key derivation.
 pub(crate) enum KdfPlans {
     Reduced(ReducedPlans),
@@ -60,10 +69,11 @@ pub(crate) enum KdfPlans {
 
 impl KdfPlans {
     pub(crate) fn new(cfg: Tls12Config) -> Result<Self> {
+        // Shared across the process's sessions ([`warm_plans`]).
         Ok(if is_reduced(&cfg) {
-            KdfPlans::Reduced(ReducedPlans::new()?)
+            KdfPlans::Reduced(ReducedPlans::shared()?)
         } else {
-            KdfPlans::Full(Tls12Plans::new(cfg)?)
+            KdfPlans::Full(Tls12Plans::shared(cfg)?)
         })
     }
 

@@ -59,6 +59,9 @@
 //! ECtF's and A2M's OLEs, 16 bytes per power and a few hundred bytes per
 //! step. Meanwhile the prover builds the same circuits' schedules
 //! ([`ProverSession::prepare`]), so no circuit is built online either.
+//! The key derivation's schedules depend on nothing of a session: each
+//! process builds them once and shares them ([`warm_plans`]; a verifier
+//! service does so at start).
 //!
 //! The caller supplies the COTs ([`CotPool`], [`cots_needed`]), moves the
 //! messages and the server's bytes, and decides when the response is
@@ -126,7 +129,7 @@ pub mod verifier;
 pub use consist::{ProverRetained, VerifierRetained};
 pub use cots::{cots_needed, CotPool};
 pub use error::{Error, Result};
-pub use kdf::KeyLabels;
+pub use kdf::{warm_plans, KeyLabels};
 pub use msg::{ProverMsg, VerifierMsg};
 pub use output::{attestation, verifier_output};
 pub use prover::{ProverConfig, ProverOutcome, ProverOutput, ProverSession};

@@ -270,7 +270,8 @@ pub fn finished_circuit(hash: HashAlg, label: &str) -> Circuit {
 }
 
 /// The three plans of one configuration (build once, use for many
-/// sessions).
+/// sessions: cloning shares them).
+#[derive(Clone)]
 pub struct Tls12Plans {
     cfg: Tls12Config,
     kd: Arc<Plan>,
@@ -287,6 +288,28 @@ impl Tls12Plans {
             kd: plan(key_derivation_circuit(cfg))?,
             cf: plan(finished_circuit(cfg.hash(), "client finished"))?,
             sf: plan(finished_circuit(cfg.hash(), "server finished"))?,
+        })
+    }
+
+    /// The plans of `cfg`, built on the first call for it in this process
+    /// and shared by every later one (they depend on nothing of a
+    /// session).
+    pub fn shared(cfg: Tls12Config) -> Result<Self> {
+        static SHARED: std::sync::Mutex<Vec<Tls12Plans>> = std::sync::Mutex::new(Vec::new());
+        let cached = |v: &[Tls12Plans]| v.iter().find(|p| p.cfg == cfg).cloned();
+        if let Some(p) = cached(&SHARED.lock().unwrap_or_else(|e| e.into_inner())) {
+            return Ok(p);
+        }
+        // Built outside the lock: another configuration's session need
+        // not wait for this one.
+        let p = Self::new(cfg)?;
+        let mut v = SHARED.lock().unwrap_or_else(|e| e.into_inner());
+        Ok(match cached(&v) {
+            Some(q) => q,
+            None => {
+                v.push(p.clone());
+                p
+            }
         })
     }
 

@@ -196,3 +196,25 @@ fn reduced_malformed_and_out_of_order() {
     assert!(p.key_shares().is_err());
     assert!(v.client_verify_data().is_none());
 }
+
+/// The shared plans are built once per process: every call hands out the
+/// same schedules, equal to freshly built ones.
+#[test]
+fn shared_plans_are_built_once() {
+    use webproof_mpc::reduced::{ReducedPlans, STEPS};
+    let a = ReducedPlans::shared().unwrap();
+    let b = ReducedPlans::shared().unwrap();
+    let fresh = ReducedPlans::new().unwrap();
+    assert_eq!(a.and_counts(), fresh.and_counts());
+    for s in 0..STEPS {
+        assert!(std::sync::Arc::ptr_eq(
+            a.plan(s).unwrap(),
+            b.plan(s).unwrap()
+        ));
+        assert!(!std::sync::Arc::ptr_eq(
+            a.plan(s).unwrap(),
+            fresh.plan(s).unwrap()
+        ));
+    }
+    assert!(a.plan(STEPS).is_none());
+}

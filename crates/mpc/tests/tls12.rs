@@ -581,3 +581,26 @@ fn malformed_finished_messages_are_refused() {
         Err(Error::ServerFinished)
     );
 }
+
+/// The full PRF's shared plans: one build per configuration and process.
+#[test]
+fn shared_plans_per_configuration() {
+    use webproof_circuits::tls::Tls12Suite;
+    use webproof_mpc::tls12::{Curve, Tls12Config, Tls12Plans};
+    let cfg = |ems| Tls12Config {
+        curve: Curve::P256,
+        suite: Tls12Suite::AES_256_GCM_SHA384,
+        ems,
+    };
+    let a = Tls12Plans::shared(cfg(true)).unwrap();
+    let b = Tls12Plans::shared(cfg(true)).unwrap();
+    let c = Tls12Plans::shared(cfg(false)).unwrap();
+    assert_eq!(a.config(), cfg(true));
+    assert_eq!(c.config(), cfg(false));
+    assert_eq!(a.and_counts(), b.and_counts());
+    assert_eq!(
+        a.and_counts(),
+        Tls12Plans::new(cfg(true)).unwrap().and_counts()
+    );
+    assert_ne!(a.and_counts(), c.and_counts());
+}

@@ -68,6 +68,15 @@ fn proof_config() -> webproof_zk::Config {
     }
 }
 
+/// Build the MPC key derivation's garbling plans for this process (see
+/// [`webproof_mpc_tls::warm_plans`]); a verifier service runs this once at
+/// start, on a blocking thread, so no session waits for them.
+pub fn warm_plans() {
+    if let Err(e) = mpc::warm_plans() {
+        tracing::warn!(error = %e, "building the MPC plans ahead failed; sessions build them");
+    }
+}
+
 /// COTs the proof of the response is sized for (a 1 KB request and a few
 /// KB of response take about 0.8 M); more run further Ferret iterations.
 const PROOF_COTS: u64 = 1 << 20;

@@ -181,6 +181,9 @@ impl Service {
     /// sessions the grace period, drop what is left, and return.
     pub async fn run(self, shutdown: impl Future<Output = ()>) -> ShutdownReport {
         let sh = self.shared;
+        // MPC sessions share the key derivation's plans: build them now,
+        // off the request path, instead of in the first session.
+        tokio::task::spawn_blocking(webproof_net::mpc::warm_plans);
         let mut loops = Vec::new();
         if let Some(l) = self.tcp {
             loops.push(spawn(accept_loop(sh.clone(), l, Listener::Tcp)));
