@@ -167,9 +167,19 @@ enum Stage {
     Failed,
 }
 
+/// A record's garbling, once set up ([`VRec::v`]).
+fn garbled(v: &mut Option<RecordVerifier>) -> Result<&mut RecordVerifier> {
+    v.as_mut()
+        .ok_or(Error::OutOfOrder("a record before its tables"))
+}
+
 struct VRec {
     spec: RecSpec,
-    v: RecordVerifier,
+    /// AES key bytes of the suite.
+    key_len: usize,
+    /// Its garbling, set up when its turn to stream comes (its schedule
+    /// is built then, while the earlier circuits' tables are in flight).
+    v: Option<RecordVerifier>,
     ole: OleSender,
     /// 0 flips due, 1 A2M due, 2 offsets due, 3 tag share due, 4 done.
     stage: u8,
@@ -747,17 +757,31 @@ impl VerifierSession {
             let n = 128 * record::powers_needed(self.recs[j].spec.len);
             let keys = self.cots.take(n)?;
             let r = &mut self.recs[j];
-            let msg = r.v.powers_ahead(&mut r.ole, &keys)?;
+            let msg = garbled(&mut r.v)?.powers_ahead(&mut r.ole, &keys)?;
             return Ok(Some(VerifierMsg::RecPowers { id: r.spec.id, msg }));
         }
         let Some(i) = self.garbling else {
             return Ok(None);
         };
         let steps = self.plans.as_ref().map_or(0, KdfPlans::steps);
+        if let Some(r) = i.checked_sub(steps).and_then(|j| self.recs.get_mut(j)) {
+            if r.v.is_none() {
+                r.v = Some(RecordVerifier::new(
+                    r.spec.plan(r.key_len)?,
+                    r.spec.len,
+                    self.delta,
+                    r.spec.instance(),
+                    &mut self.rng,
+                )?);
+            }
+        }
         let circuit = if i < steps {
             self.kdf.as_mut().and_then(|k| k.circuit_mut(i))
         } else {
-            self.recs.get_mut(i - steps).map(|r| r.v.circuit_mut())
+            self.recs
+                .get_mut(i - steps)
+                .and_then(|r| r.v.as_mut())
+                .map(|v| v.circuit_mut())
         }
         .ok_or(Error::OutOfOrder("tables of a circuit not garbled"))?;
         let tag = u8::try_from(i).map_err(|_| Error::Malformed("too many circuits"))?;
@@ -792,16 +816,10 @@ impl VerifierSession {
         })?;
         let kdf = KdfVerifier::new(&plans, self.delta, &mut self.rng)?;
         for spec in RecSpec::all(&self.request_lens) {
-            let v = RecordVerifier::new(
-                spec.plan(suite.key_len)?,
-                spec.len,
-                self.delta,
-                spec.instance(),
-                &mut self.rng,
-            )?;
             self.recs.push(VRec {
                 spec,
-                v,
+                key_len: suite.key_len,
+                v: None,
                 ole: OleSender::new(self.delta, spec.stream()),
                 stage: 0,
                 ct: Vec::new(),
@@ -930,7 +948,7 @@ impl VerifierSession {
         let k = self.cots.take(n_in)?;
         let r = &mut self.recs[i];
         let msg =
-            r.v.inputs(&key_iv(&keys, spec.is_server()), &explicit, &k, flips)?;
+            garbled(&mut r.v)?.inputs(&key_iv(&keys, spec.is_server()), &explicit, &k, flips)?;
         r.stage = 1;
         Ok(vec![VerifierMsg::RecInputs { id, msg }])
     }
@@ -952,7 +970,7 @@ impl VerifierSession {
         };
         let k = self.cots.take(128)?;
         let r = &mut self.recs[i];
-        let msg = r.v.a2m(&mut r.ole, &k, flips)?;
+        let msg = garbled(&mut r.v)?.a2m(&mut r.ole, &k, flips)?;
         r.ct = ct;
         r.stage = 2;
         Ok(vec![VerifierMsg::RecA2mAnswer { id, msg }])
@@ -962,7 +980,7 @@ impl VerifierSession {
         let i = self.rec(id, 2, "RecM2a")?;
         let spec = self.recs[i].spec;
         let r = &mut self.recs[i];
-        let t = r.v.tag_share(offsets, &spec.aad(), &r.ct)?;
+        let t = garbled(&mut r.v)?.tag_share(offsets, &spec.aad(), &r.ct)?;
         if spec.is_server() {
             // Kept for the prover's share, which follows.
             r.tag_v = t;
@@ -1031,7 +1049,10 @@ impl VerifierSession {
         );
         let mut runs = kdf.runs()?;
         for r in &self.recs {
-            runs.push(r.v.circuit().retain()?);
+            let v =
+                r.v.as_ref()
+                    .ok_or(Error::OutOfOrder("a record before its tables"))?;
+            runs.push(v.circuit().retain()?);
         }
         let retained = VerifierRetained {
             shape: Shape {

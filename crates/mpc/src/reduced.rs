@@ -187,14 +187,11 @@ impl ReducedPlans {
     /// The plans, built on the first call in this process and shared by
     /// every later one: they depend on nothing of a session, and building
     /// them (about 0.15 s here) would otherwise delay each session's first
-    /// garbled table.
+    /// garbled table. A caller that comes while another builds them waits
+    /// for that build instead of starting its own.
     pub fn shared() -> Result<Self> {
-        static SHARED: std::sync::OnceLock<ReducedPlans> = std::sync::OnceLock::new();
-        if let Some(p) = SHARED.get() {
-            return Ok(p.clone());
-        }
-        let p = Self::new()?;
-        Ok(SHARED.get_or_init(|| p).clone())
+        static SHARED: std::sync::OnceLock<Result<ReducedPlans>> = std::sync::OnceLock::new();
+        SHARED.get_or_init(Self::new).clone()
     }
 
     /// The plan of `step`.
