@@ -699,38 +699,33 @@ impl ProverSession {
                 if spec.is_server() {
                     return Err(Error::Malformed("a tag share where none belongs"));
                 }
+                // Client records go out in order: every one before
+                // this one must be out already.
+                let earlier = self.rec_order.iter().take_while(|&&j| j != id);
+                if earlier
+                    .filter(|&&j| !self.recs[j as usize].spec.is_server())
+                    .any(|&j| !self.recs[j as usize].done())
                 {
-                    {
-                        let tv = tag;
-                        // Client records go out in order: every one before
-                        // this one must be out already.
-                        let earlier = self.rec_order.iter().take_while(|&&j| j != id);
-                        if earlier
-                            .filter(|&&j| !self.recs[j as usize].spec.is_server())
-                            .any(|&j| !self.recs[j as usize].done())
-                        {
-                            return Err(Error::OutOfOrder(
-                                "a record's tag before an earlier record's",
-                            ));
-                        }
-                        let r = &mut self.recs[i];
-                        let p = r.p.as_mut().expect("running");
-                        if !p.awaits_tag_share() {
-                            return Err(Error::OutOfOrder("a tag share before the offsets"));
-                        }
-                        let t = p.tag(&tv, &spec.aad(), &r.ct)?;
-                        self.rec_runs.push((id, p.circuit().retain()?));
-                        r.p = None;
-                        let payload = [&spec.seq().to_be_bytes()[..], &r.ct, &t].concat();
-                        let mut bytes = Vec::new();
-                        if spec.id == CLIENT_FINISHED {
-                            bytes.extend(wire_record(content_type::HANDSHAKE, &self.cke));
-                            bytes.extend(wire_record(content_type::CHANGE_CIPHER_SPEC, &[1]));
-                        }
-                        bytes.extend(wire_record(spec.content_type(), &payload));
-                        self.send_to_server(&mut out, bytes)?;
-                    }
+                    return Err(Error::OutOfOrder(
+                        "a record's tag before an earlier record's",
+                    ));
                 }
+                let r = &mut self.recs[i];
+                let p = r.p.as_mut().expect("running");
+                if !p.awaits_tag_share() {
+                    return Err(Error::OutOfOrder("a tag share before the offsets"));
+                }
+                let t = p.tag(&tag, &spec.aad(), &r.ct)?;
+                self.rec_runs.push((id, p.circuit().retain()?));
+                r.p = None;
+                let payload = [&spec.seq().to_be_bytes()[..], &r.ct, &t].concat();
+                let mut bytes = Vec::new();
+                if spec.id == CLIENT_FINISHED {
+                    bytes.extend(wire_record(content_type::HANDSHAKE, &self.cke));
+                    bytes.extend(wire_record(content_type::CHANGE_CIPHER_SPEC, &[1]));
+                }
+                bytes.extend(wire_record(spec.content_type(), &payload));
+                self.send_to_server(&mut out, bytes)?;
                 self.start_records(&mut out)?;
             }
             (

@@ -756,17 +756,28 @@ fn consistency_overhead_figures() {
 /// so the test tries elements until one goes through.
 #[test]
 fn wrong_ole_answer_is_caught_by_the_audit() {
+    caught_by_the_audit(60, |elem, m| {
+        if let webproof_mpc_tls::VerifierMsg::RecA2mAnswer { id: 2, msg } = m {
+            msg[16 * elem] ^= 0x01;
+        }
+    });
+}
+
+/// Alter element `elem` of one OLE answer with `alter` in sessions seeded
+/// from `seed`, until one completes (the element was unused online), then
+/// check that the prover's audit refuses before it opens.
+fn caught_by_the_audit(seed: u64, alter: fn(usize, &mut webproof_mpc_tls::VerifierMsg)) {
     for elem in 0..16usize {
         let hooks = Hooks {
-            verifier_to_prover: Some(Box::new(move |m| {
-                if let webproof_mpc_tls::VerifierMsg::RecA2mAnswer { id: 2, msg } = m {
-                    msg[16 * elem] ^= 0x01;
-                }
-            })),
+            verifier_to_prover: Some(Box::new(move |m| alter(elem, m))),
             ..Hooks::default()
         };
-        let Ok(s) = session_with(60 + elem as u64, ECDHE_ECDSA_AES128_GCM_SHA256, 2000, hooks)
-        else {
+        let Ok(s) = session_with(
+            seed + elem as u64,
+            ECDHE_ECDSA_AES128_GCM_SHA256,
+            2000,
+            hooks,
+        ) else {
             continue; // the altered element was used: caught online
         };
         assert_eq!(s.d.prover.response, response(2000));
@@ -787,27 +798,11 @@ fn wrong_ole_answer_is_caught_by_the_audit() {
 /// test tries elements until one goes through.
 #[test]
 fn wrong_powers_answered_ahead_are_caught_by_the_audit() {
-    for elem in 0..16usize {
-        let hooks = Hooks {
-            verifier_to_prover: Some(Box::new(move |m| {
-                if let webproof_mpc_tls::VerifierMsg::RecPowers { id: 2, msg } = m {
-                    msg[16 * elem + 5] ^= 0x80;
-                }
-            })),
-            ..Hooks::default()
-        };
-        let Ok(s) = session_with(80 + elem as u64, ECDHE_ECDSA_AES128_GCM_SHA256, 2000, hooks)
-        else {
-            continue; // the altered element was used: caught online
-        };
-        assert_eq!(s.d.prover.response, response(2000));
-        let outcome = s.d.prover.clone();
-        let claim = ResponseClaim::new(&outcome, &[0..15]).unwrap();
-        let (p, v, _) = prove(s, &outcome, &claim);
-        caught_verifier(p, v);
-        return;
-    }
-    panic!("every altered element was used online");
+    caught_by_the_audit(80, |elem, m| {
+        if let webproof_mpc_tls::VerifierMsg::RecPowers { id: 2, msg } = m {
+            msg[16 * elem + 5] ^= 0x80;
+        }
+    });
 }
 
 /// A verifier that reveals OLE inputs other than those it answered with
