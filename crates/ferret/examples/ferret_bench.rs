@@ -4,8 +4,11 @@
 //! ```text
 //! cargo run --release -p webproof-ferret --example ferret_bench -- \
 //!     [--config throughput|balanced|compact|b11] [--cots N] [--batch N] \
-//!     [--bootstrap softspoken|ideal]
+//!     [--bootstrap softspoken|ideal] [--first-trees N]
 //! ```
+//!
+//! `--first-trees N` cuts the first main iteration to its first N noise
+//! blocks, as `webproof_tlsproof::SessionConfig::sized` does for a session.
 //!
 //! Prints setup time and bytes (bootstrap + setup iteration), steady-state
 //! M COT/s (wall clock of the slower party), bits per COT each way, and the
@@ -55,6 +58,9 @@ fn parse() -> Args {
                     other => panic!("unknown config {other}"),
                 };
                 a.name = val;
+            }
+            "--first-trees" => {
+                a.config.first_main_trees = Some(val.parse().expect("--first-trees N"))
             }
             "--cots" => a.cots = val.parse().expect("--cots N"),
             "--batch" => a.batch = val.parse().expect("--batch N"),

@@ -12,22 +12,26 @@
 //!
 //! # Flights of the bootstrap (prover P, verifier V; bytes with frame headers)
 //!
+//! Figures for the `b11` layout of a session [`SessionConfig::sized`] calls
+//! small, with the `b13` layout of a larger one in brackets.
+//!
 //! 1. P: base-OT point `A` (36), sent by the network layer in the flight
 //!    of its hello ([`ProverOpening`]);
 //! 2. V: 128 base-OT point pairs (8,196), after its `Accepted`;
 //! 3. P: SoftSpokenOT's masked GGM sums (4,101), the corrections of
-//!    41,158 + 128 COTs (about 77.5 KB) and, right behind them, the answer
+//!    23,104 [41,158] + 128 COTs (about 44 KB [77.5 KB]: the setup
+//!    iteration's reserve) and, right behind them, the answer
 //!    to SoftSpokenOT's consistency check (36). The check is not
 //!    interactive: its challenges come from a SHA-256 hash of the tree
 //!    message, the call's number and size and every correction
 //!    (Fiat–Shamir, see `webproof_ot::softspoken`), so V sends no seed;
 //! 4. V: checks the answer, then sends the tree corrections of Ferret's
-//!    setup iteration (132,196), then the network layer's `Ready`: the TLS
-//!    session starts here.
+//!    setup iteration (89,476 [132,196]), then the network layer's
+//!    `Ready`: the TLS session starts here.
 //!
 //! Then the warm-up, beside the TLS session: P's challenge of the setup
 //! iteration (36), V's digest (36) and the first main iteration's tree
-//! corrections (208 bytes per noise block), P's challenge (36), V's digest
+//! corrections (176 [208] bytes per noise block), P's challenge (36), V's digest
 //! (36). Ferret's checks are interactive: the challenge is fresh
 //! randomness of P (the COT receiver), sent after every tree correction it
 //! covers. V checks SoftSpokenOT's answer before it sends anything
@@ -46,7 +50,7 @@ use crate::{run, Aead, Proven, Result, Statement, Witness};
 use rand_core::{CryptoRng, RngCore};
 use webproof_core::cot::{RandomCotReceiver, RandomCotSender};
 use webproof_core::{Channel, Io};
-use webproof_ferret::params::B13_MAIN;
+use webproof_ferret::params::{B11_MAIN, B11_SETUP, B13_MAIN};
 use webproof_ferret::{
     FerretConfig, LpnParams, SilentCotReceiver, SilentCotReceiverOpening, SilentCotSender,
 };
@@ -145,19 +149,45 @@ impl Default for SessionConfig {
 }
 
 impl SessionConfig {
-    /// The default configuration with Ferret's first main iteration cut to
-    /// a prefix of [`SESSION_MAIN`] that holds `expected_cots` (see
-    /// [`expected_cots`]) rounded up to whole proof batches, and still
-    /// refills the next iteration's full reserve. Both parties call this
-    /// with the number the prover stated in its hello.
+    /// The configuration for a session expected to draw `expected_cots`
+    /// (see [`expected_cots`]): Ferret's first main iteration is cut to a
+    /// prefix that holds that many COTs rounded up to whole proof batches
+    /// and still refills the next iteration's full reserve. Both parties
+    /// call this with the number the prover stated in its hello.
     ///
-    /// A session expected to need more than one [`SESSION_MAIN`] iteration
-    /// runs a longer prefix of `b13` instead (up to all of its 1,280 noise
-    /// blocks), for the first iteration and any later one: one iteration
-    /// during preprocessing then covers statements up to about 9.9 M COTs
-    /// (a 7 MB response), rather than a second one during the proof.
+    /// Which sets ([`SMALL_SESSION_COTS`]):
+    /// - a session that one `b11` main iteration holds (about 10 M COTs,
+    ///   a 7 MB AES-128 response) runs `b11`'s setup set and a prefix of
+    ///   `b11`'s main set ([`B11_MAIN`]). Its secret is 124,000 blocks
+    ///   (2 MB, against `b13`'s 7.2 MB), so the LPN step's ten lookups per
+    ///   output miss the cache far less, and the reserve the first
+    ///   iteration refills is 178,809 COTs instead of 469,088: a 1 KB / 2
+    ///   KB session makes 1.3 M outputs instead of 1.9 M. It sends more
+    ///   tree corrections per COT (11 blocks per 2,048 outputs rather than
+    ///   13 per 8,192), which only shows at several million COTs.
+    ///   Measured (`ferret_bench`, 2 cores, per party, setup + draws):
+    ///   0.9 M COTs in about 112 ms with `b11` and 192 ms with `b13`, 191
+    ///   KB and 175 KB sent; 5.4 M COTs (a 51 KB response) in about 430 ms
+    ///   and 640 ms, 578 KB and 289 KB sent;
+    /// - a larger session runs [`SESSION_MAIN`] after `b13`'s setup set,
+    ///   or a longer prefix of `b13` (up to all of its 1,280 noise blocks)
+    ///   for the first iteration and any later one: one iteration during
+    ///   preprocessing then covers statements up to about 9.9 M COTs,
+    ///   rather than a second one during the proof, at 0.22 bits per COT.
+    ///
+    /// Security: every set is one of `ferret_b11` / `ferret_b13` or a
+    /// prefix of one ([`LpnParams::prefix`]), whose 128-bit analysis
+    /// `webproof_ferret::params` cites.
     pub fn sized(expected_cots: u64) -> Self {
         let mut c = SessionConfig::default();
+        if expected_cots <= SMALL_SESSION_COTS {
+            c.ferret = FerretConfig {
+                main: B11_MAIN,
+                setup: Some(B11_SETUP),
+                first_main_trees: Some(first_main_trees(&B11_MAIN, expected_cots, c.zk.cot_batch)),
+            };
+            return c;
+        }
         let trees = first_main_trees(&B13_MAIN, expected_cots, c.zk.cot_batch);
         if trees > c.ferret.main.t {
             c.ferret.main = B13_MAIN.prefix(trees);
@@ -170,6 +200,12 @@ impl SessionConfig {
         c
     }
 }
+
+/// The most COTs a session may expect and still run `b11`
+/// ([`SessionConfig::sized`]): what one whole `b11` main iteration yields
+/// beyond its reserve, less one proof batch of rounding, so the first
+/// iteration never needs more noise blocks than `b11` has.
+pub const SMALL_SESSION_COTS: u64 = (B11_MAIN.n - B11_MAIN.reserve() - 2 * (1 << 18)) as u64;
 
 /// Noise blocks of the first main iteration for `expected` COTs drawn in
 /// batches of `batch`, between the fewest that refill a full reserve and
@@ -358,7 +394,7 @@ impl VerifierPreprocessed {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use webproof_ferret::params::B13_MAIN;
+    use webproof_ferret::params::B13_SETUP;
 
     /// The session set is a prefix of `b13` (the security argument above)
     /// and a valid configuration.
@@ -372,14 +408,15 @@ mod tests {
         assert!(SESSION_MAIN.net() > 4_700_000);
     }
 
-    /// The sized first iteration is a prefix of `b13`, holds the
+    /// The sized first iteration is a prefix of the layout's main set
+    /// (`b11` up to [`SMALL_SESSION_COTS`], `b13` above), holds the
     /// expectation in whole batches and refills a full reserve; later
-    /// iterations run the session set, or the same longer prefix of `b13`
-    /// when one session set would not hold the expectation.
+    /// iterations run the main set: `b11`'s whole, or the session set, or
+    /// the same longer prefix of `b13` when one session set would not hold
+    /// the expectation.
     #[test]
     fn sized_first_iteration_is_a_prefix_that_holds_the_expectation() {
         let batch = SessionConfig::default().zk.cot_batch as u64;
-        let fewest = SESSION_MAIN.reserve() / SESSION_MAIN.bin_size() + 1;
         for expected in [
             1,
             100_000,
@@ -389,6 +426,9 @@ mod tests {
             expected_cots(1024, 51 << 10, None),
             5_000_000,
             9_000_000,
+            SMALL_SESSION_COTS,
+            SMALL_SESSION_COTS + 1,
+            12_000_000,
             MAX_EXPECTED_COTS,
             u64::MAX,
         ] {
@@ -396,28 +436,40 @@ mod tests {
             c.ferret.validate().unwrap();
             let first = c.ferret.first_main();
             let main = c.ferret.main;
-            assert_eq!(first, B13_MAIN.prefix(first.t));
-            assert_eq!(main, B13_MAIN.prefix(main.t));
-            assert!((fewest..=B13_MAIN.t).contains(&first.t));
+            let (full, setup) = if expected <= SMALL_SESSION_COTS {
+                assert_eq!(main, B11_MAIN, "{expected}");
+                (B11_MAIN, B11_SETUP)
+            } else {
+                assert_eq!(main, B13_MAIN.prefix(main.t));
+                if first.t <= SESSION_MAIN.t {
+                    assert_eq!(main, SESSION_MAIN, "{expected}");
+                }
+                (B13_MAIN, B13_SETUP)
+            };
+            assert_eq!(c.ferret.setup, Some(setup));
+            let fewest = main.reserve() / main.bin_size() + 1;
+            assert_eq!(first, full.prefix(first.t));
+            assert!((fewest..=full.t).contains(&first.t));
             assert!(first.t <= main.t);
             assert_eq!(c.ferret.iteration(2), main);
-            if first.t <= SESSION_MAIN.t {
-                assert_eq!(main, SESSION_MAIN, "{expected}");
-            }
             let net = c.ferret.first_main_net() as u64;
             let draws = expected.min(MAX_EXPECTED_COTS).div_ceil(batch) * batch;
-            if first.t < B13_MAIN.t {
+            if first.t < full.t {
                 assert!(net > draws, "{expected}");
                 // No more than one tree beyond what is needed.
                 let one_less = main.prefix(first.t - 1).n as u64;
                 assert!(first.t == fewest || one_less <= main.reserve() as u64 + draws);
+            } else {
+                assert!(expected > SMALL_SESSION_COTS, "{expected}");
             }
         }
-        // A 1 KB / 2 KB session needs well under half the session set.
+        // The field's small and 51 KB sessions run b11 and fit its first
+        // iteration, which holds well under half of b11's noise blocks for
+        // the small one.
         let small = SessionConfig::sized(expected_cots(1024, 2048, None));
-        assert!(small.ferret.first_main().t < SESSION_MAIN.t / 2);
-        // A 51 KB AES-128 response fits the first iteration.
+        assert!(small.ferret.first_main().t < B11_MAIN.t / 4);
         let big = expected_cots(1024, 51 << 10, Some(Aead::Aes128Gcm));
+        assert_eq!(SessionConfig::sized(big).ferret.main, B11_MAIN);
         assert!(SessionConfig::sized(big).ferret.first_main_net() as u64 > big);
         assert_eq!(
             SessionConfig::sized(u64::MAX).ferret.first_main().t,
@@ -474,8 +526,9 @@ mod tests {
     #[test]
     fn a_statement_beyond_the_expectation_runs_more_iterations() {
         let smallest = SessionConfig::sized(1).ferret;
-        assert_eq!(smallest.first_main().t, 89);
-        assert_eq!(smallest.first_main_net(), 268_640);
+        assert_eq!(smallest.main, B11_MAIN);
+        assert_eq!(smallest.first_main().t, 216);
+        assert_eq!(smallest.first_main_net(), 263_559);
         let (p, v) = session_with(1, 1).unwrap();
         assert_eq!(p, v);
     }
