@@ -8,6 +8,7 @@
 //! same list. It never changes which kernel the library uses.
 
 use crate::block::clmul;
+use crate::chacha::ChaCha8Stream;
 use crate::prg::AesBatch;
 use crate::Block;
 
@@ -163,7 +164,62 @@ pub fn self_test(seed: u64, trials: usize) -> Result<(), String> {
             return Err("lanes::lincomb8_pair differs".into());
         }
     }
-    aes_self_test(&mut rng, trials)
+    aes_self_test(&mut rng, trials)?;
+    chacha8_self_test(&mut rng, trials)
+}
+
+/// The ChaCha8 stream implementations this build has: the `chacha20`
+/// crate (`chacha20-crate`, the reference) and the SIMD128 one (wasm32
+/// with `simd128`). `out` ← bytes `offset ..` of the stream of `key`.
+pub fn chacha8_variants() -> Vec<(&'static str, ChaCha8Fill)> {
+    let mut v: Vec<(&'static str, ChaCha8Fill)> =
+        vec![("chacha20-crate", |s, o, out| s.fill_crate(o, out))];
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    v.push(("simd128", |s, o, out| s.fill_simd128(o, out)));
+    v.push(("library", |s, o, out| s.fill(o, out)));
+    v
+}
+
+/// One way to read a [`ChaCha8Stream`]: `(stream, offset, out)`.
+pub type ChaCha8Fill = fn(&ChaCha8Stream, u64, &mut [u8]);
+
+fn chacha8_self_test(rng: &mut Mix, trials: usize) -> Result<(), String> {
+    // RFC 8439's ChaCha20 layout with 8 rounds: the first block under the
+    // all-zero key (the widely published ChaCha8 test vector's first bytes).
+    let zero = ChaCha8Stream::new([0; 32]);
+    let head = [0x3e, 0x00, 0xef, 0x2f, 0x89, 0x5f, 0x40, 0xd6];
+    for (name, fill) in chacha8_variants() {
+        let mut b = [0u8; 8];
+        fill(&zero, 0, &mut b);
+        if b != head {
+            return Err(format!("chacha8 {name} fails the zero-key vector"));
+        }
+    }
+    for round in 0..trials.div_ceil(64).max(8) {
+        let key: [u8; 32] = core::array::from_fn(|_| rng.next() as u8);
+        let stream = ChaCha8Stream::new(key);
+        let len = [0usize, 1, 20, 63, 64, 65, 255, 256, 257, 600][round % 10];
+        let offset = match round % 4 {
+            0 => 0,
+            1 => 64 * (rng.next() % 1000),
+            2 => rng.next() % 100_000,
+            // The last blocks before the 32-bit counter runs out.
+            _ => (64u64 << 32) - 700,
+        };
+        let variants = chacha8_variants();
+        let mut want = vec![0u8; len];
+        (variants[0].1)(&stream, offset, &mut want);
+        for (name, fill) in &variants[1..] {
+            let mut got = vec![0xa5u8; len];
+            fill(&stream, offset, &mut got);
+            if got != want {
+                return Err(format!(
+                    "chacha8 {name} differs from the crate (offset {offset}, len {len})"
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `KNOWN_PRODUCT` = 0x0123..3210 * 0x0f1e..e1f0 in GF(2^128).

@@ -14,6 +14,7 @@
 #![deny(unsafe_code)]
 
 pub mod block;
+pub mod chacha;
 pub mod channel;
 pub mod cot;
 pub mod error;

@@ -3,7 +3,8 @@
 //!
 //! This module owns the browser's replacements for the x86_64 instructions
 //! the hot paths rely on: a GF(2^128) carry-less product without a
-//! carry-less multiply instruction. It must never be the only
+//! carry-less multiply instruction, bitsliced AES, and four-way ChaCha8
+//! (the `chacha20` crate has no SIMD128 code). It must never be the only
 //! implementation of anything: every kernel here has a portable twin that
 //! the same inputs are checked against ([`crate::kernels::self_test`]), and
 //! builds without `simd128` use the twin.
@@ -486,4 +487,80 @@ fn sbox_planes(p: &[v128; 8]) -> [v128; 8] {
     let s1 = v128_not(v128_xor(t64, s3));
     let s2 = v128_not(v128_xor(t55, t67));
     [s7, s6, s5, s4, s3, s2, s1, s0]
+}
+
+/// `x <<< N` in each 32-bit lane.
+#[inline(always)]
+fn rotl<const N: u32>(x: v128) -> v128 {
+    v128_or(u32x4_shl(x, N), u32x4_shr(x, 32 - N))
+}
+
+/// One ChaCha quarter round on four lanes (four blocks) at once.
+#[inline(always)]
+fn quarter(s: &mut [v128; 16], a: usize, b: usize, c: usize, d: usize) {
+    s[a] = u32x4_add(s[a], s[b]);
+    s[d] = rotl::<16>(v128_xor(s[d], s[a]));
+    s[c] = u32x4_add(s[c], s[d]);
+    s[b] = rotl::<12>(v128_xor(s[b], s[c]));
+    s[a] = u32x4_add(s[a], s[b]);
+    s[d] = rotl::<8>(v128_xor(s[d], s[a]));
+    s[c] = u32x4_add(s[c], s[d]);
+    s[b] = rotl::<7>(v128_xor(s[b], s[c]));
+}
+
+/// Four ChaCha8 blocks (IETF layout, nonce zero) under `key`, blocks
+/// `counter .. counter + 4` (the counter wraps), as 256 keystream bytes.
+/// Lane `j` of every state word is block `counter + j`; the words are
+/// transposed back to block order on the way out.
+pub fn chacha8x4(key: &[u32; 8], counter: u32) -> [u8; 256] {
+    const SIGMA: [u32; 4] = [0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574];
+    let mut init = [u32x4_splat(0); 16];
+    for i in 0..4 {
+        init[i] = u32x4_splat(SIGMA[i]);
+    }
+    for i in 0..8 {
+        init[4 + i] = u32x4_splat(key[i]);
+    }
+    init[12] = u32x4(
+        counter,
+        counter.wrapping_add(1),
+        counter.wrapping_add(2),
+        counter.wrapping_add(3),
+    );
+    let mut s = init;
+    for _ in 0..4 {
+        quarter(&mut s, 0, 4, 8, 12);
+        quarter(&mut s, 1, 5, 9, 13);
+        quarter(&mut s, 2, 6, 10, 14);
+        quarter(&mut s, 3, 7, 11, 15);
+        quarter(&mut s, 0, 5, 10, 15);
+        quarter(&mut s, 1, 6, 11, 12);
+        quarter(&mut s, 2, 7, 8, 13);
+        quarter(&mut s, 3, 4, 9, 14);
+    }
+    let mut out = [0u8; 256];
+    for w in (0..16).step_by(4) {
+        let [a, b, c, d] = core::array::from_fn(|i| u32x4_add(s[w + i], init[w + i]));
+        // 4x4 transpose: row `j` = words `w .. w + 4` of block `j`.
+        let (t0, t1) = (
+            i32x4_shuffle::<0, 4, 1, 5>(a, b),
+            i32x4_shuffle::<2, 6, 3, 7>(a, b),
+        );
+        let (t2, t3) = (
+            i32x4_shuffle::<0, 4, 1, 5>(c, d),
+            i32x4_shuffle::<2, 6, 3, 7>(c, d),
+        );
+        let rows = [
+            i32x4_shuffle::<0, 1, 4, 5>(t0, t2),
+            i32x4_shuffle::<2, 3, 6, 7>(t0, t2),
+            i32x4_shuffle::<0, 1, 4, 5>(t1, t3),
+            i32x4_shuffle::<2, 3, 6, 7>(t1, t3),
+        ];
+        for (j, row) in rows.into_iter().enumerate() {
+            let at = 64 * j + 4 * w;
+            out[at..at + 8].copy_from_slice(&lane(row, 0).to_le_bytes());
+            out[at + 8..at + 16].copy_from_slice(&lane(row, 1).to_le_bytes());
+        }
+    }
+    out
 }

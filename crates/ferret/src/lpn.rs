@@ -2,8 +2,9 @@
 //!
 //! Output `i` of an iteration is `e_i ⊕ XOR_{r < 10} u[idx(i, r)]`: column
 //! `i` of the public `k × n` matrix `A` has ten ones at positions drawn from
-//! AES-128 in counter mode under a public per-parameter-set key (each pair
-//! of columns takes five AES blocks = twenty 32-bit words). A word `w` maps
+//! the ChaCha8 keystream under a public per-parameter-set key (nonce zero):
+//! the pair of columns `2q, 2q + 1` takes keystream words `20q .. 20q + 20`
+//! (little-endian 32-bit words), the first ten for column `2q`. A word `w` maps
 //! to `⌊w · k / 2^32⌋`, whose bias (below `k / 2^32`, i.e. < 2^-13 for the
 //! largest `k`) does not matter for a random local code. A repeated index
 //! simply cancels, as in the reference implementation; with `k ≥ 17,000` it
@@ -14,18 +15,25 @@
 //! same code serves both parties (the sender encodes its keys of `u`, the
 //! receiver its MACs), which is what keeps the outputs correlated.
 //!
+//! Why ChaCha8 and not AES: the matrix is public, so the generator needs
+//! only to look random, and ChaCha's additions, rotations and XORs run at
+//! full speed everywhere, while a browser has no AES instructions and its
+//! bitsliced AES made these indices a fifth of a WebAssembly prover's time.
+//! Natively the `chacha20` crate's vector code (AVX2 where the CPU has it)
+//! keeps them a small part of the encoder.
+//!
 //! # Cost
 //! For the large sets the secret (7.2 MB for b13) does not fit in a core's
 //! L2, so each output costs ten cache misses to L3 and the encoder is bound
 //! by how many misses a core keeps in flight, not by arithmetic: it issues
 //! the loads of a column `PREFETCH` columns ahead and regenerates indices
-//! (batch AES, [`webproof_core::prg::AesBatch`]) in a two-batch ring so the
-//! misses never drain. Sorting the accesses by secret region was tried and
+//! in a two-batch ring so the misses never drain (each batch's keystream is
+//! one call). Sorting the accesses by secret region was tried and
 //! lost: with one tree's outputs per pass every line of the secret is used
 //! less than once, and the bucketing costs as much as the misses it saves.
 
 use crate::params::{LpnParams, ROW_WEIGHT};
-use webproof_core::prg::AesBatch;
+use webproof_core::chacha::ChaCha8Stream;
 use webproof_core::Block;
 
 /// Columns whose indices are generated per AES batch (two batches are kept).
@@ -33,29 +41,30 @@ const BATCH: usize = 128;
 /// How many columns ahead the encoder prefetches.
 const PREFETCH: usize = 16;
 const _: () = assert!(PREFETCH <= BATCH);
-/// AES blocks per pair of columns (20 words for 2 × 10 indices).
-const BLOCKS_PER_PAIR: usize = 5;
+/// Keystream bytes per pair of columns (20 words for 2 × 10 indices).
+const BYTES_PER_PAIR: usize = 4 * 2 * ROW_WEIGHT;
 
 /// Encoder for one parameter set.
 #[derive(Clone)]
 pub(crate) struct LpnEncoder {
-    aes: AesBatch,
+    /// The code's public ChaCha8 stream.
+    stream: ChaCha8Stream,
     k: u64,
     /// The public key (kept for the reference definition in tests).
     #[cfg(test)]
-    key: [u8; 16],
+    key: [u8; 32],
 }
 
 impl LpnEncoder {
     pub(crate) fn new(params: &LpnParams) -> Self {
         // Public key: a domain tag and the set's shape, so different sets use
         // unrelated codes and both parties derive the same one.
-        let mut key = [0u8; 16];
-        key[..8].copy_from_slice(b"wpf-lpn\0");
+        let mut key = [0u8; 32];
+        key[..8].copy_from_slice(b"wpf-lpn8");
         key[8..12].copy_from_slice(&(params.k as u32).to_le_bytes());
         key[12..16].copy_from_slice(&(params.n as u32 ^ params.log_bin << 27).to_le_bytes());
         LpnEncoder {
-            aes: AesBatch::new(Block::from_bytes(key)),
+            stream: ChaCha8Stream::new(key),
             k: params.k as u64,
             #[cfg(test)]
             key,
@@ -65,16 +74,12 @@ impl LpnEncoder {
     /// The ten indices of columns `2q` and `2q + 1` for `q` in `q0..q0 + pairs`.
     #[inline]
     fn indices(&self, q0: usize, pairs: usize, idx: &mut [u32; BATCH * ROW_WEIGHT]) {
-        let mut blocks = [Block::ZERO; BATCH / 2 * BLOCKS_PER_PAIR];
-        let nblocks = pairs * BLOCKS_PER_PAIR;
-        let base = (q0 * BLOCKS_PER_PAIR) as u128;
-        self.aes.encrypt_counter(base, &mut blocks[..nblocks]);
-        for (i, b) in blocks[..nblocks].iter().enumerate() {
-            for w in 0..4 {
-                // Word `w` of the block's little-endian bytes.
-                let word = (b.0 >> (32 * w)) as u32;
-                idx[4 * i + w] = ((word as u64 * self.k) >> 32) as u32;
-            }
+        let mut bytes = [0u8; BATCH / 2 * BYTES_PER_PAIR];
+        let bytes = &mut bytes[..pairs * BYTES_PER_PAIR];
+        self.stream.fill((q0 * BYTES_PER_PAIR) as u64, bytes);
+        for (i, w) in bytes.chunks_exact(4).enumerate() {
+            let word = u32::from_le_bytes(w.try_into().expect("4 bytes"));
+            idx[i] = ((word as u64 * self.k) >> 32) as u32;
         }
     }
 
@@ -161,21 +166,20 @@ impl LpnEncoder {
 
     /// The indices of one column, by the definition (for tests).
     #[cfg(test)]
+    /// The keystream is read from its start (no seek), in 64-byte blocks.
     pub(crate) fn column(&self, col: usize) -> Vec<usize> {
-        use aes::cipher::{BlockEncrypt, KeyInit};
-        let q = col / 2;
-        let aes = aes::Aes128::new(&self.key.into());
-        let mut words = Vec::new();
-        for i in 0..BLOCKS_PER_PAIR {
-            let mut b: aes::Block = ((q * BLOCKS_PER_PAIR + i) as u128).to_le_bytes().into();
-            aes.encrypt_block(&mut b);
-            for w in 0..4 {
-                words.push(u32::from_le_bytes(b[4 * w..4 * w + 4].try_into().unwrap()));
-            }
+        use chacha20::cipher::{KeyIvInit, StreamCipher};
+        use chacha20::ChaCha8;
+        let mut stream = ChaCha8::new(&self.key.into(), &[0u8; 12].into());
+        let first = col * 4 * ROW_WEIGHT;
+        let mut bytes = vec![0u8; (first + 4 * ROW_WEIGHT).div_ceil(64) * 64];
+        for block in bytes.chunks_mut(64) {
+            stream.apply_keystream(block);
         }
-        let half = &words[(col % 2) * ROW_WEIGHT..(col % 2 + 1) * ROW_WEIGHT];
-        half.iter()
-            .map(|&w| ((w as u64 * self.k) >> 32) as usize)
+        bytes[first..first + 4 * ROW_WEIGHT]
+            .chunks_exact(4)
+            .map(|w| u32::from_le_bytes(w.try_into().unwrap()))
+            .map(|w| ((w as u64 * self.k) >> 32) as usize)
             .collect()
     }
 }

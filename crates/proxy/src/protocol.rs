@@ -56,8 +56,12 @@ use serde::{Deserialize, Serialize};
 /// direction, [`DigestedOutput`]); plans may carry JSON claims. Version 7:
 /// refusals, rejected verdicts and failed `CloseAck`s carry a
 /// [`Rejection`] (kind and detail) instead of free text; the full-reveal
-/// payload and `Proof.openings`, which no prover sent, are gone.
-pub const PROTOCOL_VERSION: u16 = 7;
+/// payload and `Proof.openings`, which no prover sent, are gone. Version 8:
+/// the preprocessing's silent OT changed under the same messages: sessions
+/// expected to need up to about 10 M COTs run Ferret's `b11` sets, and the
+/// LPN code's columns come from ChaCha8 instead of AES (an older peer would
+/// fail Ferret's check, so it is refused at the hello instead).
+pub const PROTOCOL_VERSION: u16 = 8;
 /// Largest control message (JSON) accepted by default. The prover's
 /// `Proof` is the largest: for a 16 MiB response its plan holds about
 /// 1,000 record layouts (40 bytes each) and, with an attestation, one leaf

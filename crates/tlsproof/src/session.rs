@@ -13,25 +13,25 @@
 //! # Flights of the bootstrap (prover P, verifier V; bytes with frame headers)
 //!
 //! Figures for the `b11` layout of a session [`SessionConfig::sized`] calls
-//! small, with the `b13` layout of a larger one in brackets.
+//! small; after a slash, the `b13` layout of a larger one.
 //!
 //! 1. P: base-OT point `A` (36), sent by the network layer in the flight
 //!    of its hello ([`ProverOpening`]);
 //! 2. V: 128 base-OT point pairs (8,196), after its `Accepted`;
 //! 3. P: SoftSpokenOT's masked GGM sums (4,101), the corrections of
-//!    23,104 [41,158] + 128 COTs (about 44 KB [77.5 KB]: the setup
+//!    23,104 / 41,158 + 128 COTs (about 44 / 77.5 KB: the setup
 //!    iteration's reserve) and, right behind them, the answer
 //!    to SoftSpokenOT's consistency check (36). The check is not
 //!    interactive: its challenges come from a SHA-256 hash of the tree
 //!    message, the call's number and size and every correction
 //!    (Fiat–Shamir, see `webproof_ot::softspoken`), so V sends no seed;
 //! 4. V: checks the answer, then sends the tree corrections of Ferret's
-//!    setup iteration (89,476 [132,196]), then the network layer's
+//!    setup iteration (89,476 / 132,196), then the network layer's
 //!    `Ready`: the TLS session starts here.
 //!
 //! Then the warm-up, beside the TLS session: P's challenge of the setup
 //! iteration (36), V's digest (36) and the first main iteration's tree
-//! corrections (176 [208] bytes per noise block), P's challenge (36), V's digest
+//! corrections (176 / 208 bytes per noise block), P's challenge (36), V's digest
 //! (36). Ferret's checks are interactive: the challenge is fresh
 //! randomness of P (the COT receiver), sent after every tree correction it
 //! covers. V checks SoftSpokenOT's answer before it sends anything
