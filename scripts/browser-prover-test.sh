@@ -140,13 +140,16 @@ if $bench; then
         mobile-5g) rtt=30 mbps=30 ;;
         *) echo "browser-prover-bench: BENCH_LINK is loopback, cable, fiber or mobile-5g" >&2; exit 2 ;;
         esac
-        emulate() { # name to rtt mbps: start a link, print its address
+        # Started in this shell, not in a command substitution's subshell,
+        # so that cleanup knows their pids and stops them.
+        emulate() { # name to rtt mbps: start a link (its address: listening)
             node web/driver/link.mjs --to "$2" --rtt-ms "$3" --mbps "$4" >"$tmp/link-$1.out" &
             pids+=($!)
-            listening "$tmp/link-$1.out" addr
         }
-        ws="ws://$(emulate prover "$http" "$rtt" "$mbps")/v1/session"
-        server=$(emulate app "$fixture" 50 "$mbps")
+        emulate prover "$http" "$rtt" "$mbps"
+        emulate app "$fixture" 50 "$mbps"
+        ws="ws://$(listening "$tmp/link-prover.out" addr)/v1/session"
+        server=$(listening "$tmp/link-app.out" addr)
         link="$link ($rtt ms, $mbps Mbit/s to the verifier; 50 ms to the server; web/driver/link.mjs)"
     fi
     # 1 KB request: the X-Padding header fills the GET up to 1024 bytes.
