@@ -259,6 +259,25 @@ pub fn bench_json(now: &dyn Fn() -> f64, reps: usize, zk_blocks: usize) -> Strin
             "blocks/s",
         );
     }
+    // Keystream bytes per second, as the LPN code reads it (5 KiB per
+    // batch of 128 columns): comparable with 16 x the AES counter rate.
+    let stream = webproof_core::chacha::ChaCha8Stream::new([7; 32]);
+    for (name, fill) in kernels::chacha8_variants() {
+        let mut buf = vec![0u8; 5120];
+        let rounds = 256u64;
+        let secs = time(now, reps, || {
+            for r in 0..rounds {
+                fill(&stream, r * 5120, &mut buf);
+            }
+            sink ^= buf[0] as u128;
+        });
+        push(
+            &mut s,
+            format!("chacha8 {name}"),
+            (rounds * 5120) as f64 / secs,
+            "bytes/s",
+        );
+    }
     for (kind, label) in [
         (SboxKind::Inversion, "inversion"),
         (SboxKind::Boolean, "boolean"),
