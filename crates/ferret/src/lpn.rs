@@ -36,7 +36,7 @@ use crate::params::{LpnParams, ROW_WEIGHT};
 use webproof_core::chacha::ChaCha8Stream;
 use webproof_core::Block;
 
-/// Columns whose indices are generated per AES batch (two batches are kept).
+/// Columns whose indices are generated per keystream call (two batches are kept).
 const BATCH: usize = 128;
 /// How many columns ahead the encoder prefetches.
 const PREFETCH: usize = 16;
@@ -164,9 +164,9 @@ impl LpnEncoder {
         }
     }
 
-    /// The indices of one column, by the definition (for tests).
+    /// The indices of one column, by the definition (for tests): the
+    /// keystream is read from its start (no seek), in 64-byte blocks.
     #[cfg(test)]
-    /// The keystream is read from its start (no seek), in 64-byte blocks.
     pub(crate) fn column(&self, col: usize) -> Vec<usize> {
         use chacha20::cipher::{KeyIvInit, StreamCipher};
         use chacha20::ChaCha8;

@@ -141,7 +141,7 @@ impl Default for SessionConfig {
                 first_main_trees: None,
             },
             zk: Config {
-                cot_batch: 1 << 18,
+                cot_batch: PROOF_BATCH,
                 segment_bits: 1 << 16,
             },
         }
@@ -165,8 +165,8 @@ impl SessionConfig {
     ///   KB session makes 1.3 M outputs instead of 1.9 M. It sends more
     ///   tree corrections per COT (11 blocks per 2,048 outputs rather than
     ///   13 per 8,192), which only shows at several million COTs.
-    ///   Measured (`ferret_bench`, 2 cores, per party, setup + draws):
-    ///   0.9 M COTs in about 112 ms with `b11` and 192 ms with `b13`, 191
+    ///   Measured (`ferret_bench`, 2 cores, per party, setup + draws, with
+    ///   the LPN indices still from AES): 0.9 M COTs in about 112 ms with `b11` and 192 ms with `b13`, 191
     ///   KB and 175 KB sent; 5.4 M COTs (a 51 KB response) in about 430 ms
     ///   and 640 ms, 578 KB and 289 KB sent;
     /// - a larger session runs [`SESSION_MAIN`] after `b13`'s setup set,
@@ -201,11 +201,16 @@ impl SessionConfig {
     }
 }
 
+/// COTs the proof draws at a time ([`Config::cot_batch`] of the default
+/// configuration).
+const PROOF_BATCH: usize = 1 << 18;
+
 /// The most COTs a session may expect and still run `b11`
 /// ([`SessionConfig::sized`]): what one whole `b11` main iteration yields
-/// beyond its reserve, less one proof batch of rounding, so the first
-/// iteration never needs more noise blocks than `b11` has.
-pub const SMALL_SESSION_COTS: u64 = (B11_MAIN.n - B11_MAIN.reserve() - 2 * (1 << 18)) as u64;
+/// beyond its reserve, less two proof batches (the expectation is rounded
+/// up to whole batches, with room to spare), so the first iteration never
+/// needs more noise blocks than `b11` has.
+pub const SMALL_SESSION_COTS: u64 = (B11_MAIN.n - B11_MAIN.reserve() - 2 * PROOF_BATCH) as u64;
 
 /// Noise blocks of the first main iteration for `expected` COTs drawn in
 /// batches of `batch`, between the fewest that refill a full reserve and
