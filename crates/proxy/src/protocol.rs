@@ -60,8 +60,11 @@ use serde::{Deserialize, Serialize};
 /// the preprocessing's silent OT changed under the same messages: sessions
 /// expected to need up to about 10 M COTs run Ferret's `b11` sets, and the
 /// LPN code's columns come from ChaCha8 instead of AES (an older peer would
-/// fail Ferret's check, so it is refused at the hello instead).
-pub const PROTOCOL_VERSION: u16 = 8;
+/// fail Ferret's check, so it is refused at the hello instead). Version 9:
+/// the proof's key derivation opens each HMAC key's inner chaining state
+/// and the TLS 1.2 PRF's chain values, and runs only the outer hashes in
+/// the proof (`webproof_tlsproof`'s `kdf` module).
+pub const PROTOCOL_VERSION: u16 = 9;
 /// Largest control message (JSON) accepted by default. The prover's
 /// `Proof` is the largest: for a 16 MiB response its plan holds about
 /// 1,000 record layouts (40 bytes each) and, with an attestation, one leaf

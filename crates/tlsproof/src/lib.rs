@@ -21,6 +21,14 @@
 //!   AES-GCM's lack of key commitment does not matter: the key is fixed by
 //!   the handshake.
 //!
+//! The key derivation runs HMAC with each key's inner chaining state
+//! opened to the verifier (and, in TLS 1.2, the PRF's chain values `A(i)`):
+//! the verifier hashes the public messages from those states itself and
+//! only the outer compressions are proven, about 0.38 M AND for TLS 1.3
+//! with SHA-256 instead of 0.61 M (0.17 M instead of 0.46 M for TLS 1.2).
+//! The outer states stay hidden, so the keys do; the `kdf` module gives the
+//! argument.
+//!
 //! For attestations, a direction can also carry hash [`Commitment`]s:
 //! `SHA-256(prefix || blinder || plaintext spans)` computed inside the proof
 //! over the plaintext the records decrypt to, with a secret blinder, so the
@@ -345,7 +353,7 @@ async fn prove_tls13_keys<P: ZkParty>(
     // Master Secret = HKDF-Extract(salt = derived, IKM = 0).
     let ms = HmacKey::new(party, h, &derived)
         .await?
-        .mac(party, &kdf::public(&vec![0u8; hl]))
+        .mac(party, &vec![0u8; hl])
         .await?;
     let ms_key = HmacKey::new(party, h, &ms).await?;
     let mut keys = Vec::with_capacity(4);

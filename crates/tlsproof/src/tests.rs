@@ -256,6 +256,148 @@ fn tls12_wrong_master_secret_or_finished_is_caught() {
     assert_caught(p, v);
 }
 
+/// A prover that opens, at its `lie_at`-th opening, a value other than
+/// the committed one (one bit flipped with the MAC it can compute): the key
+/// derivation opens each HMAC key's inner state and the TLS 1.2 PRF's chain
+/// values, and the verifier hashes on from what was opened.
+struct LyingOpens<P> {
+    inner: P,
+    opens: usize,
+    lie_at: usize,
+}
+
+impl<P: ZkParty> ZkParty for LyingOpens<P> {
+    type Bit = P::Bit;
+    fn constant(&self, value: bool) -> P::Bit {
+        self.inner.constant(value)
+    }
+    fn xor(&self, a: P::Bit, b: P::Bit) -> P::Bit {
+        self.inner.xor(a, b)
+    }
+    async fn commit_secret(&mut self, witness: Option<&[u8]>, len: usize) -> Result<Vec<P::Bit>> {
+        self.inner.commit_secret(witness, len).await
+    }
+    async fn eval(
+        &mut self,
+        circuit: &webproof_circuits::Circuit,
+        inputs: &[&[P::Bit]],
+    ) -> Result<Vec<Vec<P::Bit>>> {
+        self.inner.eval(circuit, inputs).await
+    }
+    async fn eval_batch(
+        &mut self,
+        circuit: &webproof_circuits::Circuit,
+        n: usize,
+        inputs: &[&[P::Bit]],
+    ) -> Result<Vec<Vec<P::Bit>>> {
+        self.inner.eval_batch(circuit, n, inputs).await
+    }
+    async fn open(&mut self, bits: &[P::Bit]) -> Result<Vec<bool>> {
+        let mut bits = bits.to_vec();
+        if self.opens == self.lie_at {
+            let one = self.inner.constant(true);
+            for i in [0, bits.len() / 2] {
+                bits[i] = self.inner.xor(bits[i], one);
+            }
+        }
+        self.opens += 1;
+        self.inner.open(&bits).await
+    }
+    async fn assert_public(&mut self, bits: &[P::Bit], values: &[bool]) -> Result<()> {
+        self.inner.assert_public(bits, values).await
+    }
+    async fn check(&mut self) -> Result<()> {
+        self.inner.check().await
+    }
+    type Elem = P::Elem;
+    fn pack(&self, bits: &[P::Bit]) -> Result<P::Elem> {
+        self.inner.pack(bits)
+    }
+    fn elem_constant(&self, c: webproof_core::Block) -> P::Elem {
+        self.inner.elem_constant(c)
+    }
+    fn elem_add(&self, a: P::Elem, b: P::Elem) -> P::Elem {
+        self.inner.elem_add(a, b)
+    }
+    async fn mul(&mut self, a: P::Elem, b: P::Elem) -> Result<P::Elem> {
+        self.inner.mul(a, b).await
+    }
+    async fn assert_elems_public(
+        &mut self,
+        elems: &[P::Elem],
+        values: &[webproof_core::Block],
+    ) -> Result<()> {
+        self.inner.assert_elems_public(elems, values).await
+    }
+}
+
+/// Run `st` with a prover that lies at its `lie_at`-th opening: the
+/// number of openings it made and both results.
+fn run_lying(
+    st: &Statement,
+    witness: &Witness,
+    lie_at: usize,
+) -> (usize, Result<Proven>, Result<Proven>) {
+    let (a, b) = memory_duplex();
+    let (cot_s, cot_r) = ideal::pair(lie_at as u64);
+    let cfg = Config::default();
+    block_on(async {
+        let prover = async {
+            let p = Prover::new(cot_r, Channel::new(a), cfg).await?;
+            let mut liar = LyingOpens {
+                inner: p,
+                opens: 0,
+                lie_at,
+            };
+            let out = run(&mut liar, st, Some(witness)).await;
+            Ok::<_, Error>((liar.opens, out))
+        };
+        let verifier = async {
+            let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+            let mut v = Verifier::new(cot_s, Channel::new(b), cfg, &mut rng).await?;
+            let out = run(&mut v, st, None).await;
+            drop(v);
+            out
+        };
+        let (p, v) = futures::join!(prover, verifier);
+        let (made, p) = p.expect("the prover starts");
+        (made, p, v)
+    })
+}
+
+/// Every opening of the key derivation is checked against the committed
+/// value: a prover that opens another inner state (TLS 1.3: `HS`, the
+/// derived secret, the master secret, both traffic secrets) or another
+/// chain value (TLS 1.2: the master secret's inner state, `A(1)` and `A(2)`
+/// of the key block, `A(1)` of each Finished) is refused, and so is one
+/// that lies in any later opening (IVs, a key, bytes). The honest run's count of
+/// openings is pinned, so a change in the derivation cannot silently skip
+/// openings here.
+#[test]
+fn lying_about_an_opened_kdf_value_is_caught() {
+    for (tls13, kdf_opens) in [(true, 5), (false, 5)] {
+        let s = if tls13 {
+            tls13_session(Aead::Aes128Gcm, 61, &[REQUEST], &[RESPONSE1])
+        } else {
+            tls12_session(Aead::Aes128Gcm, 62, &[REQUEST], &[RESPONSE1])
+        };
+        let mut st = s.statement.clone();
+        st.recv.disclosure = Disclosure::Ranges(vec![(0, 0..8)]);
+        let (opens, p, v) = run_lying(&st, &s.witness, usize::MAX);
+        assert!(p.is_ok() && v.is_ok(), "tls13={tls13}: honest run {v:?}");
+        // The KDF's openings, then the IVs', the sent direction's key (the
+        // fast path) and the received bytes.
+        assert_eq!(opens, kdf_opens + 3, "tls13={tls13}: openings");
+        for lie_at in 0..opens {
+            let (_, _, v) = run_lying(&st, &s.witness, lie_at);
+            assert!(
+                v.is_err(),
+                "tls13={tls13}, lie at opening {lie_at}: accepted"
+            );
+        }
+    }
+}
+
 #[test]
 fn malformed_statements_are_rejected_before_proving() {
     let s = tls13_session(Aead::Aes128Gcm, 8, &[REQUEST], &[RESPONSE1]);
