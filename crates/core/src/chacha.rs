@@ -1,30 +1,44 @@
-//! ChaCha8 keystream under a public key, read from any byte offset.
+//! ChaCha keystreams read from any byte offset: ChaCha8 under a public
+//! key, ChaCha12 under a secret one.
 //!
-//! This module owns public randomness that must be cheap on every target:
-//! the columns of Ferret's LPN code (`webproof_ferret`'s `lpn` module) are
-//! ChaCha8 keystream words under a key both parties derive from the
-//! parameter set. Nothing secret goes through it.
+//! This module owns the ChaCha streams that must be cheap on every target:
 //!
-//! The stream is the IETF ChaCha8 of the `chacha20` crate with a zero
-//! nonce: block `i` (32-bit counter) covers bytes `64 i .. 64 i + 64`.
-//! Natively that crate computes it (AVX2 or SSE2, picked at run time); on
-//! wasm32 with SIMD128, where the crate has only scalar code, four blocks
-//! per step in the `simd128` module's kernel, which
+//! - [`ChaCha8Stream`]: public randomness, the columns of Ferret's LPN code
+//!   (`webproof_ferret`'s `lpn` module), ChaCha8 keystream words under a
+//!   key both parties derive from the parameter set. Nothing secret goes
+//!   through it.
+//! - [`ChaCha12Stream`]: the pseudo-random generator behind
+//!   [`crate::Prg`], keyed by secret seeds (OT extension rows, GGM trees,
+//!   private randomness) or by challenge seeds. Twelve rounds, the margin
+//!   the `rand` crates keep for their keyed generator, where eight suffice
+//!   for a public matrix that only has to look random.
+//!
+//! A stream is the IETF ChaCha of the `chacha20` crate with a zero nonce:
+//! block `i` (32-bit counter) covers bytes `64 i .. 64 i + 64`. Natively
+//! that crate computes it (AVX2 or SSE2, picked at run time); on wasm32
+//! with SIMD128, where the crate has only scalar code, four blocks per
+//! step in the `simd128` module's kernel, which
 //! [`crate::kernels::self_test`] checks against the crate.
 
 use chacha20::cipher::{KeyIvInit, StreamCipher, StreamCipherSeek};
-use chacha20::ChaCha8;
+use chacha20::{ChaCha12, ChaCha8};
 
-/// ChaCha8 with a public key and nonce zero.
+/// ChaCha with `2 * DOUBLE_ROUNDS` rounds (8 or 12), a key and nonce zero.
 #[derive(Clone, Debug)]
-pub struct ChaCha8Stream {
+pub struct ChaChaStream<const DOUBLE_ROUNDS: usize> {
     key: [u8; 32],
 }
 
-impl ChaCha8Stream {
+/// ChaCha8, for public keys.
+pub type ChaCha8Stream = ChaChaStream<4>;
+/// ChaCha12, for secret keys.
+pub type ChaCha12Stream = ChaChaStream<6>;
+
+impl<const DOUBLE_ROUNDS: usize> ChaChaStream<DOUBLE_ROUNDS> {
     /// The stream of `key`.
     pub fn new(key: [u8; 32]) -> Self {
-        ChaCha8Stream { key }
+        const { assert!(DOUBLE_ROUNDS == 4 || DOUBLE_ROUNDS == 6) };
+        ChaChaStream { key }
     }
 
     /// `out` ← keystream bytes `offset .. offset + out.len()`.
@@ -39,10 +53,21 @@ impl ChaCha8Stream {
 
     /// [`Self::fill`] by the `chacha20` crate (the reference).
     pub(crate) fn fill_crate(&self, offset: u64, out: &mut [u8]) {
-        let mut stream = ChaCha8::new(&self.key.into(), &[0u8; 12].into());
-        stream.seek(offset);
-        out.fill(0);
-        stream.apply_keystream(out);
+        fn apply<C: KeyIvInit + StreamCipher + StreamCipherSeek>(
+            key: &[u8; 32],
+            offset: u64,
+            out: &mut [u8],
+        ) {
+            let mut stream =
+                C::new_from_slices(key, &[0u8; 12]).expect("ChaCha key and nonce sizes");
+            stream.seek(offset);
+            out.fill(0);
+            stream.apply_keystream(out);
+        }
+        match DOUBLE_ROUNDS {
+            4 => apply::<ChaCha8>(&self.key, offset, out),
+            _ => apply::<ChaCha12>(&self.key, offset, out),
+        }
     }
 
     /// [`Self::fill`] four blocks at a time.
@@ -51,17 +76,24 @@ impl ChaCha8Stream {
         let end = offset
             .checked_add(out.len() as u64)
             .filter(|&e| e.div_ceil(64) <= 1 << 32)
-            .expect("ChaCha8 stream: range beyond the 32-bit block counter");
+            .expect("ChaCha stream: range beyond the 32-bit block counter");
         let key: [u32; 8] = core::array::from_fn(|i| {
             u32::from_le_bytes(self.key[4 * i..4 * i + 4].try_into().unwrap())
         });
         let (mut pos, mut done) = (offset, 0usize);
         while pos < end {
             let block = pos / 64;
-            let group = crate::simd128::chacha8x4(&key, block as u32);
             let skip = (pos - 64 * block) as usize;
-            let n = (group.len() - skip).min((end - pos) as usize);
-            out[done..done + n].copy_from_slice(&group[skip..skip + n]);
+            let n = (256 - skip).min((end - pos) as usize);
+            if skip == 0 && n == 256 {
+                // Whole groups straight into `out`.
+                let dst: &mut [u8; 256] = (&mut out[done..done + 256]).try_into().unwrap();
+                crate::simd128::chacha_x4::<DOUBLE_ROUNDS>(&key, block as u32, dst);
+            } else {
+                let mut group = [0u8; 256];
+                crate::simd128::chacha_x4::<DOUBLE_ROUNDS>(&key, block as u32, &mut group);
+                out[done..done + n].copy_from_slice(&group[skip..skip + n]);
+            }
             done += n;
             pos += n as u64;
         }

@@ -8,7 +8,7 @@
 //! same list. It never changes which kernel the library uses.
 
 use crate::block::clmul;
-use crate::chacha::ChaCha8Stream;
+use crate::chacha::{ChaCha8Stream, ChaChaStream};
 use crate::prg::AesBatch;
 use crate::Block;
 
@@ -165,14 +165,16 @@ pub fn self_test(seed: u64, trials: usize) -> Result<(), String> {
         }
     }
     aes_self_test(&mut rng, trials)?;
-    chacha8_self_test(&mut rng, trials)
+    chacha_self_test(&mut rng, trials)
 }
 
-/// The ChaCha8 stream implementations this build has: the `chacha20`
-/// crate (`chacha20-crate`, the reference) and the SIMD128 one (wasm32
-/// with `simd128`). `out` ← bytes `offset ..` of the stream of `key`.
-pub fn chacha8_variants() -> Vec<(&'static str, ChaCha8Fill)> {
-    let mut v: Vec<(&'static str, ChaCha8Fill)> =
+/// The ChaCha stream implementations this build has (ChaCha8 for
+/// `DOUBLE_ROUNDS = 4`, ChaCha12 for 6): the `chacha20` crate
+/// (`chacha20-crate`, the reference) and the SIMD128 one (wasm32 with
+/// `simd128`). `out` ← bytes `offset ..` of the stream of `key`.
+pub fn chacha_variants<const DOUBLE_ROUNDS: usize>(
+) -> Vec<(&'static str, ChaChaFill<DOUBLE_ROUNDS>)> {
+    let mut v: Vec<(&'static str, ChaChaFill<DOUBLE_ROUNDS>)> =
         vec![("chacha20-crate", |s, o, out| s.fill_crate(o, out))];
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
     v.push(("simd128", |s, o, out| s.fill_simd128(o, out)));
@@ -180,24 +182,35 @@ pub fn chacha8_variants() -> Vec<(&'static str, ChaCha8Fill)> {
     v
 }
 
-/// One way to read a [`ChaCha8Stream`]: `(stream, offset, out)`.
-pub type ChaCha8Fill = fn(&ChaCha8Stream, u64, &mut [u8]);
+/// One way to read a [`ChaChaStream`]: `(stream, offset, out)`.
+pub type ChaChaFill<const DOUBLE_ROUNDS: usize> = fn(&ChaChaStream<DOUBLE_ROUNDS>, u64, &mut [u8]);
 
-fn chacha8_self_test(rng: &mut Mix, trials: usize) -> Result<(), String> {
+fn chacha_self_test(rng: &mut Mix, trials: usize) -> Result<(), String> {
     // RFC 8439's ChaCha20 layout with 8 rounds: the first block under the
     // all-zero key (the widely published ChaCha8 test vector's first bytes).
     let zero = ChaCha8Stream::new([0; 32]);
     let head = [0x3e, 0x00, 0xef, 0x2f, 0x89, 0x5f, 0x40, 0xd6];
-    for (name, fill) in chacha8_variants() {
+    for (name, fill) in chacha_variants::<4>() {
         let mut b = [0u8; 8];
         fill(&zero, 0, &mut b);
         if b != head {
             return Err(format!("chacha8 {name} fails the zero-key vector"));
         }
     }
+    chacha_matches_crate::<4>(rng, trials)?;
+    chacha_matches_crate::<6>(rng, trials)
+}
+
+/// Every implementation of the `2 * DOUBLE_ROUNDS`-round stream against the
+/// crate, at random keys, offsets and lengths around the four-block steps.
+fn chacha_matches_crate<const DOUBLE_ROUNDS: usize>(
+    rng: &mut Mix,
+    trials: usize,
+) -> Result<(), String> {
+    let rounds = 2 * DOUBLE_ROUNDS;
     for round in 0..trials.div_ceil(64).max(8) {
         let key: [u8; 32] = core::array::from_fn(|_| rng.next() as u8);
-        let stream = ChaCha8Stream::new(key);
+        let stream = ChaChaStream::<DOUBLE_ROUNDS>::new(key);
         let len = [0usize, 1, 20, 63, 64, 65, 255, 256, 257, 600][round % 10];
         let offset = match round % 4 {
             0 => 0,
@@ -206,7 +219,7 @@ fn chacha8_self_test(rng: &mut Mix, trials: usize) -> Result<(), String> {
             // The last blocks before the 32-bit counter runs out.
             _ => (64u64 << 32) - 700,
         };
-        let variants = chacha8_variants();
+        let variants = chacha_variants::<DOUBLE_ROUNDS>();
         let mut want = vec![0u8; len];
         (variants[0].1)(&stream, offset, &mut want);
         for (name, fill) in &variants[1..] {
@@ -214,7 +227,7 @@ fn chacha8_self_test(rng: &mut Mix, trials: usize) -> Result<(), String> {
             fill(&stream, offset, &mut got);
             if got != want {
                 return Err(format!(
-                    "chacha8 {name} differs from the crate (offset {offset}, len {len})"
+                    "chacha{rounds} {name} differs from the crate (offset {offset}, len {len})"
                 ));
             }
         }

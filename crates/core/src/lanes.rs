@@ -82,17 +82,8 @@ mod simd {
     }
 
     pub fn lincomb8_pair(c: &[Block; 8], d: &[Block; 8], x: &[X4; 8]) -> (X4, X4) {
-        let mut acc_c = [(0u128, 0u128); 4];
-        let mut acc_d = [(0u128, 0u128); 4];
-        for ((cj, dj), xj) in c.iter().zip(d).zip(x) {
-            let xw = words(xj);
-            let pc = clmul4(&[cj.0; 4], &xw);
-            let pd = clmul4(&[dj.0; 4], &xw);
-            for l in 0..4 {
-                acc_c[l] = (acc_c[l].0 ^ pc[l].0, acc_c[l].1 ^ pc[l].1);
-                acc_d[l] = (acc_d[l].0 ^ pd[l].0, acc_d[l].1 ^ pd[l].1);
-            }
-        }
+        let [acc_c, acc_d] =
+            crate::simd128::lincomb8_pair(&c.map(|b| b.0), &d.map(|b| b.0), &x.map(|r| words(&r)));
         let red = |a: [(u128, u128); 4]| a.map(|(lo, hi)| Block::reduce(lo, hi));
         (red(acc_c), red(acc_d))
     }

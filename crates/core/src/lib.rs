@@ -5,7 +5,7 @@
 //!   as an OT/VOLE key or MAC;
 //! - [`Channel`]: a framed, byte-counting message channel over any
 //!   `futures` `AsyncRead + AsyncWrite` transport (TCP, in-memory, WebSocket);
-//! - [`Prg`]: an AES-128-CTR pseudo-random generator for protocol expansion;
+//! - [`Prg`]: the ChaCha12 pseudo-random generator for protocol expansion;
 //! - [`cot`]: the correlated-OT interfaces that the OT crate implements and the
 //!   ZK engine consumes.
 //!

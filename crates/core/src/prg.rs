@@ -1,12 +1,20 @@
-//! AES-128 in counter mode as a pseudo-random generator, and the batch AES
-//! kernel behind it.
+//! The pseudo-random generator keyed by a seed block, and the batch AES
+//! kernel of the fixed-key hashes.
 //!
 //! [`Prg`] is used wherever a protocol expands a short seed into many blocks
-//! (OT extension rows, GGM trees, LPN matrices, challenge vectors). Not a
-//! source of entropy: seeds come from the caller's RNG.
+//! (OT extension rows, GGM trees, challenge vectors, a party's private
+//! randomness). Not a source of entropy: seeds come from the caller's RNG.
+//! It is the ChaCha12 keystream under the key `seed ‖ PRG_DOMAIN`
+//! ([`crate::chacha::ChaCha12Stream`]): a stream cipher is the textbook
+//! PRG, and unlike AES it needs no key schedule and no AES instructions, so
+//! a browser computes it about five times as fast as bitsliced AES
+//! counter mode (`scripts/browser-test.sh --bench`), and a GGM node costs
+//! one block function instead of a key expansion.
 //!
 //! [`AesBatch`] is AES-128 under one key applied to whole slices: counter
-//! mode, in-place encryption and the fixed-key hash `E(x) ⊕ x`. It exists
+//! mode, in-place encryption and the fixed-key hash `E(x) ⊕ x` (Ferret's
+//! half-tree hash, whose security argument models fixed-key AES as a random
+//! permutation). It exists
 //! because the silent-OT and proof hot loops encrypt millions of blocks and
 //! the generic `aes` crate interface reloads its key schedule and dispatches
 //! on every call. On x86_64 it picks, once per batch, a kernel compiled for
@@ -394,28 +402,56 @@ mod hw {
     }
 }
 
-/// Counter-mode AES-128 stream keyed by a seed block.
+/// The second half of a [`Prg`]'s ChaCha12 key (the first is the seed).
+pub const PRG_DOMAIN: [u8; 16] = *b"webproof-prg-c12";
+
+/// The ChaCha12 keystream under `seed ‖ PRG_DOMAIN`, read in 16-byte blocks.
+#[derive(Clone)]
 pub struct Prg {
-    aes: AesBatch,
-    counter: u128,
+    stream: crate::chacha::ChaCha12Stream,
+    /// Byte position in the stream.
+    pos: u64,
     spare: Option<Block>,
+}
+
+/// The ChaCha12 stream of a seed (shared with `webproof_ot`'s lockstep
+/// streams, which must read the same bytes).
+pub fn seed_stream(seed: Block) -> crate::chacha::ChaCha12Stream {
+    let mut key = [0u8; 32];
+    key[..16].copy_from_slice(&seed.to_bytes());
+    key[16..].copy_from_slice(&PRG_DOMAIN);
+    crate::chacha::ChaCha12Stream::new(key)
+}
+
+/// `out` ← the blocks of `stream` from byte `offset` (little-endian, as
+/// [`Block::from_bytes`] reads them).
+pub fn fill_blocks_at(stream: &crate::chacha::ChaCha12Stream, offset: u64, out: &mut [Block]) {
+    const CHUNK: usize = 64;
+    let mut bytes = [0u8; 16 * CHUNK];
+    for (i, chunk) in out.chunks_mut(CHUNK).enumerate() {
+        let buf = &mut bytes[..16 * chunk.len()];
+        stream.fill(offset + (16 * CHUNK * i) as u64, buf);
+        for (b, src) in chunk.iter_mut().zip(buf.chunks_exact(16)) {
+            *b = Block::from_bytes(src.try_into().expect("16 bytes"));
+        }
+    }
 }
 
 impl Prg {
     /// A generator keyed by `seed`.
     pub fn new(seed: Block) -> Self {
         Prg {
-            aes: AesBatch::new(seed),
-            counter: 0,
+            stream: seed_stream(seed),
+            pos: 0,
             spare: None,
         }
     }
 
-    /// Fill `out` with pseudo-random blocks (block `i` of the stream is
-    /// `AES_seed(i)`).
+    /// Fill `out` with the next pseudo-random blocks (block `i` of the
+    /// stream is keystream bytes `16 i .. 16 i + 16`).
     pub fn fill_blocks(&mut self, out: &mut [Block]) {
-        self.aes.encrypt_counter(self.counter, out);
-        self.counter = self.counter.wrapping_add(out.len() as u128);
+        fill_blocks_at(&self.stream, self.pos, out);
+        self.pos += 16 * out.len() as u64;
     }
     /// One pseudo-random block.
     pub fn next_block(&mut self) -> Block {
@@ -458,7 +494,7 @@ impl RngCore for Prg {
     }
 }
 
-// Counter-mode AES is a PRF-based stream: fine as a CSPRNG for a random seed.
+// A stream cipher's keystream under a random key: fine as a CSPRNG.
 impl CryptoRng for Prg {}
 
 #[cfg(test)]
@@ -480,16 +516,23 @@ mod tests {
         assert_eq!(a, x);
     }
 
-    /// The stream is AES-128-CTR by definition (checked with the `aes` crate).
+    /// The stream is ChaCha12 under `seed ‖ PRG_DOMAIN` by definition
+    /// (checked with the `chacha20` crate, read from its start).
     #[test]
-    fn prg_is_aes_ctr() {
+    fn prg_is_chacha12() {
+        use chacha20::cipher::{KeyIvInit, StreamCipher};
         let seed = Block(0x0f0e_0d0c_0b0a_0908_0706_0504_0302_0100);
-        let aes = Aes128::new(&seed.to_bytes().into());
-        let got = Prg::new(seed).blocks(100);
+        let mut key = seed.to_bytes().to_vec();
+        key.extend_from_slice(b"webproof-prg-c12");
+        let mut reference = chacha20::ChaCha12::new_from_slices(&key, &[0u8; 12]).unwrap();
+        let mut want = vec![0u8; 16 * 300];
+        reference.apply_keystream(&mut want);
+        let mut p = Prg::new(seed);
+        let mut got = p.blocks(1);
+        got.extend(p.blocks(130));
+        got.extend(p.blocks(169));
         for (i, g) in got.iter().enumerate() {
-            let mut b: aes::Block = (i as u128).to_le_bytes().into();
-            aes.encrypt_block(&mut b);
-            assert_eq!(g.to_bytes(), <[u8; 16]>::from(b), "block {i}");
+            assert_eq!(g.to_bytes()[..], want[16 * i..16 * i + 16], "block {i}");
         }
     }
 

@@ -125,6 +125,64 @@ pub fn clmul4(a: &[u128; 4], b: &[u128; 4]) -> [(u128, u128); 4] {
     })
 }
 
+/// Two linear combinations of the same rows, lane by lane, unreduced:
+/// `(sum_j c[j] * x[j][l], sum_j d[j] * x[j][l])` for `l < 4`. As in
+/// [`sum_of_products`] the Karatsuba combination runs once per sum, not
+/// per product; each row is split once for both constants, and the
+/// limb-sum products of four rows share one vector.
+pub fn lincomb8_pair(c: &[u128; 8], d: &[u128; 8], x: &[[u128; 4]; 8]) -> [[(u128, u128); 4]; 2] {
+    let sc = c.map(split);
+    let sd = d.map(split);
+    let sums = |s: &[(v128, v128, v128); 8], g: usize| {
+        u32x4(
+            u32x4_extract_lane::<0>(s[4 * g].2),
+            u32x4_extract_lane::<0>(s[4 * g + 1].2),
+            u32x4_extract_lane::<0>(s[4 * g + 2].2),
+            u32x4_extract_lane::<0>(s[4 * g + 3].2),
+        )
+    };
+    let (ca, da) = ([sums(&sc, 0), sums(&sc, 1)], [sums(&sd, 0), sums(&sd, 1)]);
+    let zero = u64x2_splat(0);
+    let mut out = [[(0u128, 0u128); 4]; 2];
+    // Lane `l` of every row, and of both outputs.
+    #[allow(clippy::needless_range_loop)]
+    for l in 0..4 {
+        let (mut pc01, mut pc23, mut qc01, mut qc23) = (zero, zero, zero, zero);
+        let (mut pd01, mut pd23, mut qd01, mut qd23) = (zero, zero, zero, zero);
+        let mut xs = [0u32; 8];
+        for j in 0..8 {
+            let (xv, xm, xa) = split(x[j][l]);
+            xs[j] = u32x4_extract_lane::<0>(xa);
+            let (lo, hi) = clmul32x4::<true>(sc[j].0, xv);
+            pc01 = v128_xor(pc01, lo);
+            pc23 = v128_xor(pc23, hi);
+            let (lo, hi) = clmul32x4::<true>(sc[j].1, xm);
+            qc01 = v128_xor(qc01, lo);
+            qc23 = v128_xor(qc23, hi);
+            let (lo, hi) = clmul32x4::<true>(sd[j].0, xv);
+            pd01 = v128_xor(pd01, lo);
+            pd23 = v128_xor(pd23, hi);
+            let (lo, hi) = clmul32x4::<true>(sd[j].1, xm);
+            qd01 = v128_xor(qd01, lo);
+            qd23 = v128_xor(qd23, hi);
+        }
+        let xa = [
+            u32x4(xs[0], xs[1], xs[2], xs[3]),
+            u32x4(xs[4], xs[5], xs[6], xs[7]),
+        ];
+        // The four lanes of a limb-sum product belong to four rows of one sum.
+        let limb_sums = |k: &[v128; 2]| {
+            let (l0, h0) = clmul32x4::<true>(k[0], xa[0]);
+            let (l1, h1) = clmul32x4::<true>(k[1], xa[1]);
+            let v = v128_xor(v128_xor(l0, h0), v128_xor(l1, h1));
+            lane(v, 0) ^ lane(v, 1)
+        };
+        out[0][l] = combine(pc01, pc23, qc01, qc23, limb_sums(&ca));
+        out[1][l] = combine(pd01, pd23, qd01, qd23, limb_sums(&da));
+    }
+    out
+}
+
 /// `sum_i a[i] * b[i]`, unreduced. The Karatsuba combination is linear, so
 /// the 32x32 partial products of all terms are summed in their vectors and
 /// combined once at the end (per term only the multiplies remain); terms go
@@ -508,11 +566,12 @@ fn quarter(s: &mut [v128; 16], a: usize, b: usize, c: usize, d: usize) {
     s[b] = rotl::<7>(v128_xor(s[b], s[c]));
 }
 
-/// Four ChaCha8 blocks (IETF layout, nonce zero) under `key`, blocks
-/// `counter .. counter + 4` (the counter wraps), as 256 keystream bytes.
-/// Lane `j` of every state word is block `counter + j`; the words are
-/// transposed back to block order on the way out.
-pub fn chacha8x4(key: &[u32; 8], counter: u32) -> [u8; 256] {
+/// Four ChaCha blocks of `2 * DOUBLE_ROUNDS` rounds (IETF layout, nonce
+/// zero) under `key`, blocks `counter .. counter + 4` (the counter wraps),
+/// as 256 keystream bytes into `out`. Lane `j` of every state word is block
+/// `counter + j`; the words are transposed back to block order on the way
+/// out.
+pub fn chacha_x4<const DOUBLE_ROUNDS: usize>(key: &[u32; 8], counter: u32, out: &mut [u8; 256]) {
     const SIGMA: [u32; 4] = [0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574];
     let mut init = [u32x4_splat(0); 16];
     for i in 0..4 {
@@ -528,7 +587,7 @@ pub fn chacha8x4(key: &[u32; 8], counter: u32) -> [u8; 256] {
         counter.wrapping_add(3),
     );
     let mut s = init;
-    for _ in 0..4 {
+    for _ in 0..DOUBLE_ROUNDS {
         quarter(&mut s, 0, 4, 8, 12);
         quarter(&mut s, 1, 5, 9, 13);
         quarter(&mut s, 2, 6, 10, 14);
@@ -538,7 +597,6 @@ pub fn chacha8x4(key: &[u32; 8], counter: u32) -> [u8; 256] {
         quarter(&mut s, 2, 7, 8, 13);
         quarter(&mut s, 3, 4, 9, 14);
     }
-    let mut out = [0u8; 256];
     for w in (0..16).step_by(4) {
         let [a, b, c, d] = core::array::from_fn(|i| u32x4_add(s[w + i], init[w + i]));
         // 4x4 transpose: row `j` = words `w .. w + 4` of block `j`.
@@ -562,5 +620,4 @@ pub fn chacha8x4(key: &[u32; 8], counter: u32) -> [u8; 256] {
             out[at + 8..at + 16].copy_from_slice(&lane(row, 1).to_le_bytes());
         }
     }
-    out
 }

@@ -9,8 +9,8 @@
 //! Layout: leaf `x` is reached from the root by taking, at level `i`
 //! (`1..=k`), the branch `(x >> (k - i)) & 1` (most significant bit first).
 //! Node `j` of level `i` has children `2j` and `2j+1`, computed as the first
-//! two blocks of the AES-CTR stream keyed by the node (a length-doubling
-//! PRG, so the tree is a GGM puncturable PRF).
+//! two blocks of the [`Prg`] stream keyed by the node (ChaCha12, a
+//! length-doubling PRG, so the tree is a GGM puncturable PRF).
 //!
 //! For every level the owner sends the XOR of all left children and of all
 //! right children, each masked with the matching base-OT key. The puncturer

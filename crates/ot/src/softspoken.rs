@@ -39,8 +39,8 @@
 //!
 //! # Security
 //!
-//! Assumptions: the base OTs ([`crate::base`], CDH + random oracle), AES as a
-//! PRG (GGM tree and seed expansion), SHA-256 as a random oracle for the
+//! Assumptions: the base OTs ([`crate::base`], CDH + random oracle), ChaCha12
+//! as a PRG (GGM tree and seed expansion, [`webproof_core::Prg`]), SHA-256 as a random oracle for the
 //! check's challenges. Parameters: `k = 8` by default, `m =
 //! 16` trees; `k` in `{1, 2, 4, 8}` (k = 1 is IKNP/KOS).
 //! - *Malicious sender* (ZK verifier): it only ever receives the correction
@@ -90,7 +90,7 @@ use webproof_core::error::Result;
 use webproof_core::{Block, Channel, Error, Io, Prg};
 
 /// Default number of base OTs per GGM tree (bits of `Delta` per chunk).
-/// k = 8: 15 bits per COT of traffic, 32 AES calls per COT per side.
+/// k = 8: 15 bits per COT of traffic, 32 PRG blocks per COT per side.
 pub const DEFAULT_K: usize = 8;
 
 /// COTs computed per correction message (bounds memory and message size).

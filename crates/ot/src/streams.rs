@@ -1,25 +1,27 @@
-//! Many AES-CTR seed streams advanced in lockstep: the PRG expansion of the
+//! Many seed streams advanced in lockstep: the PRG expansion of the
 //! SoftSpokenOT leaf seeds.
 //!
-//! Stream `i` is `AES_{seed_i}(0), AES_{seed_i}(1), ...`, the same stream as
-//! [`webproof_core::Prg`] keyed by the seed. All streams of one party are
-//! consumed at the same pace, so one counter serves them all; each stream
-//! then costs one batch counter-mode call of
-//! [`webproof_core::prg::AesBatch`] (pipelined AES-NI / VAES natively, the
-//! bitsliced SIMD128 kernel in the browser, where the `aes` crate's
-//! fixsliced software ran at a sixth of its speed and took a fifth of a
+//! Stream `i` is the stream of [`webproof_core::Prg`] keyed by `seed_i`
+//! (ChaCha12, see [`webproof_core::prg`]). All streams of one party are
+//! consumed at the same pace, so one position serves them all; each stream
+//! then costs one keystream read per step (the `chacha20` crate's AVX2 code
+//! natively, four blocks per step of the SIMD128 kernel in the browser,
+//! where AES counter mode had to be bitsliced and took a tenth of a
 //! browser proof).
 
-use webproof_core::prg::AesBatch;
+use webproof_core::chacha::ChaCha12Stream;
+use webproof_core::prg::seed_stream;
 use webproof_core::Block;
 
-/// One AES block as the `aes` crate sees it.
+/// One AES block as the `aes` crate sees it (the layout the OT extension's
+/// transposes work on).
 pub type AesBlock = aes::Block;
 
-/// Lockstep AES-CTR streams.
+/// Lockstep seed streams.
 pub struct Streams {
-    ciphers: Vec<AesBatch>,
-    counter: u128,
+    streams: Vec<ChaCha12Stream>,
+    /// Position of every stream, in blocks.
+    counter: u64,
     /// Positions prepared by [`Streams::begin`].
     prepared: usize,
 }
@@ -28,7 +30,7 @@ impl Streams {
     /// One stream per seed, all at position 0.
     pub fn new(seeds: impl IntoIterator<Item = Block>) -> Self {
         Streams {
-            ciphers: seeds.into_iter().map(AesBatch::new).collect(),
+            streams: seeds.into_iter().map(seed_stream).collect(),
             counter: 0,
             prepared: 0,
         }
@@ -36,12 +38,12 @@ impl Streams {
 
     /// Number of streams.
     pub fn len(&self) -> usize {
-        self.ciphers.len()
+        self.streams.len()
     }
 
     /// Whether there are no streams.
     pub fn is_empty(&self) -> bool {
-        self.ciphers.is_empty()
+        self.streams.is_empty()
     }
 
     /// Prepare the next `b` positions; call [`Streams::fill`] for any streams,
@@ -57,18 +59,18 @@ impl Streams {
         if b == 0 {
             return;
         }
-        let mut blocks = vec![Block::ZERO; b];
-        for (c, dst) in self.ciphers[first..].iter().zip(out.chunks_exact_mut(b)) {
-            c.encrypt_counter(self.counter, &mut blocks);
-            for (d, x) in dst.iter_mut().zip(&blocks) {
-                *d = AesBlock::from(x.to_bytes());
+        let mut bytes = vec![0u8; 16 * b];
+        for (stream, dst) in self.streams[first..].iter().zip(out.chunks_exact_mut(b)) {
+            stream.fill(16 * self.counter, &mut bytes);
+            for (d, x) in dst.iter_mut().zip(bytes.chunks_exact(16)) {
+                d.copy_from_slice(x);
             }
         }
     }
 
     /// Move every stream past the prepared positions.
     pub fn advance(&mut self) {
-        self.counter += self.prepared as u128;
+        self.counter += self.prepared as u64;
         self.prepared = 0;
     }
 }

@@ -63,7 +63,9 @@ use serde::{Deserialize, Serialize};
 /// fail Ferret's check, so it is refused at the hello instead). Version 9:
 /// the proof's key derivation opens each HMAC key's inner chaining state
 /// and the TLS 1.2 PRF's chain values, and runs only the outer hashes in
-/// the proof (`webproof_tlsproof`'s `kdf` module).
+/// the proof (`webproof_tlsproof`'s `kdf` module); the seed-keyed
+/// generator (`webproof_core::Prg`: OT extension streams, GGM trees,
+/// challenges) is ChaCha12 instead of AES counter mode.
 pub const PROTOCOL_VERSION: u16 = 9;
 /// Largest control message (JSON) accepted by default. The prover's
 /// `Proof` is the largest: for a 16 MiB response its plan holds about

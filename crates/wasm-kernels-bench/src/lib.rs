@@ -160,6 +160,22 @@ fn time(now: &dyn Fn() -> f64, reps: usize, mut f: impl FnMut()) -> f64 {
     median(runs)
 }
 
+/// Seconds for 256 reads of 5 KiB of a keystream.
+fn time_chacha(
+    now: &dyn Fn() -> f64,
+    reps: usize,
+    sink: &mut u128,
+    fill: impl Fn(u64, &mut [u8]),
+) -> f64 {
+    let mut buf = vec![0u8; 5120];
+    time(now, reps, || {
+        for r in 0..256u64 {
+            fill(r * 5120, &mut buf);
+        }
+        *sink ^= buf[0] as u128;
+    })
+}
+
 /// Benchmarks: GF(2^128) products per second per carry-less multiply,
 /// AES blocks per second per implementation, and the proof engine on
 /// `zk_blocks` AES blocks. `now` is a millisecond clock.
@@ -231,6 +247,28 @@ pub fn bench_json(now: &dyn Fn() -> f64, reps: usize, zk_blocks: usize) -> Strin
         8.0 * n as f64 / secs,
         "mul/s",
     );
+    // The byte inversions' linear combinations: 64 products per call.
+    let consts: Vec<Block> = rng.blocks(16);
+    let (c8, d8): ([Block; 8], [Block; 8]) = (
+        core::array::from_fn(|j| consts[j]),
+        core::array::from_fn(|j| consts[8 + j]),
+    );
+    let n = 40_000;
+    let secs = time(now, reps, || {
+        let mut acc = Block::ZERO;
+        for i in 0..n {
+            let rows: [webproof_core::lanes::X4; 8] = core::array::from_fn(|j| x4[(i + j) & 63]);
+            let (p, q) = webproof_core::lanes::lincomb8_pair(&c8, &d8, &rows);
+            acc ^= p[0] ^ q[3];
+        }
+        sink ^= acc.0;
+    });
+    push(
+        &mut s,
+        "lanes lincomb8_pair".into(),
+        64.0 * n as f64 / secs,
+        "mul/s",
+    );
     for (name, aes) in kernels::aes_variants(Block(5)) {
         let mut buf = vec![Block::ZERO; 1024];
         let rounds = 64;
@@ -261,20 +299,24 @@ pub fn bench_json(now: &dyn Fn() -> f64, reps: usize, zk_blocks: usize) -> Strin
     }
     // Keystream bytes per second, as the LPN code reads it (5 KiB per
     // batch of 128 columns): comparable with 16 x the AES counter rate.
-    let stream = webproof_core::chacha::ChaCha8Stream::new([7; 32]);
-    for (name, fill) in kernels::chacha8_variants() {
-        let mut buf = vec![0u8; 5120];
-        let rounds = 256u64;
-        let secs = time(now, reps, || {
-            for r in 0..rounds {
-                fill(&stream, r * 5120, &mut buf);
-            }
-            sink ^= buf[0] as u128;
-        });
+    // ChaCha12 is the keyed generator (`Prg`, the OT extension's streams).
+    let chacha8 = webproof_core::chacha::ChaCha8Stream::new([7; 32]);
+    for (name, fill) in kernels::chacha_variants::<4>() {
+        let secs = time_chacha(now, reps, &mut sink, |o, b| fill(&chacha8, o, b));
         push(
             &mut s,
             format!("chacha8 {name}"),
-            (rounds * 5120) as f64 / secs,
+            (256 * 5120) as f64 / secs,
+            "bytes/s",
+        );
+    }
+    let chacha12 = webproof_core::chacha::ChaCha12Stream::new([7; 32]);
+    for (name, fill) in kernels::chacha_variants::<6>() {
+        let secs = time_chacha(now, reps, &mut sink, |o, b| fill(&chacha12, o, b));
+        push(
+            &mut s,
+            format!("chacha12 {name}"),
+            (256 * 5120) as f64 / secs,
             "bytes/s",
         );
     }
