@@ -162,7 +162,7 @@ impl<B: Copy> HmacKey<B> {
         }
         let outer = states.pop().expect("two");
         let inner = states.pop().expect("two");
-        let inner = bits_to_bytes(&party.open(&inner).await?);
+        let inner = opened(party, inner).await?;
         Ok(HmacKey { alg, inner, outer })
     }
 
@@ -174,6 +174,11 @@ impl<B: Copy> HmacKey<B> {
         let inner = clear_hash_from(self.alg, &self.inner, bl, msg);
         hash_from(party, self.alg, &self.outer, bl, &public(&inner)).await
     }
+}
+
+/// `bits` opened to the verifier, as bytes.
+async fn opened<P: ZkParty>(party: &mut P, bits: Vec<P::Bit>) -> Result<Vec<u8>> {
+    Ok(bits_to_bytes(&party.open(&bits).await?))
 }
 
 /// `msg` hashed in the clear from the chaining `state` (big-endian), which
@@ -258,7 +263,7 @@ pub async fn tls12_prf<P: ZkParty>(
 ) -> Result<Vec<P::Bit>> {
     let label_seed = [label.as_bytes(), seed].concat();
     let a_bits = key.mac(party, &label_seed).await?;
-    let mut a = bits_to_bytes(&party.open(&a_bits).await?);
+    let mut a = opened(party, a_bits).await?;
     let mut out = Vec::with_capacity(8 * len);
     loop {
         out.extend(
@@ -269,7 +274,7 @@ pub async fn tls12_prf<P: ZkParty>(
             break;
         }
         let a_bits = key.mac(party, &a).await?;
-        a = bits_to_bytes(&party.open(&a_bits).await?);
+        a = opened(party, a_bits).await?;
     }
     out.truncate(8 * len);
     Ok(out)

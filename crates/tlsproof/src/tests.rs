@@ -15,16 +15,36 @@ fn run_pair(
     witness: &Witness,
     verifier_stmt: &Statement,
 ) -> (Result<Proven>, Result<Proven>) {
+    let (_, p, v) = run_pair_lying(prover_stmt, witness, verifier_stmt, usize::MAX);
+    (p, v)
+}
+
+/// [`run_pair`] with a prover that lies at its `lie_at`-th opening
+/// ([`LyingOpens`]; `usize::MAX`: never): also the number of openings it made.
+fn run_pair_lying(
+    prover_stmt: &Statement,
+    witness: &Witness,
+    verifier_stmt: &Statement,
+    lie_at: usize,
+) -> (usize, Result<Proven>, Result<Proven>) {
     let (a, b) = memory_duplex();
     let (cot_s, cot_r) = ideal::pair(42);
     let cfg = Config::default();
     block_on(async {
         let prover = async {
-            let mut p = Prover::new(cot_r, Channel::new(a), cfg).await?;
-            let out = run(&mut p, prover_stmt, Some(witness)).await;
-            // Drop the prover on failure so the verifier sees a closed channel, not a hang.
-            drop(p);
-            out
+            let inner = match Prover::new(cot_r, Channel::new(a), cfg).await {
+                Ok(p) => p,
+                Err(e) => return (0, Err(e)),
+            };
+            let mut liar = LyingOpens {
+                inner,
+                opens: 0,
+                lie_at,
+            };
+            let out = run(&mut liar, prover_stmt, Some(witness)).await;
+            // The prover is dropped here, so on failure the verifier sees a
+            // closed channel, not a hang.
+            (liar.opens, out)
         };
         let verifier = async {
             let mut rng = rand::rngs::StdRng::seed_from_u64(7);
@@ -33,7 +53,8 @@ fn run_pair(
             drop(v);
             out
         };
-        futures::join!(prover, verifier)
+        let ((made, p), v) = futures::join!(prover, verifier);
+        (made, p, v)
     })
 }
 
@@ -331,40 +352,6 @@ impl<P: ZkParty> ZkParty for LyingOpens<P> {
     }
 }
 
-/// Run `st` with a prover that lies at its `lie_at`-th opening: the
-/// number of openings it made and both results.
-fn run_lying(
-    st: &Statement,
-    witness: &Witness,
-    lie_at: usize,
-) -> (usize, Result<Proven>, Result<Proven>) {
-    let (a, b) = memory_duplex();
-    let (cot_s, cot_r) = ideal::pair(lie_at as u64);
-    let cfg = Config::default();
-    block_on(async {
-        let prover = async {
-            let p = Prover::new(cot_r, Channel::new(a), cfg).await?;
-            let mut liar = LyingOpens {
-                inner: p,
-                opens: 0,
-                lie_at,
-            };
-            let out = run(&mut liar, st, Some(witness)).await;
-            Ok::<_, Error>((liar.opens, out))
-        };
-        let verifier = async {
-            let mut rng = rand::rngs::StdRng::seed_from_u64(7);
-            let mut v = Verifier::new(cot_s, Channel::new(b), cfg, &mut rng).await?;
-            let out = run(&mut v, st, None).await;
-            drop(v);
-            out
-        };
-        let (p, v) = futures::join!(prover, verifier);
-        let (made, p) = p.expect("the prover starts");
-        (made, p, v)
-    })
-}
-
 /// Every opening of the key derivation is checked against the committed
 /// value: a prover that opens another inner state (TLS 1.3: `HS`, the
 /// derived secret, the master secret, both traffic secrets) or another
@@ -383,13 +370,13 @@ fn lying_about_an_opened_kdf_value_is_caught() {
         };
         let mut st = s.statement.clone();
         st.recv.disclosure = Disclosure::Ranges(vec![(0, 0..8)]);
-        let (opens, p, v) = run_lying(&st, &s.witness, usize::MAX);
+        let (opens, p, v) = run_pair_lying(&st, &s.witness, &st, usize::MAX);
         assert!(p.is_ok() && v.is_ok(), "tls13={tls13}: honest run {v:?}");
         // The KDF's openings, then the IVs', the sent direction's key (the
         // fast path) and the received bytes.
         assert_eq!(opens, kdf_opens + 3, "tls13={tls13}: openings");
         for lie_at in 0..opens {
-            let (_, _, v) = run_lying(&st, &s.witness, lie_at);
+            let (_, _, v) = run_pair_lying(&st, &s.witness, &st, lie_at);
             assert!(
                 v.is_err(),
                 "tls13={tls13}, lie at opening {lie_at}: accepted"
