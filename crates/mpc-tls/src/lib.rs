@@ -52,7 +52,7 @@
 //! Flight 1 is preprocessing: the verifier garbles the key derivation and
 //! every record for the terms the prover named (suite family, group, EMS
 //! offer) before the prover opens the server connection, so the tables
-//! (~8.4 MB for the key derivation of AES-128-GCM-SHA256, ~0.27 MB per
+//! (~7 MB for the key derivation of AES-128-GCM-SHA256, ~0.27 MB per
 //! 16 bytes of request) never keep a server waiting, and so do the OLE
 //! answers that need no session input (2 KiB per power of each record's
 //! GHASH key); the server connection carries only the input labels, the
@@ -99,7 +99,7 @@
 //!   against what the protocol makes them ([`ProverRetained::check_inputs`]).
 //! - Tables in memory bounded by less than the session: the verifier
 //!   holds one chunk at a time, but the prover holds every circuit's
-//!   tables from preprocessing until its step (17.6 MB for a 1 KB request
+//!   tables from preprocessing until its step (16.05 MB for a 1 KB request
 //!   with AES-128-GCM-SHA256; the test `table_bytes_figures` prints it).
 //! - Fewer round trips: each of the nine key-derivation steps is one
 //!   round trip (the labels of a step ride with the next step's flips);

@@ -97,12 +97,13 @@
 //! half-gates) and 135 KB for 66 powers of `H`.
 //! Against the 16 MB in total this is over; the reduced PRF
 //! ([`reduced`], SHA-256 suites) brings the key derivation and both
-//! Finished to 342,259 AND: the whole handshake is 8.54 MB of
-//! preprocessing (11.06 with half-gates), 36 KB up and 173 KB down online,
-//! 8.75 MB in total (99.6% verifier → prover), in 11 round trips (ECtF 2,
-//! 9 steps; each step's returned labels can ride with the next step's
-//! flips), ~12 ms of garbling and ~11 ms of prover CPU online (half-gates,
-//! quiet machine).
+//! Finished to 279,263 AND (its outer compressions take their public
+//! message schedule as input): the whole handshake is 6.98 MB of
+//! preprocessing, 1 KB up and 468 KB down online, 7.45 MB in total
+//! (99.99% verifier → prover), in 11 round trips (ECtF 2, 9 steps; each
+//! step's returned labels can ride with the next step's flips), ~29 ms of
+//! garbling and ~28 ms of prover CPU online (three-halves, loaded
+//! machine).
 //!
 //! # Security of this layer (semi-honest garbling)
 //! - *Privacy against the evaluator*, even a malicious one: it holds one

@@ -127,7 +127,9 @@ fn reduced_gate_count_and_corruption() {
     let ands = plans.and_counts();
     let total: u64 = ands.iter().sum();
     eprintln!("reduced PRF: {ands:?} = {total} AND");
-    assert!(total < 16 * 22_300 + 1_000, "{total}");
+    // 279,263: four pad compressions with their schedules, twelve outer
+    // ones on a public schedule.
+    assert!(total < 280_000, "{total}");
     let randoms = Randoms {
         client: &[1; 32],
         server: &[2; 32],

@@ -65,8 +65,11 @@ use serde::{Deserialize, Serialize};
 /// and the TLS 1.2 PRF's chain values, and runs only the outer hashes in
 /// the proof (`webproof_tlsproof`'s `kdf` module); the seed-keyed
 /// generator (`webproof_core::Prg`: OT extension streams, GGM trees,
-/// challenges) is ChaCha12 instead of AES counter mode.
-pub const PROTOCOL_VERSION: u16 = 9;
+/// challenges) is ChaCha12 instead of AES counter mode. Version 10: MPC
+/// mode's reduced PRF garbles its outer HMAC compressions on the public
+/// message schedule the verifier encodes (`webproof_mpc::reduced`): other
+/// circuits, other input groups.
+pub const PROTOCOL_VERSION: u16 = 10;
 /// Largest control message (JSON) accepted by default. The prover's
 /// `Proof` is the largest: for a 16 MiB response its plan holds about
 /// 1,000 record layouts (40 bytes each) and, with an attestation, one leaf
