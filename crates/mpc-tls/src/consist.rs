@@ -35,7 +35,13 @@
 //! - every record's prover input (key ‖ IV share of its direction) is the
 //!   matching bits of the key-block share output by the key derivation;
 //! - the key-block labels the response statement imports are those
-//!   outputs.
+//!   outputs;
+//! - reduced PRF: the server Finished's plaintext (its record circuit's
+//!   keystream XOR the recorded ciphertext) is `14 00 00 0c` and the
+//!   `verify_data` that `webproof_mpc::reduced::server_finished_circuit`
+//!   computes in the proof from step 3's `OS_ms` share, the revealed
+//!   `IS_ms`, the verifier's mask and the handshake hash
+//!   ([`FinishedCheck`]); the session garbled no circuit for it.
 //!
 //! The verifier's inputs are revealed (public in the proof), so the
 //! statements fix them to what it garbled with. The prover checks them
@@ -44,11 +50,12 @@
 //! masks reused across steps, each record's key share and explicit nonce),
 //! and its audit checks the garbling against them.
 use crate::error::{Error, Result};
+use crate::hello::finished;
 use crate::kdf::{is_reduced, key_outputs};
-use crate::rec::{key_iv, RecSpec};
-use crate::response::mpc_err;
+use crate::rec::{key_iv, RecSpec, SERVER_FINISHED};
+use crate::response::{mpc_err, zk_err};
 use core::ops::Range;
-use webproof_circuits::Circuit;
+use webproof_circuits::{bits_to_bytes, bytes_to_bits, Circuit};
 use webproof_core::cot::{RandomCotReceiver, RandomCotSender};
 use webproof_core::{Block, Io};
 use webproof_mpc::consistency::{self, EvaluatedRun, GarbledRun, OleTranscript};
@@ -59,6 +66,7 @@ use webproof_mpc::reduced::{self, step_circuit, STEPS};
 use webproof_mpc::tls12::{
     self, finished_circuit, key_derivation_circuit, Curve, KeyShares, Randoms, Tls12Config,
 };
+use webproof_tlsproof::ZkParty;
 use webproof_zk::{Prover, ProverBit, Verifier, VerifierBit};
 
 /// What both parties derive the list of circuits and their wiring from:
@@ -248,6 +256,83 @@ pub struct Publics {
     pub server_finished_hash: Vec<u8>,
     /// The explicit nonce of the server's Finished record.
     pub server_finished_explicit: [u8; 8],
+    /// The ciphertext of the server's Finished record (16 bytes).
+    pub server_finished_ciphertext: Vec<u8>,
+}
+
+/// What the proof's check of the server Finished takes under the reduced
+/// PRF, each party from its own view: `IS_ms` (step 3's revealed output:
+/// the verifier checked its labels, the prover decoded it), the
+/// verifier's mask of `OS_ms` (its own input; the prover's copy from the
+/// reveal), the hash of the handshake through the client Finished (each
+/// from its own transcript, the client Finished from the `verify_data`
+/// computed in 2PC) and the Finished record's ciphertext (the verifier's
+/// recording; the prover's as received). The hash and `IS_ms` are
+/// constants the circuit folds, so a party holding other values
+/// evaluates another circuit and the proof fails out of step, as it fails
+/// the assertion for another ciphertext or mask.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FinishedCheck {
+    /// `IS_ms`.
+    pub is_ms: [u8; 32],
+    /// The verifier's mask of `OS_ms`.
+    pub os_mask: [u8; 32],
+    /// Hash of the handshake through the client Finished.
+    pub hash: Vec<u8>,
+    /// The server Finished record's ciphertext.
+    pub ciphertext: Vec<u8>,
+}
+
+/// Bytes of the Finished message: its header and the 12-byte
+/// `verify_data`.
+const FINISHED_LEN: usize = 16;
+
+/// The check, in the proof, that the server Finished's plaintext is the
+/// header and the `verify_data` of the master secret's pads (see
+/// [`FinishedCheck`]): the circuit evaluated on step 3's `OS_ms` share,
+/// then one assertion that its record circuit's keystream XOR the
+/// ciphertext is `header ‖ verify_data`.
+async fn finished_statement<P: ZkParty<Bit = B>, B: Copy>(
+    zk: &mut P,
+    shape: &Shape,
+    runs: &[Wires<B>],
+    check: &FinishedCheck,
+) -> Result<()> {
+    if check.ciphertext.len() != FINISHED_LEN {
+        return Err(Error::Malformed("a server Finished of the wrong length"));
+    }
+    let circuit = reduced::server_finished_circuit(&check.is_ms, &check.os_mask, &check.hash)
+        .map_err(mpc_err)?;
+    let share = gather(runs, &[Wire::output(3, 1)])?;
+    let vd = zk
+        .eval(&circuit, &[&share])
+        .await
+        .map_err(zk_err)?
+        .pop()
+        .ok_or(Error::Malformed("the Finished circuit's output"))?;
+    let ks = gather(
+        runs,
+        &[Wire::output(shape.steps() + SERVER_FINISHED as usize, 0)],
+    )?;
+    if ks.len() != 8 * FINISHED_LEN || vd.len() != 96 {
+        return Err(Error::Malformed("a server Finished of the wrong length"));
+    }
+    // keystream ⊕ ciphertext ⊕ (header ‖ verify_data) = 0.
+    let header = bytes_to_bits(&finished(&[0; 12])[..4]);
+    let ct = bytes_to_bits(&check.ciphertext);
+    let diff: Vec<B> = (0..8 * FINISHED_LEN)
+        .map(|k| {
+            let x = zk.xor(ks[k], zk.constant(ct[k]));
+            if k < 32 {
+                zk.xor(x, zk.constant(header[k]))
+            } else {
+                zk.xor(x, vd[k - 32])
+            }
+        })
+        .collect();
+    zk.assert_public(&diff, &vec![false; diff.len()])
+        .await
+        .map_err(zk_err)
 }
 
 /// The prover's records of the session's circuits, in proof order.
@@ -273,6 +358,9 @@ pub struct VerifierRetained {
     /// Per OLE stream (in the order the prover logged them): the
     /// verifier's encoded inputs of each batch.
     pub ole_inputs: Vec<(u64, Vec<Vec<u8>>)>,
+    /// The server Finished's check in the proof (reduced PRF; `None`
+    /// under the full PRF, whose session checked it in 2PC).
+    pub server_finished: Option<FinishedCheck>,
 }
 
 impl core::fmt::Debug for ProverRetained {
@@ -509,7 +597,6 @@ impl ProverRetained {
                 cfg.curve,
                 &randoms,
                 &p.client_finished_hash,
-                &p.server_finished_hash,
                 &kdf,
                 &revealed,
             )
@@ -537,6 +624,72 @@ impl ProverRetained {
             .map_err(mpc_err)?;
         }
         Ok(keys)
+    }
+
+    /// The server Finished's check as the prover sees it (reduced PRF;
+    /// `None` under the full PRF): `IS_ms` and its `OS_ms` share from
+    /// step 3's decoded outputs, the verifier's mask from its reveal
+    /// (`values`), the hash and ciphertext from [`Self::publics`].
+    fn finished_check(&self, values: &[Vec<Vec<bool>>]) -> Result<Option<FinishedCheck>> {
+        if !is_reduced(&self.shape.cfg) {
+            return Ok(None);
+        }
+        const WHAT: &str = "the master secret's pads";
+        let is_ms = self.runs.get(3).and_then(|r| r.outputs.first());
+        let mask = values.get(3).and_then(|v| v.last());
+        let (Some(is_ms), Some(mask)) = (is_ms, mask) else {
+            return Err(Error::Malformed(WHAT));
+        };
+        let bytes32 = |b: &[bool]| -> Result<[u8; 32]> {
+            bits_to_bytes(b)
+                .try_into()
+                .map_err(|_| Error::Malformed(WHAT))
+        };
+        Ok(Some(FinishedCheck {
+            is_ms: bytes32(is_ms)?,
+            os_mask: bytes32(mask)?,
+            hash: self.publics.server_finished_hash.clone(),
+            ciphertext: self.publics.server_finished_ciphertext.clone(),
+        }))
+    }
+
+    /// The server Finished checked in the clear once the verifier's
+    /// inputs are revealed (reduced PRF): its plaintext, decrypted with the
+    /// keystream of its record circuit, against the `verify_data` of
+    /// `OS_ms` (the prover's share XOR the revealed mask). The proof then
+    /// asserts the same; a server whose Finished does not match the
+    /// handshake is [`Error::ServerFinished`] here, before anything is
+    /// proven.
+    pub fn check_server_finished(&self, values: &[Vec<Vec<bool>>]) -> Result<()> {
+        let Some(check) = self.finished_check(values)? else {
+            return Ok(());
+        };
+        let share = self.runs[3].outputs.get(1);
+        let ks = self
+            .runs
+            .get(self.shape.steps() + SERVER_FINISHED as usize)
+            .and_then(|r| r.outputs.first());
+        let (Some(share), Some(ks)) = (share, ks) else {
+            return Err(Error::Malformed("the server Finished's circuits"));
+        };
+        let os: Vec<u8> = bits_to_bytes(share)
+            .iter()
+            .zip(check.os_mask)
+            .map(|(a, b)| a ^ b)
+            .collect();
+        let os: [u8; 32] = os
+            .try_into()
+            .map_err(|_| Error::Malformed("the master secret's pads"))?;
+        let vd = reduced::server_verify_data(&os, &check.is_ms, &check.hash).map_err(mpc_err)?;
+        let pt: Vec<u8> = bits_to_bytes(ks)
+            .iter()
+            .zip(&check.ciphertext)
+            .map(|(a, b)| a ^ b)
+            .collect();
+        if pt != finished(&vd) {
+            return Err(Error::ServerFinished);
+        }
+        Ok(())
     }
 
     /// The audit, once `Δ` is revealed and checked: every circuit garbled
@@ -581,6 +734,9 @@ pub(crate) async fn prove<C: RandomCotReceiver, T: Io>(
             outputs: w.outputs,
         });
     }
+    if let Some(check) = r.finished_check(values)? {
+        finished_statement(zk, &r.shape, &runs, &check).await?;
+    }
     let (a, b) = equalities(&r.shape, &runs, key_bits)?;
     consistency::prove_equal(zk, &a, &b).await.map_err(mpc_err)
 }
@@ -602,6 +758,11 @@ pub(crate) async fn verify<C: RandomCotSender, T: Io>(
             inputs: w.inputs,
             outputs: w.outputs,
         });
+    }
+    match (is_reduced(&r.shape.cfg), &r.server_finished) {
+        (true, Some(check)) => finished_statement(zk, &r.shape, &runs, check).await?,
+        (true, None) => return Err(Error::OutOfOrder("the server Finished's check")),
+        (false, _) => {}
     }
     let (a, b) = equalities(&r.shape, &runs, key_bits)?;
     consistency::verify_equal(zk, &a, &b).await.map_err(mpc_err)

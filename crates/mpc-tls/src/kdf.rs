@@ -1,7 +1,10 @@
 //! The session's key derivation in 2PC as numbered steps: the reduced PRF
-//! of `webproof_mpc::reduced` (nine steps) for the SHA-256 suites, the
+//! of `webproof_mpc::reduced` (seven steps) for the SHA-256 suites, the
 //! full PRF of `webproof_mpc::tls12` (three circuits) for the SHA-384
-//! suites, with the extended master secret when negotiated.
+//! suites, with the extended master secret when negotiated. The reduced
+//! PRF has no server Finished step: the proof checks it
+//! ([`crate::consist::FinishedCheck`]); the full PRF's third circuit
+//! computes it in 2PC.
 //!
 //! Owns the dispatch and the step bookkeeping both parties share (which
 //! step reveals an output, when the client `verify_data` and the key
@@ -53,7 +56,7 @@ pub(crate) const KDF_INSTANCE: u64 = 0;
 pub(crate) const RECORD_INSTANCE: u64 = 16;
 
 /// Build the key derivation's plans of the SHA-256 suites (the reduced
-/// PRF's nine steps, whatever the group and EMS) for this process, so that
+/// PRF's seven steps, whatever the group and EMS) for this process, so that
 /// no session pays for them: a verifier service calls this once at start,
 /// off its request path. Other configurations are built on first use and
 /// kept likewise.
@@ -267,12 +270,23 @@ impl KdfVerifier {
         }
     }
 
+    /// The hash of the handshake through the client Finished, for the
+    /// full PRF's server Finished circuit (the reduced PRF's is checked in
+    /// the proof, which takes the hash from the session).
     pub(crate) fn set_server_finished_hash(&mut self, h: &[u8]) -> Result<()> {
-        match self {
-            KdfVerifier::Reduced(v) => v.set_server_finished_hash(h)?,
-            KdfVerifier::Full { sf_hash, .. } => *sf_hash = Some(h.to_vec()),
+        if let KdfVerifier::Full { sf_hash, .. } = self {
+            *sf_hash = Some(h.to_vec());
         }
         Ok(())
+    }
+
+    /// `IS_ms` and the verifier's mask of `OS_ms` (reduced PRF, after the
+    /// master secret's step).
+    pub(crate) fn master_secret_pads(&self) -> Option<([u8; 32], [u8; 32])> {
+        match self {
+            KdfVerifier::Reduced(v) => v.master_secret_pads(),
+            KdfVerifier::Full { .. } => None,
+        }
     }
 
     pub(crate) fn inputs(&mut self, step: usize, keys: &[Block], flips: &[u8]) -> Result<Vec<u8>> {
@@ -357,9 +371,10 @@ impl KdfVerifier {
         }
     }
 
+    /// The server `verify_data` computed in 2PC (full PRF only).
     pub(crate) fn server_vd(&self) -> Option<[u8; 12]> {
         match self {
-            KdfVerifier::Reduced(v) => v.server_verify_data(),
+            KdfVerifier::Reduced(_) => None,
             KdfVerifier::Full { server_vd, .. } => *server_vd,
         }
     }
@@ -499,9 +514,11 @@ impl KdfProver {
         }
     }
 
+    /// The server `verify_data` computed in 2PC (full PRF only: the
+    /// reduced PRF's is checked in the proof).
     pub(crate) fn server_vd(&self) -> Option<[u8; 12]> {
         match self {
-            KdfProver::Reduced(p) => p.server_verify_data(),
+            KdfProver::Reduced(_) => None,
             KdfProver::Full { server_vd, .. } => *server_vd,
         }
     }

@@ -43,7 +43,7 @@
 //! | 3 | `FromServer` (the server's flight), then `KeyOpen` (opening, ECtF flips) | `EctfAnswer` | ← ServerHello … ServerHelloDone |
 //! | 4 | `EctfFlips` | `EctfAnswer` | |
 //! | 5 | `KdfFlips` / `KdfLabels` per step | `KdfInputs` per step | |
-//! | 6 | `RecFlips`, `RecA2m`, `RecM2a` (the powers' offsets) of the client Finished and of every request record, side by side, from the key derivation's step that gives the key shares on (beside the server Finished's steps) | `RecInputs`, `RecA2mAnswer`, `RecTagShare` per record | |
+//! | 6 | `RecFlips`, `RecA2m`, `RecM2a` (the powers' offsets) of the client Finished and of every request record, side by side, from the key derivation's step that gives the key shares on (beside its last step; under the full PRF, beside the server Finished's circuit) | `RecInputs`, `RecA2mAnswer`, `RecTagShare` per record | |
 //! | 7 | `ToServer` (ClientKeyExchange, CCS, Finished), then the request's records (False Start: without waiting for the server's Finished) | | → Finished, request |
 //! | 8 | `FromServer`; the server Finished record in 2PC: `RecFlips`, `RecA2m`, then `RecM2a` with `RecTag` (the prover's share first) | `RecInputs`, `RecA2mAnswer` | ← CCS, Finished |
 //! | 9 | `FromServer` (the response, recorded as received), `Close` | `CloseAck` (its server-key share) | ← response |
@@ -52,7 +52,7 @@
 //! Flight 1 is preprocessing: the verifier garbles the key derivation and
 //! every record for the terms the prover named (suite family, group, EMS
 //! offer) before the prover opens the server connection, so the tables
-//! (~7 MB for the key derivation of AES-128-GCM-SHA256, ~0.27 MB per
+//! (~6.2 MB for the key derivation of AES-128-GCM-SHA256, ~0.27 MB per
 //! 16 bytes of request) never keep a server waiting, and so do the OLE
 //! answers that need no session input (2 KiB per power of each record's
 //! GHASH key); the server connection carries only the input labels, the
@@ -86,9 +86,11 @@
 //! sessions enforce themselves: the server's identity over a client
 //! random the verifier chose, the client key share as the sum of
 //! committed shares, every forwarded client record equal to what the 2PC
-//! produced, the server Finished's tag checked in 2PC, the recording
-//! complete before the server key is revealed, and the client key never
-//! revealed.
+//! produced, the server Finished's tag checked in 2PC (its `verify_data`
+//! too under the full PRF; under the reduced PRF the prover checks it
+//! once the verifier's inputs are revealed, and the proof asserts it:
+//! [`consist::FinishedCheck`]), the recording complete before the server
+//! key is revealed, and the client key never revealed.
 //!
 //! # Not yet here
 //! - The tie between the ECtF's output and the key derivation's input,
@@ -99,14 +101,14 @@
 //!   against what the protocol makes them ([`ProverRetained::check_inputs`]).
 //! - Tables in memory bounded by less than the session: the verifier
 //!   holds one chunk at a time, but the prover holds every circuit's
-//!   tables from preprocessing until its step (16.05 MB for a 1 KB request
+//!   tables from preprocessing until its step (15.26 MB for a 1 KB request
 //!   with AES-128-GCM-SHA256; the test `table_bytes_figures` prints it).
-//! - Fewer round trips: each of the nine key-derivation steps is one
-//!   round trip (the labels of a step ride with the next step's flips);
-//!   the records run side by side (three round trips for the client
-//!   Finished and the whole request) beside the key derivation's last two
-//!   steps, and the server Finished's check (two round trips and the
-//!   prover's tag share) overlaps the response.
+//! - Fewer round trips: each of the seven key-derivation steps of the
+//!   reduced PRF is one round trip (the labels of a step ride with the
+//!   next step's flips); the records run side by side (three round trips
+//!   for the client Finished and the whole request) beside the key
+//!   derivation's last step, and the server Finished's record (two round
+//!   trips and the prover's tag share) overlaps the response.
 //!
 //! No sockets, threads, clocks or unsafe code: the crate builds for
 //! `wasm32-unknown-unknown`.

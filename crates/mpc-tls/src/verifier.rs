@@ -67,7 +67,7 @@
 //! write key is never revealed: the prover cannot encrypt another request
 //! than the one the verifier saw (request binding).
 
-use crate::consist::{Shape, VerifierRetained};
+use crate::consist::{FinishedCheck, Shape, VerifierRetained};
 use crate::cots::{CotPool, MAX_RECORD, MAX_REQUEST};
 use crate::error::{Error, Result};
 use crate::hello::{self, client_key_exchange, finished, group_curve, suite_params, Terms};
@@ -120,8 +120,10 @@ pub struct VerifierOutcome {
     pub key_labels: Vec<KeyLabels>,
     /// The verifier's key-block shares (its masks).
     pub key_shares: KeyShares,
-    /// The client and server `verify_data` computed in 2PC.
-    pub verify_data: ([u8; 12], [u8; 12]),
+    /// The client `verify_data` computed in 2PC, and the server's where
+    /// 2PC computed it (the full PRF; under the reduced PRF the proof of
+    /// the response checks the server Finished instead).
+    pub verify_data: ([u8; 12], Option<[u8; 12]>),
     /// Every garbled circuit's 0-labels and the verifier's input bits,
     /// for the consistency proof.
     pub retained: VerifierRetained,
@@ -238,6 +240,9 @@ pub struct VerifierSession {
     /// The record whose powers' M2A is answered next (preprocessing).
     powers_due: Option<usize>,
     server_finished: Option<Record>,
+    /// Hash of the handshake through the client Finished, from this
+    /// session's transcript and the client `verify_data` computed in 2PC.
+    server_finished_hash: Option<Vec<u8>>,
     server_app_records: usize,
     server_closed: bool,
     stage: Stage,
@@ -298,6 +303,7 @@ impl VerifierSession {
             garbling: None,
             powers_due: None,
             server_finished: None,
+            server_finished_hash: None,
             server_app_records: 0,
             server_closed: false,
             stage: Stage::AwaitHello,
@@ -908,7 +914,9 @@ impl VerifierSession {
             let mut t = self.transcript.clone();
             t.extend(finished(&vd));
             let suite = suite_of(self.flight.suite)?;
-            kdf.set_server_finished_hash(&hello::transcript_hash(suite, &t))?;
+            let h = hello::transcript_hash(suite, &t);
+            kdf.set_server_finished_hash(&h)?;
+            self.server_finished_hash = Some(h);
         }
         self.advance_kdf(step, false);
         Ok(vec![])
@@ -1045,8 +1053,26 @@ impl VerifierSession {
         };
         let vd = (
             kdf.client_vd().ok_or(Error::OutOfOrder("finish"))?,
-            kdf.server_vd().ok_or(Error::OutOfOrder("finish"))?,
+            kdf.server_vd(),
         );
+        // Under the reduced PRF the proof checks the server Finished, on
+        // values of this session: its recording, its transcript, its own
+        // mask, the IS_ms whose labels it checked.
+        let server_finished = match kdf.master_secret_pads() {
+            Some((is_ms, os_mask)) => {
+                let (Some(fin), Some(hash)) = (&self.server_finished, &self.server_finished_hash)
+                else {
+                    return Err(Error::OutOfOrder("finish before the server Finished"));
+                };
+                Some(FinishedCheck {
+                    is_ms,
+                    os_mask,
+                    hash: hash.clone(),
+                    ciphertext: fin.payload[8..24].to_vec(),
+                })
+            }
+            None => None,
+        };
         let mut runs = kdf.runs()?;
         for r in &self.recs {
             let v =
@@ -1069,6 +1095,7 @@ impl VerifierSession {
                 .zip(std::iter::once(ECTF_STREAM).chain(self.recs.iter().map(|r| r.spec.stream())))
                 .map(|(ole, stream)| (stream, ole.inputs().to_vec()))
                 .collect(),
+            server_finished,
         };
         Ok(VerifierOutcome {
             retained,

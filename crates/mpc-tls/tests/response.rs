@@ -495,14 +495,21 @@ fn verifier_inputs_other_than_the_protocols_are_caught() {
     // (run, group, bit) of the verifier's reveal, the prover's group
     // included in the numbering (it is group 0 of every circuit).
     let reduced: &[(usize, usize, usize, &str)] = &[
-        (1, 2, 0, "step 1's inner digest (A(1) of the master secret)"),
+        // The public groups are the outer blocks' schedules, 1,792 bits
+        // each.
+        (1, 2, 0, "step 1's schedule (A(1) of the master secret)"),
         (
             5,
             2,
-            300,
-            "step 5's second inner digest (A(2) of the key expansion)",
+            1792 + 300,
+            "step 5's second schedule (A(2) of the key expansion)",
         ),
-        (8, 2, 255, "step 8's inner digest (server Finished)"),
+        (
+            6,
+            2,
+            1791,
+            "step 6's schedule (the key block's second block)",
+        ),
         (2, 1, 5, "step 2's share of OS_pms: not step 0's mask"),
         (4, 1, 0, "step 4's share of OS_ms: not step 3's mask"),
     ];
@@ -673,6 +680,59 @@ fn prover_swapping_key_shares_is_refused() {
     };
     let (p, v, _) = prove(s, &outcome, &claim);
     caught_prover(p, v);
+}
+
+/// The server Finished's `verify_data` is checked in the proof (reduced
+/// PRF): the verifier's public values of that check are each its own (its
+/// transcript's hash, its recording's ciphertext, the `IS_ms` it checked,
+/// its mask), and a proof made for other values than its own is refused.
+/// The honest prover proves against its view; the verifier checks against
+/// one value altered.
+#[test]
+fn server_finished_is_checked_in_the_proof() {
+    for (i, field) in ["hash", "ciphertext", "is_ms", "os_mask"]
+        .iter()
+        .enumerate()
+    {
+        let mut s = session(40 + i as u64, ECDHE_ECDSA_AES128_GCM_SHA256, 2000);
+        let check = s.d.verifier.retained.server_finished.as_mut().unwrap();
+        match i {
+            0 => check.hash[5] ^= 1,
+            1 => check.ciphertext[9] ^= 1,
+            2 => check.is_ms[0] ^= 0x80,
+            _ => check.os_mask[31] ^= 1,
+        }
+        let outcome = s.d.prover.clone();
+        let claim = ResponseClaim::new(&outcome, &[0..15]).unwrap();
+        let (p, v, _) = prove(s, &outcome, &claim);
+        match v {
+            Err(Error::Proof(_)) => {}
+            other => panic!("{field}: the verifier accepted or failed otherwise: {other:?}"),
+        }
+        // The ciphertext and the mask are constants of the assertion and of
+        // an XOR: the proofs run in step and the assertion fails. The hash
+        // and IS_ms fold into the circuit's shape, so the verifier
+        // evaluates another circuit and the proof fails out of step (the
+        // prover sees the verifier hang up).
+        if i % 2 == 1 {
+            assert!(p.is_ok(), "{field}: the honest prover did not open: {p:?}");
+        }
+    }
+}
+
+/// A prover that sees a server Finished other than the handshake's (here:
+/// it computed the handshake hash over another transcript) stops before
+/// proving anything: its check in the clear, once the verifier's mask is
+/// revealed.
+#[test]
+fn prover_checks_the_server_finished_before_proving() {
+    let s = session(44, ECDHE_ECDSA_AES128_GCM_SHA256, 2000);
+    let mut outcome = s.d.prover.clone();
+    outcome.retained.publics.server_finished_hash[0] ^= 1;
+    let claim = ResponseClaim::new(&outcome, &[0..15]).unwrap();
+    let (p, v, _) = prove(s, &outcome, &claim);
+    assert!(matches!(p, Err(Error::ServerFinished)), "{p:?}");
+    assert!(v.is_err(), "the verifier got an opening: {v:?}");
 }
 
 /// Figures, not assertions: what the consistency proof adds on the 1 KB

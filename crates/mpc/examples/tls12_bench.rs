@@ -225,9 +225,6 @@ fn run_reduced(
     let mut p = ReducedProver::new(plans, 0, pshare, tables).expect("prover");
     let mut off = 0;
     for step in 0..STEPS {
-        if step == 7 {
-            v.set_server_finished_hash(&h[4]).expect("hash");
-        }
         let n = plans.cots(step);
         let f = timed(&mut row.p_on, || {
             p.flips(step, &macs[off..off + n]).expect("flips")

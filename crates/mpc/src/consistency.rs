@@ -77,10 +77,10 @@
 //! the garbler). `cargo run --release -p webproof-mpc --example
 //! consistency_bench` prints the figures; on this 2-core machine (one
 //! thread per party, ideal COTs, each circuit its own proof session) the
-//! nine reduced-PRF steps of a P-256 handshake (279,263 AND) take 36.4 KB
+//! seven reduced-PRF steps of a P-256 handshake (247,267 AND) take 32.0 KB
 //! prover → verifier (about one bit per AND gate) and a 1 KB AES-128-GCM
 //! record (339,200 AND garbled; the proof evaluates the S-box inversions
-//! as 8-COT gadgets) 42.6 KB, 79.0 KB in all; 2,068 B verifier → prover per session
+//! as 8-COT gadgets) 42.6 KB, 74.6 KB in all; 2,068 B verifier → prover per session
 //! (the `Δ` reveal; one session for all circuits pays it once), plus the
 //! verifier's input reveal (one bit per input bit); 0.07-0.2 s of proof
 //! per circuit per party, dominated by drawing the default 2^20-COT batch,

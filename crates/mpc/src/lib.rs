@@ -39,7 +39,10 @@
 //!   secret), and both Finished `verify_data`.
 //! - [`reduced`]: the same with only outer HMAC compressions garbled
 //!   (inner pad states revealed to both, inner digests encoded by the
-//!   verifier): 16 compressions instead of 36, one round trip per step.
+//!   verifier, outer compressions on their public message schedule):
+//!   14 compressions instead of 36, one round trip per step; the server
+//!   Finished's `verify_data` is left to the proof after the session
+//!   ([`reduced::server_finished_circuit`]).
 //! - [`record`]: AES-GCM records in 2PC: the keystream to the prover, the
 //!   tag from shares of the powers of the GHASH key.
 //! - [`consistency`]: the malicious-security layer (garble-then-prove):
@@ -96,14 +99,14 @@
 //! (46.7). A 1 KB request record adds 339,200 AND (8.35 MB; 10.9 with
 //! half-gates) and 135 KB for 66 powers of `H`.
 //! Against the 16 MB in total this is over; the reduced PRF
-//! ([`reduced`], SHA-256 suites) brings the key derivation and both
-//! Finished to 279,263 AND (its outer compressions take their public
-//! message schedule as input): the whole handshake is 6.98 MB of
-//! preprocessing, 1 KB up and 468 KB down online, 7.45 MB in total
-//! (99.99% verifier → prover), in 11 round trips (ECtF 2, 9 steps; each
-//! step's returned labels can ride with the next step's flips), ~29 ms of
-//! garbling and ~28 ms of prover CPU online (three-halves, loaded
-//! machine).
+//! ([`reduced`], SHA-256 suites) brings the key derivation and the
+//! client Finished to 247,267 AND (its outer compressions take their
+//! public message schedule as input; the server Finished is checked in
+//! the proof after the session): the whole handshake is 6.19 MB of
+//! preprocessing, 0.9 KB up and 394 KB down online, 6.58 MB in total
+//! (99.99% verifier → prover), in 9 round trips (ECtF 2, 7 steps; each
+//! step's returned labels can ride with the next step's flips), 20-30 ms
+//! of garbling and of prover CPU online (three-halves, loaded machine).
 //!
 //! # Security of this layer (semi-honest garbling)
 //! - *Privacy against the evaluator*, even a malicious one: it holds one

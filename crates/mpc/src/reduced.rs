@@ -20,17 +20,31 @@
 //! 5. `A(1)` of the key expansion and of the client Finished, revealed;
 //! 6. key-block block 1 shared, `A(2)` of the key expansion and the client
 //!    `verify_data` revealed;
-//! 7. key-block block 2 shared (8 bytes used: the IVs);
-//! 8. and 9. the server Finished: `A(1)`, then `verify_data`, revealed.
+//! 7. key-block block 2 shared (8 bytes used: the IVs).
 //!
-//! 16 compressions in all instead of 36, and the twelve outer ones on a
+//! The server Finished's `verify_data` is not garbled: it is checked after
+//! the session, in the proof, where the verifier's mask of `OS_ms` is
+//! public and [`server_finished_circuit`] computes it from the prover's
+//! share of `OS_ms` (step 4's output, as authenticated bits) in about
+//! 74,000 AND of QuickSilver (`A(1)` stays in the proof, so its inner
+//! hash is computed there too) instead of two garbled compressions
+//! (32,000 AND, 0.8 MB of tables) and two round trips online. Nothing in the
+//! session needs it earlier: the server's key exchange is signed over
+//! both randoms, and every server record is authenticated (its tag
+//! asserted in the proof under the key the 2PC derived) after the prover
+//! committed to the recording, so no record can stand in for the server's
+//! without the key the server alone held while the session ran; the
+//! Finished then adds that the server saw the handshake the verifier
+//! checked, and the proof still asserts it.
+//!
+//! 14 compressions in all instead of 36, and the ten outer ones on a
 //! public block: the verifier enters each as its round addends `K_t + W_t`
 //! (`webproof_circuits::sha2::public_schedule`, less the eight rounds whose
 //! words are the padding's, constants of the circuit), so the message
 //! schedule is computed in the clear and not garbled (16,091 AND per outer
-//! compression instead of 21,362). That trades 6.4 KB of tables in
-//! preprocessing for 1.5 KB of input labels online, per compression. In
-//! all 279,263 AND (the sum mod `p` of either curve adds ~1,030), 6.98 MB
+//! compression instead of 21,362). That trades 129 KB of tables in
+//! preprocessing for 28 KB of input labels online, per compression. In
+//! all 247,267 AND (the sum mod `p` of either curve adds ~1,030), 6.19 MB
 //! of three-halves tables and decoding, against 775,691 AND and 19.1 MB
 //! for [`crate::tls12`]. Revealed values go to both: the prover
 //! decodes and returns their labels (16 bytes per bit), which the verifier
@@ -63,7 +77,9 @@ use rand_core::{CryptoRng, RngCore};
 use std::sync::Arc;
 use webproof_circuits::builder::const_bytes;
 use webproof_circuits::hmac::HmacKey;
-use webproof_circuits::sha2::{compress_public_schedule, padding, public_schedule, HashAlg};
+use webproof_circuits::sha2::{
+    compress_public_schedule, hash_from_state, padding, public_schedule, HashAlg,
+};
 use webproof_circuits::tls::Tls12Suite;
 use webproof_circuits::{bits_to_bytes, bytes_to_bits, Bit, Builder, Circuit};
 use webproof_core::Block;
@@ -73,7 +89,7 @@ const H: HashAlg = HashAlg::Sha256;
 pub type StepTables = (Vec<Vec<u8>>, Vec<u8>);
 
 /// Steps of a session (circuits, garbling instances).
-pub const STEPS: usize = 9;
+pub const STEPS: usize = 7;
 
 /// Bytes of one outer compression's public input: the round addends
 /// `K_t + W_t` of its block (`webproof_circuits::sha2::public_schedule`)
@@ -111,6 +127,51 @@ fn outer_schedule(u: &[u8; 32]) -> Vec<u8> {
     kw
 }
 
+/// The public message of the server Finished's PRF: its label and the
+/// hash of the handshake through the client Finished.
+fn server_finished_seed(hash: &[u8]) -> Result<Vec<u8>> {
+    if hash.len() != 32 {
+        return Err(Error::Malformed("hash of the wrong length"));
+    }
+    Ok([&b"server finished"[..], hash].concat())
+}
+
+/// The server Finished's `verify_data` as a circuit for the proof after
+/// the session (see the module docs): input group 0 is the prover's share
+/// of `OS_ms`; `is_ms` (revealed during the session), the verifier's mask
+/// `os_mask` (revealed after it) and the handshake `hash` are constants,
+/// so everything public folds away. Output: the 12 bytes of `P(1)`, with
+/// `A(1) = F(OS_ms, SHA-256(IS_ms ‖ seed))` and `P(1) = F(OS_ms,
+/// SHA-256(IS_ms ‖ A(1) ‖ seed))` (`A(1)` stays inside the proof, so its
+/// inner hash is computed there).
+pub fn server_finished_circuit(
+    is_ms: &[u8; 32],
+    os_mask: &[u8; 32],
+    hash: &[u8],
+) -> Result<Circuit> {
+    let seed = server_finished_seed(hash)?;
+    let mut b = Builder::new();
+    let share = b.input_bytes(32);
+    let os = b.xor_words(&share, &const_bytes(os_mask));
+    let u1 = inner_digest(is_ms, &seed);
+    let a1 = outer(&mut b, &os, &const_bytes(&outer_schedule(&u1)));
+    let msg = [a1, const_bytes(&seed)].concat();
+    let u2 = hash_from_state(&mut b, H, &const_bytes(is_ms), 64, &msg);
+    let p1 = hash_from_state(&mut b, H, &os, 64, &u2);
+    b.output(&p1[..96]);
+    Ok(b.finish())
+}
+
+/// [`server_finished_circuit`] in the clear, from the whole `OS_ms`: what
+/// the prover checks the server's Finished against once the verifier's
+/// mask is revealed, before it proves the same.
+pub fn server_verify_data(os_ms: &[u8; 32], is_ms: &[u8; 32], hash: &[u8]) -> Result<[u8; 12]> {
+    let seed = server_finished_seed(hash)?;
+    let a1 = inner_digest(os_ms, &inner_digest(is_ms, &seed));
+    let p1 = inner_digest(os_ms, &inner_digest(is_ms, &[&a1[..], &seed].concat()));
+    Ok(p1[..12].try_into().expect("12 of 32 bytes"))
+}
+
 /// What a step's circuit takes and gives, in bytes.
 struct Shape {
     /// Prover (and verifier) share.
@@ -130,8 +191,7 @@ fn shape(step: usize) -> Shape {
         3 => (64, 1, 32),
         4 => (32, 2, 0),
         5 => (32, 3, 32),
-        6 => (32, 1, 8),
-        _ => (32, 1, 0),
+        _ => (32, 1, 8),
     };
     Shape { share, us, masks }
 }
@@ -179,8 +239,7 @@ pub fn step_circuit(step: usize) -> Circuit {
             let os = b.xor_words(&p, &v);
             let f: Vec<Vec<Bit>> = us.iter().map(|u| outer(&mut b, &os, u)).collect();
             match step {
-                1 | 7 => b.output(&f[0]),
-                8 => b.output(&f[0][..96]),
+                1 => b.output(&f[0]),
                 2 => {
                     b.output(&f[0]);
                     let o = b.xor_words(&f[1], &masks);
@@ -196,7 +255,7 @@ pub fn step_circuit(step: usize) -> Circuit {
                     let o = b.xor_words(&f[0][..64], &masks);
                     b.output(&o);
                 }
-                _ => unreachable!("nine steps"),
+                _ => unreachable!("seven steps"),
             }
         }
     }
@@ -208,7 +267,7 @@ fn revealed_group(step: usize) -> Option<usize> {
     (step != 6).then_some(0)
 }
 
-/// The plans of the nine steps (schedules only, shared by reference:
+/// The plans of the seven steps (schedules only, shared by reference:
 /// cloning is cheap).
 #[derive(Clone)]
 pub struct ReducedPlans {
@@ -216,7 +275,7 @@ pub struct ReducedPlans {
 }
 
 impl ReducedPlans {
-    /// Build and plan the nine circuits (AES-128-GCM-SHA256 key block).
+    /// Build and plan the seven circuits (AES-128-GCM-SHA256 key block).
     pub fn new() -> Result<Self> {
         let plans = (0..STEPS)
             .map(|s| Plan::from_circuit(step_circuit(s)).map(Arc::new))
@@ -271,14 +330,12 @@ fn inner_digest(state: &[u8], msg: &[u8]) -> [u8; 32] {
 }
 
 /// The public messages of a session's HMAC chains, `label ‖ seed` each:
-/// the master secret's, the key expansion's, both Finished's (the server
-/// Finished's once its hash is known).
+/// the master secret's, the key expansion's, the client Finished's.
 #[derive(Clone, Default)]
 struct Seeds {
     ms: Vec<u8>,
     ke: Vec<u8>,
     cf: Vec<u8>,
-    sf: Vec<u8>,
 }
 
 impl Seeds {
@@ -304,16 +361,7 @@ impl Seeds {
             ]
             .concat(),
             cf: [&b"client finished"[..], client_finished_hash].concat(),
-            sf: Vec::new(),
         })
-    }
-
-    fn set_server_finished_hash(&mut self, h: &[u8]) -> Result<()> {
-        if h.len() != 32 {
-            return Err(Error::Malformed("hash of the wrong length"));
-        }
-        self.sf = [&b"server finished"[..], h].concat();
-        Ok(())
     }
 }
 
@@ -362,30 +410,21 @@ impl Chain {
                 ]
             }
             6 => vec![inner_digest(is, &[&a[..], &s.ke].concat())],
-            7 => {
-                need(!s.sf.is_empty())?;
-                vec![inner_digest(is, &s.sf)]
-            }
-            8 => {
-                need(a.len() == 32)?;
-                vec![inner_digest(is, &[&a[..], &s.sf].concat())]
-            }
             _ => return Err(Error::Malformed("no such step")),
         })
     }
 
     /// Take step `step`'s revealed output `v`; the `verify_data` it
-    /// carries (steps 5 and 8).
+    /// carries (step 5).
     fn absorb(&mut self, step: usize, v: Vec<u8>) -> Result<Option<[u8; 12]>> {
         let vd = |b: &[u8]| -> Result<[u8; 12]> {
             b.try_into()
                 .map_err(|_| Error::Malformed("revealed output of the wrong length"))
         };
         let want = match step {
-            0 | 1 | 2 | 3 | 7 => 32,
+            0..=3 => 32,
             4 => 64,
             5 => 44,
-            8 => 12,
             _ => return Err(Error::Malformed("nothing revealed at this step")),
         };
         if v.len() != want {
@@ -396,7 +435,7 @@ impl Chain {
                 self.is = v;
                 None
             }
-            1 | 2 | 7 => {
+            1 | 2 => {
                 self.a = v;
                 None
             }
@@ -405,12 +444,11 @@ impl Chain {
                 self.a = v[..32].to_vec();
                 None
             }
-            5 => {
+            _ => {
                 let d = vd(&v[32..])?;
                 self.a = v[..32].to_vec();
                 Some(d)
             }
-            _ => Some(vd(&v)?),
         })
     }
 }
@@ -456,7 +494,7 @@ fn verifier_groups(
 }
 
 /// The prover's check, after the session, of the verifier's revealed
-/// inputs of the nine steps against what they must be: the inner digests
+/// inputs of the seven steps against what they must be: the inner digests
 /// `SHA-256(IS ‖ message)` of the revealed chain values (`revealed[s]`,
 /// the prover's decoding of step `s`'s revealed output; empty at step 6)
 /// and the public messages, the negotiated `curve`, and each mask the
@@ -471,7 +509,6 @@ pub fn check_verifier_inputs(
     curve: Curve,
     randoms: &Randoms<'_>,
     client_finished_hash: &[u8],
-    server_finished_hash: &[u8],
     inputs: &[Vec<Vec<bool>>],
     revealed: &[Vec<bool>],
 ) -> Result<KeyShares> {
@@ -495,8 +532,7 @@ pub fn check_verifier_inputs(
         group(3, 2, 32)?,
         [group(5, 2, 32)?, group(6, 2, 8)?].concat(),
     ];
-    let mut seeds = Seeds::new(randoms, client_finished_hash)?;
-    seeds.set_server_finished_hash(server_finished_hash)?;
+    let seeds = Seeds::new(randoms, client_finished_hash)?;
     let mut chain = Chain::default();
     for step in 0..STEPS {
         let us = chain.digests(step, &seeds)?;
@@ -519,7 +555,6 @@ pub struct ReducedVerifier {
     masks: Masks,
     chain: Chain,
     client_vd: Option<[u8; 12]>,
-    server_vd: Option<[u8; 12]>,
     /// The step whose inputs (or revealed labels) are due.
     next: usize,
 }
@@ -555,7 +590,6 @@ impl ReducedVerifier {
             masks,
             chain: Chain::default(),
             client_vd: None,
-            server_vd: None,
             next: 0,
         })
     }
@@ -584,11 +618,6 @@ impl ReducedVerifier {
             .iter_mut()
             .map(|c| Ok((c.garble_all(), c.decoding()?)))
             .collect()
-    }
-
-    /// Set the server Finished hash (before steps 8 and 9).
-    pub fn set_server_finished_hash(&mut self, h: &[u8]) -> Result<()> {
-        self.seeds.set_server_finished_hash(h)
     }
 
     /// The answer to the prover's flips at `step`.
@@ -620,10 +649,8 @@ impl ReducedVerifier {
             .get(step)
             .ok_or(Error::Malformed("no such step"))?;
         let v = bits_to_bytes(&c.check_output(g, labels)?);
-        match (step, self.chain.absorb(step, v)?) {
-            (5, vd) => self.client_vd = vd,
-            (8, vd) => self.server_vd = vd,
-            _ => {}
+        if let Some(vd) = self.chain.absorb(step, v)? {
+            self.client_vd = Some(vd);
         }
         self.next += 1;
         Ok(())
@@ -639,9 +666,13 @@ impl ReducedVerifier {
         self.client_vd
     }
 
-    /// The server `verify_data` computed in 2PC, after step 9.
-    pub fn server_verify_data(&self) -> Option<[u8; 12]> {
-        self.server_vd
+    /// The master secret's inner pad state `IS_ms` (revealed at step 4)
+    /// and the verifier's mask of its outer state `OS_ms`: with the
+    /// prover's share of `OS_ms`, what [`server_finished_circuit`] needs.
+    pub fn master_secret_pads(&self) -> Option<([u8; 32], [u8; 32])> {
+        let is: [u8; 32] = self.chain.is.as_slice().try_into().ok()?;
+        let mask: [u8; 32] = self.masks[2].as_slice().try_into().ok()?;
+        (self.next > 3).then_some((is, mask))
     }
 
     /// The step circuits (for the consistency proof: 0-labels, `Δ`).
@@ -664,8 +695,9 @@ pub struct ReducedProver {
     os: Vec<u8>,
     o1: Vec<u8>,
     kb: Vec<u8>,
+    /// `IS_ms`, revealed at step 4.
+    is_ms: Vec<u8>,
     client_vd: Option<[u8; 12]>,
-    server_vd: Option<[u8; 12]>,
     /// The step whose flips (or evaluation) are due.
     next: usize,
 }
@@ -694,8 +726,8 @@ impl ReducedProver {
             os: Vec::new(),
             o1: Vec::new(),
             kb: Vec::new(),
+            is_ms: Vec::new(),
             client_vd: None,
-            server_vd: None,
             next: 0,
         })
     }
@@ -739,14 +771,17 @@ impl ReducedProver {
         let out = c.decode(decoding)?;
         let bytes: Vec<Vec<u8>> = out.iter().map(|g| bits_to_bytes(g)).collect();
         match step {
-            0 | 3 => self.os = bytes[1].clone(),
+            0 => self.os = bytes[1].clone(),
+            3 => {
+                self.is_ms = bytes[0].clone();
+                self.os = bytes[1].clone();
+            }
             2 => self.o1 = bytes[1].clone(),
             5 => {
                 self.client_vd = Some(bytes[0][32..].try_into().expect("12 bytes"));
                 self.kb = bytes[1].clone();
             }
             6 => self.kb.extend_from_slice(&bytes[0]),
-            8 => self.server_vd = Some(bytes[0][..].try_into().expect("12 bytes")),
             _ => {}
         }
         self.next += 1;
@@ -768,9 +803,12 @@ impl ReducedProver {
         self.client_vd
     }
 
-    /// The server `verify_data` computed in 2PC, after step 9.
-    pub fn server_verify_data(&self) -> Option<[u8; 12]> {
-        self.server_vd
+    /// `IS_ms` and the prover's share of `OS_ms`, after step 4 (see
+    /// [`ReducedVerifier::master_secret_pads`]).
+    pub fn master_secret_pads(&self) -> Option<([u8; 32], [u8; 32])> {
+        let is: [u8; 32] = self.is_ms.as_slice().try_into().ok()?;
+        let os: [u8; 32] = self.os.as_slice().try_into().ok()?;
+        (self.next > 3).then_some((is, os))
     }
 
     /// The step circuits (for the consistency proof: active labels).

@@ -1,6 +1,8 @@
 //! The reduced-PRF key derivation (only outer compressions garbled)
 //! against the TLS 1.2 PRF in the clear, on both curves, with and without
-//! the extended master secret; its gate count; a corrupted table.
+//! the extended master secret; the server Finished's check from the
+//! master secret's pads (in the clear and as the proof's circuit); its
+//! gate count; a corrupted table.
 
 mod common;
 use common::cots;
@@ -8,7 +10,10 @@ use hmac::{Hmac, Mac};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 use webproof_mpc::field::{Curve25519Base, P256Base};
-use webproof_mpc::reduced::{ReducedPlans, ReducedProver, ReducedVerifier, STEPS};
+use webproof_mpc::reduced::{
+    server_finished_circuit, server_verify_data, ReducedPlans, ReducedProver, ReducedVerifier,
+    STEPS,
+};
 use webproof_mpc::tls12::{Curve, Randoms};
 use webproof_mpc::Error;
 
@@ -30,13 +35,13 @@ fn prf(secret: &[u8], label: &str, seed: &[u8], n: usize) -> Vec<u8> {
     out
 }
 
-/// Run all nine steps; (verifier, prover) at the end, or the first error.
+/// Run all seven steps; (verifier, prover) at the end, or the first error.
 fn run(
     plans: &ReducedPlans,
     (vshare, curve): (&[u8; 32], Curve),
     pshare: &[u8; 32],
     randoms: &Randoms<'_>,
-    (cf, sf): (&[u8], &[u8]),
+    cf: &[u8],
     seed: u64,
     tamper: Option<usize>,
 ) -> Result<(ReducedVerifier, ReducedProver), Error> {
@@ -54,9 +59,6 @@ fn run(
     let mut p = ReducedProver::new(plans, 0, pshare, tables)?;
     let mut off = 0;
     for step in 0..STEPS {
-        if step == 7 {
-            v.set_server_finished_hash(sf)?;
-        }
         let n = plans.cots(step);
         let f = p.flips(step, &macs[off..off + n])?;
         let msg = v.inputs(step, &keys[off..off + n], &f)?;
@@ -90,7 +92,7 @@ fn check(curve: Curve, ems: bool, seed: u64) {
         session_hash: ems.then_some(&sh[..]),
     };
     let plans = ReducedPlans::new().unwrap();
-    let (v, p) = run(&plans, (&a, curve), &b, &randoms, (&cf, &sf), seed, None).unwrap();
+    let (v, p) = run(&plans, (&a, curve), &b, &randoms, &cf, seed, None).unwrap();
     let ms = if ems {
         prf(&pms, "extended master secret", &sh, 48)
     } else {
@@ -106,8 +108,22 @@ fn check(curve: Curve, ems: bool, seed: u64) {
     assert_eq!(&v.client_verify_data().unwrap()[..], &want_cf[..]);
     assert_eq!(v.client_verify_data(), p.client_verify_data());
     let want_sf = prf(&ms, "server finished", &sf, 12);
-    assert_eq!(&v.server_verify_data().unwrap()[..], &want_sf[..]);
-    assert_eq!(v.server_verify_data(), p.server_verify_data());
+    let (is_ms, mask) = v.master_secret_pads().unwrap();
+    let (is_p, share) = p.master_secret_pads().unwrap();
+    assert_eq!(is_ms, is_p);
+    let os: [u8; 32] = core::array::from_fn(|i| mask[i] ^ share[i]);
+    assert_eq!(
+        server_verify_data(&os, &is_ms, &sf).unwrap()[..],
+        want_sf[..]
+    );
+    let c = server_finished_circuit(&is_ms, &mask, &sf).unwrap();
+    assert_eq!(c.eval_bytes(&[&share]), vec![want_sf.clone()]);
+    // Another hash, another verify_data; a hash of another length refused.
+    assert_ne!(
+        server_verify_data(&os, &is_ms, &cf).unwrap()[..],
+        want_sf[..]
+    );
+    assert!(server_finished_circuit(&is_ms, &mask, &sf[1..]).is_err());
 }
 
 #[test]
@@ -127,9 +143,9 @@ fn reduced_gate_count_and_corruption() {
     let ands = plans.and_counts();
     let total: u64 = ands.iter().sum();
     eprintln!("reduced PRF: {ands:?} = {total} AND");
-    // 279,263: four pad compressions with their schedules, twelve outer
+    // 247,267: four pad compressions with their schedules, ten outer
     // ones on a public schedule.
-    assert!(total < 280_000, "{total}");
+    assert!(total < 248_000, "{total}");
     let randoms = Randoms {
         client: &[1; 32],
         server: &[2; 32],
@@ -141,7 +157,7 @@ fn reduced_gate_count_and_corruption() {
             (&[3; 32], Curve::P256),
             &[4; 32],
             &randoms,
-            (&[5; 32], &[6; 32]),
+            &[5; 32],
             9,
             Some(step),
         )
@@ -193,8 +209,8 @@ fn reduced_malformed_and_out_of_order() {
     assert!(v.receive(0, &bad).is_err());
     v.receive(0, &labels).unwrap();
     assert!(v.receive(0, &labels).is_err());
-    // The server Finished hash is needed before step 8 and must be 32 bytes.
-    assert!(v.set_server_finished_hash(&[0; 33]).is_err());
+    // The master secret's pads come out at step 4.
+    assert!(v.master_secret_pads().is_none() && p.master_secret_pads().is_none());
     assert!(p.key_shares().is_err());
     assert!(v.client_verify_data().is_none());
 }

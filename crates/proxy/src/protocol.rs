@@ -67,8 +67,10 @@ use serde::{Deserialize, Serialize};
 /// generator (`webproof_core::Prg`: OT extension streams, GGM trees,
 /// challenges) is ChaCha12 instead of AES counter mode. Version 10: MPC
 /// mode's reduced PRF garbles its outer HMAC compressions on the public
-/// message schedule the verifier encodes (`webproof_mpc::reduced`): other
-/// circuits, other input groups.
+/// message schedule the verifier encodes, and its server Finished is
+/// checked in the proof of the response instead of by two garbled steps
+/// (`webproof_mpc::reduced`): other circuits, other input groups, seven
+/// steps instead of nine.
 pub const PROTOCOL_VERSION: u16 = 10;
 /// Largest control message (JSON) accepted by default. The prover's
 /// `Proof` is the largest: for a 16 MiB response its plan holds about
