@@ -340,23 +340,56 @@ pub(crate) async fn prove(opts: &ProveOptions) -> Result<ProveOutcome> {
     let (mut session, first) =
         mpc::ProverSession::new(session_cfg, CotPool::new(macs), &mut rand::rngs::OsRng)?;
     write_frame(&mut link, &first.encode()).await?;
-    // The circuits' schedules, built while the verifier garbles.
-    session_step(&mut link, session.prepare().map(|()| Default::default())).await?;
     let mut frames = FrameReader::new(MAX_FROM_VERIFIER);
+    let hung_up = || NetError::Disconnected("the verifier hung up during preprocessing".into());
+    // The circuits' schedules (a few hundred ms of CPU), built on a
+    // blocking thread while the verifier garbles; the link keeps being
+    // read meanwhile, into a queue the session takes afterwards, so the
+    // tables keep flowing instead of stalling on a full socket buffer.
+    let mut early = Vec::new();
+    let (mut session, prepared) = {
+        let build = tokio::task::spawn_blocking(move || {
+            let r = session.prepare();
+            (session, r)
+        });
+        tokio::pin!(build);
+        loop {
+            tokio::select! {
+                built = &mut build => break built.map_err(|e| NetError::Io {
+                    context: "building the MPC circuits' schedules".into(),
+                    source: std::io::Error::other(e),
+                })?,
+                f = timeout(
+                    Duration::from_secs(60),
+                    "waiting for the verifier's garbled tables",
+                    frames.next(&mut link),
+                ) => early.push(f?.ok_or_else(hung_up)?),
+            }
+        }
+    };
+    session_step(&mut link, prepared.map(|()| Default::default())).await?;
     let mut opening = mpc::ProverOutput::default();
+    let mut early = early.into_iter();
     while opening.to_server.is_empty() {
-        let f = timeout(
-            Duration::from_secs(60),
-            "waiting for the verifier's garbled tables",
-            frames.next(&mut link),
-        )
-        .await?
-        .ok_or_else(|| {
-            NetError::Disconnected("the verifier hung up during preprocessing".into())
-        })?;
+        let f = match early.next() {
+            Some(f) => f,
+            None => timeout(
+                Duration::from_secs(60),
+                "waiting for the verifier's garbled tables",
+                frames.next(&mut link),
+            )
+            .await?
+            .ok_or_else(hung_up)?,
+        };
         let out = session_step(&mut link, session.on_verifier_bytes(&f)).await?;
         opening.to_verifier.extend(out.to_verifier);
         opening.to_server.extend(out.to_server);
+    }
+    if early.next().is_some() {
+        return Err(NetError::Mpc(mpc::Error::Unexpected {
+            expected: "nothing after the last table before the ClientHello",
+            got: "a message",
+        }));
     }
     let t1 = Instant::now();
     let (up0, down0) = (counters.sent(), counters.received());
