@@ -264,11 +264,14 @@ fn altered_garbled_tables() {
         })),
         ..Hooks::default()
     };
+    // The prover reads wrong values (decoding has no digests,
+    // `webproof_mpc::output`); the step's revealed output comes back with
+    // labels that are not the garbling's, and the verifier refuses them.
     let e = run_with(KeyKind::Ecdsa, &[NAME], false, NAME, hooks);
     assert!(
         matches!(
             e,
-            Stop::Prover(Error::Mpc(webproof_mpc::Error::OutputCheck { .. }))
+            Stop::Verifier(Error::Mpc(webproof_mpc::Error::OutputCheck { .. }))
         ),
         "{e:?}"
     );

@@ -1145,21 +1145,35 @@ fn claim_with_leaves_round_trips_and_bad_leaves_are_malformed() {
 
 /// Figures, not assertions: garbled-table bytes verifier → prover over one
 /// session (reduced PRF steps, both Finished, the 1 KB request record),
-/// chunk headers included, and AND gates of the circuits that carried
-/// them. Run with `--release -- --nocapture`.
+/// chunk headers included, and every message's encoded bytes by kind in
+/// both directions. Run with `--release -- --nocapture`.
 #[test]
 fn table_bytes_figures() {
     use std::cell::RefCell;
+    use std::collections::BTreeMap;
     use std::rc::Rc;
+    type Tally = BTreeMap<(bool, &'static str), (usize, usize)>;
     let seen = Rc::new(RefCell::new((0usize, 0usize)));
-    let tap = Rc::clone(&seen);
+    let kinds = Rc::new(RefCell::new(Tally::new()));
+    let (tap, down) = (Rc::clone(&seen), Rc::clone(&kinds));
+    let up = Rc::clone(&kinds);
+    let count = |t: &RefCell<Tally>, to_verifier: bool, name: &'static str, n: usize| {
+        let mut t = t.borrow_mut();
+        let e = t.entry((to_verifier, name)).or_default();
+        e.0 += n;
+        e.1 += 1;
+    };
     let hooks = Hooks {
         verifier_to_prover: Some(Box::new(move |m| {
+            count(&down, false, m.name(), m.encode().len());
             if let webproof_mpc_tls::VerifierMsg::Tables { chunk, .. } = m {
                 let mut t = tap.borrow_mut();
                 t.0 += chunk.len();
                 t.1 += 1;
             }
+        })),
+        prover_to_verifier: Some(Box::new(move |m| {
+            count(&up, true, m.name(), m.encode().len())
         })),
         ..Hooks::default()
     };
@@ -1170,6 +1184,14 @@ fn table_bytes_figures() {
         "tables bytes per session (AES-128-GCM-SHA256, reduced PRF, 1 KB request): {bytes} in {chunks} chunks ({:.2} MB)",
         bytes as f64 / 1e6
     );
+    for ((to_verifier, name), (n, count)) in kinds.borrow().iter() {
+        let dir = if *to_verifier {
+            "prover → verifier"
+        } else {
+            "verifier → prover"
+        };
+        eprintln!("  {dir} {name}: {n} bytes in {count} messages");
+    }
 }
 
 /// The verifier's answer to the claim: a refusal reaches the prover with

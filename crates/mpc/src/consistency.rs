@@ -123,8 +123,9 @@
 //! **What still leaks before the audit**, during the session:
 //! - *Selective failure*, one bit: a table corrupted in the row the
 //!   evaluator uses only when a permute bit is 1 (or an OLE bit answered
-//!   wrongly) makes the prover's online decoding fail, or the server
-//!   reject, depending on one bit of the prover's data. The session then
+//!   wrongly) makes the prover's online values wrong, so that the server
+//!   or the verifier's check of a revealed output rejects, depending on
+//!   one bit of the prover's data. The session then
 //!   aborts; the verifier has learned that bit and is exposed at the audit
 //!   if the session continues. A cheat that leaks `k` such bits without an
 //!   abort succeeds with probability `2^-k`.

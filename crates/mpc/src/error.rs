@@ -84,8 +84,8 @@ pub enum Error {
         /// Tables still missing.
         missing: u64,
     },
-    /// An output label is neither of the wire's two valid labels: the tables,
-    /// the input labels or the decoding information are wrong.
+    /// An output label the evaluator returned (or the digest of returned
+    /// labels) is not the wire's valid label for the claimed bit.
     #[error("output group {group}, bit {bit}: the label is not a valid output label")]
     OutputCheck {
         /// Output group.

@@ -298,13 +298,13 @@ impl Evaluator {
             .ok_or(Error::NoSuchOutput(group))
     }
 
-    /// Decode every output group with the garbler's decoding information,
-    /// checking each label against its digest: an evaluation that went wrong
-    /// (altered tables, a wrong input label) is an [`Error::OutputCheck`],
-    /// not a wrong answer.
+    /// Decode every output group with the garbler's decoding information.
+    /// Nothing here tells a wrong evaluation (altered tables, a wrong input
+    /// label) from a right one: the audit after the `Δ` reveal does
+    /// ([`crate::consistency`], and [`crate::output`] for why not online).
     pub fn decode(&self, decoding: &Decoding) -> Result<Vec<Vec<bool>>> {
         let out = self.outputs.as_ref().ok_or(Error::NotFinished)?;
-        decoding.decode(&self.hash, self.instance, out)
+        decoding.decode(out)
     }
 
     fn check_inputs(&self) -> Result<()> {

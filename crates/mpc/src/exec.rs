@@ -19,8 +19,9 @@
 //!    wires ([`crate::transfer`], after-garbling mode), then the active
 //!    labels of its own groups in group order.
 //! 3. The prover evaluates ([`ProverCircuit::feed`], [`ProverCircuit::finish`])
-//!    and decodes ([`ProverCircuit::decode`]): a label that is neither valid
-//!    one (altered tables, a wrong input label) is an [`Error::OutputCheck`].
+//!    and decodes ([`ProverCircuit::decode`]); altered tables or a wrong
+//!    input label give wrong bits, found by the audit after the session
+//!    (`crate::output` says why not here).
 //! 4. Optionally (prover → verifier) an output group the verifier must
 //!    learn ([`ProverCircuit::output_message`]): its bits and one SHA-256
 //!    digest of the active labels, 32 bytes instead of 16 per bit. The

@@ -59,7 +59,7 @@
 //! # The per-gate random bits
 //! `s1, s2` of gate `g` are bits `2(g mod 64)` and `2(g mod 64) + 1` of
 //! `H(Δ, random_tweak(instance, g / 64))`: one hash of `Δ` per 64 gates,
-//! under tweaks of their own domain that no gate and no output digest uses.
+//! under tweaks of their own domain that no gate uses.
 //! They must be secret and uniform in every row the evaluator may be in
 //! (they are what makes its decoded bits independent of `α, β`, see
 //! [`crate::evaluate`]); `H(0 ⊕ Δ, t)` under a fresh tweak is exactly what
@@ -332,16 +332,11 @@ impl Garbler {
         chunks
     }
 
-    /// Decoding information for every output group, once finished: permute
-    /// bits and digests of both labels of each output wire.
+    /// Decoding information for every output group, once finished: the
+    /// permute bit of each output wire.
     pub fn decoding(&self) -> Result<Decoding> {
         let out = self.output_zero.as_ref().ok_or(Error::NotFinished)?;
-        Ok(Decoding::from_zero_labels(
-            &self.hash,
-            self.instance,
-            self.delta,
-            out,
-        ))
+        Ok(Decoding::from_zero_labels(out))
     }
 
     /// Check output labels the evaluator sent back for group `group` and

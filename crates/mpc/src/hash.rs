@@ -42,17 +42,10 @@ pub(crate) fn gate_tweak(instance: u64, index: u64, k: u64) -> Block {
 
 /// Tweak of the block of garbler randomness for AND gates
 /// `64·block .. 64·block + 63` of circuit `instance`: bit 62 of the low half
-/// set, disjoint from gate tweaks (below 2^62) and output tweaks (bit 63).
+/// set, disjoint from gate tweaks (below 2^62).
 #[inline(always)]
 pub(crate) fn random_tweak(instance: u64, block: u64) -> Block {
     Block(((instance as u128) << 64) | (1u128 << 62) | block as u128)
-}
-
-/// Tweak of the digest of output bit `index` (disjoint from gate and
-/// randomness tweaks: the top bit of the low half is set).
-#[inline(always)]
-pub(crate) fn output_tweak(instance: u64, index: u64) -> Block {
-    Block(((instance as u128) << 64) | (1u128 << 63) | index as u128)
 }
 
 /// `H` over fixed-key AES.
@@ -147,8 +140,6 @@ mod tests {
         assert_ne!(gate_tweak(3, 0, 0), gate_tweak(3, 0, 1));
         assert_ne!(gate_tweak(3, 0, 2), gate_tweak(3, 1, 0));
         assert_ne!(gate_tweak(3, 5, 1), gate_tweak(4, 5, 1));
-        assert_ne!(gate_tweak(0, 7, 0), output_tweak(0, 28));
-        assert_eq!(output_tweak(0, 0).0 >> 63, 1);
         let last_gate = gate_tweak(0, (1 << 60) - 1, 3).0 as u64;
         assert!(last_gate < random_tweak(0, 0).0 as u64);
         assert_eq!(random_tweak(0, u32::MAX as u64).0 as u64 >> 62, 1);

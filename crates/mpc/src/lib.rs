@@ -20,7 +20,7 @@
 //!   with independent AND gates grouped so hashing is batched.
 //! - [`garble`], [`evaluate`]: three-halves garbling with free-XOR (Rosulek
 //!   and Roy), 24 bytes and 5 control bits per AND (half-gates took 32).
-//! - [`output`]: decoding information with authenticity digests.
+//! - [`output`]: decoding information (permute bits).
 //! - [`transfer`]: chosen-input labels from random COT with the same `Δ`.
 //! - [`field`]: the base fields of P-256 and Curve25519, and GF(2^128).
 //! - [`ole`]: Gilboa OLE from random COT (one COT per bit of the prover's
@@ -121,11 +121,12 @@
 //! - *Not covered here*: a malicious garbler may garble another function,
 //!   give a wrong 0-label or correction for an input (flipping or spoiling
 //!   the evaluator's bit: a selective failure if the spoiling depends on
-//!   it), or send wrong decoding digests. The output check turns accidental
-//!   corruption into an error, not a wrong answer, but it does not make the
-//!   garbler honest: [`consistency`] does (the prover's audit after `Δ` is
-//!   revealed), and it also holds the prover to consistent inputs (the
-//!   sealed proof); its docs say what can still leak during the session.
+//!   it), or send wrong permute bits. Nothing online tells the evaluator
+//!   (see [`output`] for why decoding carries no digests):
+//!   [`consistency`] makes the garbler honest (the prover's audit after
+//!   `Δ` is revealed), and it also holds the prover to consistent inputs
+//!   (the sealed proof); its docs say what can still leak during the
+//!   session.
 //!
 //! # How this is shaped for malicious security (garble-then-prove)
 //! [`consistency`] is that layer (its docs hold the argument). It proves, with the QuickSilver engine of

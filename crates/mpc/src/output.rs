@@ -1,107 +1,74 @@
-//! Output decoding with authenticity: what the garbler sends so that the
-//! evaluator reads its outputs and notices when they are not valid labels.
+//! Output decoding: what the garbler sends so that the evaluator reads its
+//! outputs.
 //!
 //! For output bit `i` with 0-label `L0` the garbler sends the permute bit
-//! `p = lsb(L0)` and the digests `D_v = H(L0 ⊕ v·Δ, t_i)` for `v = 0, 1`
-//! (the garbling hash under an output tweak, disjoint from gate tweaks). The
-//! evaluator, holding `A`, reads `v = lsb(A) ⊕ p` and accepts only if
-//! `H(A, t_i) = D_v`. An honest evaluation always passes; an evaluation
-//! whose tables or input labels were altered ends, except with negligible
-//! probability, on a label that is neither valid one and is refused.
+//! `p = lsb(L0)`; the evaluator, holding `A`, reads `v = lsb(A) ⊕ p`. One
+//! bit per output bit.
+//!
+//! No authenticity digests (`H(L0 ⊕ v·Δ)` per value, 32 bytes per output
+//! bit, what this module sent before): in garble-then-prove they buy
+//! nothing the audit does not give, and they cost about 0.39 MB of a
+//! 1 KB MPC session's 16 MB. A check of the evaluator's label against
+//! digests catches only *invalid* labels, and a cheating garbler need not
+//! make any: it can garble another function with valid labels
+//! throughout, and that is caught only when `Δ` is revealed and the
+//! prover garbles every circuit again from its labels
+//! ([`crate::consistency`]: tables, decoding and the labels of its own
+//! inputs compared exactly). The audit catches wrong tables, wrong input
+//! labels and wrong permute bits as surely as digests would, before the
+//! prover opens its proof. And digests opened a selective-abort channel:
+//! a garbler that spoils only `D_1` of one output learns, from whether
+//! the evaluator aborts, that output bit, which for a masked output is a
+//! bit of a secret. Without them a corrupted evaluation does not stop the
+//! prover by itself; it goes on with wrong values, which the server or
+//! the verifier's checks of revealed labels refuse, or the audit finds.
 //!
 //! Privacy: the evaluator learns its output bits (that is what decoding
-//! is for) and `D_{1-v}`, the hash of the label it does not hold, which by
-//! correlation robustness tells it nothing about `Δ`. Send decoding
-//! information only for outputs the evaluator may learn; outputs meant for
-//! the garbler go the other way, as labels checked by
-//! [`crate::Garbler::check_output_labels`] or as bits with a digest of
-//! the labels ([`crate::exec`]).
-//!
-//! Size: 1 bit + 32 bytes per output bit.
+//! is for) and nothing of `Δ`. Send decoding information only for outputs
+//! the evaluator may learn; outputs meant for the garbler go the other
+//! way, as labels checked by [`crate::Garbler::check_output_labels`] or
+//! as bits with a digest of the labels ([`crate::exec`]).
 
 use crate::error::{Error, Result};
-use crate::hash::{output_tweak, Tccr};
 use webproof_core::Block;
 
-/// Decoding information for all output groups of one garbled circuit.
+/// Decoding information for all output groups of one garbled circuit: the
+/// permute bits of each group's output wires.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Decoding {
-    groups: Vec<GroupDecoding>,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-struct GroupDecoding {
-    permute: Vec<bool>,
-    /// `[D_0, D_1]` per bit.
-    digests: Vec<[Block; 2]>,
+    groups: Vec<Vec<bool>>,
 }
 
 impl Decoding {
-    pub(crate) fn from_zero_labels(
-        hash: &Tccr,
-        instance: u64,
-        delta: Block,
-        zero: &[Vec<Block>],
-    ) -> Decoding {
-        let mut index = 0u64;
-        let groups = zero
-            .iter()
-            .map(|g| {
-                let mut xs = Vec::with_capacity(2 * g.len());
-                let mut ts = Vec::with_capacity(2 * g.len());
-                for &z in g {
-                    let t = output_tweak(instance, index);
-                    index += 1;
-                    xs.extend([z, z ^ delta]);
-                    ts.extend([t, t]);
-                }
-                hash.hash_many(&mut xs, &ts);
-                GroupDecoding {
-                    permute: g.iter().map(|z| z.lsb()).collect(),
-                    digests: xs.chunks(2).map(|d| [d[0], d[1]]).collect(),
-                }
-            })
-            .collect();
-        Decoding { groups }
+    pub(crate) fn from_zero_labels(zero: &[Vec<Block>]) -> Decoding {
+        Decoding {
+            groups: zero
+                .iter()
+                .map(|g| g.iter().map(|z| z.lsb()).collect())
+                .collect(),
+        }
     }
 
-    /// Read and check the evaluator's output labels.
-    pub(crate) fn decode(
-        &self,
-        hash: &Tccr,
-        instance: u64,
-        labels: &[Vec<Block>],
-    ) -> Result<Vec<Vec<bool>>> {
+    /// Read the evaluator's output labels.
+    pub(crate) fn decode(&self, labels: &[Vec<Block>]) -> Result<Vec<Vec<bool>>> {
         if labels.len() != self.groups.len() {
             return Err(Error::Malformed("decoding information for another circuit"));
         }
-        let mut index = 0u64;
-        let mut out = Vec::with_capacity(labels.len());
-        for (group, (l, d)) in labels.iter().zip(&self.groups).enumerate() {
-            if l.len() != d.permute.len() {
-                return Err(Error::Length {
-                    group,
-                    expected: l.len(),
-                    got: d.permute.len(),
-                });
-            }
-            let mut hs = l.clone();
-            let ts: Vec<Block> = (0..l.len() as u64)
-                .map(|i| output_tweak(instance, index + i))
-                .collect();
-            index += l.len() as u64;
-            hash.hash_many(&mut hs, &ts);
-            let mut bits = Vec::with_capacity(l.len());
-            for bit in 0..l.len() {
-                let v = l[bit].lsb() ^ d.permute[bit];
-                if hs[bit] != d.digests[bit][v as usize] {
-                    return Err(Error::OutputCheck { group, bit });
+        labels
+            .iter()
+            .zip(&self.groups)
+            .enumerate()
+            .map(|(group, (l, p))| {
+                if l.len() != p.len() {
+                    return Err(Error::Length {
+                        group,
+                        expected: l.len(),
+                        got: p.len(),
+                    });
                 }
-                bits.push(v);
-            }
-            out.push(bits);
-        }
-        Ok(out)
+                Ok(l.iter().zip(p).map(|(a, &p)| a.lsb() ^ p).collect())
+            })
+            .collect()
     }
 
     /// Output groups covered.
@@ -109,23 +76,18 @@ impl Decoding {
         self.groups.len()
     }
 
-    /// Wire format: `u32` group count, then per group a `u32` bit count, the
-    /// permute bits packed LSB first, and the digests (`D_0 ‖ D_1`, 32 bytes
-    /// per bit); integers little-endian.
+    /// Wire format: `u32` group count, then per group a `u32` bit count and
+    /// the permute bits packed LSB first; integers little-endian.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::new();
         out.extend_from_slice(&(self.groups.len() as u32).to_le_bytes());
         for g in &self.groups {
-            out.extend_from_slice(&(g.permute.len() as u32).to_le_bytes());
-            let mut packed = vec![0u8; g.permute.len().div_ceil(8)];
-            for (i, &p) in g.permute.iter().enumerate() {
+            out.extend_from_slice(&(g.len() as u32).to_le_bytes());
+            let mut packed = vec![0u8; g.len().div_ceil(8)];
+            for (i, &p) in g.iter().enumerate() {
                 packed[i / 8] |= (p as u8) << (i % 8);
             }
             out.extend_from_slice(&packed);
-            for d in &g.digests {
-                out.extend_from_slice(&d[0].to_bytes());
-                out.extend_from_slice(&d[1].to_bytes());
-            }
         }
         out
     }
@@ -151,16 +113,11 @@ impl Decoding {
             if len % 8 != 0 && packed[len / 8] >> (len % 8) != 0 {
                 return Err(Error::Malformed(WHAT));
             }
-            let permute = (0..len)
-                .map(|i| (packed[i / 8] >> (i % 8)) & 1 == 1)
-                .collect();
-            let raw = take(len.checked_mul(32).ok_or(Error::Malformed(WHAT))?)?;
-            let block = |c: &[u8]| Block::from_bytes(c.try_into().expect("16 bytes"));
-            let digests = raw
-                .chunks(32)
-                .map(|c| [block(&c[..16]), block(&c[16..])])
-                .collect();
-            groups.push(GroupDecoding { permute, digests });
+            groups.push(
+                (0..len)
+                    .map(|i| (packed[i / 8] >> (i % 8)) & 1 == 1)
+                    .collect(),
+            );
         }
         if !r.is_empty() {
             return Err(Error::Malformed(WHAT));

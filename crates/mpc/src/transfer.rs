@@ -32,8 +32,8 @@
 //! feed the ZK engine or another transfer.
 //!
 //! A malicious garbler can still apply the wrong correction or 0-label,
-//! which flips or spoils the evaluator's input wire (with a spoiled wire
-//! the output check fails whatever `x` is). Catching that is the job of the
+//! which flips or spoils the evaluator's input wire (a spoiled wire gives
+//! wrong outputs whatever `x` is). Catching that is the job of the
 //! consistency proof that follows the garbling ([`crate::consistency`]: the
 //! prover's audit derives every 0-label once `Δ` is revealed), not of this
 //! module.

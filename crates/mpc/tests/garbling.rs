@@ -8,6 +8,7 @@ use rand_chacha::ChaCha20Rng;
 use std::sync::Arc;
 use webproof_circuits::{bits_to_bytes, bytes_to_bits, Builder, Circuit, Gate};
 use webproof_core::Block;
+use webproof_mpc::consistency::EvaluatedCircuit;
 use webproof_mpc::{
     tables_bytes, Decoding, Error, Evaluator, Garbler, Plan, CHUNK_HEADER, CONTROL_BITS,
     HALVES_BYTES, MAX_CHUNK_TABLES,
@@ -24,6 +25,7 @@ struct Garbled {
     digest: [u8; 32],
     labels: Vec<Vec<Block>>,
     decoding: Decoding,
+    delta: Block,
 }
 
 fn garble(c: &Circuit, inputs: &[Vec<bool>], chunk_tables: usize, seed: u64) -> Garbled {
@@ -42,6 +44,7 @@ fn garble(c: &Circuit, inputs: &[Vec<bool>], chunk_tables: usize, seed: u64) -> 
         digest: g.tables_digest(),
         labels,
         decoding: g.decoding().unwrap(),
+        delta: d,
     }
 }
 
@@ -55,6 +58,39 @@ fn evaluate(c: &Circuit, gc: &Garbled) -> Result<Vec<Vec<bool>>, Error> {
     }
     e.finish()?;
     e.decode(&gc.decoding)
+}
+
+/// What an evaluator read, or why it stopped.
+type Read = Result<Vec<Vec<bool>>, Error>;
+
+/// Evaluate and decode, then the prover's audit once `Δ` is revealed
+/// (`consistency::EvaluatedCircuit::audit`, with the true input values):
+/// what the evaluator read, and whether the audit passed.
+fn evaluate_and_audit(
+    c: &Circuit,
+    gc: &Garbled,
+    inputs: &[Vec<bool>],
+) -> (Read, Result<(), Error>) {
+    let mut e = match Evaluator::new(c) {
+        Ok(e) => e,
+        Err(x) => return (Err(x.clone()), Err(x)),
+    };
+    let fed = (|| {
+        for (i, l) in gc.labels.iter().enumerate() {
+            e.set_input(i, l)?;
+        }
+        for ch in &gc.chunks {
+            e.feed(ch)?;
+        }
+        e.finish()
+    })();
+    if let Err(x) = fed {
+        return (Err(x.clone()), Err(x));
+    }
+    let out = e.decode(&gc.decoding);
+    let audit = EvaluatedCircuit::from_evaluator(&e, Some(&gc.decoding.to_bytes()))
+        .and_then(|r| r.audit(gc.delta, inputs));
+    (out, audit)
 }
 
 /// Garble, evaluate, decode.
@@ -321,18 +357,25 @@ fn every_row_of_and_gates() {
 }
 
 #[test]
-fn tampered_tables_are_detected_or_harmless() {
+fn tampered_tables_are_caught_by_the_audit() {
+    // Decoding carries no digests (`webproof_mpc::output`): the evaluator
+    // reads whatever its labels say, and the audit after the `Δ` reveal
+    // finds every change, used or not.
     let c = webproof_circuits::cache::aes128();
     let inputs = vec![bytes_to_bits(&[1u8; 16]), bytes_to_bits(&[2u8; 16])];
     let honest = garble(c, &inputs, 512, 8);
-    let want = evaluate(c, &honest).unwrap();
+    let (want, audit) = evaluate_and_audit(c, &honest, &inputs);
+    assert!(audit.is_ok(), "{audit:?}");
+    let want = want.unwrap();
 
-    // One byte of every table of a chunk: some of them are used.
+    // One byte of every table of a chunk: the outputs go wrong.
     let mut gc = garble(c, &inputs, 512, 8);
     for t in 0..512 {
         gc.chunks[3][CHUNK_HEADER + t * HALVES_BYTES + (t % HALVES_BYTES)] ^= 0x40;
     }
-    assert!(matches!(evaluate(c, &gc), Err(Error::OutputCheck { .. })));
+    let (out, audit) = evaluate_and_audit(c, &gc, &inputs);
+    assert_ne!(out.unwrap(), want);
+    assert!(matches!(audit, Err(Error::VerifierCheated(_))), "{audit:?}");
 
     // One control bit of every table of a chunk (`z0` is used in every row).
     let mut gc = garble(c, &inputs, 512, 8);
@@ -340,29 +383,31 @@ fn tampered_tables_are_detected_or_harmless() {
     for t in 0..512 {
         gc.chunks[3][at + t * CONTROL_BITS / 8] ^= 1 << (t * CONTROL_BITS % 8);
     }
-    assert!(matches!(evaluate(c, &gc), Err(Error::OutputCheck { .. })));
+    let (out, audit) = evaluate_and_audit(c, &gc, &inputs);
+    assert_ne!(out.unwrap(), want);
+    assert!(matches!(audit, Err(Error::VerifierCheated(_))), "{audit:?}");
 
     // Single bits: a half-ciphertext or control bit the evaluator does not
-    // use changes nothing; any other change is an error, never a wrong
-    // answer.
+    // use changes nothing it reads, others change its outputs; the audit
+    // refuses every one (or the chunk is refused outright: padding bits).
     let mut rng = ChaCha20Rng::seed_from_u64(9);
-    let mut caught = 0;
+    let mut changed = 0;
     for _ in 0..40 {
         let mut gc = garble(c, &inputs, 512, 8);
         let ch = rng.gen_range(0..gc.chunks.len());
         let at = rng.gen_range(CHUNK_HEADER..gc.chunks[ch].len());
         gc.chunks[ch][at] ^= 1 << rng.gen_range(0..8);
-        match evaluate(c, &gc) {
-            Ok(out) => assert_eq!(out, want),
-            Err(Error::OutputCheck { .. }) => caught += 1,
-            Err(e) => panic!("unexpected {e}"),
+        let (out, audit) = evaluate_and_audit(c, &gc, &inputs);
+        assert!(audit.is_err(), "a flipped bit passed the audit");
+        if out.is_ok_and(|o| o != want) {
+            changed += 1;
         }
     }
-    assert!(caught > 5, "only {caught} of 40 caught");
+    assert!(changed > 5, "only {changed} of 40 changed the outputs");
 }
 
 #[test]
-fn wrong_input_labels_and_decoding_are_detected() {
+fn wrong_input_labels_and_decoding_are_caught_by_the_audit() {
     let c = webproof_circuits::cache::aes128();
     let inputs = vec![bytes_to_bits(&[5u8; 16]), bytes_to_bits(&[6u8; 16])];
     let mut rng = ChaCha20Rng::seed_from_u64(10);
@@ -370,12 +415,15 @@ fn wrong_input_labels_and_decoding_are_detected() {
         let mut gc = garble(c, &inputs, 4096, 11);
         let bit = rng.gen_range(0..128);
         gc.labels[group][bit] = Block(rng.gen());
-        assert!(matches!(evaluate(c, &gc), Err(Error::OutputCheck { .. })));
+        let (_, audit) = evaluate_and_audit(c, &gc, &inputs);
+        assert!(matches!(audit, Err(Error::VerifierCheated(_))), "{audit:?}");
     }
-    // Decoding digests of another garbling: refused.
+    // Decoding of another garbling: wrong bits, and refused by the audit.
     let mut gc = garble(c, &inputs, 4096, 11);
     gc.decoding = garble(c, &inputs, 4096, 12).decoding;
-    assert!(matches!(evaluate(c, &gc), Err(Error::OutputCheck { .. })));
+    let (out, audit) = evaluate_and_audit(c, &gc, &inputs);
+    assert_ne!(bits_to_bytes(&out.unwrap()[0]), aes_ref(&[5; 16], &[6; 16]));
+    assert!(matches!(audit, Err(Error::VerifierCheated(_))), "{audit:?}");
 
     // Output labels sent back to the garbler: valid ones are read, any
     // other is refused.
@@ -513,7 +561,7 @@ fn decoding_wire_format() {
     let inputs = vec![bytes_to_bits(&[1u8; 16]), bytes_to_bits(&[2u8; 16])];
     let gc = garble(c, &inputs, 4096, 15);
     let bytes = gc.decoding.to_bytes();
-    assert_eq!(bytes.len(), 4 + 4 + 16 + 128 * 32);
+    assert_eq!(bytes.len(), 4 + 4 + 16);
     assert_eq!(Decoding::from_bytes(&bytes).unwrap(), gc.decoding);
     for cut in [0, 3, 4, 7, 8, 20, bytes.len() - 1] {
         assert!(matches!(
@@ -534,14 +582,12 @@ fn decoding_wire_format() {
         Err(Error::Malformed(_))
     ));
     // Decoding for a circuit with another shape.
-    let other = Decoding::from_bytes(
-        &[1, 0, 0, 0, 1, 0, 0, 0, 0]
-            .iter()
-            .copied()
-            .chain([0; 32])
-            .collect::<Vec<_>>(),
-    )
-    .unwrap();
+    let other = Decoding::from_bytes(&[1, 0, 0, 0, 1, 0, 0, 0, 0]).unwrap();
+    // A padding bit set: not canonical.
+    assert!(matches!(
+        Decoding::from_bytes(&[1, 0, 0, 0, 1, 0, 0, 0, 2]),
+        Err(Error::Malformed(_))
+    ));
     let mut gc2 = garble(c, &inputs, 4096, 15);
     gc2.decoding = other;
     assert!(matches!(evaluate(c, &gc2), Err(Error::Length { .. })));
@@ -694,7 +740,7 @@ fn held_labels_are_macs_of_the_bits() {
 }
 
 /// Numbered instances under one Δ: tables differ, and an evaluator using
-/// the wrong instance number fails the output check.
+/// the wrong instance number reads a wrong output.
 #[test]
 fn instances_separate_tweaks() {
     let c = webproof_circuits::cache::aes128();
@@ -712,10 +758,8 @@ fn instances_separate_tweaks() {
         for ch in &chunks {
             e.feed(ch).unwrap();
         }
-        let out = e.decode(&g.decoding().unwrap());
-        assert_eq!(out.is_ok(), ok, "instance {instance}");
-        if ok {
-            assert_eq!(bits_to_bytes(&out.unwrap()[0]), aes_ref(&[4; 16], &[8; 16]));
-        }
+        let out = e.decode(&g.decoding().unwrap()).unwrap();
+        let right = bits_to_bytes(&out[0]) == aes_ref(&[4; 16], &[8; 16]);
+        assert_eq!(right, ok, "instance {instance}");
     }
 }

@@ -70,8 +70,10 @@ use serde::{Deserialize, Serialize};
 /// message schedule the verifier encodes, and its server Finished is
 /// checked in the proof of the response instead of by two garbled steps
 /// (`webproof_mpc::reduced`): other circuits, other input groups, seven
-/// steps instead of nine.
-pub const PROTOCOL_VERSION: u16 = 10;
+/// steps instead of nine. Version 11: MPC mode's decoding information is
+/// the permute bits alone, without the two label digests per output bit
+/// (`webproof_mpc::output`).
+pub const PROTOCOL_VERSION: u16 = 11;
 /// Largest control message (JSON) accepted by default. The prover's
 /// `Proof` is the largest: for a 16 MiB response its plan holds about
 /// 1,000 record layouts (40 bytes each) and, with an attestation, one leaf
