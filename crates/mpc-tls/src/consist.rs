@@ -32,16 +32,19 @@
 //!   `OS_ms` share output by step 3 the prover's input of steps 4 to 8;
 //! - full PRF: the pad-state share output by the key derivation is the
 //!   prover's input of both Finished;
-//! - every record's prover input (key ‖ IV share of its direction) is the
+//! - every record's prover input (the client's key ‖ IV share) is the
 //!   matching bits of the key-block share output by the key derivation;
 //! - the key-block labels the response statement imports are those
 //!   outputs;
-//! - reduced PRF: the server Finished's plaintext (its record circuit's
-//!   keystream XOR the recorded ciphertext) is `14 00 00 0c` and the
-//!   `verify_data` that `webproof_mpc::reduced::server_finished_circuit`
+//! - the server Finished's record, recorded and never run in 2PC,
+//!   decrypts under the statement's server key bits (the key derivation's
+//!   outputs) to `14 00 00 0c` and the `verify_data`, and carries its
+//!   AES-GCM tag under that key ([`FinishedCheck`],
+//!   `webproof_tlsproof::assert_finished`); under the reduced PRF the
+//!   `verify_data` is what `webproof_mpc::reduced::server_finished_circuit`
 //!   computes in the proof from step 3's `OS_ms` share, the revealed
-//!   `IS_ms`, the verifier's mask and the handshake hash
-//!   ([`FinishedCheck`]); the session garbled no circuit for it.
+//!   `IS_ms`, the verifier's mask and the handshake hash, under the full
+//!   PRF the value its 2PC step revealed to both.
 //!
 //! The verifier's inputs are revealed (public in the proof), so the
 //! statements fix them to what it garbled with. The prover checks them
@@ -52,7 +55,7 @@
 use crate::error::{Error, Result};
 use crate::hello::finished;
 use crate::kdf::{is_reduced, key_outputs};
-use crate::rec::{key_iv, RecSpec, SERVER_FINISHED};
+use crate::rec::{key_iv, RecSpec};
 use crate::response::{mpc_err, zk_err};
 use core::ops::Range;
 use webproof_circuits::{bits_to_bytes, bytes_to_bits, Circuit};
@@ -66,7 +69,8 @@ use webproof_mpc::reduced::{self, step_circuit, STEPS};
 use webproof_mpc::tls12::{
     self, finished_circuit, key_derivation_circuit, Curve, KeyShares, Randoms, Tls12Config,
 };
-use webproof_tlsproof::ZkParty;
+use webproof_proxy::record::content_type;
+use webproof_tlsproof::{Aead, RecordTag, SealedRecord, ZkParty};
 use webproof_zk::{Prover, ProverBit, Verifier, VerifierBit};
 
 /// What both parties derive the list of circuits and their wiring from:
@@ -224,14 +228,10 @@ fn equalities<B: Copy>(
     if kb.len() != 2 * k + 2 * i {
         return Err(Error::Malformed("key block of the wrong length"));
     }
-    for (j, spec) in shape.records().iter().enumerate() {
-        let (key, iv) = if spec.is_server() {
-            (k..2 * k, 2 * k + i..2 * k + 2 * i)
-        } else {
-            (0..k, 2 * k..2 * k + i)
-        };
+    for j in 0..shape.records().len() {
+        // The client key ‖ IV: every record in 2PC is the client's.
         let own = gather(runs, &[Wire::input(shape.steps() + j, 0)])?;
-        tie(own, [&kb[key], &kb[iv]].concat())?;
+        tie(own, [&kb[..k], &kb[2 * k..2 * k + i]].concat())?;
     }
     tie(key_bits.to_vec(), kb)?;
     Ok((a, b))
@@ -241,8 +241,8 @@ fn equalities<B: Copy>(
 /// prover computed them itself: the randoms from the ClientHello it wrote
 /// and the ServerHello it received, the handshake hashes over the
 /// messages it wrote and received (the client Finished from the
-/// `verify_data` computed in 2PC), the server Finished's explicit nonce
-/// from the record received.
+/// `verify_data` computed in 2PC); and the server Finished as the prover
+/// received and decrypted it, for its own check and the proof's.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Publics {
     /// ClientHello.random.
@@ -254,83 +254,116 @@ pub struct Publics {
     pub client_finished_hash: Vec<u8>,
     /// Hash of the handshake through the client Finished.
     pub server_finished_hash: Vec<u8>,
-    /// The explicit nonce of the server's Finished record.
-    pub server_finished_explicit: [u8; 8],
-    /// The ciphertext of the server's Finished record (16 bytes).
-    pub server_finished_ciphertext: Vec<u8>,
+    /// The server's Finished record as received: explicit nonce,
+    /// ciphertext, tag (40 bytes).
+    pub server_finished_record: Vec<u8>,
+    /// Its plaintext, decrypted (tag checked) once the server key was
+    /// known.
+    pub server_finished_plaintext: Vec<u8>,
+    /// The server `verify_data` the full PRF computed in 2PC (`None`
+    /// under the reduced PRF, whose proof computes it).
+    pub server_verify_data: Option<[u8; 12]>,
 }
 
-/// What the proof's check of the server Finished takes under the reduced
-/// PRF, each party from its own view: `IS_ms` (step 3's revealed output:
-/// the verifier checked its labels, the prover decoded it), the
-/// verifier's mask of `OS_ms` (its own input; the prover's copy from the
-/// reveal), the hash of the handshake through the client Finished (each
-/// from its own transcript, the client Finished from the `verify_data`
-/// computed in 2PC) and the Finished record's ciphertext (the verifier's
-/// recording; the prover's as received). The hash and `IS_ms` are
-/// constants the circuit folds, so a party holding other values
-/// evaluates another circuit and the proof fails out of step, as it fails
-/// the assertion for another ciphertext or mask.
+/// What the proof's check of the server Finished takes, each party from
+/// its own view: the Finished record (the verifier's recording; the
+/// prover's as received) and where its `verify_data` comes from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FinishedCheck {
-    /// `IS_ms`.
-    pub is_ms: [u8; 32],
-    /// The verifier's mask of `OS_ms`.
-    pub os_mask: [u8; 32],
-    /// Hash of the handshake through the client Finished.
-    pub hash: Vec<u8>,
-    /// The server Finished record's ciphertext.
-    pub ciphertext: Vec<u8>,
+    /// The `verify_data`.
+    pub vd: FinishedVd,
+    /// The record's payload: explicit nonce, ciphertext, tag (40 bytes).
+    pub record: Vec<u8>,
 }
 
-/// Bytes of the Finished message: its header and the 12-byte
-/// `verify_data`.
-const FINISHED_LEN: usize = 16;
+/// The server Finished's `verify_data` in the proof.
+///
+/// Under the reduced PRF it is computed there from step 3's `OS_ms` share
+/// with `IS_ms` (step 3's revealed output: the verifier checked its
+/// labels, the prover decoded it), the verifier's mask of `OS_ms` (its own
+/// input; the prover's copy from the reveal) and the hash of the handshake
+/// through the client Finished (each from its own transcript, the client
+/// Finished from the `verify_data` computed in 2PC). The hash and `IS_ms`
+/// are constants the circuit folds, so a party holding other values
+/// evaluates another circuit and the proof fails out of step, as it fails
+/// the assertion for another record or mask. Under the full PRF it is
+/// the value the session's 2PC step revealed to both (the verifier
+/// checked its labels).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FinishedVd {
+    /// Reduced PRF.
+    Reduced {
+        /// `IS_ms`.
+        is_ms: [u8; 32],
+        /// The verifier's mask of `OS_ms`.
+        os_mask: [u8; 32],
+        /// Hash of the handshake through the client Finished.
+        hash: Vec<u8>,
+    },
+    /// Full PRF.
+    Revealed([u8; 12]),
+}
 
-/// The check, in the proof, that the server Finished's plaintext is the
-/// header and the `verify_data` of the master secret's pads (see
-/// [`FinishedCheck`]): the circuit evaluated on step 3's `OS_ms` share,
-/// then one assertion that its record circuit's keystream XOR the
-/// ciphertext is `header ‖ verify_data`.
+/// Bytes of the server Finished record's payload: explicit nonce (8),
+/// the encrypted Finished message (16), tag (16).
+const FINISHED_RECORD: usize = 40;
+
+/// The server's key in the proof: its authenticated bits (the key
+/// derivation's output XOR the verifier's revealed mask) and its public IV.
+pub(crate) struct ServerKey<'a, B> {
+    pub key: &'a [B],
+    pub iv: &'a [u8],
+}
+
+/// The check, in the proof, that the server Finished record decrypts under
+/// the server key to the header and the `verify_data` of [`FinishedVd`],
+/// and carries the AES-GCM tag under that key
+/// (`webproof_tlsproof::assert_finished`).
 async fn finished_statement<P: ZkParty<Bit = B>, B: Copy>(
     zk: &mut P,
-    shape: &Shape,
     runs: &[Wires<B>],
     check: &FinishedCheck,
+    server: &ServerKey<'_, B>,
 ) -> Result<()> {
-    if check.ciphertext.len() != FINISHED_LEN {
+    let r = &check.record;
+    if r.len() != FINISHED_RECORD {
         return Err(Error::Malformed("a server Finished of the wrong length"));
     }
-    let circuit = reduced::server_finished_circuit(&check.is_ms, &check.os_mask, &check.hash)
-        .map_err(mpc_err)?;
-    let share = gather(runs, &[Wire::output(3, 1)])?;
-    let vd = zk
-        .eval(&circuit, &[&share])
-        .await
-        .map_err(zk_err)?
-        .pop()
-        .ok_or(Error::Malformed("the Finished circuit's output"))?;
-    let ks = gather(
-        runs,
-        &[Wire::output(shape.steps() + SERVER_FINISHED as usize, 0)],
-    )?;
-    if ks.len() != 8 * FINISHED_LEN || vd.len() != 96 {
-        return Err(Error::Malformed("a server Finished of the wrong length"));
-    }
-    // keystream ⊕ ciphertext ⊕ (header ‖ verify_data) = 0.
-    let header = bytes_to_bits(&finished(&[0; 12])[..4]);
-    let ct = bytes_to_bits(&check.ciphertext);
-    let diff: Vec<B> = (0..8 * FINISHED_LEN)
-        .map(|k| {
-            let x = zk.xor(ks[k], zk.constant(ct[k]));
-            if k < 32 {
-                zk.xor(x, zk.constant(header[k]))
-            } else {
-                zk.xor(x, vd[k - 32])
-            }
-        })
-        .collect();
-    zk.assert_public(&diff, &vec![false; diff.len()])
+    let vd = match &check.vd {
+        FinishedVd::Reduced {
+            is_ms,
+            os_mask,
+            hash,
+        } => {
+            let circuit =
+                reduced::server_finished_circuit(is_ms, os_mask, hash).map_err(mpc_err)?;
+            let share = gather(runs, &[Wire::output(3, 1)])?;
+            zk.eval(&circuit, &[&share])
+                .await
+                .map_err(zk_err)?
+                .pop()
+                .ok_or(Error::Malformed("the Finished circuit's output"))?
+        }
+        FinishedVd::Revealed(vd) => bytes_to_bits(vd)
+            .into_iter()
+            .map(|b| zk.constant(b))
+            .collect(),
+    };
+    let aead = match server.key.len() {
+        128 => Aead::Aes128Gcm,
+        256 => Aead::Aes256Gcm,
+        _ => return Err(Error::Malformed("a server key of the wrong length")),
+    };
+    let record = SealedRecord {
+        seq: 0,
+        explicit_nonce: Some(r[..8].try_into().expect("8 bytes")),
+        ciphertext: r[8..24].to_vec(),
+    };
+    let tag = RecordTag {
+        aad: record::tls12_aad(0, content_type::HANDSHAKE, 16).to_vec(),
+        tag: r[24..].try_into().expect("16 bytes"),
+    };
+    webproof_tlsproof::assert_finished(zk, aead, server.key, server.iv, &record, &tag, &vd)
         .await
         .map_err(zk_err)
 }
@@ -358,8 +391,8 @@ pub struct VerifierRetained {
     /// Per OLE stream (in the order the prover logged them): the
     /// verifier's encoded inputs of each batch.
     pub ole_inputs: Vec<(u64, Vec<Vec<u8>>)>,
-    /// The server Finished's check in the proof (reduced PRF; `None`
-    /// under the full PRF, whose session checked it in 2PC).
+    /// The server Finished's check in the proof (`None` only before the
+    /// session saw the Finished, which the proof then refuses).
     pub server_finished: Option<FinishedCheck>,
 }
 
@@ -611,14 +644,9 @@ impl ProverRetained {
         }
         .map_err(mpc_err)?;
         for (j, spec) in self.shape.records().iter().enumerate() {
-            let explicit = if spec.is_server() {
-                p.server_finished_explicit
-            } else {
-                spec.seq().to_be_bytes()
-            };
             record::check_verifier_inputs(
-                &key_iv(&keys, spec.is_server()),
-                &explicit,
+                &key_iv(&keys),
+                &spec.seq().to_be_bytes(),
                 &verifier_groups(steps + j),
             )
             .map_err(mpc_err)?;
@@ -626,67 +654,75 @@ impl ProverRetained {
         Ok(keys)
     }
 
-    /// The server Finished's check as the prover sees it (reduced PRF;
-    /// `None` under the full PRF): `IS_ms` and its `OS_ms` share from
-    /// step 3's decoded outputs, the verifier's mask from its reveal
-    /// (`values`), the hash and ciphertext from [`Self::publics`].
-    fn finished_check(&self, values: &[Vec<Vec<bool>>]) -> Result<Option<FinishedCheck>> {
-        if !is_reduced(&self.shape.cfg) {
-            return Ok(None);
-        }
-        const WHAT: &str = "the master secret's pads";
-        let is_ms = self.runs.get(3).and_then(|r| r.outputs.first());
-        let mask = values.get(3).and_then(|v| v.last());
-        let (Some(is_ms), Some(mask)) = (is_ms, mask) else {
-            return Err(Error::Malformed(WHAT));
+    /// The server Finished's check as the prover sees it: the record from
+    /// [`Self::publics`]; under the reduced PRF `IS_ms` from step 3's
+    /// decoded outputs, the verifier's mask from its reveal (`values`) and
+    /// the hash from [`Self::publics`], under the full PRF the
+    /// `verify_data` its 2PC computed.
+    fn finished_check(&self, values: &[Vec<Vec<bool>>]) -> Result<FinishedCheck> {
+        let p = &self.publics;
+        let vd = if is_reduced(&self.shape.cfg) {
+            const WHAT: &str = "the master secret's pads";
+            let is_ms = self.runs.get(3).and_then(|r| r.outputs.first());
+            let mask = values.get(3).and_then(|v| v.last());
+            let (Some(is_ms), Some(mask)) = (is_ms, mask) else {
+                return Err(Error::Malformed(WHAT));
+            };
+            let bytes32 = |b: &[bool]| -> Result<[u8; 32]> {
+                bits_to_bytes(b)
+                    .try_into()
+                    .map_err(|_| Error::Malformed(WHAT))
+            };
+            FinishedVd::Reduced {
+                is_ms: bytes32(is_ms)?,
+                os_mask: bytes32(mask)?,
+                hash: p.server_finished_hash.clone(),
+            }
+        } else {
+            FinishedVd::Revealed(
+                p.server_verify_data
+                    .ok_or(Error::Malformed("the server verify_data"))?,
+            )
         };
-        let bytes32 = |b: &[bool]| -> Result<[u8; 32]> {
-            bits_to_bytes(b)
-                .try_into()
-                .map_err(|_| Error::Malformed(WHAT))
-        };
-        Ok(Some(FinishedCheck {
-            is_ms: bytes32(is_ms)?,
-            os_mask: bytes32(mask)?,
-            hash: self.publics.server_finished_hash.clone(),
-            ciphertext: self.publics.server_finished_ciphertext.clone(),
-        }))
+        Ok(FinishedCheck {
+            vd,
+            record: p.server_finished_record.clone(),
+        })
     }
 
     /// The server Finished checked in the clear once the verifier's
-    /// inputs are revealed (reduced PRF): its plaintext, decrypted with the
-    /// keystream of its record circuit, against the `verify_data` of
-    /// `OS_ms` (the prover's share XOR the revealed mask). The proof then
-    /// asserts the same; a server whose Finished does not match the
-    /// handshake is [`Error::ServerFinished`] here, before anything is
-    /// proven.
+    /// inputs are revealed: its plaintext (decrypted, tag checked, at the
+    /// close) against the `verify_data` (reduced PRF: of `OS_ms`, the
+    /// prover's share XOR the revealed mask; full PRF: the 2PC's). The
+    /// proof then asserts the same; a server whose Finished does not
+    /// match the handshake is [`Error::ServerFinished`] here, before
+    /// anything is proven.
     pub fn check_server_finished(&self, values: &[Vec<Vec<bool>>]) -> Result<()> {
-        let Some(check) = self.finished_check(values)? else {
-            return Ok(());
+        let check = self.finished_check(values)?;
+        let vd = match &check.vd {
+            FinishedVd::Reduced {
+                is_ms,
+                os_mask,
+                hash,
+            } => {
+                let share = self
+                    .runs
+                    .get(3)
+                    .and_then(|r| r.outputs.get(1))
+                    .ok_or(Error::Malformed("the master secret's pads"))?;
+                let os: Vec<u8> = bits_to_bytes(share)
+                    .iter()
+                    .zip(os_mask)
+                    .map(|(a, b)| a ^ b)
+                    .collect();
+                let os: [u8; 32] = os
+                    .try_into()
+                    .map_err(|_| Error::Malformed("the master secret's pads"))?;
+                reduced::server_verify_data(&os, is_ms, hash).map_err(mpc_err)?
+            }
+            FinishedVd::Revealed(vd) => *vd,
         };
-        let share = self.runs[3].outputs.get(1);
-        let ks = self
-            .runs
-            .get(self.shape.steps() + SERVER_FINISHED as usize)
-            .and_then(|r| r.outputs.first());
-        let (Some(share), Some(ks)) = (share, ks) else {
-            return Err(Error::Malformed("the server Finished's circuits"));
-        };
-        let os: Vec<u8> = bits_to_bytes(share)
-            .iter()
-            .zip(check.os_mask)
-            .map(|(a, b)| a ^ b)
-            .collect();
-        let os: [u8; 32] = os
-            .try_into()
-            .map_err(|_| Error::Malformed("the master secret's pads"))?;
-        let vd = reduced::server_verify_data(&os, &check.is_ms, &check.hash).map_err(mpc_err)?;
-        let pt: Vec<u8> = bits_to_bytes(ks)
-            .iter()
-            .zip(&check.ciphertext)
-            .map(|(a, b)| a ^ b)
-            .collect();
-        if pt != finished(&vd) {
+        if self.publics.server_finished_plaintext != finished(&vd) {
             return Err(Error::ServerFinished);
         }
         Ok(())
@@ -713,14 +749,15 @@ fn check_len(shape: &Shape, runs: usize) -> Result<()> {
 }
 
 /// The prover's consistency proof (sealed mode): every circuit on its
-/// imported wires, then every equality. `values` are
-/// [`ProverRetained::input_values`], `key_bits` the key-block bits the
-/// response statement imported.
+/// imported wires, the server Finished's check, then every equality.
+/// `values` are [`ProverRetained::input_values`], `key_bits` the key-block
+/// bits the response statement imported, `server` its server key.
 pub(crate) async fn prove<C: RandomCotReceiver, T: Io>(
     zk: &mut Prover<C, T>,
     r: &ProverRetained,
     values: &[Vec<Vec<bool>>],
     key_bits: &[ProverBit],
+    server: &ServerKey<'_, ProverBit>,
 ) -> Result<()> {
     check_len(&r.shape, r.runs.len())?;
     let mut runs = Vec::with_capacity(r.runs.len());
@@ -734,9 +771,7 @@ pub(crate) async fn prove<C: RandomCotReceiver, T: Io>(
             outputs: w.outputs,
         });
     }
-    if let Some(check) = r.finished_check(values)? {
-        finished_statement(zk, &r.shape, &runs, &check).await?;
-    }
+    finished_statement(zk, &runs, &r.finished_check(values)?, server).await?;
     let (a, b) = equalities(&r.shape, &runs, key_bits)?;
     consistency::prove_equal(zk, &a, &b).await.map_err(mpc_err)
 }
@@ -746,6 +781,7 @@ pub(crate) async fn verify<C: RandomCotSender, T: Io>(
     zk: &mut Verifier<C, T>,
     r: &VerifierRetained,
     key_bits: &[VerifierBit],
+    server: &ServerKey<'_, VerifierBit>,
 ) -> Result<()> {
     check_len(&r.shape, r.runs.len())?;
     let mut runs = Vec::with_capacity(r.runs.len());
@@ -759,11 +795,11 @@ pub(crate) async fn verify<C: RandomCotSender, T: Io>(
             outputs: w.outputs,
         });
     }
-    match (is_reduced(&r.shape.cfg), &r.server_finished) {
-        (true, Some(check)) => finished_statement(zk, &r.shape, &runs, check).await?,
-        (true, None) => return Err(Error::OutOfOrder("the server Finished's check")),
-        (false, _) => {}
-    }
+    let check = r
+        .server_finished
+        .as_ref()
+        .ok_or(Error::OutOfOrder("the server Finished's check"))?;
+    finished_statement(zk, &runs, check, server).await?;
     let (a, b) = equalities(&r.shape, &runs, key_bits)?;
     consistency::verify_equal(zk, &a, &b).await.map_err(mpc_err)
 }

@@ -8,7 +8,7 @@
 //!
 //! Owns the dispatch and the step bookkeeping both parties share (which
 //! step reveals an output, when the client `verify_data` and the key
-//! shares are known, where the server Finished starts) and the labels the
+//! shares are known) and the labels the
 //! later proofs need: the prover's active output labels of its key-block
 //! shares and the verifier's 0-labels of the same wires.
 

@@ -45,7 +45,7 @@
 //! | 5 | `KdfFlips` / `KdfLabels` per step | `KdfInputs` per step | |
 //! | 6 | `RecFlips`, `RecA2m`, `RecM2a` (the powers' offsets) of the client Finished and of every request record, side by side, from the key derivation's step that gives the key shares on (beside its last step; under the full PRF, beside the server Finished's circuit) | `RecInputs`, `RecA2mAnswer`, `RecTagShare` per record | |
 //! | 7 | `ToServer` (ClientKeyExchange, CCS, Finished), then the request's records (False Start: without waiting for the server's Finished) | | → Finished, request |
-//! | 8 | `FromServer`; the server Finished record in 2PC: `RecFlips`, `RecA2m`, then `RecM2a` with `RecTag` (the prover's share first) | `RecInputs`, `RecA2mAnswer` | ← CCS, Finished |
+//! | 8 | `FromServer` (the server Finished record, recorded; its contents are checked in the proof) | | ← CCS, Finished |
 //! | 9 | `FromServer` (the response, recorded as received), `Close` | `CloseAck` (its server-key share) | ← response |
 //! | 10 | the claim, then the sealed proof ([`response`], [`consist`]) | its input bits and OLE inputs, then the `Δ` reveal | |
 //!
@@ -54,9 +54,10 @@
 //! offer) before the prover opens the server connection, so the tables
 //! (~6.2 MB for the key derivation of AES-128-GCM-SHA256, ~0.27 MB per
 //! 16 bytes of request) never keep a server waiting, and so do the OLE
-//! answers that need no session input (2 KiB per power of each record's
-//! GHASH key); the server connection carries only the input labels, the
-//! ECtF's and A2M's OLEs, 16 bytes per power and a few hundred bytes per
+//! answers that need no session input (2 KiB per odd power of each
+//! record's GHASH key; the even powers' shares are squares); the server
+//! connection carries only the input labels, the ECtF's and A2M's OLEs,
+//! 16 bytes per odd power and a few hundred bytes per
 //! step. Meanwhile the prover builds the same circuits' schedules
 //! ([`ProverSession::prepare`]), so no circuit is built online either.
 //! The key derivation's schedules depend on nothing of a session: each
@@ -86,11 +87,13 @@
 //! sessions enforce themselves: the server's identity over a client
 //! random the verifier chose, the client key share as the sum of
 //! committed shares, every forwarded client record equal to what the 2PC
-//! produced, the server Finished's tag checked in 2PC (its `verify_data`
-//! too under the full PRF; under the reduced PRF the prover checks it
-//! once the verifier's inputs are revealed, and the proof asserts it:
-//! [`consist::FinishedCheck`]), the recording complete before the server
-//! key is revealed, and the client key never revealed.
+//! produced, the server Finished recorded before `Close` (its tag and its
+//! `verify_data` are asserted in the proof under the server key the key
+//! derivation output, [`consist::FinishedCheck`]; the prover checks both
+//! in the clear first: the tag once the server key is revealed, the
+//! `verify_data` then under the full PRF and once the verifier's inputs
+//! are revealed under the reduced PRF), the recording complete before
+//! the server key is revealed, and the client key never revealed.
 //!
 //! # Not yet here
 //! - The tie between the ECtF's output and the key derivation's input,
@@ -101,14 +104,14 @@
 //!   against what the protocol makes them ([`ProverRetained::check_inputs`]).
 //! - Tables in memory bounded by less than the session: the verifier
 //!   holds one chunk at a time, but the prover holds every circuit's
-//!   tables from preprocessing until its step (15.26 MB for a 1 KB request
+//!   tables from preprocessing until its step (about 14.9 MB for a 1 KB request
 //!   with AES-128-GCM-SHA256; the test `table_bytes_figures` prints it).
 //! - Fewer round trips: each of the seven key-derivation steps of the
 //!   reduced PRF is one round trip (the labels of a step ride with the
 //!   next step's flips); the records run side by side (three round trips
 //!   for the client Finished and the whole request) beside the key
-//!   derivation's last step, and the server Finished's record (two round
-//!   trips and the prover's tag share) overlaps the response.
+//!   derivation's last step. The server Finished's record runs in no
+//!   2PC at all: it is checked in the proof, like the response.
 //!
 //! No sockets, threads, clocks or unsafe code: the crate builds for
 //! `wasm32-unknown-unknown`.

@@ -89,22 +89,14 @@ pub enum ProverMsg {
         /// A2M flips.
         flips: Vec<u8>,
     },
-    /// Record in 2PC: the offsets `h_P^i + ρ_i` of the powers of the
+    /// Record in 2PC: the offsets `h_P^i + ρ_i` of the odd powers of the
     /// GHASH key from the random inputs of the M2A answered ahead (16
-    /// bytes per power).
+    /// bytes per odd power).
     RecM2a {
         /// Record id.
         id: u32,
         /// Offsets.
         offsets: Vec<u8>,
-    },
-    /// Record in 2PC: the prover's tag share of a server record, sent
-    /// before it sees the verifier's.
-    RecTag {
-        /// Record id.
-        id: u32,
-        /// Tag share.
-        share: [u8; 16],
     },
     /// The prover ends the session: the records it saw each way after the
     /// handshake.
@@ -172,8 +164,8 @@ pub enum VerifierMsg {
         msg: Vec<u8>,
     },
     /// Preprocessing, after a record circuit's `Decoding`: the M2A of
-    /// the powers of its GHASH key, answered ahead for the prover's random
-    /// inputs.
+    /// the odd powers of its GHASH key, answered ahead for the prover's
+    /// random inputs.
     RecPowers {
         /// Record id.
         id: u32,
@@ -307,7 +299,6 @@ impl ProverMsg {
             ProverMsg::RecFlips { .. } => "RecFlips",
             ProverMsg::RecA2m { .. } => "RecA2m",
             ProverMsg::RecM2a { .. } => "RecM2a",
-            ProverMsg::RecTag { .. } => "RecTag",
             ProverMsg::Close { .. } => "Close",
             ProverMsg::Abort(_) => "Abort",
         }
@@ -347,7 +338,6 @@ impl ProverMsg {
             ProverMsg::RecFlips { id, flips } => W::new(9).u32(*id).bytes(flips),
             ProverMsg::RecA2m { id, ct, flips } => W::new(10).u32(*id).bytes(ct).bytes(flips),
             ProverMsg::RecM2a { id, offsets } => W::new(11).u32(*id).bytes(offsets),
-            ProverMsg::RecTag { id, share } => W::new(12).u32(*id).raw(share),
             ProverMsg::Close { sent, received } => W::new(13).u32(*sent).u32(*received),
             ProverMsg::Abort(s) => W::new(14).bytes(reason(s)),
         };
@@ -409,10 +399,6 @@ impl ProverMsg {
             11 => ProverMsg::RecM2a {
                 id: r.u32()?,
                 offsets: r.bytes()?,
-            },
-            12 => ProverMsg::RecTag {
-                id: r.u32()?,
-                share: r.arr()?,
             },
             13 => ProverMsg::Close {
                 sent: r.u32()?,
@@ -574,10 +560,6 @@ mod tests {
             ProverMsg::RecM2a {
                 id: 1,
                 offsets: vec![2; 48],
-            },
-            ProverMsg::RecTag {
-                id: 1,
-                share: [3; 16],
             },
             ProverMsg::Close {
                 sent: 1,

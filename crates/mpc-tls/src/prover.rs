@@ -19,7 +19,7 @@ use crate::error::{Error, Result};
 use crate::hello::{
     self, client_key_exchange, finished, group_curve, record as wire_record, suite_params, Terms,
 };
-use crate::kdf::{reduced_suite, KdfPlans, KdfProver, KeyLabels};
+use crate::kdf::{KdfPlans, KdfProver, KeyLabels};
 use crate::keyx::{ectf_cots, ProverKx, ProverKx2, Shares, ECTF_STREAM};
 use crate::msg::{ProverMsg, VerifierMsg};
 use crate::rec::{
@@ -135,8 +135,7 @@ struct PRec {
     /// The M2A of the powers of its GHASH key, answered in preprocessing.
     ahead: Option<PowersAhead>,
     ole: OleReceiver,
-    /// Plaintext (client records: to encrypt; the server Finished: as
-    /// decrypted), ciphertext.
+    /// Plaintext to encrypt, ciphertext.
     pt: Vec<u8>,
     ct: Vec<u8>,
 }
@@ -383,7 +382,7 @@ impl ProverSession {
             Some(r) if steps + i + 1 == self.incoming.circuit && r.ahead.is_none() => {}
             _ => return Err(Error::OutOfOrder("a record's powers before its tables")),
         }
-        let n = 128 * record::powers_needed(self.recs[i].spec.len);
+        let n = 128 * record::oles_needed(self.recs[i].spec.len);
         let macs = self.cots.take(n)?;
         let r = &mut self.recs[i];
         let (ahead, flips) = RecordProver::powers_ahead(r.spec.len, &mut r.ole, &macs, msg)?;
@@ -411,14 +410,14 @@ impl ProverSession {
     }
 
     /// The server's Finished record has arrived: the handshake is over on
-    /// the wire (its 2PC check may still run, beside the response).
+    /// the wire (its contents are checked after the session).
     pub fn handshake_done(&self) -> bool {
         self.server_finished.is_some()
     }
 
-    /// Every record in 2PC is done: the request went to the server and
-    /// the server's Finished passed its check (the prover may `Close`
-    /// once the response is complete too).
+    /// Every record in 2PC is done: the request went to the server (the
+    /// prover may `Close` once the server's Finished has arrived and the
+    /// response is complete too).
     pub fn records_done(&self) -> bool {
         matches!(self.stage, Stage::Records) && self.recs.iter().all(PRec::done)
     }
@@ -511,9 +510,12 @@ impl ProverSession {
             if !s.records_done() {
                 return Err(Error::OutOfOrder("close before the request was sent"));
             }
+            if !s.handshake_done() {
+                return Err(Error::OutOfOrder("close before the server's Finished"));
+            }
             s.stage = Stage::AwaitCloseAck;
             Ok(ProverMsg::Close {
-                sent: (s.recs.len() - 2) as u32,
+                sent: (s.recs.len() - 1) as u32,
                 received: s.server_app.len() as u32,
             })
         })
@@ -627,7 +629,7 @@ impl ProverSession {
                 }
                 if open {
                     // The key shares and the client verify_data are known:
-                    // the records start beside the server Finished's steps.
+                    // the records start beside the key derivation's last steps.
                     self.keys = kdf.key_shares();
                     let vd = kdf
                         .client_vd()
@@ -647,38 +649,12 @@ impl ProverSession {
                 let p = r.p.as_mut().ok_or(Error::OutOfOrder("record inputs"))?;
                 let (ks, flips) = p.keystream(&msg, &mut r.ole, &macs)?;
                 self.oles.choose(r.spec.stream(), macs, &flips);
-                if r.spec.is_server() {
-                    r.pt = r.ct.iter().zip(&ks).map(|(a, b)| a ^ b).collect();
-                    let kdf = self.kdf.as_ref().expect("set");
-                    // The full PRF computed the verify_data in 2PC; the
-                    // reduced PRF's is checked after the session, in the
-                    // clear once the verifier's mask is revealed and then
-                    // in the proof (`consist::FinishedCheck`): the header
-                    // here.
-                    let want = if reduced_suite(suite) {
-                        finished(&[0; 12])[..4].to_vec()
-                    } else {
-                        let vd = kdf
-                            .server_vd()
-                            .ok_or(Error::OutOfOrder("server Finished"))?;
-                        finished(&vd)
-                    };
-                    if r.pt.get(..want.len()) != Some(&want[..]) {
-                        return Err(Error::ServerFinished);
-                    }
-                    out.to_verifier.push(ProverMsg::RecA2m {
-                        id,
-                        ct: Vec::new(),
-                        flips,
-                    });
-                } else {
-                    r.ct = r.pt.iter().zip(&ks).map(|(a, b)| a ^ b).collect();
-                    out.to_verifier.push(ProverMsg::RecA2m {
-                        id,
-                        ct: r.ct.clone(),
-                        flips,
-                    });
-                }
+                r.ct = r.pt.iter().zip(&ks).map(|(a, b)| a ^ b).collect();
+                out.to_verifier.push(ProverMsg::RecA2m {
+                    id,
+                    ct: r.ct.clone(),
+                    flips,
+                });
             }
             (VerifierMsg::RecA2mAnswer { id, msg }, st @ (Stage::Records | Stage::Kdf(_))) => {
                 self.stage = st;
@@ -692,30 +668,15 @@ impl ProverSession {
                 let offsets = p.powers(&msg)?;
                 self.oles.answer(spec.stream(), &msg);
                 out.to_verifier.push(ProverMsg::RecM2a { id, offsets });
-                if spec.is_server() {
-                    // The prover's tag share goes with its offsets, before
-                    // it could see the verifier's.
-                    let share = p.tag_share(&spec.aad(), &r.ct)?;
-                    self.rec_runs.push((id, p.circuit().retain()?));
-                    r.p = None;
-                    out.to_verifier.push(ProverMsg::RecTag { id, share });
-                    self.start_records(&mut out)?;
-                }
             }
             (VerifierMsg::RecTagShare { id, tag }, st @ (Stage::Records | Stage::Kdf(_))) => {
                 self.stage = st;
                 let i = self.rec_due(id)?;
                 let spec = self.recs[i].spec;
-                if spec.is_server() {
-                    return Err(Error::Malformed("a tag share where none belongs"));
-                }
                 // Client records go out in order: every one before
                 // this one must be out already.
-                let earlier = self.rec_order.iter().take_while(|&&j| j != id);
-                if earlier
-                    .filter(|&&j| !self.recs[j as usize].spec.is_server())
-                    .any(|&j| !self.recs[j as usize].done())
-                {
+                let mut earlier = self.rec_order.iter().take_while(|&&j| j != id);
+                if earlier.any(|&j| !self.recs[j as usize].done()) {
                     return Err(Error::OutOfOrder(
                         "a record's tag before an earlier record's",
                     ));
@@ -779,13 +740,11 @@ impl ProverSession {
     /// Start every record whose inputs are there ([`run_order`]): the
     /// client Finished and the request's records together once the key
     /// derivation is done (their steps run side by side, each message
-    /// carrying every running record's step), the server Finished once
-    /// its record arrived.
+    /// carrying every running record's step).
     fn start_records(&mut self, out: &mut ProverOutput) -> Result<()> {
         if !self.records_open {
             return Ok(());
         }
-        let kdf_done = matches!(self.stage, Stage::Records);
         for id in self.rec_order.clone() {
             let i = id as usize;
             if self.recs[i].tables.is_none() {
@@ -794,15 +753,8 @@ impl ProverSession {
             let spec = self.recs[i].spec;
             let suite = self.suite.expect("set");
             let keys = self.keys.clone().ok_or(Error::OutOfOrder("record"))?;
-            if spec.is_server() {
-                // Its check needs the server verify_data: the key
-                // derivation's last step.
-                let (Some(fin), true) = (&self.server_finished, kdf_done) else {
-                    continue;
-                };
-                self.recs[i].ct = fin.payload[8..24].to_vec();
-            } else if spec.id != CLIENT_FINISHED {
-                let start = (spec.id as usize - 2) * crate::cots::MAX_RECORD;
+            if spec.id != CLIENT_FINISHED {
+                let start = (spec.id as usize - 1) * crate::cots::MAX_RECORD;
                 self.recs[i].pt = self.cfg.request[start..start + spec.len].to_vec();
             }
             let (chunks, decoding) = self.recs[i]
@@ -821,7 +773,7 @@ impl ProverSession {
                 RecordProver::new(plan, spec.len, spec.instance(), chunks, decoding, ahead)?;
             let (n_in, _, _) = spec.cots(suite.key_len);
             let macs = self.cots.take(n_in)?;
-            let flips = p.flips(&key_iv(&keys, spec.is_server()), &macs)?;
+            let flips = p.flips(&key_iv(&keys), &macs)?;
             self.recs[i].p = Some(p);
             out.to_verifier
                 .push(ProverMsg::RecFlips { id: spec.id, flips });
@@ -843,7 +795,7 @@ impl ProverSession {
                 check_server_finished(&rec)?;
                 self.server_finished = Some(rec);
                 self.srv = Srv::App;
-                self.start_records(out)
+                Ok(())
             }
             _ if ct == content_type::ALERT => Err(server_alert(&rec.payload)),
             Srv::Ccs => {
@@ -1002,14 +954,30 @@ impl ProverSession {
             .server_finished
             .as_ref()
             .ok_or(Error::OutOfOrder("CloseAck"))?;
+        // The server Finished, now that the server key is known: its tag,
+        // and its plaintext against the verify_data the full PRF computed
+        // in 2PC (the reduced PRF's once the verifier's mask is revealed,
+        // `ProverRetained::check_server_finished`; its header here). The
+        // proof asserts both (`consist::FinishedCheck`).
+        let fin_pt = open_record(&key, &iv, 0, content_type::HANDSHAKE, &fin.payload)
+            .ok_or(Error::ServerFinished)?;
+        let server_vd = kdf.server_vd();
+        let want = match server_vd {
+            Some(v) => finished(&v),
+            None => finished(&[0; 12])[..4].to_vec(),
+        };
+        if fin_pt.get(..want.len()) != Some(&want[..]) {
+            return Err(Error::ServerFinished);
+        }
         let publics = Publics {
             client_finished_hash: hello::transcript_hash(suite, &self.handshake),
             server_finished_hash: hello::transcript_hash(
                 suite,
                 &[&self.handshake[..], &finished(&vd)].concat(),
             ),
-            server_finished_explicit: fin.payload[..8].try_into().expect("checked on arrival"),
-            server_finished_ciphertext: fin.payload[8..24].to_vec(),
+            server_finished_record: fin.payload.clone(),
+            server_finished_plaintext: fin_pt,
+            server_verify_data: server_vd,
             ..self.publics.clone()
         };
         let mut o = ProverOutcome {
@@ -1031,7 +999,7 @@ impl ProverSession {
                         suite,
                         ems: self.ems,
                     },
-                    request_lens: self.recs[2..].iter().map(|r| r.spec.len).collect(),
+                    request_lens: self.recs[1..].iter().map(|r| r.spec.len).collect(),
                 },
                 publics,
                 runs: [kdf.runs()?, rec_runs].concat(),
@@ -1043,23 +1011,8 @@ impl ProverSession {
             if p.len() < 24 {
                 return Err(Error::Decrypt { index });
             }
-            let seq = index as u64 + 1;
-            let nonce = [&iv[..], &p[..8]].concat();
-            let aad = record::tls12_aad(seq, rec.content_type, p.len() - 24);
-            let payload = Payload {
-                msg: &p[8..],
-                aad: &aad,
-            };
-            let pt = if key.len() == 16 {
-                aes_gcm::Aes128Gcm::new_from_slice(&key)
-                    .expect("16-byte key")
-                    .decrypt(nonce.as_slice().into(), payload)
-            } else {
-                aes_gcm::Aes256Gcm::new_from_slice(&key)
-                    .expect("32-byte key")
-                    .decrypt(nonce.as_slice().into(), payload)
-            }
-            .map_err(|_| Error::Decrypt { index })?;
+            let pt = open_record(&key, &iv, index as u64 + 1, rec.content_type, p)
+                .ok_or(Error::Decrypt { index })?;
             match rec.content_type {
                 content_type::APPLICATION_DATA => o.response.extend_from_slice(&pt),
                 content_type::ALERT => match pt[..] {
@@ -1071,5 +1024,30 @@ impl ProverSession {
             }
         }
         Ok(o)
+    }
+}
+
+/// A TLS 1.2 AES-GCM record's plaintext (`payload`: explicit nonce,
+/// ciphertext, tag), `None` if its tag is not right.
+fn open_record(key: &[u8], iv: &[u8], seq: u64, ct: u8, payload: &[u8]) -> Option<Vec<u8>> {
+    if payload.len() < 24 {
+        return None;
+    }
+    let nonce = [iv, &payload[..8]].concat();
+    let aad = record::tls12_aad(seq, ct, payload.len() - 24);
+    let body = Payload {
+        msg: &payload[8..],
+        aad: &aad,
+    };
+    match key.len() {
+        16 => aes_gcm::Aes128Gcm::new_from_slice(key)
+            .ok()?
+            .decrypt(nonce.as_slice().into(), body)
+            .ok(),
+        32 => aes_gcm::Aes256Gcm::new_from_slice(key)
+            .ok()?
+            .decrypt(nonce.as_slice().into(), body)
+            .ok(),
+        _ => None,
     }
 }

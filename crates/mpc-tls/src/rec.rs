@@ -1,9 +1,15 @@
 //! The records the session runs in 2PC, numbered by id: `0` the client
-//! Finished, `1` the server Finished, `2..` the request's records in
-//! order; they start in the order of `run_order`. Owns what both parties
-//! derive from an id (length, sequence number, content type, which write
-//! key, the circuit plan), so they cannot disagree on it; the protocol
-//! steps are `webproof_mpc::record`'s.
+//! Finished, `1..` the request's records in order; they start in the
+//! order of `run_order`. Owns what both parties derive from an id
+//! (length, sequence number, content type, the circuit plan), so they
+//! cannot disagree on it; the protocol steps are `webproof_mpc::record`'s.
+//!
+//! Only client records run in 2PC. The server's Finished is recorded like
+//! the response and checked after the session, in the proof
+//! ([`crate::consist::FinishedCheck`]: its plaintext and tag under the
+//! server key the key derivation output): nothing in the session needs it
+//! earlier (the request goes out before it anyway, TLS False Start), and
+//! its circuit was 0.4 MB of tables.
 
 use crate::error::{Error, Result};
 use std::sync::Arc;
@@ -15,8 +21,8 @@ use webproof_proxy::record::{content_type, Record};
 /// encrypted Finished message (16), tag (16).
 const SERVER_FINISHED_RECORD: usize = 40;
 
-/// The server's encrypted Finished record, as both parties first check it
-/// before the 2PC check of its contents.
+/// The server's encrypted Finished record, as both parties check its shape
+/// on arrival (its contents are checked in the proof).
 pub(crate) fn check_server_finished(rec: &Record) -> Result<()> {
     if rec.content_type != content_type::HANDSHAKE {
         return Err(Error::ServerEncrypted(rec.content_type));
@@ -37,22 +43,16 @@ pub(crate) fn server_alert(payload: &[u8]) -> Error {
 
 /// Id of the client Finished record.
 pub(crate) const CLIENT_FINISHED: u32 = 0;
-/// Id of the server Finished record.
-pub(crate) const SERVER_FINISHED: u32 = 1;
 
 /// The ids of a session's records in the order both parties run them in
-/// 2PC (and draw their COTs): the client Finished, the request's records,
-/// then the server Finished once its record has arrived. The request goes
-/// out right after the client Finished, without waiting for the server's
-/// (TLS False Start, RFC 7918: ECDHE with an AEAD suite, the server's key
-/// share already authenticated by its signature over the verifier's
-/// random), so its 2PC and the server's round trip overlap, and the
-/// server Finished's check overlaps the response.
+/// 2PC (and draw their COTs): the client Finished, then the request's
+/// records. The request goes out right after the client Finished, without
+/// waiting for the server's (TLS False Start, RFC 7918: ECDHE with an
+/// AEAD suite, the server's key share already authenticated by its
+/// signature over the verifier's random), so its 2PC and the server's
+/// round trip overlap.
 pub(crate) fn run_order(request_records: usize) -> Vec<u32> {
-    core::iter::once(CLIENT_FINISHED)
-        .chain((0..request_records as u32).map(|i| 2 + i))
-        .chain(core::iter::once(SERVER_FINISHED))
-        .collect()
+    (0..=request_records as u32).collect()
 }
 
 /// What an id stands for.
@@ -66,41 +66,27 @@ pub(crate) struct RecSpec {
 impl RecSpec {
     /// Records of a session whose request records have `request_lens`.
     pub(crate) fn all(request_lens: &[usize]) -> Vec<RecSpec> {
-        let mut v = vec![
-            RecSpec {
-                id: CLIENT_FINISHED,
-                len: 16,
-            },
-            RecSpec {
-                id: SERVER_FINISHED,
-                len: 16,
-            },
-        ];
+        let mut v = vec![RecSpec {
+            id: CLIENT_FINISHED,
+            len: 16,
+        }];
         v.extend(request_lens.iter().enumerate().map(|(i, &len)| RecSpec {
-            id: 2 + i as u32,
+            id: 1 + i as u32,
             len,
         }));
         v
     }
 
-    /// Sent by the server (decrypted and checked) or by the client
-    /// (encrypted).
-    pub(crate) fn is_server(&self) -> bool {
-        self.id == SERVER_FINISHED
-    }
-
-    /// The record's TLS sequence number in its direction.
+    /// The record's TLS sequence number (the client's: the Finished is
+    /// 0, the request's records follow).
     pub(crate) fn seq(&self) -> u64 {
-        match self.id {
-            CLIENT_FINISHED | SERVER_FINISHED => 0,
-            i => u64::from(i) - 1,
-        }
+        u64::from(self.id)
     }
 
     /// The record's content type.
     pub(crate) fn content_type(&self) -> u8 {
         match self.id {
-            CLIENT_FINISHED | SERVER_FINISHED => 22,
+            CLIENT_FINISHED => 22,
             _ => 23,
         }
     }
@@ -133,11 +119,7 @@ impl RecSpec {
     }
 }
 
-/// Key ‖ IV share of one direction.
-pub(crate) fn key_iv(keys: &webproof_mpc::tls12::KeyShares, server: bool) -> Vec<u8> {
-    if server {
-        [&keys.server_key[..], &keys.server_iv].concat()
-    } else {
-        [&keys.client_key[..], &keys.client_iv].concat()
-    }
+/// The client's key ‖ IV share, the input of every record circuit.
+pub(crate) fn key_iv(keys: &webproof_mpc::tls12::KeyShares) -> Vec<u8> {
+    [&keys.client_key[..], &keys.client_iv].concat()
 }

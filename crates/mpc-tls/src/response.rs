@@ -105,9 +105,9 @@
 //! importing a label with another value leaves a MAC off by `Δ ⊕ 1`, so
 //! the key bits in the proof are the key-block share the garbled circuits
 //! computed, plus masks the verifier chose itself: the server write key of
-//! the handshake the verifier checked (the server Finished's tag was
-//! checked in 2PC under that key; under the reduced PRF its
-//! `verify_data` is asserted in this proof, [`crate::consist::FinishedCheck`]). The records are the verifier's
+//! the handshake the verifier checked (the server Finished's tag and its
+//! `verify_data` are asserted in this proof under that key,
+//! [`crate::consist::FinishedCheck`]). The records are the verifier's
 //! recording, complete before the mask was revealed. A claim of other
 //! bytes, other offsets or another IV is a false statement about
 //! authenticated bits, which passes QuickSilver's check with probability
@@ -947,7 +947,19 @@ pub async fn verify_sealed<C: RandomCotSender, T: Io>(
     claim: &ResponseClaim,
 ) -> Result<VerifiedResponse> {
     let (out, key_bits) = verify_statement(zk, outcome, claim).await?;
-    consist::verify(zk, &outcome.retained, &key_bits).await?;
+    let shares = &outcome.key_shares;
+    let (key_r, _, _) = key_block_bits(shares.server_key.len(), shares.server_iv.len());
+    let key = key_bits
+        .get(key_r)
+        .ok_or(Error::Malformed("key block of the wrong length"))?;
+    let key = consistency::xor_public_verifier(zk, key, &bytes_to_bits(&shares.server_key))
+        .map_err(mpc_err)?;
+    // The IV the statement asserted the key block's IV bits equal.
+    let server = consist::ServerKey {
+        key: &key,
+        iv: &claim.iv,
+    };
+    consist::verify(zk, &outcome.retained, &key_bits, &server).await?;
     Ok(out)
 }
 
@@ -1013,7 +1025,19 @@ pub async fn prove_response<C: RandomCotReceiver, T: Io>(
     zk.defer();
     let key_bits = prove_statement(&mut zk, outcome, claim, blinders).await?;
     let before = zk.stats();
-    consist::prove(&mut zk, retained, &values, &key_bits).await?;
+    let shares = &outcome.key_shares;
+    let (key_r, _, _) = key_block_bits(shares.server_key.len(), shares.server_iv.len());
+    let key = key_bits
+        .get(key_r)
+        .ok_or(Error::Malformed("key block of the wrong length"))?;
+    let key =
+        consistency::xor_public_prover(&zk, key, &bytes_to_bits(&outcome.revealed_server_key))
+            .map_err(mpc_err)?;
+    let server = consist::ServerKey {
+        key: &key,
+        iv: &claim.iv,
+    };
+    consist::prove(&mut zk, retained, &values, &key_bits, &server).await?;
     let zk_stats = zk.stats();
     let mut salt = [0u8; 32];
     rng.fill_bytes(&mut salt);

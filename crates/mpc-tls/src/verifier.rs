@@ -67,7 +67,7 @@
 //! write key is never revealed: the prover cannot encrypt another request
 //! than the one the verifier saw (request binding).
 
-use crate::consist::{FinishedCheck, Shape, VerifierRetained};
+use crate::consist::{FinishedCheck, FinishedVd, Shape, VerifierRetained};
 use crate::cots::{CotPool, MAX_RECORD, MAX_REQUEST};
 use crate::error::{Error, Result};
 use crate::hello::{self, client_key_exchange, finished, group_curve, suite_params, Terms};
@@ -183,10 +183,10 @@ struct VRec {
     /// is built then, while the earlier circuits' tables are in flight).
     v: Option<RecordVerifier>,
     ole: OleSender,
-    /// 0 flips due, 1 A2M due, 2 offsets due, 3 tag share due, 4 done.
+    /// 0 flips due, 1 A2M due, 2 offsets due, 4 done (its tag share
+    /// sent).
     stage: u8,
     ct: Vec<u8>,
-    tag_v: [u8; 16],
 }
 
 /// Parsed server flight.
@@ -433,7 +433,6 @@ impl VerifierSession {
             ProverMsg::RecFlips { id, flips } => self.on_rec_flips(id, &flips),
             ProverMsg::RecA2m { id, ct, flips } => self.on_rec_a2m(id, ct, &flips),
             ProverMsg::RecM2a { id, offsets } => self.on_rec_m2a(id, &offsets),
-            ProverMsg::RecTag { id, share } => self.on_rec_tag(id, &share),
             ProverMsg::Close { sent, received } => self.on_close(sent as usize, received as usize),
         }
     }
@@ -502,7 +501,7 @@ impl VerifierSession {
                 self.cli = Cli::App(0);
             }
             Cli::App(k) => {
-                self.check_client_record(rec, k + 2)?;
+                self.check_client_record(rec, k + 1)?;
                 self.cli = Cli::App(k + 1);
             }
         }
@@ -760,7 +759,7 @@ impl VerifierSession {
             // The record whose circuit just ended: its powers' M2A,
             // answered ahead on COTs drawn here (the prover draws them
             // when this message arrives, in the same order).
-            let n = 128 * record::powers_needed(self.recs[j].spec.len);
+            let n = 128 * record::oles_needed(self.recs[j].spec.len);
             let keys = self.cots.take(n)?;
             let r = &mut self.recs[j];
             let msg = garbled(&mut r.v)?.powers_ahead(&mut r.ole, &keys)?;
@@ -829,7 +828,6 @@ impl VerifierSession {
                 ole: OleSender::new(self.delta, spec.stream()),
                 stage: 0,
                 ct: Vec::new(),
-                tag_v: [0; 16],
             });
         }
         self.plans = Some(plans);
@@ -942,21 +940,12 @@ impl VerifierSession {
         let i = self.rec(id, 0, "RecFlips")?;
         let spec = self.recs[i].spec;
         let keys = self.keys.clone().ok_or(Error::OutOfOrder("record"))?;
-        let explicit: [u8; 8] = if spec.is_server() {
-            let fin = self.server_finished.as_ref().ok_or(Error::Unexpected {
-                expected: "the server Finished record before its check",
-                got: "RecFlips",
-            })?;
-            fin.payload[..8].try_into().expect("8 bytes")
-        } else {
-            spec.seq().to_be_bytes()
-        };
+        let explicit = spec.seq().to_be_bytes();
         let suite = suite_of(self.flight.suite)?;
         let (n_in, _, _) = spec.cots(suite.key_len);
         let k = self.cots.take(n_in)?;
         let r = &mut self.recs[i];
-        let msg =
-            garbled(&mut r.v)?.inputs(&key_iv(&keys, spec.is_server()), &explicit, &k, flips)?;
+        let msg = garbled(&mut r.v)?.inputs(&key_iv(&keys), &explicit, &k, flips)?;
         r.stage = 1;
         Ok(vec![VerifierMsg::RecInputs { id, msg }])
     }
@@ -964,18 +953,9 @@ impl VerifierSession {
     fn on_rec_a2m(&mut self, id: u32, ct: Vec<u8>, flips: &[u8]) -> Result<Vec<VerifierMsg>> {
         let i = self.rec(id, 1, "RecA2m")?;
         let spec = self.recs[i].spec;
-        let ct = if spec.is_server() {
-            if !ct.is_empty() {
-                return Err(Error::Malformed("a ciphertext for a server record"));
-            }
-            let fin = self.server_finished.as_ref().expect("checked at the flips");
-            fin.payload[8..24].to_vec()
-        } else {
-            if ct.len() != spec.len {
-                return Err(Error::Malformed("ciphertext of the wrong length"));
-            }
-            ct
-        };
+        if ct.len() != spec.len {
+            return Err(Error::Malformed("ciphertext of the wrong length"));
+        }
         let k = self.cots.take(128)?;
         let r = &mut self.recs[i];
         let msg = garbled(&mut r.v)?.a2m(&mut r.ole, &k, flips)?;
@@ -989,27 +969,17 @@ impl VerifierSession {
         let spec = self.recs[i].spec;
         let r = &mut self.recs[i];
         let t = garbled(&mut r.v)?.tag_share(offsets, &spec.aad(), &r.ct)?;
-        if spec.is_server() {
-            // Kept for the prover's share, which follows.
-            r.tag_v = t;
-            r.stage = 3;
-            Ok(vec![])
-        } else {
-            r.stage = 4;
-            Ok(vec![VerifierMsg::RecTagShare { id, tag: t }])
-        }
-    }
-
-    fn on_rec_tag(&mut self, id: u32, share: &[u8; 16]) -> Result<Vec<VerifierMsg>> {
-        let i = self.rec(id, 3, "RecTag")?;
-        let fin = self.server_finished.as_ref().expect("checked at the flips");
-        let r = &mut self.recs[i];
-        record::check_tag(&r.tag_v, share, &fin.payload[24..])?;
         r.stage = 4;
-        Ok(vec![])
+        Ok(vec![VerifierMsg::RecTagShare { id, tag: t }])
     }
 
     fn on_close(&mut self, sent: usize, received: usize) -> Result<Vec<VerifierMsg>> {
+        if self.server_finished.is_none() {
+            return Err(Error::Unexpected {
+                expected: "the server Finished before Close",
+                got: "Close",
+            });
+        }
         if !matches!(self.stage, Stage::Records) || self.recs.iter().any(|r| r.stage != 4) {
             return Err(Error::Unexpected {
                 expected: "every record in 2PC before Close",
@@ -1055,24 +1025,30 @@ impl VerifierSession {
             kdf.client_vd().ok_or(Error::OutOfOrder("finish"))?,
             kdf.server_vd(),
         );
-        // Under the reduced PRF the proof checks the server Finished, on
-        // values of this session: its recording, its transcript, its own
-        // mask, the IS_ms whose labels it checked.
-        let server_finished = match kdf.master_secret_pads() {
-            Some((is_ms, os_mask)) => {
-                let (Some(fin), Some(hash)) = (&self.server_finished, &self.server_finished_hash)
-                else {
-                    return Err(Error::OutOfOrder("finish before the server Finished"));
-                };
-                Some(FinishedCheck {
-                    is_ms,
-                    os_mask,
-                    hash: hash.clone(),
-                    ciphertext: fin.payload[8..24].to_vec(),
-                })
-            }
-            None => None,
+        // The proof checks the server Finished on values of this session:
+        // its recording; under the reduced PRF its transcript, its own
+        // mask and the IS_ms whose labels it checked; under the full PRF
+        // the verify_data whose labels it checked.
+        let fin = self
+            .server_finished
+            .as_ref()
+            .ok_or(Error::OutOfOrder("finish before the server Finished"))?;
+        let fvd = match (kdf.master_secret_pads(), vd.1) {
+            (Some((is_ms, os_mask)), _) => FinishedVd::Reduced {
+                is_ms,
+                os_mask,
+                hash: self
+                    .server_finished_hash
+                    .clone()
+                    .ok_or(Error::OutOfOrder("finish before the client Finished"))?,
+            },
+            (None, Some(v)) => FinishedVd::Revealed(v),
+            (None, None) => return Err(Error::OutOfOrder("finish before the server verify_data")),
         };
+        let server_finished = Some(FinishedCheck {
+            vd: fvd,
+            record: fin.payload.clone(),
+        });
         let mut runs = kdf.runs()?;
         for r in &self.recs {
             let v =

@@ -230,16 +230,6 @@ fn prover_mutants(m: &ProverMsg) -> Vec<ProverMsg> {
                 });
             }
         }
-        P::RecTag { id, share } => {
-            out.push(P::RecTag {
-                id: id + 1,
-                share: *share,
-            });
-            out.push(P::RecTag {
-                id: *id,
-                share: array_mutant(share),
-            });
-        }
         P::Close { sent, received } => {
             for (s, r) in [
                 (sent + 1, *received),

@@ -682,25 +682,43 @@ fn prover_swapping_key_shares_is_refused() {
     caught_prover(p, v);
 }
 
-/// The server Finished's `verify_data` is checked in the proof (reduced
-/// PRF): the verifier's public values of that check are each its own (its
-/// transcript's hash, its recording's ciphertext, the `IS_ms` it checked,
-/// its mask), and a proof made for other values than its own is refused.
-/// The honest prover proves against its view; the verifier checks against
-/// one value altered.
+/// The server Finished is checked in the proof (its record never ran in
+/// 2PC): the verifier's public values of that check are each its own (its
+/// recording's record: explicit nonce, ciphertext, tag; under the reduced
+/// PRF its transcript's hash, the `IS_ms` it checked and its mask; under
+/// the full PRF the `verify_data` its 2PC revealed), and a proof made for
+/// other values than its own is refused. The honest prover proves against
+/// its view; the verifier checks against one value altered.
 #[test]
 fn server_finished_is_checked_in_the_proof() {
-    for (i, field) in ["hash", "ciphertext", "is_ms", "os_mask"]
-        .iter()
-        .enumerate()
-    {
-        let mut s = session(40 + i as u64, ECDHE_ECDSA_AES128_GCM_SHA256, 2000);
+    use webproof_mpc_tls::consist::FinishedVd;
+    let fields = [
+        "nonce",
+        "ciphertext",
+        "tag",
+        "hash",
+        "is_ms",
+        "os_mask",
+        "full: vd",
+        "full: tag",
+    ];
+    for (i, field) in fields.iter().enumerate() {
+        let suite = if i < 6 {
+            ECDHE_ECDSA_AES128_GCM_SHA256
+        } else {
+            ECDHE_ECDSA_AES256_GCM_SHA384
+        };
+        let mut s = session(40 + i as u64, suite, 2000);
         let check = s.d.verifier.retained.server_finished.as_mut().unwrap();
-        match i {
-            0 => check.hash[5] ^= 1,
-            1 => check.ciphertext[9] ^= 1,
-            2 => check.is_ms[0] ^= 0x80,
-            _ => check.os_mask[31] ^= 1,
+        match (i, &mut check.vd) {
+            (0, _) => check.record[3] ^= 1,
+            (1, _) => check.record[8 + 9] ^= 1,
+            (2 | 7, _) => check.record[30] ^= 1,
+            (3, FinishedVd::Reduced { hash, .. }) => hash[5] ^= 1,
+            (4, FinishedVd::Reduced { is_ms, .. }) => is_ms[0] ^= 0x80,
+            (5, FinishedVd::Reduced { os_mask, .. }) => os_mask[31] ^= 1,
+            (6, FinishedVd::Revealed(vd)) => vd[4] ^= 1,
+            (_, vd) => panic!("{field}: {vd:?}"),
         }
         let outcome = s.d.prover.clone();
         let claim = ResponseClaim::new(&outcome, &[0..15]).unwrap();
@@ -709,12 +727,12 @@ fn server_finished_is_checked_in_the_proof() {
             Err(Error::Proof(_)) => {}
             other => panic!("{field}: the verifier accepted or failed otherwise: {other:?}"),
         }
-        // The ciphertext and the mask are constants of the assertion and of
-        // an XOR: the proofs run in step and the assertion fails. The hash
-        // and IS_ms fold into the circuit's shape, so the verifier
-        // evaluates another circuit and the proof fails out of step (the
-        // prover sees the verifier hang up).
-        if i % 2 == 1 {
+        // The record, the mask and a revealed verify_data are constants of
+        // the assertions and of XORs: the proofs run in step and the
+        // assertion fails. The hash and IS_ms fold into the circuit's
+        // shape, so the verifier evaluates another circuit and the proof
+        // fails out of step (the prover sees the verifier hang up).
+        if !matches!(i, 3 | 4) {
             assert!(p.is_ok(), "{field}: the honest prover did not open: {p:?}");
         }
     }
@@ -817,7 +835,7 @@ fn consistency_overhead_figures() {
 #[test]
 fn wrong_ole_answer_is_caught_by_the_audit() {
     caught_by_the_audit(60, |elem, m| {
-        if let webproof_mpc_tls::VerifierMsg::RecA2mAnswer { id: 2, msg } = m {
+        if let webproof_mpc_tls::VerifierMsg::RecA2mAnswer { id: 1, msg } = m {
             msg[16 * elem] ^= 0x01;
         }
     });
@@ -859,7 +877,7 @@ fn caught_by_the_audit(seed: u64, alter: fn(usize, &mut webproof_mpc_tls::Verifi
 #[test]
 fn wrong_powers_answered_ahead_are_caught_by_the_audit() {
     caught_by_the_audit(80, |elem, m| {
-        if let webproof_mpc_tls::VerifierMsg::RecPowers { id: 2, msg } = m {
+        if let webproof_mpc_tls::VerifierMsg::RecPowers { id: 1, msg } = m {
             msg[16 * elem + 5] ^= 0x80;
         }
     });

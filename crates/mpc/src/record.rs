@@ -19,25 +19,30 @@
 //! 2. **Powers of H** (one round trip online, [`crate::convert`]'s
 //!    recipe): the verifier fixes its A2M multiplier `r` at creation, so
 //!    its multiplicative share `h_V = r^{-1}` and its powers are known in
-//!    preprocessing, where it answers an M2A batch of `k = 2 + ⌈len/16⌉`
-//!    OLEs ([`powers_needed`]) on `(h_V^i, ρ_i)` for the prover's random
-//!    `ρ_i` ([`RecordVerifier::powers_ahead`],
-//!    [`RecordProver::powers_ahead`]; `128·k` COTs, 2 KiB per power, sent
-//!    with the tables). Online one A2M turns the XOR (= additive) shares
-//!    of `H` into `h_V·h_P = H` (128 COTs); the prover sends the offsets
+//!    preprocessing, where it answers an M2A batch on `(h_V^i, ρ_i)` for
+//!    the prover's random `ρ_i` and the *odd* `i ≤ k`, `k = 2 + ⌈len/16⌉`
+//!    ([`powers_needed`]; `⌈k/2⌉` OLEs, [`oles_needed`];
+//!    [`RecordVerifier::powers_ahead`], [`RecordProver::powers_ahead`];
+//!    `128` COTs and 2 KiB per odd power, sent with the tables). Online
+//!    one A2M turns the XOR (= additive) shares of `H` into
+//!    `h_V·h_P = H` (128 COTs); the prover sends the offsets
 //!    `d_i = h_P^i + ρ_i` and the verifier adds `d_i·h_V^i` to its shares:
-//!    additive shares of `H, …, H^k`.
+//!    additive shares of the odd powers of `H`. The even ones cost
+//!    nothing: squaring is linear in characteristic 2, so
+//!    `[H^2j] = [H^j]_P^2 + [H^j]_V^2` and each party squares its own
+//!    share ([`all_powers`]), half the OLEs and offsets of one per power.
 //! 3. **Tag**: both parties know the GHASH blocks `X_1..X_k` (AAD, `C`,
 //!    lengths; [`ghash_blocks`]), so each computes
 //!    `t_i = Σ X_j·[H^{k-j+1}]_i ⊕ [E_K(J0)]_i` locally ([`tag_share`]);
 //!    the verifier sends `t_V` and the prover sends `C ‖ t_V ⊕ t_P`.
 //!
-//! A record *from the server* (its Finished) runs the same steps with the
-//! server write key's shares: the prover decrypts with the keystream, and
-//! the tag over the received ciphertext is checked jointly: the prover
-//! sends its share ([`RecordProver::tag_share`]) with its offsets, before
-//! it sees the verifier's, and the verifier checks the sum
-//! ([`check_tag`]).
+//! A record *from the server* can run the same steps with the server
+//! write key's shares: the prover decrypts with the keystream, and the
+//! tag over the received ciphertext is checked jointly: the prover sends
+//! its share ([`RecordProver::tag_share`]) with its offsets, before it
+//! sees the verifier's, and the verifier checks the sum ([`check_tag`]).
+//! MPC mode does not need it: it checks the server's Finished, like the
+//! response, in the proof after the session (`webproof_mpc_tls`).
 //!
 //! [`RecordVerifier`] and [`RecordProver`] hold each side's state through
 //! these steps; a refused message ends the record (the OLE state is spent).
@@ -46,7 +51,7 @@
 //! V→P the A2M answer; P→V the offsets (and, for a server record, the tag
 //! share); V→P `t_V` (client records). Three round trips after
 //! preprocessing, of which the first can start as soon as the key
-//! derivation is done, and about 16 bytes per power of online traffic.
+//! derivation is done, and about 16 bytes per odd power of online traffic.
 //!
 //! # Security
 //! The prover learns the keystream of its own request (it knows the
@@ -151,6 +156,32 @@ pub fn powers_needed(len: usize) -> usize {
     2 + len.div_ceil(16)
 }
 
+/// OLEs of the powers' M2A for a `len`-byte record: one per odd power of
+/// `H` up to [`powers_needed`] (the even ones are squares of shares).
+pub fn oles_needed(len: usize) -> usize {
+    powers_needed(len).div_ceil(2)
+}
+
+/// Additive shares of `H^1..=H^k` from shares of the odd powers
+/// (`odd[j]` of `H^(2j+1)`): a share of `H^2i` is the square of a share of
+/// `H^i`, since `(a + b)^2 = a^2 + b^2` in characteristic 2.
+pub fn all_powers(odd: &[Gf128], k: usize) -> Option<Vec<Gf128>> {
+    if odd.len() < k.div_ceil(2) {
+        return None;
+    }
+    let mut out: Vec<Gf128> = Vec::with_capacity(k);
+    for i in 1..=k {
+        let s = if i % 2 == 1 {
+            odd[i / 2]
+        } else {
+            let h = out[i / 2 - 1];
+            h * h
+        };
+        out.push(s);
+    }
+    Some(out)
+}
+
 /// A GCM block as a field element.
 pub fn gf_from_bytes(b: &[u8; 16]) -> Gf128 {
     Gf128(Block::from_gcm(b))
@@ -198,15 +229,18 @@ pub fn tls12_aad(seq: u64, content_type: u8, len: usize) -> [u8; 13] {
 /// COTs one record of `len` bytes consumes: (label transfer of the
 /// prover's key and IV share, A2M, M2A).
 pub fn cots_needed(key_len: usize, len: usize) -> (usize, usize, usize) {
-    (8 * (key_len + 4), 128, 128 * powers_needed(len))
+    (8 * (key_len + 4), 128, 128 * oles_needed(len))
 }
 
-fn powers(x: Gf128, k: usize) -> Vec<Gf128> {
-    let mut acc = Gf128::ONE;
-    (0..k)
+/// `x^1, x^3, …, x^(2m-1)`.
+fn odd_powers(x: Gf128, m: usize) -> Vec<Gf128> {
+    let sq = x * x;
+    let mut acc = x;
+    (0..m)
         .map(|_| {
-            acc = acc * x;
-            acc
+            let p = acc;
+            acc = acc * sq;
+            p
         })
         .collect()
 }
@@ -268,7 +302,7 @@ impl RecordVerifier {
             return Err(Error::Malformed("the powers answered twice"));
         }
         let hv = OleField::inverse(&self.r).expect("nonzero by construction");
-        let inputs = powers(hv, powers_needed(self.len));
+        let inputs = odd_powers(hv, oles_needed(self.len));
         let (w, msg) = ole.respond_ahead(keys, &inputs)?;
         self.ahead = Some((w, inputs));
         Ok(msg)
@@ -309,7 +343,7 @@ impl RecordVerifier {
         Ok(msg)
     }
 
-    /// The prover's offsets `d_i = h_P^i + ρ_i` (16 bytes per power): the
+    /// The prover's offsets `d_i = h_P^i + ρ_i` (16 bytes per odd power): the
     /// verifier's tag share over the record's `aad` and ciphertext `ct`
     /// (sent to the prover for a client record, kept for the check of a
     /// server record).
@@ -324,11 +358,12 @@ impl RecordVerifier {
         if offsets.len() != 16 * hv.len() {
             return Err(Error::Malformed("powers' offsets of the wrong length"));
         }
-        let shares: Vec<Gf128> = offsets
+        let odd: Vec<Gf128> = offsets
             .chunks(16)
             .zip(w.iter().zip(hv))
             .map(|(d, (&w, &hv))| w + elem(d) * hv)
             .collect();
+        let shares = all_powers(&odd, powers_needed(self.len)).expect("one share per odd power");
         let x = ghash_blocks(aad, ct);
         let jv: [u8; 16] = self.masks[16..].try_into().expect("16 bytes");
         let t = tag_share(&x, &shares, &jv).ok_or(Error::Malformed("record too long"))?;
@@ -376,7 +411,7 @@ impl RecordProver {
         macs: &[Block],
         msg: &[u8],
     ) -> Result<(PowersAhead, Vec<u8>)> {
-        if macs.len() != 128 * powers_needed(len) {
+        if macs.len() != 128 * oles_needed(len) {
             return Err(Error::Malformed("COTs for another record's powers"));
         }
         let (pending, flips, rho) = ole.choose_random(macs)?;
@@ -393,7 +428,7 @@ impl RecordProver {
         decoding: Vec<u8>,
         ahead: PowersAhead,
     ) -> Result<Self> {
-        if ahead.u.len() != powers_needed(len) {
+        if ahead.u.len() != oles_needed(len) {
             return Err(Error::Malformed("powers answered for another record"));
         }
         Ok(RecordProver {
@@ -440,7 +475,7 @@ impl RecordProver {
     }
 
     /// The verifier's A2M answer: the offsets `d_i = h_P^i + ρ_i` to send
-    /// (16 bytes per power); the prover's shares of the powers are then
+    /// (16 bytes per odd power); the prover's shares of the powers are then
     /// the `u_i` of the batch answered ahead.
     pub fn powers(&mut self, msg: &[u8]) -> Result<Vec<u8>> {
         let pending = self
@@ -449,13 +484,15 @@ impl RecordProver {
             .ok_or(Error::Malformed("A2M answer out of order"))?;
         let m = pending.finish(msg)?;
         let mut out = Vec::with_capacity(16 * self.ahead.rho.len());
-        for (p, rho) in powers(m[0], powers_needed(self.len))
+        for (p, rho) in odd_powers(m[0], oles_needed(self.len))
             .into_iter()
             .zip(&self.ahead.rho)
         {
             out.extend_from_slice(&(p + *rho).0 .0.to_le_bytes());
         }
-        self.power_shares = Some(self.ahead.u.clone());
+        self.power_shares = Some(
+            all_powers(&self.ahead.u, powers_needed(self.len)).expect("one share per odd power"),
+        );
         Ok(out)
     }
 
@@ -493,12 +530,45 @@ impl RecordProver {
 }
 
 /// Check a received record's `tag` against the two shares computed in 2PC
-/// over its ciphertext (the server Finished, and any record whose
-/// integrity the parties check jointly).
+/// over its ciphertext (a record whose integrity the parties check
+/// jointly during the session).
 pub fn check_tag(tag_v: &[u8; 16], tag_p: &[u8; 16], tag: &[u8]) -> Result<()> {
     let sum: Vec<u8> = tag_v.iter().zip(tag_p).map(|(a, b)| a ^ b).collect();
     if tag.len() != 16 || sum != tag {
         return Err(Error::RecordTag);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Shares of the odd powers, squared up: the sum of both parties'
+    /// shares of every power is the power.
+    #[test]
+    fn even_powers_from_squared_shares() {
+        let h = Gf128(Block(0x1234_5678_9abc_def0_0fed_cba9_8765_4321));
+        let mask = Gf128(Block(0x5555_0000_ffff_1111_2222_3333_4444_7777));
+        let k = 11;
+        let odd = odd_powers(h, oles_needed(16 * (k - 2)));
+        assert_eq!(odd.len(), 6);
+        // Additive shares of each odd power: mask·i and its complement.
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        let mut r = mask;
+        for &x in &odd {
+            a.push(r);
+            b.push(x + r);
+            r = r * mask + Gf128::ONE;
+        }
+        let (pa, pb) = (all_powers(&a, k).unwrap(), all_powers(&b, k).unwrap());
+        let mut want = Gf128::ONE;
+        for i in 0..k {
+            want = want * h;
+            assert_eq!(pa[i] + pb[i], want, "H^{}", i + 1);
+        }
+        assert!(all_powers(&a[..5], k).is_none());
+        assert_eq!(oles_needed(16), 2);
+        assert_eq!(oles_needed(1024), 33);
+    }
 }

@@ -35,7 +35,9 @@
 //! committed to the recording, so no record can stand in for the server's
 //! without the key the server alone held while the session ran; the
 //! Finished then adds that the server saw the handshake the verifier
-//! checked, and the proof still asserts it.
+//! checked, and the proof still asserts it. (MPC mode runs the Finished's
+//! record in no 2PC either: the proof decrypts it under the server key
+//! the key derivation output and asserts its tag, `webproof_mpc_tls`.)
 //!
 //! 14 compressions in all instead of 36, and the ten outer ones on a
 //! public block: the verifier enters each as its round addends `K_t + W_t`

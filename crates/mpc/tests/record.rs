@@ -241,7 +241,7 @@ fn powers_answered_ahead_for_other_inputs_break_the_tag() {
     let (mut os, or) = (OleSender::new(delta, 1), OleReceiver::new(1));
     let (k_m2a, m_m2a) = (&keys[n_in + n_a2m..], &macs[n_in + n_a2m..]);
     // A verifier answering ahead for inputs of its own choice.
-    let k = record::powers_needed(len);
+    let k = record::oles_needed(len);
     let other: Vec<Gf128> = (0..k).map(|_| Gf128::random(&mut rng)).collect();
     let (_, bad) = os.clone().respond_ahead(k_m2a, &other).unwrap();
     let good = v.powers_ahead(&mut os, k_m2a).unwrap();

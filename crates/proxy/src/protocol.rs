@@ -72,7 +72,11 @@ use serde::{Deserialize, Serialize};
 /// (`webproof_mpc::reduced`): other circuits, other input groups, seven
 /// steps instead of nine. Version 11: MPC mode's decoding information is
 /// the permute bits alone, without the two label digests per output bit
-/// (`webproof_mpc::output`).
+/// (`webproof_mpc::output`), its records' GHASH-key powers run one M2A
+/// per odd power (`webproof_mpc::record`), and the server Finished's
+/// record runs in no 2PC: it is checked in the proof of the response,
+/// the request's records are numbered from 1 and `RecTag` is gone
+/// (`webproof_mpc_tls`).
 pub const PROTOCOL_VERSION: u16 = 11;
 /// Largest control message (JSON) accepted by default. The prover's
 /// `Proof` is the largest: for a 16 MiB response its plan holds about

@@ -292,6 +292,53 @@ pub async fn assert_tags<P: ZkParty>(
     records::assert_tags(party, &mut dir, records, tags).await
 }
 
+/// A TLS 1.2 Finished record under a key authenticated elsewhere (MPC
+/// mode's server Finished, checked after the session): its plaintext is
+/// the Finished header and `verify_data` (96 authenticated bits, or
+/// constants when it is public), and its AES-GCM tag is `tag`. Only
+/// assertions: it runs in a sealed proof. `key` and `iv` as for
+/// [`assert_plaintext`]; the caller takes the record and the tag's
+/// additional data from its own recording; runs no check of its own.
+#[allow(clippy::too_many_arguments)]
+pub async fn assert_finished<P: ZkParty>(
+    party: &mut P,
+    aead: Aead,
+    key: &[P::Bit],
+    iv: &[u8],
+    record: &SealedRecord,
+    tag: &RecordTag,
+    verify_data: &[P::Bit],
+) -> Result<()> {
+    let records = core::slice::from_ref(record);
+    check_key_and_iv(aead, key.len(), iv, records)?;
+    if record.ciphertext.len() != 16 || verify_data.len() != 96 {
+        return Err(Error::Malformed(format!(
+            "a TLS 1.2 Finished record carries 16 bytes of plaintext, a verify_data 96 bits; \
+             here {} bytes and {} bits",
+            record.ciphertext.len(),
+            verify_data.len()
+        )));
+    }
+    let mut dir = DirectionKey::new(aead, key, iv.to_vec());
+    let ks = dir.keystream(party, record, &[0]).await?.remove(0);
+    // ks ^ (header || verify_data) must equal the recorded ciphertext.
+    let header = bytes_to_bits(&FINISHED_HEADER);
+    let expected: Vec<P::Bit> = (0..128)
+        .map(|i| {
+            let m = if i < 32 {
+                party.constant(header[i])
+            } else {
+                verify_data[i - 32]
+            };
+            party.xor(ks[i], m)
+        })
+        .collect();
+    party
+        .assert_public(&expected, &bytes_to_bits(&record.ciphertext))
+        .await?;
+    records::assert_tags(party, &mut dir, records, core::slice::from_ref(tag)).await
+}
+
 /// `key_bits` and `iv` fit `aead`, and every record has the nonce it needs.
 fn check_key_and_iv(
     aead: Aead,
