@@ -52,7 +52,7 @@
 //! Flight 1 is preprocessing: the verifier garbles the key derivation and
 //! every record for the terms the prover named (suite family, group, EMS
 //! offer) before the prover opens the server connection, so the tables
-//! (~6.2 MB for the key derivation of AES-128-GCM-SHA256, ~0.27 MB per
+//! (~6.2 MB for the key derivation of AES-128-GCM-SHA256, ~0.13 MB per
 //! 16 bytes of request) never keep a server waiting, and so do the OLE
 //! answers that need no session input (2 KiB per odd power of each
 //! record's GHASH key; the even powers' shares are squares); the server
