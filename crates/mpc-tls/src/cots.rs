@@ -23,9 +23,9 @@ pub const MAX_REQUEST: usize = 16 << 10;
 /// COTs a whole session may consume with a request of `request_len` bytes,
 /// for whichever suite and group the server picks (an upper bound).
 pub fn cots_needed(request_len: usize) -> usize {
-    // The key derivation: the reduced PRF's 9 steps take 320 bytes of
-    // prover shares, more than the full PRF for SHA-384 (256 + 2 x 8 x 128
-    // COTs).
+    // The key derivation: at most 320 bytes of prover shares (the reduced
+    // PRF's seven steps take less), more than the full PRF for SHA-384
+    // (256 + 2 x 8 x 128 COTs).
     let kdf = 8 * 320;
     let fin = {
         let (a, b, c) = record::cots_needed(32, 16);
