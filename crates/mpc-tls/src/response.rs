@@ -670,6 +670,17 @@ pub async fn prove_statement<C: RandomCotReceiver, T: Io>(
     claim: &ResponseClaim,
     blinders: &[[u8; 16]],
 ) -> Result<Vec<ProverBit>> {
+    Ok(prove_statement_keys(zk, outcome, claim, blinders).await?.0)
+}
+
+/// [`prove_statement`], also returning the server key's authenticated
+/// bits (the server Finished's check in the consistency proof uses them).
+async fn prove_statement_keys<C: RandomCotReceiver, T: Io>(
+    zk: &mut Prover<C, T>,
+    outcome: &ProverOutcome,
+    claim: &ResponseClaim,
+    blinders: &[[u8; 16]],
+) -> Result<(Vec<ProverBit>, Vec<ProverBit>)> {
     if blinders.len() != claim.leaves.len() {
         return Err(Error::Usage(
             "one blinder per committed leaf is needed".into(),
@@ -735,7 +746,7 @@ pub async fn prove_statement<C: RandomCotReceiver, T: Io>(
         Some(blinders),
     )
     .await?;
-    Ok(bits)
+    Ok((bits, server.key))
 }
 
 /// The verifier's side of [`prove_statement`]; returns the revealed
@@ -746,6 +757,17 @@ pub async fn verify_statement<C: RandomCotSender, T: Io>(
     outcome: &VerifierOutcome,
     claim: &ResponseClaim,
 ) -> Result<(VerifiedResponse, Vec<VerifierBit>)> {
+    let (out, bits, _) = verify_statement_keys(zk, outcome, claim).await?;
+    Ok((out, bits))
+}
+
+/// [`verify_statement`], also returning the server key's authenticated
+/// bits.
+async fn verify_statement_keys<C: RandomCotSender, T: Io>(
+    zk: &mut Verifier<C, T>,
+    outcome: &VerifierOutcome,
+    claim: &ResponseClaim,
+) -> Result<(VerifiedResponse, Vec<VerifierBit>, Vec<VerifierBit>)> {
     let suite = suite_params(outcome.suite)
         .ok_or(Error::Unsupported(format!("suite {:#06x}", outcome.suite)))?;
     let shares = &outcome.key_shares;
@@ -808,7 +830,7 @@ pub async fn verify_statement<C: RandomCotSender, T: Io>(
         prover_bytes: 0,
         verifier_bytes: 0,
     };
-    Ok((out, bits))
+    Ok((out, bits, server.key))
 }
 
 /// Authenticated key and IV bits of one direction.
@@ -948,14 +970,7 @@ pub async fn verify_sealed<C: RandomCotSender, T: Io>(
     outcome: &VerifierOutcome,
     claim: &ResponseClaim,
 ) -> Result<VerifiedResponse> {
-    let (out, key_bits) = verify_statement(zk, outcome, claim).await?;
-    let shares = &outcome.key_shares;
-    let (key_r, _, _) = key_block_bits(shares.server_key.len(), shares.server_iv.len());
-    let key = key_bits
-        .get(key_r)
-        .ok_or(Error::Malformed("key block of the wrong length"))?;
-    let key = consistency::xor_public_verifier(zk, key, &bytes_to_bits(&shares.server_key))
-        .map_err(mpc_err)?;
+    let (out, key_bits, key) = verify_statement_keys(zk, outcome, claim).await?;
     // The IV the statement asserted the key block's IV bits equal.
     let server = consist::ServerKey {
         key: &key,
@@ -1025,16 +1040,8 @@ pub async fn prove_response<C: RandomCotReceiver, T: Io>(
         .await
         .map_err(zk_err)?;
     zk.defer();
-    let key_bits = prove_statement(&mut zk, outcome, claim, blinders).await?;
+    let (key_bits, key) = prove_statement_keys(&mut zk, outcome, claim, blinders).await?;
     let before = zk.stats();
-    let shares = &outcome.key_shares;
-    let (key_r, _, _) = key_block_bits(shares.server_key.len(), shares.server_iv.len());
-    let key = key_bits
-        .get(key_r)
-        .ok_or(Error::Malformed("key block of the wrong length"))?;
-    let key =
-        consistency::xor_public_prover(&zk, key, &bytes_to_bits(&outcome.revealed_server_key))
-            .map_err(mpc_err)?;
     let server = consist::ServerKey {
         key: &key,
         iv: &claim.iv,

@@ -320,8 +320,19 @@ pub async fn assert_finished<P: ZkParty>(
         )));
     }
     let mut dir = DirectionKey::new(aead, key, iv.to_vec());
+    assert_finished_plaintext(party, &mut dir, record, verify_data).await?;
+    records::assert_tags(party, &mut dir, records, core::slice::from_ref(tag)).await
+}
+
+/// A 16-byte Finished record's keystream XOR `FINISHED_HEADER ‖
+/// verify_data` asserted equal to its recorded ciphertext.
+async fn assert_finished_plaintext<P: ZkParty>(
+    party: &mut P,
+    dir: &mut DirectionKey<P::Bit>,
+    record: &SealedRecord,
+    verify_data: &[P::Bit],
+) -> Result<()> {
     let ks = dir.keystream(party, record, &[0]).await?.remove(0);
-    // ks ^ (header || verify_data) must equal the recorded ciphertext.
     let header = bytes_to_bits(&FINISHED_HEADER);
     let expected: Vec<P::Bit> = (0..128)
         .map(|i| {
@@ -335,8 +346,7 @@ pub async fn assert_finished<P: ZkParty>(
         .collect();
     party
         .assert_public(&expected, &bytes_to_bits(&record.ciphertext))
-        .await?;
-    records::assert_tags(party, &mut dir, records, core::slice::from_ref(tag)).await
+        .await
 }
 
 /// `key_bits` and `iv` fit `aead`, and every record has the nonce it needs.
@@ -473,22 +483,7 @@ async fn prove_tls12_finished<P: ZkParty>(
                 record.ciphertext.len()
             )));
         }
-        let ks = dir.keystream(party, record, &[0]).await?.remove(0);
-        // ks ^ (header || verify_data) must equal the recorded ciphertext.
-        let header = bytes_to_bits(&FINISHED_HEADER);
-        let expected: Vec<P::Bit> = (0..128)
-            .map(|i| {
-                let m = if i < 32 {
-                    party.constant(header[i])
-                } else {
-                    vd[i - 32]
-                };
-                party.xor(ks[i], m)
-            })
-            .collect();
-        party
-            .assert_public(&expected, &bytes_to_bits(&record.ciphertext))
-            .await?;
+        assert_finished_plaintext(party, dir, record, vd).await?;
     }
     Ok(())
 }
