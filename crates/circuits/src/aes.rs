@@ -5,8 +5,10 @@
 //! `8i + j`); a block is the 16 bytes of FIPS-197 in order (column-major
 //! state). Round keys are computed once by the key schedule and can be shared
 //! by any number of blocks: 1,280 AND (AES-128) or 1,664 AND (AES-256) for the
-//! schedule, then 5,120 or 7,168 AND per block. Everything but the S-box is
-//! linear, hence free.
+//! schedule, then 5,120 or 7,168 AND per block, 864 fewer for blocks that
+//! share their first rounds' work with an earlier one (counter mode,
+//! [`encrypt_blocks_with`]). Everything but the S-box is linear, hence
+//! free.
 
 use crate::builder::{Bit, Builder};
 use crate::Circuit;
@@ -322,14 +324,84 @@ pub fn encrypt_block_with(
     block: &[Bit],
     kind: SboxKind,
 ) -> Vec<Bit> {
+    encrypt(b, round_keys, block, kind, &mut Shared::default())
+}
+
+/// Rounds whose work [`encrypt_blocks_with`] shares between blocks. In
+/// counter mode the blocks differ in their last bytes only; after the
+/// first round's MixColumns one column depends on them, after the
+/// second's every byte does, so a third round would find nothing to share.
+const SHARED_ROUNDS: usize = 2;
+
+/// Encrypt several blocks under one key schedule, computing once what
+/// their first [`SHARED_ROUNDS`] rounds have in common: an S-box whose
+/// input is the same bits XOR the same round-key bits in two blocks is
+/// built once, and so is a MixColumns of the same four bytes.
+///
+/// This is what counter mode gains: blocks `nonce ‖ ctr` with up to 256
+/// counters sharing their high bytes differ in byte 15 alone, so after
+/// the first block each pays 160 − 27 S-boxes (AES-128) or 224 − 27
+/// (AES-256): the first round's 15 other bytes and the second round's
+/// three columns that byte 15 does not reach. Blocks with nothing in
+/// common cost what [`encrypt_block_with`] costs.
+pub fn encrypt_blocks_with(
+    b: &mut Builder,
+    round_keys: &[Vec<Bit>],
+    blocks: &[Vec<Bit>],
+    kind: SboxKind,
+) -> Vec<Vec<Bit>> {
+    let mut shared = Shared::default();
+    blocks
+        .iter()
+        .map(|block| encrypt(b, round_keys, block, kind, &mut shared))
+        .collect()
+}
+
+/// What the first rounds of blocks under one key schedule have computed,
+/// by their input bits: the S-box of a byte (keyed by the byte before
+/// AddRoundKey and the round-key byte, so the round is part of the key)
+/// and MixColumns of a column.
+#[derive(Default)]
+struct Shared {
+    sub: std::collections::HashMap<Vec<Bit>, Vec<Bit>>,
+    mix: std::collections::HashMap<Vec<Bit>, Vec<Bit>>,
+}
+
+/// One block: AddRoundKey, then per round SubBytes, ShiftRows, MixColumns
+/// (not in the last round) and AddRoundKey; the first [`SHARED_ROUNDS`]
+/// rounds look their S-boxes and MixColumns up in `shared` first.
+fn encrypt(
+    b: &mut Builder,
+    round_keys: &[Vec<Bit>],
+    block: &[Bit],
+    kind: SboxKind,
+    shared: &mut Shared,
+) -> Vec<Bit> {
     assert_eq!(block.len(), 128, "AES block is 16 bytes");
     let nr = round_keys.len() - 1;
-    let mut state: Vec<Vec<Bit>> = {
-        let s = b.xor_words(block, &round_keys[0]);
-        s.chunks(8).map(|c| c.to_vec()).collect()
-    };
-    for (round, rk) in round_keys.iter().enumerate().skip(1) {
-        let sub: Vec<Vec<Bit>> = state.iter().map(|byte| kind.apply(b, byte)).collect();
+    // The state before the round key of the round about to start is added.
+    let mut state: Vec<Bit> = block.to_vec();
+    for (round, rk) in round_keys.iter().enumerate().take(nr) {
+        let share = round < SHARED_ROUNDS;
+        // AddRoundKey of `round`, then the S-boxes of round `round + 1`.
+        let sub: Vec<Vec<Bit>> = state
+            .chunks(8)
+            .zip(rk.chunks(8))
+            .map(|(x, k)| {
+                let key = [x, k].concat();
+                if share {
+                    if let Some(out) = shared.sub.get(&key) {
+                        return out.clone();
+                    }
+                }
+                let byte = b.xor_words(x, k);
+                let out = kind.apply(b, &byte);
+                if share {
+                    shared.sub.insert(key, out.clone());
+                }
+                out
+            })
+            .collect();
         // ShiftRows: row r of column c comes from column c + r.
         let shifted: Vec<Vec<Bit>> = (0..16)
             .map(|i| {
@@ -337,19 +409,127 @@ pub fn encrypt_block_with(
                 sub[r + 4 * ((c + r) % 4)].clone()
             })
             .collect();
-        let mixed: Vec<Vec<Bit>> = if round < nr {
+        state = if round + 1 < nr {
             shifted
                 .chunks(4)
-                .flat_map(|col| mix_column(b, col))
+                .flat_map(|col| {
+                    let key = col.concat();
+                    if share {
+                        if let Some(out) = shared.mix.get(&key) {
+                            return out.clone();
+                        }
+                    }
+                    let out = mix_column(b, col).concat();
+                    if share {
+                        shared.mix.insert(key, out.clone());
+                    }
+                    out
+                })
                 .collect()
         } else {
-            shifted
+            shifted.concat()
         };
-        let flat: Vec<Bit> = mixed.concat();
-        let s = b.xor_words(&flat, rk);
-        state = s.chunks(8).map(|c| c.to_vec()).collect();
     }
-    state.concat()
+    b.xor_words(&state, &round_keys[nr])
+}
+
+/// The first rounds' work of counter-mode blocks `prefix ‖ x` that
+/// depends on the 15-byte `prefix` alone (the nonce and the counter's high
+/// bytes), for [`ctr_tail`] to finish each block from its last byte `x`:
+/// the first round's S-boxes of bytes 0 to 14 and the second round's of
+/// columns 1 to 3, which byte 15 reaches only through the second
+/// MixColumns. Output (15 bytes): the first round's S-box outputs of
+/// bytes 0, 5 and 10 (column 0 after ShiftRows, with byte 15's), then the
+/// second round's of bytes 4 to 15. 27 S-boxes, once per prefix; a proof
+/// engine that evaluates one block circuit many times uses this where a
+/// circuit of many blocks uses [`encrypt_blocks_with`].
+pub fn ctr_head(
+    b: &mut Builder,
+    round_keys: &[Vec<Bit>],
+    prefix: &[Bit],
+    kind: SboxKind,
+) -> Vec<Bit> {
+    assert_eq!(prefix.len(), 120, "the prefix is 15 bytes");
+    let sub1: Vec<Vec<Bit>> = (0..15)
+        .map(|i| {
+            let x = b.xor_words(&prefix[8 * i..8 * i + 8], &round_keys[0][8 * i..8 * i + 8]);
+            kind.apply(b, &x)
+        })
+        .collect();
+    let mut out = vec![sub1[0].clone(), sub1[5].clone(), sub1[10].clone()];
+    for c in 1..4 {
+        let col: Vec<Vec<Bit>> = (0..4)
+            .map(|r| sub1[r + 4 * ((c + r) % 4)].clone())
+            .collect();
+        for (r, m) in mix_column(b, &col).iter().enumerate() {
+            let i = r + 4 * c;
+            let x = b.xor_words(m, &round_keys[1][8 * i..8 * i + 8]);
+            out.push(kind.apply(b, &x));
+        }
+    }
+    out.concat()
+}
+
+/// The rest of the block `prefix ‖ x` from [`ctr_head`]'s output for
+/// `prefix` and the last byte `x`: 1 + 4 S-boxes of the first two rounds,
+/// then the remaining rounds in full. `AES_K(prefix ‖ x)`.
+pub fn ctr_tail(
+    b: &mut Builder,
+    round_keys: &[Vec<Bit>],
+    head: &[Bit],
+    last: &[Bit],
+    kind: SboxKind,
+) -> Vec<Bit> {
+    assert_eq!(head.len(), 120, "the head is 15 bytes");
+    assert_eq!(last.len(), 8, "the last byte");
+    let byte = |k: usize| head[8 * k..8 * k + 8].to_vec();
+    let x = b.xor_words(last, &round_keys[0][120..]);
+    let col = [byte(0), byte(1), byte(2), kind.apply(b, &x)];
+    let mut sub2: Vec<Vec<Bit>> = mix_column(b, &col)
+        .iter()
+        .enumerate()
+        .map(|(r, m)| {
+            let x = b.xor_words(m, &round_keys[1][8 * r..8 * r + 8]);
+            kind.apply(b, &x)
+        })
+        .collect();
+    sub2.extend((3..15).map(byte));
+    rounds_after_sub(b, round_keys, sub2, 2, kind)
+}
+
+/// Finish a block from the output of round `round`'s SubBytes: its
+/// ShiftRows, MixColumns (not in the last round) and AddRoundKey, then
+/// the rounds after it.
+fn rounds_after_sub(
+    b: &mut Builder,
+    round_keys: &[Vec<Bit>],
+    mut sub: Vec<Vec<Bit>>,
+    mut round: usize,
+    kind: SboxKind,
+) -> Vec<Bit> {
+    let nr = round_keys.len() - 1;
+    loop {
+        let shifted: Vec<Vec<Bit>> = (0..16)
+            .map(|i| {
+                let (r, c) = (i % 4, i / 4);
+                sub[r + 4 * ((c + r) % 4)].clone()
+            })
+            .collect();
+        let mixed: Vec<Bit> = if round < nr {
+            shifted
+                .chunks(4)
+                .flat_map(|col| mix_column(b, col).concat())
+                .collect()
+        } else {
+            shifted.concat()
+        };
+        let added = b.xor_words(&mixed, &round_keys[round]);
+        if round == nr {
+            return added;
+        }
+        sub = added.chunks(8).map(|x| kind.apply(b, x)).collect();
+        round += 1;
+    }
 }
 
 fn build_multi(key_bytes: usize, blocks: usize) -> Circuit {
@@ -530,6 +710,63 @@ mod tests {
             let plain = c.eval_bytes(&[&inst[0], &inst[1]]);
             assert_eq!(&plain, got);
             assert_eq!(reparsed.eval_bytes(&[&inst[0], &inst[1]]), plain);
+        }
+    }
+
+    type BuildFn<'a> = dyn Fn(&mut Builder, &[Vec<Bit>]) -> Vec<Bit> + 'a;
+
+    #[test]
+    fn ctr_head_and_tail_give_the_block() {
+        // Head once per prefix, tail per last byte: the same ciphertext as a
+        // whole block, for both key sizes and both S-box kinds, with 27
+        // S-boxes in the head and the rest in the tail.
+        for (key_len, kind) in [
+            (16, SboxKind::Boolean),
+            (16, SboxKind::Inversion),
+            (32, SboxKind::Boolean),
+            (32, SboxKind::Inversion),
+        ] {
+            let mut b = Builder::new();
+            let key = b.input_bytes(key_len);
+            let prefix = b.input_bytes(15);
+            let last = b.input_bytes(1);
+            let rks = key_schedule_with(&mut b, &key, kind);
+            let head = ctr_head(&mut b, &rks, &prefix, kind);
+            let split = ctr_tail(&mut b, &rks, &head, &last, kind);
+            let whole = encrypt_block_with(&mut b, &rks, &[prefix, last].concat(), kind);
+            b.output(&split);
+            b.output(&whole);
+            let c = b.finish();
+            c.validate().unwrap();
+            for i in 0..20u8 {
+                let k: Vec<u8> = (0..key_len as u8)
+                    .map(|j| j.wrapping_mul(i ^ 0x5a))
+                    .collect();
+                let p: Vec<u8> = (0..15u8)
+                    .map(|j| j.wrapping_add(i).wrapping_mul(13))
+                    .collect();
+                let out = c.eval_bytes(&[&k, &p, &[i.wrapping_mul(41)]]);
+                assert_eq!(out[0], out[1], "AES-{} {kind:?}", 8 * key_len);
+            }
+            let sboxes = |f: &BuildFn<'_>| {
+                let mut b = Builder::new();
+                let rk = b.input(128 * (key_len / 4 + 7));
+                let rks: Vec<Vec<Bit>> = rk.chunks(128).map(<[Bit]>::to_vec).collect();
+                let out = f(&mut b, &rks);
+                b.output(&out);
+                let c = b.finish();
+                c.and_count() / 32 + c.byte_inv_count()
+            };
+            let head = sboxes(&|b, rks| {
+                let p = b.input(120);
+                ctr_head(b, rks, &p, kind)
+            });
+            let tail = sboxes(&|b, rks| {
+                let (h, l) = (b.input(120), b.input(8));
+                ctr_tail(b, rks, &h, &l, kind)
+            });
+            let nr = key_len / 4 + 6;
+            assert_eq!((head, tail), (27, 16 * nr - 27));
         }
     }
 

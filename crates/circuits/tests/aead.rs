@@ -58,6 +58,9 @@ fn tls13_aes_gcm_records() {
         (16usize, 0u64, 37usize),
         (16, 0x0102_0304_0506, 64),
         (32, 7, 5),
+        // Counters past 255: the blocks' byte 14 changes too.
+        (16, 3, 300 * 16 + 7),
+        (32, 0x0a0b, 258 * 16),
     ] {
         let c = gcm_circuit(key_len, seq, len);
         for _ in 0..5 {
@@ -95,6 +98,18 @@ fn partial_last_block_pays_only_for_used_bytes() {
     let partial = gcm_circuit(16, 0, 20).and_count();
     // 12 unused bytes skip their last-round S-box.
     assert_eq!(full - partial, 12 * 32);
+}
+
+#[test]
+fn counter_blocks_share_their_first_two_rounds() {
+    // J0 and one block, then 64 blocks more: each pays 27 S-boxes fewer
+    // than a block alone (the first round's bytes 0..15 and the second
+    // round's columns 1..3 are the first block's).
+    for (key_len, sboxes) in [(16usize, 160u64), (32, 224)] {
+        let one = gcm_circuit(key_len, 0, 16).and_count() as u64;
+        let more = gcm_circuit(key_len, 0, 65 * 16).and_count() as u64;
+        assert_eq!(more - one, 64 * (sboxes - 27) * 32, "AES-{}", 8 * key_len);
+    }
 }
 
 #[test]

@@ -15,7 +15,7 @@ use webproof_mpc::field::P256Base;
 use webproof_mpc::record;
 
 /// Largest plaintext of one request record (its garbled circuit is
-/// ~5,100 AND per 16 bytes: 2 KiB of AES-256 make ~23 MB of tables).
+/// ~6,300 AND per 16 bytes of AES-256: 2 KiB make ~20 MB of tables).
 pub const MAX_RECORD: usize = 2048;
 /// Largest request.
 pub const MAX_REQUEST: usize = 16 << 10;

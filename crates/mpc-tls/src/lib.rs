@@ -52,8 +52,9 @@
 //! Flight 1 is preprocessing: the verifier garbles the key derivation and
 //! every record for the terms the prover named (suite family, group, EMS
 //! offer) before the prover opens the server connection, so the tables
-//! (~6.2 MB for the key derivation of AES-128-GCM-SHA256, ~0.13 MB per
-//! 16 bytes of request) never keep a server waiting, and so do the OLE
+//! (~6.2 MB for the key derivation of AES-128-GCM-SHA256, ~0.105 MB per
+//! 16 bytes of request: 4,256 AND, the counter blocks sharing their first
+//! rounds' work) never keep a server waiting, and so do the OLE
 //! answers that need no session input (2 KiB per odd power of each
 //! record's GHASH key; the even powers' shares are squares); the server
 //! connection carries only the input labels, the ECtF's and A2M's OLEs,
@@ -104,7 +105,7 @@
 //!   against what the protocol makes them ([`ProverRetained::check_inputs`]).
 //! - Tables in memory bounded by less than the session: the verifier
 //!   holds one chunk at a time, but the prover holds every circuit's
-//!   tables from preprocessing until its step (about 14.9 MB for a 1 KB request
+//!   tables from preprocessing until its step (about 13.5 MB for a 1 KB request
 //!   with AES-128-GCM-SHA256; the test `table_bytes_figures` prints it).
 //! - Fewer round trips: each of the seven key-derivation steps of the
 //!   reduced PRF is one round trip (the labels of a step ride with the

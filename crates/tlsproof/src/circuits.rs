@@ -5,7 +5,7 @@
 //! AES-128 block costs 1,280 COTs instead of 5,120.
 
 use std::sync::OnceLock;
-use webproof_circuits::aes::{encrypt_block_with, key_schedule_with, SboxKind};
+use webproof_circuits::aes::{ctr_head, ctr_tail, encrypt_block_with, key_schedule_with, SboxKind};
 use webproof_circuits::{Builder, Circuit};
 
 /// AES key expansion. Input: `[key]`; output: `[all round keys, concatenated]`.
@@ -38,6 +38,53 @@ pub fn aes_block(key_len: usize) -> &'static Circuit {
         let block = b.input(128);
         let rks: Vec<Vec<_>> = rk.chunks(128).map(|c| c.to_vec()).collect();
         let out = encrypt_block_with(&mut b, &rks, &block, SboxKind::Inversion);
+        b.output(&out);
+        b.finish()
+    })
+}
+
+/// The rounds' work of counter-mode blocks that their 15-byte prefix
+/// fixes ([`webproof_circuits::aes::ctr_head`]). Inputs: `[round keys,
+/// prefix (nonce ‖ the counter's high 3 bytes)]`; output: `[head (15
+/// bytes)]`. 27 byte inversions.
+pub fn aes_ctr_head(key_len: usize) -> &'static Circuit {
+    static AES128: OnceLock<Circuit> = OnceLock::new();
+    static AES256: OnceLock<Circuit> = OnceLock::new();
+    let (cell, rounds) = if key_len == 16 {
+        (&AES128, 10)
+    } else {
+        (&AES256, 14)
+    };
+    cell.get_or_init(|| {
+        let mut b = Builder::new();
+        let rk = b.input(128 * (rounds + 1));
+        let prefix = b.input(120);
+        let rks: Vec<Vec<_>> = rk.chunks(128).map(|c| c.to_vec()).collect();
+        let out = ctr_head(&mut b, &rks, &prefix, SboxKind::Inversion);
+        b.output(&out);
+        b.finish()
+    })
+}
+
+/// The rest of a counter-mode block ([`webproof_circuits::aes::ctr_tail`]).
+/// Inputs: `[round keys, head of its prefix, the counter's low byte]`;
+/// output: `[AES_k(prefix ‖ low byte)]`. 133 (AES-128) or 197 (AES-256)
+/// byte inversions instead of 160 or 224.
+pub fn aes_ctr_tail(key_len: usize) -> &'static Circuit {
+    static AES128: OnceLock<Circuit> = OnceLock::new();
+    static AES256: OnceLock<Circuit> = OnceLock::new();
+    let (cell, rounds) = if key_len == 16 {
+        (&AES128, 10)
+    } else {
+        (&AES256, 14)
+    };
+    cell.get_or_init(|| {
+        let mut b = Builder::new();
+        let rk = b.input(128 * (rounds + 1));
+        let head = b.input(120);
+        let last = b.input(8);
+        let rks: Vec<Vec<_>> = rk.chunks(128).map(|c| c.to_vec()).collect();
+        let out = ctr_tail(&mut b, &rks, &head, &last, SboxKind::Inversion);
         b.output(&out);
         b.finish()
     })

@@ -496,6 +496,10 @@ pub(crate) struct DirectionKey<B> {
     round_keys: Option<Vec<B>>,
     /// Public IV (TLS 1.3: 12 bytes; TLS 1.2 GCM: the 4-byte salt).
     pub(crate) iv: Vec<u8>,
+    /// The counter-mode heads ([`circuits::aes_ctr_head`]) of the record
+    /// being proven, by prefix (nonce ‖ the counter's high bytes): its
+    /// keystream comes in several calls, and each head is built once.
+    heads: Vec<([u8; 15], Vec<B>)>,
 }
 
 impl<B: Copy> DirectionKey<B> {
@@ -505,6 +509,7 @@ impl<B: Copy> DirectionKey<B> {
             key: key.to_vec(),
             round_keys: None,
             iv,
+            heads: Vec::new(),
         }
     }
 
@@ -542,14 +547,14 @@ impl<B: Copy> DirectionKey<B> {
         match self.aead {
             Aead::Aes128Gcm | Aead::Aes256Gcm => {
                 // GCM: counter block J0 + 1 + index, J0 = nonce || 1.
-                let mut ctrs = Vec::with_capacity(16 * indices.len());
-                for &index in indices {
-                    let counter = u32::try_from(index + 2)
-                        .map_err(|_| Error::Malformed("record too long for GCM".into()))?;
-                    ctrs.extend_from_slice(&nonce);
-                    ctrs.extend_from_slice(&counter.to_be_bytes());
-                }
-                self.aes_blocks(party, &ctrs).await
+                let ctrs = indices
+                    .iter()
+                    .map(|&index| {
+                        u32::try_from(index + 2)
+                            .map_err(|_| Error::Malformed("record too long for GCM".into()))
+                    })
+                    .collect::<Result<Vec<u32>>>()?;
+                self.aes_ctr_blocks(party, &nonce, &ctrs).await
             }
             Aead::ChaCha20Poly1305 => {
                 // Block 0 keys Poly1305; the payload starts at counter 1.
@@ -601,22 +606,93 @@ impl<B: Copy> DirectionKey<B> {
         }
     }
 
+    /// The round keys, expanded on first use.
+    async fn round_keys<P: ZkParty<Bit = B>>(&mut self, party: &mut P) -> Result<Vec<B>> {
+        if self.round_keys.is_none() {
+            let schedule = circuits::aes_key_schedule(self.aead.key_len());
+            let out = party.eval(schedule, &[&self.key]).await?;
+            self.round_keys = Some(out.into_iter().next().expect("one output"));
+        }
+        Ok(self.round_keys.clone().expect("expanded above"))
+    }
+
     /// `E_K(block)` for each 16-byte block of `blocks`, as one batch.
     async fn aes_blocks<P: ZkParty<Bit = B>>(
         &mut self,
         party: &mut P,
         blocks: &[u8],
     ) -> Result<Vec<Vec<B>>> {
-        if self.round_keys.is_none() {
-            let schedule = circuits::aes_key_schedule(self.aead.key_len());
-            let out = party.eval(schedule, &[&self.key]).await?;
-            self.round_keys = Some(out.into_iter().next().expect("one output"));
-        }
+        let rk = self.round_keys(party).await?;
         let n = blocks.len() / 16;
         let blocks = constants(party, blocks);
         let circuit = circuits::aes_block(self.aead.key_len());
-        let rk = self.round_keys.as_ref().expect("expanded above");
-        let out = party.eval_batch(circuit, n, &[rk, &blocks]).await?;
+        let out = party.eval_batch(circuit, n, &[&rk, &blocks]).await?;
+        let bits = out.into_iter().next().expect("one output");
+        Ok(bits.chunks(128).map(<[B]>::to_vec).collect())
+    }
+
+    /// `E_K(nonce ‖ ctr)` for each counter, as one batch: the work that
+    /// depends on the nonce and the counter's high bytes alone (27 of the
+    /// block's S-boxes) is proven once per prefix and kept for the
+    /// record's later calls ([`circuits::aes_ctr_head`]), then each block
+    /// pays the rest ([`circuits::aes_ctr_tail`]).
+    async fn aes_ctr_blocks<P: ZkParty<Bit = B>>(
+        &mut self,
+        party: &mut P,
+        nonce: &[u8; 12],
+        counters: &[u32],
+    ) -> Result<Vec<Vec<B>>> {
+        let rk = self.round_keys(party).await?;
+        let key_len = self.aead.key_len();
+        let prefix = |ctr: u32| -> [u8; 15] {
+            let mut p = [0u8; 15];
+            p[..12].copy_from_slice(nonce);
+            p[12..].copy_from_slice(&ctr.to_be_bytes()[..3]);
+            p
+        };
+        // Heads are kept for one nonce (one record) at a time.
+        if self
+            .heads
+            .first()
+            .is_some_and(|(p, _)| p[..12] != nonce[..])
+        {
+            self.heads.clear();
+        }
+        let mut missing: Vec<[u8; 15]> = counters
+            .iter()
+            .map(|&c| prefix(c))
+            .filter(|p| !self.heads.iter().any(|(q, _)| q == p))
+            .collect();
+        missing.sort_unstable();
+        missing.dedup();
+        if !missing.is_empty() {
+            let bits = constants(party, &missing.concat());
+            let circuit = circuits::aes_ctr_head(key_len);
+            let out = party
+                .eval_batch(circuit, missing.len(), &[&rk, &bits])
+                .await?;
+            let heads = out.into_iter().next().expect("one output");
+            self.heads.extend(
+                missing
+                    .into_iter()
+                    .zip(heads.chunks(120).map(<[B]>::to_vec)),
+            );
+        }
+        let mut heads = Vec::with_capacity(120 * counters.len());
+        for &c in counters {
+            let (_, head) = self
+                .heads
+                .iter()
+                .find(|(p, _)| *p == prefix(c))
+                .expect("every head computed above");
+            heads.extend_from_slice(head);
+        }
+        let last: Vec<u8> = counters.iter().map(|&c| c as u8).collect();
+        let last = constants(party, &last);
+        let circuit = circuits::aes_ctr_tail(key_len);
+        let out = party
+            .eval_batch(circuit, counters.len(), &[&rk, &heads, &last])
+            .await?;
         let bits = out.into_iter().next().expect("one output");
         Ok(bits.chunks(128).map(<[B]>::to_vec).collect())
     }
