@@ -76,8 +76,11 @@ use serde::{Deserialize, Serialize};
 /// per odd power (`webproof_mpc::record`), and the server Finished's
 /// record runs in no 2PC: it is checked in the proof of the response,
 /// the request's records are numbered from 1 and `RecTag` is gone
-/// (`webproof_mpc_tls`).
-pub const PROTOCOL_VERSION: u16 = 11;
+/// (`webproof_mpc_tls`). Version 12: counter-mode AES shares its first
+/// two rounds between blocks of one nonce: MPC mode's record circuits are
+/// other circuits, and the proofs' keystream evaluates a head per prefix
+/// and a tail per block (`webproof_circuits::aes::{ctr_head, ctr_tail}`).
+pub const PROTOCOL_VERSION: u16 = 12;
 /// Largest control message (JSON) accepted by default. The prover's
 /// `Proof` is the largest: for a 16 MiB response its plan holds about
 /// 1,000 record layouts (40 bytes each) and, with an attestation, one leaf
