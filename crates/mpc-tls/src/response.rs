@@ -91,13 +91,12 @@
 //! Cost on the reference case (1 KB request, 2 KB response, SoftSpokenOT
 //! COTs, 2-core machine, release; the test
 //! `consistency_overhead_figures` prints it): AES-128-GCM-SHA256 (reduced
-//! PRF, 9 circuits and the server Finished's check, 677,402 AND)
-//! +1.56 MB prover → verifier (mostly COT extension: one COT per AND
-//! gate), +3.5 KB verifier → prover (the input reveal), +1.0 s;
+//! PRF, 9 circuits and the server Finished's check, 621,246 AND)
+//! +1.06 MB prover → verifier (mostly COT extension: one COT per AND
+//! gate), +3.5 KB verifier → prover (the input reveal), +0.6 s;
 //! AES-256-GCM-SHA384 (full PRF, 5 circuits and the Finished's check,
-//! 1,954,211 AND) +4.2 MB, +1.6 KB, +3.5 s (a loaded machine: the
-//! same run measured +0.6 s and +2.2 s earlier). The statement alone is
-//! ~0.5 MB and 0.25 s. (The real driver draws the COTs from Ferret, whose
+//! 1,898,051 AND) +3.7 MB, +1.6 KB, +2.0 s. The statement alone is
+//! ~0.5 MB and 0.2 s. (The real driver draws the COTs from Ferret, whose
 //! traffic is a small fraction of this.)
 //!
 //! # Security argument
