@@ -42,7 +42,10 @@
 //! correlation that failed the check. The price is that each party expands
 //! its trees twice (check, then output) and the sender a third time (to
 //! compute the corrections): one fixed-key AES call per tree node each time,
-//! small next to the LPN step.
+//! small next to the LPN step with AES-NI. Where AES is slow (WebAssembly,
+//! bitsliced) the receiver keeps the check's leaves of its first trees for
+//! the outputs instead, within a memory budget
+//! ([`FerretReceiver::keep_leaves`], [`DEFAULT_LEAF_CACHE`]).
 //!
 //! # Why the receiver's bits stay hidden, and the sender cannot cheat
 //! The sender sees only the corrections it computed itself, the challenge
@@ -87,7 +90,7 @@ mod sender;
 mod tree;
 
 pub use params::{FerretConfig, LpnParams, ParamError};
-pub use receiver::FerretReceiver;
+pub use receiver::{FerretReceiver, DEFAULT_LEAF_CACHE};
 pub use sender::FerretSender;
 
 use rand_core::{CryptoRng, RngCore};

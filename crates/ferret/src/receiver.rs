@@ -24,7 +24,22 @@ struct Iteration {
     /// Per tree: the noisy position (the punctured leaf).
     alphas: Vec<usize>,
     next_tree: usize,
+    /// Trees `0..cached` have their leaves in the receiver's `leaves`.
+    cached: usize,
 }
+
+/// Bytes of tree leaves the receiver keeps from the check for the outputs
+/// by default: on WebAssembly, where fixed-key AES is bitsliced, copying a
+/// kept leaf is several times cheaper than hashing it again (the tree
+/// hash is about a fifth of the browser prover's time, each tree expanded
+/// twice); natively AES-NI expands a tree faster than memory returns it,
+/// so nothing is kept. 64 MiB hold the first iteration of a session of up
+/// to about 4 M COTs (a 51 KB response proven in zero knowledge).
+pub const DEFAULT_LEAF_CACHE: usize = if cfg!(target_arch = "wasm32") {
+    64 << 20
+} else {
+    0
+};
 
 /// An iteration whose tree corrections arrived but whose check has not run.
 struct Pending {
@@ -55,6 +70,11 @@ pub struct FerretReceiver<B> {
     started: usize,
     pool: Pool,
     tree: Vec<Block>,
+    /// Leaves of the current iteration's first trees, kept from the check
+    /// ([`Self::keep_leaves`]).
+    leaves: Vec<Block>,
+    /// Most bytes `leaves` may hold.
+    leaf_budget: usize,
     failed: bool,
     stats: ExtensionStats,
 }
@@ -83,9 +103,19 @@ impl<B: RandomCotReceiver> FerretReceiver<B> {
             started: 0,
             pool: Pool::new(),
             tree: Vec::new(),
+            leaves: Vec::new(),
+            leaf_budget: DEFAULT_LEAF_CACHE,
             failed: false,
             stats: ExtensionStats::default(),
         })
+    }
+
+    /// Keep up to `bytes` of each iteration's tree leaves from its check
+    /// (which expands every tree) for its outputs, instead of expanding
+    /// those trees a second time ([`DEFAULT_LEAF_CACHE`] unless set). The
+    /// outputs are the same either way; only memory and time differ.
+    pub fn keep_leaves(&mut self, bytes: usize) {
+        self.leaf_budget = bytes;
     }
 
     /// Run the bootstrap and the first iteration's exchange now rather than on
@@ -132,7 +162,11 @@ impl<B: RandomCotReceiver> FerretReceiver<B> {
                 + i.alphas.capacity() * core::mem::size_of::<usize>()
         });
         it + self.pool.footprint()
-            + (self.reserve.capacity() + self.spare.capacity() + self.tree.capacity()) * Block::LEN
+            + (self.reserve.capacity()
+                + self.spare.capacity()
+                + self.tree.capacity()
+                + self.leaves.capacity())
+                * Block::LEN
     }
 
     async fn setup_inner<T: Io>(&mut self, channel: &mut Channel<T>) -> Result<()> {
@@ -234,6 +268,11 @@ impl<B: RandomCotReceiver> FerretReceiver<B> {
 
         let mut tree = core::mem::take(&mut self.tree);
         tree.resize(bin, Block::ZERO);
+        // The previous iteration's outputs are all out: its leaves go.
+        self.leaves.clear();
+        let cached = (self.leaf_budget / (bin * Block::LEN)).min(alphas.len());
+        // Exactly: growing by doubling would pass through twice the budget.
+        self.leaves.reserve_exact(cached * bin);
         let mut v = check::pack_cots(check_macs);
         for (j, &alpha) in alphas.iter().enumerate() {
             receiver_tree(
@@ -244,6 +283,9 @@ impl<B: RandomCotReceiver> FerretReceiver<B> {
                 &mut tree,
             );
             v ^= challenge.fold_tree(j, &tree);
+            if j < cached {
+                self.leaves.extend_from_slice(&tree);
+            }
         }
         self.tree = tree;
         let digest = channel.recv_exact(DIGEST_LEN).await?;
@@ -267,6 +309,7 @@ impl<B: RandomCotReceiver> FerretReceiver<B> {
             learned,
             alphas,
             next_tree: 0,
+            cached,
         });
         Ok(())
     }
@@ -278,14 +321,19 @@ impl<B: RandomCotReceiver> FerretReceiver<B> {
         it.next_tree += 1;
         let p = it.params;
         let hu = p.log_bin as usize;
-        receiver_tree(
-            &self.ccr,
-            p.log_bin,
-            &it.learned[j * hu..(j + 1) * hu],
-            it.alphas[j],
-            out,
-        );
-        it.encoder.encode(j * p.bin_size(), &it.base[..p.k], out);
+        let bin = p.bin_size();
+        if j < it.cached {
+            out.copy_from_slice(&self.leaves[j * bin..(j + 1) * bin]);
+        } else {
+            receiver_tree(
+                &self.ccr,
+                p.log_bin,
+                &it.learned[j * hu..(j + 1) * hu],
+                it.alphas[j],
+                out,
+            );
+        }
+        it.encoder.encode(j * bin, &it.base[..p.k], out);
     }
 
     async fn extend_inner<T: Io>(
