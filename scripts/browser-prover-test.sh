@@ -43,9 +43,11 @@
 #                              else reveal items, comma-separated
 #                              (`headers`: the body hidden)
 #         BENCH_ENGINE=worker|page   where the browser engine runs
-#         BENCH_LINK=loopback|cable|fiber|mobile-5g  links emulated by
-#                              web/driver/link.mjs (a delaying TCP relay:
-#                              an approximation of the harness's links)
+#         BENCH_LINK=loopback|cable|fiber|mobile-5g|redacted-51k  links
+#                              emulated by web/driver/link.mjs (a delaying
+#                              TCP relay: an approximation of the harness's
+#                              links; redacted-51k is the field's 51 KB
+#                              case, 100 Mbit/s / 25 ms)
 #         BENCH_PROFILE=debug  the debug `webproof` (quicker to build)
 #         BENCH_CPU_PROFILE=FILE     DevTools CPU profiles of the browser
 #                              runs (FILE, FILE.worker-N; summarise with
@@ -138,7 +140,8 @@ if $bench; then
         cable) rtt=20 mbps=20 ;;
         fiber) rtt=15 mbps=100 ;;
         mobile-5g) rtt=30 mbps=30 ;;
-        *) echo "browser-prover-bench: BENCH_LINK is loopback, cable, fiber or mobile-5g" >&2; exit 2 ;;
+        redacted-51k) rtt=25 mbps=100 ;;
+        *) echo "browser-prover-bench: BENCH_LINK is loopback, cable, fiber, mobile-5g or redacted-51k" >&2; exit 2 ;;
         esac
         # Started in this shell, not in a command substitution's subshell,
         # so that cleanup knows their pids and stops them.
