@@ -367,9 +367,9 @@ struct Shared {
     mix: std::collections::HashMap<Vec<Bit>, Vec<Bit>>,
 }
 
-/// One block: AddRoundKey, then per round SubBytes, ShiftRows, MixColumns
-/// (not in the last round) and AddRoundKey; the first [`SHARED_ROUNDS`]
-/// rounds look their S-boxes and MixColumns up in `shared` first.
+/// One block: its first [`SHARED_ROUNDS`] rounds with every S-box and
+/// MixColumns looked up in `shared` first, then the rest
+/// ([`rounds_after_sub`]).
 fn encrypt(
     b: &mut Builder,
     round_keys: &[Vec<Bit>],
@@ -378,59 +378,58 @@ fn encrypt(
     shared: &mut Shared,
 ) -> Vec<Bit> {
     assert_eq!(block.len(), 128, "AES block is 16 bytes");
-    let nr = round_keys.len() - 1;
+    // Both key sizes have more rounds than are shared, so each shared
+    // round has its MixColumns.
+    debug_assert!(round_keys.len() - 1 > SHARED_ROUNDS);
     // The state before the round key of the round about to start is added.
     let mut state: Vec<Bit> = block.to_vec();
-    for (round, rk) in round_keys.iter().enumerate().take(nr) {
-        let share = round < SHARED_ROUNDS;
-        // AddRoundKey of `round`, then the S-boxes of round `round + 1`.
+    for rk in &round_keys[..SHARED_ROUNDS] {
         let sub: Vec<Vec<Bit>> = state
             .chunks(8)
             .zip(rk.chunks(8))
             .map(|(x, k)| {
                 let key = [x, k].concat();
-                if share {
-                    if let Some(out) = shared.sub.get(&key) {
-                        return out.clone();
-                    }
+                if let Some(out) = shared.sub.get(&key) {
+                    return out.clone();
                 }
                 let byte = b.xor_words(x, k);
                 let out = kind.apply(b, &byte);
-                if share {
-                    shared.sub.insert(key, out.clone());
-                }
+                shared.sub.insert(key, out.clone());
                 out
             })
             .collect();
-        // ShiftRows: row r of column c comes from column c + r.
-        let shifted: Vec<Vec<Bit>> = (0..16)
-            .map(|i| {
-                let (r, c) = (i % 4, i / 4);
-                sub[r + 4 * ((c + r) % 4)].clone()
+        state = shift_rows(&sub)
+            .chunks(4)
+            .flat_map(|col| {
+                let key = col.concat();
+                if let Some(out) = shared.mix.get(&key) {
+                    return out.clone();
+                }
+                let out = mix_column(b, col).concat();
+                shared.mix.insert(key, out.clone());
+                out
             })
             .collect();
-        state = if round + 1 < nr {
-            shifted
-                .chunks(4)
-                .flat_map(|col| {
-                    let key = col.concat();
-                    if share {
-                        if let Some(out) = shared.mix.get(&key) {
-                            return out.clone();
-                        }
-                    }
-                    let out = mix_column(b, col).concat();
-                    if share {
-                        shared.mix.insert(key, out.clone());
-                    }
-                    out
-                })
-                .collect()
-        } else {
-            shifted.concat()
-        };
     }
-    b.xor_words(&state, &round_keys[nr])
+    let sub = state
+        .chunks(8)
+        .zip(round_keys[SHARED_ROUNDS].chunks(8))
+        .map(|(x, k)| {
+            let byte = b.xor_words(x, k);
+            kind.apply(b, &byte)
+        })
+        .collect();
+    rounds_after_sub(b, round_keys, sub, SHARED_ROUNDS + 1, kind)
+}
+
+/// ShiftRows: row r of column c comes from column c + r.
+fn shift_rows(sub: &[Vec<Bit>]) -> Vec<Vec<Bit>> {
+    (0..16)
+        .map(|i| {
+            let (r, c) = (i % 4, i / 4);
+            sub[r + 4 * ((c + r) % 4)].clone()
+        })
+        .collect()
 }
 
 /// The first rounds' work of counter-mode blocks `prefix ‖ x` that
@@ -509,12 +508,7 @@ fn rounds_after_sub(
 ) -> Vec<Bit> {
     let nr = round_keys.len() - 1;
     loop {
-        let shifted: Vec<Vec<Bit>> = (0..16)
-            .map(|i| {
-                let (r, c) = (i % 4, i / 4);
-                sub[r + 4 * ((c + r) % 4)].clone()
-            })
-            .collect();
+        let shifted = shift_rows(&sub);
         let mixed: Vec<Bit> = if round < nr {
             shifted
                 .chunks(4)
