@@ -6,7 +6,7 @@
 
 use std::sync::OnceLock;
 use webproof_circuits::aes::{ctr_head, ctr_tail, encrypt_block_with, key_schedule_with, SboxKind};
-use webproof_circuits::{Builder, Circuit};
+use webproof_circuits::{Bit, Builder, Circuit};
 
 /// AES key expansion. Input: `[key]`; output: `[all round keys, concatenated]`.
 pub fn aes_key_schedule(key_len: usize) -> &'static Circuit {
@@ -22,24 +22,40 @@ pub fn aes_key_schedule(key_len: usize) -> &'static Circuit {
     })
 }
 
-/// One AES block under expanded round keys. Inputs: `[round keys, block]`;
-/// output: `[AES_k(block)]`.
-pub fn aes_block(key_len: usize) -> &'static Circuit {
-    static AES128: OnceLock<Circuit> = OnceLock::new();
-    static AES256: OnceLock<Circuit> = OnceLock::new();
+/// Builds a circuit's outputs from the round keys and its other inputs.
+type OnRoundKeys = fn(&mut Builder, &[Vec<Bit>], &[Vec<Bit>]) -> Vec<Bit>;
+
+/// A circuit on the round keys of a 16- or 32-byte key and further inputs
+/// of `extra` bits each, built once per process and key size in `cells`
+/// (AES-128's, AES-256's). Inputs: `[round keys, extra...]`.
+fn on_round_keys(
+    key_len: usize,
+    cells: &'static [OnceLock<Circuit>; 2],
+    extra: &[usize],
+    build: OnRoundKeys,
+) -> &'static Circuit {
     let (cell, rounds) = if key_len == 16 {
-        (&AES128, 10)
+        (&cells[0], 10)
     } else {
-        (&AES256, 14)
+        (&cells[1], 14)
     };
     cell.get_or_init(|| {
         let mut b = Builder::new();
         let rk = b.input(128 * (rounds + 1));
-        let block = b.input(128);
-        let rks: Vec<Vec<_>> = rk.chunks(128).map(|c| c.to_vec()).collect();
-        let out = encrypt_block_with(&mut b, &rks, &block, SboxKind::Inversion);
+        let inputs: Vec<Vec<Bit>> = extra.iter().map(|&n| b.input(n)).collect();
+        let rks: Vec<Vec<Bit>> = rk.chunks(128).map(<[Bit]>::to_vec).collect();
+        let out = build(&mut b, &rks, &inputs);
         b.output(&out);
         b.finish()
+    })
+}
+
+/// One AES block under expanded round keys. Inputs: `[round keys, block]`;
+/// output: `[AES_k(block)]`.
+pub fn aes_block(key_len: usize) -> &'static Circuit {
+    static CELLS: [OnceLock<Circuit>; 2] = [OnceLock::new(), OnceLock::new()];
+    on_round_keys(key_len, &CELLS, &[128], |b, rks, i| {
+        encrypt_block_with(b, rks, &i[0], SboxKind::Inversion)
     })
 }
 
@@ -48,21 +64,9 @@ pub fn aes_block(key_len: usize) -> &'static Circuit {
 /// prefix (nonce ‖ the counter's high 3 bytes)]`; output: `[head (15
 /// bytes)]`. 27 byte inversions.
 pub fn aes_ctr_head(key_len: usize) -> &'static Circuit {
-    static AES128: OnceLock<Circuit> = OnceLock::new();
-    static AES256: OnceLock<Circuit> = OnceLock::new();
-    let (cell, rounds) = if key_len == 16 {
-        (&AES128, 10)
-    } else {
-        (&AES256, 14)
-    };
-    cell.get_or_init(|| {
-        let mut b = Builder::new();
-        let rk = b.input(128 * (rounds + 1));
-        let prefix = b.input(120);
-        let rks: Vec<Vec<_>> = rk.chunks(128).map(|c| c.to_vec()).collect();
-        let out = ctr_head(&mut b, &rks, &prefix, SboxKind::Inversion);
-        b.output(&out);
-        b.finish()
+    static CELLS: [OnceLock<Circuit>; 2] = [OnceLock::new(), OnceLock::new()];
+    on_round_keys(key_len, &CELLS, &[120], |b, rks, i| {
+        ctr_head(b, rks, &i[0], SboxKind::Inversion)
     })
 }
 
@@ -71,22 +75,9 @@ pub fn aes_ctr_head(key_len: usize) -> &'static Circuit {
 /// output: `[AES_k(prefix ‖ low byte)]`. 133 (AES-128) or 197 (AES-256)
 /// byte inversions instead of 160 or 224.
 pub fn aes_ctr_tail(key_len: usize) -> &'static Circuit {
-    static AES128: OnceLock<Circuit> = OnceLock::new();
-    static AES256: OnceLock<Circuit> = OnceLock::new();
-    let (cell, rounds) = if key_len == 16 {
-        (&AES128, 10)
-    } else {
-        (&AES256, 14)
-    };
-    cell.get_or_init(|| {
-        let mut b = Builder::new();
-        let rk = b.input(128 * (rounds + 1));
-        let head = b.input(120);
-        let last = b.input(8);
-        let rks: Vec<Vec<_>> = rk.chunks(128).map(|c| c.to_vec()).collect();
-        let out = ctr_tail(&mut b, &rks, &head, &last, SboxKind::Inversion);
-        b.output(&out);
-        b.finish()
+    static CELLS: [OnceLock<Circuit>; 2] = [OnceLock::new(), OnceLock::new()];
+    on_round_keys(key_len, &CELLS, &[120, 8], |b, rks, i| {
+        ctr_tail(b, rks, &i[0], &i[1], SboxKind::Inversion)
     })
 }
 
@@ -102,7 +93,6 @@ pub fn aes_ctr_tail(key_len: usize) -> &'static Circuit {
 /// nibble, then one AND per value.
 pub fn byte_class(forbidden: &[u8]) -> Circuit {
     use std::collections::HashMap;
-    use webproof_circuits::Bit;
     let mut b = Builder::new();
     let byte = b.input(8);
     // Bit `j` of the byte, or its negation, so that it is 1 iff bit `j` is `one`.
