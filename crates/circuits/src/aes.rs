@@ -334,7 +334,7 @@ pub fn encrypt_block_with(
 const SHARED_ROUNDS: usize = 2;
 
 /// Encrypt several blocks under one key schedule, computing once what
-/// their first [`SHARED_ROUNDS`] rounds have in common: an S-box whose
+/// their first two rounds have in common: an S-box whose
 /// input is the same bits XOR the same round-key bits in two blocks is
 /// built once, and so is a MixColumns of the same four bytes.
 ///
