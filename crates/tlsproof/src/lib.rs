@@ -606,14 +606,14 @@ impl<B: Copy> DirectionKey<B> {
         }
     }
 
-    /// The round keys, expanded on first use.
-    async fn round_keys<P: ZkParty<Bit = B>>(&mut self, party: &mut P) -> Result<Vec<B>> {
+    /// Expand the round keys on first use.
+    async fn expand_round_keys<P: ZkParty<Bit = B>>(&mut self, party: &mut P) -> Result<()> {
         if self.round_keys.is_none() {
             let schedule = circuits::aes_key_schedule(self.aead.key_len());
             let out = party.eval(schedule, &[&self.key]).await?;
             self.round_keys = Some(out.into_iter().next().expect("one output"));
         }
-        Ok(self.round_keys.clone().expect("expanded above"))
+        Ok(())
     }
 
     /// `E_K(block)` for each 16-byte block of `blocks`, as one batch.
@@ -622,11 +622,12 @@ impl<B: Copy> DirectionKey<B> {
         party: &mut P,
         blocks: &[u8],
     ) -> Result<Vec<Vec<B>>> {
-        let rk = self.round_keys(party).await?;
+        self.expand_round_keys(party).await?;
+        let rk = self.round_keys.as_deref().expect("expanded above");
         let n = blocks.len() / 16;
         let blocks = constants(party, blocks);
         let circuit = circuits::aes_block(self.aead.key_len());
-        let out = party.eval_batch(circuit, n, &[&rk, &blocks]).await?;
+        let out = party.eval_batch(circuit, n, &[rk, &blocks]).await?;
         let bits = out.into_iter().next().expect("one output");
         Ok(bits.chunks(128).map(<[B]>::to_vec).collect())
     }
@@ -642,7 +643,8 @@ impl<B: Copy> DirectionKey<B> {
         nonce: &[u8; 12],
         counters: &[u32],
     ) -> Result<Vec<Vec<B>>> {
-        let rk = self.round_keys(party).await?;
+        self.expand_round_keys(party).await?;
+        let rk = self.round_keys.as_deref().expect("expanded above");
         let key_len = self.aead.key_len();
         let prefix = |ctr: u32| -> [u8; 15] {
             let mut p = [0u8; 15];
@@ -669,7 +671,7 @@ impl<B: Copy> DirectionKey<B> {
             let bits = constants(party, &missing.concat());
             let circuit = circuits::aes_ctr_head(key_len);
             let out = party
-                .eval_batch(circuit, missing.len(), &[&rk, &bits])
+                .eval_batch(circuit, missing.len(), &[rk, &bits])
                 .await?;
             let heads = out.into_iter().next().expect("one output");
             self.heads.extend(
@@ -691,7 +693,7 @@ impl<B: Copy> DirectionKey<B> {
         let last = constants(party, &last);
         let circuit = circuits::aes_ctr_tail(key_len);
         let out = party
-            .eval_batch(circuit, counters.len(), &[&rk, &heads, &last])
+            .eval_batch(circuit, counters.len(), &[rk, &heads, &last])
             .await?;
         let bits = out.into_iter().next().expect("one output");
         Ok(bits.chunks(128).map(<[B]>::to_vec).collect())
