@@ -24,8 +24,6 @@ struct Iteration {
     /// Per tree: the noisy position (the punctured leaf).
     alphas: Vec<usize>,
     next_tree: usize,
-    /// Trees `0..cached` have their leaves in the receiver's `leaves`.
-    cached: usize,
 }
 
 /// Bytes of tree leaves the receiver keeps from the check for the outputs
@@ -71,7 +69,7 @@ pub struct FerretReceiver<B> {
     pool: Pool,
     tree: Vec<Block>,
     /// Leaves of the current iteration's first trees, kept from the check
-    /// ([`Self::keep_leaves`]).
+    /// ([`Self::keep_leaves`]): tree `j`'s at `j·bin..(j + 1)·bin`.
     leaves: Vec<Block>,
     /// Most bytes `leaves` may hold.
     leaf_budget: usize,
@@ -309,7 +307,6 @@ impl<B: RandomCotReceiver> FerretReceiver<B> {
             learned,
             alphas,
             next_tree: 0,
-            cached,
         });
         Ok(())
     }
@@ -322,8 +319,8 @@ impl<B: RandomCotReceiver> FerretReceiver<B> {
         let p = it.params;
         let hu = p.log_bin as usize;
         let bin = p.bin_size();
-        if j < it.cached {
-            out.copy_from_slice(&self.leaves[j * bin..(j + 1) * bin]);
+        if let Some(kept) = self.leaves.get(j * bin..(j + 1) * bin) {
+            out.copy_from_slice(kept);
         } else {
             receiver_tree(
                 &self.ccr,
