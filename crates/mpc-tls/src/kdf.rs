@@ -95,6 +95,16 @@ impl KdfPlans {
         }
     }
 
+    /// Bytes of `step`'s early input labels (its `Decoding`'s `early`).
+    pub(crate) fn early_len(&self, step: usize) -> usize {
+        match self {
+            KdfPlans::Reduced(p) => p.plan(step).map_or(0, |plan| {
+                webproof_mpc::exec::early_len(plan, webproof_mpc::reduced::early_groups(step))
+            }),
+            KdfPlans::Full(_) => 0,
+        }
+    }
+
     /// COTs of the prover's share at `step`.
     pub(crate) fn cots(&self, step: usize) -> usize {
         match self {
@@ -174,9 +184,13 @@ fn steps_to_tables(mut s: Vec<StepTables>) -> Result<Tables> {
     if s.len() != 3 {
         return Err(Error::Malformed("tables for another key derivation"));
     }
-    let (c2, d2) = s.pop().expect("3");
-    let (c1, d1) = s.pop().expect("3");
-    let (c0, d0) = s.pop().expect("3");
+    // The full PRF's circuits have no early inputs.
+    if s.iter().any(|(_, _, early)| !early.is_empty()) {
+        return Err(Error::Malformed("early input labels for the full PRF"));
+    }
+    let (c2, d2, _) = s.pop().expect("3");
+    let (c1, d1, _) = s.pop().expect("3");
+    let (c0, d0, _) = s.pop().expect("3");
     Ok(Tables {
         chunks: [c0, c1, c2],
         decodings: [d0, d1, d2],
@@ -267,6 +281,16 @@ impl KdfVerifier {
         match self {
             KdfVerifier::Reduced(v) => v.circuits_mut().get_mut(i),
             KdfVerifier::Full { v, .. } => v.circuits_mut().get_mut(i),
+        }
+    }
+
+    /// The labels of step `i`'s inputs known before the session (its
+    /// masks), sent with its decoding: the reduced PRF's; the full PRF
+    /// sends none.
+    pub(crate) fn early_inputs(&mut self, i: usize) -> Result<Vec<u8>> {
+        match self {
+            KdfVerifier::Reduced(v) => Ok(v.early_inputs(i)?),
+            KdfVerifier::Full { .. } => Ok(Vec::new()),
         }
     }
 

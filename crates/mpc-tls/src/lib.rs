@@ -38,7 +38,7 @@
 //! # The session, flight by flight
 //! | # | prover → verifier | verifier → prover | prover ↔ server |
 //! |---|---|---|---|
-//! | 1 | `Hello` (key-share commitments, request record lengths, the [`hello::Terms`]) | `Setup` (client random, its key shares), then per circuit its `Tables` chunks and its `Decoding`, streamed as garbled ([`VerifierSession::next_tables`]), and after each record's circuit `RecPowers` (the M2A of its GHASH key's powers, answered ahead) | |
+//! | 1 | `Hello` (key-share commitments, request record lengths, the [`hello::Terms`]) | `Setup` (client random, its key shares), then per circuit its `Tables` chunks and its `Decoding` (with the labels of its inputs known ahead: its masks, the explicit nonces), streamed as garbled ([`VerifierSession::next_tables`]), and after each record's circuit `RecPowers` (the M2A of its GHASH key's powers, answered ahead) | |
 //! | 2 | `ToServer` (ClientHello) | | ClientHello → |
 //! | 3 | `FromServer` (the server's flight), then `KeyOpen` (opening, ECtF flips) | `EctfAnswer` | ← ServerHello … ServerHelloDone |
 //! | 4 | `EctfFlips` | `EctfAnswer` | |
@@ -57,9 +57,12 @@
 //! rounds' work) never keep a server waiting, and so do the OLE
 //! answers that need no session input (2 KiB per odd power of each
 //! record's GHASH key; the even powers' shares are squares); the server
-//! connection carries only the input labels, the ECtF's and A2M's OLEs,
-//! 16 bytes per odd power and a few hundred bytes per
-//! step. Meanwhile the prover builds the same circuits' schedules
+//! connection carries only the input labels of what the session
+//! decides (the prover's inputs, the inner digests' public schedules,
+//! the premaster share: the verifier's masks and the explicit nonces
+//! went with the tables), the ECtF's and A2M's OLEs, 16 bytes per odd
+//! power and a few hundred bytes per step (about 0.33 MB in all for a
+//! 1 KB request, `table_bytes_figures`). Meanwhile the prover builds the same circuits' schedules
 //! ([`ProverSession::prepare`]), so no circuit is built online either.
 //! The key derivation's schedules depend on nothing of a session: each
 //! process builds them once and shares them ([`warm_plans`]; a verifier

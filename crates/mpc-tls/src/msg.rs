@@ -135,12 +135,18 @@ pub enum VerifierMsg {
         /// The chunk (`webproof_mpc`'s encoding).
         chunk: Vec<u8>,
     },
-    /// The end of a circuit's tables: its decoding information.
+    /// The end of a circuit's tables: its decoding information and the
+    /// labels of the verifier's inputs it knows before the session.
     Decoding {
         /// The circuit (as in `Tables`).
         circuit: u8,
         /// The decoding information (`webproof_mpc`'s encoding).
         decoding: Vec<u8>,
+        /// The labels of the verifier's early input groups (its masks, a
+        /// record's explicit nonce: `webproof_mpc::exec`'s early inputs),
+        /// which its input message at the circuit's step then leaves out;
+        /// empty for the full PRF's circuits.
+        early: Vec<u8>,
     },
     /// Input labels of a key-derivation step.
     KdfInputs {
@@ -440,9 +446,11 @@ impl VerifierMsg {
             } => W::new(1).raw(client_random).bytes(q_p256).raw(q_x25519),
             VerifierMsg::EctfAnswer(m) => W::new(2).bytes(m),
             VerifierMsg::Tables { circuit, chunk } => W::new(3).raw(&[*circuit]).bytes(chunk),
-            VerifierMsg::Decoding { circuit, decoding } => {
-                W::new(10).raw(&[*circuit]).bytes(decoding)
-            }
+            VerifierMsg::Decoding {
+                circuit,
+                decoding,
+                early,
+            } => W::new(10).raw(&[*circuit]).bytes(decoding).bytes(early),
             VerifierMsg::KdfInputs { step, msg } => W::new(4).raw(&[*step]).bytes(msg),
             VerifierMsg::RecInputs { id, msg } => W::new(5).u32(*id).bytes(msg),
             VerifierMsg::RecA2mAnswer { id, msg } => W::new(6).u32(*id).bytes(msg),
@@ -503,6 +511,7 @@ impl VerifierMsg {
             10 => VerifierMsg::Decoding {
                 circuit: r.u8()?,
                 decoding: r.bytes()?,
+                early: r.bytes()?,
             },
             11 => VerifierMsg::RecPowers {
                 id: r.u32()?,
@@ -584,6 +593,7 @@ mod tests {
             VerifierMsg::Decoding {
                 circuit: 11,
                 decoding: vec![4, 5],
+                early: vec![7; 48],
             },
             VerifierMsg::KdfInputs {
                 step: 0,

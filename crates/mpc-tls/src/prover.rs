@@ -352,12 +352,22 @@ impl ProverSession {
     }
 
     /// The end of circuit `circuit`'s tables; whether it was the last.
-    fn end_circuit(&mut self, circuit: u8, decoding: Vec<u8>) -> Result<bool> {
+    fn end_circuit(&mut self, circuit: u8, decoding: Vec<u8>, early: Vec<u8>) -> Result<bool> {
         self.build_plans()?;
         let i = usize::from(circuit);
         let steps = self.plans.as_ref().map_or(0, KdfPlans::steps);
         if i != self.incoming.circuit || i >= steps + self.recs.len() {
             return Err(Error::Malformed("garbled tables out of order"));
+        }
+        let expected = if i < steps {
+            self.plans.as_ref().map_or(0, |p| p.early_len(i))
+        } else {
+            self.recs[i - steps].plan.as_ref().map_or(0, |p| {
+                webproof_mpc::exec::early_len(p, &webproof_mpc::record::EARLY_GROUPS)
+            })
+        };
+        if early.len() != expected {
+            return Err(Error::Malformed("early input labels of the wrong length"));
         }
         let chunks = core::mem::take(&mut self.incoming).chunks;
         self.incoming.circuit = i + 1;
@@ -365,9 +375,9 @@ impl ProverSession {
             self.kdf_tables
                 .as_mut()
                 .ok_or(Error::OutOfOrder("key-derivation tables"))?
-                .push((chunks, decoding));
+                .push((chunks, decoding, early));
         } else {
-            self.recs[i - steps].tables = Some((chunks, decoding));
+            self.recs[i - steps].tables = Some((chunks, decoding, early));
         }
         Ok(i + 1 == steps + self.recs.len())
     }
@@ -548,8 +558,15 @@ impl ProverSession {
                 self.take_chunk(circuit, chunk)?;
                 self.stage = Stage::AwaitTables(client_random);
             }
-            (VerifierMsg::Decoding { circuit, decoding }, Stage::AwaitTables(client_random)) => {
-                self.end_circuit(circuit, decoding)?;
+            (
+                VerifierMsg::Decoding {
+                    circuit,
+                    decoding,
+                    early,
+                },
+                Stage::AwaitTables(client_random),
+            ) => {
+                self.end_circuit(circuit, decoding, early)?;
                 self.stage = Stage::AwaitTables(client_random);
             }
             (VerifierMsg::RecPowers { id, msg }, Stage::AwaitTables(client_random)) => {
@@ -757,7 +774,7 @@ impl ProverSession {
                 let start = (spec.id as usize - 1) * crate::cots::MAX_RECORD;
                 self.recs[i].pt = self.cfg.request[start..start + spec.len].to_vec();
             }
-            let (chunks, decoding) = self.recs[i]
+            let tables = self.recs[i]
                 .tables
                 .take()
                 .ok_or(Error::OutOfOrder("record tables"))?;
@@ -769,8 +786,7 @@ impl ProverSession {
                 .ahead
                 .take()
                 .ok_or(Error::OutOfOrder("a record before its powers"))?;
-            let mut p =
-                RecordProver::new(plan, spec.len, spec.instance(), chunks, decoding, ahead)?;
+            let mut p = RecordProver::new(plan, spec.len, spec.instance(), tables, ahead)?;
             let (n_in, _, _) = spec.cots(suite.key_len);
             let macs = self.cots.take(n_in)?;
             let flips = p.flips(&key_iv(&keys), &macs)?;

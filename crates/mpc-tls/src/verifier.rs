@@ -774,6 +774,7 @@ impl VerifierSession {
                 r.v = Some(RecordVerifier::new(
                     r.spec.plan(r.key_len)?,
                     r.spec.len,
+                    r.spec.seq().to_be_bytes(),
                     self.delta,
                     r.spec.instance(),
                     &mut self.rng,
@@ -798,6 +799,14 @@ impl VerifierSession {
             }));
         }
         let decoding = circuit.decoding()?;
+        let early = if i < steps {
+            self.kdf
+                .as_mut()
+                .ok_or(Error::OutOfOrder("tables of a circuit not garbled"))?
+                .early_inputs(i)?
+        } else {
+            garbled(&mut self.recs[i - steps].v)?.early_inputs()?
+        };
         self.garbling = (i + 1 < steps + self.recs.len()).then_some(i + 1);
         if i >= steps {
             self.powers_due = Some(i - steps);
@@ -805,6 +814,7 @@ impl VerifierSession {
         Ok(Some(VerifierMsg::Decoding {
             circuit: tag,
             decoding,
+            early,
         }))
     }
 
@@ -940,12 +950,11 @@ impl VerifierSession {
         let i = self.rec(id, 0, "RecFlips")?;
         let spec = self.recs[i].spec;
         let keys = self.keys.clone().ok_or(Error::OutOfOrder("record"))?;
-        let explicit = spec.seq().to_be_bytes();
         let suite = suite_of(self.flight.suite)?;
         let (n_in, _, _) = spec.cots(suite.key_len);
         let k = self.cots.take(n_in)?;
         let r = &mut self.recs[i];
-        let msg = garbled(&mut r.v)?.inputs(&key_iv(&keys), &explicit, &k, flips)?;
+        let msg = garbled(&mut r.v)?.inputs(&key_iv(&keys), &k, flips)?;
         r.stage = 1;
         Ok(vec![VerifierMsg::RecInputs { id, msg }])
     }

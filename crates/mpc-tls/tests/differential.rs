@@ -288,15 +288,28 @@ fn verifier_mutants(m: &VerifierMsg) -> Vec<VerifierMsg> {
                 });
             }
         }
-        V::Decoding { circuit, decoding } => {
+        V::Decoding {
+            circuit,
+            decoding,
+            early,
+        } => {
             out.push(V::Decoding {
                 circuit: circuit.wrapping_add(1),
                 decoding: decoding.clone(),
+                early: early.clone(),
             });
             for d in bytes_mutants(decoding) {
                 out.push(V::Decoding {
                     circuit: *circuit,
                     decoding: d,
+                    early: early.clone(),
+                });
+            }
+            for e in bytes_mutants(early) {
+                out.push(V::Decoding {
+                    circuit: *circuit,
+                    decoding: decoding.clone(),
+                    early: e,
                 });
             }
         }

@@ -12,12 +12,16 @@
 //!    chunks of [`VerifierCircuit::next_chunk`] and then the decoding
 //!    information ([`VerifierCircuit::decoding`]); tables and decoding depend
 //!    only on `Δ` and the random 0-labels. The prover stores them.
+//!    Groups of the verifier's whose bits it knows before the session
+//!    (its random masks, constants of the protocol) may go with them
+//!    ([`VerifierCircuit::early_inputs`], [`ProverCircuit::receive_early`]):
+//!    their labels then cost the session nothing online.
 //! 2. *Inputs* (one round trip): the prover sends the flips of its bits
 //!    against its COT MACs ([`ProverCircuit::flips`], one bit per input
 //!    bit); the verifier answers with one message
 //!    ([`VerifierCircuit::inputs`]): 16-byte corrections for the prover's
 //!    wires ([`crate::transfer`], after-garbling mode), then the active
-//!    labels of its own groups in group order.
+//!    labels of its other groups in group order.
 //! 3. The prover evaluates ([`ProverCircuit::feed`], [`ProverCircuit::finish`])
 //!    and decodes ([`ProverCircuit::decode`]); altered tables or a wrong
 //!    input label give wrong bits, found by the audit after the session
@@ -58,6 +62,11 @@ fn output_digest(labels: &[Block]) -> [u8; 32] {
     h.finalize().into()
 }
 
+/// One circuit's preprocessing as the prover stores it: its chunks of
+/// tables, its decoding and the labels of the verifier's early inputs
+/// ([`VerifierCircuit::early_inputs`]).
+pub type StepTables = (Vec<Vec<u8>>, Vec<u8>, Vec<u8>);
+
 /// The verifier's side of one circuit execution.
 pub struct VerifierCircuit {
     garbler: Garbler,
@@ -66,6 +75,34 @@ pub struct VerifierCircuit {
     /// the session for the consistency proof. A lock, not `&mut self`, so
     /// that answering stays a read of the garbling.
     own: Mutex<Option<Vec<Vec<bool>>>>,
+    /// The groups encoded ahead ([`Self::early_inputs`]) and their bits.
+    early: Vec<(usize, Vec<bool>)>,
+}
+
+/// Bytes of the early input labels of `groups` of `plan`
+/// ([`VerifierCircuit::early_inputs`]): what a prover expects before it
+/// stores them.
+pub fn early_len(plan: &Plan, groups: &[usize]) -> usize {
+    groups
+        .iter()
+        .map(|&g| 16 * plan.inputs().get(g).map_or(0, Vec::len))
+        .sum()
+}
+
+/// Whether `groups` are distinct, ascending groups of `plan` other than
+/// the prover's.
+fn valid_early(plan: &Plan, prover_group: usize, groups: &[usize]) -> Result<()> {
+    for (i, &g) in groups.iter().enumerate() {
+        if g >= plan.inputs().len() {
+            return Err(Error::NoSuchInput(g));
+        }
+        if g == prover_group || (i > 0 && g <= groups[i - 1]) {
+            return Err(Error::Malformed(
+                "early input groups must be the verifier's, ascending",
+            ));
+        }
+    }
+    Ok(())
 }
 
 impl VerifierCircuit {
@@ -85,7 +122,28 @@ impl VerifierCircuit {
             garbler: Garbler::from_plan(plan, delta, instance, rng)?,
             prover_group,
             own: Mutex::new(None),
+            early: Vec::new(),
         })
+    }
+
+    /// The labels of verifier groups known before the session (`groups`,
+    /// ascending, with their `bits`), to send in preprocessing; once, before
+    /// [`Self::inputs`], which then encodes only the other groups.
+    pub fn early_inputs(&mut self, groups: &[usize], bits: &[Vec<bool>]) -> Result<Vec<u8>> {
+        let answered = self.own.lock().unwrap_or_else(|e| e.into_inner()).is_some();
+        if !self.early.is_empty() || answered {
+            return Err(Error::Malformed("early inputs after the inputs"));
+        }
+        if groups.len() != bits.len() {
+            return Err(Error::Malformed("early inputs: one bit list per group"));
+        }
+        valid_early(self.garbler.plan(), self.prover_group, groups)?;
+        let mut msg = Vec::new();
+        for (&g, b) in groups.iter().zip(bits) {
+            msg.extend(labels_to_bytes(&self.garbler.encode(g, b)?));
+        }
+        self.early = groups.iter().copied().zip(bits.iter().cloned()).collect();
+        Ok(msg)
     }
 
     /// The next chunk of tables (preprocessing); `false` when none remain.
@@ -105,10 +163,10 @@ impl VerifierCircuit {
 
     /// The answer to the prover's `flips`: corrections for its wires from
     /// the verifier's COT `keys`, then the labels of `own` (the bits of
-    /// every other input group, in group order).
+    /// every other input group not sent early, in group order).
     pub fn inputs(&self, keys: &[Block], flips: &[u8], own: &[Vec<bool>]) -> Result<Vec<u8>> {
         let groups = self.garbler.plan().inputs().len();
-        if own.len() + 1 != groups {
+        if own.len() + 1 + self.early.len() != groups {
             return Err(Error::Malformed("verifier inputs for another circuit"));
         }
         let zero = self.garbler.input_zero_labels(self.prover_group)?;
@@ -121,11 +179,18 @@ impl VerifierCircuit {
         }
         let mut msg = transfer::corrections(zero, keys, self.garbler.delta(), flips)?;
         let mut bits = own.iter();
+        let mut early = self.early.iter().peekable();
+        let mut all = Vec::with_capacity(groups - 1);
         for g in (0..groups).filter(|&g| g != self.prover_group) {
+            if let Some((_, b)) = early.next_if(|(e, _)| *e == g) {
+                all.push(b.clone());
+                continue;
+            }
             let b = bits.next().expect("counted");
             msg.extend(labels_to_bytes(&self.garbler.encode(g, b)?));
+            all.push(b.clone());
         }
-        *self.own.lock().unwrap_or_else(|e| e.into_inner()) = Some(own.to_vec());
+        *self.own.lock().unwrap_or_else(|e| e.into_inner()) = Some(all);
         Ok(msg)
     }
 
@@ -186,6 +251,8 @@ pub struct ProverCircuit {
     /// and the outputs: kept for the consistency proof.
     bits: Option<Vec<bool>>,
     decoded: Option<(Vec<u8>, Vec<Vec<bool>>)>,
+    /// The groups whose labels came in preprocessing ([`Self::receive_early`]).
+    early: Vec<usize>,
 }
 
 impl ProverCircuit {
@@ -200,7 +267,31 @@ impl ProverCircuit {
             macs: None,
             bits: None,
             decoded: None,
+            early: Vec::new(),
         })
+    }
+
+    /// Take the labels of the verifier's `groups` sent in preprocessing
+    /// ([`VerifierCircuit::early_inputs`]); once, before the inputs.
+    pub fn receive_early(&mut self, groups: &[usize], msg: &[u8]) -> Result<()> {
+        if !self.early.is_empty() || self.macs.is_some() {
+            return Err(Error::Malformed("early inputs after the inputs"));
+        }
+        let plan = Arc::clone(self.evaluator.plan());
+        valid_early(&plan, self.prover_group, groups)?;
+        let len: usize = groups.iter().map(|&g| 16 * plan.inputs()[g].len()).sum();
+        if msg.len() != len {
+            return Err(Error::Malformed("early input labels of the wrong length"));
+        }
+        let mut off = 0;
+        for &g in groups {
+            let n = plan.inputs()[g].len();
+            let labels = labels_from_bytes(&msg[off..off + 16 * n], n)?;
+            self.evaluator.set_input(g, &labels)?;
+            off += 16 * n;
+        }
+        self.early = groups.to_vec();
+        Ok(())
     }
 
     /// Bits of the prover's input group.
@@ -230,7 +321,9 @@ impl ProverCircuit {
             .plan()
             .inputs()
             .iter()
-            .map(Vec::len)
+            .enumerate()
+            .filter(|(g, _)| !self.early.contains(g))
+            .map(|(_, w)| w.len())
             .sum::<usize>()
     }
 
@@ -249,7 +342,7 @@ impl ProverCircuit {
         self.evaluator.set_input(self.prover_group, &own)?;
         let mut off = 16 * n;
         for (g, wires) in plan.inputs().iter().enumerate() {
-            if g == self.prover_group {
+            if g == self.prover_group || self.early.contains(&g) {
                 continue;
             }
             let len = 16 * wires.len();

@@ -46,8 +46,10 @@
 //!
 //! [`RecordVerifier`] and [`RecordProver`] hold each side's state through
 //! these steps; a refused message ends the record (the OLE state is spent).
-//! Messages: in preprocessing V→P the powers' M2A answer; online P→V
-//! flips (key ‖ IV share); V→P input labels; P→V `C` and the A2M flips;
+//! Messages: in preprocessing V→P the labels of the explicit nonce and
+//! of its masks ([`RecordVerifier::early_inputs`]) and the powers' M2A
+//! answer; online P→V flips (key ‖ IV share); V→P the corrections and
+//! the labels of its key ‖ IV share; P→V `C` and the A2M flips;
 //! V→P the A2M answer; P→V the offsets (and, for a server record, the tag
 //! share); V→P `t_V` (client records). Three round trips after
 //! preprocessing, of which the first can start as soon as the key
@@ -73,7 +75,7 @@
 //! the big-endian 128-bit integer ([`gf_from_bytes`]).
 use crate::convert::{self, PendingA2m};
 use crate::error::{Error, Result};
-use crate::exec::{ProverCircuit, VerifierCircuit};
+use crate::exec::{ProverCircuit, StepTables, VerifierCircuit};
 use crate::field::Gf128;
 use crate::ole::{OleField, OleReceiver, OleSender};
 use crate::plan::Plan;
@@ -113,6 +115,10 @@ pub fn gcm_circuit(key_len: usize, len: usize) -> Circuit {
     b.output(&j0);
     b.finish()
 }
+
+/// The circuit groups the verifier encodes in preprocessing: the explicit
+/// nonce and its masks.
+pub const EARLY_GROUPS: [usize; 2] = [2, 3];
 
 /// The verifier's input groups of a record circuit (after the prover's
 /// share): its key ‖ IV share, the explicit nonce, its masks of `H` and
@@ -256,6 +262,7 @@ fn block16(bits: &[bool]) -> [u8; 16] {
 pub struct RecordVerifier {
     circuit: VerifierCircuit,
     len: usize,
+    explicit: [u8; 8],
     masks: [u8; 32],
     /// The A2M multiplier, fixed at creation: `h_V = r^{-1}`.
     r: Gf128,
@@ -267,11 +274,13 @@ pub struct RecordVerifier {
 }
 
 impl RecordVerifier {
-    /// A record of `len` bytes for the plan of [`gcm_circuit`]`(key_len,
-    /// len)`, garbling instance `instance`.
+    /// A record of `len` bytes under the public `explicit` nonce, for the
+    /// plan of [`gcm_circuit`]`(key_len, len)`, garbling instance
+    /// `instance`.
     pub fn new(
         plan: Arc<Plan>,
         len: usize,
+        explicit: [u8; 8],
         delta: Block,
         instance: u64,
         rng: &mut (impl RngCore + CryptoRng),
@@ -281,6 +290,7 @@ impl RecordVerifier {
         Ok(RecordVerifier {
             circuit: VerifierCircuit::new(plan, delta, instance, 0, rng)?,
             len,
+            explicit,
             masks,
             r: convert::nonzero(rng),
             ahead: None,
@@ -288,10 +298,19 @@ impl RecordVerifier {
         })
     }
 
-    /// Preprocessing: all chunks and the decoding information.
-    pub fn preprocess(&mut self) -> Result<(Vec<Vec<u8>>, Vec<u8>)> {
+    /// Preprocessing: all chunks, the decoding information and the early
+    /// input labels ([`Self::early_inputs`]).
+    pub fn preprocess(&mut self) -> Result<StepTables> {
         let chunks = self.circuit.garble_all();
-        Ok((chunks, self.circuit.decoding()?))
+        let decoding = self.circuit.decoding()?;
+        Ok((chunks, decoding, self.early_inputs()?))
+    }
+
+    /// Preprocessing: the labels of the explicit nonce and the verifier's
+    /// masks (known before the session), for [`RecordProver::new`]; once.
+    pub fn early_inputs(&mut self) -> Result<Vec<u8>> {
+        let own = verifier_groups(&[], &self.explicit, &self.masks);
+        self.circuit.early_inputs(&EARLY_GROUPS, &own[1..])
     }
 
     /// Preprocessing: the M2A of the powers answered ahead, on `keys`
@@ -308,17 +327,11 @@ impl RecordVerifier {
         Ok(msg)
     }
 
-    /// The answer to the prover's flips: the verifier's key ‖ IV share, the
-    /// public explicit nonce.
-    pub fn inputs(
-        &self,
-        key_iv_share: &[u8],
-        explicit: &[u8; 8],
-        keys: &[Block],
-        flips: &[u8],
-    ) -> Result<Vec<u8>> {
-        let own = verifier_groups(key_iv_share, explicit, &self.masks);
-        self.circuit.inputs(keys, flips, &own)
+    /// The answer to the prover's flips: the corrections and the
+    /// verifier's key ‖ IV share (the rest went early).
+    pub fn inputs(&self, key_iv_share: &[u8], keys: &[Block], flips: &[u8]) -> Result<Vec<u8>> {
+        self.circuit
+            .inputs(keys, flips, &[bytes_to_bits(key_iv_share)])
     }
 
     /// The circuit execution (for what the consistency proof retains).
@@ -380,7 +393,7 @@ fn elem(b: &[u8]) -> Gf128 {
 
 /// The prover's half of the M2A answered ahead: its random inputs `ρ_i`
 /// and its shares `u_i` of `h_V^i·ρ_i`.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct PowersAhead {
     rho: Vec<Gf128>,
     u: Vec<Gf128>,
@@ -419,20 +432,22 @@ impl RecordProver {
         Ok((PowersAhead { rho, u }, flips))
     }
 
-    /// The prover of a `len`-byte record with the verifier's preprocessing.
+    /// The prover of a `len`-byte record with the verifier's preprocessing
+    /// (tables, decoding, early input labels).
     pub fn new(
         plan: Arc<Plan>,
         len: usize,
         instance: u64,
-        chunks: Vec<Vec<u8>>,
-        decoding: Vec<u8>,
+        (chunks, decoding, early): StepTables,
         ahead: PowersAhead,
     ) -> Result<Self> {
         if ahead.u.len() != oles_needed(len) {
             return Err(Error::Malformed("powers answered for another record"));
         }
+        let mut circuit = ProverCircuit::new(plan, instance, 0)?;
+        circuit.receive_early(&EARLY_GROUPS, &early)?;
         Ok(RecordProver {
-            circuit: ProverCircuit::new(plan, instance, 0)?,
+            circuit,
             chunks,
             decoding,
             len,

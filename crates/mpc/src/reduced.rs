@@ -54,10 +54,14 @@
 //! client Finished rides with the key expansion (its hash is known when the
 //! key derivation runs: in TLS 1.2 both follow the ClientKeyExchange).
 //!
-//! Messages per step: prover → verifier the flips of its share (its
-//! premaster share, or its share of `OS`), verifier → prover the input
-//! labels (corrections, its share, the inner digests, its masks), then
-//! prover → verifier the labels of the revealed output. The prover must
+//! Messages per step: in preprocessing, with the step's tables, the
+//! labels of the verifier's masks (drawn when it garbles: its share of
+//! `OS` at steps 1 to 6 and the masks the step outputs under,
+//! [`ReducedVerifier::early_inputs`]); online, prover → verifier the
+//! flips of its share (its premaster share, or its share of `OS`),
+//! verifier → prover the input labels (corrections, its premaster share
+//! at step 0, the inner digests, the curve), then prover → verifier the
+//! labels of the revealed output. The prover must
 //! send its share at step `k` only after step `k - 1` is done; out-of-order
 //! calls are refused.
 //!
@@ -87,8 +91,7 @@ use webproof_circuits::{bits_to_bytes, bytes_to_bits, Bit, Builder, Circuit};
 use webproof_core::Block;
 
 const H: HashAlg = HashAlg::Sha256;
-/// One step's preprocessing: its chunks of tables and its decoding.
-pub type StepTables = (Vec<Vec<u8>>, Vec<u8>);
+pub use crate::exec::StepTables;
 
 /// Steps of a session (circuits, garbling instances).
 pub const STEPS: usize = 7;
@@ -495,6 +498,39 @@ fn verifier_groups(
     groups
 }
 
+/// The circuit groups of `step` the verifier encodes in preprocessing:
+/// its masks, drawn when it garbles (its share at steps 1 to 6 is the
+/// mask an earlier step output under, [`verifier_groups`]). Only the
+/// premaster share, the inner digests and the curve wait for the session.
+pub fn early_groups(step: usize) -> &'static [usize] {
+    match step {
+        0 => &[2],
+        1 | 4 => &[1],
+        _ => &[1, 3],
+    }
+}
+
+/// The bits of [`early_groups`]`(step)`, in group order.
+fn early_bits(step: usize, masks: &Masks) -> Vec<Vec<bool>> {
+    let own = match step {
+        1 | 2 => masks[0].clone(),
+        3 => [&masks[0][..], &masks[1]].concat(),
+        _ => masks[2].clone(),
+    };
+    let out = match step {
+        0 => masks[0].clone(),
+        2 => masks[1].clone(),
+        3 => masks[2].clone(),
+        5 => masks[3][..32].to_vec(),
+        _ => masks[3][32..].to_vec(),
+    };
+    match step {
+        0 => vec![bytes_to_bits(&out)],
+        1 | 4 => vec![bytes_to_bits(&own)],
+        _ => vec![bytes_to_bits(&own), bytes_to_bits(&out)],
+    }
+}
+
 /// The prover's check, after the session, of the verifier's revealed
 /// inputs of the seven steps against what they must be: the inner digests
 /// `SHA-256(IS ‖ message)` of the revealed chain values (`revealed[s]`,
@@ -614,12 +650,26 @@ impl ReducedVerifier {
         Ok(())
     }
 
-    /// Preprocessing: chunks and decoding of every step.
+    /// Preprocessing: chunks, decoding and early input labels of every
+    /// step.
     pub fn preprocess(&mut self) -> Result<Vec<StepTables>> {
-        self.circuits
-            .iter_mut()
-            .map(|c| Ok((c.garble_all(), c.decoding()?)))
+        (0..STEPS)
+            .map(|step| {
+                let chunks = self.circuits[step].garble_all();
+                let decoding = self.circuits[step].decoding()?;
+                Ok((chunks, decoding, self.early_inputs(step)?))
+            })
             .collect()
+    }
+
+    /// Preprocessing: the labels of `step`'s inputs known before the
+    /// session (its masks), for [`ReducedProver::new`]; once per step.
+    pub fn early_inputs(&mut self, step: usize) -> Result<Vec<u8>> {
+        let bits = early_bits(step, &self.masks);
+        self.circuits
+            .get_mut(step)
+            .ok_or(Error::Malformed("no such step"))?
+            .early_inputs(early_groups(step), &bits)
     }
 
     /// The answer to the prover's flips at `step`.
@@ -631,7 +681,13 @@ impl ReducedVerifier {
             .share
             .ok_or(Error::Malformed("inputs before the key exchange"))?;
         let us = self.chain.digests(step, &self.seeds)?;
-        let groups = verifier_groups(step, (&share.0, share.1), &self.masks, &us);
+        // Circuit group `g` is verifier group `g - 1` (the prover's is 0).
+        let groups: Vec<Vec<bool>> = verifier_groups(step, (&share.0, share.1), &self.masks, &us)
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| !early_groups(step).contains(&(i + 1)))
+            .map(|(_, g)| g)
+            .collect();
         let msg = self.circuits[step].inputs(keys, flips, &groups)?;
         if revealed_group(step).is_none() {
             self.next += 1;
@@ -718,8 +774,13 @@ impl ReducedProver {
         let circuits = plans
             .plans
             .iter()
+            .zip(&tables)
             .enumerate()
-            .map(|(i, p)| ProverCircuit::new(Arc::clone(p), first_instance + i as u64, 0))
+            .map(|(i, (p, (_, _, early)))| {
+                let mut c = ProverCircuit::new(Arc::clone(p), first_instance + i as u64, 0)?;
+                c.receive_early(early_groups(i), early)?;
+                Ok(c)
+            })
             .collect::<Result<_>>()?;
         Ok(ReducedProver {
             circuits,
@@ -765,7 +826,7 @@ impl ReducedProver {
             .get_mut(step)
             .ok_or(Error::Malformed("no such step"))?;
         c.receive_inputs(msg)?;
-        let (chunks, decoding) = &self.tables[step];
+        let (chunks, decoding, _) = &self.tables[step];
         for ch in chunks {
             c.feed(ch)?;
         }

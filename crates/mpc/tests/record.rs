@@ -42,8 +42,8 @@ fn encrypt_2pc(
     let aad = record::tls12_aad(seq, 23, len);
 
     // Preprocessing.
-    let mut v = RecordVerifier::new(Arc::clone(&plan), len, delta, 1, &mut rng)?;
-    let (mut chunks, decoding) = v.preprocess()?;
+    let mut v = RecordVerifier::new(Arc::clone(&plan), len, explicit, delta, 1, &mut rng)?;
+    let (mut chunks, decoding, early) = v.preprocess()?;
     if tamper_table {
         for b in &mut chunks[0][8..] {
             *b ^= 1;
@@ -52,10 +52,10 @@ fn encrypt_2pc(
     let (mut os, mut or) = (OleSender::new(delta, 9), OleReceiver::new(9));
     let msg = v.powers_ahead(&mut os, k_m2a)?;
     let (ahead, _) = RecordProver::powers_ahead(len, &mut or, m_m2a, &msg)?;
-    let mut p = RecordProver::new(plan, len, 1, chunks, decoding, ahead)?;
+    let mut p = RecordProver::new(plan, len, 1, (chunks, decoding, early), ahead)?;
     // Inputs; the prover evaluates and encrypts.
     let f = p.flips(pshare, m_in)?;
-    let msg = v.inputs(vshare, &explicit, k_in, &f)?;
+    let msg = v.inputs(vshare, k_in, &f)?;
     let (ks, f) = p.keystream(&msg, &mut or, m_a2m)?;
     let ct: Vec<u8> = pt.iter().zip(&ks).map(|(a, b)| a ^ b).collect();
     // Powers of H and the tag.
@@ -187,8 +187,8 @@ fn malformed_record_messages_are_refused() {
     let (n_in, n_a2m, n_m2a) = record::cots_needed(16, len);
     let (delta, keys, macs) = cots(70, n_in + n_a2m + n_m2a);
     let mut rng = ChaCha20Rng::seed_from_u64(71);
-    let mut v = RecordVerifier::new(Arc::clone(&plan), len, delta, 0, &mut rng).unwrap();
-    let (chunks, decoding) = v.preprocess().unwrap();
+    let mut v = RecordVerifier::new(Arc::clone(&plan), len, [0; 8], delta, 0, &mut rng).unwrap();
+    let tables = v.preprocess().unwrap();
     let (mut os, mut or) = (OleSender::new(delta, 1), OleReceiver::new(1));
     let (k_m2a, m_m2a) = (&keys[n_in + n_a2m..], &macs[n_in + n_a2m..]);
     let share = [9u8; 20];
@@ -206,15 +206,18 @@ fn malformed_record_messages_are_refused() {
     assert!(RecordProver::powers_ahead(len, &mut or2, m_m2a, &ahead_msg[1..]).is_err());
     let (ahead, flips) = RecordProver::powers_ahead(len, &mut or, m_m2a, &ahead_msg).unwrap();
     assert!(flips.iter().all(|&b| b == 0));
-    let mut p = RecordProver::new(plan, len, 0, chunks, decoding, ahead).unwrap();
+    let mut bad = tables.clone();
+    bad.2.pop();
+    assert!(RecordProver::new(Arc::clone(&plan), len, 0, bad, ahead.clone()).is_err());
+    let mut p = RecordProver::new(plan, len, 0, tables, ahead).unwrap();
     // Out of order on the prover's side.
     assert!(p.powers(&[0; 10]).is_err());
     assert!(p.tag(&[0; 16], &aad, &[0; 20]).is_err());
     assert!(v.tag_share(&[0; 64], &aad, &[0; 20]).is_err());
     let f = p.flips(&share, &macs[..n_in]).unwrap();
-    assert!(v.inputs(&share, &[0; 8], &keys[..n_in], &f[1..]).is_err());
-    assert!(v.inputs(&share[1..], &[0; 8], &keys[..n_in], &f).is_err());
-    let msg = v.inputs(&share, &[0; 8], &keys[..n_in], &f).unwrap();
+    assert!(v.inputs(&share, &keys[..n_in], &f[1..]).is_err());
+    assert!(v.inputs(&share[1..], &keys[..n_in], &f).is_err());
+    let msg = v.inputs(&share, &keys[..n_in], &f).unwrap();
     let m_a2m = &macs[n_in..n_in + n_a2m];
     assert!(p.keystream(&msg[1..], &mut or, m_a2m).is_err());
     let (ks, f) = p.keystream(&msg, &mut or, m_a2m).unwrap();
@@ -237,7 +240,15 @@ fn powers_answered_ahead_for_other_inputs_break_the_tag() {
     let (n_in, n_a2m, n_m2a) = record::cots_needed(16, len);
     let (delta, keys, macs) = cots(90, n_in + n_a2m + n_m2a);
     let mut rng = ChaCha20Rng::seed_from_u64(91);
-    let mut v = RecordVerifier::new(Arc::clone(&plan), len, delta, 0, &mut rng).unwrap();
+    let mut v = RecordVerifier::new(
+        Arc::clone(&plan),
+        len,
+        1u64.to_be_bytes(),
+        delta,
+        0,
+        &mut rng,
+    )
+    .unwrap();
     let (mut os, or) = (OleSender::new(delta, 1), OleReceiver::new(1));
     let (k_m2a, m_m2a) = (&keys[n_in + n_a2m..], &macs[n_in + n_a2m..]);
     // A verifier answering ahead for inputs of its own choice.
@@ -252,18 +263,24 @@ fn powers_answered_ahead_for_other_inputs_break_the_tag() {
         // The same verifier again (same seed), its OLE stream where `v`'s
         // answer ahead left it.
         let mut rng = ChaCha20Rng::seed_from_u64(91);
-        let mut v2 = RecordVerifier::new(Arc::clone(&plan), len, delta, 0, &mut rng).unwrap();
-        let (ch2, dec2) = v2.preprocess().unwrap();
+        let mut v2 = RecordVerifier::new(
+            Arc::clone(&plan),
+            len,
+            1u64.to_be_bytes(),
+            delta,
+            0,
+            &mut rng,
+        )
+        .unwrap();
+        let tables = v2.preprocess().unwrap();
         v2.powers_ahead(&mut OleSender::new(delta, 1), k_m2a)
             .unwrap();
         let (ahead, _) = RecordProver::powers_ahead(len, &mut or, m_m2a, msg).unwrap();
-        let mut p = RecordProver::new(Arc::clone(&plan), len, 0, ch2, dec2, ahead).unwrap();
+        let mut p = RecordProver::new(Arc::clone(&plan), len, 0, tables, ahead).unwrap();
         let kp = [3u8; 20];
         let kv = [5u8; 20];
         let f = p.flips(&kp, &macs[..n_in]).unwrap();
-        let m = v2
-            .inputs(&kv, &1u64.to_be_bytes(), &keys[..n_in], &f)
-            .unwrap();
+        let m = v2.inputs(&kv, &keys[..n_in], &f).unwrap();
         let (ks, f) = p.keystream(&m, &mut or, &macs[n_in..n_in + n_a2m]).unwrap();
         let ct: Vec<u8> = ks.iter().map(|b| b ^ 0x41).collect();
         let aad = record::tls12_aad(1, 23, len);
@@ -315,14 +332,14 @@ fn server_finished_record_checked_in_2pc() {
         let (n_in, n_a2m, n_m2a) = record::cots_needed(16, len);
         let (delta, keys, macs) = cots(81, n_in + n_a2m + n_m2a);
         let mut rng = ChaCha20Rng::seed_from_u64(82);
-        let mut v = RecordVerifier::new(Arc::clone(&plan), len, delta, 3, &mut rng)?;
-        let (chunks, decoding) = v.preprocess()?;
+        let mut v = RecordVerifier::new(Arc::clone(&plan), len, [0; 8], delta, 3, &mut rng)?;
+        let tables = v.preprocess()?;
         let (mut os, mut or) = (OleSender::new(delta, 2), OleReceiver::new(2));
         let msg = v.powers_ahead(&mut os, &keys[n_in + n_a2m..])?;
         let (ahead, _) = RecordProver::powers_ahead(len, &mut or, &macs[n_in + n_a2m..], &msg)?;
-        let mut p = RecordProver::new(plan, len, 3, chunks, decoding, ahead)?;
+        let mut p = RecordProver::new(plan, len, 3, tables, ahead)?;
         let f = p.flips(&kp, &macs[..n_in])?;
-        let msg = v.inputs(&kv, &[0; 8], &keys[..n_in], &f)?;
+        let msg = v.inputs(&kv, &keys[..n_in], &f)?;
         let (ks, f) = p.keystream(&msg, &mut or, &macs[n_in..n_in + n_a2m])?;
         let msg = v.a2m(&mut os, &keys[n_in..n_in + n_a2m], &f)?;
         let d = p.powers(&msg)?;

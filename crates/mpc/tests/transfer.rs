@@ -166,3 +166,58 @@ fn malformed_transfer_messages_are_refused() {
         Err(Error::Malformed(_))
     ));
 }
+
+/// The verifier's groups known before the session go in preprocessing
+/// (`early_inputs`): the evaluation is the same as with every label in
+/// the input message, the verifier retains every group's bits for its
+/// reveal, and misuse is refused (twice, after the inputs, the prover's
+/// group, the wrong length, a message that still carries the group).
+#[test]
+fn early_input_labels_evaluate_as_late_ones() {
+    use std::sync::Arc;
+    use webproof_mpc::exec::{early_len, ProverCircuit, VerifierCircuit};
+    use webproof_mpc::Plan;
+    let mut rng = ChaCha20Rng::seed_from_u64(40);
+    let key: [u8; 16] = rng.gen();
+    let pt: [u8; 16] = rng.gen();
+    let (delta, keys, macs) = cots(41, 128);
+    // Group 0 the verifier's key, group 1 the prover's plaintext.
+    let plan = Arc::new(Plan::new(webproof_circuits::cache::aes128()).unwrap());
+    let key_bits = bytes_to_bits(&key);
+    let mut v = VerifierCircuit::new(Arc::clone(&plan), delta, 7, 1, &mut rng).unwrap();
+    let chunks = v.garble_all();
+    assert!(v.early_inputs(&[1], &[bytes_to_bits(&pt)]).is_err());
+    assert!(v
+        .early_inputs(&[0, 0], &[key_bits.clone(), key_bits.clone()])
+        .is_err());
+    let early = v
+        .early_inputs(&[0], std::slice::from_ref(&key_bits))
+        .unwrap();
+    assert_eq!(early.len(), early_len(&plan, &[0]));
+    assert!(v
+        .early_inputs(&[0], std::slice::from_ref(&key_bits))
+        .is_err());
+
+    let mut p = ProverCircuit::new(Arc::clone(&plan), 7, 1).unwrap();
+    assert!(p.receive_early(&[0], &early[1..]).is_err());
+    assert!(p.receive_early(&[1], &early).is_err());
+    p.receive_early(&[0], &early).unwrap();
+    let flips = p.flips(&macs, &bytes_to_bits(&pt)).unwrap();
+    assert!(v
+        .inputs(&keys, &flips, std::slice::from_ref(&key_bits))
+        .is_err());
+    let msg = v.inputs(&keys, &flips, &[]).unwrap();
+    assert_eq!(msg.len(), 16 * 128);
+    assert_eq!(p.inputs_len(), msg.len());
+    assert!(v
+        .early_inputs(&[0], std::slice::from_ref(&key_bits))
+        .is_err());
+    p.receive_inputs(&msg).unwrap();
+    for ch in &chunks {
+        p.feed(ch).unwrap();
+    }
+    p.finish().unwrap();
+    let out = p.decode(&v.decoding().unwrap()).unwrap();
+    assert_eq!(bits_to_bytes(&out[0]), aes_ref(&key, &pt));
+    assert_eq!(v.retain().unwrap().own, vec![key_bits]);
+}

@@ -80,7 +80,10 @@ use serde::{Deserialize, Serialize};
 /// two rounds between blocks of one nonce: MPC mode's record circuits are
 /// other circuits, and the proofs' keystream evaluates a head per prefix
 /// and a tail per block (`webproof_circuits::aes::{ctr_head, ctr_tail}`).
-pub const PROTOCOL_VERSION: u16 = 12;
+/// Version 13: MPC mode's `Decoding` carries the labels of the verifier's
+/// inputs known before the session (its masks, the explicit nonces),
+/// which its online input messages leave out (`webproof_mpc::exec`).
+pub const PROTOCOL_VERSION: u16 = 13;
 /// Largest control message (JSON) accepted by default. The prover's
 /// `Proof` is the largest: for a 16 MiB response its plan holds about
 /// 1,000 record layouts (40 bytes each) and, with an attestation, one leaf
