@@ -33,7 +33,11 @@
 //! - full PRF: the pad-state share output by the key derivation is the
 //!   prover's input of both Finished;
 //! - every record's prover input (the client's key ‖ IV share) is the
-//!   matching bits of the key-block share output by the key derivation;
+//!   matching bits of the key-block share output by the key derivation:
+//!   its labels are those outputs' (the record circuit is chained to
+//!   them, `webproof_mpc::exec::VerifierCircuit::chain_prover_input`), so
+//!   an honest garbling makes this hold and the audit checks the garbling;
+//!   the proof asserts it all the same;
 //! - the key-block labels the response statement imports are those
 //!   outputs;
 //! - the server Finished's record, recorded and never run in 2PC,
@@ -55,7 +59,7 @@
 use crate::error::{Error, Result};
 use crate::hello::finished;
 use crate::kdf::{is_reduced, key_outputs};
-use crate::rec::{key_iv, RecSpec};
+use crate::rec::{key_iv, key_iv_wires, RecSpec};
 use crate::response::{mpc_err, zk_err};
 use core::ops::Range;
 use webproof_circuits::{bits_to_bytes, bytes_to_bits, Circuit};
@@ -224,14 +228,13 @@ fn equalities<B: Copy>(
         tie(gather(runs, &[x])?, gather(runs, &[y])?)?;
     }
     let kb = gather(runs, &shape.key_block())?;
-    let (k, i) = (8 * shape.cfg.suite.key_len, 8 * shape.cfg.suite.iv_len);
-    if kb.len() != 2 * k + 2 * i {
-        return Err(Error::Malformed("key block of the wrong length"));
-    }
+    let client = key_iv_wires(&kb, shape.cfg.suite.key_len, shape.cfg.suite.iv_len)?;
     for j in 0..shape.records().len() {
-        // The client key ‖ IV: every record in 2PC is the client's.
+        // The client key ‖ IV: every record in 2PC is the client's. Its
+        // labels are the key derivation's (chained), so this holds by
+        // construction for an honest garbling; the audit checks that.
         let own = gather(runs, &[Wire::input(shape.steps() + j, 0)])?;
-        tie(own, [&kb[..k], &kb[2 * k..2 * k + i]].concat())?;
+        tie(own, client.clone())?;
     }
     tie(key_bits.to_vec(), kb)?;
     Ok((a, b))

@@ -403,11 +403,11 @@ impl KdfVerifier {
         }
     }
 
-    /// The verifier's key shares (its masks), once the key block is out.
-    pub(crate) fn key_shares(&self) -> Option<webproof_mpc::tls12::KeyShares> {
+    /// The verifier's key shares (its masks, drawn when it garbles).
+    pub(crate) fn key_shares(&self) -> webproof_mpc::tls12::KeyShares {
         match self {
-            KdfVerifier::Reduced(v) => Some(v.key_shares()),
-            KdfVerifier::Full { keys, .. } => keys.clone(),
+            KdfVerifier::Reduced(v) => v.key_shares(),
+            KdfVerifier::Full { v, .. } => v.key_shares(),
         }
     }
 

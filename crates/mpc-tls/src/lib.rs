@@ -43,7 +43,7 @@
 //! | 3 | `FromServer` (the server's flight), then `KeyOpen` (opening, ECtF flips) | `EctfAnswer` | ← ServerHello … ServerHelloDone |
 //! | 4 | `EctfFlips` | `EctfAnswer` | |
 //! | 5 | `KdfFlips` / `KdfLabels` per step | `KdfInputs` per step | |
-//! | 6 | `RecFlips`, `RecA2m`, `RecM2a` (the powers' offsets) of the client Finished and of every request record, side by side, from the key derivation's step that gives the key shares on (beside its last step; under the full PRF, beside the server Finished's circuit) | `RecInputs`, `RecA2mAnswer`, `RecTagShare` per record | |
+//! | 6 | `RecA2m` (the ciphertext and the A2M flips), `RecM2a` (the powers' offsets) of the client Finished and of every request record, side by side, as soon as the key derivation output the key shares: each record's circuit takes the prover's key ‖ IV share as the labels it evaluated there (chained, no input round trip) and the verifier's inputs came with the tables (under the full PRF, beside the server Finished's circuit) | `RecA2mAnswer`, `RecTagShare` per record | |
 //! | 7 | `ToServer` (ClientKeyExchange, CCS, Finished), then the request's records (False Start: without waiting for the server's Finished) | | → Finished, request |
 //! | 8 | `FromServer` (the server Finished record, recorded; its contents are checked in the proof) | | ← CCS, Finished |
 //! | 9 | `FromServer` (the response, recorded as received), `Close` | `CloseAck` (its server-key share) | ← response |
@@ -112,9 +112,9 @@
 //!   with AES-128-GCM-SHA256; the test `table_bytes_figures` prints it).
 //! - Fewer round trips: each of the seven key-derivation steps of the
 //!   reduced PRF is one round trip (the labels of a step ride with the
-//!   next step's flips); the records run side by side (three round trips
-//!   for the client Finished and the whole request) beside the key
-//!   derivation's last step. The server Finished's record runs in no
+//!   next step's flips); the records run side by side (two round trips
+//!   for the client Finished and the whole request, after the key
+//!   derivation's last step). The server Finished's record runs in no
 //!   2PC at all: it is checked in the proof, like the response.
 //!
 //! No sockets, threads, clocks or unsafe code: the crate builds for

@@ -72,14 +72,8 @@ pub enum ProverMsg {
         /// Labels.
         labels: Vec<u8>,
     },
-    /// Record in 2PC: flips of the prover's key ‖ IV share.
-    RecFlips {
-        /// Record id (0 client Finished, 1 server Finished, 2.. request).
-        id: u32,
-        /// Flips.
-        flips: Vec<u8>,
-    },
-    /// Record in 2PC: the ciphertext (client records; empty for server
+    /// Record in 2PC (its circuit evaluated on the key derivation's
+    /// output, chained, and the verifier's early inputs): the ciphertext (client records; empty for server
     /// records, which the verifier has itself) and the A2M flips.
     RecA2m {
         /// Record id.
@@ -153,13 +147,6 @@ pub enum VerifierMsg {
         /// Step index.
         step: u8,
         /// The inputs message.
-        msg: Vec<u8>,
-    },
-    /// Record in 2PC: the record circuit's input labels.
-    RecInputs {
-        /// Record id.
-        id: u32,
-        /// Input labels.
         msg: Vec<u8>,
     },
     /// Record in 2PC: the A2M answer.
@@ -302,7 +289,6 @@ impl ProverMsg {
             ProverMsg::EctfFlips(_) => "EctfFlips",
             ProverMsg::KdfFlips { .. } => "KdfFlips",
             ProverMsg::KdfLabels { .. } => "KdfLabels",
-            ProverMsg::RecFlips { .. } => "RecFlips",
             ProverMsg::RecA2m { .. } => "RecA2m",
             ProverMsg::RecM2a { .. } => "RecM2a",
             ProverMsg::Close { .. } => "Close",
@@ -341,7 +327,6 @@ impl ProverMsg {
             ProverMsg::EctfFlips(f) => W::new(6).bytes(f),
             ProverMsg::KdfFlips { step, flips } => W::new(7).raw(&[*step]).bytes(flips),
             ProverMsg::KdfLabels { step, labels } => W::new(8).raw(&[*step]).bytes(labels),
-            ProverMsg::RecFlips { id, flips } => W::new(9).u32(*id).bytes(flips),
             ProverMsg::RecA2m { id, ct, flips } => W::new(10).u32(*id).bytes(ct).bytes(flips),
             ProverMsg::RecM2a { id, offsets } => W::new(11).u32(*id).bytes(offsets),
             ProverMsg::Close { sent, received } => W::new(13).u32(*sent).u32(*received),
@@ -393,10 +378,6 @@ impl ProverMsg {
                 step: r.u8()?,
                 labels: r.bytes()?,
             },
-            9 => ProverMsg::RecFlips {
-                id: r.u32()?,
-                flips: r.bytes()?,
-            },
             10 => ProverMsg::RecA2m {
                 id: r.u32()?,
                 ct: r.bytes()?,
@@ -427,7 +408,6 @@ impl VerifierMsg {
             VerifierMsg::Tables { .. } => "Tables",
             VerifierMsg::Decoding { .. } => "Decoding",
             VerifierMsg::KdfInputs { .. } => "KdfInputs",
-            VerifierMsg::RecInputs { .. } => "RecInputs",
             VerifierMsg::RecA2mAnswer { .. } => "RecA2mAnswer",
             VerifierMsg::RecPowers { .. } => "RecPowers",
             VerifierMsg::RecTagShare { .. } => "RecTagShare",
@@ -452,7 +432,6 @@ impl VerifierMsg {
                 early,
             } => W::new(10).raw(&[*circuit]).bytes(decoding).bytes(early),
             VerifierMsg::KdfInputs { step, msg } => W::new(4).raw(&[*step]).bytes(msg),
-            VerifierMsg::RecInputs { id, msg } => W::new(5).u32(*id).bytes(msg),
             VerifierMsg::RecA2mAnswer { id, msg } => W::new(6).u32(*id).bytes(msg),
             VerifierMsg::RecTagShare { id, tag } => W::new(7).u32(*id).raw(tag),
             VerifierMsg::RecPowers { id, msg } => W::new(11).u32(*id).bytes(msg),
@@ -487,10 +466,6 @@ impl VerifierMsg {
             },
             4 => VerifierMsg::KdfInputs {
                 step: r.u8()?,
-                msg: r.bytes()?,
-            },
-            5 => VerifierMsg::RecInputs {
-                id: r.u32()?,
                 msg: r.bytes()?,
             },
             6 => VerifierMsg::RecA2mAnswer {
@@ -557,10 +532,6 @@ mod tests {
                 step: 4,
                 labels: vec![9; 32],
             },
-            ProverMsg::RecFlips {
-                id: 2,
-                flips: vec![1; 20],
-            },
             ProverMsg::RecA2m {
                 id: 2,
                 ct: vec![3; 17],
@@ -598,10 +569,6 @@ mod tests {
             VerifierMsg::KdfInputs {
                 step: 0,
                 msg: vec![6; 32],
-            },
-            VerifierMsg::RecInputs {
-                id: 0,
-                msg: vec![9; 16],
             },
             VerifierMsg::RecA2mAnswer {
                 id: 0,

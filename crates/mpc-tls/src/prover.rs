@@ -23,13 +23,14 @@ use crate::kdf::{KdfPlans, KdfProver, KeyLabels};
 use crate::keyx::{ectf_cots, ProverKx, ProverKx2, Shares, ECTF_STREAM};
 use crate::msg::{ProverMsg, VerifierMsg};
 use crate::rec::{
-    check_server_finished, key_iv, run_order, server_alert, RecSpec, CLIENT_FINISHED,
+    check_server_finished, key_iv, key_iv_wires, run_order, server_alert, RecSpec, CLIENT_FINISHED,
 };
 use aes_gcm::aead::{Aead, KeyInit, Payload};
 use rand_chacha::ChaCha20Rng;
 use rand_core::{CryptoRng, RngCore, SeedableRng};
 use std::sync::Arc;
 use webproof_circuits::tls::Tls12Suite;
+use webproof_core::Block;
 use webproof_mpc::consistency::EvaluatedRun;
 use webproof_mpc::keyshare;
 use webproof_mpc::ole::OleReceiver;
@@ -656,23 +657,6 @@ impl ProverSession {
                 }
                 self.start_records(&mut out)?;
             }
-            (VerifierMsg::RecInputs { id, msg }, st @ (Stage::Records | Stage::Kdf(_))) => {
-                self.stage = st;
-                let i = self.rec_due(id)?;
-                let suite = self.suite.expect("set");
-                let (_, n_a2m, _) = self.recs[i].spec.cots(suite.key_len);
-                let macs = self.cots.take(n_a2m)?;
-                let r = &mut self.recs[i];
-                let p = r.p.as_mut().ok_or(Error::OutOfOrder("record inputs"))?;
-                let (ks, flips) = p.keystream(&msg, &mut r.ole, &macs)?;
-                self.oles.choose(r.spec.stream(), macs, &flips);
-                r.ct = r.pt.iter().zip(&ks).map(|(a, b)| a ^ b).collect();
-                out.to_verifier.push(ProverMsg::RecA2m {
-                    id,
-                    ct: r.ct.clone(),
-                    flips,
-                });
-            }
             (VerifierMsg::RecA2mAnswer { id, msg }, st @ (Stage::Records | Stage::Kdf(_))) => {
                 self.stage = st;
                 let i = self.rec_due(id)?;
@@ -757,11 +741,25 @@ impl ProverSession {
     /// Start every record whose inputs are there ([`run_order`]): the
     /// client Finished and the request's records together once the key
     /// derivation is done (their steps run side by side, each message
-    /// carrying every running record's step).
+    /// carrying every running record's step). Each circuit's key ‖ IV
+    /// input is chained to the key derivation's output (the labels this
+    /// party evaluated there) and the verifier's inputs came with the
+    /// tables, so each record evaluates at once and sends its ciphertext.
     fn start_records(&mut self, out: &mut ProverOutput) -> Result<()> {
         if !self.records_open {
             return Ok(());
         }
+        let key_iv_labels = match (&self.kdf, &self.plans, self.suite) {
+            (Some(kdf), Some(plans), Some(suite)) => {
+                let kb: Vec<Block> = kdf
+                    .key_labels(plans)?
+                    .into_iter()
+                    .flat_map(|k| k.labels)
+                    .collect();
+                key_iv_wires(&kb, suite.key_len, suite.iv_len)?
+            }
+            _ => return Err(Error::OutOfOrder("records before the key derivation")),
+        };
         for id in self.rec_order.clone() {
             let i = id as usize;
             if self.recs[i].tables.is_none() {
@@ -787,12 +785,18 @@ impl ProverSession {
                 .take()
                 .ok_or(Error::OutOfOrder("a record before its powers"))?;
             let mut p = RecordProver::new(plan, spec.len, spec.instance(), tables, ahead)?;
-            let (n_in, _, _) = spec.cots(suite.key_len);
-            let macs = self.cots.take(n_in)?;
-            let flips = p.flips(&key_iv(&keys), &macs)?;
-            self.recs[i].p = Some(p);
-            out.to_verifier
-                .push(ProverMsg::RecFlips { id: spec.id, flips });
+            let (n_a2m, _) = spec.cots();
+            let macs = self.cots.take(n_a2m)?;
+            let r = &mut self.recs[i];
+            let (ks, flips) = p.keystream(&key_iv_labels, &key_iv(&keys), &mut r.ole, &macs)?;
+            self.oles.choose(spec.stream(), macs, &flips);
+            r.ct = r.pt.iter().zip(&ks).map(|(a, b)| a ^ b).collect();
+            r.p = Some(p);
+            out.to_verifier.push(ProverMsg::RecA2m {
+                id: spec.id,
+                ct: r.ct.clone(),
+                flips,
+            });
         }
         Ok(())
     }

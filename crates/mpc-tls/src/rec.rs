@@ -114,12 +114,22 @@ impl RecSpec {
     }
 
     /// COTs: (label transfer, A2M, M2A).
-    pub(crate) fn cots(&self, key_len: usize) -> (usize, usize, usize) {
-        record::cots_needed(key_len, self.len)
+    pub(crate) fn cots(&self) -> (usize, usize) {
+        record::cots_needed(self.len)
     }
 }
 
 /// The client's key ‖ IV share, the input of every record circuit.
 pub(crate) fn key_iv(keys: &webproof_mpc::tls12::KeyShares) -> Vec<u8> {
     [&keys.client_key[..], &keys.client_iv].concat()
+}
+
+/// The client key ‖ IV of a key block's wires (`client_key ‖ server_key ‖
+/// client_iv ‖ server_iv`, one item per bit), as [`key_iv`] of its bytes.
+pub(crate) fn key_iv_wires<T: Clone>(kb: &[T], key_len: usize, iv_len: usize) -> Result<Vec<T>> {
+    let (k, i) = (8 * key_len, 8 * iv_len);
+    if kb.len() != 2 * k + 2 * i {
+        return Err(Error::Malformed("key block of the wrong length"));
+    }
+    Ok([&kb[..k], &kb[2 * k..2 * k + i]].concat())
 }

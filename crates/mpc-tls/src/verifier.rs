@@ -74,7 +74,7 @@ use crate::hello::{self, client_key_exchange, finished, group_curve, suite_param
 use crate::kdf::{KdfPlans, KdfPublic, KdfVerifier, KeyLabels};
 use crate::keyx::{ectf_cots, Shares, VerifierKx, VerifierKx2, ECTF_STREAM};
 use crate::msg::{ProverMsg, VerifierMsg};
-use crate::rec::{check_server_finished, key_iv, server_alert, RecSpec};
+use crate::rec::{check_server_finished, key_iv, key_iv_wires, server_alert, RecSpec};
 use rand_chacha::ChaCha20Rng;
 use rand_core::{CryptoRng, RngCore, SeedableRng};
 use webproof_circuits::tls::Tls12Suite;
@@ -177,14 +177,14 @@ fn garbled(v: &mut Option<RecordVerifier>) -> Result<&mut RecordVerifier> {
 
 struct VRec {
     spec: RecSpec,
-    /// AES key bytes of the suite.
+    /// AES key and IV (salt) bytes of the suite.
     key_len: usize,
+    iv_len: usize,
     /// Its garbling, set up when its turn to stream comes (its schedule
     /// is built then, while the earlier circuits' tables are in flight).
     v: Option<RecordVerifier>,
     ole: OleSender,
-    /// 0 flips due, 1 A2M due, 2 offsets due, 4 done (its tag share
-    /// sent).
+    /// 0 A2M due, 2 offsets due, 4 done (its tag share sent).
     stage: u8,
     ct: Vec<u8>,
 }
@@ -430,7 +430,6 @@ impl VerifierSession {
             ProverMsg::EctfFlips(f) => self.on_ectf2(&f),
             ProverMsg::KdfFlips { step, flips } => self.on_kdf_flips(step as usize, &flips),
             ProverMsg::KdfLabels { step, labels } => self.on_kdf_labels(step as usize, &labels),
-            ProverMsg::RecFlips { id, flips } => self.on_rec_flips(id, &flips),
             ProverMsg::RecA2m { id, ct, flips } => self.on_rec_a2m(id, ct, &flips),
             ProverMsg::RecM2a { id, offsets } => self.on_rec_m2a(id, &offsets),
             ProverMsg::Close { sent, received } => self.on_close(sent as usize, received as usize),
@@ -771,14 +770,27 @@ impl VerifierSession {
         let steps = self.plans.as_ref().map_or(0, KdfPlans::steps);
         if let Some(r) = i.checked_sub(steps).and_then(|j| self.recs.get_mut(j)) {
             if r.v.is_none() {
-                r.v = Some(RecordVerifier::new(
+                let mut v = RecordVerifier::new(
                     r.spec.plan(r.key_len)?,
                     r.spec.len,
                     r.spec.seq().to_be_bytes(),
                     self.delta,
                     r.spec.instance(),
                     &mut self.rng,
-                )?);
+                )?;
+                // Its key ‖ IV input is the key derivation's output,
+                // garbled before it: chained, no COT and no round trip.
+                let (Some(kdf), Some(plans)) = (&self.kdf, &self.plans) else {
+                    return Err(Error::OutOfOrder("a record before the key derivation"));
+                };
+                let kb: Vec<Block> = kdf
+                    .key_labels(plans)?
+                    .into_iter()
+                    .flat_map(|k| k.labels)
+                    .collect();
+                let zero = key_iv_wires(&kb, r.key_len, r.iv_len)?;
+                v.chain(&zero, &key_iv(&kdf.key_shares()))?;
+                r.v = Some(v);
             }
         }
         let circuit = if i < steps {
@@ -834,6 +846,7 @@ impl VerifierSession {
             self.recs.push(VRec {
                 spec,
                 key_len: suite.key_len,
+                iv_len: suite.iv_len,
                 v: None,
                 ole: OleSender::new(self.delta, spec.stream()),
                 stage: 0,
@@ -881,7 +894,7 @@ impl VerifierSession {
             .as_ref()
             .map_or(usize::MAX, KdfPlans::records_after);
         if !labels && step >= after && !self.records_open {
-            self.keys = self.kdf.as_ref().and_then(KdfVerifier::key_shares);
+            self.keys = self.kdf.as_ref().map(KdfVerifier::key_shares);
             self.records_open = self.keys.is_some();
         }
         self.stage = if labels {
@@ -946,26 +959,14 @@ impl VerifierSession {
         Ok(i)
     }
 
-    fn on_rec_flips(&mut self, id: u32, flips: &[u8]) -> Result<Vec<VerifierMsg>> {
-        let i = self.rec(id, 0, "RecFlips")?;
-        let spec = self.recs[i].spec;
-        let keys = self.keys.clone().ok_or(Error::OutOfOrder("record"))?;
-        let suite = suite_of(self.flight.suite)?;
-        let (n_in, _, _) = spec.cots(suite.key_len);
-        let k = self.cots.take(n_in)?;
-        let r = &mut self.recs[i];
-        let msg = garbled(&mut r.v)?.inputs(&key_iv(&keys), &k, flips)?;
-        r.stage = 1;
-        Ok(vec![VerifierMsg::RecInputs { id, msg }])
-    }
-
     fn on_rec_a2m(&mut self, id: u32, ct: Vec<u8>, flips: &[u8]) -> Result<Vec<VerifierMsg>> {
-        let i = self.rec(id, 1, "RecA2m")?;
+        let i = self.rec(id, 0, "RecA2m")?;
         let spec = self.recs[i].spec;
         if ct.len() != spec.len {
             return Err(Error::Malformed("ciphertext of the wrong length"));
         }
-        let k = self.cots.take(128)?;
+        let (n_a2m, _) = spec.cots();
+        let k = self.cots.take(n_a2m)?;
         let r = &mut self.recs[i];
         let msg = garbled(&mut r.v)?.a2m(&mut r.ole, &k, flips)?;
         r.ct = ct;

@@ -188,15 +188,6 @@ fn prover_mutants(m: &ProverMsg) -> Vec<ProverMsg> {
                 });
             }
         }
-        P::RecFlips { id, flips } => {
-            out.push(P::RecFlips {
-                id: id + 1,
-                flips: flips.clone(),
-            });
-            for f in bytes_mutants(flips) {
-                out.push(P::RecFlips { id: *id, flips: f });
-            }
-        }
         P::RecA2m { id, ct, flips } => {
             out.push(P::RecA2m {
                 id: id + 1,
@@ -323,15 +314,6 @@ fn verifier_mutants(m: &VerifierMsg) -> Vec<VerifierMsg> {
                     step: *step,
                     msg: b,
                 });
-            }
-        }
-        V::RecInputs { id, msg } => {
-            out.push(V::RecInputs {
-                id: id + 1,
-                msg: msg.clone(),
-            });
-            for b in bytes_mutants(msg) {
-                out.push(V::RecInputs { id: *id, msg: b });
             }
         }
         V::RecA2mAnswer { id, msg } => {

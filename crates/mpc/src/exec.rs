@@ -77,6 +77,9 @@ pub struct VerifierCircuit {
     own: Mutex<Option<Vec<Vec<bool>>>>,
     /// The groups encoded ahead ([`Self::early_inputs`]) and their bits.
     early: Vec<(usize, Vec<bool>)>,
+    /// Whether the prover's group takes another circuit's output labels
+    /// ([`Self::chain_prover_input`]): then no COT input for it, ever.
+    chained: bool,
 }
 
 /// Bytes of the early input labels of `groups` of `plan`
@@ -123,7 +126,23 @@ impl VerifierCircuit {
             prover_group,
             own: Mutex::new(None),
             early: Vec::new(),
+            chained: false,
         })
+    }
+
+    /// Before garbling: the prover's group takes the output labels of
+    /// another circuit of the session (same `Δ`), whose 0-labels are
+    /// `zero`: the prover feeds the labels it evaluated there
+    /// ([`ProverCircuit::chain_prover_input`]), so its input costs no
+    /// round trip and cannot differ from that output. The verifier's
+    /// groups must then all go early ([`Self::early_inputs`]); answering
+    /// flips for a chained group is refused, since a correction would
+    /// hand the prover a second label of a wire it already holds one of.
+    pub fn chain_prover_input(&mut self, zero: &[Block]) -> Result<()> {
+        self.garbler
+            .set_input_zero_labels(self.prover_group, zero)?;
+        self.chained = true;
+        Ok(())
     }
 
     /// The labels of verifier groups known before the session (`groups`,
@@ -166,6 +185,11 @@ impl VerifierCircuit {
     /// every other input group not sent early, in group order).
     pub fn inputs(&self, keys: &[Block], flips: &[u8], own: &[Vec<bool>]) -> Result<Vec<u8>> {
         let groups = self.garbler.plan().inputs().len();
+        if self.chained {
+            return Err(Error::Malformed(
+                "input labels for a group chained to another circuit",
+            ));
+        }
         if own.len() + 1 + self.early.len() != groups {
             return Err(Error::Malformed("verifier inputs for another circuit"));
         }
@@ -228,12 +252,16 @@ impl VerifierCircuit {
     /// What the consistency proof needs of this execution once its inputs
     /// were answered: the 0-labels and the verifier's input bits.
     pub fn retain(&self) -> Result<GarbledRun> {
-        let own = self
-            .own
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
-            .ok_or(Error::NotFinished)?;
+        let answered = self.own.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let own = match answered {
+            Some(own) => own,
+            // A chained circuit has no input message: its verifier groups
+            // all went early.
+            None if self.chained && self.early.len() + 1 == self.garbler.plan().inputs().len() => {
+                self.early.iter().map(|(_, b)| b.clone()).collect()
+            }
+            None => return Err(Error::NotFinished),
+        };
         Ok(GarbledRun {
             circuit: GarbledCircuit::from_garbler(&self.garbler)?,
             prover_group: self.prover_group,
@@ -253,6 +281,8 @@ pub struct ProverCircuit {
     decoded: Option<(Vec<u8>, Vec<Vec<bool>>)>,
     /// The groups whose labels came in preprocessing ([`Self::receive_early`]).
     early: Vec<usize>,
+    /// Whether the prover's group took another circuit's output labels.
+    chained: bool,
 }
 
 impl ProverCircuit {
@@ -268,7 +298,22 @@ impl ProverCircuit {
             bits: None,
             decoded: None,
             early: Vec::new(),
+            chained: false,
         })
+    }
+
+    /// The prover's group from another circuit's output: its active
+    /// `labels` there and their `bits` (see
+    /// [`VerifierCircuit::chain_prover_input`]). With every verifier group
+    /// early, the circuit is then ready to evaluate, with no round trip.
+    pub fn chain_prover_input(&mut self, labels: &[Block], bits: &[bool]) -> Result<()> {
+        if self.macs.is_some() || self.chained || labels.len() != bits.len() {
+            return Err(Error::Malformed("a chained input after the inputs"));
+        }
+        self.evaluator.set_input(self.prover_group, labels)?;
+        self.bits = Some(bits.to_vec());
+        self.chained = true;
+        Ok(())
     }
 
     /// Take the labels of the verifier's `groups` sent in preprocessing
@@ -301,6 +346,9 @@ impl ProverCircuit {
 
     /// The flips of `bits` against COT `macs` (one each), to send.
     pub fn flips(&mut self, macs: &[Block], bits: &[bool]) -> Result<Vec<u8>> {
+        if self.chained {
+            return Err(Error::Malformed("flips for a chained input"));
+        }
         if macs.len() != self.input_len() || bits.len() != macs.len() {
             return Err(Error::Length {
                 group: self.prover_group,

@@ -9,13 +9,21 @@
 //! # Protocol for one record of `len` bytes
 //! 1. **Circuit** ([`gcm_circuit`], preprocessed like any other): inputs
 //!    `[prover key ‖ IV share, verifier key ‖ IV share, explicit nonce
-//!    (public, 8 bytes), verifier masks (32 bytes)]`; outputs `[keystream
+//!    (public, 8 bytes), verifier masks (32 bytes)]`. The prover's group
+//!    is chained to the key derivation's output (its wires' 0-labels are
+//!    those of the circuit that output the prover's key-block share,
+//!    [`RecordVerifier::chain`]): the prover feeds the labels it evaluated
+//!    there, with no COT and no round trip, and cannot feed another share.
+//!    The verifier's groups are all known before the session (its key ‖
+//!    IV share is its mask of the key block) and go with the tables
+//!    ([`RecordVerifier::early_inputs`]). So the prover evaluates as soon
+//!    as the key derivation is done. Outputs: `[keystream
 //!    E_K(nonce‖2), …, E_K(0)⊕m_H, E_K(J0)⊕m_J]`. Only the prover decodes
 //!    (the verifier gets no output labels back), so the keystream goes to
 //!    the prover alone, and the GHASH key `H = E_K(0)` and the tag mask
 //!    `E_K(J0)` end as XOR shares (`m_H`, `m_J` with the verifier). The
 //!    prover encrypts locally: `C = P ⊕ keystream`, and sends `C` to the
-//!    verifier with the flips of the next step.
+//!    verifier with the flips of the A2M.
 //! 2. **Powers of H** (one round trip online, [`crate::convert`]'s
 //!    recipe): the verifier fixes its A2M multiplier `r` at creation, so
 //!    its multiplicative share `h_V = r^{-1}` and its powers are known in
@@ -46,14 +54,12 @@
 //!
 //! [`RecordVerifier`] and [`RecordProver`] hold each side's state through
 //! these steps; a refused message ends the record (the OLE state is spent).
-//! Messages: in preprocessing V→P the labels of the explicit nonce and
-//! of its masks ([`RecordVerifier::early_inputs`]) and the powers' M2A
-//! answer; online P→V flips (key ‖ IV share); V→P the corrections and
-//! the labels of its key ‖ IV share; P→V `C` and the A2M flips;
-//! V→P the A2M answer; P→V the offsets (and, for a server record, the tag
-//! share); V→P `t_V` (client records). Three round trips after
-//! preprocessing, of which the first can start as soon as the key
-//! derivation is done, and about 16 bytes per odd power of online traffic.
+//! Messages: in preprocessing V→P the labels of its inputs
+//! ([`RecordVerifier::early_inputs`]) and the powers' M2A answer; online
+//! P→V `C` and the A2M flips; V→P the A2M answer; P→V the offsets (and,
+//! for a server record, the tag share); V→P `t_V` (client records). Two
+//! round trips after the key derivation, and about 16 bytes per odd power
+//! of online traffic.
 //!
 //! # Security
 //! The prover learns the keystream of its own request (it knows the
@@ -62,9 +68,12 @@
 //! another request than the one the verifier saw: the tag is computed
 //! jointly over the `C` the verifier received. The A2M reveals to the
 //! prover whether `H = 0` (probability 2^-128). Semi-honest as the rest:
-//! the consistency proof must also show that the key and IV shares input
-//! here are the key derivation's outputs, and that the verifier's tag share
-//! and A2M/M2A answers were computed from its masks. The offsets `d_i`
+//! the key and IV shares input here are the key derivation's outputs by
+//! construction (chained labels: a prover holds no other label of those
+//! wires, and a garbler that chained other wires fails the audit, which
+//! regarbles from the labels the prover holds), and the consistency proof
+//! must show that the verifier's tag share and A2M/M2A answers were
+//! computed from its masks. The offsets `d_i`
 //! are one-time padded by the prover's random `ρ_i` (the COT choice bits,
 //! unknown to the verifier), exactly as flips are. The verifier's key ‖
 //! IV share and explicit nonce are checked by the prover on its reveal
@@ -116,9 +125,9 @@ pub fn gcm_circuit(key_len: usize, len: usize) -> Circuit {
     b.finish()
 }
 
-/// The circuit groups the verifier encodes in preprocessing: the explicit
-/// nonce and its masks.
-pub const EARLY_GROUPS: [usize; 2] = [2, 3];
+/// The circuit groups the verifier encodes in preprocessing: all of its
+/// own (its key ‖ IV share, the explicit nonce, its masks).
+pub const EARLY_GROUPS: [usize; 3] = [1, 2, 3];
 
 /// The verifier's input groups of a record circuit (after the prover's
 /// share): its key ‖ IV share, the explicit nonce, its masks of `H` and
@@ -232,10 +241,10 @@ pub fn tls12_aad(seq: u64, content_type: u8, len: usize) -> [u8; 13] {
     a
 }
 
-/// COTs one record of `len` bytes consumes: (label transfer of the
-/// prover's key and IV share, A2M, M2A).
-pub fn cots_needed(key_len: usize, len: usize) -> (usize, usize, usize) {
-    (8 * (key_len + 4), 128, 128 * oles_needed(len))
+/// COTs one record of `len` bytes consumes: (A2M, M2A). Its circuit's
+/// input takes none (chained, [`RecordVerifier::chain`]).
+pub fn cots_needed(len: usize) -> (usize, usize) {
+    (128, 128 * oles_needed(len))
 }
 
 /// `x^1, x^3, …, x^(2m-1)`.
@@ -263,6 +272,8 @@ pub struct RecordVerifier {
     circuit: VerifierCircuit,
     len: usize,
     explicit: [u8; 8],
+    /// Its key ‖ IV share, once chained ([`Self::chain`]).
+    key_iv_share: Option<Vec<u8>>,
     masks: [u8; 32],
     /// The A2M multiplier, fixed at creation: `h_V = r^{-1}`.
     r: Gf128,
@@ -291,6 +302,7 @@ impl RecordVerifier {
             circuit: VerifierCircuit::new(plan, delta, instance, 0, rng)?,
             len,
             explicit,
+            key_iv_share: None,
             masks,
             r: convert::nonzero(rng),
             ahead: None,
@@ -306,11 +318,28 @@ impl RecordVerifier {
         Ok((chunks, decoding, self.early_inputs()?))
     }
 
-    /// Preprocessing: the labels of the explicit nonce and the verifier's
-    /// masks (known before the session), for [`RecordProver::new`]; once.
+    /// Before garbling: chain the prover's key ‖ IV share to the key
+    /// derivation's output, whose 0-labels are `key_iv_zero`, and take the
+    /// verifier's own share `key_iv_share` (its masks of the same bits).
+    pub fn chain(&mut self, key_iv_zero: &[Block], key_iv_share: &[u8]) -> Result<()> {
+        if self.key_iv_share.is_some() || 8 * key_iv_share.len() != key_iv_zero.len() {
+            return Err(Error::Malformed("a record chained twice or to another key"));
+        }
+        self.circuit.chain_prover_input(key_iv_zero)?;
+        self.key_iv_share = Some(key_iv_share.to_vec());
+        Ok(())
+    }
+
+    /// Preprocessing, after [`Self::chain`]: the labels of all the
+    /// verifier's inputs (its key ‖ IV share, the explicit nonce, its
+    /// masks), for [`RecordProver::new`]; once.
     pub fn early_inputs(&mut self) -> Result<Vec<u8>> {
-        let own = verifier_groups(&[], &self.explicit, &self.masks);
-        self.circuit.early_inputs(&EARLY_GROUPS, &own[1..])
+        let share = self
+            .key_iv_share
+            .as_ref()
+            .ok_or(Error::Malformed("a record's inputs before its chaining"))?;
+        let own = verifier_groups(share, &self.explicit, &self.masks);
+        self.circuit.early_inputs(&EARLY_GROUPS, &own)
     }
 
     /// Preprocessing: the M2A of the powers answered ahead, on `keys`
@@ -325,13 +354,6 @@ impl RecordVerifier {
         let (w, msg) = ole.respond_ahead(keys, &inputs)?;
         self.ahead = Some((w, inputs));
         Ok(msg)
-    }
-
-    /// The answer to the prover's flips: the corrections and the
-    /// verifier's key ‖ IV share (the rest went early).
-    pub fn inputs(&self, key_iv_share: &[u8], keys: &[Block], flips: &[u8]) -> Result<Vec<u8>> {
-        self.circuit
-            .inputs(keys, flips, &[bytes_to_bits(key_iv_share)])
     }
 
     /// The circuit execution (for what the consistency proof retains).
@@ -463,20 +485,22 @@ impl RecordProver {
         &self.circuit
     }
 
-    /// First message: flips of the prover's key ‖ IV share.
-    pub fn flips(&mut self, key_iv_share: &[u8], macs: &[Block]) -> Result<Vec<u8>> {
-        self.circuit.flips(macs, &bytes_to_bits(key_iv_share))
-    }
-
-    /// Evaluate with the verifier's input message: the keystream, and the
-    /// A2M flips for the shares of `H` (`macs`: 128 COT MACs).
+    /// Evaluate on the prover's key ‖ IV share `key_iv_share` and its
+    /// labels from the key derivation's evaluation `key_iv_labels` (the
+    /// chained input): the keystream, and the A2M flips for the shares of
+    /// `H` (`macs`: 128 COT MACs).
     pub fn keystream(
         &mut self,
-        msg: &[u8],
+        key_iv_labels: &[Block],
+        key_iv_share: &[u8],
         ole: &mut OleReceiver,
         macs: &[Block],
     ) -> Result<(Vec<u8>, Vec<u8>)> {
-        self.circuit.receive_inputs(msg)?;
+        if self.h.is_some() {
+            return Err(Error::Malformed("a record evaluated twice"));
+        }
+        self.circuit
+            .chain_prover_input(key_iv_labels, &bytes_to_bits(key_iv_share))?;
         for ch in &self.chunks {
             self.circuit.feed(ch)?;
         }

@@ -540,6 +540,12 @@ impl Tls12Verifier {
         })
     }
 
+    /// The verifier's key shares: its masks of the key block, drawn at
+    /// creation.
+    pub fn key_shares(&self) -> KeyShares {
+        KeyShares::split(self.cfg.suite, &self.masks[..self.cfg.key_block_len()])
+    }
+
     /// Garble all three circuits: the preprocessing message.
     pub fn preprocess(&mut self) -> Result<Tables> {
         let mut t = Tables::default();

@@ -8,10 +8,33 @@ use common::cots;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 use std::sync::Arc;
+use webproof_circuits::bytes_to_bits;
+use webproof_core::Block;
 use webproof_mpc::field::Gf128;
 use webproof_mpc::ole::{OleReceiver, OleSender};
 use webproof_mpc::record::{self, RecordProver, RecordVerifier};
 use webproof_mpc::{Error, Plan};
+
+/// Chain `v`'s key ‖ IV input to stand-in 0-labels (as if output by the
+/// key derivation, under `delta`) with the verifier's share `vshare`;
+/// returns the prover's labels of its share `pshare`.
+fn chain(
+    v: &mut RecordVerifier,
+    delta: Block,
+    vshare: &[u8],
+    pshare: &[u8],
+    rng: &mut ChaCha20Rng,
+) -> Result<Vec<Block>, Error> {
+    let zero: Vec<Block> = (0..8 * pshare.len())
+        .map(|_| Block(rng.gen::<u128>()))
+        .collect();
+    v.chain(&zero, vshare)?;
+    Ok(zero
+        .iter()
+        .zip(bytes_to_bits(pshare))
+        .map(|(&z, b)| if b { z ^ delta } else { z })
+        .collect())
+}
 
 /// One record in 2PC: (key ‖ IV) shares of both parties, the plaintext,
 /// the sequence number; returns the record body (explicit nonce, C, tag).
@@ -25,24 +48,17 @@ fn encrypt_2pc(
 ) -> Result<Vec<u8>, Error> {
     let len = pt.len();
     let plan = Arc::new(Plan::new(&record::gcm_circuit(key_len, len))?);
-    let (n_in, n_a2m, n_m2a) = record::cots_needed(key_len, len);
-    let (delta, keys, macs) = cots(seq + 7, n_in + n_a2m + n_m2a);
-    let (k_in, k_a2m, k_m2a) = (
-        &keys[..n_in],
-        &keys[n_in..n_in + n_a2m],
-        &keys[n_in + n_a2m..],
-    );
-    let (m_in, m_a2m, m_m2a) = (
-        &macs[..n_in],
-        &macs[n_in..n_in + n_a2m],
-        &macs[n_in + n_a2m..],
-    );
+    let (n_a2m, n_m2a) = record::cots_needed(len);
+    let (delta, keys, macs) = cots(seq + 7, n_a2m + n_m2a);
+    let (k_a2m, k_m2a) = keys.split_at(n_a2m);
+    let (m_a2m, m_m2a) = macs.split_at(n_a2m);
     let mut rng = ChaCha20Rng::seed_from_u64(seq);
     let explicit = seq.to_be_bytes();
     let aad = record::tls12_aad(seq, 23, len);
 
     // Preprocessing.
     let mut v = RecordVerifier::new(Arc::clone(&plan), len, explicit, delta, 1, &mut rng)?;
+    let labels = chain(&mut v, delta, vshare, pshare, &mut rng)?;
     let (mut chunks, decoding, early) = v.preprocess()?;
     if tamper_table {
         for b in &mut chunks[0][8..] {
@@ -53,10 +69,8 @@ fn encrypt_2pc(
     let msg = v.powers_ahead(&mut os, k_m2a)?;
     let (ahead, _) = RecordProver::powers_ahead(len, &mut or, m_m2a, &msg)?;
     let mut p = RecordProver::new(plan, len, 1, (chunks, decoding, early), ahead)?;
-    // Inputs; the prover evaluates and encrypts.
-    let f = p.flips(pshare, m_in)?;
-    let msg = v.inputs(vshare, k_in, &f)?;
-    let (ks, f) = p.keystream(&msg, &mut or, m_a2m)?;
+    // The prover evaluates on its chained share and encrypts.
+    let (ks, f) = p.keystream(&labels, pshare, &mut or, m_a2m)?;
     let ct: Vec<u8> = pt.iter().zip(&ks).map(|(a, b)| a ^ b).collect();
     // Powers of H and the tag.
     let msg = v.a2m(&mut os, k_a2m, &f)?;
@@ -184,18 +198,24 @@ fn record_from_derived_key_shares() {
 fn malformed_record_messages_are_refused() {
     let len = 20;
     let plan = Arc::new(Plan::new(&record::gcm_circuit(16, len)).unwrap());
-    let (n_in, n_a2m, n_m2a) = record::cots_needed(16, len);
-    let (delta, keys, macs) = cots(70, n_in + n_a2m + n_m2a);
+    let (n_a2m, n_m2a) = record::cots_needed(len);
+    let (delta, keys, macs) = cots(70, n_a2m + n_m2a);
+    let (k_a2m, k_m2a) = keys.split_at(n_a2m);
+    let (m_a2m, m_m2a) = macs.split_at(n_a2m);
     let mut rng = ChaCha20Rng::seed_from_u64(71);
     let mut v = RecordVerifier::new(Arc::clone(&plan), len, [0; 8], delta, 0, &mut rng).unwrap();
+    let share = [9u8; 20];
+    // Its inputs before its chaining, a chaining to another key's wires.
+    assert!(v.early_inputs().is_err());
+    assert!(chain(&mut v, delta, &share[1..], &share, &mut rng).is_err());
+    let labels = chain(&mut v, delta, &share, &share, &mut rng).unwrap();
+    assert!(chain(&mut v, delta, &share, &share, &mut rng).is_err());
     let tables = v.preprocess().unwrap();
     let (mut os, mut or) = (OleSender::new(delta, 1), OleReceiver::new(1));
-    let (k_m2a, m_m2a) = (&keys[n_in + n_a2m..], &macs[n_in + n_a2m..]);
-    let share = [9u8; 20];
     let aad = record::tls12_aad(1, 23, len);
     // Out of order on the verifier's side: A2M and offsets before the
     // powers answered ahead.
-    assert!(v.a2m(&mut os, &keys[n_in..n_in + n_a2m], &[0; 16]).is_err());
+    assert!(v.a2m(&mut os, k_a2m, &[0; 16]).is_err());
     assert!(v.tag_share(&[0; 64], &aad, &[0; 20]).is_err());
     let ahead_msg = v.powers_ahead(&mut os, k_m2a).unwrap();
     assert!(v.powers_ahead(&mut os, k_m2a).is_err());
@@ -214,15 +234,15 @@ fn malformed_record_messages_are_refused() {
     assert!(p.powers(&[0; 10]).is_err());
     assert!(p.tag(&[0; 16], &aad, &[0; 20]).is_err());
     assert!(v.tag_share(&[0; 64], &aad, &[0; 20]).is_err());
-    let f = p.flips(&share, &macs[..n_in]).unwrap();
-    assert!(v.inputs(&share, &keys[..n_in], &f[1..]).is_err());
-    assert!(v.inputs(&share[1..], &keys[..n_in], &f).is_err());
-    let msg = v.inputs(&share, &keys[..n_in], &f).unwrap();
-    let m_a2m = &macs[n_in..n_in + n_a2m];
-    assert!(p.keystream(&msg[1..], &mut or, m_a2m).is_err());
-    let (ks, f) = p.keystream(&msg, &mut or, m_a2m).unwrap();
+    // A chained share of another length, then the record evaluated twice.
+    assert!(p
+        .keystream(&labels[1..], &share, &mut or.clone(), m_a2m)
+        .is_err());
+    let (ks, f) = p.keystream(&labels, &share, &mut or, m_a2m).unwrap();
     assert_eq!(ks.len(), len);
-    let k_a2m = &keys[n_in..n_in + n_a2m];
+    assert!(p
+        .keystream(&labels, &share, &mut or.clone(), m_a2m)
+        .is_err());
     assert!(v.a2m(&mut os.clone(), k_a2m, &f[1..]).is_err());
     let msg = v.a2m(&mut os, k_a2m, &f).unwrap();
     assert!(v.a2m(&mut os, k_a2m, &f).is_err());
@@ -237,8 +257,8 @@ fn malformed_record_messages_are_refused() {
 fn powers_answered_ahead_for_other_inputs_break_the_tag() {
     let len = 16;
     let plan = Arc::new(Plan::new(&record::gcm_circuit(16, len)).unwrap());
-    let (n_in, n_a2m, n_m2a) = record::cots_needed(16, len);
-    let (delta, keys, macs) = cots(90, n_in + n_a2m + n_m2a);
+    let (n_a2m, n_m2a) = record::cots_needed(len);
+    let (delta, keys, macs) = cots(90, n_a2m + n_m2a);
     let mut rng = ChaCha20Rng::seed_from_u64(91);
     let mut v = RecordVerifier::new(
         Arc::clone(&plan),
@@ -250,7 +270,7 @@ fn powers_answered_ahead_for_other_inputs_break_the_tag() {
     )
     .unwrap();
     let (mut os, or) = (OleSender::new(delta, 1), OleReceiver::new(1));
-    let (k_m2a, m_m2a) = (&keys[n_in + n_a2m..], &macs[n_in + n_a2m..]);
+    let (k_m2a, m_m2a) = (&keys[n_a2m..], &macs[n_a2m..]);
     // A verifier answering ahead for inputs of its own choice.
     let k = record::oles_needed(len);
     let other: Vec<Gf128> = (0..k).map(|_| Gf128::random(&mut rng)).collect();
@@ -272,19 +292,17 @@ fn powers_answered_ahead_for_other_inputs_break_the_tag() {
             &mut rng,
         )
         .unwrap();
+        let (kp, kv) = ([3u8; 20], [5u8; 20]);
+        let labels = chain(&mut v2, delta, &kv, &kp, &mut rng).unwrap();
         let tables = v2.preprocess().unwrap();
         v2.powers_ahead(&mut OleSender::new(delta, 1), k_m2a)
             .unwrap();
         let (ahead, _) = RecordProver::powers_ahead(len, &mut or, m_m2a, msg).unwrap();
         let mut p = RecordProver::new(Arc::clone(&plan), len, 0, tables, ahead).unwrap();
-        let kp = [3u8; 20];
-        let kv = [5u8; 20];
-        let f = p.flips(&kp, &macs[..n_in]).unwrap();
-        let m = v2.inputs(&kv, &keys[..n_in], &f).unwrap();
-        let (ks, f) = p.keystream(&m, &mut or, &macs[n_in..n_in + n_a2m]).unwrap();
+        let (ks, f) = p.keystream(&labels, &kp, &mut or, &macs[..n_a2m]).unwrap();
         let ct: Vec<u8> = ks.iter().map(|b| b ^ 0x41).collect();
         let aad = record::tls12_aad(1, 23, len);
-        let m = v2.a2m(&mut os, &keys[n_in..n_in + n_a2m], &f).unwrap();
+        let m = v2.a2m(&mut os, &keys[..n_a2m], &f).unwrap();
         let d = p.powers(&m).unwrap();
         let tv = v2.tag_share(&d, &aad, &ct).unwrap();
         let tag = p.tag(&tv, &aad, &ct).unwrap();
@@ -329,19 +347,18 @@ fn server_finished_record_checked_in_2pc() {
     let check = |ct: &[u8], tag: &[u8]| -> Result<Vec<u8>, Error> {
         let len = ct.len();
         let plan = Arc::new(Plan::new(&record::gcm_circuit(16, len))?);
-        let (n_in, n_a2m, n_m2a) = record::cots_needed(16, len);
-        let (delta, keys, macs) = cots(81, n_in + n_a2m + n_m2a);
+        let (n_a2m, n_m2a) = record::cots_needed(len);
+        let (delta, keys, macs) = cots(81, n_a2m + n_m2a);
         let mut rng = ChaCha20Rng::seed_from_u64(82);
         let mut v = RecordVerifier::new(Arc::clone(&plan), len, [0; 8], delta, 3, &mut rng)?;
+        let labels = chain(&mut v, delta, &kv, &kp, &mut rng)?;
         let tables = v.preprocess()?;
         let (mut os, mut or) = (OleSender::new(delta, 2), OleReceiver::new(2));
-        let msg = v.powers_ahead(&mut os, &keys[n_in + n_a2m..])?;
-        let (ahead, _) = RecordProver::powers_ahead(len, &mut or, &macs[n_in + n_a2m..], &msg)?;
+        let msg = v.powers_ahead(&mut os, &keys[n_a2m..])?;
+        let (ahead, _) = RecordProver::powers_ahead(len, &mut or, &macs[n_a2m..], &msg)?;
         let mut p = RecordProver::new(plan, len, 3, tables, ahead)?;
-        let f = p.flips(&kp, &macs[..n_in])?;
-        let msg = v.inputs(&kv, &keys[..n_in], &f)?;
-        let (ks, f) = p.keystream(&msg, &mut or, &macs[n_in..n_in + n_a2m])?;
-        let msg = v.a2m(&mut os, &keys[n_in..n_in + n_a2m], &f)?;
+        let (ks, f) = p.keystream(&labels, &kp, &mut or, &macs[..n_a2m])?;
+        let msg = v.a2m(&mut os, &keys[..n_a2m], &f)?;
         let d = p.powers(&msg)?;
         // The prover's share goes first; the verifier's follows.
         let tp = p.tag_share(&aad, ct)?;

@@ -221,3 +221,67 @@ fn early_input_labels_evaluate_as_late_ones() {
     assert_eq!(bits_to_bytes(&out[0]), aes_ref(&key, &pt));
     assert_eq!(v.retain().unwrap().own, vec![key_bits]);
 }
+
+/// A circuit whose prover group is chained to another circuit's output
+/// (`chain_prover_input`): evaluated on the labels the prover holds there,
+/// it computes on that output with no input message (answering flips for
+/// it is refused), the verifier retains its early groups as its input
+/// bits, and the audit passes. A garbler that chained the group to other
+/// 0-labels than the output's (so that the prover's labels decode to
+/// something else, or to nothing) is caught by the audit.
+#[test]
+fn chained_inputs_take_the_other_circuits_labels() {
+    use std::sync::Arc;
+    use webproof_mpc::exec::{ProverCircuit, VerifierCircuit};
+    use webproof_mpc::Plan;
+    let mut rng = ChaCha20Rng::seed_from_u64(50);
+    let key: [u8; 16] = rng.gen();
+    let pt: [u8; 16] = rng.gen();
+    let (delta, keys, _) = cots(51, 128);
+    let plan = Arc::new(Plan::new(webproof_circuits::cache::aes128()).unwrap());
+    // Stand-in for the earlier circuit: the 0-labels of the wires holding
+    // the prover's key, and the labels the prover evaluated there.
+    let key_bits = bytes_to_bits(&key);
+    let out_zero: Vec<Block> = (0..128).map(|_| Block(rng.gen::<u128>())).collect();
+    let held: Vec<Block> = out_zero
+        .iter()
+        .zip(&key_bits)
+        .map(|(&z, &b)| if b { z ^ delta } else { z })
+        .collect();
+    let pt_bits = bytes_to_bits(&pt);
+    let run = |zero: &[Block], rng: &mut ChaCha20Rng| {
+        // Group 0 the prover's key (chained), group 1 the verifier's block.
+        let mut v = VerifierCircuit::new(Arc::clone(&plan), delta, 9, 0, rng).unwrap();
+        v.chain_prover_input(zero).unwrap();
+        let chunks = v.garble_all();
+        let early = v
+            .early_inputs(&[1], std::slice::from_ref(&pt_bits))
+            .unwrap();
+        assert!(v.inputs(&keys, &[0; 16], &[]).is_err());
+        let mut p = ProverCircuit::new(Arc::clone(&plan), 9, 0).unwrap();
+        p.receive_early(&[1], &early).unwrap();
+        p.chain_prover_input(&held, &key_bits).unwrap();
+        assert!(p.flips(&keys, &key_bits).is_err());
+        for ch in &chunks {
+            p.feed(ch).unwrap();
+        }
+        p.finish().unwrap();
+        let out = p.decode(&v.decoding().unwrap()).unwrap();
+        let garbled = v.retain().unwrap();
+        assert_eq!(garbled.own, vec![pt_bits.clone()]);
+        let evaluated = p.retain().unwrap();
+        let values = vec![key_bits.clone(), pt_bits.clone()];
+        (
+            bits_to_bytes(&out[0]),
+            evaluated.circuit.audit(delta, &values),
+        )
+    };
+    let (ct, audit) = run(&out_zero, &mut rng);
+    assert_eq!(ct, aes_ref(&key, &pt));
+    audit.unwrap();
+    // Chained to other wires: another key in the circuit's eyes.
+    let mut other = out_zero.clone();
+    other[5] ^= Block(1 << 70);
+    let (_, audit) = run(&other, &mut rng);
+    assert!(matches!(audit, Err(Error::VerifierCheated(_))), "{audit:?}");
+}

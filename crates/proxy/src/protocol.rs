@@ -83,7 +83,10 @@ use serde::{Deserialize, Serialize};
 /// Version 13: MPC mode's `Decoding` carries the labels of the verifier's
 /// inputs known before the session (its masks, the explicit nonces),
 /// which its online input messages leave out (`webproof_mpc::exec`).
-pub const PROTOCOL_VERSION: u16 = 13;
+/// Version 14: MPC mode's record circuits take the prover's key ‖ IV
+/// share as the key derivation's output labels (chained): `RecFlips` and
+/// `RecInputs` are gone, and a record starts with `RecA2m`.
+pub const PROTOCOL_VERSION: u16 = 14;
 /// Largest control message (JSON) accepted by default. The prover's
 /// `Proof` is the largest: for a 16 MiB response its plan holds about
 /// 1,000 record layouts (40 bytes each) and, with an attestation, one leaf
