@@ -500,7 +500,7 @@ fn verifier_groups(
 
 /// The circuit groups of `step` the verifier encodes in preprocessing:
 /// its masks, drawn when it garbles (its share at steps 1 to 6 is the
-/// mask an earlier step output under, [`verifier_groups`]). Only the
+/// mask an earlier step output under, `verifier_groups`). Only the
 /// premaster share, the inner digests and the curve wait for the session.
 pub fn early_groups(step: usize) -> &'static [usize] {
     match step {
