@@ -29,7 +29,9 @@
 //! - reduced PRF: the `OS_pms` share output by step 0 is the prover's
 //!   input of steps 1 and 2 and the first half of step 3's; the master
 //!   secret's first block (step 2) the second half of step 3's; the
-//!   `OS_ms` share output by step 3 the prover's input of steps 4 to 8;
+//!   `OS_ms` share output by step 3 the prover's input of steps 4 to 6
+//!   (chained: those inputs are the outputs' labels, so an honest
+//!   garbling makes each hold and the audit checks the garbling);
 //! - full PRF: the pad-state share output by the key derivation is the
 //!   prover's input of both Finished;
 //! - every record's prover input (the client's key ‖ IV share) is the

@@ -294,6 +294,16 @@ impl KdfVerifier {
         }
     }
 
+    /// Before garbling step `i`: chain its prover input to the outputs of
+    /// the earlier steps it takes the share from (reduced PRF; the full
+    /// PRF's steps take theirs by COT).
+    pub(crate) fn chain(&mut self, i: usize) -> Result<()> {
+        match self {
+            KdfVerifier::Reduced(v) => Ok(v.chain(i)?),
+            KdfVerifier::Full { .. } => Ok(()),
+        }
+    }
+
     /// The hash of the handshake through the client Finished, for the
     /// full PRF's server Finished circuit (the reduced PRF's is checked in
     /// the proof, which takes the hash from the session).

@@ -61,8 +61,9 @@
 //! decides (the prover's inputs, the inner digests' public schedules,
 //! the premaster share: the verifier's masks and the explicit nonces
 //! went with the tables), the ECtF's and A2M's OLEs, 16 bytes per odd
-//! power and a few hundred bytes per step (about 0.33 MB in all for a
-//! 1 KB request, `table_bytes_figures`). Meanwhile the prover builds the same circuits' schedules
+//! power and a few hundred bytes per step (about 0.32 MB in all for a
+//! 1 KB request, `table_bytes_figures`; the prover's later inputs are
+//! chained to the outputs they come from, so they cost nothing online). Meanwhile the prover builds the same circuits' schedules
 //! ([`ProverSession::prepare`]), so no circuit is built online either.
 //! The key derivation's schedules depend on nothing of a session: each
 //! process builds them once and shares them ([`warm_plans`]; a verifier

@@ -812,10 +812,16 @@ impl VerifierSession {
         }
         let decoding = circuit.decoding()?;
         let early = if i < steps {
-            self.kdf
+            let kdf = self
+                .kdf
                 .as_mut()
-                .ok_or(Error::OutOfOrder("tables of a circuit not garbled"))?
-                .early_inputs(i)?
+                .ok_or(Error::OutOfOrder("tables of a circuit not garbled"))?;
+            if i + 1 < steps {
+                // The next step takes the prover's share as labels output
+                // here or before: chained before it is garbled.
+                kdf.chain(i + 1)?;
+            }
+            kdf.early_inputs(i)?
         } else {
             garbled(&mut self.recs[i - steps].v)?.early_inputs()?
         };

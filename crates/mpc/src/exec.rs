@@ -133,11 +133,12 @@ impl VerifierCircuit {
     /// Before garbling: the prover's group takes the output labels of
     /// another circuit of the session (same `Δ`), whose 0-labels are
     /// `zero`: the prover feeds the labels it evaluated there
-    /// ([`ProverCircuit::chain_prover_input`]), so its input costs no
-    /// round trip and cannot differ from that output. The verifier's
-    /// groups must then all go early ([`Self::early_inputs`]); answering
-    /// flips for a chained group is refused, since a correction would
-    /// hand the prover a second label of a wire it already holds one of.
+    /// ([`ProverCircuit::chain_prover_input`]), so its input costs no COT
+    /// and cannot differ from that output. The input message
+    /// ([`Self::inputs`], with no keys and no flips) then carries only the
+    /// verifier's late groups, none at all if every group went early:
+    /// a correction for a chained group would hand the prover a second
+    /// label of a wire it already holds one of.
     pub fn chain_prover_input(&mut self, zero: &[Block]) -> Result<()> {
         self.garbler
             .set_input_zero_labels(self.prover_group, zero)?;
@@ -185,23 +186,27 @@ impl VerifierCircuit {
     /// every other input group not sent early, in group order).
     pub fn inputs(&self, keys: &[Block], flips: &[u8], own: &[Vec<bool>]) -> Result<Vec<u8>> {
         let groups = self.garbler.plan().inputs().len();
-        if self.chained {
-            return Err(Error::Malformed(
-                "input labels for a group chained to another circuit",
-            ));
-        }
         if own.len() + 1 + self.early.len() != groups {
             return Err(Error::Malformed("verifier inputs for another circuit"));
         }
-        let zero = self.garbler.input_zero_labels(self.prover_group)?;
-        if keys.len() != zero.len() {
-            return Err(Error::Length {
-                group: self.prover_group,
-                expected: zero.len(),
-                got: keys.len(),
-            });
-        }
-        let mut msg = transfer::corrections(zero, keys, self.garbler.delta(), flips)?;
+        let mut msg = if self.chained {
+            if !keys.is_empty() || !flips.is_empty() {
+                return Err(Error::Malformed(
+                    "input labels for a group chained to another circuit",
+                ));
+            }
+            Vec::new()
+        } else {
+            let zero = self.garbler.input_zero_labels(self.prover_group)?;
+            if keys.len() != zero.len() {
+                return Err(Error::Length {
+                    group: self.prover_group,
+                    expected: zero.len(),
+                    got: keys.len(),
+                });
+            }
+            transfer::corrections(zero, keys, self.garbler.delta(), flips)?
+        };
         let mut bits = own.iter();
         let mut early = self.early.iter().peekable();
         let mut all = Vec::with_capacity(groups - 1);
@@ -304,8 +309,10 @@ impl ProverCircuit {
 
     /// The prover's group from another circuit's output: its active
     /// `labels` there and their `bits` (see
-    /// [`VerifierCircuit::chain_prover_input`]). With every verifier group
-    /// early, the circuit is then ready to evaluate, with no round trip.
+    /// [`VerifierCircuit::chain_prover_input`]), instead of [`Self::flips`].
+    /// The verifier's input message then has no corrections; with every
+    /// verifier group early there is none, and the circuit is ready to
+    /// evaluate.
     pub fn chain_prover_input(&mut self, labels: &[Block], bits: &[bool]) -> Result<()> {
         if self.macs.is_some() || self.chained || labels.len() != bits.len() {
             return Err(Error::Malformed("a chained input after the inputs"));
@@ -371,24 +378,28 @@ impl ProverCircuit {
             .iter()
             .enumerate()
             .filter(|(g, _)| !self.early.contains(g))
+            .filter(|(g, _)| !(self.chained && *g == self.prover_group))
             .map(|(_, w)| w.len())
             .sum::<usize>()
     }
 
     /// Take the verifier's input message and set every input group.
     pub fn receive_inputs(&mut self, msg: &[u8]) -> Result<()> {
-        let macs = self
-            .macs
-            .as_ref()
-            .ok_or(Error::Malformed("input labels before the flips"))?;
         if msg.len() != self.inputs_len() {
             return Err(Error::Malformed("input label message of the wrong length"));
         }
-        let n = macs.len();
-        let own = transfer::labels_from_corrections(macs, &msg[..16 * n])?;
+        let mut off = 0;
+        if !self.chained {
+            let macs = self
+                .macs
+                .as_ref()
+                .ok_or(Error::Malformed("input labels before the flips"))?;
+            let n = macs.len();
+            let own = transfer::labels_from_corrections(macs, &msg[..16 * n])?;
+            self.evaluator.set_input(self.prover_group, &own)?;
+            off = 16 * n;
+        }
         let plan = Arc::clone(self.evaluator.plan());
-        self.evaluator.set_input(self.prover_group, &own)?;
-        let mut off = 16 * n;
         for (g, wires) in plan.inputs().iter().enumerate() {
             if g == self.prover_group || self.early.contains(&g) {
                 continue;

@@ -58,10 +58,12 @@
 //! labels of the verifier's masks (drawn when it garbles: its share of
 //! `OS` at steps 1 to 6 and the masks the step outputs under,
 //! [`ReducedVerifier::early_inputs`]); online, prover → verifier the
-//! flips of its share (its premaster share, or its share of `OS`),
-//! verifier → prover the input labels (corrections, its premaster share
-//! at step 0, the inner digests, the curve), then prover → verifier the
-//! labels of the revealed output. The prover must
+//! flips of its premaster share (step 0; from step 1 on its share of
+//! `OS` is the labels it evaluated where that share was output, chained,
+//! [`ReducedVerifier::chain`], so its flips are empty), verifier → prover
+//! the input labels (corrections and its premaster share at step 0, the
+//! inner digests, the curve), then prover → verifier the labels of the
+//! revealed output. The prover must
 //! send its share at step `k` only after step `k - 1` is done; out-of-order
 //! calls are refused.
 //!
@@ -310,7 +312,27 @@ impl ReducedPlans {
 
     /// COTs the prover's share consumes at `step`.
     pub fn cots(&self, step: usize) -> usize {
-        8 * shape(step).share
+        if chain_sources(step).is_empty() {
+            8 * shape(step).share
+        } else {
+            0
+        }
+    }
+}
+
+/// Where the prover's share input of `step` was output, in input order:
+/// (step, output group) pairs. From step 1 on the share is an earlier
+/// step's output (`OS_pms` from step 0, the first master-secret block from
+/// step 2, `OS_ms` from step 3), so the circuit is chained to it
+/// (`crate::exec`'s chained inputs): the prover feeds the labels it
+/// evaluated there, with no COT and no correction, and the equality
+/// between the steps holds by construction.
+fn chain_sources(step: usize) -> &'static [(usize, usize)] {
+    match step {
+        0 => &[],
+        1 | 2 => &[(0, 1)],
+        3 => &[(0, 1), (2, 1)],
+        _ => &[(3, 1)],
     }
 }
 
@@ -655,11 +677,30 @@ impl ReducedVerifier {
     pub fn preprocess(&mut self) -> Result<Vec<StepTables>> {
         (0..STEPS)
             .map(|step| {
+                self.chain(step)?;
                 let chunks = self.circuits[step].garble_all();
                 let decoding = self.circuits[step].decoding()?;
                 Ok((chunks, decoding, self.early_inputs(step)?))
             })
             .collect()
+    }
+
+    /// Before garbling `step` (once the steps it takes the prover's share
+    /// from are garbled): chain its prover input to their outputs (nothing
+    /// to do at step 0).
+    pub fn chain(&mut self, step: usize) -> Result<()> {
+        let sources = chain_sources(step);
+        if sources.is_empty() {
+            return Ok(());
+        }
+        let mut zero = Vec::new();
+        for &(s, g) in sources {
+            zero.extend_from_slice(self.circuits[s].garbler().output_zero_labels(g)?);
+        }
+        self.circuits
+            .get_mut(step)
+            .ok_or(Error::Malformed("no such step"))?
+            .chain_prover_input(&zero)
     }
 
     /// Preprocessing: the labels of `step`'s inputs known before the
@@ -795,7 +836,9 @@ impl ReducedProver {
         })
     }
 
-    /// The flips of the prover's share for `step`.
+    /// The flips of the prover's share for `step`: from step 1 on none
+    /// (`macs` empty), the share being the labels this prover evaluated at
+    /// the steps that output it (chained).
     pub fn flips(&mut self, step: usize, macs: &[Block]) -> Result<Vec<u8>> {
         if step != self.next || step >= STEPS {
             return Err(Error::Malformed("step out of order"));
@@ -812,7 +855,19 @@ impl ReducedProver {
         if 8 * own.len() != c.input_len() {
             return Err(Error::Malformed("step out of order"));
         }
-        c.flips(macs, &bytes_to_bits(&own))
+        let sources = chain_sources(step);
+        if sources.is_empty() {
+            return c.flips(macs, &bytes_to_bits(&own));
+        }
+        if !macs.is_empty() {
+            return Err(Error::Malformed("COTs for a chained step"));
+        }
+        let mut labels = Vec::new();
+        for &(s, g) in sources {
+            labels.extend_from_slice(self.circuits[s].evaluator().output_labels(g)?);
+        }
+        self.circuits[step].chain_prover_input(&labels, &bytes_to_bits(&own))?;
+        Ok(Vec::new())
     }
 
     /// Evaluate `step` with the verifier's input message; the labels of the

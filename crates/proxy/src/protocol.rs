@@ -84,8 +84,10 @@ use serde::{Deserialize, Serialize};
 /// inputs known before the session (its masks, the explicit nonces),
 /// which its online input messages leave out (`webproof_mpc::exec`).
 /// Version 14: MPC mode's record circuits take the prover's key ‖ IV
-/// share as the key derivation's output labels (chained): `RecFlips` and
-/// `RecInputs` are gone, and a record starts with `RecA2m`.
+/// share as the key derivation's output labels, and the reduced PRF's
+/// steps from the second on the prover's share as an earlier step's
+/// (chained): `RecFlips` and `RecInputs` are gone, a record starts with
+/// `RecA2m`, and those steps' flips are empty.
 pub const PROTOCOL_VERSION: u16 = 14;
 /// Largest control message (JSON) accepted by default. The prover's
 /// `Proof` is the largest: for a 16 MiB response its plan holds about
