@@ -23,14 +23,13 @@ use crate::kdf::{KdfPlans, KdfProver, KeyLabels};
 use crate::keyx::{ectf_cots, ProverKx, ProverKx2, Shares, ECTF_STREAM};
 use crate::msg::{ProverMsg, VerifierMsg};
 use crate::rec::{
-    check_server_finished, key_iv, key_iv_wires, run_order, server_alert, RecSpec, CLIENT_FINISHED,
+    check_server_finished, key_iv, key_iv_labels, run_order, server_alert, RecSpec, CLIENT_FINISHED,
 };
 use aes_gcm::aead::{Aead, KeyInit, Payload};
 use rand_chacha::ChaCha20Rng;
 use rand_core::{CryptoRng, RngCore, SeedableRng};
 use std::sync::Arc;
 use webproof_circuits::tls::Tls12Suite;
-use webproof_core::Block;
 use webproof_mpc::consistency::EvaluatedRun;
 use webproof_mpc::keyshare;
 use webproof_mpc::ole::OleReceiver;
@@ -746,17 +745,12 @@ impl ProverSession {
     /// party evaluated there) and the verifier's inputs came with the
     /// tables, so each record evaluates at once and sends its ciphertext.
     fn start_records(&mut self, out: &mut ProverOutput) -> Result<()> {
-        if !self.records_open {
+        if !self.records_open || self.recs.iter().all(|r| r.tables.is_none()) {
             return Ok(());
         }
-        let key_iv_labels = match (&self.kdf, &self.plans, self.suite) {
+        let labels = match (&self.kdf, &self.plans, self.suite) {
             (Some(kdf), Some(plans), Some(suite)) => {
-                let kb: Vec<Block> = kdf
-                    .key_labels(plans)?
-                    .into_iter()
-                    .flat_map(|k| k.labels)
-                    .collect();
-                key_iv_wires(&kb, suite.key_len, suite.iv_len)?
+                key_iv_labels(kdf.key_labels(plans)?, suite.key_len, suite.iv_len)?
             }
             _ => return Err(Error::OutOfOrder("records before the key derivation")),
         };
@@ -788,7 +782,7 @@ impl ProverSession {
             let (n_a2m, _) = spec.cots();
             let macs = self.cots.take(n_a2m)?;
             let r = &mut self.recs[i];
-            let (ks, flips) = p.keystream(&key_iv_labels, &key_iv(&keys), &mut r.ole, &macs)?;
+            let (ks, flips) = p.keystream(&labels, &key_iv(&keys), &mut r.ole, &macs)?;
             self.oles.choose(spec.stream(), macs, &flips);
             r.ct = r.pt.iter().zip(&ks).map(|(a, b)| a ^ b).collect();
             r.p = Some(p);

@@ -133,3 +133,16 @@ pub(crate) fn key_iv_wires<T: Clone>(kb: &[T], key_len: usize, iv_len: usize) ->
     }
     Ok([&kb[..k], &kb[2 * k..2 * k + i]].concat())
 }
+
+/// The client key ‖ IV's labels among the key derivation's key-block
+/// outputs (`KdfProver::key_labels`: the prover's active labels;
+/// `KdfVerifier::key_labels`: the verifier's 0-labels), what every record
+/// circuit is chained to.
+pub(crate) fn key_iv_labels(
+    key_block: Vec<crate::kdf::KeyLabels>,
+    key_len: usize,
+    iv_len: usize,
+) -> Result<Vec<webproof_core::Block>> {
+    let kb: Vec<_> = key_block.into_iter().flat_map(|k| k.labels).collect();
+    key_iv_wires(&kb, key_len, iv_len)
+}

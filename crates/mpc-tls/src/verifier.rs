@@ -74,7 +74,7 @@ use crate::hello::{self, client_key_exchange, finished, group_curve, suite_param
 use crate::kdf::{KdfPlans, KdfPublic, KdfVerifier, KeyLabels};
 use crate::keyx::{ectf_cots, Shares, VerifierKx, VerifierKx2, ECTF_STREAM};
 use crate::msg::{ProverMsg, VerifierMsg};
-use crate::rec::{check_server_finished, key_iv, key_iv_wires, server_alert, RecSpec};
+use crate::rec::{check_server_finished, key_iv, key_iv_labels, server_alert, RecSpec};
 use rand_chacha::ChaCha20Rng;
 use rand_core::{CryptoRng, RngCore, SeedableRng};
 use webproof_circuits::tls::Tls12Suite;
@@ -783,12 +783,7 @@ impl VerifierSession {
                 let (Some(kdf), Some(plans)) = (&self.kdf, &self.plans) else {
                     return Err(Error::OutOfOrder("a record before the key derivation"));
                 };
-                let kb: Vec<Block> = kdf
-                    .key_labels(plans)?
-                    .into_iter()
-                    .flat_map(|k| k.labels)
-                    .collect();
-                let zero = key_iv_wires(&kb, r.key_len, r.iv_len)?;
+                let zero = key_iv_labels(kdf.key_labels(plans)?, r.key_len, r.iv_len)?;
                 v.chain(&zero, &key_iv(&kdf.key_shares()))?;
                 r.v = Some(v);
             }

@@ -331,18 +331,25 @@ impl ProverCircuit {
         }
         let plan = Arc::clone(self.evaluator.plan());
         valid_early(&plan, self.prover_group, groups)?;
-        let len: usize = groups.iter().map(|&g| 16 * plan.inputs()[g].len()).sum();
-        if msg.len() != len {
+        if msg.len() != early_len(&plan, groups) {
             return Err(Error::Malformed("early input labels of the wrong length"));
         }
+        self.set_groups(groups.iter().copied(), msg)?;
+        self.early = groups.to_vec();
+        Ok(())
+    }
+
+    /// Set `groups`' labels from `msg`, one after the other (the caller
+    /// checked its length).
+    fn set_groups(&mut self, groups: impl Iterator<Item = usize>, msg: &[u8]) -> Result<()> {
+        let plan = Arc::clone(self.evaluator.plan());
         let mut off = 0;
-        for &g in groups {
+        for g in groups {
             let n = plan.inputs()[g].len();
             let labels = labels_from_bytes(&msg[off..off + 16 * n], n)?;
             self.evaluator.set_input(g, &labels)?;
             off += 16 * n;
         }
-        self.early = groups.to_vec();
         Ok(())
     }
 
@@ -399,17 +406,10 @@ impl ProverCircuit {
             self.evaluator.set_input(self.prover_group, &own)?;
             off = 16 * n;
         }
-        let plan = Arc::clone(self.evaluator.plan());
-        for (g, wires) in plan.inputs().iter().enumerate() {
-            if g == self.prover_group || self.early.contains(&g) {
-                continue;
-            }
-            let len = 16 * wires.len();
-            let labels = labels_from_bytes(&msg[off..off + len], wires.len())?;
-            self.evaluator.set_input(g, &labels)?;
-            off += len;
-        }
-        Ok(())
+        let (prover, early) = (self.prover_group, self.early.clone());
+        let groups = self.evaluator.plan().inputs().len();
+        let late = (0..groups).filter(|g| *g != prover && !early.contains(g));
+        self.set_groups(late, &msg[off..])
     }
 
     /// Evaluate one chunk (after the inputs are set).

@@ -259,16 +259,12 @@ fn powers_answered_ahead_for_other_inputs_break_the_tag() {
     let plan = Arc::new(Plan::new(&record::gcm_circuit(16, len)).unwrap());
     let (n_a2m, n_m2a) = record::cots_needed(len);
     let (delta, keys, macs) = cots(90, n_a2m + n_m2a);
+    // The verifier of seed 91 (built twice, for the same masks).
+    let verifier = |rng: &mut ChaCha20Rng| {
+        RecordVerifier::new(Arc::clone(&plan), len, 1u64.to_be_bytes(), delta, 0, rng).unwrap()
+    };
     let mut rng = ChaCha20Rng::seed_from_u64(91);
-    let mut v = RecordVerifier::new(
-        Arc::clone(&plan),
-        len,
-        1u64.to_be_bytes(),
-        delta,
-        0,
-        &mut rng,
-    )
-    .unwrap();
+    let mut v = verifier(&mut rng);
     let (mut os, or) = (OleSender::new(delta, 1), OleReceiver::new(1));
     let (k_m2a, m_m2a) = (&keys[n_a2m..], &macs[n_a2m..]);
     // A verifier answering ahead for inputs of its own choice.
@@ -283,15 +279,7 @@ fn powers_answered_ahead_for_other_inputs_break_the_tag() {
         // The same verifier again (same seed), its OLE stream where `v`'s
         // answer ahead left it.
         let mut rng = ChaCha20Rng::seed_from_u64(91);
-        let mut v2 = RecordVerifier::new(
-            Arc::clone(&plan),
-            len,
-            1u64.to_be_bytes(),
-            delta,
-            0,
-            &mut rng,
-        )
-        .unwrap();
+        let mut v2 = verifier(&mut rng);
         let (kp, kv) = ([3u8; 20], [5u8; 20]);
         let labels = chain(&mut v2, delta, &kv, &kp, &mut rng).unwrap();
         let tables = v2.preprocess().unwrap();
