@@ -408,8 +408,7 @@ pub(crate) async fn prove(opts: &ProveOptions) -> Result<ProveOutcome> {
     for m in opening.to_verifier {
         write_frame(&mut link, &m.encode()).await?;
     }
-    let outcome = run_session(session, &mut link, frames, srv_rd, srv_wr).await?;
-    let t2 = Instant::now();
+    let (outcome, t2) = run_session(session, &mut link, frames, srv_rd, srv_wr).await?;
 
     // The proof of the response.
     let response = outcome.response.clone();
@@ -549,12 +548,16 @@ async fn run_session<L: AsyncRead + AsyncWrite + Unpin>(
     mut session: mpc::ProverSession,
     link: &mut L,
     mut frames: FrameReader,
-    mut srv_rd: tokio::net::tcp::OwnedReadHalf,
-    mut srv_wr: tokio::net::tcp::OwnedWriteHalf,
-) -> Result<mpc::ProverOutcome> {
+    srv_rd: tokio::net::tcp::OwnedReadHalf,
+    srv_wr: tokio::net::tcp::OwnedWriteHalf,
+) -> Result<(mpc::ProverOutcome, Instant)> {
     let mut buf = vec![0u8; 32 << 10];
     let mut server_open = true;
-    let mut close_sent = false;
+    let mut srv_wr = Some(srv_wr);
+    let mut srv_rd = Some(srv_rd);
+    // When the server's part ended: the `Close` (the verifier's
+    // `CloseAck` that completes the session needs no server).
+    let mut closed_at = None;
     let idle = Duration::from_secs(30);
     loop {
         if session.outcome().is_some() {
@@ -564,18 +567,24 @@ async fn run_session<L: AsyncRead + AsyncWrite + Unpin>(
                 )));
             }
             // The session's tables and step state go; the outcome stays.
-            return session.into_outcome().ok_or_else(|| {
+            let outcome = session.into_outcome().ok_or_else(|| {
                 NetError::Proxy(webproof_proxy::ProxyError::Protocol(
                     "the session ended without its outcome".into(),
                 ))
-            });
+            })?;
+            return Ok((outcome, closed_at.unwrap_or_else(Instant::now)));
         }
         let step = tokio::select! {
             f = frames.next(link) => {
                 let f = f?.ok_or_else(|| NetError::Disconnected("the verifier hung up mid-session".into()))?;
                 session.on_verifier_bytes(&f)
             }
-            n = srv_rd.read(&mut buf), if server_open => match n {
+            n = async {
+                match srv_rd.as_mut() {
+                    Some(r) => r.read(&mut buf).await,
+                    None => Ok(0),
+                }
+            }, if server_open => match n {
                 Ok(0) | Err(_) => {
                     server_open = false;
                     session.on_server_closed()
@@ -589,6 +598,12 @@ async fn run_session<L: AsyncRead + AsyncWrite + Unpin>(
         let out = session_step(link, step).await?;
         if !out.to_server.is_empty() {
             srv_wr
+                .as_mut()
+                .ok_or_else(|| {
+                    NetError::Proxy(webproof_proxy::ProxyError::Protocol(
+                        "the session wrote to the server after its Close".into(),
+                    ))
+                })?
                 .write_all(&out.to_server)
                 .await
                 .map_err(NetError::io("writing to the server"))?;
@@ -596,11 +611,16 @@ async fn run_session<L: AsyncRead + AsyncWrite + Unpin>(
         for m in out.to_verifier {
             write_frame(link, &m.encode()).await?;
         }
-        if !close_sent && session.server_done() && session.records_done() {
-            close_sent = true;
+        if closed_at.is_none() && session.server_done() && session.records_done() {
             // The transcript ends here: what the server does after (its
-            // TCP close after close_notify) is no longer the session's.
+            // TCP close after close_notify) is no longer the session's,
+            // and the connection is let go now, not after the `CloseAck`.
             server_open = false;
+            srv_rd = None;
+            if let Some(mut w) = srv_wr.take() {
+                let _ = w.shutdown().await;
+            }
+            closed_at = Some(Instant::now());
             let m = session.close()?;
             write_frame(link, &m.encode()).await?;
         }

@@ -192,7 +192,10 @@ pub struct ProveStats {
     pub uploaded_online: u64,
     /// Bytes received from the verifier after setup.
     pub downloaded_online: u64,
-    /// The TLS session with the server (relay phase).
+    /// The TLS session with the server (relay phase): from the connection
+    /// to the end of the server's part (in MPC mode the prover's `Close`,
+    /// after which it lets the server connection go; the verifier's
+    /// `CloseAck` counts in the proof phase).
     pub time_tls_ms: f64,
     /// The proof phase.
     pub time_proof_ms: f64,
