@@ -27,8 +27,7 @@
 //!
 //! # What is tied together
 //! - reduced PRF: the `OS_pms` share output by step 0 is the prover's
-//!   input of steps 1 and 2 and the first half of step 3's; the master
-//!   secret's first block (step 2) the second half of step 3's; the
+//!   input of steps 1 to 3; the
 //!   `OS_ms` share output by step 3 the prover's input of steps 4 to 6
 //!   (chained: those inputs are the outputs' labels, so an honest
 //!   garbling makes each hold and the audit checks the garbling);
@@ -63,7 +62,6 @@ use crate::hello::finished;
 use crate::kdf::{is_reduced, key_outputs};
 use crate::rec::{key_iv, key_iv_wires, RecSpec};
 use crate::response::{mpc_err, zk_err};
-use core::ops::Range;
 use webproof_circuits::{bits_to_bytes, bytes_to_bits, Circuit};
 use webproof_core::cot::{RandomCotReceiver, RandomCotSender};
 use webproof_core::{Block, Io};
@@ -129,11 +127,9 @@ impl Shape {
     fn links(&self) -> Vec<(Wire, Wire)> {
         let mut v = Vec::new();
         if is_reduced(&self.cfg) {
-            for s in [1, 2] {
+            for s in 1..4 {
                 v.push((Wire::output(0, 1), Wire::input(s, 0)));
             }
-            v.push((Wire::output(0, 1), Wire::input(3, 0).bits(0..256)));
-            v.push((Wire::output(2, 1), Wire::input(3, 0).bits(256..512)));
             for s in 4..STEPS {
                 v.push((Wire::output(3, 1), Wire::input(s, 0)));
             }
@@ -161,7 +157,6 @@ struct Wire {
     run: usize,
     output: bool,
     group: usize,
-    bits: Option<Range<usize>>,
 }
 
 impl Wire {
@@ -170,7 +165,6 @@ impl Wire {
             run,
             output: false,
             group,
-            bits: None,
         }
     }
 
@@ -178,13 +172,6 @@ impl Wire {
         Wire {
             output: true,
             ..Wire::input(run, group)
-        }
-    }
-
-    fn bits(self, r: Range<usize>) -> Self {
-        Wire {
-            bits: Some(r),
-            ..self
         }
     }
 }
@@ -202,8 +189,7 @@ fn gather<B: Copy>(runs: &[Wires<B>], wires: &[Wire]) -> Result<Vec<B>> {
         let run = runs.get(w.run).ok_or(Error::Malformed(WHAT))?;
         let groups = if w.output { &run.outputs } else { &run.inputs };
         let g = groups.get(w.group).ok_or(Error::Malformed(WHAT))?;
-        let r = w.bits.clone().unwrap_or(0..g.len());
-        out.extend_from_slice(g.get(r).ok_or(Error::Malformed(WHAT))?);
+        out.extend_from_slice(g);
     }
     Ok(out)
 }

@@ -123,8 +123,17 @@ impl KdfPlans {
     /// Whether the prover returns output labels after `step`.
     pub(crate) fn reveals(&self, step: usize) -> bool {
         match self {
-            KdfPlans::Reduced(_) => step != 6,
+            KdfPlans::Reduced(_) => step < STEPS,
             KdfPlans::Full(_) => step != 0,
+        }
+    }
+
+    /// Whether the verifier sends `step`'s advance labels right after the
+    /// inputs of the step before (reduced PRF, `KdfAdvance`).
+    pub(crate) fn has_advance(&self, step: usize) -> bool {
+        match self {
+            KdfPlans::Reduced(_) => !webproof_mpc::reduced::advance_groups(step).is_empty(),
+            KdfPlans::Full(_) => false,
         }
     }
 
@@ -132,7 +141,7 @@ impl KdfPlans {
     /// verifier then sets the server Finished hash).
     pub(crate) fn client_vd_step(&self) -> usize {
         match self {
-            KdfPlans::Reduced(_) => 5,
+            KdfPlans::Reduced(_) => 6,
             KdfPlans::Full(_) => 1,
         }
     }
@@ -174,7 +183,7 @@ pub(crate) fn reduced_suite(suite: webproof_circuits::tls::Tls12Suite) -> bool {
 /// group) pairs.
 pub(crate) fn key_outputs(reduced: bool) -> &'static [(usize, usize)] {
     if reduced {
-        &[(5, 1), (6, 0)]
+        &[(6, 1)]
     } else {
         &[(0, 0)]
     }
@@ -370,6 +379,15 @@ impl KdfVerifier {
         }
     }
 
+    /// The labels of `step`'s advance group, sent right after the inputs
+    /// of the step before (`None` where it has none).
+    pub(crate) fn advance(&mut self, step: usize) -> Result<Option<Vec<u8>>> {
+        match self {
+            KdfVerifier::Reduced(v) => Ok(v.advance(step)?),
+            KdfVerifier::Full { .. } => Ok(None),
+        }
+    }
+
     pub(crate) fn receive(&mut self, step: usize, labels: &[u8]) -> Result<()> {
         match self {
             KdfVerifier::Reduced(v) => Ok(v.receive(step, labels)?),
@@ -501,6 +519,17 @@ impl KdfProver {
                     _ => return Err(Error::OutOfOrder("key-derivation step")),
                 })
             }
+        }
+    }
+
+    /// Take `step`'s advance labels (reduced PRF; the full PRF has none).
+    pub(crate) fn receive_advance(&mut self, step: usize, msg: &[u8]) -> Result<()> {
+        match self {
+            KdfProver::Reduced(p) => Ok(p.receive_advance(step, msg)?),
+            KdfProver::Full { .. } => Err(Error::Unexpected {
+                expected: "no advance labels under the full PRF",
+                got: "KdfAdvance",
+            }),
         }
     }
 

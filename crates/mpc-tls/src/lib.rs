@@ -42,7 +42,7 @@
 //! | 2 | `ToServer` (ClientHello) | | ClientHello → |
 //! | 3 | `FromServer` (the server's flight), then `KeyOpen` (opening, ECtF flips) | `EctfAnswer` | ← ServerHello … ServerHelloDone |
 //! | 4 | `EctfFlips` | `EctfAnswer` | |
-//! | 5 | `KdfFlips` / `KdfLabels` per step | `KdfInputs` per step | |
+//! | 5 | `KdfFlips` / `KdfLabels` per step | `KdfInputs` per step, and right after steps 2 and 5 the next step's `KdfAdvance` (its inputs fixed a step early, sent while the prover evaluates) | |
 //! | 6 | `RecA2m` (the ciphertext and the A2M flips), `RecM2a` (the powers' offsets) of the client Finished and of every request record, side by side, as soon as the key derivation output the key shares: each record's circuit takes the prover's key ‖ IV share as the labels it evaluated there (chained, no input round trip) and the verifier's inputs came with the tables (under the full PRF, beside the server Finished's circuit) | `RecA2mAnswer`, `RecTagShare` per record | |
 //! | 7 | `ToServer` (ClientKeyExchange, CCS, Finished), then the request's records (False Start: without waiting for the server's Finished) | | → Finished, request |
 //! | 8 | `FromServer` (the server Finished record, recorded; its contents are checked in the proof) | | ← CCS, Finished |

@@ -149,6 +149,17 @@ pub enum VerifierMsg {
         /// The inputs message.
         msg: Vec<u8>,
     },
+    /// Right after a step's `KdfInputs`: the labels of the next step's
+    /// inputs the session already fixed (its advance group,
+    /// `webproof_mpc::reduced::advance_groups`), sent while the prover
+    /// evaluates the step before so that they cross the link off the
+    /// critical path.
+    KdfAdvance {
+        /// The step they are for (the one after the `KdfInputs`').
+        step: u8,
+        /// The labels (`webproof_mpc::exec`'s early inputs).
+        msg: Vec<u8>,
+    },
     /// Record in 2PC: the A2M answer.
     RecA2mAnswer {
         /// Record id.
@@ -408,6 +419,7 @@ impl VerifierMsg {
             VerifierMsg::Tables { .. } => "Tables",
             VerifierMsg::Decoding { .. } => "Decoding",
             VerifierMsg::KdfInputs { .. } => "KdfInputs",
+            VerifierMsg::KdfAdvance { .. } => "KdfAdvance",
             VerifierMsg::RecA2mAnswer { .. } => "RecA2mAnswer",
             VerifierMsg::RecPowers { .. } => "RecPowers",
             VerifierMsg::RecTagShare { .. } => "RecTagShare",
@@ -432,6 +444,7 @@ impl VerifierMsg {
                 early,
             } => W::new(10).raw(&[*circuit]).bytes(decoding).bytes(early),
             VerifierMsg::KdfInputs { step, msg } => W::new(4).raw(&[*step]).bytes(msg),
+            VerifierMsg::KdfAdvance { step, msg } => W::new(12).raw(&[*step]).bytes(msg),
             VerifierMsg::RecA2mAnswer { id, msg } => W::new(6).u32(*id).bytes(msg),
             VerifierMsg::RecTagShare { id, tag } => W::new(7).u32(*id).raw(tag),
             VerifierMsg::RecPowers { id, msg } => W::new(11).u32(*id).bytes(msg),
@@ -490,6 +503,10 @@ impl VerifierMsg {
             },
             11 => VerifierMsg::RecPowers {
                 id: r.u32()?,
+                msg: r.bytes()?,
+            },
+            12 => VerifierMsg::KdfAdvance {
+                step: r.u8()?,
                 msg: r.bytes()?,
             },
             _ => return Err(Error::Malformed("unknown verifier message tag")),
@@ -569,6 +586,10 @@ mod tests {
             VerifierMsg::KdfInputs {
                 step: 0,
                 msg: vec![6; 32],
+            },
+            VerifierMsg::KdfAdvance {
+                step: 3,
+                msg: vec![5; 48],
             },
             VerifierMsg::RecA2mAnswer {
                 id: 0,

@@ -656,6 +656,19 @@ impl ProverSession {
                 }
                 self.start_records(&mut out)?;
             }
+            (VerifierMsg::KdfAdvance { step, msg }, Stage::Kdf(due)) => {
+                // Comes right after the inputs of step `due - 1`, which
+                // were evaluated: `due` is the step it is for.
+                self.stage = Stage::Kdf(due);
+                if step as usize != due {
+                    return Err(Error::OutOfOrder("key-derivation advance labels"));
+                }
+                let kdf = self
+                    .kdf
+                    .as_mut()
+                    .ok_or(Error::OutOfOrder("key derivation"))?;
+                kdf.receive_advance(due, &msg)?;
+            }
             (VerifierMsg::RecA2mAnswer { id, msg }, st @ (Stage::Records | Stage::Kdf(_))) => {
                 self.stage = st;
                 let i = self.rec_due(id)?;

@@ -880,12 +880,24 @@ impl VerifierSession {
         }
         let keys = self.cots.take(plans.cots(step))?;
         let msg = kdf.inputs(step, &keys, flips)?;
-        let reveals = plans.reveals(step);
-        self.advance_kdf(step, reveals);
-        Ok(vec![VerifierMsg::KdfInputs {
+        let mut out = vec![VerifierMsg::KdfInputs {
             step: step as u8,
             msg,
-        }])
+        }];
+        // The next step's inputs this step's turn already fixed go now,
+        // while the prover evaluates this one.
+        if plans.has_advance(step + 1) {
+            let msg = kdf
+                .advance(step + 1)?
+                .ok_or(Error::OutOfOrder("advance labels"))?;
+            out.push(VerifierMsg::KdfAdvance {
+                step: step as u8 + 1,
+                msg,
+            });
+        }
+        let reveals = plans.reveals(step);
+        self.advance_kdf(step, reveals);
+        Ok(out)
     }
 
     fn advance_kdf(&mut self, step: usize, labels: bool) {

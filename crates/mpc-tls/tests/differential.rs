@@ -316,6 +316,18 @@ fn verifier_mutants(m: &VerifierMsg) -> Vec<VerifierMsg> {
                 });
             }
         }
+        V::KdfAdvance { step, msg } => {
+            out.push(V::KdfAdvance {
+                step: step.wrapping_add(1),
+                msg: msg.clone(),
+            });
+            for b in bytes_mutants(msg) {
+                out.push(V::KdfAdvance {
+                    step: *step,
+                    msg: b,
+                });
+            }
+        }
         V::RecA2mAnswer { id, msg } => {
             out.push(V::RecA2mAnswer {
                 id: id + 1,

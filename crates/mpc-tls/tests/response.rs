@@ -499,14 +499,27 @@ fn verifier_inputs_other_than_the_protocols_are_caught() {
         // each.
         (1, 2, 0, "step 1's schedule (A(1) of the master secret)"),
         (
-            5,
+            3,
             2,
-            1792 + 300,
-            "step 5's second schedule (A(2) of the key expansion)",
+            17,
+            "step 3's advance schedule (the master secret's first block)",
+        ),
+        (5, 2, 900, "step 5's schedule (A(2) of the key expansion)"),
+        (
+            6,
+            2,
+            1791,
+            "step 6's first advance schedule (the key block's first block)",
         ),
         (
             6,
             2,
+            1792 + 300,
+            "step 6's second advance schedule (the client verify_data)",
+        ),
+        (
+            6,
+            3,
             1791,
             "step 6's schedule (the key block's second block)",
         ),
@@ -635,8 +648,8 @@ fn verifier_revealing_other_record_inputs_is_caught() {
 }
 
 /// A prover that claims another output of a key-derivation step than the
-/// garbled circuit gave it (one bit of its share of the key block's IVs,
-/// step 7's output): its label is the MAC of the true bit, so the proof
+/// garbled circuit gave it (one bit of its share of the client IV, step
+/// 6's shared output): its label is the MAC of the true bit, so the proof
 /// of that circuit fails. (A revealed output, such as `A(1)`, would not
 /// get that far: the honest prover's own check of the verifier's inputs
 /// recomputes the next inner digests from it.)
@@ -644,7 +657,7 @@ fn verifier_revealing_other_record_inputs_is_caught() {
 fn prover_claiming_another_step_output_is_refused() {
     let s = session(32, ECDHE_ECDSA_AES128_GCM_SHA256, 2000);
     let mut outcome = s.d.prover.clone();
-    outcome.retained.runs[6].outputs[0][7] ^= true;
+    outcome.retained.runs[6].outputs[1][263] ^= true;
     let claim = ResponseClaim::new(&outcome, &[0..15]).unwrap();
     let (p, v, _) = prove(s, &outcome, &claim);
     caught_prover(p, v);
@@ -661,8 +674,8 @@ fn prover_swapping_key_shares_is_refused() {
     let s = session(33, ECDHE_ECDSA_AES128_GCM_SHA256, 2000);
     let mut outcome = s.d.prover.clone();
     let kl = &mut outcome.key_labels[0].labels;
-    assert_eq!(kl.len(), 256);
-    let (client, server) = kl.split_at_mut(128);
+    assert_eq!(kl.len(), 320, "both keys, then both IVs");
+    let (client, server) = kl[..256].split_at_mut(128);
     client.swap_with_slice(server);
     let ks = &mut outcome.key_shares;
     core::mem::swap(&mut ks.client_key, &mut ks.server_key);

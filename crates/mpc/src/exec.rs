@@ -15,7 +15,10 @@
 //!    Groups of the verifier's whose bits it knows before the session
 //!    (its random masks, constants of the protocol) may go with them
 //!    ([`VerifierCircuit::early_inputs`], [`ProverCircuit::receive_early`]):
-//!    their labels then cost the session nothing online.
+//!    their labels then cost the session nothing online. Groups the
+//!    session fixes before the circuit's turn may likewise go online,
+//!    while the prover evaluates an earlier circuit (the same calls):
+//!    their bytes then cross the link while it would idle.
 //! 2. *Inputs* (one round trip): the prover sends the flips of its bits
 //!    against its COT MACs ([`ProverCircuit::flips`], one bit per input
 //!    bit); the verifier answers with one message
@@ -93,8 +96,8 @@ pub fn early_len(plan: &Plan, groups: &[usize]) -> usize {
 }
 
 /// Whether `groups` are distinct, ascending groups of `plan` other than
-/// the prover's.
-fn valid_early(plan: &Plan, prover_group: usize, groups: &[usize]) -> Result<()> {
+/// the prover's and the ones already `sent` early.
+fn valid_early(plan: &Plan, prover_group: usize, sent: &[usize], groups: &[usize]) -> Result<()> {
     for (i, &g) in groups.iter().enumerate() {
         if g >= plan.inputs().len() {
             return Err(Error::NoSuchInput(g));
@@ -103,6 +106,9 @@ fn valid_early(plan: &Plan, prover_group: usize, groups: &[usize]) -> Result<()>
             return Err(Error::Malformed(
                 "early input groups must be the verifier's, ascending",
             ));
+        }
+        if sent.contains(&g) {
+            return Err(Error::Malformed("early input group sent twice"));
         }
     }
     Ok(())
@@ -146,23 +152,30 @@ impl VerifierCircuit {
         Ok(())
     }
 
-    /// The labels of verifier groups known before the session (`groups`,
-    /// ascending, with their `bits`), to send in preprocessing; once, before
+    /// The labels of verifier groups known before the inputs (`groups`,
+    /// ascending, with their `bits`): in preprocessing, its masks and
+    /// constants; online, groups the session fixed one round trip early
+    /// (sent while the prover evaluates another circuit, off the critical
+    /// path). Any number of calls with groups not sent before, all before
     /// [`Self::inputs`], which then encodes only the other groups.
     pub fn early_inputs(&mut self, groups: &[usize], bits: &[Vec<bool>]) -> Result<Vec<u8>> {
         let answered = self.own.lock().unwrap_or_else(|e| e.into_inner()).is_some();
-        if !self.early.is_empty() || answered {
+        if answered {
             return Err(Error::Malformed("early inputs after the inputs"));
         }
         if groups.len() != bits.len() {
             return Err(Error::Malformed("early inputs: one bit list per group"));
         }
-        valid_early(self.garbler.plan(), self.prover_group, groups)?;
+        let sent: Vec<usize> = self.early.iter().map(|(g, _)| *g).collect();
+        valid_early(self.garbler.plan(), self.prover_group, &sent, groups)?;
         let mut msg = Vec::new();
         for (&g, b) in groups.iter().zip(bits) {
             msg.extend(labels_to_bytes(&self.garbler.encode(g, b)?));
         }
-        self.early = groups.iter().copied().zip(bits.iter().cloned()).collect();
+        self.early
+            .extend(groups.iter().copied().zip(bits.iter().cloned()));
+        // `inputs` walks them in group order.
+        self.early.sort_by_key(|(g, _)| *g);
         Ok(msg)
     }
 
@@ -284,8 +297,11 @@ pub struct ProverCircuit {
     /// and the outputs: kept for the consistency proof.
     bits: Option<Vec<bool>>,
     decoded: Option<(Vec<u8>, Vec<Vec<bool>>)>,
-    /// The groups whose labels came in preprocessing ([`Self::receive_early`]).
+    /// The groups whose labels came ahead of the inputs
+    /// ([`Self::receive_early`]).
     early: Vec<usize>,
+    /// Whether the verifier's input message was taken.
+    inputs_set: bool,
     /// Whether the prover's group took another circuit's output labels.
     chained: bool,
 }
@@ -303,6 +319,7 @@ impl ProverCircuit {
             bits: None,
             decoded: None,
             early: Vec::new(),
+            inputs_set: false,
             chained: false,
         })
     }
@@ -323,19 +340,20 @@ impl ProverCircuit {
         Ok(())
     }
 
-    /// Take the labels of the verifier's `groups` sent in preprocessing
-    /// ([`VerifierCircuit::early_inputs`]); once, before the inputs.
+    /// Take the labels of the verifier's `groups` sent ahead of the inputs
+    /// ([`VerifierCircuit::early_inputs`]): any number of calls with
+    /// groups not taken before, all before the inputs.
     pub fn receive_early(&mut self, groups: &[usize], msg: &[u8]) -> Result<()> {
-        if !self.early.is_empty() || self.macs.is_some() {
+        if self.macs.is_some() || self.inputs_set {
             return Err(Error::Malformed("early inputs after the inputs"));
         }
         let plan = Arc::clone(self.evaluator.plan());
-        valid_early(&plan, self.prover_group, groups)?;
+        valid_early(&plan, self.prover_group, &self.early, groups)?;
         if msg.len() != early_len(&plan, groups) {
             return Err(Error::Malformed("early input labels of the wrong length"));
         }
         self.set_groups(groups.iter().copied(), msg)?;
-        self.early = groups.to_vec();
+        self.early.extend_from_slice(groups);
         Ok(())
     }
 
@@ -392,6 +410,9 @@ impl ProverCircuit {
 
     /// Take the verifier's input message and set every input group.
     pub fn receive_inputs(&mut self, msg: &[u8]) -> Result<()> {
+        if self.inputs_set {
+            return Err(Error::Malformed("a second input message"));
+        }
         if msg.len() != self.inputs_len() {
             return Err(Error::Malformed("input label message of the wrong length"));
         }
@@ -409,7 +430,9 @@ impl ProverCircuit {
         let (prover, early) = (self.prover_group, self.early.clone());
         let groups = self.evaluator.plan().inputs().len();
         let late = (0..groups).filter(|g| *g != prover && !early.contains(g));
-        self.set_groups(late, &msg[off..])
+        self.set_groups(late, &msg[off..])?;
+        self.inputs_set = true;
+        Ok(())
     }
 
     /// Evaluate one chunk (after the inputs are set).

@@ -12,15 +12,26 @@
 //! outer compressions on other inputs).
 //!
 //! # Steps (one garbled circuit and one round trip each; numbered from 0 in the API)
-//! 1. premaster shares → pads: `IS_pms` revealed, `OS_pms` shared;
-//! 2. `A(1) = F(OS_pms, u)` revealed;
-//! 3. `A(2)` revealed, master-secret block 1 shared;
-//! 4. master-secret block 2, `MS` = 48 bytes, pads of `MS`: `IS_ms` revealed,
-//!    `OS_ms` shared;
-//! 5. `A(1)` of the key expansion and of the client Finished, revealed;
-//! 6. key-block block 1 shared, `A(2)` of the key expansion and the client
-//!    `verify_data` revealed;
-//! 7. key-block block 2 shared (8 bytes used: the IVs).
+//! 0. premaster shares → pads: `IS_pms` revealed, `OS_pms` shared;
+//! 1. `A(1) = F(OS_pms, u)` revealed;
+//! 2. `A(2)` revealed;
+//! 3. both master-secret blocks, `MS` = 48 bytes, pads of `MS`: `IS_ms`
+//!    revealed, `OS_ms` shared;
+//! 4. `A(1)` of the key expansion and of the client Finished, revealed;
+//! 5. `A(2)` of the key expansion revealed;
+//! 6. the key block's two blocks (40 bytes used: keys and IVs) shared, the
+//!    client `verify_data` revealed.
+//!
+//! Each step holds the compressions whose inner digest the step before it
+//! made known (the critical path: `A(1)`, `A(2)`, the master secret's
+//! second block, the key expansion's `A(1)`, `A(2)`, the key block's
+//! second block). The others, whose digests are known one step earlier
+//! (the master secret's first block, the key block's first block, the
+//! client `verify_data`), ride with the step after: their inputs, the
+//! step's *advance* group ([`advance_groups`]), go to the prover while
+//! it evaluates the step before, on a link that would otherwise wait for
+//! its reply, so each online input message carries the critical
+//! compressions only (28 KB each, 56 KB at step 4).
 //!
 //! The server Finished's `verify_data` is not garbled: it is checked after
 //! the session, in the proof, where the verifier's mask of `OS_ms` is
@@ -62,8 +73,9 @@
 //! `OS` is the labels it evaluated where that share was output, chained,
 //! [`ReducedVerifier::chain`], so its flips are empty), verifier → prover
 //! the input labels (corrections and its premaster share at step 0, the
-//! inner digests, the curve), then prover → verifier the labels of the
-//! revealed output. The prover must
+//! critical inner digests, the curve) and, right after, the next step's
+//! advance labels ([`ReducedVerifier::advance`], steps 3 and 6), then
+//! prover → verifier the labels of the revealed output. The prover must
 //! send its share at step `k` only after step `k - 1` is done; out-of-order
 //! calls are refused.
 //!
@@ -183,41 +195,53 @@ pub fn server_verify_data(os_ms: &[u8; 32], is_ms: &[u8; 32], hash: &[u8]) -> Re
 struct Shape {
     /// Prover (and verifier) share.
     share: usize,
-    /// Public inner digests, each entered as its outer block's schedule
-    /// ([`KW_BYTES`] each).
+    /// Public inner digests known one step before the step's turn (its
+    /// advance group, [`advance_groups`]), each entered as its outer
+    /// block's schedule ([`KW_BYTES`] each).
+    ahead: usize,
+    /// Public inner digests known at the step's turn (the critical path).
     us: usize,
     /// Verifier masks.
     masks: usize,
 }
 
 fn shape(step: usize) -> Shape {
-    let (share, us, masks) = match step {
-        0 => (32, 0, 32),
-        1 => (32, 1, 0),
-        2 => (32, 2, 32),
-        3 => (64, 1, 32),
-        4 => (32, 2, 0),
-        5 => (32, 3, 32),
-        _ => (32, 1, 8),
+    let (share, ahead, us, masks) = match step {
+        0 => (32, 0, 0, 32),
+        1 | 2 | 5 => (32, 0, 1, 0),
+        3 => (32, 1, 1, 32),
+        4 => (32, 0, 2, 0),
+        _ => (32, 2, 1, 40),
     };
-    Shape { share, us, masks }
+    Shape {
+        share,
+        ahead,
+        us,
+        masks,
+    }
 }
 
 /// The circuit of step `step` (0-based); step 0 serves either curve (its
 /// last input group, one bit, selects: [`crate::tls12`]'s `premaster`).
+/// Input groups: the prover's share, the verifier's, then the advance
+/// digests, the critical digests and the masks where the step has them,
+/// and the curve at step 0.
 pub fn step_circuit(step: usize) -> Circuit {
     let s = shape(step);
     let mut b = Builder::new();
     let p = b.input_bytes(s.share);
     let v = b.input_bytes(s.share);
-    let us: Vec<Vec<Bit>> = if s.us > 0 {
-        b.input_bytes(KW_BYTES * s.us)
+    let schedules = |b: &mut Builder, n: usize| -> Vec<Vec<Bit>> {
+        if n == 0 {
+            return Vec::new();
+        }
+        b.input_bytes(KW_BYTES * n)
             .chunks(8 * KW_BYTES)
             .map(<[Bit]>::to_vec)
             .collect()
-    } else {
-        Vec::new()
     };
+    let ahead = schedules(&mut b, s.ahead);
+    let us = schedules(&mut b, s.us);
     let masks = if s.masks > 0 {
         b.input_bytes(s.masks)
     } else {
@@ -229,49 +253,42 @@ pub fn step_circuit(step: usize) -> Circuit {
         let os = b.xor_words(k.outer_state(), masks);
         b.output(&os);
     };
+    if step == 0 {
+        let p256 = b.input(1)[0];
+        let x = crate::tls12::premaster(&mut b, &p, &v, p256);
+        pads(&mut b, &x, &masks);
+        return b.finish();
+    }
+    let os = b.xor_words(&p, &v);
+    let f: Vec<Vec<Bit>> = ahead
+        .iter()
+        .chain(&us)
+        .map(|u| outer(&mut b, &os, u))
+        .collect();
     match step {
-        0 => {
-            let p256 = b.input(1)[0];
-            let x = crate::tls12::premaster(&mut b, &p, &v, p256);
-            pads(&mut b, &x, &masks);
-        }
+        1 | 2 | 5 => b.output(&f[0]),
         3 => {
-            let sh = b.xor_words(&p, &v);
-            let (os, o1) = sh.split_at(256);
-            let o2 = outer(&mut b, os, &us[0]);
-            let ms = [o1, &o2[..128]].concat();
+            let ms = [&f[0][..], &f[1][..128]].concat();
             pads(&mut b, &ms, &masks);
         }
-        _ => {
-            let os = b.xor_words(&p, &v);
-            let f: Vec<Vec<Bit>> = us.iter().map(|u| outer(&mut b, &os, u)).collect();
-            match step {
-                1 => b.output(&f[0]),
-                2 => {
-                    b.output(&f[0]);
-                    let o = b.xor_words(&f[1], &masks);
-                    b.output(&o);
-                }
-                4 => b.output(&[&f[0][..], &f[1]].concat()),
-                5 => {
-                    b.output(&[&f[1][..], &f[2][..96]].concat());
-                    let o = b.xor_words(&f[0], &masks);
-                    b.output(&o);
-                }
-                6 => {
-                    let o = b.xor_words(&f[0][..64], &masks);
-                    b.output(&o);
-                }
-                _ => unreachable!("seven steps"),
-            }
+        4 => b.output(&[&f[0][..], &f[1]].concat()),
+        6 => {
+            // f = [key block 1, client verify_data, key block 2].
+            b.output(&f[1][..96]);
+            let kb = [&f[0][..], &f[2][..64]].concat();
+            let o = b.xor_words(&kb, &masks);
+            b.output(&o);
         }
+        _ => unreachable!("seven steps"),
     }
     b.finish()
 }
 
-/// Which output group a step reveals to both (`None`: nothing revealed).
+/// Which output group a step reveals to both (every step reveals its
+/// first; kept as a function so a step that reveals nothing stays
+/// expressible).
 fn revealed_group(step: usize) -> Option<usize> {
-    (step != 6).then_some(0)
+    (step < STEPS).then_some(0)
 }
 
 /// The plans of the seven steps (schedules only, shared by reference:
@@ -322,16 +339,15 @@ impl ReducedPlans {
 
 /// Where the prover's share input of `step` was output, in input order:
 /// (step, output group) pairs. From step 1 on the share is an earlier
-/// step's output (`OS_pms` from step 0, the first master-secret block from
-/// step 2, `OS_ms` from step 3), so the circuit is chained to it
+/// step's output (`OS_pms` from step 0 at steps 1 to 3, `OS_ms` from step
+/// 3 at steps 4 to 6), so the circuit is chained to it
 /// (`crate::exec`'s chained inputs): the prover feeds the labels it
 /// evaluated there, with no COT and no correction, and the equality
 /// between the steps holds by construction.
 fn chain_sources(step: usize) -> &'static [(usize, usize)] {
     match step {
         0 => &[],
-        1 | 2 => &[(0, 1)],
-        3 => &[(0, 1), (2, 1)],
+        1..=3 => &[(0, 1)],
         _ => &[(3, 1)],
     }
 }
@@ -392,127 +408,117 @@ impl Seeds {
     }
 }
 
-/// The revealed values the next inner digests are computed from: the
-/// current secret's `IS`, the last `A`, the client Finished's `A(1)`.
+/// The values the steps revealed to both, by step: `IS_pms`, `A(1)`,
+/// `A(2)` of the master secret, `IS_ms`, the key expansion's and the client
+/// Finished's `A(1)`, the key expansion's `A(2)`, the client
+/// `verify_data`. The inner digests are computed from them.
 #[derive(Clone, Default)]
 struct Chain {
-    is: Vec<u8>,
-    a: Vec<u8>,
-    a_cf: Vec<u8>,
+    revealed: Vec<Vec<u8>>,
 }
 
 impl Chain {
-    /// The inner digests step `step` takes (see the module docs' steps).
-    fn digests(&self, step: usize, s: &Seeds) -> Result<Vec<[u8; 32]>> {
-        let need = |ok: bool| {
-            if ok {
-                Ok(())
-            } else {
-                Err(Error::Malformed("step out of order"))
-            }
+    /// The inner digests of `step`'s advance group (`ahead`) or of its
+    /// critical one (see the module docs' steps): the advance ones need
+    /// the values revealed through step `step - 2`, the critical ones
+    /// through `step - 1`.
+    fn digests(&self, step: usize, s: &Seeds, ahead: bool) -> Result<Vec<[u8; 32]>> {
+        let needed = match (step, ahead) {
+            (0, _) => 0,
+            (_, true) => step - 1,
+            (_, false) => step,
         };
-        let (is, a) = (&self.is, &self.a);
-        need(step == 0 || is.len() == 32)?;
-        Ok(match step {
-            0 => vec![],
-            1 => vec![inner_digest(is, &s.ms)],
-            2 => {
-                need(a.len() == 32)?;
-                vec![
-                    inner_digest(is, a),
-                    inner_digest(is, &[&a[..], &s.ms].concat()),
-                ]
-            }
-            3 => {
-                need(a.len() == 32)?;
-                vec![inner_digest(is, &[&a[..], &s.ms].concat())]
-            }
-            4 => vec![inner_digest(is, &s.ke), inner_digest(is, &s.cf)],
-            5 => {
-                need(a.len() == 32 && self.a_cf.len() == 32)?;
-                vec![
-                    inner_digest(is, &[&a[..], &s.ke].concat()),
-                    inner_digest(is, a),
-                    inner_digest(is, &[&self.a_cf[..], &s.cf].concat()),
-                ]
-            }
-            6 => vec![inner_digest(is, &[&a[..], &s.ke].concat())],
+        if self.revealed.len() < needed {
+            return Err(Error::Malformed("step out of order"));
+        }
+        let r = |i: usize| &self.revealed[i][..];
+        let u = |is: &[u8], parts: &[&[u8]]| inner_digest(is, &parts.concat());
+        Ok(match (step, ahead) {
+            (1, false) => vec![u(r(0), &[&s.ms])],
+            (2, false) => vec![u(r(0), &[r(1)])],
+            (3, true) => vec![u(r(0), &[r(1), &s.ms])],
+            (3, false) => vec![u(r(0), &[r(2), &s.ms])],
+            (4, false) => vec![u(r(3), &[&s.ke]), u(r(3), &[&s.cf])],
+            (5, false) => vec![u(r(3), &[&r(4)[..32]])],
+            (6, true) => vec![
+                u(r(3), &[&r(4)[..32], &s.ke]),
+                u(r(3), &[&r(4)[32..], &s.cf]),
+            ],
+            (6, false) => vec![u(r(3), &[r(5), &s.ke])],
+            (0..=6, _) => vec![],
             _ => return Err(Error::Malformed("no such step")),
         })
     }
 
     /// Take step `step`'s revealed output `v`; the `verify_data` it
-    /// carries (step 5).
+    /// carries (step 6).
     fn absorb(&mut self, step: usize, v: Vec<u8>) -> Result<Option<[u8; 12]>> {
-        let vd = |b: &[u8]| -> Result<[u8; 12]> {
-            b.try_into()
-                .map_err(|_| Error::Malformed("revealed output of the wrong length"))
-        };
+        if step != self.revealed.len() || step >= STEPS {
+            return Err(Error::Malformed("step out of order"));
+        }
         let want = match step {
-            0..=3 => 32,
             4 => 64,
-            5 => 44,
-            _ => return Err(Error::Malformed("nothing revealed at this step")),
+            6 => 12,
+            _ => 32,
         };
         if v.len() != want {
             return Err(Error::Malformed("revealed output of the wrong length"));
         }
-        Ok(match step {
-            0 | 3 => {
-                self.is = v;
-                None
-            }
-            1 | 2 => {
-                self.a = v;
-                None
-            }
-            4 => {
-                self.a_cf = v[32..].to_vec();
-                self.a = v[..32].to_vec();
-                None
-            }
-            _ => {
-                let d = vd(&v[32..])?;
-                self.a = v[..32].to_vec();
-                Some(d)
-            }
-        })
+        let vd = (step == 6).then(|| v.as_slice().try_into().expect("12 bytes"));
+        self.revealed.push(v);
+        Ok(vd)
     }
 }
 
-/// The verifier's masks: of `OS_pms`, of the master secret's first block,
-/// of `OS_ms`, and of the key block (its key shares, 40 bytes).
-type Masks = [Vec<u8>; 4];
+/// The verifier's masks: of `OS_pms`, of `OS_ms`, and of the key block
+/// (its key shares, 40 bytes).
+type Masks = [Vec<u8>; 3];
 
-/// The verifier's input groups of `step` (group order after the prover's
-/// share): its share, the inner digests, the masks the step outputs
-/// under. The share at steps 1 to 8 is the mask the shared value was
-/// output under before: `OS_pms` at 1 to 3 (with the first master-secret
-/// block at 3), `OS_ms` at 4 to 8.
+/// The verifier's share of `step`: its premaster share at step 0, then
+/// the mask the shared `OS` was output under before (`OS_pms` at steps 1
+/// to 3, `OS_ms` at 4 to 6).
+fn own_share(step: usize, premaster: &[u8; 32], masks: &Masks) -> Vec<u8> {
+    match step {
+        0 => premaster.to_vec(),
+        1..=3 => masks[0].clone(),
+        _ => masks[1].clone(),
+    }
+}
+
+/// The mask `step`'s shared output is under, if it has one.
+fn out_mask(step: usize, masks: &Masks) -> Option<&[u8]> {
+    match step {
+        0 => Some(&masks[0]),
+        3 => Some(&masks[1]),
+        6 => Some(&masks[2]),
+        _ => None,
+    }
+}
+
+/// The verifier's input groups of `step` in circuit order after the
+/// prover's share ([`step_circuit`]): its share, the advance digests
+/// (`ahead`) and the critical ones (`us`) as their outer blocks'
+/// schedules, the mask the step outputs under, the curve at step 0.
 fn verifier_groups(
     step: usize,
     (share, curve): (&[u8; 32], Curve),
     masks: &Masks,
+    ahead: &[[u8; 32]],
     us: &[[u8; 32]],
 ) -> Vec<Vec<bool>> {
-    let own = match step {
-        0 => share.to_vec(),
-        1 | 2 => masks[0].clone(),
-        3 => [&masks[0][..], &masks[1]].concat(),
-        _ => masks[2].clone(),
+    let kw = |us: &[[u8; 32]]| -> Vec<bool> {
+        bytes_to_bits(&us.iter().flat_map(outer_schedule).collect::<Vec<u8>>())
     };
-    let mut groups = vec![bytes_to_bits(&own)];
-    if shape(step).us > 0 {
-        let kw: Vec<u8> = us.iter().flat_map(outer_schedule).collect();
-        groups.push(bytes_to_bits(&kw));
+    let sh = shape(step);
+    let mut groups = vec![bytes_to_bits(&own_share(step, share, masks))];
+    if sh.ahead > 0 {
+        groups.push(kw(ahead));
     }
-    match step {
-        0 => groups.push(bytes_to_bits(&masks[0])),
-        2 => groups.push(bytes_to_bits(&masks[1])),
-        3 => groups.push(bytes_to_bits(&masks[2])),
-        5 => groups.push(bytes_to_bits(&masks[3][..32])),
-        6 => groups.push(bytes_to_bits(&masks[3][32..])),
-        _ => {}
+    if sh.us > 0 {
+        groups.push(kw(us));
+    }
+    if let Some(m) = out_mask(step, masks) {
+        groups.push(bytes_to_bits(m));
     }
     if step == 0 {
         groups.push(curve_bit(curve));
@@ -522,41 +528,42 @@ fn verifier_groups(
 
 /// The circuit groups of `step` the verifier encodes in preprocessing:
 /// its masks, drawn when it garbles (its share at steps 1 to 6 is the
-/// mask an earlier step output under, `verifier_groups`). Only the
-/// premaster share, the inner digests and the curve wait for the session.
+/// mask an earlier step output under, `own_share`). Only the premaster
+/// share, the inner digests and the curve wait for the session.
 pub fn early_groups(step: usize) -> &'static [usize] {
     match step {
         0 => &[2],
-        1 | 4 => &[1],
-        _ => &[1, 3],
+        3 | 6 => &[1, 4],
+        _ => &[1],
+    }
+}
+
+/// The circuit group of `step` the verifier sends one step ahead, online
+/// ([`ReducedVerifier::advance`]): the inner digests known once step
+/// `step - 2` revealed its output (see the module docs' steps).
+pub fn advance_groups(step: usize) -> &'static [usize] {
+    match step {
+        3 | 6 => &[2],
+        _ => &[],
     }
 }
 
 /// The bits of [`early_groups`]`(step)`, in group order.
 fn early_bits(step: usize, masks: &Masks) -> Vec<Vec<bool>> {
-    let own = match step {
-        1 | 2 => masks[0].clone(),
-        3 => [&masks[0][..], &masks[1]].concat(),
-        _ => masks[2].clone(),
-    };
-    let out = match step {
-        0 => masks[0].clone(),
-        2 => masks[1].clone(),
-        3 => masks[2].clone(),
-        5 => masks[3][..32].to_vec(),
-        _ => masks[3][32..].to_vec(),
-    };
-    match step {
-        0 => vec![bytes_to_bits(&out)],
-        1 | 4 => vec![bytes_to_bits(&own)],
-        _ => vec![bytes_to_bits(&own), bytes_to_bits(&out)],
+    let mut groups = Vec::new();
+    if step > 0 {
+        groups.push(bytes_to_bits(&own_share(step, &[0; 32], masks)));
     }
+    if let Some(m) = out_mask(step, masks) {
+        groups.push(bytes_to_bits(m));
+    }
+    groups
 }
 
 /// The prover's check, after the session, of the verifier's revealed
 /// inputs of the seven steps against what they must be: the inner digests
 /// `SHA-256(IS ‖ message)` of the revealed chain values (`revealed[s]`,
-/// the prover's decoding of step `s`'s revealed output; empty at step 6)
+/// the prover's decoding of step `s`'s revealed output)
 /// and the public messages, the negotiated `curve`, and each mask the
 /// same wherever the protocol reuses it. `inputs[s]` are the verifier's
 /// groups of step `s`, in group
@@ -586,24 +593,20 @@ pub fn check_verifier_inputs(
         }
     };
     let share: [u8; 32] = group(0, 0, 32)?.try_into().expect("32 bytes");
-    let masks: Masks = [
-        group(0, 1, 32)?,
-        group(2, 2, 32)?,
-        group(3, 2, 32)?,
-        [group(5, 2, 32)?, group(6, 2, 8)?].concat(),
-    ];
+    let masks: Masks = [group(0, 1, 32)?, group(3, 3, 32)?, group(6, 3, 40)?];
     let seeds = Seeds::new(randoms, client_finished_hash)?;
     let mut chain = Chain::default();
     for step in 0..STEPS {
-        let us = chain.digests(step, &seeds)?;
-        if verifier_groups(step, (&share, curve), &masks, &us) != inputs[step] {
+        let ahead = chain.digests(step, &seeds, true)?;
+        let us = chain.digests(step, &seeds, false)?;
+        if verifier_groups(step, (&share, curve), &masks, &ahead, &us) != inputs[step] {
             return Err(WRONG);
         }
         if revealed_group(step).is_some() {
             chain.absorb(step, bits_to_bytes(&revealed[step]))?;
         }
     }
-    Ok(KeyShares::split(Tls12Suite::AES_128_GCM_SHA256, &masks[3]))
+    Ok(KeyShares::split(Tls12Suite::AES_128_GCM_SHA256, &masks[2]))
 }
 
 /// The verifier of a reduced-PRF session.
@@ -642,7 +645,7 @@ impl ReducedVerifier {
             rng.fill_bytes(&mut m);
             m
         };
-        let masks = [mask(32), mask(32), mask(32), mask(32 + 8)];
+        let masks = [mask(32), mask(32), mask(32 + 8)];
         Ok(ReducedVerifier {
             circuits,
             share: None,
@@ -721,19 +724,41 @@ impl ReducedVerifier {
         let share = self
             .share
             .ok_or(Error::Malformed("inputs before the key exchange"))?;
-        let us = self.chain.digests(step, &self.seeds)?;
+        let ahead = self.chain.digests(step, &self.seeds, true)?;
+        let us = self.chain.digests(step, &self.seeds, false)?;
+        let sent = [early_groups(step), advance_groups(step)].concat();
         // Circuit group `g` is verifier group `g - 1` (the prover's is 0).
-        let groups: Vec<Vec<bool>> = verifier_groups(step, (&share.0, share.1), &self.masks, &us)
-            .into_iter()
-            .enumerate()
-            .filter(|(i, _)| !early_groups(step).contains(&(i + 1)))
-            .map(|(_, g)| g)
-            .collect();
+        let groups: Vec<Vec<bool>> =
+            verifier_groups(step, (&share.0, share.1), &self.masks, &ahead, &us)
+                .into_iter()
+                .enumerate()
+                .filter(|(i, _)| !sent.contains(&(i + 1)))
+                .map(|(_, g)| g)
+                .collect();
         let msg = self.circuits[step].inputs(keys, flips, &groups)?;
         if revealed_group(step).is_none() {
             self.next += 1;
         }
         Ok(msg)
+    }
+
+    /// The labels of `step`'s advance group ([`advance_groups`]), once the
+    /// step before it has its inputs: sent right after them, so they cross
+    /// the link while the prover evaluates that step. `None` for a step
+    /// without one.
+    pub fn advance(&mut self, step: usize) -> Result<Option<Vec<u8>>> {
+        let groups = advance_groups(step);
+        if groups.is_empty() {
+            return Ok(None);
+        }
+        if step != self.next + 1 || step >= STEPS {
+            return Err(Error::Malformed("step out of order"));
+        }
+        let ahead = self.chain.digests(step, &self.seeds, true)?;
+        let kw: Vec<u8> = ahead.iter().flat_map(outer_schedule).collect();
+        Ok(Some(
+            self.circuits[step].early_inputs(groups, &[bytes_to_bits(&kw)])?,
+        ))
     }
 
     /// The prover's labels of step `step`'s revealed output: checked, then
@@ -757,7 +782,7 @@ impl ReducedVerifier {
 
     /// The verifier's key shares (its masks).
     pub fn key_shares(&self) -> KeyShares {
-        KeyShares::split(Tls12Suite::AES_128_GCM_SHA256, &self.masks[3])
+        KeyShares::split(Tls12Suite::AES_128_GCM_SHA256, &self.masks[2])
     }
 
     /// The client `verify_data`, after step 6.
@@ -765,13 +790,13 @@ impl ReducedVerifier {
         self.client_vd
     }
 
-    /// The master secret's inner pad state `IS_ms` (revealed at step 4)
+    /// The master secret's inner pad state `IS_ms` (revealed at step 3)
     /// and the verifier's mask of its outer state `OS_ms`: with the
     /// prover's share of `OS_ms`, what [`server_finished_circuit`] needs.
     pub fn master_secret_pads(&self) -> Option<([u8; 32], [u8; 32])> {
-        let is: [u8; 32] = self.chain.is.as_slice().try_into().ok()?;
-        let mask: [u8; 32] = self.masks[2].as_slice().try_into().ok()?;
-        (self.next > 3).then_some((is, mask))
+        let is: [u8; 32] = self.chain.revealed.get(3)?.as_slice().try_into().ok()?;
+        let mask: [u8; 32] = self.masks[1].as_slice().try_into().ok()?;
+        Some((is, mask))
     }
 
     /// The step circuits (for the consistency proof: 0-labels, `Δ`).
@@ -792,9 +817,8 @@ pub struct ReducedProver {
     tables: Vec<StepTables>,
     share: [u8; 32],
     os: Vec<u8>,
-    o1: Vec<u8>,
     kb: Vec<u8>,
-    /// `IS_ms`, revealed at step 4.
+    /// `IS_ms`, revealed at step 3.
     is_ms: Vec<u8>,
     client_vd: Option<[u8; 12]>,
     /// The step whose flips (or evaluation) are due.
@@ -828,7 +852,6 @@ impl ReducedProver {
             tables,
             share: *share_le,
             os: Vec::new(),
-            o1: Vec::new(),
             kb: Vec::new(),
             is_ms: Vec::new(),
             client_vd: None,
@@ -845,7 +868,6 @@ impl ReducedProver {
         }
         let own = match step {
             0 => self.share.to_vec(),
-            3 => [&self.os[..], &self.o1].concat(),
             _ => self.os.clone(),
         };
         let c = self
@@ -868,6 +890,17 @@ impl ReducedProver {
         }
         self.circuits[step].chain_prover_input(&labels, &bytes_to_bits(&own))?;
         Ok(Vec::new())
+    }
+
+    /// Take the labels of `step`'s advance group
+    /// ([`ReducedVerifier::advance`]), after the step before it was
+    /// evaluated and before `step`'s inputs.
+    pub fn receive_advance(&mut self, step: usize, msg: &[u8]) -> Result<()> {
+        let groups = advance_groups(step);
+        if step != self.next || groups.is_empty() {
+            return Err(Error::Malformed("advance inputs out of order"));
+        }
+        self.circuits[step].receive_early(groups, msg)
     }
 
     /// Evaluate `step` with the verifier's input message; the labels of the
@@ -894,12 +927,10 @@ impl ReducedProver {
                 self.is_ms = bytes[0].clone();
                 self.os = bytes[1].clone();
             }
-            2 => self.o1 = bytes[1].clone(),
-            5 => {
-                self.client_vd = Some(bytes[0][32..].try_into().expect("12 bytes"));
+            6 => {
+                self.client_vd = Some(bytes[0].as_slice().try_into().expect("12 bytes"));
                 self.kb = bytes[1].clone();
             }
-            6 => self.kb.extend_from_slice(&bytes[0]),
             _ => {}
         }
         self.next += 1;
@@ -908,7 +939,7 @@ impl ReducedProver {
             .transpose()
     }
 
-    /// The prover's key shares, after step 7.
+    /// The prover's key shares, after step 6.
     pub fn key_shares(&self) -> Result<KeyShares> {
         if self.kb.len() != 40 {
             return Err(Error::NotFinished);

@@ -63,8 +63,13 @@ fn run(
         let f = p.flips(step, &macs[off..off + n])?;
         let msg = v.inputs(step, &keys[off..off + n], &f)?;
         off += n;
+        // The next step's advance labels go right after, as in a session.
+        let ahead = v.advance(step + 1)?;
         if let Some(labels) = p.evaluate(step, &msg)? {
             v.receive(step, &labels)?;
+        }
+        if let Some(a) = ahead {
+            p.receive_advance(step + 1, &a)?;
         }
     }
     Ok((v, p))
@@ -220,7 +225,25 @@ fn reduced_malformed_and_out_of_order() {
     assert!(v.receive(0, &bad).is_err());
     v.receive(0, &labels).unwrap();
     assert!(v.receive(0, &labels).is_err());
-    // The master secret's pads come out at step 4.
+    // Advance labels: only for a step that has them, one step ahead, once,
+    // and before that step's inputs.
+    assert_eq!(v.advance(1).unwrap(), None);
+    assert!(v.advance(3).is_err());
+    assert!(p.receive_advance(3, &[0; 16]).is_err());
+    let (n1, m1) = (plans.cots(1), &macs[n0..]);
+    let f = p.flips(1, &m1[..n1]).unwrap();
+    let msg = v.inputs(1, &keys[n0..n0 + n1], &f).unwrap();
+    let l1 = p.evaluate(1, &msg).unwrap().unwrap();
+    v.receive(1, &l1).unwrap();
+    let f = p.flips(2, &[]).unwrap();
+    let msg = v.inputs(2, &[], &f).unwrap();
+    let ahead = v.advance(3).unwrap().unwrap();
+    assert!(v.advance(3).is_err(), "advance labels sent twice");
+    p.evaluate(2, &msg).unwrap();
+    assert!(p.receive_advance(3, &ahead[1..]).is_err());
+    p.receive_advance(3, &ahead).unwrap();
+    assert!(p.receive_advance(3, &ahead).is_err());
+    // The master secret's pads come out at step 3.
     assert!(v.master_secret_pads().is_none() && p.master_secret_pads().is_none());
     assert!(p.key_shares().is_err());
     assert!(v.client_verify_data().is_none());

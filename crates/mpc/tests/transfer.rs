@@ -222,6 +222,72 @@ fn early_input_labels_evaluate_as_late_ones() {
     assert_eq!(v.retain().unwrap().own, vec![key_bits]);
 }
 
+/// Early inputs in several calls: one group in preprocessing, another
+/// online a step ahead (the reduced PRF's advance labels). Any order of
+/// calls works as long as no group comes twice and all come before the
+/// inputs; the evaluation is the one with every label in the input
+/// message.
+#[test]
+fn early_inputs_in_several_calls() {
+    use std::sync::Arc;
+    use webproof_circuits::Builder;
+    use webproof_mpc::exec::{ProverCircuit, VerifierCircuit};
+    use webproof_mpc::Plan;
+    let mut rng = ChaCha20Rng::seed_from_u64(44);
+    let [x, y, z]: [[u8; 4]; 3] = core::array::from_fn(|_| rng.gen());
+    // Group 0 the prover's, groups 1 to 3 the verifier's:
+    // out = (p ⊕ a) ∧ (b ⊕ c).
+    let mut b = Builder::new();
+    let (pg, a, bg, c) = (
+        b.input_bytes(4),
+        b.input_bytes(4),
+        b.input_bytes(4),
+        b.input_bytes(4),
+    );
+    let l = b.xor_words(&pg, &a);
+    let r = b.xor_words(&bg, &c);
+    let o = b.and_words(&l, &r);
+    b.output(&o);
+    let plan = Arc::new(Plan::from_circuit(b.finish()).unwrap());
+    let p_in: [u8; 4] = rng.gen();
+    let (delta, keys, macs) = cots(45, 32);
+    let mut v = VerifierCircuit::new(Arc::clone(&plan), delta, 3, 0, &mut rng).unwrap();
+    let chunks = v.garble_all();
+    let mut p = ProverCircuit::new(Arc::clone(&plan), 3, 0).unwrap();
+    // Group 3 first (preprocessing), then group 1 (a step ahead).
+    let e3 = v.early_inputs(&[3], &[bytes_to_bits(&z)]).unwrap();
+    assert!(v
+        .early_inputs(&[1, 3], &[bytes_to_bits(&x), bytes_to_bits(&z)])
+        .is_err());
+    let e1 = v.early_inputs(&[1], &[bytes_to_bits(&x)]).unwrap();
+    p.receive_early(&[3], &e3).unwrap();
+    assert!(p.receive_early(&[3], &e3).is_err(), "a group taken twice");
+    p.receive_early(&[1], &e1).unwrap();
+    let flips = p.flips(&macs, &bytes_to_bits(&p_in)).unwrap();
+    let msg = v.inputs(&keys, &flips, &[bytes_to_bits(&y)]).unwrap();
+    assert!(v.early_inputs(&[2], &[bytes_to_bits(&y)]).is_err());
+    assert_eq!(p.inputs_len(), msg.len());
+    p.receive_inputs(&msg).unwrap();
+    assert!(
+        p.receive_early(&[2], &e1).is_err(),
+        "early after the inputs"
+    );
+    assert!(p.receive_inputs(&msg).is_err(), "a second input message");
+    for ch in &chunks {
+        p.feed(ch).unwrap();
+    }
+    p.finish().unwrap();
+    let out = bits_to_bytes(&p.decode(&v.decoding().unwrap()).unwrap()[0]);
+    let want: Vec<u8> = (0..4).map(|i| (p_in[i] ^ x[i]) & (y[i] ^ z[i])).collect();
+    assert_eq!(out, want);
+    // The reveal lists every verifier group in group order.
+    let own = v.retain().unwrap().own;
+    assert_eq!(
+        own,
+        vec![bytes_to_bits(&x), bytes_to_bits(&y), bytes_to_bits(&z)]
+    );
+}
+
 /// A circuit whose prover group is chained to another circuit's output
 /// (`chain_prover_input`): evaluated on the labels the prover holds there,
 /// it computes on that output with no input message (answering flips for

@@ -88,7 +88,12 @@ use serde::{Deserialize, Serialize};
 /// steps from the second on the prover's share as an earlier step's
 /// (chained): `RecFlips` and `RecInputs` are gone, a record starts with
 /// `RecA2m`, and those steps' flips are empty.
-pub const PROTOCOL_VERSION: u16 = 14;
+/// Version 15: the reduced PRF's steps hold the compressions on the
+/// critical path; those computable a step earlier ride with the next
+/// step, their labels in a `KdfAdvance` right after the step before's
+/// `KdfInputs`; step 6 outputs the whole key block and reveals the client
+/// `verify_data`.
+pub const PROTOCOL_VERSION: u16 = 15;
 /// Largest control message (JSON) accepted by default. The prover's
 /// `Proof` is the largest: for a 16 MiB response its plan holds about
 /// 1,000 record layouts (40 bytes each) and, with an attestation, one leaf
