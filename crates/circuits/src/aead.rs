@@ -35,6 +35,56 @@ pub fn tls12_gcm_nonce(salt: &[Bit], explicit: &[u8; 8]) -> Vec<Bit> {
     n
 }
 
+/// The product of two GCM field elements (16-byte blocks in GCM's
+/// bit-reflected convention: the first byte's most significant bit is the
+/// coefficient of `x^0`), reduced modulo `x^128 + x^7 + x^2 + x + 1`:
+/// what GHASH multiplies by `H`. Karatsuba down to single bits, 3^7 = 2,187
+/// AND; the reduction is XOR only.
+pub fn gcm_mul(b: &mut Builder, x: &[Bit], y: &[Bit]) -> Vec<Bit> {
+    assert!(x.len() == 128 && y.len() == 128, "GCM blocks are 16 bytes");
+    // Coefficient `i` is wire `8·(i/8) + 7 − i%8` (wires are LSB-first per
+    // byte); the map is its own inverse.
+    let coef = |w: &[Bit]| -> Vec<Bit> { (0..128).map(|i| w[8 * (i / 8) + 7 - i % 8]).collect() };
+    let mut p = poly_mul(b, &coef(x), &coef(y));
+    for i in (128..255).rev() {
+        let c = p[i];
+        for t in [7, 2, 1, 0] {
+            p[i - 128 + t] = b.xor(p[i - 128 + t], c);
+        }
+    }
+    coef(&p[..128])
+}
+
+/// The product of two polynomials over GF(2) of the same power-of-two
+/// length `n` (coefficient vectors, lowest first): `2n − 1` coefficients.
+fn poly_mul(b: &mut Builder, x: &[Bit], y: &[Bit]) -> Vec<Bit> {
+    let n = x.len();
+    if n == 1 {
+        return vec![b.and(x[0], y[0])];
+    }
+    let h = n / 2;
+    let (xl, xh) = x.split_at(h);
+    let (yl, yh) = y.split_at(h);
+    let lo = poly_mul(b, xl, yl);
+    let hi = poly_mul(b, xh, yh);
+    let xs = b.xor_words(xl, xh);
+    let ys = b.xor_words(yl, yh);
+    let mid = poly_mul(b, &xs, &ys);
+    let mut out = vec![Bit::ZERO; 2 * n - 1];
+    for (i, &c) in lo.iter().enumerate() {
+        out[i] = b.xor(out[i], c);
+        out[i + h] = b.xor(out[i + h], c);
+    }
+    for (i, &c) in hi.iter().enumerate() {
+        out[i + 2 * h] = b.xor(out[i + 2 * h], c);
+        out[i + h] = b.xor(out[i + h], c);
+    }
+    for (i, &c) in mid.iter().enumerate() {
+        out[i + h] = b.xor(out[i + h], c);
+    }
+    out
+}
+
 /// The GHASH key `H = E_K(0^128)`.
 pub fn gcm_hash_key(b: &mut Builder, round_keys: &[Vec<Bit>]) -> Vec<Bit> {
     encrypt_block(b, round_keys, &const_bytes(&[0u8; 16]))

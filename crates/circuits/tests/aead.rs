@@ -182,3 +182,36 @@ fn chacha20_poly1305_records() {
         }
     }
 }
+
+/// `gcm_mul` against the `ghash` crate (one block: `GHASH_H(X) = X·H`),
+/// on random elements and on the field's edge values, with its AND count.
+#[test]
+fn gcm_mul_matches_ghash() {
+    use webproof_circuits::aead::gcm_mul;
+    let mut b = Builder::new();
+    let x = b.input_bytes(16);
+    let y = b.input_bytes(16);
+    let z = gcm_mul(&mut b, &x, &y);
+    b.output(&z);
+    let c = b.finish();
+    assert_eq!(c.and_count(), 2187);
+    let mut r = ChaCha20Rng::seed_from_u64(33);
+    let one = {
+        let mut o = [0u8; 16];
+        o[0] = 0x80; // x^0
+        o
+    };
+    let mut cases: Vec<(Vec<u8>, Vec<u8>)> = (0..20)
+        .map(|_| (random_bytes(&mut r, 16), random_bytes(&mut r, 16)))
+        .collect();
+    cases.push((one.to_vec(), random_bytes(&mut r, 16)));
+    cases.push((vec![0; 16], random_bytes(&mut r, 16)));
+    cases.push((vec![0xff; 16], vec![0xff; 16]));
+    for (x, y) in cases {
+        use ghash::universal_hash::{KeyInit, UniversalHash};
+        let mut g = ghash::GHash::new(ghash::Key::from_slice(&y));
+        g.update(&[*ghash::Block::from_slice(&x)]);
+        let want = g.finalize().to_vec();
+        assert_eq!(c.eval_bytes(&[&x, &y])[0], want);
+    }
+}

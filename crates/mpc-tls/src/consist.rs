@@ -20,7 +20,7 @@
 //! it at the audit instead would trade that memory for planning time.
 //!
 //! Per OLE batch (the ECtF's two; each record's M2A answered ahead, whose
-//! flips are all zero and never sent, and its A2M) the prover logs its COT
+//! flips are all zero and never sent) the prover logs its COT
 //! MACs, its flips and the verifier's answer ([`OleLog`]);
 //! the verifier keeps its inputs (`OleSender::inputs`), revealed with its
 //! input bits and checked in the prover's audit.

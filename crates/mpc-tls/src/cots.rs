@@ -27,10 +27,7 @@ pub fn cots_needed(request_len: usize) -> usize {
     // PRF's seven steps take less), more than the full PRF for SHA-384
     // (256 + 2 x 8 x 128 COTs).
     let kdf = 8 * 320;
-    let record = |len: usize| {
-        let (a2m, m2a) = record::cots_needed(len);
-        a2m + m2a
-    };
+    let record = record::cots_needed;
     let fin = record(16);
     let req: usize = request_records(request_len).into_iter().map(record).sum();
     // One Finished in 2PC: the client's (the server's is checked in the

@@ -43,7 +43,7 @@
 //! | 3 | `FromServer` (the server's flight), then `KeyOpen` (opening, ECtF flips) | `EctfAnswer` | ← ServerHello … ServerHelloDone |
 //! | 4 | `EctfFlips` | `EctfAnswer` | |
 //! | 5 | `KdfFlips` / `KdfLabels` per step | `KdfInputs` per step, and right after steps 2 and 5 the next step's `KdfAdvance` (its inputs fixed a step early, sent while the prover evaluates) | |
-//! | 6 | `RecA2m` (the ciphertext and the A2M flips), `RecM2a` (the powers' offsets) of the client Finished and of every request record, side by side, as soon as the key derivation output the key shares: each record's circuit takes the prover's key ‖ IV share as the labels it evaluated there (chained, no input round trip) and the verifier's inputs came with the tables (under the full PRF, beside the server Finished's circuit) | `RecA2mAnswer`, `RecTagShare` per record | |
+//! | 6 | `RecCiphertext` (the ciphertext and the offsets of the GHASH key's odd powers) of the client Finished and of every request record, side by side, as soon as the key derivation output the key shares: each record's circuit takes the prover's key ‖ IV share as the labels it evaluated there (chained, no input round trip), the verifier's inputs came with the tables, and it outputs the prover's multiplicative share of the GHASH key (the A2M in the circuit; under the full PRF, beside the server Finished's circuit) | `RecTagShare` per record | |
 //! | 7 | `ToServer` (ClientKeyExchange, CCS, Finished), then the request's records (False Start: without waiting for the server's Finished) | | → Finished, request |
 //! | 8 | `FromServer` (the server Finished record, recorded; its contents are checked in the proof) | | ← CCS, Finished |
 //! | 9 | `FromServer` (the response, recorded as received), `Close` | `CloseAck` (its server-key share) | ← response |
@@ -60,7 +60,7 @@
 //! connection carries only the input labels of what the session
 //! decides (the prover's inputs, the inner digests' public schedules,
 //! the premaster share: the verifier's masks and the explicit nonces
-//! went with the tables), the ECtF's and A2M's OLEs, 16 bytes per odd
+//! went with the tables), the ECtF's OLEs, 16 bytes per odd
 //! power and a few hundred bytes per step (about 0.32 MB in all for a
 //! 1 KB request, `table_bytes_figures`; the prover's later inputs are
 //! chained to the outputs they come from, so they cost nothing online). Meanwhile the prover builds the same circuits' schedules

@@ -73,22 +73,16 @@ pub enum ProverMsg {
         labels: Vec<u8>,
     },
     /// Record in 2PC (its circuit evaluated on the key derivation's
-    /// output, chained, and the verifier's early inputs): the ciphertext (client records; empty for server
-    /// records, which the verifier has itself) and the A2M flips.
-    RecA2m {
+    /// output, chained, and the verifier's early inputs): the ciphertext
+    /// and the offsets `h_P^i + ρ_i` of the odd powers of the GHASH key
+    /// from the random inputs of the M2A answered ahead (16 bytes per odd
+    /// power; the circuit output `h_P`, the prover's multiplicative share
+    /// of the key).
+    RecCiphertext {
         /// Record id.
         id: u32,
-        /// Ciphertext of a client record.
+        /// Ciphertext of the client record.
         ct: Vec<u8>,
-        /// A2M flips.
-        flips: Vec<u8>,
-    },
-    /// Record in 2PC: the offsets `h_P^i + ρ_i` of the odd powers of the
-    /// GHASH key from the random inputs of the M2A answered ahead (16
-    /// bytes per odd power).
-    RecM2a {
-        /// Record id.
-        id: u32,
         /// Offsets.
         offsets: Vec<u8>,
     },
@@ -158,13 +152,6 @@ pub enum VerifierMsg {
         /// The step they are for (the one after the `KdfInputs`').
         step: u8,
         /// The labels (`webproof_mpc::exec`'s early inputs).
-        msg: Vec<u8>,
-    },
-    /// Record in 2PC: the A2M answer.
-    RecA2mAnswer {
-        /// Record id.
-        id: u32,
-        /// Answer.
         msg: Vec<u8>,
     },
     /// Preprocessing, after a record circuit's `Decoding`: the M2A of
@@ -300,8 +287,7 @@ impl ProverMsg {
             ProverMsg::EctfFlips(_) => "EctfFlips",
             ProverMsg::KdfFlips { .. } => "KdfFlips",
             ProverMsg::KdfLabels { .. } => "KdfLabels",
-            ProverMsg::RecA2m { .. } => "RecA2m",
-            ProverMsg::RecM2a { .. } => "RecM2a",
+            ProverMsg::RecCiphertext { .. } => "RecCiphertext",
             ProverMsg::Close { .. } => "Close",
             ProverMsg::Abort(_) => "Abort",
         }
@@ -338,8 +324,9 @@ impl ProverMsg {
             ProverMsg::EctfFlips(f) => W::new(6).bytes(f),
             ProverMsg::KdfFlips { step, flips } => W::new(7).raw(&[*step]).bytes(flips),
             ProverMsg::KdfLabels { step, labels } => W::new(8).raw(&[*step]).bytes(labels),
-            ProverMsg::RecA2m { id, ct, flips } => W::new(10).u32(*id).bytes(ct).bytes(flips),
-            ProverMsg::RecM2a { id, offsets } => W::new(11).u32(*id).bytes(offsets),
+            ProverMsg::RecCiphertext { id, ct, offsets } => {
+                W::new(12).u32(*id).bytes(ct).bytes(offsets)
+            }
             ProverMsg::Close { sent, received } => W::new(13).u32(*sent).u32(*received),
             ProverMsg::Abort(s) => W::new(14).bytes(reason(s)),
         };
@@ -389,13 +376,9 @@ impl ProverMsg {
                 step: r.u8()?,
                 labels: r.bytes()?,
             },
-            10 => ProverMsg::RecA2m {
+            12 => ProverMsg::RecCiphertext {
                 id: r.u32()?,
                 ct: r.bytes()?,
-                flips: r.bytes()?,
-            },
-            11 => ProverMsg::RecM2a {
-                id: r.u32()?,
                 offsets: r.bytes()?,
             },
             13 => ProverMsg::Close {
@@ -420,7 +403,6 @@ impl VerifierMsg {
             VerifierMsg::Decoding { .. } => "Decoding",
             VerifierMsg::KdfInputs { .. } => "KdfInputs",
             VerifierMsg::KdfAdvance { .. } => "KdfAdvance",
-            VerifierMsg::RecA2mAnswer { .. } => "RecA2mAnswer",
             VerifierMsg::RecPowers { .. } => "RecPowers",
             VerifierMsg::RecTagShare { .. } => "RecTagShare",
             VerifierMsg::CloseAck { .. } => "CloseAck",
@@ -445,7 +427,6 @@ impl VerifierMsg {
             } => W::new(10).raw(&[*circuit]).bytes(decoding).bytes(early),
             VerifierMsg::KdfInputs { step, msg } => W::new(4).raw(&[*step]).bytes(msg),
             VerifierMsg::KdfAdvance { step, msg } => W::new(12).raw(&[*step]).bytes(msg),
-            VerifierMsg::RecA2mAnswer { id, msg } => W::new(6).u32(*id).bytes(msg),
             VerifierMsg::RecTagShare { id, tag } => W::new(7).u32(*id).raw(tag),
             VerifierMsg::RecPowers { id, msg } => W::new(11).u32(*id).bytes(msg),
             VerifierMsg::CloseAck {
@@ -481,10 +462,7 @@ impl VerifierMsg {
                 step: r.u8()?,
                 msg: r.bytes()?,
             },
-            6 => VerifierMsg::RecA2mAnswer {
-                id: r.u32()?,
-                msg: r.bytes()?,
-            },
+
             7 => VerifierMsg::RecTagShare {
                 id: r.u32()?,
                 tag: r.arr()?,
@@ -549,13 +527,9 @@ mod tests {
                 step: 4,
                 labels: vec![9; 32],
             },
-            ProverMsg::RecA2m {
+            ProverMsg::RecCiphertext {
                 id: 2,
                 ct: vec![3; 17],
-                flips: vec![1; 16],
-            },
-            ProverMsg::RecM2a {
-                id: 1,
                 offsets: vec![2; 48],
             },
             ProverMsg::Close {
@@ -590,10 +564,6 @@ mod tests {
             VerifierMsg::KdfAdvance {
                 step: 3,
                 msg: vec![5; 48],
-            },
-            VerifierMsg::RecA2mAnswer {
-                id: 0,
-                msg: vec![1; 4],
             },
             VerifierMsg::RecPowers {
                 id: 1,

@@ -669,19 +669,6 @@ impl ProverSession {
                     .ok_or(Error::OutOfOrder("key derivation"))?;
                 kdf.receive_advance(due, &msg)?;
             }
-            (VerifierMsg::RecA2mAnswer { id, msg }, st @ (Stage::Records | Stage::Kdf(_))) => {
-                self.stage = st;
-                let i = self.rec_due(id)?;
-                let r = &mut self.recs[i];
-                let spec = r.spec;
-                let p = r.p.as_mut().ok_or(Error::OutOfOrder("A2M answer"))?;
-                if p.awaits_tag_share() {
-                    return Err(Error::OutOfOrder("a second A2M answer"));
-                }
-                let offsets = p.powers(&msg)?;
-                self.oles.answer(spec.stream(), &msg);
-                out.to_verifier.push(ProverMsg::RecM2a { id, offsets });
-            }
             (VerifierMsg::RecTagShare { id, tag }, st @ (Stage::Records | Stage::Kdf(_))) => {
                 self.stage = st;
                 let i = self.rec_due(id)?;
@@ -792,17 +779,14 @@ impl ProverSession {
                 .take()
                 .ok_or(Error::OutOfOrder("a record before its powers"))?;
             let mut p = RecordProver::new(plan, spec.len, spec.instance(), tables, ahead)?;
-            let (n_a2m, _) = spec.cots();
-            let macs = self.cots.take(n_a2m)?;
             let r = &mut self.recs[i];
-            let (ks, flips) = p.keystream(&labels, &key_iv(&keys), &mut r.ole, &macs)?;
-            self.oles.choose(spec.stream(), macs, &flips);
+            let (ks, offsets) = p.keystream(&labels, &key_iv(&keys))?;
             r.ct = r.pt.iter().zip(&ks).map(|(a, b)| a ^ b).collect();
             r.p = Some(p);
-            out.to_verifier.push(ProverMsg::RecA2m {
+            out.to_verifier.push(ProverMsg::RecCiphertext {
                 id: spec.id,
                 ct: r.ct.clone(),
-                flips,
+                offsets,
             });
         }
         Ok(())

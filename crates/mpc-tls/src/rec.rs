@@ -112,11 +112,6 @@ impl RecSpec {
             key_len, self.len,
         ))?))
     }
-
-    /// COTs: (label transfer, A2M, M2A).
-    pub(crate) fn cots(&self) -> (usize, usize) {
-        record::cots_needed(self.len)
-    }
 }
 
 /// The client's key ‖ IV share, the input of every record circuit.

@@ -164,9 +164,9 @@
 //! # Not in this proof yet
 //! - The ECtF's output (the prover's premaster share) is not tied to the
 //!   key derivation's step-0 input (field arithmetic, not bits), and the
-//!   verifier's premaster share there is its own choice; an A2M answer's
-//!   masked elements beyond the OLE, and the verifier's tag and ECtF
-//!   shares, are not checked against the revealed inputs. A wrong value
+//!   verifier's premaster share there is its own choice; the ECtF's A2M
+//!   answer's masked elements beyond the OLE, and the verifier's tag and
+//!   ECtF shares, are not checked against the revealed inputs. A wrong value
 //!   in any of these makes the session's keys wrong, so the server ends
 //!   the session.
 //! - Privacy against a cheating verifier holds only after the fact: it

@@ -184,8 +184,8 @@ struct VRec {
     /// is built then, while the earlier circuits' tables are in flight).
     v: Option<RecordVerifier>,
     ole: OleSender,
-    /// 0 A2M due, 2 offsets due, 4 done (its tag share sent).
-    stage: u8,
+    /// Whether its tag share went out (its one round trip done).
+    done: bool,
     ct: Vec<u8>,
 }
 
@@ -430,8 +430,9 @@ impl VerifierSession {
             ProverMsg::EctfFlips(f) => self.on_ectf2(&f),
             ProverMsg::KdfFlips { step, flips } => self.on_kdf_flips(step as usize, &flips),
             ProverMsg::KdfLabels { step, labels } => self.on_kdf_labels(step as usize, &labels),
-            ProverMsg::RecA2m { id, ct, flips } => self.on_rec_a2m(id, ct, &flips),
-            ProverMsg::RecM2a { id, offsets } => self.on_rec_m2a(id, &offsets),
+            ProverMsg::RecCiphertext { id, ct, offsets } => {
+                self.on_rec_ciphertext(id, ct, &offsets)
+            }
             ProverMsg::Close { sent, received } => self.on_close(sent as usize, received as usize),
         }
     }
@@ -513,7 +514,7 @@ impl VerifierSession {
         let r = self
             .recs
             .get(idx)
-            .filter(|r| r.stage == 4)
+            .filter(|r| r.done)
             .ok_or(Error::ClientRecord(
                 "a protected record the 2PC did not make",
             ))?;
@@ -850,7 +851,7 @@ impl VerifierSession {
                 iv_len: suite.iv_len,
                 v: None,
                 ole: OleSender::new(self.delta, spec.stream()),
-                stage: 0,
+                done: false,
                 ct: Vec::new(),
             });
         }
@@ -956,43 +957,37 @@ impl VerifierSession {
         Ok(vec![])
     }
 
-    fn rec(&mut self, id: u32, stage: u8, got: &'static str) -> Result<usize> {
+    fn rec(&mut self, id: u32, got: &'static str) -> Result<usize> {
         let i = id as usize;
-        // Records run side by side (each its own circuit, OLE stream and
-        // COTs drawn as its messages arrive); each one's steps in order.
+        // Records run side by side (each its own circuit and OLE stream),
+        // each once.
         if !self.records_open || i >= self.recs.len() {
             return Err(Error::Unexpected {
                 expected: "a record in 2PC, once the key shares are known",
                 got,
             });
         }
-        if self.recs[i].stage != stage {
-            return Err(Error::OutOfOrder("record step"));
+        if self.recs[i].done {
+            return Err(Error::OutOfOrder("a record's ciphertext twice"));
         }
         Ok(i)
     }
 
-    fn on_rec_a2m(&mut self, id: u32, ct: Vec<u8>, flips: &[u8]) -> Result<Vec<VerifierMsg>> {
-        let i = self.rec(id, 0, "RecA2m")?;
+    fn on_rec_ciphertext(
+        &mut self,
+        id: u32,
+        ct: Vec<u8>,
+        offsets: &[u8],
+    ) -> Result<Vec<VerifierMsg>> {
+        let i = self.rec(id, "RecCiphertext")?;
         let spec = self.recs[i].spec;
         if ct.len() != spec.len {
             return Err(Error::Malformed("ciphertext of the wrong length"));
         }
-        let (n_a2m, _) = spec.cots();
-        let k = self.cots.take(n_a2m)?;
         let r = &mut self.recs[i];
-        let msg = garbled(&mut r.v)?.a2m(&mut r.ole, &k, flips)?;
+        let t = garbled(&mut r.v)?.tag_share(offsets, &spec.aad(), &ct)?;
         r.ct = ct;
-        r.stage = 2;
-        Ok(vec![VerifierMsg::RecA2mAnswer { id, msg }])
-    }
-
-    fn on_rec_m2a(&mut self, id: u32, offsets: &[u8]) -> Result<Vec<VerifierMsg>> {
-        let i = self.rec(id, 2, "RecM2a")?;
-        let spec = self.recs[i].spec;
-        let r = &mut self.recs[i];
-        let t = garbled(&mut r.v)?.tag_share(offsets, &spec.aad(), &r.ct)?;
-        r.stage = 4;
+        r.done = true;
         Ok(vec![VerifierMsg::RecTagShare { id, tag: t }])
     }
 
@@ -1003,7 +998,7 @@ impl VerifierSession {
                 got: "Close",
             });
         }
-        if !matches!(self.stage, Stage::Records) || self.recs.iter().any(|r| r.stage != 4) {
+        if !matches!(self.stage, Stage::Records) || self.recs.iter().any(|r| !r.done) {
             return Err(Error::Unexpected {
                 expected: "every record in 2PC before Close",
                 got: "Close",

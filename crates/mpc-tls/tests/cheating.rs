@@ -543,16 +543,16 @@ fn record_answers_out_of_order_are_refused() {
 
 /// A record's first step while the key derivation has not yet produced
 /// the key shares (step 2's flips relabelled as the client Finished's
-/// ciphertext and A2M flips): the verifier refuses it.
+/// ciphertext and offsets): the verifier refuses it.
 #[test]
 fn record_before_the_key_shares_is_refused() {
     let hooks = Hooks {
         prover_to_verifier: Some(Box::new(|m| {
             if let ProverMsg::KdfFlips { step: 2, flips } = m {
-                *m = ProverMsg::RecA2m {
+                *m = ProverMsg::RecCiphertext {
                     id: 0,
                     ct: vec![0; 16],
-                    flips: flips.clone(),
+                    offsets: flips.clone(),
                 };
             }
         })),

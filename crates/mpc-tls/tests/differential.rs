@@ -188,35 +188,23 @@ fn prover_mutants(m: &ProverMsg) -> Vec<ProverMsg> {
                 });
             }
         }
-        P::RecA2m { id, ct, flips } => {
-            out.push(P::RecA2m {
+        P::RecCiphertext { id, ct, offsets } => {
+            out.push(P::RecCiphertext {
                 id: id + 1,
                 ct: ct.clone(),
-                flips: flips.clone(),
-            });
-            for c in bytes_mutants(ct) {
-                out.push(P::RecA2m {
-                    id: *id,
-                    ct: c,
-                    flips: flips.clone(),
-                });
-            }
-            for f in bytes_mutants(flips) {
-                out.push(P::RecA2m {
-                    id: *id,
-                    ct: ct.clone(),
-                    flips: f,
-                });
-            }
-        }
-        P::RecM2a { id, offsets } => {
-            out.push(P::RecM2a {
-                id: id + 1,
                 offsets: offsets.clone(),
             });
-            for f in bytes_mutants(offsets) {
-                out.push(P::RecM2a {
+            for c in bytes_mutants(ct) {
+                out.push(P::RecCiphertext {
                     id: *id,
+                    ct: c,
+                    offsets: offsets.clone(),
+                });
+            }
+            for f in bytes_mutants(offsets) {
+                out.push(P::RecCiphertext {
+                    id: *id,
+                    ct: ct.clone(),
                     offsets: f,
                 });
             }
@@ -326,15 +314,6 @@ fn verifier_mutants(m: &VerifierMsg) -> Vec<VerifierMsg> {
                     step: *step,
                     msg: b,
                 });
-            }
-        }
-        V::RecA2mAnswer { id, msg } => {
-            out.push(V::RecA2mAnswer {
-                id: id + 1,
-                msg: msg.clone(),
-            });
-            for b in bytes_mutants(msg) {
-                out.push(V::RecA2mAnswer { id: *id, msg: b });
             }
         }
         V::RecPowers { id, msg } => {

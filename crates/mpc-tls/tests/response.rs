@@ -840,16 +840,16 @@ fn consistency_overhead_figures() {
     }
 }
 
-/// A verifier that sends a wrong OLE answer (one element of the A2M of the
-/// request record's GHASH key) at an OLE the prover's bit there ignores:
+/// A verifier that sends a wrong OLE answer (one element of the ECtF's
+/// answers, P-256 field elements) at an OLE the prover's bit there ignores:
 /// the session completes, and the prover's OLE audit catches it before
 /// opening. A hit on a used element ends the session online (a wrong tag),
 /// so the test tries elements until one goes through.
 #[test]
 fn wrong_ole_answer_is_caught_by_the_audit() {
     caught_by_the_audit(60, |elem, m| {
-        if let webproof_mpc_tls::VerifierMsg::RecA2mAnswer { id: 1, msg } = m {
-            msg[16 * elem] ^= 0x01;
+        if let webproof_mpc_tls::VerifierMsg::EctfAnswer(msg) = m {
+            msg[32 * elem] ^= 0x01;
         }
     });
 }

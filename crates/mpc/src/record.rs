@@ -3,13 +3,14 @@
 //! shares of the powers of the GHASH key.
 //!
 //! Owns the record circuit and the GHASH arithmetic on shares; the
-//! messages are [`crate::exec`]'s (the circuit) and [`crate::convert`]'s
-//! (A2M, M2A over GF(2^128)).
+//! messages are [`crate::exec`]'s (the circuit) and [`crate::ole`]'s (the
+//! M2A over GF(2^128)).
 //!
 //! # Protocol for one record of `len` bytes
 //! 1. **Circuit** ([`gcm_circuit`], preprocessed like any other): inputs
 //!    `[prover key ‖ IV share, verifier key ‖ IV share, explicit nonce
-//!    (public, 8 bytes), verifier masks (32 bytes)]`. The prover's group
+//!    (public, 8 bytes), verifier masks (32 bytes: its multiplier `r ≠ 0`
+//!    of `H`, then its mask `m_J` of `E_K(J0)`)]`. The prover's group
 //!    is chained to the key derivation's output (its wires' 0-labels are
 //!    those of the circuit that output the prover's key-block share,
 //!    [`RecordVerifier::chain`]): the prover feeds the labels it evaluated
@@ -18,23 +19,23 @@
 //!    IV share is its mask of the key block) and go with the tables
 //!    ([`RecordVerifier::early_inputs`]). So the prover evaluates as soon
 //!    as the key derivation is done. Outputs: `[keystream
-//!    E_K(nonce‖2), …, E_K(0)⊕m_H, E_K(J0)⊕m_J]`. Only the prover decodes
-//!    (the verifier gets no output labels back), so the keystream goes to
-//!    the prover alone, and the GHASH key `H = E_K(0)` and the tag mask
-//!    `E_K(J0)` end as XOR shares (`m_H`, `m_J` with the verifier). The
-//!    prover encrypts locally: `C = P ⊕ keystream`, and sends `C` to the
-//!    verifier with the flips of the A2M.
-//! 2. **Powers of H** (one round trip online, [`crate::convert`]'s
-//!    recipe): the verifier fixes its A2M multiplier `r` at creation, so
-//!    its multiplicative share `h_V = r^{-1}` and its powers are known in
+//!    E_K(nonce‖2), …, h_P = E_K(0)·r, E_K(J0)⊕m_J]`. Only the prover
+//!    decodes (the verifier gets no output labels back), so the keystream
+//!    goes to the prover alone, the GHASH key `H = E_K(0)` ends as
+//!    multiplicative shares (`h_P` and the verifier's `h_V = r^{-1}`: the
+//!    A2M is the circuit's GF(2^128) product, `gcm_mul` of
+//!    `webproof_circuits::aead`, 2,187 AND, instead of a round trip of OLE
+//!    online), and the tag mask `E_K(J0)` as XOR shares (`m_J` with the
+//!    verifier). The prover encrypts locally: `C = P ⊕ keystream`.
+//! 2. **Powers of H** (no round trip of its own): the verifier's
+//!    multiplicative share `h_V = r^{-1}` and its powers are known in
 //!    preprocessing, where it answers an M2A batch on `(h_V^i, ρ_i)` for
 //!    the prover's random `ρ_i` and the *odd* `i ≤ k`, `k = 2 + ⌈len/16⌉`
 //!    ([`powers_needed`]; `⌈k/2⌉` OLEs, [`oles_needed`];
 //!    [`RecordVerifier::powers_ahead`], [`RecordProver::powers_ahead`];
-//!    `128` COTs and 2 KiB per odd power, sent with the tables). Online
-//!    one A2M turns the XOR (= additive) shares of `H` into
-//!    `h_V·h_P = H` (128 COTs); the prover sends the offsets
-//!    `d_i = h_P^i + ρ_i` and the verifier adds `d_i·h_V^i` to its shares:
+//!    `128` COTs and 2 KiB per odd power, sent with the tables). Once it
+//!    evaluated, the prover sends `C` with the offsets
+//!    `d_i = h_P^i + ρ_i`, and the verifier adds `d_i·h_V^i` to its shares:
 //!    additive shares of the odd powers of `H`. The even ones cost
 //!    nothing: squaring is linear in characteristic 2, so
 //!    `[H^2j] = [H^j]_P^2 + [H^j]_V^2` and each party squares its own
@@ -56,33 +57,32 @@
 //! these steps; a refused message ends the record (the OLE state is spent).
 //! Messages: in preprocessing V→P the labels of its inputs
 //! ([`RecordVerifier::early_inputs`]) and the powers' M2A answer; online
-//! P→V `C` and the A2M flips; V→P the A2M answer; P→V the offsets (and,
-//! for a server record, the tag share); V→P `t_V` (client records). Two
-//! round trips after the key derivation, and about 16 bytes per odd power
-//! of online traffic.
+//! P→V `C` and the offsets (and, for a server record, the tag share); V→P
+//! `t_V` (client records). One round trip after the key derivation, and
+//! about 16 bytes per odd power of online traffic.
 //!
 //! # Security
 //! The prover learns the keystream of its own request (it knows the
 //! plaintext anyway; AES is a PRP, so keystream blocks say nothing about
-//! the key) and `E_K(0)⊕m_H`, `E_K(J0)⊕m_J` (uniform). It cannot send
+//! the key) and `E_K(0)·r`, `E_K(J0)⊕m_J` (uniform: `r` is a uniform
+//! nonzero element; `H = 0` has probability 2^-128). It cannot send
 //! another request than the one the verifier saw: the tag is computed
-//! jointly over the `C` the verifier received. The A2M reveals to the
-//! prover whether `H = 0` (probability 2^-128). Semi-honest as the rest:
+//! jointly over the `C` the verifier received. Semi-honest as the rest:
 //! the key and IV shares input here are the key derivation's outputs by
 //! construction (chained labels: a prover holds no other label of those
 //! wires, and a garbler that chained other wires fails the audit, which
 //! regarbles from the labels the prover holds), and the consistency proof
-//! must show that the verifier's tag share and A2M/M2A answers were
-//! computed from its masks. The offsets `d_i`
+//! must show that the verifier's tag share and M2A answers were computed
+//! from its masks. The offsets `d_i`
 //! are one-time padded by the prover's random `ρ_i` (the COT choice bits,
 //! unknown to the verifier), exactly as flips are. The verifier's key ‖
 //! IV share and explicit nonce are checked by the prover on its reveal
-//! ([`check_verifier_inputs`]).
+//! ([`check_verifier_inputs`]), and its multiplier must not be zero.
 //!
 //! GHASH field elements: GCM's bit-reflected convention, mapped to the
 //! polynomial basis of [`crate::field::Gf128`] by reversing the bits of
 //! the big-endian 128-bit integer ([`gf_from_bytes`]).
-use crate::convert::{self, PendingA2m};
+use crate::convert;
 use crate::error::{Error, Result};
 use crate::exec::{ProverCircuit, StepTables, VerifierCircuit};
 use crate::field::Gf128;
@@ -90,7 +90,7 @@ use crate::ole::{OleField, OleReceiver, OleSender};
 use crate::plan::Plan;
 use rand_core::{CryptoRng, RngCore};
 use std::sync::Arc;
-use webproof_circuits::aead::{aes_gcm_keystream, gcm_hash_key, tls12_gcm_nonce};
+use webproof_circuits::aead::{aes_gcm_keystream, gcm_hash_key, gcm_mul, tls12_gcm_nonce};
 use webproof_circuits::aes::{aes128_key_schedule, aes256_key_schedule};
 use webproof_circuits::{bits_to_bytes, bytes_to_bits};
 use webproof_circuits::{Builder, Circuit};
@@ -118,7 +118,7 @@ pub fn gcm_circuit(key_len: usize, len: usize) -> Circuit {
     let (j0, ks) = aes_gcm_keystream(&mut b, &rk, &nonce, len);
     let h = gcm_hash_key(&mut b, &rk);
     b.output(&ks);
-    let h = b.xor_words(&h, &masks[..128]);
+    let h = gcm_mul(&mut b, &h, &masks[..128]);
     b.output(&h);
     let j0 = b.xor_words(&j0, &masks[128..]);
     b.output(&j0);
@@ -130,8 +130,8 @@ pub fn gcm_circuit(key_len: usize, len: usize) -> Circuit {
 pub const EARLY_GROUPS: [usize; 3] = [1, 2, 3];
 
 /// The verifier's input groups of a record circuit (after the prover's
-/// share): its key ‖ IV share, the explicit nonce, its masks of `H` and
-/// `E_K(J0)`.
+/// share): its key ‖ IV share, the explicit nonce, its multiplier of `H`
+/// and its mask of `E_K(J0)`.
 fn verifier_groups(key_iv_share: &[u8], explicit: &[u8; 8], masks: &[u8]) -> Vec<Vec<bool>> {
     vec![
         bytes_to_bits(key_iv_share),
@@ -147,7 +147,7 @@ fn verifier_groups(key_iv_share: &[u8], explicit: &[u8; 8], masks: &[u8]) -> Vec
 /// explicit nonce the record's own. A verifier that encrypted a request
 /// record under another nonce (say, an earlier record's, to learn the XOR
 /// of two plaintexts from the ciphertexts) or another key is caught here;
-/// its masks are its own choice.
+/// its masks are its own choice, but for a zero multiplier of `H`.
 pub fn check_verifier_inputs(
     key_iv_share: &[u8],
     explicit: &[u8; 8],
@@ -161,6 +161,9 @@ pub fn check_verifier_inputs(
         return Err(Error::VerifierCheated(
             "record inputs other than its key-derivation share and the record's explicit nonce",
         ));
+    }
+    if masks[..16] == [0; 16] {
+        return Err(Error::VerifierCheated("a record's multiplier of H is zero"));
     }
     Ok(())
 }
@@ -241,10 +244,11 @@ pub fn tls12_aad(seq: u64, content_type: u8, len: usize) -> [u8; 13] {
     a
 }
 
-/// COTs one record of `len` bytes consumes: (A2M, M2A). Its circuit's
-/// input takes none (chained, [`RecordVerifier::chain`]).
-pub fn cots_needed(len: usize) -> (usize, usize) {
-    (128, 128 * oles_needed(len))
+/// COTs one record of `len` bytes consumes: its powers' M2A. Its
+/// circuit's input takes none (chained, [`RecordVerifier::chain`]), its
+/// A2M none (in the circuit).
+pub fn cots_needed(len: usize) -> usize {
+    128 * oles_needed(len)
 }
 
 /// `x^1, x^3, …, x^(2m-1)`.
@@ -274,14 +278,12 @@ pub struct RecordVerifier {
     explicit: [u8; 8],
     /// Its key ‖ IV share, once chained ([`Self::chain`]).
     key_iv_share: Option<Vec<u8>>,
+    /// Its multiplier `r` of `H` (nonzero: `h_V = r^{-1}`), then its mask
+    /// of `E_K(J0)`.
     masks: [u8; 32],
-    /// The A2M multiplier, fixed at creation: `h_V = r^{-1}`.
-    r: Gf128,
     /// From the M2A answered ahead: the verifier's shares `w_i` of
     /// `h_V^i·ρ_i` and its inputs `h_V^i`.
     ahead: Option<(Vec<Gf128>, Vec<Gf128>)>,
-    /// Whether the A2M ran (the powers' offsets come after it).
-    a2m_done: bool,
 }
 
 impl RecordVerifier {
@@ -297,16 +299,15 @@ impl RecordVerifier {
         rng: &mut (impl RngCore + CryptoRng),
     ) -> Result<Self> {
         let mut masks = [0u8; 32];
-        rng.fill_bytes(&mut masks);
+        masks[..16].copy_from_slice(&gf_to_bytes(convert::nonzero(rng)));
+        rng.fill_bytes(&mut masks[16..]);
         Ok(RecordVerifier {
             circuit: VerifierCircuit::new(plan, delta, instance, 0, rng)?,
             len,
             explicit,
             key_iv_share: None,
             masks,
-            r: convert::nonzero(rng),
             ahead: None,
-            a2m_done: false,
         })
     }
 
@@ -349,7 +350,8 @@ impl RecordVerifier {
         if self.ahead.is_some() {
             return Err(Error::Malformed("the powers answered twice"));
         }
-        let hv = OleField::inverse(&self.r).expect("nonzero by construction");
+        let r = gf_from_bytes(&self.masks[..16].try_into().expect("16 bytes"));
+        let hv = OleField::inverse(&r).expect("nonzero by construction");
         let inputs = odd_powers(hv, oles_needed(self.len));
         let (w, msg) = ole.respond_ahead(keys, &inputs)?;
         self.ahead = Some((w, inputs));
@@ -367,17 +369,6 @@ impl RecordVerifier {
         &mut self.circuit
     }
 
-    /// A2M of the shares of `H`: the answer to the prover's flips.
-    pub fn a2m(&mut self, ole: &mut OleSender, keys: &[Block], flips: &[u8]) -> Result<Vec<u8>> {
-        if self.ahead.is_none() || self.a2m_done {
-            return Err(Error::Malformed("A2M out of order"));
-        }
-        let hv = gf_from_bytes(&self.masks[..16].try_into().expect("16 bytes"));
-        let msg = convert::a2m_respond_with(ole, keys, &[hv], &[self.r], flips)?;
-        self.a2m_done = true;
-        Ok(msg)
-    }
-
     /// The prover's offsets `d_i = h_P^i + ρ_i` (16 bytes per odd power): the
     /// verifier's tag share over the record's `aad` and ciphertext `ct`
     /// (sent to the prover for a client record, kept for the check of a
@@ -386,10 +377,10 @@ impl RecordVerifier {
         if ct.len() != self.len {
             return Err(Error::Malformed("ciphertext of the wrong length"));
         }
-        let (w, hv) = match (&self.ahead, self.a2m_done) {
-            (Some(a), true) => a,
-            _ => return Err(Error::Malformed("powers' offsets before the A2M")),
-        };
+        let (w, hv) = self
+            .ahead
+            .as_ref()
+            .ok_or(Error::Malformed("powers' offsets before the powers' M2A"))?;
         if offsets.len() != 16 * hv.len() {
             return Err(Error::Malformed("powers' offsets of the wrong length"));
         }
@@ -427,10 +418,10 @@ pub struct RecordProver {
     chunks: Vec<Vec<u8>>,
     decoding: Vec<u8>,
     len: usize,
-    h: Option<(Gf128, [u8; 16])>,
-    a2m: Option<PendingA2m<Gf128>>,
+    /// Its share of `E_K(J0)`, once evaluated.
+    j0: Option<[u8; 16]>,
     ahead: PowersAhead,
-    /// After the A2M: the prover's shares of `H^1..=H^k`.
+    /// Once evaluated: the prover's shares of `H^1..=H^k`.
     power_shares: Option<Vec<Gf128>>,
 }
 
@@ -473,8 +464,7 @@ impl RecordProver {
             chunks,
             decoding,
             len,
-            h: None,
-            a2m: None,
+            j0: None,
             ahead,
             power_shares: None,
         })
@@ -487,16 +477,16 @@ impl RecordProver {
 
     /// Evaluate on the prover's key ‖ IV share `key_iv_share` and its
     /// labels from the key derivation's evaluation `key_iv_labels` (the
-    /// chained input): the keystream, and the A2M flips for the shares of
-    /// `H` (`macs`: 128 COT MACs).
+    /// chained input): the keystream, and the offsets `d_i = h_P^i + ρ_i`
+    /// of the powers' M2A (16 bytes per odd power), to send with the
+    /// ciphertext; the prover's shares of the powers are then the `u_i` of
+    /// the batch answered ahead.
     pub fn keystream(
         &mut self,
         key_iv_labels: &[Block],
         key_iv_share: &[u8],
-        ole: &mut OleReceiver,
-        macs: &[Block],
     ) -> Result<(Vec<u8>, Vec<u8>)> {
-        if self.h.is_some() {
+        if self.j0.is_some() {
             return Err(Error::Malformed("a record evaluated twice"));
         }
         self.circuit
@@ -507,32 +497,18 @@ impl RecordProver {
         self.circuit.finish()?;
         let out = self.circuit.decode(&self.decoding)?;
         let hp = gf_from_bytes(&block16(&out[1]));
-        self.h = Some((hp, block16(&out[2])));
-        let (pending, flips) = convert::a2m_choose(ole, macs, &[hp])?;
-        self.a2m = Some(pending);
-        Ok((webproof_circuits::bits_to_bytes(&out[0]), flips))
-    }
-
-    /// The verifier's A2M answer: the offsets `d_i = h_P^i + ρ_i` to send
-    /// (16 bytes per odd power); the prover's shares of the powers are then
-    /// the `u_i` of the batch answered ahead.
-    pub fn powers(&mut self, msg: &[u8]) -> Result<Vec<u8>> {
-        let pending = self
-            .a2m
-            .take()
-            .ok_or(Error::Malformed("A2M answer out of order"))?;
-        let m = pending.finish(msg)?;
-        let mut out = Vec::with_capacity(16 * self.ahead.rho.len());
-        for (p, rho) in odd_powers(m[0], oles_needed(self.len))
+        self.j0 = Some(block16(&out[2]));
+        let mut offsets = Vec::with_capacity(16 * self.ahead.rho.len());
+        for (p, rho) in odd_powers(hp, oles_needed(self.len))
             .into_iter()
             .zip(&self.ahead.rho)
         {
-            out.extend_from_slice(&(p + *rho).0 .0.to_le_bytes());
+            offsets.extend_from_slice(&(p + *rho).0 .0.to_le_bytes());
         }
         self.power_shares = Some(
             all_powers(&self.ahead.u, powers_needed(self.len)).expect("one share per odd power"),
         );
-        Ok(out)
+        Ok((webproof_circuits::bits_to_bytes(&out[0]), offsets))
     }
 
     /// Whether the offsets are out and the tag is next.
@@ -563,7 +539,9 @@ impl RecordProver {
             .power_shares
             .take()
             .ok_or(Error::Malformed("tag before the powers"))?;
-        let (_, jp) = self.h.expect("set with the A2M");
+        let jp = self
+            .j0
+            .ok_or(Error::Malformed("tag before the evaluation"))?;
         tag_share(&ghash_blocks(aad, ct), &shares, &jp).ok_or(Error::Malformed("record too long"))
     }
 }

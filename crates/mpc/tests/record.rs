@@ -48,10 +48,9 @@ fn encrypt_2pc(
 ) -> Result<Vec<u8>, Error> {
     let len = pt.len();
     let plan = Arc::new(Plan::new(&record::gcm_circuit(key_len, len))?);
-    let (n_a2m, n_m2a) = record::cots_needed(len);
-    let (delta, keys, macs) = cots(seq + 7, n_a2m + n_m2a);
-    let (k_a2m, k_m2a) = keys.split_at(n_a2m);
-    let (m_a2m, m_m2a) = macs.split_at(n_a2m);
+    let n_m2a = record::cots_needed(len);
+    let (delta, k_m2a, m_m2a) = cots(seq + 7, n_m2a);
+    let (k_m2a, m_m2a) = (&k_m2a[..], &m_m2a[..]);
     let mut rng = ChaCha20Rng::seed_from_u64(seq);
     let explicit = seq.to_be_bytes();
     let aad = record::tls12_aad(seq, 23, len);
@@ -70,11 +69,9 @@ fn encrypt_2pc(
     let (ahead, _) = RecordProver::powers_ahead(len, &mut or, m_m2a, &msg)?;
     let mut p = RecordProver::new(plan, len, 1, (chunks, decoding, early), ahead)?;
     // The prover evaluates on its chained share and encrypts.
-    let (ks, f) = p.keystream(&labels, pshare, &mut or, m_a2m)?;
+    let (ks, d) = p.keystream(&labels, pshare)?;
     let ct: Vec<u8> = pt.iter().zip(&ks).map(|(a, b)| a ^ b).collect();
     // Powers of H and the tag.
-    let msg = v.a2m(&mut os, k_a2m, &f)?;
-    let d = p.powers(&msg)?;
     let tv = v.tag_share(&d, &aad, &ct)?;
     let tag = p.tag(&tv, &aad, &ct)?;
     Ok([&explicit[..], &ct, &tag].concat())
@@ -198,10 +195,8 @@ fn record_from_derived_key_shares() {
 fn malformed_record_messages_are_refused() {
     let len = 20;
     let plan = Arc::new(Plan::new(&record::gcm_circuit(16, len)).unwrap());
-    let (n_a2m, n_m2a) = record::cots_needed(len);
-    let (delta, keys, macs) = cots(70, n_a2m + n_m2a);
-    let (k_a2m, k_m2a) = keys.split_at(n_a2m);
-    let (m_a2m, m_m2a) = macs.split_at(n_a2m);
+    let (delta, k_m2a, m_m2a) = cots(70, record::cots_needed(len));
+    let (k_m2a, m_m2a) = (&k_m2a[..], &m_m2a[..]);
     let mut rng = ChaCha20Rng::seed_from_u64(71);
     let mut v = RecordVerifier::new(Arc::clone(&plan), len, [0; 8], delta, 0, &mut rng).unwrap();
     let share = [9u8; 20];
@@ -213,9 +208,8 @@ fn malformed_record_messages_are_refused() {
     let tables = v.preprocess().unwrap();
     let (mut os, mut or) = (OleSender::new(delta, 1), OleReceiver::new(1));
     let aad = record::tls12_aad(1, 23, len);
-    // Out of order on the verifier's side: A2M and offsets before the
-    // powers answered ahead.
-    assert!(v.a2m(&mut os, k_a2m, &[0; 16]).is_err());
+    // Out of order on the verifier's side: offsets before the powers
+    // answered ahead.
     assert!(v.tag_share(&[0; 64], &aad, &[0; 20]).is_err());
     let ahead_msg = v.powers_ahead(&mut os, k_m2a).unwrap();
     assert!(v.powers_ahead(&mut os, k_m2a).is_err());
@@ -231,22 +225,19 @@ fn malformed_record_messages_are_refused() {
     assert!(RecordProver::new(Arc::clone(&plan), len, 0, bad, ahead.clone()).is_err());
     let mut p = RecordProver::new(plan, len, 0, tables, ahead).unwrap();
     // Out of order on the prover's side.
-    assert!(p.powers(&[0; 10]).is_err());
     assert!(p.tag(&[0; 16], &aad, &[0; 20]).is_err());
-    assert!(v.tag_share(&[0; 64], &aad, &[0; 20]).is_err());
     // A chained share of another length, then the record evaluated twice.
-    assert!(p
-        .keystream(&labels[1..], &share, &mut or.clone(), m_a2m)
-        .is_err());
-    let (ks, f) = p.keystream(&labels, &share, &mut or, m_a2m).unwrap();
+    assert!(p.keystream(&labels[1..], &share).is_err());
+    let (ks, d) = p.keystream(&labels, &share).unwrap();
     assert_eq!(ks.len(), len);
-    assert!(p
-        .keystream(&labels, &share, &mut or.clone(), m_a2m)
-        .is_err());
-    assert!(v.a2m(&mut os.clone(), k_a2m, &f[1..]).is_err());
-    let msg = v.a2m(&mut os, k_a2m, &f).unwrap();
-    assert!(v.a2m(&mut os, k_a2m, &f).is_err());
-    assert!(p.powers(&msg[1..]).is_err());
+    assert_eq!(d.len(), 16 * record::oles_needed(len));
+    assert!(p.keystream(&labels, &share).is_err());
+    // Offsets of the wrong length, a ciphertext of the wrong length, then
+    // the tag share given twice.
+    assert!(v.tag_share(&d[1..], &aad, &ks).is_err());
+    assert!(v.tag_share(&d, &aad, &ks[1..]).is_err());
+    v.tag_share(&d, &aad, &ks).unwrap();
+    assert!(v.tag_share(&d, &aad, &ks).is_err());
 }
 
 /// A verifier that answers the powers ahead for other inputs than its
@@ -257,8 +248,7 @@ fn malformed_record_messages_are_refused() {
 fn powers_answered_ahead_for_other_inputs_break_the_tag() {
     let len = 16;
     let plan = Arc::new(Plan::new(&record::gcm_circuit(16, len)).unwrap());
-    let (n_a2m, n_m2a) = record::cots_needed(len);
-    let (delta, keys, macs) = cots(90, n_a2m + n_m2a);
+    let (delta, keys, macs) = cots(90, record::cots_needed(len));
     // The verifier of seed 91 (built twice, for the same masks).
     let verifier = |rng: &mut ChaCha20Rng| {
         RecordVerifier::new(Arc::clone(&plan), len, 1u64.to_be_bytes(), delta, 0, rng).unwrap()
@@ -266,7 +256,7 @@ fn powers_answered_ahead_for_other_inputs_break_the_tag() {
     let mut rng = ChaCha20Rng::seed_from_u64(91);
     let mut v = verifier(&mut rng);
     let (mut os, or) = (OleSender::new(delta, 1), OleReceiver::new(1));
-    let (k_m2a, m_m2a) = (&keys[n_a2m..], &macs[n_a2m..]);
+    let (k_m2a, m_m2a) = (&keys[..], &macs[..]);
     // A verifier answering ahead for inputs of its own choice.
     let k = record::oles_needed(len);
     let other: Vec<Gf128> = (0..k).map(|_| Gf128::random(&mut rng)).collect();
@@ -275,7 +265,6 @@ fn powers_answered_ahead_for_other_inputs_break_the_tag() {
     assert_ne!(bad, good);
     let run = |msg: &[u8]| {
         let mut or = or.clone();
-        let mut os = os.clone();
         // The same verifier again (same seed), its OLE stream where `v`'s
         // answer ahead left it.
         let mut rng = ChaCha20Rng::seed_from_u64(91);
@@ -287,11 +276,9 @@ fn powers_answered_ahead_for_other_inputs_break_the_tag() {
             .unwrap();
         let (ahead, _) = RecordProver::powers_ahead(len, &mut or, m_m2a, msg).unwrap();
         let mut p = RecordProver::new(Arc::clone(&plan), len, 0, tables, ahead).unwrap();
-        let (ks, f) = p.keystream(&labels, &kp, &mut or, &macs[..n_a2m]).unwrap();
+        let (ks, d) = p.keystream(&labels, &kp).unwrap();
         let ct: Vec<u8> = ks.iter().map(|b| b ^ 0x41).collect();
         let aad = record::tls12_aad(1, 23, len);
-        let m = v2.a2m(&mut os, &keys[..n_a2m], &f).unwrap();
-        let d = p.powers(&m).unwrap();
         let tv = v2.tag_share(&d, &aad, &ct).unwrap();
         let tag = p.tag(&tv, &aad, &ct).unwrap();
         let key: Vec<u8> = kp.iter().zip(&kv).map(|(a, b)| a ^ b).collect();
@@ -335,19 +322,16 @@ fn server_finished_record_checked_in_2pc() {
     let check = |ct: &[u8], tag: &[u8]| -> Result<Vec<u8>, Error> {
         let len = ct.len();
         let plan = Arc::new(Plan::new(&record::gcm_circuit(16, len))?);
-        let (n_a2m, n_m2a) = record::cots_needed(len);
-        let (delta, keys, macs) = cots(81, n_a2m + n_m2a);
+        let (delta, keys, macs) = cots(81, record::cots_needed(len));
         let mut rng = ChaCha20Rng::seed_from_u64(82);
         let mut v = RecordVerifier::new(Arc::clone(&plan), len, [0; 8], delta, 3, &mut rng)?;
         let labels = chain(&mut v, delta, &kv, &kp, &mut rng)?;
         let tables = v.preprocess()?;
         let (mut os, mut or) = (OleSender::new(delta, 2), OleReceiver::new(2));
-        let msg = v.powers_ahead(&mut os, &keys[n_a2m..])?;
-        let (ahead, _) = RecordProver::powers_ahead(len, &mut or, &macs[n_a2m..], &msg)?;
+        let msg = v.powers_ahead(&mut os, &keys)?;
+        let (ahead, _) = RecordProver::powers_ahead(len, &mut or, &macs, &msg)?;
         let mut p = RecordProver::new(plan, len, 3, tables, ahead)?;
-        let (ks, f) = p.keystream(&labels, &kp, &mut or, &macs[..n_a2m])?;
-        let msg = v.a2m(&mut os, &keys[..n_a2m], &f)?;
-        let d = p.powers(&msg)?;
+        let (ks, d) = p.keystream(&labels, &kp)?;
         // The prover's share goes first; the verifier's follows.
         let tp = p.tag_share(&aad, ct)?;
         let tv = v.tag_share(&d, &aad, ct)?;

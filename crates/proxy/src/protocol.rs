@@ -93,7 +93,12 @@ use serde::{Deserialize, Serialize};
 /// step, their labels in a `KdfAdvance` right after the step before's
 /// `KdfInputs`; step 6 outputs the whole key block and reveals the client
 /// `verify_data`.
-pub const PROTOCOL_VERSION: u16 = 15;
+/// Version 16: MPC mode's record circuits output the prover's
+/// multiplicative share of the GHASH key (the A2M in the circuit): a
+/// record is one `RecCiphertext` (ciphertext and the powers' offsets)
+/// answered by its `RecTagShare`; `RecA2m`, `RecA2mAnswer` and `RecM2a`
+/// are gone.
+pub const PROTOCOL_VERSION: u16 = 16;
 /// Largest control message (JSON) accepted by default. The prover's
 /// `Proof` is the largest: for a 16 MiB response its plan holds about
 /// 1,000 record layouts (40 bytes each) and, with an attestation, one leaf
