@@ -91,8 +91,9 @@ pub struct Sample {
     #[serde(default)]
     pub app_measured_mbps: f64,
     /// The online phase split as the prover reports it: the TLS session
-    /// through the verifier, then the proof up to the verdict (ms; 0 when
-    /// not reported).
+    /// through the verifier (in MPC mode until the prover's `Close`, when
+    /// it lets the server connection go), then the proof up to the verdict
+    /// (ms; 0 when not reported).
     #[serde(default)]
     pub time_tls: f64,
     #[serde(default)]

@@ -60,8 +60,8 @@
 //! all 247,267 AND (the sum mod `p` of either curve adds ~1,030), 6.19 MB
 //! of three-halves tables and decoding, against 775,691 AND and 19.1 MB
 //! for [`crate::tls12`]. Revealed values go to both: the prover
-//! decodes and returns their labels (16 bytes per bit), which the verifier
-//! checks. The extended master secret changes only the inner messages. The
+//! decodes and returns their bits and one digest of their labels
+//! ([`crate::exec`]), which the verifier checks. The extended master secret changes only the inner messages. The
 //! client Finished rides with the key expansion (its hash is known when the
 //! key derivation runs: in TLS 1.2 both follow the ClientKeyExchange).
 //!
