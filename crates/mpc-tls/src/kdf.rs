@@ -128,15 +128,6 @@ impl KdfPlans {
         }
     }
 
-    /// Whether the verifier sends `step`'s advance labels right after the
-    /// inputs of the step before (reduced PRF, `KdfAdvance`).
-    pub(crate) fn has_advance(&self, step: usize) -> bool {
-        match self {
-            KdfPlans::Reduced(_) => !webproof_mpc::reduced::advance_groups(step).is_empty(),
-            KdfPlans::Full(_) => false,
-        }
-    }
-
     /// The step after which both know the client `verify_data` (the
     /// verifier then sets the server Finished hash).
     pub(crate) fn client_vd_step(&self) -> usize {

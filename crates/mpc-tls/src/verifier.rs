@@ -887,10 +887,7 @@ impl VerifierSession {
         }];
         // The next step's inputs this step's turn already fixed go now,
         // while the prover evaluates this one.
-        if plans.has_advance(step + 1) {
-            let msg = kdf
-                .advance(step + 1)?
-                .ok_or(Error::OutOfOrder("advance labels"))?;
+        if let Some(msg) = kdf.advance(step + 1)? {
             out.push(VerifierMsg::KdfAdvance {
                 step: step as u8 + 1,
                 msg,
