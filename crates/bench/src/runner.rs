@@ -5,8 +5,9 @@
 //! The server is always the harness's own fixture (see [`crate::plain`]), so
 //! every implementation meets the same server and is labelled from the
 //! server's side. Executors:
-//! - proxy: `webproof serve --once` (its exit status is its verdict) and
-//!   `webproof prove --json`; on the browser target the verifier serves
+//! - proxy and MPC: `webproof serve --once` (its exit status is its
+//!   verdict; it says it listens once warm, as a running service is, with
+//!   the MPC plans built) and `webproof prove --json`; on the browser target the verifier serves
 //!   its one session over WebSocket and the prover is the WebAssembly one
 //!   in headless chromium ([`crate::browser`]), started as a process group
 //!   (driver, chromium, its helpers) that dies with the sample however it

@@ -588,4 +588,49 @@ mod tests {
         assert_eq!(oles_needed(16), 2);
         assert_eq!(oles_needed(1024), 33);
     }
+
+    /// The prover's check of a record circuit's revealed verifier inputs:
+    /// the protocol's take passes; a zero multiplier of `H` (which would
+    /// make the prover's share `H·r` zero and `h_V = r^{-1}` undefined), a
+    /// nonce or key share other than the record's, and inputs of another
+    /// shape are each the verifier's cheat or a malformed reveal.
+    #[test]
+    fn verifier_inputs_are_checked() {
+        let key_iv: Vec<u8> = (0..20).collect();
+        let nonce = 7u64.to_be_bytes();
+        let mut masks = [0x5au8; 32];
+        let honest = verifier_groups(&key_iv, &nonce, &masks);
+        check_verifier_inputs(&key_iv, &nonce, &honest).unwrap();
+
+        let cheat = |inputs: &[Vec<bool>]| {
+            matches!(
+                check_verifier_inputs(&key_iv, &nonce, inputs),
+                Err(Error::VerifierCheated(_))
+            )
+        };
+        // A zero multiplier; the rest of the masks stays the verifier's own.
+        masks[..16].fill(0);
+        assert!(cheat(&verifier_groups(&key_iv, &nonce, &masks)));
+        masks[15] = 1;
+        check_verifier_inputs(&key_iv, &nonce, &verifier_groups(&key_iv, &nonce, &masks)).unwrap();
+        // Another record's nonce, another key share.
+        assert!(cheat(&verifier_groups(
+            &key_iv,
+            &8u64.to_be_bytes(),
+            &masks
+        )));
+        let mut other = key_iv.clone();
+        other[3] ^= 0x10;
+        assert!(cheat(&verifier_groups(&other, &nonce, &masks)));
+        // Not a record circuit's groups.
+        for bad in [
+            &honest[..2],
+            &[honest[0].clone(), honest[1].clone(), vec![true; 255]][..],
+        ] {
+            assert!(matches!(
+                check_verifier_inputs(&key_iv, &nonce, bad),
+                Err(Error::Malformed(_))
+            ));
+        }
+    }
 }

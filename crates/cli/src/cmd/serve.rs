@@ -95,7 +95,8 @@ pub struct ServeArgs {
     hash_api_key: bool,
     /// Serve one prover, print its verified output as JSON, and exit: over
     /// TCP (--listen), or over WebSocket at /v1/session when only
-    /// --listen-http is given (the harness's browser target).
+    /// --listen-http is given (the harness's browser target). It prints
+    /// its `listening` line once it is ready to serve (the MPC plans built).
     #[arg(long)]
     once: bool,
 }
@@ -229,6 +230,11 @@ pub async fn run(a: ServeArgs) -> anyhow::Result<()> {
             ),
         };
         let v = Verifier::bind(&listen, cfg.verifier).await?;
+        // The MPC key derivation's plans are built before the listening
+        // line, so the session does not wait for them (about 0.1 s of its
+        // preprocessing otherwise; the harness starts its prover on that
+        // line), as with a service, which is warm once it says it listens.
+        tokio::task::spawn_blocking(webproof_net::mpc::warm_plans).await?;
         let addr = v.local_addr()?.to_string();
         let mut ready = serde_json::json!({"event": "listening", "addr": addr});
         if ws {
@@ -244,6 +250,9 @@ pub async fn run(a: ServeArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     let service = Service::bind(cfg).with_subscriber(dispatch.clone()).await?;
+    // Ready means warm: see `--once` above (`Service::run` would build them
+    // too, but after the listening line).
+    tokio::task::spawn_blocking(webproof_net::mpc::warm_plans).await?;
     let addrs = service.addrs();
     let main = addrs
         .tcp
