@@ -86,8 +86,9 @@
 //! garbled circuit (labels and digests, [`ProverRetained`],
 //! [`VerifierRetained`]) and every OLE batch, and [`prove_response`] /
 //! [`verify_response`] run, inside the sealed proof of the response, the
-//! consistency proof of every key-derivation and record circuit with the
-//! equalities between steps, then the prover's audit of the garbling and
+//! consistency proof (every key-derivation and record circuit's labels
+//! imported as authenticated bits, the equalities between steps), then the
+//! prover's audit of the garbling and
 //! of the OLE answers after the `Δ` reveal and before it opens. What the
 //! sessions enforce themselves: the server's identity over a client
 //! random the verifier chose, the client key share as the sum of

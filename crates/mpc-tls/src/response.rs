@@ -73,8 +73,8 @@
 //!    `defer` (sealed mode);
 //! 4. the statement above ([`prove_statement`] / [`verify_statement`]),
 //!    then the consistency proof of every garbled circuit of the session
-//!    ([`crate::consist`]: each key-derivation step and record circuit
-//!    evaluated on its imported labels, the prover shares tied between
+//!    ([`crate::consist`]: each key-derivation step and record circuit's
+//!    input and output labels imported, the prover shares tied between
 //!    steps, each record's key ‖ IV input and the statement's key bits
 //!    tied to the key derivation's outputs);
 //! 5. `seal` (the prover commits to its held messages);
@@ -126,11 +126,13 @@
 //! can predict a status line or a balance it has seen) would make the
 //! recorded record decrypt to the plaintext it chose. A tag it did not
 //! get from the server needs `H` and `E_K(J0)`, which it did not know
-//! before the recording was complete. The consistency proof adds that every
-//! circuit it evaluated computed the agreed function on the inputs it
-//! claims, that the shares it carried between steps are the ones output
-//! before, and that the key bits of the statement are the key
-//! derivation's outputs (not, say, its client-key share in their place).
+//! before the recording was complete. The consistency proof adds that the
+//! shares it carried between steps are the ones output before, and that
+//! the key bits of the statement are the key derivation's outputs (not,
+//! say, its client-key share in their place); that each output is what its
+//! circuit computed on the inputs it holds is the garbling's authenticity
+//! (a label of another value would give it `Δ`,
+//! `webproof_mpc::consistency`).
 //!
 //! **Against a verifier.** Before `Δ` is revealed it sees only the claim
 //! (which the prover chose to reveal), corrections padded by COT bits and

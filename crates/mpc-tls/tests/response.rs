@@ -648,19 +648,25 @@ fn verifier_revealing_other_record_inputs_is_caught() {
 }
 
 /// A prover that claims another output of a key-derivation step than the
-/// garbled circuit gave it (one bit of its share of the client IV, step
-/// 6's shared output): its label is the MAC of the true bit, so the proof
-/// of that circuit fails. (A revealed output, such as `A(1)`, would not
-/// get that far: the honest prover's own check of the verifier's inputs
-/// recomputes the next inner digests from it.)
+/// garbled circuit gave it: its label is the MAC of the true bit, so the
+/// first check that uses the bit fails. One bit of its share of the client
+/// IV (step 6's key block): the equality with the key bits the statement
+/// imported; one bit of its `OS_pms` share (step 0): the equality with the
+/// prover inputs of steps 1 to 3, chained to it. No circuit is proven
+/// again (`webproof_mpc::consistency`, "Why no circuit is proven again").
+/// (A revealed output, such as `A(1)`, would not get that far: the honest
+/// prover's own check of the verifier's inputs recomputes the next inner
+/// digests from it.)
 #[test]
 fn prover_claiming_another_step_output_is_refused() {
-    let s = session(32, ECDHE_ECDSA_AES128_GCM_SHA256, 2000);
-    let mut outcome = s.d.prover.clone();
-    outcome.retained.runs[6].outputs[1][263] ^= true;
-    let claim = ResponseClaim::new(&outcome, &[0..15]).unwrap();
-    let (p, v, _) = prove(s, &outcome, &claim);
-    caught_prover(p, v);
+    for (seed, run, group, bit) in [(32, 6, 1, 263), (31, 0, 1, 5)] {
+        let s = session(seed, ECDHE_ECDSA_AES128_GCM_SHA256, 2000);
+        let mut outcome = s.d.prover.clone();
+        outcome.retained.runs[run].outputs[group][bit] ^= true;
+        let claim = ResponseClaim::new(&outcome, &[0..15]).unwrap();
+        let (p, v, _) = prove(s, &outcome, &claim);
+        caught_prover(p, v);
+    }
 }
 
 /// A prover that proves the response under its client-key share instead

@@ -1,12 +1,15 @@
 //! Malicious security for the 2PC core (garble-then-prove): after the TLS
-//! session the prover shows with the QuickSilver engine of `webproof-zk`
-//! that every garbled circuit it evaluated computed the agreed function on
-//! consistent inputs, and then, once the verifier has revealed `Δ`, the
+//! session the prover imports the labels it holds into the QuickSilver
+//! engine of `webproof-zk` as authenticated bits (the garbled outputs are
+//! IT-MACs under the garbler's `Δ`, which is the proof's) and shows that
+//! the circuits were fed consistent inputs and that its statements hold
+//! on their outputs, and then, once the verifier has revealed `Δ`, the
 //! prover audits in the clear everything the verifier (garbler, OLE
 //! sender) sent.
 //!
 //! Owns: importing garbled labels and OLE inputs as authenticated bits, the
-//! per-circuit statement, equality across circuits, the messages of the
+//! per-circuit statement (for garblings that need it; see "Why no circuit
+//! is proven again"), equality across circuits, the messages of the
 //! reveal (the verifier's inputs, `Δ`), and the prover's audit. It does not
 //! own the session: which circuits, in which order, and which wires must be
 //! equal is the caller's (`mpc-tls`) business, and it must never reveal
@@ -45,18 +48,19 @@
 //!    transcript (a forged server record would need a tag under a key it
 //!    did not know when it committed), so revealing them gives it nothing
 //!    it could still use, and it needs them anyway to decrypt.
-//! 2. Both enter sealed mode (`defer`), import the labels of each circuit
-//!    ([`EvaluatedCircuit::import`], [`GarbledCircuit::import`]) and run
-//!    [`prove_circuit`] / [`verify_circuit`]: the engine evaluates the
-//!    circuit (the IR circuit, byte inversions included) on the imported
-//!    inputs and asserts the result equal to the imported outputs. Wires
-//!    that must agree between circuits (a key share output by the key
-//!    derivation and input to a record circuit, an OLE input and the
-//!    garbled output it came from) are tied with [`prove_equal`] /
-//!    [`verify_equal`]. The caller may add any statement on the same bits,
-//!    notably the deferred decryption of the server's records with the
-//!    key bits of [`xor_public_prover`] (see below). Then `seal`: the
-//!    prover commits to its held messages.
+//! 2. Both enter sealed mode (`defer`) and import the input and output
+//!    labels of each circuit ([`EvaluatedCircuit::import`],
+//!    [`GarbledCircuit::import`]): authenticated bits at no cost in
+//!    communication. Wires that must agree between circuits (a key share
+//!    output by the key derivation and input to a record circuit, an OLE
+//!    input and the garbled output it came from) are tied with
+//!    [`prove_equal`] / [`verify_equal`]. The caller adds its statements
+//!    on the same bits, notably the deferred decryption of the server's
+//!    records with the key bits of [`xor_public_prover`] (see below). No
+//!    circuit is evaluated again in the proof (see "Why no circuit is
+//!    proven again"; [`prove_circuit`] / [`verify_circuit`] do that, for a
+//!    garbling whose labels are not IT-MACs of every wire under one `Δ`).
+//!    Then `seal`: the prover commits to its held messages.
 //! 3. The verifier reveals `Δ` and [`DELTA_CHECK_COTS`] fresh COT keys
 //!    ([`reveal_delta`]).
 //! 4. The prover checks `Δ` ([`receive_delta`]), audits every circuit
@@ -70,24 +74,25 @@
 //!    assertion or check is [`Error::ConsistencyFailed`].
 //!
 //! Cost: two messages of reveals (verifier → prover: its input bits, its
-//! OLE inputs, then 16 + 16·[`DELTA_CHECK_COTS`] bytes), the proof itself
-//! (one correction bit per AND gate of every circuit and per input
-//! committed, prover → verifier; 32 bytes per assertion and check), one
-//! extra round trip for the seal, and the prover's re-garbling (as fast as
-//! the garbler). `cargo run --release -p webproof-mpc --example
-//! consistency_bench` prints the figures; on this 2-core machine (one
-//! thread per party, ideal COTs, each circuit its own proof session) the
-//! seven reduced-PRF steps of a P-256 handshake (247,267 AND) take 32.0 KB
-//! prover → verifier (about one bit per AND gate) and a 1 KB AES-128-GCM
-//! record (339,200 AND garbled; the proof evaluates the S-box inversions
-//! as 8-COT gadgets) 42.6 KB, 74.6 KB in all; 2,068 B verifier → prover per session
-//! (the `Δ` reveal; one session for all circuits pays it once), plus the
-//! verifier's input reveal (one bit per input bit); 0.07-0.2 s of proof
-//! per circuit per party, dominated by drawing the default 2^20-COT batch,
-//! and 91 ms of re-garbling for the audit in all. Extra round trips: the
-//! input reveal and the `Δ` reveal (the seal's commitment rides with the
-//! last corrections, the opening is the last message).
-//!
+//! OLE inputs, then 16 + 16·[`DELTA_CHECK_COTS`] bytes), the assertions
+//! (32 bytes each, and the equalities are batched), one extra round trip
+//! for the seal, and the prover's re-garbling (as fast as the garbler).
+//! Importing a label costs nothing on the wire. For comparison,
+//! [`prove_circuit`] costs one correction bit per AND gate and per byte
+//! inversion's committed bit, prover → verifier, and the COTs to pad them:
+//! `cargo run --release -p webproof-mpc --example consistency_bench`
+//! prints its figures; on this 2-core machine (one thread per party, ideal
+//! COTs, each circuit its own proof session) the seven reduced-PRF steps
+//! of a P-256 handshake (247,267 AND) take 32.0 KB prover → verifier and a
+//! 1 KB AES-128-GCM record (339,200 AND garbled; the proof evaluates the
+//! S-box inversions as 8-COT gadgets) 42.6 KB, with 0.07-0.2 s of proof per
+//! circuit per party. In an MPC session on loopback that was about 0.34 s
+//! of the proof after the session and 70 KB of the prover's upload, which
+//! the session no longer spends. The re-garbling for the audit takes
+//! 91 ms in all. Extra round trips: the input reveal and the `Δ` reveal
+//! (the seal's commitment rides with the last assertions, the opening is
+//! the last message).
+
 //! # Security argument
 //! **Against a malicious prover** (evaluator, OLE receiver). Its garbled
 //! outputs are IT-MACs: a label for a value other than the computed one
@@ -95,15 +100,31 @@
 //! inputs are IT-MACs too: the transfer fixes its label to its COT MAC, so
 //! whatever flip it sent, it holds the label of *some* bit, and importing
 //! with another value leaves a MAC off by `Δ ⊕ 1`. The proof is then a
-//! QuickSilver proof on valid authenticated bits: a false statement (a
-//! claimed output other than the circuit's, two circuits fed different
-//! values, an OLE input other than the garbled output it should be)
-//! passes with probability about `(q + 2)/2^127` for `q` hash queries
-//! (`webproof-zk`'s argument). Sealing keeps this: the held messages are
-//! fixed by a SHA-256 commitment made before `Δ` is revealed, so after
-//! the reveal the prover can only open what it committed to (or find a
-//! collision). What the prover learns: its outputs (by design), and the
-//! verifier's private inputs after the session (step 1).
+//! QuickSilver proof on valid authenticated bits: a false statement (two
+//! circuits fed different values, an OLE input other than the garbled
+//! output it should be, a key other than the key derivation's in the
+//! decryption) passes with probability about `(q + 2)/2^127` for `q` hash
+//! queries (`webproof-zk`'s argument). Sealing keeps this: the held
+//! messages are fixed by a SHA-256 commitment made before `Δ` is revealed,
+//! so after the reveal the prover can only open what it committed to (or
+//! find a collision). What the prover learns: its outputs (by design), and
+//! the verifier's private inputs after the session (step 1).
+//!
+//! **Why no circuit is proven again.** A statement the verifier accepts
+//! about an imported output holds for the value the MAC authenticates. For
+//! the prover to have it accept another value than the circuit computes
+//! on the prover's actual inputs (the bits its COT MACs and chained labels
+//! carry, and the verifier's), it must hold, on some output wire, the
+//! label `L0 ⊕ v̄·Δ` of the wrong value `v̄`. It can also evaluate the
+//! circuit honestly from the same input labels and hold `L0 ⊕ v·Δ`; the
+//! XOR of the two is `Δ`. So any such prover computes `Δ`, and a prover
+//! that knows `Δ` forges every MAC of the proof engine, whatever else the
+//! proof contains: evaluating each circuit again in the proof
+//! ([`prove_circuit`]) rests on exactly the secrecy of `Δ` that this
+//! argument rests on, and adds nothing to it. (It would add something for
+//! a garbling in which labels are not IT-MACs of every wire under the one
+//! `Δ`, which is why the functions stay.) The verifier garbled every
+//! circuit itself, so the function garbled is the agreed one.
 //!
 //! **Against a malicious verifier** (garbler, OLE sender). Before the
 //! reveal of `Δ` the proof sends the verifier corrections one-time padded
@@ -158,8 +179,9 @@
 //!   P-256 and Curve25519 fields a Boolean proof of the ECtF relations
 //!   would cost a multiplier circuit per product; instead the argument is
 //!   the handshake itself: whatever the prover inputs, the parties end
-//!   with shares of some value, and the key derivation's and server
-//!   Finished circuits (proven consistent here) compute the server's
+//!   with shares of some value, and the key derivation's circuits
+//!   (authenticated outputs, see above) and the server Finished's check in
+//!   the proof compute the server's
 //!   `verify_data` from those shares, which matches the server's only if
 //!   they sum to the true premaster (`2^-96` otherwise). A prover that
 //!   deviates in the ECtF ends the session unattested; it learns nothing

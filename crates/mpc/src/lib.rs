@@ -46,8 +46,9 @@
 //! - [`record`]: AES-GCM records in 2PC: the keystream to the prover, the
 //!   tag from shares of the powers of the GHASH key.
 //! - [`consistency`]: the malicious-security layer (garble-then-prove):
-//!   labels and OLE inputs imported into a sealed QuickSilver proof that
-//!   every circuit was evaluated consistently, then `Δ` revealed and the
+//!   labels and OLE inputs imported into a sealed QuickSilver proof as
+//!   authenticated bits (the circuits chained consistently, the caller's
+//!   statements on their outputs), then `Δ` revealed and the
 //!   verifier's messages audited by the prover; the security argument and
 //!   its costs.
 //!

@@ -98,7 +98,10 @@ use serde::{Deserialize, Serialize};
 /// record is one `RecCiphertext` (ciphertext and the powers' offsets)
 /// answered by its `RecTagShare`; `RecA2m`, `RecA2mAnswer` and `RecM2a`
 /// are gone.
-pub const PROTOCOL_VERSION: u16 = 16;
+/// Version 17: MPC mode's proof after the session imports each garbled
+/// circuit's input and output labels without proving the circuit again
+/// (`webproof_mpc::consistency`, "Why no circuit is proven again").
+pub const PROTOCOL_VERSION: u16 = 17;
 /// Largest control message (JSON) accepted by default. The prover's
 /// `Proof` is the largest: for a 16 MiB response its plan holds about
 /// 1,000 record layouts (40 bytes each) and, with an attestation, one leaf
