@@ -86,9 +86,11 @@
 //! of a P-256 handshake (247,267 AND) take 32.0 KB prover → verifier and a
 //! 1 KB AES-128-GCM record (339,200 AND garbled; the proof evaluates the
 //! S-box inversions as 8-COT gadgets) 42.6 KB, with 0.07-0.2 s of proof per
-//! circuit per party. In an MPC session on loopback that was about 0.34 s
-//! of the proof after the session and 70 KB of the prover's upload, which
-//! the session no longer spends. The re-garbling for the audit takes
+//! circuit per party. In an MPC session (`webproof bench`, the field's
+//! Cable, Fiber and Mobile 5G links, 1 KB request) that was 0.21 s of the
+//! proof after the session, 69 KB of the prover's upload and the peak
+//! memory of both parties (108 and 95 MiB, against 64 and 65 MiB without),
+//! which the session no longer spends. The re-garbling for the audit takes
 //! 91 ms in all. Extra round trips: the input reveal and the `Δ` reveal
 //! (the seal's commitment rides with the last assertions, the opening is
 //! the last message).
