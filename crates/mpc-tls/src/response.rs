@@ -496,9 +496,10 @@ pub struct ProofStats {
 /// counted).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ConsistencyStats {
-    /// Garbled circuits proven.
+    /// Garbled circuits whose labels the proof imported.
     pub circuits: usize,
-    /// AND gates proven.
+    /// AND gates of the consistency proof: the server Finished's check (no
+    /// garbled circuit is evaluated again, [`crate::consist`]).
     pub and_gates: u64,
     /// COTs consumed.
     pub cots_used: u64,
