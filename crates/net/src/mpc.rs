@@ -69,8 +69,8 @@ fn proof_config() -> webproof_zk::Config {
 }
 
 /// Build the MPC key derivation's garbling plans for this process (see
-/// [`webproof_mpc_tls::warm_plans`]); a verifier service runs this once at
-/// start, on a blocking thread, so no session waits for them.
+/// [`webproof_mpc_tls::warm_plans`]); a verifier service runs this once when
+/// it binds (`webproof_service::Service::bind`), so no session waits for them.
 pub fn warm_plans() {
     if let Err(e) = mpc::warm_plans() {
         tracing::warn!(error = %e, "building the MPC plans ahead failed; sessions build them");

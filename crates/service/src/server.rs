@@ -97,7 +97,9 @@ async fn bind(what: &'static str, addr: &str) -> Result<(TcpListener, SocketAddr
 }
 
 impl Service {
-    /// Bind every configured listener.
+    /// Bind every configured listener, and build what every MPC session
+    /// shares (the key derivation's plans, about 0.1 s): a bound service is
+    /// ready, so no session waits for them.
     pub async fn bind(cfg: ServiceConfig) -> Result<Service> {
         let mut addrs = Addrs::default();
         let tcp = match &cfg.listen {
@@ -144,6 +146,10 @@ impl Service {
         if let Some(k) = &cfg.attestation_key {
             tracing::info!(key_id = %k.key_id(), "attestation signing key loaded");
         }
+        if let Err(e) = tokio::task::spawn_blocking(webproof_net::mpc::warm_plans).await {
+            // Sessions then build the plans on first use.
+            tracing::warn!(error = %e, "building the MPC plans ahead failed");
+        }
         let shared = Arc::new(Shared {
             verifier: cfg.verifier,
             metrics: Metrics::new(),
@@ -181,9 +187,6 @@ impl Service {
     /// sessions the grace period, drop what is left, and return.
     pub async fn run(self, shutdown: impl Future<Output = ()>) -> ShutdownReport {
         let sh = self.shared;
-        // MPC sessions share the key derivation's plans: build them now,
-        // off the request path, instead of in the first session.
-        tokio::task::spawn_blocking(webproof_net::mpc::warm_plans);
         let mut loops = Vec::new();
         if let Some(l) = self.tcp {
             loops.push(spawn(accept_loop(sh.clone(), l, Listener::Tcp)));

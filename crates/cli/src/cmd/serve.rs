@@ -233,7 +233,7 @@ pub async fn run(a: ServeArgs) -> anyhow::Result<()> {
         // The MPC key derivation's plans are built before the listening
         // line, so the session does not wait for them (about 0.1 s of its
         // preprocessing otherwise; the harness starts its prover on that
-        // line), as with a service, which is warm once it says it listens.
+        // line), as `Service::bind` does for a service.
         tokio::task::spawn_blocking(webproof_net::mpc::warm_plans).await?;
         let addr = v.local_addr()?.to_string();
         let mut ready = serde_json::json!({"event": "listening", "addr": addr});
@@ -250,9 +250,6 @@ pub async fn run(a: ServeArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     let service = Service::bind(cfg).with_subscriber(dispatch.clone()).await?;
-    // Ready means warm: see `--once` above (`Service::run` would build them
-    // too, but after the listening line).
-    tokio::task::spawn_blocking(webproof_net::mpc::warm_plans).await?;
     let addrs = service.addrs();
     let main = addrs
         .tcp
