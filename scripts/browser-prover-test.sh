@@ -9,7 +9,9 @@
 #   - the fixture's /json proved in the engine's worker revealing the body:
 #     the revealed bytes are exactly the body the fixture serves (fetched
 #     here with curl), every hidden byte is zero in the verifier's output;
-#     the same on the page's own thread (engine: "page");
+#     the same on the page's own thread (engine: "page"), and in a
+#     worker after `preload()`, whose warm-up (a proof in memory, prover
+#     and verifier in the worker) must verify first;
 #   - a 1 MiB body fully revealed: the revealed bytes end with what the
 #     fixture serves (length and SHA-256), wasm memory within 256 MiB;
 #   - the TLS client restricted (tls=1.2, an ECDHE-ECDSA AES-128-GCM
@@ -213,6 +215,16 @@ for engine in worker page; do
     page 300 "$ws" "$url" reveal=body "expect_hex=$body" "engine=$engine"
     echo "browser-prover-test: verified output matches the fixture (engine: $engine)" >&2
 done
+
+# The engine preloaded first: its warm-up (a proof in memory, prover and
+# verifier in the worker, SIMD128 kernels) must verify, then the proof
+# runs in the warmed worker.
+page 300 "$ws" "$url" reveal=body "expect_hex=$body" preload=1 >"$tmp/preload.json"
+node -e '
+    const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+    if (!(r.warm_ms > 0)) { console.error(`browser-prover-test: preload: no warm-up reported: ${JSON.stringify(r)}`); process.exit(1); }
+    console.error(`browser-prover-test: engine preloaded (warm-up ${r.warm_ms.toFixed(0)} ms), then the proof verified in ${r.stats.wall_ms.toFixed(0)} ms`);
+' "$tmp/preload.json"
 
 # A 1 MiB response fully revealed (the key fast path), the issue's bound:
 # the revealed bytes end with the body the fixture serves (its length and

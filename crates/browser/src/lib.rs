@@ -22,7 +22,8 @@
 //! Modules: [`link`] owns the WebSocket byte stream and the multiplexed
 //! section's demultiplexing; [`mod@prove`] drives the session core
 //! (`webproof_proxy::session::prover`) and the proof engine over it;
-//! [`error`] types the failures. This file only converts to and from
+//! [`mod@warm`] runs the engine once in memory before a page's first
+//! proof (the package's `preload`); [`error`] types the failures. This file only converts to and from
 //! JavaScript values.
 
 #![forbid(unsafe_code)]
@@ -30,6 +31,7 @@
 pub mod error;
 pub mod link;
 pub mod prove;
+pub mod warm;
 
 use serde::Deserialize;
 use wasm_bindgen::prelude::*;
@@ -313,6 +315,8 @@ export interface Disclosed { len: number; revealed: { start: number; end: number
 export interface ProveError extends Error { kind: string; detail: string; decidedBy: "verifier" | "prover"; }
 /** Prove what `options.url` serves through the verifier; an abort of `signal` cancels (kind `cancelled`, the service ends the session); rejects with a `ProveError`. */
 export function prove(options: ProveOptions, progress?: ((phase: Phase) => void) | null, signal?: AbortSignal | null): Promise<ProveResult>;
+/** Run the engine once on a synthetic session in memory (prover and verifier), so that the first proof runs optimised code; returns the milliseconds it took; throws a `ProveError` of kind `engine` if that proof does not verify. */
+export function warm(): number;
 /** The message of the panic that trapped the module, if one did (the instance must not be used after a trap). */
 export function lastPanic(): string | undefined;
 "#;
@@ -372,6 +376,23 @@ pub async fn prove(
     let json = serde_json::to_string(&outcome)
         .map_err(|e| js_error(&BrowserError::Setup(e.to_string())))?;
     js_sys::JSON::parse(&json)
+}
+
+/// Run the engine once on a synthetic session, prover and verifier in
+/// memory ([`mod@warm`]), so that a page's first proof runs optimised code;
+/// returns the milliseconds it took. Rejects with kind `engine` if the
+/// proof does not verify (a kernel broken in this browser).
+#[wasm_bindgen(js_name = warm, skip_typescript)]
+pub fn warm_engine() -> Result<f64, JsValue> {
+    keep_panics();
+    let t0 = js_sys::Date::now();
+    warm::warm().map_err(|detail| {
+        js_error(&BrowserError::Engine {
+            phase: "the warm-up".into(),
+            detail,
+        })
+    })?;
+    Ok(js_sys::Date::now() - t0)
 }
 
 /// The module's linear memory now (it never shrinks: the peak so far).

@@ -85,10 +85,70 @@ function startWorker(): Worker {
   return new Worker(new URL("./worker.js", import.meta.url), { type: "module", name: "webproof engine" });
 }
 
-/** Start loading the engine (compile the module, start a worker) before the first `prove`. */
-export async function preload(): Promise<void> {
-  await engineModule();
-  if (idle.length === 0) idle.push(startWorker());
+/** What {@link preload} did. */
+export interface Preloaded {
+  /** Milliseconds of the engine's warm-up in its worker (the proof in memory), 0 if a warm worker was already idle. */
+  warmMs: number;
+}
+
+let preloading: Promise<Preloaded> | null = null;
+
+/**
+ * Load the engine before the first `prove`: compile the module, start a
+ * worker, instantiate the module there and run the engine once on a
+ * synthetic session in memory (its warm-up, a few hundred milliseconds),
+ * so the browser has optimised the hot code before the first proof and
+ * this browser's kernels are known to prove correctly. Rejects with a
+ * {@link ProveError} (kind `engine` or `worker`) if the engine cannot run
+ * here. Call it when the page loads; a `prove` called meanwhile waits for
+ * it.
+ */
+export function preload(): Promise<Preloaded> {
+  preloading ??= (async () => {
+    const module = await engineModule();
+    if (idle.length > 0) return { warmMs: 0 };
+    const worker = startWorker();
+    let warmMs: number;
+    try {
+      warmMs = await warmWorker(worker, module);
+    } catch (e) {
+      worker.terminate();
+      throw e;
+    }
+    idle.push(worker);
+    return { warmMs };
+  })().catch((e: unknown) => {
+    preloading = null;
+    throw e;
+  });
+  return preloading;
+}
+
+/** Instantiate the engine in `worker` and run its warm-up there. */
+function warmWorker(worker: Worker, module: WebAssembly.Module): Promise<number> {
+  const id = nextId++;
+  return new Promise((resolve, reject) => {
+    const done = () => {
+      worker.removeEventListener("message", onMessage);
+      worker.removeEventListener("error", onError);
+    };
+    const onMessage = (event: MessageEvent<FromWorker>) => {
+      const m = event.data;
+      if (m.id !== id) return;
+      done();
+      if (m.type === "warmed") resolve(m.ms);
+      else if (m.type === "error") reject(fromWire(m.error));
+    };
+    const onError = (e: Event) => {
+      e.preventDefault();
+      done();
+      const why = e instanceof ErrorEvent && e.message ? e.message : "it could not be loaded or crashed";
+      reject(new ProveError("worker", `the engine's worker failed: ${why}`));
+    };
+    worker.addEventListener("message", onMessage);
+    worker.addEventListener("error", onError);
+    worker.postMessage({ type: "warm", id, module });
+  });
 }
 
 const cancelled = () => new ProveError("cancelled", "cancelled by the page");
@@ -116,6 +176,10 @@ export async function prove(options: ProveOptions): Promise<ProveResult> {
   if (engine !== "worker" && engine !== "page") throw new ProveError("setup", `unknown engine ${String(engine)}`);
   if (signal?.aborted) throw cancelled();
   progress("starting");
+  // A preload under way has a warm worker almost ready: wait for it
+  // rather than start a second engine beside it (its failure is this
+  // proof's own to find).
+  await preloading?.catch(() => undefined);
   const module = await engineModule();
   if (signal?.aborted) throw cancelled();
   const run = engine === "page" ? onPage : inWorker;
@@ -160,7 +224,7 @@ function inWorker(
       else if (m.type === "result") {
         finish(true);
         resolve(m.result);
-      } else give(!m.broken, fromWire(m.error));
+      } else if (m.type === "error") give(!m.broken, fromWire(m.error));
     };
     const onError = (e: Event) => {
       e.preventDefault();

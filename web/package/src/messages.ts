@@ -20,6 +20,7 @@ export interface EngineOptions {
 /** Page to worker. */
 export type ToWorker =
   | { type: "prove"; id: number; module: WebAssembly.Module; options: EngineOptions }
+  | { type: "warm"; id: number; module: WebAssembly.Module }
   | { type: "cancel"; id: number };
 
 /** A failure as it crosses from the worker (Errors lose their own fields in structured clone). */
@@ -34,6 +35,7 @@ export interface WireError {
 export type FromWorker =
   | { type: "progress"; id: number; phase: string }
   | { type: "result"; id: number; result: unknown }
+  | { type: "warmed"; id: number; ms: number }
   | { type: "error"; id: number; error: WireError; broken: boolean };
 
 /** A thrown value from the engine as a WireError; `broken` if the engine trapped (a panic) rather than rejecting. */

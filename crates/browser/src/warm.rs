@@ -1,0 +1,118 @@
+//! Warming the engine before a page's first proof.
+//!
+//! V8 first runs a WebAssembly function as baseline code (Liftoff) and
+//! compiles it with its optimising compiler (TurboFan), in the background,
+//! only once it has run for a while; calls after that run the optimised
+//! code. A freshly loaded module therefore runs its first proof's hot
+//! kernels (Ferret's tree expansion and LPN step, the proof engine's gate
+//! evaluation and checks, the base OTs' curve arithmetic) mostly
+//! unoptimised: on the Cable profile a page's first proof took about 190
+//! ms longer than its later ones.
+//!
+//! [`warm`] runs the whole proxy-mode engine once, in memory, on a
+//! synthetic session: base OT, SoftSpokenOT and Ferret (on small sets,
+//! `WARM_FERRET`, so its code runs in several short iterations), then
+//! the QuickSilver proof of a TLS 1.2 AES-128-GCM session (its PRF from
+//! the premaster secret, a request and a response record) with one byte
+//! of each record hidden, as the zero-knowledge path runs it. TLS 1.3's
+//! key schedule runs the same compression circuits and kernels, at about
+//! twice the cost; a warm-up on it measured no faster first proof.
+//! Measured in chromium on this project's 2-core machine: the warm-up
+//! takes about 0.43 s, and a page's first proof on the Cable profile
+//! about 0.68 s instead of 0.86 s (`webproof bench -c bench/browser.toml`,
+//! whose page preloads).
+//!
+//! The prover and the verifier both run here and the verifier's result
+//! must be the prover's, so the warm-up is also a self-test of this
+//! browser's kernels (SIMD128 included) before any network traffic. The
+//! session is made by `webproof_tlsproof::testing` (RustCrypto's AEAD and
+//! HMAC outside any circuit); nothing of it is secret.
+
+use rand::SeedableRng;
+use webproof_core::{memory_duplex, Channel};
+use webproof_ferret::params::{FerretConfig, LpnParams};
+use webproof_tlsproof::session::SessionConfig;
+use webproof_tlsproof::testing::tls12_session;
+use webproof_tlsproof::{Aead, Disclosure, ProverPreprocessed, VerifierPreprocessed};
+
+/// Plaintext bytes per record of the synthetic session: enough blocks that
+/// every kernel runs its batched path, few enough that the warm-up stays
+/// short.
+const RECORD_LEN: usize = 256;
+
+/// Ferret's sets for the warm-up: the sessions' code on small iterations
+/// (a few thousand outputs per tree level instead of hundreds of
+/// thousands), so the warm-up's COTs come in several short iterations.
+/// Not a secure set, and needing none: nothing of the warm-up is secret.
+const WARM_FERRET: FerretConfig = FerretConfig {
+    main: LpnParams::new(1 << 16, 8_192, 64, 10),
+    setup: Some(LpnParams::new(1 << 14, 2_048, 16, 10)),
+    first_main_trees: None,
+};
+
+/// What a warm-up did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Warmed {
+    /// Bytes the two in-memory parties exchanged.
+    pub bytes: u64,
+}
+
+/// Run the engine once on a synthetic session, prover and verifier in
+/// memory; `Err` names the step that failed (a broken kernel in this
+/// browser, never the network).
+pub fn warm() -> Result<Warmed, String> {
+    let request: Vec<u8> = (0..RECORD_LEN).map(|i| b'a' + (i % 26) as u8).collect();
+    let response: Vec<u8> = (0..RECORD_LEN).map(|i| b'A' + (i % 26) as u8).collect();
+    let mut session = tls12_session(Aead::Aes128Gcm, 1, &[&request], &[&response]);
+    // All but the last byte of each record opened: the keystream of every
+    // block is proven, as for a redacted response.
+    session.statement.sent.disclosure = Disclosure::Ranges(vec![(0, 0..RECORD_LEN - 1)]);
+    session.statement.recv.disclosure = Disclosure::Ranges(vec![(0, 0..RECORD_LEN - 1)]);
+    let config = SessionConfig {
+        ferret: WARM_FERRET,
+        ..SessionConfig::default()
+    };
+    let (a, b) = memory_duplex();
+    let statement = &session.statement;
+    let witness = &session.witness;
+    let (proved, verified) = futures::executor::block_on(async {
+        let prover = async {
+            let mut rng = rand::rngs::StdRng::seed_from_u64(1);
+            let mut ch = Channel::new(a);
+            let mut pre = ProverPreprocessed::bootstrap(&mut ch, config, &mut rng).await?;
+            pre.warm_up(&mut ch).await?;
+            pre.prove(ch, statement, witness, &[0; 32]).await
+        };
+        let verifier = async {
+            let mut rng = rand::rngs::StdRng::seed_from_u64(2);
+            let mut ch = Channel::new(b);
+            let mut pre = VerifierPreprocessed::bootstrap(&mut ch, config, &mut rng).await?;
+            pre.warm_up(&mut ch).await?;
+            pre.verify(ch, statement, &[0; 32], &mut rng).await
+        };
+        futures::join!(prover, verifier)
+    });
+    let (proved, ch) =
+        proved.map_err(|e| format!("the warm-up proof failed on the prover's side: {e}"))?;
+    let (verified, _) =
+        verified.map_err(|e| format!("the warm-up proof was refused by its verifier: {e}"))?;
+    if proved != verified {
+        return Err("the warm-up proof's prover and verifier disagree on what was proven".into());
+    }
+    Ok(Warmed {
+        bytes: ch.stats().sent() + ch.stats().received(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The warm-up proves and verifies natively too (the kernels' native
+    /// paths); the browser test runs it in chromium (`preload=1`).
+    #[test]
+    fn warm_up_verifies() {
+        let w = warm().unwrap();
+        assert!(w.bytes > 0);
+    }
+}
