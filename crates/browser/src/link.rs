@@ -20,7 +20,10 @@
 //! the last event-loop turn yields once (a message to ourselves on a
 //! `MessageChannel`, which is not clamped like nested timers): relay
 //! frames that arrived during the computation are delivered and the TLS
-//! session moves on before the next stretch of engine work.
+//! session moves on before the next stretch of engine work. The same
+//! test decides at the engine's own pauses ([`Link::pause_while_relaying`],
+//! `webproof_core::pause`): once per Ferret tree, so a relay frame waits
+//! for at most one tree's work rather than a whole iteration's.
 
 use futures::io::{AsyncRead, AsyncWrite};
 use std::cell::RefCell;
@@ -67,6 +70,8 @@ struct Shared {
     yielding: Vec<Waker>,
     /// When the event loop last delivered something to us (ms).
     last_turn: f64,
+    /// Yield messages heard so far.
+    turns: u64,
     sent: u64,
     received: u64,
 }
@@ -182,6 +187,7 @@ impl Link {
             Closure::<dyn FnMut(JsValue)>::new(move |_| {
                 let mut s = lock(&sh);
                 s.last_turn = js_sys::Date::now();
+                s.turns += 1;
                 for w in s.yielding.drain(..) {
                     w.wake();
                 }
@@ -243,6 +249,25 @@ impl Link {
         )
     }
 
+    /// Make the engine's pauses (`webproof_core::pause`) on this thread
+    /// yield to the event loop, while the relay is open, when it last
+    /// turned more than [`YIELD_AFTER_MS`] ago; until the guard is dropped.
+    pub fn pause_while_relaying(&self) -> webproof_core::pause::Installed {
+        let (id, shared) = (self.id, self.shared.clone());
+        webproof_core::pause::install(Box::new(move || {
+            let mut s = lock(&shared);
+            let after = s.turns;
+            turn_due(&mut s).then(|| {
+                drop(s);
+                post_turn(id);
+                Box::pin(NextTurn {
+                    shared: shared.clone(),
+                    after,
+                }) as webproof_core::pause::PauseFuture
+            })
+        }))
+    }
+
     /// Bytes sent and received so far.
     pub fn counters(&self) -> (u64, u64) {
         let s = lock(&self.shared);
@@ -263,6 +288,48 @@ impl Drop for Link {
             // The service ends the session when the socket closes.
             let _ = ws.close();
         }
+    }
+}
+
+/// Whether engine work should let the event loop turn now (see the
+/// module docs); if so, counts it as turning.
+fn turn_due(s: &mut Shared) -> bool {
+    if !(s.writing[RELAY as usize] && s.gone.is_none()) {
+        return false;
+    }
+    let now = js_sys::Date::now();
+    let due = now - s.last_turn > YIELD_AFTER_MS;
+    if due {
+        s.last_turn = now;
+    }
+    due
+}
+
+/// Post the message that marks the event loop's next turn.
+fn post_turn(id: u32) {
+    SOCKETS.with(|t| {
+        if let Some((_, channel)) = t.borrow().get(&id) {
+            let _ = channel.port2().post_message(&JsValue::NULL);
+        }
+    });
+}
+
+/// Ready once a yield message posted after `after` turns is heard (or the
+/// link has ended).
+struct NextTurn {
+    shared: Arc<Mutex<Shared>>,
+    after: u64,
+}
+
+impl std::future::Future for NextTurn {
+    type Output = ();
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let mut s = lock(&self.shared);
+        if s.turns > self.after || s.gone.is_some() {
+            return Poll::Ready(());
+        }
+        s.yielding.push(cx.waker().clone());
+        Poll::Pending
     }
 }
 
@@ -384,20 +451,12 @@ impl AsyncRead for StreamIo {
         buf: &mut [u8],
     ) -> Poll<io::Result<usize>> {
         let mut s = lock(&self.shared);
-        if self.n == PREPROCESSING && s.writing[RELAY as usize] && s.gone.is_none() {
-            let now = js_sys::Date::now();
-            if now - s.last_turn > YIELD_AFTER_MS {
-                // Let the event loop deliver what came for the relay.
-                s.last_turn = now;
-                s.yielding.push(cx.waker().clone());
-                drop(s);
-                SOCKETS.with(|t| {
-                    if let Some((_, channel)) = t.borrow().get(&self.id) {
-                        let _ = channel.port2().post_message(&JsValue::NULL);
-                    }
-                });
-                return Poll::Pending;
-            }
+        if self.n == PREPROCESSING && turn_due(&mut s) {
+            // Let the event loop deliver what came for the relay.
+            s.yielding.push(cx.waker().clone());
+            drop(s);
+            post_turn(self.id);
+            return Poll::Pending;
         }
         read_from(&mut s, Some(self.n as usize), cx, buf)
     }

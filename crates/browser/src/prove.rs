@@ -226,6 +226,8 @@ pub async fn prove(req: &Request, progress: &dyn Fn(&str)) -> Result<Outcome> {
 
     progress("tls");
     let (relay, preprocessing) = link.start_mux();
+    // Ferret's trees let the relay's frames in between them (see `link`).
+    let pauses = link.pause_while_relaying();
     let warm = async {
         let mut pch = Channel::new(preprocessing);
         pre.warm_up(&mut pch)
@@ -262,6 +264,7 @@ pub async fn prove(req: &Request, progress: &dyn Fn(&str)) -> Result<Outcome> {
     // The TLS session first: whenever the task wakes, relay frames are
     // answered before the next stretch of warm-up work (see `link`).
     let (tls, warm) = futures::join!(tls, warm);
+    drop(pauses);
     let (http, t2) = tls?;
     let response = match http {
         Ok(r) => r,

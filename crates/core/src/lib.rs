@@ -7,7 +7,9 @@
 //!   `futures` `AsyncRead + AsyncWrite` transport (TCP, in-memory, WebSocket);
 //! - [`Prg`]: the ChaCha12 pseudo-random generator for protocol expansion;
 //! - [`cot`]: the correlated-OT interfaces that the OT crate implements and the
-//!   ZK engine consumes.
+//!   ZK engine consumes;
+//! - [`pause`]: points where long computations let a driver that shares
+//!   their thread (a browser worker) run its I/O.
 //!
 //! It does no I/O of its own, spawns no threads and builds for
 //! `wasm32-unknown-unknown`.
@@ -21,6 +23,7 @@ pub mod error;
 pub mod kernels;
 pub mod lanes;
 pub mod memory;
+pub mod pause;
 pub mod prg;
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 pub mod simd128;

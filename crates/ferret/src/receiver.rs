@@ -273,6 +273,7 @@ impl<B: RandomCotReceiver> FerretReceiver<B> {
         self.leaves.reserve_exact(cached * bin);
         let mut v = check::pack_cots(check_macs);
         for (j, &alpha) in alphas.iter().enumerate() {
+            webproof_core::pause::pause().await;
             receiver_tree(
                 &self.ccr,
                 h,
@@ -347,6 +348,7 @@ impl<B: RandomCotReceiver> FerretReceiver<B> {
             if need == 0 {
                 return Ok(());
             }
+            webproof_core::pause::pause().await;
             let done = self.iter.as_ref().is_none_or(|i| i.next_tree == i.params.t);
             if done {
                 if let Some(it) = self.iter.take() {
