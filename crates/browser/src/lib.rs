@@ -23,8 +23,8 @@
 //! section's demultiplexing; [`mod@prove`] drives the session core
 //! (`webproof_proxy::session::prover`) and the proof engine over it;
 //! [`mod@warm`] runs the engine once in memory before a page's first
-//! proof (the package's `preload`); [`error`] types the failures. This file only converts to and from
-//! JavaScript values.
+//! proof (the package's `preload`); [`error`] types the failures. This
+//! file only converts to and from JavaScript values.
 
 #![forbid(unsafe_code)]
 

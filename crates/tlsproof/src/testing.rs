@@ -565,9 +565,25 @@ pub fn prove_production(
     expected_cots: u64,
     seed: u64,
 ) -> (Result<Proven>, Result<Proven>) {
-    use crate::session::{ProverPreprocessed, SessionConfig, VerifierPreprocessed};
+    use crate::session::SessionConfig;
+    prove_with_config(
+        statement,
+        witness,
+        SessionConfig::sized(expected_cots),
+        seed,
+    )
+}
+
+/// [`prove_production`] with the session's settings given (e.g. other
+/// Ferret sets).
+pub fn prove_with_config(
+    statement: &Statement,
+    witness: &Witness,
+    cfg: crate::session::SessionConfig,
+    seed: u64,
+) -> (Result<Proven>, Result<Proven>) {
+    use crate::session::{ProverPreprocessed, VerifierPreprocessed};
     use webproof_core::{memory_duplex, Channel};
-    let cfg = SessionConfig::sized(expected_cots);
     let (a, b) = memory_duplex();
     futures::executor::block_on(async {
         let prover = async {

@@ -142,8 +142,7 @@ function warmWorker(worker: Worker, module: WebAssembly.Module): Promise<number>
     const onError = (e: Event) => {
       e.preventDefault();
       done();
-      const why = e instanceof ErrorEvent && e.message ? e.message : "it could not be loaded or crashed";
-      reject(new ProveError("worker", `the engine's worker failed: ${why}`));
+      reject(workerFailed(e));
     };
     worker.addEventListener("message", onMessage);
     worker.addEventListener("error", onError);
@@ -152,6 +151,11 @@ function warmWorker(worker: Worker, module: WebAssembly.Module): Promise<number>
 }
 
 const cancelled = () => new ProveError("cancelled", "cancelled by the page");
+/** A worker's `error` event as the failure it reports. */
+function workerFailed(e: Event): ProveError {
+  const why = e instanceof ErrorEvent && e.message ? e.message : "it could not be loaded or crashed";
+  return new ProveError("worker", `the engine's worker failed: ${why}`);
+}
 const fromWire = (e: WireError) => new ProveError(e.kind, e.detail, e.decidedBy, e.message);
 
 /**
@@ -228,8 +232,7 @@ function inWorker(
     };
     const onError = (e: Event) => {
       e.preventDefault();
-      const why = e instanceof ErrorEvent && e.message ? e.message : "it could not be loaded or crashed";
-      give(false, new ProveError("worker", `the engine's worker failed: ${why}`));
+      give(false, workerFailed(e));
     };
     const onAbort = () => {
       worker.postMessage({ type: "cancel", id });

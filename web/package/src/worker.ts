@@ -1,9 +1,9 @@
 // The engine's dedicated worker: one proof at a time, the module
 // instantiated once (compiled by the page and posted with each job), the
-// page told of every phase; `warm` instantiates it and runs the engine's
-// warm-up (a proof in memory) before the first proof. A `cancel` aborts the running proof: the
-// engine drops it, which closes the WebSocket and so ends the session on
-// the service.
+// page told of every phase; `warm` instantiates it and runs the
+// engine's warm-up (a proof in memory) before the first proof. A
+// `cancel` aborts the running proof: the engine drops it, which closes
+// the WebSocket and so ends the session on the service.
 
 import init, { lastPanic, prove, warm } from "../wasm/webproof_browser.js";
 import { toWire, type FromWorker, type ToWorker } from "./messages.js";
