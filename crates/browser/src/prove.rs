@@ -9,6 +9,16 @@
 //! at their await points instead of running in parallel as natively; the
 //! link yields to the event loop between stretches of warm-up work while
 //! the relay is open, and the TLS session is polled first.
+//!
+//! Why not a second worker for Ferret: handing each checked iteration's
+//! trees and LPN step to a helper worker (a second instance of the module,
+//! trees back by `postMessage`) was built and measured. On this project's
+//! 2-core machine, where the verifier runs beside the browser, it made the
+//! browser prover slower: Cable 549 to 689 ms, the 51 KB case 1.76 to 2.25
+//! s (`scripts/browser-prover-test.sh --bench`), every engine function
+//! slower in its profile, as three busy threads shared two cores. A page
+//! on a machine with cores to spare may gain from it; that cannot be
+//! measured here.
 
 use crate::error::BrowserError;
 use crate::link::{Link, StreamIo};

@@ -27,6 +27,19 @@
 //! browser's kernels (SIMD128 included) before any network traffic. The
 //! session is made by `webproof_tlsproof::testing` (RustCrypto's AEAD and
 //! HMAC outside any circuit); nothing of it is secret.
+//!
+//! What the warm-up leaves cold. A page's first proof after it is still
+//! about 40 to 130 ms slower than its second (Cable, DevTools profiles of
+//! both). Part of that is code the warm-up does not run: rustls's
+//! handshake and certificate path (about 20 ms), and the engine's generic
+//! async functions, of which the session runs other copies: here they are
+//! instantiated for `MemoryIo`, in a session for the link's `PlainIo` and
+//! `StreamIo` (Ferret's check loop, the proof's gate evaluation and
+//! segment closing). Running both on one boxed transport type, so that
+//! the session runs the copy warmed here, was measured in the harness
+//! (`bench/browser.toml`, old and new package alternated, 10 to 15
+//! samples each): Cable 20 to 50 ms faster, but the 51 KB case 70 to 100
+//! ms slower, in its proof phase, for reasons not found. It is not done.
 
 use webproof_ferret::params::{FerretConfig, LpnParams};
 use webproof_tlsproof::session::SessionConfig;
