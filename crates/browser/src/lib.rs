@@ -315,7 +315,7 @@ export interface Disclosed { len: number; revealed: { start: number; end: number
 export interface ProveError extends Error { kind: string; detail: string; decidedBy: "verifier" | "prover"; }
 /** Prove what `options.url` serves through the verifier; an abort of `signal` cancels (kind `cancelled`, the service ends the session); rejects with a `ProveError`. */
 export function prove(options: ProveOptions, progress?: ((phase: Phase) => void) | null, signal?: AbortSignal | null): Promise<ProveResult>;
-/** Run the engine once on a synthetic session in memory (prover and verifier), so that the first proof runs optimised code; returns the milliseconds it took; throws a `ProveError` of kind `engine` if that proof does not verify. */
+/** Run the engine once on a synthetic session in memory (prover and verifier), and the TLS client through a handshake with a server in memory, so that the first proof runs optimised code; returns the milliseconds it took; throws a `ProveError` of kind `engine` if that proof does not verify. */
 export function warm(): number;
 /** The message of the panic that trapped the module, if one did (the instance must not be used after a trap). */
 export function lastPanic(): string | undefined;
