@@ -110,7 +110,7 @@ fn now_ms() -> f64 {
 
 /// The page's clock for certificate validity (rustls reads no system clock here).
 #[derive(Debug)]
-pub(crate) struct PageClock;
+struct PageClock;
 
 impl rustls::time_provider::TimeProvider for PageClock {
     fn current_time(&self) -> Option<rustls::pki_types::UnixTime> {

@@ -105,6 +105,22 @@ pub fn warm() -> Result<(), String> {
 const IDENTITY_CERT: &[u8] = include_bytes!("warm/identity.crt");
 const IDENTITY_KEY: &[u8] = include_bytes!("warm/identity.key");
 
+/// The warm-up client's clock: a day into the identity's validity, so
+/// that a page whose clock is wrong still warms up (a session checks
+/// certificates against the page's clock).
+#[derive(Debug)]
+struct IdentityClock;
+
+impl rustls::time_provider::TimeProvider for IdentityClock {
+    fn current_time(&self) -> Option<rustls::pki_types::UnixTime> {
+        // notBefore 2026-11-28T06:09:05Z, plus a day.
+        const SECS: u64 = 1_795_846_145 + 86_400;
+        Some(rustls::pki_types::UnixTime::since_unix_epoch(
+            std::time::Duration::from_secs(SECS),
+        ))
+    }
+}
+
 /// A TLS 1.3 handshake, a request and a response in memory between the
 /// sessions' rustls client (the same configuration as a proof's, with the
 /// warm-up identity as an extra root) and a rustls server: the client's
@@ -117,12 +133,7 @@ fn handshake() -> Result<(), String> {
     use webproof_tls_provider::{client_config, ClientOptions, CollectingKeyLog};
     let fail =
         |what: &str, e: &dyn std::fmt::Display| format!("the warm-up handshake: {what}: {e}");
-    #[cfg(target_arch = "wasm32")]
-    let time: std::sync::Arc<dyn rustls::time_provider::TimeProvider> =
-        std::sync::Arc::new(crate::prove::PageClock);
-    #[cfg(not(target_arch = "wasm32"))]
-    let time: std::sync::Arc<dyn rustls::time_provider::TimeProvider> =
-        std::sync::Arc::new(rustls::time_provider::DefaultTimeProvider);
+    let time = std::sync::Arc::new(IdentityClock);
     let client_cfg = client_config(
         &ClientOptions {
             ca_pems: &[IDENTITY_CERT.to_vec()],
