@@ -166,7 +166,7 @@ fn handshake() -> Result<(), String> {
         .writer()
         .write_all(request)
         .map_err(|e| fail("request", &e))?;
-    let (mut got_request, mut got_response) = (Vec::new(), Vec::new());
+    let (mut got_request, mut got_response, mut responded) = (Vec::new(), Vec::new(), false);
     let mut buf = vec![0u8; 4096];
     // Each round moves what either side has to send; a handful suffice.
     for _ in 0..16 {
@@ -189,12 +189,12 @@ fn handshake() -> Result<(), String> {
             }
             got_request.extend_from_slice(&buf[..n]);
         }
-        if got_request.len() == request.len() && got_response.is_empty() && !server.is_handshaking()
-        {
+        if !responded && got_request.len() == request.len() && !server.is_handshaking() {
             server
                 .writer()
                 .write_all(&response)
                 .map_err(|e| fail("response", &e))?;
+            responded = true;
         }
         let mut wire = Vec::new();
         while server.wants_write() {
