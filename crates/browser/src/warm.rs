@@ -129,7 +129,7 @@ impl rustls::time_provider::TimeProvider for IdentityClock {
 fn handshake() -> Result<(), String> {
     use rustls::pki_types::pem::PemObject;
     use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
-    use std::io::{Read, Write};
+    use std::io::Write;
     use webproof_tls_provider::{client_config, ClientOptions, CollectingKeyLog};
     let fail =
         |what: &str, e: &dyn std::fmt::Display| format!("the warm-up handshake: {what}: {e}");
@@ -156,10 +156,13 @@ fn handshake() -> Result<(), String> {
     .with_single_cert(vec![cert], key)
     .map_err(|e| fail("server", &e))?;
     let name = ServerName::try_from("warm-up.webproof.invalid").map_err(|e| fail("name", &e))?;
-    let mut client =
-        rustls::ClientConnection::new(client_cfg, name).map_err(|e| fail("client", &e))?;
-    let mut server = rustls::ServerConnection::new(std::sync::Arc::new(server_cfg))
-        .map_err(|e| fail("server", &e))?;
+    let mut client: rustls::Connection = rustls::ClientConnection::new(client_cfg, name)
+        .map_err(|e| fail("client", &e))?
+        .into();
+    let mut server: rustls::Connection =
+        rustls::ServerConnection::new(std::sync::Arc::new(server_cfg))
+            .map_err(|e| fail("server", &e))?
+            .into();
     let request = b"GET / HTTP/1.1\r\nhost: warm-up.webproof.invalid\r\n\r\n";
     let response = [b'x'; 2048];
     client
@@ -167,28 +170,10 @@ fn handshake() -> Result<(), String> {
         .write_all(request)
         .map_err(|e| fail("request", &e))?;
     let (mut got_request, mut got_response, mut responded) = (Vec::new(), Vec::new(), false);
-    let mut buf = vec![0u8; 4096];
     // Each round moves what either side has to send; a handful suffice.
     for _ in 0..16 {
-        let mut wire = Vec::new();
-        while client.wants_write() {
-            client
-                .write_tls(&mut wire)
-                .map_err(|e| fail("client", &e))?;
-        }
-        let mut rd = &wire[..];
-        while !rd.is_empty() {
-            server.read_tls(&mut rd).map_err(|e| fail("server", &e))?;
-            server
-                .process_new_packets()
-                .map_err(|e| fail("server", &e))?;
-        }
-        while let Ok(n) = server.reader().read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            got_request.extend_from_slice(&buf[..n]);
-        }
+        deliver(&mut client, &mut server, &mut got_request)
+            .map_err(|e| fail("to the server", &e))?;
         if !responded && got_request.len() == request.len() && !server.is_handshaking() {
             server
                 .writer()
@@ -196,31 +181,41 @@ fn handshake() -> Result<(), String> {
                 .map_err(|e| fail("response", &e))?;
             responded = true;
         }
-        let mut wire = Vec::new();
-        while server.wants_write() {
-            server
-                .write_tls(&mut wire)
-                .map_err(|e| fail("server", &e))?;
-        }
-        let mut rd = &wire[..];
-        while !rd.is_empty() {
-            client.read_tls(&mut rd).map_err(|e| fail("client", &e))?;
-            client
-                .process_new_packets()
-                .map_err(|e| fail("client", &e))?;
-        }
-        while let Ok(n) = client.reader().read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            got_response.extend_from_slice(&buf[..n]);
-        }
+        deliver(&mut server, &mut client, &mut got_response)
+            .map_err(|e| fail("to the client", &e))?;
         if got_response.len() == response.len() {
             break;
         }
     }
     if got_request != request || got_response != response {
         return Err("the warm-up handshake did not carry its request and response".into());
+    }
+    Ok(())
+}
+
+/// Move what `from` has to send into `to`, and the plaintext `to` then
+/// holds into `got`.
+fn deliver(
+    from: &mut rustls::Connection,
+    to: &mut rustls::Connection,
+    got: &mut Vec<u8>,
+) -> Result<(), Box<dyn std::error::Error>> {
+    use std::io::Read;
+    let mut wire = Vec::new();
+    while from.wants_write() {
+        from.write_tls(&mut wire)?;
+    }
+    let mut rd = &wire[..];
+    while !rd.is_empty() {
+        to.read_tls(&mut rd)?;
+        to.process_new_packets()?;
+    }
+    let mut buf = [0u8; 4096];
+    while let Ok(n) = to.reader().read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        got.extend_from_slice(&buf[..n]);
     }
     Ok(())
 }
