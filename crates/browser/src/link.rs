@@ -30,7 +30,7 @@ use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 use std::io;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::task::{Context, Poll, Waker};
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::JsCast;
@@ -74,6 +74,9 @@ struct Shared {
     turns: u64,
     sent: u64,
     received: u64,
+    /// For a link in memory ([`Link::memory_pair`]): the other end, which
+    /// receives what this end sends.
+    peer: Option<Weak<Mutex<Shared>>>,
 }
 
 impl Shared {
@@ -109,6 +112,16 @@ impl Shared {
         self.gone.get_or_insert(why);
         self.streams_done = true;
         self.wake();
+    }
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        // A link in memory whose last handle is gone ends its other end, as
+        // a closed socket would: its reader fails instead of waiting.
+        if let Some(peer) = self.peer.take().and_then(|p| p.upgrade()) {
+            lock(&peer).end("the other end of the link in memory was dropped".into());
+        }
     }
 }
 
@@ -215,6 +228,29 @@ impl Link {
         })
         .await?;
         Ok(link)
+    }
+
+    /// Two links joined in memory, each receiving what the other sends:
+    /// the warm-up (`crate::warm`) runs the engine over them, so that it
+    /// runs the very functions a session runs over a WebSocket (the
+    /// engine's generic code is compiled once per transport type). No
+    /// event loop is involved: a send delivers at once and wakes the reader.
+    pub fn memory_pair() -> (Link, Link) {
+        let end = || {
+            let mut s = Shared::default();
+            s.open = true;
+            Arc::new(Mutex::new(s))
+        };
+        let (a, b) = (end(), end());
+        lock(&a).peer = Some(Arc::downgrade(&b));
+        lock(&b).peer = Some(Arc::downgrade(&a));
+        let link = |shared| Link {
+            // Id 0 is never a socket's (those count from 1).
+            id: 0,
+            shared,
+            _handlers: Vec::new(),
+        };
+        (link(a), link(b))
     }
 
     /// The link outside multiplexed sections.
@@ -334,11 +370,23 @@ impl std::future::Future for NextTurn {
 }
 
 fn send(id: u32, shared: &Mutex<Shared>, bytes: &[u8]) -> io::Result<()> {
-    if let Some(why) = &lock(shared).gone {
-        return Err(io::Error::new(
-            io::ErrorKind::ConnectionAborted,
-            why.clone(),
-        ));
+    let peer = {
+        let s = lock(shared);
+        if let Some(why) = &s.gone {
+            return Err(io::Error::new(
+                io::ErrorKind::ConnectionAborted,
+                why.clone(),
+            ));
+        }
+        s.peer.clone()
+    };
+    if let Some(peer) = peer {
+        let peer = peer.upgrade().ok_or_else(|| {
+            io::Error::new(io::ErrorKind::BrokenPipe, "the other end was dropped")
+        })?;
+        lock(&peer).deliver(bytes);
+        lock(shared).sent += bytes.len() as u64;
+        return Ok(());
     }
     SOCKETS.with(|s| match s.borrow().get(&id) {
         Some((ws, _)) => ws
@@ -486,5 +534,45 @@ impl AsyncWrite for StreamIo {
     }
     fn poll_close(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
         Poll::Ready(self.finish())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// Links in memory carry bytes both ways, plain and in a section, and
+    /// a dropped end fails its peer's reads (the warm-up must not hang on
+    /// a party that gave up).
+    #[test]
+    fn memory_pair_carries_and_ends() {
+        futures::executor::block_on(async {
+            let (a, b) = Link::memory_pair();
+            a.plain().write_all(b"hello").await.unwrap();
+            let mut got = [0u8; 5];
+            b.plain().read_exact(&mut got).await.unwrap();
+            assert_eq!(&got, b"hello");
+            let (ra, mut pa) = a.start_mux();
+            let (rb, mut pb) = b.start_mux();
+            ra.finish().unwrap();
+            rb.finish().unwrap();
+            pa.write_all(b"section").await.unwrap();
+            let mut got = [0u8; 7];
+            pb.read_exact(&mut got).await.unwrap();
+            assert_eq!(&got, b"section");
+            pa.close().await.unwrap();
+            pb.close().await.unwrap();
+            // Plain again on both sides, after the end markers.
+            b.plain().write_all(b"after").await.unwrap();
+            let mut got = [0u8; 5];
+            a.plain().read_exact(&mut got).await.unwrap();
+            assert_eq!(&got, b"after");
+            assert_eq!(a.counters().0, b.counters().1);
+            let mut plain = b.plain();
+            drop((a, pa, ra));
+            let e = plain.read(&mut got).await.unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::ConnectionAborted);
+        });
     }
 }

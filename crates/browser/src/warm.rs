@@ -39,23 +39,35 @@
 //! session is made by `webproof_tlsproof::testing` (RustCrypto's AEAD and
 //! HMAC outside any circuit); nothing of it is secret.
 //!
-//! What the warm-up leaves cold. A page's first proof after it is still
-//! about 40 to 130 ms slower than its second (Cable, DevTools profiles of
-//! both). Part of that is code the warm-up does not run (the session
-//! core's own checks of the handshake, the link), and part the engine's
-//! generic async functions, of which the session runs other copies: here they are
-//! instantiated for `MemoryIo`, in a session for the link's `PlainIo` and
-//! `StreamIo` (Ferret's check loop, the proof's gate evaluation and
-//! segment closing). Running both on one boxed transport type, so that
-//! the session runs the copy warmed here, was measured in the harness
-//! (`bench/browser.toml`, old and new package alternated, 10 to 15
-//! samples each): Cable 20 to 50 ms faster, but the 51 KB case 70 to 100
-//! ms slower, in its proof phase, for reasons not found. It is not done.
+//! The proof runs over a pair of links in memory ([`Link::memory_pair`]),
+//! with each party's flights on the transport types a session uses: the
+//! plain link, then the preprocessing stream of a multiplexed section for
+//! Ferret's warm-up, then the plain link for the proof. The engine's
+//! generic async functions (Ferret's check loop, the proof's gate
+//! evaluation and segment closing) are compiled once per transport type;
+//! over `MemoryIo`, as before, the warm-up ran copies no session runs. In
+//! the harness (`bench/browser.toml`'s browser benches, old and new
+//! package alternated, 12 samples each) the proof phase of a page's first
+//! proof became 7 to 17 ms shorter (Cable 224 to 217 ms, Fiber 209 to
+//! 197, Mobile 5G 244 to 228, the 51 KB case 1,325 to 1,312). An earlier
+//! attempt put both on one boxed transport type (`dyn` calls on the hot
+//! path) and lost 70 to 100 ms at 51 KB; here the types are the
+//! session's own, and nothing is called through a pointer.
+//!
+//! What is still slower in a page's first proof than in later ones is not
+//! the compiler catching up: starting the measured proof 1.5 s after the
+//! warm-up, not at once, changed nothing (Cable and Mobile 5G, 8 samples
+//! each). Code the warm-up does not run stays cold (the session core's own
+//! checks of the handshake and of the transcript).
 
+use crate::link::{Link, StreamIo};
+use futures::io::AsyncWriteExt;
+use rand::rngs::OsRng;
+use webproof_core::Channel;
 use webproof_ferret::params::{FerretConfig, LpnParams};
-use webproof_tlsproof::session::SessionConfig;
-use webproof_tlsproof::testing::{prove_with_config, tls12_session};
-use webproof_tlsproof::{Aead, Disclosure};
+use webproof_tlsproof::session::{ProverOpening, SessionConfig, VerifierPreprocessed};
+use webproof_tlsproof::testing::tls12_session;
+use webproof_tlsproof::{Aead, Disclosure, Proven, Statement, Witness};
 
 /// Plaintext bytes per record of the synthetic session: enough blocks that
 /// every kernel runs its batched path, few enough that the warm-up stays
@@ -87,7 +99,11 @@ pub fn warm() -> Result<(), String> {
         ferret: WARM_FERRET,
         ..SessionConfig::default()
     };
-    let (proved, verified) = prove_with_config(&session.statement, &session.witness, config, 1);
+    let (proved, verified) = futures::executor::block_on(prove_over_links(
+        &session.statement,
+        &session.witness,
+        config,
+    ));
     let proved =
         proved.map_err(|e| format!("the warm-up proof failed on the prover's side: {e}"))?;
     let verified =
@@ -96,6 +112,77 @@ pub fn warm() -> Result<(), String> {
         return Err("the warm-up proof's prover and verifier disagree on what was proven".into());
     }
     handshake()
+}
+
+/// The proof of `statement` between a prover and a verifier joined by a
+/// pair of links in memory, each side's flight in the order and over the
+/// transport types of a session (`crate::prove`): the opening and the
+/// bootstrap on the plain link, Ferret's warm-up on the preprocessing stream
+/// of a multiplexed section (whose relay stream carries nothing), the proof
+/// on the plain link again. The engine's generic functions are compiled
+/// per transport type, so this runs the very copies a session runs, and
+/// leaves them optimised for its first proof.
+async fn prove_over_links(
+    statement: &Statement,
+    witness: &Witness,
+    config: SessionConfig,
+) -> (Result<Proven, String>, Result<Proven, String>) {
+    let (prover_link, verifier_link) = Link::memory_pair();
+    let prover = async {
+        let opening = ProverOpening::new(config, &mut OsRng).map_err(|e| e.to_string())?;
+        let mut ch = Channel::new(prover_link.plain());
+        ch.send(&opening.message())
+            .await
+            .map_err(|e| e.to_string())?;
+        ch.flush().await.map_err(|e| e.to_string())?;
+        let mut pre = opening
+            .bootstrap(&mut ch, &mut OsRng)
+            .await
+            .map_err(|e| e.to_string())?;
+        let mut pch = section(&prover_link).map_err(|e| e.to_string())?;
+        pre.warm_up(&mut pch).await.map_err(|e| e.to_string())?;
+        end_section(pch).await?;
+        let (proven, _) = pre
+            .prove(ch, statement, witness, &CONTEXT)
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(proven)
+    };
+    let verifier = async {
+        let mut ch = Channel::new(verifier_link.plain());
+        let mut pre = VerifierPreprocessed::bootstrap(&mut ch, config, &mut OsRng)
+            .await
+            .map_err(|e| e.to_string())?;
+        ch.flush().await.map_err(|e| e.to_string())?;
+        let mut pch = section(&verifier_link).map_err(|e| e.to_string())?;
+        pre.warm_up(&mut pch).await.map_err(|e| e.to_string())?;
+        end_section(pch).await?;
+        let (proven, _) = pre
+            .verify(ch, statement, &CONTEXT, &mut OsRng)
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(proven)
+    };
+    futures::join!(prover, verifier)
+}
+
+/// The proof's session context (any 32 bytes both sides share).
+const CONTEXT: [u8; 32] = [0; 32];
+
+/// A multiplexed section on `link` whose relay stream is finished at once:
+/// its preprocessing stream, on which the link never yields to an event
+/// loop (it does so only while the relay is open).
+fn section(link: &Link) -> std::io::Result<Channel<StreamIo>> {
+    let (relay, preprocessing) = link.start_mux();
+    relay.finish()?;
+    Ok(Channel::new(preprocessing))
+}
+
+/// Close a section's preprocessing stream, as a session does after
+/// Ferret's warm-up: the end marker goes out and the link is plain again.
+async fn end_section(ch: Channel<StreamIo>) -> Result<(), String> {
+    let mut io = ch.into_inner().await.map_err(|e| e.to_string())?;
+    io.close().await.map_err(|e| e.to_string())
 }
 
 /// The warm-up server's certificate and key: a self-signed P-256
