@@ -6,14 +6,32 @@
 # npm registry at the version package.json pins (no lockfile: it has no
 # dependencies of its own).
 #
-#   scripts/browser-package.sh          build
-#   scripts/browser-package.sh --opt    also run wasm-opt -O3 on the module (what a release ships)
-#   scripts/browser-package.sh --pack   --opt, then `npm pack` into web/package/
+#   scripts/browser-package.sh          build (the module keeps its name
+#                                       section: Rust names in profiles)
+#   scripts/browser-package.sh --pack   without the name and producers
+#                                       sections (what a release ships:
+#                                       1.13 MB gzip instead of 1.24), then
+#                                       `npm pack` into web/package/
+#
+# No wasm-opt pass: LLVM has optimised the module already, and `wasm-opt
+# -O3` (binaryen 132 from npm) made the harness's browser proofs slower,
+# their proof phase 60 to 75 ms longer on every profile of
+# bench/browser.toml (12 samples each, alternated with this build), for
+# no smaller gzip than removing the name section. Debian's binaryen (108)
+# also writes a broken module from wasm-bindgen's: it exports the
+# function table under the name of wasm-bindgen's externref table, and
+# the module fails to instantiate.
 #
 # Honours CARGO_TARGET_DIR (the wasm build gets its own subdirectory: its
 # RUSTFLAGS differ from the host's).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+strip=()
+case "${1:-}" in
+"") ;;
+--pack) strip=(--remove-name-section --remove-producers-section) ;;
+*) echo "usage: scripts/browser-package.sh [--pack]" >&2; exit 2 ;;
+esac
 scripts/wasm-tools.sh
 
 target=${CARGO_TARGET_DIR:-$PWD/target}
@@ -24,13 +42,8 @@ RUSTFLAGS="${RUSTFLAGS:-} -C target-feature=+simd128" \
     cargo build --quiet --release --target wasm32-unknown-unknown -p webproof-browser --lib \
     --target-dir "$wasm_target"
 pkg=web/package
-wasm-bindgen --target web --out-dir "$pkg/wasm" \
+wasm-bindgen --target web "${strip[@]}" --out-dir "$pkg/wasm" \
     "$wasm_target/wasm32-unknown-unknown/release/webproof_browser.wasm"
-if [[ "${1:-}" == --opt || "${1:-}" == --pack ]]; then
-    wasm-opt -O3 --enable-simd --enable-bulk-memory --enable-nontrapping-float-to-int \
-        --enable-sign-ext --enable-mutable-globals --enable-reference-types --enable-multivalue \
-        "$pkg/wasm/webproof_browser_bg.wasm" -o "$pkg/wasm/webproof_browser_bg.wasm"
-fi
 
 want=$(node -p 'require("./web/package/package.json").devDependencies.typescript')
 have=$(node -p 'try { require("./web/package/node_modules/typescript/package.json").version } catch { "" }')

@@ -33,10 +33,11 @@
 #   scripts/browser-prover-test.sh --bench [REPS]
 #       figures instead of tests: REPS proofs (default 5) by the browser
 #       prover and by `webproof prove` (release) through the same service
-#       on loopback, medians printed; and the module's size after
-#       `wasm-opt -O3`, raw, gzip and brotli. The case is the field's 1 KB
-#       request with a 2 KB response, everything revealed but the last byte
-#       each way (the zero-knowledge path, as the harness does). The
+#       on loopback, medians printed; and the module's size as
+#       `scripts/browser-package.sh --pack` ships it, raw, gzip and
+#       brotli. The case is the field's 1 KB request with a 2 KB
+#       response, everything revealed but the last byte each way (the
+#       zero-knowledge path, as the harness does). The
 #       browser's line also gives its renderer's peak RSS over the REPS
 #       proofs (VmHWM, the page's last verdict on screen). Settings:
 #         BENCH_SIZE=BYTES     response size (default 2048)
@@ -196,14 +197,15 @@ if $bench; then
     nat=$(awk '{print $1}' "$tmp/native.txt" | median)
     bro=$(awk '{print $1}' "$tmp/browser.txt" | median)
     echo "browser/native total: $(awk -v a="$bro" -v b="$nat" 'BEGIN {printf "%.2f", a/b}')x"
-    wasm-opt -O3 --enable-simd --enable-bulk-memory --enable-nontrapping-float-to-int \
-        --enable-sign-ext --enable-mutable-globals --enable-reference-types --enable-multivalue \
-        web/package/wasm/webproof_browser_bg.wasm -o "$tmp/opt.wasm"
+    # The module as `scripts/browser-package.sh --pack` ships it (no name
+    # or producers section).
+    wasm-bindgen --target web --remove-name-section --remove-producers-section --out-dir "$tmp/pack" \
+        "$target/wasm-simd128/wasm32-unknown-unknown/release/webproof_browser.wasm"
     node -e '
         const z = require("zlib"), b = require("fs").readFileSync(process.argv[1]);
         const br = z.brotliCompressSync(b, { params: { [z.constants.BROTLI_PARAM_QUALITY]: 11 } }).length;
-        console.log(`wasm after wasm-opt -O3: ${b.length} bytes, gzip -9 ${z.gzipSync(b, { level: 9 }).length}, brotli q11 ${br}`);
-    ' "$tmp/opt.wasm"
+        console.log(`wasm as packed: ${b.length} bytes, gzip -9 ${z.gzipSync(b, { level: 9 }).length}, brotli q11 ${br}`);
+    ' "$tmp/pack/webproof_browser_bg.wasm"
     exit 0
 fi
 

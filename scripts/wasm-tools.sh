@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install what the WebAssembly builds and the browser tests need, each only
 # if missing (a few seconds when everything is there): Debian's chromium,
-# binaryen, node and npm (the npm package's TypeScript), curl and clang
+# node and npm (the npm package's TypeScript), curl and clang
 # (ring's C and assembly for wasm32), the
 # wasm32-unknown-unknown Rust target, and wasm-bindgen-cli at
 # exactly the wasm-bindgen version Cargo.lock pins (the CLI refuses modules
@@ -11,7 +11,6 @@ cd "$(dirname "$0")/.."
 
 apt_missing=()
 command -v chromium >/dev/null || apt_missing+=(chromium)
-command -v wasm-opt >/dev/null || apt_missing+=(binaryen)
 command -v node >/dev/null || apt_missing+=(nodejs)
 command -v npm >/dev/null || apt_missing+=(npm)
 command -v curl >/dev/null || apt_missing+=(curl)
