@@ -197,8 +197,8 @@ pub const FERRET_2020_SMALL: LpnParams = LpnParams::new(649_728, 36_288, 1_269, 
 /// once (if any), then the first main iteration (the main set, or its prefix
 /// of `first_main_trees` noise blocks), then the main set for ever. The
 /// bootstrap COT source supplies the first iteration's reserve; each
-/// iteration keeps the next one's reserve from its first outputs and hands
-/// out the rest.
+/// iteration keeps the next one's reserve (from its last outputs, a setup
+/// iteration from its first: see `pool`) and hands out the rest.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FerretConfig {
     /// The set every steady-state iteration uses.
@@ -263,6 +263,11 @@ impl FerretConfig {
             (Some(_), 1) | (None, 0) => self.first_main(),
             _ => self.main,
         }
+    }
+
+    /// Whether iteration `i` is the setup iteration.
+    pub(crate) const fn is_setup(&self, i: usize) -> bool {
+        self.setup.is_some() && i == 0
     }
 
     /// The set whose public LPN code iteration `i` uses: a cut first main

@@ -300,6 +300,8 @@ impl<B: RandomCotReceiver> FerretReceiver<B> {
         self.pool.begin(
             core::mem::take(&mut self.spare),
             self.config.iteration(index + 1).reserve(),
+            params.n,
+            !self.config.is_setup(index),
         );
         self.iter = Some(Iteration {
             params,
@@ -359,7 +361,7 @@ impl<B: RandomCotReceiver> FerretReceiver<B> {
                 continue;
             }
             let bin = self.iter.as_ref().expect("iteration").params.bin_size();
-            if self.pool.reserve_full() && need >= bin {
+            if need >= bin && self.pool.take_direct(bin) {
                 let len = out.len();
                 out.resize(len + bin, Block::ZERO);
                 self.produce(&mut out[len..]);

@@ -533,6 +533,32 @@ fn cut_first_iteration_is_a_prefix_of_the_full_one() {
     assert_eq!(m_full, m_cut);
 }
 
+/// A main iteration's reserve is made from its last trees: drawing just the
+/// caller's part of a cut first iteration expands and encodes none of them
+/// (a session sized to its needs never starts another iteration); drawing
+/// on makes them and runs the next iteration, every output correlated.
+#[test]
+fn main_reserve_comes_last() {
+    let config = tiny_cut(9);
+    let bin = config.main.bin_size();
+    let (mut s, mut r) = parties(config, 33);
+    let (k, m) = run(&mut s, &mut r, &[config.setup_surplus()]);
+    assert_correlated(s.delta(), &k, &m);
+    // The setup iteration, all of it.
+    assert_eq!(s.stats().produced, config.iteration(0).n as u64);
+    let net = config.first_main_net();
+    let (k, m) = run(&mut s, &mut r, &[net]);
+    assert_correlated(s.delta(), &k, &m);
+    let made = (s.stats().produced, r.stats().produced);
+    let want = (config.iteration(0).n + net.div_ceil(bin) * bin) as u64;
+    assert_eq!(made, (want, want));
+    assert!(want < (config.iteration(0).n + config.first_main().n) as u64);
+    let (k, m) = run(&mut s, &mut r, &[1, 2 * bin]);
+    assert_correlated(s.delta(), &k, &m);
+    assert_eq!(s.stats().iterations, 3);
+    assert_eq!(r.stats().iterations, 3);
+}
+
 #[test]
 fn cheating_in_a_cut_first_iteration_is_caught() {
     let mut rng = ChaCha12Rng::seed_from_u64(32);
