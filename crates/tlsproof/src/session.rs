@@ -546,6 +546,26 @@ mod tests {
         assert_eq!(p, v);
     }
 
+    /// COT batches as long as the proof's segments (`cot_batch` =
+    /// `segment_bits`): an evaluation whose first byte inversion comes when
+    /// a segment has been read to its end and fewer than 8 COTs of the
+    /// batch are left. The verifier once read the next segment as the rest
+    /// of the old batch there and refused an honest proof
+    /// (`webproof_zk`'s `first_room`).
+    #[test]
+    fn batches_as_long_as_segments_prove() {
+        use crate::testing::{prove_with_config, tls13_session};
+        use crate::Disclosure;
+        let (request, response) = (vec![b'a'; 1024], vec![b'b'; 2174]);
+        let mut s = tls13_session(Aead::Aes128Gcm, 7, &[&request], &[&response]);
+        s.statement.sent.disclosure = Disclosure::Ranges(vec![(0, 0..1023)]);
+        s.statement.recv.disclosure = Disclosure::Ranges(vec![(0, 0..2173)]);
+        let mut cfg = SessionConfig::sized(expected_cots(1024, 2174, Some(Aead::Aes128Gcm)));
+        cfg.zk.cot_batch = cfg.zk.segment_bits;
+        let (p, v) = prove_with_config(&s.statement, &s.witness, cfg, 1);
+        assert_eq!(p.unwrap(), v.unwrap());
+    }
+
     /// Parties that size the first iteration differently fail cleanly (the
     /// tree corrections have the wrong length), they do not hang.
     #[test]

@@ -260,7 +260,7 @@ impl<C: RandomCotReceiver, T: Io> Prover<C, T> {
             load_group(&mut w, n, group, bits.iter().map(|b| b.0));
         }
         let mut at = (0, 0);
-        let mut room = 1;
+        let mut room = first_room(circuit);
         while at.0 < circuit.gates.len() {
             self.ensure_room(room).await?;
             (at, room) = self.eval_run(circuit, n, at, &mut w);
@@ -751,6 +751,27 @@ pub(crate) fn mac_hash(macs: impl Iterator<Item = Block>) -> [u8; 32] {
         h.update(m.to_bytes());
     }
     h.finalize().into()
+}
+
+/// The room (COTs of one batch, bits of one segment) that the first gate
+/// of `circuit` that draws COTs needs: 8 for a byte inversion, else 1.
+///
+/// Both parties start an evaluation with `ensure_room` of this, not of 1:
+/// a byte inversion never straddles two batches, so when fewer than 8
+/// COTs are left the prover drops them and starts a new batch (and a new
+/// segment). A verifier that asked for 1 there, with its segment read to
+/// the end, would read the next segment as the rest of the old batch and
+/// refuse it as too long (seen with `cot_batch` equal to `segment_bits`).
+pub(crate) fn first_room(circuit: &Circuit) -> usize {
+    circuit
+        .gates
+        .iter()
+        .find_map(|g| match g {
+            Gate::And { .. } => Some(1),
+            Gate::ByteInv { .. } => Some(8),
+            _ => None,
+        })
+        .unwrap_or(1)
 }
 
 /// Check the instance count and input group sizes of a batch evaluation;

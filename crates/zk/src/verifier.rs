@@ -6,7 +6,7 @@ use crate::check::{pack, Acc, ChiStream};
 use crate::elem::VerifierElem;
 use crate::proto;
 use crate::prover::{
-    check_batch, gather4, load_group, mac_hash, row, rows, xor_rows, ValidatedCircuit,
+    check_batch, first_room, gather4, load_group, mac_hash, row, rows, xor_rows, ValidatedCircuit,
 };
 use crate::{Config, Stats};
 use rand_core::{CryptoRng, RngCore};
@@ -249,7 +249,7 @@ impl<C: RandomCotSender, T: Io> Verifier<C, T> {
             load_group(&mut w, n, group, bits.iter().map(|b| b.0));
         }
         let mut at = (0, 0);
-        let mut room = 1;
+        let mut room = first_room(circuit);
         while at.0 < circuit.gates.len() {
             self.ensure_room(room).await?;
             (at, room) = self.eval_run(circuit, n, at, &mut w);
