@@ -21,11 +21,13 @@ use webproof_core::Block;
 
 /// The output side shared by sender and receiver.
 pub(crate) struct Pool {
-    /// Outputs of the last tree; the caller's are `chunk[..end]`.
+    /// Outputs of the last tree; the caller's not yet handed out are
+    /// `chunk[pos..end]`.
     chunk: Vec<Block>,
     pos: usize,
     end: usize,
-    /// The next iteration's COTs, filled from this iteration's last outputs.
+    /// The next iteration's COTs, filled from this iteration's last outputs
+    /// or its first (`reserve_last`).
     next_reserve: Vec<Block>,
     target: usize,
     /// Outputs of this iteration still to be made for the caller.
