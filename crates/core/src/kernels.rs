@@ -163,6 +163,48 @@ pub fn self_test(seed: u64, trials: usize) -> Result<(), String> {
         if crate::lanes::lincomb8_pair(&c, &d, &rows) != (lincomb(&c), lincomb(&d)) {
             return Err("lanes::lincomb8_pair differs".into());
         }
+        // Embedded-byte constants (coordinates in SIMD128), including the
+        // byte inversions' own (x^j and x^2j).
+        let s = crate::subfield::subfield();
+        let cb: [u8; 8] = core::array::from_fn(|j| rng.block() as u8 | (j == 0) as u8);
+        let db: [u8; 8] = core::array::from_fn(|j| crate::subfield::gf256_mul(1 << j, 1 << j));
+        let (ce, de) = (cb.map(|b| s.embed(b)), db.map(|b| s.embed(b)));
+        if crate::lanes::embed_lincomb8_pair(&cb, &db, &rows) != (lincomb(&ce), lincomb(&de)) {
+            return Err("lanes::embed_lincomb8_pair differs".into());
+        }
+        #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+        {
+            let n: [crate::lanes::X4; 8] =
+                core::array::from_fn(|_| core::array::from_fn(|_| Block(rng.block())));
+            let (y, t): ([u8; 4], [u8; 4]) = (
+                core::array::from_fn(|_| rng.block() as u8),
+                core::array::from_fn(|_| rng.block() as u8),
+            );
+            let words = |r: &[crate::lanes::X4; 8]| r.map(|x| x.map(|b| b.0));
+            let got = crate::simd128::byteinv_prover_x4(&cb, &db, &words(&rows), &words(&n), y, t);
+            let (my, my2) = (lincomb(&ce), lincomb(&de));
+            let lincomb_n = |k: &[Block; 8]| -> crate::lanes::X4 {
+                core::array::from_fn(|l| (0..8).fold(Block::ZERO, |a, j| a ^ k[j].gf_mul(n[j][l])))
+            };
+            let (mt, mt2) = (lincomb_n(&ce), lincomb_n(&de));
+            let e = |b: u8| s.embed(b);
+            let sq = |b: u8| crate::subfield::gf256_mul(b, b);
+            let want: [crate::lanes::X4; 6] = [
+                my,
+                my2,
+                mt,
+                mt2,
+                core::array::from_fn(|l| {
+                    e(sq(y[l])).gf_mul(mt[l]) ^ e(t[l]).gf_mul(my2[l]) ^ my[l]
+                }),
+                core::array::from_fn(|l| {
+                    e(y[l]).gf_mul(mt2[l]) ^ e(sq(t[l])).gf_mul(my[l]) ^ mt[l]
+                }),
+            ];
+            if got != want.map(|x| x.map(|b| b.0)) {
+                return Err("simd128::byteinv_prover_x4 differs".into());
+            }
+        }
     }
     aes_self_test(&mut rng, trials)?;
     chacha_self_test(&mut rng, trials)

@@ -31,6 +31,25 @@ pub fn lincomb8_pair(c: &[Block; 8], d: &[Block; 8], x: &[X4; 8]) -> (X4, X4) {
     portable::lincomb8_pair(c, d, x)
 }
 
+/// `(sum_j iota(c[j]) * x[j], sum_j iota(d[j]) * x[j])` lane by lane for
+/// embedded bytes ([`crate::subfield`]): [`lincomb8_pair`] with constants
+/// in GF(2^8), the same values. The SIMD128 build computes it in
+/// coordinates over GF(2^8) (two byte-wise linear maps per row and byte
+/// shuffles instead of carry-less products); elsewhere it is
+/// [`lincomb8_pair`] with the embedded constants.
+pub fn embed_lincomb8_pair(c: &[u8; 8], d: &[u8; 8], x: &[X4; 8]) -> (X4, X4) {
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    {
+        let [p, q] = crate::simd128::embed_lincomb8_pair(c, d, &x.map(|r| r.map(|b| b.0)));
+        return (p.map(Block), q.map(Block));
+    }
+    #[allow(unreachable_code)]
+    {
+        let s = crate::subfield::subfield();
+        lincomb8_pair(&c.map(|b| s.embed(b)), &d.map(|b| s.embed(b)), x)
+    }
+}
+
 /// `a * b` lane by lane.
 #[allow(unsafe_code)]
 pub fn mul(a: &X4, b: &X4) -> X4 {
@@ -284,6 +303,13 @@ mod tests {
             });
             assert_eq!(lincomb8_pair(&cs, &ds, &xs), (want_c, want_d));
             assert_eq!(portable::lincomb8_pair(&cs, &ds, &xs), (want_c, want_d));
+
+            let (cb, db): ([u8; 8], [u8; 8]) = (rng.gen(), rng.gen());
+            let s = crate::subfield::subfield();
+            assert_eq!(
+                embed_lincomb8_pair(&cb, &db, &xs),
+                lincomb8_pair(&cb.map(|b| s.embed(b)), &db.map(|b| s.embed(b)), &xs)
+            );
         }
     }
 }

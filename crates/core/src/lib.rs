@@ -27,6 +27,7 @@ pub mod pause;
 pub mod prg;
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 pub mod simd128;
+pub mod subfield;
 
 pub use block::Block;
 pub use channel::{Channel, ChannelError, ChannelStats};

@@ -621,3 +621,147 @@ pub fn chacha_x4<const DOUBLE_ROUNDS: usize>(key: &[u32; 8], counter: u32, out: 
         }
     }
 }
+
+/// The coordinate maps of [`crate::subfield`] as vectors, for every byte
+/// `c` the two 16-entry tables of `c * n` and `c * (n << 4)` in GF(2^8)
+/// that [`u8x16_swizzle`] looks up nibble by nibble, and the squares.
+struct CoordTables {
+    to: Box<[[v128; 256]; 16]>,
+    from: Box<[[v128; 256]; 16]>,
+    scale: Box<[[v128; 2]; 256]>,
+    square: [u8; 256],
+}
+
+fn coord_tables() -> &'static CoordTables {
+    static CELL: std::sync::OnceLock<CoordTables> = std::sync::OnceLock::new();
+    CELL.get_or_init(|| {
+        use crate::subfield::gf256_mul;
+        let s = crate::subfield::subfield();
+        let vectors = |t: &crate::subfield::ByteTables| -> Box<[[v128; 256]; 16]> {
+            let rows: Vec<[v128; 256]> = t.iter().map(|row| row.map(from_u128)).collect();
+            rows.into_boxed_slice().try_into().expect("16 rows")
+        };
+        let nibbles = |c: u8, shift: u32| {
+            let bytes: [u8; 16] = core::array::from_fn(|n| gf256_mul(c, (n as u8) << shift));
+            from_u128(u128::from_le_bytes(bytes))
+        };
+        let scale: Vec<[v128; 2]> = (0..=255u8)
+            .map(|c| [nibbles(c, 0), nibbles(c, 4)])
+            .collect();
+        CoordTables {
+            to: vectors(s.to_coords_tables()),
+            from: vectors(s.from_coords_tables()),
+            scale: scale.into_boxed_slice().try_into().expect("256 rows"),
+            square: core::array::from_fn(|b| gf256_mul(b as u8, b as u8)),
+        }
+    })
+}
+
+/// A byte-wise linear map (16 lookups, two independent sums).
+#[inline(always)]
+fn apply(t: &[[v128; 256]; 16], x: u128) -> v128 {
+    let (lo, hi) = (x as u64, (x >> 64) as u64);
+    let (mut a, mut b) = (u64x2_splat(0), u64x2_splat(0));
+    for k in 0..4 {
+        a = v128_xor(a, t[2 * k][(lo >> (16 * k)) as u8 as usize]);
+        b = v128_xor(b, t[2 * k + 1][(lo >> (16 * k + 8)) as u8 as usize]);
+        a = v128_xor(a, t[8 + 2 * k][(hi >> (16 * k)) as u8 as usize]);
+        b = v128_xor(b, t[9 + 2 * k][(hi >> (16 * k + 8)) as u8 as usize]);
+    }
+    v128_xor(a, b)
+}
+
+#[inline(always)]
+fn to_u128(v: v128) -> u128 {
+    lane(v, 0) as u128 | (lane(v, 1) as u128) << 64
+}
+
+/// Coordinates `w` scaled byte by byte by a byte of GF(2^8) (its two
+/// nibble tables).
+#[inline(always)]
+fn scale(s: &[v128; 2], w: v128) -> v128 {
+    let (lo, hi) = (v128_and(w, u8x16_splat(0x0f)), u8x16_shr(w, 4));
+    v128_xor(u8x16_swizzle(s[0], lo), u8x16_swizzle(s[1], hi))
+}
+
+/// Lane `l` of two linear combinations of the same 8 rows, in
+/// coordinates: `(sum_j c[j] w_j, sum_j d[j] w_j)` with `w_j` the
+/// coordinates of `x[j][l]` and `c`, `d` given by their scale tables.
+#[inline(always)]
+fn coords_pair(
+    t: &CoordTables,
+    c: &[[v128; 2]; 8],
+    d: &[[v128; 2]; 8],
+    x: &[[u128; 4]; 8],
+    l: usize,
+) -> (v128, v128) {
+    let (mut ac, mut ad) = (u64x2_splat(0), u64x2_splat(0));
+    for j in 0..8 {
+        let w = apply(&t.to, x[j][l]);
+        ac = v128_xor(ac, scale(&c[j], w));
+        ad = v128_xor(ad, scale(&d[j], w));
+    }
+    (ac, ad)
+}
+
+/// [`crate::lanes::embed_lincomb8_pair`]: `(sum_j iota(c[j]) x[j][l],
+/// sum_j iota(d[j]) x[j][l])` for `l < 4`, reduced. Each row goes to
+/// coordinates over GF(2^8) once, is scaled byte by byte by both
+/// constants (two nibble shuffles each), and each sum comes back once:
+/// 8 + 2 table maps and 32 shuffles per lane, where [`lincomb8_pair`]
+/// spends 64 32x32 carry-less products.
+// Lanes index the inputs and the outputs in step.
+#[allow(clippy::needless_range_loop)]
+pub fn embed_lincomb8_pair(c: &[u8; 8], d: &[u8; 8], x: &[[u128; 4]; 8]) -> [[u128; 4]; 2] {
+    let t = coord_tables();
+    let (sc, sd) = (
+        c.map(|b| t.scale[b as usize]),
+        d.map(|b| t.scale[b as usize]),
+    );
+    let mut out = [[0u128; 4]; 2];
+    for l in 0..4 {
+        let (ac, ad) = coords_pair(t, &sc, &sd, x, l);
+        out[0][l] = to_u128(apply(&t.from, to_u128(ac)));
+        out[1][l] = to_u128(apply(&t.from, to_u128(ad)));
+    }
+    out
+}
+
+/// The linear part of the prover's terms for four byte inversions
+/// (`webproof_zk`'s `byteinv`; lane `l` of every row is inversion `l`,
+/// input bits `m`, output bits `n`, values `y[l]`, `t[l]`), reduced:
+/// with `Y = sum_j iota(c[j]) m[j]`, `Y2 = sum_j iota(d[j]) m[j]` and `T`,
+/// `T2` the same of `n`, returns `[Y, Y2, T, T2, E0, E1]` where
+/// `E0 = iota(y^2) T + iota(t) Y2 + Y` and `E1 = iota(y) T2 + iota(t^2) Y + T`.
+/// The products with `iota(y)` and `iota(t)` are byte-wise in coordinates,
+/// so only the two products of MACs are left to carry-less arithmetic.
+// Lanes index the inputs and the outputs in step.
+#[allow(clippy::needless_range_loop)]
+pub fn byteinv_prover_x4(
+    c: &[u8; 8],
+    d: &[u8; 8],
+    m: &[[u128; 4]; 8],
+    n: &[[u128; 4]; 8],
+    y: [u8; 4],
+    t: [u8; 4],
+) -> [[u128; 4]; 6] {
+    let tb = coord_tables();
+    let (sc, sd) = (
+        c.map(|b| tb.scale[b as usize]),
+        d.map(|b| tb.scale[b as usize]),
+    );
+    let by = |b: u8| &tb.scale[b as usize];
+    let mut out = [[0u128; 4]; 6];
+    for l in 0..4 {
+        let (wy, wy2) = coords_pair(tb, &sc, &sd, m, l);
+        let (wt, wt2) = coords_pair(tb, &sc, &sd, n, l);
+        let (y1, t1) = (y[l], t[l]);
+        let (y2, t2) = (tb.square[y1 as usize], tb.square[t1 as usize]);
+        let e0 = v128_xor(v128_xor(scale(by(y2), wt), scale(by(t1), wy2)), wy);
+        let e1 = v128_xor(v128_xor(scale(by(y1), wt2), scale(by(t2), wy)), wt);
+        for (i, w) in [wy, wy2, wt, wt2, e0, e1].into_iter().enumerate() {
+            out[i][l] = to_u128(apply(&tb.from, to_u128(w)));
+        }
+    }
+    out
+}

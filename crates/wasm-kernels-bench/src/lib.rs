@@ -269,6 +269,26 @@ pub fn bench_json(now: &dyn Fn() -> f64, reps: usize, zk_blocks: usize) -> Strin
         64.0 * n as f64 / secs,
         "mul/s",
     );
+    // The same with the byte inversions' constants, embedded bytes.
+    let (cb, db): ([u8; 8], [u8; 8]) = (
+        core::array::from_fn(|j| 1 << j),
+        core::array::from_fn(|j| webproof_core::subfield::gf256_mul(1 << j, 1 << j)),
+    );
+    let secs = time(now, reps, || {
+        let mut acc = Block::ZERO;
+        for i in 0..n {
+            let rows: [webproof_core::lanes::X4; 8] = core::array::from_fn(|j| x4[(i + j) & 63]);
+            let (p, q) = webproof_core::lanes::embed_lincomb8_pair(&cb, &db, &rows);
+            acc ^= p[0] ^ q[3];
+        }
+        sink ^= acc.0;
+    });
+    push(
+        &mut s,
+        "lanes embed_lincomb8_pair".into(),
+        64.0 * n as f64 / secs,
+        "mul/s",
+    );
     for (name, aes) in kernels::aes_variants(Block(5)) {
         let mut buf = vec![Block::ZERO; 1024];
         let rounds = 64;

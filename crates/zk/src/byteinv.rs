@@ -28,16 +28,25 @@
 //! check's soundness (about `2^-127` per check, see the crate docs) is that
 //! of any degree-2 QuickSilver relation. Cost: 8 COTs and 8 sent bits per
 //! inversion, against 32 AND gates for the Boolean S-box.
+//!
+//! The embedding's constants are bytes of GF(2^8) (`ALPHA^j` is the byte
+//! `x^j`), so the combinations and the products with `phi(y)`, `phi(t)`
+//! can be computed in coordinates over GF(2^8), byte by byte
+//! ([`webproof_core::subfield`]); the SIMD128 build does that, where a
+//! carry-less product costs dozens of integer multiplies. The values are
+//! the same whichever way they are computed, so the peer cannot tell.
 
 use crate::check::Acc;
 use std::sync::OnceLock;
 use webproof_core::lanes::{self, X4};
 use webproof_core::Block;
 
-/// A root of `x^8 + x^4 + x^3 + x + 1` in GF(2^128) (modulus
-/// `x^128 + x^7 + x^2 + x + 1`, bit `i` the coefficient of `x^i`): the
-/// smallest, as an integer, of its 8 conjugate roots. A test checks it.
-pub const ALPHA: Block = Block(0x053d_8555_a997_9a1c_a13f_e8ac_5560_ce0d);
+pub use webproof_core::subfield::ALPHA;
+
+/// The embedding's constants as bytes of GF(2^8): `x^j` (bit `j`) and
+/// `x^(2j)` (bit `j` of the square), for [`lanes::embed_lincomb8_pair`].
+const BASIS_BYTES: [u8; 8] = [1, 2, 4, 8, 16, 32, 64, 128];
+const BASIS_SQ_BYTES: [u8; 8] = [0x01, 0x04, 0x10, 0x40, 0x1b, 0x6c, 0xab, 0x9a];
 
 /// Constants of the embedding, built once.
 pub(crate) struct Embedding {
@@ -129,31 +138,58 @@ pub(crate) fn verifier_terms(k: &[Block; 8], l: &[Block; 8]) -> [[Block; 2]; 2] 
 /// inversion `l`), in the order lane 0's two terms, lane 1's, ...
 #[inline(always)]
 pub(crate) fn prover_terms_x4(m: &[X4; 8], n: &[X4; 8], y: [u8; 4], t: [u8; 4]) -> [[Block; 2]; 8] {
-    let e = embedding();
-    let (my, my2) = lanes::lincomb8_pair(&e.basis, &e.basis_sq, m);
-    let (mt, mt2) = lanes::lincomb8_pair(&e.basis, &e.basis_sq, n);
-    let vy: X4 = y.map(|b| e.value[b as usize]);
-    let vy2: X4 = y.map(|b| e.value_sq[b as usize]);
-    let vt: X4 = t.map(|b| e.value[b as usize]);
-    let vt2: X4 = t.map(|b| e.value_sq[b as usize]);
+    let ([my, my2, mt, mt2], a1) = linear_terms_x4(m, n, y, t);
     let a0 = [lanes::mul(&my2, &mt), lanes::mul(&my, &mt2)];
-    let a1 = [
-        lanes::mul_add(&vy2, &mt, &vt, &my2),
-        lanes::mul_add(&vy, &mt2, &vt2, &my),
-    ];
     core::array::from_fn(|i| {
         let (l, r) = (i / 2, i % 2);
-        let c = if r == 0 { my[l] } else { mt[l] };
-        [a0[r][l], a1[r][l] ^ c]
+        [a0[r][l], a1[r][l]]
     })
+}
+
+/// The MACs `[Y, Y^2, T, T^2]` of four inversions and their two `A1`
+/// terms, `phi(y^2) T + phi(t) Y^2 + Y` and `phi(y) T^2 + phi(t^2) Y + T`.
+/// In SIMD128 all of it is computed in coordinates over GF(2^8)
+/// (`webproof_core::subfield`), where the products with the byte values
+/// are byte-wise.
+#[inline(always)]
+fn linear_terms_x4(m: &[X4; 8], n: &[X4; 8], y: [u8; 4], t: [u8; 4]) -> ([X4; 4], [X4; 2]) {
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    {
+        let words = |r: &[X4; 8]| r.map(|x| x.map(|b| b.0));
+        let [my, my2, mt, mt2, e0, e1] = webproof_core::simd128::byteinv_prover_x4(
+            &BASIS_BYTES,
+            &BASIS_SQ_BYTES,
+            &words(m),
+            &words(n),
+            y,
+            t,
+        )
+        .map(|x| x.map(Block));
+        return ([my, my2, mt, mt2], [e0, e1]);
+    }
+    #[allow(unreachable_code)]
+    {
+        let e = embedding();
+        let (my, my2) = lanes::embed_lincomb8_pair(&BASIS_BYTES, &BASIS_SQ_BYTES, m);
+        let (mt, mt2) = lanes::embed_lincomb8_pair(&BASIS_BYTES, &BASIS_SQ_BYTES, n);
+        let vy: X4 = y.map(|b| e.value[b as usize]);
+        let vy2: X4 = y.map(|b| e.value_sq[b as usize]);
+        let vt: X4 = t.map(|b| e.value[b as usize]);
+        let vt2: X4 = t.map(|b| e.value_sq[b as usize]);
+        let a1 = [
+            lanes::mul_add(&vy2, &mt, &vt, &my2),
+            lanes::mul_add(&vy, &mt2, &vt2, &my),
+        ];
+        let plus = |a: X4, c: X4| -> X4 { core::array::from_fn(|l| a[l] ^ c[l]) };
+        ([my, my2, mt, mt2], [plus(a1[0], my), plus(a1[1], mt)])
+    }
 }
 
 /// [`verifier_terms`] of four inversions at once, ordered as [`prover_terms_x4`].
 #[inline(always)]
 pub(crate) fn verifier_terms_x4(k: &[X4; 8], l: &[X4; 8]) -> [[Block; 2]; 8] {
-    let e = embedding();
-    let (ky, ky2) = lanes::lincomb8_pair(&e.basis, &e.basis_sq, k);
-    let (kt, kt2) = lanes::lincomb8_pair(&e.basis, &e.basis_sq, l);
+    let (ky, ky2) = lanes::embed_lincomb8_pair(&BASIS_BYTES, &BASIS_SQ_BYTES, k);
+    let (kt, kt2) = lanes::embed_lincomb8_pair(&BASIS_BYTES, &BASIS_SQ_BYTES, l);
     let b = [lanes::mul(&ky2, &kt), lanes::mul(&ky, &kt2)];
     core::array::from_fn(|i| {
         let (lane, r) = (i / 2, i % 2);
@@ -178,6 +214,17 @@ mod tests {
         };
         assert_eq!(p(ALPHA), Block::ZERO);
         assert_ne!(ALPHA, Block::ONE);
+    }
+
+    #[test]
+    fn basis_bytes_are_the_embedding_constants() {
+        let e = embedding();
+        let s = webproof_core::subfield::subfield();
+        for j in 0..8 {
+            assert_eq!(s.embed(BASIS_BYTES[j]), e.basis[j]);
+            assert_eq!(s.embed(BASIS_SQ_BYTES[j]), e.basis_sq[j]);
+            assert_eq!(BASIS_SQ_BYTES[j], gf256::square(BASIS_BYTES[j]));
+        }
     }
 
     #[test]
