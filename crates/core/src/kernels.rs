@@ -206,6 +206,22 @@ pub fn self_test(seed: u64, trials: usize) -> Result<(), String> {
             }
         }
     }
+    // Polynomial evaluation (Horner with a table-driven constant product in
+    // SIMD128) against the inner product with the powers.
+    for len in [64, 68, 256, 1024] {
+        let beta = Block(rng.block());
+        let ps = crate::powers::PowerSum::new(beta, len);
+        let x: Vec<Block> = (0..len).map(|_| Block(rng.block())).collect();
+        let mut p = Block::ONE;
+        let want = x.iter().fold(Block::ZERO, |s, v| {
+            let term = v.gf_mul(p);
+            p = p.gf_mul(beta);
+            s ^ term
+        });
+        if ps.eval(&x) != want {
+            return Err(format!("powers::PowerSum::eval differs at length {len}"));
+        }
+    }
     aes_self_test(&mut rng, trials)?;
     chacha_self_test(&mut rng, trials)
 }

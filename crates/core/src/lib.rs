@@ -24,6 +24,7 @@ pub mod kernels;
 pub mod lanes;
 pub mod memory;
 pub mod pause;
+pub mod powers;
 pub mod prg;
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 pub mod simd128;

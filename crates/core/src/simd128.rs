@@ -765,3 +765,48 @@ pub fn byteinv_prover_x4(
     }
     out
 }
+
+/// Multiplication by a fixed element `c` as a byte-wise linear map (16
+/// lookups in 64 KiB of tables), for long runs of products with one
+/// constant ([`crate::powers::PowerSum`]).
+pub struct ConstMul {
+    t: Box<[[v128; 256]; 16]>,
+}
+
+impl ConstMul {
+    pub fn new(c: u128) -> Self {
+        // c x^s for s < 128, then every byte as a sum of its bits' images.
+        let mut basis = [0u128; 128];
+        let mut v = c;
+        for b in basis.iter_mut() {
+            *b = v;
+            v = (v << 1) ^ ((v >> 127).wrapping_neg() & 0x87);
+        }
+        let rows: Vec<[v128; 256]> = (0..16)
+            .map(|k| {
+                let mut row = [0u128; 256];
+                for b in 1..256usize {
+                    row[b] = row[b & (b - 1)] ^ basis[8 * k + b.trailing_zeros() as usize];
+                }
+                row.map(from_u128)
+            })
+            .collect();
+        ConstMul {
+            t: rows.into_boxed_slice().try_into().expect("16 rows"),
+        }
+    }
+
+    /// `sum_m c^m x[stride m + r]` for `r < 4` (`x.len()` a multiple of 4
+    /// when `stride = 4`): four Horner chains side by side, so that their
+    /// lookups overlap.
+    pub fn horner4(&self, x: &[crate::Block]) -> [u128; 4] {
+        debug_assert!(x.len().is_multiple_of(4));
+        let mut acc = [0u128; 4];
+        for chunk in x.chunks_exact(4).rev() {
+            for r in 0..4 {
+                acc[r] = to_u128(apply(&self.t, acc[r])) ^ chunk[r].0;
+            }
+        }
+        acc
+    }
+}

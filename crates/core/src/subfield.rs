@@ -22,7 +22,12 @@
 //!   to its peer.
 //!
 //! Both maps are GF(2)-linear and are applied byte by byte with 16 tables
-//! of 256 entries each (64 KiB per map), built once per process.
+//! of 256 entries each (64 KiB per map), built once per process. The
+//! lookups are indexed by bytes of MACs; like the prover's table of
+//! GF(2^8) inverses (`webproof_circuits::gf256::inv`, indexed by witness
+//! bytes) they are not constant-time against an observer of the same
+//! machine's caches. Nothing of them reaches the peer, and every MAC is
+//! used once.
 
 use crate::Block;
 use std::sync::OnceLock;

@@ -256,7 +256,7 @@ impl<B: RandomCotReceiver> FerretReceiver<B> {
         let challenge = Challenge::expand(seed, t, bin);
         let mut x2 = check::pack_bits(check_macs);
         for (j, &alpha) in alphas.iter().enumerate() {
-            x2 ^= challenge.a[j].gf_mul(challenge.b[alpha]);
+            x2 ^= challenge.chi(j, alpha);
         }
         let mut reply = [0u8; CHALLENGE_LEN];
         reply[..16].copy_from_slice(&seed.to_bytes());

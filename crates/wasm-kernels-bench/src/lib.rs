@@ -289,6 +289,32 @@ pub fn bench_json(now: &dyn Fn() -> f64, reps: usize, zk_blocks: usize) -> Strin
         64.0 * n as f64 / secs,
         "mul/s",
     );
+    // Ferret's check fold: a polynomial at a fixed point, 8192 terms.
+    let terms: Vec<Block> = rng.blocks(8192);
+    let ps = webproof_core::powers::PowerSum::new(Block(0x1234_5678_9abc_def1), 8192);
+    let rounds = 16;
+    let secs = time(now, reps, || {
+        for _ in 0..rounds {
+            sink ^= ps.eval(&terms).0;
+        }
+    });
+    push(
+        &mut s,
+        "powers eval".into(),
+        (rounds * 8192) as f64 / secs,
+        "terms/s",
+    );
+    let secs = time(now, reps, || {
+        for _ in 0..rounds {
+            sink ^= webproof_core::block::inner_product(ps.powers(), &terms).0;
+        }
+    });
+    push(
+        &mut s,
+        "inner_product".into(),
+        (rounds * 8192) as f64 / secs,
+        "terms/s",
+    );
     for (name, aes) in kernels::aes_variants(Block(5)) {
         let mut buf = vec![Block::ZERO; 1024];
         let rounds = 64;
