@@ -23,11 +23,10 @@ impl Acc {
         self.hi ^= h;
     }
 
-    /// Add another accumulator.
+    /// Add a reduced value.
     #[inline(always)]
-    pub fn add(&mut self, other: Acc) {
-        self.lo ^= other.lo;
-        self.hi ^= other.hi;
+    pub fn add_block(&mut self, b: Block) {
+        self.lo ^= b.0;
     }
 
     /// The reduced sum.
@@ -62,6 +61,19 @@ impl ChiStream {
         self.pos += 1;
         c
     }
+
+    /// The next `n <= CHI_CHUNK` challenges at once: the same values as
+    /// `n` calls of [`Self::next_chi`]. Only at a chunk boundary (a fresh
+    /// stream, then after every full chunk).
+    pub fn next_chunk(&mut self, n: usize) -> &[Block] {
+        assert!(
+            n <= CHI_CHUNK && self.pos == CHI_CHUNK,
+            "challenge chunks start at a chunk boundary"
+        );
+        self.prg.fill_blocks(&mut self.buf);
+        self.pos = n;
+        &self.buf[..n]
+    }
 }
 
 /// Multiply by `x` in GF(2^128).
@@ -91,6 +103,17 @@ mod tests {
         let mut acc = Acc::default();
         acc.add_mul(v[0], v[1]);
         acc.add_mul(v[2], v[3]);
-        assert_eq!(acc.value(), v[0].gf_mul(v[1]) ^ v[2].gf_mul(v[3]));
+        acc.add_block(v[4]);
+        assert_eq!(acc.value(), v[0].gf_mul(v[1]) ^ v[2].gf_mul(v[3]) ^ v[4]);
+    }
+
+    #[test]
+    fn chunks_are_the_stream() {
+        let mut one = ChiStream::new(Block(8));
+        let mut chunks = ChiStream::new(Block(8));
+        let singles: Vec<Block> = (0..CHI_CHUNK + 10).map(|_| one.next_chi()).collect();
+        let mut got = chunks.next_chunk(CHI_CHUNK).to_vec();
+        got.extend_from_slice(chunks.next_chunk(10));
+        assert_eq!(got, singles);
     }
 }

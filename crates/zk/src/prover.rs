@@ -2,12 +2,13 @@
 //! answers the batched check.
 
 use crate::byteinv;
-use crate::check::{pack, Acc, ChiStream};
+use crate::check::{pack, Acc, ChiStream, CHI_CHUNK};
 use crate::elem::ProverElem;
 use crate::proto;
 use crate::{Config, Stats};
 use sha2::{Digest, Sha256};
 use webproof_circuits::{Circuit, Gate};
+use webproof_core::block::inner_product;
 use webproof_core::cot::RandomCotReceiver;
 use webproof_core::error::Result;
 use webproof_core::lanes::X4;
@@ -678,15 +679,22 @@ impl<C: RandomCotReceiver, T: Io> Prover<C, T> {
         let seed = self.chain.next_seed(&self.frame);
         self.seg_words.iter_mut().for_each(|w| *w = 0);
         self.seg_bits = 0;
+        // The weights a chunk at a time, so the products are inner products
+        // (one reduction per chunk, and batched kernels where there is no
+        // carry-less multiply instruction).
         let mut chi = ChiStream::new(seed);
-        let (mut a0, mut a1) = (Acc::default(), Acc::default());
-        for t in &self.seg_terms {
-            let c = chi.next_chi();
-            a0.add_mul(c, t[0]);
-            a1.add_mul(c, t[1]);
+        let mut split = [[Block::ZERO; CHI_CHUNK]; 2];
+        for terms in self.seg_terms.chunks(CHI_CHUNK) {
+            for (i, t) in terms.iter().enumerate() {
+                split[0][i] = t[0];
+                split[1][i] = t[1];
+            }
+            let c = chi.next_chunk(terms.len());
+            self.acc0
+                .add_block(inner_product(c, &split[0][..terms.len()]));
+            self.acc1
+                .add_block(inner_product(c, &split[1][..terms.len()]));
         }
-        self.acc0.add(a0);
-        self.acc1.add(a1);
         self.seg_terms.clear();
         Ok(())
     }
