@@ -31,7 +31,7 @@ pub fn lincomb8_pair(c: &[Block; 8], d: &[Block; 8], x: &[X4; 8]) -> (X4, X4) {
     portable::lincomb8_pair(c, d, x)
 }
 
-/// `(sum_j iota(c[j]) * x[j], sum_j iota(d[j]) * x[j])` lane by lane for
+/// `(sum_j phi(c[j]) * x[j], sum_j phi(d[j]) * x[j])` lane by lane for
 /// embedded bytes ([`crate::subfield`]): [`lincomb8_pair`] with constants
 /// in GF(2^8), the same values. The SIMD128 build computes it in
 /// coordinates over GF(2^8) (two byte-wise linear maps per row and byte

@@ -704,8 +704,8 @@ fn coords_pair(
     (ac, ad)
 }
 
-/// [`crate::lanes::embed_lincomb8_pair`]: `(sum_j iota(c[j]) x[j][l],
-/// sum_j iota(d[j]) x[j][l])` for `l < 4`, reduced. Each row goes to
+/// [`crate::lanes::embed_lincomb8_pair`]: `(sum_j phi(c[j]) x[j][l],
+/// sum_j phi(d[j]) x[j][l])` for `l < 4`, reduced. Each row goes to
 /// coordinates over GF(2^8) once, is scaled byte by byte by both
 /// constants (two nibble shuffles each), and each sum comes back once:
 /// 8 + 2 table maps and 32 shuffles per lane, where [`lincomb8_pair`]
@@ -730,10 +730,10 @@ pub fn embed_lincomb8_pair(c: &[u8; 8], d: &[u8; 8], x: &[[u128; 4]; 8]) -> [[u1
 /// The linear part of the prover's terms for four byte inversions
 /// (`webproof_zk`'s `byteinv`; lane `l` of every row is inversion `l`,
 /// input bits `m`, output bits `n`, values `y[l]`, `t[l]`), reduced:
-/// with `Y = sum_j iota(c[j]) m[j]`, `Y2 = sum_j iota(d[j]) m[j]` and `T`,
+/// with `Y = sum_j phi(c[j]) m[j]`, `Y2 = sum_j phi(d[j]) m[j]` and `T`,
 /// `T2` the same of `n`, returns `[Y, Y2, T, T2, E0, E1]` where
-/// `E0 = iota(y^2) T + iota(t) Y2 + Y` and `E1 = iota(y) T2 + iota(t^2) Y + T`.
-/// The products with `iota(y)` and `iota(t)` are byte-wise in coordinates,
+/// `E0 = phi(y^2) T + phi(t) Y2 + Y` and `E1 = phi(y) T2 + phi(t^2) Y + T`.
+/// The products with `phi(y)` and `phi(t)` are byte-wise in coordinates,
 /// so only the two products of MACs are left to carry-less arithmetic.
 // Lanes index the inputs and the outputs in step.
 #[allow(clippy::needless_range_loop)]

@@ -6,17 +6,17 @@
 //! with embedded bytes cheap where there is no carry-less multiply.
 //!
 //! - [`ALPHA`] is a root in GF(2^128) of the AES polynomial
-//!   `x^8 + x^4 + x^3 + x + 1`, so `iota(sum_j b_j x^j) = sum_j b_j ALPHA^j`
+//!   `x^8 + x^4 + x^3 + x + 1`, so `phi(sum_j b_j x^j) = sum_j b_j ALPHA^j`
 //!   is a field embedding of GF(2^8) ([`Subfield::embed`]).
-//! - GF(2^128) has degree 16 over the image of `iota`, and `1, x, ..., x^15`
+//! - GF(2^128) has degree 16 over the image of `phi`, and `1, x, ..., x^15`
 //!   is a basis: `x` generates GF(2^128) over GF(2), hence over any
-//!   subfield. So every element is `sum_k iota(w_k) x^k` for exactly one
+//!   subfield. So every element is `sum_k phi(w_k) x^k` for exactly one
 //!   vector `w` of 16 bytes, its *coordinates* ([`Subfield::coords`],
 //!   [`Subfield::from_coords`]).
 //! - In coordinates the product with an embedded byte `c` is byte by byte:
-//!   `iota(c) * sum_k iota(w_k) x^k = sum_k iota(c w_k) x^k`. That is how
+//!   `phi(c) * sum_k phi(w_k) x^k = sum_k phi(c w_k) x^k`. That is how
 //!   the SIMD128 kernel `crate::simd128::embed_lincomb8_pair` (wasm32 only)
-//!   forms `sum_j iota(c_j) m_j`: two table-driven linear maps and byte
+//!   forms `sum_j phi(c_j) m_j`: two table-driven linear maps and byte
 //!   shuffles instead of sixteen carry-less products. The values are the
 //!   same as with the products, so which kernel a party runs is invisible
 //!   to its peer.
@@ -91,7 +91,7 @@ impl Subfield {
                 }
             }
         }
-        // from_coords[k][b] = iota(b) x^k.
+        // from_coords[k][b] = phi(b) x^k.
         let mut from_coords = Box::new([[0u128; 256]; 16]);
         for (k, row) in from_coords.iter_mut().enumerate() {
             let xk = Block::power_of_x(k);
@@ -135,7 +135,7 @@ impl Subfield {
         }
     }
 
-    /// `iota(b)`.
+    /// `phi(b)`.
     #[inline(always)]
     pub fn embed(&self, b: u8) -> Block {
         self.value[b as usize]
@@ -164,7 +164,7 @@ impl Subfield {
     }
 }
 
-/// `c * w` byte by byte in GF(2^8): the coordinates of `iota(c) * m` if `w`
+/// `c * w` byte by byte in GF(2^8): the coordinates of `phi(c) * m` if `w`
 /// are those of `m`.
 pub fn scale_coords(c: u8, w: u128) -> u128 {
     let mut out = 0u128;
@@ -182,7 +182,7 @@ mod tests {
     #[test]
     fn alpha_is_a_root_of_the_aes_polynomial() {
         let s = subfield();
-        // iota(x)^8 + iota(x)^4 + iota(x)^3 + iota(x) + 1 = 0.
+        // phi(x)^8 + phi(x)^4 + phi(x)^3 + phi(x) + 1 = 0.
         let x = s.embed(2);
         assert_eq!(x, ALPHA);
         let x2 = x.gf_mul(x);
