@@ -6,7 +6,7 @@
 //! With a carry-less multiply instruction it is an inner product with the
 //! precomputed powers. In the SIMD128 build, where each product costs
 //! dozens of integer multiplies, it is Horner's rule with `beta^4` as a
-//! byte-wise linear map ([`crate::simd128::ConstMul`], wasm32 only): four
+//! byte-wise linear map (`crate::simd128::ConstMul`, wasm32 only): four
 //! chains, 16 table lookups per term. Either way the value is the same.
 //!
 //! The table lookups are indexed by bytes of the summed values. Like the
