@@ -63,7 +63,7 @@
 use crate::link::{Link, StreamIo};
 use futures::io::AsyncWriteExt;
 use rand::rngs::OsRng;
-use webproof_core::Channel;
+use webproof_core::{Channel, ChannelError, Error};
 use webproof_ferret::params::{FerretConfig, LpnParams};
 use webproof_tlsproof::session::{ProverOpening, SessionConfig, VerifierPreprocessed};
 use webproof_tlsproof::testing::tls12_session;
@@ -129,41 +129,32 @@ async fn prove_over_links(
 ) -> (Result<Proven, String>, Result<Proven, String>) {
     let (prover_link, verifier_link) = Link::memory_pair();
     let prover = async {
-        let opening = ProverOpening::new(config, &mut OsRng).map_err(|e| e.to_string())?;
+        let opening = ProverOpening::new(config, &mut OsRng)?;
         let mut ch = Channel::new(prover_link.plain());
-        ch.send(&opening.message())
-            .await
-            .map_err(|e| e.to_string())?;
-        ch.flush().await.map_err(|e| e.to_string())?;
-        let mut pre = opening
-            .bootstrap(&mut ch, &mut OsRng)
-            .await
-            .map_err(|e| e.to_string())?;
-        let mut pch = section(&prover_link).map_err(|e| e.to_string())?;
-        pre.warm_up(&mut pch).await.map_err(|e| e.to_string())?;
+        ch.send(&opening.message()).await?;
+        ch.flush().await?;
+        let mut pre = opening.bootstrap(&mut ch, &mut OsRng).await?;
+        let mut pch = section(&prover_link)?;
+        pre.warm_up(&mut pch).await?;
         end_section(pch).await?;
-        let (proven, _) = pre
-            .prove(ch, statement, witness, &CONTEXT)
-            .await
-            .map_err(|e| e.to_string())?;
-        Ok(proven)
+        let (proven, _) = pre.prove(ch, statement, witness, &CONTEXT).await?;
+        Ok::<_, Error>(proven)
     };
     let verifier = async {
         let mut ch = Channel::new(verifier_link.plain());
-        let mut pre = VerifierPreprocessed::bootstrap(&mut ch, config, &mut OsRng)
-            .await
-            .map_err(|e| e.to_string())?;
-        ch.flush().await.map_err(|e| e.to_string())?;
-        let mut pch = section(&verifier_link).map_err(|e| e.to_string())?;
-        pre.warm_up(&mut pch).await.map_err(|e| e.to_string())?;
+        let mut pre = VerifierPreprocessed::bootstrap(&mut ch, config, &mut OsRng).await?;
+        ch.flush().await?;
+        let mut pch = section(&verifier_link)?;
+        pre.warm_up(&mut pch).await?;
         end_section(pch).await?;
-        let (proven, _) = pre
-            .verify(ch, statement, &CONTEXT, &mut OsRng)
-            .await
-            .map_err(|e| e.to_string())?;
-        Ok(proven)
+        let (proven, _) = pre.verify(ch, statement, &CONTEXT, &mut OsRng).await?;
+        Ok::<_, Error>(proven)
     };
-    futures::join!(prover, verifier)
+    let (proved, verified) = futures::join!(prover, verifier);
+    (
+        proved.map_err(|e| e.to_string()),
+        verified.map_err(|e| e.to_string()),
+    )
 }
 
 /// The proof's session context (any 32 bytes both sides share).
@@ -172,7 +163,7 @@ const CONTEXT: [u8; 32] = [0; 32];
 /// A multiplexed section on `link` whose relay stream is finished at once:
 /// its preprocessing stream, on which the link never yields to an event
 /// loop (it does so only while the relay is open).
-fn section(link: &Link) -> std::io::Result<Channel<StreamIo>> {
+fn section(link: &Link) -> Result<Channel<StreamIo>, ChannelError> {
     let (relay, preprocessing) = link.start_mux();
     relay.finish()?;
     Ok(Channel::new(preprocessing))
@@ -180,9 +171,10 @@ fn section(link: &Link) -> std::io::Result<Channel<StreamIo>> {
 
 /// Close a section's preprocessing stream, as a session does after
 /// Ferret's warm-up: the end marker goes out and the link is plain again.
-async fn end_section(ch: Channel<StreamIo>) -> Result<(), String> {
-    let mut io = ch.into_inner().await.map_err(|e| e.to_string())?;
-    io.close().await.map_err(|e| e.to_string())
+async fn end_section(ch: Channel<StreamIo>) -> Result<(), Error> {
+    let mut io = ch.into_inner().await?;
+    io.close().await.map_err(ChannelError::from)?;
+    Ok(())
 }
 
 /// The warm-up server's certificate and key: a self-signed P-256
