@@ -10,6 +10,7 @@ use std::fmt::Write;
 use webproof_circuits::aes::{aes_blocks_circuit_with, SboxKind};
 use webproof_circuits::{bytes_to_bits, Circuit};
 use webproof_core::cot::ideal;
+use webproof_core::lanes::X4;
 use webproof_core::{kernels, memory_duplex, Block, Channel, Prg};
 use webproof_zk::{Config, Prover, Verifier};
 
@@ -253,42 +254,35 @@ pub fn bench_json(now: &dyn Fn() -> f64, reps: usize, zk_blocks: usize) -> Strin
         core::array::from_fn(|j| consts[j]),
         core::array::from_fn(|j| consts[8 + j]),
     );
-    let n = 40_000;
-    let secs = time(now, reps, || {
-        let mut acc = Block::ZERO;
-        for i in 0..n {
-            let rows: [webproof_core::lanes::X4; 8] = core::array::from_fn(|j| x4[(i + j) & 63]);
-            let (p, q) = webproof_core::lanes::lincomb8_pair(&c8, &d8, &rows);
-            acc ^= p[0] ^ q[3];
-        }
-        sink ^= acc.0;
-    });
-    push(
-        &mut s,
-        "lanes lincomb8_pair".into(),
-        64.0 * n as f64 / secs,
-        "mul/s",
-    );
     // The same with the byte inversions' constants, embedded bytes.
     let (cb, db): ([u8; 8], [u8; 8]) = (
         core::array::from_fn(|j| 1 << j),
         core::array::from_fn(|j| webproof_core::subfield::gf256_mul(1 << j, 1 << j)),
     );
-    let secs = time(now, reps, || {
-        let mut acc = Block::ZERO;
-        for i in 0..n {
-            let rows: [webproof_core::lanes::X4; 8] = core::array::from_fn(|j| x4[(i + j) & 63]);
-            let (p, q) = webproof_core::lanes::embed_lincomb8_pair(&cb, &db, &rows);
-            acc ^= p[0] ^ q[3];
-        }
-        sink ^= acc.0;
-    });
-    push(
-        &mut s,
-        "lanes embed_lincomb8_pair".into(),
-        64.0 * n as f64 / secs,
-        "mul/s",
-    );
+    type Lincomb<'a> = Box<dyn Fn(&[X4; 8]) -> (X4, X4) + 'a>;
+    let kernels: [(&str, Lincomb); 2] = [
+        (
+            "lanes lincomb8_pair",
+            Box::new(|rows| webproof_core::lanes::lincomb8_pair(&c8, &d8, rows)),
+        ),
+        (
+            "lanes embed_lincomb8_pair",
+            Box::new(|rows| webproof_core::lanes::embed_lincomb8_pair(&cb, &db, rows)),
+        ),
+    ];
+    let n = 40_000;
+    for (name, lincomb) in kernels {
+        let secs = time(now, reps, || {
+            let mut acc = Block::ZERO;
+            for i in 0..n {
+                let rows: [X4; 8] = core::array::from_fn(|j| x4[(i + j) & 63]);
+                let (p, q) = lincomb(&rows);
+                acc ^= p[0] ^ q[3];
+            }
+            sink ^= acc.0;
+        });
+        push(&mut s, name.into(), 64.0 * n as f64 / secs, "mul/s");
+    }
     // Ferret's check fold: a polynomial at a fixed point, 8192 terms.
     let terms: Vec<Block> = rng.blocks(8192);
     let ps = webproof_core::powers::PowerSum::new(Block(0x1234_5678_9abc_def1), 8192);
