@@ -101,7 +101,11 @@ use serde::{Deserialize, Serialize};
 /// Version 17: MPC mode's proof after the session imports each garbled
 /// circuit's input and output labels without proving the circuit again
 /// (`webproof_mpc::consistency`, "Why no circuit is proven again").
-pub const PROTOCOL_VERSION: u16 = 17;
+/// Version 18: Ferret's consistency check challenges leaf `l` of tree `j`
+/// with `a_j beta^l` (powers of one `beta`), not with independent `b_l`
+/// (`webproof_ferret`'s `check`): a peer of another version would fail
+/// every check, so the hello refuses it first.
+pub const PROTOCOL_VERSION: u16 = 18;
 /// Largest control message (JSON) accepted by default. The prover's
 /// `Proof` is the largest: for a 16 MiB response its plan holds about
 /// 1,000 record layouts (40 bytes each) and, with an attestation, one leaf
