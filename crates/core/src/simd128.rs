@@ -234,17 +234,7 @@ pub fn sum_of_products(a: &[crate::Block], b: &[crate::Block]) -> (u128, u128) {
 /// The AES S-box, computed at compile time (inverse in GF(2^8) modulo
 /// x^8 + x^4 + x^3 + x + 1, then the affine map).
 const SBOX: [u8; 256] = {
-    const fn mul(mut a: u8, mut b: u8) -> u8 {
-        let mut r = 0u8;
-        while b != 0 {
-            if b & 1 == 1 {
-                r ^= a;
-            }
-            a = (a << 1) ^ if a & 0x80 != 0 { 0x1b } else { 0 };
-            b >>= 1;
-        }
-        r
-    }
+    use crate::subfield::gf256_mul as mul;
     let mut s = [0u8; 256];
     let mut x = 0usize;
     while x < 256 {

@@ -38,7 +38,7 @@ use std::sync::OnceLock;
 pub const ALPHA: Block = Block(0x053d_8555_a997_9a1c_a13f_e8ac_5560_ce0d);
 
 /// Product in GF(2^8), AES representation (modulus `0x11b`).
-pub fn gf256_mul(mut a: u8, mut b: u8) -> u8 {
+pub const fn gf256_mul(mut a: u8, mut b: u8) -> u8 {
     let mut p = 0u8;
     while b != 0 {
         if b & 1 == 1 {
