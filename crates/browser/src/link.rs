@@ -13,7 +13,7 @@
 //! `Send` (the engine requires it) because the socket itself stays in a
 //! thread-local table and the handles hold only its id and the buffers.
 //!
-//! One thread runs both the TLS relay and the engine's warm-up, and a
+//! One thread runs both the TLS relay and the engine's preprocessing, and a
 //! future that is always ready never returns to the event loop, where the
 //! socket's messages are delivered. So while the relay is open, a read of
 //! the preprocessing stream that comes more than [`YIELD_AFTER_MS`] after
@@ -22,8 +22,9 @@
 //! frames that arrived during the computation are delivered and the TLS
 //! session moves on before the next stretch of engine work. The same
 //! test decides at the engine's own pauses ([`Link::pause_while_relaying`],
-//! `webproof_core::pause`): once per Ferret tree, so a relay frame waits
-//! for at most one tree's work rather than a whole iteration's.
+//! `webproof_core::pause`): once per Ferret tree and every few base OTs, so
+//! a relay frame waits for at most one tree's work rather than a whole
+//! iteration's.
 
 use futures::io::{AsyncRead, AsyncWrite};
 use std::cell::RefCell;

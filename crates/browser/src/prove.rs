@@ -5,10 +5,10 @@
 //! `crypto.getRandomValues`. Every protocol decision is
 //! [`ProverSession`]'s; this module moves bytes and reports progress.
 //!
-//! One thread: the TLS session and the preprocessing's warm-up interleave
-//! at their await points instead of running in parallel as natively; the
-//! link yields to the event loop between stretches of warm-up work while
-//! the relay is open, and the TLS session is polled first.
+//! One thread: the TLS session and the preprocessing interleave at their
+//! await points instead of running in parallel as natively; the link
+//! yields to the event loop between stretches of preprocessing work, and
+//! the TLS session is polled first.
 //!
 //! Why not a second worker for Ferret: handing each checked iteration's
 //! trees and LPN step to a helper worker (a second instance of the module,
@@ -224,22 +224,21 @@ pub async fn prove(req: &Request, progress: &dyn Fn(&str)) -> Result<Outcome> {
     .await?;
     session.on_hello_answer(answer)?;
 
+    // From here the link carries two streams at once: the preprocessing
+    // starts at once, and the relay stream brings the verifier's `Ready` as
+    // soon as it has reached the server; the TLS session then runs beside
+    // the rest of the preprocessing (as natively).
     progress("preprocessing");
-    let mut pre = opening
-        .bootstrap(&mut ch, &mut OsRng)
-        .await
-        .map_err(|e| zk_error("the proof setup", e))?;
-    let ready = recv_msg(&mut ch, "the verifier's answer", MAX_CONTROL_MSG).await?;
-    session.on_ready(ready)?;
-    let t1 = now_ms();
-    let (up0, down0) = link.counters();
-
-    progress("tls");
     let (relay, preprocessing) = link.start_mux();
-    // Ferret's trees let the relay's frames in between them (see `link`).
+    // Ferret's trees and the base OT let the relay's frames in between
+    // them (see `link`).
     let pauses = link.pause_while_relaying();
     let warm = async {
         let mut pch = Channel::new(preprocessing);
+        let mut pre = opening
+            .bootstrap(&mut pch, &mut OsRng)
+            .await
+            .map_err(|e| zk_error("the proof setup", e))?;
         pre.warm_up(&mut pch)
             .await
             .map_err(|e| zk_error("the proof setup", e))?;
@@ -249,11 +248,19 @@ pub async fn prove(req: &Request, progress: &dyn Fn(&str)) -> Result<Outcome> {
             .map_err(|e| BrowserError::link("after the proof setup", e))?;
         io.close()
             .await
-            .map_err(|e| BrowserError::Disconnected(e.to_string()))
+            .map_err(|e| BrowserError::Disconnected(e.to_string()))?;
+        Ok::<_, BrowserError>(pre)
     };
     let mut relay_out = relay.clone();
     let mut relay_in = Channel::new(relay);
+    let session = &mut session;
+    let link_ref = &link;
     let tls = async {
+        let ready = recv_msg(&mut relay_in, "the verifier's answer", MAX_CONTROL_MSG).await?;
+        session.on_ready(ready)?;
+        let t1 = now_ms();
+        let at_ready = link_ref.counters();
+        progress("tls");
         let mut rec = ProverSession::recorder();
         let http = tls_session(
             config,
@@ -269,13 +276,15 @@ pub async fn prove(req: &Request, progress: &dyn Fn(&str)) -> Result<Outcome> {
             .close()
             .await
             .map_err(|e| BrowserError::Disconnected(e.to_string()))?;
-        Ok::<_, BrowserError>((http, now_ms()))
+        Ok::<_, BrowserError>((http, t1, at_ready, now_ms()))
     };
     // The TLS session first: whenever the task wakes, relay frames are
-    // answered before the next stretch of warm-up work (see `link`).
+    // answered before the next stretch of preprocessing (see `link`).
     let (tls, warm) = futures::join!(tls, warm);
     drop(pauses);
-    let (http, t2) = tls?;
+    // The verifier's refusal explains a preprocessing failure (its stream
+    // ended) better.
+    let (http, t1, (up0, down0), t2) = tls?;
     let response = match http {
         Ok(r) => r,
         // A failed relay (limits, the server refused) explains a failed
@@ -285,7 +294,7 @@ pub async fn prove(req: &Request, progress: &dyn Fn(&str)) -> Result<Outcome> {
             return Err(e);
         }
     };
-    warm?;
+    let pre = warm?;
 
     progress("proving");
     let (announce, step) = session.prepare_proof(

@@ -179,3 +179,24 @@ pub async fn timeout<T>(
         ))),
     }
 }
+
+/// A spawned task that is aborted when its handle is dropped (a session
+/// that fails elsewhere does not leave it running).
+pub(crate) struct AbortOnDrop<T>(pub(crate) tokio::task::JoinHandle<T>);
+
+impl<T> AbortOnDrop<Result<T>> {
+    /// The task's result; a task that panicked or was aborted is an error
+    /// naming `what`.
+    pub(crate) async fn join(mut self, what: &str) -> Result<T> {
+        match (&mut self.0).await {
+            Ok(r) => r,
+            Err(e) => Err(NetError::Disconnected(format!("{what}: {e}"))),
+        }
+    }
+}
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}

@@ -21,6 +21,9 @@ use webproof_proxy::mux::{
 
 /// Buffer of each local virtual stream.
 const PIPE: usize = 256 << 10;
+/// After a failed section: how long to wait for the peer's end marker
+/// before the link is dropped.
+const LINGER: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// The two local ends: shut each down when done with it.
 pub struct Streams {
@@ -112,12 +115,24 @@ where
         preprocessing: pre,
     });
     let (sent, result) = tokio::join!(send, work);
-    let link = EarlyLink {
+    let mut link = EarlyLink {
         write: Some(lw),
         read: ReadState::Pending(recv),
     };
     // The protocols' own errors explain a failure better than the mux's.
-    let value = result?;
+    let value = match result {
+        Ok(v) => v,
+        Err(e) => {
+            // Whatever this side sent last (a refusal on the relay stream)
+            // must reach the peer: closing with its chunks unread would
+            // reset the link under them. Its side ends soon after ours (its
+            // streams see our end), so wait for that, briefly.
+            if let ReadState::Pending(h) = &mut link.read {
+                let _ = tokio::time::timeout(LINGER, h).await;
+            }
+            return Err(e);
+        }
+    };
     sent?;
     Ok((value, link))
 }
@@ -232,8 +247,8 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for EarlyLink<S> {
 
 /// End a proof channel run over one of the local streams: flush it and shut
 /// the stream down, so the mux can close the section.
-pub async fn close_channel(
-    ch: webproof_core::Channel<tokio_util::compat::Compat<DuplexStream>>,
+pub async fn close_channel<S: AsyncRead + AsyncWrite + Unpin>(
+    ch: webproof_core::Channel<tokio_util::compat::Compat<S>>,
 ) -> Result<()> {
     let mut io = ch
         .into_inner()

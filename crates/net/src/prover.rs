@@ -178,7 +178,9 @@ impl ProveOptions {
 /// Timing and traffic on the prover/verifier link, as the prover counts them.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct ProveStats {
-    /// Setup before the server connection (hello; OT/VOLE preprocessing goes here).
+    /// From the start until the verifier's `Ready` (it has reached the
+    /// server): the hello, and the start of the OT/VOLE preprocessing,
+    /// which goes on beside the TLS session.
     pub time_preprocess_ms: f64,
     /// From the server connection to the verdict.
     pub time_online_ms: f64,
@@ -287,50 +289,47 @@ async fn prove_inner(opts: &ProveOptions) -> Result<ProveOutcome> {
         .await
         .map_err(lost_link)?;
     session.on_hello_answer(answer)?;
-    // Preprocessing, first part (base OT, SoftSpokenOT, the tree
-    // corrections of Ferret's setup iteration), before the server is
-    // contacted; see `webproof_tlsproof::session` for its flights.
-    let (mut pre, mut link) = {
-        let mut ch = Channel::new(link.compat());
-        let pre = opening
-            .bootstrap(&mut ch, &mut rand::rngs::OsRng)
-            .await
-            .map_err(|e| zk_error("the proof setup", e))?;
-        let link = ch
-            .into_inner()
-            .await
-            .map_err(|e| NetError::Disconnected(format!("after proof setup: {e}")))?;
-        (pre, link.into_inner())
-    };
-    session.on_ready(recv_msg(&mut link, "the verifier's answer").await?)?;
-    let t1 = Instant::now();
-    let (up0, down0) = (counters.sent(), counters.received());
 
-    // Online: the TLS session through the relay and, beside it on the same
-    // link, the rest of the preprocessing (the setup iteration's check and
-    // LPN step, Ferret's first main iteration).
+    // From here the link carries two streams at once: the preprocessing
+    // (base OT, SoftSpokenOT, Ferret's setup iteration and its first main
+    // one; see `webproof_tlsproof::session` for its flights) starts at
+    // once, and the relay stream brings the verifier's `Ready` as soon as
+    // it has reached the server; the TLS session then runs beside the rest
+    // of the preprocessing. The mux ends for us once our `Close` is out:
+    // the proof follows at once, while the verifier's `CloseAck` is still
+    // on its way.
     let server_name = rustls::pki_types::ServerName::try_from(opts.host.clone())
         .map_err(|_| NetError::Setup(format!("{:?} is not a valid server name", opts.host)))?;
     let request = session.config().request.clone();
-    // The mux ends for us once our `Close` is out: the proof follows at
-    // once, while the verifier's `CloseAck` is still on its way.
-    let ((http_result, relay_result, tls_done), mut link) = crate::mux::run_early(link, |s| {
-        let pre = &mut pre;
+    let ((pre, (http_result, relay_result, online)), mut link) = crate::mux::run_early(link, |s| {
         let session = &mut session;
         let request = &request;
+        let counters = &counters;
         async move {
             let crate::mux::Streams {
-                relay,
+                mut relay,
                 preprocessing,
             } = s;
-            let warm = async move {
+            // A task of its own: the preprocessing computes in long
+            // stretches, which must not hold up the TLS session.
+            let warm = tokio::spawn(async move {
                 let mut ch = Channel::new(preprocessing.compat());
+                let mut pre = opening
+                    .bootstrap(&mut ch, &mut rand::rngs::OsRng)
+                    .await
+                    .map_err(|e| zk_error("the proof setup", e))?;
                 pre.warm_up(&mut ch)
                     .await
                     .map_err(|e| zk_error("the proof setup", e))?;
-                crate::mux::close_channel(ch).await
-            };
+                crate::mux::close_channel(ch).await?;
+                Ok::<_, NetError>(pre)
+            });
+            let warm = crate::AbortOnDrop(warm).join("the proof setup task");
             let tls = async move {
+                let ready = recv_msg(&mut relay, "the verifier's answer").await?;
+                session.on_ready(ready)?;
+                let t1 = Instant::now();
+                let at_ready = (counters.sent(), counters.received());
                 let (tls_end, relay_end) = tokio::io::duplex(1 << 16);
                 let (close_tx, close_rx) = tokio::sync::oneshot::channel::<()>();
                 let relay_task = tokio::spawn(prover_relay(relay, relay_end, close_rx));
@@ -363,17 +362,22 @@ async fn prove_inner(opts: &ProveOptions) -> Result<ProveOutcome> {
                     Ok(Err(e)) => Err(e),
                     Err(e) => Err(NetError::Disconnected(format!("relay task: {e}"))),
                 };
-                (http_result, relay_result, Instant::now())
+                Ok::<_, NetError>((http_result, relay_result, (t1, at_ready, Instant::now())))
             };
             let (warm, tls) = tokio::join!(warm, tls);
-            // A relay failure explains a preprocessing failure better.
-            if tls.1.is_ok() {
-                warm?;
-            }
-            Ok(tls)
+            // The verifier's refusal or a relay failure explains a
+            // preprocessing failure (its stream ended) better: a
+            // failed relay is reported below, without the engine.
+            let tls = tls?;
+            let pre = match tls.1 {
+                Ok(_) => Some(warm?),
+                Err(_) => None,
+            };
+            Ok((pre, tls))
         }
     })
     .await?;
+    let (t1, (up0, down0), tls_done) = online;
     // A relay failure (verifier gone, limits) explains a TLS failure better
     // than the TLS error it caused, so it is reported first.
     let close_ack_pending = relay_result?;
@@ -385,6 +389,13 @@ async fn prove_inner(opts: &ProveOptions) -> Result<ProveOutcome> {
         ));
     };
     let t2 = tls_done;
+    let Some(pre) = pre else {
+        // Only a failed relay leaves the preprocessing unfinished, and it
+        // returned above.
+        return Err(NetError::Disconnected(
+            "the proof setup did not finish".into(),
+        ));
+    };
 
     // Proof: the session derives the witness, checks the handshake and
     // builds the plan; the proof follows its announcement at once.

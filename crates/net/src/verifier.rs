@@ -167,6 +167,10 @@ pub async fn handle_prover(stream: TcpStream, cfg: &VerifierConfig) -> Result<Ve
     handle_prover_io(stream, cfg).await
 }
 
+/// Largest first preprocessing message a prover may send with its hello
+/// (the engine checks its exact size: the base OT sender's point).
+const MAX_OPENING: usize = 1024;
+
 /// Run one session over any transport (TCP now, WebSocket later).
 pub async fn handle_prover_io<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
     mut prover: S,
@@ -195,77 +199,84 @@ pub async fn handle_prover_io<S: AsyncRead + AsyncWrite + Unpin + Send + 'static
     if let Some(terms) = mpc {
         return crate::mpc::verify(prover, host, port, terms, cfg).await;
     }
-    // Accepted; the prover's first preprocessing message came with its
-    // hello, so the base OT's answer follows in this same flight.
+    // Accepted. The prover's first preprocessing message came with its
+    // hello, ahead of the multiplexed section: take it off the link now
+    // and give it back to the engine in front of the preprocessing stream.
     send_msg(&mut prover, &session.accepted()).await?;
-    // Preprocessing for the proof, while the server's address is resolved
-    // and its TCP connection opened: the TLS session itself starts only
-    // after preprocessing, so the server sees a quick handshake, and the
-    // connection's round trip is off the online path.
-    let setup = async {
-        let mut ch = Channel::new(prover.compat());
-        let pre = timeout(cfg.proof_timeout, "the proof setup", async {
-            VerifierPreprocessed::bootstrap(&mut ch, engine, &mut rand::rngs::OsRng)
-                .await
-                .map_err(|e| engine_error("the proof setup", e))
-        })
-        .await?;
-        let io = ch
-            .into_inner()
-            .await
-            .map_err(|e| NetError::Disconnected(format!("after proof setup: {e}")))?;
-        Ok::<_, NetError>((pre, io.into_inner()))
-    };
-    let server = timeout(
+    let opening = timeout(
         cfg.connect_timeout,
-        "connecting to the server",
-        connect(cfg, &host, port),
-    );
-    let (setup, server) = tokio::join!(setup, server);
-    let (mut pre, mut prover) = setup?;
-    let server = match server {
-        Ok(s) => s,
-        Err(e) => {
-            let kind = match e {
-                NetError::Forbidden(_) => RejectKind::Forbidden,
-                NetError::Timeout(_) => RejectKind::Timeout,
-                _ => RejectKind::Unreachable,
-            };
-            let why = Rejection::new(kind, format!("cannot reach {host}:{port}: {e}"));
-            return Err(refuse(&mut prover, why).await);
-        }
-    };
-    let ready = session.ready(unix_now(), cfg.limits);
-    send_msg(&mut prover, &ready).await?;
+        "waiting for the prover's first preprocessing message",
+        read_frame(&mut prover, MAX_OPENING),
+    )
+    .await?
+    .ok_or_else(|| NetError::Disconnected("before the proof setup".into()))?;
+    let mut opening_frame = (opening.len() as u32).to_le_bytes().to_vec();
+    opening_frame.extend_from_slice(&opening);
 
-    // Relay and, beside it on the same link, the rest of the preprocessing
-    // (the setup iteration's check and LPN step, Ferret's first main
-    // iteration): the TLS session mostly waits on the server, the
-    // preprocessing mostly computes.
-    let (_, mut prover) = crate::mux::run(prover, |s| {
-        let pre = &mut pre;
+    // From here the link carries two streams at once. Preprocessing (the
+    // whole of it: base OT, SoftSpokenOT, Ferret's setup iteration and its
+    // first main one) starts at once, while the server's address is
+    // resolved and its TCP connection opened; the relay stream carries
+    // `Ready` (or the refusal) as soon as the server is reachable, and then
+    // the TLS session, which runs beside the rest of the preprocessing:
+    // the TLS session mostly waits on round trips, the preprocessing mostly
+    // computes, and neither waits for the other.
+    let (pre, mut prover) = crate::mux::run(prover, |s| {
         let session = &mut session;
+        let host = &host;
         async move {
             let crate::mux::Streams {
-                relay: relay_stream,
+                relay: mut relay_stream,
                 preprocessing,
             } = s;
-            let warm = timeout(cfg.proof_timeout, "the proof setup", async move {
-                let mut ch = Channel::new(preprocessing.compat());
+            // A task of its own: the preprocessing computes in long
+            // stretches, which must not hold up the relay.
+            let warm = tokio::spawn(timeout(cfg.proof_timeout, "the proof setup", async move {
+                let io = crate::frame::Prefixed::new(opening_frame, preprocessing);
+                let mut ch = Channel::new(io.compat());
+                let mut pre =
+                    VerifierPreprocessed::bootstrap(&mut ch, engine, &mut rand::rngs::OsRng)
+                        .await
+                        .map_err(|e| engine_error("the proof setup", e))?;
                 pre.warm_up(&mut ch)
                     .await
                     .map_err(|e| engine_error("the proof setup", e))?;
-                crate::mux::close_channel(ch).await
-            });
+                crate::mux::close_channel(ch).await?;
+                Ok::<_, NetError>(pre)
+            }));
+            // Dropped (the relay failed first), the task ends too.
+            let warm = crate::AbortOnDrop(warm).join("the proof setup task");
             let tls = async move {
+                let server = timeout(
+                    cfg.connect_timeout,
+                    "connecting to the server",
+                    connect(cfg, host, port),
+                )
+                .await;
+                let server = match server {
+                    Ok(s) => s,
+                    Err(e) => {
+                        let kind = match e {
+                            NetError::Forbidden(_) => RejectKind::Forbidden,
+                            NetError::Timeout(_) => RejectKind::Timeout,
+                            _ => RejectKind::Unreachable,
+                        };
+                        let why = Rejection::new(kind, format!("cannot reach {host}:{port}: {e}"));
+                        refuse_session(&mut relay_stream, why.clone()).await;
+                        return Err(NetError::Refused(why));
+                    }
+                };
+                let ready = session.ready(unix_now(), cfg.limits);
+                send_msg(&mut relay_stream, &ready).await?;
                 let mut stream = relay(relay_stream, server, cfg, session).await?;
                 let _ = stream.shutdown().await;
                 Ok::<_, NetError>(())
             };
-            let (warm, tls) = tokio::join!(warm, tls);
-            tls?;
-            warm?;
-            Ok(())
+            // A relay that fails (the server unreachable, limits) ends the
+            // preprocessing too: the prover's stream then ends, and it
+            // reports the relay's reason.
+            let ((), pre) = tokio::try_join!(tls, warm)?;
+            Ok(pre)
         }
     })
     .await?;

@@ -72,6 +72,8 @@ pub const MAX_BASE_OTS: usize = 1 << 16;
 const POINT_LEN: usize = 32;
 /// Bytes of the sender's message (one compressed point).
 pub const SENDER_MESSAGE_LEN: usize = POINT_LEN;
+/// OTs the sender computes between two pauses (`webproof_core::pause`).
+const PAUSE_EVERY: usize = 16;
 const H2G_DOMAIN: &[u8] = b"webproof-ot/mr19/hash-to-group/v1";
 const KDF_DOMAIN: &[u8] = b"webproof-ot/mr19/kdf/v1";
 
@@ -133,6 +135,12 @@ impl Sender {
             let m1 = r1 + hash_to_group(&big_a, i, enc0);
             halves.push(a_half * m0);
             halves.push(a_half * m1);
+            // Two variable-base multiplications per OT: a driver that
+            // shares its thread (a browser relaying a TLS session beside
+            // the preprocessing) gets a word in between stretches.
+            if i % PAUSE_EVERY == PAUSE_EVERY - 1 {
+                webproof_core::pause::pause().await;
+            }
         }
         let shared = RistrettoPoint::double_and_compress_batch(&halves);
         let out = msg

@@ -105,7 +105,13 @@ use serde::{Deserialize, Serialize};
 /// with `a_j beta^l` (powers of one `beta`), not with independent `b_l`
 /// (`webproof_ferret`'s `check`): a peer of another version would fail
 /// every check, so the hello refuses it first.
-pub const PROTOCOL_VERSION: u16 = 18;
+/// Version 19: proxy mode's multiplexed section starts right after
+/// `Accepted` (the verifier takes the prover's first preprocessing
+/// message off the link before it) and carries the whole preprocessing;
+/// `Ready` or the refusal comes first on its relay stream, once the
+/// verifier has reached the server, so the TLS session no longer waits
+/// for the preprocessing's first part.
+pub const PROTOCOL_VERSION: u16 = 19;
 /// Largest control message (JSON) accepted by default. The prover's
 /// `Proof` is the largest: for a 16 MiB response its plan holds about
 /// 1,000 record layouts (40 bytes each) and, with an attestation, one leaf

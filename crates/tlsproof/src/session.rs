@@ -1,11 +1,13 @@
 //! A proof session over the production COT stack, split into the
-//! preprocessing that runs before the TLS connection and the proof after it.
+//! preprocessing that runs beside the TLS connection and the proof after it.
 //!
 //! Setup runs base OT, SoftSpokenOT and Ferret's setup iteration (the
-//! bootstrap), then Ferret's first main iteration (the warm-up, which the
-//! network layer runs beside the TLS session), so when the prover has its
-//! TLS transcript the only interactive cryptography left is the proof
-//! itself. The first main iteration is sized to the session
+//! bootstrap), then Ferret's first main iteration (the warm-up). Proxy
+//! mode's network layer runs both on a stream of their own beside the TLS
+//! relay, which starts as soon as the verifier has reached the server, so
+//! when the prover has its TLS transcript the only interactive
+//! cryptography left is the proof itself. No COT is used before the
+//! TLS session ends, and none before its Ferret check has passed. The first main iteration is sized to the session
 //! ([`SessionConfig::sized`], from the prover's [`expected_cots`]).
 //! The channel is only lent to the setup, so between setup and proof the
 //! caller can use the same connection for the TLS relay and its own messages.
@@ -26,10 +28,9 @@
 //!    message, the call's number and size and every correction
 //!    (Fiat–Shamir, see `webproof_ot::softspoken`), so V sends no seed;
 //! 4. V: checks the answer, then sends the tree corrections of Ferret's
-//!    setup iteration (89,476 / 132,196), then the network layer's
-//!    `Ready`: the TLS session starts here.
+//!    setup iteration (89,476 / 132,196).
 //!
-//! Then the warm-up, beside the TLS session: P's challenge of the setup
+//! Then the warm-up: P's challenge of the setup
 //! iteration (36), V's digest (36) and the first main iteration's tree
 //! corrections (176 / 208 bytes per noise block), P's challenge (36), V's digest
 //! (36). Ferret's checks are interactive: the challenge is fresh
@@ -307,9 +308,8 @@ impl ProverPreprocessed {
     /// The first part of [`Self::setup`]: base OT, SoftSpokenOT and the
     /// verifier's tree corrections of Ferret's setup iteration (its check
     /// and LPN step are left to [`Self::warm_up`], so the bootstrap ends
-    /// with a verifier message and the TLS session can start right after
-    /// it; no COT is used before the check has passed). [`Self::warm_up`] may then run on another channel
-    /// (a multiplexed stream beside the TLS relay).
+    /// with a verifier message; no COT is used before the check has
+    /// passed). [`Self::warm_up`] may then run on another channel.
     pub async fn bootstrap<T: Io>(
         channel: &mut Channel<T>,
         config: SessionConfig,

@@ -13,10 +13,16 @@
 //! | flight | prover ([`prover::ProverSession`]) | verifier ([`verifier::VerifierSession`]) |
 //! |---|---|---|
 //! | setup | `hello` (then the engine's opening) | `on_hello` → `Accepted` or `Refused` |
-//! | | `on_hello_answer`, `on_ready` | `ready` (after the server connection) |
+//! | | `on_hello_answer`, `on_ready` | `ready` (after the server connection; first on the relay stream, see below) |
 //! | relay | records through [`prover::ProverSession::recorder`]; `close` → `Close` | records within limits; `on_close` → `CloseAck` (the cut) |
 //! | proof | `prepare_proof` → `Proof` + a [`prover::ProveStep`] | `on_proof` → run the proof, or refuse the plan |
 //! | | `on_close_ack` (digest check), `on_verdict` | `conclude` → `Verdict` |
+//!
+//! On the link, the multiplexed section ([`crate::mux`]) starts right after
+//! `Accepted`: its preprocessing stream carries the proof engine's whole
+//! preprocessing, and its relay stream carries `Ready` (or the refusal)
+//! as soon as the verifier has reached the server, then the relay frames.
+//! So the TLS session starts while the preprocessing still runs.
 //!
 //! The zero-knowledge proof itself stays an executor-agnostic `async` run of
 //! `webproof_tlsproof` over the driver's channel: the session hands the
