@@ -13,6 +13,26 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 
 /// Read one frame of at most `max` bytes; `Ok(None)` on a clean EOF before the header.
 pub async fn read_frame<R: AsyncRead + Unpin>(r: &mut R, max: usize) -> Result<Option<Vec<u8>>> {
+    read_frame_keeping(r, max, false).await
+}
+
+/// Read one frame of at most `max` bytes of payload, like [`read_frame`],
+/// but return it as it was on the wire, length prefix included: for a
+/// frame taken off a stream ahead of a reader that expects to find it
+/// there (see [`Prefixed`]).
+pub async fn read_raw_frame<R: AsyncRead + Unpin>(
+    r: &mut R,
+    max: usize,
+) -> Result<Option<Vec<u8>>> {
+    read_frame_keeping(r, max, true).await
+}
+
+/// The one frame reader: the payload alone, or `header` too.
+async fn read_frame_keeping<R: AsyncRead + Unpin>(
+    r: &mut R,
+    max: usize,
+    header: bool,
+) -> Result<Option<Vec<u8>>> {
     let mut hdr = [0u8; 4];
     let mut got = 0;
     while got < 4 {
@@ -35,8 +55,10 @@ pub async fn read_frame<R: AsyncRead + Unpin>(r: &mut R, max: usize) -> Result<O
             format!("peer sent a {len}-byte frame, at most {max} allowed here"),
         )));
     }
-    let mut buf = vec![0u8; len];
-    r.read_exact(&mut buf).await.map_err(|e| {
+    let start = if header { hdr.len() } else { 0 };
+    let mut buf = vec![0u8; start + len];
+    buf[..start].copy_from_slice(&hdr[..start]);
+    r.read_exact(&mut buf[start..]).await.map_err(|e| {
         if e.kind() == std::io::ErrorKind::UnexpectedEof {
             NetError::Disconnected("in the middle of a frame".into())
         } else {
@@ -316,6 +338,24 @@ mod tests {
         let mut rest = Vec::new();
         p.read_to_end(&mut rest).await.unwrap();
         assert_eq!(rest, b"lo world");
+    }
+
+    /// A raw frame is the wire bytes: written by `write_frame`, read back
+    /// whole, and read again as a frame through `Prefixed`.
+    #[tokio::test]
+    async fn raw_frame_is_the_wire_bytes() {
+        let mut wire = Vec::new();
+        write_frame(&mut wire, b"opening").await.unwrap();
+        write_frame(&mut wire, b"next").await.unwrap();
+        let mut r = &wire[..];
+        let raw = read_raw_frame(&mut r, 7).await.unwrap().unwrap();
+        assert_eq!(raw, wire[..11]);
+        let mut p = Prefixed::new(raw, r);
+        assert_eq!(read_frame(&mut p, 7).await.unwrap().unwrap(), b"opening");
+        assert_eq!(read_frame(&mut p, 7).await.unwrap().unwrap(), b"next");
+        assert!(read_frame(&mut p, 7).await.unwrap().is_none());
+        assert!(read_raw_frame(&mut &wire[..], 6).await.is_err());
+        assert!(read_raw_frame(&mut &wire[..9], 7).await.is_err());
     }
 
     /// Length prefixes at and past the limit, at u32 max, and cut short.

@@ -5,7 +5,7 @@
 //! the checks before and after the proof, the verdict) is
 //! [`webproof_proxy::session::verifier`]'s.
 
-use crate::frame::{read_frame, recv_msg_limited, send_msg, write_frame};
+use crate::frame::{read_frame, read_raw_frame, recv_msg_limited, send_msg, write_frame};
 use crate::policy::ServerPolicy;
 use crate::{timeout, NetError, Result};
 use std::collections::HashMap;
@@ -203,15 +203,13 @@ pub async fn handle_prover_io<S: AsyncRead + AsyncWrite + Unpin + Send + 'static
     // hello, ahead of the multiplexed section: take it off the link now
     // and give it back to the engine in front of the preprocessing stream.
     send_msg(&mut prover, &session.accepted()).await?;
-    let opening = timeout(
+    let opening_frame = timeout(
         cfg.connect_timeout,
         "waiting for the prover's first preprocessing message",
-        read_frame(&mut prover, MAX_OPENING),
+        read_raw_frame(&mut prover, MAX_OPENING),
     )
     .await?
     .ok_or_else(|| NetError::Disconnected("before the proof setup".into()))?;
-    let mut opening_frame = (opening.len() as u32).to_le_bytes().to_vec();
-    opening_frame.extend_from_slice(&opening);
 
     // From here the link carries two streams at once. Preprocessing (the
     // whole of it: base OT, SoftSpokenOT, Ferret's setup iteration and its

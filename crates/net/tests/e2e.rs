@@ -229,6 +229,36 @@ async fn prover_disconnecting_mid_protocol() {
     }
 }
 
+/// A prover whose first preprocessing message (sent after its hello,
+/// ahead of the multiplexed section) is larger than any honest one is
+/// refused at its length prefix, without the verifier reading or waiting
+/// for the bytes it announces.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oversized_opening_message_is_refused() {
+    let s = fixture().await;
+    let ca = s.fixture.certs.ca_pem.clone();
+    let (addr, v) = verifier(quick_config(roots(&ca))).await;
+    let mut c = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let hello = webproof_proxy::protocol::ProverMsg::Hello {
+        version: webproof_proxy::protocol::PROTOCOL_VERSION,
+        host: "localhost".into(),
+        port: s.fixture.addr.port(),
+        api_key: None,
+        expected_cots: 1_000_000,
+        mpc: None,
+    };
+    webproof_net::frame::send_msg(&mut c, &hello).await.unwrap();
+    // A 64 KiB frame announced; only its first bytes follow, and the link
+    // stays open, so only the length prefix can end the session.
+    c.write_all(&(64u32 << 10).to_le_bytes()).await.unwrap();
+    c.write_all(&[7; 100]).await.unwrap();
+    let t = std::time::Instant::now();
+    let err = v.await.unwrap().unwrap_err().to_string();
+    assert!(err.contains("65536-byte frame"), "{err}");
+    assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+    drop(c);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tls_version_pinning() {
     let s = fixture().await;
