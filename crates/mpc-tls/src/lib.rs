@@ -145,4 +145,4 @@ pub use msg::{ProverMsg, VerifierMsg};
 pub use output::{attestation, verifier_output};
 pub use prover::{ProverConfig, ProverOutcome, ProverOutput, ProverSession};
 pub use response::{prove_response, verify_response, ResponseClaim, VerifiedResponse};
-pub use verifier::{VerifierConfig, VerifierOutcome, VerifierSession};
+pub use verifier::{RecordPlan, RecordPlanJob, VerifierConfig, VerifierOutcome, VerifierSession};

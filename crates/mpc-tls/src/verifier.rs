@@ -77,10 +77,12 @@ use crate::msg::{ProverMsg, VerifierMsg};
 use crate::rec::{check_server_finished, key_iv, key_iv_labels, server_alert, RecSpec};
 use rand_chacha::ChaCha20Rng;
 use rand_core::{CryptoRng, RngCore, SeedableRng};
+use std::sync::Arc;
 use webproof_circuits::tls::Tls12Suite;
 use webproof_core::Block;
 use webproof_mpc::keyshare;
 use webproof_mpc::ole::OleSender;
+use webproof_mpc::plan::Plan;
 use webproof_mpc::record::{self, RecordVerifier};
 use webproof_mpc::tls12::{Curve, KeyShares, Tls12Config};
 use webproof_proxy::handshake::{self as hsk, msg_type, Reassembler};
@@ -180,8 +182,11 @@ struct VRec {
     /// AES key and IV (salt) bytes of the suite.
     key_len: usize,
     iv_len: usize,
-    /// Its garbling, set up when its turn to stream comes (its schedule
-    /// is built then, while the earlier circuits' tables are in flight).
+    /// Its schedule, if the driver built it ahead
+    /// ([`VerifierSession::record_plan_jobs`]); otherwise it is built when
+    /// the record's turn to stream comes.
+    plan: Option<Arc<Plan>>,
+    /// Its garbling, set up when its turn to stream comes.
     v: Option<RecordVerifier>,
     ole: OleSender,
     /// Whether its tag share went out (its one round trip done).
@@ -745,6 +750,55 @@ impl VerifierSession {
         Ok(vec![VerifierMsg::EctfAnswer(m)])
     }
 
+    /// The record circuits' schedules this session will garble and has not
+    /// been given, as jobs a driver may run on another thread
+    /// ([`RecordPlanJob::build`]) and hand back with
+    /// [`Self::provide_record_plan`]: a 1 KB request's schedule takes a
+    /// couple of hundred ms of CPU, which would otherwise stall the stream
+    /// of tables between the key derivation's and the record's. Empty
+    /// before the `Hello` and once every record is garbled.
+    pub fn record_plan_jobs(&self) -> Vec<RecordPlanJob> {
+        self.recs
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.plan.is_none() && r.v.is_none())
+            .map(|(index, r)| RecordPlanJob {
+                index,
+                spec: r.spec,
+                key_len: r.key_len,
+            })
+            .collect()
+    }
+
+    /// Take a schedule built from [`Self::record_plan_jobs`]. One for a
+    /// record already garbled, or built for another session's terms, is
+    /// refused.
+    pub fn provide_record_plan(&mut self, built: RecordPlan) -> Result<()> {
+        match self.recs.get_mut(built.job.index) {
+            Some(r)
+                if r.v.is_none() && r.spec == built.job.spec && r.key_len == built.job.key_len =>
+            {
+                r.plan = Some(built.plan);
+                Ok(())
+            }
+            _ => Err(Error::OutOfOrder(
+                "a record schedule this session did not ask for",
+            )),
+        }
+    }
+
+    /// Whether the next circuit [`Self::next_tables`] garbles is a record
+    /// with no schedule given: a driver with a [`RecordPlanJob`] running
+    /// should wait for it now (else this session builds the schedule
+    /// itself, again).
+    pub fn wants_record_plan(&self) -> bool {
+        let steps = self.plans.as_ref().map_or(0, KdfPlans::steps);
+        self.garbling
+            .and_then(|i| i.checked_sub(steps))
+            .and_then(|j| self.recs.get(j))
+            .is_some_and(|r| r.plan.is_none() && r.v.is_none())
+    }
+
     /// The next message of preprocessing, after the `Hello`'s `Setup`: a
     /// chunk of garbled tables (`Tables`), or the end of a circuit's
     /// (`Decoding`); `None` once every circuit is out. The caller sends
@@ -771,8 +825,12 @@ impl VerifierSession {
         let steps = self.plans.as_ref().map_or(0, KdfPlans::steps);
         if let Some(r) = i.checked_sub(steps).and_then(|j| self.recs.get_mut(j)) {
             if r.v.is_none() {
+                let plan = match r.plan.take() {
+                    Some(plan) => plan,
+                    None => r.spec.plan(r.key_len)?,
+                };
                 let mut v = RecordVerifier::new(
-                    r.spec.plan(r.key_len)?,
+                    plan,
                     r.spec.len,
                     r.spec.seq().to_be_bytes(),
                     self.delta,
@@ -849,6 +907,7 @@ impl VerifierSession {
                 spec,
                 key_len: suite.key_len,
                 iv_len: suite.iv_len,
+                plan: None,
                 v: None,
                 ole: OleSender::new(self.delta, spec.stream()),
                 done: false,
@@ -1108,4 +1167,29 @@ impl VerifierSession {
     pub fn server_closed(&self) -> bool {
         self.server_closed
     }
+}
+
+/// A record circuit's schedule to build off the session's thread
+/// ([`VerifierSession::record_plan_jobs`]).
+#[derive(Clone, Copy, Debug)]
+pub struct RecordPlanJob {
+    index: usize,
+    spec: RecSpec,
+    key_len: usize,
+}
+
+impl RecordPlanJob {
+    /// Build the schedule (CPU only, no session state).
+    pub fn build(self) -> Result<RecordPlan> {
+        Ok(RecordPlan {
+            plan: self.spec.plan(self.key_len)?,
+            job: self,
+        })
+    }
+}
+
+/// A built [`RecordPlanJob`], for [`VerifierSession::provide_record_plan`].
+pub struct RecordPlan {
+    job: RecordPlanJob,
+    plan: Arc<Plan>,
 }

@@ -643,3 +643,41 @@ fn streamed_tables_in_order_and_bounded() {
         Err(Error::Unexpected { .. })
     ));
 }
+
+/// Record schedules built off the session (`record_plan_jobs`) are taken
+/// only by the session that asked for them, only before their record is
+/// garbled: none before the `Hello`, one built for another request length
+/// refused, and none asked for or taken once every circuit is out.
+#[test]
+fn record_schedules_only_for_the_session_that_asked() {
+    let certs = certs(KeyKind::Ecdsa, &[NAME], false);
+    let (_p, hello, mut v) = default_sessions(70, &certs.ca_der);
+    assert!(v.record_plan_jobs().is_empty(), "no terms before the Hello");
+    let long = [REQUEST, &[b'x'; 600][..]].concat();
+    let (_q, other_hello, mut w) = sessions(
+        71,
+        prover_config(NAME, ECDHE_ECDSA_AES128_GCM_SHA256, GROUP_P256, true, &long),
+        verifier_config(&certs.ca_der, NAME),
+    );
+    v.on_message(hello).unwrap();
+    w.on_message(other_hello).unwrap();
+    let ours = v.record_plan_jobs();
+    let theirs = w.record_plan_jobs();
+    assert!(!ours.is_empty() && !theirs.is_empty());
+    let request_job = |jobs: &[webproof_mpc_tls::RecordPlanJob]| *jobs.last().unwrap();
+    assert!(matches!(
+        v.provide_record_plan(request_job(&theirs).build().unwrap()),
+        Err(Error::OutOfOrder(_))
+    ));
+    for job in ours {
+        v.provide_record_plan(job.build().unwrap()).unwrap();
+    }
+    assert!(v.record_plan_jobs().is_empty(), "every schedule given");
+    while v.next_tables().unwrap().is_some() {}
+    assert!(!v.wants_record_plan());
+    let late = w.record_plan_jobs();
+    assert!(matches!(
+        v.provide_record_plan(request_job(&late).build().unwrap()),
+        Err(Error::OutOfOrder(_))
+    ));
+}

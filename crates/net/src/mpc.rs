@@ -10,13 +10,24 @@
 //! 2. **Preprocessing**: SoftSpokenOT setup and the session's correlated
 //!    OTs ([`cots_needed`] of the request's length), the verifier being
 //!    the COT sender: its `Δ` is the garbler's, the OLEs' and the proof's.
-//! 3. **Session**: `webproof_mpc_tls` messages, one per frame, until the
-//!    verifier's `CloseAck`. Its first flight is still preprocessing: the
-//!    session's `Hello` names the terms, the verifier answers with
-//!    `Setup` and every garbled table, and only then does the prover
-//!    connect to the server and send the ClientHello the session gives
-//!    it; from there the prover moves the server's bytes. A party
-//!    whose session fails sends `Abort` with the reason and hangs up.
+//! 3. **Session**, in a multiplexed section of the link (proxy mode's
+//!    [`crate::mux`]) with two streams:
+//!    - the *relay* stream: `webproof_mpc_tls` messages, one per frame,
+//!      until the verifier's `CloseAck`. Its first flight is still
+//!      preprocessing: the session's `Hello` names the terms, the
+//!      verifier answers with `Setup` and every garbled table (the
+//!      record circuits' schedules built on a blocking thread meanwhile),
+//!      and only then does the prover connect to the server and send the
+//!      ClientHello the session gives it; from there the prover moves the
+//!      server's bytes. A party whose session fails sends `Abort` with
+//!      the reason and hangs up.
+//!    - the *preprocessing* stream: the proof's Ferret, on the same
+//!      SoftSpokenOT correlation (so the same `Δ`), runs its setup
+//!      iteration with its check and its first main iteration. The mux
+//!      sends relay bytes first, so this stream fills the link's idle
+//!      moments (mostly the online phase's waits on the server) and the
+//!      proof no longer starts with that work. Nothing of it is used
+//!      before the proof, which comes after the session is closed.
 //! 4. **Proof of the response** (`webproof_mpc_tls::response`) on a
 //!    `Channel` over the link, the COT extensions going on.
 //! 5. **Verdict** (JSON, proxy mode's `VerifierMsg::Verdict`): the output
@@ -157,7 +168,7 @@ pub(crate) async fn verify<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
         Ok((s, keys))
     })
     .await?;
-    let mut prover = channel_back(ch.into_inner().await, "the MPC preprocessing")?.into_inner();
+    let prover = channel_back(ch.into_inner().await, "the MPC preprocessing")?.into_inner();
 
     let time = unix_now();
     let session_cfg = mpc::VerifierConfig {
@@ -175,56 +186,43 @@ pub(crate) async fn verify<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
         CotPool::new(keys),
         &mut rand::rngs::OsRng,
     );
-    let run = async {
-        while !session.is_closed() {
-            let frame = timeout(
-                cfg.idle_timeout,
-                "waiting for the prover's next MPC message",
-                read_frame(&mut prover, MAX_FROM_PROVER),
-            )
-            .await?
-            .ok_or_else(|| NetError::Disconnected("the prover hung up mid-session".into()))?;
-            let mut step = session.on_bytes(&frame);
-            loop {
-                match step {
-                    Ok(out) => {
-                        for m in &out {
-                            write_frame(&mut prover, &m.encode()).await?;
-                        }
-                    }
-                    Err(e) => {
-                        let why = mpc::output::rejection(&e);
-                        // Best effort: the prover may be gone (or the one who aborted).
-                        if !matches!(e, mpc::Error::Aborted(_)) {
-                            let _ = write_frame(
-                                &mut prover,
-                                &mpc::VerifierMsg::Abort(why.to_string()).encode(),
-                            )
-                            .await;
-                        }
-                        return Err(NetError::Mpc(e));
-                    }
-                }
-                // After the `Setup`, the garbled tables chunk by chunk:
-                // each is garbled while the one before is on the wire.
-                step = match session.next_tables() {
-                    Ok(Some(m)) => Ok(vec![m]),
-                    Ok(None) => break,
-                    Err(e) => Err(e),
-                };
-            }
+    // The proof's COTs share the garbler's `Δ` (the same SoftSpokenOT
+    // sender); their setup runs beside the session, on the link's second
+    // stream, so the proof after it starts with them ready.
+    let cot = webproof_ferret::FerretSender::new(proof_cots(), sender, &mut rand::rngs::OsRng)
+        .map_err(|e| engine_error("the proof setup", e))?;
+    let (cot, mut prover) = crate::mux::run(prover, |s| {
+        let session = &mut session;
+        async move {
+            let crate::mux::Streams {
+                relay,
+                preprocessing,
+            } = s;
+            // A task of its own: Ferret computes in long stretches, which
+            // must not hold up the session's round trips.
+            let warm = tokio::spawn(timeout(
+                cfg.proof_timeout,
+                "the proof setup",
+                warm_up_sender(cot, preprocessing),
+            ));
+            // Dropped (the session failed first), the task ends too.
+            let warm = crate::AbortOnDrop(warm).join("the proof setup task");
+            let run = timeout(
+                cfg.relay_timeout,
+                "the MPC session",
+                run_verifier_session(session, relay, cfg),
+            );
+            let ((), cot) = tokio::try_join!(run, warm)?;
+            Ok(cot)
         }
-        Ok(())
-    };
-    timeout(cfg.relay_timeout, "the MPC session", run).await?;
+    })
+    .await?;
     let outcome = session.finish()?;
 
     // The proof of the response, on a channel that borrows the link: the
     // verdict follows on the link itself.
     let ch = Channel::new((&mut prover).compat());
     let proved = timeout(cfg.proof_timeout, "the proof of the response", async {
-        let cot = webproof_ferret::FerretSender::new(proof_cots(), sender, &mut rand::rngs::OsRng)
-            .map_err(|e| engine_error("the proof of the response", e))?;
         let can_attest = cfg.attestation_key.is_some();
         mpc::verify_response(
             cot,
@@ -267,6 +265,119 @@ pub(crate) async fn verify<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
     let _ = send_msg(&mut prover, &verdict).await;
     let _ = prover.shutdown().await;
     result
+}
+
+/// The session's messages on the mux's relay stream until it is closed,
+/// the garbled tables streamed after the `Hello`; the stream is shut down
+/// at the end so the multiplexed section can close.
+async fn run_verifier_session<L: AsyncRead + AsyncWrite + Unpin>(
+    session: &mut mpc::VerifierSession,
+    mut prover: L,
+    cfg: &VerifierConfig,
+) -> Result<()> {
+    // The record circuits' schedules, built on a blocking thread while
+    // the key derivation's tables are garbled and sent.
+    let mut record_plans: Option<tokio::task::JoinHandle<mpc::Result<Vec<mpc::RecordPlan>>>> = None;
+    while !session.is_closed() {
+        let frame = timeout(
+            cfg.idle_timeout,
+            "waiting for the prover's next MPC message",
+            read_frame(&mut prover, MAX_FROM_PROVER),
+        )
+        .await?
+        .ok_or_else(|| NetError::Disconnected("the prover hung up mid-session".into()))?;
+        let mut step = session.on_bytes(&frame);
+        loop {
+            match step {
+                Ok(out) => {
+                    for m in &out {
+                        write_frame(&mut prover, &m.encode()).await?;
+                    }
+                }
+                Err(e) => {
+                    let why = mpc::output::rejection(&e);
+                    // Best effort: the prover may be gone (or the one who aborted).
+                    if !matches!(e, mpc::Error::Aborted(_)) {
+                        let _ = write_frame(
+                            &mut prover,
+                            &mpc::VerifierMsg::Abort(why.to_string()).encode(),
+                        )
+                        .await;
+                    }
+                    return Err(NetError::Mpc(e));
+                }
+            }
+            if record_plans.is_none() {
+                let jobs = session.record_plan_jobs();
+                if !jobs.is_empty() {
+                    record_plans = Some(tokio::task::spawn_blocking(move || {
+                        jobs.into_iter().map(mpc::RecordPlanJob::build).collect()
+                    }));
+                }
+            }
+            if session.wants_record_plan() {
+                if let Some(build) = record_plans.as_mut() {
+                    let built = build.await.map_err(|e| NetError::Io {
+                        context: "building the record circuits' schedules".into(),
+                        source: std::io::Error::other(e),
+                    })?;
+                    record_plans = None;
+                    for plan in built.map_err(NetError::Mpc)? {
+                        session.provide_record_plan(plan).map_err(NetError::Mpc)?;
+                    }
+                }
+            }
+            // After the `Setup`, the garbled tables chunk by chunk:
+            // each is garbled while the one before is on the wire.
+            step = match session.next_tables() {
+                Ok(Some(m)) => Ok(vec![m]),
+                Ok(None) => break,
+                Err(e) => Err(e),
+            };
+        }
+    }
+    let _ = prover.shutdown().await;
+    Ok(())
+}
+
+/// Ferret's setup iteration and first main iteration for the proof, on
+/// the mux's preprocessing stream (the same draw as proxy mode's warm-up,
+/// [`warm_up_draw`]); the stream is shut down at the end.
+async fn warm_up_sender(
+    mut cot: webproof_ferret::FerretSender<SoftSpokenSender>,
+    io: tokio::io::DuplexStream,
+) -> Result<webproof_ferret::FerretSender<SoftSpokenSender>> {
+    let mut ch = Channel::new(io.compat());
+    RandomCotSender::extend(&mut cot, &mut ch, warm_up_draw(), &mut Vec::new())
+        .await
+        .map_err(|e| engine_error("the proof setup", e))?;
+    crate::mux::close_channel(ch).await?;
+    Ok(cot)
+}
+
+/// The prover's side of [`warm_up_sender`].
+async fn warm_up_receiver(
+    mut cot: webproof_ferret::FerretReceiver<SoftSpokenReceiver>,
+    io: tokio::io::DuplexStream,
+) -> Result<webproof_ferret::FerretReceiver<SoftSpokenReceiver>> {
+    let mut ch = Channel::new(io.compat());
+    RandomCotReceiver::extend(&mut cot, &mut ch, warm_up_draw(), &mut Vec::new())
+        .await
+        .map_err(|e| engine_error("the proof setup", e))?;
+    crate::mux::close_channel(ch).await?;
+    Ok(cot)
+}
+
+/// COTs both sides draw, and drop, beside the session: one past the setup
+/// iteration's surplus, so Ferret runs its setup iteration (with its
+/// check) and its first main iteration there, not in the proof.
+fn warm_up_draw() -> usize {
+    let config = proof_cots();
+    if config.setup.is_some() {
+        config.setup_surplus() + 1
+    } else {
+        0
+    }
 }
 
 // ------------------------------------------------------------------ prover
@@ -336,14 +447,158 @@ pub(crate) async fn prove(opts: &ProveOptions) -> Result<ProveOutcome> {
         .extend(&mut ch, cots_needed(request.len()), &mut macs)
         .await
         .map_err(|e| engine_error("the MPC preprocessing", e))?;
-    let mut link = channel_back(ch.into_inner().await, "the MPC preprocessing")?.into_inner();
+    let link = channel_back(ch.into_inner().await, "the MPC preprocessing")?.into_inner();
 
     // The verifier garbles every circuit of the session for the hello's
     // terms and streams the tables before the server connection opens:
     // the session's first output for the server (its ClientHello, after
     // the last circuit's tables) marks the end of preprocessing.
-    let (mut session, first) =
+    let (session, first) =
         mpc::ProverSession::new(session_cfg, CotPool::new(macs), &mut rand::rngs::OsRng)?;
+    // The proof's COTs: their setup runs beside the session, on the link's
+    // second stream (the verifier's side: `warm_up_sender`).
+    let cot = webproof_ferret::FerretReceiver::new(proof_cots(), receiver, &mut rand::rngs::OsRng)
+        .map_err(|e| engine_error("the proof setup", e))?;
+    let ((cot, (outcome, t1, t2, up0, down0)), mut link) = crate::mux::run(link, |s| {
+        let counters = &counters;
+        async move {
+            let crate::mux::Streams {
+                relay,
+                preprocessing,
+            } = s;
+            let warm = tokio::spawn(warm_up_receiver(cot, preprocessing));
+            // Dropped (the session failed first), the task ends too.
+            let warm = crate::AbortOnDrop(warm).join("the proof setup task");
+            let run = prover_session(session, first, relay, opts, counters);
+            tokio::pin!(run, warm);
+            tokio::select! {
+                // A failed session ends the setup with it.
+                ran = &mut run => {
+                    let ran = ran?;
+                    Ok((warm.await?, ran))
+                }
+                // A failed setup is reported after the session's end: the
+                // session's own error (the verifier gone, an abort)
+                // explains it better.
+                cot = &mut warm => {
+                    let ran = run.await?;
+                    Ok((cot?, ran))
+                }
+            }
+        }
+    })
+    .await?;
+    // The proof of the response.
+    let response = outcome.response.clone();
+    let disclosure =
+        webproof_proxy::http::disclosure_from_items(&opts.reveal, &request, &response)?;
+    let ranges = |d: Direction| -> Vec<core::ops::Range<usize>> {
+        disclosure
+            .ranges(d)
+            .iter()
+            .map(|r| r.start..r.end)
+            .collect()
+    };
+    let mut claim = ResponseClaim::new(&outcome, &ranges(Direction::Received))?.with_request(
+        &outcome,
+        &request,
+        &ranges(Direction::Sent),
+    )?;
+    // An attestation: the proof shows the commitment's leaf hashes are
+    // over the session's request and response.
+    let committed = match &opts.attest {
+        Some(a) => {
+            let (transcript, commitment) =
+                webproof_proxy::attest::commit(a, &request, &response, &mut rand::rngs::OsRng)?;
+            claim = claim.with_commitment(&outcome, &commitment);
+            Some((transcript, commitment))
+        }
+        None => None,
+    };
+    let blinders = committed
+        .as_ref()
+        .map(|(_, c)| webproof_proxy::attest::blinders(c))
+        .unwrap_or_default();
+    let ch = Channel::new((&mut link).compat());
+    mpc::prove_response(
+        cot,
+        ch,
+        proof_config(),
+        &outcome,
+        &claim,
+        &blinders,
+        &mut rand::rngs::OsRng,
+    )
+    .await?;
+    let verdict: VerifierMsg = recv_msg_limited(&mut link, "the verdict", MAX_VERDICT_MSG).await?;
+    let (output, attestation) = match verdict {
+        VerifierMsg::Verdict {
+            result: Ok(d),
+            attestation,
+        } => {
+            let output = d.expand(&request, &response, &disclosure)?;
+            let bundle = match (committed, attestation) {
+                (Some((transcript, commitment)), Some(reply)) => {
+                    Some(webproof_proxy::attest::AttestationBundle::accept(
+                        &reply,
+                        transcript,
+                        commitment,
+                        outcome.certificates.clone(),
+                    )?)
+                }
+                (Some(_), None) => {
+                    return Err(NetError::Proxy(webproof_proxy::ProxyError::Attestation(
+                        "the verifier verified the session but sent no attestation".into(),
+                    )))
+                }
+                (None, Some(_)) => {
+                    return Err(NetError::Proxy(webproof_proxy::ProxyError::Protocol(
+                        "the verifier sent an attestation no one asked for".into(),
+                    )))
+                }
+                (None, None) => None,
+            };
+            (output, bundle)
+        }
+        VerifierMsg::Verdict { result: Err(r), .. } => return Err(NetError::Rejected(r)),
+        other => {
+            return Err(NetError::Proxy(webproof_proxy::ProxyError::Protocol(
+                format!("expected the verdict, got {other:?}"),
+            )))
+        }
+    };
+    let t3 = Instant::now();
+    let ms = |a: Instant, b: Instant| (b - a).as_secs_f64() * 1000.0;
+    Ok(ProveOutcome {
+        output,
+        stats: ProveStats {
+            time_preprocess_ms: ms(t0, t1),
+            time_online_ms: ms(t1, t3),
+            time_total_ms: ms(t0, t3),
+            uploaded_preprocess: up0,
+            downloaded_preprocess: down0,
+            uploaded_online: counters.sent() - up0,
+            downloaded_online: counters.received() - down0,
+            time_tls_ms: ms(t1, t2),
+            time_proof_ms: ms(t2, t3),
+        },
+        response,
+        attestation,
+    })
+}
+
+/// The prover's session on the mux's relay stream: the verifier's tables
+/// (the circuits' schedules built meanwhile), the server connection, the
+/// session to the verifier's `CloseAck`; the stream is shut down at the
+/// end. Returns the outcome, when preprocessing and the TLS session ended,
+/// and the link's byte counts at the end of preprocessing.
+async fn prover_session(
+    mut session: mpc::ProverSession,
+    first: mpc::ProverMsg,
+    mut link: tokio::io::DuplexStream,
+    opts: &ProveOptions,
+    counters: &crate::frame::Counters,
+) -> Result<(mpc::ProverOutcome, Instant, Instant, u64, u64)> {
     write_frame(&mut link, &first.encode()).await?;
     let mut frames = FrameReader::new(MAX_FROM_VERIFIER);
     let hung_up = || NetError::Disconnected("the verifier hung up during preprocessing".into());
@@ -414,106 +669,8 @@ pub(crate) async fn prove(opts: &ProveOptions) -> Result<ProveOutcome> {
         write_frame(&mut link, &m.encode()).await?;
     }
     let (outcome, t2) = run_session(session, &mut link, frames, srv_rd, srv_wr).await?;
-
-    // The proof of the response.
-    let response = outcome.response.clone();
-    let disclosure =
-        webproof_proxy::http::disclosure_from_items(&opts.reveal, &request, &response)?;
-    let ranges = |d: Direction| -> Vec<core::ops::Range<usize>> {
-        disclosure
-            .ranges(d)
-            .iter()
-            .map(|r| r.start..r.end)
-            .collect()
-    };
-    let mut claim = ResponseClaim::new(&outcome, &ranges(Direction::Received))?.with_request(
-        &outcome,
-        &request,
-        &ranges(Direction::Sent),
-    )?;
-    // An attestation: the proof shows the commitment's leaf hashes are
-    // over the session's request and response.
-    let committed = match &opts.attest {
-        Some(a) => {
-            let (transcript, commitment) =
-                webproof_proxy::attest::commit(a, &request, &response, &mut rand::rngs::OsRng)?;
-            claim = claim.with_commitment(&outcome, &commitment);
-            Some((transcript, commitment))
-        }
-        None => None,
-    };
-    let blinders = committed
-        .as_ref()
-        .map(|(_, c)| webproof_proxy::attest::blinders(c))
-        .unwrap_or_default();
-    let ch = Channel::new((&mut link).compat());
-    let cot = webproof_ferret::FerretReceiver::new(proof_cots(), receiver, &mut rand::rngs::OsRng)
-        .map_err(|e| engine_error("the proof of the response", e))?;
-    mpc::prove_response(
-        cot,
-        ch,
-        proof_config(),
-        &outcome,
-        &claim,
-        &blinders,
-        &mut rand::rngs::OsRng,
-    )
-    .await?;
-    let verdict: VerifierMsg = recv_msg_limited(&mut link, "the verdict", MAX_VERDICT_MSG).await?;
-    let (output, attestation) = match verdict {
-        VerifierMsg::Verdict {
-            result: Ok(d),
-            attestation,
-        } => {
-            let output = d.expand(&request, &response, &disclosure)?;
-            let bundle = match (committed, attestation) {
-                (Some((transcript, commitment)), Some(reply)) => {
-                    Some(webproof_proxy::attest::AttestationBundle::accept(
-                        &reply,
-                        transcript,
-                        commitment,
-                        outcome.certificates.clone(),
-                    )?)
-                }
-                (Some(_), None) => {
-                    return Err(NetError::Proxy(webproof_proxy::ProxyError::Attestation(
-                        "the verifier verified the session but sent no attestation".into(),
-                    )))
-                }
-                (None, Some(_)) => {
-                    return Err(NetError::Proxy(webproof_proxy::ProxyError::Protocol(
-                        "the verifier sent an attestation no one asked for".into(),
-                    )))
-                }
-                (None, None) => None,
-            };
-            (output, bundle)
-        }
-        VerifierMsg::Verdict { result: Err(r), .. } => return Err(NetError::Rejected(r)),
-        other => {
-            return Err(NetError::Proxy(webproof_proxy::ProxyError::Protocol(
-                format!("expected the verdict, got {other:?}"),
-            )))
-        }
-    };
-    let t3 = Instant::now();
-    let ms = |a: Instant, b: Instant| (b - a).as_secs_f64() * 1000.0;
-    Ok(ProveOutcome {
-        output,
-        stats: ProveStats {
-            time_preprocess_ms: ms(t0, t1),
-            time_online_ms: ms(t1, t3),
-            time_total_ms: ms(t0, t3),
-            uploaded_preprocess: up0,
-            downloaded_preprocess: down0,
-            uploaded_online: counters.sent() - up0,
-            downloaded_online: counters.received() - down0,
-            time_tls_ms: ms(t1, t2),
-            time_proof_ms: ms(t2, t3),
-        },
-        response,
-        attestation,
-    })
+    let _ = link.shutdown().await;
+    Ok((outcome, t1, t2, up0, down0))
 }
 
 async fn connect_server(host: &str, port: u16, at: Option<SocketAddr>) -> Result<TcpStream> {

@@ -111,7 +111,11 @@ use serde::{Deserialize, Serialize};
 /// `Ready` or the refusal comes first on its relay stream, once the
 /// verifier has reached the server, so the TLS session no longer waits
 /// for the preprocessing's first part.
-pub const PROTOCOL_VERSION: u16 = 19;
+/// Version 20: MPC mode's session runs in a multiplexed section (proxy
+/// mode's), its messages on the relay stream, while the proof's Ferret
+/// setup and first main iteration run on the preprocessing stream, so
+/// the proof after the session no longer starts with them.
+pub const PROTOCOL_VERSION: u16 = 20;
 /// Largest control message (JSON) accepted by default. The prover's
 /// `Proof` is the largest: for a 16 MiB response its plan holds about
 /// 1,000 record layouts (40 bytes each) and, with an attestation, one leaf

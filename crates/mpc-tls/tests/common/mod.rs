@@ -302,6 +302,12 @@ pub fn run(
             stats.up += b.len();
             let out = v.on_bytes(&b).map_err(Stop::Verifier)?;
             to_p.extend(out);
+            // The record schedules as the network driver gets them: built
+            // off the session (here: in line) and handed back.
+            for job in v.record_plan_jobs() {
+                let plan = job.build().map_err(Stop::Verifier)?;
+                v.provide_record_plan(plan).map_err(Stop::Verifier)?;
+            }
             while let Some(t) = v.next_tables().map_err(Stop::Verifier)? {
                 to_p.push_back(t);
             }
