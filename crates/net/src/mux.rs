@@ -74,47 +74,23 @@ where
         let _ = pre_w.shutdown().await;
         r.map(|()| lr)
     });
-    let send = async {
-        let mut relay_buf = vec![0u8; 3 + MAX_CHUNK];
-        let mut pre_buf = vec![0u8; 3 + MAX_CHUNK];
-        let (mut relay_open, mut pre_open) = (true, true);
-        while relay_open || pre_open {
-            // Biased: waiting relay bytes go first.
-            let (id, n) = tokio::select! {
-                biased;
-                n = relay_r.read(&mut relay_buf[3..]), if relay_open => (RELAY, n),
-                n = pre_r.read(&mut pre_buf[3..]), if pre_open => (PREPROCESSING, n),
-            };
-            let n = n.map_err(NetError::io("multiplexing"))?;
-            let buf = if id == RELAY {
-                &mut relay_buf
-            } else {
-                &mut pre_buf
-            };
-            if n == 0 {
-                match id {
-                    RELAY => relay_open = false,
-                    _ => pre_open = false,
-                }
-                continue;
-            }
-            buf[..3].copy_from_slice(&chunk_header(id, n));
-            lw.write_all(&buf[..3 + n])
-                .await
-                .map_err(NetError::io("multiplexing"))?;
-            lw.flush().await.map_err(NetError::io("multiplexing"))?;
+    // The sender owns the local streams' reading ends, and a sender that
+    // fails (the link cut) stops the receiver too: the local streams then
+    // close, so a protocol blocked writing to a full stream sees an error
+    // at once instead of waiting for its timeout.
+    let stop_receiving = recv.abort_handle();
+    let send = async move {
+        let sent = send_chunks(&mut lw, &mut relay_r, &mut pre_r).await;
+        if sent.is_err() {
+            stop_receiving.abort();
         }
-        lw.write_all(&END_MARKER)
-            .await
-            .map_err(NetError::io("multiplexing"))?;
-        lw.flush().await.map_err(NetError::io("multiplexing"))?;
-        Ok::<_, NetError>(())
+        (sent, lw)
     };
     let work = f(Streams {
         relay,
         preprocessing: pre,
     });
-    let (sent, result) = tokio::join!(send, work);
+    let ((sent, lw), result) = tokio::join!(send, work);
     let mut link = EarlyLink {
         write: Some(lw),
         read: ReadState::Pending(recv),
@@ -135,6 +111,49 @@ where
     };
     sent?;
     Ok((value, link))
+}
+
+/// Send the local streams' bytes as chunks, relay first, until both are
+/// shut down; then the end marker.
+async fn send_chunks<W: AsyncWrite + Unpin, R: AsyncRead + Unpin>(
+    lw: &mut W,
+    relay_r: &mut R,
+    pre_r: &mut R,
+) -> Result<()> {
+    let mut relay_buf = vec![0u8; 3 + MAX_CHUNK];
+    let mut pre_buf = vec![0u8; 3 + MAX_CHUNK];
+    let (mut relay_open, mut pre_open) = (true, true);
+    while relay_open || pre_open {
+        // Biased: waiting relay bytes go first.
+        let (id, n) = tokio::select! {
+            biased;
+            n = relay_r.read(&mut relay_buf[3..]), if relay_open => (RELAY, n),
+            n = pre_r.read(&mut pre_buf[3..]), if pre_open => (PREPROCESSING, n),
+        };
+        let n = n.map_err(NetError::io("multiplexing"))?;
+        let buf = if id == RELAY {
+            &mut relay_buf
+        } else {
+            &mut pre_buf
+        };
+        if n == 0 {
+            match id {
+                RELAY => relay_open = false,
+                _ => pre_open = false,
+            }
+            continue;
+        }
+        buf[..3].copy_from_slice(&chunk_header(id, n));
+        lw.write_all(&buf[..3 + n])
+            .await
+            .map_err(NetError::io("multiplexing"))?;
+        lw.flush().await.map_err(NetError::io("multiplexing"))?;
+    }
+    lw.write_all(&END_MARKER)
+        .await
+        .map_err(NetError::io("multiplexing"))?;
+    lw.flush().await.map_err(NetError::io("multiplexing"))?;
+    Ok(())
 }
 
 /// The link after this side's part of a multiplexed section: writes go out

@@ -56,3 +56,38 @@ pub fn options(verifier: &str, host: &str, port: u16, path: &str, ca_pem: &str) 
     o.timeout = Duration::from_secs(20);
     o
 }
+
+/// A relay between a prover and the verifier at `target` that passes
+/// `cut_after` bytes from the verifier, then closes both connections at
+/// once. Returns its address and, once cut, the bytes it passed.
+pub async fn link_cutter(
+    target: String,
+    cut_after: usize,
+) -> (String, tokio::task::JoinHandle<usize>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let cut = tokio::spawn(async move {
+        let (p, _) = listener.accept().await.unwrap();
+        let v = tokio::net::TcpStream::connect(target).await.unwrap();
+        let ((mut pr, mut pw), (mut vr, mut vw)) = (p.into_split(), v.into_split());
+        let up = tokio::spawn(async move {
+            let _ = tokio::io::copy(&mut pr, &mut vw).await;
+        });
+        let mut buf = vec![0u8; 64 << 10];
+        let mut moved = 0;
+        while moved < cut_after {
+            let n = match vr.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => n.min(cut_after - moved),
+            };
+            if pw.write_all(&buf[..n]).await.is_err() {
+                break;
+            }
+            moved += n;
+        }
+        up.abort();
+        moved
+    });
+    (addr, cut)
+}

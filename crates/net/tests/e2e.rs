@@ -332,3 +332,42 @@ async fn one_websocket_session_after_a_refused_request() {
     assert_eq!(verified, out.output);
     assert_eq!(verified.proof, ProofKind::Zk);
 }
+
+/// Proxy mode's link cut at a tenth, half and nine tenths of an honest
+/// session's verifier → prover bytes (in the multiplexed section with the
+/// TLS session and the preprocessing, and in the proof): both parties end
+/// with an error well before any of their timeouts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn link_cut_ends_both_sides() {
+    let s = fixture().await;
+    let ca = s.fixture.certs.ca_pem.clone();
+    let port = s.fixture.addr.port();
+    let honest = {
+        let (addr, v) = verifier(quick_config(roots(&ca))).await;
+        let out = webproof_net::prove(&options(&addr, "localhost", port, "/html", &ca))
+            .await
+            .unwrap();
+        v.await.unwrap().unwrap();
+        out.stats
+    };
+    let total = (honest.downloaded_preprocess + honest.downloaded_online) as usize;
+    for cut_after in [total / 10, total / 2, total * 9 / 10] {
+        let (addr, v) = verifier(quick_config(roots(&ca))).await;
+        let (cut_addr, cut) = link_cutter(addr, cut_after).await;
+        let t = std::time::Instant::now();
+        let e = webproof_net::prove(&options(&cut_addr, "localhost", port, "/html", &ca))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(e, NetError::Disconnected(_) | NetError::Io { .. }),
+            "cut after {cut_after} of {total}: {e}"
+        );
+        assert!(v.await.unwrap().is_err(), "cut after {cut_after}");
+        assert_eq!(cut.await.unwrap(), cut_after, "the cut came where planned");
+        assert!(
+            t.elapsed() < Duration::from_secs(4),
+            "cut after {cut_after} of {total}: {:?}",
+            t.elapsed()
+        );
+    }
+}

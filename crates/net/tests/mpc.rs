@@ -141,3 +141,44 @@ async fn unsupported_options_fail_early() {
     let e = webproof_net::prove(&o).await.unwrap_err();
     assert!(e.to_string().contains("TLS 1.2"), "{e}");
 }
+
+/// A link cut mid-session, in the garbled tables or after them (the
+/// server connection open, the proof's Ferret setup beside the session),
+/// ends both parties with an error well before any of their timeouts,
+/// and nothing is verified.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn link_cut_mid_session_ends_both_sides() {
+    let s = fixture().await;
+    let ca = s.fixture.certs.ca_pem.clone();
+    // Where to cut, from an honest session's byte counts (verifier →
+    // prover, as the prover's link counts them): halfway through the
+    // tables, and halfway through the online phase.
+    let honest = {
+        let (addr, v) = verifier(quick_config(roots(&ca))).await;
+        let o = mpc_options(&addr, s.fixture.addr.port(), "/json", &ca);
+        let out = webproof_net::prove(&o).await.unwrap();
+        v.await.unwrap().unwrap();
+        out.stats
+    };
+    let pre = honest.downloaded_preprocess as usize;
+    let online = honest.downloaded_online as usize;
+    assert!(pre > 1 << 20 && online > 1 << 10, "{honest:?}");
+    for cut_after in [pre / 2, pre + online / 2] {
+        let (addr, v) = verifier(quick_config(roots(&ca))).await;
+        let (cut_addr, cut) = link_cutter(addr, cut_after).await;
+        let o = mpc_options(&cut_addr, s.fixture.addr.port(), "/json", &ca);
+        let t = std::time::Instant::now();
+        let e = webproof_net::prove(&o).await.unwrap_err();
+        assert!(
+            matches!(e, NetError::Disconnected(_) | NetError::Io { .. }),
+            "cut after {cut_after}: {e}"
+        );
+        assert!(v.await.unwrap().is_err(), "cut after {cut_after}");
+        assert_eq!(cut.await.unwrap(), cut_after, "the cut came where planned");
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(4),
+            "cut after {cut_after}: {:?}",
+            t.elapsed()
+        );
+    }
+}
