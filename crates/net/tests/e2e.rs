@@ -203,15 +203,7 @@ async fn prover_disconnecting_mid_protocol() {
         let (addr, v) = verifier(quick_config(roots(&ca))).await;
         let mut c = tokio::net::TcpStream::connect(&addr).await.unwrap();
         if stage >= 1 {
-            let hello = webproof_proxy::protocol::ProverMsg::Hello {
-                version: webproof_proxy::protocol::PROTOCOL_VERSION,
-                host: "localhost".into(),
-                port: s.fixture.addr.port(),
-                api_key: None,
-                expected_cots: 1_000_000,
-                mpc: None,
-            };
-            webproof_net::frame::send_msg(&mut c, &hello).await.unwrap();
+            send_proxy_hello(&mut c, s.fixture.addr.port()).await;
         }
         if stage >= 2 {
             // Half a relay frame, then gone.
@@ -239,15 +231,7 @@ async fn oversized_opening_message_is_refused() {
     let ca = s.fixture.certs.ca_pem.clone();
     let (addr, v) = verifier(quick_config(roots(&ca))).await;
     let mut c = tokio::net::TcpStream::connect(&addr).await.unwrap();
-    let hello = webproof_proxy::protocol::ProverMsg::Hello {
-        version: webproof_proxy::protocol::PROTOCOL_VERSION,
-        host: "localhost".into(),
-        port: s.fixture.addr.port(),
-        api_key: None,
-        expected_cots: 1_000_000,
-        mpc: None,
-    };
-    webproof_net::frame::send_msg(&mut c, &hello).await.unwrap();
+    send_proxy_hello(&mut c, s.fixture.addr.port()).await;
     // A 64 KiB frame announced; only its first bytes follow, and the link
     // stays open, so only the length prefix can end the session.
     c.write_all(&(64u32 << 10).to_le_bytes()).await.unwrap();
@@ -370,4 +354,17 @@ async fn link_cut_ends_both_sides() {
             t.elapsed()
         );
     }
+}
+
+/// A proxy-mode hello for the fixture at `port`, sent by hand.
+async fn send_proxy_hello(c: &mut tokio::net::TcpStream, port: u16) {
+    let hello = webproof_proxy::protocol::ProverMsg::Hello {
+        version: webproof_proxy::protocol::PROTOCOL_VERSION,
+        host: "localhost".into(),
+        port,
+        api_key: None,
+        expected_cots: 1_000_000,
+        mpc: None,
+    };
+    webproof_net::frame::send_msg(c, &hello).await.unwrap();
 }
