@@ -91,3 +91,33 @@ pub async fn link_cutter(
     });
     (addr, cut)
 }
+
+/// One session through a [`link_cutter`] that cuts after `cut_after`
+/// verifier → prover bytes, the prover's options made by `options` for
+/// the cutter's address: both parties must end with an error, the prover
+/// a disconnection, well before any of their timeouts (4 s).
+pub async fn assert_cut_ends_both_sides(
+    ca_pem: &str,
+    cut_after: usize,
+    options: impl FnOnce(&str) -> ProveOptions,
+) {
+    let (addr, v) = verifier(quick_config(roots(ca_pem))).await;
+    let (cut_addr, cut) = link_cutter(addr, cut_after).await;
+    let o = options(&cut_addr);
+    let t = std::time::Instant::now();
+    let e = webproof_net::prove(&o).await.unwrap_err();
+    assert!(
+        matches!(
+            e,
+            webproof_net::NetError::Disconnected(_) | webproof_net::NetError::Io { .. }
+        ),
+        "cut after {cut_after}: {e}"
+    );
+    assert!(v.await.unwrap().is_err(), "cut after {cut_after}");
+    assert_eq!(cut.await.unwrap(), cut_after, "the cut came where planned");
+    assert!(
+        t.elapsed() < Duration::from_secs(4),
+        "cut after {cut_after}: {:?}",
+        t.elapsed()
+    );
+}

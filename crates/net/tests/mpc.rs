@@ -164,21 +164,9 @@ async fn link_cut_mid_session_ends_both_sides() {
     let online = honest.downloaded_online as usize;
     assert!(pre > 1 << 20 && online > 1 << 10, "{honest:?}");
     for cut_after in [pre / 2, pre + online / 2] {
-        let (addr, v) = verifier(quick_config(roots(&ca))).await;
-        let (cut_addr, cut) = link_cutter(addr, cut_after).await;
-        let o = mpc_options(&cut_addr, s.fixture.addr.port(), "/json", &ca);
-        let t = std::time::Instant::now();
-        let e = webproof_net::prove(&o).await.unwrap_err();
-        assert!(
-            matches!(e, NetError::Disconnected(_) | NetError::Io { .. }),
-            "cut after {cut_after}: {e}"
-        );
-        assert!(v.await.unwrap().is_err(), "cut after {cut_after}");
-        assert_eq!(cut.await.unwrap(), cut_after, "the cut came where planned");
-        assert!(
-            t.elapsed() < std::time::Duration::from_secs(4),
-            "cut after {cut_after}: {:?}",
-            t.elapsed()
-        );
+        assert_cut_ends_both_sides(&ca, cut_after, |at| {
+            mpc_options(at, s.fixture.addr.port(), "/json", &ca)
+        })
+        .await;
     }
 }
