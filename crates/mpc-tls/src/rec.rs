@@ -12,7 +12,7 @@
 //! its circuit was 0.4 MB of tables.
 
 use crate::error::{Error, Result};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use webproof_mpc::record;
 use webproof_mpc::Plan;
 use webproof_proxy::record::{content_type, Record};
@@ -106,11 +106,75 @@ impl RecSpec {
         1 + u64::from(self.id)
     }
 
-    /// The planned circuit for a `key_len`-byte key.
+    /// The planned circuit for a `key_len`-byte key: the process's
+    /// [`PlanCache`] copy if a session planned this shape lately.
     pub(crate) fn plan(&self, key_len: usize) -> Result<Arc<Plan>> {
-        Ok(Arc::new(Plan::from_circuit(record::gcm_circuit(
-            key_len, self.len,
-        ))?))
+        static SHARED: Mutex<PlanCache> = Mutex::new(PlanCache::new(PLAN_CACHE_BYTES));
+        let shape = (key_len, self.len);
+        // A poisoned lock only means a panic elsewhere mid-update; the
+        // entries are whole plans either way.
+        let lock = || SHARED.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(plan) = lock().get(shape) {
+            return Ok(plan);
+        }
+        // Built outside the lock: other sessions' lookups do not wait the
+        // couple of hundred ms this takes for a 1 KB record.
+        let plan = Arc::new(Plan::from_circuit(record::gcm_circuit(key_len, self.len))?);
+        lock().insert(shape, plan.clone());
+        Ok(plan)
+    }
+}
+
+/// Bytes of record schedules a process keeps between sessions: two 1 KB
+/// request records' (about 13 MB each) besides the Finished's.
+const PLAN_CACHE_BYTES: usize = 32 << 20;
+
+/// The record circuits' schedules of recent sessions, by (key length,
+/// plaintext length), the only terms a record circuit depends on
+/// ([`record::gcm_circuit`]). Building one is most of a verifier's CPU in
+/// an MPC session (about 30% measured: the circuit, then its schedule),
+/// and a service meets the same request shapes again and again; sessions
+/// running at once share one copy instead of a copy each. A schedule is
+/// a deterministic function of its shape, so a cached one is the one the
+/// session would have built. Bounded by [`Plan::state_bytes`], the least
+/// recently used shape evicted first; a schedule larger than the bound is
+/// not kept.
+#[derive(Debug)]
+struct PlanCache {
+    /// Most recently used last.
+    entries: Vec<((usize, usize), Arc<Plan>)>,
+    bytes: usize,
+    budget: usize,
+}
+
+impl PlanCache {
+    const fn new(budget: usize) -> Self {
+        PlanCache {
+            entries: Vec::new(),
+            bytes: 0,
+            budget,
+        }
+    }
+
+    fn get(&mut self, shape: (usize, usize)) -> Option<Arc<Plan>> {
+        let i = self.entries.iter().position(|(s, _)| *s == shape)?;
+        let entry = self.entries.remove(i);
+        let plan = entry.1.clone();
+        self.entries.push(entry);
+        Some(plan)
+    }
+
+    fn insert(&mut self, shape: (usize, usize), plan: Arc<Plan>) {
+        let size = plan.state_bytes();
+        if size > self.budget || self.entries.iter().any(|(s, _)| *s == shape) {
+            return;
+        }
+        while self.bytes + size > self.budget && !self.entries.is_empty() {
+            let (_, old) = self.entries.remove(0);
+            self.bytes -= old.state_bytes();
+        }
+        self.bytes += size;
+        self.entries.push((shape, plan));
     }
 }
 
@@ -140,4 +204,60 @@ pub(crate) fn key_iv_labels(
 ) -> Result<Vec<webproof_core::Block>> {
     let kb: Vec<_> = key_block.into_iter().flat_map(|k| k.labels).collect();
     key_iv_wires(&kb, key_len, iv_len)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan_of(len: usize) -> Arc<Plan> {
+        Arc::new(Plan::from_circuit(record::gcm_circuit(16, len)).unwrap())
+    }
+
+    #[test]
+    fn a_shape_planned_once_is_shared() {
+        // A shape no other test of this crate plans.
+        let spec = RecSpec { id: 3, len: 47 };
+        let a = spec.plan(32).unwrap();
+        let b = RecSpec { id: 9, len: 47 }.plan(32).unwrap();
+        assert!(Arc::ptr_eq(&a, &b));
+        // Another key length is another circuit.
+        let c = spec.plan(16).unwrap();
+        assert!(!Arc::ptr_eq(&a, &c));
+        assert!(c.and_count() < a.and_count());
+    }
+
+    #[test]
+    fn the_least_recently_used_shape_goes_first() {
+        // Three copies of one schedule under three shapes: the same size.
+        let p1 = plan_of(16);
+        let (p2, p3) = (Arc::new((*p1).clone()), Arc::new((*p1).clone()));
+        let size = p1.state_bytes();
+        let mut cache = PlanCache::new(2 * size + size / 2);
+        cache.insert((16, 16), p1.clone());
+        cache.insert((16, 17), p2);
+        // Used: 16 is now the most recent, 17 the one to evict.
+        assert!(Arc::ptr_eq(&cache.get((16, 16)).unwrap(), &p1));
+        cache.insert((16, 18), p3.clone());
+        assert!(cache.get((16, 17)).is_none());
+        assert!(Arc::ptr_eq(&cache.get((16, 18)).unwrap(), &p3));
+        assert!(Arc::ptr_eq(&cache.get((16, 16)).unwrap(), &p1));
+        assert_eq!(cache.bytes, 2 * size);
+        // A second insert of a shape keeps the first copy.
+        cache.insert((16, 16), Arc::new((*p1).clone()));
+        assert!(Arc::ptr_eq(&cache.get((16, 16)).unwrap(), &p1));
+        assert_eq!(cache.bytes, 2 * size);
+    }
+
+    #[test]
+    fn a_schedule_over_the_budget_is_not_kept() {
+        let small = plan_of(16);
+        let big = plan_of(160);
+        let mut cache = PlanCache::new(big.state_bytes() - 1);
+        cache.insert((16, 16), small.clone());
+        cache.insert((16, 160), big);
+        assert!(cache.get((16, 160)).is_none());
+        // Nothing was evicted for it.
+        assert!(Arc::ptr_eq(&cache.get((16, 16)).unwrap(), &small));
+    }
 }
