@@ -286,11 +286,18 @@ async fn run_verifier_session<L: AsyncRead + AsyncWrite + Unpin>(
         )
         .await?
         .ok_or_else(|| NetError::Disconnected("the prover hung up mid-session".into()))?;
+        let t = Instant::now();
         let mut step = session.on_bytes(&frame);
+        tracing::debug!(
+            bytes = frame.len(),
+            cpu_us = t.elapsed().as_micros() as u64,
+            "mpc: prover message in"
+        );
         loop {
             match step {
                 Ok(out) => {
                     for m in &out {
+                        tracing::trace!(message = m.name(), "mpc: to the prover");
                         write_frame(&mut prover, &m.encode()).await?;
                     }
                 }
@@ -739,7 +746,10 @@ async fn run_session<L: AsyncRead + AsyncWrite + Unpin>(
         let step = tokio::select! {
             f = frames.next(link) => {
                 let f = f?.ok_or_else(|| NetError::Disconnected("the verifier hung up mid-session".into()))?;
-                session.on_verifier_bytes(&f)
+                let t = Instant::now();
+                let step = session.on_verifier_bytes(&f);
+                tracing::debug!(bytes = f.len(), cpu_us = t.elapsed().as_micros() as u64, "mpc: verifier message in");
+                step
             }
             n = async {
                 match srv_rd.as_mut() {
@@ -751,7 +761,12 @@ async fn run_session<L: AsyncRead + AsyncWrite + Unpin>(
                     server_open = false;
                     session.on_server_closed()
                 }
-                Ok(n) => session.on_server_bytes(&buf[..n]),
+                Ok(n) => {
+                    let t = Instant::now();
+                    let step = session.on_server_bytes(&buf[..n]);
+                    tracing::debug!(bytes = n, cpu_us = t.elapsed().as_micros() as u64, "mpc: server bytes in");
+                    step
+                }
             },
             _ = tokio::time::sleep(idle) => {
                 return Err(NetError::Timeout(format!("the MPC session idle for {} s", idle.as_secs())));
@@ -771,6 +786,7 @@ async fn run_session<L: AsyncRead + AsyncWrite + Unpin>(
                 .map_err(NetError::io("writing to the server"))?;
         }
         for m in out.to_verifier {
+            tracing::trace!(message = m.name(), "mpc: to the verifier");
             write_frame(link, &m.encode()).await?;
         }
         if closed_at.is_none() && session.server_done() && session.records_done() {
