@@ -191,6 +191,9 @@ fn steps_to_tables(mut s: Vec<StepTables>) -> Result<Tables> {
     let (c2, d2, _) = s.pop().expect("3");
     let (c1, d1, _) = s.pop().expect("3");
     let (c0, d0, _) = s.pop().expect("3");
+    // The full PRF (SHA-384 suites) feeds its chunks one by one, hashing
+    // them then.
+    let (c0, c1, c2) = (c0.into_chunks(), c1.into_chunks(), c2.into_chunks());
     Ok(Tables {
         chunks: [c0, c1, c2],
         decodings: [d0, d1, d2],

@@ -37,6 +37,7 @@ use webproof_mpc::plan::Plan;
 use webproof_mpc::record::{self, PowersAhead, RecordProver};
 use webproof_mpc::reduced::StepTables;
 use webproof_mpc::tls12::{Curve, KeyShares, Tls12Config};
+use webproof_mpc::ReceivedTables;
 use webproof_proxy::handshake::{self as hsk, msg_type, Reassembler};
 use webproof_proxy::record::{content_type, Record};
 use webproof_proxy::{Direction, Recorder, RecorderLimits, Recording};
@@ -202,8 +203,9 @@ pub struct ProverSession {
 struct Incoming {
     /// Its number.
     circuit: usize,
-    /// Its chunks so far.
-    chunks: Vec<Vec<u8>>,
+    /// Its chunks so far, hashed as they came (evaluation, online, then
+    /// does not).
+    chunks: ReceivedTables,
     /// Their bytes, each chunk counted at least as its header.
     bytes: usize,
 }
@@ -346,7 +348,7 @@ impl ProverSession {
         if bytes > self.table_limit(i)? {
             return Err(Error::Malformed("more garbled tables than the circuit has"));
         }
-        self.incoming.chunks.push(chunk);
+        self.incoming.chunks.push(chunk)?;
         self.incoming.bytes = bytes;
         Ok(())
     }

@@ -567,7 +567,8 @@ fn record_before_the_key_shares_is_refused() {
 
 /// The garbled tables stream circuit by circuit, and the prover holds no
 /// more than each circuit has: chunks of a later circuit first, a circuit's
-/// chunks sent twice over, or a decoding out of turn are refused before
+/// chunks sent twice over, chunks past its tables, or a decoding out of
+/// turn are refused before
 /// the ClientHello; the verifier takes nothing from the prover but an
 /// abort while its tables are still going out.
 #[test]
@@ -605,20 +606,40 @@ fn streamed_tables_in_order_and_bounded() {
         p3.on_verifier(decoding(1)).unwrap_err(),
         Error::Malformed("garbled tables out of order")
     );
-    // The first circuit's chunks, then all of them again: refused once
-    // past what the circuit has, not held.
-    let mut refused = None;
-    for m in chunks(0).into_iter().chain(chunks(0)) {
-        if let Err(e) = p.on_verifier(m) {
-            refused = Some(e);
-            break;
-        }
+    // The first circuit's chunks, then all of them again: refused at the
+    // first one sent again (its sequence number), not held.
+    let first = chunks(0);
+    for m in first.iter().cloned() {
+        p.on_verifier(m).unwrap();
     }
+    assert_eq!(
+        p.on_verifier(first[0].clone()).unwrap_err(),
+        Error::Mpc(webproof_mpc::Error::ChunkOrder {
+            expected: first.len() as u32,
+            got: 0
+        })
+    );
+    // Well-framed chunks of one table each, in sequence, past the tables
+    // the circuit has: refused once past them, not held.
+    let (mut p5, _, _) = fresh();
+    p5.on_verifier(msgs[0].clone()).unwrap();
+    let one_table = |seq: u32| VerifierMsg::Tables {
+        circuit: 0,
+        chunk: [
+            &seq.to_le_bytes()[..],
+            &1u32.to_le_bytes(),
+            &vec![0; webproof_mpc::tables_bytes(1)],
+        ]
+        .concat(),
+    };
+    let refused = (0..10_000_000)
+        .map(|seq| p5.on_verifier(one_table(seq)))
+        .find_map(Result::err);
     assert_eq!(
         refused,
         Some(Error::Malformed("more garbled tables than the circuit has"))
     );
-    // Empty chunks, without end: refused as well.
+    // Empty chunks: refused at once (no header).
     let (mut p4, _, _) = fresh();
     p4.on_verifier(msgs[0].clone()).unwrap();
     let empty = VerifierMsg::Tables {

@@ -220,7 +220,7 @@ fn run_reduced(
     let tables = timed(&mut row.v_pre, || v.preprocess().expect("garble"));
     row.pre_down += tables
         .iter()
-        .map(|(c, d, e)| c.iter().map(Vec::len).sum::<usize>() + d.len() + e.len())
+        .map(|(c, d, e)| c.chunks().iter().map(Vec::len).sum::<usize>() + d.len() + e.len())
         .sum::<usize>();
     let mut p = ReducedProver::new(plans, 0, pshare, tables).expect("prover");
     let mut off = 0;

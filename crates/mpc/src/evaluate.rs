@@ -58,7 +58,8 @@
 //!
 //! All input labels must be set before the first chunk is fed; a party that
 //! receives tables before it knows its inputs (preprocessing) keeps the
-//! chunks until then.
+//! chunks until then in [`ReceivedTables`], which checks their framing and
+//! hashes them on arrival, so that evaluation, online, only evaluates.
 
 use crate::error::{Error, Result};
 use crate::garble::{bit, halves, lo, m, BATCH};
@@ -119,6 +120,122 @@ fn unpack_control(trailer: &[u8], count: usize, control: &mut Vec<u8>) -> Option
         (((hi << 8 | lo) >> (p % 8)) & 31) as u8
     }));
     Some(())
+}
+
+/// A circuit's garbled tables as the evaluator receives them ahead of its
+/// inputs (preprocessing): the chunks, and the digest of their tables
+/// ([`Evaluator::tables_digest`]) computed as they arrive, so that
+/// evaluation, online, does not hash them (SHA-256 was a quarter of the
+/// evaluator's time). The digest covers exactly the chunks held, in
+/// order: [`Evaluator::feed_received`] evaluates those, and hashes any
+/// chunk the digest does not cover yet as [`Evaluator::feed`] does.
+#[derive(Clone)]
+pub struct ReceivedTables {
+    chunks: Vec<Vec<u8>>,
+    /// The digest of `chunks[..digested]`.
+    digest: TablesDigest,
+    digested: usize,
+    control: Vec<u8>,
+}
+
+impl Default for ReceivedTables {
+    fn default() -> Self {
+        ReceivedTables {
+            chunks: Vec::new(),
+            digest: TablesDigest::new(),
+            digested: 0,
+            control: Vec::new(),
+        }
+    }
+}
+
+impl core::fmt::Debug for ReceivedTables {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "ReceivedTables({} chunks)", self.chunks.len())
+    }
+}
+
+impl ReceivedTables {
+    /// Take the next chunk: its framing is checked (sequence number,
+    /// table count, length, padding; what needs the circuit, the tables
+    /// left, is checked when it is evaluated) and its tables hashed. A
+    /// refused chunk is not kept.
+    pub fn push(&mut self, chunk: Vec<u8>) -> Result<()> {
+        if self.digested != self.chunks.len() {
+            return Err(Error::Malformed("a chunk after a malformed one"));
+        }
+        self.absorb(&chunk)?;
+        self.chunks.push(chunk);
+        Ok(())
+    }
+
+    /// Check and hash the chunk after the digested ones.
+    fn absorb(&mut self, chunk: &[u8]) -> Result<()> {
+        let (halves, trailer, count) = chunk_parts(chunk, self.digested as u32)?;
+        if unpack_control(trailer, count, &mut self.control).is_none() {
+            return Err(Error::Malformed(
+                "nonzero padding after a chunk's control bits",
+            ));
+        }
+        self.digest.update(halves, &self.control);
+        self.digested += 1;
+        Ok(())
+    }
+
+    /// The chunks as received.
+    pub fn chunks(&self) -> &[Vec<u8>] {
+        &self.chunks
+    }
+
+    /// The chunks, for a caller that feeds them one by one.
+    pub fn into_chunks(self) -> Vec<Vec<u8>> {
+        self.chunks
+    }
+}
+
+impl From<Vec<Vec<u8>>> for ReceivedTables {
+    /// The chunks in order, hashed up to the first malformed one (which
+    /// evaluation then refuses, as [`Evaluator::feed`] would).
+    fn from(chunks: Vec<Vec<u8>>) -> Self {
+        let mut t = ReceivedTables::default();
+        for c in chunks {
+            if t.digested == t.chunks.len() {
+                // A malformed chunk stops the hashing; it is kept for
+                // evaluation to refuse.
+                let _refused = t.absorb(&c);
+            }
+            t.chunks.push(c);
+        }
+        t
+    }
+}
+
+/// A chunk's half-ciphertexts, control trailer and table count, if its
+/// header says it is chunk `seq` and its length matches its count.
+fn chunk_parts(chunk: &[u8], seq: u32) -> Result<(&[u8], &[u8], usize)> {
+    if chunk.len() < CHUNK_HEADER {
+        return Err(Error::ChunkHeader(chunk.len()));
+    }
+    let got = u32::from_le_bytes(chunk[0..4].try_into().expect("4 bytes"));
+    if got != seq {
+        return Err(Error::ChunkOrder { expected: seq, got });
+    }
+    let count = u32::from_le_bytes(chunk[4..8].try_into().expect("4 bytes")) as usize;
+    if count == 0 || count > MAX_CHUNK_TABLES {
+        // (Against the tables the circuit has left: when it is evaluated.)
+        return Err(Error::Malformed(
+            "a chunk of no tables, or of more than a chunk may hold",
+        ));
+    }
+    let expected = CHUNK_HEADER + tables_bytes(count);
+    if chunk.len() != expected {
+        return Err(Error::ChunkLength {
+            expected,
+            got: chunk.len(),
+        });
+    }
+    let (halves, trailer) = chunk[CHUNK_HEADER..].split_at(count * HALVES_BYTES);
+    Ok((halves, trailer, count))
 }
 
 /// Evaluates one garbled circuit instance.
@@ -211,6 +328,31 @@ impl Evaluator {
     /// Evaluate one chunk. Chunks must arrive in the garbler's order; a
     /// refused chunk changes nothing.
     pub fn feed(&mut self, chunk: &[u8]) -> Result<()> {
+        self.feed_chunk(chunk, true)
+    }
+
+    /// Evaluate chunks received ahead ([`ReceivedTables`]): all of a
+    /// circuit's that came so far, before any other chunk; their digest is
+    /// the one computed on arrival.
+    pub fn feed_received(&mut self, tables: &ReceivedTables) -> Result<()> {
+        if self.seq != 0 {
+            return Err(Error::ChunkOrder {
+                expected: self.seq,
+                got: 0,
+            });
+        }
+        for (k, chunk) in tables.chunks.iter().enumerate() {
+            let hashed = k < tables.digested;
+            self.feed_chunk(chunk, !hashed)?;
+            if k + 1 == tables.digested {
+                // Every chunk so far is the received digest's.
+                self.digest = tables.digest.clone();
+            }
+        }
+        Ok(())
+    }
+
+    fn feed_chunk(&mut self, chunk: &[u8], hash: bool) -> Result<()> {
         if chunk.len() < CHUNK_HEADER {
             return Err(Error::ChunkHeader(chunk.len()));
         }
@@ -247,7 +389,9 @@ impl Evaluator {
                 "nonzero padding after a chunk's control bits",
             ));
         }
-        self.digest.update(halves, &control);
+        if hash {
+            self.digest.update(halves, &control);
+        }
         let used = self.run(halves, &control);
         self.control = control;
         debug_assert_eq!(used, count);

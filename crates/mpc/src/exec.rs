@@ -48,7 +48,7 @@ use crate::consistency::{EvaluatedCircuit, EvaluatedRun, GarbledCircuit, Garbled
 use crate::error::{Error, Result};
 use crate::output::Decoding;
 use crate::plan::Plan;
-use crate::{labels_from_bytes, labels_to_bytes, transfer, Evaluator, Garbler};
+use crate::{labels_from_bytes, labels_to_bytes, transfer, Evaluator, Garbler, ReceivedTables};
 use rand_core::{CryptoRng, RngCore};
 use sha2::{Digest, Sha256};
 use std::sync::{Arc, Mutex};
@@ -66,9 +66,9 @@ fn output_digest(labels: &[Block]) -> [u8; 32] {
 }
 
 /// One circuit's preprocessing as the prover stores it: its chunks of
-/// tables, its decoding and the labels of the verifier's early inputs
-/// ([`VerifierCircuit::early_inputs`]).
-pub type StepTables = (Vec<Vec<u8>>, Vec<u8>, Vec<u8>);
+/// tables (hashed as they came), its decoding and the labels of the
+/// verifier's early inputs ([`VerifierCircuit::early_inputs`]).
+pub type StepTables = (ReceivedTables, Vec<u8>, Vec<u8>);
 
 /// The verifier's side of one circuit execution.
 pub struct VerifierCircuit {
@@ -438,6 +438,11 @@ impl ProverCircuit {
     /// Evaluate one chunk (after the inputs are set).
     pub fn feed(&mut self, chunk: &[u8]) -> Result<()> {
         self.evaluator.feed(chunk)
+    }
+
+    /// Evaluate the chunks received ahead (after the inputs are set).
+    pub fn feed_received(&mut self, tables: &ReceivedTables) -> Result<()> {
+        self.evaluator.feed_received(tables)
     }
 
     /// End of the table stream.

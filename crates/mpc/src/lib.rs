@@ -170,7 +170,7 @@ pub mod tls12;
 pub mod transfer;
 
 pub use error::{Error, Result};
-pub use evaluate::Evaluator;
+pub use evaluate::{Evaluator, ReceivedTables};
 pub use garble::{Garbler, DEFAULT_CHUNK_TABLES};
 pub use output::Decoding;
 pub use plan::Plan;

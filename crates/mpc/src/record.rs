@@ -88,6 +88,7 @@ use crate::exec::{ProverCircuit, StepTables, VerifierCircuit};
 use crate::field::Gf128;
 use crate::ole::{OleField, OleReceiver, OleSender};
 use crate::plan::Plan;
+use crate::ReceivedTables;
 use rand_core::{CryptoRng, RngCore};
 use std::sync::Arc;
 use webproof_circuits::aead::{aes_gcm_keystream, gcm_hash_key, gcm_mul, tls12_gcm_nonce};
@@ -314,7 +315,7 @@ impl RecordVerifier {
     /// Preprocessing: all chunks, the decoding information and the early
     /// input labels ([`Self::early_inputs`]).
     pub fn preprocess(&mut self) -> Result<StepTables> {
-        let chunks = self.circuit.garble_all();
+        let chunks = self.circuit.garble_all().into();
         let decoding = self.circuit.decoding()?;
         Ok((chunks, decoding, self.early_inputs()?))
     }
@@ -415,7 +416,7 @@ pub struct PowersAhead {
 /// The prover's side of one record.
 pub struct RecordProver {
     circuit: ProverCircuit,
-    chunks: Vec<Vec<u8>>,
+    chunks: ReceivedTables,
     decoding: Vec<u8>,
     len: usize,
     /// Its share of `E_K(J0)`, once evaluated.
@@ -491,9 +492,7 @@ impl RecordProver {
         }
         self.circuit
             .chain_prover_input(key_iv_labels, &bytes_to_bits(key_iv_share))?;
-        for ch in &self.chunks {
-            self.circuit.feed(ch)?;
-        }
+        self.circuit.feed_received(&self.chunks)?;
         self.circuit.finish()?;
         let out = self.circuit.decode(&self.decoding)?;
         let hp = gf_from_bytes(&block16(&out[1]));

@@ -681,7 +681,7 @@ impl ReducedVerifier {
         (0..STEPS)
             .map(|step| {
                 self.chain(step)?;
-                let chunks = self.circuits[step].garble_all();
+                let chunks = self.circuits[step].garble_all().into();
                 let decoding = self.circuits[step].decoding()?;
                 Ok((chunks, decoding, self.early_inputs(step)?))
             })
@@ -915,9 +915,7 @@ impl ReducedProver {
             .ok_or(Error::Malformed("no such step"))?;
         c.receive_inputs(msg)?;
         let (chunks, decoding, _) = &self.tables[step];
-        for ch in chunks {
-            c.feed(ch)?;
-        }
+        c.feed_received(chunks)?;
         c.finish()?;
         let out = c.decode(decoding)?;
         let bytes: Vec<Vec<u8>> = out.iter().map(|g| bits_to_bytes(g)).collect();

@@ -10,8 +10,8 @@ use webproof_circuits::{bits_to_bytes, bytes_to_bits, Builder, Circuit, Gate};
 use webproof_core::Block;
 use webproof_mpc::consistency::EvaluatedCircuit;
 use webproof_mpc::{
-    tables_bytes, Decoding, Error, Evaluator, Garbler, Plan, CHUNK_HEADER, CONTROL_BITS,
-    HALVES_BYTES, MAX_CHUNK_TABLES,
+    tables_bytes, Decoding, Error, Evaluator, Garbler, Plan, ReceivedTables, CHUNK_HEADER,
+    CONTROL_BITS, HALVES_BYTES, MAX_CHUNK_TABLES,
 };
 
 fn delta(rng: &mut ChaCha20Rng) -> Block {
@@ -553,6 +553,87 @@ fn malformed_chunks_are_refused_cleanly() {
     ));
     let out = e.decode(&gc.decoding).unwrap();
     assert_eq!(bits_to_bytes(&out[0]), aes_ref(&[1; 16], &[2; 16]));
+}
+
+/// Tables received ahead of the inputs (`ReceivedTables`, hashed as they
+/// come) evaluate to what chunk-by-chunk feeding gives, with the same
+/// digest; a malformed chunk is refused at arrival, or, kept by
+/// `From<Vec<_>>`, at evaluation, as `feed` refuses it.
+#[test]
+fn tables_received_ahead_evaluate_and_hash_as_fed() {
+    let c = webproof_circuits::cache::aes128();
+    let inputs = vec![bytes_to_bits(&[3u8; 16]), bytes_to_bits(&[4u8; 16])];
+    let gc = garble(c, &inputs, 1000, 21);
+    assert_eq!(gc.chunks.len(), 7);
+    let evaluator = || {
+        let mut e = Evaluator::new(c).unwrap();
+        e.set_input(0, &gc.labels[0]).unwrap();
+        e.set_input(1, &gc.labels[1]).unwrap();
+        e
+    };
+    let expected = aes_ref(&[3; 16], &[4; 16]);
+
+    // One by one, every malformed variant refused first and not kept.
+    let mut received = ReceivedTables::default();
+    for (i, ch) in gc.chunks.iter().enumerate() {
+        let mut zero = ch.clone();
+        zero[4..8].copy_from_slice(&0u32.to_le_bytes());
+        for bad in [
+            ch[..5].to_vec(),
+            ch[..ch.len() - 1].to_vec(),
+            [ch.as_slice(), &[0; 24]].concat(),
+            zero,
+            gc.chunks[(i + 1) % 7].clone(),
+        ] {
+            assert!(received.push(bad).is_err());
+        }
+        assert_eq!(received.chunks().len(), i);
+        received.push(ch.clone()).unwrap();
+    }
+    for r in [received, ReceivedTables::from(gc.chunks.clone())] {
+        let mut e = evaluator();
+        e.feed_received(&r).unwrap();
+        // Once only, and not after other chunks.
+        assert!(e.feed_received(&r).is_err());
+        e.finish().unwrap();
+        assert_eq!(e.tables_digest(), gc.digest);
+        let out = e.decode(&gc.decoding).unwrap();
+        assert_eq!(bits_to_bytes(&out[0]), expected);
+    }
+
+    // Nonzero padding (3 tables a chunk: 15 control bits in 2 bytes).
+    let gc3 = garble(c, &inputs, 3, 22);
+    let mut bad = gc3.chunks[0].clone();
+    *bad.last_mut().unwrap() ^= 0x80;
+    let mut r = ReceivedTables::default();
+    assert!(matches!(r.push(bad), Err(Error::Malformed(_))));
+    r.push(gc3.chunks[0].clone()).unwrap();
+
+    // Part received ahead, the rest fed: the digest runs on.
+    let mut e = evaluator();
+    e.feed_received(&ReceivedTables::from(gc.chunks[..4].to_vec()))
+        .unwrap();
+    for ch in &gc.chunks[4..] {
+        e.feed(ch).unwrap();
+    }
+    e.finish().unwrap();
+    assert_eq!(e.tables_digest(), gc.digest);
+
+    // A chunk kept malformed by `From` is refused at evaluation, and the
+    // honest stream still works after it.
+    let mut chunks = gc.chunks.clone();
+    chunks[3].pop();
+    let mut e = evaluator();
+    assert!(matches!(
+        e.feed_received(&ReceivedTables::from(chunks)),
+        Err(Error::ChunkLength { .. })
+    ));
+    for ch in &gc.chunks[3..] {
+        e.feed(ch).unwrap();
+    }
+    e.finish().unwrap();
+    assert_eq!(e.tables_digest(), gc.digest);
+    assert_eq!(bits_to_bytes(&e.decode(&gc.decoding).unwrap()[0]), expected);
 }
 
 #[test]

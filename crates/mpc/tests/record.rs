@@ -58,12 +58,14 @@ fn encrypt_2pc(
     // Preprocessing.
     let mut v = RecordVerifier::new(Arc::clone(&plan), len, explicit, delta, 1, &mut rng)?;
     let labels = chain(&mut v, delta, vshare, pshare, &mut rng)?;
-    let (mut chunks, decoding, early) = v.preprocess()?;
+    let (chunks, decoding, early) = v.preprocess()?;
+    let mut chunks = chunks.into_chunks();
     if tamper_table {
         for b in &mut chunks[0][8..] {
             *b ^= 1;
         }
     }
+    let chunks = chunks.into();
     let (mut os, mut or) = (OleSender::new(delta, 9), OleReceiver::new(9));
     let msg = v.powers_ahead(&mut os, k_m2a)?;
     let (ahead, _) = RecordProver::powers_ahead(len, &mut or, m_m2a, &msg)?;

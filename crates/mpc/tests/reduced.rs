@@ -52,9 +52,12 @@ fn run(
     v.bind(vshare, curve, randoms, cf)?;
     let mut tables = v.preprocess()?;
     if let Some(step) = tamper {
-        for b in &mut tables[step].0[0][8..] {
+        // As sent by the verifier: the prover hashes what it received.
+        let mut chunks = std::mem::take(&mut tables[step].0).into_chunks();
+        for b in &mut chunks[0][8..] {
             *b ^= 1;
         }
+        tables[step].0 = chunks.into();
     }
     let mut p = ReducedProver::new(plans, 0, pshare, tables)?;
     let mut off = 0;
