@@ -483,7 +483,8 @@ fn decode_elems<F: OleField>(bytes: &[u8]) -> Result<Vec<F>> {
         .collect()
 }
 
-/// The audit of one OLE stream in its field.
+/// The audit of one OLE stream in its field; on the ECtF's, also that the
+/// verifier's inputs are the `(r, s, (r/s)^2)` the protocol makes them.
 fn audit_stream<F: OleField>(
     delta: Block,
     stream: u64,
@@ -495,6 +496,11 @@ fn audit_stream<F: OleField>(
         .map(|b| decode_elems::<F>(b))
         .collect::<Result<Vec<_>>>()?;
     consistency::audit_ole_transcripts(delta, stream, batches, &inputs).map_err(mpc_err)?;
+    if stream == crate::keyx::ECTF_STREAM {
+        for batch in &inputs {
+            webproof_mpc::ectf::check_verifier_inputs(batch).map_err(mpc_err)?;
+        }
+    }
     Ok(())
 }
 

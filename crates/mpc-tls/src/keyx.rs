@@ -13,7 +13,7 @@
 use crate::error::{Error, Result};
 use rand_core::RngCore;
 use webproof_core::Block;
-use webproof_mpc::ectf::{self, ProverEctf, ProverEctfRound2, VerifierEctf, VerifierEctfRound2};
+use webproof_mpc::ectf::{self, ProverEctf, VerifierEctf, VerifierEctfPending};
 use webproof_mpc::field::{Curve25519Base, P256Base};
 use webproof_mpc::keyshare::{self, P256Share, X25519Share};
 use webproof_mpc::ole::{OleReceiver, OleSender};
@@ -22,17 +22,11 @@ use webproof_mpc::tls12::Curve;
 /// OLE stream of the ECtF (records use `1 + id`).
 pub(crate) const ECTF_STREAM: u64 = 0;
 
-/// COTs of the two ECtF rounds for `curve`.
-pub(crate) fn ectf_cots(curve: Curve) -> (usize, usize) {
+/// COTs of the ECtF for `curve` (all in its one round).
+pub(crate) fn ectf_cots(curve: Curve) -> usize {
     match curve {
-        Curve::P256 => (
-            ectf::first_round_cots::<P256Base>(),
-            ectf::cots_needed::<P256Base>() - ectf::first_round_cots::<P256Base>(),
-        ),
-        Curve::X25519 => (
-            ectf::first_round_cots::<Curve25519Base>(),
-            ectf::cots_needed::<Curve25519Base>() - ectf::first_round_cots::<Curve25519Base>(),
-        ),
+        Curve::P256 => ectf::cots_needed::<P256Base>(),
+        Curve::X25519 => ectf::cots_needed::<Curve25519Base>(),
     }
 }
 
@@ -74,80 +68,62 @@ fn x25519_key(server: &[u8]) -> Result<[u8; 32]> {
         .map_err(|_| Error::Unsupported("an X25519 server key that is not 32 bytes".into()))
 }
 
-/// The prover's ECtF between its rounds.
+/// The prover's ECtF waiting for the verifier's answer.
 pub(crate) enum ProverKx {
     P256(ProverEctf<P256Base>),
     X25519(ProverEctf<Curve25519Base>),
 }
 
-/// The prover's ECtF waiting for the last answer.
-pub(crate) enum ProverKx2 {
-    P256(ProverEctfRound2<P256Base>),
-    X25519(ProverEctfRound2<Curve25519Base>),
-}
-
 impl ProverKx {
-    /// The prover's point on the server's key and the first flips.
-    pub(crate) fn start(
+    /// The prover's point on the server's key and its flips.
+    pub(crate) fn start<R: RngCore + ?Sized>(
         shares: &Shares,
         curve: Curve,
         server: &[u8],
         ole: &mut OleReceiver,
         macs: &[Block],
+        rng: &mut R,
     ) -> Result<(Self, Vec<u8>)> {
         Ok(match curve {
             Curve::P256 => {
                 let (x, y) = shares.p256.point_on(server)?;
-                let (s, f) = ProverEctf::start(ole, macs, x, y)?;
+                let (s, f) = ProverEctf::start(ole, macs, x, y, rng)?;
                 (ProverKx::P256(s), f)
             }
             Curve::X25519 => {
                 let (x, y) = shares.x25519.point_on(&x25519_key(server)?)?;
-                let (s, f) = ProverEctf::start(ole, macs, x, y)?;
+                let (s, f) = ProverEctf::start(ole, macs, x, y, rng)?;
                 (ProverKx::X25519(s), f)
             }
         })
     }
 
-    pub(crate) fn step(
-        self,
-        ole: &mut OleReceiver,
-        macs: &[Block],
-        msg: &[u8],
-    ) -> Result<(ProverKx2, Vec<u8>)> {
+    /// The prover's premaster share (little-endian) and its correction,
+    /// the ECtF's last message.
+    pub(crate) fn finish(self, msg: &[u8]) -> Result<([u8; 32], Vec<u8>)> {
         Ok(match self {
             ProverKx::P256(s) => {
-                let (s, f) = s.step(ole, macs, msg)?;
-                (ProverKx2::P256(s), f)
+                let (x, d) = s.finish(msg)?;
+                (x.to_le_bytes(), d)
             }
             ProverKx::X25519(s) => {
-                let (s, f) = s.step(ole, macs, msg)?;
-                (ProverKx2::X25519(s), f)
+                let (x, d) = s.finish(msg)?;
+                (x.to_le_bytes(), d)
             }
         })
     }
 }
 
-impl ProverKx2 {
-    /// The prover's premaster share, little-endian.
-    pub(crate) fn finish(self, msg: &[u8]) -> Result<[u8; 32]> {
-        Ok(match self {
-            ProverKx2::P256(s) => s.finish(msg)?.to_le_bytes(),
-            ProverKx2::X25519(s) => s.finish(msg)?.to_le_bytes(),
-        })
-    }
-}
-
-/// The verifier's ECtF before the first flips.
+/// The verifier's ECtF before the prover's flips.
 pub(crate) enum VerifierKx {
     P256(VerifierEctf<P256Base>),
     X25519(VerifierEctf<Curve25519Base>),
 }
 
-/// The verifier's ECtF between the rounds.
+/// The verifier's ECtF waiting for the prover's correction.
 pub(crate) enum VerifierKx2 {
-    P256(VerifierEctfRound2<P256Base>),
-    X25519(VerifierEctfRound2<Curve25519Base>),
+    P256(VerifierEctfPending<P256Base>),
+    X25519(VerifierEctfPending<Curve25519Base>),
 }
 
 impl VerifierKx {
@@ -187,22 +163,12 @@ impl VerifierKx {
 }
 
 impl VerifierKx2 {
-    /// The verifier's premaster share (little-endian) and the last answer.
-    pub(crate) fn respond(
-        self,
-        ole: &mut OleSender,
-        keys: &[Block],
-        flips: &[u8],
-    ) -> Result<([u8; 32], Vec<u8>)> {
+    /// The verifier's premaster share (little-endian) from the prover's
+    /// correction.
+    pub(crate) fn finish(self, correction: &[u8]) -> Result<[u8; 32]> {
         Ok(match self {
-            VerifierKx2::P256(s) => {
-                let (x, m) = s.respond(ole, keys, flips)?;
-                (x.to_le_bytes(), m)
-            }
-            VerifierKx2::X25519(s) => {
-                let (x, m) = s.respond(ole, keys, flips)?;
-                (x.to_le_bytes(), m)
-            }
+            VerifierKx2::P256(s) => s.finish(correction)?.to_le_bytes(),
+            VerifierKx2::X25519(s) => s.finish(correction)?.to_le_bytes(),
         })
     }
 }

@@ -40,8 +40,8 @@
 //! |---|---|---|---|
 //! | 1 | `Hello` (key-share commitments, request record lengths, the [`hello::Terms`]) | `Setup` (client random, its key shares), then per circuit its `Tables` chunks and its `Decoding` (with the labels of its inputs known ahead: its masks, the explicit nonces), streamed as garbled ([`VerifierSession::next_tables`]), and after each record's circuit `RecPowers` (the M2A of its GHASH key's powers, answered ahead) | |
 //! | 2 | `ToServer` (ClientHello) | | ClientHello → |
-//! | 3 | `FromServer` (the server's flight), then `KeyOpen` (opening, ECtF flips) | `EctfAnswer` | ← ServerHello … ServerHelloDone |
-//! | 4 | `EctfFlips` | `EctfAnswer` | |
+//! | 3 | `FromServer` (the server's flight), then `KeyOpen` (opening, the ECtF's flips) | `EctfAnswer` | ← ServerHello … ServerHelloDone |
+//! | 4 | `EctfCorrection` (the ECtF's last message, no answer) with step 0's `KdfFlips` in one flight | | |
 //! | 5 | `KdfFlips` / `KdfLabels` per step | `KdfInputs` per step, and right after steps 2 and 5 the next step's `KdfAdvance` (its inputs fixed a step early, sent while the prover evaluates) | |
 //! | 6 | `RecCiphertext` (the ciphertext and the offsets of the GHASH key's odd powers) of the client Finished and of every request record, side by side, as soon as the key derivation output the key shares: each record's circuit takes the prover's key ‖ IV share as the labels it evaluated there (chained, no input round trip), the verifier's inputs came with the tables, and it outputs the prover's multiplicative share of the GHASH key (the A2M in the circuit; under the full PRF, beside the server Finished's circuit) | `RecTagShare` per record | |
 //! | 7 | `ToServer` (ClientKeyExchange, CCS, Finished), then the request's records (False Start: without waiting for the server's Finished) | | → Finished, request |

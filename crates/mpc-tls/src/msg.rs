@@ -52,11 +52,13 @@ pub enum ProverMsg {
         public: Vec<u8>,
         /// The commitment's blind.
         blind: [u8; 32],
-        /// ECtF round-1 flips.
+        /// The ECtF's flips (its one round trip).
         flips: Vec<u8>,
     },
-    /// ECtF round-2 flips.
-    EctfFlips(Vec<u8>),
+    /// The ECtF's last message, the prover's padded correction `α² − c`
+    /// (`webproof_mpc::ectf`); no answer follows, the key derivation's
+    /// first flips come in the same flight.
+    EctfCorrection(Vec<u8>),
     /// Flips of the prover's share for a key-derivation step.
     KdfFlips {
         /// Step index.
@@ -111,7 +113,7 @@ pub enum VerifierMsg {
         /// The verifier's X25519 share (compressed Edwards).
         q_x25519: [u8; 32],
     },
-    /// An ECtF answer (round 1 or 2).
+    /// The ECtF's answer to the flips in `KeyOpen`.
     EctfAnswer(Vec<u8>),
     /// One chunk of a garbled circuit's tables, streamed as it is
     /// garbled. Circuits come one after the other, numbered: the key
@@ -284,7 +286,7 @@ impl ProverMsg {
             ProverMsg::FromServer(_) => "FromServer",
             ProverMsg::ServerClosed => "ServerClosed",
             ProverMsg::KeyOpen { .. } => "KeyOpen",
-            ProverMsg::EctfFlips(_) => "EctfFlips",
+            ProverMsg::EctfCorrection(_) => "EctfCorrection",
             ProverMsg::KdfFlips { .. } => "KdfFlips",
             ProverMsg::KdfLabels { .. } => "KdfLabels",
             ProverMsg::RecCiphertext { .. } => "RecCiphertext",
@@ -321,7 +323,7 @@ impl ProverMsg {
                 blind,
                 flips,
             } => W::new(5).bytes(public).raw(blind).bytes(flips),
-            ProverMsg::EctfFlips(f) => W::new(6).bytes(f),
+            ProverMsg::EctfCorrection(d) => W::new(6).bytes(d),
             ProverMsg::KdfFlips { step, flips } => W::new(7).raw(&[*step]).bytes(flips),
             ProverMsg::KdfLabels { step, labels } => W::new(8).raw(&[*step]).bytes(labels),
             ProverMsg::RecCiphertext { id, ct, offsets } => {
@@ -367,7 +369,7 @@ impl ProverMsg {
                 blind: r.arr()?,
                 flips: r.bytes()?,
             },
-            6 => ProverMsg::EctfFlips(r.bytes()?),
+            6 => ProverMsg::EctfCorrection(r.bytes()?),
             7 => ProverMsg::KdfFlips {
                 step: r.u8()?,
                 flips: r.bytes()?,
@@ -518,7 +520,7 @@ mod tests {
                 blind: [5; 32],
                 flips: vec![6; 64],
             },
-            ProverMsg::EctfFlips(vec![7; 32]),
+            ProverMsg::EctfCorrection(vec![7; 32]),
             ProverMsg::KdfFlips {
                 step: 3,
                 flips: vec![8; 8],

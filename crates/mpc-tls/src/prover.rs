@@ -20,7 +20,7 @@ use crate::hello::{
     self, client_key_exchange, finished, group_curve, record as wire_record, suite_params, Terms,
 };
 use crate::kdf::{KdfPlans, KdfProver, KeyLabels};
-use crate::keyx::{ectf_cots, ProverKx, ProverKx2, Shares, ECTF_STREAM};
+use crate::keyx::{ectf_cots, ProverKx, Shares, ECTF_STREAM};
 use crate::msg::{ProverMsg, VerifierMsg};
 use crate::rec::{
     check_server_finished, key_iv, key_iv_labels, run_order, server_alert, RecSpec, CLIENT_FINISHED,
@@ -115,8 +115,7 @@ enum Srv {
 enum Stage {
     AwaitSetup,
     ServerFlight,
-    AwaitEctf1(ProverKx),
-    AwaitEctf2(ProverKx2),
+    AwaitEctf(ProverKx),
     /// Setup received (the client random kept): the tables are due.
     AwaitTables([u8; 32]),
     Kdf(usize),
@@ -164,6 +163,8 @@ pub struct ProverSession {
     ems: bool,
     cke: Vec<u8>,
     ectf_ole: OleReceiver,
+    /// The session's own randomness (the ECtF's pad), seeded at the start.
+    rng: ChaCha20Rng,
     /// What the session is garbled for (sent in `Hello`).
     terms: Terms,
     plans: Option<KdfPlans>,
@@ -280,6 +281,7 @@ impl ProverSession {
                 ems: false,
                 cke: Vec::new(),
                 ectf_ole: OleReceiver::new(ECTF_STREAM),
+                rng,
                 terms,
                 plans: None,
                 kdf_tables: Some(Vec::new()),
@@ -598,18 +600,13 @@ impl ProverSession {
                 self.send_to_server(&mut out, wire_record(content_type::HANDSHAKE, &ch))?;
                 self.stage = Stage::ServerFlight;
             }
-            (VerifierMsg::EctfAnswer(m), Stage::AwaitEctf1(kx)) => {
-                let (_, n2) = ectf_cots(self.curve.expect("set with the group"));
-                let macs = self.cots.take(n2)?;
-                let (kx2, f) = kx.step(&mut self.ectf_ole, &macs, &m)?;
+            (VerifierMsg::EctfAnswer(m), Stage::AwaitEctf(kx)) => {
                 self.oles.answer(ECTF_STREAM, &m);
-                self.oles.choose(ECTF_STREAM, macs, &f);
-                out.to_verifier.push(ProverMsg::EctfFlips(f));
-                self.stage = Stage::AwaitEctf2(kx2);
-            }
-            (VerifierMsg::EctfAnswer(m), Stage::AwaitEctf2(kx2)) => {
-                self.oles.answer(ECTF_STREAM, &m);
-                let share = kx2.finish(&m)?;
+                let (share, correction) = kx.finish(&m)?;
+                // The correction rides in the flight of the key
+                // derivation's first flips: the ECtF's last message needs
+                // no answer.
+                out.to_verifier.push(ProverMsg::EctfCorrection(correction));
                 let (Some(plans), Some(tables)) = (&self.plans, self.kdf_tables.take()) else {
                     return Err(Error::OutOfOrder("key derivation before the tables"));
                 };
@@ -926,17 +923,22 @@ impl ProverSession {
         let client_pub = self.shares.client_share(curve, qv)?;
         self.cke = client_key_exchange(&client_pub);
         self.handshake.extend_from_slice(&self.cke);
-        let (n1, _) = ectf_cots(curve);
-        let macs = self.cots.take(n1)?;
-        let (kx, flips) =
-            ProverKx::start(&self.shares, curve, &server_key, &mut self.ectf_ole, &macs)?;
+        let macs = self.cots.take(ectf_cots(curve))?;
+        let (kx, flips) = ProverKx::start(
+            &self.shares,
+            curve,
+            &server_key,
+            &mut self.ectf_ole,
+            &macs,
+            &mut self.rng,
+        )?;
         self.oles.choose(ECTF_STREAM, macs, &flips);
         out.to_verifier.push(ProverMsg::KeyOpen {
             public: self.shares.public(curve),
             blind,
             flips,
         });
-        self.stage = Stage::AwaitEctf1(kx);
+        self.stage = Stage::AwaitEctf(kx);
         Ok(())
     }
 

@@ -159,7 +159,7 @@ enum Stage {
     AwaitHello,
     /// Setup sent; waiting for the server flight and the key opening.
     Handshake,
-    AwaitEctf2(VerifierKx2),
+    AwaitEctfCorrection(VerifierKx2),
     /// Key derivation: the step due, and whether its labels are awaited.
     Kdf {
         step: usize,
@@ -432,7 +432,7 @@ impl VerifierSession {
                 blind,
                 flips,
             } => self.on_key_open(&public, &blind, &flips),
-            ProverMsg::EctfFlips(f) => self.on_ectf2(&f),
+            ProverMsg::EctfCorrection(d) => self.on_ectf_correction(&d),
             ProverMsg::KdfFlips { step, flips } => self.on_kdf_flips(step as usize, &flips),
             ProverMsg::KdfLabels { step, labels } => self.on_kdf_labels(step as usize, &labels),
             ProverMsg::RecCiphertext { id, ct, offsets } => {
@@ -712,24 +712,21 @@ impl VerifierSession {
         let cke = client_key_exchange(&client_pub);
         self.transcript.extend_from_slice(&cke);
         self.expected_cke = Some(cke);
-        let (n1, _) = ectf_cots(curve);
-        let keys = self.cots.take(n1)?;
+        let keys = self.cots.take(ectf_cots(curve))?;
         let (kx2, m) = kx.respond(&mut self.ectf_ole, &keys, flips, &mut self.rng)?;
-        self.stage = Stage::AwaitEctf2(kx2);
+        self.stage = Stage::AwaitEctfCorrection(kx2);
         Ok(vec![VerifierMsg::EctfAnswer(m)])
     }
 
-    fn on_ectf2(&mut self, flips: &[u8]) -> Result<Vec<VerifierMsg>> {
-        let Stage::AwaitEctf2(kx2) = core::mem::replace(&mut self.stage, Stage::Failed) else {
+    fn on_ectf_correction(&mut self, correction: &[u8]) -> Result<Vec<VerifierMsg>> {
+        let Stage::AwaitEctfCorrection(kx2) = core::mem::replace(&mut self.stage, Stage::Failed)
+        else {
             return Err(Error::Unexpected {
                 expected: "KeyOpen first",
-                got: "EctfFlips",
+                got: "EctfCorrection",
             });
         };
-        let curve = self.curve()?;
-        let (_, n2) = ectf_cots(curve);
-        let keys = self.cots.take(n2)?;
-        let (share, m) = kx2.respond(&mut self.ectf_ole, &keys, flips)?;
+        let share = kx2.finish(correction)?;
         let suite = suite_of(self.flight.suite)?;
         let h = hello::transcript_hash(suite, &self.transcript);
         let public = KdfPublic {
@@ -747,7 +744,7 @@ impl VerifierSession {
             step: 0,
             labels: false,
         };
-        Ok(vec![VerifierMsg::EctfAnswer(m)])
+        Ok(vec![])
     }
 
     /// The record circuits' schedules this session will garble and has not

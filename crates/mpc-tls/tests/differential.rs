@@ -163,7 +163,7 @@ fn prover_mutants(m: &ProverMsg) -> Vec<ProverMsg> {
                 });
             }
         }
-        P::EctfFlips(b) => out.extend(bytes_mutants(b).into_iter().map(P::EctfFlips)),
+        P::EctfCorrection(b) => out.extend(bytes_mutants(b).into_iter().map(P::EctfCorrection)),
         P::KdfFlips { step, flips } => {
             out.push(P::KdfFlips {
                 step: step.wrapping_add(1),

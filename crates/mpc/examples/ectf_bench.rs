@@ -59,7 +59,7 @@ fn run<F: OleField>(
 ) -> (f64, f64, usize, usize) {
     let (delta, keys, macs) = cot;
     let mut rng = ChaCha20Rng::seed_from_u64(1);
-    let (n1, n) = (ectf::first_round_cots::<F>(), ectf::cots_needed::<F>());
+    let n = ectf::cots_needed::<F>();
     let mut sender = OleSender::new(*delta, 0);
     let mut receiver = OleReceiver::new(0);
     let (mut tv, mut tp) = (0.0, 0.0);
@@ -70,26 +70,22 @@ fn run<F: OleField>(
     tv += half;
     tp += half;
     let t = Instant::now();
-    let (prover, f1) = ProverEctf::start(&mut receiver, &macs[..n1], pp.0, pp.1).expect("start");
+    let (prover, f1) =
+        ProverEctf::start(&mut receiver, &macs[..n], pp.0, pp.1, &mut rng).expect("start");
     tp += t.elapsed().as_secs_f64();
     let t = Instant::now();
     let (verifier, m1) = VerifierEctf::new(pv.0, pv.1, a)
-        .respond(&mut sender, &keys[..n1], &f1, &mut rng)
+        .respond(&mut sender, &keys[..n], &f1, &mut rng)
         .expect("respond");
     tv += t.elapsed().as_secs_f64();
     let t = Instant::now();
-    let (prover, f2) = prover.step(&mut receiver, &macs[n1..n], &m1).expect("step");
+    let (sp, d) = prover.finish(&m1).expect("finish");
     tp += t.elapsed().as_secs_f64();
     let t = Instant::now();
-    let (sv, m2) = verifier
-        .respond(&mut sender, &keys[n1..n], &f2)
-        .expect("respond");
+    let sv = verifier.finish(&d).expect("finish");
     tv += t.elapsed().as_secs_f64();
-    let t = Instant::now();
-    let sp = prover.finish(&m2).expect("finish");
-    tp += t.elapsed().as_secs_f64();
     check(sv, sp);
-    (tv, tp, f1.len() + f2.len(), m1.len() + m2.len())
+    (tv, tp, f1.len() + d.len(), m1.len())
 }
 
 /// Key-share setup bytes (up, down): the prover's commitment and later its

@@ -103,28 +103,21 @@ fn run_ectf<F: OleField>(
 ) -> ([u8; 32], [u8; 32]) {
     let (delta, keys, macs) = cot;
     let mut rng = ChaCha20Rng::seed_from_u64(1);
-    let (n1, n) = (ectf::first_round_cots::<F>(), ectf::cots_needed::<F>());
+    let n = ectf::cots_needed::<F>();
     let mut sender = OleSender::new(*delta, 0);
     let mut receiver = OleReceiver::new(0);
-    let (prover, f1) = timed(&mut row.p_on, || {
-        ProverEctf::start(&mut receiver, &macs[..n1], pp.0, pp.1).expect("start")
+    let (prover, f) = timed(&mut row.p_on, || {
+        ProverEctf::start(&mut receiver, &macs[..n], pp.0, pp.1, &mut rng).expect("start")
     });
-    let (verifier, m1) = timed(&mut row.v_on, || {
+    let (verifier, m) = timed(&mut row.v_on, || {
         VerifierEctf::new(pv.0, pv.1, a)
-            .respond(&mut sender, &keys[..n1], &f1, &mut rng)
+            .respond(&mut sender, &keys[..n], &f, &mut rng)
             .expect("respond")
     });
-    let (prover, f2) = timed(&mut row.p_on, || {
-        prover.step(&mut receiver, &macs[n1..n], &m1).expect("step")
-    });
-    let (sv, m2) = timed(&mut row.v_on, || {
-        verifier
-            .respond(&mut sender, &keys[n1..n], &f2)
-            .expect("respond")
-    });
-    let sp = timed(&mut row.p_on, || prover.finish(&m2).expect("finish"));
-    row.on_up += f1.len() + f2.len();
-    row.on_down += m1.len() + m2.len();
+    let (sp, d) = timed(&mut row.p_on, || prover.finish(&m).expect("finish"));
+    let sv = timed(&mut row.v_on, || verifier.finish(&d).expect("finish"));
+    row.on_up += f.len() + d.len();
+    row.on_down += m.len();
     row.round_trips += ectf::ROUND_TRIPS;
     (le(sv), le(sp))
 }

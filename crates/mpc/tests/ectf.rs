@@ -55,7 +55,7 @@ fn client_finished(pms: &[u8]) -> Vec<u8> {
     prf(&master, b"client finished", &[9u8; 32], 12)
 }
 
-/// A tamper applied to a message of the run: (message index 0..4, byte, xor).
+/// A tamper applied to a message of the run: (message index 0..3, byte, xor).
 type Tamper = Option<(usize, usize, u8)>;
 
 /// One ECtF between the verifier's point `v` and the prover's `p`:
@@ -69,7 +69,6 @@ fn run_ectf<F: OleField>(
 ) -> Result<(F, F), Error> {
     let (delta, keys, macs) = cot;
     let mut rng = ChaCha20Rng::seed_from_u64(99);
-    let (n1, n) = (ectf::first_round_cots::<F>(), ectf::cots_needed::<F>());
     let mut sender = OleSender::new(*delta, 0);
     let mut receiver = OleReceiver::new(0);
     let t = |i: usize, mut m: Vec<u8>| {
@@ -81,19 +80,18 @@ fn run_ectf<F: OleField>(
         }
         m
     };
-    let (prover, f1) = ProverEctf::start(&mut receiver, &macs[..n1], p.0, p.1)?;
+    let n = ectf::cots_needed::<F>();
+    let (prover, f1) = ProverEctf::start(&mut receiver, &macs[..n], p.0, p.1, &mut rng)?;
     let f1 = t(0, f1);
     let (verifier, m1) =
-        VerifierEctf::new(v.0, v.1, a).respond(&mut sender, &keys[..n1], &f1, &mut rng)?;
+        VerifierEctf::new(v.0, v.1, a).respond(&mut sender, &keys[..n], &f1, &mut rng)?;
     let m1 = t(1, m1);
-    let (prover, f2) = prover.step(&mut receiver, &macs[n1..n], &m1)?;
-    let f2 = t(2, f2);
-    let (sv, m2) = verifier.respond(&mut sender, &keys[n1..n], &f2)?;
-    let m2 = t(3, m2);
-    let sp = prover.finish(&m2)?;
+    let (sp, d) = prover.finish(&m1)?;
+    let d = t(2, d);
+    let sv = verifier.finish(&d)?;
     let (up, down) = ectf::traffic::<F>();
-    assert_eq!(up, f1.len() + f2.len());
-    assert_eq!(down, m1.len() + m2.len());
+    assert_eq!(up, f1.len() + d.len());
+    assert_eq!(down, m1.len());
     Ok((sv, sp))
 }
 
@@ -268,13 +266,16 @@ fn corrupted_shares_give_a_wrong_premaster() {
         }
     }
     // A wrong A2M element always spoils the premaster.
-    let m1_ole = ole::response_len::<P256Base>(2);
+    let m1_ole = ole::response_len::<P256Base>(3);
     for k in [m1_ole + 31, m1_ole + 63] {
         let (a, b) = run_ectf(&cot, pv, pp, keyshare::p256_a(), Some((1, k, 2))).unwrap();
         assert_ne!(keyshare::p256_premaster(a, b).to_vec(), want);
     }
-    // A wrong flip from the prover (changes its input bit).
-    let (a, b) = run_ectf(&cot, pv, pp, keyshare::p256_a(), Some((2, 3, 1))).unwrap();
+    // A wrong flip from the prover (changes its input bit), or a wrong
+    // correction d.
+    let (a, b) = run_ectf(&cot, pv, pp, keyshare::p256_a(), Some((0, 3, 1))).unwrap();
+    assert_ne!(keyshare::p256_premaster(a, b).to_vec(), want);
+    let (a, b) = run_ectf(&cot, pv, pp, keyshare::p256_a(), Some((2, 16, 1))).unwrap();
     assert_ne!(keyshare::p256_premaster(a, b).to_vec(), want);
     // The verifier inputs another point than s_V·S.
     let other = P256Share::random(&mut rng).point_on(&server_pk).unwrap();
@@ -302,16 +303,15 @@ fn corrupted_shares_give_a_wrong_premaster() {
 #[test]
 fn malformed_messages_are_refused() {
     let mut rng = ChaCha20Rng::seed_from_u64(9);
-    let n1 = ectf::first_round_cots::<P256Base>();
     let n = ectf::cots_needed::<P256Base>();
     let (delta, keys, macs) = cots(10, n);
     let x = P256Base::random(&mut rng);
     let y = P256Base::random(&mut rng);
     let mk = || (OleSender::new(delta, 0), OleReceiver::new(0));
 
-    // Flips: truncated, oversized, padding (none for 512 bits: use GF).
+    // Flips: truncated, oversized, empty.
     let (mut s, mut r) = mk();
-    let (_p, f1) = ProverEctf::start(&mut r, &macs[..n1], x, y).unwrap();
+    let (_p, f1) = ProverEctf::start(&mut r, &macs[..n], x, y, &mut rng).unwrap();
     for bad in [
         &f1[..f1.len() - 1],
         &[f1.clone(), vec![0]].concat()[..],
@@ -319,21 +319,21 @@ fn malformed_messages_are_refused() {
     ] {
         let v = VerifierEctf::new(x, y, P256Base::ZERO);
         assert!(matches!(
-            v.respond(&mut s, &keys[..n1], bad, &mut rng),
+            v.respond(&mut s, &keys[..n], bad, &mut rng),
             Err(Error::Malformed(_))
         ));
     }
     // Wrong number of COTs given by the caller.
     assert!(matches!(
-        ProverEctf::start(&mut r, &macs[..n1 - 1], x, y),
+        ProverEctf::start(&mut r, &macs[..n - 1], x, y, &mut rng),
         Err(Error::Length { .. })
     ));
 
-    // The verifier's answers: truncated, oversized, non-canonical.
+    // The verifier's answer: truncated, oversized, non-canonical.
     let (mut s, mut r) = mk();
-    let (p, f1) = ProverEctf::start(&mut r, &macs[..n1], x, y).unwrap();
+    let (p, f1) = ProverEctf::start(&mut r, &macs[..n], x, y, &mut rng).unwrap();
     let v = VerifierEctf::new(P256Base::ONE, P256Base::ONE, P256Base::ZERO);
-    let (v, m1) = v.respond(&mut s, &keys[..n1], &f1, &mut rng).unwrap();
+    let (v, m1) = v.respond(&mut s, &keys[..n], &f1, &mut rng).unwrap();
     assert_eq!(p.expected_len(), m1.len());
     for bad in [
         m1[..m1.len() - 1].to_vec(),
@@ -351,17 +351,23 @@ fn malformed_messages_are_refused() {
             m
         },
     ] {
-        let mut r2 = r.clone();
-        let (p2, _) = ProverEctf::start(&mut OleReceiver::new(0), &macs[..n1], x, y).unwrap();
-        assert!(matches!(
-            p2.step(&mut r2, &macs[n1..n], &bad),
-            Err(Error::Malformed(_))
-        ));
+        let mut rng2 = ChaCha20Rng::seed_from_u64(9);
+        let (p2, _) =
+            ProverEctf::start(&mut OleReceiver::new(0), &macs[..n], x, y, &mut rng2).unwrap();
+        assert!(matches!(p2.finish(&bad), Err(Error::Malformed(_))));
     }
-    let (p, f2) = p.step(&mut r, &macs[n1..n], &m1).unwrap();
-    let (_, m2) = v.respond(&mut s, &keys[n1..n], &f2).unwrap();
-    assert_eq!(p.expected_len(), m2.len());
-    assert!(matches!(p.finish(&m2[1..]), Err(Error::Malformed(_))));
+    // The prover's correction: truncated, oversized, empty, non-canonical.
+    let (_, d) = p.finish(&m1).unwrap();
+    assert_eq!(d.len(), ectf::correction_len::<P256Base>());
+    for bad in [
+        d[1..].to_vec(),
+        [d.clone(), vec![0]].concat(),
+        Vec::new(),
+        vec![0xff; 32],
+    ] {
+        assert!(matches!(v.clone().finish(&bad), Err(Error::Malformed(_))));
+    }
+    v.finish(&d).unwrap();
 
     // GF(2^128) flips with padding bits cannot occur (128 bits per OLE);
     // an odd COT count for a prime field can: 1 OLE = 256 bits, fine too.
@@ -519,17 +525,17 @@ fn ole_products_with_edge_inputs() {
 #[test]
 fn random_messages_never_panic() {
     let mut rng = ChaCha20Rng::seed_from_u64(20);
-    let n1 = ectf::first_round_cots::<Curve25519Base>();
     let n = ectf::cots_needed::<Curve25519Base>();
     let (delta, keys, macs) = cots(21, n);
     let x = Curve25519Base::random(&mut rng);
     let y = Curve25519Base::random(&mut rng);
     let a = keyshare::curve25519_a();
-    let (_, good_f1) = ProverEctf::start(&mut OleReceiver::new(0), &macs[..n1], x, y).unwrap();
-    let (_, good_m1) = VerifierEctf::new(x, y, a)
+    let (_, good_f1) =
+        ProverEctf::start(&mut OleReceiver::new(0), &macs[..n], x, y, &mut rng).unwrap();
+    let (good_v, good_m1) = VerifierEctf::new(x, y, a)
         .respond(
             &mut OleSender::new(delta, 0),
-            &keys[..n1],
+            &keys[..n],
             &good_f1,
             &mut rng,
         )
@@ -537,10 +543,11 @@ fn random_messages_never_panic() {
     let t = X25519Share::random(&mut rng);
     let s = P256Share::random(&mut rng);
     for i in 0..200 {
-        let len = match i % 4 {
+        let len = match i % 5 {
             0 => rng.gen_range(0..100),
             1 => good_f1.len(),
             2 => good_m1.len(),
+            3 => ectf::correction_len::<Curve25519Base>(),
             _ => rng.gen_range(0..good_m1.len() + 64),
         };
         let mut msg = vec![0u8; len];
@@ -553,14 +560,14 @@ fn random_messages_never_panic() {
         }
         let _ = VerifierEctf::new(x, y, a).respond(
             &mut OleSender::new(delta, 0),
-            &keys[..n1],
+            &keys[..n],
             &msg,
             &mut rng,
         );
-        let (p, _) = ProverEctf::start(&mut OleReceiver::new(0), &macs[..n1], x, y).unwrap();
-        if let Ok((p2, _)) = p.step(&mut OleReceiver::new(0), &macs[n1..n], &msg) {
-            let _ = p2.finish(&msg);
-        }
+        let (p, _) =
+            ProverEctf::start(&mut OleReceiver::new(0), &macs[..n], x, y, &mut rng).unwrap();
+        let _ = p.finish(&msg);
+        let _ = good_v.clone().finish(&msg);
         let _ = keyshare::x25519_client_share(&t, &msg);
         if let Ok(u) = <[u8; 32]>::try_from(&msg[..msg.len().min(32)]) {
             let _ = t.point_on(&u);
@@ -624,11 +631,50 @@ fn x25519_corruption_gives_a_wrong_secret() {
     let a = keyshare::curve25519_a();
     let (x, y) = run_ectf(&cot, pv, pp, a, None).unwrap();
     assert_eq!(keyshare::x25519_premaster(x, y), want);
-    let at = ole::response_len::<Curve25519Base>(2) + 31;
+    let at = ole::response_len::<Curve25519Base>(3) + 31;
     let (x, y) = run_ectf(&cot, pv, pp, a, Some((1, at, 1))).unwrap();
     assert_ne!(keyshare::x25519_premaster(x, y), want);
     assert_ne!(
         client_finished(&keyshare::x25519_premaster(x, y)),
         client_finished(&want)
     );
+}
+
+/// The verifier's OLE inputs as it reveals them after the session are
+/// `(r, s, (r/s)^2)`; the audit's check passes on them and refuses any
+/// other `β^2`, a zero mask, or another count.
+#[test]
+fn revealed_verifier_inputs_are_checked() {
+    let mut rng = ChaCha20Rng::seed_from_u64(40);
+    let n = ectf::cots_needed::<P256Base>();
+    let (delta, keys, macs) = cots(41, n);
+    let (x, y) = (P256Base::random(&mut rng), P256Base::random(&mut rng));
+    let mut sender = OleSender::new(delta, 0);
+    let (p, f) = ProverEctf::start(&mut OleReceiver::new(0), &macs, x, y, &mut rng).unwrap();
+    let (v, m) = VerifierEctf::new(P256Base::ONE, P256Base::ONE, P256Base::ZERO)
+        .respond(&mut sender, &keys, &f, &mut rng)
+        .unwrap();
+    let (_, d) = p.finish(&m).unwrap();
+    v.finish(&d).unwrap();
+    let revealed: Vec<P256Base> = sender.inputs()[0]
+        .chunks(32)
+        .map(|c| <P256Base as OleField>::decode(c).unwrap())
+        .collect();
+    ectf::check_verifier_inputs(&revealed).unwrap();
+    let [r, s, b2] = revealed[..] else {
+        panic!("three inputs")
+    };
+    for bad in [
+        vec![r, s, b2 + P256Base::ONE],
+        vec![r, s, r * r],
+        vec![P256Base::ZERO, s, P256Base::ZERO],
+        vec![r, P256Base::ZERO, b2],
+        vec![r, s],
+        vec![r, s, b2, b2],
+    ] {
+        assert!(matches!(
+            ectf::check_verifier_inputs(&bad),
+            Err(Error::Malformed(_))
+        ));
+    }
 }

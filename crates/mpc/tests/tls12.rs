@@ -281,18 +281,16 @@ fn x25519_aes256_gcm_sha384_matches_reference() {
 /// One ECtF (as in the ECtF tests): (verifier share, prover share).
 fn run_ectf<F: OleField>(seed: u64, v: (F, F), p: (F, F), a: F) -> (F, F) {
     let n = ectf::cots_needed::<F>();
-    let n1 = ectf::first_round_cots::<F>();
     let (delta, keys, macs) = cots(seed, n);
     let mut rng = ChaCha20Rng::seed_from_u64(seed);
     let mut sender = OleSender::new(delta, 0);
     let mut receiver = OleReceiver::new(0);
-    let (prover, f1) = ProverEctf::start(&mut receiver, &macs[..n1], p.0, p.1).unwrap();
-    let (verifier, m1) = VerifierEctf::new(v.0, v.1, a)
-        .respond(&mut sender, &keys[..n1], &f1, &mut rng)
+    let (prover, f) = ProverEctf::start(&mut receiver, &macs, p.0, p.1, &mut rng).unwrap();
+    let (verifier, m) = VerifierEctf::new(v.0, v.1, a)
+        .respond(&mut sender, &keys, &f, &mut rng)
         .unwrap();
-    let (prover, f2) = prover.step(&mut receiver, &macs[n1..n], &m1).unwrap();
-    let (sv, m2) = verifier.respond(&mut sender, &keys[n1..n], &f2).unwrap();
-    (sv, prover.finish(&m2).unwrap())
+    let (sp, d) = prover.finish(&m).unwrap();
+    (verifier.finish(&d).unwrap(), sp)
 }
 
 /// Key share → ECtF → key derivation → both Finished on P-256, against

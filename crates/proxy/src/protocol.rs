@@ -115,7 +115,11 @@ use serde::{Deserialize, Serialize};
 /// mode's), its messages on the relay stream, while the proof's Ferret
 /// setup and first main iteration run on the preprocessing stream, so
 /// the proof after the session no longer starts with them.
-pub const PROTOCOL_VERSION: u16 = 20;
+/// Version 21: MPC mode's ECtF takes one round trip instead of two (the
+/// product `β²·α²` is an OLE on a random pad of the prover's, answered
+/// with the first; the prover's `EctfCorrection` replaces the second
+/// flips and rides with the key derivation's first flips).
+pub const PROTOCOL_VERSION: u16 = 21;
 /// Largest control message (JSON) accepted by default. The prover's
 /// `Proof` is the largest: for a 16 MiB response its plan holds about
 /// 1,000 record layouts (40 bytes each) and, with an attestation, one leaf
