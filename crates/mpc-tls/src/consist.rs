@@ -719,15 +719,95 @@ impl ProverRetained {
 
     /// The audit, once `Δ` is revealed and checked: every circuit garbled
     /// again from the labels the prover holds and the revealed values.
+    ///
+    /// With the `parallel` feature the circuits are shared out over up to
+    /// [`AUDIT_THREADS`] threads (the verifier waits on this audit for the
+    /// opening, so its wall time is the proof's); without it, or on one
+    /// core, they run in turn. Either way the error reported is that of
+    /// the first circuit, in session order, that fails.
     pub fn audit(&self, delta: Block, values: &[Vec<Vec<bool>>]) -> Result<()> {
+        self.audit_on(delta, values, audit_threads())
+    }
+
+    /// [`Self::audit`] on `threads` threads (1: in turn, on this one).
+    pub fn audit_on(&self, delta: Block, values: &[Vec<Vec<bool>>], threads: usize) -> Result<()> {
         if values.len() != self.runs.len() {
             return Err(Error::Malformed("input values for another session"));
         }
-        for (run, v) in self.runs.iter().zip(values) {
-            run.circuit.audit(delta, v).map_err(mpc_err)?;
+        let audit_one = |i: usize| self.runs[i].circuit.audit(delta, &values[i]);
+        let results = run_shared(&self.runs, threads, audit_one);
+        match results.into_iter().find_map(core::result::Result::err) {
+            Some(e) => Err(mpc_err(e)),
+            None => Ok(()),
         }
-        Ok(())
     }
+}
+
+/// Most threads the prover's audit uses: the request's record circuit is
+/// about half of a session's AND gates (1 KB request), so more threads do
+/// not shorten it.
+pub const AUDIT_THREADS: usize = 2;
+
+fn audit_threads() -> usize {
+    #[cfg(feature = "parallel")]
+    {
+        std::thread::available_parallelism().map_or(1, |n| n.get().min(AUDIT_THREADS))
+    }
+    #[cfg(not(feature = "parallel"))]
+    {
+        1
+    }
+}
+
+/// `f(i)` for every run `i`, in run order, on this thread.
+#[cfg(not(feature = "parallel"))]
+fn run_shared<R>(runs: &[EvaluatedRun], _threads: usize, f: impl Fn(usize) -> R) -> Vec<R> {
+    (0..runs.len()).map(f).collect()
+}
+
+/// `f(i)` for every run `i`, in run order; with `threads > 1`, on scoped
+/// threads that each take a share of the runs of about equal AND count
+/// (largest first, each to the least loaded thread).
+#[cfg(feature = "parallel")]
+fn run_shared<R: Send>(
+    runs: &[EvaluatedRun],
+    threads: usize,
+    f: impl Fn(usize) -> R + Sync,
+) -> Vec<R> {
+    let threads = threads.clamp(1, runs.len().max(1));
+    if threads == 1 {
+        return (0..runs.len()).map(f).collect();
+    }
+    let mut order: Vec<usize> = (0..runs.len()).collect();
+    order.sort_by_key(|&i| core::cmp::Reverse(runs[i].circuit.and_count()));
+    let mut shares = vec![(0u64, Vec::new()); threads];
+    for i in order {
+        let least = shares
+            .iter_mut()
+            .min_by_key(|(load, _)| *load)
+            .expect("at least one thread");
+        least.0 += runs[i].circuit.and_count();
+        least.1.push(i);
+    }
+    let mut out: Vec<Option<R>> = (0..runs.len()).map(|_| None).collect();
+    std::thread::scope(|scope| {
+        let f = &f;
+        let handles: Vec<_> = shares
+            .into_iter()
+            .map(|(_, share)| {
+                scope.spawn(move || share.into_iter().map(|i| (i, f(i))).collect::<Vec<_>>())
+            })
+            .collect();
+        for h in handles {
+            // A panic in an audit thread is a bug: carry it over.
+            for (i, r) in h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)) {
+                out[i] = Some(r);
+            }
+        }
+    });
+    out.into_iter()
+        .map(|r| r.expect("every run audited once"))
+        .collect()
 }
 
 fn check_len(shape: &Shape, runs: usize) -> Result<()> {

@@ -482,6 +482,69 @@ fn altered_kdf_table_is_caught_by_the_audit() {
     panic!("every altered row was used online");
 }
 
+/// The prover's audit gives the same verdict on one thread and shared
+/// out over several: an honest garbling passes on each, and a garbling
+/// with one altered table (in a row the prover did not use, so the
+/// session completed) is refused as the verifier's cheat on each.
+#[test]
+fn audit_on_threads_agrees_with_one_thread() {
+    let audit = |d: &Done, threads: usize| {
+        let values = d
+            .prover
+            .retained
+            .input_values(&d.verifier.retained.reveal())
+            .unwrap();
+        d.prover
+            .retained
+            .audit_on(d.verifier.delta, &values, threads)
+    };
+    let honest = session(60, ECDHE_ECDSA_AES128_GCM_SHA256, 2000);
+    for threads in [1, 2, 3, 64] {
+        audit(&honest.d, threads).unwrap_or_else(|e| panic!("{threads} threads: {e}"));
+    }
+    // Another Δ fails every circuit: the first one's error is reported.
+    let values = honest
+        .d
+        .prover
+        .retained
+        .input_values(&honest.d.verifier.retained.reveal())
+        .unwrap();
+    let other = honest.d.verifier.delta ^ Block(2);
+    let one = honest.d.prover.retained.audit_on(other, &values, 1);
+    let two = honest.d.prover.retained.audit_on(other, &values, 2);
+    assert!(matches!(one, Err(Error::VerifierCheated(_))), "{one:?}");
+    assert_eq!(format!("{one:?}"), format!("{two:?}"));
+    for gate in 0..16usize {
+        let mut first = true;
+        let hooks = Hooks {
+            verifier_to_prover: Some(Box::new(move |m| {
+                if let webproof_mpc_tls::VerifierMsg::Tables { circuit, chunk } = m {
+                    // The request record's circuit: the largest, alone
+                    // on its thread.
+                    if usize::from(*circuit) == 8 && first {
+                        first = false;
+                        let at = webproof_mpc::CHUNK_HEADER + webproof_mpc::HALVES_BYTES * gate;
+                        chunk[at] ^= 0x01;
+                    }
+                }
+            })),
+            ..Hooks::default()
+        };
+        let Ok(s) = session_with(70 + gate as u64, ECDHE_ECDSA_AES128_GCM_SHA256, 2000, hooks)
+        else {
+            continue; // the altered row was used: caught online
+        };
+        for threads in [1, 2] {
+            match audit(&s.d, threads) {
+                Err(Error::VerifierCheated(_)) => {}
+                other => panic!("{threads} threads: the audit gave {other:?}"),
+            }
+        }
+        return;
+    }
+    panic!("every altered row was used online");
+}
+
 /// The prover's check, before the proof, of the verifier's revealed
 /// inputs against what the protocol makes them (the audit checks
 /// separately that they are the values garbled with). The honest reveal

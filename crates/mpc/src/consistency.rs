@@ -269,6 +269,12 @@ impl EvaluatedCircuit {
         })
     }
 
+    /// AND gates of the circuit: what garbling it again in the audit
+    /// costs, so a caller can share the audits of a session out evenly.
+    pub fn and_count(&self) -> u64 {
+        self.plan.and_count()
+    }
+
     /// Bits per input group (to parse the verifier's revealed inputs).
     pub fn input_lens(&self) -> Vec<usize> {
         self.inputs.iter().map(Vec::len).collect()
