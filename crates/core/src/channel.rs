@@ -5,6 +5,11 @@
 //! or before every receive (so two parties that alternate never deadlock).
 //! Every receive states the largest frame it accepts, so a peer can never make
 //! us allocate more than the protocol expects.
+//!
+//! A party that need not wait for the peer's answer to a message (an
+//! acceptance it can act on later) can set a check on the peer's next
+//! message ([`Channel::check_next`]): the next receive reads and checks it
+//! first, so the answer costs no round trip of its own.
 
 use crate::block::Block;
 use futures::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -29,7 +34,13 @@ pub enum ChannelError {
     /// The peer sent a frame of another size than the protocol requires.
     #[error("peer sent a {got}-byte message where exactly {expected} bytes are required")]
     UnexpectedLength { expected: usize, got: usize },
+    /// A check set with [`Channel::check_next`] refused the peer's answer.
+    #[error("{0}")]
+    Refused(String),
 }
+
+/// The check of the peer's next message ([`Channel::check_next`]).
+type NextCheck = Box<dyn FnOnce(&[u8]) -> Result<(), ChannelError> + Send + Sync>;
 
 /// Shared byte counters of a channel; clone it to read them from elsewhere
 /// (a benchmark, a progress bar) while the protocol runs.
@@ -55,6 +66,8 @@ pub struct Channel<T> {
     io: T,
     wbuf: Vec<u8>,
     stats: ChannelStats,
+    /// Largest size and check of the peer's next message, if one is set.
+    next_check: Option<(usize, NextCheck)>,
 }
 
 impl<T: AsyncRead + AsyncWrite + Unpin> Channel<T> {
@@ -64,7 +77,21 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Channel<T> {
             io,
             wbuf: Vec::with_capacity(FLUSH_THRESHOLD),
             stats: ChannelStats::default(),
+            next_check: None,
         }
+    }
+
+    /// Take the peer's next message, of at most `max_len` bytes, as its
+    /// answer to what was sent so far, without waiting for it now: the
+    /// next receive reads it first and hands it to `check`, and returns
+    /// `check`'s error, if any, instead of a message. Replaces a check set
+    /// before and not yet run.
+    pub fn check_next(
+        &mut self,
+        max_len: usize,
+        check: impl FnOnce(&[u8]) -> Result<(), ChannelError> + Send + Sync + 'static,
+    ) {
+        self.next_check = Some((max_len, Box::new(check)));
     }
 
     /// A handle on this channel's byte counters.
@@ -114,9 +141,18 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Channel<T> {
         Ok(())
     }
 
-    /// Receive one message of at most `max_len` bytes.
+    /// Receive one message of at most `max_len` bytes (after the message a
+    /// [`Self::check_next`] waits for, if one is set).
     pub async fn recv(&mut self, max_len: usize) -> Result<Vec<u8>, ChannelError> {
         self.flush().await?;
+        if let Some((max, check)) = self.next_check.take() {
+            let answer = self.recv_frame(max).await?;
+            check(&answer)?;
+        }
+        self.recv_frame(max_len).await
+    }
+
+    async fn recv_frame(&mut self, max_len: usize) -> Result<Vec<u8>, ChannelError> {
         let mut hdr = [0u8; 4];
         self.read_exact(&mut hdr).await?;
         let len = u32::from_le_bytes(hdr) as usize;
@@ -202,6 +238,46 @@ mod tests {
             ));
             drop(a);
             assert!(matches!(b.recv(10).await, Err(ChannelError::Closed)));
+        });
+    }
+
+    /// A check set on the next message runs at the next receive, before
+    /// it returns the message after; a refusal is that receive's error.
+    #[test]
+    fn next_message_checked_at_the_next_receive() {
+        block_on(async {
+            let (a, b) = memory_duplex();
+            let (mut a, mut b) = (Channel::new(a), Channel::new(b));
+            b.check_next(4, |m| match m {
+                b"ok" => Ok(()),
+                _ => Err(ChannelError::Refused("not ok".into())),
+            });
+            b.send(b"request").await.unwrap();
+            b.flush().await.unwrap();
+            assert_eq!(a.recv(10).await.unwrap(), b"request");
+            a.send(b"ok").await.unwrap();
+            a.send(b"data").await.unwrap();
+            a.send(b"no").await.unwrap();
+            a.send(b"more").await.unwrap();
+            a.send(b"toolong").await.unwrap();
+            a.send(b"end").await.unwrap();
+            a.flush().await.unwrap();
+            assert_eq!(b.recv(10).await.unwrap(), b"data");
+            b.check_next(4, |m| match m {
+                b"ok" => Ok(()),
+                _ => Err(ChannelError::Refused("not ok".into())),
+            });
+            match b.recv(10).await {
+                Err(ChannelError::Refused(why)) => assert_eq!(why, "not ok"),
+                other => panic!("expected the refusal, got {other:?}"),
+            }
+            // The check ran once: the message after the answer is next.
+            assert_eq!(b.recv(10).await.unwrap(), b"more");
+            b.check_next(4, |_| Ok(()));
+            assert!(matches!(
+                b.recv(10).await,
+                Err(ChannelError::FrameTooLarge { len: 7, max: 4 })
+            ));
         });
     }
 

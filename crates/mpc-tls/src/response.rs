@@ -59,14 +59,21 @@
 //! revealed range at its offset in the response.
 //!
 //! # The run (one channel, after `Close` / `CloseAck`)
-//! 1. prover → verifier: the claim ([`ResponseClaim::encode`]);
-//! 2. verifier → prover: `0` and its private inputs
-//!    ([`crate::VerifierRetained::reveal`]): the bits of its input groups
-//!    of every garbled circuit and its OLE inputs. The prover's `Close`
-//!    fixed the recording before, so they protect nothing any more. Or
-//!    `1` and the reason it refuses the claim (malformed, a commitment
-//!    without an attestation key, leaves that do not partition the
-//!    recording), and the run ends;
+//! 1. verifier → prover, as soon as the session is over: its private
+//!    inputs ([`crate::VerifierRetained::reveal`]), the bits of its input
+//!    groups of every garbled circuit and its OLE inputs. The prover's
+//!    `Close` fixed the recording before, so they protect nothing any
+//!    more, whatever the prover claims next;
+//! 2. prover → verifier: the claim ([`ResponseClaim::encode`]); the
+//!    verifier answers `0` (taken) or `1` and the reason it refuses the
+//!    claim (malformed, a commitment without an attestation key, leaves
+//!    that do not partition the recording). The prover does not wait for
+//!    the answer: it starts proving, and its next receive reads the answer
+//!    first (`webproof_core::Channel::check_next`), before any message of
+//!    the proof; on a refusal it stops with the verifier's reason, which
+//!    the verifier makes sure reaches it by taking what it sends until it
+//!    hangs up ([`MAX_DRAIN`] bytes at most). No step of the proof waits
+//!    on that round trip any more (protocol version 22);
 //! 3. both start the engine bound to a context naming the recording and
 //!    the claim ([`context`]), the verifier's COT sender being the
 //!    session's (one `Δ`: the garbling's, the OLEs', the proof's), and
@@ -191,6 +198,7 @@ use crate::KeyLabels;
 use core::ops::Range;
 use rand_core::{CryptoRng, RngCore};
 use sha2::{Digest, Sha256};
+use std::sync::{Arc, OnceLock};
 use webproof_attestation::commit::check_layout;
 use webproof_attestation::{Direction as LeafDir, LeafRange, TranscriptCommitment};
 use webproof_circuits::bits::bytes_to_bits;
@@ -206,12 +214,17 @@ use webproof_zk::{Config, Prover, ProverBit, Verifier, VerifierBit};
 
 /// Most ranges one claim may reveal.
 pub const MAX_RANGES: usize = 4096;
-/// The verifier's answer to the claim: its input reveal follows.
+/// The verifier's answer to the claim: taken.
 const CLAIM_TAKEN: u8 = 0;
 /// The verifier's answer to the claim: refused, the reason follows.
 const CLAIM_REFUSED: u8 = 1;
 /// Longest reason of a refusal.
 const MAX_REFUSAL: usize = 1024;
+/// Most bytes a verifier that refused the claim takes from the prover,
+/// which was proving meanwhile, before it hangs up (the prover stops at
+/// its next receive, which reads the refusal; this keeps its writes from
+/// blocking on a full link before then).
+pub const MAX_DRAIN: usize = 64 << 20;
 /// Bytes of the GCM record overhead: explicit nonce and tag.
 const GCM_OVERHEAD: usize = 8 + 16;
 
@@ -1004,11 +1017,12 @@ fn check_revealed_shares(outcome: &ProverOutcome, masks: &KeyShares) -> Result<(
     Ok(())
 }
 
-/// The prover's whole run on `ch` (see the module docs): send the claim,
-/// take the verifier's input reveal, prove sealed (the consistency proof
-/// of every circuit and the statement), check the revealed `Δ`, audit the
-/// garbling, open. `cot` is the receiver of the session's COT correlation
-/// (the one the pool's MACs came from).
+/// The prover's whole run on `ch` (see the module docs): take the
+/// verifier's input reveal, send the claim, prove sealed (the consistency
+/// proof of every circuit and the statement) with the verifier's answer
+/// to the claim read at the first receive, check the revealed `Δ`, audit
+/// the garbling, open. `cot` is the receiver of the session's COT
+/// correlation (the one the pool's MACs came from).
 #[allow(clippy::too_many_arguments)]
 pub async fn prove_response<C: RandomCotReceiver, T: Io>(
     cot: C,
@@ -1023,68 +1037,80 @@ pub async fn prove_response<C: RandomCotReceiver, T: Io>(
     let retained = &outcome.retained;
     ch.send(&claim.encode()).await.map_err(io)?;
     ch.flush().await.map_err(io)?;
-    let answer = ch
-        .recv(1 + retained.reveal_len().max(MAX_REFUSAL))
-        .await
-        .map_err(io)?;
-    let reveal = match answer.split_first() {
-        Some((&CLAIM_TAKEN, reveal)) => reveal.to_vec(),
-        Some((&CLAIM_REFUSED, why)) => {
-            return Err(Error::Aborted(format!(
-                "the verifier refused the claim: {}",
-                String::from_utf8_lossy(why)
-            )))
-        }
-        _ => return Err(Error::Malformed("the verifier's answer to the claim")),
-    };
-    let values = retained.input_values(&reveal)?;
-    check_revealed_shares(outcome, &retained.check_inputs(&values)?)?;
-    retained.check_server_finished(&values)?;
-    let ctx = context(&outcome.recording, claim);
-    let mut zk = Prover::with_context(cot, ch, cfg, &ctx)
-        .await
-        .map_err(zk_err)?;
-    zk.defer();
-    let (key_bits, key) = prove_statement_keys(&mut zk, outcome, claim, blinders).await?;
-    let before = zk.stats();
-    let server = consist::ServerKey {
-        key: &key,
-        iv: &claim.iv,
-    };
-    consist::prove(&mut zk, retained, &values, &key_bits, &server).await?;
-    let zk_stats = zk.stats();
-    let mut salt = [0u8; 32];
-    rng.fill_bytes(&mut salt);
-    let mut sealed = zk.seal(salt).await.map_err(zk_err)?;
-    let delta = consistency::receive_delta(&mut sealed)
-        .await
-        .map_err(mpc_err)?;
-    // Only an honest garbling and honest OLE answers get the opening.
-    retained.audit(delta, &values)?;
-    retained.audit_oles(delta, &reveal)?;
-    let (cot, ch) = sealed.open().await.map_err(zk_err)?;
-    let s = ch.stats();
-    Ok((
-        ProofStats {
-            sent: s.sent(),
-            received: s.received(),
-            zk: zk_stats,
-            consistency: ConsistencyStats {
-                and_gates: zk_stats.and_gates - before.and_gates,
-                cots_used: zk_stats.cots_used - before.cots_used,
-                reveal: reveal.len() as u64,
-                circuits: retained.runs.len(),
+    // Sent by the verifier after its `CloseAck`: here by now, or soon.
+    let reveal = ch.recv(retained.reveal_len()).await.map_err(io)?;
+    // Its answer to the claim comes next; the proof does not wait for it.
+    // A refusal (`Some(reason)`) or a malformed answer (`None`) is kept
+    // here, so that whichever step reads it reports it as such.
+    let refused: Arc<OnceLock<Option<String>>> = Arc::new(OnceLock::new());
+    let seen = Arc::clone(&refused);
+    ch.check_next(1 + MAX_REFUSAL, move |m| {
+        let why = match m.split_first() {
+            Some((&CLAIM_TAKEN, [])) => return Ok(()),
+            Some((&CLAIM_REFUSED, why)) => Some(String::from_utf8_lossy(why).into_owned()),
+            _ => None,
+        };
+        let text = why.clone().unwrap_or_else(|| "malformed answer".into());
+        let _ = seen.set(why);
+        Err(webproof_core::ChannelError::Refused(text))
+    });
+    let run = async {
+        let values = retained.input_values(&reveal)?;
+        check_revealed_shares(outcome, &retained.check_inputs(&values)?)?;
+        retained.check_server_finished(&values)?;
+        let ctx = context(&outcome.recording, claim);
+        let mut zk = Prover::with_context(cot, ch, cfg, &ctx)
+            .await
+            .map_err(zk_err)?;
+        zk.defer();
+        let (key_bits, key) = prove_statement_keys(&mut zk, outcome, claim, blinders).await?;
+        let before = zk.stats();
+        let server = consist::ServerKey {
+            key: &key,
+            iv: &claim.iv,
+        };
+        consist::prove(&mut zk, retained, &values, &key_bits, &server).await?;
+        let zk_stats = zk.stats();
+        let mut salt = [0u8; 32];
+        rng.fill_bytes(&mut salt);
+        let mut sealed = zk.seal(salt).await.map_err(zk_err)?;
+        let delta = consistency::receive_delta(&mut sealed)
+            .await
+            .map_err(mpc_err)?;
+        // Only an honest garbling and honest OLE answers get the opening.
+        retained.audit(delta, &values)?;
+        retained.audit_oles(delta, &reveal)?;
+        let (cot, ch) = sealed.open().await.map_err(zk_err)?;
+        let s = ch.stats();
+        Ok((
+            ProofStats {
+                sent: s.sent(),
+                received: s.received(),
+                zk: zk_stats,
+                consistency: ConsistencyStats {
+                    and_gates: zk_stats.and_gates - before.and_gates,
+                    cots_used: zk_stats.cots_used - before.cots_used,
+                    reveal: reveal.len() as u64,
+                    circuits: retained.runs.len(),
+                },
             },
-        },
-        cot,
-        ch,
-    ))
+            cot,
+            ch,
+        ))
+    };
+    // Whatever step read the refusal, the verifier's reason is the error.
+    run.await.map_err(|e| match refused.get() {
+        Some(Some(why)) => Error::Aborted(format!("the verifier refused the claim: {why}")),
+        Some(None) => Error::Malformed("the verifier's answer to the claim"),
+        None => e,
+    })
 }
 
-/// The verifier's whole run on `ch`: receive the claim, reveal its input
-/// bits (the prover's `Close` fixed the recording before), verify the
-/// sealed proof, reveal `Δ`, check the opening. `cot` is the sender of
-/// the session's COT correlation (its `Δ` must be the garbler's).
+/// The verifier's whole run on `ch`: reveal its input bits (the prover's
+/// `Close` fixed the recording before), receive and answer the claim,
+/// verify the sealed proof, reveal `Δ`, check the opening. `cot` is the
+/// sender of the session's COT correlation (its `Δ` must be the
+/// garbler's).
 pub async fn verify_response<C: RandomCotSender, T: Io>(
     cot: C,
     mut ch: Channel<T>,
@@ -1094,13 +1120,18 @@ pub async fn verify_response<C: RandomCotSender, T: Io>(
     rng: &mut (impl RngCore + CryptoRng),
 ) -> Result<VerifiedResponse> {
     let io = |e: webproof_core::ChannelError| Error::Proof(e.to_string());
+    // The reveal depends on nothing the prover says now: it goes first,
+    // so the prover's proof need not wait a round trip for it.
+    ch.send(&outcome.retained.reveal()).await.map_err(io)?;
+    ch.flush().await.map_err(io)?;
     let payloads = outcome_len(outcome);
     let max = 2 * (1 + 255 + 4 + 8 * MAX_RANGES) + payloads + 4 + 41 * MAX_LEAVES.min(payloads);
     let msg = ch.recv(max).await.map_err(io)?;
     let claim = match ResponseClaim::decode(&msg).and_then(|c| admit(outcome, c, can_attest)) {
         Ok(c) => c,
         Err(e) => {
-            // The prover waits for the reveal: tell it why there is none.
+            // The prover is proving already: tell it why, and take what
+            // it sends until its next receive reads this and it hangs up.
             let mut why = e.to_string();
             let mut cut = why.len().min(MAX_REFUSAL);
             while !why.is_char_boundary(cut) {
@@ -1111,13 +1142,14 @@ pub async fn verify_response<C: RandomCotSender, T: Io>(
                 .send(&[&[CLAIM_REFUSED][..], why.as_bytes()].concat())
                 .await;
             let _ = ch.flush().await;
+            let mut left = MAX_DRAIN;
+            while let Ok(m) = ch.recv(left).await {
+                left = left.saturating_sub(m.len() + 4);
+            }
             return Err(e);
         }
     };
-    let reveal = outcome.retained.reveal();
-    ch.send(&[&[CLAIM_TAKEN][..], &reveal].concat())
-        .await
-        .map_err(io)?;
+    ch.send(&[CLAIM_TAKEN]).await.map_err(io)?;
     ch.flush().await.map_err(io)?;
     let ctx = context(&outcome.recording, &claim);
     let mut zk = Verifier::with_context(cot, ch, cfg, &ctx, rng)

@@ -379,11 +379,11 @@ fn verifier_revealing_another_delta_is_caught() {
             async {
                 // The honest verifier's steps up to the seal.
                 let mut ch = Channel::new(b);
+                ch.send(&vo.retained.reveal()).await.unwrap();
+                ch.flush().await.unwrap();
                 let msg = ch.recv(1 << 20).await.unwrap();
                 let claim = ResponseClaim::decode(&msg).unwrap();
-                ch.send(&[&[0u8][..], &vo.retained.reveal()].concat())
-                    .await
-                    .unwrap();
+                ch.send(&[0u8]).await.unwrap();
                 ch.flush().await.unwrap();
                 let ctx = context(&vo.recording, &claim);
                 let mut zk = Verifier::with_context(s.s, ch, cfg(), &ctx, &mut r2)
@@ -1295,8 +1295,9 @@ fn table_bytes_figures() {
 }
 
 /// The verifier's answer to the claim: a refusal reaches the prover with
-/// its reason, an unknown tag or an empty answer is malformed, and no
-/// proof starts after either.
+/// its reason, an unknown tag or an empty answer is malformed. The prover
+/// does not wait for the answer before it proves; it stops at its first
+/// receive, which reads the answer before any message of the proof.
 #[test]
 fn refusals_and_malformed_answers_to_the_claim() {
     for (seed, answer) in [
@@ -1313,10 +1314,15 @@ fn refusals_and_malformed_answers_to_the_claim() {
             futures::join!(
                 prove_response(s.r, Channel::new(a), cfg(), &outcome, &claim, &[], &mut r1),
                 async {
+                    // The reveal, then the answer to the claim; the prover
+                    // is proving meanwhile: take what it sends until it
+                    // has read the answer and hung up.
                     let mut ch = Channel::new(b);
+                    ch.send(&s.d.verifier.retained.reveal()).await.unwrap();
                     ch.recv(1 << 20).await.unwrap();
                     ch.send(&answer).await.unwrap();
                     ch.flush().await.unwrap();
+                    while ch.recv(1 << 26).await.is_ok() {}
                 }
             )
         });

@@ -119,7 +119,11 @@ use serde::{Deserialize, Serialize};
 /// product `β²·α²` is an OLE on a random pad of the prover's, answered
 /// with the first; the prover's `EctfCorrection` replaces the second
 /// flips and rides with the key derivation's first flips).
-pub const PROTOCOL_VERSION: u16 = 21;
+/// Version 22: MPC mode's proof no longer waits a round trip for the
+/// verifier's input reveal: the verifier sends it right after the
+/// session, and its answer to the claim is read at the prover's next
+/// receive (`Channel::check_next`) instead of before the proof starts.
+pub const PROTOCOL_VERSION: u16 = 22;
 /// Largest control message (JSON) accepted by default. The prover's
 /// `Proof` is the largest: for a 16 MiB response its plan holds about
 /// 1,000 record layouts (40 bytes each) and, with an attestation, one leaf
