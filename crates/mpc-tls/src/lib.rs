@@ -47,7 +47,7 @@
 //! | 7 | `ToServer` (ClientKeyExchange, CCS, Finished), then the request's records (False Start: without waiting for the server's Finished) | | → Finished, request |
 //! | 8 | `FromServer` (the server Finished record, recorded; its contents are checked in the proof) | | ← CCS, Finished |
 //! | 9 | `FromServer` (the response, recorded as received), `Close` | `CloseAck` (its server-key share) | ← response |
-//! | 10 | the claim, then the sealed proof ([`response`], [`consist`]) | its input bits and OLE inputs, then the `Δ` reveal | |
+//! | 10 | the claim, then at once the sealed proof ([`response`], [`consist`]) | its input bits and OLE inputs (right after `CloseAck`, unasked), its answer to the claim (read at the prover's next receive), then the `Δ` reveal | |
 //!
 //! Flight 1 is preprocessing: the verifier garbles the key derivation and
 //! every record for the terms the prover named (suite family, group, EMS
