@@ -453,13 +453,26 @@ fn caught_prover(p: Result<ProofStats, Error>, v: Result<VerifiedResponse, Error
 #[test]
 fn altered_kdf_table_is_caught_by_the_audit() {
     const STEP: usize = 4;
+    let s = session_with_altered_table(STEP, 40);
+    assert_eq!(s.d.prover.response, response(2000));
+    let outcome = s.d.prover.clone();
+    let claim = ResponseClaim::new(&outcome, &[0..15]).unwrap();
+    let (p, v, _) = prove(s, &outcome, &claim);
+    caught_verifier(p, v);
+}
+
+/// A session whose garbler altered one table of `circuit`'s first chunk
+/// in a row the prover does not use (its half-ciphertext `G0` when the
+/// prover's colour on the gate's first input is 0), so the session
+/// completes: gates are tried in turn from seed `seed`, since a cheat
+/// that hits a used row ends the session online.
+fn session_with_altered_table(circuit: usize, seed: u64) -> Session {
     for gate in 0..16usize {
         let mut first = true;
         let hooks = Hooks {
             verifier_to_prover: Some(Box::new(move |m| {
-                // The first chunk of the step's tables.
-                if let webproof_mpc_tls::VerifierMsg::Tables { circuit, chunk } = m {
-                    if usize::from(*circuit) == STEP && first {
+                if let webproof_mpc_tls::VerifierMsg::Tables { circuit: c, chunk } = m {
+                    if usize::from(*c) == circuit && first {
                         first = false;
                         let at = webproof_mpc::CHUNK_HEADER + webproof_mpc::HALVES_BYTES * gate;
                         chunk[at] ^= 0x01;
@@ -468,18 +481,16 @@ fn altered_kdf_table_is_caught_by_the_audit() {
             })),
             ..Hooks::default()
         };
-        let Ok(s) = session_with(40 + gate as u64, ECDHE_ECDSA_AES128_GCM_SHA256, 2000, hooks)
-        else {
-            continue; // the altered row was used: caught online
-        };
-        assert_eq!(s.d.prover.response, response(2000));
-        let outcome = s.d.prover.clone();
-        let claim = ResponseClaim::new(&outcome, &[0..15]).unwrap();
-        let (p, v, _) = prove(s, &outcome, &claim);
-        caught_verifier(p, v);
-        return;
+        if let Ok(s) = session_with(
+            seed + gate as u64,
+            ECDHE_ECDSA_AES128_GCM_SHA256,
+            2000,
+            hooks,
+        ) {
+            return s;
+        }
     }
-    panic!("every altered row was used online");
+    panic!("every altered row of circuit {circuit} was used online");
 }
 
 /// The prover's audit gives the same verdict on one thread and shared
@@ -514,35 +525,14 @@ fn audit_on_threads_agrees_with_one_thread() {
     let two = honest.d.prover.retained.audit_on(other, &values, 2);
     assert!(matches!(one, Err(Error::VerifierCheated(_))), "{one:?}");
     assert_eq!(format!("{one:?}"), format!("{two:?}"));
-    for gate in 0..16usize {
-        let mut first = true;
-        let hooks = Hooks {
-            verifier_to_prover: Some(Box::new(move |m| {
-                if let webproof_mpc_tls::VerifierMsg::Tables { circuit, chunk } = m {
-                    // The request record's circuit: the largest, alone
-                    // on its thread.
-                    if usize::from(*circuit) == 8 && first {
-                        first = false;
-                        let at = webproof_mpc::CHUNK_HEADER + webproof_mpc::HALVES_BYTES * gate;
-                        chunk[at] ^= 0x01;
-                    }
-                }
-            })),
-            ..Hooks::default()
-        };
-        let Ok(s) = session_with(70 + gate as u64, ECDHE_ECDSA_AES128_GCM_SHA256, 2000, hooks)
-        else {
-            continue; // the altered row was used: caught online
-        };
-        for threads in [1, 2] {
-            match audit(&s.d, threads) {
-                Err(Error::VerifierCheated(_)) => {}
-                other => panic!("{threads} threads: the audit gave {other:?}"),
-            }
+    // The request record's circuit: the largest, alone on its thread.
+    let s = session_with_altered_table(8, 70);
+    for threads in [1, 2] {
+        match audit(&s.d, threads) {
+            Err(Error::VerifierCheated(_)) => {}
+            other => panic!("{threads} threads: the audit gave {other:?}"),
         }
-        return;
     }
-    panic!("every altered row was used online");
 }
 
 /// The prover's check, before the proof, of the verifier's revealed
