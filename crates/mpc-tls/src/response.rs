@@ -1050,9 +1050,11 @@ pub async fn prove_response<C: RandomCotReceiver, T: Io>(
             Some((&CLAIM_REFUSED, why)) => Some(String::from_utf8_lossy(why).into_owned()),
             _ => None,
         };
-        let text = why.clone().unwrap_or_else(|| "malformed answer".into());
         let _ = seen.set(why);
-        Err(webproof_core::ChannelError::Refused(text))
+        // Reported from `refused` below, whatever step read it.
+        Err(webproof_core::ChannelError::Refused(
+            "the verifier's answer to the claim".into(),
+        ))
     });
     let run = async {
         let values = retained.input_values(&reveal)?;
