@@ -26,8 +26,9 @@
 //! one per record otherwise), which the audit garbles again; rebuilding
 //! it at the audit instead would trade that memory for planning time.
 //!
-//! Per OLE batch (the ECtF's two; each record's M2A answered ahead, whose
-//! flips are all zero and never sent) the prover logs its COT
+//! Per OLE batch (the ECtF's two; the client Finished's M2A of the GHASH
+//! key's powers answered ahead, whose flips are all zero and never sent)
+//! the prover logs its COT
 //! MACs, its flips and the verifier's answer ([`OleLog`]);
 //! the verifier keeps its inputs (`OleSender::inputs`), revealed with its
 //! input bits and checked in the prover's audit.
@@ -637,6 +638,7 @@ impl ProverRetained {
                 &key_iv(&keys),
                 &spec.seq().to_be_bytes(),
                 &verifier_groups(steps + j),
+                spec.computes_h(),
             )
             .map_err(mpc_err)?;
         }

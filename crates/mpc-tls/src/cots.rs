@@ -27,12 +27,16 @@ pub fn cots_needed(request_len: usize) -> usize {
     // PRF's seven steps take less), more than the full PRF for SHA-384
     // (256 + 2 x 8 x 128 COTs).
     let kdf = 8 * 320;
-    let record = record::cots_needed;
-    let fin = record(16);
-    let req: usize = request_records(request_len).into_iter().map(record).sum();
-    // One Finished in 2PC: the client's (the server's is checked in the
-    // proof).
-    ectf::cots_needed::<P256Base>() + kdf + fin + req
+    // The records: the M2A of the powers of the client's GHASH key, as
+    // many as the longest record's tag takes (the client Finished
+    // answers it for all; the server's Finished is checked in the proof).
+    let powers = request_records(request_len)
+        .into_iter()
+        .chain([16])
+        .map(record::powers_needed)
+        .max()
+        .unwrap_or(0);
+    ectf::cots_needed::<P256Base>() + kdf + record::cots_needed(powers)
 }
 
 /// How a request of `len` bytes is cut into records.

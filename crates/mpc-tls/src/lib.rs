@@ -38,12 +38,12 @@
 //! # The session, flight by flight
 //! | # | prover → verifier | verifier → prover | prover ↔ server |
 //! |---|---|---|---|
-//! | 1 | `Hello` (key-share commitments, request record lengths, the [`hello::Terms`]) | `Setup` (client random, its key shares), then per circuit its `Tables` chunks and its `Decoding` (with the labels of its inputs known ahead: its masks, the explicit nonces), streamed as garbled ([`VerifierSession::next_tables`]), and after each record's circuit `RecPowers` (the M2A of its GHASH key's powers, answered ahead) | |
+//! | 1 | `Hello` (key-share commitments, request record lengths, the [`hello::Terms`]) | `Setup` (client random, its key shares), then per circuit its `Tables` chunks and its `Decoding` (with the labels of its inputs known ahead: its masks, the explicit nonces), streamed as garbled ([`VerifierSession::next_tables`]), and after the last circuit `RecPowers` (the M2A of the powers of the client's GHASH key, answered ahead for the client Finished, which computes it; every client record's tag takes them) | |
 //! | 2 | `ToServer` (ClientHello) | | ClientHello → |
 //! | 3 | `FromServer` (the server's flight), then `KeyOpen` (opening, the ECtF's flips) | `EctfAnswer` | ← ServerHello … ServerHelloDone |
 //! | 4 | `EctfCorrection` (the ECtF's last message, no answer) with step 0's `KdfFlips` in one flight | | |
 //! | 5 | `KdfFlips` / `KdfLabels` per step | `KdfInputs` per step, and right after steps 2 and 5 the next step's `KdfAdvance` (its inputs fixed a step early, sent while the prover evaluates) | |
-//! | 6 | `RecCiphertext` (the ciphertext and the offsets of the GHASH key's odd powers) of the client Finished and of every request record, side by side, as soon as the key derivation output the key shares: each record's circuit takes the prover's key ‖ IV share as the labels it evaluated there (chained, no input round trip), the verifier's inputs came with the tables, and it outputs the prover's multiplicative share of the GHASH key (the A2M in the circuit; under the full PRF, beside the server Finished's circuit) | `RecTagShare` per record | |
+//! | 6 | `RecCiphertext` of the client Finished (the ciphertext and the offsets of the GHASH key's odd powers) and of every request record (the ciphertext), side by side, as soon as the key derivation output the key shares: each record's circuit takes the prover's key ‖ IV share as the labels it evaluated there (chained, no input round trip), the verifier's inputs came with the tables, and the client Finished's outputs the prover's multiplicative share of the GHASH key (the A2M in the circuit; the request's records compute no `H` of their own) | `RecTagShare` per record | |
 //! | 7 | `ToServer` (ClientKeyExchange, CCS, Finished), then the request's records (False Start: without waiting for the server's Finished) | | → Finished, request |
 //! | 8 | `FromServer` (the server Finished record, recorded; its contents are checked in the proof) | | ← CCS, Finished |
 //! | 9 | `FromServer` (the response, recorded as received), `Close` | `CloseAck` (its server-key share) | ← response |
@@ -55,8 +55,9 @@
 //! (~6.2 MB for the key derivation of AES-128-GCM-SHA256, ~0.105 MB per
 //! 16 bytes of request: 4,256 AND, the counter blocks sharing their first
 //! rounds' work) never keep a server waiting, and so do the OLE
-//! answers that need no session input (2 KiB per odd power of each
-//! record's GHASH key; the even powers' shares are squares); the server
+//! answers that need no session input (2 KiB per odd power of the
+//! client's GHASH key, once per session; the even powers' shares are
+//! squares); the server
 //! connection carries only the input labels of what the session
 //! decides (the prover's inputs, the inner digests' public schedules,
 //! the premaster share: the verifier's masks and the explicit nonces
@@ -107,10 +108,11 @@
 //!
 //! # Not yet here
 //! - The tie between the ECtF's output and the key derivation's input,
-//!   and dual execution for the outputs the verifier sees online (revealed
-//!   chain values, `verify_data`, the request's ciphertext): without it a
-//!   cheating verifier is caught only after the fact, see [`response`]'s
-//!   "Not in this proof yet". The verifier's revealed inputs are checked
+//!   and keeping the request's ciphertext from the verifier (its tag by
+//!   one more M2A per block, the request proven on the ciphertext's bits
+//!   as authenticated COT choices): without it a cheating verifier is
+//!   caught only after the fact, see [`response`]'s "Not in this proof
+//!   yet" for the plan. The verifier's revealed inputs are checked
 //!   against what the protocol makes them ([`ProverRetained::check_inputs`]).
 //! - Tables in memory bounded by less than the session: the verifier
 //!   holds one chunk at a time, but the prover holds every circuit's

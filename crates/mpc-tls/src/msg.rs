@@ -76,10 +76,11 @@ pub enum ProverMsg {
     },
     /// Record in 2PC (its circuit evaluated on the key derivation's
     /// output, chained, and the verifier's early inputs): the ciphertext
-    /// and the offsets `h_P^i + ρ_i` of the odd powers of the GHASH key
-    /// from the random inputs of the M2A answered ahead (16 bytes per odd
-    /// power; the circuit output `h_P`, the prover's multiplicative share
-    /// of the key).
+    /// and, for the record that computes the GHASH key (the client
+    /// Finished), the offsets `h_P^i + ρ_i` of its odd powers from the
+    /// random inputs of the M2A answered ahead (16 bytes per odd power;
+    /// the circuit output `h_P`, the prover's multiplicative share of the
+    /// key); empty for the request's records, which take those powers.
     RecCiphertext {
         /// Record id.
         id: u32,
@@ -156,9 +157,10 @@ pub enum VerifierMsg {
         /// The labels (`webproof_mpc::exec`'s early inputs).
         msg: Vec<u8>,
     },
-    /// Preprocessing, after a record circuit's `Decoding`: the M2A of
-    /// the odd powers of its GHASH key, answered ahead for the prover's
-    /// random inputs.
+    /// Preprocessing, after the last circuit's `Decoding`: the M2A of the
+    /// odd powers of the client's GHASH key, for the record that computes
+    /// it (the client Finished; its powers serve every client record's
+    /// tag), answered ahead for the prover's random inputs.
     RecPowers {
         /// Record id.
         id: u32,

@@ -23,7 +23,8 @@ use crate::kdf::{KdfPlans, KdfProver, KeyLabels};
 use crate::keyx::{ectf_cots, ProverKx, Shares, ECTF_STREAM};
 use crate::msg::{ProverMsg, VerifierMsg};
 use crate::rec::{
-    check_server_finished, key_iv, key_iv_labels, run_order, server_alert, RecSpec, CLIENT_FINISHED,
+    check_server_finished, ghash_powers, key_iv, key_iv_labels, run_order, server_alert, RecSpec,
+    CLIENT_FINISHED,
 };
 use aes_gcm::aead::{Aead, KeyInit, Payload};
 use rand_chacha::ChaCha20Rng;
@@ -179,6 +180,10 @@ pub struct ProverSession {
     /// The records' retained executions, with their ids, as each ends
     /// (in [`run_order`]; the proof takes them in id order).
     rec_runs: Vec<(u32, EvaluatedRun)>,
+    /// The prover's additive shares of the powers of the client's GHASH
+    /// key, once the client Finished's circuit evaluated: every client
+    /// record's tag takes them.
+    client_powers: Option<Vec<webproof_mpc::field::Gf128>>,
     /// Every OLE batch's messages, for the audit.
     oles: OleLog,
     /// The records' ids in the order they start in 2PC and go out.
@@ -290,6 +295,7 @@ impl ProverSession {
                 keys: None,
                 recs,
                 rec_runs: Vec::new(),
+                client_powers: None,
                 certificates: Vec::new(),
                 publics: Publics::default(),
                 handshake: Vec::new(),
@@ -386,24 +392,30 @@ impl ProverSession {
         Ok(i + 1 == steps + self.recs.len())
     }
 
-    /// The M2A of record `id`'s powers, answered ahead: it must follow
-    /// that record's circuit (the last one whose tables ended). Returns
-    /// whether preprocessing is complete.
-    fn powers_ahead(&mut self, id: u32, msg: &[u8]) -> Result<bool> {
+    /// The M2A of the powers of the client's GHASH key, answered ahead for
+    /// record `id` (the one that computes `H`): it follows every circuit's
+    /// tables and ends preprocessing.
+    fn powers_ahead(&mut self, id: u32, msg: &[u8]) -> Result<()> {
         let steps = self.plans.as_ref().map_or(0, KdfPlans::steps);
         let i = id as usize;
         match self.recs.get(i) {
-            Some(r) if steps + i + 1 == self.incoming.circuit && r.ahead.is_none() => {}
-            _ => return Err(Error::OutOfOrder("a record's powers before its tables")),
+            Some(r)
+                if r.spec.computes_h()
+                    && steps + self.recs.len() == self.incoming.circuit
+                    && r.ahead.is_none() => {}
+            _ => return Err(Error::OutOfOrder(
+                "the GHASH key's powers before every circuit's tables, for another record or twice",
+            )),
         }
-        let n = 128 * record::oles_needed(self.recs[i].spec.len);
-        let macs = self.cots.take(n)?;
+        let specs: Vec<RecSpec> = self.recs.iter().map(|r| r.spec).collect();
+        let k = ghash_powers(&specs);
+        let macs = self.cots.take(record::cots_needed(k))?;
         let r = &mut self.recs[i];
-        let (ahead, flips) = RecordProver::powers_ahead(r.spec.len, &mut r.ole, &macs, msg)?;
+        let (ahead, flips) = RecordProver::powers_ahead(k, &mut r.ole, &macs, msg)?;
         self.oles.choose(r.spec.stream(), macs, &flips);
         self.oles.answer(r.spec.stream(), msg);
         r.ahead = Some(ahead);
-        Ok(self.recs.iter().all(|r| r.ahead.is_some()))
+        Ok(())
     }
 
     fn build_plans(&mut self) -> Result<()> {
@@ -574,12 +586,10 @@ impl ProverSession {
                 self.stage = Stage::AwaitTables(client_random);
             }
             (VerifierMsg::RecPowers { id, msg }, Stage::AwaitTables(client_random)) => {
-                if !self.powers_ahead(id, &msg)? {
-                    self.stage = Stage::AwaitTables(client_random);
-                    return Ok(out);
-                }
-                // Preprocessing ends here, with the last record's powers:
-                // the ClientHello opens the server connection.
+                self.powers_ahead(id, &msg)?;
+                // Preprocessing ends here, with the GHASH key's powers
+                // after the last circuit: the ClientHello opens the server
+                // connection.
                 let is_ip = self.cfg.server_name.parse::<core::net::IpAddr>().is_ok();
                 let ch = hello::client_hello(&hello::HelloParams {
                     random: client_random,
@@ -685,7 +695,11 @@ impl ProverSession {
                 if !p.awaits_tag_share() {
                     return Err(Error::OutOfOrder("a tag share before the offsets"));
                 }
-                let t = p.tag(&tag, &spec.aad(), &r.ct)?;
+                let powers = self
+                    .client_powers
+                    .as_deref()
+                    .ok_or(Error::OutOfOrder("a record's tag before the GHASH key"))?;
+                let t = p.tag(&tag, powers, &spec.aad(), &r.ct)?;
                 self.rec_runs.push((id, p.circuit().retain()?));
                 r.p = None;
                 let payload = [&spec.seq().to_be_bytes()[..], &r.ct, &t].concat();
@@ -773,13 +787,16 @@ impl ProverSession {
                 Some(plan) => plan,
                 None => spec.plan(suite.key_len)?,
             };
-            let ahead = self.recs[i]
-                .ahead
-                .take()
-                .ok_or(Error::OutOfOrder("a record before its powers"))?;
+            let ahead = self.recs[i].ahead.take();
+            if spec.computes_h() != ahead.is_some() {
+                return Err(Error::OutOfOrder("a record before the GHASH key's powers"));
+            }
             let mut p = RecordProver::new(plan, spec.len, spec.instance(), tables, ahead)?;
             let r = &mut self.recs[i];
             let (ks, offsets) = p.keystream(&labels, &key_iv(&keys))?;
+            if let Some(powers) = p.power_shares() {
+                self.client_powers = Some(powers.to_vec());
+            }
             r.ct = r.pt.iter().zip(&ks).map(|(a, b)| a ^ b).collect();
             r.p = Some(p);
             out.to_verifier.push(ProverMsg::RecCiphertext {

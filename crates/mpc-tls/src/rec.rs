@@ -96,6 +96,17 @@ impl RecSpec {
         record::tls12_aad(self.seq(), self.content_type(), self.len)
     }
 
+    /// Whether this record computes the client direction's GHASH key: the
+    /// client Finished, the one record every session runs in 2PC. Its
+    /// circuit outputs the prover's multiplicative share of `H` and it
+    /// answers the M2A of the powers every client record's tag needs
+    /// ([`ghash_powers`]); the request's records take those powers
+    /// instead of computing `H` again (one AES block and one GF(2^128)
+    /// product, 7,307 AND and about 180 KB of tables, fewer per record).
+    pub(crate) fn computes_h(&self) -> bool {
+        self.id == CLIENT_FINISHED
+    }
+
     /// Garbling instance.
     pub(crate) fn instance(&self) -> u64 {
         crate::kdf::RECORD_INSTANCE + u64::from(self.id)
@@ -110,7 +121,7 @@ impl RecSpec {
     /// [`PlanCache`] copy if a session planned this shape lately.
     pub(crate) fn plan(&self, key_len: usize) -> Result<Arc<Plan>> {
         static SHARED: Mutex<PlanCache> = Mutex::new(PlanCache::new(PLAN_CACHE_BYTES));
-        let shape = (key_len, self.len);
+        let shape = (key_len, self.len, self.computes_h());
         // A poisoned lock only means a panic elsewhere mid-update; the
         // entries are whole plans either way.
         let lock = || SHARED.lock().unwrap_or_else(|e| e.into_inner());
@@ -119,10 +130,25 @@ impl RecSpec {
         }
         // Built outside the lock: other sessions' lookups do not wait the
         // couple of hundred ms this takes for a 1 KB record.
-        let plan = Arc::new(Plan::from_circuit(record::gcm_circuit(key_len, self.len))?);
+        let plan = Arc::new(Plan::from_circuit(record::gcm_circuit(
+            key_len,
+            self.len,
+            self.computes_h(),
+        ))?);
         lock().insert(shape, plan.clone());
         Ok(plan)
     }
+}
+
+/// Powers of the client's GHASH key the session's records need: the most
+/// any one record's tag takes ([`record::powers_needed`]), answered by the
+/// record that computes `H` ([`RecSpec::computes_h`]).
+pub(crate) fn ghash_powers(specs: &[RecSpec]) -> usize {
+    specs
+        .iter()
+        .map(|s| record::powers_needed(s.len))
+        .max()
+        .unwrap_or(0)
 }
 
 /// Bytes of record schedules a process keeps between sessions: two 1 KB
@@ -130,7 +156,8 @@ impl RecSpec {
 const PLAN_CACHE_BYTES: usize = 32 << 20;
 
 /// The record circuits' schedules of recent sessions, by (key length,
-/// plaintext length), the only terms a record circuit depends on
+/// plaintext length, whether it computes `H`), the only terms a record
+/// circuit depends on
 /// ([`record::gcm_circuit`]). Building one (the circuit, then its
 /// schedule) was the largest piece of a verifier's CPU in an MPC session
 /// with a 1 KB request: about 30% of its samples under `perf`, and its CPU
@@ -141,10 +168,14 @@ const PLAN_CACHE_BYTES: usize = 32 << 20;
 /// session would have built. Bounded by [`Plan::state_bytes`], the least
 /// recently used shape evicted first; a schedule larger than the bound is
 /// not kept.
+/// What a record circuit is built from: key length, plaintext length,
+/// whether it computes `H`.
+type Shape = (usize, usize, bool);
+
 #[derive(Debug)]
 struct PlanCache {
     /// Most recently used last.
-    entries: Vec<((usize, usize), Arc<Plan>)>,
+    entries: Vec<(Shape, Arc<Plan>)>,
     bytes: usize,
     budget: usize,
 }
@@ -158,7 +189,7 @@ impl PlanCache {
         }
     }
 
-    fn get(&mut self, shape: (usize, usize)) -> Option<Arc<Plan>> {
+    fn get(&mut self, shape: Shape) -> Option<Arc<Plan>> {
         let i = self.entries.iter().position(|(s, _)| *s == shape)?;
         let entry = self.entries.remove(i);
         let plan = entry.1.clone();
@@ -166,7 +197,7 @@ impl PlanCache {
         Some(plan)
     }
 
-    fn insert(&mut self, shape: (usize, usize), plan: Arc<Plan>) {
+    fn insert(&mut self, shape: Shape, plan: Arc<Plan>) {
         let size = plan.state_bytes();
         if size > self.budget || self.entries.iter().any(|(s, _)| *s == shape) {
             return;
@@ -213,7 +244,7 @@ mod tests {
     use super::*;
 
     fn plan_of(len: usize) -> Arc<Plan> {
-        Arc::new(Plan::from_circuit(record::gcm_circuit(16, len)).unwrap())
+        Arc::new(Plan::from_circuit(record::gcm_circuit(16, len, false)).unwrap())
     }
 
     #[test]
@@ -227,6 +258,11 @@ mod tests {
         let c = spec.plan(16).unwrap();
         assert!(!Arc::ptr_eq(&a, &c));
         assert!(c.and_count() < a.and_count());
+        // So is the client Finished's, which computes H, beside a request
+        // record of its length.
+        let fin = RecSpec { id: 0, len: 47 }.plan(16).unwrap();
+        assert!(!Arc::ptr_eq(&fin, &c));
+        assert!(fin.and_count() > c.and_count());
     }
 
     #[test]
@@ -236,18 +272,18 @@ mod tests {
         let (p2, p3) = (Arc::new((*p1).clone()), Arc::new((*p1).clone()));
         let size = p1.state_bytes();
         let mut cache = PlanCache::new(2 * size + size / 2);
-        cache.insert((16, 16), p1.clone());
-        cache.insert((16, 17), p2);
+        cache.insert((16, 16, false), p1.clone());
+        cache.insert((16, 17, false), p2);
         // Used: 16 is now the most recent, 17 the one to evict.
-        assert!(Arc::ptr_eq(&cache.get((16, 16)).unwrap(), &p1));
-        cache.insert((16, 18), p3.clone());
-        assert!(cache.get((16, 17)).is_none());
-        assert!(Arc::ptr_eq(&cache.get((16, 18)).unwrap(), &p3));
-        assert!(Arc::ptr_eq(&cache.get((16, 16)).unwrap(), &p1));
+        assert!(Arc::ptr_eq(&cache.get((16, 16, false)).unwrap(), &p1));
+        cache.insert((16, 18, false), p3.clone());
+        assert!(cache.get((16, 17, false)).is_none());
+        assert!(Arc::ptr_eq(&cache.get((16, 18, false)).unwrap(), &p3));
+        assert!(Arc::ptr_eq(&cache.get((16, 16, false)).unwrap(), &p1));
         assert_eq!(cache.bytes, 2 * size);
         // A second insert of a shape keeps the first copy.
-        cache.insert((16, 16), Arc::new((*p1).clone()));
-        assert!(Arc::ptr_eq(&cache.get((16, 16)).unwrap(), &p1));
+        cache.insert((16, 16, false), Arc::new((*p1).clone()));
+        assert!(Arc::ptr_eq(&cache.get((16, 16, false)).unwrap(), &p1));
         assert_eq!(cache.bytes, 2 * size);
     }
 
@@ -256,10 +292,10 @@ mod tests {
         let small = plan_of(16);
         let big = plan_of(160);
         let mut cache = PlanCache::new(big.state_bytes() - 1);
-        cache.insert((16, 16), small.clone());
-        cache.insert((16, 160), big);
-        assert!(cache.get((16, 160)).is_none());
+        cache.insert((16, 16, false), small.clone());
+        cache.insert((16, 160, false), big);
+        assert!(cache.get((16, 160, false)).is_none());
         // Nothing was evicted for it.
-        assert!(Arc::ptr_eq(&cache.get((16, 16)).unwrap(), &small));
+        assert!(Arc::ptr_eq(&cache.get((16, 16, false)).unwrap(), &small));
     }
 }

@@ -187,8 +187,26 @@
 //!   values and in the ciphertext the prover sends. The audit and the
 //!   check above catch that when the session reaches the proof; a cheat
 //!   that also breaks the handshake ends the session first and is never
-//!   reported as one. Dual execution for the outputs the verifier sees
-//!   online would close it (see [`crate`]'s "Not yet here").
+//!   reported as one. Of what it sees online, the request's ciphertext is
+//!   what matters: a record circuit garbled to output a keystream the
+//!   verifier knows (zero, say) makes `C` the request in the clear,
+//!   cookies and all, before any audit. (The revealed chain values and
+//!   `verify_data` feed the handshake: a garbling that leaks through them
+//!   makes the session's keys wrong, and the server ends the session
+//!   before the request goes out.) The fix planned needs no second
+//!   garbling: the verifier never sees `C`. The tag's term
+//!   `Σ C_j·[H^m]_V` becomes one more M2A per ciphertext block, answered
+//!   ahead on additive power shares the verifier fixes in preprocessing
+//!   (it sends each odd power's correction online, with its tag share);
+//!   the prover sends `C_j + ρ_j` in place of `C_j`, so the ciphertext's
+//!   bits are COT choice bits, authenticated under `Δ`, and the request's
+//!   statement asserts on them (plaintext = keystream ⊕ those bits)
+//!   instead of on a recorded ciphertext, the forwarded client records
+//!   carrying their header and nonce only. Its cost: 2 KiB of
+//!   preprocessing per 16 bytes of request (about 1% more tables for a
+//!   1 KB request) and the same bytes online; a selective failure in that
+//!   M2A tells the verifier at most one bit of `C` per session, at the
+//!   risk of ending it.
 use crate::consist;
 use crate::error::{Error, Result};
 use crate::hello::suite_params;

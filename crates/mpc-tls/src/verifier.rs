@@ -74,7 +74,9 @@ use crate::hello::{self, client_key_exchange, finished, group_curve, suite_param
 use crate::kdf::{KdfPlans, KdfPublic, KdfVerifier, KeyLabels};
 use crate::keyx::{ectf_cots, Shares, VerifierKx, VerifierKx2, ECTF_STREAM};
 use crate::msg::{ProverMsg, VerifierMsg};
-use crate::rec::{check_server_finished, key_iv, key_iv_labels, server_alert, RecSpec};
+use crate::rec::{
+    check_server_finished, ghash_powers, key_iv, key_iv_labels, server_alert, RecSpec,
+};
 use rand_chacha::ChaCha20Rng;
 use rand_core::{CryptoRng, RngCore, SeedableRng};
 use std::sync::Arc;
@@ -242,8 +244,13 @@ pub struct VerifierSession {
     /// The circuit whose tables [`VerifierSession::next_tables`] streams
     /// next, from the `Hello` until the last is out.
     garbling: Option<usize>,
-    /// The record whose powers' M2A is answered next (preprocessing).
+    /// The record whose powers' M2A is answered next (preprocessing:
+    /// the one that computes `H`, once every circuit's tables are out).
     powers_due: Option<usize>,
+    /// The verifier's additive shares of the powers of the client's GHASH
+    /// key, once the client Finished's offsets arrived: every client
+    /// record's tag takes them.
+    client_powers: Option<Vec<webproof_mpc::field::Gf128>>,
     server_finished: Option<Record>,
     /// Hash of the handshake through the client Finished, from this
     /// session's transcript and the client `verify_data` computed in 2PC.
@@ -307,6 +314,7 @@ impl VerifierSession {
             recs: Vec::new(),
             garbling: None,
             powers_due: None,
+            client_powers: None,
             server_finished: None,
             server_finished_hash: None,
             server_app_records: 0,
@@ -807,11 +815,11 @@ impl VerifierSession {
 
     fn stream_tables(&mut self) -> Result<Option<VerifierMsg>> {
         if let Some(j) = self.powers_due.take() {
-            // The record whose circuit just ended: its powers' M2A,
-            // answered ahead on COTs drawn here (the prover draws them
-            // when this message arrives, in the same order).
-            let n = 128 * record::oles_needed(self.recs[j].spec.len);
-            let keys = self.cots.take(n)?;
+            // After the last circuit, the record that computes `H`: its
+            // powers' M2A, answered ahead on COTs drawn here (the prover
+            // draws them when this message arrives, in the same order).
+            let specs: Vec<RecSpec> = self.recs.iter().map(|r| r.spec).collect();
+            let keys = self.cots.take(record::cots_needed(ghash_powers(&specs)))?;
             let r = &mut self.recs[j];
             let msg = garbled(&mut r.v)?.powers_ahead(&mut r.ole, &keys)?;
             return Ok(Some(VerifierMsg::RecPowers { id: r.spec.id, msg }));
@@ -820,18 +828,22 @@ impl VerifierSession {
             return Ok(None);
         };
         let steps = self.plans.as_ref().map_or(0, KdfPlans::steps);
+        let specs: Vec<RecSpec> = self.recs.iter().map(|r| r.spec).collect();
+        let k = ghash_powers(&specs);
         if let Some(r) = i.checked_sub(steps).and_then(|j| self.recs.get_mut(j)) {
             if r.v.is_none() {
                 let plan = match r.plan.take() {
                     Some(plan) => plan,
                     None => r.spec.plan(r.key_len)?,
                 };
+                let powers = r.spec.computes_h().then_some(k);
                 let mut v = RecordVerifier::new(
                     plan,
                     r.spec.len,
                     r.spec.seq().to_be_bytes(),
                     self.delta,
                     r.spec.instance(),
+                    powers,
                     &mut self.rng,
                 )?;
                 // Its key ‖ IV input is the key derivation's output,
@@ -877,8 +889,8 @@ impl VerifierSession {
             garbled(&mut self.recs[i - steps].v)?.early_inputs()?
         };
         self.garbling = (i + 1 < steps + self.recs.len()).then_some(i + 1);
-        if i >= steps {
-            self.powers_due = Some(i - steps);
+        if self.garbling.is_none() {
+            self.powers_due = self.recs.iter().position(|r| r.spec.computes_h());
         }
         Ok(Some(VerifierMsg::Decoding {
             circuit: tag,
@@ -1038,7 +1050,20 @@ impl VerifierSession {
             return Err(Error::Malformed("ciphertext of the wrong length"));
         }
         let r = &mut self.recs[i];
-        let t = garbled(&mut r.v)?.tag_share(offsets, &spec.aad(), &ct)?;
+        let v = garbled(&mut r.v)?;
+        if spec.computes_h() {
+            self.client_powers = Some(v.powers(offsets)?);
+        } else if !offsets.is_empty() {
+            return Err(Error::Malformed(
+                "offsets of the GHASH key's powers from a record that takes them",
+            ));
+        }
+        // The client Finished goes first (the prover sends the records in
+        // their run order): its offsets make the powers every tag takes.
+        let powers = self.client_powers.as_deref().ok_or(Error::OutOfOrder(
+            "a request record before the client Finished",
+        ))?;
+        let t = v.tag_share(powers, &spec.aad(), &ct)?;
         r.ct = ct;
         r.done = true;
         Ok(vec![VerifierMsg::RecTagShare { id, tag: t }])

@@ -940,8 +940,9 @@ fn caught_by_the_audit(seed: u64, alter: fn(usize, &mut webproof_mpc_tls::Verifi
     panic!("every altered element was used online");
 }
 
-/// A verifier that answers the request record's powers ahead (in
-/// preprocessing) with one wrong element, at a COT whose random choice
+/// A verifier that answers the powers of the client's GHASH key ahead (in
+/// preprocessing, for the client Finished, every client record's tag
+/// taking them) with one wrong element, at a COT whose random choice
 /// bit makes the prover ignore it: the session completes, and the
 /// prover's OLE audit catches the answer before opening. A hit on a used
 /// element makes the tag wrong and the server ends the session, so the
@@ -949,7 +950,7 @@ fn caught_by_the_audit(seed: u64, alter: fn(usize, &mut webproof_mpc_tls::Verifi
 #[test]
 fn wrong_powers_answered_ahead_are_caught_by_the_audit() {
     caught_by_the_audit(80, |elem, m| {
-        if let webproof_mpc_tls::VerifierMsg::RecPowers { id: 1, msg } = m {
+        if let webproof_mpc_tls::VerifierMsg::RecPowers { id: 0, msg } = m {
             msg[16 * elem + 5] ^= 0x80;
         }
     });

@@ -127,7 +127,7 @@ fn main() {
         .collect();
     circuits.push((
         "AES-128-GCM record, 1 KB".into(),
-        webproof_mpc::record::gcm_circuit(16, 1024),
+        webproof_mpc::record::gcm_circuit(16, 1024, true),
     ));
     println!(
         "{:<32} {:>9} {:>10} {:>10} {:>9} {:>9} {:>9}",

@@ -382,11 +382,12 @@ fn main() {
         report_rows(setup, &rows);
     }
     // The request record (not part of the handshake): one circuit per
-    // record, plus the GHASH powers (A2M, then one M2A per odd power).
+    // record, the GHASH key taken from the client Finished's circuit,
+    // which answers the powers' M2A (one per odd power).
     for (name, kl) in [("AES-128-GCM", 16), ("AES-256-GCM", 32)] {
         let len = 1024;
-        let c = webproof_mpc::record::gcm_circuit(kl, len);
-        let k = webproof_mpc::record::oles_needed(len);
+        let c = webproof_mpc::record::gcm_circuit(kl, len, false);
+        let k = webproof_mpc::record::oles_needed(webproof_mpc::record::powers_needed(len));
         let m2a = webproof_mpc::ole::response_len::<webproof_mpc::field::Gf128>(k);
         println!(
             "{name} request record of {len} B: {} AND, tables {:.2} MB V->P (preprocessing); \

@@ -6,40 +6,54 @@
 //! messages are [`crate::exec`]'s (the circuit) and [`crate::ole`]'s (the
 //! M2A over GF(2^128)).
 //!
-//! # Protocol for one record of `len` bytes
+//! # Protocol for the records of one direction
+//! One record of the direction computes its GHASH key `H` (MPC mode: the
+//! client Finished, the first client record in 2PC); the others take the
+//! powers of `H` that record's M2A makes. `H` is the same for every
+//! record under one key, and each tag is one-time padded by its own
+//! `E_K(J0)`, so one set of additive shares of the powers serves every
+//! tag (as one `H` serves every record of a GCM key): per record that
+//! takes them, one AES block (`E_K(0)`) and one GF(2^128) product fewer
+//! in its circuit, 7,307 AND for AES-128, and no M2A of its own.
+//!
+//! For each record of `len` bytes:
 //! 1. **Circuit** ([`gcm_circuit`], preprocessed like any other): inputs
 //!    `[prover key ‖ IV share, verifier key ‖ IV share, explicit nonce
-//!    (public, 8 bytes), verifier masks (32 bytes: its multiplier `r ≠ 0`
-//!    of `H`, then its mask `m_J` of `E_K(J0)`)]`. The prover's group
-//!    is chained to the key derivation's output (its wires' 0-labels are
-//!    those of the circuit that output the prover's key-block share,
-//!    [`RecordVerifier::chain`]): the prover feeds the labels it evaluated
-//!    there, with no COT and no round trip, and cannot feed another share.
-//!    The verifier's groups are all known before the session (its key ‖
-//!    IV share is its mask of the key block) and go with the tables
-//!    ([`RecordVerifier::early_inputs`]). So the prover evaluates as soon
-//!    as the key derivation is done. Outputs: `[keystream
-//!    E_K(nonce‖2), …, h_P = E_K(0)·r, E_K(J0)⊕m_J]`. Only the prover
-//!    decodes (the verifier gets no output labels back), so the keystream
-//!    goes to the prover alone, the GHASH key `H = E_K(0)` ends as
-//!    multiplicative shares (`h_P` and the verifier's `h_V = r^{-1}`: the
-//!    A2M is the circuit's GF(2^128) product, `gcm_mul` of
+//!    (public, 8 bytes), verifier masks]`; the masks are 32 bytes in the
+//!    record that computes `H` (its multiplier `r ≠ 0` of `H`, then its
+//!    mask `m_J` of `E_K(J0)`) and 16 bytes (`m_J`) in the others. The
+//!    prover's group is chained to the key derivation's output (its
+//!    wires' 0-labels are those of the circuit that output the prover's
+//!    key-block share, [`RecordVerifier::chain`]): the prover feeds the
+//!    labels it evaluated there, with no COT and no round trip, and cannot
+//!    feed another share. The verifier's groups are all known before the
+//!    session (its key ‖ IV share is its mask of the key block) and go with
+//!    the tables ([`RecordVerifier::early_inputs`]). So the prover
+//!    evaluates as soon as the key derivation is done. Outputs:
+//!    `[keystream E_K(nonce‖2), …, (h_P = E_K(0)·r,) E_K(J0)⊕m_J]`. Only
+//!    the prover decodes (the verifier gets no output labels back), so the
+//!    keystream goes to the prover alone, the GHASH key `H = E_K(0)` ends
+//!    as multiplicative shares (`h_P` and the verifier's `h_V = r^{-1}`:
+//!    the A2M is the circuit's GF(2^128) product, `gcm_mul` of
 //!    `webproof_circuits::aead`, 2,187 AND, instead of a round trip of OLE
 //!    online), and the tag mask `E_K(J0)` as XOR shares (`m_J` with the
 //!    verifier). The prover encrypts locally: `C = P ⊕ keystream`.
-//! 2. **Powers of H** (no round trip of its own): the verifier's
-//!    multiplicative share `h_V = r^{-1}` and its powers are known in
-//!    preprocessing, where it answers an M2A batch on `(h_V^i, ρ_i)` for
-//!    the prover's random `ρ_i` and the *odd* `i ≤ k`, `k = 2 + ⌈len/16⌉`
-//!    ([`powers_needed`]; `⌈k/2⌉` OLEs, [`oles_needed`];
+//! 2. **Powers of H** (the record that computes `H`; no round trip of its
+//!    own): the verifier's multiplicative share `h_V = r^{-1}` and its
+//!    powers are known in preprocessing, where it answers an M2A batch on
+//!    `(h_V^i, ρ_i)` for the prover's random `ρ_i` and the *odd* `i ≤ k`,
+//!    `k` the most powers any record of the direction needs
+//!    ([`powers_needed`]: `2 + ⌈len/16⌉`; `⌈k/2⌉` OLEs, [`oles_needed`];
 //!    [`RecordVerifier::powers_ahead`], [`RecordProver::powers_ahead`];
 //!    `128` COTs and 2 KiB per odd power, sent with the tables). Once it
 //!    evaluated, the prover sends `C` with the offsets
-//!    `d_i = h_P^i + ρ_i`, and the verifier adds `d_i·h_V^i` to its shares:
-//!    additive shares of the odd powers of `H`. The even ones cost
-//!    nothing: squaring is linear in characteristic 2, so
-//!    `[H^2j] = [H^j]_P^2 + [H^j]_V^2` and each party squares its own
-//!    share ([`all_powers`]), half the OLEs and offsets of one per power.
+//!    `d_i = h_P^i + ρ_i`, and the verifier adds `d_i·h_V^i` to its shares
+//!    ([`RecordVerifier::powers`]): additive shares of the odd powers of
+//!    `H`. The even ones cost nothing: squaring is linear in
+//!    characteristic 2, so `[H^2j] = [H^j]_P^2 + [H^j]_V^2` and each party
+//!    squares its own share ([`all_powers`]), half the OLEs and offsets of
+//!    one per power. A record that takes `H` sends its `C` with no
+//!    offsets.
 //! 3. **Tag**: both parties know the GHASH blocks `X_1..X_k` (AAD, `C`,
 //!    lengths; [`ghash_blocks`]), so each computes
 //!    `t_i = Σ X_j·[H^{k-j+1}]_i ⊕ [E_K(J0)]_i` locally ([`tag_share`]);
@@ -56,10 +70,11 @@
 //! [`RecordVerifier`] and [`RecordProver`] hold each side's state through
 //! these steps; a refused message ends the record (the OLE state is spent).
 //! Messages: in preprocessing V→P the labels of its inputs
-//! ([`RecordVerifier::early_inputs`]) and the powers' M2A answer; online
-//! P→V `C` and the offsets (and, for a server record, the tag share); V→P
-//! `t_V` (client records). One round trip after the key derivation, and
-//! about 16 bytes per odd power of online traffic.
+//! ([`RecordVerifier::early_inputs`]) and, once per direction, the powers'
+//! M2A answer; online P→V `C` and (once per direction) the offsets (and,
+//! for a server record, the tag share); V→P `t_V` (client records). One
+//! round trip after the key derivation, and about 16 bytes per odd power
+//! of online traffic.
 //!
 //! # Security
 //! The prover learns the keystream of its own request (it knows the
@@ -98,14 +113,19 @@ use webproof_circuits::{Builder, Circuit};
 use webproof_core::Block;
 
 /// The record circuit for a `key_len`-byte AES key (16 or 32) and `len`
-/// bytes of keystream (see the module docs for its groups).
-pub fn gcm_circuit(key_len: usize, len: usize) -> Circuit {
+/// bytes of keystream (see the module docs for its groups). With
+/// `ghash_key`, it also outputs the prover's multiplicative share of the
+/// GHASH key `H = E_K(0)` (its masks group is then 32 bytes, the
+/// multiplier of `H` first); without, its masks group is the 16-byte mask
+/// of `E_K(J0)` alone, and the record's tag takes the powers of `H` of the
+/// record of its direction that computes it ([`RecordVerifier::new`]).
+pub fn gcm_circuit(key_len: usize, len: usize, ghash_key: bool) -> Circuit {
     assert!(key_len == 16 || key_len == 32, "AES-128 or AES-256");
     let mut b = Builder::new();
     let sp = b.input_bytes(key_len + 4);
     let sv = b.input_bytes(key_len + 4);
     let explicit = b.input_bytes(8);
-    let masks = b.input_bytes(32);
+    let masks = b.input_bytes(masks_len(ghash_key));
     let s = b.xor_words(&sp, &sv);
     let (key, salt) = s.split_at(8 * key_len);
     let rk = if key_len == 16 {
@@ -117,13 +137,28 @@ pub fn gcm_circuit(key_len: usize, len: usize) -> Circuit {
     nonce.extend_from_slice(&explicit);
     debug_assert_eq!(nonce.len(), tls12_gcm_nonce(salt, &[0; 8]).len());
     let (j0, ks) = aes_gcm_keystream(&mut b, &rk, &nonce, len);
-    let h = gcm_hash_key(&mut b, &rk);
     b.output(&ks);
-    let h = gcm_mul(&mut b, &h, &masks[..128]);
-    b.output(&h);
-    let j0 = b.xor_words(&j0, &masks[128..]);
+    let j0_mask = if ghash_key {
+        let h = gcm_hash_key(&mut b, &rk);
+        let h = gcm_mul(&mut b, &h, &masks[..128]);
+        b.output(&h);
+        &masks[128..]
+    } else {
+        &masks[..]
+    };
+    let j0 = b.xor_words(&j0, j0_mask);
     b.output(&j0);
     b.finish()
+}
+
+/// Bytes of a record circuit's masks group: the multiplier of `H` (if
+/// the record computes it) and the mask of `E_K(J0)`.
+fn masks_len(ghash_key: bool) -> usize {
+    if ghash_key {
+        32
+    } else {
+        16
+    }
 }
 
 /// The circuit groups the verifier encodes in preprocessing: all of its
@@ -143,19 +178,21 @@ fn verifier_groups(key_iv_share: &[u8], explicit: &[u8; 8], masks: &[u8]) -> Vec
 
 /// The prover's check, after the session, of the verifier's revealed
 /// inputs of one record circuit (`inputs`: its groups, without the
-/// prover's): its key ‖ IV share must be the one the key derivation's
-/// masks fix for the record's direction (`key_iv_share`), and the
-/// explicit nonce the record's own. A verifier that encrypted a request
-/// record under another nonce (say, an earlier record's, to learn the XOR
-/// of two plaintexts from the ciphertexts) or another key is caught here;
-/// its masks are its own choice, but for a zero multiplier of `H`.
+/// prover's; `ghash_key` as the circuit was built, [`gcm_circuit`]): its
+/// key ‖ IV share must be the one the key derivation's masks fix for the
+/// record's direction (`key_iv_share`), and the explicit nonce the
+/// record's own. A verifier that encrypted a request record under another
+/// nonce (say, an earlier record's, to learn the XOR of two plaintexts
+/// from the ciphertexts) or another key is caught here; its masks are its
+/// own choice, but for a zero multiplier of `H`.
 pub fn check_verifier_inputs(
     key_iv_share: &[u8],
     explicit: &[u8; 8],
     inputs: &[Vec<bool>],
+    ghash_key: bool,
 ) -> Result<()> {
     let masks = match inputs.last() {
-        Some(m) if inputs.len() == 3 && m.len() == 256 => bits_to_bytes(m),
+        Some(m) if inputs.len() == 3 && m.len() == 8 * masks_len(ghash_key) => bits_to_bytes(m),
         _ => return Err(Error::Malformed("inputs of another record circuit")),
     };
     if verifier_groups(key_iv_share, explicit, &masks) != inputs {
@@ -163,7 +200,7 @@ pub fn check_verifier_inputs(
             "record inputs other than its key-derivation share and the record's explicit nonce",
         ));
     }
-    if masks[..16] == [0; 16] {
+    if ghash_key && masks[..16] == [0; 16] {
         return Err(Error::VerifierCheated("a record's multiplier of H is zero"));
     }
     Ok(())
@@ -175,10 +212,10 @@ pub fn powers_needed(len: usize) -> usize {
     2 + len.div_ceil(16)
 }
 
-/// OLEs of the powers' M2A for a `len`-byte record: one per odd power of
-/// `H` up to [`powers_needed`] (the even ones are squares of shares).
-pub fn oles_needed(len: usize) -> usize {
-    powers_needed(len).div_ceil(2)
+/// OLEs of the M2A of `H^1..=H^k`: one per odd power (the even ones are
+/// squares of shares).
+pub fn oles_needed(k: usize) -> usize {
+    k.div_ceil(2)
 }
 
 /// Additive shares of `H^1..=H^k` from shares of the odd powers
@@ -245,11 +282,11 @@ pub fn tls12_aad(seq: u64, content_type: u8, len: usize) -> [u8; 13] {
     a
 }
 
-/// COTs one record of `len` bytes consumes: its powers' M2A. Its
-/// circuit's input takes none (chained, [`RecordVerifier::chain`]), its
-/// A2M none (in the circuit).
-pub fn cots_needed(len: usize) -> usize {
-    128 * oles_needed(len)
+/// COTs the M2A of `H^1..=H^k` consumes (the record that computes `H`
+/// answers it; a record's circuit input takes none, chained,
+/// [`RecordVerifier::chain`], and its A2M none, in the circuit).
+pub fn cots_needed(k: usize) -> usize {
+    128 * oles_needed(k)
 }
 
 /// `x^1, x^3, …, x^(2m-1)`.
@@ -279,36 +316,57 @@ pub struct RecordVerifier {
     explicit: [u8; 8],
     /// Its key ‖ IV share, once chained ([`Self::chain`]).
     key_iv_share: Option<Vec<u8>>,
-    /// Its multiplier `r` of `H` (nonzero: `h_V = r^{-1}`), then its mask
-    /// of `E_K(J0)`.
-    masks: [u8; 32],
+    /// Powers of `H` whose M2A it answers, if it computes `H`.
+    powers: Option<usize>,
+    /// Its multiplier `r` of `H` (nonzero: `h_V = r^{-1}`) if it computes
+    /// `H`, then its mask of `E_K(J0)`.
+    masks: Vec<u8>,
     /// From the M2A answered ahead: the verifier's shares `w_i` of
     /// `h_V^i·ρ_i` and its inputs `h_V^i`.
     ahead: Option<(Vec<Gf128>, Vec<Gf128>)>,
+    /// Whether its tag share went out.
+    tagged: bool,
 }
 
 impl RecordVerifier {
     /// A record of `len` bytes under the public `explicit` nonce, for the
-    /// plan of [`gcm_circuit`]`(key_len, len)`, garbling instance
-    /// `instance`.
+    /// plan of [`gcm_circuit`]`(key_len, len, powers.is_some())`, garbling
+    /// instance `instance`. With `powers = Some(k)` the record computes
+    /// its direction's GHASH key and answers the M2A of `H^1..=H^k`
+    /// (enough for every record of the direction that takes them, `k ≥`
+    /// [`powers_needed`]`(len)`); with `None` its tag takes another
+    /// record's ([`Self::tag_share`]).
     pub fn new(
         plan: Arc<Plan>,
         len: usize,
         explicit: [u8; 8],
         delta: Block,
         instance: u64,
+        powers: Option<usize>,
         rng: &mut (impl RngCore + CryptoRng),
     ) -> Result<Self> {
-        let mut masks = [0u8; 32];
-        masks[..16].copy_from_slice(&gf_to_bytes(convert::nonzero(rng)));
-        rng.fill_bytes(&mut masks[16..]);
+        if powers.is_some_and(|k| k < powers_needed(len)) {
+            return Err(Error::Malformed(
+                "fewer powers of H than the record's tag needs",
+            ));
+        }
+        let mut masks = vec![0u8; masks_len(powers.is_some())];
+        let j0 = if powers.is_some() {
+            masks[..16].copy_from_slice(&gf_to_bytes(convert::nonzero(rng)));
+            16
+        } else {
+            0
+        };
+        rng.fill_bytes(&mut masks[j0..]);
         Ok(RecordVerifier {
             circuit: VerifierCircuit::new(plan, delta, instance, 0, rng)?,
             len,
             explicit,
             key_iv_share: None,
+            powers,
             masks,
             ahead: None,
+            tagged: false,
         })
     }
 
@@ -344,16 +402,20 @@ impl RecordVerifier {
         self.circuit.early_inputs(&EARLY_GROUPS, &own)
     }
 
-    /// Preprocessing: the M2A of the powers answered ahead, on `keys`
-    /// (`128·k` fresh COT keys, the first batch of this record's OLE
-    /// stream): the message for [`RecordProver::powers_ahead`].
+    /// Preprocessing, for the record that computes `H`: the M2A of its
+    /// powers answered ahead, on `keys` ([`cots_needed`]`(k)` fresh COT
+    /// keys, the first batch of this record's OLE stream): the message for
+    /// [`RecordProver::powers_ahead`].
     pub fn powers_ahead(&mut self, ole: &mut OleSender, keys: &[Block]) -> Result<Vec<u8>> {
+        let k = self.powers.ok_or(Error::Malformed(
+            "powers of H from a record that takes them",
+        ))?;
         if self.ahead.is_some() {
             return Err(Error::Malformed("the powers answered twice"));
         }
         let r = gf_from_bytes(&self.masks[..16].try_into().expect("16 bytes"));
         let hv = OleField::inverse(&r).expect("nonzero by construction");
-        let inputs = odd_powers(hv, oles_needed(self.len));
+        let inputs = odd_powers(hv, oles_needed(k));
         let (w, msg) = ole.respond_ahead(keys, &inputs)?;
         self.ahead = Some((w, inputs));
         Ok(msg)
@@ -370,18 +432,17 @@ impl RecordVerifier {
         &mut self.circuit
     }
 
-    /// The prover's offsets `d_i = h_P^i + ρ_i` (16 bytes per odd power): the
-    /// verifier's tag share over the record's `aad` and ciphertext `ct`
-    /// (sent to the prover for a client record, kept for the check of a
-    /// server record).
-    pub fn tag_share(&mut self, offsets: &[u8], aad: &[u8], ct: &[u8]) -> Result<[u8; 16]> {
-        if ct.len() != self.len {
-            return Err(Error::Malformed("ciphertext of the wrong length"));
-        }
-        let (w, hv) = self
-            .ahead
-            .as_ref()
-            .ok_or(Error::Malformed("powers' offsets before the powers' M2A"))?;
+    /// For the record that computes `H`, once the prover evaluated: its
+    /// offsets `d_i = h_P^i + ρ_i` (16 bytes per odd power) make the
+    /// verifier's additive shares of `H^1..=H^k`, which every record of
+    /// the direction takes for its tag ([`Self::tag_share`]); once.
+    pub fn powers(&mut self, offsets: &[u8]) -> Result<Vec<Gf128>> {
+        let k = self.powers.ok_or(Error::Malformed(
+            "powers of H from a record that takes them",
+        ))?;
+        let (w, hv) = self.ahead.as_ref().ok_or(Error::Malformed(
+            "powers' offsets before the powers' M2A, or twice",
+        ))?;
         if offsets.len() != 16 * hv.len() {
             return Err(Error::Malformed("powers' offsets of the wrong length"));
         }
@@ -390,11 +451,26 @@ impl RecordVerifier {
             .zip(w.iter().zip(hv))
             .map(|(d, (&w, &hv))| w + elem(d) * hv)
             .collect();
-        let shares = all_powers(&odd, powers_needed(self.len)).expect("one share per odd power");
-        let x = ghash_blocks(aad, ct);
-        let jv: [u8; 16] = self.masks[16..].try_into().expect("16 bytes");
-        let t = tag_share(&x, &shares, &jv).ok_or(Error::Malformed("record too long"))?;
         self.ahead = None;
+        Ok(all_powers(&odd, k).expect("one share per odd power"))
+    }
+
+    /// The verifier's tag share over the record's `aad` and ciphertext
+    /// `ct` (sent to the prover for a client record), from its shares of
+    /// the powers of its direction's `H` ([`Self::powers`]); once.
+    pub fn tag_share(&mut self, powers: &[Gf128], aad: &[u8], ct: &[u8]) -> Result<[u8; 16]> {
+        if ct.len() != self.len {
+            return Err(Error::Malformed("ciphertext of the wrong length"));
+        }
+        if self.tagged {
+            return Err(Error::Malformed("a record's tag share twice"));
+        }
+        let jv: [u8; 16] = self.masks[self.masks.len() - 16..]
+            .try_into()
+            .expect("16 bytes");
+        let t = tag_share(&ghash_blocks(aad, ct), powers, &jv)
+            .ok_or(Error::Malformed("fewer powers of H than the record needs"))?;
+        self.tagged = true;
         Ok(t)
     }
 }
@@ -406,9 +482,10 @@ fn elem(b: &[u8]) -> Gf128 {
 }
 
 /// The prover's half of the M2A answered ahead: its random inputs `ρ_i`
-/// and its shares `u_i` of `h_V^i·ρ_i`.
+/// and its shares `u_i` of `h_V^i·ρ_i`, for `H^1..=H^k`.
 #[derive(Clone, Debug)]
 pub struct PowersAhead {
+    k: usize,
     rho: Vec<Gf128>,
     u: Vec<Gf128>,
 }
@@ -421,42 +498,56 @@ pub struct RecordProver {
     len: usize,
     /// Its share of `E_K(J0)`, once evaluated.
     j0: Option<[u8; 16]>,
-    ahead: PowersAhead,
-    /// Once evaluated: the prover's shares of `H^1..=H^k`.
+    /// The M2A answered ahead, if it computes `H`.
+    ahead: Option<PowersAhead>,
+    /// Once evaluated, if it computes `H`: the prover's shares of
+    /// `H^1..=H^k`.
     power_shares: Option<Vec<Gf128>>,
+    /// Whether its tag is done.
+    tagged: bool,
 }
 
 impl RecordProver {
-    /// Preprocessing: the M2A of the powers of a `len`-byte record,
-    /// answered ahead by [`RecordVerifier::powers_ahead`] on the COTs of
-    /// `macs` (the first batch of the record's OLE stream `ole`). Returns
-    /// the state for [`Self::new`] and the (all-zero, unsent) flips the
-    /// batch stands for.
+    /// Preprocessing, for the record that computes `H`: the M2A of
+    /// `H^1..=H^k`, answered ahead by [`RecordVerifier::powers_ahead`] on
+    /// the COTs of `macs` (the first batch of the record's OLE stream
+    /// `ole`). Returns the state for [`Self::new`] and the (all-zero,
+    /// unsent) flips the batch stands for.
     pub fn powers_ahead(
-        len: usize,
+        k: usize,
         ole: &mut OleReceiver,
         macs: &[Block],
         msg: &[u8],
     ) -> Result<(PowersAhead, Vec<u8>)> {
-        if macs.len() != 128 * oles_needed(len) {
+        if macs.len() != cots_needed(k) {
             return Err(Error::Malformed("COTs for another record's powers"));
         }
         let (pending, flips, rho) = ole.choose_random(macs)?;
         let u = pending.finish(msg)?;
-        Ok((PowersAhead { rho, u }, flips))
+        Ok((PowersAhead { k, rho, u }, flips))
     }
 
     /// The prover of a `len`-byte record with the verifier's preprocessing
-    /// (tables, decoding, early input labels).
+    /// (tables, decoding, early input labels) and, if the record computes
+    /// `H` (its plan is [`gcm_circuit`]`(_, len, true)`), the M2A of its
+    /// powers answered ahead.
     pub fn new(
         plan: Arc<Plan>,
         len: usize,
         instance: u64,
         (chunks, decoding, early): StepTables,
-        ahead: PowersAhead,
+        ahead: Option<PowersAhead>,
     ) -> Result<Self> {
-        if ahead.u.len() != oles_needed(len) {
+        if ahead
+            .as_ref()
+            .is_some_and(|a| a.k < powers_needed(len) || a.u.len() != oles_needed(a.k))
+        {
             return Err(Error::Malformed("powers answered for another record"));
+        }
+        // Keystream, (H share,) E_K(J0) share.
+        let outputs = if ahead.is_some() { 3 } else { 2 };
+        if plan.outputs().len() != outputs {
+            return Err(Error::Malformed("a record circuit of another shape"));
         }
         let mut circuit = ProverCircuit::new(plan, instance, 0)?;
         circuit.receive_early(&EARLY_GROUPS, &early)?;
@@ -468,6 +559,7 @@ impl RecordProver {
             j0: None,
             ahead,
             power_shares: None,
+            tagged: false,
         })
     }
 
@@ -478,10 +570,11 @@ impl RecordProver {
 
     /// Evaluate on the prover's key ‖ IV share `key_iv_share` and its
     /// labels from the key derivation's evaluation `key_iv_labels` (the
-    /// chained input): the keystream, and the offsets `d_i = h_P^i + ρ_i`
-    /// of the powers' M2A (16 bytes per odd power), to send with the
-    /// ciphertext; the prover's shares of the powers are then the `u_i` of
-    /// the batch answered ahead.
+    /// chained input): the keystream, and, for the record that computes
+    /// `H`, the offsets `d_i = h_P^i + ρ_i` of the powers' M2A (16 bytes
+    /// per odd power; empty otherwise), to send with the ciphertext; the
+    /// prover's shares of the powers are then the `u_i` of the batch
+    /// answered ahead ([`Self::power_shares`]).
     pub fn keystream(
         &mut self,
         key_iv_labels: &[Block],
@@ -495,30 +588,46 @@ impl RecordProver {
         self.circuit.feed_received(&self.chunks)?;
         self.circuit.finish()?;
         let out = self.circuit.decode(&self.decoding)?;
-        let hp = gf_from_bytes(&block16(&out[1]));
-        self.j0 = Some(block16(&out[2]));
-        let mut offsets = Vec::with_capacity(16 * self.ahead.rho.len());
-        for (p, rho) in odd_powers(hp, oles_needed(self.len))
-            .into_iter()
-            .zip(&self.ahead.rho)
-        {
-            offsets.extend_from_slice(&(p + *rho).0 .0.to_le_bytes());
+        self.j0 = Some(block16(&out[out.len() - 1]));
+        let mut offsets = Vec::new();
+        if let Some(ahead) = &self.ahead {
+            let hp = gf_from_bytes(&block16(&out[1]));
+            for (p, rho) in odd_powers(hp, oles_needed(ahead.k))
+                .into_iter()
+                .zip(&ahead.rho)
+            {
+                offsets.extend_from_slice(&(p + *rho).0 .0.to_le_bytes());
+            }
+            self.power_shares =
+                Some(all_powers(&ahead.u, ahead.k).expect("one share per odd power"));
         }
-        self.power_shares = Some(
-            all_powers(&self.ahead.u, powers_needed(self.len)).expect("one share per odd power"),
-        );
         Ok((webproof_circuits::bits_to_bytes(&out[0]), offsets))
     }
 
-    /// Whether the offsets are out and the tag is next.
+    /// For the record that computes `H`, once evaluated: the prover's
+    /// additive shares of `H^1..=H^k`, which every record of the direction
+    /// takes for its tag.
+    pub fn power_shares(&self) -> Option<&[Gf128]> {
+        self.power_shares.as_deref()
+    }
+
+    /// Whether the record is evaluated and its tag is next.
     pub fn awaits_tag_share(&self) -> bool {
-        self.power_shares.is_some()
+        self.j0.is_some() && !self.tagged
     }
 
     /// The record's tag over `aad` and the ciphertext `ct` the prover
-    /// sent, with the verifier's tag share.
-    pub fn tag(&mut self, tag_v: &[u8; 16], aad: &[u8], ct: &[u8]) -> Result<[u8; 16]> {
-        let t = self.tag_share(aad, ct)?;
+    /// sent, with the verifier's tag share and the prover's shares of the
+    /// powers of its direction's `H` ([`Self::power_shares`] of the record
+    /// that computes it).
+    pub fn tag(
+        &mut self,
+        tag_v: &[u8; 16],
+        powers: &[Gf128],
+        aad: &[u8],
+        ct: &[u8],
+    ) -> Result<[u8; 16]> {
+        let t = self.tag_share(powers, aad, ct)?;
         let mut out = [0u8; 16];
         for (o, (a, b)) in out.iter_mut().zip(t.iter().zip(tag_v)) {
             *o = a ^ b;
@@ -526,22 +635,22 @@ impl RecordProver {
         Ok(out)
     }
 
-    /// The prover's own tag share over `aad` and `ct`, once the offsets
-    /// are out. For a record *received* from the server the prover sends
-    /// this share before it sees the verifier's, and the verifier checks
-    /// the sum against the record's tag ([`check_tag`]).
-    pub fn tag_share(&mut self, aad: &[u8], ct: &[u8]) -> Result<[u8; 16]> {
+    /// The prover's own tag share over `aad` and `ct`, once evaluated. For
+    /// a record *received* from the server the prover sends this share
+    /// before it sees the verifier's, and the verifier checks the sum
+    /// against the record's tag ([`check_tag`]).
+    pub fn tag_share(&mut self, powers: &[Gf128], aad: &[u8], ct: &[u8]) -> Result<[u8; 16]> {
         if ct.len() != self.len {
             return Err(Error::Malformed("ciphertext of the wrong length"));
         }
-        let shares = self
-            .power_shares
-            .take()
-            .ok_or(Error::Malformed("tag before the powers"))?;
-        let jp = self
-            .j0
-            .ok_or(Error::Malformed("tag before the evaluation"))?;
-        tag_share(&ghash_blocks(aad, ct), &shares, &jp).ok_or(Error::Malformed("record too long"))
+        if !self.awaits_tag_share() {
+            return Err(Error::Malformed("tag before the evaluation, or twice"));
+        }
+        let jp = self.j0.expect("evaluated");
+        let t = tag_share(&ghash_blocks(aad, ct), powers, &jp)
+            .ok_or(Error::Malformed("fewer powers of H than the record needs"))?;
+        self.tagged = true;
+        Ok(t)
     }
 }
 
@@ -567,7 +676,7 @@ mod tests {
         let h = Gf128(Block(0x1234_5678_9abc_def0_0fed_cba9_8765_4321));
         let mask = Gf128(Block(0x5555_0000_ffff_1111_2222_3333_4444_7777));
         let k = 11;
-        let odd = odd_powers(h, oles_needed(16 * (k - 2)));
+        let odd = odd_powers(h, oles_needed(k));
         assert_eq!(odd.len(), 6);
         // Additive shares of each odd power: mask·i and its complement.
         let (mut a, mut b) = (Vec::new(), Vec::new());
@@ -584,26 +693,28 @@ mod tests {
             assert_eq!(pa[i] + pb[i], want, "H^{}", i + 1);
         }
         assert!(all_powers(&a[..5], k).is_none());
-        assert_eq!(oles_needed(16), 2);
-        assert_eq!(oles_needed(1024), 33);
+        assert_eq!(oles_needed(powers_needed(16)), 2);
+        assert_eq!(oles_needed(powers_needed(1024)), 33);
     }
 
     /// The prover's check of a record circuit's revealed verifier inputs:
     /// the protocol's take passes; a zero multiplier of `H` (which would
     /// make the prover's share `H·r` zero and `h_V = r^{-1}` undefined), a
     /// nonce or key share other than the record's, and inputs of another
-    /// shape are each the verifier's cheat or a malformed reveal.
+    /// shape (among them a record's that computes `H` where one that
+    /// takes it is due, and the other way round) are each the verifier's
+    /// cheat or a malformed reveal.
     #[test]
     fn verifier_inputs_are_checked() {
         let key_iv: Vec<u8> = (0..20).collect();
         let nonce = 7u64.to_be_bytes();
         let mut masks = [0x5au8; 32];
         let honest = verifier_groups(&key_iv, &nonce, &masks);
-        check_verifier_inputs(&key_iv, &nonce, &honest).unwrap();
+        check_verifier_inputs(&key_iv, &nonce, &honest, true).unwrap();
 
         let cheat = |inputs: &[Vec<bool>]| {
             matches!(
-                check_verifier_inputs(&key_iv, &nonce, inputs),
+                check_verifier_inputs(&key_iv, &nonce, inputs, true),
                 Err(Error::VerifierCheated(_))
             )
         };
@@ -611,7 +722,13 @@ mod tests {
         masks[..16].fill(0);
         assert!(cheat(&verifier_groups(&key_iv, &nonce, &masks)));
         masks[15] = 1;
-        check_verifier_inputs(&key_iv, &nonce, &verifier_groups(&key_iv, &nonce, &masks)).unwrap();
+        check_verifier_inputs(
+            &key_iv,
+            &nonce,
+            &verifier_groups(&key_iv, &nonce, &masks),
+            true,
+        )
+        .unwrap();
         // Another record's nonce, another key share.
         assert!(cheat(&verifier_groups(
             &key_iv,
@@ -621,13 +738,28 @@ mod tests {
         let mut other = key_iv.clone();
         other[3] ^= 0x10;
         assert!(cheat(&verifier_groups(&other, &nonce, &masks)));
+        // A record that takes `H`: its one mask, any value (zero too).
+        let taker = verifier_groups(&key_iv, &nonce, &[0; 16]);
+        check_verifier_inputs(&key_iv, &nonce, &taker, false).unwrap();
+        assert!(matches!(
+            check_verifier_inputs(&key_iv, &nonce, &taker, true),
+            Err(Error::Malformed(_))
+        ));
+        assert!(matches!(
+            check_verifier_inputs(&key_iv, &nonce, &honest, false),
+            Err(Error::Malformed(_))
+        ));
+        assert!(matches!(
+            check_verifier_inputs(&other, &nonce, &taker, false),
+            Err(Error::VerifierCheated(_))
+        ));
         // Not a record circuit's groups.
         for bad in [
             &honest[..2],
             &[honest[0].clone(), honest[1].clone(), vec![true; 255]][..],
         ] {
             assert!(matches!(
-                check_verifier_inputs(&key_iv, &nonce, bad),
+                check_verifier_inputs(&key_iv, &nonce, bad, true),
                 Err(Error::Malformed(_))
             ));
         }

@@ -46,37 +46,80 @@ fn encrypt_2pc(
     seq: u64,
     tamper_table: bool,
 ) -> Result<Vec<u8>, Error> {
-    let len = pt.len();
-    let plan = Arc::new(Plan::new(&record::gcm_circuit(key_len, len))?);
-    let n_m2a = record::cots_needed(len);
-    let (delta, k_m2a, m_m2a) = cots(seq + 7, n_m2a);
-    let (k_m2a, m_m2a) = (&k_m2a[..], &m_m2a[..]);
-    let mut rng = ChaCha20Rng::seed_from_u64(seq);
-    let explicit = seq.to_be_bytes();
-    let aad = record::tls12_aad(seq, 23, len);
+    let mut v = encrypt_direction(key_len, vshare, pshare, &[(pt, seq)], tamper_table)?;
+    Ok(v.remove(0))
+}
 
-    // Preprocessing.
-    let mut v = RecordVerifier::new(Arc::clone(&plan), len, explicit, delta, 1, &mut rng)?;
-    let labels = chain(&mut v, delta, vshare, pshare, &mut rng)?;
-    let (chunks, decoding, early) = v.preprocess()?;
-    let mut chunks = chunks.into_chunks();
-    if tamper_table {
-        for b in &mut chunks[0][8..] {
-            *b ^= 1;
-        }
-    }
-    let chunks = chunks.into();
+/// The records of one direction in 2PC, in order: the first computes the
+/// GHASH key and answers the M2A of as many of its powers as the longest
+/// record's tag needs; the others take its powers. Returns each record's
+/// body (explicit nonce, C, tag).
+fn encrypt_direction(
+    key_len: usize,
+    vshare: &[u8],
+    pshare: &[u8],
+    records: &[(&[u8], u64)],
+    tamper_table: bool,
+) -> Result<Vec<Vec<u8>>, Error> {
+    let k = records
+        .iter()
+        .map(|(pt, _)| record::powers_needed(pt.len()))
+        .max()
+        .expect("a record");
+    let seed = records[0].1;
+    let (delta, k_m2a, m_m2a) = cots(seed + 7, record::cots_needed(k));
+    let mut rng = ChaCha20Rng::seed_from_u64(seed);
     let (mut os, mut or) = (OleSender::new(delta, 9), OleReceiver::new(9));
-    let msg = v.powers_ahead(&mut os, k_m2a)?;
-    let (ahead, _) = RecordProver::powers_ahead(len, &mut or, m_m2a, &msg)?;
-    let mut p = RecordProver::new(plan, len, 1, (chunks, decoding, early), ahead)?;
-    // The prover evaluates on its chained share and encrypts.
-    let (ks, d) = p.keystream(&labels, pshare)?;
-    let ct: Vec<u8> = pt.iter().zip(&ks).map(|(a, b)| a ^ b).collect();
-    // Powers of H and the tag.
-    let tv = v.tag_share(&d, &aad, &ct)?;
-    let tag = p.tag(&tv, &aad, &ct)?;
-    Ok([&explicit[..], &ct, &tag].concat())
+    let mut out = Vec::new();
+    let (mut v_powers, mut p_powers) = (None, None);
+    for (i, &(pt, seq)) in records.iter().enumerate() {
+        let len = pt.len();
+        let first = i == 0;
+        let plan = Arc::new(Plan::new(&record::gcm_circuit(key_len, len, first))?);
+        let explicit = seq.to_be_bytes();
+        let aad = record::tls12_aad(seq, 23, len);
+        // Preprocessing.
+        let powers = first.then_some(k);
+        let mut v = RecordVerifier::new(
+            Arc::clone(&plan),
+            len,
+            explicit,
+            delta,
+            1 + i as u64,
+            powers,
+            &mut rng,
+        )?;
+        let labels = chain(&mut v, delta, vshare, pshare, &mut rng)?;
+        let (chunks, decoding, early) = v.preprocess()?;
+        let mut chunks = chunks.into_chunks();
+        if tamper_table && first {
+            for b in &mut chunks[0][8..] {
+                *b ^= 1;
+            }
+        }
+        let chunks = chunks.into();
+        let ahead = if first {
+            let msg = v.powers_ahead(&mut os, &k_m2a)?;
+            Some(RecordProver::powers_ahead(k, &mut or, &m_m2a, &msg)?.0)
+        } else {
+            None
+        };
+        let mut p = RecordProver::new(plan, len, 1 + i as u64, (chunks, decoding, early), ahead)?;
+        // The prover evaluates on its chained share and encrypts.
+        let (ks, d) = p.keystream(&labels, pshare)?;
+        let ct: Vec<u8> = pt.iter().zip(&ks).map(|(a, b)| a ^ b).collect();
+        // Powers of H (from the first record) and the tag.
+        if first {
+            v_powers = Some(v.powers(&d)?);
+            p_powers = Some(p.power_shares().expect("computes H").to_vec());
+        } else {
+            assert!(d.is_empty() && p.power_shares().is_none());
+        }
+        let tv = v.tag_share(v_powers.as_deref().unwrap(), &aad, &ct)?;
+        let tag = p.tag(&tv, p_powers.as_deref().unwrap(), &aad, &ct)?;
+        out.push([&explicit[..], &ct, &tag].concat());
+    }
+    Ok(out)
 }
 
 fn reference(key: &[u8], iv: &[u8], pt: &[u8], seq: u64) -> Vec<u8> {
@@ -111,6 +154,49 @@ fn record_matches_aes_gcm() {
             "{key_len} {len}"
         );
     }
+}
+
+/// A direction's records where only the first computes the GHASH key:
+/// a Finished-sized record, then longer ones (their tags need more powers
+/// than the first's own), each equal to aes-gcm's.
+#[test]
+fn records_taking_another_records_ghash_key_match_aes_gcm() {
+    let mut rng = ChaCha20Rng::seed_from_u64(3);
+    for key_len in [16, 32] {
+        let kv: Vec<u8> = (0..key_len + 4).map(|_| rng.gen()).collect();
+        let kp: Vec<u8> = (0..key_len + 4).map(|_| rng.gen()).collect();
+        let k: Vec<u8> = kv.iter().zip(&kp).map(|(a, b)| a ^ b).collect();
+        let pts: Vec<Vec<u8>> = [16, 300, 33]
+            .iter()
+            .map(|&n| (0..n).map(|_| rng.gen()).collect())
+            .collect();
+        let records: Vec<(&[u8], u64)> = pts
+            .iter()
+            .enumerate()
+            .map(|(i, pt)| (pt.as_slice(), i as u64))
+            .collect();
+        let got = encrypt_direction(key_len, &kv, &kp, &records, false).unwrap();
+        for ((pt, seq), body) in records.iter().zip(&got) {
+            assert_eq!(
+                body,
+                &reference(&k[..key_len], &k[key_len..], pt, *seq),
+                "{key_len} {seq}"
+            );
+        }
+    }
+    // A record that computes H with fewer powers than its own tag needs.
+    let plan = Arc::new(Plan::new(&record::gcm_circuit(16, 40, true)).unwrap());
+    let mut rng = ChaCha20Rng::seed_from_u64(4);
+    let r = RecordVerifier::new(
+        plan,
+        40,
+        [0; 8],
+        webproof_core::Block(3),
+        0,
+        Some(4),
+        &mut rng,
+    );
+    assert!(r.is_err());
 }
 
 /// Corrupted tables: a refused chunk, or a record the server refuses (the
@@ -196,11 +282,13 @@ fn record_from_derived_key_shares() {
 #[test]
 fn malformed_record_messages_are_refused() {
     let len = 20;
-    let plan = Arc::new(Plan::new(&record::gcm_circuit(16, len)).unwrap());
-    let (delta, k_m2a, m_m2a) = cots(70, record::cots_needed(len));
+    let k = record::powers_needed(len);
+    let plan = Arc::new(Plan::new(&record::gcm_circuit(16, len, true)).unwrap());
+    let (delta, k_m2a, m_m2a) = cots(70, record::cots_needed(k));
     let (k_m2a, m_m2a) = (&k_m2a[..], &m_m2a[..]);
     let mut rng = ChaCha20Rng::seed_from_u64(71);
-    let mut v = RecordVerifier::new(Arc::clone(&plan), len, [0; 8], delta, 0, &mut rng).unwrap();
+    let mut v =
+        RecordVerifier::new(Arc::clone(&plan), len, [0; 8], delta, 0, Some(k), &mut rng).unwrap();
     let share = [9u8; 20];
     // Its inputs before its chaining, a chaining to another key's wires.
     assert!(v.early_inputs().is_err());
@@ -212,34 +300,69 @@ fn malformed_record_messages_are_refused() {
     let aad = record::tls12_aad(1, 23, len);
     // Out of order on the verifier's side: offsets before the powers
     // answered ahead.
-    assert!(v.tag_share(&[0; 64], &aad, &[0; 20]).is_err());
+    assert!(v.powers(&[0; 64]).is_err());
     let ahead_msg = v.powers_ahead(&mut os, k_m2a).unwrap();
     assert!(v.powers_ahead(&mut os, k_m2a).is_err());
     // The prover's half refuses another record's COTs or a short answer.
     let mut or2 = or.clone();
-    assert!(RecordProver::powers_ahead(len + 16, &mut or2, m_m2a, &ahead_msg).is_err());
+    assert!(RecordProver::powers_ahead(k + 2, &mut or2, m_m2a, &ahead_msg).is_err());
     let mut or2 = or.clone();
-    assert!(RecordProver::powers_ahead(len, &mut or2, m_m2a, &ahead_msg[1..]).is_err());
-    let (ahead, flips) = RecordProver::powers_ahead(len, &mut or, m_m2a, &ahead_msg).unwrap();
+    assert!(RecordProver::powers_ahead(k, &mut or2, m_m2a, &ahead_msg[1..]).is_err());
+    let (ahead, flips) = RecordProver::powers_ahead(k, &mut or, m_m2a, &ahead_msg).unwrap();
     assert!(flips.iter().all(|&b| b == 0));
     let mut bad = tables.clone();
     bad.2.pop();
-    assert!(RecordProver::new(Arc::clone(&plan), len, 0, bad, ahead.clone()).is_err());
-    let mut p = RecordProver::new(plan, len, 0, tables, ahead).unwrap();
+    assert!(RecordProver::new(Arc::clone(&plan), len, 0, bad, Some(ahead.clone())).is_err());
+    // A record that computes H without its powers' M2A, or with the M2A
+    // of fewer powers than its tag needs (another record's).
+    assert!(RecordProver::new(Arc::clone(&plan), len, 0, tables.clone(), None).is_err());
+    let short = {
+        let (d2, keys2, macs2) = cots(72, record::cots_needed(2));
+        let mut os2 = OleSender::new(d2, 1);
+        let mut v2 = RecordVerifier::new(
+            Arc::new(Plan::new(&record::gcm_circuit(16, 0, true)).unwrap()),
+            0,
+            [0; 8],
+            d2,
+            0,
+            Some(2),
+            &mut rng,
+        )
+        .unwrap();
+        let msg = v2.powers_ahead(&mut os2, &keys2).unwrap();
+        RecordProver::powers_ahead(2, &mut OleReceiver::new(1), &macs2, &msg)
+            .unwrap()
+            .0
+    };
+    assert!(RecordProver::new(Arc::clone(&plan), len, 0, tables.clone(), Some(short)).is_err());
+    let mut p = RecordProver::new(plan, len, 0, tables, Some(ahead)).unwrap();
     // Out of order on the prover's side.
-    assert!(p.tag(&[0; 16], &aad, &[0; 20]).is_err());
+    assert!(p.tag(&[0; 16], &[], &aad, &[0; 20]).is_err());
+    assert!(p.power_shares().is_none());
     // A chained share of another length, then the record evaluated twice.
     assert!(p.keystream(&labels[1..], &share).is_err());
     let (ks, d) = p.keystream(&labels, &share).unwrap();
     assert_eq!(ks.len(), len);
-    assert_eq!(d.len(), 16 * record::oles_needed(len));
+    assert_eq!(d.len(), 16 * record::oles_needed(k));
     assert!(p.keystream(&labels, &share).is_err());
-    // Offsets of the wrong length, a ciphertext of the wrong length, then
-    // the tag share given twice.
-    assert!(v.tag_share(&d[1..], &aad, &ks).is_err());
-    assert!(v.tag_share(&d, &aad, &ks[1..]).is_err());
-    v.tag_share(&d, &aad, &ks).unwrap();
-    assert!(v.tag_share(&d, &aad, &ks).is_err());
+    // Offsets of the wrong length; then the powers, once.
+    assert!(v.powers(&d[1..]).is_err());
+    let vp = v.powers(&d).unwrap();
+    assert!(v.powers(&d).is_err());
+    // Too few powers, a ciphertext of the wrong length, then the tag share
+    // given twice.
+    assert!(v.tag_share(&vp[..k - 1], &aad, &ks).is_err());
+    assert!(v.tag_share(&vp, &aad, &ks[1..]).is_err());
+    v.tag_share(&vp, &aad, &ks).unwrap();
+    assert!(v.tag_share(&vp, &aad, &ks).is_err());
+    let pp = p.power_shares().unwrap().to_vec();
+    p.tag(&[0; 16], &pp, &aad, &ks).unwrap();
+    assert!(p.tag(&[0; 16], &pp, &aad, &ks).is_err());
+    // A record that takes H has no powers to answer or offsets to read.
+    let plan = Arc::new(Plan::new(&record::gcm_circuit(16, len, false)).unwrap());
+    let mut t = RecordVerifier::new(plan, len, [0; 8], delta, 1, None, &mut rng).unwrap();
+    assert!(t.powers_ahead(&mut os, k_m2a).is_err());
+    assert!(t.powers(&d).is_err());
 }
 
 /// A verifier that answers the powers ahead for other inputs than its
@@ -249,18 +372,28 @@ fn malformed_record_messages_are_refused() {
 #[test]
 fn powers_answered_ahead_for_other_inputs_break_the_tag() {
     let len = 16;
-    let plan = Arc::new(Plan::new(&record::gcm_circuit(16, len)).unwrap());
-    let (delta, keys, macs) = cots(90, record::cots_needed(len));
+    let kp_ = record::powers_needed(len);
+    let plan = Arc::new(Plan::new(&record::gcm_circuit(16, len, true)).unwrap());
+    let (delta, keys, macs) = cots(90, record::cots_needed(kp_));
     // The verifier of seed 91 (built twice, for the same masks).
     let verifier = |rng: &mut ChaCha20Rng| {
-        RecordVerifier::new(Arc::clone(&plan), len, 1u64.to_be_bytes(), delta, 0, rng).unwrap()
+        RecordVerifier::new(
+            Arc::clone(&plan),
+            len,
+            1u64.to_be_bytes(),
+            delta,
+            0,
+            Some(kp_),
+            rng,
+        )
+        .unwrap()
     };
     let mut rng = ChaCha20Rng::seed_from_u64(91);
     let mut v = verifier(&mut rng);
     let (mut os, or) = (OleSender::new(delta, 1), OleReceiver::new(1));
     let (k_m2a, m_m2a) = (&keys[..], &macs[..]);
     // A verifier answering ahead for inputs of its own choice.
-    let k = record::oles_needed(len);
+    let k = record::oles_needed(kp_);
     let other: Vec<Gf128> = (0..k).map(|_| Gf128::random(&mut rng)).collect();
     let (_, bad) = os.clone().respond_ahead(k_m2a, &other).unwrap();
     let good = v.powers_ahead(&mut os, k_m2a).unwrap();
@@ -276,13 +409,15 @@ fn powers_answered_ahead_for_other_inputs_break_the_tag() {
         let tables = v2.preprocess().unwrap();
         v2.powers_ahead(&mut OleSender::new(delta, 1), k_m2a)
             .unwrap();
-        let (ahead, _) = RecordProver::powers_ahead(len, &mut or, m_m2a, msg).unwrap();
-        let mut p = RecordProver::new(Arc::clone(&plan), len, 0, tables, ahead).unwrap();
+        let (ahead, _) = RecordProver::powers_ahead(kp_, &mut or, m_m2a, msg).unwrap();
+        let mut p = RecordProver::new(Arc::clone(&plan), len, 0, tables, Some(ahead)).unwrap();
         let (ks, d) = p.keystream(&labels, &kp).unwrap();
         let ct: Vec<u8> = ks.iter().map(|b| b ^ 0x41).collect();
         let aad = record::tls12_aad(1, 23, len);
-        let tv = v2.tag_share(&d, &aad, &ct).unwrap();
-        let tag = p.tag(&tv, &aad, &ct).unwrap();
+        let vp = v2.powers(&d).unwrap();
+        let tv = v2.tag_share(&vp, &aad, &ct).unwrap();
+        let pp = p.power_shares().unwrap().to_vec();
+        let tag = p.tag(&tv, &pp, &aad, &ct).unwrap();
         let key: Vec<u8> = kp.iter().zip(&kv).map(|(a, b)| a ^ b).collect();
         let want = reference(&key[..16], &key[16..], &vec![0x41; len], 1);
         (tag.to_vec(), want[8 + len..].to_vec())
@@ -323,20 +458,24 @@ fn server_finished_record_checked_in_2pc() {
 
     let check = |ct: &[u8], tag: &[u8]| -> Result<Vec<u8>, Error> {
         let len = ct.len();
-        let plan = Arc::new(Plan::new(&record::gcm_circuit(16, len))?);
-        let (delta, keys, macs) = cots(81, record::cots_needed(len));
+        let k = record::powers_needed(len);
+        let plan = Arc::new(Plan::new(&record::gcm_circuit(16, len, true))?);
+        let (delta, keys, macs) = cots(81, record::cots_needed(k));
         let mut rng = ChaCha20Rng::seed_from_u64(82);
-        let mut v = RecordVerifier::new(Arc::clone(&plan), len, [0; 8], delta, 3, &mut rng)?;
+        let mut v =
+            RecordVerifier::new(Arc::clone(&plan), len, [0; 8], delta, 3, Some(k), &mut rng)?;
         let labels = chain(&mut v, delta, &kv, &kp, &mut rng)?;
         let tables = v.preprocess()?;
         let (mut os, mut or) = (OleSender::new(delta, 2), OleReceiver::new(2));
         let msg = v.powers_ahead(&mut os, &keys)?;
-        let (ahead, _) = RecordProver::powers_ahead(len, &mut or, &macs, &msg)?;
-        let mut p = RecordProver::new(plan, len, 3, tables, ahead)?;
+        let (ahead, _) = RecordProver::powers_ahead(k, &mut or, &macs, &msg)?;
+        let mut p = RecordProver::new(plan, len, 3, tables, Some(ahead))?;
         let (ks, d) = p.keystream(&labels, &kp)?;
         // The prover's share goes first; the verifier's follows.
-        let tp = p.tag_share(&aad, ct)?;
-        let tv = v.tag_share(&d, &aad, ct)?;
+        let pp = p.power_shares().expect("computes H").to_vec();
+        let tp = p.tag_share(&pp, &aad, ct)?;
+        let vp = v.powers(&d)?;
+        let tv = v.tag_share(&vp, &aad, ct)?;
         record::check_tag(&tv, &tp, tag)?;
         Ok(ct.iter().zip(&ks).map(|(a, b)| a ^ b).collect())
     };

@@ -123,7 +123,11 @@ use serde::{Deserialize, Serialize};
 /// verifier's input reveal: the verifier sends it right after the
 /// session, and its answer to the claim is read at the prover's next
 /// receive (`Channel::check_next`) instead of before the proof starts.
-pub const PROTOCOL_VERSION: u16 = 22;
+/// Version 23: MPC mode computes the client's GHASH key once per
+/// session, in the client Finished's circuit, whose powers' M2A (sent
+/// after the last circuit's tables) serves every client record's tag;
+/// the request's record circuits no longer output a share of `H`.
+pub const PROTOCOL_VERSION: u16 = 23;
 /// Largest control message (JSON) accepted by default. The prover's
 /// `Proof` is the largest: for a 16 MiB response its plan holds about
 /// 1,000 record layouts (40 bytes each) and, with an attestation, one leaf
