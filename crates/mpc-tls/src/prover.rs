@@ -407,8 +407,7 @@ impl ProverSession {
                 "the GHASH key's powers before every circuit's tables, for another record or twice",
             )),
         }
-        let specs: Vec<RecSpec> = self.recs.iter().map(|r| r.spec).collect();
-        let k = ghash_powers(&specs);
+        let k = ghash_powers(self.recs.iter().map(|r| r.spec));
         let macs = self.cots.take(record::cots_needed(k))?;
         let r = &mut self.recs[i];
         let (ahead, flips) = RecordProver::powers_ahead(k, &mut r.ole, &macs, msg)?;

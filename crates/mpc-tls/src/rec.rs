@@ -143,9 +143,9 @@ impl RecSpec {
 /// Powers of the client's GHASH key the session's records need: the most
 /// any one record's tag takes ([`record::powers_needed`]), answered by the
 /// record that computes `H` ([`RecSpec::computes_h`]).
-pub(crate) fn ghash_powers(specs: &[RecSpec]) -> usize {
+pub(crate) fn ghash_powers(specs: impl IntoIterator<Item = RecSpec>) -> usize {
     specs
-        .iter()
+        .into_iter()
         .map(|s| record::powers_needed(s.len))
         .max()
         .unwrap_or(0)

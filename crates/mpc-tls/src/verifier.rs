@@ -818,8 +818,8 @@ impl VerifierSession {
             // After the last circuit, the record that computes `H`: its
             // powers' M2A, answered ahead on COTs drawn here (the prover
             // draws them when this message arrives, in the same order).
-            let specs: Vec<RecSpec> = self.recs.iter().map(|r| r.spec).collect();
-            let keys = self.cots.take(record::cots_needed(ghash_powers(&specs)))?;
+            let k = ghash_powers(self.recs.iter().map(|r| r.spec));
+            let keys = self.cots.take(record::cots_needed(k))?;
             let r = &mut self.recs[j];
             let msg = garbled(&mut r.v)?.powers_ahead(&mut r.ole, &keys)?;
             return Ok(Some(VerifierMsg::RecPowers { id: r.spec.id, msg }));
@@ -828,8 +828,7 @@ impl VerifierSession {
             return Ok(None);
         };
         let steps = self.plans.as_ref().map_or(0, KdfPlans::steps);
-        let specs: Vec<RecSpec> = self.recs.iter().map(|r| r.spec).collect();
-        let k = ghash_powers(&specs);
+        let k = ghash_powers(self.recs.iter().map(|r| r.spec));
         if let Some(r) = i.checked_sub(steps).and_then(|j| self.recs.get_mut(j)) {
             if r.v.is_none() {
                 let plan = match r.plan.take() {
