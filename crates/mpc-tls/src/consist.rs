@@ -27,7 +27,8 @@
 //! it at the audit instead would trade that memory for planning time.
 //!
 //! Per OLE batch (the ECtF's two; the client Finished's M2A of the GHASH
-//! key's powers answered ahead, whose flips are all zero and never sent)
+//! key's powers and each request record's M2A of its hidden ciphertext,
+//! answered ahead, whose flips are all zero and never sent)
 //! the prover logs its COT
 //! MACs, its flips and the verifier's answer ([`OleLog`]);
 //! the verifier keeps its inputs (`OleSender::inputs`), revealed with its

@@ -36,7 +36,13 @@ pub fn cots_needed(request_len: usize) -> usize {
         .map(record::powers_needed)
         .max()
         .unwrap_or(0);
-    ectf::cots_needed::<P256Base>() + kdf + record::cots_needed(powers)
+    // Each request record's M2A that keeps its ciphertext from the
+    // verifier: one OLE per block.
+    let hidden: usize = request_records(request_len)
+        .into_iter()
+        .map(record::hide_cots)
+        .sum();
+    ectf::cots_needed::<P256Base>() + kdf + record::cots_needed(powers) + hidden
 }
 
 /// How a request of `len` bytes is cut into records.

@@ -38,13 +38,13 @@
 //! # The session, flight by flight
 //! | # | prover → verifier | verifier → prover | prover ↔ server |
 //! |---|---|---|---|
-//! | 1 | `Hello` (key-share commitments, request record lengths, the [`hello::Terms`]) | `Setup` (client random, its key shares), then per circuit its `Tables` chunks and its `Decoding` (with the labels of its inputs known ahead: its masks, the explicit nonces), streamed as garbled ([`VerifierSession::next_tables`]), and after the last circuit `RecPowers` (the M2A of the powers of the client's GHASH key, answered ahead for the client Finished, which computes it; every client record's tag takes them) | |
+//! | 1 | `Hello` (key-share commitments, request record lengths, the [`hello::Terms`]) | `Setup` (client random, its key shares), then per circuit its `Tables` chunks and its `Decoding` (with the labels of its inputs known ahead: its masks, the explicit nonces), streamed as garbled ([`VerifierSession::next_tables`]), and after the last circuit `RecPowers`: per request record the M2A of its hidden ciphertext (one OLE per block, answered ahead, `webproof_mpc::record`'s "Hidden ciphertext"), then the M2A of the powers of the client's GHASH key, answered ahead for the client Finished, which computes it (every client record's tag takes them) | |
 //! | 2 | `ToServer` (ClientHello) | | ClientHello → |
 //! | 3 | `FromServer` (the server's flight), then `KeyOpen` (opening, the ECtF's flips) | `EctfAnswer` | ← ServerHello … ServerHelloDone |
 //! | 4 | `EctfCorrection` (the ECtF's last message, no answer) with step 0's `KdfFlips` in one flight | | |
 //! | 5 | `KdfFlips` / `KdfLabels` per step | `KdfInputs` per step, and right after steps 2 and 5 the next step's `KdfAdvance` (its inputs fixed a step early, sent while the prover evaluates) | |
-//! | 6 | `RecCiphertext` of the client Finished (the ciphertext and the offsets of the GHASH key's odd powers) and of every request record (the ciphertext), side by side, as soon as the key derivation output the key shares: each record's circuit takes the prover's key ‖ IV share as the labels it evaluated there (chained, no input round trip), the verifier's inputs came with the tables, and the client Finished's outputs the prover's multiplicative share of the GHASH key (the A2M in the circuit; the request's records compute no `H` of their own) | `RecTagShare` per record | |
-//! | 7 | `ToServer` (ClientKeyExchange, CCS, Finished), then the request's records (False Start: without waiting for the server's Finished) | | → Finished, request |
+//! | 6 | `RecCiphertext` of the client Finished (the ciphertext and the offsets of the GHASH key's odd powers) and of every request record (its ciphertext masked by the prover's COT choice bits: the verifier never sees the request's ciphertext), side by side, as soon as the key derivation output the key shares: each record's circuit takes the prover's key ‖ IV share as the labels it evaluated there (chained, no input round trip), the verifier's inputs came with the tables, and the client Finished's outputs the prover's multiplicative share of the GHASH key (the A2M in the circuit; the request's records compute no `H` of their own) | `RecTagShare` per record (a request record's with the corrections of its hidden M2A) | |
+//! | 7 | `ToServer` (ClientKeyExchange, CCS, Finished), then `RecSent` per request record (False Start: without waiting for the server's Finished; the record itself goes to the server only, and both recordings hold its header and nonce) | | → Finished, request |
 //! | 8 | `FromServer` (the server Finished record, recorded; its contents are checked in the proof) | | ← CCS, Finished |
 //! | 9 | `FromServer` (the response, recorded as received), `Close` | `CloseAck` (its server-key share) | ← response |
 //! | 10 | the claim, then at once the sealed proof ([`response`], [`consist`]) | its input bits and OLE inputs (right after `CloseAck`, unasked), its answer to the claim (read at the prover's next receive), then the `Δ` reveal | |
@@ -98,22 +98,23 @@
 //! sessions enforce themselves: the server's identity over a client
 //! random the verifier chose, the client key share as the sum of
 //! committed shares, every forwarded client record equal to what the 2PC
-//! produced, the server Finished recorded before `Close` (its tag and its
+//! produced (the request's records are never forwarded), the server Finished recorded before `Close` (its tag and its
 //! `verify_data` are asserted in the proof under the server key the key
 //! derivation output, [`consist::FinishedCheck`]; the prover checks both
 //! in the clear first: the tag once the server key is revealed, the
 //! `verify_data` then under the full PRF and once the verifier's inputs
 //! are revealed under the reduced PRF), the recording complete before
-//! the server key is revealed, and the client key never revealed.
+//! the server key is revealed, and the client key's share revealed only
+//! after `Close`, when no record it could make counts any more.
 //!
 //! # Not yet here
-//! - The tie between the ECtF's output and the key derivation's input,
-//!   and keeping the request's ciphertext from the verifier (its tag by
-//!   one more M2A per block, the request proven on the ciphertext's bits
-//!   as authenticated COT choices): without it a cheating verifier is
-//!   caught only after the fact, see [`response`]'s "Not in this proof
-//!   yet" for the plan. The verifier's revealed inputs are checked
-//!   against what the protocol makes them ([`ProverRetained::check_inputs`]).
+//! - The tie between the ECtF's output and the key derivation's input
+//!   (see [`response`]'s "Not in this proof yet"). The verifier's
+//!   revealed inputs are checked against what the protocol makes them
+//!   ([`ProverRetained::check_inputs`]), and the request's ciphertext is
+//!   kept from it during the session (protocol version 24), so a garbling
+//!   that leaks is caught by the audit before it learns more than one bit
+//!   per session by selective failure.
 //! - Tables in memory bounded by less than the session: the verifier
 //!   holds one chunk at a time, but the prover holds every circuit's
 //!   tables from preprocessing until its step (about 13.5 MB for a 1 KB request
@@ -150,5 +151,6 @@ pub use kdf::{warm_plans, KeyLabels};
 pub use msg::{ProverMsg, VerifierMsg};
 pub use output::{attestation, verifier_output};
 pub use prover::{ProverConfig, ProverOutcome, ProverOutput, ProverSession};
+pub use rec::HiddenRecord;
 pub use response::{prove_response, verify_response, ResponseClaim, VerifiedResponse};
 pub use verifier::{RecordPlan, RecordPlanJob, VerifierConfig, VerifierOutcome, VerifierSession};

@@ -84,10 +84,21 @@ pub enum ProverMsg {
     RecCiphertext {
         /// Record id.
         id: u32,
-        /// Ciphertext of the client record.
+        /// The client Finished's ciphertext; a request record's ciphertext
+        /// masked by the prover's COT choice bits (`C ⊕ ρ`, 16 bytes per
+        /// block, `webproof_mpc::record::RecordProver::mask_ciphertext`):
+        /// the verifier never sees the request's ciphertext.
         ct: Vec<u8>,
         /// Offsets.
         offsets: Vec<u8>,
+    },
+    /// Request record `id` went to the server: in the parties' recordings
+    /// it stands as its header and explicit nonce, zeros in place of its
+    /// ciphertext and tag (`crate::rec::hidden_record`), which the
+    /// verifier builds itself.
+    RecSent {
+        /// Record id.
+        id: u32,
     },
     /// The prover ends the session: the records it saw each way after the
     /// handshake.
@@ -167,12 +178,16 @@ pub enum VerifierMsg {
         /// The OLE answer.
         msg: Vec<u8>,
     },
-    /// Record in 2PC (client records): the verifier's tag share.
+    /// Record in 2PC (client records): the verifier's tag share and, for
+    /// a request record, the corrections of its hidden ciphertext's M2A
+    /// (16 bytes per block; empty for the client Finished).
     RecTagShare {
         /// Record id.
         id: u32,
         /// Tag share.
         tag: [u8; 16],
+        /// Corrections `[H^p]_V + R` per ciphertext block.
+        corrections: Vec<u8>,
     },
     /// The verifier recorded every server record the prover named: its
     /// share of the server write key and IV (deferred decryption).
@@ -292,6 +307,7 @@ impl ProverMsg {
             ProverMsg::KdfFlips { .. } => "KdfFlips",
             ProverMsg::KdfLabels { .. } => "KdfLabels",
             ProverMsg::RecCiphertext { .. } => "RecCiphertext",
+            ProverMsg::RecSent { .. } => "RecSent",
             ProverMsg::Close { .. } => "Close",
             ProverMsg::Abort(_) => "Abort",
         }
@@ -331,6 +347,7 @@ impl ProverMsg {
             ProverMsg::RecCiphertext { id, ct, offsets } => {
                 W::new(12).u32(*id).bytes(ct).bytes(offsets)
             }
+            ProverMsg::RecSent { id } => W::new(15).u32(*id),
             ProverMsg::Close { sent, received } => W::new(13).u32(*sent).u32(*received),
             ProverMsg::Abort(s) => W::new(14).bytes(reason(s)),
         };
@@ -390,6 +407,7 @@ impl ProverMsg {
                 received: r.u32()?,
             },
             14 => ProverMsg::Abort(string(r.bytes()?)?),
+            15 => ProverMsg::RecSent { id: r.u32()? },
             _ => return Err(Error::Malformed("unknown prover message tag")),
         };
         r.end()?;
@@ -431,7 +449,11 @@ impl VerifierMsg {
             } => W::new(10).raw(&[*circuit]).bytes(decoding).bytes(early),
             VerifierMsg::KdfInputs { step, msg } => W::new(4).raw(&[*step]).bytes(msg),
             VerifierMsg::KdfAdvance { step, msg } => W::new(12).raw(&[*step]).bytes(msg),
-            VerifierMsg::RecTagShare { id, tag } => W::new(7).u32(*id).raw(tag),
+            VerifierMsg::RecTagShare {
+                id,
+                tag,
+                corrections,
+            } => W::new(7).u32(*id).raw(tag).bytes(corrections),
             VerifierMsg::RecPowers { id, msg } => W::new(11).u32(*id).bytes(msg),
             VerifierMsg::CloseAck {
                 server_key,
@@ -470,6 +492,7 @@ impl VerifierMsg {
             7 => VerifierMsg::RecTagShare {
                 id: r.u32()?,
                 tag: r.arr()?,
+                corrections: r.bytes()?,
             },
             8 => VerifierMsg::CloseAck {
                 server_key: r.bytes()?,
@@ -536,6 +559,7 @@ mod tests {
                 ct: vec![3; 17],
                 offsets: vec![2; 48],
             },
+            ProverMsg::RecSent { id: 3 },
             ProverMsg::Close {
                 sent: 1,
                 received: 4,
@@ -576,6 +600,7 @@ mod tests {
             VerifierMsg::RecTagShare {
                 id: 0,
                 tag: [3; 16],
+                corrections: vec![4; 32],
             },
             VerifierMsg::CloseAck {
                 server_key: vec![1; 16],
@@ -622,7 +647,7 @@ mod tests {
             x.push(0);
             assert!(VerifierMsg::decode(&x).is_err());
         }
-        for tag in [0u8, 15, 200, 255] {
+        for tag in [0u8, 16, 200, 255] {
             assert!(ProverMsg::decode(&[tag, 0, 0, 0, 0]).is_err());
         }
         for tag in [0u8, 12, 255] {

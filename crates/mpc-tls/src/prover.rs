@@ -23,19 +23,20 @@ use crate::kdf::{KdfPlans, KdfProver, KeyLabels};
 use crate::keyx::{ectf_cots, ProverKx, Shares, ECTF_STREAM};
 use crate::msg::{ProverMsg, VerifierMsg};
 use crate::rec::{
-    check_server_finished, ghash_powers, key_iv, key_iv_labels, run_order, server_alert, RecSpec,
-    CLIENT_FINISHED,
+    check_server_finished, ghash_powers, key_iv, key_iv_labels, run_order, server_alert,
+    HiddenRecord, RecSpec, CLIENT_FINISHED,
 };
 use aes_gcm::aead::{Aead, KeyInit, Payload};
 use rand_chacha::ChaCha20Rng;
 use rand_core::{CryptoRng, RngCore, SeedableRng};
 use std::sync::Arc;
 use webproof_circuits::tls::Tls12Suite;
+use webproof_core::Block;
 use webproof_mpc::consistency::EvaluatedRun;
 use webproof_mpc::keyshare;
 use webproof_mpc::ole::OleReceiver;
 use webproof_mpc::plan::Plan;
-use webproof_mpc::record::{self, PowersAhead, RecordProver};
+use webproof_mpc::record::{self, HiddenAhead, PowersAhead, RecordProver};
 use webproof_mpc::reduced::StepTables;
 use webproof_mpc::tls12::{Curve, KeyShares, Tls12Config};
 use webproof_mpc::ReceivedTables;
@@ -78,8 +79,13 @@ pub struct ProverOutcome {
     pub close_notify: bool,
     /// Another alert the server sent after the handshake, if any.
     pub server_alert: Option<u8>,
-    /// The prover's own recording of both directions.
+    /// The prover's own recording of both directions, the request's
+    /// records as the verifier records them (header and nonce, zeros in
+    /// place of ciphertext and tag, `rec::hidden_record`).
     pub recording: Recording,
+    /// Per request record, its masked ciphertext and the MACs of the COTs
+    /// that mask it: what the proof of the request takes.
+    pub hidden: Vec<HiddenRecord>,
     /// The server's certificate chain, end entity first, as it sent it
     /// (the verifier checked it; an attestation names it).
     pub certificates: Vec<Vec<u8>>,
@@ -135,10 +141,16 @@ struct PRec {
     tables: Option<StepTables>,
     /// The M2A of the powers of its GHASH key, answered in preprocessing.
     ahead: Option<PowersAhead>,
+    /// A request record's M2A of its hidden ciphertext, answered in
+    /// preprocessing, and the MACs of its COTs (for the proof).
+    hidden: Option<HiddenAhead>,
+    hide_macs: Vec<Block>,
     ole: OleReceiver,
-    /// Plaintext to encrypt, ciphertext.
+    /// Plaintext to encrypt, ciphertext, and (a request record) the
+    /// masked ciphertext the verifier got in its place.
     pt: Vec<u8>,
     ct: Vec<u8>,
+    masked: Vec<u8>,
 }
 
 impl PRec {
@@ -264,9 +276,12 @@ impl ProverSession {
                 p: None,
                 tables: None,
                 ahead: None,
+                hidden: None,
+                hide_macs: Vec::new(),
                 ole: OleReceiver::new(spec.stream()),
                 pt: Vec::new(),
                 ct: Vec::new(),
+                masked: Vec::new(),
             })
             .collect();
         let recorder = Recorder::new(cfg.limits);
@@ -402,7 +417,11 @@ impl ProverSession {
             Some(r)
                 if r.spec.computes_h()
                     && steps + self.recs.len() == self.incoming.circuit
-                    && r.ahead.is_none() => {}
+                    && r.ahead.is_none()
+                    && self
+                        .recs
+                        .iter()
+                        .all(|r| r.spec.computes_h() || r.hidden.is_some()) => {}
             _ => return Err(Error::OutOfOrder(
                 "the GHASH key's powers before every circuit's tables, for another record or twice",
             )),
@@ -414,6 +433,31 @@ impl ProverSession {
         self.oles.choose(r.spec.stream(), macs, &flips);
         self.oles.answer(r.spec.stream(), msg);
         r.ahead = Some(ahead);
+        Ok(())
+    }
+
+    /// The M2A of request record `id`'s hidden ciphertext, answered ahead:
+    /// after every circuit's tables, before the powers of `H`.
+    fn hide_ahead(&mut self, id: u32, msg: &[u8]) -> Result<()> {
+        let steps = self.plans.as_ref().map_or(0, KdfPlans::steps);
+        let i = id as usize;
+        // In id order, each once.
+        let due = self
+            .recs
+            .iter()
+            .position(|r| !r.spec.computes_h() && r.hidden.is_none());
+        if steps + self.recs.len() != self.incoming.circuit || due != Some(i) {
+            return Err(Error::OutOfOrder(
+                "a hidden ciphertext's M2A before every circuit's tables, out of order or twice",
+            ));
+        }
+        let macs = self.cots.take(record::hide_cots(self.recs[i].spec.len))?;
+        let r = &mut self.recs[i];
+        let (hidden, flips) = RecordProver::hide_ahead(r.spec.len, &mut r.ole, &macs, msg)?;
+        self.oles.choose(r.spec.stream(), macs.clone(), &flips);
+        self.oles.answer(r.spec.stream(), msg);
+        r.hidden = Some(hidden);
+        r.hide_macs = macs;
         Ok(())
     }
 
@@ -584,6 +628,15 @@ impl ProverSession {
                 self.end_circuit(circuit, decoding, early)?;
                 self.stage = Stage::AwaitTables(client_random);
             }
+            (VerifierMsg::RecPowers { id, msg }, Stage::AwaitTables(client_random))
+                if self
+                    .recs
+                    .get(id as usize)
+                    .is_some_and(|r| !r.spec.computes_h()) =>
+            {
+                self.hide_ahead(id, &msg)?;
+                self.stage = Stage::AwaitTables(client_random);
+            }
             (VerifierMsg::RecPowers { id, msg }, Stage::AwaitTables(client_random)) => {
                 self.powers_ahead(id, &msg)?;
                 // Preprocessing ends here, with the GHASH key's powers
@@ -677,7 +730,14 @@ impl ProverSession {
                     .ok_or(Error::OutOfOrder("key derivation"))?;
                 kdf.receive_advance(due, &msg)?;
             }
-            (VerifierMsg::RecTagShare { id, tag }, st @ (Stage::Records | Stage::Kdf(_))) => {
+            (
+                VerifierMsg::RecTagShare {
+                    id,
+                    tag,
+                    corrections,
+                },
+                st @ (Stage::Records | Stage::Kdf(_)),
+            ) => {
                 self.stage = st;
                 let i = self.rec_due(id)?;
                 let spec = self.recs[i].spec;
@@ -698,17 +758,33 @@ impl ProverSession {
                     .client_powers
                     .as_deref()
                     .ok_or(Error::OutOfOrder("a record's tag before the GHASH key"))?;
-                let t = p.tag(&tag, powers, &spec.aad(), &r.ct)?;
+                let t = if spec.computes_h() {
+                    if !corrections.is_empty() {
+                        return Err(Error::Malformed(
+                            "corrections for a record whose ciphertext the verifier saw",
+                        ));
+                    }
+                    p.tag(&tag, powers, &spec.aad(), &r.ct)?
+                } else {
+                    p.hidden_tag(&tag, &corrections, powers, &spec.aad(), &r.ct)?
+                };
                 self.rec_runs.push((id, p.circuit().retain()?));
                 r.p = None;
                 let payload = [&spec.seq().to_be_bytes()[..], &r.ct, &t].concat();
-                let mut bytes = Vec::new();
+                let record = wire_record(spec.content_type(), &payload);
                 if spec.id == CLIENT_FINISHED {
-                    bytes.extend(wire_record(content_type::HANDSHAKE, &self.cke));
+                    let mut bytes = wire_record(content_type::HANDSHAKE, &self.cke);
                     bytes.extend(wire_record(content_type::CHANGE_CIPHER_SPEC, &[1]));
+                    bytes.extend(record);
+                    self.send_to_server(&mut out, bytes)?;
+                } else {
+                    // The verifier never sees a request record: both
+                    // recordings hold its shape only.
+                    self.recorder
+                        .feed(Direction::Sent, &crate::rec::hidden_record(&spec))?;
+                    out.to_verifier.push(ProverMsg::RecSent { id });
+                    out.to_server.extend_from_slice(&record);
                 }
-                bytes.extend(wire_record(spec.content_type(), &payload));
-                self.send_to_server(&mut out, bytes)?;
                 self.start_records(&mut out)?;
             }
             (
@@ -787,20 +863,32 @@ impl ProverSession {
                 None => spec.plan(suite.key_len)?,
             };
             let ahead = self.recs[i].ahead.take();
-            if spec.computes_h() != ahead.is_some() {
-                return Err(Error::OutOfOrder("a record before the GHASH key's powers"));
+            let hidden = self.recs[i].hidden.take();
+            if spec.computes_h() != ahead.is_some() || spec.computes_h() == hidden.is_some() {
+                return Err(Error::OutOfOrder(
+                    "a record before the GHASH key's powers or its ciphertext's M2A",
+                ));
             }
-            let mut p = RecordProver::new(plan, spec.len, spec.instance(), tables, ahead)?;
+            let mut p = RecordProver::new(plan, spec.len, spec.instance(), tables, ahead, hidden)?;
             let r = &mut self.recs[i];
             let (ks, offsets) = p.keystream(&labels, &key_iv(&keys))?;
             if let Some(powers) = p.power_shares() {
                 self.client_powers = Some(powers.to_vec());
             }
             r.ct = r.pt.iter().zip(&ks).map(|(a, b)| a ^ b).collect();
+            // The verifier gets the client Finished's ciphertext (its
+            // plaintext is the verify_data both know) and a request
+            // record's masked by the prover's COT choice bits only.
+            let sent = if spec.computes_h() {
+                r.ct.clone()
+            } else {
+                r.masked = p.mask_ciphertext(&r.ct)?;
+                r.masked.clone()
+            };
             r.p = Some(p);
             out.to_verifier.push(ProverMsg::RecCiphertext {
                 id: spec.id,
-                ct: r.ct.clone(),
+                ct: sent,
                 offsets,
             });
         }
@@ -1016,6 +1104,15 @@ impl ProverSession {
             close_notify: false,
             server_alert: None,
             recording: self.recorder.transcript().clone(),
+            hidden: self
+                .recs
+                .iter()
+                .filter(|r| !r.spec.computes_h())
+                .map(|r| HiddenRecord {
+                    masked: r.masked[..r.spec.len.min(r.masked.len())].to_vec(),
+                    cots: r.hide_macs.clone(),
+                })
+                .collect(),
             certificates: core::mem::take(&mut self.certificates),
             key_labels: kdf.key_labels(plans)?,
             key_shares: own,

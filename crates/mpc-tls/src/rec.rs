@@ -41,6 +41,33 @@ pub(crate) fn server_alert(payload: &[u8]) -> Error {
     }
 }
 
+/// Request record `spec` as both parties' recordings hold it: its header
+/// and explicit nonce, then zeros in place of its ciphertext and tag. The
+/// verifier never sees either (the prover sends the server the real
+/// record and the verifier only `ProverMsg::RecSent`); the recording
+/// keeps the record's place, type and length, and the proof takes its
+/// masked ciphertext from the 2PC ([`crate::HiddenRecord`]).
+pub(crate) fn hidden_record(spec: &RecSpec) -> Vec<u8> {
+    let mut payload = spec.seq().to_be_bytes().to_vec();
+    payload.resize(8 + spec.len + 16, 0);
+    crate::hello::record(spec.content_type(), &payload)
+}
+
+/// What the proof of the request takes of one request record whose
+/// ciphertext the verifier never saw: its masked ciphertext `C ⊕ ρ` (the
+/// record's length; the prover sent it in `RecCiphertext`) and the COTs
+/// of its hidden M2A, whose choice bits are `ρ` (bit `m` of block `i`:
+/// COT `128·i + m`): the prover's MACs, the verifier's keys. Both import
+/// them as authenticated bits, so the request's ciphertext is
+/// `masked ⊕ ρ` in the proof (`webproof_tlsproof::assert_masked_plaintext`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HiddenRecord {
+    /// `C ⊕ ρ`, the record's length.
+    pub masked: Vec<u8>,
+    /// MACs (prover) or keys (verifier) of the M2A's COTs.
+    pub cots: Vec<webproof_core::Block>,
+}
+
 /// Id of the client Finished record.
 pub(crate) const CLIENT_FINISHED: u32 = 0;
 

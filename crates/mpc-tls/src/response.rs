@@ -27,7 +27,17 @@
 //! recording, so the client key can no longer make a record the
 //! verifier would take), the client IV is claimed in the clear, and the
 //! claimed bytes are checked against the client's records after its
-//! Finished (sequence numbers from 1), from the verifier's recording.
+//! Finished (sequence numbers from 1, lengths and nonces from the
+//! verifier's recording). The verifier never saw those records'
+//! ciphertext: it holds the masked ciphertext `C ⊕ ρ` the 2PC gave it,
+//! and `ρ` is the choice bits of the COTs of the records' hidden M2A
+//! (`webproof_mpc::record`, "Hidden ciphertext"), which both parties
+//! import as authenticated bits (the prover's MACs, the verifier's keys;
+//! [`crate::HiddenRecord`]). So each claimed request byte is asserted to
+//! be the keystream XOR the mask XOR the public masked byte
+//! (`webproof_tlsproof::assert_masked_plaintext`). No tag is asserted for
+//! the request: its ciphertext is the one the 2PC tagged, and another
+//! needs `H`.
 //!
 //! # Attestations
 //! For an attestation the prover commits to the request and the response
@@ -184,35 +194,23 @@
 //! - Privacy against a cheating verifier holds only after the fact: it
 //!   can garble another function than the session's (through its tables
 //!   or its inputs) and see part of the result online, in the revealed
-//!   values and in the ciphertext the prover sends. The audit and the
-//!   check above catch that when the session reaches the proof; a cheat
-//!   that also breaks the handshake ends the session first and is never
-//!   reported as one. Of what it sees online, the request's ciphertext is
-//!   what matters: a record circuit garbled to output a keystream the
-//!   verifier knows (zero, say) makes `C` the request in the clear,
-//!   cookies and all, before any audit. (The revealed chain values and
-//!   `verify_data` feed the handshake: a garbling that leaks through them
-//!   makes the session's keys wrong, and the server ends the session
-//!   before the request goes out.) The fix planned needs no second
-//!   garbling: the verifier never sees `C`. The tag's term
-//!   `Σ C_j·[H^m]_V` becomes one more M2A per ciphertext block, answered
-//!   ahead on additive power shares the verifier fixes in preprocessing
-//!   (it sends each odd power's correction online, with its tag share);
-//!   the prover sends `C_j + ρ_j` in place of `C_j`, so the ciphertext's
-//!   bits are COT choice bits, authenticated under `Δ`, and the request's
-//!   statement asserts on them (plaintext = keystream ⊕ those bits)
-//!   instead of on a recorded ciphertext, the forwarded client records
-//!   carrying their header and nonce only. Its cost: 2 KiB of
-//!   preprocessing per 16 bytes of request (about 1% more tables for a
-//!   1 KB request) and the same bytes online; a selective failure in that
-//!   M2A tells the verifier at most one bit of `C` per session, at the
-//!   risk of ending it.
+//!   values. The audit and the check above catch that when the session
+//!   reaches the proof; a cheat that also breaks the handshake ends the
+//!   session first and is never reported as one. The revealed chain
+//!   values and `verify_data` feed the handshake: a garbling that leaks
+//!   through them makes the session's keys wrong, and the server ends the
+//!   session before the request goes out. The request's ciphertext,
+//!   which a record circuit garbled to output a keystream the verifier
+//!   knows would turn into the request in the clear, is never sent to
+//!   the verifier (protocol version 24): a selective failure in its
+//!   hidden M2A tells it at most one bit per session, at the risk of
+//!   ending it.
 use crate::consist;
 use crate::error::{Error, Result};
 use crate::hello::suite_params;
 use crate::prover::ProverOutcome;
 use crate::verifier::VerifierOutcome;
-use crate::KeyLabels;
+use crate::{HiddenRecord, KeyLabels};
 use core::ops::Range;
 use rand_core::{CryptoRng, RngCore};
 use sha2::{Digest, Sha256};
@@ -563,8 +561,60 @@ fn server_records(recording: &Recording) -> Result<ServerRecords> {
 
 /// The client's records after its ChangeCipherSpec, as
 /// [`server_records`] gives the server's.
-fn client_records(recording: &Recording) -> Result<ServerRecords> {
-    protected_records(&recording.sent, "client")
+/// The request's records: their places, types, lengths and nonces from
+/// the recording (which holds no ciphertext of them), their public
+/// ciphertext the masked one of the 2PC (`hidden`, one per record, in
+/// order), whose mask the statement takes as authenticated bits.
+fn client_records(recording: &Recording, hidden: &[HiddenRecord]) -> Result<ServerRecords> {
+    let mut out = protected_records(&recording.sent, "client")?;
+    if out.records.len() != hidden.len() {
+        return Err(Error::Recording(format!(
+            "{} request records recorded, {} run in 2PC",
+            out.records.len(),
+            hidden.len()
+        )));
+    }
+    for (r, h) in out.records.iter_mut().zip(hidden) {
+        if h.masked.len() != r.ciphertext.len() {
+            return Err(Error::Recording(
+                "a request record of another length than its 2PC's".into(),
+            ));
+        }
+        r.ciphertext = h.masked.clone();
+    }
+    // The tags are the prover's alone (the recording holds zeros):
+    // nothing asserts them, the ciphertext is bound by the 2PC's tag.
+    out.tags.clear();
+    Ok(out)
+}
+
+/// The request records' masks as authenticated bits in the statement's
+/// order (per record, [`bytes_to_bits`] of its ciphertext), from the bits
+/// the COTs of their hidden M2A authenticate (`bits[128·i + m]`: bit `m`
+/// of block `i`'s mask as a field element).
+fn masks_in_byte_order<B: Copy>(hidden: &[HiddenRecord], bits: Vec<Vec<B>>) -> Vec<Vec<B>> {
+    hidden
+        .iter()
+        .zip(bits)
+        .map(|(h, b)| {
+            (0..8 * h.masked.len())
+                .map(|n| b[(n & !127) + webproof_mpc::record::masked_bit(n & 127)])
+                .collect()
+        })
+        .collect()
+}
+
+/// Every request record's COTs, one per bit of its whole blocks.
+fn check_hidden(hidden: &[HiddenRecord]) -> Result<()> {
+    if hidden
+        .iter()
+        .any(|h| h.cots.len() != webproof_mpc::record::hide_cots(h.masked.len()))
+    {
+        return Err(Error::Malformed(
+            "a request record's COTs of another length",
+        ));
+    }
+    Ok(())
 }
 
 fn protected_records(recv: &[Record], who: &str) -> Result<ServerRecords> {
@@ -756,7 +806,15 @@ async fn prove_statement_keys<C: RandomCotReceiver, T: Io>(
         if outcome.revealed_client_key.len() != kl || outcome.revealed_client_iv.len() != il {
             return Err(Error::Usage("no client key share from the verifier".into()));
         }
+        check_hidden(&outcome.hidden)?;
+        // The masks are the COT choice bits: each MAC's lsb.
+        let mut mask_bits = Vec::with_capacity(outcome.hidden.len());
+        for h in &outcome.hidden {
+            let choices: Vec<bool> = h.cots.iter().map(|m| m.lsb()).collect();
+            mask_bits.push(zk.import_labels(&h.cots, &choices).map_err(zk_err)?);
+        }
         Some(DirKeys {
+            masks: masks_in_byte_order(&outcome.hidden, mask_bits),
             key: consistency::xor_public_prover(
                 zk,
                 &bits[ck],
@@ -771,13 +829,18 @@ async fn prove_statement_keys<C: RandomCotReceiver, T: Io>(
             .map_err(mpc_err)?,
         })
     };
-    let server = DirKeys { key, iv };
+    let server = DirKeys {
+        key,
+        iv,
+        masks: Vec::new(),
+    };
     statement::<_, ProverBit>(
         zk,
         aead,
         &server,
         client.as_ref(),
         &outcome.recording,
+        &outcome.hidden,
         claim,
         Some(blinders),
     )
@@ -824,7 +887,15 @@ async fn verify_statement_keys<C: RandomCotSender, T: Io>(
         None
     } else {
         let (ck, ci) = client_block_bits(kl, il);
+        check_hidden(&outcome.hidden)?;
+        // The COT keys are the masks' 0-labels (their flips are zero).
+        let mask_bits = outcome
+            .hidden
+            .iter()
+            .map(|h| zk.import_labels(&h.cots))
+            .collect();
         Some(DirKeys {
+            masks: masks_in_byte_order(&outcome.hidden, mask_bits),
             key: consistency::xor_public_verifier(
                 zk,
                 &bits[ck],
@@ -835,13 +906,18 @@ async fn verify_statement_keys<C: RandomCotSender, T: Io>(
                 .map_err(mpc_err)?,
         })
     };
-    let server = DirKeys { key, iv };
+    let server = DirKeys {
+        key,
+        iv,
+        masks: Vec::new(),
+    };
     let (len, request_len) = statement::<_, VerifierBit>(
         zk,
         aead,
         &server,
         client.as_ref(),
         &outcome.recording,
+        &outcome.hidden,
         claim,
         None,
     )
@@ -869,10 +945,12 @@ async fn verify_statement_keys<C: RandomCotSender, T: Io>(
     Ok((out, bits, server.key))
 }
 
-/// Authenticated key and IV bits of one direction.
+/// Authenticated key and IV bits of one direction, and (the request's)
+/// the masks of its records' public ciphertexts.
 struct DirKeys<B> {
     key: Vec<B>,
     iv: Vec<B>,
+    masks: Vec<Vec<B>>,
 }
 
 /// One direction's committed leaves: what the statement proves of them.
@@ -906,22 +984,34 @@ async fn direction<P: webproof_tlsproof::ZkParty<Bit = B>, B: Copy>(
     zk.assert_public(&keys.iv, &bytes_to_bits(claimed_iv))
         .await
         .map_err(zk_err)?;
-    webproof_tlsproof::assert_plaintext(zk, aead, &keys.key, claimed_iv, &records.records, &claims)
-        .await
-        .map_err(zk_err)?;
-    // Every record's tag under the key: the records reached the verifier
-    // through the prover, and a flipped ciphertext bit flips the same
-    // plaintext bit (see the module docs' security argument).
-    webproof_tlsproof::assert_tags(
+    webproof_tlsproof::assert_masked_plaintext(
         zk,
         aead,
         &keys.key,
         claimed_iv,
         &records.records,
-        &records.tags,
+        &keys.masks,
+        &claims,
     )
     .await
     .map_err(zk_err)?;
+    if keys.masks.is_empty() {
+        // Every server record's tag under the key: the records reached
+        // the verifier through the prover, and a flipped ciphertext bit
+        // flips the same plaintext bit (see the module docs' security
+        // argument). The request's masked records need none: their
+        // ciphertext is the one the 2PC tagged.
+        webproof_tlsproof::assert_tags(
+            zk,
+            aead,
+            &keys.key,
+            claimed_iv,
+            &records.records,
+            &records.tags,
+        )
+        .await
+        .map_err(zk_err)?;
+    }
     if leaves.leaves.is_empty() {
         return Ok(());
     }
@@ -939,6 +1029,7 @@ async fn direction<P: webproof_tlsproof::ZkParty<Bit = B>, B: Copy>(
         &keys.key,
         claimed_iv,
         &records.records,
+        &keys.masks,
         &commitments,
         leaves.blinders.as_deref(),
         &leaves.hashes,
@@ -953,17 +1044,19 @@ async fn direction<P: webproof_tlsproof::ZkParty<Bit = B>, B: Copy>(
 /// exactly when the claim neither reveals nor commits to any of the
 /// request). `blinders`: the prover's, one per leaf of the claim. Returns
 /// the lengths of the response and the request.
+#[allow(clippy::too_many_arguments)]
 async fn statement<P: webproof_tlsproof::ZkParty<Bit = B>, B: Copy>(
     zk: &mut P,
     aead: Aead,
     server: &DirKeys<B>,
     client: Option<&DirKeys<B>>,
     recording: &Recording,
+    hidden: &[HiddenRecord],
     claim: &ResponseClaim,
     blinders: Option<&[[u8; 16]]>,
 ) -> Result<(usize, usize)> {
     let srv = server_records(recording)?;
-    let cli = client_records(recording)?;
+    let cli = client_records(recording, hidden)?;
     if !claim.leaves.is_empty() {
         // The layout against the recording's lengths: both directions
         // partitioned in order (the attestation signs these lengths).
@@ -1210,7 +1303,7 @@ fn admit(
         )));
     }
     let srv = server_records(&outcome.recording)?;
-    let cli = client_records(&outcome.recording)?;
+    let cli = client_records(&outcome.recording, &outcome.hidden)?;
     check_leaves(&claim, cli.len, srv.len)?;
     Ok(claim)
 }

@@ -30,16 +30,22 @@
 //!   handshake messages the verifier parsed or computed, the client
 //!   Finished from the `verify_data` computed in 2PC;
 //! - **record lengths**: the request's from the prover's `Hello` (they fix
-//!   the circuits garbled ahead), then every forwarded client record must
-//!   have that length and the ciphertext the 2PC produced; server record
+//!   the circuits garbled ahead); the forwarded client Finished must have
+//!   its length and the ciphertext the 2PC produced; server record
 //!   lengths, content types and explicit nonces from the records received;
+//! - **the request's records**: never forwarded, so the verifier never
+//!   sees their ciphertext (`webproof_mpc::record`, "Hidden ciphertext");
+//!   on the prover's `RecSent` it records each as the verifier builds it
+//!   (`rec::hidden_record`: its type, length and explicit nonce,
+//!   which the 2PC fixed, and zeros). The proof takes the masked
+//!   ciphertext the 2PC gave the verifier and the mask as COT choice bits
+//!   it authenticated ([`VerifierOutcome::hidden`]);
 //! - **sequence numbers**: from the record's position in its direction;
-//! - **client record tags**: the one part of a forwarded client record
-//!   the verifier records as the prover gives it: the tag is the sum of
-//!   both parties' shares and only the prover learns the sum. Type,
-//!   length, explicit nonce and ciphertext are checked, so the tag cannot
-//!   carry another request; the consistency proof covers the prover's
-//!   share;
+//! - **the client Finished's tag**: the one part of a forwarded client
+//!   record the verifier records as the prover gives it: the tag is the
+//!   sum of both parties' shares and only the prover learns the sum.
+//!   Type, length, explicit nonce and ciphertext are checked, so the tag
+//!   cannot carry another record;
 //! - **record order**: the order in which the records completed in the
 //!   verifier's recorder ([`Recording::order`]).
 //!
@@ -63,9 +69,11 @@
 //! every record it could forge is after the recording ends. What it could
 //! do before, flip bits of a record it relays (CTR mode is malleable), the
 //! record's tag gives away: the proof of the response asserts every
-//! recorded record's tag under the key ([`crate::response`]). The client
-//! write key is never revealed: the prover cannot encrypt another request
-//! than the one the verifier saw (request binding).
+//! recorded record's tag under the key ([`crate::response`]). The
+//! verifier's share of the client write key is revealed at the close too
+//! (for the proof of the request), when the request is out and tagged:
+//! the prover could not encrypt another request than the one the 2PC
+//! tagged (request binding).
 
 use crate::consist::{FinishedCheck, FinishedVd, Shape, VerifierRetained};
 use crate::cots::{CotPool, MAX_RECORD, MAX_REQUEST};
@@ -75,7 +83,7 @@ use crate::kdf::{KdfPlans, KdfPublic, KdfVerifier, KeyLabels};
 use crate::keyx::{ectf_cots, Shares, VerifierKx, VerifierKx2, ECTF_STREAM};
 use crate::msg::{ProverMsg, VerifierMsg};
 use crate::rec::{
-    check_server_finished, ghash_powers, key_iv, key_iv_labels, server_alert, RecSpec,
+    check_server_finished, ghash_powers, key_iv, key_iv_labels, server_alert, HiddenRecord, RecSpec,
 };
 use rand_chacha::ChaCha20Rng;
 use rand_core::{CryptoRng, RngCore, SeedableRng};
@@ -104,8 +112,14 @@ pub struct VerifierConfig {
 /// What the verifier holds at the end of a session.
 #[derive(Clone, Debug)]
 pub struct VerifierOutcome {
-    /// Every record both ways, as received, and their order.
+    /// Every record both ways, as received, and their order; the
+    /// request's records as their header and nonce, zeros in place of the
+    /// ciphertext and tag (the verifier never saw them,
+    /// `rec::hidden_record`).
     pub recording: Recording,
+    /// Per request record, its masked ciphertext and the keys of the COTs
+    /// that mask it: what the proof of the request takes.
+    pub hidden: Vec<HiddenRecord>,
     /// Negotiated suite.
     pub suite: u16,
     /// Negotiated group.
@@ -193,7 +207,11 @@ struct VRec {
     ole: OleSender,
     /// Whether its tag share went out (its one round trip done).
     done: bool,
+    /// The client Finished's ciphertext; a request record's masked
+    /// ciphertext (`C ⊕ ρ`, whole blocks).
     ct: Vec<u8>,
+    /// A request record's hidden M2A's COT keys, for the proof.
+    hide_keys: Vec<Block>,
 }
 
 /// Parsed server flight.
@@ -244,9 +262,11 @@ pub struct VerifierSession {
     /// The circuit whose tables [`VerifierSession::next_tables`] streams
     /// next, from the `Hello` until the last is out.
     garbling: Option<usize>,
-    /// The record whose powers' M2A is answered next (preprocessing:
-    /// the one that computes `H`, once every circuit's tables are out).
-    powers_due: Option<usize>,
+    /// The records whose M2A is answered ahead next, last first
+    /// (preprocessing, once every circuit's tables are out: each request
+    /// record's hidden ciphertext's, then the powers of `H` of the one
+    /// that computes it, which ends preprocessing).
+    ahead_due: Vec<usize>,
     /// The verifier's additive shares of the powers of the client's GHASH
     /// key, once the client Finished's offsets arrived: every client
     /// record's tag takes them.
@@ -313,7 +333,7 @@ impl VerifierSession {
             records_open: false,
             recs: Vec::new(),
             garbling: None,
-            powers_due: None,
+            ahead_due: Vec::new(),
             client_powers: None,
             server_finished: None,
             server_finished_hash: None,
@@ -413,6 +433,13 @@ impl VerifierSession {
                 })
             }
             ProverMsg::ToServer(b) => {
+                if matches!(self.cli, Cli::App(_)) {
+                    // The request's records never come this way: the
+                    // verifier must not see their ciphertext.
+                    return Err(Error::ClientRecord(
+                        "client bytes forwarded after the Finished (request records go as RecSent)",
+                    ));
+                }
                 self.recorder.feed(Direction::Sent, &b)?;
                 self.client_records()?;
                 Ok(vec![])
@@ -445,6 +472,20 @@ impl VerifierSession {
             ProverMsg::KdfLabels { step, labels } => self.on_kdf_labels(step as usize, &labels),
             ProverMsg::RecCiphertext { id, ct, offsets } => {
                 self.on_rec_ciphertext(id, ct, &offsets)
+            }
+            ProverMsg::RecSent { id } => {
+                let (Cli::App(k), Some(r)) = (self.cli, self.recs.get(id as usize)) else {
+                    return Err(Error::ClientRecord("a request record sent out of turn"));
+                };
+                if id as usize != k + 1 || !r.done {
+                    return Err(Error::ClientRecord(
+                        "a request record sent out of order or before its tag",
+                    ));
+                }
+                let bytes = crate::rec::hidden_record(&r.spec);
+                self.recorder.feed(Direction::Sent, &bytes)?;
+                self.client_records()?;
+                Ok(vec![])
             }
             ProverMsg::Close { sent, received } => self.on_close(sent as usize, received as usize),
         }
@@ -533,10 +574,17 @@ impl VerifierSession {
             ))?;
         let spec = r.spec;
         let p = &rec.payload;
+        // A request record's payload past its nonce is the verifier's own
+        // zeros (`RecSent`): its ciphertext was never seen here.
+        let ct = if spec.computes_h() {
+            &r.ct[..]
+        } else {
+            &[][..]
+        };
         if rec.content_type != spec.content_type()
             || p.len() != 8 + spec.len + 16
             || p[..8] != spec.seq().to_be_bytes()
-            || p[8..8 + spec.len] != r.ct[..]
+            || (!ct.is_empty() && p[8..8 + spec.len] != *ct)
         {
             return Err(Error::ClientRecord(
                 "not the record encrypted in 2PC (type, length, nonce or ciphertext)",
@@ -814,15 +862,25 @@ impl VerifierSession {
     }
 
     fn stream_tables(&mut self) -> Result<Option<VerifierMsg>> {
-        if let Some(j) = self.powers_due.take() {
-            // After the last circuit, the record that computes `H`: its
-            // powers' M2A, answered ahead on COTs drawn here (the prover
+        if let Some(j) = self.ahead_due.pop() {
+            // After the last circuit, each request record's M2A of its
+            // hidden ciphertext, then the powers' M2A of the record that
+            // computes `H`, answered ahead on COTs drawn here (the prover
             // draws them when this message arrives, in the same order).
-            let k = ghash_powers(self.recs.iter().map(|r| r.spec));
-            let keys = self.cots.take(record::cots_needed(k))?;
-            let r = &mut self.recs[j];
-            let msg = garbled(&mut r.v)?.powers_ahead(&mut r.ole, &keys)?;
-            return Ok(Some(VerifierMsg::RecPowers { id: r.spec.id, msg }));
+            let msg = if self.recs[j].spec.computes_h() {
+                let k = ghash_powers(self.recs.iter().map(|r| r.spec));
+                let keys = self.cots.take(record::cots_needed(k))?;
+                let r = &mut self.recs[j];
+                garbled(&mut r.v)?.powers_ahead(&mut r.ole, &keys)?
+            } else {
+                let keys = self.cots.take(record::hide_cots(self.recs[j].spec.len))?;
+                let r = &mut self.recs[j];
+                let msg = garbled(&mut r.v)?.hide_ahead(&mut r.ole, &keys, &mut self.rng)?;
+                r.hide_keys = keys;
+                msg
+            };
+            let id = self.recs[j].spec.id;
+            return Ok(Some(VerifierMsg::RecPowers { id, msg }));
         }
         let Some(i) = self.garbling else {
             return Ok(None);
@@ -889,7 +947,11 @@ impl VerifierSession {
         };
         self.garbling = (i + 1 < steps + self.recs.len()).then_some(i + 1);
         if self.garbling.is_none() {
-            self.powers_due = self.recs.iter().position(|r| r.spec.computes_h());
+            // Popped from the back: the request records in order, then
+            // the one that computes `H`.
+            let (h, hidden): (Vec<usize>, Vec<usize>) =
+                (0..self.recs.len()).partition(|&j| self.recs[j].spec.computes_h());
+            self.ahead_due = h.into_iter().chain(hidden.into_iter().rev()).collect();
         }
         Ok(Some(VerifierMsg::Decoding {
             circuit: tag,
@@ -920,6 +982,7 @@ impl VerifierSession {
                 ole: OleSender::new(self.delta, spec.stream()),
                 done: false,
                 ct: Vec::new(),
+                hide_keys: Vec::new(),
             });
         }
         self.plans = Some(plans);
@@ -1045,7 +1108,12 @@ impl VerifierSession {
     ) -> Result<Vec<VerifierMsg>> {
         let i = self.rec(id, "RecCiphertext")?;
         let spec = self.recs[i].spec;
-        if ct.len() != spec.len {
+        let want = if spec.computes_h() {
+            spec.len
+        } else {
+            16 * record::ct_blocks(spec.len)
+        };
+        if ct.len() != want {
             return Err(Error::Malformed("ciphertext of the wrong length"));
         }
         let r = &mut self.recs[i];
@@ -1062,10 +1130,18 @@ impl VerifierSession {
         let powers = self.client_powers.as_deref().ok_or(Error::OutOfOrder(
             "a request record before the client Finished",
         ))?;
-        let t = v.tag_share(powers, &spec.aad(), &ct)?;
+        let (tag, corrections) = if spec.computes_h() {
+            (v.tag_share(powers, &spec.aad(), &ct)?, Vec::new())
+        } else {
+            v.hidden_tag_share(powers, &spec.aad(), &ct)?
+        };
         r.ct = ct;
         r.done = true;
-        Ok(vec![VerifierMsg::RecTagShare { id, tag: t }])
+        Ok(vec![VerifierMsg::RecTagShare {
+            id,
+            tag,
+            corrections,
+        }])
     }
 
     fn on_close(&mut self, sent: usize, received: usize) -> Result<Vec<VerifierMsg>> {
@@ -1171,6 +1247,15 @@ impl VerifierSession {
         Ok(VerifierOutcome {
             retained,
             key_labels: kdf.key_labels(plans)?,
+            hidden: self
+                .recs
+                .iter()
+                .filter(|r| !r.spec.computes_h())
+                .map(|r| HiddenRecord {
+                    masked: r.ct[..r.spec.len.min(r.ct.len())].to_vec(),
+                    cots: r.hide_keys.clone(),
+                })
+                .collect(),
             recording: self.recorder.finish(),
             suite: self.flight.suite,
             group: self.flight.group,

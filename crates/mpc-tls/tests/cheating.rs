@@ -295,21 +295,45 @@ fn forwarded_client_key_exchange_altered() {
     assert!(matches!(e, Stop::Verifier(Error::ClientRecord(_))), "{e:?}");
 }
 
-/// A prover that forwards another request than the one encrypted in 2PC.
+/// The verifier never takes request bytes: a prover that forwards a
+/// request record (here in place of its `RecSent`) is refused, whatever
+/// the bytes.
 #[test]
-fn forwarded_request_altered() {
+fn forwarded_request_bytes_are_refused() {
     let hooks = Hooks {
         prover_to_verifier: Some(Box::new(|m| {
-            if let ProverMsg::ToServer(b) = m {
-                if b[0] == 23 {
-                    b[5 + 8] ^= 1;
-                }
+            if let ProverMsg::RecSent { .. } = m {
+                *m = ProverMsg::ToServer(vec![23, 3, 3, 0, 25, 0, 0, 0, 0, 0, 0, 0, 1, 0]);
             }
         })),
         ..Hooks::default()
     };
     let e = run_with(KeyKind::Ecdsa, &[NAME], false, NAME, hooks);
     assert!(matches!(e, Stop::Verifier(Error::ClientRecord(_))), "{e:?}");
+}
+
+/// The tag binds the masked ciphertext the verifier got: one bit of it
+/// flipped on the way makes the verifier's tag share one for another
+/// ciphertext, so the record the prover sends fails the server's check
+/// and the session ends with the server's alert, nothing attested.
+#[test]
+fn masked_request_altered_fails_at_the_server() {
+    let hooks = Hooks {
+        prover_to_verifier: Some(Box::new(|m| {
+            if let ProverMsg::RecCiphertext { id: 1, ct, .. } = m {
+                ct[3] ^= 0x20;
+            }
+        })),
+        ..Hooks::default()
+    };
+    let e = run_with(KeyKind::Ecdsa, &[NAME], false, NAME, hooks);
+    assert!(
+        matches!(
+            e,
+            Stop::Prover(Error::ServerAlert { .. } | Error::ServerClosed) | Stop::Server(_)
+        ),
+        "{e:?}"
+    );
 }
 
 /// A prover that hides a response record at the close.

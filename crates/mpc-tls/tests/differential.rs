@@ -138,6 +138,12 @@ fn prover_mutants(m: &ProverMsg) -> Vec<ProverMsg> {
         P::ToServer(b) => out.extend(bytes_mutants(b).into_iter().map(P::ToServer)),
         P::FromServer(b) => out.extend(bytes_mutants(b).into_iter().map(P::FromServer)),
         P::ServerClosed | P::Abort(_) => {}
+        P::RecSent { id } => {
+            out.push(P::RecSent { id: id + 1 });
+            out.push(P::RecSent {
+                id: id.wrapping_sub(1),
+            });
+        }
         P::KeyOpen {
             public,
             blind,
@@ -325,15 +331,28 @@ fn verifier_mutants(m: &VerifierMsg) -> Vec<VerifierMsg> {
                 out.push(V::RecPowers { id: *id, msg: b });
             }
         }
-        V::RecTagShare { id, tag } => {
+        V::RecTagShare {
+            id,
+            tag,
+            corrections,
+        } => {
             out.push(V::RecTagShare {
                 id: id + 1,
                 tag: *tag,
+                corrections: corrections.clone(),
             });
             out.push(V::RecTagShare {
                 id: *id,
                 tag: array_mutant(tag),
+                corrections: corrections.clone(),
             });
+            for c in bytes_mutants(corrections) {
+                out.push(V::RecTagShare {
+                    id: *id,
+                    tag: *tag,
+                    corrections: c,
+                });
+            }
         }
         V::CloseAck {
             server_key,

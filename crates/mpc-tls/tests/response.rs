@@ -1019,6 +1019,44 @@ fn false_request_claims_are_refused() {
     }
 }
 
+/// The verifier never saw the request's ciphertext: the statement takes
+/// the masked ciphertext it got in 2PC and the mask as the COT choice bits
+/// it authenticated. A prover that claims a flipped request bit and flips
+/// the choice bit of the COT that masks it (the lsb of its MAC), or
+/// changes the masked ciphertext of its own view instead, is refused; the
+/// verifier's recording holds zeros where the request's ciphertext would
+/// be.
+#[test]
+fn request_masks_other_than_the_2pc_are_refused() {
+    let (byte, bit) = (4usize, 3usize);
+    let at = webproof_mpc::record::masked_bit(8 * byte + bit);
+    for how in ["choice bit", "masked ciphertext"] {
+        let s = session(44, ECDHE_ECDSA_AES128_GCM_SHA256, 2000);
+        let req = request();
+        let sent = &s.d.verifier.recording.sent;
+        let last = sent.last().expect("a request record");
+        assert!(
+            last.payload[8..].iter().all(|&b| b == 0),
+            "no request byte recorded"
+        );
+        let masked = |h: &[webproof_mpc_tls::HiddenRecord]| -> Vec<Vec<u8>> {
+            h.iter().map(|h| h.masked.clone()).collect()
+        };
+        assert_eq!(masked(&s.d.verifier.hidden), masked(&s.d.prover.hidden));
+        let mut outcome = s.d.prover.clone();
+        let mut claim = ResponseClaim::new(&outcome, &[0..15])
+            .unwrap()
+            .with_request(&outcome, &req, &[0..100])
+            .unwrap();
+        claim.request[0].1[byte] ^= 1 << bit;
+        match how {
+            "choice bit" => outcome.hidden[0].cots[at] ^= Block(1),
+            _ => outcome.hidden[0].masked[byte] ^= 1 << bit,
+        }
+        refused(s, &outcome, &claim);
+    }
+}
+
 /// The prover's commitment to the session's request and response, as the
 /// net driver makes it (leaves of at most 300 bytes, fresh seed).
 fn commit_transcript(

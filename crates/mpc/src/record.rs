@@ -57,7 +57,51 @@
 //! 3. **Tag**: both parties know the GHASH blocks `X_1..X_k` (AAD, `C`,
 //!    lengths; [`ghash_blocks`]), so each computes
 //!    `t_i = Σ X_j·[H^{k-j+1}]_i ⊕ [E_K(J0)]_i` locally ([`tag_share`]);
-//!    the verifier sends `t_V` and the prover sends `C ‖ t_V ⊕ t_P`.
+//!    the verifier sends `t_V` and the prover sends `C ‖ t_V ⊕ t_P`. This
+//!    is the client Finished's way (its plaintext is the `verify_data`
+//!    both parties know); a record whose ciphertext the verifier must not
+//!    see takes the next one.
+//!
+//! # Hidden ciphertext
+//! The verifier must not see the request's ciphertext: a verifier that
+//! garbled a record circuit to output a keystream it knows (zero, say)
+//! would read the request, cookies and all, in `C`, long before the audit
+//! after the session catches the garbling. So for such a record the
+//! verifier's term `Σ C_i·[H^{p_i}]_V` (block `i` of `C` times the power
+//! `p_i` of its place) is one more M2A per block, with the prover's
+//! ciphertext as the input the verifier never sees:
+//! 1. **Preprocessing** ([`RecordVerifier::hide_ahead`],
+//!    [`RecordProver::hide_ahead`]): a batch of random OLEs on the record's
+//!    OLE stream, one per block, on the verifier's fresh random `R_i` and
+//!    the prover's COT choice bits `ρ_i`: shares `u_i + v_i = R_i·ρ_i`
+//!    (128 COTs and 2 KiB verifier → prover per 16 bytes of record; the
+//!    prover's flips are all zero and never sent).
+//! 2. **Online** the prover sends `D_i = C_i + ρ_i` in place of `C`
+//!    ([`RecordProver::mask_ciphertext`], 16 bytes per block, the last one
+//!    zero-padded before the mask: one-time padded by the choice bits,
+//!    which the verifier does not know). The verifier's tag share is
+//!    `[E_K(J0)]_V + Σ_{AAD, lengths} X_j·[H^{p_j}]_V + Σ_i (u_i + R_i·D_i)`
+//!    and it sends it with the corrections `e_i = [H^{p_i}]_V + R_i`
+//!    ([`RecordVerifier::hidden_tag_share`]; uniform, since `R_i` is); the
+//!    prover adds its own `Σ X_j·[H^{p_j}]_P + [E_K(J0)]_P` and
+//!    `Σ_i (v_i + C_i·e_i)` ([`RecordProver::hidden_tag`]). In
+//!    characteristic 2, `u_i + v_i + R_i·D_i = R_i·ρ_i + R_i·(C_i + ρ_i) =
+//!    R_i·C_i` and `C_i·e_i = C_i·[H^{p_i}]_V + C_i·R_i`, so the sum is the
+//!    tag.
+//!
+//! The ciphertext is still bound: the tag is over `ρ_i ⊕ D_i`, the bits the
+//! COT choices fixed before the session went online, and a tag for another
+//! ciphertext needs `H`, which neither party holds. The choice bits are
+//! IT-MACs under the verifier's `Δ`, so the proof of the request takes
+//! `D` as public and the choice bits as authenticated ([`masked_bit`]:
+//! which COT pads which ciphertext bit): the request's plaintext is the
+//! keystream XOR both. The verifier's answers are checked in the audit
+//! after the session like every OLE batch (its revealed `R_i`); a wrong
+//! answer or correction online is a selective failure: whether the server
+//! takes the record tells it one bit about `C` (about the request only if
+//! it also garbled a keystream it knows), and the session ends in the
+//! other case. That bit per session, not the request, is what a cheating
+//! verifier can take before the audit.
 //!
 //! A record *from the server* can run the same steps with the server
 //! write key's shares: the prover decrypts with the keystream, and the
@@ -81,8 +125,9 @@
 //! plaintext anyway; AES is a PRP, so keystream blocks say nothing about
 //! the key) and `E_K(0)·r`, `E_K(J0)⊕m_J` (uniform: `r` is a uniform
 //! nonzero element; `H = 0` has probability 2^-128). It cannot send
-//! another request than the one the verifier saw: the tag is computed
-//! jointly over the `C` the verifier received. Semi-honest as the rest:
+//! another record than the one the 2PC tagged: the tag is computed
+//! jointly over the `C` the verifier received or, hidden, the `C` that its
+//! COT choice bits and the masked ciphertext fix. Semi-honest as the rest:
 //! the key and IV shares input here are the key derivation's outputs by
 //! construction (chained labels: a prover holds no other label of those
 //! wires, and a garbler that chained other wires fails the audit, which
@@ -324,6 +369,10 @@ pub struct RecordVerifier {
     /// From the M2A answered ahead: the verifier's shares `w_i` of
     /// `h_V^i·ρ_i` and its inputs `h_V^i`.
     ahead: Option<(Vec<Gf128>, Vec<Gf128>)>,
+    /// From the M2A of the hidden ciphertext answered ahead
+    /// ([`Self::hide_ahead`]): its shares `u_i` of `R_i·ρ_i` and its
+    /// random inputs `R_i`, one per ciphertext block.
+    hidden: Option<(Vec<Gf128>, Vec<Gf128>)>,
     /// Whether its tag share went out.
     tagged: bool,
 }
@@ -366,6 +415,7 @@ impl RecordVerifier {
             powers,
             masks,
             ahead: None,
+            hidden: None,
             tagged: false,
         })
     }
@@ -473,6 +523,101 @@ impl RecordVerifier {
         self.tagged = true;
         Ok(t)
     }
+
+    /// Preprocessing, for a record that takes `H` and whose ciphertext
+    /// the verifier must not see (the request's): the M2A of its
+    /// ciphertext blocks, answered ahead on the verifier's fresh random
+    /// `R_i` (one per block) with `keys` ([`hide_cots`]`(len)` fresh COT
+    /// keys on this record's OLE stream); the message for
+    /// [`RecordProver::hide_ahead`]. See "Hidden ciphertext" in the module
+    /// docs.
+    pub fn hide_ahead(
+        &mut self,
+        ole: &mut OleSender,
+        keys: &[Block],
+        rng: &mut (impl RngCore + CryptoRng),
+    ) -> Result<Vec<u8>> {
+        if self.powers.is_some() {
+            return Err(Error::Malformed(
+                "a hidden ciphertext in the record that computes H",
+            ));
+        }
+        if self.hidden.is_some() {
+            return Err(Error::Malformed("the hidden ciphertext's M2A twice"));
+        }
+        let r: Vec<Gf128> = (0..ct_blocks(self.len))
+            .map(|_| <Gf128 as OleField>::random(rng))
+            .collect();
+        let (u, msg) = ole.respond_ahead(keys, &r)?;
+        self.hidden = Some((u, r));
+        Ok(msg)
+    }
+
+    /// For a record whose ciphertext is hidden ([`Self::hide_ahead`]): the
+    /// verifier's tag share over the record's `aad` and the *masked*
+    /// ciphertext `masked` (`C_i ⊕ ρ_i`, 16 bytes per block, the last one
+    /// whole), and the corrections `e_i = [H^{p_i}]_V + R_i` (16 bytes per
+    /// block, `p_i` the power block `i` takes) the prover needs for its
+    /// share ([`RecordProver::hidden_tag`]); once.
+    pub fn hidden_tag_share(
+        &mut self,
+        powers: &[Gf128],
+        aad: &[u8],
+        masked: &[u8],
+    ) -> Result<([u8; 16], Vec<u8>)> {
+        let (u, r) = self.hidden.as_ref().ok_or(Error::Malformed(
+            "a masked ciphertext for a record whose ciphertext is not hidden",
+        ))?;
+        if masked.len() != 16 * r.len() {
+            return Err(Error::Malformed("masked ciphertext of the wrong length"));
+        }
+        if self.tagged {
+            return Err(Error::Malformed("a record's tag share twice"));
+        }
+        let jv: [u8; 16] = self.masks[self.masks.len() - 16..]
+            .try_into()
+            .expect("16 bytes");
+        // The AAD's and the lengths' terms: a zero ciphertext of the
+        // record's length has those blocks and zero ciphertext blocks.
+        let x = ghash_blocks(aad, &vec![0; self.len]);
+        let zero_ct = tag_share(&x, powers, &jv)
+            .ok_or(Error::Malformed("fewer powers of H than the record needs"))?;
+        let first = aad.len().div_ceil(16);
+        let mut acc = gf_from_bytes(&zero_ct);
+        let mut corrections = Vec::with_capacity(16 * r.len());
+        for (i, (d, (&u, &r))) in masked.chunks(16).zip(u.iter().zip(r)).enumerate() {
+            let d = gf_from_bytes(d.try_into().expect("16 bytes"));
+            acc = acc + u + r * d;
+            let e = powers[x.len() - 1 - (first + i)] + r;
+            corrections.extend_from_slice(&e.0 .0.to_le_bytes());
+        }
+        self.tagged = true;
+        Ok((gf_to_bytes(acc), corrections))
+    }
+}
+
+/// Ciphertext blocks of a `len`-byte record: one OLE each in the M2A that
+/// keeps its ciphertext from the verifier.
+pub fn ct_blocks(len: usize) -> usize {
+    len.div_ceil(16)
+}
+
+/// COTs of the M2A that keeps a `len`-byte record's ciphertext from the
+/// verifier ([`RecordVerifier::hide_ahead`]).
+pub fn hide_cots(len: usize) -> usize {
+    128 * ct_blocks(len)
+}
+
+/// Where bit `n` of a ciphertext block (in
+/// [`webproof_circuits::bytes_to_bits`]'s order: byte by byte, least
+/// significant bit first) lies in the block as a field element
+/// ([`gf_from_bytes`]): the index of the COT whose choice bit pads it in
+/// the masked ciphertext (`ρ_i`'s bit `m` is the choice bit of the
+/// block's `m`-th COT, [`OleReceiver::choose_random`]).
+pub fn masked_bit(n: usize) -> usize {
+    // `from_gcm` reverses the bits of the big-endian integer: byte `t`,
+    // bit `j` lands at `8t + 7 - j`.
+    n ^ 7
 }
 
 /// A GF(2^128) element on the wire (16 bytes, little-endian: any string
@@ -490,6 +635,15 @@ pub struct PowersAhead {
     u: Vec<Gf128>,
 }
 
+/// The prover's half of the M2A of a hidden ciphertext, answered ahead:
+/// per ciphertext block its random input `ρ_i` (the COT choice bits) and
+/// its share `v_i` of `R_i·ρ_i`.
+#[derive(Clone, Debug)]
+pub struct HiddenAhead {
+    rho: Vec<Gf128>,
+    v: Vec<Gf128>,
+}
+
 /// The prover's side of one record.
 pub struct RecordProver {
     circuit: ProverCircuit,
@@ -503,6 +657,8 @@ pub struct RecordProver {
     /// Once evaluated, if it computes `H`: the prover's shares of
     /// `H^1..=H^k`.
     power_shares: Option<Vec<Gf128>>,
+    /// The M2A of its hidden ciphertext, if the verifier must not see it.
+    hidden: Option<HiddenAhead>,
     /// Whether its tag is done.
     tagged: bool,
 }
@@ -527,6 +683,25 @@ impl RecordProver {
         Ok((PowersAhead { k, rho, u }, flips))
     }
 
+    /// Preprocessing, for a `len`-byte record whose ciphertext the
+    /// verifier must not see: the M2A of its blocks, answered ahead by
+    /// [`RecordVerifier::hide_ahead`] on the COTs of `macs` (on the
+    /// record's OLE stream `ole`). Returns the state for [`Self::new`] and
+    /// the (all-zero, unsent) flips the batch stands for.
+    pub fn hide_ahead(
+        len: usize,
+        ole: &mut OleReceiver,
+        macs: &[Block],
+        msg: &[u8],
+    ) -> Result<(HiddenAhead, Vec<u8>)> {
+        if macs.len() != hide_cots(len) {
+            return Err(Error::Malformed("COTs for another record's ciphertext"));
+        }
+        let (pending, flips, rho) = ole.choose_random(macs)?;
+        let v = pending.finish(msg)?;
+        Ok((HiddenAhead { rho, v }, flips))
+    }
+
     /// The prover of a `len`-byte record with the verifier's preprocessing
     /// (tables, decoding, early input labels) and, if the record computes
     /// `H` (its plan is [`gcm_circuit`]`(_, len, true)`), the M2A of its
@@ -537,7 +712,16 @@ impl RecordProver {
         instance: u64,
         (chunks, decoding, early): StepTables,
         ahead: Option<PowersAhead>,
+        hidden: Option<HiddenAhead>,
     ) -> Result<Self> {
+        if hidden
+            .as_ref()
+            .is_some_and(|h| ahead.is_some() || h.rho.len() != ct_blocks(len))
+        {
+            return Err(Error::Malformed(
+                "a hidden ciphertext's M2A for another record",
+            ));
+        }
         if ahead
             .as_ref()
             .is_some_and(|a| a.k < powers_needed(len) || a.u.len() != oles_needed(a.k))
@@ -559,6 +743,7 @@ impl RecordProver {
             j0: None,
             ahead,
             power_shares: None,
+            hidden,
             tagged: false,
         })
     }
@@ -652,6 +837,54 @@ impl RecordProver {
         self.tagged = true;
         Ok(t)
     }
+
+    /// For a record whose ciphertext is hidden: the masked ciphertext
+    /// `C_i ⊕ ρ_i` to send in place of `ct` (16 bytes per block, the last
+    /// block zero-padded before the mask).
+    pub fn mask_ciphertext(&self, ct: &[u8]) -> Result<Vec<u8>> {
+        let h = self.hidden.as_ref().ok_or(Error::Malformed(
+            "a masked ciphertext for a record whose ciphertext is not hidden",
+        ))?;
+        if ct.len() != self.len {
+            return Err(Error::Malformed("ciphertext of the wrong length"));
+        }
+        let mut out = Vec::with_capacity(16 * h.rho.len());
+        for (chunk, rho) in ct.chunks(16).zip(&h.rho) {
+            let mut c = [0u8; 16];
+            c[..chunk.len()].copy_from_slice(chunk);
+            let pad = gf_to_bytes(*rho);
+            out.extend(c.iter().zip(pad).map(|(a, b)| a ^ b));
+        }
+        Ok(out)
+    }
+
+    /// For a record whose ciphertext is hidden: its tag over `aad` and the
+    /// ciphertext `ct` the prover sends the server, from the verifier's
+    /// tag share and corrections ([`RecordVerifier::hidden_tag_share`])
+    /// and the prover's shares of the powers of its direction's `H`.
+    pub fn hidden_tag(
+        &mut self,
+        tag_v: &[u8; 16],
+        corrections: &[u8],
+        powers: &[Gf128],
+        aad: &[u8],
+        ct: &[u8],
+    ) -> Result<[u8; 16]> {
+        let h = self.hidden.take().ok_or(Error::Malformed(
+            "corrections for a record whose ciphertext is not hidden",
+        ))?;
+        if corrections.len() != 16 * h.v.len() {
+            return Err(Error::Malformed("corrections of the wrong length"));
+        }
+        let own = self.tag_share(powers, aad, ct)?;
+        let mut acc = gf_from_bytes(&own) + gf_from_bytes(tag_v);
+        for ((chunk, e), v) in ct.chunks(16).zip(corrections.chunks(16)).zip(&h.v) {
+            let mut c = [0u8; 16];
+            c[..chunk.len()].copy_from_slice(chunk);
+            acc = acc + *v + gf_from_bytes(&c) * elem(e);
+        }
+        Ok(gf_to_bytes(acc))
+    }
 }
 
 /// Check a received record's `tag` against the two shares computed in 2PC
@@ -695,6 +928,22 @@ mod tests {
         assert!(all_powers(&a[..5], k).is_none());
         assert_eq!(oles_needed(powers_needed(16)), 2);
         assert_eq!(oles_needed(powers_needed(1024)), 33);
+    }
+
+    /// A ciphertext bit's place in its block as a field element: the bit
+    /// the COT choice bit at [`masked_bit`] pads.
+    #[test]
+    fn masked_bits_are_the_field_elements_bits() {
+        for n in 0..128 {
+            let mut bits = [false; 128];
+            bits[n] = true;
+            let bytes: [u8; 16] = webproof_circuits::bits_to_bytes(&bits).try_into().unwrap();
+            assert_eq!(
+                gf_from_bytes(&bytes).0 .0,
+                1u128 << masked_bit(n),
+                "bit {n}"
+            );
+        }
     }
 
     /// The prover's check of a record circuit's revealed verifier inputs:

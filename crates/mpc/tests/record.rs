@@ -52,8 +52,10 @@ fn encrypt_2pc(
 
 /// The records of one direction in 2PC, in order: the first computes the
 /// GHASH key and answers the M2A of as many of its powers as the longest
-/// record's tag needs; the others take its powers. Returns each record's
-/// body (explicit nonce, C, tag).
+/// record's tag needs; the others take its powers and keep their
+/// ciphertext from the verifier (it gets `C ⊕ ρ` only, and the tag is
+/// completed with one more M2A per block). Returns each record's body
+/// (explicit nonce, C, tag).
 fn encrypt_direction(
     key_len: usize,
     vshare: &[u8],
@@ -67,7 +69,15 @@ fn encrypt_direction(
         .max()
         .expect("a record");
     let seed = records[0].1;
-    let (delta, k_m2a, m_m2a) = cots(seed + 7, record::cots_needed(k));
+    let hides: usize = records[1..]
+        .iter()
+        .map(|(pt, _)| record::hide_cots(pt.len()))
+        .sum();
+    let (delta, mut k_m2a, mut m_m2a) = cots(seed + 7, record::cots_needed(k) + hides);
+    let (mut k_hide, mut m_hide) = (
+        k_m2a.split_off(record::cots_needed(k)),
+        m_m2a.split_off(record::cots_needed(k)),
+    );
     let mut rng = ChaCha20Rng::seed_from_u64(seed);
     let (mut os, mut or) = (OleSender::new(delta, 9), OleReceiver::new(9));
     let mut out = Vec::new();
@@ -98,13 +108,32 @@ fn encrypt_direction(
             }
         }
         let chunks = chunks.into();
-        let ahead = if first {
+        let (ahead, hidden) = if first {
             let msg = v.powers_ahead(&mut os, &k_m2a)?;
-            Some(RecordProver::powers_ahead(k, &mut or, &m_m2a, &msg)?.0)
+            (
+                Some(RecordProver::powers_ahead(k, &mut or, &m_m2a, &msg)?.0),
+                None,
+            )
         } else {
-            None
+            let n = record::hide_cots(len);
+            let rest = (k_hide.split_off(n), m_hide.split_off(n));
+            let (keys, macs) = (
+                core::mem::replace(&mut k_hide, rest.0),
+                core::mem::replace(&mut m_hide, rest.1),
+            );
+            let msg = v.hide_ahead(&mut os, &keys, &mut rng)?;
+            let (h, flips) = RecordProver::hide_ahead(len, &mut or, &macs, &msg)?;
+            assert!(flips.iter().all(|&b| b == 0));
+            (None, Some(h))
         };
-        let mut p = RecordProver::new(plan, len, 1 + i as u64, (chunks, decoding, early), ahead)?;
+        let mut p = RecordProver::new(
+            plan,
+            len,
+            1 + i as u64,
+            (chunks, decoding, early),
+            ahead,
+            hidden,
+        )?;
         // The prover evaluates on its chained share and encrypts.
         let (ks, d) = p.keystream(&labels, pshare)?;
         let ct: Vec<u8> = pt.iter().zip(&ks).map(|(a, b)| a ^ b).collect();
@@ -115,8 +144,21 @@ fn encrypt_direction(
         } else {
             assert!(d.is_empty() && p.power_shares().is_none());
         }
-        let tv = v.tag_share(v_powers.as_deref().unwrap(), &aad, &ct)?;
-        let tag = p.tag(&tv, p_powers.as_deref().unwrap(), &aad, &ct)?;
+        let (vp, pp) = (v_powers.as_deref().unwrap(), p_powers.as_deref().unwrap());
+        let tag = if first {
+            let tv = v.tag_share(vp, &aad, &ct)?;
+            p.tag(&tv, pp, &aad, &ct)?
+        } else {
+            // The verifier sees the masked ciphertext only: each block is
+            // the ciphertext XOR the prover's random COT choice bits.
+            let masked = p.mask_ciphertext(&ct)?;
+            assert_eq!(masked.len(), 16 * record::ct_blocks(len));
+            if len >= 16 {
+                assert_ne!(&masked[..16], &ct[..16]);
+            }
+            let (tv, corrections) = v.hidden_tag_share(vp, &aad, &masked)?;
+            p.hidden_tag(&tv, &corrections, pp, &aad, &ct)?
+        };
         out.push([&explicit[..], &ct, &tag].concat());
     }
     Ok(out)
@@ -312,10 +354,10 @@ fn malformed_record_messages_are_refused() {
     assert!(flips.iter().all(|&b| b == 0));
     let mut bad = tables.clone();
     bad.2.pop();
-    assert!(RecordProver::new(Arc::clone(&plan), len, 0, bad, Some(ahead.clone())).is_err());
+    assert!(RecordProver::new(Arc::clone(&plan), len, 0, bad, Some(ahead.clone()), None).is_err());
     // A record that computes H without its powers' M2A, or with the M2A
     // of fewer powers than its tag needs (another record's).
-    assert!(RecordProver::new(Arc::clone(&plan), len, 0, tables.clone(), None).is_err());
+    assert!(RecordProver::new(Arc::clone(&plan), len, 0, tables.clone(), None, None).is_err());
     let short = {
         let (d2, keys2, macs2) = cots(72, record::cots_needed(2));
         let mut os2 = OleSender::new(d2, 1);
@@ -334,8 +376,10 @@ fn malformed_record_messages_are_refused() {
             .unwrap()
             .0
     };
-    assert!(RecordProver::new(Arc::clone(&plan), len, 0, tables.clone(), Some(short)).is_err());
-    let mut p = RecordProver::new(plan, len, 0, tables, Some(ahead)).unwrap();
+    assert!(
+        RecordProver::new(Arc::clone(&plan), len, 0, tables.clone(), Some(short), None).is_err()
+    );
+    let mut p = RecordProver::new(plan, len, 0, tables, Some(ahead), None).unwrap();
     // Out of order on the prover's side.
     assert!(p.tag(&[0; 16], &[], &aad, &[0; 20]).is_err());
     assert!(p.power_shares().is_none());
@@ -410,7 +454,8 @@ fn powers_answered_ahead_for_other_inputs_break_the_tag() {
         v2.powers_ahead(&mut OleSender::new(delta, 1), k_m2a)
             .unwrap();
         let (ahead, _) = RecordProver::powers_ahead(kp_, &mut or, m_m2a, msg).unwrap();
-        let mut p = RecordProver::new(Arc::clone(&plan), len, 0, tables, Some(ahead)).unwrap();
+        let mut p =
+            RecordProver::new(Arc::clone(&plan), len, 0, tables, Some(ahead), None).unwrap();
         let (ks, d) = p.keystream(&labels, &kp).unwrap();
         let ct: Vec<u8> = ks.iter().map(|b| b ^ 0x41).collect();
         let aad = record::tls12_aad(1, 23, len);
@@ -469,7 +514,7 @@ fn server_finished_record_checked_in_2pc() {
         let (mut os, mut or) = (OleSender::new(delta, 2), OleReceiver::new(2));
         let msg = v.powers_ahead(&mut os, &keys)?;
         let (ahead, _) = RecordProver::powers_ahead(k, &mut or, &macs, &msg)?;
-        let mut p = RecordProver::new(plan, len, 3, tables, Some(ahead))?;
+        let mut p = RecordProver::new(plan, len, 3, tables, Some(ahead), None)?;
         let (ks, d) = p.keystream(&labels, &kp)?;
         // The prover's share goes first; the verifier's follows.
         let pp = p.power_shares().expect("computes H").to_vec();

@@ -127,7 +127,12 @@ use serde::{Deserialize, Serialize};
 /// session, in the client Finished's circuit, whose powers' M2A (sent
 /// after the last circuit's tables) serves every client record's tag;
 /// the request's record circuits no longer output a share of `H`.
-pub const PROTOCOL_VERSION: u16 = 23;
+/// Version 24: MPC mode keeps the request's ciphertext from the
+/// verifier: per request record an M2A of its blocks answered ahead
+/// (`RecPowers` before the powers'), its ciphertext sent masked by COT
+/// choice bits, corrections with its tag share, `RecSent` in place of
+/// forwarding it; the proof takes the masks as authenticated bits.
+pub const PROTOCOL_VERSION: u16 = 24;
 /// Largest control message (JSON) accepted by default. The prover's
 /// `Proof` is the largest: for a 16 MiB response its plan holds about
 /// 1,000 record layouts (40 bytes each) and, with an attestation, one leaf

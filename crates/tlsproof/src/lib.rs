@@ -208,8 +208,28 @@ pub async fn assert_plaintext<P: ZkParty>(
     records: &[SealedRecord],
     claims: &[PlaintextClaim],
 ) -> Result<()> {
+    assert_masked_plaintext(party, aead, key, iv, records, &[], claims).await
+}
+
+/// [`assert_plaintext`] for records whose ciphertext is public only under
+/// a mask (MPC mode's request, which the verifier never sees): record
+/// `i`'s ciphertext is `records[i].ciphertext` XOR the authenticated bits
+/// `masks[i]` (one per ciphertext bit, [`webproof_circuits::bytes_to_bits`]'s
+/// order), so each claimed byte is asserted to be the keystream XOR the
+/// mask XOR the public bytes. `masks` is empty (no mask) or has one entry
+/// per record.
+pub async fn assert_masked_plaintext<P: ZkParty>(
+    party: &mut P,
+    aead: Aead,
+    key: &[P::Bit],
+    iv: &[u8],
+    records: &[SealedRecord],
+    masks: &[Vec<P::Bit>],
+    claims: &[PlaintextClaim],
+) -> Result<()> {
     check_key_and_iv(aead, key.len(), iv, records)?;
     let mut dir = DirectionKey::new(aead, key, iv.to_vec());
+    dir.set_masks(records, masks)?;
     records::assert_plaintext(party, &mut dir, records, claims).await
 }
 
@@ -220,7 +240,9 @@ pub async fn assert_plaintext<P: ZkParty>(
 /// to the digest the prover claimed in the clear (`digests`, one per
 /// commitment, in order), so it runs in a sealed proof. `blinders` is the
 /// prover's witness (one per commitment); the verifier passes `None`.
-/// `key` and `iv` as for [`assert_plaintext`]; runs no check of its own.
+/// `key` and `iv` as for [`assert_plaintext`], `masks` as for
+/// [`assert_masked_plaintext`] (empty: the ciphertexts are public); runs
+/// no check of its own.
 #[allow(clippy::too_many_arguments)]
 pub async fn assert_commitments<P: ZkParty>(
     party: &mut P,
@@ -228,6 +250,7 @@ pub async fn assert_commitments<P: ZkParty>(
     key: &[P::Bit],
     iv: &[u8],
     records: &[SealedRecord],
+    masks: &[Vec<P::Bit>],
     commitments: &[Commitment],
     blinders: Option<&[Vec<u8>]>,
     digests: &[[u8; 32]],
@@ -235,6 +258,7 @@ pub async fn assert_commitments<P: ZkParty>(
     check_key_and_iv(aead, key.len(), iv, records)?;
     statement::check_commitments(records, commitments)?;
     let mut dir = DirectionKey::new(aead, key, iv.to_vec());
+    dir.set_masks(records, masks)?;
     let direction = DirectionStatement {
         records: records.to_vec(),
         disclosure: Disclosure::Ranges(Vec::new()),
@@ -500,6 +524,10 @@ pub(crate) struct DirectionKey<B> {
     /// being proven, by prefix (nonce ‖ the counter's high bytes): its
     /// keystream comes in several calls, and each head is built once.
     heads: Vec<([u8; 15], Vec<B>)>,
+    /// Per record (by sequence number), authenticated bits XORed into its
+    /// keystream: its public ciphertext is masked by them
+    /// ([`assert_masked_plaintext`]).
+    masks: Vec<(u64, Vec<B>)>,
 }
 
 impl<B: Copy> DirectionKey<B> {
@@ -510,7 +538,30 @@ impl<B: Copy> DirectionKey<B> {
             round_keys: None,
             iv,
             heads: Vec::new(),
+            masks: Vec::new(),
         }
+    }
+
+    /// Mask each record's keystream with its `masks` entry (one bit per
+    /// ciphertext bit; empty: no masks). AES-GCM only.
+    fn set_masks(&mut self, records: &[SealedRecord], masks: &[Vec<B>]) -> Result<()> {
+        if masks.is_empty() {
+            return Ok(());
+        }
+        if masks.len() != records.len() || self.aead == Aead::ChaCha20Poly1305 {
+            return Err(Error::Malformed(
+                "ciphertext masks: one per AES-GCM record".into(),
+            ));
+        }
+        for (r, m) in records.iter().zip(masks) {
+            if m.len() != 8 * r.ciphertext.len() || self.masks.iter().any(|(s, _)| *s == r.seq) {
+                return Err(Error::Malformed(
+                    "a ciphertext mask of another length, or two for one record".into(),
+                ));
+            }
+            self.masks.push((r.seq, m.clone()));
+        }
+        Ok(())
     }
 
     /// The AEAD nonce of `record`.
@@ -554,7 +605,18 @@ impl<B: Copy> DirectionKey<B> {
                             .map_err(|_| Error::Malformed("record too long for GCM".into()))
                     })
                     .collect::<Result<Vec<u32>>>()?;
-                self.aes_ctr_blocks(party, &nonce, &ctrs).await
+                let mut blocks = self.aes_ctr_blocks(party, &nonce, &ctrs).await?;
+                if let Some((_, mask)) = self.masks.iter().find(|(s, _)| *s == record.seq) {
+                    for (&index, block) in indices.iter().zip(&mut blocks) {
+                        // Bits past the record's end stay unmasked (unused).
+                        let at = (128 * index).min(mask.len());
+                        let end = (at + 128).min(mask.len());
+                        for (k, &m) in block.iter_mut().zip(&mask[at..end]) {
+                            *k = party.xor(*k, m);
+                        }
+                    }
+                }
+                Ok(blocks)
             }
             Aead::ChaCha20Poly1305 => {
                 // Block 0 keys Poly1305; the payload starts at counter 1.

@@ -335,6 +335,10 @@ pub fn run(
                     let mut buf = Vec::new();
                     let _ = server.write_tls(&mut buf);
                     if !buf.is_empty() {
+                        // What the prover sent the verifier before comes first.
+                        for m in to_v.drain(..) {
+                            v.on_bytes(&m.encode()).map_err(Stop::Verifier)?;
+                        }
                         let out = p.on_server_bytes(&buf).map_err(Stop::Prover)?;
                         for m in out.to_verifier {
                             v.on_bytes(&m.encode()).map_err(Stop::Verifier)?;
