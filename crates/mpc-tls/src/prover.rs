@@ -1108,10 +1108,7 @@ impl ProverSession {
                 .recs
                 .iter()
                 .filter(|r| !r.spec.computes_h())
-                .map(|r| HiddenRecord {
-                    masked: r.masked[..r.spec.len.min(r.masked.len())].to_vec(),
-                    cots: r.hide_macs.clone(),
-                })
+                .map(|r| HiddenRecord::new(&r.spec, &r.masked, &r.hide_macs))
                 .collect(),
             certificates: core::mem::take(&mut self.certificates),
             key_labels: kdf.key_labels(plans)?,

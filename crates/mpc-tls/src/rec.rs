@@ -68,6 +68,17 @@ pub struct HiddenRecord {
     pub cots: Vec<webproof_core::Block>,
 }
 
+impl HiddenRecord {
+    /// Record `spec`'s, from its masked ciphertext as the 2PC sent it
+    /// (whole blocks) and its COTs.
+    pub(crate) fn new(spec: &RecSpec, masked_blocks: &[u8], cots: &[webproof_core::Block]) -> Self {
+        HiddenRecord {
+            masked: masked_blocks[..spec.len.min(masked_blocks.len())].to_vec(),
+            cots: cots.to_vec(),
+        }
+    }
+}
+
 /// Id of the client Finished record.
 pub(crate) const CLIENT_FINISHED: u32 = 0;
 

@@ -1251,10 +1251,7 @@ impl VerifierSession {
                 .recs
                 .iter()
                 .filter(|r| !r.spec.computes_h())
-                .map(|r| HiddenRecord {
-                    masked: r.ct[..r.spec.len.min(r.ct.len())].to_vec(),
-                    cots: r.hide_keys.clone(),
-                })
+                .map(|r| HiddenRecord::new(&r.spec, &r.ct, &r.hide_keys))
                 .collect(),
             recording: self.recorder.finish(),
             suite: self.flight.suite,

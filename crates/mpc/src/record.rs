@@ -620,6 +620,13 @@ pub fn masked_bit(n: usize) -> usize {
     n ^ 7
 }
 
+/// A ciphertext block of at most 16 bytes, zero-padded as GHASH pads it.
+fn padded(chunk: &[u8]) -> [u8; 16] {
+    let mut c = [0u8; 16];
+    c[..chunk.len()].copy_from_slice(chunk);
+    c
+}
+
 /// A GF(2^128) element on the wire (16 bytes, little-endian: any string
 /// is canonical).
 fn elem(b: &[u8]) -> Gf128 {
@@ -850,10 +857,8 @@ impl RecordProver {
         }
         let mut out = Vec::with_capacity(16 * h.rho.len());
         for (chunk, rho) in ct.chunks(16).zip(&h.rho) {
-            let mut c = [0u8; 16];
-            c[..chunk.len()].copy_from_slice(chunk);
             let pad = gf_to_bytes(*rho);
-            out.extend(c.iter().zip(pad).map(|(a, b)| a ^ b));
+            out.extend(padded(chunk).iter().zip(pad).map(|(a, b)| a ^ b));
         }
         Ok(out)
     }
@@ -879,9 +884,7 @@ impl RecordProver {
         let own = self.tag_share(powers, aad, ct)?;
         let mut acc = gf_from_bytes(&own) + gf_from_bytes(tag_v);
         for ((chunk, e), v) in ct.chunks(16).zip(corrections.chunks(16)).zip(&h.v) {
-            let mut c = [0u8; 16];
-            c[..chunk.len()].copy_from_slice(chunk);
-            acc = acc + *v + gf_from_bytes(&c) * elem(e);
+            acc = acc + *v + gf_from_bytes(&padded(chunk)) * elem(e);
         }
         Ok(gf_to_bytes(acc))
     }
