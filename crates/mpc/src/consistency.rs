@@ -84,8 +84,8 @@
 //! prints its figures; on this 2-core machine (one thread per party, ideal
 //! COTs, each circuit its own proof session) the seven reduced-PRF steps
 //! of a P-256 handshake (247,267 AND) take 32.0 KB prover → verifier and a
-//! 1 KB AES-128-GCM record (339,200 AND garbled; the proof evaluates the
-//! S-box inversions as 8-COT gadgets) 42.6 KB, with 0.07-0.2 s of proof per
+//! 1 KB AES-128-GCM record (286,091 AND with its `H`; the proof evaluates the
+//! S-box inversions as 8-COT gadgets) 36.0 KB, with 0.03-0.07 s of proof per
 //! circuit per party. In an MPC session (`webproof bench`, the field's
 //! Cable, Fiber and Mobile 5G links, 1 KB request) that was 0.21 s of the
 //! proof after the session, 69 KB of the prover's upload and the peak

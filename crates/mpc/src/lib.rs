@@ -27,7 +27,8 @@
 //!   input), batched, one round trip.
 //! - [`convert`]: share conversions A2M and M2A over OLE.
 //! - [`ectf`]: EC to field, additive shares of the x-coordinate of the sum
-//!   of two parties' points (two round trips, three OLEs).
+//!   of two parties' points (one round trip and a message that rides with
+//!   the next one, three OLEs).
 //! - [`keyshare`]: the client's ECDHE key shared between the parties for
 //!   P-256 and X25519: setup with a commitment, each party's point on the
 //!   server's key, the premaster's encoding.
@@ -79,35 +80,36 @@
 //!
 //! `cargo run --release -p webproof-mpc --example ectf_bench` (same
 //! conditions, wall time): one 2PC key exchange, both points `s_i·S` and
-//! the ECtF, takes 0.4-0.6 ms of computation per party on either curve;
-//! 96 bytes prover → verifier and 24,640 bytes verifier → prover in two
-//! round trips, 768 COTs (plus the key-share setup: 129 / 65 bytes for
-//! P-256, 96 / 32 for X25519, one round trip before the ClientHello).
+//! the ECtF, takes 0.3-0.5 ms of computation per party on either curve;
+//! 128 bytes prover → verifier and 24,640 bytes verifier → prover in one
+//! round trip (its last message rides with the next step's), 768 COTs
+//! (plus the key-share setup: 129 / 65 bytes for P-256, 96 / 32 for
+//! X25519, one round trip before the ClientHello).
 //!
 //! `cargo run --release -p webproof-mpc --example tls12_bench` (same
 //! conditions, thread CPU time per party role, median of 5): the whole TLS 1.2
 //! handshake in 2PC (key share, ECtF, key derivation, both Finished) for
-//! P-256 or X25519 with AES-128-GCM-SHA256 is 775,691 AND (36 SHA-256
-//! compressions), 19.14 MB of tables and decoding verifier → prover in
-//! preprocessing (24.86 MB with half-gates), and online 3.4 KB prover →
-//! verifier and 95 KB verifier → prover in 5 round trips (ECtF 2, key derivation 1, each Finished 1), plus
-//! the key-share setup before the ClientHello; 2,048 COTs. Garbling took
-//! ~28 ms of CPU with half-gates on a quiet machine, the verifier's online
-//! part under 1 ms, the prover's ~23 ms (evaluation and ECtF); three-halves
-//! garbling and evaluation cost ~1.3-1.6× as much CPU per AND (figures
-//! above). With the extended master secret 18.57 MB (24.1 with
-//! half-gates); with AES-256-GCM-SHA384 (SHA-512 compressions) 35.92 MB
-//! (46.7). A 1 KB request record adds 339,200 AND (8.35 MB; 10.9 with
-//! half-gates) and 135 KB for 66 powers of `H`.
-//! Against the 16 MB in total this is over; the reduced PRF
-//! ([`reduced`], SHA-256 suites) brings the key derivation and the
-//! client Finished to 247,267 AND (its outer compressions take their
-//! public message schedule as input; the server Finished is checked in
-//! the proof after the session): the whole handshake is 6.19 MB of
-//! preprocessing, 0.9 KB up and 394 KB down online, 6.58 MB in total
-//! (99.99% verifier → prover), in 9 round trips (ECtF 2, 7 steps; each
-//! step's returned labels can ride with the next step's flips), 20-30 ms
-//! of garbling and of prover CPU online (three-halves, loaded machine).
+//! P-256 or X25519 with AES-128-GCM-SHA256 is 775,947 AND (36 SHA-256
+//! compressions), 19.11 MB of tables and decoding verifier → prover in
+//! preprocessing, and online 505 bytes prover → verifier and 95 KB
+//! verifier → prover in 4 round trips (ECtF, key derivation, each
+//! Finished), plus the key-share setup before the ClientHello; 2,048
+//! COTs; ~55 ms of garbling, the verifier's online part under 1 ms, the
+//! prover's ~62 ms (evaluation and ECtF). With the extended master secret
+//! 18.55 MB; with AES-256-GCM-SHA384 (SHA-512 compressions) 35.86 MB.
+//! The reduced PRF ([`reduced`], SHA-256 suites) brings the key
+//! derivation and the client Finished to 247,267 AND (its outer
+//! compressions take their public message schedule as input; the server
+//! Finished is checked in the proof after the session): the whole
+//! handshake is 6.13 MB of preprocessing, 0.7 KB up and 320 KB down
+//! online, 6.45 MB in total (99.99% verifier → prover), in 8 round trips
+//! (the ECtF and 7 steps; each step's returned labels ride with the next
+//! step's flips), ~22 ms of garbling and ~16 ms of prover CPU online.
+//! A 1 KB request record (AES-128-GCM, the GHASH key from the client
+//! Finished's circuit) adds 278,784 AND, 6.87 MB of tables, and its
+//! hidden ciphertext's M2A, 128 KiB ([`record`]); the powers of `H` for
+//! every client record, once per session, 66 KiB. All of it goes in
+//! preprocessing.
 //!
 //! # Security of this layer (semi-honest garbling)
 //! - *Privacy against the evaluator*, even a malicious one: it holds one

@@ -57,8 +57,8 @@
 //! schedule is computed in the clear and not garbled (16,091 AND per outer
 //! compression instead of 21,362). That trades 129 KB of tables in
 //! preprocessing for 28 KB of input labels online, per compression. In
-//! all 247,267 AND (the sum mod `p` of either curve adds ~1,030), 6.19 MB
-//! of three-halves tables and decoding, against 775,691 AND and 19.1 MB
+//! all 247,267 AND (the sum mod `p` of either curve adds ~1,030), 6.13 MB
+//! of three-halves tables and decoding, against 775,947 AND and 19.1 MB
 //! for [`crate::tls12`]. Revealed values go to both: the prover
 //! decodes and returns their bits and one digest of their labels
 //! ([`crate::exec`]), which the verifier checks. The extended master secret changes only the inner messages. The
