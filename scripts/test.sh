@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test suite: unit, soundness, interop and end-to-end tests, the
 # WebAssembly build of the protocol cores, and the browser tests (kernel
-# self-tests and the browser prover end to end in headless chromium).
+# self-tests and the browser prover end to end in headless chromium), and
+# a run of the MPC figures' examples.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
