@@ -132,7 +132,11 @@ use serde::{Deserialize, Serialize};
 /// (`RecPowers` before the powers'), its ciphertext sent masked by COT
 /// choice bits, corrections with its tag share, `RecSent` in place of
 /// forwarding it; the proof takes the masks as authenticated bits.
-pub const PROTOCOL_VERSION: u16 = 24;
+/// Version 25: the ZK engine's batched check weights a segment's terms
+/// with the powers `chi, chi^2, ...` of one challenge instead of
+/// independent ones, and hashes opened bits' MACs packed 128 at a time
+/// (`webproof_zk`, "How it works"): both modes' proofs change.
+pub const PROTOCOL_VERSION: u16 = 25;
 /// Largest control message (JSON) accepted by default. The prover's
 /// `Proof` is the largest: for a 16 MiB response its plan holds about
 /// 1,000 record layouts (40 bytes each) and, with an attestation, one leaf

@@ -66,11 +66,15 @@
 //! `K_a K_b + K_c Delta = A0 + A1 Delta + (ab + c) Delta^2` holds with
 //! `A0 = M_a M_b`, `A1 = a M_b + b M_a + M_c`, so an honest prover can make the
 //! `Delta^2` term vanish and a cheating one cannot without knowing `Delta`.
-//! All gates are checked at once with random weights `chi_i`, the prover
+//! All gates are checked at once with weights `chi_i`, the prover
 //! answers `U = sum chi_i A0_i + A0*`, `V = sum chi_i A1_i + A1*` where
 //! `(A0*, A1*)` is a random VOLE built from 128 COTs, and the verifier checks
 //! `sum chi_i B_i + B* = U + V Delta`.
 //!
+//! Within a segment the weights are the powers `chi, chi^2, chi^3, ...` of
+//! one challenge (`check::ChiStream`): no pseudo-random block per gate, and
+//! in the browser the sums are Horner's rule with table lookups instead of
+//! software carry-less products.
 //! The weights are public coins, so they are derived from the transcript
 //! (Fiat–Shamir) instead of being sent: segment `j`'s seed is a SHA-256 hash
 //! chain over a 32-byte context the caller supplies, the hello and every
@@ -81,12 +85,17 @@
 //! that session and statement only; soundness does not rest on it (`Delta`
 //! is fresh per session and the statement is fixed before the proof), it is
 //! defence in depth. The errors a segment's weights multiply are
-//! fixed by the corrections hashed into its seed, so for a cheating prover the
-//! weighted error sum vanishes with probability `2^-128` per hash evaluation
-//! it tries (random-oracle model: `q` evaluations give `q / 2^128`), and a
+//! fixed by the corrections hashed into its seed, so for a cheating prover
+//! the segment's weighted error sum is a nonzero polynomial in `chi` of
+//! degree at most `n` (its terms, at most [`Config::segment_bits`]) and no
+//! constant term, which takes any one value (in particular minus what
+//! earlier segments left) with probability at most `n / 2^128` per hash
+//! evaluation it tries (random-oracle model: `q` evaluations give
+//! `q n / 2^128`: `q / 2^112` with the default 2^16-bit segments, `q /
+//! 2^104` with the largest allowed), and a
 //! nonzero sum leaves a degree-2 equation in `Delta`, which the prover's view
 //! says nothing about (`lsb(Delta) = 1` is public, so `Delta` has 127 unknown
-//! bits): about `(q + 2) / 2^127` in all. Deriving the weights costs no
+//! bits): about `q n / 2^128 + 2 / 2^127` in all. Deriving the weights costs no
 //! message, so the proof streams one way with no round trip until the check.
 
 //! # Byte inversions
@@ -101,7 +110,9 @@
 //!
 //! Openings send the values and a SHA-256 hash of the MACs; the verifier
 //! recomputes the MACs `K ^ x Delta` for the claimed values. Claiming a wrong
-//! value needs the MAC `M ^ Delta`, i.e. guessing `Delta`.
+//! value needs the MAC `M ^ Delta`, i.e. guessing `Delta`. Bits' MACs are
+//! hashed 128 at a time, packed into one element `sum x^j M_j`: wrong bits
+//! `e` move it by `pack(e) Delta` with `pack(e) != 0`, the same guess.
 //!
 //! # Why the verifier learns nothing beyond what is opened
 //! - Corrections `d = x ^ r` are one-time-padded by the COT choice bits `r`,

@@ -8,7 +8,6 @@ use crate::proto;
 use crate::{Config, Stats};
 use sha2::{Digest, Sha256};
 use webproof_circuits::{Circuit, Gate};
-use webproof_core::block::inner_product;
 use webproof_core::cot::RandomCotReceiver;
 use webproof_core::error::Result;
 use webproof_core::lanes::X4;
@@ -456,7 +455,7 @@ impl<C: RandomCotReceiver, T: Io> Prover<C, T> {
         self.close_segment().await?;
         let mut msg = Vec::with_capacity(bits.len().div_ceil(8) + proto::HASH_LEN);
         proto::pack_bools(bits.iter().map(|b| b.value()), &mut msg);
-        msg.extend_from_slice(&mac_hash(bits.iter().map(|b| b.0)));
+        msg.extend_from_slice(&mac_hash_bits(bits.iter().map(|b| b.0)));
         self.ch.send(&msg).await?;
         self.ch.flush().await?;
         Ok(bits.iter().map(|b| b.value()).collect())
@@ -468,7 +467,8 @@ impl<C: RandomCotReceiver, T: Io> Prover<C, T> {
             return Err(Error::Usage("assert_public: lengths differ".into()));
         }
         self.close_segment().await?;
-        self.send_or_hold(&mac_hash(bits.iter().map(|b| b.0))).await
+        self.send_or_hold(&mac_hash_bits(bits.iter().map(|b| b.0)))
+            .await
     }
 
     /// Prove that every bit in `bits` is zero.
@@ -679,9 +679,9 @@ impl<C: RandomCotReceiver, T: Io> Prover<C, T> {
         let seed = self.chain.next_seed(&self.frame);
         self.seg_words.iter_mut().for_each(|w| *w = 0);
         self.seg_bits = 0;
-        // The weights a chunk at a time, so the products are inner products
-        // (one reduction per chunk, and batched kernels where there is no
-        // carry-less multiply instruction).
+        // The weights a chunk at a time: inner products with one reduction
+        // per chunk, or Horner's rule where there is no carry-less multiply
+        // instruction (`ChiStream::fold_chunk`).
         let mut chi = ChiStream::new(seed);
         let mut split = [[Block::ZERO; CHI_CHUNK]; 2];
         for terms in self.seg_terms.chunks(CHI_CHUNK) {
@@ -689,11 +689,10 @@ impl<C: RandomCotReceiver, T: Io> Prover<C, T> {
                 split[0][i] = t[0];
                 split[1][i] = t[1];
             }
-            let c = chi.next_chunk(terms.len());
-            self.acc0
-                .add_block(inner_product(c, &split[0][..terms.len()]));
-            self.acc1
-                .add_block(inner_product(c, &split[1][..terms.len()]));
+            let n = terms.len();
+            let (s0, s1) = chi.fold_chunk(&split[0][..n], &split[1][..n]);
+            self.acc0.add_block(s0);
+            self.acc1.add_block(s1);
         }
         self.seg_terms.clear();
         Ok(())
@@ -751,12 +750,38 @@ fn and_term(ma: Block, mb: Block, mc: Block) -> Term {
     ]
 }
 
-/// Hash of the MACs of opened or asserted values.
+/// Hash of the MACs of opened or asserted elements.
 pub(crate) fn mac_hash(macs: impl Iterator<Item = Block>) -> [u8; 32] {
     let mut h = Sha256::new();
     h.update(b"webproof-zk/open/v1");
     for m in macs {
         h.update(m.to_bytes());
+    }
+    h.finalize().into()
+}
+
+/// Hash of the MACs of opened or asserted bits, each run of 128 packed
+/// into one element first (`sum x^j M_j`, as [`pack`] packs bits): 128
+/// times less to hash. Packing keeps the check: claimed values off by a
+/// nonzero bit vector `e` move the packed MAC by `pack(e) Delta` with
+/// `pack(e) != 0` (bits are coefficients of a polynomial of degree < 128),
+/// so forging it still means guessing `Delta`. Not for elements: a
+/// combination of element errors can pack to zero.
+pub(crate) fn mac_hash_bits(macs: impl Iterator<Item = Block>) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update(b"webproof-zk/open-bits/v1");
+    let mut run = [Block::ZERO; 128];
+    let mut n = 0;
+    for m in macs {
+        run[n] = m;
+        n += 1;
+        if n == run.len() {
+            h.update(pack(run.iter().copied()).to_bytes());
+            n = 0;
+        }
+    }
+    if n > 0 {
+        h.update(pack(run[..n].iter().copied()).to_bytes());
     }
     h.finalize().into()
 }

@@ -16,6 +16,8 @@ use webproof_core::{memory_duplex, Block, Channel, Error, MemoryIo};
 pub(crate) struct Cheat {
     /// Index (from 0, over the session) of an AND gate whose output is flipped.
     pub flip_and: Option<u64>,
+    /// A second AND gate flipped, for errors meant to cancel.
+    pub flip_and_too: Option<u64>,
     /// A byte inversion (index over the session) whose output is XORed with a mask.
     pub byte_inv: Option<(u64, u8)>,
 }
@@ -23,7 +25,7 @@ pub(crate) struct Cheat {
 impl Cheat {
     #[inline(always)]
     pub fn flips(&self, and_index: u64) -> bool {
-        self.flip_and == Some(and_index)
+        self.flip_and == Some(and_index) || self.flip_and_too == Some(and_index)
     }
 
     #[inline(always)]
@@ -381,6 +383,77 @@ fn flipped_and_gate_in_large_circuit_is_caught() {
             "trial {trial} (flip {flip}): {vr:?}"
         );
         assert!(matches!(pr, Err(Error::CheckFailed(_))));
+    }
+}
+
+/// Two flipped AND gates, each the first term of its segment. Were a
+/// segment's first weight 1 (`chi^0`), their errors would cancel whatever
+/// the challenges; the weights start at `chi`, so the pair is caught.
+#[test]
+fn errors_at_the_heads_of_two_segments_do_not_cancel() {
+    // Two committed bits, then one AND per bit: with 192-bit segments the
+    // first segment's terms are ANDs 0..190, the next ones start at 190
+    // and 382.
+    for (trial, flips) in [(0u64, (190u64, 382u64)), (1, (0, 190)), (2, (190, 191))] {
+        let (pr, vr) = run(
+            SMALL,
+            trial,
+            async |p: &mut P| {
+                p.cheat.flip_and = Some(flips.0);
+                p.cheat.flip_and_too = Some(flips.1);
+                let x = p.commit(&[true, true]).await?;
+                let mut out = Vec::new();
+                for _ in 0..600 {
+                    out.push(p.and(x[0], x[1]).await?);
+                }
+                p.check().await
+            },
+            async |v: &mut V| {
+                let x = v.commit(2).await?;
+                for _ in 0..600 {
+                    v.and(x[0], x[1]).await?;
+                }
+                v.check().await
+            },
+        );
+        assert!(
+            matches!(vr, Err(Error::CheckFailed(_))),
+            "flips {flips:?}: {vr:?}"
+        );
+        assert!(matches!(pr, Err(Error::CheckFailed(_))));
+    }
+}
+
+/// Opened bits claimed with two errors in one packed run of 128 (and one
+/// in each of two runs): the packed MACs move by a nonzero multiple of
+/// `Delta`, so the claim is refused.
+#[test]
+fn wrong_bits_in_a_packed_opening_are_caught() {
+    for (trial, wrong) in [
+        (0u64, vec![3usize, 77]),
+        (1, vec![5, 133]),
+        (2, vec![0, 127, 128, 255]),
+    ] {
+        let (_, vr) = run(
+            SMALL,
+            trial,
+            async |p: &mut P| {
+                // Flipped values, their MACs as they are (off by `Delta ^ 1`).
+                let mut x = p.commit(&[false; 300]).await?;
+                for &i in &wrong {
+                    x[i] = ProverBit(x[i].0 ^ Block::ONE);
+                }
+                p.open(&x).await.map(|_| ())
+            },
+            async |v: &mut V| {
+                let x = v.commit(300).await?;
+                v.open(&x).await.map(|_| ())
+            },
+        );
+        assert!(
+            matches!(vr, Err(Error::CheckFailed(_))),
+            "wrong {wrong:?}: {vr:?}"
+        );
     }
 }
 

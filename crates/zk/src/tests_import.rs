@@ -261,7 +261,7 @@ fn sealed_opening_must_match_its_commitment() {
             let delta = Block::from_bytes(d[..].try_into().unwrap());
             // Knowing Delta it could now forge the hash, but the
             // commitment binds the held one; send the forgery instead.
-            let forged = crate::prover::mac_hash([w[0].mac() ^ delta, w[1].mac()].into_iter());
+            let forged = crate::prover::mac_hash_bits([w[0].mac() ^ delta, w[1].mac()].into_iter());
             let mut msg = vec![1u8; 32];
             msg.extend_from_slice(&forged);
             msg.extend_from_slice(&[0; 32]);

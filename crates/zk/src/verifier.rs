@@ -6,7 +6,8 @@ use crate::check::{pack, Acc, ChiStream};
 use crate::elem::VerifierElem;
 use crate::proto;
 use crate::prover::{
-    check_batch, first_room, gather4, load_group, mac_hash, row, rows, xor_rows, ValidatedCircuit,
+    check_batch, first_room, gather4, load_group, mac_hash, mac_hash_bits, row, rows, xor_rows,
+    ValidatedCircuit,
 };
 use crate::{Config, Stats};
 use rand_core::{CryptoRng, RngCore};
@@ -426,7 +427,7 @@ impl<C: RandomCotSender, T: Io> Verifier<C, T> {
         let nbytes = bits.len().div_ceil(8);
         let msg = self.ch.recv_exact(nbytes + proto::HASH_LEN).await?;
         let values = proto::unpack_bools(&msg[..nbytes], bits.len())?;
-        let expected = mac_hash(
+        let expected = mac_hash_bits(
             bits.iter()
                 .zip(&values)
                 .map(|(k, &x)| k.0 ^ Block::select(x, self.delta)),
@@ -445,7 +446,7 @@ impl<C: RandomCotSender, T: Io> Verifier<C, T> {
             return Err(Error::Usage("assert_public: lengths differ".into()));
         }
         self.expect_boundary()?;
-        let expected = mac_hash(
+        let expected = mac_hash_bits(
             bits.iter()
                 .zip(values)
                 .map(|(k, &x)| k.0 ^ Block::select(x, self.delta)),
