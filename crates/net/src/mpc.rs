@@ -7,6 +7,8 @@
 //! # The link, phase by phase
 //! 1. **Hello** (JSON, proxy mode's `ProverMsg::Hello` with
 //!    [`MpcHello`]: the request's length) → `Accepted` or `Refused`.
+//!    SoftSpokenOT's first message (the base-OT sender's) follows the
+//!    hello in the same flight, unasked, as in proxy mode.
 //! 2. **Preprocessing**: SoftSpokenOT setup and the session's correlated
 //!    OTs ([`cots_needed`] of the request's length), the verifier being
 //!    the COT sender: its `Δ` is the garbler's, the OLEs' and the proof's.
@@ -149,9 +151,9 @@ pub(crate) async fn verify<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
                     terms.request_len
                 ),
             );
-            send_msg(&mut prover, &VerifierMsg::Refused(why.clone())).await?;
-            let _ = prover.shutdown().await;
-            return Err(NetError::Refused(why));
+            // After the hello came SoftSpokenOT's first message: read it
+            // away, so the refusal is not lost to a reset.
+            return Err(crate::verifier::refuse(&mut prover, why).await);
         }
     };
     send_msg(&mut prover, &VerifierMsg::Accepted).await?;
@@ -431,7 +433,13 @@ pub(crate) async fn prove(opts: &ProveOptions) -> Result<ProveOutcome> {
             request_len: request.len() as u64,
         }),
     };
+    // The hello and SoftSpokenOT's first message (the base-OT sender's,
+    // which needs nothing from the verifier) in one flight, as proxy mode
+    // sends them: the verifier's part of the base OT follows its answer.
+    let opening = SoftSpokenReceiver::begin(webproof_ot::DEFAULT_K, &mut rand::rngs::OsRng)
+        .map_err(|e| engine_error("the MPC preprocessing", e))?;
     send_msg(&mut link, &hello).await?;
+    write_frame(&mut link, &opening.first_message()).await?;
     match recv_msg::<_, VerifierMsg>(&mut link, "the verifier's answer to the hello").await? {
         VerifierMsg::Accepted => {}
         VerifierMsg::Refused(r) if r.kind == RejectKind::Unauthorized => {
@@ -446,7 +454,8 @@ pub(crate) async fn prove(opts: &ProveOptions) -> Result<ProveOutcome> {
     }
     // Preprocessing: this party is the COT receiver.
     let mut ch = Channel::new(link.compat());
-    let mut receiver = SoftSpokenReceiver::setup(&mut ch, &mut rand::rngs::OsRng)
+    let mut receiver = opening
+        .finish(&mut ch, &mut rand::rngs::OsRng)
         .await
         .map_err(|e| engine_error("the MPC preprocessing", e))?;
     let mut macs = Vec::new();

@@ -349,7 +349,10 @@ async fn drain<S: AsyncRead + AsyncWrite + Unpin>(prover: &mut S, limit: Duratio
 }
 
 /// Refuse the session with `why`; the error the verifier reports.
-async fn refuse<S: AsyncRead + AsyncWrite + Unpin>(prover: &mut S, why: Rejection) -> NetError {
+pub(crate) async fn refuse<S: AsyncRead + AsyncWrite + Unpin>(
+    prover: &mut S,
+    why: Rejection,
+) -> NetError {
     refuse_session(prover, why.clone()).await;
     linger(prover).await;
     match why.kind {

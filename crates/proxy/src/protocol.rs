@@ -136,7 +136,10 @@ use serde::{Deserialize, Serialize};
 /// with the powers `chi, chi^2, ...` of one challenge instead of
 /// independent ones, and hashes opened bits' MACs packed 128 at a time
 /// (`webproof_zk`, "How it works"): both modes' proofs change.
-pub const PROTOCOL_VERSION: u16 = 25;
+/// Version 26: an MPC-mode prover sends SoftSpokenOT's first message
+/// right after its hello, unasked, as proxy mode does (one round trip
+/// fewer before the tables).
+pub const PROTOCOL_VERSION: u16 = 26;
 /// Largest control message (JSON) accepted by default. The prover's
 /// `Proof` is the largest: for a 16 MiB response its plan holds about
 /// 1,000 record layouts (40 bytes each) and, with an attestation, one leaf
