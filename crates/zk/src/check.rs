@@ -127,7 +127,8 @@ impl ChiStream {
     /// [`Self::next_chunk`] give, at a chunk boundary. Where there is no
     /// carry-less multiply instruction, four Horner chains in `chi^4`
     /// (16 table lookups per term instead of two software products and a
-    /// weight per term).
+    /// weight per term). A chunk shorter than `CHI_CHUNK` is a segment's
+    /// last: the stream is spent after it.
     pub fn fold_chunk(&mut self, x0: &[Block], x1: &[Block]) -> (Block, Block) {
         assert_eq!(x0.len(), x1.len(), "fold of unequal lengths");
         #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
