@@ -42,7 +42,10 @@ pub fn cots_needed(request_len: usize) -> usize {
         .into_iter()
         .map(record::hide_cots)
         .sum();
-    ectf::cots_needed::<P256Base>() + kdf + record::cots_needed(powers) + hidden
+    // Each request record's keystream pads of the dual execution
+    // (`webproof_mpc::dual`): one COT per bit, taken first.
+    let pads = 8 * request_len;
+    ectf::cots_needed::<P256Base>() + kdf + record::cots_needed(powers) + hidden + pads
 }
 
 /// How a request of `len` bytes is cut into records.

@@ -38,6 +38,32 @@ pub enum ProverMsg {
         /// The suite family, group and EMS offer the verifier garbles for
         /// before the ClientHello.
         terms: Terms,
+        /// The base-OT message of the prover's garbling of the request's
+        /// keystream (`webproof_mpc::dual`): the verifier's key ‖ IV share
+        /// enters it by that OT.
+        dual_ot: [u8; 32],
+    },
+    /// Preprocessing, after `Setup`: the labels of the verifier's key ‖ IV
+    /// wires in the prover's keystream circuits, each pair padded by the
+    /// two keys of its base OT (`webproof_mpc::dual::DualProver::verifier_labels`).
+    DualLabels(Vec<u8>),
+    /// Preprocessing: one chunk of the prover's garbling of request record
+    /// `id`'s keystream, streamed while the verifier's tables come down
+    /// (records in id order).
+    DualTables {
+        /// Record id.
+        id: u32,
+        /// The chunk (`webproof_mpc`'s encoding).
+        chunk: Vec<u8>,
+    },
+    /// The end of request record `id`'s keystream tables: its decoding
+    /// bits, padded by the prover's COT choice bits, and the labels of its
+    /// explicit nonce (`webproof_mpc::dual::RecordGarbling::finish`).
+    DualEnd {
+        /// Record id.
+        id: u32,
+        /// The end message.
+        end: Vec<u8>,
     },
     /// Bytes the prover sent to the server, exactly as sent.
     ToServer(Vec<u8>),
@@ -91,6 +117,10 @@ pub enum ProverMsg {
         ct: Vec<u8>,
         /// Offsets.
         offsets: Vec<u8>,
+        /// A request record's: the labels of the prover's key ‖ IV share
+        /// in its keystream circuit (`webproof_mpc::dual`); empty for the
+        /// client Finished.
+        labels: Vec<u8>,
     },
     /// Request record `id` went to the server: in the parties' recordings
     /// it stands as its header and explicit nonce, zeros in place of its
@@ -124,6 +154,9 @@ pub enum VerifierMsg {
         q_p256: Vec<u8>,
         /// The verifier's X25519 share (compressed Edwards).
         q_x25519: [u8; 32],
+        /// Its answer to the prover's base OT (`webproof_mpc::dual`), its
+        /// key ‖ IV share the choice bits.
+        dual_ot: Vec<u8>,
     },
     /// The ECtF's answer to the flips in `KeyOpen`.
     EctfAnswer(Vec<u8>),
@@ -188,6 +221,10 @@ pub enum VerifierMsg {
         tag: [u8; 16],
         /// Corrections `[H^p]_V + R` per ciphertext block.
         corrections: Vec<u8>,
+        /// A request record's check value over both garblings of its
+        /// keystream (`webproof_mpc::dual`, 32 bytes): the prover sends the
+        /// record only if it matches; empty for the client Finished.
+        check: Vec<u8>,
     },
     /// The verifier recorded every server record the prover named: its
     /// share of the server write key and IV (deferred decryption).
@@ -299,6 +336,9 @@ impl ProverMsg {
     pub fn name(&self) -> &'static str {
         match self {
             ProverMsg::Hello { .. } => "Hello",
+            ProverMsg::DualLabels(_) => "DualLabels",
+            ProverMsg::DualTables { .. } => "DualTables",
+            ProverMsg::DualEnd { .. } => "DualEnd",
             ProverMsg::ToServer(_) => "ToServer",
             ProverMsg::FromServer(_) => "FromServer",
             ProverMsg::ServerClosed => "ServerClosed",
@@ -321,6 +361,7 @@ impl ProverMsg {
                 commit_x25519,
                 request_lens,
                 terms,
+                dual_ot,
             } => {
                 let mut w = W::new(1)
                     .raw(commit_p256)
@@ -332,7 +373,11 @@ impl ProverMsg {
                 w.raw(&terms.suite.to_be_bytes())
                     .raw(&terms.group.to_be_bytes())
                     .raw(&[terms.ems as u8])
+                    .raw(dual_ot)
             }
+            ProverMsg::DualLabels(b) => W::new(16).bytes(b),
+            ProverMsg::DualTables { id, chunk } => W::new(17).u32(*id).bytes(chunk),
+            ProverMsg::DualEnd { id, end } => W::new(18).u32(*id).bytes(end),
             ProverMsg::ToServer(b) => W::new(2).bytes(b),
             ProverMsg::FromServer(b) => W::new(3).bytes(b),
             ProverMsg::ServerClosed => W::new(4),
@@ -344,9 +389,12 @@ impl ProverMsg {
             ProverMsg::EctfCorrection(d) => W::new(6).bytes(d),
             ProverMsg::KdfFlips { step, flips } => W::new(7).raw(&[*step]).bytes(flips),
             ProverMsg::KdfLabels { step, labels } => W::new(8).raw(&[*step]).bytes(labels),
-            ProverMsg::RecCiphertext { id, ct, offsets } => {
-                W::new(12).u32(*id).bytes(ct).bytes(offsets)
-            }
+            ProverMsg::RecCiphertext {
+                id,
+                ct,
+                offsets,
+                labels,
+            } => W::new(12).u32(*id).bytes(ct).bytes(offsets).bytes(labels),
             ProverMsg::RecSent { id } => W::new(15).u32(*id),
             ProverMsg::Close { sent, received } => W::new(13).u32(*sent).u32(*received),
             ProverMsg::Abort(s) => W::new(14).bytes(reason(s)),
@@ -378,8 +426,18 @@ impl ProverMsg {
                     commit_x25519,
                     request_lens,
                     terms: Terms { suite, group, ems },
+                    dual_ot: r.arr()?,
                 }
             }
+            16 => ProverMsg::DualLabels(r.bytes()?),
+            17 => ProverMsg::DualTables {
+                id: r.u32()?,
+                chunk: r.bytes()?,
+            },
+            18 => ProverMsg::DualEnd {
+                id: r.u32()?,
+                end: r.bytes()?,
+            },
             2 => ProverMsg::ToServer(r.bytes()?),
             3 => ProverMsg::FromServer(r.bytes()?),
             4 => ProverMsg::ServerClosed,
@@ -401,6 +459,7 @@ impl ProverMsg {
                 id: r.u32()?,
                 ct: r.bytes()?,
                 offsets: r.bytes()?,
+                labels: r.bytes()?,
             },
             13 => ProverMsg::Close {
                 sent: r.u32()?,
@@ -439,7 +498,12 @@ impl VerifierMsg {
                 client_random,
                 q_p256,
                 q_x25519,
-            } => W::new(1).raw(client_random).bytes(q_p256).raw(q_x25519),
+                dual_ot,
+            } => W::new(1)
+                .raw(client_random)
+                .bytes(q_p256)
+                .raw(q_x25519)
+                .bytes(dual_ot),
             VerifierMsg::EctfAnswer(m) => W::new(2).bytes(m),
             VerifierMsg::Tables { circuit, chunk } => W::new(3).raw(&[*circuit]).bytes(chunk),
             VerifierMsg::Decoding {
@@ -453,7 +517,8 @@ impl VerifierMsg {
                 id,
                 tag,
                 corrections,
-            } => W::new(7).u32(*id).raw(tag).bytes(corrections),
+                check,
+            } => W::new(7).u32(*id).raw(tag).bytes(corrections).bytes(check),
             VerifierMsg::RecPowers { id, msg } => W::new(11).u32(*id).bytes(msg),
             VerifierMsg::CloseAck {
                 server_key,
@@ -478,6 +543,7 @@ impl VerifierMsg {
                 client_random: r.arr()?,
                 q_p256: r.bytes()?,
                 q_x25519: r.arr()?,
+                dual_ot: r.bytes()?,
             },
             2 => VerifierMsg::EctfAnswer(r.bytes()?),
             3 => VerifierMsg::Tables {
@@ -493,6 +559,7 @@ impl VerifierMsg {
                 id: r.u32()?,
                 tag: r.arr()?,
                 corrections: r.bytes()?,
+                check: r.bytes()?,
             },
             8 => VerifierMsg::CloseAck {
                 server_key: r.bytes()?,
@@ -536,6 +603,16 @@ mod tests {
                     group: 0x0017,
                     ems: true,
                 },
+                dual_ot: [3; 32],
+            },
+            ProverMsg::DualLabels(vec![1; 64]),
+            ProverMsg::DualTables {
+                id: 1,
+                chunk: vec![2; 40],
+            },
+            ProverMsg::DualEnd {
+                id: 2,
+                end: vec![3; 17],
             },
             ProverMsg::ToServer(vec![22, 3, 3, 0, 1, 9]),
             ProverMsg::FromServer(vec![]),
@@ -558,6 +635,7 @@ mod tests {
                 id: 2,
                 ct: vec![3; 17],
                 offsets: vec![2; 48],
+                labels: vec![4; 32],
             },
             ProverMsg::RecSent { id: 3 },
             ProverMsg::Close {
@@ -574,6 +652,7 @@ mod tests {
                 client_random: [1; 32],
                 q_p256: vec![4; 65],
                 q_x25519: [2; 32],
+                dual_ot: vec![6; 128],
             },
             VerifierMsg::EctfAnswer(vec![5; 100]),
             VerifierMsg::Tables {
@@ -601,6 +680,7 @@ mod tests {
                 id: 0,
                 tag: [3; 16],
                 corrections: vec![4; 32],
+                check: vec![5; 32],
             },
             VerifierMsg::CloseAck {
                 server_key: vec![1; 16],
@@ -647,7 +727,7 @@ mod tests {
             x.push(0);
             assert!(VerifierMsg::decode(&x).is_err());
         }
-        for tag in [0u8, 16, 200, 255] {
+        for tag in [0u8, 19, 200, 255] {
             assert!(ProverMsg::decode(&[tag, 0, 0, 0, 0]).is_err());
         }
         for tag in [0u8, 12, 255] {
@@ -688,9 +768,11 @@ mod tests {
                 group: 0x001d,
                 ems: true,
             },
+            dual_ot: [0; 32],
         }
         .encode();
-        *b.last_mut().unwrap() = 2;
+        let flag = b.len() - 33;
+        b[flag] = 2;
         assert_eq!(
             ProverMsg::decode(&b).unwrap_err(),
             Error::Malformed("a flag other than 0 or 1")

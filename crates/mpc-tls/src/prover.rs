@@ -30,9 +30,11 @@ use aes_gcm::aead::{Aead, KeyInit, Payload};
 use rand_chacha::ChaCha20Rng;
 use rand_core::{CryptoRng, RngCore, SeedableRng};
 use std::sync::Arc;
+use webproof_circuits::bytes_to_bits;
 use webproof_circuits::tls::Tls12Suite;
 use webproof_core::Block;
 use webproof_mpc::consistency::EvaluatedRun;
+use webproof_mpc::dual::{DualProver, KeystreamCheck, RecordGarbling};
 use webproof_mpc::keyshare;
 use webproof_mpc::ole::OleReceiver;
 use webproof_mpc::plan::Plan;
@@ -151,6 +153,16 @@ struct PRec {
     pt: Vec<u8>,
     ct: Vec<u8>,
     masked: Vec<u8>,
+    /// A request record's dual execution (`webproof_mpc::dual`): the
+    /// schedule of the keystream circuit it garbles, the pads' COT MACs,
+    /// what the check needs once its garbling is out, and the keystream
+    /// and its labels as decoded from the verifier's garbling (unused
+    /// until the check passes).
+    dual_plan: Option<Arc<Plan>>,
+    pads: Vec<Block>,
+    check: Option<KeystreamCheck>,
+    ks_bits: Vec<bool>,
+    gv_labels: Vec<Block>,
 }
 
 impl PRec {
@@ -212,6 +224,12 @@ pub struct ProverSession {
     /// are checked against ([`Publics`]).
     publics: Publics,
     handshake: Vec<u8>,
+    /// The prover's garbling of the request's keystream (dual execution):
+    /// its state, the verifier's input labels to send once `Setup` came,
+    /// and the record whose tables stream up now.
+    dual: DualProver,
+    dual_labels: Option<Vec<u8>>,
+    dual_garbling: Option<(usize, RecordGarbling)>,
     stage: Stage,
 }
 
@@ -257,6 +275,8 @@ impl ProverSession {
             ));
         }
         let mut rng = ChaCha20Rng::from_rng(rng).expect("ChaCha20 seeding from an RNG");
+        let (suite, _) = Terms::choose(&cfg.suites, &cfg.groups, cfg.ems)?.params()?;
+        let (dual, dual_ot) = DualProver::new(suite.key_len + suite.iv_len, &mut rng);
         let shares = Shares::random(&mut rng);
         let (c1, b1) = keyshare::commit(&shares.public(Curve::P256), &mut rng);
         let (c2, b2) = keyshare::commit(&shares.public(Curve::X25519), &mut rng);
@@ -267,7 +287,15 @@ impl ProverSession {
             commit_x25519: c2,
             request_lens: lens.iter().map(|&l| l as u32).collect(),
             terms,
+            dual_ot,
         };
+        // The keystream pads come first out of both pools, in record order.
+        let mut cots = cots;
+        let mut pads: Vec<Vec<Block>> = lens
+            .iter()
+            .map(|&l| cots.take(8 * l))
+            .collect::<Result<_>>()?;
+        pads.reverse();
         let recs = RecSpec::all(&lens)
             .into_iter()
             .map(|spec| PRec {
@@ -282,6 +310,15 @@ impl ProverSession {
                 pt: Vec::new(),
                 ct: Vec::new(),
                 masked: Vec::new(),
+                dual_plan: None,
+                pads: if spec.computes_h() {
+                    Vec::new()
+                } else {
+                    pads.pop().unwrap_or_default()
+                },
+                check: None,
+                ks_bits: Vec::new(),
+                gv_labels: Vec::new(),
             })
             .collect();
         let recorder = Recorder::new(cfg.limits);
@@ -320,6 +357,9 @@ impl ProverSession {
                 server_finished: None,
                 server_app: Vec::new(),
                 server_done: false,
+                dual,
+                dual_labels: None,
+                dual_garbling: None,
                 stage: Stage::AwaitSetup,
             },
             hello,
@@ -474,8 +514,75 @@ impl ProverSession {
             if r.plan.is_none() {
                 r.plan = Some(r.spec.plan(suite.key_len)?);
             }
+            if !r.spec.computes_h() && r.dual_plan.is_none() && r.check.is_none() {
+                r.dual_plan = Some(r.spec.keystream_plan(suite.key_len)?);
+            }
         }
         Ok(())
+    }
+
+    /// The next message of the prover's upload in preprocessing (dual
+    /// execution): the labels of the verifier's key ‖ IV wires once its
+    /// `Setup` came, and each request record's keystream garbling, chunk
+    /// by chunk (`DualTables`, then `DualEnd`), garbled as it goes; `None`
+    /// once all are out (or, before `Setup`, once the tables are). The
+    /// caller sends each while it keeps reading the verifier's tables:
+    /// the two directions of the link carry the two garblings at once.
+    /// Every request record's garbling must be out before it goes online.
+    pub fn next_upload(&mut self) -> Result<Option<ProverMsg>> {
+        self.guard(Self::upload)
+    }
+
+    /// Whether [`Self::next_upload`] has a message to give now (the
+    /// labels once `Setup` came, or a keystream garbling not all out).
+    /// A driver sends uploads while this holds and opens the server
+    /// connection only once it does not.
+    pub fn upload_ready(&self) -> bool {
+        !matches!(self.stage, Stage::Failed)
+            && (self.dual_labels.is_some()
+                || self.dual_garbling.is_some()
+                || self
+                    .recs
+                    .iter()
+                    .any(|r| !r.spec.computes_h() && r.check.is_none()))
+    }
+
+    fn upload(&mut self) -> Result<Option<ProverMsg>> {
+        if let Some(msg) = self.dual_labels.take() {
+            return Ok(Some(ProverMsg::DualLabels(msg)));
+        }
+        if self.dual_garbling.is_none() {
+            let Some(i) = self
+                .recs
+                .iter()
+                .position(|r| !r.spec.computes_h() && r.check.is_none())
+            else {
+                return Ok(None);
+            };
+            let (suite, _) = self.terms.params()?;
+            let spec = self.recs[i].spec;
+            let plan = match self.recs[i].dual_plan.take() {
+                Some(plan) => plan,
+                None => spec.keystream_plan(suite.key_len)?,
+            };
+            let g = self.dual.record(
+                plan,
+                spec.instance(),
+                spec.seq().to_be_bytes(),
+                &mut self.rng,
+            )?;
+            self.dual_garbling = Some((i, g));
+        }
+        let (i, g) = self.dual_garbling.as_mut().expect("set");
+        let id = self.recs[*i].spec.id;
+        let mut chunk = Vec::new();
+        if g.next_chunk(&mut chunk) {
+            return Ok(Some(ProverMsg::DualTables { id, chunk }));
+        }
+        let (i, g) = self.dual_garbling.take().expect("set");
+        let (end, check) = g.finish(&self.recs[i].pads)?;
+        self.recs[i].check = Some(check);
+        Ok(Some(ProverMsg::DualEnd { id, end }))
     }
 
     /// The server's Finished record has arrived: the handshake is over on
@@ -607,9 +714,11 @@ impl ProverSession {
                     client_random,
                     q_p256,
                     q_x25519,
+                    dual_ot,
                 },
                 Stage::AwaitSetup,
             ) => {
+                self.dual_labels = Some(self.dual.verifier_labels(&dual_ot)?);
                 self.verifier_public = (q_p256, q_x25519.to_vec());
                 self.stage = Stage::AwaitTables(client_random);
             }
@@ -735,6 +844,7 @@ impl ProverSession {
                     id,
                     tag,
                     corrections,
+                    check,
                 },
                 st @ (Stage::Records | Stage::Kdf(_)),
             ) => {
@@ -759,13 +869,21 @@ impl ProverSession {
                     .as_deref()
                     .ok_or(Error::OutOfOrder("a record's tag before the GHASH key"))?;
                 let t = if spec.computes_h() {
-                    if !corrections.is_empty() {
+                    if !corrections.is_empty() || !check.is_empty() {
                         return Err(Error::Malformed(
                             "corrections for a record whose ciphertext the verifier saw",
                         ));
                     }
                     p.tag(&tag, powers, &spec.aad(), &r.ct)?
                 } else {
+                    // Nothing computed from the keystream leaves for the
+                    // server before both garblings agree on it.
+                    r.check
+                        .as_ref()
+                        .ok_or(Error::OutOfOrder(
+                            "a request record before its keystream garbling",
+                        ))?
+                        .check(&r.ks_bits, &r.gv_labels, &r.pads, &check)?;
                     p.hidden_tag(&tag, &corrections, powers, &spec.aad(), &r.ct)?
                 };
                 self.rec_runs.push((id, p.circuit().retain()?));
@@ -879,17 +997,27 @@ impl ProverSession {
             // The verifier gets the client Finished's ciphertext (its
             // plaintext is the verify_data both know) and a request
             // record's masked by the prover's COT choice bits only.
-            let sent = if spec.computes_h() {
-                r.ct.clone()
+            let (sent, labels) = if spec.computes_h() {
+                (r.ct.clone(), Vec::new())
             } else {
+                if r.check.is_none() {
+                    return Err(Error::OutOfOrder(
+                        "a request record before its keystream garbling is out",
+                    ));
+                }
+                // Kept for the check; the masked ciphertext says nothing
+                // of the keystream (one-time padded by the COT choice bits).
+                r.ks_bits = bytes_to_bits(&ks);
+                r.gv_labels = p.circuit().evaluator().output_labels(0)?.to_vec();
                 r.masked = p.mask_ciphertext(&r.ct)?;
-                r.masked.clone()
+                (r.masked.clone(), self.dual.prover_labels(&key_iv(&keys))?)
             };
             r.p = Some(p);
             out.to_verifier.push(ProverMsg::RecCiphertext {
                 id: spec.id,
                 ct: sent,
                 offsets,
+                labels,
             });
         }
         Ok(())

@@ -176,6 +176,23 @@ impl RecSpec {
         lock().insert(shape, plan.clone());
         Ok(plan)
     }
+
+    /// The planned keystream circuit the prover garbles for this request
+    /// record ([`webproof_mpc::dual::keystream_circuit`]), cached as
+    /// [`Self::plan`] is.
+    pub(crate) fn keystream_plan(&self, key_len: usize) -> Result<Arc<Plan>> {
+        static SHARED: Mutex<PlanCache> = Mutex::new(PlanCache::new(PLAN_CACHE_BYTES));
+        let shape = (key_len, self.len, false);
+        let lock = || SHARED.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(plan) = lock().get(shape) {
+            return Ok(plan);
+        }
+        let plan = Arc::new(Plan::from_circuit(webproof_mpc::dual::keystream_circuit(
+            key_len, self.len,
+        ))?);
+        lock().insert(shape, plan.clone());
+        Ok(plan)
+    }
 }
 
 /// Powers of the client's GHASH key the session's records need: the most

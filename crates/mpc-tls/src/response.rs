@@ -202,9 +202,12 @@
 //!   session before the request goes out. The request's ciphertext,
 //!   which a record circuit garbled to output a keystream the verifier
 //!   knows would turn into the request in the clear, is never sent to
-//!   the verifier (protocol version 24): a selective failure in its
-//!   hidden M2A tells it at most one bit per session, at the risk of
-//!   ending it.
+//!   the verifier (protocol version 24), and the keystream that encrypts
+//!   it is checked by dual execution before it is used
+//!   (`webproof_mpc::dual`, version 27): a selective failure in the
+//!   hidden M2A or the check tells the verifier at most one bit of the
+//!   prover's ephemeral inputs per session, ending it, and nothing of the
+//!   request.
 use crate::consist;
 use crate::error::{Error, Result};
 use crate::hello::suite_params;

@@ -90,6 +90,7 @@ use rand_core::{CryptoRng, RngCore, SeedableRng};
 use std::sync::Arc;
 use webproof_circuits::tls::Tls12Suite;
 use webproof_core::Block;
+use webproof_mpc::dual::{DualVerifier, RecordEvaluation};
 use webproof_mpc::keyshare;
 use webproof_mpc::ole::OleSender;
 use webproof_mpc::plan::Plan;
@@ -212,6 +213,11 @@ struct VRec {
     ct: Vec<u8>,
     /// A request record's hidden M2A's COT keys, for the proof.
     hide_keys: Vec<Block>,
+    /// A request record's keystream pads' COT keys (the dual execution's,
+    /// `webproof_mpc::dual`), and its evaluation of the prover's garbling
+    /// of the keystream.
+    pad_keys: Vec<Block>,
+    dual: Option<RecordEvaluation>,
 }
 
 /// Parsed server flight.
@@ -277,6 +283,9 @@ pub struct VerifierSession {
     server_finished_hash: Option<Vec<u8>>,
     server_app_records: usize,
     server_closed: bool,
+    /// Its labels in the prover's keystream circuits (dual execution),
+    /// from the `Hello`.
+    dual: Option<DualVerifier>,
     stage: Stage,
 }
 
@@ -339,6 +348,7 @@ impl VerifierSession {
             server_finished_hash: None,
             server_app_records: 0,
             server_closed: false,
+            dual: None,
             stage: Stage::AwaitHello,
         }
     }
@@ -393,6 +403,7 @@ impl VerifierSession {
                 commit_x25519,
                 request_lens,
                 terms,
+                dual_ot,
             } => {
                 if !matches!(self.stage, Stage::AwaitHello) {
                     return Err(Error::Unexpected {
@@ -409,7 +420,27 @@ impl VerifierSession {
                 }
                 self.commits = (commit_p256, commit_x25519);
                 self.request_lens = lens;
+                // The keystream pads come first out of both pools.
+                let pads: Vec<Vec<Block>> = self
+                    .request_lens
+                    .iter()
+                    .map(|&l| self.cots.take(8 * l))
+                    .collect::<Result<_>>()?;
                 self.garble(terms)?;
+                for (r, keys) in self
+                    .recs
+                    .iter_mut()
+                    .filter(|r| !r.spec.computes_h())
+                    .zip(pads)
+                {
+                    r.pad_keys = keys;
+                }
+                // Its key ‖ IV share in the prover's keystream circuits is
+                // the mask it garbles its own record circuits with.
+                let kdf = self.kdf.as_ref().ok_or(Error::OutOfOrder("Hello"))?;
+                let (dual, dual_ot) =
+                    DualVerifier::new(&dual_ot, &key_iv(&kdf.key_shares()), &mut self.rng)?;
+                self.dual = Some(dual);
                 self.terms = Some(terms);
                 self.stage = Stage::Handshake;
                 Ok(vec![VerifierMsg::Setup {
@@ -420,7 +451,29 @@ impl VerifierSession {
                         .public(Curve::X25519)
                         .try_into()
                         .expect("32 bytes"),
+                    dual_ot,
                 }])
+            }
+            // The prover's keystream garbling streams up while the
+            // verifier's tables stream down.
+            ProverMsg::DualLabels(msg)
+                if !matches!(self.stage, Stage::AwaitHello | Stage::Closed) =>
+            {
+                let dual = self.dual.as_mut().ok_or(Error::OutOfOrder("DualLabels"))?;
+                dual.take_labels(&msg)?;
+                Ok(vec![])
+            }
+            ProverMsg::DualTables { id, chunk }
+                if !matches!(self.stage, Stage::AwaitHello | Stage::Closed) =>
+            {
+                self.dual_record(id)?.push_chunk(chunk)?;
+                Ok(vec![])
+            }
+            ProverMsg::DualEnd { id, end }
+                if !matches!(self.stage, Stage::AwaitHello | Stage::Closed) =>
+            {
+                self.dual_record(id)?.end(&end)?;
+                Ok(vec![])
             }
             _ if self.garbling.is_some() => Err(Error::Unexpected {
                 expected: "nothing before the last garbled tables are out",
@@ -470,8 +523,17 @@ impl VerifierSession {
             ProverMsg::EctfCorrection(d) => self.on_ectf_correction(&d),
             ProverMsg::KdfFlips { step, flips } => self.on_kdf_flips(step as usize, &flips),
             ProverMsg::KdfLabels { step, labels } => self.on_kdf_labels(step as usize, &labels),
-            ProverMsg::RecCiphertext { id, ct, offsets } => {
-                self.on_rec_ciphertext(id, ct, &offsets)
+            ProverMsg::RecCiphertext {
+                id,
+                ct,
+                offsets,
+                labels,
+            } => self.on_rec_ciphertext(id, ct, &offsets, &labels),
+            ProverMsg::DualLabels(_) | ProverMsg::DualTables { .. } | ProverMsg::DualEnd { .. } => {
+                Err(Error::Unexpected {
+                    expected: "the prover's keystream garbling between Hello and Close",
+                    got,
+                })
             }
             ProverMsg::RecSent { id } => {
                 let (Cli::App(k), Some(r)) = (self.cli, self.recs.get(id as usize)) else {
@@ -983,6 +1045,8 @@ impl VerifierSession {
                 done: false,
                 ct: Vec::new(),
                 hide_keys: Vec::new(),
+                pad_keys: Vec::new(),
+                dual: None,
             });
         }
         self.plans = Some(plans);
@@ -1100,11 +1164,31 @@ impl VerifierSession {
         Ok(i)
     }
 
+    /// The evaluation of the prover's keystream garbling that record `id`'s
+    /// chunk or end is for: request records in id order, one at a time.
+    fn dual_record(&mut self, id: u32) -> Result<&mut RecordEvaluation> {
+        let due = self.recs.iter().position(|r| {
+            !r.spec.computes_h() && !r.dual.as_ref().is_some_and(|d| d.is_complete())
+        });
+        if due != Some(id as usize) {
+            return Err(Error::OutOfOrder(
+                "the prover's keystream tables out of record order, or after their end",
+            ));
+        }
+        let r = &mut self.recs[id as usize];
+        if r.dual.is_none() {
+            let plan = r.spec.keystream_plan(r.key_len)?;
+            r.dual = Some(RecordEvaluation::new(plan, r.spec.instance())?);
+        }
+        Ok(r.dual.as_mut().expect("set"))
+    }
+
     fn on_rec_ciphertext(
         &mut self,
         id: u32,
         ct: Vec<u8>,
         offsets: &[u8],
+        labels: &[u8],
     ) -> Result<Vec<VerifierMsg>> {
         let i = self.rec(id, "RecCiphertext")?;
         let spec = self.recs[i].spec;
@@ -1130,10 +1214,32 @@ impl VerifierSession {
         let powers = self.client_powers.as_deref().ok_or(Error::OutOfOrder(
             "a request record before the client Finished",
         ))?;
-        let (tag, corrections) = if spec.computes_h() {
-            (v.tag_share(powers, &spec.aad(), &ct)?, Vec::new())
+        let (tag, corrections, check) = if spec.computes_h() {
+            if !labels.is_empty() {
+                return Err(Error::Malformed("keystream labels for the client Finished"));
+            }
+            (
+                v.tag_share(powers, &spec.aad(), &ct)?,
+                Vec::new(),
+                Vec::new(),
+            )
         } else {
-            v.hidden_tag_share(powers, &spec.aad(), &ct)?
+            // The check value over both garblings of the keystream: the
+            // prover sends the record to the server only if it matches.
+            let dual = self.dual.as_ref().ok_or(Error::OutOfOrder(
+                "a request record before its keystream labels",
+            ))?;
+            let ev = r
+                .dual
+                .as_mut()
+                .filter(|d| d.is_complete())
+                .ok_or(Error::OutOfOrder(
+                    "a request record before the prover's garbling of its keystream",
+                ))?;
+            let gv_zero = v.circuit().garbler().output_zero_labels(0)?;
+            let check = ev.check_value(dual, labels, gv_zero, &r.pad_keys, self.delta)?;
+            let (tag, corrections) = v.hidden_tag_share(powers, &spec.aad(), &ct)?;
+            (tag, corrections, check.to_vec())
         };
         r.ct = ct;
         r.done = true;
@@ -1141,6 +1247,7 @@ impl VerifierSession {
             id,
             tag,
             corrections,
+            check,
         }])
     }
 

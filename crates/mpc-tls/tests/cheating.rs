@@ -411,6 +411,7 @@ fn garbage_truncated_oversized_and_out_of_turn() {
         commit_x25519: [0; 32],
         request_lens: vec![4096],
         terms,
+        dual_ot: [0; 32],
     };
     assert!(matches!(v.on_message(big), Err(Error::Malformed(_))));
     // A Hello with terms MPC mode does not run (a ChaCha20 suite, a group
@@ -431,6 +432,7 @@ fn garbage_truncated_oversized_and_out_of_turn() {
             commit_x25519: [0; 32],
             request_lens: vec![64],
             terms: t,
+            dual_ot: [0; 32],
         };
         assert!(matches!(v.on_message(m), Err(Error::Unsupported(_))));
     }
@@ -577,6 +579,7 @@ fn record_before_the_key_shares_is_refused() {
                     id: 0,
                     ct: vec![0; 16],
                     offsets: flips.clone(),
+                    labels: Vec::new(),
                 };
             }
         })),
@@ -593,8 +596,9 @@ fn record_before_the_key_shares_is_refused() {
 /// more than each circuit has: chunks of a later circuit first, a circuit's
 /// chunks sent twice over, chunks past its tables, or a decoding out of
 /// turn are refused before
-/// the ClientHello; the verifier takes nothing from the prover but an
-/// abort while its tables are still going out.
+/// the ClientHello; the verifier takes nothing from the prover but its
+/// keystream garbling (dual execution) and an abort while its tables are
+/// still going out.
 #[test]
 fn streamed_tables_in_order_and_bounded() {
     let c = certs(KeyKind::Ecdsa, &[NAME], false);

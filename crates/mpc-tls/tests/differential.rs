@@ -4,7 +4,8 @@
 //! party under test. Each mutated session must end in a refusal, or in a
 //! verified response whose every revealed byte is the server's at its true
 //! offset (for the prover as the party under test), or in a prover
-//! outcome holding exactly the server's response (for the verifier).
+//! outcome holding exactly the server's response (for the verifier), the
+//! server having decrypted exactly the prover's request or nothing.
 //!
 //! Mutations per field: a flipped bit in the middle of a byte field, a
 //! byte field one shorter and one longer, a number off by one; list
@@ -73,13 +74,22 @@ fn prover_mutants(m: &ProverMsg) -> Vec<ProverMsg> {
             commit_x25519,
             request_lens,
             terms,
+            dual_ot,
         } => {
             let h = |a, b, c, t| P::Hello {
                 commit_p256: a,
                 commit_x25519: b,
                 request_lens: c,
                 terms: t,
+                dual_ot: *dual_ot,
             };
+            out.push(P::Hello {
+                commit_p256: *commit_p256,
+                commit_x25519: *commit_x25519,
+                request_lens: request_lens.clone(),
+                terms: *terms,
+                dual_ot: array_mutant(dual_ot),
+            });
             out.push(h(
                 array_mutant(commit_p256),
                 *commit_x25519,
@@ -133,6 +143,25 @@ fn prover_mutants(m: &ProverMsg) -> Vec<ProverMsg> {
                 },
             ] {
                 out.push(h(*commit_p256, *commit_x25519, request_lens.clone(), t));
+            }
+        }
+        P::DualLabels(b) => out.extend(bytes_mutants(b).into_iter().map(P::DualLabels)),
+        P::DualTables { id, chunk } => {
+            out.push(P::DualTables {
+                id: id + 1,
+                chunk: chunk.clone(),
+            });
+            for c in bytes_mutants(chunk) {
+                out.push(P::DualTables { id: *id, chunk: c });
+            }
+        }
+        P::DualEnd { id, end } => {
+            out.push(P::DualEnd {
+                id: id + 1,
+                end: end.clone(),
+            });
+            for e in bytes_mutants(end) {
+                out.push(P::DualEnd { id: *id, end: e });
             }
         }
         P::ToServer(b) => out.extend(bytes_mutants(b).into_iter().map(P::ToServer)),
@@ -194,25 +223,27 @@ fn prover_mutants(m: &ProverMsg) -> Vec<ProverMsg> {
                 });
             }
         }
-        P::RecCiphertext { id, ct, offsets } => {
-            out.push(P::RecCiphertext {
-                id: id + 1,
-                ct: ct.clone(),
-                offsets: offsets.clone(),
-            });
+        P::RecCiphertext {
+            id,
+            ct,
+            offsets,
+            labels,
+        } => {
+            let r = |id, ct, offsets, labels| P::RecCiphertext {
+                id,
+                ct,
+                offsets,
+                labels,
+            };
+            out.push(r(id + 1, ct.clone(), offsets.clone(), labels.clone()));
             for c in bytes_mutants(ct) {
-                out.push(P::RecCiphertext {
-                    id: *id,
-                    ct: c,
-                    offsets: offsets.clone(),
-                });
+                out.push(r(*id, c, offsets.clone(), labels.clone()));
             }
             for f in bytes_mutants(offsets) {
-                out.push(P::RecCiphertext {
-                    id: *id,
-                    ct: ct.clone(),
-                    offsets: f,
-                });
+                out.push(r(*id, ct.clone(), f, labels.clone()));
+            }
+            for l in bytes_mutants(labels) {
+                out.push(r(*id, ct.clone(), offsets.clone(), l));
             }
         }
         P::Close { sent, received } => {
@@ -241,24 +272,32 @@ fn verifier_mutants(m: &VerifierMsg) -> Vec<VerifierMsg> {
             client_random,
             q_p256,
             q_x25519,
+            dual_ot,
         } => {
-            out.push(V::Setup {
-                client_random: array_mutant(client_random),
-                q_p256: q_p256.clone(),
-                q_x25519: *q_x25519,
-            });
+            let s = |client_random, q_p256, q_x25519, dual_ot| V::Setup {
+                client_random,
+                q_p256,
+                q_x25519,
+                dual_ot,
+            };
+            out.push(s(
+                array_mutant(client_random),
+                q_p256.clone(),
+                *q_x25519,
+                dual_ot.clone(),
+            ));
             for q in bytes_mutants(q_p256) {
-                out.push(V::Setup {
-                    client_random: *client_random,
-                    q_p256: q,
-                    q_x25519: *q_x25519,
-                });
+                out.push(s(*client_random, q, *q_x25519, dual_ot.clone()));
             }
-            out.push(V::Setup {
-                client_random: *client_random,
-                q_p256: q_p256.clone(),
-                q_x25519: array_mutant(q_x25519),
-            });
+            out.push(s(
+                *client_random,
+                q_p256.clone(),
+                array_mutant(q_x25519),
+                dual_ot.clone(),
+            ));
+            for d in bytes_mutants(dual_ot) {
+                out.push(s(*client_random, q_p256.clone(), *q_x25519, d));
+            }
         }
         V::EctfAnswer(b) => out.extend(bytes_mutants(b).into_iter().map(V::EctfAnswer)),
         V::Tables { circuit, chunk } => {
@@ -335,23 +374,26 @@ fn verifier_mutants(m: &VerifierMsg) -> Vec<VerifierMsg> {
             id,
             tag,
             corrections,
+            check,
         } => {
-            out.push(V::RecTagShare {
-                id: id + 1,
-                tag: *tag,
-                corrections: corrections.clone(),
-            });
-            out.push(V::RecTagShare {
-                id: *id,
-                tag: array_mutant(tag),
-                corrections: corrections.clone(),
-            });
+            let t = |id, tag, corrections, check| V::RecTagShare {
+                id,
+                tag,
+                corrections,
+                check,
+            };
+            out.push(t(id + 1, *tag, corrections.clone(), check.clone()));
+            out.push(t(
+                *id,
+                array_mutant(tag),
+                corrections.clone(),
+                check.clone(),
+            ));
             for c in bytes_mutants(corrections) {
-                out.push(V::RecTagShare {
-                    id: *id,
-                    tag: *tag,
-                    corrections: c,
-                });
+                out.push(t(*id, *tag, c, check.clone()));
+            }
+            for c in bytes_mutants(check) {
+                out.push(t(*id, *tag, corrections.clone(), c));
             }
         }
         V::CloseAck {
@@ -398,6 +440,8 @@ struct Run {
     /// The mutation was applied (the target message existed and had a
     /// mutant of that index).
     applied: bool,
+    /// What the server decrypted of the request, whatever the outcome.
+    server_saw: Vec<u8>,
 }
 
 fn run_once(seed: u64, target: Option<Target>) -> Run {
@@ -416,7 +460,11 @@ fn run_once(seed: u64, target: Option<Target>) -> Run {
     let pm = Rc::new(RefCell::new(Vec::new()));
     let vm = Rc::new(RefCell::new(Vec::new()));
     let applied = Rc::new(RefCell::new(false));
-    let mut hooks = Hooks::default();
+    let saw = Rc::new(RefCell::new(Vec::new()));
+    let mut hooks = Hooks {
+        server_saw: Some(saw.clone()),
+        ..Hooks::default()
+    };
     {
         let (pm, applied) = (pm.clone(), applied.clone());
         hooks.prover_to_verifier = Some(Box::new(move |m: &mut ProverMsg| {
@@ -454,6 +502,7 @@ fn run_once(seed: u64, target: Option<Target>) -> Run {
         verified: None,
         prover_response: None,
         applied: *applied.borrow(),
+        server_saw: saw.borrow().clone(),
     };
     let Ok(d) = done else {
         return out;
@@ -597,6 +646,14 @@ fn every_field_of_every_message_is_refused_or_true() {
                 continue;
             }
             runs += 1;
+            // The request reaches the server exactly as the prover wrote
+            // it, or not at all (dual execution).
+            assert!(
+                r.server_saw.is_empty() || r.server_saw == request(),
+                "verifier message {index} ({}) mutant {mutant}: the server decrypted {:?}",
+                m.name(),
+                String::from_utf8_lossy(&r.server_saw)
+            );
             match &r.prover_response {
                 None => refused += 1,
                 Some(p) => {

@@ -117,6 +117,9 @@ fn session(port: u16, ca: &[u8], suite: u16, group: u16, ems: bool, seed: u64) -
     let mut to_v = vec![hello];
     let mut eof = false;
     loop {
+        while let Some(m) = p.next_upload().unwrap() {
+            to_v.push(m);
+        }
         while !to_v.is_empty() {
             let mut to_server = Vec::new();
             for m in std::mem::take(&mut to_v) {

@@ -230,6 +230,9 @@ fn request_goes_out_before_the_server_finished() {
     let mut to_server: Vec<u8> = Vec::new();
     let mut delivered = 0;
     for _ in 0..1000 {
+        while let Some(m) = p.next_upload().unwrap() {
+            to_v.push(m);
+        }
         while !to_v.is_empty() {
             for m in std::mem::take(&mut to_v) {
                 for r in answer(&mut v, m).unwrap() {

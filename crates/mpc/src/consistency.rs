@@ -153,16 +153,12 @@
 //!   if the session continues. A cheat that leaks `k` such bits without an
 //!   abort succeeds with probability `2^-k`.
 //! - *Outputs used before the audit.* The prover uses its decoded outputs
-//!   online (the request keystream, the client Finished). A garbler that
-//!   garbles another function gets its outputs used in messages it sees
-//!   (the request ciphertext is `plaintext ⊕ keystream`): for known
-//!   plaintext that function of the prover's inputs leaks, and the prover
-//!   learns of the cheat only at the audit. The prover's inputs here are
-//!   its shares of fresh per-session secrets, so the loss is confined to
-//!   this session (its response's privacy), the verifier is caught with
-//!   certainty, and nothing is attested. Closing this needs the outputs
-//!   checked before use (dual execution of the circuits whose outputs go
-//!   on the wire, as TLSNotary's DEAP does), which this layer does not do.
+//!   online (the request keystream, the client Finished). The request's
+//!   keystream is checked before use by dual execution ([`crate::dual`]):
+//!   a garbler that garbles another function makes the prover stop before
+//!   the record leaves. The client Finished's plaintext is public, so a
+//!   wrong keystream there only breaks the handshake. Neither waits for
+//!   this audit, which still catches the garbling after the session.
 //!
 //! # The arithmetic parts (OLE, A2M/M2A, ECtF, GHASH)
 //! - *Verifier side*, exact: [`audit_ole`] recomputes every OLE answer from

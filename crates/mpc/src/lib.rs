@@ -26,6 +26,9 @@
 //! - [`ole`]: Gilboa OLE from random COT (one COT per bit of the prover's
 //!   input), batched, one round trip.
 //! - [`convert`]: share conversions A2M and M2A over OLE.
+//! - [`dual`]: dual execution of the request's keystream: the prover's
+//!   own garbling of it, evaluated by the verifier, and the check that
+//!   makes the keystream the prover uses online authentic.
 //! - [`ectf`]: EC to field, additive shares of the x-coordinate of the sum
 //!   of two parties' points (one round trip and a message that rides with
 //!   the next one, three OLEs).
@@ -155,6 +158,7 @@
 
 pub mod consistency;
 pub mod convert;
+pub mod dual;
 pub mod ectf;
 pub mod error;
 pub mod evaluate;

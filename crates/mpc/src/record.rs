@@ -98,10 +98,11 @@
 //! keystream XOR both. The verifier's answers are checked in the audit
 //! after the session like every OLE batch (its revealed `R_i`); a wrong
 //! answer or correction online is a selective failure: whether the server
-//! takes the record tells it one bit about `C` (about the request only if
-//! it also garbled a keystream it knows), and the session ends in the
-//! other case. That bit per session, not the request, is what a cheating
-//! verifier can take before the audit.
+//! takes the record tells it one bit about `C`, and the session ends in
+//! the other case. `C` is one-time padded by a keystream the verifier
+//! cannot know or choose (the prover checks it by dual execution,
+//! [`crate::dual`], before it encrypts with it), so that bit says nothing
+//! of the request.
 //!
 //! A record *from the server* can run the same steps with the server
 //! write key's shares: the prover decrypts with the keystream, and the

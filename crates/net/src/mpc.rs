@@ -43,9 +43,7 @@
 //! frames and the server's bytes, keeps time and enforces timeouts and
 //! sizes.
 
-use crate::frame::{
-    read_frame, recv_msg, recv_msg_limited, send_msg, write_frame, Counted, FrameReader,
-};
+use crate::frame::{recv_msg, recv_msg_limited, send_msg, write_frame, Counted, FrameReader};
 use crate::prover::{ProveOptions, ProveOutcome, ProveStats};
 use crate::transport::connect_verifier;
 use crate::verifier::VerifierConfig;
@@ -272,80 +270,140 @@ pub(crate) async fn verify<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
 /// The session's messages on the mux's relay stream until it is closed,
 /// the garbled tables streamed after the `Hello`; the stream is shut down
 /// at the end so the multiplexed section can close.
+///
+/// Full duplex: the prover's garbling of the request's keystream (dual
+/// execution) streams up while this party's tables stream down, so frames
+/// are written by a writer of their own ([`duplex_writer`]) and the
+/// prover's frames are read between the tables, never after them.
 async fn run_verifier_session<L: AsyncRead + AsyncWrite + Unpin>(
     session: &mut mpc::VerifierSession,
-    mut prover: L,
+    prover: L,
+    cfg: &VerifierConfig,
+) -> Result<()> {
+    let (mut rd, wr) = tokio::io::split(prover);
+    let (tx, rx) = tokio::sync::mpsc::channel::<Vec<u8>>(DUPLEX_QUEUE);
+    let logic = async move {
+        let r = verifier_session_logic(session, &mut rd, &tx, cfg).await;
+        // The writer ends once its queue is dropped and drained.
+        drop(tx);
+        r
+    };
+    let (r, w) = tokio::join!(logic, duplex_writer(wr, rx));
+    r.and(w)
+}
+
+/// Frames queued for [`duplex_writer`]: a few chunks of tables, so a peer
+/// that stops reading stops the garbling too, not only the socket.
+const DUPLEX_QUEUE: usize = 4;
+
+/// Write every frame of `rx` in order, then shut the stream down.
+async fn duplex_writer<W: AsyncWrite + Unpin>(
+    mut wr: W,
+    mut rx: tokio::sync::mpsc::Receiver<Vec<u8>>,
+) -> Result<()> {
+    while let Some(f) = rx.recv().await {
+        write_frame(&mut wr, &f).await?;
+    }
+    let _ = wr.shutdown().await;
+    Ok(())
+}
+
+/// Queue one frame for the writer.
+async fn queue(tx: &tokio::sync::mpsc::Sender<Vec<u8>>, frame: Vec<u8>) -> Result<()> {
+    tx.send(frame)
+        .await
+        .map_err(|_| NetError::Disconnected("the link closed while writing".into()))
+}
+
+async fn verifier_session_logic<R: AsyncRead + Unpin>(
+    session: &mut mpc::VerifierSession,
+    rd: &mut R,
+    tx: &tokio::sync::mpsc::Sender<Vec<u8>>,
     cfg: &VerifierConfig,
 ) -> Result<()> {
     // The record circuits' schedules, built on a blocking thread while
     // the key derivation's tables are garbled and sent.
     let mut record_plans: Option<tokio::task::JoinHandle<mpc::Result<Vec<mpc::RecordPlan>>>> = None;
+    let mut frames = FrameReader::new(MAX_FROM_PROVER);
+    // Whether the session may have tables to stream (after each prover
+    // message, until `next_tables` says none).
+    let mut tables = false;
     while !session.is_closed() {
-        let frame = timeout(
-            cfg.idle_timeout,
-            "waiting for the prover's next MPC message",
-            read_frame(&mut prover, MAX_FROM_PROVER),
-        )
-        .await?
-        .ok_or_else(|| NetError::Disconnected("the prover hung up mid-session".into()))?;
-        let t = Instant::now();
-        let mut step = session.on_bytes(&frame);
-        tracing::debug!(
-            bytes = frame.len(),
-            cpu_us = t.elapsed().as_micros() as u64,
-            "mpc: prover message in"
-        );
-        loop {
-            match step {
-                Ok(out) => {
-                    for m in &out {
+        let step = tokio::select! {
+            // The prover's next message; its idle timeout restarts with
+            // every event, so streaming tables is not idleness.
+            f = timeout(
+                cfg.idle_timeout,
+                "waiting for the prover's next MPC message",
+                frames.next(rd),
+            ) => {
+                let frame = f?.ok_or_else(|| NetError::Disconnected("the prover hung up mid-session".into()))?;
+                let t = Instant::now();
+                let step = session.on_bytes(&frame);
+                tracing::debug!(
+                    bytes = frame.len(),
+                    cpu_us = t.elapsed().as_micros() as u64,
+                    "mpc: prover message in"
+                );
+                tables = true;
+                step
+            }
+            // After the `Setup`, the garbled tables chunk by chunk: each
+            // is garbled while the ones before are on the wire.
+            permit = tx.reserve(), if tables => {
+                let permit = permit
+                    .map_err(|_| NetError::Disconnected("the link closed while writing".into()))?;
+                if record_plans.is_none() {
+                    let jobs = session.record_plan_jobs();
+                    if !jobs.is_empty() {
+                        record_plans = Some(tokio::task::spawn_blocking(move || {
+                            jobs.into_iter().map(mpc::RecordPlanJob::build).collect()
+                        }));
+                    }
+                }
+                if session.wants_record_plan() {
+                    if let Some(build) = record_plans.as_mut() {
+                        let built = build.await.map_err(|e| NetError::Io {
+                            context: "building the record circuits' schedules".into(),
+                            source: std::io::Error::other(e),
+                        })?;
+                        record_plans = None;
+                        for plan in built.map_err(NetError::Mpc)? {
+                            session.provide_record_plan(plan).map_err(NetError::Mpc)?;
+                        }
+                    }
+                }
+                match session.next_tables() {
+                    Ok(Some(m)) => {
                         tracing::trace!(message = m.name(), "mpc: to the prover");
-                        write_frame(&mut prover, &m.encode()).await?;
+                        permit.send(m.encode());
+                        Ok(vec![])
                     }
-                }
-                Err(e) => {
-                    let why = mpc::output::rejection(&e);
-                    // Best effort: the prover may be gone (or the one who aborted).
-                    if !matches!(e, mpc::Error::Aborted(_)) {
-                        let _ = write_frame(
-                            &mut prover,
-                            &mpc::VerifierMsg::Abort(why.to_string()).encode(),
-                        )
-                        .await;
+                    Ok(None) => {
+                        tables = false;
+                        Ok(vec![])
                     }
-                    return Err(NetError::Mpc(e));
+                    Err(e) => Err(e),
                 }
             }
-            if record_plans.is_none() {
-                let jobs = session.record_plan_jobs();
-                if !jobs.is_empty() {
-                    record_plans = Some(tokio::task::spawn_blocking(move || {
-                        jobs.into_iter().map(mpc::RecordPlanJob::build).collect()
-                    }));
+        };
+        match step {
+            Ok(out) => {
+                for m in &out {
+                    tracing::trace!(message = m.name(), "mpc: to the prover");
+                    queue(tx, m.encode()).await?;
                 }
             }
-            if session.wants_record_plan() {
-                if let Some(build) = record_plans.as_mut() {
-                    let built = build.await.map_err(|e| NetError::Io {
-                        context: "building the record circuits' schedules".into(),
-                        source: std::io::Error::other(e),
-                    })?;
-                    record_plans = None;
-                    for plan in built.map_err(NetError::Mpc)? {
-                        session.provide_record_plan(plan).map_err(NetError::Mpc)?;
-                    }
+            Err(e) => {
+                let why = mpc::output::rejection(&e);
+                // Best effort: the prover may be gone (or the one who aborted).
+                if !matches!(e, mpc::Error::Aborted(_)) {
+                    let _ = tx.try_send(mpc::VerifierMsg::Abort(why.to_string()).encode());
                 }
+                return Err(NetError::Mpc(e));
             }
-            // After the `Setup`, the garbled tables chunk by chunk:
-            // each is garbled while the one before is on the wire.
-            step = match session.next_tables() {
-                Ok(Some(m)) => Ok(vec![m]),
-                Ok(None) => break,
-                Err(e) => Err(e),
-            };
         }
     }
-    let _ = prover.shutdown().await;
     Ok(())
 }
 
@@ -609,64 +667,27 @@ pub(crate) async fn prove(opts: &ProveOptions) -> Result<ProveOutcome> {
 /// end. Returns the outcome, when preprocessing and the TLS session ended,
 /// and the link's byte counts at the end of preprocessing.
 async fn prover_session(
-    mut session: mpc::ProverSession,
+    session: mpc::ProverSession,
     first: mpc::ProverMsg,
-    mut link: tokio::io::DuplexStream,
+    link: tokio::io::DuplexStream,
     opts: &ProveOptions,
     counters: &crate::frame::Counters,
 ) -> Result<(mpc::ProverOutcome, Instant, Instant, u64, u64)> {
-    write_frame(&mut link, &first.encode()).await?;
+    // Preprocessing is full duplex: this party's garbling of the
+    // request's keystream (dual execution) goes up while the verifier's
+    // tables come down, so frames are written by a writer of their own.
+    let (mut rd, wr) = tokio::io::split(link);
+    let (tx, rx) = tokio::sync::mpsc::channel::<Vec<u8>>(DUPLEX_QUEUE);
     let mut frames = FrameReader::new(MAX_FROM_VERIFIER);
-    let hung_up = || NetError::Disconnected("the verifier hung up during preprocessing".into());
-    // The circuits' schedules (a few hundred ms of CPU), built on a
-    // blocking thread while the verifier garbles; the link keeps being
-    // read meanwhile, into a queue the session takes afterwards, so the
-    // tables keep flowing instead of stalling on a full socket buffer.
-    let mut early = Vec::new();
-    let (mut session, prepared) = {
-        let build = tokio::task::spawn_blocking(move || {
-            let r = session.prepare();
-            (session, r)
-        });
-        tokio::pin!(build);
-        loop {
-            tokio::select! {
-                built = &mut build => break built.map_err(|e| NetError::Io {
-                    context: "building the MPC circuits' schedules".into(),
-                    source: std::io::Error::other(e),
-                })?,
-                f = timeout(
-                    Duration::from_secs(60),
-                    "waiting for the verifier's garbled tables",
-                    frames.next(&mut link),
-                ) => early.push(f?.ok_or_else(hung_up)?),
-            }
-        }
+    let logic = async {
+        let tx = tx;
+        queue(&tx, first.encode()).await?;
+        preprocess(session, &mut rd, &mut frames, &tx).await
     };
-    session_step(&mut link, prepared.map(|()| Default::default())).await?;
-    let mut opening = mpc::ProverOutput::default();
-    let mut early = early.into_iter();
-    while opening.to_server.is_empty() {
-        let f = match early.next() {
-            Some(f) => f,
-            None => timeout(
-                Duration::from_secs(60),
-                "waiting for the verifier's garbled tables",
-                frames.next(&mut link),
-            )
-            .await?
-            .ok_or_else(hung_up)?,
-        };
-        let out = session_step(&mut link, session.on_verifier_bytes(&f)).await?;
-        opening.to_verifier.extend(out.to_verifier);
-        opening.to_server.extend(out.to_server);
-    }
-    if early.next().is_some() {
-        return Err(NetError::Mpc(mpc::Error::Unexpected {
-            expected: "nothing after the last table before the ClientHello",
-            got: "a message",
-        }));
-    }
+    let (pre, w) = tokio::join!(logic, duplex_writer_keeping(wr, rx));
+    let (session, opening) = pre?;
+    let mut link = rd.unsplit(w?);
+
     let t1 = Instant::now();
     let (up0, down0) = (counters.sent(), counters.received());
 
@@ -687,6 +708,117 @@ async fn prover_session(
     let (outcome, t2) = run_session(session, &mut link, frames, srv_rd, srv_wr).await?;
     let _ = link.shutdown().await;
     Ok((outcome, t1, t2, up0, down0))
+}
+
+/// [`duplex_writer`] that hands the stream back instead of shutting it
+/// down (the session goes on over it).
+async fn duplex_writer_keeping<W: AsyncWrite + Unpin>(
+    mut wr: W,
+    mut rx: tokio::sync::mpsc::Receiver<Vec<u8>>,
+) -> Result<W> {
+    while let Some(f) = rx.recv().await {
+        write_frame(&mut wr, &f).await?;
+    }
+    Ok(wr)
+}
+
+/// The prover's preprocessing: the verifier's tables in (the circuits'
+/// schedules built meanwhile), its own keystream garbling out, until the
+/// session gives the ClientHello and every upload is out. Returns the
+/// session and the output that opens the server connection.
+async fn preprocess<R: AsyncRead + Unpin>(
+    session: mpc::ProverSession,
+    rd: &mut R,
+    frames: &mut FrameReader,
+    tx: &tokio::sync::mpsc::Sender<Vec<u8>>,
+) -> Result<(mpc::ProverSession, mpc::ProverOutput)> {
+    let hung_up = || NetError::Disconnected("the verifier hung up during preprocessing".into());
+    // The circuits' schedules (a few hundred ms of CPU), built on a
+    // blocking thread while the verifier garbles; the link keeps being
+    // read meanwhile, into a queue the session takes afterwards, so the
+    // tables keep flowing instead of stalling on a full socket buffer.
+    let mut early = Vec::new();
+    let (mut session, prepared) = {
+        let build = tokio::task::spawn_blocking(move || {
+            let mut session = session;
+            let r = session.prepare();
+            (session, r)
+        });
+        tokio::pin!(build);
+        loop {
+            tokio::select! {
+                built = &mut build => break built.map_err(|e| NetError::Io {
+                    context: "building the MPC circuits' schedules".into(),
+                    source: std::io::Error::other(e),
+                })?,
+                f = timeout(
+                    Duration::from_secs(60),
+                    "waiting for the verifier's garbled tables",
+                    frames.next(rd),
+                ) => early.push(f?.ok_or_else(hung_up)?),
+            }
+        }
+    };
+    queue_step(tx, prepared.map(|()| Default::default())).await?;
+    let mut opening = mpc::ProverOutput::default();
+    let mut early = early.into_iter();
+    while opening.to_server.is_empty() || session.upload_ready() {
+        let step = tokio::select! {
+            // The verifier's frames first: queued ones, then the link's.
+            f = async {
+                match early.next() {
+                    Some(f) => Ok(Some(f)),
+                    None => timeout(
+                        Duration::from_secs(60),
+                        "waiting for the verifier's garbled tables",
+                        frames.next(rd),
+                    ).await,
+                }
+            }, if opening.to_server.is_empty() => {
+                let f = f?.ok_or_else(hung_up)?;
+                session.on_verifier_bytes(&f)
+            }
+            permit = tx.reserve(), if session.upload_ready() => {
+                let permit = permit
+                    .map_err(|_| NetError::Disconnected("the link closed while writing".into()))?;
+                match session.next_upload() {
+                    Ok(Some(m)) => {
+                        permit.send(m.encode());
+                        Ok(Default::default())
+                    }
+                    Ok(None) => Ok(Default::default()),
+                    Err(e) => Err(e),
+                }
+            }
+        };
+        let out = queue_step(tx, step).await?;
+        opening.to_verifier.extend(out.to_verifier);
+        opening.to_server.extend(out.to_server);
+    }
+    if early.next().is_some() {
+        return Err(NetError::Mpc(mpc::Error::Unexpected {
+            expected: "nothing after the last table before the ClientHello",
+            got: "a message",
+        }));
+    }
+    Ok((session, opening))
+}
+
+/// [`session_step`] with the abort queued for the writer.
+async fn queue_step(
+    tx: &tokio::sync::mpsc::Sender<Vec<u8>>,
+    step: core::result::Result<mpc::ProverOutput, mpc::Error>,
+) -> Result<mpc::ProverOutput> {
+    match step {
+        Ok(out) => Ok(out),
+        Err(e) => {
+            if !matches!(e, mpc::Error::Aborted(_)) {
+                let why = mpc::output::rejection(&e);
+                let _ = tx.try_send(mpc::ProverMsg::Abort(why.to_string()).encode());
+            }
+            Err(NetError::Mpc(e))
+        }
+    }
 }
 
 async fn connect_server(host: &str, port: u16, at: Option<SocketAddr>) -> Result<TcpStream> {

@@ -120,21 +120,13 @@ impl Sender {
         n: usize,
     ) -> Result<Vec<[Block; 2]>> {
         check_count(n)?;
-        let Sender { a, big_a } = self;
         let msg = channel.recv_exact(n * 2 * POINT_LEN).await?;
         // Shared points are needed only encoded; computing half of each and
         // using the batched double-and-compress saves one inversion per point.
-        let a_half = a * half();
+        let a_half = self.a * half();
         let mut halves = Vec::with_capacity(2 * n);
         for (i, pair) in msg.chunks_exact(2 * POINT_LEN).enumerate() {
-            let enc0: &[u8; 32] = pair[..32].try_into().expect("32-byte half");
-            let enc1: &[u8; 32] = pair[32..].try_into().expect("32-byte half");
-            let r0 = decode_point(enc0, "receiver point r0")?;
-            let r1 = decode_point(enc1, "receiver point r1")?;
-            let m0 = r0 + hash_to_group(&big_a, i, enc1);
-            let m1 = r1 + hash_to_group(&big_a, i, enc0);
-            halves.push(a_half * m0);
-            halves.push(a_half * m1);
+            halves.extend(self.shared_halves(a_half, i, pair)?);
             // Two variable-base multiplications per OT: a driver that
             // shares its thread (a browser relaying a TLS session beside
             // the preprocessing) gets a word in between stretches.
@@ -142,21 +134,56 @@ impl Sender {
                 webproof_core::pause::pause().await;
             }
         }
-        let shared = RistrettoPoint::double_and_compress_batch(&halves);
-        let out = msg
-            .chunks_exact(2 * POINT_LEN)
+        Ok(self.keys_of(&msg, &halves))
+    }
+
+    /// [`Self::finish`] without I/O, for a caller whose messages go in
+    /// flights of its own: the key pairs of the `n` OTs the receiver's
+    /// answer `msg` ([`receiver_message`]) is for.
+    pub fn keys(&self, msg: &[u8], n: usize) -> Result<Vec<[Block; 2]>> {
+        check_count(n)?;
+        if msg.len() != n * 2 * POINT_LEN {
+            return Err(Error::Malformed(format!(
+                "base OT: an answer of {} bytes for {n} OTs",
+                msg.len()
+            )));
+        }
+        let a_half = self.a * half();
+        let mut halves = Vec::with_capacity(2 * n);
+        for (i, pair) in msg.chunks_exact(2 * POINT_LEN).enumerate() {
+            halves.extend(self.shared_halves(a_half, i, pair)?);
+        }
+        Ok(self.keys_of(msg, &halves))
+    }
+
+    /// Half of each shared point `a·m_0`, `a·m_1` of OT `i` (`pair`: the
+    /// receiver's `r_0 ‖ r_1`).
+    fn shared_halves(&self, a_half: Scalar, i: usize, pair: &[u8]) -> Result<[RistrettoPoint; 2]> {
+        let enc0: &[u8; 32] = pair[..32].try_into().expect("32-byte half");
+        let enc1: &[u8; 32] = pair[32..].try_into().expect("32-byte half");
+        let r0 = decode_point(enc0, "receiver point r0")?;
+        let r1 = decode_point(enc1, "receiver point r1")?;
+        let m0 = r0 + hash_to_group(&self.big_a, i, enc1);
+        let m1 = r1 + hash_to_group(&self.big_a, i, enc0);
+        Ok([a_half * m0, a_half * m1])
+    }
+
+    /// The key pairs from the receiver's answer and the halves of the
+    /// shared points ([`Self::shared_halves`], two per OT).
+    fn keys_of(&self, msg: &[u8], halves: &[RistrettoPoint]) -> Vec<[Block; 2]> {
+        let shared = RistrettoPoint::double_and_compress_batch(halves);
+        msg.chunks_exact(2 * POINT_LEN)
             .zip(shared.chunks_exact(2))
             .enumerate()
             .map(|(i, (pair, sh))| {
                 let enc0 = pair[..32].try_into().expect("32 bytes");
                 let enc1 = pair[32..].try_into().expect("32 bytes");
                 [
-                    kdf(&big_a, i, 0, enc0, enc1, &sh[0]),
-                    kdf(&big_a, i, 1, enc0, enc1, &sh[1]),
+                    kdf(&self.big_a, i, 0, enc0, enc1, &sh[0]),
+                    kdf(&self.big_a, i, 1, enc0, enc1, &sh[1]),
                 ]
             })
-            .collect();
-        Ok(out)
+            .collect()
     }
 }
 
@@ -171,20 +198,36 @@ pub async fn receive<T: Io, R: RngCore + CryptoRng>(
     choices: &[bool],
     rng: &mut R,
 ) -> Result<Vec<Block>> {
-    let n = choices.len();
-    check_count(n)?;
+    check_count(choices.len())?;
     let enc_a: [u8; 32] = channel
         .recv_exact(POINT_LEN)
         .await?
         .try_into()
         .expect("exact length");
-    let big_a = decode_point(&enc_a, "sender point A")?;
+    let (msg, keys) = receiver_message(&enc_a, choices, rng)?;
+    channel.send(&msg).await?;
+    channel.flush().await?;
+    Ok(keys)
+}
+
+/// [`receive`] without I/O: from the sender's message `A`
+/// ([`Sender::message`]), the receiver's answer (64 bytes per OT, for
+/// [`Sender::keys`]) and its keys `k_{c_i}`, which depend on nothing the
+/// sender says later.
+pub fn receiver_message<R: RngCore + CryptoRng>(
+    enc_a: &[u8; SENDER_MESSAGE_LEN],
+    choices: &[bool],
+    rng: &mut R,
+) -> Result<(Vec<u8>, Vec<Block>)> {
+    let n = choices.len();
+    check_count(n)?;
+    let big_a = decode_point(enc_a, "sender point A")?;
     if big_a == RistrettoPoint::identity() {
         return Err(Error::Malformed(
             "base OT: sender point A is the identity".into(),
         ));
     }
-    let big_a_c = CompressedRistretto(enc_a);
+    let big_a_c = CompressedRistretto(*enc_a);
 
     // The unchosen point r_{1-c} is uniform: sample q and use 2q (doubling is
     // a bijection of the prime-order group), so all of them are encoded with
@@ -213,8 +256,6 @@ pub async fn receive<T: Io, R: RngCore + CryptoRng>(
         msg.extend_from_slice(&r1);
         secrets.push(s);
     }
-    channel.send(&msg).await?;
-    channel.flush().await?;
 
     // The shared points s*A, computed as 2*((s/2)*A) for batched encoding.
     let s_half = half();
@@ -233,7 +274,7 @@ pub async fn receive<T: Io, R: RngCore + CryptoRng>(
             sh,
         ));
     }
-    Ok(out)
+    Ok((msg, out))
 }
 
 fn check_count(n: usize) -> Result<()> {
@@ -323,6 +364,25 @@ mod tests {
         all.sort_unstable();
         all.dedup();
         assert_eq!(all.len(), 256);
+    }
+
+    /// The steps without I/O give the keys the channel runs give.
+    #[test]
+    fn steps_without_io_agree() {
+        let mut rng = ChaCha20Rng::seed_from_u64(21);
+        let choices: Vec<bool> = (0..40).map(|_| rng.gen()).collect();
+        let sender = Sender::new(&mut rng);
+        let (msg, keys) = receiver_message(&sender.message(), &choices, &mut rng).unwrap();
+        let pairs = sender.keys(&msg, 40).unwrap();
+        for ((p, &c), k) in pairs.iter().zip(&choices).zip(&keys) {
+            assert_eq!(*k, p[c as usize]);
+            assert_ne!(*k, p[!c as usize]);
+        }
+        assert!(sender.keys(&msg[..64 * 39], 40).is_err());
+        let mut bad = msg.clone();
+        bad[0] ^= 0x80;
+        assert!(sender.keys(&bad, 40).is_err());
+        assert!(receiver_message(&[0; 32], &choices, &mut rng).is_err());
     }
 
     #[test]

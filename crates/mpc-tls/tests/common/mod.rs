@@ -248,7 +248,17 @@ pub struct Hooks {
     pub prover_to_verifier: Option<MsgHook<ProverMsg>>,
     /// Alters a verifier message on its way to the prover.
     pub verifier_to_prover: Option<MsgHook<VerifierMsg>>,
+    /// Where the server's decrypted request goes as it reads it, so that
+    /// a failed run still tells what reached the server.
+    pub server_saw: Option<std::rc::Rc<std::cell::RefCell<Vec<u8>>>>,
+    /// Replaces the `i`-th encoded verifier message (after
+    /// `verifier_to_prover`) by any number of frames: none drops it, two
+    /// replay it, a held one released later reorders.
+    pub verifier_wire: Option<WireHook>,
 }
+
+/// Maps the `i`-th encoded message to the frames delivered in its place.
+pub type WireHook = Box<dyn FnMut(usize, Vec<u8>) -> Vec<Vec<u8>>>;
 
 /// Figures of a run.
 #[derive(Debug, Default, Clone, Copy)]
@@ -287,8 +297,15 @@ pub fn run(
     let mut flights = 0usize;
     let mut stats = Stats::default();
     let (mut client_bytes, mut server_bytes) = (Vec::new(), Vec::new());
+    let mut verifier_index = 0usize;
     for _ in 0..10_000 {
         let mut progress = false;
+        // The prover's upload (its garbling of the request's keystream)
+        // goes whenever it has some, as a driver streams it beside the
+        // verifier's tables.
+        while let Some(m) = p.next_upload().map_err(Stop::Prover)? {
+            to_v.push_back(m);
+        }
         if !to_v.is_empty() {
             stats.flights_up += 1;
         }
@@ -317,10 +334,19 @@ pub fn run(
                 f(&mut m);
             }
             let b: Vec<u8> = VerifierMsg::encode(&m);
-            stats.down += b.len();
-            let out = p.on_verifier_bytes(&b).map_err(Stop::Prover)?;
-            to_v.extend(out.to_verifier);
-            to_server.extend(out.to_server);
+            let frames = match hooks.verifier_wire.as_mut() {
+                Some(f) => {
+                    verifier_index += 1;
+                    f(verifier_index - 1, b)
+                }
+                None => vec![b],
+            };
+            for b in frames {
+                stats.down += b.len();
+                let out = p.on_verifier_bytes(&b).map_err(Stop::Prover)?;
+                to_v.extend(out.to_verifier);
+                to_server.extend(out.to_server);
+            }
         }
         if !to_server.is_empty() {
             progress = true;
@@ -352,7 +378,12 @@ pub fn run(
             loop {
                 match server.reader().read(&mut buf) {
                     Ok(0) => break,
-                    Ok(n) => request.extend_from_slice(&buf[..n]),
+                    Ok(n) => {
+                        request.extend_from_slice(&buf[..n]);
+                        if let Some(saw) = &hooks.server_saw {
+                            saw.borrow_mut().extend_from_slice(&buf[..n]);
+                        }
+                    }
                     Err(_) => break,
                 }
             }
