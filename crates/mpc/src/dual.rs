@@ -48,6 +48,16 @@
 //! `B'_i = B⁰_i ⊕ KS_i·Δ_P`. The pad costs no message and no circuit
 //! gate: free-XOR of an output label with a COT MAC under the same `Δ_V`.
 //!
+//! # Where each value comes from
+//! The prover takes from the verifier only `Y` and the OT answer, and
+//! uses the keystream only after `Y` matched its own `X`. The verifier
+//! takes from the prover the tables, the decoding bits and the labels of
+//! the prover's share and of the explicit nonce (which the prover encodes:
+//! the record's sequence number, public to both), none of them checked:
+//! they feed nothing but `Y`, and a `Y` over wrong values only makes the
+//! prover stop, which it may do anyway. Its own labels it computes from
+//! the OT keys it holds.
+//!
 //! # What each party can still do
 //! *A cheating verifier* knows every label of `G_V` but only the active
 //! ones of `G_P`; for `Y = X` it needs `B⁰_i ⊕ KS_i·Δ_P` at every bit, so the
