@@ -86,6 +86,7 @@ mod lpn;
 pub mod params;
 mod pool;
 mod receiver;
+pub mod security;
 mod sender;
 mod tree;
 
