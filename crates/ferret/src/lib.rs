@@ -24,12 +24,15 @@
 //!    position `alpha` in the block is the complement of the random bits of
 //!    that tree's `h` reserve COTs, and it recovers `w = v ⊕ unit(alpha)·Delta`.
 //! 2. **Check** (module `check`): the receiver sends a random challenge seed and
-//!    a masked field element (32 bytes); the sender answers with a 32-byte
+//!    a masked field element (32 bytes; in the first iteration preceded by
+//!    the 32-byte seed of the session's LPN codes, see step 3); the sender answers with a 32-byte
 //!    digest; the receiver aborts unless it matches. This catches a sender
 //!    who corrupted any tree, up to the selective-failure leakage Ferret's
 //!    analysis allows (see the module `check`).
 //! 3. **LPN** (module `lpn`): output `i` is `e_i ⊕ A_i·u` where `u` are the first
-//!    `k` reserve COTs and `A_i` is a public column with 10 ones: the sender
+//!    `k` reserve COTs and `A_i` is a public column with 10 ones (a code
+//!    per iteration, keyed from a seed the receiver picks per session; see
+//!    the module `lpn` for why the receiver picks it): the sender
 //!    computes it on keys (`v` and `K_u`), the receiver on MACs (`w` and
 //!    `M_u`), and since both maps are linear the outputs are COTs with
 //!    choice bits `x = u·A + e`, pseudo-random by regular LPN. The sender
@@ -64,7 +67,7 @@
 //! [`FerretConfig`] presets built from them. A session is only as secure
 //! as the weakest set of its chain, setup set included (each iteration's
 //! secret and noise come from the one before). Per full iteration, traffic
-//! is `t·h` blocks + 40 bytes from the sender and 36 bytes back, so,
+//! is `t·h` blocks + 40 bytes from the sender and 36 bytes back (68 in the first iteration), so,
 //! amortised:
 //!
 //! | preset | outputs/iteration | sender→receiver | memory per party |
