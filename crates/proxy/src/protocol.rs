@@ -139,7 +139,8 @@ use serde::{Deserialize, Serialize};
 /// Version 26: an MPC-mode prover sends SoftSpokenOT's first message
 /// right after its hello, unasked, as proxy mode does (one round trip
 /// fewer before the tables).
-pub const PROTOCOL_VERSION: u16 = 26;
+/// Version 27: Ferret's LPN sets at >= 128 bits and a per-session code seed from the prover.
+pub const PROTOCOL_VERSION: u16 = 27;
 /// Largest control message (JSON) accepted by default. The prover's
 /// `Proof` is the largest: for a 16 MiB response its plan holds about
 /// 1,000 record layouts (40 bytes each) and, with an attestation, one leaf
