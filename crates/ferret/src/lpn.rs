@@ -45,7 +45,7 @@
 //! keeps them a small part of the encoder.
 //!
 //! # Cost
-//! For the large sets the secret (7.2 MB for b13) does not fit in a core's
+//! For the large sets the secret (8 MiB for `K19_MAIN`) does not fit in a core's
 //! L2, so each output costs ten cache misses to L3 and the encoder is bound
 //! by how many misses a core keeps in flight, not by arithmetic: it issues
 //! the loads of a column `PREFETCH` columns ahead and regenerates indices

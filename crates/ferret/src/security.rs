@@ -23,30 +23,31 @@
 //! # Attacks
 //! - [`hybrid`]: the regular-LPN hybrid attack of ePrint 2025/1284 (guess
 //!   noise-free positions, then linearise the per-block quadratic
-//!   equations). It is the binding attack for every set of this crate. Its
-//!   three search parameters are searched exhaustively (all `u`, `q < 24`,
-//!   every `f` until the guessing probability alone exceeds the best cost),
-//!   not narrowed on the assumption that the cost is unimodal: the
-//!   estimator's quick search misses minima (it reports 138.8 bits for a
-//!   set that this search puts at 128.7).
+//!   equations). It binds for most sets of this crate (BJMM, a bit or two
+//!   lower, for the smallest ones). Its three search parameters are
+//!   searched exhaustively (all `u`, `q < 24`, every `f` until the
+//!   guessing probability alone exceeds the best cost), not narrowed on
+//!   the assumption that the cost is unimodal: the estimator's quick
+//!   search misses minima (the review found it reports 138.8 bits for
+//!   emp-ot's 2026 `b10`, which this search puts at 128.7).
 //! - [`pooled_gauss`], [`sd_isd`] and [`bjmm_isd`]: Pooled Gauss, Stern/Dumer
 //!   and BJMM information-set decoding in the non-asymptotic model of Liu,
 //!   Wang, Yang and Yu, "The hardness of LPN over any integer ring and field
-//!   for PCG applications" (Eurocrypt 2024, ePrint 2022/712), §4–§5, applied
-//!   to the exact-noise instance `(n − t, k − t, t)` that their §6 reduction
-//!   gives for regular noise.
+//!   for PCG applications" (Eurocrypt 2024, ePrint 2022/712), applied to
+//!   the exact-noise instance `(n − t, k − t, t)` that their reduction
+//!   from regular noise gives.
 //! - [`agb`]: the algebraic attack of Briaud and Øygarden, "A new algebraic
 //!   approach to the regular syndrome decoding problem and implications for
-//!   PCG constructions" (Eurocrypt 2023, ePrint 2023/176), with the cost
-//!   estimate of LWYY §6 (guess `μ` noise-free positions in `f` blocks, then
-//!   a degree-2..4 Macaulay-matrix solve).
+//!   PCG constructions" (Eurocrypt 2023, ePrint 2023/176), with LWYY's
+//!   cost estimate for it (guess `μ` noise-free positions in `f` blocks,
+//!   then a degree-2..4 Macaulay-matrix solve).
 //!
 //! Not modelled: the 2025 refinement of the algebraic attack (ePrint
 //! 2025/1476), the regular ISD of Esser and Santini (ePrint 2023/1568) and
-//! statistical decoding. The review reports all three at or above the
-//! hybrid attack for these shapes (statistical decoding ≥ 180 bits), so
-//! the minimum here is the minimum the review found, except that a future
-//! set must be re-checked against them by hand.
+//! statistical decoding. The review found them above this minimum for
+//! every set it checked (statistical decoding ≥ 180 bits; 2025/1476 not
+//! computed for the setup sets); a new set should be re-checked against
+//! them with the reference estimator.
 
 use crate::params::LpnParams;
 
@@ -165,7 +166,7 @@ const STRASSEN: f64 = 2.8;
 // ---------------------------------------------------------------------------
 // LWYY information-set decoding (exact noise)
 
-/// Pooled Gauss (LWYY §4.1): guess `k` noise-free samples out of `n` and
+/// Pooled Gauss (LWYY): guess `k` noise-free samples out of `n` and
 /// solve; each guess costs one `min(k, n−k)`-dimensional inversion, and it
 /// succeeds with probability `C(n−k, t) / C(n, t)`.
 pub fn pooled_gauss(n: f64, k: f64, t: f64) -> f64 {
@@ -185,7 +186,7 @@ fn log2_gauss_step(n: f64, k: f64, l: f64) -> f64 {
     (r * n / r.log2()).log2()
 }
 
-/// Stern/Dumer with window `l` and `p` errors in the information set (LWYY §4.2).
+/// Stern/Dumer with window `l` and `p` errors in the information set (LWYY).
 fn sd_isd_at(n: f64, k: f64, t: f64, l: f64, p: f64) -> f64 {
     let l = even_window(k, l);
     let p = 2.0 * (p / 2.0).floor();
@@ -235,7 +236,7 @@ fn min_over_window(lo: f64, hi: f64, pad: f64, cost: impl Fn(f64) -> f64) -> f64
     best
 }
 
-/// Stern/Dumer ISD (LWYY §4.2), minimised over `p` and `l`.
+/// Stern/Dumer ISD (LWYY), minimised over `p` and `l`.
 pub fn sd_isd(n: f64, k: f64, t: f64) -> f64 {
     let mut best = sd_isd_at(n, k, t, 0.0, 0.0);
     let mut p = 0.0;
@@ -251,7 +252,7 @@ pub fn sd_isd(n: f64, k: f64, t: f64) -> f64 {
     best
 }
 
-/// BJMM with a depth-3 tree (LWYY §4.3, after Hamdaoui–Sendrier's
+/// BJMM with a depth-3 tree (LWYY, after Hamdaoui–Sendrier's
 /// non-asymptotic analysis): `p2` errors per base list, `e1`, `e2`
 /// representations cancelled per level, `r1`, `r2` bits matched per level,
 /// window `l`; `bound` cuts evaluations whose lists alone cost more.
@@ -301,7 +302,7 @@ fn bjmm_at(
 
 /// BJMM at fixed `p2` and `l`, over the representation parameters, with
 /// the matching widths `r1`, `r2` set to the number of representations as
-/// Hamdaoui and Sendrier suggest (LWYY §4.3).
+/// Hamdaoui and Sendrier suggest (LWYY).
 fn bjmm_at_window(n: f64, k: f64, t: f64, p2: f64, l: f64) -> f64 {
     let mut best = 999.0f64;
     let kl = k + l;
@@ -329,7 +330,7 @@ fn bjmm_at_window(n: f64, k: f64, t: f64, p2: f64, l: f64) -> f64 {
     best
 }
 
-/// BJMM ISD (LWYY §4.3), minimised over `p2` (even), `l` and the
+/// BJMM ISD (LWYY), minimised over `p2` (even), `l` and the
 /// representation parameters.
 pub fn bjmm_isd(n: f64, k: f64, t: f64) -> f64 {
     let mut best = f64::INFINITY;
@@ -351,7 +352,7 @@ pub fn bjmm_isd(n: f64, k: f64, t: f64) -> f64 {
 // Briaud–Øygarden algebraic attack
 
 /// Cost of the algebraic attack after guessing `mu` noise-free positions in
-/// each of `f` blocks (LWYY §6's count for Briaud–Øygarden): the solving
+/// each of `f` blocks (LWYY's count for Briaud–Øygarden): the solving
 /// degree `d ∈ 2..=4` is the first at which the Hilbert series of the
 /// system (per-block quadratic equations, `n − k` parity checks) has a
 /// non-positive coefficient; the Macaulay matrix then has as many columns
@@ -436,8 +437,8 @@ pub fn agb(n: usize, k: usize, t: usize) -> f64 {
 /// below (0 or 1 for every set of this crate).
 const HYBRID_MAX_Q: usize = 24;
 
-/// Cost of the hybrid attack with parameters `(u, q, f)` (§4 of ePrint
-/// 2025/1284, in the estimator's F2 accounting):
+/// Cost of the hybrid attack with parameters `(u, q, f)` (ePrint 2025/1284,
+/// in the regular-LPN estimator's F2 accounting):
 /// - in `f` blocks guess `u + 1` noise-free positions, in the other
 ///   `t − q − f` blocks `u`, and brute-force the noise position of `q`
 ///   blocks; the guess is right with probability
@@ -625,7 +626,7 @@ mod tests {
     /// The review's figures (lpnestimator.com's formulas, hybrid searched
     /// widely): (n, k, t, log block, Gauss, SD-ISD, BJMM, AGB, HYB), `NaN`
     /// where the review gives none.
-    const REVIEW: [(usize, usize, usize, u32, [f64; 5]); 8] = [
+    const REVIEW: [(usize, usize, usize, u32, [f64; 5]); 9] = [
         // Retired webproof sets (emp-ot's 2022 b11, b13 and setup sets).
         (
             10_180_608,
@@ -650,7 +651,15 @@ mod tests {
             8,
             [134.7, 125.9, 122.0, 131.2, 113.7],
         ),
-        // emp-ot's 2026 b11 and b13, and b13's shape with k = 2^19.
+        // emp-ot's 2026 b10, b11 and b13, and b13's shape with k = 2^19.
+        // (The estimator's own quick search puts b10 at 138.8.)
+        (
+            870_400,
+            65_536,
+            850,
+            10,
+            [f64::NAN, f64::NAN, 128.6, f64::NAN, 128.7],
+        ),
         (
             2_396_160,
             131_072,
@@ -684,11 +693,8 @@ mod tests {
                     close(g, w, 1.0);
                 }
             }
-            assert_eq!(
-                e.min(),
-                e.hybrid,
-                "the hybrid attack binds for {n}, {k}, {t}"
-            );
+            // The hybrid attack binds (for b10, BJMM is 0.1 bit below).
+            assert!(e.hybrid - e.min() < 0.5, "{n}, {k}, {t}: {e:?}");
         }
     }
 
