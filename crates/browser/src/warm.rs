@@ -77,7 +77,11 @@ const RECORD_LEN: usize = 256;
 /// Ferret's sets for the warm-up: the sessions' code on small iterations
 /// (a few thousand outputs per tree level instead of hundreds of
 /// thousands), so the warm-up's COTs come in several short iterations.
-/// Not a secure set, and needing none: nothing of the warm-up is secret.
+/// Not a secure set, and needing none: nothing of the warm-up is secret
+/// (a synthetic session between two parties in one browser tab, whose
+/// COTs prove a made-up transcript and are thrown away). It is exempt from
+/// the 128-bit bar that `webproof_ferret::params` holds every named set to,
+/// so it is deliberately not one of them.
 const WARM_FERRET: FerretConfig = FerretConfig {
     main: LpnParams::new(1 << 16, 8_192, 64, 10),
     setup: Some(LpnParams::new(1 << 14, 2_048, 16, 10)),

@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! cargo run --release -p webproof-ferret --example ferret_bench -- \
-//!     [--config throughput|balanced|compact|b11] [--cots N] [--batch N] \
+//!     [--config throughput|balanced|compact|k17] [--cots N] [--batch N] \
 //!     [--bootstrap softspoken|ideal] [--first-trees N]
 //! ```
 //!
@@ -50,9 +50,9 @@ fn parse() -> Args {
                     "throughput" => FerretConfig::throughput(),
                     "balanced" => FerretConfig::balanced(),
                     "compact" => FerretConfig::compact(),
-                    "b11" => FerretConfig {
-                        main: webproof_ferret::params::B11_MAIN,
-                        setup: Some(webproof_ferret::params::B11_SETUP),
+                    "k17" => FerretConfig {
+                        main: webproof_ferret::params::K17_MAIN,
+                        setup: Some(webproof_ferret::params::S20_SETUP),
                         first_main_trees: None,
                     },
                     other => panic!("unknown config {other}"),

@@ -6,8 +6,8 @@
 //! cargo run --release -p webproof-ferret --example session_phases -- [FIRST_TREES] [DRAW]
 //! ```
 //!
-//! Runs the session layout of `webproof-tlsproof` (b13's setup set, then
-//! b13 cut to 640 noise blocks, optionally a first main iteration cut to
+//! Runs the session layout of `webproof-tlsproof` for large sessions
+//! (`S40_SETUP`, then `K19_MAIN` cut to 640 noise blocks, optionally a first main iteration cut to
 //! FIRST_TREES blocks) and prints, per party: base OT + SoftSpokenOT setup,
 //! SoftSpokenOT extension and the setup iteration's exchange, the setup
 //! iteration's LPN, the first main iteration's exchange (with the LPN of
@@ -19,8 +19,8 @@ use rand_chacha::ChaCha12Rng;
 use std::time::Instant;
 use webproof_core::cot::{RandomCotReceiver, RandomCotSender};
 use webproof_core::{memory_duplex, Channel};
-use webproof_ferret::params::B13_SETUP;
-use webproof_ferret::{FerretConfig, FerretReceiver, FerretSender, LpnParams};
+use webproof_ferret::params::{K19_MAIN, S40_SETUP};
+use webproof_ferret::{FerretConfig, FerretReceiver, FerretSender};
 use webproof_ot::{SoftSpokenReceiver, SoftSpokenSender};
 
 fn main() {
@@ -31,8 +31,8 @@ fn main() {
         .map(|a| a.parse().expect("DRAW"))
         .unwrap_or(1 << 20);
     let config = FerretConfig {
-        main: LpnParams::new(640 << 13, 452_000, 640, 13),
-        setup: Some(B13_SETUP),
+        main: K19_MAIN.prefix(640),
+        setup: Some(S40_SETUP),
         first_main_trees: first,
     };
     config.validate().expect("configuration");

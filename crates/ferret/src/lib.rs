@@ -24,12 +24,15 @@
 //!    position `alpha` in the block is the complement of the random bits of
 //!    that tree's `h` reserve COTs, and it recovers `w = v ⊕ unit(alpha)·Delta`.
 //! 2. **Check** (module `check`): the receiver sends a random challenge seed and
-//!    a masked field element (32 bytes); the sender answers with a 32-byte
+//!    a masked field element (32 bytes; in the first iteration preceded by
+//!    the 32-byte seed of the session's LPN codes, see step 3); the sender answers with a 32-byte
 //!    digest; the receiver aborts unless it matches. This catches a sender
 //!    who corrupted any tree, up to the selective-failure leakage Ferret's
 //!    analysis allows (see the module `check`).
 //! 3. **LPN** (module `lpn`): output `i` is `e_i ⊕ A_i·u` where `u` are the first
-//!    `k` reserve COTs and `A_i` is a public column with 10 ones: the sender
+//!    `k` reserve COTs and `A_i` is a public column with 10 ones (a code
+//!    per iteration, keyed from a seed the receiver picks per session; see
+//!    the module `lpn` for why the receiver picks it): the sender
 //!    computes it on keys (`v` and `K_u`), the receiver on MACs (`w` and
 //!    `M_u`), and since both maps are linear the outputs are COTs with
 //!    choice bits `x = u·A + e`, pseudo-random by regular LPN. The sender
@@ -57,19 +60,29 @@
 //! tree hash; its only message is the challenge, answered by a hash.
 //!
 //! # Parameters and costs
-//! See [`params`]: the sets the Ferret authors publish for 128-bit security,
-//! and [`FerretConfig`] presets built from them. Per full iteration, traffic
-//! is `t·h` blocks + 40 bytes from the sender and 36 bytes back, so, amortised:
+//! See [`params`]: the named sets, each estimated at 132.9 bits or more at
+//! every prefix (the minimum over the regular-LPN hybrid attack, ISD,
+//! Pooled Gauss and the algebraic attack; [`security`] holds the
+//! estimator and a test holds every named set to 128 bits), and
+//! [`FerretConfig`] presets built from them. A session is only as secure
+//! as the weakest set of its chain, setup set included (each iteration's
+//! secret and noise come from the one before). Per full iteration, traffic
+//! is `t·h` blocks + 40 bytes from the sender and 36 bytes back (68 in the first iteration), so,
+//! amortised:
 //!
 //! | preset | outputs/iteration | sender→receiver | memory per party |
 //! |---|---|---|---|
-//! | [`FerretConfig::throughput`] (b13) | 10,485,760 | 0.213 bits/COT | ~16 MB |
-//! | [`FerretConfig::balanced`] (b12) | 10,268,672 | 0.385 bits/COT | ~9 MB |
-//! | [`FerretConfig::compact`] (b13 setup set) | 470,016 | 2.43 bits/COT | ~1.5 MB |
+//! | [`FerretConfig::throughput`] (k = 2^19) | 10,485,760 | 0.214 bits/COT | ~17 MB |
+//! | [`FerretConfig::balanced`] (k = 2^18) | 4,915,200 | 0.40 bits/COT | ~9 MB |
+//! | [`FerretConfig::compact`] (k = 40,960) | 563,200 | 2.47 bits/COT | ~1.7 MB |
 //!
 //! Setup with [`SilentCotSender::connect`]: base OTs, SoftSpokenOT for the
-//! setup set's 41,158 COTs, and the setup iteration (918 trees of depth 9):
-//! about 222 KB in total for the b13 presets.
+//! setup set's 50,988 COTs, and the setup iteration (1,100 trees of depth
+//! 9): about 270 KB in total for the `throughput` preset.
+//!
+//! The public code of every iteration is keyed by a seed the receiver
+//! picks per session (see the module `lpn`), so no two sessions share a
+//! matrix.
 //!
 //! # What this crate does not do
 //! No I/O of its own, no threads, no clock: it builds for
@@ -86,6 +99,7 @@ mod lpn;
 pub mod params;
 mod pool;
 mod receiver;
+pub mod security;
 mod sender;
 mod tree;
 

@@ -2,7 +2,8 @@
 //!
 //! Output `i` of an iteration is `e_i ⊕ XOR_{r < 10} u[idx(i, r)]`: column
 //! `i` of the public `k × n` matrix `A` has ten ones at positions drawn from
-//! the ChaCha8 keystream under a public per-parameter-set key (nonce zero):
+//! the ChaCha8 keystream under a public per-iteration key (nonce zero, the
+//! key from [`code_key`]):
 //! the pair of columns `2q, 2q + 1` takes keystream words `20q .. 20q + 20`
 //! (little-endian 32-bit words), the first ten for column `2q`. A word `w` maps
 //! to `⌊w · k / 2^32⌋`, whose bias (below `k / 2^32`, i.e. < 2^-13 for the
@@ -15,6 +16,27 @@
 //! same code serves both parties (the sender encodes its keys of `u`, the
 //! receiver its MACs), which is what keeps the outputs correlated.
 //!
+//! # Where the code comes from
+//! Every iteration of a session has its own code, keyed by SHA-256 of a
+//! 32-byte session seed, the iteration's index and the set's shape. The
+//! seed is chosen at random by the Ferret *receiver* (the ZK prover) and
+//! sent to the sender in front of its first check challenge (no message
+//! of its own, no round trip). Until protocol version 26 the key depended
+//! on the set's shape only, so every session shared one public matrix and
+//! an attacker could spread the code-only work of an attack (the linear
+//! algebra of the hybrid and ISD attacks) over every webproof session.
+//!
+//! Why the receiver picks it, and why the sender takes it from its peer
+//! although the project's rule is that nobody takes from a peer what it
+//! can compute itself: the sender cannot compute this value itself. It
+//! must be unpredictable before the session, and LPN protects only the
+//! receiver's choice bits; the sender's `Delta` rests on the trees'
+//! correlation robustness, not on LPN. A seed of the sender's, or one a
+//! transcript hash the sender can grind, would let the party that LPN
+//! guards against steer the code; a receiver that picks a weak code only
+//! exposes its own bits. So the party whose secret is at stake chooses,
+//! and the sender uses whatever it is sent.
+//!
 //! Why ChaCha8 and not AES: the matrix is public, so the generator needs
 //! only to look random, and ChaCha's additions, rotations and XORs run at
 //! full speed everywhere, while a browser has no AES instructions and its
@@ -23,7 +45,7 @@
 //! keeps them a small part of the encoder.
 //!
 //! # Cost
-//! For the large sets the secret (7.2 MB for b13) does not fit in a core's
+//! For the large sets the secret (8 MiB for `K19_MAIN`) does not fit in a core's
 //! L2, so each output costs ten cache misses to L3 and the encoder is bound
 //! by how many misses a core keeps in flight, not by arithmetic: it issues
 //! the loads of a column `PREFETCH` columns ahead and regenerates indices
@@ -33,8 +55,27 @@
 //! less than once, and the bucketing costs as much as the misses it saves.
 
 use crate::params::{LpnParams, ROW_WEIGHT};
+use sha2::{Digest, Sha256};
 use webproof_core::chacha::ChaCha8Stream;
 use webproof_core::Block;
+
+/// Bytes of the session's code seed (the receiver's choice, see the module docs).
+pub(crate) const CODE_SEED_LEN: usize = 32;
+
+/// The ChaCha8 key of iteration `index`'s code: SHA-256 of a domain tag,
+/// the session's seed, the index and the shape of `params` (the set whose
+/// columns the iteration uses, `FerretConfig::code_of`), so no two
+/// iterations or sessions share a code.
+pub(crate) fn code_key(seed: &[u8; CODE_SEED_LEN], index: usize, params: &LpnParams) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update(b"webproof/ferret/lpn-code/v2");
+    h.update(seed);
+    h.update((index as u64).to_le_bytes());
+    h.update((params.k as u64).to_le_bytes());
+    h.update((params.n as u64).to_le_bytes());
+    h.update(params.log_bin.to_le_bytes());
+    h.finalize().into()
+}
 
 /// Columns whose indices are generated per keystream call (two batches are kept).
 const BATCH: usize = 128;
@@ -56,13 +97,10 @@ pub(crate) struct LpnEncoder {
 }
 
 impl LpnEncoder {
-    pub(crate) fn new(params: &LpnParams) -> Self {
-        // Public key: a domain tag and the set's shape, so different sets use
-        // unrelated codes and both parties derive the same one.
-        let mut key = [0u8; 32];
-        key[..8].copy_from_slice(b"wpf-lpn8");
-        key[8..12].copy_from_slice(&(params.k as u32).to_le_bytes());
-        key[12..16].copy_from_slice(&(params.n as u32 ^ params.log_bin << 27).to_le_bytes());
+    /// The code of iteration `index` of the session with code seed `seed`,
+    /// with the columns of `params` (see [`code_key`]).
+    pub(crate) fn new(seed: &[u8; CODE_SEED_LEN], index: usize, params: &LpnParams) -> Self {
+        let key = code_key(seed, index, params);
         LpnEncoder {
             stream: ChaCha8Stream::new(key),
             k: params.k as u64,
@@ -212,7 +250,7 @@ mod tests {
     #[test]
     fn encode_matches_column_definition() {
         let params = LpnParams::new(1 << 12, 1000, 16, 8);
-        let enc = LpnEncoder::new(&params);
+        let enc = LpnEncoder::new(&[7; CODE_SEED_LEN], 0, &params);
         let mut rng = rand_chacha::ChaCha12Rng::seed_from_u64(3);
         let secret: Vec<Block> = (0..1000).map(|_| Block(rng.gen())).collect();
         let start = 256;
@@ -238,7 +276,7 @@ mod tests {
     #[test]
     fn ring_boundaries_and_normalisation() {
         let params = LpnParams::new(1 << 12, 777, 16, 8);
-        let enc = LpnEncoder::new(&params);
+        let enc = LpnEncoder::new(&[7; CODE_SEED_LEN], 0, &params);
         let mut rng = rand_chacha::ChaCha12Rng::seed_from_u64(4);
         let secret: Vec<Block> = (0..777).map(|_| Block(rng.gen())).collect();
         let delta = Block(rng.gen::<u128>() | 1);
@@ -263,10 +301,27 @@ mod tests {
         }
     }
 
+    /// Each session seed and each iteration gets its own code; the same
+    /// inputs give the same code on both sides.
+    #[test]
+    fn codes_are_per_session_and_iteration() {
+        let params = LpnParams::new(1 << 12, 1000, 16, 8);
+        let col =
+            |seed: u8, index| LpnEncoder::new(&[seed; CODE_SEED_LEN], index, &params).column(5);
+        assert_eq!(col(1, 0), col(1, 0));
+        assert_ne!(col(1, 0), col(2, 0));
+        assert_ne!(col(1, 0), col(1, 1));
+        let other = LpnParams::new(1 << 13, 1000, 32, 8);
+        assert_ne!(
+            code_key(&[1; 32], 0, &params),
+            code_key(&[1; 32], 0, &other)
+        );
+    }
+
     #[test]
     fn indices_spread_over_the_secret() {
         let params = LpnParams::new(1 << 16, 5000, 256, 8);
-        let enc = LpnEncoder::new(&params);
+        let enc = LpnEncoder::new(&[7; CODE_SEED_LEN], 0, &params);
         let mut hits = vec![0u32; 5000];
         for col in 0..20_000 {
             for i in enc.column(col) {

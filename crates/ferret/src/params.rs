@@ -5,28 +5,53 @@
 //! has [`ROW_WEIGHT`] = 10 pseudo-random ones) and `e` has exactly one noisy
 //! position in each of the `t` consecutive blocks of `2^log_bin` positions.
 //!
-//! # Where the sets come from
+//! # Where the sets come from, and how secure they are
 //!
-//! Only the named constants below are claimed to give 128-bit security; a
-//! hand-made [`LpnParams::new`] set is checked for shape only.
+//! Only the named constants below ([`NAMED_SETS`]) are claimed to give
+//! 128-bit security; a hand-made [`LpnParams::new`] set is checked for
+//! shape only. Each is checked by a test against the estimator of
+//! [`security`](crate::security) (the regular-LPN hybrid attack of ePrint
+//! 2025/1284, Pooled Gauss, Stern/Dumer and BJMM ISD in the model of Liu,
+//! Wang, Yang and Yu, Eurocrypt 2024, and Briaud and Øygarden's algebraic
+//! attack, Eurocrypt 2023), at every prefix a session can run: a set is
+//! only as strong as its weakest prefix, since an attacker may drop
+//! samples. The hybrid attack binds for all of them. Figures (bits, the
+//! minimum over attacks and prefixes, from `cargo run --release -p
+//! webproof-ferret --example lpn_security`):
 //!
-//! - `B13_*`, `B12_*`, `B11_*`: the parameter sets that the Ferret authors
-//!   ship in their implementation (emp-ot `ferret/constants.h`:
-//!   `ferret_b13`, `ferret_b12`, `ferret_b11`, each a main set and a setup
-//!   set). They replaced the sets of the original paper after the later
-//!   analyses of regular-noise LPN (the algebraic attack on regular syndrome
-//!   decoding by Briaud and Øygarden, Eurocrypt 2023, and the estimator of
-//!   Liu, Wang, Yang and Yu, "The hardness of LPN over any integer ring and
-//!   field for PCG applications", Eurocrypt 2024) and are the ones the
-//!   authors keep at 128 bits.
-//! - [`FERRET_2020_SMALL`]: (n, k, t) = (649,728, 36,288, 1,269) from the
-//!   original Ferret paper (Yang, Weng, Lan, Zhang, Wang, CCS 2020, ePrint
-//!   2020/924), analysed there against the attacks known in 2020. It is kept
-//!   for comparison and for callers that want exactly that set; no preset
-//!   configuration uses it because its authors have since moved to
-//!   [`B13_SETUP`] for the same role. (With `n = t · 2^h` forced by the
-//!   regular noise, `n = 649,728` goes with `t = 1,269` and 512-leaf blocks;
-//!   no 128-bit set pairs it with `t = 633`.)
+//! | set | n | k | t | 2^h | min (binding attack) |
+//! |---|---|---|---|---|---|
+//! | [`K19_MAIN`] | 10,485,760 | 524,288 | 1,280 | 8,192 | 138.5 (hybrid) |
+//! | [`K18_MAIN`] | 4,915,200 | 262,144 | 1,200 | 4,096 | 133.9 (hybrid) |
+//! | [`K17_MAIN`] | 1,843,200 | 131,072 | 900 | 2,048 | 132.9 (BJMM; hybrid 134.0) |
+//! | [`S40_SETUP`] | 563,200 | 40,960 | 1,100 | 512 | 139.9 (hybrid) |
+//! | [`S20_SETUP`] | 153,600 | 20,480 | 600 | 256 | 145.1 (BJMM; hybrid 147.0) |
+//!
+//! They follow emp-ot's retune of 2026-05-09 (commit dcbafff: `k` a power of
+//! two, `t` chosen against the hybrid attack), with `t` below emp-ot's
+//! 128-bit boundary for margin (emp-ot's own sets sit at 128.1–128.7 bits):
+//! [`K19_MAIN`] keeps the shape and traffic of the `ferret_b13` set that
+//! webproof used before, with `k` raised from 452,000 to 2^19.
+//!
+//! A session's security is the minimum over its whole chain: each
+//! iteration's LPN secret and noise positions are outputs of the one
+//! before, so breaking the setup set exposes every later iteration. The
+//! setup sets are therefore held to the same bar as the main sets.
+//!
+//! # Retired sets
+//!
+//! Until protocol version 27 webproof ran emp-ot's sets of 2022-10-14
+//! (`ferret/constants.h`, commit 18f83b8: `ferret_b13`, `b12`, `b11` and
+//! their setup sets) and kept the original paper's set for comparison.
+//! They predate Briaud and Øygarden's attack (ePrint 2023/176) and emp-ot
+//! retired them on 2026-05-09. This module's estimator puts them at
+//! (hybrid attack, which binds): `b11` main (10,180,608, 124,000, 4,971,
+//! 2^11) 92.8 bits and its 2,648-block prefix that a 51 KB session ran
+//! 99.4; `b13` main (10,485,760, 452,000, 1,280, 2^13) 125.3; `b12` main
+//! (10,268,672, 238,000, 2,507, 2^12) 104.5; the setup sets (178,944,
+//! 17,384, 699, 2^8) 124.0, (470,016, 32,768, 918, 2^9) 119.8 and
+//! (268,800, 17,384, 1,050, 2^8) 113.7; the paper's (649,728, 36,288,
+//! 1,269, 2^9) 122.1. They are deleted, not kept usable.
 //!
 //! Rule of thumb for traffic: each iteration costs `t · log_bin` blocks from
 //! the sender (the half-tree corrections) and 32 bytes back, for
@@ -176,20 +201,32 @@ impl LpnParams {
     }
 }
 
-/// Main set of `ferret_b13`: 10,485,760 outputs, k = 452,000, t = 1,280, 2^13 leaves.
-pub const B13_MAIN: LpnParams = LpnParams::new(10_485_760, 452_000, 1_280, 13);
-/// Setup set of `ferret_b13`: 470,016 outputs, k = 32,768, t = 918, 2^9 leaves.
-pub const B13_SETUP: LpnParams = LpnParams::new(470_016, 32_768, 918, 9);
-/// Main set of `ferret_b12`: 10,268,672 outputs, k = 238,000, t = 2,507, 2^12 leaves.
-pub const B12_MAIN: LpnParams = LpnParams::new(10_268_672, 238_000, 2_507, 12);
-/// Setup set of `ferret_b12`: 268,800 outputs, k = 17,384, t = 1,050, 2^8 leaves.
-pub const B12_SETUP: LpnParams = LpnParams::new(268_800, 17_384, 1_050, 8);
-/// Main set of `ferret_b11`: 10,180,608 outputs, k = 124,000, t = 4,971, 2^11 leaves.
-pub const B11_MAIN: LpnParams = LpnParams::new(10_180_608, 124_000, 4_971, 11);
-/// Setup set of `ferret_b11`: 178,944 outputs, k = 17,384, t = 699, 2^8 leaves.
-pub const B11_SETUP: LpnParams = LpnParams::new(178_944, 17_384, 699, 8);
-/// The original paper's small set: 649,728 outputs, k = 36,288, t = 1,269, 2^9 leaves.
-pub const FERRET_2020_SMALL: LpnParams = LpnParams::new(649_728, 36_288, 1_269, 9);
+/// Main set of large sessions: 10,485,760 outputs, k = 2^19, t = 1,280,
+/// 2^13 leaves (138.5 bits; `ferret_b13`'s old shape with a larger secret).
+pub const K19_MAIN: LpnParams = LpnParams::new(10_485_760, 1 << 19, 1_280, 13);
+/// A middle set: 4,915,200 outputs, k = 2^18, t = 1,200, 2^12 leaves (133.9
+/// bits): half of [`K19_MAIN`]'s secret, for the `balanced` preset.
+pub const K18_MAIN: LpnParams = LpnParams::new(4_915_200, 1 << 18, 1_200, 12);
+/// Main set of small sessions: 1,843,200 outputs, k = 2^17, t = 900, 2^11
+/// leaves (132.9 bits): a 2 MiB secret that stays closer to the cache.
+pub const K17_MAIN: LpnParams = LpnParams::new(1_843_200, 1 << 17, 900, 11);
+/// Setup set feeding [`K19_MAIN`] or [`K18_MAIN`] (and the `compact`
+/// preset's only set): 563,200 outputs, k = 40,960, t = 1,100, 2^9 leaves
+/// (139.9 bits).
+pub const S40_SETUP: LpnParams = LpnParams::new(563_200, 40_960, 1_100, 9);
+/// Setup set feeding [`K17_MAIN`]: 153,600 outputs, k = 20,480, t = 600,
+/// 2^8 leaves (145.1 bits).
+pub const S20_SETUP: LpnParams = LpnParams::new(153_600, 20_480, 600, 8);
+
+/// Every set this crate claims at 128 bits, by name: the tests check each
+/// (and each of its prefixes) against [`security`](crate::security).
+pub const NAMED_SETS: [(&str, LpnParams); 5] = [
+    ("K19_MAIN", K19_MAIN),
+    ("K18_MAIN", K18_MAIN),
+    ("K17_MAIN", K17_MAIN),
+    ("S40_SETUP", S40_SETUP),
+    ("S20_SETUP", S20_SETUP),
+];
 
 /// Which LPN sets an extension runs.
 ///
@@ -214,35 +251,37 @@ pub struct FerretConfig {
 }
 
 impl FerretConfig {
-    /// Throughput: `ferret_b13` (10.5 M outputs per iteration, about 0.21
-    /// bits per COT from the sender). Holds about 16 MB per party (two
-    /// reserves of 469 k blocks) whatever the number of COTs drawn.
+    /// Throughput: [`K19_MAIN`] after [`S40_SETUP`] (10.5 M outputs per
+    /// iteration, about 0.21 bits per COT from the sender). Holds about 17
+    /// MB per party (two reserves of 541 k blocks) whatever the number of
+    /// COTs drawn.
     pub const fn throughput() -> Self {
         FerretConfig {
-            main: B13_MAIN,
-            setup: Some(B13_SETUP),
+            main: K19_MAIN,
+            setup: Some(S40_SETUP),
             first_main_trees: None,
         }
     }
 
-    /// Balanced: `ferret_b12` (10.3 M per iteration, about 0.39 bits per
-    /// COT): half the secret of b13, so the encoder's table stays closer to
-    /// the cache (faster LPN step) and each party holds about 9 MB.
+    /// Balanced: [`K18_MAIN`] after [`S40_SETUP`] (4.9 M per iteration,
+    /// about 0.40 bits per COT): half the secret of [`K19_MAIN`], so the
+    /// encoder's table stays closer to the cache (faster LPN step) and each
+    /// party holds about 9 MB.
     pub const fn balanced() -> Self {
         FerretConfig {
-            main: B12_MAIN,
-            setup: Some(B12_SETUP),
+            main: K18_MAIN,
+            setup: Some(S40_SETUP),
             first_main_trees: None,
         }
     }
 
-    /// Memory-friendly: the b13 setup set (470,016 per iteration) as the
-    /// main set and no setup stage. About 1.5 MB per party and little work
-    /// per iteration, at about 2.5 bits per COT from the sender; for short
+    /// Memory-friendly: [`S40_SETUP`] (563,200 per iteration) as the main
+    /// set and no setup stage. About 1.7 MB per party and little work per
+    /// iteration, at about 2.5 bits per COT from the sender; for short
     /// sessions and small devices.
     pub const fn compact() -> Self {
         FerretConfig {
-            main: B13_SETUP,
+            main: S40_SETUP,
             setup: None,
             first_main_trees: None,
         }
@@ -340,18 +379,25 @@ impl Default for FerretConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::security::{Estimate, TARGET_BITS};
+
+    /// Every named set, at every prefix a session could cut from it, is at
+    /// 128 bits or more under every attack the estimator models. A new set
+    /// must be added to [`NAMED_SETS`] (the example and this test read it)
+    /// and pass here.
+    #[test]
+    fn named_sets_reach_128_bits() {
+        for (name, p) in NAMED_SETS {
+            // The shortest prefix that still refills a reserve.
+            let fewest = p.reserve() / p.bin_size() + 1;
+            let e = Estimate::of_prefixes(&p, fewest.min(p.t)..=p.t);
+            assert!(e.min() >= TARGET_BITS, "{name} {p:?}: {e:?}");
+        }
+    }
 
     #[test]
     fn presets_are_well_formed() {
-        for p in [
-            B13_MAIN,
-            B13_SETUP,
-            B12_MAIN,
-            B12_SETUP,
-            B11_MAIN,
-            B11_SETUP,
-            FERRET_2020_SMALL,
-        ] {
+        for (_, p) in NAMED_SETS {
             p.validate().unwrap();
         }
         for c in [
@@ -361,19 +407,15 @@ mod tests {
         ] {
             c.validate().unwrap();
         }
-        // Each authors' setup set is sized to feed exactly one main iteration.
-        for (main, setup) in [
-            (B13_MAIN, B13_SETUP),
-            (B12_MAIN, B12_SETUP),
-            (B11_MAIN, B11_SETUP),
-        ] {
+        // Each setup set feeds a full main iteration without much waste.
+        for (main, setup) in [(K19_MAIN, S40_SETUP), (K17_MAIN, S20_SETUP)] {
             let c = FerretConfig {
                 main,
                 setup: Some(setup),
                 first_main_trees: None,
             };
             c.validate().unwrap();
-            assert!(setup.n - main.reserve() < setup.n / 100);
+            assert!(setup.n - main.reserve() < setup.n / 10);
         }
     }
 
@@ -400,8 +442,8 @@ mod tests {
             Err(ParamError::SecretLength(0))
         ));
         let c = FerretConfig {
-            main: B13_MAIN,
-            setup: Some(B12_SETUP),
+            main: K19_MAIN,
+            setup: Some(S20_SETUP),
             first_main_trees: None,
         };
         assert!(matches!(
@@ -422,15 +464,15 @@ mod tests {
             };
             c.validate().unwrap();
             let first = c.first_main();
-            assert_eq!((first.k, first.log_bin, first.t), (B13_MAIN.k, 13, t));
+            assert_eq!((first.k, first.log_bin, first.t), (K19_MAIN.k, 13, t));
             assert_eq!(first.n, t << 13);
-            assert_eq!(c.iteration(0), B13_SETUP);
+            assert_eq!(c.iteration(0), S40_SETUP);
             assert_eq!(c.iteration(1), first);
-            assert_eq!(c.iteration(2), B13_MAIN);
-            assert_eq!(c.iteration(7), B13_MAIN);
-            assert_eq!(c.code_of(1), B13_MAIN);
-            assert_eq!(c.first_main_net(), first.n - B13_MAIN.reserve());
-            assert_eq!(c.setup_surplus(), B13_SETUP.n - first.reserve());
+            assert_eq!(c.iteration(2), K19_MAIN);
+            assert_eq!(c.iteration(7), K19_MAIN);
+            assert_eq!(c.code_of(1), K19_MAIN);
+            assert_eq!(c.first_main_net(), first.n - K19_MAIN.reserve());
+            assert_eq!(c.setup_surplus(), S40_SETUP.n - first.reserve());
             assert!(c.setup_surplus() >= full.setup_surplus());
         }
         for t in [0, min - 1, full.main.t + 1, usize::MAX] {
@@ -445,14 +487,14 @@ mod tests {
         }
         // Without a setup set the cut iteration comes first.
         let c = FerretConfig {
-            main: B13_MAIN,
+            main: K19_MAIN,
             setup: None,
             first_main_trees: Some(200),
         };
         c.validate().unwrap();
         assert_eq!(c.iteration(0).t, 200);
-        assert_eq!(c.bootstrap_cots(), B13_MAIN.prefix(200).reserve());
-        assert_eq!(c.iteration(1), B13_MAIN);
+        assert_eq!(c.bootstrap_cots(), K19_MAIN.prefix(200).reserve());
+        assert_eq!(c.iteration(1), K19_MAIN);
         assert_eq!(c.setup_surplus(), 0);
     }
 }

@@ -2,7 +2,7 @@
 
 use crate::ccr::Ccr;
 use crate::check::{self, Challenge, CHALLENGE_LEN, DIGEST_LEN};
-use crate::lpn::LpnEncoder;
+use crate::lpn::{LpnEncoder, CODE_SEED_LEN};
 use crate::params::{FerretConfig, LpnParams};
 use crate::pool::Pool;
 use crate::tree::receiver_tree;
@@ -73,6 +73,9 @@ pub struct FerretReceiver<B> {
     leaves: Vec<Block>,
     /// Most bytes `leaves` may hold.
     leaf_budget: usize,
+    /// The seed of this session's LPN codes: ours to choose (see the
+    /// module `lpn`), sent with the first check challenge.
+    code_seed: [u8; CODE_SEED_LEN],
     failed: bool,
     stats: ExtensionStats,
 }
@@ -89,7 +92,10 @@ impl<B: RandomCotReceiver> FerretReceiver<B> {
             .map_err(|e| Error::Usage(format!("Ferret parameters: {e}")))?;
         let mut seed = [0u8; 16];
         rng.fill_bytes(&mut seed);
+        let mut code_seed = [0u8; CODE_SEED_LEN];
+        rng.fill_bytes(&mut code_seed);
         Ok(FerretReceiver {
+            code_seed,
             config,
             bootstrap: Some(bootstrap),
             prg: Prg::new(Block::from_bytes(seed)),
@@ -258,9 +264,13 @@ impl<B: RandomCotReceiver> FerretReceiver<B> {
         for (j, &alpha) in alphas.iter().enumerate() {
             x2 ^= challenge.chi(j, alpha);
         }
-        let mut reply = [0u8; CHALLENGE_LEN];
-        reply[..16].copy_from_slice(&seed.to_bytes());
-        reply[16..].copy_from_slice(&x2.to_bytes());
+        // The first challenge carries the session's code seed in front.
+        let mut reply = Vec::with_capacity(CODE_SEED_LEN + CHALLENGE_LEN);
+        if index == 0 {
+            reply.extend_from_slice(&self.code_seed);
+        }
+        reply.extend_from_slice(&seed.to_bytes());
+        reply.extend_from_slice(&x2.to_bytes());
         channel.send(&reply).await?;
         channel.flush().await?;
 
@@ -296,7 +306,7 @@ impl<B: RandomCotReceiver> FerretReceiver<B> {
 
         self.stats.iterations += 1;
         self.stats.protocol_received += (t * hu * Block::LEN + DIGEST_LEN + 8) as u64;
-        self.stats.protocol_sent += (CHALLENGE_LEN + 4) as u64;
+        self.stats.protocol_sent += (reply.len() + 4) as u64;
         self.pool.begin(
             core::mem::take(&mut self.spare),
             self.config.iteration(index + 1).reserve(),
@@ -305,7 +315,7 @@ impl<B: RandomCotReceiver> FerretReceiver<B> {
         );
         self.iter = Some(Iteration {
             params,
-            encoder: LpnEncoder::new(&self.config.code_of(index)),
+            encoder: LpnEncoder::new(&self.code_seed, index, &self.config.code_of(index)),
             base,
             learned,
             alphas,

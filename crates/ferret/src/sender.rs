@@ -2,7 +2,7 @@
 
 use crate::ccr::Ccr;
 use crate::check::{self, Challenge, CHALLENGE_LEN};
-use crate::lpn::LpnEncoder;
+use crate::lpn::{LpnEncoder, CODE_SEED_LEN};
 use crate::params::{FerretConfig, LpnParams};
 use crate::pool::Pool;
 use crate::tree::{sender_left_sums, sender_tree};
@@ -83,6 +83,9 @@ pub struct FerretSender<B> {
     /// Tree storage of the correction and check passes.
     tree: Vec<Block>,
     sums: Vec<Block>,
+    /// The seed of this session's LPN codes, as the receiver sent it with
+    /// its first challenge (see the module `lpn` for why we take it).
+    code_seed: Option<[u8; CODE_SEED_LEN]>,
     failed: bool,
     stats: ExtensionStats,
     #[cfg(test)]
@@ -122,6 +125,7 @@ impl<B: RandomCotSender> FerretSender<B> {
             pool: Pool::new(),
             tree: Vec::new(),
             sums: Vec::new(),
+            code_seed: None,
             failed: false,
             stats: ExtensionStats::default(),
             #[cfg(test)]
@@ -275,7 +279,13 @@ impl<B: RandomCotSender> FerretSender<B> {
         let check_keys = &base[k + t * hu..];
         let mut tree = core::mem::take(&mut self.tree);
         tree.resize(bin, Block::ZERO);
-        let reply = channel.recv_exact(CHALLENGE_LEN).await?;
+        // The first challenge carries the receiver's code seed in front.
+        let seed_len = if index == 0 { CODE_SEED_LEN } else { 0 };
+        let reply = channel.recv_exact(seed_len + CHALLENGE_LEN).await?;
+        let (code_seed, reply) = reply.split_at(seed_len);
+        if index == 0 {
+            self.code_seed = Some(code_seed.try_into().expect("32 bytes"));
+        }
         let seed = Block::from_bytes(reply[..16].try_into().expect("16 bytes"));
         let x2 = Block::from_bytes(reply[16..].try_into().expect("16 bytes"));
         let challenge = Challenge::expand(seed, t, bin);
@@ -295,7 +305,7 @@ impl<B: RandomCotSender> FerretSender<B> {
 
         self.stats.iterations += 1;
         self.stats.protocol_sent += (sent + check::DIGEST_LEN + 8) as u64;
-        self.stats.protocol_received += (CHALLENGE_LEN + 4) as u64;
+        self.stats.protocol_received += (seed_len + CHALLENGE_LEN + 4) as u64;
         self.tree = tree;
         self.pool.begin(
             core::mem::take(&mut self.spare),
@@ -305,7 +315,11 @@ impl<B: RandomCotSender> FerretSender<B> {
         );
         self.iter = Some(Iteration {
             params,
-            encoder: LpnEncoder::new(&self.config.code_of(index)),
+            encoder: LpnEncoder::new(
+                self.code_seed.as_ref().expect("set by the first check"),
+                index,
+                &self.config.code_of(index),
+            ),
             base,
             seeds,
             next_tree: 0,

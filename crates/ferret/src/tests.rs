@@ -163,7 +163,7 @@ fn compact_preset_two_million() {
     assert!((n / 2).abs_diff(ones) < 5_000, "{ones} ones in {n}");
     let st = s.stats();
     // Traffic per iteration: t·h blocks + digest one way, 32 bytes back.
-    let per_iter = crate::params::B13_SETUP.sender_bytes() as u64 + 8;
+    let per_iter = crate::params::S40_SETUP.sender_bytes() as u64 + 8;
     assert_eq!(st.protocol_sent, st.iterations * per_iter);
 }
 

@@ -510,6 +510,12 @@ fn refused_hellos_say_why() {
         let mut v = VerifierSession::new();
         let r = v.on_hello(wire(&msg), policy).unwrap_err();
         assert_eq!(r.kind, kind, "{r}");
+        if kind == RejectKind::Version {
+            // The reason names both the peer's version and ours.
+            for n in [PROTOCOL_VERSION - 1, PROTOCOL_VERSION] {
+                assert!(r.detail.contains(&n.to_string()), "{r}");
+            }
+        }
         // What the prover makes of the refusal.
         let mut p = ProverSession::new(ProverConfig {
             host: "localhost".into(),

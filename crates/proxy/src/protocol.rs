@@ -140,7 +140,8 @@ use serde::{Deserialize, Serialize};
 /// right after its hello, unasked, as proxy mode does (one round trip
 /// fewer before the tables).
 /// Version 27: MPC mode's request keystream under dual execution
-/// (`webproof_mpc::dual`).
+/// (`webproof_mpc::dual`); Ferret's LPN sets at >= 128 bits with a
+/// per-session code seed from the prover.
 pub const PROTOCOL_VERSION: u16 = 27;
 /// Largest control message (JSON) accepted by default. The prover's
 /// `Proof` is the largest: for a 16 MiB response its plan holds about

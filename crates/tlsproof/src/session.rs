@@ -14,24 +14,26 @@
 //!
 //! # Flights of the bootstrap (prover P, verifier V; bytes with frame headers)
 //!
-//! Figures for the `b11` layout of a session [`SessionConfig::sized`] calls
-//! small; after a slash, the `b13` layout of a larger one.
+//! Figures for the small-session layout of [`SessionConfig::sized`]
+//! ([`K17_MAIN`] after [`S20_SETUP`]); after a slash, the layout of a
+//! larger one ([`K19_MAIN`] after [`S40_SETUP`]).
 //!
 //! 1. P: base-OT point `A` (36), sent by the network layer in the flight
 //!    of its hello ([`ProverOpening`]);
 //! 2. V: 128 base-OT point pairs (8,196), after its `Accepted`;
 //! 3. P: SoftSpokenOT's masked GGM sums (4,101), the corrections of
-//!    23,104 / 41,158 + 128 COTs (about 44 / 77.5 KB: the setup
+//!    25,408 / 50,988 + 128 COTs (about 49 / 97 KB: the setup
 //!    iteration's reserve) and, right behind them, the answer
 //!    to SoftSpokenOT's consistency check (36). The check is not
 //!    interactive: its challenges come from a SHA-256 hash of the tree
 //!    message, the call's number and size and every correction
 //!    (Fiat–Shamir, see `webproof_ot::softspoken`), so V sends no seed;
 //! 4. V: checks the answer, then sends the tree corrections of Ferret's
-//!    setup iteration (89,476 / 132,196).
+//!    setup iteration (76,804 / 158,404).
 //!
 //! Then the warm-up: P's challenge of the setup
-//! iteration (36), V's digest (36) and the first main iteration's tree
+//! iteration with, in front, the 32-byte seed of the session's LPN codes
+//! (68; P picks it, see `webproof_ferret`'s module `lpn`), V's digest (36) and the first main iteration's tree
 //! corrections (176 / 208 bytes per noise block), P's challenge (36), V's digest
 //! (36). Ferret's checks are interactive: the challenge is fresh
 //! randomness of P (the COT receiver), sent after every tree correction it
@@ -51,7 +53,7 @@ use crate::{run, Aead, Proven, Result, Statement, Witness};
 use rand_core::{CryptoRng, RngCore};
 use webproof_core::cot::{RandomCotReceiver, RandomCotSender};
 use webproof_core::{Channel, Io};
-use webproof_ferret::params::{B11_MAIN, B11_SETUP, B13_MAIN};
+use webproof_ferret::params::{K17_MAIN, K19_MAIN, S20_SETUP, S40_SETUP};
 use webproof_ferret::{
     FerretConfig, LpnParams, SilentCotReceiver, SilentCotReceiverOpening, SilentCotSender,
 };
@@ -66,29 +68,27 @@ pub struct SessionConfig {
     pub zk: Config,
 }
 
-/// The main LPN set of proof sessions: Ferret's `b13` main set (k = 452,000,
-/// 2^13-leaf blocks) cut to its first 640 of 1,280 noise blocks, so
-/// 5,242,880 outputs per iteration (4.8 M net) for 133 KB of tree
-/// corrections.
+/// The main LPN set of proof sessions: [`K19_MAIN`] (k = 2^19, 2^13-leaf
+/// blocks) cut to its first 640 of 1,280 noise blocks, so 5,242,880
+/// outputs per iteration (4.7 M net) for 133 KB of tree corrections.
 ///
 /// Security: the outputs of this instance are distributed exactly as the
-/// first 5,242,880 outputs of a `b13` instance (independent uniformly
-/// random 10-sparse columns over the same `k`-element secret, and one noisy
-/// position in each of the first 640 blocks), so telling them from random
-/// is no easier than for the full `b13` instance, whose 128-bit analysis
-/// `webproof_ferret::params` cites. Cutting an instance only removes
-/// samples from the adversary.
+/// first 5,242,880 outputs of a [`K19_MAIN`] instance (independent
+/// uniformly random 10-sparse columns over the same `k`-element secret, and
+/// one noisy position in each of the first 640 blocks), so telling them
+/// from random is no easier than for the full instance. The converse does
+/// not hold (dropping samples can help an attacker), so
+/// `webproof_ferret::params` checks every prefix of its sets with its
+/// estimator: 138.5 bits at worst for [`K19_MAIN`] (the hybrid attack of
+/// ePrint 2025/1284 binds), 150.6 for this prefix. The same holds for any
+/// prefix, which is how [`SessionConfig::sized`] cuts the first main
+/// iteration to the session's expected size ([`LpnParams::prefix`]).
 ///
-/// The same argument holds for any prefix of this set (fewer noise blocks,
-/// same `k` and block size), which is how [`SessionConfig::sized`] cuts
-/// the first main iteration to the session's expected size
-/// ([`LpnParams::prefix`]).
-///
-/// Why: a full `b13` iteration makes 10.5 M COTs, and its tree passes are
-/// most of the preprocessing's work; half of it still covers statements up
-/// to about 4.7 M COTs in one iteration at 0.22 bits per COT. Larger
+/// Why: a full iteration makes 10.5 M COTs, and its tree passes are most of
+/// the preprocessing's work; half of it still covers statements up to
+/// about 4.5 M COTs in one iteration at 0.23 bits per COT. Larger
 /// statements run more iterations during the proof (1.5 round trips each).
-pub const SESSION_MAIN: LpnParams = LpnParams::new(640 << 13, 452_000, 640, 13);
+pub const SESSION_MAIN: LpnParams = K19_MAIN.prefix(640);
 
 /// Largest expectation a party accepts from its peer ([`expected_cots`]
 /// for far more than any relay limit allows); anything above one main
@@ -137,15 +137,15 @@ pub fn expected_cots(sent: usize, received: usize, aead: Option<Aead>) -> u64 {
 }
 
 impl Default for SessionConfig {
-    /// Ferret with [`SESSION_MAIN`] after `b13`'s setup set: the first main
+    /// Ferret with [`SESSION_MAIN`] after [`S40_SETUP`]: the first main
     /// iteration runs during preprocessing (beside the TLS session), so the
     /// proof of an ordinary session draws only ready COTs. Each party's
-    /// memory stays around 16 MiB for the COTs plus a 256 Ki-COT batch.
+    /// memory stays around 17 MiB for the COTs plus a 256 Ki-COT batch.
     fn default() -> Self {
         SessionConfig {
             ferret: FerretConfig {
                 main: SESSION_MAIN,
-                setup: Some(webproof_ferret::params::B13_SETUP),
+                setup: Some(S40_SETUP),
                 first_main_trees: None,
             },
             zk: Config {
@@ -164,42 +164,41 @@ impl SessionConfig {
     /// call this with the number the prover stated in its hello.
     ///
     /// Which sets ([`SMALL_SESSION_COTS`]):
-    /// - a session that one `b11` main iteration holds (about 10 M COTs,
-    ///   a 7 MB AES-128 response) runs `b11`'s setup set and a prefix of
-    ///   `b11`'s main set ([`B11_MAIN`]). Its secret is 124,000 blocks
-    ///   (2 MB, against `b13`'s 7.2 MB), so the LPN step's ten lookups per
-    ///   output miss the cache far less, and the reserve the first
-    ///   iteration refills is 178,809 COTs instead of 469,088: a 1 KB / 2
-    ///   KB session made 1.3 M outputs instead of 1.9 M (when its key
-    ///   derivation still took 620 K COTs). It sends more
-    ///   tree corrections per COT (11 blocks per 2,048 outputs rather than
-    ///   13 per 8,192), which only shows at several million COTs.
-    ///   Measured (`ferret_bench`, 2 cores, per party, setup + draws, with
-    ///   the LPN indices still from AES): 0.9 M COTs in about 112 ms with `b11` and 192 ms with `b13`, 191
-    ///   KB and 175 KB sent; 5.4 M COTs (a 51 KB response) in about 430 ms
-    ///   and 640 ms, 578 KB and 289 KB sent;
-    /// - a larger session runs [`SESSION_MAIN`] after `b13`'s setup set,
-    ///   or a longer prefix of `b13` (up to all of its 1,280 noise blocks)
+    /// - a session that one [`K17_MAIN`] iteration holds (about 1.18 M
+    ///   COTs: a 1 KB / 2 KB AES-128 session, not one whose suite is still
+    ///   unknown) runs [`S20_SETUP`] and a prefix of [`K17_MAIN`]. Its
+    ///   secret is 2^17 blocks (2 MiB, against 8 MiB for [`K19_MAIN`]), so
+    ///   the LPN step's ten lookups per output miss the cache far less, and
+    ///   the reserve the first iteration refills is 141,100 COTs instead of
+    ///   541,056. It sends more tree corrections per COT (11 blocks per
+    ///   2,048 outputs rather than 13 per 8,192), which would only show at
+    ///   several million COTs, beyond its range;
+    /// - a larger session runs [`SESSION_MAIN`] after [`S40_SETUP`], or a
+    ///   longer prefix of [`K19_MAIN`] (up to all of its 1,280 noise blocks)
     ///   for the first iteration and any later one: one iteration during
-    ///   preprocessing then covers statements up to about 9.9 M COTs,
-    ///   rather than a second one during the proof, at 0.22 bits per COT.
+    ///   preprocessing then covers statements up to about 9.7 M COTs,
+    ///   rather than a second one during the proof, at 0.21 bits per COT.
     ///
-    /// Security: every set is one of `ferret_b11` / `ferret_b13` or a
-    /// prefix of one ([`LpnParams::prefix`]), whose 128-bit analysis
-    /// `webproof_ferret::params` cites.
+    /// Security: every set is a named set of `webproof_ferret::params` or a
+    /// prefix of one ([`LpnParams::prefix`]); that module's test checks
+    /// every such prefix against its estimator (132.9 bits at worst, for
+    /// [`K17_MAIN`]; 138.5 for [`K19_MAIN`]; the setup sets 145.1 and
+    /// 139.9), and a test here checks the sets this function picks.
+    /// Until protocol version 26 this function picked emp-ot's 2022 sets,
+    /// which that estimator puts at 92.8–125.3 bits (see `params`).
     pub fn sized(expected_cots: u64) -> Self {
         let mut c = SessionConfig::default();
         if expected_cots <= SMALL_SESSION_COTS {
             c.ferret = FerretConfig {
-                main: B11_MAIN,
-                setup: Some(B11_SETUP),
-                first_main_trees: Some(first_main_trees(&B11_MAIN, expected_cots, c.zk.cot_batch)),
+                main: K17_MAIN,
+                setup: Some(S20_SETUP),
+                first_main_trees: Some(first_main_trees(&K17_MAIN, expected_cots, c.zk.cot_batch)),
             };
             return c;
         }
-        let trees = first_main_trees(&B13_MAIN, expected_cots, c.zk.cot_batch);
+        let trees = first_main_trees(&K19_MAIN, expected_cots, c.zk.cot_batch);
         if trees > c.ferret.main.t {
-            c.ferret.main = B13_MAIN.prefix(trees);
+            c.ferret.main = K19_MAIN.prefix(trees);
         }
         c.ferret.first_main_trees = Some(first_main_trees(
             &c.ferret.main,
@@ -214,12 +213,12 @@ impl SessionConfig {
 /// configuration).
 const PROOF_BATCH: usize = 1 << 18;
 
-/// The most COTs a session may expect and still run `b11`
-/// ([`SessionConfig::sized`]): what one whole `b11` main iteration yields
+/// The most COTs a session may expect and still run [`K17_MAIN`]
+/// ([`SessionConfig::sized`]): what one whole [`K17_MAIN`] iteration yields
 /// beyond its reserve, less two proof batches (the expectation is rounded
 /// up to whole batches, with room to spare), so the first iteration never
-/// needs more noise blocks than `b11` has.
-pub const SMALL_SESSION_COTS: u64 = (B11_MAIN.n - B11_MAIN.reserve() - 2 * PROOF_BATCH) as u64;
+/// needs more noise blocks than [`K17_MAIN`] has: 1,177,812.
+pub const SMALL_SESSION_COTS: u64 = (K17_MAIN.n - K17_MAIN.reserve() - 2 * PROOF_BATCH) as u64;
 
 /// Noise blocks of the first main iteration for `expected` COTs drawn in
 /// batches of `batch`, between the fewest that refill a full reserve and
@@ -407,25 +406,27 @@ impl VerifierPreprocessed {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use webproof_ferret::params::B13_SETUP;
+    use webproof_ferret::params::NAMED_SETS;
+    use webproof_ferret::security::{Estimate, TARGET_BITS};
 
-    /// The session set is a prefix of `b13` (the security argument above)
-    /// and a valid configuration.
+    /// The session set is a prefix of [`K19_MAIN`] (the security argument
+    /// above) and a valid configuration.
     #[test]
-    fn session_set_is_a_prefix_of_b13() {
-        assert_eq!(SESSION_MAIN.k, B13_MAIN.k);
-        assert_eq!(SESSION_MAIN.log_bin, B13_MAIN.log_bin);
-        const { assert!(SESSION_MAIN.t <= B13_MAIN.t) };
-        assert_eq!(SESSION_MAIN, B13_MAIN.prefix(SESSION_MAIN.t));
+    fn session_set_is_a_prefix_of_k19() {
+        assert_eq!(SESSION_MAIN.k, K19_MAIN.k);
+        assert_eq!(SESSION_MAIN.log_bin, K19_MAIN.log_bin);
+        const { assert!(SESSION_MAIN.t <= K19_MAIN.t) };
+        assert_eq!(SESSION_MAIN, K19_MAIN.prefix(SESSION_MAIN.t));
         SessionConfig::default().ferret.validate().unwrap();
         assert!(SESSION_MAIN.net() > 4_700_000);
     }
 
     /// The sized first iteration is a prefix of the layout's main set
-    /// (`b11` up to [`SMALL_SESSION_COTS`], `b13` above), holds the
-    /// expectation in whole batches and refills a full reserve; later
-    /// iterations run the main set: `b11`'s whole, or the session set, or
-    /// the same longer prefix of `b13` when one session set would not hold
+    /// ([`K17_MAIN`] up to [`SMALL_SESSION_COTS`], [`K19_MAIN`] above),
+    /// holds the expectation in whole batches and refills a full reserve;
+    /// later iterations run the main set: [`K17_MAIN`]'s whole, or the
+    /// session set, or the same longer prefix of [`K19_MAIN`] when one
+    /// session set would not hold
     /// the expectation.
     #[test]
     fn sized_first_iteration_is_a_prefix_that_holds_the_expectation() {
@@ -450,14 +451,14 @@ mod tests {
             let first = c.ferret.first_main();
             let main = c.ferret.main;
             let (full, setup) = if expected <= SMALL_SESSION_COTS {
-                assert_eq!(main, B11_MAIN, "{expected}");
-                (B11_MAIN, B11_SETUP)
+                assert_eq!(main, K17_MAIN, "{expected}");
+                (K17_MAIN, S20_SETUP)
             } else {
-                assert_eq!(main, B13_MAIN.prefix(main.t));
+                assert_eq!(main, K19_MAIN.prefix(main.t));
                 if first.t <= SESSION_MAIN.t {
                     assert_eq!(main, SESSION_MAIN, "{expected}");
                 }
-                (B13_MAIN, B13_SETUP)
+                (K19_MAIN, S40_SETUP)
             };
             assert_eq!(c.ferret.setup, Some(setup));
             let fewest = main.reserve() / main.bin_size() + 1;
@@ -476,18 +477,62 @@ mod tests {
                 assert!(expected > SMALL_SESSION_COTS, "{expected}");
             }
         }
-        // The field's small and 51 KB sessions run b11 and fit its first
-        // iteration, which holds well under half of b11's noise blocks for
-        // the small one.
-        let small = SessionConfig::sized(expected_cots(1024, 2048, None));
-        assert!(small.ferret.first_main().t < B11_MAIN.t / 4);
+        // A 1 KB / 2 KB AES-128 session runs K17 and fits its first
+        // iteration in about half its noise blocks; one whose suite is
+        // unknown, or a 51 KB response, runs a prefix of K19.
+        let small = SessionConfig::sized(expected_cots(1024, 2048, Some(Aead::Aes128Gcm)));
+        assert_eq!(small.ferret.main, K17_MAIN);
+        assert!(small.ferret.first_main().t < K17_MAIN.t * 3 / 5);
+        let unknown = SessionConfig::sized(expected_cots(1024, 2048, None));
+        assert_eq!(unknown.ferret.main, SESSION_MAIN);
+        // (A 51 KB response needs more than the session set holds: one
+        // longer prefix, 707 of K19's 1,280 blocks, for every iteration.)
         let big = expected_cots(1024, 51 << 10, Some(Aead::Aes128Gcm));
-        assert_eq!(SessionConfig::sized(big).ferret.main, B11_MAIN);
+        assert_eq!(SessionConfig::sized(big).ferret.main, K19_MAIN.prefix(707));
         assert!(SessionConfig::sized(big).ferret.first_main_net() as u64 > big);
         assert_eq!(
             SessionConfig::sized(u64::MAX).ferret.first_main().t,
-            B13_MAIN.t
+            K19_MAIN.t
         );
+    }
+
+    /// Every set a session of any size runs (setup, first main iteration,
+    /// later iterations) is a named set of `webproof_ferret::params` or a
+    /// prefix of one no shorter than that module's test covers, and, for
+    /// the distinct sets of a sweep of sizes, the estimator puts each at
+    /// 128 bits or more: a session is as weak as the weakest set of its
+    /// chain, setup set included.
+    #[test]
+    fn every_set_a_session_runs_reaches_128_bits() {
+        let named = |p: &LpnParams| {
+            NAMED_SETS.iter().any(|(_, s)| {
+                let fewest = s.reserve() / s.bin_size() + 1;
+                *p == s.prefix(p.t) && (fewest.min(s.t)..=s.t).contains(&p.t)
+            })
+        };
+        let mut seen: Vec<LpnParams> = Vec::new();
+        for expected in [
+            1,
+            expected_cots(1024, 2048, Some(Aead::Aes128Gcm)),
+            SMALL_SESSION_COTS,
+            SMALL_SESSION_COTS + 1,
+            expected_cots(1024, 51 << 10, Some(Aead::Aes128Gcm)),
+            9_000_000,
+            u64::MAX,
+        ] {
+            let c = SessionConfig::sized(expected).ferret;
+            for i in 0..4 {
+                let p = c.iteration(i);
+                assert!(named(&p), "{expected}: iteration {i} runs {p:?}");
+                if !seen.contains(&p) {
+                    seen.push(p);
+                }
+            }
+        }
+        for p in seen {
+            let bits = Estimate::of(&p).min();
+            assert!(bits >= TARGET_BITS, "{p:?}: {bits:.1} bits");
+        }
     }
 
     /// Both parties run `sized(expected_cots)` for their own number; the
@@ -533,15 +578,15 @@ mod tests {
     }
 
     /// A statement far larger than the expectation (one proof batch: the
-    /// first main iteration holds 268,640 COTs, the key derivation alone
+    /// first main iteration holds 262,356 COTs, the key derivation alone
     /// needs twice that) still proves: the proof runs full-size iterations
     /// for the rest.
     #[test]
     fn a_statement_beyond_the_expectation_runs_more_iterations() {
         let smallest = SessionConfig::sized(1).ferret;
-        assert_eq!(smallest.main, B11_MAIN);
-        assert_eq!(smallest.first_main().t, 216);
-        assert_eq!(smallest.first_main_net(), 263_559);
+        assert_eq!(smallest.main, K17_MAIN);
+        assert_eq!(smallest.first_main().t, 197);
+        assert_eq!(smallest.first_main_net(), 262_356);
         let (p, v) = session_with(1, 1).unwrap();
         assert_eq!(p, v);
     }
