@@ -218,6 +218,9 @@ struct VRec {
     /// of the keystream.
     pad_keys: Vec<Block>,
     dual: Option<RecordEvaluation>,
+    /// The keystream circuit's schedule, if the driver built it ahead
+    /// with the record's ([`RecordPlanJob`]) before the evaluation began.
+    dual_plan: Option<Arc<Plan>>,
 }
 
 /// Parsed server flight.
@@ -894,6 +897,13 @@ impl VerifierSession {
                 if r.v.is_none() && r.spec == built.job.spec && r.key_len == built.job.key_len =>
             {
                 r.plan = Some(built.plan);
+                if let Some(plan) = built.dual {
+                    match r.dual.as_mut() {
+                        Some(ev) if !ev.has_plan() => ev.set_plan(plan)?,
+                        Some(_) => {}
+                        None => r.dual_plan = Some(plan),
+                    }
+                }
                 Ok(())
             }
             _ => Err(Error::OutOfOrder(
@@ -1047,6 +1057,7 @@ impl VerifierSession {
                 hide_keys: Vec::new(),
                 pad_keys: Vec::new(),
                 dual: None,
+                dual_plan: None,
             });
         }
         self.plans = Some(plans);
@@ -1177,8 +1188,14 @@ impl VerifierSession {
         }
         let r = &mut self.recs[id as usize];
         if r.dual.is_none() {
-            let plan = r.spec.keystream_plan(r.key_len)?;
-            r.dual = Some(RecordEvaluation::new(plan, r.spec.instance())?);
+            // Its tables come at once; its schedule, built off the event
+            // loop with the record's, may come later (a bound on its size
+            // holds the tables meanwhile).
+            let mut ev = RecordEvaluation::new(r.key_len, r.spec.len, r.spec.instance())?;
+            if let Some(plan) = r.dual_plan.take() {
+                ev.set_plan(plan)?;
+            }
+            r.dual = Some(ev);
         }
         Ok(r.dual.as_mut().expect("set"))
     }
@@ -1236,6 +1253,15 @@ impl VerifierSession {
                 .ok_or(Error::OutOfOrder(
                     "a request record before the prover's garbling of its keystream",
                 ))?;
+            if !ev.has_plan() {
+                // No driver built it ahead: the process's cached copy, or
+                // built now.
+                let plan = match r.dual_plan.take() {
+                    Some(plan) => plan,
+                    None => spec.keystream_plan(r.key_len)?,
+                };
+                ev.set_plan(plan)?;
+            }
             let gv_zero = v.circuit().garbler().output_zero_labels(0)?;
             let check = ev.check_value(dual, labels, gv_zero, &r.pad_keys, self.delta)?;
             let (tag, corrections) = v.hidden_tag_share(powers, &spec.aad(), &ct)?;
@@ -1393,6 +1419,9 @@ impl RecordPlanJob {
     pub fn build(self) -> Result<RecordPlan> {
         Ok(RecordPlan {
             plan: self.spec.plan(self.key_len)?,
+            dual: (!self.spec.computes_h())
+                .then(|| self.spec.keystream_plan(self.key_len))
+                .transpose()?,
             job: self,
         })
     }
@@ -1402,4 +1431,7 @@ impl RecordPlanJob {
 pub struct RecordPlan {
     job: RecordPlanJob,
     plan: Arc<Plan>,
+    /// A request record's keystream circuit, which the prover garbles
+    /// (dual execution).
+    dual: Option<Arc<Plan>>,
 }

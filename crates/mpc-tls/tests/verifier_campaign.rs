@@ -230,6 +230,13 @@ fn campaign(sessions: usize) {
         } else {
             delivered += 1;
         }
+        if (k + 1) % 1000 == 0 {
+            eprintln!(
+                "verifier campaign: {} faulty sessions so far: {refused} refused before the \
+                 server, {delivered} delivered intact, {ephemeral} ephemeral",
+                k + 1
+            );
+        }
     }
     eprintln!(
         "verifier campaign: {} messages of {} kinds, {sessions} faulty sessions (each run with two cookies): \

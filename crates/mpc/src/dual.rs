@@ -391,10 +391,30 @@ impl DualVerifier {
     }
 }
 
+/// An upper bound on the AND gates of [`keystream_circuit`]`(key_len,
+/// len)`, without building it: every S-box of every block and of the key
+/// schedule at the most a Boolean S-box costs. The tables the verifier
+/// buffers before it holds the schedule (built off its event loop) are
+/// bounded by it.
+pub fn keystream_max_ands(key_len: usize, len: usize) -> usize {
+    // Rounds × 16 S-boxes per block; the key schedule's S-boxes.
+    let (rounds, schedule) = if key_len == 16 { (10, 40) } else { (14, 52) };
+    let sboxes = len.div_ceil(16) * rounds * 16 + schedule;
+    sboxes * MAX_SBOX_ANDS
+}
+
+/// AND gates of one S-box of `webproof_circuits::aes` at most (checked
+/// by a test against the circuits it bounds).
+const MAX_SBOX_ANDS: usize = 36;
+
 /// One record's keystream circuit as the verifier receives and evaluates
 /// it.
 pub struct RecordEvaluation {
-    plan: Arc<Plan>,
+    /// Its schedule, once given ([`Self::set_plan`]).
+    plan: Option<Arc<Plan>>,
+    /// Keystream bits, and the bound on its AND gates.
+    outputs: usize,
+    max_ands: usize,
     instance: u64,
     chunks: ReceivedTables,
     bytes: usize,
@@ -405,14 +425,17 @@ pub struct RecordEvaluation {
 }
 
 impl RecordEvaluation {
-    /// The evaluation of `plan` ([`keystream_circuit`]) as instance
-    /// `instance`.
-    pub fn new(plan: Arc<Plan>, instance: u64) -> Result<Self> {
-        if plan.inputs().len() != 3 || plan.outputs().len() != 1 {
+    /// The evaluation of [`keystream_circuit`]`(key_len, len)` as
+    /// instance `instance`: it takes tables at once, its schedule may come
+    /// later ([`Self::set_plan`], before [`Self::check_value`]).
+    pub fn new(key_len: usize, len: usize, instance: u64) -> Result<Self> {
+        if !(key_len == 16 || key_len == 32) || len == 0 {
             return Err(Error::Malformed("a keystream circuit of another shape"));
         }
         Ok(RecordEvaluation {
-            plan,
+            plan: None,
+            outputs: 8 * len,
+            max_ands: keystream_max_ands(key_len, len),
             instance,
             chunks: ReceivedTables::default(),
             bytes: 0,
@@ -421,11 +444,36 @@ impl RecordEvaluation {
         })
     }
 
+    /// The schedule ([`keystream_circuit`] of the length and key given to
+    /// [`Self::new`], built off the caller's event loop).
+    pub fn set_plan(&mut self, plan: Arc<Plan>) -> Result<()> {
+        let fits = plan.inputs().len() == 3
+            && plan.outputs().len() == 1
+            && plan.outputs()[0].len() == self.outputs
+            && plan.inputs()[NONCE_GROUP].len() == 64
+            && plan.and_count() <= self.max_ands as u64;
+        if !fits || self.plan.is_some() {
+            return Err(Error::Malformed(
+                "a keystream schedule of another shape, or twice",
+            ));
+        }
+        self.plan = Some(plan);
+        Ok(())
+    }
+
+    /// Whether its schedule is in.
+    pub fn has_plan(&self) -> bool {
+        self.plan.is_some()
+    }
+
     /// Take a chunk of tables; more than the circuit can have is refused
     /// before it is stored.
     pub fn push_chunk(&mut self, chunk: Vec<u8>) -> Result<()> {
-        let ands = usize::try_from(self.plan.and_count())
-            .map_err(|_| Error::Malformed("circuit too large"))?;
+        let ands = match &self.plan {
+            Some(plan) => usize::try_from(plan.and_count())
+                .map_err(|_| Error::Malformed("circuit too large"))?,
+            None => self.max_ands,
+        };
         let bytes = self.bytes + chunk.len().max(crate::CHUNK_HEADER);
         if self.end.is_some() || bytes > crate::max_stream_bytes(ands) {
             return Err(Error::Malformed(
@@ -439,8 +487,8 @@ impl RecordEvaluation {
 
     /// The end of the tables ([`RecordGarbling::finish`]'s message).
     pub fn end(&mut self, msg: &[u8]) -> Result<()> {
-        let n = self.plan.outputs()[0].len();
-        let nonce = self.plan.inputs()[NONCE_GROUP].len();
+        let n = self.outputs;
+        let nonce = 64;
         let packed = n.div_ceil(8);
         if self.end.is_some() || msg.len() != packed + 16 * nonce {
             return Err(Error::Malformed("the end of the prover's tables"));
@@ -484,8 +532,12 @@ impl RecordEvaluation {
         if gv_zero.len() != n || pad_keys.len() != n {
             return Err(Error::Malformed("a keystream check of another length"));
         }
-        let p = labels_from_bytes(prover_labels, self.plan.inputs()[PROVER_GROUP].len())?;
-        let mut ev = Evaluator::from_plan(self.plan.clone(), self.instance);
+        let plan = self
+            .plan
+            .clone()
+            .ok_or(Error::Malformed("a keystream check before its schedule"))?;
+        let p = labels_from_bytes(prover_labels, plan.inputs()[PROVER_GROUP].len())?;
+        let mut ev = Evaluator::from_plan(plan, self.instance);
         ev.set_input(PROVER_GROUP, &p)?;
         ev.set_input(VERIFIER_GROUP, own)?;
         ev.set_input(NONCE_GROUP, &nonce)?;
@@ -611,11 +663,13 @@ mod tests {
             .unwrap();
         let plan = Arc::new(Plan::new(&keystream_circuit(key_len, len)).unwrap());
         let mut rg = dp.record(plan.clone(), 7, explicit, &mut rng).unwrap();
-        let mut ev = RecordEvaluation::new(plan, 7).unwrap();
+        let mut ev = RecordEvaluation::new(key_len, len, 7).unwrap();
         let mut chunk = Vec::new();
         while rg.next_chunk(&mut chunk) {
             ev.push_chunk(core::mem::take(&mut chunk)).unwrap();
         }
+        // The schedule may come after the tables.
+        ev.set_plan(plan).unwrap();
         let (end, check) = rg.finish(&pad_macs).unwrap();
         ev.end(&end).unwrap();
         let y = ev
@@ -720,7 +774,12 @@ mod tests {
 
         let plan = Arc::new(Plan::new(&keystream_circuit(16, 3)).unwrap());
         let mut rg = dp.record(plan.clone(), 1, [0; 8], &mut rng).unwrap();
-        let mut ev = RecordEvaluation::new(plan.clone(), 1).unwrap();
+        let mut ev = RecordEvaluation::new(16, 3, 1).unwrap();
+        // A schedule of another length is refused.
+        let other = Arc::new(Plan::new(&keystream_circuit(16, 4)).unwrap());
+        assert!(ev.set_plan(other).is_err());
+        ev.set_plan(plan.clone()).unwrap();
+        assert!(ev.set_plan(plan.clone()).is_err(), "a schedule twice");
         let mut chunk = Vec::new();
         let mut chunks = Vec::new();
         while rg.next_chunk(&mut chunk) {
@@ -759,10 +818,30 @@ mod tests {
         check(&mut ev).unwrap();
         assert!(check(&mut ev).is_err(), "a second check");
 
-        // Tables beyond the circuit's size are refused before they are stored.
-        let mut ev = RecordEvaluation::new(plan, 1).unwrap();
-        let huge =
-            vec![0u8; crate::max_stream_bytes(usize::try_from(ev.plan.and_count()).unwrap()) + 1];
+        // Tables beyond the circuit's size are refused before they are
+        // stored, with the schedule and without it (the bound).
+        let huge = vec![0u8; crate::max_stream_bytes(keystream_max_ands(16, 3)) + 1];
+        let mut ev = RecordEvaluation::new(16, 3, 1).unwrap();
+        assert!(ev.push_chunk(huge.clone()).is_err());
+        let mut ev = RecordEvaluation::new(16, 3, 1).unwrap();
+        ev.set_plan(plan).unwrap();
         assert!(ev.push_chunk(huge).is_err());
+    }
+
+    /// The bound on a keystream circuit's AND gates holds, and is not
+    /// loose by more than about a third.
+    #[test]
+    fn and_bound_holds() {
+        for (key_len, len) in [(16, 1), (16, 100), (32, 1), (32, 2048), (16, 2048)] {
+            let ands = Plan::new(&keystream_circuit(key_len, len))
+                .unwrap()
+                .and_count() as usize;
+            let bound = keystream_max_ands(key_len, len);
+            assert!(ands <= bound, "{key_len} {len}: {ands} over {bound}");
+            assert!(
+                3 * bound < 4 * ands + 100_000,
+                "{key_len} {len}: {ands} of {bound}"
+            );
+        }
     }
 }
