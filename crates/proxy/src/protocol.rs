@@ -139,7 +139,11 @@ use serde::{Deserialize, Serialize};
 /// Version 26: an MPC-mode prover sends SoftSpokenOT's first message
 /// right after its hello, unasked, as proxy mode does (one round trip
 /// fewer before the tables).
-pub const PROTOCOL_VERSION: u16 = 26;
+/// Version 27: the verdict's `server_close_notify` and
+/// `server_records_after_cut` are `null` where the verifier did not
+/// establish them (MPC mode), its `server_port` `0`; attestations are
+/// format version 3 (signed proof mode), which older provers refuse.
+pub const PROTOCOL_VERSION: u16 = 27;
 /// Largest control message (JSON) accepted by default. The prover's
 /// `Proof` is the largest: for a 16 MiB response its plan holds about
 /// 1,000 record layouts (40 bytes each) and, with an attestation, one leaf
@@ -542,9 +546,9 @@ mod tests {
                 proof: ProofKind::Zk,
                 sent: DisclosedData::from_revealed(&sent, d.sent.clone()).unwrap(),
                 received: DisclosedData::from_revealed(&received, d.received.clone()).unwrap(),
-                server_close_notify: true,
+                server_close_notify: Some(true),
                 server_alert: None,
-                server_records_after_cut: 0,
+                server_records_after_cut: Some(0),
                 response_complete: webproof_attestation::Completeness::Complete,
                 order: Vec::new(),
                 json: Vec::new(),
