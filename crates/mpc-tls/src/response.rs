@@ -202,9 +202,14 @@
 //!   session before the request goes out. The request's ciphertext,
 //!   which a record circuit garbled to output a keystream the verifier
 //!   knows would turn into the request in the clear, is never sent to
-//!   the verifier (protocol version 24): a selective failure in its
-//!   hidden M2A tells it at most one bit per session, at the risk of
-//!   ending it.
+//!   the verifier (protocol version 24). That does not keep the request
+//!   private or intact: the keystream the prover encrypts with is decoded
+//!   from the verifier's garbling unchecked, so a cheating verifier can
+//!   rewrite the request the server decrypts and read hidden request bytes
+//!   through the server's reaction, at least a bit per session and across
+//!   sessions, with no M2A failure at all, and stop at `Close` so that the
+//!   audit never runs (`SECURITY.md`, MPC mode point 4; dual execution of
+//!   the request records will close it).
 use crate::consist;
 use crate::error::{Error, Result};
 use crate::hello::suite_params;

@@ -153,16 +153,20 @@
 //!   if the session continues. A cheat that leaks `k` such bits without an
 //!   abort succeeds with probability `2^-k`.
 //! - *Outputs used before the audit.* The prover uses its decoded outputs
-//!   online (the request keystream, the client Finished). A garbler that
-//!   garbles another function gets its outputs used in messages it sees
-//!   (the request ciphertext is `plaintext ⊕ keystream`): for known
-//!   plaintext that function of the prover's inputs leaks, and the prover
-//!   learns of the cheat only at the audit. The prover's inputs here are
-//!   its shares of fresh per-session secrets, so the loss is confined to
-//!   this session (its response's privacy), the verifier is caught with
-//!   certainty, and nothing is attested. Closing this needs the outputs
-//!   checked before use (dual execution of the circuits whose outputs go
-//!   on the wire, as TLSNotary's DEAP does), which this layer does not do.
+//!   online (the request keystream, the client Finished) without any
+//!   check. A garbler that flips decoding bits (or garbles another
+//!   function) makes the request the server decrypts `plaintext ⊕ M` for
+//!   an `M` of its choice: the server executes a rewritten request
+//!   authenticated by the prover's credentials, and its reaction (status,
+//!   record lengths, which the verifier records) is an oracle on hidden
+//!   request bytes. Those bytes (cookies, tokens) are persistent, so the
+//!   loss is not confined to one session: the oracle repeats across
+//!   sessions. The verifier is caught only if it reveals `Δ` for the audit;
+//!   one that aborts after the prover's `Close` is not. Closing this needs
+//!   the outputs checked before use (dual execution of the circuits whose
+//!   outputs go on the wire), which this layer does not do yet; until
+//!   then the network prover treats a verifier that stops before the
+//!   audit as cheating (`SECURITY.md`, MPC mode point 4).
 //!
 //! # The arithmetic parts (OLE, A2M/M2A, ECtF, GHASH)
 //! - *Verifier side*, exact: [`audit_ole`] recomputes every OLE answer from
