@@ -231,7 +231,9 @@ impl fmt::Display for ResponseEnd {
         match self {
             ResponseEnd::Complete => f.write_str("complete (its HTTP framing ends where it ends)"),
             ResponseEnd::ClosedByServer => f.write_str("ended by the server's close_notify"),
-            ResponseEnd::Truncated => f.write_str("TRUNCATED (its HTTP framing says there is more)"),
+            ResponseEnd::Truncated => {
+                f.write_str("TRUNCATED (its HTTP framing says there is more)")
+            }
             ResponseEnd::Cut { records } => write!(
                 f,
                 "TRUNCATED: {records} server record(s) after the prover's cut are left out"

@@ -614,7 +614,10 @@ fn facts_not_established_round_trip_as_unknown() {
     };
     let a = Attestation::sign(fields(SENT, RECEIVED, f.clone()), &key).unwrap();
     let body = a.attestation().to_bytes();
-    assert_eq!(&body[FACTS_AT..FACTS_AT + 9], &[2, 0, 0, 2, 0xff, 0xff, 0xff, 0xff, 0]);
+    assert_eq!(
+        &body[FACTS_AT..FACTS_AT + 9],
+        &[2, 0, 0, 2, 0xff, 0xff, 0xff, 0xff, 0]
+    );
     let back = SignedAttestation::from_bytes(&a.to_bytes()).unwrap();
     assert_eq!(back.attestation().facts(), &f);
     let v: serde_json::Value = serde_json::from_str(&a.to_json()).unwrap();
@@ -659,9 +662,15 @@ fn version_2_is_refused_clearly() {
     let mut body = a.attestation().to_bytes();
     body[5] = 2;
     let e = Attestation::from_bytes(&body).unwrap_err();
-    assert!(matches!(e, DecodeError::OutdatedVersion { version: 2, .. }), "{e:?}");
+    assert!(
+        matches!(e, DecodeError::OutdatedVersion { version: 2, .. }),
+        "{e:?}"
+    );
     let text = e.to_string();
-    assert!(text.contains("proof mode") && text.contains("sign the session again"), "{text}");
+    assert!(
+        text.contains("proof mode") && text.contains("sign the session again"),
+        "{text}"
+    );
     body[5] = 9;
     assert!(matches!(
         Attestation::from_bytes(&body),

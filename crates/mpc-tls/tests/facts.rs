@@ -5,6 +5,8 @@
 //! close_notify) must get an attestation that reads "possibly truncated",
 //! never proxy mode's "nothing was cut" (`server_records_after_cut = 0`).
 
+#![allow(clippy::single_range_in_vec_init)] // one revealed range is a list of one
+
 mod common;
 use common::*;
 use futures::executor::block_on;
@@ -72,7 +74,13 @@ fn truncated_response_is_not_attested_as_uncut() {
     };
     let (p, hello, v, sender, receiver) = sessions_ext(
         30,
-        prover_config(NAME, ECDHE_ECDSA_AES128_GCM_SHA256, GROUP_P256, true, REQUEST),
+        prover_config(
+            NAME,
+            ECDHE_ECDSA_AES128_GCM_SHA256,
+            GROUP_P256,
+            true,
+            REQUEST,
+        ),
         verifier_config(&c.ca_der, NAME),
     );
     let d = run(p, hello, v, server(&c), &full, hooks).unwrap();
@@ -91,13 +99,9 @@ fn truncated_response_is_not_attested_as_uncut() {
         chunk_len: Some(300),
         boundaries: Vec::new(),
     };
-    let (transcript, commitment) = webproof_proxy::attest::commit(
-        &opts,
-        REQUEST,
-        &got,
-        &mut ChaCha20Rng::seed_from_u64(5),
-    )
-    .unwrap();
+    let (transcript, commitment) =
+        webproof_proxy::attest::commit(&opts, REQUEST, &got, &mut ChaCha20Rng::seed_from_u64(5))
+            .unwrap();
     let claim = ResponseClaim::new(&outcome, &[0..15])
         .unwrap()
         .with_commitment(&outcome, &commitment);
@@ -114,7 +118,7 @@ fn truncated_response_is_not_attested_as_uncut() {
             prove_response(
                 receiver,
                 Channel::new(a),
-                cfg.clone(),
+                cfg,
                 &outcome,
                 &claim,
                 &blinders,
@@ -145,7 +149,10 @@ fn truncated_response_is_not_attested_as_uncut() {
             .unwrap();
     let signed = bundle.attestation.attestation().facts();
     assert_eq!(signed, &facts);
-    assert_eq!(signed.server_records_after_cut, None, "not attested as uncut");
+    assert_eq!(
+        signed.server_records_after_cut, None,
+        "not attested as uncut"
+    );
     assert_eq!(signed.response_complete, Completeness::Unknown);
     eprintln!(
         "signed facts: mode {:?}, port {}, close_notify {:?}, records after cut {:?}: {}",
@@ -157,7 +164,10 @@ fn truncated_response_is_not_attested_as_uncut() {
     );
     let (pres, _) = bundle
         .present(
-            &[RevealItem::Recv(webproof_proxy::Range { start: 0, end: 15 })],
+            &[RevealItem::Recv(webproof_proxy::Range {
+                start: 0,
+                end: 15,
+            })],
             false,
         )
         .unwrap();

@@ -67,7 +67,11 @@ impl FlaggedVerifiers {
     /// `$HOME/.local/share/webproof/...` (`%APPDATA%\webproof\...` on
     /// Windows); `None` if none of these is set.
     pub fn default_path() -> Option<PathBuf> {
-        let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+        let var = |k: &str| {
+            std::env::var_os(k)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
         let base = var("XDG_DATA_HOME")
             .or_else(|| var("HOME").map(|h| h.join(".local").join("share")))
             .or_else(|| var("APPDATA"))?;
@@ -144,7 +148,10 @@ impl FlaggedVerifiers {
 
     fn io_error(&self, doing: &str, source: std::io::Error) -> NetError {
         NetError::Io {
-            context: format!("{doing} the flagged-verifier record {}", self.path.display()),
+            context: format!(
+                "{doing} the flagged-verifier record {}",
+                self.path.display()
+            ),
             source,
         }
     }
@@ -182,8 +189,11 @@ mod tests {
     fn a_damaged_line_is_an_error_not_a_pardon() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(FILE_NAME);
-        std::fs::write(&path, "{\"verifier\":\"a:1\",\"time\":0,\"reason\":\"x\"}\nnot json\n")
-            .unwrap();
+        std::fs::write(
+            &path,
+            "{\"verifier\":\"a:1\",\"time\":0,\"reason\":\"x\"}\nnot json\n",
+        )
+        .unwrap();
         let e = FlaggedVerifiers::at(&path).find("b:2", None).unwrap_err();
         assert!(e.to_string().contains("line 2"), "{e}");
     }

@@ -252,8 +252,7 @@ pub(crate) async fn verify<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
     })
     .await;
     let concluded = proved.and_then(|verified| {
-        let out =
-            mpc::verifier_output(&outcome, &verified, &host, time).map_err(NetError::Mpc)?;
+        let out = mpc::verifier_output(&outcome, &verified, &host, time).map_err(NetError::Mpc)?;
         // A claim with leaves reached the proof only if this verifier
         // holds a key (`verify_response` refused it otherwise).
         let signed = match &cfg.attestation_key {
@@ -424,8 +423,7 @@ struct StageCell(std::sync::atomic::AtomicU8);
 
 impl StageCell {
     fn set(&self, s: Stage) {
-        self.0
-            .store(s as u8, std::sync::atomic::Ordering::SeqCst);
+        self.0.store(s as u8, std::sync::atomic::Ordering::SeqCst);
     }
 
     fn get(&self) -> Stage {
@@ -1028,6 +1026,6 @@ mod tests {
         assert!(q.bytes < 100 + 30);
         let frames = q.into_frames();
         assert!(frames.iter().enumerate().all(|(i, f)| f[0] == i as u8));
-        assert!(MAX_EARLY_BYTES >= 16 << 20 && MAX_EARLY_BYTES < 64 << 20);
+        const { assert!(MAX_EARLY_BYTES >= 16 << 20 && MAX_EARLY_BYTES < 64 << 20) };
     }
 }

@@ -115,7 +115,10 @@ async fn verifier_stopping_at_close_is_reported_recorded_and_refused() {
     assert_eq!(e.kind(), "verifier_cheated");
     let text = e.to_string();
     assert!(text.contains("altered the request"), "{text}");
-    assert!(text.contains("Do not retry with the same credentials"), "{text}");
+    assert!(
+        text.contains("Do not retry with the same credentials"),
+        "{text}"
+    );
     assert!(text.contains(&record_path.display().to_string()), "{text}");
     let _ = v.await;
 
@@ -161,12 +164,17 @@ fn blame_by_stage() {
     assert!(blame(Stage::AwaitingAudit, &NetError::Timeout("x".into()))
         .unwrap()
         .contains("silent"));
-    assert!(
-        blame(Stage::AwaitingAudit, &NetError::Mpc(E::Aborted("no".into())))
-            .unwrap()
-            .contains("aborted")
-    );
-    assert!(blame(Stage::AwaitingAudit, &NetError::Mpc(E::Proof("channel closed".into()))).is_some());
+    assert!(blame(
+        Stage::AwaitingAudit,
+        &NetError::Mpc(E::Aborted("no".into()))
+    )
+    .unwrap()
+    .contains("aborted"));
+    assert!(blame(
+        Stage::AwaitingAudit,
+        &NetError::Mpc(E::Proof("channel closed".into()))
+    )
+    .is_some());
     for own in [
         NetError::Setup("x".into()),
         NetError::Mpc(E::ServerClosed),

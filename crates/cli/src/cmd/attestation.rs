@@ -387,8 +387,7 @@ mod tests {
     use webproof_attestation::{
         Attestation, AttestationFields, CipherSuite, CommitPlan, CommitmentSeed, Completeness,
         Direction, OrderSpan, PresentationBuilder, ProofMode, Scheme, SessionFacts, SigningKey,
-        Transcript,
-        TranscriptCommitment, VerifiedPresentation,
+        Transcript, TranscriptCommitment, VerifiedPresentation,
     };
 
     /// A verified presentation of `received` with `hidden` (a range of it)
@@ -520,7 +519,10 @@ mod tests {
         assert!(lines.contains("server port    not recorded"), "{lines}");
         assert!(lines.contains("close_notify   not established"), "{lines}");
         assert!(lines.contains("after cut      not established"), "{lines}");
-        assert!(lines.contains("response end   POSSIBLY TRUNCATED"), "{lines}");
+        assert!(
+            lines.contains("response end   POSSIBLY TRUNCATED"),
+            "{lines}"
+        );
         assert!(lines.contains("(as the prover reported it)"), "{lines}");
     }
 
