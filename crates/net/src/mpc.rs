@@ -41,7 +41,11 @@
 //!
 //! Every protocol decision is `webproof_mpc_tls`'s; this module moves
 //! frames and the server's bytes, keeps time and enforces timeouts and
-//! sizes.
+//! sizes (the verifier's cap on the request a hello may ask tables for,
+//! the prover's bound on frames queued early). It also decides whom a
+//! prover-side failure blames ([`blame`]): a verifier that stops after
+//! the prover's `Close` and before the audit, or fails the audit, is
+//! reported as cheating and kept in [`crate::flagged`]'s record.
 
 use crate::frame::{
     read_frame, recv_msg, recv_msg_limited, send_msg, write_frame, Counted, FrameReader,
