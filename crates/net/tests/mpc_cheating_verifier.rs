@@ -187,7 +187,8 @@ fn blame_by_stage() {
 
 /// The verifier's cap on the request a hello may ask tables for: a
 /// request over it is refused before anything is garbled, with a message
-/// that names the limit and the setting that raises it.
+/// that names the limit and the setting that raises it (and the prover
+/// does not take the refusal for cheating).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn request_over_the_verifiers_cap_is_refused_naming_the_setting() {
     let s = fixture().await;
@@ -199,7 +200,11 @@ async fn request_over_the_verifiers_cap_is_refused_naming_the_setting() {
     let mut o = options(&addr, "localhost", s.fixture.addr.port(), "/json", &ca);
     o.mode = Mode::Mpc;
     o.padding = 3000;
+    let record = tempfile::tempdir().unwrap();
+    o.flagged_verifiers = Some(record.path().join("flagged.jsonl"));
     let e = webproof_net::prove(&o).await.unwrap_err();
+    // A refusal before the session is not cheating: nothing recorded.
+    assert!(!record.path().join("flagged.jsonl").exists());
     match &e {
         NetError::Refused(r) => {
             assert_eq!(r.kind, webproof_proxy::protocol::RejectKind::SessionSize);
