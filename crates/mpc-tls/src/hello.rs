@@ -290,7 +290,8 @@ fn check_hello_layout(body: &[u8]) -> Result<()> {
 /// TLS 1.2 only, only suites of [`SUITES`], the configured server name
 /// (none for an IP address), no resumption (empty session id) or early
 /// data, null compression only, and no extension but those MPC mode
-/// writes ([`ALLOWED_EXTENSIONS`]).
+/// writes (SNI, groups, point formats, signature algorithms, EMS,
+/// renegotiation_info).
 pub fn check_client_hello(msg: &hsk::Message, random: &[u8; 32], server_name: &str) -> Result<()> {
     if msg.typ != msg_type::CLIENT_HELLO {
         return Err(Error::ClientHello("not a ClientHello"));
