@@ -54,9 +54,10 @@ fn main() {
                     &c,
                     [0; 32],
                     SessionFacts {
+                        mode: webproof_attestation::ProofMode::Proxy,
                         server_port: 443,
-                        server_close_notify: true,
-                        server_records_after_cut: 0,
+                        server_close_notify: Some(true),
+                        server_records_after_cut: Some(0),
                         response_complete: Completeness::Complete,
                         order: OrderSpan::sent_then_received(c.sent_len(), c.received_len()),
                     },

@@ -55,9 +55,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         &commitment,
         identity.hash(),
         SessionFacts {
+            mode: webproof_attestation::ProofMode::Proxy,
             server_port: 443,
-            server_close_notify: true,
-            server_records_after_cut: 0,
+            server_close_notify: Some(true),
+            server_records_after_cut: Some(0),
             response_complete: Completeness::Complete,
             order: OrderSpan::sent_then_received(commitment.sent_len(), commitment.received_len()),
         },

@@ -1,6 +1,6 @@
 //! Attestations: what the verifier (notary) signs after a session.
 //!
-//! # Binary encoding of the attestation body (format version 2)
+//! # Binary encoding of the attestation body (format version 3)
 //!
 //! All integers big-endian. This exact byte string is what is signed
 //! (Ed25519 over the bytes, secp256k1 over their Keccak-256; see
@@ -9,7 +9,7 @@
 //! | offset | length | field |
 //! |---|---|---|
 //! | 0   | 4  | magic, ASCII `WPAT` |
-//! | 4   | 2  | format version, `2` (version 1, without the session facts, is refused) |
+//! | 4   | 2  | format version, `3` (older versions are refused: version 2 does not say which mode produced it, version 1 has no session facts) |
 //! | 6   | 2  | TLS version: `0x0303` (1.2) or `0x0304` (1.3) |
 //! | 8   | 2  | cipher suite, IANA code (one of [`CipherSuite`], matching the version) |
 //! | 10  | 8  | session time, Unix seconds |
@@ -21,15 +21,21 @@
 //! | 94  | 32 | handshake hash: [`ServerIdentity::hash`] of the server identity data checked |
 //! | 126 | 1  | server name length `n`, 1..=253 |
 //! | 127 | n  | server name: lowercase ASCII `[a-z0-9.:-]` (DNS name or IP literal) |
-//! | 127+n | 2 | server TCP port the verifier connected to (`0`: not recorded) |
-//! | 129+n | 1 | server close_notify: `1` if the server closed the TLS session with close_notify, else `0` |
-//! | 130+n | 4 | server records the verifier relayed after the prover's cut (dropped from the transcript) |
-//! | 134+n | 1 | response completeness: `0` unknown, `1` complete, `2` truncated |
-//! | 135+n | 2 | order span count `m`, at most [`MAX_ORDER_SPANS`] |
-//! | 137+n | 9m | order spans, each: direction u8 (`0` sent, `1` received), start u32, end u32 |
+//! | 127+n | 1 | proof mode ([`ProofMode`]): `1` proxy, `2` MPC |
+//! | 128+n | 2 | server TCP port the verifier connected to (`0`: not recorded) |
+//! | 130+n | 1 | server close_notify: `0` none seen, `1` the server closed with close_notify, `2` not established |
+//! | 131+n | 4 | server records the verifier relayed after the prover's cut (dropped from the transcript); `0xffffffff`: not established |
+//! | 135+n | 1 | response completeness: `0` unknown, `1` complete, `2` truncated |
+//! | 136+n | 2 | order span count `m`, at most [`MAX_ORDER_SPANS`] |
+//! | 138+n | 9m | order spans, each: direction u8 (`0` sent, `1` received), start u32, end u32 |
 //!
-//! Bytes 127+n.. are the [`SessionFacts`]: what the verifier observed of the
-//! session itself. Any other flag, completeness or direction byte is refused.
+//! Bytes 127+n.. are the [`SessionFacts`]: the mode, and what the verifier
+//! observed of the session itself. What each fact means depends on the
+//! mode (`SECURITY.md`, "What an attestation states"): in MPC mode the
+//! verifier never sees the wire, so the port, the close_notify and the
+//! records after the cut are "not established", and the order is the
+//! prover's report. Any other mode, flag, completeness or direction byte
+//! is refused.
 //! The order spans describe both directions' application data in the order
 //! the verifier recorded it: every span is non-empty, consecutive spans have
 //! different directions, and per direction the spans are consecutive
@@ -59,7 +65,7 @@ use crate::merkle::Hash;
 use crate::transcript::Direction;
 
 pub const ATTESTATION_MAGIC: [u8; 4] = *b"WPAT";
-pub const ATTESTATION_VERSION: u16 = 2;
+pub const ATTESTATION_VERSION: u16 = 3;
 pub const MAX_SERVER_NAME_LEN: usize = 253;
 pub const MAX_CERTS: usize = 16;
 pub const MAX_CERT_LEN: usize = 65536;
@@ -68,7 +74,7 @@ pub const MAX_ORDER_SPANS: usize = 4096;
 /// Fixed part of the body, before the server name.
 const BODY_FIXED_LEN: usize = 127;
 /// Fixed part of the session facts, before the order spans.
-const FACTS_FIXED_LEN: usize = 2 + 1 + 4 + 1 + 2;
+const FACTS_FIXED_LEN: usize = 1 + 2 + 1 + 4 + 1 + 2;
 /// Encoded length of one order span.
 const ORDER_SPAN_LEN: usize = 1 + 4 + 4;
 
@@ -152,22 +158,125 @@ impl fmt::Display for OrderSpan {
     }
 }
 
-/// Facts about the session the verifier established itself.
+/// Which of webproof's modes produced an attestation: it decides what the
+/// [`SessionFacts`] mean (`SECURITY.md` has the table, field by field).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProofMode {
+    /// The verifier relayed the TLS connection and recorded every record
+    /// on the wire; a zero-knowledge proof showed what they decrypt to.
+    Proxy,
+    /// The verifier was one party of a two-party TLS client and never saw
+    /// the wire: the prover moved the server's bytes. Facts about the
+    /// connection itself are the prover's report or not established.
+    Mpc,
+}
+
+impl ProofMode {
+    /// The byte that encodes it.
+    pub const fn to_byte(self) -> u8 {
+        match self {
+            ProofMode::Proxy => 1,
+            ProofMode::Mpc => 2,
+        }
+    }
+
+    pub const fn from_byte(b: u8) -> Option<Self> {
+        match b {
+            1 => Some(ProofMode::Proxy),
+            2 => Some(ProofMode::Mpc),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for ProofMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ProofMode::Proxy => "proxy mode (the verifier relayed the connection)",
+            ProofMode::Mpc => "MPC mode (the verifier was one half of the TLS client)",
+        })
+    }
+}
+
+/// How the attested response ended, as far as the signed facts show
+/// ([`SessionFacts::ending`]). Anything but [`ResponseEnd::Complete`] and
+/// [`ResponseEnd::ClosedByServer`] means the server may have sent more
+/// than the transcript holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ResponseEnd {
+    /// The HTTP framing the verifier checked says the response is whole.
+    Complete,
+    /// The server closed with close_notify and nothing it sent was left out.
+    ClosedByServer,
+    /// The HTTP framing says the response was cut before its end.
+    Truncated,
+    /// The prover cut the transcript: this many server records were left out.
+    Cut { records: u32 },
+    /// Neither a close_notify nor the framing shows the end: the server
+    /// may have sent more (always so in MPC mode unless the framing is
+    /// revealed).
+    PossiblyTruncated,
+}
+
+impl ResponseEnd {
+    /// Whether the server may have sent more than the transcript holds.
+    pub fn may_be_truncated(self) -> bool {
+        !matches!(self, ResponseEnd::Complete | ResponseEnd::ClosedByServer)
+    }
+}
+
+impl fmt::Display for ResponseEnd {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ResponseEnd::Complete => f.write_str("complete (its HTTP framing ends where it ends)"),
+            ResponseEnd::ClosedByServer => f.write_str("ended by the server's close_notify"),
+            ResponseEnd::Truncated => {
+                f.write_str("TRUNCATED (its HTTP framing says there is more)")
+            }
+            ResponseEnd::Cut { records } => write!(
+                f,
+                "TRUNCATED: {records} server record(s) after the prover's cut are left out"
+            ),
+            ResponseEnd::PossiblyTruncated => f.write_str(
+                "POSSIBLY TRUNCATED: no close_notify was proven and the framing does not show \
+                 the end; the server may have sent more",
+            ),
+        }
+    }
+}
+
+/// Facts about the session, as the verifier could establish them in the
+/// attestation's [`ProofMode`]. `None` means "not established": a relying
+/// party must not read it as `false` or `0`.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SessionFacts {
-    /// The server's TCP port the verifier connected to (0: not recorded).
+    /// Which mode produced the attestation; it decides what the other
+    /// facts mean.
+    pub mode: ProofMode,
+    /// The server's TCP port the verifier connected to (0: not recorded;
+    /// always 0 in MPC mode, where the verifier connects to no server).
     pub server_port: u16,
     /// Whether the server closed the TLS session with close_notify. Without
-    /// it, the server may have had more to send.
-    pub server_close_notify: bool,
-    /// Server records the verifier relayed after the prover's cut (dropped from the transcript).
-    pub server_records_after_cut: u32,
+    /// it, the server may have had more to send. `None`: not established
+    /// (MPC mode: the closing alert is encrypted and not proven).
+    pub server_close_notify: Option<bool>,
+    /// Server records the verifier relayed after the prover's cut (dropped
+    /// from the transcript). `None`: not established (MPC mode: the prover
+    /// may stop forwarding at any record boundary unseen).
+    pub server_records_after_cut: Option<u32>,
     /// Whether the HTTP response was seen to be complete.
     pub response_complete: Completeness,
-    /// Application data of both directions in the order the verifier recorded it.
+    /// Application data of both directions in the order the verifier
+    /// recorded it (MPC mode: the order of the prover's reports).
     pub order: Vec<OrderSpan>,
 }
+
+/// Encodes "not established" for the records after the cut.
+const AFTER_CUT_UNKNOWN: u32 = u32::MAX;
+/// Encodes "not established" for the close_notify.
+const CLOSE_NOTIFY_UNKNOWN: u8 = 2;
 
 impl SessionFacts {
     /// Checks the order against the transcript lengths (see the module
@@ -175,6 +284,13 @@ impl SessionFacts {
     /// covered from 0 to its length in consecutive spans, at most
     /// [`MAX_ORDER_SPANS`] spans.
     pub fn validate(&self, sent_len: u32, received_len: u32) -> Result<(), DecodeError> {
+        if self.server_records_after_cut == Some(AFTER_CUT_UNKNOWN) {
+            return Err(DecodeError::TooLarge {
+                what: "server records after the cut",
+                len: AFTER_CUT_UNKNOWN as usize,
+                max: AFTER_CUT_UNKNOWN as usize - 1,
+            });
+        }
         if self.order.len() > MAX_ORDER_SPANS {
             return Err(DecodeError::TooLarge {
                 what: "order spans",
@@ -219,10 +335,29 @@ impl SessionFacts {
         Ok(())
     }
 
+    /// How the response ended, judged on these facts alone.
+    pub fn ending(&self) -> ResponseEnd {
+        match (
+            self.response_complete,
+            self.server_records_after_cut,
+            self.server_close_notify,
+        ) {
+            (Completeness::Truncated, _, _) => ResponseEnd::Truncated,
+            (_, Some(records), _) if records > 0 => ResponseEnd::Cut { records },
+            (Completeness::Complete, _, _) => ResponseEnd::Complete,
+            (_, Some(0), Some(true)) => ResponseEnd::ClosedByServer,
+            _ => ResponseEnd::PossiblyTruncated,
+        }
+    }
+
     fn write(&self, w: &mut Writer) {
+        w.u8(self.mode.to_byte());
         w.u16(self.server_port);
-        w.u8(u8::from(self.server_close_notify));
-        w.u32(self.server_records_after_cut);
+        w.u8(match self.server_close_notify {
+            Some(b) => u8::from(b),
+            None => CLOSE_NOTIFY_UNKNOWN,
+        });
+        w.u32(self.server_records_after_cut.unwrap_or(AFTER_CUT_UNKNOWN));
         w.u8(self.response_complete.to_byte());
         w.u16(self.order.len() as u16);
         for span in &self.order {
@@ -234,9 +369,27 @@ impl SessionFacts {
 
     /// Reads the facts; the caller validates them against the lengths.
     fn read(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+        let m = r.u8("proof mode")?;
+        let mode = ProofMode::from_byte(m).ok_or(DecodeError::InvalidFlag {
+            what: "proof mode",
+            value: m,
+        })?;
         let server_port = r.u16("server port")?;
-        let server_close_notify = r.bool("server close_notify")?;
-        let server_records_after_cut = r.u32("server records after the cut")?;
+        let server_close_notify = match r.u8("server close_notify")? {
+            0 => Some(false),
+            1 => Some(true),
+            CLOSE_NOTIFY_UNKNOWN => None,
+            value => {
+                return Err(DecodeError::InvalidFlag {
+                    what: "server close_notify",
+                    value,
+                })
+            }
+        };
+        let server_records_after_cut = match r.u32("server records after the cut")? {
+            AFTER_CUT_UNKNOWN => None,
+            n => Some(n),
+        };
         let c = r.u8("response completeness")?;
         let response_complete =
             Completeness::from_byte(c).ok_or(DecodeError::InvalidCompleteness(c))?;
@@ -255,6 +408,7 @@ impl SessionFacts {
             });
         }
         Ok(Self {
+            mode,
             server_port,
             server_close_notify,
             server_records_after_cut,
@@ -494,6 +648,30 @@ impl fmt::Debug for ServerIdentity {
     }
 }
 
+/// Refuses any format version but this build's, naming what an old one
+/// lacks.
+fn check_version(version: u16) -> Result<(), DecodeError> {
+    match version {
+        ATTESTATION_VERSION => Ok(()),
+        2 => Err(DecodeError::OutdatedVersion {
+            what: "attestation",
+            version,
+            lacks: "the proof mode (proxy or MPC) that decides what its session facts mean",
+            current: ATTESTATION_VERSION,
+        }),
+        1 => Err(DecodeError::OutdatedVersion {
+            what: "attestation",
+            version,
+            lacks: "the session facts",
+            current: ATTESTATION_VERSION,
+        }),
+        version => Err(DecodeError::UnsupportedVersion {
+            what: "attestation",
+            version,
+        }),
+    }
+}
+
 /// What the verifier fills in to make an attestation (the key id comes from
 /// the signing key).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -598,13 +776,7 @@ impl Attestation {
                 expected: "attestation",
             });
         }
-        let version = r.u16("attestation version")?;
-        if version != ATTESTATION_VERSION {
-            return Err(DecodeError::UnsupportedVersion {
-                what: "attestation",
-                version,
-            });
-        }
+        check_version(r.u16("attestation version")?)?;
         let tls = r.u16("TLS version")?;
         let tls_version = TlsVersion::from_code(tls).ok_or(DecodeError::UnknownTlsVersion(tls))?;
         let suite = r.u16("cipher suite")?;
@@ -794,12 +966,7 @@ struct SignedAttestationJson {
 impl TryFrom<AttestationJson> for Attestation {
     type Error = DecodeError;
     fn try_from(j: AttestationJson) -> Result<Self, DecodeError> {
-        if j.version != ATTESTATION_VERSION {
-            return Err(DecodeError::UnsupportedVersion {
-                what: "attestation",
-                version: j.version,
-            });
-        }
+        check_version(j.version)?;
         if j.cipher_suite.version() != j.tls_version {
             return Err(DecodeError::SuiteVersionMismatch {
                 suite: j.cipher_suite.code(),

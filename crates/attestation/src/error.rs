@@ -14,6 +14,17 @@ pub enum DecodeError {
     BadMagic { expected: &'static str },
     #[error("unsupported {what} format version {version}")]
     UnsupportedVersion { what: &'static str, version: u16 },
+    #[error(
+        "{what} format version {version} is no longer accepted: it lacks {lacks}; this build \
+         reads version {current}, so have the verifier sign the session again with a current \
+         webproof"
+    )]
+    OutdatedVersion {
+        what: &'static str,
+        version: u16,
+        lacks: &'static str,
+        current: u16,
+    },
     #[error("{what} too large: {len} > {max}")]
     TooLarge {
         what: &'static str,

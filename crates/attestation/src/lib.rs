@@ -6,8 +6,9 @@
 //!   is documented there for the ZK circuit) gathered in a [`merkle`] tree.
 //! - [`attestation`]: the signed statement (server name, time, TLS version
 //!   and suite, key id, transcript lengths, commitment root, handshake hash,
-//!   and the [`SessionFacts`] the verifier observed: port, close_notify,
-//!   records dropped at the cut, response completeness, order of the two
+//!   and the [`SessionFacts`]: the [`ProofMode`] that produced it and what
+//!   the verifier could establish in that mode of the port, close_notify,
+//!   records dropped at the cut, response completeness and order of the two
 //!   directions) and its canonical binary encoding.
 //! - [`keys`]: secp256k1 ECDSA (EVM `ecrecover` compatible) and Ed25519
 //!   verifier keys and key ids.
@@ -37,8 +38,8 @@ pub mod presentation;
 pub mod transcript;
 
 pub use attestation::{
-    Attestation, AttestationFields, CipherSuite, Completeness, OrderSpan, ServerIdentity,
-    SessionFacts, SignedAttestation, TlsVersion, MAX_ORDER_SPANS,
+    Attestation, AttestationFields, CipherSuite, Completeness, OrderSpan, ProofMode, ResponseEnd,
+    ServerIdentity, SessionFacts, SignedAttestation, TlsVersion, MAX_ORDER_SPANS,
 };
 pub use commit::{CommitPlan, CommitmentSeed, LeafRange, TranscriptCommitment};
 pub use error::{DecodeError, Error, Result, VerifyError};

@@ -591,9 +591,11 @@ pub struct VerifiedPresentation {
     /// Present if the presentation included it (checked against the
     /// attested handshake hash).
     pub server_identity: Option<ServerIdentity>,
-    /// What the verifier observed of the session (port, close_notify,
-    /// records dropped at the cut, response completeness, order of the two
-    /// directions), as signed.
+    /// The mode that produced the attestation and what the verifier
+    /// established of the session in it (port, close_notify, records
+    /// dropped at the cut, response completeness, order of the two
+    /// directions), as signed. [`SessionFacts::ending`] says whether the
+    /// response may be truncated.
     pub facts: SessionFacts,
     pub attestation: Attestation,
 }
@@ -639,6 +641,9 @@ impl VerifiedPresentation {
             })),
             "handshake_hash": hex::encode(self.attestation.handshake_hash()),
             "transcript_root": hex::encode(self.attestation.transcript_root()),
+            "mode": self.facts.mode,
+            "response_end": self.facts.ending().to_string(),
+            "possibly_truncated": self.facts.ending().may_be_truncated(),
             "facts": self.facts,
         })
     }

@@ -1,5 +1,6 @@
-//! Session facts in attestations (format version 2): encoding, strict
-//! decoding, validation at signing, and the signature over them.
+//! Session facts in attestations (format version 3): the proof mode,
+//! "not established" facts, encoding, strict decoding, validation at
+//! signing, and the signature over them.
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
@@ -20,9 +21,10 @@ fn span(direction: Direction, start: u32, end: u32) -> OrderSpan {
 /// Request, response, second request, rest of the response.
 fn facts() -> SessionFacts {
     SessionFacts {
+        mode: webproof_attestation::ProofMode::Proxy,
         server_port: 443,
-        server_close_notify: true,
-        server_records_after_cut: 3,
+        server_close_notify: Some(true),
+        server_records_after_cut: Some(3),
         response_complete: Completeness::Truncated,
         order: vec![
             span(Direction::Sent, 0, 120),
@@ -68,9 +70,10 @@ fn body_with_facts(raw: &[u8]) -> Vec<u8> {
     body
 }
 
-/// Raw facts encoding.
+/// Raw facts encoding (proxy mode).
 fn raw_facts(port: u16, close: u8, cut: u32, complete: u8, spans: &[(u8, u32, u32)]) -> Vec<u8> {
-    let mut v = port.to_be_bytes().to_vec();
+    let mut v = vec![1];
+    v.extend(port.to_be_bytes());
     v.push(close);
     v.extend(cut.to_be_bytes());
     v.push(complete);
@@ -110,6 +113,7 @@ fn facts_round_trip_in_both_encodings() {
         // The JSON form names the facts.
         let v: serde_json::Value = serde_json::from_str(&json).unwrap();
         let f = &v["attestation"]["facts"];
+        assert_eq!(f["mode"], "proxy");
         assert_eq!(f["server_port"], 443);
         assert_eq!(f["server_close_notify"], true);
         assert_eq!(f["server_records_after_cut"], 3);
@@ -120,7 +124,7 @@ fn facts_round_trip_in_both_encodings() {
         );
         // The raw encoding is as documented.
         let body = a.attestation().to_bytes();
-        assert_eq!(&body[4..6], &[0, 2]);
+        assert_eq!(&body[4..6], &[0, 3]);
         assert_eq!(
             &body[FACTS_AT..],
             &raw_facts(443, 1, 3, 2, &good_spans())[..]
@@ -136,12 +140,16 @@ fn every_completeness_and_flag_round_trips() {
         Completeness::Complete,
         Completeness::Truncated,
     ] {
-        for close in [false, true] {
+        for (close, cut) in [
+            (Some(false), Some(0)),
+            (Some(true), Some(u32::MAX - 1)),
+            (None, None),
+        ] {
             let mut f = facts();
             f.response_complete = c;
             f.server_close_notify = close;
             f.server_port = u16::MAX;
-            f.server_records_after_cut = u32::MAX;
+            f.server_records_after_cut = cut;
             let a = Attestation::sign(fields(SENT, RECEIVED, f.clone()), &key).unwrap();
             let back = SignedAttestation::from_bytes(&a.to_bytes()).unwrap();
             assert_eq!(back.attestation().facts(), &f);
@@ -215,14 +223,14 @@ fn the_most_spans_are_accepted_and_one_more_is_refused() {
     );
     spans.truncate(1);
     let mut raw = raw_facts(443, 1, 0, 0, &spans);
-    raw[8..10].copy_from_slice(&u16::MAX.to_be_bytes());
+    raw[9..11].copy_from_slice(&u16::MAX.to_be_bytes());
     assert!(matches!(
         Attestation::from_bytes(&body_with_facts(&raw)),
         Err(DecodeError::TooLarge { .. })
     ));
     // A count within the maximum but larger than the input: truncated, no
     // allocation of the claimed size.
-    raw[8..10].copy_from_slice(&4000u16.to_be_bytes());
+    raw[9..11].copy_from_slice(&4000u16.to_be_bytes());
     assert!(matches!(
         Attestation::from_bytes(&body_with_facts(&raw)),
         Err(DecodeError::Truncated { .. })
@@ -383,7 +391,7 @@ fn malformed_fact_bytes_are_typed_errors() {
     let check = |raw: Vec<u8>, want: DecodeError| {
         assert_eq!(Attestation::from_bytes(&body_with_facts(&raw)), Err(want));
     };
-    for bad in [2u8, 0x80, 0xff] {
+    for bad in [3u8, 0x80, 0xff] {
         check(
             raw_facts(443, bad, 3, 2, &good_spans()),
             DecodeError::InvalidFlag {
@@ -407,27 +415,29 @@ fn malformed_fact_bytes_are_typed_errors() {
     let mut raw = ok.clone();
     raw.push(0);
     check(raw, DecodeError::TrailingBytes { count: 1 });
-    // A version 1 body (without facts) and a version 1 header on a v2 body.
+    // A version 1 header on a v3 body.
     let mut body = body_with_facts(&ok);
     body[5] = 1;
     assert_eq!(
         Attestation::from_bytes(&body),
-        Err(DecodeError::UnsupportedVersion {
+        Err(DecodeError::OutdatedVersion {
             what: "attestation",
-            version: 1
+            version: 1,
+            lacks: "the session facts",
+            current: 3
         })
     );
     body.truncate(FACTS_AT);
     assert!(matches!(
         Attestation::from_bytes(&body),
-        Err(DecodeError::UnsupportedVersion { version: 1, .. })
+        Err(DecodeError::OutdatedVersion { version: 1, .. })
     ));
     let (a, _) = signed();
     let mut v: serde_json::Value = serde_json::from_str(&a.to_json()).unwrap();
     v["attestation"]["version"] = 1.into();
     assert!(matches!(
         SignedAttestation::from_json(&v.to_string()),
-        Err(DecodeError::UnsupportedVersion { version: 1, .. })
+        Err(DecodeError::OutdatedVersion { version: 1, .. })
     ));
 }
 
@@ -464,6 +474,13 @@ fn json_facts_are_strict() {
         Box::new(|v| v["attestation"]["facts"]["order"][0]["extra"] = 1.into()),
         Box::new(|v| v["attestation"]["facts"]["server_port"] = 65536.into()),
         Box::new(|v| v["attestation"]["facts"]["server_close_notify"] = 1.into()),
+        Box::new(|v| v["attestation"]["facts"]["mode"] = "tee".into()),
+        Box::new(|v| {
+            v["attestation"]["facts"]
+                .as_object_mut()
+                .unwrap()
+                .remove("mode");
+        }),
         Box::new(|v| v["attestation"]["facts"]["response_complete"] = "Complete".into()),
         Box::new(|v| v["attestation"]["facts"]["response_complete"] = 1.into()),
         Box::new(|v| v["attestation"]["facts"]["order"][0]["direction"] = "both".into()),
@@ -498,12 +515,15 @@ fn a_tampered_fact_breaks_the_signature() {
     let trusted = [key.verifying_key()];
     a.verify(&trusted).unwrap();
     let bytes = a.to_bytes();
-    // Binary: flip the port, the flag, the cut count, the completeness.
+    // Binary: flip the mode (proxy to MPC), the port, the flag (to "not
+    // established" too), the cut count, the completeness.
     for (offset, value) in [
-        (FACTS_AT, 0x02u8),
-        (FACTS_AT + 2, 0),
-        (FACTS_AT + 6, 4),
-        (FACTS_AT + 7, 1),
+        (FACTS_AT, 2u8),
+        (FACTS_AT + 1, 0x02),
+        (FACTS_AT + 3, 0),
+        (FACTS_AT + 3, 2),
+        (FACTS_AT + 7, 4),
+        (FACTS_AT + 8, 1),
     ] {
         let mut t = bytes.clone();
         assert_ne!(t[offset], value);
@@ -519,9 +539,12 @@ fn a_tampered_fact_breaks_the_signature() {
     let base: serde_json::Value = serde_json::from_str(&a.to_json()).unwrap();
     let other_order = serde_json::to_value(OrderSpan::sent_then_received(SENT, RECEIVED)).unwrap();
     for (field, value) in [
+        ("mode", serde_json::json!("mpc")),
         ("server_port", serde_json::json!(8443)),
         ("server_close_notify", serde_json::json!(false)),
+        ("server_close_notify", serde_json::Value::Null),
         ("server_records_after_cut", serde_json::json!(0)),
+        ("server_records_after_cut", serde_json::Value::Null),
         ("response_complete", serde_json::json!("complete")),
         ("order", other_order),
     ] {
@@ -573,4 +596,141 @@ fn presentations_expose_the_facts() {
         shown.join(", "),
         format!("sent 0..120, received 0..2048, sent 120..{SENT}, received 2048..{RECEIVED}")
     );
+}
+
+/// MPC-mode facts: what the verifier cannot establish is encoded as "not
+/// established" (close_notify byte 2, cut count 0xffffffff, port 0) and
+/// decodes back to `None`, never to proxy mode's `false` / `0`.
+#[test]
+fn facts_not_established_round_trip_as_unknown() {
+    let key = key(Scheme::Ed25519);
+    let f = SessionFacts {
+        mode: ProofMode::Mpc,
+        server_port: 0,
+        server_close_notify: None,
+        server_records_after_cut: None,
+        response_complete: Completeness::Unknown,
+        order: OrderSpan::sent_then_received(SENT, RECEIVED),
+    };
+    let a = Attestation::sign(fields(SENT, RECEIVED, f.clone()), &key).unwrap();
+    let body = a.attestation().to_bytes();
+    assert_eq!(
+        &body[FACTS_AT..FACTS_AT + 9],
+        &[2, 0, 0, 2, 0xff, 0xff, 0xff, 0xff, 0]
+    );
+    let back = SignedAttestation::from_bytes(&a.to_bytes()).unwrap();
+    assert_eq!(back.attestation().facts(), &f);
+    let v: serde_json::Value = serde_json::from_str(&a.to_json()).unwrap();
+    let j = &v["attestation"]["facts"];
+    assert_eq!(j["mode"], "mpc");
+    assert!(j["server_close_notify"].is_null());
+    assert!(j["server_records_after_cut"].is_null());
+    assert_eq!(SignedAttestation::from_json(&a.to_json()).unwrap(), a);
+    assert_eq!(f.ending(), ResponseEnd::PossiblyTruncated);
+    assert!(f.ending().may_be_truncated());
+}
+
+/// A count that would read as "not established" cannot be signed; bytes
+/// outside the flags' ranges are refused.
+#[test]
+fn out_of_range_facts_are_refused() {
+    let key = key(Scheme::Ed25519);
+    let mut f = facts();
+    f.server_records_after_cut = Some(u32::MAX);
+    assert!(Attestation::sign(fields(SENT, RECEIVED, f), &key).is_err());
+    let mut raw = raw_facts(443, 1, 0, 0, &good_spans());
+    for (at, bad) in [(0usize, 0u8), (0, 3), (3, 3)] {
+        let mut r = raw.clone();
+        r[at] = bad;
+        assert!(
+            matches!(
+                Attestation::from_bytes(&body_with_facts(&r)),
+                Err(DecodeError::InvalidFlag { .. })
+            ),
+            "byte {at} = {bad}"
+        );
+    }
+    raw[0] = 2;
+    Attestation::from_bytes(&body_with_facts(&raw)).unwrap();
+}
+
+/// Version 2 bodies (no mode) are refused with an error that says why and
+/// what to do; unknown versions with the plain one.
+#[test]
+fn version_2_is_refused_clearly() {
+    let (a, _) = signed();
+    let mut body = a.attestation().to_bytes();
+    body[5] = 2;
+    let e = Attestation::from_bytes(&body).unwrap_err();
+    assert!(
+        matches!(e, DecodeError::OutdatedVersion { version: 2, .. }),
+        "{e:?}"
+    );
+    let text = e.to_string();
+    assert!(
+        text.contains("proof mode") && text.contains("sign the session again"),
+        "{text}"
+    );
+    body[5] = 9;
+    assert!(matches!(
+        Attestation::from_bytes(&body),
+        Err(DecodeError::UnsupportedVersion { version: 9, .. })
+    ));
+    let mut v: serde_json::Value = serde_json::from_str(&a.to_json()).unwrap();
+    v["attestation"]["version"] = 2.into();
+    assert!(matches!(
+        SignedAttestation::from_json(&v.to_string()),
+        Err(DecodeError::OutdatedVersion { .. })
+    ));
+}
+
+/// How the response ended: only a proven close_notify with nothing cut,
+/// or complete framing, is not "possibly truncated".
+#[test]
+fn response_end_from_the_facts() {
+    let base = SessionFacts {
+        mode: ProofMode::Proxy,
+        server_port: 443,
+        server_close_notify: Some(true),
+        server_records_after_cut: Some(0),
+        response_complete: Completeness::Unknown,
+        order: Vec::new(),
+    };
+    let with = |edit: &dyn Fn(&mut SessionFacts)| {
+        let mut f = base.clone();
+        edit(&mut f);
+        f.ending()
+    };
+    assert_eq!(base.ending(), ResponseEnd::ClosedByServer);
+    assert_eq!(
+        with(&|f| f.server_close_notify = Some(false)),
+        ResponseEnd::PossiblyTruncated
+    );
+    assert_eq!(
+        with(&|f| f.server_close_notify = None),
+        ResponseEnd::PossiblyTruncated
+    );
+    assert_eq!(
+        with(&|f| f.server_records_after_cut = None),
+        ResponseEnd::PossiblyTruncated
+    );
+    assert_eq!(
+        with(&|f| f.server_records_after_cut = Some(2)),
+        ResponseEnd::Cut { records: 2 }
+    );
+    assert_eq!(
+        with(&|f| {
+            f.server_close_notify = None;
+            f.response_complete = Completeness::Complete
+        }),
+        ResponseEnd::Complete
+    );
+    assert_eq!(
+        with(&|f| f.response_complete = Completeness::Truncated),
+        ResponseEnd::Truncated
+    );
+    for e in [ResponseEnd::PossiblyTruncated, ResponseEnd::Truncated] {
+        assert!(e.may_be_truncated());
+        assert!(e.to_string().contains("TRUNCATED"));
+    }
 }

@@ -17,9 +17,10 @@ const RESPONSE: &[u8] =
 fn facts() -> SessionFacts {
     let (s, r) = (REQUEST.len() as u32, RESPONSE.len() as u32);
     SessionFacts {
+        mode: webproof_attestation::ProofMode::Proxy,
         server_port: 8443,
-        server_close_notify: true,
-        server_records_after_cut: 2,
+        server_close_notify: Some(true),
+        server_records_after_cut: Some(2),
         response_complete: Completeness::Complete,
         order: vec![
             span(Direction::Sent, 0, 20),
@@ -132,6 +133,12 @@ fn redacted_presentation_verifies_and_shows_only_revealed_bytes() {
             assert_eq!(v.server_identity.as_ref(), Some(&s.identity));
             let json = v.to_json_value();
             assert_eq!(json["sent"]["segments"][1]["hidden"], true);
+            // The mode and the response's end are shown, as signed: this
+            // session's response is cut (two records left out).
+            assert_eq!(json["mode"], "proxy");
+            assert_eq!(json["facts"]["mode"], "proxy");
+            assert_eq!(json["possibly_truncated"], true);
+            assert_eq!(v.facts.ending(), ResponseEnd::Cut { records: 2 });
         }
     }
 }
@@ -154,9 +161,10 @@ fn revealed_block_characters_are_escaped_in_marked_text() {
     let c = TranscriptCommitment::new(&t, &plan, CommitmentSeed::generate(&mut rng)).unwrap();
     let key = SigningKey::generate(Scheme::Ed25519, &mut rng);
     let facts = SessionFacts {
+        mode: webproof_attestation::ProofMode::Proxy,
         server_port: 443,
-        server_close_notify: true,
-        server_records_after_cut: 0,
+        server_close_notify: Some(true),
+        server_records_after_cut: Some(0),
         response_complete: Completeness::Unknown,
         order: OrderSpan::sent_then_received(sent.len() as u32, received.len() as u32),
     };
@@ -242,7 +250,7 @@ fn attestation_body_layout_is_as_documented() {
     let a = s.attestation.attestation();
     let b = a.to_bytes();
     assert_eq!(&b[0..4], b"WPAT");
-    assert_eq!(&b[4..6], &[0, 2]);
+    assert_eq!(&b[4..6], &[0, 3]);
     assert_eq!(&b[6..8], &[3, 4]);
     assert_eq!(&b[8..10], &[0x13, 0x01]);
     assert_eq!(&b[10..18], &1_763_771_400u64.to_be_bytes());
@@ -254,8 +262,9 @@ fn attestation_body_layout_is_as_documented() {
     assert_eq!(&b[94..126], &s.identity.hash());
     assert_eq!(b[126] as usize, "bank.example".len());
     assert_eq!(&b[127..139], b"bank.example");
-    // Session facts after the server name.
-    let f = &b[139..];
+    // Session facts after the server name, the proof mode first.
+    assert_eq!(b[139], 1);
+    let f = &b[140..];
     assert_eq!(&f[0..2], &8443u16.to_be_bytes());
     assert_eq!(f[2], 1);
     assert_eq!(&f[3..7], &2u32.to_be_bytes());
@@ -552,9 +561,10 @@ fn overlapping_leaves_from_a_bad_layout_are_rejected() {
             transcript_root: tree.root(),
             handshake_hash: [0; 32],
             facts: SessionFacts {
+                mode: webproof_attestation::ProofMode::Proxy,
                 server_port: 443,
-                server_close_notify: false,
-                server_records_after_cut: 0,
+                server_close_notify: Some(false),
+                server_records_after_cut: Some(0),
                 response_complete: Completeness::Unknown,
                 order: OrderSpan::sent_then_received(8, 0),
             },
@@ -615,9 +625,10 @@ fn range_beyond_attested_length_is_rejected() {
             transcript_root: h,
             handshake_hash: [0; 32],
             facts: SessionFacts {
+                mode: webproof_attestation::ProofMode::Proxy,
                 server_port: 443,
-                server_close_notify: false,
-                server_records_after_cut: 0,
+                server_close_notify: Some(false),
+                server_records_after_cut: Some(0),
                 response_complete: Completeness::Unknown,
                 order: OrderSpan::sent_then_received(6, 0),
             },
@@ -882,9 +893,10 @@ fn long_transcript_with_many_leaves() {
             &c,
             [9; 32],
             SessionFacts {
+                mode: webproof_attestation::ProofMode::Proxy,
                 server_port: 443,
-                server_close_notify: true,
-                server_records_after_cut: 0,
+                server_close_notify: Some(true),
+                server_records_after_cut: Some(0),
                 response_complete: Completeness::Truncated,
                 order: OrderSpan::sent_then_received(3000, 20_000),
             },

@@ -294,8 +294,10 @@ export interface ProveResult {
   verified: {
     server_name: string; server_port: number; time: number;
     tls_version: string; cipher_suite: string; key_exchange_group: string;
-    proof: "zk" | "full-reveal";
+    proof: "zk" | "full-reveal" | "mpc";
     sent: Disclosed; received: Disclosed;
+    /** null: not established (MPC mode); false/0 with no complete framing: the response may be truncated. */
+    server_close_notify: boolean | null; server_records_after_cut: number | null;
     [more: string]: unknown;
   };
   stats: {

@@ -217,14 +217,87 @@ pub fn client_hello(p: &HelloParams) -> Vec<u8> {
     handshake_message(msg_type::CLIENT_HELLO, &body)
 }
 
+/// Extensions a ClientHello may carry in MPC mode: those [`client_hello`]
+/// writes. Anything else (session tickets, ALPN, OCSP stapling, a maximum
+/// fragment length...) would negotiate something the verifier neither
+/// runs nor records.
+const ALLOWED_EXTENSIONS: [u16; 6] = [
+    hsk::ext::SERVER_NAME,
+    10, // supported_groups
+    11, // ec_point_formats
+    13, // signature_algorithms
+    hsk::ext::EXTENDED_MASTER_SECRET,
+    0xff01, // renegotiation_info
+];
+
+/// The ClientHello body's layout: an empty session id (no resumption),
+/// null compression only, each extension one of [`ALLOWED_EXTENSIONS`] at
+/// most once, nothing after the extensions.
+fn check_hello_layout(body: &[u8]) -> Result<()> {
+    let bad = Error::ClientHello;
+    let truncated = || bad("truncated");
+    let mut at = 2 + 32;
+    let sid = *body.get(at).ok_or_else(truncated)? as usize;
+    if sid != 0 {
+        return Err(bad("carries a session id (resumption is not run)"));
+    }
+    at += 1;
+    let suites = u16::from_be_bytes(
+        body.get(at..at + 2)
+            .ok_or_else(truncated)?
+            .try_into()
+            .expect("two bytes"),
+    ) as usize;
+    at += 2 + suites;
+    let comp_len = *body.get(at).ok_or_else(truncated)? as usize;
+    if body.get(at + 1..at + 1 + comp_len) != Some(&[0][..]) {
+        return Err(bad("offers compression other than null alone"));
+    }
+    at += 1 + comp_len;
+    let ext_len = u16::from_be_bytes(
+        body.get(at..at + 2)
+            .ok_or_else(truncated)?
+            .try_into()
+            .expect("two bytes"),
+    ) as usize;
+    at += 2;
+    let exts = body.get(at..at + ext_len).ok_or_else(truncated)?;
+    if at + ext_len != body.len() {
+        return Err(bad("has bytes after its extensions"));
+    }
+    let mut seen = Vec::new();
+    let mut i = 0;
+    while i < exts.len() {
+        let head = exts.get(i..i + 4).ok_or_else(truncated)?;
+        let typ = u16::from_be_bytes([head[0], head[1]]);
+        let len = u16::from_be_bytes([head[2], head[3]]) as usize;
+        if !ALLOWED_EXTENSIONS.contains(&typ) {
+            return Err(bad("offers an extension MPC mode does not support"));
+        }
+        if seen.contains(&typ) {
+            return Err(bad("repeats an extension"));
+        }
+        seen.push(typ);
+        i += 4 + len;
+    }
+    if i != exts.len() {
+        return Err(truncated());
+    }
+    Ok(())
+}
+
 /// The verifier's check of the ClientHello it received: its own random,
 /// TLS 1.2 only, only suites of [`SUITES`], the configured server name
-/// (none for an IP address), no resumption or early data.
+/// (none for an IP address), no resumption (empty session id) or early
+/// data, null compression only, and no extension but those MPC mode
+/// writes (SNI, groups, point formats, signature algorithms, EMS,
+/// renegotiation_info).
 pub fn check_client_hello(msg: &hsk::Message, random: &[u8; 32], server_name: &str) -> Result<()> {
     if msg.typ != msg_type::CLIENT_HELLO {
         return Err(Error::ClientHello("not a ClientHello"));
     }
     let ch = hsk::parse_client_hello(msg.body())?;
+    check_hello_layout(msg.body())?;
     if &ch.random != random {
         return Err(Error::ClientHello(
             "the client random is not the verifier's",
@@ -316,5 +389,59 @@ mod tests {
         let m = message(client_hello(&p));
         assert!(check_client_hello(&m, &[7; 32], "example.test").is_err());
         check_client_hello(&m, &[7; 32], "127.0.0.1").unwrap();
+    }
+
+    /// The body of [`client_hello`] with `edit` applied to its parts
+    /// (session id, compression methods, extensions), lengths recomputed.
+    fn hello_with(edit: impl FnOnce(&mut Vec<u8>, &mut Vec<u8>, &mut Vec<u8>)) -> hsk::Message {
+        let p = params();
+        let mut sid = Vec::new();
+        let mut comp = vec![0u8];
+        let mut exts = Vec::new();
+        if let Some(name) = &p.server_name {
+            let mut list = vec![0u8];
+            list.extend(vec16(name.as_bytes()));
+            exts.extend(ext(hsk::ext::SERVER_NAME, &vec16(&list)));
+        }
+        exts.extend(ext(10, &vec16(&u16s(&p.groups))));
+        exts.extend(ext(13, &vec16(&u16s(&SIG_SCHEMES))));
+        edit(&mut sid, &mut comp, &mut exts);
+        let mut body = vec![3, 3];
+        body.extend_from_slice(&p.random);
+        body.push(sid.len() as u8);
+        body.extend(&sid);
+        body.extend(vec16(&u16s(&p.suites)));
+        body.push(comp.len() as u8);
+        body.extend(&comp);
+        body.extend(vec16(&exts));
+        message(handshake_message(msg_type::CLIENT_HELLO, &body))
+    }
+
+    /// A session id, compression, and extensions MPC mode does not write
+    /// (session ticket, ALPN, status_request, max_fragment_length), or one
+    /// written twice, are refused; the hello as written passes.
+    #[test]
+    fn verifier_refuses_resumption_compression_and_unknown_extensions() {
+        check_client_hello(&hello_with(|_, _, _| {}), &[7; 32], "example.test").unwrap();
+        let refused = |m: hsk::Message, why: &str| {
+            let e = check_client_hello(&m, &[7; 32], "example.test").unwrap_err();
+            assert!(e.to_string().contains(why), "{e}");
+        };
+        refused(hello_with(|sid, _, _| *sid = vec![1; 32]), "session id");
+        refused(hello_with(|_, c, _| *c = vec![1, 0]), "compression");
+        refused(hello_with(|_, c, _| *c = vec![1]), "compression");
+        for typ in [35u16, 16, 5, 1] {
+            refused(
+                hello_with(|_, _, e| e.extend(ext(typ, &[]))),
+                "extension MPC mode does not support",
+            );
+        }
+        // A repeated extension (the shared parser refuses it first).
+        let twice = hello_with(|_, _, e| {
+            let once = ext(11, &[1, 0]);
+            e.extend(&once);
+            e.extend(&once);
+        });
+        assert!(check_client_hello(&twice, &[7; 32], "example.test").is_err());
     }
 }

@@ -3,24 +3,32 @@
 //! verdict and the harness read both modes alike.
 //!
 //! # Where each field comes from
-//! Everything is the verifier's own: the server name and port from the
-//! hello it admitted (the name is the one the certificate was checked
-//! against), the time from its clock, the version, suite, group and
-//! certificate from the server flight it parsed ([`VerifierOutcome`]), the
-//! lengths of both directions and their order from its recording (each
-//! application-data record's payload minus the 8-byte explicit nonce and
-//! the 16-byte tag), the revealed bytes from the proof it checked
-//! ([`VerifiedResponse`]).
+//! Everything is the verifier's own: the server name from the hello it
+//! admitted (the one the certificate was checked against), the time from
+//! its clock, the version, suite, group and certificate from the server
+//! flight it parsed ([`VerifierOutcome`]), the lengths of both directions
+//! from its recording (each application-data record's payload minus the
+//! 8-byte explicit nonce and the 16-byte tag), the revealed bytes from the
+//! proof it checked ([`VerifiedResponse`]).
 //!
-//! [`attestation`] signs proxy mode's attestation over the same output,
-//! with the transcript root of the leaves the proof of the response
-//! established.
+//! [`attestation`] signs the attestation over the same output, with the
+//! transcript root of the leaves the proof of the response established
+//! and the proof mode [`ProofKind::Mpc`].
 //!
-//! # What MPC mode does not state yet
-//! - The server's closing alert: it is encrypted, and the proof does not
-//!   cover it, so `server_close_notify` is `false` and `server_alert`
-//!   `None` (a response framed by Content-Length or chunking is still
-//!   judged complete on its revealed head).
+//! # What MPC mode does not establish (and so does not state)
+//! The verifier never sees the wire: the prover connects to the server
+//! and forwards what it chooses. So, never proxy mode's meaning:
+//! - `server_port` is `0` ("not recorded"): the port in the prover's
+//!   hello is only the prover's word.
+//! - `server_close_notify` and `server_records_after_cut` are `None` ("not
+//!   established"): the closing alert is encrypted and not proven, and a
+//!   prover may stop forwarding at any record boundary, so an unrevealed
+//!   response may be truncated; `server_alert` is `None` for the same
+//!   reason. A response framed by Content-Length or chunking is still
+//!   judged complete on its revealed head.
+//! - `order` is the order of the prover's reports (`RecSent`, forwarded
+//!   server flights), not the wire's, and `sent` counts the request
+//!   records the prover reports sent, not their delivery.
 
 use crate::error::{Error, Result};
 use crate::response::{RevealedRange, VerifiedResponse};
@@ -114,13 +122,13 @@ fn revealed_view(len: usize, ranges: &[RevealedRange]) -> Result<Vec<Option<u8>>
 }
 
 /// The verifier's output of a session whose response proof it checked.
-/// `server_name` and `port` are those it admitted, `time` the session's
-/// (Unix seconds, the certificate was checked at it).
+/// `server_name` is the one it admitted, `time` the session's (Unix
+/// seconds, the certificate was checked at it). Facts it cannot establish
+/// are left unstated (see the module docs).
 pub fn verifier_output(
     outcome: &VerifierOutcome,
     verified: &VerifiedResponse,
     server_name: &str,
-    port: u16,
     time: u64,
 ) -> Result<VerifierOutput> {
     let cipher_suite = CipherSuite::from_code(outcome.suite)
@@ -150,7 +158,8 @@ pub fn verifier_output(
     let response_complete = webproof_proxy::http::response_completeness(&view, false);
     Ok(VerifierOutput {
         server_name: server_name.to_string(),
-        server_port: port,
+        // Not recorded: the port in the hello is the prover's claim.
+        server_port: 0,
         time,
         tls_version: TlsVersion::Tls12,
         cipher_suite,
@@ -159,9 +168,9 @@ pub fn verifier_output(
         proof: ProofKind::Mpc,
         sent: DisclosedData::from_view(&sent_view),
         received: DisclosedData::from_view(&view),
-        server_close_notify: false,
+        server_close_notify: None,
         server_alert: None,
-        server_records_after_cut: 0,
+        server_records_after_cut: None,
         response_complete,
         order: order(&outcome.recording),
         json: Vec::new(),
@@ -171,7 +180,8 @@ pub fn verifier_output(
 /// Sign the attestation of a session whose proof established the leaf
 /// hashes of `verified` (the prover's commitment to the request and the
 /// response). Every field but the transcript root comes from the
-/// verifier: the server name, port, time, suite, group and lengths from
+/// verifier: the server name, time, suite, group, lengths and the facts
+/// (mode MPC, the rest not established) from
 /// `output` ([`verifier_output`]'s, from its recording and its clock),
 /// the certificate chain from the server flight it checked. The root is
 /// over the proven leaf hashes, its layout checked against the recorded

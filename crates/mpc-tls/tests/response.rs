@@ -1133,7 +1133,7 @@ fn attested_session_presents_what_the_server_sent() {
     assert!(v.request_ranges.is_empty(), "committing reveals nothing");
 
     let key = SigningKey::generate(Scheme::Ed25519, &mut ChaCha20Rng::seed_from_u64(6));
-    let out = webproof_mpc_tls::verifier_output(&d.verifier, &v, NAME, 443, 1_700_000_000).unwrap();
+    let out = webproof_mpc_tls::verifier_output(&d.verifier, &v, NAME, 1_700_000_000).unwrap();
     let reply = webproof_mpc_tls::attestation(&key, &d.verifier, &v, &out).unwrap();
     let bundle =
         AttestationBundle::accept(&reply, transcript, commitment, outcome.certificates.clone())

@@ -159,6 +159,9 @@
 //!   the record leaves. The client Finished's plaintext is public, so a
 //!   wrong keystream there only breaks the handshake. Neither waits for
 //!   this audit, which still catches the garbling after the session.
+//!   A verifier that stops after the prover's `Close`, before it reveals
+//!   `Δ`, escapes this audit; the network prover reports and records it
+//!   as cheating (`SECURITY.md`, MPC mode point 4).
 //!
 //! # The arithmetic parts (OLE, A2M/M2A, ECtF, GHASH)
 //! - *Verifier side*, exact: [`audit_ole`] recomputes every OLE answer from

@@ -24,6 +24,7 @@
 //! timeouts, and feeds the sessions what arrived.
 
 pub mod fixture;
+pub mod flagged;
 pub mod frame;
 pub mod mpc;
 pub mod mux;
@@ -95,6 +96,39 @@ pub enum NetError {
     /// (a check on the server's flight, a 2PC step, the peer's abort).
     #[error("MPC session: {0}")]
     Mpc(#[from] webproof_mpc_tls::Error),
+    /// MPC mode: the verifier stopped between the prover's `Close` and the
+    /// audit of its garbling (it aborted, hung up or went silent), or
+    /// failed that audit. Not a network error: a verifier that stops there
+    /// escapes the audit ([`flagged`]).
+    #[error(
+        "the verifier {verifier} {what}. In MPC mode a verifier that does this escapes the \
+         audit of its garbling: it may have tried to learn a bit of the session's keys. \
+         Your request reached the server unaltered or not at all (dual execution), but do \
+         not run another session with this verifier; {recorded}"
+    )]
+    VerifierCheated {
+        /// The verifier's address.
+        verifier: String,
+        /// What it did.
+        what: String,
+        /// Whether and where it was recorded.
+        recorded: String,
+    },
+    /// MPC mode: the verifier is in the prover's record of cheating
+    /// verifiers ([`flagged`]), and the user did not override it.
+    #[error(
+        "the verifier {verifier} is recorded as cheating in {path} ({reason}), so MPC mode \
+         refuses it. Use another verifier; if you know why it stopped, remove its line from \
+         that file or pass --allow-flagged-verifier"
+    )]
+    FlaggedVerifier {
+        /// The verifier's address.
+        verifier: String,
+        /// The recorded reason.
+        reason: String,
+        /// The record file.
+        path: String,
+    },
 }
 
 impl NetError {
@@ -114,6 +148,8 @@ impl NetError {
             NetError::Setup(_) => "setup",
             NetError::Channel(_) => "channel",
             NetError::Mpc(_) => "mpc",
+            NetError::VerifierCheated { .. } => "verifier_cheated",
+            NetError::FlaggedVerifier { .. } => "flagged_verifier",
         }
     }
 

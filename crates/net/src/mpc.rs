@@ -41,7 +41,11 @@
 //!
 //! Every protocol decision is `webproof_mpc_tls`'s; this module moves
 //! frames and the server's bytes, keeps time and enforces timeouts and
-//! sizes.
+//! sizes (the verifier's cap on the request a hello may ask tables for,
+//! the prover's bound on frames queued early). It also decides whom a
+//! prover-side failure blames ([`blame`]): a verifier that stops after
+//! the prover's `Close` and before the audit, or fails the audit, is
+//! reported as cheating and kept in [`crate::flagged`]'s record.
 
 use crate::frame::{recv_msg, recv_msg_limited, send_msg, write_frame, Counted, FrameReader};
 use crate::prover::{ProveOptions, ProveOutcome, ProveStats};
@@ -62,6 +66,13 @@ use webproof_proxy::protocol::{
     MpcHello, ProverMsg, RejectKind, Rejection, VerifierMsg, MAX_VERDICT_MSG, PROTOCOL_VERSION,
 };
 use webproof_proxy::{Direction, RecorderLimits, VerifierOutput, VerifyConfig};
+
+/// Default of [`VerifierConfig::max_mpc_request`]: a request of 4 KiB
+/// (headers with a few cookies or tokens) and no more tables than that.
+pub const DEFAULT_MAX_REQUEST: usize = 4 << 10;
+/// The most [`VerifierConfig::max_mpc_request`] may be: the largest
+/// request the session's COT budget covers.
+pub const MAX_REQUEST_LIMIT: usize = mpc::cots::MAX_REQUEST;
 
 /// Largest session message the prover accepts (the garbled tables come
 /// in chunks; the OLE answers of a 16 KB request record are the largest).
@@ -138,14 +149,20 @@ pub(crate) async fn verify<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
     terms: MpcHello,
     cfg: &VerifierConfig,
 ) -> Result<VerifierOutput> {
+    // The hello's request length decides every table garbled before the
+    // prover touches a server (the COTs, and so the record circuits, are
+    // sized from it): capped by this verifier's setting.
+    let limit = cfg.max_mpc_request.min(MAX_REQUEST_LIMIT);
     let request_len = match usize::try_from(terms.request_len) {
-        Ok(n) if (1..=mpc::cots::MAX_REQUEST).contains(&n) => n,
+        Ok(n) if (1..=limit).contains(&n) => n,
         _ => {
             let why = Rejection::new(
                 RejectKind::SessionSize,
                 format!(
-                    "MPC mode takes a request of 1 to {} bytes, not {}",
-                    mpc::cots::MAX_REQUEST,
+                    "this verifier takes MPC requests of 1 to {limit} bytes, not {}: send a \
+                     shorter request, or ask its operator to raise the limit (limits.\
+                     max_mpc_request_bytes in verifier.toml, webproof serve \
+                     --max-mpc-request-bytes; at most {MAX_REQUEST_LIMIT})",
                     terms.request_len
                 ),
             );
@@ -237,8 +254,7 @@ pub(crate) async fn verify<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
     })
     .await;
     let concluded = proved.and_then(|verified| {
-        let out =
-            mpc::verifier_output(&outcome, &verified, &host, port, time).map_err(NetError::Mpc)?;
+        let out = mpc::verifier_output(&outcome, &verified, &host, time).map_err(NetError::Mpc)?;
         // A claim with leaves reached the proof only if this verifier
         // holds a key (`verify_response` refused it otherwise).
         let signed = match &cfg.attestation_key {
@@ -449,8 +465,151 @@ fn warm_up_draw() -> usize {
 
 // ------------------------------------------------------------------ prover
 
+/// How far the prover's session got, to tell who is to blame for a
+/// failure ([`blame`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    /// Before the prover sent its `Close`: a failure is the network's,
+    /// the server's or a refusal, as the error says.
+    BeforeClose,
+    /// The prover sent `Close` and waits for the `CloseAck`, the `Δ`
+    /// reveal and its audit: a verifier that stops here escapes the audit.
+    AwaitingAudit,
+    /// The audit passed and the proof was opened.
+    Audited,
+}
+
+/// [`Stage`] shared with the session's tasks.
+#[derive(Default)]
+struct StageCell(std::sync::atomic::AtomicU8);
+
+impl StageCell {
+    fn set(&self, s: Stage) {
+        self.0.store(s as u8, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    fn get(&self) -> Stage {
+        match self.0.load(std::sync::atomic::Ordering::SeqCst) {
+            0 => Stage::BeforeClose,
+            1 => Stage::AwaitingAudit,
+            _ => Stage::Audited,
+        }
+    }
+}
+
+/// What the verifier did, if the prover's failure `e` at `stage` is the
+/// verifier's doing: a failed audit at any stage; after the prover's
+/// `Close` and before the audit, any stop that is not this party's own
+/// check (the server's flight, its own settings) or a refusal. A verifier
+/// that stops there escapes the audit of its garbling (`SECURITY.md`, MPC
+/// mode point 4), so an honest verifier's crash looks the same and is
+/// recorded too; the user can override the record.
+pub fn blame(stage: Stage, e: &NetError) -> Option<&'static str> {
+    use mpc::Error as E;
+    if let NetError::Mpc(E::VerifierCheated(_)) = e {
+        return Some("failed the audit of its garbling");
+    }
+    // The dual execution's check (or another check of the 2PC core) caught
+    // it during the session: the request never left.
+    if let NetError::Mpc(E::Mpc(webproof_mpc::Error::VerifierCheated(_))) = e {
+        return Some(
+            "cheated in the 2PC (its garbling of the request's keystream failed the check)",
+        );
+    }
+    if stage != Stage::AwaitingAudit {
+        return None;
+    }
+    match e {
+        NetError::Mpc(
+            E::Tls(_)
+            | E::Unsupported(_)
+            | E::ServerAlert { .. }
+            | E::ServerEncrypted(_)
+            | E::ServerClosed
+            | E::ClientRecord(_)
+            | E::ClientHello(_)
+            | E::CotsExhausted { .. }
+            | E::OutOfOrder(_)
+            | E::Usage(_),
+        )
+        | NetError::Proxy(_)
+        | NetError::Setup(_)
+        | NetError::Tls(_)
+        | NetError::Refused(_)
+        | NetError::Rejected(_)
+        | NetError::Unauthorized(_)
+        | NetError::Forbidden(_)
+        | NetError::FlaggedVerifier { .. }
+        | NetError::VerifierCheated { .. } => None,
+        NetError::Mpc(E::Aborted(_)) => Some("aborted after the prover's Close, before the audit"),
+        NetError::Timeout(_) => Some("went silent after the prover's Close, before the audit"),
+        NetError::Disconnected(_) | NetError::Channel(_) | NetError::Io { .. } => {
+            Some("hung up after the prover's Close, before the audit")
+        }
+        NetError::Mpc(_) | NetError::Engine { .. } => {
+            Some("broke off the protocol after the prover's Close, before the audit")
+        }
+    }
+}
+
 /// The prover's MPC session: [`crate::prove`] with `opts.mode` MPC.
+/// Refuses a verifier in the flagged-verifier record (unless allowed);
+/// reports and records one that stops before the audit or fails it
+/// ([`blame`]). Never retries: a retry would hand a cheating verifier
+/// another session over the same credentials.
 pub(crate) async fn prove(opts: &ProveOptions) -> Result<ProveOutcome> {
+    let record = opts
+        .flagged_verifiers
+        .as_ref()
+        .map(crate::flagged::FlaggedVerifiers::at);
+    if let Some(r) = &record {
+        if let Some(f) = r.find(&opts.verifier, None)? {
+            if !opts.allow_flagged_verifier {
+                return Err(NetError::FlaggedVerifier {
+                    verifier: opts.verifier.clone(),
+                    reason: f.reason,
+                    path: r.path().display().to_string(),
+                });
+            }
+            tracing::warn!(verifier = %opts.verifier, reason = %f.reason,
+                "running an MPC session with a verifier recorded as cheating, as asked");
+        }
+    }
+    let stage = StageCell::default();
+    let ran = timeout(
+        opts.timeout,
+        "the whole proving session",
+        prove_session(opts, &stage),
+    )
+    .await;
+    let e = match ran {
+        Ok(out) => return Ok(out),
+        Err(e) => e,
+    };
+    let Some(what) = blame(stage.get(), &e) else {
+        return Err(e);
+    };
+    tracing::warn!(verifier = %opts.verifier, error = %e, "the MPC verifier {what}");
+    let reason = format!("{what}: {e}");
+    let recorded = match &record {
+        Some(r) => match r.record(&opts.verifier, None, &reason) {
+            Ok(_) => format!(
+                "it is recorded in {} and refused from now on",
+                r.path().display()
+            ),
+            Err(re) => format!("recording it failed ({re}): do not use it again"),
+        },
+        None => "no flagged-verifier record is kept here: do not use it again".into(),
+    };
+    Err(NetError::VerifierCheated {
+        verifier: opts.verifier.clone(),
+        what: format!("{what} ({e})"),
+        recorded,
+    })
+}
+
+/// [`prove`]'s session, noting its [`Stage`] in `stage`.
+async fn prove_session(opts: &ProveOptions, stage: &StageCell) -> Result<ProveOutcome> {
     let t0 = Instant::now();
     if matches!(opts.version, Some(v) if v != webproof_proxy::TlsVersion::Tls12) {
         return Err(NetError::Setup(
@@ -543,7 +702,7 @@ pub(crate) async fn prove(opts: &ProveOptions) -> Result<ProveOutcome> {
             let warm = tokio::spawn(warm_up_receiver(cot, preprocessing));
             // Dropped (the session failed first), the task ends too.
             let warm = crate::AbortOnDrop(warm).join("the proof setup task");
-            let run = prover_session(session, first, relay, opts, counters);
+            let run = prover_session(session, first, relay, opts, counters, stage);
             tokio::pin!(run, warm);
             tokio::select! {
                 // A failed session ends the setup with it.
@@ -604,6 +763,7 @@ pub(crate) async fn prove(opts: &ProveOptions) -> Result<ProveOutcome> {
         &mut rand::rngs::OsRng,
     )
     .await?;
+    stage.set(Stage::Audited);
     let verdict: VerifierMsg = recv_msg_limited(&mut link, "the verdict", MAX_VERDICT_MSG).await?;
     let (output, attestation) = match verdict {
         VerifierMsg::Verdict {
@@ -672,6 +832,7 @@ async fn prover_session(
     link: tokio::io::DuplexStream,
     opts: &ProveOptions,
     counters: &crate::frame::Counters,
+    stage: &StageCell,
 ) -> Result<(mpc::ProverOutcome, Instant, Instant, u64, u64)> {
     // Preprocessing is full duplex: this party's garbling of the
     // request's keystream (dual execution) goes up while the verifier's
@@ -705,7 +866,7 @@ async fn prover_session(
     for m in opening.to_verifier {
         write_frame(&mut link, &m.encode()).await?;
     }
-    let (outcome, t2) = run_session(session, &mut link, frames, srv_rd, srv_wr).await?;
+    let (outcome, t2) = run_session(session, &mut link, frames, srv_rd, srv_wr, stage).await?;
     let _ = link.shutdown().await;
     Ok((outcome, t1, t2, up0, down0))
 }
@@ -737,7 +898,9 @@ async fn preprocess<R: AsyncRead + Unpin>(
     // blocking thread while the verifier garbles; the link keeps being
     // read meanwhile, into a queue the session takes afterwards, so the
     // tables keep flowing instead of stalling on a full socket buffer.
-    let mut early = Vec::new();
+    // Bounded in bytes: when it is full the link is no longer read until
+    // the schedules are built, and TCP back-pressure holds the verifier.
+    let mut early = EarlyQueue::new(MAX_EARLY_BYTES);
     let (mut session, prepared) = {
         let build = tokio::task::spawn_blocking(move || {
             let mut session = session;
@@ -755,10 +918,11 @@ async fn preprocess<R: AsyncRead + Unpin>(
                     Duration::from_secs(60),
                     "waiting for the verifier's garbled tables",
                     frames.next(rd),
-                ) => early.push(f?.ok_or_else(hung_up)?),
+                ), if early.has_room() => early.push(f?.ok_or_else(hung_up)?),
             }
         }
     };
+    let early = early.into_frames();
     queue_step(tx, prepared.map(|()| Default::default())).await?;
     let mut opening = mpc::ProverOutput::default();
     let mut early = early.into_iter();
@@ -821,6 +985,43 @@ async fn queue_step(
     }
 }
 
+/// Most bytes of verifier frames the prover queues while its schedules
+/// build (one more frame, up to [`MAX_FROM_VERIFIER`], may go over).
+/// About a second of tables on a fast link; the rest waits in the socket.
+const MAX_EARLY_BYTES: usize = 32 << 20;
+
+/// The verifier's frames that arrive while the prover's schedules build,
+/// kept in order up to a byte bound.
+struct EarlyQueue {
+    frames: Vec<Vec<u8>>,
+    bytes: usize,
+    max: usize,
+}
+
+impl EarlyQueue {
+    fn new(max: usize) -> Self {
+        EarlyQueue {
+            frames: Vec::new(),
+            bytes: 0,
+            max,
+        }
+    }
+
+    /// Whether another frame may be read into the queue.
+    fn has_room(&self) -> bool {
+        self.bytes < self.max
+    }
+
+    fn push(&mut self, frame: Vec<u8>) {
+        self.bytes += frame.len();
+        self.frames.push(frame);
+    }
+
+    fn into_frames(self) -> Vec<Vec<u8>> {
+        self.frames
+    }
+}
+
 async fn connect_server(host: &str, port: u16, at: Option<SocketAddr>) -> Result<TcpStream> {
     let s = match at {
         Some(a) => TcpStream::connect(a).await,
@@ -860,6 +1061,7 @@ async fn run_session<L: AsyncRead + AsyncWrite + Unpin>(
     mut frames: FrameReader,
     srv_rd: tokio::net::tcp::OwnedReadHalf,
     srv_wr: tokio::net::tcp::OwnedWriteHalf,
+    stage: &StageCell,
 ) -> Result<(mpc::ProverOutcome, Instant)> {
     let mut buf = vec![0u8; 32 << 10];
     let mut server_open = true;
@@ -942,6 +1144,31 @@ async fn run_session<L: AsyncRead + AsyncWrite + Unpin>(
             closed_at = Some(Instant::now());
             let m = session.close()?;
             write_frame(link, &m.encode()).await?;
+            // From here until the audit, a verifier that stops escapes it.
+            stage.set(Stage::AwaitingAudit);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The queue of early frames stops taking frames at its byte bound
+    /// (going over by at most the frame that crossed it) and keeps their
+    /// order.
+    #[test]
+    fn early_queue_is_bounded_in_bytes() {
+        let mut q = EarlyQueue::new(100);
+        let mut pushed = 0;
+        while q.has_room() {
+            q.push(vec![pushed as u8; 30]);
+            pushed += 1;
+        }
+        assert_eq!(pushed, 4, "30, 60, 90 leave room; 120 does not");
+        assert!(q.bytes < 100 + 30);
+        let frames = q.into_frames();
+        assert!(frames.iter().enumerate().all(|(i, f)| f[0] == i as u8));
+        const { assert!(MAX_EARLY_BYTES >= 16 << 20 && MAX_EARLY_BYTES < 64 << 20) };
     }
 }

@@ -66,6 +66,12 @@ pub struct ProveOptions {
     /// MPC mode: connect to this address instead of resolving `host`
     /// (the name is still the one sent and checked).
     pub server_addr: Option<std::net::SocketAddr>,
+    /// MPC mode: the record of verifiers that cheated
+    /// ([`crate::flagged`]): a verifier in it is refused, one that
+    /// cheats is added. `None`: no record is kept or read.
+    pub flagged_verifiers: Option<std::path::PathBuf>,
+    /// MPC mode: run the session even with a verifier in the record.
+    pub allow_flagged_verifier: bool,
 }
 
 /// How the session reaches the server.
@@ -129,6 +135,8 @@ impl ProveOptions {
             expect_response: DEFAULT_EXPECT_RESPONSE,
             mode: Mode::Proxy,
             server_addr: None,
+            flagged_verifiers: None,
+            allow_flagged_verifier: false,
         })
     }
 
@@ -220,14 +228,9 @@ pub struct ProveOutcome {
 pub async fn prove(opts: &ProveOptions) -> Result<ProveOutcome> {
     match opts.mode {
         Mode::Proxy => timeout(opts.timeout, "the whole proving session", prove_inner(opts)).await,
-        Mode::Mpc => {
-            timeout(
-                opts.timeout,
-                "the whole proving session",
-                crate::mpc::prove(opts),
-            )
-            .await
-        }
+        // The whole-session timeout is inside: where it fires decides
+        // whether the verifier is to blame.
+        Mode::Mpc => crate::mpc::prove(opts).await,
     }
 }
 

@@ -52,6 +52,11 @@ pub struct VerifierConfig {
     pub max_message: usize,
     /// The key that signs attestations; `None`: this verifier attests nothing.
     pub attestation_key: Option<Arc<webproof_attestation::SigningKey>>,
+    /// MPC mode: the largest request (bytes) a hello may ask this verifier
+    /// to garble for. It bounds the work a prover gets for free before
+    /// touching any server (about 7 MB of tables per KB of request with
+    /// AES-128, more with AES-256); at most [`crate::mpc::MAX_REQUEST_LIMIT`].
+    pub max_mpc_request: usize,
 }
 
 impl Default for VerifierConfig {
@@ -71,6 +76,7 @@ impl Default for VerifierConfig {
             api_key_digests: Vec::new(),
             max_message: MAX_CONTROL_MSG,
             attestation_key: None,
+            max_mpc_request: crate::mpc::DEFAULT_MAX_REQUEST,
         }
     }
 }

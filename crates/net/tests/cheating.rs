@@ -164,7 +164,7 @@ async fn cheats_rejected(suite: CipherSuite) {
     let s = session(suite, 5000).await;
     let ok = verify_full_reveal(&s.transcript, &s.cfg, &s.witness, &openings(&s)).unwrap();
     assert_eq!(ok.received.bytes, s.response);
-    assert!(ok.server_close_notify);
+    assert_eq!(ok.server_close_notify, Some(true));
 
     // A wrong session secret.
     let e =

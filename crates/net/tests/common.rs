@@ -109,7 +109,10 @@ pub async fn assert_cut_ends_both_sides(
     assert!(
         matches!(
             e,
-            webproof_net::NetError::Disconnected(_) | webproof_net::NetError::Io { .. }
+            webproof_net::NetError::Disconnected(_)
+                | webproof_net::NetError::Io { .. }
+                // MPC mode: a verifier gone after the prover's Close.
+                | webproof_net::NetError::VerifierCheated { .. }
         ),
         "cut after {cut_after}: {e}"
     );

@@ -255,11 +255,11 @@ async fn tls_version_pinning() {
         vt.await.unwrap().unwrap();
         assert_eq!(out.output.tls_version, v);
         assert_eq!(out.output.server_name, "127.0.0.1");
-        assert!(out.output.server_close_notify);
+        assert_eq!(out.output.server_close_notify, Some(true));
         // What the verifier observed itself: the port it connected to, no
         // records after the cut, a complete response, request then response.
         assert_eq!(out.output.server_port, s.fixture.addr.port());
-        assert_eq!(out.output.server_records_after_cut, 0);
+        assert_eq!(out.output.server_records_after_cut, Some(0));
         assert_eq!(
             out.output.response_complete,
             webproof_attestation::Completeness::Complete

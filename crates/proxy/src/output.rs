@@ -7,7 +7,7 @@ use crate::statement::SessionSecret;
 use crate::suite::{CipherSuite, KxGroup, TlsVersion};
 use crate::verify::{assemble, check_handshake, SecretsSource, SessionInfo, VerifyConfig};
 use serde::{Deserialize, Serialize};
-use webproof_attestation::{Completeness, OrderSpan, SessionFacts};
+use webproof_attestation::{Completeness, OrderSpan, ProofMode, SessionFacts};
 
 /// How the statement was established.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -28,7 +28,20 @@ pub enum ProofKind {
     Mpc,
 }
 
-/// The verified result of one proxy-mode session.
+impl ProofKind {
+    /// The mode an attestation of such a proof names.
+    pub fn mode(self) -> ProofMode {
+        match self {
+            ProofKind::FullReveal | ProofKind::Zk => ProofMode::Proxy,
+            ProofKind::Mpc => ProofMode::Mpc,
+        }
+    }
+}
+
+/// The verified result of one session, proxy or MPC mode ([`ProofKind`]
+/// says which, and so what each fact means: `SECURITY.md`, "What an
+/// attestation states"). A fact the verifier could not establish is
+/// `None` (or port `0`), never a value that reads as established.
 ///
 /// `D` is how each direction's disclosure is held: the data itself
 /// ([`DisclosedData`], what the verifier attests and the prover shows), or
@@ -39,7 +52,8 @@ pub enum ProofKind {
 pub struct VerifierOutput<D = DisclosedData> {
     /// The server name the certificate was checked against.
     pub server_name: String,
-    /// The TCP port the verifier connected to.
+    /// The TCP port the verifier connected to (`0`: not recorded, as in
+    /// MPC mode, where the verifier connects to no server).
     pub server_port: u16,
     /// Session time (Unix seconds, the verifier's clock at connection).
     pub time: u64,
@@ -57,14 +71,17 @@ pub struct VerifierOutput<D = DisclosedData> {
     pub sent: D,
     /// What the server sent.
     pub received: D,
-    /// Whether the server closed with close_notify.
-    pub server_close_notify: bool,
+    /// Whether the server closed with close_notify; `None`: not
+    /// established (MPC mode: the closing alert is not proven).
+    pub server_close_notify: Option<bool>,
     /// A fatal alert the server sent after the handshake, if any.
     pub server_alert: Option<u8>,
     /// Server records the verifier relayed after the point where the
     /// prover cut the transcript (not part of `received`). Non-zero means
-    /// the server said more than `received` shows.
-    pub server_records_after_cut: usize,
+    /// the server said more than `received` shows. `None`: not
+    /// established (MPC mode: the verifier sees only what the prover
+    /// forwards, so it cannot tell whether the prover stopped early).
+    pub server_records_after_cut: Option<usize>,
     /// Whether `received` holds complete HTTP responses, judged on the
     /// bytes the verifier saw ([`crate::http::response_completeness`]).
     pub response_complete: Completeness,
@@ -82,10 +99,14 @@ impl VerifierOutput {
     /// The facts an attestation carries besides the transcript commitment.
     pub fn facts(&self) -> SessionFacts {
         SessionFacts {
+            mode: self.proof.mode(),
             server_port: self.server_port,
             server_close_notify: self.server_close_notify,
-            server_records_after_cut: u32::try_from(self.server_records_after_cut)
-                .unwrap_or(u32::MAX),
+            // u32::MAX encodes "not established": a count that large
+            // (beyond the recorder's limits anyway) saturates below it.
+            server_records_after_cut: self
+                .server_records_after_cut
+                .map(|n| u32::try_from(n).unwrap_or(u32::MAX).min(u32::MAX - 1)),
             response_complete: self.response_complete,
             order: self.order.clone(),
         }
@@ -363,9 +384,9 @@ pub(crate) fn output(
         proof,
         sent,
         received,
-        server_close_notify: close_notify,
+        server_close_notify: Some(close_notify),
         server_alert: alert,
-        server_records_after_cut: data.transcript.received_after_cut,
+        server_records_after_cut: Some(data.transcript.received_after_cut),
         response_complete: crate::http::response_completeness(received_view, close_notify),
         order: data.order(),
         json: Vec::new(),

@@ -141,7 +141,9 @@ use serde::{Deserialize, Serialize};
 /// fewer before the tables).
 /// Version 27: MPC mode's request keystream under dual execution
 /// (`webproof_mpc::dual`); Ferret's LPN sets at >= 128 bits with a
-/// per-session code seed from the prover.
+/// per-session code seed from the prover; the verdict's facts may be
+/// `null` (not established, MPC mode) and attestations are format 3
+/// (signed proof mode).
 pub const PROTOCOL_VERSION: u16 = 27;
 /// Largest control message (JSON) accepted by default. The prover's
 /// `Proof` is the largest: for a 16 MiB response its plan holds about
@@ -545,9 +547,9 @@ mod tests {
                 proof: ProofKind::Zk,
                 sent: DisclosedData::from_revealed(&sent, d.sent.clone()).unwrap(),
                 received: DisclosedData::from_revealed(&received, d.received.clone()).unwrap(),
-                server_close_notify: true,
+                server_close_notify: Some(true),
                 server_alert: None,
-                server_records_after_cut: 0,
+                server_records_after_cut: Some(0),
                 response_complete: webproof_attestation::Completeness::Complete,
                 order: Vec::new(),
                 json: Vec::new(),

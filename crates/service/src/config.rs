@@ -37,6 +37,7 @@
 //! max_sent_records = 256
 //! max_recv_records = 32768
 //! max_message_bytes = 16777216
+//! max_mpc_request_bytes = 4096
 //! session_timeout_secs = 900
 //! connect_timeout_secs = 10
 //! relay_timeout_secs = 60
@@ -168,6 +169,10 @@ pub struct LimitsConfig {
     pub max_recv_records: usize,
     /// Largest control message from a prover.
     pub max_message_bytes: usize,
+    /// MPC mode: the largest request a hello may ask this verifier to
+    /// garble for (the tables it garbles before the prover touches any
+    /// server grow with it), 1 to 16384.
+    pub max_mpc_request_bytes: usize,
     /// Longest a whole session may last.
     #[serde(deserialize_with = "secs")]
     pub session_timeout_secs: Duration,
@@ -198,6 +203,7 @@ impl Default for LimitsConfig {
             max_sent_records: v.limits.max_sent_records,
             max_recv_records: v.limits.max_recv_records,
             max_message_bytes: v.max_message,
+            max_mpc_request_bytes: v.max_mpc_request,
             // The proof of a 16 MiB response with hidden bytes takes minutes.
             session_timeout_secs: Duration::from_secs(900),
             connect_timeout_secs: v.connect_timeout,
@@ -385,6 +391,16 @@ impl FileConfig {
                 format!("{} bytes: expected 1024 to 64 MiB", l.max_message_bytes),
             ));
         }
+        if !(1..=webproof_net::mpc::MAX_REQUEST_LIMIT).contains(&l.max_mpc_request_bytes) {
+            return Err(ServiceError::invalid(
+                "limits.max_mpc_request_bytes",
+                format!(
+                    "{} bytes: expected 1 to {}",
+                    l.max_mpc_request_bytes,
+                    webproof_net::mpc::MAX_REQUEST_LIMIT
+                ),
+            ));
+        }
         if l.max_sessions > 100_000 {
             return Err(ServiceError::invalid(
                 "limits.max_sessions",
@@ -433,6 +449,7 @@ impl FileConfig {
             api_key_digests: Vec::new(),
             max_message: l.max_message_bytes,
             attestation_key: None,
+            max_mpc_request: l.max_mpc_request_bytes,
         };
         self.api_keys(&mut verifier)?;
 
@@ -562,6 +579,7 @@ mod tests {
         let c = parse(text).unwrap();
         assert_eq!(c.listen.as_deref(), Some("127.0.0.1:7047"));
         assert_eq!(c.limits.max_sessions, 32);
+        assert_eq!(c.limits.max_mpc_request_bytes, 4096);
         assert_eq!(c.log.format, LogFormat::Text);
     }
 
@@ -604,6 +622,15 @@ mod tests {
         c.limits.max_message_bytes = 10;
         let e = c.build().unwrap_err().to_string();
         assert!(e.contains("limits.max_message_bytes"), "{e}");
+        c.limits.max_message_bytes = 1 << 20;
+        for bad in [0, 16385] {
+            c.limits.max_mpc_request_bytes = bad;
+            let e = c.build().unwrap_err().to_string();
+            assert!(e.contains("limits.max_mpc_request_bytes"), "{e}");
+        }
+        c.limits.max_mpc_request_bytes = 2048;
+        assert_eq!(c.build().unwrap().verifier.max_mpc_request, 2048);
+        c.limits.max_mpc_request_bytes = 4096;
         let e = parse("listen = \"127.0.0.1:0\"\n[api_keys]\ndigests = [\"abc\"]\n")
             .unwrap()
             .build()

@@ -6,8 +6,8 @@ use anyhow::{bail, Context};
 use clap::{Args, Subcommand, ValueEnum};
 use webproof_attestation::keyfile;
 use webproof_attestation::{
-    escape_revealed, verify_presentation, OrderSpan, RedactedTranscript, Scheme, SessionFacts,
-    VerifiedPresentation, VerifyingKey,
+    escape_revealed, verify_presentation, OrderSpan, ProofMode, RedactedTranscript, Scheme,
+    SessionFacts, VerifiedPresentation, VerifyingKey,
 };
 
 #[derive(Subcommand)]
@@ -225,7 +225,13 @@ fn verify(args: VerifyArgs) -> anyhow::Result<()> {
 const HIDDEN: char = '█';
 
 fn print_table(v: &VerifiedPresentation) {
-    outln!("Presentation verified.");
+    let end = v.facts.ending();
+    if end.may_be_truncated() {
+        // Not "verified" plain: what is shown may not be all the server said.
+        outln!("Presentation verified, but the response may be TRUNCATED ({end}).");
+    } else {
+        outln!("Presentation verified.");
+    }
     outln!("  server         {}", v.server_name);
     outln!("  time           {} ({})", format_utc(v.time), v.time);
     outln!("  TLS            {}, {}", v.tls_version, v.cipher_suite);
@@ -272,20 +278,29 @@ fn facts_lines(f: &SessionFacts) -> Vec<String> {
         0 => "not recorded".to_string(),
         p => p.to_string(),
     };
-    let close_notify = if f.server_close_notify {
-        "yes (the server closed the TLS session)"
-    } else {
-        "no (the server may have had more to send)"
+    let close_notify = match f.server_close_notify {
+        Some(true) => "yes (the server closed the TLS session)",
+        Some(false) => "no (the server may have had more to send)",
+        None => "not established (the verifier did not see the server's closing alert)",
+    };
+    let after_cut = match f.server_records_after_cut {
+        Some(n) => {
+            format!("{n} server records relayed after the prover's cut (not in the transcript)")
+        }
+        None => "not established (the verifier saw only what the prover forwarded)".into(),
+    };
+    let order = match f.mode {
+        ProofMode::Proxy => order_text(&f.order),
+        ProofMode::Mpc => format!("{} (as the prover reported it)", order_text(&f.order)),
     };
     vec![
+        format!("{:<14} {}", "mode", f.mode),
         format!("{:<14} {port}", "server port"),
         format!("{:<14} {close_notify}", "close_notify"),
-        format!(
-            "{:<14} {} server records relayed after the prover's cut (not in the transcript)",
-            "after cut", f.server_records_after_cut
-        ),
+        format!("{:<14} {after_cut}", "after cut"),
         format!("{:<14} {}", "response", f.response_complete),
-        format!("{:<14} {}", "order", order_text(&f.order)),
+        format!("{:<14} {}", "response end", f.ending()),
+        format!("{:<14} {order}", "order"),
     ]
 }
 
@@ -371,8 +386,8 @@ mod tests {
     use super::{facts_lines, for_terminal, format_utc, order_text, HIDDEN};
     use webproof_attestation::{
         Attestation, AttestationFields, CipherSuite, CommitPlan, CommitmentSeed, Completeness,
-        Direction, OrderSpan, PresentationBuilder, Scheme, SessionFacts, SigningKey, Transcript,
-        TranscriptCommitment, VerifiedPresentation,
+        Direction, OrderSpan, PresentationBuilder, ProofMode, Scheme, SessionFacts, SigningKey,
+        Transcript, TranscriptCommitment, VerifiedPresentation,
     };
 
     /// A verified presentation of `received` with `hidden` (a range of it)
@@ -385,9 +400,10 @@ mod tests {
         let c = TranscriptCommitment::new(&t, &plan, CommitmentSeed::generate(&mut rng)).unwrap();
         let key = SigningKey::generate(Scheme::Ed25519, &mut rng);
         let facts = SessionFacts {
+            mode: ProofMode::Proxy,
             server_port: 8443,
-            server_close_notify: false,
-            server_records_after_cut: 2,
+            server_close_notify: Some(false),
+            server_records_after_cut: Some(2),
             response_complete: Completeness::Truncated,
             order: vec![
                 OrderSpan {
@@ -484,6 +500,30 @@ mod tests {
         let json = v.to_json_value();
         assert_eq!(json["facts"]["server_port"], 8443);
         assert_eq!(json["facts"]["order"][2]["start"], 10);
+        assert!(lines.contains("mode           proxy mode"), "{lines}");
+        assert!(lines.contains("response end   TRUNCATED"), "{lines}");
+    }
+
+    /// MPC mode's facts: the mode is named, what the verifier did not
+    /// establish reads as such, and the response as possibly truncated.
+    #[test]
+    fn mpc_facts_are_shown_as_not_established() {
+        let mut v = verified(b"HTTP/1.1 200 OK\r\n\r\nsecret", 19..25);
+        v.facts.mode = ProofMode::Mpc;
+        v.facts.server_port = 0;
+        v.facts.server_close_notify = None;
+        v.facts.server_records_after_cut = None;
+        v.facts.response_complete = webproof_attestation::Completeness::Unknown;
+        let lines = facts_lines(&v.facts).join("\n");
+        assert!(lines.contains("mode           MPC mode"), "{lines}");
+        assert!(lines.contains("server port    not recorded"), "{lines}");
+        assert!(lines.contains("close_notify   not established"), "{lines}");
+        assert!(lines.contains("after cut      not established"), "{lines}");
+        assert!(
+            lines.contains("response end   POSSIBLY TRUNCATED"),
+            "{lines}"
+        );
+        assert!(lines.contains("(as the prover reported it)"), "{lines}");
     }
 
     #[test]

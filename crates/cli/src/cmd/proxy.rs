@@ -60,6 +60,15 @@ pub struct ProveArgs {
     /// URL's host (the host is still the name sent and checked).
     #[arg(long, value_name = "IP:PORT")]
     connect: Option<std::net::SocketAddr>,
+    /// With --mode mpc: the record of verifiers that cheated (JSON lines;
+    /// default: flagged-verifiers.jsonl under the user's data directory,
+    /// e.g. ~/.local/share/webproof). A verifier in it is refused; one that
+    /// stops after the Close or fails the audit is added.
+    #[arg(long, value_name = "FILE")]
+    flagged_verifiers: Option<PathBuf>,
+    /// With --mode mpc: run even with a verifier recorded as cheating.
+    #[arg(long)]
+    allow_flagged_verifier: bool,
     /// Extra request header ('Name: value'); repeatable.
     #[arg(short = 'H', long = "header")]
     headers: Vec<String>,
@@ -201,6 +210,15 @@ fn prove_options(a: &ProveArgs) -> anyhow::Result<ProveOptions> {
         bail!("--connect is for --mode mpc (in proxy mode the verifier connects)");
     }
     o.server_addr = a.connect;
+    if a.mode == webproof_net::Mode::Mpc {
+        o.flagged_verifiers = a
+            .flagged_verifiers
+            .clone()
+            .or_else(webproof_net::flagged::FlaggedVerifiers::default_path);
+        o.allow_flagged_verifier = a.allow_flagged_verifier;
+    } else if a.flagged_verifiers.is_some() || a.allow_flagged_verifier {
+        bail!("--flagged-verifiers and --allow-flagged-verifier are for --mode mpc");
+    }
     o.version = a.tls;
     o.suites = a.suites.clone();
     o.groups = a.groups.clone();
@@ -378,8 +396,16 @@ fn write_secret_file(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()>
 }
 
 fn print_output(o: &VerifierOutput) {
+    let facts = o.facts();
+    let end = facts.ending();
+    // Not "verified" plain when the server may have said more.
+    let verdict = if end.may_be_truncated() {
+        "verified, response POSSIBLY TRUNCATED"
+    } else {
+        "verified"
+    };
     outln!(
-        "verified: {} via {} ({}, {:?}), session time {}",
+        "{verdict}: {} via {} ({}, {:?}), session time {}",
         o.server_name,
         o.tls_version,
         o.cipher_suite,
@@ -387,11 +413,16 @@ fn print_output(o: &VerifierOutput) {
         o.time
     );
     outln!("server certificate sha256: {}", o.server_certificate_sha256);
+    let close_notify = match o.server_close_notify {
+        Some(b) => b.to_string(),
+        None => "not established".into(),
+    };
     outln!(
-        "proof: {:?}; server close_notify: {}",
+        "proof: {:?}, {}; server close_notify: {close_notify}",
         o.proof,
-        o.server_close_notify
+        facts.mode
     );
+    outln!("response end: {end}");
     if o.proof == webproof_proxy::ProofKind::FullReveal && o.sent.hidden() + o.received.hidden() > 0
     {
         outln!(

@@ -69,6 +69,10 @@ pub struct ServeArgs {
     /// Sessions served at once; more provers are refused with a message.
     #[arg(long)]
     max_sessions: Option<usize>,
+    /// MPC mode: the largest request (bytes) a prover may ask this verifier
+    /// to garble tables for (default 4096, at most 16384).
+    #[arg(long)]
+    max_mpc_request_bytes: Option<usize>,
     /// On SIGINT/SIGTERM, how long running sessions may go on (seconds).
     #[arg(long)]
     shutdown_grace_secs: Option<f64>,
@@ -190,6 +194,9 @@ fn file_config(a: &ServeArgs) -> anyhow::Result<FileConfig> {
     }
     if let Some(v) = a.max_sessions {
         l.max_sessions = v;
+    }
+    if let Some(v) = a.max_mpc_request_bytes {
+        l.max_mpc_request_bytes = v;
     }
     c.policy.allow.extend(a.allow_nets.iter().copied());
     c.policy.deny.extend(a.deny_nets.iter().copied());

@@ -1,0 +1,180 @@
+//! What an MPC-mode output and attestation state about the session: the
+//! mode, and nothing the verifier did not establish. The verifier never
+//! sees the wire, so a prover that stops forwarding the server's records
+//! at a record boundary (dropping the rest of the response and the
+//! close_notify) must get an attestation that reads "possibly truncated",
+//! never proxy mode's "nothing was cut" (`server_records_after_cut = 0`).
+
+#![allow(clippy::single_range_in_vec_init)] // one revealed range is a list of one
+
+mod common;
+use common::*;
+use futures::executor::block_on;
+use rand::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+use std::cell::Cell;
+use std::rc::Rc;
+use webproof_attestation::{
+    verify_presentation, Completeness, ProofMode, ResponseEnd, Scheme, SigningKey,
+};
+use webproof_core::{memory_duplex, Channel};
+use webproof_mpc_tls::hello::*;
+use webproof_mpc_tls::response::{prove_response, verify_response, ResponseClaim};
+use webproof_proxy::attest::AttestationBundle;
+use webproof_proxy::http::RevealItem;
+use webproof_zk::Config;
+
+/// A response of several TLS records (rustls writes at most 16 KiB each).
+fn response(n: usize) -> Vec<u8> {
+    let body: Vec<u8> = (0..n).map(|i| b'a' + (i * 7 % 26) as u8).collect();
+    let mut r = format!("HTTP/1.1 200 OK\r\nContent-Length: {n}\r\n\r\n").into_bytes();
+    r.extend(body);
+    r
+}
+
+const REQUEST: &[u8] = b"GET /statement HTTP/1.1\r\nHost: webproof.test\r\nCookie: s=1\r\n\r\n";
+
+/// Keeps a server flight only up to the end of its first application-data
+/// record (the rest of the response and the close_notify are dropped);
+/// notes the flight's index.
+fn cut_after_first_app_record(cut_at: Rc<Cell<Option<usize>>>) -> FlightHook {
+    Box::new(move |i, buf: &mut Vec<u8>| {
+        if cut_at.get().is_some() {
+            return;
+        }
+        let mut at = 0;
+        for (ct, len) in records(buf) {
+            at += 5 + len;
+            if ct == 23 {
+                // The first application-data record after the handshake.
+                buf.truncate(at);
+                cut_at.set(Some(i));
+                return;
+            }
+        }
+    })
+}
+
+/// The prover forwards the first record of a 40 KB response, drops the
+/// rest and the server's close_notify, and reports the server's close.
+/// The proof passes (every forwarded record is genuine), and the verifier
+/// signs: mode MPC, port 0 ("not recorded"), close_notify and records
+/// after the cut "not established", and the response end reads "possibly
+/// truncated" in the output, the attestation and the checked
+/// presentation.
+#[test]
+fn truncated_response_is_not_attested_as_uncut() {
+    let c = certs(KeyKind::Ecdsa, &[NAME], false);
+    let full = response(40_000);
+    let cut_at = Rc::new(Cell::new(None));
+    let hooks = Hooks {
+        server_to_prover: Some(cut_after_first_app_record(cut_at.clone())),
+        close_after_flights: Some(2),
+        ..Hooks::default()
+    };
+    let (p, hello, v, sender, receiver) = sessions_ext(
+        30,
+        prover_config(
+            NAME,
+            ECDHE_ECDSA_AES128_GCM_SHA256,
+            GROUP_P256,
+            true,
+            REQUEST,
+        ),
+        verifier_config(&c.ca_der, NAME),
+    );
+    let d = run(p, hello, v, server(&c), &full, hooks).unwrap();
+    assert_eq!(cut_at.get(), Some(1), "the response came in flight 1");
+    let outcome = d.prover.clone();
+    let got = outcome.response.clone();
+    assert!(got.len() < full.len() && full.starts_with(&got));
+    eprintln!(
+        "the server sent {} response bytes and close_notify; the prover forwarded {}",
+        full.len(),
+        got.len()
+    );
+
+    // Commit to both directions, reveal the status line only.
+    let opts = webproof_proxy::attest::AttestOptions {
+        chunk_len: Some(300),
+        boundaries: Vec::new(),
+    };
+    let (transcript, commitment) =
+        webproof_proxy::attest::commit(&opts, REQUEST, &got, &mut ChaCha20Rng::seed_from_u64(5))
+            .unwrap();
+    let claim = ResponseClaim::new(&outcome, &[0..15])
+        .unwrap()
+        .with_commitment(&outcome, &commitment);
+    let blinders = webproof_proxy::attest::blinders(&commitment);
+    let cfg = Config {
+        cot_batch: 1 << 18,
+        ..Config::default()
+    };
+    let (a, b) = memory_duplex();
+    let mut r1 = ChaCha20Rng::seed_from_u64(100);
+    let mut r2 = ChaCha20Rng::seed_from_u64(101);
+    let (p, v) = block_on(async {
+        futures::join!(
+            prove_response(
+                receiver,
+                Channel::new(a),
+                cfg,
+                &outcome,
+                &claim,
+                &blinders,
+                &mut r1
+            ),
+            verify_response(sender, Channel::new(b), cfg, &d.verifier, true, &mut r2)
+        )
+    });
+    p.unwrap();
+    let v = v.unwrap();
+
+    // The output: nothing of proxy mode's meaning.
+    let out = webproof_mpc_tls::verifier_output(&d.verifier, &v, NAME, 1_700_000_000).unwrap();
+    assert_eq!(out.proof, webproof_proxy::ProofKind::Mpc);
+    assert_eq!(out.server_port, 0);
+    assert_eq!(out.server_close_notify, None);
+    assert_eq!(out.server_records_after_cut, None);
+    assert_eq!(out.received.len, got.len());
+    let facts = out.facts();
+    assert_eq!(facts.mode, ProofMode::Mpc);
+    assert_eq!(facts.ending(), ResponseEnd::PossiblyTruncated);
+
+    // The attestation signs the same, and the presentation shows it.
+    let key = SigningKey::generate(Scheme::Ed25519, &mut ChaCha20Rng::seed_from_u64(6));
+    let reply = webproof_mpc_tls::attestation(&key, &d.verifier, &v, &out).unwrap();
+    let bundle =
+        AttestationBundle::accept(&reply, transcript, commitment, outcome.certificates.clone())
+            .unwrap();
+    let signed = bundle.attestation.attestation().facts();
+    assert_eq!(signed, &facts);
+    assert_eq!(
+        signed.server_records_after_cut, None,
+        "not attested as uncut"
+    );
+    assert_eq!(signed.response_complete, Completeness::Unknown);
+    eprintln!(
+        "signed facts: mode {:?}, port {}, close_notify {:?}, records after cut {:?}: {}",
+        signed.mode,
+        signed.server_port,
+        signed.server_close_notify,
+        signed.server_records_after_cut,
+        signed.ending()
+    );
+    let (pres, _) = bundle
+        .present(
+            &[RevealItem::Recv(webproof_proxy::Range {
+                start: 0,
+                end: 15,
+            })],
+            false,
+        )
+        .unwrap();
+    let checked = verify_presentation(&pres.to_bytes(), &[key.verifying_key()]).unwrap();
+    assert_eq!(checked.facts.mode, ProofMode::Mpc);
+    assert!(checked.facts.ending().may_be_truncated());
+    let json = checked.to_json_value();
+    assert_eq!(json["mode"], "mpc");
+    assert_eq!(json["possibly_truncated"], true);
+}
