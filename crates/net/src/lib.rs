@@ -103,8 +103,8 @@ pub enum NetError {
     #[error(
         "the verifier {verifier} {what}. In MPC mode a verifier that does this escapes the \
          audit of its garbling: it may have tried to learn a bit of the session's keys. \
-         Your request reached the server unaltered or not at all (dual execution), but do \
-         not run another session with this verifier; {recorded}"
+         Your request reached the server unaltered or not at all (dual execution). Do not \
+         retry with the same credentials through this verifier; {recorded}"
     )]
     VerifierCheated {
         /// The verifier's address.
