@@ -17,17 +17,7 @@ const REQUEST: &[u8] = b"GET / HTTP/1.1\r\nHost: webproof.test\r\n\r\n";
 /// A fresh pair of sessions on the default terms (AES-128-GCM, P-256,
 /// EMS, a short request): the prover, its `Hello`, the verifier.
 fn default_sessions(seed: u64, ca_der: &[u8]) -> (ProverSession, ProverMsg, VerifierSession) {
-    sessions(
-        seed,
-        prover_config(
-            NAME,
-            ECDHE_ECDSA_AES128_GCM_SHA256,
-            GROUP_P256,
-            true,
-            REQUEST,
-        ),
-        verifier_config(ca_der, NAME),
-    )
+    default_terms(seed, ca_der, REQUEST)
 }
 const RESPONSE: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
 

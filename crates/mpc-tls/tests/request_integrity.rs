@@ -11,7 +11,6 @@ mod common;
 use common::*;
 use std::cell::RefCell;
 use std::rc::Rc;
-use webproof_mpc_tls::hello::*;
 use webproof_mpc_tls::{Error, VerifierMsg};
 
 const COOKIE: &[u8] = b"7f3a9c";
@@ -42,17 +41,7 @@ fn flip_keystream(m: &mut VerifierMsg, last_circuit: u8, at: usize, mask: &[u8])
 
 /// The number of the request record's circuit: the last one garbled.
 fn last_circuit(seed: u64, c: &Certs) -> u8 {
-    let (_, hello, mut v) = sessions(
-        seed,
-        prover_config(
-            NAME,
-            ECDHE_ECDSA_AES128_GCM_SHA256,
-            GROUP_P256,
-            true,
-            &request(),
-        ),
-        verifier_config(&c.ca_der, NAME),
-    );
+    let (_, hello, mut v) = default_terms(seed, &c.ca_der, &request());
     answer(&mut v, hello)
         .unwrap()
         .iter()
@@ -67,17 +56,7 @@ fn last_circuit(seed: u64, c: &Certs) -> u8 {
 /// What a session with the verifier's `hook` ended in, and what the
 /// server decrypted meanwhile.
 fn attacked(seed: u64, c: &Certs, hook: MsgHook<VerifierMsg>) -> (Result<(), Stop>, Vec<u8>) {
-    let (p, hello, v) = sessions(
-        seed,
-        prover_config(
-            NAME,
-            ECDHE_ECDSA_AES128_GCM_SHA256,
-            GROUP_P256,
-            true,
-            &request(),
-        ),
-        verifier_config(&c.ca_der, NAME),
-    );
+    let (p, hello, v) = default_terms(seed, &c.ca_der, &request());
     let saw = Rc::new(RefCell::new(Vec::new()));
     let hooks = Hooks {
         verifier_to_prover: Some(hook),

@@ -33,7 +33,6 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 use std::cell::RefCell;
 use std::rc::Rc;
-use webproof_mpc_tls::hello::*;
 use webproof_mpc_tls::VerifierMsg;
 
 /// Faulty sessions in `cargo test`.
@@ -78,17 +77,7 @@ fn run_faulty(
     fault: Fault,
 ) -> (String, Vec<u8>, Option<Vec<u8>>) {
     let c = certs(KeyKind::Ecdsa, &[NAME], false);
-    let (p, hello, v) = sessions(
-        seed,
-        prover_config(
-            NAME,
-            ECDHE_ECDSA_AES128_GCM_SHA256,
-            GROUP_P256,
-            true,
-            &request(cookie),
-        ),
-        verifier_config(&c.ca_der, NAME),
-    );
+    let (p, hello, v) = default_terms(seed, &c.ca_der, &request(cookie));
     let saw = Rc::new(RefCell::new(Vec::new()));
     let mut held: Option<Vec<u8>> = None;
     let hooks = Hooks {
@@ -138,17 +127,7 @@ fn run_faulty(
 /// The verifier's messages of an honest session (their names).
 fn honest_messages(seed: u64) -> Vec<&'static str> {
     let c = certs(KeyKind::Ecdsa, &[NAME], false);
-    let (p, hello, v) = sessions(
-        seed,
-        prover_config(
-            NAME,
-            ECDHE_ECDSA_AES128_GCM_SHA256,
-            GROUP_P256,
-            true,
-            &request(b"7f3a9c"),
-        ),
-        verifier_config(&c.ca_der, NAME),
-    );
+    let (p, hello, v) = default_terms(seed, &c.ca_der, &request(b"7f3a9c"));
     let names = Rc::new(RefCell::new(Vec::new()));
     let n = names.clone();
     let hooks = Hooks {

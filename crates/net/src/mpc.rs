@@ -305,6 +305,14 @@ async fn run_verifier_session<L: AsyncRead + AsyncWrite + Unpin>(
         r
     };
     let (r, w) = tokio::join!(logic, duplex_writer(wr, rx));
+    // Shut down however the session ended, so the mux's section closes.
+    let w = match w {
+        Ok(mut wr) => {
+            let _ = wr.shutdown().await;
+            Ok(())
+        }
+        Err(e) => Err(e),
+    };
     r.and(w)
 }
 
@@ -312,16 +320,16 @@ async fn run_verifier_session<L: AsyncRead + AsyncWrite + Unpin>(
 /// that stops reading stops the garbling too, not only the socket.
 const DUPLEX_QUEUE: usize = 4;
 
-/// Write every frame of `rx` in order, then shut the stream down.
+/// Write every frame of `rx` in order, until every sender is gone; the
+/// stream comes back for the caller to go on with or shut down.
 async fn duplex_writer<W: AsyncWrite + Unpin>(
     mut wr: W,
     mut rx: tokio::sync::mpsc::Receiver<Vec<u8>>,
-) -> Result<()> {
+) -> Result<W> {
     while let Some(f) = rx.recv().await {
         write_frame(&mut wr, &f).await?;
     }
-    let _ = wr.shutdown().await;
-    Ok(())
+    Ok(wr)
 }
 
 /// Queue one frame for the writer.
@@ -845,7 +853,7 @@ async fn prover_session(
         queue(&tx, first.encode()).await?;
         preprocess(session, &mut rd, &mut frames, &tx).await
     };
-    let (pre, w) = tokio::join!(logic, duplex_writer_keeping(wr, rx));
+    let (pre, w) = tokio::join!(logic, duplex_writer(wr, rx));
     let (session, opening) = pre?;
     let mut link = rd.unsplit(w?);
 
@@ -869,18 +877,6 @@ async fn prover_session(
     let (outcome, t2) = run_session(session, &mut link, frames, srv_rd, srv_wr, stage).await?;
     let _ = link.shutdown().await;
     Ok((outcome, t1, t2, up0, down0))
-}
-
-/// [`duplex_writer`] that hands the stream back instead of shutting it
-/// down (the session goes on over it).
-async fn duplex_writer_keeping<W: AsyncWrite + Unpin>(
-    mut wr: W,
-    mut rx: tokio::sync::mpsc::Receiver<Vec<u8>>,
-) -> Result<W> {
-    while let Some(f) = rx.recv().await {
-        write_frame(&mut wr, &f).await?;
-    }
-    Ok(wr)
 }
 
 /// The prover's preprocessing: the verifier's tables in (the circuits'
@@ -973,16 +969,19 @@ async fn queue_step(
     tx: &tokio::sync::mpsc::Sender<Vec<u8>>,
     step: core::result::Result<mpc::ProverOutput, mpc::Error>,
 ) -> Result<mpc::ProverOutput> {
-    match step {
-        Ok(out) => Ok(out),
-        Err(e) => {
-            if !matches!(e, mpc::Error::Aborted(_)) {
-                let why = mpc::output::rejection(&e);
-                let _ = tx.try_send(mpc::ProverMsg::Abort(why.to_string()).encode());
-            }
-            Err(NetError::Mpc(e))
+    step.map_err(|e| {
+        if let Some(abort) = abort_frame(&e) {
+            let _ = tx.try_send(abort);
         }
-    }
+        NetError::Mpc(e)
+    })
+}
+
+/// The `Abort` telling the verifier why this party stopped, unless the
+/// verifier is the one who aborted.
+fn abort_frame(e: &mpc::Error) -> Option<Vec<u8>> {
+    (!matches!(e, mpc::Error::Aborted(_)))
+        .then(|| mpc::ProverMsg::Abort(mpc::output::rejection(e).to_string()).encode())
 }
 
 /// Most bytes of verifier frames the prover queues while its schedules
@@ -1043,9 +1042,8 @@ async fn session_step<L: AsyncWrite + Unpin>(
     match step {
         Ok(out) => Ok(out),
         Err(e) => {
-            if !matches!(e, mpc::Error::Aborted(_)) {
-                let why = mpc::output::rejection(&e);
-                let _ = write_frame(link, &mpc::ProverMsg::Abort(why.to_string()).encode()).await;
+            if let Some(abort) = abort_frame(&e) {
+                let _ = write_frame(link, &abort).await;
             }
             Err(NetError::Mpc(e))
         }

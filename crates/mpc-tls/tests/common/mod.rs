@@ -203,6 +203,26 @@ pub fn sessions(
     (p, hello, v)
 }
 
+/// [`sessions`] on the default terms (AES-128-GCM, P-256, EMS) for
+/// `request`, against a verifier trusting `ca_der` for [`NAME`].
+pub fn default_terms(
+    seed: u64,
+    ca_der: &[u8],
+    request: &[u8],
+) -> (ProverSession, ProverMsg, VerifierSession) {
+    sessions(
+        seed,
+        prover_config(
+            NAME,
+            webproof_mpc_tls::hello::ECDHE_ECDSA_AES128_GCM_SHA256,
+            webproof_mpc_tls::hello::GROUP_P256,
+            true,
+            request,
+        ),
+        verifier_config(ca_der, NAME),
+    )
+}
+
 /// [`sessions`], with the COT extensions for the proof of the response.
 pub fn sessions_ext(
     seed: u64,
