@@ -483,20 +483,15 @@ impl<C: RandomCotReceiver, T: Io> Prover<C, T> {
     /// Prove that `bits` equal `values`, which the verifier learns only
     /// at the opening of a proof with [`Self::defer_claims`] (see
     /// `claims`); without it, [`Self::assert_public`]. Sends nothing:
-    /// the bits' MACs join a weighted sum that [`Self::seal`] holds back.
-    /// `values` must be the bits' own values (an honest prover claims
-    /// what it holds): anything else is refused here.
+    /// the bits' MACs join a weighted sum that [`Self::seal`] holds back,
+    /// and `values` are what the caller discloses after the audit: values
+    /// other than the bits' own fail the verifier's check then.
     pub async fn assert_claimed(&mut self, bits: &[ProverBit], values: &[bool]) -> Result<()> {
         let Some(claims) = self.claims.as_mut() else {
             return self.assert_public(bits, values).await;
         };
         if bits.len() != values.len() {
             return Err(Error::Usage("assert_claimed: lengths differ".into()));
-        }
-        if bits.iter().zip(values).any(|(b, &v)| b.value() != v) {
-            return Err(Error::Usage(
-                "assert_claimed: the claimed values are not the bits' values".into(),
-            ));
         }
         for b in bits {
             claims.add(b.0);
