@@ -247,9 +247,11 @@ pub const MAX_DRAIN: usize = 64 << 20;
 /// Bytes of the GCM record overhead: explicit nonce and tag.
 const GCM_OVERHEAD: usize = 8 + 16;
 
-/// What the prover reveals, sent in the clear before the proof: the
-/// server IV (GCM salt) and, per range, its offset in the response and its
-/// bytes; the same of the request, if it reveals any of it.
+/// What the prover reveals: the server IV (GCM salt) and, per range, its
+/// offset in the response and its bytes; the same of the request, if it
+/// reveals any of it; the committed leaves for an attestation. Before the
+/// proof the verifier gets only its [`ClaimShape`]; the bytes follow the
+/// prover's audit ([`ResponseClaim::disclosure`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ResponseClaim {
     /// The server write IV (the 4-byte GCM salt).
@@ -295,12 +297,11 @@ fn claim_ranges(data: &[u8], ranges: &[Range<usize>], what: &str) -> Result<Vec<
         .collect()
 }
 
-fn encode_ranges(v: &mut Vec<u8>, ranges: &[(usize, Vec<u8>)]) {
-    v.extend_from_slice(&(ranges.len() as u32).to_be_bytes());
-    for (at, bytes) in ranges {
+fn encode_places(v: &mut Vec<u8>, places: &[(usize, usize)]) {
+    v.extend_from_slice(&(places.len() as u32).to_be_bytes());
+    for (at, len) in places {
         v.extend_from_slice(&(*at as u32).to_be_bytes());
-        v.extend_from_slice(&(bytes.len() as u32).to_be_bytes());
-        v.extend_from_slice(bytes);
+        v.extend_from_slice(&(*len as u32).to_be_bytes());
     }
 }
 
@@ -371,18 +372,133 @@ impl ResponseClaim {
             .unzip()
     }
 
+    /// The revealed bytes in claim order: the response's ranges, then the
+    /// request's.
+    fn revealed_bytes(&self) -> Vec<u8> {
+        self.ranges
+            .iter()
+            .chain(&self.request)
+            .flat_map(|(_, b)| b.iter().copied())
+            .collect()
+    }
+
+    /// What the verifier learns of this claim before the proof: all but
+    /// the revealed bytes, which `salt` (32 fresh random bytes, kept for
+    /// [`Self::disclosure`]) blinds in their commitment.
+    pub fn shape(&self, salt: &[u8; 32]) -> ClaimShape {
+        let places = |r: &[(usize, Vec<u8>)]| r.iter().map(|(at, b)| (*at, b.len())).collect();
+        ClaimShape {
+            iv: self.iv.clone(),
+            ranges: places(&self.ranges),
+            request_iv: self.request_iv.clone(),
+            request: places(&self.request),
+            leaves: self.leaves.clone(),
+            leaf_hashes: self.leaf_hashes.clone(),
+            bytes_commitment: bytes_commitment(salt, &self.revealed_bytes()),
+        }
+    }
+
+    /// The revealed bytes with the salt of their commitment (`salt ||
+    /// bytes`), sent once the prover's audit of the verifier passed.
+    pub fn disclosure(&self, salt: &[u8; 32]) -> Vec<u8> {
+        [&salt[..], &self.revealed_bytes()].concat()
+    }
+}
+
+/// `SHA-256(label || salt || bytes)`: hiding (the salt is secret until the
+/// disclosure) and binding.
+fn bytes_commitment(salt: &[u8; 32], bytes: &[u8]) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update(b"webproof mpc-tls claimed bytes v1");
+    h.update(salt);
+    h.update(bytes);
+    h.finalize().into()
+}
+
+/// A claim as the verifier gets it before the proof: the IVs, the places
+/// and lengths of the revealed ranges, the committed leaves, and a
+/// commitment to the revealed bytes, which the prover discloses only after
+/// its audit of the verifier ([`ClaimShape::open`]). The proof claims
+/// those bytes without showing them (`webproof_zk`'s deferred claims,
+/// bound to `bytes_commitment`), so a verifier that fails the audit never
+/// sees them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClaimShape {
+    /// The server write IV (the 4-byte GCM salt).
+    pub iv: Vec<u8>,
+    /// Per revealed range of the response: its offset and length.
+    pub ranges: Vec<(usize, usize)>,
+    /// The client write IV; empty when the claim covers no request byte.
+    pub request_iv: Vec<u8>,
+    /// Per revealed range of the request: its offset and length.
+    pub request: Vec<(usize, usize)>,
+    /// As [`ResponseClaim::leaves`].
+    pub leaves: Vec<LeafRange>,
+    /// As [`ResponseClaim::leaf_hashes`].
+    pub leaf_hashes: Vec<[u8; 32]>,
+    /// The commitment to the revealed bytes ([`ResponseClaim::shape`]).
+    pub bytes_commitment: [u8; 32],
+}
+
+impl ClaimShape {
+    /// Bytes the claim reveals (both directions).
+    pub fn revealed_len(&self) -> usize {
+        self.ranges
+            .iter()
+            .chain(&self.request)
+            .map(|&(_, n)| n)
+            .fold(0usize, usize::saturating_add)
+    }
+
+    /// The claim with zeros in place of the revealed bytes: the statement
+    /// the verifier runs before the disclosure (its claimed values are
+    /// not read, see `webproof_tlsproof::ZkParty::assert_claimed`).
+    pub fn placeholder(&self) -> ResponseClaim {
+        let zeros = |r: &[(usize, usize)]| r.iter().map(|&(at, n)| (at, vec![0; n])).collect();
+        ResponseClaim {
+            iv: self.iv.clone(),
+            ranges: zeros(&self.ranges),
+            request_iv: self.request_iv.clone(),
+            request: zeros(&self.request),
+            leaves: self.leaves.clone(),
+            leaf_hashes: self.leaf_hashes.clone(),
+        }
+    }
+
+    /// The whole claim from the prover's disclosure (`salt || bytes`),
+    /// if it opens the commitment.
+    pub fn open(&self, disclosure: &[u8]) -> Result<ResponseClaim> {
+        if disclosure.len() != 32 + self.revealed_len() {
+            return Err(Error::Malformed("claim disclosure of the wrong length"));
+        }
+        let (salt, mut bytes) = disclosure.split_at(32);
+        let salt: &[u8; 32] = salt.try_into().expect("32 bytes");
+        if bytes_commitment(salt, bytes) != self.bytes_commitment {
+            return Err(Error::Proof(
+                "the disclosed bytes do not open the claim's commitment".into(),
+            ));
+        }
+        let mut claim = self.placeholder();
+        for (_, b) in claim.ranges.iter_mut().chain(claim.request.iter_mut()) {
+            let (head, rest) = bytes.split_at(b.len());
+            b.copy_from_slice(head);
+            bytes = rest;
+        }
+        Ok(claim)
+    }
+
     /// `iv_len (1) || iv || ranges || request_iv_len (1) || request_iv ||
-    /// request ranges || leaves`, where ranges are `count (4) || per
-    /// range: offset (4), len (4), bytes` and leaves `count (4) || per
-    /// leaf: direction (1: 0 request, 1 response), start (4), end (4),
-    /// hash (32)`.
+    /// request ranges || leaves || bytes_commitment (32)`, where ranges
+    /// are `count (4) || per range: offset (4), len (4)` and leaves
+    /// `count (4) || per leaf: direction (1: 0 request, 1 response), start
+    /// (4), end (4), hash (32)`.
     pub fn encode(&self) -> Vec<u8> {
         let mut v = vec![self.iv.len() as u8];
         v.extend_from_slice(&self.iv);
-        encode_ranges(&mut v, &self.ranges);
+        encode_places(&mut v, &self.ranges);
         v.push(self.request_iv.len() as u8);
         v.extend_from_slice(&self.request_iv);
-        encode_ranges(&mut v, &self.request);
+        encode_places(&mut v, &self.request);
         v.extend_from_slice(&(self.leaves.len() as u32).to_be_bytes());
         for (l, h) in self.leaves.iter().zip(&self.leaf_hashes) {
             v.push(l.direction.to_byte());
@@ -390,6 +506,7 @@ impl ResponseClaim {
             v.extend_from_slice(&l.end.to_be_bytes());
             v.extend_from_slice(h);
         }
+        v.extend_from_slice(&self.bytes_commitment);
         v
     }
 
@@ -397,29 +514,31 @@ impl ResponseClaim {
     pub fn decode(msg: &[u8]) -> Result<Self> {
         let mut r = ClaimReader(msg);
         let iv = r.iv()?;
-        let ranges = r.ranges()?;
+        let ranges = r.places()?;
         let request_iv = r.iv()?;
-        let request = r.ranges()?;
+        let request = r.places()?;
         let (leaves, leaf_hashes) = r.leaves()?;
+        let bytes_commitment = r.take(32)?.try_into().expect("32 bytes");
         if !r.0.is_empty() {
             return Err(Error::Malformed(ClaimReader::WHAT));
         }
-        Ok(ResponseClaim {
+        Ok(ClaimShape {
             iv,
             ranges,
             request_iv,
             request,
             leaves,
             leaf_hashes,
+            bytes_commitment,
         })
     }
 }
 
-/// The parser of [`ResponseClaim::decode`].
+/// The parser of [`ClaimShape::decode`].
 struct ClaimReader<'a>(&'a [u8]);
 
 impl<'a> ClaimReader<'a> {
-    const WHAT: &'static str = "response claim";
+    const WHAT: &'static str = "claim";
 
     fn take(&mut self, n: usize) -> Result<&'a [u8]> {
         if self.0.len() < n {
@@ -439,16 +558,17 @@ impl<'a> ClaimReader<'a> {
         Ok(self.take(n)?.to_vec())
     }
 
-    fn ranges(&mut self) -> Result<Vec<(usize, Vec<u8>)>> {
+    fn places(&mut self) -> Result<Vec<(usize, usize)>> {
         let n = self.u32()?;
-        if n > MAX_RANGES {
+        // Each place takes 8 bytes: a count beyond the message is refused
+        // before anything is reserved for it.
+        if n > MAX_RANGES || n > self.0.len() / 8 {
             return Err(Error::Malformed(Self::WHAT));
         }
         let mut out = Vec::with_capacity(n);
         for _ in 0..n {
             let at = self.u32()?;
-            let len = self.u32()?;
-            out.push((at, self.take(len)?.to_vec()));
+            out.push((at, self.u32()?));
         }
         Ok(out)
     }
@@ -695,10 +815,11 @@ fn record_claims(srv: &ServerRecords, ranges: &[(usize, Vec<u8>)]) -> Result<Vec
     Ok(out)
 }
 
-/// The proof's context: the recording and the claim.
-pub fn context(recording: &Recording, claim: &ResponseClaim) -> [u8; 32] {
+/// The proof's context: the recording and the claim's shape (its bytes
+/// through their commitment).
+pub fn context(recording: &Recording, claim: &ClaimShape) -> [u8; 32] {
     let mut h = Sha256::new();
-    h.update(b"webproof mpc-tls verified response v1");
+    h.update(b"webproof mpc-tls verified response v2");
     h.update(recording.digest());
     h.update(claim.encode());
     h.finalize().into()
@@ -925,15 +1046,6 @@ async fn verify_statement_keys<C: RandomCotSender, T: Io>(
         None,
     )
     .await?;
-    let placed = |ranges: &[(usize, Vec<u8>)]| -> Vec<RevealedRange> {
-        ranges
-            .iter()
-            .map(|(offset, bytes)| RevealedRange {
-                offset: *offset,
-                bytes: bytes.clone(),
-            })
-            .collect()
-    };
     let out = VerifiedResponse {
         response_len: len,
         server_iv: claim.iv.clone(),
@@ -946,6 +1058,17 @@ async fn verify_statement_keys<C: RandomCotSender, T: Io>(
         verifier_bytes: 0,
     };
     Ok((out, bits, server.key))
+}
+
+/// The claim's ranges as the verifier's output places them.
+fn placed(ranges: &[(usize, Vec<u8>)]) -> Vec<RevealedRange> {
+    ranges
+        .iter()
+        .map(|(offset, bytes)| RevealedRange {
+            offset: *offset,
+            bytes: bytes.clone(),
+        })
+        .collect()
 }
 
 /// Authenticated key and IV bits of one direction, and (the request's)
@@ -1063,7 +1186,7 @@ async fn statement<P: webproof_tlsproof::ZkParty<Bit = B>, B: Copy>(
     if !claim.leaves.is_empty() {
         // The layout against the recording's lengths: both directions
         // partitioned in order (the attestation signs these lengths).
-        check_leaves(claim, cli.len, srv.len)?;
+        check_leaves(&claim.leaves, &claim.leaf_hashes, cli.len, srv.len)?;
     }
     let leaves_of = |d: LeafDir| {
         let (leaves, hashes) = claim.leaves_of(d);
@@ -1149,7 +1272,10 @@ pub async fn prove_response<C: RandomCotReceiver, T: Io>(
 ) -> Result<(ProofStats, C, Channel<T>)> {
     let io = |e: webproof_core::ChannelError| Error::Proof(e.to_string());
     let retained = &outcome.retained;
-    ch.send(&claim.encode()).await.map_err(io)?;
+    let mut claim_salt = [0u8; 32];
+    rng.fill_bytes(&mut claim_salt);
+    let shape = claim.shape(&claim_salt);
+    ch.send(&shape.encode()).await.map_err(io)?;
     ch.flush().await.map_err(io)?;
     // Sent by the verifier after its `CloseAck`: here by now, or soon.
     let reveal = ch.recv(retained.reveal_len()).await.map_err(io)?;
@@ -1174,11 +1300,12 @@ pub async fn prove_response<C: RandomCotReceiver, T: Io>(
         let values = retained.input_values(&reveal)?;
         check_revealed_shares(outcome, &retained.check_inputs(&values)?)?;
         retained.check_server_finished(&values)?;
-        let ctx = context(&outcome.recording, claim);
+        let ctx = context(&outcome.recording, &shape);
         let mut zk = Prover::with_context(cot, ch, cfg, &ctx)
             .await
             .map_err(zk_err)?;
         zk.defer();
+        zk.defer_claims(shape.bytes_commitment).map_err(zk_err)?;
         let (key_bits, key) = prove_statement_keys(&mut zk, outcome, claim, blinders).await?;
         let before = zk.stats();
         let server = consist::ServerKey {
@@ -1193,9 +1320,12 @@ pub async fn prove_response<C: RandomCotReceiver, T: Io>(
         let delta = consistency::receive_delta(&mut sealed)
             .await
             .map_err(mpc_err)?;
-        // Only an honest garbling and honest OLE answers get the opening.
+        // Only an honest garbling and honest OLE answers get the revealed
+        // bytes and the opening.
         retained.audit(delta, &values)?;
         retained.audit_oles(delta, &reveal)?;
+        let (_, ch) = sealed.parts();
+        ch.send(&claim.disclosure(&claim_salt)).await.map_err(io)?;
         let (cot, ch) = sealed.open().await.map_err(zk_err)?;
         let s = ch.stats();
         Ok((
@@ -1241,9 +1371,9 @@ pub async fn verify_response<C: RandomCotSender, T: Io>(
     ch.send(&outcome.retained.reveal()).await.map_err(io)?;
     ch.flush().await.map_err(io)?;
     let payloads = outcome_len(outcome);
-    let max = 2 * (1 + 255 + 4 + 8 * MAX_RANGES) + payloads + 4 + 41 * MAX_LEAVES.min(payloads);
+    let max = 2 * (1 + 255 + 4 + 8 * MAX_RANGES) + 4 + 41 * MAX_LEAVES.min(payloads) + 32;
     let msg = ch.recv(max).await.map_err(io)?;
-    let claim = match ResponseClaim::decode(&msg).and_then(|c| admit(outcome, c, can_attest)) {
+    let shape = match ClaimShape::decode(&msg).and_then(|c| admit(outcome, c, can_attest)) {
         Ok(c) => c,
         Err(e) => {
             // The prover is proving already: tell it why, and take what
@@ -1267,7 +1397,7 @@ pub async fn verify_response<C: RandomCotSender, T: Io>(
     };
     ch.send(&[CLAIM_TAKEN]).await.map_err(io)?;
     ch.flush().await.map_err(io)?;
-    let ctx = context(&outcome.recording, &claim);
+    let ctx = context(&outcome.recording, &shape);
     let mut zk = Verifier::with_context(cot, ch, cfg, &ctx, rng)
         .await
         .map_err(zk_err)?;
@@ -1277,26 +1407,53 @@ pub async fn verify_response<C: RandomCotSender, T: Io>(
         ));
     }
     zk.defer();
-    let mut out = verify_sealed(&mut zk, outcome, &claim).await?;
+    zk.defer_claims(shape.bytes_commitment).map_err(zk_err)?;
+    let mut out = verify_sealed(&mut zk, outcome, &shape.placeholder()).await?;
     let mut sealed = zk.seal().await.map_err(zk_err)?;
     consistency::reveal_delta(&mut sealed)
         .await
         .map_err(mpc_err)?;
-    let (_, ch) = sealed.verify().await.map_err(zk_err)?;
+    let (_, ch) = sealed.parts();
+    let disclosure = ch
+        .recv_exact(32 + shape.revealed_len())
+        .await
+        .map_err(io)?;
+    let claim = shape.open(&disclosure)?;
+    let claimed = claimed_values(outcome, &claim)?;
+    let (_, ch) = sealed.verify_claimed(&claimed).await.map_err(zk_err)?;
+    out.ranges = placed(&claim.ranges);
+    out.request_ranges = placed(&claim.request);
     let s = ch.stats();
     out.prover_bytes = s.received();
     out.verifier_bytes = s.sent();
     Ok(out)
 }
 
-/// The verifier's checks of a claim before it reveals its inputs: a
-/// commitment needs an attestation key, and its leaves must partition both
-/// directions of the recording.
-fn admit(
-    outcome: &VerifierOutcome,
-    claim: ResponseClaim,
-    can_attest: bool,
-) -> Result<ResponseClaim> {
+/// The verifier's checks of a claim before the proof: every range within
+/// its direction's application data (which also bounds what the
+/// statement and the disclosure may take), a commitment only with an
+/// attestation key, and its leaves partitioning both directions of the
+/// recording.
+fn admit(outcome: &VerifierOutcome, claim: ClaimShape, can_attest: bool) -> Result<ClaimShape> {
+    let within = |places: &[(usize, usize)], len: usize| {
+        places
+            .iter()
+            .all(|&(at, n)| at.checked_add(n).is_some_and(|end| end <= len))
+    };
+    let srv = server_records(&outcome.recording)?;
+    if !within(&claim.ranges, srv.len) {
+        return Err(Error::Malformed(
+            "a claimed range lies outside the application data",
+        ));
+    }
+    if !claim.request.is_empty() {
+        let cli = client_records(&outcome.recording, &outcome.hidden)?;
+        if !within(&claim.request, cli.len) {
+            return Err(Error::Malformed(
+                "a claimed range lies outside the application data",
+            ));
+        }
+    }
     if claim.leaves.is_empty() {
         return Ok(claim);
     }
@@ -1305,20 +1462,39 @@ fn admit(
             "this verifier does not sign attestations (it has no attestation key)".into(),
         )));
     }
-    let srv = server_records(&outcome.recording)?;
     let cli = client_records(&outcome.recording, &outcome.hidden)?;
-    check_leaves(&claim, cli.len, srv.len)?;
+    check_leaves(&claim.leaves, &claim.leaf_hashes, cli.len, srv.len)?;
     Ok(claim)
+}
+
+/// The claimed bits of the statement in the order it claims them (the
+/// response's ranges, then the request's when the statement covers it),
+/// for the check of the disclosed bytes against the sealed proof.
+fn claimed_values(outcome: &VerifierOutcome, claim: &ResponseClaim) -> Result<Vec<bool>> {
+    let srv = server_records(&outcome.recording)?;
+    let claims = record_claims(&srv, &claim.ranges)?;
+    let mut bits = webproof_tlsproof::claimed_bits(&srv.records, &claims).map_err(zk_err)?;
+    if claim.uses_client_key() {
+        let cli = client_records(&outcome.recording, &outcome.hidden)?;
+        let claims = record_claims(&cli, &claim.request)?;
+        bits.extend(webproof_tlsproof::claimed_bits(&cli.records, &claims).map_err(zk_err)?);
+    }
+    Ok(bits)
 }
 
 /// The claim's leaves, one hash each, partition the request (`sent_len`
 /// bytes) and the response (`received_len`) in order.
-fn check_leaves(claim: &ResponseClaim, sent_len: usize, received_len: usize) -> Result<()> {
+fn check_leaves(
+    leaves: &[LeafRange],
+    hashes: &[[u8; 32]],
+    sent_len: usize,
+    received_len: usize,
+) -> Result<()> {
     let len = |n: usize| u32::try_from(n).map_err(|_| Error::Malformed("transcript too long"));
-    if claim.leaf_hashes.len() != claim.leaves.len() {
+    if hashes.len() != leaves.len() {
         return Err(Error::Malformed("one hash per committed leaf is needed"));
     }
-    check_layout(&claim.leaves, len(sent_len)?, len(received_len)?).map_err(|e| {
+    check_layout(leaves, len(sent_len)?, len(received_len)?).map_err(|e| {
         Error::Tls(webproof_proxy::ProxyError::Attestation(format!(
             "committed leaves: {e}"
         )))
