@@ -11,14 +11,18 @@
 //! key `L0`), add the verifier's revealed masks (`CloseAck`) as public
 //! constants (`webproof_mpc::consistency::xor_public_prover` /
 //! `xor_public_verifier`) and so hold the authenticated server write key
-//! and IV, with no fresh commitment. The prover then claims, in the clear
-//! ([`ResponseClaim`]): the IV (the 4-byte GCM salt, a PRF output that
-//! says nothing of the key) and the bytes of each range it reveals. In
-//! the proof it asserts the IV bits equal the claimed IV, and, with
+//! and IV, with no fresh commitment. The prover then claims
+//! ([`ResponseClaim`]) the IV (the 4-byte GCM salt, a PRF output that says
+//! nothing of the key) in the clear, and the bytes of each range it
+//! reveals under a commitment ([`ClaimShape`]: their places and lengths in
+//! the clear, the bytes only after its audit of the verifier). In the
+//! proof it asserts the IV bits equal the claimed IV, and, with
 //! `webproof_tlsproof::assert_plaintext` (proxy mode's keystream
 //! circuits, the AES counter blocks built from the salt and each
 //! record's explicit nonce), that each claimed byte is the keystream byte
-//! XOR the recorded ciphertext byte.
+//! XOR the recorded ciphertext byte: as claimed values of the sealed
+//! proof (`webproof_zk::Prover::assert_claimed`, bound to the bytes'
+//! commitment), which the verifier checks once the bytes are disclosed.
 //!
 //! The request is proven the same way when the claim reveals any of it
 //! ([`ResponseClaim::with_request`]): the client key and IV bits are the
@@ -74,7 +78,10 @@
 //!    groups of every garbled circuit and its OLE inputs. The prover's
 //!    `Close` fixed the recording before, so they protect nothing any
 //!    more, whatever the prover claims next;
-//! 2. prover → verifier: the claim ([`ResponseClaim::encode`]); the
+//! 2. prover → verifier: the claim's shape ([`ClaimShape::encode`]: IVs,
+//!    places and lengths of the revealed ranges, leaves, and the
+//!    commitment to the revealed bytes, `SHA-256(label ‖ salt ‖ bytes)`
+//!    with 32 secret random bytes of salt); the
 //!    verifier answers `0` (taken) or `1` and the reason it refuses the
 //!    claim (malformed, a commitment without an attestation key, leaves
 //!    that do not partition the recording). The prover does not wait for
@@ -104,9 +111,14 @@
 //!    threads, since the verifier waits on it: 61 to 33 ms for a 1 KB
 //!    request) and
 //!    every OLE batch (answered again for the revealed inputs), and only
-//!    then opens; a failed check is [`Error::VerifierCheated`];
-//! 7. the verifier checks the opening and outputs the revealed ranges; a
-//!    false statement or consistency claim is [`Error::Proof`].
+//!    then discloses the revealed bytes with the salt
+//!    ([`ResponseClaim::disclosure`]) and opens; a failed check is
+//!    [`Error::VerifierCheated`];
+//! 7. the verifier checks that the disclosure opens the commitment, then
+//!    the opening, the disclosed bytes as the claimed values
+//!    (`SealedVerifier::verify_claimed`), and outputs the revealed ranges;
+//!    a false statement, consistency claim or disclosure is
+//!    [`Error::Proof`].
 //!
 //! Cost on the reference case (1 KB request, 2 KB response, SoftSpokenOT
 //! COTs, 2-core machine, release; the test
@@ -154,13 +166,15 @@
 //! (a label of another value would give it `Δ`,
 //! `webproof_mpc::consistency`).
 //!
-//! **Against a verifier.** Before `Δ` is revealed it sees only the claim
-//! (which the prover chose to reveal), corrections padded by COT bits and
-//! a hiding commitment; the opening, sent only after `Δ` checked out,
-//! holds hashes of MACs the verifier can compute itself from the claimed
-//! values. A verifier that reveals another `Δ` (to learn from the opening
-//! what an honest proof would not show) is caught by the prover before it
-//! opens.
+//! **Against a verifier.** Before `Δ` is revealed it sees only the
+//! claim's shape (the IVs, where the revealed ranges lie and how long they
+//! are, the leaves' blinded hashes: not one revealed byte), corrections
+//! padded by COT bits and hiding commitments; the revealed bytes and the
+//! opening, sent only after `Δ` and the audit checked out, hold the bytes
+//! the prover chose to reveal and hashes and sums of MACs the verifier can
+//! compute itself from them. A verifier that reveals another `Δ`, or
+//! fails the audit, or stops before the reveal, gets neither
+//! (`revealed_bytes_do_not_reach_a_verifier_that_stops_before_the_audit`).
 //!
 //! **Against a verifier, the garbling.** After the `Δ` reveal the prover
 //! knows every 0-label and checks every circuit and OLE answer against
