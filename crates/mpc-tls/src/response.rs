@@ -285,7 +285,14 @@ pub struct ResponseClaim {
     /// Per leaf, its blinded hash, which the proof shows is over the
     /// session's plaintext.
     pub leaf_hashes: Vec<[u8; 32]>,
+    /// The server's last recorded record is a close_notify alert, which
+    /// the proof shows decrypts to [`CLOSE_NOTIFY`]: nothing of the
+    /// response was cut after it.
+    pub close_notify: bool,
 }
+
+/// The plaintext of a close_notify alert (level warning, description 0).
+pub const CLOSE_NOTIFY: [u8; 2] = [1, 0];
 
 fn xor(a: &[u8], b: &[u8]) -> Vec<u8> {
     a.iter().zip(b).map(|(p, q)| p ^ q).collect()
@@ -330,6 +337,14 @@ impl ResponseClaim {
             request: Vec::new(),
             leaves: Vec::new(),
             leaf_hashes: Vec::new(),
+            // The prover saw the close_notify ([`ProverOutcome::close_notify`])
+            // as the last record it forwarded.
+            close_notify: outcome.close_notify
+                && outcome
+                    .recording
+                    .received
+                    .last()
+                    .is_some_and(|r| r.content_type == content_type::ALERT),
         })
     }
 
@@ -408,6 +423,7 @@ impl ResponseClaim {
             request: places(&self.request),
             leaves: self.leaves.clone(),
             leaf_hashes: self.leaf_hashes.clone(),
+            close_notify: self.close_notify,
             bytes_commitment: bytes_commitment(salt, &self.revealed_bytes()),
         }
     }
@@ -450,6 +466,8 @@ pub struct ClaimShape {
     pub leaves: Vec<LeafRange>,
     /// As [`ResponseClaim::leaf_hashes`].
     pub leaf_hashes: Vec<[u8; 32]>,
+    /// As [`ResponseClaim::close_notify`].
+    pub close_notify: bool,
     /// The commitment to the revealed bytes ([`ResponseClaim::shape`]).
     pub bytes_commitment: [u8; 32],
 }
@@ -476,6 +494,7 @@ impl ClaimShape {
             request: zeros(&self.request),
             leaves: self.leaves.clone(),
             leaf_hashes: self.leaf_hashes.clone(),
+            close_notify: self.close_notify,
         }
     }
 
@@ -502,7 +521,8 @@ impl ClaimShape {
     }
 
     /// `iv_len (1) || iv || ranges || request_iv_len (1) || request_iv ||
-    /// request ranges || leaves || bytes_commitment (32)`, where ranges
+    /// request ranges || leaves || close_notify (1) || bytes_commitment
+    /// (32)`, where ranges
     /// are `count (4) || per range: offset (4), len (4)` and leaves
     /// `count (4) || per leaf: direction (1: 0 request, 1 response), start
     /// (4), end (4), hash (32)`.
@@ -520,6 +540,7 @@ impl ClaimShape {
             v.extend_from_slice(&l.end.to_be_bytes());
             v.extend_from_slice(h);
         }
+        v.push(self.close_notify as u8);
         v.extend_from_slice(&self.bytes_commitment);
         v
     }
@@ -532,6 +553,11 @@ impl ClaimShape {
         let request_iv = r.iv()?;
         let request = r.places()?;
         let (leaves, leaf_hashes) = r.leaves()?;
+        let close_notify = match r.take(1)?[0] {
+            0 => false,
+            1 => true,
+            _ => return Err(Error::Malformed(ClaimReader::WHAT)),
+        };
         let bytes_commitment = r.take(32)?.try_into().expect("32 bytes");
         if !r.0.is_empty() {
             return Err(Error::Malformed(ClaimReader::WHAT));
@@ -543,6 +569,7 @@ impl ClaimShape {
             request,
             leaves,
             leaf_hashes,
+            close_notify,
             bytes_commitment,
         })
     }
@@ -641,6 +668,8 @@ pub struct VerifiedResponse {
     pub leaves: Vec<LeafRange>,
     /// Per leaf, its blinded hash, proven over the session's plaintext.
     pub leaf_hashes: Vec<[u8; 32]>,
+    /// The server's last recorded record is a close_notify, proven.
+    pub close_notify: bool,
     /// Bytes the proof took prover → verifier (the claim included).
     pub prover_bytes: u64,
     /// Bytes verifier → prover.
@@ -689,6 +718,8 @@ struct ServerRecords {
     /// `(index in records, offset in the response, length)` of each
     /// application-data record.
     app: Vec<(usize, usize, usize)>,
+    /// Each record's content type.
+    kinds: Vec<u8>,
     len: usize,
 }
 
@@ -769,6 +800,7 @@ fn protected_records(recv: &[Record], who: &str) -> Result<ServerRecords> {
         records: Vec::with_capacity(after.len()),
         tags: Vec::with_capacity(after.len()),
         app: Vec::new(),
+        kinds: Vec::with_capacity(after.len()),
         len: 0,
     };
     for (i, r) in after.iter().enumerate() {
@@ -784,6 +816,7 @@ fn protected_records(recv: &[Record], who: &str) -> Result<ServerRecords> {
             out.app.push((i, out.len, ct.len()));
             out.len += ct.len();
         }
+        out.kinds.push(r.content_type);
         let seq = i as u64 + 1;
         out.tags.push(RecordTag {
             aad: webproof_mpc::record::tls12_aad(seq, r.content_type, ct.len()).to_vec(),
@@ -827,6 +860,34 @@ fn record_claims(srv: &ServerRecords, ranges: &[(usize, Vec<u8>)]) -> Result<Vec
         }
     }
     Ok(out)
+}
+
+/// The statement's claims on the server's records: the revealed ranges,
+/// and with [`ResponseClaim::close_notify`] the last record's plaintext,
+/// which must then be a 2-byte alert.
+fn response_claims(srv: &ServerRecords, claim: &ResponseClaim) -> Result<Vec<PlaintextClaim>> {
+    let mut claims = record_claims(srv, &claim.ranges)?;
+    if claim.close_notify {
+        claims.push(PlaintextClaim {
+            record: last_alert(srv)?,
+            offset: 0,
+            bytes: CLOSE_NOTIFY.to_vec(),
+        });
+    }
+    Ok(claims)
+}
+
+/// The index of the last server record, if it is a 2-byte alert (what a
+/// close_notify claim needs).
+fn last_alert(srv: &ServerRecords) -> Result<usize> {
+    match (srv.kinds.last(), srv.records.last()) {
+        (Some(&content_type::ALERT), Some(r)) if r.ciphertext.len() == CLOSE_NOTIFY.len() => {
+            Ok(srv.records.len() - 1)
+        }
+        _ => Err(Error::Malformed(
+            "close_notify claimed, but the last server record is no alert",
+        )),
+    }
 }
 
 /// The proof's context: the recording and the claim's shape (its bytes
@@ -1068,6 +1129,7 @@ async fn verify_statement_keys<C: RandomCotSender, T: Io>(
         request_ranges: placed(&claim.request),
         leaves: claim.leaves.clone(),
         leaf_hashes: claim.leaf_hashes.clone(),
+        close_notify: claim.close_notify,
         prover_bytes: 0,
         verifier_bytes: 0,
     };
@@ -1114,13 +1176,12 @@ async fn direction<P: webproof_tlsproof::ZkParty<Bit = B>, B: Copy>(
     keys: &DirKeys<B>,
     claimed_iv: &[u8],
     records: &ServerRecords,
-    ranges: &[(usize, Vec<u8>)],
+    claims: &[PlaintextClaim],
     leaves: &Leaves,
 ) -> Result<()> {
     if claimed_iv.len() * 8 != keys.iv.len() {
         return Err(Error::Malformed("claimed IV of the wrong length"));
     }
-    let claims = record_claims(records, ranges)?;
     zk.assert_public(&keys.iv, &bytes_to_bits(claimed_iv))
         .await
         .map_err(zk_err)?;
@@ -1131,7 +1192,7 @@ async fn direction<P: webproof_tlsproof::ZkParty<Bit = B>, B: Copy>(
         claimed_iv,
         &records.records,
         &keys.masks,
-        &claims,
+        claims,
     )
     .await
     .map_err(zk_err)?;
@@ -1220,11 +1281,12 @@ async fn statement<P: webproof_tlsproof::ZkParty<Bit = B>, B: Copy>(
         }
     };
     let recv = leaves_of(LeafDir::Received);
-    direction(zk, aead, server, &claim.iv, &srv, &claim.ranges, &recv).await?;
+    let claims = response_claims(&srv, claim)?;
+    direction(zk, aead, server, &claim.iv, &srv, &claims, &recv).await?;
     if let Some(keys) = client {
         let sent = leaves_of(LeafDir::Sent);
-        let (iv, ranges) = (&claim.request_iv, &claim.request);
-        direction(zk, aead, keys, iv, &cli, ranges, &sent).await?;
+        let claims = record_claims(&cli, &claim.request)?;
+        direction(zk, aead, keys, &claim.request_iv, &cli, &claims, &sent).await?;
     }
     Ok((srv.len, cli.len))
 }
@@ -1428,10 +1490,7 @@ pub async fn verify_response<C: RandomCotSender, T: Io>(
         .await
         .map_err(mpc_err)?;
     let (_, ch) = sealed.parts();
-    let disclosure = ch
-        .recv_exact(32 + shape.revealed_len())
-        .await
-        .map_err(io)?;
+    let disclosure = ch.recv_exact(32 + shape.revealed_len()).await.map_err(io)?;
     let claim = shape.open(&disclosure)?;
     let claimed = claimed_values(outcome, &claim)?;
     let (_, ch) = sealed.verify_claimed(&claimed).await.map_err(zk_err)?;
@@ -1455,6 +1514,9 @@ fn admit(outcome: &VerifierOutcome, claim: ClaimShape, can_attest: bool) -> Resu
             .all(|&(at, n)| at.checked_add(n).is_some_and(|end| end <= len))
     };
     let srv = server_records(&outcome.recording)?;
+    if claim.close_notify {
+        last_alert(&srv)?;
+    }
     if !within(&claim.ranges, srv.len) {
         return Err(Error::Malformed(
             "a claimed range lies outside the application data",
@@ -1486,7 +1548,7 @@ fn admit(outcome: &VerifierOutcome, claim: ClaimShape, can_attest: bool) -> Resu
 /// for the check of the disclosed bytes against the sealed proof.
 fn claimed_values(outcome: &VerifierOutcome, claim: &ResponseClaim) -> Result<Vec<bool>> {
     let srv = server_records(&outcome.recording)?;
-    let claims = record_claims(&srv, &claim.ranges)?;
+    let claims = response_claims(&srv, claim)?;
     let mut bits = webproof_tlsproof::claimed_bits(&srv.records, &claims).map_err(zk_err)?;
     if claim.uses_client_key() {
         let cli = client_records(&outcome.recording, &outcome.hidden)?;

@@ -335,6 +335,7 @@ fn another_key_is_refused() {
         request: Vec::new(),
         leaves: Vec::new(),
         leaf_hashes: Vec::new(),
+        close_notify: false,
     };
     refused(s, &outcome, &claim);
 }
@@ -752,6 +753,7 @@ fn prover_swapping_key_shares_is_refused() {
         request: Vec::new(),
         leaves: Vec::new(),
         leaf_hashes: Vec::new(),
+        close_notify: false,
     };
     let (p, v, _) = prove(s, &outcome, &claim);
     caught_prover(p, v);
@@ -1261,10 +1263,14 @@ fn claim_shape_round_trips_and_opens_only_to_its_bytes() {
     let bytes = shape.encode();
     assert_eq!(ClaimShape::decode(&bytes).unwrap(), shape);
     assert_eq!(shape.revealed_len(), 17);
-    let leaves_at = bytes.len() - 32 - 4 - 41 * claim.leaves.len();
+    // Leaves, then the close_notify flag and the commitment.
+    let leaves_at = bytes.len() - 32 - 1 - 4 - 41 * claim.leaves.len();
     let mut huge = bytes.clone();
     huge[leaves_at..leaves_at + 4].copy_from_slice(&u32::MAX.to_be_bytes());
-    assert!(matches!(ClaimShape::decode(&huge), Err(Error::Malformed(_))));
+    assert!(matches!(
+        ClaimShape::decode(&huge),
+        Err(Error::Malformed(_))
+    ));
     let mut dir = bytes.clone();
     dir[leaves_at + 4] = 7;
     assert!(matches!(ClaimShape::decode(&dir), Err(Error::Malformed(_))));

@@ -491,7 +491,10 @@ fn wanted_bytes(
 /// them (by record, then by position; each byte least significant bit
 /// first): what a verifier of a proof with deferred claims gives
 /// `SealedVerifier::verify_claimed` once the prover disclosed the bytes.
-pub fn claimed_bits(records: &[crate::SealedRecord], claims: &[PlaintextClaim]) -> Result<Vec<bool>> {
+pub fn claimed_bits(
+    records: &[crate::SealedRecord],
+    claims: &[PlaintextClaim],
+) -> Result<Vec<bool>> {
     let wanted = wanted_bytes(records, claims)?;
     let bytes: Vec<u8> = wanted.iter().flatten().map(|&(_, v)| v).collect();
     Ok(bytes_to_bits(&bytes))
