@@ -152,5 +152,5 @@ pub use msg::{ProverMsg, VerifierMsg};
 pub use output::{attestation, verifier_output};
 pub use prover::{ProverConfig, ProverOutcome, ProverOutput, ProverSession};
 pub use rec::HiddenRecord;
-pub use response::{prove_response, verify_response, ResponseClaim, VerifiedResponse};
+pub use response::{prove_response, verify_response, ClaimShape, ResponseClaim, VerifiedResponse};
 pub use verifier::{RecordPlan, RecordPlanJob, VerifierConfig, VerifierOutcome, VerifierSession};

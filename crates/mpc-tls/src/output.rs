@@ -21,10 +21,11 @@
 //! - `server_port` is `0` ("not recorded"): the port in the prover's
 //!   hello is only the prover's word.
 //! - `server_close_notify` and `server_records_after_cut` are `None` ("not
-//!   established"): the closing alert is encrypted and not proven, and a
-//!   prover may stop forwarding at any record boundary, so an unrevealed
-//!   response may be truncated; `server_alert` is `None` for the same
-//!   reason. A response framed by Content-Length or chunking is still
+//!   established") unless the proof shows the last recorded server record
+//!   decrypts to a close_notify ([`VerifiedResponse::close_notify`]; then
+//!   `true` and `0`: TLS sends nothing after it). Otherwise a prover may
+//!   have stopped forwarding at any record boundary, so the response may
+//!   be truncated; `server_alert` is `None` (no other alert is proven). A response framed by Content-Length or chunking is still
 //!   judged complete on its revealed head.
 //! - `order` is the order of the prover's reports (`RecSent`, forwarded
 //!   server flights), not the wire's, and `sent` counts the request
@@ -168,9 +169,11 @@ pub fn verifier_output(
         proof: ProofKind::Mpc,
         sent: DisclosedData::from_view(&sent_view),
         received: DisclosedData::from_view(&view),
-        server_close_notify: None,
+        // Proven when the prover claimed the last record as close_notify:
+        // nothing can follow it, so nothing was cut.
+        server_close_notify: verified.close_notify.then_some(true),
         server_alert: None,
-        server_records_after_cut: None,
+        server_records_after_cut: verified.close_notify.then_some(0),
         response_complete,
         order: order(&outcome.recording),
         json: Vec::new(),

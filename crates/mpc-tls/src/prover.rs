@@ -1269,7 +1269,10 @@ impl ProverSession {
             match rec.content_type {
                 content_type::APPLICATION_DATA => o.response.extend_from_slice(&pt),
                 content_type::ALERT => match pt[..] {
-                    [_, 0] => o.close_notify = true,
+                    // A close_notify at level warning, as RFC 5246 sends it
+                    // (the proof claims these exact bytes); another level
+                    // is reported as an alert.
+                    [1, 0] => o.close_notify = true,
                     [_, d] => o.server_alert = Some(d),
                     _ => return Err(Error::Decrypt { index }),
                 },

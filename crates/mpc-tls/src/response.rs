@@ -11,14 +11,18 @@
 //! key `L0`), add the verifier's revealed masks (`CloseAck`) as public
 //! constants (`webproof_mpc::consistency::xor_public_prover` /
 //! `xor_public_verifier`) and so hold the authenticated server write key
-//! and IV, with no fresh commitment. The prover then claims, in the clear
-//! ([`ResponseClaim`]): the IV (the 4-byte GCM salt, a PRF output that
-//! says nothing of the key) and the bytes of each range it reveals. In
-//! the proof it asserts the IV bits equal the claimed IV, and, with
+//! and IV, with no fresh commitment. The prover then claims
+//! ([`ResponseClaim`]) the IV (the 4-byte GCM salt, a PRF output that says
+//! nothing of the key) in the clear, and the bytes of each range it
+//! reveals under a commitment ([`ClaimShape`]: their places and lengths in
+//! the clear, the bytes only after its audit of the verifier). In the
+//! proof it asserts the IV bits equal the claimed IV, and, with
 //! `webproof_tlsproof::assert_plaintext` (proxy mode's keystream
 //! circuits, the AES counter blocks built from the salt and each
 //! record's explicit nonce), that each claimed byte is the keystream byte
-//! XOR the recorded ciphertext byte.
+//! XOR the recorded ciphertext byte: as claimed values of the sealed
+//! proof (`webproof_zk::Prover::assert_claimed`, bound to the bytes'
+//! commitment), which the verifier checks once the bytes are disclosed.
 //!
 //! The request is proven the same way when the claim reveals any of it
 //! ([`ResponseClaim::with_request`]): the client key and IV bits are the
@@ -74,7 +78,10 @@
 //!    groups of every garbled circuit and its OLE inputs. The prover's
 //!    `Close` fixed the recording before, so they protect nothing any
 //!    more, whatever the prover claims next;
-//! 2. prover → verifier: the claim ([`ResponseClaim::encode`]); the
+//! 2. prover → verifier: the claim's shape ([`ClaimShape::encode`]: IVs,
+//!    places and lengths of the revealed ranges, leaves, and the
+//!    commitment to the revealed bytes, `SHA-256(label ‖ salt ‖ bytes)`
+//!    with 32 secret random bytes of salt); the
 //!    verifier answers `0` (taken) or `1` and the reason it refuses the
 //!    claim (malformed, a commitment without an attestation key, leaves
 //!    that do not partition the recording). The prover does not wait for
@@ -104,9 +111,14 @@
 //!    threads, since the verifier waits on it: 61 to 33 ms for a 1 KB
 //!    request) and
 //!    every OLE batch (answered again for the revealed inputs), and only
-//!    then opens; a failed check is [`Error::VerifierCheated`];
-//! 7. the verifier checks the opening and outputs the revealed ranges; a
-//!    false statement or consistency claim is [`Error::Proof`].
+//!    then discloses the revealed bytes with the salt
+//!    ([`ResponseClaim::disclosure`]) and opens; a failed check is
+//!    [`Error::VerifierCheated`];
+//! 7. the verifier checks that the disclosure opens the commitment, then
+//!    the opening, the disclosed bytes as the claimed values
+//!    (`SealedVerifier::verify_claimed`), and outputs the revealed ranges;
+//!    a false statement, consistency claim or disclosure is
+//!    [`Error::Proof`].
 //!
 //! Cost on the reference case (1 KB request, 2 KB response, SoftSpokenOT
 //! COTs, 2-core machine, release; the test
@@ -154,13 +166,15 @@
 //! (a label of another value would give it `Δ`,
 //! `webproof_mpc::consistency`).
 //!
-//! **Against a verifier.** Before `Δ` is revealed it sees only the claim
-//! (which the prover chose to reveal), corrections padded by COT bits and
-//! a hiding commitment; the opening, sent only after `Δ` checked out,
-//! holds hashes of MACs the verifier can compute itself from the claimed
-//! values. A verifier that reveals another `Δ` (to learn from the opening
-//! what an honest proof would not show) is caught by the prover before it
-//! opens.
+//! **Against a verifier.** Before `Δ` is revealed it sees only the
+//! claim's shape (the IVs, where the revealed ranges lie and how long they
+//! are, the leaves' blinded hashes: not one revealed byte), corrections
+//! padded by COT bits and hiding commitments; the revealed bytes and the
+//! opening, sent only after `Δ` and the audit checked out, hold the bytes
+//! the prover chose to reveal and hashes and sums of MACs the verifier can
+//! compute itself from them. A verifier that reveals another `Δ`, or
+//! fails the audit, or stops before the reveal, gets neither
+//! (`revealed_bytes_do_not_reach_a_verifier_that_stops_before_the_audit`).
 //!
 //! **Against a verifier, the garbling.** After the `Δ` reveal the prover
 //! knows every 0-label and checks every circuit and OLE answer against
@@ -247,9 +261,11 @@ pub const MAX_DRAIN: usize = 64 << 20;
 /// Bytes of the GCM record overhead: explicit nonce and tag.
 const GCM_OVERHEAD: usize = 8 + 16;
 
-/// What the prover reveals, sent in the clear before the proof: the
-/// server IV (GCM salt) and, per range, its offset in the response and its
-/// bytes; the same of the request, if it reveals any of it.
+/// What the prover reveals: the server IV (GCM salt) and, per range, its
+/// offset in the response and its bytes; the same of the request, if it
+/// reveals any of it; the committed leaves for an attestation. Before the
+/// proof the verifier gets only its [`ClaimShape`]; the bytes follow the
+/// prover's audit ([`ResponseClaim::disclosure`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ResponseClaim {
     /// The server write IV (the 4-byte GCM salt).
@@ -269,7 +285,14 @@ pub struct ResponseClaim {
     /// Per leaf, its blinded hash, which the proof shows is over the
     /// session's plaintext.
     pub leaf_hashes: Vec<[u8; 32]>,
+    /// The server's last recorded record is a close_notify alert, which
+    /// the proof shows decrypts to [`CLOSE_NOTIFY`]: nothing of the
+    /// response was cut after it.
+    pub close_notify: bool,
 }
+
+/// The plaintext of a close_notify alert (level warning, description 0).
+pub const CLOSE_NOTIFY: [u8; 2] = [1, 0];
 
 fn xor(a: &[u8], b: &[u8]) -> Vec<u8> {
     a.iter().zip(b).map(|(p, q)| p ^ q).collect()
@@ -295,12 +318,11 @@ fn claim_ranges(data: &[u8], ranges: &[Range<usize>], what: &str) -> Result<Vec<
         .collect()
 }
 
-fn encode_ranges(v: &mut Vec<u8>, ranges: &[(usize, Vec<u8>)]) {
-    v.extend_from_slice(&(ranges.len() as u32).to_be_bytes());
-    for (at, bytes) in ranges {
+fn encode_places(v: &mut Vec<u8>, places: &[(usize, usize)]) {
+    v.extend_from_slice(&(places.len() as u32).to_be_bytes());
+    for (at, len) in places {
         v.extend_from_slice(&(*at as u32).to_be_bytes());
-        v.extend_from_slice(&(bytes.len() as u32).to_be_bytes());
-        v.extend_from_slice(bytes);
+        v.extend_from_slice(&(*len as u32).to_be_bytes());
     }
 }
 
@@ -315,6 +337,14 @@ impl ResponseClaim {
             request: Vec::new(),
             leaves: Vec::new(),
             leaf_hashes: Vec::new(),
+            // The prover saw the close_notify ([`ProverOutcome::close_notify`])
+            // as the last record it forwarded.
+            close_notify: outcome.close_notify
+                && outcome
+                    .recording
+                    .received
+                    .last()
+                    .is_some_and(|r| r.content_type == content_type::ALERT),
         })
     }
 
@@ -371,18 +401,138 @@ impl ResponseClaim {
             .unzip()
     }
 
+    /// The revealed bytes in claim order: the response's ranges, then the
+    /// request's.
+    fn revealed_bytes(&self) -> Vec<u8> {
+        self.ranges
+            .iter()
+            .chain(&self.request)
+            .flat_map(|(_, b)| b.iter().copied())
+            .collect()
+    }
+
+    /// What the verifier learns of this claim before the proof: all but
+    /// the revealed bytes, which `salt` (32 fresh random bytes, kept for
+    /// [`Self::disclosure`]) blinds in their commitment.
+    pub fn shape(&self, salt: &[u8; 32]) -> ClaimShape {
+        let places = |r: &[(usize, Vec<u8>)]| r.iter().map(|(at, b)| (*at, b.len())).collect();
+        ClaimShape {
+            iv: self.iv.clone(),
+            ranges: places(&self.ranges),
+            request_iv: self.request_iv.clone(),
+            request: places(&self.request),
+            leaves: self.leaves.clone(),
+            leaf_hashes: self.leaf_hashes.clone(),
+            close_notify: self.close_notify,
+            bytes_commitment: bytes_commitment(salt, &self.revealed_bytes()),
+        }
+    }
+
+    /// The revealed bytes with the salt of their commitment (`salt ||
+    /// bytes`), sent once the prover's audit of the verifier passed.
+    pub fn disclosure(&self, salt: &[u8; 32]) -> Vec<u8> {
+        [&salt[..], &self.revealed_bytes()].concat()
+    }
+}
+
+/// `SHA-256(label || salt || bytes)`: hiding (the salt is secret until the
+/// disclosure) and binding.
+fn bytes_commitment(salt: &[u8; 32], bytes: &[u8]) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update(b"webproof mpc-tls claimed bytes v1");
+    h.update(salt);
+    h.update(bytes);
+    h.finalize().into()
+}
+
+/// A claim as the verifier gets it before the proof: the IVs, the places
+/// and lengths of the revealed ranges, the committed leaves, and a
+/// commitment to the revealed bytes, which the prover discloses only after
+/// its audit of the verifier ([`ClaimShape::open`]). The proof claims
+/// those bytes without showing them (`webproof_zk`'s deferred claims,
+/// bound to `bytes_commitment`), so a verifier that fails the audit never
+/// sees them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClaimShape {
+    /// The server write IV (the 4-byte GCM salt).
+    pub iv: Vec<u8>,
+    /// Per revealed range of the response: its offset and length.
+    pub ranges: Vec<(usize, usize)>,
+    /// The client write IV; empty when the claim covers no request byte.
+    pub request_iv: Vec<u8>,
+    /// Per revealed range of the request: its offset and length.
+    pub request: Vec<(usize, usize)>,
+    /// As [`ResponseClaim::leaves`].
+    pub leaves: Vec<LeafRange>,
+    /// As [`ResponseClaim::leaf_hashes`].
+    pub leaf_hashes: Vec<[u8; 32]>,
+    /// As [`ResponseClaim::close_notify`].
+    pub close_notify: bool,
+    /// The commitment to the revealed bytes ([`ResponseClaim::shape`]).
+    pub bytes_commitment: [u8; 32],
+}
+
+impl ClaimShape {
+    /// Bytes the claim reveals (both directions).
+    pub fn revealed_len(&self) -> usize {
+        self.ranges
+            .iter()
+            .chain(&self.request)
+            .map(|&(_, n)| n)
+            .fold(0usize, usize::saturating_add)
+    }
+
+    /// The claim with zeros in place of the revealed bytes: the statement
+    /// the verifier runs before the disclosure (its claimed values are
+    /// not read, see `webproof_tlsproof::ZkParty::assert_claimed`).
+    pub fn placeholder(&self) -> ResponseClaim {
+        let zeros = |r: &[(usize, usize)]| r.iter().map(|&(at, n)| (at, vec![0; n])).collect();
+        ResponseClaim {
+            iv: self.iv.clone(),
+            ranges: zeros(&self.ranges),
+            request_iv: self.request_iv.clone(),
+            request: zeros(&self.request),
+            leaves: self.leaves.clone(),
+            leaf_hashes: self.leaf_hashes.clone(),
+            close_notify: self.close_notify,
+        }
+    }
+
+    /// The whole claim from the prover's disclosure (`salt || bytes`),
+    /// if it opens the commitment.
+    pub fn open(&self, disclosure: &[u8]) -> Result<ResponseClaim> {
+        if disclosure.len() != 32 + self.revealed_len() {
+            return Err(Error::Malformed("claim disclosure of the wrong length"));
+        }
+        let (salt, mut bytes) = disclosure.split_at(32);
+        let salt: &[u8; 32] = salt.try_into().expect("32 bytes");
+        if bytes_commitment(salt, bytes) != self.bytes_commitment {
+            return Err(Error::Proof(
+                "the disclosed bytes do not open the claim's commitment".into(),
+            ));
+        }
+        let mut claim = self.placeholder();
+        for (_, b) in claim.ranges.iter_mut().chain(claim.request.iter_mut()) {
+            let (head, rest) = bytes.split_at(b.len());
+            b.copy_from_slice(head);
+            bytes = rest;
+        }
+        Ok(claim)
+    }
+
     /// `iv_len (1) || iv || ranges || request_iv_len (1) || request_iv ||
-    /// request ranges || leaves`, where ranges are `count (4) || per
-    /// range: offset (4), len (4), bytes` and leaves `count (4) || per
-    /// leaf: direction (1: 0 request, 1 response), start (4), end (4),
-    /// hash (32)`.
+    /// request ranges || leaves || close_notify (1) || bytes_commitment
+    /// (32)`, where ranges
+    /// are `count (4) || per range: offset (4), len (4)` and leaves
+    /// `count (4) || per leaf: direction (1: 0 request, 1 response), start
+    /// (4), end (4), hash (32)`.
     pub fn encode(&self) -> Vec<u8> {
         let mut v = vec![self.iv.len() as u8];
         v.extend_from_slice(&self.iv);
-        encode_ranges(&mut v, &self.ranges);
+        encode_places(&mut v, &self.ranges);
         v.push(self.request_iv.len() as u8);
         v.extend_from_slice(&self.request_iv);
-        encode_ranges(&mut v, &self.request);
+        encode_places(&mut v, &self.request);
         v.extend_from_slice(&(self.leaves.len() as u32).to_be_bytes());
         for (l, h) in self.leaves.iter().zip(&self.leaf_hashes) {
             v.push(l.direction.to_byte());
@@ -390,6 +540,8 @@ impl ResponseClaim {
             v.extend_from_slice(&l.end.to_be_bytes());
             v.extend_from_slice(h);
         }
+        v.push(self.close_notify as u8);
+        v.extend_from_slice(&self.bytes_commitment);
         v
     }
 
@@ -397,29 +549,37 @@ impl ResponseClaim {
     pub fn decode(msg: &[u8]) -> Result<Self> {
         let mut r = ClaimReader(msg);
         let iv = r.iv()?;
-        let ranges = r.ranges()?;
+        let ranges = r.places()?;
         let request_iv = r.iv()?;
-        let request = r.ranges()?;
+        let request = r.places()?;
         let (leaves, leaf_hashes) = r.leaves()?;
+        let close_notify = match r.take(1)?[0] {
+            0 => false,
+            1 => true,
+            _ => return Err(Error::Malformed(ClaimReader::WHAT)),
+        };
+        let bytes_commitment = r.take(32)?.try_into().expect("32 bytes");
         if !r.0.is_empty() {
             return Err(Error::Malformed(ClaimReader::WHAT));
         }
-        Ok(ResponseClaim {
+        Ok(ClaimShape {
             iv,
             ranges,
             request_iv,
             request,
             leaves,
             leaf_hashes,
+            close_notify,
+            bytes_commitment,
         })
     }
 }
 
-/// The parser of [`ResponseClaim::decode`].
+/// The parser of [`ClaimShape::decode`].
 struct ClaimReader<'a>(&'a [u8]);
 
 impl<'a> ClaimReader<'a> {
-    const WHAT: &'static str = "response claim";
+    const WHAT: &'static str = "claim";
 
     fn take(&mut self, n: usize) -> Result<&'a [u8]> {
         if self.0.len() < n {
@@ -439,16 +599,17 @@ impl<'a> ClaimReader<'a> {
         Ok(self.take(n)?.to_vec())
     }
 
-    fn ranges(&mut self) -> Result<Vec<(usize, Vec<u8>)>> {
+    fn places(&mut self) -> Result<Vec<(usize, usize)>> {
         let n = self.u32()?;
-        if n > MAX_RANGES {
+        // Each place takes 8 bytes: a count beyond the message is refused
+        // before anything is reserved for it.
+        if n > MAX_RANGES || n > self.0.len() / 8 {
             return Err(Error::Malformed(Self::WHAT));
         }
         let mut out = Vec::with_capacity(n);
         for _ in 0..n {
             let at = self.u32()?;
-            let len = self.u32()?;
-            out.push((at, self.take(len)?.to_vec()));
+            out.push((at, self.u32()?));
         }
         Ok(out)
     }
@@ -507,6 +668,8 @@ pub struct VerifiedResponse {
     pub leaves: Vec<LeafRange>,
     /// Per leaf, its blinded hash, proven over the session's plaintext.
     pub leaf_hashes: Vec<[u8; 32]>,
+    /// The server's last recorded record is a close_notify, proven.
+    pub close_notify: bool,
     /// Bytes the proof took prover → verifier (the claim included).
     pub prover_bytes: u64,
     /// Bytes verifier → prover.
@@ -555,6 +718,8 @@ struct ServerRecords {
     /// `(index in records, offset in the response, length)` of each
     /// application-data record.
     app: Vec<(usize, usize, usize)>,
+    /// Each record's content type.
+    kinds: Vec<u8>,
     len: usize,
 }
 
@@ -635,6 +800,7 @@ fn protected_records(recv: &[Record], who: &str) -> Result<ServerRecords> {
         records: Vec::with_capacity(after.len()),
         tags: Vec::with_capacity(after.len()),
         app: Vec::new(),
+        kinds: Vec::with_capacity(after.len()),
         len: 0,
     };
     for (i, r) in after.iter().enumerate() {
@@ -650,6 +816,7 @@ fn protected_records(recv: &[Record], who: &str) -> Result<ServerRecords> {
             out.app.push((i, out.len, ct.len()));
             out.len += ct.len();
         }
+        out.kinds.push(r.content_type);
         let seq = i as u64 + 1;
         out.tags.push(RecordTag {
             aad: webproof_mpc::record::tls12_aad(seq, r.content_type, ct.len()).to_vec(),
@@ -695,10 +862,39 @@ fn record_claims(srv: &ServerRecords, ranges: &[(usize, Vec<u8>)]) -> Result<Vec
     Ok(out)
 }
 
-/// The proof's context: the recording and the claim.
-pub fn context(recording: &Recording, claim: &ResponseClaim) -> [u8; 32] {
+/// The statement's claims on the server's records: the revealed ranges,
+/// and with [`ResponseClaim::close_notify`] the last record's plaintext,
+/// which must then be a 2-byte alert.
+fn response_claims(srv: &ServerRecords, claim: &ResponseClaim) -> Result<Vec<PlaintextClaim>> {
+    let mut claims = record_claims(srv, &claim.ranges)?;
+    if claim.close_notify {
+        claims.push(PlaintextClaim {
+            record: last_alert(srv)?,
+            offset: 0,
+            bytes: CLOSE_NOTIFY.to_vec(),
+        });
+    }
+    Ok(claims)
+}
+
+/// The index of the last server record, if it is a 2-byte alert (what a
+/// close_notify claim needs).
+fn last_alert(srv: &ServerRecords) -> Result<usize> {
+    match (srv.kinds.last(), srv.records.last()) {
+        (Some(&content_type::ALERT), Some(r)) if r.ciphertext.len() == CLOSE_NOTIFY.len() => {
+            Ok(srv.records.len() - 1)
+        }
+        _ => Err(Error::Malformed(
+            "close_notify claimed, but the last server record is no alert",
+        )),
+    }
+}
+
+/// The proof's context: the recording and the claim's shape (its bytes
+/// through their commitment).
+pub fn context(recording: &Recording, claim: &ClaimShape) -> [u8; 32] {
     let mut h = Sha256::new();
-    h.update(b"webproof mpc-tls verified response v1");
+    h.update(b"webproof mpc-tls verified response v2");
     h.update(recording.digest());
     h.update(claim.encode());
     h.finalize().into()
@@ -925,15 +1121,6 @@ async fn verify_statement_keys<C: RandomCotSender, T: Io>(
         None,
     )
     .await?;
-    let placed = |ranges: &[(usize, Vec<u8>)]| -> Vec<RevealedRange> {
-        ranges
-            .iter()
-            .map(|(offset, bytes)| RevealedRange {
-                offset: *offset,
-                bytes: bytes.clone(),
-            })
-            .collect()
-    };
     let out = VerifiedResponse {
         response_len: len,
         server_iv: claim.iv.clone(),
@@ -942,10 +1129,22 @@ async fn verify_statement_keys<C: RandomCotSender, T: Io>(
         request_ranges: placed(&claim.request),
         leaves: claim.leaves.clone(),
         leaf_hashes: claim.leaf_hashes.clone(),
+        close_notify: claim.close_notify,
         prover_bytes: 0,
         verifier_bytes: 0,
     };
     Ok((out, bits, server.key))
+}
+
+/// The claim's ranges as the verifier's output places them.
+fn placed(ranges: &[(usize, Vec<u8>)]) -> Vec<RevealedRange> {
+    ranges
+        .iter()
+        .map(|(offset, bytes)| RevealedRange {
+            offset: *offset,
+            bytes: bytes.clone(),
+        })
+        .collect()
 }
 
 /// Authenticated key and IV bits of one direction, and (the request's)
@@ -977,13 +1176,12 @@ async fn direction<P: webproof_tlsproof::ZkParty<Bit = B>, B: Copy>(
     keys: &DirKeys<B>,
     claimed_iv: &[u8],
     records: &ServerRecords,
-    ranges: &[(usize, Vec<u8>)],
+    claims: &[PlaintextClaim],
     leaves: &Leaves,
 ) -> Result<()> {
     if claimed_iv.len() * 8 != keys.iv.len() {
         return Err(Error::Malformed("claimed IV of the wrong length"));
     }
-    let claims = record_claims(records, ranges)?;
     zk.assert_public(&keys.iv, &bytes_to_bits(claimed_iv))
         .await
         .map_err(zk_err)?;
@@ -994,7 +1192,7 @@ async fn direction<P: webproof_tlsproof::ZkParty<Bit = B>, B: Copy>(
         claimed_iv,
         &records.records,
         &keys.masks,
-        &claims,
+        claims,
     )
     .await
     .map_err(zk_err)?;
@@ -1063,7 +1261,7 @@ async fn statement<P: webproof_tlsproof::ZkParty<Bit = B>, B: Copy>(
     if !claim.leaves.is_empty() {
         // The layout against the recording's lengths: both directions
         // partitioned in order (the attestation signs these lengths).
-        check_leaves(claim, cli.len, srv.len)?;
+        check_leaves(&claim.leaves, &claim.leaf_hashes, cli.len, srv.len)?;
     }
     let leaves_of = |d: LeafDir| {
         let (leaves, hashes) = claim.leaves_of(d);
@@ -1083,11 +1281,12 @@ async fn statement<P: webproof_tlsproof::ZkParty<Bit = B>, B: Copy>(
         }
     };
     let recv = leaves_of(LeafDir::Received);
-    direction(zk, aead, server, &claim.iv, &srv, &claim.ranges, &recv).await?;
+    let claims = response_claims(&srv, claim)?;
+    direction(zk, aead, server, &claim.iv, &srv, &claims, &recv).await?;
     if let Some(keys) = client {
         let sent = leaves_of(LeafDir::Sent);
-        let (iv, ranges) = (&claim.request_iv, &claim.request);
-        direction(zk, aead, keys, iv, &cli, ranges, &sent).await?;
+        let claims = record_claims(&cli, &claim.request)?;
+        direction(zk, aead, keys, &claim.request_iv, &cli, &claims, &sent).await?;
     }
     Ok((srv.len, cli.len))
 }
@@ -1149,7 +1348,10 @@ pub async fn prove_response<C: RandomCotReceiver, T: Io>(
 ) -> Result<(ProofStats, C, Channel<T>)> {
     let io = |e: webproof_core::ChannelError| Error::Proof(e.to_string());
     let retained = &outcome.retained;
-    ch.send(&claim.encode()).await.map_err(io)?;
+    let mut claim_salt = [0u8; 32];
+    rng.fill_bytes(&mut claim_salt);
+    let shape = claim.shape(&claim_salt);
+    ch.send(&shape.encode()).await.map_err(io)?;
     ch.flush().await.map_err(io)?;
     // Sent by the verifier after its `CloseAck`: here by now, or soon.
     let reveal = ch.recv(retained.reveal_len()).await.map_err(io)?;
@@ -1174,11 +1376,12 @@ pub async fn prove_response<C: RandomCotReceiver, T: Io>(
         let values = retained.input_values(&reveal)?;
         check_revealed_shares(outcome, &retained.check_inputs(&values)?)?;
         retained.check_server_finished(&values)?;
-        let ctx = context(&outcome.recording, claim);
+        let ctx = context(&outcome.recording, &shape);
         let mut zk = Prover::with_context(cot, ch, cfg, &ctx)
             .await
             .map_err(zk_err)?;
         zk.defer();
+        zk.defer_claims(shape.bytes_commitment).map_err(zk_err)?;
         let (key_bits, key) = prove_statement_keys(&mut zk, outcome, claim, blinders).await?;
         let before = zk.stats();
         let server = consist::ServerKey {
@@ -1193,9 +1396,12 @@ pub async fn prove_response<C: RandomCotReceiver, T: Io>(
         let delta = consistency::receive_delta(&mut sealed)
             .await
             .map_err(mpc_err)?;
-        // Only an honest garbling and honest OLE answers get the opening.
+        // Only an honest garbling and honest OLE answers get the revealed
+        // bytes and the opening.
         retained.audit(delta, &values)?;
         retained.audit_oles(delta, &reveal)?;
+        let (_, ch) = sealed.parts();
+        ch.send(&claim.disclosure(&claim_salt)).await.map_err(io)?;
         let (cot, ch) = sealed.open().await.map_err(zk_err)?;
         let s = ch.stats();
         Ok((
@@ -1241,9 +1447,9 @@ pub async fn verify_response<C: RandomCotSender, T: Io>(
     ch.send(&outcome.retained.reveal()).await.map_err(io)?;
     ch.flush().await.map_err(io)?;
     let payloads = outcome_len(outcome);
-    let max = 2 * (1 + 255 + 4 + 8 * MAX_RANGES) + payloads + 4 + 41 * MAX_LEAVES.min(payloads);
+    let max = 2 * (1 + 255 + 4 + 8 * MAX_RANGES) + 4 + 41 * MAX_LEAVES.min(payloads) + 32;
     let msg = ch.recv(max).await.map_err(io)?;
-    let claim = match ResponseClaim::decode(&msg).and_then(|c| admit(outcome, c, can_attest)) {
+    let shape = match ClaimShape::decode(&msg).and_then(|c| admit(outcome, c, can_attest)) {
         Ok(c) => c,
         Err(e) => {
             // The prover is proving already: tell it why, and take what
@@ -1267,7 +1473,7 @@ pub async fn verify_response<C: RandomCotSender, T: Io>(
     };
     ch.send(&[CLAIM_TAKEN]).await.map_err(io)?;
     ch.flush().await.map_err(io)?;
-    let ctx = context(&outcome.recording, &claim);
+    let ctx = context(&outcome.recording, &shape);
     let mut zk = Verifier::with_context(cot, ch, cfg, &ctx, rng)
         .await
         .map_err(zk_err)?;
@@ -1277,26 +1483,53 @@ pub async fn verify_response<C: RandomCotSender, T: Io>(
         ));
     }
     zk.defer();
-    let mut out = verify_sealed(&mut zk, outcome, &claim).await?;
+    zk.defer_claims(shape.bytes_commitment).map_err(zk_err)?;
+    let mut out = verify_sealed(&mut zk, outcome, &shape.placeholder()).await?;
     let mut sealed = zk.seal().await.map_err(zk_err)?;
     consistency::reveal_delta(&mut sealed)
         .await
         .map_err(mpc_err)?;
-    let (_, ch) = sealed.verify().await.map_err(zk_err)?;
+    let (_, ch) = sealed.parts();
+    let disclosure = ch.recv_exact(32 + shape.revealed_len()).await.map_err(io)?;
+    let claim = shape.open(&disclosure)?;
+    let claimed = claimed_values(outcome, &claim)?;
+    let (_, ch) = sealed.verify_claimed(&claimed).await.map_err(zk_err)?;
+    out.ranges = placed(&claim.ranges);
+    out.request_ranges = placed(&claim.request);
     let s = ch.stats();
     out.prover_bytes = s.received();
     out.verifier_bytes = s.sent();
     Ok(out)
 }
 
-/// The verifier's checks of a claim before it reveals its inputs: a
-/// commitment needs an attestation key, and its leaves must partition both
-/// directions of the recording.
-fn admit(
-    outcome: &VerifierOutcome,
-    claim: ResponseClaim,
-    can_attest: bool,
-) -> Result<ResponseClaim> {
+/// The verifier's checks of a claim before the proof: every range within
+/// its direction's application data (which also bounds what the
+/// statement and the disclosure may take), a commitment only with an
+/// attestation key, and its leaves partitioning both directions of the
+/// recording.
+fn admit(outcome: &VerifierOutcome, claim: ClaimShape, can_attest: bool) -> Result<ClaimShape> {
+    let within = |places: &[(usize, usize)], len: usize| {
+        places
+            .iter()
+            .all(|&(at, n)| at.checked_add(n).is_some_and(|end| end <= len))
+    };
+    let srv = server_records(&outcome.recording)?;
+    if claim.close_notify {
+        last_alert(&srv)?;
+    }
+    if !within(&claim.ranges, srv.len) {
+        return Err(Error::Malformed(
+            "a claimed range lies outside the application data",
+        ));
+    }
+    if !claim.request.is_empty() {
+        let cli = client_records(&outcome.recording, &outcome.hidden)?;
+        if !within(&claim.request, cli.len) {
+            return Err(Error::Malformed(
+                "a claimed range lies outside the application data",
+            ));
+        }
+    }
     if claim.leaves.is_empty() {
         return Ok(claim);
     }
@@ -1305,20 +1538,39 @@ fn admit(
             "this verifier does not sign attestations (it has no attestation key)".into(),
         )));
     }
-    let srv = server_records(&outcome.recording)?;
     let cli = client_records(&outcome.recording, &outcome.hidden)?;
-    check_leaves(&claim, cli.len, srv.len)?;
+    check_leaves(&claim.leaves, &claim.leaf_hashes, cli.len, srv.len)?;
     Ok(claim)
+}
+
+/// The claimed bits of the statement in the order it claims them (the
+/// response's ranges, then the request's when the statement covers it),
+/// for the check of the disclosed bytes against the sealed proof.
+fn claimed_values(outcome: &VerifierOutcome, claim: &ResponseClaim) -> Result<Vec<bool>> {
+    let srv = server_records(&outcome.recording)?;
+    let claims = response_claims(&srv, claim)?;
+    let mut bits = webproof_tlsproof::claimed_bits(&srv.records, &claims).map_err(zk_err)?;
+    if claim.uses_client_key() {
+        let cli = client_records(&outcome.recording, &outcome.hidden)?;
+        let claims = record_claims(&cli, &claim.request)?;
+        bits.extend(webproof_tlsproof::claimed_bits(&cli.records, &claims).map_err(zk_err)?);
+    }
+    Ok(bits)
 }
 
 /// The claim's leaves, one hash each, partition the request (`sent_len`
 /// bytes) and the response (`received_len`) in order.
-fn check_leaves(claim: &ResponseClaim, sent_len: usize, received_len: usize) -> Result<()> {
+fn check_leaves(
+    leaves: &[LeafRange],
+    hashes: &[[u8; 32]],
+    sent_len: usize,
+    received_len: usize,
+) -> Result<()> {
     let len = |n: usize| u32::try_from(n).map_err(|_| Error::Malformed("transcript too long"));
-    if claim.leaf_hashes.len() != claim.leaves.len() {
+    if hashes.len() != leaves.len() {
         return Err(Error::Malformed("one hash per committed leaf is needed"));
     }
-    check_layout(&claim.leaves, len(sent_len)?, len(received_len)?).map_err(|e| {
+    check_layout(leaves, len(sent_len)?, len(received_len)?).map_err(|e| {
         Error::Tls(webproof_proxy::ProxyError::Attestation(format!(
             "committed leaves: {e}"
         )))

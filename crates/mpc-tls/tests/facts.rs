@@ -178,3 +178,142 @@ fn truncated_response_is_not_attested_as_uncut() {
     assert_eq!(json["mode"], "mpc");
     assert_eq!(json["possibly_truncated"], true);
 }
+
+/// An honest session to a server that ends with close_notify, proven by
+/// MPC mode's proof of the response: the claim says the last record is
+/// a close_notify, the proof shows it, the output and the attestation
+/// state it (close_notify `true`, nothing after the cut), and the
+/// response does not read "possibly truncated". The same claim on the
+/// truncated session of the test above (whose last forwarded record is
+/// application data) is refused before the proof.
+#[test]
+fn close_notify_is_proven_and_attested() {
+    let c = certs(KeyKind::Ecdsa, &[NAME], false);
+    let full = response(3_000);
+    let (p, hello, v, sender, receiver) = sessions_ext(
+        31,
+        prover_config(
+            NAME,
+            ECDHE_ECDSA_AES128_GCM_SHA256,
+            GROUP_P256,
+            true,
+            REQUEST,
+        ),
+        verifier_config(&c.ca_der, NAME),
+    );
+    let d = run(p, hello, v, server(&c), &full, Hooks::default()).unwrap();
+    let outcome = d.prover.clone();
+    assert_eq!(outcome.response, full);
+    assert!(outcome.close_notify, "the server ended with close_notify");
+    let opts = webproof_proxy::attest::AttestOptions {
+        chunk_len: Some(300),
+        boundaries: Vec::new(),
+    };
+    let (transcript, commitment) = webproof_proxy::attest::commit(
+        &opts,
+        REQUEST,
+        &outcome.response,
+        &mut ChaCha20Rng::seed_from_u64(5),
+    )
+    .unwrap();
+    let claim = ResponseClaim::new(&outcome, &[0..15])
+        .unwrap()
+        .with_commitment(&outcome, &commitment);
+    assert!(claim.close_notify);
+    let blinders = webproof_proxy::attest::blinders(&commitment);
+    let cfg = Config {
+        cot_batch: 1 << 18,
+        ..Config::default()
+    };
+    let (a, b) = memory_duplex();
+    let (mut r1, mut r2) = (
+        ChaCha20Rng::seed_from_u64(100),
+        ChaCha20Rng::seed_from_u64(101),
+    );
+    let (p, v) = block_on(async {
+        futures::join!(
+            prove_response(
+                receiver,
+                Channel::new(a),
+                cfg,
+                &outcome,
+                &claim,
+                &blinders,
+                &mut r1
+            ),
+            verify_response(sender, Channel::new(b), cfg, &d.verifier, true, &mut r2)
+        )
+    });
+    p.unwrap();
+    let v = v.unwrap();
+    assert!(v.close_notify);
+    let out = webproof_mpc_tls::verifier_output(&d.verifier, &v, NAME, 1_700_000_000).unwrap();
+    assert_eq!(out.server_close_notify, Some(true));
+    assert_eq!(out.server_records_after_cut, Some(0));
+    let facts = out.facts();
+    assert!(!facts.ending().may_be_truncated(), "{}", facts.ending());
+    let key = SigningKey::generate(Scheme::Ed25519, &mut ChaCha20Rng::seed_from_u64(6));
+    let reply = webproof_mpc_tls::attestation(&key, &d.verifier, &v, &out).unwrap();
+    let bundle =
+        AttestationBundle::accept(&reply, transcript, commitment, outcome.certificates.clone())
+            .unwrap();
+    assert_eq!(bundle.attestation.attestation().facts(), &facts);
+}
+
+/// A prover that claims a close_notify the recording does not end with
+/// (the truncated session: its last forwarded record is application
+/// data) is refused before the proof.
+#[test]
+fn close_notify_claim_without_the_alert_is_refused() {
+    let c = certs(KeyKind::Ecdsa, &[NAME], false);
+    let cut_at = Rc::new(Cell::new(None));
+    let hooks = Hooks {
+        server_to_prover: Some(cut_after_first_app_record(cut_at.clone())),
+        close_after_flights: Some(2),
+        ..Hooks::default()
+    };
+    let (p, hello, v, sender, receiver) = sessions_ext(
+        32,
+        prover_config(
+            NAME,
+            ECDHE_ECDSA_AES128_GCM_SHA256,
+            GROUP_P256,
+            true,
+            REQUEST,
+        ),
+        verifier_config(&c.ca_der, NAME),
+    );
+    let d = run(p, hello, v, server(&c), &response(40_000), hooks).unwrap();
+    let mut claim = ResponseClaim::new(&d.prover, &[0..15]).unwrap();
+    assert!(!claim.close_notify);
+    claim.close_notify = true;
+    let cfg = Config {
+        cot_batch: 1 << 18,
+        ..Config::default()
+    };
+    let (a, b) = memory_duplex();
+    let (mut r1, mut r2) = (
+        ChaCha20Rng::seed_from_u64(100),
+        ChaCha20Rng::seed_from_u64(101),
+    );
+    let (_, v) = block_on(async {
+        futures::join!(
+            prove_response(
+                receiver,
+                Channel::new(a),
+                cfg,
+                &d.prover,
+                &claim,
+                &[],
+                &mut r1
+            ),
+            verify_response(sender, Channel::new(b), cfg, &d.verifier, true, &mut r2)
+        )
+    });
+    match v {
+        Err(webproof_mpc_tls::Error::Malformed(why)) => {
+            assert!(why.contains("close_notify"), "{why}")
+        }
+        other => panic!("a close_notify claim without the alert: {other:?}"),
+    }
+}

@@ -18,7 +18,7 @@ use webproof_core::{memory_duplex, Block, Channel};
 use webproof_mpc_tls::hello::*;
 use webproof_mpc_tls::response::{
     context, prove_response, prove_statement, verify_response, verify_sealed, verify_statement,
-    ProofStats, ResponseClaim, VerifiedResponse,
+    ClaimShape, ProofStats, ResponseClaim, VerifiedResponse,
 };
 use webproof_mpc_tls::{Error, ProverOutcome};
 use webproof_ot::{SoftSpokenReceiver, SoftSpokenSender};
@@ -335,6 +335,7 @@ fn another_key_is_refused() {
         request: Vec::new(),
         leaves: Vec::new(),
         leaf_hashes: Vec::new(),
+        close_notify: false,
     };
     refused(s, &outcome, &claim);
 }
@@ -382,15 +383,18 @@ fn verifier_revealing_another_delta_is_caught() {
                 ch.send(&vo.retained.reveal()).await.unwrap();
                 ch.flush().await.unwrap();
                 let msg = ch.recv(1 << 20).await.unwrap();
-                let claim = ResponseClaim::decode(&msg).unwrap();
+                let shape = ClaimShape::decode(&msg).unwrap();
                 ch.send(&[0u8]).await.unwrap();
                 ch.flush().await.unwrap();
-                let ctx = context(&vo.recording, &claim);
+                let ctx = context(&vo.recording, &shape);
                 let mut zk = Verifier::with_context(s.s, ch, cfg(), &ctx, &mut r2)
                     .await
                     .unwrap();
                 zk.defer();
-                verify_sealed(&mut zk, &vo, &claim).await.unwrap();
+                zk.defer_claims(shape.bytes_commitment).unwrap();
+                verify_sealed(&mut zk, &vo, &shape.placeholder())
+                    .await
+                    .unwrap();
                 let mut sealed = zk.seal().await.unwrap();
                 // The reveal, with Δ' = Δ ⊕ 2 (lsb still 1) and the true
                 // COT keys: it passes a check of lsb(Δ') and of lsb(K).
@@ -749,6 +753,7 @@ fn prover_swapping_key_shares_is_refused() {
         request: Vec::new(),
         leaves: Vec::new(),
         leaf_hashes: Vec::new(),
+        close_notify: false,
     };
     let (p, v, _) = prove(s, &outcome, &claim);
     caught_prover(p, v);
@@ -844,7 +849,7 @@ fn consistency_overhead_figures() {
         let (p, ()) = block_on(async {
             futures::join!(
                 async {
-                    let ctx = context(&o.recording, &claim);
+                    let ctx = context(&o.recording, &claim.shape(&[0; 32]));
                     let mut zk = Prover::with_context(s.r, Channel::new(a), cfg(), &ctx)
                         .await
                         .unwrap();
@@ -857,7 +862,7 @@ fn consistency_overhead_figures() {
                     sealed.open().await.unwrap().1.stats()
                 },
                 async {
-                    let ctx = context(&vo.recording, &claim);
+                    let ctx = context(&vo.recording, &claim.shape(&[0; 32]));
                     let mut r = ChaCha20Rng::seed_from_u64(3);
                     let mut zk = Verifier::with_context(s.s, Channel::new(b), cfg(), &ctx, &mut r)
                         .await
@@ -1242,34 +1247,106 @@ fn bad_layouts_and_keyless_verifiers_are_refused_before_the_proof() {
     before_proof(v);
 }
 
-/// The claim's leaves survive encoding, and a count beyond the message or
-/// an unknown direction is malformed.
+/// The claim's shape survives encoding, leaves included; a count beyond
+/// the message or an unknown direction is malformed; the disclosure opens
+/// the shape's commitment to the claim, and other bytes or salt do not.
 #[test]
-fn claim_with_leaves_round_trips_and_bad_leaves_are_malformed() {
+fn claim_shape_round_trips_and_opens_only_to_its_bytes() {
     let s = session(48, ECDHE_ECDSA_AES128_GCM_SHA256, 200);
     let outcome = s.d.prover.clone();
     let (_, commitment) = commit_transcript(&request(), &outcome.response);
-    let claim = ResponseClaim::new(&outcome, &[0..5])
+    let claim = ResponseClaim::new(&outcome, &[0..5, 30..42])
         .unwrap()
         .with_commitment(&outcome, &commitment);
-    let bytes = claim.encode();
-    assert_eq!(ResponseClaim::decode(&bytes).unwrap(), claim);
-    let leaves_at = bytes.len() - 4 - 41 * claim.leaves.len();
+    let salt = [5; 32];
+    let shape = claim.shape(&salt);
+    let bytes = shape.encode();
+    assert_eq!(ClaimShape::decode(&bytes).unwrap(), shape);
+    assert_eq!(shape.revealed_len(), 17);
+    // Leaves, then the close_notify flag and the commitment.
+    let leaves_at = bytes.len() - 32 - 1 - 4 - 41 * claim.leaves.len();
     let mut huge = bytes.clone();
     huge[leaves_at..leaves_at + 4].copy_from_slice(&u32::MAX.to_be_bytes());
     assert!(matches!(
-        ResponseClaim::decode(&huge),
+        ClaimShape::decode(&huge),
         Err(Error::Malformed(_))
     ));
     let mut dir = bytes.clone();
     dir[leaves_at + 4] = 7;
+    assert!(matches!(ClaimShape::decode(&dir), Err(Error::Malformed(_))));
+    for cut in [1, 20, 41] {
+        assert!(ClaimShape::decode(&bytes[..bytes.len() - cut]).is_err());
+    }
+    // The shape shows no revealed byte.
+    assert!(!bytes.windows(12).any(|w| w == &outcome.response[30..42]));
+
+    let disclosure = claim.disclosure(&salt);
+    assert_eq!(shape.open(&disclosure).unwrap(), claim);
+    let mut other = disclosure.clone();
+    *other.last_mut().unwrap() ^= 1;
+    assert!(matches!(shape.open(&other), Err(Error::Proof(_))));
+    let mut other_salt = disclosure.clone();
+    other_salt[0] ^= 1;
+    assert!(matches!(shape.open(&other_salt), Err(Error::Proof(_))));
     assert!(matches!(
-        ResponseClaim::decode(&dir),
+        shape.open(&disclosure[..disclosure.len() - 1]),
         Err(Error::Malformed(_))
     ));
-    for cut in [1, 20, 41] {
-        assert!(ResponseClaim::decode(&bytes[..bytes.len() - cut]).is_err());
-    }
+}
+
+/// A verifier that stops after the seal, before it reveals `Δ` (as one
+/// that expects to fail the prover's audit would), has received none of
+/// the bytes the claim reveals: they go out only after the audit.
+#[test]
+fn revealed_bytes_do_not_reach_a_verifier_that_stops_before_the_audit() {
+    let s = session(49, ECDHE_ECDSA_AES128_GCM_SHA256, 2000);
+    let outcome = s.d.prover.clone();
+    // A stretch of the response no other message could carry by chance.
+    let secret = outcome.response[100..164].to_vec();
+    let claim = ResponseClaim::new(&outcome, &[100..164]).unwrap();
+    let (a, b) = memory_duplex();
+    let mut r1 = ChaCha20Rng::seed_from_u64(1);
+    let mut r2 = ChaCha20Rng::seed_from_u64(2);
+    let vo = s.d.verifier.clone();
+    let (p, seen) = block_on(async {
+        futures::join!(
+            prove_response(s.r, Channel::new(a), cfg(), &outcome, &claim, &[], &mut r1),
+            async {
+                let mut seen: Vec<u8> = Vec::new();
+                let mut ch = Channel::new(b);
+                ch.send(&vo.retained.reveal()).await.unwrap();
+                ch.flush().await.unwrap();
+                let msg = ch.recv(1 << 20).await.unwrap();
+                seen.extend_from_slice(&msg);
+                let shape = ClaimShape::decode(&msg).unwrap();
+                ch.send(&[0u8]).await.unwrap();
+                ch.flush().await.unwrap();
+                let ctx = context(&vo.recording, &shape);
+                let mut zk = Verifier::with_context(s.s, ch, cfg(), &ctx, &mut r2)
+                    .await
+                    .unwrap();
+                zk.defer();
+                zk.defer_claims(shape.bytes_commitment).unwrap();
+                verify_sealed(&mut zk, &vo, &shape.placeholder())
+                    .await
+                    .unwrap();
+                let mut sealed = zk.seal().await.unwrap();
+                // Whatever the prover sent after its seal: nothing, it
+                // waits for the reveal. (The proof's own messages between
+                // are corrections padded by COT bits and hashes.)
+                let (_, ch) = sealed.parts();
+                while let Some(Ok(m)) = futures::FutureExt::now_or_never(ch.recv(1 << 26)) {
+                    seen.extend_from_slice(&m);
+                }
+                seen
+            }
+        )
+    });
+    assert!(p.is_err(), "the prover went on without the Δ reveal");
+    assert!(
+        !seen.windows(secret.len()).any(|w| w == &secret[..]),
+        "a revealed range reached the verifier before the audit"
+    );
 }
 
 /// Figures, not assertions: garbled-table bytes verifier → prover over one

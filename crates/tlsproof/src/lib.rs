@@ -112,7 +112,7 @@ pub mod session;
 mod statement;
 
 pub use party::ZkParty;
-pub use records::PlaintextClaim;
+pub use records::{claimed_bits, PlaintextClaim};
 pub use session::{ProverPreprocessed, SessionConfig, VerifierPreprocessed};
 pub use statement::MAX_BYTE_CLASSES;
 pub use statement::{

@@ -37,6 +37,11 @@ pub trait ZkParty {
     async fn open(&mut self, bits: &[Self::Bit]) -> Result<Vec<bool>>;
     /// Prove that `bits` equal the public `values`.
     async fn assert_public(&mut self, bits: &[Self::Bit], values: &[bool]) -> Result<()>;
+    /// Prove that `bits` equal the prover's claimed `values`: in a sealed
+    /// proof with claims (`Prover::defer_claims`) the verifier learns them
+    /// only at the opening, so its `values` are not read (any of the right
+    /// length); otherwise the same as [`Self::assert_public`].
+    async fn assert_claimed(&mut self, bits: &[Self::Bit], values: &[bool]) -> Result<()>;
     /// Run the pending AND-gate check.
     async fn check(&mut self) -> Result<()>;
     /// An authenticated GF(2^128) element.
@@ -97,6 +102,9 @@ impl<C: RandomCotReceiver, T: Io> ZkParty for Prover<C, T> {
     async fn assert_public(&mut self, bits: &[ProverBit], values: &[bool]) -> Result<()> {
         Prover::assert_public(self, bits, values).await
     }
+    async fn assert_claimed(&mut self, bits: &[ProverBit], values: &[bool]) -> Result<()> {
+        Prover::assert_claimed(self, bits, values).await
+    }
     async fn check(&mut self) -> Result<()> {
         Prover::check(self).await
     }
@@ -153,6 +161,9 @@ impl<C: RandomCotSender, T: Io> ZkParty for Verifier<C, T> {
     }
     async fn assert_public(&mut self, bits: &[VerifierBit], values: &[bool]) -> Result<()> {
         Verifier::assert_public(self, bits, values).await
+    }
+    async fn assert_claimed(&mut self, bits: &[VerifierBit], values: &[bool]) -> Result<()> {
+        Verifier::assert_claimed(self, bits, values).await
     }
     async fn check(&mut self) -> Result<()> {
         Verifier::check(self).await

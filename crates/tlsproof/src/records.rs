@@ -456,18 +456,12 @@ pub struct PlaintextClaim {
     pub bytes: Vec<u8>,
 }
 
-/// Prove, with a key authenticated elsewhere, that the claimed plaintext
-/// is the keystream XOR the public ciphertext: per claimed byte the
-/// keystream bits XOR the ciphertext bits are asserted equal to the claim.
-/// Uses assertions only (no opening), so it runs in a sealed proof.
-pub(crate) async fn assert_plaintext<P: ZkParty>(
-    party: &mut P,
-    key: &mut DirectionKey<P::Bit>,
+/// Claimed bytes per record: `(position, value)`, sorted, each once; the
+/// order in which [`assert_plaintext`] claims them.
+fn wanted_bytes(
     records: &[crate::SealedRecord],
     claims: &[PlaintextClaim],
-) -> Result<()> {
-    let block_len = key.aead.keystream_block_len();
-    // Claimed bytes per record: (position, value), sorted, each once.
+) -> Result<Vec<Vec<(usize, u8)>>> {
     let mut wanted: Vec<Vec<(usize, u8)>> = vec![Vec::new(); records.len()];
     for c in claims {
         let rec = records
@@ -490,6 +484,36 @@ pub(crate) async fn assert_plaintext<P: ZkParty>(
             return Err(Error::Malformed("two claims cover the same byte".into()));
         }
     }
+    Ok(wanted)
+}
+
+/// The claimed bits of `claims` in the order [`assert_plaintext`] claims
+/// them (by record, then by position; each byte least significant bit
+/// first): what a verifier of a proof with deferred claims gives
+/// `SealedVerifier::verify_claimed` once the prover disclosed the bytes.
+pub fn claimed_bits(
+    records: &[crate::SealedRecord],
+    claims: &[PlaintextClaim],
+) -> Result<Vec<bool>> {
+    let wanted = wanted_bytes(records, claims)?;
+    let bytes: Vec<u8> = wanted.iter().flatten().map(|&(_, v)| v).collect();
+    Ok(bytes_to_bits(&bytes))
+}
+
+/// Prove, with a key authenticated elsewhere, that the claimed plaintext
+/// is the keystream XOR the public ciphertext: per claimed byte the
+/// keystream bits XOR the ciphertext bits are claimed equal to the claim
+/// ([`ZkParty::assert_claimed`]: in a sealed proof with deferred claims,
+/// the verifier learns the bytes only at the opening, in the order of
+/// [`claimed_bits`]). Uses no opening, so it runs in a sealed proof.
+pub(crate) async fn assert_plaintext<P: ZkParty>(
+    party: &mut P,
+    key: &mut DirectionKey<P::Bit>,
+    records: &[crate::SealedRecord],
+    claims: &[PlaintextClaim],
+) -> Result<()> {
+    let block_len = key.aead.keystream_block_len();
+    let wanted = wanted_bytes(records, claims)?;
     let mut bits: Vec<P::Bit> = Vec::new();
     let mut values: Vec<bool> = Vec::new();
     for (record, want) in records.iter().zip(&wanted) {
@@ -514,14 +538,14 @@ pub(crate) async fn assert_plaintext<P: ZkParty>(
                 }
             }
             if bits.len() >= OPEN_BATCH_BITS {
-                party.assert_public(&bits, &values).await?;
+                party.assert_claimed(&bits, &values).await?;
                 bits.clear();
                 values.clear();
             }
         }
     }
     if !bits.is_empty() {
-        party.assert_public(&bits, &values).await?;
+        party.assert_claimed(&bits, &values).await?;
     }
     Ok(())
 }

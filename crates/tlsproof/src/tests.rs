@@ -327,6 +327,9 @@ impl<P: ZkParty> ZkParty for LyingOpens<P> {
     async fn assert_public(&mut self, bits: &[P::Bit], values: &[bool]) -> Result<()> {
         self.inner.assert_public(bits, values).await
     }
+    async fn assert_claimed(&mut self, bits: &[P::Bit], values: &[bool]) -> Result<()> {
+        self.inner.assert_claimed(bits, values).await
+    }
     async fn check(&mut self) -> Result<()> {
         self.inner.check().await
     }

@@ -162,6 +162,13 @@
 //! bytes of commitment, 32 of salt, one round trip (the reveal) before the
 //! opening, which is as long as the held messages would have been.
 //!
+//! A sealed proof may also keep the values it asserts from the verifier
+//! until the opening ([`Prover::defer_claims`], [`Prover::assert_claimed`]):
+//! the claimed bits' MACs are folded into one held block, checked when the
+//! caller discloses the values after the audit (module `claims` has the
+//! argument). MPC mode sends the bytes it reveals that way, so a verifier
+//! caught by the audit never sees them.
+//!
 //! # The verifier may abort
 //! Where the prover expects the 1-byte verdict, any other frame (up to
 //! 64 KiB) is the verifier ending the session with a message of the calling
@@ -174,6 +181,7 @@
 
 mod byteinv;
 mod check;
+mod claims;
 mod elem;
 mod proto;
 mod prover;
@@ -181,6 +189,8 @@ mod verifier;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_claims;
 #[cfg(test)]
 mod tests_import;
 

@@ -3,6 +3,7 @@
 
 use crate::byteinv;
 use crate::check::{pack, Acc, ChiStream, CHI_CHUNK};
+use crate::claims::ClaimSum;
 use crate::elem::ProverElem;
 use crate::proto;
 use crate::{Config, Stats};
@@ -59,6 +60,8 @@ pub struct Prover<C, T> {
     /// Sealed mode ([`Prover::defer`]): the MAC-dependent messages held back
     /// until [`SealedProver::open`].
     held: Option<Vec<u8>>,
+    /// Claimed bits ([`Prover::defer_claims`]): their weighted MACs.
+    claims: Option<ClaimSum>,
     #[cfg(test)]
     pub(crate) cheat: crate::tests::Cheat,
 }
@@ -104,6 +107,7 @@ impl<C: RandomCotReceiver, T: Io> Prover<C, T> {
             validated: ValidatedCircuit::default(),
             stats: Stats::default(),
             held: None,
+            claims: None,
             #[cfg(test)]
             cheat: Default::default(),
         })
@@ -476,6 +480,25 @@ impl<C: RandomCotReceiver, T: Io> Prover<C, T> {
         self.assert_public(bits, &vec![false; bits.len()]).await
     }
 
+    /// Prove that `bits` equal `values`, which the verifier learns only
+    /// at the opening of a proof with [`Self::defer_claims`] (see
+    /// `claims`); without it, [`Self::assert_public`]. Sends nothing:
+    /// the bits' MACs join a weighted sum that [`Self::seal`] holds back,
+    /// and `values` are what the caller discloses after the audit: values
+    /// other than the bits' own fail the verifier's check then.
+    pub async fn assert_claimed(&mut self, bits: &[ProverBit], values: &[bool]) -> Result<()> {
+        let Some(claims) = self.claims.as_mut() else {
+            return self.assert_public(bits, values).await;
+        };
+        if bits.len() != values.len() {
+            return Err(Error::Usage("assert_claimed: lengths differ".into()));
+        }
+        for b in bits {
+            claims.add(b.0);
+        }
+        Ok(())
+    }
+
     /// Reveal field elements to the verifier.
     pub async fn open_elems(&mut self, elems: &[ProverElem]) -> Result<Vec<Block>> {
         self.refuse_when_sealed("open_elems")?;
@@ -580,6 +603,24 @@ impl<C: RandomCotReceiver, T: Io> Prover<C, T> {
         self.held.is_some()
     }
 
+    /// In sealed mode, make [`Self::assert_claimed`] disclose its values
+    /// only at the opening. `binding` must be the prover's commitment to
+    /// every value it will claim, fixed before this proof started and
+    /// known to the verifier (which calls
+    /// [`Verifier::defer_claims`](crate::Verifier::defer_claims) with the
+    /// same bytes): the check's weights are derived from it, so a binding
+    /// that did not fix the values would let the prover pick values that
+    /// cancel the weights.
+    pub fn defer_claims(&mut self, binding: [u8; 32]) -> Result<()> {
+        if self.held.is_none() {
+            return Err(Error::Usage("defer_claims needs defer".into()));
+        }
+        if self.claims.is_none() {
+            self.claims = Some(ClaimSum::new(binding));
+        }
+        Ok(())
+    }
+
     /// End a sealed proof: run the final check (held back too) and send a
     /// commitment `SHA-256(label, salt, held)` to everything held back.
     /// `salt` must be 32 fresh random bytes (the commitment hides the held
@@ -589,7 +630,11 @@ impl<C: RandomCotReceiver, T: Io> Prover<C, T> {
             return Err(Error::Usage("seal without defer".into()));
         }
         self.check().await?;
-        let held = self.held.take().expect("checked");
+        let mut held = self.held.take().expect("checked");
+        if let Some(claims) = self.claims.take() {
+            // After the last check, as the verifier expects it.
+            held.extend_from_slice(&claims.value().to_bytes());
+        }
         self.ch.send(&proto::seal_commitment(&salt, &held)).await?;
         self.ch.flush().await?;
         Ok(SealedProver {

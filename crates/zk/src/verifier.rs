@@ -3,6 +3,7 @@
 
 use crate::byteinv;
 use crate::check::{pack, Acc, ChiStream};
+use crate::claims::ClaimSum;
 use crate::elem::VerifierElem;
 use crate::proto;
 use crate::prover::{
@@ -52,6 +53,8 @@ pub struct Verifier<C, T> {
     stats: Stats,
     /// Sealed mode ([`Verifier::defer`]): what the held-back messages must be.
     expected: Option<Vec<Expected>>,
+    /// Claimed bits ([`Verifier::defer_claims`]): their weighted keys.
+    claims: Option<ClaimSum>,
 }
 
 /// One held-back message of a sealed proof, as the verifier expects it.
@@ -61,6 +64,9 @@ enum Expected {
     Hash([u8; 32]),
     /// A check: `B`, to be compared with `U ^ V * Delta`.
     Check(Block),
+    /// The claimed bits' weighted MAC sum, to be compared with their
+    /// weighted keys plus the claimed values' weight times `Delta`.
+    Claims,
 }
 
 impl Expected {
@@ -68,6 +74,7 @@ impl Expected {
         match self {
             Expected::Hash(_) => proto::HASH_LEN,
             Expected::Check(_) => proto::CHECK_LEN,
+            Expected::Claims => Block::LEN,
         }
     }
 }
@@ -124,6 +131,7 @@ impl<C: RandomCotSender, T: Io> Verifier<C, T> {
             validated: ValidatedCircuit::default(),
             stats: Stats::default(),
             expected: None,
+            claims: None,
         })
     }
 
@@ -469,6 +477,24 @@ impl<C: RandomCotSender, T: Io> Verifier<C, T> {
         self.assert_public(bits, &vec![false; bits.len()]).await
     }
 
+    /// The counterpart of [`Prover::assert_claimed`](crate::Prover::assert_claimed).
+    /// With [`Self::defer_claims`] the values are the prover's, not yet
+    /// known: `values` is not read (pass any of the right length) and the
+    /// real ones, in claim order, go to [`SealedVerifier::verify_claimed`].
+    /// Without it, [`Self::assert_public`] of `values`.
+    pub async fn assert_claimed(&mut self, bits: &[VerifierBit], values: &[bool]) -> Result<()> {
+        let Some(claims) = self.claims.as_mut() else {
+            return self.assert_public(bits, values).await;
+        };
+        if bits.len() != values.len() {
+            return Err(Error::Usage("assert_claimed: lengths differ".into()));
+        }
+        for k in bits {
+            claims.add(k.0);
+        }
+        Ok(())
+    }
+
     /// Receive the values of opened elements; fails on a MAC mismatch.
     pub async fn open_elems(&mut self, elems: &[VerifierElem]) -> Result<Vec<Block>> {
         self.refuse_when_sealed("open_elems")?;
@@ -588,6 +614,18 @@ impl<C: RandomCotSender, T: Io> Verifier<C, T> {
         self.expected.is_some()
     }
 
+    /// The counterpart of [`Prover::defer_claims`](crate::Prover::defer_claims),
+    /// with the same `binding`.
+    pub fn defer_claims(&mut self, binding: [u8; 32]) -> Result<()> {
+        if self.expected.is_none() {
+            return Err(Error::Usage("defer_claims needs defer".into()));
+        }
+        if self.claims.is_none() {
+            self.claims = Some(ClaimSum::new(binding));
+        }
+        Ok(())
+    }
+
     /// The counterpart of [`Prover::seal`](crate::Prover::seal): record the
     /// final check and receive the prover's commitment. Only after this may
     /// `Delta` be revealed to the prover ([`SealedVerifier::delta`]).
@@ -596,13 +634,19 @@ impl<C: RandomCotSender, T: Io> Verifier<C, T> {
             return Err(Error::Usage("seal without defer".into()));
         }
         self.check().await?;
+        let mut expected = self.expected.take().expect("checked");
+        let claims = self.claims.take();
+        if claims.is_some() {
+            expected.push(Expected::Claims);
+        }
         let msg = self.ch.recv_exact(proto::HASH_LEN).await?;
         let commitment: [u8; 32] = msg[..].try_into().expect("32 bytes");
         Ok(SealedVerifier {
             cot: self.cot,
             ch: self.ch,
             delta: self.delta,
-            expected: self.expected.take().expect("checked"),
+            expected,
+            claims,
             commitment,
         })
     }
@@ -713,6 +757,7 @@ pub struct SealedVerifier<C, T> {
     ch: Channel<T>,
     delta: Block,
     expected: Vec<Expected>,
+    claims: Option<ClaimSum>,
     commitment: [u8; 32],
 }
 
@@ -733,10 +778,31 @@ impl<C: RandomCotSender, T: Io> SealedVerifier<C, T> {
         32 + self.expected.iter().map(Expected::len).sum::<usize>()
     }
 
+    /// Claimed bits ([`Verifier::assert_claimed`]) whose values
+    /// [`Self::verify_claimed`] must be given.
+    pub fn claimed_len(&self) -> usize {
+        self.claims.as_ref().map_or(0, ClaimSum::count)
+    }
+
     /// Read the prover's opening and check it: the commitment, then every
     /// held assertion and check in order. Returns the COT source and the
-    /// channel; `CheckFailed` if the prover cheated.
-    pub async fn verify(mut self) -> Result<(C, Channel<T>)> {
+    /// channel; `CheckFailed` if the prover cheated. A proof with claims
+    /// takes [`Self::verify_claimed`].
+    pub async fn verify(self) -> Result<(C, Channel<T>)> {
+        self.verify_claimed(&[]).await
+    }
+
+    /// [`Self::verify`] of a proof with claims: `claimed` are the values
+    /// the prover disclosed (and the caller checked against its binding),
+    /// in the order of the [`Verifier::assert_claimed`] calls.
+    pub async fn verify_claimed(mut self, claimed: &[bool]) -> Result<(C, Channel<T>)> {
+        if claimed.len() != self.claimed_len() {
+            return Err(Error::CheckFailed(format!(
+                "{} claimed values disclosed for {} claimed bits",
+                claimed.len(),
+                self.claimed_len()
+            )));
+        }
         let n = self.opening_len();
         let msg = self.ch.recv_exact(n).await?;
         let salt: [u8; 32] = msg[..32].try_into().expect("32 bytes");
@@ -763,6 +829,15 @@ impl<C: RandomCotSender, T: Io> SealedVerifier<C, T> {
                         return Err(Error::CheckFailed(
                             "multiplication check failed: the prover's gates are inconsistent"
                                 .into(),
+                        ));
+                    }
+                }
+                Expected::Claims => {
+                    let c = self.claims.as_ref().expect("pushed with the claims");
+                    let held = Block::from_bytes(part.try_into().expect("16 bytes"));
+                    if held != c.value() ^ c.weigh(claimed).gf_mul(self.delta) {
+                        return Err(Error::CheckFailed(
+                            "the claimed values are not the ones the proof asserted".into(),
                         ));
                     }
                 }
