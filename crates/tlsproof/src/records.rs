@@ -487,7 +487,7 @@ fn wanted_bytes(
     Ok(wanted)
 }
 
-/// The claimed bits of `claims` in the order [`assert_plaintext`] claims
+/// The claimed bits of `claims` in the order [`crate::assert_plaintext`] claims
 /// them (by record, then by position; each byte least significant bit
 /// first): what a verifier of a proof with deferred claims gives
 /// `SealedVerifier::verify_claimed` once the prover disclosed the bytes.
