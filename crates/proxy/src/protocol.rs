@@ -1,4 +1,4 @@
-//! The prover/verifier protocol, version 7: message types and the relay
+//! The prover/verifier protocol ([`PROTOCOL_VERSION`]): message types and the relay
 //! framing, without I/O. The sequencing of these messages (who sends what
 //! when, and what each party decides on receiving it) is in
 //! [`crate::session`].
