@@ -96,31 +96,47 @@ pub fn commit(
     if let Some(n) = opts.chunk_len {
         plan = plan.with_chunk_len(n).map_err(attestation_error)?;
     }
-    // The default selection's edges always get boundaries, so that the
-    // request's credentials sit in leaves of their own and a presentation
-    // of the default reveals none of them.
+    // The default selection's request ranges always get leaves of their
+    // own, so that the request's credentials sit in leaves apart and a
+    // presentation reveals none of them unasked.
     let hides: Vec<RevealItem> = opts
         .boundaries
         .iter()
         .filter(|i| matches!(i, RevealItem::SecretHeader(_)))
         .cloned()
         .collect();
-    let mut selections = vec![disclosure_from_items(&hides, sent, received)?];
+    let mut wanted = disclosure_from_items(&hides, sent, received)?;
+    wanted.received.clear();
     if opts.boundaries.len() > hides.len() {
-        selections.push(disclosure_from_items(&opts.boundaries, sent, received)?);
+        let d = disclosure_from_items(&opts.boundaries, sent, received)?;
+        wanted.sent.extend(d.sent);
+        wanted.received.extend(d.received);
     }
-    for d in selections {
-        for r in &d.sent {
-            plan = plan.range(Direction::Sent, r.start..r.end);
-        }
-        for r in &d.received {
-            plan = plan.range(Direction::Received, r.start..r.end);
+    for (dir, ranges) in [
+        (Direction::Sent, &wanted.sent),
+        (Direction::Received, &wanted.received),
+    ] {
+        for r in split_at_edges(ranges) {
+            plan = plan.range(dir, r.start..r.end);
         }
     }
     let transcript = Transcript::new(sent.to_vec(), received.to_vec());
     let commitment = TranscriptCommitment::new(&transcript, &plan, CommitmentSeed::generate(rng))
         .map_err(attestation_error)?;
     Ok((transcript, commitment))
+}
+
+/// Overlapping ranges cut at every range's edges into disjoint pieces
+/// (a plan's ranges must not overlap), each inside one of the ranges.
+fn split_at_edges(ranges: &[crate::disclosure::Range]) -> Vec<crate::disclosure::Range> {
+    let mut edges: Vec<usize> = ranges.iter().flat_map(|r| [r.start, r.end]).collect();
+    edges.sort_unstable();
+    edges.dedup();
+    edges
+        .windows(2)
+        .map(|w| crate::disclosure::Range::new(w[0], w[1]))
+        .filter(|p| ranges.iter().any(|r| r.start <= p.start && p.end <= r.end))
+        .collect()
 }
 
 /// The blinders of every leaf, in layout order (for the ZK witness).

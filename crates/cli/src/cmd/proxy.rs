@@ -316,7 +316,10 @@ fn refuse_unasked_secrets(o: &ProveOptions) -> anyhow::Result<()> {
         .map(|i| format!("--reveal {i}"))
         .collect();
     let what: Vec<&str> = secrets.iter().map(|s| s.what.as_str()).collect();
-    let names: Vec<String> = secrets.iter().map(|s| s.item.to_string()).collect();
+    let names: Vec<String> = secrets
+        .iter()
+        .map(|s| format!("--reveal {}", s.item))
+        .collect();
     bail!(
         "{} would show the verifier the request's {}. Leave --reveal out (the default hides \
          them), name each one you mean to reveal ({}), or pass --yes-reveal-secrets",
