@@ -248,7 +248,7 @@ fn revealing_a_credential_needs_consent() {
         args.extend(extra);
         webproof(&args)
     };
-    let out = prove(&silent_addr, &[]);
+    let out = prove(&silent_addr, &["--timeout-secs", "5"]);
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("--reveal all"), "{stderr}");
