@@ -332,6 +332,23 @@ fn present_refuses_to_reveal_more_than_asked() {
     assert_eq!(lines, unique, "{stdout}");
     assert!(has_date_after(&stdout, " at "), "{stdout}");
 
+    // Revealing everything would give away the cookie: refused, unless
+    // consented to.
+    let out = webproof(&["present", &wide, "--reveal", "all", "-o", &p]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("Cookie value"), "{stderr}");
+    let out = webproof(&[
+        "present",
+        &wide,
+        "--reveal",
+        "all",
+        "-o",
+        &p,
+        "--yes-reveal-secrets",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+
     // With --commit-at the presentation reveals only what was asked.
     let exact = s.path("exact.json");
     attest(&exact, &["--commit-at", field]);

@@ -38,6 +38,10 @@ pub struct PresentArgs {
     /// the --reveal items select (neighbouring bytes of the same leaves).
     #[arg(long)]
     pub allow_wider_reveal: bool,
+    /// Let --reveal all (or a sent:A-B range) reveal the request's
+    /// credentials (as `prove --yes-reveal-secrets`).
+    #[arg(long)]
+    pub yes_reveal_secrets: bool,
     /// Include the server's certificate chain.
     #[arg(long)]
     pub with_certificates: bool,
@@ -101,6 +105,18 @@ fn present(args: PresentArgs) -> anyhow::Result<()> {
     let text = std::fs::read_to_string(&args.bundle)
         .with_context(|| format!("reading {}", args.bundle.display()))?;
     let bundle = webproof_proxy::attest::AttestationBundle::from_json(&text)?;
+    if !args.yes_reveal_secrets {
+        let secrets =
+            webproof_proxy::http::unasked_secrets(&args.reveal, bundle.transcript.sent())?;
+        if !secrets.is_empty() {
+            let what: Vec<&str> = secrets.iter().map(|s| s.what.as_str()).collect();
+            return Err(crate::failure::usage(anyhow::anyhow!(
+                "this presentation would show the request's {}: reveal less, or pass \
+                 --yes-reveal-secrets",
+                what.join(", ")
+            )));
+        }
+    }
     let presented = bundle.present(&args.reveal, args.with_certificates)?;
     let (asked, revealed) = (presented.asked_len(), presented.revealed_len());
     if revealed > asked && !args.allow_wider_reveal {
