@@ -78,28 +78,44 @@ pub struct ProveArgs {
     /// credentials (the values of secret headers, see --secret-header, and
     /// the query string) and the whole response. Hiding items alone
     /// (hide-sent:, hide-recv:, secret-header:) subtract from the default;
-    /// any other item starts from nothing. Items:
+    /// any other item starts from nothing. Items (--help says what each
+    /// reveals): all, none, http, headers, header:NAME, req-header:NAME,
+    /// query, body, json:PATH, sent:A-B, recv:A-B, hide-sent:A-B,
+    /// hide-recv:A-B, secret-header:NAME.
+    ///
     /// all: every byte both ways, credentials included (refused when the
     /// request carries one, unless --yes-reveal-secrets);
+    ///
     /// none: nothing;
+    ///
     /// http: the request except its credentials, and the whole response;
+    ///
     /// headers: the request except its credentials, the status line and
     /// every response header (no body);
+    ///
     /// header:NAME: the request except its credentials, the status line and
     /// response header NAME (name and value);
+    ///
     /// req-header:NAME: also the value of secret request header NAME;
+    ///
     /// query: also the request's query string;
+    ///
     /// body: the request except its credentials, the status line and the
     /// response body;
+    ///
     /// json:PATH: the value at PATH (a.b.0.c; json: alone is the whole
     /// document), proven to sit there; to let the verifier check the path
     /// it also reveals the whole response head, the body's structure, the
     /// key names of every object on the path (so the value's siblings'
     /// names) and the length of every hidden value;
+    ///
     /// sent:A-B, recv:A-B: bytes A up to (not including) B of the request or
     /// response, as they are;
+    ///
     /// hide-sent:A-B, hide-recv:A-B: hide those bytes (applied last);
+    ///
     /// secret-header:NAME: as --secret-header.
+    ///
     /// Hidden bytes keep their length.
     #[arg(long, value_parser = parse_reveal)]
     reveal: Vec<RevealItem>,
@@ -579,9 +595,7 @@ fn proof_words(kind: webproof_proxy::ProofKind) -> &'static str {
     use webproof_proxy::ProofKind;
     match kind {
         ProofKind::Zk => "zero-knowledge proof",
-        ProofKind::Mpc => {
-            "MPC (the verifier was one party of the TLS client) and zero-knowledge proof"
-        }
+        ProofKind::Mpc => "two-party computation of the TLS client and zero-knowledge proof",
         ProofKind::FullReveal => "full reveal (the verifier got the session keys)",
     }
 }
@@ -629,12 +643,12 @@ async fn demo() -> anyhow::Result<()> {
             &["header:content-type", "json:account.balance.amount", "json:verified"],
         ),
         (
-            "TLS 1.2 (ECDHE-ECDSA, ChaCha20-Poly1305), HTML page revealed in full",
+            "TLS 1.2 (ECDHE-ECDSA, ChaCha20-Poly1305), the default: everything but the cookie",
             Mode::Proxy,
             Some(TlsVersion::Tls12),
             vec![CipherSuite::TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256],
             "/html",
-            &["all"],
+            &[],
         ),
         (
             "MPC mode, TLS 1.2 (ECDHE-ECDSA, AES-128-GCM): the prover connects to the server itself, \
