@@ -912,16 +912,18 @@ pub fn disclosure_from_items(
     })
 }
 
-/// The credentials in `request` that `items` would reveal without naming
-/// them (`all`, or a `sent:` range over them): what a user may give away
-/// by mistake. Known before any network work: the request decides.
+/// The secret headers' values in `request` that `items` would reveal
+/// without naming them (`all`, or a `sent:` range over them): what a user
+/// may give away by mistake. Known before any network work: the request
+/// decides. The query string is left out: many carry no secret
+/// (`?page=2`), and `all` is how a user asks for one as it is.
 pub fn unasked_secrets(items: &[RevealItem], request: &[u8]) -> Result<Vec<RequestSecret>> {
     let sel = Selection::new(items);
     let shown = sel.sent(request)?;
     let named_secret: Vec<String> = sel.secret_headers.clone();
     Ok(request_secrets(request, &named_secret)?
         .into_iter()
-        .filter(|s| !items.contains(&s.item))
+        .filter(|s| s.item != RevealItem::Query && !items.contains(&s.item))
         .filter(|s| {
             shown
                 .iter()
@@ -1226,20 +1228,16 @@ mod tests {
         };
         assert_eq!(
             unasked(&["all"]),
-            [
-                "query string",
-                "Cookie value",
-                "Authorization value",
-                "X-Api-Key value"
-            ]
+            ["Cookie value", "Authorization value", "X-Api-Key value"]
         );
         assert_eq!(
             unasked(&["all", "req-header:cookie", "secret-header:x-api-key"]),
-            ["query string", "Authorization value"]
+            ["Authorization value"]
         );
         assert!(unasked(&[]).is_empty());
         assert!(unasked(&["http", "json:a"]).is_empty());
-        assert_eq!(unasked(&["none", "sent:0-10"]), ["query string"]);
+        assert!(unasked(&["none", "sent:0-10"]).is_empty());
+        assert_eq!(unasked(&["none", "sent:48-52"]), ["Cookie value"]);
         assert!(is_secret_header("X-CSRF-Token") && !is_secret_header("Accept"));
     }
 

@@ -38,8 +38,8 @@ pub struct PresentArgs {
     /// the --reveal items select (neighbouring bytes of the same leaves).
     #[arg(long)]
     pub allow_wider_reveal: bool,
-    /// Let --reveal all (or a sent:A-B range) reveal the request's
-    /// credentials (as `prove --yes-reveal-secrets`).
+    /// Let --reveal all (or a sent:A-B range) reveal the values of the
+    /// request's secret headers (as `prove --yes-reveal-secrets`).
     #[arg(long)]
     pub yes_reveal_secrets: bool,
     /// Include the server's certificate chain.

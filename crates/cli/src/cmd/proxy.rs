@@ -84,7 +84,8 @@ pub struct ProveArgs {
     /// hide-recv:A-B, secret-header:NAME.
     ///
     /// all: every byte both ways, credentials included (refused when the
-    /// request carries one, unless --yes-reveal-secrets);
+    /// request carries a secret header, unless --yes-reveal-secrets; the
+    /// query string is revealed as it is);
     ///
     /// none: nothing;
     ///
@@ -126,8 +127,8 @@ pub struct ProveArgs {
     /// or credential (any case).
     #[arg(long = "secret-header", value_name = "NAME")]
     secret_headers: Vec<String>,
-    /// Let --reveal all (or a sent:A-B range) reveal the request's
-    /// credentials to the verifier.
+    /// Let --reveal all (or a sent:A-B range) reveal the values of the
+    /// request's secret headers to the verifier.
     #[arg(long)]
     yes_reveal_secrets: bool,
     /// Extra trusted root certificate (PEM file) for the prover's own check; repeatable.
