@@ -163,7 +163,10 @@ pub struct ProveArgs {
     #[arg(long, value_name = "FILE")]
     attest: Option<PathBuf>,
     /// With --attest: give this reveal item (json:PATH, header:NAME, ...) its
-    /// own committed leaves, so a presentation can reveal exactly it. Repeatable.
+    /// own committed leaves, so a presentation can reveal exactly it
+    /// (`present` refuses to reveal whole leaves wider than its items unless
+    /// --allow-wider-reveal). Repeatable. The request's credentials always
+    /// get leaves of their own.
     #[arg(long = "commit-at", value_name = "ITEM", requires = "attest", value_parser = parse_reveal)]
     commit_at: Vec<RevealItem>,
     /// With --attest: committed leaf size in bytes (default 215).
