@@ -260,6 +260,22 @@ fn revealing_a_credential_needs_consent() {
         "the prover connected to the verifier"
     );
 
+    // A query string alone is no reason to refuse `all` (`?page=2`): the
+    // prover goes on to the network, here a verifier that never answers.
+    let page = s.url("/json?page=2");
+    let out = webproof(&[
+        "prove",
+        "--verifier",
+        &silent_addr,
+        "--url",
+        &page,
+        "--reveal",
+        "all",
+        "--timeout-secs",
+        "1",
+    ]);
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out.stderr));
+
     let (mut v, vaddr) = s.verifier(None, false);
     let out = prove(&vaddr, &["--yes-reveal-secrets"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
