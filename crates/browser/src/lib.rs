@@ -268,7 +268,7 @@ export interface ProveOptions {
   url: string;
   /** Extra request headers. */
   headers?: Record<string, string>;
-  /** What to reveal, as `webproof prove --reveal`: `all` (default), `none`, `http`, `headers`, `header:NAME`, `body`, `json:PATH`, `recv:A-B`, … */
+  /** What to reveal, as `webproof prove --reveal`: by default the whole request except its credentials (secret header values, the query string) and the whole response; `all` (credentials included), `none`, `http`, `headers`, `header:NAME`, `body`, `json:PATH`, `recv:A-B`, `secret-header:NAME`, … */
   reveal?: string | string[];
   /** Extra trusted roots (PEM), for test servers. */
   ca?: string | string[];

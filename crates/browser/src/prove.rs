@@ -46,7 +46,8 @@ pub struct Request {
     pub url: String,
     /// Extra request headers.
     pub headers: Vec<(String, String)>,
-    /// What to reveal (empty: everything).
+    /// What to reveal (empty: the default, the request without its
+    /// credentials and the whole response; see [`RevealItem`]).
     pub reveal: Vec<RevealItem>,
     /// Extra trusted roots (PEM).
     pub ca_pems: Vec<Vec<u8>>,

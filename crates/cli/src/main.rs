@@ -28,6 +28,8 @@ macro_rules! out {
 }
 
 mod cmd;
+mod failure;
+mod utc;
 
 /// Write to stdout with `f`; on a closed pipe exit with the status a
 /// shell reports for `SIGPIPE` (128 + 13).
@@ -43,9 +45,17 @@ pub(crate) fn stdout_or_exit(f: impl FnOnce(&mut std::io::StdoutLock<'_>) -> std
 
 use clap::{Parser, Subcommand};
 
+/// Exit statuses, for `--help` (the values are [`failure`]'s).
+const EXIT_STATUSES: &str = "Exit status: 0 success, 2 usage (a bad command line, or a request \
+refused before any network work), 3 the verifier refused or rejected, 4 network (a link failed \
+or timed out), 5 the server's TLS or certificate, 6 a proof or verification failed. With \
+--json a failure prints one object on stdout: {\"error\": {\"kind\", \"decided_by\": \
+usage|prover|verifier|server|network, \"detail\", \"request_reached_server\": true|false|null}}.";
+
 /// Prove to a verifier what an HTTPS server sent you, revealing only what you choose.
 #[derive(Parser)]
-#[command(name = "webproof", version, about, long_about = None, propagate_version = true)]
+#[command(name = "webproof", version, about, long_about = None, propagate_version = true,
+    after_help = EXIT_STATUSES)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -91,7 +101,23 @@ fn main() -> std::process::ExitCode {
         )
         .with_writer(std::io::stderr)
         .init();
-    let cli = Cli::parse();
+    // `--json` anywhere asks for failures as JSON too, even a command
+    // line clap cannot parse.
+    let json = std::env::args_os().any(|a| a == "--json");
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if json && e.use_stderr() => {
+            let f = failure::Failure {
+                kind: "usage".into(),
+                decided_by: "usage",
+                detail: first_line(&e.to_string()).to_string(),
+                request_reached_server: Some(false),
+            };
+            outln!("{}", f.to_json());
+            return std::process::ExitCode::from(failure::EXIT_USAGE);
+        }
+        Err(e) => e.exit(),
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -106,8 +132,19 @@ fn main() -> std::process::ExitCode {
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
-            std::process::ExitCode::FAILURE
+            let f = failure::Failure::of(&e);
+            if json {
+                outln!("{}", f.to_json());
+            } else {
+                eprintln!("error: {}", f.detail);
+            }
+            std::process::ExitCode::from(f.exit_code())
         }
     }
+}
+
+/// Clap's message without its usage lines and hints.
+fn first_line(s: &str) -> &str {
+    let s = s.trim_start_matches("error: ");
+    s.lines().next().unwrap_or(s)
 }

@@ -162,7 +162,9 @@ fn truncated_response_is_not_attested_as_uncut() {
         signed.server_records_after_cut,
         signed.ending()
     );
-    let (pres, _) = bundle
+    let webproof_proxy::attest::Presented {
+        presentation: pres, ..
+    } = bundle
         .present(
             &[RevealItem::Recv(webproof_proxy::Range {
                 start: 0,

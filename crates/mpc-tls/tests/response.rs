@@ -1149,7 +1149,11 @@ fn attested_session_presents_what_the_server_sent() {
     assert_eq!(signed.sent_len() as usize, req.len());
 
     // A presentation of the status line and a piece of the request.
-    let (pres, revealed) = bundle
+    let webproof_proxy::attest::Presented {
+        presentation: pres,
+        revealed,
+        ..
+    } = bundle
         .present(
             &[
                 RevealItem::Recv(R { start: 0, end: 15 }),

@@ -153,6 +153,64 @@ impl NetError {
         }
     }
 
+    /// Who ended the session, for a user deciding what to do next:
+    /// `"verifier"` (it refused or rejected), `"server"` (its TLS or
+    /// certificate), `"network"` (a link failed or timed out) or
+    /// `"prover"` (this side's own check, proof or setup).
+    pub fn decided_by(&self) -> &'static str {
+        use webproof_proxy::ProxyError as P;
+        match self {
+            NetError::Refused(_)
+            | NetError::Rejected(_)
+            | NetError::Unauthorized(_)
+            | NetError::Forbidden(_)
+            | NetError::VerifierCheated { .. } => "verifier",
+            NetError::Tls(_)
+            | NetError::Proxy(P::Certificate(_) | P::Signature(_) | P::HandshakeAlert { .. }) => {
+                "server"
+            }
+            NetError::Io { .. }
+            | NetError::Timeout(_)
+            | NetError::Disconnected(_)
+            | NetError::Channel(_) => "network",
+            NetError::Proxy(_)
+            | NetError::Engine { .. }
+            | NetError::Setup(_)
+            | NetError::Mpc(_)
+            | NetError::FlaggedVerifier { .. } => "prover",
+        }
+    }
+
+    /// Whether the request reached the server, where the error tells:
+    /// `Some(false)` for failures before the request went out (a refusal,
+    /// the server's certificate or handshake), `None` when it may have.
+    pub fn request_reached_server(&self) -> Option<bool> {
+        use webproof_proxy::ProxyError as P;
+        match self {
+            NetError::Refused(_)
+            | NetError::Unauthorized(_)
+            | NetError::Forbidden(_)
+            | NetError::Setup(_)
+            | NetError::FlaggedVerifier { .. }
+            | NetError::Proxy(P::Certificate(_) | P::Signature(_) | P::HandshakeAlert { .. }) => {
+                Some(false)
+            }
+            NetError::Rejected(r)
+                if matches!(
+                    r.kind,
+                    RejectKind::Certificate
+                        | RejectKind::Signature
+                        | RejectKind::HandshakeAlert
+                        | RejectKind::Forbidden
+                        | RejectKind::Unreachable
+                ) =>
+            {
+                Some(false)
+            }
+            _ => None,
+        }
+    }
+
     pub(crate) fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> NetError {
         let context = context.into();
         move |source| NetError::Io { context, source }

@@ -44,7 +44,8 @@ pub struct ProveOptions {
     pub suites: Vec<CipherSuite>,
     /// Groups to offer (empty: X25519, P-256).
     pub groups: Vec<KxGroup>,
-    /// What to reveal (parsed where the user typed it); empty: everything.
+    /// What to reveal (parsed where the user typed it); empty: the
+    /// default, the request without its credentials and the whole response.
     pub reveal: Vec<RevealItem>,
     /// Overall timeout.
     pub timeout: Duration,

@@ -60,7 +60,11 @@ async fn attested_session_and_presentation() {
 
         // The bundle survives its file form.
         let bundle = AttestationBundle::from_json(&bundle.to_json()).unwrap();
-        let (p, revealed) = bundle
+        let webproof_proxy::attest::Presented {
+            presentation: p,
+            revealed,
+            ..
+        } = bundle
             .present(&["json:account.balance.amount".parse().unwrap()], true)
             .unwrap();
         assert!(!revealed.is_empty());

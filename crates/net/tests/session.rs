@@ -413,7 +413,7 @@ fn an_attested_session_carries_a_bundle_over_the_true_bytes() {
     let bundle = got.attestation.expect("an attestation");
     assert_eq!(bundle.transcript.received(), &response()[..]);
     assert_eq!(bundle.transcript.sent(), REQUEST);
-    let (_, revealed) = bundle
+    let webproof_proxy::attest::Presented { revealed, .. } = bundle
         .present(
             &parse_items(&["json:account.balance.amount"]).unwrap(),
             false,

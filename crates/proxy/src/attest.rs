@@ -96,19 +96,47 @@ pub fn commit(
     if let Some(n) = opts.chunk_len {
         plan = plan.with_chunk_len(n).map_err(attestation_error)?;
     }
-    if !opts.boundaries.is_empty() {
+    // The default selection's request ranges always get leaves of their
+    // own, so that the request's credentials sit in leaves apart and a
+    // presentation reveals none of them unasked.
+    let hides: Vec<RevealItem> = opts
+        .boundaries
+        .iter()
+        .filter(|i| matches!(i, RevealItem::SecretHeader(_)))
+        .cloned()
+        .collect();
+    let mut wanted = disclosure_from_items(&hides, sent, received)?;
+    wanted.received.clear();
+    if opts.boundaries.len() > hides.len() {
         let d = disclosure_from_items(&opts.boundaries, sent, received)?;
-        for r in &d.sent {
-            plan = plan.range(Direction::Sent, r.start..r.end);
-        }
-        for r in &d.received {
-            plan = plan.range(Direction::Received, r.start..r.end);
+        wanted.sent.extend(d.sent);
+        wanted.received.extend(d.received);
+    }
+    for (dir, ranges) in [
+        (Direction::Sent, &wanted.sent),
+        (Direction::Received, &wanted.received),
+    ] {
+        for r in split_at_edges(ranges) {
+            plan = plan.range(dir, r.start..r.end);
         }
     }
     let transcript = Transcript::new(sent.to_vec(), received.to_vec());
     let commitment = TranscriptCommitment::new(&transcript, &plan, CommitmentSeed::generate(rng))
         .map_err(attestation_error)?;
     Ok((transcript, commitment))
+}
+
+/// Overlapping ranges cut at every range's edges into disjoint pieces
+/// (a plan's ranges must not overlap), each inside one of the ranges.
+fn split_at_edges(ranges: &[crate::disclosure::Range]) -> Vec<crate::disclosure::Range> {
+    let mut edges: Vec<usize> = ranges.iter().flat_map(|r| [r.start, r.end]).collect();
+    edges.sort_unstable();
+    edges.dedup();
+    edges
+        .windows(2)
+        .map(|w| crate::disclosure::Range::new(w[0], w[1]))
+        .filter(|p| ranges.iter().any(|r| r.start <= p.start && p.end <= r.end))
+        .collect()
 }
 
 /// The blinders of every leaf, in layout order (for the ZK witness).
@@ -243,33 +271,67 @@ impl AttestationBundle {
     }
 
     /// A presentation revealing the leaves that cover `items` (`none`
-    /// reveals nothing). Returns it with the ranges actually revealed,
-    /// which may be wider than asked where a leaf boundary was not placed
-    /// at the item's edge.
-    pub fn present(
-        &self,
-        items: &[RevealItem],
-        include_certificates: bool,
-    ) -> Result<(Presentation, Vec<RevealedRange>)> {
+    /// reveals nothing), with what was asked and what the leaves reveal:
+    /// whole leaves, so possibly wider than asked where no leaf boundary
+    /// was placed at the item's edges (`prove --commit-at`).
+    pub fn present(&self, items: &[RevealItem], include_certificates: bool) -> Result<Presented> {
         let bad =
             |e: webproof_attestation::Error| ProxyError::Attestation(format!("presentation: {e}"));
         let d = disclosure_from_items(items, self.transcript.sent(), self.transcript.received())?;
         let mut b = PresentationBuilder::new(&self.attestation, &self.transcript, &self.commitment)
             .map_err(bad)?;
         let mut revealed = Vec::new();
+        let mut asked = Vec::new();
         for (dir, ranges) in [
             (Direction::Sent, &d.sent),
             (Direction::Received, &d.received),
         ] {
+            let mut got = Vec::new();
             for r in ranges {
-                let got = b.reveal_covering(dir, r.start..r.end).map_err(bad)?;
-                revealed.push((dir, got));
+                let leaves = b.reveal_covering(dir, r.start..r.end).map_err(bad)?;
+                got.push(crate::disclosure::Range::new(leaves.start, leaves.end));
             }
+            // Neighbouring items often share a leaf: say each range once.
+            revealed.extend(
+                crate::disclosure::normalize(got)
+                    .into_iter()
+                    .map(|r| (dir, r.start..r.end)),
+            );
+            asked.extend(ranges.iter().map(|r| (dir, r.start..r.end)));
         }
         if include_certificates {
             let identity = ServerIdentity::new(self.certificates.clone()).map_err(bad)?;
             b.server_identity(identity).map_err(bad)?;
         }
-        Ok((b.build(), revealed))
+        Ok(Presented {
+            presentation: b.build(),
+            asked,
+            revealed,
+        })
+    }
+}
+
+/// A presentation with what it reveals, beside what was asked.
+#[derive(Debug)]
+pub struct Presented {
+    /// The presentation.
+    pub presentation: Presentation,
+    /// The ranges the reveal items select (sorted, disjoint per direction).
+    pub asked: Vec<RevealedRange>,
+    /// The ranges the presentation reveals: whole leaves covering `asked`
+    /// (sorted, disjoint per direction).
+    pub revealed: Vec<RevealedRange>,
+}
+
+impl Presented {
+    /// Bytes the reveal items select.
+    pub fn asked_len(&self) -> usize {
+        self.asked.iter().map(|(_, r)| r.len()).sum()
+    }
+
+    /// Bytes the presentation reveals: more than [`Self::asked_len`] when
+    /// leaves stick out of the items.
+    pub fn revealed_len(&self) -> usize {
+        self.revealed.iter().map(|(_, r)| r.len()).sum()
     }
 }

@@ -1,10 +1,12 @@
 //! HTTP/1.1-aware choice of what to reveal.
 //!
 //! Parses the request the prover sent and the response it received (bounded,
-//! tolerant of a response cut short) into spans, and turns a [`RevealSpec`]
-//! into a [`Disclosure`]: the request line and chosen headers (cookie and
-//! authorization values hidden by default), the status line, chosen response
-//! headers, the body, or JSON fields by path, through chunked encoding.
+//! tolerant of a response cut short) into spans, and turns reveal items
+//! ([`RevealItem`]) into a [`Disclosure`]: the request line and chosen
+//! headers, the status line, chosen response headers, the body, or JSON
+//! fields by path, through chunked encoding. It also owns the rule for what
+//! in a request is a credential ([`request_secrets`]): those bytes stay
+//! hidden unless the user names them.
 
 use crate::disclosure::{normalize, Disclosure, Range};
 use crate::error::{malformed, ProxyError, Result};
@@ -12,8 +14,93 @@ use crate::record::Direction;
 use serde::{Deserialize, Serialize};
 use webproof_attestation::Completeness;
 
-/// Header names whose values stay hidden unless named explicitly.
-pub const SECRET_HEADERS: [&str; 3] = ["cookie", "authorization", "proxy-authorization"];
+/// Marks of a request header that carries a credential: a header whose
+/// lower-cased name contains one of these has its value hidden unless the
+/// user names it (`req-header:NAME`). They cover `Cookie`, `Authorization`,
+/// `Proxy-Authorization` and the names APIs give their keys and tokens
+/// (`X-Api-Key`, `X-Auth-Token`, `X-CSRF-Token`, `X-Session-Id`, ...).
+/// The list leans wide on purpose: a false match only hides a value the
+/// user can still reveal by name, a miss gives a secret to the verifier.
+pub const SECRET_HEADER_MARKS: [&str; 15] = [
+    "cookie",
+    "auth",
+    "token",
+    "secret",
+    "session",
+    "password",
+    "passwd",
+    "api-key",
+    "apikey",
+    "api_key",
+    "access-key",
+    "csrf",
+    "xsrf",
+    "signature",
+    "credential",
+];
+
+/// Whether a request header named `name` carries a credential by the rule
+/// of [`SECRET_HEADER_MARKS`] (any case).
+pub fn is_secret_header(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    SECRET_HEADER_MARKS.iter().any(|m| name.contains(m))
+}
+
+/// A part of the request that carries a credential and that the default
+/// selection hides: a secret header's value or the query string.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RequestSecret {
+    /// What it is, for people: `Cookie value`, `query string`.
+    pub what: String,
+    /// Where it is in the request.
+    pub range: Range,
+    /// How to reveal it anyway: the reveal item naming it.
+    pub item: RevealItem,
+    /// Whether the user named it a secret (`secret-header:NAME`), rather
+    /// than the built-in rule.
+    pub named: bool,
+}
+
+/// The credentials in `request`: the values of headers that
+/// [`is_secret_header`] or that `named` (lower case) marks, and the query
+/// string (from `?` up to the space before `HTTP/1.x`), in request order.
+pub fn request_secrets(request: &[u8], named: &[String]) -> Result<Vec<RequestSecret>> {
+    let req = parse_message(request)?;
+    let mut out = Vec::new();
+    let line = &request[req.start_line.start..req.start_line.end];
+    if let (Some(q), Some(v)) = (
+        line.iter().position(|&b| b == b'?'),
+        line.windows(6).rposition(|w| w == b" HTTP/"),
+    ) {
+        if q < v {
+            out.push(RequestSecret {
+                what: "query string".into(),
+                range: Range::new(req.start_line.start + q, req.start_line.start + v),
+                item: RevealItem::Query,
+                named: false,
+            });
+        }
+    }
+    for h in &req.headers {
+        let is_named = named.contains(&h.name);
+        if h.value.is_empty() || !(is_named || is_secret_header(&h.name)) {
+            continue;
+        }
+        // The name as sent, for the message (`X-Api-Key`, not `x-api-key`).
+        let colon = request[h.line.start..h.line.end]
+            .iter()
+            .position(|&b| b == b':')
+            .unwrap_or(0);
+        let shown = String::from_utf8_lossy(&request[h.line.start..h.line.start + colon]);
+        out.push(RequestSecret {
+            what: format!("{} value", shown.trim()),
+            range: h.value,
+            item: RevealItem::ReqHeader(h.name.clone()),
+            named: is_named,
+        });
+    }
+    Ok(out)
+}
 
 /// One header line of a parsed message.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -407,13 +494,18 @@ pub fn response_end(data: &[u8]) -> Option<usize> {
     framed.then_some(m.body.end)
 }
 
-/// What to reveal, by HTTP structure. Start lines are always revealed.
+/// What to reveal, by HTTP structure. Start lines are always revealed,
+/// except the request's query string.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RevealSpec {
-    /// Reveal every request header except [`SECRET_HEADERS`] values.
+    /// Reveal every request header, the values of secret headers
+    /// ([`request_secrets`]) excepted.
     pub request_headers: bool,
     /// Secret request headers to reveal anyway (lower case).
     pub reveal_secret_headers: Vec<String>,
+    /// Reveal the request's query string anyway.
+    #[serde(default)]
+    pub reveal_query: bool,
     /// Reveal the request body.
     pub request_body: bool,
     /// Response headers to reveal (lower case); `None` = all.
@@ -440,6 +532,7 @@ impl Default for RevealSpec {
         RevealSpec {
             request_headers: true,
             reveal_secret_headers: Vec::new(),
+            reveal_query: false,
             request_body: true,
             response_headers: None,
             response_body: BodyReveal::All,
@@ -450,24 +543,42 @@ impl Default for RevealSpec {
 impl RevealSpec {
     /// The ranges to open for this request/response pair.
     pub fn disclosure(&self, sent: &[u8], received: &[u8]) -> Result<Disclosure> {
+        Ok(Disclosure {
+            sent: self.sent_ranges(sent)?,
+            received: self.received_ranges(received)?,
+        })
+    }
+
+    /// The request's ranges to open: they depend on the request alone.
+    fn sent_ranges(&self, sent: &[u8]) -> Result<Vec<Range>> {
         let req = parse_message(sent)?;
-        let resp = parse_message(received)?;
         let mut s = vec![req.start_line, req.header_end];
         if self.request_headers {
-            for h in &req.headers {
-                if SECRET_HEADERS.contains(&h.name.as_str())
-                    && !self.reveal_secret_headers.contains(&h.name)
-                {
-                    s.push(Range::new(h.line.start, h.value.start));
-                    s.push(Range::new(h.value.end, h.line.end));
-                } else {
-                    s.push(h.line);
-                }
-            }
+            s.extend(req.headers.iter().map(|h| h.line));
         }
         if self.request_body {
             s.push(req.body);
         }
+        let mut d = Disclosure {
+            sent: normalize(s),
+            received: Vec::new(),
+        };
+        for secret in request_secrets(sent, &[])? {
+            let asked = match &secret.item {
+                RevealItem::Query => self.reveal_query,
+                RevealItem::ReqHeader(n) => self.reveal_secret_headers.contains(n),
+                _ => false,
+            };
+            if !asked {
+                d.hide(Direction::Sent, secret.range, sent.len());
+            }
+        }
+        Ok(d.sent)
+    }
+
+    /// The response's ranges to open.
+    fn received_ranges(&self, received: &[u8]) -> Result<Vec<Range>> {
+        let resp = parse_message(received)?;
         let mut r = vec![resp.start_line, resp.header_end];
         for h in &resp.headers {
             let show = match &self.response_headers {
@@ -490,48 +601,78 @@ impl RevealSpec {
                 }
             }
         }
-        Ok(Disclosure {
-            sent: normalize(s),
-            received: normalize(r),
-        })
+        Ok(normalize(r))
     }
 }
 
 /// One item of a reveal selection (`--reveal`, `--commit-at`, `present
-/// --reveal`), parsed once where the user typed it ([`str::parse`]):
+/// --reveal`), parsed once where the user typed it ([`str::parse`]).
 ///
-/// `all` (default), `none` (nothing: with an attestation, the verifier then
-/// sees no plaintext at all), `http` (default HTTP policy), `headers` (all
-/// response headers, no body), `header:NAME`, `req-header:NAME` (reveal a
-/// secret request header), `body`, `json:PATH`, `sent:A-B`, `recv:A-B`
-/// (raw ranges), `hide-sent:A-B`, `hide-recv:A-B` (applied last).
+/// With no item, or only items that hide (`hide-sent:`, `hide-recv:`,
+/// `secret-header:`), the selection starts from the default: the whole
+/// request except its credentials ([`request_secrets`]: the values of
+/// secret headers and the query string) and the whole response. Any other
+/// item starts from nothing and adds. Items that select by HTTP structure
+/// (`http`, `headers`, `header:`, `body`, `json:`) also reveal the whole
+/// request except its credentials and the response's status line; `all`,
+/// `sent:` and `recv:` take bytes as they are, credentials included. Hiding
+/// items apply last. Ranges `A-B` are byte offsets, half-open (`A` up to,
+/// not including, `B`). What is hidden still has a known length.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RevealItem {
-    /// `all`: everything.
+    /// `all`: every byte both ways, credentials included.
     All,
-    /// `none`: nothing (unless other items add something).
+    /// `none`: nothing (unless other items add something); with an
+    /// attestation the verifier then sees no plaintext at all.
     None,
-    /// `http`: the default HTTP policy ([`RevealSpec::default`]).
+    /// `http`: the request except its credentials, and the whole response
+    /// (status line, every header, the body) ([`RevealSpec::default`]).
     Http,
-    /// `headers`: all response headers.
+    /// `headers`: the request except its credentials, the status line and
+    /// every response header; not the body.
     Headers,
-    /// `header:NAME`: one response header (lower case).
+    /// `header:NAME`: the request except its credentials, the status line
+    /// and the response header NAME (its name and value; lower case).
     Header(String),
-    /// `req-header:NAME`: a secret request header's value (lower case).
+    /// `req-header:NAME`: with a structural item, also the value of the
+    /// secret request header NAME (lower case).
     ReqHeader(String),
-    /// `body`: the response body.
+    /// `query`: with a structural item, also the request's query string.
+    Query,
+    /// `body`: the request except its credentials, the status line and the
+    /// response body (raw, chunk framing included).
     Body,
-    /// `json:PATH`: a proven JSON path of the response body (`json:` alone:
-    /// the whole document).
+    /// `json:PATH`: the value at PATH of the JSON response body, proven to
+    /// sit there (`a.b.0.c`: keys and array indexes; `json:` alone: the
+    /// whole document). It also reveals, to let the verifier check the
+    /// path, the whole response head (every header), the body's structure
+    /// (brackets, commas, quotes, whitespace), the key names of every
+    /// object on the path (so the names of the value's siblings) and the
+    /// length of every hidden value, plus the request except its
+    /// credentials. With an attestation made with `--commit-at json:PATH`,
+    /// a presentation of it reveals exactly that; without, whole leaves.
     Json(String),
-    /// `sent:A-B`: a raw range of the request data.
+    /// `sent:A-B`: bytes A to B of the request, as they are.
     Sent(Range),
-    /// `recv:A-B`: a raw range of the response data.
+    /// `recv:A-B`: bytes A to B of the response, as they are.
     Recv(Range),
-    /// `hide-sent:A-B`: hide a range of the request data (applied last).
+    /// `hide-sent:A-B`: hide bytes A to B of the request (applied last).
     HideSent(Range),
-    /// `hide-recv:A-B`: hide a range of the response data (applied last).
+    /// `hide-recv:A-B`: hide bytes A to B of the response (applied last).
     HideRecv(Range),
+    /// `secret-header:NAME`: hide the value of request header NAME as a
+    /// credential, whatever else is selected (applied last; lower case).
+    SecretHeader(String),
+}
+
+impl RevealItem {
+    /// Whether the item only hides (it leaves the default as the base).
+    fn only_hides(&self) -> bool {
+        matches!(
+            self,
+            RevealItem::HideSent(_) | RevealItem::HideRecv(_) | RevealItem::SecretHeader(_)
+        )
+    }
 }
 
 impl core::str::FromStr for RevealItem {
@@ -570,8 +711,10 @@ impl core::str::FromStr for RevealItem {
             "http" => plain(RevealItem::Http),
             "headers" => plain(RevealItem::Headers),
             "body" => plain(RevealItem::Body),
+            "query" => plain(RevealItem::Query),
             "header" => Ok(RevealItem::Header(name(v)?)),
             "req-header" => Ok(RevealItem::ReqHeader(name(v)?)),
+            "secret-header" => Ok(RevealItem::SecretHeader(name(v)?)),
             // `json:` alone is the whole document (the empty path).
             "json" => Ok(RevealItem::Json(v.to_string())),
             "sent" => Ok(RevealItem::Sent(range(v)?)),
@@ -579,8 +722,9 @@ impl core::str::FromStr for RevealItem {
             "hide-sent" => Ok(RevealItem::HideSent(range(v)?)),
             "hide-recv" => Ok(RevealItem::HideRecv(range(v)?)),
             _ => Err(bad(
-                "unknown item (all, none, http, headers, header:NAME, req-header:NAME, body, \
-                 json:PATH, sent:A-B, recv:A-B, hide-sent:A-B, hide-recv:A-B)"
+                "unknown item (all, none, http, headers, header:NAME, req-header:NAME, query, \
+                 body, json:PATH, sent:A-B, recv:A-B, hide-sent:A-B, hide-recv:A-B, \
+                 secret-header:NAME)"
                     .into(),
             )),
         }
@@ -596,12 +740,14 @@ impl core::fmt::Display for RevealItem {
             RevealItem::Headers => f.write_str("headers"),
             RevealItem::Header(n) => write!(f, "header:{n}"),
             RevealItem::ReqHeader(n) => write!(f, "req-header:{n}"),
+            RevealItem::Query => f.write_str("query"),
             RevealItem::Body => f.write_str("body"),
             RevealItem::Json(p) => write!(f, "json:{p}"),
             RevealItem::Sent(r) => write!(f, "sent:{}-{}", r.start, r.end),
             RevealItem::Recv(r) => write!(f, "recv:{}-{}", r.start, r.end),
             RevealItem::HideSent(r) => write!(f, "hide-sent:{}-{}", r.start, r.end),
             RevealItem::HideRecv(r) => write!(f, "hide-recv:{}-{}", r.start, r.end),
+            RevealItem::SecretHeader(n) => write!(f, "secret-header:{n}"),
         }
     }
 }
@@ -611,86 +757,179 @@ pub fn parse_items<S: AsRef<str>>(items: &[S]) -> Result<Vec<RevealItem>> {
     items.iter().map(|i| i.as_ref().parse()).collect()
 }
 
+/// Reveal items sorted into what they select (see [`RevealItem`]).
+struct Selection {
+    /// Everything, as it is.
+    all: bool,
+    /// The default: the request without credentials, the whole response.
+    default: bool,
+    /// The structural selection, if an item asked for one.
+    spec: Option<RevealSpec>,
+    /// Raw ranges added.
+    raw: Disclosure,
+    /// Ranges hidden last.
+    hides: Vec<(Direction, Range)>,
+    /// Request headers the user named secret (lower case).
+    secret_headers: Vec<String>,
+}
+
+impl Selection {
+    fn new(items: &[RevealItem]) -> Self {
+        let mut sel = Selection {
+            all: false,
+            default: items.iter().all(RevealItem::only_hides),
+            spec: None,
+            raw: Disclosure::default(),
+            hides: Vec::new(),
+            secret_headers: Vec::new(),
+        };
+        // The structural selection an item refines: from nothing on the
+        // response side, the request without credentials.
+        let spec = |spec: &mut Option<RevealSpec>| -> RevealSpec {
+            spec.take().unwrap_or_else(|| RevealSpec {
+                response_headers: Some(Vec::new()),
+                response_body: BodyReveal::None,
+                ..RevealSpec::default()
+            })
+        };
+        for item in items {
+            let s = &mut sel.spec;
+            match item {
+                RevealItem::All => sel.all = true,
+                RevealItem::None => {}
+                RevealItem::Http => *s = Some(RevealSpec::default()),
+                RevealItem::Headers => {
+                    let mut x = spec(s);
+                    x.response_headers = None;
+                    *s = Some(x);
+                }
+                RevealItem::Header(v) => {
+                    let mut x = spec(s);
+                    if let Some(l) = x.response_headers.as_mut() {
+                        l.push(v.to_ascii_lowercase());
+                    }
+                    *s = Some(x);
+                }
+                RevealItem::ReqHeader(v) => {
+                    let mut x = spec(s);
+                    x.reveal_secret_headers.push(v.to_ascii_lowercase());
+                    *s = Some(x);
+                }
+                RevealItem::Query => {
+                    let mut x = spec(s);
+                    x.reveal_query = true;
+                    *s = Some(x);
+                }
+                RevealItem::Body => {
+                    let mut x = spec(s);
+                    x.response_body = BodyReveal::All;
+                    *s = Some(x);
+                }
+                RevealItem::Json(v) => {
+                    let mut x = spec(s);
+                    match &mut x.response_body {
+                        BodyReveal::Json(p) => p.push(v.to_string()),
+                        BodyReveal::All => {}
+                        b @ BodyReveal::None => *b = BodyReveal::Json(vec![v.to_string()]),
+                    }
+                    *s = Some(x);
+                }
+                RevealItem::Sent(r) => sel.raw.sent.push(*r),
+                RevealItem::Recv(r) => sel.raw.received.push(*r),
+                RevealItem::HideSent(r) => sel.hides.push((Direction::Sent, *r)),
+                RevealItem::HideRecv(r) => sel.hides.push((Direction::Received, *r)),
+                RevealItem::SecretHeader(n) => sel.secret_headers.push(n.to_ascii_lowercase()),
+            }
+        }
+        sel
+    }
+
+    /// The request's ranges: they depend on the request alone, so they are
+    /// known before any network work.
+    fn sent(&self, sent: &[u8]) -> Result<Vec<Range>> {
+        let mut d = Disclosure::default();
+        if self.all {
+            d.sent = vec![Range::new(0, sent.len())];
+        } else if self.default {
+            d.sent = vec![Range::new(0, sent.len())];
+            for secret in request_secrets(sent, &[])? {
+                d.hide(Direction::Sent, secret.range, sent.len());
+            }
+        } else {
+            if let Some(s) = &self.spec {
+                d.sent = s.sent_ranges(sent)?;
+            }
+            d.sent.extend(self.raw.sent.iter().copied());
+        }
+        d.sent = normalize(d.sent);
+        if !self.secret_headers.is_empty() {
+            for secret in request_secrets(sent, &self.secret_headers)? {
+                if secret.named {
+                    d.hide(Direction::Sent, secret.range, sent.len());
+                }
+            }
+        }
+        for (dir, r) in &self.hides {
+            if *dir == Direction::Sent {
+                d.hide(Direction::Sent, *r, sent.len());
+            }
+        }
+        Ok(normalize(d.sent))
+    }
+
+    /// The response's ranges.
+    fn received(&self, received: &[u8]) -> Result<Vec<Range>> {
+        let mut d = Disclosure::default();
+        if self.all || self.default {
+            d.received = vec![Range::new(0, received.len())];
+        } else {
+            if let Some(s) = &self.spec {
+                d.received = s.received_ranges(received)?;
+            }
+            d.received.extend(self.raw.received.iter().copied());
+        }
+        d.received = normalize(d.received);
+        for (dir, r) in &self.hides {
+            if *dir == Direction::Received {
+                d.hide(Direction::Received, *r, received.len());
+            }
+        }
+        Ok(normalize(d.received))
+    }
+}
+
 /// The disclosure that reveal items select over the actual data (see
-/// [`RevealItem`]; no items: everything).
+/// [`RevealItem`]; no items: the default).
 pub fn disclosure_from_items(
     items: &[RevealItem],
     sent: &[u8],
     received: &[u8],
 ) -> Result<Disclosure> {
-    let mut raw = Disclosure::default();
-    let mut hides = Vec::new();
-    let mut spec: Option<RevealSpec> = None;
-    let mut all = items.is_empty();
-    for item in items {
-        let spec_mut = |spec: &mut Option<RevealSpec>| {
-            spec.get_or_insert_with(|| RevealSpec {
-                response_headers: Some(Vec::new()),
-                response_body: BodyReveal::None,
-                ..RevealSpec::default()
-            })
-            .clone()
-        };
-        match item {
-            RevealItem::All => all = true,
-            RevealItem::None => {}
-            RevealItem::Http => spec = Some(RevealSpec::default()),
-            RevealItem::Headers => {
-                let mut s = spec_mut(&mut spec);
-                s.response_headers = None;
-                spec = Some(s);
-            }
-            RevealItem::Header(v) => {
-                let mut s = spec_mut(&mut spec);
-                if let Some(l) = s.response_headers.as_mut() {
-                    l.push(v.to_ascii_lowercase());
-                }
-                spec = Some(s);
-            }
-            RevealItem::ReqHeader(v) => {
-                let mut s = spec_mut(&mut spec);
-                s.reveal_secret_headers.push(v.to_ascii_lowercase());
-                spec = Some(s);
-            }
-            RevealItem::Body => {
-                let mut s = spec_mut(&mut spec);
-                s.response_body = BodyReveal::All;
-                spec = Some(s);
-            }
-            RevealItem::Json(v) => {
-                let mut s = spec_mut(&mut spec);
-                match &mut s.response_body {
-                    BodyReveal::Json(p) => p.push(v.to_string()),
-                    BodyReveal::All => {}
-                    b @ BodyReveal::None => *b = BodyReveal::Json(vec![v.to_string()]),
-                }
-                spec = Some(s);
-            }
-            RevealItem::Sent(r) => raw.sent.push(*r),
-            RevealItem::Recv(r) => raw.received.push(*r),
-            RevealItem::HideSent(r) => hides.push((Direction::Sent, *r)),
-            RevealItem::HideRecv(r) => hides.push((Direction::Received, *r)),
-        }
-    }
-    let mut d = if all {
-        Disclosure::all(sent.len(), received.len())
-    } else {
-        let mut d = match &spec {
-            Some(s) => s.disclosure(sent, received)?,
-            None => Disclosure::default(),
-        };
-        d.sent.extend(raw.sent);
-        d.received.extend(raw.received);
-        d.normalized()
-    };
-    for (dir, r) in hides {
-        let len = match dir {
-            Direction::Sent => sent.len(),
-            Direction::Received => received.len(),
-        };
-        d.hide(dir, r, len);
-    }
-    Ok(d.normalized())
+    let sel = Selection::new(items);
+    Ok(Disclosure {
+        sent: sel.sent(sent)?,
+        received: sel.received(received)?,
+    })
+}
+
+/// The secret headers' values in `request` that `items` would reveal
+/// without naming them (`all`, or a `sent:` range over them): what a user
+/// may give away by mistake. Known before any network work: the request
+/// decides. The query string is left out: many carry no secret
+/// (`?page=2`), and `all` is how a user asks for one as it is.
+pub fn unasked_secrets(items: &[RevealItem], request: &[u8]) -> Result<Vec<RequestSecret>> {
+    let sel = Selection::new(items);
+    let shown = sel.sent(request)?;
+    let named_secret: Vec<String> = sel.secret_headers.clone();
+    Ok(request_secrets(request, &named_secret)?
+        .into_iter()
+        .filter(|s| s.item != RevealItem::Query && !items.contains(&s.item))
+        .filter(|s| {
+            shown
+                .iter()
+                .any(|r| r.start < s.range.end && s.range.start < r.end)
+        })
+        .collect())
 }
 
 /// Spans (in `body`) of the JSON value at `path` and of the keys leading to it.
@@ -941,6 +1180,67 @@ mod tests {
         assert_eq!(r.hidden(), 0);
     }
 
+    /// The default hides the request's credentials (built-in names, named
+    /// headers, the query string) and nothing else; `all` hides nothing,
+    /// and says what it would give away.
+    #[test]
+    fn default_hides_credentials_only() {
+        let req = b"GET /a/b?token=Q1 HTTP/1.1\r\nHost: a.test\r\nCookie: s=C1\r\n\
+            Authorization: Bearer A1\r\nX-Api-Key: K1\r\nX-Custom: U1\r\nAccept: */*\r\n\r\n";
+        let resp = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi";
+        let shown = |items: &[&str]| {
+            let d = disclosure_from_items(&parse_items(items).unwrap(), req, resp).unwrap();
+            let o = d.open(req, resp).unwrap();
+            let (s, r) = crate::disclosure::check_openings(req, resp, &o).unwrap();
+            (s.text, r.hidden())
+        };
+        for items in [&[][..], &["secret-header:x-custom"], &["hide-recv:0-0"]] {
+            let (s, hidden) = shown(items);
+            for secret in ["Q1", "C1", "A1", "K1"] {
+                assert!(!s.contains(secret), "{items:?}: {s}");
+            }
+            assert!(s.starts_with("GET /a/b█"), "{s}");
+            assert!(s.contains("Host: a.test\r\nCookie: █"), "{s}");
+            assert!(s.contains("Accept: */*"), "{s}");
+            assert_eq!(hidden, 0);
+            assert_eq!(
+                s.contains("U1"),
+                items.is_empty() || items[0] != "secret-header:x-custom"
+            );
+        }
+        let (s, _) = shown(&["all", "secret-header:x-custom"]);
+        assert!(s.contains("Cookie: s=C1") && !s.contains("U1"), "{s}");
+        // The structural items hide the same credentials, unless named.
+        let (s, _) = shown(&["http", "req-header:x-api-key"]);
+        assert!(
+            !s.contains("C1") && !s.contains("Q1") && s.contains("K1"),
+            "{s}"
+        );
+        let (s, _) = shown(&["header:content-length", "query"]);
+        assert!(!s.contains("C1") && s.contains("?token=Q1"), "{s}");
+
+        let unasked = |items: &[&str]| -> Vec<String> {
+            unasked_secrets(&parse_items(items).unwrap(), req)
+                .unwrap()
+                .into_iter()
+                .map(|s| s.what)
+                .collect()
+        };
+        assert_eq!(
+            unasked(&["all"]),
+            ["Cookie value", "Authorization value", "X-Api-Key value"]
+        );
+        assert_eq!(
+            unasked(&["all", "req-header:cookie", "secret-header:x-api-key"]),
+            ["Authorization value"]
+        );
+        assert!(unasked(&[]).is_empty());
+        assert!(unasked(&["http", "json:a"]).is_empty());
+        assert!(unasked(&["none", "sent:0-10"]).is_empty());
+        assert_eq!(unasked(&["none", "sent:48-52"]), ["Cookie value"]);
+        assert!(is_secret_header("X-CSRF-Token") && !is_secret_header("Accept"));
+    }
+
     #[test]
     fn json_path_through_chunks() {
         let body = br#"{"user":{"name":"ann","age":41},"list":[1,{"k":true}]}"#;
@@ -1022,6 +1322,8 @@ mod tests {
             "recv:3-3",
             "hide-sent:1-2",
             "hide-recv:0-10",
+            "query",
+            "secret-header:x-a",
         ] {
             assert_eq!(i.parse::<RevealItem>().unwrap().to_string(), i);
         }

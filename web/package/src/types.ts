@@ -33,10 +33,13 @@ export interface ProveOptions {
   /** Extra request headers. */
   headers?: Record<string, string>;
   /**
-   * What the verifier may see, as `webproof prove --reveal`: `all` (the
-   * default), `none`, `http`, `headers`, `header:NAME`, `body`, `json:PATH`,
-   * `sent:A-B`, `recv:A-B`, … Everything else stays hidden (proven in zero
-   * knowledge).
+   * What the verifier may see, as `webproof prove --reveal`: by default
+   * the whole request except its credentials (the values of headers such
+   * as `Cookie`, `Authorization`, `X-Api-Key`, and the query string) and
+   * the whole response; or `all` (credentials included), `none`, `http`,
+   * `headers`, `header:NAME`, `body`, `json:PATH`, `sent:A-B`, `recv:A-B`,
+   * `secret-header:NAME` (hide that header's value too), … Everything else
+   * stays hidden (proven in zero knowledge).
    */
   reveal?: string | string[];
   /**

@@ -26,12 +26,22 @@ pub enum AttestationCmd {
 pub struct PresentArgs {
     /// The attestation bundle written by `webproof prove --attest FILE`.
     pub bundle: PathBuf,
-    /// What to reveal (as `prove --reveal`: header:NAME, json:PATH, body,
-    /// recv:A-B, sent:A-B, ...; `none` proves only the session). Repeatable;
-    /// whole committed leaves are revealed, so commit boundaries at these
-    /// items with `prove --commit-at` for an exact fit.
+    /// What to reveal (the items of `prove --reveal`: header:NAME,
+    /// json:PATH, body, recv:A-B, sent:A-B, ...; `none` proves only the
+    /// session). Repeatable. A presentation reveals whole committed leaves:
+    /// unless the attestation was made with `prove --commit-at ITEM` for
+    /// these items, the leaves reveal more than asked, and the presentation
+    /// is refused (see --allow-wider-reveal).
     #[arg(long, value_name = "ITEM", default_value = "none", value_parser = super::proxy::parse_reveal)]
     pub reveal: Vec<webproof_proxy::http::RevealItem>,
+    /// Write the presentation even when its leaves reveal more bytes than
+    /// the --reveal items select (neighbouring bytes of the same leaves).
+    #[arg(long)]
+    pub allow_wider_reveal: bool,
+    /// Let --reveal all (or a sent:A-B range) reveal the values of the
+    /// request's secret headers (as `prove --yes-reveal-secrets`).
+    #[arg(long)]
+    pub yes_reveal_secrets: bool,
     /// Include the server's certificate chain.
     #[arg(long)]
     pub with_certificates: bool,
@@ -95,7 +105,35 @@ fn present(args: PresentArgs) -> anyhow::Result<()> {
     let text = std::fs::read_to_string(&args.bundle)
         .with_context(|| format!("reading {}", args.bundle.display()))?;
     let bundle = webproof_proxy::attest::AttestationBundle::from_json(&text)?;
-    let (p, revealed) = bundle.present(&args.reveal, args.with_certificates)?;
+    if !args.yes_reveal_secrets {
+        let secrets =
+            webproof_proxy::http::unasked_secrets(&args.reveal, bundle.transcript.sent())?;
+        if !secrets.is_empty() {
+            let what: Vec<&str> = secrets.iter().map(|s| s.what.as_str()).collect();
+            return Err(crate::failure::usage(anyhow::anyhow!(
+                "this presentation would show the request's {}: reveal less, or pass \
+                 --yes-reveal-secrets",
+                what.join(", ")
+            )));
+        }
+    }
+    let presented = bundle.present(&args.reveal, args.with_certificates)?;
+    let (asked, revealed) = (presented.asked_len(), presented.revealed_len());
+    if revealed > asked && !args.allow_wider_reveal {
+        let items: Vec<String> = args.reveal.iter().map(|i| i.to_string()).collect();
+        let commit: Vec<String> = args
+            .reveal
+            .iter()
+            .map(|i| format!("--commit-at {i}"))
+            .collect();
+        return Err(crate::failure::usage(anyhow::anyhow!(
+            "asked for {} ({asked} B), the attestation's leaves would reveal {revealed} B: \
+             prove with {} for an exact fit, or pass --allow-wider-reveal",
+            items.join(", "),
+            commit.join(" ")
+        )));
+    }
+    let p = &presented.presentation;
     let bytes = if args.binary {
         p.to_bytes()
     } else {
@@ -104,16 +142,19 @@ fn present(args: PresentArgs) -> anyhow::Result<()> {
     std::fs::write(&args.output, bytes)
         .with_context(|| format!("writing {}", args.output.display()))?;
     let a = bundle.attestation.attestation();
-    eprintln!(
+    outln!(
         "presentation of {} at {} written to {}",
         a.server_name(),
-        a.time(),
+        crate::utc::rfc3339(a.time()),
         args.output.display()
     );
-    for (dir, r) in revealed {
-        eprintln!("  reveals {dir:?} bytes {}..{}", r.start, r.end);
+    for (dir, r) in &presented.revealed {
+        outln!("  reveals {dir} bytes {}..{}", r.start, r.end);
     }
-    eprintln!(
+    if revealed > asked {
+        outln!("  ({revealed} B revealed for {asked} B asked: whole leaves)");
+    }
+    outln!(
         "  verify with: webproof verify {} --trusted-key {}:{}",
         args.output.display(),
         bundle.verifying_key.scheme().name(),
@@ -214,7 +255,7 @@ fn verify(args: VerifyArgs) -> anyhow::Result<()> {
     let verified = verify_presentation(&bytes, &trusted).context("presentation rejected")?;
     if args.json {
         let mut value = verified.to_json_value();
-        value["time_utc"] = format_utc(verified.time).into();
+        value["time_utc"] = crate::utc::rfc3339(verified.time).into();
         outln!("{}", serde_json::to_string_pretty(&value)?);
     } else {
         print_table(&verified);
@@ -233,7 +274,11 @@ fn print_table(v: &VerifiedPresentation) {
         outln!("Presentation verified.");
     }
     outln!("  server         {}", v.server_name);
-    outln!("  time           {} ({})", format_utc(v.time), v.time);
+    outln!(
+        "  time           {} ({})",
+        crate::utc::rfc3339(v.time),
+        v.time
+    );
     outln!("  TLS            {}, {}", v.tls_version, v.cipher_suite);
     outln!("  verifier key   {}", v.verifier_key);
     outln!("  key id         {}", v.key_id());
@@ -359,31 +404,9 @@ fn for_terminal(t: &RedactedTranscript) -> String {
     out
 }
 
-/// `YYYY-MM-DD HH:MM:SS UTC` from Unix seconds (proleptic Gregorian).
-fn format_utc(secs: u64) -> String {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    // Civil-from-days (H. Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60
-    )
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{facts_lines, for_terminal, format_utc, order_text, HIDDEN};
+    use super::{facts_lines, for_terminal, order_text, HIDDEN};
     use webproof_attestation::{
         Attestation, AttestationFields, CipherSuite, CommitPlan, CommitmentSeed, Completeness,
         Direction, OrderSpan, PresentationBuilder, ProofMode, Scheme, SessionFacts, SigningKey,
@@ -524,13 +547,5 @@ mod tests {
             "{lines}"
         );
         assert!(lines.contains("(as the prover reported it)"), "{lines}");
-    }
-
-    #[test]
-    fn utc_formatting() {
-        assert_eq!(format_utc(0), "1970-01-01 00:00:00 UTC");
-        assert_eq!(format_utc(951_782_400), "2000-02-29 00:00:00 UTC");
-        assert_eq!(format_utc(1_763_771_400), "2025-11-22 00:30:00 UTC");
-        assert_eq!(format_utc(4_102_444_799), "2099-12-31 23:59:59 UTC");
     }
 }

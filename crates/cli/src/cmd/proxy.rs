@@ -13,6 +13,8 @@ use webproof_proxy::attest::AttestOptions;
 use webproof_proxy::http::RevealItem;
 use webproof_proxy::{CipherSuite, KxGroup, RootStore, TlsVersion, VerifierOutput};
 
+use crate::failure::usage;
+
 #[derive(Subcommand)]
 pub enum ProxyCmd {
     /// Run a local HTTPS server, a verifier and a prover, and show what was verified.
@@ -72,10 +74,63 @@ pub struct ProveArgs {
     /// Extra request header ('Name: value'); repeatable.
     #[arg(short = 'H', long = "header")]
     headers: Vec<String>,
-    /// What to reveal; repeatable. Items: all (default), none, http, headers, header:NAME,
-    /// req-header:NAME, body, json:PATH, sent:A-B, recv:A-B, hide-sent:A-B, hide-recv:A-B.
+    /// What to reveal; repeatable. Default: the whole request except its
+    /// credentials (the values of secret headers, see --secret-header, and
+    /// the query string) and the whole response. Hiding items alone
+    /// (hide-sent:, hide-recv:, secret-header:) subtract from the default;
+    /// any other item starts from nothing. Items (--help says what each
+    /// reveals): all, none, http, headers, header:NAME, req-header:NAME,
+    /// query, body, json:PATH, sent:A-B, recv:A-B, hide-sent:A-B,
+    /// hide-recv:A-B, secret-header:NAME.
+    ///
+    /// all: every byte both ways, credentials included (refused when the
+    /// request carries a secret header, unless --yes-reveal-secrets; the
+    /// query string is revealed as it is);
+    ///
+    /// none: nothing;
+    ///
+    /// http: the request except its credentials, and the whole response;
+    ///
+    /// headers: the request except its credentials, the status line and
+    /// every response header (no body);
+    ///
+    /// header:NAME: the request except its credentials, the status line and
+    /// response header NAME (name and value);
+    ///
+    /// req-header:NAME: also the value of secret request header NAME;
+    ///
+    /// query: also the request's query string;
+    ///
+    /// body: the request except its credentials, the status line and the
+    /// response body;
+    ///
+    /// json:PATH: the value at PATH (a.b.0.c; json: alone is the whole
+    /// document), proven to sit there; to let the verifier check the path
+    /// it also reveals the whole response head, the body's structure, the
+    /// key names of every object on the path (so the value's siblings'
+    /// names) and the length of every hidden value;
+    ///
+    /// sent:A-B, recv:A-B: bytes A up to (not including) B of the request or
+    /// response, as they are;
+    ///
+    /// hide-sent:A-B, hide-recv:A-B: hide those bytes (applied last);
+    ///
+    /// secret-header:NAME: as --secret-header.
+    ///
+    /// Hidden bytes keep their length.
     #[arg(long, value_parser = parse_reveal)]
     reveal: Vec<RevealItem>,
+    /// Treat request header NAME as a credential: its value is never
+    /// revealed to the verifier. Repeatable. Built in: any header whose
+    /// name contains cookie, auth, token, secret, session, password,
+    /// passwd, api-key, apikey, api_key, access-key, csrf, xsrf, signature
+    /// or credential (any case).
+    #[arg(long = "secret-header", value_name = "NAME")]
+    secret_headers: Vec<String>,
+    /// Let --reveal all (or a sent:A-B range) reveal the values of the
+    /// request's secret headers to the verifier.
+    #[arg(long)]
+    yes_reveal_secrets: bool,
     /// Extra trusted root certificate (PEM file) for the prover's own check; repeatable.
     #[arg(long = "ca-cert")]
     ca_certs: Vec<PathBuf>,
@@ -108,7 +163,10 @@ pub struct ProveArgs {
     #[arg(long, value_name = "FILE")]
     attest: Option<PathBuf>,
     /// With --attest: give this reveal item (json:PATH, header:NAME, ...) its
-    /// own committed leaves, so a presentation can reveal exactly it. Repeatable.
+    /// own committed leaves, so a presentation can reveal exactly it
+    /// (`present` refuses to reveal whole leaves wider than its items unless
+    /// --allow-wider-reveal). Repeatable. The request's credentials always
+    /// get leaves of their own.
     #[arg(long = "commit-at", value_name = "ITEM", requires = "attest", value_parser = parse_reveal)]
     commit_at: Vec<RevealItem>,
     /// With --attest: committed leaf size in bytes (default 215).
@@ -223,6 +281,12 @@ fn prove_options(a: &ProveArgs) -> anyhow::Result<ProveOptions> {
     o.suites = a.suites.clone();
     o.groups = a.groups.clone();
     o.reveal = a.reveal.clone();
+    let secret_items: Vec<RevealItem> = a
+        .secret_headers
+        .iter()
+        .map(|n| RevealItem::SecretHeader(n.trim().to_ascii_lowercase()))
+        .collect();
+    o.reveal.extend(secret_items.iter().cloned());
     o.timeout = Duration::from_secs(
         a.timeout_secs
             .unwrap_or(default_timeout_secs(a.expect_response)),
@@ -230,9 +294,13 @@ fn prove_options(a: &ProveArgs) -> anyhow::Result<ProveOptions> {
     o.expect_response = a.expect_response;
     o.api_key = a.api_key.clone();
     if a.attest.is_some() {
+        // The named secret headers get leaves of their own, as the built-in
+        // ones do, so presentations can leave them out exactly.
+        let mut boundaries = a.commit_at.clone();
+        boundaries.extend(secret_items);
         o.attest = Some(AttestOptions {
             chunk_len: a.commit_chunk,
-            boundaries: a.commit_at.clone(),
+            boundaries,
         });
     }
     o.padding = a.padding;
@@ -254,8 +322,72 @@ fn default_timeout_secs(expect_response: usize) -> u64 {
     60 + 30 * (expect_response as u64 >> 20)
 }
 
+/// Refuse, before any network work, a selection that would give the
+/// verifier a credential the user did not name.
+fn refuse_unasked_secrets(o: &ProveOptions) -> anyhow::Result<()> {
+    let secrets = webproof_proxy::http::unasked_secrets(&o.reveal, &o.request())?;
+    if secrets.is_empty() {
+        return Ok(());
+    }
+    let by: Vec<String> = o
+        .reveal
+        .iter()
+        .filter(|i| matches!(i, RevealItem::All | RevealItem::Sent(_)))
+        .map(|i| format!("--reveal {i}"))
+        .collect();
+    let what: Vec<&str> = secrets.iter().map(|s| s.what.as_str()).collect();
+    let names: Vec<String> = secrets
+        .iter()
+        .map(|s| format!("--reveal {}", s.item))
+        .collect();
+    bail!(
+        "{} would show the verifier the request's {}. Leave --reveal out (the default hides \
+         them), name each one you mean to reveal ({}), or pass --yes-reveal-secrets",
+        by.join(" "),
+        what.join(", "),
+        names.join(", ")
+    )
+}
+
+/// The request's credentials as the verifier's output shows them: those
+/// whose bytes it did not get, and those it did.
+fn secrets_seen(o: &ProveOptions, out: &VerifierOutput) -> (Vec<String>, Vec<String>) {
+    let named: Vec<String> = o
+        .reveal
+        .iter()
+        .filter_map(|i| match i {
+            RevealItem::SecretHeader(n) => Some(n.clone()),
+            _ => None,
+        })
+        .collect();
+    let secrets = webproof_proxy::http::request_secrets(&o.request(), &named).unwrap_or_default();
+    let (mut hidden, mut shown) = (Vec::new(), Vec::new());
+    for secret in secrets {
+        let seen = out
+            .sent
+            .revealed
+            .iter()
+            .any(|r| r.start < secret.range.end && secret.range.start < r.end);
+        if seen { &mut shown } else { &mut hidden }.push(secret.what);
+    }
+    (hidden, shown)
+}
+
+fn print_secrets(o: &ProveOptions, out: &VerifierOutput) {
+    let (hidden, shown) = secrets_seen(o, out);
+    if !hidden.is_empty() {
+        outln!("hidden: {}", hidden.join(", "));
+    }
+    if !shown.is_empty() {
+        outln!("REVEALED to the verifier: {}", shown.join(", "));
+    }
+}
+
 async fn prove(a: ProveArgs) -> anyhow::Result<()> {
-    let o = prove_options(&a)?;
+    let o = prove_options(&a).map_err(usage)?;
+    if !a.yes_reveal_secrets {
+        refuse_unasked_secrets(&o).map_err(usage)?;
+    }
     let out = match webproof_net::prove(&o).await {
         Err(e @ webproof_net::NetError::Timeout(_)) => {
             return Err(anyhow::Error::new(e).context(format!(
@@ -269,7 +401,8 @@ async fn prove(a: ProveArgs) -> anyhow::Result<()> {
     if let (Some(path), Some(bundle)) = (&a.attest, &out.attestation) {
         write_secret_file(path, bundle.to_json().as_bytes())?;
         eprintln!(
-            "attestation bundle ({} leaves, signed by {}) written to {}; make presentations with              `webproof present {} --reveal ...`",
+            "attestation bundle ({} leaves, signed by {}) written to {}; make presentations \
+             with `webproof present {} --reveal ...`",
             bundle.attestation.attestation().leaf_count(),
             bundle.verifying_key.scheme().name(),
             path.display(),
@@ -277,12 +410,19 @@ async fn prove(a: ProveArgs) -> anyhow::Result<()> {
         );
     }
     if a.json {
+        let (hidden, revealed) = secrets_seen(&o, &out.output);
         outln!(
             "{}",
-            serde_json::json!({"verified": out.output, "stats": out.stats})
+            serde_json::json!({
+                "verified": out.output,
+                "time_utc": crate::utc::rfc3339(out.output.time),
+                "secrets": {"hidden": hidden, "revealed": revealed},
+                "stats": out.stats,
+            })
         );
     } else {
         print_output(&out.output);
+        print_secrets(&o, &out.output);
         print_stats(&out.stats);
     }
     Ok(())
@@ -365,8 +505,8 @@ async fn demo_attestation(fixture: &Fixture) -> anyhow::Result<()> {
             .collect::<String>(),
         bundle.verifying_key.ethereum_address().unwrap_or_default()
     );
-    let (p, _) = bundle.present(std::slice::from_ref(&field), false)?;
-    let bytes = p.to_bytes();
+    let p = bundle.present(std::slice::from_ref(&field), false)?;
+    let bytes = p.presentation.to_bytes();
     let checked = webproof_attestation::verify_presentation(&bytes, &[key.verifying_key()])?;
     outln!(
         "presentation ({} bytes) verified offline; the third party sees the response as:",
@@ -410,7 +550,7 @@ fn print_output(o: &VerifierOutput) {
         o.tls_version,
         o.cipher_suite,
         o.key_exchange_group,
-        o.time
+        crate::utc::rfc3339(o.time)
     );
     outln!("server certificate sha256: {}", o.server_certificate_sha256);
     let close_notify = match o.server_close_notify {
@@ -418,8 +558,8 @@ fn print_output(o: &VerifierOutput) {
         None => "not established".into(),
     };
     outln!(
-        "proof: {:?}, {}; server close_notify: {close_notify}",
-        o.proof,
+        "proof: {}, {}; server close_notify: {close_notify}",
+        proof_words(o.proof),
         facts.mode
     );
     outln!("response end: {end}");
@@ -451,6 +591,16 @@ fn print_output(o: &VerifierOutput) {
                 j.value.end
             );
         }
+    }
+}
+
+/// What a proof kind means, in words.
+fn proof_words(kind: webproof_proxy::ProofKind) -> &'static str {
+    use webproof_proxy::ProofKind;
+    match kind {
+        ProofKind::Zk => "zero-knowledge proof",
+        ProofKind::Mpc => "two-party computation of the TLS client and zero-knowledge proof",
+        ProofKind::FullReveal => "full reveal (the verifier got the session keys)",
     }
 }
 
@@ -497,12 +647,12 @@ async fn demo() -> anyhow::Result<()> {
             &["header:content-type", "json:account.balance.amount", "json:verified"],
         ),
         (
-            "TLS 1.2 (ECDHE-ECDSA, ChaCha20-Poly1305), HTML page revealed in full",
+            "TLS 1.2 (ECDHE-ECDSA, ChaCha20-Poly1305), the default: everything but the cookie",
             Mode::Proxy,
             Some(TlsVersion::Tls12),
             vec![CipherSuite::TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256],
             "/html",
-            &["all"],
+            &[],
         ),
         (
             "MPC mode, TLS 1.2 (ECDHE-ECDSA, AES-128-GCM): the prover connects to the server itself, \
@@ -527,6 +677,7 @@ async fn demo() -> anyhow::Result<()> {
             bail!("the verifier's own record differs from what the prover was told");
         }
         print_output(&out.output);
+        print_secrets(&o, &out.output);
         print_stats(&out.stats);
     }
     demo_attestation(&fixture).await?;

@@ -167,7 +167,10 @@ pub fn check(
     else {
         return v;
     };
-    let Ok((p, _)) = bundle.present(&[webproof_proxy::http::RevealItem::All], true) else {
+    let Ok(webproof_proxy::attest::Presented {
+        presentation: p, ..
+    }) = bundle.present(&[webproof_proxy::http::RevealItem::All], true)
+    else {
         return v;
     };
     let shown = match verify_presentation(&p.to_bytes(), &[key.verifying_key()]) {
