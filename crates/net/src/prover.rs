@@ -222,6 +222,10 @@ pub struct ProveOutcome {
     pub response: Vec<u8>,
     /// The attestation and the secrets to present it, if one was asked for.
     pub attestation: Option<AttestationBundle>,
+    /// The verifier's id for the session (32 lowercase hex digits when
+    /// shown), for the application to fetch the stored result by; none
+    /// from a verifier that names no sessions.
+    pub session_id: Option<webproof_proxy::protocol::SessionId>,
 }
 
 /// Fetch the URL through the verifier and prove the response.
@@ -453,6 +457,7 @@ async fn prove_inner(opts: &ProveOptions) -> Result<ProveOutcome> {
         stats,
         response,
         attestation: outcome.attestation,
+        session_id: outcome.session_id,
     })
 }
 

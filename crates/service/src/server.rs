@@ -33,6 +33,7 @@ use tokio_util::task::TaskTracker;
 use tracing::instrument::WithSubscriber;
 use tracing::Instrument;
 use webproof_net::transport::Stream;
+use webproof_net::verifier::SessionId;
 use webproof_net::VerifierConfig;
 
 /// Where the service listens (the ports actually bound).
@@ -353,7 +354,10 @@ pub(crate) async fn session<S: Stream>(
         let io = SessionIo::new(stream, sh.metrics.clone(), end);
         let counts = io.counts.clone();
         let start = Instant::now();
-        tracing::debug!("session started");
+        // Drawn at admission: the verdict names the session by it, and the
+        // stored result and webhooks carry it.
+        let session_id = SessionId::random(&mut rand::rngs::OsRng);
+        tracing::debug!(%session_id, "session started");
         let result = tokio::select! {
             // Dropped at shutdown: that, not the I/O error it causes, is the reason.
             biased;
@@ -363,15 +367,18 @@ pub(crate) async fn session<S: Stream>(
                 tracing::warn!(duration_ms = d.as_millis() as u64, "session dropped at shutdown");
                 return;
             }
-            r = tokio::time::timeout(sh.session_timeout, webproof_net::verifier::handle_prover_io(io, &sh.verifier)) => r.ok(),
+            r = tokio::time::timeout(sh.session_timeout, webproof_net::verifier::verify_session(io, &sh.verifier, session_id)) => r.ok(),
         };
         let d = start.elapsed();
         let (rx, tx) = (counts.0.load(Ordering::Relaxed), counts.1.load(Ordering::Relaxed));
         let ms = d.as_millis() as u64;
         match result {
-            Some(Ok(out)) => {
+            Some(Ok(verified)) => {
                 sh.metrics.session_ended(transport, Outcome::Verified, None, Some(d));
+                let out = &verified.output;
                 tracing::info!(
+                    %session_id,
+                    mode = verified.mode.name(),
                     server = %out.server_name,
                     suite = %out.cipher_suite,
                     sent = out.sent.len,

@@ -117,7 +117,7 @@ pub struct ProveArgs {
     /// API key for a verifier that requires one (default: $WEBPROOF_API_KEY).
     #[arg(long, env = "WEBPROOF_API_KEY", hide_env_values = true)]
     api_key: Option<String>,
-    /// Print one JSON object {"verified": ..., "stats": ...}.
+    /// Print one JSON object {"verified": ..., "stats": ..., "session_id": ...}.
     #[arg(long)]
     json: bool,
 }
@@ -279,9 +279,16 @@ async fn prove(a: ProveArgs) -> anyhow::Result<()> {
     if a.json {
         outln!(
             "{}",
-            serde_json::json!({"verified": out.output, "stats": out.stats})
+            serde_json::json!({
+                "verified": out.output,
+                "stats": out.stats,
+                "session_id": out.session_id,
+            })
         );
     } else {
+        if let Some(id) = out.session_id {
+            outln!("session id: {id}");
+        }
         print_output(&out.output);
         print_stats(&out.stats);
     }
