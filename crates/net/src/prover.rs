@@ -89,6 +89,9 @@ pub enum Mode {
 }
 
 impl Mode {
+    /// Every mode this crate's verifier runs (a service publishes them).
+    pub const ALL: [Mode; 2] = [Mode::Proxy, Mode::Mpc];
+
     /// The name on the command line and in CSVs.
     pub fn name(self) -> &'static str {
         match self {

@@ -98,6 +98,12 @@ pub struct FileConfig {
     /// Logging.
     #[serde(default)]
     pub log: LogConfig,
+    /// Stored results: where, for how long, who may read them.
+    pub results: Option<ResultsConfig>,
+    /// Webhooks told of every verified session (`[[webhook]]`, one table
+    /// per endpoint).
+    #[serde(default)]
+    pub webhook: Vec<WebhookConfig>,
     /// Directory relative paths are resolved against (the config file's).
     #[serde(skip)]
     pub base_dir: PathBuf,
@@ -228,6 +234,69 @@ pub struct ApiKeysConfig {
     pub env: Option<String>,
 }
 
+/// `[results]`: verified sessions kept in SQLite.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResultsConfig {
+    /// The database file (created if missing).
+    pub path: PathBuf,
+    /// How long results are kept: `<n>s`, `m`, `h` or `d` (default `7d`).
+    #[serde(default = "default_retention")]
+    pub retention: String,
+    /// Keys an application's backend presents (`Authorization: Bearer`)
+    /// to read results at `/v1/sessions/{id}`. Not the provers' keys: those
+    /// ship with provers (in browsers too), and must not open everyone's
+    /// results. None: `/v1/sessions` answers 401 to everyone.
+    #[serde(default)]
+    pub api_keys: ApiKeysConfig,
+}
+
+fn default_retention() -> String {
+    "7d".into()
+}
+
+/// `[[webhook]]`: one endpoint told of every verified session.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WebhookConfig {
+    /// `https://...`; `http://` only to a loopback host or with `allow_http`.
+    pub url: String,
+    /// The variable holding the signing secret (or `secret_file`).
+    pub secret_env: Option<String>,
+    /// A file holding the signing secret (trailing whitespace dropped).
+    pub secret_file: Option<PathBuf>,
+    /// Allow `http://` to a non-loopback host: the body (the verified
+    /// data) then crosses the network in clear; the signature stops
+    /// forgery, not reading. For a receiver on a private network only.
+    #[serde(default)]
+    pub allow_http: bool,
+    /// Attempts before a delivery is marked failed (default 8).
+    #[serde(default = "default_attempts")]
+    pub max_attempts: u32,
+    /// Time for one attempt (default 10 s).
+    #[serde(default = "default_attempt_timeout", deserialize_with = "secs")]
+    pub timeout_secs: Duration,
+    /// Wait before the first retry, doubled at each (default 1 s).
+    #[serde(default = "default_backoff", deserialize_with = "secs")]
+    pub backoff_secs: Duration,
+    /// Longest wait between attempts (default 600 s).
+    #[serde(default = "default_max_backoff", deserialize_with = "secs")]
+    pub max_backoff_secs: Duration,
+}
+
+fn default_attempts() -> u32 {
+    8
+}
+fn default_attempt_timeout() -> Duration {
+    Duration::from_secs(10)
+}
+fn default_backoff() -> Duration {
+    Duration::from_secs(1)
+}
+fn default_max_backoff() -> Duration {
+    Duration::from_secs(600)
+}
+
 /// `[log]`.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -329,6 +398,77 @@ pub struct ServiceConfig {
     /// The key attestations are signed with, if any (never logged: its
     /// `Debug` shows the scheme and key id only).
     pub attestation_key: Option<Arc<SigningKey>>,
+    /// Stored results and webhooks, if configured.
+    pub results: Option<ResultsSettings>,
+}
+
+/// `[results]` and `[[webhook]]`, checked.
+#[derive(Clone)]
+pub struct ResultsSettings {
+    /// The database file.
+    pub path: PathBuf,
+    /// How long results are kept.
+    pub retention: Duration,
+    /// SHA-256 digests of the keys that may read results.
+    pub api_key_digests: Vec<[u8; 32]>,
+    /// The webhook endpoints.
+    pub webhooks: Vec<Webhook>,
+}
+
+impl std::fmt::Debug for ResultsSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResultsSettings")
+            .field("path", &self.path)
+            .field("retention", &self.retention)
+            .field("api_keys", &self.api_key_digests.len())
+            .field("webhooks", &self.webhooks)
+            .finish()
+    }
+}
+
+/// One webhook endpoint, checked.
+#[derive(Clone)]
+pub struct Webhook {
+    /// Where deliveries are posted.
+    pub url: hyper::Uri,
+    /// The HMAC-SHA256 key of the signatures.
+    pub secret: Arc<Vec<u8>>,
+    /// Attempts before giving up.
+    pub max_attempts: u32,
+    /// Time for one attempt.
+    pub timeout: Duration,
+    /// First retry's wait, doubled at each.
+    pub backoff: Duration,
+    /// Longest wait between attempts.
+    pub max_backoff: Duration,
+}
+
+impl std::fmt::Debug for Webhook {
+    // Never the secret.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Webhook")
+            .field("url", &self.url)
+            .field("max_attempts", &self.max_attempts)
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+/// `7d`, `12h`, `30m`, `45s`.
+fn parse_retention(s: &str) -> Option<Duration> {
+    let s = s.trim();
+    let unit = match s.chars().last()? {
+        's' => 1,
+        'm' => 60,
+        'h' => 3600,
+        'd' => 86_400,
+        _ => return None,
+    };
+    let n: u64 = s[..s.len() - 1].parse().ok()?;
+    if n == 0 {
+        return None;
+    }
+    Some(Duration::from_secs(n.checked_mul(unit)?))
 }
 
 impl FileConfig {
@@ -494,6 +634,7 @@ impl FileConfig {
         };
 
         verifier.attestation_key = attestation_key.clone();
+        let results = self.results_settings()?;
         Ok(ServiceConfig {
             verifier,
             listen: self.listen.clone(),
@@ -506,20 +647,130 @@ impl FileConfig {
             shutdown_grace: l.shutdown_grace_secs,
             log: self.log.clone(),
             attestation_key,
+            results,
+        })
+    }
+
+    fn results_settings(&self) -> Result<Option<ResultsSettings>> {
+        let Some(r) = &self.results else {
+            if !self.webhook.is_empty() {
+                return Err(ServiceError::invalid(
+                    "webhook",
+                    "needs [results] path: the webhook outbox lives in the results database",
+                ));
+            }
+            return Ok(None);
+        };
+        let retention = parse_retention(&r.retention).ok_or_else(|| {
+            ServiceError::invalid(
+                "results.retention",
+                format!(
+                    "{:?}: expected a positive number and a unit, s, m, h or d (\"7d\")",
+                    r.retention
+                ),
+            )
+        })?;
+        let mut keys = VerifierConfig::default();
+        self.api_keys_into(&r.api_keys, "results.api_keys", &mut keys)?;
+        let mut webhooks = Vec::new();
+        for (i, w) in self.webhook.iter().enumerate() {
+            webhooks.push(self.webhook_settings(&format!("webhook[{i}]"), w)?);
+        }
+        Ok(Some(ResultsSettings {
+            path: self.path(&r.path),
+            retention,
+            api_key_digests: keys.api_key_digests,
+            webhooks,
+        }))
+    }
+
+    fn webhook_settings(&self, field: &str, w: &WebhookConfig) -> Result<Webhook> {
+        let f = |name: &str| format!("{field}.{name}");
+        let url: hyper::Uri = w
+            .url
+            .parse()
+            .map_err(|e| ServiceError::invalid(&f("url"), format!("{:?}: {e}", w.url)))?;
+        let host = url
+            .host()
+            .ok_or_else(|| ServiceError::invalid(&f("url"), format!("{:?}: no host", w.url)))?;
+        match url.scheme_str() {
+            Some("https") => {}
+            Some("http") if w.allow_http || is_loopback(host) => {}
+            Some("http") => {
+                return Err(ServiceError::invalid(
+                    &f("url"),
+                    format!(
+                        "{:?}: plain http would send verified data in clear; use https, \
+                         or set allow_http = true for a receiver on a private network",
+                        w.url
+                    ),
+                ))
+            }
+            _ => {
+                return Err(ServiceError::invalid(
+                    &f("url"),
+                    format!("{:?}: expected an https:// URL", w.url),
+                ))
+            }
+        }
+        let secret = match (&w.secret_env, &w.secret_file) {
+            (Some(var), None) => std::env::var(var)
+                .map_err(|_| {
+                    ServiceError::invalid(&f("secret_env"), format!("variable {var} is not set"))
+                })?
+                .into_bytes(),
+            (None, Some(p)) => {
+                let mut b = self.read(&f("secret_file"), p)?;
+                while b.last().is_some_and(|c| c.is_ascii_whitespace()) {
+                    b.pop();
+                }
+                b
+            }
+            _ => {
+                return Err(ServiceError::invalid(
+                    field,
+                    "set one of secret_env and secret_file",
+                ))
+            }
+        };
+        if secret.len() < 16 {
+            return Err(ServiceError::invalid(
+                field,
+                "the secret is shorter than 16 bytes: use a long random one",
+            ));
+        }
+        if !(1..=100).contains(&w.max_attempts) {
+            return Err(ServiceError::invalid(
+                &f("max_attempts"),
+                "expected 1 to 100",
+            ));
+        }
+        Ok(Webhook {
+            url,
+            secret: Arc::new(secret),
+            max_attempts: w.max_attempts,
+            timeout: w.timeout_secs,
+            backoff: w.backoff_secs,
+            max_backoff: w.max_backoff_secs.max(w.backoff_secs),
         })
     }
 
     fn api_keys(&self, v: &mut VerifierConfig) -> Result<()> {
-        let k = &self.api_keys;
+        self.api_keys_into(&self.api_keys, "api_keys", v)
+    }
+
+    /// Read an `[api_keys]`-shaped table named `name` into `v`'s digests.
+    fn api_keys_into(&self, k: &ApiKeysConfig, name: &str, v: &mut VerifierConfig) -> Result<()> {
         for (i, d) in k.digests.iter().enumerate() {
-            let field = format!("api_keys.digests[{i}]");
+            let field = format!("{name}.digests[{i}]");
             let bytes = hex_32(d.trim())
                 .ok_or_else(|| ServiceError::invalid(&field, "expected 64 hex digits"))?;
             v.api_key_digests.push(bytes);
         }
         if let Some(p) = &k.file {
-            let text = String::from_utf8(self.read("api_keys.file", p)?)
-                .map_err(|_| ServiceError::invalid("api_keys.file", "not UTF-8"))?;
+            let field = format!("{name}.file");
+            let text = String::from_utf8(self.read(&field, p)?)
+                .map_err(|_| ServiceError::invalid(&field, "not UTF-8"))?;
             let before = v.api_key_digests.len();
             for line in text
                 .lines()
@@ -530,28 +781,34 @@ impl FileConfig {
             }
             if v.api_key_digests.len() == before {
                 return Err(ServiceError::invalid(
-                    "api_keys.file",
+                    &field,
                     format!("{} holds no API key", p.display()),
                 ));
             }
         }
         if let Some(var) = &k.env {
-            let text = std::env::var(var).map_err(|_| {
-                ServiceError::invalid("api_keys.env", format!("variable {var} is not set"))
-            })?;
+            let field = format!("{name}.env");
+            let text = std::env::var(var)
+                .map_err(|_| ServiceError::invalid(&field, format!("variable {var} is not set")))?;
             let before = v.api_key_digests.len();
             for key in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
                 v.require_api_key(key);
             }
             if v.api_key_digests.len() == before {
                 return Err(ServiceError::invalid(
-                    "api_keys.env",
+                    &field,
                     format!("variable {var} holds no API key"),
                 ));
             }
         }
         Ok(())
     }
+}
+
+/// `localhost` or a loopback address: traffic that never leaves the host.
+fn is_loopback(host: &str) -> bool {
+    let h = host.trim_start_matches('[').trim_end_matches(']');
+    h.eq_ignore_ascii_case("localhost") || h.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
 fn hex_32(s: &str) -> Option<[u8; 32]> {

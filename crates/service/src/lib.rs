@@ -21,8 +21,10 @@ pub mod error;
 pub mod http;
 pub mod logging;
 pub mod metrics;
+pub mod results;
 pub mod server;
 pub mod tls;
+pub mod webhook;
 
 pub use config::{FileConfig, LogFormat, ServiceConfig};
 pub use error::{Result, ServiceError};
