@@ -991,6 +991,108 @@ mod tests {
         assert!(e.contains("api_keys.env"), "{e}");
     }
 
+    #[test]
+    fn results_and_webhooks_are_checked_field_by_field() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("hook.secret"), "0123456789abcdef0123\n").unwrap();
+        std::fs::write(dir.path().join("short.secret"), "short\n").unwrap();
+        let build = |extra: &str| {
+            FileConfig::parse(
+                &format!("listen = \"127.0.0.1:0\"\n{extra}"),
+                "t",
+                dir.path().to_path_buf(),
+            )
+            .and_then(|c| c.build())
+        };
+        let hook = |url: &str, more: &str| {
+            format!(
+                "[results]\npath = \"r.sqlite\"\n\
+                 [[webhook]]\nurl = \"{url}\"\nsecret_file = \"hook.secret\"\n{more}"
+            )
+        };
+        let c = build(&format!(
+            "{}\n[results.api_keys]\ndigests = [\"{}\"]\n",
+            hook(
+                "https://app.example/hook",
+                "max_attempts = 3\nbackoff_secs = 0.5\n"
+            ),
+            "ab".repeat(32)
+        ))
+        .unwrap();
+        let r = c.results.unwrap();
+        assert_eq!(r.path, dir.path().join("r.sqlite"));
+        assert_eq!(r.retention, Duration::from_secs(7 * 86_400));
+        assert_eq!(r.api_key_digests, vec![[0xab; 32]]);
+        let w = &r.webhooks[0];
+        assert_eq!(w.secret.as_slice(), b"0123456789abcdef0123");
+        assert_eq!((w.max_attempts, w.backoff), (3, Duration::from_millis(500)));
+        assert_eq!(w.timeout, Duration::from_secs(10));
+        // Loopback may be plain http; elsewhere only when allowed.
+        for url in [
+            "http://127.0.0.1:9/h",
+            "http://localhost/h",
+            "http://[::1]:8/h",
+        ] {
+            build(&hook(url, "")).unwrap_or_else(|e| panic!("{url}: {e}"));
+        }
+        let e = build(&hook("http://app.example/hook", ""))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("webhook[0].url") && e.contains("allow_http"),
+            "{e}"
+        );
+        build(&hook("http://app.example/hook", "allow_http = true\n")).unwrap();
+        let e = build(&hook("ftp://app.example/", ""))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("webhook[0].url"), "{e}");
+        let e = build(&hook("https://a.example/", "max_attempts = 0\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("webhook[0].max_attempts"), "{e}");
+        let e = build(
+            "[results]\npath = \"r.sqlite\"\n[[webhook]]\nurl = \"https://a.example/\"\n\
+             secret_file = \"short.secret\"\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("webhook[0]") && e.contains("16 bytes"), "{e}");
+        let e = build(
+            "[results]\npath = \"r.sqlite\"\n[[webhook]]\nurl = \"https://a.example/\"\n\
+             secret_env = \"WEBPROOF_SURELY_UNSET_SECRET\"\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("webhook[0].secret_env"), "{e}");
+        let e =
+            build("[results]\npath = \"r.sqlite\"\n[[webhook]]\nurl = \"https://a.example/\"\n")
+                .unwrap_err()
+                .to_string();
+        assert!(e.contains("secret_env and secret_file"), "{e}");
+        let e = build("[[webhook]]\nurl = \"https://a.example/\"\nsecret_file = \"hook.secret\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("needs [results] path"), "{e}");
+        for bad in ["7", "0d", "-1d", "7w", "d", ""] {
+            let e = build(&format!("[results]\npath = \"r\"\nretention = \"{bad}\"\n"))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("results.retention"), "{bad}: {e}");
+        }
+        assert_eq!(parse_retention("12h"), Some(Duration::from_secs(43_200)));
+        assert_eq!(parse_retention("30m"), Some(Duration::from_secs(1_800)));
+        assert_eq!(parse_retention("45s"), Some(Duration::from_secs(45)));
+        let e = build("[results]\npath = \"r\"\n[results.api_keys]\ndigests = [\"x\"]\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("results.api_keys.digests[0]"), "{e}");
+        let e = parse("[results]\npath = \"r\"\nretain = \"1d\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("retain") && e.contains("line 3"), "{e}");
+    }
+
     fn hex_encode(b: &[u8]) -> String {
         b.iter().map(|x| format!("{x:02x}")).collect()
     }

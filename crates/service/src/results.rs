@@ -382,3 +382,34 @@ pub fn now_ms() -> i64 {
         .map(|d| d.as_millis() as i64)
         .unwrap_or(0)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Opening runs each migration once; a file from a newer schema is
+    /// refused rather than guessed at.
+    #[test]
+    fn migrations_run_once_and_newer_schemas_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.sqlite");
+        let s = Store::open(&path).unwrap();
+        assert_eq!(s.schema_version().unwrap(), MIGRATIONS.len() as i64);
+        assert_eq!(s.outbox_counts().unwrap(), (0, 0));
+        assert!(s.get(&"0".repeat(32)).unwrap().is_none());
+        drop(s);
+        let s = Store::open(&path).unwrap();
+        assert_eq!(s.schema_version().unwrap(), MIGRATIONS.len() as i64);
+        let rows: i64 = s
+            .conn()
+            .query_row("SELECT count(*) FROM schema_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(rows, MIGRATIONS.len() as i64);
+        s.conn()
+            .execute("INSERT INTO schema_version (version) VALUES (999)", [])
+            .unwrap();
+        drop(s);
+        let e = Store::open(&path).err().expect("refused").to_string();
+        assert!(e.contains("newer webproof"), "{e}");
+    }
+}
