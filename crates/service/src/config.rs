@@ -53,6 +53,20 @@
 //! [log]
 //! format = "text"                      # or "json"
 //! filter = "info"                      # tracing filter; WEBPROOF_LOG overrides
+//!
+//! [results]                            # verified sessions kept in SQLite
+//! path = "results.sqlite"
+//! retention = "7d"                     # s, m, h or d
+//! [results.api_keys]                   # who reads /v1/sessions/{id}; as [api_keys]
+//! env = "WEBPROOF_RESULTS_API_KEYS"
+//!
+//! [[webhook]]                          # one table per endpoint; needs [results]
+//! url = "https://app.example/webproof" # http:// only to loopback or with allow_http
+//! secret_env = "WEBHOOK_SECRET"        # or secret_file; at least 16 bytes
+//! max_attempts = 8
+//! timeout_secs = 10
+//! backoff_secs = 1
+//! max_backoff_secs = 600
 //! ```
 
 use crate::error::{Result, ServiceError};
