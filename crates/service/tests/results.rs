@@ -293,7 +293,11 @@ async fn verified_sessions_are_stored_served_and_announced() {
     assert_eq!(m.webhook_deliveries("retry"), 2);
     let mut announced = Vec::new();
     for hit in rx.hits() {
-        assert!(signature_valid(&hit, SECRET.as_bytes()), "{hit:?}");
+        assert!(
+            signature_valid(&hit, SECRET.as_bytes()),
+            "bad signature on {}",
+            hit.delivery_id
+        );
         assert!(!signature_valid(&hit, b"another-secret-of-some-length"));
         let body: serde_json::Value = serde_json::from_slice(&hit.body).unwrap();
         assert_eq!(body["delivery_id"], hit.delivery_id);
@@ -361,6 +365,8 @@ async fn bad_endpoints_hold_up_nothing_and_end_failed() {
         good.accepted().len() == 2
     })
     .await;
+    // ...before the hanging endpoint's first attempt ran out of time.
+    assert!(hang.held.load(Ordering::SeqCst) >= 1);
     let ids: Vec<String> = [first, second]
         .iter()
         .map(|o| o.session_id.unwrap().to_string())
