@@ -50,7 +50,7 @@
 use crate::frame::{recv_msg, recv_msg_limited, send_msg, write_frame, Counted, FrameReader};
 use crate::prover::{ProveOptions, ProveOutcome, ProveStats};
 use crate::transport::connect_verifier;
-use crate::verifier::{SessionId, Verified, VerifierConfig};
+use crate::verifier::{BeforeVerdict, SessionId, Verified, VerifierConfig};
 use crate::{timeout, NetError, Result};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -149,6 +149,7 @@ pub(crate) async fn verify<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
     terms: MpcHello,
     cfg: &VerifierConfig,
     session_id: SessionId,
+    before_verdict: Option<BeforeVerdict<'_>>,
 ) -> Result<Verified> {
     // The hello's request length decides every table garbled before the
     // prover touches a server (the COTs, and so the record circuits, are
@@ -279,15 +280,19 @@ pub(crate) async fn verify<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
         attestation: attestation.clone(),
         session_id: Some(session_id),
     };
+    let verified = result.map(|output| Verified {
+        session_id,
+        mode: crate::Mode::Mpc,
+        output,
+        attestation,
+    });
+    if let (Ok(v), Some(f)) = (&verified, before_verdict) {
+        f(v.clone()).await;
+    }
     // The prover may already be gone; the outcome stands either way.
     let _ = send_msg(&mut prover, &verdict).await;
     let _ = prover.shutdown().await;
-    Ok(Verified {
-        session_id,
-        mode: crate::Mode::Mpc,
-        output: result?,
-        attestation,
-    })
+    verified
 }
 
 /// The session's messages on the mux's relay stream until it is closed,

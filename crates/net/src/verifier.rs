@@ -186,8 +186,17 @@ pub async fn handle_prover_io<S: AsyncRead + AsyncWrite + Unpin + Send + 'static
     cfg: &VerifierConfig,
 ) -> Result<VerifierOutput> {
     let id = SessionId::random(&mut rand::rngs::OsRng);
-    Ok(verify_session(prover, cfg, id).await?.output)
+    Ok(verify_session(prover, cfg, id, None).await?.output)
 }
+
+/// What runs with a verified session before its verdict is sent (a service
+/// stores the result there, so that the id the prover receives already
+/// names a stored result). It delays the verdict: keep it short.
+pub type BeforeVerdict<'a> = Box<
+    dyn FnOnce(Verified) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + 'a>>
+        + Send
+        + 'a,
+>;
 
 /// What a verified session established, as a service keeps it.
 #[derive(Clone, Debug)]
@@ -204,11 +213,13 @@ pub struct Verified {
 
 /// Run one session over any transport; every verdict it sends names the
 /// session `session_id` (the caller draws it, so that it can log and keep
-/// the session under the id the prover receives).
+/// the session under the id the prover receives). `before_verdict` runs
+/// with a verified session before its verdict goes out.
 pub async fn verify_session<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
     mut prover: S,
     cfg: &VerifierConfig,
     session_id: SessionId,
+    before_verdict: Option<BeforeVerdict<'_>>,
 ) -> Result<Verified> {
     let mut session = VerifierSession::new();
     // Setup.
@@ -231,7 +242,8 @@ pub async fn verify_session<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
         Err(r) => return Err(refuse(&mut prover, r).await),
     };
     if let Some(terms) = mpc {
-        return crate::mpc::verify(prover, host, port, terms, cfg, session_id).await;
+        return crate::mpc::verify(prover, host, port, terms, cfg, session_id, before_verdict)
+            .await;
     }
     // Accepted. The prover's first preprocessing message came with its
     // hello, ahead of the multiplexed section: take it off the link now
@@ -341,15 +353,19 @@ pub async fn verify_session<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
     };
     match back {
         Ok(mut prover) => {
+            let verified = result.map(|output| Verified {
+                session_id,
+                mode: crate::Mode::Proxy,
+                output,
+                attestation,
+            });
+            if let (Ok(v), Some(f)) = (&verified, before_verdict) {
+                f(v.clone()).await;
+            }
             // The prover may already be gone; the verdict stands either way.
             let _ = send_msg(&mut prover, &verdict).await;
             let _ = prover.shutdown().await;
-            Ok(Verified {
-                session_id,
-                mode: crate::Mode::Proxy,
-                output: result?,
-                attestation,
-            })
+            Ok(verified?)
         }
         // The link is done (lost, or the engine failed on it): the
         // outcome stands.

@@ -35,7 +35,7 @@ use tokio_util::task::TaskTracker;
 use tracing::instrument::WithSubscriber;
 use tracing::Instrument;
 use webproof_net::transport::Stream;
-use webproof_net::verifier::{SessionId, Verified};
+use webproof_net::verifier::{BeforeVerdict, SessionId, Verified};
 use webproof_net::VerifierConfig;
 
 /// Where the service listens (the ports actually bound).
@@ -415,6 +415,15 @@ pub(crate) async fn session<S: Stream>(
         // stored result and webhooks carry it.
         let session_id = SessionId::random(&mut rand::rngs::OsRng);
         tracing::debug!(%session_id, "session started");
+        // Stored before the verdict goes out: the id the prover hands its
+        // application already names a stored result.
+        let store: Option<BeforeVerdict<'_>> = sh.results.as_ref().map(|r| {
+            let metrics = sh.metrics.clone();
+            Box::new(move |v: Verified| {
+                Box::pin(async move { store_result(&metrics, r, v).await })
+                    as std::pin::Pin<Box<dyn Future<Output = ()> + Send + '_>>
+            }) as BeforeVerdict<'_>
+        });
         let result = tokio::select! {
             // Dropped at shutdown: that, not the I/O error it causes, is the reason.
             biased;
@@ -424,7 +433,7 @@ pub(crate) async fn session<S: Stream>(
                 tracing::warn!(duration_ms = d.as_millis() as u64, "session dropped at shutdown");
                 return;
             }
-            r = tokio::time::timeout(sh.session_timeout, webproof_net::verifier::verify_session(io, &sh.verifier, session_id)) => r.ok(),
+            r = tokio::time::timeout(sh.session_timeout, webproof_net::verifier::verify_session(io, &sh.verifier, session_id, store)) => r.ok(),
         };
         let d = start.elapsed();
         let (rx, tx) = (counts.0.load(Ordering::Relaxed), counts.1.load(Ordering::Relaxed));
@@ -445,9 +454,6 @@ pub(crate) async fn session<S: Stream>(
                     prover_bytes_out = tx,
                     "session verified"
                 );
-                if let Some(r) = &sh.results {
-                    store_result(&sh.metrics, r, verified).await;
-                }
             }
             Some(Err(e)) => {
                 sh.metrics.session_ended(transport, Outcome::Failed, Some(e.kind()), Some(d));
@@ -469,8 +475,8 @@ pub(crate) async fn session<S: Stream>(
 }
 
 /// Store a verified session and queue its webhooks (one transaction), then
-/// wake the deliveries. The verdict is already sent: a slow disk delays
-/// nothing the prover waits for.
+/// wake the deliveries. Runs before the verdict is sent (a write to a local
+/// file); a failure is logged and counted, and the verdict stands.
 async fn store_result(metrics: &Metrics, r: &Results, verified: Verified) {
     let store = r.store.clone();
     let endpoints = r
