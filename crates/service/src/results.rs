@@ -412,4 +412,49 @@ mod tests {
         let e = Store::open(&path).err().expect("refused").to_string();
         assert!(e.contains("newer webproof"), "{e}");
     }
+
+    /// Pruning deletes results past the cutoff and finished outbox rows,
+    /// never a pending delivery; claimed rows are not claimed twice.
+    #[test]
+    fn prune_keeps_recent_results_and_pending_deliveries() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Store::open(&dir.path().join("r.sqlite")).unwrap();
+        {
+            let c = s.conn();
+            for (id, at) in [("old", 1_000), ("new", 5_000)] {
+                c.execute(
+                    "INSERT INTO sessions (session_id, verified_at, mode, server_name, output)
+                     VALUES (?1, ?2, 'proxy', 'example.com', '{}')",
+                    params![id, at],
+                )
+                .unwrap();
+            }
+            for (d, state, at) in [
+                ("d-pending", "pending", 1_000),
+                ("d-done", "delivered", 1_000),
+                ("d-failed", "failed", 1_000),
+                ("d-recent", "failed", 5_000),
+            ] {
+                c.execute(
+                    "INSERT INTO outbox (delivery_id, session_id, endpoint, state, next_attempt, created_at)
+                     VALUES (?1, 'old', 'https://a.example/', ?2, ?3, ?3)",
+                    params![d, state, at],
+                )
+                .unwrap();
+            }
+        }
+        assert_eq!(s.outbox_counts().unwrap(), (1, 2));
+        assert_eq!(s.prune(3_000).unwrap(), 1);
+        assert!(s.get("old").unwrap().is_none());
+        assert_eq!(s.get("new").unwrap().unwrap().server_name, "example.com");
+        assert_eq!(s.outbox_counts().unwrap(), (1, 1));
+        assert!(s.delivery_state("d-done").unwrap().is_none());
+        assert!(s.delivery_state("d-recent").unwrap().is_some());
+        let due = s.claim_due(2_000, 9_000, 10).unwrap();
+        assert_eq!(due.len(), 1);
+        assert_eq!(due[0].delivery_id, "d-pending");
+        assert!(s.claim_due(2_000, 9_000, 10).unwrap().is_empty());
+        assert_eq!(s.next_due().unwrap(), Some(9_000));
+        assert_eq!(s.claim_due(9_000, 20_000, 10).unwrap().len(), 1);
+    }
 }
