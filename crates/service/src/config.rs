@@ -688,7 +688,16 @@ impl FileConfig {
         self.api_keys_into(&r.api_keys, "results.api_keys", &mut keys)?;
         let mut webhooks = Vec::new();
         for (i, w) in self.webhook.iter().enumerate() {
-            webhooks.push(self.webhook_settings(&format!("webhook[{i}]"), w)?);
+            let field = format!("webhook[{i}]");
+            let hook = self.webhook_settings(&field, w)?;
+            // Outbox rows name their endpoint by URL.
+            if webhooks.iter().any(|h: &Webhook| h.url == hook.url) {
+                return Err(ServiceError::invalid(
+                    &format!("{field}.url"),
+                    format!("{:?} is listed twice: one [[webhook]] per endpoint", w.url),
+                ));
+            }
+            webhooks.push(hook);
         }
         Ok(Some(ResultsSettings {
             path: self.path(&r.path),
@@ -1084,6 +1093,13 @@ mod tests {
                 .unwrap_err()
                 .to_string();
         assert!(e.contains("secret_env and secret_file"), "{e}");
+        let e = build(&format!(
+            "{}[[webhook]]\nurl = \"https://app.example/hook\"\nsecret_file = \"hook.secret\"\n",
+            hook("https://app.example/hook", "")
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("webhook[1].url") && e.contains("twice"), "{e}");
         let e = build("[[webhook]]\nurl = \"https://a.example/\"\nsecret_file = \"hook.secret\"\n")
             .unwrap_err()
             .to_string();

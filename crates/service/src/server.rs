@@ -457,7 +457,7 @@ pub(crate) async fn session<S: Stream>(
             }
             Some(Err(e)) => {
                 sh.metrics.session_ended(transport, Outcome::Failed, Some(e.kind()), Some(d));
-                tracing::warn!(reason = e.kind(), duration_ms = ms, prover_bytes_in = rx, prover_bytes_out = tx, "session failed: {e}");
+                tracing::warn!(%session_id, reason = e.kind(), duration_ms = ms, prover_bytes_in = rx, prover_bytes_out = tx, "session failed: {e}");
             }
             None => {
                 sh.metrics.session_ended(transport, Outcome::Failed, Some("session_timeout"), Some(d));
