@@ -239,12 +239,13 @@ impl Store {
             .map_err(ctx("reading a result"))
     }
 
-    /// Claim the pending deliveries due at `now_ms`, oldest first, at most
-    /// `limit`: their next attempt moves to `lease_until_ms`, so that no
-    /// other pass takes them while they are attempted, and a process that
-    /// dies mid-attempt leaves them due again after the lease.
+    /// Claim `endpoint`'s pending deliveries due at `now_ms`, oldest first,
+    /// at most `limit`: their next attempt moves to `lease_until_ms`, so
+    /// that no other pass takes them while they are attempted, and a
+    /// process that dies mid-attempt leaves them due again after the lease.
     pub fn claim_due(
         &self,
+        endpoint: &str,
         now_ms: i64,
         lease_until_ms: i64,
         limit: usize,
@@ -255,12 +256,12 @@ impl Store {
             let mut st = tx
                 .prepare_cached(
                     "SELECT delivery_id, session_id, endpoint, attempts, created_at FROM outbox
-                 WHERE state = 'pending' AND next_attempt <= ?1
+                 WHERE state = 'pending' AND endpoint = ?3 AND next_attempt <= ?1
                  ORDER BY next_attempt LIMIT ?2",
                 )
                 .map_err(ctx("reading the outbox"))?;
             let rows = st
-                .query_map(params![now_ms, limit as i64], |r| {
+                .query_map(params![now_ms, limit as i64, endpoint], |r| {
                     Ok(Delivery {
                         delivery_id: r.get(0)?,
                         session_id: r.get(1)?,
@@ -284,15 +285,40 @@ impl Store {
         Ok(rows)
     }
 
-    /// When the next pending delivery is due (Unix milliseconds), if any.
-    pub fn next_due(&self) -> Result<Option<i64>> {
+    /// When `endpoint`'s next pending delivery is due (Unix milliseconds), if any.
+    pub fn next_due(&self, endpoint: &str) -> Result<Option<i64>> {
         self.conn()
             .query_row(
-                "SELECT min(next_attempt) FROM outbox WHERE state = 'pending'",
-                [],
+                "SELECT min(next_attempt) FROM outbox WHERE state = 'pending' AND endpoint = ?1",
+                [endpoint],
                 |r| r.get(0),
             )
             .map_err(ctx("reading the outbox"))
+    }
+
+    /// Mark failed the pending deliveries to endpoints not in `endpoints`
+    /// (removed from the configuration); how many.
+    pub fn fail_unknown_endpoints(&self, endpoints: &[String]) -> Result<usize> {
+        let c = self.conn();
+        let mut st = c
+            .prepare("SELECT DISTINCT endpoint FROM outbox WHERE state = 'pending'")
+            .map_err(ctx("reading the outbox"))?;
+        let pending: Vec<String> = st
+            .query_map([], |r| r.get(0))
+            .map_err(ctx("reading the outbox"))?
+            .collect::<rusqlite::Result<_>>()
+            .map_err(ctx("reading the outbox"))?;
+        let mut n = 0;
+        for e in pending.iter().filter(|e| !endpoints.contains(e)) {
+            n += c
+                .execute(
+                    "UPDATE outbox SET state = 'failed', last_error = 'endpoint no longer configured'
+                     WHERE state = 'pending' AND endpoint = ?1",
+                    [e],
+                )
+                .map_err(ctx("updating the outbox"))?;
+        }
+        Ok(n)
     }
 
     /// A delivery was answered 2xx.
@@ -450,11 +476,20 @@ mod tests {
         assert_eq!(s.outbox_counts().unwrap(), (1, 1));
         assert!(s.delivery_state("d-done").unwrap().is_none());
         assert!(s.delivery_state("d-recent").unwrap().is_some());
-        let due = s.claim_due(2_000, 9_000, 10).unwrap();
+        let e = "https://a.example/";
+        assert!(s
+            .claim_due("https://b.example/", 2_000, 9_000, 10)
+            .unwrap()
+            .is_empty());
+        let due = s.claim_due(e, 2_000, 9_000, 10).unwrap();
         assert_eq!(due.len(), 1);
         assert_eq!(due[0].delivery_id, "d-pending");
-        assert!(s.claim_due(2_000, 9_000, 10).unwrap().is_empty());
-        assert_eq!(s.next_due().unwrap(), Some(9_000));
-        assert_eq!(s.claim_due(9_000, 20_000, 10).unwrap().len(), 1);
+        assert!(s.claim_due(e, 2_000, 9_000, 10).unwrap().is_empty());
+        assert_eq!(s.next_due(e).unwrap(), Some(9_000));
+        assert_eq!(s.claim_due(e, 9_000, 20_000, 10).unwrap().len(), 1);
+        // An endpoint dropped from the configuration: its rows fail.
+        assert_eq!(s.fail_unknown_endpoints(&[e.to_string()]).unwrap(), 0);
+        assert_eq!(s.fail_unknown_endpoints(&[]).unwrap(), 1);
+        assert_eq!(s.outbox_counts().unwrap(), (0, 2));
     }
 }

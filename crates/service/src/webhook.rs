@@ -7,12 +7,13 @@
 //! `Webproof-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>`
 //! (the time in the signed text lets receivers refuse old replays).
 //!
-//! One dispatcher loop claims due rows (pushing their next attempt past the
-//! attempt's timeout, so a row is never posted twice at once and a crash
-//! mid-attempt retries it after a restart) and runs each attempt in a task
-//! of its own: an endpoint that hangs or fails holds up only its own
-//! deliveries, never sessions (which only write the outbox) nor other
-//! endpoints. Redirects are not followed: a 3xx is a failed attempt.
+//! One dispatcher loop claims due rows per endpoint (pushing their next
+//! attempt past the attempt's timeout, so a row is never posted twice at
+//! once and a crash mid-attempt retries it after a restart) and runs each
+//! attempt in a task of its own, at most [`MAX_IN_FLIGHT`] per endpoint: an
+//! endpoint that hangs or fails holds up only its own deliveries, never
+//! sessions (which only write the outbox) nor other endpoints. Redirects
+//! are not followed: a 3xx is a failed attempt.
 
 use crate::config::Webhook;
 use crate::metrics::Metrics;
@@ -26,14 +27,15 @@ use rand::Rng;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::Notify;
+use tokio::sync::{Notify, Semaphore};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 type HttpsClient = Client<hyper_rustls::HttpsConnector<HttpConnector>, Full<Bytes>>;
 
-/// Rows claimed per pass of the dispatcher.
-const BATCH: usize = 64;
+/// Attempts in flight per endpoint: a hanging endpoint holds this many
+/// tasks and connections at most.
+pub const MAX_IN_FLIGHT: usize = 16;
 /// The dispatcher looks at the outbox at least this often (rows written by
 /// another process, clock jumps).
 const POLL: Duration = Duration::from_secs(5);
@@ -52,7 +54,8 @@ pub fn signature(secret: &[u8], t: u64, body: &[u8]) -> String {
 pub(crate) struct Outbox {
     store: Arc<Store>,
     metrics: Arc<Metrics>,
-    endpoints: HashMap<String, Webhook>,
+    /// By URL, as outbox rows name them; each with its in-flight permits.
+    endpoints: HashMap<String, (Webhook, Arc<Semaphore>)>,
     client: HttpsClient,
     wake: Notify,
 }
@@ -84,7 +87,10 @@ impl Outbox {
             metrics,
             endpoints: webhooks
                 .iter()
-                .map(|w| (w.url.to_string(), w.clone()))
+                .map(|w| {
+                    let permits = Arc::new(Semaphore::new(MAX_IN_FLIGHT));
+                    (w.url.to_string(), (w.clone(), permits))
+                })
                 .collect(),
             client,
             wake: Notify::new(),
@@ -105,7 +111,7 @@ impl Outbox {
     fn lease(&self) -> Duration {
         self.endpoints
             .values()
-            .map(|w| w.timeout)
+            .map(|(w, _)| w.timeout)
             .max()
             .unwrap_or(Duration::from_secs(10))
             + Duration::from_secs(1)
@@ -116,12 +122,47 @@ impl Outbox {
     pub(crate) async fn run(self: Arc<Self>, stop: CancellationToken) {
         let attempts = TaskTracker::new();
         let lease = self.lease().as_millis() as i64;
+        // Rows for endpoints no longer configured would wait forever.
+        let me = self.clone();
+        match tokio::task::spawn_blocking(move || {
+            me.store.fail_unknown_endpoints(&me.endpoint_urls())
+        })
+        .await
+        {
+            Ok(Ok(0)) => {}
+            Ok(Ok(n)) => tracing::warn!(
+                deliveries = n,
+                "pending webhook deliveries to endpoints no longer configured marked failed"
+            ),
+            Ok(Err(e)) => tracing::warn!("webhook outbox: {e}"),
+            Err(e) => tracing::warn!("webhook outbox: {e}"),
+        }
         loop {
+            // Claim what each endpoint has room for; the next wake-up is
+            // the earliest row due at an endpoint with room (a full one
+            // wakes the loop as its attempts end).
+            let room: Vec<(String, usize)> = self
+                .endpoints
+                .iter()
+                .map(|(url, (_, p))| (url.clone(), p.available_permits()))
+                .filter(|(_, n)| *n > 0)
+                .collect();
             let me = self.clone();
             let claimed = tokio::task::spawn_blocking(move || {
                 let now = now_ms();
-                let due = me.store.claim_due(now, now + lease, BATCH)?;
-                let next = me.store.next_due()?;
+                let mut due = Vec::new();
+                let mut next: Option<i64> = None;
+                for (url, n) in room {
+                    let got = me.store.claim_due(&url, now, now + lease, n)?;
+                    // Filled, the endpoint has no room until an attempt
+                    // ends, which wakes this loop.
+                    if got.len() < n {
+                        if let Some(t) = me.store.next_due(&url)? {
+                            next = Some(next.map_or(t, |x| x.min(t)));
+                        }
+                    }
+                    due.extend(got);
+                }
                 let (pending, failed) = me.store.outbox_counts()?;
                 me.metrics.set_webhook_outbox(pending, failed);
                 Ok::<_, crate::results::StoreError>((due, next))
@@ -138,11 +179,19 @@ impl Outbox {
                     (Vec::new(), None)
                 }
             };
-            let full = due.len() == BATCH;
             for d in due {
+                let Some((_, permits)) = self.endpoints.get(&d.endpoint) else {
+                    continue;
+                };
+                let Ok(permit) = permits.clone().try_acquire_owned() else {
+                    // Cannot happen (claims are sized by the free permits);
+                    // the row is retried after its lease.
+                    continue;
+                };
                 let me = self.clone();
                 let stop = stop.clone();
                 attempts.spawn(async move {
+                    let _permit = permit;
                     tokio::select! {
                         _ = me.attempt(d) => me.wake(),
                         _ = stop.cancelled() => {}
@@ -150,10 +199,9 @@ impl Outbox {
                 });
             }
             let wait = match next {
-                _ if full => Duration::ZERO,
-                Some(t) => {
-                    Duration::from_millis((t - now_ms()).clamp(0, POLL.as_millis() as i64) as u64)
-                }
+                Some(t) => Duration::from_millis(
+                    (t.saturating_sub(now_ms())).clamp(0, POLL.as_millis() as i64) as u64,
+                ),
                 None => POLL,
             };
             tokio::select! {
@@ -168,7 +216,7 @@ impl Outbox {
 
     /// One attempt at one delivery, and its bookkeeping.
     async fn attempt(&self, d: Delivery) {
-        let Some(w) = self.endpoints.get(&d.endpoint) else {
+        let Some((w, _)) = self.endpoints.get(&d.endpoint) else {
             // The endpoint left the configuration: nothing to post to.
             self.finish(&d, Err("endpoint no longer configured".into()), None, true)
                 .await;
