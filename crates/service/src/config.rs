@@ -863,6 +863,34 @@ mod tests {
         assert_eq!(c.log.format, LogFormat::Text);
     }
 
+    /// The example's commented `[results]` and `[[webhook]]` tables,
+    /// uncommented, are valid configuration.
+    #[test]
+    fn the_example_results_and_webhook_tables_parse() {
+        let text = include_str!("../verifier.example.toml");
+        let start = text.find("# [results]").expect("a [results] example");
+        let mut tables = String::new();
+        for line in text[start..].lines() {
+            let Some(l) = line.strip_prefix("# ") else {
+                continue;
+            };
+            let key = l.split(" = ").next().unwrap_or("");
+            if l.starts_with('[')
+                || (!key.is_empty() && key.chars().all(|c| c.is_ascii_lowercase() || c == '_'))
+            {
+                tables.push_str(l);
+                tables.push('\n');
+            }
+        }
+        let c = parse(&format!("listen = \"127.0.0.1:0\"\n{tables}")).unwrap();
+        let r = c.results.expect("[results]");
+        assert_eq!(r.retention, "7d");
+        assert_eq!(r.api_keys.env.as_deref(), Some("WEBPROOF_RESULTS_API_KEYS"));
+        assert_eq!(c.webhook.len(), 1);
+        assert_eq!(c.webhook[0].max_attempts, 8);
+        assert_eq!(c.webhook[0].timeout_secs, Duration::from_secs(10));
+    }
+
     #[test]
     fn unknown_fields_are_named_with_their_line() {
         let e = parse("listen = \"127.0.0.1:1\"\n\n[limits]\nmax_sesions = 3\n")
