@@ -102,6 +102,11 @@ pub struct Outcome {
     /// `webproof present` reads; holds the commitment's secret seed), if
     /// one was asked for.
     pub attestation: Option<serde_json::Value>,
+    /// The verifier's id for the session (32 lowercase hex digits), for
+    /// the page's backend to fetch the stored result by; absent from a
+    /// verifier that names no sessions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
 }
 
 /// Milliseconds on the page's clock.
@@ -331,6 +336,7 @@ pub async fn prove(req: &Request, progress: &dyn Fn(&str)) -> Result<Outcome> {
     };
     Ok(Outcome {
         attestation,
+        session_id: outcome.session_id.map(|id| id.to_string()),
         verified: outcome.output,
         stats: Stats {
             time_preprocess_ms: t1 - t0,

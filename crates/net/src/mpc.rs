@@ -50,7 +50,7 @@
 use crate::frame::{recv_msg, recv_msg_limited, send_msg, write_frame, Counted, FrameReader};
 use crate::prover::{ProveOptions, ProveOutcome, ProveStats};
 use crate::transport::connect_verifier;
-use crate::verifier::VerifierConfig;
+use crate::verifier::{BeforeVerdict, SessionId, Verified, VerifierConfig};
 use crate::{timeout, NetError, Result};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -65,7 +65,7 @@ use webproof_ot::{SoftSpokenReceiver, SoftSpokenSender};
 use webproof_proxy::protocol::{
     MpcHello, ProverMsg, RejectKind, Rejection, VerifierMsg, MAX_VERDICT_MSG, PROTOCOL_VERSION,
 };
-use webproof_proxy::{Direction, RecorderLimits, VerifierOutput, VerifyConfig};
+use webproof_proxy::{Direction, RecorderLimits, VerifyConfig};
 
 /// Default of [`VerifierConfig::max_mpc_request`]: a request of 4 KiB
 /// (headers with a few cookies or tokens) and no more tables than that.
@@ -148,7 +148,9 @@ pub(crate) async fn verify<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
     port: u16,
     terms: MpcHello,
     cfg: &VerifierConfig,
-) -> Result<VerifierOutput> {
+    session_id: SessionId,
+    before_verdict: Option<BeforeVerdict<'_>>,
+) -> Result<Verified> {
     // The hello's request length decides every table garbled before the
     // prover touches a server (the COTs, and so the record circuits, are
     // sized from it): capped by this verifier's setting.
@@ -275,12 +277,22 @@ pub(crate) async fn verify<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
             Err(NetError::Mpc(e)) => Err(mpc::output::rejection(e)),
             Err(e) => Err(Rejection::new(RejectKind::Protocol, e.to_string())),
         },
-        attestation,
+        attestation: attestation.clone(),
+        session_id: Some(session_id),
     };
+    let verified = result.map(|output| Verified {
+        session_id,
+        mode: crate::Mode::Mpc,
+        output,
+        attestation,
+    });
+    if let (Ok(v), Some(f)) = (&verified, before_verdict) {
+        f(v.clone()).await;
+    }
     // The prover may already be gone; the outcome stands either way.
     let _ = send_msg(&mut prover, &verdict).await;
     let _ = prover.shutdown().await;
-    result
+    verified
 }
 
 /// The session's messages on the mux's relay stream until it is closed,
@@ -773,10 +785,11 @@ async fn prove_session(opts: &ProveOptions, stage: &StageCell) -> Result<ProveOu
     .await?;
     stage.set(Stage::Audited);
     let verdict: VerifierMsg = recv_msg_limited(&mut link, "the verdict", MAX_VERDICT_MSG).await?;
-    let (output, attestation) = match verdict {
+    let (output, attestation, session_id) = match verdict {
         VerifierMsg::Verdict {
             result: Ok(d),
             attestation,
+            session_id,
         } => {
             let output = d.expand(&request, &response, &disclosure)?;
             let bundle = match (committed, attestation) {
@@ -800,7 +813,7 @@ async fn prove_session(opts: &ProveOptions, stage: &StageCell) -> Result<ProveOu
                 }
                 (None, None) => None,
             };
-            (output, bundle)
+            (output, bundle, session_id)
         }
         VerifierMsg::Verdict { result: Err(r), .. } => return Err(NetError::Rejected(r)),
         other => {
@@ -826,6 +839,7 @@ async fn prove_session(opts: &ProveOptions, stage: &StageCell) -> Result<ProveOu
         },
         response,
         attestation,
+        session_id,
     })
 }
 

@@ -90,6 +90,9 @@ pub enum Mode {
 }
 
 impl Mode {
+    /// Every mode this crate's verifier runs (a service publishes them).
+    pub const ALL: [Mode; 2] = [Mode::Proxy, Mode::Mpc];
+
     /// The name on the command line and in CSVs.
     pub fn name(self) -> &'static str {
         match self {
@@ -223,6 +226,10 @@ pub struct ProveOutcome {
     pub response: Vec<u8>,
     /// The attestation and the secrets to present it, if one was asked for.
     pub attestation: Option<AttestationBundle>,
+    /// The verifier's id for the session (32 lowercase hex digits when
+    /// shown), for the application to fetch the stored result by; none
+    /// from a verifier that names no sessions.
+    pub session_id: Option<webproof_proxy::protocol::SessionId>,
 }
 
 /// Fetch the URL through the verifier and prove the response.
@@ -454,6 +461,7 @@ async fn prove_inner(opts: &ProveOptions) -> Result<ProveOutcome> {
         stats,
         response,
         attestation: outcome.attestation,
+        session_id: outcome.session_id,
     })
 }
 

@@ -16,8 +16,10 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio_util::compat::TokioAsyncReadCompatExt;
 use webproof_core::Channel;
+pub use webproof_proxy::protocol::SessionId;
 use webproof_proxy::protocol::{
-    ProverMsg, RejectKind, Rejection, RelayFrame, VerifierMsg, MAX_CONTROL_MSG, MAX_RELAY_DATA,
+    AttestationReply, ProverMsg, RejectKind, Rejection, RelayFrame, VerifierMsg, MAX_CONTROL_MSG,
+    MAX_RELAY_DATA,
 };
 use webproof_proxy::session::relay_failed;
 pub use webproof_proxy::session::verifier::api_key_digest;
@@ -177,11 +179,48 @@ pub async fn handle_prover(stream: TcpStream, cfg: &VerifierConfig) -> Result<Ve
 /// (the engine checks its exact size: the base OT sender's point).
 const MAX_OPENING: usize = 1024;
 
-/// Run one session over any transport (TCP now, WebSocket later).
+/// Run one session over any transport (TCP now, WebSocket later), under
+/// a fresh session id; the verified output.
 pub async fn handle_prover_io<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
-    mut prover: S,
+    prover: S,
     cfg: &VerifierConfig,
 ) -> Result<VerifierOutput> {
+    let id = SessionId::random(&mut rand::rngs::OsRng);
+    Ok(verify_session(prover, cfg, id, None).await?.output)
+}
+
+/// What runs with a verified session before its verdict is sent (a service
+/// stores the result there, so that the id the prover receives already
+/// names a stored result). It delays the verdict: keep it short.
+pub type BeforeVerdict<'a> = Box<
+    dyn FnOnce(Verified) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + 'a>>
+        + Send
+        + 'a,
+>;
+
+/// What a verified session established, as a service keeps it.
+#[derive(Clone, Debug)]
+pub struct Verified {
+    /// The id the verdict gave the prover.
+    pub session_id: SessionId,
+    /// How the session ran.
+    pub mode: crate::Mode,
+    /// The verified output (with the disclosed bytes).
+    pub output: VerifierOutput,
+    /// The attestation sent with the verdict, if the prover asked for one.
+    pub attestation: Option<AttestationReply>,
+}
+
+/// Run one session over any transport; every verdict it sends names the
+/// session `session_id` (the caller draws it, so that it can log and keep
+/// the session under the id the prover receives). `before_verdict` runs
+/// with a verified session before its verdict goes out.
+pub async fn verify_session<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
+    mut prover: S,
+    cfg: &VerifierConfig,
+    session_id: SessionId,
+    before_verdict: Option<BeforeVerdict<'_>>,
+) -> Result<Verified> {
     let mut session = VerifierSession::new();
     // Setup.
     let hello: ProverMsg = timeout(
@@ -203,7 +242,8 @@ pub async fn handle_prover_io<S: AsyncRead + AsyncWrite + Unpin + Send + 'static
         Err(r) => return Err(refuse(&mut prover, r).await),
     };
     if let Some(terms) = mpc {
-        return crate::mpc::verify(prover, host, port, terms, cfg).await;
+        return crate::mpc::verify(prover, host, port, terms, cfg, session_id, before_verdict)
+            .await;
     }
     // Accepted. The prover's first preprocessing message came with its
     // hello, ahead of the multiplexed section: take it off the link now
@@ -294,23 +334,38 @@ pub async fn handle_prover_io<S: AsyncRead + AsyncWrite + Unpin + Send + 'static
     .await?;
     match session.on_proof(msg, &cfg.roots, cfg.attestation_key.is_some())? {
         OnProof::Verify => {}
-        OnProof::Refuse(verdict, e) => {
+        OnProof::Refuse(mut verdict, e) => {
             // The prover is already streaming its proof: send the verdict
             // now (it reads it where it expects the proof's verdict), then
             // read the proof away so that closing does not reset the link
             // before the verdict is read.
+            name_session(&mut verdict, session_id);
             let _ = send_msg(&mut prover, &verdict).await;
             drain(&mut prover, cfg.proof_timeout).await;
             return Err(e.into());
         }
     }
-    let (verdict, result, back) = verify_zk(pre, prover, session, cfg).await;
+    let (mut verdict, result, back) = verify_zk(pre, prover, session, cfg).await;
+    name_session(&mut verdict, session_id);
+    let attestation = match &verdict {
+        VerifierMsg::Verdict { attestation, .. } => attestation.clone(),
+        _ => None,
+    };
     match back {
         Ok(mut prover) => {
+            let verified = result.map(|output| Verified {
+                session_id,
+                mode: crate::Mode::Proxy,
+                output,
+                attestation,
+            });
+            if let (Ok(v), Some(f)) = (&verified, before_verdict) {
+                f(v.clone()).await;
+            }
             // The prover may already be gone; the verdict stands either way.
             let _ = send_msg(&mut prover, &verdict).await;
             let _ = prover.shutdown().await;
-            Ok(result?)
+            Ok(verified?)
         }
         // The link is done (lost, or the engine failed on it): the
         // outcome stands.
@@ -318,6 +373,13 @@ pub async fn handle_prover_io<S: AsyncRead + AsyncWrite + Unpin + Send + 'static
             Err(e) => NetError::Proxy(e),
             Ok(_) => link,
         }),
+    }
+}
+
+/// Put the session's id on a verdict.
+fn name_session(verdict: &mut VerifierMsg, id: SessionId) {
+    if let VerifierMsg::Verdict { session_id, .. } = verdict {
+        *session_id = Some(id);
     }
 }
 

@@ -149,7 +149,70 @@ pub enum VerifierMsg {
         /// The signed attestation, when the prover committed to its transcript.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         attestation: Option<AttestationReply>,
+        /// The verifier's name for this session, which the prover hands to
+        /// its application: the key under which a verifier service stores
+        /// the result and announces it to webhooks. Absent from verifiers
+        /// that keep nothing.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        session_id: Option<SessionId>,
     },
+}
+
+/// A session's id: 128 random bits drawn by the verifier, written as 32
+/// lowercase hex digits everywhere (wire, CLI, stored results, webhooks).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SessionId(pub [u8; 16]);
+
+impl SessionId {
+    /// A fresh id from `rng` (the verifier's OS generator).
+    pub fn random(rng: &mut impl rand_core::RngCore) -> Self {
+        let mut b = [0u8; 16];
+        rng.fill_bytes(&mut b);
+        SessionId(b)
+    }
+}
+
+impl core::fmt::Display for SessionId {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(&hex::encode(self.0))
+    }
+}
+
+impl core::fmt::Debug for SessionId {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "SessionId({self})")
+    }
+}
+
+impl core::str::FromStr for SessionId {
+    type Err = String;
+    /// Exactly 32 lowercase hex digits: one spelling per id, so that an id
+    /// compares equal as text wherever it is stored.
+    fn from_str(s: &str) -> core::result::Result<Self, String> {
+        let bad = || format!("session id {s:?}: expected 32 lowercase hex digits");
+        if s.len() != 32
+            || !s
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        {
+            return Err(bad());
+        }
+        let v = hex::decode(s).map_err(|_| bad())?;
+        Ok(SessionId(v.try_into().map_err(|_| bad())?))
+    }
+}
+
+impl Serialize for SessionId {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> core::result::Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for SessionId {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> core::result::Result<Self, D::Error> {
+        let s = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
 }
 
 /// A signed attestation and the key that signed it.
@@ -460,6 +523,7 @@ mod tests {
             let verdict = encode(&VerifierMsg::Verdict {
                 result: Ok(out.digested()),
                 attestation: None,
+                session_id: Some(SessionId([0xab; 16])),
             });
             assert!(verdict.len() < 1024, "{} bytes", verdict.len());
             let Ok(VerifierMsg::Verdict { result: Ok(v), .. }) = decode::<VerifierMsg>(&verdict)
@@ -504,6 +568,43 @@ mod tests {
                 r#"{{"hello":{{"version":2,"host":"a.b","port":443,"expected_cots":{bad}}}}}"#
             );
             assert!(decode::<ProverMsg>(msg.as_bytes()).is_err(), "{bad}");
+        }
+    }
+
+    /// The verdict's session id: 32 lowercase hex digits on the wire, and
+    /// absent (not `null`) when a verifier draws none, so a verdict without
+    /// one is the bytes it was before the field existed.
+    #[test]
+    fn verdict_session_id_golden() {
+        let id = SessionId(*b"\x00\x11\x22\x33\x44\x55\x66\x77\x88\x99\xaa\xbb\xcc\xdd\xee\xff");
+        let reject = |session_id| VerifierMsg::Verdict {
+            result: Err(Rejection::new(RejectKind::Tag, "bad tag")),
+            attestation: None,
+            session_id,
+        };
+        assert_eq!(
+            String::from_utf8(encode(&reject(Some(id)))).unwrap(),
+            r#"{"verdict":{"result":{"Err":{"kind":"tag","detail":"bad tag"}},"session_id":"00112233445566778899aabbccddeeff"}}"#
+        );
+        assert_eq!(
+            String::from_utf8(encode(&reject(None))).unwrap(),
+            r#"{"verdict":{"result":{"Err":{"kind":"tag","detail":"bad tag"}}}}"#
+        );
+        let back = decode::<VerifierMsg>(&encode(&reject(Some(id)))).unwrap();
+        assert!(matches!(back, VerifierMsg::Verdict { session_id: Some(s), .. } if s == id));
+        assert_eq!(id.to_string().parse::<SessionId>().unwrap(), id);
+        for bad in [
+            "00112233445566778899AABBCCDDEEFF",
+            "00112233445566778899aabbccddeef",
+            "00112233445566778899aabbccddeeff0",
+            "0011223344556677-899aabbccddeeff",
+            "",
+        ] {
+            assert!(bad.parse::<SessionId>().is_err(), "{bad}");
+            let msg = format!(
+                r#"{{"verdict":{{"result":{{"Err":{{"kind":"tag","detail":""}}}},"session_id":"{bad}"}}}}"#
+            );
+            assert!(decode::<VerifierMsg>(msg.as_bytes()).is_err(), "{bad}");
         }
     }
 }

@@ -53,6 +53,20 @@
 //! [log]
 //! format = "text"                      # or "json"
 //! filter = "info"                      # tracing filter; WEBPROOF_LOG overrides
+//!
+//! [results]                            # verified sessions kept in SQLite
+//! path = "results.sqlite"
+//! retention = "7d"                     # s, m, h or d
+//! [results.api_keys]                   # who reads /v1/sessions/{id}; as [api_keys]
+//! env = "WEBPROOF_RESULTS_API_KEYS"
+//!
+//! [[webhook]]                          # one table per endpoint; needs [results]
+//! url = "https://app.example/webproof" # http:// only to loopback or with allow_http
+//! secret_env = "WEBHOOK_SECRET"        # or secret_file; at least 16 bytes
+//! max_attempts = 8
+//! timeout_secs = 10
+//! backoff_secs = 1
+//! max_backoff_secs = 600
 //! ```
 
 use crate::error::{Result, ServiceError};
@@ -98,6 +112,12 @@ pub struct FileConfig {
     /// Logging.
     #[serde(default)]
     pub log: LogConfig,
+    /// Stored results: where, for how long, who may read them.
+    pub results: Option<ResultsConfig>,
+    /// Webhooks told of every verified session (`[[webhook]]`, one table
+    /// per endpoint).
+    #[serde(default)]
+    pub webhook: Vec<WebhookConfig>,
     /// Directory relative paths are resolved against (the config file's).
     #[serde(skip)]
     pub base_dir: PathBuf,
@@ -228,6 +248,69 @@ pub struct ApiKeysConfig {
     pub env: Option<String>,
 }
 
+/// `[results]`: verified sessions kept in SQLite.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResultsConfig {
+    /// The database file (created if missing).
+    pub path: PathBuf,
+    /// How long results are kept: `<n>s`, `m`, `h` or `d` (default `7d`).
+    #[serde(default = "default_retention")]
+    pub retention: String,
+    /// Keys an application's backend presents (`Authorization: Bearer`)
+    /// to read results at `/v1/sessions/{id}`. Not the provers' keys: those
+    /// ship with provers (in browsers too), and must not open everyone's
+    /// results. None: `/v1/sessions` answers 401 to everyone.
+    #[serde(default)]
+    pub api_keys: ApiKeysConfig,
+}
+
+fn default_retention() -> String {
+    "7d".into()
+}
+
+/// `[[webhook]]`: one endpoint told of every verified session.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WebhookConfig {
+    /// `https://...`; `http://` only to a loopback host or with `allow_http`.
+    pub url: String,
+    /// The variable holding the signing secret (or `secret_file`).
+    pub secret_env: Option<String>,
+    /// A file holding the signing secret (trailing whitespace dropped).
+    pub secret_file: Option<PathBuf>,
+    /// Allow `http://` to a non-loopback host: the body (the verified
+    /// data) then crosses the network in clear; the signature stops
+    /// forgery, not reading. For a receiver on a private network only.
+    #[serde(default)]
+    pub allow_http: bool,
+    /// Attempts before a delivery is marked failed (default 8).
+    #[serde(default = "default_attempts")]
+    pub max_attempts: u32,
+    /// Time for one attempt (default 10 s).
+    #[serde(default = "default_attempt_timeout", deserialize_with = "secs")]
+    pub timeout_secs: Duration,
+    /// Wait before the first retry, doubled at each (default 1 s).
+    #[serde(default = "default_backoff", deserialize_with = "secs")]
+    pub backoff_secs: Duration,
+    /// Longest wait between attempts (default 600 s).
+    #[serde(default = "default_max_backoff", deserialize_with = "secs")]
+    pub max_backoff_secs: Duration,
+}
+
+fn default_attempts() -> u32 {
+    8
+}
+fn default_attempt_timeout() -> Duration {
+    Duration::from_secs(10)
+}
+fn default_backoff() -> Duration {
+    Duration::from_secs(1)
+}
+fn default_max_backoff() -> Duration {
+    Duration::from_secs(600)
+}
+
 /// `[log]`.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -329,6 +412,77 @@ pub struct ServiceConfig {
     /// The key attestations are signed with, if any (never logged: its
     /// `Debug` shows the scheme and key id only).
     pub attestation_key: Option<Arc<SigningKey>>,
+    /// Stored results and webhooks, if configured.
+    pub results: Option<ResultsSettings>,
+}
+
+/// `[results]` and `[[webhook]]`, checked.
+#[derive(Clone)]
+pub struct ResultsSettings {
+    /// The database file.
+    pub path: PathBuf,
+    /// How long results are kept.
+    pub retention: Duration,
+    /// SHA-256 digests of the keys that may read results.
+    pub api_key_digests: Vec<[u8; 32]>,
+    /// The webhook endpoints.
+    pub webhooks: Vec<Webhook>,
+}
+
+impl std::fmt::Debug for ResultsSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResultsSettings")
+            .field("path", &self.path)
+            .field("retention", &self.retention)
+            .field("api_keys", &self.api_key_digests.len())
+            .field("webhooks", &self.webhooks)
+            .finish()
+    }
+}
+
+/// One webhook endpoint, checked.
+#[derive(Clone)]
+pub struct Webhook {
+    /// Where deliveries are posted.
+    pub url: hyper::Uri,
+    /// The HMAC-SHA256 key of the signatures.
+    pub secret: Arc<Vec<u8>>,
+    /// Attempts before giving up.
+    pub max_attempts: u32,
+    /// Time for one attempt.
+    pub timeout: Duration,
+    /// First retry's wait, doubled at each.
+    pub backoff: Duration,
+    /// Longest wait between attempts.
+    pub max_backoff: Duration,
+}
+
+impl std::fmt::Debug for Webhook {
+    // Never the secret.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Webhook")
+            .field("url", &self.url)
+            .field("max_attempts", &self.max_attempts)
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+/// `7d`, `12h`, `30m`, `45s`.
+fn parse_retention(s: &str) -> Option<Duration> {
+    let s = s.trim();
+    let unit = match s.chars().last()? {
+        's' => 1,
+        'm' => 60,
+        'h' => 3600,
+        'd' => 86_400,
+        _ => return None,
+    };
+    let n: u64 = s[..s.len() - 1].parse().ok()?;
+    if n == 0 {
+        return None;
+    }
+    Some(Duration::from_secs(n.checked_mul(unit)?))
 }
 
 impl FileConfig {
@@ -494,6 +648,7 @@ impl FileConfig {
         };
 
         verifier.attestation_key = attestation_key.clone();
+        let results = self.results_settings()?;
         Ok(ServiceConfig {
             verifier,
             listen: self.listen.clone(),
@@ -506,20 +661,139 @@ impl FileConfig {
             shutdown_grace: l.shutdown_grace_secs,
             log: self.log.clone(),
             attestation_key,
+            results,
+        })
+    }
+
+    fn results_settings(&self) -> Result<Option<ResultsSettings>> {
+        let Some(r) = &self.results else {
+            if !self.webhook.is_empty() {
+                return Err(ServiceError::invalid(
+                    "webhook",
+                    "needs [results] path: the webhook outbox lives in the results database",
+                ));
+            }
+            return Ok(None);
+        };
+        let retention = parse_retention(&r.retention).ok_or_else(|| {
+            ServiceError::invalid(
+                "results.retention",
+                format!(
+                    "{:?}: expected a positive number and a unit, s, m, h or d (\"7d\")",
+                    r.retention
+                ),
+            )
+        })?;
+        let mut keys = VerifierConfig::default();
+        self.api_keys_into(&r.api_keys, "results.api_keys", &mut keys)?;
+        let mut webhooks = Vec::new();
+        for (i, w) in self.webhook.iter().enumerate() {
+            let field = format!("webhook[{i}]");
+            let hook = self.webhook_settings(&field, w)?;
+            // Outbox rows name their endpoint by URL.
+            if webhooks.iter().any(|h: &Webhook| h.url == hook.url) {
+                return Err(ServiceError::invalid(
+                    &format!("{field}.url"),
+                    format!("{:?} is listed twice: one [[webhook]] per endpoint", w.url),
+                ));
+            }
+            webhooks.push(hook);
+        }
+        Ok(Some(ResultsSettings {
+            path: self.path(&r.path),
+            retention,
+            api_key_digests: keys.api_key_digests,
+            webhooks,
+        }))
+    }
+
+    fn webhook_settings(&self, field: &str, w: &WebhookConfig) -> Result<Webhook> {
+        let f = |name: &str| format!("{field}.{name}");
+        let url: hyper::Uri = w
+            .url
+            .parse()
+            .map_err(|e| ServiceError::invalid(&f("url"), format!("{:?}: {e}", w.url)))?;
+        let host = url
+            .host()
+            .ok_or_else(|| ServiceError::invalid(&f("url"), format!("{:?}: no host", w.url)))?;
+        match url.scheme_str() {
+            Some("https") => {}
+            Some("http") if w.allow_http || is_loopback(host) => {}
+            Some("http") => {
+                return Err(ServiceError::invalid(
+                    &f("url"),
+                    format!(
+                        "{:?}: plain http would send verified data in clear; use https, \
+                         or set allow_http = true for a receiver on a private network",
+                        w.url
+                    ),
+                ))
+            }
+            _ => {
+                return Err(ServiceError::invalid(
+                    &f("url"),
+                    format!("{:?}: expected an https:// URL", w.url),
+                ))
+            }
+        }
+        let secret = match (&w.secret_env, &w.secret_file) {
+            (Some(var), None) => std::env::var(var)
+                .map_err(|_| {
+                    ServiceError::invalid(&f("secret_env"), format!("variable {var} is not set"))
+                })?
+                .into_bytes(),
+            (None, Some(p)) => {
+                let mut b = self.read(&f("secret_file"), p)?;
+                while b.last().is_some_and(|c| c.is_ascii_whitespace()) {
+                    b.pop();
+                }
+                b
+            }
+            _ => {
+                return Err(ServiceError::invalid(
+                    field,
+                    "set one of secret_env and secret_file",
+                ))
+            }
+        };
+        if secret.len() < 16 {
+            return Err(ServiceError::invalid(
+                field,
+                "the secret is shorter than 16 bytes: use a long random one",
+            ));
+        }
+        if !(1..=100).contains(&w.max_attempts) {
+            return Err(ServiceError::invalid(
+                &f("max_attempts"),
+                "expected 1 to 100",
+            ));
+        }
+        Ok(Webhook {
+            url,
+            secret: Arc::new(secret),
+            max_attempts: w.max_attempts,
+            timeout: w.timeout_secs,
+            backoff: w.backoff_secs,
+            max_backoff: w.max_backoff_secs.max(w.backoff_secs),
         })
     }
 
     fn api_keys(&self, v: &mut VerifierConfig) -> Result<()> {
-        let k = &self.api_keys;
+        self.api_keys_into(&self.api_keys, "api_keys", v)
+    }
+
+    /// Read an `[api_keys]`-shaped table named `name` into `v`'s digests.
+    fn api_keys_into(&self, k: &ApiKeysConfig, name: &str, v: &mut VerifierConfig) -> Result<()> {
         for (i, d) in k.digests.iter().enumerate() {
-            let field = format!("api_keys.digests[{i}]");
+            let field = format!("{name}.digests[{i}]");
             let bytes = hex_32(d.trim())
                 .ok_or_else(|| ServiceError::invalid(&field, "expected 64 hex digits"))?;
             v.api_key_digests.push(bytes);
         }
         if let Some(p) = &k.file {
-            let text = String::from_utf8(self.read("api_keys.file", p)?)
-                .map_err(|_| ServiceError::invalid("api_keys.file", "not UTF-8"))?;
+            let field = format!("{name}.file");
+            let text = String::from_utf8(self.read(&field, p)?)
+                .map_err(|_| ServiceError::invalid(&field, "not UTF-8"))?;
             let before = v.api_key_digests.len();
             for line in text
                 .lines()
@@ -530,28 +804,34 @@ impl FileConfig {
             }
             if v.api_key_digests.len() == before {
                 return Err(ServiceError::invalid(
-                    "api_keys.file",
+                    &field,
                     format!("{} holds no API key", p.display()),
                 ));
             }
         }
         if let Some(var) = &k.env {
-            let text = std::env::var(var).map_err(|_| {
-                ServiceError::invalid("api_keys.env", format!("variable {var} is not set"))
-            })?;
+            let field = format!("{name}.env");
+            let text = std::env::var(var)
+                .map_err(|_| ServiceError::invalid(&field, format!("variable {var} is not set")))?;
             let before = v.api_key_digests.len();
             for key in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
                 v.require_api_key(key);
             }
             if v.api_key_digests.len() == before {
                 return Err(ServiceError::invalid(
-                    "api_keys.env",
+                    &field,
                     format!("variable {var} holds no API key"),
                 ));
             }
         }
         Ok(())
     }
+}
+
+/// `localhost` or a loopback address: traffic that never leaves the host.
+fn is_loopback(host: &str) -> bool {
+    let h = host.trim_start_matches('[').trim_end_matches(']');
+    h.eq_ignore_ascii_case("localhost") || h.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
 fn hex_32(s: &str) -> Option<[u8; 32]> {
@@ -581,6 +861,34 @@ mod tests {
         assert_eq!(c.limits.max_sessions, 32);
         assert_eq!(c.limits.max_mpc_request_bytes, 4096);
         assert_eq!(c.log.format, LogFormat::Text);
+    }
+
+    /// The example's commented `[results]` and `[[webhook]]` tables,
+    /// uncommented, are valid configuration.
+    #[test]
+    fn the_example_results_and_webhook_tables_parse() {
+        let text = include_str!("../verifier.example.toml");
+        let start = text.find("# [results]").expect("a [results] example");
+        let mut tables = String::new();
+        for line in text[start..].lines() {
+            let Some(l) = line.strip_prefix("# ") else {
+                continue;
+            };
+            let key = l.split(" = ").next().unwrap_or("");
+            if l.starts_with('[')
+                || (!key.is_empty() && key.chars().all(|c| c.is_ascii_lowercase() || c == '_'))
+            {
+                tables.push_str(l);
+                tables.push('\n');
+            }
+        }
+        let c = parse(&format!("listen = \"127.0.0.1:0\"\n{tables}")).unwrap();
+        let r = c.results.expect("[results]");
+        assert_eq!(r.retention, "7d");
+        assert_eq!(r.api_keys.env.as_deref(), Some("WEBPROOF_RESULTS_API_KEYS"));
+        assert_eq!(c.webhook.len(), 1);
+        assert_eq!(c.webhook[0].max_attempts, 8);
+        assert_eq!(c.webhook[0].timeout_secs, Duration::from_secs(10));
     }
 
     #[test]
@@ -732,6 +1040,115 @@ mod tests {
                 .unwrap_err()
                 .to_string();
         assert!(e.contains("api_keys.env"), "{e}");
+    }
+
+    #[test]
+    fn results_and_webhooks_are_checked_field_by_field() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("hook.secret"), "0123456789abcdef0123\n").unwrap();
+        std::fs::write(dir.path().join("short.secret"), "short\n").unwrap();
+        let build = |extra: &str| {
+            FileConfig::parse(
+                &format!("listen = \"127.0.0.1:0\"\n{extra}"),
+                "t",
+                dir.path().to_path_buf(),
+            )
+            .and_then(|c| c.build())
+        };
+        let hook = |url: &str, more: &str| {
+            format!(
+                "[results]\npath = \"r.sqlite\"\n\
+                 [[webhook]]\nurl = \"{url}\"\nsecret_file = \"hook.secret\"\n{more}"
+            )
+        };
+        let c = build(&format!(
+            "{}\n[results.api_keys]\ndigests = [\"{}\"]\n",
+            hook(
+                "https://app.example/hook",
+                "max_attempts = 3\nbackoff_secs = 0.5\n"
+            ),
+            "ab".repeat(32)
+        ))
+        .unwrap();
+        let r = c.results.unwrap();
+        assert_eq!(r.path, dir.path().join("r.sqlite"));
+        assert_eq!(r.retention, Duration::from_secs(7 * 86_400));
+        assert_eq!(r.api_key_digests, vec![[0xab; 32]]);
+        let w = &r.webhooks[0];
+        assert_eq!(w.secret.as_slice(), b"0123456789abcdef0123");
+        assert_eq!((w.max_attempts, w.backoff), (3, Duration::from_millis(500)));
+        assert_eq!(w.timeout, Duration::from_secs(10));
+        // Loopback may be plain http; elsewhere only when allowed.
+        for url in [
+            "http://127.0.0.1:9/h",
+            "http://localhost/h",
+            "http://[::1]:8/h",
+        ] {
+            build(&hook(url, "")).unwrap_or_else(|e| panic!("{url}: {e}"));
+        }
+        let e = build(&hook("http://app.example/hook", ""))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("webhook[0].url") && e.contains("allow_http"),
+            "{e}"
+        );
+        build(&hook("http://app.example/hook", "allow_http = true\n")).unwrap();
+        let e = build(&hook("ftp://app.example/", ""))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("webhook[0].url"), "{e}");
+        let e = build(&hook("https://a.example/", "max_attempts = 0\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("webhook[0].max_attempts"), "{e}");
+        let e = build(
+            "[results]\npath = \"r.sqlite\"\n[[webhook]]\nurl = \"https://a.example/\"\n\
+             secret_file = \"short.secret\"\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("webhook[0]") && e.contains("16 bytes"), "{e}");
+        let e = build(
+            "[results]\npath = \"r.sqlite\"\n[[webhook]]\nurl = \"https://a.example/\"\n\
+             secret_env = \"WEBPROOF_SURELY_UNSET_SECRET\"\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("webhook[0].secret_env"), "{e}");
+        let e =
+            build("[results]\npath = \"r.sqlite\"\n[[webhook]]\nurl = \"https://a.example/\"\n")
+                .unwrap_err()
+                .to_string();
+        assert!(e.contains("secret_env and secret_file"), "{e}");
+        let e = build(&format!(
+            "{}[[webhook]]\nurl = \"https://app.example/hook\"\nsecret_file = \"hook.secret\"\n",
+            hook("https://app.example/hook", "")
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("webhook[1].url") && e.contains("twice"), "{e}");
+        let e = build("[[webhook]]\nurl = \"https://a.example/\"\nsecret_file = \"hook.secret\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("needs [results] path"), "{e}");
+        for bad in ["7", "0d", "-1d", "7w", "d", ""] {
+            let e = build(&format!("[results]\npath = \"r\"\nretention = \"{bad}\"\n"))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("results.retention"), "{bad}: {e}");
+        }
+        assert_eq!(parse_retention("12h"), Some(Duration::from_secs(43_200)));
+        assert_eq!(parse_retention("30m"), Some(Duration::from_secs(1_800)));
+        assert_eq!(parse_retention("45s"), Some(Duration::from_secs(45)));
+        let e = build("[results]\npath = \"r\"\n[results.api_keys]\ndigests = [\"x\"]\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("results.api_keys.digests[0]"), "{e}");
+        let e = parse("[results]\npath = \"r\"\nretain = \"1d\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("retain") && e.contains("line 3"), "{e}");
     }
 
     fn hex_encode(b: &[u8]) -> String {

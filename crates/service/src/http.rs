@@ -1,10 +1,14 @@
-//! The HTTP listener: `/health` (JSON), `/metrics` (Prometheus text) and
-//! the WebSocket endpoint `/v1/session`, whose binary messages carry the
-//! protocol byte stream (see `webproof_net::transport::WsStream`).
+//! The HTTP listener: `/health` (JSON), `/metrics` (Prometheus text), the
+//! WebSocket endpoint `/v1/session`, whose binary messages carry the
+//! protocol byte stream (see `webproof_net::transport::WsStream`),
+//! `/v1/sessions/{id}` (a stored result, for an application's backend with
+//! a results API key) and `/v1/info` (what this verifier accepts and the
+//! keys it signs with, from its configuration).
 //!
 //! HTTP/1.1 only (hyper); the WebSocket upgrade is answered here (RFC 6455
 //! handshake) and the upgraded connection becomes a session like a TCP one.
 
+use crate::config::ServiceConfig;
 use crate::metrics::Transport;
 use crate::server::{session, spawn_session, Shared};
 use http_body_util::Full;
@@ -31,7 +35,7 @@ where
     let sh2 = sh.clone();
     let svc = hyper::service::service_fn(move |req| {
         let sh = sh2.clone();
-        async move { Ok::<_, Infallible>(route(&sh, peer, ws_transport, req)) }
+        async move { Ok::<_, Infallible>(route(&sh, peer, ws_transport, req).await) }
     });
     let conn = hyper::server::conn::http1::Builder::new()
         .timer(TokioTimer::new())
@@ -54,14 +58,27 @@ fn text(status: StatusCode, ctype: &'static str, body: impl Into<Bytes>) -> Resp
     r
 }
 
-fn route(
+async fn route(
     sh: &Arc<Shared>,
     peer: SocketAddr,
     ws_transport: Transport,
     req: Request<Incoming>,
 ) -> Response<Full<Bytes>> {
     let path = req.uri().path();
+    if let Some(id) = path.strip_prefix(SESSIONS_PREFIX) {
+        return if req.method() == Method::GET {
+            let id = id.to_string();
+            stored_session(sh, &req, &id).await
+        } else {
+            text(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "text/plain",
+                "method not allowed\n",
+            )
+        };
+    }
     match (req.method(), path) {
+        (&Method::GET, "/v1/info") => text(StatusCode::OK, "application/json", sh.info.to_string()),
         (&Method::GET, "/health") => {
             let body = serde_json::json!({
                 "ok": true,
@@ -77,7 +94,7 @@ fn route(
             sh.metrics.render(),
         ),
         (&Method::GET, p) if p == WS_SESSION_PATH => upgrade(sh, peer, ws_transport, req),
-        (_, "/health" | "/metrics") | (_, WS_SESSION_PATH) => text(
+        (_, "/health" | "/metrics" | "/v1/info") | (_, WS_SESSION_PATH) => text(
             StatusCode::METHOD_NOT_ALLOWED,
             "text/plain",
             "method not allowed\n",
@@ -85,9 +102,142 @@ fn route(
         _ => text(
             StatusCode::NOT_FOUND,
             "text/plain",
-            "not found: try /health, /metrics or the WebSocket endpoint /v1/session\n",
+            "not found: try /health, /metrics, /v1/info, /v1/sessions/{id} or the WebSocket \
+             endpoint /v1/session\n",
         ),
     }
+}
+
+const SESSIONS_PREFIX: &str = "/v1/sessions/";
+
+/// `GET /v1/sessions/{id}`: the stored result, to a results API key.
+async fn stored_session(
+    sh: &Arc<Shared>,
+    req: &Request<Incoming>,
+    id: &str,
+) -> Response<Full<Bytes>> {
+    let Some(r) = &sh.results else {
+        return text(
+            StatusCode::NOT_FOUND,
+            "text/plain",
+            "this verifier keeps no results ([results] is not configured)\n",
+        );
+    };
+    let key = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim);
+    let allowed = key.is_some_and(|k| {
+        r.api_key_digests
+            .contains(&webproof_net::verifier::api_key_digest(k))
+    });
+    if !allowed {
+        let mut resp = text(
+            StatusCode::UNAUTHORIZED,
+            "text/plain",
+            "a results API key is required: Authorization: Bearer <key> ([results.api_keys])\n",
+        );
+        resp.headers_mut()
+            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        return resp;
+    }
+    // Ids are written one way only: anything else names no session.
+    if id.parse::<webproof_net::verifier::SessionId>().is_err() {
+        return text(
+            StatusCode::NOT_FOUND,
+            "text/plain",
+            "no such session (ids are 32 lowercase hex digits)\n",
+        );
+    }
+    let store = r.store.clone();
+    let id2 = id.to_string();
+    match tokio::task::spawn_blocking(move || store.get(&id2)).await {
+        Ok(Ok(Some(res))) => text(
+            StatusCode::OK,
+            "application/json",
+            serde_json::Value::Object(res.to_json()).to_string(),
+        ),
+        Ok(Ok(None)) => text(
+            StatusCode::NOT_FOUND,
+            "text/plain",
+            "no such session: never verified here, or past the retention\n",
+        ),
+        Ok(Err(e)) => {
+            tracing::error!("reading a stored result: {e}");
+            text(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "text/plain",
+                "the results database failed; see the service's log\n",
+            )
+        }
+        Err(e) => {
+            tracing::error!("reading a stored result: {e}");
+            text(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "text/plain",
+                "the results database failed; see the service's log\n",
+            )
+        }
+    }
+}
+
+/// `/v1/info`'s document: what this verifier accepts, from its
+/// configuration and the verifier's own lists.
+pub(crate) fn info(cfg: &ServiceConfig) -> serde_json::Value {
+    use webproof_proxy::CipherSuite;
+    let v = &cfg.verifier;
+    let keys: Vec<_> = cfg
+        .attestation_key
+        .iter()
+        .map(|k| {
+            let vk = k.verifying_key();
+            serde_json::json!({
+                "key_id": k.key_id().to_string(),
+                "scheme": vk.scheme(),
+                "public_key": hex::encode(vk.to_bytes()),
+            })
+        })
+        .collect();
+    let names = |it: &mut dyn Iterator<Item = CipherSuite>| -> Vec<&'static str> {
+        it.map(CipherSuite::name).collect()
+    };
+    let mut suites = serde_json::Map::new();
+    for m in webproof_net::Mode::ALL {
+        let list = match m {
+            webproof_net::Mode::Proxy => names(&mut CipherSuite::ALL.into_iter()),
+            webproof_net::Mode::Mpc => names(
+                &mut webproof_mpc_tls::hello::SUITES
+                    .into_iter()
+                    .filter_map(CipherSuite::from_code),
+            ),
+        };
+        suites.insert(m.name().into(), list.into());
+    }
+    serde_json::json!({
+        "version": env!("CARGO_PKG_VERSION"),
+        "protocol_version": webproof_proxy::protocol::PROTOCOL_VERSION,
+        "attestation_keys": keys,
+        "modes": webproof_net::Mode::ALL.map(|m| m.name()),
+        "suites": suites,
+        "api_key_required": !v.api_key_digests.is_empty(),
+        "results_stored": cfg.results.is_some(),
+        "limits": {
+            "max_sessions": cfg.max_sessions,
+            "max_sent_bytes": v.limits.max_sent_bytes,
+            "max_recv_bytes": v.limits.max_recv_bytes,
+            "max_sent_records": v.limits.max_sent_records,
+            "max_recv_records": v.limits.max_recv_records,
+            "max_message_bytes": v.max_message,
+            "max_mpc_request_bytes": v.max_mpc_request,
+            "session_timeout_secs": cfg.session_timeout.as_secs_f64(),
+            "connect_timeout_secs": v.connect_timeout.as_secs_f64(),
+            "relay_timeout_secs": v.relay_timeout.as_secs_f64(),
+            "idle_timeout_secs": v.idle_timeout.as_secs_f64(),
+            "proof_timeout_secs": v.proof_timeout.as_secs_f64(),
+        },
+    })
 }
 
 fn header_has_token(req: &Request<Incoming>, name: header::HeaderName, token: &str) -> bool {

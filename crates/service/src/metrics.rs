@@ -14,7 +14,16 @@
 //!   became a session (TLS or WebSocket handshake failed);
 //! - `webproof_prover_bytes_received_total`, `webproof_prover_bytes_sent_total`:
 //!   bytes on the prover links;
-//! - `webproof_session_duration_seconds` (histogram): sessions that ran.
+//! - `webproof_session_duration_seconds` (histogram): sessions that ran;
+//! - `webproof_results_store_errors_total`: verified sessions the results
+//!   database failed to store;
+//! - `webproof_webhook_deliveries_total{result}`: webhook attempts, with
+//!   `result` one of `delivered` (2xx), `retry` (failed, tried again
+//!   later), `failed` (failed, retries exhausted);
+//! - `webproof_webhook_pending`, `webproof_webhook_failed` (gauges): outbox
+//!   rows waiting for delivery, and given up on (they stay in the outbox);
+//! - `webproof_webhook_delivery_latency_seconds` (histogram): from the
+//!   verdict to the 2xx answer, retries included.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -81,6 +90,28 @@ struct Histogram {
     sum: f64,
 }
 
+impl Histogram {
+    fn observe(&mut self, d: Duration) {
+        let s = d.as_secs_f64();
+        for (i, b) in DURATION_BUCKETS.iter().enumerate() {
+            if s <= *b {
+                self.counts[i] += 1;
+            }
+        }
+        self.count += 1;
+        self.sum += s;
+    }
+
+    fn render(&self, out: &mut String, name: &str) {
+        for (b, n) in DURATION_BUCKETS.iter().zip(self.counts.iter()) {
+            let _ = writeln!(out, "{name}_bucket{{le=\"{b}\"}} {n}");
+        }
+        let _ = writeln!(out, "{name}_bucket{{le=\"+Inf\"}} {}", self.count);
+        let _ = writeln!(out, "{name}_sum {}", self.sum);
+        let _ = writeln!(out, "{name}_count {}", self.count);
+    }
+}
+
 /// The service's metrics; shared by every session.
 #[derive(Default)]
 pub struct Metrics {
@@ -91,6 +122,11 @@ pub struct Metrics {
     failures: Mutex<BTreeMap<&'static str, u64>>,
     transport_errors: Mutex<BTreeMap<Transport, u64>>,
     duration: Mutex<Histogram>,
+    store_errors: AtomicU64,
+    webhook_deliveries: Mutex<BTreeMap<&'static str, u64>>,
+    webhook_pending: AtomicU64,
+    webhook_failed: AtomicU64,
+    webhook_latency: Mutex<Histogram>,
 }
 
 /// Holds one unit of the active-sessions gauge; gives it back when dropped,
@@ -151,16 +187,44 @@ impl Metrics {
             *lock(&self.failures).entry(r).or_default() += 1;
         }
         if let Some(d) = duration {
-            let s = d.as_secs_f64();
-            let mut h = lock(&self.duration);
-            for (i, b) in DURATION_BUCKETS.iter().enumerate() {
-                if s <= *b {
-                    h.counts[i] += 1;
-                }
-            }
-            h.count += 1;
-            h.sum += s;
+            lock(&self.duration).observe(d);
         }
+    }
+
+    /// A verified session could not be stored.
+    pub fn store_error(&self) {
+        self.store_errors.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A webhook attempt ended: `delivered`, `retry` or `failed`; the
+    /// latency from the verdict for deliveries.
+    pub fn webhook_attempt(&self, result: &'static str, latency: Option<Duration>) {
+        *lock(&self.webhook_deliveries).entry(result).or_default() += 1;
+        if let Some(d) = latency {
+            lock(&self.webhook_latency).observe(d);
+        }
+    }
+
+    /// The outbox's pending and failed rows, as the database counts them.
+    pub fn set_webhook_outbox(&self, pending: u64, failed: u64) {
+        self.webhook_pending.store(pending, Ordering::Relaxed);
+        self.webhook_failed.store(failed, Ordering::Relaxed);
+    }
+
+    /// Webhook attempts with this result.
+    pub fn webhook_deliveries(&self, result: &str) -> u64 {
+        lock(&self.webhook_deliveries)
+            .get(result)
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// (pending, failed) outbox rows at the last count.
+    pub fn webhook_outbox(&self) -> (u64, u64) {
+        (
+            self.webhook_pending.load(Ordering::Relaxed),
+            self.webhook_failed.load(Ordering::Relaxed),
+        )
     }
 
     /// A connection failed before it became a session.
@@ -260,20 +324,52 @@ impl Metrics {
             "histogram",
             "Duration of sessions that ran.",
         );
-        let h = lock(&self.duration);
-        for (b, n) in DURATION_BUCKETS.iter().zip(h.counts.iter()) {
-            let _ = writeln!(
-                out,
-                "webproof_session_duration_seconds_bucket{{le=\"{b}\"}} {n}"
-            );
-        }
+        lock(&self.duration).render(&mut out, "webproof_session_duration_seconds");
+        head(
+            &mut out,
+            "webproof_results_store_errors_total",
+            "counter",
+            "Verified sessions the results database failed to store.",
+        );
         let _ = writeln!(
             out,
-            "webproof_session_duration_seconds_bucket{{le=\"+Inf\"}} {}",
-            h.count
+            "webproof_results_store_errors_total {}",
+            self.store_errors.load(Ordering::Relaxed)
         );
-        let _ = writeln!(out, "webproof_session_duration_seconds_sum {}", h.sum);
-        let _ = writeln!(out, "webproof_session_duration_seconds_count {}", h.count);
+        head(
+            &mut out,
+            "webproof_webhook_deliveries_total",
+            "counter",
+            "Webhook delivery attempts by result.",
+        );
+        for (r, n) in lock(&self.webhook_deliveries).iter() {
+            let _ = writeln!(
+                out,
+                "webproof_webhook_deliveries_total{{result=\"{r}\"}} {n}"
+            );
+        }
+        let (pending, failed) = self.webhook_outbox();
+        head(
+            &mut out,
+            "webproof_webhook_pending",
+            "gauge",
+            "Webhook deliveries waiting in the outbox.",
+        );
+        let _ = writeln!(out, "webproof_webhook_pending {pending}");
+        head(
+            &mut out,
+            "webproof_webhook_failed",
+            "gauge",
+            "Webhook deliveries that exhausted their retries (kept in the outbox).",
+        );
+        let _ = writeln!(out, "webproof_webhook_failed {failed}");
+        head(
+            &mut out,
+            "webproof_webhook_delivery_latency_seconds",
+            "histogram",
+            "From the verdict to the webhook's 2xx answer, retries included.",
+        );
+        lock(&self.webhook_latency).render(&mut out, "webproof_webhook_delivery_latency_seconds");
         out
     }
 }
@@ -373,5 +469,29 @@ mod tests {
         assert!((s["webproof_session_duration_seconds_sum"] - 7.3).abs() < 1e-9);
         assert_eq!(m.sessions(Outcome::Failed), 1);
         assert_eq!(m.failures("timeout"), 1);
+
+        m.webhook_attempt("retry", None);
+        m.webhook_attempt("delivered", Some(Duration::from_millis(700)));
+        m.set_webhook_outbox(3, 1);
+        let s = samples(&m.render());
+        assert_eq!(
+            s["webproof_webhook_deliveries_total{result=\"retry\"}"],
+            1.0
+        );
+        assert_eq!(
+            s["webproof_webhook_deliveries_total{result=\"delivered\"}"],
+            1.0
+        );
+        assert_eq!(s["webproof_webhook_pending"], 3.0);
+        assert_eq!(s["webproof_webhook_failed"], 1.0);
+        assert_eq!(
+            s["webproof_webhook_delivery_latency_seconds_bucket{le=\"0.5\"}"],
+            0.0
+        );
+        assert_eq!(
+            s["webproof_webhook_delivery_latency_seconds_bucket{le=\"1\"}"],
+            1.0
+        );
+        assert_eq!(s["webproof_webhook_delivery_latency_seconds_count"], 1.0);
     }
 }

@@ -18,6 +18,8 @@
 use crate::config::ServiceConfig;
 use crate::error::{Result, ServiceError};
 use crate::metrics::{Metrics, Outcome, Transport};
+use crate::results::Store;
+use crate::webhook::Outbox;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::pin::Pin;
@@ -33,6 +35,7 @@ use tokio_util::task::TaskTracker;
 use tracing::instrument::WithSubscriber;
 use tracing::Instrument;
 use webproof_net::transport::Stream;
+use webproof_net::verifier::{BeforeVerdict, SessionId, Verified};
 use webproof_net::VerifierConfig;
 
 /// Where the service listens (the ports actually bound).
@@ -72,6 +75,18 @@ pub(crate) struct Shared {
     /// Set at the end of the grace period: running sessions are dropped.
     abort: CancellationToken,
     next_id: AtomicU64,
+    /// Stored results and webhooks, if configured.
+    pub(crate) results: Option<Results>,
+    /// `/v1/info`'s document, from the configuration.
+    pub(crate) info: serde_json::Value,
+}
+
+/// The results database and who reads and hears of it.
+pub(crate) struct Results {
+    pub(crate) store: Arc<Store>,
+    pub(crate) api_key_digests: Vec<[u8; 32]>,
+    retention: Duration,
+    outbox: Option<Arc<Outbox>>,
 }
 
 /// A bound, not yet running service.
@@ -146,13 +161,36 @@ impl Service {
         if let Some(k) = &cfg.attestation_key {
             tracing::info!(key_id = %k.key_id(), "attestation signing key loaded");
         }
+        let results = match &cfg.results {
+            Some(r) => {
+                let path = r.path.clone();
+                let store = tokio::task::spawn_blocking(move || Store::open(&path))
+                    .await
+                    .map_err(|e| ServiceError::invalid("results.path", e.to_string()))?
+                    .map_err(|e| {
+                        ServiceError::invalid("results.path", format!("{}: {e}", r.path.display()))
+                    })?;
+                tracing::info!(path = %r.path.display(), webhooks = r.webhooks.len(), "results database open");
+                Some((Arc::new(store), r))
+            }
+            None => None,
+        };
         if let Err(e) = tokio::task::spawn_blocking(webproof_net::mpc::warm_plans).await {
             // Sessions then build the plans on first use.
             tracing::warn!(error = %e, "building the MPC plans ahead failed");
         }
+        let metrics = Metrics::new();
+        let info = crate::http::info(&cfg);
+        let results = results.map(|(store, r)| Results {
+            outbox: (!r.webhooks.is_empty())
+                .then(|| Arc::new(Outbox::new(store.clone(), metrics.clone(), &r.webhooks))),
+            store,
+            api_key_digests: r.api_key_digests.clone(),
+            retention: r.retention,
+        });
         let shared = Arc::new(Shared {
             verifier: cfg.verifier,
-            metrics: Metrics::new(),
+            metrics,
             slots: Arc::new(Semaphore::new(cfg.max_sessions)),
             refusals: Arc::new(Semaphore::new(cfg.max_sessions.saturating_mul(2).max(64))),
             max_sessions: cfg.max_sessions,
@@ -161,6 +199,8 @@ impl Service {
             stopping: CancellationToken::new(),
             abort: CancellationToken::new(),
             next_id: AtomicU64::new(1),
+            results,
+            info,
         });
         Ok(Service {
             shared,
@@ -200,6 +240,20 @@ impl Service {
         if let Some((l, acceptor)) = self.https {
             loops.push(spawn(accept_loop(sh.clone(), l, Listener::Https(acceptor))));
         }
+        // Deliveries and pruning run until the sessions are over, so the
+        // last sessions' results are stored; pending rows outlive a stop.
+        let background = CancellationToken::new();
+        let mut chores = Vec::new();
+        if let Some(r) = &sh.results {
+            if let Some(o) = &r.outbox {
+                chores.push(spawn(o.clone().run(background.clone())));
+            }
+            chores.push(spawn(prune_loop(
+                r.store.clone(),
+                r.retention,
+                background.clone(),
+            )));
+        }
         let show = |a: Option<SocketAddr>| a.map_or_else(|| "-".to_string(), |a| a.to_string());
         tracing::info!(
             tcp = %show(self.addrs.tcp),
@@ -230,6 +284,10 @@ impl Service {
             tracing::warn!(dropped, "grace period over: dropping running sessions");
             sh.abort.cancel();
             sh.tracker.wait().await;
+        }
+        background.cancel();
+        for c in chores {
+            let _ = c.await;
         }
         tracing::info!("verifier service stopped");
         ShutdownReport {
@@ -353,7 +411,19 @@ pub(crate) async fn session<S: Stream>(
         let io = SessionIo::new(stream, sh.metrics.clone(), end);
         let counts = io.counts.clone();
         let start = Instant::now();
-        tracing::debug!("session started");
+        // Drawn at admission: the verdict names the session by it, and the
+        // stored result and webhooks carry it.
+        let session_id = SessionId::random(&mut rand::rngs::OsRng);
+        tracing::debug!(%session_id, "session started");
+        // Stored before the verdict goes out: the id the prover hands its
+        // application already names a stored result.
+        let store: Option<BeforeVerdict<'_>> = sh.results.as_ref().map(|r| {
+            let metrics = sh.metrics.clone();
+            Box::new(move |v: Verified| {
+                Box::pin(async move { store_result(&metrics, r, v).await })
+                    as std::pin::Pin<Box<dyn Future<Output = ()> + Send + '_>>
+            }) as BeforeVerdict<'_>
+        });
         let result = tokio::select! {
             // Dropped at shutdown: that, not the I/O error it causes, is the reason.
             biased;
@@ -363,15 +433,18 @@ pub(crate) async fn session<S: Stream>(
                 tracing::warn!(duration_ms = d.as_millis() as u64, "session dropped at shutdown");
                 return;
             }
-            r = tokio::time::timeout(sh.session_timeout, webproof_net::verifier::handle_prover_io(io, &sh.verifier)) => r.ok(),
+            r = tokio::time::timeout(sh.session_timeout, webproof_net::verifier::verify_session(io, &sh.verifier, session_id, store)) => r.ok(),
         };
         let d = start.elapsed();
         let (rx, tx) = (counts.0.load(Ordering::Relaxed), counts.1.load(Ordering::Relaxed));
         let ms = d.as_millis() as u64;
         match result {
-            Some(Ok(out)) => {
+            Some(Ok(verified)) => {
                 sh.metrics.session_ended(transport, Outcome::Verified, None, Some(d));
+                let out = &verified.output;
                 tracing::info!(
+                    %session_id,
+                    mode = verified.mode.name(),
                     server = %out.server_name,
                     suite = %out.cipher_suite,
                     sent = out.sent.len,
@@ -384,7 +457,7 @@ pub(crate) async fn session<S: Stream>(
             }
             Some(Err(e)) => {
                 sh.metrics.session_ended(transport, Outcome::Failed, Some(e.kind()), Some(d));
-                tracing::warn!(reason = e.kind(), duration_ms = ms, prover_bytes_in = rx, prover_bytes_out = tx, "session failed: {e}");
+                tracing::warn!(%session_id, reason = e.kind(), duration_ms = ms, prover_bytes_in = rx, prover_bytes_out = tx, "session failed: {e}");
             }
             None => {
                 sh.metrics.session_ended(transport, Outcome::Failed, Some("session_timeout"), Some(d));
@@ -399,6 +472,59 @@ pub(crate) async fn session<S: Stream>(
     }
     .instrument(span)
     .await
+}
+
+/// Store a verified session and queue its webhooks (one transaction), then
+/// wake the deliveries. Runs before the verdict is sent (a write to a local
+/// file); a failure is logged and counted, and the verdict stands.
+async fn store_result(metrics: &Metrics, r: &Results, verified: Verified) {
+    let store = r.store.clone();
+    let endpoints = r
+        .outbox
+        .as_ref()
+        .map(|o| o.endpoint_urls())
+        .unwrap_or_default();
+    let id = verified.session_id;
+    let stored = tokio::task::spawn_blocking(move || {
+        store.insert(&verified, crate::results::now_ms(), &endpoints)
+    })
+    .await;
+    match stored {
+        Ok(Ok(deliveries)) => {
+            tracing::debug!(session_id = %id, deliveries = deliveries.len(), "result stored");
+            if let Some(o) = &r.outbox {
+                o.wake();
+            }
+        }
+        Ok(Err(e)) => {
+            metrics.store_error();
+            tracing::error!(session_id = %id, "the verified session could not be stored: {e}");
+        }
+        Err(e) => {
+            metrics.store_error();
+            tracing::error!(session_id = %id, "the verified session could not be stored: {e}");
+        }
+    }
+}
+
+/// Delete results older than the retention, every tenth of it (at most
+/// hourly), until `stop`.
+async fn prune_loop(store: Arc<Store>, retention: Duration, stop: CancellationToken) {
+    let every = (retention / 10).clamp(Duration::from_secs(1), Duration::from_secs(3600));
+    loop {
+        let s = store.clone();
+        let cutoff = crate::results::now_ms() - retention.as_millis() as i64;
+        match tokio::task::spawn_blocking(move || s.prune(cutoff)).await {
+            Ok(Ok(0)) => {}
+            Ok(Ok(n)) => tracing::info!(deleted = n, "results past their retention deleted"),
+            Ok(Err(e)) => tracing::warn!("pruning results: {e}"),
+            Err(e) => tracing::warn!("pruning results: {e}"),
+        }
+        tokio::select! {
+            _ = stop.cancelled() => return,
+            _ = tokio::time::sleep(every) => {}
+        }
+    }
 }
 
 /// Tell a prover its session is refused, without letting refusals pile up.

@@ -86,6 +86,7 @@ fn seeds() -> Vec<Vec<u8>> {
         encode(&VerifierMsg::Verdict {
             result: Err(Rejection::new(RejectKind::Protocol, "rejected")),
             attestation: None,
+            session_id: Some(webproof_proxy::protocol::SessionId([7; 16])),
         }),
         br#"{"proof":{"payload":{"full_reveal":{"witness":{}}},"openings":[{"direction":"sent","start":0,"end":5}]}}"#.to_vec(),
     ]

@@ -175,7 +175,7 @@ pub struct ProveArgs {
     /// API key for a verifier that requires one (default: $WEBPROOF_API_KEY).
     #[arg(long, env = "WEBPROOF_API_KEY", hide_env_values = true)]
     api_key: Option<String>,
-    /// Print one JSON object {"verified": ..., "stats": ...}.
+    /// Print one JSON object {"verified": ..., "stats": ..., "session_id": ...}.
     #[arg(long)]
     json: bool,
 }
@@ -418,9 +418,13 @@ async fn prove(a: ProveArgs) -> anyhow::Result<()> {
                 "time_utc": crate::utc::rfc3339(out.output.time),
                 "secrets": {"hidden": hidden, "revealed": revealed},
                 "stats": out.stats,
+                "session_id": out.session_id,
             })
         );
     } else {
+        if let Some(id) = out.session_id {
+            outln!("session id: {id}");
+        }
         print_output(&out.output);
         print_secrets(&o, &out.output);
         print_stats(&out.stats);

@@ -102,6 +102,9 @@ pub struct ProverOutcome {
     pub output: VerifierOutput,
     /// The attestation and the secrets to present it, if one was asked for.
     pub attestation: Option<AttestationBundle>,
+    /// The verifier's id for the session, for the prover's application to
+    /// look the result up by (none from a verifier that keeps nothing).
+    pub session_id: Option<crate::protocol::SessionId>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -451,11 +454,12 @@ impl ProverSession {
             .pending
             .take()
             .ok_or_else(|| out_of_order("the verdict"))?;
-        let (digested, attestation) = match msg {
+        let (digested, attestation, session_id) = match msg {
             VerifierMsg::Verdict {
                 result: Ok(o),
                 attestation,
-            } => (o, attestation),
+                session_id,
+            } => (o, attestation, session_id),
             VerifierMsg::Verdict { result: Err(r), .. } => {
                 return Err(SessionError::Rejected(r));
             }
@@ -481,6 +485,7 @@ impl ProverSession {
         Ok(ProverOutcome {
             output,
             attestation,
+            session_id,
         })
     }
 }

@@ -362,6 +362,8 @@ impl VerifierSession {
 
 /// The verdict message for an outcome: without the data (the prover
 /// rebuilds it from its own and checks the digests).
+/// The driver names the session ([`VerifierMsg::Verdict`]'s `session_id`)
+/// before it sends the message.
 pub fn verdict(
     result: &Result<VerifierOutput>,
     attestation: Option<AttestationReply>,
@@ -372,6 +374,7 @@ pub fn verdict(
             Err(e) => Err(e.into()),
         },
         attestation,
+        session_id: None,
     }
 }
 
