@@ -84,6 +84,11 @@ struct Options {
     url: String,
     #[serde(default)]
     headers: serde_json::Map<String, serde_json::Value>,
+    /// The request method (default `GET`, `POST` with a body).
+    method: Option<String>,
+    /// The request body (UTF-8).
+    #[serde(default)]
+    body: String,
     /// Reveal items as on the command line (`all`, `body`, `json:PATH`, …).
     reveal: Option<OneOrMany>,
     /// Extra trusted roots, PEM.
@@ -171,9 +176,23 @@ fn parse_options(v: &JsValue) -> Result<(prove::Request, Option<u32>), BrowserEr
         None => None,
     };
     let suites = parse_suites(o.suite.map(OneOrMany::into_vec).unwrap_or_default())?;
+    let method = match o.method {
+        Some(m) if webproof_proxy::http::valid_method(&m) => m,
+        Some(m) => {
+            return Err(BrowserError::UnknownOption {
+                option: "method",
+                value: m,
+                expected: "an upper-case HTTP method (GET, POST, PUT, ...)".into(),
+            })
+        }
+        None if o.body.is_empty() => "GET".into(),
+        None => "POST".into(),
+    };
     let req = prove::Request {
         verifier: o.verifier,
         url: o.url,
+        method,
+        body: o.body.into_bytes(),
         headers,
         reveal,
         ca_pems: o
@@ -268,6 +287,10 @@ export interface ProveOptions {
   url: string;
   /** Extra request headers. */
   headers?: Record<string, string>;
+  /** The request method, upper case (default `GET`, or `POST` when a body is given). */
+  method?: string;
+  /** The request body (UTF-8), sent with its `Content-Length`. */
+  body?: string;
   /** What to reveal, as `webproof prove --reveal`: by default the whole request except its credentials (secret header values, the query string) and the whole response; `all` (credentials included), `none`, `http`, `headers`, `header:NAME`, `body`, `json:PATH`, `recv:A-B`, `secret-header:NAME`, … */
   reveal?: string | string[];
   /** Extra trusted roots (PEM), for test servers. */

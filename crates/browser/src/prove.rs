@@ -44,6 +44,10 @@ pub struct Request {
     pub verifier: String,
     /// `https://host[:port]/path`.
     pub url: String,
+    /// The request method.
+    pub method: String,
+    /// The request body (empty: none).
+    pub body: Vec<u8>,
     /// Extra request headers.
     pub headers: Vec<(String, String)>,
     /// What to reveal (empty: the default, the request without its
@@ -175,7 +179,15 @@ pub async fn prove(req: &Request, progress: &dyn Fn(&str)) -> Result<Outcome> {
             .add_pem(pem)
             .map_err(|e| BrowserError::Setup(e.to_string()))?;
     }
-    let request = webproof_proxy::http::get_request(&host, port, &path, &req.headers, req.padding);
+    let request = webproof_proxy::http::http_request(
+        &req.method,
+        &host,
+        port,
+        &path,
+        &req.headers,
+        &req.body,
+        req.padding,
+    );
     let keylog = CollectingKeyLog::new();
     let config = client_config(
         // As natively (webproof_net's client_config): the same options

@@ -1,7 +1,9 @@
 //! The HTTPS test fixture: a rustls server with its own test CA.
 //!
 //! Routes: `/bytes?size=N` (N bytes, at most 16 MiB), `/json` (a JSON
-//! document), `/html` (a page), `/` (an index). Any request header is
+//! document), `/html` (a page), `/` (an index), all GET; `/echo` (any
+//! method: a JSON document with the method and the body it got, which is
+//! read by its `Content-Length`, at most 1 MiB). Any request header is
 //! accepted, so a padding header (`X-Padding: aaaa...`) can bring the
 //! request to a chosen size (request head up to 1 MiB). TLS 1.2 and 1.3,
 //! every suite of the ring provider; ECDSA P-256 certificate.
@@ -174,10 +176,39 @@ async fn serve_one<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin>(
     let line = String::from_utf8_lossy(line);
     let mut parts = line.split(' ');
     let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
-    if method != "GET" {
-        return respond(s, 405, "text/plain", b"only GET\n").await;
-    }
     let (path, query) = target.split_once('?').unwrap_or((target, ""));
+    if path == "/echo" {
+        let body_len = head_field(&head[..end], "content-length")
+            .and_then(|v| v.parse::<usize>().ok())
+            .unwrap_or(0);
+        if body_len > MAX_ECHO_BODY {
+            return respond(s, 400, "text/plain", b"body over 1 MiB\n").await;
+        }
+        let mut body = head[end + 4..].to_vec();
+        while body.len() < body_len {
+            let n = s.read(&mut buf).await?;
+            if n == 0 {
+                return Ok(());
+            }
+            body.extend_from_slice(&buf[..n]);
+        }
+        body.truncate(body_len);
+        let doc = serde_json::json!({
+            "method": method,
+            "length": body_len,
+            "body": String::from_utf8_lossy(&body),
+        });
+        return respond(s, 200, "application/json", doc.to_string().as_bytes()).await;
+    }
+    if method != "GET" {
+        return respond(
+            s,
+            405,
+            "text/plain",
+            b"only GET (and any method on /echo)\n",
+        )
+        .await;
+    }
     match path {
         "/bytes" => {
             let size = query
@@ -205,12 +236,25 @@ async fn serve_one<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin>(
                 s,
                 200,
                 "text/plain",
-                b"webproof fixture: /bytes?size=N /json /html\n",
+                b"webproof fixture: /bytes?size=N /json /html /echo\n",
             )
             .await
         }
         _ => respond(s, 404, "text/plain", b"not found\n").await,
     }
+}
+
+/// Largest body `/echo` reads.
+const MAX_ECHO_BODY: usize = 1 << 20;
+
+/// The value of header `name` (lower case) in a request head.
+fn head_field(head: &[u8], name: &str) -> Option<String> {
+    String::from_utf8_lossy(head).lines().skip(1).find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        k.trim()
+            .eq_ignore_ascii_case(name)
+            .then(|| v.trim().to_string())
+    })
 }
 
 async fn respond<S: tokio::io::AsyncWrite + Unpin>(

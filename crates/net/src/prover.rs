@@ -32,6 +32,10 @@ pub struct ProveOptions {
     pub port: u16,
     /// Request target (path and query).
     pub path: String,
+    /// Request method (`GET` by default).
+    pub method: String,
+    /// Request body (empty: none).
+    pub body: Vec<u8>,
     /// Extra request headers.
     pub headers: Vec<(String, String)>,
     /// Bytes of `X-Padding` header value to add (0: none).
@@ -125,6 +129,8 @@ impl ProveOptions {
             host,
             port,
             path,
+            method: "GET".into(),
+            body: Vec::new(),
             headers: Vec::new(),
             padding: 0,
             ca_pems: Vec::new(),
@@ -157,11 +163,13 @@ impl ProveOptions {
 
     /// The HTTP request this will send.
     pub fn request(&self) -> Vec<u8> {
-        webproof_proxy::http::get_request(
+        webproof_proxy::http::http_request(
+            &self.method,
             &self.host,
             self.port,
             &self.path,
             &self.headers,
+            &self.body,
             self.padding,
         )
     }

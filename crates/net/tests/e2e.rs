@@ -355,3 +355,54 @@ async fn send_proxy_hello(c: &mut tokio::net::TcpStream, port: u16) {
     };
     webproof_net::frame::send_msg(c, &hello).await.unwrap();
 }
+
+/// Any HTTP/1.1 request, not only GET: a POST with a JSON body and a PUT
+/// with none reach the fixture's `/echo`, which answers with the method
+/// and the body it got; the verifier's output holds the request as sent
+/// (method, `Content-Length`, body) and the echo.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn post_and_put_requests_verify() {
+    let s = fixture().await;
+    let port = s.fixture.addr.port();
+    let ca = s.fixture.certs.ca_pem.clone();
+    for (method, body) in [
+        ("POST", &br#"{"query":"{ viewer { login } }"}"#[..]),
+        ("PUT", &b""[..]),
+    ] {
+        let (addr, v) = verifier(quick_config(roots(&ca))).await;
+        let mut o = options(&addr, "localhost", port, "/echo", &ca);
+        o.method = method.into();
+        o.body = body.to_vec();
+        o.headers
+            .push(("Content-Type".into(), "application/json".into()));
+        o.reveal = vec!["all".parse().unwrap()];
+        let out = webproof_net::prove(&o)
+            .await
+            .unwrap_or_else(|e| panic!("{method}: {e}"));
+        let vout = v.await.unwrap().unwrap();
+        assert_eq!(vout, out.output);
+        let sent = String::from_utf8_lossy(&vout.sent.bytes).into_owned();
+        assert!(
+            sent.starts_with(&format!("{method} /echo HTTP/1.1\r\n")),
+            "{sent}"
+        );
+        assert!(
+            sent.contains(&format!("Content-Length: {}\r\n", body.len())),
+            "{sent}"
+        );
+        assert!(vout.sent.bytes.ends_with(body));
+        let echo: serde_json::Value = serde_json::from_slice(
+            &out.response[out
+                .response
+                .windows(4)
+                .position(|w| w == b"\r\n\r\n")
+                .unwrap()
+                + 4..],
+        )
+        .unwrap();
+        assert_eq!(echo["method"], method);
+        assert_eq!(echo["length"], body.len());
+        assert_eq!(echo["body"], String::from_utf8_lossy(body).as_ref());
+        assert!(vout.received.text.starts_with("HTTP/1.1 200 OK\r\n"));
+    }
+}

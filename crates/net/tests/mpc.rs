@@ -170,3 +170,34 @@ async fn link_cut_mid_session_ends_both_sides() {
         .await;
     }
 }
+
+/// A POST with a body in MPC mode: the request's records carry the body
+/// through the 2PC, the server echoes it, and the proof reveals both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn post_with_a_body_verifies() {
+    let s = fixture().await;
+    let ca = s.fixture.certs.ca_pem.clone();
+    let (addr, v) = verifier(quick_config(roots(&ca))).await;
+    let mut o = mpc_options(&addr, s.fixture.addr.port(), "/echo", &ca);
+    o.method = "POST".into();
+    o.body = b"amount=12.50&to=acct_7731".to_vec();
+    o.reveal = vec!["all".parse().unwrap()];
+    let out = webproof_net::prove(&o).await.unwrap();
+    let vout = v.await.unwrap().unwrap();
+    assert_eq!(vout, out.output);
+    assert_eq!(vout.proof, ProofKind::Mpc);
+    assert_eq!(vout.sent.bytes, o.request());
+    assert!(vout
+        .sent
+        .bytes
+        .ends_with(b"\r\n\r\namount=12.50&to=acct_7731"));
+    assert!(
+        vout.received.text.contains(r#""method":"POST""#),
+        "{}",
+        vout.received.text
+    );
+    assert!(vout
+        .received
+        .text
+        .contains(r#""body":"amount=12.50&to=acct_7731""#));
+}

@@ -452,14 +452,18 @@ impl core::str::FromStr for HttpsUrl {
     }
 }
 
-/// The GET request a prover sends: `path` on `host:port`, extra headers,
-/// and `padding` bytes of `X-Padding` (0: none), with `Connection: close`
-/// so that the server's close ends the response.
-pub fn get_request(
+/// The HTTP/1.1 request a prover sends: `method` on `path` at
+/// `host:port`, extra headers, `padding` bytes of `X-Padding` (0: none),
+/// `Connection: close` so that the server's close ends the response, and
+/// `body` with its `Content-Length` (unless the headers frame it
+/// already). A GET has no body unless one is given.
+pub fn http_request(
+    method: &str,
     host: &str,
     port: u16,
     path: &str,
     headers: &[(String, String)],
+    body: &[u8],
     padding: usize,
 ) -> Vec<u8> {
     let host = if port == 443 {
@@ -467,7 +471,7 @@ pub fn get_request(
     } else {
         format!("{host}:{port}")
     };
-    let mut r = format!("GET {path} HTTP/1.1\r\nHost: {host}\r\n");
+    let mut r = format!("{method} {path} HTTP/1.1\r\nHost: {host}\r\n");
     for (k, v) in headers {
         r.push_str(&format!("{k}: {v}\r\n"));
     }
@@ -476,8 +480,30 @@ pub fn get_request(
         r.push_str(&"a".repeat(padding));
         r.push_str("\r\n");
     }
+    let framed = headers.iter().any(|(k, _)| {
+        k.eq_ignore_ascii_case("content-length") || k.eq_ignore_ascii_case("transfer-encoding")
+    });
+    // A body needs its length; so does a POST or PUT without one, which
+    // some servers refuse with 411 otherwise.
+    let needs_length = !body.is_empty() || !matches!(method, "GET" | "HEAD" | "DELETE" | "OPTIONS");
+    if needs_length && !framed {
+        r.push_str(&format!("Content-Length: {}\r\n", body.len()));
+    }
     r.push_str("Connection: close\r\n\r\n");
-    r.into_bytes()
+    let mut r = r.into_bytes();
+    r.extend_from_slice(body);
+    r
+}
+
+/// Whether `method` is an HTTP method token (RFC 9110: one or more
+/// token characters; by convention upper case, which is required here so
+/// that a typo such as `post` fails before any network work).
+pub fn valid_method(method: &str) -> bool {
+    !method.is_empty()
+        && method.len() <= 32
+        && method
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || b == b'-' || b == b'_')
 }
 
 /// Largest response a prover reads.

@@ -6,6 +6,8 @@ export interface EngineOptions {
   verifier: string;
   url: string;
   headers?: Record<string, string>;
+  method?: string;
+  body?: string;
   reveal?: string | string[];
   attest?: boolean | { commitAt?: string[]; chunkLen?: number };
   ca?: string | string[];

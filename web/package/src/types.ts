@@ -60,6 +60,10 @@ export interface ProveOptions {
   apiKey?: string;
   /** Bytes of `X-Padding` request header to add (benchmarks' request sizes). */
   padding?: number;
+  /** The request method, upper case (default `GET`, or `POST` when a body is given). */
+  method?: string;
+  /** The request body (UTF-8), sent with its `Content-Length`. */
+  body?: string;
   /** Response size expected, in bytes (sizes the preprocessing; default 16384). */
   expectResponse?: number;
   /**

@@ -74,6 +74,17 @@ pub struct ProveArgs {
     /// Extra request header ('Name: value'); repeatable.
     #[arg(short = 'H', long = "header")]
     headers: Vec<String>,
+    /// Request method, upper case [default: GET, or POST with --data or
+    /// --data-file].
+    #[arg(short = 'X', long, value_name = "METHOD", value_parser = parse_method)]
+    method: Option<String>,
+    /// Request body, sent with its Content-Length (set Content-Type with
+    /// -H). Use --data-file for binary data.
+    #[arg(short = 'd', long, value_name = "TEXT", conflicts_with = "data_file")]
+    data: Option<String>,
+    /// Request body from FILE ('-': standard input).
+    #[arg(long, value_name = "FILE")]
+    data_file: Option<PathBuf>,
     /// What to reveal; repeatable. Default: the whole request except its
     /// credentials (the values of secret headers, see --secret-header, and
     /// the query string) and the whole response. Hiding items alone
@@ -178,6 +189,34 @@ pub struct ProveArgs {
     /// Print one JSON object {"verified": ..., "stats": ..., "session_id": ...}.
     #[arg(long)]
     json: bool,
+}
+
+/// An HTTP method, checked before any network work.
+fn parse_method(s: &str) -> Result<String, String> {
+    if webproof_proxy::http::valid_method(s) {
+        Ok(s.to_string())
+    } else {
+        Err(format!(
+            "{s:?} is not an HTTP method: use upper case, e.g. GET, POST, PUT, PATCH, DELETE"
+        ))
+    }
+}
+
+/// The request body of `--data` or `--data-file` (`-`: standard input).
+fn request_body(a: &ProveArgs) -> anyhow::Result<Vec<u8>> {
+    if let Some(d) = &a.data {
+        return Ok(d.clone().into_bytes());
+    }
+    match a.data_file.as_deref() {
+        None => Ok(Vec::new()),
+        Some(p) if p.as_os_str() == "-" => {
+            let mut v = Vec::new();
+            std::io::Read::read_to_end(&mut std::io::stdin(), &mut v)
+                .context("reading the request body from standard input")?;
+            Ok(v)
+        }
+        Some(p) => std::fs::read(p).with_context(|| format!("reading {}", p.display())),
+    }
 }
 
 /// A reveal item, parsed before any network work so a typo fails at once.
@@ -303,6 +342,12 @@ fn prove_options(a: &ProveArgs) -> anyhow::Result<ProveOptions> {
             boundaries,
         });
     }
+    o.body = request_body(a)?;
+    o.method = match &a.method {
+        Some(m) => m.clone(),
+        None if o.body.is_empty() => "GET".into(),
+        None => "POST".into(),
+    };
     o.padding = a.padding;
     if let Some(total) = a.upload_size {
         let base = o.request().len();
