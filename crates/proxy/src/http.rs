@@ -689,6 +689,10 @@ pub enum RevealItem {
     /// `secret-header:NAME`: hide the value of request header NAME as a
     /// credential, whatever else is selected (applied last; lower case).
     SecretHeader(String),
+    /// `hide-req-body`: hide the request body (a form or JSON document
+    /// carrying a password, say), whatever else is selected (applied
+    /// last). Its length stays visible, as its `Content-Length` does.
+    HideRequestBody,
 }
 
 impl RevealItem {
@@ -696,7 +700,10 @@ impl RevealItem {
     fn only_hides(&self) -> bool {
         matches!(
             self,
-            RevealItem::HideSent(_) | RevealItem::HideRecv(_) | RevealItem::SecretHeader(_)
+            RevealItem::HideSent(_)
+                | RevealItem::HideRecv(_)
+                | RevealItem::SecretHeader(_)
+                | RevealItem::HideRequestBody
         )
     }
 }
@@ -738,6 +745,7 @@ impl core::str::FromStr for RevealItem {
             "headers" => plain(RevealItem::Headers),
             "body" => plain(RevealItem::Body),
             "query" => plain(RevealItem::Query),
+            "hide-req-body" => plain(RevealItem::HideRequestBody),
             "header" => Ok(RevealItem::Header(name(v)?)),
             "req-header" => Ok(RevealItem::ReqHeader(name(v)?)),
             "secret-header" => Ok(RevealItem::SecretHeader(name(v)?)),
@@ -750,7 +758,7 @@ impl core::str::FromStr for RevealItem {
             _ => Err(bad(
                 "unknown item (all, none, http, headers, header:NAME, req-header:NAME, query, \
                  body, json:PATH, sent:A-B, recv:A-B, hide-sent:A-B, hide-recv:A-B, \
-                 secret-header:NAME)"
+                 secret-header:NAME, hide-req-body)"
                     .into(),
             )),
         }
@@ -774,6 +782,7 @@ impl core::fmt::Display for RevealItem {
             RevealItem::HideSent(r) => write!(f, "hide-sent:{}-{}", r.start, r.end),
             RevealItem::HideRecv(r) => write!(f, "hide-recv:{}-{}", r.start, r.end),
             RevealItem::SecretHeader(n) => write!(f, "secret-header:{n}"),
+            RevealItem::HideRequestBody => f.write_str("hide-req-body"),
         }
     }
 }
@@ -797,6 +806,8 @@ struct Selection {
     hides: Vec<(Direction, Range)>,
     /// Request headers the user named secret (lower case).
     secret_headers: Vec<String>,
+    /// Hide the request body (`hide-req-body`).
+    hide_request_body: bool,
 }
 
 impl Selection {
@@ -808,6 +819,7 @@ impl Selection {
             raw: Disclosure::default(),
             hides: Vec::new(),
             secret_headers: Vec::new(),
+            hide_request_body: false,
         };
         // The structural selection an item refines: from nothing on the
         // response side, the request without credentials.
@@ -865,6 +877,7 @@ impl Selection {
                 RevealItem::HideSent(r) => sel.hides.push((Direction::Sent, *r)),
                 RevealItem::HideRecv(r) => sel.hides.push((Direction::Received, *r)),
                 RevealItem::SecretHeader(n) => sel.secret_headers.push(n.to_ascii_lowercase()),
+                RevealItem::HideRequestBody => sel.hide_request_body = true,
             }
         }
         sel
@@ -899,6 +912,10 @@ impl Selection {
             if *dir == Direction::Sent {
                 d.hide(Direction::Sent, *r, sent.len());
             }
+        }
+        if self.hide_request_body {
+            let body = parse_message(sent)?.body;
+            d.hide(Direction::Sent, body, sent.len());
         }
         Ok(normalize(d.sent))
     }
@@ -1194,6 +1211,49 @@ mod tests {
 
     const REQ: &[u8] =
         b"GET /x HTTP/1.1\r\nHost: a.test\r\nCookie: sid=SECRET\r\nAccept: */*\r\n\r\n";
+
+    /// `hide-req-body` hides exactly the request body, on top of the
+    /// default (credentials hidden) or of any selection; the request built
+    /// by [`http_request`] carries the body's length.
+    #[test]
+    fn hide_req_body_hides_exactly_the_body() {
+        let body = br#"{"user":"ada","password":"hunter2"}"#;
+        let headers = [("Cookie".to_string(), "sid=SECRET".to_string())];
+        let req = http_request("POST", "a.test", 443, "/login", &headers, body, 0);
+        let text = String::from_utf8_lossy(&req);
+        assert!(text.starts_with("POST /login HTTP/1.1\r\n"), "{text}");
+        assert!(text.contains(&format!("Content-Length: {}\r\n", body.len())));
+        assert!(req.ends_with(body));
+        let resp = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+        let start = req.len() - body.len();
+        let hidden = |items: &[RevealItem]| {
+            let d = disclosure_from_items(items, &req, resp).unwrap();
+            (0..req.len())
+                .filter(|&i| !d.sent.iter().any(|r| r.start <= i && i < r.end))
+                .collect::<Vec<_>>()
+        };
+        // The default reveals the body, hides the cookie's value.
+        let cookie = text.find("sid=SECRET").unwrap();
+        assert_eq!(hidden(&[]), (cookie..cookie + 10).collect::<Vec<_>>());
+        // With hide-req-body: the cookie and the body.
+        let item: RevealItem = "hide-req-body".parse().unwrap();
+        assert_eq!(item.to_string(), "hide-req-body");
+        let mut want: Vec<usize> = (cookie..cookie + 10).collect();
+        want.extend(start..req.len());
+        assert_eq!(hidden(&[item.clone()]), want);
+        // On top of `all`, only the body.
+        assert_eq!(
+            hidden(&[RevealItem::All, item]),
+            (start..req.len()).collect::<Vec<_>>()
+        );
+        // A GET carries no Content-Length; a POST without a body does.
+        let get = http_request("GET", "a.test", 8443, "/", &[], b"", 0);
+        assert!(!String::from_utf8_lossy(&get).contains("Content-Length"));
+        assert!(String::from_utf8_lossy(&get).contains("Host: a.test:8443\r\n"));
+        let post = http_request("POST", "a.test", 443, "/", &[], b"", 0);
+        assert!(String::from_utf8_lossy(&post).contains("Content-Length: 0\r\n"));
+        assert!(valid_method("PATCH") && !valid_method("post") && !valid_method("GET /"));
+    }
 
     #[test]
     fn request_secrets_hidden_by_default() {

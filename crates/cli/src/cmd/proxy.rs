@@ -88,11 +88,11 @@ pub struct ProveArgs {
     /// What to reveal; repeatable. Default: the whole request except its
     /// credentials (the values of secret headers, see --secret-header, and
     /// the query string) and the whole response. Hiding items alone
-    /// (hide-sent:, hide-recv:, secret-header:) subtract from the default;
+    /// (hide-sent:, hide-recv:, secret-header:, hide-req-body) subtract from the default;
     /// any other item starts from nothing. Items (--help says what each
     /// reveals): all, none, http, headers, header:NAME, req-header:NAME,
     /// query, body, json:PATH, sent:A-B, recv:A-B, hide-sent:A-B,
-    /// hide-recv:A-B, secret-header:NAME.
+    /// hide-recv:A-B, secret-header:NAME, hide-req-body.
     ///
     /// all: every byte both ways, credentials included (refused when the
     /// request carries a secret header, unless --yes-reveal-secrets; the
@@ -126,7 +126,9 @@ pub struct ProveArgs {
     ///
     /// hide-sent:A-B, hide-recv:A-B: hide those bytes (applied last);
     ///
-    /// secret-header:NAME: as --secret-header.
+    /// secret-header:NAME: as --secret-header;
+    ///
+    /// hide-req-body: hide the request body (its length stays visible).
     ///
     /// Hidden bytes keep their length.
     #[arg(long, value_parser = parse_reveal)]
