@@ -1240,7 +1240,7 @@ mod tests {
         assert_eq!(item.to_string(), "hide-req-body");
         let mut want: Vec<usize> = (cookie..cookie + 10).collect();
         want.extend(start..req.len());
-        assert_eq!(hidden(&[item.clone()]), want);
+        assert_eq!(hidden(std::slice::from_ref(&item)), want);
         // On top of `all`, only the body.
         assert_eq!(
             hidden(&[RevealItem::All, item]),
