@@ -44,6 +44,7 @@
 //! idle_timeout_secs = 15
 //! proof_timeout_secs = 600
 //! shutdown_grace_secs = 30
+//! drain_delay_secs = 0                 # readiness fails this long before the listeners close
 //!
 //! [api_keys]                           # any of the three; none: no key needed
 //! digests = ["<hex of webproof_net::verifier::api_key_digest>"]
@@ -211,6 +212,12 @@ pub struct LimitsConfig {
     /// On SIGINT/SIGTERM, how long running sessions may go on.
     #[serde(deserialize_with = "secs")]
     pub shutdown_grace_secs: Duration,
+    /// On SIGINT/SIGTERM, how long `/ready` fails while the service still
+    /// accepts sessions, before its listeners close: a load balancer that
+    /// checks readiness every few seconds stops sending it provers first,
+    /// so none is refused at the door (0: close at once).
+    #[serde(deserialize_with = "secs")]
+    pub drain_delay_secs: Duration,
 }
 
 impl Default for LimitsConfig {
@@ -231,6 +238,7 @@ impl Default for LimitsConfig {
             idle_timeout_secs: v.idle_timeout,
             proof_timeout_secs: v.proof_timeout,
             shutdown_grace_secs: Duration::from_secs(30),
+            drain_delay_secs: Duration::ZERO,
         }
     }
 }
@@ -407,6 +415,9 @@ pub struct ServiceConfig {
     pub session_timeout: Duration,
     /// How long running sessions may go on after a shutdown signal.
     pub shutdown_grace: Duration,
+    /// How long readiness fails before the listeners close at a shutdown
+    /// signal.
+    pub drain_delay: Duration,
     /// Logging.
     pub log: LogConfig,
     /// The key attestations are signed with, if any (never logged: its
@@ -659,6 +670,7 @@ impl FileConfig {
             max_sessions: l.max_sessions,
             session_timeout: l.session_timeout_secs,
             shutdown_grace: l.shutdown_grace_secs,
+            drain_delay: l.drain_delay_secs,
             log: self.log.clone(),
             attestation_key,
             results,

@@ -1,4 +1,4 @@
-//! The HTTP listener: `/health` (JSON), `/metrics` (Prometheus text), the
+//! The HTTP listener: `/health` (JSON liveness), `/ready` (readiness), `/metrics` (Prometheus text), the
 //! WebSocket endpoint `/v1/session`, whose binary messages carry the
 //! protocol byte stream (see `webproof_net::transport::WsStream`),
 //! `/v1/sessions/{id}` (a stored result, for an application's backend with
@@ -88,13 +88,37 @@ async fn route(
             });
             text(StatusCode::OK, "application/json", body.to_string())
         }
+        (&Method::GET, "/ready") => {
+            // Readiness, unlike liveness (`/health`): whether a load
+            // balancer should send this replica new provers now.
+            let active = sh.metrics.active();
+            let why = if sh.draining.is_cancelled() || sh.stopping.is_cancelled() {
+                Some("draining: shutting down")
+            } else if active >= sh.max_sessions as u64 {
+                Some("at capacity")
+            } else {
+                None
+            };
+            let body = serde_json::json!({
+                "ready": why.is_none(),
+                "reason": why,
+                "sessions_active": active,
+                "max_sessions": sh.max_sessions,
+            });
+            let status = if why.is_none() {
+                StatusCode::OK
+            } else {
+                StatusCode::SERVICE_UNAVAILABLE
+            };
+            text(status, "application/json", body.to_string())
+        }
         (&Method::GET, "/metrics") => text(
             StatusCode::OK,
             "text/plain; version=0.0.4; charset=utf-8",
             sh.metrics.render(),
         ),
         (&Method::GET, p) if p == WS_SESSION_PATH => upgrade(sh, peer, ws_transport, req),
-        (_, "/health" | "/metrics" | "/v1/info") | (_, WS_SESSION_PATH) => text(
+        (_, "/health" | "/ready" | "/metrics" | "/v1/info") | (_, WS_SESSION_PATH) => text(
             StatusCode::METHOD_NOT_ALLOWED,
             "text/plain",
             "method not allowed\n",
@@ -102,7 +126,7 @@ async fn route(
         _ => text(
             StatusCode::NOT_FOUND,
             "text/plain",
-            "not found: try /health, /metrics, /v1/info, /v1/sessions/{id} or the WebSocket \
+            "not found: try /health, /ready, /metrics, /v1/info, /v1/sessions/{id} or the WebSocket \
              endpoint /v1/session\n",
         ),
     }

@@ -11,7 +11,7 @@
 //!   WebSocket on the HTTP listener), the concurrent-session cap, the
 //!   per-session deadline and graceful shutdown; it draws each session's id
 //!   and stores what was verified;
-//! - [`http`]: `/health`, `/metrics`, the WebSocket endpoint `/v1/session`,
+//! - [`http`]: `/health` (liveness), `/ready` (readiness: fails when draining or full), `/metrics`, the WebSocket endpoint `/v1/session`,
 //!   stored results at `/v1/sessions/{id}` and `/v1/info`;
 //! - [`results`]: the SQLite file of verified sessions and the webhook
 //!   outbox, with its migrations and retention;

@@ -70,6 +70,9 @@ pub(crate) struct Shared {
     pub(crate) max_sessions: usize,
     session_timeout: Duration,
     pub(crate) tracker: TaskTracker,
+    /// Set at a shutdown signal: `/ready` fails (the listeners still
+    /// accept for the drain delay).
+    pub(crate) draining: CancellationToken,
     /// Set at shutdown: no new connections or sessions.
     pub(crate) stopping: CancellationToken,
     /// Set at the end of the grace period: running sessions are dropped.
@@ -98,6 +101,7 @@ pub struct Service {
     https: Option<(TcpListener, tokio_rustls::TlsAcceptor)>,
     addrs: Addrs,
     shutdown_grace: Duration,
+    drain_delay: Duration,
 }
 
 async fn bind(what: &'static str, addr: &str) -> Result<(TcpListener, SocketAddr)> {
@@ -196,6 +200,7 @@ impl Service {
             max_sessions: cfg.max_sessions,
             session_timeout: cfg.session_timeout,
             tracker: TaskTracker::new(),
+            draining: CancellationToken::new(),
             stopping: CancellationToken::new(),
             abort: CancellationToken::new(),
             next_id: AtomicU64::new(1),
@@ -210,6 +215,7 @@ impl Service {
             https,
             addrs,
             shutdown_grace: cfg.shutdown_grace,
+            drain_delay: cfg.drain_delay,
         })
     }
 
@@ -264,6 +270,16 @@ impl Service {
             "verifier service listening"
         );
         shutdown.await;
+        // Readiness fails first; sessions are still accepted until the
+        // load balancer has seen it, then the listeners close.
+        sh.draining.cancel();
+        if !self.drain_delay.is_zero() {
+            tracing::info!(
+                drain_ms = self.drain_delay.as_millis() as u64,
+                "draining: /ready fails, still accepting until the listeners close"
+            );
+            tokio::time::sleep(self.drain_delay).await;
+        }
         sh.stopping.cancel();
         for l in loops {
             let _ = l.await;

@@ -461,3 +461,44 @@ async fn the_http_listener_refuses_oversized_and_garbage_requests() {
     assert_eq!(svc.metrics.active(), 0);
     svc.stop().await;
 }
+
+/// Readiness is not liveness: `/ready` answers 200 while the replica takes
+/// provers, 503 "draining" from the shutdown signal on, while `/health`
+/// stays 200; during the drain delay a new prover is still served (a load
+/// balancer that has not polled yet loses nothing), then the listeners
+/// close.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn readiness_fails_first_on_shutdown_and_the_drain_delay_still_serves() {
+    let env = env().await;
+    let mut cfg = env.config();
+    cfg.limits.drain_delay_secs = Duration::from_secs(3);
+    let mut svc = start(&cfg).await;
+    let http = svc.addrs.http.unwrap();
+    let (status, body) = http_get(http, "/ready").await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains(r#""ready":true"#), "{body}");
+    svc.signal_stop();
+    let mut failed = false;
+    for _ in 0..50 {
+        let (status, body) = http_get(http, "/ready").await;
+        if status == 503 {
+            assert!(body.contains("draining"), "{body}");
+            failed = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(failed, "/ready did not fail after the signal");
+    let (status, _) = http_get(http, "/health").await;
+    assert_eq!(status, 200, "liveness holds while draining");
+    // Still accepting during the drain delay.
+    let o = env.prove_opts(&svc.tcp(), "/json");
+    webproof_net::prove(&o).await.unwrap();
+    let tcp = svc.tcp();
+    let report = tokio::time::timeout(Duration::from_secs(10), &mut svc.done)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(report.dropped, 0);
+    assert!(TcpStream::connect(&tcp).await.is_err());
+}

@@ -77,6 +77,11 @@ pub struct ServeArgs {
     /// On SIGINT/SIGTERM, how long running sessions may go on (seconds).
     #[arg(long)]
     shutdown_grace_secs: Option<f64>,
+    /// On SIGINT/SIGTERM, how long /ready fails while new sessions are
+    /// still accepted, before the listeners close (seconds; default 0):
+    /// set it above the load balancer's health-check interval.
+    #[arg(long)]
+    drain_delay_secs: Option<f64>,
     /// Also allow connecting to servers in this network (CIDR or address),
     /// which the default policy refuses (loopback, private, link-local,
     /// metadata); repeatable. Names pinned with --resolve are always allowed.
@@ -192,6 +197,9 @@ fn file_config(a: &ServeArgs) -> anyhow::Result<FileConfig> {
     }
     if let Some(v) = a.shutdown_grace_secs {
         l.shutdown_grace_secs = secs("shutdown-grace-secs", v)?;
+    }
+    if let Some(v) = a.drain_delay_secs {
+        l.drain_delay_secs = secs("drain-delay-secs", v)?;
     }
     if let Some(v) = a.max_sessions {
         l.max_sessions = v;
