@@ -42,8 +42,9 @@ pub struct ServeArgs {
     /// The service's private key (PEM).
     #[arg(long, value_name = "FILE", requires = "tls_cert")]
     tls_key: Option<PathBuf>,
-    /// Address for the HTTP listener: /health, /metrics, /v1/info,
-    /// /v1/sessions/{id} ([results]), WebSocket /v1/session.
+    /// Address for the HTTP listener: /health, /ready, /metrics, /v1/info,
+    /// /v1/sessions/{id} (with a results table in the config), WebSocket
+    /// /v1/session.
     #[arg(long, value_name = "ADDR")]
     listen_http: Option<String>,
     /// Extra trusted root certificate (PEM file); repeatable.
