@@ -19,7 +19,11 @@ use webproof_attestation::{
 };
 use webproof_core::{memory_duplex, Channel};
 use webproof_mpc_tls::hello::*;
-use webproof_mpc_tls::response::{prove_response, verify_response, ResponseClaim};
+use webproof_mpc_tls::response::{
+    prove_response, verify_response, ProofStats, ResponseClaim, VerifiedResponse,
+};
+use webproof_mpc_tls::ProverOutcome;
+use webproof_ot::{SoftSpokenReceiver, SoftSpokenSender};
 use webproof_proxy::attest::AttestationBundle;
 use webproof_proxy::http::RevealItem;
 use webproof_zk::Config;
@@ -33,6 +37,70 @@ fn response(n: usize) -> Vec<u8> {
 }
 
 const REQUEST: &[u8] = b"GET /statement HTTP/1.1\r\nHost: webproof.test\r\nCookie: s=1\r\n\r\n";
+
+/// One MPC session of `seed` against the rustls server of `c` sending
+/// `body`, with `hooks`; its outcome and the COT parties the proof goes on
+/// with.
+fn session(
+    seed: u64,
+    c: &Certs,
+    body: &[u8],
+    hooks: Hooks,
+) -> (Done, SoftSpokenSender, SoftSpokenReceiver) {
+    let (p, hello, v, sender, receiver) = sessions_ext(
+        seed,
+        prover_config(
+            NAME,
+            ECDHE_ECDSA_AES128_GCM_SHA256,
+            GROUP_P256,
+            true,
+            REQUEST,
+        ),
+        verifier_config(&c.ca_der, NAME),
+    );
+    (
+        run(p, hello, v, server(c), body, hooks).unwrap(),
+        sender,
+        receiver,
+    )
+}
+
+/// The proof of the response: `outcome` (the prover's, possibly altered)
+/// claims `claim` with `blinders`, the verifier of `d` checks it.
+fn prove(
+    d: &Done,
+    outcome: &ProverOutcome,
+    claim: &ResponseClaim,
+    blinders: &[[u8; 16]],
+    sender: SoftSpokenSender,
+    receiver: SoftSpokenReceiver,
+) -> (
+    Result<ProofStats, webproof_mpc_tls::Error>,
+    Result<VerifiedResponse, webproof_mpc_tls::Error>,
+) {
+    let cfg = Config {
+        cot_batch: 1 << 18,
+        ..Config::default()
+    };
+    let (a, b) = memory_duplex();
+    let mut r1 = ChaCha20Rng::seed_from_u64(100);
+    let mut r2 = ChaCha20Rng::seed_from_u64(101);
+    let (p, v) = block_on(async {
+        futures::join!(
+            prove_response(
+                receiver,
+                Channel::new(a),
+                cfg,
+                outcome,
+                claim,
+                blinders,
+                &mut r1
+            ),
+            verify_response(sender, Channel::new(b), cfg, &d.verifier, true, &mut r2)
+        )
+    });
+    (p.map(|(stats, _, _)| stats), v)
+}
 
 /// Keeps a server flight only up to the end of its first application-data
 /// record (the rest of the response and the close_notify are dropped);
@@ -72,18 +140,7 @@ fn truncated_response_is_not_attested_as_uncut() {
         close_after_flights: Some(2),
         ..Hooks::default()
     };
-    let (p, hello, v, sender, receiver) = sessions_ext(
-        30,
-        prover_config(
-            NAME,
-            ECDHE_ECDSA_AES128_GCM_SHA256,
-            GROUP_P256,
-            true,
-            REQUEST,
-        ),
-        verifier_config(&c.ca_der, NAME),
-    );
-    let d = run(p, hello, v, server(&c), &full, hooks).unwrap();
+    let (d, sender, receiver) = session(30, &c, &full, hooks);
     assert_eq!(cut_at.get(), Some(1), "the response came in flight 1");
     let outcome = d.prover.clone();
     let got = outcome.response.clone();
@@ -106,27 +163,7 @@ fn truncated_response_is_not_attested_as_uncut() {
         .unwrap()
         .with_commitment(&outcome, &commitment);
     let blinders = webproof_proxy::attest::blinders(&commitment);
-    let cfg = Config {
-        cot_batch: 1 << 18,
-        ..Config::default()
-    };
-    let (a, b) = memory_duplex();
-    let mut r1 = ChaCha20Rng::seed_from_u64(100);
-    let mut r2 = ChaCha20Rng::seed_from_u64(101);
-    let (p, v) = block_on(async {
-        futures::join!(
-            prove_response(
-                receiver,
-                Channel::new(a),
-                cfg,
-                &outcome,
-                &claim,
-                &blinders,
-                &mut r1
-            ),
-            verify_response(sender, Channel::new(b), cfg, &d.verifier, true, &mut r2)
-        )
-    });
+    let (p, v) = prove(&d, &outcome, &claim, &blinders, sender, receiver);
     p.unwrap();
     let v = v.unwrap();
 
@@ -192,18 +229,7 @@ fn truncated_response_is_not_attested_as_uncut() {
 fn close_notify_is_proven_and_attested() {
     let c = certs(KeyKind::Ecdsa, &[NAME], false);
     let full = response(3_000);
-    let (p, hello, v, sender, receiver) = sessions_ext(
-        31,
-        prover_config(
-            NAME,
-            ECDHE_ECDSA_AES128_GCM_SHA256,
-            GROUP_P256,
-            true,
-            REQUEST,
-        ),
-        verifier_config(&c.ca_der, NAME),
-    );
-    let d = run(p, hello, v, server(&c), &full, Hooks::default()).unwrap();
+    let (d, sender, receiver) = session(31, &c, &full, Hooks::default());
     let outcome = d.prover.clone();
     assert_eq!(outcome.response, full);
     assert!(outcome.close_notify, "the server ended with close_notify");
@@ -223,29 +249,7 @@ fn close_notify_is_proven_and_attested() {
         .with_commitment(&outcome, &commitment);
     assert!(claim.close_notify);
     let blinders = webproof_proxy::attest::blinders(&commitment);
-    let cfg = Config {
-        cot_batch: 1 << 18,
-        ..Config::default()
-    };
-    let (a, b) = memory_duplex();
-    let (mut r1, mut r2) = (
-        ChaCha20Rng::seed_from_u64(100),
-        ChaCha20Rng::seed_from_u64(101),
-    );
-    let (p, v) = block_on(async {
-        futures::join!(
-            prove_response(
-                receiver,
-                Channel::new(a),
-                cfg,
-                &outcome,
-                &claim,
-                &blinders,
-                &mut r1
-            ),
-            verify_response(sender, Channel::new(b), cfg, &d.verifier, true, &mut r2)
-        )
-    });
+    let (p, v) = prove(&d, &outcome, &claim, &blinders, sender, receiver);
     p.unwrap();
     let v = v.unwrap();
     assert!(v.close_notify);
@@ -274,44 +278,11 @@ fn close_notify_claim_without_the_alert_is_refused() {
         close_after_flights: Some(2),
         ..Hooks::default()
     };
-    let (p, hello, v, sender, receiver) = sessions_ext(
-        32,
-        prover_config(
-            NAME,
-            ECDHE_ECDSA_AES128_GCM_SHA256,
-            GROUP_P256,
-            true,
-            REQUEST,
-        ),
-        verifier_config(&c.ca_der, NAME),
-    );
-    let d = run(p, hello, v, server(&c), &response(40_000), hooks).unwrap();
+    let (d, sender, receiver) = session(32, &c, &response(40_000), hooks);
     let mut claim = ResponseClaim::new(&d.prover, &[0..15]).unwrap();
     assert!(!claim.close_notify);
     claim.close_notify = true;
-    let cfg = Config {
-        cot_batch: 1 << 18,
-        ..Config::default()
-    };
-    let (a, b) = memory_duplex();
-    let (mut r1, mut r2) = (
-        ChaCha20Rng::seed_from_u64(100),
-        ChaCha20Rng::seed_from_u64(101),
-    );
-    let (_, v) = block_on(async {
-        futures::join!(
-            prove_response(
-                receiver,
-                Channel::new(a),
-                cfg,
-                &d.prover,
-                &claim,
-                &[],
-                &mut r1
-            ),
-            verify_response(sender, Channel::new(b), cfg, &d.verifier, true, &mut r2)
-        )
-    });
+    let (_, v) = prove(&d, &d.prover, &claim, &[], sender, receiver);
     match v {
         Err(webproof_mpc_tls::Error::Malformed(why)) => {
             assert!(why.contains("close_notify"), "{why}")

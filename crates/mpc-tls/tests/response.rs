@@ -363,6 +363,36 @@ fn another_iv_is_refused() {
     refused(s, &outcome, &claim);
 }
 
+/// The honest verifier's steps up to the seal: its input reveal, the
+/// claim's shape taken, the sealed statement. Returns the sealed proof
+/// (before the `Δ` reveal) and the claim message as received.
+async fn verifier_to_the_seal(
+    cot: SoftSpokenSender,
+    mut ch: Channel<webproof_core::MemoryIo>,
+    vo: &webproof_mpc_tls::VerifierOutcome,
+    rng: &mut ChaCha20Rng,
+) -> (
+    webproof_zk::SealedVerifier<SoftSpokenSender, webproof_core::MemoryIo>,
+    Vec<u8>,
+) {
+    ch.send(&vo.retained.reveal()).await.unwrap();
+    ch.flush().await.unwrap();
+    let msg = ch.recv(1 << 20).await.unwrap();
+    let shape = ClaimShape::decode(&msg).unwrap();
+    ch.send(&[0u8]).await.unwrap();
+    ch.flush().await.unwrap();
+    let ctx = context(&vo.recording, &shape);
+    let mut zk = Verifier::with_context(cot, ch, cfg(), &ctx, rng)
+        .await
+        .unwrap();
+    zk.defer();
+    zk.defer_claims(shape.bytes_commitment).unwrap();
+    verify_sealed(&mut zk, vo, &shape.placeholder())
+        .await
+        .unwrap();
+    (zk.seal().await.unwrap(), msg.to_vec())
+}
+
 /// A verifier that reveals another `Δ` after the seal (to learn from the
 /// opening) is caught by the prover, which then does not open.
 #[test]
@@ -378,24 +408,8 @@ fn verifier_revealing_another_delta_is_caught() {
         futures::join!(
             prove_response(s.r, Channel::new(a), cfg(), &outcome, &claim, &[], &mut r1),
             async {
-                // The honest verifier's steps up to the seal.
-                let mut ch = Channel::new(b);
-                ch.send(&vo.retained.reveal()).await.unwrap();
-                ch.flush().await.unwrap();
-                let msg = ch.recv(1 << 20).await.unwrap();
-                let shape = ClaimShape::decode(&msg).unwrap();
-                ch.send(&[0u8]).await.unwrap();
-                ch.flush().await.unwrap();
-                let ctx = context(&vo.recording, &shape);
-                let mut zk = Verifier::with_context(s.s, ch, cfg(), &ctx, &mut r2)
-                    .await
-                    .unwrap();
-                zk.defer();
-                zk.defer_claims(shape.bytes_commitment).unwrap();
-                verify_sealed(&mut zk, &vo, &shape.placeholder())
-                    .await
-                    .unwrap();
-                let mut sealed = zk.seal().await.unwrap();
+                let (mut sealed, _) =
+                    verifier_to_the_seal(s.s, Channel::new(b), &vo, &mut r2).await;
                 // The reveal, with Δ' = Δ ⊕ 2 (lsb still 1) and the true
                 // COT keys: it passes a check of lsb(Δ') and of lsb(K).
                 let delta = sealed.delta() ^ Block::from_bytes([2; 16]);
@@ -1316,25 +1330,8 @@ fn revealed_bytes_do_not_reach_a_verifier_that_stops_before_the_audit() {
         futures::join!(
             prove_response(s.r, Channel::new(a), cfg(), &outcome, &claim, &[], &mut r1),
             async {
-                let mut seen: Vec<u8> = Vec::new();
-                let mut ch = Channel::new(b);
-                ch.send(&vo.retained.reveal()).await.unwrap();
-                ch.flush().await.unwrap();
-                let msg = ch.recv(1 << 20).await.unwrap();
-                seen.extend_from_slice(&msg);
-                let shape = ClaimShape::decode(&msg).unwrap();
-                ch.send(&[0u8]).await.unwrap();
-                ch.flush().await.unwrap();
-                let ctx = context(&vo.recording, &shape);
-                let mut zk = Verifier::with_context(s.s, ch, cfg(), &ctx, &mut r2)
-                    .await
-                    .unwrap();
-                zk.defer();
-                zk.defer_claims(shape.bytes_commitment).unwrap();
-                verify_sealed(&mut zk, &vo, &shape.placeholder())
-                    .await
-                    .unwrap();
-                let mut sealed = zk.seal().await.unwrap();
+                let (mut sealed, mut seen) =
+                    verifier_to_the_seal(s.s, Channel::new(b), &vo, &mut r2).await;
                 // Whatever the prover sent after its seal: nothing, it
                 // waits for the reveal. (The proof's own messages between
                 // are corrections padded by COT bits and hashes.)
