@@ -1,0 +1,610 @@
+//! The differential harness of the response proof (the run after `Close`:
+//! the verifier's input reveal, the claim's shape and its answer, the
+//! sealed proof, `Δ`, the audit, the disclosure and the opening), frame by
+//! frame in both directions: each frame flipped, cut short, lengthened,
+//! dropped, replayed, or swapped with the next one.
+//!
+//! The session before it runs once per world (its messages have their own
+//! harness, `differential.rs`); the proof runs again for every mutant over
+//! a tapped in-memory link, from COTs rebuilt from the same seed (one `Δ`).
+//!
+//! - A frame of the prover's mutated: the verifier refuses, or outputs only
+//!   bytes the server sent, at their true offsets, and the leaf hashes of
+//!   the true transcript.
+//! - A frame of the verifier's mutated: the prover's outcome (finished,
+//!   the kind of its error, or stalled) and the frames it sent are the
+//!   same in two worlds that differ only in the bytes the prover hides (a
+//!   cookie in the request, the body's tail in the response): what a
+//!   cheating verifier sees of the prover does not depend on its secrets.
+//!   A prover that finds the verifier cheating has not disclosed its
+//!   revealed bytes.
+
+mod common;
+use common::*;
+use futures::task::ArcWake;
+use futures::{AsyncRead, AsyncWrite};
+use rand::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::future::Future;
+use std::io;
+use std::ops::Range;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Waker};
+use webproof_attestation::{CommitPlan, CommitmentSeed, Transcript, TranscriptCommitment};
+use webproof_core::Channel;
+use webproof_mpc_tls::hello::*;
+use webproof_mpc_tls::{
+    cots_needed, prove_response, verify_response, Error, ResponseClaim, VerifiedResponse,
+};
+use webproof_zk::Config;
+
+const SEED: u64 = 5;
+const BODY: usize = 200;
+/// Bytes of the body the prover reveals; the rest is hidden.
+const BODY_REVEALED: usize = 40;
+
+/// One world: the prover's request and the server's response, which
+/// differ between worlds only where the prover hides them.
+struct World {
+    request: Vec<u8>,
+    response: Vec<u8>,
+}
+
+fn world(secret: u8) -> World {
+    let mut body: Vec<u8> = (0..BODY).map(|i| b'a' + (i * 7 % 26) as u8).collect();
+    for b in &mut body[BODY_REVEALED..] {
+        *b ^= secret & 0x1f;
+    }
+    let mut response = format!("HTTP/1.1 200 OK\r\nContent-Length: {BODY}\r\n\r\n").into_bytes();
+    response.extend(body);
+    let cookie: String = (0..12)
+        .map(|i| (b'A' + (secret + i) % 26) as char)
+        .collect();
+    let request = format!(
+        "GET /known HTTP/1.1\r\nHost: webproof.test\r\nCookie: s={cookie}\r\nConnection: close\r\n\r\n"
+    )
+    .into_bytes();
+    World { request, response }
+}
+
+/// What the prover reveals: the request but the cookie's value, the
+/// response's head and the first bytes of its body.
+fn reveals(w: &World) -> (Vec<Range<usize>>, Vec<Range<usize>>) {
+    let at = w
+        .request
+        .windows(9)
+        .position(|x| x == b"Cookie: s")
+        .expect("the cookie")
+        + 10;
+    let request = vec![0..at, at + 12..w.request.len()];
+    let head = w.response.len() - BODY;
+    #[allow(clippy::single_range_in_vec_init)] // one revealed range
+    let response = vec![0..head + BODY_REVEALED];
+    (request, response)
+}
+
+/// How a frame is mutated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Flip,
+    Cut,
+    Lengthen,
+    Drop,
+    Replay,
+    Swap,
+}
+
+const KINDS: [Kind; 6] = [
+    Kind::Flip,
+    Kind::Cut,
+    Kind::Lengthen,
+    Kind::Drop,
+    Kind::Replay,
+    Kind::Swap,
+];
+
+/// One direction of the tapped link: the frames the writer wrote (before
+/// the tap), the bytes the reader gets (after it).
+#[derive(Default)]
+struct Pipe {
+    partial: Vec<u8>,
+    frames: Vec<Vec<u8>>,
+    buf: VecDeque<u8>,
+    held: Option<Vec<u8>>,
+    mutation: Option<(usize, Kind)>,
+    applied: bool,
+    closed: bool,
+    reader: Option<Waker>,
+}
+
+impl Pipe {
+    fn emit(&mut self, frame: &[u8]) {
+        self.buf
+            .extend((frame.len() as u32).to_le_bytes().iter().chain(frame));
+    }
+
+    /// Take whole frames out of what the writer wrote, mutating the target.
+    fn tap(&mut self) {
+        while self.partial.len() >= 4 {
+            let len = u32::from_le_bytes(self.partial[..4].try_into().unwrap()) as usize;
+            if self.partial.len() < 4 + len {
+                break;
+            }
+            let mut frame: Vec<u8> = self.partial.drain(..4 + len).skip(4).collect();
+            let i = self.frames.len();
+            self.frames.push(frame.clone());
+            match self.mutation {
+                Some((at, kind)) if at == i => {
+                    self.applied = true;
+                    match kind {
+                        Kind::Flip if !frame.is_empty() => {
+                            let mid = frame.len() / 2;
+                            frame[mid] ^= 1;
+                            self.emit(&frame);
+                        }
+                        Kind::Cut if !frame.is_empty() => {
+                            frame.pop();
+                            self.emit(&frame);
+                        }
+                        Kind::Lengthen => {
+                            frame.push(0);
+                            self.emit(&frame);
+                        }
+                        Kind::Drop => {}
+                        Kind::Replay => {
+                            self.emit(&frame);
+                            self.emit(&frame);
+                        }
+                        Kind::Swap => {
+                            // Applied only if the next frame comes before
+                            // the reader starves (see `poll_read`).
+                            self.applied = false;
+                            self.held = Some(frame);
+                        }
+                        _ => {
+                            self.applied = false;
+                            self.emit(&frame);
+                        }
+                    }
+                }
+                _ => {
+                    self.emit(&frame);
+                    if let Some(h) = self.held.take() {
+                        self.emit(&h);
+                        self.applied = true;
+                    }
+                }
+            }
+        }
+        if let Some(w) = self.reader.take() {
+            w.wake();
+        }
+    }
+}
+
+/// One end of a tapped duplex link.
+struct TapIo {
+    rx: Arc<Mutex<Pipe>>,
+    tx: Arc<Mutex<Pipe>>,
+}
+
+/// A link whose prover → verifier and verifier → prover frames are
+/// recorded and may be mutated: (prover's end, verifier's end, the two
+/// directions).
+fn tapped(
+    to_verifier: Option<(usize, Kind)>,
+    to_prover: Option<(usize, Kind)>,
+) -> (TapIo, TapIo, Arc<Mutex<Pipe>>, Arc<Mutex<Pipe>>) {
+    let pv = Arc::new(Mutex::new(Pipe {
+        mutation: to_verifier,
+        ..Pipe::default()
+    }));
+    let vp = Arc::new(Mutex::new(Pipe {
+        mutation: to_prover,
+        ..Pipe::default()
+    }));
+    (
+        TapIo {
+            rx: vp.clone(),
+            tx: pv.clone(),
+        },
+        TapIo {
+            rx: pv.clone(),
+            tx: vp.clone(),
+        },
+        pv,
+        vp,
+    )
+}
+
+impl AsyncRead for TapIo {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        out: &mut [u8],
+    ) -> Poll<io::Result<usize>> {
+        let mut p = self.rx.lock().unwrap();
+        if p.buf.is_empty() {
+            // A frame held back for a swap goes once nothing follows it
+            // (the writer waits for an answer): in order, not a mutation.
+            if let Some(h) = p.held.take() {
+                p.emit(&h);
+            } else if p.closed {
+                return Poll::Ready(Ok(0));
+            } else {
+                p.reader = Some(cx.waker().clone());
+                return Poll::Pending;
+            }
+        }
+        let n = out.len().min(p.buf.len());
+        for (o, b) in out.iter_mut().zip(p.buf.drain(..n)) {
+            *o = b;
+        }
+        Poll::Ready(Ok(n))
+    }
+}
+
+impl AsyncWrite for TapIo {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        _cx: &mut Context<'_>,
+        data: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let mut p = self.tx.lock().unwrap();
+        if p.closed {
+            return Poll::Ready(Err(io::ErrorKind::BrokenPipe.into()));
+        }
+        p.partial.extend_from_slice(data);
+        p.tap();
+        Poll::Ready(Ok(data.len()))
+    }
+    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+    fn poll_close(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        close(&self.tx);
+        Poll::Ready(Ok(()))
+    }
+}
+
+fn close(pipe: &Arc<Mutex<Pipe>>) {
+    let mut p = pipe.lock().unwrap();
+    p.closed = true;
+    if let Some(w) = p.reader.take() {
+        w.wake();
+    }
+}
+
+impl Drop for TapIo {
+    fn drop(&mut self) {
+        close(&self.tx);
+        close(&self.rx);
+    }
+}
+
+/// Polls `f` to completion, or until no party can move (a dropped frame
+/// leaves both waiting on each other): everything is in memory on this
+/// thread, so a poll that wakes nobody means nobody ever will.
+fn drive<F: Future>(f: F) {
+    struct Flag(AtomicBool);
+    impl ArcWake for Flag {
+        fn wake_by_ref(a: &Arc<Self>) {
+            a.0.store(true, Ordering::SeqCst);
+        }
+    }
+    let flag = Arc::new(Flag(AtomicBool::new(false)));
+    let waker = futures::task::waker(flag.clone());
+    let mut cx = Context::from_waker(&waker);
+    let mut f = std::pin::pin!(f);
+    loop {
+        flag.0.store(false, Ordering::SeqCst);
+        if f.as_mut().poll(&mut cx).is_ready() || !flag.0.load(Ordering::SeqCst) {
+            return;
+        }
+    }
+}
+
+/// How a party's run of the response proof ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum End {
+    Done,
+    /// The error's kind (its variant), not its text.
+    Failed(&'static str),
+    Stalled,
+}
+
+fn kind(e: &Error) -> &'static str {
+    match e {
+        Error::VerifierCheated(_) => "verifier cheated",
+        Error::Proof(_) => "proof",
+        Error::Malformed(_) => "malformed",
+        Error::Oversized { .. } => "oversized",
+        Error::Unexpected { .. } => "unexpected",
+        Error::Mpc(_) => "2pc",
+        _ => "other",
+    }
+}
+
+/// A session of one world, run once; the response proof then runs from it
+/// as often as needed.
+struct Session {
+    world: World,
+    done: Done,
+    claim: ResponseClaim,
+    blinders: Vec<[u8; 16]>,
+    cots: usize,
+}
+
+fn session(secret: u8) -> Session {
+    let world = world(secret);
+    let c = certs(KeyKind::Ecdsa, &[NAME], false);
+    let pcfg = prover_config(
+        NAME,
+        ECDHE_ECDSA_AES128_GCM_SHA256,
+        GROUP_P256,
+        true,
+        &world.request,
+    );
+    let cots = cots_needed(pcfg.request.len());
+    let (p, hello, v, _, _) = sessions_ext(SEED, pcfg, verifier_config(&c.ca_der, NAME));
+    let done = run(p, hello, v, server(&c), &world.response, Hooks::default())
+        .expect("the honest session completes");
+    assert_eq!(done.prover.response, world.response);
+    let commitment = commitment(&world).expect("commitment");
+    let (req_ranges, resp_ranges) = reveals(&world);
+    let claim = ResponseClaim::new(&done.prover, &resp_ranges)
+        .and_then(|c| c.with_request(&done.prover, &world.request, &req_ranges))
+        .map(|c| c.with_commitment(&done.prover, &commitment))
+        .expect("the claim");
+    let blinders = webproof_proxy::attest::blinders(&commitment);
+    Session {
+        world,
+        done,
+        claim,
+        blinders,
+        cots,
+    }
+}
+
+fn commitment(w: &World) -> webproof_attestation::Result<TranscriptCommitment> {
+    let t = Transcript::new(w.request.clone(), w.response.clone());
+    let plan = CommitPlan::new().with_chunk_len(64)?;
+    TranscriptCommitment::new(&t, &plan, CommitmentSeed::from_bytes([7; 32]))
+}
+
+/// What one run of the response proof showed.
+struct Proof {
+    prover: End,
+    verifier: End,
+    verified: Option<VerifiedResponse>,
+    /// Frames each party wrote (before the tap).
+    prover_frames: Vec<Vec<u8>>,
+    verifier_frames: Vec<Vec<u8>>,
+    applied: bool,
+}
+
+fn prove(
+    s: &Session,
+    to_verifier: Option<(usize, Kind)>,
+    to_prover: Option<(usize, Kind)>,
+) -> Proof {
+    // The session's COT extensions, rebuilt: the same seed gives the same
+    // `Δ` and the same next COTs, so every run proves against one session.
+    let (_, _, _, sender, receiver) = cots_ext(SEED, s.cots);
+    let (pio, vio, pv, vp) = tapped(to_verifier, to_prover);
+    let cfg = Config {
+        cot_batch: 1 << 18,
+        ..Config::default()
+    };
+    let prover_end = RefCell::new(End::Stalled);
+    let verifier_end = RefCell::new(End::Stalled);
+    let verified = RefCell::new(None);
+    let mut r1 = ChaCha20Rng::seed_from_u64(SEED + 100);
+    let mut r2 = ChaCha20Rng::seed_from_u64(SEED + 101);
+    drive(async {
+        futures::join!(
+            async {
+                let r = prove_response(
+                    receiver,
+                    Channel::new(pio),
+                    cfg,
+                    &s.done.prover,
+                    &s.claim,
+                    &s.blinders,
+                    &mut r1,
+                )
+                .await;
+                *prover_end.borrow_mut() = match r {
+                    Ok(_) => End::Done,
+                    Err(e) => End::Failed(kind(&e)),
+                };
+            },
+            async {
+                let r = verify_response(
+                    sender,
+                    Channel::new(vio),
+                    cfg,
+                    &s.done.verifier,
+                    true,
+                    &mut r2,
+                )
+                .await;
+                *verifier_end.borrow_mut() = match r {
+                    Ok(v) => {
+                        *verified.borrow_mut() = Some(v);
+                        End::Done
+                    }
+                    Err(e) => End::Failed(kind(&e)),
+                };
+            }
+        )
+    });
+    let (pv, vp) = (pv.lock().unwrap(), vp.lock().unwrap());
+    Proof {
+        prover: prover_end.into_inner(),
+        verifier: verifier_end.into_inner(),
+        verified: verified.into_inner(),
+        prover_frames: pv.frames.clone(),
+        verifier_frames: vp.frames.clone(),
+        applied: pv.applied || vp.applied,
+    }
+}
+
+/// The verifier's output holds only true bytes at true offsets and the
+/// leaf hashes of the true transcript.
+fn only_true_bytes(v: &VerifiedResponse, w: &World) -> bool {
+    let placed = |ranges: &[webproof_mpc_tls::response::RevealedRange], data: &[u8]| {
+        ranges.iter().all(|r| {
+            r.offset
+                .checked_add(r.bytes.len())
+                .and_then(|end| data.get(r.offset..end))
+                == Some(&r.bytes[..])
+        })
+    };
+    let leaves_true =
+        commitment(w).is_ok_and(|c| c.leaves() == v.leaves && c.leaf_hashes() == v.leaf_hashes);
+    v.response_len == w.response.len()
+        && v.request_len == w.request.len()
+        && placed(&v.ranges, &w.response)
+        && placed(&v.request_ranges, &w.request)
+        && leaves_true
+}
+
+/// What a cheating verifier sees of the prover in a run: how it ended,
+/// how many frames it sent, and which of them differ in length from its
+/// honest run's.
+fn view(run: &Proof, honest: &Proof) -> (End, usize, Vec<usize>) {
+    let off: Vec<usize> = run
+        .prover_frames
+        .iter()
+        .enumerate()
+        .filter(|(i, f)| honest.prover_frames.get(*i).map(Vec::len) != Some(f.len()))
+        .map(|(i, _)| i)
+        .collect();
+    (run.prover.clone(), run.prover_frames.len(), off)
+}
+
+/// Frame indices to mutate out of `frames`: every one (`all`), or each
+/// frame that starts or ends a run of frames of one length (the proof's
+/// bulk, COT extension and full segments, is many frames alike).
+fn sample(frames: &[Vec<u8>], all: bool) -> Vec<usize> {
+    let n = frames.len();
+    (0..n)
+        .filter(|&i| {
+            all || i == 0
+                || i + 1 == n
+                || frames[i - 1].len() != frames[i].len()
+                || frames[i + 1].len() != frames[i].len()
+        })
+        .collect()
+}
+
+#[test]
+fn response_proof_frames_are_refused_or_true_and_secrets_do_not_matter() {
+    harness(false);
+}
+
+/// Every frame, not a sample (about four times the runs).
+#[test]
+#[ignore]
+fn every_response_proof_frame_is_refused_or_true_and_secrets_do_not_matter() {
+    harness(true);
+}
+
+fn harness(all: bool) {
+    let a = session(1);
+    let b = session(2);
+    assert_ne!(a.world.request, b.world.request);
+    assert_ne!(a.world.response, b.world.response);
+
+    let honest = prove(&a, None, None);
+    assert_eq!(honest.prover, End::Done);
+    let v = honest.verified.as_ref().expect("the honest proof verifies");
+    assert!(only_true_bytes(v, &a.world));
+    let revealed: usize = v.ranges.iter().map(|r| r.bytes.len()).sum();
+    assert_eq!(revealed, a.world.response.len() - BODY + BODY_REVEALED);
+    let honest_b = prove(&b, None, None);
+    assert_eq!(honest_b.prover, End::Done);
+    // The same frames in both worlds; a few lengths differ by some bytes,
+    // the proof's segments, whose AND count depends on public values
+    // (constant inputs fold gates away), so each world's mutated runs are
+    // compared with its own honest run.
+    assert_eq!(honest.prover_frames.len(), honest_b.prover_frames.len());
+    assert_eq!(honest.verifier_frames.len(), honest_b.verifier_frames.len());
+    // The disclosure: the frame that carries the revealed bytes, found by
+    // the revealed body's bytes (the prover's frames are otherwise MACs,
+    // masks and hashes).
+    let marker = &a.world.response[a.world.response.len() - BODY..][..BODY_REVEALED];
+    let disclosure = honest
+        .prover_frames
+        .iter()
+        .position(|f| f.windows(marker.len()).any(|w| w == marker))
+        .expect("the prover discloses its revealed bytes");
+    let (np, nv) = (honest.prover_frames.len(), honest.verifier_frames.len());
+    eprintln!(
+        "response proof: {np} prover frames (disclosure at {disclosure}), {nv} verifier frames"
+    );
+
+    let (mut runs, mut refused, mut accepted, mut stalled) = (0usize, 0usize, 0usize, 0usize);
+    // The prover under test.
+    for i in sample(&honest.prover_frames, all) {
+        for k in KINDS {
+            let r = prove(&a, Some((i, k)), None);
+            if !r.applied {
+                continue;
+            }
+            runs += 1;
+            if r.verifier == End::Stalled {
+                stalled += 1;
+            }
+            match &r.verified {
+                None => refused += 1,
+                Some(v) => {
+                    accepted += 1;
+                    assert!(
+                        only_true_bytes(v, &a.world),
+                        "prover frame {i} {k:?}: the verifier accepted bytes the server did not send"
+                    );
+                }
+            }
+        }
+    }
+    // The verifier under test, in both worlds.
+    for i in sample(&honest.verifier_frames, true) {
+        for k in KINDS {
+            let ra = prove(&a, None, Some((i, k)));
+            let rb = prove(&b, None, Some((i, k)));
+            if !ra.applied && !rb.applied {
+                continue;
+            }
+            runs += 1;
+            assert_eq!(
+                view(&ra, &honest),
+                view(&rb, &honest_b),
+                "verifier frame {i} {k:?}: what the verifier sees of the prover depends on its hidden bytes"
+            );
+            if ra.prover == End::Failed("verifier cheated") {
+                assert!(
+                    ra.prover_frames.len() <= disclosure,
+                    "verifier frame {i} {k:?}: the prover disclosed before it caught the verifier"
+                );
+            }
+            if ra.prover == End::Stalled {
+                stalled += 1;
+            }
+            if ra.prover == End::Done {
+                accepted += 1;
+            } else {
+                refused += 1;
+            }
+        }
+    }
+    eprintln!(
+        "differential (response proof): {runs} mutated runs: {refused} refused ({stalled} of them by waiting for a frame that never came), {accepted} ended with true bytes only"
+    );
+    assert!(runs > 100, "too few mutated runs ({runs})");
+}
