@@ -80,7 +80,7 @@ use webproof_mpc::ole::OleField;
 use webproof_mpc::record;
 use webproof_mpc::reduced::{self, STEPS};
 use webproof_mpc::tls12::{self, Curve, KeyShares, Randoms, Tls12Config};
-use webproof_proxy::record::content_type;
+use webproof_tls::record::content_type;
 use webproof_tlsproof::{Aead, RecordTag, SealedRecord, ZkParty};
 use webproof_zk::{Prover, ProverBit, Verifier, VerifierBit};
 

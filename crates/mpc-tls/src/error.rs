@@ -106,5 +106,13 @@ pub enum Error {
     Usage(String),
 }
 
+/// The shared TLS checks' errors arrive as proxy mode's of the same names
+/// (one error vocabulary for both modes' verdicts).
+impl From<webproof_tls::TlsError> for Error {
+    fn from(e: webproof_tls::TlsError) -> Self {
+        Error::Tls(e.into())
+    }
+}
+
 /// Result with [`Error`].
 pub type Result<T, E = Error> = core::result::Result<T, E>;

@@ -14,7 +14,7 @@
 use crate::error::{Error, Result};
 use webproof_circuits::tls::Tls12Suite;
 use webproof_mpc::tls12::Curve;
-use webproof_proxy::handshake::{self as hsk, msg_type};
+use webproof_tls::handshake::{self as hsk, msg_type};
 
 /// TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256.
 pub const ECDHE_ECDSA_AES128_GCM_SHA256: u16 = 0xc02b;

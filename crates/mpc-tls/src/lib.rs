@@ -5,8 +5,7 @@
 //!
 //! The 2PC building blocks are `webproof_mpc`'s (garbled circuits, OLE,
 //! ECtF, the TLS 1.2 PRF, AES-GCM records); the TLS parsing and the
-//! server-identity checks are proxy mode's (`webproof_proxy::handshake`,
-//! `webproof_proxy::verify`). This crate owns the sessions that chain them
+//! server-identity checks are the ones both modes share (`webproof_tls`). This crate owns the sessions that chain them
 //! around a real handshake:
 //!
 //! - [`prover`]: [`ProverSession`], the TLS client's wire side (it writes

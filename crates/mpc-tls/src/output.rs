@@ -40,9 +40,10 @@ use webproof_attestation::{Direction as ADirection, OrderSpan};
 use webproof_proxy::disclosure::DisclosedData;
 use webproof_proxy::output::ProofKind;
 use webproof_proxy::protocol::AttestationReply;
-use webproof_proxy::record::{content_type, Record};
 use webproof_proxy::verify::SessionInfo;
-use webproof_proxy::{CipherSuite, Direction, KxGroup, Recording, TlsVersion, VerifierOutput};
+use webproof_proxy::VerifierOutput;
+use webproof_tls::record::{content_type, Record};
+use webproof_tls::{CipherSuite, Direction, KxGroup, Recording, TlsVersion};
 
 /// AES-GCM's explicit nonce and tag.
 const GCM_OVERHEAD: usize = 8 + 16;

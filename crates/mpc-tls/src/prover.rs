@@ -42,9 +42,9 @@ use webproof_mpc::record::{self, HiddenAhead, PowersAhead, RecordProver};
 use webproof_mpc::reduced::StepTables;
 use webproof_mpc::tls12::{Curve, KeyShares, Tls12Config};
 use webproof_mpc::ReceivedTables;
-use webproof_proxy::handshake::{self as hsk, msg_type, Reassembler};
-use webproof_proxy::record::{content_type, Record};
-use webproof_proxy::{Direction, Recorder, RecorderLimits, Recording};
+use webproof_tls::handshake::{self as hsk, msg_type, Reassembler};
+use webproof_tls::record::{content_type, Record};
+use webproof_tls::{Direction, Recorder, RecorderLimits, Recording};
 
 /// What the prover asks for.
 #[derive(Clone, Debug)]

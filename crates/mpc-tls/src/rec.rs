@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use std::sync::{Arc, Mutex};
 use webproof_mpc::record;
 use webproof_mpc::Plan;
-use webproof_proxy::record::{content_type, Record};
+use webproof_tls::record::{content_type, Record};
 
 /// Bytes of the server Finished record's payload: explicit nonce (8),
 /// encrypted Finished message (16), tag (16).

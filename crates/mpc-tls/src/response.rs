@@ -239,9 +239,9 @@ use webproof_core::cot::{RandomCotReceiver, RandomCotSender};
 use webproof_core::{Block, Channel, Io};
 use webproof_mpc::consistency;
 use webproof_mpc::tls12::KeyShares;
-use webproof_proxy::record::{content_type, Record};
 use webproof_proxy::zk::{leaf_commitments, MAX_LEAVES};
-use webproof_proxy::Recording;
+use webproof_tls::record::{content_type, Record};
+use webproof_tls::Recording;
 use webproof_tlsproof::{Aead, PlaintextClaim, RecordTag, SealedRecord};
 use webproof_zk::{Config, Prover, ProverBit, Verifier, VerifierBit};
 

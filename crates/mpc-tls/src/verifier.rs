@@ -22,7 +22,7 @@
 //!   ServerHello, Certificate and
 //!   ServerKeyExchange records received; the chain, name, validity and
 //!   the signature over both randoms and the key share are checked here
-//!   (`webproof_proxy::verify::check_tls12_server`) before any 2PC step;
+//!   (`webproof_tls::identity::check_tls12_server`) before any 2PC step;
 //! - **client key share**: computed by the verifier from its own share
 //!   and the prover's opened commitment; the ClientKeyExchange record the
 //!   prover forwards must be exactly the message the verifier computed;
@@ -96,9 +96,9 @@ use webproof_mpc::ole::OleSender;
 use webproof_mpc::plan::Plan;
 use webproof_mpc::record::{self, RecordVerifier};
 use webproof_mpc::tls12::{Curve, KeyShares, Tls12Config};
-use webproof_proxy::handshake::{self as hsk, msg_type, Reassembler};
-use webproof_proxy::record::{content_type, Record};
-use webproof_proxy::{Direction, Recorder, RecorderLimits, Recording, VerifyConfig};
+use webproof_tls::handshake::{self as hsk, msg_type, Reassembler};
+use webproof_tls::record::{content_type, Record};
+use webproof_tls::{Direction, Recorder, RecorderLimits, Recording, VerifyConfig};
 
 /// What the verifier accepts.
 #[derive(Clone, Debug)]
@@ -777,7 +777,7 @@ impl VerifierSession {
                 self.terms
                     .ok_or(Error::OutOfOrder("a ServerKeyExchange before Hello"))?
                     .check_negotiated(self.flight.suite, Some(ske.group), self.flight.ems)?;
-                webproof_proxy::verify::check_tls12_server(
+                webproof_tls::identity::check_tls12_server(
                     &self.cfg.verify,
                     &self.flight.chain,
                     &self.client_random,

@@ -217,6 +217,12 @@ impl NetError {
     }
 }
 
+impl From<webproof_tls::TlsError> for NetError {
+    fn from(e: webproof_tls::TlsError) -> Self {
+        NetError::Proxy(e.into())
+    }
+}
+
 impl From<SessionError> for NetError {
     fn from(e: SessionError) -> Self {
         match e {

@@ -534,7 +534,7 @@ async fn relay<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
                 Some(Ok(RelayFrame::Data(d))) => {
                     if failure.is_some() { continue; }
                     if let Err(e) = rec.feed(Direction::Sent, &d) {
-                        failure = Some(e);
+                        failure = Some(e.into());
                         server_open = false;
                         continue;
                     }
@@ -567,7 +567,7 @@ async fn relay<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
                         if let Err(e) = rec.feed(Direction::Received, &buf[..n]) {
                             server_open = false;
                             write_frame(&mut pw, &RelayFrame::ServerClosed(format!("relay stopped: {e}")).encode()).await?;
-                            failure = Some(e);
+                            failure = Some(e.into());
                             continue;
                         }
                         write_frame(&mut pw, &RelayFrame::Data(buf[..n].to_vec()).encode()).await?;

@@ -95,6 +95,21 @@ pub enum ProxyError {
     Protocol(String),
 }
 
+/// The TLS checks' errors are proxy mode's of the same names.
+impl From<webproof_tls::TlsError> for ProxyError {
+    fn from(e: webproof_tls::TlsError) -> Self {
+        use webproof_tls::TlsError as T;
+        match e {
+            T::Malformed { what, detail } => ProxyError::Malformed { what, detail },
+            T::Unsupported(s) => ProxyError::Unsupported(s),
+            T::Limit(s) => ProxyError::Limit(s),
+            T::Certificate(s) => ProxyError::Certificate(s),
+            T::Signature(s) => ProxyError::Signature(s),
+            T::Protocol(s) => ProxyError::Protocol(s),
+        }
+    }
+}
+
 /// Result with [`ProxyError`].
 pub type Result<T, E = ProxyError> = core::result::Result<T, E>;
 

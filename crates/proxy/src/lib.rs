@@ -6,17 +6,15 @@
 //! computation, so it runs the same natively and in a browser
 //! (`wasm32-unknown-unknown`):
 //!
-//! - [`record`]: TLS records, the [`record::Recording`] the verifier keeps
-//!   and the bounded incremental [`record::Recorder`] that builds it;
-//! - [`handshake`]: parsing of the handshake messages proxy mode needs;
-//! - [`suite`]: supported protocol versions, cipher suites and groups;
-//! - [`keys`]: the TLS 1.3 key schedule and the TLS 1.2 PRF, written so that
-//!   the ZK statement circuits can mirror them step by step;
-//! - [`aead`]: record protection (nonce, additional data, inner plaintext);
-//! - [`verify`]: the verifier's checks: server identity (chain, name,
-//!   validity, CertificateVerify / ServerKeyExchange signature), Finished
-//!   messages, and decryption of every record under one key per direction;
-//! - [`sigalg`]: signature verification for webpki on RustCrypto (pure Rust);
+//! - the TLS both modes share lives in `webproof_tls` (records and
+//!   recordings, handshake parsing, suites, the key schedule, record
+//!   protection, server identity); its modules are re-exported here under
+//!   their old paths ([`record`], [`handshake`], [`suite`], [`keys`],
+//!   [`aead`], [`sigalg`], [`codec`]);
+//! - [`verify`]: the verifier's checks of a recorded session: the
+//!   handshake walked record by record (server identity by
+//!   `webproof_tls::identity`), Finished messages, and decryption of every
+//!   record under one key per direction;
 //! - [`statement`]: the public inputs and witness of the ZK statement, and
 //!   the relation evaluated in the clear (the full-reveal fast path);
 //! - [`disclosure`] and [`http`]: which byte ranges to open, and HTTP-aware
@@ -42,23 +40,18 @@
 //! passes time and data in.
 #![forbid(unsafe_code)]
 
-pub mod aead;
 pub mod attest;
-pub mod codec;
+// The TLS both modes share, under the paths it had here.
+pub use webproof_tls::{aead, codec, handshake, keys, record, sigalg, suite};
 pub mod disclosure;
 pub mod error;
-pub mod handshake;
 pub mod http;
 pub mod json;
-pub mod keys;
 pub mod mux;
 pub mod output;
 pub mod protocol;
-pub mod record;
 pub mod session;
-pub mod sigalg;
 pub mod statement;
-pub mod suite;
 pub mod tags;
 pub mod verifier;
 pub mod verify;

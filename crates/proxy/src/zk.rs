@@ -102,18 +102,13 @@ pub struct PartialAppData {
     pub record_data: Vec<usize>,
 }
 
-impl From<AeadAlg> for tp::Aead {
-    fn from(a: AeadAlg) -> Self {
-        match a {
-            AeadAlg::Aes128Gcm => tp::Aead::Aes128Gcm,
-            AeadAlg::Aes256Gcm => tp::Aead::Aes256Gcm,
-            AeadAlg::ChaCha20Poly1305 => tp::Aead::ChaCha20Poly1305,
-        }
+/// The suite's AEAD as the statement circuits name it.
+pub(crate) fn aead(suite: CipherSuite) -> tp::Aead {
+    match suite.aead() {
+        AeadAlg::Aes128Gcm => tp::Aead::Aes128Gcm,
+        AeadAlg::Aes256Gcm => tp::Aead::Aes256Gcm,
+        AeadAlg::ChaCha20Poly1305 => tp::Aead::ChaCha20Poly1305,
     }
-}
-
-fn aead(suite: CipherSuite) -> tp::Aead {
-    suite.aead().into()
 }
 
 fn hash(suite: CipherSuite) -> tp::HashAlg {

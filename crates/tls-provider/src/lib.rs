@@ -8,7 +8,7 @@
 //! mode supports, with every key-exchange group wrapped so that the (EC)DHE
 //! shared secret is captured when the exchange completes. From it the prover
 //! computes the session secret the proof is about (TLS 1.3 handshake
-//! secret, TLS 1.2 master secret) with `webproof_proxy`'s key schedule, and
+//! secret, TLS 1.2 master secret) with `webproof_tls`'s key schedule, and
 //! cross-checks the result against what rustls itself logs through `KeyLog`.
 //!
 //! Why ring: it is rustls' best-tested provider, builds fast, and compiles
@@ -16,7 +16,7 @@
 //! feature in a browser, where the prover has JavaScript anyway). The
 //! RustCrypto provider (`rustls-rustcrypto`) is still an alpha release on
 //! pre-release RustCrypto crates. The verifier side needs no provider at all:
-//! `webproof_proxy` verifies signatures with RustCrypto directly.
+//! `webproof_tls` verifies signatures with RustCrypto directly.
 //!
 //! Captured secrets are keyed by our public key share (which the prover
 //! finds again in its ClientHello / ClientKeyExchange), so the groups can be
@@ -27,7 +27,7 @@ use rustls::time_provider::TimeProvider;
 use rustls::{NamedGroup, SupportedCipherSuite};
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
-use webproof_proxy::{CipherSuite, KxGroup, TlsVersion};
+use webproof_tls::{CipherSuite, KxGroup, TlsVersion};
 
 /// Most captured secrets kept for sessions that never collected theirs.
 const MAX_CAPTURED: usize = 256;

@@ -54,6 +54,12 @@ pub enum SessionError {
     Proxy(#[from] ProxyError),
 }
 
+impl From<webproof_tls::TlsError> for SessionError {
+    fn from(e: webproof_tls::TlsError) -> Self {
+        SessionError::Proxy(e.into())
+    }
+}
+
 impl SessionError {
     /// The reason code, whoever decided.
     pub fn kind(&self) -> RejectKind {

@@ -71,7 +71,7 @@ pub fn expected_cots(
     let aead = offered
         .iter()
         .find(|s| version.is_none_or(|v| s.version() == v))
-        .map(|s| tp::Aead::from(s.aead()));
+        .map(|&s| crate::zk::aead(s));
     tp::session::expected_cots(request_len, expect_response, aead)
 }
 

@@ -242,7 +242,10 @@ impl VerifierSession {
                 self.stage = Stage::Closed;
                 (ack, Ok(()))
             }
-            Err(e) => (RelayFrame::CloseAck(Err((&e).into())), Err(e)),
+            Err(e) => {
+                let e = ProxyError::from(e);
+                (RelayFrame::CloseAck(Err((&e).into())), Err(e))
+            }
         }
     }
 

@@ -1,4 +1,4 @@
-//! Protocol versions, cipher suites and key-exchange groups proxy mode supports.
+//! Protocol versions, cipher suites and key-exchange groups webproof supports.
 //!
 //! A suite not listed here is never offered by the prover and is rejected by
 //! the verifier.

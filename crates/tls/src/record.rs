@@ -3,9 +3,9 @@
 //! The [`Recorder`] is fed the raw bytes of each direction as they pass
 //! through the relay and cuts them into records, enforcing the configured
 //! limits as it goes. It only frames records: nothing here decides what a
-//! record means (that is [`crate::verify`]).
+//! record means (that is the modes' verifiers).
 
-use crate::error::{ProxyError, Result};
+use crate::error::{Result, TlsError};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -115,13 +115,13 @@ impl Recording {
     /// its `Close`), and at most the server records relayed.
     pub fn cut(mut self, sent: usize, received: usize) -> Result<Recording> {
         if sent != self.sent.len() {
-            return Err(ProxyError::Protocol(format!(
+            return Err(TlsError::Protocol(format!(
                 "the prover closed after {sent} client records, the verifier relayed {}",
                 self.sent.len()
             )));
         }
         if received > self.received.len() {
-            return Err(ProxyError::Protocol(format!(
+            return Err(TlsError::Protocol(format!(
                 "the prover closed after {received} server records, the verifier relayed only {}",
                 self.received.len()
             )));
@@ -210,7 +210,7 @@ impl Recorder {
         };
         self.bytes[i] = self.bytes[i].saturating_add(bytes.len());
         if self.bytes[i] > max_bytes {
-            return Err(ProxyError::Limit(format!(
+            return Err(TlsError::Limit(format!(
                 "the {d} sent more than {max_bytes} bytes (the verifier's limit max_{which}_bytes)"
             )));
         }
@@ -227,7 +227,7 @@ impl Recorder {
                 Direction::Received => &mut self.transcript.received,
             };
             if recs.len() >= max_records {
-                return Err(ProxyError::Limit(format!(
+                return Err(TlsError::Limit(format!(
                     "the {d} sent more than {max_records} records (the verifier's limit max_{which}_records)"
                 )));
             }
@@ -268,7 +268,7 @@ pub fn parse_record(d: Direction, buf: &[u8]) -> Result<Option<(Record, usize)>>
     }
     let ct = buf[0];
     if !(content_type::CHANGE_CIPHER_SPEC..=content_type::APPLICATION_DATA).contains(&ct) {
-        return Err(ProxyError::Malformed {
+        return Err(TlsError::Malformed {
             what: "TLS record",
             detail: format!("the {d} sent content type {ct}: not TLS"),
         });
@@ -276,7 +276,7 @@ pub fn parse_record(d: Direction, buf: &[u8]) -> Result<Option<(Record, usize)>>
     if buf.len() >= 3 {
         let version = u16::from_be_bytes([buf[1], buf[2]]);
         if !(0x0300..=0x0304).contains(&version) {
-            return Err(ProxyError::Malformed {
+            return Err(TlsError::Malformed {
                 what: "TLS record",
                 detail: format!("the {d} sent record version {version:#06x}: not TLS"),
             });
@@ -287,7 +287,7 @@ pub fn parse_record(d: Direction, buf: &[u8]) -> Result<Option<(Record, usize)>>
     }
     let len = u16::from_be_bytes([buf[3], buf[4]]) as usize;
     if len > MAX_PAYLOAD {
-        return Err(ProxyError::Malformed {
+        return Err(TlsError::Malformed {
             what: "TLS record",
             detail: format!("the {d} sent a {len}-byte record (max {MAX_PAYLOAD})"),
         });
@@ -386,7 +386,7 @@ mod tests {
         let mut r = Recorder::new(RecorderLimits::default());
         assert!(matches!(
             r.feed(Direction::Received, b"HTTP/1.1 200 OK\r\n"),
-            Err(ProxyError::Malformed { .. })
+            Err(TlsError::Malformed { .. })
         ));
         let mut r = Recorder::new(RecorderLimits::default());
         assert!(r
@@ -451,7 +451,7 @@ mod tests {
         let mut r = Recorder::new(limits);
         assert!(matches!(
             r.feed(Direction::Sent, &[0u8; 21]),
-            Err(ProxyError::Limit(_))
+            Err(TlsError::Limit(_))
         ));
         let mut r = Recorder::new(limits);
         let rec = [23u8, 3, 3, 0, 1, 0];
@@ -459,7 +459,7 @@ mod tests {
         r.feed(Direction::Received, &rec).unwrap();
         assert!(matches!(
             r.feed(Direction::Received, &rec),
-            Err(ProxyError::Limit(_))
+            Err(TlsError::Limit(_))
         ));
     }
 }

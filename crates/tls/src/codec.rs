@@ -1,9 +1,9 @@
 //! A bounds-checked reader for TLS wire structures.
 //!
 //! Every read states what it parses, so a truncated or oversized field
-//! becomes a precise [`ProxyError::Malformed`] and never a panic.
+//! becomes a precise [`TlsError::Malformed`] and never a panic.
 
-use crate::error::{malformed, ProxyError, Result};
+use crate::error::{malformed, Result, TlsError};
 
 /// Reads TLS vectors and integers from a byte slice.
 pub struct Reader<'a> {
@@ -104,7 +104,7 @@ impl<'a> Reader<'a> {
     }
 
     /// An error naming this structure.
-    pub fn error(&self, detail: impl Into<String>) -> ProxyError {
+    pub fn error(&self, detail: impl Into<String>) -> TlsError {
         malformed(self.what, detail)
     }
 }
@@ -118,7 +118,7 @@ mod tests {
         let mut r = Reader::new(&[0, 5, 1, 2], "thing");
         assert!(matches!(
             r.vec16(),
-            Err(ProxyError::Malformed { what: "thing", .. })
+            Err(TlsError::Malformed { what: "thing", .. })
         ));
         let mut r = Reader::new(&[1, 9, 7], "thing");
         assert_eq!(r.vec8().unwrap(), &[9]);

@@ -1,11 +1,11 @@
-//! Parsing of the TLS handshake messages proxy mode inspects.
+//! Parsing of the TLS handshake messages a verifier inspects.
 //!
 //! Only the fields the verifier needs are extracted; each parser is bounded
-//! by the message it is given and fails with [`ProxyError::Malformed`] on
+//! by the message it is given and fails with [`TlsError::Malformed`] on
 //! truncated or inconsistent input.
 
 use crate::codec::Reader;
-use crate::error::{malformed, ProxyError, Result};
+use crate::error::{malformed, Result, TlsError};
 
 /// Handshake message types.
 pub mod msg_type {
@@ -85,7 +85,7 @@ impl Reassembler {
         // a peer (or caller) feeding without bound.
         let total = self.buf.len().saturating_add(fragment.len());
         if total > MAX_BUFFERED {
-            return Err(ProxyError::Limit(format!(
+            return Err(TlsError::Limit(format!(
                 "{total} bytes of handshake messages buffered (max {MAX_BUFFERED})"
             )));
         }
@@ -101,7 +101,7 @@ impl Reassembler {
         let len =
             ((self.buf[1] as usize) << 16) | ((self.buf[2] as usize) << 8) | self.buf[3] as usize;
         if len > MAX_MESSAGE {
-            return Err(ProxyError::Limit(format!(
+            return Err(TlsError::Limit(format!(
                 "handshake message of {len} bytes (max {MAX_MESSAGE})"
             )));
         }
@@ -324,7 +324,7 @@ pub fn parse_certificate(body: &[u8], tls13: bool) -> Result<Vec<Vec<u8>>> {
         }
     }
     if certs.is_empty() {
-        return Err(ProxyError::Certificate(
+        return Err(TlsError::Certificate(
             "the server sent no certificate".into(),
         ));
     }
@@ -368,7 +368,7 @@ pub fn parse_server_key_exchange(body: &[u8]) -> Result<ServerKeyExchange> {
     let mut r = Reader::new(body, what);
     let curve_type = r.u8()?;
     if curve_type != 3 {
-        return Err(ProxyError::Unsupported(format!(
+        return Err(TlsError::Unsupported(format!(
             "ServerKeyExchange curve type {curve_type} (only named curves)"
         )));
     }
@@ -412,7 +412,7 @@ mod tests {
         assert_eq!(r.next_message().unwrap().unwrap().typ, 8);
         assert!(r.is_empty());
         r.push(&[11, 0xff, 0xff, 0xff]).unwrap();
-        assert!(matches!(r.next_message(), Err(ProxyError::Limit(_))));
+        assert!(matches!(r.next_message(), Err(TlsError::Limit(_))));
     }
 
     /// The largest allowed message reassembles; one byte more is refused; a
@@ -436,7 +436,7 @@ mod tests {
         let len = MAX_MESSAGE + 1;
         r.push(&[11, (len >> 16) as u8, (len >> 8) as u8, len as u8])
             .unwrap();
-        assert!(matches!(r.next_message(), Err(ProxyError::Limit(_))));
+        assert!(matches!(r.next_message(), Err(TlsError::Limit(_))));
         // Fragments pushed without draining hit the buffer bound.
         let mut r = Reassembler::default();
         let mut refused = false;

@@ -1,0 +1,37 @@
+//! The TLS that both modes of webproof share, without I/O.
+//!
+//! Proxy mode checks a recorded session with it; MPC mode checks the
+//! server's flight, keeps its recording and decrypts the response with it.
+//! Nothing here knows a mode:
+//!
+//! - [`record`]: TLS records, the [`Recording`] a verifier keeps and the
+//!   bounded incremental [`Recorder`] that builds it;
+//! - [`handshake`] and [`codec`]: parsing of the handshake messages a
+//!   verifier inspects, bounds-checked;
+//! - [`suite`]: the protocol versions, cipher suites and groups webproof
+//!   supports;
+//! - [`keys`]: the TLS 1.3 key schedule and the TLS 1.2 PRF in the clear,
+//!   written step by step so that circuits can mirror them;
+//! - [`aead`]: record protection (nonce, additional data, inner plaintext);
+//! - [`identity`]: the server's identity (chain, name, validity, the
+//!   handshake signature);
+//! - [`sigalg`]: signature verification for webpki on RustCrypto.
+//!
+//! It builds for `wasm32-unknown-unknown`: no sockets, clocks or
+//! randomness; the caller passes time and data in.
+#![forbid(unsafe_code)]
+
+pub mod aead;
+pub mod codec;
+pub mod error;
+pub mod handshake;
+pub mod identity;
+pub mod keys;
+pub mod record;
+pub mod sigalg;
+pub mod suite;
+
+pub use error::TlsError;
+pub use identity::{RootStore, VerifyConfig};
+pub use record::{Direction, Recorder, RecorderLimits, Recording};
+pub use suite::{CipherSuite, KxGroup, TlsVersion};
