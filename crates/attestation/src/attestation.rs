@@ -418,91 +418,9 @@ impl SessionFacts {
     }
 }
 
-/// The negotiated TLS version: of the attested session here, and the one
-/// type every crate of the workspace uses for it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-pub enum TlsVersion {
-    /// TLS 1.2 (RFC 5246); proxy mode takes ECDHE and AEAD suites only.
-    #[serde(rename = "1.2", alias = "TLSv1.2")]
-    Tls12,
-    /// TLS 1.3 (RFC 8446), no PSK, no 0-RTT.
-    #[serde(rename = "1.3", alias = "TLSv1.3")]
-    Tls13,
-}
-
-impl TlsVersion {
-    pub const fn code(self) -> u16 {
-        match self {
-            TlsVersion::Tls12 => 0x0303,
-            TlsVersion::Tls13 => 0x0304,
-        }
-    }
-
-    pub const fn from_code(code: u16) -> Option<Self> {
-        match code {
-            0x0303 => Some(TlsVersion::Tls12),
-            0x0304 => Some(TlsVersion::Tls13),
-            _ => None,
-        }
-    }
-}
-
-impl fmt::Display for TlsVersion {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            TlsVersion::Tls12 => "TLS 1.2",
-            TlsVersion::Tls13 => "TLS 1.3",
-        })
-    }
-}
-
-macro_rules! suites {
-    ($($name:ident = $code:literal, $version:ident;)*) => {
-        /// Cipher suites webproof attests (IANA names and codes).
-        #[allow(non_camel_case_types)]
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-        pub enum CipherSuite { $($name,)* }
-
-        impl CipherSuite {
-            pub const ALL: &'static [CipherSuite] = &[$(CipherSuite::$name,)*];
-
-            pub const fn code(self) -> u16 {
-                match self { $(CipherSuite::$name => $code,)* }
-            }
-
-            pub const fn from_code(code: u16) -> Option<Self> {
-                match code { $($code => Some(CipherSuite::$name),)* _ => None }
-            }
-
-            /// The TLS version this suite belongs to.
-            pub const fn version(self) -> TlsVersion {
-                match self { $(CipherSuite::$name => TlsVersion::$version,)* }
-            }
-
-            pub const fn name(self) -> &'static str {
-                match self { $(CipherSuite::$name => stringify!($name),)* }
-            }
-        }
-    };
-}
-
-suites! {
-    TLS13_AES_128_GCM_SHA256 = 0x1301, Tls13;
-    TLS13_AES_256_GCM_SHA384 = 0x1302, Tls13;
-    TLS13_CHACHA20_POLY1305_SHA256 = 0x1303, Tls13;
-    TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256 = 0xc02b, Tls12;
-    TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384 = 0xc02c, Tls12;
-    TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256 = 0xc02f, Tls12;
-    TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384 = 0xc030, Tls12;
-    TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256 = 0xcca8, Tls12;
-    TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256 = 0xcca9, Tls12;
-}
-
-impl fmt::Display for CipherSuite {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
+// The TLS vocabulary (`TlsVersion`, `CipherSuite`) is `webproof_tls`'s,
+// which every crate uses.
+pub use webproof_tls::suite::{CipherSuite, TlsVersion};
 
 /// Lowercases and checks a server name for an attestation.
 pub fn normalize_server_name(name: &str) -> Result<String> {

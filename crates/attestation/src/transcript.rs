@@ -4,46 +4,7 @@
 
 use std::fmt;
 
-/// Which way the bytes went.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Direction {
-    /// Client to server (the request).
-    Sent,
-    /// Server to client (the response).
-    Received,
-}
-
-impl Direction {
-    /// The byte that stands for this direction in leaf preimages and encodings.
-    pub const fn to_byte(self) -> u8 {
-        match self {
-            Direction::Sent => 0,
-            Direction::Received => 1,
-        }
-    }
-
-    pub const fn from_byte(b: u8) -> Option<Self> {
-        match b {
-            0 => Some(Direction::Sent),
-            1 => Some(Direction::Received),
-            _ => None,
-        }
-    }
-
-    pub const BOTH: [Direction; 2] = [Direction::Sent, Direction::Received];
-}
-
-impl fmt::Display for Direction {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Direction::Sent => "sent",
-            Direction::Received => "received",
-        })
-    }
-}
+pub use webproof_tls::suite::Direction;
 
 /// A session's application data. Secret: `Debug` shows only the lengths.
 #[derive(Clone, PartialEq, Eq, Default)]

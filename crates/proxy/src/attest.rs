@@ -23,9 +23,9 @@ use crate::verify::SessionInfo;
 use rand_core::{CryptoRng, RngCore};
 use serde::{Deserialize, Serialize};
 use webproof_attestation::{
-    commit::attested_root, AttestationFields, CipherSuite, CommitPlan, CommitmentSeed, Direction,
-    LeafRange, Presentation, PresentationBuilder, Scheme, ServerIdentity, SignedAttestation,
-    SigningKey, Transcript, TranscriptCommitment, VerifyingKey,
+    commit::attested_root, AttestationFields, CommitPlan, CommitmentSeed, Direction, LeafRange,
+    Presentation, PresentationBuilder, Scheme, ServerIdentity, SignedAttestation, SigningKey,
+    Transcript, TranscriptCommitment, VerifyingKey,
 };
 
 /// Sign the attestation for a session whose proof established
@@ -45,13 +45,11 @@ pub fn issue(
     let (sent_len, received_len) = (len(output.sent.len)?, len(output.received.len)?);
     let root =
         attested_root(leaves, leaf_hashes, sent_len, received_len).map_err(attestation_error)?;
-    let cipher_suite = CipherSuite::from_code(info.suite.code())
-        .ok_or_else(|| ProxyError::Attestation(format!("{} cannot be attested", info.suite)))?;
     let identity = ServerIdentity::new(info.certificates.clone()).map_err(attestation_error)?;
     let fields = AttestationFields {
         server_name: info.server_name.clone(),
         time: info.time,
-        cipher_suite,
+        cipher_suite: info.suite,
         sent_len,
         received_len,
         leaf_count: u32::try_from(leaves.len())

@@ -17,21 +17,29 @@
 //!   handshake signature);
 //! - [`sigalg`]: signature verification for webpki on RustCrypto.
 //!
+//! Without the `verify` feature (default on) it is the vocabulary and the
+//! parsers only, which the attestation format takes its types from.
+//!
 //! It builds for `wasm32-unknown-unknown`: no sockets, clocks or
 //! randomness; the caller passes time and data in.
 #![forbid(unsafe_code)]
 
+#[cfg(feature = "verify")]
 pub mod aead;
 pub mod codec;
 pub mod error;
 pub mod handshake;
+#[cfg(feature = "verify")]
 pub mod identity;
+#[cfg(feature = "verify")]
 pub mod keys;
 pub mod record;
+#[cfg(feature = "verify")]
 pub mod sigalg;
 pub mod suite;
 
 pub use error::TlsError;
+#[cfg(feature = "verify")]
 pub use identity::{RootStore, VerifyConfig};
 pub use record::{Direction, Recorder, RecorderLimits, Recording};
 pub use suite::{CipherSuite, KxGroup, TlsVersion};

@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 /// The two directions of a TLS connection, seen from the prover (the TLS
 /// client): one type with the attestation's, so a recorded record, a
 /// statement record and an attested range name a direction the same way.
-pub use webproof_attestation::Direction;
+pub use crate::suite::Direction;
 
 /// TLS record content types.
 pub mod content_type {

@@ -5,7 +5,85 @@
 
 use serde::{Deserialize, Serialize};
 
-pub use webproof_attestation::TlsVersion;
+use core::fmt;
+
+/// A TLS version: the one type every crate of the workspace uses for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum TlsVersion {
+    /// TLS 1.2 (RFC 5246); proxy mode takes ECDHE and AEAD suites only.
+    #[serde(rename = "1.2", alias = "TLSv1.2")]
+    Tls12,
+    /// TLS 1.3 (RFC 8446), no PSK, no 0-RTT.
+    #[serde(rename = "1.3", alias = "TLSv1.3")]
+    Tls13,
+}
+
+impl TlsVersion {
+    pub const fn code(self) -> u16 {
+        match self {
+            TlsVersion::Tls12 => 0x0303,
+            TlsVersion::Tls13 => 0x0304,
+        }
+    }
+
+    pub const fn from_code(code: u16) -> Option<Self> {
+        match code {
+            0x0303 => Some(TlsVersion::Tls12),
+            0x0304 => Some(TlsVersion::Tls13),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for TlsVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            TlsVersion::Tls12 => "TLS 1.2",
+            TlsVersion::Tls13 => "TLS 1.3",
+        })
+    }
+}
+
+/// Which way the bytes went.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    /// Client to server (the request).
+    Sent,
+    /// Server to client (the response).
+    Received,
+}
+
+impl Direction {
+    /// The byte that stands for this direction in leaf preimages and encodings.
+    pub const fn to_byte(self) -> u8 {
+        match self {
+            Direction::Sent => 0,
+            Direction::Received => 1,
+        }
+    }
+
+    pub const fn from_byte(b: u8) -> Option<Self> {
+        match b {
+            0 => Some(Direction::Sent),
+            1 => Some(Direction::Received),
+            _ => None,
+        }
+    }
+
+    pub const BOTH: [Direction; 2] = [Direction::Sent, Direction::Received];
+}
+
+impl fmt::Display for Direction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Direction::Sent => "sent",
+            Direction::Received => "received",
+        })
+    }
+}
 
 /// The hash of a suite's PRF / key schedule.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
