@@ -15,6 +15,8 @@
 //! - [`mpc`]: MPC mode's sessions (`webproof_mpc_tls`) on the same link
 //!   and service: the prover connects to the server itself;
 //! - [`mux`]: the relay and the preprocessing on one link;
+//! - [`relay`]: `webproof relay`, a WebSocket-to-TCP relay for provers in
+//!   a web page;
 //! - [`transport`]: TCP, TLS and WebSocket links to a verifier;
 //! - [`frame`]: framing and byte counting on tokio streams.
 //!
@@ -30,6 +32,7 @@ pub mod mpc;
 pub mod mux;
 pub mod policy;
 pub mod prover;
+pub mod relay;
 /// The instrumented crypto provider (its own crate, shared with the browser prover).
 pub use webproof_tls_provider as provider;
 pub mod transport;

@@ -445,53 +445,7 @@ pub async fn refuse_session<S: AsyncRead + AsyncWrite + Unpin>(prover: &mut S, w
 }
 
 async fn connect(cfg: &VerifierConfig, host: &str, port: u16) -> Result<TcpStream> {
-    // Names the operator pinned to an address are trusted as configured.
-    let pinned = cfg.resolve.contains_key(host);
-    let addrs: Vec<SocketAddr> = if let Some(ip) = cfg.resolve.get(host) {
-        vec![SocketAddr::new(*ip, port)]
-    } else if let Ok(ip) = host.parse::<IpAddr>() {
-        vec![SocketAddr::new(ip, port)]
-    } else {
-        tokio::net::lookup_host((host, port))
-            .await
-            .map_err(NetError::io(format!("resolving {host}")))?
-            .collect()
-    };
-    let mut last = None;
-    let mut refused = None;
-    for a in addrs {
-        if let Err(why) = cfg
-            .server_policy
-            .check(a.ip())
-            .or_else(|e| pinned.then_some(()).ok_or(e))
-        {
-            refused = Some(why);
-            continue;
-        }
-        match TcpStream::connect(a).await {
-            Ok(s) => {
-                // Check where the socket really went, not only what DNS said.
-                let peer = s
-                    .peer_addr()
-                    .map_err(NetError::io(format!("connecting to {host}:{port}")))?;
-                if !pinned {
-                    cfg.server_policy
-                        .check(peer.ip())
-                        .map_err(NetError::Forbidden)?;
-                }
-                let _ = s.set_nodelay(true);
-                return Ok(s);
-            }
-            Err(e) => last = Some(e),
-        }
-    }
-    match (last, refused) {
-        (None, Some(why)) => Err(NetError::Forbidden(why)),
-        (last, _) => Err(NetError::Io {
-            context: format!("connecting to {host}:{port}"),
-            source: last.unwrap_or_else(|| std::io::Error::other("no address")),
-        }),
-    }
+    crate::policy::connect_checked(&cfg.server_policy, &cfg.resolve, host, port).await
 }
 
 /// Relay between prover (framed) and server (raw), recording records, until

@@ -4,4 +4,5 @@ pub mod attested;
 pub mod bench;
 pub mod harness;
 pub mod proxy;
+pub mod relay;
 pub mod serve;

@@ -1,4 +1,4 @@
-//! `webproof demo | fixture | serve | prove`: proxy mode.
+//! `webproof demo | fixture | serve | prove | relay`: the sessions' commands.
 //!
 //! Thin layer: parse arguments, call `webproof-net`, print. `fixture` and
 //! `serve` print exactly one JSON line on stdout when ready
@@ -25,6 +25,9 @@ pub enum ProxyCmd {
     Serve(super::serve::ServeArgs),
     /// Fetch a URL through a verifier and prove what the server sent.
     Prove(ProveArgs),
+    /// Run a WebSocket-to-TCP relay, through which a prover in a web page
+    /// reaches servers itself (allow-listed targets, limits, metrics).
+    Relay(super::relay::RelayArgs),
 }
 
 #[derive(Args)]
@@ -252,6 +255,7 @@ pub async fn run(cmd: ProxyCmd) -> anyhow::Result<()> {
         ProxyCmd::Fixture(a) => fixture(a).await,
         ProxyCmd::Serve(a) => super::serve::run(a).await,
         ProxyCmd::Prove(a) => prove(a).await,
+        ProxyCmd::Relay(a) => super::relay::run(a).await,
     }
 }
 
