@@ -399,7 +399,11 @@ has 'cargo build --release --locked -p webproof' "builds webproof with --locked"
 has '^FROM (debian:[a-z]+-slim|gcr.io/distroless/)' "a minimal runtime stage"
 has '^USER [1-9][0-9]*(:[1-9][0-9]*)?$' "runs as a numeric non-root user"
 has '^HEALTHCHECK .*' "a HEALTHCHECK"
-has '"webproof", "health"|webproof health' "the HEALTHCHECK runs webproof health"
+# The HEALTHCHECK instruction, continuation lines joined.
+hc=$(sed -n '/^HEALTHCHECK/,/[^\\]$/p' "$DF" | tr -d '\\\n')
+http_port=$(sed -n 's/^listen_http = "0.0.0.0:\([0-9]*\)".*/\1/p' deploy/verifier.container.toml)
+[[ $hc == *'CMD ["/usr/local/bin/webproof", "health", "--url", "http://127.0.0.1:'"$http_port"'/health"'* ]] ||
+  fail "$DF: the HEALTHCHECK must run webproof health on the config's HTTP port $http_port: $hc"
 has '^STOPSIGNAL SIGTERM$' "STOPSIGNAL SIGTERM"
 has '^EXPOSE .*7047.*7080' "EXPOSE the TCP and HTTP ports"
 has '^VOLUME \["/var/lib/webproof"\]' "the state volume"
