@@ -3,5 +3,6 @@ pub mod attestation;
 pub mod attested;
 pub mod bench;
 pub mod harness;
+pub mod health;
 pub mod proxy;
 pub mod serve;
