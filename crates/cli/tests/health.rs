@@ -23,7 +23,9 @@ fn one_shot(answer: Option<&'static [u8]>) -> (String, thread::JoinHandle<String
         let mut s = loop {
             match l.accept() {
                 Ok((s, _)) => break s,
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock && Instant::now() < deadline => {
+                Err(e)
+                    if e.kind() == std::io::ErrorKind::WouldBlock && Instant::now() < deadline =>
+                {
                     thread::sleep(Duration::from_millis(10))
                 }
                 Err(_) => return String::new(),
@@ -65,8 +67,16 @@ fn a_2xx_answer_is_healthy() {
     let out = health(&["--url", &format!("http://{addr}/health")]);
     let req = h.join().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{stdout} {}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout.contains("healthy") && stdout.contains("200"), "{stdout}");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("healthy") && stdout.contains("200"),
+        "{stdout}"
+    );
     assert!(req.starts_with("GET /health HTTP/1.1\r\n"), "{req}");
     assert!(req.contains(&format!("Host: {addr}\r\n")), "{req}");
 }
@@ -81,23 +91,37 @@ fn a_503_is_unhealthy() {
     h.join().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("unhealthy") && stderr.contains("503") && stderr.contains("draining"), "{stderr}");
+    assert!(
+        stderr.contains("unhealthy") && stderr.contains("503") && stderr.contains("draining"),
+        "{stderr}"
+    );
 }
 
 #[test]
 fn nothing_listening_is_unhealthy() {
     // A port that was just free: bound, then closed.
-    let addr = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let addr = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
     let out = health(&["--url", &format!("http://{addr}/health")]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("unhealthy") && stderr.contains("connect"), "{stderr}");
+    assert!(
+        stderr.contains("unhealthy") && stderr.contains("connect"),
+        "{stderr}"
+    );
 }
 
 #[test]
 fn no_answer_in_time_is_unhealthy() {
     let (addr, h) = one_shot(None);
-    let out = health(&["--url", &format!("http://{addr}/health"), "--timeout-secs", "0.5"]);
+    let out = health(&[
+        "--url",
+        &format!("http://{addr}/health"),
+        "--timeout-secs",
+        "0.5",
+    ]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("no answer within"), "{stderr}");

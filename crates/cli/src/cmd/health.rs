@@ -32,7 +32,10 @@ pub async fn run(a: HealthArgs) -> std::process::ExitCode {
     let limit = if a.timeout_secs.is_finite() && a.timeout_secs > 0.0 {
         Duration::from_secs_f64(a.timeout_secs.min(3600.0))
     } else {
-        eprintln!("unhealthy: --timeout-secs {}: expected more than 0", a.timeout_secs);
+        eprintln!(
+            "unhealthy: --timeout-secs {}: expected more than 0",
+            a.timeout_secs
+        );
         return std::process::ExitCode::from(1);
     };
     let outcome = match tokio::time::timeout(limit, probe(&a.url)).await {
@@ -131,7 +134,11 @@ mod tests {
     fn urls_split_into_address_host_and_path() {
         assert_eq!(
             parse_url("http://127.0.0.1:7080/health").unwrap(),
-            ("127.0.0.1:7080".into(), "127.0.0.1:7080".into(), "/health".into())
+            (
+                "127.0.0.1:7080".into(),
+                "127.0.0.1:7080".into(),
+                "/health".into()
+            )
         );
         assert_eq!(
             parse_url("http://localhost").unwrap(),
@@ -150,9 +157,15 @@ mod tests {
 
     #[test]
     fn answers_give_their_status() {
-        let (c, b) = parse_answer(b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\n{\"ok\":1}\n").unwrap();
+        let (c, b) =
+            parse_answer(b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\n{\"ok\":1}\n").unwrap();
         assert_eq!((c, b.as_str()), (200, "{\"ok\":1}\n"));
-        assert_eq!(parse_answer(b"HTTP/1.1 503 Service Unavailable\r\n\r\n").unwrap().0, 503);
+        assert_eq!(
+            parse_answer(b"HTTP/1.1 503 Service Unavailable\r\n\r\n")
+                .unwrap()
+                .0,
+            503
+        );
         assert!(parse_answer(b"SSH-2.0-OpenSSH\r\n").is_err());
         assert!(parse_answer(b"HTTP/1.1 abc\r\n\r\n").is_err());
         assert!(parse_answer(b"").is_err());
