@@ -4,7 +4,7 @@
 set -euo pipefail
 
 need_apt=()
-for pair in nginx:nginx-light openssl:openssl curl:curl clang:clang; do
+for pair in nginx:nginx-light openssl:openssl curl:curl clang:clang systemd-analyze:systemd; do
   cmd=${pair%%:*}; pkg=${pair#*:}
   command -v "$cmd" >/dev/null 2>&1 || need_apt+=("$pkg")
 done

@@ -21,6 +21,8 @@ cargo build -p webproof
 echo "== cargo test"
 cargo test --workspace --no-fail-fast
 
+echo "== deployment manifests"; bash scripts/deploy-test.sh
+
 # The figures webproof_mpc's docs quote come from these examples; run them
 # so that a protocol change that breaks one is caught here, not by the next
 # person who wants the figures (their output is not checked: figures, not

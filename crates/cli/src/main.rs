@@ -69,6 +69,9 @@ enum Command {
     Attestation(cmd::attestation::AttestationCmd),
     /// Benchmarks: the network harness (default), the ZK engine, attested TLS.
     Bench(cmd::bench::BenchArgs),
+    /// Probe a running service's /health (or /ready) over HTTP: exit 0
+    /// when it answers 2xx, 1 otherwise (for container health checks).
+    Health(cmd::health::HealthArgs),
 }
 
 /// Large buffers go straight to the kernel and back. glibc raises its
@@ -122,11 +125,18 @@ fn main() -> std::process::ExitCode {
         .enable_all()
         .build()
         .expect("start the async runtime");
+    // `health` ends with its own statuses (0/1, what a health check
+    // reads), not the failure classes below.
+    let command = match cli.command {
+        Command::Health(c) => return runtime.block_on(cmd::health::run(c)),
+        command => command,
+    };
     let result = runtime.block_on(async move {
-        match cli.command {
+        match command {
             Command::Proxy(c) => cmd::proxy::run(c).await,
             Command::Attestation(c) => cmd::attestation::run(c).await,
             Command::Bench(c) => cmd::bench::run(c).await,
+            Command::Health(_) => unreachable!("handled above"),
         }
     });
     match result {
