@@ -21,6 +21,9 @@
 #     presentation of the body by `webproof present`, checked by `webproof
 #     verify` with the verifier's key, and reveals the body, not the
 #     headers;
+#   - credentials: `reveal: "all"` over a request with a Cookie is refused
+#     (kind setup) unless `yesRevealSecrets`; the result's `hidden`
+#     names the Cookie as withheld by default, as revealed with the opt-in;
 #   - typed errors: an unknown suite or TLS version (kind setup, naming
 #     the option and what it accepts), a verifier requiring an API key
 #     (kind unauthorized, decided by the verifier), none listening
@@ -308,6 +311,26 @@ grep -q 'tls: unknown value \\"1.1\\"; expected 1.2, 1.3 or any' <<<"$out" || {
     echo "browser-prover-test: unknown TLS version: not the typed error: $out" >&2
     exit 1
 }
+
+# Credentials: `reveal=all` over a request with a Cookie is refused before
+# any network work unless yesRevealSecrets; by default the result names
+# the Cookie as withheld, and with the opt-in as revealed.
+expect_kind setup "$ws" reveal=all "header=Cookie: s=CKSECRET"
+grep -q 'would show the verifier the request.s Cookie value' <<<"$out" && grep -q 'yesRevealSecrets' <<<"$out" || {
+    echo "browser-prover-test: reveal=all with a Cookie: not the refusal: $out" >&2
+    exit 1
+}
+page 300 "$ws" "$url" "header=Cookie: s=CKSECRET" "expect_hidden_secret=Cookie value" >"$tmp/hidden.json"
+page 300 "$ws" "$url" reveal=all "header=Cookie: s=CKSECRET" yes_reveal_secrets=1 >"$tmp/shown.json"
+node -e '
+    const fs = require("fs");
+    const [h, s] = process.argv.slice(1).map((f) => JSON.parse(fs.readFileSync(f, "utf8")).hidden);
+    if (!(h.sent_bytes > 0) || !s.revealed_secrets.includes("Cookie value") || s.secrets.length || s.sent_bytes) {
+        console.error(`browser-prover-test: hidden summaries ${JSON.stringify(h)} (default), ${JSON.stringify(s)} (all, opted in)`);
+        process.exit(1);
+    }
+    console.error(`browser-prover-test: the Cookie hidden by default (${h.sent_bytes} B of the request), revealed only with yesRevealSecrets`);
+' "$tmp/hidden.json" "$tmp/shown.json"
 
 # A verifier that requires an API key refuses us: the page gets the reason code.
 echo "key-for-tests" >"$tmp/keys"
