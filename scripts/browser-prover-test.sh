@@ -24,6 +24,7 @@
 #   - credentials: `reveal: "all"` over a request with a Cookie is refused
 #     (kind setup) unless `yesRevealSecrets`; the result's `hidden`
 #     names the Cookie as withheld by default, as revealed with the opt-in;
+#   - a request over the verifier's max_sent_bytes: kind limit at once;
 #   - typed errors: an unknown suite or TLS version (kind setup, naming
 #     the option and what it accepts), a verifier requiring an API key
 #     (kind unauthorized, decided by the verifier), none listening
@@ -341,6 +342,18 @@ ws2="ws://$(listening "$tmp/serve2.out" http_addr)/v1/session"
 expect_kind unauthorized "$ws2"
 grep -q '"decidedBy": *"verifier"' <<<"$out" || {
     echo "browser-prover-test: a refusal not decided by the verifier: $out" >&2
+    exit 1
+}
+
+# A request over the verifier's max_sent_bytes: refused at once (well
+# within timeout_ms), as kind limit naming the limit.
+"$bin" serve --listen 127.0.0.1:0 --listen-http 127.0.0.1:0 --ca-cert "$tmp/ca.pem" \
+    --allow-net 127.0.0.0/8 --max-sent-bytes 4096 >"$tmp/serve3.out" 2>"$tmp/serve3.err" &
+pids+=($!)
+ws3="ws://$(listening "$tmp/serve3.out" http_addr)/v1/session"
+expect_kind limit "$ws3" padding=8000 timeout_ms=20000
+grep -q "max_sent_bytes" <<<"$out" || {
+    echo "browser-prover-test: over max_sent_bytes: the limit not named: $out" >&2
     exit 1
 }
 

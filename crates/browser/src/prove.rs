@@ -391,6 +391,9 @@ pub async fn prove(req: &Request, progress: &dyn Fn(&str)) -> Result<Outcome> {
     let (http, t1, (up0, down0), t2) = tls?;
     let response = match http {
         Ok(r) => r,
+        // The relay's failure itself (a request over max_sent_bytes): the
+        // verifier has said why and closed; no CloseAck follows.
+        Err(e) if e.decided_by() == "verifier" => return Err(e),
         // A failed relay (limits, the server refused) explains a failed
         // TLS session better: wait for its reason.
         Err(e) => {
