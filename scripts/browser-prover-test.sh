@@ -21,6 +21,10 @@
 #     presentation of the body by `webproof present`, checked by `webproof
 #     verify` with the verifier's key, and reveals the body, not the
 #     headers;
+#   - credentials: `reveal: "all"` over a request with a Cookie is refused
+#     (kind setup) unless `yesRevealSecrets`; the result's `hidden`
+#     names the Cookie as withheld by default, as revealed with the opt-in;
+#   - a request over the verifier's max_sent_bytes: kind limit at once;
 #   - typed errors: an unknown suite or TLS version (kind setup, naming
 #     the option and what it accepts), a verifier requiring an API key
 #     (kind unauthorized, decided by the verifier), none listening
@@ -309,6 +313,26 @@ grep -q 'tls: unknown value \\"1.1\\"; expected 1.2, 1.3 or any' <<<"$out" || {
     exit 1
 }
 
+# Credentials: `reveal=all` over a request with a Cookie is refused before
+# any network work unless yesRevealSecrets; by default the result names
+# the Cookie as withheld, and with the opt-in as revealed.
+expect_kind setup "$ws" reveal=all "header=Cookie: s=CKSECRET"
+grep -q 'would show the verifier the request.s Cookie value' <<<"$out" && grep -q 'yesRevealSecrets' <<<"$out" || {
+    echo "browser-prover-test: reveal=all with a Cookie: not the refusal: $out" >&2
+    exit 1
+}
+page 300 "$ws" "$url" "header=Cookie: s=CKSECRET" "expect_hidden_secret=Cookie value" >"$tmp/hidden.json"
+page 300 "$ws" "$url" reveal=all "header=Cookie: s=CKSECRET" yes_reveal_secrets=1 >"$tmp/shown.json"
+node -e '
+    const fs = require("fs");
+    const [h, s] = process.argv.slice(1).map((f) => JSON.parse(fs.readFileSync(f, "utf8")).hidden);
+    if (!(h.sent_bytes > 0) || !s.revealed_secrets.includes("Cookie value") || s.secrets.length || s.sent_bytes) {
+        console.error(`browser-prover-test: hidden summaries ${JSON.stringify(h)} (default), ${JSON.stringify(s)} (all, opted in)`);
+        process.exit(1);
+    }
+    console.error(`browser-prover-test: the Cookie hidden by default (${h.sent_bytes} B of the request), revealed only with yesRevealSecrets`);
+' "$tmp/hidden.json" "$tmp/shown.json"
+
 # A verifier that requires an API key refuses us: the page gets the reason code.
 echo "key-for-tests" >"$tmp/keys"
 "$bin" serve --listen 127.0.0.1:0 --listen-http 127.0.0.1:0 --ca-cert "$tmp/ca.pem" \
@@ -318,6 +342,18 @@ ws2="ws://$(listening "$tmp/serve2.out" http_addr)/v1/session"
 expect_kind unauthorized "$ws2"
 grep -q '"decidedBy": *"verifier"' <<<"$out" || {
     echo "browser-prover-test: a refusal not decided by the verifier: $out" >&2
+    exit 1
+}
+
+# A request over the verifier's max_sent_bytes: refused at once (well
+# within timeout_ms), as kind limit naming the limit.
+"$bin" serve --listen 127.0.0.1:0 --listen-http 127.0.0.1:0 --ca-cert "$tmp/ca.pem" \
+    --allow-net 127.0.0.0/8 --max-sent-bytes 4096 >"$tmp/serve3.out" 2>"$tmp/serve3.err" &
+pids+=($!)
+ws3="ws://$(listening "$tmp/serve3.out" http_addr)/v1/session"
+expect_kind limit "$ws3" padding=8000 timeout_ms=20000
+grep -q "max_sent_bytes" <<<"$out" || {
+    echo "browser-prover-test: over max_sent_bytes: the limit not named: $out" >&2
     exit 1
 }
 

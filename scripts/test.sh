@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The test suite: unit, soundness, interop and end-to-end tests, the
 # WebAssembly build of the protocol cores, and the browser tests (kernel
-# self-tests and the browser prover end to end in headless chromium), and
-# a run of the MPC figures' examples.
+# self-tests and the browser prover end to end in headless chromium), the
+# npm package installed from its tarball (its presentation verifier in
+# Node and chromium), and a run of the MPC figures' examples.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -14,6 +15,9 @@ cargo build --target wasm32-unknown-unknown \
 
 echo "== browser tests (wasm kernels, the browser prover) in headless chromium"
 bash scripts/browser-test.sh
+
+echo "== the npm package from its tarball: verify() in Node and chromium"
+bash scripts/npm-test.sh
 
 echo "== the webproof binary (the bench's end-to-end test drives it)"
 cargo build -p webproof

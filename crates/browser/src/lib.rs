@@ -23,14 +23,16 @@
 //! section's demultiplexing; [`mod@prove`] drives the session core
 //! (`webproof_proxy::session::prover`) and the proof engine over it;
 //! [`mod@warm`] runs the engine once in memory before a page's first
-//! proof (the package's `preload`); [`error`] types the failures. This
-//! file only converts to and from JavaScript values.
+//! proof (the package's `preload`); [`error`] types the failures;
+//! [`mod@verify`] checks presentations offline (the package's `verify`).
+//! This file only converts to and from JavaScript values.
 
 #![forbid(unsafe_code)]
 
 pub mod error;
 pub mod link;
 pub mod prove;
+pub mod verify;
 pub mod warm;
 
 use serde::Deserialize;
@@ -106,6 +108,10 @@ struct Options {
     tls: Option<String>,
     /// Cipher suites to offer, as `webproof prove --suite` (default: all).
     suite: Option<OneOrMany>,
+    /// Let `all` or a `sent:` range reveal the request's credentials
+    /// (`webproof prove --yes-reveal-secrets`).
+    #[serde(default)]
+    yes_reveal_secrets: bool,
 }
 
 fn parse_items(items: Vec<String>) -> Result<Vec<RevealItem>, BrowserError> {
@@ -208,6 +214,7 @@ fn parse_options(v: &JsValue) -> Result<(prove::Request, Option<u32>), BrowserEr
         attest,
         version,
         suites,
+        yes_reveal_secrets: o.yes_reveal_secrets,
     };
     Ok((req, timeout))
 }
@@ -309,6 +316,8 @@ export interface ProveOptions {
   tls?: "1.2" | "1.3" | "any";
   /** Cipher suites to offer, as `webproof prove --suite` (e.g. `TLS13_AES_128_GCM_SHA256`, `ECDHE_ECDSA_WITH_AES_128_GCM_SHA256`; default: all). An unknown name rejects with kind `setup`. */
   suite?: string | string[];
+  /** Let `reveal: "all"` (or a `sent:` range) show the verifier the request's credentials (Cookie, Authorization, secret headers); without it such a proof rejects with kind `setup` before any network work. */
+  yesRevealSecrets?: boolean;
 }
 /** The phases `progress` hears, in order. */
 export type Phase = "connecting" | "preprocessing" | "tls" | "proving" | "verdict" | "done";
@@ -333,6 +342,8 @@ export interface ProveResult {
   };
   /** The attestation bundle (`webproof prove --attest FILE`'s JSON, read by `webproof present`), if `attest` asked for one. It holds the commitment's secret seed. */
   attestation: Record<string, unknown> | null;
+  /** What the verifier did not get: the request's credentials by name (`Cookie value`, `query string`, …), those it did get, and the hidden byte counts. */
+  hidden: { secrets: string[]; revealed_secrets: string[]; sent_bytes: number; received_bytes: number };
 }
 /** One direction's data: `bytes` (hex) with hidden bytes zero, `revealed` ranges, `text` with hidden bytes as █. */
 export interface Disclosed { len: number; revealed: { start: number; end: number }[]; text: string; bytes: string; }
@@ -344,6 +355,8 @@ export function prove(options: ProveOptions, progress?: ((phase: Phase) => void)
 export function warm(): number;
 /** The message of the panic that trapped the module, if one did (the instance must not be used after a trap). */
 export function lastPanic(): string | undefined;
+/** Check a presentation (JSON text or binary, as bytes) against trusted verifier keys, as `webproof verify`; throws an Error with `kind` (`malformed`, `invalid-key`, `untrusted-key`, `bad-signature`, `bad-opening`) and `detail`. */
+export function verifyPresentation(presentation: Uint8Array, trustedKeys: string[]): Record<string, unknown>;
 "#;
 
 /// Prove what `options.url` serves, through the verifier at
@@ -418,6 +431,23 @@ pub fn warm_engine() -> Result<f64, JsValue> {
         })
     })?;
     Ok(js_sys::Date::now() - t0)
+}
+
+/// Check a presentation against trusted keys ([`mod@verify`]); throws an
+/// `Error` with `kind` and `detail`.
+#[wasm_bindgen(js_name = verifyPresentation, skip_typescript)]
+pub fn verify_presentation(
+    presentation: &[u8],
+    trusted_keys: Vec<String>,
+) -> Result<JsValue, JsValue> {
+    let fail = |kind: &str, detail: &str| -> JsValue {
+        let err = js_sys::Error::new(detail);
+        let _ = js_sys::Reflect::set(&err, &"kind".into(), &kind.into());
+        let _ = js_sys::Reflect::set(&err, &"detail".into(), &detail.into());
+        err.into()
+    };
+    let value = verify::verify(presentation, &trusted_keys).map_err(|e| fail(e.kind, &e.detail))?;
+    js_sys::JSON::parse(&value.to_string())
 }
 
 /// The module's linear memory now (it never shrinks: the peak so far).

@@ -67,6 +67,9 @@ pub struct Request {
     pub version: Option<webproof_proxy::TlsVersion>,
     /// Offer only these suites (empty: all).
     pub suites: Vec<webproof_proxy::CipherSuite>,
+    /// Let `all` (or a `sent:` range) reveal the request's credentials
+    /// without naming them (`webproof prove --yes-reveal-secrets`).
+    pub yes_reveal_secrets: bool,
 }
 
 /// Timing and traffic, as the prover counts them (the fields of
@@ -111,6 +114,86 @@ pub struct Outcome {
     /// verifier that names no sessions.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
+    /// What the verifier did not get.
+    pub hidden: Hidden,
+}
+
+/// What was withheld from the verifier: the request's credentials by name
+/// (the `hidden:` line of `webproof prove`) and the hidden byte counts.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Hidden {
+    /// Credentials the verifier did not see (`Cookie value`, `query string`, …).
+    pub secrets: Vec<String>,
+    /// Credentials it did see, because the reveal items asked for them.
+    pub revealed_secrets: Vec<String>,
+    /// Hidden bytes of the request.
+    pub sent_bytes: usize,
+    /// Hidden bytes of the response.
+    pub received_bytes: usize,
+}
+
+/// The secret header names the reveal items add (`secret-header:NAME`).
+fn named_secrets(reveal: &[RevealItem]) -> Vec<String> {
+    reveal
+        .iter()
+        .filter_map(|i| match i {
+            RevealItem::SecretHeader(n) => Some(n.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Refuse, before any network work, reveal items that would give the
+/// verifier a credential the page did not name (as `webproof prove`
+/// refuses without `--yes-reveal-secrets`).
+pub fn refuse_unasked_secrets(reveal: &[RevealItem], request: &[u8]) -> Result<()> {
+    let secrets = webproof_proxy::http::unasked_secrets(reveal, request)
+        .map_err(|e| BrowserError::Setup(e.to_string()))?;
+    if secrets.is_empty() {
+        return Ok(());
+    }
+    let by: Vec<String> = reveal
+        .iter()
+        .filter(|i| matches!(i, RevealItem::All | RevealItem::Sent(_)))
+        .map(|i| format!("reveal {:?}", i.to_string()))
+        .collect();
+    let what: Vec<&str> = secrets.iter().map(|s| s.what.as_str()).collect();
+    let names: Vec<String> = secrets
+        .iter()
+        .map(|s| format!("{:?}", s.item.to_string()))
+        .collect();
+    Err(BrowserError::Setup(format!(
+        "{} would show the verifier the request's {}: leave reveal out (the default hides them), \
+         name each one you mean to reveal ({}), or pass yesRevealSecrets: true",
+        by.join(", "),
+        what.join(", "),
+        names.join(", ")
+    )))
+}
+
+/// The request's credentials as the verifier's output shows them, and the
+/// hidden byte counts.
+pub fn hidden_summary(reveal: &[RevealItem], request: &[u8], out: &VerifierOutput) -> Hidden {
+    let secrets =
+        webproof_proxy::http::request_secrets(request, &named_secrets(reveal)).unwrap_or_default();
+    let mut hidden = Hidden {
+        sent_bytes: out.sent.hidden(),
+        received_bytes: out.received.hidden(),
+        ..Hidden::default()
+    };
+    for secret in secrets {
+        let seen = out
+            .sent
+            .revealed
+            .iter()
+            .any(|r| r.start < secret.range.end && secret.range.start < r.end);
+        if seen {
+            hidden.revealed_secrets.push(secret.what);
+        } else {
+            hidden.secrets.push(secret.what);
+        }
+    }
+    hidden
 }
 
 /// Milliseconds on the page's clock.
@@ -188,6 +271,9 @@ pub async fn prove(req: &Request, progress: &dyn Fn(&str)) -> Result<Outcome> {
         &req.body,
         req.padding,
     );
+    if !req.yes_reveal_secrets {
+        refuse_unasked_secrets(&req.reveal, &request)?;
+    }
     let keylog = CollectingKeyLog::new();
     let config = client_config(
         // As natively (webproof_net's client_config): the same options
@@ -305,6 +391,9 @@ pub async fn prove(req: &Request, progress: &dyn Fn(&str)) -> Result<Outcome> {
     let (http, t1, (up0, down0), t2) = tls?;
     let response = match http {
         Ok(r) => r,
+        // The relay's failure itself (a request over max_sent_bytes): the
+        // verifier has said why and closed; no CloseAck follows.
+        Err(e) if e.decided_by() == "verifier" => return Err(e),
         // A failed relay (limits, the server refused) explains a failed
         // TLS session better: wait for its reason.
         Err(e) => {
@@ -347,6 +436,7 @@ pub async fn prove(req: &Request, progress: &dyn Fn(&str)) -> Result<Outcome> {
         None => None,
     };
     Ok(Outcome {
+        hidden: hidden_summary(&req.reveal, &request, &outcome.output),
         attestation,
         session_id: outcome.session_id.map(|id| id.to_string()),
         verified: outcome.output,
@@ -493,5 +583,27 @@ fn zk_error(phase: &str, e: webproof_core::Error) -> BrowserError {
     match e {
         webproof_core::Error::Channel(c) => BrowserError::link(phase, c),
         e => BrowserError::engine(phase, e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::refuse_unasked_secrets;
+    use webproof_proxy::http::RevealItem;
+
+    #[test]
+    fn all_over_credentials_is_refused_unless_named() {
+        let req = b"GET /x HTTP/1.1\r\nHost: a\r\nCookie: s=CKSECRET\r\n\r\n";
+        let e = refuse_unasked_secrets(&[RevealItem::All], req).unwrap_err();
+        assert_eq!(e.kind(), "setup");
+        let msg = e.to_string();
+        assert!(msg.contains("Cookie value"), "{msg}");
+        assert!(msg.contains("yesRevealSecrets"), "{msg}");
+        // The default, or the Cookie named: nothing given away unasked.
+        refuse_unasked_secrets(&[], req).unwrap();
+        let named: RevealItem = "req-header:cookie".parse().unwrap();
+        refuse_unasked_secrets(&[RevealItem::All, named], req).unwrap();
+        // No credential in the request: `all` is fine.
+        refuse_unasked_secrets(&[RevealItem::All], b"GET / HTTP/1.1\r\nHost: a\r\n\r\n").unwrap();
     }
 }

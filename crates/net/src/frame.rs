@@ -51,9 +51,7 @@ async fn read_frame_keeping<R: AsyncRead + Unpin>(
     }
     let len = u32::from_le_bytes(hdr) as usize;
     if len > max {
-        return Err(NetError::Proxy(webproof_proxy::ProxyError::Protocol(
-            format!("peer sent a {len}-byte frame, at most {max} allowed here"),
-        )));
+        return Err(oversized(&hdr, max));
     }
     let start = if header { hdr.len() } else { 0 };
     let mut buf = vec![0u8; start + len];
@@ -69,6 +67,24 @@ async fn read_frame_keeping<R: AsyncRead + Unpin>(
         }
     })?;
     Ok(Some(buf))
+}
+
+/// A frame header announcing more than `max` bytes. An HTTP server's
+/// answer (`HTTP/1.1 400 ...`) read as a header is a length of about 1.3
+/// GB: that is someone giving the service's HTTP port as its TCP
+/// address, and the error says so instead of quoting the length.
+fn oversized(hdr: &[u8; 4], max: usize) -> NetError {
+    if hdr == b"HTTP" {
+        return NetError::Setup(
+            "the peer answered in HTTP: this is an HTTP port; use ws://HOST:PORT/v1/session \
+             for it, or the verifier's TCP port (`webproof serve --listen`)"
+                .into(),
+        );
+    }
+    let len = u32::from_le_bytes(*hdr);
+    NetError::Proxy(webproof_proxy::ProxyError::Protocol(format!(
+        "peer sent a {len}-byte frame, at most {max} allowed here"
+    )))
 }
 
 /// Reads frames like [`read_frame`], but is cancel-safe: a `select!`
@@ -98,14 +114,10 @@ impl FrameReader {
     pub async fn next<R: AsyncRead + Unpin>(&mut self, r: &mut R) -> Result<Option<Vec<u8>>> {
         loop {
             if self.buf.len() >= 4 {
-                let len = u32::from_le_bytes(self.buf[..4].try_into().expect("4 bytes")) as usize;
+                let hdr: [u8; 4] = self.buf[..4].try_into().expect("4 bytes");
+                let len = u32::from_le_bytes(hdr) as usize;
                 if len > self.max {
-                    return Err(NetError::Proxy(webproof_proxy::ProxyError::Protocol(
-                        format!(
-                            "peer sent a {len}-byte frame, at most {} allowed here",
-                            self.max
-                        ),
-                    )));
+                    return Err(oversized(&hdr, self.max));
                 }
                 if self.buf.len() >= 4 + len {
                     // The frame keeps the buffer's allocation and the

@@ -59,6 +59,23 @@ pub enum NetError {
     /// A step took longer than its timeout.
     #[error("timed out: {0}")]
     Timeout(String),
+    /// A failure after the server's response arrived, while preparing the
+    /// proof from it (a `json:` path the response lacks, a handshake
+    /// check): the request did reach the server.
+    #[error("the request reached the server and its response arrived, but then: {0}")]
+    AfterResponse(Box<NetError>),
+    /// The verifier accepted the connection and never answered the hello
+    /// within the session's timeout: nothing was sent to the server.
+    #[error(
+        "timed out: the verifier at {verifier} accepted the connection but did not answer in \
+         {secs} s; is it a webproof verifier (its TCP or ws:// address), and is it running?"
+    )]
+    VerifierSilent {
+        /// The verifier's address.
+        verifier: String,
+        /// The session's timeout.
+        secs: u64,
+    },
     /// The peer closed the connection mid-protocol.
     #[error("peer disconnected: {0}")]
     Disconnected(String),
@@ -138,8 +155,9 @@ impl NetError {
     /// A short, stable label for metrics and logs (`failures by reason`).
     pub fn kind(&self) -> &'static str {
         match self {
+            NetError::AfterResponse(e) => e.kind(),
             NetError::Io { .. } => "io",
-            NetError::Timeout(_) => "timeout",
+            NetError::Timeout(_) | NetError::VerifierSilent { .. } => "timeout",
             NetError::Disconnected(_) => "disconnected",
             NetError::Tls(_) => "tls",
             NetError::Refused(_) => "refused",
@@ -163,6 +181,7 @@ impl NetError {
     pub fn decided_by(&self) -> &'static str {
         use webproof_proxy::ProxyError as P;
         match self {
+            NetError::AfterResponse(e) => e.decided_by(),
             NetError::Refused(_)
             | NetError::Rejected(_)
             | NetError::Unauthorized(_)
@@ -174,6 +193,7 @@ impl NetError {
             }
             NetError::Io { .. }
             | NetError::Timeout(_)
+            | NetError::VerifierSilent { .. }
             | NetError::Disconnected(_)
             | NetError::Channel(_) => "network",
             NetError::Proxy(_)
@@ -190,11 +210,13 @@ impl NetError {
     pub fn request_reached_server(&self) -> Option<bool> {
         use webproof_proxy::ProxyError as P;
         match self {
+            NetError::AfterResponse(_) => Some(true),
             NetError::Refused(_)
             | NetError::Unauthorized(_)
             | NetError::Forbidden(_)
             | NetError::Setup(_)
             | NetError::FlaggedVerifier { .. }
+            | NetError::VerifierSilent { .. }
             | NetError::Proxy(P::Certificate(_) | P::Signature(_) | P::HandshakeAlert { .. }) => {
                 Some(false)
             }

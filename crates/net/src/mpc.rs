@@ -560,9 +560,12 @@ pub fn blame(stage: Stage, e: &NetError) -> Option<&'static str> {
         | NetError::Unauthorized(_)
         | NetError::Forbidden(_)
         | NetError::FlaggedVerifier { .. }
+        | NetError::AfterResponse(_)
         | NetError::VerifierCheated { .. } => None,
         NetError::Mpc(E::Aborted(_)) => Some("aborted after the prover's Close, before the audit"),
-        NetError::Timeout(_) => Some("went silent after the prover's Close, before the audit"),
+        NetError::Timeout(_) | NetError::VerifierSilent { .. } => {
+            Some("went silent after the prover's Close, before the audit")
+        }
         NetError::Disconnected(_) | NetError::Channel(_) | NetError::Io { .. } => {
             Some("hung up after the prover's Close, before the audit")
         }

@@ -7,7 +7,7 @@
 use crate::frame::{read_frame, recv_msg, recv_msg_limited, send_msg, write_frame, Counted};
 use crate::provider::{self, take_shared_secret, ClientOptions, CollectingKeyLog};
 use crate::transport::{connect_verifier, TransportOptions};
-use crate::{timeout, NetError, Result};
+use crate::{NetError, Result};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -243,7 +243,24 @@ pub struct ProveOutcome {
 /// Fetch the URL through the verifier and prove the response.
 pub async fn prove(opts: &ProveOptions) -> Result<ProveOutcome> {
     match opts.mode {
-        Mode::Proxy => timeout(opts.timeout, "the whole proving session", prove_inner(opts)).await,
+        Mode::Proxy => {
+            // Whether the verifier answered the hello: a timeout before
+            // that is a verifier that is not there in all but the socket.
+            let answered = std::sync::atomic::AtomicBool::new(false);
+            match tokio::time::timeout(opts.timeout, prove_inner(opts, &answered)).await {
+                Ok(r) => r,
+                Err(_) if !answered.load(std::sync::atomic::Ordering::Relaxed) => {
+                    Err(NetError::VerifierSilent {
+                        verifier: opts.verifier.to_string(),
+                        secs: opts.timeout.as_secs(),
+                    })
+                }
+                Err(_) => Err(NetError::Timeout(format!(
+                    "the whole proving session (after {} ms)",
+                    opts.timeout.as_millis()
+                ))),
+            }
+        }
         // The whole-session timeout is inside: where it fires decides
         // whether the verifier is to blame.
         Mode::Mpc => crate::mpc::prove(opts).await,
@@ -283,7 +300,10 @@ fn unix_now() -> u64 {
         .unwrap_or(0)
 }
 
-async fn prove_inner(opts: &ProveOptions) -> Result<ProveOutcome> {
+async fn prove_inner(
+    opts: &ProveOptions,
+    answered: &std::sync::atomic::AtomicBool,
+) -> Result<ProveOutcome> {
     let t0 = Instant::now();
     let keylog = CollectingKeyLog::new();
     let config = client_config(opts, keylog.clone())?;
@@ -307,6 +327,7 @@ async fn prove_inner(opts: &ProveOptions) -> Result<ProveOutcome> {
     let answer = recv_msg(&mut link, "the verifier's answer to the hello")
         .await
         .map_err(lost_link)?;
+    answered.store(true, std::sync::atomic::Ordering::Relaxed);
     session.on_hello_answer(answer)?;
 
     // From here the link carries two streams at once: the preprocessing
@@ -383,13 +404,15 @@ async fn prove_inner(opts: &ProveOptions) -> Result<ProveOutcome> {
                 };
                 Ok::<_, NetError>((http_result, relay_result, (t1, at_ready, Instant::now())))
             };
-            let (warm, tls) = tokio::join!(warm, tls);
-            // The verifier's refusal or a relay failure explains a
-            // preprocessing failure (its stream ended) better: a
-            // failed relay is reported below, without the engine.
-            let tls = tls?;
+            // The preprocessing runs in its task meanwhile. The verifier's
+            // refusal or a relay failure explains a preprocessing failure
+            // (its stream ended) better: a failed relay is reported below,
+            // without the engine, and without waiting for a preprocessing
+            // the verifier has abandoned with its relay (a request over
+            // its max_sent_bytes would otherwise hang to the timeout).
+            let tls = tls.await?;
             let pre = match tls.1 {
-                Ok(_) => Some(warm?),
+                Ok(_) => Some(warm.await?),
                 Err(_) => None,
             };
             Ok((pre, tls))
@@ -418,12 +441,14 @@ async fn prove_inner(opts: &ProveOptions) -> Result<ProveOutcome> {
 
     // Proof: the session derives the witness, checks the handshake and
     // builds the plan; the proof follows its announcement at once.
-    let (announce, step) = session.prepare_proof(
-        &response,
-        &Captured(keylog),
-        unix_now(),
-        &mut rand::rngs::OsRng,
-    )?;
+    let (announce, step) = session
+        .prepare_proof(
+            &response,
+            &Captured(keylog),
+            unix_now(),
+            &mut rand::rngs::OsRng,
+        )
+        .map_err(|e| NetError::AfterResponse(Box::new(e.into())))?;
     let proof = async {
         send_msg(&mut link, &announce).await?;
         drop(announce);

@@ -488,9 +488,12 @@ async fn relay<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
                 Some(Ok(RelayFrame::Data(d))) => {
                     if failure.is_some() { continue; }
                     if let Err(e) = rec.feed(Direction::Sent, &d) {
-                        failure = Some(e.into());
-                        server_open = false;
-                        continue;
+                        // Say so now: nothing more reaches the server, so
+                        // no answer would come and the prover would wait
+                        // for the idle timeout, which names no limit.
+                        let e = webproof_proxy::ProxyError::from(e);
+                        let _ = write_frame(&mut pw, &relay_failed((&e).into()).encode()).await;
+                        return Err(NetError::Proxy(e));
                     }
                     // Once the server side is closed nothing more is
                     // forwarded: the records stay in the transcript (both

@@ -32,7 +32,7 @@ pub enum ProxyError {
     Signature(String),
     /// A record did not authenticate under the key derived for its direction
     /// and its position (wrong secret, altered, dropped, reordered or replayed record).
-    #[error("record {index} sent by the {direction} does not decrypt (sequence number {seq}): wrong key or altered/dropped/reordered record")]
+    #[error("record {index} sent by the {} does not decrypt (sequence number {seq}): wrong key or altered/dropped/reordered record", direction.sender())]
     Decrypt {
         /// Which direction the record travelled.
         direction: Direction,
@@ -44,7 +44,7 @@ pub enum ProxyError {
     /// A record's AEAD tag does not verify under the key of its direction at
     /// its position: the peer would have rejected it. On the ZK path this is
     /// how a client record the prover forged or altered is refused.
-    #[error("record {index} sent by the {direction} has an AEAD tag that does not verify (sequence number {seq}): the peer would have rejected it")]
+    #[error("record {index} sent by the {} has an AEAD tag that does not verify (sequence number {seq}): the peer would have rejected it", direction.sender())]
     Tag {
         /// Which direction the record travelled.
         direction: Direction,

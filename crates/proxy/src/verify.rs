@@ -114,7 +114,7 @@ impl<'a> Stream<'a> {
         if !self.hs.is_empty() {
             return Err(malformed(
                 "handshake",
-                format!("{} handshake message spans a key change", self.dir),
+                format!("{} handshake message spans a key change", self.dir.sender()),
             ));
         }
         self.cipher = Some(c);
@@ -130,7 +130,7 @@ impl<'a> Stream<'a> {
             let Some(rec) = self.records.get(self.pos) else {
                 return Err(ProxyError::Incomplete(format!(
                     "the {} handshake ended early",
-                    self.dir
+                    self.dir.sender()
                 )));
             };
             self.pos += 1;
@@ -146,7 +146,7 @@ impl<'a> Stream<'a> {
                 let Some(c) = self.pending.take() else {
                     return Err(malformed(
                         "record",
-                        format!("unexpected ChangeCipherSpec from the {}", self.dir),
+                        format!("unexpected ChangeCipherSpec from the {}", self.dir.sender()),
                     ));
                 };
                 self.set_cipher(c)?;
@@ -182,7 +182,7 @@ impl<'a> Stream<'a> {
                         "handshake",
                         format!(
                             "the {} sent content type {t} before the handshake finished",
-                            self.dir
+                            self.dir.sender()
                         ),
                     ))
                 }
@@ -203,7 +203,10 @@ impl<'a> Stream<'a> {
         if !self.hs.is_empty() {
             return Err(malformed(
                 "handshake",
-                format!("trailing partial handshake message from the {}", self.dir),
+                format!(
+                    "trailing partial handshake message from the {}",
+                    self.dir.sender()
+                ),
             ));
         }
         Ok(self.records[self.pos..]
@@ -228,7 +231,10 @@ fn unexpected(dir: Direction, wanted: &str, got: u8) -> ProxyError {
     };
     malformed(
         "handshake",
-        format!("the {dir} sent message type {what} where {wanted} was expected"),
+        format!(
+            "the {} sent message type {what} where {wanted} was expected",
+            dir.sender()
+        ),
     )
 }
 
@@ -528,26 +534,28 @@ fn tls12(
 }
 
 fn finished_record(s: &mut Stream<'_>) -> Result<Record> {
-    let ccs = s
-        .records
-        .get(s.pos)
-        .ok_or_else(|| ProxyError::Incomplete(format!("no ChangeCipherSpec from the {}", s.dir)))?;
+    let ccs = s.records.get(s.pos).ok_or_else(|| {
+        ProxyError::Incomplete(format!("no ChangeCipherSpec from the {}", s.dir.sender()))
+    })?;
     if ccs.content_type != content_type::CHANGE_CIPHER_SPEC || ccs.payload != [1] {
         return Err(malformed(
             "handshake",
-            format!("the {} sent no ChangeCipherSpec before Finished", s.dir),
+            format!(
+                "the {} sent no ChangeCipherSpec before Finished",
+                s.dir.sender()
+            ),
         ));
     }
-    let fin = s
-        .records
-        .get(s.pos + 1)
-        .ok_or_else(|| ProxyError::Incomplete(format!("no Finished from the {}", s.dir)))?;
+    let fin = s.records.get(s.pos + 1).ok_or_else(|| {
+        ProxyError::Incomplete(format!("no Finished from the {}", s.dir.sender()))
+    })?;
     if fin.content_type != content_type::HANDSHAKE {
         return Err(malformed(
             "handshake",
             format!(
                 "the {} sent content type {} where Finished was expected",
-                s.dir, fin.content_type
+                s.dir.sender(),
+                fin.content_type
             ),
         ));
     }

@@ -211,7 +211,8 @@ impl Recorder {
         self.bytes[i] = self.bytes[i].saturating_add(bytes.len());
         if self.bytes[i] > max_bytes {
             return Err(TlsError::Limit(format!(
-                "the {d} sent more than {max_bytes} bytes (the verifier's limit max_{which}_bytes)"
+                "the {} sent more than {max_bytes} bytes (the verifier's limit max_{which}_bytes)",
+                d.sender()
             )));
         }
         self.pending[i].extend_from_slice(bytes);
@@ -228,7 +229,8 @@ impl Recorder {
             };
             if recs.len() >= max_records {
                 return Err(TlsError::Limit(format!(
-                    "the {d} sent more than {max_records} records (the verifier's limit max_{which}_records)"
+                    "the {} sent more than {max_records} records (the verifier's limit max_{which}_records)",
+                    d.sender()
                 )));
             }
             recs.push(record);
@@ -270,7 +272,7 @@ pub fn parse_record(d: Direction, buf: &[u8]) -> Result<Option<(Record, usize)>>
     if !(content_type::CHANGE_CIPHER_SPEC..=content_type::APPLICATION_DATA).contains(&ct) {
         return Err(TlsError::Malformed {
             what: "TLS record",
-            detail: format!("the {d} sent content type {ct}: not TLS"),
+            detail: format!("the {} sent content type {ct}: not TLS", d.sender()),
         });
     }
     if buf.len() >= 3 {
@@ -278,7 +280,10 @@ pub fn parse_record(d: Direction, buf: &[u8]) -> Result<Option<(Record, usize)>>
         if !(0x0300..=0x0304).contains(&version) {
             return Err(TlsError::Malformed {
                 what: "TLS record",
-                detail: format!("the {d} sent record version {version:#06x}: not TLS"),
+                detail: format!(
+                    "the {} sent record version {version:#06x}: not TLS",
+                    d.sender()
+                ),
             });
         }
     }
@@ -289,7 +294,10 @@ pub fn parse_record(d: Direction, buf: &[u8]) -> Result<Option<(Record, usize)>>
     if len > MAX_PAYLOAD {
         return Err(TlsError::Malformed {
             what: "TLS record",
-            detail: format!("the {d} sent a {len}-byte record (max {MAX_PAYLOAD})"),
+            detail: format!(
+                "the {} sent a {len}-byte record (max {MAX_PAYLOAD})",
+                d.sender()
+            ),
         });
     }
     if buf.len() < HEADER_LEN + len {

@@ -76,6 +76,17 @@ impl Direction {
     pub const BOTH: [Direction; 2] = [Direction::Sent, Direction::Received];
 }
 
+impl Direction {
+    /// Who sends in this direction, for messages: `client` or `server`
+    /// (`Display` gives the direction's own name, `sent` or `received`).
+    pub const fn sender(self) -> &'static str {
+        match self {
+            Direction::Sent => "client",
+            Direction::Received => "server",
+        }
+    }
+}
+
 impl fmt::Display for Direction {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {

@@ -19,10 +19,20 @@
 import type { EngineOptions, FromWorker, WireError } from "./messages.js";
 import { toWire } from "./messages.js";
 import type { ErrorKind, Phase, ProveOptions, ProveResult, Stats } from "./types.js";
+export { verify, VerifyError } from "./verify.js";
+export type {
+  ByteRange,
+  RevealedData,
+  RevealedRun,
+  VerifiedPresentation,
+  VerifyErrorKind,
+  VerifyOptions,
+} from "./verify.js";
 
 export type {
   Disclosed,
   ErrorKind,
+  Hidden,
   Phase,
   ProgressEvent,
   ProveOptions,

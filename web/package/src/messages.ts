@@ -17,6 +17,7 @@ export interface EngineOptions {
   expectResponse?: number;
   tls?: "1.2" | "1.3" | "any";
   suite?: string | string[];
+  yesRevealSecrets?: boolean;
 }
 
 /** Page to worker. */

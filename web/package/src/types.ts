@@ -39,9 +39,16 @@ export interface ProveOptions {
    * the whole response; or `all` (credentials included), `none`, `http`,
    * `headers`, `header:NAME`, `body`, `json:PATH`, `sent:A-B`, `recv:A-B`,
    * `secret-header:NAME` (hide that header's value too), … Everything else
-   * stays hidden (proven in zero knowledge).
+   * stays hidden (proven in zero knowledge). `all` (or a `sent:` range)
+   * over a request carrying credentials rejects with kind `setup`, before
+   * any network work, unless `yesRevealSecrets` is set.
    */
   reveal?: string | string[];
+  /**
+   * Let `reveal` show the verifier the request's credentials without
+   * naming them (`webproof prove --yes-reveal-secrets`).
+   */
+  yesRevealSecrets?: boolean;
   /**
    * Ask the verifier to sign an attestation over a commitment to the whole
    * transcript: `true`, or the reveal items that get leaves of their own
@@ -157,6 +164,20 @@ export interface ProveResult {
    * It holds the commitment's secret seed: keep it private.
    */
   attestation: Record<string, unknown> | null;
+  /** What the verifier did not get (`webproof prove` prints it as `hidden: …`). */
+  hidden: Hidden;
+}
+
+/** What was withheld from the verifier. */
+export interface Hidden {
+  /** The request's credentials it did not see (`Cookie value`, `query string`, …). */
+  secrets: string[];
+  /** Credentials it did see, because `reveal` asked for them. */
+  revealed_secrets: string[];
+  /** Hidden bytes of the request. */
+  sent_bytes: number;
+  /** Hidden bytes of the response. */
+  received_bytes: number;
 }
 
 /**

@@ -38,6 +38,11 @@ pub struct PresentArgs {
     /// the --reveal items select (neighbouring bytes of the same leaves).
     #[arg(long)]
     pub allow_wider_reveal: bool,
+    /// Treat request header NAME as a credential, as `prove
+    /// --secret-header` does: --reveal all leaves its value out (or is
+    /// refused, see --yes-reveal-secrets). Repeatable.
+    #[arg(long = "secret-header", value_name = "NAME")]
+    pub secret_headers: Vec<String>,
     /// Let --reveal all (or a sent:A-B range) reveal the values of the
     /// request's secret headers (as `prove --yes-reveal-secrets`).
     #[arg(long)]
@@ -105,9 +110,14 @@ fn present(args: PresentArgs) -> anyhow::Result<()> {
     let text = std::fs::read_to_string(&args.bundle)
         .with_context(|| format!("reading {}", args.bundle.display()))?;
     let bundle = webproof_proxy::attest::AttestationBundle::from_json(&text)?;
+    let mut reveal = args.reveal.clone();
+    reveal.extend(
+        args.secret_headers
+            .iter()
+            .map(|n| webproof_proxy::http::RevealItem::SecretHeader(n.trim().to_ascii_lowercase())),
+    );
     if !args.yes_reveal_secrets {
-        let secrets =
-            webproof_proxy::http::unasked_secrets(&args.reveal, bundle.transcript.sent())?;
+        let secrets = webproof_proxy::http::unasked_secrets(&reveal, bundle.transcript.sent())?;
         if !secrets.is_empty() {
             let what: Vec<&str> = secrets.iter().map(|s| s.what.as_str()).collect();
             return Err(crate::failure::usage(anyhow::anyhow!(
@@ -117,7 +127,7 @@ fn present(args: PresentArgs) -> anyhow::Result<()> {
             )));
         }
     }
-    let presented = bundle.present(&args.reveal, args.with_certificates)?;
+    let presented = bundle.present(&reveal, args.with_certificates)?;
     let (asked, revealed) = (presented.asked_len(), presented.revealed_len());
     if revealed > asked && !args.allow_wider_reveal {
         let items: Vec<String> = args.reveal.iter().map(|i| i.to_string()).collect();

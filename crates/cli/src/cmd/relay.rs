@@ -30,7 +30,7 @@ pub struct RelayArgs {
     /// (tests and local setups; a public relay must not).
     #[arg(long)]
     allow_private: bool,
-    /// A web origin allowed to open the relay (https://app.example);
+    /// A web origin allowed to open the relay (`https://app.example`);
     /// repeatable. None: any page may (and native clients, which send no
     /// Origin).
     #[arg(long = "origin", value_name = "ORIGIN")]

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# The npm package as an application gets it: `scripts/browser-package.sh
+# --pack` builds web/package and packs webproof-0.1.0.tgz; a fresh project
+# in a temp directory installs that tarball (offline: it has no runtime
+# dependencies); then the package's `verify` checks a presentation made
+# by the CLI of a real session (the HTTPS fixture, `webproof serve --once`
+# with an attestation key, `prove --attest`, `present --reveal body`), in
+# Node (web/package/test/verify.node.mjs) and in headless chromium
+# (verify.html through web/driver/chromium.mjs), both importing the
+# installed package. The checks (web/package/test/verify-cases.mjs): the
+# result matches `webproof verify --json` and the fixture's body; an
+# untrusted key, an altered byte, an altered server name, malformed input
+# and a stale session are refused with their kinds.
+#
+# Honours CARGO_TARGET_DIR; uses the debug `webproof` unless WEBPROOF_BIN
+# names one.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/browser-package.sh --pack >/dev/null
+target=${CARGO_TARGET_DIR:-$PWD/target}
+if [[ -n "${WEBPROOF_BIN:-}" ]]; then
+    bin=$WEBPROOF_BIN
+else
+    cargo build --quiet -p webproof
+    bin="$target/debug/webproof"
+fi
+tarball=$PWD/web/package/webproof-$(node -p 'require("./web/package/package.json").version').tgz
+
+tmp=$(mktemp -d)
+pids=()
+cleanup() {
+    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+listening() { # file field
+    for _ in $(seq 1 200); do
+        if grep -q '"listening"' "$1" 2>/dev/null; then
+            node -e 'const l=require("fs").readFileSync(process.argv[1],"utf8").split("\n").find(x=>x.includes("\"listening\""));console.log(JSON.parse(l)[process.argv[2]])' "$1" "$2"
+            return
+        fi
+        sleep 0.1
+    done
+    echo "npm-test: no listening line in $1" >&2
+    cat "$1" >&2
+    return 1
+}
+
+"$bin" fixture --listen 127.0.0.1:0 --cert-dir "$tmp" >"$tmp/fixture.out" 2>"$tmp/fixture.err" &
+pids+=($!)
+port=$(listening "$tmp/fixture.out" addr | sed 's/.*://')
+url="https://localhost:$port/json"
+"$bin" keygen --scheme ed25519 -o "$tmp/verifier.key" --json >"$tmp/key.json"
+"$bin" keygen --scheme secp256k1 -o "$tmp/other.key" --json >"$tmp/other.json"
+"$bin" serve --once --listen 127.0.0.1:0 --ca-cert "$tmp/ca.pem" --allow-net 127.0.0.0/8 \
+    --attestation-key "$tmp/verifier.key" >"$tmp/serve.out" 2>"$tmp/serve.err" &
+pids+=($!)
+verifier=$(listening "$tmp/serve.out" addr)
+"$bin" prove --verifier "$verifier" --url "$url" --ca-cert "$tmp/ca.pem" \
+    --attest "$tmp/bundle.json" --commit-at body >/dev/null
+"$bin" present "$tmp/bundle.json" --reveal body -o "$tmp/presentation.json" >/dev/null
+key=$(node -p 'JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).public_key' "$tmp/key.json")
+other=$(node -p 'JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).public_key' "$tmp/other.json")
+"$bin" verify "$tmp/presentation.json" --trusted-key "$key" --json >"$tmp/expected.json"
+body=$(curl -sS --fail --cacert "$tmp/ca.pem" "$url" | od -An -v -tx1 | tr -d ' \n')
+
+app=$tmp/app
+mkdir "$app"
+(cd "$app" && npm init -y >/dev/null &&
+    npm install --offline --no-audit --no-fund --loglevel=error "$tarball" >&2)
+cp web/package/test/verify-cases.mjs web/package/test/verify.node.mjs web/package/test/verify.html "$app/"
+node -e '
+    const fs = require("fs");
+    const [p, key, other, expected, body, out] = process.argv.slice(1);
+    fs.writeFileSync(out, JSON.stringify({
+        presentation: fs.readFileSync(p, "utf8"), key, otherKey: other,
+        expected: JSON.parse(fs.readFileSync(expected, "utf8")), bodyHex: body,
+    }));
+' "$tmp/presentation.json" "$key" "$other" "$tmp/expected.json" "$body" "$app/cases.json"
+echo "npm-test: $(basename "$tarball") installed into a fresh project" >&2
+
+node "$app/verify.node.mjs" "$app/cases.json" >&2
+echo "npm-test: node ok" >&2
+node web/driver/chromium.mjs --root "$app" --timeout 120 --page /verify.html >"$tmp/page.json" || {
+    cat "$tmp/page.json" >&2
+    exit 1
+}
+node -e 'for (const l of JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).lines) console.error(`chromium: ${l}`)' "$tmp/page.json"
+echo "npm-test: chromium ok" >&2
