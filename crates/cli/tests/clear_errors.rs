@@ -4,146 +4,45 @@
 //! its TCP address, a reveal item the response cannot satisfy; and
 //! `present --secret-header`.
 
-use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
-use std::process::{Child, Command, Output, Stdio};
+mod common;
+use common::*;
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_webproof");
-
-/// A child process killed when the test ends, with its `listening` line.
-struct Running(Child);
-
-impl Running {
-    fn start(args: &[&str]) -> (Self, serde_json::Value) {
-        let mut child = Command::new(BIN)
-            .args(args)
-            .env_remove("WEBPROOF_API_KEY")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("the binary runs");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let ready: serde_json::Value = serde_json::from_str(&line).unwrap();
-        assert_eq!(ready["event"], "listening", "{ready}");
-        (Running(child), ready)
-    }
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// A scratch directory with the fixture server running.
-struct Setup {
-    dir: PathBuf,
-    _fixture: Running,
-    port: u16,
-}
-
-impl Setup {
-    fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("webproof-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let fx = dir.join("fx");
-        let (fixture, ready) = Running::start(&["fixture", "--cert-dir", fx.to_str().unwrap()]);
-        let addr: std::net::SocketAddr = ready["addr"].as_str().unwrap().parse().unwrap();
-        Setup {
-            dir,
-            _fixture: fixture,
-            port: addr.port(),
-        }
-    }
-
-    fn ca(&self) -> String {
-        self.dir.join("fx/ca.pem").display().to_string()
-    }
-
-    fn path(&self, name: &str) -> String {
-        self.dir.join(name).display().to_string()
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("https://localhost:{}{path}", self.port)
-    }
-
-    /// A verifier trusting the fixture and allowing loopback, with `extra`
-    /// arguments; its `listening` line.
-    fn verifier(&self, extra: &[&str]) -> (Running, serde_json::Value) {
-        let ca = self.ca();
-        let mut args = vec![
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--ca-cert",
-            &ca,
-            "--allow-net",
-            "127.0.0.0/8",
-        ];
-        args.extend(extra);
-        Running::start(&args)
-    }
-
-    /// `prove --json` of `path` through `verifier`: the exit code and the
-    /// error object.
-    fn prove_fails(
-        &self,
-        verifier: &str,
-        path: &str,
-        extra: &[&str],
-    ) -> (Option<i32>, serde_json::Value) {
-        let (url, ca) = (self.url(path), self.ca());
-        let mut args = vec![
-            "prove",
-            "--verifier",
-            verifier,
-            "--url",
-            &url,
-            "--ca-cert",
-            &ca,
-            "--json",
-        ];
-        args.extend(extra);
-        let out = webproof(&args);
-        let stdout = text(&out.stdout);
-        let v: serde_json::Value = serde_json::from_str(stdout.trim())
-            .unwrap_or_else(|e| panic!("{e}: {stdout:?} {}", text(&out.stderr)));
-        assert!(v["error"].is_object(), "{v}");
-        (out.status.code(), v["error"].clone())
-    }
-}
-
-impl Drop for Setup {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-fn webproof(args: &[&str]) -> Output {
-    Command::new(BIN)
-        .args(args)
-        .env_remove("WEBPROOF_API_KEY")
-        .output()
-        .expect("the binary runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
+/// `prove --json` of `path` through `verifier`: the exit code and the
+/// error object.
+fn prove_fails(
+    s: &Setup,
+    verifier: &str,
+    path: &str,
+    extra: &[&str],
+) -> (Option<i32>, serde_json::Value) {
+    let (url, ca) = (s.url(path), s.ca());
+    let mut args = vec![
+        "prove",
+        "--verifier",
+        verifier,
+        "--url",
+        &url,
+        "--ca-cert",
+        &ca,
+        "--json",
+    ];
+    args.extend(extra);
+    let out = webproof(&args);
+    let stdout = text(&out.stdout);
+    let v: serde_json::Value = serde_json::from_str(stdout.trim())
+        .unwrap_or_else(|e| panic!("{e}: {stdout:?} {}", text(&out.stderr)));
+    assert!(v["error"].is_object(), "{v}");
+    (out.status.code(), v["error"].clone())
 }
 
 #[test]
 fn a_request_over_the_verifiers_limit_fails_at_once_naming_it() {
     let s = Setup::new("limit");
-    let (_v, ready) = s.verifier(&["--max-sent-bytes", "4096"]);
+    let (_v, ready) = s.serve(&["--max-sent-bytes", "4096"], false);
     let t0 = Instant::now();
-    let (code, e) = s.prove_fails(
+    let (code, e) = prove_fails(
+        &s,
         ready["addr"].as_str().unwrap(),
         "/json",
         &["--padding", "8000"],
@@ -179,7 +78,7 @@ fn a_verifier_that_never_answers_times_out_in_words() {
             held.push(c);
         }
     });
-    let (code, e) = s.prove_fails(&addr, "/json", &["--timeout-secs", "2"]);
+    let (code, e) = prove_fails(&s, &addr, "/json", &["--timeout-secs", "2"]);
     let detail = e["detail"].as_str().unwrap();
     assert!(
         detail.contains(&addr) && detail.contains("did not answer"),
@@ -194,9 +93,9 @@ fn a_verifier_that_never_answers_times_out_in_words() {
 #[test]
 fn the_services_http_port_as_verifier_address_is_named() {
     let s = Setup::new("httpport");
-    let (_v, ready) = s.verifier(&["--listen-http", "127.0.0.1:0"]);
+    let (_v, ready) = s.serve(&["--listen-http", "127.0.0.1:0"], false);
     let http = ready["http_addr"].as_str().unwrap();
-    let (code, e) = s.prove_fails(http, "/json", &[]);
+    let (code, e) = prove_fails(&s, http, "/json", &[]);
     let detail = e["detail"].as_str().unwrap();
     assert!(detail.contains("this is an HTTP port; use ws://"), "{e}");
     assert!(!detail.contains("-byte frame"), "{e}");
@@ -206,8 +105,9 @@ fn the_services_http_port_as_verifier_address_is_named() {
 #[test]
 fn a_plan_error_says_the_request_reached_the_server() {
     let s = Setup::new("plan");
-    let (_v, ready) = s.verifier(&[]);
-    let (code, e) = s.prove_fails(
+    let (_v, ready) = s.serve(&[], false);
+    let (code, e) = prove_fails(
+        &s,
         ready["addr"].as_str().unwrap(),
         "/json",
         &["--reveal", "json:no.such.field"],
@@ -229,7 +129,7 @@ fn present_takes_secret_headers() {
     assert!(webproof(&["keygen", "--scheme", "ed25519", "-o", &key])
         .status
         .success());
-    let (_v, ready) = s.verifier(&["--once", "--attestation-key", &key]);
+    let (_v, ready) = s.serve(&["--once", "--attestation-key", &key], false);
     let (url, ca, bundle) = (s.url("/json"), s.ca(), s.path("b.json"));
     // Named a secret when proving: the verifier never saw it, and it has
     // leaves of its own in the attestation.

@@ -3,124 +3,20 @@
 //! `verify`. What the verifier got is read from the verifier's own output
 //! (its revealed bytes), never from the prover's summary.
 
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+mod common;
+use common::*;
+use std::path::Path;
 
-const BIN: &str = env!("CARGO_BIN_EXE_webproof");
-
-/// A child process killed when the test ends.
-struct Running {
-    child: Child,
-    lines: BufReader<std::process::ChildStdout>,
-}
-
-impl Running {
-    /// Start `webproof args` and read its `listening` line.
-    fn start(args: &[&str]) -> (Self, serde_json::Value) {
-        let mut child = Command::new(BIN)
-            .args(args)
-            .env_remove("WEBPROOF_API_KEY")
-            .env_remove("WEBPROOF_SIGNING_KEY")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("the binary runs");
-        let lines = BufReader::new(child.stdout.take().unwrap());
-        let mut run = Running { child, lines };
-        let ready = run.next_json();
-        assert_eq!(ready["event"], "listening", "{ready}");
-        (run, ready)
+/// A one-shot verifier trusting the fixture (loopback allowed unless
+/// `strict`), signing attestations with `key` if given; its address.
+fn verifier(s: &Setup, key: Option<&str>, strict: bool) -> (Running, String) {
+    let mut extra = vec!["--once"];
+    if let Some(k) = key {
+        extra.extend(["--attestation-key", k]);
     }
-
-    fn next_json(&mut self) -> serde_json::Value {
-        let mut line = String::new();
-        self.lines.read_line(&mut line).unwrap();
-        serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"))
-    }
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// A scratch directory with the fixture server running.
-struct Setup {
-    dir: PathBuf,
-    _fixture: Running,
-    port: u16,
-}
-
-impl Setup {
-    fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("webproof-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let fx = dir.join("fx");
-        let (fixture, ready) = Running::start(&["fixture", "--cert-dir", fx.to_str().unwrap()]);
-        let addr: std::net::SocketAddr = ready["addr"].as_str().unwrap().parse().unwrap();
-        Setup {
-            dir,
-            _fixture: fixture,
-            port: addr.port(),
-        }
-    }
-
-    fn ca(&self) -> String {
-        self.dir.join("fx/ca.pem").display().to_string()
-    }
-
-    fn path(&self, name: &str) -> String {
-        self.dir.join(name).display().to_string()
-    }
-
-    /// A one-shot verifier trusting the fixture (loopback allowed unless
-    /// `strict`), signing attestations with `key` if given.
-    fn verifier(&self, key: Option<&str>, strict: bool) -> (Running, String) {
-        let ca = self.ca();
-        let mut args = vec![
-            "serve",
-            "--once",
-            "--listen",
-            "127.0.0.1:0",
-            "--ca-cert",
-            &ca,
-        ];
-        if !strict {
-            args.extend(["--allow-net", "127.0.0.0/8"]);
-        }
-        if let Some(k) = key {
-            args.extend(["--attestation-key", k]);
-        }
-        let (v, ready) = Running::start(&args);
-        let addr = ready["addr"].as_str().unwrap().to_string();
-        (v, addr)
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("https://localhost:{}{path}", self.port)
-    }
-}
-
-impl Drop for Setup {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-fn webproof(args: &[&str]) -> Output {
-    Command::new(BIN)
-        .args(args)
-        .env_remove("WEBPROOF_API_KEY")
-        .output()
-        .expect("the binary runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
+    let (v, ready) = s.serve(&extra, strict);
+    let addr = ready["addr"].as_str().unwrap().to_string();
+    (v, addr)
 }
 
 /// The bytes the verifier got in one direction: revealed bytes as they
@@ -171,7 +67,7 @@ const SECRETS: [&str; 5] = ["CKSECRET", "AUSECRET", "KYSECRET", "CUSECRET", "QYS
 #[test]
 fn default_prove_hides_the_request_credentials() {
     let s = Setup::new("private-default");
-    let (mut v, vaddr) = s.verifier(None, false);
+    let (mut v, vaddr) = verifier(&s, None, false);
     let url = s.url("/json?token=QYSECRET&page=2");
     let ca = s.ca();
     let out = webproof(&[
@@ -276,7 +172,7 @@ fn revealing_a_credential_needs_consent() {
     ]);
     assert_eq!(out.status.code(), Some(4), "{}", text(&out.stderr));
 
-    let (mut v, vaddr) = s.verifier(None, false);
+    let (mut v, vaddr) = verifier(&s, None, false);
     let out = prove(&vaddr, &["--yes-reveal-secrets"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let got = v.next_json();
@@ -297,7 +193,7 @@ fn present_refuses_to_reveal_more_than_asked() {
     let ca = s.ca();
     let field = "json:account.balance.amount";
     let attest = |bundle: &str, extra: &[&str]| {
-        let (mut v, vaddr) = s.verifier(Some(&key), false);
+        let (mut v, vaddr) = verifier(&s, Some(&key), false);
         let mut args = vec![
             "prove",
             "--verifier",
@@ -428,7 +324,7 @@ fn failures_are_classified() {
     );
     assert!(e["detail"].as_str().unwrap().contains(&closed), "{e}");
     // The verifier refuses: its policy forbids loopback servers.
-    let (_v, vaddr) = s.verifier(None, true);
+    let (_v, vaddr) = verifier(&s, None, true);
     let (code, e) = run(&vaddr, &[]);
     assert_eq!(
         (code, e["decided_by"].as_str()),

@@ -40,7 +40,7 @@ pub mod verifier;
 
 pub use fixture::{Fixture, FixtureCerts};
 pub use policy::{IpNet, ServerPolicy};
-pub use prover::{prove, Mode, ProveOptions, ProveOutcome, ProveStats};
+pub use prover::{prove, Mode, Progress, ProveOptions, ProveOutcome, ProveStats, Stage};
 pub use verifier::{Verifier, VerifierConfig};
 pub use webproof_proxy::protocol::{RejectKind, Rejection};
 use webproof_proxy::session::SessionError;

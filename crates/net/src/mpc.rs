@@ -659,6 +659,7 @@ async fn prove_session(opts: &ProveOptions, stage: &StageCell) -> Result<ProveOu
         ));
     }
     let stream = connect_verifier(&opts.verifier, &opts.transport).await?;
+    opts.report(crate::prover::Stage::Connected);
     let mut link = Counted::new(stream);
     let counters = link.counters();
     let hello = ProverMsg::Hello {
@@ -692,6 +693,7 @@ async fn prove_session(opts: &ProveOptions, stage: &StageCell) -> Result<ProveOu
             )))
         }
     }
+    opts.report(crate::prover::Stage::Admitted);
     // Preprocessing: this party is the COT receiver.
     let mut ch = Channel::new(link.compat());
     let mut receiver = opening
@@ -746,6 +748,7 @@ async fn prove_session(opts: &ProveOptions, stage: &StageCell) -> Result<ProveOu
     .await?;
     // The proof of the response.
     let response = outcome.response.clone();
+    opts.report(crate::prover::Stage::Response(response.len()));
     let disclosure =
         webproof_proxy::http::disclosure_from_items(&opts.reveal, &request, &response)?;
     let ranges = |d: Direction| -> Vec<core::ops::Range<usize>> {
@@ -776,6 +779,7 @@ async fn prove_session(opts: &ProveOptions, stage: &StageCell) -> Result<ProveOu
         .map(|(_, c)| webproof_proxy::attest::blinders(c))
         .unwrap_or_default();
     let ch = Channel::new((&mut link).compat());
+    opts.report(crate::prover::Stage::Proving);
     mpc::prove_response(
         cot,
         ch,
@@ -788,6 +792,7 @@ async fn prove_session(opts: &ProveOptions, stage: &StageCell) -> Result<ProveOu
     .await?;
     stage.set(Stage::Audited);
     let verdict: VerifierMsg = recv_msg_limited(&mut link, "the verdict", MAX_VERDICT_MSG).await?;
+    opts.report(crate::prover::Stage::Verdict);
     let (output, attestation, session_id) = match verdict {
         VerifierMsg::Verdict {
             result: Ok(d),
@@ -883,6 +888,7 @@ async fn prover_session(
         connect_server(&opts.host, opts.port, opts.server_addr),
     )
     .await?;
+    opts.report(crate::prover::Stage::ServerReached);
     let (srv_rd, mut srv_wr) = server.into_split();
     srv_wr
         .write_all(&opening.to_server)

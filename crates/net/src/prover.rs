@@ -21,6 +21,49 @@ use webproof_proxy::session::prover::{ProverConfig, ProverSession, TlsSecrets};
 use webproof_proxy::{CipherSuite, Direction, KxGroup, Recorder, TlsVersion, VerifierOutput};
 use webproof_tlsproof::session::ProverOpening;
 
+/// The prover's phases, reported as each begins, for progress lines
+/// ([`ProveOptions::progress`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    /// Connected to the verifier; the hello is out.
+    Connected,
+    /// The verifier admitted the session (it preprocesses from here).
+    Admitted,
+    /// The TLS session with the server opens (through the verifier in
+    /// proxy mode, directly in MPC mode).
+    ServerReached,
+    /// The response arrived: this many bytes.
+    Response(usize),
+    /// The proof runs.
+    Proving,
+    /// The verifier's verdict arrived.
+    Verdict,
+}
+
+impl std::fmt::Display for Stage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Stage::Connected => f.write_str("connected to the verifier"),
+            Stage::Admitted => f.write_str("admitted by the verifier; preprocessing"),
+            Stage::ServerReached => f.write_str("TLS session with the server"),
+            Stage::Response(n) => write!(f, "response received ({n} bytes)"),
+            Stage::Proving => f.write_str("proving"),
+            Stage::Verdict => f.write_str("verdict received"),
+        }
+    }
+}
+
+/// Called with each [`Stage`] as it begins (from the session's tasks: keep
+/// it short).
+#[derive(Clone)]
+pub struct Progress(pub Arc<dyn Fn(Stage) + Send + Sync>);
+
+impl std::fmt::Debug for Progress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Progress(..)")
+    }
+}
+
 /// What to fetch and how.
 #[derive(Clone, Debug)]
 pub struct ProveOptions {
@@ -77,6 +120,8 @@ pub struct ProveOptions {
     pub flagged_verifiers: Option<std::path::PathBuf>,
     /// MPC mode: run the session even with a verifier in the record.
     pub allow_flagged_verifier: bool,
+    /// Told of each phase as it begins (none: nothing is reported).
+    pub progress: Option<Progress>,
 }
 
 /// How the session reaches the server.
@@ -147,7 +192,15 @@ impl ProveOptions {
             server_addr: None,
             flagged_verifiers: None,
             allow_flagged_verifier: false,
+            progress: None,
         })
+    }
+
+    /// Report `stage` to [`Self::progress`], if set.
+    pub(crate) fn report(&self, stage: Stage) {
+        if let Some(p) = &self.progress {
+            (p.0)(stage);
+        }
     }
 
     /// COTs the proof of this session is expected to draw (stated in the
@@ -311,6 +364,7 @@ async fn prove_inner(
     let opening = ProverOpening::new(session.engine_config(), &mut rand::rngs::OsRng)
         .map_err(|e| zk_error("the proof setup", e))?;
     let stream = connect_verifier(&opts.verifier, &opts.transport).await?;
+    opts.report(Stage::Connected);
     let mut link = Counted::new(stream);
     let counters = link.counters();
     // The hello and the preprocessing's first message (which needs no
@@ -329,6 +383,7 @@ async fn prove_inner(
         .map_err(lost_link)?;
     answered.store(true, std::sync::atomic::Ordering::Relaxed);
     session.on_hello_answer(answer)?;
+    opts.report(Stage::Admitted);
 
     // From here the link carries two streams at once: the preprocessing
     // (base OT, SoftSpokenOT, Ferret's setup iteration and its first main
@@ -368,6 +423,7 @@ async fn prove_inner(
             let tls = async move {
                 let ready = recv_msg(&mut relay, "the verifier's answer").await?;
                 session.on_ready(ready)?;
+                opts.report(Stage::ServerReached);
                 let t1 = Instant::now();
                 let at_ready = (counters.sent(), counters.received());
                 let (tls_end, relay_end) = tokio::io::duplex(1 << 16);
@@ -386,6 +442,7 @@ async fn prove_inner(
                         .await
                         .map_err(|e| NetError::Tls(e.to_string()))?;
                     let response = read_response(&mut tls).await?;
+                    opts.report(Stage::Response(response.len()));
                     Ok::<_, NetError>(response)
                 };
                 let http_result = http.await;
@@ -449,6 +506,7 @@ async fn prove_inner(
             &mut rand::rngs::OsRng,
         )
         .map_err(|e| NetError::AfterResponse(Box::new(e.into())))?;
+    opts.report(Stage::Proving);
     let proof = async {
         send_msg(&mut link, &announce).await?;
         drop(announce);
@@ -475,6 +533,7 @@ async fn prove_inner(
     let mut link = proof?;
     session.on_close_ack(verifier_digest)?;
     let verdict = recv_msg_limited(&mut link, "the verdict", MAX_VERDICT_MSG).await?;
+    opts.report(Stage::Verdict);
     let outcome = session.on_verdict(verdict)?;
     let t3 = Instant::now();
     let ms = |a: Instant, b: Instant| (b - a).as_secs_f64() * 1000.0;

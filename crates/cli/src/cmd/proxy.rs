@@ -194,6 +194,34 @@ pub struct ProveArgs {
     /// Print one JSON object {"verified": ..., "stats": ..., "session_id": ...}.
     #[arg(long)]
     json: bool,
+    /// No progress lines on stderr (one per phase: connected, admitted,
+    /// TLS session, response, proving, verdict; one updated line on a
+    /// terminal).
+    #[arg(long, short = 'q')]
+    quiet: bool,
+}
+
+/// Progress lines on stderr: each phase with the seconds since the start;
+/// on a terminal one line rewritten in place, ended at the verdict.
+fn progress_lines() -> webproof_net::Progress {
+    use std::io::{IsTerminal, Write};
+    let start = std::time::Instant::now();
+    let tty = std::io::stderr().is_terminal();
+    webproof_net::Progress(std::sync::Arc::new(move |stage| {
+        let line = format!(
+            "webproof: {:>6.2} s  {stage}",
+            start.elapsed().as_secs_f64()
+        );
+        let mut e = std::io::stderr().lock();
+        let _ = if !tty {
+            writeln!(e, "{line}")
+        } else if stage == webproof_net::Stage::Verdict {
+            writeln!(e, "\r\x1b[2K{line}")
+        } else {
+            write!(e, "\r\x1b[2K{line}")
+        };
+        let _ = e.flush();
+    }))
 }
 
 /// An HTTP method, checked before any network work.
@@ -435,11 +463,22 @@ fn print_secrets(o: &ProveOptions, out: &VerifierOutput) {
 }
 
 async fn prove(a: ProveArgs) -> anyhow::Result<()> {
-    let o = prove_options(&a).map_err(usage)?;
+    let mut o = prove_options(&a).map_err(usage)?;
+    if !a.quiet {
+        o.progress = Some(progress_lines());
+    }
     if !a.yes_reveal_secrets {
         refuse_unasked_secrets(&o).map_err(usage)?;
     }
-    let out = match webproof_net::prove(&o).await {
+    let proved = webproof_net::prove(&o).await;
+    if proved.is_err()
+        && o.progress.is_some()
+        && std::io::IsTerminal::is_terminal(&std::io::stderr())
+    {
+        // End the progress line the failure interrupted.
+        eprintln!();
+    }
+    let out = match proved {
         Err(e @ webproof_net::NetError::Timeout(_)) => {
             return Err(anyhow::Error::new(e).context(format!(
                 "gave up after {} s: for a large response, state its size with --expect-response \
