@@ -26,27 +26,7 @@ else
 fi
 tarball=$PWD/web/package/webproof-$(node -p 'require("./web/package/package.json").version').tgz
 
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-listening() { # file field
-    for _ in $(seq 1 200); do
-        if grep -q '"listening"' "$1" 2>/dev/null; then
-            node -e 'const l=require("fs").readFileSync(process.argv[1],"utf8").split("\n").find(x=>x.includes("\"listening\""));console.log(JSON.parse(l)[process.argv[2]])' "$1" "$2"
-            return
-        fi
-        sleep 0.1
-    done
-    echo "npm-test: no listening line in $1" >&2
-    cat "$1" >&2
-    return 1
-}
+source scripts/lib/processes.sh
 
 "$bin" fixture --listen 127.0.0.1:0 --cert-dir "$tmp" >"$tmp/fixture.out" 2>"$tmp/fixture.err" &
 pids+=($!)

@@ -132,17 +132,6 @@ pub struct Hidden {
     pub received_bytes: usize,
 }
 
-/// The secret header names the reveal items add (`secret-header:NAME`).
-fn named_secrets(reveal: &[RevealItem]) -> Vec<String> {
-    reveal
-        .iter()
-        .filter_map(|i| match i {
-            RevealItem::SecretHeader(n) => Some(n.clone()),
-            _ => None,
-        })
-        .collect()
-}
-
 /// Refuse, before any network work, reveal items that would give the
 /// verifier a credential the page did not name (as `webproof prove`
 /// refuses without `--yes-reveal-secrets`).
@@ -174,26 +163,14 @@ pub fn refuse_unasked_secrets(reveal: &[RevealItem], request: &[u8]) -> Result<(
 /// The request's credentials as the verifier's output shows them, and the
 /// hidden byte counts.
 pub fn hidden_summary(reveal: &[RevealItem], request: &[u8], out: &VerifierOutput) -> Hidden {
-    let secrets =
-        webproof_proxy::http::request_secrets(request, &named_secrets(reveal)).unwrap_or_default();
-    let mut hidden = Hidden {
+    let (secrets, revealed_secrets) =
+        webproof_proxy::http::secrets_by_visibility(reveal, request, &out.sent.revealed);
+    Hidden {
+        secrets,
+        revealed_secrets,
         sent_bytes: out.sent.hidden(),
         received_bytes: out.received.hidden(),
-        ..Hidden::default()
-    };
-    for secret in secrets {
-        let seen = out
-            .sent
-            .revealed
-            .iter()
-            .any(|r| r.start < secret.range.end && secret.range.start < r.end);
-        if seen {
-            hidden.revealed_secrets.push(secret.what);
-        } else {
-            hidden.secrets.push(secret.what);
-        }
     }
-    hidden
 }
 
 /// Milliseconds on the page's clock.

@@ -457,21 +457,7 @@ fn prove(
 /// The verifier's output holds only true bytes at true offsets and the
 /// leaf hashes of the true transcript.
 fn only_true_bytes(v: &VerifiedResponse, w: &World) -> bool {
-    let placed = |ranges: &[webproof_mpc_tls::response::RevealedRange], data: &[u8]| {
-        ranges.iter().all(|r| {
-            r.offset
-                .checked_add(r.bytes.len())
-                .and_then(|end| data.get(r.offset..end))
-                == Some(&r.bytes[..])
-        })
-    };
-    let leaves_true =
-        commitment(w).is_ok_and(|c| c.leaves() == v.leaves && c.leaf_hashes() == v.leaf_hashes);
-    v.response_len == w.response.len()
-        && v.request_len == w.request.len()
-        && placed(&v.ranges, &w.response)
-        && placed(&v.request_ranges, &w.request)
-        && leaves_true
+    common::only_true_bytes(v, &w.request, &w.response, commitment(w).ok().as_ref())
 }
 
 /// What a cheating verifier sees of the prover in a run: how it ended,

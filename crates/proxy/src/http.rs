@@ -975,6 +975,28 @@ pub fn unasked_secrets(items: &[RevealItem], request: &[u8]) -> Result<Vec<Reque
         .collect())
 }
 
+/// The request's credentials (as [`request_secrets`] finds them, with the
+/// headers `items` name secret) split by whether `revealed`, the ranges of
+/// the request a verifier got, shows any of their bytes: `(hidden,
+/// shown)`, each by what it is. What the prover tells its user after a
+/// session.
+pub fn secrets_by_visibility(
+    items: &[RevealItem],
+    request: &[u8],
+    revealed: &[Range],
+) -> (Vec<String>, Vec<String>) {
+    let named = Selection::new(items).secret_headers;
+    let secrets = request_secrets(request, &named).unwrap_or_default();
+    let (mut hidden, mut shown) = (Vec::new(), Vec::new());
+    for secret in secrets {
+        let seen = revealed
+            .iter()
+            .any(|r| r.start < secret.range.end && secret.range.start < r.end);
+        if seen { &mut shown } else { &mut hidden }.push(secret.what);
+    }
+    (hidden, shown)
+}
+
 /// Spans (in `body`) of the JSON value at `path` and of the keys leading to it.
 pub fn json_path_spans(body: &[u8], path: &str) -> Result<Vec<Range>> {
     let parts: Vec<&str> = if path.is_empty() {

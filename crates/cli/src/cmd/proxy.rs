@@ -431,25 +431,7 @@ fn refuse_unasked_secrets(o: &ProveOptions) -> anyhow::Result<()> {
 /// The request's credentials as the verifier's output shows them: those
 /// whose bytes it did not get, and those it did.
 fn secrets_seen(o: &ProveOptions, out: &VerifierOutput) -> (Vec<String>, Vec<String>) {
-    let named: Vec<String> = o
-        .reveal
-        .iter()
-        .filter_map(|i| match i {
-            RevealItem::SecretHeader(n) => Some(n.clone()),
-            _ => None,
-        })
-        .collect();
-    let secrets = webproof_proxy::http::request_secrets(&o.request(), &named).unwrap_or_default();
-    let (mut hidden, mut shown) = (Vec::new(), Vec::new());
-    for secret in secrets {
-        let seen = out
-            .sent
-            .revealed
-            .iter()
-            .any(|r| r.start < secret.range.end && secret.range.start < r.end);
-        if seen { &mut shown } else { &mut hidden }.push(secret.what);
-    }
-    (hidden, shown)
+    webproof_proxy::http::secrets_by_visibility(&o.reveal, &o.request(), &out.sent.revealed)
 }
 
 fn print_secrets(o: &ProveOptions, out: &VerifierOutput) {

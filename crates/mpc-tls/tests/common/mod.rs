@@ -532,3 +532,29 @@ pub fn preprocess(
     }
     all
 }
+
+/// The verifier's output holds only bytes of `request` and `response` at
+/// their true offsets, and the leaves and leaf hashes of `truth`, the
+/// commitment to the true transcript (or none, if it could not be made).
+pub fn only_true_bytes(
+    v: &webproof_mpc_tls::VerifiedResponse,
+    request: &[u8],
+    response: &[u8],
+    truth: Option<&webproof_attestation::TranscriptCommitment>,
+) -> bool {
+    let placed = |ranges: &[webproof_mpc_tls::response::RevealedRange], data: &[u8]| {
+        ranges.iter().all(|r| {
+            r.offset
+                .checked_add(r.bytes.len())
+                .and_then(|end| data.get(r.offset..end))
+                == Some(&r.bytes[..])
+        })
+    };
+    let leaves_true =
+        truth.is_some_and(|c| c.leaves() == v.leaves && c.leaf_hashes() == v.leaf_hashes);
+    v.response_len == response.len()
+        && v.request_len == request.len()
+        && placed(&v.ranges, response)
+        && placed(&v.request_ranges, request)
+        && leaves_true
+}
