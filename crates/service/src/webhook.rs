@@ -122,8 +122,9 @@ impl Outbox {
             + Duration::from_secs(1)
     }
 
-    /// Deliver until `stop`; attempts in flight are then dropped (their
-    /// rows stay pending for the next start).
+    /// Deliver until `stop`; attempts in flight then run to their end
+    /// (bounded by their timeout) and are booked, so a graceful stop never
+    /// leaves a delivery to be posted twice.
     pub(crate) async fn run(self: Arc<Self>, stop: CancellationToken) {
         let attempts = TaskTracker::new();
         let lease = self.lease().as_millis() as i64;
@@ -190,13 +191,13 @@ impl Outbox {
                     continue;
                 };
                 let me = self.clone();
-                let stop = stop.clone();
+                // Not cut short at a stop: an attempt ends within its
+                // timeout, and one cut after the endpoint's 2xx but before
+                // its bookkeeping would be posted again by another replica.
                 attempts.spawn(async move {
                     let _permit = permit;
-                    tokio::select! {
-                        _ = me.attempt(d) => me.wake(),
-                        _ = stop.cancelled() => {}
-                    }
+                    me.attempt(d).await;
+                    me.wake();
                 });
             }
             let wait = match next {

@@ -133,6 +133,10 @@ pub struct Hit {
     pub session_id: String,
     /// The status answered; 0 while (or if never) answered.
     pub status: u16,
+    /// From the verdict (`verified_at`) to this post's arrival, ms.
+    pub latency_ms: i64,
+    /// When it arrived.
+    pub at: std::time::Instant,
 }
 
 /// An application's webhook endpoint: 503 while `up` is false, 200 once
@@ -190,12 +194,19 @@ impl Receiver {
         let body = req.into_body().collect().await.unwrap().to_bytes();
         let doc: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
         let session_id = doc["session_id"].as_str().unwrap_or_default().to_string();
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as i64;
+        let latency_ms = now - doc["verified_at"].as_i64().unwrap_or(now);
         let i = {
             let mut hits = self.hits.lock().unwrap();
             hits.push(Hit {
                 delivery_id: delivery_id.clone(),
                 session_id,
                 status: 0,
+                latency_ms,
+                at: std::time::Instant::now(),
             });
             hits.len() - 1
         };
