@@ -947,6 +947,8 @@ mod tests {
         let c = parse(&format!("listen = \"127.0.0.1:0\"\n{tables}")).unwrap();
         let r = c.results.expect("[results]");
         assert_eq!(r.retention, "7d");
+        assert_eq!(r.database_url_env.as_deref(), Some("WEBPROOF_DATABASE_URL"));
+        assert!(r.database_url.unwrap().starts_with("postgres://"));
         assert_eq!(r.api_keys.env.as_deref(), Some("WEBPROOF_RESULTS_API_KEYS"));
         assert_eq!(c.webhook.len(), 1);
         assert_eq!(c.webhook[0].max_attempts, 8);
