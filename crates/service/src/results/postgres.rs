@@ -51,8 +51,8 @@ const MIGRATIONS: &[&str] = &[
 /// The advisory lock migrations run under (any constant of our own).
 const MIGRATION_LOCK: i64 = 0x7765_6270_726f_6f66; // "webproof"
 
-/// Connections per replica at most.
-const POOL: usize = 8;
+/// Connections per replica at most (and one more for health checks).
+const POOL: usize = 16;
 
 /// The URL with its password, if any, replaced by `***` (for logs).
 pub fn redact(url: &str) -> String {
@@ -91,6 +91,9 @@ pub struct PgStore {
     config: tokio_postgres::Config,
     idle: Mutex<Vec<Client>>,
     slots: Semaphore,
+    /// The health check's own connection: a pool busy with sessions is
+    /// not a database that is down.
+    health: tokio::sync::Mutex<Option<Client>>,
 }
 
 /// A pooled connection: back to the pool only if [`Conn::release`]d (a
@@ -148,6 +151,7 @@ impl PgStore {
             config,
             idle: Mutex::new(Vec::new()),
             slots: Semaphore::new(POOL),
+            health: tokio::sync::Mutex::new(None),
         };
         store.migrate().await?;
         Ok(store)
@@ -173,6 +177,14 @@ impl PgStore {
                 });
             }
         }
+        Ok(Conn {
+            client: Some(self.connect().await?),
+            pool: self,
+            _slot: slot,
+        })
+    }
+
+    async fn connect(&self) -> Result<Client> {
         let (client, connection) = self
             .config
             .connect(NoTls)
@@ -183,11 +195,7 @@ impl PgStore {
                 tracing::debug!("results database connection closed: {e}");
             }
         });
-        Ok(Conn {
-            client: Some(client),
-            pool: self,
-            _slot: slot,
-        })
+        Ok(client)
     }
 
     async fn migrate(&self) -> Result<()> {
@@ -225,11 +233,18 @@ impl PgStore {
         Ok(())
     }
 
-    /// Whether the server answers.
+    /// Whether the server answers (on a connection of its own).
     pub async fn ping(&self) -> Result<()> {
-        let c = self.conn().await?;
-        c.simple_query("SELECT 1").await.map_err(ctx("reading"))?;
-        c.release();
+        let mut h = self.health.lock().await;
+        let client = match h.take() {
+            Some(c) if !c.is_closed() => c,
+            _ => self.connect().await?,
+        };
+        client
+            .simple_query("SELECT 1")
+            .await
+            .map_err(ctx("reading"))?;
+        *h = Some(client);
         Ok(())
     }
 
