@@ -141,7 +141,7 @@ pub enum Store {
 
 /// How long one PostgreSQL call may take before it counts as failed (a
 /// database that hangs must not hold sessions forever).
-const PG_CALL_TIMEOUT: Duration = Duration::from_secs(10);
+const PG_CALL_TIMEOUT: Duration = Duration::from_secs(20);
 
 async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
     tokio::task::spawn_blocking(f)

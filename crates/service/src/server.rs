@@ -506,7 +506,7 @@ pub(crate) async fn session<S: Stream>(
 
 /// How long a verified session keeps trying to store its result before
 /// its prover link is cut (the database may be restarting).
-const STORE_PATIENCE: Duration = Duration::from_secs(15);
+const STORE_PATIENCE: Duration = Duration::from_secs(30);
 
 impl Results {
     /// Why the database is unusable, if it is.

@@ -127,6 +127,23 @@ impl std::ops::DerefMut for Conn<'_> {
     }
 }
 
+/// The runtime, on a thread of its own, that drives the database sockets.
+fn io_runtime() -> &'static tokio::runtime::Handle {
+    static IO: std::sync::OnceLock<tokio::runtime::Handle> = std::sync::OnceLock::new();
+    IO.get_or_init(|| {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime for the database connections");
+        let handle = rt.handle().clone();
+        std::thread::Builder::new()
+            .name("webproof-pg-io".into())
+            .spawn(move || rt.block_on(std::future::pending::<()>()))
+            .expect("a thread for the database connections");
+        handle
+    })
+}
+
 fn delivery(r: &tokio_postgres::Row) -> Delivery {
     Delivery {
         delivery_id: r.get(0),
@@ -184,18 +201,24 @@ impl PgStore {
         })
     }
 
+    /// A new connection, whose socket is driven on [`io_runtime`]'s
+    /// thread: sessions verifying proofs keep the service's workers busy,
+    /// and a connection polled only between them answers late.
     async fn connect(&self) -> Result<Client> {
-        let (client, connection) = self
-            .config
-            .connect(NoTls)
+        let config = self.config.clone();
+        io_runtime()
+            .spawn(async move {
+                let (client, connection) = config.connect(NoTls).await?;
+                tokio::spawn(async move {
+                    if let Err(e) = connection.await {
+                        tracing::debug!("results database connection closed: {e}");
+                    }
+                });
+                Ok::<_, tokio_postgres::Error>(client)
+            })
             .await
-            .map_err(ctx("connecting"))?;
-        tokio::spawn(async move {
-            if let Err(e) = connection.await {
-                tracing::debug!("results database connection closed: {e}");
-            }
-        });
-        Ok(client)
+            .map_err(|e| StoreError::new("connecting", e))?
+            .map_err(ctx("connecting"))
     }
 
     async fn migrate(&self) -> Result<()> {
