@@ -246,7 +246,7 @@ for name in ("default", "sqlite", "fleet"):
         check(secret("WEBPROOF_DATABASE_URL") == {"name": "webproof-postgres", "key": "database-url"}, "fleet: PostgreSQL URL from its Secret")
         check(secret("WEBPROOF_SIGNING_KEY") == {"name": "webproof-signing-key", "key": "signing-key"}, "fleet: signing key from its Secret")
         secret("WEBPROOF_API_KEYS"); secret("WEBPROOF_RESULTS_API_KEYS"); secret("WEBPROOF_WEBHOOK_SECRET_0")
-        check("path" not in cfg["results"] and cfg["results"]["retention"] == "30d", "fleet: [results] without a SQLite path")
+        check("path" not in cfg["results"] and cfg["results"].get("database_url_env") == "WEBPROOF_DATABASE_URL" and cfg["results"]["retention"] == "30d", "fleet: [results] on PostgreSQL through WEBPROOF_DATABASE_URL")
         check(cfg["results"]["api_keys"] == {"env": "WEBPROOF_RESULTS_API_KEYS"}, "fleet: results API keys")
         check(cfg["api_keys"] == {"env": "WEBPROOF_API_KEYS"}, "fleet: prover API keys")
         check(cfg["webhook"] == [{"url": "https://app.example/webproof", "secret_env": "WEBPROOF_WEBHOOK_SECRET_0"}], "fleet: webhook")

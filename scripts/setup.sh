@@ -4,10 +4,14 @@
 set -euo pipefail
 
 need_apt=()
-for pair in nginx:nginx-light openssl:openssl curl:curl clang:clang systemd-analyze:systemd; do
+for pair in nginx:nginx-light openssl:openssl curl:curl clang:clang systemd-analyze:systemd haproxy:haproxy; do
   cmd=${pair%%:*}; pkg=${pair#*:}
   command -v "$cmd" >/dev/null 2>&1 || need_apt+=("$pkg")
 done
+# PostgreSQL for the service's fleet tests (scripts/postgres.sh); Debian
+# keeps its programs out of PATH, under /usr/lib/postgresql/<version>/bin.
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 ||
+  need_apt+=(postgresql)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
   echo "setup: installing ${need_apt[*]}" >&2

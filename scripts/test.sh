@@ -22,6 +22,11 @@ bash scripts/npm-test.sh
 echo "== the webproof binary (the bench's end-to-end test drives it)"
 cargo build -p webproof
 
+echo "== PostgreSQL for the service's fleet tests"
+pg_env=$(bash scripts/postgres.sh start)
+eval "$pg_env"
+trap 'bash scripts/postgres.sh destroy "$WEBPROOF_TEST_PGDIR"' EXIT
+
 echo "== cargo test"
 cargo test --workspace --no-fail-fast
 

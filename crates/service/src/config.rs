@@ -55,8 +55,10 @@
 //! format = "text"                      # or "json"
 //! filter = "info"                      # tracing filter; WEBPROOF_LOG overrides
 //!
-//! [results]                            # verified sessions kept in SQLite
-//! path = "results.sqlite"
+//! [results]                            # verified sessions: SQLite or PostgreSQL
+//! path = "results.sqlite"              # one replica: an SQLite file, or
+//! # database_url = "postgres://webproof@db/webproof"  # a fleet sharing PostgreSQL,
+//! # database_url_env = "WEBPROOF_DATABASE_URL"       # or the URL in a variable
 //! retention = "7d"                     # s, m, h or d
 //! [results.api_keys]                   # who reads /v1/sessions/{id}; as [api_keys]
 //! env = "WEBPROOF_RESULTS_API_KEYS"
@@ -256,12 +258,19 @@ pub struct ApiKeysConfig {
     pub env: Option<String>,
 }
 
-/// `[results]`: verified sessions kept in SQLite.
-#[derive(Clone, Debug, Deserialize)]
+/// `[results]`: verified sessions kept in SQLite or PostgreSQL; exactly
+/// one of `path`, `database_url` and `database_url_env`.
+#[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ResultsConfig {
-    /// The database file (created if missing).
-    pub path: PathBuf,
+    /// The SQLite file (created if missing): one replica.
+    pub path: Option<PathBuf>,
+    /// A PostgreSQL URL (`postgres://user:password@host:port/db`): replicas
+    /// sharing it form a fleet (one outbox, leases between them).
+    pub database_url: Option<String>,
+    /// The variable holding the PostgreSQL URL (a secret, kept out of the
+    /// file), e.g. `WEBPROOF_DATABASE_URL`.
+    pub database_url_env: Option<String>,
     /// How long results are kept: `<n>s`, `m`, `h` or `d` (default `7d`).
     #[serde(default = "default_retention")]
     pub retention: String,
@@ -271,6 +280,26 @@ pub struct ResultsConfig {
     /// results. None: `/v1/sessions` answers 401 to everyone.
     #[serde(default)]
     pub api_keys: ApiKeysConfig,
+}
+
+/// A PostgreSQL URL, checked for its form (the server is reached at start).
+fn check_database_url(url: &str) -> Result<String> {
+    if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
+        return Err(ServiceError::invalid(
+            "results.database_url",
+            format!(
+                "{}: expected postgres://user:password@host:port/database",
+                crate::results::postgres::redact(url)
+            ),
+        ));
+    }
+    url.parse::<tokio_postgres::Config>().map_err(|e| {
+        ServiceError::invalid(
+            "results.database_url",
+            format!("{}: {e}", crate::results::postgres::redact(url)),
+        )
+    })?;
+    Ok(url.to_string())
 }
 
 fn default_retention() -> String {
@@ -430,8 +459,8 @@ pub struct ServiceConfig {
 /// `[results]` and `[[webhook]]`, checked.
 #[derive(Clone)]
 pub struct ResultsSettings {
-    /// The database file.
-    pub path: PathBuf,
+    /// The database: an SQLite file or a PostgreSQL URL.
+    pub backend: crate::results::Backend,
     /// How long results are kept.
     pub retention: Duration,
     /// SHA-256 digests of the keys that may read results.
@@ -443,7 +472,7 @@ pub struct ResultsSettings {
 impl std::fmt::Debug for ResultsSettings {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ResultsSettings")
-            .field("path", &self.path)
+            .field("backend", &self.backend)
             .field("retention", &self.retention)
             .field("api_keys", &self.api_key_digests.len())
             .field("webhooks", &self.webhooks)
@@ -711,8 +740,29 @@ impl FileConfig {
             }
             webhooks.push(hook);
         }
+        use crate::results::Backend;
+        let backend = match (&r.path, &r.database_url, &r.database_url_env) {
+            (Some(p), None, None) => Backend::Sqlite(self.path(p)),
+            (None, Some(url), None) => Backend::Postgres(check_database_url(url)?),
+            (None, None, Some(var)) => {
+                let url = std::env::var(var).map_err(|_| {
+                    ServiceError::invalid(
+                        "results.database_url_env",
+                        format!("variable {var} is not set"),
+                    )
+                })?;
+                Backend::Postgres(check_database_url(url.trim())?)
+            }
+            _ => {
+                return Err(ServiceError::invalid(
+                    "results",
+                    "set exactly one of path (SQLite), database_url and database_url_env \
+                     (PostgreSQL)",
+                ))
+            }
+        };
         Ok(Some(ResultsSettings {
-            path: self.path(&r.path),
+            backend,
             retention,
             api_key_digests: keys.api_key_digests,
             webhooks,
@@ -897,6 +947,8 @@ mod tests {
         let c = parse(&format!("listen = \"127.0.0.1:0\"\n{tables}")).unwrap();
         let r = c.results.expect("[results]");
         assert_eq!(r.retention, "7d");
+        assert_eq!(r.database_url_env.as_deref(), Some("WEBPROOF_DATABASE_URL"));
+        assert!(r.database_url.unwrap().starts_with("postgres://"));
         assert_eq!(r.api_keys.env.as_deref(), Some("WEBPROOF_RESULTS_API_KEYS"));
         assert_eq!(c.webhook.len(), 1);
         assert_eq!(c.webhook[0].max_attempts, 8);
@@ -1083,7 +1135,10 @@ mod tests {
         ))
         .unwrap();
         let r = c.results.unwrap();
-        assert_eq!(r.path, dir.path().join("r.sqlite"));
+        assert_eq!(
+            r.backend,
+            crate::results::Backend::Sqlite(dir.path().join("r.sqlite"))
+        );
         assert_eq!(r.retention, Duration::from_secs(7 * 86_400));
         assert_eq!(r.api_key_digests, vec![[0xab; 32]]);
         let w = &r.webhooks[0];
@@ -1150,6 +1205,37 @@ mod tests {
                 .to_string();
             assert!(e.contains("results.retention"), "{bad}: {e}");
         }
+        // PostgreSQL: by URL or from a variable; one backend only.
+        let c =
+            build("[results]\ndatabase_url = \"postgres://wp:pw@db.internal:5433/wp\"\n").unwrap();
+        let r = c.results.unwrap();
+        assert_eq!(
+            r.backend,
+            crate::results::Backend::Postgres("postgres://wp:pw@db.internal:5433/wp".into())
+        );
+        assert!(!format!("{r:?}").contains("pw@"), "{r:?}");
+        let e = build("[results]\ndatabase_url = \"mysql://wp:pw@db/wp\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("results.database_url") && !e.contains("pw@"),
+            "{e}"
+        );
+        let e = build("[results]\npath = \"r\"\ndatabase_url = \"postgres://db/wp\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("exactly one of path"), "{e}");
+        let e = build("[results]\nretention = \"1d\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("exactly one of path"), "{e}");
+        let e = build("[results]\ndatabase_url_env = \"WEBPROOF_SURELY_UNSET_DB\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("results.database_url_env") && e.contains("not set"),
+            "{e}"
+        );
         assert_eq!(parse_retention("12h"), Some(Duration::from_secs(43_200)));
         assert_eq!(parse_retention("30m"), Some(Duration::from_secs(1_800)));
         assert_eq!(parse_retention("45s"), Some(Duration::from_secs(45)));

@@ -92,10 +92,13 @@ async fn route(
             // Readiness, unlike liveness (`/health`): whether a load
             // balancer should send this replica new provers now.
             let active = sh.metrics.active();
+            let db_down = sh.results.as_ref().and_then(|r| r.down());
             let why = if sh.draining.is_cancelled() || sh.stopping.is_cancelled() {
-                Some("draining: shutting down")
+                Some("draining: shutting down".to_string())
+            } else if let Some(e) = db_down {
+                Some(format!("results database unavailable: {e}"))
             } else if active >= sh.max_sessions as u64 {
-                Some("at capacity")
+                Some("at capacity".to_string())
             } else {
                 None
             };
@@ -175,31 +178,21 @@ async fn stored_session(
             "no such session (ids are 32 lowercase hex digits)\n",
         );
     }
-    let store = r.store.clone();
-    let id2 = id.to_string();
-    match tokio::task::spawn_blocking(move || store.get(&id2)).await {
-        Ok(Ok(Some(res))) => text(
+    match r.store.get(id).await {
+        Ok(Some(res)) => text(
             StatusCode::OK,
             "application/json",
             serde_json::Value::Object(res.to_json()).to_string(),
         ),
-        Ok(Ok(None)) => text(
+        Ok(None) => text(
             StatusCode::NOT_FOUND,
             "text/plain",
             "no such session: never verified here, or past the retention\n",
         ),
-        Ok(Err(e)) => {
-            tracing::error!("reading a stored result: {e}");
-            text(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "text/plain",
-                "the results database failed; see the service's log\n",
-            )
-        }
         Err(e) => {
             tracing::error!("reading a stored result: {e}");
             text(
-                StatusCode::INTERNAL_SERVER_ERROR,
+                StatusCode::SERVICE_UNAVAILABLE,
                 "text/plain",
                 "the results database failed; see the service's log\n",
             )

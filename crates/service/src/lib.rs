@@ -13,8 +13,9 @@
 //!   and stores what was verified;
 //! - [`http`]: `/health` (liveness), `/ready` (readiness: fails when draining or full), `/metrics`, the WebSocket endpoint `/v1/session`,
 //!   stored results at `/v1/sessions/{id}` and `/v1/info`;
-//! - [`results`]: the SQLite file of verified sessions and the webhook
-//!   outbox, with its migrations and retention;
+//! - [`results`]: verified sessions and the webhook outbox, in an SQLite
+//!   file (one replica) or PostgreSQL (a fleet, the outbox leased between
+//!   replicas), with their migrations and retention;
 //! - [`webhook`]: signed, retried delivery of the outbox;
 //! - [`metrics`]: counters, gauges and histograms, Prometheus text format;
 //! - [`logging`]: text or JSON logs with a span per session.

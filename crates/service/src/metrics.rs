@@ -9,7 +9,7 @@
 //! - `webproof_session_failures_total{reason}`: why sessions failed or were
 //!   refused: `webproof_net::NetError::kind` labels (`timeout`,
 //!   `disconnected`, `unauthorized`, `forbidden`, `rejected`...) and the
-//!   service's own `capacity`, `shutdown`, `session_timeout`;
+//!   service's own `capacity`, `shutdown`, `results_database`, `session_timeout`;
 //! - `webproof_transport_errors_total{transport}`: connections that never
 //!   became a session (TLS or WebSocket handshake failed);
 //! - `webproof_prover_bytes_received_total`, `webproof_prover_bytes_sent_total`:
@@ -68,7 +68,8 @@ pub enum Outcome {
     Verified,
     /// The session ran and failed.
     Failed,
-    /// The session was refused before it started (capacity, shutdown).
+    /// The session was refused before it started (capacity, shutdown, results
+    /// database unavailable).
     Refused,
 }
 

@@ -87,6 +87,9 @@ pub(crate) struct Shared {
 /// The results database and who reads and hears of it.
 pub(crate) struct Results {
     pub(crate) store: Arc<Store>,
+    /// Why the database is unusable now, if it is (`/ready` fails and new
+    /// sessions are refused until it answers again).
+    pub(crate) down: std::sync::Mutex<Option<String>>,
     pub(crate) api_key_digests: Vec<[u8; 32]>,
     retention: Duration,
     outbox: Option<Arc<Outbox>>,
@@ -167,14 +170,10 @@ impl Service {
         }
         let results = match &cfg.results {
             Some(r) => {
-                let path = r.path.clone();
-                let store = tokio::task::spawn_blocking(move || Store::open(&path))
+                let store = Store::open(&r.backend)
                     .await
-                    .map_err(|e| ServiceError::invalid("results.path", e.to_string()))?
-                    .map_err(|e| {
-                        ServiceError::invalid("results.path", format!("{}: {e}", r.path.display()))
-                    })?;
-                tracing::info!(path = %r.path.display(), webhooks = r.webhooks.len(), "results database open");
+                    .map_err(|e| ServiceError::invalid("results", format!("{}: {e}", r.backend)))?;
+                tracing::info!(database = %r.backend, webhooks = r.webhooks.len(), "results database open");
                 Some((Arc::new(store), r))
             }
             None => None,
@@ -189,6 +188,7 @@ impl Service {
             outbox: (!r.webhooks.is_empty())
                 .then(|| Arc::new(Outbox::new(store.clone(), metrics.clone(), &r.webhooks))),
             store,
+            down: std::sync::Mutex::new(None),
             api_key_digests: r.api_key_digests.clone(),
             retention: r.retention,
         });
@@ -259,6 +259,7 @@ impl Service {
                 r.retention,
                 background.clone(),
             )));
+            chores.push(spawn(health_loop(sh.clone(), background.clone())));
         }
         let show = |a: Option<SocketAddr>| a.map_or_else(|| "-".to_string(), |a| a.to_string());
         tracing::info!(
@@ -413,6 +414,12 @@ pub(crate) async fn session<S: Stream>(
         if sh.stopping.is_cancelled() {
             return refuse(&sh, stream, transport, "shutdown", "verifier shutting down; try another verifier or later".into()).await;
         }
+        if let Some(why) = sh.results.as_ref().and_then(|r| r.down()) {
+            let msg = format!(
+                "verifier's results database is unavailable ({why}); try another verifier or later"
+            );
+            return refuse(&sh, stream, transport, "results_database", msg).await;
+        }
         let Ok(_slot) = sh.slots.clone().try_acquire_owned() else {
             let msg = format!(
                 "verifier at capacity ({} sessions at once); try again later",
@@ -424,7 +431,7 @@ pub(crate) async fn session<S: Stream>(
         // Cut the link when this session ends, however it ends.
         let end = sh.abort.child_token();
         let _cut = end.clone().drop_guard();
-        let io = SessionIo::new(stream, sh.metrics.clone(), end);
+        let io = SessionIo::new(stream, sh.metrics.clone(), end.clone());
         let counts = io.counts.clone();
         let start = Instant::now();
         // Drawn at admission: the verdict names the session by it, and the
@@ -433,10 +440,17 @@ pub(crate) async fn session<S: Stream>(
         tracing::debug!(%session_id, "session started");
         // Stored before the verdict goes out: the id the prover hands its
         // application already names a stored result.
+        // If it cannot be stored, the prover link is cut instead: no
+        // verdict names a result that is not there.
         let store: Option<BeforeVerdict<'_>> = sh.results.as_ref().map(|r| {
             let metrics = sh.metrics.clone();
+            let cut = end.clone();
             Box::new(move |v: Verified| {
-                Box::pin(async move { store_result(&metrics, r, v).await })
+                Box::pin(async move {
+                    if !store_result(&metrics, r, v).await {
+                        cut.cancel();
+                    }
+                })
                     as std::pin::Pin<Box<dyn Future<Output = ()> + Send + '_>>
             }) as BeforeVerdict<'_>
         });
@@ -490,35 +504,95 @@ pub(crate) async fn session<S: Stream>(
     .await
 }
 
+/// How long a verified session keeps trying to store its result before
+/// its prover link is cut (the database may be restarting).
+const STORE_PATIENCE: Duration = Duration::from_secs(30);
+
+impl Results {
+    /// Why the database is unusable, if it is.
+    pub(crate) fn down(&self) -> Option<String> {
+        self.down.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    fn set_down(&self, why: Option<String>) {
+        let mut d = self.down.lock().unwrap_or_else(|e| e.into_inner());
+        match (&*d, &why) {
+            (None, Some(w)) => tracing::error!("results database unavailable: {w}"),
+            (Some(_), None) => tracing::info!("results database available again"),
+            _ => {}
+        }
+        *d = why;
+    }
+}
+
 /// Store a verified session and queue its webhooks (one transaction), then
-/// wake the deliveries. Runs before the verdict is sent (a write to a local
-/// file); a failure is logged and counted, and the verdict stands.
-async fn store_result(metrics: &Metrics, r: &Results, verified: Verified) {
-    let store = r.store.clone();
+/// wake the deliveries; whether it is stored. Runs before the verdict is
+/// sent; a failure is retried for [`STORE_PATIENCE`] (a database restart),
+/// then logged and counted, and the caller cuts the prover link so no
+/// verdict goes out for a result that is not stored.
+async fn store_result(metrics: &Metrics, r: &Results, verified: Verified) -> bool {
     let endpoints = r
         .outbox
         .as_ref()
         .map(|o| o.endpoint_urls())
         .unwrap_or_default();
     let id = verified.session_id;
-    let stored = tokio::task::spawn_blocking(move || {
-        store.insert(&verified, crate::results::now_ms(), &endpoints)
-    })
-    .await;
-    match stored {
-        Ok(Ok(deliveries)) => {
-            tracing::debug!(session_id = %id, deliveries = deliveries.len(), "result stored");
-            if let Some(o) = &r.outbox {
-                o.wake();
+    let at = crate::results::now_ms();
+    let give_up = Instant::now() + STORE_PATIENCE;
+    let mut wait = Duration::from_millis(100);
+    loop {
+        match r.store.insert(&verified, at, &endpoints).await {
+            Ok(deliveries) => {
+                tracing::debug!(session_id = %id, deliveries = deliveries.len(), "result stored");
+                if let Some(o) = &r.outbox {
+                    o.wake();
+                }
+                return true;
+            }
+            // A unique-key clash means an earlier try did commit (its
+            // answer was lost): the result is stored.
+            Err(e)
+                if e.to_string().contains("duplicate key")
+                    || e.to_string().contains("UNIQUE constraint") =>
+            {
+                tracing::debug!(session_id = %id, "result stored (by an earlier try)");
+                if let Some(o) = &r.outbox {
+                    o.wake();
+                }
+                return true;
+            }
+            Err(e) if Instant::now() + wait < give_up => {
+                tracing::warn!(session_id = %id, "storing the verified session, retrying: {e}");
+                r.set_down(Some(e.to_string()));
+                tokio::time::sleep(wait).await;
+                wait = (wait * 2).min(Duration::from_secs(2));
+            }
+            Err(e) => {
+                metrics.store_error();
+                r.set_down(Some(e.to_string()));
+                tracing::error!(
+                    session_id = %id,
+                    "the verified session could not be stored, no verdict sent: {e}"
+                );
+                return false;
             }
         }
-        Ok(Err(e)) => {
-            metrics.store_error();
-            tracing::error!(session_id = %id, "the verified session could not be stored: {e}");
-        }
-        Err(e) => {
-            metrics.store_error();
-            tracing::error!(session_id = %id, "the verified session could not be stored: {e}");
+    }
+}
+
+/// Check the database every second; `/ready` and admissions follow.
+async fn health_loop(sh: Arc<Shared>, stop: CancellationToken) {
+    let Some(r) = &sh.results else { return };
+    loop {
+        let why = tokio::time::timeout(Duration::from_secs(3), r.store.ping())
+            .await
+            .map_err(|_| "no answer within 3 s".to_string())
+            .and_then(|x| x.map_err(|e| e.to_string()))
+            .err();
+        r.set_down(why);
+        tokio::select! {
+            _ = stop.cancelled() => return,
+            _ = tokio::time::sleep(Duration::from_secs(1)) => {}
         }
     }
 }
@@ -528,12 +602,10 @@ async fn store_result(metrics: &Metrics, r: &Results, verified: Verified) {
 async fn prune_loop(store: Arc<Store>, retention: Duration, stop: CancellationToken) {
     let every = (retention / 10).clamp(Duration::from_secs(1), Duration::from_secs(3600));
     loop {
-        let s = store.clone();
         let cutoff = crate::results::now_ms() - retention.as_millis() as i64;
-        match tokio::task::spawn_blocking(move || s.prune(cutoff)).await {
-            Ok(Ok(0)) => {}
-            Ok(Ok(n)) => tracing::info!(deleted = n, "results past their retention deleted"),
-            Ok(Err(e)) => tracing::warn!("pruning results: {e}"),
+        match store.prune(cutoff).await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(deleted = n, "results past their retention deleted"),
             Err(e) => tracing::warn!("pruning results: {e}"),
         }
         tokio::select! {

@@ -7,9 +7,11 @@
 //! `Webproof-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>`
 //! (the time in the signed text lets receivers refuse old replays).
 //!
-//! One dispatcher loop claims due rows per endpoint (pushing their next
-//! attempt past the attempt's timeout, so a row is never posted twice at
-//! once and a crash mid-attempt retries it after a restart) and runs each
+//! One dispatcher loop claims due rows per endpoint with a lease longer
+//! than the attempt's timeout (so a row is never posted twice at once, by
+//! this replica or another sharing the database, and a crash mid-attempt
+//! retries it, here after a restart or at once elsewhere, when the lease
+//! ends) and runs each
 //! attempt in a task of its own, at most [`MAX_IN_FLIGHT`] per endpoint: an
 //! endpoint that hangs or fails holds up only its own deliveries, never
 //! sessions (which only write the outbox) nor other endpoints. Redirects
@@ -58,6 +60,8 @@ pub(crate) struct Outbox {
     endpoints: HashMap<String, (Webhook, Arc<Semaphore>)>,
     client: HttpsClient,
     wake: Notify,
+    /// This replica's name in the leases it takes.
+    claimer: String,
 }
 
 impl Outbox {
@@ -94,6 +98,7 @@ impl Outbox {
                 .collect(),
             client,
             wake: Notify::new(),
+            claimer: claimer_name(),
         }
     }
 
@@ -117,24 +122,23 @@ impl Outbox {
             + Duration::from_secs(1)
     }
 
-    /// Deliver until `stop`; attempts in flight are then dropped (their
-    /// rows stay pending for the next start).
+    /// Deliver until `stop`; attempts in flight then run to their end
+    /// (bounded by their timeout) and are booked, so a graceful stop never
+    /// leaves a delivery to be posted twice.
     pub(crate) async fn run(self: Arc<Self>, stop: CancellationToken) {
         let attempts = TaskTracker::new();
         let lease = self.lease().as_millis() as i64;
         // Rows for endpoints no longer configured would wait forever.
-        let me = self.clone();
-        match tokio::task::spawn_blocking(move || {
-            me.store.fail_unknown_endpoints(&me.endpoint_urls())
-        })
-        .await
+        match self
+            .store
+            .fail_unknown_endpoints(&self.endpoint_urls())
+            .await
         {
-            Ok(Ok(0)) => {}
-            Ok(Ok(n)) => tracing::warn!(
+            Ok(0) => {}
+            Ok(n) => tracing::warn!(
                 deliveries = n,
                 "pending webhook deliveries to endpoints no longer configured marked failed"
             ),
-            Ok(Err(e)) => tracing::warn!("webhook outbox: {e}"),
             Err(e) => tracing::warn!("webhook outbox: {e}"),
         }
         loop {
@@ -147,33 +151,31 @@ impl Outbox {
                 .map(|(url, (_, p))| (url.clone(), p.available_permits()))
                 .filter(|(_, n)| *n > 0)
                 .collect();
-            let me = self.clone();
-            let claimed = tokio::task::spawn_blocking(move || {
+            let claimed = async {
                 let now = now_ms();
                 let mut due = Vec::new();
                 let mut next: Option<i64> = None;
                 for (url, n) in room {
-                    let got = me.store.claim_due(&url, now, now + lease, n)?;
+                    let got = self
+                        .store
+                        .claim_due(&url, now, now + lease, n, &self.claimer)
+                        .await?;
                     // Filled, the endpoint has no room until an attempt
                     // ends, which wakes this loop.
                     if got.len() < n {
-                        if let Some(t) = me.store.next_due(&url)? {
+                        if let Some(t) = self.store.next_due(&url).await? {
                             next = Some(next.map_or(t, |x| x.min(t)));
                         }
                     }
                     due.extend(got);
                 }
-                let (pending, failed) = me.store.outbox_counts()?;
-                me.metrics.set_webhook_outbox(pending, failed);
+                let (pending, failed) = self.store.outbox_counts().await?;
+                self.metrics.set_webhook_outbox(pending, failed);
                 Ok::<_, crate::results::StoreError>((due, next))
-            })
+            }
             .await;
             let (due, next) = match claimed {
-                Ok(Ok(x)) => x,
-                Ok(Err(e)) => {
-                    tracing::warn!("webhook outbox: {e}");
-                    (Vec::new(), None)
-                }
+                Ok(x) => x,
                 Err(e) => {
                     tracing::warn!("webhook outbox: {e}");
                     (Vec::new(), None)
@@ -189,13 +191,13 @@ impl Outbox {
                     continue;
                 };
                 let me = self.clone();
-                let stop = stop.clone();
+                // Not cut short at a stop: an attempt ends within its
+                // timeout, and one cut after the endpoint's 2xx but before
+                // its bookkeeping would be posted again by another replica.
                 attempts.spawn(async move {
                     let _permit = permit;
-                    tokio::select! {
-                        _ = me.attempt(d) => me.wake(),
-                        _ = stop.cancelled() => {}
-                    }
+                    me.attempt(d).await;
+                    me.wake();
                 });
             }
             let wait = match next {
@@ -222,18 +224,11 @@ impl Outbox {
                 .await;
             return;
         };
-        let store = self.store.clone();
-        let sid = d.session_id.clone();
-        let stored = tokio::task::spawn_blocking(move || store.get(&sid)).await;
-        let result = match stored {
-            Ok(Ok(Some(r))) => r,
-            Ok(Ok(None)) => {
+        let result = match self.store.get(&d.session_id).await {
+            Ok(Some(r)) => r,
+            Ok(None) => {
                 self.finish(&d, Err("result expired before delivery".into()), None, true)
                     .await;
-                return;
-            }
-            Ok(Err(e)) => {
-                self.finish(&d, Err(e.to_string()), Some(w), false).await;
                 return;
             }
             Err(e) => {
@@ -296,8 +291,6 @@ impl Outbox {
         give_up: bool,
     ) {
         let now = now_ms();
-        let store = self.store.clone();
-        let id = d.delivery_id.clone();
         let (label, latency) = match &outcome {
             Ok(()) => (
                 "delivered",
@@ -332,20 +325,36 @@ impl Outbox {
             ),
         }
         self.metrics.webhook_attempt(label, latency);
-        let r = tokio::task::spawn_blocking(move || {
+        let id = &d.delivery_id;
+        let r = async {
             match outcome {
-                Ok(()) => store.delivered(&id, now)?,
-                Err(e) => store.attempt_failed(&id, &e, next)?,
+                Ok(()) => self.store.delivered(id, now).await?,
+                Err(e) => {
+                    self.store
+                        .attempt_failed(id, &e, next, &self.claimer)
+                        .await?
+                }
             }
-            store.outbox_counts()
-        })
+            self.store.outbox_counts().await
+        }
         .await;
         match r {
-            Ok(Ok((pending, failed))) => self.metrics.set_webhook_outbox(pending, failed),
-            Ok(Err(e)) => tracing::warn!("webhook outbox: {e}"),
+            Ok((pending, failed)) => self.metrics.set_webhook_outbox(pending, failed),
+            // The row stays claimed until its lease ends, then is retried.
             Err(e) => tracing::warn!("webhook outbox: {e}"),
         }
     }
+}
+
+/// A name for this replica's leases: host, process and a random part (two
+/// services in one process are two claimers).
+fn claimer_name() -> String {
+    let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "host".into());
+    format!(
+        "{host}/{}/{:08x}",
+        std::process::id(),
+        rand::thread_rng().gen::<u32>()
+    )
 }
 
 /// The wait before retry `attempts + 1`: the base doubled per attempt made,

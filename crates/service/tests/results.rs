@@ -192,12 +192,13 @@ fn results_config(env: &Env, hooks: &[(&Receiver, u32, u64)]) -> FileConfig {
     let mut cfg = env.config();
     let digest = hex::encode(webproof_net::verifier::api_key_digest(APP_KEY));
     cfg.results = Some(ResultsConfig {
-        path: PathBuf::from("results.sqlite"),
+        path: Some(PathBuf::from("results.sqlite")),
         retention: "7d".into(),
         api_keys: ApiKeysConfig {
             digests: vec![digest],
             ..ApiKeysConfig::default()
         },
+        ..ResultsConfig::default()
     });
     cfg.webhook = hooks
         .iter()

@@ -2,6 +2,8 @@
 //! loopback with short timeouts, provers, raw clients.
 #![allow(dead_code)]
 
+pub mod pg;
+
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
