@@ -249,6 +249,7 @@ for name in ("default", "sqlite", "fleet"):
         check("path" not in cfg["results"] and cfg["results"].get("database_url_env") == "WEBPROOF_DATABASE_URL" and cfg["results"]["retention"] == "30d", "fleet: [results] on PostgreSQL through WEBPROOF_DATABASE_URL")
         check(cfg["results"]["api_keys"] == {"env": "WEBPROOF_RESULTS_API_KEYS"}, "fleet: results API keys")
         check(cfg["api_keys"] == {"env": "WEBPROOF_API_KEYS"}, "fleet: prover API keys")
+        check(cfg["retired_attestation_keys"] == ["ed25519:13fad4c197319d9183849120d0529777b0916036add4404bcd8e36b740c1014c"], "fleet: retired attestation key")
         check(cfg["webhook"] == [{"url": "https://app.example/webproof", "secret_env": "WEBPROOF_WEBHOOK_SECRET_0"}], "fleet: webhook")
         check(cfg["policy"]["deny"] == ["198.51.100.0/24"], "fleet: extraConfig appended")
         check("replicas" not in dep["spec"], "fleet: the HPA owns the replica count")

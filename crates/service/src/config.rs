@@ -13,6 +13,7 @@
 //! listen_http = "0.0.0.0:7080"         # /health, /metrics, WebSocket /v1/session
 //! listen_https = "0.0.0.0:7444"        # the same over TLS (wss://), [listen_tls] cert
 //! attestation_key = "verifier.key"     # or the WEBPROOF_SIGNING_KEY variable
+//! retired_attestation_keys = ["ed25519:..."]  # signed with before a rotation
 //!
 //! [listen_tls]                         # TLS with the service's own certificate
 //! addr = "0.0.0.0:7443"                # optional: raw TLS for tls:// provers
@@ -112,6 +113,12 @@ pub struct FileConfig {
     pub api_keys: ApiKeysConfig,
     /// Signing key file for attestations (else `WEBPROOF_SIGNING_KEY`, else none).
     pub attestation_key: Option<PathBuf>,
+    /// Public keys this service signed attestations with before its current
+    /// one (`ed25519:HEX`, `secp256k1:HEX`): `/v1/info` lists them as
+    /// retired, so applications trust old attestations through a rotation
+    /// while new ones carry the new key's id.
+    #[serde(default)]
+    pub retired_attestation_keys: Vec<String>,
     /// Logging.
     #[serde(default)]
     pub log: LogConfig,
@@ -452,6 +459,9 @@ pub struct ServiceConfig {
     /// The key attestations are signed with, if any (never logged: its
     /// `Debug` shows the scheme and key id only).
     pub attestation_key: Option<Arc<SigningKey>>,
+    /// Keys attestations were signed with before the current one
+    /// (published, never used to sign).
+    pub retired_attestation_keys: Vec<webproof_attestation::VerifyingKey>,
     /// Stored results and webhooks, if configured.
     pub results: Option<ResultsSettings>,
 }
@@ -688,6 +698,26 @@ impl FileConfig {
         };
 
         verifier.attestation_key = attestation_key.clone();
+        let mut retired_attestation_keys = Vec::new();
+        for (i, spec) in self.retired_attestation_keys.iter().enumerate() {
+            // Never echo the entry: it may be a secret key pasted by mistake.
+            let k: webproof_attestation::VerifyingKey = spec.trim().parse().map_err(|e| {
+                ServiceError::invalid(
+                    "retired_attestation_keys",
+                    format!("entry {} is not a public key (scheme:HEX): {e}", i + 1),
+                )
+            })?;
+            if attestation_key
+                .as_ref()
+                .is_some_and(|a| a.key_id() == k.key_id())
+            {
+                return Err(ServiceError::invalid(
+                    "retired_attestation_keys",
+                    format!("entry {} is the current attestation key", i + 1),
+                ));
+            }
+            retired_attestation_keys.push(k);
+        }
         let results = self.results_settings()?;
         Ok(ServiceConfig {
             verifier,
@@ -702,6 +732,7 @@ impl FileConfig {
             drain_delay: l.drain_delay_secs,
             log: self.log.clone(),
             attestation_key,
+            retired_attestation_keys,
             results,
         })
     }

@@ -205,17 +205,25 @@ async fn stored_session(
 pub(crate) fn info(cfg: &ServiceConfig) -> serde_json::Value {
     use webproof_proxy::CipherSuite;
     let v = &cfg.verifier;
+    // The signing key first, then those it replaced: an application
+    // trusts all of them, and an attestation names its key by id.
+    let key = |vk: &webproof_attestation::VerifyingKey, status: &str| {
+        serde_json::json!({
+            "key_id": vk.key_id().to_string(),
+            "scheme": vk.scheme(),
+            "public_key": hex::encode(vk.to_bytes()),
+            "status": status,
+        })
+    };
     let keys: Vec<_> = cfg
         .attestation_key
         .iter()
-        .map(|k| {
-            let vk = k.verifying_key();
-            serde_json::json!({
-                "key_id": k.key_id().to_string(),
-                "scheme": vk.scheme(),
-                "public_key": hex::encode(vk.to_bytes()),
-            })
-        })
+        .map(|k| key(&k.verifying_key(), "active"))
+        .chain(
+            cfg.retired_attestation_keys
+                .iter()
+                .map(|k| key(k, "retired")),
+        )
         .collect();
     let names = |it: &mut dyn Iterator<Item = CipherSuite>| -> Vec<&'static str> {
         it.map(CipherSuite::name).collect()

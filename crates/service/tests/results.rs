@@ -437,8 +437,18 @@ async fn info_lists_what_the_config_allows() {
         webproof_attestation::keyfile::generate_signing_key(webproof_attestation::Scheme::Ed25519);
     let key_path = env.dir.path().join("verifier.key");
     webproof_attestation::keyfile::write_signing_key(&key_path, &key).unwrap();
+    // The key it replaced, published as retired (a rotation).
+    let old = webproof_attestation::keyfile::generate_signing_key(
+        webproof_attestation::Scheme::Secp256k1,
+    );
+    let old_spec = format!(
+        "{}:{}",
+        old.verifying_key().scheme(),
+        hex::encode(old.verifying_key().to_bytes())
+    );
     let mut cfg = results_config(&env, &[]);
     cfg.attestation_key = Some(key_path);
+    cfg.retired_attestation_keys = vec![old_spec];
     cfg.limits.max_sessions = 7;
     cfg.limits.max_sent_bytes = 12_345;
     cfg.limits.max_mpc_request_bytes = 2_000;
@@ -447,13 +457,26 @@ async fn info_lists_what_the_config_allows() {
     assert_eq!(status, 200);
     let info: serde_json::Value = serde_json::from_str(&body).unwrap();
     let keys = info["attestation_keys"].as_array().unwrap();
-    assert_eq!(keys.len(), 1);
+    assert_eq!(keys.len(), 2);
     assert_eq!(keys[0]["key_id"], key.key_id().to_string());
     assert_eq!(keys[0]["scheme"], "ed25519");
+    assert_eq!(keys[0]["status"], "active");
     assert_eq!(
         keys[0]["public_key"],
         hex::encode(key.verifying_key().to_bytes())
     );
+    assert_eq!(keys[1]["key_id"], old.key_id().to_string());
+    assert_eq!(keys[1]["status"], "retired");
+    // Each listed key parses as a trusted key for `webproof verify`.
+    for k in keys {
+        let spec = format!(
+            "{}:{}",
+            k["scheme"].as_str().unwrap(),
+            k["public_key"].as_str().unwrap()
+        );
+        let vk: webproof_attestation::VerifyingKey = spec.parse().unwrap();
+        assert_eq!(vk.key_id().to_string(), k["key_id"]);
+    }
     assert_eq!(info["modes"], serde_json::json!(["proxy", "mpc"]));
     assert_eq!(info["limits"]["max_sessions"], 7);
     assert_eq!(info["limits"]["max_sent_bytes"], 12_345);
