@@ -323,14 +323,21 @@ async fn run_fleet(proxy: usize, mpc: usize) {
                     admitted += a + t;
                 }
             }
-            let r0 = sessions(replicas[0].http).await.unwrap_or_default().0;
-            if r0 >= 1 && (admitted >= wave1 || start.elapsed() > Duration::from_secs(5)) {
+            let (r0, r0_total) = sessions(replicas[0].http).await.unwrap_or_default();
+            // Killed with sessions on it when a poll sees some; on a loaded
+            // machine a short wave may come and go between polls, so once
+            // r0 has had any it is killed after 10 s whatever it holds
+            // (the failures allowed are then those it holds: maybe none).
+            let waited = start.elapsed();
+            if (r0 >= 1 && (admitted >= wave1 || waited > Duration::from_secs(5)))
+                || (r0_total >= 1 && waited > Duration::from_secs(10))
+            {
                 replicas[0].child.kill().unwrap();
                 break (r0, wave1.saturating_sub(admitted), Instant::now());
             }
             assert!(
-                start.elapsed() < Duration::from_secs(120),
-                "r0 never had a session"
+                waited < Duration::from_secs(120),
+                "r0 never had a session ({admitted} of {wave1} admitted on the replicas)"
             );
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
