@@ -26,6 +26,9 @@
 //! `cargo test` runs a CI-sized campaign ([`CI_SESSIONS`]); the full one,
 //! `cargo test --release -p webproof-mpc-tls --test verifier_campaign --
 //! --ignored`, runs [`FULL_SESSIONS`] faulty sessions (three runs each).
+//! A session runs on one thread: `WEBPROOF_CAMPAIGN_SHARD=i/n` runs the
+//! sessions `k` with `k % n == i` of the same sequence, so `n` processes
+//! cover the campaign on `n` cores.
 
 mod common;
 use common::*;
@@ -142,8 +145,23 @@ fn honest_messages(seed: u64) -> Vec<&'static str> {
     out
 }
 
+/// `(i, n)` from `WEBPROOF_CAMPAIGN_SHARD=i/n`; `(0, 1)` without it.
+fn shard() -> (usize, usize) {
+    let Ok(v) = std::env::var("WEBPROOF_CAMPAIGN_SHARD") else {
+        return (0, 1);
+    };
+    let parsed = v
+        .split_once('/')
+        .and_then(|(i, n)| Some((i.parse().ok()?, n.parse().ok()?)));
+    match parsed {
+        Some((i, n)) if i < n => (i, n),
+        _ => panic!("WEBPROOF_CAMPAIGN_SHARD={v:?}: expected i/n with i < n, e.g. 0/2"),
+    }
+}
+
 fn campaign(sessions: usize) {
     const SEED: u64 = 2;
+    let (shard, shards) = shard();
     let names = honest_messages(SEED);
     // Every message kind gets faults, not only the many table chunks:
     // pick a kind round-robin, then one of its messages at random.
@@ -164,6 +182,10 @@ fn campaign(sessions: usize) {
             4 => Fault::Replay,
             _ => Fault::Swap,
         };
+        // Every shard draws the whole sequence, so shards split one campaign.
+        if k % shards != shard {
+            continue;
+        }
         let a = run_faulty(SEED, b"7f3a9c", index, fault);
         let a2 = run_faulty(SEED, b"7f3a9c", index, fault);
         let b = run_faulty(SEED, b"c0ffee", index, fault);
@@ -209,16 +231,18 @@ fn campaign(sessions: usize) {
         } else {
             delivered += 1;
         }
-        if (k + 1) % 1000 == 0 {
+        if (refused + delivered) % 500 == 0 {
             eprintln!(
-                "verifier campaign: {} faulty sessions so far: {refused} refused before the \
-                 server, {delivered} delivered intact, {ephemeral} ephemeral",
-                k + 1
+                "verifier campaign (shard {shard}/{shards}): {} faulty sessions so far: \
+                 {refused} refused before the server, {delivered} delivered intact, \
+                 {ephemeral} ephemeral",
+                refused + delivered
             );
         }
     }
+    let sessions = refused + delivered;
     eprintln!(
-        "verifier campaign: {} messages of {} kinds, {sessions} faulty sessions (each run with two cookies): \
+        "verifier campaign (shard {shard}/{shards}): {} messages of {} kinds, {sessions} faulty sessions (each run with two cookies): \
          {refused} ended before the request reached the server, {delivered} delivered it intact; \
          {ephemeral} with an outcome that hung on ephemeral values (compared over 9 more runs each)",
         names.len(),
