@@ -267,7 +267,7 @@ pub struct ApiKeysConfig {
 
 /// `[results]`: verified sessions kept in SQLite or PostgreSQL; exactly
 /// one of `path`, `database_url` and `database_url_env`.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ResultsConfig {
     /// The SQLite file (created if missing): one replica.
@@ -287,6 +287,19 @@ pub struct ResultsConfig {
     /// results. None: `/v1/sessions` answers 401 to everyone.
     #[serde(default)]
     pub api_keys: ApiKeysConfig,
+}
+
+impl Default for ResultsConfig {
+    /// No backend yet, the default retention, no results API keys.
+    fn default() -> Self {
+        ResultsConfig {
+            path: None,
+            database_url: None,
+            database_url_env: None,
+            retention: default_retention(),
+            api_keys: ApiKeysConfig::default(),
+        }
+    }
 }
 
 /// A PostgreSQL URL, checked for its form (the server is reached at start).

@@ -97,6 +97,23 @@ pub struct ServeArgs {
     /// Signing key for attestations (else WEBPROOF_SIGNING_KEY if set).
     #[arg(long, value_name = "FILE")]
     attestation_key: Option<PathBuf>,
+    /// Keep verified sessions in this SQLite file (one replica; created if
+    /// missing), for GET /v1/sessions/{id} and webhooks. Replaces the
+    /// file's [results] backend.
+    #[arg(long, value_name = "FILE", conflicts_with = "results_database_url_env")]
+    results_db: Option<PathBuf>,
+    /// Keep verified sessions in PostgreSQL (a fleet of replicas sharing
+    /// it), at the URL this environment variable holds. The URL itself is
+    /// not a flag: it carries a password, and flags show in `ps`.
+    #[arg(long, value_name = "VAR")]
+    results_database_url_env: Option<String>,
+    /// How long stored results are kept: <n>s, m, h or d (default 7d).
+    #[arg(long, value_name = "DURATION")]
+    results_retention: Option<String>,
+    /// File with the keys an application's backend presents to read
+    /// /v1/sessions/{id}, one per line (not the provers' --api-keys).
+    #[arg(long, value_name = "FILE")]
+    results_api_keys: Option<PathBuf>,
     /// Log format on stderr: text or json.
     #[arg(long, value_name = "FORMAT", value_parser = LogFormat::from_str)]
     log_format: Option<LogFormat>,
@@ -219,7 +236,35 @@ fn file_config(a: &ServeArgs) -> anyhow::Result<FileConfig> {
     if let Some(f) = a.log_format {
         c.log.format = f;
     }
+    results_flags(a, &cwd, &mut c)?;
     Ok(c)
+}
+
+/// The `--results-*` flags over the file's `[results]`.
+fn results_flags(a: &ServeArgs, cwd: &std::path::Path, c: &mut FileConfig) -> anyhow::Result<()> {
+    let backend = a.results_db.is_some() || a.results_database_url_env.is_some();
+    if !backend && c.results.is_none() {
+        anyhow::ensure!(
+            a.results_retention.is_none() && a.results_api_keys.is_none(),
+            "--results-retention and --results-api-keys need somewhere to keep results: \
+             --results-db FILE, --results-database-url-env VAR, or [results] in --config"
+        );
+        return Ok(());
+    }
+    let r = c.results.get_or_insert_with(Default::default);
+    if backend {
+        // Exactly one backend: the flag's replaces the file's.
+        r.path = a.results_db.as_ref().map(|p| cwd.join(p));
+        r.database_url = None;
+        r.database_url_env = a.results_database_url_env.clone();
+    }
+    if let Some(v) = &a.results_retention {
+        r.retention = v.clone();
+    }
+    if let Some(p) = &a.results_api_keys {
+        r.api_keys.file = Some(cwd.join(p));
+    }
+    Ok(())
 }
 
 pub async fn run(a: ServeArgs) -> anyhow::Result<()> {
