@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Build the npm package `webproof` (web/package): the browser prover
-# (crates/browser) for wasm32 with SIMD128, release, bound by wasm-bindgen
-# into web/package/wasm/; the TypeScript (web/package/src) compiled by tsc
+# (crates/browser) for wasm32 with SIMD128, release, and the presentation
+# check `verify()` loads (crates/browser-verify, a module of its own so an
+# application that only verifies does not load the prover), bound by
+# wasm-bindgen into web/package/wasm/; the TypeScript (web/package/src) compiled by tsc
 # into web/package/dist/ with its declarations. TypeScript comes from the
 # npm registry at the version package.json pins (no lockfile: it has no
 # dependencies of its own).
@@ -39,11 +41,13 @@ target=${CARGO_TARGET_DIR:-$PWD/target}
 # build, so the two share their dependencies.
 wasm_target="$target/wasm-simd128"
 RUSTFLAGS="${RUSTFLAGS:-} -C target-feature=+simd128" \
-    cargo build --quiet --release --target wasm32-unknown-unknown -p webproof-browser --lib \
-    --target-dir "$wasm_target"
+    cargo build --quiet --release --target wasm32-unknown-unknown \
+    -p webproof-browser -p webproof-browser-verify --lib --target-dir "$wasm_target"
 pkg=web/package
-wasm-bindgen --target web "${strip[@]}" --out-dir "$pkg/wasm" \
-    "$wasm_target/wasm32-unknown-unknown/release/webproof_browser.wasm"
+for module in webproof_browser webproof_browser_verify; do
+    wasm-bindgen --target web "${strip[@]}" --out-dir "$pkg/wasm" \
+        "$wasm_target/wasm32-unknown-unknown/release/$module.wasm"
+done
 
 want=$(node -p 'require("./web/package/package.json").devDependencies.typescript')
 have=$(node -p 'try { require("./web/package/node_modules/typescript/package.json").version } catch { "" }')

@@ -60,6 +60,16 @@ node -e '
     }));
 ' "$tmp/presentation.json" "$key" "$other" "$tmp/expected.json" "$body" "$app/cases.json"
 echo "npm-test: $(basename "$tarball") installed into a fresh project" >&2
+# verify() loads its own module, not the prover's: if the prover's code
+# leaked into it, the module would be about as large as the prover's.
+wasm=$app/node_modules/webproof/wasm
+prover=$(gzip -9c "$wasm/webproof_browser_bg.wasm" | wc -c)
+checker=$(gzip -9c "$wasm/webproof_browser_verify_bg.wasm" | wc -c)
+echo "npm-test: verify's module $checker B gzip, the prover's $prover B gzip" >&2
+if (( checker * 4 > prover )); then
+    echo "npm-test: verify's module is more than a quarter of the prover's" >&2
+    exit 1
+fi
 
 node "$app/verify.node.mjs" "$app/cases.json" >&2
 echo "npm-test: node ok" >&2

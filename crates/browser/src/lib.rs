@@ -23,16 +23,15 @@
 //! section's demultiplexing; [`mod@prove`] drives the session core
 //! (`webproof_proxy::session::prover`) and the proof engine over it;
 //! [`mod@warm`] runs the engine once in memory before a page's first
-//! proof (the package's `preload`); [`error`] types the failures;
-//! [`mod@verify`] checks presentations offline (the package's `verify`).
-//! This file only converts to and from JavaScript values.
+//! proof (the package's `preload`); [`error`] types the failures.
+//! Presentations are checked by a module of their own
+//! (`webproof-browser-verify`). This file only converts to and from JavaScript values.
 
 #![forbid(unsafe_code)]
 
 pub mod error;
 pub mod link;
 pub mod prove;
-pub mod verify;
 pub mod warm;
 
 use serde::Deserialize;
@@ -355,8 +354,6 @@ export function prove(options: ProveOptions, progress?: ((phase: Phase) => void)
 export function warm(): number;
 /** The message of the panic that trapped the module, if one did (the instance must not be used after a trap). */
 export function lastPanic(): string | undefined;
-/** Check a presentation (JSON text or binary, as bytes) against trusted verifier keys, as `webproof verify`; throws an Error with `kind` (`malformed`, `invalid-key`, `untrusted-key`, `bad-signature`, `bad-opening`) and `detail`. */
-export function verifyPresentation(presentation: Uint8Array, trustedKeys: string[]): Record<string, unknown>;
 "#;
 
 /// Prove what `options.url` serves, through the verifier at
@@ -431,23 +428,6 @@ pub fn warm_engine() -> Result<f64, JsValue> {
         })
     })?;
     Ok(js_sys::Date::now() - t0)
-}
-
-/// Check a presentation against trusted keys ([`mod@verify`]); throws an
-/// `Error` with `kind` and `detail`.
-#[wasm_bindgen(js_name = verifyPresentation, skip_typescript)]
-pub fn verify_presentation(
-    presentation: &[u8],
-    trusted_keys: Vec<String>,
-) -> Result<JsValue, JsValue> {
-    let fail = |kind: &str, detail: &str| -> JsValue {
-        let err = js_sys::Error::new(detail);
-        let _ = js_sys::Reflect::set(&err, &"kind".into(), &kind.into());
-        let _ = js_sys::Reflect::set(&err, &"detail".into(), &detail.into());
-        err.into()
-    };
-    let value = verify::verify(presentation, &trusted_keys).map_err(|e| fail(e.kind, &e.detail))?;
-    js_sys::JSON::parse(&value.to_string())
 }
 
 /// The module's linear memory now (it never shrinks: the peak so far).

@@ -1,6 +1,6 @@
 // Checking a presentation (what `webproof present` writes) against the
 // verifier keys you trust, in a page or in Node: the check `webproof
-// verify` makes, by the same Rust code compiled into the package's module.
+// verify` makes, by the same Rust code compiled into a small module of its own.
 // It runs on the calling thread: a presentation checks in milliseconds.
 
 /** Why {@link verify} refused a presentation. */
@@ -106,14 +106,16 @@ export interface VerifyOptions {
   now?: Date;
 }
 
-type Glue = typeof import("../wasm/webproof_browser.js");
+// The check's own module (crates/browser-verify), not the prover's: a page
+// or a backend that only verifies loads a fraction of the bytes.
+type Glue = typeof import("../wasm/webproof_browser_verify.js");
 let glue: Promise<Glue> | null = null;
 
 /** The module's glue, instantiated once (shared with a proof on the page). */
 function engine(): Promise<Glue> {
   glue ??= (async () => {
-    const g = await import("../wasm/webproof_browser.js");
-    const url = new URL("../wasm/webproof_browser_bg.wasm", import.meta.url);
+    const g = await import("../wasm/webproof_browser_verify.js");
+    const url = new URL("../wasm/webproof_browser_verify_bg.wasm", import.meta.url);
     if (url.protocol === "file:") {
       // Node: no fetch of file URLs. A variable specifier, so that
       // bundlers for the web do not try to resolve it.
