@@ -8,9 +8,7 @@ use common::*;
 use http_body_util::{BodyExt, Full};
 use hyper::body::{Bytes, Incoming};
 use hyper::{Request, Response};
-use hyper_util::rt::TokioIo;
 use std::collections::HashMap;
-use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -76,22 +74,9 @@ impl Receiver {
             held: Arc::default(),
         };
         let r2 = r.clone();
-        tokio::spawn(async move {
-            loop {
-                let Ok((tcp, _)) = l.accept().await else {
-                    return;
-                };
-                let r = r2.clone();
-                tokio::spawn(async move {
-                    let svc = hyper::service::service_fn(move |req| {
-                        let r = r.clone();
-                        async move { Ok::<_, Infallible>(r.answer(answer, req).await) }
-                    });
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .serve_connection(TokioIo::new(tcp), svc)
-                        .await;
-                });
-            }
+        serve_http(l, move |req| {
+            let r = r2.clone();
+            async move { r.answer(answer, req).await }
         });
         r
     }

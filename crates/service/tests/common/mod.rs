@@ -223,3 +223,31 @@ pub async fn read_until_closed<S: tokio::io::AsyncRead + Unpin>(
     assert!(r.is_ok(), "the service did not close the connection");
     out
 }
+
+/// Serve HTTP/1.1 on `l` until the test ends, each request answered by
+/// `answer` (a webhook receiver's behaviour).
+pub fn serve_http<F, Fut>(l: tokio::net::TcpListener, answer: F)
+where
+    F: Fn(hyper::Request<hyper::body::Incoming>) -> Fut + Clone + Send + Sync + 'static,
+    Fut: std::future::Future<Output = hyper::Response<http_body_util::Full<hyper::body::Bytes>>>
+        + Send
+        + 'static,
+{
+    tokio::spawn(async move {
+        loop {
+            let Ok((tcp, _)) = l.accept().await else {
+                return;
+            };
+            let answer = answer.clone();
+            tokio::spawn(async move {
+                let svc = hyper::service::service_fn(move |req| {
+                    let answer = answer.clone();
+                    async move { Ok::<_, std::convert::Infallible>(answer(req).await) }
+                });
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(hyper_util::rt::TokioIo::new(tcp), svc)
+                    .await;
+            });
+        }
+    });
+}

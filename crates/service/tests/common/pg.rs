@@ -6,9 +6,7 @@
 use http_body_util::{BodyExt, Full};
 use hyper::body::{Bytes, Incoming};
 use hyper::{Request, Response};
-use hyper_util::rt::TokioIo;
 use std::collections::HashMap;
-use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -165,22 +163,9 @@ impl Receiver {
             max_in_flight_per_delivery: Arc::default(),
         };
         let r2 = r.clone();
-        tokio::spawn(async move {
-            loop {
-                let Ok((tcp, _)) = l.accept().await else {
-                    return;
-                };
-                let r = r2.clone();
-                tokio::spawn(async move {
-                    let svc = hyper::service::service_fn(move |req| {
-                        let r = r.clone();
-                        async move { Ok::<_, Infallible>(r.answer(req).await) }
-                    });
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .serve_connection(TokioIo::new(tcp), svc)
-                        .await;
-                });
-            }
+        super::serve_http(l, move |req| {
+            let r = r2.clone();
+            async move { r.answer(req).await }
         });
         r
     }
