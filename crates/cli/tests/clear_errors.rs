@@ -106,20 +106,25 @@ fn the_services_http_port_as_verifier_address_is_named() {
 fn a_plan_error_says_the_request_reached_the_server() {
     let s = Setup::new("plan");
     let (_v, ready) = s.serve(&[], false);
-    let (code, e) = prove_fails(
-        &s,
-        ready["addr"].as_str().unwrap(),
-        "/json",
-        &["--reveal", "json:no.such.field"],
-    );
-    let detail = e["detail"].as_str().unwrap();
-    assert!(detail.contains("the request reached the server"), "{e}");
-    assert!(
-        detail.contains("the path's key is not in its object"),
-        "{e}"
-    );
-    assert_eq!(e["request_reached_server"], true, "{e}");
-    assert_eq!(code, Some(6), "{e}");
+    for mode in ["proxy", "mpc"] {
+        let (code, e) = prove_fails(
+            &s,
+            ready["addr"].as_str().unwrap(),
+            "/json",
+            &["--mode", mode, "--reveal", "json:no.such.field"],
+        );
+        let detail = e["detail"].as_str().unwrap();
+        assert!(
+            detail.contains("the request reached the server"),
+            "{mode}: {e}"
+        );
+        assert!(
+            detail.contains("the path's key is not in its object"),
+            "{mode}: {e}"
+        );
+        assert_eq!(e["request_reached_server"], true, "{mode}: {e}");
+        assert_eq!(code, Some(6), "{mode}: {e}");
+    }
 }
 
 #[test]

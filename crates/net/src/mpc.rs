@@ -749,8 +749,12 @@ async fn prove_session(opts: &ProveOptions, stage: &StageCell) -> Result<ProveOu
     // The proof of the response.
     let response = outcome.response.clone();
     opts.report(crate::prover::Stage::Response(response.len()));
-    let disclosure =
-        webproof_proxy::http::disclosure_from_items(&opts.reveal, &request, &response)?;
+    // The plan: what to reveal and commit to. Its errors (a JSON path the
+    // response lacks, say) come after the request reached the server, and
+    // say so, as in proxy mode.
+    let after_response = |e: NetError| NetError::AfterResponse(Box::new(e));
+    let disclosure = webproof_proxy::http::disclosure_from_items(&opts.reveal, &request, &response)
+        .map_err(|e| after_response(e.into()))?;
     let ranges = |d: Direction| -> Vec<core::ops::Range<usize>> {
         disclosure
             .ranges(d)
@@ -758,17 +762,16 @@ async fn prove_session(opts: &ProveOptions, stage: &StageCell) -> Result<ProveOu
             .map(|r| r.start..r.end)
             .collect()
     };
-    let mut claim = ResponseClaim::new(&outcome, &ranges(Direction::Received))?.with_request(
-        &outcome,
-        &request,
-        &ranges(Direction::Sent),
-    )?;
+    let mut claim = ResponseClaim::new(&outcome, &ranges(Direction::Received))
+        .and_then(|c| c.with_request(&outcome, &request, &ranges(Direction::Sent)))
+        .map_err(|e| after_response(e.into()))?;
     // An attestation: the proof shows the commitment's leaf hashes are
     // over the session's request and response.
     let committed = match &opts.attest {
         Some(a) => {
             let (transcript, commitment) =
-                webproof_proxy::attest::commit(a, &request, &response, &mut rand::rngs::OsRng)?;
+                webproof_proxy::attest::commit(a, &request, &response, &mut rand::rngs::OsRng)
+                    .map_err(|e| after_response(e.into()))?;
             claim = claim.with_commitment(&outcome, &commitment);
             Some((transcript, commitment))
         }
