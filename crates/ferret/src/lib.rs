@@ -14,84 +14,9 @@
 //! prover) obtains `M = K ⊕ b·Delta` with `b = lsb(M)`, the convention of
 //! [`webproof_core::cot`].
 //!
-//! # One iteration (parameters `n, k, t, h` with `n = t·2^h`)
-//! It consumes a *reserve* of `k + t·h + 128` COTs left by the previous
-//! iteration (or by the bootstrap) and yields `n` COTs, the first
-//! reserve-many of which become the next reserve:
-//! 1. **Trees** (module `tree`): for each of the `t` blocks of `2^h` positions the
-//!    sender builds a half-tree whose leaves `v` XOR to `Delta` and sends one
-//!    correction per level (`t·h` blocks, one message). The receiver's noisy
-//!    position `alpha` in the block is the complement of the random bits of
-//!    that tree's `h` reserve COTs, and it recovers `w = v ⊕ unit(alpha)·Delta`.
-//! 2. **Check** (module `check`): the receiver sends a random challenge seed and
-//!    a masked field element (32 bytes; in the first iteration preceded by
-//!    the 32-byte seed of the session's LPN codes, see step 3); the sender answers with a 32-byte
-//!    digest; the receiver aborts unless it matches. This catches a sender
-//!    who corrupted any tree, up to the selective-failure leakage Ferret's
-//!    analysis allows (see the module `check`).
-//! 3. **LPN** (module `lpn`): output `i` is `e_i ⊕ A_i·u` where `u` are the first
-//!    `k` reserve COTs and `A_i` is a public column with 10 ones (a code
-//!    per iteration, keyed from a seed the receiver picks per session; see
-//!    the module `lpn` for why the receiver picks it): the sender
-//!    computes it on keys (`v` and `K_u`), the receiver on MACs (`w` and
-//!    `M_u`), and since both maps are linear the outputs are COTs with
-//!    choice bits `x = u·A + e`, pseudo-random by regular LPN. The sender
-//!    then moves `lsb` of its keys into the choice bit (`K ← K ⊕ lsb(K)·Delta`).
-//!
-//! Step 3 runs lazily, one tree at a time, as the caller draws COTs: memory
-//! is two reserves plus one tree whatever the total, and a short session
-//! does not pay for the LPN of outputs it never uses. Steps 1–2 run before
-//! any output of the iteration is released, so the receiver never uses a
-//! correlation that failed the check. The price is that each party expands
-//! its trees twice (check, then output) and the sender a third time (to
-//! compute the corrections): one fixed-key AES call per tree node each time,
-//! small next to the LPN step with AES-NI. Where AES is slow (WebAssembly,
-//! bitsliced) the receiver keeps the check's leaves of its first trees for
-//! the outputs instead, within a memory budget
-//! ([`FerretReceiver::keep_leaves`], [`DEFAULT_LEAF_CACHE`]).
-//!
-//! # Why the receiver's bits stay hidden, and the sender cannot cheat
-//! The sender sees only the corrections it computed itself, the challenge
-//! seed (independent of the receiver's secrets) and `x'' = Σ χ_{j,alpha_j} ⊕ x'`,
-//! masked by the uniformly random `x'` of 128 fresh COTs; the outputs' choice
-//! bits `u·A + e` are then pseudo-random under regular LPN with the above
-//! leakage. A receiver learns every leaf but `alpha` of each tree, which
-//! hides `v[alpha]` and thus `Delta` under the correlation-robustness of the
-//! tree hash; its only message is the challenge, answered by a hash.
-//!
-//! # Parameters and costs
-//! See [`params`]: the named sets, each estimated at 132.9 bits or more at
-//! every prefix (the minimum over the regular-LPN hybrid attack, ISD,
-//! Pooled Gauss and the algebraic attack; [`security`] holds the
-//! estimator and a test holds every named set to 128 bits), and
-//! [`FerretConfig`] presets built from them. A session is only as secure
-//! as the weakest set of its chain, setup set included (each iteration's
-//! secret and noise come from the one before). Per full iteration, traffic
-//! is `t·h` blocks + 40 bytes from the sender and 36 bytes back (68 in the first iteration), so,
-//! amortised:
-//!
-//! | preset | outputs/iteration | sender→receiver | memory per party |
-//! |---|---|---|---|
-//! | [`FerretConfig::throughput`] (k = 2^19) | 10,485,760 | 0.214 bits/COT | ~17 MB |
-//! | [`FerretConfig::balanced`] (k = 2^18) | 4,915,200 | 0.40 bits/COT | ~9 MB |
-//! | [`FerretConfig::compact`] (k = 40,960) | 563,200 | 2.47 bits/COT | ~1.7 MB |
-//!
-//! Setup with [`SilentCotSender::connect`]: base OTs, SoftSpokenOT for the
-//! setup set's 50,988 COTs, and the setup iteration (1,100 trees of depth
-//! 9): about 270 KB in total for the `throughput` preset.
-//!
-//! The public code of every iteration is keyed by a seed the receiver
-//! picks per session (see the module `lpn`), so no two sessions share a
-//! matrix.
-//!
-//! # What this crate does not do
-//! No I/O of its own, no threads, no clock: it builds for
-//! `wasm32-unknown-unknown`, and randomness comes from the caller's RNG.
-//! It is not constant-time with respect to the receiver's noise positions:
-//! the receiver's tree walk and its table look-ups depend on them (as in
-//! every Ferret implementation). The peer sees only message timing, which
-//! does not depend on the positions; a co-resident attacker watching the
-//! cache is out of scope.
+//! One iteration step by step, why the receiver's bits stay hidden and the
+//! sender cannot cheat, parameters and costs, and what the crate does not
+//! do: `docs/protocol/ferret.md`.
 
 mod ccr;
 mod check;

@@ -8,7 +8,7 @@
 //! output label authenticates the value the circuit computed, since the
 //! label of another value and the one honest evaluation gives would add up
 //! to `Δ`, which would break the proof anyway
-//! (`webproof_mpc::consistency`, "Why no circuit is proven again"). For a
+//! (`docs/protocol/consistency.md`, "Why no circuit is proven again"). For a
 //! 1 KB request that saves 0.21 s of the proof on the field's links, 69 KB
 //! of the prover's upload and about 40 MiB of either party's peak memory.
 //!

@@ -724,7 +724,7 @@ fn verifier_revealing_other_record_inputs_is_caught() {
 /// IV (step 6's key block): the equality with the key bits the statement
 /// imported; one bit of its `OS_pms` share (step 0): the equality with the
 /// prover inputs of steps 1 to 3, chained to it. No circuit is proven
-/// again (`webproof_mpc::consistency`, "Why no circuit is proven again").
+/// again (`docs/protocol/consistency.md`, "Why no circuit is proven again").
 /// (A revealed output, such as `A(1)`, would not get that far: the honest
 /// prover's own check of the verifier's inputs recomputes the next inner
 /// digests from it.)

@@ -1,8 +1,9 @@
 //! The evaluator: consumes garbled chunks in order and holds one active
 //! label per wire.
 //!
-//! Three-halves garbling ([`crate::garble`] has the notation, the garbler's
-//! equations, the chunk layout and the security argument). Per AND gate
+//! Three-halves garbling (`docs/protocol/garbling.md` has the notation,
+//! the garbler's equations, the chunk layout and the security argument;
+//! [`crate::garble`] the garbler). Per AND gate
 //! with active labels `A*, B*` of colours `i = lsb(A*)`, `j = lsb(B*)`,
 //! table `G0 ‖ G1 ‖ G2` and control bits `z0..z4`, with three hashes:
 //!

@@ -9,7 +9,7 @@
 //! tweakable circular correlation robust (TCCR) when `π` is an ideal
 //! permutation: for a secret `Δ`, the values `H(x ⊕ Δ, t) ⊕ b·Δ` for distinct
 //! tweaks `t` look random. Free-XOR garbling needs that property (the
-//! three-halves scheme of [`crate::garble`] a variant of it, see there), and
+//! three-halves scheme a variant of it, see `docs/protocol/garbling.md`), and
 //! only as long as no tweak is used twice under one `Δ`: callers number their
 //! garbled circuits (`instance`) so that tweaks never repeat.
 //!

@@ -11,84 +11,8 @@
 //! argument: `A(i)` chain values and `IS` are revealed, secret outputs are
 //! outer compressions on other inputs).
 //!
-//! # Steps (one garbled circuit and one round trip each; numbered from 0 in the API)
-//! 0. premaster shares → pads: `IS_pms` revealed, `OS_pms` shared;
-//! 1. `A(1) = F(OS_pms, u)` revealed;
-//! 2. `A(2)` revealed;
-//! 3. both master-secret blocks, `MS` = 48 bytes, pads of `MS`: `IS_ms`
-//!    revealed, `OS_ms` shared;
-//! 4. `A(1)` of the key expansion and of the client Finished, revealed;
-//! 5. `A(2)` of the key expansion revealed;
-//! 6. the key block's two blocks (40 bytes used: keys and IVs) shared, the
-//!    client `verify_data` revealed.
-//!
-//! Each step holds the compressions whose inner digest the step before it
-//! made known (the critical path: `A(1)`, `A(2)`, the master secret's
-//! second block, the key expansion's `A(1)`, `A(2)`, the key block's
-//! second block). The others, whose digests are known one step earlier
-//! (the master secret's first block, the key block's first block, the
-//! client `verify_data`), ride with the step after: their inputs, the
-//! step's *advance* group ([`advance_groups`]), go to the prover while
-//! it evaluates the step before, on a link that would otherwise wait for
-//! its reply, so each online input message carries the critical
-//! compressions only (28 KB each, 56 KB at step 4).
-//!
-//! The server Finished's `verify_data` is not garbled: it is checked after
-//! the session, in the proof, where the verifier's mask of `OS_ms` is
-//! public and [`server_finished_circuit`] computes it from the prover's
-//! share of `OS_ms` (step 4's output, as authenticated bits) in about
-//! 74,000 AND of QuickSilver (`A(1)` stays in the proof, so its inner
-//! hash is computed there too) instead of two garbled compressions
-//! (32,000 AND, 0.8 MB of tables) and two round trips online. Nothing in the
-//! session needs it earlier: the server's key exchange is signed over
-//! both randoms, and every server record is authenticated (its tag
-//! asserted in the proof under the key the 2PC derived) after the prover
-//! committed to the recording, so no record can stand in for the server's
-//! without the key the server alone held while the session ran; the
-//! Finished then adds that the server saw the handshake the verifier
-//! checked, and the proof still asserts it. (MPC mode runs the Finished's
-//! record in no 2PC either: the proof decrypts it under the server key
-//! the key derivation output and asserts its tag, `webproof_mpc_tls`.)
-//!
-//! 14 compressions in all instead of 36, and the ten outer ones on a
-//! public block: the verifier enters each as its round addends `K_t + W_t`
-//! (`webproof_circuits::sha2::public_schedule`, less the eight rounds whose
-//! words are the padding's, constants of the circuit), so the message
-//! schedule is computed in the clear and not garbled (16,091 AND per outer
-//! compression instead of 21,362). That trades 129 KB of tables in
-//! preprocessing for 28 KB of input labels online, per compression. In
-//! all 247,267 AND (the sum mod `p` of either curve adds ~1,030), 6.13 MB
-//! of three-halves tables and decoding, against 775,947 AND and 19.1 MB
-//! for [`crate::tls12`]. Revealed values go to both: the prover
-//! decodes and returns their bits and one digest of their labels
-//! ([`crate::exec`]), which the verifier checks. The extended master secret changes only the inner messages. The
-//! client Finished rides with the key expansion (its hash is known when the
-//! key derivation runs: in TLS 1.2 both follow the ClientKeyExchange).
-//!
-//! Messages per step: in preprocessing, with the step's tables, the
-//! labels of the verifier's masks (drawn when it garbles: its share of
-//! `OS` at steps 1 to 6 and the masks the step outputs under,
-//! [`ReducedVerifier::early_inputs`]); online, prover → verifier the
-//! flips of its premaster share (step 0; from step 1 on its share of
-//! `OS` is the labels it evaluated where that share was output, chained,
-//! [`ReducedVerifier::chain`], so its flips are empty), verifier → prover
-//! the input labels (corrections and its premaster share at step 0, the
-//! critical inner digests, the curve) and, right after, the next step's
-//! advance labels ([`ReducedVerifier::advance`], steps 3 and 6), then
-//! prover → verifier the labels of the revealed output. The prover must
-//! send its share at step `k` only after step `k - 1` is done; out-of-order
-//! calls are refused.
-//!
-//! # Security (semi-honest garbling; what the consistency proof adds)
-//! Besides [`crate::tls12`]'s list: the verifier's inner digests must be
-//! `SHA-256(IS ‖ message)` for the revealed `IS` and the public messages,
-//! and the `OS` shares input at each step must be the masks output before.
-//! The prover, which learns `IS` too, checks both on the verifier's
-//! reveal after the session ([`check_verifier_inputs`]). A
-//! revealed `IS` of a secret key is the price: HMAC's security then rests
-//! on the compression function keyed by `OS` being a PRF, with `IS` and
-//! `OS` pseudo-independent (the dual-PRF assumption of the HMAC proof).
-//! Suites with SHA-384 use [`crate::tls12`] (not done here).
+//! The steps (one garbled circuit and one round trip each) and the
+//! security argument: `docs/protocol/mpc-reduced-prf.md`.
 use crate::error::{Error, Result};
 use crate::exec::{ProverCircuit, VerifierCircuit};
 use crate::plan::Plan;
