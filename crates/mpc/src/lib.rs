@@ -58,6 +58,7 @@
 //!
 //! Streaming and memory, the measured figures, the security of this layer
 //! and how it is shaped for malicious security: `docs/protocol/mpc.md`.
+
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 

@@ -6,9 +6,15 @@
 //! messages are [`crate::exec`]'s (the circuit) and [`crate::ole`]'s (the
 //! M2A over GF(2^128)).
 //!
-//! Each record's steps (the circuit, the powers of `H`, the tag), the
-//! hidden ciphertext's M2A and the security argument:
+//! Outputs the prover uses online: the request's keystream, made authentic
+//! by [`crate::dual`] before a byte leaves, and the verifier's tag share,
+//! which only makes the server refuse the record if it is wrong. Public
+//! inputs: the explicit nonce (the record's sequence number) and the
+//! GHASH blocks (AAD, the ciphertext, lengths), which each party computes
+//! itself. Each record's steps (the circuit, the powers of `H`, the tag),
+//! the hidden ciphertext's M2A and the security argument:
 //! `docs/protocol/mpc-records.md`.
+
 use crate::convert;
 use crate::error::{Error, Result};
 use crate::exec::{ProverCircuit, StepTables, VerifierCircuit};

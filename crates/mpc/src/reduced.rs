@@ -7,12 +7,13 @@
 //! output mask). Both can then hash any public inner message from `IS`; the
 //! **verifier** computes the inner digests `u` in the clear and encodes them
 //! as public inputs, so the prover never holds an oracle `u ↦ F_OS(u)` it
-//! could ask for a key-block output (see [`crate::tls12`]'s docs for the
-//! argument: `A(i)` chain values and `IS` are revealed, secret outputs are
+//! could ask for a key-block output (see `docs/protocol/mpc-tls12-kdf.md`
+//! for the argument: `A(i)` chain values and `IS` are revealed, secret outputs are
 //! outer compressions on other inputs).
 //!
 //! The steps (one garbled circuit and one round trip each) and the
 //! security argument: `docs/protocol/mpc-reduced-prf.md`.
+
 use crate::error::{Error, Result};
 use crate::exec::{ProverCircuit, VerifierCircuit};
 use crate::plan::Plan;

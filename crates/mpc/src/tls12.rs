@@ -8,9 +8,17 @@
 //! evaluator, prover inputs by COT label transfer). It never sees a
 //! socket, a record or a certificate: the caller sends the bytes.
 //!
+//! Outputs used online: the client Finished's `verify_data`, public to
+//! both (a wrong one only makes the server end the handshake); the key
+//! shares stay shares until the records' circuits. Public inputs (randoms,
+//! handshake hashes) are input groups the verifier encodes from the
+//! handshake messages the prover forwarded; the prover checks them against
+//! its own transcript once they are revealed, before it proves anything
+//! (`webproof_mpc_tls`, `ProverRetained::check_inputs`).
 //! The circuits, their cost, what would cut the traffic, why revealing
 //! `verify_data` is safe and what the consistency proof must cover:
 //! `docs/protocol/mpc-tls12-kdf.md`.
+
 use crate::error::{Error, Result};
 use crate::exec::{ProverCircuit, VerifierCircuit};
 use crate::plan::Plan;

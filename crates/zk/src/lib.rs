@@ -61,6 +61,7 @@
 //! check, Fiat–Shamir weights per segment, byte inversions, openings,
 //! streaming, imported garbled labels, sealed proofs and deferred claims,
 //! aborts): `docs/protocol/zk.md`.
+
 #![forbid(unsafe_code)]
 
 mod byteinv;
