@@ -16,19 +16,7 @@ fn prove_fails(
     path: &str,
     extra: &[&str],
 ) -> (Option<i32>, serde_json::Value) {
-    let (url, ca) = (s.url(path), s.ca());
-    let mut args = vec![
-        "prove",
-        "--verifier",
-        verifier,
-        "--url",
-        &url,
-        "--ca-cert",
-        &ca,
-        "--json",
-    ];
-    args.extend(extra);
-    let out = webproof(&args);
+    let out = s.prove(verifier, path, &[&["--json"], extra].concat());
     let stdout = text(&out.stdout);
     let v: serde_json::Value = serde_json::from_str(stdout.trim())
         .unwrap_or_else(|e| panic!("{e}: {stdout:?} {}", text(&out.stderr)));

@@ -68,27 +68,22 @@ const SECRETS: [&str; 5] = ["CKSECRET", "AUSECRET", "KYSECRET", "CUSECRET", "QYS
 fn default_prove_hides_the_request_credentials() {
     let s = Setup::new("private-default");
     let (mut v, vaddr) = verifier(&s, None, false);
-    let url = s.url("/json?token=QYSECRET&page=2");
-    let ca = s.ca();
-    let out = webproof(&[
-        "prove",
-        "--verifier",
+    let out = s.prove(
         &vaddr,
-        "--url",
-        &url,
-        "--ca-cert",
-        &ca,
-        "-H",
-        "Cookie: s=CKSECRET",
-        "-H",
-        "Authorization: Bearer AUSECRET",
-        "-H",
-        "X-Api-Key: KYSECRET",
-        "-H",
-        "X-Custom: CUSECRET",
-        "--secret-header",
-        "X-Custom",
-    ]);
+        "/json?token=QYSECRET&page=2",
+        &[
+            "-H",
+            "Cookie: s=CKSECRET",
+            "-H",
+            "Authorization: Bearer AUSECRET",
+            "-H",
+            "X-Api-Key: KYSECRET",
+            "-H",
+            "X-Custom: CUSECRET",
+            "--secret-header",
+            "X-Custom",
+        ],
+    );
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
     let got = v.next_json();
@@ -125,24 +120,9 @@ fn revealing_a_credential_needs_consent() {
     let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     silent.set_nonblocking(true).unwrap();
     let silent_addr = silent.local_addr().unwrap().to_string();
-    let url = s.url("/json");
-    let ca = s.ca();
     let prove = |vaddr: &str, extra: &[&str]| {
-        let mut args = vec![
-            "prove",
-            "--verifier",
-            vaddr,
-            "--url",
-            &url,
-            "--ca-cert",
-            &ca,
-            "-H",
-            "Cookie: s=CKSECRET",
-            "--reveal",
-            "all",
-        ];
-        args.extend(extra);
-        webproof(&args)
+        let args = [&["-H", "Cookie: s=CKSECRET", "--reveal", "all"], extra].concat();
+        s.prove(vaddr, "/json", &args)
     };
     let out = prove(&silent_addr, &["--timeout-secs", "5"]);
     let stderr = text(&out.stderr);
@@ -189,26 +169,11 @@ fn present_refuses_to_reveal_more_than_asked() {
     let s = Setup::new("present");
     let key = s.path("v.key");
     assert!(webproof(&["keygen", "-o", &key]).status.success());
-    let url = s.url("/json");
-    let ca = s.ca();
     let field = "json:account.balance.amount";
     let attest = |bundle: &str, extra: &[&str]| {
         let (mut v, vaddr) = verifier(&s, Some(&key), false);
-        let mut args = vec![
-            "prove",
-            "--verifier",
-            &vaddr,
-            "--url",
-            &url,
-            "--ca-cert",
-            &ca,
-            "-H",
-            "Cookie: s=CKSECRET",
-            "--attest",
-            bundle,
-        ];
-        args.extend(extra);
-        let out = webproof(&args);
+        let args = [&["-H", "Cookie: s=CKSECRET", "--attest", bundle], extra].concat();
+        let out = s.prove(&vaddr, "/json", &args);
         assert!(out.status.success(), "{}", text(&out.stderr));
         let got = v.next_json();
         assert!(!shows(&revealed(&got["sent"]), "CKSECRET"), "{got}");
@@ -285,21 +250,8 @@ fn present_refuses_to_reveal_more_than_asked() {
 #[test]
 fn failures_are_classified() {
     let s = Setup::new("failures");
-    let url = s.url("/json");
-    let ca = s.ca();
     let run = |vaddr: &str, extra: &[&str]| {
-        let mut args = vec![
-            "prove",
-            "--verifier",
-            vaddr,
-            "--url",
-            &url,
-            "--ca-cert",
-            &ca,
-            "--json",
-        ];
-        args.extend(extra);
-        let out = webproof(&args);
+        let out = s.prove(vaddr, "/json", &[&["--json"], extra].concat());
         let stdout = text(&out.stdout);
         let lines: Vec<&str> = stdout.lines().collect();
         assert_eq!(lines.len(), 1, "one JSON object: {stdout}");
@@ -334,7 +286,7 @@ fn failures_are_classified() {
     assert_eq!(e["request_reached_server"], false, "{e}");
     assert!(!e["kind"].as_str().unwrap().is_empty());
     // In words: once, no Rust debug text.
-    let out = webproof(&["prove", "--verifier", &closed, "--url", &url]);
+    let out = s.prove(&closed, "/json", &[]);
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(4));
     assert_eq!(stderr.lines().count(), 1, "{stderr}");

@@ -17,25 +17,14 @@ const STAGES: [&str; 6] = [
 /// The progress lines of a `prove` of the fixture's `/json` in `mode`.
 fn progress(s: &Setup, mode: &str, extra: &[&str]) -> Vec<String> {
     let (_v, ready) = s.serve(&["--once"], false);
-    let (addr, url, ca) = (ready["addr"].as_str().unwrap(), s.url("/json"), s.ca());
     let connect = format!("127.0.0.1:{}", s.port);
-    let mut args = vec![
-        "prove",
-        "--verifier",
-        addr,
-        "--url",
-        &url,
-        "--ca-cert",
-        &ca,
-        "--mode",
-        mode,
-    ];
+    let mut args = vec!["--mode", mode];
     if mode == "mpc" {
         // MPC mode connects to the server itself: the fixture on loopback.
         args.extend(["--connect", &connect]);
     }
     args.extend(extra);
-    let out = webproof(&args);
+    let out = s.prove(ready["addr"].as_str().unwrap(), "/json", &args);
     assert!(out.status.success(), "{}", text(&out.stderr));
     text(&out.stderr)
         .lines()

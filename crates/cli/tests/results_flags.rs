@@ -54,18 +54,7 @@ fn results_flags_store_and_serve_a_session() {
     );
     let tcp = ready["tcp_addr"].as_str().unwrap().to_string();
     let http = ready["http_addr"].as_str().unwrap().to_string();
-    let (ca, url) = (s.ca(), s.url("/"));
-    let out = webproof(&[
-        "prove",
-        "--verifier",
-        &tcp,
-        "--url",
-        &url,
-        "--ca-cert",
-        &ca,
-        "--json",
-        "--quiet",
-    ]);
+    let out = s.prove(&tcp, "/", &["--json", "--quiet"]);
     assert!(out.status.success(), "prove: {}", text(&out.stderr));
     let proved: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let id = proved["session_id"]

@@ -82,6 +82,23 @@ impl Setup {
         format!("https://localhost:{}{path}", self.port)
     }
 
+    /// `webproof prove` of the fixture's `path` through `verifier`,
+    /// trusting the fixture's CA, with `extra` arguments.
+    pub fn prove(&self, verifier: &str, path: &str, extra: &[&str]) -> Output {
+        let (url, ca) = (self.url(path), self.ca());
+        let mut args = vec![
+            "prove",
+            "--verifier",
+            verifier,
+            "--url",
+            &url,
+            "--ca-cert",
+            &ca,
+        ];
+        args.extend(extra);
+        webproof(&args)
+    }
+
     /// A verifier trusting the fixture (loopback allowed unless `strict`),
     /// with `extra` arguments; its `listening` line.
     pub fn serve(&self, extra: &[&str], strict: bool) -> (Running, serde_json::Value) {
