@@ -20,6 +20,8 @@ pub mod chacha;
 pub mod channel;
 pub mod cot;
 pub mod error;
+#[cfg(feature = "golden")]
+pub mod golden;
 pub mod kernels;
 pub mod lanes;
 pub mod memory;

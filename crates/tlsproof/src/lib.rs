@@ -123,6 +123,8 @@ pub use statement::{
 pub use webproof_circuits::sha2::HashAlg;
 pub use webproof_core::{Error, Result};
 
+#[cfg(test)]
+mod golden;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 #[cfg(test)]

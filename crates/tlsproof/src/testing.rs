@@ -587,9 +587,22 @@ pub fn prove_with_config(
     cfg: crate::session::SessionConfig,
     seed: u64,
 ) -> (Result<Proven>, Result<Proven>) {
+    let (a, b) = webproof_core::memory_duplex();
+    prove_over(a, b, statement, witness, cfg, seed)
+}
+
+/// [`prove_with_config`] over the prover's transport `a` and the
+/// verifier's `b` (a tapped pipe, say: the golden transcript test).
+pub fn prove_over(
+    a: impl webproof_core::Io,
+    b: impl webproof_core::Io,
+    statement: &Statement,
+    witness: &Witness,
+    cfg: crate::session::SessionConfig,
+    seed: u64,
+) -> (Result<Proven>, Result<Proven>) {
     use crate::session::{ProverPreprocessed, VerifierPreprocessed};
-    use webproof_core::{memory_duplex, Channel};
-    let (a, b) = memory_duplex();
+    use webproof_core::Channel;
     futures::executor::block_on(async {
         let prover = async {
             let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
