@@ -3,10 +3,15 @@
 //!
 //! A group whose benches all share the network and the sizes is a *profile*
 //! (Cable, Fiber, ...): profiles are tabulated series x profiles, as the
-//! field's posts do, with the ratio to the plain (no-proof) baseline. A group
+//! field's posts do (runtime and its phases, bytes up and down, peak
+//! memory, CPU), with the ratio to the plain (no-proof) baseline. A group
 //! whose benches differ in a network setting or a size is a *sweep*:
 //! tabulated by the value that varies (bandwidth, latency, response size,
-//! ...) x series.
+//! ...) x series, for runtime, bytes up and down, and peak memory.
+//!
+//! A cell is the mean over the bench's samples, with the min-max over them
+//! in brackets where they differ (`1.50 s (1.40–1.60)`); a comparison's
+//! cells carry the change against the base instead.
 //!
 //! A *series* is what one line or one bar colour shows: the mode, plus each
 //! setting (TLS version, suite, reveal, target) that tells two benches of

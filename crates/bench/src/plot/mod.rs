@@ -1,15 +1,30 @@
 //! Charts as SVG, written by hand (no fonts or system libraries needed), in
 //! light and dark variants, and the Markdown report beside them.
 //!
-//! - one chart per sweep: runtime against the swept value, one colour per
-//!   series (see [`crate::report`]), the mean as a solid line, the min-max
-//!   over samples as a band, the online phase as a dashed line when it
-//!   differs from the total;
-//! - one chart for the profiles: grouped bars per profile and series
-//!   (native and browser side by side), preprocessing and online stacked,
-//!   min-max whiskers;
+//! - one chart per sweep (`<axis>_{light,dark}.svg`): runtime against the
+//!   swept value, one colour per series (see [`crate::report`]), the mean
+//!   as a solid line, the min-max over samples as a band, the online phase
+//!   as a dashed line when it differs from the total;
+//! - three charts for the profiles, grouped bars per profile and series
+//!   (native and browser side by side), min-max whiskers, the mean above
+//!   each bar:
+//!   - `profiles_*.svg`, runtime: preprocessing (a lighter, less saturated
+//!     shade of the series colour, in both themes) under the rest;
+//!   - `profiles_bytes_*.svg`: the prover's protocol bytes up and down, a
+//!     panel each;
+//!   - `profiles_memory_*.svg`: per-sample peaks of the prover's RSS, the
+//!     verifier's RSS and, on the browser target, the WebAssembly memory;
 //! - [`lines`]: stacked line-chart panels for other benchmarks (the
-//!   attested-TLS workloads), sharing this module's escaping and ticks.
+//!   attested-TLS workloads), sharing this module's escaping, ticks and
+//!   themes.
+//!
+//! Where the values of a chart (of a panel) span more than [`LOG_SPAN`],
+//! the value axis is a log one with ticks at 1, 2, 5 × 10^k (decades past
+//! 2.5 decades), labelled with units; the stacked runtime bars instead get
+//! one linear panel per mode, so their parts stay to scale. A note under the
+//! chart, and in the report, says which. Legends show the mark the chart
+//! uses: a filled rectangle per bar series and per stacked part, a line per
+//! line, a band, a whisker.
 //!
 //! This module only reads samples; it never runs anything.
 
@@ -265,7 +280,7 @@ fn fmt_times(v: f64) -> String {
     let digits = r.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -1106,7 +1121,8 @@ fn profile_memory(aggs: &[&Agg]) -> BarChart {
     c
 }
 
-/// The profiles' runtime chart (see [`profile_runtime`]).
+/// The profiles' runtime chart: stacked bars, or a linear panel per mode
+/// when the runtimes span more than [`LOG_SPAN`].
 pub fn profiles_svg(aggs: &[&Agg], t: &Theme) -> String {
     profile_runtime(aggs).svg(t)
 }
