@@ -352,8 +352,8 @@ fn fmt_value(v: f64, unit: Unit) -> String {
 }
 
 /// `lo–hi` in the scale `fmt_value` picks for `like`, unit left off:
-/// `1.40–1.60` beside `1.50 s`.
-fn fmt_range(lo: f64, hi: f64, like: f64, unit: Unit) -> String {
+/// `1.40–1.60` beside `1.50 s`; `None` when both ends read the same.
+fn fmt_range(lo: f64, hi: f64, like: f64, unit: Unit) -> Option<String> {
     let (div, prec) = match unit {
         Unit::Seconds if like < 10_000.0 => (1e3, 2),
         Unit::Seconds => (1e3, 1),
@@ -362,7 +362,26 @@ fn fmt_range(lo: f64, hi: f64, like: f64, unit: Unit) -> String {
         Unit::Bytes | Unit::Ms => (1.0, 0),
         Unit::Ratio => (1.0, 1),
     };
-    format!("{:.prec$}–{:.prec$}", lo / div, hi / div)
+    let (a, b) = (
+        format!("{:.prec$}", lo / div),
+        format!("{:.prec$}", hi / div),
+    );
+    (a != b).then(|| format!("{a}–{b}"))
+}
+
+/// A table whose 0 means "not measured" (the verifier of a no-proof
+/// baseline): blank those cells.
+fn blank_zeros(t: &mut Table) {
+    for (r, row) in t.cells.iter_mut().enumerate() {
+        for (c, cell) in row.iter_mut().enumerate() {
+            if *cell == Some(0.0) {
+                *cell = None;
+                if let Some(x) = t.spread.get_mut(r).and_then(|x| x.get_mut(c)) {
+                    *x = None;
+                }
+            }
+        }
+    }
 }
 
 /// A table: one number per (row, column).
@@ -522,6 +541,9 @@ pub fn tables(aggs: &[Agg]) -> Vec<Table> {
             // Only the browser series has WebAssembly memory: no 0 B rows.
             drop_empty_rows(out.last_mut().expect("the wasm table was pushed"));
         }
+        for t in out.iter_mut().filter(|t| t.title.contains("Verifier peak")) {
+            blank_zeros(t);
+        }
         // The field's headline: how much a proof costs over plain TLS, per
         // profile (the plain series of the same profile, same target; the
         // browser has no plain client of its own, so without one it is
@@ -655,6 +677,12 @@ pub fn tables(aggs: &[Agg]) -> Vec<Table> {
                 find,
             ));
         }
+        for t in out
+            .iter_mut()
+            .filter(|t| t.title.starts_with(&format!("Sweep `{g}`: verifier")))
+        {
+            blank_zeros(t);
+        }
         if wasm {
             // Columns, not rows, are series here: blank the native ones.
             let t = out.last_mut().expect("the wasm table was pushed");
@@ -691,8 +719,9 @@ fn render(t: &Table, base: Option<&Table>, out: &mut String) {
                     if let (None, Some(Some((lo, hi)))) =
                         (base, t.spread.get(r).and_then(|x| x.get(c)))
                     {
-                        if hi > lo {
-                            let _ = write!(s, " ({})", fmt_range(*lo, *hi, v, t.unit));
+                        // Only where the samples differ at the precision shown.
+                        if let Some(range) = fmt_range(*lo, *hi, v, t.unit) {
+                            let _ = write!(s, " ({range})");
                         }
                     }
                     match base.and_then(|b| b.get(row, col)) {

@@ -118,6 +118,11 @@ fn sweep_report_has_download_and_memory_tables() {
         "{down}"
     );
     assert!(down.contains("1.21 MB"), "{down}");
+    // No verifier for plain TLS: no 0 B, and no spread where none shows.
+    let ver = &md[md.find("verifier peak memory").unwrap()..];
+    let row = ver.lines().find(|l| l.starts_with("| 5 |")).unwrap();
+    assert!(row.starts_with("| 5 | – | "), "{row}");
+    assert!(!md.contains("(1.21–1.21)"), "{md}");
     // Plain TLS at ~0.2 s beside MPC at several seconds: a log runtime axis.
     let svg = read(&dir, "bandwidth_dark.svg");
     assert!(svg.contains("data-scale=\"log\""));

@@ -1202,7 +1202,7 @@ pub fn plot_samples(
             std::fs::write(&p, sweep_svg(g, &ga, *axis, &t))?;
             files.push(p);
         }
-        charts.push((stem, format!("Sweep `{g}`"), None));
+        charts.push((stem, format!("Sweep {g}: runtime"), None));
     }
     let mut md = markdown_with_refused(samples, refused, title);
     if !charts.is_empty() {
