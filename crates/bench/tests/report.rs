@@ -126,6 +126,7 @@ fn sweep_report_has_download_and_memory_tables() {
     // Plain TLS at ~0.2 s beside MPC at several seconds: a log runtime axis.
     let svg = read(&dir, "bandwidth_dark.svg");
     assert!(svg.contains("data-scale=\"log\""));
+    assert!(md.contains("*Log runtime axis: runtimes span"), "{md}");
     assert!(legend_entry(&svg, "mpc total").contains("<line"));
     assert!(legend_entry(&svg, "mpc online").contains("stroke-dasharray"));
 }

@@ -498,6 +498,28 @@ fn subtitle_for(aggs: &[&Agg], axis: Axis) -> String {
     parts.join(" · ")
 }
 
+/// The runtime axis of a sweep chart.
+fn sweep_scale(aggs: &[&Agg]) -> Scale {
+    Scale::for_values(&sweep_values(aggs), 1.08)
+}
+
+fn sweep_values(aggs: &[&Agg]) -> Vec<f64> {
+    aggs.iter()
+        .flat_map(|a| [a.total_min, a.total_max, a.online_mean])
+        .map(|v| v / 1e3)
+        .collect()
+}
+
+/// The note under a sweep chart: why its runtime axis is a log one.
+fn sweep_note(aggs: &[&Agg]) -> Option<String> {
+    sweep_scale(aggs).is_log().then(|| {
+        format!(
+            "Log runtime axis: runtimes span {}, more than {LOG_SPAN:.0}×.",
+            fmt_times(span(&sweep_values(aggs)))
+        )
+    })
+}
+
 /// A sweep chart: runtime against `axis`, one line per series (a log
 /// runtime axis when the runtimes span more than [`LOG_SPAN`]).
 pub fn sweep_svg(group: &str, aggs: &[&Agg], axis: Axis, t: &Theme) -> String {
@@ -520,16 +542,11 @@ pub fn sweep_svg(group: &str, aggs: &[&Agg], axis: Axis, t: &Theme) -> String {
     } else {
         (xmin - 1.0, xmax + 1.0)
     };
-    let values: Vec<f64> = aggs
-        .iter()
-        .flat_map(|a| [a.total_min, a.total_max, a.online_mean])
-        .map(|v| v / 1e3)
-        .collect();
     let f = Frame {
         x0,
         x1,
         log_x,
-        y: Scale::for_values(&values, 1.08),
+        y: sweep_scale(aggs),
         top: MT,
         bottom: H - MB,
     };
@@ -749,7 +766,13 @@ impl BarChart {
     /// Whether a panel's value labels are wider than its bars, and so
     /// drawn upright above them.
     fn upright_labels(&self, p: &Panel) -> bool {
-        let w = self.bar_w(self.present(p).len());
+        let n = self.present(p).len();
+        // Room to the next label: the next bar's, or the next profile's.
+        let w = if n == 1 {
+            (W - ML - MR) / self.groups.len().max(1) as f64 * 0.9
+        } else {
+            self.bar_w(n)
+        };
         p.bars
             .iter()
             .any(|b| fmt_label(b.mean, self.q).chars().count() as f64 * 5.8 > w - 2.0)
@@ -895,7 +918,7 @@ impl BarChart {
             })
             .collect();
         if stacked {
-            entries.push(entry("online and after", t.muted, Swatch::Bar));
+            entries.push(entry("online + finalize", t.muted, Swatch::Bar));
             entries.push(entry("preprocessing", &lighter(t.muted), Swatch::Bar));
         }
         entries.push(entry("min–max", t.fg, Swatch::Whisker));
@@ -1052,7 +1075,7 @@ fn profile_runtime(aggs: &[&Agg]) -> BarChart {
 /// down, a panel each.
 fn profile_bytes(aggs: &[&Agg]) -> BarChart {
     let (groups, series) = profile_axes(aggs);
-    let panels = vec![
+    let panels: Vec<Panel> = [
         stat_panel(
             "Prover upload (protocol bytes)",
             aggs,
@@ -1067,7 +1090,10 @@ fn profile_bytes(aggs: &[&Agg]) -> BarChart {
             &series,
             |a| a.stats.downloaded,
         ),
-    ];
+    ]
+    .into_iter()
+    .filter(|p| !p.bars.is_empty())
+    .collect();
     let mut c = BarChart {
         title: "Bytes by network profile".into(),
         subtitle: format!("{} · bars: mean · whiskers: min–max", sizes(aggs)),
@@ -1202,7 +1228,7 @@ pub fn plot_samples(
             std::fs::write(&p, sweep_svg(g, &ga, *axis, &t))?;
             files.push(p);
         }
-        charts.push((stem, format!("Sweep {g}: runtime"), None));
+        charts.push((stem, format!("Sweep {g}: runtime"), sweep_note(&ga)));
     }
     let mut md = markdown_with_refused(samples, refused, title);
     if !charts.is_empty() {
@@ -1419,7 +1445,7 @@ mod tests {
                 .unwrap_or_else(|| panic!("{label}: {legend}"))
                 .to_string()
         };
-        for l in ["mpc · native", "online and after", "preprocessing"] {
+        for l in ["mpc · native", "online + finalize", "preprocessing"] {
             assert!(
                 entry(l).starts_with("<g class=\"legend-entry\"><rect"),
                 "{l}"
@@ -1427,7 +1453,7 @@ mod tests {
         }
         // The two parts have distinct swatches.
         assert_ne!(
-            entry("online and after").split("fill").nth(1),
+            entry("online + finalize").split("fill").nth(1),
             entry("preprocessing").split("fill").nth(1)
         );
         assert!(entry("min–max").contains("<path"));
