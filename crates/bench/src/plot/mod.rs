@@ -989,7 +989,15 @@ fn stat_panel(
     }
 }
 
+/// The request and response sizes, when the profiles share them.
 fn sizes(aggs: &[&Agg]) -> String {
+    let a0 = aggs[0];
+    if aggs
+        .iter()
+        .any(|a| a.upload_size != a0.upload_size || a.download_size != a0.download_size)
+    {
+        return "request and response sizes differ by profile".into();
+    }
     format!(
         "request {} KB · response {} KB",
         fmt_tick(aggs[0].upload_size / 1024.0),
