@@ -1396,6 +1396,24 @@ mod tests {
     }
 
     #[test]
+    fn a_mode_spanning_ten_times_alone_gets_a_log_panel_without_parts() {
+        // MPC at 0.5 s on one profile and 9 s on another: its own panel is a
+        // log one, where a stacked part would not be to scale, so none.
+        let v = [
+            agg("cable", "proxy · native", 300.0, 100.0, 135e3),
+            agg("cable", "mpc · native", 500.0, 200.0, 26e6),
+            agg("fiber", "mpc · native", 9000.0, 5000.0, 26e6),
+        ];
+        let v: Vec<&Agg> = v.iter().collect();
+        let svg = profiles_svg(&v, &LIGHT);
+        assert_eq!(svg.matches("data-scale=\"log\"").count(), 1, "{svg}");
+        assert_eq!(svg.matches("data-scale=\"linear\"").count(), 1, "{svg}");
+        assert!(svg.contains("Log axis for mpc"), "{svg}");
+        let mpc = &svg[svg.find("data-title=\"mpc\"").unwrap()..];
+        assert!(!mpc.contains("class=\"pre\"") && mpc.contains("class=\"bar\""));
+    }
+
+    #[test]
     fn log_ticks_are_round() {
         let s = Scale::for_values(&[0.3, 6.5], 1.15);
         assert_eq!(s, Scale::Log { lo: 0.2, hi: 10.0 });
