@@ -3,10 +3,15 @@
 //!
 //! A group whose benches all share the network and the sizes is a *profile*
 //! (Cable, Fiber, ...): profiles are tabulated series x profiles, as the
-//! field's posts do, with the ratio to the plain (no-proof) baseline. A group
+//! field's posts do (runtime and its phases, bytes up and down, peak
+//! memory, CPU), with the ratio to the plain (no-proof) baseline. A group
 //! whose benches differ in a network setting or a size is a *sweep*:
 //! tabulated by the value that varies (bandwidth, latency, response size,
-//! ...) x series.
+//! ...) x series, for runtime, bytes up and down, and peak memory.
+//!
+//! A cell is the mean over the bench's samples, with the min-max over them
+//! in brackets where they differ (`1.50 s (1.40–1.60)`); a comparison's
+//! cells carry the change against the base instead.
 //!
 //! A *series* is what one line or one bar colour shows: the mode, plus each
 //! setting (TLS version, suite, reveal, target) that tells two benches of
@@ -17,6 +22,44 @@ use crate::metrics::{read_csv, Refused, Sample};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::Path;
+
+/// Mean, least and greatest value of one number over a bench's samples.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Stat {
+    pub mean: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+impl Stat {
+    fn of(v: impl Iterator<Item = f64> + Clone) -> Stat {
+        let n = v.clone().count().max(1) as f64;
+        Stat {
+            mean: v.clone().sum::<f64>() / n,
+            min: v.clone().fold(f64::INFINITY, f64::min),
+            max: v.fold(f64::NEG_INFINITY, f64::max),
+        }
+    }
+}
+
+/// The spread of every number a report tabulates or charts.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Stats {
+    /// Runtimes in ms.
+    pub total: Stat,
+    pub preprocess: Stat,
+    pub online: Stat,
+    pub finalize: Stat,
+    /// The prover's protocol bytes.
+    pub uploaded: Stat,
+    pub downloaded: Stat,
+    /// Per-sample peaks: the prover's RSS (or heap), the verifier's RSS,
+    /// the browser prover's WebAssembly memory.
+    pub prover_mem: Stat,
+    pub verifier_mem: Stat,
+    pub wasm_mem: Stat,
+    pub prover_cpu: Stat,
+}
 
 /// Aggregate of the samples of one bench in one mode.
 #[derive(Clone, Debug, Default)]
@@ -61,6 +104,8 @@ pub struct Agg {
     /// Samples whose byte totals are the link's, not the prover's counts.
     pub bytes_from_link: usize,
     pub bytes_mismatched: usize,
+    /// Mean and min-max of each number.
+    pub stats: Stats,
 }
 
 /// Aggregate samples per (group, name, mode, target), in first-seen order.
@@ -89,6 +134,19 @@ pub fn aggregate(samples: &[Sample]) -> Vec<Agg> {
             let min = |f: fn(&Sample) -> f64| v.iter().map(|s| f(s)).fold(f64::INFINITY, f64::min);
             let max =
                 |f: fn(&Sample) -> f64| v.iter().map(|s| f(s)).fold(f64::NEG_INFINITY, f64::max);
+            let stat = |f: fn(&Sample) -> f64| Stat::of(v.iter().map(move |s| f(s)));
+            let stats = Stats {
+                total: stat(|s| s.time_total),
+                preprocess: stat(|s| s.time_preprocess),
+                online: stat(|s| s.time_online),
+                finalize: stat(|s| s.time_finalize),
+                uploaded: stat(|s| s.uploaded_total as f64),
+                downloaded: stat(|s| s.downloaded_total as f64),
+                prover_mem: stat(|s| s.heap_max_bytes.max(s.prover_peak_rss_bytes) as f64),
+                verifier_mem: stat(|s| s.verifier_peak_rss_bytes as f64),
+                wasm_mem: stat(|s| s.prover_wasm_memory_bytes as f64),
+                prover_cpu: stat(|s| s.prover_cpu_ms),
+            };
             Agg {
                 group: k.0.clone(),
                 name: k.1.clone(),
@@ -128,6 +186,7 @@ pub fn aggregate(samples: &[Sample]) -> Vec<Agg> {
                     .iter()
                     .filter(|s| s.bytes_source == "link-mismatch")
                     .count(),
+                stats,
             }
         })
         .collect();
@@ -292,6 +351,39 @@ fn fmt_value(v: f64, unit: Unit) -> String {
     }
 }
 
+/// `lo–hi` in the scale `fmt_value` picks for `like`, unit left off:
+/// `1.40–1.60` beside `1.50 s`; `None` when both ends read the same.
+fn fmt_range(lo: f64, hi: f64, like: f64, unit: Unit) -> Option<String> {
+    let (div, prec) = match unit {
+        Unit::Seconds if like < 10_000.0 => (1e3, 2),
+        Unit::Seconds => (1e3, 1),
+        Unit::Bytes if like >= 1e6 => (1e6, 2),
+        Unit::Bytes if like >= 1e3 => (1e3, 1),
+        Unit::Bytes | Unit::Ms => (1.0, 0),
+        Unit::Ratio => (1.0, 1),
+    };
+    let (a, b) = (
+        format!("{:.prec$}", lo / div),
+        format!("{:.prec$}", hi / div),
+    );
+    (a != b).then(|| format!("{a}–{b}"))
+}
+
+/// A table whose 0 means "not measured" (the verifier of a no-proof
+/// baseline): blank those cells.
+fn blank_zeros(t: &mut Table) {
+    for (r, row) in t.cells.iter_mut().enumerate() {
+        for (c, cell) in row.iter_mut().enumerate() {
+            if *cell == Some(0.0) {
+                *cell = None;
+                if let Some(x) = t.spread.get_mut(r).and_then(|x| x.get_mut(c)) {
+                    *x = None;
+                }
+            }
+        }
+    }
+}
+
 /// A table: one number per (row, column).
 #[derive(Clone, Debug)]
 pub struct Table {
@@ -300,6 +392,9 @@ pub struct Table {
     pub cols: Vec<String>,
     pub rows: Vec<String>,
     pub cells: Vec<Vec<Option<f64>>>,
+    /// Min-max over samples per cell, where the table has it (empty for
+    /// ratios); shown when the samples differ.
+    pub spread: Vec<Vec<Option<(f64, f64)>>>,
     pub unit: Unit,
 }
 
@@ -329,8 +424,61 @@ fn axis_label(v: f64) -> String {
     }
 }
 
-/// One number of an aggregate.
-type Metric = fn(&Agg) -> f64;
+/// One number of an aggregate, with its spread.
+type Metric = fn(&Agg) -> Stat;
+
+/// A table of `metric` per (row, column), `find` giving the aggregate of a
+/// cell.
+fn stat_table<'a>(
+    title: String,
+    corner: &str,
+    rows: &[String],
+    cols: Vec<String>,
+    unit: Unit,
+    metric: Metric,
+    find: impl Fn(&str, &str) -> Option<&'a Agg>,
+) -> Table {
+    let stat = |r: &str, c: &str| find(r, c).map(metric);
+    let cells = rows
+        .iter()
+        .map(|r| cols.iter().map(|c| stat(r, c).map(|s| s.mean)).collect())
+        .collect();
+    let spread = rows
+        .iter()
+        .map(|r| {
+            cols.iter()
+                .map(|c| stat(r, c).map(|s| (s.min, s.max)))
+                .collect()
+        })
+        .collect();
+    Table {
+        title,
+        corner: corner.into(),
+        cols,
+        rows: rows.to_vec(),
+        cells,
+        spread,
+        unit,
+    }
+}
+
+/// Keep the items of `v` whose flag in `keep` is set.
+fn retain_by<T>(v: &mut Vec<T>, keep: &[bool]) {
+    let mut k = keep.iter();
+    v.retain(|_| *k.next().expect("a flag per item"));
+}
+
+/// Drop the rows of `t` with no positive cell (a browser-only metric).
+fn drop_empty_rows(t: &mut Table) {
+    let keep: Vec<bool> = t
+        .cells
+        .iter()
+        .map(|r| r.iter().any(|c| c.is_some_and(|x| x > 0.0)))
+        .collect();
+    retain_by(&mut t.rows, &keep);
+    retain_by(&mut t.cells, &keep);
+    retain_by(&mut t.spread, &keep);
+}
 
 /// Every table of the report for these aggregates.
 pub fn tables(aggs: &[Agg]) -> Vec<Table> {
@@ -349,69 +497,52 @@ pub fn tables(aggs: &[Agg]) -> Vec<Table> {
         let modes = uniq(pa.iter().map(|a| a.series.clone()));
         let cols: Vec<String> = profiles.iter().map(|s| s.to_string()).collect();
         let metric_tables: [(&str, Unit, Metric); 9] = [
-            ("Runtime, total (mean)", Unit::Seconds, |a| a.total_mean),
+            ("Runtime, total (mean)", Unit::Seconds, |a| a.stats.total),
             ("Runtime, preprocessing (mean)", Unit::Seconds, |a| {
-                a.preprocess_mean
+                a.stats.preprocess
             }),
-            ("Runtime, online (mean)", Unit::Seconds, |a| a.online_mean),
+            ("Runtime, online (mean)", Unit::Seconds, |a| a.stats.online),
             ("Runtime, finalize / proof (mean)", Unit::Seconds, |a| {
-                a.finalize_mean
+                a.stats.finalize
             }),
             ("Prover upload (protocol bytes)", Unit::Bytes, |a| {
-                a.uploaded
+                a.stats.uploaded
             }),
             ("Prover download (protocol bytes)", Unit::Bytes, |a| {
-                a.downloaded
+                a.stats.downloaded
             }),
             ("Prover peak memory (RSS)", Unit::Bytes, |a| {
-                a.prover_rss_max
+                a.stats.prover_mem
             }),
             ("Verifier peak memory (RSS)", Unit::Bytes, |a| {
-                a.verifier_rss_max
+                a.stats.verifier_mem
             }),
-            ("Prover CPU time (mean)", Unit::Ms, |a| a.prover_cpu),
+            ("Prover CPU time (mean)", Unit::Ms, |a| a.stats.prover_cpu),
         ];
         let wasm: Option<(&str, Unit, Metric)> = pa
             .iter()
             .any(|a| a.prover_wasm_max > 0.0)
             .then_some(("Prover WebAssembly memory (browser)", Unit::Bytes, |a| {
-                a.prover_wasm_max
+                a.stats.wasm_mem
             }));
         let has_wasm = wasm.is_some();
         for (title, unit, f) in metric_tables.into_iter().chain(wasm) {
-            let cells = modes
-                .iter()
-                .map(|m| {
-                    cols.iter()
-                        .map(|g| {
-                            pa.iter()
-                                .find(|a| &a.group == g && &a.series == m)
-                                .map(|a| f(a))
-                        })
-                        .collect()
-                })
-                .collect();
-            out.push(Table {
-                title: format!("Profiles: {title}"),
-                corner: "series".into(),
-                cols: cols.clone(),
-                rows: modes.clone(),
-                cells,
+            out.push(stat_table(
+                format!("Profiles: {title}"),
+                "series",
+                &modes,
+                cols.clone(),
                 unit,
-            });
+                f,
+                |m, g| pa.iter().copied().find(|a| a.group == g && a.series == m),
+            ));
         }
         if has_wasm {
             // Only the browser series has WebAssembly memory: no 0 B rows.
-            let t = out.last_mut().expect("the wasm table was pushed");
-            let keep: Vec<bool> = t
-                .cells
-                .iter()
-                .map(|r| r.iter().any(|c| c.is_some_and(|x| x > 0.0)))
-                .collect();
-            let mut k = keep.iter();
-            t.rows.retain(|_| *k.next().expect("a flag per row"));
-            let mut k = keep.iter();
-            t.cells.retain(|_| *k.next().expect("a flag per row"));
+            drop_empty_rows(out.last_mut().expect("the wasm table was pushed"));
+        }
+        for t in out.iter_mut().filter(|t| t.title.contains("Verifier peak")) {
+            blank_zeros(t);
         }
         // The field's headline: how much a proof costs over plain TLS, per
         // profile (the plain series of the same profile, same target; the
@@ -452,6 +583,7 @@ pub fn tables(aggs: &[Agg]) -> Vec<Table> {
                     cols: cols.clone(),
                     rows: proving,
                     cells,
+                    spread: Vec::new(),
                     unit: Unit::Ratio,
                 },
             );
@@ -493,6 +625,7 @@ pub fn tables(aggs: &[Agg]) -> Vec<Table> {
                     cols: cols.clone(),
                     rows: browser,
                     cells,
+                    spread: Vec::new(),
                     unit: Unit::Ratio,
                 },
             );
@@ -504,38 +637,65 @@ pub fn tables(aggs: &[Agg]) -> Vec<Table> {
         let modes = uniq(ga.iter().map(|a| a.series.clone()));
         let mut xs = uniq(ga.iter().map(|a| axis.value(a).to_bits()));
         xs.sort_by(|a, b| f64::from_bits(*a).total_cmp(&f64::from_bits(*b)));
-        for (title, unit, f) in [
-            (
-                "runtime, total (mean)",
-                Unit::Seconds,
-                (|a: &Agg| a.total_mean) as fn(&Agg) -> f64,
-            ),
-            ("runtime, online (mean)", Unit::Seconds, |a: &Agg| {
-                a.online_mean
+        let xrows: Vec<String> = xs.iter().map(|x| axis_label(f64::from_bits(*x))).collect();
+        let find = |x: &str, m: &str| {
+            let bits = xs[xrows.iter().position(|r| r == x)?];
+            ga.iter()
+                .copied()
+                .find(|a| a.series == m && axis.value(a).to_bits() == bits)
+        };
+        let mut metrics: Vec<(&str, Unit, Metric)> = vec![
+            ("runtime, total (mean)", Unit::Seconds, |a| a.stats.total),
+            ("runtime, online (mean)", Unit::Seconds, |a| a.stats.online),
+            ("prover upload", Unit::Bytes, |a| a.stats.uploaded),
+            ("prover download", Unit::Bytes, |a| a.stats.downloaded),
+            ("prover peak memory (RSS)", Unit::Bytes, |a| {
+                a.stats.prover_mem
             }),
-            ("prover upload", Unit::Bytes, |a: &Agg| a.uploaded),
-        ] {
-            let cells = xs
-                .iter()
-                .map(|x| {
-                    modes
-                        .iter()
-                        .map(|m| {
-                            ga.iter()
-                                .find(|a| &a.series == m && axis.value(a).to_bits() == *x)
-                                .map(|a| f(a))
-                        })
-                        .collect()
-                })
-                .collect();
-            out.push(Table {
-                title: format!("Sweep `{g}`: {title}"),
-                corner: axis.label().into(),
-                cols: modes.clone(),
-                rows: xs.iter().map(|x| axis_label(f64::from_bits(*x))).collect(),
-                cells,
+        ];
+        // No-proof baselines have no verifier; a run without one has no
+        // verifier table.
+        if ga.iter().any(|a| a.stats.verifier_mem.max > 0.0) {
+            metrics.push(("verifier peak memory (RSS)", Unit::Bytes, |a| {
+                a.stats.verifier_mem
+            }));
+        }
+        let wasm = ga.iter().any(|a| a.stats.wasm_mem.max > 0.0);
+        if wasm {
+            metrics.push(("prover WebAssembly memory (browser)", Unit::Bytes, |a| {
+                a.stats.wasm_mem
+            }));
+        }
+        for (title, unit, f) in metrics {
+            out.push(stat_table(
+                format!("Sweep `{g}`: {title}"),
+                axis.label(),
+                &xrows,
+                modes.clone(),
                 unit,
-            });
+                f,
+                find,
+            ));
+        }
+        for t in out
+            .iter_mut()
+            .filter(|t| t.title.starts_with(&format!("Sweep `{g}`: verifier")))
+        {
+            blank_zeros(t);
+        }
+        if wasm {
+            // Columns, not rows, are series here: blank the native ones.
+            let t = out.last_mut().expect("the wasm table was pushed");
+            let keep: Vec<bool> = (0..t.cols.len())
+                .map(|c| t.cells.iter().any(|r| r[c].is_some_and(|x| x > 0.0)))
+                .collect();
+            retain_by(&mut t.cols, &keep);
+            for r in t.cells.iter_mut() {
+                retain_by(r, &keep);
+            }
+            for r in t.spread.iter_mut() {
+                retain_by(r, &keep);
+            }
         }
     }
     out
@@ -553,7 +713,17 @@ fn render(t: &Table, base: Option<&Table>, out: &mut String) {
             .map(|(c, col)| match t.cells[r][c] {
                 None => "–".into(),
                 Some(v) => {
-                    let s = fmt_value(v, t.unit);
+                    let mut s = fmt_value(v, t.unit);
+                    // The spread over samples, in a one-run report (a
+                    // comparison's cells carry the change instead).
+                    if let (None, Some(Some((lo, hi)))) =
+                        (base, t.spread.get(r).and_then(|x| x.get(c)))
+                    {
+                        // Only where the samples differ at the precision shown.
+                        if let Some(range) = fmt_range(*lo, *hi, v, t.unit) {
+                            let _ = write!(s, " ({range})");
+                        }
+                    }
                     match base.and_then(|b| b.get(row, col)) {
                         Some(b) if b > 0.0 => {
                             let pct = (v - b) / b * 100.0;
@@ -589,11 +759,12 @@ pub fn markdown_with_refused(samples: &[Sample], refused: &[Refused], title: &st
     let n = uniq(aggs.iter().map(|a| a.n));
     let _ = writeln!(
         out,
-        "Means over {} accepted samples per row; link emulation backend: {}. \
+        "Means over {} accepted samples per row, with the min–max over them in \
+         brackets where they differ; link emulation backend: {}. \
          `time_total` runs from the prover's start to the verifier's verdict \
          (to the prover's exit for no-proof baselines), on the harness's clock; \
          phase times are the prover's own where it reports them, else measured \
-         from outside. Memory is peak RSS. See bench/ADAPTERS.md.\n",
+         from outside. Memory is each sample's peak RSS. See bench/ADAPTERS.md.\n",
         n.iter()
             .map(|x| x.to_string())
             .collect::<Vec<_>>()
@@ -750,7 +921,7 @@ mod tests {
         assert!(matches!(kinds[0].1, GroupKind::Profile));
         assert!(matches!(kinds[1].1, GroupKind::Sweep(Axis::Bandwidth)));
         let md = markdown(&v, "t");
-        assert!(md.contains("| proxy | 1.50 s |"), "{md}");
+        assert!(md.contains("| proxy | 1.50 s (1.40–1.60) |"), "{md}");
         assert!(md.contains("| 5 | 4.00 s | 0.20 s |"), "{md}");
     }
 

@@ -1,9 +1,11 @@
 //! Stacked panels of line charts with optional error whiskers, for
 //! benchmarks whose x axis is a setting (concurrency, message size): the
-//! attested-TLS workloads draw with these. Same escaping and tick steps as
-//! the harness's charts ([`super`]); drawn from result data only.
+//! attested-TLS workloads draw with these. Same escaping, tick steps and
+//! themes as the harness's charts ([`super`]): [`stack`] draws the light
+//! variant, [`stack_themed`] either. The legend shows each series as a line
+//! and, when a panel has error bars, a whisker. Drawn from result data only.
 
-use super::{esc, nice_step};
+use super::{esc, nice_step, Theme, LIGHT};
 use std::fmt::Write;
 
 /// One line of a chart.
@@ -33,9 +35,6 @@ const LEFT: f64 = 80.0;
 const RIGHT: f64 = 160.0;
 const TOP: f64 = 36.0;
 const BOTTOM: f64 = 52.0;
-const COLORS: [&str; 6] = [
-    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
-];
 
 fn fmt_num(v: f64) -> String {
     if v == 0.0 {
@@ -50,7 +49,7 @@ fn fmt_num(v: f64) -> String {
     }
 }
 
-fn panel(out: &mut String, c: &Chart, y0: f64) {
+fn panel(out: &mut String, c: &Chart, y0: f64, t: &Theme) {
     let pw = W - LEFT - RIGHT;
     let ph = H - TOP - BOTTOM;
     let tx = |x: f64| if c.log2_x { x.max(1e-9).log2() } else { x };
@@ -85,9 +84,10 @@ fn panel(out: &mut String, c: &Chart, y0: f64) {
 
     let _ = writeln!(
         out,
-        r#"<text x="{:.1}" y="{:.1}" font-size="15" font-weight="bold">{}</text>"#,
+        r#"<text x="{:.1}" y="{:.1}" font-size="15" font-weight="bold" fill="{}">{}</text>"#,
         LEFT,
         y0 + 22.0,
+        t.fg,
         esc(&c.title)
     );
     // Grid and y ticks.
@@ -96,10 +96,12 @@ fn panel(out: &mut String, c: &Chart, y0: f64) {
         let y = py(v);
         let _ = writeln!(
             out,
-            r##"<line x1="{LEFT:.1}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#ddd"/><text x="{:.1}" y="{:.1}" font-size="11" text-anchor="end">{}</text>"##,
+            r#"<line x1="{LEFT:.1}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="{}"/><text x="{:.1}" y="{:.1}" font-size="11" text-anchor="end" fill="{}">{}</text>"#,
             LEFT + pw,
+            t.grid,
             LEFT - 6.0,
             y + 4.0,
+            t.muted,
             fmt_num(v)
         );
         v += step;
@@ -108,35 +110,40 @@ fn panel(out: &mut String, c: &Chart, y0: f64) {
     for (&x, &raw) in xs.iter().zip(&c.x) {
         let _ = writeln!(
             out,
-            r##"<line x1="{0:.1}" y1="{1:.1}" x2="{0:.1}" y2="{2:.1}" stroke="#ddd"/><text x="{0:.1}" y="{3:.1}" font-size="11" text-anchor="middle">{4}</text>"##,
+            r#"<line x1="{0:.1}" y1="{1:.1}" x2="{0:.1}" y2="{2:.1}" stroke="{5}"/><text x="{0:.1}" y="{3:.1}" font-size="11" text-anchor="middle" fill="{6}">{4}</text>"#,
             px(x),
             y0 + TOP,
             y0 + TOP + ph,
             y0 + TOP + ph + 16.0,
-            fmt_num(raw)
+            fmt_num(raw),
+            t.grid,
+            t.muted
         );
     }
     let _ = writeln!(
         out,
-        r##"<rect x="{LEFT:.1}" y="{:.1}" width="{pw:.1}" height="{ph:.1}" fill="none" stroke="#333"/>"##,
-        y0 + TOP
+        r#"<rect x="{LEFT:.1}" y="{:.1}" width="{pw:.1}" height="{ph:.1}" fill="none" stroke="{}"/>"#,
+        y0 + TOP,
+        t.muted
     );
     let _ = writeln!(
         out,
-        r#"<text x="{:.1}" y="{:.1}" font-size="12" text-anchor="middle">{}</text>"#,
+        r#"<text x="{:.1}" y="{:.1}" font-size="12" text-anchor="middle" fill="{}">{}</text>"#,
         LEFT + pw / 2.0,
         y0 + H - 12.0,
+        t.fg,
         esc(&c.x_label)
     );
     let _ = writeln!(
         out,
-        r#"<text transform="translate({:.1},{:.1}) rotate(-90)" font-size="12" text-anchor="middle">{}</text>"#,
+        r#"<text transform="translate({:.1},{:.1}) rotate(-90)" font-size="12" text-anchor="middle" fill="{}">{}</text>"#,
         18.0,
         y0 + TOP + ph / 2.0,
+        t.fg,
         esc(&c.y_label)
     );
     for (i, s) in c.series.iter().enumerate() {
-        let color = COLORS[i % COLORS.len()];
+        let color = t.palette[i % t.palette.len()];
         let pts: Vec<(f64, f64)> = xs
             .iter()
             .zip(&s.y)
@@ -174,25 +181,54 @@ fn panel(out: &mut String, c: &Chart, y0: f64) {
         let lx = LEFT + pw + 12.0;
         let _ = writeln!(
             out,
-            r#"<line x1="{lx:.1}" y1="{ly:.1}" x2="{:.1}" y2="{ly:.1}" stroke="{color}" stroke-width="2"/><text x="{:.1}" y="{:.1}" font-size="12">{}</text>"#,
+            r#"<g class="legend-entry"><line x1="{lx:.1}" y1="{ly:.1}" x2="{:.1}" y2="{ly:.1}" stroke="{color}" stroke-width="2"/><text x="{:.1}" y="{:.1}" font-size="12" fill="{}">{}</text></g>"#,
             lx + 18.0,
             lx + 24.0,
             ly + 4.0,
+            t.fg,
             esc(&s.name)
+        );
+    }
+    // The whiskers' own entry, drawn as a whisker.
+    if c.series.iter().any(|s| s.err.is_some()) {
+        let ly = y0 + TOP + 14.0 + 18.0 * c.series.len() as f64;
+        let (lx, x) = (LEFT + pw + 12.0, LEFT + pw + 21.0);
+        let _ = writeln!(
+            out,
+            r#"<g class="legend-entry"><path d="M{:.1},{:.1}H{:.1}M{x:.1},{:.1}V{:.1}M{:.1},{:.1}H{:.1}" stroke="{}" fill="none"/><text x="{:.1}" y="{:.1}" font-size="12" fill="{}">error bars</text></g>"#,
+            x - 4.0,
+            ly - 6.0,
+            x + 4.0,
+            ly - 6.0,
+            ly + 6.0,
+            x - 4.0,
+            ly + 6.0,
+            x + 4.0,
+            t.muted,
+            lx + 24.0,
+            ly + 4.0,
+            t.fg
         );
     }
 }
 
-/// Render panels stacked vertically into one SVG document.
+/// Render panels stacked vertically into one SVG document, light theme.
 pub fn stack(charts: &[Chart]) -> String {
+    stack_themed(charts, &LIGHT)
+}
+
+/// Render panels stacked vertically into one SVG document in theme `t`
+/// ([`super::LIGHT`] or [`super::DARK`]).
+pub fn stack_themed(charts: &[Chart], t: &Theme) -> String {
     let total_h = H * charts.len().max(1) as f64;
     let mut out = format!(
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{total_h}" viewBox="0 0 {W} {total_h}" font-family="DejaVu Sans, Arial, sans-serif">
-<rect width="100%" height="100%" fill="white"/>
-"#
+<rect width="100%" height="100%" fill="{}"/>
+"#,
+        t.bg
     );
     for (i, c) in charts.iter().enumerate() {
-        panel(&mut out, c, H * i as f64);
+        panel(&mut out, c, H * i as f64, t);
     }
     out += "</svg>\n";
     out
@@ -216,14 +252,24 @@ mod tests {
                 err: Some(vec![0.5, 0.5, f64::NAN]),
             }],
         };
-        let svg = stack(&[c.clone(), c]);
+        let svg = stack(&[c.clone(), c.clone()]);
         assert!(svg.starts_with("<svg"));
         assert!(svg.contains("a &lt; b &amp; c"));
         // Two panels, two finite points each.
         assert_eq!(svg.matches("<circle").count(), 4);
         assert!(!svg.contains("NaN"));
-        // One whisker per panel (the NaN point and NaN error draw none).
-        assert_eq!(svg.matches("<path").count(), 2);
+        // One whisker per panel (the NaN point and NaN error draw none),
+        // and a whisker in each panel's legend.
+        assert_eq!(svg.matches("<path").count(), 4);
+        assert_eq!(svg.matches("error bars</text>").count(), 2);
+        // Dark: the dark background, and no text left in default black.
+        let dark = stack_themed(&[c], &super::super::DARK);
+        assert!(dark.contains("fill=\"#0d1117\""));
+        assert!(dark.split("<text").skip(1).all(|t| t
+            .split('>')
+            .next()
+            .unwrap()
+            .contains("fill=")));
     }
 
     #[test]
