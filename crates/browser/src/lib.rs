@@ -10,7 +10,7 @@
 //!   (phase) => console.log(phase), abortController.signal);
 //! ```
 //!
-//! `verified` is the verifier's output (`webproof_proxy::VerifierOutput` as
+//! `verified` is the verifier's output (`webproof_disclosure::VerifierOutput` as
 //! JSON, what `webproof prove --json` prints), `stats` the timings and
 //! traffic, `attestation` the bundle if `attest` asked for one. A failed
 //! proof rejects with an `Error` carrying `kind` (a `RejectKind` wire name
@@ -36,8 +36,8 @@ pub mod warm;
 
 use serde::Deserialize;
 use wasm_bindgen::prelude::*;
-use webproof_proxy::attest::AttestOptions;
-use webproof_proxy::http::RevealItem;
+use webproof_disclosure::attest::AttestOptions;
+use webproof_disclosure::http::RevealItem;
 use webproof_proxy::{CipherSuite, TlsVersion};
 
 pub use error::BrowserError;
@@ -182,7 +182,7 @@ fn parse_options(v: &JsValue) -> Result<(prove::Request, Option<u32>), BrowserEr
     };
     let suites = parse_suites(o.suite.map(OneOrMany::into_vec).unwrap_or_default())?;
     let method = match o.method {
-        Some(m) if webproof_proxy::http::valid_method(&m) => m,
+        Some(m) if webproof_disclosure::http::valid_method(&m) => m,
         Some(m) => {
             return Err(BrowserError::UnknownOption {
                 option: "method",
@@ -320,7 +320,7 @@ export interface ProveOptions {
 }
 /** The phases `progress` hears, in order. */
 export type Phase = "connecting" | "preprocessing" | "tls" | "proving" | "verdict" | "done";
-/** A verified session: the verifier's output (webproof_proxy::VerifierOutput) and measurements. */
+/** A verified session: the verifier's output (webproof_disclosure::VerifierOutput) and measurements. */
 export interface ProveResult {
   verified: {
     server_name: string; server_port: number; time: number;

@@ -28,12 +28,13 @@ use serde::Serialize;
 use std::io::{Read, Write};
 use std::sync::Arc;
 use webproof_core::Channel;
-use webproof_proxy::http::RevealItem;
+use webproof_disclosure::http::RevealItem;
+use webproof_disclosure::VerifierOutput;
 use webproof_proxy::protocol::{
     self, ProverMsg, RelayFrame, VerifierMsg, MAX_CONTROL_MSG, MAX_RELAY_DATA, MAX_VERDICT_MSG,
 };
 use webproof_proxy::session::prover::{ProverConfig, ProverSession, TlsSecrets};
-use webproof_proxy::{Direction, VerifierOutput};
+use webproof_proxy::Direction;
 use webproof_tls_provider::{client_config, take_shared_secret, ClientOptions, CollectingKeyLog};
 use webproof_tlsproof::session::ProverOpening;
 
@@ -62,7 +63,7 @@ pub struct Request {
     /// API key for verifiers that require one.
     pub api_key: Option<String>,
     /// Ask for a signed attestation over a commitment to the transcript.
-    pub attest: Option<webproof_proxy::attest::AttestOptions>,
+    pub attest: Option<webproof_disclosure::attest::AttestOptions>,
     /// Offer only this TLS version (None: 1.3 and 1.2).
     pub version: Option<webproof_proxy::TlsVersion>,
     /// Offer only these suites (empty: all).
@@ -136,7 +137,7 @@ pub struct Hidden {
 /// verifier a credential the page did not name (as `webproof prove`
 /// refuses without `--yes-reveal-secrets`).
 pub fn refuse_unasked_secrets(reveal: &[RevealItem], request: &[u8]) -> Result<()> {
-    let secrets = webproof_proxy::http::unasked_secrets(reveal, request)
+    let secrets = webproof_disclosure::http::unasked_secrets(reveal, request)
         .map_err(|e| BrowserError::Setup(e.to_string()))?;
     if secrets.is_empty() {
         return Ok(());
@@ -164,7 +165,7 @@ pub fn refuse_unasked_secrets(reveal: &[RevealItem], request: &[u8]) -> Result<(
 /// hidden byte counts.
 pub fn hidden_summary(reveal: &[RevealItem], request: &[u8], out: &VerifierOutput) -> Hidden {
     let (secrets, revealed_secrets) =
-        webproof_proxy::http::secrets_by_visibility(reveal, request, &out.sent.revealed);
+        webproof_disclosure::http::secrets_by_visibility(reveal, request, &out.sent.revealed);
     Hidden {
         secrets,
         revealed_secrets,
@@ -229,17 +230,17 @@ async fn recv_msg(
 /// `progress` hears the phase names as they start.
 pub async fn prove(req: &Request, progress: &dyn Fn(&str)) -> Result<Outcome> {
     let t0 = now_ms();
-    let webproof_proxy::http::HttpsUrl { host, port, path } = req
+    let webproof_disclosure::http::HttpsUrl { host, port, path } = req
         .url
         .parse()
-        .map_err(|e: webproof_proxy::ProxyError| BrowserError::Setup(e.to_string()))?;
+        .map_err(|e: webproof_disclosure::DisclosureError| BrowserError::Setup(e.to_string()))?;
     let mut roots = webproof_proxy::RootStore::webpki_roots();
     for pem in &req.ca_pems {
         roots
             .add_pem(pem)
             .map_err(|e| BrowserError::Setup(e.to_string()))?;
     }
-    let request = webproof_proxy::http::http_request(
+    let request = webproof_disclosure::http::http_request(
         &req.method,
         &host,
         port,
@@ -453,7 +454,7 @@ async fn tls_session(
     (relay, relay_out): (&mut Channel<StreamIo>, &mut StreamIo),
     rec: &mut webproof_proxy::Recorder,
 ) -> Result<Vec<u8>> {
-    use webproof_proxy::http::{parse_message, response_end};
+    use webproof_disclosure::http::{parse_message, response_end};
     let tls_err = |e: &dyn std::fmt::Display| BrowserError::Tls(e.to_string());
     let mut conn = rustls::ClientConnection::new(config, name).map_err(|e| tls_err(&e))?;
     conn.writer().write_all(request).map_err(|e| tls_err(&e))?;
@@ -515,7 +516,7 @@ fn drain_plaintext(
     buf: &mut [u8],
     response: &mut Vec<u8>,
 ) -> Result<bool> {
-    use webproof_proxy::http::MAX_RESPONSE;
+    use webproof_disclosure::http::MAX_RESPONSE;
     loop {
         match conn.reader().read(buf) {
             Ok(0) => return Ok(true),
@@ -566,7 +567,7 @@ fn zk_error(phase: &str, e: webproof_core::Error) -> BrowserError {
 #[cfg(test)]
 mod tests {
     use super::refuse_unasked_secrets;
-    use webproof_proxy::http::RevealItem;
+    use webproof_disclosure::http::RevealItem;
 
     #[test]
     fn all_over_credentials_is_refused_unless_named() {

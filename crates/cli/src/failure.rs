@@ -80,6 +80,9 @@ impl Failure {
             }
             if cause.downcast_ref::<webproof_proxy::ProxyError>().is_some()
                 || cause
+                    .downcast_ref::<webproof_disclosure::DisclosureError>()
+                    .is_some()
+                || cause
                     .downcast_ref::<webproof_attestation::Error>()
                     .is_some()
             {

@@ -114,5 +114,13 @@ impl From<webproof_tls::TlsError> for Error {
     }
 }
 
+/// The disclosure layer's errors (openings, attestations) arrive as proxy
+/// mode's of the same names, as the TLS checks' do.
+impl From<webproof_disclosure::DisclosureError> for Error {
+    fn from(e: webproof_disclosure::DisclosureError) -> Self {
+        Error::Tls(e.into())
+    }
+}
+
 /// Result with [`Error`].
 pub type Result<T, E = Error> = core::result::Result<T, E>;

@@ -26,7 +26,7 @@
 //!   session that the recorded server records decrypt, under the key the
 //!   2PC derived, to the byte ranges the prover reveals;
 //! - [`output`]: the verifier's output in proxy mode's shape
-//!   ([`webproof_proxy::VerifierOutput`]), every field from its own
+//!   ([`webproof_disclosure::VerifierOutput`]), every field from its own
 //!   recording and checks;
 //! - [`consist`]: what the sessions retain of every garbled circuit and
 //!   OLE batch, and the consistency proof and audit run inside the proof

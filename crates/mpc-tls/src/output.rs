@@ -1,5 +1,5 @@
 //! The verifier's output of an MPC-mode session, in proxy mode's shape
-//! ([`webproof_proxy::VerifierOutput`]), so the service, the CLI, the
+//! ([`webproof_disclosure::VerifierOutput`]), so the service, the CLI, the
 //! verdict and the harness read both modes alike.
 //!
 //! # Where each field comes from
@@ -37,11 +37,10 @@ use crate::verifier::VerifierOutcome;
 use sha2::{Digest, Sha256};
 use webproof_attestation::SigningKey;
 use webproof_attestation::{Direction as ADirection, OrderSpan};
-use webproof_proxy::disclosure::DisclosedData;
-use webproof_proxy::output::ProofKind;
-use webproof_proxy::protocol::AttestationReply;
-use webproof_proxy::verify::SessionInfo;
-use webproof_proxy::VerifierOutput;
+use webproof_disclosure::attest::AttestationReply;
+use webproof_disclosure::disclosure::DisclosedData;
+use webproof_disclosure::output::ProofKind;
+use webproof_disclosure::{DisclosureError, VerifierOutput};
 use webproof_tls::record::{content_type, Record};
 use webproof_tls::{CipherSuite, Direction, KxGroup, Recording, TlsVersion};
 
@@ -157,7 +156,7 @@ pub fn verifier_output(
     }
     let view = revealed_view(received_len, &verified.ranges)?;
     let sent_view = revealed_view(sent_len, &verified.request_ranges)?;
-    let response_complete = webproof_proxy::http::response_completeness(&view, false);
+    let response_complete = webproof_disclosure::http::response_completeness(&view, false);
     Ok(VerifierOutput {
         server_name: server_name.to_string(),
         // Not recorded: the port in the hello is the prover's claim.
@@ -197,22 +196,14 @@ pub fn attestation(
     output: &VerifierOutput,
 ) -> Result<AttestationReply> {
     if verified.leaves.is_empty() {
-        return Err(Error::Tls(webproof_proxy::ProxyError::Attestation(
+        return Err(DisclosureError::Attestation(
             "the prover committed to nothing: there is nothing to attest".into(),
-        )));
+        )
+        .into());
     }
-    let info = SessionInfo {
-        server_name: output.server_name.clone(),
-        port: output.server_port,
-        time: output.time,
-        version: output.tls_version,
-        suite: output.cipher_suite,
-        group: output.key_exchange_group,
-        certificates: outcome.certificates.clone(),
-    };
-    Ok(webproof_proxy::attest::issue(
+    Ok(webproof_disclosure::attest::issue(
         key,
-        &info,
+        &outcome.certificates,
         &verified.leaves,
         &verified.leaf_hashes,
         output,

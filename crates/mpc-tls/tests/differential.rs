@@ -520,7 +520,7 @@ fn run_once(seed: u64, target: Option<Target>) -> Run {
     else {
         return out;
     };
-    let blinders = webproof_proxy::attest::blinders(&commitment);
+    let blinders = webproof_disclosure::attest::blinders(&commitment);
     let cfg = Config {
         cot_batch: 1 << 18,
         ..Config::default()

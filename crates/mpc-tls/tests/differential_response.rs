@@ -360,7 +360,7 @@ fn session(secret: u8) -> Session {
         .and_then(|c| c.with_request(&done.prover, &world.request, &req_ranges))
         .map(|c| c.with_commitment(&done.prover, &commitment))
         .expect("the claim");
-    let blinders = webproof_proxy::attest::blinders(&commitment);
+    let blinders = webproof_disclosure::attest::blinders(&commitment);
     Session {
         world,
         done,

@@ -18,14 +18,14 @@ use webproof_attestation::{
     verify_presentation, Completeness, ProofMode, ResponseEnd, Scheme, SigningKey,
 };
 use webproof_core::{memory_duplex, Channel};
+use webproof_disclosure::attest::AttestationBundle;
+use webproof_disclosure::http::RevealItem;
 use webproof_mpc_tls::hello::*;
 use webproof_mpc_tls::response::{
     prove_response, verify_response, ProofStats, ResponseClaim, VerifiedResponse,
 };
 use webproof_mpc_tls::ProverOutcome;
 use webproof_ot::{SoftSpokenReceiver, SoftSpokenSender};
-use webproof_proxy::attest::AttestationBundle;
-use webproof_proxy::http::RevealItem;
 use webproof_zk::Config;
 
 /// A response of several TLS records (rustls writes at most 16 KiB each).
@@ -152,24 +152,28 @@ fn truncated_response_is_not_attested_as_uncut() {
     );
 
     // Commit to both directions, reveal the status line only.
-    let opts = webproof_proxy::attest::AttestOptions {
+    let opts = webproof_disclosure::attest::AttestOptions {
         chunk_len: Some(300),
         boundaries: Vec::new(),
     };
-    let (transcript, commitment) =
-        webproof_proxy::attest::commit(&opts, REQUEST, &got, &mut ChaCha20Rng::seed_from_u64(5))
-            .unwrap();
+    let (transcript, commitment) = webproof_disclosure::attest::commit(
+        &opts,
+        REQUEST,
+        &got,
+        &mut ChaCha20Rng::seed_from_u64(5),
+    )
+    .unwrap();
     let claim = ResponseClaim::new(&outcome, &[0..15])
         .unwrap()
         .with_commitment(&outcome, &commitment);
-    let blinders = webproof_proxy::attest::blinders(&commitment);
+    let blinders = webproof_disclosure::attest::blinders(&commitment);
     let (p, v) = prove(&d, &outcome, &claim, &blinders, sender, receiver);
     p.unwrap();
     let v = v.unwrap();
 
     // The output: nothing of proxy mode's meaning.
     let out = webproof_mpc_tls::verifier_output(&d.verifier, &v, NAME, 1_700_000_000).unwrap();
-    assert_eq!(out.proof, webproof_proxy::ProofKind::Mpc);
+    assert_eq!(out.proof, webproof_disclosure::ProofKind::Mpc);
     assert_eq!(out.server_port, 0);
     assert_eq!(out.server_close_notify, None);
     assert_eq!(out.server_records_after_cut, None);
@@ -199,11 +203,11 @@ fn truncated_response_is_not_attested_as_uncut() {
         signed.server_records_after_cut,
         signed.ending()
     );
-    let webproof_proxy::attest::Presented {
+    let webproof_disclosure::attest::Presented {
         presentation: pres, ..
     } = bundle
         .present(
-            &[RevealItem::Recv(webproof_proxy::Range {
+            &[RevealItem::Recv(webproof_disclosure::Range {
                 start: 0,
                 end: 15,
             })],
@@ -233,11 +237,11 @@ fn close_notify_is_proven_and_attested() {
     let outcome = d.prover.clone();
     assert_eq!(outcome.response, full);
     assert!(outcome.close_notify, "the server ended with close_notify");
-    let opts = webproof_proxy::attest::AttestOptions {
+    let opts = webproof_disclosure::attest::AttestOptions {
         chunk_len: Some(300),
         boundaries: Vec::new(),
     };
-    let (transcript, commitment) = webproof_proxy::attest::commit(
+    let (transcript, commitment) = webproof_disclosure::attest::commit(
         &opts,
         REQUEST,
         &outcome.response,
@@ -248,7 +252,7 @@ fn close_notify_is_proven_and_attested() {
         .unwrap()
         .with_commitment(&outcome, &commitment);
     assert!(claim.close_notify);
-    let blinders = webproof_proxy::attest::blinders(&commitment);
+    let blinders = webproof_disclosure::attest::blinders(&commitment);
     let (p, v) = prove(&d, &outcome, &claim, &blinders, sender, receiver);
     p.unwrap();
     let v = v.unwrap();

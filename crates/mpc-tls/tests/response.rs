@@ -1085,12 +1085,17 @@ fn commit_transcript(
     webproof_attestation::Transcript,
     webproof_attestation::TranscriptCommitment,
 ) {
-    let opts = webproof_proxy::attest::AttestOptions {
+    let opts = webproof_disclosure::attest::AttestOptions {
         chunk_len: Some(300),
         boundaries: Vec::new(),
     };
-    webproof_proxy::attest::commit(&opts, request, response, &mut ChaCha20Rng::seed_from_u64(5))
-        .unwrap()
+    webproof_disclosure::attest::commit(
+        &opts,
+        request,
+        response,
+        &mut ChaCha20Rng::seed_from_u64(5),
+    )
+    .unwrap()
 }
 
 /// A session whose prover commits to `request` and `response` (the true
@@ -1107,7 +1112,7 @@ fn committed(
     let claim = ResponseClaim::new(&outcome, &[])
         .unwrap()
         .with_commitment(&outcome, &commitment);
-    let blinders = webproof_proxy::attest::blinders(&commitment);
+    let blinders = webproof_disclosure::attest::blinders(&commitment);
     (s, outcome, claim, blinders)
 }
 
@@ -1118,9 +1123,9 @@ fn committed(
 #[test]
 fn attested_session_presents_what_the_server_sent() {
     use webproof_attestation::{verify_presentation, Scheme, SigningKey};
-    use webproof_proxy::attest::AttestationBundle;
-    use webproof_proxy::http::RevealItem;
-    use webproof_proxy::Range as R;
+    use webproof_disclosure::attest::AttestationBundle;
+    use webproof_disclosure::http::RevealItem;
+    use webproof_disclosure::Range as R;
     let s = session(40, ECDHE_ECDSA_AES128_GCM_SHA256, 2000);
     let outcome = s.d.prover.clone();
     let req = request();
@@ -1133,7 +1138,7 @@ fn attested_session_presents_what_the_server_sent() {
         !claim.request_iv.is_empty(),
         "request leaves need the client IV"
     );
-    let blinders = webproof_proxy::attest::blinders(&commitment);
+    let blinders = webproof_disclosure::attest::blinders(&commitment);
     let t = std::time::Instant::now();
     let (p, v, d) = prove_with(s, &outcome, &claim, &blinders, true);
     let st = p.unwrap();
@@ -1163,7 +1168,7 @@ fn attested_session_presents_what_the_server_sent() {
     assert_eq!(signed.sent_len() as usize, req.len());
 
     // A presentation of the status line and a piece of the request.
-    let webproof_proxy::attest::Presented {
+    let webproof_disclosure::attest::Presented {
         presentation: pres,
         revealed,
         ..

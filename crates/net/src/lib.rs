@@ -248,6 +248,14 @@ impl From<webproof_tls::TlsError> for NetError {
     }
 }
 
+/// The disclosure layer's errors (reveal items, openings, the verdict,
+/// attestations) are this party's own checks, as proxy mode's.
+impl From<webproof_disclosure::DisclosureError> for NetError {
+    fn from(e: webproof_disclosure::DisclosureError) -> Self {
+        NetError::Proxy(e.into())
+    }
+}
+
 impl From<SessionError> for NetError {
     fn from(e: SessionError) -> Self {
         match e {

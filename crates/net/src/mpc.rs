@@ -753,8 +753,9 @@ async fn prove_session(opts: &ProveOptions, stage: &StageCell) -> Result<ProveOu
     // response lacks, say) come after the request reached the server, and
     // say so, as in proxy mode.
     let after_response = |e: NetError| NetError::AfterResponse(Box::new(e));
-    let disclosure = webproof_proxy::http::disclosure_from_items(&opts.reveal, &request, &response)
-        .map_err(|e| after_response(e.into()))?;
+    let disclosure =
+        webproof_disclosure::http::disclosure_from_items(&opts.reveal, &request, &response)
+            .map_err(|e| after_response(e.into()))?;
     let ranges = |d: Direction| -> Vec<core::ops::Range<usize>> {
         disclosure
             .ranges(d)
@@ -770,7 +771,7 @@ async fn prove_session(opts: &ProveOptions, stage: &StageCell) -> Result<ProveOu
     let committed = match &opts.attest {
         Some(a) => {
             let (transcript, commitment) =
-                webproof_proxy::attest::commit(a, &request, &response, &mut rand::rngs::OsRng)
+                webproof_disclosure::attest::commit(a, &request, &response, &mut rand::rngs::OsRng)
                     .map_err(|e| after_response(e.into()))?;
             claim = claim.with_commitment(&outcome, &commitment);
             Some((transcript, commitment))
@@ -779,7 +780,7 @@ async fn prove_session(opts: &ProveOptions, stage: &StageCell) -> Result<ProveOu
     };
     let blinders = committed
         .as_ref()
-        .map(|(_, c)| webproof_proxy::attest::blinders(c))
+        .map(|(_, c)| webproof_disclosure::attest::blinders(c))
         .unwrap_or_default();
     let ch = Channel::new((&mut link).compat());
     opts.report(crate::prover::Stage::Proving);
@@ -805,7 +806,7 @@ async fn prove_session(opts: &ProveOptions, stage: &StageCell) -> Result<ProveOu
             let output = d.expand(&request, &response, &disclosure)?;
             let bundle = match (committed, attestation) {
                 (Some((transcript, commitment)), Some(reply)) => {
-                    Some(webproof_proxy::attest::AttestationBundle::accept(
+                    Some(webproof_disclosure::attest::AttestationBundle::accept(
                         &reply,
                         transcript,
                         commitment,

@@ -14,11 +14,12 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_util::compat::TokioAsyncReadCompatExt;
 use webproof_core::Channel;
-use webproof_proxy::attest::{AttestOptions, AttestationBundle};
-use webproof_proxy::http::{HttpsUrl, RevealItem};
+use webproof_disclosure::attest::{AttestOptions, AttestationBundle};
+use webproof_disclosure::http::{HttpsUrl, RevealItem};
+use webproof_disclosure::VerifierOutput;
 use webproof_proxy::protocol::{RelayFrame, MAX_RELAY_DATA, MAX_VERDICT_MSG};
 use webproof_proxy::session::prover::{ProverConfig, ProverSession, TlsSecrets};
-use webproof_proxy::{CipherSuite, Direction, KxGroup, Recorder, TlsVersion, VerifierOutput};
+use webproof_proxy::{CipherSuite, Direction, KxGroup, Recorder, TlsVersion};
 use webproof_tlsproof::session::ProverOpening;
 
 /// The prover's phases, reported as each begins, for progress lines
@@ -216,7 +217,7 @@ impl ProveOptions {
 
     /// The HTTP request this will send.
     pub fn request(&self) -> Vec<u8> {
-        webproof_proxy::http::http_request(
+        webproof_disclosure::http::http_request(
             &self.method,
             &self.host,
             self.port,
@@ -558,9 +559,9 @@ async fn prove_inner(
 }
 
 /// Read an HTTP/1.1 response: up to its framed end
-/// ([`webproof_proxy::http::response_end`]) or EOF.
+/// ([`webproof_disclosure::http::response_end`]) or EOF.
 async fn read_response<S: tokio::io::AsyncRead + Unpin>(s: &mut S) -> Result<Vec<u8>> {
-    use webproof_proxy::http::{parse_message, response_end, MAX_RESPONSE};
+    use webproof_disclosure::http::{parse_message, response_end, MAX_RESPONSE};
     let mut data = Vec::new();
     let mut buf = vec![0u8; 16 << 10];
     loop {

@@ -16,6 +16,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio_util::compat::TokioAsyncReadCompatExt;
 use webproof_core::Channel;
+use webproof_disclosure::VerifierOutput;
 pub use webproof_proxy::protocol::SessionId;
 use webproof_proxy::protocol::{
     AttestationReply, ProverMsg, RejectKind, Rejection, RelayFrame, VerifierMsg, MAX_CONTROL_MSG,
@@ -26,7 +27,7 @@ pub use webproof_proxy::session::verifier::api_key_digest;
 use webproof_proxy::session::verifier::{
     verdict, AdmissionPolicy, Admitted, OnProof, VerifierSession,
 };
-use webproof_proxy::{Direction, Recorder, RecorderLimits, RootStore, VerifierOutput};
+use webproof_proxy::{Direction, Recorder, RecorderLimits, RootStore};
 use webproof_tlsproof::session::VerifierPreprocessed;
 
 /// How the verifier runs.

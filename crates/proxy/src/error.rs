@@ -110,6 +110,19 @@ impl From<webproof_tls::TlsError> for ProxyError {
     }
 }
 
+/// The disclosure layer's errors are proxy mode's of the same names.
+impl From<webproof_disclosure::DisclosureError> for ProxyError {
+    fn from(e: webproof_disclosure::DisclosureError) -> Self {
+        use webproof_disclosure::DisclosureError as D;
+        match e {
+            D::Malformed { what, detail } => ProxyError::Malformed { what, detail },
+            D::Opening(s) => ProxyError::Opening(s),
+            D::Attestation(s) => ProxyError::Attestation(s),
+            D::Verdict { direction, detail } => ProxyError::Verdict { direction, detail },
+        }
+    }
+}
+
 /// Result with [`ProxyError`].
 pub type Result<T, E = ProxyError> = core::result::Result<T, E>;
 

@@ -17,12 +17,13 @@
 //!   record under one key per direction;
 //! - [`statement`]: the public inputs and witness of the ZK statement, and
 //!   the relation evaluated in the clear (the full-reveal fast path);
-//! - [`disclosure`] and [`http`]: which byte ranges to open, and HTTP-aware
-//!   helpers that choose them;
-//! - [`json`]: proven JSON paths (`json:PATH`): the body's skeleton is
-//!   revealed, its hidden bytes are constrained in the proof, and the
-//!   verifier checks that the value sits at the path;
-//! - [`output`]: what the verifier attests to (serde JSON);
+//! - the disclosure layer both modes share lives in `webproof_disclosure`
+//!   (byte ranges and openings, reveal items, HTTP, proven JSON paths, the
+//!   verifier's output and verdict, attestations); its modules are
+//!   re-exported here under their old paths ([`disclosure`], [`http`],
+//!   [`json`]);
+//! - [`output`]: proxy mode's verifier output built from a checked session
+//!   (the output types are `webproof_disclosure`'s);
 //! - [`protocol`]: the versioned prover/verifier messages;
 //! - [`zk`]: the bridge to the zero-knowledge proof of `webproof_tlsproof`,
 //!   with the table of where each public value of the statement comes from;
@@ -30,8 +31,8 @@
 //!   the one-time MAC material the ZK proof opens;
 //! - [`verifier`]: the verifier's decisions after the relay (before and
 //!   after the proof), which the networking crate drives;
-//! - [`attest`]: attestations: the prover's commitment and bundle, the
-//!   verifier's signature;
+//! - [`attest`]: the verifier's signature over a checked session (the
+//!   commitment, bundle and presentations are `webproof_disclosure`'s);
 //! - [`session`]: the prover's and the verifier's sessions, flight by
 //!   flight: every protocol decision of a session, which drivers
 //!   (`webproof-net`, a browser, the tests) run.
@@ -43,10 +44,11 @@
 pub mod attest;
 // The TLS both modes share, under the paths it had here.
 pub use webproof_tls::{aead, codec, handshake, keys, record, sigalg, suite};
-pub mod disclosure;
+// The disclosure layer both modes share, under the paths it had here.
+pub use webproof_disclosure::{disclosure, http, json};
 pub mod error;
-pub mod http;
-pub mod json;
+#[cfg(test)]
+mod json_zk_tests;
 pub mod mux;
 pub mod output;
 pub mod protocol;

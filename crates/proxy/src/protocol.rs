@@ -215,18 +215,8 @@ impl<'de> Deserialize<'de> for SessionId {
     }
 }
 
-/// A signed attestation and the key that signed it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AttestationReply {
-    /// Signature scheme of the verifier's key.
-    pub scheme: webproof_attestation::Scheme,
-    /// The verifier's public key (SEC1 compressed or Ed25519 bytes).
-    #[serde(with = "crate::record::hex_bytes")]
-    pub verifying_key: Vec<u8>,
-    /// The signed attestation, binary encoding.
-    #[serde(with = "crate::record::hex_bytes")]
-    pub signed: Vec<u8>,
-}
+/// A signed attestation and the key that signed it (the disclosure layer's).
+pub use webproof_disclosure::attest::AttestationReply;
 
 /// Why a verifier refused a session, rejected a proof or failed its relay:
 /// a reason code for programs and a detail for humans.

@@ -39,10 +39,8 @@ use webproof_attestation::commit::{leaf_header, BLINDER_LEN, LEAF_BLINDER_OFFSET
 use webproof_attestation::LeafRange;
 use webproof_tlsproof as tp;
 
-/// Limit on disclosed ranges per direction: enough for any reveal a person
-/// writes (JSON paths, header lines), small enough that the verifier's
-/// bookkeeping stays negligible beside the proof.
-pub const MAX_RANGES: usize = 4096;
+// The canonical form of disclosed ranges is the disclosure layer's.
+pub use crate::disclosure::{check_ranges, MAX_RANGES};
 /// Limit on commitment leaves per session (each costs the proof a SHA-256
 /// over its plaintext, and the attestation a Merkle leaf).
 pub const MAX_LEAVES: usize = 1 << 16;
@@ -209,42 +207,6 @@ pub fn record_layouts(statement: &SessionStatement, plan: &ZkPlan) -> Result<Vec
             Ok(plan.layouts.clone())
         }
     }
-}
-
-/// Check that `ranges` are canonical for a direction of `total` bytes:
-/// non-empty, sorted, disjoint and not adjacent (adjacent ranges are one
-/// range), within the data, and at most [`MAX_RANGES`]. The verifier refuses
-/// anything else instead of normalising it, so its work stays linear and
-/// the output shows exactly what the proof opened.
-pub fn check_ranges(ranges: &[Range], total: usize) -> Result<()> {
-    if ranges.len() > MAX_RANGES {
-        return Err(bad(format!(
-            "{} disclosed ranges in one direction (at most {MAX_RANGES})",
-            ranges.len()
-        )));
-    }
-    let mut prev_end: Option<usize> = None;
-    for r in ranges {
-        if r.start >= r.end {
-            return Err(bad(format!(
-                "disclosed range {}..{} is empty",
-                r.start, r.end
-            )));
-        }
-        if prev_end.is_some_and(|p| r.start <= p) {
-            return Err(bad(
-                "disclosed ranges must be sorted, disjoint and not adjacent",
-            ));
-        }
-        if r.end > total {
-            return Err(bad(format!(
-                "disclosed range {}..{} goes past the application data ({total} bytes)",
-                r.start, r.end
-            )));
-        }
-        prev_end = Some(r.end);
-    }
-    Ok(())
 }
 
 /// Prover side: the plan for `disclosure`, from the records it opened itself.
@@ -1070,28 +1032,6 @@ mod tests {
         let p = proven(truth);
         assert!(assemble_proven(&s, &plan(4, 5), &p).is_err());
         assert!(assemble_proven(&s, &plan(4, 6), &p).is_err());
-    }
-
-    #[test]
-    fn only_canonical_ranges_are_accepted() {
-        let r = Range::new;
-        check_ranges(&[], 0).unwrap();
-        check_ranges(&[r(0, 3), r(5, 9)], 9).unwrap();
-        for bad in [
-            vec![r(0, 0)],
-            vec![r(3, 2)],
-            vec![r(0, 10)],
-            vec![r(5, 7), r(0, 2)],
-            vec![r(0, 3), r(3, 5)],
-            vec![r(0, 4), r(2, 5)],
-            vec![r(1, 2), r(1, 2)],
-            vec![r(usize::MAX - 1, usize::MAX)],
-        ] {
-            assert!(check_ranges(&bad, 9).is_err(), "{bad:?}");
-        }
-        let many: Vec<Range> = (0..=MAX_RANGES).map(|i| r(2 * i, 2 * i + 1)).collect();
-        assert!(check_ranges(&many, 4 * MAX_RANGES).is_err());
-        assert!(check_ranges(&many[..MAX_RANGES], 4 * MAX_RANGES).is_ok());
     }
 
     /// Spans are the intersection of records and ranges, in one merge.

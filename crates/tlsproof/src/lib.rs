@@ -40,7 +40,7 @@
 //! equality with each forbidden value is computed by AND gates on its
 //! plaintext bits and asserted zero). Proxy mode uses them to prove that the
 //! hidden bytes of a JSON body cannot change how its revealed skeleton is
-//! read (`webproof_proxy::json`).
+//! read (`webproof_disclosure::json`).
 //!
 //! When a whole direction is disclosed, the fast path opens the traffic key
 //! and IV of that direction instead (the verifier then decrypts and checks

@@ -33,7 +33,7 @@ pub struct PresentArgs {
     /// these items, the leaves reveal more than asked, and the presentation
     /// is refused (see --allow-wider-reveal).
     #[arg(long, value_name = "ITEM", default_value = "none", value_parser = super::proxy::parse_reveal)]
-    pub reveal: Vec<webproof_proxy::http::RevealItem>,
+    pub reveal: Vec<webproof_disclosure::http::RevealItem>,
     /// Write the presentation even when its leaves reveal more bytes than
     /// the --reveal items select (neighbouring bytes of the same leaves).
     #[arg(long)]
@@ -109,15 +109,14 @@ pub async fn run(cmd: AttestationCmd) -> anyhow::Result<()> {
 fn present(args: PresentArgs) -> anyhow::Result<()> {
     let text = std::fs::read_to_string(&args.bundle)
         .with_context(|| format!("reading {}", args.bundle.display()))?;
-    let bundle = webproof_proxy::attest::AttestationBundle::from_json(&text)?;
+    let bundle = webproof_disclosure::attest::AttestationBundle::from_json(&text)?;
     let mut reveal = args.reveal.clone();
-    reveal.extend(
-        args.secret_headers
-            .iter()
-            .map(|n| webproof_proxy::http::RevealItem::SecretHeader(n.trim().to_ascii_lowercase())),
-    );
+    reveal.extend(args.secret_headers.iter().map(|n| {
+        webproof_disclosure::http::RevealItem::SecretHeader(n.trim().to_ascii_lowercase())
+    }));
     if !args.yes_reveal_secrets {
-        let secrets = webproof_proxy::http::unasked_secrets(&reveal, bundle.transcript.sent())?;
+        let secrets =
+            webproof_disclosure::http::unasked_secrets(&reveal, bundle.transcript.sent())?;
         if !secrets.is_empty() {
             let what: Vec<&str> = secrets.iter().map(|s| s.what.as_str()).collect();
             return Err(crate::failure::usage(anyhow::anyhow!(

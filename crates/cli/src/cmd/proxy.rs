@@ -8,10 +8,11 @@ use anyhow::{bail, Context};
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 use std::time::Duration;
+use webproof_disclosure::attest::AttestOptions;
+use webproof_disclosure::http::RevealItem;
+use webproof_disclosure::VerifierOutput;
 use webproof_net::{Fixture, ProveOptions, ServerPolicy, Verifier, VerifierConfig};
-use webproof_proxy::attest::AttestOptions;
-use webproof_proxy::http::RevealItem;
-use webproof_proxy::{CipherSuite, KxGroup, RootStore, TlsVersion, VerifierOutput};
+use webproof_proxy::{CipherSuite, KxGroup, RootStore, TlsVersion};
 
 use crate::failure::usage;
 
@@ -226,7 +227,7 @@ fn progress_lines() -> webproof_net::Progress {
 
 /// An HTTP method, checked before any network work.
 fn parse_method(s: &str) -> Result<String, String> {
-    if webproof_proxy::http::valid_method(s) {
+    if webproof_disclosure::http::valid_method(s) {
         Ok(s.to_string())
     } else {
         Err(format!(
@@ -255,7 +256,7 @@ fn request_body(a: &ProveArgs) -> anyhow::Result<Vec<u8>> {
 /// A reveal item, parsed before any network work so a typo fails at once.
 pub(crate) fn parse_reveal(s: &str) -> Result<RevealItem, String> {
     s.parse()
-        .map_err(|e: webproof_proxy::ProxyError| e.to_string())
+        .map_err(|e: webproof_disclosure::DisclosureError| e.to_string())
 }
 
 fn parse_version(s: &str) -> Result<TlsVersion, String> {
@@ -404,7 +405,7 @@ fn default_timeout_secs(expect_response: usize) -> u64 {
 /// Refuse, before any network work, a selection that would give the
 /// verifier a credential the user did not name.
 fn refuse_unasked_secrets(o: &ProveOptions) -> anyhow::Result<()> {
-    let secrets = webproof_proxy::http::unasked_secrets(&o.reveal, &o.request())?;
+    let secrets = webproof_disclosure::http::unasked_secrets(&o.reveal, &o.request())?;
     if secrets.is_empty() {
         return Ok(());
     }
@@ -431,7 +432,7 @@ fn refuse_unasked_secrets(o: &ProveOptions) -> anyhow::Result<()> {
 /// The request's credentials as the verifier's output shows them: those
 /// whose bytes it did not get, and those it did.
 fn secrets_seen(o: &ProveOptions, out: &VerifierOutput) -> (Vec<String>, Vec<String>) {
-    webproof_proxy::http::secrets_by_visibility(&o.reveal, &o.request(), &out.sent.revealed)
+    webproof_disclosure::http::secrets_by_visibility(&o.reveal, &o.request(), &out.sent.revealed)
 }
 
 fn print_secrets(o: &ProveOptions, out: &VerifierOutput) {
@@ -639,7 +640,8 @@ fn print_output(o: &VerifierOutput) {
         facts.mode
     );
     outln!("response end: {end}");
-    if o.proof == webproof_proxy::ProofKind::FullReveal && o.sent.hidden() + o.received.hidden() > 0
+    if o.proof == webproof_disclosure::ProofKind::FullReveal
+        && o.sent.hidden() + o.received.hidden() > 0
     {
         outln!(
             "note: hidden bytes are left out of the attestation, but the full-reveal proof gave the \
@@ -671,8 +673,8 @@ fn print_output(o: &VerifierOutput) {
 }
 
 /// What a proof kind means, in words.
-fn proof_words(kind: webproof_proxy::ProofKind) -> &'static str {
-    use webproof_proxy::ProofKind;
+fn proof_words(kind: webproof_disclosure::ProofKind) -> &'static str {
+    use webproof_disclosure::ProofKind;
     match kind {
         ProofKind::Zk => "zero-knowledge proof",
         ProofKind::Mpc => "two-party computation of the TLS client and zero-knowledge proof",
@@ -745,7 +747,7 @@ async fn demo() -> anyhow::Result<()> {
         o.mode = mode;
         o.version = version;
         o.suites = suites;
-        o.reveal = webproof_proxy::http::parse_items(reveal)?;
+        o.reveal = webproof_disclosure::http::parse_items(reveal)?;
         outln!("\n=== {title} ===");
         let out = webproof_net::prove(&o).await?;
         let vout = vtask.await??;

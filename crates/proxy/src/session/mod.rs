@@ -60,6 +60,12 @@ impl From<webproof_tls::TlsError> for SessionError {
     }
 }
 
+impl From<webproof_disclosure::DisclosureError> for SessionError {
+    fn from(e: webproof_disclosure::DisclosureError) -> Self {
+        SessionError::Proxy(e.into())
+    }
+}
+
 impl SessionError {
     /// The reason code, whoever decided.
     pub fn kind(&self) -> RejectKind {

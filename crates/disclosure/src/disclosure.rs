@@ -1,9 +1,12 @@
 //! Selective disclosure: which byte ranges of each direction's application
-//! data the prover opens, and the check of the prover's openings.
+//! data the prover opens, the check of the prover's openings, the
+//! canonical form a proof's disclosed ranges must have ([`check_ranges`]),
+//! and the digest that binds a verdict to the revealed bytes.
 
-use crate::error::{ProxyError, Result};
-use crate::record::{hex_bytes, Direction};
+use crate::error::{DisclosureError, Result};
 use serde::{Deserialize, Serialize};
+use webproof_tls::record::hex_bytes;
+use webproof_tls::Direction;
 
 /// A half-open byte range `[start, end)` of one direction's application data.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -111,7 +114,7 @@ impl Disclosure {
         for (d, data) in [(Direction::Sent, sent), (Direction::Received, received)] {
             for r in normalize(self.ranges(d).to_vec()) {
                 if r.end > data.len() {
-                    return Err(ProxyError::Opening(format!(
+                    return Err(DisclosureError::Opening(format!(
                         "range {}..{} is past the end of the {} data ({} bytes)",
                         r.start,
                         r.end,
@@ -176,7 +179,7 @@ impl DisclosedData {
         let mut ranges = Vec::new();
         for o in openings {
             if o.range.is_empty() || o.range.end > len || o.bytes.len() != o.range.len() {
-                return Err(ProxyError::Opening(format!(
+                return Err(DisclosureError::Opening(format!(
                     "range {}..{} is empty, past the end ({len} bytes) or does not match its bytes",
                     o.range.start, o.range.end
                 )));
@@ -192,7 +195,7 @@ impl DisclosedData {
     /// what the prover rebuilds from its own plaintext.
     pub fn from_revealed(data: &[u8], revealed: Vec<Range>) -> Result<Self> {
         if !is_normalized(&revealed, data.len()) {
-            return Err(ProxyError::Opening(format!(
+            return Err(DisclosureError::Opening(format!(
                 "revealed ranges must be sorted, disjoint, not adjacent, not empty and within the {} bytes",
                 data.len()
             )));
@@ -312,7 +315,7 @@ pub fn disclosure_digest(
             .get(r.start..r.end)
             .filter(|_| r.start < r.end)
             .ok_or_else(|| {
-                ProxyError::Opening(format!(
+                DisclosureError::Opening(format!(
                     "range {}..{} is empty or past the {} bytes of {direction} data",
                     r.start,
                     r.end,
@@ -353,7 +356,7 @@ impl DisclosedDigest {
         data: &[u8],
         asked: &[Range],
     ) -> Result<DisclosedData> {
-        let disagree = |detail: String| ProxyError::Verdict { direction, detail };
+        let disagree = |detail: String| DisclosureError::Verdict { direction, detail };
         if self.len != data.len() {
             return Err(disagree(format!(
                 "it attests {} bytes, the prover holds {}",
@@ -408,7 +411,7 @@ pub fn check_openings(
             Direction::Received => received,
         };
         if o.range.end > data.len() || o.range.is_empty() {
-            return Err(ProxyError::Opening(format!(
+            return Err(DisclosureError::Opening(format!(
                 "{} range {}..{} is empty or past the end ({} bytes)",
                 o.direction,
                 o.range.start,
@@ -417,7 +420,7 @@ pub fn check_openings(
             )));
         }
         if data[o.range.start..o.range.end] != o.bytes[..] {
-            return Err(ProxyError::Opening(format!(
+            return Err(DisclosureError::Opening(format!(
                 "{} range {}..{} claims bytes the records do not contain",
                 o.direction, o.range.start, o.range.end
             )));
@@ -433,6 +436,54 @@ pub fn check_openings(
         DisclosedData::from_openings(sent.len(), &pick(Direction::Sent))?,
         DisclosedData::from_openings(received.len(), &pick(Direction::Received))?,
     ))
+}
+
+/// Limit on disclosed ranges per direction: enough for any reveal a person
+/// writes (JSON paths, header lines), small enough that the verifier's
+/// bookkeeping stays negligible beside the proof.
+pub const MAX_RANGES: usize = 4096;
+
+/// Check that `ranges` are canonical for a direction of `total` bytes:
+/// non-empty, sorted, disjoint and not adjacent (adjacent ranges are one
+/// range), within the data, and at most [`MAX_RANGES`]. The verifier refuses
+/// anything else instead of normalising it, so its work stays linear and
+/// the output shows exactly what the proof opened.
+pub fn check_ranges(ranges: &[Range], total: usize) -> Result<()> {
+    if ranges.len() > MAX_RANGES {
+        return Err(plan_error(format!(
+            "{} disclosed ranges in one direction (at most {MAX_RANGES})",
+            ranges.len()
+        )));
+    }
+    let mut prev_end: Option<usize> = None;
+    for r in ranges {
+        if r.start >= r.end {
+            return Err(plan_error(format!(
+                "disclosed range {}..{} is empty",
+                r.start, r.end
+            )));
+        }
+        if prev_end.is_some_and(|p| r.start <= p) {
+            return Err(plan_error(
+                "disclosed ranges must be sorted, disjoint and not adjacent",
+            ));
+        }
+        if r.end > total {
+            return Err(plan_error(format!(
+                "disclosed range {}..{} goes past the application data ({total} bytes)",
+                r.start, r.end
+            )));
+        }
+        prev_end = Some(r.end);
+    }
+    Ok(())
+}
+
+fn plan_error(detail: impl Into<String>) -> DisclosureError {
+    DisclosureError::Malformed {
+        what: "proof plan",
+        detail: detail.into(),
+    }
 }
 
 #[cfg(test)]
@@ -585,7 +636,7 @@ mod tests {
             data,
             asked,
         ) {
-            Err(ProxyError::Verdict { direction, detail }) => {
+            Err(DisclosureError::Verdict { direction, detail }) => {
                 assert_eq!(direction, Direction::Received);
                 detail
             }
@@ -638,12 +689,34 @@ mod tests {
         o[1].bytes = b"404".to_vec();
         assert!(matches!(
             check_openings(sent, recv, &o),
-            Err(ProxyError::Opening(_))
+            Err(DisclosureError::Opening(_))
         ));
         o[1].bytes = b"200".to_vec();
         o[1].range = Range::new(100, 103);
         assert!(check_openings(sent, recv, &o).is_err());
         o[1].range = Range::new(9, 11);
         assert!(check_openings(sent, recv, &o).is_err());
+    }
+
+    #[test]
+    fn only_canonical_ranges_are_accepted() {
+        let r = Range::new;
+        check_ranges(&[], 0).unwrap();
+        check_ranges(&[r(0, 3), r(5, 9)], 9).unwrap();
+        for bad in [
+            vec![r(0, 0)],
+            vec![r(3, 2)],
+            vec![r(0, 10)],
+            vec![r(5, 7), r(0, 2)],
+            vec![r(0, 3), r(3, 5)],
+            vec![r(0, 4), r(2, 5)],
+            vec![r(1, 2), r(1, 2)],
+            vec![r(usize::MAX - 1, usize::MAX)],
+        ] {
+            assert!(check_ranges(&bad, 9).is_err(), "{bad:?}");
+        }
+        let many: Vec<Range> = (0..=MAX_RANGES).map(|i| r(2 * i, 2 * i + 1)).collect();
+        assert!(check_ranges(&many, 4 * MAX_RANGES).is_err());
+        assert!(check_ranges(&many[..MAX_RANGES], 4 * MAX_RANGES).is_ok());
     }
 }

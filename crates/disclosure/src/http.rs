@@ -9,10 +9,10 @@
 //! hidden unless the user names them.
 
 use crate::disclosure::{normalize, Disclosure, Range};
-use crate::error::{malformed, ProxyError, Result};
-use crate::record::Direction;
+use crate::error::{malformed, DisclosureError, Result};
 use serde::{Deserialize, Serialize};
 use webproof_attestation::Completeness;
+use webproof_tls::Direction;
 
 /// Marks of a request header that carries a credential: a header whose
 /// lower-cased name contains one of these has its value hidden unless the
@@ -422,7 +422,7 @@ pub struct HttpsUrl {
 }
 
 impl core::str::FromStr for HttpsUrl {
-    type Err = ProxyError;
+    type Err = DisclosureError;
 
     /// `https://host[:port][/path]`, with `[v6]` hosts.
     fn from_str(url: &str) -> Result<Self> {
@@ -709,7 +709,7 @@ impl RevealItem {
 }
 
 impl core::str::FromStr for RevealItem {
-    type Err = ProxyError;
+    type Err = DisclosureError;
 
     fn from_str(item: &str) -> Result<Self> {
         let bad = |why: String| malformed("reveal item", format!("{item:?}: {why}"));
@@ -1024,7 +1024,7 @@ struct JsonScanner<'a> {
 const MAX_JSON_DEPTH: usize = 128;
 
 impl JsonScanner<'_> {
-    fn err(&self, d: &str) -> ProxyError {
+    fn err(&self, d: &str) -> DisclosureError {
         malformed("JSON body", format!("{d} at byte {}", self.pos))
     }
     fn ws(&mut self) {
