@@ -99,7 +99,7 @@ pub struct ServeArgs {
     attestation_key: Option<PathBuf>,
     /// Keep verified sessions in this SQLite file (one replica; created if
     /// missing), for GET /v1/sessions/{id} and webhooks. Replaces the
-    /// file's [results] backend.
+    /// file's `[results]` backend.
     #[arg(long, value_name = "FILE", conflicts_with = "results_database_url_env")]
     results_db: Option<PathBuf>,
     /// Keep verified sessions in PostgreSQL (a fleet of replicas sharing
@@ -107,7 +107,8 @@ pub struct ServeArgs {
     /// not a flag: it carries a password, and flags show in `ps`.
     #[arg(long, value_name = "VAR")]
     results_database_url_env: Option<String>,
-    /// How long stored results are kept: <n>s, m, h or d (default 7d).
+    /// How long stored results are kept: a number then s, m, h or d, e.g.
+    /// 7d (the default).
     #[arg(long, value_name = "DURATION")]
     results_retention: Option<String>,
     /// File with the keys an application's backend presents to read
