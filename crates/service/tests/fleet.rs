@@ -15,7 +15,9 @@
 //! and the `webproof` binary (`cargo build -p webproof`, or
 //! `WEBPROOF_BIN`); without them the test fails under CI and is skipped,
 //! loudly, elsewhere. `fleet_300_provers` (ignored) is the full run:
-//! `cargo test --release -p webproof-service --test fleet -- --ignored --nocapture`.
+//! `cargo test --release -p webproof-service --test fleet -- --ignored --nocapture`;
+//! `WEBPROOF_FLEET_REPORT=DIR` writes the figures and a chart of each
+//! replica's sessions and memory over the run there.
 
 mod common;
 use common::pg::{self, Receiver};
@@ -282,9 +284,12 @@ async fn run_fleet(proxy: usize, mpc: usize) {
         .map(|r| rss_kib(r.pid()).unwrap_or(0))
         .collect();
     let peaks = Arc::new(Mutex::new(vec![(0u64, 0u64); 3]));
+    // (seconds since the start, replica, active sessions, RSS KiB)
+    let trace: Arc<Mutex<Vec<Sample>>> = Arc::default();
     let sampling = {
-        let peaks = peaks.clone();
+        let (peaks, trace) = (peaks.clone(), trace.clone());
         let watch: Vec<(u32, SocketAddr)> = replicas.iter().map(|r| (r.pid(), r.http)).collect();
+        let t0 = Instant::now();
         tokio::spawn(async move {
             loop {
                 for (i, (pid, http)) in watch.iter().enumerate() {
@@ -292,6 +297,8 @@ async fn run_fleet(proxy: usize, mpc: usize) {
                         let mut p = peaks.lock().unwrap();
                         p[i].0 = p[i].0.max(rss);
                         p[i].1 = p[i].1.max(active);
+                        let t = t0.elapsed().as_secs_f64();
+                        trace.lock().unwrap().push((t, i, active, rss));
                     }
                 }
                 tokio::time::sleep(Duration::from_millis(250)).await;
@@ -569,11 +576,11 @@ async fn run_fleet(proxy: usize, mpc: usize) {
         .iter()
         .filter(|(w, m, r, _)| *w == 1 && *m == Mode::Proxy && r.is_ok())
         .count();
+    let rate = wave1_ok as f64 / (wave1_end - started).as_secs_f64().max(1e-3);
     println!("| figure | measured | target |");
     println!("|---|---|---|");
     println!(
-        "| proxy sessions/s (wave 1: {wave1_ok} at once through HAProxy, one replica killed) | {:.1} | >= 10 |",
-        wave1_ok as f64 / (wave1_end - started).as_secs_f64().max(1e-3)
+        "| proxy sessions/s (wave 1: {wave1_ok} at once through HAProxy, one replica killed) | {rate:.1} | >= 10 |"
     );
     println!(
         "| resident memory per concurrent session (MiB, (peak - idle) / peak sessions, per replica) | {} | <= 8 |",
@@ -593,12 +600,98 @@ async fn run_fleet(proxy: usize, mpc: usize) {
             .join(", ")
     );
     println!("| wall time (s) | {:.1} | |", wall.as_secs_f64());
+    if let Some(dir) = std::env::var_os("WEBPROOF_FLEET_REPORT") {
+        let trace = trace.lock().unwrap().clone();
+        write_report(
+            std::path::Path::new(&dir),
+            &trace,
+            rate,
+            &per_session,
+            median,
+        );
+    }
 
     let _ = Command::new("kill")
         .arg("-TERM")
         .arg(replicas[2].pid().to_string())
         .status();
     let _ = replicas[2].child.wait();
+}
+
+/// One sample of a replica: seconds since the start, its index, its
+/// active sessions and its resident set (KiB).
+type Sample = (f64, usize, u64, u64);
+
+/// `fleet.svg` (and `fleet-dark.svg`): each replica's active sessions and
+/// resident memory over the run, sampled every quarter second (r0 stops at
+/// its kill, r1 at the end of its drain); `fleet.md` beside it with the
+/// figures.
+fn write_report(
+    dir: &std::path::Path,
+    trace: &[Sample],
+    rate: f64,
+    per_session: &[f64],
+    webhook_ms: i64,
+) {
+    use webproof_bench::plot::lines::{stack_themed, Chart, Series};
+    use webproof_bench::plot::{DARK, LIGHT};
+    std::fs::create_dir_all(dir).unwrap();
+    // Two-second bins (the axis labels every x value), each replica's last
+    // sample in a bin; a bin without one is a gap.
+    const BIN: f64 = 2.0;
+    let bins = trace
+        .iter()
+        .map(|s| (s.0 / BIN) as usize + 1)
+        .max()
+        .unwrap_or(0);
+    let x: Vec<f64> = (0..bins).map(|b| b as f64 * BIN).collect();
+    let mut rows: Vec<[Option<(u64, u64)>; 3]> = vec![[None; 3]; bins];
+    for &(t, i, active, rss) in trace {
+        rows[(t / BIN) as usize][i] = Some((active, rss));
+    }
+    let series = |f: &dyn Fn((u64, u64)) -> f64| -> Vec<Series> {
+        (0..3)
+            .map(|i| Series {
+                name: format!("r{i}"),
+                y: rows.iter().map(|r| r[i].map_or(f64::NAN, f)).collect(),
+                err: None,
+            })
+            .collect()
+    };
+    let charts = [
+        Chart {
+            title: "Active sessions per replica (r0 killed, r1 drained)".into(),
+            x_label: "seconds".into(),
+            y_label: "sessions".into(),
+            x: x.clone(),
+            log2_x: false,
+            series: series(&|(a, _)| a as f64),
+        },
+        Chart {
+            title: "Resident memory per replica".into(),
+            x_label: "seconds".into(),
+            y_label: "MiB".into(),
+            x,
+            log2_x: false,
+            series: series(&|(_, rss)| rss as f64 / 1024.0),
+        },
+    ];
+    std::fs::write(dir.join("fleet.svg"), stack_themed(&charts, &LIGHT)).unwrap();
+    std::fs::write(dir.join("fleet-dark.svg"), stack_themed(&charts, &DARK)).unwrap();
+    let md = format!(
+        "# Fleet run\n\n![sessions and memory per replica](fleet.svg)\n\n\
+         | figure | measured | target |\n|---|---|---|\n\
+         | proxy sessions/s (the first wave, at once) | {rate:.1} | >= 10 |\n\
+         | resident memory per concurrent session (MiB, per replica) | {} | <= 8 |\n\
+         | webhook delivery latency, median (ms) | {webhook_ms} | <= 1000 |\n",
+        per_session
+            .iter()
+            .map(|m| format!("{m:.2}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    std::fs::write(dir.join("fleet.md"), md).unwrap();
+    println!("report: {}", dir.join("fleet.md").display());
 }
 
 /// Wait until the async `f` holds, at most `limit`.
