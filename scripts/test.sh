@@ -11,7 +11,7 @@ bash scripts/setup.sh
 echo "== wasm32 build of the protocol cores"
 cargo build --target wasm32-unknown-unknown \
   -p webproof-core -p webproof-circuits -p webproof-ot -p webproof-ferret -p webproof-zk -p webproof-tlsproof -p webproof-tls -p webproof-disclosure -p webproof-proxy \
-  -p webproof-mpc -p webproof-mpc-tls -p webproof-tls-provider -p webproof-browser -p webproof-browser-verify
+  -p webproof-mpc -p webproof-mpc-tls -p webproof-session -p webproof-tls-provider -p webproof-browser -p webproof-browser-verify
 
 echo "== browser tests (wasm kernels, the browser prover) in headless chromium"
 bash scripts/browser-test.sh

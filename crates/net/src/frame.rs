@@ -1,19 +1,22 @@
-//! Length-prefixed frames on tokio streams and byte counting.
+//! Frames on tokio streams (`webproof_session::frame` through tokio's
+//! compat adapters) and byte counting.
 //!
 //! Frames are a little-endian `u32` length and the payload: the format of
 //! `webproof_core::Channel`, so control messages can go through a `Channel`
 //! and the relay phase through these helpers on the same stream.
 
-use crate::{NetError, Result};
+use crate::Result;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
+use webproof_session::frame;
 
 /// Read one frame of at most `max` bytes; `Ok(None)` on a clean EOF before the header.
 pub async fn read_frame<R: AsyncRead + Unpin>(r: &mut R, max: usize) -> Result<Option<Vec<u8>>> {
-    read_frame_keeping(r, max, false).await
+    frame::read_frame(&mut r.compat(), max).await
 }
 
 /// Read one frame of at most `max` bytes of payload, like [`read_frame`],
@@ -24,146 +27,35 @@ pub async fn read_raw_frame<R: AsyncRead + Unpin>(
     r: &mut R,
     max: usize,
 ) -> Result<Option<Vec<u8>>> {
-    read_frame_keeping(r, max, true).await
-}
-
-/// The one frame reader: the payload alone, or `header` too.
-async fn read_frame_keeping<R: AsyncRead + Unpin>(
-    r: &mut R,
-    max: usize,
-    header: bool,
-) -> Result<Option<Vec<u8>>> {
-    let mut hdr = [0u8; 4];
-    let mut got = 0;
-    while got < 4 {
-        let n = r
-            .read(&mut hdr[got..])
-            .await
-            .map_err(NetError::io("reading a frame"))?;
-        if n == 0 {
-            return if got == 0 {
-                Ok(None)
-            } else {
-                Err(NetError::Disconnected("in a frame header".into()))
-            };
-        }
-        got += n;
-    }
-    let len = u32::from_le_bytes(hdr) as usize;
-    if len > max {
-        return Err(oversized(&hdr, max));
-    }
-    let start = if header { hdr.len() } else { 0 };
-    let mut buf = vec![0u8; start + len];
-    buf[..start].copy_from_slice(&hdr[..start]);
-    r.read_exact(&mut buf[start..]).await.map_err(|e| {
-        if e.kind() == std::io::ErrorKind::UnexpectedEof {
-            NetError::Disconnected("in the middle of a frame".into())
-        } else {
-            NetError::Io {
-                context: "reading a frame".into(),
-                source: e,
-            }
-        }
-    })?;
-    Ok(Some(buf))
-}
-
-/// A frame header announcing more than `max` bytes. An HTTP server's
-/// answer (`HTTP/1.1 400 ...`) read as a header is a length of about 1.3
-/// GB: that is someone giving the service's HTTP port as its TCP
-/// address, and the error says so instead of quoting the length.
-fn oversized(hdr: &[u8; 4], max: usize) -> NetError {
-    if hdr == b"HTTP" {
-        return NetError::Setup(
-            "the peer answered in HTTP: this is an HTTP port; use ws://HOST:PORT/v1/session \
-             for it, or the verifier's TCP port (`webproof serve --listen`)"
-                .into(),
-        );
-    }
-    let len = u32::from_le_bytes(*hdr);
-    NetError::Proxy(webproof_proxy::ProxyError::Protocol(format!(
-        "peer sent a {len}-byte frame, at most {max} allowed here"
-    )))
+    frame::read_raw_frame(&mut r.compat(), max).await
 }
 
 /// Reads frames like [`read_frame`], but is cancel-safe: a `select!`
 /// branch may drop [`FrameReader::next`] mid-frame, and the bytes read so
 /// far stay in the reader's buffer for the next call.
 #[derive(Debug)]
-pub struct FrameReader {
-    buf: Vec<u8>,
-    max: usize,
-}
+pub struct FrameReader(frame::FrameReader);
 
 impl FrameReader {
     /// A reader of frames of at most `max` bytes.
     pub fn new(max: usize) -> Self {
-        FrameReader {
-            buf: Vec::new(),
-            max,
-        }
+        FrameReader(frame::FrameReader::new(max))
     }
 
     /// Bytes read past the last frame returned.
     pub fn buffered(&self) -> usize {
-        self.buf.len()
+        self.0.buffered()
     }
 
     /// The next frame; `Ok(None)` on a clean EOF between frames.
     pub async fn next<R: AsyncRead + Unpin>(&mut self, r: &mut R) -> Result<Option<Vec<u8>>> {
-        loop {
-            if self.buf.len() >= 4 {
-                let hdr: [u8; 4] = self.buf[..4].try_into().expect("4 bytes");
-                let len = u32::from_le_bytes(hdr) as usize;
-                if len > self.max {
-                    return Err(oversized(&hdr, self.max));
-                }
-                if self.buf.len() >= 4 + len {
-                    // The frame keeps the buffer's allocation and the
-                    // buffer starts afresh with what follows: a large
-                    // frame is neither copied nor left behind as capacity.
-                    let rest = self.buf.split_off(4 + len);
-                    let mut frame = core::mem::replace(&mut self.buf, rest);
-                    frame.drain(..4);
-                    return Ok(Some(frame));
-                }
-                // One allocation for a large frame instead of doublings.
-                self.buf.reserve(4 + len - self.buf.len());
-            } else {
-                self.buf.reserve(4096);
-            }
-            // `read_buf` is cancel-safe: cancelled, it has read nothing.
-            let n = r
-                .read_buf(&mut self.buf)
-                .await
-                .map_err(NetError::io("reading a frame"))?;
-            if n == 0 {
-                return if self.buf.is_empty() {
-                    Ok(None)
-                } else {
-                    Err(NetError::Disconnected("in the middle of a frame".into()))
-                };
-            }
-        }
+        self.0.next(&mut r.compat()).await
     }
 }
 
 /// Write one frame and flush.
 pub async fn write_frame<W: AsyncWrite + Unpin>(w: &mut W, payload: &[u8]) -> Result<()> {
-    let len = u32::try_from(payload.len()).map_err(|_| {
-        NetError::Proxy(webproof_proxy::ProxyError::Limit(format!(
-            "a {}-byte frame does not fit the u32 length prefix",
-            payload.len()
-        )))
-    })?;
-    let mut buf = Vec::with_capacity(payload.len().saturating_add(4));
-    buf.extend_from_slice(&len.to_le_bytes());
-    buf.extend_from_slice(payload);
-    w.write_all(&buf)
-        .await
-        .map_err(NetError::io("writing a frame"))?;
-    w.flush().await.map_err(NetError::io("writing a frame"))
+    frame::write_frame(&mut w.compat_write(), payload).await
 }
 
 /// Bytes moved through a [`Counted`] stream.
@@ -305,7 +197,7 @@ pub async fn send_msg<S: AsyncRead + AsyncWrite + Unpin, T: serde::Serialize>(
     s: &mut S,
     m: &T,
 ) -> Result<()> {
-    write_frame(s, &webproof_proxy::protocol::encode(m)).await
+    frame::send_msg(&mut s.compat_write(), m).await
 }
 
 /// Receive a control message.
@@ -313,7 +205,7 @@ pub async fn recv_msg<S: AsyncRead + AsyncWrite + Unpin, T: serde::de::Deseriali
     s: &mut S,
     what: &str,
 ) -> Result<T> {
-    recv_msg_limited(s, what, webproof_proxy::protocol::MAX_CONTROL_MSG).await
+    frame::recv_msg(&mut s.compat(), what).await
 }
 
 /// Receive a control message of at most `max` bytes.
@@ -322,15 +214,13 @@ pub async fn recv_msg_limited<S: AsyncRead + AsyncWrite + Unpin, T: serde::de::D
     what: &str,
     max: usize,
 ) -> Result<T> {
-    let b = read_frame(s, max)
-        .await?
-        .ok_or_else(|| NetError::Disconnected(format!("waiting for {what}")))?;
-    Ok(webproof_proxy::protocol::decode(&b)?)
+    frame::recv_msg_limited(&mut s.compat(), what, max).await
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     async fn read(raw: &[u8], max: usize) -> Result<Option<Vec<u8>>> {
         let mut r = raw;

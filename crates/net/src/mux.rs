@@ -58,6 +58,24 @@ where
     F: FnOnce(Streams) -> Fut,
     Fut: std::future::Future<Output = Result<T>>,
 {
+    let (streams, section) = start(link);
+    // The protocols' own errors explain a failure better than the mux's.
+    match f(streams).await {
+        Ok(v) => Ok((v, section.early().await?)),
+        Err(e) => {
+            section.abandon().await;
+            Err(e)
+        }
+    }
+}
+
+/// Start a multiplexed section on `link`: the two local streams, and the
+/// section to end once both are shut down ([`Section::finish`],
+/// [`Section::early`]) or abandoned ([`Section::abandon`]).
+pub fn start<S>(link: S) -> (Streams, Section<S>)
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
     let (relay, relay_far) = tokio::io::duplex(PIPE);
     let (pre, pre_far) = tokio::io::duplex(PIPE);
     let (mut relay_r, relay_w) = tokio::io::split(relay_far);
@@ -79,38 +97,84 @@ where
     // close, so a protocol blocked writing to a full stream sees an error
     // at once instead of waiting for its timeout.
     let stop_receiving = recv.abort_handle();
-    let send = async move {
+    let send = tokio::spawn(async move {
         let sent = send_chunks(&mut lw, &mut relay_r, &mut pre_r).await;
         if sent.is_err() {
             stop_receiving.abort();
         }
         (sent, lw)
-    };
-    let work = f(Streams {
-        relay,
-        preprocessing: pre,
     });
-    let ((sent, lw), result) = tokio::join!(send, work);
-    let mut link = EarlyLink {
-        write: Some(lw),
-        read: ReadState::Pending(recv),
-    };
-    // The protocols' own errors explain a failure better than the mux's.
-    let value = match result {
-        Ok(v) => v,
-        Err(e) => {
-            // Whatever this side sent last (a refusal on the relay stream)
-            // must reach the peer: closing with its chunks unread would
-            // reset the link under them. Its side ends soon after ours (its
-            // streams see our end), so wait for that, briefly.
-            if let ReadState::Pending(h) = &mut link.read {
-                let _ = tokio::time::timeout(LINGER, h).await;
+    (
+        Streams {
+            relay,
+            preprocessing: pre,
+        },
+        Section {
+            send: Some(send),
+            recv: Some(recv),
+        },
+    )
+}
+
+/// A multiplexed section under way: its sender and receiver tasks.
+/// Dropped, it stops both.
+pub struct Section<S> {
+    send: Option<tokio::task::JoinHandle<(Result<()>, tokio::io::WriteHalf<S>)>>,
+    recv: Option<tokio::task::JoinHandle<Result<tokio::io::ReadHalf<S>>>>,
+}
+
+impl<S: AsyncRead + AsyncWrite + Unpin> Section<S> {
+    /// This side's part is over (both local streams shut down): wait for
+    /// its end marker to be sent; the link writes at once and reads after
+    /// the peer's marker.
+    pub async fn early(mut self) -> Result<EarlyLink<S>> {
+        let send = self.send.take().expect("present until consumed");
+        let recv = self.recv.take().expect("present until consumed");
+        let (sent, lw) = match send.await {
+            Ok(done) => done,
+            Err(e) => {
+                recv.abort();
+                return Err(NetError::Disconnected(format!("multiplexing: {e}")));
             }
+        };
+        if let Err(e) = sent {
+            recv.abort();
             return Err(e);
         }
-    };
-    sent?;
-    Ok((value, link))
+        Ok(EarlyLink {
+            write: Some(lw),
+            read: ReadState::Pending(recv),
+        })
+    }
+
+    /// Both sides' parts are over: the whole link back.
+    pub async fn finish(self) -> Result<S> {
+        self.early().await?.finish().await
+    }
+
+    /// The section failed on this side. Whatever it sent last (a refusal
+    /// on the relay stream) must reach the peer: closing with its chunks
+    /// unread would reset the link under them. Its side ends soon after
+    /// ours (its streams see our end), so wait for that, briefly.
+    pub async fn abandon(mut self) {
+        if let Some(send) = self.send.take() {
+            let _ = tokio::time::timeout(LINGER, send).await;
+        }
+        if let Some(recv) = self.recv.as_mut() {
+            let _ = tokio::time::timeout(LINGER, recv).await;
+        }
+    }
+}
+
+impl<S> Drop for Section<S> {
+    fn drop(&mut self) {
+        if let Some(h) = &self.send {
+            h.abort();
+        }
+        if let Some(h) = &self.recv {
+            h.abort();
+        }
+    }
 }
 
 /// Send the local streams' bytes as chunks, relay first, until both are
