@@ -16,6 +16,9 @@
 #     fixture serves (length and SHA-256), wasm memory within 256 MiB;
 #   - the TLS client restricted (tls=1.2, an ECDHE-ECDSA AES-128-GCM
 #     suite): the verifier attests exactly that version and suite;
+#   - MPC mode in the page through `webproof relay` (the fixture's body
+#     revealed, TLS 1.2 and an MPC proof attested), and its typed setup
+#     errors (no relay; a relay without MPC mode);
 #   - an attested proof revealing nothing to the verifier, the body
 #     committed at its own leaves: the bundle is turned into a
 #     presentation of the body by `webproof present`, checked by `webproof
@@ -266,6 +269,25 @@ node -e '
 ' "$tmp/presented.json" "$body"
 echo "browser-prover-test: attestation from the browser presented and verified with the verifier's key" >&2
 
+# MPC mode in the page: webproof_session's run on the page's runtime (the
+# same code as `webproof prove --mode mpc`). The page reaches the fixture
+# through `webproof relay`, the verifier takes part in the TLS 1.2 client
+# in 2PC and never relays; the revealed body is the fixture's, and the
+# verifier attests TLS 1.2 and an MPC proof.
+"$bin" relay --listen 127.0.0.1:0 --allow "$fixture" --allow-private \
+    >"$tmp/relay.out" 2>"$tmp/relay.err" &
+pids+=($!)
+relay="ws://$(listening "$tmp/relay.out" addr)/tcp"
+page 300 "$ws" "$url" reveal=body "expect_hex=$body" mode=mpc "relay=$relay" \
+    expect_tls=1.2 expect_proof=mpc >"$tmp/mpc.json" || {
+    echo "browser-prover-test: MPC mode in the page: $(cat "$tmp/mpc.json")" >&2
+    exit 1
+}
+node -e '
+    const s = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).stats;
+    console.error(`browser-prover-test: MPC mode in the page through webproof relay verified the fixture body in ${s.wall_ms.toFixed(0)} ms (up ${s.uploaded_preprocess + s.uploaded_online} B, down ${s.downloaded_preprocess + s.downloaded_online} B)`);
+' "$tmp/mpc.json"
+
 expect_kind() { # kind verifier [extra query]; leaves the page's verdict in $out
     local kind=$1
     shift
@@ -291,6 +313,14 @@ grep -q 'tls: unknown value \\"1.1\\"; expected 1.2, 1.3 or any' <<<"$out" || {
     echo "browser-prover-test: unknown TLS version: not the typed error: $out" >&2
     exit 1
 }
+
+# MPC mode needs a relay (a page opens no TCP), and a relay is for MPC mode.
+expect_kind setup "$ws" mode=mpc
+grep -q 'MPC mode needs `relay`' <<<"$out" || {
+    echo "browser-prover-test: mode=mpc without a relay: not the typed error: $out" >&2
+    exit 1
+}
+expect_kind setup "$ws" "relay=ws://127.0.0.1:1/tcp"
 
 # Credentials: `reveal=all` over a request with a Cookie is refused before
 # any network work unless yesRevealSecrets; by default the result names

@@ -40,6 +40,10 @@ pub enum BrowserError {
     /// closed, which ends the session on the service.
     #[error("cancelled by the page")]
     Cancelled,
+    /// A run of `webproof_session` failed (MPC mode): its outward error,
+    /// decided by the same code as natively.
+    #[error(transparent)]
+    Run(#[from] webproof_session::Error),
     /// The proof engine failed (not because of the link).
     #[error("proof engine during {phase}: {detail}")]
     Engine {
@@ -70,6 +74,7 @@ impl BrowserError {
     pub fn kind(&self) -> String {
         match self {
             BrowserError::Session(e) => e.kind().to_string(),
+            BrowserError::Run(e) => run_kind(e),
             BrowserError::Setup(_) | BrowserError::UnknownOption { .. } => "setup".into(),
             BrowserError::Tls(_) => "tls".into(),
             BrowserError::Disconnected(_) => "disconnected".into(),
@@ -85,6 +90,7 @@ impl BrowserError {
             BrowserError::Session(SessionError::Refused(_) | SessionError::Rejected(_)) => {
                 "verifier"
             }
+            BrowserError::Run(e) => e.decided_by(),
             _ => "prover",
         }
     }
@@ -92,9 +98,10 @@ impl BrowserError {
     /// The detail without the kind.
     pub fn detail(&self) -> String {
         match self {
-            BrowserError::Session(SessionError::Refused(r) | SessionError::Rejected(r)) => {
-                r.detail.clone()
-            }
+            BrowserError::Session(SessionError::Refused(r) | SessionError::Rejected(r))
+            | BrowserError::Run(
+                webproof_session::Error::Refused(r) | webproof_session::Error::Rejected(r),
+            ) => r.detail.clone(),
             e => e.to_string(),
         }
     }
@@ -105,5 +112,21 @@ impl BrowserError {
             BrowserError::Session(e) => Some(e.kind()),
             _ => None,
         }
+    }
+}
+
+/// The page's kind for a run's error: the verifier's reason code when it
+/// refused or rejected, and the driver's kinds for what they share with
+/// proxy mode's page errors (`setup`, `tls`, `disconnected`, `timeout`,
+/// `engine`); else the run's own kind (`mpc`, `verifier_cheated`, ...).
+fn run_kind(e: &webproof_session::Error) -> String {
+    use webproof_session::Error as E;
+    match e {
+        E::Refused(r) | E::Rejected(r) => r.kind.to_string(),
+        E::AfterResponse(e) => run_kind(e),
+        E::Unauthorized(_) => RejectKind::Unauthorized.to_string(),
+        E::Timeout(_) | E::VerifierSilent { .. } => RejectKind::Timeout.to_string(),
+        E::Disconnected(_) | E::Channel(_) | E::Io { .. } => "disconnected".into(),
+        other => other.kind().to_string(),
     }
 }

@@ -1,4 +1,5 @@
-//! webproof's proxy-mode prover in the browser.
+//! webproof's prover in the browser: proxy mode, and MPC mode through
+//! `webproof relay`.
 //!
 //! The exported API (`wasm-bindgen`, ES module):
 //!
@@ -32,6 +33,7 @@
 pub mod error;
 pub mod link;
 pub mod prove;
+pub mod runtime;
 pub mod warm;
 
 use serde::Deserialize;
@@ -111,6 +113,10 @@ struct Options {
     /// (`webproof prove --yes-reveal-secrets`).
     #[serde(default)]
     yes_reveal_secrets: bool,
+    /// `proxy` (default) or `mpc`.
+    mode: Option<String>,
+    /// MPC mode: the `webproof relay` endpoint that reaches the server.
+    relay: Option<String>,
 }
 
 fn parse_items(items: Vec<String>) -> Result<Vec<RevealItem>, BrowserError> {
@@ -193,6 +199,29 @@ fn parse_options(v: &JsValue) -> Result<(prove::Request, Option<u32>), BrowserEr
         None if o.body.is_empty() => "GET".into(),
         None => "POST".into(),
     };
+    let mpc_relay = match (o.mode.as_deref(), o.relay) {
+        (None | Some("proxy"), None) => None,
+        (None | Some("proxy"), Some(_)) => {
+            return Err(BrowserError::Setup(
+                "`relay` is for MPC mode: add mode: \"mpc\", or leave the relay out".into(),
+            ))
+        }
+        (Some("mpc"), Some(r)) => Some(r),
+        (Some("mpc"), None) => {
+            return Err(BrowserError::Setup(
+                "MPC mode needs `relay`: the URL of a `webproof relay` that reaches the \
+                 server (ws://HOST:PORT/tcp); a page cannot open TCP connections itself"
+                    .into(),
+            ))
+        }
+        (Some(m), _) => {
+            return Err(BrowserError::UnknownOption {
+                option: "mode",
+                value: m.to_string(),
+                expected: "proxy or mpc".into(),
+            })
+        }
+    };
     let req = prove::Request {
         verifier: o.verifier,
         url: o.url,
@@ -214,13 +243,22 @@ fn parse_options(v: &JsValue) -> Result<(prove::Request, Option<u32>), BrowserEr
         version,
         suites,
         yes_reveal_secrets: o.yes_reveal_secrets,
+        timeout_ms: timeout,
+        mpc_relay,
+    };
+    // MPC mode keeps its limit inside the run, where it decides whether a
+    // verifier that went silent is to blame.
+    let timeout = if req.mpc_relay.is_some() {
+        None
+    } else {
+        timeout
     };
     Ok((req, timeout))
 }
 
 /// Resolves after `ms` milliseconds, on the global `setTimeout` (a window
 /// or a worker).
-async fn sleep_ms(ms: u32) {
+pub(crate) async fn sleep_ms(ms: u32) {
     let promise = js_sys::Promise::new(&mut |resolve, _| {
         let global = js_sys::global();
         if let Ok(f) = js_sys::Reflect::get(&global, &"setTimeout".into()) {
@@ -317,6 +355,10 @@ export interface ProveOptions {
   suite?: string | string[];
   /** Let `reveal: "all"` (or a `sent:` range) show the verifier the request's credentials (Cookie, Authorization, secret headers); without it such a proof rejects with kind `setup` before any network work. */
   yesRevealSecrets?: boolean;
+  /** `proxy` (default: the verifier relays the TLS session) or `mpc` (the page reaches the server itself through `relay` and the verifier takes part in the TLS client in two-party computation; TLS 1.2). */
+  mode?: "proxy" | "mpc";
+  /** MPC mode: a `webproof relay` endpoint that reaches the server (`ws://HOST:PORT/tcp`, `wss://…`). */
+  relay?: string;
 }
 /** The phases `progress` hears, in order. */
 export type Phase = "connecting" | "preprocessing" | "tls" | "proving" | "verdict" | "done";
@@ -347,7 +389,7 @@ export interface ProveResult {
 /** One direction's data: `bytes` (hex) with hidden bytes zero, `revealed` ranges, `text` with hidden bytes as █. */
 export interface Disclosed { len: number; revealed: { start: number; end: number }[]; text: string; bytes: string; }
 /** How `prove` rejects. `kind`: a RejectKind wire name (`unauthorized`, `certificate`, `timeout`, …) or `setup`, `tls`, `disconnected`, `cancelled`, `engine`. */
-export interface ProveError extends Error { kind: string; detail: string; decidedBy: "verifier" | "prover"; }
+export interface ProveError extends Error { kind: string; detail: string; decidedBy: "verifier" | "server" | "network" | "prover"; }
 /** Prove what `options.url` serves through the verifier; an abort of `signal` cancels (kind `cancelled`, the service ends the session); rejects with a `ProveError`. */
 export function prove(options: ProveOptions, progress?: ((phase: Phase) => void) | null, signal?: AbortSignal | null): Promise<ProveResult>;
 /** Run the engine once on a synthetic session in memory (prover and verifier), and the TLS client through a handshake with a server in memory, so that the first proof runs optimised code; returns the milliseconds it took; throws a `ProveError` of kind `engine` if that proof does not verify. */

@@ -42,10 +42,18 @@ use webproof_proxy::mux::{encode_chunks, Demux, END_MARKER, PREPROCESSING, RELAY
 /// relay is open (milliseconds).
 pub const YIELD_AFTER_MS: f64 = 4.0;
 
+/// An open socket: the socket, the channel that carries the link's yield
+/// messages, and the handlers, which live as long as the link.
+struct Socket {
+    ws: WebSocket,
+    channel: MessageChannel,
+    _handlers: Vec<Closure<dyn FnMut(JsValue)>>,
+}
+
 thread_local! {
-    /// Open sockets by link id (JavaScript objects never leave this thread),
-    /// with the channel that carries the link's yield messages.
-    static SOCKETS: RefCell<HashMap<u32, (WebSocket, MessageChannel)>> = RefCell::new(HashMap::new());
+    /// Open sockets by link id: JavaScript objects never leave this thread,
+    /// so a [`Link`] holds only its id and buffers, and is `Send`.
+    static SOCKETS: RefCell<HashMap<u32, Socket>> = RefCell::new(HashMap::new());
     static NEXT_ID: RefCell<u32> = const { RefCell::new(0) };
 }
 
@@ -126,12 +134,11 @@ impl Drop for Shared {
     }
 }
 
-/// A WebSocket link to the verifier.
+/// A WebSocket link: to the verifier, or (MPC mode) to the server through
+/// `webproof relay`.
 pub struct Link {
     id: u32,
     shared: Arc<Mutex<Shared>>,
-    // The socket's handlers live as long as the link.
-    _handlers: Vec<Closure<dyn FnMut(JsValue)>>,
 }
 
 use wasm_bindgen::JsValue;
@@ -141,8 +148,15 @@ fn lock(s: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
 }
 
 impl Link {
-    /// Open a WebSocket to `url` (`ws://…` or `wss://…`) and wait until it is open.
+    /// Open a WebSocket to the verifier at `url` (`ws://…` or `wss://…`)
+    /// and wait until it is open.
     pub async fn connect(url: &str) -> Result<Link, String> {
+        Self::connect_to(url, "the verifier").await
+    }
+
+    /// Open a WebSocket to `url`, `peer` naming what is at the other end
+    /// in errors ("the verifier", "the relay"), and wait until it is open.
+    pub async fn connect_to(url: &str, peer: &'static str) -> Result<Link, String> {
         let ws = WebSocket::new(url).map_err(|e| format!("WebSocket to {url}: {e:?}"))?;
         ws.set_binary_type(BinaryType::Arraybuffer);
         let shared = Arc::new(Mutex::new(Shared::default()));
@@ -167,7 +181,7 @@ impl Link {
                 s.last_turn = js_sys::Date::now();
                 match e.data().dyn_into::<js_sys::ArrayBuffer>() {
                     Ok(buf) => s.deliver(&js_sys::Uint8Array::new(&buf).to_vec()),
-                    Err(_) => s.end("the verifier sent a text message".into()),
+                    Err(_) => s.end(format!("{peer} sent a text message")),
                 }
             })
         };
@@ -176,10 +190,8 @@ impl Link {
             Closure::<dyn FnMut(JsValue)>::new(move |e: JsValue| {
                 let e: CloseEvent = e.unchecked_into();
                 let why = match e.reason() {
-                    r if r.is_empty() => {
-                        format!("the verifier closed the link (code {})", e.code())
-                    }
-                    r => format!("the verifier closed the link (code {}: {r})", e.code()),
+                    r if r.is_empty() => format!("{peer} closed the link (code {})", e.code()),
+                    r => format!("{peer} closed the link (code {}: {r})", e.code()),
                 };
                 lock(&sh).end(why);
             })
@@ -187,7 +199,7 @@ impl Link {
         let on_error = {
             let sh = shared.clone();
             Closure::<dyn FnMut(JsValue)>::new(move |_| {
-                lock(&sh).end("the WebSocket to the verifier failed".into());
+                lock(&sh).end(format!("the WebSocket to {peer} failed"));
             })
         };
         ws.set_onopen(Some(on_open.as_ref().unchecked_ref()));
@@ -210,12 +222,17 @@ impl Link {
         channel
             .port1()
             .set_onmessage(Some(on_turn.as_ref().unchecked_ref()));
-        SOCKETS.with(|s| s.borrow_mut().insert(id, (ws, channel)));
-        let link = Link {
-            id,
-            shared,
-            _handlers: vec![on_open, on_message, on_close, on_error, on_turn],
-        };
+        SOCKETS.with(|s| {
+            s.borrow_mut().insert(
+                id,
+                Socket {
+                    ws,
+                    channel,
+                    _handlers: vec![on_open, on_message, on_close, on_error, on_turn],
+                },
+            )
+        });
+        let link = Link { id, shared };
         futures::future::poll_fn(|cx| {
             let mut s = lock(&link.shared);
             if s.open {
@@ -249,7 +266,6 @@ impl Link {
             // Id 0 is never a socket's (those count from 1).
             id: 0,
             shared,
-            _handlers: Vec::new(),
         };
         (link(a), link(b))
     }
@@ -310,11 +326,28 @@ impl Link {
         let s = lock(&self.shared);
         (s.sent, s.received)
     }
+
+    /// A handle that reads [`Link::counters`] from anywhere.
+    pub fn counter_handle(&self) -> CounterHandle {
+        CounterHandle(self.shared.clone())
+    }
+}
+
+/// Reads a link's byte counts ([`Link::counter_handle`]).
+pub struct CounterHandle(Arc<Mutex<Shared>>);
+
+impl CounterHandle {
+    /// Bytes sent and received so far.
+    pub fn counters(&self) -> (u64, u64) {
+        let s = lock(&self.0);
+        (s.sent, s.received)
+    }
 }
 
 impl Drop for Link {
     fn drop(&mut self) {
-        if let Some((ws, channel)) = SOCKETS.with(|s| s.borrow_mut().remove(&self.id)) {
+        if let Some(Socket { ws, channel, .. }) = SOCKETS.with(|s| s.borrow_mut().remove(&self.id))
+        {
             channel.port1().set_onmessage(None);
             channel.port1().close();
             channel.port2().close();
@@ -345,8 +378,8 @@ fn turn_due(s: &mut Shared) -> bool {
 /// Post the message that marks the event loop's next turn.
 fn post_turn(id: u32) {
     SOCKETS.with(|t| {
-        if let Some((_, channel)) = t.borrow().get(&id) {
-            let _ = channel.port2().post_message(&JsValue::NULL);
+        if let Some(socket) = t.borrow().get(&id) {
+            let _ = socket.channel.port2().post_message(&JsValue::NULL);
         }
     });
 }
@@ -390,7 +423,8 @@ fn send(id: u32, shared: &Mutex<Shared>, bytes: &[u8]) -> io::Result<()> {
         return Ok(());
     }
     SOCKETS.with(|s| match s.borrow().get(&id) {
-        Some((ws, _)) => ws
+        Some(socket) => socket
+            .ws
             .send_with_u8_array(bytes)
             .map_err(|e| io::Error::new(io::ErrorKind::BrokenPipe, format!("{e:?}"))),
         None => Err(io::Error::new(io::ErrorKind::NotConnected, "link closed")),

@@ -71,6 +71,13 @@ pub struct Request {
     /// Let `all` (or a `sent:` range) reveal the request's credentials
     /// without naming them (`webproof prove --yes-reveal-secrets`).
     pub yes_reveal_secrets: bool,
+    /// MPC mode: the prover reaches the server itself through `webproof
+    /// relay` at this URL (`ws[s]://relay/tcp`), and the verifier takes
+    /// part in the TLS client in 2PC. None: proxy mode.
+    pub mpc_relay: Option<String>,
+    /// MPC mode: the whole run's limit (a verifier that stops after the
+    /// prover's `Close` and before the audit is reported as cheating).
+    pub timeout_ms: Option<u32>,
 }
 
 /// Timing and traffic, as the prover counts them (the fields of
@@ -229,6 +236,128 @@ async fn recv_msg(
 /// Fetch `req.url` through the verifier and prove the response;
 /// `progress` hears the phase names as they start.
 pub async fn prove(req: &Request, progress: &dyn Fn(&str)) -> Result<Outcome> {
+    match &req.mpc_relay {
+        Some(relay) => prove_mpc(req, relay, progress).await,
+        None => prove_proxy(req, progress).await,
+    }
+}
+
+/// Default of [`Request::timeout_ms`] in MPC mode.
+const MPC_TIMEOUT_MS: u32 = 120_000;
+
+/// MPC mode: `webproof_session::mpc::prover` on the page's runtime, the
+/// server through the relay. The run and every decision in it are the
+/// session crate's, as natively; this converts the request and the result.
+async fn prove_mpc(req: &Request, relay: &str, progress: &dyn Fn(&str)) -> Result<Outcome> {
+    use crate::runtime::{PageLink, PageRuntime, RelayConnector};
+    use futures::StreamExt;
+    use webproof_session::mpc::prover::{Prover, Request as MpcRequest};
+    use webproof_session::prover::{Progress, Stage};
+    let webproof_disclosure::http::HttpsUrl { host, port, path } = req
+        .url
+        .parse()
+        .map_err(|e: webproof_disclosure::DisclosureError| BrowserError::Setup(e.to_string()))?;
+    let request = webproof_disclosure::http::http_request(
+        &req.method,
+        &host,
+        port,
+        &path,
+        &req.headers,
+        &req.body,
+        req.padding,
+    );
+    if !req.yes_reveal_secrets {
+        refuse_unasked_secrets(&req.reveal, &request)?;
+    }
+    // The run reports its phases from wherever it is; the page hears them
+    // here, on its own task.
+    let (tx, mut phases) = futures::channel::mpsc::unbounded::<Stage>();
+    let prover = Prover::new(
+        MpcRequest {
+            host,
+            port,
+            request: request.clone(),
+            version: req.version,
+            suites: req.suites.clone(),
+            groups: Vec::new(),
+            api_key: req.api_key.clone(),
+            reveal: req.reveal.clone(),
+            attest: req.attest.clone(),
+        },
+        Some(Progress(Arc::new(move |s| {
+            let _ = tx.unbounded_send(s);
+        }))),
+    )?;
+    let phase = |s: Stage| match s {
+        Stage::Admitted => Some("preprocessing"),
+        Stage::ServerReached => Some("tls"),
+        Stage::Proving => Some("proving"),
+        Stage::Verdict => Some("verdict"),
+        Stage::Connected | Stage::Response(_) => None,
+    };
+    progress("connecting");
+    let connect = async {
+        Link::connect(&req.verifier)
+            .await
+            .map(PageLink::new)
+            .map_err(webproof_session::Error::Disconnected)
+    };
+    let limit = std::time::Duration::from_millis(req.timeout_ms.unwrap_or(MPC_TIMEOUT_MS).into());
+    let server = RelayConnector {
+        url: relay.to_string(),
+    };
+    let run = prover.prove(&PageRuntime, &req.verifier, connect, &server, limit, |_| {
+        "no record of cheating verifiers is kept in a page: do not use this verifier again".into()
+    });
+    let mut run = std::pin::pin!(run);
+    let ran = loop {
+        match futures::future::select(run.as_mut(), phases.next()).await {
+            futures::future::Either::Left((ran, _)) => break ran,
+            futures::future::Either::Right((Some(s), _)) => {
+                if let Some(p) = phase(s) {
+                    progress(p)
+                }
+            }
+            futures::future::Either::Right((None, _)) => break run.as_mut().await,
+        }
+    };
+    while let Ok(s) = phases.try_recv() {
+        if let Some(p) = phase(s) {
+            progress(p)
+        }
+    }
+    let out = ran?;
+    progress("done");
+    let attestation = match &out.attestation {
+        Some(b) => Some(
+            serde_json::from_str(&b.to_json())
+                .map_err(|e| BrowserError::Setup(format!("attestation bundle: {e}")))?,
+        ),
+        None => None,
+    };
+    let s = &out.stats;
+    Ok(Outcome {
+        hidden: hidden_summary(&req.reveal, &request, &out.output),
+        attestation,
+        session_id: out.session_id.map(|id| id.to_string()),
+        verified: out.output,
+        stats: Stats {
+            time_preprocess_ms: s.time_preprocess_ms,
+            time_online_ms: s.time_online_ms,
+            time_total_ms: s.time_total_ms,
+            time_tls_ms: s.time_tls_ms,
+            time_proof_ms: s.time_proof_ms,
+            uploaded_preprocess: s.uploaded_preprocess,
+            downloaded_preprocess: s.downloaded_preprocess,
+            uploaded_online: s.uploaded_online,
+            downloaded_online: s.downloaded_online,
+            wasm_memory_bytes: 0,
+        },
+    })
+}
+
+/// Proxy mode: the verifier relays the TLS session.
+async fn prove_proxy(req: &Request, progress: &dyn Fn(&str)) -> Result<Outcome> {
     let t0 = now_ms();
     let webproof_disclosure::http::HttpsUrl { host, port, path } = req
         .url

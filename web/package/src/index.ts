@@ -16,7 +16,7 @@
 // needed; the compiled module is shared by the workers, and an idle
 // worker is kept for the next proof.
 
-import type { EngineOptions, FromWorker, WireError } from "./messages.js";
+import type { DecidedBy, EngineOptions, FromWorker, WireError } from "./messages.js";
 import { toWire } from "./messages.js";
 import type { ErrorKind, Phase, ProveOptions, ProveResult, Stats } from "./types.js";
 export { verify, VerifyError } from "./verify.js";
@@ -49,9 +49,9 @@ export class ProveError extends Error {
   /** What happened, for people. */
   readonly detail: string;
   /** `verifier` when the verifier refused or rejected, else `prover` (this page's own check, or a failure). */
-  readonly decidedBy: "verifier" | "prover";
+  readonly decidedBy: DecidedBy;
 
-  constructor(kind: ErrorKind, detail: string, decidedBy: "verifier" | "prover" = "prover", message?: string) {
+  constructor(kind: ErrorKind, detail: string, decidedBy: DecidedBy = "prover", message?: string) {
     super(message ?? `${kind}: ${detail}`);
     this.name = "ProveError";
     this.kind = kind;

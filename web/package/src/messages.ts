@@ -18,7 +18,13 @@ export interface EngineOptions {
   tls?: "1.2" | "1.3" | "any";
   suite?: string | string[];
   yesRevealSecrets?: boolean;
+  mode?: "proxy" | "mpc";
+  relay?: string;
 }
+
+/** Who decided a failure: the verifier (a refusal or rejection), the server (its TLS or certificate), the network (a link failed or timed out) or this prover (its own check, proof or setup). */
+export type DecidedBy = "verifier" | "server" | "network" | "prover";
+const DECIDERS: readonly DecidedBy[] = ["verifier", "server", "network", "prover"];
 
 /** Page to worker. */
 export type ToWorker =
@@ -30,7 +36,7 @@ export type ToWorker =
 export interface WireError {
   kind: string;
   detail: string;
-  decidedBy: "verifier" | "prover";
+  decidedBy: DecidedBy;
   message: string;
 }
 
@@ -49,7 +55,7 @@ export function toWire(e: unknown, lastPanic: () => string | undefined): { error
       error: {
         kind: o.kind,
         detail: String(o.detail ?? ""),
-        decidedBy: o.decidedBy === "verifier" ? "verifier" : "prover",
+        decidedBy: DECIDERS.includes(o.decidedBy as DecidedBy) ? (o.decidedBy as DecidedBy) : "prover",
         message: String(o.message ?? o.kind),
       },
       broken: false,

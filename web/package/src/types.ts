@@ -87,6 +87,21 @@ export interface ProveOptions {
    */
   suite?: string | string[];
   /**
+   * `proxy` (the default: the verifier relays the TLS session and records
+   * it) or `mpc`: the page reaches the server itself through `relay`, and
+   * the verifier takes part in the TLS client in two-party computation and
+   * never sees the traffic (TLS 1.2 with ECDHE and AES-GCM). A verifier
+   * that stops between the page's `Close` and its audit rejects with kind
+   * `verifier_cheated`: do not use it again.
+   */
+  mode?: "proxy" | "mpc";
+  /**
+   * MPC mode: a `webproof relay` endpoint that reaches the server
+   * (`ws://HOST:PORT/tcp`, `wss://…`); a page cannot open TCP itself. It
+   * sees only the TLS ciphertext.
+   */
+  relay?: string;
+  /**
    * Where the engine runs: `worker` (default: a dedicated Web Worker, the
    * page stays responsive; needs no cross-origin isolation) or `page` (the
    * calling thread; for environments without module workers).
@@ -203,4 +218,6 @@ export type ErrorKind =
   | "forbidden"
   | "unavailable"
   | "limit"
+  | "mpc"
+  | "verifier_cheated"
   | (string & {});
