@@ -1,4 +1,4 @@
-//! The browser target: proxy mode's prover as WebAssembly (the npm package
+//! The browser target: the prover as WebAssembly (the npm package
 //! `web/package`) on its example page `web/prover/index.html`, in Debian's
 //! headless chromium, driven over the DevTools protocol by
 //! `web/driver/chromium.mjs` under node.
@@ -8,7 +8,9 @@
 //! the prover's command line (the page's query carries what `webproof
 //! prove` takes as flags, `--tls` and `--suite` included), and reading the driver's report of memory. The
 //! runner starts the command in the prover's namespace like any prover;
-//! the verifier is `webproof serve --once` over WebSocket.
+//! the verifier is `webproof serve --once` over WebSocket. In MPC mode
+//! the page reaches the server through `webproof relay`, which the runner
+//! starts in the prover's namespace.
 
 use anyhow::{bail, Context};
 use serde_json::Value;
@@ -151,6 +153,9 @@ pub struct PageArgs<'a> {
     pub tls: Option<&'a str>,
     /// `webproof prove --suite`.
     pub suite: Option<&'a str>,
+    /// MPC mode: the `webproof relay` endpoint the page reaches the
+    /// server through (None: proxy mode).
+    pub mpc_relay: Option<&'a str>,
 }
 
 impl PageArgs<'_> {
@@ -173,6 +178,10 @@ impl PageArgs<'_> {
         }
         if let Some(s) = self.suite {
             q.push(("suite", s));
+        }
+        if let Some(r) = self.mpc_relay {
+            q.push(("mode", "mpc"));
+            q.push(("relay", r));
         }
         let expect = self.expect_response.to_string();
         q.push(("expect_response", &expect));

@@ -122,7 +122,7 @@ pub struct BenchSpec {
     /// What the prover reveals: `all`, `none` or a comma list of ranges as
     /// the prover's `--reveal` flag takes them. Default: all but one byte.
     pub reveal: Option<String>,
-    /// Where the prover runs (browser: proxy mode only).
+    /// Where the prover runs (browser: proxy and MPC modes).
     pub target: Target,
 }
 
@@ -864,12 +864,14 @@ impl<'a> Parser<'a> {
                         format!("unknown target `{t}` (native or browser)"),
                     )
                 })?;
-                if t == Target::Browser && (mode != Mode::Proxy || adapter.is_some()) {
+                if t == Target::Browser
+                    && (!matches!(mode, Mode::Proxy | Mode::Mpc) || adapter.is_some())
+                {
                     return Err(self.err(
                         vl,
                         "target",
                         format!(
-                            "the browser prover runs webproof's proxy mode only, not {} \
+                            "the browser prover runs webproof's proxy and MPC modes, not {} \
                              (a browser bench is compared with the native plain baseline)",
                             adapter.as_deref().map_or(mode.as_str(), |_| "an adapter")
                         ),

@@ -888,11 +888,31 @@ fn run_sample(ctx: &SampleCtx<'_>) -> anyhow::Result<Outcome> {
         verifier = Some(v);
     }
 
+    // MPC mode in the page: the page reaches the server through `webproof
+    // relay`, run in the prover's namespace (loopback to the page, the app
+    // link to the server), as the native MPC prover connects over the app
+    // link itself.
+    let mut relay = None;
+    if ctx.adapter.is_none() && b.target == Target::Browser && b.mode == Mode::Mpc {
+        let mut c = webproof(ctx, &prover_ns)?;
+        c.args(["relay", "--listen", "127.0.0.1:0", "--allow"])
+            .arg(format!("{SERVER_NAME}:{server_port}"))
+            .arg("--resolve")
+            .arg(format!("{SERVER_NAME}={}", vals["server_ip"]));
+        let mut r = Proc::spawn("relay", c)?;
+        let ready = r.wait_ready(READY, ctx.interrupt)?;
+        let addr = ready["addr"]
+            .as_str()
+            .context("`webproof relay` named no address")?
+            .to_string();
+        relay = Some((r, format!("ws://{addr}/tcp")));
+    }
+
     // Prover.
     let header = format!("X-Padding: {}", vals["padding"]);
     let mut cmd = match (ctx.adapter, &b.mode) {
         (Some(a), _) => adapter_command(ctx, &prover_ns, &a.prover, &vals)?,
-        (None, Mode::Proxy) if b.target == Target::Browser => {
+        (None, Mode::Proxy | Mode::Mpc) if b.target == Target::Browser => {
             let tools = ctx.browser.context("browser tools not checked")?;
             // The service's session endpoint (webproof_net's WS_SESSION_PATH).
             let verifier = format!("ws://{}/v1/session", vals["verifier_addr"]);
@@ -908,6 +928,7 @@ fn run_sample(ctx: &SampleCtx<'_>) -> anyhow::Result<Outcome> {
                 // As `--tls` and `--suite` natively (the page's options).
                 tls: (b.tls != OfferedVersion::Any).then(|| b.tls.as_str()),
                 suite: b.suite.as_deref(),
+                mpc_relay: relay.as_ref().map(|(_, url)| url.as_str()),
             };
             let argv = tools.argv(&page, SAMPLE_TIMEOUT.as_secs());
             let mut c = topo.namespace(&prover_ns).command(&argv[0])?;
@@ -998,6 +1019,9 @@ fn run_sample(ctx: &SampleCtx<'_>) -> anyhow::Result<Outcome> {
         }
         None => Usage::default(),
     };
+    if let Some((mut r, _)) = relay.take() {
+        r.terminate(Duration::from_secs(5));
+    }
     let su = server.terminate(Duration::from_secs(5));
     server.drain_lines();
     let session = server_session(&server.stdout);

@@ -274,7 +274,10 @@ fn browser_target_parses_and_is_refused_where_it_cannot_run() {
         "{BASE}\n[[bench]]\ngroup = \"g\"\nmode = \"plain\"\ntarget = \"browser\"\n"
     ));
     assert_eq!((e.field.as_str(), e.line), ("target", 11), "{e}");
-    assert!(e.to_string().contains("proxy mode only, not plain"), "{e}");
+    assert!(
+        e.to_string().contains("proxy and MPC modes, not plain"),
+        "{e}"
+    );
     let e = err(&format!(
         "{BASE}\n[[bench]]\ngroup = \"g\"\nmode = \"proxy\"\ntarget = \"wasm\"\n"
     ));
@@ -300,4 +303,17 @@ fn browser_target_parses_and_is_refused_where_it_cannot_run() {
         .find(|b| b.group == "redacted-51k")
         .unwrap();
     assert_eq!((r.download_size, r.protocol.rtt_ms), (52224, 25.0));
+
+    // MPC mode in the browser beside the native MPC prover, per profile.
+    let c = Config::load(&repo().join("bench/browser-mpc.toml")).unwrap_or_else(|e| panic!("{e}"));
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+    for g in ["cable", "fiber", "mobile-5g"] {
+        let of = |t: Target| {
+            c.benches
+                .iter()
+                .filter(|b| b.group == g && b.target == t && b.mode == Mode::Mpc)
+                .count()
+        };
+        assert_eq!((of(Target::Browser), of(Target::Native)), (1, 1), "{g}");
+    }
 }

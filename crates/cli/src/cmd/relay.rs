@@ -47,6 +47,11 @@ pub struct RelayArgs {
     /// Close a connection after this many seconds, whatever it does.
     #[arg(long, default_value_t = 600)]
     max_duration_secs: u64,
+    /// Connect NAME to IP instead of resolving it; repeatable. A name
+    /// pinned here is trusted as configured (the address policy is not
+    /// applied to it), as `webproof serve --resolve`.
+    #[arg(long = "resolve", value_name = "NAME=IP")]
+    resolve: Vec<String>,
 }
 
 pub async fn run(a: RelayArgs) -> anyhow::Result<()> {
@@ -63,8 +68,21 @@ pub async fn run(a: RelayArgs) -> anyhow::Result<()> {
             "--max-connections must be at least 1"
         )));
     }
+    let mut resolve = std::collections::HashMap::new();
+    for r in &a.resolve {
+        let (name, ip) = r
+            .split_once('=')
+            .ok_or_else(|| usage(anyhow::anyhow!("--resolve {r:?}: expected NAME=IP")))?;
+        let ip = ip.parse().map_err(|_| {
+            usage(anyhow::anyhow!(
+                "--resolve {r:?}: {ip:?} is not an IP address"
+            ))
+        })?;
+        resolve.insert(name.to_ascii_lowercase(), ip);
+    }
     let cfg = RelayConfig {
         targets,
+        resolve,
         policy: if a.allow_private {
             ServerPolicy::allow_all()
         } else {
