@@ -252,6 +252,7 @@ mod tests {
             expect_response: 2560,
             tls: None,
             suite: None,
+            mpc_relay: None,
         };
         let q = p.query();
         assert!(q.starts_with("bench=1&verifier=ws%3A%2F%2F198.18.0.2%3A7047%2Fv1%2Fsession&"));
@@ -269,6 +270,14 @@ mod tests {
         assert!(p
             .query()
             .ends_with("&tls=1.2&suite=ECDHE_ECDSA_WITH_AES_128_GCM_SHA256&expect_response=2560"));
+        // MPC mode: the mode and the relay the page reaches the server by.
+        let p = PageArgs {
+            mpc_relay: Some("ws://127.0.0.1:9/tcp"),
+            ..p
+        };
+        assert!(p
+            .query()
+            .contains("&mode=mpc&relay=ws%3A%2F%2F127.0.0.1%3A9%2Ftcp&"));
     }
 
     #[test]
