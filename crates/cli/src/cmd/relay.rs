@@ -93,7 +93,6 @@ pub async fn run(a: RelayArgs) -> anyhow::Result<()> {
         max_bytes: a.max_bytes,
         idle_timeout: Duration::from_secs(a.idle_timeout_secs.max(1)),
         max_duration: Duration::from_secs(a.max_duration_secs.max(1)),
-        ..RelayConfig::default()
     };
     let relay = Relay::bind(&a.listen, a.metrics_listen.as_deref(), cfg)
         .await
