@@ -1,18 +1,19 @@
-//! Why a browser proof failed, typed for the page: the session's own
-//! reasons keep their [`RejectKind`] (whoever decided: the verifier's
-//! refusal or rejection, or the prover's own check), and the driver adds
-//! the failures it sees itself (setup, TLS, a lost link, the engine).
+//! Why a browser proof failed, typed for the page: a run's outward error
+//! ([`webproof_session::Error`], decided by the same code as natively),
+//! or what the page itself decides (its options, a cancellation, the
+//! engine's warm-up).
 
 use webproof_proxy::protocol::RejectKind;
-use webproof_proxy::session::SessionError;
+use webproof_session::Error as RunError;
 
 /// A failed proof.
 #[derive(Debug, thiserror::Error)]
 pub enum BrowserError {
-    /// The session ended without a result: refused or rejected by the
-    /// verifier, or our own check of its messages or our data failed.
+    /// The run failed: refused or rejected by the verifier, the server's
+    /// TLS, the link, or this side's own check of the verifier's messages
+    /// and its data.
     #[error(transparent)]
-    Session(#[from] SessionError),
+    Run(#[from] RunError),
     /// The options cannot make a session (URL, roots, names).
     #[error("setup: {0}")]
     Setup(String),
@@ -26,25 +27,11 @@ pub enum BrowserError {
         /// What the option accepts.
         expected: String,
     },
-    /// The TLS session with the server failed.
-    #[error("TLS: {0}")]
-    Tls(String),
-    /// The verifier closed the link, or it broke.
-    #[error("disconnected: {0}")]
-    Disconnected(String),
-    /// The caller's deadline passed (the link is closed, which ends the
-    /// session on the service).
-    #[error("timeout: no verdict after {0} ms")]
-    Timeout(u32),
     /// The page cancelled the proof (its `AbortSignal`); the link is
     /// closed, which ends the session on the service.
     #[error("cancelled by the page")]
     Cancelled,
-    /// A run of `webproof_session` failed (MPC mode): its outward error,
-    /// decided by the same code as natively.
-    #[error(transparent)]
-    Run(#[from] webproof_session::Error),
-    /// The proof engine failed (not because of the link).
+    /// The proof engine failed (the warm-up).
     #[error("proof engine during {phase}: {detail}")]
     Engine {
         /// The step that failed.
@@ -54,42 +41,30 @@ pub enum BrowserError {
     },
 }
 
+impl From<webproof_proxy::session::SessionError> for BrowserError {
+    fn from(e: webproof_proxy::session::SessionError) -> Self {
+        BrowserError::Run(e.into())
+    }
+}
+
 impl BrowserError {
-    /// A channel error in `phase`: the link ending or breaking.
-    pub(crate) fn link(phase: &str, e: webproof_core::ChannelError) -> Self {
-        BrowserError::Disconnected(format!("during {phase}: {e}"))
-    }
-
-    /// An engine error in `phase`.
-    pub(crate) fn engine(phase: &str, e: webproof_core::Error) -> Self {
-        BrowserError::Engine {
-            phase: phase.to_string(),
-            detail: e.to_string(),
-        }
-    }
-
-    /// The reason code the page sees: a [`RejectKind`]'s wire name for
-    /// session errors and `timeout`, else `setup`, `tls`, `disconnected`,
-    /// `cancelled` or `engine`.
+    /// The reason code the page sees: a [`RejectKind`]'s wire name when the
+    /// verifier refused or rejected or this side's check failed, else
+    /// `setup`, `tls`, `disconnected`, `timeout`, `cancelled`, `engine`,
+    /// or a run's own kind (`mpc`, `verifier_cheated`).
     pub fn kind(&self) -> String {
         match self {
-            BrowserError::Session(e) => e.kind().to_string(),
             BrowserError::Run(e) => run_kind(e),
             BrowserError::Setup(_) | BrowserError::UnknownOption { .. } => "setup".into(),
-            BrowserError::Tls(_) => "tls".into(),
-            BrowserError::Disconnected(_) => "disconnected".into(),
-            BrowserError::Timeout(_) => RejectKind::Timeout.to_string(),
             BrowserError::Cancelled => "cancelled".into(),
             BrowserError::Engine { .. } => "engine".into(),
         }
     }
 
-    /// Who decided: `verifier` for its refusals and rejections, else `prover`.
+    /// Who decided: `verifier`, `server`, `network` or `prover` (a run's
+    /// [`RunError::decided_by`]; the page's own errors are the prover's).
     pub fn decided_by(&self) -> &'static str {
         match self {
-            BrowserError::Session(SessionError::Refused(_) | SessionError::Rejected(_)) => {
-                "verifier"
-            }
             BrowserError::Run(e) => e.decided_by(),
             _ => "prover",
         }
@@ -98,35 +73,28 @@ impl BrowserError {
     /// The detail without the kind.
     pub fn detail(&self) -> String {
         match self {
-            BrowserError::Session(SessionError::Refused(r) | SessionError::Rejected(r))
-            | BrowserError::Run(
-                webproof_session::Error::Refused(r) | webproof_session::Error::Rejected(r),
-            ) => r.detail.clone(),
+            BrowserError::Run(RunError::Refused(r) | RunError::Rejected(r)) => r.detail.clone(),
             e => e.to_string(),
-        }
-    }
-
-    /// The session's reason code, if the session decided.
-    pub fn reject_kind(&self) -> Option<RejectKind> {
-        match self {
-            BrowserError::Session(e) => Some(e.kind()),
-            _ => None,
         }
     }
 }
 
 /// The page's kind for a run's error: the verifier's reason code when it
-/// refused or rejected, and the driver's kinds for what they share with
-/// proxy mode's page errors (`setup`, `tls`, `disconnected`, `timeout`,
-/// `engine`); else the run's own kind (`mpc`, `verifier_cheated`, ...).
-fn run_kind(e: &webproof_session::Error) -> String {
-    use webproof_session::Error as E;
+/// refused or rejected, this side's check's reason code, and the kinds the
+/// page has always used for the link, the server's TLS, timeouts, the
+/// engine and setup; else the run's own kind (`mpc`, `verifier_cheated`).
+fn run_kind(e: &RunError) -> String {
+    use RunError as E;
     match e {
         E::Refused(r) | E::Rejected(r) => r.kind.to_string(),
+        E::Proxy(p) => RejectKind::from(p).to_string(),
         E::AfterResponse(e) => run_kind(e),
         E::Unauthorized(_) => RejectKind::Unauthorized.to_string(),
         E::Timeout(_) | E::VerifierSilent { .. } => RejectKind::Timeout.to_string(),
         E::Disconnected(_) | E::Channel(_) | E::Io { .. } => "disconnected".into(),
+        E::Tls(_) => "tls".into(),
+        E::Setup(_) => "setup".into(),
+        E::Engine { .. } => "engine".into(),
         other => other.kind().to_string(),
     }
 }

@@ -155,7 +155,7 @@ fn parse_suites(names: Vec<String>) -> Result<Vec<CipherSuite>, BrowserError> {
         .collect()
 }
 
-fn parse_options(v: &JsValue) -> Result<(prove::Request, Option<u32>), BrowserError> {
+fn parse_options(v: &JsValue) -> Result<prove::Request, BrowserError> {
     let text = js_sys::JSON::stringify(v)
         .ok()
         .and_then(|s| s.as_string())
@@ -181,7 +181,6 @@ fn parse_options(v: &JsValue) -> Result<(prove::Request, Option<u32>), BrowserEr
             boundaries: parse_items(a.commit_at)?,
         }),
     };
-    let timeout = o.timeout_ms;
     let version = match &o.tls {
         Some(v) => parse_version(v)?,
         None => None,
@@ -243,17 +242,10 @@ fn parse_options(v: &JsValue) -> Result<(prove::Request, Option<u32>), BrowserEr
         version,
         suites,
         yes_reveal_secrets: o.yes_reveal_secrets,
-        timeout_ms: timeout,
+        timeout_ms: o.timeout_ms,
         mpc_relay,
     };
-    // MPC mode keeps its limit inside the run, where it decides whether a
-    // verifier that went silent is to blame.
-    let timeout = if req.mpc_relay.is_some() {
-        None
-    } else {
-        timeout
-    };
-    Ok((req, timeout))
+    Ok(req)
 }
 
 /// Resolves after `ms` milliseconds, on the global `setTimeout` (a window
@@ -411,37 +403,22 @@ pub async fn prove(
     signal: Option<web_sys::AbortSignal>,
 ) -> Result<JsValue, JsValue> {
     keep_panics();
-    let (req, timeout) = parse_options(&options).map_err(|e| js_error(&e))?;
+    let req = parse_options(&options).map_err(|e| js_error(&e))?;
     let report = |phase: &str| {
         if let Some(f) = &progress {
             let _ = f.call1(&JsValue::NULL, &phase.into());
         }
     };
-    // On timeout or cancellation the proof's future is dropped, which
-    // closes the link: the service ends the session.
+    // The run keeps its own limit (`timeoutMs`). On cancellation the
+    // proof's future is dropped, which closes the link: the service ends
+    // the session.
     let proof = prove::prove(&req, &report);
-    let deadline = async {
-        match timeout {
-            Some(ms) => sleep_ms(ms).await,
-            None => futures::future::pending().await,
-        }
-        BrowserError::Timeout(timeout.unwrap_or_default())
-    };
-    let cancel = async {
+    let stop = async {
         match &signal {
             Some(s) => aborted(s).await,
             None => futures::future::pending().await,
         }
-        BrowserError::Cancelled
-    };
-    let stop = async {
-        futures::pin_mut!(deadline, cancel);
-        Err::<prove::Outcome, _>(
-            futures::future::select(deadline, cancel)
-                .await
-                .factor_first()
-                .0,
-        )
+        Err::<prove::Outcome, _>(BrowserError::Cancelled)
     };
     futures::pin_mut!(proof, stop);
     let mut outcome = futures::future::select(proof, stop)

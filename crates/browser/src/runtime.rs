@@ -92,6 +92,7 @@ impl AsyncWrite for PageLink {
 impl webproof_session::Link for PageLink {
     type Stream = StreamIo;
     type Section = PageSection;
+    type Early = PageLink;
 
     fn counters(&self) -> Counters {
         let link = self.link.counter_handle();
@@ -124,6 +125,10 @@ pub struct PageSection {
 
 impl webproof_session::Section<PageLink> for PageSection {
     async fn finish(self) -> Result<PageLink> {
+        Ok(self.link)
+    }
+
+    async fn early(self) -> Result<PageLink> {
         Ok(self.link)
     }
 

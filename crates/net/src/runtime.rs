@@ -115,6 +115,7 @@ impl<S: AsyncWrite + Unpin> futures::io::AsyncWrite for TokioLink<S> {
 impl<S: AsyncRead + AsyncWrite + Unpin + Send + 'static> webproof_session::Link for TokioLink<S> {
     type Stream = Compat<tokio::io::DuplexStream>;
     type Section = TokioSection<S>;
+    type Early = Compat<crate::mux::EarlyLink<Counted<S>>>;
 
     fn counters(&self) -> Counters {
         let c = self.inner.get_ref().counters();
@@ -141,6 +142,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send + 'static> webproof_session::Secti
         Ok(TokioLink {
             inner: self.0.finish().await?.compat(),
         })
+    }
+
+    async fn early(self) -> Result<Compat<crate::mux::EarlyLink<Counted<S>>>> {
+        Ok(self.0.early().await?.compat())
     }
 
     async fn abandon(self) {

@@ -22,6 +22,7 @@ pub mod error;
 pub mod frame;
 pub mod mpc;
 pub mod prover;
+pub mod proxy;
 pub mod runtime;
 
 pub use error::{Error, Outward, Result};

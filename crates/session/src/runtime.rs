@@ -103,6 +103,9 @@ pub trait Link: AsyncRead + AsyncWrite + Unpin + Send + Sized + 'static {
     type Stream: AsyncRead + AsyncWrite + Unpin + Send + 'static;
     /// A section under way.
     type Section: Section<Self>;
+    /// The link after this side's part of a section: writes go out at
+    /// once, reads start after the peer's end marker.
+    type Early: AsyncRead + AsyncWrite + Unpin + Send + 'static;
 
     /// The link's byte counts, readable while the link is in use.
     fn counters(&self) -> Counters;
@@ -113,10 +116,15 @@ pub trait Link: AsyncRead + AsyncWrite + Unpin + Send + Sized + 'static {
 }
 
 /// A multiplexed section of a link `L` under way.
-pub trait Section<L> {
+pub trait Section<L: Link> {
     /// Both local streams are closed: wait for the peer's end of the
     /// section and give the link back, positioned after its end marker.
     fn finish(self) -> impl Future<Output = Result<L>>;
+    /// Both local streams are closed: the link at once, for a side with
+    /// nothing left to receive in the section (its reads wait for the
+    /// peer's end marker; the peer's late chunks still reach the streams'
+    /// readers).
+    fn early(self) -> impl Future<Output = Result<L::Early>>;
     /// The section failed on this side: let what this side sent last reach
     /// the peer, briefly, and drop the link.
     fn abandon(self) -> impl Future<Output = ()>;
