@@ -3,7 +3,6 @@
 //! or what the page itself decides (its options, a cancellation, the
 //! engine's warm-up).
 
-use webproof_proxy::protocol::RejectKind;
 use webproof_session::Error as RunError;
 
 /// A failed proof.
@@ -48,13 +47,12 @@ impl From<webproof_proxy::session::SessionError> for BrowserError {
 }
 
 impl BrowserError {
-    /// The reason code the page sees: a [`RejectKind`]'s wire name when the
-    /// verifier refused or rejected or this side's check failed, else
-    /// `setup`, `tls`, `disconnected`, `timeout`, `cancelled`, `engine`,
-    /// or a run's own kind (`mpc`, `verifier_cheated`).
+    /// The reason code the page sees: a run's [`RunError::reason`] (the
+    /// same as `webproof prove --json`'s), else `setup`, `cancelled` or
+    /// `engine`.
     pub fn kind(&self) -> String {
         match self {
-            BrowserError::Run(e) => run_kind(e),
+            BrowserError::Run(e) => e.reason(),
             BrowserError::Setup(_) | BrowserError::UnknownOption { .. } => "setup".into(),
             BrowserError::Cancelled => "cancelled".into(),
             BrowserError::Engine { .. } => "engine".into(),
@@ -76,25 +74,5 @@ impl BrowserError {
             BrowserError::Run(RunError::Refused(r) | RunError::Rejected(r)) => r.detail.clone(),
             e => e.to_string(),
         }
-    }
-}
-
-/// The page's kind for a run's error: the verifier's reason code when it
-/// refused or rejected, this side's check's reason code, and the kinds the
-/// page has always used for the link, the server's TLS, timeouts, the
-/// engine and setup; else the run's own kind (`mpc`, `verifier_cheated`).
-fn run_kind(e: &RunError) -> String {
-    use RunError as E;
-    match e {
-        E::Refused(r) | E::Rejected(r) => r.kind.to_string(),
-        E::Proxy(p) => RejectKind::from(p).to_string(),
-        E::AfterResponse(e) => run_kind(e),
-        E::Unauthorized(_) => RejectKind::Unauthorized.to_string(),
-        E::Timeout(_) | E::VerifierSilent { .. } => RejectKind::Timeout.to_string(),
-        E::Disconnected(_) | E::Channel(_) | E::Io { .. } => "disconnected".into(),
-        E::Tls(_) => "tls".into(),
-        E::Setup(_) => "setup".into(),
-        E::Engine { .. } => "engine".into(),
-        other => other.kind().to_string(),
     }
 }

@@ -41,7 +41,8 @@ pub fn usage(e: anyhow::Error) -> anyhow::Error {
 
 /// A failed command, classified.
 pub struct Failure {
-    /// A short stable label (`usage`, `refused`, `timeout`, `tls`, ...).
+    /// The reason code (`usage`, or the session's `Error::reason`:
+    /// `unauthorized`, `limit`, `timeout`, `tls`, ...; the page's kinds).
     pub kind: String,
     /// Who decided: `usage`, `prover`, `verifier`, `server` or `network`.
     pub decided_by: &'static str,
@@ -72,7 +73,7 @@ impl Failure {
                     _ => n.decided_by(),
                 };
                 return Failure {
-                    kind: n.kind().into(),
+                    kind: n.reason(),
                     decided_by,
                     detail,
                     request_reached_server: n.request_reached_server(),

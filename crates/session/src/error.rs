@@ -262,12 +262,12 @@ pub fn proof_step_error(
 /// Result with [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// An error as programs read it (`--json`, the page's `WebproofError`, the
-/// service's logs): a stable `kind`, who decided (`verifier`, `server`,
-/// `network`, `prover`) and the human detail.
+/// An error as programs read it (`webproof prove --json`, the page's
+/// `ProveError`): the reason code to branch on, who decided (`verifier`,
+/// `server`, `network`, `prover`) and the human detail.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Outward {
-    /// [`Error::kind`].
+    /// [`Error::reason`].
     pub kind: String,
     /// [`Error::decided_by`].
     pub decided_by: String,
@@ -279,13 +279,79 @@ pub struct Outward {
 }
 
 impl Error {
+    /// The reason code a program branches on, the same in every runtime:
+    /// the verifier's reason code when it refused or rejected
+    /// (`unauthorized`, `limit`, `certificate`, ...), this side's check's
+    /// reason code when the verifier's messages or the server's handshake
+    /// failed it, else `timeout`, `disconnected`, or [`Error::kind`]
+    /// (`io`, `tls`, `setup`, `engine`, `mpc`, `verifier_cheated`, ...). Metrics keep
+    /// the coarser [`Error::kind`].
+    pub fn reason(&self) -> String {
+        match self {
+            Error::Refused(r) | Error::Rejected(r) => r.kind.to_string(),
+            Error::Proxy(p) => RejectKind::from(p).to_string(),
+            Error::AfterResponse(e) => e.reason(),
+            Error::Unauthorized(_) => RejectKind::Unauthorized.to_string(),
+            Error::Timeout(_) | Error::VerifierSilent { .. } => RejectKind::Timeout.to_string(),
+            Error::Disconnected(_) | Error::Channel(_) => "disconnected".into(),
+            other => other.kind().to_string(),
+        }
+    }
+
     /// This error in the shape programs read.
     pub fn outward(&self) -> Outward {
         Outward {
-            kind: self.kind().to_string(),
+            kind: self.reason(),
             decided_by: self.decided_by().to_string(),
             detail: self.to_string(),
             request_reached_server: self.request_reached_server(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The outward shape names the reason a program branches on and who
+    /// decided, the same whichever runtime ran the session.
+    #[test]
+    fn outward_errors_name_the_reason_and_who_decided() {
+        let refused = Error::Refused(Rejection::new(RejectKind::Unauthorized, "no key"));
+        let o = refused.outward();
+        assert_eq!(
+            (
+                o.kind.as_str(),
+                o.decided_by.as_str(),
+                o.request_reached_server
+            ),
+            ("unauthorized", "verifier", Some(false))
+        );
+        assert_eq!(refused.kind(), "refused", "metrics keep the coarse label");
+        let cert = Error::Proxy(webproof_proxy::ProxyError::Certificate("expired".into()));
+        assert_eq!(
+            (cert.reason(), cert.decided_by()),
+            ("certificate".into(), "server")
+        );
+        let late = Error::AfterResponse(Box::new(Error::Rejected(Rejection::new(
+            RejectKind::Limit,
+            "too big",
+        ))));
+        assert_eq!(late.reason(), "limit");
+        assert_eq!(late.request_reached_server(), Some(true));
+        let silent = Error::VerifierSilent {
+            verifier: "v:1".into(),
+            secs: 2,
+        };
+        assert_eq!(
+            (silent.reason(), silent.decided_by()),
+            ("timeout".into(), "network")
+        );
+        let json = serde_json::to_value(silent.outward()).unwrap();
+        assert_eq!(json["kind"], "timeout");
+        assert!(json["detail"]
+            .as_str()
+            .unwrap()
+            .contains("did not answer in 2 s"));
     }
 }

@@ -119,15 +119,81 @@ enum Stage {
 }
 
 /// What the prover keeps between the proof and the verdict.
-struct Pending {
-    app_sent: Vec<u8>,
-    app_received: Vec<u8>,
-    disclosed: Disclosure,
-    committed: Option<(
+/// What the prover holds when the verdict comes: its own data, what it
+/// disclosed, its commitment, the server's certificates. Both modes accept
+/// a verdict against it ([`accept_verdict`]).
+pub struct Pending {
+    /// The request as sent.
+    pub app_sent: Vec<u8>,
+    /// The response as received.
+    pub app_received: Vec<u8>,
+    /// What the proof disclosed.
+    pub disclosed: Disclosure,
+    /// The commitment to the transcript and its secrets, if an attestation
+    /// was asked for.
+    pub committed: Option<(
         webproof_attestation::Transcript,
         webproof_attestation::TranscriptCommitment,
     )>,
-    certificates: Vec<Vec<u8>>,
+    /// The server's certificate chain (for the attestation bundle).
+    pub certificates: Vec<Vec<u8>>,
+}
+
+/// The verifier's answer to a hello, the same in both modes: `Accepted`,
+/// or its refusal with the reason code (an API key refused is kind
+/// `unauthorized`, decided by the verifier).
+pub fn accept_hello_answer(msg: VerifierMsg) -> Result<()> {
+    match msg {
+        VerifierMsg::Accepted => Ok(()),
+        VerifierMsg::Refused(r) => Err(SessionError::Refused(r)),
+        other => Err(unexpected("Accepted or Refused", &other).into()),
+    }
+}
+
+/// The verdict, accepted the same way in both modes. It carries no data:
+/// the output is rebuilt from `pending` (the prover's own), and refused
+/// unless the verifier's lengths, ranges and digests are ours; an
+/// attestation must be over our commitment, and one that nobody asked for
+/// is refused (the verifier is not following the protocol).
+pub fn accept_verdict(msg: VerifierMsg, pending: Pending) -> Result<ProverOutcome> {
+    let (digested, attestation, session_id) = match msg {
+        VerifierMsg::Verdict {
+            result: Ok(o),
+            attestation,
+            session_id,
+        } => (o, attestation, session_id),
+        VerifierMsg::Verdict { result: Err(r), .. } => {
+            return Err(SessionError::Rejected(r));
+        }
+        other => return Err(unexpected("a verdict", &other).into()),
+    };
+    let output = digested.expand(&pending.app_sent, &pending.app_received, &pending.disclosed)?;
+    let attestation = match (pending.committed, attestation) {
+        (Some((t, commitment)), Some(reply)) => Some(AttestationBundle::accept(
+            &reply,
+            t,
+            commitment,
+            pending.certificates,
+        )?),
+        (Some(_), None) => {
+            return Err(ProxyError::Attestation(
+                "the verifier verified the session but sent no attestation".into(),
+            )
+            .into())
+        }
+        (None, Some(_)) => {
+            return Err(ProxyError::Protocol(
+                "the verifier sent an attestation no one asked for".into(),
+            )
+            .into())
+        }
+        (None, None) => None,
+    };
+    Ok(ProverOutcome {
+        output,
+        attestation,
+        session_id,
+    })
 }
 
 /// The prover's side of one proxy-mode session.
@@ -196,14 +262,9 @@ impl ProverSession {
         if self.stage != Stage::HelloSent {
             return Err(out_of_order("the hello's answer").into());
         }
-        match msg {
-            VerifierMsg::Accepted => {
-                self.stage = Stage::Accepted;
-                Ok(())
-            }
-            VerifierMsg::Refused(r) => Err(SessionError::Refused(r)),
-            other => Err(unexpected("Accepted or Refused", &other).into()),
-        }
+        accept_hello_answer(msg)?;
+        self.stage = Stage::Accepted;
+        Ok(())
     }
 
     /// `Ready`: the verifier reached the server; the relay starts.
@@ -454,38 +515,8 @@ impl ProverSession {
             .pending
             .take()
             .ok_or_else(|| out_of_order("the verdict"))?;
-        let (digested, attestation, session_id) = match msg {
-            VerifierMsg::Verdict {
-                result: Ok(o),
-                attestation,
-                session_id,
-            } => (o, attestation, session_id),
-            VerifierMsg::Verdict { result: Err(r), .. } => {
-                return Err(SessionError::Rejected(r));
-            }
-            other => return Err(unexpected("a verdict", &other).into()),
-        };
-        let output =
-            digested.expand(&pending.app_sent, &pending.app_received, &pending.disclosed)?;
-        let attestation = match (pending.committed, attestation) {
-            (Some((t, commitment)), Some(reply)) => Some(AttestationBundle::accept(
-                &reply,
-                t,
-                commitment,
-                pending.certificates,
-            )?),
-            (Some(_), None) => {
-                return Err(
-                    ProxyError::Attestation("the verifier sent no attestation".into()).into(),
-                )
-            }
-            (None, _) => None,
-        };
+        let outcome = accept_verdict(msg, pending)?;
         self.stage = Stage::Done;
-        Ok(ProverOutcome {
-            output,
-            attestation,
-            session_id,
-        })
+        Ok(outcome)
     }
 }

@@ -25,14 +25,15 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Duration;
 use webproof_core::cot::RandomCotReceiver;
 use webproof_core::Channel;
-use webproof_disclosure::attest::{AttestOptions, AttestationBundle};
+use webproof_disclosure::attest::AttestOptions;
 use webproof_disclosure::http::RevealItem;
 use webproof_mpc_tls as mpc;
 use webproof_mpc_tls::{cots_needed, CotPool, ResponseClaim};
 use webproof_ot::SoftSpokenReceiver;
 use webproof_proxy::protocol::{
-    MpcHello, ProverMsg, RejectKind, VerifierMsg, MAX_VERDICT_MSG, PROTOCOL_VERSION,
+    MpcHello, ProverMsg, VerifierMsg, MAX_VERDICT_MSG, PROTOCOL_VERSION,
 };
+use webproof_proxy::session::prover::{accept_hello_answer, accept_verdict, Pending};
 use webproof_proxy::{CipherSuite, Direction, KxGroup, RecorderLimits, TlsVersion};
 
 /// Largest session message the prover accepts (the garbled tables come
@@ -286,18 +287,10 @@ impl Prover {
             .map_err(|e| engine_error("the MPC preprocessing", e))?;
         send_msg(&mut link, &hello).await?;
         write_frame(&mut link, &opening.first_message()).await?;
-        match recv_msg::<_, VerifierMsg>(&mut link, "the verifier's answer to the hello").await? {
-            VerifierMsg::Accepted => {}
-            VerifierMsg::Refused(r) if r.kind == RejectKind::Unauthorized => {
-                return Err(Error::Unauthorized(r.detail))
-            }
-            VerifierMsg::Refused(r) => return Err(Error::Refused(r)),
-            other => {
-                return Err(Error::Proxy(webproof_proxy::ProxyError::Protocol(format!(
-                    "expected the hello's answer, got {other:?}"
-                ))))
-            }
-        }
+        // The same answer as proxy mode's, read by the same code.
+        accept_hello_answer(
+            recv_msg::<_, VerifierMsg>(&mut link, "the verifier's answer to the hello").await?,
+        )?;
         self.report(Phase::Admitted);
         // Preprocessing: this party is the COT receiver.
         let mut ch = Channel::new(link);
@@ -408,47 +401,23 @@ impl Prover {
         let verdict: VerifierMsg =
             recv_msg_limited(&mut link, "the verdict", MAX_VERDICT_MSG).await?;
         self.report(Phase::Verdict);
-        let (output, attestation, session_id) = match verdict {
-            VerifierMsg::Verdict {
-                result: Ok(d),
-                attestation,
-                session_id,
-            } => {
-                let output = d.expand(request, &response, &disclosure)?;
-                let bundle = match (committed, attestation) {
-                    (Some((transcript, commitment)), Some(reply)) => {
-                        Some(AttestationBundle::accept(
-                            &reply,
-                            transcript,
-                            commitment,
-                            outcome.certificates.clone(),
-                        )?)
-                    }
-                    (Some(_), None) => {
-                        return Err(Error::Proxy(webproof_proxy::ProxyError::Attestation(
-                            "the verifier verified the session but sent no attestation".into(),
-                        )))
-                    }
-                    (None, Some(_)) => {
-                        return Err(Error::Proxy(webproof_proxy::ProxyError::Protocol(
-                            "the verifier sent an attestation no one asked for".into(),
-                        )))
-                    }
-                    (None, None) => None,
-                };
-                (output, bundle, session_id)
-            }
-            VerifierMsg::Verdict { result: Err(r), .. } => return Err(Error::Rejected(r)),
-            other => {
-                return Err(Error::Proxy(webproof_proxy::ProxyError::Protocol(format!(
-                    "expected the verdict, got {other:?}"
-                ))))
-            }
-        };
+        // Accepted as proxy mode's: the output rebuilt from this side's
+        // own request and response, the attestation checked against this
+        // side's own commitment.
+        let outcome_of_verdict = accept_verdict(
+            verdict,
+            Pending {
+                app_sent: request.clone(),
+                app_received: response.clone(),
+                disclosed: disclosure,
+                committed,
+                certificates: outcome.certificates.clone(),
+            },
+        )?;
         let t3 = rt.now_ms();
         let (up, down) = counters.get();
         Ok(ProveOutcome {
-            output,
+            output: outcome_of_verdict.output,
             stats: ProveStats {
                 time_preprocess_ms: t1 - t0,
                 time_online_ms: t3 - t1,
@@ -461,8 +430,8 @@ impl Prover {
                 time_proof_ms: t3 - t2,
             },
             response,
-            attestation,
-            session_id,
+            attestation: outcome_of_verdict.attestation,
+            session_id: outcome_of_verdict.session_id,
         })
     }
 
