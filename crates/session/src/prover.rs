@@ -101,3 +101,24 @@ impl Progress {
         (self.0)(stage)
     }
 }
+
+impl ProveStats {
+    /// A run's figures from its clock, in milliseconds: `t` is its start,
+    /// the server reached, the server's part over and the verdict; the
+    /// link's byte counts (sent, received) when the server was reached and
+    /// at the end.
+    pub fn of_run(t: [f64; 4], at_server: (u64, u64), at_end: (u64, u64)) -> Self {
+        let [t0, t1, t2, t3] = t;
+        ProveStats {
+            time_preprocess_ms: t1 - t0,
+            time_online_ms: t3 - t1,
+            time_total_ms: t3 - t0,
+            uploaded_preprocess: at_server.0,
+            downloaded_preprocess: at_server.1,
+            uploaded_online: at_end.0 - at_server.0,
+            downloaded_online: at_end.1 - at_server.1,
+            time_tls_ms: t2 - t1,
+            time_proof_ms: t3 - t2,
+        }
+    }
+}

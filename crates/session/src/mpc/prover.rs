@@ -415,20 +415,9 @@ impl Prover {
             },
         )?;
         let t3 = rt.now_ms();
-        let (up, down) = counters.get();
         Ok(ProveOutcome {
             output: outcome_of_verdict.output,
-            stats: ProveStats {
-                time_preprocess_ms: t1 - t0,
-                time_online_ms: t3 - t1,
-                time_total_ms: t3 - t0,
-                uploaded_preprocess: up0,
-                downloaded_preprocess: down0,
-                uploaded_online: up - up0,
-                downloaded_online: down - down0,
-                time_tls_ms: t2 - t1,
-                time_proof_ms: t3 - t2,
-            },
+            stats: ProveStats::of_run([t0, t1, t2, t3], (up0, down0), counters.get()),
             response,
             attestation: outcome_of_verdict.attestation,
             session_id: outcome_of_verdict.session_id,
