@@ -15,6 +15,22 @@ fn a_bad_target_is_a_usage_error() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("expected HOST:PORT"), "{err}");
+    // A pinned name needs an IP address.
+    let out = Command::new(BIN)
+        .args([
+            "relay",
+            "--listen",
+            "127.0.0.1:0",
+            "--allow",
+            "server.test:443",
+            "--resolve",
+            "server.test=not-an-ip",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("is not an IP address"), "{err}");
     // No target at all: clap's usage error.
     let out = Command::new(BIN)
         .args(["relay", "--listen", "127.0.0.1:0"])

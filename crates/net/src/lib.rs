@@ -1,19 +1,21 @@
-//! Networking of proxy mode: the drivers of the prover's and the verifier's
-//! sessions over tokio, and the test fixture.
+//! webproof over tokio: the sessions' runtime, the verifier's drivers,
+//! `webproof relay`, and the test fixture.
 //!
 //! - [`fixture`]: an HTTPS server (rustls) with its own test CA written to
 //!   disk, serving `/bytes?size=N`, `/json` and `/html`;
 //! - [`provider`]: the prover's instrumented rustls `CryptoProvider`, which
 //!   captures the (EC)DHE shared secret so the prover can compute the
 //!   session secret the proof is about;
-//! - [`prover`]: connects to a verifier, runs the TLS client (rustls)
-//!   through it and drives the proof engine;
+//! - [`prover`]: the prover's options and [`prove`], which runs
+//!   `webproof_session`'s run for the mode on tokio ([`runtime`]);
 //! - [`verifier`]: accepts provers, resolves and connects to the server
 //!   they name (the address policy of [`policy`] on the address actually
 //!   reached), relays and records within limits and timeouts, and drives
 //!   the proof engine;
-//! - [`mpc`]: MPC mode's sessions (`webproof_mpc_tls`) on the same link
-//!   and service: the prover connects to the server itself;
+//! - [`mpc`]: MPC mode's verifier driver (`webproof_mpc_tls`) on the same
+//!   link and service, and the prover's entry point;
+//! - [`runtime`]: tokio as a `webproof_session` runtime (clock, tasks,
+//!   the counted link and its mux, TCP to the server);
 //! - [`mux`]: the relay and the preprocessing on one link;
 //! - [`relay`]: `webproof relay`, a WebSocket-to-TCP relay for provers in
 //!   a web page;
@@ -21,9 +23,10 @@
 //! - [`frame`]: framing and byte counting on tokio streams.
 //!
 //! Every protocol decision (what to send, whether to admit, where to cut,
-//! what to prove, whether to accept) is `webproof_proxy::session`'s; this
-//! crate owns the sockets, the tasks, the clocks, the OS randomness and the
-//! timeouts, and feeds the sessions what arrived.
+//! what to prove, whether to accept) is the sessions' (`webproof_session`,
+//! `webproof_proxy::session`, `webproof_mpc_tls`); this crate owns the
+//! sockets, the tasks, the clocks, the OS randomness and the timeouts, and
+//! feeds the sessions what arrived.
 
 pub mod fixture;
 pub mod flagged;

@@ -1,51 +1,24 @@
-//! MPC mode's drivers: the prover connects to the server itself and, with
-//! the verifier, acts as the TLS 1.2 client in two-party computation
-//! (`webproof_mpc_tls`); then it proves the response. Same link, same
-//! hello, same verdict as proxy mode: a hello with `mpc` set takes this
-//! path ([`crate::verifier::handle_prover_io`] dispatches).
+//! MPC mode on tokio: the verifier's driver, and the prover's entry
+//! point. The prover's run itself (hello, preprocessing, the 2PC session
+//! with the server, the proof, the verdict, who is to blame) is
+//! `webproof_session::mpc::prover`'s, the same code a page runs; here it
+//! gets tokio, TCP to the server and the record of flagged verifiers
+//! ([`crate::flagged`]). Same link, same hello, same verdict as proxy
+//! mode: a hello with `mpc` set takes this path
+//! ([`crate::verifier::handle_prover_io`] dispatches). The link, phase by
+//! phase, is in `webproof_session::mpc`'s docs and `docs/protocol/mpc.md`.
 //!
-//! # The link, phase by phase
-//! 1. **Hello** (JSON, proxy mode's `ProverMsg::Hello` with
-//!    [`MpcHello`]: the request's length) → `Accepted` or `Refused`.
-//!    SoftSpokenOT's first message (the base-OT sender's) follows the
-//!    hello in the same flight, unasked, as in proxy mode.
-//! 2. **Preprocessing**: SoftSpokenOT setup and the session's correlated
-//!    OTs ([`cots_needed`] of the request's length), the verifier being
-//!    the COT sender: its `Δ` is the garbler's, the OLEs' and the proof's.
-//! 3. **Session**, in a multiplexed section of the link (proxy mode's
-//!    [`crate::mux`]) with two streams:
-//!    - the *relay* stream: `webproof_mpc_tls` messages, one per frame,
-//!      until the verifier's `CloseAck`. Its first flight is still
-//!      preprocessing: the session's `Hello` names the terms, the
-//!      verifier answers with `Setup` and every garbled table (the
-//!      record circuits' schedules built on a blocking thread meanwhile),
-//!      and only then does the prover connect to the server and send the
-//!      ClientHello the session gives it; from there the prover moves the
-//!      server's bytes. A party whose session fails sends `Abort` with
-//!      the reason and hangs up.
-//!    - the *preprocessing* stream: the proof's Ferret, on the same
-//!      SoftSpokenOT correlation (so the same `Δ`), runs its setup
-//!      iteration with its check and its first main iteration. The mux
-//!      sends relay bytes first, so this stream fills the link's idle
-//!      moments (mostly the online phase's waits on the server) and the
-//!      proof no longer starts with that work. Nothing of it is used
-//!      before the proof, which comes after the session is closed.
-//! 4. **Proof of the response** (`webproof_mpc_tls::response`) on a
-//!    `Channel` over the link, the COT extensions going on.
-//! 5. **Verdict** (JSON, proxy mode's `VerifierMsg::Verdict`): the output
-//!    ([`webproof_mpc_tls::verifier_output`], every field from the
-//!    verifier's own recording) or the rejection; with `--attest`, the
-//!    attestation over the leaves the proof established
-//!    ([`webproof_mpc_tls::attestation`]), which the prover checks against
-//!    its own commitment and keeps as proxy mode's bundle.
-//!
-//! Every protocol decision is `webproof_mpc_tls`'s; this module moves
-//! frames and the server's bytes, keeps time and enforces timeouts and
-//! sizes (the verifier's cap on the request a hello may ask tables for,
-//! the prover's bound on frames queued early). It also decides whom a
-//! prover-side failure blames ([`blame`]): a verifier that stops after
-//! the prover's `Close` and before the audit, or fails the audit, is
-//! reported as cheating and kept in [`crate::flagged`]'s record.
+//! The verifier's side: the hello's request length capped
+//! ([`VerifierConfig::max_mpc_request`]); SoftSpokenOT with this party as
+//! the COT sender (its `Δ` is the garbler's, the OLEs' and the proof's);
+//! the session's messages on the mux's relay stream, full duplex (the
+//! prover's garbling of the request's keystream comes up while this
+//! party's tables go down; the record circuits' schedules built on a
+//! blocking thread meanwhile), the proof's Ferret setup on its
+//! preprocessing stream; the proof of the response; the verdict and, with
+//! a key, the attestation over what the proof established. Every protocol
+//! decision is `webproof_mpc_tls`'s; this module moves frames, keeps time
+//! and enforces timeouts and sizes.
 
 use crate::frame::{send_msg, write_frame, FrameReader};
 use crate::prover::{ProveOptions, ProveOutcome};
