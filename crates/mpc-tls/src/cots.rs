@@ -13,6 +13,7 @@ use webproof_core::Block;
 use webproof_mpc::ectf;
 use webproof_mpc::field::P256Base;
 use webproof_mpc::record;
+use webproof_tls::CipherSuite;
 
 /// Largest plaintext of one request record (its garbled circuit is
 /// ~6,300 AND per 16 bytes of AES-256: 2 KiB make ~20 MB of tables).
@@ -95,7 +96,8 @@ impl CotPool {
     }
 }
 
-/// Whether `code` is a suite this mode runs (for callers sizing pools).
-pub fn runs_suite(code: u16) -> bool {
-    suite_params(code).is_some()
+/// Whether `suite` is one this mode runs (for callers sizing pools and
+/// filtering the suites they were asked for).
+pub fn runs_suite(suite: CipherSuite) -> bool {
+    suite_params(suite).is_some()
 }

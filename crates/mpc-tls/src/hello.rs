@@ -10,52 +10,87 @@
 //! [`client_key_exchange`] and [`finished`] are computed by both parties
 //! from values both know (the joint key share, the `verify_data` computed
 //! in 2PC), so the verifier can compare the prover's records with its own.
+//!
+//! Suites and groups are `webproof_tls`'s [`CipherSuite`] and [`KxGroup`]
+//! throughout the crate; their `u16` codes exist only in bytes, written
+//! here and in [`crate::msg`] and typed where they are read
+//! ([`suite_from_wire`], [`group_from_wire`]), so a code no suite or group
+//! has is refused there, by name, and never reaches a session's state.
 
 use crate::error::{Error, Result};
 use webproof_circuits::tls::Tls12Suite;
 use webproof_mpc::tls12::Curve;
 use webproof_tls::handshake::{self as hsk, msg_type};
+use webproof_tls::{CipherSuite, KxGroup};
 
 /// TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256.
-pub const ECDHE_ECDSA_AES128_GCM_SHA256: u16 = 0xc02b;
+pub const ECDHE_ECDSA_AES128_GCM_SHA256: CipherSuite =
+    CipherSuite::TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256;
 /// TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384.
-pub const ECDHE_ECDSA_AES256_GCM_SHA384: u16 = 0xc02c;
+pub const ECDHE_ECDSA_AES256_GCM_SHA384: CipherSuite =
+    CipherSuite::TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384;
 /// TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256.
-pub const ECDHE_RSA_AES128_GCM_SHA256: u16 = 0xc02f;
+pub const ECDHE_RSA_AES128_GCM_SHA256: CipherSuite =
+    CipherSuite::TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256;
 /// TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384.
-pub const ECDHE_RSA_AES256_GCM_SHA384: u16 = 0xc030;
+pub const ECDHE_RSA_AES256_GCM_SHA384: CipherSuite =
+    CipherSuite::TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384;
 /// Every suite MPC mode runs, in the default order of preference.
-pub const SUITES: [u16; 4] = [
+pub const SUITES: [CipherSuite; 4] = [
     ECDHE_ECDSA_AES128_GCM_SHA256,
     ECDHE_RSA_AES128_GCM_SHA256,
     ECDHE_ECDSA_AES256_GCM_SHA384,
     ECDHE_RSA_AES256_GCM_SHA384,
 ];
 /// secp256r1.
-pub const GROUP_P256: u16 = 0x0017;
+pub const GROUP_P256: KxGroup = KxGroup::Secp256r1;
 /// x25519.
-pub const GROUP_X25519: u16 = 0x001d;
+pub const GROUP_X25519: KxGroup = KxGroup::X25519;
 
-/// The record layer and PRF parameters of a supported suite.
-pub fn suite_params(code: u16) -> Option<Tls12Suite> {
-    match code {
-        ECDHE_ECDSA_AES128_GCM_SHA256 | ECDHE_RSA_AES128_GCM_SHA256 => {
+/// The record layer and PRF parameters of a suite MPC mode runs (none for
+/// the others: TLS 1.3, ChaCha20-Poly1305).
+pub fn suite_params(suite: CipherSuite) -> Option<Tls12Suite> {
+    use CipherSuite::*;
+    match suite {
+        TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256 | TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256 => {
             Some(Tls12Suite::AES_128_GCM_SHA256)
         }
-        ECDHE_ECDSA_AES256_GCM_SHA384 | ECDHE_RSA_AES256_GCM_SHA384 => {
+        TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384 | TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384 => {
             Some(Tls12Suite::AES_256_GCM_SHA384)
         }
-        _ => None,
+        TLS13_AES_128_GCM_SHA256
+        | TLS13_AES_256_GCM_SHA384
+        | TLS13_CHACHA20_POLY1305_SHA256
+        | TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256
+        | TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256 => None,
     }
 }
 
-/// The 2PC curve of a supported group.
-pub fn group_curve(code: u16) -> Option<Curve> {
-    match code {
-        GROUP_P256 => Some(Curve::P256),
-        GROUP_X25519 => Some(Curve::X25519),
-        _ => None,
+/// The 2PC curve of a group: MPC mode runs every group `webproof_tls`
+/// knows (no wildcard arm, so a group added there must be decided here).
+pub fn group_curve(group: KxGroup) -> Curve {
+    match group {
+        KxGroup::Secp256r1 => Curve::P256,
+        KxGroup::X25519 => Curve::X25519,
     }
+}
+
+/// The suite of a code read off the wire (a ServerHello, the prover's
+/// `Hello`): a code of no suite `webproof_tls` knows ends the session
+/// with an error naming it. Past this point suites are typed.
+pub fn suite_from_wire(code: u16) -> Result<CipherSuite> {
+    CipherSuite::from_code(code)
+        .ok_or_else(|| Error::Unsupported(format!("cipher suite {code:#06x}")))
+}
+
+/// The group of a code read off the wire (a ServerKeyExchange, the
+/// prover's `Hello`), as [`suite_from_wire`] does for suites.
+pub fn group_from_wire(code: u16) -> Result<KxGroup> {
+    KxGroup::from_code(code).ok_or_else(|| {
+        Error::Unsupported(format!(
+            "group {code:#06x} (MPC mode runs P-256 and X25519)"
+        ))
+    })
 }
 
 /// What a session is preprocessed for, fixed by the prover before the
@@ -72,10 +107,11 @@ pub fn group_curve(code: u16) -> Option<Curve> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Terms {
     /// A suite of [`SUITES`]; every offered suite has its parameters
-    /// (the ECDSA and RSA variants share the circuits).
-    pub suite: u16,
-    /// [`GROUP_P256`] or [`GROUP_X25519`]: the group offered first.
-    pub group: u16,
+    /// (the ECDSA and RSA variants share the circuits). A suite outside
+    /// them (TLS 1.3, ChaCha20) is refused by [`Terms::params`].
+    pub suite: CipherSuite,
+    /// The group offered first.
+    pub group: KxGroup,
     /// The extended master secret is offered (the SHA-384 suites' full
     /// PRF garbles the variant the server must then negotiate).
     pub ems: bool,
@@ -84,7 +120,7 @@ pub struct Terms {
 impl Terms {
     /// The terms for suites and groups in order of preference (empty: the
     /// defaults, AES-128-GCM-SHA256 and X25519).
-    pub fn choose(suites: &[u16], groups: &[u16], ems: bool) -> Result<Self> {
+    pub fn choose(suites: &[CipherSuite], groups: &[KxGroup], ems: bool) -> Result<Self> {
         let suite = suites.first().copied().unwrap_or(SUITES[0]);
         let group = groups.first().copied().unwrap_or(GROUP_X25519);
         let t = Terms { suite, group, ems };
@@ -96,28 +132,21 @@ impl Terms {
     /// MPC mode's.
     pub fn params(&self) -> Result<(Tls12Suite, Curve)> {
         let suite = suite_params(self.suite)
-            .ok_or_else(|| Error::Unsupported(format!("cipher suite {:#06x}", self.suite)))?;
-        let curve = group_curve(self.group)
-            .ok_or_else(|| Error::Unsupported(format!("group {:#06x}", self.group)))?;
-        Ok((suite, curve))
+            .ok_or_else(|| Error::Unsupported(format!("cipher suite {}", self.suite)))?;
+        Ok((suite, group_curve(self.group)))
     }
 
-    /// Whether the server's choice fits what was preprocessed: a suite of
-    /// the same family, a group MPC mode runs, and for the full PRF the
-    /// same EMS.
-    pub fn check_negotiated(&self, suite: u16, group: Option<u16>, ems: bool) -> Result<()> {
+    /// Whether the server's choice of suite fits what was preprocessed: a
+    /// suite of the same family and, for the full PRF, the same EMS. (Its
+    /// group needs no check: the key derivation serves every group.)
+    pub fn check_negotiated(&self, suite: CipherSuite, ems: bool) -> Result<()> {
         let (want, _) = self.params()?;
         let got = suite_params(suite)
-            .ok_or_else(|| Error::Unsupported(format!("cipher suite {suite:#06x}")))?;
+            .ok_or_else(|| Error::Unsupported(format!("cipher suite {suite}")))?;
         if got != want {
             return Err(Error::Unsupported(format!(
-                "the server chose suite {suite:#06x}, the session was garbled for {:#06x}'s family (run again with --suite naming one the server takes)",
+                "the server chose suite {suite}, the session was garbled for {}'s family (run again with --suite naming one the server takes)",
                 self.suite
-            )));
-        }
-        if let Some(g) = group.filter(|&g| group_curve(g).is_none()) {
-            return Err(Error::Unsupported(format!(
-                "the server chose group {g:#06x}; MPC mode runs P-256 and X25519"
             )));
         }
         if !crate::kdf::reduced_suite(want) && ems != self.ems {
@@ -129,9 +158,9 @@ impl Terms {
     }
 
     /// The suites of `preferred` (empty: [`SUITES`]) in this family, in order.
-    pub fn offered_suites(&self, preferred: &[u16]) -> Vec<u16> {
+    pub fn offered_suites(&self, preferred: &[CipherSuite]) -> Vec<CipherSuite> {
         let want = suite_params(self.suite);
-        let all: &[u16] = if preferred.is_empty() {
+        let all: &[CipherSuite] = if preferred.is_empty() {
             &SUITES
         } else {
             preferred
@@ -156,15 +185,15 @@ pub struct HelloParams {
     /// Server name for SNI (none for an IP address).
     pub server_name: Option<String>,
     /// Suites, in order; each one of [`SUITES`].
-    pub suites: Vec<u16>,
-    /// Groups, in order; each one of [`GROUP_P256`], [`GROUP_X25519`].
-    pub groups: Vec<u16>,
+    pub suites: Vec<CipherSuite>,
+    /// Groups, in order.
+    pub groups: Vec<KxGroup>,
     /// Offer the extended master secret (RFC 7627).
     pub ems: bool,
 }
 
-fn u16s(v: &[u16]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_be_bytes()).collect()
+fn u16s(v: impl IntoIterator<Item = u16>) -> Vec<u8> {
+    v.into_iter().flat_map(|x| x.to_be_bytes()).collect()
 }
 
 fn vec16(b: &[u8]) -> Vec<u8> {
@@ -199,10 +228,10 @@ pub fn client_hello(p: &HelloParams) -> Vec<u8> {
         list.extend(vec16(name.as_bytes()));
         exts.extend(ext(hsk::ext::SERVER_NAME, &vec16(&list)));
     }
-    exts.extend(ext(10, &vec16(&u16s(&p.groups))));
+    exts.extend(ext(10, &vec16(&u16s(p.groups.iter().map(|g| g.code())))));
     // ec_point_formats: uncompressed only.
     exts.extend(ext(11, &[1, 0]));
-    exts.extend(ext(13, &vec16(&u16s(&SIG_SCHEMES))));
+    exts.extend(ext(13, &vec16(&u16s(SIG_SCHEMES))));
     if p.ems {
         exts.extend(ext(hsk::ext::EXTENDED_MASTER_SECRET, &[]));
     }
@@ -211,7 +240,7 @@ pub fn client_hello(p: &HelloParams) -> Vec<u8> {
     let mut body = vec![3, 3];
     body.extend_from_slice(&p.random);
     body.push(0); // no session id: no resumption
-    body.extend(vec16(&u16s(&p.suites)));
+    body.extend(vec16(&u16s(p.suites.iter().map(|s| s.code()))));
     body.extend([1, 0]); // null compression only
     body.extend(vec16(&exts));
     handshake_message(msg_type::CLIENT_HELLO, &body)
@@ -306,7 +335,8 @@ pub fn check_client_hello(msg: &hsk::Message, random: &[u8; 32], server_name: &s
     if msg.body().get(..2) != Some(&[3, 3][..]) || ch.offers_tls13 {
         return Err(Error::ClientHello("offers another version than TLS 1.2"));
     }
-    if ch.cipher_suites.is_empty() || ch.cipher_suites.iter().any(|s| !SUITES.contains(s)) {
+    let runs = |&code: &u16| CipherSuite::from_code(code).is_some_and(|s| SUITES.contains(&s));
+    if ch.cipher_suites.is_empty() || !ch.cipher_suites.iter().all(runs) {
         return Err(Error::ClientHello("offers a suite MPC mode does not run"));
     }
     if ch.offers_psk_or_early_data || !ch.key_shares.is_empty() {
@@ -381,7 +411,8 @@ mod tests {
         assert!(check_client_hello(&m, &[8; 32], "example.test").is_err());
         assert!(check_client_hello(&m, &[7; 32], "other.test").is_err());
         let mut p = params();
-        p.suites.push(0xcca9);
+        p.suites
+            .push(CipherSuite::TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256);
         let m = message(client_hello(&p));
         assert!(check_client_hello(&m, &[7; 32], "example.test").is_err());
         let mut p = params();
@@ -389,6 +420,38 @@ mod tests {
         let m = message(client_hello(&p));
         assert!(check_client_hello(&m, &[7; 32], "example.test").is_err());
         check_client_hello(&m, &[7; 32], "127.0.0.1").unwrap();
+        // A suite code no TLS stack of the workspace knows, in place of
+        // the first offered (after the header, version, random and the
+        // empty session id, and the list's length).
+        let mut b = client_hello(&params());
+        let first = 4 + 2 + 32 + 1 + 2;
+        b[first..first + 2].copy_from_slice(&0x009cu16.to_be_bytes());
+        assert!(check_client_hello(&message(b), &[7; 32], "example.test").is_err());
+    }
+
+    #[test]
+    fn wire_codes_are_typed_or_refused() {
+        // The codes the ClientHello and the `Hello` carry.
+        let codes: Vec<u16> = SUITES.iter().map(|s| s.code()).collect();
+        assert_eq!(codes, [0xc02b, 0xc02f, 0xc02c, 0xc030]);
+        assert_eq!((GROUP_P256.code(), GROUP_X25519.code()), (0x0017, 0x001d));
+        for s in SUITES {
+            assert_eq!(suite_from_wire(s.code()), Ok(s));
+            assert!(suite_params(s).is_some());
+        }
+        assert_eq!(group_from_wire(0x0017), Ok(GROUP_P256));
+        assert_eq!(group_from_wire(0x001d), Ok(GROUP_X25519));
+        assert!(matches!(
+            suite_from_wire(0x009c),
+            Err(Error::Unsupported(why)) if why.contains("0x009c")
+        ));
+        assert!(matches!(
+            group_from_wire(0x0018),
+            Err(Error::Unsupported(why)) if why.contains("0x0018")
+        ));
+        // A known suite MPC mode does not run types, but has no parameters.
+        let chacha = suite_from_wire(0xcca9).unwrap();
+        assert_eq!(suite_params(chacha), None);
     }
 
     /// The body of [`client_hello`] with `edit` applied to its parts
@@ -403,14 +466,14 @@ mod tests {
             list.extend(vec16(name.as_bytes()));
             exts.extend(ext(hsk::ext::SERVER_NAME, &vec16(&list)));
         }
-        exts.extend(ext(10, &vec16(&u16s(&p.groups))));
-        exts.extend(ext(13, &vec16(&u16s(&SIG_SCHEMES))));
+        exts.extend(ext(10, &vec16(&u16s(p.groups.iter().map(|g| g.code())))));
+        exts.extend(ext(13, &vec16(&u16s(SIG_SCHEMES))));
         edit(&mut sid, &mut comp, &mut exts);
         let mut body = vec![3, 3];
         body.extend_from_slice(&p.random);
         body.push(sid.len() as u8);
         body.extend(&sid);
-        body.extend(vec16(&u16s(&p.suites)));
+        body.extend(vec16(&u16s(p.suites.iter().map(|s| s.code()))));
         body.push(comp.len() as u8);
         body.extend(&comp);
         body.extend(vec16(&exts));

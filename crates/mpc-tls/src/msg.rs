@@ -9,13 +9,16 @@
 //! past the end, trailing bytes and anything over [`MAX_MESSAGE`]; every
 //! length is checked against the bytes actually present before anything is
 //! allocated, so a forged length cannot make a party reserve memory.
+//! Suites and groups travel as their IANA `u16` codes and are typed
+//! ([`webproof_tls::CipherSuite`], [`webproof_tls::KxGroup`]) at decoding:
+//! a code of no known suite or group is refused there, named in the error.
 //!
 //! The 2PC payloads inside (flips, labels, OLE answers, garbled chunks)
 //! are `webproof_mpc`'s own byte strings, checked by its parsers when the
 //! session hands them over.
 
 use crate::error::{Error, Result};
-use crate::hello::Terms;
+use crate::hello::{group_from_wire, suite_from_wire, Terms};
 
 /// Largest encoded message accepted (garbled tables come in chunks of at
 /// most 2 MiB; the largest others are the OLE answers of the longest
@@ -370,8 +373,8 @@ impl ProverMsg {
                 for l in request_lens {
                     w = w.u32(*l);
                 }
-                w.raw(&terms.suite.to_be_bytes())
-                    .raw(&terms.group.to_be_bytes())
+                w.raw(&terms.suite.code().to_be_bytes())
+                    .raw(&terms.group.code().to_be_bytes())
                     .raw(&[terms.ems as u8])
                     .raw(dual_ot)
             }
@@ -414,8 +417,8 @@ impl ProverMsg {
                     return Err(Error::Malformed("list longer than the message"));
                 }
                 let request_lens = (0..n).map(|_| r.u32()).collect::<Result<_>>()?;
-                let suite = u16::from_be_bytes(r.arr()?);
-                let group = u16::from_be_bytes(r.arr()?);
+                let suite = suite_from_wire(u16::from_be_bytes(r.arr()?))?;
+                let group = group_from_wire(u16::from_be_bytes(r.arr()?))?;
                 let ems = match r.u8()? {
                     0 => false,
                     1 => true,
@@ -599,8 +602,8 @@ mod tests {
                 commit_x25519: [2; 32],
                 request_lens: vec![100, 2],
                 terms: Terms {
-                    suite: 0xc02f,
-                    group: 0x0017,
+                    suite: crate::hello::ECDHE_RSA_AES128_GCM_SHA256,
+                    group: crate::hello::GROUP_P256,
                     ems: true,
                 },
                 dual_ot: [3; 32],
@@ -764,8 +767,8 @@ mod tests {
             commit_x25519: [2; 32],
             request_lens: vec![64],
             terms: Terms {
-                suite: 0xc02b,
-                group: 0x001d,
+                suite: crate::hello::ECDHE_ECDSA_AES128_GCM_SHA256,
+                group: crate::hello::GROUP_X25519,
                 ems: true,
             },
             dual_ot: [0; 32],
@@ -777,6 +780,23 @@ mod tests {
             ProverMsg::decode(&b).unwrap_err(),
             Error::Malformed("a flag other than 0 or 1")
         );
+        // Terms naming a suite or a group no TLS stack of the workspace
+        // knows: refused at decoding, the error naming the code.
+        b[flag] = 1;
+        let (suite, group) = (flag - 4, flag - 2);
+        let mut unknown_suite = b.clone();
+        unknown_suite[suite..group].copy_from_slice(&0x009cu16.to_be_bytes());
+        assert_eq!(
+            ProverMsg::decode(&unknown_suite).unwrap_err(),
+            Error::Unsupported("cipher suite 0x009c".into())
+        );
+        let mut unknown_group = b.clone();
+        unknown_group[group..flag].copy_from_slice(&0x0018u16.to_be_bytes());
+        assert!(matches!(
+            ProverMsg::decode(&unknown_group).unwrap_err(),
+            Error::Unsupported(why) if why.contains("group 0x0018")
+        ));
+        assert!(ProverMsg::decode(&b).is_ok());
         // An abort reason that is not UTF-8.
         let b = [14u8, 0, 0, 0, 2, 0xff, 0xfe];
         assert!(ProverMsg::decode(&b).is_err());

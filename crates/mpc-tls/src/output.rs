@@ -42,7 +42,7 @@ use webproof_disclosure::disclosure::DisclosedData;
 use webproof_disclosure::output::ProofKind;
 use webproof_disclosure::{DisclosureError, VerifierOutput};
 use webproof_tls::record::{content_type, Record};
-use webproof_tls::{CipherSuite, Direction, KxGroup, Recording, TlsVersion};
+use webproof_tls::{Direction, Recording, TlsVersion};
 
 /// AES-GCM's explicit nonce and tag.
 const GCM_OVERHEAD: usize = 8 + 16;
@@ -132,10 +132,8 @@ pub fn verifier_output(
     server_name: &str,
     time: u64,
 ) -> Result<VerifierOutput> {
-    let cipher_suite = CipherSuite::from_code(outcome.suite)
-        .ok_or_else(|| Error::Unsupported(format!("suite {:#06x}", outcome.suite)))?;
-    let key_exchange_group = KxGroup::from_code(outcome.group)
-        .ok_or_else(|| Error::Unsupported(format!("group {:#06x}", outcome.group)))?;
+    let cipher_suite = outcome.suite;
+    let key_exchange_group = outcome.group;
     let leaf = outcome
         .certificates
         .first()

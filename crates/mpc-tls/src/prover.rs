@@ -44,17 +44,18 @@ use webproof_mpc::tls12::{Curve, KeyShares, Tls12Config};
 use webproof_mpc::ReceivedTables;
 use webproof_tls::handshake::{self as hsk, msg_type, Reassembler};
 use webproof_tls::record::{content_type, Record};
-use webproof_tls::{Direction, Recorder, RecorderLimits, Recording};
+use webproof_tls::{CipherSuite, Direction, KxGroup, Recorder, RecorderLimits, Recording};
 
 /// What the prover asks for.
 #[derive(Clone, Debug)]
 pub struct ProverConfig {
     /// The server's name (SNI; none is sent for an IP address).
     pub server_name: String,
-    /// Suites to offer, in order (empty: [`hello::SUITES`]).
-    pub suites: Vec<u16>,
+    /// Suites to offer, in order (empty: [`hello::SUITES`]); each one
+    /// MPC mode runs ([`crate::cots::runs_suite`]).
+    pub suites: Vec<CipherSuite>,
     /// Groups to offer, in order (empty: X25519, P-256).
-    pub groups: Vec<u16>,
+    pub groups: Vec<KxGroup>,
     /// Offer the extended master secret.
     pub ems: bool,
     /// The request (HTTP bytes), sent once the handshake is done.
@@ -267,12 +268,12 @@ impl ProverSession {
                 cfg.request.len()
             )));
         }
-        if cfg.suites.iter().any(|&s| suite_params(s).is_none())
-            || cfg.groups.iter().any(|&g| group_curve(g).is_none())
-        {
-            return Err(Error::Unsupported(
-                "a suite or group MPC mode does not run".into(),
-            ));
+        // Every group runs (`group_curve`); a suite may not (TLS 1.3,
+        // ChaCha20), and one offered could be what the server picks.
+        if let Some(s) = cfg.suites.iter().find(|&&s| suite_params(s).is_none()) {
+            return Err(Error::Unsupported(format!(
+                "suite {s}: MPC mode does not run it"
+            )));
         }
         let mut rng = ChaCha20Rng::from_rng(rng).expect("ChaCha20 seeding from an RNG");
         let (suite, _) = Terms::choose(&cfg.suites, &cfg.groups, cfg.ems)?.params()?;
@@ -1097,19 +1098,20 @@ impl ProverSession {
                         sh.version
                     )));
                 }
-                let offered =
-                    self.cfg.suites.is_empty() || self.cfg.suites.contains(&sh.cipher_suite);
-                self.suite = suite_params(sh.cipher_suite).filter(|_| offered);
+                // A code of no known suite was not offered either.
+                let not_offered = || {
+                    Error::Unsupported(format!("suite {:#06x} was not offered", sh.cipher_suite))
+                };
+                let suite = CipherSuite::from_code(sh.cipher_suite).ok_or_else(not_offered)?;
+                let offered = self.cfg.suites.is_empty() || self.cfg.suites.contains(&suite);
+                self.suite = suite_params(suite).filter(|_| offered);
                 if self.suite.is_none() {
-                    return Err(Error::Unsupported(format!(
-                        "suite {:#06x} was not offered",
-                        sh.cipher_suite
-                    )));
+                    return Err(not_offered());
                 }
                 if sh.ems && !self.cfg.ems {
                     return Err(Error::Unsupported("EMS that was not offered".into()));
                 }
-                self.terms.check_negotiated(sh.cipher_suite, None, sh.ems)?;
+                self.terms.check_negotiated(suite, sh.ems)?;
                 self.ems = sh.ems;
                 self.srv = Srv::Certificate;
             }
@@ -1119,13 +1121,17 @@ impl ProverSession {
             }
             Srv::KeyExchange => {
                 let ske = hsk::parse_server_key_exchange(m.body())?;
-                let offered = self.cfg.groups.is_empty() || self.cfg.groups.contains(&ske.group);
-                let curve = group_curve(ske.group)
-                    .filter(|_| offered)
-                    .ok_or_else(|| Error::Unsupported(format!("group {:#06x}", ske.group)))?;
-                self.terms
-                    .check_negotiated(self.terms.suite, Some(ske.group), self.ems)?;
-                self.curve = Some(curve);
+                let group = hello::group_from_wire(ske.group)?;
+                let offered = self.cfg.groups.is_empty() || self.cfg.groups.contains(&group);
+                if !offered {
+                    return Err(Error::Unsupported(format!(
+                        "group {:#06x} was not offered",
+                        ske.group
+                    )));
+                }
+                // The suite and EMS were checked against the terms at the
+                // ServerHello; the key derivation serves every group.
+                self.curve = Some(group_curve(group));
                 // The server key is used at ServerHelloDone; keep it in
                 // the client key exchange slot until then.
                 self.cke = ske.public;

@@ -1067,7 +1067,7 @@ async fn verify_statement_keys<C: RandomCotSender, T: Io>(
     claim: &ResponseClaim,
 ) -> Result<(VerifiedResponse, Vec<VerifierBit>, Vec<VerifierBit>)> {
     let suite = suite_params(outcome.suite)
-        .ok_or(Error::Unsupported(format!("suite {:#06x}", outcome.suite)))?;
+        .ok_or_else(|| Error::Unsupported(format!("suite {}", outcome.suite)))?;
     let shares = &outcome.key_shares;
     let (kl, il) = (suite.key_len, suite.iv_len);
     if shares.server_key.len() != kl || shares.server_iv.len() != il {

@@ -14,9 +14,12 @@
 //!   ClientHello ([`crate::hello::check_client_hello`]); the offered
 //!   suites must all be of the family of the prover's `Hello` terms, for
 //!   which the verifier garbled before the ClientHello, and the server's
-//!   choice of suite, group and EMS is checked against the terms
-//!   ([`crate::hello::Terms::check_negotiated`]): the terms decide only
-//!   which circuits exist, never a value the statement uses;
+//!   choice of suite and EMS is checked against the terms
+//!   ([`crate::hello::Terms::check_negotiated`]; the key derivation
+//!   serves every group): the terms decide only which circuits exist,
+//!   never a value the statement uses. Suite and group codes are typed
+//!   where they are parsed (`hello::suite_from_wire`,
+//!   `hello::group_from_wire`): an unknown one ends the session there;
 //! - **server random, suite, EMS, certificate chain, group (the key
 //!   derivation's curve bit), server key share**: parsed from the
 //!   ServerHello, Certificate and
@@ -98,7 +101,9 @@ use webproof_mpc::record::{self, RecordVerifier};
 use webproof_mpc::tls12::{Curve, KeyShares, Tls12Config};
 use webproof_tls::handshake::{self as hsk, msg_type, Reassembler};
 use webproof_tls::record::{content_type, Record};
-use webproof_tls::{Direction, Recorder, RecorderLimits, Recording, VerifyConfig};
+use webproof_tls::{
+    CipherSuite, Direction, KxGroup, Recorder, RecorderLimits, Recording, VerifyConfig,
+};
 
 /// What the verifier accepts.
 #[derive(Clone, Debug)]
@@ -122,9 +127,9 @@ pub struct VerifierOutcome {
     /// that mask it: what the proof of the request takes.
     pub hidden: Vec<HiddenRecord>,
     /// Negotiated suite.
-    pub suite: u16,
+    pub suite: CipherSuite,
     /// Negotiated group.
-    pub group: u16,
+    pub group: KxGroup,
     /// Extended master secret negotiated.
     pub ems: bool,
     /// The server's certificate chain (checked).
@@ -226,13 +231,15 @@ struct VRec {
 /// Parsed server flight.
 #[derive(Default)]
 struct Flight {
-    suites: Vec<u16>,
+    suites: Vec<CipherSuite>,
     ems_offered: bool,
     server_random: [u8; 32],
-    suite: u16,
+    /// From the ServerHello on.
+    suite: Option<CipherSuite>,
     ems: bool,
     chain: Vec<Vec<u8>>,
-    group: u16,
+    /// From the ServerKeyExchange on.
+    group: Option<KxGroup>,
     server_key: Vec<u8>,
 }
 
@@ -298,8 +305,13 @@ impl core::fmt::Debug for VerifierSession {
     }
 }
 
-fn suite_of(code: u16) -> Result<Tls12Suite> {
-    suite_params(code).ok_or_else(|| Error::Unsupported(format!("cipher suite {code:#06x}")))
+/// The parameters of the negotiated suite (the ServerHello admitted only
+/// a suite MPC mode runs).
+fn suite_of(suite: Option<CipherSuite>) -> Result<Tls12Suite> {
+    let suite = suite.ok_or(Error::OutOfOrder(
+        "the key derivation before the ServerHello",
+    ))?;
+    suite_params(suite).ok_or_else(|| Error::Unsupported(format!("cipher suite {suite}")))
 }
 
 impl VerifierSession {
@@ -585,13 +597,20 @@ impl VerifierSession {
                 let terms = self
                     .terms
                     .ok_or(Error::OutOfOrder("a ClientHello before Hello"))?;
+                // `check_client_hello` admitted only suites of `SUITES`:
+                // none is unknown here.
+                let suites = ch
+                    .cipher_suites
+                    .iter()
+                    .map(|&c| hello::suite_from_wire(c))
+                    .collect::<Result<Vec<_>>>()?;
                 let family = suite_params(terms.suite);
-                if ch.cipher_suites.iter().any(|&s| suite_params(s) != family) {
+                if suites.iter().any(|&s| suite_params(s) != family) {
                     return Err(Error::ClientHello(
                         "offers a suite outside the family the session was garbled for",
                     ));
                 }
-                self.flight.suites = ch.cipher_suites;
+                self.flight.suites = suites;
                 self.flight.ems_offered = ch.ems;
                 self.transcript.extend_from_slice(&m.bytes);
                 self.cli = Cli::KeyExchange;
@@ -746,21 +765,25 @@ impl VerifierSession {
                         sh.version
                     )));
                 }
-                if !self.flight.suites.contains(&sh.cipher_suite) {
-                    return Err(Error::Unsupported(format!(
-                        "suite {:#06x} was not offered",
-                        sh.cipher_suite
-                    )));
-                }
-                suite_of(sh.cipher_suite)?;
+                // Every offered suite is a known one: a code of no known
+                // suite was not offered either.
+                let suite = CipherSuite::from_code(sh.cipher_suite)
+                    .filter(|s| self.flight.suites.contains(s))
+                    .ok_or_else(|| {
+                        Error::Unsupported(format!(
+                            "suite {:#06x} was not offered",
+                            sh.cipher_suite
+                        ))
+                    })?;
+                suite_of(Some(suite))?;
                 if sh.ems && !self.flight.ems_offered {
                     return Err(Error::Unsupported("EMS that was not offered".into()));
                 }
                 self.terms
                     .ok_or(Error::OutOfOrder("a ServerHello before Hello"))?
-                    .check_negotiated(sh.cipher_suite, None, sh.ems)?;
+                    .check_negotiated(suite, sh.ems)?;
                 self.flight.server_random = sh.random;
-                self.flight.suite = sh.cipher_suite;
+                self.flight.suite = Some(suite);
                 self.flight.ems = sh.ems;
                 self.srv = Srv::Certificate;
             }
@@ -772,11 +795,10 @@ impl VerifierSession {
             Srv::KeyExchange => {
                 want(msg_type::SERVER_KEY_EXCHANGE, "ServerKeyExchange")?;
                 let ske = hsk::parse_server_key_exchange(m.body())?;
-                let curve = group_curve(ske.group)
-                    .ok_or_else(|| Error::Unsupported(format!("group {:#06x}", ske.group)))?;
-                self.terms
-                    .ok_or(Error::OutOfOrder("a ServerKeyExchange before Hello"))?
-                    .check_negotiated(self.flight.suite, Some(ske.group), self.flight.ems)?;
+                // The suite and EMS were checked against the terms at the
+                // ServerHello; the key derivation serves every group.
+                let group = hello::group_from_wire(ske.group)?;
+                let curve = group_curve(group);
                 webproof_tls::identity::check_tls12_server(
                     &self.cfg.verify,
                     &self.flight.chain,
@@ -785,7 +807,7 @@ impl VerifierSession {
                     &ske,
                 )?;
                 self.kx = Some(VerifierKx::new(&self.shares, curve, &ske.public)?);
-                self.flight.group = ske.group;
+                self.flight.group = Some(group);
                 self.flight.server_key = ske.public;
                 self.srv = Srv::HelloDone;
             }
@@ -807,7 +829,10 @@ impl VerifierSession {
     }
 
     fn curve(&self) -> Result<Curve> {
-        group_curve(self.flight.group).ok_or(Error::OutOfOrder("key exchange before the group"))
+        self.flight
+            .group
+            .map(group_curve)
+            .ok_or(Error::OutOfOrder("key exchange before the group"))
     }
 
     fn on_key_open(
@@ -1387,8 +1412,13 @@ impl VerifierSession {
                 .map(|r| HiddenRecord::new(&r.spec, &r.ct, &r.hide_keys))
                 .collect(),
             recording: self.recorder.finish(),
-            suite: self.flight.suite,
-            group: self.flight.group,
+            suite: self
+                .flight
+                .suite
+                .ok_or(Error::OutOfOrder("the outcome before the ServerHello"))?,
+            group: self.flight.group.ok_or(Error::OutOfOrder(
+                "the outcome before the ServerKeyExchange",
+            ))?,
             ems: self.flight.ems,
             certificates: self.flight.chain,
             client_random: self.client_random,

@@ -11,6 +11,7 @@ use webproof_mpc_tls::hello::*;
 use webproof_mpc_tls::msg::MAX_MESSAGE;
 use webproof_mpc_tls::{Error, ProverMsg, ProverSession, VerifierMsg, VerifierSession};
 use webproof_proxy::ProxyError;
+use webproof_tls::CipherSuite;
 
 const REQUEST: &[u8] = b"GET / HTTP/1.1\r\nHost: webproof.test\r\n\r\n";
 
@@ -406,26 +407,30 @@ fn garbage_truncated_oversized_and_out_of_turn() {
     assert!(matches!(v.on_message(big), Err(Error::Malformed(_))));
     // A Hello with terms MPC mode does not run (a ChaCha20 suite, a group
     // other than P-256 and X25519): refused before anything is garbled.
-    for t in [
-        Terms {
-            suite: 0xcca9,
-            ..terms
-        },
-        Terms {
-            group: 0x0018,
-            ..terms
-        },
-    ] {
-        let (_, _, mut v) = fresh();
-        let m = ProverMsg::Hello {
-            commit_p256: [0; 32],
-            commit_x25519: [0; 32],
-            request_lens: vec![64],
-            terms: t,
-            dual_ot: [0; 32],
-        };
-        assert!(matches!(v.on_message(m), Err(Error::Unsupported(_))));
-    }
+    // A group code no TLS stack of the workspace knows (0x0018,
+    // secp384r1) cannot be typed: it is refused with the Hello's bytes.
+    let hello_with = |terms| ProverMsg::Hello {
+        commit_p256: [0; 32],
+        commit_x25519: [0; 32],
+        request_lens: vec![64],
+        terms,
+        dual_ot: [0; 32],
+    };
+    let (_, _, mut v) = fresh();
+    let chacha = hello_with(Terms {
+        suite: CipherSuite::TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
+        ..terms
+    });
+    assert!(matches!(v.on_message(chacha), Err(Error::Unsupported(_))));
+    let mut b = hello_with(terms).encode();
+    // The group's two bytes come before the EMS flag and `dual_ot`.
+    let group_at = b.len() - 32 - 1 - 2;
+    b[group_at..group_at + 2].copy_from_slice(&0x0018u16.to_be_bytes());
+    let (_, _, mut v) = fresh();
+    assert!(matches!(
+        v.on_bytes(&b),
+        Err(Error::Unsupported(why)) if why.contains("0x0018")
+    ));
     // Server bytes that are not TLS.
     let (mut p, hello, mut v) = fresh();
     let first = answer(&mut v, hello).unwrap();

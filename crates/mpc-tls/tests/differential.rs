@@ -27,6 +27,7 @@ use webproof_attestation::{CommitPlan, CommitmentSeed, Transcript, TranscriptCom
 use webproof_core::{memory_duplex, Channel};
 use webproof_mpc_tls::hello::*;
 use webproof_mpc_tls::{prove_response, verify_response, ProverMsg, ResponseClaim, VerifierMsg};
+use webproof_tls::CipherSuite;
 use webproof_zk::Config;
 
 const BODY: usize = 300;
@@ -108,8 +109,10 @@ fn prover_mutants(m: &ProverMsg) -> Vec<ProverMsg> {
             let mut l = request_lens.clone();
             l.push(1);
             out.push(h(*commit_p256, *commit_x25519, l, *terms));
-            // The terms: the other suite family, a suite and a group
-            // MPC mode does not run, the other group, the other EMS offer.
+            // The terms: the other suite family, a suite MPC mode does
+            // not run, the other group, the other EMS offer. (A code of
+            // no known suite or group is refused when the Hello is
+            // decoded: `msg`'s unit tests, `cheating`.)
             let other_family = if terms.suite == ECDHE_ECDSA_AES128_GCM_SHA256 {
                 ECDHE_ECDSA_AES256_GCM_SHA384
             } else {
@@ -126,15 +129,11 @@ fn prover_mutants(m: &ProverMsg) -> Vec<ProverMsg> {
                     ..*terms
                 },
                 Terms {
-                    suite: terms.suite + 1,
+                    suite: CipherSuite::TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
                     ..*terms
                 },
                 Terms {
                     group: other_group,
-                    ..*terms
-                },
-                Terms {
-                    group: terms.group + 1,
                     ..*terms
                 },
                 Terms {

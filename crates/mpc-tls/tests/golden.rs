@@ -7,6 +7,7 @@
 use webproof_mpc_tls::hello::Terms;
 use webproof_mpc_tls::{ProverMsg, VerifierMsg};
 use webproof_proxy::protocol::PROTOCOL_VERSION;
+use webproof_tls::{CipherSuite, KxGroup};
 
 fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
@@ -23,9 +24,10 @@ fn prover_messages() -> Vec<ProverMsg> {
             commit_p256: [1; 32],
             commit_x25519: [2; 32],
             request_lens: vec![1024, 37],
+            // 0xc02f and 0x001d on the wire.
             terms: Terms {
-                suite: 0xc02f,
-                group: 0x001d,
+                suite: CipherSuite::TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
+                group: KxGroup::X25519,
                 ems: true,
             },
             dual_ot: [3; 32],

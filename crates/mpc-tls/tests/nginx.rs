@@ -11,6 +11,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 use webproof_mpc_tls::hello::*;
 use webproof_mpc_tls::{ProverMsg, ProverSession, VerifierSession};
+use webproof_tls::{CipherSuite, KxGroup};
 
 const NGINX: &str = "/usr/sbin/nginx";
 const BODY: &str = "hello from nginx, in MPC mode\n";
@@ -100,7 +101,14 @@ http {{
 
 /// One session over TCP: the verifier in memory, the prover's server
 /// side on the socket.
-fn session(port: u16, ca: &[u8], suite: u16, group: u16, ems: bool, seed: u64) -> (Vec<u8>, u16) {
+fn session(
+    port: u16,
+    ca: &[u8],
+    suite: CipherSuite,
+    group: KxGroup,
+    ems: bool,
+    seed: u64,
+) -> (Vec<u8>, KxGroup) {
     let request = format!("GET / HTTP/1.1\r\nHost: {NAME}\r\nConnection: close\r\n\r\n");
     let mut cfg = prover_config(NAME, suite, group, ems, request.as_bytes());
     // OpenSSL serves an ECDSA P-256 certificate only to clients that list
@@ -183,7 +191,7 @@ fn nginx_every_suite_and_group() {
             assert!(text.starts_with("HTTP/1.1 200 OK\r\n"), "{text}");
             assert!(text.ends_with(BODY), "{text}");
             eprintln!(
-                "nginx {suite:#06x} {group:#06x} ems={ems}: {} bytes of response, {:.2} s",
+                "nginx {suite} {group:?} ems={ems}: {} bytes of response, {:.2} s",
                 resp.len(),
                 t.elapsed().as_secs_f64()
             );

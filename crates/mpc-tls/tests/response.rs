@@ -22,6 +22,7 @@ use webproof_mpc_tls::response::{
 };
 use webproof_mpc_tls::{Error, ProverOutcome};
 use webproof_ot::{SoftSpokenReceiver, SoftSpokenSender};
+use webproof_tls::CipherSuite;
 use webproof_zk::{Config, Prover, Verifier};
 
 fn response(n: usize) -> Vec<u8> {
@@ -44,13 +45,13 @@ struct Session {
     r: SoftSpokenReceiver,
 }
 
-fn session(seed: u64, suite: u16, body: usize) -> Session {
+fn session(seed: u64, suite: CipherSuite, body: usize) -> Session {
     let s = session_with(seed, suite, body, Hooks::default()).unwrap();
     assert_eq!(s.d.prover.response, response(body));
     s
 }
 
-fn session_with(seed: u64, suite: u16, body: usize, hooks: Hooks) -> Result<Session, Stop> {
+fn session_with(seed: u64, suite: CipherSuite, body: usize, hooks: Hooks) -> Result<Session, Stop> {
     let c = certs(KeyKind::Ecdsa, &[NAME], false);
     let req = request();
     let (p, hello, v, s, r) = sessions_ext(
@@ -194,11 +195,11 @@ fn honest_one_kb_request_two_kb_response() {
         assert_eq!(v.verifier_bytes, st.received);
         let c = st.consistency;
         eprintln!(
-            "suite {suite:#06x}: of which the consistency proof of {} circuits: {} AND, {} COTs, input reveal {} B",
+            "suite {suite}: of which the consistency proof of {} circuits: {} AND, {} COTs, input reveal {} B",
             c.circuits, c.and_gates, c.cots_used, c.reveal
         );
         eprintln!(
-            "suite {suite:#06x}: response proof of {} revealed bytes: {} AND, {} byte inversions, {} COTs; {:.1} KB P->V, {:.1} KB V->P (COT extension included), {:.2} s",
+            "suite {suite}: response proof of {} revealed bytes: {} AND, {} byte inversions, {} COTs; {:.1} KB P->V, {:.1} KB V->P (COT extension included), {:.2} s",
             ranges.iter().map(|r| r.len()).sum::<usize>(),
             st.zk.and_gates,
             st.zk.byte_invs,
@@ -631,7 +632,7 @@ fn verifier_inputs_other_than_the_protocols_are_caught() {
             v[run][group][bit] ^= true;
             match prover.retained.check_inputs(&v) {
                 Err(Error::VerifierCheated(_)) => {}
-                other => panic!("suite {suite:#06x}: {what}: {other:?}"),
+                other => panic!("suite {suite}: {what}: {other:?}"),
             }
         }
         // The server Finished's record circuit (run after the key
@@ -902,7 +903,7 @@ fn consistency_overhead_figures() {
         v.unwrap();
         let el = t.elapsed().as_secs_f64();
         eprintln!(
-            "suite {suite:#06x}: statement alone {:.1} KB P->V, {:.1} KB V->P, {:.2} s; with the consistency proof of {} circuits ({} AND) {:.1} KB P->V, {:.1} KB V->P, {:.2} s: +{:.1} KB, +{:.1} KB, +{:.2} s",
+            "suite {suite}: statement alone {:.1} KB P->V, {:.1} KB V->P, {:.2} s; with the consistency proof of {} circuits ({} AND) {:.1} KB P->V, {:.1} KB V->P, {:.2} s: +{:.1} KB, +{:.1} KB, +{:.2} s",
             base.0 as f64 / 1e3,
             base.1 as f64 / 1e3,
             base.2,

@@ -8,6 +8,7 @@ mod common;
 use common::*;
 use webproof_mpc_tls::hello::*;
 use webproof_proxy::Direction;
+use webproof_tls::{CipherSuite, KxGroup};
 
 const REQUEST: &[u8] = b"GET /json HTTP/1.1\r\nHost: webproof.test\r\nConnection: close\r\n\r\n";
 
@@ -18,7 +19,14 @@ fn response(n: usize) -> Vec<u8> {
     r
 }
 
-fn check(kind: KeyKind, suite: u16, group: u16, ems: bool, request: &[u8], seed: u64) -> Done {
+fn check(
+    kind: KeyKind,
+    suite: CipherSuite,
+    group: KxGroup,
+    ems: bool,
+    request: &[u8],
+    seed: u64,
+) -> Done {
     let c = certs(kind, &[NAME], false);
     let resp = response(2000);
     let (p, hello, v) = sessions(
@@ -28,7 +36,7 @@ fn check(kind: KeyKind, suite: u16, group: u16, ems: bool, request: &[u8], seed:
     );
     let t = std::time::Instant::now();
     let d = run(p, hello, v, server(&c), &resp, Hooks::default())
-        .unwrap_or_else(|e| panic!("{kind:?} {suite:#x} {group:#x} ems={ems}: {e:?}"));
+        .unwrap_or_else(|e| panic!("{kind:?} {suite} {group:?} ems={ems}: {e:?}"));
     assert_eq!(d.request_at_server, request);
     assert_eq!(d.prover.response, resp);
     assert!(d.prover.close_notify);
@@ -85,7 +93,7 @@ fn check(kind: KeyKind, suite: u16, group: u16, ems: bool, request: &[u8], seed:
     assert_eq!(d.verifier.group, group);
     assert_eq!(d.verifier.ems, ems);
     eprintln!(
-        "{kind:?} {suite:#06x} {group:#06x} ems={ems}: {:.2} MB P->V, {:.2} MB V->P, {} P->V flights, {:.2} s",
+        "{kind:?} {suite} {group:?} ems={ems}: {:.2} MB P->V, {:.2} MB V->P, {} P->V flights, {:.2} s",
         d.stats.up as f64 / 1e6,
         d.stats.down as f64 / 1e6,
         d.stats.flights_up,

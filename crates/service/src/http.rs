@@ -232,11 +232,7 @@ pub(crate) fn info(cfg: &ServiceConfig) -> serde_json::Value {
     for m in webproof_net::Mode::ALL {
         let list = match m {
             webproof_net::Mode::Proxy => names(&mut CipherSuite::ALL.into_iter()),
-            webproof_net::Mode::Mpc => names(
-                &mut webproof_mpc_tls::hello::SUITES
-                    .into_iter()
-                    .filter_map(CipherSuite::from_code),
-            ),
+            webproof_net::Mode::Mpc => names(&mut webproof_mpc_tls::hello::SUITES.into_iter()),
         };
         suites.insert(m.name().into(), list.into());
     }

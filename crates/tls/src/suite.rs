@@ -342,4 +342,15 @@ mod tests {
         assert_eq!(CipherSuite::from_code(0x009C), None);
         assert_eq!(KxGroup::from_name("P-256"), Some(KxGroup::Secp256r1));
     }
+
+    #[test]
+    fn group_codes_round_trip() {
+        for g in [KxGroup::X25519, KxGroup::Secp256r1] {
+            assert_eq!(KxGroup::from_code(g.code()), Some(g));
+        }
+        assert_eq!(KxGroup::X25519.code(), 0x001D);
+        assert_eq!(KxGroup::Secp256r1.code(), 0x0017);
+        // secp384r1 is not supported.
+        assert_eq!(KxGroup::from_code(0x0018), None);
+    }
 }

@@ -24,6 +24,7 @@ use webproof_mpc_tls::{
 };
 use webproof_ot::{SoftSpokenReceiver, SoftSpokenSender};
 use webproof_proxy::{RecorderLimits, RootStore, VerifyConfig};
+use webproof_tls::{CipherSuite, KxGroup};
 
 pub const NAME: &str = "webproof.test";
 
@@ -135,12 +136,12 @@ pub fn server(c: &Certs) -> rustls::ServerConnection {
 
 /// [`server`] with only the named groups (empty: every group).
 #[allow(dead_code)] // not every test binary restricts the groups
-pub fn server_with_groups(c: &Certs, groups: &[u16]) -> rustls::ServerConnection {
+pub fn server_with_groups(c: &Certs, groups: &[KxGroup]) -> rustls::ServerConnection {
     let mut provider = rustls::crypto::ring::default_provider();
     if !groups.is_empty() {
         provider
             .kx_groups
-            .retain(|g| groups.contains(&u16::from(g.name())));
+            .retain(|g| groups.iter().any(|k| k.code() == u16::from(g.name())));
     }
     let provider = Arc::new(provider);
     let cfg = rustls::ServerConfig::builder_with_provider(provider)
@@ -178,8 +179,8 @@ pub fn verifier_config(ca_der: &[u8], name: &str) -> VerifierConfig {
 
 pub fn prover_config(
     name: &str,
-    suite: u16,
-    group: u16,
+    suite: CipherSuite,
+    group: KxGroup,
     ems: bool,
     request: &[u8],
 ) -> ProverConfig {

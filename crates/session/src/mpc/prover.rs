@@ -189,10 +189,10 @@ impl Prover {
             suites: req
                 .suites
                 .iter()
-                .map(|s| s.code())
-                .filter(|&c| mpc::cots::runs_suite(c))
+                .copied()
+                .filter(|&s| mpc::cots::runs_suite(s))
                 .collect(),
-            groups: req.groups.iter().map(|g| g.code()).collect(),
+            groups: req.groups.clone(),
             ems: true,
             request: req.request.clone(),
             limits: RecorderLimits::default(),
