@@ -183,15 +183,24 @@ impl Prover {
         let tls = async {
             let ready = recv_frame_msg(&mut relay_in, &mut frames, "the verifier's answer").await?;
             session.on_ready(ready)?;
+            // From here the verifier's relay frames are read as they come,
+            // by a task of their own up to its `CloseAck`, into a queue the
+            // TLS client and then the close take them from: the link is
+            // drained while the client decrypts, and the late frames are
+            // read while the proof streams (or they back up through the
+            // mux into the link).
+            let (tx, rx) = futures::channel::mpsc::channel(16);
+            let reader = spawn(rt, read_relay(relay_in, frames, tx));
             self.report(Stage::ServerReached);
             let t1 = rt.now_ms();
             let at_ready = counters.get();
             let mut rec = ProverSession::recorder();
+            let mut rx = rx;
             let http = tls_session(
                 tls_config,
                 server_name,
                 &session.config().request,
-                (&mut relay_in, &mut frames, &mut relay_out),
+                (&mut rx, &mut relay_out),
                 &mut rec,
             )
             .await;
@@ -202,7 +211,7 @@ impl Prover {
             let close = session.close(rec.finish())?;
             write_frame(&mut relay_out, &close.encode()).await?;
             let _ = relay_out.close().await;
-            Ok::<_, Error>((http, t1, at_ready, rt.now_ms()))
+            Ok::<_, Error>((http, t1, at_ready, rt.now_ms(), rx, reader))
         };
         let tls = match tls.await {
             Ok(t) => t,
@@ -211,11 +220,9 @@ impl Prover {
                 return Err(e);
             }
         };
-        let (http, t1, (up0, down0), t2) = tls;
-        // The verifier's remaining relay frames up to its `CloseAck`, read
-        // in a task of their own: they must be read while the proof
-        // streams, or they back up through the mux into the link.
-        let close_ack = spawn(rt, close_ack(relay_in, frames));
+        let (http, t1, (up0, down0), t2, rx, reader) = tls;
+        // The verifier's remaining relay frames up to its `CloseAck`.
+        let close_ack = spawn(rt, close_ack(rx, reader));
         let response = match http {
             Ok(r) => r,
             // The relay's failure itself (a request over max_sent_bytes):
@@ -337,11 +344,39 @@ async fn relay_frame<R: AsyncRead + Unpin>(
     Ok(RelayFrame::decode(&f)?)
 }
 
+/// The relay's frames as they come, into `tx`, until the verifier's last
+/// (`CloseAck`, its failure, or the end of the stream).
+async fn read_relay<R: AsyncRead + Unpin>(
+    mut rd: R,
+    mut frames: FrameReader,
+    mut tx: futures::channel::mpsc::Sender<Result<RelayFrame>>,
+) {
+    use futures::SinkExt;
+    loop {
+        let f = relay_frame(&mut rd, &mut frames).await;
+        let last = !matches!(f, Ok(RelayFrame::Data(_)) | Ok(RelayFrame::ServerClosed(_)));
+        if tx.send(f).await.is_err() || last {
+            return;
+        }
+    }
+}
+
+/// The next relay frame from the reader's queue.
+async fn next_relay(rx: &mut futures::channel::mpsc::Receiver<Result<RelayFrame>>) -> Result<RelayFrame> {
+    use futures::StreamExt;
+    rx.next()
+        .await
+        .unwrap_or_else(|| Err(Error::Disconnected("verifier reader ended".into())))
+}
+
 /// The verifier's remaining relay frames up to its `CloseAck`: the digest
 /// of the transcript it recorded, or its reason for failing the relay.
-async fn close_ack<R: AsyncRead + Unpin>(mut rd: R, mut frames: FrameReader) -> Result<[u8; 32]> {
+async fn close_ack(
+    mut rx: futures::channel::mpsc::Receiver<Result<RelayFrame>>,
+    _reader: crate::runtime::Task<()>,
+) -> Result<[u8; 32]> {
     loop {
-        let f = relay_frame(&mut rd, &mut frames).await?;
+        let f = next_relay(&mut rx).await?;
         if let Some(digest) = ProverSession::on_late_relay_frame(f)? {
             return Ok(digest);
         }
@@ -351,15 +386,17 @@ async fn close_ack<R: AsyncRead + Unpin>(mut rd: R, mut frames: FrameReader) -> 
 /// The TLS session with the server through the relay: rustls driven by
 /// hand, its records framed as `RelayFrame::Data` and recorded in both
 /// directions, until the response is complete or the server closes.
-async fn tls_session<R, W>(
+async fn tls_session<W>(
     config: Arc<rustls::ClientConfig>,
     name: rustls::pki_types::ServerName<'static>,
     request: &[u8],
-    (relay_in, frames, relay_out): (&mut R, &mut FrameReader, &mut W),
+    (relay_in, relay_out): (
+        &mut futures::channel::mpsc::Receiver<Result<RelayFrame>>,
+        &mut W,
+    ),
     rec: &mut Recorder,
 ) -> Result<Vec<u8>>
 where
-    R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
 {
     use webproof_disclosure::http::{parse_message, response_end};
@@ -370,19 +407,22 @@ where
     let mut buf = vec![0u8; 16 << 10];
     let mut out = Vec::new();
     loop {
+        // Everything the client has to send, in as few relay frames as
+        // fit: one flight (Finished and the request) in one frame, not a
+        // frame per record.
+        out.clear();
         while conn.wants_write() {
-            out.clear();
             conn.write_tls(&mut out).map_err(|e| tls_err(&e))?;
-            for piece in out.chunks(MAX_RELAY_DATA) {
-                rec.feed(Direction::Sent, piece)?;
-                write_frame(relay_out, &RelayFrame::Data(piece.to_vec()).encode()).await?;
-            }
+        }
+        for piece in out.chunks(MAX_RELAY_DATA) {
+            rec.feed(Direction::Sent, piece)?;
+            write_frame(relay_out, &RelayFrame::Data(piece.to_vec()).encode()).await?;
         }
         if let Some(end) = response_end(&response) {
             response.truncate(end);
             return Ok(response);
         }
-        let frame = relay_frame(relay_in, frames).await?;
+        let frame = next_relay(relay_in).await?;
         let Some(data) = ProverSession::on_relay_frame(frame)? else {
             break; // the server side closed
         };
