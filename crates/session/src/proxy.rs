@@ -362,7 +362,9 @@ async fn read_relay<R: AsyncRead + Unpin>(
 }
 
 /// The next relay frame from the reader's queue.
-async fn next_relay(rx: &mut futures::channel::mpsc::Receiver<Result<RelayFrame>>) -> Result<RelayFrame> {
+async fn next_relay(
+    rx: &mut futures::channel::mpsc::Receiver<Result<RelayFrame>>,
+) -> Result<RelayFrame> {
     use futures::StreamExt;
     rx.next()
         .await
