@@ -102,6 +102,13 @@ impl Progress {
     }
 }
 
+/// Report `stage` to `progress`, if a run has one.
+pub(crate) fn report(progress: &Option<Progress>, stage: Stage) {
+    if let Some(p) = progress {
+        p.report(stage);
+    }
+}
+
 impl ProveStats {
     /// A run's figures from its clock, in milliseconds: `t` is its start,
     /// the server reached, the server's part over and the verdict; the

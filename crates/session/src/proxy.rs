@@ -61,9 +61,7 @@ impl Prover {
     }
 
     fn report(&self, stage: Stage) {
-        if let Some(p) = &self.progress {
-            p.report(stage);
-        }
+        crate::prover::report(&self.progress, stage)
     }
 
     /// The whole run within `limit`: a verifier that never answered the

@@ -210,9 +210,7 @@ impl Prover {
     }
 
     fn report(&self, stage: Phase) {
-        if let Some(p) = &self.progress {
-            p.report(stage);
-        }
+        crate::prover::report(&self.progress, stage)
     }
 
     /// The whole run within `limit`: connect to the verifier (`connect`),
