@@ -271,7 +271,7 @@ pub async fn prove(req: &Request, progress: &dyn Fn(&str)) -> Result<Outcome> {
                     .add_pem(pem)
                     .map_err(|e| BrowserError::Setup(e.to_string()))?;
             }
-            let prover = webproof_session::proxy::Prover::new(
+            let prover = webproof_session::proxy::prover::Prover::new(
                 ProverConfig {
                     host,
                     port,
@@ -284,7 +284,7 @@ pub async fn prove(req: &Request, progress: &dyn Fn(&str)) -> Result<Outcome> {
                     attest: req.attest.clone(),
                     roots,
                 },
-                webproof_session::proxy::TlsOptions {
+                webproof_session::proxy::prover::TlsOptions {
                     version: req.version,
                     suites: req.suites.clone(),
                     groups: Vec::new(),

@@ -19,17 +19,6 @@ pub async fn read_frame<R: AsyncRead + Unpin>(r: &mut R, max: usize) -> Result<O
     frame::read_frame(&mut r.compat(), max).await
 }
 
-/// Read one frame of at most `max` bytes of payload, like [`read_frame`],
-/// but return it as it was on the wire, length prefix included: for a
-/// frame taken off a stream ahead of a reader that expects to find it
-/// there (see [`Prefixed`]).
-pub async fn read_raw_frame<R: AsyncRead + Unpin>(
-    r: &mut R,
-    max: usize,
-) -> Result<Option<Vec<u8>>> {
-    frame::read_raw_frame(&mut r.compat(), max).await
-}
-
 /// Reads frames like [`read_frame`], but is cancel-safe: a `select!`
 /// branch may drop [`FrameReader::next`] mid-frame, and the bytes read so
 /// far stay in the reader's buffer for the next call.
@@ -132,66 +121,6 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Counted<S> {
     }
 }
 
-/// A stream whose reads start with bytes already taken off another stream
-/// (writes go straight through): the verifier reads the prover's first
-/// preprocessing frame off the link before the multiplexed section, where
-/// it arrived with the hello, and hands it back to the engine in front of
-/// the preprocessing stream.
-pub struct Prefixed<S> {
-    prefix: Vec<u8>,
-    read: usize,
-    inner: S,
-}
-
-impl<S> Prefixed<S> {
-    /// `prefix`, then whatever `inner` yields.
-    pub fn new(prefix: Vec<u8>, inner: S) -> Self {
-        Prefixed {
-            prefix,
-            read: 0,
-            inner,
-        }
-    }
-
-    /// The inner stream (any unread prefix is dropped).
-    pub fn into_inner(self) -> S {
-        self.inner
-    }
-}
-
-impl<S: AsyncRead + Unpin> AsyncRead for Prefixed<S> {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<std::io::Result<()>> {
-        let this = &mut *self;
-        if this.read < this.prefix.len() {
-            let n = buf.remaining().min(this.prefix.len() - this.read);
-            buf.put_slice(&this.prefix[this.read..this.read + n]);
-            this.read += n;
-            return Poll::Ready(Ok(()));
-        }
-        Pin::new(&mut this.inner).poll_read(cx, buf)
-    }
-}
-
-impl<S: AsyncWrite + Unpin> AsyncWrite for Prefixed<S> {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.inner).poll_write(cx, buf)
-    }
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.inner).poll_flush(cx)
-    }
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.inner).poll_shutdown(cx)
-    }
-}
-
 /// Send a control message (JSON in one frame).
 pub async fn send_msg<S: AsyncRead + AsyncWrite + Unpin, T: serde::Serialize>(
     s: &mut S,
@@ -208,56 +137,13 @@ pub async fn recv_msg<S: AsyncRead + AsyncWrite + Unpin, T: serde::de::Deseriali
     frame::recv_msg(&mut s.compat(), what).await
 }
 
-/// Receive a control message of at most `max` bytes.
-pub async fn recv_msg_limited<S: AsyncRead + AsyncWrite + Unpin, T: serde::de::DeserializeOwned>(
-    s: &mut S,
-    what: &str,
-    max: usize,
-) -> Result<T> {
-    frame::recv_msg_limited(&mut s.compat(), what, max).await
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     async fn read(raw: &[u8], max: usize) -> Result<Option<Vec<u8>>> {
         let mut r = raw;
         read_frame(&mut r, max).await
-    }
-
-    /// A prefix is read first, across reads of any size, then the stream.
-    #[tokio::test]
-    async fn prefixed_reads_the_prefix_first() {
-        let (mut a, b) = tokio::io::duplex(64);
-        a.write_all(b" world").await.unwrap();
-        drop(a);
-        let mut p = Prefixed::new(b"hello".to_vec(), b);
-        let mut one = [0u8; 3];
-        p.read_exact(&mut one).await.unwrap();
-        assert_eq!(&one, b"hel");
-        let mut rest = Vec::new();
-        p.read_to_end(&mut rest).await.unwrap();
-        assert_eq!(rest, b"lo world");
-    }
-
-    /// A raw frame is the wire bytes: written by `write_frame`, read back
-    /// whole, and read again as a frame through `Prefixed`.
-    #[tokio::test]
-    async fn raw_frame_is_the_wire_bytes() {
-        let mut wire = Vec::new();
-        write_frame(&mut wire, b"opening").await.unwrap();
-        write_frame(&mut wire, b"next").await.unwrap();
-        let mut r = &wire[..];
-        let raw = read_raw_frame(&mut r, 7).await.unwrap().unwrap();
-        assert_eq!(raw, wire[..11]);
-        let mut p = Prefixed::new(raw, r);
-        assert_eq!(read_frame(&mut p, 7).await.unwrap().unwrap(), b"opening");
-        assert_eq!(read_frame(&mut p, 7).await.unwrap().unwrap(), b"next");
-        assert!(read_frame(&mut p, 7).await.unwrap().is_none());
-        assert!(read_raw_frame(&mut &wire[..], 6).await.is_err());
-        assert!(read_raw_frame(&mut &wire[..9], 7).await.is_err());
     }
 
     /// Length prefixes at and past the limit, at u32 max, and cut short.

@@ -48,7 +48,6 @@ pub use prover::{prove, Mode, Progress, ProveOptions, ProveOutcome, ProveStats, 
 pub use verifier::{Verifier, VerifierConfig};
 pub use webproof_proxy::protocol::{RejectKind, Rejection};
 
-pub(crate) use webproof_session::error::proof_step_error;
 /// Errors of the drivers: the sessions' outward error
 /// ([`webproof_session::Error`]), the same in every runtime.
 pub use webproof_session::Error as NetError;
@@ -66,26 +65,5 @@ pub async fn timeout<T>(
             "{what} (after {} ms)",
             d.as_millis()
         ))),
-    }
-}
-
-/// A spawned task that is aborted when its handle is dropped (a session
-/// that fails elsewhere does not leave it running).
-pub(crate) struct AbortOnDrop<T>(pub(crate) tokio::task::JoinHandle<T>);
-
-impl<T> AbortOnDrop<Result<T>> {
-    /// The task's result; a task that panicked or was aborted is an error
-    /// naming `what`.
-    pub(crate) async fn join(mut self, what: &str) -> Result<T> {
-        match (&mut self.0).await {
-            Ok(r) => r,
-            Err(e) => Err(NetError::Disconnected(format!("{what}: {e}"))),
-        }
-    }
-}
-
-impl<T> Drop for AbortOnDrop<T> {
-    fn drop(&mut self) {
-        self.0.abort();
     }
 }

@@ -328,20 +328,6 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for EarlyLink<S> {
     }
 }
 
-/// End a proof channel run over one of the local streams: flush it and shut
-/// the stream down, so the mux can close the section.
-pub async fn close_channel<S: AsyncRead + AsyncWrite + Unpin>(
-    ch: webproof_core::Channel<tokio_util::compat::Compat<S>>,
-) -> Result<()> {
-    let mut io = ch
-        .into_inner()
-        .await
-        .map_err(|e| NetError::Disconnected(format!("after proof setup: {e}")))?
-        .into_inner();
-    let _ = io.shutdown().await;
-    Ok(())
-}
-
 /// Read chunks from the link into the local streams until the peer's end marker.
 async fn receive<R: AsyncRead + Unpin, W: AsyncWrite + Unpin>(
     lr: &mut R,

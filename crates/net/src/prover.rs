@@ -6,14 +6,13 @@
 use crate::runtime::{TokioLink, TokioRuntime};
 use crate::transport::{connect_verifier, TransportOptions};
 use crate::Result;
-use serde::{Deserialize, Serialize};
 use std::time::Duration;
 use webproof_disclosure::attest::AttestOptions;
 use webproof_disclosure::http::{HttpsUrl, RevealItem};
 use webproof_proxy::session::prover::ProverConfig;
 use webproof_proxy::{CipherSuite, KxGroup, TlsVersion};
 pub use webproof_session::prover::{Progress, ProveOutcome, ProveStats, Stage};
-use webproof_session::proxy::TlsOptions;
+use webproof_session::proxy::prover::TlsOptions;
 
 /// What to fetch and how.
 #[derive(Clone, Debug)]
@@ -75,43 +74,7 @@ pub struct ProveOptions {
     pub progress: Option<Progress>,
 }
 
-/// How the session reaches the server.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Mode {
-    /// The verifier relays the prover's TLS connection and records it;
-    /// the prover proves the records in zero knowledge.
-    #[default]
-    Proxy,
-    /// The prover connects to the server; the verifier takes part in the
-    /// TLS client through two-party computation and never relays
-    /// (TLS 1.2).
-    Mpc,
-}
-
-impl Mode {
-    /// Every mode this crate's verifier runs (a service publishes them).
-    pub const ALL: [Mode; 2] = [Mode::Proxy, Mode::Mpc];
-
-    /// The name on the command line and in CSVs.
-    pub fn name(self) -> &'static str {
-        match self {
-            Mode::Proxy => "proxy",
-            Mode::Mpc => "mpc",
-        }
-    }
-}
-
-impl core::str::FromStr for Mode {
-    type Err = String;
-    fn from_str(s: &str) -> core::result::Result<Self, String> {
-        match s {
-            "proxy" => Ok(Mode::Proxy),
-            "mpc" => Ok(Mode::Mpc),
-            _ => Err(format!("unknown mode {s:?} (proxy, mpc)")),
-        }
-    }
-}
+pub use webproof_session::Mode;
 
 /// Default of [`ProveOptions::expect_response`].
 pub const DEFAULT_EXPECT_RESPONSE: usize = 16 << 10;
@@ -197,7 +160,7 @@ impl ProveOptions {
 pub async fn prove(opts: &ProveOptions) -> Result<ProveOutcome> {
     match opts.mode {
         Mode::Proxy => {
-            let prover = webproof_session::proxy::Prover::new(
+            let prover = webproof_session::proxy::prover::Prover::new(
                 opts.session_config()?,
                 TlsOptions {
                     version: opts.version,

@@ -1,7 +1,9 @@
 //! tokio as a `webproof_session` runtime: its clock and timers, tasks on
 //! its thread pool and computation on its blocking threads
 //! ([`TokioRuntime`]); a counted link to the verifier with the mux of
-//! [`crate::mux`] ([`TokioLink`]); TCP to the server ([`TcpConnector`]).
+//! [`crate::mux`] ([`TokioLink`]); TCP to the server, the prover's
+//! ([`TcpConnector`]) and the verifier's under its address policy
+//! ([`PolicyConnector`]).
 
 use crate::frame::Counted;
 use crate::{NetError, Result};
@@ -173,6 +175,35 @@ impl webproof_session::Connector for TcpConnector {
             "connecting to the server {host}:{port}"
         )))?;
         let _ = s.set_nodelay(true);
+        Ok(s.compat())
+    }
+}
+
+/// The verifier's TCP to the server a prover names: resolved (or pinned
+/// by [`webproof_session::VerifierConfig::resolve`]) and checked against
+/// [`webproof_session::VerifierConfig::server_policy`] before and after
+/// connecting ([`crate::policy::connect_checked`]).
+#[derive(Clone, Debug)]
+pub struct PolicyConnector {
+    policy: crate::policy::ServerPolicy,
+    resolve: std::collections::HashMap<String, std::net::IpAddr>,
+}
+
+impl PolicyConnector {
+    /// The connector of a verifier's settings.
+    pub fn of(cfg: &webproof_session::VerifierConfig) -> Self {
+        PolicyConnector {
+            policy: cfg.server_policy.clone(),
+            resolve: cfg.resolve.clone(),
+        }
+    }
+}
+
+impl webproof_session::Connector for PolicyConnector {
+    type Conn = Compat<tokio::net::TcpStream>;
+
+    async fn connect(&self, host: &str, port: u16) -> Result<Self::Conn> {
+        let s = crate::policy::connect_checked(&self.policy, &self.resolve, host, port).await?;
         Ok(s.compat())
     }
 }

@@ -1,6 +1,7 @@
 //! webproof's verifier service: `webproof serve` as a library.
 //!
-//! The proxy-mode verifier (`webproof_net::verifier`) runs one session over
+//! The verifier's run (`webproof_session::verifier`, both modes, on tokio
+//! through `webproof_net::verifier`) runs one session over
 //! any byte stream; this crate puts it on the network for many provers at
 //! once and keeps it running:
 //!

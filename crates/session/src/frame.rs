@@ -5,6 +5,8 @@
 
 use crate::{Error, Result};
 use futures::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
 /// Read one frame of at most `max` bytes; `Ok(None)` on a clean EOF before
 /// the header.
@@ -196,6 +198,66 @@ pub async fn recv_msg_limited<R: AsyncRead + Unpin, T: serde::de::DeserializeOwn
     Ok(webproof_proxy::protocol::decode(&b)?)
 }
 
+/// A stream whose reads start with bytes already taken off another stream
+/// (writes go straight through): the verifier reads the prover's first
+/// preprocessing frame off the link before the multiplexed section, where
+/// it arrived with the hello, and hands it back to the engine in front of
+/// the preprocessing stream.
+pub struct Prefixed<S> {
+    prefix: Vec<u8>,
+    read: usize,
+    inner: S,
+}
+
+impl<S> Prefixed<S> {
+    /// `prefix`, then whatever `inner` yields.
+    pub fn new(prefix: Vec<u8>, inner: S) -> Self {
+        Prefixed {
+            prefix,
+            read: 0,
+            inner,
+        }
+    }
+
+    /// The inner stream (any unread prefix is dropped).
+    pub fn into_inner(self) -> S {
+        self.inner
+    }
+}
+
+impl<S: AsyncRead + Unpin> AsyncRead for Prefixed<S> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let this = &mut *self;
+        if this.read < this.prefix.len() {
+            let n = buf.len().min(this.prefix.len() - this.read);
+            buf[..n].copy_from_slice(&this.prefix[this.read..this.read + n]);
+            this.read += n;
+            return Poll::Ready(Ok(n));
+        }
+        Pin::new(&mut this.inner).poll_read(cx, buf)
+    }
+}
+
+impl<S: AsyncWrite + Unpin> AsyncWrite for Prefixed<S> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+    fn poll_close(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_close(cx)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -276,5 +338,38 @@ mod tests {
         let mut fr = FrameReader::new(4096);
         let over = 4097u32.to_le_bytes();
         assert!(block_on(fr.next(&mut &over[..])).is_err(), "over the limit");
+    }
+
+    /// A prefix is read first, across reads of any size, then the stream.
+    #[test]
+    fn prefixed_reads_the_prefix_first() {
+        let mut p = Prefixed::new(b"hello".to_vec(), &b" world"[..]);
+        let mut one = [0u8; 3];
+        block_on(p.read_exact(&mut one)).unwrap();
+        assert_eq!(&one, b"hel");
+        let mut rest = Vec::new();
+        block_on(p.read_to_end(&mut rest)).unwrap();
+        assert_eq!(rest, b"lo world");
+    }
+
+    /// A raw frame is the wire bytes: written by `write_frame`, read back
+    /// whole, and read again as a frame through `Prefixed`.
+    #[test]
+    fn raw_frame_is_the_wire_bytes() {
+        let mut wire = Vec::new();
+        block_on(write_frame(&mut wire, b"opening")).unwrap();
+        block_on(write_frame(&mut wire, b"next")).unwrap();
+        let mut r = &wire[..];
+        let raw = block_on(read_raw_frame(&mut r, 7)).unwrap().unwrap();
+        assert_eq!(raw, wire[..11]);
+        let mut p = Prefixed::new(raw, r);
+        assert_eq!(
+            block_on(read_frame(&mut p, 7)).unwrap().unwrap(),
+            b"opening"
+        );
+        assert_eq!(block_on(read_frame(&mut p, 7)).unwrap().unwrap(), b"next");
+        assert!(block_on(read_frame(&mut p, 7)).unwrap().is_none());
+        assert!(block_on(read_raw_frame(&mut &wire[..], 6)).is_err());
+        assert!(block_on(read_raw_frame(&mut &wire[..9], 7)).is_err());
     }
 }

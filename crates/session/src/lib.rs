@@ -8,22 +8,27 @@
 //! [`Error`] per cause, with the same `kind` and `decided_by` whichever
 //! runtime ran it ([`Error::outward`]).
 //!
-//! - [`mpc`]: MPC mode's runs (the prover's today; the verifier's moves
-//!   here next);
+//! - [`verifier`]: the verifier's run up to admission, its settings and
+//!   what a verified session established; [`proxy`] and [`mpc`]: each
+//!   mode's prover and verifier runs after it;
+//! - [`policy`]: which servers a verifier may contact;
 //! - [`frame`]: length-prefixed frames and control messages on any stream;
 //! - [`prover`]: what a prover's run reports (phases, figures, outcome);
 //! - [`error`]: the outward error.
 //!
-//! Proxy mode's prover run is still written in `webproof-net` and
-//! `webproof-browser` over `webproof_proxy::session`; it moves here next
-//! (`ARCHITECTURE.md`, known debts). No I/O of its own: builds for wasm32.
+//! No I/O of its own: builds for wasm32.
 
 pub mod error;
 pub mod frame;
+mod mode;
 pub mod mpc;
+pub mod policy;
 pub mod prover;
 pub mod proxy;
 pub mod runtime;
+pub mod verifier;
 
 pub use error::{Error, Outward, Result};
+pub use mode::Mode;
 pub use runtime::{Connector, Counters, Link, Runtime, Section};
+pub use verifier::{Verified, VerifierConfig};

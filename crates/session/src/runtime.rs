@@ -60,21 +60,24 @@ pub fn spawn<R: Runtime, T: Send + 'static>(
     Task(handle)
 }
 
-/// Run `f` off the session's task on `rt` and await its result; a
-/// computation that panicked is an error naming `what`.
-pub async fn compute<R: Runtime, T: Send + 'static>(
+/// Run `f` off the session's task on `rt`, starting now, and await its
+/// result; a computation that panicked is an error naming `what`.
+pub fn compute<R: Runtime, T: Send + 'static>(
     rt: &R,
     what: &str,
     f: impl FnOnce() -> T + Send + 'static,
-) -> Result<T> {
+) -> impl Future<Output = Result<T>> {
     let (tx, rx) = futures::channel::oneshot::channel();
     rt.compute_boxed(Box::new(move || {
         let _ = tx.send(f());
     }));
-    rx.await.map_err(|_| Error::Io {
-        context: what.to_string(),
-        source: std::io::Error::other("the computation panicked"),
-    })
+    let what = what.to_string();
+    async move {
+        rx.await.map_err(|_| Error::Io {
+            context: what,
+            source: std::io::Error::other("the computation panicked"),
+        })
+    }
 }
 
 /// Run `f` for at most `d`, naming the step in the error.

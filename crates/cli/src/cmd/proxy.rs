@@ -288,19 +288,27 @@ pub async fn run(cmd: ProxyCmd) -> anyhow::Result<()> {
     }
 }
 
-pub(crate) async fn shutdown_signal() {
+/// SIGINT or SIGTERM, with the handlers installed now: a command creates
+/// it before it says it is listening, so a signal sent on that line is
+/// never the default (fatal) one.
+pub(crate) fn shutdown_signal() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
     {
-        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-            .expect("SIGTERM handler");
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = term.recv() => {}
+        use tokio::signal::unix::{signal, SignalKind};
+        let mut term = signal(SignalKind::terminate()).expect("SIGTERM handler");
+        let mut int = signal(SignalKind::interrupt()).expect("SIGINT handler");
+        async move {
+            tokio::select! {
+                _ = int.recv() => {}
+                _ = term.recv() => {}
+            }
         }
     }
     #[cfg(not(unix))]
     {
-        let _ = tokio::signal::ctrl_c().await;
+        async {
+            let _ = tokio::signal::ctrl_c().await;
+        }
     }
 }
 
@@ -311,11 +319,12 @@ fn temp_cert_dir() -> PathBuf {
 async fn fixture(a: FixtureArgs) -> anyhow::Result<()> {
     let dir = a.cert_dir.unwrap_or_else(temp_cert_dir);
     let f = Fixture::start(&a.listen, &dir, &a.sans).await?;
+    let stop = shutdown_signal();
     outln!(
         "{}",
         serde_json::json!({"event": "listening", "addr": f.addr.to_string(), "ca_cert": f.certs.ca_path.display().to_string()})
     );
-    shutdown_signal().await;
+    stop.await;
     f.stop();
     Ok(())
 }

@@ -98,6 +98,7 @@ pub async fn run(a: RelayArgs) -> anyhow::Result<()> {
         .await
         .with_context(|| format!("binding the relay at {}", a.listen))?;
     let addr = relay.local_addr()?;
+    let stop = shutdown_signal();
     outln!(
         "{}",
         serde_json::json!({
@@ -107,6 +108,6 @@ pub async fn run(a: RelayArgs) -> anyhow::Result<()> {
             "metrics_addr": relay.metrics_addr().map(|m| m.to_string()),
         })
     );
-    relay.run(shutdown_signal()).await;
+    relay.run(stop).await;
     Ok(())
 }

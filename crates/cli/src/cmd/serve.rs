@@ -331,11 +331,9 @@ pub async fn run(a: ServeArgs) -> anyhow::Result<()> {
             ready[k] = v.to_string().into();
         }
     }
+    let stop = shutdown_signal();
     outln!("{ready}");
-    let report = service
-        .run(shutdown_signal())
-        .with_subscriber(dispatch)
-        .await;
+    let report = service.run(stop).with_subscriber(dispatch).await;
     if report.dropped > 0 {
         eprintln!(
             "stopped: {} session(s) dropped at the end of the grace period",

@@ -1,6 +1,6 @@
 //! MPC mode's runs (`webproof_mpc_tls` on a link): the settings both
-//! parties must share, and the prover's run ([`prover`]). The verifier's
-//! run is still `webproof-net`'s (issue 51 moves it here next).
+//! parties must share, the prover's run ([`prover`]) and the verifier's
+//! ([`verifier`]).
 //!
 //! The link, phase by phase: the hello (proxy mode's `ProverMsg::Hello`
 //! with `MpcHello`, and SoftSpokenOT's first message in the same flight);
@@ -10,8 +10,17 @@
 //! each step.
 
 pub mod prover;
+pub mod verifier;
 
 use crate::Error;
+
+/// Default of [`crate::verifier::VerifierConfig::max_mpc_request`]: a
+/// request of 4 KiB (headers with a few cookies or tokens) and no more
+/// tables than that.
+pub const DEFAULT_MAX_REQUEST: usize = 4 << 10;
+/// The most [`crate::verifier::VerifierConfig::max_mpc_request`] may be:
+/// the largest request the session's COT budget covers.
+pub const MAX_REQUEST_LIMIT: usize = webproof_mpc_tls::cots::MAX_REQUEST;
 
 /// COTs the proof of the response is sized for; more run further Ferret
 /// iterations, each a whole one (about 0.5 s on Cable). A 1 KB request and
