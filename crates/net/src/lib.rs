@@ -15,8 +15,8 @@
 //! - [`mpc`]: MPC mode's verifier driver (`webproof_mpc_tls`) on the same
 //!   link and service, and the prover's entry point;
 //! - [`runtime`]: tokio as a `webproof_session` runtime (clock, tasks,
-//!   the counted link and its mux, TCP to the server);
-//! - [`mux`]: the relay and the preprocessing on one link;
+//!   the counted link with its sections pumped on tokio tasks, TCP to the
+//!   server);
 //! - [`relay`]: `webproof relay`, a WebSocket-to-TCP relay for provers in
 //!   a web page;
 //! - [`transport`]: TCP, TLS and WebSocket links to a verifier;
@@ -32,7 +32,6 @@ pub mod fixture;
 pub mod flagged;
 pub mod frame;
 pub mod mpc;
-pub mod mux;
 pub mod policy;
 pub mod prover;
 pub mod relay;

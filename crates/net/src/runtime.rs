@@ -1,7 +1,7 @@
 //! tokio as a `webproof_session` runtime: its clock and timers, tasks on
 //! its thread pool and computation on its blocking threads
-//! ([`TokioRuntime`]); a counted link to the verifier with the mux of
-//! [`crate::mux`] ([`TokioLink`]); TCP to the server, the prover's
+//! ([`TokioRuntime`]); a counted link to the verifier whose sections
+//! `webproof_session::mux` pumps on tokio tasks ([`TokioLink`]); TCP to the server, the prover's
 //! ([`TcpConnector`]) and the verifier's under its address policy
 //! ([`PolicyConnector`]).
 
@@ -11,6 +11,8 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::compat::{Compat, TokioAsyncReadCompatExt};
+use webproof_session::mux;
+use webproof_session::pipe::PipeEnd;
 use webproof_session::Counters;
 
 /// The tokio runtime the caller runs on.
@@ -115,39 +117,35 @@ impl<S: AsyncWrite + Unpin> futures::io::AsyncWrite for TokioLink<S> {
 }
 
 impl<S: AsyncRead + AsyncWrite + Unpin + Send + 'static> webproof_session::Link for TokioLink<S> {
-    type Stream = Compat<tokio::io::DuplexStream>;
+    type Stream = PipeEnd;
     type Section = TokioSection<S>;
-    type Early = Compat<crate::mux::EarlyLink<Counted<S>>>;
+    type Early = mux::EarlyLink<Compat<Counted<S>>>;
 
     fn counters(&self) -> Counters {
         let c = self.inner.get_ref().counters();
         Counters::new(move || (c.sent(), c.received()))
     }
 
-    fn start_mux(self) -> (Self::Stream, Self::Stream, Self::Section) {
-        let (streams, section) = crate::mux::start(self.inner.into_inner());
-        (
-            streams.relay.compat(),
-            streams.preprocessing.compat(),
-            TokioSection(section),
-        )
+    fn start_mux(self) -> (PipeEnd, PipeEnd, Self::Section) {
+        let (relay, pre, section) = mux::start(&TokioRuntime::new(), self.inner);
+        (relay, pre, TokioSection(section))
     }
 }
 
-/// [`crate::mux`]'s section as a session's.
-pub struct TokioSection<S>(crate::mux::Section<Counted<S>>);
+/// A multiplexed section of a [`TokioLink`], pumped by two tokio tasks.
+pub struct TokioSection<S>(mux::Section<TokioRuntime, Compat<Counted<S>>>);
 
 impl<S: AsyncRead + AsyncWrite + Unpin + Send + 'static> webproof_session::Section<TokioLink<S>>
     for TokioSection<S>
 {
     async fn finish(self) -> Result<TokioLink<S>> {
         Ok(TokioLink {
-            inner: self.0.finish().await?.compat(),
+            inner: self.0.finish().await?,
         })
     }
 
-    async fn early(self) -> Result<Compat<crate::mux::EarlyLink<Counted<S>>>> {
-        Ok(self.0.early().await?.compat())
+    async fn early(self) -> Result<mux::EarlyLink<Compat<Counted<S>>>> {
+        self.0.early().await
     }
 
     async fn abandon(self) {

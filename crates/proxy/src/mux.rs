@@ -1,6 +1,6 @@
 //! The framing of the link's multiplexed section, sans I/O: the TLS relay
 //! and the proof's preprocessing share the prover/verifier link for a
-//! while (see `webproof_net::mux` for why and for the tokio driver; the
+//! while (see `webproof_session::mux` for why and for the driver; the
 //! browser prover drives the same format over a WebSocket).
 //!
 //! Each side sends chunks `stream id (u8) ‖ length (u16 LE, 1..=MAX_CHUNK)

@@ -9,7 +9,7 @@
 //!    [`VerifierMsg::Ready`]): the prover names the server; the verifier
 //!    connects to it while the preprocessing runs;
 //! 2. **relay**, multiplexed with the rest of the preprocessing (two streams
-//!    in chunks, see `webproof_net::mux`; the relay's chunks go first).
+//!    in chunks, see `webproof_session::mux`; the relay's chunks go first).
 //!    The relay stream carries [`RelayFrame`]s: TLS bytes both ways, the verifier records
 //!    them; the verifier announces the end of the server's stream with
 //!    `ServerClosed`, the prover ends with `Close`, naming how many records

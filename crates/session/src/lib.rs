@@ -13,6 +13,10 @@
 //!   mode's prover and verifier runs after it;
 //! - [`policy`]: which servers a verifier may contact;
 //! - [`frame`]: length-prefixed frames and control messages on any stream;
+//! - [`mux`]: two streams over the link for a while, pumped by two tasks
+//!   on any runtime; [`pipe`]: the in-memory pipes under it;
+//! - [`sim`]: a simulated runtime for tests (one thread, virtual time,
+//!   seeded randomness, links with a delay and fault hooks);
 //! - [`prover`]: what a prover's run reports (phases, figures, outcome);
 //! - [`error`]: the outward error.
 //!
@@ -22,10 +26,13 @@ pub mod error;
 pub mod frame;
 mod mode;
 pub mod mpc;
+pub mod mux;
+pub mod pipe;
 pub mod policy;
 pub mod prover;
 pub mod proxy;
 pub mod runtime;
+pub mod sim;
 pub mod verifier;
 
 pub use error::{Error, Outward, Result};
