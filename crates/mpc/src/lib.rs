@@ -47,7 +47,7 @@
 //!   14 compressions instead of 36, one round trip per step; the server
 //!   Finished's `verify_data` is left to the proof after the session
 //!   ([`reduced::server_finished_circuit`]).
-//! - [`tls13`]: the TLS 1.3 key schedule (SHA-256 suites) the same way:
+//! - [`tls13`]: the TLS 1.3 key schedule (every suite) the same way:
 //!   from the ECDHE shares to the handshake traffic secrets, revealed, and
 //!   shares of the application keys and IVs, in four steps.
 //! - [`record`]: AES-GCM records in 2PC: the keystream to the prover, the

@@ -1,8 +1,10 @@
-//! The TLS 1.3 key schedule (RFC 8446 §7.1) in 2PC, SHA-256 suites: from
-//! the parties' additive shares of the ECDHE secret (the key exchange's
-//! output, as [`crate::tls12`] and [`crate::reduced`] take it) to the
-//! handshake traffic secrets, revealed, and XOR shares of the application
-//! keys and IVs ([`KeyShares`], the form the record steps take).
+//! The TLS 1.3 key schedule (RFC 8446 §7.1) in 2PC: from the parties'
+//! additive shares of the ECDHE secret (the key exchange's output, as
+//! [`crate::tls12`] and [`crate::reduced`] take it) to the handshake
+//! traffic secrets, revealed, and XOR shares of the application keys and
+//! IVs ([`KeyShares`], the form the record steps take). Every TLS 1.3
+//! suite: SHA-256 (AES-128-GCM, ChaCha20-Poly1305) and SHA-384
+//! (AES-256-GCM).
 //!
 //! Owns four step circuits, their inputs and outputs, and the schedule's
 //! public parts in the clear: the early secret and its `derived` secret are
@@ -11,9 +13,11 @@
 //! [`crate::reduced`], every secret HMAC key has its inner pad state `IS`
 //! revealed to both and its outer state `OS` XOR-shared (the verifier's
 //! share is its mask); the **verifier** computes every inner digest in the
-//! clear and enters it as the round addends of the outer block, so only
-//! outer compressions on a public schedule are garbled for messages. Never
-//! sees a socket, a record or a certificate.
+//! clear and enters it as a public input (with SHA-256 as the round
+//! addends of the outer block, so the outer compression has no message
+//! schedule; with SHA-384 as the digest itself), so HMAC on a public
+//! message costs one garbled compression. Never sees a socket, a record
+//! or a certificate.
 //!
 //! Steps (one garbled circuit and one round trip each; the prover's share
 //! enters by COT at step 0, later steps are chained to the output before):
@@ -25,28 +29,28 @@
 //!    both `OS` shared;
 //! 3. both directions' keys and IVs, shared.
 //!
-//! Cost with AES-128-GCM-SHA256 ([`Tls13Plans::and_counts`]): 23 SHA-256
-//! compressions, 9 of them outer ones on a public schedule; 437,566 AND
-//! (85,616 + 170,818 + 117,450 + 63,682), against 247,267 for the reduced
-//! TLS 1.2 PRF (14 compressions) and 775,947 for the full one. Who learns
-//! which secret, and why that is safe: `docs/protocol/mpc-tls13-kdf.md`.
+//! Cost ([`Tls13Plans::and_counts`]): with AES-128-GCM-SHA256 23 SHA-256
+//! compressions, 9 of them outer ones on a public schedule, 437,566 AND
+//! (85,616 + 170,818 + 117,450 + 63,682; 437,876 with ChaCha20's 32-byte
+//! keys), against 247,267 for the reduced TLS 1.2 PRF (14 compressions)
+//! and 775,947 for the full one; with AES-256-GCM-SHA384 the same 23 as
+//! SHA-512 compressions, 1,254,751 AND. Who learns which secret, and why
+//! that is safe: `docs/protocol/mpc-tls13-kdf.md`.
 
 use crate::error::{Error, Result};
 use crate::exec::{ProverCircuit, StepTables, VerifierCircuit};
 use crate::plan::Plan;
-use crate::reduced::{inner_digest, outer, outer_schedule, KW_BYTES};
+use crate::reduced::{outer, outer_schedule, KW_BYTES};
 use crate::tls12::{curve_bit, premaster, Curve, KeyShares};
 use rand_core::{CryptoRng, RngCore};
 use sha2::Digest;
 use std::sync::Arc;
 use webproof_circuits::builder::const_bytes;
 use webproof_circuits::hmac::{hkdf_label, HmacKey};
-use webproof_circuits::sha2::{hash_from_state, HashAlg};
+use webproof_circuits::sha2::{hash_from_state, padding, HashAlg};
 use webproof_circuits::tls::Tls13Suite;
 use webproof_circuits::{bits_to_bytes, bytes_to_bits, Bit, Builder, Circuit};
 use webproof_core::Block;
-
-const H: HashAlg = HashAlg::Sha256;
 
 /// Steps of a session (circuits, garbling instances).
 pub const STEPS: usize = 4;
@@ -62,42 +66,60 @@ pub const KEY_OUTPUT: (usize, usize) = (3, 0);
 // ---------------------------------------------------------------------
 // The schedule in the clear.
 
-/// One SHA-256 compression of a whole `block` from `state`.
-fn compress(state: &[u8], block: &[u8]) -> [u8; 32] {
-    let mut st: [u32; 8] = core::array::from_fn(|i| {
-        u32::from_be_bytes(state[4 * i..4 * i + 4].try_into().expect("4"))
-    });
-    sha2::compress256(
-        &mut st,
-        &[*sha2::digest::generic_array::GenericArray::from_slice(
-            block,
-        )],
-    );
-    let mut out = [0u8; 32];
-    for (i, w) in st.iter().enumerate() {
-        out[4 * i..4 * i + 4].copy_from_slice(&w.to_be_bytes());
+/// One compression of a whole `block` from `state` (both serialised
+/// big-endian, as in `webproof_circuits::sha2`).
+fn compress(alg: HashAlg, state: &[u8], block: &[u8]) -> Vec<u8> {
+    use sha2::digest::generic_array::GenericArray;
+    match alg {
+        HashAlg::Sha256 => {
+            let mut st: [u32; 8] = core::array::from_fn(|i| {
+                u32::from_be_bytes(state[4 * i..4 * i + 4].try_into().expect("4"))
+            });
+            sha2::compress256(&mut st, &[*GenericArray::from_slice(block)]);
+            st.iter().flat_map(|w| w.to_be_bytes()).collect()
+        }
+        HashAlg::Sha384 => {
+            let mut st: [u64; 8] = core::array::from_fn(|i| {
+                u64::from_be_bytes(state[8 * i..8 * i + 8].try_into().expect("8"))
+            });
+            sha2::compress512(&mut st, &[*GenericArray::from_slice(block)]);
+            st.iter().flat_map(|w| w.to_be_bytes()).collect()
+        }
     }
-    out
 }
 
-/// HMAC-SHA256's pad states of `key` (at most a block): the chaining
-/// states after `key ⊕ ipad` and after `key ⊕ opad`.
-fn pads(key: &[u8]) -> ([u8; 32], [u8; 32]) {
-    assert!(key.len() <= 64, "HMAC keys here are at most a block");
-    let iv = H.iv();
+/// The hash of `msg` after one block that left the chaining state
+/// `state` (an HMAC pad): an inner digest, or the outer hash.
+fn digest_after_block(alg: HashAlg, state: &[u8], msg: &[u8]) -> Vec<u8> {
+    let bl = alg.block_len();
+    let data = [msg, &padding(alg, bl + msg.len())].concat();
+    let mut st = state.to_vec();
+    for block in data.chunks(bl) {
+        st = compress(alg, &st, block);
+    }
+    st.truncate(alg.output_len());
+    st
+}
+
+/// HMAC's pad states of `key` (at most a block): the chaining states after
+/// `key ⊕ ipad` and after `key ⊕ opad`.
+fn pads(alg: HashAlg, key: &[u8]) -> (Vec<u8>, Vec<u8>) {
+    let bl = alg.block_len();
+    assert!(key.len() <= bl, "HMAC keys here are at most a block");
+    let iv = alg.iv();
     let pad = |byte: u8| {
-        let mut block = [byte; 64];
+        let mut block = vec![byte; bl];
         for (b, k) in block.iter_mut().zip(key) {
             *b ^= k;
         }
-        compress(&iv, &block)
+        compress(alg, &iv, &block)
     };
     (pad(0x36), pad(0x5c))
 }
 
-fn hmac(key: &[u8], msg: &[u8]) -> [u8; 32] {
-    let (is, os) = pads(key);
-    inner_digest(&os, &inner_digest(&is, msg))
+fn hmac(alg: HashAlg, key: &[u8], msg: &[u8]) -> Vec<u8> {
+    let (is, os) = pads(alg, key);
+    digest_after_block(alg, &os, &digest_after_block(alg, &is, msg))
 }
 
 /// The HMAC message of `HKDF-Expand-Label(·, label, context, len)` for
@@ -106,46 +128,56 @@ fn info(label: &str, context: &[u8], len: usize) -> Vec<u8> {
     [hkdf_label(label, context, len), vec![1]].concat()
 }
 
-/// `HKDF-Expand-Label(secret, label, context, len)` with SHA-256, `len` at
-/// most 32 (one HMAC, as every output of the schedule).
-pub fn expand_label(secret: &[u8; 32], label: &str, context: &[u8], len: usize) -> Vec<u8> {
-    assert!(len <= 32, "one HMAC output");
-    hmac(secret, &info(label, context, len))[..len].to_vec()
+/// `HKDF-Expand-Label(secret, label, context, len)` under `alg`, `len` at
+/// most a hash (one HMAC, as every output of the schedule).
+pub fn expand_label(
+    alg: HashAlg,
+    secret: &[u8],
+    label: &str,
+    context: &[u8],
+    len: usize,
+) -> Vec<u8> {
+    assert!(len <= alg.output_len(), "one HMAC output");
+    let mut out = hmac(alg, secret, &info(label, context, len));
+    out.truncate(len);
+    out
 }
 
-/// SHA-256 of the empty string: the context of `Derive-Secret(·,
+/// The hash of the empty string: the context of `Derive-Secret(·,
 /// "derived", "")`.
-fn empty_hash() -> [u8; 32] {
-    sha2::Sha256::digest([]).into()
+fn empty_hash(alg: HashAlg) -> Vec<u8> {
+    match alg {
+        HashAlg::Sha256 => sha2::Sha256::digest([]).to_vec(),
+        HashAlg::Sha384 => sha2::Sha384::digest([]).to_vec(),
+    }
 }
 
 /// `Derive-Secret(early_secret, "derived", "")` without a PSK: a public
 /// constant, the HKDF salt of the handshake secret.
-pub fn derived_early() -> [u8; 32] {
-    let early = hmac(&[0; 32], &[0; 32]);
-    expand_label(&early, "derived", &empty_hash(), 32)
-        .try_into()
-        .expect("32 bytes")
+pub fn derived_early(alg: HashAlg) -> Vec<u8> {
+    let zeros = vec![0; alg.output_len()];
+    let early = hmac(alg, &zeros, &zeros);
+    expand_label(alg, &early, "derived", &empty_hash(alg), alg.output_len())
 }
 
 /// The secrets of the schedule in the clear, from the ECDHE secret `z`
 /// (encoded as TLS does: P-256's x-coordinate big-endian, X25519's output
 /// as is): the reference the 2PC is tested against, never run in a session
-/// (no party holds `z`).
+/// (no party holds `z`). Each is a hash long.
 #[derive(Clone, PartialEq, Eq)]
 pub struct ClearSchedule {
     /// Handshake secret.
-    pub handshake: [u8; 32],
+    pub handshake: Vec<u8>,
     /// client_handshake_traffic_secret.
-    pub client_handshake: [u8; 32],
+    pub client_handshake: Vec<u8>,
     /// server_handshake_traffic_secret.
-    pub server_handshake: [u8; 32],
+    pub server_handshake: Vec<u8>,
     /// Master secret.
-    pub master: [u8; 32],
+    pub master: Vec<u8>,
     /// client_application_traffic_secret_0.
-    pub client_application: [u8; 32],
+    pub client_application: Vec<u8>,
     /// server_application_traffic_secret_0.
-    pub server_application: [u8; 32],
+    pub server_application: Vec<u8>,
 }
 
 impl core::fmt::Debug for ClearSchedule {
@@ -155,57 +187,56 @@ impl core::fmt::Debug for ClearSchedule {
 }
 
 impl ClearSchedule {
-    /// The schedule for `z`, the hash of ClientHello..ServerHello
-    /// (`hello_hash`) and of ClientHello..server Finished
-    /// (`finished_hash`).
-    pub fn new(z: &[u8; 32], hello_hash: &[u8; 32], finished_hash: &[u8; 32]) -> Self {
-        let d = |s: &[u8; 32], label: &str, ctx: &[u8]| -> [u8; 32] {
-            expand_label(s, label, ctx, 32).try_into().expect("32")
-        };
-        let hs = hmac(&derived_early(), z);
-        let ms = hmac(&d(&hs, "derived", &empty_hash()), &[0; 32]);
+    /// The schedule under `alg` for `z`, the hash of
+    /// ClientHello..ServerHello (`hello_hash`) and of ClientHello..server
+    /// Finished (`finished_hash`).
+    pub fn new(alg: HashAlg, z: &[u8; 32], hello_hash: &[u8], finished_hash: &[u8]) -> Self {
+        let hl = alg.output_len();
+        let d = |s: &[u8], label: &str, ctx: &[u8]| expand_label(alg, s, label, ctx, hl);
+        let hs = hmac(alg, &derived_early(alg), z);
+        let ms = hmac(alg, &d(&hs, "derived", &empty_hash(alg)), &vec![0; hl]);
         ClearSchedule {
-            handshake: hs,
             client_handshake: d(&hs, "c hs traffic", hello_hash),
             server_handshake: d(&hs, "s hs traffic", hello_hash),
-            master: ms,
+            handshake: hs,
             client_application: d(&ms, "c ap traffic", finished_hash),
             server_application: d(&ms, "s ap traffic", finished_hash),
+            master: ms,
         }
     }
 }
 
-/// A traffic secret's write key (`key_len` bytes) and IV.
-pub fn traffic_keys(secret: &[u8; 32], key_len: usize) -> (Vec<u8>, [u8; IV_LEN]) {
-    let iv = expand_label(secret, "iv", &[], IV_LEN);
+/// A traffic secret's write key and IV under `suite`.
+pub fn traffic_keys(suite: Tls13Suite, secret: &[u8]) -> (Vec<u8>, [u8; IV_LEN]) {
+    let iv = expand_label(suite.hash, secret, "iv", &[], IV_LEN);
     (
-        expand_label(secret, "key", &[], key_len),
+        expand_label(suite.hash, secret, "key", &[], suite.key_len),
         iv.try_into().expect("12 bytes"),
     )
 }
 
 /// A handshake traffic secret's `finished_key`.
-pub fn finished_key(secret: &[u8; 32]) -> [u8; 32] {
-    expand_label(secret, "finished", &[], 32)
-        .try_into()
-        .expect("32 bytes")
+pub fn finished_key(alg: HashAlg, secret: &[u8]) -> Vec<u8> {
+    expand_label(alg, secret, "finished", &[], alg.output_len())
 }
 
 /// The Finished `verify_data` under a handshake traffic secret, over the
 /// transcript hash `hash` (through CertificateVerify for the server's,
 /// through the server Finished for the client's).
-pub fn verify_data(secret: &[u8; 32], hash: &[u8]) -> [u8; 32] {
-    hmac(&finished_key(secret), hash)
+pub fn verify_data(alg: HashAlg, secret: &[u8], hash: &[u8]) -> Vec<u8> {
+    hmac(alg, &finished_key(alg, secret), hash)
 }
 
 /// Both handshake traffic secrets, revealed at step 1: what the prover
 /// decrypts the server's flight and writes its Finished with.
 #[derive(Clone, PartialEq, Eq)]
 pub struct HandshakeSecrets {
+    /// The suite's hash.
+    pub alg: HashAlg,
     /// client_handshake_traffic_secret.
-    pub client: [u8; 32],
+    pub client: Vec<u8>,
     /// server_handshake_traffic_secret.
-    pub server: [u8; 32],
+    pub server: Vec<u8>,
 }
 
 impl core::fmt::Debug for HandshakeSecrets {
@@ -215,17 +246,20 @@ impl core::fmt::Debug for HandshakeSecrets {
 }
 
 impl HandshakeSecrets {
-    fn from_revealed(step1: &[u8]) -> Option<Self> {
+    /// From step 1's revealed output (`IS_ms ‖ c_hs ‖ s_hs`).
+    fn from_revealed(alg: HashAlg, step1: &[u8]) -> Option<Self> {
+        let (sl, hl) = (alg.state_len(), alg.output_len());
         Some(HandshakeSecrets {
-            client: step1.get(32..64)?.try_into().ok()?,
-            server: step1.get(64..96)?.try_into().ok()?,
+            alg,
+            client: step1.get(sl..sl + hl)?.to_vec(),
+            server: step1.get(sl + hl..sl + 2 * hl)?.to_vec(),
         })
     }
 
     /// Whether the server's Finished (`sent`) is the `verify_data` over
     /// the hash of ClientHello..CertificateVerify.
     pub fn check_server_finished(&self, hash: &[u8], sent: &[u8]) -> Result<()> {
-        if verify_data(&self.server, hash)[..] != *sent {
+        if verify_data(self.alg, &self.server, hash) != sent {
             return Err(Error::ServerFinished);
         }
         Ok(())
@@ -233,8 +267,8 @@ impl HandshakeSecrets {
 
     /// The client's Finished `verify_data` over the hash of
     /// ClientHello..server Finished.
-    pub fn client_verify_data(&self, hash: &[u8]) -> [u8; 32] {
-        verify_data(&self.client, hash)
+    pub fn client_verify_data(&self, hash: &[u8]) -> Vec<u8> {
+        verify_data(self.alg, &self.client, hash)
     }
 }
 
@@ -257,21 +291,51 @@ fn split_key_block(key_len: usize, kb: &[u8]) -> KeyShares {
     }
 }
 
+/// Bytes of the public input that enters one inner digest `u`: with
+/// SHA-256 the round addends of its outer block ([`outer_schedule`]), so
+/// the outer compression has no message schedule; with SHA-384 `u`
+/// itself (its schedule is computed in the circuit: no `outer` for
+/// SHA-512 yet).
+fn digest_input_len(alg: HashAlg) -> usize {
+    match alg {
+        HashAlg::Sha256 => KW_BYTES,
+        HashAlg::Sha384 => 48,
+    }
+}
+
+/// [`digest_input_len`]'s bytes for `u`.
+fn digest_input(alg: HashAlg, u: &[u8]) -> Vec<u8> {
+    match alg {
+        HashAlg::Sha256 => outer_schedule(u.try_into().expect("a SHA-256 digest")),
+        HashAlg::Sha384 => u.to_vec(),
+    }
+}
+
+/// `F(OS, u)`, the outer hash of HMAC from its state `os`, with `u` entered
+/// as [`digest_input`].
+fn outer_hash(b: &mut Builder, alg: HashAlg, os: &[Bit], u: &[Bit]) -> Vec<Bit> {
+    match alg {
+        HashAlg::Sha256 => outer(b, os, u),
+        HashAlg::Sha384 => hash_from_state(b, alg, os, alg.block_len(), u),
+    }
+}
+
 /// What a step's circuit takes, in bytes: the share of each party, the
-/// public inner digests (each entered as its outer block's schedule,
-/// `KW_BYTES`), the mask the step outputs under.
+/// public inner digests (each [`digest_input_len`]), the mask the step
+/// outputs under.
 struct Shape {
     share: usize,
     digests: usize,
     mask: usize,
 }
 
-fn shape(step: usize, key_len: usize) -> Shape {
+fn shape(suite: Tls13Suite, step: usize) -> Shape {
+    let sl = suite.hash.state_len();
     let (share, digests, mask) = match step {
-        0 => (32, 0, 32),
-        1 => (32, 3, 32),
-        2 => (32, 2, 64),
-        _ => (64, 4, key_block_len(key_len)),
+        0 => (32, 0, sl),
+        1 => (sl, 3, sl),
+        2 => (sl, 2, 2 * sl),
+        _ => (2 * sl, 4, key_block_len(suite.key_len)),
     };
     Shape {
         share,
@@ -282,30 +346,33 @@ fn shape(step: usize, key_len: usize) -> Shape {
 
 /// Bytes a step reveals to both (`IS_hs`; `IS_ms ‖ c_hs ‖ s_hs`; `IS` of
 /// both application secrets), `None` for the last.
-fn revealed_len(step: usize) -> Option<usize> {
+fn revealed_len(alg: HashAlg, step: usize) -> Option<usize> {
+    let (sl, hl) = (alg.state_len(), alg.output_len());
     match step {
-        0 => Some(32),
-        1 => Some(96),
-        2 => Some(64),
+        0 => Some(sl),
+        1 => Some(sl + 2 * hl),
+        2 => Some(2 * sl),
         _ => None,
     }
 }
 
-/// The circuit of `step` for keys of `key_len` bytes (16 or 32). Input
-/// groups: step 0 `[prover share, verifier share, mask, curve bit]` (the
-/// ECDHE shares, 32 bytes little-endian below `p`, as
-/// [`crate::tls12`]'s); later steps `[prover share, verifier share, inner
-/// digests' schedules, mask]`, the shares being the `OS` the step before
-/// output (the verifier's is its mask). Outputs: the revealed group (not at
-/// step 3), then the shared one under the step's mask.
-pub fn step_circuit(step: usize, key_len: usize) -> Circuit {
+/// The circuit of `step` for `suite`. Input groups: step 0 `[prover
+/// share, verifier share, mask, curve bit]` (the ECDHE shares, 32 bytes
+/// little-endian below `p`, as [`crate::tls12`]'s); later steps
+/// `[prover share, verifier share, inner digests, mask]`, the shares
+/// being the `OS` the step before output (the verifier's is its mask).
+/// Outputs: the revealed group (not at step 3), then the shared one under
+/// the step's mask.
+pub fn step_circuit(suite: Tls13Suite, step: usize) -> Circuit {
     assert!(step < STEPS, "four steps");
-    let s = shape(step, key_len);
+    let alg = suite.hash;
+    let (sl, hl) = (alg.state_len(), alg.output_len());
+    let s = shape(suite, step);
     let mut b = Builder::new();
     let p = b.input_bytes(s.share);
     let v = b.input_bytes(s.share);
     let pads_out = |b: &mut Builder, keys: &[&[Bit]], mask: &[Bit]| {
-        let ks: Vec<HmacKey> = keys.iter().map(|k| HmacKey::new(b, H, k)).collect();
+        let ks: Vec<HmacKey> = keys.iter().map(|k| HmacKey::new(b, alg, k)).collect();
         let is: Vec<Bit> = ks.iter().flat_map(|k| k.inner_state().to_vec()).collect();
         let os: Vec<Bit> = ks.iter().flat_map(|k| k.outer_state().to_vec()).collect();
         b.output(&is);
@@ -317,46 +384,49 @@ pub fn step_circuit(step: usize, key_len: usize) -> Circuit {
         let p256 = b.input(1)[0];
         let z = premaster(&mut b, &p, &v, p256);
         // HKDF-Extract under the public salt: its pads are constants.
-        let (is, os) = pads(&derived_early());
-        let u = hash_from_state(&mut b, H, &const_bytes(&is), 64, &z);
-        let hs = hash_from_state(&mut b, H, &const_bytes(&os), 64, &u);
+        let (is, os) = pads(alg, &derived_early(alg));
+        let bl = alg.block_len();
+        let u = hash_from_state(&mut b, alg, &const_bytes(&is), bl, &z);
+        let hs = hash_from_state(&mut b, alg, &const_bytes(&os), bl, &u);
         pads_out(&mut b, &[&hs], &mask);
         return b.finish();
     }
-    let kw: Vec<Vec<Bit>> = b
-        .input_bytes(KW_BYTES * s.digests)
-        .chunks(8 * KW_BYTES)
+    let len = digest_input_len(alg);
+    let us: Vec<Vec<Bit>> = b
+        .input_bytes(len * s.digests)
+        .chunks(8 * len)
         .map(<[Bit]>::to_vec)
         .collect();
     let mask = b.input_bytes(s.mask);
     let os = b.xor_words(&p, &v);
     match step {
         1 => {
-            let c = outer(&mut b, &os, &kw[0]);
-            let sv = outer(&mut b, &os, &kw[1]);
-            let derived = outer(&mut b, &os, &kw[2]);
+            let c = outer_hash(&mut b, alg, &os, &us[0]);
+            let sv = outer_hash(&mut b, alg, &os, &us[1]);
+            let derived = outer_hash(&mut b, alg, &os, &us[2]);
             // One HMAC under `derived` only: its pads stay inside.
-            let dk = HmacKey::new(&mut b, H, &derived);
-            let ms = dk.mac(&mut b, &const_bytes(&[0; 32]));
-            let mk = HmacKey::new(&mut b, H, &ms);
+            let dk = HmacKey::new(&mut b, alg, &derived);
+            let ms = dk.mac(&mut b, &const_bytes(&vec![0; hl]));
+            let mk = HmacKey::new(&mut b, alg, &ms);
             b.output(&[mk.inner_state(), &c, &sv].concat());
             let o = b.xor_words(mk.outer_state(), &mask);
             b.output(&o);
         }
         2 => {
-            let c = outer(&mut b, &os, &kw[0]);
-            let sv = outer(&mut b, &os, &kw[1]);
+            let c = outer_hash(&mut b, alg, &os, &us[0]);
+            let sv = outer_hash(&mut b, alg, &os, &us[1]);
             pads_out(&mut b, &[&c, &sv], &mask);
         }
         _ => {
-            let (oc, osv) = os.split_at(256);
-            let ck = outer(&mut b, oc, &kw[0]);
-            let sk = outer(&mut b, osv, &kw[1]);
-            let civ = outer(&mut b, oc, &kw[2]);
-            let siv = outer(&mut b, osv, &kw[3]);
+            let (oc, osv) = os.split_at(8 * sl);
+            let ck = outer_hash(&mut b, alg, oc, &us[0]);
+            let sk = outer_hash(&mut b, alg, osv, &us[1]);
+            let civ = outer_hash(&mut b, alg, oc, &us[2]);
+            let siv = outer_hash(&mut b, alg, osv, &us[3]);
+            let kl = suite.key_len;
             let kb = [
-                &ck[..8 * key_len],
-                &sk[..8 * key_len],
+                &ck[..8 * kl],
+                &sk[..8 * kl],
                 &civ[..8 * IV_LEN],
                 &siv[..8 * IV_LEN],
             ]
@@ -368,30 +438,25 @@ pub fn step_circuit(step: usize, key_len: usize) -> Circuit {
     b.finish()
 }
 
-/// The plans of the four steps for one key length (schedules only, shared
-/// by reference: cloning is cheap).
+/// The plans of the four steps for one suite (schedules only, shared by
+/// reference: cloning is cheap).
 #[derive(Clone)]
 pub struct Tls13Plans {
-    key_len: usize,
+    suite: Tls13Suite,
     plans: Vec<Arc<Plan>>,
 }
 
 impl Tls13Plans {
-    /// Build and plan the circuits of `suite`: the SHA-256 suites
-    /// (AES-128-GCM, ChaCha20-Poly1305); SHA-384 is refused (not done).
+    /// Build and plan the circuits of `suite` (AES-128-GCM-SHA256,
+    /// ChaCha20-Poly1305-SHA256, AES-256-GCM-SHA384).
     pub fn new(suite: Tls13Suite) -> Result<Self> {
-        if suite.hash != H || !matches!(suite.key_len, 16 | 32) {
-            return Err(Error::Malformed(
-                "TLS 1.3 key schedule in 2PC: SHA-256 suites only",
-            ));
+        if suite.key_len > suite.hash.output_len() || suite.key_len == 0 {
+            return Err(Error::Malformed("a TLS 1.3 suite with another key length"));
         }
         let plans = (0..STEPS)
-            .map(|s| Plan::from_circuit(step_circuit(s, suite.key_len)).map(Arc::new))
+            .map(|s| Plan::from_circuit(step_circuit(suite, s)).map(Arc::new))
             .collect::<Result<_>>()?;
-        Ok(Tls13Plans {
-            key_len: suite.key_len,
-            plans,
-        })
+        Ok(Tls13Plans { suite, plans })
     }
 
     /// The plan of `step`.
@@ -414,9 +479,9 @@ impl Tls13Plans {
         }
     }
 
-    /// Bytes of each write key.
-    pub fn key_len(&self) -> usize {
-        self.key_len
+    /// The suite.
+    pub fn suite(&self) -> Tls13Suite {
+        self.suite
     }
 }
 
@@ -437,12 +502,13 @@ type Masks = [Vec<u8>; 4];
 
 /// The verifier's groups of `step` in circuit order after the prover's:
 /// step 0 its ECDHE share, mask and the curve; later its share (the mask
-/// of the step before), the digests' schedules, its mask.
+/// of the step before), the digests' inputs, its mask.
 fn verifier_groups(
+    alg: HashAlg,
     step: usize,
     (share, curve): (&[u8; 32], Curve),
     masks: &Masks,
-    us: &[[u8; 32]],
+    us: &[Vec<u8>],
 ) -> Vec<Vec<bool>> {
     if step == 0 {
         return vec![
@@ -451,10 +517,10 @@ fn verifier_groups(
             curve_bit(curve),
         ];
     }
-    let kw: Vec<u8> = us.iter().flat_map(outer_schedule).collect();
+    let inputs: Vec<u8> = us.iter().flat_map(|u| digest_input(alg, u)).collect();
     vec![
         bytes_to_bits(&masks[step - 1]),
-        bytes_to_bits(&kw),
+        bytes_to_bits(&inputs),
         bytes_to_bits(&masks[step]),
     ]
 }
@@ -469,53 +535,59 @@ fn early_bits(step: usize, masks: &Masks) -> Vec<Vec<bool>> {
 
 /// The public transcript hashes: of ClientHello..ServerHello (known at
 /// step 0) and of ClientHello..server Finished (needed from step 2).
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Default)]
 struct Hashes {
-    hello: Option<[u8; 32]>,
-    finished: Option<[u8; 32]>,
+    hello: Option<Vec<u8>>,
+    finished: Option<Vec<u8>>,
 }
 
 /// The inner digests `step` takes, from what the steps before revealed
 /// (`revealed[s]`, see [`revealed_len`]) and the public hashes.
 fn digests(
+    suite: Tls13Suite,
     step: usize,
     revealed: &[Vec<u8>],
     hashes: &Hashes,
-    key_len: usize,
-) -> Result<Vec<[u8; 32]>> {
+) -> Result<Vec<Vec<u8>>> {
     if revealed.len() < step {
         return Err(Error::Malformed("step out of order"));
     }
-    let u =
-        |is: &[u8], label: &str, ctx: &[u8], len: usize| inner_digest(is, &info(label, ctx, len));
+    let alg = suite.hash;
+    let (sl, hl) = (alg.state_len(), alg.output_len());
+    let u = |is: &[u8], label: &str, ctx: &[u8], len: usize| {
+        digest_after_block(alg, is, &info(label, ctx, len))
+    };
     Ok(match step {
         0 => Vec::new(),
         1 => {
             let hello = hashes
                 .hello
+                .as_ref()
                 .ok_or(Error::Malformed("no ServerHello hash"))?;
             let is = &revealed[0];
             vec![
-                u(is, "c hs traffic", &hello, 32),
-                u(is, "s hs traffic", &hello, 32),
-                u(is, "derived", &empty_hash(), 32),
+                u(is, "c hs traffic", hello, hl),
+                u(is, "s hs traffic", hello, hl),
+                u(is, "derived", &empty_hash(alg), hl),
             ]
         }
         2 => {
             let fin = hashes
                 .finished
+                .as_ref()
                 .ok_or(Error::Malformed("no server Finished hash"))?;
-            let is = &revealed[1][..32];
+            let is = &revealed[1][..sl];
             vec![
-                u(is, "c ap traffic", &fin, 32),
-                u(is, "s ap traffic", &fin, 32),
+                u(is, "c ap traffic", fin, hl),
+                u(is, "s ap traffic", fin, hl),
             ]
         }
         3 => {
-            let (c, s) = revealed[2].split_at(32);
+            let (c, s) = revealed[2].split_at(sl);
+            let kl = suite.key_len;
             vec![
-                u(c, "key", &[], key_len),
-                u(s, "key", &[], key_len),
+                u(c, "key", &[], kl),
+                u(s, "key", &[], kl),
                 u(c, "iv", &[], IV_LEN),
                 u(s, "iv", &[], IV_LEN),
             ]
@@ -524,9 +596,11 @@ fn digests(
     })
 }
 
-fn hash32(h: &[u8]) -> Result<[u8; 32]> {
-    h.try_into()
-        .map_err(|_| Error::Malformed("hash of the wrong length"))
+fn check_hash(alg: HashAlg, h: &[u8]) -> Result<Vec<u8>> {
+    if h.len() != alg.output_len() {
+        return Err(Error::Malformed("hash of the wrong length"));
+    }
+    Ok(h.to_vec())
 }
 
 /// The prover's check, after the session, of the verifier's revealed
@@ -538,7 +612,7 @@ fn hash32(h: &[u8]) -> Result<[u8; 32]> {
 /// The audit separately checks that these are the values garbled with.
 /// Returns the verifier's key shares its masks fix.
 pub fn check_verifier_inputs(
-    key_len: usize,
+    suite: Tls13Suite,
     curve: Curve,
     hello_hash: &[u8],
     finished_hash: &[u8],
@@ -549,6 +623,7 @@ pub fn check_verifier_inputs(
     if inputs.len() != STEPS || revealed.len() != STEPS - 1 {
         return Err(OTHER);
     }
+    let alg = suite.hash;
     let group = |s: usize, g: usize, bytes: usize| -> Result<Vec<u8>> {
         match inputs[s].get(g) {
             Some(b) if b.len() == 8 * bytes => Ok(bits_to_bytes(b)),
@@ -557,24 +632,24 @@ pub fn check_verifier_inputs(
     };
     let share: [u8; 32] = group(0, 0, 32)?.try_into().expect("32 bytes");
     let masks: Masks = [
-        group(0, 1, 32)?,
-        group(1, 2, 32)?,
-        group(2, 2, 64)?,
-        group(3, 2, key_block_len(key_len))?,
+        group(0, 1, shape(suite, 0).mask)?,
+        group(1, 2, shape(suite, 1).mask)?,
+        group(2, 2, shape(suite, 2).mask)?,
+        group(3, 2, shape(suite, 3).mask)?,
     ];
     let hashes = Hashes {
-        hello: Some(hash32(hello_hash)?),
-        finished: Some(hash32(finished_hash)?),
+        hello: Some(check_hash(alg, hello_hash)?),
+        finished: Some(check_hash(alg, finished_hash)?),
     };
     let revealed: Vec<Vec<u8>> = revealed.iter().map(|r| bits_to_bytes(r)).collect();
     for (s, r) in revealed.iter().enumerate() {
-        if Some(r.len()) != revealed_len(s) {
+        if Some(r.len()) != revealed_len(alg, s) {
             return Err(OTHER);
         }
     }
     for (step, given) in inputs.iter().enumerate() {
-        let us = digests(step, &revealed, &hashes, key_len)?;
-        if verifier_groups(step, (&share, curve), &masks, &us) != *given {
+        let us = digests(suite, step, &revealed, &hashes)?;
+        if verifier_groups(alg, step, (&share, curve), &masks, &us) != *given {
             return Err(Error::VerifierCheated(
                 "a key-schedule input other than the protocol's (inner digests of the \
                  revealed values and the transcript hashes, or its masks reused as the \
@@ -582,7 +657,7 @@ pub fn check_verifier_inputs(
             ));
         }
     }
-    Ok(split_key_block(key_len, &masks[3]))
+    Ok(split_key_block(suite.key_len, &masks[3]))
 }
 
 // ---------------------------------------------------------------------
@@ -590,7 +665,7 @@ pub fn check_verifier_inputs(
 
 /// The verifier (garbler) of the TLS 1.3 key schedule.
 pub struct Tls13Verifier {
-    key_len: usize,
+    suite: Tls13Suite,
     circuits: Vec<VerifierCircuit>,
     /// The ECDHE share and the negotiated curve, once bound.
     share: Option<([u8; 32], Curve)>,
@@ -624,14 +699,9 @@ impl Tls13Verifier {
             rng.fill_bytes(&mut m);
             m
         };
-        let masks = [
-            mask(32),
-            mask(32),
-            mask(64),
-            mask(key_block_len(plans.key_len)),
-        ];
+        let masks = [0, 1, 2, 3].map(|s| mask(shape(plans.suite, s).mask));
         Ok(Tls13Verifier {
-            key_len: plans.key_len,
+            suite: plans.suite,
             circuits,
             share: None,
             hashes: Hashes::default(),
@@ -679,7 +749,7 @@ impl Tls13Verifier {
         if self.share.is_some() {
             return Err(Error::Malformed("inputs bound twice"));
         }
-        self.hashes.hello = Some(hash32(hello_hash)?);
+        self.hashes.hello = Some(check_hash(self.suite.hash, hello_hash)?);
         self.share = Some((*share_le, curve));
         Ok(())
     }
@@ -691,7 +761,7 @@ impl Tls13Verifier {
         if self.hashes.finished.is_some() {
             return Err(Error::Malformed("server Finished hash bound twice"));
         }
-        self.hashes.finished = Some(hash32(hash)?);
+        self.hashes.finished = Some(check_hash(self.suite.hash, hash)?);
         Ok(())
     }
 
@@ -704,17 +774,18 @@ impl Tls13Verifier {
         let share = self
             .share
             .ok_or(Error::Malformed("inputs before the key exchange"))?;
-        let us = digests(step, &self.revealed, &self.hashes, self.key_len)?;
+        let us = digests(self.suite, step, &self.revealed, &self.hashes)?;
         let early = early_groups(step);
         // Circuit group `g` is verifier group `g - 1` (the prover's is 0).
-        let late: Vec<Vec<bool>> = verifier_groups(step, (&share.0, share.1), &self.masks, &us)
-            .into_iter()
-            .enumerate()
-            .filter(|(i, _)| !early.contains(&(i + 1)))
-            .map(|(_, g)| g)
-            .collect();
+        let late: Vec<Vec<bool>> =
+            verifier_groups(self.suite.hash, step, (&share.0, share.1), &self.masks, &us)
+                .into_iter()
+                .enumerate()
+                .filter(|(i, _)| !early.contains(&(i + 1)))
+                .map(|(_, g)| g)
+                .collect();
         let msg = self.circuits[step].inputs(keys, flips, &late)?;
-        if revealed_len(step).is_none() {
+        if revealed_len(self.suite.hash, step).is_none() {
             self.next += 1;
         }
         Ok(msg)
@@ -723,11 +794,11 @@ impl Tls13Verifier {
     /// The prover's labels of `step`'s revealed output: checked, then
     /// taken into the verifier's state.
     pub fn receive(&mut self, step: usize, labels: &[u8]) -> Result<()> {
-        if step != self.next || revealed_len(step).is_none() {
+        if step != self.next || revealed_len(self.suite.hash, step).is_none() {
             return Err(Error::Malformed("step out of order"));
         }
         let v = bits_to_bytes(&self.circuits[step].check_output(0, labels)?);
-        if Some(v.len()) != revealed_len(step) {
+        if Some(v.len()) != revealed_len(self.suite.hash, step) {
             return Err(Error::Malformed("revealed output of the wrong length"));
         }
         self.revealed.push(v);
@@ -737,12 +808,12 @@ impl Tls13Verifier {
 
     /// Both handshake traffic secrets, after step 1.
     pub fn handshake_secrets(&self) -> Option<HandshakeSecrets> {
-        HandshakeSecrets::from_revealed(self.revealed.get(1)?)
+        HandshakeSecrets::from_revealed(self.suite.hash, self.revealed.get(1)?)
     }
 
     /// The verifier's key shares (its masks of the key block).
     pub fn key_shares(&self) -> KeyShares {
-        split_key_block(self.key_len, &self.masks[3])
+        split_key_block(self.suite.key_len, &self.masks[3])
     }
 
     /// The step circuits (for the consistency proof: 0-labels, `Δ`).
@@ -759,7 +830,7 @@ impl Tls13Verifier {
 
 /// The prover (evaluator) of the TLS 1.3 key schedule.
 pub struct Tls13Prover {
-    key_len: usize,
+    suite: Tls13Suite,
     circuits: Vec<ProverCircuit>,
     tables: Vec<StepTables>,
     share: [u8; 32],
@@ -795,7 +866,7 @@ impl Tls13Prover {
             })
             .collect::<Result<_>>()?;
         Ok(Tls13Prover {
-            key_len: plans.key_len,
+            suite: plans.suite,
             circuits,
             tables,
             share: *share_le,
@@ -855,15 +926,15 @@ impl Tls13Prover {
 
     /// Both handshake traffic secrets, after step 1.
     pub fn handshake_secrets(&self) -> Option<HandshakeSecrets> {
-        HandshakeSecrets::from_revealed(self.revealed.get(1)?)
+        HandshakeSecrets::from_revealed(self.suite.hash, self.revealed.get(1)?)
     }
 
     /// The prover's key shares, after step 3.
     pub fn key_shares(&self) -> Result<KeyShares> {
-        if self.kb.len() != key_block_len(self.key_len) {
+        if self.kb.len() != key_block_len(self.suite.key_len) {
             return Err(Error::NotFinished);
         }
-        Ok(split_key_block(self.key_len, &self.kb))
+        Ok(split_key_block(self.suite.key_len, &self.kb))
     }
 
     /// What steps 0 to 2 revealed, as decoded (for

@@ -8,7 +8,8 @@ use common::cots;
 use hkdf::Hkdf;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
-use sha2::{Digest, Sha256};
+use sha2::{Digest, Sha256, Sha384};
+use webproof_circuits::sha2::HashAlg;
 use webproof_circuits::tls::Tls13Suite;
 use webproof_mpc::field::{Curve25519Base, P256Base};
 use webproof_mpc::tls12::Curve;
@@ -29,38 +30,49 @@ fn h32(s: &str) -> [u8; 32] {
     hex(s).try_into().unwrap()
 }
 
-/// HKDF-Expand-Label (RFC 8446 §7.1) with RustCrypto's HKDF, the
-/// `HkdfLabel` written out here.
-fn expand_label(secret: &[u8], label: &str, ctx: &[u8], len: usize) -> Vec<u8> {
-    let full = [b"tls13 ", label.as_bytes()].concat();
-    let mut info = (len as u16).to_be_bytes().to_vec();
-    info.push(full.len() as u8);
-    info.extend(&full);
-    info.push(ctx.len() as u8);
-    info.extend(ctx);
-    let mut out = vec![0; len];
-    Hkdf::<Sha256>::from_prk(secret)
-        .unwrap()
-        .expand(&info, &mut out)
-        .unwrap();
-    out
-}
+/// HKDF-Expand-Label (RFC 8446 §7.1) and the whole schedule with
+/// RustCrypto's HKDF over `$h`, the `HkdfLabel` written out here.
+macro_rules! reference_with {
+    ($expand:ident, $schedule:ident, $h:ty) => {
+        fn $expand(secret: &[u8], label: &str, ctx: &[u8], len: usize) -> Vec<u8> {
+            let full = [b"tls13 ", label.as_bytes()].concat();
+            let mut info = (len as u16).to_be_bytes().to_vec();
+            info.push(full.len() as u8);
+            info.extend(&full);
+            info.push(ctx.len() as u8);
+            info.extend(ctx);
+            let mut out = vec![0; len];
+            Hkdf::<$h>::from_prk(secret)
+                .unwrap()
+                .expand(&info, &mut out)
+                .unwrap();
+            out
+        }
 
-/// The whole schedule with RustCrypto: (c_hs, s_hs, c_ap, s_ap).
-fn reference(z: &[u8], hello: &[u8], fin: &[u8]) -> [Vec<u8>; 4] {
-    let (early, _) = Hkdf::<Sha256>::extract(Some(&[0; 32]), &[0; 32]);
-    let empty = Sha256::digest([]);
-    let derived = expand_label(&early, "derived", &empty, 32);
-    let (hs, _) = Hkdf::<Sha256>::extract(Some(&derived), z);
-    let derived = expand_label(&hs, "derived", &empty, 32);
-    let (ms, _) = Hkdf::<Sha256>::extract(Some(&derived), &[0; 32]);
-    [
-        expand_label(&hs, "c hs traffic", hello, 32),
-        expand_label(&hs, "s hs traffic", hello, 32),
-        expand_label(&ms, "c ap traffic", fin, 32),
-        expand_label(&ms, "s ap traffic", fin, 32),
-    ]
+        /// (c_hs, s_hs, c_ap, s_ap).
+        fn $schedule(z: &[u8], hello: &[u8], fin: &[u8]) -> [Vec<u8>; 4] {
+            let hl = <$h>::output_size();
+            let zeros = vec![0; hl];
+            let (early, _) = Hkdf::<$h>::extract(Some(&zeros), &zeros);
+            let empty = <$h>::digest([]);
+            let derived = $expand(&early, "derived", &empty, hl);
+            let (hs, _) = Hkdf::<$h>::extract(Some(&derived), z);
+            let derived = $expand(&hs, "derived", &empty, hl);
+            let (ms, _) = Hkdf::<$h>::extract(Some(&derived), &zeros);
+            [
+                $expand(&hs, "c hs traffic", hello, hl),
+                $expand(&hs, "s hs traffic", hello, hl),
+                $expand(&ms, "c ap traffic", fin, hl),
+                $expand(&ms, "s ap traffic", fin, hl),
+            ]
+        }
+    };
 }
+reference_with!(expand_label, reference, Sha256);
+reference_with!(expand_label384, reference384, Sha384);
+
+/// One of the two `expand_label`s.
+type Expand = fn(&[u8], &str, &[u8], usize) -> Vec<u8>;
 
 /// All four steps, both parties in this thread, in-memory messages as a
 /// session would send them: (verifier, prover).
@@ -114,27 +126,38 @@ fn shares(curve: Curve, rng: &mut ChaCha20Rng) -> ([u8; 32], [u8; 32], [u8; 32])
 fn check(curve: Curve, suite: Tls13Suite, seed: u64) {
     let mut rng = ChaCha20Rng::seed_from_u64(seed);
     let (ps, vs, z) = shares(curve, &mut rng);
-    let [hello, fin]: [[u8; 32]; 2] = core::array::from_fn(|_| rng.gen());
+    let hl = suite.hash.output_len();
+    let hello: Vec<u8> = (0..hl).map(|_| rng.gen()).collect();
+    let fin: Vec<u8> = (0..hl).map(|_| rng.gen()).collect();
     let plans = Tls13Plans::new(suite).unwrap();
     let (v, p) = run(&plans, (&vs, curve), &ps, &hello, &fin, seed).unwrap();
-    let [c_hs, s_hs, c_ap, s_ap] = reference(&z, &hello, &fin);
+    let (expand, [c_hs, s_hs, c_ap, s_ap]): (Expand, _) = match suite.hash {
+        HashAlg::Sha256 => (expand_label, reference(&z, &hello, &fin)),
+        HashAlg::Sha384 => (expand_label384, reference384(&z, &hello, &fin)),
+    };
     // Handshake traffic secrets: the same on both sides, the reference's.
     let hs = p.handshake_secrets().unwrap();
     assert_eq!(v.handshake_secrets().unwrap(), hs);
-    assert_eq!((&hs.client[..], &hs.server[..]), (&c_hs[..], &s_hs[..]));
+    assert_eq!((&hs.client, &hs.server), (&c_hs, &s_hs));
     // Application keys and IVs: shares that recombine to the reference's.
     let k = v.key_shares().combine(&p.key_shares().unwrap());
     let kl = suite.key_len;
-    assert_eq!(k.client_key, expand_label(&c_ap, "key", &[], kl));
-    assert_eq!(k.server_key, expand_label(&s_ap, "key", &[], kl));
-    assert_eq!(k.client_iv, expand_label(&c_ap, "iv", &[], 12));
-    assert_eq!(k.server_iv, expand_label(&s_ap, "iv", &[], 12));
+    assert_eq!(k.client_key, expand(&c_ap, "key", &[], kl));
+    assert_eq!(k.server_key, expand(&s_ap, "key", &[], kl));
+    assert_eq!(k.client_iv, expand(&c_ap, "iv", &[], 12));
+    assert_eq!(k.server_iv, expand(&s_ap, "iv", &[], 12));
     // Neither share alone is the key.
     assert_ne!(p.key_shares().unwrap().client_key, k.client_key);
-    // The clear schedule agrees.
-    let clear = ClearSchedule::new(&z, &hello, &fin);
-    assert_eq!(clear.client_application[..], c_ap[..]);
-    assert_eq!(clear.server_application[..], s_ap[..]);
+    // The clear schedule agrees, and its keys.
+    let clear = ClearSchedule::new(suite.hash, &z, &hello, &fin);
+    assert_eq!(
+        (&clear.client_application, &clear.server_application),
+        (&c_ap, &s_ap)
+    );
+    assert_eq!(
+        traffic_keys(suite, &clear.server_application).0,
+        k.server_key
+    );
     // The prover's check of the verifier's inputs passes on an honest run
     // and gives the verifier's key shares; another Finished hash fails it.
     let inputs: Vec<Vec<Vec<bool>>> = v
@@ -142,17 +165,17 @@ fn check(curve: Curve, suite: Tls13Suite, seed: u64) {
         .iter()
         .map(|c| c.retain().unwrap().own)
         .collect();
-    let got = check_verifier_inputs(kl, curve, &hello, &fin, &inputs, &p.revealed()).unwrap();
+    let got = check_verifier_inputs(suite, curve, &hello, &fin, &inputs, &p.revealed()).unwrap();
     assert_eq!(got, v.key_shares());
     assert!(matches!(
-        check_verifier_inputs(kl, curve, &hello, &hello, &inputs, &p.revealed()),
+        check_verifier_inputs(suite, curve, &hello, &hello, &inputs, &p.revealed()),
         Err(Error::VerifierCheated(_))
     ));
     let other = match curve {
         Curve::P256 => Curve::X25519,
         Curve::X25519 => Curve::P256,
     };
-    assert!(check_verifier_inputs(kl, other, &hello, &fin, &inputs, &p.revealed()).is_err());
+    assert!(check_verifier_inputs(suite, other, &hello, &fin, &inputs, &p.revealed()).is_err());
 }
 
 #[test]
@@ -163,6 +186,11 @@ fn tls13_p256_aes128_matches_hkdf() {
 #[test]
 fn tls13_x25519_chacha20_matches_hkdf() {
     check(Curve::X25519, Tls13Suite::CHACHA20_POLY1305_SHA256, 2);
+}
+
+#[test]
+fn tls13_sha384_matches_hkdf() {
+    check(Curve::P256, Tls13Suite::AES_256_GCM_SHA384, 3);
 }
 
 /// RFC 8448 §3 (Simple 1-RTT Handshake, X25519, AES-128-GCM-SHA256).
@@ -205,31 +233,32 @@ mod rfc8448 {
 #[test]
 fn tls13_clear_schedule_matches_rfc8448() {
     use rfc8448::*;
-    let s = ClearSchedule::new(&h32(Z), &h32(HELLO), &h32(FIN));
-    assert_eq!(s.handshake, h32(HS));
-    assert_eq!(s.client_handshake, h32(C_HS));
-    assert_eq!(s.server_handshake, h32(S_HS));
-    assert_eq!(s.master, h32(MS));
-    assert_eq!(s.client_application, h32(C_AP));
-    assert_eq!(s.server_application, h32(S_AP));
+    let s = ClearSchedule::new(HashAlg::Sha256, &h32(Z), &h32(HELLO), &h32(FIN));
+    assert_eq!(s.handshake, hex(HS));
+    assert_eq!(s.client_handshake, hex(C_HS));
+    assert_eq!(s.server_handshake, hex(S_HS));
+    assert_eq!(s.master, hex(MS));
+    assert_eq!(s.client_application, hex(C_AP));
+    assert_eq!(s.server_application, hex(S_AP));
     let secrets = [
-        s.server_handshake,
-        s.client_handshake,
-        s.server_application,
-        s.client_application,
+        &s.server_handshake,
+        &s.client_handshake,
+        &s.server_application,
+        &s.client_application,
     ];
     for (secret, (key, iv)) in secrets.iter().zip(KEYS) {
-        let (k, i) = traffic_keys(secret, 16);
+        let (k, i) = traffic_keys(Tls13Suite::AES_128_GCM_SHA256, secret);
         assert_eq!((k, i.to_vec()), (hex(key), hex(iv)));
     }
-    assert_eq!(finished_key(&s.server_handshake), h32(S_FINISHED_KEY));
-    assert_eq!(finished_key(&s.client_handshake), h32(C_FINISHED_KEY));
+    let h = HashAlg::Sha256;
+    assert_eq!(finished_key(h, &s.server_handshake), hex(S_FINISHED_KEY));
+    assert_eq!(finished_key(h, &s.client_handshake), hex(C_FINISHED_KEY));
     // verify_data is HMAC under the finished key (RustCrypto's HMAC).
     use hmac::{Hmac, Mac};
     let mut m = Hmac::<Sha256>::new_from_slice(&h32(S_FINISHED_KEY)).unwrap();
     m.update(&h32(HELLO));
     assert_eq!(
-        verify_data(&s.server_handshake, &h32(HELLO))[..],
+        verify_data(h, &s.server_handshake, &h32(HELLO))[..],
         m.finalize().into_bytes()[..]
     );
 }
@@ -254,7 +283,7 @@ fn tls13_2pc_matches_rfc8448() {
     )
     .unwrap();
     let hs = p.handshake_secrets().unwrap();
-    assert_eq!((hs.client, hs.server), (h32(C_HS), h32(S_HS)));
+    assert_eq!((hs.client, hs.server), (hex(C_HS), hex(S_HS)));
     let k = v.key_shares().combine(&p.key_shares().unwrap());
     assert_eq!(
         [k.server_key, k.server_iv, k.client_key, k.client_iv],
@@ -274,7 +303,9 @@ fn tls13_gate_counts() {
     );
     // 23 compressions, 9 of them outer ones on a public schedule.
     assert!(total < 440_000, "{total}");
-    assert!(Tls13Plans::new(Tls13Suite::AES_256_GCM_SHA384).is_err());
+    let sha384 = Tls13Plans::new(Tls13Suite::AES_256_GCM_SHA384).unwrap();
+    let ands = sha384.and_counts();
+    eprintln!("SHA-384: {ands:?} = {} AND", ands.iter().sum::<u64>());
 }
 
 /// Out-of-order steps and malformed messages give errors, never panics.
