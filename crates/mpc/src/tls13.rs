@@ -459,6 +459,26 @@ impl Tls13Plans {
         Ok(Tls13Plans { suite, plans })
     }
 
+    /// The plans of `suite`, built on the first call for it in this process
+    /// and shared by every later one (they depend on nothing of a session).
+    pub fn shared(suite: Tls13Suite) -> Result<Self> {
+        static SHARED: std::sync::Mutex<Vec<Tls13Plans>> = std::sync::Mutex::new(Vec::new());
+        let cached = |v: &[Tls13Plans]| v.iter().find(|p| p.suite == suite).cloned();
+        if let Some(p) = cached(&SHARED.lock().unwrap_or_else(|e| e.into_inner())) {
+            return Ok(p);
+        }
+        // Built outside the lock: another suite's session need not wait.
+        let p = Self::new(suite)?;
+        let mut v = SHARED.lock().unwrap_or_else(|e| e.into_inner());
+        Ok(match cached(&v) {
+            Some(q) => q,
+            None => {
+                v.push(p.clone());
+                p
+            }
+        })
+    }
+
     /// The plan of `step`.
     pub fn plan(&self, step: usize) -> Option<&Arc<Plan>> {
         self.plans.get(step)

@@ -84,11 +84,32 @@ fn run(
     fin: &[u8],
     seed: u64,
 ) -> Result<(Tls13Verifier, Tls13Prover), Error> {
+    run_tampered(plans, (vshare, curve), pshare, hello, fin, seed, None)
+}
+
+/// [`run`] with the tables of step `tamper` altered on their way to the
+/// prover.
+fn run_tampered(
+    plans: &Tls13Plans,
+    (vshare, curve): (&[u8; 32], Curve),
+    pshare: &[u8; 32],
+    hello: &[u8],
+    fin: &[u8],
+    seed: u64,
+    tamper: Option<usize>,
+) -> Result<(Tls13Verifier, Tls13Prover), Error> {
     let total: usize = (0..STEPS).map(|s| plans.cots(s)).sum();
     let (delta, keys, macs) = cots(seed, total);
     let mut rng = ChaCha20Rng::seed_from_u64(seed);
     let mut v = Tls13Verifier::garble(plans, delta, 0, &mut rng)?;
-    let tables = v.preprocess()?;
+    let mut tables = v.preprocess()?;
+    if let Some(step) = tamper {
+        let mut chunks = std::mem::take(&mut tables[step].0).into_chunks();
+        for b in &mut chunks[0][8..] {
+            *b ^= 1;
+        }
+        tables[step].0 = chunks.into();
+    }
     let mut p = Tls13Prover::new(plans, 0, pshare, tables)?;
     v.bind(vshare, curve, hello)?;
     let mut off = 0;
@@ -303,9 +324,59 @@ fn tls13_gate_counts() {
     );
     // 23 compressions, 9 of them outer ones on a public schedule.
     assert!(total < 440_000, "{total}");
-    let sha384 = Tls13Plans::new(Tls13Suite::AES_256_GCM_SHA384).unwrap();
+    let sha384 = Tls13Plans::shared(Tls13Suite::AES_256_GCM_SHA384).unwrap();
+    // Shared plans: built once per suite and process.
+    let again = Tls13Plans::shared(Tls13Suite::AES_256_GCM_SHA384).unwrap();
+    assert!(std::sync::Arc::ptr_eq(
+        sha384.plan(0).unwrap(),
+        again.plan(0).unwrap()
+    ));
+    assert!(!std::sync::Arc::ptr_eq(
+        plans.plan(0).unwrap(),
+        Tls13Plans::shared(Tls13Suite::AES_128_GCM_SHA256)
+            .unwrap()
+            .plan(0)
+            .unwrap()
+    ));
     let ands = sha384.and_counts();
     eprintln!("SHA-384: {ands:?} = {} AND", ands.iter().sum::<u64>());
+}
+
+/// Decoding has no digests: a corrupted step gives wrong values, which the
+/// verifier's check of the revealed labels refuses, or secrets other than
+/// the session's (the server's flight would fail its tags, or the server
+/// the client's records).
+#[test]
+fn tls13_corrupted_tables() {
+    let plans = Tls13Plans::new(Tls13Suite::AES_128_GCM_SHA256).unwrap();
+    let go = |tamper| {
+        run_tampered(
+            &plans,
+            (&[3; 32], Curve::P256),
+            &[4; 32],
+            &[1; 32],
+            &[2; 32],
+            9,
+            tamper,
+        )
+    };
+    let (v, p) = go(None).unwrap();
+    let honest = (
+        p.handshake_secrets().unwrap(),
+        v.key_shares().combine(&p.key_shares().unwrap()),
+    );
+    for step in 0..STEPS {
+        match go(Some(step)) {
+            Err(e) => assert!(matches!(e, Error::OutputCheck { .. }), "{step}: {e:?}"),
+            Ok((v, p)) => {
+                let k = v.key_shares().combine(&p.key_shares().unwrap());
+                assert!(
+                    p.handshake_secrets().unwrap() != honest.0 || k != honest.1,
+                    "{step}"
+                );
+            }
+        }
+    }
 }
 
 /// Out-of-order steps and malformed messages give errors, never panics.
