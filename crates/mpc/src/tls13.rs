@@ -13,10 +13,9 @@
 //! [`crate::reduced`], every secret HMAC key has its inner pad state `IS`
 //! revealed to both and its outer state `OS` XOR-shared (the verifier's
 //! share is its mask); the **verifier** computes every inner digest in the
-//! clear and enters it as a public input (with SHA-256 as the round
-//! addends of the outer block, so the outer compression has no message
-//! schedule; with SHA-384 as the digest itself), so HMAC on a public
-//! message costs one garbled compression. Never sees a socket, a record
+//! clear and enters it as the round addends of the outer block, so HMAC on
+//! a public message costs one garbled compression without a message
+//! schedule. Never sees a socket, a record
 //! or a certificate.
 //!
 //! Steps (one garbled circuit and one round trip each; the prover's share
@@ -34,7 +33,7 @@
 //! (85,616 + 170,818 + 117,450 + 63,682; 437,876 with ChaCha20's 32-byte
 //! keys), against 247,267 for the reduced TLS 1.2 PRF (14 compressions)
 //! and 775,947 for the full one; with AES-256-GCM-SHA384 the same 23 as
-//! SHA-512 compressions, 1,254,751 AND. Who learns which secret, and why
+//! SHA-512 compressions, 1,123,504 AND. Who learns which secret, and why
 //! that is safe: `docs/protocol/mpc-tls13-kdf.md`.
 
 use crate::error::{Error, Result};
@@ -47,7 +46,9 @@ use sha2::Digest;
 use std::sync::Arc;
 use webproof_circuits::builder::const_bytes;
 use webproof_circuits::hmac::{hkdf_label, HmacKey};
-use webproof_circuits::sha2::{hash_from_state, padding, HashAlg};
+use webproof_circuits::sha2::{
+    compress_public_schedule, hash_from_state, padding, public_schedule, HashAlg,
+};
 use webproof_circuits::tls::Tls13Suite;
 use webproof_circuits::{bits_to_bytes, bytes_to_bits, Bit, Builder, Circuit};
 use webproof_core::Block;
@@ -291,15 +292,24 @@ fn split_key_block(key_len: usize, kb: &[u8]) -> KeyShares {
     }
 }
 
-/// Bytes of the public input that enters one inner digest `u`: with
-/// SHA-256 the round addends of its outer block ([`outer_schedule`]), so
-/// the outer compression has no message schedule; with SHA-384 `u`
-/// itself (its schedule is computed in the circuit: no `outer` for
-/// SHA-512 yet).
+/// SHA-384's outer block for the inner digest `u` (48 bytes): `u`, then
+/// the padding of a 176-byte message (the key's block came first).
+fn outer_block384(u: &[u8]) -> Vec<u8> {
+    [u, &padding(HashAlg::Sha384, 128 + 48)].concat()
+}
+
+/// The rounds of SHA-384's outer block whose addends are constants (words
+/// 6 to 15 are the padding's), as bytes of its schedule.
+const KW384_CONST: core::ops::Range<usize> = 48..128;
+
+/// Bytes of the public input that enters one inner digest `u`: the round
+/// addends of its outer block without the constant ones (`outer_schedule`
+/// for SHA-256, 224 bytes; 560 for SHA-384), so the outer compression has
+/// no message schedule.
 fn digest_input_len(alg: HashAlg) -> usize {
     match alg {
         HashAlg::Sha256 => KW_BYTES,
-        HashAlg::Sha384 => 48,
+        HashAlg::Sha384 => 8 * 80 - KW384_CONST.len(),
     }
 }
 
@@ -307,16 +317,27 @@ fn digest_input_len(alg: HashAlg) -> usize {
 fn digest_input(alg: HashAlg, u: &[u8]) -> Vec<u8> {
     match alg {
         HashAlg::Sha256 => outer_schedule(u.try_into().expect("a SHA-256 digest")),
-        HashAlg::Sha384 => u.to_vec(),
+        HashAlg::Sha384 => {
+            let mut kw = public_schedule(alg, &outer_block384(u));
+            kw.drain(KW384_CONST);
+            kw
+        }
     }
 }
 
 /// `F(OS, u)`, the outer hash of HMAC from its state `os`, with `u` entered
 /// as [`digest_input`].
-fn outer_hash(b: &mut Builder, alg: HashAlg, os: &[Bit], u: &[Bit]) -> Vec<Bit> {
+fn outer_hash(b: &mut Builder, alg: HashAlg, os: &[Bit], kw: &[Bit]) -> Vec<Bit> {
     match alg {
-        HashAlg::Sha256 => outer(b, os, u),
-        HashAlg::Sha384 => hash_from_state(b, alg, os, alg.block_len(), u),
+        HashAlg::Sha256 => outer(b, os, kw),
+        HashAlg::Sha384 => {
+            let fixed = &public_schedule(alg, &outer_block384(&[0; 48]))[KW384_CONST];
+            let (head, tail) = kw.split_at(8 * KW384_CONST.start);
+            let all = [head, &const_bytes(fixed), tail].concat();
+            let mut out = compress_public_schedule(b, alg, os, &all);
+            out.truncate(8 * alg.output_len());
+            out
+        }
     }
 }
 
