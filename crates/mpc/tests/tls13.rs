@@ -84,11 +84,12 @@ fn run(
     fin: &[u8],
     seed: u64,
 ) -> Result<(Tls13Verifier, Tls13Prover), Error> {
-    run_tampered(plans, (vshare, curve), pshare, hello, fin, seed, None)
+    run_tampered(plans, (vshare, curve), pshare, hello, fin, seed, None).map(|(v, p, _)| (v, p))
 }
 
 /// [`run`] with the tables of step `tamper` altered on their way to the
-/// prover.
+/// prover; also the bytes it moved: (preprocessing verifier → prover,
+/// online verifier → prover, online prover → verifier).
 fn run_tampered(
     plans: &Tls13Plans,
     (vshare, curve): (&[u8; 32], Curve),
@@ -97,12 +98,17 @@ fn run_tampered(
     fin: &[u8],
     seed: u64,
     tamper: Option<usize>,
-) -> Result<(Tls13Verifier, Tls13Prover), Error> {
+) -> Result<(Tls13Verifier, Tls13Prover, [usize; 3]), Error> {
     let total: usize = (0..STEPS).map(|s| plans.cots(s)).sum();
     let (delta, keys, macs) = cots(seed, total);
     let mut rng = ChaCha20Rng::seed_from_u64(seed);
     let mut v = Tls13Verifier::garble(plans, delta, 0, &mut rng)?;
     let mut tables = v.preprocess()?;
+    let mut bytes = [0usize; 3];
+    for (chunks, decoding, early) in &tables {
+        bytes[0] +=
+            chunks.chunks().iter().map(Vec::len).sum::<usize>() + decoding.len() + early.len();
+    }
     if let Some(step) = tamper {
         let mut chunks = std::mem::take(&mut tables[step].0).into_chunks();
         for b in &mut chunks[0][8..] {
@@ -122,11 +128,14 @@ fn run_tampered(
         let f = p.flips(step, &macs[off..off + n])?;
         let msg = v.inputs(step, &keys[off..off + n], &f)?;
         off += n;
+        bytes[1] += msg.len();
+        bytes[2] += f.len();
         if let Some(labels) = p.evaluate(step, &msg)? {
+            bytes[2] += labels.len();
             v.receive(step, &labels)?;
         }
     }
-    Ok((v, p))
+    Ok((v, p, bytes))
 }
 
 /// Random shares of a random ECDHE secret on `curve`: (prover share,
@@ -324,6 +333,20 @@ fn tls13_gate_counts() {
     );
     // 23 compressions, 9 of them outer ones on a public schedule.
     assert!(total < 440_000, "{total}");
+    // The bytes of one session, as sent.
+    for plans in [
+        &plans,
+        &Tls13Plans::shared(Tls13Suite::AES_256_GCM_SHA384).unwrap(),
+    ] {
+        let hl = plans.suite().hash.output_len();
+        let go = (&[3; 32], Curve::P256);
+        let (_, _, bytes) =
+            run_tampered(plans, go, &[4; 32], &vec![1; hl], &vec![2; hl], 7, None).unwrap();
+        eprintln!(
+            "{:?}: bytes (preprocessing, online v->p, online p->v) = {bytes:?}",
+            plans.suite()
+        );
+    }
     let sha384 = Tls13Plans::shared(Tls13Suite::AES_256_GCM_SHA384).unwrap();
     // Shared plans: built once per suite and process.
     let again = Tls13Plans::shared(Tls13Suite::AES_256_GCM_SHA384).unwrap();
@@ -360,7 +383,7 @@ fn tls13_corrupted_tables() {
             tamper,
         )
     };
-    let (v, p) = go(None).unwrap();
+    let (v, p, _) = go(None).unwrap();
     let honest = (
         p.handshake_secrets().unwrap(),
         v.key_shares().combine(&p.key_shares().unwrap()),
@@ -368,7 +391,7 @@ fn tls13_corrupted_tables() {
     for step in 0..STEPS {
         match go(Some(step)) {
             Err(e) => assert!(matches!(e, Error::OutputCheck { .. }), "{step}: {e:?}"),
-            Ok((v, p)) => {
+            Ok((v, p, _)) => {
                 let k = v.key_shares().combine(&p.key_shares().unwrap());
                 assert!(
                     p.handshake_secrets().unwrap() != honest.0 || k != honest.1,
