@@ -197,10 +197,13 @@ fn check(curve: Curve, suite: Tls13Suite, seed: u64) {
         .collect();
     let got = check_verifier_inputs(suite, curve, &hello, &fin, &inputs, &p.revealed()).unwrap();
     assert_eq!(got, v.key_shares());
-    assert!(matches!(
-        check_verifier_inputs(suite, curve, &hello, &hello, &inputs, &p.revealed()),
-        Err(Error::VerifierCheated(_))
-    ));
+    // Digests of another transcript at step 1 or at step 2.
+    for (h, f) in [(&fin, &fin), (&hello, &hello)] {
+        assert!(matches!(
+            check_verifier_inputs(suite, curve, h, f, &inputs, &p.revealed()),
+            Err(Error::VerifierCheated(_))
+        ));
+    }
     let other = match curve {
         Curve::P256 => Curve::X25519,
         Curve::X25519 => Curve::P256,
