@@ -278,7 +278,7 @@ fn chain_sources(step: usize) -> &'static [(usize, usize)] {
 }
 
 /// SHA-256 from the chaining state `state` after one block, over `msg`.
-pub(crate) fn inner_digest(state: &[u8], msg: &[u8]) -> [u8; 32] {
+fn inner_digest(state: &[u8], msg: &[u8]) -> [u8; 32] {
     let mut st: [u32; 8] = core::array::from_fn(|i| {
         u32::from_be_bytes(state[4 * i..4 * i + 4].try_into().expect("4"))
     });
