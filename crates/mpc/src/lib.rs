@@ -47,6 +47,9 @@
 //!   14 compressions instead of 36, one round trip per step; the server
 //!   Finished's `verify_data` is left to the proof after the session
 //!   ([`reduced::server_finished_circuit`]).
+//! - [`tls13`]: the TLS 1.3 key schedule (every suite) the same way:
+//!   from the ECDHE shares to the handshake traffic secrets, revealed, and
+//!   shares of the application keys and IVs, in four steps.
 //! - [`record`]: AES-GCM records in 2PC: the keystream to the prover, the
 //!   tag from shares of the powers of the GHASH key.
 //! - [`consistency`]: the malicious-security layer (garble-then-prove):
@@ -79,6 +82,7 @@ pub mod plan;
 pub mod record;
 pub mod reduced;
 pub mod tls12;
+pub mod tls13;
 pub mod transfer;
 
 pub use error::{Error, Result};

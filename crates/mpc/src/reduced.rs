@@ -39,7 +39,7 @@ pub const STEPS: usize = 7;
 /// `K_t + W_t` of its block (`webproof_circuits::sha2::public_schedule`)
 /// except rounds 8 to 15, whose words are the padding's and so constants
 /// of the circuit.
-const KW_BYTES: usize = 4 * 56;
+pub(crate) const KW_BYTES: usize = 4 * 56;
 
 /// The rounds whose addends are constants: the block's second half is the
 /// padding of a 96-byte message.
@@ -50,7 +50,7 @@ const KW_CONST: core::ops::Range<usize> = 32..64;
 /// the message schedule is public, so the circuit has none (16,120 AND
 /// instead of 21,362 per compression, for 1,792 bits the verifier encodes
 /// instead of 256).
-fn outer(b: &mut Builder, os: &[Bit], kw: &[Bit]) -> Vec<Bit> {
+pub(crate) fn outer(b: &mut Builder, os: &[Bit], kw: &[Bit]) -> Vec<Bit> {
     let fixed = &public_schedule(H, &outer_block(&[0; 32]))[KW_CONST];
     let (head, tail) = kw.split_at(8 * KW_CONST.start);
     let all = [head, &const_bytes(fixed), tail].concat();
@@ -65,7 +65,7 @@ fn outer_block(u: &[u8; 32]) -> Vec<u8> {
 
 /// The public input of [`outer`] for the inner digest `u`: the schedule
 /// of [`outer_block`] without its constant rounds.
-fn outer_schedule(u: &[u8; 32]) -> Vec<u8> {
+pub(crate) fn outer_schedule(u: &[u8; 32]) -> Vec<u8> {
     let mut kw = public_schedule(H, &outer_block(u));
     kw.drain(KW_CONST);
     kw
