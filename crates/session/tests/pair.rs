@@ -56,6 +56,8 @@ enum Server {
     Answers,
     /// Completes the handshake, then never answers.
     Silent,
+    /// Answers a byte every 10 s, forever.
+    Trickles,
 }
 
 /// The server connector of both modes: each connection is a simulated
@@ -78,13 +80,13 @@ impl Connector for SimServer {
         let (config, behaviour) = (self.config.clone(), self.behaviour);
         // Not a `Task`: the server runs on after this call, to its close.
         self.sim
-            .spawn_boxed(Box::pin(serve(server, config, behaviour)));
+            .spawn_boxed(Box::pin(serve(self.sim.clone(), server, config, behaviour)));
         Ok(client)
     }
 }
 
 /// One TLS connection of the in-memory server: rustls driven by hand.
-async fn serve(mut io: SimLink, config: Arc<rustls::ServerConfig>, behaviour: Server) {
+async fn serve(sim: Sim, mut io: SimLink, config: Arc<rustls::ServerConfig>, behaviour: Server) {
     let mut tls = rustls::ServerConnection::new(config).unwrap();
     let mut buf = vec![0u8; 64 << 10];
     let mut request = Vec::new();
@@ -121,6 +123,20 @@ async fn serve(mut io: SimLink, config: Arc<rustls::ServerConfig>, behaviour: Se
             }
         }
         let complete = request.windows(4).any(|w| w == b"\r\n\r\n");
+        if complete && behaviour == Server::Trickles {
+            tls.writer().write_all(b"HTTP/1.1 200 OK\r\n").unwrap();
+            loop {
+                let mut out = Vec::new();
+                while tls.wants_write() {
+                    tls.write_tls(&mut out).unwrap();
+                }
+                if io.write_all(&out).await.is_err() {
+                    return;
+                }
+                sim.sleep(Duration::from_secs(10)).await;
+                tls.writer().write_all(b"X").unwrap();
+            }
+        }
         if complete && !answered && behaviour == Server::Answers {
             let response = format!(
                 "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{BODY}",
@@ -421,6 +437,7 @@ fn cut_links(mode: Mode, fractions: &[f64]) {
 #[test]
 fn a_flipped_byte_is_refused_or_harmless() {
     let honest = Pair::new(30).run(Mode::Proxy).1.unwrap().output;
+    let mut refused = 0;
     for (i, at) in [0u64, 3, 20, 90, 300, 2_000, 30_000, 150_000, 400_000]
         .into_iter()
         .enumerate()
@@ -443,6 +460,7 @@ fn a_flipped_byte_is_refused_or_harmless() {
                 }
             };
             let (p, v) = pair.run(Mode::Proxy);
+            refused += usize::from(p.is_err() || v.is_err());
             if let Ok(v) = &v {
                 assert_eq!(v.output.received, honest.received, "flip at {at}");
                 assert_eq!(v.output.sent, honest.sent, "flip at {at}");
@@ -452,4 +470,78 @@ fn a_flipped_byte_is_refused_or_harmless() {
             }
         }
     }
+    // The flips land: most sessions are refused.
+    assert!(refused >= 9, "{refused} of 18 refused");
+}
+
+/// A prover that never sends its hello is let go at the verifier's
+/// connect timeout.
+#[test]
+fn a_prover_without_a_hello_is_let_go_at_the_connect_timeout() {
+    let pair = Pair::new(40);
+    let (_p, v) = pair.sim.link(pair.delay, LinkFaults::default());
+    let server = pair.server(false);
+    let id = SessionId::random(&mut pair.sim.rng());
+    let r = pair
+        .sim
+        .block_on(verify(&pair.sim, v, &server, &pair.verifier, id, None));
+    assert!(matches!(r, Err(Error::Timeout(_))), "{:?}", r.map(|_| ()));
+    assert_eq!(pair.sim.now(), pair.verifier.connect_timeout);
+}
+
+/// A server that keeps the relay busy past its limit (a byte every 10 s,
+/// never idle long enough for the idle timeout) is cut at the relay's
+/// limit, and the prover hears why.
+#[test]
+fn a_relay_past_its_limit_is_ended() {
+    let mut pair = Pair::new(41);
+    pair.server = Server::Trickles;
+    let (p, v) = pair.run(Mode::Proxy);
+    assert!(matches!(v, Err(Error::Timeout(_))), "{:?}", v.map(|_| ()));
+    let p = p.unwrap_err();
+    assert_eq!(p.decided_by(), "verifier", "{p:?}");
+    let limit = pair.verifier.relay_timeout;
+    assert!(pair.sim.now() >= limit && pair.sim.now() < limit + Duration::from_secs(2));
+}
+
+/// One flipped byte anywhere in an MPC session's link is refused, or
+/// the session still yields the server's true bytes.
+#[test]
+fn a_flipped_mpc_byte_is_refused_or_harmless() {
+    let honest = Pair::new(42).run(Mode::Mpc).1.unwrap().output;
+    let mut refused = 0;
+    for (i, at) in [0u64, 9, 200, 5_000, 100_000, 2_000_000, 6_000_000]
+        .into_iter()
+        .enumerate()
+    {
+        for to_verifier in [true, false] {
+            let mut pair = Pair::new(42);
+            let f = Faults {
+                flip: Some((at, 1 << (i % 8))),
+                ..Faults::default()
+            };
+            pair.faults = if to_verifier {
+                LinkFaults {
+                    to_verifier: f,
+                    ..Default::default()
+                }
+            } else {
+                LinkFaults {
+                    to_prover: f,
+                    ..Default::default()
+                }
+            };
+            let (p, v) = pair.run(Mode::Mpc);
+            refused += usize::from(p.is_err() || v.is_err());
+            if let Ok(v) = &v {
+                assert_eq!(v.output.received, honest.received, "flip at {at}");
+                assert_eq!(v.output.sent, honest.sent, "flip at {at}");
+            }
+            if let Ok(p) = &p {
+                assert_eq!(p.output.received, honest.received, "flip at {at}");
+            }
+        }
+    }
+    // The flips land: most sessions are refused.
+    assert!(refused >= 7, "{refused} of 14 refused");
 }
