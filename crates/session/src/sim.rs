@@ -322,6 +322,23 @@ pub struct LinkFaults {
     pub to_prover: Faults,
 }
 
+impl LinkFaults {
+    /// `faults` on the prover's bytes (`to_verifier`) or the verifier's.
+    pub fn one_way(to_verifier: bool, faults: Faults) -> Self {
+        if to_verifier {
+            LinkFaults {
+                to_verifier: faults,
+                ..Self::default()
+            }
+        } else {
+            LinkFaults {
+                to_prover: faults,
+                ..Self::default()
+            }
+        }
+    }
+}
+
 /// One end of a simulated link: a [`Link`] with byte counts and the
 /// section pump of [`crate::mux`] on the simulation.
 pub struct SimLink {
@@ -471,7 +488,7 @@ mod tests {
                 p.write_all(b"pInG").await.unwrap();
                 let mut four = [0u8; 4];
                 v.read_exact(&mut four).await.unwrap();
-                assert_eq!(&four, b"ping", "the flip");
+                assert_eq!(&four, b"pinG", "the flip");
                 v.write_all(b"pong").await.unwrap();
                 p.read_exact(&mut four).await.unwrap();
                 let rtt = sim.now();

@@ -74,3 +74,23 @@ pub fn channel_back<T>(
 ) -> crate::Result<T> {
     r.map_err(|e| Error::Disconnected(format!("after {after}: {e}")))
 }
+
+/// The link closed under a writer.
+pub(crate) fn link_closed() -> Error {
+    Error::Disconnected("the link closed while writing".into())
+}
+
+/// Write every frame of `rx` in order, until every sender is gone; the
+/// stream comes back for the caller to go on with or close. Both runs'
+/// sessions are full duplex: one side's garbling of the request's
+/// keystream goes up while the other's tables come down.
+pub(crate) async fn duplex_writer<W: futures::io::AsyncWrite + Unpin>(
+    mut wr: W,
+    mut rx: futures::channel::mpsc::Receiver<Vec<u8>>,
+) -> crate::Result<W> {
+    use futures::StreamExt;
+    while let Some(f) = rx.next().await {
+        crate::frame::write_frame(&mut wr, &f).await?;
+    }
+    Ok(wr)
+}

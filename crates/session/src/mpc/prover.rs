@@ -12,14 +12,16 @@
 //! response, and whose attestation is checked against this side's own
 //! commitment.
 
-use super::{channel_back, engine_error, proof_config, proof_cots, warm_up_draw};
+use super::{
+    channel_back, duplex_writer, engine_error, link_closed, proof_config, proof_cots, warm_up_draw,
+};
 use crate::frame::{recv_msg, recv_msg_limited, send_msg, write_frame, FrameReader};
 use crate::prover::{Progress, ProveOutcome, ProveStats, Stage as Phase};
 use crate::runtime::{compute, spawn, timeout, Connector, Counters, Link, Runtime, Section};
 use crate::{Error, Result};
 use futures::future::{pending, poll_fn, select, Either};
 use futures::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use futures::{SinkExt, StreamExt};
+use futures::SinkExt;
 use std::pin::pin;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Duration;
@@ -497,22 +499,6 @@ struct Online {
     t2: f64,
     up0: u64,
     down0: u64,
-}
-
-fn link_closed() -> Error {
-    Error::Disconnected("the link closed while writing".into())
-}
-
-/// Write every frame of `rx` in order, until every sender is gone; the
-/// stream comes back for the caller to go on with.
-async fn duplex_writer<W: AsyncWrite + Unpin>(
-    mut wr: W,
-    mut rx: futures::channel::mpsc::Receiver<Vec<u8>>,
-) -> Result<W> {
-    while let Some(f) = rx.next().await {
-        write_frame(&mut wr, &f).await?;
-    }
-    Ok(wr)
 }
 
 /// Ferret's setup iteration and first main iteration for the proof, on

@@ -16,15 +16,15 @@
 //! enforces sizes.
 
 use super::{
-    channel_back, engine_error, proof_config, proof_cots, warm_up_draw, MAX_REQUEST_LIMIT,
+    channel_back, duplex_writer, engine_error, link_closed, proof_config, proof_cots, warm_up_draw,
+    MAX_REQUEST_LIMIT,
 };
-use crate::frame::{send_msg, write_frame, FrameReader};
+use crate::frame::{send_msg, FrameReader};
 use crate::runtime::{compute, spawn, timeout, Connector, Link, Runtime, Section};
 use crate::verifier::{refuse, Concluded, VerifierConfig};
 use crate::{Error, Result};
 use futures::future::{poll_fn, select, Either};
 use futures::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use futures::StreamExt;
 use std::pin::pin;
 use webproof_core::cot::RandomCotSender;
 use webproof_core::Channel;
@@ -214,22 +214,6 @@ async fn session_run<R: Runtime, S: AsyncRead + AsyncWrite + Unpin>(
         Err(e) => Err(e),
     };
     r.and(w)
-}
-
-/// Write every frame of `rx` in order, until every sender is gone; the
-/// stream comes back for the caller to go on with or close.
-async fn duplex_writer<W: AsyncWrite + Unpin>(
-    mut wr: W,
-    mut rx: futures::channel::mpsc::Receiver<Vec<u8>>,
-) -> Result<W> {
-    while let Some(f) = rx.next().await {
-        write_frame(&mut wr, &f).await?;
-    }
-    Ok(wr)
-}
-
-fn link_closed() -> Error {
-    Error::Disconnected("the link closed while writing".into())
 }
 
 /// What woke the session.
