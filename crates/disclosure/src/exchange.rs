@@ -15,7 +15,10 @@
 //!   the prover: a prover that announces, reveals or claims another split
 //!   changes no exchange a value is attributed to.
 //!
-//! Response `k` answers request `k` (HTTP/1.1 answers requests in order).
+//! Response `k` answers request `k` (HTTP/1.1 answers requests in order),
+//! if it began to arrive after request `k` was sent whole (the verifier's
+//! order again); from the first response that did not, no later response
+//! is paired with a request.
 //! Known limit: hidden request bytes (credentials) are not proven free of
 //! CR and LF, so a hidden header value could carry a whole extra request
 //! whose response the verifier would pair with the next visible request.
@@ -184,11 +187,19 @@ pub fn exchanges(
         responses.push(Range::new(start, e));
         start = e;
     }
+    // A response answers a request only if it began to arrive after the
+    // request was sent whole: a response recorded earlier answers an
+    // earlier request (several in one run of hidden heads, say), and from
+    // there on the pairing is unknown.
+    let mut paired = true;
     requests
         .into_iter()
         .enumerate()
         .map(|(k, request)| {
-            let response = responses.get(k).copied();
+            let response = responses.get(k).copied().filter(|r| {
+                paired &= order.is_empty() || r.start >= received_before(order, request.end);
+                paired
+            });
             Exchange {
                 request,
                 request_line: first_line(&sent[request.start..request.end])
@@ -204,6 +215,22 @@ pub fn exchanges(
             }
         })
         .collect()
+}
+
+/// How much received data the verifier had recorded when it forwarded the
+/// sent byte just before offset `end` (the last of a request).
+fn received_before(order: &[OrderSpan], end: usize) -> usize {
+    let mut received = 0;
+    for s in order {
+        match s.direction {
+            Direction::Sent if (s.start as usize) < end && end <= s.end as usize => {
+                return received
+            }
+            Direction::Received => received = received.max(s.end as usize),
+            Direction::Sent => {}
+        }
+    }
+    received
 }
 
 /// The first line of `view` when revealed whole (without its CRLF).
@@ -414,5 +441,90 @@ mod tests {
         assert_eq!(s.len(), 1);
         assert_eq!(s[0].item.to_string(), "3/req-header:cookie");
         assert_eq!(s[0].range, Range::new(c, c + 3));
+    }
+
+    /// A prover that lies about the split: it sends requests 1 and 2 in
+    /// one flight with a hidden cookie (so the verifier cannot split that
+    /// run), waits for both responses, then sends request 3, hoping
+    /// response 2 reads as the answer to request 3; it claims a JSON value
+    /// of response 3 on response 2's body; it hides response 2's head so
+    /// response 3's value reads as response 2's. None makes a value
+    /// appear in another exchange.
+    #[test]
+    fn a_prover_cannot_move_a_value_to_another_exchange() {
+        let q1 = b"GET /a HTTP/1.1\r\nCookie: s=1\r\n\r\n";
+        let q2 = b"GET /b HTTP/1.1\r\nCookie: s=1\r\n\r\n";
+        let q3 = b"GET /c HTTP/1.1\r\nConnection: close\r\n\r\n";
+        let body = |v: &str| {
+            let doc = format!("{{\"id\":{v}}}");
+            format!(
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{doc}",
+                doc.len()
+            )
+            .into_bytes()
+        };
+        let (a1, a2, a3) = (body("1"), body("2"), body("3"));
+        let sent = [&q1[..], q2, q3].concat();
+        let received = [a1.clone(), a2.clone(), a3.clone()].concat();
+        let mut sview = full(&sent);
+        for (i, w) in sent.windows(3).enumerate() {
+            if w == b"s=1" {
+                sview[i..i + 3].iter_mut().for_each(|b| *b = None);
+            }
+        }
+        let (x, y) = (a1.len(), a1.len() + a2.len());
+        let q12 = q1.len() + q2.len();
+        let order = vec![
+            span(Direction::Sent, 0, q12),
+            span(Direction::Received, 0, y),
+            span(Direction::Sent, q12, sent.len()),
+            span(Direction::Received, y, received.len()),
+        ];
+        let e = exchanges(&sview, &full(&received), &order);
+        // Two runs of requests: the verifier sees two requests; response 2
+        // came before the second was sent, so it answers neither shown.
+        assert_eq!(e.len(), 2);
+        assert_eq!(e[0].response, Some(Range::new(0, x)));
+        assert_eq!(e[1].response, None);
+        let v3 = Range::new(received.len() - 2, received.len() - 1);
+        assert_eq!(&received[v3.start..v3.end], b"3");
+        assert_eq!(exchange_of(&e, Direction::Received, v3), None);
+        assert_eq!(
+            exchange_of(&e, Direction::Received, Range::new(y - 2, y - 1)),
+            None
+        );
+
+        // A JSON claim naming response 2's body for response 3's value.
+        let rview = full(&received);
+        let bodies = crate::json::message_bodies(&rview, Direction::Received);
+        let claim = crate::json::JsonClaim {
+            direction: Direction::Received,
+            body: bodies[1].raw,
+            path: "id".into(),
+            value: v3,
+            hidden_strings: Vec::new(),
+            hidden_tokens: Vec::new(),
+        };
+        assert!(crate::json::verify_claims(&full(&sent), &rview, &[claim]).is_err());
+
+        // Response 2's head hidden: response 3 is found by no one.
+        let mut hidden = full(&received);
+        hidden[x + 2] = None;
+        let honest_order = vec![
+            span(Direction::Sent, 0, q1.len()),
+            span(Direction::Received, 0, x),
+            span(Direction::Sent, q1.len(), q12),
+            span(Direction::Received, x, y),
+            span(Direction::Sent, q12, sent.len()),
+            span(Direction::Received, y, received.len()),
+        ];
+        let e = exchanges(&sview, &hidden, &honest_order);
+        assert_eq!(e.len(), 3);
+        assert_eq!(e[0].response, Some(Range::new(0, x)));
+        assert!(e[1].response.is_none() && e[2].response.is_none());
+        assert_eq!(exchange_of(&e, Direction::Received, v3), None);
+        // Honest, the same bytes: response 3's value is exchange 3's.
+        let e = exchanges(&sview, &full(&received), &honest_order);
+        assert_eq!(exchange_of(&e, Direction::Received, v3), Some(2));
     }
 }

@@ -515,6 +515,60 @@ pub fn http_request_on(
     r
 }
 
+/// One HTTP/1.1 request of a session, as the prover asks for it: what
+/// [`http_request_on`] builds for a host.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HttpRequest {
+    /// Method, upper case (`GET`, `POST`, ...).
+    pub method: String,
+    /// Request target: path and query.
+    pub path: String,
+    /// Extra headers, in order.
+    #[serde(default)]
+    pub headers: Vec<(String, String)>,
+    /// Body (empty: none).
+    #[serde(default)]
+    pub body: Vec<u8>,
+}
+
+impl HttpRequest {
+    /// A `GET` of `path`.
+    pub fn get(path: &str) -> Self {
+        HttpRequest {
+            method: "GET".into(),
+            path: path.into(),
+            ..Default::default()
+        }
+    }
+
+    /// The bytes for `host:port`: `padding` bytes of `X-Padding` (0:
+    /// none), `Connection: close` if it is the `last` of the session.
+    pub fn encode(&self, host: &str, port: u16, padding: usize, last: bool) -> Vec<u8> {
+        http_request_on(
+            &self.method,
+            host,
+            port,
+            &self.path,
+            &self.headers,
+            &self.body,
+            padding,
+            last,
+        )
+    }
+
+    /// All `requests` for `host:port`, one after the other as they go on
+    /// the connection: padding on the first, `Connection: close` on the
+    /// last only.
+    pub fn encode_all(requests: &[HttpRequest], host: &str, port: u16, padding: usize) -> Vec<u8> {
+        let n = requests.len();
+        requests
+            .iter()
+            .enumerate()
+            .flat_map(|(k, r)| r.encode(host, port, if k == 0 { padding } else { 0 }, k + 1 == n))
+            .collect()
+    }
+}
+
 /// Whether `method` is an HTTP method token (RFC 9110: one or more
 /// token characters; by convention upper case, which is required here so
 /// that a typo such as `post` fails before any network work).
