@@ -385,7 +385,13 @@ async fn close_ack(
 
 /// The TLS session with the server through the relay: rustls driven by
 /// hand, its records framed as `RelayFrame::Data` and recorded in both
-/// directions, until the response is complete or the server closes.
+/// directions. `request` holds one or more requests
+/// ([`webproof_disclosure::exchange::split_requests`]), sent one at a
+/// time on the one connection: request `k + 1` once response `k` is
+/// complete by its framing, so the verifier's recorded order shows which
+/// response answers which request. Ends when the last response is
+/// complete or the server closes; returns every response, one after the
+/// other.
 async fn tls_session<W>(
     config: Arc<rustls::ClientConfig>,
     name: rustls::pki_types::ServerName<'static>,
@@ -399,10 +405,20 @@ async fn tls_session<W>(
 where
     W: AsyncWrite + Unpin,
 {
+    use webproof_disclosure::exchange::split_requests;
     use webproof_disclosure::http::{parse_message, response_end};
     let tls_err = |e: &dyn std::fmt::Display| Error::Tls(e.to_string());
+    let requests = split_requests(request).map_err(|e| Error::Setup(e.to_string()))?;
     let mut conn = rustls::ClientConnection::new(config, name).map_err(|e| tls_err(&e))?;
-    conn.writer().write_all(request).map_err(|e| tls_err(&e))?;
+    // The request being answered (from 0), and where its response starts.
+    let (mut k, mut start) = (0, 0);
+    let send = |conn: &mut rustls::ClientConnection, k: usize| {
+        let r = requests[k];
+        conn.writer()
+            .write_all(&request[r.start..r.end])
+            .map_err(|e| tls_err(&e))
+    };
+    send(&mut conn, 0)?;
     let mut response = Vec::new();
     let mut buf = vec![0u8; 16 << 10];
     let mut out = Vec::new();
@@ -418,9 +434,15 @@ where
             rec.feed(Direction::Sent, piece)?;
             write_frame(relay_out, &RelayFrame::Data(piece.to_vec()).encode()).await?;
         }
-        if let Some(end) = response_end(&response) {
-            response.truncate(end);
-            return Ok(response);
+        if let Some(end) = response_end(&response[start..]) {
+            if k + 1 == requests.len() {
+                response.truncate(start + end);
+                return Ok(response);
+            }
+            // The next request once this response is complete.
+            (k, start) = (k + 1, start + end);
+            send(&mut conn, k)?;
+            continue;
         }
         let frame = next_relay(relay_in).await?;
         let Some(data) = ProverSession::on_relay_frame(frame)? else {
@@ -428,6 +450,7 @@ where
         };
         rec.feed(Direction::Received, &data)?;
         let mut rd = &data[..];
+        let mut notified = false;
         while !rd.is_empty() {
             conn.read_tls(&mut rd).map_err(|e| tls_err(&e))?;
             conn.process_new_packets().map_err(|e| tls_err(&e))?;
@@ -435,19 +458,33 @@ where
             // than rustls buffers plaintext for (16 KiB), and it refuses
             // the rest once that buffer is full.
             if drain_plaintext(&mut conn, &mut buf, &mut response)? {
-                // close_notify: the response ends here.
-                if response.is_empty() {
-                    return Err(Error::Tls("the server sent no response".into()));
-                }
-                parse_message(&response)?;
-                return Ok(response);
+                notified = true;
+                break;
             }
         }
+        // close_notify: the response ends here.
+        if notified {
+            break;
+        }
     }
-    if response.is_empty() {
+    // The server closed: the current response ends here.
+    if response.len() == start && k == 0 {
         return Err(Error::Tls("the server sent no response".into()));
     }
-    parse_message(&response)?;
+    let answered = if response.len() == start {
+        k
+    } else {
+        parse_message(&response[start..])?;
+        k + 1
+    };
+    if answered < requests.len() {
+        // The requests after it cannot be sent on this connection.
+        return Err(Error::Tls(format!(
+            "the server closed the connection after request {answered} of {}; it may not \
+             allow several requests per connection (Connection: close)",
+            requests.len()
+        )));
+    }
     Ok(response)
 }
 
