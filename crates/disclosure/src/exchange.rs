@@ -8,7 +8,8 @@
 //! - the verifier splits its own view ([`exchanges`]): responses by the
 //!   framing of the revealed response heads, parsed from the start of the
 //!   received data (a hidden head byte stops the split: later bytes belong
-//!   to no exchange); requests by the runs of sent data it recorded itself
+//!   to no exchange, except that the last request's response is all that
+//!   follows the one before it); requests by the runs of sent data it recorded itself
 //!   between received data (a prover in proxy mode sends request `k + 1`
 //!   only once response `k` is complete), each run split further where its
 //!   request heads are revealed whole. Nothing of the split is taken from
@@ -186,6 +187,11 @@ pub fn exchanges(
     for e in message_ends(received, true) {
         responses.push(Range::new(start, e));
         start = e;
+    }
+    // The last request's response is whatever follows the one before it,
+    // framing revealed or not: no other request is left to answer.
+    if responses.len() + 1 == requests.len() && start < received.len() {
+        responses.push(Range::new(start, received.len()));
     }
     // A response answers a request only if it began to arrive after the
     // request was sent whole: a response recorded earlier answers an
