@@ -196,7 +196,7 @@ async fn serve_one<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin>(
     if head.len() > end + 4 + body_len {
         *pending = head.split_off(end + 4 + body_len);
     }
-    let answered = answer(s, &mut head, end, body_len, close).await?;
+    let answered = answer(s, &head, end, body_len, close).await?;
     Ok(answered && !close)
 }
 
@@ -204,7 +204,7 @@ async fn serve_one<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin>(
 /// connection ends.
 async fn answer<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin>(
     s: &mut S,
-    head: &mut Vec<u8>,
+    head: &[u8],
     end: usize,
     body_len: usize,
     close: bool,

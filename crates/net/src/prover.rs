@@ -195,14 +195,12 @@ impl ProveOptions {
         if n > MAX_EXCHANGES {
             return Err(webproof_session::Error::Setup(format!(
                 "{n} requests: a session carries at most {MAX_EXCHANGES}"
-            ))
-            .into());
+            )));
         }
         if n > 1 && self.mode == Mode::Mpc {
             return Err(webproof_session::Error::Setup(
                 "several requests per session are for proxy mode only for now".into(),
-            )
-            .into());
+            ));
         }
         webproof_disclosure::http::check_exchange_targets(&self.reveal, n)
             .map_err(|e| webproof_session::Error::Setup(e.to_string()))?;
