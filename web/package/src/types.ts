@@ -71,6 +71,15 @@ export interface ProveOptions {
   method?: string;
   /** The request body (UTF-8), sent with its `Content-Length`. */
   body?: string;
+  /**
+   * Further requests on the same TLS connection, after the one `url`,
+   * `method`, `headers` and `body` describe (proxy mode only for now; at
+   * most 32 requests in all). Each goes once the response before it is
+   * complete; only the last asks for `Connection: close`. Reveal items
+   * apply to every exchange; prefix one with `N/` for exchange N only
+   * (`2/json:data.id`). `verified.received` holds every response in order.
+   */
+  requests?: NextRequest[];
   /** Response size expected, in bytes (sizes the preprocessing; default 16384). */
   expectResponse?: number;
   /**
@@ -221,3 +230,14 @@ export type ErrorKind =
   | "mpc"
   | "verifier_cheated"
   | (string & {});
+
+/** A request after the first, to the same server (see `ProveOptions.requests`). */
+export interface NextRequest {
+  /** Request target: path and query, e.g. `/api/items?page=2`. */
+  path: string;
+  /** Upper case (default `GET`, or `POST` when a body is given). */
+  method?: string;
+  headers?: Record<string, string>;
+  /** UTF-8, sent with its `Content-Length`. */
+  body?: string;
+}
