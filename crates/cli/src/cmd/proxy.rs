@@ -134,6 +134,12 @@ pub struct ProveArgs {
     ///
     /// hide-req-body: hide the request body (its length stays visible).
     ///
+    /// N/ITEM (with --next): ITEM for exchange N only (from 1), e.g.
+    /// 2/json:data.id or 3/header:etag; without the prefix an item applies
+    /// to every exchange. It also reveals the framing (head, chunk sizes)
+    /// of the responses before N, so the verifier finds response N itself.
+    /// Byte ranges take no prefix: they are offsets in the whole transcript.
+    ///
     /// Hidden bytes keep their length.
     #[arg(long, value_parser = parse_reveal)]
     reveal: Vec<RevealItem>,
