@@ -373,7 +373,7 @@ export interface ProveOptions {
   method?: string;
   /** The request body (UTF-8), sent with its `Content-Length`. */
   body?: string;
-  /** Further requests on the same TLS connection, after the one `url`, `method`, `headers` and `body` describe (proxy mode; at most 32 in all). Each goes once the response before it is complete; only the last asks for `Connection: close`. Reveal items apply to every exchange; prefix one with `N/` for exchange N only (`2/json:data.id`). The verified output's `received` holds every response in order. */
+  /** Further requests on the same TLS connection, after the one `url`, `method`, `headers` and `body` describe (at most 32 in all). In proxy mode each goes once the response before it is complete; in MPC mode all go in one flight (HTTP/1.1 pipelining: the page cannot read a response before the session ends), the responses read until the server closes. Only the last asks for `Connection: close`. Reveal items apply to every exchange; prefix one with `N/` for exchange N only (`2/json:data.id`). The verified output's `received` holds every response in order. */
   requests?: { path: string; method?: string; headers?: Record<string, string>; body?: string }[];
   /** What to reveal, as `webproof prove --reveal`: by default the whole request except its credentials (secret header values, the query string) and the whole response; `all` (credentials included), `none`, `http`, `headers`, `header:NAME`, `body`, `json:PATH`, `recv:A-B`, `secret-header:NAME`, …; with `requests`, `N/ITEM` for exchange N only. */
   reveal?: string | string[];

@@ -213,11 +213,6 @@ pub async fn prove(req: &Request, progress: &dyn Fn(&str)) -> Result<Outcome> {
             requests.len()
         )));
     }
-    if requests.len() > 1 && req.mpc_relay.is_some() {
-        return Err(BrowserError::Setup(
-            "several requests per session are for proxy mode only for now".into(),
-        ));
-    }
     webproof_disclosure::http::check_exchange_targets(&req.reveal, requests.len())
         .map_err(|e| BrowserError::Setup(e.to_string()))?;
     let request = HttpRequest::encode_all(&requests, &host, port, req.padding);

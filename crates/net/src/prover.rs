@@ -36,7 +36,10 @@ pub struct ProveOptions {
     pub headers: Vec<(String, String)>,
     /// Requests after the first (`path`, `method`, `body`, `headers`),
     /// sent in order on the same TLS connection (`--next`): in proxy mode
-    /// each once the response before it is complete; at most
+    /// each once the response before it is complete; in MPC mode, where
+    /// the prover cannot read a response before the session ends, all in
+    /// one flight (HTTP/1.1 pipelining), the responses read until the
+    /// server closes after the last (`Connection: close`); at most
     /// [`MAX_EXCHANGES`] in all. Reveal items apply to every exchange
     /// unless prefixed `N/` ([`RevealItem::In`]).
     pub next: Vec<HttpRequest>,
@@ -188,19 +191,13 @@ impl ProveOptions {
     }
 
     /// Refuse, before any network work, more requests than a session
-    /// carries, MPC mode with several, and reveal items naming an exchange
-    /// past the last.
+    /// carries and reveal items naming an exchange past the last.
     pub fn check_requests(&self) -> Result<()> {
         let n = 1 + self.next.len();
         if n > MAX_EXCHANGES {
             return Err(webproof_session::Error::Setup(format!(
                 "{n} requests: a session carries at most {MAX_EXCHANGES}"
             )));
-        }
-        if n > 1 && self.mode == Mode::Mpc {
-            return Err(webproof_session::Error::Setup(
-                "several requests per session are for proxy mode only for now".into(),
-            ));
         }
         webproof_disclosure::http::check_exchange_targets(&self.reveal, n)
             .map_err(|e| webproof_session::Error::Setup(e.to_string()))?;

@@ -114,3 +114,44 @@ async fn limits_are_checked_before_the_session() {
     let err = webproof_net::prove(&o).await.unwrap_err().to_string();
     assert!(err.contains("exchange 3 does not exist"), "{err}");
 }
+
+/// MPC mode pipelines: every request in one flight (the prover cannot read
+/// a response before the session ends), the responses read until the
+/// server closes after the last. With the request heads revealed the
+/// verifier splits the one run of requests by their framing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mpc_mode_pipelines_the_requests() {
+    let s = fixture().await;
+    let ca = s.fixture.certs.ca_pem.clone();
+    let (addr, v) = verifier(quick_config(roots(&ca))).await;
+    let mut o = options(&addr, "localhost", s.fixture.addr.port(), "/json", &ca);
+    o.mode = webproof_net::Mode::Mpc;
+    o.next = vec![
+        HttpRequest {
+            method: "POST".into(),
+            path: "/echo".into(),
+            headers: Vec::new(),
+            body: b"piped".to_vec(),
+        },
+        HttpRequest::get("/html"),
+    ];
+    o.reveal = vec!["http".parse().unwrap()];
+    let out = webproof_net::prove(&o).await.unwrap();
+    let vout = v.await.unwrap().unwrap();
+    assert_eq!(vout, out.output);
+    let e = vout.exchanges();
+    let seen: Vec<_> = e
+        .iter()
+        .map(|e| (e.request_line.as_deref(), e.status))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (Some("GET /json HTTP/1.1"), Some(200)),
+            (Some("POST /echo HTTP/1.1"), Some(200)),
+            (Some("GET /html HTTP/1.1"), Some(200))
+        ]
+    );
+    assert!(vout.received.text.contains("\"body\":\"piped\""));
+    assert!(vout.received.text.ends_with("</html>\n"));
+}

@@ -73,9 +73,11 @@ export interface ProveOptions {
   body?: string;
   /**
    * Further requests on the same TLS connection, after the one `url`,
-   * `method`, `headers` and `body` describe (proxy mode only for now; at
-   * most 32 requests in all). Each goes once the response before it is
-   * complete; only the last asks for `Connection: close`. Reveal items
+   * `method`, `headers` and `body` describe (at most 32 requests in all).
+   * In proxy mode each goes once the response before it is complete; in
+   * MPC mode all go in one flight (HTTP/1.1 pipelining: the page cannot
+   * read a response before the session ends) and the responses are read
+   * until the server closes. Only the last asks for `Connection: close`. Reveal items
    * apply to every exchange; prefix one with `N/` for exchange N only
    * (`2/json:data.id`). `verified.received` holds every response in order.
    */

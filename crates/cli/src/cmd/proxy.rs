@@ -211,7 +211,10 @@ pub struct ProveArgs {
     /// -H/--header, nothing else) make the next request; repeat for more
     /// (at most 32 requests). Every --url must name the first one's host
     /// and port. In proxy mode each request goes once the response before
-    /// it is complete; the last asks for Connection: close. Reveal items
+    /// it is complete; in MPC mode all go in one flight (HTTP/1.1
+    /// pipelining: the prover cannot read a response before the session
+    /// ends), the responses read until the server closes. Only the last
+    /// asks for Connection: close. Reveal items
     /// apply to every exchange; prefix one with N/ for exchange N only
     /// (--reveal 2/json:data.id), which also reveals the framing of the
     /// responses before it. E.g. prove --verifier V --url https://h/a -X
