@@ -92,6 +92,18 @@ pub fn split_responses(received: &[u8], n: usize) -> Vec<Range> {
     out
 }
 
+/// How many of the requests in `sent` the responses in `received` answer,
+/// by framing: complete responses, plus one for bytes after the last (a
+/// response that ends with the connection, or a cut one). What a prover
+/// that sent every request at once (MPC mode) checks once it reads the
+/// responses.
+pub fn responses_answered(sent: &[u8], received: &[u8]) -> Result<(usize, usize)> {
+    let requests = split_requests(sent)?.len();
+    let responses = split_responses(received, requests);
+    let answered = responses.iter().filter(|r| !r.is_empty()).count();
+    Ok((answered, requests))
+}
+
 /// The prover's split of a transcript it holds whole: request `k` and
 /// response `k` for each request (a response that never came is empty, at
 /// the end of the data). One request: the whole of each direction.

@@ -155,3 +155,20 @@ async fn mpc_mode_pipelines_the_requests() {
     assert!(vout.received.text.contains("\"body\":\"piped\""));
     assert!(vout.received.text.ends_with("</html>\n"));
 }
+
+/// MPC mode: a server that closes after the first of the pipelined
+/// requests fails the session with the same words as in proxy mode.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mpc_mode_server_closing_after_the_first_response() {
+    let s = fixture().await;
+    let ca = s.fixture.certs.ca_pem.clone();
+    let (addr, _v) = verifier(quick_config(roots(&ca))).await;
+    let mut o = options(&addr, "localhost", s.fixture.addr.port(), "/close", &ca);
+    o.mode = webproof_net::Mode::Mpc;
+    o.next = vec![HttpRequest::get("/json"), HttpRequest::get("/html")];
+    let err = webproof_net::prove(&o).await.unwrap_err().to_string();
+    assert!(
+        err.contains("the server closed the connection after request 1 of 3"),
+        "{err}"
+    );
+}
