@@ -161,6 +161,38 @@ fn three_requests_through_the_binary() {
     assert!(
         text_out.contains("\"method\":\"POST\"") && text_out.contains("Hello from the fixture")
     );
+
+    // For people: the exchanges, and which one a proven value came from.
+    let (_v, vaddr) = verifier(&s, None);
+    let out = s.prove(
+        &vaddr,
+        "/json",
+        &[
+            "-q",
+            "--reveal",
+            "2/json:length",
+            "--next",
+            "--url",
+            &echo,
+            "-d",
+            "abc",
+        ],
+    );
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    assert!(
+        stdout.contains("--- exchanges: 2 requests on one connection ---"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("1. (request line hidden) -> 200"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("2. POST /echo HTTP/1.1 -> 200"), "{stdout}");
+    assert!(
+        stdout.contains("exchange 2: received \"length\" = 3"),
+        "{stdout}"
+    );
 }
 
 #[test]
