@@ -43,7 +43,8 @@ pub struct TlsOptions {
     pub ca_pems: Vec<Vec<u8>>,
 }
 
-/// The prover's proxy-mode run for one request.
+/// The prover's proxy-mode run for its requests (one or more on one
+/// connection).
 pub struct Prover {
     config: ProverConfig,
     tls: TlsOptions,
