@@ -121,7 +121,9 @@ pub fn split(sent: &[u8], received: &[u8]) -> Result<Vec<(Range, Range)>> {
 pub struct Exchange {
     /// The request's bytes in the sent data.
     pub request: Range,
-    /// The request line (`GET /a HTTP/1.1`), when revealed whole.
+    /// The request line (`GET /a HTTP/1.1`), when its method, version and
+    /// end are revealed; hidden bytes in it (a query string) are shown as
+    /// `█`, revealed ones escaped as in the disclosed text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_line: Option<String>,
     /// The response's bytes in the received data; `None`: the verifier
@@ -220,11 +222,15 @@ pub fn exchanges(
             });
             Exchange {
                 request,
-                request_line: first_line(&sent[request.start..request.end])
-                    .filter(|l| l.ends_with(" HTTP/1.1") || l.ends_with(" HTTP/1.0")),
+                // A hidden query string leaves the rest of the line to show;
+                // the line must start and end as a request line does.
+                request_line: first_line(&sent[request.start..request.end], true).filter(|l| {
+                    (l.ends_with(" HTTP/1.1") || l.ends_with(" HTTP/1.0"))
+                        && l.split(' ').next().is_some_and(crate::http::valid_method)
+                }),
                 response,
                 status: response.and_then(|r| {
-                    let line = first_line(&received[r.start..r.end])?;
+                    let line = first_line(&received[r.start..r.end], false)?;
                     let code = line
                         .strip_prefix("HTTP/1.1 ")
                         .or_else(|| line.strip_prefix("HTTP/1.0 "))?;
@@ -251,20 +257,30 @@ fn received_before(order: &[OrderSpan], end: usize) -> usize {
     received
 }
 
-/// The first line of `view` when revealed whole (without its CRLF).
-fn first_line(view: &[Option<u8>]) -> Option<String> {
-    let mut line = Vec::new();
-    for b in view {
-        match b {
-            None => return None,
-            Some(b'\n') if line.last() == Some(&b'\r') => {
-                line.pop();
-                return String::from_utf8(line).ok();
-            }
-            Some(b) => line.push(*b),
+/// The first line of `view` (without its CRLF, which must be revealed),
+/// hidden bytes shown as [`crate::disclosure::HIDDEN_CHAR`] and revealed
+/// ones escaped as in [`crate::disclosure::DisclosedData::text`];
+/// `hidden_ok`: whether hidden bytes may be in it (a request line whose
+/// query string is hidden), else such a line is `None`.
+fn first_line(view: &[Option<u8>], hidden_ok: bool) -> Option<String> {
+    use crate::disclosure::HIDDEN_CHAR;
+    let end = view
+        .windows(2)
+        .position(|w| w == [Some(b'\r'), Some(b'\n')])?;
+    let line = &view[..end];
+    if !hidden_ok && line.iter().any(Option::is_none) {
+        return None;
+    }
+    let mut out = String::new();
+    for run in line.chunk_by(|a, b| a.is_some() == b.is_some()) {
+        if run[0].is_none() {
+            out.extend(core::iter::repeat_n(HIDDEN_CHAR, run.len()));
+        } else {
+            let bytes: Vec<u8> = run.iter().flatten().copied().collect();
+            out.push_str(&webproof_attestation::escape_revealed(&bytes, HIDDEN_CHAR));
         }
     }
-    None
+    Some(out)
 }
 
 /// Where each message of `view` ends, from the start, by framing on
@@ -353,6 +369,15 @@ mod tests {
         assert_eq!(
             exchange_of(&e, Direction::Received, Range::new(x + 3, x + 5)),
             Some(1)
+        );
+        // A hidden query string shows as hidden in the request line.
+        let mut q = full(&sent);
+        q[5] = None; // the `a` of `GET /a`
+        assert_eq!(
+            exchanges(&q, &full(&received), &order)[0]
+                .request_line
+                .as_deref(),
+            Some("GET /█ HTTP/1.1")
         );
         // Pipelined (one run), heads revealed: split by framing.
         let one_run = vec![
