@@ -235,6 +235,15 @@ async fn answer<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin>(
             respond(s, $($arg),*, close)
         };
     }
+    if path == "/unframed" {
+        // A response without framing on a connection left open: it never
+        // completes until the client gives up.
+        s.write_all(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nno length\n")
+            .await?;
+        s.flush().await?;
+        let _ = s.read(&mut buf).await;
+        return Ok(false);
+    }
     if path == "/close" {
         // A server that allows one request per connection.
         let r = self::respond(s, 200, "text/plain", b"closing\n", true).await;
@@ -283,7 +292,7 @@ async fn answer<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin>(
             reply!(
                 200,
                 "text/plain",
-                b"webproof fixture: /bytes?size=N /json /html /echo /close\n",
+                b"webproof fixture: /bytes?size=N /json /html /echo /close /unframed\n",
             )
             .await
         }

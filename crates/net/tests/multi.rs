@@ -172,3 +172,20 @@ async fn mpc_mode_server_closing_after_the_first_response() {
         "{err}"
     );
 }
+
+/// A response that never completes (no framing, the connection left open)
+/// holds back the next request: the timeout says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_response_that_never_completes() {
+    let s = fixture().await;
+    let ca = s.fixture.certs.ca_pem.clone();
+    let (addr, _v) = verifier(quick_config(roots(&ca))).await;
+    let mut o = options(&addr, "localhost", s.fixture.addr.port(), "/unframed", &ca);
+    o.next = vec![HttpRequest::get("/json")];
+    o.timeout = std::time::Duration::from_secs(3);
+    let err = webproof_net::prove(&o).await.unwrap_err().to_string();
+    assert!(
+        err.contains("waiting for response 1 of 2 to complete before request 2"),
+        "{err}"
+    );
+}

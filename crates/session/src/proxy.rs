@@ -19,7 +19,7 @@ use crate::runtime::{spawn, timeout, Link, Runtime, Section};
 use crate::{Error, Result};
 use futures::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use std::io::{Read, Write};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use webproof_core::Channel;
@@ -49,6 +49,10 @@ pub struct Prover {
     config: ProverConfig,
     tls: TlsOptions,
     progress: Option<Progress>,
+    /// While requests are queued behind a response: that response's
+    /// number (from 1) and how many requests there are; `(0, 0)` otherwise.
+    /// What a timeout names.
+    waiting: (AtomicUsize, AtomicUsize),
 }
 
 impl Prover {
@@ -58,6 +62,7 @@ impl Prover {
             config,
             tls,
             progress,
+            waiting: Default::default(),
         }
     }
 
@@ -90,10 +95,27 @@ impl Prover {
                     secs: limit.as_secs(),
                 })
             }
-            Err(Error::Timeout(_)) => Err(Error::Timeout(format!(
-                "the whole proving session (after {} ms)",
-                limit.as_millis()
-            ))),
+            Err(Error::Timeout(_)) => {
+                let (k, n) = (
+                    self.waiting.0.load(Ordering::Relaxed),
+                    self.waiting.1.load(Ordering::Relaxed),
+                );
+                // A response that never completed held back the next request.
+                let queued = if k > 0 {
+                    format!(
+                        ", waiting for response {k} of {n} to complete before request {}: a \
+                         response without Content-Length or chunked framing ends only when \
+                         the server closes",
+                        k + 1
+                    )
+                } else {
+                    String::new()
+                };
+                Err(Error::Timeout(format!(
+                    "the whole proving session (after {} ms){queued}",
+                    limit.as_millis()
+                )))
+            }
             other => other,
         }
     }
@@ -201,6 +223,7 @@ impl Prover {
                 &session.config().request,
                 (&mut rx, &mut relay_out),
                 &mut rec,
+                &self.waiting,
             )
             .await;
             if let Ok(r) = &http {
@@ -402,6 +425,7 @@ async fn tls_session<W>(
         &mut W,
     ),
     rec: &mut Recorder,
+    waiting: &(AtomicUsize, AtomicUsize),
 ) -> Result<Vec<u8>>
 where
     W: AsyncWrite + Unpin,
@@ -420,6 +444,14 @@ where
             .map_err(|e| tls_err(&e))
     };
     send(&mut conn, 0)?;
+    let wait_for = |k: usize| {
+        let queued = k + 1 < requests.len();
+        waiting
+            .0
+            .store(if queued { k + 1 } else { 0 }, Ordering::Relaxed);
+        waiting.1.store(requests.len(), Ordering::Relaxed);
+    };
+    wait_for(0);
     let mut response = Vec::new();
     let mut buf = vec![0u8; 16 << 10];
     let mut out = Vec::new();
@@ -443,6 +475,7 @@ where
             // The next request once this response is complete.
             (k, start) = (k + 1, start + end);
             send(&mut conn, k)?;
+            wait_for(k);
             continue;
         }
         let frame = next_relay(relay_in).await?;
