@@ -92,6 +92,9 @@ struct Options {
     /// The request body (UTF-8).
     #[serde(default)]
     body: String,
+    /// Requests after the first, on the same connection.
+    #[serde(default)]
+    requests: Vec<NextRequest>,
     /// Reveal items as on the command line (`all`, `body`, `json:PATH`, …).
     reveal: Option<OneOrMany>,
     /// Extra trusted roots, PEM.
@@ -117,6 +120,50 @@ struct Options {
     mode: Option<String>,
     /// MPC mode: the `webproof relay` endpoint that reaches the server.
     relay: Option<String>,
+}
+
+/// One of `requests`: a request after the first, to the same server.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NextRequest {
+    /// Request target (path and query), e.g. `/api/items?page=2`.
+    path: String,
+    /// Default `GET`, `POST` with a body.
+    method: Option<String>,
+    #[serde(default)]
+    headers: serde_json::Map<String, serde_json::Value>,
+    /// UTF-8.
+    #[serde(default)]
+    body: String,
+}
+
+/// Header values of an options object, which must be strings.
+fn header_pairs(
+    headers: serde_json::Map<String, serde_json::Value>,
+) -> Result<Vec<(String, String)>, BrowserError> {
+    headers
+        .into_iter()
+        .map(|(k, v)| match v {
+            serde_json::Value::String(s) => Ok((k, s)),
+            other => Err(BrowserError::Setup(format!(
+                "header {k:?}: expected a string, got {other}"
+            ))),
+        })
+        .collect()
+}
+
+/// `method`, checked, or GET without a body and POST with one.
+fn method_or_default(method: Option<String>, body: &str) -> Result<String, BrowserError> {
+    match method {
+        Some(m) if webproof_disclosure::http::valid_method(&m) => Ok(m),
+        Some(m) => Err(BrowserError::UnknownOption {
+            option: "method",
+            value: m,
+            expected: "an upper-case HTTP method (GET, POST, PUT, ...)".into(),
+        }),
+        None if body.is_empty() => Ok("GET".into()),
+        None => Ok("POST".into()),
+    }
 }
 
 fn parse_items(items: Vec<String>) -> Result<Vec<RevealItem>, BrowserError> {
@@ -162,14 +209,23 @@ fn parse_options(v: &JsValue) -> Result<prove::Request, BrowserError> {
         .ok_or_else(|| BrowserError::Setup("options must be an object".into()))?;
     let o: Options =
         serde_json::from_str(&text).map_err(|e| BrowserError::Setup(format!("options: {e}")))?;
-    let headers = o
-        .headers
+    let headers = header_pairs(o.headers)?;
+    let next = o
+        .requests
         .into_iter()
-        .map(|(k, v)| match v {
-            serde_json::Value::String(s) => Ok((k, s)),
-            other => Err(BrowserError::Setup(format!(
-                "header {k:?}: expected a string, got {other}"
-            ))),
+        .map(|r| {
+            if !r.path.starts_with('/') {
+                return Err(BrowserError::Setup(format!(
+                    "requests: path {:?} must start with / (the server is url's)",
+                    r.path
+                )));
+            }
+            Ok(webproof_disclosure::http::HttpRequest {
+                method: method_or_default(r.method, &r.body)?,
+                path: r.path,
+                headers: header_pairs(r.headers)?,
+                body: r.body.into_bytes(),
+            })
         })
         .collect::<Result<_, _>>()?;
     let reveal = parse_items(o.reveal.map(OneOrMany::into_vec).unwrap_or_default())?;
@@ -186,18 +242,7 @@ fn parse_options(v: &JsValue) -> Result<prove::Request, BrowserError> {
         None => None,
     };
     let suites = parse_suites(o.suite.map(OneOrMany::into_vec).unwrap_or_default())?;
-    let method = match o.method {
-        Some(m) if webproof_disclosure::http::valid_method(&m) => m,
-        Some(m) => {
-            return Err(BrowserError::UnknownOption {
-                option: "method",
-                value: m,
-                expected: "an upper-case HTTP method (GET, POST, PUT, ...)".into(),
-            })
-        }
-        None if o.body.is_empty() => "GET".into(),
-        None => "POST".into(),
-    };
+    let method = method_or_default(o.method, &o.body)?;
     let mpc_relay = match (o.mode.as_deref(), o.relay) {
         (None | Some("proxy"), None) => None,
         (None | Some("proxy"), Some(_)) => {
@@ -227,6 +272,7 @@ fn parse_options(v: &JsValue) -> Result<prove::Request, BrowserError> {
         method,
         body: o.body.into_bytes(),
         headers,
+        next,
         reveal,
         ca_pems: o
             .ca
@@ -327,7 +373,9 @@ export interface ProveOptions {
   method?: string;
   /** The request body (UTF-8), sent with its `Content-Length`. */
   body?: string;
-  /** What to reveal, as `webproof prove --reveal`: by default the whole request except its credentials (secret header values, the query string) and the whole response; `all` (credentials included), `none`, `http`, `headers`, `header:NAME`, `body`, `json:PATH`, `recv:A-B`, `secret-header:NAME`, … */
+  /** Further requests on the same TLS connection, after the one `url`, `method`, `headers` and `body` describe (at most 32 in all). In proxy mode each goes once the response before it is complete; in MPC mode all go in one flight (HTTP/1.1 pipelining: the page cannot read a response before the session ends), the responses read until the server closes. Only the last asks for `Connection: close`. Reveal items apply to every exchange; prefix one with `N/` for exchange N only (`2/json:data.id`). The verified output's `received` holds every response in order. */
+  requests?: { path: string; method?: string; headers?: Record<string, string>; body?: string }[];
+  /** What to reveal, as `webproof prove --reveal`: by default the whole request except its credentials (secret header values, the query string) and the whole response; `all` (credentials included), `none`, `http`, `headers`, `header:NAME`, `body`, `json:PATH`, `recv:A-B`, `secret-header:NAME`, …; with `requests`, `N/ITEM` for exchange N only. */
   reveal?: string | string[];
   /** Extra trusted roots (PEM), for test servers. */
   ca?: string | string[];

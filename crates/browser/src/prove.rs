@@ -43,6 +43,9 @@ pub struct Request {
     pub body: Vec<u8>,
     /// Extra request headers.
     pub headers: Vec<(String, String)>,
+    /// Requests after the first, on the same connection (proxy mode; the
+    /// options' `requests`).
+    pub next: Vec<webproof_disclosure::http::HttpRequest>,
     /// What to reveal (empty: the default, the request without its
     /// credentials and the whole response; see [`RevealItem`]).
     pub reveal: Vec<RevealItem>,
@@ -193,15 +196,26 @@ pub async fn prove(req: &Request, progress: &dyn Fn(&str)) -> Result<Outcome> {
         .url
         .parse()
         .map_err(|e: webproof_disclosure::DisclosureError| BrowserError::Setup(e.to_string()))?;
-    let request = webproof_disclosure::http::http_request(
-        &req.method,
-        &host,
-        port,
-        &path,
-        &req.headers,
-        &req.body,
-        req.padding,
-    );
+    use webproof_disclosure::http::HttpRequest;
+    let first = HttpRequest {
+        method: req.method.clone(),
+        path,
+        headers: req.headers.clone(),
+        body: req.body.clone(),
+    };
+    let requests: Vec<HttpRequest> = std::iter::once(first)
+        .chain(req.next.iter().cloned())
+        .collect();
+    let max = webproof_disclosure::exchange::MAX_EXCHANGES;
+    if requests.len() > max {
+        return Err(BrowserError::Setup(format!(
+            "{} requests: a session carries at most {max}",
+            requests.len()
+        )));
+    }
+    webproof_disclosure::http::check_exchange_targets(&req.reveal, requests.len())
+        .map_err(|e| BrowserError::Setup(e.to_string()))?;
+    let request = HttpRequest::encode_all(&requests, &host, port, req.padding);
     if !req.yes_reveal_secrets {
         refuse_unasked_secrets(&req.reveal, &request)?;
     }

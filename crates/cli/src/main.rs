@@ -107,7 +107,10 @@ fn main() -> std::process::ExitCode {
     // `--json` anywhere asks for failures as JSON too, even a command
     // line clap cannot parse.
     let json = std::env::args_os().any(|a| a == "--json");
-    let cli = match Cli::try_parse() {
+    // `prove ... --next ...`: clap parses the first request's command
+    // line, `prove` the groups after each `--next`.
+    let (args, next) = cmd::proxy::split_next(std::env::args_os().collect());
+    let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) if json && e.use_stderr() => {
             let f = failure::Failure {
@@ -125,6 +128,10 @@ fn main() -> std::process::ExitCode {
         .enable_all()
         .build()
         .expect("start the async runtime");
+    let mut cli = cli;
+    if let Command::Proxy(cmd::proxy::ProxyCmd::Prove(a)) = &mut cli.command {
+        a.set_next(next);
+    }
     // `health` ends with its own statuses (0/1, what a health check
     // reads), not the failure classes below.
     let command = match cli.command {
@@ -154,7 +161,7 @@ fn main() -> std::process::ExitCode {
 }
 
 /// Clap's message without its usage lines and hints.
-fn first_line(s: &str) -> &str {
+pub(crate) fn first_line(s: &str) -> &str {
     let s = s.trim_start_matches("error: ");
     s.lines().next().unwrap_or(s)
 }

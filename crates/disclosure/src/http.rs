@@ -466,6 +466,23 @@ pub fn http_request(
     body: &[u8],
     padding: usize,
 ) -> Vec<u8> {
+    http_request_on(method, host, port, path, headers, body, padding, true)
+}
+
+/// [`http_request`], with `Connection: close` only if `last`: a request
+/// that more follow on the same connection leaves it open (HTTP/1.1's
+/// default).
+#[allow(clippy::too_many_arguments)]
+pub fn http_request_on(
+    method: &str,
+    host: &str,
+    port: u16,
+    path: &str,
+    headers: &[(String, String)],
+    body: &[u8],
+    padding: usize,
+    last: bool,
+) -> Vec<u8> {
     let host = if port == 443 {
         host.to_string()
     } else {
@@ -489,10 +506,67 @@ pub fn http_request(
     if needs_length && !framed {
         r.push_str(&format!("Content-Length: {}\r\n", body.len()));
     }
-    r.push_str("Connection: close\r\n\r\n");
+    if last {
+        r.push_str("Connection: close\r\n");
+    }
+    r.push_str("\r\n");
     let mut r = r.into_bytes();
     r.extend_from_slice(body);
     r
+}
+
+/// One HTTP/1.1 request of a session, as the prover asks for it: what
+/// [`http_request_on`] builds for a host.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HttpRequest {
+    /// Method, upper case (`GET`, `POST`, ...).
+    pub method: String,
+    /// Request target: path and query.
+    pub path: String,
+    /// Extra headers, in order.
+    #[serde(default)]
+    pub headers: Vec<(String, String)>,
+    /// Body (empty: none).
+    #[serde(default)]
+    pub body: Vec<u8>,
+}
+
+impl HttpRequest {
+    /// A `GET` of `path`.
+    pub fn get(path: &str) -> Self {
+        HttpRequest {
+            method: "GET".into(),
+            path: path.into(),
+            ..Default::default()
+        }
+    }
+
+    /// The bytes for `host:port`: `padding` bytes of `X-Padding` (0:
+    /// none), `Connection: close` if it is the `last` of the session.
+    pub fn encode(&self, host: &str, port: u16, padding: usize, last: bool) -> Vec<u8> {
+        http_request_on(
+            &self.method,
+            host,
+            port,
+            &self.path,
+            &self.headers,
+            &self.body,
+            padding,
+            last,
+        )
+    }
+
+    /// All `requests` for `host:port`, one after the other as they go on
+    /// the connection: padding on the first, `Connection: close` on the
+    /// last only.
+    pub fn encode_all(requests: &[HttpRequest], host: &str, port: u16, padding: usize) -> Vec<u8> {
+        let n = requests.len();
+        requests
+            .iter()
+            .enumerate()
+            .flat_map(|(k, r)| r.encode(host, port, if k == 0 { padding } else { 0 }, k + 1 == n))
+            .collect()
+    }
 }
 
 /// Whether `method` is an HTTP method token (RFC 9110: one or more
@@ -693,19 +767,77 @@ pub enum RevealItem {
     /// carrying a password, say), whatever else is selected (applied
     /// last). Its length stays visible, as its `Content-Length` does.
     HideRequestBody,
+    /// `N/ITEM`: ITEM for exchange N only (from 1) of a session with
+    /// several requests (`2/json:data.id`, `3/header:etag`); without a
+    /// prefix an item applies to every exchange. Not for byte ranges, which
+    /// are offsets in the whole transcript. Revealing anything of a later
+    /// response also reveals the framing of every response before it (each
+    /// head, and its chunk-size lines), so the verifier can find where it
+    /// starts.
+    In(usize, Box<RevealItem>),
 }
 
 impl RevealItem {
     /// Whether the item only hides (it leaves the default as the base).
     fn only_hides(&self) -> bool {
-        matches!(
-            self,
-            RevealItem::HideSent(_)
-                | RevealItem::HideRecv(_)
-                | RevealItem::SecretHeader(_)
-                | RevealItem::HideRequestBody
-        )
+        match self {
+            RevealItem::In(_, item) => item.only_hides(),
+            _ => matches!(
+                self,
+                RevealItem::HideSent(_)
+                    | RevealItem::HideRecv(_)
+                    | RevealItem::SecretHeader(_)
+                    | RevealItem::HideRequestBody
+            ),
+        }
     }
+
+    /// The exchange (from 1) an `N/ITEM` targets; `None`: every exchange.
+    pub fn exchange(&self) -> Option<usize> {
+        match self {
+            RevealItem::In(n, _) => Some(*n),
+            _ => None,
+        }
+    }
+}
+
+/// Refuse items that target an exchange past the last of `exchanges`:
+/// known before any network work, from the requests alone.
+pub fn check_exchange_targets(items: &[RevealItem], exchanges: usize) -> Result<()> {
+    for item in items {
+        if let Some(n) = item.exchange().filter(|&n| n > exchanges) {
+            return Err(malformed(
+                "reveal item",
+                format!(
+                    "{item}: exchange {n} does not exist (the session has {exchanges} request{})",
+                    if exchanges == 1 { "" } else { "s" }
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The items that apply to exchange `k` (from 1), whose request and
+/// response are `request` and `response` of the transcript: untargeted
+/// items and those targeting `k` (unwrapped), with byte ranges clipped to
+/// the exchange and made relative to it.
+fn items_for(items: &[RevealItem], k: usize, request: Range, response: Range) -> Vec<RevealItem> {
+    let clip = |r: &Range, within: Range| {
+        let (a, b) = (r.start.max(within.start), r.end.min(within.end));
+        (a < b).then(|| Range::new(a - within.start, b - within.start))
+    };
+    items
+        .iter()
+        .filter_map(|item| match item {
+            RevealItem::In(n, inner) => (*n == k).then(|| (**inner).clone()),
+            RevealItem::Sent(r) => clip(r, request).map(RevealItem::Sent),
+            RevealItem::HideSent(r) => clip(r, request).map(RevealItem::HideSent),
+            RevealItem::Recv(r) => clip(r, response).map(RevealItem::Recv),
+            RevealItem::HideRecv(r) => clip(r, response).map(RevealItem::HideRecv),
+            other => Some(other.clone()),
+        })
+        .collect()
 }
 
 impl core::str::FromStr for RevealItem {
@@ -730,6 +862,33 @@ impl core::str::FromStr for RevealItem {
             }
             Ok(v.to_ascii_lowercase())
         };
+        if let Some((n, rest)) = item.split_once('/').filter(|(n, _)| {
+            !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) && !n.contains(':')
+        }) {
+            let n: usize = n
+                .parse()
+                .ok()
+                .filter(|&n| (1..=crate::exchange::MAX_EXCHANGES).contains(&n))
+                .ok_or_else(|| {
+                    bad(format!(
+                        "exchanges are numbered 1 to {}",
+                        crate::exchange::MAX_EXCHANGES
+                    ))
+                })?;
+            let inner: RevealItem = rest.parse()?;
+            return match inner {
+                RevealItem::Sent(_)
+                | RevealItem::Recv(_)
+                | RevealItem::HideSent(_)
+                | RevealItem::HideRecv(_)
+                | RevealItem::In(..)
+                | RevealItem::All
+                | RevealItem::None => Err(bad(format!(
+                    "{rest:?} takes no exchange (byte ranges are offsets in the whole transcript)"
+                ))),
+                inner => Ok(RevealItem::In(n, Box::new(inner))),
+            };
+        }
         let (k, v) = item.split_once(':').unwrap_or((item, ""));
         let plain = |it: RevealItem| {
             if item.contains(':') {
@@ -758,7 +917,7 @@ impl core::str::FromStr for RevealItem {
             _ => Err(bad(
                 "unknown item (all, none, http, headers, header:NAME, req-header:NAME, query, \
                  body, json:PATH, sent:A-B, recv:A-B, hide-sent:A-B, hide-recv:A-B, \
-                 secret-header:NAME, hide-req-body)"
+                 secret-header:NAME, hide-req-body; N/ITEM for exchange N only)"
                     .into(),
             )),
         }
@@ -783,6 +942,7 @@ impl core::fmt::Display for RevealItem {
             RevealItem::HideRecv(r) => write!(f, "hide-recv:{}-{}", r.start, r.end),
             RevealItem::SecretHeader(n) => write!(f, "secret-header:{n}"),
             RevealItem::HideRequestBody => f.write_str("hide-req-body"),
+            RevealItem::In(n, item) => write!(f, "{n}/{item}"),
         }
     }
 }
@@ -878,6 +1038,8 @@ impl Selection {
                 RevealItem::HideRecv(r) => sel.hides.push((Direction::Received, *r)),
                 RevealItem::SecretHeader(n) => sel.secret_headers.push(n.to_ascii_lowercase()),
                 RevealItem::HideRequestBody => sel.hide_request_body = true,
+                // Unwrapped for their exchange by `items_for` before.
+                RevealItem::In(..) => {}
             }
         }
         sel
@@ -943,16 +1105,62 @@ impl Selection {
 
 /// The disclosure that reveal items select over the actual data (see
 /// [`RevealItem`]; no items: the default).
+///
+/// A transcript of several requests is split into exchanges
+/// ([`crate::exchange::split`]) and the items apply to each (see
+/// [`RevealItem::In`]).
 pub fn disclosure_from_items(
     items: &[RevealItem],
     sent: &[u8],
     received: &[u8],
 ) -> Result<Disclosure> {
-    let sel = Selection::new(items);
-    Ok(Disclosure {
-        sent: sel.sent(sent)?,
-        received: sel.received(received)?,
-    })
+    let spans = crate::exchange::split(sent, received)?;
+    check_exchange_targets(items, spans.len())?;
+    // Whether the selection starts from the default is the session's,
+    // not an exchange's: `2/json:x` reveals nothing of exchange 1.
+    let default = items.iter().all(RevealItem::only_hides);
+    let mut d = Disclosure::default();
+    let mut per_exchange = Vec::new();
+    for (k, &(rq, rs)) in spans.iter().enumerate() {
+        let mut sel = Selection::new(&items_for(items, k + 1, rq, rs));
+        sel.default = default;
+        let shift = |v: Vec<Range>, by: usize| {
+            v.into_iter()
+                .map(move |r| Range::new(r.start + by, r.end + by))
+        };
+        d.sent
+            .extend(shift(sel.sent(&sent[rq.start..rq.end])?, rq.start));
+        let r = sel.received(&received[rs.start..rs.end])?;
+        per_exchange.push((sel, r.is_empty()));
+        d.received.extend(shift(r, rs.start));
+    }
+    // The verifier finds a response only after every response before it
+    // ([`crate::exchange`]): reveal their framing up to the last response
+    // anything is revealed of.
+    if let Some(last) = per_exchange.iter().rposition(|(_, empty)| !empty) {
+        for (k, (sel, _)) in per_exchange.iter().enumerate().take(last) {
+            let rs = spans[k].1;
+            let resp = &received[rs.start..rs.end];
+            let m = parse_message(resp)?;
+            let mut f = Disclosure {
+                sent: Vec::new(),
+                received: crate::disclosure::complement(&m.body_spans, m.body.end),
+            };
+            for (dir, r) in &sel.hides {
+                if *dir == Direction::Received {
+                    f.hide(Direction::Received, *r, resp.len());
+                }
+            }
+            d.received.extend(
+                f.received
+                    .into_iter()
+                    .map(|r| Range::new(r.start + rs.start, r.end + rs.start)),
+            );
+        }
+    }
+    d.sent = normalize(d.sent);
+    d.received = normalize(d.received);
+    Ok(d)
 }
 
 /// The secret headers' values in `request` that `items` would reveal
@@ -960,19 +1168,44 @@ pub fn disclosure_from_items(
 /// may give away by mistake. Known before any network work: the request
 /// decides. The query string is left out: many carry no secret
 /// (`?page=2`), and `all` is how a user asks for one as it is.
+///
+/// `request` may hold several requests ([`crate::exchange::split_requests`]):
+/// each is judged with the items that apply to it, and a secret's range is
+/// in the whole of `request`.
 pub fn unasked_secrets(items: &[RevealItem], request: &[u8]) -> Result<Vec<RequestSecret>> {
-    let sel = Selection::new(items);
-    let shown = sel.sent(request)?;
-    let named_secret: Vec<String> = sel.secret_headers.clone();
-    Ok(request_secrets(request, &named_secret)?
-        .into_iter()
-        .filter(|s| s.item != RevealItem::Query && !items.contains(&s.item))
-        .filter(|s| {
-            shown
-                .iter()
-                .any(|r| r.start < s.range.end && s.range.start < r.end)
-        })
-        .collect())
+    let default = items.iter().all(RevealItem::only_hides);
+    let requests = crate::exchange::split_requests(request)?;
+    let mut out = Vec::new();
+    for (k, rq) in requests.iter().enumerate() {
+        let own = items_for(items, k + 1, *rq, Range::new(0, 0));
+        let mut sel = Selection::new(&own);
+        sel.default = default;
+        let one = &request[rq.start..rq.end];
+        let shown = sel.sent(one)?;
+        let named_secret: Vec<String> = sel.secret_headers.clone();
+        out.extend(
+            request_secrets(one, &named_secret)?
+                .into_iter()
+                .filter(|s| s.item != RevealItem::Query && !own.contains(&s.item))
+                .filter(|s| {
+                    shown
+                        .iter()
+                        .any(|r| r.start < s.range.end && s.range.start < r.end)
+                })
+                .map(|s| of_request(s, k, requests.len(), rq.start)),
+        );
+    }
+    Ok(out)
+}
+
+/// A secret of request `k` (from 0) of `n`, its range moved by `at`.
+fn of_request(mut s: RequestSecret, k: usize, n: usize, at: usize) -> RequestSecret {
+    s.range = Range::new(s.range.start + at, s.range.end + at);
+    if n > 1 {
+        s.what = format!("{} (request {})", s.what, k + 1);
+        s.item = RevealItem::In(k + 1, Box::new(s.item));
+    }
+    s
 }
 
 /// The request's credentials (as [`request_secrets`] finds them, with the
@@ -985,8 +1218,15 @@ pub fn secrets_by_visibility(
     request: &[u8],
     revealed: &[Range],
 ) -> (Vec<String>, Vec<String>) {
-    let named = Selection::new(items).secret_headers;
-    let secrets = request_secrets(request, &named).unwrap_or_default();
+    let requests = crate::exchange::split_requests(request).unwrap_or_default();
+    let n = requests.len();
+    let secrets = requests.iter().enumerate().flat_map(|(k, rq)| {
+        let named = Selection::new(&items_for(items, k + 1, *rq, Range::new(0, 0))).secret_headers;
+        request_secrets(&request[rq.start..rq.end], &named)
+            .unwrap_or_default()
+            .into_iter()
+            .map(move |s| of_request(s, k, n, rq.start))
+    });
     let (mut hidden, mut shown) = (Vec::new(), Vec::new());
     for secret in secrets {
         let seen = revealed

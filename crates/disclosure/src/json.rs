@@ -879,42 +879,61 @@ pub fn skeleton_ranges(received: &[u8], path: &str) -> Result<Vec<Range>> {
 
 /// Prover side: the claims for the `json:PATH` items of `items`, checked on
 /// the prover's own view of `disclosure` (exactly what the verifier will
-/// run), so a disclosure that hides part of a skeleton fails here.
+/// run), so a disclosure that hides part of a skeleton fails here. In a
+/// session of several requests an item applies to every response, or to
+/// the one its `N/` names ([`crate::http::RevealItem::In`]).
 pub fn claims_from_items(
     items: &[crate::http::RevealItem],
     sent: &[u8],
     received: &[u8],
     disclosure: &Disclosure,
 ) -> Result<Vec<JsonClaim>> {
-    let paths: Vec<&str> = items
+    use crate::http::RevealItem;
+    // (exchange from 1 or every one, path)
+    let paths: Vec<(Option<usize>, &str)> = items
         .iter()
         .filter_map(|i| match i {
-            crate::http::RevealItem::Json(p) => Some(p.as_str()),
+            RevealItem::Json(p) => Some((None, p.as_str())),
+            RevealItem::In(n, inner) => match &**inner {
+                RevealItem::Json(p) => Some((Some(*n), p.as_str())),
+                _ => None,
+            },
             _ => None,
         })
         .collect();
     if paths.is_empty() {
         return Ok(Vec::new());
     }
+    let spans = crate::exchange::split(sent, received)?;
     let view = view_of(received, &disclosure.received);
-    let body = message_bodies(&view, Direction::Received)
-        .into_iter()
-        .next()
-        .ok_or_else(|| bad("the first response's framing is not revealed"))?;
-    let claims: Vec<JsonClaim> = paths
-        .iter()
-        .map(|p| {
-            let w = walk(&view, &body, p)?;
-            Ok(JsonClaim {
+    let bodies = message_bodies(&view, Direction::Received);
+    let mut claims = Vec::new();
+    for (k, (_, response)) in spans.iter().enumerate() {
+        for &(_, p) in paths.iter().filter(|(n, _)| n.is_none_or(|n| n == k + 1)) {
+            let body = bodies
+                .iter()
+                .find(|b| response.start <= b.raw.start && b.raw.start <= response.end)
+                .ok_or_else(|| {
+                    bad(if k == 0 {
+                        "the first response's framing is not revealed".to_string()
+                    } else {
+                        format!(
+                            "the framing of response {} or of one before it is not revealed",
+                            k + 1
+                        )
+                    })
+                })?;
+            let w = walk(&view, body, p)?;
+            claims.push(JsonClaim {
                 direction: Direction::Received,
                 body: body.raw,
                 path: p.to_string(),
                 value: w.value,
                 hidden_strings: w.hidden_strings,
                 hidden_tokens: w.hidden_tokens,
-            })
-        })
-        .collect::<Result<_>>()?;
+            });
+        }
+    }
     let sent_view = view_of(sent, &disclosure.sent);
     verify_claims(&sent_view, &view, &claims)?;
     claim_constraints(&claims, [sent.len(), received.len()])?;

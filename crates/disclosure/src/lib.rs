@@ -11,6 +11,8 @@
 //! - [`http`]: HTTP/1.x parsing, reveal items ([`RevealItem`]) and the
 //!   [`Disclosure`] they select, which request bytes are credentials, and
 //!   whether a response is complete;
+//! - [`exchange`]: several requests on one connection: the prover's split
+//!   of its transcript into exchanges and the verifier's of its own view;
 //! - [`json`]: proven JSON paths (`json:PATH`): the body's skeleton, the
 //!   claims the proof constrains and the verifier's walk;
 //! - [`output`]: the verifier's output ([`VerifierOutput`]), the facts an
@@ -28,6 +30,7 @@
 pub mod attest;
 pub mod disclosure;
 pub mod error;
+pub mod exchange;
 pub mod http;
 pub mod json;
 pub mod output;

@@ -98,6 +98,27 @@ pub struct VerifierOutput<D = DisclosedData> {
 }
 
 impl VerifierOutput {
+    /// The session's exchanges (request and response of each request on
+    /// the connection), as [`crate::exchange::exchanges`] finds them in
+    /// this output's own disclosed data and recorded order: computed, never
+    /// sent, so no party's claim about the split enters it.
+    pub fn exchanges(&self) -> Vec<crate::exchange::Exchange> {
+        let view = |d: &DisclosedData| -> Vec<Option<u8>> {
+            let mut v = vec![None; d.len];
+            for r in &d.revealed {
+                let end = r.end.min(d.len).min(d.bytes.len());
+                for (slot, b) in v[r.start.min(end)..end]
+                    .iter_mut()
+                    .zip(&d.bytes[r.start.min(end)..end])
+                {
+                    *slot = Some(*b);
+                }
+            }
+            v
+        };
+        crate::exchange::exchanges(&view(&self.sent), &view(&self.received), &self.order)
+    }
+
     /// The facts an attestation carries besides the transcript commitment.
     pub fn facts(&self) -> SessionFacts {
         SessionFacts {

@@ -129,7 +129,7 @@ impl Fixture {
                 tokio::spawn(async move {
                     let r = tokio::time::timeout(Duration::from_secs(30), async {
                         let mut tls = acceptor.accept(tcp).await?;
-                        serve_one(&mut tls).await?;
+                        serve(&mut tls).await?;
                         tls.shutdown().await
                     })
                     .await;
@@ -154,55 +154,112 @@ impl Drop for Fixture {
     }
 }
 
-async fn serve_one<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin>(
+/// Requests of one connection, answered in turn (HTTP/1.1 keep-alive):
+/// until a request asks for `Connection: close`, asks for `/close`, or the
+/// client stops.
+async fn serve<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin>(
     s: &mut S,
 ) -> std::io::Result<()> {
-    let mut head = Vec::new();
+    // Bytes read past the request just answered: the next one's start.
+    let mut pending = Vec::new();
+    while serve_one(s, &mut pending).await? {}
+    Ok(())
+}
+
+/// Answer the next request; `false`: the connection ends.
+async fn serve_one<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin>(
+    s: &mut S,
+    pending: &mut Vec<u8>,
+) -> std::io::Result<bool> {
+    let mut head = std::mem::take(pending);
     let mut buf = [0u8; 16 << 10];
     let end = loop {
         if let Some(p) = head.windows(4).position(|w| w == b"\r\n\r\n") {
             break p;
         }
         if head.len() > MAX_REQUEST_HEAD {
-            return respond(s, 431, "text/plain", b"request head too large\n").await;
+            respond(s, 431, "text/plain", b"request head too large\n", true).await?;
+            return Ok(false);
         }
         let n = s.read(&mut buf).await?;
         if n == 0 {
-            return Ok(());
+            return Ok(false);
         }
         head.extend_from_slice(&buf[..n]);
     };
+    let close =
+        head_field(&head[..end], "connection").is_some_and(|v| v.eq_ignore_ascii_case("close"));
+    // Whatever follows this request's body is the next request's.
+    let body_len = head_field(&head[..end], "content-length")
+        .and_then(|v| v.parse::<usize>().ok())
+        .unwrap_or(0);
+    if head.len() > end + 4 + body_len {
+        *pending = head.split_off(end + 4 + body_len);
+    }
+    let answered = answer(s, &head, end, body_len, close).await?;
+    Ok(answered && !close)
+}
+
+/// Answer the request whose head ends at `end` of `head`; `false`: the
+/// connection ends.
+async fn answer<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin>(
+    s: &mut S,
+    head: &[u8],
+    end: usize,
+    body_len: usize,
+    close: bool,
+) -> std::io::Result<bool> {
+    let mut buf = [0u8; 16 << 10];
     let line = head[..end].split(|&b| b == b'\r').next().unwrap_or(b"");
     let line = String::from_utf8_lossy(line);
     let mut parts = line.split(' ');
     let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
     let (path, query) = target.split_once('?').unwrap_or((target, ""));
+    if body_len > MAX_ECHO_BODY {
+        respond(s, 400, "text/plain", b"body over 1 MiB\n", true).await?;
+        return Ok(false);
+    }
+    // The body, read whole whatever the path (the next request follows it).
+    let mut body = head[end + 4..].to_vec();
+    while body.len() < body_len {
+        let n = s.read(&mut buf).await?;
+        if n == 0 {
+            return Ok(false);
+        }
+        body.extend_from_slice(&buf[..n]);
+    }
+    body.truncate(body_len);
+    // Every answer below: the connection stays open unless asked to close.
+    macro_rules! reply {
+        ($($arg:expr),* $(,)?) => {
+            respond(s, $($arg),*, close)
+        };
+    }
+    if path == "/unframed" {
+        // A response without framing on a connection left open: it never
+        // completes until the client gives up.
+        s.write_all(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nno length\n")
+            .await?;
+        s.flush().await?;
+        let _ = s.read(&mut buf).await;
+        return Ok(false);
+    }
+    if path == "/close" {
+        // A server that allows one request per connection.
+        let r = self::respond(s, 200, "text/plain", b"closing\n", true).await;
+        return r.map(|()| false);
+    }
+    let answered: std::io::Result<()> = async {
     if path == "/echo" {
-        let body_len = head_field(&head[..end], "content-length")
-            .and_then(|v| v.parse::<usize>().ok())
-            .unwrap_or(0);
-        if body_len > MAX_ECHO_BODY {
-            return respond(s, 400, "text/plain", b"body over 1 MiB\n").await;
-        }
-        let mut body = head[end + 4..].to_vec();
-        while body.len() < body_len {
-            let n = s.read(&mut buf).await?;
-            if n == 0 {
-                return Ok(());
-            }
-            body.extend_from_slice(&buf[..n]);
-        }
-        body.truncate(body_len);
         let doc = serde_json::json!({
             "method": method,
             "length": body_len,
             "body": String::from_utf8_lossy(&body),
         });
-        return respond(s, 200, "application/json", doc.to_string().as_bytes()).await;
+        return reply!(200, "application/json", doc.to_string().as_bytes()).await;
     }
     if method != "GET" {
-        return respond(
-            s,
+        return reply!(
             405,
             "text/plain",
             b"only GET (and any method on /echo)\n",
@@ -218,30 +275,32 @@ async fn serve_one<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin>(
             match size {
                 Some(n) if n <= MAX_BYTES => {
                     let body: Vec<u8> = (0..n).map(|i| b'a' + (i % 26) as u8).collect();
-                    respond(s, 200, "application/octet-stream", &body).await
+                    reply!(200, "application/octet-stream", &body).await
                 }
-                _ => respond(s, 400, "text/plain", b"size must be 0..=16777216\n").await,
+                _ => reply!(400, "text/plain", b"size must be 0..=16777216\n").await,
             }
         }
         "/json" => {
             let body = br#"{"account":{"id":"acct_7731","owner":"Ada Lovelace","balance":{"currency":"EUR","amount":1234.56}},"transactions":[{"id":1,"amount":-20.0,"memo":"coffee"},{"id":2,"amount":2500.0,"memo":"salary"}],"verified":true}"#;
-            respond(s, 200, "application/json", body).await
+            reply!(200, "application/json", body).await
         }
         "/html" => {
             let body = b"<!doctype html><html><head><title>webproof fixture</title></head><body><h1>Hello from the fixture</h1><p>Balance: <b>1234.56 EUR</b></p></body></html>\n";
-            respond(s, 200, "text/html; charset=utf-8", body).await
+            reply!(200, "text/html; charset=utf-8", body).await
         }
         "/" => {
-            respond(
-                s,
+            reply!(
                 200,
                 "text/plain",
-                b"webproof fixture: /bytes?size=N /json /html /echo\n",
+                b"webproof fixture: /bytes?size=N /json /html /echo /close /unframed\n",
             )
             .await
         }
-        _ => respond(s, 404, "text/plain", b"not found\n").await,
+        _ => reply!(404, "text/plain", b"not found\n").await,
     }
+    }
+    .await;
+    answered.map(|()| true)
 }
 
 /// Largest body `/echo` reads.
@@ -257,11 +316,13 @@ fn head_field(head: &[u8], name: &str) -> Option<String> {
     })
 }
 
+/// Write a response; `close`: it is the connection's last.
 async fn respond<S: tokio::io::AsyncWrite + Unpin>(
     s: &mut S,
     status: u16,
     ctype: &str,
     body: &[u8],
+    close: bool,
 ) -> std::io::Result<()> {
     let reason = match status {
         200 => "OK",
@@ -271,8 +332,9 @@ async fn respond<S: tokio::io::AsyncWrite + Unpin>(
         _ => "Request Header Fields Too Large",
     };
     let mut msg = format!(
-        "HTTP/1.1 {status} {reason}\r\nServer: webproof-fixture\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
+        "HTTP/1.1 {status} {reason}\r\nServer: webproof-fixture\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\n{}\r\n",
+        body.len(),
+        if close { "Connection: close\r\n" } else { "" }
     )
     .into_bytes();
     msg.extend_from_slice(body);

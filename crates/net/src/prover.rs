@@ -8,6 +8,8 @@ use crate::transport::{connect_verifier, TransportOptions};
 use crate::Result;
 use std::time::Duration;
 use webproof_disclosure::attest::AttestOptions;
+pub use webproof_disclosure::exchange::MAX_EXCHANGES;
+pub use webproof_disclosure::http::HttpRequest;
 use webproof_disclosure::http::{HttpsUrl, RevealItem};
 use webproof_proxy::session::prover::ProverConfig;
 use webproof_proxy::{CipherSuite, KxGroup, TlsVersion};
@@ -31,6 +33,15 @@ pub struct ProveOptions {
     pub body: Vec<u8>,
     /// Extra request headers.
     pub headers: Vec<(String, String)>,
+    /// Requests after the first (`path`, `method`, `body`, `headers`),
+    /// sent in order on the same TLS connection (`--next`): in proxy mode
+    /// each once the response before it is complete; in MPC mode, where
+    /// the prover cannot read a response before the session ends, all in
+    /// one flight (HTTP/1.1 pipelining), the responses read until the
+    /// server closes after the last (`Connection: close`); at most
+    /// [`MAX_EXCHANGES`] in all. Reveal items apply to every exchange
+    /// unless prefixed `N/` ([`RevealItem::In`]).
+    pub next: Vec<HttpRequest>,
     /// Bytes of `X-Padding` header value to add (0: none).
     pub padding: usize,
     /// Extra trusted roots (PEM) for the prover's own TLS check; webpki roots are always trusted.
@@ -91,6 +102,7 @@ impl ProveOptions {
             method: "GET".into(),
             body: Vec::new(),
             headers: Vec::new(),
+            next: Vec::new(),
             padding: 0,
             ca_pems: Vec::new(),
             version: None,
@@ -121,17 +133,38 @@ impl ProveOptions {
         )
     }
 
-    /// The HTTP request this will send.
+    /// Every request of the session in order: the first (`path`,
+    /// `method`, `body`, `headers`), then `next`.
+    pub fn requests(&self) -> Vec<HttpRequest> {
+        let first = HttpRequest {
+            method: self.method.clone(),
+            path: self.path.clone(),
+            headers: self.headers.clone(),
+            body: self.body.clone(),
+        };
+        std::iter::once(first)
+            .chain(self.next.iter().cloned())
+            .collect()
+    }
+
+    /// The HTTP requests this will send, one after the other (only the
+    /// last asks for `Connection: close`).
     pub fn request(&self) -> Vec<u8> {
-        webproof_disclosure::http::http_request(
-            &self.method,
-            &self.host,
-            self.port,
-            &self.path,
-            &self.headers,
-            &self.body,
-            self.padding,
-        )
+        HttpRequest::encode_all(&self.requests(), &self.host, self.port, self.padding)
+    }
+
+    /// Refuse, before any network work, more requests than a session
+    /// carries and reveal items naming an exchange past the last.
+    pub fn check_requests(&self) -> Result<()> {
+        let n = 1 + self.next.len();
+        if n > MAX_EXCHANGES {
+            return Err(webproof_session::Error::Setup(format!(
+                "{n} requests: a session carries at most {MAX_EXCHANGES}"
+            )));
+        }
+        webproof_disclosure::http::check_exchange_targets(&self.reveal, n)
+            .map_err(|e| webproof_session::Error::Setup(e.to_string()))?;
+        Ok(())
     }
 
     /// The session's configuration.
@@ -158,6 +191,7 @@ impl ProveOptions {
 /// Fetch the URL through the verifier and prove the response: the run of
 /// [`webproof_session`] for the mode, on tokio.
 pub async fn prove(opts: &ProveOptions) -> Result<ProveOutcome> {
+    opts.check_requests()?;
     match opts.mode {
         Mode::Proxy => {
             let prover = webproof_session::proxy::prover::Prover::new(

@@ -33,6 +33,7 @@ export type {
   Disclosed,
   ErrorKind,
   Hidden,
+  NextRequest,
   Phase,
   ProgressEvent,
   ProveOptions,

@@ -8,6 +8,7 @@ export interface EngineOptions {
   headers?: Record<string, string>;
   method?: string;
   body?: string;
+  requests?: { path: string; method?: string; headers?: Record<string, string>; body?: string }[];
   reveal?: string | string[];
   attest?: boolean | { commitAt?: string[]; chunkLen?: number };
   ca?: string | string[];

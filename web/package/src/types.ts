@@ -71,6 +71,17 @@ export interface ProveOptions {
   method?: string;
   /** The request body (UTF-8), sent with its `Content-Length`. */
   body?: string;
+  /**
+   * Further requests on the same TLS connection, after the one `url`,
+   * `method`, `headers` and `body` describe (at most 32 requests in all).
+   * In proxy mode each goes once the response before it is complete; in
+   * MPC mode all go in one flight (HTTP/1.1 pipelining: the page cannot
+   * read a response before the session ends) and the responses are read
+   * until the server closes. Only the last asks for `Connection: close`. Reveal items
+   * apply to every exchange; prefix one with `N/` for exchange N only
+   * (`2/json:data.id`). `verified.received` holds every response in order.
+   */
+  requests?: NextRequest[];
   /** Response size expected, in bytes (sizes the preprocessing; default 16384). */
   expectResponse?: number;
   /**
@@ -221,3 +232,14 @@ export type ErrorKind =
   | "mpc"
   | "verifier_cheated"
   | (string & {});
+
+/** A request after the first, to the same server (see `ProveOptions.requests`). */
+export interface NextRequest {
+  /** Request target: path and query, e.g. `/api/items?page=2`. */
+  path: string;
+  /** Upper case (default `GET`, or `POST` when a body is given). */
+  method?: string;
+  headers?: Record<string, string>;
+  /** UTF-8, sent with its `Content-Length`. */
+  body?: string;
+}

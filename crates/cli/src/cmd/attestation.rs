@@ -265,6 +265,10 @@ fn verify(args: VerifyArgs) -> anyhow::Result<()> {
     if args.json {
         let mut value = verified.to_json_value();
         value["time_utc"] = crate::utc::rfc3339(verified.time).into();
+        let exchanges = exchanges(&verified);
+        if exchanges.len() > 1 {
+            value["exchanges"] = serde_json::json!(exchanges);
+        }
         outln!("{}", serde_json::to_string_pretty(&value)?);
     } else {
         print_table(&verified);
@@ -273,6 +277,22 @@ fn verify(args: VerifyArgs) -> anyhow::Result<()> {
 }
 
 const HIDDEN: char = '█';
+
+/// The session's exchanges as the presentation's revealed bytes and
+/// signed order split them ([`webproof_disclosure::exchange::exchanges`]).
+fn exchanges(v: &VerifiedPresentation) -> Vec<webproof_disclosure::exchange::Exchange> {
+    let view = |t: &webproof_attestation::RedactedTranscript| -> Vec<Option<u8>> {
+        let mut out = vec![None; t.len() as usize];
+        for (r, d) in t.revealed() {
+            out[r.start as usize..r.end as usize]
+                .iter_mut()
+                .zip(d)
+                .for_each(|(slot, b)| *slot = Some(*b));
+        }
+        out
+    };
+    webproof_disclosure::exchange::exchanges(&view(&v.sent), &view(&v.received), &v.facts.order)
+}
 
 fn print_table(v: &VerifiedPresentation) {
     let end = v.facts.ending();
@@ -317,6 +337,11 @@ fn print_table(v: &VerifiedPresentation) {
          In revealed text every backslash starts an escape: \\\\ is a backslash, \\u{{2588}} \
          a revealed {HIDDEN}, \\xNN a control byte."
     );
+    let exchanges = exchanges(v);
+    if exchanges.len() > 1 {
+        outln!();
+        super::proxy::print_exchanges(&exchanges);
+    }
     for (name, t) in [("sent", &v.sent), ("received", &v.received)] {
         outln!("\n--- {name} ---");
         outln!("{}", for_terminal(t));

@@ -134,6 +134,12 @@ pub struct ProveArgs {
     ///
     /// hide-req-body: hide the request body (its length stays visible).
     ///
+    /// N/ITEM (with --next): ITEM for exchange N only (from 1), e.g.
+    /// 2/json:data.id or 3/header:etag; without the prefix an item applies
+    /// to every exchange. It also reveals the framing (head, chunk sizes)
+    /// of the responses before N, so the verifier finds response N itself.
+    /// Byte ranges take no prefix: they are offsets in the whole transcript.
+    ///
     /// Hidden bytes keep their length.
     #[arg(long, value_parser = parse_reveal)]
     reveal: Vec<RevealItem>,
@@ -200,6 +206,137 @@ pub struct ProveArgs {
     /// terminal).
     #[arg(long, short = 'q')]
     quiet: bool,
+    /// Another request on the same TLS connection, as curl's --next: the
+    /// options after it (--url, -X/--method, -d/--data, --data-file,
+    /// -H/--header, nothing else) make the next request; repeat for more
+    /// (at most 32 requests). Every --url must name the first one's host
+    /// and port. In proxy mode each request goes once the response before
+    /// it is complete; in MPC mode all go in one flight (HTTP/1.1
+    /// pipelining: the prover cannot read a response before the session
+    /// ends), the responses read until the server closes. Only the last
+    /// asks for Connection: close. Reveal items
+    /// apply to every exchange; prefix one with N/ for exchange N only
+    /// (--reveal 2/json:data.id), which also reveals the framing of the
+    /// responses before it. E.g. prove --verifier V --url https://h/a -X
+    /// POST -d @x --next --url https://h/b -H 'Accept: text/plain'
+    #[arg(long = "next")]
+    next_marker: bool,
+    /// The argument groups after each --next, split off before parsing.
+    #[arg(skip)]
+    next: Vec<Vec<std::ffi::OsString>>,
+}
+
+impl ProveArgs {
+    /// The argument groups that followed each `--next` (see [`split_next`]).
+    pub fn set_next(&mut self, groups: Vec<Vec<std::ffi::OsString>>) {
+        self.next = groups;
+    }
+}
+
+/// Split a command line at `--next` (clap has no such convention): the
+/// arguments up to the first, and the group after each. Only for `prove`:
+/// other command lines come back whole.
+pub fn split_next(
+    args: Vec<std::ffi::OsString>,
+) -> (Vec<std::ffi::OsString>, Vec<Vec<std::ffi::OsString>>) {
+    let first_word = args
+        .iter()
+        .skip(1)
+        .find(|a| !a.to_string_lossy().starts_with('-'));
+    if first_word.is_none_or(|w| w != "prove") {
+        return (args, Vec::new());
+    }
+    let mut groups = args.split(|a| a == "--next");
+    let head = groups.next().unwrap_or_default().to_vec();
+    (head, groups.map(<[_]>::to_vec).collect())
+}
+
+/// The options of a request after `--next`: only the per-request ones.
+#[derive(clap::Parser)]
+#[command(name = "--next", no_binary_name = true, disable_help_flag = true)]
+struct NextArgs {
+    /// The https:// URL (the first request's host and port).
+    #[arg(long)]
+    url: String,
+    #[arg(short = 'H', long = "header")]
+    headers: Vec<String>,
+    #[arg(short = 'X', long, value_parser = parse_method)]
+    method: Option<String>,
+    #[arg(short = 'd', long, conflicts_with = "data_file")]
+    data: Option<String>,
+    #[arg(long)]
+    data_file: Option<PathBuf>,
+}
+
+/// The requests after `--next`, for a session to `first` (host, port).
+fn next_requests(
+    groups: &[Vec<std::ffi::OsString>],
+    first: &webproof_disclosure::http::HttpsUrl,
+) -> anyhow::Result<Vec<webproof_net::prover::HttpRequest>> {
+    use clap::Parser;
+    if 1 + groups.len() > webproof_net::prover::MAX_EXCHANGES {
+        bail!(
+            "{} requests: a session carries at most {} (--next)",
+            1 + groups.len(),
+            webproof_net::prover::MAX_EXCHANGES
+        );
+    }
+    let origin = |u: &webproof_disclosure::http::HttpsUrl| format!("https://{}:{}", u.host, u.port);
+    groups
+        .iter()
+        .enumerate()
+        .map(|(i, g)| {
+            let n = i + 2;
+            let a = NextArgs::try_parse_from(g).map_err(|e| {
+                anyhow::anyhow!(
+                    "request {n} (after --next): {}; after --next only --url, -X/--method, \
+                     -d/--data, --data-file and -H/--header are taken",
+                    crate::first_line(&e.to_string())
+                )
+            })?;
+            let url: webproof_disclosure::http::HttpsUrl = a
+                .url
+                .parse()
+                .map_err(|e| anyhow::anyhow!("request {n} (after --next): {e}"))?;
+            if url.host != first.host || url.port != first.port {
+                bail!(
+                    "request {n} (after --next) goes to {}, the first to {}: the requests of a \
+                     session share one TLS connection, so one server",
+                    origin(&url),
+                    origin(first)
+                );
+            }
+            let body = request_body(a.data.as_deref(), a.data_file.as_deref())?;
+            Ok(webproof_net::prover::HttpRequest {
+                method: default_method(a.method, &body),
+                path: url.path,
+                headers: header_pairs(&a.headers)?,
+                body,
+            })
+        })
+        .collect()
+}
+
+/// `-X`, or GET without a body and POST with one.
+fn default_method(method: Option<String>, body: &[u8]) -> String {
+    match method {
+        Some(m) => m,
+        None if body.is_empty() => "GET".into(),
+        None => "POST".into(),
+    }
+}
+
+/// `-H 'Name: value'` arguments as pairs.
+fn header_pairs(headers: &[String]) -> anyhow::Result<Vec<(String, String)>> {
+    headers
+        .iter()
+        .map(|h| {
+            let (k, v) = h
+                .split_once(':')
+                .with_context(|| format!("-H {h:?}: expected 'Name: value'"))?;
+            Ok((k.trim().to_string(), v.trim().to_string()))
+        })
+        .collect()
 }
 
 /// Progress lines on stderr: each phase with the seconds since the start;
@@ -237,11 +374,14 @@ fn parse_method(s: &str) -> Result<String, String> {
 }
 
 /// The request body of `--data` or `--data-file` (`-`: standard input).
-fn request_body(a: &ProveArgs) -> anyhow::Result<Vec<u8>> {
-    if let Some(d) = &a.data {
-        return Ok(d.clone().into_bytes());
+fn request_body(
+    data: Option<&str>,
+    data_file: Option<&std::path::Path>,
+) -> anyhow::Result<Vec<u8>> {
+    if let Some(d) = data {
+        return Ok(d.as_bytes().to_vec());
     }
-    match a.data_file.as_deref() {
+    match data_file {
         None => Ok(Vec::new()),
         Some(p) if p.as_os_str() == "-" => {
             let mut v = Vec::new();
@@ -331,12 +471,8 @@ async fn fixture(a: FixtureArgs) -> anyhow::Result<()> {
 
 fn prove_options(a: &ProveArgs) -> anyhow::Result<ProveOptions> {
     let mut o = ProveOptions::new(&a.verifier, &a.url)?;
-    for h in &a.headers {
-        let (k, v) = h
-            .split_once(':')
-            .with_context(|| format!("-H {h:?}: expected 'Name: value'"))?;
-        o.headers.push((k.trim().to_string(), v.trim().to_string()));
-    }
+    o.headers = header_pairs(&a.headers)?;
+    o.next = next_requests(&a.next, &a.url.parse()?)?;
     for p in &a.ca_certs {
         o.ca_pems
             .push(std::fs::read(p).with_context(|| format!("reading {}", p.display()))?);
@@ -376,6 +512,7 @@ fn prove_options(a: &ProveArgs) -> anyhow::Result<ProveOptions> {
     );
     o.expect_response = a.expect_response;
     o.api_key = a.api_key.clone();
+    o.check_requests()?;
     if a.attest.is_some() {
         // The named secret headers get leaves of their own, as the built-in
         // ones do, so presentations can leave them out exactly.
@@ -386,12 +523,8 @@ fn prove_options(a: &ProveArgs) -> anyhow::Result<ProveOptions> {
             boundaries,
         });
     }
-    o.body = request_body(a)?;
-    o.method = match &a.method {
-        Some(m) => m.clone(),
-        None if o.body.is_empty() => "GET".into(),
-        None => "POST".into(),
-    };
+    o.body = request_body(a.data.as_deref(), a.data_file.as_deref())?;
+    o.method = default_method(a.method.clone(), &o.body);
     o.padding = a.padding;
     if let Some(total) = a.upload_size {
         let base = o.request().len();
@@ -493,16 +626,20 @@ async fn prove(a: ProveArgs) -> anyhow::Result<()> {
     }
     if a.json {
         let (hidden, revealed) = secrets_seen(&o, &out.output);
-        outln!(
-            "{}",
-            serde_json::json!({
-                "verified": out.output,
-                "time_utc": crate::utc::rfc3339(out.output.time),
-                "secrets": {"hidden": hidden, "revealed": revealed},
-                "stats": out.stats,
-                "session_id": out.session_id,
-            })
-        );
+        let mut v = serde_json::json!({
+            "verified": out.output,
+            "time_utc": crate::utc::rfc3339(out.output.time),
+            "secrets": {"hidden": hidden, "revealed": revealed},
+            "stats": out.stats,
+            "session_id": out.session_id,
+        });
+        // Several requests: the exchanges as the verifier's own data
+        // splits them (single-request output stays as it was).
+        let exchanges = out.output.exchanges();
+        if exchanges.len() > 1 {
+            v["exchanges"] = serde_json::json!(exchanges);
+        }
+        outln!("{v}");
     } else {
         if let Some(id) = out.session_id {
             outln!("session id: {id}");
@@ -665,12 +802,26 @@ fn print_output(o: &VerifierOutput) {
             outln!("[... {} more characters]", d.text.chars().count() - 2000);
         }
     }
+    let exchanges = o.exchanges();
+    let several = exchanges.len() > 1;
+    if several {
+        print_exchanges(&exchanges);
+    }
     if !o.json.is_empty() {
         outln!("--- JSON paths proven (value at the path, no duplicate key on it) ---");
         for j in &o.json {
             let text: String = j.value_text.chars().take(500).collect();
+            let at = match webproof_disclosure::exchange::exchange_of(
+                &exchanges,
+                j.direction,
+                j.value,
+            ) {
+                Some(k) if several => format!("exchange {}: ", k + 1),
+                None if several => "exchange unknown: ".into(),
+                _ => String::new(),
+            };
             outln!(
-                "{} {:?} = {} (bytes {}..{})",
+                "{at}{} {:?} = {} (bytes {}..{})",
                 j.direction,
                 j.path,
                 text.escape_debug(),
@@ -678,6 +829,31 @@ fn print_output(o: &VerifierOutput) {
                 j.value.end
             );
         }
+    }
+}
+
+/// The exchanges of a session of several requests, as the verifier's own
+/// data splits them: request line and status of each, and where each lies.
+pub(crate) fn print_exchanges(exchanges: &[webproof_disclosure::exchange::Exchange]) {
+    outln!(
+        "--- exchanges: {} requests on one connection ---",
+        exchanges.len()
+    );
+    for (k, e) in exchanges.iter().enumerate() {
+        let line = e.request_line.as_deref().unwrap_or("(request line hidden)");
+        let status = e
+            .status
+            .map_or_else(|| "status hidden".to_string(), |s| s.to_string());
+        let response = e.response.map_or_else(
+            || "response not found (framing hidden)".to_string(),
+            |r| format!("received bytes {}..{}", r.start, r.end),
+        );
+        outln!(
+            "{}. {line} -> {status} (sent bytes {}..{}, {response})",
+            k + 1,
+            e.request.start,
+            e.request.end
+        );
     }
 }
 

@@ -357,6 +357,17 @@ impl Prover {
         // the response lacks, say) come after the request reached the
         // server, and say so, as in proxy mode.
         let after_response = |e: Error| Error::AfterResponse(Box::new(e));
+        // Pipelined requests (all sent at once): a server that closed
+        // early answered only the first ones.
+        let (answered, sent) =
+            webproof_disclosure::exchange::responses_answered(request, &response)
+                .map_err(|e| after_response(e.into()))?;
+        if sent > 1 && answered < sent {
+            return Err(Error::Tls(format!(
+                "the server closed the connection after request {answered} of {sent}; it may \
+                 not allow several requests per connection (Connection: close)"
+            )));
+        }
         let disclosure =
             webproof_disclosure::http::disclosure_from_items(&self.req.reveal, request, &response)
                 .map_err(|e| after_response(e.into()))?;

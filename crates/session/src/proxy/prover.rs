@@ -19,7 +19,7 @@ use crate::runtime::{spawn, timeout, Link, Runtime, Section};
 use crate::{Error, Result};
 use futures::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use std::io::{Read, Write};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use webproof_core::Channel;
@@ -43,11 +43,16 @@ pub struct TlsOptions {
     pub ca_pems: Vec<Vec<u8>>,
 }
 
-/// The prover's proxy-mode run for one request.
+/// The prover's proxy-mode run for its requests (one or more on one
+/// connection).
 pub struct Prover {
     config: ProverConfig,
     tls: TlsOptions,
     progress: Option<Progress>,
+    /// While requests are queued behind a response: that response's
+    /// number (from 1) and how many requests there are; `(0, 0)` otherwise.
+    /// What a timeout names.
+    waiting: (AtomicUsize, AtomicUsize),
 }
 
 impl Prover {
@@ -57,6 +62,7 @@ impl Prover {
             config,
             tls,
             progress,
+            waiting: Default::default(),
         }
     }
 
@@ -89,10 +95,27 @@ impl Prover {
                     secs: limit.as_secs(),
                 })
             }
-            Err(Error::Timeout(_)) => Err(Error::Timeout(format!(
-                "the whole proving session (after {} ms)",
-                limit.as_millis()
-            ))),
+            Err(Error::Timeout(_)) => {
+                let (k, n) = (
+                    self.waiting.0.load(Ordering::Relaxed),
+                    self.waiting.1.load(Ordering::Relaxed),
+                );
+                // A response that never completed held back the next request.
+                let queued = if k > 0 {
+                    format!(
+                        ", waiting for response {k} of {n} to complete before request {}: a \
+                         response without Content-Length or chunked framing ends only when \
+                         the server closes",
+                        k + 1
+                    )
+                } else {
+                    String::new()
+                };
+                Err(Error::Timeout(format!(
+                    "the whole proving session (after {} ms){queued}",
+                    limit.as_millis()
+                )))
+            }
             other => other,
         }
     }
@@ -200,6 +223,7 @@ impl Prover {
                 &session.config().request,
                 (&mut rx, &mut relay_out),
                 &mut rec,
+                &self.waiting,
             )
             .await;
             if let Ok(r) = &http {
@@ -385,7 +409,13 @@ async fn close_ack(
 
 /// The TLS session with the server through the relay: rustls driven by
 /// hand, its records framed as `RelayFrame::Data` and recorded in both
-/// directions, until the response is complete or the server closes.
+/// directions. `request` holds one or more requests
+/// ([`webproof_disclosure::exchange::split_requests`]), sent one at a
+/// time on the one connection: request `k + 1` once response `k` is
+/// complete by its framing, so the verifier's recorded order shows which
+/// response answers which request. Ends when the last response is
+/// complete or the server closes; returns every response, one after the
+/// other.
 async fn tls_session<W>(
     config: Arc<rustls::ClientConfig>,
     name: rustls::pki_types::ServerName<'static>,
@@ -395,14 +425,33 @@ async fn tls_session<W>(
         &mut W,
     ),
     rec: &mut Recorder,
+    waiting: &(AtomicUsize, AtomicUsize),
 ) -> Result<Vec<u8>>
 where
     W: AsyncWrite + Unpin,
 {
+    use webproof_disclosure::exchange::split_requests;
     use webproof_disclosure::http::{parse_message, response_end};
     let tls_err = |e: &dyn std::fmt::Display| Error::Tls(e.to_string());
+    let requests = split_requests(request).map_err(|e| Error::Setup(e.to_string()))?;
     let mut conn = rustls::ClientConnection::new(config, name).map_err(|e| tls_err(&e))?;
-    conn.writer().write_all(request).map_err(|e| tls_err(&e))?;
+    // The request being answered (from 0), and where its response starts.
+    let (mut k, mut start) = (0, 0);
+    let send = |conn: &mut rustls::ClientConnection, k: usize| {
+        let r = requests[k];
+        conn.writer()
+            .write_all(&request[r.start..r.end])
+            .map_err(|e| tls_err(&e))
+    };
+    send(&mut conn, 0)?;
+    let wait_for = |k: usize| {
+        let queued = k + 1 < requests.len();
+        waiting
+            .0
+            .store(if queued { k + 1 } else { 0 }, Ordering::Relaxed);
+        waiting.1.store(requests.len(), Ordering::Relaxed);
+    };
+    wait_for(0);
     let mut response = Vec::new();
     let mut buf = vec![0u8; 16 << 10];
     let mut out = Vec::new();
@@ -418,9 +467,16 @@ where
             rec.feed(Direction::Sent, piece)?;
             write_frame(relay_out, &RelayFrame::Data(piece.to_vec()).encode()).await?;
         }
-        if let Some(end) = response_end(&response) {
-            response.truncate(end);
-            return Ok(response);
+        if let Some(end) = response_end(&response[start..]) {
+            if k + 1 == requests.len() {
+                response.truncate(start + end);
+                return Ok(response);
+            }
+            // The next request once this response is complete.
+            (k, start) = (k + 1, start + end);
+            send(&mut conn, k)?;
+            wait_for(k);
+            continue;
         }
         let frame = next_relay(relay_in).await?;
         let Some(data) = ProverSession::on_relay_frame(frame)? else {
@@ -428,6 +484,7 @@ where
         };
         rec.feed(Direction::Received, &data)?;
         let mut rd = &data[..];
+        let mut notified = false;
         while !rd.is_empty() {
             conn.read_tls(&mut rd).map_err(|e| tls_err(&e))?;
             conn.process_new_packets().map_err(|e| tls_err(&e))?;
@@ -435,19 +492,33 @@ where
             // than rustls buffers plaintext for (16 KiB), and it refuses
             // the rest once that buffer is full.
             if drain_plaintext(&mut conn, &mut buf, &mut response)? {
-                // close_notify: the response ends here.
-                if response.is_empty() {
-                    return Err(Error::Tls("the server sent no response".into()));
-                }
-                parse_message(&response)?;
-                return Ok(response);
+                notified = true;
+                break;
             }
         }
+        // close_notify: the response ends here.
+        if notified {
+            break;
+        }
     }
-    if response.is_empty() {
+    // The server closed: the current response ends here.
+    if response.len() == start && k == 0 {
         return Err(Error::Tls("the server sent no response".into()));
     }
-    parse_message(&response)?;
+    let answered = if response.len() == start {
+        k
+    } else {
+        parse_message(&response[start..])?;
+        k + 1
+    };
+    if answered < requests.len() {
+        // The requests after it cannot be sent on this connection.
+        return Err(Error::Tls(format!(
+            "the server closed the connection after request {answered} of {}; it may not \
+             allow several requests per connection (Connection: close)",
+            requests.len()
+        )));
+    }
     Ok(response)
 }
 
