@@ -13,8 +13,9 @@
 //!
 //! Its own small worker roles — a plain TLS client and an HTTPS fixture —
 //! live in [`plain`]. The system probes every benchmark shares (memory,
-//! thread CPU time, interface counters) are in [`sys`]; the benchmark of
-//! the ZK engine on its own (`webproof bench zk`) is [`zkbench`].
+//! thread CPU time, interface counters) are `webproof_zk_bench::sys`; the
+//! benchmark of the ZK engine on its own (`webproof bench zk`) is that
+//! crate's.
 
 pub mod browser;
 pub mod config;
@@ -28,9 +29,7 @@ pub mod probe;
 pub mod proc;
 pub mod report;
 pub mod runner;
-pub mod sys;
 pub mod topology;
-pub mod zkbench;
 
 /// The harness's internal roles, run as separate processes. Hidden in the
 /// CLI: users do not call them.
