@@ -133,6 +133,21 @@ mod tests {
         };
         write_csv(&p, std::slice::from_ref(&s), Format::Tlsn).unwrap();
         assert_eq!(read_csv(&p).unwrap(), vec![s]);
+
+        // TLSNotary's own file: no extra columns, heap_max_bytes empty.
+        let t = dir.path().join("t.csv");
+        std::fs::write(
+            &t,
+            "group,name,latency,bandwidth,upload_size,download_size,defer_decryption,proxy,time_preprocess,time_online,time_total,uploaded_preprocess,downloaded_preprocess,uploaded_online,downloaded_online,uploaded_total,downloaded_total,heap_max_bytes\n\
+             cable,cable,20,20,1024,2048,true,true,0,1500,1600,0,0,700000,9000,700000,9000,\n",
+        )
+        .unwrap();
+        let r = read_csv(&t).unwrap();
+        assert_eq!(r[0].mode, "proxy");
+        assert_eq!(r[0].topology, "proxy");
+        assert_eq!(r[0].heap_max_bytes, 0);
+        assert_eq!(r[0].time_total, 1600.0);
+        assert_eq!(r[0].target, "native");
     }
 
     #[test]
