@@ -3,18 +3,19 @@
 //! The harness owns everything around a benchmark run and nothing of the
 //! protocol: it builds an emulated network ([`topology`], [`emu`]), checks it
 //! ([`probe`]), runs the server fixture, the verifier and the prover as
-//! separate processes in their namespaces ([`runner`], [`proc`]), and turns
-//! the samples into CSV ([`metrics`]), charts ([`plot`]) and Markdown
-//! reports ([`report`]). Configs are data (TOML, [`config`]); pictures are
-//! made from results only.
+//! separate processes in their namespaces ([`runner`], [`proc`]), and writes
+//! the samples as CSV ([`metrics`]). Configs are data (TOML, [`config`]);
+//! results are data too: their rows, charts and Markdown reports are
+//! `webproof-bench-report`'s, made from the CSV only.
 //!
 //! The browser target (the WebAssembly prover in headless chromium) is
 //! [`browser`].
 //!
 //! Its own small worker roles — a plain TLS client and an HTTPS fixture —
 //! live in [`plain`]. The system probes every benchmark shares (memory,
-//! thread CPU time, interface counters) are in [`sys`]; the benchmark of
-//! the ZK engine on its own (`webproof bench zk`) is [`zkbench`].
+//! thread CPU time, interface counters) are `webproof_zk_bench::sys`; the
+//! benchmark of the ZK engine on its own (`webproof bench zk`) is that
+//! crate's.
 
 pub mod browser;
 pub mod config;
@@ -23,14 +24,10 @@ pub mod emu;
 pub mod metrics;
 pub mod netns;
 pub mod plain;
-pub mod plot;
 pub mod probe;
 pub mod proc;
-pub mod report;
 pub mod runner;
-pub mod sys;
 pub mod topology;
-pub mod zkbench;
 
 /// The harness's internal roles, run as separate processes. Hidden in the
 /// CLI: users do not call them.

@@ -16,7 +16,7 @@ const STREAMS: usize = 4;
 
 /// Bytes received so far on `dev` in the calling thread's namespace.
 fn rx_bytes(dev: &str) -> std::io::Result<u64> {
-    crate::sys::interface_bytes(dev)
+    webproof_zk_bench::sys::interface_bytes(dev)
         .map(|(rx, _)| rx)
         .ok_or_else(|| std::io::Error::other(format!("no counters for {dev}")))
 }

@@ -9,7 +9,7 @@
 //! chromium) is spawned as the leader of a process group
 //! ([`Proc::spawn_group`]), and the whole group is killed with it.
 
-use crate::{netns, sys};
+use crate::netns;
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -17,6 +17,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use webproof_zk_bench::sys;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ProcError {

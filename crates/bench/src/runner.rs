@@ -27,7 +27,7 @@ use crate::config::{
     DEFAULT_VERDICT_TIMEOUT_SECS,
 };
 use crate::contract::{self, JsonScanner, Reported, ServerSession, Verdict};
-use crate::metrics::{self, Format, Refused, Sample};
+use crate::metrics::{self, Format};
 use crate::netns;
 use crate::probe::{self, LinkMeasurement};
 use crate::proc::{Proc, Usage};
@@ -39,6 +39,7 @@ use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use webproof_bench_report::metrics::{refused_path, Refused, Sample};
 
 /// Name the server certificate is issued for.
 pub const SERVER_NAME: &str = "server.test";
@@ -445,7 +446,7 @@ pub fn run(opts: &RunOptions) -> anyhow::Result<RunSummary> {
              no result was counted for {}",
             none_accepted.join(", "),
             refused.len(),
-            metrics::refused_path(&opts.output).display(),
+            refused_path(&opts.output).display(),
             if none_accepted.len() == 1 {
                 "this bench"
             } else {

@@ -5,9 +5,10 @@
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-use webproof_bench::metrics::{read_csv, read_refused, refused_path, Format};
+use webproof_bench::metrics::Format;
 use webproof_bench::runner::{run, Executables, RunOptions};
 use webproof_bench::topology::Backend;
+use webproof_bench_report::metrics::{read_csv, read_refused, refused_path};
 
 /// Runs share the host's namespace list, so they take turns.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());

@@ -3,9 +3,10 @@
 
 use std::path::PathBuf;
 use std::time::Duration;
-use webproof_bench::metrics::{read_csv, Format};
+use webproof_bench::metrics::Format;
 use webproof_bench::runner::{links_path, run, Executables, RunOptions};
 use webproof_bench::topology::Backend;
+use webproof_bench_report::metrics::read_csv;
 
 /// The runs share the host's namespace list (checked for leftovers), so
 /// they take turns.

@@ -633,8 +633,8 @@ fn write_report(
     per_session: &[f64],
     webhook_ms: i64,
 ) {
-    use webproof_bench::plot::lines::{stack_themed, Chart, Series};
-    use webproof_bench::plot::{DARK, LIGHT};
+    use webproof_bench_report::plot::lines::{stack_themed, Chart, Series};
+    use webproof_bench_report::plot::{DARK, LIGHT};
     std::fs::create_dir_all(dir).unwrap();
     // Two-second bins (the axis labels every x value), each replica's last
     // sample in a bin; a bin without one is a gap.

@@ -9,7 +9,7 @@
 //!   per-side CPU time, wire byte counts, link emulation, statistics that
 //!   refuse to report unstable figures, and an attested inner certificate;
 //! - [`stats`]: summaries shared by both benches; their charts are the
-//!   harness's (`webproof_bench::plot::lines`).
+//!   the benchmark reports' (`webproof_bench_report::plot::lines`).
 //!
 //! This crate is a native benchmark layer: it uses threads, sockets and
 //! clocks, and is not part of the WebAssembly protocol cores.

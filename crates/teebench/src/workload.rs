@@ -239,7 +239,7 @@ pub fn csv(results: &[LevelResult]) -> String {
 
 /// Chart of throughput and p50/p99 latency against concurrency.
 pub fn chart(title: &str, results: &[LevelResult]) -> String {
-    use webproof_bench::plot::lines::{Chart, Series};
+    use webproof_bench_report::plot::lines::{Chart, Series};
     let xs: Vec<f64> = results.iter().map(|r| r.concurrency as f64).collect();
     let lat = |f: fn(&LatencySummary) -> f64| -> Vec<f64> {
         results
@@ -278,7 +278,7 @@ pub fn chart(title: &str, results: &[LevelResult]) -> String {
             },
         ],
     };
-    webproof_bench::plot::lines::stack(&[top, bottom])
+    webproof_bench_report::plot::lines::stack(&[top, bottom])
 }
 
 #[cfg(test)]

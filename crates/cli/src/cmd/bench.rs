@@ -3,7 +3,7 @@
 
 use super::{attested, harness};
 use clap::{Args, Subcommand};
-use webproof_bench::zkbench;
+use webproof_zk_bench::zkbench;
 
 #[derive(Args)]
 #[command(args_conflicts_with_subcommands = true)]

@@ -144,7 +144,7 @@ pub async fn run_bench(args: RunArgs) -> anyhow::Result<()> {
         } else {
             format!(
                 " (verdict missing or negative, or the prover failed): see {}",
-                webproof_bench::metrics::refused_path(&args.output).display()
+                webproof_bench_report::metrics::refused_path(&args.output).display()
             )
         }
     );
@@ -154,14 +154,14 @@ pub async fn run_bench(args: RunArgs) -> anyhow::Result<()> {
 pub async fn run(cmd: HarnessCmd) -> anyhow::Result<()> {
     match cmd {
         HarnessCmd::Plot(a) => {
-            let files = webproof_bench::plot::plot_csv(&a.csv, &a.out)?;
+            let files = webproof_bench_report::plot::plot_csv(&a.csv, &a.out)?;
             for f in files {
                 outln!("{}", f.display());
             }
             Ok(())
         }
         HarnessCmd::Compare(a) => {
-            let md = webproof_bench::report::compare_files(&a.base, &a.new)?;
+            let md = webproof_bench_report::report::compare_files(&a.base, &a.new)?;
             match a.out {
                 Some(p) => std::fs::write(&p, md)?,
                 None => out!("{md}"),

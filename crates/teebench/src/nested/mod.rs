@@ -951,7 +951,7 @@ pub fn csv(rows: &[Row]) -> String {
 /// Charts: throughput and CPU per MiB against payload size (one line per
 /// mode and concurrency), and handshake time.
 pub fn chart(rows: &[Row]) -> String {
-    use webproof_bench::plot::lines::{Chart, Series};
+    use webproof_bench_report::plot::lines::{Chart, Series};
     let mut payloads: Vec<usize> = rows.iter().map(|r| r.payload_bytes).collect();
     payloads.sort_unstable();
     payloads.dedup();
@@ -998,7 +998,7 @@ pub fn chart(rows: &[Row]) -> String {
         log2_x: true,
         series: s,
     };
-    webproof_bench::plot::lines::stack(&[
+    webproof_bench_report::plot::lines::stack(&[
         mk(
             "nested vs single TLS: throughput (mean of rounds, 95% CI)",
             "MiB/s",

@@ -120,7 +120,7 @@ fn set_loopback_up() -> std::io::Result<()> {
 
 /// Byte counters of one interface as the calling thread's namespace sees
 /// it: the harness's probe, one implementation for every benchmark.
-pub use webproof_bench::sys::interface_bytes;
+pub use webproof_zk_bench::sys::interface_bytes;
 
 #[cfg(test)]
 mod tests {

@@ -4,7 +4,7 @@
 //! `WEBPROOF_BENCH_PREVIEW=<dir>` to keep the output for a look.
 
 use std::path::{Path, PathBuf};
-use webproof_bench::plot::plot_csv;
+use webproof_bench_report::plot::plot_csv;
 
 fn render(csv: &str) -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();

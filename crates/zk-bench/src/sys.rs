@@ -4,9 +4,13 @@
 //! Linux's `/proc`; elsewhere they report nothing (`None`, zero) rather than
 //! fail, so a benchmark still runs and says what it could not measure.
 //!
-//! One home for these, so the harness ([`crate::proc`], [`crate::probe`]),
-//! the ZK engine benchmark ([`crate::zkbench`]) and the attested-TLS
-//! benchmarks read them the same way.
+//! One home for these, so the harness (`webproof-bench`'s `proc` and
+//! `probe`), the ZK engine benchmark ([`crate::zkbench`]) and the
+//! attested-TLS benchmarks (`webproof-teebench`) read them the same way.
+//! They live in this crate, the smallest one every benchmark can depend on
+//! without a circle (the ZK benchmark need not depend on the harness, with
+//! its namespaces, processes and TLS), and a hundred lines of `/proc`
+//! readers did not earn a crate of their own.
 
 /// Which process a status figure is about.
 #[derive(Clone, Copy, Debug)]
