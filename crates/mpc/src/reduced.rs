@@ -750,6 +750,29 @@ pub struct ReducedProver {
     next: usize,
 }
 
+/// The prover's circuits of a session's steps, one per plan, each with
+/// the early groups of its preprocessing (`tables`, one per step) taken.
+pub(crate) fn prover_circuits(
+    plans: &[Arc<Plan>],
+    first_instance: u64,
+    tables: &[StepTables],
+    early_groups: fn(usize) -> &'static [usize],
+) -> Result<Vec<ProverCircuit>> {
+    if tables.len() != plans.len() {
+        return Err(Error::Malformed("preprocessing for another session"));
+    }
+    plans
+        .iter()
+        .zip(tables)
+        .enumerate()
+        .map(|(i, (p, (_, _, early)))| {
+            let mut c = ProverCircuit::new(Arc::clone(p), first_instance + i as u64, 0)?;
+            c.receive_early(early_groups(i), early)?;
+            Ok(c)
+        })
+        .collect()
+}
+
 impl ReducedProver {
     /// A session with the prover's premaster share and the preprocessing.
     pub fn new(
@@ -758,20 +781,7 @@ impl ReducedProver {
         share_le: &[u8; 32],
         tables: Vec<StepTables>,
     ) -> Result<Self> {
-        if tables.len() != STEPS {
-            return Err(Error::Malformed("preprocessing for another session"));
-        }
-        let circuits = plans
-            .plans
-            .iter()
-            .zip(&tables)
-            .enumerate()
-            .map(|(i, (p, (_, _, early)))| {
-                let mut c = ProverCircuit::new(Arc::clone(p), first_instance + i as u64, 0)?;
-                c.receive_early(early_groups(i), early)?;
-                Ok(c)
-            })
-            .collect::<Result<_>>()?;
+        let circuits = prover_circuits(&plans.plans, first_instance, &tables, early_groups)?;
         Ok(ReducedProver {
             circuits,
             tables,

@@ -39,7 +39,7 @@
 use crate::error::{Error, Result};
 use crate::exec::{ProverCircuit, StepTables, VerifierCircuit};
 use crate::plan::Plan;
-use crate::reduced::{outer, outer_schedule, KW_BYTES};
+use crate::reduced::{outer, outer_schedule, prover_circuits, KW_BYTES};
 use crate::tls12::{curve_bit, premaster, Curve, KeyShares};
 use rand_core::{CryptoRng, RngCore};
 use sha2::Digest;
@@ -892,20 +892,7 @@ impl Tls13Prover {
         share_le: &[u8; 32],
         tables: Vec<StepTables>,
     ) -> Result<Self> {
-        if tables.len() != STEPS {
-            return Err(Error::Malformed("preprocessing for another session"));
-        }
-        let circuits = plans
-            .plans
-            .iter()
-            .zip(&tables)
-            .enumerate()
-            .map(|(i, (p, (_, _, early)))| {
-                let mut c = ProverCircuit::new(Arc::clone(p), first_instance + i as u64, 0)?;
-                c.receive_early(early_groups(i), early)?;
-                Ok(c)
-            })
-            .collect::<Result<_>>()?;
+        let circuits = prover_circuits(&plans.plans, first_instance, &tables, early_groups)?;
         Ok(Tls13Prover {
             suite: plans.suite,
             circuits,
