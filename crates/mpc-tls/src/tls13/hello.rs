@@ -1,0 +1,486 @@
+//! The TLS 1.3 handshake as both sessions see it: the ClientHello the
+//! prover writes and the verifier checks, the ServerHello's checks, the
+//! server's encrypted flight read under the revealed server handshake key,
+//! and the client Finished record.
+//!
+//! Nothing here trusts the other party: the verifier runs
+//! [`check_client_hello`] on the bytes the prover forwarded, and both read
+//! the server's messages from their own copy of the server's bytes.
+
+use crate::error::{Error, Result};
+use crate::hello::{handshake_message, record};
+use webproof_mpc::tls13::{traffic_keys, HandshakeSecrets};
+use webproof_tls::aead::{OpenError, RecordCipher};
+use webproof_tls::handshake::{self as hsk, msg_type, Message, Reassembler};
+use webproof_tls::keys::TrafficKeys;
+use webproof_tls::record::{content_type, Record};
+use webproof_tls::{CipherSuite, KxGroup};
+
+/// Signature schemes offered: those TLS 1.3 allows for CertificateVerify
+/// that `webproof_tls::identity` verifies (no PKCS#1 v1.5 signatures,
+/// which TLS 1.3 forbids there).
+const SIG_SCHEMES: [u16; 5] = [0x0403, 0x0503, 0x0804, 0x0805, 0x0806];
+
+/// supported_groups.
+const SUPPORTED_GROUPS: u16 = 10;
+/// signature_algorithms.
+const SIGNATURE_ALGORITHMS: u16 = 13;
+
+/// The only extensions a TLS 1.3 ClientHello may carry in MPC mode: those
+/// [`client_hello`] writes. Without `psk_key_exchange_modes` the server
+/// issues no tickets (RFC 8446 §4.2.9), and without `pre_shared_key` or
+/// `early_data` nothing is resumed or sent early.
+const ALLOWED: [u16; 5] = [
+    hsk::ext::SERVER_NAME,
+    SUPPORTED_GROUPS,
+    SIGNATURE_ALGORITHMS,
+    hsk::ext::SUPPORTED_VERSIONS,
+    hsk::ext::KEY_SHARE,
+];
+
+fn vec16(b: &[u8]) -> Vec<u8> {
+    [&(b.len() as u16).to_be_bytes()[..], b].concat()
+}
+
+fn ext(typ: u16, data: &[u8]) -> Vec<u8> {
+    [&typ.to_be_bytes()[..], &vec16(data)].concat()
+}
+
+/// The TLS 1.3 ClientHello (handshake message, header included): legacy
+/// version 1.2, the verifier's `random`, an empty session id (no
+/// middlebox compatibility mode: the server then sends no
+/// ChangeCipherSpec, though one is tolerated), [`super::SUITE`] alone,
+/// null compression, SNI (none for an IP address), `group` alone in
+/// supported_groups with the parties' joint `key_share` for it, the
+/// signature schemes, supported_versions 1.3 alone.
+pub fn client_hello(
+    random: &[u8; 32],
+    server_name: Option<&str>,
+    group: KxGroup,
+    key_share: &[u8],
+) -> Vec<u8> {
+    let mut exts = Vec::new();
+    if let Some(name) = server_name {
+        let mut list = vec![0u8];
+        list.extend(vec16(name.as_bytes()));
+        exts.extend(ext(hsk::ext::SERVER_NAME, &vec16(&list)));
+    }
+    exts.extend(ext(SUPPORTED_GROUPS, &vec16(&group.code().to_be_bytes())));
+    let schemes: Vec<u8> = SIG_SCHEMES.iter().flat_map(|s| s.to_be_bytes()).collect();
+    exts.extend(ext(SIGNATURE_ALGORITHMS, &vec16(&schemes)));
+    exts.extend(ext(hsk::ext::SUPPORTED_VERSIONS, &[2, 3, 4]));
+    let entry = [&group.code().to_be_bytes()[..], &vec16(key_share)].concat();
+    exts.extend(ext(hsk::ext::KEY_SHARE, &vec16(&entry)));
+    let mut body = vec![3, 3];
+    body.extend_from_slice(random);
+    body.push(0);
+    body.extend(vec16(&super::SUITE.code().to_be_bytes()));
+    body.extend([1, 0]);
+    body.extend(vec16(&exts));
+    handshake_message(msg_type::CLIENT_HELLO, &body)
+}
+
+/// The extensions of a ClientHello body, in order, after its fixed
+/// fields are checked: an empty session id and null compression alone.
+fn hello_extensions(body: &[u8]) -> Result<Vec<(u16, &[u8])>> {
+    let bad = Error::ClientHello;
+    let get = |at: usize, n: usize| body.get(at..at + n).ok_or(bad("truncated"));
+    let mut at = 2 + 32;
+    if get(at, 1)? != [0] {
+        return Err(bad("carries a session id (resumption is not run)"));
+    }
+    at += 1;
+    let suites = u16::from_be_bytes(get(at, 2)?.try_into().expect("2")) as usize;
+    at += 2 + suites;
+    if get(at, 2)? != [1, 0] {
+        return Err(bad("offers compression other than null alone"));
+    }
+    at += 2;
+    let len = u16::from_be_bytes(get(at, 2)?.try_into().expect("2")) as usize;
+    at += 2;
+    let exts = get(at, len)?;
+    if at + len != body.len() {
+        return Err(bad("has bytes after its extensions"));
+    }
+    let mut out: Vec<(u16, &[u8])> = Vec::new();
+    let mut i = 0;
+    while i < exts.len() {
+        let head = exts.get(i..i + 4).ok_or(bad("truncated"))?;
+        let typ = u16::from_be_bytes([head[0], head[1]]);
+        let n = u16::from_be_bytes([head[2], head[3]]) as usize;
+        let data = exts.get(i + 4..i + 4 + n).ok_or(bad("truncated"))?;
+        if !ALLOWED.contains(&typ) {
+            return Err(bad(
+                "offers an extension MPC mode over TLS 1.3 does not run",
+            ));
+        }
+        if out.iter().any(|(t, _)| *t == typ) {
+            return Err(bad("repeats an extension"));
+        }
+        out.push((typ, data));
+        i += 4 + n;
+    }
+    Ok(out)
+}
+
+/// The verifier's check of the ClientHello the prover forwarded: its own
+/// `random`, [`super::SUITE`] alone, TLS 1.3 alone in supported_versions,
+/// `group` alone with `key_share` (the sum of the parties' shares, which
+/// the verifier computed itself) as its one key share, the session's
+/// server name, no session id, no PSK or early data, and no extension
+/// but [`client_hello`]'s.
+pub fn check_client_hello(
+    msg: &Message,
+    random: &[u8; 32],
+    server_name: &str,
+    group: KxGroup,
+    key_share: &[u8],
+) -> Result<()> {
+    let bad = Error::ClientHello;
+    if msg.typ != msg_type::CLIENT_HELLO {
+        return Err(bad("not a ClientHello"));
+    }
+    let ch = hsk::parse_client_hello(msg.body())?;
+    let exts = hello_extensions(msg.body())?;
+    if &ch.random != random {
+        return Err(bad("the client random is not the verifier's"));
+    }
+    if msg.body().get(..2) != Some(&[3, 3][..]) {
+        return Err(bad("legacy version is not TLS 1.2"));
+    }
+    let found = |t: u16| exts.iter().find(|(x, _)| *x == t).map(|(_, d)| *d);
+    if found(hsk::ext::SUPPORTED_VERSIONS) != Some(&[2, 3, 4][..]) {
+        return Err(bad("offers another version than TLS 1.3 alone"));
+    }
+    if ch.cipher_suites != [super::SUITE.code()] {
+        return Err(bad("offers another suite than the session's"));
+    }
+    if found(SUPPORTED_GROUPS) != Some(&vec16(&group.code().to_be_bytes())[..]) {
+        return Err(bad("offers another group than the session's"));
+    }
+    if ch.offers_psk_or_early_data {
+        return Err(bad("offers a PSK or early data"));
+    }
+    if ch.key_shares.len() != 1
+        || ch.key_shares[0].0 != group.code()
+        || ch.key_shares[0].1 != key_share
+    {
+        return Err(bad("its key share is not the sum of the parties' shares"));
+    }
+    let is_ip = server_name.parse::<core::net::IpAddr>().is_ok();
+    match (&ch.server_name, is_ip) {
+        (Some(sni), false) if sni.eq_ignore_ascii_case(server_name) => Ok(()),
+        (None, true) => Ok(()),
+        _ => Err(bad("names another server than the session's")),
+    }
+}
+
+/// The ServerHello at the head of the server's records, once it is whole:
+/// the message and the index of the first record after it. An alert
+/// before it ends the session with the alert.
+pub fn server_hello(records: &[Record]) -> Result<Option<(Message, usize)>> {
+    let mut r = Reassembler::default();
+    for (i, rec) in records.iter().enumerate() {
+        match rec.content_type {
+            content_type::HANDSHAKE => r.push(&rec.payload)?,
+            content_type::ALERT => {
+                return Err(Error::ServerAlert {
+                    level: rec.payload.first().copied().unwrap_or(0),
+                    description: rec.payload.get(1).copied().unwrap_or(255),
+                })
+            }
+            _ => {
+                return Err(Error::Unexpected {
+                    expected: "ServerHello",
+                    got: "another record",
+                })
+            }
+        }
+        if let Some(m) = r.next_message()? {
+            // The key changes after the ServerHello: nothing of the
+            // handshake may follow it in the clear (RFC 8446 §5.1).
+            if !r.is_empty() {
+                return Err(Error::Unexpected {
+                    expected: "the ServerHello alone in its record",
+                    got: "more handshake bytes in the clear",
+                });
+            }
+            return Ok(Some((m, i + 1)));
+        }
+    }
+    Ok(None)
+}
+
+/// The checks of the ServerHello both parties run on their own copy:
+/// TLS 1.3, [`super::SUITE`], no HelloRetryRequest and no PSK (refused
+/// clearly: neither is run yet), a key share for `group`. Returns the
+/// server's key share.
+pub fn check_server_hello(msg: &Message, group: KxGroup) -> Result<Vec<u8>> {
+    if msg.typ != msg_type::SERVER_HELLO {
+        return Err(Error::Unexpected {
+            expected: "ServerHello",
+            got: "another handshake message",
+        });
+    }
+    let sh = hsk::parse_server_hello(msg.body())?;
+    if sh.is_hrr() {
+        return Err(Error::Unsupported(
+            "a HelloRetryRequest (the server wants another key share group; MPC mode over TLS \
+             1.3 offers one group and does not retry yet)"
+                .into(),
+        ));
+    }
+    if sh.version != 0x0304 {
+        return Err(Error::Unsupported(format!(
+            "protocol version {:#06x} where TLS 1.3 was offered alone",
+            sh.version
+        )));
+    }
+    if sh.cipher_suite != super::SUITE.code() {
+        return Err(Error::Unsupported(format!(
+            "cipher suite {:#06x}: the ClientHello offered {} alone",
+            sh.cipher_suite,
+            super::SUITE
+        )));
+    }
+    if sh.psk {
+        return Err(Error::Unsupported("a pre-shared key handshake".into()));
+    }
+    match sh.key_share {
+        Some((g, k)) if g == group.code() && !k.is_empty() => Ok(k),
+        _ => Err(Error::Unexpected {
+            expected: "a key share for the offered group",
+            got: "another ServerHello",
+        }),
+    }
+}
+
+/// A handshake traffic secret's record keys under [`super::SUITE`].
+pub fn handshake_keys(secret: &[u8]) -> TrafficKeys {
+    let (key, iv) = traffic_keys(super::SCHEDULE, secret);
+    TrafficKeys {
+        key,
+        iv: iv.to_vec(),
+    }
+}
+
+/// The server's encrypted handshake messages, whole.
+pub struct ServerFlight {
+    /// EncryptedExtensions, Certificate, CertificateVerify, Finished, in order.
+    pub messages: [Message; 4],
+    /// Records of the server read (ServerHello's included).
+    pub records: usize,
+}
+
+/// The server's encrypted flight from `records[first..]` (after the
+/// ServerHello), decrypted under the revealed server handshake secret:
+/// `None` until the server Finished is whole. Refused: an alert, any
+/// record that does not decrypt, a CertificateRequest (client
+/// certificates are not run), a message out of order, anything but
+/// handshake messages before the Finished.
+pub fn read_flight(
+    records: &[Record],
+    first: usize,
+    secrets: &HandshakeSecrets,
+) -> Result<Option<ServerFlight>> {
+    let cipher = RecordCipher::new(
+        CipherSuite::TLS13_AES_128_GCM_SHA256,
+        handshake_keys(&secrets.server),
+    )?;
+    let order = [
+        (msg_type::ENCRYPTED_EXTENSIONS, "EncryptedExtensions"),
+        (msg_type::CERTIFICATE, "Certificate"),
+        (msg_type::CERTIFICATE_VERIFY, "CertificateVerify"),
+        (msg_type::FINISHED, "Finished"),
+    ];
+    let mut r = Reassembler::default();
+    let mut got: Vec<Message> = Vec::new();
+    let mut seq = 0u64;
+    for (i, rec) in records.iter().enumerate().skip(first) {
+        if rec.content_type == content_type::CHANGE_CIPHER_SPEC {
+            // Middlebox compatibility (RFC 8446 §D.4): meaningless.
+            if rec.payload != [1] {
+                return Err(Error::Unexpected {
+                    expected: "ChangeCipherSpec [1]",
+                    got: "another ChangeCipherSpec",
+                });
+            }
+            continue;
+        }
+        let opened = cipher.open(seq, rec).map_err(|e| match e {
+            OpenError::Auth => Error::Decrypt { index: i },
+            OpenError::Malformed(_) => Error::Decrypt { index: i },
+        })?;
+        seq += 1;
+        match opened.content_type {
+            content_type::HANDSHAKE => r.push(&opened.data)?,
+            content_type::ALERT => {
+                return Err(Error::ServerAlert {
+                    level: opened.data.first().copied().unwrap_or(0),
+                    description: opened.data.get(1).copied().unwrap_or(255),
+                })
+            }
+            t => return Err(Error::ServerEncrypted(t)),
+        }
+        while let Some(m) = r.next_message()? {
+            let (typ, name) = order[got.len()];
+            if m.typ == msg_type::CERTIFICATE_REQUEST {
+                return Err(Error::Unsupported(
+                    "client certificates (the server sent a CertificateRequest)".into(),
+                ));
+            }
+            if m.typ != typ {
+                return Err(Error::Unexpected {
+                    expected: name,
+                    got: "another handshake message",
+                });
+            }
+            got.push(m);
+            if got.len() == 4 {
+                if !r.is_empty() {
+                    return Err(Error::Unexpected {
+                        expected: "the server Finished last in its record",
+                        got: "more handshake bytes under the handshake key",
+                    });
+                }
+                let messages: [Message; 4] = got.try_into().expect("four");
+                return Ok(Some(ServerFlight {
+                    messages,
+                    records: i + 1,
+                }));
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// The client Finished record under the client handshake secret: the
+/// first record of that key (sequence number 0), no padding. Both parties
+/// compute it, from values both hold.
+pub fn client_finished_record(secrets: &HandshakeSecrets, verify_data: &[u8]) -> Result<Vec<u8>> {
+    let cipher = RecordCipher::new(super::SUITE, handshake_keys(&secrets.client))?;
+    let msg = handshake_message(msg_type::FINISHED, verify_data);
+    let rec = cipher.seal(0, content_type::HANDSHAKE, &msg, 0);
+    Ok(record(rec.content_type, &rec.payload))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A ServerHello message with `random`, `suite`, supported_versions
+    /// `version` and the given extra extensions after the key share.
+    fn sh(random: [u8; 32], suite: u16, version: u16, key: &[u8], extra: &[u8]) -> Message {
+        let mut exts = ext(hsk::ext::SUPPORTED_VERSIONS, &version.to_be_bytes());
+        let share = [&KxGroup::X25519.code().to_be_bytes()[..], &vec16(key)].concat();
+        exts.extend(ext(hsk::ext::KEY_SHARE, &share));
+        exts.extend_from_slice(extra);
+        let mut body = vec![3, 3];
+        body.extend_from_slice(&random);
+        body.push(0);
+        body.extend(suite.to_be_bytes());
+        body.push(0);
+        body.extend(vec16(&exts));
+        let bytes = handshake_message(msg_type::SERVER_HELLO, &body);
+        Message {
+            typ: bytes[0],
+            bytes,
+        }
+    }
+
+    #[test]
+    fn server_hello_checks() {
+        let code = super::super::SUITE.code();
+        let ok = sh([7; 32], code, 0x0304, &[9; 32], &[]);
+        assert_eq!(check_server_hello(&ok, KxGroup::X25519).unwrap(), [9; 32]);
+        // Another group than the one offered.
+        assert!(check_server_hello(&ok, KxGroup::Secp256r1).is_err());
+        // A HelloRetryRequest: its key share names a group alone.
+        let hrr = {
+            let mut exts = ext(hsk::ext::SUPPORTED_VERSIONS, &[3, 4]);
+            exts.extend(ext(
+                hsk::ext::KEY_SHARE,
+                &KxGroup::X25519.code().to_be_bytes(),
+            ));
+            let mut body = vec![3, 3];
+            body.extend_from_slice(&hsk::HRR_RANDOM);
+            body.push(0);
+            body.extend(code.to_be_bytes());
+            body.push(0);
+            body.extend(vec16(&exts));
+            let bytes = handshake_message(msg_type::SERVER_HELLO, &body);
+            Message {
+                typ: bytes[0],
+                bytes,
+            }
+        };
+        let e = check_server_hello(&hrr, KxGroup::X25519).unwrap_err();
+        assert!(format!("{e}").contains("HelloRetryRequest"), "{e}");
+        // TLS 1.2, another suite, a PSK.
+        let v12 = sh([7; 32], code, 0x0303, &[9; 32], &[]);
+        assert!(matches!(
+            check_server_hello(&v12, KxGroup::X25519),
+            Err(Error::Unsupported(_))
+        ));
+        let other = sh([7; 32], 0x1302, 0x0304, &[9; 32], &[]);
+        assert!(matches!(
+            check_server_hello(&other, KxGroup::X25519),
+            Err(Error::Unsupported(_))
+        ));
+        let psk = sh(
+            [7; 32],
+            code,
+            0x0304,
+            &[9; 32],
+            &ext(hsk::ext::PRE_SHARED_KEY, &[0, 0]),
+        );
+        let e = check_server_hello(&psk, KxGroup::X25519).unwrap_err();
+        assert!(format!("{e}").contains("pre-shared key"), "{e}");
+        // Not a ServerHello at all; truncated.
+        let mut not = ok.clone();
+        not.typ = msg_type::CERTIFICATE;
+        assert!(check_server_hello(&not, KxGroup::X25519).is_err());
+        let mut short = ok.clone();
+        short.bytes.truncate(20);
+        assert!(check_server_hello(&short, KxGroup::X25519).is_err());
+    }
+
+    #[test]
+    fn client_hello_checks() {
+        let key = [5u8; 32];
+        let ch = client_hello(&[1; 32], Some("a.test"), KxGroup::X25519, &key);
+        let m = |bytes: Vec<u8>| Message {
+            typ: bytes[0],
+            bytes,
+        };
+        let check = |b: &[u8]| {
+            check_client_hello(&m(b.to_vec()), &[1; 32], "a.test", KxGroup::X25519, &key)
+        };
+        check(&ch).unwrap();
+        assert!(
+            check_client_hello(&m(ch.clone()), &[2; 32], "a.test", KxGroup::X25519, &key).is_err()
+        );
+        assert!(
+            check_client_hello(&m(ch.clone()), &[1; 32], "b.test", KxGroup::X25519, &key).is_err()
+        );
+        assert!(check_client_hello(
+            &m(ch.clone()),
+            &[1; 32],
+            "a.test",
+            KxGroup::X25519,
+            &[6; 32]
+        )
+        .is_err());
+        assert!(
+            check_client_hello(&m(ch.clone()), &[1; 32], "a.test", KxGroup::Secp256r1, &key)
+                .is_err()
+        );
+        // Truncated anywhere.
+        for n in [4, 40, 60, ch.len() - 1] {
+            assert!(check(&ch[..n]).is_err(), "{n}");
+        }
+        // An IP address: no SNI.
+        let ip = client_hello(&[1; 32], None, KxGroup::X25519, &key);
+        check_client_hello(&m(ip), &[1; 32], "127.0.0.1", KxGroup::X25519, &key).unwrap();
+    }
+}

@@ -1,0 +1,54 @@
+//! MPC mode over TLS 1.3 (issue 54): the prover's and the verifier's
+//! sessions of a TLS 1.3 client whose ECDHE secret and key schedule run
+//! in 2PC, AES-128-GCM-SHA256 only for now.
+//!
+//! The key schedule is `webproof_mpc::tls13`'s: its step 1 reveals both
+//! handshake traffic secrets to both parties, so each decrypts the
+//! server's encrypted flight by itself (the verifier from the records it
+//! recorded, never from the prover's plaintext), and its step 3 leaves
+//! the application keys and IVs XOR-shared. Why revealing the handshake
+//! secrets is safe, who learns what and where every public value the
+//! verifier uses comes from: `docs/protocol/mpc-tls13.md`.
+//!
+//! - [`hello`][]: the ClientHello the prover writes and the verifier's check
+//!   of it, the ServerHello's checks, the reading of the server's
+//!   encrypted flight and the client Finished record;
+//! - [`prover`][]: [`Tls13ProverSession`];
+//! - [`verifier`][]: [`Tls13VerifierSession`].
+//!
+//! The messages are [`crate::msg`]'s: a TLS 1.3 session is announced by
+//! the suite of the prover's `Hello` terms (a TLS 1.3 suite, which the
+//! TLS 1.2 sessions refuse), and every message it uses so far has the
+//! same fields and meaning as in TLS 1.2 (`Setup`, `Tables`, `Decoding`,
+//! `ToServer`, `FromServer`, `KeyOpen`, `EctfAnswer`, `EctfCorrection`,
+//! `KdfFlips`, `KdfInputs`, `KdfLabels`), so no encoding changes.
+
+pub mod hello;
+pub mod prover;
+pub mod verifier;
+
+pub use prover::Tls13ProverSession;
+pub use verifier::Tls13VerifierSession;
+
+use webproof_circuits::tls::Tls13Suite;
+use webproof_tls::CipherSuite;
+
+/// The TLS 1.3 suite MPC mode runs so far.
+pub const SUITE: CipherSuite = CipherSuite::TLS13_AES_128_GCM_SHA256;
+
+/// The key schedule's parameters of [`SUITE`].
+pub(crate) const SCHEDULE: Tls13Suite = Tls13Suite::AES_128_GCM_SHA256;
+
+/// The suite's parameters, or a clear refusal of any other suite.
+pub(crate) fn schedule_of(suite: CipherSuite) -> crate::Result<Tls13Suite> {
+    if suite == SUITE {
+        Ok(SCHEDULE)
+    } else {
+        Err(crate::Error::Unsupported(format!(
+            "{suite} in MPC mode over TLS 1.3 (only {SUITE} so far)"
+        )))
+    }
+}
+
+/// Garbling instances: the key schedule's four steps come first.
+pub(crate) const KDF_INSTANCE: u64 = 0;

@@ -1,0 +1,412 @@
+//! The verifier's session of MPC mode over TLS 1.3: the garbler of the
+//! ECtF and the key schedule, and the party that checks the server's
+//! identity on the bytes it recorded itself.
+//!
+//! Where every public value it uses comes from:
+//! - the client random: its own (`Setup`), found in the ClientHello;
+//! - the client key share: the sum of its own public share and the
+//!   prover's, opened (`KeyOpen`) against the commitment the prover sent
+//!   before it saw the verifier's;
+//! - the ClientHello and the ServerHello, the hash of both (the key
+//!   schedule's step 1 input), the server's key share (the ECtF's point):
+//!   its recording of the bytes the prover forwarded both ways;
+//! - the handshake traffic secrets: the key schedule's step 1, whose
+//!   revealed labels it checks ([`webproof_mpc::tls13::Tls13Verifier::receive`]);
+//! - the certificate chain, the CertificateVerify, the server Finished,
+//!   the hash of ClientHello..server Finished (the step 2 input) and the
+//!   client Finished: its own decryption of its recording under those
+//!   secrets, checked by proxy mode's TLS 1.3 verifier
+//!   ([`webproof_proxy::verify::check_handshake`]) against its roots, the
+//!   session's server name and time.
+
+use super::hello::{check_client_hello, check_server_hello, server_hello};
+use crate::cots::CotPool;
+use crate::error::{Error, Result};
+use crate::hello::group_curve;
+use crate::keyx::{ectf_cots, Shares, VerifierKx, VerifierKx2, ECTF_STREAM};
+use crate::msg::{ProverMsg, VerifierMsg};
+use crate::verifier::VerifierConfig;
+use rand_chacha::ChaCha20Rng;
+use rand_core::{CryptoRng, RngCore, SeedableRng};
+use webproof_core::Block;
+use webproof_mpc::keyshare;
+use webproof_mpc::ole::OleSender;
+use webproof_mpc::tls12::{Curve, KeyShares};
+use webproof_mpc::tls13::{HandshakeSecrets, Tls13Plans, Tls13Verifier, STEPS};
+use webproof_proxy::statement::PublicInputs;
+use webproof_proxy::verify::{self, SecretsSource, SessionInfo};
+use webproof_proxy::ProxyError;
+use webproof_tls::handshake::{Message, Reassembler};
+use webproof_tls::record::content_type;
+use webproof_tls::{Direction, KxGroup, Recorder};
+
+/// Where the session is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    /// Waiting for the prover's `Hello`.
+    Hello,
+    /// Preprocessed: waiting for the ClientHello, then the ServerHello and
+    /// the opening.
+    Handshake,
+    /// The ECtF answered: waiting for its correction.
+    Ectf,
+    /// The key schedule runs.
+    Kdf,
+}
+
+/// The verifier of a TLS 1.3 session.
+pub struct Tls13VerifierSession {
+    cfg: VerifierConfig,
+    delta: Block,
+    rng: ChaCha20Rng,
+    cots: CotPool,
+    ole: OleSender,
+    shares: Shares,
+    client_random: [u8; 32],
+    stage: Stage,
+    commits: ([u8; 32], [u8; 32]),
+    group: Option<(KxGroup, Curve)>,
+    recorder: Recorder,
+    client_hello: Option<Message>,
+    /// The ServerHello, the server's key share, the hash of
+    /// ClientHello..ServerHello.
+    server_hello: Option<(Vec<u8>, Vec<u8>)>,
+    kx: Option<VerifierKx2>,
+    kdf: Option<Tls13Verifier>,
+    plans: Option<Tls13Plans>,
+    secrets: Option<HandshakeSecrets>,
+    identity: Option<SessionInfo>,
+    keys_shared: bool,
+}
+
+impl Tls13VerifierSession {
+    /// A session under the COT correlation `delta` with its COT keys.
+    pub fn new(
+        cfg: VerifierConfig,
+        delta: Block,
+        cots: CotPool,
+        rng: &mut (impl RngCore + CryptoRng),
+    ) -> Self {
+        let mut rng = ChaCha20Rng::from_rng(rng).expect("ChaCha20 seeding from an RNG");
+        let shares = Shares::random(&mut rng);
+        let mut client_random = [0u8; 32];
+        rng.fill_bytes(&mut client_random);
+        let recorder = Recorder::new(cfg.limits);
+        Tls13VerifierSession {
+            cfg,
+            delta,
+            rng,
+            cots,
+            ole: OleSender::new(delta, ECTF_STREAM),
+            shares,
+            client_random,
+            stage: Stage::Hello,
+            commits: ([0; 32], [0; 32]),
+            group: None,
+            recorder,
+            client_hello: None,
+            server_hello: None,
+            kx: None,
+            kdf: None,
+            plans: None,
+            secrets: None,
+            identity: None,
+            keys_shared: false,
+        }
+    }
+
+    /// A message from the prover, encoded.
+    pub fn on_bytes(&mut self, bytes: &[u8]) -> Result<Vec<VerifierMsg>> {
+        self.on_message(ProverMsg::decode(bytes)?)
+    }
+
+    /// A message from the prover; the answers to send, in order.
+    pub fn on_message(&mut self, msg: ProverMsg) -> Result<Vec<VerifierMsg>> {
+        let name = msg.name();
+        let unexpected = |expected| Error::Unexpected {
+            expected,
+            got: name,
+        };
+        let mut out = Vec::new();
+        match (msg, self.stage) {
+            (
+                ProverMsg::Hello {
+                    commit_p256,
+                    commit_x25519,
+                    terms,
+                    ..
+                },
+                Stage::Hello,
+            ) => {
+                let schedule = super::schedule_of(terms.suite)?;
+                if terms.ems {
+                    return Err(Error::Unsupported(
+                        "an extended master secret offer in TLS 1.3".into(),
+                    ));
+                }
+                self.commits = (commit_p256, commit_x25519);
+                self.group = Some((terms.group, group_curve(terms.group)));
+                let plans = Tls13Plans::shared(schedule)?;
+                let mut kdf =
+                    Tls13Verifier::garble(&plans, self.delta, super::KDF_INSTANCE, &mut self.rng)?;
+                let tables = kdf.preprocess()?;
+                out.push(VerifierMsg::Setup {
+                    client_random: self.client_random,
+                    q_p256: self.shares.public(Curve::P256),
+                    q_x25519: self
+                        .shares
+                        .public(Curve::X25519)
+                        .try_into()
+                        .expect("32 bytes"),
+                    dual_ot: Vec::new(),
+                });
+                for (step, (chunks, decoding, early)) in tables.into_iter().enumerate() {
+                    for chunk in chunks.into_chunks() {
+                        out.push(VerifierMsg::Tables {
+                            circuit: step as u8,
+                            chunk,
+                        });
+                    }
+                    out.push(VerifierMsg::Decoding {
+                        circuit: step as u8,
+                        decoding,
+                        early,
+                    });
+                }
+                self.plans = Some(plans);
+                self.kdf = Some(kdf);
+                self.stage = Stage::Handshake;
+            }
+            (ProverMsg::ToServer(bytes), s) if s != Stage::Hello => {
+                self.recorder.feed(Direction::Sent, &bytes)?;
+                if self.client_hello.is_none() {
+                    self.take_client_hello()?;
+                } else {
+                    self.try_check_handshake(&mut out)?;
+                }
+            }
+            (ProverMsg::FromServer(bytes), s) if s != Stage::Hello => {
+                if self.client_hello.is_none() {
+                    return Err(unexpected("the ClientHello before the server's bytes"));
+                }
+                self.recorder.feed(Direction::Received, &bytes)?;
+                if self.server_hello.is_none() {
+                    self.take_server_hello()?;
+                }
+                self.try_check_handshake(&mut out)?;
+            }
+            (
+                ProverMsg::KeyOpen {
+                    public,
+                    blind,
+                    flips,
+                },
+                Stage::Handshake,
+            ) => {
+                let (group, curve) = self.group.expect("set at Hello");
+                let (_, server_key) = self
+                    .server_hello
+                    .as_ref()
+                    .ok_or(unexpected("the ServerHello before the opening"))?;
+                let commit = match curve {
+                    Curve::P256 => self.commits.0,
+                    Curve::X25519 => self.commits.1,
+                };
+                keyshare::check_opening(&commit, &public, &blind)?;
+                // The ClientHello's key share must be the sum of the
+                // committed share and the verifier's own.
+                let joint = self.shares.client_share(curve, &public)?;
+                let ch = self.client_hello.as_ref().expect("before the ServerHello");
+                check_client_hello(
+                    ch,
+                    &self.client_random,
+                    &self.cfg.verify.server_name,
+                    group,
+                    &joint,
+                )?;
+                let kx = VerifierKx::new(&self.shares, curve, server_key)?;
+                let keys = self.cots.take(ectf_cots(curve))?;
+                let (kx2, m) = kx.respond(&mut self.ole, &keys, &flips, &mut self.rng)?;
+                self.kx = Some(kx2);
+                out.push(VerifierMsg::EctfAnswer(m));
+                self.stage = Stage::Ectf;
+            }
+            (ProverMsg::EctfCorrection(c), Stage::Ectf) => {
+                let share = self.kx.take().expect("set with the answer").finish(&c)?;
+                let (_, curve) = self.group.expect("set at Hello");
+                let (hash, _) = self.server_hello.as_ref().expect("before the opening");
+                self.kdf
+                    .as_mut()
+                    .expect("garbled at Hello")
+                    .bind(&share, curve, hash)?;
+                self.stage = Stage::Kdf;
+            }
+            (ProverMsg::KdfFlips { step: 0, flips }, Stage::Kdf) => {
+                let n = self.plans.as_ref().expect("set at Hello").cots(0);
+                let keys = self.cots.take(n)?;
+                let msg = self.kdf_mut().inputs(0, &keys, &flips)?;
+                out.push(VerifierMsg::KdfInputs { step: 0, msg });
+            }
+            (ProverMsg::KdfLabels { step, labels }, Stage::Kdf) => {
+                self.kdf_mut().receive(step as usize, &labels)?;
+                match step {
+                    0 => {
+                        let msg = self.kdf_mut().inputs(1, &[], &[])?;
+                        out.push(VerifierMsg::KdfInputs { step: 1, msg });
+                    }
+                    1 => {
+                        self.secrets = self.kdf_mut().handshake_secrets();
+                        self.try_check_handshake(&mut out)?;
+                    }
+                    _ => {
+                        let last = (STEPS - 1) as u8;
+                        let msg = self.kdf_mut().inputs(last as usize, &[], &[])?;
+                        out.push(VerifierMsg::KdfInputs { step: last, msg });
+                        self.keys_shared = true;
+                    }
+                }
+            }
+            (ProverMsg::Abort(reason), _) => return Err(Error::Aborted(reason)),
+            (_, Stage::Hello) => return Err(unexpected("Hello")),
+            _ => return Err(unexpected("a message of this stage of a TLS 1.3 session")),
+        }
+        Ok(out)
+    }
+
+    fn kdf_mut(&mut self) -> &mut Tls13Verifier {
+        self.kdf.as_mut().expect("garbled at Hello")
+    }
+
+    /// The first client record: the ClientHello, whole in it. Checked at
+    /// once for all but its key share (the prover's share is opened with
+    /// the ECtF's flips; the check is run again then, whole).
+    fn take_client_hello(&mut self) -> Result<()> {
+        let rec = &self.recorder.transcript().sent[0];
+        if rec.content_type != content_type::HANDSHAKE {
+            return Err(Error::ClientHello(
+                "the first client record is not a handshake",
+            ));
+        }
+        let mut r = Reassembler::default();
+        r.push(&rec.payload)?;
+        let msg = r
+            .next_message()?
+            .ok_or(Error::ClientHello("not whole in the first record"))?;
+        if !r.is_empty() {
+            return Err(Error::ClientHello("followed by more handshake bytes"));
+        }
+        let (group, _) = self.group.expect("set at Hello");
+        let ch = webproof_tls::handshake::parse_client_hello(msg.body())?;
+        let own = ch
+            .key_shares
+            .first()
+            .map(|(_, k)| k.clone())
+            .unwrap_or_default();
+        check_client_hello(
+            &msg,
+            &self.client_random,
+            &self.cfg.verify.server_name,
+            group,
+            &own,
+        )?;
+        self.client_hello = Some(msg);
+        Ok(())
+    }
+
+    /// The ServerHello from the verifier's recording, once whole: checked
+    /// (TLS 1.3, the suite, no HelloRetryRequest, no PSK, the group), and
+    /// the hash of ClientHello..ServerHello taken from the bytes recorded.
+    fn take_server_hello(&mut self) -> Result<()> {
+        let Some((sh, _)) = server_hello(&self.recorder.transcript().received)? else {
+            return Ok(());
+        };
+        let (group, _) = self.group.expect("set at Hello");
+        let key = check_server_hello(&sh, group)?;
+        let ch = self.client_hello.as_ref().expect("checked before");
+        let hash = super::SUITE
+            .hash()
+            .hash(&[&ch.bytes[..], &sh.bytes].concat());
+        self.server_hello = Some((hash, key));
+        Ok(())
+    }
+
+    /// Once the handshake secrets are revealed and the recording holds the
+    /// server's flight and the client Finished: proxy mode's TLS 1.3 check
+    /// of the recording (chain, name, validity, CertificateVerify over the
+    /// transcript, both Finished), then the key schedule's step 2 on the
+    /// hash of ClientHello..server Finished it computed.
+    fn try_check_handshake(&mut self, out: &mut Vec<VerifierMsg>) -> Result<()> {
+        let Some(secrets) = &self.secrets else {
+            return Ok(());
+        };
+        if self.identity.is_some() {
+            // After the handshake: nothing is run on these records yet.
+            return Ok(());
+        }
+        let revealed = verify::HandshakeSecrets {
+            client: secrets.client.clone(),
+            server: secrets.server.clone(),
+        };
+        let (info, statement) = match verify::check_handshake(
+            self.recorder.transcript(),
+            &self.cfg.verify,
+            SecretsSource::Revealed(&revealed),
+        ) {
+            Ok(r) => r,
+            // The server's flight or the client Finished is not all here.
+            Err(ProxyError::Incomplete(_)) => return Ok(()),
+            Err(e) => return Err(e.into()),
+        };
+        let PublicInputs::Tls13 {
+            th_hello,
+            th_server_finished,
+            ..
+        } = statement.public
+        else {
+            return Err(Error::Unsupported(
+                "a TLS 1.2 handshake in a TLS 1.3 session".into(),
+            ));
+        };
+        let (hash, _) = self.server_hello.as_ref().expect("before the secrets");
+        if th_hello != *hash {
+            return Err(Error::Recording("the ServerHello hash changed".into()));
+        }
+        if statement
+            .records
+            .iter()
+            .any(|r| r.record.direction == Direction::Sent)
+        {
+            return Err(Error::ClientRecord(
+                "a client record after the Finished before the application keys",
+            ));
+        }
+        let kdf = self.kdf_mut();
+        kdf.bind_finished_hash(&th_server_finished)?;
+        let msg = kdf.inputs(2, &[], &[])?;
+        out.push(VerifierMsg::KdfInputs { step: 2, msg });
+        self.identity = Some(info);
+        Ok(())
+    }
+
+    /// The server's identity, once the handshake is checked.
+    pub fn identity(&self) -> Option<&SessionInfo> {
+        self.identity.as_ref()
+    }
+
+    /// The handshake is checked and the application keys shared.
+    pub fn handshake_done(&self) -> bool {
+        self.identity.is_some() && self.keys_shared
+    }
+
+    /// The verifier's shares of the application keys and IVs (its masks:
+    /// fixed from preprocessing, meaningful once the handshake is done).
+    pub fn key_shares(&self) -> Option<KeyShares> {
+        self.handshake_done()
+            .then(|| self.kdf.as_ref().expect("garbled").key_shares())
+    }
+
+    /// The verifier's recording so far.
+    pub fn recording(&self) -> &webproof_tls::Recording {
+        self.recorder.transcript()
+    }
+}

@@ -1,0 +1,345 @@
+//! MPC mode over TLS 1.3 against a real `rustls` TLS 1.3 server in one
+//! thread: the handshake completes (the server accepts the client
+//! Finished the 2PC made possible), the parties' key shares recombine to
+//! the server's application keys, and what either party refuses it
+//! refuses with a clear error.
+
+mod common;
+use common::*;
+use rand::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
+use std::collections::VecDeque;
+use std::sync::Arc;
+use webproof_mpc_tls::tls13::{Tls13ProverSession, Tls13VerifierSession, SUITE};
+use webproof_mpc_tls::{cots_needed, CotPool, Error, ProverMsg, VerifierMsg};
+use webproof_tls::KxGroup;
+
+const REQUEST: &[u8] = b"GET /json HTTP/1.1\r\nHost: webproof.test\r\nConnection: close\r\n\r\n";
+
+fn server13(c: &Certs, client_auth: bool) -> rustls::ServerConnection {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let b = rustls::ServerConfig::builder_with_provider(provider.clone())
+        .with_protocol_versions(&[&rustls::version::TLS13])
+        .unwrap();
+    let b = if client_auth {
+        let mut roots = rustls::RootCertStore::empty();
+        roots.add(c.chain[1].clone()).unwrap();
+        let v =
+            rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
+                .allow_unauthenticated()
+                .build()
+                .unwrap();
+        b.with_client_cert_verifier(v)
+    } else {
+        b.with_no_client_auth()
+    };
+    let mut cfg = b
+        .with_single_cert(
+            c.chain.clone(),
+            PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(c.key_der.clone())),
+        )
+        .unwrap();
+    // The test compares the parties' key shares with the server's keys.
+    cfg.enable_secret_extraction = true;
+    rustls::ServerConnection::new(Arc::new(cfg)).unwrap()
+}
+
+fn sessions13(
+    seed: u64,
+    group: KxGroup,
+    ca_der: &[u8],
+    name: &str,
+) -> (Tls13ProverSession, ProverMsg, Tls13VerifierSession) {
+    let (delta, keys, macs) = cots(seed, cots_needed(REQUEST.len()));
+    let mut rng = ChaCha20Rng::seed_from_u64(seed + 10);
+    let (p, hello) = Tls13ProverSession::new(
+        prover_config(NAME, SUITE, group, false, REQUEST),
+        CotPool::new(macs),
+        &mut rng,
+    )
+    .unwrap();
+    let v = Tls13VerifierSession::new(
+        verifier_config(ca_der, name),
+        delta,
+        CotPool::new(keys),
+        &mut rng,
+    );
+    (p, hello, v)
+}
+
+#[derive(Default)]
+struct Hooks13 {
+    prover_to_verifier: Option<MsgHook<ProverMsg>>,
+    verifier_to_prover: Option<MsgHook<VerifierMsg>>,
+    server_to_prover: Option<FlightHook>,
+}
+
+struct Done13 {
+    p: Tls13ProverSession,
+    v: Tls13VerifierSession,
+    server: rustls::ServerConnection,
+    /// Bytes each way: prover → verifier, verifier → prover.
+    up: usize,
+    down: usize,
+}
+
+/// Run the handshake: every message encoded and decoded on its way.
+fn handshake(
+    mut p: Tls13ProverSession,
+    hello: ProverMsg,
+    mut v: Tls13VerifierSession,
+    mut server: rustls::ServerConnection,
+    mut hooks: Hooks13,
+) -> Result<Done13, Stop> {
+    let mut to_v: VecDeque<ProverMsg> = VecDeque::from([hello]);
+    let mut to_server = Vec::new();
+    let (mut up, mut down, mut flights) = (0, 0, 0);
+    for _ in 0..1000 {
+        let mut progress = false;
+        let mut to_p = VecDeque::new();
+        while let Some(mut m) = to_v.pop_front() {
+            progress = true;
+            if let Some(f) = hooks.prover_to_verifier.as_mut() {
+                f(&mut m);
+            }
+            let b = m.encode();
+            up += b.len();
+            to_p.extend(v.on_bytes(&b).map_err(Stop::Verifier)?);
+        }
+        while let Some(mut m) = to_p.pop_front() {
+            progress = true;
+            if let Some(f) = hooks.verifier_to_prover.as_mut() {
+                f(&mut m);
+            }
+            let b = m.encode();
+            down += b.len();
+            let out = p.on_verifier_bytes(&b).map_err(Stop::Prover)?;
+            to_v.extend(out.to_verifier);
+            to_server.extend(out.to_server);
+        }
+        if !to_server.is_empty() {
+            progress = true;
+            let mut rd = &to_server[..];
+            while !rd.is_empty() {
+                server
+                    .read_tls(&mut rd)
+                    .map_err(|e| Stop::Server(e.to_string()))?;
+                if let Err(e) = server.process_new_packets() {
+                    return Err(Stop::Server(e.to_string()));
+                }
+            }
+            to_server.clear();
+        }
+        let mut buf = Vec::new();
+        while server.wants_write() {
+            server.write_tls(&mut buf).unwrap();
+        }
+        if !buf.is_empty() {
+            progress = true;
+            if let Some(f) = hooks.server_to_prover.as_mut() {
+                f(flights, &mut buf);
+            }
+            flights += 1;
+            let out = p.on_server_bytes(&buf).map_err(Stop::Prover)?;
+            to_v.extend(out.to_verifier);
+            to_server.extend(out.to_server);
+        }
+        if p.handshake_done() && v.handshake_done() && to_v.is_empty() && to_server.is_empty() {
+            return Ok(Done13 {
+                p,
+                v,
+                server,
+                up,
+                down,
+            });
+        }
+        if !progress {
+            return Err(Stop::Stalled);
+        }
+    }
+    Err(Stop::Stalled)
+}
+
+fn check(kind: KeyKind, group: KxGroup, seed: u64) {
+    let c = certs(kind, &[NAME], false);
+    let (p, hello, v) = sessions13(seed, group, &c.ca_der, NAME);
+    let t = std::time::Instant::now();
+    let d = handshake(p, hello, v, server13(&c, false), Hooks13::default())
+        .unwrap_or_else(|e| panic!("{kind:?} {group:?}: {e:?}"));
+    eprintln!(
+        "TLS 1.3 handshake {kind:?} {group:?}: {:?}, {} bytes up, {} bytes down",
+        t.elapsed(),
+        d.up,
+        d.down
+    );
+    // The server accepted the client Finished.
+    assert!(!d.server.is_handshaking());
+    // The verifier checked the server it was configured for.
+    let id = d.v.identity().unwrap();
+    assert_eq!(id.server_name, NAME);
+    assert_eq!(id.certificates[0], c.chain[0].to_vec());
+    // Both recordings are the same bytes.
+    assert_eq!(d.p.recording().digest(), d.v.recording().digest());
+    // The shares recombine to the server's application keys, and neither
+    // share alone is one.
+    let keys = d.v.key_shares().unwrap().combine(d.p.key_shares().unwrap());
+    let secrets = d.server.dangerous_extract_secrets().unwrap();
+    let (rx_seq, rx) = secrets.rx;
+    let (_, tx) = secrets.tx;
+    assert_eq!(rx_seq, 0);
+    let (
+        rustls::ConnectionTrafficSecrets::Aes128Gcm { key: ck, iv: civ },
+        rustls::ConnectionTrafficSecrets::Aes128Gcm { key: sk, iv: siv },
+    ) = (rx, tx)
+    else {
+        panic!("another suite")
+    };
+    assert_eq!(keys.client_key, ck.as_ref());
+    assert_eq!(keys.client_iv, civ.as_ref());
+    assert_eq!(keys.server_key, sk.as_ref());
+    assert_eq!(keys.server_iv, siv.as_ref());
+    assert_ne!(d.p.key_shares().unwrap().client_key, keys.client_key);
+}
+
+#[test]
+fn tls13_handshake_ecdsa_p256() {
+    check(KeyKind::Ecdsa, KxGroup::Secp256r1, 1);
+}
+
+#[test]
+fn tls13_handshake_rsa_x25519() {
+    check(KeyKind::Rsa, KxGroup::X25519, 2);
+}
+
+fn refused(hooks: Hooks13, name: &str, client_auth: bool, seed: u64) -> Stop {
+    refused_by(
+        hooks,
+        certs(KeyKind::Ecdsa, &[NAME], false),
+        name,
+        client_auth,
+        seed,
+    )
+}
+
+fn refused_by(hooks: Hooks13, c: Certs, name: &str, client_auth: bool, seed: u64) -> Stop {
+    let (p, hello, v) = sessions13(seed, KxGroup::Secp256r1, &c.ca_der, name);
+    match handshake(p, hello, v, server13(&c, client_auth), hooks) {
+        Ok(_) => panic!("the handshake completed"),
+        Err(e) => e,
+    }
+}
+
+#[test]
+fn tls13_refuses_a_certificate_for_another_name() {
+    // The server's certificate names another server: the verifier's name
+    // check fails on the flight it decrypted itself, before the
+    // application keys are derived.
+    let c = certs(KeyKind::Ecdsa, &["other.test"], false);
+    let e = refused_by(Hooks13::default(), c, NAME, false, 3);
+    assert!(matches!(&e, Stop::Verifier(Error::Tls(_))), "{e:?}");
+    assert!(format!("{e:?}").contains("not valid for"), "{e:?}");
+}
+
+#[test]
+fn tls13_refuses_an_expired_certificate() {
+    let c = certs(KeyKind::Ecdsa, &[NAME], true);
+    let e = refused_by(Hooks13::default(), c, NAME, false, 11);
+    assert!(matches!(&e, Stop::Verifier(Error::Tls(_))), "{e:?}");
+}
+
+#[test]
+fn tls13_refuses_another_session_name() {
+    // The verifier was asked for another server than the prover names.
+    let e = refused(Hooks13::default(), "other.test", false, 12);
+    assert!(matches!(e, Stop::Verifier(Error::ClientHello(_))), "{e:?}");
+}
+
+#[test]
+fn tls13_refuses_client_certificates() {
+    let e = refused(Hooks13::default(), NAME, true, 4);
+    let msg = format!("{e:?}");
+    assert!(matches!(&e, Stop::Prover(Error::Unsupported(_))), "{msg}");
+    assert!(msg.contains("CertificateRequest"), "{msg}");
+}
+
+#[test]
+fn tls13_refuses_a_tampered_client_hello() {
+    // A ClientHello whose random is not the verifier's.
+    let hooks = Hooks13 {
+        prover_to_verifier: Some(Box::new(|m: &mut ProverMsg| {
+            if let ProverMsg::ToServer(b) = m {
+                if b[5] == 1 {
+                    b[11] ^= 1;
+                }
+            }
+        })),
+        ..Default::default()
+    };
+    let e = refused(hooks, NAME, false, 5);
+    assert!(matches!(e, Stop::Verifier(Error::ClientHello(_))), "{e:?}");
+}
+
+#[test]
+fn tls13_refuses_a_wrong_opening() {
+    // The prover opens another public share than it committed to.
+    let hooks = Hooks13 {
+        prover_to_verifier: Some(Box::new(|m: &mut ProverMsg| {
+            if let ProverMsg::KeyOpen { blind, .. } = m {
+                blind[0] ^= 1;
+            }
+        })),
+        ..Default::default()
+    };
+    let e = refused(hooks, NAME, false, 6);
+    assert!(matches!(e, Stop::Verifier(Error::Mpc(_))), "{e:?}");
+}
+
+#[test]
+fn tls13_refuses_a_tampered_server_flight() {
+    // A flipped bit in the server's encrypted flight: both parties read it
+    // from their own copy and neither decrypts it.
+    let hooks = Hooks13 {
+        server_to_prover: Some(Box::new(|i, b: &mut Vec<u8>| {
+            if i == 0 {
+                let n = b.len();
+                b[n - 20] ^= 1;
+            }
+        })),
+        ..Default::default()
+    };
+    let e = refused(hooks, NAME, false, 7);
+    assert!(matches!(e, Stop::Prover(Error::Decrypt { .. })), "{e:?}");
+}
+
+#[test]
+fn tls13_verifier_refuses_tls12_terms_and_messages_out_of_order() {
+    let c = certs(KeyKind::Ecdsa, &[NAME], false);
+    // A TLS 1.2 suite in the terms of a TLS 1.3 session.
+    let (_, hello, mut v) = sessions13(8, KxGroup::Secp256r1, &c.ca_der, NAME);
+    let mut h = hello.clone();
+    if let ProverMsg::Hello { terms, .. } = &mut h {
+        terms.suite = webproof_mpc_tls::hello::ECDHE_ECDSA_AES128_GCM_SHA256;
+    }
+    assert!(matches!(v.on_message(h), Err(Error::Unsupported(_))));
+    // Anything before the Hello.
+    let (_, _, mut v) = sessions13(9, KxGroup::Secp256r1, &c.ca_der, NAME);
+    assert!(matches!(
+        v.on_message(ProverMsg::EctfCorrection(vec![0; 32])),
+        Err(Error::Unexpected { .. })
+    ));
+    // Key-schedule labels before the ECtF.
+    let (_, hello, mut v) = sessions13(10, KxGroup::Secp256r1, &c.ca_der, NAME);
+    v.on_message(hello).unwrap();
+    assert!(matches!(
+        v.on_message(ProverMsg::KdfLabels {
+            step: 0,
+            labels: vec![0; 40]
+        }),
+        Err(Error::Unexpected { .. })
+    ));
+    // The server's bytes before the ClientHello.
+    assert!(v
+        .on_message(ProverMsg::FromServer(vec![22, 3, 3, 0, 0]))
+        .is_err());
+}
