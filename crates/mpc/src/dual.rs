@@ -83,6 +83,7 @@ use crate::error::{Error, Result};
 use crate::evaluate::{Evaluator, ReceivedTables};
 use crate::garble::Garbler;
 use crate::plan::Plan;
+use crate::record::NonceForm;
 use crate::{labels_from_bytes, labels_to_bytes};
 use rand_core::{CryptoRng, RngCore};
 use sha2::{Digest, Sha256};
@@ -115,21 +116,29 @@ pub const CHECK_LEN: usize = 32;
 /// `E_K(salt ‖ explicit ‖ 2), …` (`8·len` bits), exactly the first output
 /// of [`crate::record::gcm_circuit`] without `E_K(J0)` and the GHASH key.
 pub fn keystream_circuit(key_len: usize, len: usize) -> Circuit {
+    keystream_circuit_with(NonceForm::Tls12, key_len, len)
+}
+
+/// [`keystream_circuit`] with the nonce formed as `form` says (TLS 1.3:
+/// 12-byte IVs, the public input the sequence number): the first output
+/// of [`crate::record::gcm_circuit_with`] for the same form.
+pub fn keystream_circuit_with(form: NonceForm, key_len: usize, len: usize) -> Circuit {
     assert!(key_len == 16 || key_len == 32, "AES-128 or AES-256");
     assert!(len > 0, "an empty record has no keystream");
     let mut b = Builder::new();
-    let sp = b.input_bytes(key_len + 4);
-    let sv = b.input_bytes(key_len + 4);
+    let sp = b.input_bytes(key_len + form.iv_len());
+    let sv = b.input_bytes(key_len + form.iv_len());
     let explicit = b.input_bytes(8);
     let s = b.xor_words(&sp, &sv);
-    let (key, salt) = s.split_at(8 * key_len);
+    let (key, iv) = s.split_at(8 * key_len);
     let rk = if key_len == 16 {
         aes128_key_schedule(&mut b, key)
     } else {
         aes256_key_schedule(&mut b, key)
     };
+    let nonce = form.nonce(&mut b, iv, &explicit);
     let blocks: Vec<Vec<_>> = (2..2 + len.div_ceil(16) as u32)
-        .map(|ctr| [salt, &explicit[..], &const_bytes(&ctr.to_be_bytes())].concat())
+        .map(|ctr| [&nonce[..], &const_bytes(&ctr.to_be_bytes())].concat())
         .collect();
     let mut ks: Vec<_> = encrypt_blocks_with(&mut b, &rk, &blocks, SboxKind::Boolean)
         .into_iter()

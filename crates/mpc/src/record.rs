@@ -27,8 +27,44 @@ use std::sync::Arc;
 use webproof_circuits::aead::{aes_gcm_keystream, gcm_hash_key, gcm_mul, tls12_gcm_nonce};
 use webproof_circuits::aes::{aes128_key_schedule, aes256_key_schedule};
 use webproof_circuits::{bits_to_bytes, bytes_to_bits};
-use webproof_circuits::{Builder, Circuit};
+use webproof_circuits::{Bit, Builder, Circuit};
 use webproof_core::Block;
+
+/// How a record's 12-byte AES-GCM nonce is formed from the write IV and
+/// the record's public 8-byte input (the circuit's "explicit" group).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NonceForm {
+    /// TLS 1.2 (RFC 5288): the 4-byte salt ‖ the 8-byte explicit nonce
+    /// (the record's sequence number, sent in the record).
+    Tls12,
+    /// TLS 1.3 (RFC 8446 §5.3): the 12-byte IV ⊕ the sequence number,
+    /// big-endian, left-padded with zeros; the public input is the
+    /// sequence number (nothing of it is sent).
+    Tls13,
+}
+
+impl NonceForm {
+    /// Bytes of the IV part of the key ‖ IV share.
+    pub fn iv_len(self) -> usize {
+        match self {
+            NonceForm::Tls12 => 4,
+            NonceForm::Tls13 => 12,
+        }
+    }
+
+    /// The nonce's 96 bits from the IV's and the public input's: the
+    /// XOR with a public input costs no gate.
+    pub fn nonce(self, b: &mut Builder, iv: &[Bit], public: &[Bit]) -> Vec<Bit> {
+        match self {
+            NonceForm::Tls12 => [iv, public].concat(),
+            NonceForm::Tls13 => {
+                let (head, tail) = iv.split_at(32);
+                let x = b.xor_words(tail, public);
+                [head, &x].concat()
+            }
+        }
+    }
+}
 
 /// The record circuit for a `key_len`-byte AES key (16 or 32) and `len`
 /// bytes of keystream (see the module docs for its groups). With
@@ -37,23 +73,32 @@ use webproof_core::Block;
 /// multiplier of `H` first); without, its masks group is the 16-byte mask
 /// of `E_K(J0)` alone, and the record's tag takes the powers of `H` of the
 /// record of its direction that computes it ([`RecordVerifier::new`]).
+/// TLS 1.2's nonce ([`gcm_circuit_with`] for TLS 1.3's).
 pub fn gcm_circuit(key_len: usize, len: usize, ghash_key: bool) -> Circuit {
+    gcm_circuit_with(NonceForm::Tls12, key_len, len, ghash_key)
+}
+
+/// [`gcm_circuit`] with the nonce formed as `form` says: the key ‖ IV
+/// groups are `key_len + form.iv_len()` bytes, the public group 8 bytes
+/// (the explicit nonce, or TLS 1.3's sequence number); everything else
+/// (outputs, masks, the GHASH key) is the same, so [`RecordVerifier`] and
+/// [`RecordProver`] run either.
+pub fn gcm_circuit_with(form: NonceForm, key_len: usize, len: usize, ghash_key: bool) -> Circuit {
     assert!(key_len == 16 || key_len == 32, "AES-128 or AES-256");
     let mut b = Builder::new();
-    let sp = b.input_bytes(key_len + 4);
-    let sv = b.input_bytes(key_len + 4);
+    let sp = b.input_bytes(key_len + form.iv_len());
+    let sv = b.input_bytes(key_len + form.iv_len());
     let explicit = b.input_bytes(8);
     let masks = b.input_bytes(masks_len(ghash_key));
     let s = b.xor_words(&sp, &sv);
-    let (key, salt) = s.split_at(8 * key_len);
+    let (key, iv) = s.split_at(8 * key_len);
     let rk = if key_len == 16 {
         aes128_key_schedule(&mut b, key)
     } else {
         aes256_key_schedule(&mut b, key)
     };
-    let mut nonce = salt.to_vec();
-    nonce.extend_from_slice(&explicit);
-    debug_assert_eq!(nonce.len(), tls12_gcm_nonce(salt, &[0; 8]).len());
+    let nonce = form.nonce(&mut b, iv, &explicit);
+    debug_assert_eq!(nonce.len(), tls12_gcm_nonce(&iv[..32], &[0; 8]).len());
     let (j0, ks) = aes_gcm_keystream(&mut b, &rk, &nonce, len);
     b.output(&ks);
     let j0_mask = if ghash_key {
@@ -67,6 +112,16 @@ pub fn gcm_circuit(key_len: usize, len: usize, ghash_key: bool) -> Circuit {
     let j0 = b.xor_words(&j0, j0_mask);
     b.output(&j0);
     b.finish()
+}
+
+/// The TLS 1.3 AEAD additional data (RFC 8446 §5.2): the record header of
+/// an application-data record whose encrypted inner plaintext is
+/// `inner_len` bytes (content, content type, padding), tag included in
+/// the length.
+pub fn tls13_aad(inner_len: usize) -> [u8; 5] {
+    let n = (inner_len + 16) as u16;
+    let [hi, lo] = n.to_be_bytes();
+    [23, 3, 3, hi, lo]
 }
 
 /// Bytes of a record circuit's masks group: the multiplier of `H` (if

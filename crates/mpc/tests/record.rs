@@ -12,7 +12,7 @@ use webproof_circuits::bytes_to_bits;
 use webproof_core::Block;
 use webproof_mpc::field::Gf128;
 use webproof_mpc::ole::{OleReceiver, OleSender};
-use webproof_mpc::record::{self, RecordProver, RecordVerifier};
+use webproof_mpc::record::{self, NonceForm, RecordProver, RecordVerifier};
 use webproof_mpc::{Error, Plan};
 
 /// Chain `v`'s key ‖ IV input to stand-in 0-labels (as if output by the
@@ -46,7 +46,14 @@ fn encrypt_2pc(
     seq: u64,
     tamper_table: bool,
 ) -> Result<Vec<u8>, Error> {
-    let mut v = encrypt_direction(key_len, vshare, pshare, &[(pt, seq)], tamper_table)?;
+    let mut v = encrypt_direction(
+        NonceForm::Tls12,
+        key_len,
+        vshare,
+        pshare,
+        &[(pt, seq)],
+        tamper_table,
+    )?;
     Ok(v.remove(0))
 }
 
@@ -55,8 +62,10 @@ fn encrypt_2pc(
 /// record's tag needs; the others take its powers and keep their
 /// ciphertext from the verifier (it gets `C ⊕ ρ` only, and the tag is
 /// completed with one more M2A per block). Returns each record's body
-/// (explicit nonce, C, tag).
+/// (explicit nonce, C, tag; TLS 1.3: C, tag), the nonce and the
+/// additional data formed as `form` says.
 fn encrypt_direction(
+    form: NonceForm,
     key_len: usize,
     vshare: &[u8],
     pshare: &[u8],
@@ -73,7 +82,7 @@ fn encrypt_direction(
         .iter()
         .map(|(pt, _)| record::hide_cots(pt.len()))
         .sum();
-    let (delta, mut k_m2a, mut m_m2a) = cots(seed + 7, record::cots_needed(k) + hides);
+    let (delta, mut k_m2a, mut m_m2a) = cots(seed.wrapping_add(7), record::cots_needed(k) + hides);
     let (mut k_hide, mut m_hide) = (
         k_m2a.split_off(record::cots_needed(k)),
         m_m2a.split_off(record::cots_needed(k)),
@@ -85,9 +94,14 @@ fn encrypt_direction(
     for (i, &(pt, seq)) in records.iter().enumerate() {
         let len = pt.len();
         let first = i == 0;
-        let plan = Arc::new(Plan::new(&record::gcm_circuit(key_len, len, first))?);
+        let plan = Arc::new(Plan::new(&record::gcm_circuit_with(
+            form, key_len, len, first,
+        ))?);
         let explicit = seq.to_be_bytes();
-        let aad = record::tls12_aad(seq, 23, len);
+        let aad = match form {
+            NonceForm::Tls12 => record::tls12_aad(seq, 23, len).to_vec(),
+            NonceForm::Tls13 => record::tls13_aad(len).to_vec(),
+        };
         // Preprocessing.
         let powers = first.then_some(k);
         let mut v = RecordVerifier::new(
@@ -159,7 +173,10 @@ fn encrypt_direction(
             let (tv, corrections) = v.hidden_tag_share(vp, &aad, &masked)?;
             p.hidden_tag(&tv, &corrections, pp, &aad, &ct)?
         };
-        out.push([&explicit[..], &ct, &tag].concat());
+        out.push(match form {
+            NonceForm::Tls12 => [&explicit[..], &ct, &tag].concat(),
+            NonceForm::Tls13 => [&ct[..], &tag].concat(),
+        });
     }
     Ok(out)
 }
@@ -217,7 +234,7 @@ fn records_taking_another_records_ghash_key_match_aes_gcm() {
             .enumerate()
             .map(|(i, pt)| (pt.as_slice(), i as u64))
             .collect();
-        let got = encrypt_direction(key_len, &kv, &kp, &records, false).unwrap();
+        let got = encrypt_direction(NonceForm::Tls12, key_len, &kv, &kp, &records, false).unwrap();
         for ((pt, seq), body) in records.iter().zip(&got) {
             assert_eq!(
                 body,
@@ -576,4 +593,56 @@ fn revealed_outputs_are_checked_by_their_labels() {
     assert!(v.check_output(0, &reveal[1..]).is_err());
     assert!(v.check_output(0, &[&reveal[..], &[0]].concat()).is_err());
     assert!(v.check_output(1, &reveal).is_err());
+}
+
+/// TLS 1.3 records (RFC 8446 §5.2, §5.3): 12-byte IVs, the nonce the IV
+/// XOR the padded sequence number, the record header as the additional
+/// data. As a TLS 1.3 session runs them: a zero-length record that only
+/// computes the GHASH key (its nonce never used by a record sent), then
+/// the request's records with their inner content type appended, which
+/// take its powers and keep their ciphertext from the verifier; each
+/// equal to `aes-gcm`'s under the recombined key and IV.
+#[test]
+fn tls13_records_match_aes_gcm() {
+    let mut rng = ChaCha20Rng::seed_from_u64(13);
+    for key_len in [16, 32] {
+        let kv: Vec<u8> = (0..key_len + 12).map(|_| rng.gen()).collect();
+        let kp: Vec<u8> = (0..key_len + 12).map(|_| rng.gen()).collect();
+        let k: Vec<u8> = kv.iter().zip(&kp).map(|(a, b)| a ^ b).collect();
+        let (key, iv) = k.split_at(key_len);
+        let pts: Vec<Vec<u8>> = [0usize, 61, 17, 1]
+            .iter()
+            .map(|&n| {
+                let mut p: Vec<u8> = (0..n).map(|_| rng.gen()).collect();
+                if n > 0 {
+                    p.push(23);
+                }
+                p
+            })
+            .collect();
+        let records: Vec<(&[u8], u64)> = pts
+            .iter()
+            .enumerate()
+            .map(|(i, pt)| (pt.as_slice(), if i == 0 { u64::MAX } else { i as u64 - 1 }))
+            .collect();
+        let got = encrypt_direction(NonceForm::Tls13, key_len, &kv, &kp, &records, false).unwrap();
+        for ((pt, seq), body) in records.iter().zip(&got).skip(1) {
+            let mut nonce = iv.to_vec();
+            for (n, s) in nonce[4..].iter_mut().zip(seq.to_be_bytes()) {
+                *n ^= s;
+            }
+            let aad = record::tls13_aad(pt.len());
+            let payload = Payload { msg: pt, aad: &aad };
+            let want = if key_len == 16 {
+                aes_gcm::Aes128Gcm::new_from_slice(key)
+                    .unwrap()
+                    .encrypt(nonce.as_slice().into(), payload)
+            } else {
+                aes_gcm::Aes256Gcm::new_from_slice(key)
+                    .unwrap()
+                    .encrypt(nonce.as_slice().into(), payload)
+            };
+            assert_eq!(body, &want.unwrap(), "{key_len} {seq}");
+        }
+    }
 }
