@@ -79,6 +79,10 @@ struct Done13 {
     p: Tls13ProverSession,
     v: Tls13VerifierSession,
     server: rustls::ServerConnection,
+    /// What the server read, decrypted.
+    request: Vec<u8>,
+    /// Every byte the server wrote after the handshake was done.
+    server_bytes: Vec<u8>,
     /// Bytes each way: prover → verifier, verifier → prover.
     up: usize,
     down: usize,
@@ -86,12 +90,27 @@ struct Done13 {
 
 /// Run the handshake: every message encoded and decoded on its way.
 fn handshake(
+    p: Tls13ProverSession,
+    hello: ProverMsg,
+    v: Tls13VerifierSession,
+    server: rustls::ServerConnection,
+    hooks: Hooks13,
+) -> Result<Done13, Stop> {
+    run13(p, hello, v, server, hooks, None)
+}
+
+/// Run a session: the handshake, and with `response` the request too,
+/// which the server answers with `response` and close_notify once it has
+/// read a whole request head.
+fn run13(
     mut p: Tls13ProverSession,
     hello: ProverMsg,
     mut v: Tls13VerifierSession,
     mut server: rustls::ServerConnection,
     mut hooks: Hooks13,
+    response: Option<&[u8]>,
 ) -> Result<Done13, Stop> {
+    let (mut request, mut server_bytes, mut responded) = (Vec::new(), Vec::new(), false);
     let mut to_v: VecDeque<ProverMsg> = VecDeque::from([hello]);
     let mut to_server = Vec::new();
     let (mut up, mut down, mut flights) = (0, 0, 0);
@@ -130,6 +149,20 @@ fn handshake(
                 }
             }
             to_server.clear();
+            let mut chunk = [0u8; 4096];
+            while let Ok(n) = std::io::Read::read(&mut server.reader(), &mut chunk) {
+                if n == 0 {
+                    break;
+                }
+                request.extend_from_slice(&chunk[..n]);
+            }
+            if let Some(resp) = response {
+                if !responded && request.windows(4).any(|w| w == b"\r\n\r\n") {
+                    std::io::Write::write_all(&mut server.writer(), resp).unwrap();
+                    server.send_close_notify();
+                    responded = true;
+                }
+            }
         }
         let mut buf = Vec::new();
         while server.wants_write() {
@@ -141,24 +174,111 @@ fn handshake(
                 f(flights, &mut buf);
             }
             flights += 1;
+            if p.handshake_done() {
+                server_bytes.extend_from_slice(&buf);
+            }
             let out = p.on_server_bytes(&buf).map_err(Stop::Prover)?;
             to_v.extend(out.to_verifier);
             to_server.extend(out.to_server);
         }
-        if p.handshake_done() && v.handshake_done() && to_v.is_empty() && to_server.is_empty() {
+        let done = p.handshake_done() && v.handshake_done() && to_v.is_empty();
+        let finished = match response {
+            None => done && to_server.is_empty(),
+            Some(_) => done && responded && p.request_sent() && v.request_recorded() && !progress,
+        };
+        if finished {
             return Ok(Done13 {
                 p,
                 v,
                 server,
+                request,
+                server_bytes,
                 up,
                 down,
             });
+        }
+        if !progress && response.is_some() && done && !responded {
+            return Err(Stop::Stalled);
         }
         if !progress {
             return Err(Stop::Stalled);
         }
     }
     Err(Stop::Stalled)
+}
+
+fn response(n: usize) -> Vec<u8> {
+    let body: Vec<u8> = (0..n).map(|i| b'a' + (i % 26) as u8).collect();
+    let mut r = format!("HTTP/1.1 200 OK\r\nContent-Length: {n}\r\n\r\n").into_bytes();
+    r.extend(body);
+    r
+}
+
+/// The request in 2PC: the server reads it byte-exact; both recordings
+/// hold the same bytes (the request's records as their header and zeros).
+fn check_request(kind: KeyKind, group: KxGroup, request: &[u8], seed: u64) {
+    let c = certs(kind, &[NAME], false);
+    let (delta, keys, macs) = cots(seed, cots_needed(request.len()));
+    let mut rng = ChaCha20Rng::seed_from_u64(seed + 10);
+    let (p, hello) = Tls13ProverSession::new(
+        prover_config(NAME, SUITE, group, false, request),
+        CotPool::new(macs),
+        &mut rng,
+    )
+    .unwrap();
+    let v = Tls13VerifierSession::new(
+        verifier_config(&c.ca_der, NAME),
+        delta,
+        CotPool::new(keys),
+        &mut rng,
+    );
+    let resp = response(3000);
+    let t = std::time::Instant::now();
+    let d = run13(
+        p,
+        hello,
+        v,
+        server13(&c, false),
+        Hooks13::default(),
+        Some(&resp),
+    )
+    .unwrap_or_else(|e| panic!("{kind:?} {group:?}: {e:?}"));
+    eprintln!(
+        "TLS 1.3 request of {} bytes, {kind:?} {group:?}: {:?}, {} bytes up, {} bytes down",
+        request.len(),
+        t.elapsed(),
+        d.up,
+        d.down
+    );
+    assert_eq!(d.request, request);
+    assert_eq!(d.p.recording().digest(), d.v.recording().digest());
+    // The client's records: ClientHello, Finished, then the request's,
+    // each recorded as its header and zeros.
+    let sent = &d.v.recording().sent;
+    let lens = webproof_mpc_tls::cots::request_records(request.len());
+    assert_eq!(sent.len(), 2 + lens.len());
+    for (r, l) in sent[2..].iter().zip(&lens) {
+        assert_eq!((r.content_type, r.payload.len()), (23, l + 1 + 16));
+        assert!(r.payload.iter().all(|&b| b == 0));
+    }
+    assert!(!d.server_bytes.is_empty());
+}
+
+#[test]
+fn tls13_request_reaches_the_server() {
+    check_request(KeyKind::Ecdsa, KxGroup::Secp256r1, REQUEST, 21);
+}
+
+#[test]
+fn tls13_long_request_in_several_records() {
+    // Three records (2048, 2048 and the rest): each its own sequence
+    // number and nonce, all tags from one GHASH key's powers.
+    let mut req =
+        b"POST /upload HTTP/1.1\r\nHost: webproof.test\r\nContent-Length: 4500\r\n\r\n".to_vec();
+    req.extend((0..4500).map(|i| b'A' + (i % 26) as u8));
+    let head_end = req.len();
+    assert!(head_end > 4096);
+    check_request(KeyKind::Rsa, KxGroup::X25519, &req, 22);
 }
 
 fn check(kind: KeyKind, group: KxGroup, seed: u64) {
@@ -187,7 +307,9 @@ fn check(kind: KeyKind, group: KxGroup, seed: u64) {
     let secrets = d.server.dangerous_extract_secrets().unwrap();
     let (rx_seq, rx) = secrets.rx;
     let (_, tx) = secrets.tx;
-    assert_eq!(rx_seq, 0);
+    // At most the request's one record is in (the prover runs it as soon
+    // as the keys are shared).
+    assert!(rx_seq <= 1);
     let (
         rustls::ConnectionTrafficSecrets::Aes128Gcm { key: ck, iv: civ },
         rustls::ConnectionTrafficSecrets::Aes128Gcm { key: sk, iv: siv },
@@ -342,4 +464,69 @@ fn tls13_verifier_refuses_tls12_terms_and_messages_out_of_order() {
     assert!(v
         .on_message(ProverMsg::FromServer(vec![22, 3, 3, 0, 0]))
         .is_err());
+}
+
+/// A run with `hooks` that must fail, and what the server read meanwhile.
+fn refused_request(hooks: Hooks13, seed: u64) -> Stop {
+    let c = certs(KeyKind::Ecdsa, &[NAME], false);
+    let (p, hello, v) = sessions13(seed, KxGroup::Secp256r1, &c.ca_der, NAME);
+    match run13(p, hello, v, server13(&c, false), hooks, Some(&response(10))) {
+        Ok(d) => panic!("the session completed ({} request bytes)", d.request.len()),
+        Err(e) => e,
+    }
+}
+
+#[test]
+fn tls13_a_wrong_keystream_check_sends_nothing() {
+    // A verifier whose check value does not vouch for the keystream (as
+    // when it garbled another one): the prover stops before the record
+    // leaves, so the server never reads a request.
+    let hooks = Hooks13 {
+        verifier_to_prover: Some(Box::new(|m: &mut VerifierMsg| {
+            if let VerifierMsg::RecTagShare { check, .. } = m {
+                check[0] ^= 1;
+            }
+        })),
+        ..Default::default()
+    };
+    let e = refused_request(hooks, 31);
+    assert!(
+        matches!(
+            e,
+            Stop::Prover(Error::Mpc(webproof_mpc::Error::VerifierCheated(_)))
+        ),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn tls13_request_records_out_of_order_are_refused() {
+    // A record announced as sent that has no tag share yet (or does not
+    // exist), and client bytes forwarded after the Finished.
+    let hooks = Hooks13 {
+        prover_to_verifier: Some(Box::new(|m: &mut ProverMsg| {
+            if let ProverMsg::RecSent { id } = m {
+                *id += 1;
+            }
+        })),
+        ..Default::default()
+    };
+    assert!(matches!(
+        refused_request(hooks, 32),
+        Stop::Verifier(Error::Unexpected { .. })
+    ));
+    let hooks = Hooks13 {
+        prover_to_verifier: Some(Box::new(|m: &mut ProverMsg| {
+            if let ProverMsg::RecSent { .. } = m {
+                *m = ProverMsg::ToServer(vec![
+                    23, 3, 3, 0, 17, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                ]);
+            }
+        })),
+        ..Default::default()
+    };
+    assert!(matches!(
+        refused_request(hooks, 33),
+        Stop::Verifier(Error::ClientRecord(_))
+    ));
 }

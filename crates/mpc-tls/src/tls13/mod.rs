@@ -1,6 +1,7 @@
 //! MPC mode over TLS 1.3 (issue 54): the prover's and the verifier's
-//! sessions of a TLS 1.3 client whose ECDHE secret and key schedule run
-//! in 2PC, AES-128-GCM-SHA256 only for now.
+//! sessions of a TLS 1.3 client whose ECDHE secret, key schedule and
+//! request records run in 2PC, AES-128-GCM-SHA256 only for now (the
+//! response's proof after the session is not run over TLS 1.3 yet).
 //!
 //! The key schedule is `webproof_mpc::tls13`'s: its step 1 reveals both
 //! handshake traffic secrets to both parties, so each decrypts the
@@ -13,6 +14,7 @@
 //! - [`hello`][]: the ClientHello the prover writes and the verifier's check
 //!   of it, the ServerHello's checks, the reading of the server's
 //!   encrypted flight and the client Finished record;
+//! - `rec`: the records in 2PC by id (the GHASH record, the request's);
 //! - [`prover`][]: [`Tls13ProverSession`];
 //! - [`verifier`][]: [`Tls13VerifierSession`].
 //!
@@ -21,10 +23,13 @@
 //! TLS 1.2 sessions refuse), and every message it uses so far has the
 //! same fields and meaning as in TLS 1.2 (`Setup`, `Tables`, `Decoding`,
 //! `ToServer`, `FromServer`, `KeyOpen`, `EctfAnswer`, `EctfCorrection`,
-//! `KdfFlips`, `KdfInputs`, `KdfLabels`), so no encoding changes.
+//! `KdfFlips`, `KdfInputs`, `KdfLabels`, `DualLabels`, `DualTables`,
+//! `DualEnd`, `RecPowers`, `RecCiphertext`, `RecTagShare`, `RecSent`),
+//! so no encoding changes.
 
 pub mod hello;
 pub mod prover;
+mod rec;
 pub mod verifier;
 
 pub use prover::Tls13ProverSession;

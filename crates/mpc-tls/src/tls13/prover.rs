@@ -1,34 +1,45 @@
 //! The prover's session of MPC mode over TLS 1.3: the TLS client's wire
 //! side (it writes the ClientHello and the client Finished, moves the
-//! server's bytes) and the evaluator's half of the ECtF and the key
-//! schedule.
+//! server's bytes) and the evaluator's half of the ECtF, the key
+//! schedule and the request's records (and the garbler of their
+//! keystream, dual execution).
 //!
 //! Flights (the table in `docs/protocol/mpc-tls13.md`): `Hello` →
-//! (`Setup`, the key schedule's tables) → ClientHello to the server and
+//! (`Setup`, every circuit's tables, the M2A answered ahead; the prover
+//! uploads its keystream garblings meanwhile) → ClientHello to the server and
 //! `ToServer` → the server's bytes, `FromServer`, and on its ServerHello
 //! `KeyOpen` (the opening and the ECtF flips) → `EctfAnswer` →
 //! `EctfCorrection`, `KdfFlips` of step 0 → per step `KdfInputs` /
 //! `KdfLabels`; after step 1 the prover decrypts the server's flight
 //! with the revealed server handshake key, checks the server Finished
 //! and sends the client Finished (`ToServer`); after step 3 it holds its
-//! shares of the application keys.
+//! shares of the application keys and runs the records at once
+//! (`RecCiphertext`); each request record goes to the server once the
+//! verifier's `RecTagShare` vouches for its keystream (`RecSent`).
 
 use super::hello::{
     check_server_hello, client_finished_record, client_hello, read_flight, server_hello,
 };
+use super::rec::{hidden_record, Spec, KEY_LEN};
 use crate::cots::CotPool;
 use crate::error::{Error, Result};
 use crate::hello::{group_curve, record, Terms};
 use crate::keyx::{ectf_cots, ProverKx, Shares, ECTF_STREAM};
 use crate::msg::{ProverMsg, VerifierMsg};
 use crate::prover::{ProverConfig, ProverOutput};
+use crate::rec::{key_iv, key_iv_wires};
 use rand_chacha::ChaCha20Rng;
 use rand_core::{CryptoRng, RngCore, SeedableRng};
+use webproof_circuits::bytes_to_bits;
+use webproof_core::Block;
+use webproof_mpc::dual::{DualProver, KeystreamCheck};
 use webproof_mpc::exec::StepTables;
+use webproof_mpc::field::Gf128;
 use webproof_mpc::keyshare;
 use webproof_mpc::ole::OleReceiver;
+use webproof_mpc::record::{self, HiddenAhead, PowersAhead, RecordProver};
 use webproof_mpc::tls12::{Curve, KeyShares};
-use webproof_mpc::tls13::{HandshakeSecrets, Tls13Plans, Tls13Prover, STEPS};
+use webproof_mpc::tls13::{HandshakeSecrets, Tls13Plans, Tls13Prover, IV_LEN, KEY_OUTPUT, STEPS};
 use webproof_tls::handshake::Message;
 use webproof_tls::record::content_type;
 use webproof_tls::{Direction, KxGroup, Recorder};
@@ -64,6 +75,30 @@ pub struct Tls13ProverSession {
     secrets: Option<HandshakeSecrets>,
     finished_sent: bool,
     keys: Option<KeyShares>,
+    dual: DualProver,
+    recs: Vec<PRec>,
+    /// The prover's shares of the powers of the client's GHASH key.
+    powers: Option<Vec<Gf128>>,
+}
+
+/// The prover's side of one record in 2PC.
+struct PRec {
+    spec: Spec,
+    plan: std::sync::Arc<webproof_mpc::Plan>,
+    tables: Incoming,
+    ole: OleReceiver,
+    ahead: Option<PowersAhead>,
+    hidden: Option<HiddenAhead>,
+    p: Option<RecordProver>,
+    /// The keystream pads' COT MACs (dual execution).
+    pads: Vec<Block>,
+    check: Option<KeystreamCheck>,
+    /// The request's bytes and the inner content type.
+    inner: Vec<u8>,
+    ct: Vec<u8>,
+    ks_bits: Vec<bool>,
+    gv_labels: Vec<Block>,
+    sent: bool,
 }
 
 impl Tls13ProverSession {
@@ -90,7 +125,51 @@ impl Tls13ProverSession {
         let group = cfg.groups.first().copied().unwrap_or(KxGroup::X25519);
         let curve = group_curve(group);
         let plans = Tls13Plans::shared(super::SCHEDULE)?;
+        if cfg.request.is_empty() || cfg.request.len() > crate::cots::MAX_REQUEST {
+            return Err(Error::Unsupported(format!(
+                "a request of {} bytes (1 to {})",
+                cfg.request.len(),
+                crate::cots::MAX_REQUEST
+            )));
+        }
         let mut rng = ChaCha20Rng::from_rng(rng).expect("ChaCha20 seeding from an RNG");
+        let (dual, dual_ot) = DualProver::new(KEY_LEN + IV_LEN, &mut rng);
+        let lens = crate::cots::request_records(cfg.request.len());
+        // The keystream pads come first out of both pools, in record order.
+        let mut cots = cots;
+        let mut at = 0;
+        let recs = Spec::all(&lens)
+            .into_iter()
+            .map(|spec| {
+                let pads = if spec.computes_h() {
+                    Vec::new()
+                } else {
+                    cots.take(8 * spec.len)?
+                };
+                let mut inner = Vec::new();
+                if !spec.computes_h() {
+                    inner = cfg.request[at..at + spec.len - 1].to_vec();
+                    inner.push(content_type::APPLICATION_DATA);
+                    at += spec.len - 1;
+                }
+                Ok(PRec {
+                    spec,
+                    plan: spec.plan()?,
+                    tables: Incoming::default(),
+                    ole: OleReceiver::new(spec.stream()),
+                    ahead: None,
+                    hidden: None,
+                    p: None,
+                    pads,
+                    check: None,
+                    inner,
+                    ct: Vec::new(),
+                    ks_bits: Vec::new(),
+                    gv_labels: Vec::new(),
+                    sent: false,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
         let shares = Shares::random(&mut rng);
         let (c1, b1) = keyshare::commit(&shares.public(Curve::P256), &mut rng);
         let (c2, b2) = keyshare::commit(&shares.public(Curve::X25519), &mut rng);
@@ -101,18 +180,13 @@ impl Tls13ProverSession {
         let hello = ProverMsg::Hello {
             commit_p256: c1,
             commit_x25519: c2,
-            request_lens: crate::cots::request_records(cfg.request.len())
-                .into_iter()
-                .map(|l| l as u32)
-                .collect(),
+            request_lens: lens.iter().map(|&l| l as u32).collect(),
             terms: Terms {
                 suite: super::SUITE,
                 group,
                 ems: false,
             },
-            // No dual execution yet (the request's records are not run
-            // over TLS 1.3 yet).
-            dual_ot: [0; 32],
+            dual_ot,
         };
         let recorder = Recorder::new(cfg.limits);
         Ok((
@@ -136,6 +210,9 @@ impl Tls13ProverSession {
                 secrets: None,
                 finished_sent: false,
                 keys: None,
+                dual,
+                recs,
+                powers: None,
             },
             hello,
         ))
@@ -154,7 +231,7 @@ impl Tls13ProverSession {
                 client_random,
                 q_p256,
                 q_x25519,
-                ..
+                dual_ot,
             } => {
                 if self.setup.is_some() {
                     return Err(Error::Unexpected {
@@ -167,22 +244,63 @@ impl Tls13ProverSession {
                     Curve::X25519 => q_x25519.to_vec(),
                 };
                 self.setup = Some((client_random, q));
+                // Dual execution: the labels of the verifier's key ‖ IV
+                // wires, then each request record's keystream garbled by
+                // the prover, while the verifier's tables come down.
+                let labels = self.dual.verifier_labels(&dual_ot)?;
+                out.to_verifier.push(ProverMsg::DualLabels(labels));
+                for r in self.recs.iter_mut().filter(|r| !r.spec.computes_h()) {
+                    let id = r.spec.id;
+                    let mut g = self.dual.record(
+                        r.spec.keystream_plan()?,
+                        r.spec.instance(),
+                        r.spec.seq().to_be_bytes(),
+                        &mut self.rng,
+                    )?;
+                    let mut chunk = Vec::new();
+                    while g.next_chunk(&mut chunk) {
+                        out.to_verifier.push(ProverMsg::DualTables {
+                            id,
+                            chunk: core::mem::take(&mut chunk),
+                        });
+                    }
+                    let (end, check) = g.finish(&r.pads)?;
+                    r.check = Some(check);
+                    out.to_verifier.push(ProverMsg::DualEnd { id, end });
+                }
             }
             VerifierMsg::Tables { circuit, chunk } => {
-                let i = self.table_slot(circuit)?;
-                self.incoming[i].chunks.push(chunk);
+                let limit = self.table_limit(circuit)?;
+                let t = self.slot(circuit)?;
+                let bytes: usize = t
+                    .chunks
+                    .iter()
+                    .map(|c| c.len().max(webproof_mpc::CHUNK_HEADER))
+                    .sum();
+                if bytes + chunk.len().max(webproof_mpc::CHUNK_HEADER) > limit {
+                    return Err(Error::Malformed("more garbled tables than the circuit has"));
+                }
+                t.chunks.push(chunk);
             }
             VerifierMsg::Decoding {
                 circuit,
                 decoding,
                 early,
             } => {
-                let i = self.table_slot(circuit)?;
-                self.incoming[i].end = Some((decoding, early));
-                if i == STEPS - 1 {
+                self.slot(circuit)?.end = Some((decoding, early));
+            }
+            VerifierMsg::RecPowers { id, msg } => {
+                self.answered_ahead(id, &msg)?;
+                if id == super::rec::GHASH_RECORD {
                     self.send_client_hello(&mut out)?;
                 }
             }
+            VerifierMsg::RecTagShare {
+                id,
+                tag,
+                corrections,
+                check,
+            } => self.send_record(id, &tag, &corrections, &check, &mut out)?,
             VerifierMsg::EctfAnswer(m) => {
                 let kx = self.kx.take().ok_or(Error::Unexpected {
                     expected: "no ECtF answer before KeyOpen",
@@ -226,7 +344,10 @@ impl Tls13ProverSession {
                         self.secrets = kdf.handshake_secrets();
                         self.try_finish_handshake(&mut out)?;
                     }
-                    3 => self.keys = Some(kdf.key_shares()?),
+                    3 => {
+                        self.keys = Some(kdf.key_shares()?);
+                        self.run_records(&mut out)?;
+                    }
                     _ => {}
                 }
             }
@@ -241,17 +362,178 @@ impl Tls13ProverSession {
         Ok(out)
     }
 
-    /// The index of `circuit`'s tables, which must come in order.
-    fn table_slot(&self, circuit: u8) -> Result<usize> {
+    /// Circuit `circuit`'s tables, which must come in order after
+    /// `Setup`: the key schedule's four steps, then the records by id.
+    fn slot(&mut self, circuit: u8) -> Result<&mut Incoming> {
         let i = circuit as usize;
-        let next = self.incoming.iter().position(|t| t.end.is_none());
+        let next = self
+            .incoming
+            .iter()
+            .chain(self.recs.iter().map(|r| &r.tables))
+            .position(|t| t.end.is_none());
         if self.setup.is_none() || next != Some(i) {
             return Err(Error::Unexpected {
-                expected: "the key schedule's tables in order, after Setup",
+                expected: "the circuits' tables in order, after Setup",
                 got: "tables of another circuit",
             });
         }
-        Ok(i)
+        Ok(if i < STEPS {
+            &mut self.incoming[i]
+        } else {
+            &mut self.recs[i - STEPS].tables
+        })
+    }
+
+    /// Most bytes of chunks circuit `circuit` may take: its tables and, at
+    /// worst, one chunk header per table (a verifier sending more is
+    /// refused before the prover holds it).
+    fn table_limit(&self, circuit: u8) -> Result<usize> {
+        let i = circuit as usize;
+        let ands = if i < STEPS {
+            self.plans.and_counts()[i]
+        } else {
+            self.recs
+                .get(i - STEPS)
+                .ok_or(Error::Malformed("tables of a circuit the session has not"))?
+                .plan
+                .and_count()
+        };
+        let ands = usize::try_from(ands).map_err(|_| Error::Malformed("circuit too large"))?;
+        Ok(webproof_mpc::max_stream_bytes(ands))
+    }
+
+    /// The M2A answered ahead for record `id`, after every circuit's
+    /// tables: each request record's hidden ciphertext in id order, then
+    /// the powers of the GHASH key; the COTs are drawn here in the order
+    /// the verifier drew its keys. After the last, the records' provers.
+    fn answered_ahead(&mut self, id: u32, msg: &[u8]) -> Result<()> {
+        let tables_done = self.recs.iter().all(|r| r.tables.end.is_some());
+        let due = self
+            .recs
+            .iter()
+            .position(|r| !r.spec.computes_h() && r.hidden.is_none())
+            .map_or(super::rec::GHASH_RECORD, |i| i as u32);
+        if !tables_done || id != due || self.recs.iter().any(|r| r.p.is_some()) {
+            return Err(Error::Unexpected {
+                expected: "each record's M2A once, in order, after every circuit's tables",
+                got: "RecPowers",
+            });
+        }
+        let i = id as usize;
+        if self.recs[i].spec.computes_h() {
+            let k = super::rec::ghash_powers(&self.recs.iter().map(|r| r.spec).collect::<Vec<_>>());
+            let macs = self.cots.take(record::cots_needed(k))?;
+            let r = &mut self.recs[i];
+            r.ahead = Some(RecordProver::powers_ahead(k, &mut r.ole, &macs, msg)?.0);
+            for r in &mut self.recs {
+                let t = core::mem::take(&mut r.tables);
+                let (d, e) = t.end.expect("checked above");
+                r.p = Some(RecordProver::new(
+                    r.plan.clone(),
+                    r.spec.len,
+                    r.spec.instance(),
+                    (t.chunks.into(), d, e),
+                    r.ahead.take(),
+                    r.hidden.take(),
+                )?);
+            }
+        } else {
+            let macs = self.cots.take(record::hide_cots(self.recs[i].spec.len))?;
+            let r = &mut self.recs[i];
+            r.hidden = Some(RecordProver::hide_ahead(r.spec.len, &mut r.ole, &macs, msg)?.0);
+        }
+        Ok(())
+    }
+
+    /// After the key schedule's last step: every record's circuit on the
+    /// prover's client key ‖ IV share, chained to the labels step 3
+    /// output. The GHASH record's offsets and each request record's
+    /// masked ciphertext with its keystream labels go to the verifier;
+    /// nothing goes to the server before the verifier's tag share and
+    /// the keystream check.
+    fn run_records(&mut self, out: &mut ProverOutput) -> Result<()> {
+        let keys = self.keys.as_ref().expect("set before");
+        let share = key_iv(keys);
+        let kdf = self.kdf.as_ref().expect("set before");
+        let (step, group) = KEY_OUTPUT;
+        let kb = kdf.circuits()[step]
+            .evaluator()
+            .output_labels(group)?
+            .to_vec();
+        let labels = key_iv_wires(&kb, KEY_LEN, IV_LEN)?;
+        for r in &mut self.recs {
+            let p =
+                r.p.as_mut()
+                    .ok_or(Error::OutOfOrder("records before their tables"))?;
+            let (ks, offsets) = p.keystream(&labels, &share)?;
+            if r.spec.computes_h() {
+                self.powers = Some(p.power_shares().expect("computes H").to_vec());
+                out.to_verifier.push(ProverMsg::RecCiphertext {
+                    id: r.spec.id,
+                    ct: Vec::new(),
+                    offsets,
+                    labels: Vec::new(),
+                });
+                continue;
+            }
+            r.ct = r.inner.iter().zip(&ks).map(|(a, b)| a ^ b).collect();
+            r.ks_bits = bytes_to_bits(&ks);
+            r.gv_labels = p.circuit().evaluator().output_labels(0)?.to_vec();
+            out.to_verifier.push(ProverMsg::RecCiphertext {
+                id: r.spec.id,
+                ct: p.mask_ciphertext(&r.ct)?,
+                offsets: Vec::new(),
+                labels: self.dual.prover_labels(&share)?,
+            });
+        }
+        Ok(())
+    }
+
+    /// The verifier's tag share of request record `id`: the keystream
+    /// checked against the verifier's evaluation of the prover's own
+    /// garbling first (dual execution), then the tag, then the record to
+    /// the server.
+    fn send_record(
+        &mut self,
+        id: u32,
+        tag: &[u8; 16],
+        corrections: &[u8],
+        check: &[u8],
+        out: &mut ProverOutput,
+    ) -> Result<()> {
+        let powers = self.powers.as_deref().ok_or(Error::Unexpected {
+            expected: "no tag share before the records ran",
+            got: "RecTagShare",
+        })?;
+        let due = self
+            .recs
+            .iter()
+            .position(|r| !r.spec.computes_h() && !r.sent);
+        if due != Some(id as usize) {
+            return Err(Error::Unexpected {
+                expected: "the tag shares of the request's records in order",
+                got: "RecTagShare",
+            });
+        }
+        let r = &mut self.recs[id as usize];
+        r.check.as_ref().expect("garbled at Setup").check(
+            &r.ks_bits,
+            &r.gv_labels,
+            &r.pads,
+            check,
+        )?;
+        let p = r.p.as_mut().expect("built before");
+        let aad = r.spec.aad();
+        let t = p.hidden_tag(tag, corrections, powers, &aad, &r.ct)?;
+        out.to_server.extend_from_slice(&aad);
+        out.to_server.extend_from_slice(&r.ct);
+        out.to_server.extend_from_slice(&t);
+        // Both recordings keep the record's place, type and length only.
+        self.recorder
+            .feed(Direction::Sent, &hidden_record(&r.spec))?;
+        r.sent = true;
+        out.to_verifier.push(ProverMsg::RecSent { id });
+        Ok(())
     }
 
     /// Preprocessing is done: the ClientHello with the joint key share
@@ -345,6 +627,11 @@ impl Tls13ProverSession {
         out.to_verifier.push(ProverMsg::ToServer(rec));
         self.finished_sent = true;
         Ok(())
+    }
+
+    /// Every request record went to the server.
+    pub fn request_sent(&self) -> bool {
+        self.recs.iter().all(|r| r.spec.computes_h() || r.sent)
     }
 
     /// The handshake is done on the prover's side: the client Finished is

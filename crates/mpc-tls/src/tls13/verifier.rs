@@ -20,19 +20,24 @@
 //!   session's server name and time.
 
 use super::hello::{check_client_hello, check_server_hello, server_hello};
+use super::rec::{check_lens, ghash_powers, hidden_record, Spec, KEY_LEN};
 use crate::cots::CotPool;
 use crate::error::{Error, Result};
 use crate::hello::group_curve;
 use crate::keyx::{ectf_cots, Shares, VerifierKx, VerifierKx2, ECTF_STREAM};
 use crate::msg::{ProverMsg, VerifierMsg};
+use crate::rec::{key_iv, key_iv_wires};
 use crate::verifier::VerifierConfig;
 use rand_chacha::ChaCha20Rng;
 use rand_core::{CryptoRng, RngCore, SeedableRng};
 use webproof_core::Block;
+use webproof_mpc::dual::{DualVerifier, RecordEvaluation};
+use webproof_mpc::field::Gf128;
 use webproof_mpc::keyshare;
 use webproof_mpc::ole::OleSender;
+use webproof_mpc::record::{self, RecordVerifier};
 use webproof_mpc::tls12::{Curve, KeyShares};
-use webproof_mpc::tls13::{HandshakeSecrets, Tls13Plans, Tls13Verifier, STEPS};
+use webproof_mpc::tls13::{HandshakeSecrets, Tls13Plans, Tls13Verifier, IV_LEN, KEY_OUTPUT, STEPS};
 use webproof_proxy::statement::PublicInputs;
 use webproof_proxy::verify::{self, SecretsSource, SessionInfo};
 use webproof_proxy::ProxyError;
@@ -77,6 +82,23 @@ pub struct Tls13VerifierSession {
     secrets: Option<HandshakeSecrets>,
     identity: Option<SessionInfo>,
     keys_shared: bool,
+    dual: Option<DualVerifier>,
+    recs: Vec<VRec>,
+    /// The verifier's shares of the powers of the client's GHASH key.
+    powers: Option<Vec<Gf128>>,
+}
+
+/// The verifier's side of one record in 2PC.
+struct VRec {
+    spec: Spec,
+    v: RecordVerifier,
+    ole: OleSender,
+    /// The keystream pads' COT keys (dual execution).
+    pad_keys: Vec<Block>,
+    /// Its evaluation of the prover's garbling of the keystream.
+    eval: Option<RecordEvaluation>,
+    tagged: bool,
+    sent: bool,
 }
 
 impl Tls13VerifierSession {
@@ -112,6 +134,9 @@ impl Tls13VerifierSession {
             secrets: None,
             identity: None,
             keys_shared: false,
+            dual: None,
+            recs: Vec::new(),
+            powers: None,
         }
     }
 
@@ -134,50 +159,55 @@ impl Tls13VerifierSession {
                     commit_p256,
                     commit_x25519,
                     terms,
-                    ..
+                    request_lens,
+                    dual_ot,
                 },
                 Stage::Hello,
             ) => {
-                let schedule = super::schedule_of(terms.suite)?;
-                if terms.ems {
-                    return Err(Error::Unsupported(
-                        "an extended master secret offer in TLS 1.3".into(),
-                    ));
-                }
-                self.commits = (commit_p256, commit_x25519);
-                self.group = Some((terms.group, group_curve(terms.group)));
-                let plans = Tls13Plans::shared(schedule)?;
-                let mut kdf =
-                    Tls13Verifier::garble(&plans, self.delta, super::KDF_INSTANCE, &mut self.rng)?;
-                let tables = kdf.preprocess()?;
-                out.push(VerifierMsg::Setup {
-                    client_random: self.client_random,
-                    q_p256: self.shares.public(Curve::P256),
-                    q_x25519: self
-                        .shares
-                        .public(Curve::X25519)
-                        .try_into()
-                        .expect("32 bytes"),
-                    dual_ot: Vec::new(),
-                });
-                for (step, (chunks, decoding, early)) in tables.into_iter().enumerate() {
-                    for chunk in chunks.into_chunks() {
-                        out.push(VerifierMsg::Tables {
-                            circuit: step as u8,
-                            chunk,
-                        });
+                out = self.preprocess(commit_p256, commit_x25519, terms, &request_lens, &dual_ot)?
+            }
+            (ProverMsg::DualLabels(m), s) if s != Stage::Hello => {
+                self.dual.as_mut().expect("set at Hello").take_labels(&m)?
+            }
+            (ProverMsg::DualTables { id, chunk }, s) if s != Stage::Hello => {
+                self.evaluation(id)?.push_chunk(chunk)?
+            }
+            (ProverMsg::DualEnd { id, end }, s) if s != Stage::Hello => {
+                self.evaluation(id)?.end(&end)?
+            }
+            (
+                ProverMsg::RecCiphertext {
+                    id,
+                    ct,
+                    offsets,
+                    labels,
+                },
+                Stage::Kdf,
+            ) if self.keys_shared => out.extend(self.on_ciphertext(id, ct, &offsets, &labels)?),
+            (ProverMsg::RecSent { id }, Stage::Kdf) => {
+                let due = self
+                    .recs
+                    .iter()
+                    .position(|r| !r.spec.computes_h() && !r.sent);
+                match self.recs.get_mut(id as usize) {
+                    Some(r) if due == Some(id as usize) && r.tagged => {
+                        self.recorder
+                            .feed(Direction::Sent, &hidden_record(&r.spec))?;
+                        r.sent = true;
                     }
-                    out.push(VerifierMsg::Decoding {
-                        circuit: step as u8,
-                        decoding,
-                        early,
-                    });
+                    _ => {
+                        return Err(unexpected(
+                            "each request record sent once, in order, after its tag share",
+                        ))
+                    }
                 }
-                self.plans = Some(plans);
-                self.kdf = Some(kdf);
-                self.stage = Stage::Handshake;
             }
             (ProverMsg::ToServer(bytes), s) if s != Stage::Hello => {
+                if self.identity.is_some() {
+                    return Err(Error::ClientRecord(
+                        "client bytes forwarded after the Finished (request records go as RecSent)",
+                    ));
+                }
                 self.recorder.feed(Direction::Sent, &bytes)?;
                 if self.client_hello.is_none() {
                     self.take_client_hello()?;
@@ -271,6 +301,193 @@ impl Tls13VerifierSession {
             _ => return Err(unexpected("a message of this stage of a TLS 1.3 session")),
         }
         Ok(out)
+    }
+
+    /// The `Hello`: the terms checked, then preprocessing: `Setup`, the
+    /// key schedule's tables, every record's (the GHASH record, then the
+    /// request's, each chained to the client key ‖ IV the key schedule
+    /// outputs), and the M2A answered ahead (each request record's hidden
+    /// ciphertext, then the powers of the GHASH key).
+    fn preprocess(
+        &mut self,
+        commit_p256: [u8; 32],
+        commit_x25519: [u8; 32],
+        terms: crate::hello::Terms,
+        request_lens: &[u32],
+        dual_ot: &[u8],
+    ) -> Result<Vec<VerifierMsg>> {
+        let schedule = super::schedule_of(terms.suite)?;
+        if terms.ems {
+            return Err(Error::Unsupported(
+                "an extended master secret offer in TLS 1.3".into(),
+            ));
+        }
+        let lens: Vec<usize> = request_lens.iter().map(|&l| l as usize).collect();
+        check_lens(&lens)?;
+        let specs = Spec::all(&lens);
+        // The keystream pads come first out of both pools.
+        let pads: Vec<Vec<Block>> = specs
+            .iter()
+            .map(|s| {
+                if s.computes_h() {
+                    Ok(Vec::new())
+                } else {
+                    self.cots.take(8 * s.len)
+                }
+            })
+            .collect::<Result<_>>()?;
+        self.commits = (commit_p256, commit_x25519);
+        self.group = Some((terms.group, group_curve(terms.group)));
+        let plans = Tls13Plans::shared(schedule)?;
+        let mut kdf =
+            Tls13Verifier::garble(&plans, self.delta, super::KDF_INSTANCE, &mut self.rng)?;
+        let tables = kdf.preprocess()?;
+        // Its key ‖ IV share in the prover's keystream circuits is the
+        // mask it garbles its own record circuits with.
+        let share = key_iv(&kdf.key_shares());
+        let (dual, dual_answer) = DualVerifier::new(dual_ot, &share, &mut self.rng)?;
+        let mut out = vec![VerifierMsg::Setup {
+            client_random: self.client_random,
+            q_p256: self.shares.public(Curve::P256),
+            q_x25519: self
+                .shares
+                .public(Curve::X25519)
+                .try_into()
+                .expect("32 bytes"),
+            dual_ot: dual_answer,
+        }];
+        let push =
+            |out: &mut Vec<VerifierMsg>, circuit: usize, t: webproof_mpc::exec::StepTables| {
+                let (chunks, decoding, early) = t;
+                for chunk in chunks.into_chunks() {
+                    out.push(VerifierMsg::Tables {
+                        circuit: circuit as u8,
+                        chunk,
+                    });
+                }
+                out.push(VerifierMsg::Decoding {
+                    circuit: circuit as u8,
+                    decoding,
+                    early,
+                });
+            };
+        for (step, t) in tables.into_iter().enumerate() {
+            push(&mut out, step, t);
+        }
+        let (step, group) = KEY_OUTPUT;
+        let zero = kdf.circuits()[step]
+            .garbler()
+            .output_zero_labels(group)?
+            .to_vec();
+        let zero = key_iv_wires(&zero, KEY_LEN, IV_LEN)?;
+        let k = ghash_powers(&specs);
+        for (spec, pad_keys) in specs.into_iter().zip(pads) {
+            let mut v = RecordVerifier::new(
+                spec.plan()?,
+                spec.len,
+                spec.seq().to_be_bytes(),
+                self.delta,
+                spec.instance(),
+                spec.computes_h().then_some(k),
+                &mut self.rng,
+            )?;
+            v.chain(&zero, &share)?;
+            push(&mut out, STEPS + spec.id as usize, v.preprocess()?);
+            let eval = if spec.computes_h() {
+                None
+            } else {
+                let mut e = RecordEvaluation::new(KEY_LEN, spec.len, spec.instance())?;
+                e.set_plan(spec.keystream_plan()?)?;
+                Some(e)
+            };
+            self.recs.push(VRec {
+                spec,
+                v,
+                ole: OleSender::new(self.delta, spec.stream()),
+                pad_keys,
+                eval,
+                tagged: false,
+                sent: false,
+            });
+        }
+        for r in self.recs.iter_mut().filter(|r| !r.spec.computes_h()) {
+            let keys = self.cots.take(record::hide_cots(r.spec.len))?;
+            let msg = r.v.hide_ahead(&mut r.ole, &keys, &mut self.rng)?;
+            out.push(VerifierMsg::RecPowers { id: r.spec.id, msg });
+        }
+        let keys = self.cots.take(record::cots_needed(k))?;
+        let r = &mut self.recs[0];
+        let msg = r.v.powers_ahead(&mut r.ole, &keys)?;
+        out.push(VerifierMsg::RecPowers { id: r.spec.id, msg });
+        self.dual = Some(dual);
+        self.plans = Some(plans);
+        self.kdf = Some(kdf);
+        self.stage = Stage::Handshake;
+        Ok(out)
+    }
+
+    /// The evaluation of request record `id`'s keystream garbling.
+    fn evaluation(&mut self, id: u32) -> Result<&mut RecordEvaluation> {
+        self.recs
+            .get_mut(id as usize)
+            .and_then(|r| r.eval.as_mut())
+            .ok_or(Error::Malformed("keystream tables of no request record"))
+    }
+
+    /// Record `id` ran on the prover's side: the GHASH record's offsets
+    /// make the verifier's shares of the powers; a request record's masked
+    /// ciphertext and keystream labels make its tag share, the corrections
+    /// of its hidden M2A and the dual execution's check value.
+    fn on_ciphertext(
+        &mut self,
+        id: u32,
+        ct: Vec<u8>,
+        offsets: &[u8],
+        labels: &[u8],
+    ) -> Result<Vec<VerifierMsg>> {
+        let delta = self.delta;
+        let r = self
+            .recs
+            .get_mut(id as usize)
+            .ok_or(Error::Malformed("a ciphertext of no record"))?;
+        if r.spec.computes_h() {
+            if self.powers.is_some() || !ct.is_empty() || !labels.is_empty() {
+                return Err(Error::Malformed(
+                    "the GHASH record twice, or with a ciphertext",
+                ));
+            }
+            self.powers = Some(r.v.powers(offsets)?);
+            return Ok(Vec::new());
+        }
+        let powers = self.powers.as_deref().ok_or(Error::OutOfOrder(
+            "a request record before the GHASH key's powers",
+        ))?;
+        if r.tagged || !offsets.is_empty() {
+            return Err(Error::Malformed("a request record twice, or with offsets"));
+        }
+        let dual = self.dual.as_ref().expect("set at Hello");
+        let ev = r
+            .eval
+            .as_mut()
+            .filter(|e| e.is_complete())
+            .ok_or(Error::OutOfOrder(
+                "a request record before the prover's garbling of its keystream",
+            ))?;
+        let gv_zero = r.v.circuit().garbler().output_zero_labels(0)?;
+        let check = ev.check_value(dual, labels, gv_zero, &r.pad_keys, delta)?;
+        let (tag, corrections) = r.v.hidden_tag_share(powers, &r.spec.aad(), &ct)?;
+        r.tagged = true;
+        Ok(vec![VerifierMsg::RecTagShare {
+            id,
+            tag,
+            corrections,
+            check: check.to_vec(),
+        }])
+    }
+
+    /// Every request record is recorded as sent.
+    pub fn request_recorded(&self) -> bool {
+        !self.recs.is_empty() && self.recs.iter().all(|r| r.spec.computes_h() || r.sent)
     }
 
     fn kdf_mut(&mut self) -> &mut Tls13Verifier {

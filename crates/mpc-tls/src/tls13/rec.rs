@@ -1,0 +1,127 @@
+//! The client records a TLS 1.3 session runs in 2PC, numbered by id: `0`
+//! computes the client direction's GHASH key and nothing else (a
+//! zero-length record never sent: TLS 1.3 has no client Finished in 2PC to
+//! do it, since the client handshake key is known to both), `1..` the
+//! request's records in order. Owns what both parties derive from an id
+//! (length, sequence number, additional data, the circuits), so they
+//! cannot disagree on it.
+
+use crate::error::{Error, Result};
+use crate::hello::record;
+use std::sync::Arc;
+use webproof_mpc::dual::keystream_circuit_with;
+use webproof_mpc::record::{gcm_circuit_with, powers_needed, tls13_aad, NonceForm};
+use webproof_mpc::Plan;
+use webproof_tls::record::content_type;
+
+/// The record that computes the GHASH key.
+pub(crate) const GHASH_RECORD: u32 = 0;
+
+/// Its public nonce input: a sequence number no record of the session
+/// reaches, so its `E_K(J0)` (masked, never used) is no sent record's.
+const GHASH_SEQ: u64 = u64::MAX;
+
+/// AES-128 key bytes.
+pub(crate) const KEY_LEN: usize = 16;
+
+/// What an id stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Spec {
+    pub id: u32,
+    /// Bytes encrypted: the request's bytes and the inner content type
+    /// (no padding), zero for the GHASH record.
+    pub len: usize,
+}
+
+impl Spec {
+    /// Every record of a session whose request records carry
+    /// `content_lens` bytes of the request each.
+    pub(crate) fn all(content_lens: &[usize]) -> Vec<Spec> {
+        let mut v = vec![Spec {
+            id: GHASH_RECORD,
+            len: 0,
+        }];
+        v.extend(content_lens.iter().enumerate().map(|(i, &l)| Spec {
+            id: 1 + i as u32,
+            len: l + 1,
+        }));
+        v
+    }
+
+    pub(crate) fn computes_h(&self) -> bool {
+        self.id == GHASH_RECORD
+    }
+
+    /// The public nonce input: the sequence number under the client
+    /// application key (the request's records are its first).
+    pub(crate) fn seq(&self) -> u64 {
+        match self.id {
+            GHASH_RECORD => GHASH_SEQ,
+            id => u64::from(id) - 1,
+        }
+    }
+
+    /// Garbling instance (the key schedule's four steps come first), for
+    /// the verifier's record circuit and the prover's keystream circuit
+    /// alike (different `Δ`s; the instance keeps the tweaks distinct
+    /// within each garbler's circuits).
+    pub(crate) fn instance(&self) -> u64 {
+        super::KDF_INSTANCE + webproof_mpc::tls13::STEPS as u64 + u64::from(self.id)
+    }
+
+    /// OLE stream (the ECtF's is 0).
+    pub(crate) fn stream(&self) -> u64 {
+        1 + u64::from(self.id)
+    }
+
+    /// The additional data: the record header.
+    pub(crate) fn aad(&self) -> [u8; 5] {
+        tls13_aad(self.len)
+    }
+
+    /// The verifier's record circuit.
+    pub(crate) fn plan(&self) -> Result<Arc<Plan>> {
+        Ok(Arc::new(Plan::from_circuit(gcm_circuit_with(
+            NonceForm::Tls13,
+            KEY_LEN,
+            self.len,
+            self.computes_h(),
+        ))?))
+    }
+
+    /// The prover's keystream circuit (dual execution).
+    pub(crate) fn keystream_plan(&self) -> Result<Arc<Plan>> {
+        Ok(Arc::new(Plan::from_circuit(keystream_circuit_with(
+            NonceForm::Tls13,
+            KEY_LEN,
+            self.len,
+        ))?))
+    }
+}
+
+/// Powers of `H` the longest request record's tag needs.
+pub(crate) fn ghash_powers(specs: &[Spec]) -> usize {
+    specs
+        .iter()
+        .map(|s| powers_needed(s.len))
+        .max()
+        .unwrap_or(2)
+}
+
+/// A request record as both recordings hold it: its header, then zeros
+/// in place of its ciphertext and tag (the verifier never sees either).
+pub(crate) fn hidden_record(spec: &Spec) -> Vec<u8> {
+    record(content_type::APPLICATION_DATA, &vec![0; spec.len + 16])
+}
+
+/// Checks the request record lengths of a `Hello`.
+pub(crate) fn check_lens(lens: &[usize]) -> Result<()> {
+    use crate::cots::{MAX_RECORD, MAX_REQUEST};
+    if lens.is_empty()
+        || lens.iter().any(|&l| l == 0 || l > MAX_RECORD)
+        || lens.iter().sum::<usize>() > MAX_REQUEST
+    {
+        return Err(Error::Malformed("request record lengths out of bounds"));
+    }
+    Ok(())
+}
