@@ -73,6 +73,8 @@ struct Hooks13 {
     prover_to_verifier: Option<MsgHook<ProverMsg>>,
     verifier_to_prover: Option<MsgHook<VerifierMsg>>,
     server_to_prover: Option<FlightHook>,
+    /// The server sends a KeyUpdate before its response.
+    key_update: bool,
 }
 
 struct Done13 {
@@ -158,6 +160,9 @@ fn run13(
             }
             if let Some(resp) = response {
                 if !responded && request.windows(4).any(|w| w == b"\r\n\r\n") {
+                    if hooks.key_update {
+                        server.refresh_traffic_keys().unwrap();
+                    }
                     std::io::Write::write_all(&mut server.writer(), resp).unwrap();
                     server.send_close_notify();
                     responded = true;
@@ -186,6 +191,18 @@ fn run13(
             None => done && to_server.is_empty(),
             Some(_) => done && responded && p.request_sent() && v.request_recorded() && !progress,
         };
+        if finished && response.is_some() {
+            // The response is complete: `Close`, and the verifier's
+            // `CloseAck` lets the prover decrypt it.
+            let m = p.close().map_err(Stop::Prover)?;
+            let b = m.encode();
+            up += b.len();
+            for a in v.on_bytes(&b).map_err(Stop::Verifier)? {
+                let b = a.encode();
+                down += b.len();
+                p.on_verifier_bytes(&b).map_err(Stop::Prover)?;
+            }
+        }
         if finished {
             return Ok(Done13 {
                 p,
@@ -262,6 +279,13 @@ fn check_request(kind: KeyKind, group: KxGroup, request: &[u8], seed: u64) {
         assert!(r.payload.iter().all(|&b| b == 0));
     }
     assert!(!d.server_bytes.is_empty());
+    // The response reaches the prover byte-exact, after the close.
+    assert!(d.v.closed());
+    let r = d.p.response().unwrap();
+    assert_eq!(r.response, resp);
+    assert!(r.close_notify);
+    assert_eq!(r.server_alert, None);
+    eprintln!("  {} NewSessionTicket skipped", r.tickets);
 }
 
 #[test]
@@ -529,4 +553,19 @@ fn tls13_request_records_out_of_order_are_refused() {
         refused_request(hooks, 33),
         Stop::Verifier(Error::ClientRecord(_))
     ));
+}
+
+#[test]
+fn tls13_refuses_a_server_key_update() {
+    // The 2PC derived one application key per direction: a KeyUpdate from
+    // the server is refused, by name, when the response is decrypted.
+    let hooks = Hooks13 {
+        key_update: true,
+        ..Default::default()
+    };
+    let e = refused_request(hooks, 34);
+    assert!(
+        matches!(&e, Stop::Prover(Error::Unsupported(m)) if m.contains("KeyUpdate")),
+        "{e:?}"
+    );
 }

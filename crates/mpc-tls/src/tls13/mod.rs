@@ -32,7 +32,7 @@ pub mod prover;
 mod rec;
 pub mod verifier;
 
-pub use prover::Tls13ProverSession;
+pub use prover::{Response13, Tls13ProverSession};
 pub use verifier::Tls13VerifierSession;
 
 use webproof_circuits::tls::Tls13Suite;

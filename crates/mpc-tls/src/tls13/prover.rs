@@ -79,6 +79,29 @@ pub struct Tls13ProverSession {
     recs: Vec<PRec>,
     /// The prover's shares of the powers of the client's GHASH key.
     powers: Option<Vec<Gf128>>,
+    /// Index of the first server record after its Finished.
+    server_app_start: Option<usize>,
+    /// The server closed its side, or sent an alert after the handshake.
+    server_done: bool,
+    closing: bool,
+    response: Option<Response13>,
+}
+
+/// What the prover decrypted of the server's records after its Finished,
+/// once the verifier revealed its share of the server key.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Response13 {
+    /// The application data, in order.
+    pub response: Vec<u8>,
+    /// The server ended with close_notify.
+    pub close_notify: bool,
+    /// Another alert the server sent, if any.
+    pub server_alert: Option<u8>,
+    /// NewSessionTicket messages skipped (tickets are never used: this
+    /// client resumes nothing).
+    pub tickets: usize,
+    /// The verifier's shares it revealed in `CloseAck`.
+    pub revealed: KeyShares,
 }
 
 /// The prover's side of one record in 2PC.
@@ -213,6 +236,10 @@ impl Tls13ProverSession {
                 dual,
                 recs,
                 powers: None,
+                server_app_start: None,
+                server_done: false,
+                closing: false,
+                response: None,
             },
             hello,
         ))
@@ -350,6 +377,26 @@ impl Tls13ProverSession {
                     }
                     _ => {}
                 }
+            }
+            VerifierMsg::CloseAck {
+                server_key,
+                server_iv,
+                client_key,
+                client_iv,
+            } => {
+                if !self.closing || self.response.is_some() {
+                    return Err(Error::Unexpected {
+                        expected: "CloseAck once, after Close",
+                        got: "CloseAck",
+                    });
+                }
+                let revealed = KeyShares {
+                    client_key,
+                    server_key,
+                    client_iv,
+                    server_iv,
+                };
+                self.response = Some(self.decrypt_response(revealed)?);
             }
             VerifierMsg::Abort(reason) => return Err(Error::Aborted(reason)),
             m => {
@@ -562,8 +609,10 @@ impl Tls13ProverSession {
     /// Bytes from the server, exactly as received.
     pub fn on_server_bytes(&mut self, bytes: &[u8]) -> Result<ProverOutput> {
         let mut out = ProverOutput::default();
-        if self.client_hello.is_none() {
-            return Err(Error::OutOfOrder("server bytes before the ClientHello"));
+        if self.client_hello.is_none() || self.closing {
+            return Err(Error::OutOfOrder(
+                "server bytes before the ClientHello or after Close",
+            ));
         }
         self.recorder.feed(Direction::Received, bytes)?;
         out.to_verifier.push(ProverMsg::FromServer(bytes.to_vec()));
@@ -626,7 +675,111 @@ impl Tls13ProverSession {
         out.to_server.extend_from_slice(&rec);
         out.to_verifier.push(ProverMsg::ToServer(rec));
         self.finished_sent = true;
+        self.server_app_start = Some(flight.records);
         Ok(())
+    }
+
+    /// The server closed the TCP connection.
+    pub fn on_server_closed(&mut self) -> Result<ProverOutput> {
+        self.server_done = true;
+        Ok(ProverOutput {
+            to_verifier: vec![ProverMsg::ServerClosed],
+            to_server: Vec::new(),
+        })
+    }
+
+    /// The prover ends the session (the caller decides when the response
+    /// is complete): `Close` with the records it saw, after which the
+    /// verifier's `CloseAck` reveals its key shares.
+    pub fn close(&mut self) -> Result<ProverMsg> {
+        let start = self.server_app_start.ok_or(Error::OutOfOrder("Close"))?;
+        if !self.request_sent() || self.closing {
+            return Err(Error::OutOfOrder("Close"));
+        }
+        self.closing = true;
+        Ok(ProverMsg::Close {
+            sent: (self.recs.len() - 1) as u32,
+            received: (self.recorder.transcript().received.len() - start) as u32,
+        })
+    }
+
+    /// The server's records after its Finished under the server
+    /// application key, the prover's share XOR the verifier's revealed
+    /// one: application data kept in order, NewSessionTicket messages
+    /// skipped, a KeyUpdate refused (a key the 2PC did not derive), an
+    /// alert the last record.
+    fn decrypt_response(&self, revealed: KeyShares) -> Result<Response13> {
+        use webproof_tls::aead::RecordCipher;
+        use webproof_tls::handshake::{msg_type, Reassembler};
+        use webproof_tls::keys::TrafficKeys;
+        let own = self.keys.as_ref().ok_or(Error::OutOfOrder("CloseAck"))?;
+        let full = revealed.combine(own);
+        let cipher = RecordCipher::new(
+            super::SUITE,
+            TrafficKeys {
+                key: full.server_key,
+                iv: full.server_iv,
+            },
+        )?;
+        let start = self.server_app_start.ok_or(Error::OutOfOrder("CloseAck"))?;
+        let mut out = Response13 {
+            response: Vec::new(),
+            close_notify: false,
+            server_alert: None,
+            tickets: 0,
+            revealed,
+        };
+        let mut hs = Reassembler::default();
+        let recs = &self.recorder.transcript().received;
+        for (seq, (i, rec)) in recs.iter().enumerate().skip(start).enumerate() {
+            if out.close_notify || out.server_alert.is_some() {
+                return Err(Error::Recording("a server record after its alert".into()));
+            }
+            let o = cipher
+                .open(seq as u64, rec)
+                .map_err(|_| Error::Decrypt { index: i })?;
+            match o.content_type {
+                content_type::APPLICATION_DATA => out.response.extend_from_slice(&o.data),
+                content_type::HANDSHAKE => {
+                    hs.push(&o.data)?;
+                    while let Some(m) = hs.next_message()? {
+                        match m.typ {
+                            msg_type::NEW_SESSION_TICKET => out.tickets += 1,
+                            msg_type::KEY_UPDATE => {
+                                return Err(Error::Unsupported(
+                                    "a KeyUpdate from the server (the 2PC derived one \
+                                     application key per direction)"
+                                        .into(),
+                                ))
+                            }
+                            _ => {
+                                return Err(Error::Unexpected {
+                                    expected: "NewSessionTicket after the handshake",
+                                    got: "another handshake message",
+                                })
+                            }
+                        }
+                    }
+                }
+                content_type::ALERT => match o.data[..] {
+                    [_, 0] => out.close_notify = true,
+                    [_, d] => out.server_alert = Some(d),
+                    _ => return Err(Error::Malformed("a server alert that is not two bytes")),
+                },
+                t => return Err(Error::ServerEncrypted(t)),
+            }
+        }
+        if !hs.is_empty() {
+            return Err(Error::Recording(
+                "a partial handshake message from the server".into(),
+            ));
+        }
+        Ok(out)
+    }
+
+    /// What the prover decrypted after `CloseAck`.
+    pub fn response(&self) -> Option<&Response13> {
+        self.response.as_ref()
     }
 
     /// Every request record went to the server.

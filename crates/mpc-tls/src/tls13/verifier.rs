@@ -55,8 +55,10 @@ enum Stage {
     Handshake,
     /// The ECtF answered: waiting for its correction.
     Ectf,
-    /// The key schedule runs.
+    /// The key schedule runs, then the records and the response.
     Kdf,
+    /// `CloseAck` sent: the recording is final.
+    Closed,
 }
 
 /// The verifier of a TLS 1.3 session.
@@ -86,6 +88,8 @@ pub struct Tls13VerifierSession {
     recs: Vec<VRec>,
     /// The verifier's shares of the powers of the client's GHASH key.
     powers: Option<Vec<Gf128>>,
+    /// Index of the first server record after its Finished.
+    server_app_start: Option<usize>,
 }
 
 /// The verifier's side of one record in 2PC.
@@ -137,6 +141,7 @@ impl Tls13VerifierSession {
             dual: None,
             recs: Vec::new(),
             powers: None,
+            server_app_start: None,
         }
     }
 
@@ -202,7 +207,7 @@ impl Tls13VerifierSession {
                     }
                 }
             }
-            (ProverMsg::ToServer(bytes), s) if s != Stage::Hello => {
+            (ProverMsg::ToServer(bytes), s) if s != Stage::Hello && s != Stage::Closed => {
                 if self.identity.is_some() {
                     return Err(Error::ClientRecord(
                         "client bytes forwarded after the Finished (request records go as RecSent)",
@@ -215,7 +220,7 @@ impl Tls13VerifierSession {
                     self.try_check_handshake(&mut out)?;
                 }
             }
-            (ProverMsg::FromServer(bytes), s) if s != Stage::Hello => {
+            (ProverMsg::FromServer(bytes), s) if s != Stage::Hello && s != Stage::Closed => {
                 if self.client_hello.is_none() {
                     return Err(unexpected("the ClientHello before the server's bytes"));
                 }
@@ -296,6 +301,10 @@ impl Tls13VerifierSession {
                     }
                 }
             }
+            (ProverMsg::Close { sent, received }, Stage::Kdf) => {
+                out.push(self.on_close(sent as usize, received as usize)?)
+            }
+            (ProverMsg::ServerClosed, Stage::Kdf) => {}
             (ProverMsg::Abort(reason), _) => return Err(Error::Aborted(reason)),
             (_, Stage::Hello) => return Err(unexpected("Hello")),
             _ => return Err(unexpected("a message of this stage of a TLS 1.3 session")),
@@ -485,6 +494,56 @@ impl Tls13VerifierSession {
         }])
     }
 
+    /// The prover's `Close`: every request record went out and the
+    /// prover names the records the verifier recorded; the recording is
+    /// final from here, so the verifier reveals its key shares (the
+    /// server's for the prover's deferred decryption and the proof, the
+    /// client's for the proof of the request: no record either could
+    /// make counts any more).
+    fn on_close(&mut self, sent: usize, received: usize) -> Result<VerifierMsg> {
+        let start = self.server_app_start.ok_or(Error::Unexpected {
+            expected: "the handshake before Close",
+            got: "Close",
+        })?;
+        let requests = self.recs.len().saturating_sub(1);
+        if !self.request_recorded() || sent != requests {
+            return Err(Error::Recording(format!(
+                "the prover names {sent} request records of {requests}, not all sent"
+            )));
+        }
+        let recorded = self.recorder.transcript().received.len() - start;
+        if received != recorded {
+            return Err(Error::Recording(format!(
+                "the prover names {received} server records after its Finished, the \
+                 verifier recorded {recorded}"
+            )));
+        }
+        if self.recorder.pending(Direction::Received) != 0 {
+            return Err(Error::Recording(
+                "a partial server record at the close".into(),
+            ));
+        }
+        let keys = self.key_shares().ok_or(Error::OutOfOrder("Close"))?;
+        self.stage = Stage::Closed;
+        Ok(VerifierMsg::CloseAck {
+            server_key: keys.server_key,
+            server_iv: keys.server_iv,
+            client_key: keys.client_key,
+            client_iv: keys.client_iv,
+        })
+    }
+
+    /// Index of the first server record after its Finished, once the
+    /// handshake is checked.
+    pub fn server_app_start(&self) -> Option<usize> {
+        self.server_app_start
+    }
+
+    /// `CloseAck` went out: the recording is final.
+    pub fn closed(&self) -> bool {
+        self.stage == Stage::Closed
+    }
+
     /// Every request record is recorded as sent.
     pub fn request_recorded(&self) -> bool {
         !self.recs.is_empty() && self.recs.iter().all(|r| r.spec.computes_h() || r.sent)
@@ -597,6 +656,12 @@ impl Tls13VerifierSession {
                 "a client record after the Finished before the application keys",
             ));
         }
+        let received = statement
+            .records
+            .iter()
+            .filter(|r| r.record.direction == Direction::Received)
+            .count();
+        self.server_app_start = Some(self.recorder.transcript().received.len() - received);
         let kdf = self.kdf_mut();
         kdf.bind_finished_hash(&th_server_finished)?;
         let msg = kdf.inputs(2, &[], &[])?;
