@@ -11,7 +11,8 @@ use rand_chacha::ChaCha20Rng;
 use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
 use std::collections::VecDeque;
 use std::sync::Arc;
-use webproof_mpc_tls::tls13::{Tls13ProverSession, Tls13VerifierSession, SUITE};
+use webproof_mpc_tls::tls13::response::{prove_response13, verify_response13, Claim13, Verified13};
+use webproof_mpc_tls::tls13::{verifier_output13, Tls13ProverSession, Tls13VerifierSession, SUITE};
 use webproof_mpc_tls::{cots_needed, CotPool, Error, ProverMsg, VerifierMsg};
 use webproof_tls::KxGroup;
 
@@ -234,8 +235,24 @@ fn response(n: usize) -> Vec<u8> {
 /// The request in 2PC: the server reads it byte-exact; both recordings
 /// hold the same bytes (the request's records as their header and zeros).
 fn check_request(kind: KeyKind, group: KxGroup, request: &[u8], seed: u64) {
+    session_with_response(kind, group, request, seed);
+}
+
+/// A whole session with a 3,000-byte response, checked as
+/// [`check_request`] says; the COT extensions go on into the proof.
+fn session_with_response(
+    kind: KeyKind,
+    group: KxGroup,
+    request: &[u8],
+    seed: u64,
+) -> (
+    Done13,
+    Vec<u8>,
+    webproof_ot::SoftSpokenSender,
+    webproof_ot::SoftSpokenReceiver,
+) {
     let c = certs(kind, &[NAME], false);
-    let (delta, keys, macs) = cots(seed, cots_needed(request.len()));
+    let (delta, keys, macs, cs, cr) = cots_ext(seed, cots_needed(request.len()));
     let mut rng = ChaCha20Rng::seed_from_u64(seed + 10);
     let (p, hello) = Tls13ProverSession::new(
         prover_config(NAME, SUITE, group, false, request),
@@ -286,6 +303,91 @@ fn check_request(kind: KeyKind, group: KxGroup, request: &[u8], seed: u64) {
     assert!(r.close_notify);
     assert_eq!(r.server_alert, None);
     eprintln!("  {} NewSessionTicket skipped", r.tickets);
+    (d, resp, cs, cr)
+}
+
+fn zk_cfg() -> webproof_zk::Config {
+    webproof_zk::Config {
+        cot_batch: 1 << 18,
+        ..webproof_zk::Config::default()
+    }
+}
+
+/// Both parties' runs of the proof of the response.
+fn prove13(
+    d: &Done13,
+    cs: webproof_ot::SoftSpokenSender,
+    cr: webproof_ot::SoftSpokenReceiver,
+    claim: &Claim13,
+) -> (Result<(), Error>, Result<Verified13, Error>) {
+    let (a, b) = webproof_core::memory_duplex();
+    let mut rng = ChaCha20Rng::seed_from_u64(77);
+    futures::executor::block_on(async {
+        futures::join!(
+            async {
+                prove_response13(cr, webproof_core::Channel::new(a), zk_cfg(), &d.p, claim)
+                    .await
+                    .map(|_| ())
+            },
+            verify_response13(cs, webproof_core::Channel::new(b), zk_cfg(), &d.v, &mut rng)
+        )
+    })
+}
+
+#[test]
+fn tls13_response_proven_with_only_true_facts() {
+    let (d, resp, cs, cr) = session_with_response(KeyKind::Ecdsa, KxGroup::X25519, REQUEST, 41);
+    let ranges = [0..17, 100..160, resp.len() - 5..resp.len()];
+    let claim = Claim13::new(&d.p, &ranges).unwrap();
+    let t = std::time::Instant::now();
+    let (p, v) = prove13(&d, cs, cr, &claim);
+    eprintln!(
+        "TLS 1.3 proof of a {}-byte response: {:?}",
+        resp.len(),
+        t.elapsed()
+    );
+    p.unwrap();
+    let v = v.unwrap();
+    assert_eq!(v.response_len, resp.len());
+    assert!(v.close_notify);
+    assert_eq!(v.ranges.len(), 3);
+    for ((at, bytes), r) in v.ranges.iter().zip(&ranges) {
+        assert_eq!((*at, &bytes[..]), (r.start, &resp[r.clone()]));
+    }
+    let out = verifier_output13(&d.v, &v, NAME, now()).unwrap();
+    assert_eq!(out.tls_version, webproof_tls::TlsVersion::Tls13);
+    assert_eq!(out.cipher_suite, SUITE);
+    assert_eq!(out.key_exchange_group, KxGroup::X25519);
+    assert_eq!(out.received.len, resp.len());
+    assert_eq!(out.server_close_notify, Some(true));
+    assert_eq!(out.server_port, 0);
+}
+
+#[test]
+fn tls13_false_response_claims_are_refused() {
+    let (d, resp, cs, cr) = session_with_response(KeyKind::Ecdsa, KxGroup::Secp256r1, REQUEST, 42);
+    // A revealed byte other than the response's.
+    let mut claim = Claim13::new(&d.p, std::slice::from_ref(&(0..17))).unwrap();
+    claim.ranges[0].1[9] = b'4';
+    let (_, v) = prove13(&d, cs, cr, &claim);
+    assert!(matches!(v, Err(Error::Proof(_))), "{v:?}");
+    // Padding claimed where there is content: the response would be cut.
+    let (d2, _, cs, cr) = session_with_response(KeyKind::Ecdsa, KxGroup::Secp256r1, REQUEST, 43);
+    let mut claim = Claim13::new(&d2.p, std::slice::from_ref(&(0..4))).unwrap();
+    let i = claim.records.iter().position(|r| r.0 == 23).unwrap();
+    claim.records[i].1 -= 1;
+    let (_, v) = prove13(&d2, cs, cr, &claim);
+    assert!(matches!(v, Err(Error::Proof(_))), "{v:?}");
+    // Claims that do not fit the recording are refused before the proof.
+    let claim = Claim13::new(&d.p, std::slice::from_ref(&(0..4))).unwrap();
+    let mut c = claim.clone();
+    c.records.pop();
+    assert!(Claim13::decode(&c.encode()).is_ok());
+    let mut c = claim.clone();
+    c.ranges = vec![(resp.len(), vec![1])];
+    let bytes = c.encode();
+    assert!(Claim13::decode(&bytes[..bytes.len() - 1]).is_err());
+    assert!(Claim13::decode(&[bytes.clone(), vec![0]].concat()).is_err());
 }
 
 #[test]

@@ -389,8 +389,12 @@ fn check_key_and_iv(
         )));
     }
     let iv_ok = match aead {
+        // TLS 1.2: the 4-byte salt and each record's explicit nonce;
+        // TLS 1.3 (MPC mode's, whose key comes from garbled labels): the
+        // 12-byte IV, the nonce the IV XOR the sequence number.
         Aead::Aes128Gcm | Aead::Aes256Gcm => {
-            iv.len() == 4 && records.iter().all(|r| r.explicit_nonce.is_some())
+            (iv.len() == 4 && records.iter().all(|r| r.explicit_nonce.is_some()))
+                || (iv.len() == 12 && records.iter().all(|r| r.explicit_nonce.is_none()))
         }
         Aead::ChaCha20Poly1305 => iv.len() == 12,
     };

@@ -1172,3 +1172,99 @@ fn asserted_tags_are_the_aead_tags() {
         }
     }
 }
+
+/// TLS 1.3's nonce with a key authenticated elsewhere (MPC mode over TLS
+/// 1.3): AES-GCM records under the 12-byte IV XOR the sequence number and
+/// the record header as additional data pass `assert_tags` and
+/// `assert_plaintext`; explicit nonces with a 12-byte IV, or a 4-byte
+/// salt without them, are refused as before.
+#[test]
+fn tls13_nonces_with_an_authenticated_key() {
+    use crate::testing::IdealZk;
+    use aes_gcm::aead::{Aead as _, KeyInit, Payload};
+    let key = [7u8; 16];
+    let iv = [1u8, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12];
+    let msgs: [&[u8]; 2] = [b"HTTP/1.1 200 OK\r\n\r\nhi\x17", b"\x00\x00\x15\x00\x17"];
+    let mut records = Vec::new();
+    let mut tags = Vec::new();
+    for (seq, m) in msgs.iter().enumerate() {
+        let mut nonce = iv;
+        for (n, s) in nonce[4..].iter_mut().zip((seq as u64).to_be_bytes()) {
+            *n ^= s;
+        }
+        let aad = [23, 3, 3, 0, (m.len() + 16) as u8];
+        let out = aes_gcm::Aes128Gcm::new_from_slice(&key)
+            .unwrap()
+            .encrypt(nonce.as_slice().into(), Payload { msg: m, aad: &aad })
+            .unwrap();
+        let (ct, tag) = out.split_at(m.len());
+        records.push(SealedRecord {
+            seq: seq as u64,
+            explicit_nonce: None,
+            ciphertext: ct.to_vec(),
+        });
+        tags.push(RecordTag {
+            aad: aad.to_vec(),
+            tag: tag.try_into().unwrap(),
+        });
+    }
+    let bits = webproof_circuits::bits::bytes_to_bits(&key);
+    let aead = Aead::Aes128Gcm;
+    block_on(assert_tags(
+        &mut IdealZk::new(),
+        aead,
+        &bits,
+        &iv,
+        &records,
+        &tags,
+    ))
+    .unwrap();
+    let claims = [PlaintextClaim {
+        record: 0,
+        offset: 0,
+        bytes: b"HTTP/1.1".to_vec(),
+    }];
+    block_on(assert_plaintext(
+        &mut IdealZk::new(),
+        aead,
+        &bits,
+        &iv,
+        &records,
+        &claims,
+    ))
+    .unwrap();
+    let wrong = [PlaintextClaim {
+        record: 0,
+        offset: 0,
+        bytes: b"HTTP/2.0".to_vec(),
+    }];
+    assert!(block_on(assert_plaintext(
+        &mut IdealZk::new(),
+        aead,
+        &bits,
+        &iv,
+        &records,
+        &wrong
+    ))
+    .is_err());
+    let mut with_explicit = records.clone();
+    with_explicit[0].explicit_nonce = Some([0; 8]);
+    assert!(block_on(assert_tags(
+        &mut IdealZk::new(),
+        aead,
+        &bits,
+        &iv,
+        &with_explicit,
+        &tags
+    ))
+    .is_err());
+    assert!(block_on(assert_tags(
+        &mut IdealZk::new(),
+        aead,
+        &bits,
+        &iv[..4],
+        &records,
+        &tags
+    ))
+    .is_err());
+}

@@ -1,7 +1,9 @@
 //! MPC mode over TLS 1.3 (issue 54): the prover's and the verifier's
 //! sessions of a TLS 1.3 client whose ECDHE secret, key schedule and
-//! request records run in 2PC, AES-128-GCM-SHA256 only for now (the
-//! response's proof after the session is not run over TLS 1.3 yet).
+//! request records run in 2PC, AES-128-GCM-SHA256 only for now; the
+//! response is proven after the session ([`response`], a plain proof:
+//! not yet sealed, no consistency proof or audit of the garbled circuits)
+//! and the verifier's output states TLS 1.3 ([`verifier_output13`]).
 //!
 //! The key schedule is `webproof_mpc::tls13`'s: its step 1 reveals both
 //! handshake traffic secrets to both parties, so each decrypts the
@@ -15,6 +17,8 @@
 //!   of it, the ServerHello's checks, the reading of the server's
 //!   encrypted flight and the client Finished record;
 //! - `rec`: the records in 2PC by id (the GHASH record, the request's);
+//! - [`response`][]: the proof of the response after the session;
+//! - `output`: [`verifier_output13`];
 //! - [`prover`][]: [`Tls13ProverSession`];
 //! - [`verifier`][]: [`Tls13VerifierSession`].
 //!
@@ -28,10 +32,13 @@
 //! so no encoding changes.
 
 pub mod hello;
+mod output;
 pub mod prover;
 mod rec;
+pub mod response;
 pub mod verifier;
 
+pub use output::verifier_output13;
 pub use prover::{Response13, Tls13ProverSession};
 pub use verifier::Tls13VerifierSession;
 

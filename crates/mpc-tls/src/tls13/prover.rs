@@ -102,6 +102,11 @@ pub struct Response13 {
     pub tickets: usize,
     /// The verifier's shares it revealed in `CloseAck`.
     pub revealed: KeyShares,
+    /// Per server record after its Finished: its inner content type and
+    /// the length of its content (before the type and the padding).
+    pub records: Vec<(u8, usize)>,
+    /// The alert's two bytes, if the server's last record is one.
+    pub alert: Option<[u8; 2]>,
 }
 
 /// The prover's side of one record in 2PC.
@@ -728,6 +733,8 @@ impl Tls13ProverSession {
             server_alert: None,
             tickets: 0,
             revealed,
+            records: Vec::new(),
+            alert: None,
         };
         let mut hs = Reassembler::default();
         let recs = &self.recorder.transcript().received;
@@ -738,6 +745,7 @@ impl Tls13ProverSession {
             let o = cipher
                 .open(seq as u64, rec)
                 .map_err(|_| Error::Decrypt { index: i })?;
+            out.records.push((o.content_type, o.data.len()));
             match o.content_type {
                 content_type::APPLICATION_DATA => out.response.extend_from_slice(&o.data),
                 content_type::HANDSHAKE => {
@@ -762,8 +770,14 @@ impl Tls13ProverSession {
                     }
                 }
                 content_type::ALERT => match o.data[..] {
-                    [_, 0] => out.close_notify = true,
-                    [_, d] => out.server_alert = Some(d),
+                    [l, 0] => {
+                        out.close_notify = true;
+                        out.alert = Some([l, 0]);
+                    }
+                    [l, d] => {
+                        out.server_alert = Some(d);
+                        out.alert = Some([l, d]);
+                    }
                     _ => return Err(Error::Malformed("a server alert that is not two bytes")),
                 },
                 t => return Err(Error::ServerEncrypted(t)),
@@ -780,6 +794,26 @@ impl Tls13ProverSession {
     /// What the prover decrypted after `CloseAck`.
     pub fn response(&self) -> Option<&Response13> {
         self.response.as_ref()
+    }
+
+    /// For the proof of the response: the active labels of the key
+    /// schedule's key-block output (IT-MACs under the verifier's `Δ`) and
+    /// the prover's shares of the key block, after `CloseAck`.
+    pub(crate) fn key_block(&self) -> Result<(Vec<Block>, KeyShares)> {
+        let (Some(kdf), Some(keys)) = (&self.kdf, &self.keys) else {
+            return Err(Error::OutOfOrder("the proof before the key schedule"));
+        };
+        let (step, group) = KEY_OUTPUT;
+        let labels = kdf.circuits()[step]
+            .evaluator()
+            .output_labels(group)?
+            .to_vec();
+        Ok((labels, keys.clone()))
+    }
+
+    /// Index of the first server record after its Finished.
+    pub(crate) fn server_app_start(&self) -> Option<usize> {
+        self.server_app_start
     }
 
     /// Every request record went to the server.

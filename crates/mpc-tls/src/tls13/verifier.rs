@@ -539,6 +539,36 @@ impl Tls13VerifierSession {
         self.server_app_start
     }
 
+    /// For the proof of the response: the 0-labels of the key schedule's
+    /// key-block output, its own shares of the key block (its masks) and
+    /// `Δ`, once closed.
+    pub(crate) fn key_block(&self) -> Result<(Vec<Block>, KeyShares, Block)> {
+        let kdf = match (&self.kdf, self.stage) {
+            (Some(k), Stage::Closed) => k,
+            _ => return Err(Error::OutOfOrder("the proof before the close")),
+        };
+        let (step, group) = KEY_OUTPUT;
+        let zero = kdf.circuits()[step]
+            .garbler()
+            .output_zero_labels(group)?
+            .to_vec();
+        Ok((zero, kdf.key_shares(), self.delta))
+    }
+
+    /// The negotiated group, once the `Hello` came.
+    pub fn group(&self) -> Option<KxGroup> {
+        self.group.map(|(g, _)| g)
+    }
+
+    /// The request's content length per record, in order.
+    pub(crate) fn request_lens(&self) -> Vec<usize> {
+        self.recs
+            .iter()
+            .filter(|r| !r.spec.computes_h())
+            .map(|r| r.spec.len - 1)
+            .collect()
+    }
+
     /// `CloseAck` went out: the recording is final.
     pub fn closed(&self) -> bool {
         self.stage == Stage::Closed

@@ -1,0 +1,109 @@
+//! The verifier's output of a TLS 1.3 session whose response proof it
+//! checked, in proxy mode's shape ([`webproof_disclosure::VerifierOutput`]),
+//! as `crate::output` builds TLS 1.2's.
+//!
+//! Every field is the verifier's own: the server name it checked the
+//! certificate against, its clock, TLS 1.3 and the suite it ran, the group
+//! of the prover's terms the ServerHello it recorded agreed to, the
+//! certificate from the flight it decrypted itself, the lengths of the
+//! request from the records it ran in 2PC, those of the response and the
+//! revealed bytes from the proof ([`Verified13`]: the records' contents
+//! with their inner types and padding stripped in the statement), the
+//! order from its recording. As in TLS 1.2's output, what MPC mode does
+//! not establish is left unstated: the port (0), close_notify unless
+//! proven, the records after a cut, any other alert.
+
+use super::response::Verified13;
+use super::Tls13VerifierSession;
+use crate::error::{Error, Result};
+use sha2::{Digest, Sha256};
+use webproof_attestation::{Direction as ADirection, OrderSpan};
+use webproof_disclosure::disclosure::DisclosedData;
+use webproof_disclosure::output::ProofKind;
+use webproof_disclosure::VerifierOutput;
+use webproof_tls::{Direction, TlsVersion};
+
+/// The output; `server_name` and `time` as for `crate::verifier_output`.
+pub fn verifier_output13(
+    v: &Tls13VerifierSession,
+    verified: &Verified13,
+    server_name: &str,
+    time: u64,
+) -> Result<VerifierOutput> {
+    let id = v
+        .identity()
+        .ok_or(Error::OutOfOrder("an output before the handshake"))?;
+    let leaf = id
+        .certificates
+        .first()
+        .ok_or(Error::Recording("no server certificate".into()))?;
+    let group = v
+        .group()
+        .ok_or(Error::OutOfOrder("an output before the Hello"))?;
+    let start = v
+        .server_app_start()
+        .ok_or(Error::OutOfOrder("an output before the handshake"))?;
+    let request = v.request_lens();
+    let sent_len: usize = request.iter().sum();
+    let mut view = vec![None; verified.response_len];
+    for (at, bytes) in &verified.ranges {
+        let slot = at
+            .checked_add(bytes.len())
+            .and_then(|end| view.get_mut(*at..end))
+            .ok_or(Error::Malformed("a revealed range outside the response"))?;
+        for (s, b) in slot.iter_mut().zip(bytes) {
+            *s = Some(*b);
+        }
+    }
+    // Application bytes per record of each direction, in the recording's
+    // order: the ClientHello and the client Finished carry none, the
+    // request's records their content; the server's records before its
+    // Finished none, the later ones what the proof established.
+    let lens = [
+        [vec![0, 0], request.clone()].concat(),
+        [vec![0; start], verified.app_lens.clone()].concat(),
+    ];
+    let mut next = [0usize; 2];
+    let mut offset = [0u32; 2];
+    let mut order: Vec<OrderSpan> = Vec::new();
+    for &d in &v.recording().order {
+        let i = d as usize;
+        let n = lens[i].get(next[i]).copied().unwrap_or(0);
+        next[i] += 1;
+        if n == 0 {
+            continue;
+        }
+        let n = u32::try_from(n).unwrap_or(u32::MAX);
+        let direction = match d {
+            Direction::Sent => ADirection::Sent,
+            Direction::Received => ADirection::Received,
+        };
+        match order.last_mut() {
+            Some(last) if last.direction == direction => last.end += n,
+            _ => order.push(OrderSpan {
+                direction,
+                start: offset[i],
+                end: offset[i] + n,
+            }),
+        }
+        offset[i] += n;
+    }
+    Ok(VerifierOutput {
+        server_name: server_name.to_string(),
+        server_port: 0,
+        time,
+        tls_version: TlsVersion::Tls13,
+        cipher_suite: super::SUITE,
+        key_exchange_group: group,
+        server_certificate_sha256: hex::encode(Sha256::digest(leaf)),
+        proof: ProofKind::Mpc,
+        sent: DisclosedData::from_view(&vec![None; sent_len]),
+        received: DisclosedData::from_view(&view),
+        server_close_notify: verified.close_notify.then_some(true),
+        server_alert: None,
+        server_records_after_cut: verified.close_notify.then_some(0),
+        response_complete: webproof_disclosure::http::response_completeness(&view, false),
+        order,
+        json: Vec::new(),
+    })
+}
