@@ -33,7 +33,7 @@
 //!   OLE batch, and the consistency proof and audit run inside the proof
 //!   of the response;
 //! - [`cots`]: the correlated OTs the caller supplies;
-//! - [`tls13`]: the sessions over TLS 1.3 (AES-128-GCM-SHA256): the
+//! - [`tls13`]: the sessions over TLS 1.3 (the AES-GCM suites): the
 //!   handshake, the request in 2PC, the response and a plain proof of it
 //!   with the verifier's output; their own
 //!   flight table is in `docs/protocol/mpc-tls13.md`; the rest of these

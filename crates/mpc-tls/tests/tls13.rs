@@ -251,11 +251,27 @@ fn session_with_response(
     webproof_ot::SoftSpokenSender,
     webproof_ot::SoftSpokenReceiver,
 ) {
+    session_with_suite(SUITE, kind, group, request, seed)
+}
+
+/// [`session_with_response`] under `suite`.
+fn session_with_suite(
+    suite: webproof_tls::CipherSuite,
+    kind: KeyKind,
+    group: KxGroup,
+    request: &[u8],
+    seed: u64,
+) -> (
+    Done13,
+    Vec<u8>,
+    webproof_ot::SoftSpokenSender,
+    webproof_ot::SoftSpokenReceiver,
+) {
     let c = certs(kind, &[NAME], false);
     let (delta, keys, macs, cs, cr) = cots_ext(seed, cots_needed(request.len()));
     let mut rng = ChaCha20Rng::seed_from_u64(seed + 10);
     let (p, hello) = Tls13ProverSession::new(
-        prover_config(NAME, SUITE, group, false, request),
+        prover_config(NAME, suite, group, false, request),
         CotPool::new(macs),
         &mut rng,
     )
@@ -670,4 +686,33 @@ fn tls13_refuses_a_server_key_update() {
         matches!(&e, Stop::Prover(Error::Unsupported(m)) if m.contains("KeyUpdate")),
         "{e:?}"
     );
+}
+
+#[test]
+fn tls13_aes256_gcm_sha384_whole_session() {
+    // The SHA-384 key schedule (1,123,504 AND), AES-256 records, the
+    // request in two records, the response proven under the AES-256 key.
+    let suite = webproof_tls::CipherSuite::TLS13_AES_256_GCM_SHA384;
+    let mut req =
+        b"POST /x HTTP/1.1\r\nHost: webproof.test\r\nContent-Length: 2100\r\n\r\n".to_vec();
+    req.extend((0..2100).map(|i| b'a' + (i % 26) as u8));
+    let t = std::time::Instant::now();
+    let (d, resp, cs, cr) = session_with_suite(suite, KeyKind::Rsa, KxGroup::Secp256r1, &req, 51);
+    eprintln!(
+        "TLS 1.3 AES-256-GCM-SHA384, {}-byte request: {:?}, {} bytes up, {} bytes down",
+        req.len(),
+        t.elapsed(),
+        d.up,
+        d.down
+    );
+    let range = 9..15;
+    let claim = Claim13::new(&d.p, std::slice::from_ref(&range)).unwrap();
+    let (p, v) = prove13(&d, cs, cr, &claim);
+    p.unwrap();
+    let v = v.unwrap();
+    assert_eq!(v.response_len, resp.len());
+    assert_eq!(v.ranges, vec![(9, resp[range].to_vec())]);
+    let out = verifier_output13(&d.v, &v, NAME, now()).unwrap();
+    assert_eq!(out.cipher_suite, suite);
+    assert_eq!(out.sent.len, req.len());
 }

@@ -56,6 +56,7 @@ fn ext(typ: u16, data: &[u8]) -> Vec<u8> {
 pub fn client_hello(
     random: &[u8; 32],
     server_name: Option<&str>,
+    suite: CipherSuite,
     group: KxGroup,
     key_share: &[u8],
 ) -> Vec<u8> {
@@ -74,7 +75,7 @@ pub fn client_hello(
     let mut body = vec![3, 3];
     body.extend_from_slice(random);
     body.push(0);
-    body.extend(vec16(&super::SUITE.code().to_be_bytes()));
+    body.extend(vec16(&suite.code().to_be_bytes()));
     body.extend([1, 0]);
     body.extend(vec16(&exts));
     handshake_message(msg_type::CLIENT_HELLO, &body)
@@ -133,6 +134,7 @@ pub fn check_client_hello(
     msg: &Message,
     random: &[u8; 32],
     server_name: &str,
+    suite: CipherSuite,
     group: KxGroup,
     key_share: &[u8],
 ) -> Result<()> {
@@ -152,7 +154,7 @@ pub fn check_client_hello(
     if found(hsk::ext::SUPPORTED_VERSIONS) != Some(&[2, 3, 4][..]) {
         return Err(bad("offers another version than TLS 1.3 alone"));
     }
-    if ch.cipher_suites != [super::SUITE.code()] {
+    if ch.cipher_suites != [suite.code()] {
         return Err(bad("offers another suite than the session's"));
     }
     if found(SUPPORTED_GROUPS) != Some(&vec16(&group.code().to_be_bytes())[..]) {
@@ -215,7 +217,7 @@ pub fn server_hello(records: &[Record]) -> Result<Option<(Message, usize)>> {
 /// TLS 1.3, [`super::SUITE`], no HelloRetryRequest and no PSK (refused
 /// clearly: neither is run yet), a key share for `group`. Returns the
 /// server's key share.
-pub fn check_server_hello(msg: &Message, group: KxGroup) -> Result<Vec<u8>> {
+pub fn check_server_hello(msg: &Message, suite: CipherSuite, group: KxGroup) -> Result<Vec<u8>> {
     if msg.typ != msg_type::SERVER_HELLO {
         return Err(Error::Unexpected {
             expected: "ServerHello",
@@ -236,11 +238,10 @@ pub fn check_server_hello(msg: &Message, group: KxGroup) -> Result<Vec<u8>> {
             sh.version
         )));
     }
-    if sh.cipher_suite != super::SUITE.code() {
+    if sh.cipher_suite != suite.code() {
         return Err(Error::Unsupported(format!(
-            "cipher suite {:#06x}: the ClientHello offered {} alone",
+            "cipher suite {:#06x}: the ClientHello offered {suite} alone",
             sh.cipher_suite,
-            super::SUITE
         )));
     }
     if sh.psk {
@@ -255,13 +256,14 @@ pub fn check_server_hello(msg: &Message, group: KxGroup) -> Result<Vec<u8>> {
     }
 }
 
-/// A handshake traffic secret's record keys under [`super::SUITE`].
-pub fn handshake_keys(secret: &[u8]) -> TrafficKeys {
-    let (key, iv) = traffic_keys(super::SCHEDULE, secret);
-    TrafficKeys {
+/// A handshake traffic secret's record keys under `suite` (one of
+/// [`super::SUITES`]).
+pub fn handshake_keys(suite: CipherSuite, secret: &[u8]) -> Result<TrafficKeys> {
+    let (key, iv) = traffic_keys(super::schedule_of(suite)?, secret);
+    Ok(TrafficKeys {
         key,
         iv: iv.to_vec(),
-    }
+    })
 }
 
 /// The server's encrypted handshake messages, whole.
@@ -281,12 +283,10 @@ pub struct ServerFlight {
 pub fn read_flight(
     records: &[Record],
     first: usize,
+    suite: CipherSuite,
     secrets: &HandshakeSecrets,
 ) -> Result<Option<ServerFlight>> {
-    let cipher = RecordCipher::new(
-        CipherSuite::TLS13_AES_128_GCM_SHA256,
-        handshake_keys(&secrets.server),
-    )?;
+    let cipher = RecordCipher::new(suite, handshake_keys(suite, &secrets.server)?)?;
     let order = [
         (msg_type::ENCRYPTED_EXTENSIONS, "EncryptedExtensions"),
         (msg_type::CERTIFICATE, "Certificate"),
@@ -357,8 +357,12 @@ pub fn read_flight(
 /// The client Finished record under the client handshake secret: the
 /// first record of that key (sequence number 0), no padding. Both parties
 /// compute it, from values both hold.
-pub fn client_finished_record(secrets: &HandshakeSecrets, verify_data: &[u8]) -> Result<Vec<u8>> {
-    let cipher = RecordCipher::new(super::SUITE, handshake_keys(&secrets.client))?;
+pub fn client_finished_record(
+    suite: CipherSuite,
+    secrets: &HandshakeSecrets,
+    verify_data: &[u8],
+) -> Result<Vec<u8>> {
+    let cipher = RecordCipher::new(suite, handshake_keys(suite, &secrets.client)?)?;
     let msg = handshake_message(msg_type::FINISHED, verify_data);
     let rec = cipher.seal(0, content_type::HANDSHAKE, &msg, 0);
     Ok(record(rec.content_type, &rec.payload))
@@ -367,6 +371,8 @@ pub fn client_finished_record(secrets: &HandshakeSecrets, verify_data: &[u8]) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const S: CipherSuite = super::super::SUITE;
 
     /// A ServerHello message with `random`, `suite`, supported_versions
     /// `version` and the given extra extensions after the key share.
@@ -392,9 +398,12 @@ mod tests {
     fn server_hello_checks() {
         let code = super::super::SUITE.code();
         let ok = sh([7; 32], code, 0x0304, &[9; 32], &[]);
-        assert_eq!(check_server_hello(&ok, KxGroup::X25519).unwrap(), [9; 32]);
+        assert_eq!(
+            check_server_hello(&ok, S, KxGroup::X25519).unwrap(),
+            [9; 32]
+        );
         // Another group than the one offered.
-        assert!(check_server_hello(&ok, KxGroup::Secp256r1).is_err());
+        assert!(check_server_hello(&ok, S, KxGroup::Secp256r1).is_err());
         // A HelloRetryRequest: its key share names a group alone.
         let hrr = {
             let mut exts = ext(hsk::ext::SUPPORTED_VERSIONS, &[3, 4]);
@@ -414,17 +423,17 @@ mod tests {
                 bytes,
             }
         };
-        let e = check_server_hello(&hrr, KxGroup::X25519).unwrap_err();
+        let e = check_server_hello(&hrr, S, KxGroup::X25519).unwrap_err();
         assert!(format!("{e}").contains("HelloRetryRequest"), "{e}");
         // TLS 1.2, another suite, a PSK.
         let v12 = sh([7; 32], code, 0x0303, &[9; 32], &[]);
         assert!(matches!(
-            check_server_hello(&v12, KxGroup::X25519),
+            check_server_hello(&v12, S, KxGroup::X25519),
             Err(Error::Unsupported(_))
         ));
         let other = sh([7; 32], 0x1302, 0x0304, &[9; 32], &[]);
         assert!(matches!(
-            check_server_hello(&other, KxGroup::X25519),
+            check_server_hello(&other, S, KxGroup::X25519),
             Err(Error::Unsupported(_))
         ));
         let psk = sh(
@@ -434,53 +443,72 @@ mod tests {
             &[9; 32],
             &ext(hsk::ext::PRE_SHARED_KEY, &[0, 0]),
         );
-        let e = check_server_hello(&psk, KxGroup::X25519).unwrap_err();
+        let e = check_server_hello(&psk, S, KxGroup::X25519).unwrap_err();
         assert!(format!("{e}").contains("pre-shared key"), "{e}");
         // Not a ServerHello at all; truncated.
         let mut not = ok.clone();
         not.typ = msg_type::CERTIFICATE;
-        assert!(check_server_hello(&not, KxGroup::X25519).is_err());
+        assert!(check_server_hello(&not, S, KxGroup::X25519).is_err());
         let mut short = ok.clone();
         short.bytes.truncate(20);
-        assert!(check_server_hello(&short, KxGroup::X25519).is_err());
+        assert!(check_server_hello(&short, S, KxGroup::X25519).is_err());
     }
 
     #[test]
     fn client_hello_checks() {
         let key = [5u8; 32];
-        let ch = client_hello(&[1; 32], Some("a.test"), KxGroup::X25519, &key);
+        let ch = client_hello(&[1; 32], Some("a.test"), S, KxGroup::X25519, &key);
         let m = |bytes: Vec<u8>| Message {
             typ: bytes[0],
             bytes,
         };
         let check = |b: &[u8]| {
-            check_client_hello(&m(b.to_vec()), &[1; 32], "a.test", KxGroup::X25519, &key)
+            check_client_hello(&m(b.to_vec()), &[1; 32], "a.test", S, KxGroup::X25519, &key)
         };
         check(&ch).unwrap();
         assert!(
-            check_client_hello(&m(ch.clone()), &[2; 32], "a.test", KxGroup::X25519, &key).is_err()
+            check_client_hello(&m(ch.clone()), &[2; 32], "a.test", S, KxGroup::X25519, &key)
+                .is_err()
         );
         assert!(
-            check_client_hello(&m(ch.clone()), &[1; 32], "b.test", KxGroup::X25519, &key).is_err()
+            check_client_hello(&m(ch.clone()), &[1; 32], "b.test", S, KxGroup::X25519, &key)
+                .is_err()
         );
         assert!(check_client_hello(
             &m(ch.clone()),
             &[1; 32],
             "a.test",
+            S,
             KxGroup::X25519,
             &[6; 32]
         )
         .is_err());
-        assert!(
-            check_client_hello(&m(ch.clone()), &[1; 32], "a.test", KxGroup::Secp256r1, &key)
-                .is_err()
-        );
+        assert!(check_client_hello(
+            &m(ch.clone()),
+            &[1; 32],
+            "a.test",
+            S,
+            KxGroup::Secp256r1,
+            &key
+        )
+        .is_err());
         // Truncated anywhere.
         for n in [4, 40, 60, ch.len() - 1] {
             assert!(check(&ch[..n]).is_err(), "{n}");
         }
+        // Another suite than the session's.
+        let other = CipherSuite::TLS13_AES_256_GCM_SHA384;
+        assert!(check_client_hello(
+            &m(ch.clone()),
+            &[1; 32],
+            "a.test",
+            other,
+            KxGroup::X25519,
+            &key
+        )
+        .is_err());
         // An IP address: no SNI.
-        let ip = client_hello(&[1; 32], None, KxGroup::X25519, &key);
-        check_client_hello(&m(ip), &[1; 32], "127.0.0.1", KxGroup::X25519, &key).unwrap();
+        let ip = client_hello(&[1; 32], None, S, KxGroup::X25519, &key);
+        check_client_hello(&m(ip), &[1; 32], "127.0.0.1", S, KxGroup::X25519, &key).unwrap();
     }
 }

@@ -1,6 +1,7 @@
 //! MPC mode over TLS 1.3 (issue 54): the prover's and the verifier's
 //! sessions of a TLS 1.3 client whose ECDHE secret, key schedule and
-//! request records run in 2PC, AES-128-GCM-SHA256 only for now; the
+//! request records run in 2PC, with AES-128-GCM-SHA256 or
+//! AES-256-GCM-SHA384 ([`SUITES`], one per session); the
 //! response is proven after the session ([`response`], a plain proof:
 //! not yet sealed, no consistency proof or audit of the garbled circuits)
 //! and the verifier's output states TLS 1.3 ([`verifier_output13`]).
@@ -45,20 +46,26 @@ pub use verifier::Tls13VerifierSession;
 use webproof_circuits::tls::Tls13Suite;
 use webproof_tls::CipherSuite;
 
-/// The TLS 1.3 suite MPC mode runs so far.
+/// The default TLS 1.3 suite of MPC mode.
 pub const SUITE: CipherSuite = CipherSuite::TLS13_AES_128_GCM_SHA256;
 
-/// The key schedule's parameters of [`SUITE`].
-pub(crate) const SCHEDULE: Tls13Suite = Tls13Suite::AES_128_GCM_SHA256;
+/// The TLS 1.3 suites MPC mode runs: the AES-GCM ones (ChaCha20-Poly1305
+/// has no record circuit in 2PC here yet).
+pub const SUITES: [CipherSuite; 2] = [
+    CipherSuite::TLS13_AES_128_GCM_SHA256,
+    CipherSuite::TLS13_AES_256_GCM_SHA384,
+];
 
-/// The suite's parameters, or a clear refusal of any other suite.
+/// The key schedule's parameters of a suite of [`SUITES`], or a clear
+/// refusal of any other suite.
 pub(crate) fn schedule_of(suite: CipherSuite) -> crate::Result<Tls13Suite> {
-    if suite == SUITE {
-        Ok(SCHEDULE)
-    } else {
-        Err(crate::Error::Unsupported(format!(
-            "{suite} in MPC mode over TLS 1.3 (only {SUITE} so far)"
-        )))
+    match suite {
+        CipherSuite::TLS13_AES_128_GCM_SHA256 => Ok(Tls13Suite::AES_128_GCM_SHA256),
+        CipherSuite::TLS13_AES_256_GCM_SHA384 => Ok(Tls13Suite::AES_256_GCM_SHA384),
+        _ => Err(crate::Error::Unsupported(format!(
+            "{suite} in MPC mode over TLS 1.3 (it runs {} and {})",
+            SUITES[0], SUITES[1]
+        ))),
     }
 }
 

@@ -93,7 +93,7 @@ pub fn verifier_output13(
         server_port: 0,
         time,
         tls_version: TlsVersion::Tls13,
-        cipher_suite: super::SUITE,
+        cipher_suite: v.suite(),
         key_exchange_group: group,
         server_certificate_sha256: hex::encode(Sha256::digest(leaf)),
         proof: ProofKind::Mpc,

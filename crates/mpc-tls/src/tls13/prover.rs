@@ -20,7 +20,7 @@
 use super::hello::{
     check_server_hello, client_finished_record, client_hello, read_flight, server_hello,
 };
-use super::rec::{hidden_record, Spec, KEY_LEN};
+use super::rec::{hidden_record, Spec};
 use crate::cots::CotPool;
 use crate::error::{Error, Result};
 use crate::hello::{group_curve, record, Terms};
@@ -55,6 +55,7 @@ struct Incoming {
 /// The prover of a TLS 1.3 session.
 pub struct Tls13ProverSession {
     cfg: ProverConfig,
+    suite: webproof_tls::CipherSuite,
     group: KxGroup,
     curve: Curve,
     rng: ChaCha20Rng,
@@ -139,12 +140,16 @@ impl Tls13ProverSession {
         cots: CotPool,
         rng: &mut (impl RngCore + CryptoRng),
     ) -> Result<(Self, ProverMsg)> {
-        if cfg.suites.iter().any(|s| *s != super::SUITE) {
-            return Err(Error::Unsupported(format!(
-                "suites other than {} in MPC mode over TLS 1.3",
-                super::SUITE
-            )));
+        // One suite is offered: the verifier garbles for it before the
+        // ClientHello (the key schedule's hash and the records' key length
+        // depend on it).
+        if cfg.suites.len() > 1 {
+            return Err(Error::Usage(
+                "one TLS 1.3 suite per session (the circuits are garbled for it ahead)".into(),
+            ));
         }
+        let suite = cfg.suites.first().copied().unwrap_or(super::SUITE);
+        let schedule = super::schedule_of(suite)?;
         if cfg.ems {
             return Err(Error::Usage(
                 "TLS 1.3 has no extended master secret to offer".into(),
@@ -152,7 +157,7 @@ impl Tls13ProverSession {
         }
         let group = cfg.groups.first().copied().unwrap_or(KxGroup::X25519);
         let curve = group_curve(group);
-        let plans = Tls13Plans::shared(super::SCHEDULE)?;
+        let plans = Tls13Plans::shared(schedule)?;
         if cfg.request.is_empty() || cfg.request.len() > crate::cots::MAX_REQUEST {
             return Err(Error::Unsupported(format!(
                 "a request of {} bytes (1 to {})",
@@ -161,12 +166,12 @@ impl Tls13ProverSession {
             )));
         }
         let mut rng = ChaCha20Rng::from_rng(rng).expect("ChaCha20 seeding from an RNG");
-        let (dual, dual_ot) = DualProver::new(KEY_LEN + IV_LEN, &mut rng);
+        let (dual, dual_ot) = DualProver::new(schedule.key_len + IV_LEN, &mut rng);
         let lens = crate::cots::request_records(cfg.request.len());
         // The keystream pads come first out of both pools, in record order.
         let mut cots = cots;
         let mut at = 0;
-        let recs = Spec::all(&lens)
+        let recs = Spec::all(&lens, schedule.key_len)
             .into_iter()
             .map(|spec| {
                 let pads = if spec.computes_h() {
@@ -210,7 +215,7 @@ impl Tls13ProverSession {
             commit_x25519: c2,
             request_lens: lens.iter().map(|&l| l as u32).collect(),
             terms: Terms {
-                suite: super::SUITE,
+                suite,
                 group,
                 ems: false,
             },
@@ -220,6 +225,7 @@ impl Tls13ProverSession {
         Ok((
             Tls13ProverSession {
                 cfg,
+                suite,
                 group,
                 curve,
                 rng,
@@ -512,7 +518,7 @@ impl Tls13ProverSession {
             .evaluator()
             .output_labels(group)?
             .to_vec();
-        let labels = key_iv_wires(&kb, KEY_LEN, IV_LEN)?;
+        let labels = key_iv_wires(&kb, self.recs[0].spec.key_len, IV_LEN)?;
         for r in &mut self.recs {
             let p =
                 r.p.as_mut()
@@ -599,7 +605,7 @@ impl Tls13ProverSession {
             .parse::<core::net::IpAddr>()
             .is_err()
             .then_some(name.as_str());
-        let ch = client_hello(&random, sni, self.group, &joint);
+        let ch = client_hello(&random, sni, self.suite, self.group, &joint);
         let bytes = record(content_type::HANDSHAKE, &ch);
         self.recorder.feed(Direction::Sent, &bytes)?;
         self.client_hello = Some(Message {
@@ -624,7 +630,7 @@ impl Tls13ProverSession {
         if self.server_hello.is_none() {
             let recs = &self.recorder.transcript().received;
             if let Some((sh, next)) = server_hello(recs)? {
-                let server_key = check_server_hello(&sh, self.group)?;
+                let server_key = check_server_hello(&sh, self.suite, self.group)?;
                 self.server_hello = Some((sh, next));
                 let macs = self.cots.take(ectf_cots(self.curve))?;
                 let (kx, flips) = ProverKx::start(
@@ -660,11 +666,16 @@ impl Tls13ProverSession {
         else {
             return Ok(());
         };
-        let Some(flight) = read_flight(&self.recorder.transcript().received, *next, secrets)?
+        let Some(flight) = read_flight(
+            &self.recorder.transcript().received,
+            *next,
+            self.suite,
+            secrets,
+        )?
         else {
             return Ok(());
         };
-        let h = super::SUITE.hash();
+        let h = self.suite.hash();
         let mut transcript = [&ch.bytes[..], &sh.bytes].concat();
         let [ee, cert, cv, fin] = &flight.messages;
         for m in [ee, cert, cv] {
@@ -675,7 +686,7 @@ impl Tls13ProverSession {
             .map_err(|_| Error::ServerFinished)?;
         transcript.extend_from_slice(&fin.bytes);
         let vd = secrets.client_verify_data(&h.hash(&transcript));
-        let rec = client_finished_record(secrets, &vd)?;
+        let rec = client_finished_record(self.suite, secrets, &vd)?;
         self.recorder.feed(Direction::Sent, &rec)?;
         out.to_server.extend_from_slice(&rec);
         out.to_verifier.push(ProverMsg::ToServer(rec));
@@ -720,7 +731,7 @@ impl Tls13ProverSession {
         let own = self.keys.as_ref().ok_or(Error::OutOfOrder("CloseAck"))?;
         let full = revealed.combine(own);
         let cipher = RecordCipher::new(
-            super::SUITE,
+            self.suite,
             TrafficKeys {
                 key: full.server_key,
                 iv: full.server_iv,
@@ -836,6 +847,11 @@ impl Tls13ProverSession {
     /// The handshake traffic secrets, once revealed.
     pub fn handshake_secrets(&self) -> Option<&HandshakeSecrets> {
         self.secrets.as_ref()
+    }
+
+    /// The session's suite.
+    pub fn suite(&self) -> webproof_tls::CipherSuite {
+        self.suite
     }
 
     /// The prover's recording of the session so far.

@@ -21,9 +21,6 @@ pub(crate) const GHASH_RECORD: u32 = 0;
 /// reaches, so its `E_K(J0)` (masked, never used) is no sent record's.
 const GHASH_SEQ: u64 = u64::MAX;
 
-/// AES-128 key bytes.
-pub(crate) const KEY_LEN: usize = 16;
-
 /// What an id stands for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Spec {
@@ -31,19 +28,23 @@ pub(crate) struct Spec {
     /// Bytes encrypted: the request's bytes and the inner content type
     /// (no padding), zero for the GHASH record.
     pub len: usize,
+    /// The AES key's bytes (16 or 32).
+    pub key_len: usize,
 }
 
 impl Spec {
     /// Every record of a session whose request records carry
     /// `content_lens` bytes of the request each.
-    pub(crate) fn all(content_lens: &[usize]) -> Vec<Spec> {
+    pub(crate) fn all(content_lens: &[usize], key_len: usize) -> Vec<Spec> {
         let mut v = vec![Spec {
             id: GHASH_RECORD,
             len: 0,
+            key_len,
         }];
         v.extend(content_lens.iter().enumerate().map(|(i, &l)| Spec {
             id: 1 + i as u32,
             len: l + 1,
+            key_len,
         }));
         v
     }
@@ -83,7 +84,7 @@ impl Spec {
     pub(crate) fn plan(&self) -> Result<Arc<Plan>> {
         Ok(Arc::new(Plan::from_circuit(gcm_circuit_with(
             NonceForm::Tls13,
-            KEY_LEN,
+            self.key_len,
             self.len,
             self.computes_h(),
         ))?))
@@ -93,7 +94,7 @@ impl Spec {
     pub(crate) fn keystream_plan(&self) -> Result<Arc<Plan>> {
         Ok(Arc::new(Plan::from_circuit(keystream_circuit_with(
             NonceForm::Tls13,
-            KEY_LEN,
+            self.key_len,
             self.len,
         ))?))
     }

@@ -72,10 +72,19 @@ const MAX_RANGES: usize = 256;
 const TAG: usize = 16;
 
 /// The server key's and the server IV's bits in the key block
-/// (`client_key ‖ server_key ‖ client_iv ‖ server_iv`).
-fn server_bits() -> (Range<usize>, Range<usize>) {
-    let (k, i) = (8 * super::rec::KEY_LEN, 8 * IV_LEN);
+/// (`client_key ‖ server_key ‖ client_iv ‖ server_iv`) of `key_len`-byte
+/// keys.
+fn server_bits(key_len: usize) -> (Range<usize>, Range<usize>) {
+    let (k, i) = (8 * key_len, 8 * IV_LEN);
     (k..2 * k, 2 * k + i..2 * k + 2 * i)
+}
+
+/// The AEAD of a TLS 1.3 suite MPC mode runs, and its key length.
+fn aead_of(suite: webproof_tls::CipherSuite) -> Result<(Aead, usize)> {
+    Ok(match super::schedule_of(suite)?.key_len {
+        16 => (Aead::Aes128Gcm, 16),
+        _ => (Aead::Aes256Gcm, 32),
+    })
 }
 
 /// What the prover claims of the server's records after its Finished.
@@ -365,7 +374,8 @@ pub async fn prove_response13<C: RandomCotReceiver, T: Io>(
     let bits = zk
         .import_labels(&labels, &bytes_to_bits(&kb))
         .map_err(zk_err)?;
-    let (kr, ir) = server_bits();
+    let (aead, key_len) = aead_of(p.suite())?;
+    let (kr, ir) = server_bits(key_len);
     let key =
         consistency::xor_public_prover(&zk, &bits[kr], &bytes_to_bits(&r.revealed.server_key))
             .map_err(mpc_err)?;
@@ -374,7 +384,6 @@ pub async fn prove_response13<C: RandomCotReceiver, T: Io>(
     zk.assert_public(&iv, &bytes_to_bits(&claim.server_iv))
         .await
         .map_err(zk_err)?;
-    let aead = Aead::Aes128Gcm;
     webproof_tlsproof::assert_plaintext(
         &mut zk,
         aead,
@@ -420,7 +429,8 @@ pub async fn verify_response13<C: RandomCotSender, T: Io>(
         ));
     }
     let bits = zk.import_labels(&zero);
-    let (kr, ir) = server_bits();
+    let (aead, key_len) = aead_of(v.suite())?;
+    let (kr, ir) = server_bits(key_len);
     let key = consistency::xor_public_verifier(&zk, &bits[kr], &bytes_to_bits(&masks.server_key))
         .map_err(mpc_err)?;
     let iv = consistency::xor_public_verifier(&zk, &bits[ir], &bytes_to_bits(&masks.server_iv))
@@ -428,7 +438,6 @@ pub async fn verify_response13<C: RandomCotSender, T: Io>(
     zk.assert_public(&iv, &bytes_to_bits(&claim.server_iv))
         .await
         .map_err(zk_err)?;
-    let aead = Aead::Aes128Gcm;
     webproof_tlsproof::assert_plaintext(
         &mut zk,
         aead,

@@ -20,7 +20,7 @@
 //!   session's server name and time.
 
 use super::hello::{check_client_hello, check_server_hello, server_hello};
-use super::rec::{check_lens, ghash_powers, hidden_record, Spec, KEY_LEN};
+use super::rec::{check_lens, ghash_powers, hidden_record, Spec};
 use crate::cots::CotPool;
 use crate::error::{Error, Result};
 use crate::hello::group_curve;
@@ -64,6 +64,8 @@ enum Stage {
 /// The verifier of a TLS 1.3 session.
 pub struct Tls13VerifierSession {
     cfg: VerifierConfig,
+    /// The suite of the prover's terms (one of [`super::SUITES`]).
+    suite: webproof_tls::CipherSuite,
     delta: Block,
     rng: ChaCha20Rng,
     cots: CotPool,
@@ -120,6 +122,7 @@ impl Tls13VerifierSession {
         let recorder = Recorder::new(cfg.limits);
         Tls13VerifierSession {
             cfg,
+            suite: super::SUITE,
             delta,
             rng,
             cots,
@@ -256,6 +259,7 @@ impl Tls13VerifierSession {
                     ch,
                     &self.client_random,
                     &self.cfg.verify.server_name,
+                    self.suite,
                     group,
                     &joint,
                 )?;
@@ -333,7 +337,8 @@ impl Tls13VerifierSession {
         }
         let lens: Vec<usize> = request_lens.iter().map(|&l| l as usize).collect();
         check_lens(&lens)?;
-        let specs = Spec::all(&lens);
+        let specs = Spec::all(&lens, schedule.key_len);
+        self.suite = terms.suite;
         // The keystream pads come first out of both pools.
         let pads: Vec<Vec<Block>> = specs
             .iter()
@@ -388,7 +393,7 @@ impl Tls13VerifierSession {
             .garbler()
             .output_zero_labels(group)?
             .to_vec();
-        let zero = key_iv_wires(&zero, KEY_LEN, IV_LEN)?;
+        let zero = key_iv_wires(&zero, schedule.key_len, IV_LEN)?;
         let k = ghash_powers(&specs);
         for (spec, pad_keys) in specs.into_iter().zip(pads) {
             let mut v = RecordVerifier::new(
@@ -405,7 +410,7 @@ impl Tls13VerifierSession {
             let eval = if spec.computes_h() {
                 None
             } else {
-                let mut e = RecordEvaluation::new(KEY_LEN, spec.len, spec.instance())?;
+                let mut e = RecordEvaluation::new(spec.key_len, spec.len, spec.instance())?;
                 e.set_plan(spec.keystream_plan()?)?;
                 Some(e)
             };
@@ -555,6 +560,12 @@ impl Tls13VerifierSession {
         Ok((zero, kdf.key_shares(), self.delta))
     }
 
+    /// The session's suite (the prover's terms, which the ServerHello
+    /// matched).
+    pub fn suite(&self) -> webproof_tls::CipherSuite {
+        self.suite
+    }
+
     /// The negotiated group, once the `Hello` came.
     pub fn group(&self) -> Option<KxGroup> {
         self.group.map(|(g, _)| g)
@@ -587,7 +598,10 @@ impl Tls13VerifierSession {
     /// once for all but its key share (the prover's share is opened with
     /// the ECtF's flips; the check is run again then, whole).
     fn take_client_hello(&mut self) -> Result<()> {
-        let rec = &self.recorder.transcript().sent[0];
+        // Until the first record is whole, there is nothing to check.
+        let Some(rec) = self.recorder.transcript().sent.first() else {
+            return Ok(());
+        };
         if rec.content_type != content_type::HANDSHAKE {
             return Err(Error::ClientHello(
                 "the first client record is not a handshake",
@@ -612,6 +626,7 @@ impl Tls13VerifierSession {
             &msg,
             &self.client_random,
             &self.cfg.verify.server_name,
+            self.suite,
             group,
             &own,
         )?;
@@ -627,11 +642,9 @@ impl Tls13VerifierSession {
             return Ok(());
         };
         let (group, _) = self.group.expect("set at Hello");
-        let key = check_server_hello(&sh, group)?;
+        let key = check_server_hello(&sh, self.suite, group)?;
         let ch = self.client_hello.as_ref().expect("checked before");
-        let hash = super::SUITE
-            .hash()
-            .hash(&[&ch.bytes[..], &sh.bytes].concat());
+        let hash = self.suite.hash().hash(&[&ch.bytes[..], &sh.bytes].concat());
         self.server_hello = Some((hash, key));
         Ok(())
     }
