@@ -19,7 +19,18 @@ use webproof_tls::KxGroup;
 const REQUEST: &[u8] = b"GET /json HTTP/1.1\r\nHost: webproof.test\r\nConnection: close\r\n\r\n";
 
 fn server13(c: &Certs, client_auth: bool) -> rustls::ServerConnection {
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    server13_groups(c, client_auth, &[])
+}
+
+/// [`server13`] running only `groups` (empty: every group).
+fn server13_groups(c: &Certs, client_auth: bool, groups: &[KxGroup]) -> rustls::ServerConnection {
+    let mut provider = rustls::crypto::ring::default_provider();
+    if !groups.is_empty() {
+        provider
+            .kx_groups
+            .retain(|g| groups.iter().any(|k| k.code() == u16::from(g.name())));
+    }
+    let provider = Arc::new(provider);
     let b = rustls::ServerConfig::builder_with_provider(provider.clone())
         .with_protocol_versions(&[&rustls::version::TLS13])
         .unwrap();
@@ -267,6 +278,24 @@ fn session_with_suite(
     webproof_ot::SoftSpokenSender,
     webproof_ot::SoftSpokenReceiver,
 ) {
+    session_full(suite, kind, group, &[], request, seed)
+}
+
+/// [`session_with_suite`] against a server running only `server_groups`
+/// (empty: every group).
+fn session_full(
+    suite: webproof_tls::CipherSuite,
+    kind: KeyKind,
+    group: KxGroup,
+    server_groups: &[KxGroup],
+    request: &[u8],
+    seed: u64,
+) -> (
+    Done13,
+    Vec<u8>,
+    webproof_ot::SoftSpokenSender,
+    webproof_ot::SoftSpokenReceiver,
+) {
     let c = certs(kind, &[NAME], false);
     let (delta, keys, macs, cs, cr) = cots_ext(seed, cots_needed(request.len()));
     let mut rng = ChaCha20Rng::seed_from_u64(seed + 10);
@@ -284,15 +313,9 @@ fn session_with_suite(
     );
     let resp = response(3000);
     let t = std::time::Instant::now();
-    let d = run13(
-        p,
-        hello,
-        v,
-        server13(&c, false),
-        Hooks13::default(),
-        Some(&resp),
-    )
-    .unwrap_or_else(|e| panic!("{kind:?} {group:?}: {e:?}"));
+    let server = server13_groups(&c, false, server_groups);
+    let d = run13(p, hello, v, server, Hooks13::default(), Some(&resp))
+        .unwrap_or_else(|e| panic!("{kind:?} {group:?}: {e:?}"));
     eprintln!(
         "TLS 1.3 request of {} bytes, {kind:?} {group:?}: {:?}, {} bytes up, {} bytes down",
         request.len(),
@@ -306,8 +329,10 @@ fn session_with_suite(
     // each recorded as its header and zeros.
     let sent = &d.v.recording().sent;
     let lens = webproof_mpc_tls::cots::request_records(request.len());
-    assert_eq!(sent.len(), 2 + lens.len());
-    for (r, l) in sent[2..].iter().zip(&lens) {
+    // A second ClientHello after a HelloRetryRequest.
+    let hello = 1 + !server_groups.is_empty() as usize;
+    assert_eq!(sent.len(), hello + 1 + lens.len());
+    for (r, l) in sent[hello + 1..].iter().zip(&lens) {
         assert_eq!((r.content_type, r.payload.len()), (23, l + 1 + 16));
         assert!(r.payload.iter().all(|&b| b == 0));
     }
@@ -715,4 +740,31 @@ fn tls13_aes256_gcm_sha384_whole_session() {
     let out = verifier_output13(&d.v, &v, NAME, now()).unwrap();
     assert_eq!(out.cipher_suite, suite);
     assert_eq!(out.sent.len, req.len());
+}
+
+#[test]
+fn tls13_hello_retry_request_to_the_other_group() {
+    // The terms offer a key share for one group; a server that runs only
+    // the other asks for it by a HelloRetryRequest, and the session goes
+    // on with the other group's committed share, both ways round.
+    for (offered, server, seed) in [
+        (KxGroup::Secp256r1, KxGroup::X25519, 61),
+        (KxGroup::X25519, KxGroup::Secp256r1, 62),
+    ] {
+        let (d, resp, cs, cr) =
+            session_full(SUITE, KeyKind::Ecdsa, offered, &[server], REQUEST, seed);
+        assert_eq!(d.v.group(), Some(server));
+        assert_eq!(
+            d.v.recording().received[0].payload[6..38],
+            webproof_tls::handshake::HRR_RANDOM
+        );
+        let claim = Claim13::new(&d.p, std::slice::from_ref(&(0..15))).unwrap();
+        let (p, v) = prove13(&d, cs, cr, &claim);
+        p.unwrap();
+        let v = v.unwrap();
+        assert_eq!(v.ranges, vec![(0, resp[..15].to_vec())]);
+        let out = verifier_output13(&d.v, &v, NAME, now()).unwrap();
+        assert_eq!(out.key_exchange_group, server);
+        assert_eq!(out.sent.len, REQUEST.len());
+    }
 }

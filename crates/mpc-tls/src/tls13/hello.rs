@@ -57,6 +57,7 @@ pub fn client_hello(
     random: &[u8; 32],
     server_name: Option<&str>,
     suite: CipherSuite,
+    preferred: KxGroup,
     group: KxGroup,
     key_share: &[u8],
 ) -> Vec<u8> {
@@ -66,7 +67,7 @@ pub fn client_hello(
         list.extend(vec16(name.as_bytes()));
         exts.extend(ext(hsk::ext::SERVER_NAME, &vec16(&list)));
     }
-    exts.extend(ext(SUPPORTED_GROUPS, &vec16(&group.code().to_be_bytes())));
+    exts.extend(ext(SUPPORTED_GROUPS, &vec16(&groups(preferred))));
     let schemes: Vec<u8> = SIG_SCHEMES.iter().flat_map(|s| s.to_be_bytes()).collect();
     exts.extend(ext(SIGNATURE_ALGORITHMS, &vec16(&schemes)));
     exts.extend(ext(hsk::ext::SUPPORTED_VERSIONS, &[2, 3, 4]));
@@ -79,6 +80,15 @@ pub fn client_hello(
     body.extend([1, 0]);
     body.extend(vec16(&exts));
     handshake_message(msg_type::CLIENT_HELLO, &body)
+}
+
+/// supported_groups' list: the terms' group first, then the other (so a
+/// server that runs only the other asks for it by a HelloRetryRequest).
+fn groups(preferred: KxGroup) -> Vec<u8> {
+    [preferred, super::other_group(preferred)]
+        .iter()
+        .flat_map(|g| g.code().to_be_bytes())
+        .collect()
 }
 
 /// The extensions of a ClientHello body, in order, after its fixed
@@ -135,6 +145,7 @@ pub fn check_client_hello(
     random: &[u8; 32],
     server_name: &str,
     suite: CipherSuite,
+    preferred: KxGroup,
     group: KxGroup,
     key_share: &[u8],
 ) -> Result<()> {
@@ -157,8 +168,8 @@ pub fn check_client_hello(
     if ch.cipher_suites != [suite.code()] {
         return Err(bad("offers another suite than the session's"));
     }
-    if found(SUPPORTED_GROUPS) != Some(&vec16(&group.code().to_be_bytes())[..]) {
-        return Err(bad("offers another group than the session's"));
+    if found(SUPPORTED_GROUPS) != Some(&vec16(&groups(preferred))[..]) {
+        return Err(bad("offers other groups than the session's"));
     }
     if ch.offers_psk_or_early_data {
         return Err(bad("offers a PSK or early data"));
@@ -177,20 +188,31 @@ pub fn check_client_hello(
     }
 }
 
-/// The ServerHello at the head of the server's records, once it is whole:
-/// the message and the index of the first record after it. An alert
-/// before it ends the session with the alert.
-pub fn server_hello(records: &[Record]) -> Result<Option<(Message, usize)>> {
+/// The server's handshake messages in the clear at the head of its
+/// records (a ServerHello, or a HelloRetryRequest and then the
+/// ServerHello), each whole, and the index of the first record after
+/// them; a ChangeCipherSpec among them is skipped (middlebox
+/// compatibility), an alert ends the session with the alert. The key
+/// changes after the ServerHello, so no message may share its record
+/// with the next (RFC 8446 §5.1).
+pub fn clear_messages(records: &[Record]) -> Result<(Vec<Message>, usize)> {
     let mut r = Reassembler::default();
+    let mut out = Vec::new();
+    let mut next = 0;
     for (i, rec) in records.iter().enumerate() {
         match rec.content_type {
             content_type::HANDSHAKE => r.push(&rec.payload)?,
+            content_type::CHANGE_CIPHER_SPEC if rec.payload == [1] && r.is_empty() => {
+                next = i + 1;
+                continue;
+            }
             content_type::ALERT => {
                 return Err(Error::ServerAlert {
                     level: rec.payload.first().copied().unwrap_or(0),
                     description: rec.payload.get(1).copied().unwrap_or(255),
                 })
             }
+            content_type::APPLICATION_DATA if r.is_empty() && !out.is_empty() => break,
             _ => {
                 return Err(Error::Unexpected {
                     expected: "ServerHello",
@@ -198,19 +220,93 @@ pub fn server_hello(records: &[Record]) -> Result<Option<(Message, usize)>> {
                 })
             }
         }
-        if let Some(m) = r.next_message()? {
-            // The key changes after the ServerHello: nothing of the
-            // handshake may follow it in the clear (RFC 8446 §5.1).
+        while let Some(m) = r.next_message()? {
             if !r.is_empty() {
                 return Err(Error::Unexpected {
                     expected: "the ServerHello alone in its record",
                     got: "more handshake bytes in the clear",
                 });
             }
-            return Ok(Some((m, i + 1)));
+            out.push(m);
+        }
+        if r.is_empty() {
+            next = i + 1;
+        }
+        if out.len() == 2 {
+            break;
         }
     }
-    Ok(None)
+    Ok((out, next))
+}
+
+/// Whether a server message is a HelloRetryRequest (by its random).
+pub fn is_hrr(msg: &Message) -> bool {
+    msg.typ == msg_type::SERVER_HELLO && msg.body().get(2..34) == Some(&hsk::HRR_RANDOM[..])
+}
+
+/// The checks of a HelloRetryRequest: TLS 1.3, the session's suite, and
+/// the group the client offered without a key share (the other one) as
+/// its selected group; nothing else asked for (a cookie or any other
+/// extension is refused: the second ClientHello would have to echo what
+/// this client does not write). Returns the group.
+pub fn check_hrr(msg: &Message, suite: CipherSuite, preferred: KxGroup) -> Result<KxGroup> {
+    let sh = hsk::parse_server_hello(msg.body())?;
+    let other = super::other_group(preferred);
+    if !sh.is_hrr() || sh.version != 0x0304 || sh.cipher_suite != suite.code() || sh.psk {
+        return Err(Error::Unexpected {
+            expected: "a HelloRetryRequest for TLS 1.3 and the session's suite",
+            got: "another HelloRetryRequest",
+        });
+    }
+    match sh.key_share {
+        Some((g, _)) if g == other.code() => {}
+        _ => {
+            return Err(Error::Unsupported(
+                "a HelloRetryRequest for a group the client did not offer, or for the one it \
+                 sent a key share for"
+                    .into(),
+            ))
+        }
+    }
+    // Its extensions, raw: supported_versions and key_share alone.
+    let b = msg.body();
+    let sid = *b.get(34).ok_or(Error::Malformed("a HelloRetryRequest"))? as usize;
+    let mut at = 35 + sid + 3 + 2;
+    while at < b.len() {
+        let head = b
+            .get(at..at + 4)
+            .ok_or(Error::Malformed("a HelloRetryRequest"))?;
+        let typ = u16::from_be_bytes([head[0], head[1]]);
+        if typ != hsk::ext::SUPPORTED_VERSIONS && typ != hsk::ext::KEY_SHARE {
+            return Err(Error::Unsupported(format!(
+                "a HelloRetryRequest with extension {typ} (a cookie is not echoed yet)"
+            )));
+        }
+        at += 4 + u16::from_be_bytes([head[2], head[3]]) as usize;
+    }
+    Ok(other)
+}
+
+/// The transcript through the ServerHello, as both parties hash it: the
+/// ClientHello and the ServerHello; after a HelloRetryRequest, the first
+/// ClientHello replaced by its `message_hash` (RFC 8446 §4.4.1), the
+/// HelloRetryRequest, the second ClientHello, the ServerHello.
+pub fn hello_transcript(
+    suite: CipherSuite,
+    ch1: &Message,
+    retry: Option<(&Message, &Message)>,
+    sh: &Message,
+) -> Vec<u8> {
+    match retry {
+        None => [&ch1.bytes[..], &sh.bytes].concat(),
+        Some((hrr, ch2)) => {
+            let h = suite.hash();
+            let digest = h.hash(&ch1.bytes);
+            let mut t = vec![msg_type::MESSAGE_HASH, 0, 0, digest.len() as u8];
+            t.extend_from_slice(&digest);
+            [&t[..], &hrr.bytes, &ch2.bytes, &sh.bytes].concat()
+        }
+    }
 }
 
 /// The checks of the ServerHello both parties run on their own copy:
@@ -227,8 +323,8 @@ pub fn check_server_hello(msg: &Message, suite: CipherSuite, group: KxGroup) -> 
     let sh = hsk::parse_server_hello(msg.body())?;
     if sh.is_hrr() {
         return Err(Error::Unsupported(
-            "a HelloRetryRequest (the server wants another key share group; MPC mode over TLS \
-             1.3 offers one group and does not retry yet)"
+            "a HelloRetryRequest where a ServerHello was due (a second one, or one after \
+             the retry)"
                 .into(),
         ));
     }
@@ -425,6 +521,42 @@ mod tests {
         };
         let e = check_server_hello(&hrr, S, KxGroup::X25519).unwrap_err();
         assert!(format!("{e}").contains("HelloRetryRequest"), "{e}");
+        // As a retry: to X25519 when P-256 had the key share, and not to
+        // the group that had it, nor under another suite.
+        assert!(is_hrr(&hrr) && !is_hrr(&ok));
+        assert_eq!(
+            check_hrr(&hrr, S, KxGroup::Secp256r1).unwrap(),
+            KxGroup::X25519
+        );
+        assert!(matches!(
+            check_hrr(&hrr, S, KxGroup::X25519),
+            Err(Error::Unsupported(_))
+        ));
+        let s384 = CipherSuite::TLS13_AES_256_GCM_SHA384;
+        assert!(check_hrr(&hrr, s384, KxGroup::Secp256r1).is_err());
+        assert!(check_hrr(&ok, S, KxGroup::Secp256r1).is_err());
+        // A retry that asks for a cookie: refused by name.
+        let cookie = {
+            let mut exts = ext(hsk::ext::SUPPORTED_VERSIONS, &[3, 4]);
+            exts.extend(ext(
+                hsk::ext::KEY_SHARE,
+                &KxGroup::X25519.code().to_be_bytes(),
+            ));
+            exts.extend(ext(44, &vec16(&[1, 2, 3])));
+            let mut body = vec![3, 3];
+            body.extend_from_slice(&hsk::HRR_RANDOM);
+            body.push(0);
+            body.extend(code.to_be_bytes());
+            body.push(0);
+            body.extend(vec16(&exts));
+            let bytes = handshake_message(msg_type::SERVER_HELLO, &body);
+            Message {
+                typ: bytes[0],
+                bytes,
+            }
+        };
+        let e = check_hrr(&cookie, S, KxGroup::Secp256r1).unwrap_err();
+        assert!(format!("{e}").contains("cookie"), "{e}");
         // TLS 1.2, another suite, a PSK.
         let v12 = sh([7; 32], code, 0x0303, &[9; 32], &[]);
         assert!(matches!(
@@ -457,28 +589,56 @@ mod tests {
     #[test]
     fn client_hello_checks() {
         let key = [5u8; 32];
-        let ch = client_hello(&[1; 32], Some("a.test"), S, KxGroup::X25519, &key);
+        let ch = client_hello(
+            &[1; 32],
+            Some("a.test"),
+            S,
+            KxGroup::X25519,
+            KxGroup::X25519,
+            &key,
+        );
         let m = |bytes: Vec<u8>| Message {
             typ: bytes[0],
             bytes,
         };
         let check = |b: &[u8]| {
-            check_client_hello(&m(b.to_vec()), &[1; 32], "a.test", S, KxGroup::X25519, &key)
+            check_client_hello(
+                &m(b.to_vec()),
+                &[1; 32],
+                "a.test",
+                S,
+                KxGroup::X25519,
+                KxGroup::X25519,
+                &key,
+            )
         };
         check(&ch).unwrap();
-        assert!(
-            check_client_hello(&m(ch.clone()), &[2; 32], "a.test", S, KxGroup::X25519, &key)
-                .is_err()
-        );
-        assert!(
-            check_client_hello(&m(ch.clone()), &[1; 32], "b.test", S, KxGroup::X25519, &key)
-                .is_err()
-        );
+        assert!(check_client_hello(
+            &m(ch.clone()),
+            &[2; 32],
+            "a.test",
+            S,
+            KxGroup::X25519,
+            KxGroup::X25519,
+            &key
+        )
+        .is_err());
+        assert!(check_client_hello(
+            &m(ch.clone()),
+            &[1; 32],
+            "b.test",
+            S,
+            KxGroup::X25519,
+            KxGroup::X25519,
+            &key
+        )
+        .is_err());
         assert!(check_client_hello(
             &m(ch.clone()),
             &[1; 32],
             "a.test",
             S,
+            KxGroup::X25519,
             KxGroup::X25519,
             &[6; 32]
         )
@@ -488,6 +648,7 @@ mod tests {
             &[1; 32],
             "a.test",
             S,
+            KxGroup::Secp256r1,
             KxGroup::Secp256r1,
             &key
         )
@@ -504,11 +665,51 @@ mod tests {
             "a.test",
             other,
             KxGroup::X25519,
+            KxGroup::X25519,
             &key
         )
         .is_err());
+        // The key share for the other group (the second ClientHello after
+        // a HelloRetryRequest) keeps the groups' list.
+        let ch2 = client_hello(
+            &[1; 32],
+            Some("a.test"),
+            S,
+            KxGroup::X25519,
+            KxGroup::Secp256r1,
+            &[4; 65],
+        );
+        check_client_hello(
+            &m(ch2.clone()),
+            &[1; 32],
+            "a.test",
+            S,
+            KxGroup::X25519,
+            KxGroup::Secp256r1,
+            &[4; 65],
+        )
+        .unwrap();
+        assert!(check_client_hello(
+            &m(ch2),
+            &[1; 32],
+            "a.test",
+            S,
+            KxGroup::Secp256r1,
+            KxGroup::Secp256r1,
+            &[4; 65]
+        )
+        .is_err());
         // An IP address: no SNI.
-        let ip = client_hello(&[1; 32], None, S, KxGroup::X25519, &key);
-        check_client_hello(&m(ip), &[1; 32], "127.0.0.1", S, KxGroup::X25519, &key).unwrap();
+        let ip = client_hello(&[1; 32], None, S, KxGroup::X25519, KxGroup::X25519, &key);
+        check_client_hello(
+            &m(ip),
+            &[1; 32],
+            "127.0.0.1",
+            S,
+            KxGroup::X25519,
+            KxGroup::X25519,
+            &key,
+        )
+        .unwrap();
     }
 }

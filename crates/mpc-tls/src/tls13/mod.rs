@@ -69,5 +69,14 @@ pub(crate) fn schedule_of(suite: CipherSuite) -> crate::Result<Tls13Suite> {
     }
 }
 
+/// The group MPC mode offers beside `g` (it runs two).
+pub(crate) fn other_group(g: webproof_tls::KxGroup) -> webproof_tls::KxGroup {
+    use webproof_tls::KxGroup;
+    match g {
+        KxGroup::Secp256r1 => KxGroup::X25519,
+        KxGroup::X25519 => KxGroup::Secp256r1,
+    }
+}
+
 /// Garbling instances: the key schedule's four steps come first.
 pub(crate) const KDF_INSTANCE: u64 = 0;

@@ -59,8 +59,11 @@ pub fn verifier_output13(
     // order: the ClientHello and the client Finished carry none, the
     // request's records their content; the server's records before its
     // Finished none, the later ones what the proof established.
+    // The client's handshake records: its ClientHello (two after a
+    // HelloRetryRequest) and its Finished.
+    let handshake = v.recording().sent.len().saturating_sub(request.len());
     let lens = [
-        [vec![0, 0], request.clone()].concat(),
+        [vec![0; handshake], request.clone()].concat(),
         [vec![0; start], verified.app_lens.clone()].concat(),
     ];
     let mut next = [0usize; 2];

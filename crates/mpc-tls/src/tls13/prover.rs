@@ -18,7 +18,8 @@
 //! verifier's `RecTagShare` vouches for its keystream (`RecSent`).
 
 use super::hello::{
-    check_server_hello, client_finished_record, client_hello, read_flight, server_hello,
+    check_hrr, check_server_hello, clear_messages, client_finished_record, client_hello,
+    hello_transcript, is_hrr, read_flight,
 };
 use super::rec::{hidden_record, Spec};
 use crate::cots::CotPool;
@@ -63,9 +64,16 @@ pub struct Tls13ProverSession {
     ole: OleReceiver,
     plans: Tls13Plans,
     shares: Shares,
-    blind: [u8; 32],
-    /// The verifier's client random and its public share of the group.
-    setup: Option<([u8; 32], Vec<u8>)>,
+    /// The commitments' blinds (P-256, X25519).
+    blinds: ([u8; 32], [u8; 32]),
+    /// The terms' group (the first ClientHello's key share).
+    preferred: KxGroup,
+    /// A HelloRetryRequest and the second ClientHello, if the server
+    /// asked for the other group.
+    retry: Option<(Message, Message)>,
+    /// The verifier's client random and its public shares (P-256,
+    /// X25519).
+    setup: Option<([u8; 32], Vec<u8>, Vec<u8>)>,
     incoming: Vec<Incoming>,
     client_hello: Option<Message>,
     recorder: Recorder,
@@ -206,10 +214,6 @@ impl Tls13ProverSession {
         let shares = Shares::random(&mut rng);
         let (c1, b1) = keyshare::commit(&shares.public(Curve::P256), &mut rng);
         let (c2, b2) = keyshare::commit(&shares.public(Curve::X25519), &mut rng);
-        let blind = match curve {
-            Curve::P256 => b1,
-            Curve::X25519 => b2,
-        };
         let hello = ProverMsg::Hello {
             commit_p256: c1,
             commit_x25519: c2,
@@ -233,7 +237,9 @@ impl Tls13ProverSession {
                 ole: OleReceiver::new(ECTF_STREAM),
                 plans,
                 shares,
-                blind,
+                blinds: (b1, b2),
+                preferred: group,
+                retry: None,
                 setup: None,
                 incoming: (0..STEPS).map(|_| Incoming::default()).collect(),
                 client_hello: None,
@@ -277,11 +283,7 @@ impl Tls13ProverSession {
                         got: "Setup",
                     });
                 }
-                let q = match self.curve {
-                    Curve::P256 => q_p256,
-                    Curve::X25519 => q_x25519.to_vec(),
-                };
-                self.setup = Some((client_random, q));
+                self.setup = Some((client_random, q_p256, q_x25519.to_vec()));
                 // Dual execution: the labels of the verifier's key ‖ IV
                 // wires, then each request record's keystream garbled by
                 // the prover, while the verifier's tables come down.
@@ -598,20 +600,37 @@ impl Tls13ProverSession {
     /// (the prover's public share plus the verifier's, the verifier's
     /// known only now, after the prover committed to its own).
     fn send_client_hello(&mut self, out: &mut ProverOutput) -> Result<()> {
-        let (random, q) = self.setup.clone().ok_or(Error::OutOfOrder("ClientHello"))?;
+        let ch = self.write_client_hello()?;
+        self.client_hello = Some(ch.clone());
+        self.send_handshake(ch, out)
+    }
+
+    /// The ClientHello with the joint key share of the current group (the
+    /// terms', or after a HelloRetryRequest the other).
+    fn write_client_hello(&self) -> Result<Message> {
+        let (random, q256, q25519) = self.setup.clone().ok_or(Error::OutOfOrder("ClientHello"))?;
+        let q = match self.curve {
+            Curve::P256 => q256,
+            Curve::X25519 => q25519,
+        };
         let joint = self.shares.client_share(self.curve, &q)?;
         let name = &self.cfg.server_name;
         let sni = name
             .parse::<core::net::IpAddr>()
             .is_err()
             .then_some(name.as_str());
-        let ch = client_hello(&random, sni, self.suite, self.group, &joint);
-        let bytes = record(content_type::HANDSHAKE, &ch);
-        self.recorder.feed(Direction::Sent, &bytes)?;
-        self.client_hello = Some(Message {
+        let ch = client_hello(&random, sni, self.suite, self.preferred, self.group, &joint);
+        Ok(Message {
             typ: ch[0],
             bytes: ch,
-        });
+        })
+    }
+
+    /// A handshake message in the clear to the server and, as the bytes
+    /// sent, to the verifier.
+    fn send_handshake(&mut self, msg: Message, out: &mut ProverOutput) -> Result<()> {
+        let bytes = record(content_type::HANDSHAKE, &msg.bytes);
+        self.recorder.feed(Direction::Sent, &bytes)?;
         out.to_server.extend_from_slice(&bytes);
         out.to_verifier.push(ProverMsg::ToServer(bytes));
         Ok(())
@@ -628,10 +647,24 @@ impl Tls13ProverSession {
         self.recorder.feed(Direction::Received, bytes)?;
         out.to_verifier.push(ProverMsg::FromServer(bytes.to_vec()));
         if self.server_hello.is_none() {
-            let recs = &self.recorder.transcript().received;
-            if let Some((sh, next)) = server_hello(recs)? {
-                let server_key = check_server_hello(&sh, self.suite, self.group)?;
-                self.server_hello = Some((sh, next));
+            let (msgs, next) = clear_messages(&self.recorder.transcript().received)?;
+            let mut sh = msgs.first();
+            if let Some(hrr) = sh.filter(|m| is_hrr(m)) {
+                if self.retry.is_none() {
+                    // The server runs only the other group: the second
+                    // ClientHello, the same but for the key share.
+                    let g = check_hrr(hrr, self.suite, self.preferred)?;
+                    self.group = g;
+                    self.curve = group_curve(g);
+                    let ch2 = self.write_client_hello()?;
+                    self.retry = Some((hrr.clone(), ch2.clone()));
+                    self.send_handshake(ch2, &mut out)?;
+                }
+                sh = msgs.get(1);
+            }
+            if let Some(sh) = sh {
+                let server_key = check_server_hello(sh, self.suite, self.group)?;
+                self.server_hello = Some((sh.clone(), next));
                 let macs = self.cots.take(ectf_cots(self.curve))?;
                 let (kx, flips) = ProverKx::start(
                     &self.shares,
@@ -642,9 +675,13 @@ impl Tls13ProverSession {
                     &mut self.rng,
                 )?;
                 self.kx = Some(kx);
+                let blind = match self.curve {
+                    Curve::P256 => self.blinds.0,
+                    Curve::X25519 => self.blinds.1,
+                };
                 out.to_verifier.push(ProverMsg::KeyOpen {
                     public: self.shares.public(self.curve),
-                    blind: self.blind,
+                    blind,
                     flips,
                 });
             }
@@ -676,7 +713,8 @@ impl Tls13ProverSession {
             return Ok(());
         };
         let h = self.suite.hash();
-        let mut transcript = [&ch.bytes[..], &sh.bytes].concat();
+        let retry = self.retry.as_ref().map(|(h, c)| (h, c));
+        let mut transcript = hello_transcript(self.suite, ch, retry, sh);
         let [ee, cert, cv, fin] = &flight.messages;
         for m in [ee, cert, cv] {
             transcript.extend_from_slice(&m.bytes);

@@ -19,7 +19,9 @@
 //!   ([`webproof_proxy::verify::check_handshake`]) against its roots, the
 //!   session's server name and time.
 
-use super::hello::{check_client_hello, check_server_hello, server_hello};
+use super::hello::{
+    check_client_hello, check_hrr, check_server_hello, clear_messages, hello_transcript, is_hrr,
+};
 use super::rec::{check_lens, ghash_powers, hidden_record, Spec};
 use crate::cots::CotPool;
 use crate::error::{Error, Result};
@@ -74,7 +76,13 @@ pub struct Tls13VerifierSession {
     client_random: [u8; 32],
     stage: Stage,
     commits: ([u8; 32], [u8; 32]),
+    /// The terms' group (the first ClientHello's key share).
     group: Option<(KxGroup, Curve)>,
+    /// The group of the ServerHello (the terms', or the other after a
+    /// HelloRetryRequest).
+    shared: Option<(KxGroup, Curve)>,
+    /// After a HelloRetryRequest, the second ClientHello.
+    client_hello2: Option<Message>,
     recorder: Recorder,
     client_hello: Option<Message>,
     /// The ServerHello, the server's key share, the hash of
@@ -132,6 +140,8 @@ impl Tls13VerifierSession {
             stage: Stage::Hello,
             commits: ([0; 32], [0; 32]),
             group: None,
+            shared: None,
+            client_hello2: None,
             recorder,
             client_hello: None,
             server_hello: None,
@@ -220,6 +230,10 @@ impl Tls13VerifierSession {
                 if self.client_hello.is_none() {
                     self.take_client_hello()?;
                 } else {
+                    // The second ClientHello, after a HelloRetryRequest.
+                    if self.server_hello.is_none() {
+                        self.take_server_hello()?;
+                    }
                     self.try_check_handshake(&mut out)?;
                 }
             }
@@ -241,7 +255,10 @@ impl Tls13VerifierSession {
                 },
                 Stage::Handshake,
             ) => {
-                let (group, curve) = self.group.expect("set at Hello");
+                let (preferred, _) = self.group.expect("set at Hello");
+                let (group, curve) = self
+                    .shared
+                    .ok_or(unexpected("the ServerHello before the opening"))?;
                 let (_, server_key) = self
                     .server_hello
                     .as_ref()
@@ -254,12 +271,18 @@ impl Tls13VerifierSession {
                 // The ClientHello's key share must be the sum of the
                 // committed share and the verifier's own.
                 let joint = self.shares.client_share(curve, &public)?;
-                let ch = self.client_hello.as_ref().expect("before the ServerHello");
+                // The ClientHello whose key share the server took.
+                let ch = self
+                    .client_hello2
+                    .as_ref()
+                    .or(self.client_hello.as_ref())
+                    .expect("before the ServerHello");
                 check_client_hello(
                     ch,
                     &self.client_random,
                     &self.cfg.verify.server_name,
                     self.suite,
+                    preferred,
                     group,
                     &joint,
                 )?;
@@ -272,7 +295,7 @@ impl Tls13VerifierSession {
             }
             (ProverMsg::EctfCorrection(c), Stage::Ectf) => {
                 let share = self.kx.take().expect("set with the answer").finish(&c)?;
-                let (_, curve) = self.group.expect("set at Hello");
+                let (_, curve) = self.shared.expect("set with the ServerHello");
                 let (hash, _) = self.server_hello.as_ref().expect("before the opening");
                 self.kdf
                     .as_mut()
@@ -566,9 +589,9 @@ impl Tls13VerifierSession {
         self.suite
     }
 
-    /// The negotiated group, once the `Hello` came.
+    /// The negotiated group, once the ServerHello came.
     pub fn group(&self) -> Option<KxGroup> {
-        self.group.map(|(g, _)| g)
+        self.shared.map(|(g, _)| g)
     }
 
     /// The request's content length per record, in order.
@@ -594,58 +617,108 @@ impl Tls13VerifierSession {
         self.kdf.as_mut().expect("garbled at Hello")
     }
 
-    /// The first client record: the ClientHello, whole in it. Checked at
-    /// once for all but its key share (the prover's share is opened with
-    /// the ECtF's flips; the check is run again then, whole).
-    fn take_client_hello(&mut self) -> Result<()> {
-        // Until the first record is whole, there is nothing to check.
-        let Some(rec) = self.recorder.transcript().sent.first() else {
-            return Ok(());
+    /// Client record `index` as a ClientHello whole in it, once the
+    /// record is.
+    fn client_hello_at(&self, index: usize) -> Result<Option<Message>> {
+        let Some(rec) = self.recorder.transcript().sent.get(index) else {
+            return Ok(None);
         };
         if rec.content_type != content_type::HANDSHAKE {
             return Err(Error::ClientHello(
-                "the first client record is not a handshake",
+                "a client record in the clear that is no handshake",
             ));
         }
         let mut r = Reassembler::default();
         r.push(&rec.payload)?;
         let msg = r
             .next_message()?
-            .ok_or(Error::ClientHello("not whole in the first record"))?;
+            .ok_or(Error::ClientHello("not whole in its record"))?;
         if !r.is_empty() {
             return Err(Error::ClientHello("followed by more handshake bytes"));
         }
-        let (group, _) = self.group.expect("set at Hello");
+        Ok(Some(msg))
+    }
+
+    /// The key share a ClientHello carries (checked by
+    /// [`check_client_hello`] against the sum once the prover opened its
+    /// share).
+    fn own_share(msg: &Message) -> Result<Vec<u8>> {
         let ch = webproof_tls::handshake::parse_client_hello(msg.body())?;
-        let own = ch
+        Ok(ch
             .key_shares
             .first()
             .map(|(_, k)| k.clone())
-            .unwrap_or_default();
+            .unwrap_or_default())
+    }
+
+    /// The first client record: the ClientHello, whole in it. Checked at
+    /// once for all but its key share (the prover's share is opened with
+    /// the ECtF's flips; the check is run again then, whole).
+    fn take_client_hello(&mut self) -> Result<()> {
+        let Some(msg) = self.client_hello_at(0)? else {
+            return Ok(());
+        };
+        let (group, _) = self.group.expect("set at Hello");
         check_client_hello(
             &msg,
             &self.client_random,
             &self.cfg.verify.server_name,
             self.suite,
             group,
-            &own,
+            group,
+            &Self::own_share(&msg)?,
         )?;
         self.client_hello = Some(msg);
         Ok(())
     }
 
     /// The ServerHello from the verifier's recording, once whole: checked
-    /// (TLS 1.3, the suite, no HelloRetryRequest, no PSK, the group), and
-    /// the hash of ClientHello..ServerHello taken from the bytes recorded.
+    /// (TLS 1.3, the suite, no PSK, the group), and the hash of the
+    /// transcript through it taken from the bytes recorded. After a
+    /// HelloRetryRequest (checked: the other group, nothing else asked
+    /// for), the second ClientHello is checked as the first, with the key
+    /// share of the other group, and the transcript starts with the first
+    /// ClientHello's `message_hash`.
     fn take_server_hello(&mut self) -> Result<()> {
-        let Some((sh, _)) = server_hello(&self.recorder.transcript().received)? else {
+        let (msgs, _) = clear_messages(&self.recorder.transcript().received)?;
+        let Some(first) = msgs.first() else {
             return Ok(());
         };
-        let (group, _) = self.group.expect("set at Hello");
-        let key = check_server_hello(&sh, self.suite, group)?;
+        let (preferred, _) = self.group.expect("set at Hello");
+        let mut group = preferred;
+        let mut sh = Some(first);
+        let mut ch2 = None;
+        if is_hrr(first) {
+            group = check_hrr(first, self.suite, preferred)?;
+            // The prover's second ClientHello, forwarded after the retry.
+            let Some(m) = self.client_hello_at(1)? else {
+                return Ok(());
+            };
+            check_client_hello(
+                &m,
+                &self.client_random,
+                &self.cfg.verify.server_name,
+                self.suite,
+                preferred,
+                group,
+                &Self::own_share(&m)?,
+            )?;
+            ch2 = Some(m);
+            sh = msgs.get(1);
+        }
+        let Some(sh) = sh else {
+            return Ok(());
+        };
+        let key = check_server_hello(sh, self.suite, group)?;
         let ch = self.client_hello.as_ref().expect("checked before");
-        let hash = self.suite.hash().hash(&[&ch.bytes[..], &sh.bytes].concat());
+        let retry = ch2.as_ref().map(|c| (first, c));
+        let hash = self
+            .suite
+            .hash()
+            .hash(&hello_transcript(self.suite, ch, retry, sh));
         self.server_hello = Some((hash, key));
+        self.shared = Some((group, group_curve(group)));
+        self.client_hello2 = ch2;
         Ok(())
     }
 
