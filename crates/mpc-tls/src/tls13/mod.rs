@@ -32,6 +32,7 @@
 //! `DualEnd`, `RecPowers`, `RecCiphertext`, `RecTagShare`, `RecSent`),
 //! so no encoding changes.
 
+pub mod audit;
 pub mod hello;
 mod output;
 pub mod prover;

@@ -90,6 +90,9 @@ pub struct Tls13ProverSession {
     powers: Option<Vec<Gf128>>,
     /// Index of the first server record after its Finished.
     server_app_start: Option<usize>,
+    /// The transcript hashes through the ServerHello and through the
+    /// server Finished, as the prover computed them.
+    hashes: Option<(Vec<u8>, Vec<u8>)>,
     /// The server closed its side, or sent an alert after the handshake.
     server_done: bool,
     closing: bool,
@@ -254,6 +257,7 @@ impl Tls13ProverSession {
                 recs,
                 powers: None,
                 server_app_start: None,
+                hashes: None,
                 server_done: false,
                 closing: false,
                 response: None,
@@ -715,6 +719,7 @@ impl Tls13ProverSession {
         let h = self.suite.hash();
         let retry = self.retry.as_ref().map(|(h, c)| (h, c));
         let mut transcript = hello_transcript(self.suite, ch, retry, sh);
+        let hello_hash = h.hash(&transcript);
         let [ee, cert, cv, fin] = &flight.messages;
         for m in [ee, cert, cv] {
             transcript.extend_from_slice(&m.bytes);
@@ -723,7 +728,9 @@ impl Tls13ProverSession {
             .check_server_finished(&h.hash(&transcript), fin.body())
             .map_err(|_| Error::ServerFinished)?;
         transcript.extend_from_slice(&fin.bytes);
-        let vd = secrets.client_verify_data(&h.hash(&transcript));
+        let finished_hash = h.hash(&transcript);
+        let vd = secrets.client_verify_data(&finished_hash);
+        self.hashes = Some((hello_hash, finished_hash));
         let rec = client_finished_record(self.suite, secrets, &vd)?;
         self.recorder.feed(Direction::Sent, &rec)?;
         out.to_server.extend_from_slice(&rec);
@@ -858,6 +865,61 @@ impl Tls13ProverSession {
             .output_labels(group)?
             .to_vec();
         Ok((labels, keys.clone()))
+    }
+
+    /// What the audit needs of every circuit the prover evaluated, in
+    /// order: the key schedule's steps, then the records by id.
+    pub(crate) fn evaluated_runs(&self) -> Result<Vec<webproof_mpc::consistency::EvaluatedRun>> {
+        let kdf = self.kdf.as_ref().ok_or(Error::OutOfOrder("the audit"))?;
+        let mut runs = Vec::new();
+        for c in kdf.circuits() {
+            runs.push(c.retain()?);
+        }
+        for r in &self.recs {
+            let p = r.p.as_ref().ok_or(Error::OutOfOrder("the audit"))?;
+            runs.push(p.circuit().retain()?);
+        }
+        Ok(runs)
+    }
+
+    /// The verifier's revealed inputs (`revealed[i]`: its groups of run
+    /// `i` of [`Self::evaluated_runs`]) against what the protocol makes
+    /// them, and its key shares in `CloseAck` against its masks.
+    pub(crate) fn check_revealed_inputs(&self, revealed: &[Vec<Vec<bool>>]) -> Result<()> {
+        let kdf = self.kdf.as_ref().ok_or(Error::OutOfOrder("the audit"))?;
+        let (hello, finished) = self.hashes.as_ref().ok_or(Error::OutOfOrder("the audit"))?;
+        let r = self
+            .response
+            .as_ref()
+            .ok_or(Error::OutOfOrder("the audit"))?;
+        if revealed.len() != STEPS + self.recs.len() {
+            return Err(Error::Malformed("revealed inputs of another session"));
+        }
+        let masks = webproof_mpc::tls13::check_verifier_inputs(
+            super::schedule_of(self.suite)?,
+            self.curve,
+            hello,
+            finished,
+            &revealed[..STEPS],
+            &kdf.revealed(),
+        )
+        .map_err(crate::response::mpc_err)?;
+        if masks != r.revealed {
+            return Err(Error::VerifierCheated(
+                "its key shares in CloseAck are not its masks of the key block".into(),
+            ));
+        }
+        let share = key_iv(&masks);
+        for (rec, inputs) in self.recs.iter().zip(&revealed[STEPS..]) {
+            record::check_verifier_inputs(
+                &share,
+                &rec.spec.seq().to_be_bytes(),
+                inputs,
+                rec.spec.computes_h(),
+            )
+            .map_err(crate::response::mpc_err)?;
+        }
+        Ok(())
     }
 
     /// Index of the first server record after its Finished.

@@ -397,7 +397,10 @@ pub async fn prove_response13<C: RandomCotReceiver, T: Io>(
     webproof_tlsproof::assert_tags(&mut zk, aead, &key, &claim.server_iv, &st.records, &st.tags)
         .await
         .map_err(zk_err)?;
-    zk.finish().await.map_err(zk_err)
+    let (mut cot, mut ch) = zk.finish().await.map_err(zk_err)?;
+    // The proof is done: the verifier's reveal, and the audit.
+    super::audit::audit13(&mut cot, &mut ch, p).await?;
+    Ok((cot, ch))
 }
 
 /// The verifier's run: the claim checked against its recording, then the
@@ -451,6 +454,8 @@ pub async fn verify_response13<C: RandomCotSender, T: Io>(
     webproof_tlsproof::assert_tags(&mut zk, aead, &key, &claim.server_iv, &st.records, &st.tags)
         .await
         .map_err(zk_err)?;
-    zk.finish().await.map_err(zk_err)?;
+    let (mut cot, mut ch) = zk.finish().await.map_err(zk_err)?;
+    // The proof verified: nothing the prover learns now can change it.
+    super::audit::reveal13(&mut cot, &mut ch, v).await?;
     Ok(st.verified)
 }

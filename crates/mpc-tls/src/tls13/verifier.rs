@@ -603,6 +603,20 @@ impl Tls13VerifierSession {
             .collect()
     }
 
+    /// What the audit needs of every garbled circuit, in order: the key
+    /// schedule's steps, then the records by id.
+    pub(crate) fn garbled_runs(&self) -> Result<Vec<webproof_mpc::consistency::GarbledRun>> {
+        let kdf = self.kdf.as_ref().ok_or(Error::OutOfOrder("the audit"))?;
+        let mut runs = Vec::new();
+        for c in kdf.circuits() {
+            runs.push(c.retain()?);
+        }
+        for r in &self.recs {
+            runs.push(r.v.circuit().retain()?);
+        }
+        Ok(runs)
+    }
+
     /// `CloseAck` went out: the recording is final.
     pub fn closed(&self) -> bool {
         self.stage == Stage::Closed
