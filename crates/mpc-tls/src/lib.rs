@@ -1,6 +1,6 @@
 //! MPC mode of webproof, without I/O: the prover talks to a real TLS 1.2
-//! (or TLS 1.3: [`tls13`], not yet with the sealed proof, the
-//! consistency proof or attestations) server while every computation that depends on the session's secrets
+//! (or TLS 1.3: [`tls13`], not yet with the consistency proof in ZK or
+//! attestations) server while every computation that depends on the session's secrets
 //! runs in two-party computation with the verifier, so neither party
 //! alone holds a write key while the session runs.
 //!
@@ -34,8 +34,8 @@
 //!   of the response;
 //! - [`cots`]: the correlated OTs the caller supplies;
 //! - [`tls13`]: the sessions over TLS 1.3 (the AES-GCM suites): the
-//!   handshake, the request in 2PC, the response and a plain proof of it
-//!   with the verifier's output; their own
+//!   handshake, the request in 2PC, the response and a sealed proof of it
+//!   with the prover's audit and the verifier's output; their own
 //!   flight table is in `docs/protocol/mpc-tls13.md`; the rest of these
 //!   docs (the table below included) is TLS 1.2's;
 //! - [`error`]: the one error type.

@@ -366,9 +366,17 @@ fn prove13(
     futures::executor::block_on(async {
         futures::join!(
             async {
-                prove_response13(cr, webproof_core::Channel::new(a), zk_cfg(), &d.p, claim)
-                    .await
-                    .map(|_| ())
+                let mut r = ChaCha20Rng::seed_from_u64(78);
+                prove_response13(
+                    cr,
+                    webproof_core::Channel::new(a),
+                    zk_cfg(),
+                    &d.p,
+                    claim,
+                    &mut r,
+                )
+                .await
+                .map(|_| ())
             },
             verify_response13(cs, webproof_core::Channel::new(b), zk_cfg(), &d.v, &mut rng)
         )

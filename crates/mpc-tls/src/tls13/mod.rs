@@ -2,9 +2,10 @@
 //! sessions of a TLS 1.3 client whose ECDHE secret, key schedule and
 //! request records run in 2PC, with AES-128-GCM-SHA256 or
 //! AES-256-GCM-SHA384 ([`SUITES`], one per session); the
-//! response is proven after the session ([`response`], a plain proof:
-//! not yet sealed, no consistency proof or audit of the garbled circuits)
-//! and the verifier's output states TLS 1.3 ([`verifier_output13`]).
+//! response is proven after the session ([`response`], sealed, with the
+//! prover's audit of the garbling before it discloses, [`audit`]; no
+//! consistency proof in ZK yet) and the verifier's output states TLS 1.3
+//! ([`verifier_output13`]).
 //!
 //! The key schedule is `webproof_mpc::tls13`'s: its step 1 reveals both
 //! handshake traffic secrets to both parties, so each decrypts the
@@ -19,6 +20,7 @@
 //!   encrypted flight and the client Finished record;
 //! - `rec`: the records in 2PC by id (the GHASH record, the request's);
 //! - [`response`][]: the proof of the response after the session;
+//! - [`audit`][]: the prover's audit of the garbling inside it;
 //! - `output`: [`verifier_output13`];
 //! - [`prover`][]: [`Tls13ProverSession`];
 //! - [`verifier`][]: [`Tls13VerifierSession`].

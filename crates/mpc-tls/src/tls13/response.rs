@@ -1,5 +1,5 @@
 //! The verified response of a TLS 1.3 session: after `Close` /
-//! `CloseAck`, a QuickSilver proof (`webproof_zk`) that the server records
+//! `CloseAck`, a sealed QuickSilver proof (`webproof_zk`) that the server records
 //! the verifier recorded after the server Finished decrypt, under the
 //! server application key the key schedule's 2PC derived, to inner
 //! plaintexts whose content types, padding and chosen byte ranges the
@@ -38,16 +38,27 @@
 //! record would fail its tag under this key) or alert, an alert only
 //! last, every range within the response.
 //!
+//! # The run (one channel), as TLS 1.2's
+//! 1. verifier → prover: its input bits of every garbled circuit
+//!    ([`super::audit::reveal_bits`]; the recording is final, they protect
+//!    nothing any more);
+//! 2. prover → verifier: the claim's shape ([`Claim13::shape`]: the
+//!    revealed bytes' places and lengths and a salted commitment to them,
+//!    not the bytes); the verifier checks it against its recording;
+//! 3. both run the statement above in a proof bound to the recording and
+//!    the shape, deferred, its claimed bytes deferred to the commitment;
+//!    the prover seals;
+//! 4. the verifier reveals `Δ`, the prover checks it against fresh COTs
+//!    and audits the garbling ([`super::audit`]); only then it discloses
+//!    the bytes with the salt and opens;
+//! 5. the verifier checks the disclosure against the commitment, the
+//!    opening, and the disclosed bytes as the proof's claimed values.
+//!
 //! # Not yet (see `docs/protocol/mpc-tls13.md`)
-//! The proof is plain, not sealed, and runs neither the consistency
-//! proof of the garbled circuits nor the prover's audit of them
-//! (`crate::consist` knows TLS 1.2's circuits only): the revealed bytes
-//! travel in the claim before the proof. It is sound against a prover
-//! (the key bits are output labels of the verifier's garbling, which the
-//! prover cannot forge), but the prover's protection against a garbler
-//! that cheats rests, for TLS 1.3 sessions so far, on the dual execution
-//! of the request's keystream only. No request ranges and no attestation
-//! commitments yet.
+//! No consistency proof in ZK of the garbled circuits (`crate::consist`
+//! knows TLS 1.2's circuits only; the audit checks the garbling and the
+//! chaining holds by construction of the labels), no audit of the OLE
+//! batches, no request ranges and no attestation commitments yet.
 
 use super::{Tls13ProverSession, Tls13VerifierSession};
 use crate::error::{Error, Result};
@@ -196,6 +207,83 @@ impl Claim13 {
     }
 }
 
+/// The label of the commitment to the revealed bytes.
+const BYTES_LABEL: &[u8] = b"webproof mpc-tls13 revealed bytes v1";
+
+impl Claim13 {
+    /// The revealed bytes, in range order.
+    fn bytes(&self) -> Vec<u8> {
+        self.ranges
+            .iter()
+            .flat_map(|(_, b)| b.iter().copied())
+            .collect()
+    }
+
+    /// The commitment to the revealed bytes under `salt`.
+    fn commitment(&self, salt: &[u8; 32]) -> [u8; 32] {
+        let mut h = Sha256::new();
+        h.update(BYTES_LABEL);
+        h.update(salt);
+        h.update(self.bytes());
+        h.finalize().into()
+    }
+
+    /// The claim's shape, what the verifier gets before the proof: the
+    /// claim without the revealed bytes (their places and lengths only),
+    /// then the commitment to them.
+    pub fn shape(&self, salt: &[u8; 32]) -> Vec<u8> {
+        let blank = Claim13 {
+            ranges: self
+                .ranges
+                .iter()
+                .map(|(o, b)| (*o, vec![0; b.len()]))
+                .collect(),
+            ..self.clone()
+        };
+        [blank.encode(), self.commitment(salt).to_vec()].concat()
+    }
+
+    /// Parse [`Self::shape`]: the claim with zeros in place of the
+    /// revealed bytes, and the commitment.
+    pub fn decode_shape(b: &[u8]) -> Result<(Self, [u8; 32])> {
+        let cut = b
+            .len()
+            .checked_sub(32)
+            .ok_or(Error::Malformed("a TLS 1.3 claim shape"))?;
+        let c = Claim13::decode(&b[..cut])?;
+        if c.ranges.iter().any(|(_, r)| r.iter().any(|&x| x != 0)) {
+            return Err(Error::Malformed("revealed bytes in a claim shape"));
+        }
+        Ok((c, b[cut..].try_into().expect("32 bytes")))
+    }
+
+    /// The disclosure after the audit: the salt and the bytes.
+    fn disclosure(&self, salt: &[u8; 32]) -> Vec<u8> {
+        [&salt[..], &self.bytes()].concat()
+    }
+
+    /// The shape with the disclosed bytes in place, if they open the
+    /// commitment.
+    fn open(mut self, commitment: &[u8; 32], disclosure: &[u8]) -> Result<Self> {
+        let n: usize = self.ranges.iter().map(|(_, b)| b.len()).sum();
+        if disclosure.len() != 32 + n {
+            return Err(Error::Proof("a disclosure of another length".into()));
+        }
+        let (salt, mut bytes) = disclosure.split_at(32);
+        for (_, b) in &mut self.ranges {
+            let (head, tail) = bytes.split_at(b.len());
+            b.copy_from_slice(head);
+            bytes = tail;
+        }
+        if self.commitment(salt.try_into().expect("32 bytes")) != *commitment {
+            return Err(Error::Proof(
+                "the disclosed bytes do not open the commitment".into(),
+            ));
+        }
+        Ok(self)
+    }
+}
+
 /// What the verifier establishes: the response's length and the revealed
 /// ranges at their offsets in it; whether the server closed with
 /// close_notify (the last record proven to be that alert).
@@ -333,24 +421,27 @@ fn statement(recv: &[Record], start: usize, claim: &Claim13) -> Result<Statement
     Ok(st)
 }
 
-/// The proof's context: the recording and the claim.
-fn context(recording: &Recording, claim: &Claim13) -> [u8; 32] {
+/// The proof's context: the recording and the claim's shape.
+fn context(recording: &Recording, shape: &[u8]) -> [u8; 32] {
     let mut h = Sha256::new();
-    h.update(b"webproof mpc-tls13 verified response v1");
+    h.update(b"webproof mpc-tls13 verified response v2");
     h.update(recording.digest());
-    h.update(claim.encode());
+    h.update(shape);
     h.finalize().into()
 }
 
-/// The prover's run: the claim, then the proof, on `ch` with the
-/// session's COT correlation (`cot`: the receiver whose sender's `Δ` is
-/// the garbler's).
+/// The prover's run on `ch` with the session's COT correlation (`cot`:
+/// the receiver whose sender's `Δ` is the garbler's): the claim's shape
+/// (the revealed bytes committed to, not sent), the sealed proof, then
+/// `Δ` and the audit of the verifier's garbling ([`super::audit`]), and
+/// only if the audit passed the disclosure of the bytes and the opening.
 pub async fn prove_response13<C: RandomCotReceiver, T: Io>(
     cot: C,
     mut ch: Channel<T>,
     cfg: Config,
     p: &Tls13ProverSession,
     claim: &Claim13,
+    rng: &mut (impl RngCore + CryptoRng),
 ) -> Result<(C, Channel<T>)> {
     let io = |e: webproof_core::ChannelError| Error::Proof(e.to_string());
     let start = p.server_app_start().ok_or(Error::OutOfOrder("the proof"))?;
@@ -358,11 +449,18 @@ pub async fn prove_response13<C: RandomCotReceiver, T: Io>(
         .response()
         .ok_or(Error::OutOfOrder("the proof before CloseAck"))?;
     let st = statement(&p.recording().received, start, claim)?;
-    ch.send(&claim.encode()).await.map_err(io)?;
+    let mut salt = [0u8; 32];
+    rng.fill_bytes(&mut salt);
+    let shape = claim.shape(&salt);
+    ch.send(&shape).await.map_err(io)?;
     ch.flush().await.map_err(io)?;
-    let mut zk = Prover::with_context(cot, ch, cfg, &context(p.recording(), claim))
+    // The verifier's input bits, sent by it unasked after `CloseAck`.
+    let reveal = ch.recv(super::audit::reveal_len(p)?).await.map_err(io)?;
+    let mut zk = Prover::with_context(cot, ch, cfg, &context(p.recording(), &shape))
         .await
         .map_err(zk_err)?;
+    zk.defer();
+    zk.defer_claims(claim.commitment(&salt)).map_err(zk_err)?;
     let (labels, own) = p.key_block()?;
     let kb = [
         &own.client_key[..],
@@ -397,14 +495,23 @@ pub async fn prove_response13<C: RandomCotReceiver, T: Io>(
     webproof_tlsproof::assert_tags(&mut zk, aead, &key, &claim.server_iv, &st.records, &st.tags)
         .await
         .map_err(zk_err)?;
-    let (mut cot, mut ch) = zk.finish().await.map_err(zk_err)?;
-    // The proof is done: the verifier's reveal, and the audit.
-    super::audit::audit13(&mut cot, &mut ch, p).await?;
-    Ok((cot, ch))
+    let mut seal_salt = [0u8; 32];
+    rng.fill_bytes(&mut seal_salt);
+    let mut sealed = zk.seal(seal_salt).await.map_err(zk_err)?;
+    let delta = consistency::receive_delta(&mut sealed)
+        .await
+        .map_err(mpc_err)?;
+    // Only an honest garbling gets the revealed bytes and the opening.
+    super::audit::audit13(p, &reveal, delta)?;
+    let (_, ch) = sealed.parts();
+    ch.send(&claim.disclosure(&salt)).await.map_err(io)?;
+    sealed.open().await.map_err(zk_err)
 }
 
-/// The verifier's run: the claim checked against its recording, then the
-/// proof; the revealed ranges, valid only if this returns `Ok`.
+/// The verifier's run: its input bits, the claim's shape checked against
+/// its recording, the sealed proof, `Δ`, then the disclosure checked
+/// against the commitment and the claimed values; the revealed ranges,
+/// valid only if this returns `Ok`.
 pub async fn verify_response13<C: RandomCotSender, T: Io>(
     cot: C,
     mut ch: Channel<T>,
@@ -415,15 +522,16 @@ pub async fn verify_response13<C: RandomCotSender, T: Io>(
     let io = |e: webproof_core::ChannelError| Error::Proof(e.to_string());
     let start = v.server_app_start().ok_or(Error::OutOfOrder("the proof"))?;
     let recording = v.recording();
-    // At most: the IV, a header per record, the alert, the ranges' heads
-    // and every byte of the response once more.
-    let payload: usize = recording.received.iter().map(|r| r.payload.len()).sum();
-    let max = IV_LEN + 4 + 5 * recording.received.len() + 3 + 4 + 8 * MAX_RANGES + payload;
-    let msg = ch.recv(max).await.map_err(io)?;
-    let claim = Claim13::decode(&msg)?;
-    let st = statement(&recording.received, start, &claim)?;
+    // The reveal protects nothing after `Close`: it goes first, so the
+    // prover's proof need not wait for it.
+    ch.send(&super::audit::reveal_bits(v)?).await.map_err(io)?;
+    ch.flush().await.map_err(io)?;
+    let max = IV_LEN + 4 + 5 * recording.received.len() + 3 + 4 + 8 * MAX_RANGES + 32;
+    let shape = ch.recv(max).await.map_err(io)?;
+    let (blank, commitment) = Claim13::decode_shape(&shape)?;
+    let st = statement(&recording.received, start, &blank)?;
     let (zero, masks, delta) = v.key_block()?;
-    let mut zk = Verifier::with_context(cot, ch, cfg, &context(recording, &claim), rng)
+    let mut zk = Verifier::with_context(cot, ch, cfg, &context(recording, &shape), rng)
         .await
         .map_err(zk_err)?;
     if zk.delta() != delta {
@@ -431,6 +539,8 @@ pub async fn verify_response13<C: RandomCotSender, T: Io>(
             "the proof's COT sender has another Delta than the garbler".into(),
         ));
     }
+    zk.defer();
+    zk.defer_claims(commitment).map_err(zk_err)?;
     let bits = zk.import_labels(&zero);
     let (aead, key_len) = aead_of(v.suite())?;
     let (kr, ir) = server_bits(key_len);
@@ -438,24 +548,33 @@ pub async fn verify_response13<C: RandomCotSender, T: Io>(
         .map_err(mpc_err)?;
     let iv = consistency::xor_public_verifier(&zk, &bits[ir], &bytes_to_bits(&masks.server_iv))
         .map_err(mpc_err)?;
-    zk.assert_public(&iv, &bytes_to_bits(&claim.server_iv))
+    zk.assert_public(&iv, &bytes_to_bits(&blank.server_iv))
         .await
         .map_err(zk_err)?;
     webproof_tlsproof::assert_plaintext(
         &mut zk,
         aead,
         &key,
-        &claim.server_iv,
+        &blank.server_iv,
         &st.records,
         &st.claims,
     )
     .await
     .map_err(zk_err)?;
-    webproof_tlsproof::assert_tags(&mut zk, aead, &key, &claim.server_iv, &st.records, &st.tags)
+    webproof_tlsproof::assert_tags(&mut zk, aead, &key, &blank.server_iv, &st.records, &st.tags)
         .await
         .map_err(zk_err)?;
-    let (mut cot, mut ch) = zk.finish().await.map_err(zk_err)?;
-    // The proof verified: nothing the prover learns now can change it.
-    super::audit::reveal13(&mut cot, &mut ch, v).await?;
-    Ok(st.verified)
+    let mut sealed = zk.seal().await.map_err(zk_err)?;
+    consistency::reveal_delta(&mut sealed)
+        .await
+        .map_err(mpc_err)?;
+    let (_, ch) = sealed.parts();
+    let n: usize = blank.ranges.iter().map(|(_, b)| b.len()).sum();
+    let disclosure = ch.recv_exact(32 + n).await.map_err(io)?;
+    let claim = blank.open(&commitment, &disclosure)?;
+    let opened = statement(&recording.received, start, &claim)?;
+    let claimed =
+        webproof_tlsproof::claimed_bits(&opened.records, &opened.claims).map_err(zk_err)?;
+    sealed.verify_claimed(&claimed).await.map_err(zk_err)?;
+    Ok(opened.verified)
 }
