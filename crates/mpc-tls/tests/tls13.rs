@@ -776,3 +776,84 @@ fn tls13_hello_retry_request_to_the_other_group() {
         assert_eq!(out.sent.len, REQUEST.len());
     }
 }
+
+/// Flips bit 0 of byte `at` of what its writer sends (a verifier whose
+/// messages on the proof's channel lie).
+struct Flip<T> {
+    inner: T,
+    at: usize,
+    pos: usize,
+}
+
+impl<T: futures::AsyncWrite + Unpin> futures::AsyncWrite for Flip<T> {
+    fn poll_write(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        let this = self.get_mut();
+        let mut b = buf.to_vec();
+        if (this.pos..this.pos + b.len()).contains(&this.at) {
+            b[this.at - this.pos] ^= 1;
+        }
+        let r = std::pin::Pin::new(&mut this.inner).poll_write(cx, &b);
+        if let std::task::Poll::Ready(Ok(n)) = r {
+            this.pos += n;
+        }
+        r
+    }
+    fn poll_flush(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.get_mut().inner).poll_flush(cx)
+    }
+    fn poll_close(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.get_mut().inner).poll_close(cx)
+    }
+}
+
+impl<T: futures::AsyncRead + Unpin> futures::AsyncRead for Flip<T> {
+    fn poll_read(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut [u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::pin::Pin::new(&mut self.get_mut().inner).poll_read(cx, buf)
+    }
+}
+
+#[test]
+fn tls13_audit_catches_a_lying_reveal() {
+    // The verifier reveals another bit of its ECDHE share than it garbled
+    // with (byte 12 of its first message: the frame's length, the group
+    // count, the first group's length, then its bits). The prover's audit
+    // catches it before it discloses anything, and the proof is not
+    // opened.
+    let (d, _, cs, cr) = session_with_response(KeyKind::Ecdsa, KxGroup::X25519, REQUEST, 71);
+    let claim = Claim13::new(&d.p, std::slice::from_ref(&(0..17))).unwrap();
+    let (a, b) = webproof_core::memory_duplex();
+    let b = Flip {
+        inner: b,
+        at: 12,
+        pos: 0,
+    };
+    let mut rng = ChaCha20Rng::seed_from_u64(79);
+    let mut r = ChaCha20Rng::seed_from_u64(80);
+    let (p, v) = futures::executor::block_on(async {
+        futures::join!(
+            async {
+                let ch = webproof_core::Channel::new(a);
+                let out = prove_response13(cr, ch, zk_cfg(), &d.p, &claim, &mut r).await;
+                // Hang up at once, as a prover that stops does.
+                out.map(|_| ())
+            },
+            verify_response13(cs, webproof_core::Channel::new(b), zk_cfg(), &d.v, &mut rng)
+        )
+    });
+    assert!(matches!(p, Err(Error::VerifierCheated(_))), "{p:?}");
+    assert!(v.is_err());
+}
