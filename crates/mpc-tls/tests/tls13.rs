@@ -778,7 +778,8 @@ fn tls13_hello_retry_request_to_the_other_group() {
 }
 
 /// Flips bit 0 of byte `at` of what its writer sends (a verifier whose
-/// messages on the proof's channel lie).
+/// messages on the proof's channel lie); `at == usize::MAX`: the last
+/// byte of the first frame (its length is the stream's first 4 bytes).
 struct Flip<T> {
     inner: T,
     at: usize,
@@ -793,6 +794,9 @@ impl<T: futures::AsyncWrite + Unpin> futures::AsyncWrite for Flip<T> {
     ) -> std::task::Poll<std::io::Result<usize>> {
         let this = self.get_mut();
         let mut b = buf.to_vec();
+        if this.at == usize::MAX && this.pos == 0 && b.len() >= 4 {
+            this.at = 4 + u32::from_le_bytes(b[..4].try_into().unwrap()) as usize - 1;
+        }
         if (this.pos..this.pos + b.len()).contains(&this.at) {
             b[this.at - this.pos] ^= 1;
         }
@@ -824,6 +828,43 @@ impl<T: futures::AsyncRead + Unpin> futures::AsyncRead for Flip<T> {
     ) -> std::task::Poll<std::io::Result<usize>> {
         std::pin::Pin::new(&mut self.get_mut().inner).poll_read(cx, buf)
     }
+}
+
+/// The proof with the verifier's stream flipped at `at` ([`Flip`]).
+fn prove_flipped(seed: u64, at: usize) -> (Result<(), Error>, Result<Verified13, Error>) {
+    let (d, _, cs, cr) = session_with_response(KeyKind::Ecdsa, KxGroup::Secp256r1, REQUEST, seed);
+    let claim = Claim13::new(&d.p, std::slice::from_ref(&(0..17))).unwrap();
+    let (a, b) = webproof_core::memory_duplex();
+    let b = Flip {
+        inner: b,
+        at,
+        pos: 0,
+    };
+    let mut rng = ChaCha20Rng::seed_from_u64(seed + 1);
+    let mut r = ChaCha20Rng::seed_from_u64(seed + 2);
+    futures::executor::block_on(async {
+        futures::join!(
+            async {
+                let ch = webproof_core::Channel::new(a);
+                prove_response13(cr, ch, zk_cfg(), &d.p, &claim, &mut r)
+                    .await
+                    .map(|_| ())
+            },
+            verify_response13(cs, webproof_core::Channel::new(b), zk_cfg(), &d.v, &mut rng)
+        )
+    })
+}
+
+#[test]
+fn tls13_audit_catches_a_lying_ole_reveal() {
+    // The last revealed OLE input (the ECtF's) is not the one the
+    // verifier answered with: the OLE audit catches it.
+    let (p, v) = prove_flipped(72, usize::MAX);
+    assert!(
+        matches!(&p, Err(Error::VerifierCheated(m)) if m.contains("OLE")),
+        "{p:?}"
+    );
+    assert!(v.is_err());
 }
 
 #[test]

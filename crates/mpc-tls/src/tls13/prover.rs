@@ -93,6 +93,8 @@ pub struct Tls13ProverSession {
     /// The transcript hashes through the ServerHello and through the
     /// server Finished, as the prover computed them.
     hashes: Option<(Vec<u8>, Vec<u8>)>,
+    /// Every OLE batch as the prover saw it, for the audit.
+    oles: crate::consist::OleLog,
     /// The server closed its side, or sent an alert after the handshake.
     server_done: bool,
     closing: bool,
@@ -258,6 +260,7 @@ impl Tls13ProverSession {
                 powers: None,
                 server_app_start: None,
                 hashes: None,
+                oles: Default::default(),
                 server_done: false,
                 closing: false,
                 response: None,
@@ -350,6 +353,7 @@ impl Tls13ProverSession {
                     expected: "no ECtF answer before KeyOpen",
                     got: "EctfAnswer",
                 })?;
+                self.oles.answer(ECTF_STREAM, &m);
                 let (share, correction) = kx.finish(&m)?;
                 let tables: Vec<StepTables> = std::mem::take(&mut self.incoming)
                     .into_iter()
@@ -488,7 +492,10 @@ impl Tls13ProverSession {
             let k = super::rec::ghash_powers(&self.recs.iter().map(|r| r.spec).collect::<Vec<_>>());
             let macs = self.cots.take(record::cots_needed(k))?;
             let r = &mut self.recs[i];
-            r.ahead = Some(RecordProver::powers_ahead(k, &mut r.ole, &macs, msg)?.0);
+            let (ahead, flips) = RecordProver::powers_ahead(k, &mut r.ole, &macs, msg)?;
+            r.ahead = Some(ahead);
+            self.oles.choose(r.spec.stream(), macs, &flips);
+            self.oles.answer(r.spec.stream(), msg);
             for r in &mut self.recs {
                 let t = core::mem::take(&mut r.tables);
                 let (d, e) = t.end.expect("checked above");
@@ -504,7 +511,10 @@ impl Tls13ProverSession {
         } else {
             let macs = self.cots.take(record::hide_cots(self.recs[i].spec.len))?;
             let r = &mut self.recs[i];
-            r.hidden = Some(RecordProver::hide_ahead(r.spec.len, &mut r.ole, &macs, msg)?.0);
+            let (hidden, flips) = RecordProver::hide_ahead(r.spec.len, &mut r.ole, &macs, msg)?;
+            r.hidden = Some(hidden);
+            self.oles.choose(r.spec.stream(), macs, &flips);
+            self.oles.answer(r.spec.stream(), msg);
         }
         Ok(())
     }
@@ -678,6 +688,7 @@ impl Tls13ProverSession {
                     &macs,
                     &mut self.rng,
                 )?;
+                self.oles.choose(ECTF_STREAM, macs, &flips);
                 self.kx = Some(kx);
                 let blind = match self.curve {
                     Curve::P256 => self.blinds.0,
@@ -880,6 +891,13 @@ impl Tls13ProverSession {
             runs.push(p.circuit().retain()?);
         }
         Ok(runs)
+    }
+
+    /// The OLE batches the prover logged, per stream in the order they
+    /// started (the request records' hidden M2A, the GHASH record's
+    /// powers, the ECtF), and the negotiated curve (the ECtF's field).
+    pub(crate) fn ole_log(&self) -> (&crate::consist::OleLog, Curve) {
+        (&self.oles, self.curve)
     }
 
     /// The verifier's revealed inputs (`revealed[i]`: its groups of run

@@ -617,6 +617,23 @@ impl Tls13VerifierSession {
         Ok(runs)
     }
 
+    /// Its OLE inputs, batch by batch, per stream in the order the
+    /// streams started (the request records' hidden M2A by id, the GHASH
+    /// record's powers, the ECtF): the order of the prover's log.
+    pub(crate) fn ole_inputs(&self) -> Vec<u8> {
+        let recs = self
+            .recs
+            .iter()
+            .filter(|r| !r.spec.computes_h())
+            .chain(self.recs.iter().filter(|r| r.spec.computes_h()))
+            .map(|r| &r.ole);
+        let mut out = Vec::new();
+        for ole in recs.chain(std::iter::once(&self.ole)) {
+            ole.inputs().iter().for_each(|b| out.extend_from_slice(b));
+        }
+        out
+    }
+
     /// `CloseAck` went out: the recording is final.
     pub fn closed(&self) -> bool {
         self.stage == Stage::Closed
