@@ -57,8 +57,8 @@
 //! # Not yet (see `docs/protocol/mpc-tls13.md`)
 //! No consistency proof in ZK of the garbled circuits (`crate::consist`
 //! knows TLS 1.2's circuits only; the audit checks the garbling and the
-//! chaining holds by construction of the labels), no audit of the OLE
-//! batches, no request ranges and no attestation commitments yet.
+//! chaining holds by construction of the labels), no request ranges and
+//! no attestation commitments yet.
 
 use super::{Tls13ProverSession, Tls13VerifierSession};
 use crate::error::{Error, Result};
