@@ -27,8 +27,9 @@ const SUPPORTED_GROUPS: u16 = 10;
 const SIGNATURE_ALGORITHMS: u16 = 13;
 
 /// The only extensions a TLS 1.3 ClientHello may carry in MPC mode: those
-/// [`client_hello`] writes. Without `psk_key_exchange_modes` the server
-/// issues no tickets (RFC 8446 §4.2.9), and without `pre_shared_key` or
+/// [`client_hello`] writes. Without `psk_key_exchange_modes` a server
+/// should send no tickets (RFC 8446 §4.2.9; any it sends are skipped),
+/// and without `pre_shared_key` or
 /// `early_data` nothing is resumed or sent early.
 const ALLOWED: [u16; 5] = [
     hsk::ext::SERVER_NAME,
