@@ -760,7 +760,10 @@ fn client_records(recording: &Recording, hidden: &[HiddenRecord]) -> Result<Serv
 /// order (per record, [`bytes_to_bits`] of its ciphertext), from the bits
 /// the COTs of their hidden M2A authenticate (`bits[128·i + m]`: bit `m`
 /// of block `i`'s mask as a field element).
-fn masks_in_byte_order<B: Copy>(hidden: &[HiddenRecord], bits: Vec<Vec<B>>) -> Vec<Vec<B>> {
+pub(crate) fn masks_in_byte_order<B: Copy>(
+    hidden: &[HiddenRecord],
+    bits: Vec<Vec<B>>,
+) -> Vec<Vec<B>> {
     hidden
         .iter()
         .zip(bits)

@@ -387,7 +387,12 @@ fn prove13(
 fn tls13_response_proven_with_only_true_facts() {
     let (d, resp, cs, cr) = session_with_response(KeyKind::Ecdsa, KxGroup::X25519, REQUEST, 41);
     let ranges = [0..17, 100..160, resp.len() - 5..resp.len()];
-    let claim = Claim13::new(&d.p, &ranges).unwrap();
+    // The request line too (the Host header stays hidden).
+    let req = 0..18;
+    let claim = Claim13::new(&d.p, &ranges)
+        .unwrap()
+        .with_request(&d.p, std::slice::from_ref(&req))
+        .unwrap();
     let t = std::time::Instant::now();
     let (p, v) = prove13(&d, cs, cr, &claim);
     eprintln!(
@@ -403,7 +408,12 @@ fn tls13_response_proven_with_only_true_facts() {
     for ((at, bytes), r) in v.ranges.iter().zip(&ranges) {
         assert_eq!((*at, &bytes[..]), (r.start, &resp[r.clone()]));
     }
+    assert_eq!(v.request_len, REQUEST.len());
+    assert_eq!(v.request_ranges, vec![(0, REQUEST[req].to_vec())]);
     let out = verifier_output13(&d.v, &v, NAME, now()).unwrap();
+    assert_eq!(out.sent.len, REQUEST.len());
+    assert_eq!(out.sent.revealed.len(), 1);
+    assert_eq!(&out.sent.bytes[..18], &REQUEST[..18]);
     assert_eq!(out.tls_version, webproof_tls::TlsVersion::Tls13);
     assert_eq!(out.cipher_suite, SUITE);
     assert_eq!(out.key_exchange_group, KxGroup::X25519);
@@ -426,6 +436,16 @@ fn tls13_false_response_claims_are_refused() {
     let i = claim.records.iter().position(|r| r.0 == 23).unwrap();
     claim.records[i].1 -= 1;
     let (_, v) = prove13(&d2, cs, cr, &claim);
+    assert!(matches!(v, Err(Error::Proof(_))), "{v:?}");
+    // A request byte other than the one sent (the verifier never saw the
+    // request: the proof under its masked ciphertext refuses it).
+    let (d3, _, cs, cr) = session_with_response(KeyKind::Ecdsa, KxGroup::Secp256r1, REQUEST, 44);
+    let mut claim = Claim13::new(&d3.p, &[])
+        .unwrap()
+        .with_request(&d3.p, std::slice::from_ref(&(0..3)))
+        .unwrap();
+    claim.request[0].1 = b"PUT".to_vec();
+    let (_, v) = prove13(&d3, cs, cr, &claim);
     assert!(matches!(v, Err(Error::Proof(_))), "{v:?}");
     // Claims that do not fit the recording are refused before the proof.
     let claim = Claim13::new(&d.p, std::slice::from_ref(&(0..4))).unwrap();

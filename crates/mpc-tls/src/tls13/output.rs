@@ -6,9 +6,10 @@
 //! certificate against, its clock, TLS 1.3 and the suite it ran, the group
 //! of the prover's terms the ServerHello it recorded agreed to, the
 //! certificate from the flight it decrypted itself, the lengths of the
-//! request from the records it ran in 2PC, those of the response and the
-//! revealed bytes from the proof ([`Verified13`]: the records' contents
-//! with their inner types and padding stripped in the statement), the
+//! request from the records it ran in 2PC (the proof's, checked equal),
+//! those of the response and the revealed bytes of both from the proof
+//! ([`Verified13`]: the records' contents with their inner types and
+//! padding stripped in the statement), the
 //! order from its recording. As in TLS 1.2's output, what MPC mode does
 //! not establish is left unstated: the port (0), close_notify unless
 //! proven, the records after a cut, any other alert.
@@ -45,16 +46,14 @@ pub fn verifier_output13(
         .ok_or(Error::OutOfOrder("an output before the handshake"))?;
     let request = v.request_lens();
     let sent_len: usize = request.iter().sum();
-    let mut view = vec![None; verified.response_len];
-    for (at, bytes) in &verified.ranges {
-        let slot = at
-            .checked_add(bytes.len())
-            .and_then(|end| view.get_mut(*at..end))
-            .ok_or(Error::Malformed("a revealed range outside the response"))?;
-        for (s, b) in slot.iter_mut().zip(bytes) {
-            *s = Some(*b);
-        }
+    if sent_len != verified.request_len {
+        return Err(Error::Recording(format!(
+            "the proof covers {} request bytes, the 2PC ran {sent_len}",
+            verified.request_len
+        )));
     }
+    let view = placed(verified.response_len, &verified.ranges)?;
+    let sent_view = placed(sent_len, &verified.request_ranges)?;
     // Application bytes per record of each direction, in the recording's
     // order: the ClientHello and the client Finished carry none, the
     // request's records their content; the server's records before its
@@ -100,7 +99,7 @@ pub fn verifier_output13(
         key_exchange_group: group,
         server_certificate_sha256: hex::encode(Sha256::digest(leaf)),
         proof: ProofKind::Mpc,
-        sent: DisclosedData::from_view(&vec![None; sent_len]),
+        sent: DisclosedData::from_view(&sent_view),
         received: DisclosedData::from_view(&view),
         server_close_notify: verified.close_notify.then_some(true),
         server_alert: None,
@@ -109,4 +108,19 @@ pub fn verifier_output13(
         order,
         json: Vec::new(),
     })
+}
+
+/// A direction of `len` bytes with the revealed `ranges` in place.
+fn placed(len: usize, ranges: &[(usize, Vec<u8>)]) -> Result<Vec<Option<u8>>> {
+    let mut view = vec![None; len];
+    for (at, bytes) in ranges {
+        let slot = at
+            .checked_add(bytes.len())
+            .and_then(|end| view.get_mut(*at..end))
+            .ok_or(Error::Malformed("a revealed range outside its direction"))?;
+        for (s, b) in slot.iter_mut().zip(bytes) {
+            *s = Some(*b);
+        }
+    }
+    Ok(view)
 }

@@ -137,6 +137,10 @@ struct PRec {
     check: Option<KeystreamCheck>,
     /// The request's bytes and the inner content type.
     inner: Vec<u8>,
+    /// A request record's masked ciphertext as sent in `RecCiphertext`
+    /// and the MACs of its hidden M2A's COTs (their choice bits mask it):
+    /// what the proof of the request takes.
+    hidden_record: crate::rec::HiddenRecord,
     ct: Vec<u8>,
     ks_bits: Vec<bool>,
     gv_labels: Vec<Block>,
@@ -209,6 +213,7 @@ impl Tls13ProverSession {
                     pads,
                     check: None,
                     inner,
+                    hidden_record: Default::default(),
                     ct: Vec::new(),
                     ks_bits: Vec::new(),
                     gv_labels: Vec::new(),
@@ -513,6 +518,7 @@ impl Tls13ProverSession {
             let r = &mut self.recs[i];
             let (hidden, flips) = RecordProver::hide_ahead(r.spec.len, &mut r.ole, &macs, msg)?;
             r.hidden = Some(hidden);
+            r.hidden_record.cots = macs.clone();
             self.oles.choose(r.spec.stream(), macs, &flips);
             self.oles.answer(r.spec.stream(), msg);
         }
@@ -553,9 +559,11 @@ impl Tls13ProverSession {
             r.ct = r.inner.iter().zip(&ks).map(|(a, b)| a ^ b).collect();
             r.ks_bits = bytes_to_bits(&ks);
             r.gv_labels = p.circuit().evaluator().output_labels(0)?.to_vec();
+            let masked = p.mask_ciphertext(&r.ct)?;
+            r.hidden_record.masked = masked[..r.spec.len].to_vec();
             out.to_verifier.push(ProverMsg::RecCiphertext {
                 id: r.spec.id,
-                ct: p.mask_ciphertext(&r.ct)?,
+                ct: masked,
                 offsets: Vec::new(),
                 labels: self.dual.prover_labels(&share)?,
             });
@@ -938,6 +946,21 @@ impl Tls13ProverSession {
             .map_err(crate::response::mpc_err)?;
         }
         Ok(())
+    }
+
+    /// The request's records as the proof of the request takes them, in
+    /// order: masked ciphertext and the COT MACs of their masks.
+    pub(crate) fn hidden_records(&self) -> Vec<crate::rec::HiddenRecord> {
+        self.recs
+            .iter()
+            .filter(|r| !r.spec.computes_h())
+            .map(|r| r.hidden_record.clone())
+            .collect()
+    }
+
+    /// The request, as the prover wrote it.
+    pub(crate) fn request(&self) -> &[u8] {
+        &self.cfg.request
     }
 
     /// Index of the first server record after its Finished.

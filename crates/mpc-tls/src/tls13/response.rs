@@ -98,7 +98,8 @@ fn aead_of(suite: webproof_tls::CipherSuite) -> Result<(Aead, usize)> {
     })
 }
 
-/// What the prover claims of the server's records after its Finished.
+/// What the prover claims of the server's records after its Finished,
+/// and of its request.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Claim13 {
     /// The server application IV.
@@ -109,37 +110,65 @@ pub struct Claim13 {
     pub alert: Option<[u8; 2]>,
     /// Revealed ranges of the response: offset and bytes.
     pub ranges: Vec<(usize, Vec<u8>)>,
+    /// The client application IV.
+    pub client_iv: [u8; IV_LEN],
+    /// Revealed ranges of the request: offset and bytes.
+    pub request: Vec<(usize, Vec<u8>)>,
+}
+
+/// `ranges` of `data`, each with its offset.
+fn cut(data: &[u8], ranges: &[Range<usize>], what: &str) -> Result<Vec<(usize, Vec<u8>)>> {
+    ranges
+        .iter()
+        .map(|r| {
+            data.get(r.clone())
+                .map(|b| (r.start, b.to_vec()))
+                .ok_or_else(|| Error::Usage(format!("a range outside the {what}")))
+        })
+        .collect()
 }
 
 impl Claim13 {
     /// The prover's claim revealing `ranges` of the response it
-    /// decrypted.
+    /// decrypted (and nothing of the request: [`Self::with_request`]).
     pub fn new(p: &Tls13ProverSession, ranges: &[Range<usize>]) -> Result<Self> {
         let r = p
             .response()
             .ok_or(Error::OutOfOrder("a claim before CloseAck"))?;
         let (_, own) = p.key_block()?;
-        let iv = r.revealed.combine(&own).server_iv;
-        let mut out = Vec::new();
-        for range in ranges {
-            let bytes = r
-                .response
-                .get(range.clone())
-                .ok_or(Error::Usage("a range outside the response".into()))?;
-            out.push((range.start, bytes.to_vec()));
-        }
+        let keys = r.revealed.combine(&own);
+        let iv = |v: Vec<u8>| -> Result<[u8; IV_LEN]> {
+            v.try_into().map_err(|_| Error::Malformed("IV length"))
+        };
         Ok(Claim13 {
-            server_iv: iv.try_into().map_err(|_| Error::Malformed("IV length"))?,
+            server_iv: iv(keys.server_iv)?,
             records: r.records.clone(),
             alert: r.alert,
-            ranges: out,
+            ranges: cut(&r.response, ranges, "response")?,
+            client_iv: iv(keys.client_iv)?,
+            request: Vec::new(),
         })
     }
 
-    /// Bytes: the IV, the record count and per record its type and
+    /// The claim revealing `ranges` of the request too.
+    pub fn with_request(mut self, p: &Tls13ProverSession, ranges: &[Range<usize>]) -> Result<Self> {
+        self.request = cut(p.request(), ranges, "request")?;
+        Ok(self)
+    }
+
+    /// Bytes: the server IV, the record count and per record its type and
     /// length (u32), an alert flag and the alert, the range count and
-    /// per range its offset, length and bytes (u32 big-endian).
+    /// per range its offset, length and bytes; then the client IV and the
+    /// request's ranges alike (u32 big-endian).
     pub fn encode(&self) -> Vec<u8> {
+        let ranges = |v: &mut Vec<u8>, rs: &[(usize, Vec<u8>)]| {
+            v.extend((rs.len() as u32).to_be_bytes());
+            for (o, b) in rs {
+                v.extend((*o as u32).to_be_bytes());
+                v.extend((b.len() as u32).to_be_bytes());
+                v.extend(b);
+            }
+        };
         let mut v = self.server_iv.to_vec();
         v.extend((self.records.len() as u32).to_be_bytes());
         for (t, l) in &self.records {
@@ -150,60 +179,76 @@ impl Claim13 {
             Some(a) => v.extend([1, a[0], a[1]]),
             None => v.push(0),
         }
-        v.extend((self.ranges.len() as u32).to_be_bytes());
-        for (o, b) in &self.ranges {
-            v.extend((*o as u32).to_be_bytes());
-            v.extend((b.len() as u32).to_be_bytes());
-            v.extend(b);
-        }
+        ranges(&mut v, &self.ranges);
+        v.extend(self.client_iv);
+        ranges(&mut v, &self.request);
         v
     }
 
     /// Parse [`Self::encode`]'s bytes; every count is checked against the
     /// bytes present before anything is allocated.
     pub fn decode(b: &[u8]) -> Result<Self> {
-        let bad = Error::Malformed("a TLS 1.3 response claim");
-        let mut r = b;
-        let mut take = |n: usize| -> Result<&[u8]> {
-            if r.len() < n {
-                return Err(bad.clone());
-            }
-            let (a, rest) = r.split_at(n);
-            r = rest;
-            Ok(a)
-        };
-        let server_iv: [u8; IV_LEN] = take(IV_LEN)?.try_into().expect("12");
-        let u32_at = |s: &[u8]| u32::from_be_bytes(s.try_into().expect("4")) as usize;
-        let n = u32_at(take(4)?);
+        let mut r = Reader(b);
+        let server_iv: [u8; IV_LEN] = r.take(IV_LEN)?.try_into().expect("12");
+        let n = r.u32()?;
         let mut records = Vec::new();
         for _ in 0..n {
-            let e = take(5)?;
-            records.push((e[0], u32_at(&e[1..])));
+            let t = r.take(1)?[0];
+            records.push((t, r.u32()?));
         }
-        let alert = match take(1)?[0] {
+        let alert = match r.take(1)?[0] {
             0 => None,
-            1 => Some(take(2)?.try_into().expect("2")),
-            _ => return Err(bad),
+            1 => Some(r.take(2)?.try_into().expect("2")),
+            _ => return Err(Reader::BAD),
         };
-        let m = u32_at(take(4)?);
-        if m > MAX_RANGES {
-            return Err(Error::Malformed("too many ranges"));
-        }
-        let mut ranges = Vec::new();
-        for _ in 0..m {
-            let o = u32_at(take(4)?);
-            let l = u32_at(take(4)?);
-            ranges.push((o, take(l)?.to_vec()));
-        }
-        if !take(0)?.is_empty() || !r.is_empty() {
-            return Err(bad);
+        let ranges = r.ranges()?;
+        let client_iv: [u8; IV_LEN] = r.take(IV_LEN)?.try_into().expect("12");
+        let request = r.ranges()?;
+        if !r.0.is_empty() {
+            return Err(Reader::BAD);
         }
         Ok(Claim13 {
             server_iv,
             records,
             alert,
             ranges,
+            client_iv,
+            request,
         })
+    }
+}
+
+/// A bounds-checked reader of a claim's bytes.
+struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    const BAD: Error = Error::Malformed("a TLS 1.3 response claim");
+
+    fn take(&mut self, n: usize) -> Result<&'a [u8]> {
+        if self.0.len() < n {
+            return Err(Self::BAD);
+        }
+        let (a, rest) = self.0.split_at(n);
+        self.0 = rest;
+        Ok(a)
+    }
+
+    fn u32(&mut self) -> Result<usize> {
+        Ok(u32::from_be_bytes(self.take(4)?.try_into().expect("4")) as usize)
+    }
+
+    fn ranges(&mut self) -> Result<Vec<(usize, Vec<u8>)>> {
+        let m = self.u32()?;
+        if m > MAX_RANGES {
+            return Err(Error::Malformed("too many ranges"));
+        }
+        let mut out = Vec::new();
+        for _ in 0..m {
+            let o = self.u32()?;
+            let l = self.u32()?;
+            out.push((o, self.take(l)?.to_vec()));
+        }
+        Ok(out)
     }
 }
 
@@ -211,10 +256,12 @@ impl Claim13 {
 const BYTES_LABEL: &[u8] = b"webproof mpc-tls13 revealed bytes v1";
 
 impl Claim13 {
-    /// The revealed bytes, in range order.
+    /// The revealed bytes, in range order: the response's, then the
+    /// request's.
     fn bytes(&self) -> Vec<u8> {
         self.ranges
             .iter()
+            .chain(&self.request)
             .flat_map(|(_, b)| b.iter().copied())
             .collect()
     }
@@ -232,12 +279,11 @@ impl Claim13 {
     /// claim without the revealed bytes (their places and lengths only),
     /// then the commitment to them.
     pub fn shape(&self, salt: &[u8; 32]) -> Vec<u8> {
+        let zero =
+            |rs: &[(usize, Vec<u8>)]| rs.iter().map(|(o, b)| (*o, vec![0; b.len()])).collect();
         let blank = Claim13 {
-            ranges: self
-                .ranges
-                .iter()
-                .map(|(o, b)| (*o, vec![0; b.len()]))
-                .collect(),
+            ranges: zero(&self.ranges),
+            request: zero(&self.request),
             ..self.clone()
         };
         [blank.encode(), self.commitment(salt).to_vec()].concat()
@@ -251,7 +297,11 @@ impl Claim13 {
             .checked_sub(32)
             .ok_or(Error::Malformed("a TLS 1.3 claim shape"))?;
         let c = Claim13::decode(&b[..cut])?;
-        if c.ranges.iter().any(|(_, r)| r.iter().any(|&x| x != 0)) {
+        if c.ranges
+            .iter()
+            .chain(&c.request)
+            .any(|(_, r)| r.iter().any(|&x| x != 0))
+        {
             return Err(Error::Malformed("revealed bytes in a claim shape"));
         }
         Ok((c, b[cut..].try_into().expect("32 bytes")))
@@ -265,12 +315,17 @@ impl Claim13 {
     /// The shape with the disclosed bytes in place, if they open the
     /// commitment.
     fn open(mut self, commitment: &[u8; 32], disclosure: &[u8]) -> Result<Self> {
-        let n: usize = self.ranges.iter().map(|(_, b)| b.len()).sum();
+        let n: usize = self
+            .ranges
+            .iter()
+            .chain(&self.request)
+            .map(|(_, b)| b.len())
+            .sum();
         if disclosure.len() != 32 + n {
             return Err(Error::Proof("a disclosure of another length".into()));
         }
         let (salt, mut bytes) = disclosure.split_at(32);
-        for (_, b) in &mut self.ranges {
+        for (_, b) in self.ranges.iter_mut().chain(self.request.iter_mut()) {
             let (head, tail) = bytes.split_at(b.len());
             b.copy_from_slice(head);
             bytes = tail;
@@ -301,6 +356,10 @@ pub struct Verified13 {
     /// Per server record after the Finished, its bytes of the response
     /// (0 for a handshake record or the alert).
     pub app_lens: Vec<usize>,
+    /// Bytes of the request (its records' contents).
+    pub request_len: usize,
+    /// The revealed ranges of the request.
+    pub request_ranges: Vec<(usize, Vec<u8>)>,
 }
 
 /// The statement's public parts, from a recording and a claim checked
@@ -333,6 +392,8 @@ fn statement(recv: &[Record], start: usize, claim: &Claim13) -> Result<Statement
             close_notify: false,
             handshake_records: 0,
             app_lens: Vec::new(),
+            request_len: 0,
+            request_ranges: claim.request.clone(),
         },
     };
     // (index, offset in the response, length) of each application record.
@@ -400,17 +461,31 @@ fn statement(recv: &[Record], start: usize, claim: &Claim13) -> Result<Statement
     if claim.alert.is_some() && !matches!(claim.records.last(), Some(&(content_type::ALERT, 2))) {
         return Err(Error::Malformed("alert bytes without an alert record last"));
     }
-    for (at, bytes) in &claim.ranges {
+    let total = st.verified.response_len;
+    map_ranges(&app, total, &claim.ranges, &mut st.claims)?;
+    Ok(st)
+}
+
+/// Per-record claims for `ranges` of a stream whose records hold
+/// `app[k] = (record index, offset in the stream, length)` of its
+/// `total` bytes; a range outside the stream is refused.
+fn map_ranges(
+    app: &[(usize, usize, usize)],
+    total: usize,
+    ranges: &[(usize, Vec<u8>)],
+    claims: &mut Vec<PlaintextClaim>,
+) -> Result<()> {
+    for (at, bytes) in ranges {
         let end = at
             .checked_add(bytes.len())
-            .filter(|&e| e <= st.verified.response_len)
-            .ok_or(Error::Malformed("a revealed range outside the response"))?;
+            .filter(|&e| e <= total)
+            .ok_or(Error::Malformed("a revealed range outside its direction"))?;
         let mut pos = *at;
         while pos < end {
             let k = app.partition_point(|&(_, off, len)| off + len <= pos);
             let (ri, off, len) = app[k];
             let stop = end.min(off + len);
-            st.claims.push(PlaintextClaim {
+            claims.push(PlaintextClaim {
                 record: ri,
                 offset: pos - off,
                 bytes: bytes[pos - at..stop - at].to_vec(),
@@ -418,7 +493,58 @@ fn statement(recv: &[Record], start: usize, claim: &Claim13) -> Result<Statement
             pos = stop;
         }
     }
+    Ok(())
+}
+
+/// The request's part of the statement: per request record its masked
+/// ciphertext (`C ⊕ ρ`, the 2PC's: the verifier never saw `C`), the
+/// claim that its inner content type is 23 (application data: the
+/// request's bytes are its content), and the revealed ranges of the
+/// request.
+struct RequestStatement {
+    records: Vec<SealedRecord>,
+    claims: Vec<PlaintextClaim>,
+    len: usize,
+}
+
+fn request_statement(
+    hidden: &[crate::rec::HiddenRecord],
+    ranges: &[(usize, Vec<u8>)],
+) -> Result<RequestStatement> {
+    let mut st = RequestStatement {
+        records: Vec::new(),
+        claims: Vec::new(),
+        len: 0,
+    };
+    let mut app = Vec::new();
+    for (i, h) in hidden.iter().enumerate() {
+        let inner = h.masked.len();
+        if inner == 0 || h.cots.len() != webproof_mpc::record::hide_cots(inner) {
+            return Err(Error::Malformed("a request record of another shape"));
+        }
+        let content = inner - 1;
+        app.push((i, st.len, content));
+        st.len += content;
+        st.claims.push(PlaintextClaim {
+            record: i,
+            offset: content,
+            bytes: vec![content_type::APPLICATION_DATA],
+        });
+        st.records.push(SealedRecord {
+            seq: i as u64,
+            explicit_nonce: None,
+            ciphertext: h.masked.clone(),
+        });
+    }
+    let total = st.len;
+    map_ranges(&app, total, ranges, &mut st.claims)?;
     Ok(st)
+}
+
+/// The client key's and the client IV's bits in the key block.
+fn client_bits(key_len: usize) -> (Range<usize>, Range<usize>) {
+    let (k, i) = (8 * key_len, 8 * IV_LEN);
+    (0..k, 2 * k..2 * k + i)
 }
 
 /// The proof's context: the recording and the claim's shape.
@@ -495,6 +621,36 @@ pub async fn prove_response13<C: RandomCotReceiver, T: Io>(
     webproof_tlsproof::assert_tags(&mut zk, aead, &key, &claim.server_iv, &st.records, &st.tags)
         .await
         .map_err(zk_err)?;
+    // The request: under the client key, its masked ciphertexts with the
+    // masks as the hidden M2A's COT choice bits (each MAC's lsb).
+    let hidden = p.hidden_records();
+    let rst = request_statement(&hidden, &claim.request)?;
+    let (ck, ci) = client_bits(key_len);
+    let ckey =
+        consistency::xor_public_prover(&zk, &bits[ck], &bytes_to_bits(&r.revealed.client_key))
+            .map_err(mpc_err)?;
+    let civ = consistency::xor_public_prover(&zk, &bits[ci], &bytes_to_bits(&r.revealed.client_iv))
+        .map_err(mpc_err)?;
+    zk.assert_public(&civ, &bytes_to_bits(&claim.client_iv))
+        .await
+        .map_err(zk_err)?;
+    let mut mask_bits = Vec::with_capacity(hidden.len());
+    for h in &hidden {
+        let choices: Vec<bool> = h.cots.iter().map(|m| m.lsb()).collect();
+        mask_bits.push(zk.import_labels(&h.cots, &choices).map_err(zk_err)?);
+    }
+    let masks = crate::response::masks_in_byte_order(&hidden, mask_bits);
+    webproof_tlsproof::assert_masked_plaintext(
+        &mut zk,
+        aead,
+        &ckey,
+        &claim.client_iv,
+        &rst.records,
+        &masks,
+        &rst.claims,
+    )
+    .await
+    .map_err(zk_err)?;
     let mut seal_salt = [0u8; 32];
     rng.fill_bytes(&mut seal_salt);
     let mut sealed = zk.seal(seal_salt).await.map_err(zk_err)?;
@@ -526,7 +682,9 @@ pub async fn verify_response13<C: RandomCotSender, T: Io>(
     // prover's proof need not wait for it.
     ch.send(&super::audit::reveal_bits(v)?).await.map_err(io)?;
     ch.flush().await.map_err(io)?;
-    let max = IV_LEN + 4 + 5 * recording.received.len() + 3 + 4 + 8 * MAX_RANGES + 32;
+    // Both IVs, a type and length per record, the alert, the places of
+    // both directions' ranges, the commitment.
+    let max = 2 * IV_LEN + 4 + 5 * recording.received.len() + 3 + 2 * (4 + 8 * MAX_RANGES) + 32;
     let shape = ch.recv(max).await.map_err(io)?;
     let (blank, commitment) = Claim13::decode_shape(&shape)?;
     let st = statement(&recording.received, start, &blank)?;
@@ -564,17 +722,53 @@ pub async fn verify_response13<C: RandomCotSender, T: Io>(
     webproof_tlsproof::assert_tags(&mut zk, aead, &key, &blank.server_iv, &st.records, &st.tags)
         .await
         .map_err(zk_err)?;
+    // The request, as the prover's side: the COT keys are the masks'
+    // 0-labels (their flips are zero).
+    let hidden = v.hidden_records();
+    let rst = request_statement(&hidden, &blank.request)?;
+    let (ck, ci) = client_bits(key_len);
+    let ckey = consistency::xor_public_verifier(&zk, &bits[ck], &bytes_to_bits(&masks.client_key))
+        .map_err(mpc_err)?;
+    let civ = consistency::xor_public_verifier(&zk, &bits[ci], &bytes_to_bits(&masks.client_iv))
+        .map_err(mpc_err)?;
+    zk.assert_public(&civ, &bytes_to_bits(&blank.client_iv))
+        .await
+        .map_err(zk_err)?;
+    let mask_bits = hidden.iter().map(|h| zk.import_labels(&h.cots)).collect();
+    let cmasks = crate::response::masks_in_byte_order(&hidden, mask_bits);
+    webproof_tlsproof::assert_masked_plaintext(
+        &mut zk,
+        aead,
+        &ckey,
+        &blank.client_iv,
+        &rst.records,
+        &cmasks,
+        &rst.claims,
+    )
+    .await
+    .map_err(zk_err)?;
     let mut sealed = zk.seal().await.map_err(zk_err)?;
     consistency::reveal_delta(&mut sealed)
         .await
         .map_err(mpc_err)?;
     let (_, ch) = sealed.parts();
-    let n: usize = blank.ranges.iter().map(|(_, b)| b.len()).sum();
+    let n: usize = blank
+        .ranges
+        .iter()
+        .chain(&blank.request)
+        .map(|(_, b)| b.len())
+        .sum();
     let disclosure = ch.recv_exact(32 + n).await.map_err(io)?;
     let claim = blank.open(&commitment, &disclosure)?;
     let opened = statement(&recording.received, start, &claim)?;
-    let claimed =
+    let ropened = request_statement(&hidden, &claim.request)?;
+    let mut claimed =
         webproof_tlsproof::claimed_bits(&opened.records, &opened.claims).map_err(zk_err)?;
+    claimed.extend(
+        webproof_tlsproof::claimed_bits(&ropened.records, &ropened.claims).map_err(zk_err)?,
+    );
     sealed.verify_claimed(&claimed).await.map_err(zk_err)?;
-    Ok(opened.verified)
+    let mut out = opened.verified;
+    out.request_len = ropened.len;
+    Ok(out)
 }

@@ -111,6 +111,9 @@ struct VRec {
     pad_keys: Vec<Block>,
     /// Its evaluation of the prover's garbling of the keystream.
     eval: Option<RecordEvaluation>,
+    /// A request record's masked ciphertext as received and the keys of
+    /// its hidden M2A's COTs: what the proof of the request takes.
+    hidden: crate::rec::HiddenRecord,
     tagged: bool,
     sent: bool,
 }
@@ -443,6 +446,7 @@ impl Tls13VerifierSession {
                 ole: OleSender::new(self.delta, spec.stream()),
                 pad_keys,
                 eval,
+                hidden: Default::default(),
                 tagged: false,
                 sent: false,
             });
@@ -450,6 +454,7 @@ impl Tls13VerifierSession {
         for r in self.recs.iter_mut().filter(|r| !r.spec.computes_h()) {
             let keys = self.cots.take(record::hide_cots(r.spec.len))?;
             let msg = r.v.hide_ahead(&mut r.ole, &keys, &mut self.rng)?;
+            r.hidden.cots = keys;
             out.push(VerifierMsg::RecPowers { id: r.spec.id, msg });
         }
         let keys = self.cots.take(record::cots_needed(k))?;
@@ -513,6 +518,7 @@ impl Tls13VerifierSession {
         let gv_zero = r.v.circuit().garbler().output_zero_labels(0)?;
         let check = ev.check_value(dual, labels, gv_zero, &r.pad_keys, delta)?;
         let (tag, corrections) = r.v.hidden_tag_share(powers, &r.spec.aad(), &ct)?;
+        r.hidden.masked = ct[..r.spec.len].to_vec();
         r.tagged = true;
         Ok(vec![VerifierMsg::RecTagShare {
             id,
@@ -592,6 +598,16 @@ impl Tls13VerifierSession {
     /// The negotiated group, once the ServerHello came.
     pub fn group(&self) -> Option<KxGroup> {
         self.shared.map(|(g, _)| g)
+    }
+
+    /// The request's records as the proof of the request takes them, in
+    /// order: masked ciphertext and the keys of the COTs of their masks.
+    pub(crate) fn hidden_records(&self) -> Vec<crate::rec::HiddenRecord> {
+        self.recs
+            .iter()
+            .filter(|r| !r.spec.computes_h())
+            .map(|r| r.hidden.clone())
+            .collect()
     }
 
     /// The request's content length per record, in order.
