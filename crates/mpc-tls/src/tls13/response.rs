@@ -28,7 +28,13 @@
 //!   (the contents of the type-23 records, in order) has public
 //!   boundaries the verifier computes itself;
 //! - the claimed alert is the last record's content; each revealed byte
-//!   is its record's keystream byte XOR the recorded ciphertext byte.
+//!   is its record's keystream byte XOR the recorded ciphertext byte;
+//! - the request (as TLS 1.2's `crate::response`): under the client key
+//!   and the claimed client IV, each request record's masked ciphertext
+//!   from the 2PC (the verifier never saw the ciphertext) XOR its mask
+//!   (the hidden M2A's COT choice bits, imported as authenticated bits)
+//!   XOR the keystream has inner content type 23 and the claimed request
+//!   bytes.
 //!
 //! The verifier takes the records (sequence numbers from 0 after the
 //! server Finished, their ciphertexts, tags and headers) from its own
@@ -57,8 +63,8 @@
 //! # Not yet (see `docs/protocol/mpc-tls13.md`)
 //! No consistency proof in ZK of the garbled circuits (`crate::consist`
 //! knows TLS 1.2's circuits only; the audit checks the garbling and the
-//! chaining holds by construction of the labels), no request ranges and
-//! no attestation commitments yet.
+//! chaining holds by construction of the labels), no attestation
+//! commitments yet.
 
 use super::{Tls13ProverSession, Tls13VerifierSession};
 use crate::error::{Error, Result};
