@@ -149,9 +149,10 @@ struct PRec {
 
 impl Tls13ProverSession {
     /// A session and its first message (`Hello`, with the commitments to
-    /// both groups' public shares). `cfg.suites` must be
-    /// [`super::SUITE`] alone (or empty); the group is `cfg.groups`' first
-    /// (X25519 if none).
+    /// both groups' public shares). `cfg.suites` is one suite of
+    /// [`super::SUITES`] (none: [`super::SUITE`]); the group of the
+    /// first key share is `cfg.groups`' first (X25519 if none), the other
+    /// offered too, for a HelloRetryRequest.
     pub fn new(
         cfg: ProverConfig,
         cots: CotPool,

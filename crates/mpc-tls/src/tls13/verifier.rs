@@ -1,13 +1,17 @@
 //! The verifier's session of MPC mode over TLS 1.3: the garbler of the
-//! ECtF and the key schedule, and the party that checks the server's
-//! identity on the bytes it recorded itself.
+//! ECtF, the key schedule and the request's records (and the evaluator of
+//! the prover's garbling of their keystream), the party that checks the
+//! server's identity on the bytes it recorded itself, and the recorder of
+//! every record both ways.
 //!
 //! Where every public value it uses comes from:
 //! - the client random: its own (`Setup`), found in the ClientHello;
 //! - the client key share: the sum of its own public share and the
 //!   prover's, opened (`KeyOpen`) against the commitment the prover sent
-//!   before it saw the verifier's;
-//! - the ClientHello and the ServerHello, the hash of both (the key
+//!   before it saw the verifier's (the other group's after a
+//!   HelloRetryRequest, in the second ClientHello);
+//! - the ClientHello(s), the HelloRetryRequest if any and the
+//!   ServerHello, the hash of the transcript through them (the key
 //!   schedule's step 1 input), the server's key share (the ECtF's point):
 //!   its recording of the bytes the prover forwarded both ways;
 //! - the handshake traffic secrets: the key schedule's step 1, whose
@@ -17,7 +21,12 @@
 //!   client Finished: its own decryption of its recording under those
 //!   secrets, checked by proxy mode's TLS 1.3 verifier
 //!   ([`webproof_proxy::verify::check_handshake`]) against its roots, the
-//!   session's server name and time.
+//!   session's server name and time;
+//! - the request records' lengths (the prover's `Hello`), sequence
+//!   numbers and headers: from the record ids (`super::rec`); their
+//!   masked ciphertexts: the prover's `RecCiphertext` (the verifier never
+//!   sees a request's ciphertext);
+//! - the server's records after its Finished: its recording.
 
 use super::hello::{
     check_client_hello, check_hrr, check_server_hello, clear_messages, hello_transcript, is_hrr,
