@@ -1,6 +1,6 @@
 //! MPC mode of webproof, without I/O: the prover talks to a real TLS 1.2
-//! (or TLS 1.3: [`tls13`], not yet with the consistency proof in ZK or
-//! attestations) server while every computation that depends on the session's secrets
+//! (or TLS 1.3: [`tls13`], not yet with the consistency proof in ZK)
+//! server while every computation that depends on the session's secrets
 //! runs in two-party computation with the verifier, so neither party
 //! alone holds a write key while the session runs.
 //!

@@ -12,7 +12,9 @@ use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
 use std::collections::VecDeque;
 use std::sync::Arc;
 use webproof_mpc_tls::tls13::response::{prove_response13, verify_response13, Claim13, Verified13};
-use webproof_mpc_tls::tls13::{verifier_output13, Tls13ProverSession, Tls13VerifierSession, SUITE};
+use webproof_mpc_tls::tls13::{
+    attestation13, verifier_output13, Tls13ProverSession, Tls13VerifierSession, SUITE,
+};
 use webproof_mpc_tls::{cots_needed, CotPool, Error, ProverMsg, VerifierMsg};
 use webproof_tls::KxGroup;
 
@@ -361,6 +363,17 @@ fn prove13(
     cr: webproof_ot::SoftSpokenReceiver,
     claim: &Claim13,
 ) -> (Result<(), Error>, Result<Verified13, Error>) {
+    prove13_with(d, cs, cr, claim, &[])
+}
+
+/// [`prove13`] with the blinders of the claim's committed leaves.
+fn prove13_with(
+    d: &Done13,
+    cs: webproof_ot::SoftSpokenSender,
+    cr: webproof_ot::SoftSpokenReceiver,
+    claim: &Claim13,
+    blinders: &[[u8; 16]],
+) -> (Result<(), Error>, Result<Verified13, Error>) {
     let (a, b) = webproof_core::memory_duplex();
     let mut rng = ChaCha20Rng::seed_from_u64(77);
     futures::executor::block_on(async {
@@ -373,6 +386,7 @@ fn prove13(
                     zk_cfg(),
                     &d.p,
                     claim,
+                    blinders,
                     &mut r,
                 )
                 .await
@@ -866,7 +880,7 @@ fn prove_flipped(seed: u64, at: usize) -> (Result<(), Error>, Result<Verified13,
         futures::join!(
             async {
                 let ch = webproof_core::Channel::new(a);
-                prove_response13(cr, ch, zk_cfg(), &d.p, &claim, &mut r)
+                prove_response13(cr, ch, zk_cfg(), &d.p, &claim, &[], &mut r)
                     .await
                     .map(|_| ())
             },
@@ -908,7 +922,7 @@ fn tls13_audit_catches_a_lying_reveal() {
         futures::join!(
             async {
                 let ch = webproof_core::Channel::new(a);
-                let out = prove_response13(cr, ch, zk_cfg(), &d.p, &claim, &mut r).await;
+                let out = prove_response13(cr, ch, zk_cfg(), &d.p, &claim, &[], &mut r).await;
                 // Hang up at once, as a prover that stops does.
                 out.map(|_| ())
             },
@@ -917,4 +931,58 @@ fn tls13_audit_catches_a_lying_reveal() {
     });
     assert!(matches!(p, Err(Error::VerifierCheated(_))), "{p:?}");
     assert!(v.is_err());
+}
+
+#[test]
+fn tls13_attestation_over_the_committed_transcript() {
+    // The prover commits to the request and the response as proxy mode
+    // does; the proof establishes every leaf's hash over the plaintext
+    // (the request's under its masked ciphertext), and the verifier signs
+    // the attestation over them.
+    use webproof_attestation::{CommitPlan, CommitmentSeed, Transcript, TranscriptCommitment};
+    let (d, resp, cs, cr) = session_with_response(KeyKind::Ecdsa, KxGroup::Secp256r1, REQUEST, 81);
+    let t = Transcript::new(REQUEST.to_vec(), resp.clone());
+    let plan = CommitPlan::new().with_chunk_len(64).unwrap();
+    let commitment =
+        TranscriptCommitment::new(&t, &plan, CommitmentSeed::from_bytes([7; 32])).unwrap();
+    let blinders = webproof_disclosure::attest::blinders(&commitment);
+    let claim = Claim13::new(&d.p, std::slice::from_ref(&(0..15)))
+        .unwrap()
+        .with_commitment(&commitment);
+    let (p, v) = prove13_with(&d, cs, cr, &claim, &blinders);
+    p.unwrap();
+    let v = v.unwrap();
+    assert_eq!(v.leaves, commitment.leaves());
+    assert_eq!(v.leaf_hashes, commitment.leaf_hashes());
+    let out = verifier_output13(&d.v, &v, NAME, now()).unwrap();
+    let key = webproof_attestation::SigningKey::generate(
+        webproof_attestation::Scheme::Ed25519,
+        &mut ChaCha20Rng::seed_from_u64(6),
+    );
+    let reply = attestation13(&key, &d.v, &v, &out).unwrap();
+    let bundle = webproof_disclosure::attest::AttestationBundle::accept(
+        &reply,
+        t,
+        commitment,
+        d.v.identity().unwrap().certificates.clone(),
+    )
+    .unwrap();
+    assert_eq!(bundle.attestation.attestation().facts(), &out.facts());
+
+    // A leaf hash of another transcript is refused by the proof.
+    let (d2, resp2, cs, cr) =
+        session_with_response(KeyKind::Ecdsa, KxGroup::Secp256r1, REQUEST, 82);
+    let mut other = resp2.clone();
+    other[3] ^= 1;
+    let t2 = Transcript::new(REQUEST.to_vec(), other);
+    let c2 = TranscriptCommitment::new(&t2, &plan, CommitmentSeed::from_bytes([7; 32])).unwrap();
+    let claim = Claim13::new(&d2.p, &[]).unwrap().with_commitment(&c2);
+    let (_, v) = prove13_with(
+        &d2,
+        cs,
+        cr,
+        &claim,
+        &webproof_disclosure::attest::blinders(&c2),
+    );
+    assert!(v.is_err(), "{v:?}");
 }

@@ -42,7 +42,7 @@ mod rec;
 pub mod response;
 pub mod verifier;
 
-pub use output::verifier_output13;
+pub use output::{attestation13, verifier_output13};
 pub use prover::{Response13, Tls13ProverSession};
 pub use verifier::Tls13VerifierSession;
 

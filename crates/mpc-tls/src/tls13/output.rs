@@ -124,3 +124,34 @@ fn placed(len: usize, ranges: &[(usize, Vec<u8>)]) -> Result<Vec<Option<u8>>> {
     }
     Ok(view)
 }
+
+/// Sign the attestation of a TLS 1.3 session whose proof established the
+/// leaf hashes of `verified` (the prover's commitment to the request and
+/// the response), as `crate::attestation` does for TLS 1.2: every field
+/// from `output` ([`verifier_output13`]'s), the certificate chain from
+/// the flight the verifier decrypted and checked itself, the root over
+/// the proven leaf hashes (their layout checked against the lengths the
+/// proof established).
+pub fn attestation13(
+    key: &webproof_attestation::SigningKey,
+    v: &Tls13VerifierSession,
+    verified: &Verified13,
+    output: &VerifierOutput,
+) -> Result<webproof_disclosure::attest::AttestationReply> {
+    if verified.leaves.is_empty() {
+        return Err(webproof_disclosure::DisclosureError::Attestation(
+            "the prover committed to nothing: there is nothing to attest".into(),
+        )
+        .into());
+    }
+    let id = v
+        .identity()
+        .ok_or(Error::OutOfOrder("an attestation before the handshake"))?;
+    Ok(webproof_disclosure::attest::issue(
+        key,
+        &id.certificates,
+        &verified.leaves,
+        &verified.leaf_hashes,
+        output,
+    )?)
+}

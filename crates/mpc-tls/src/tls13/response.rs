@@ -34,7 +34,9 @@
 //!   from the 2PC (the verifier never saw the ciphertext) XOR its mask
 //!   (the hidden M2A's COT choice bits, imported as authenticated bits)
 //!   XOR the keystream has inner content type 23 and the claimed request
-//!   bytes.
+//!   bytes;
+//! - with the prover's commitment to the transcript (an attestation), each
+//!   leaf's hash over its plaintext, the prover's blinder its witness.
 //!
 //! The verifier takes the records (sequence numbers from 0 after the
 //! server Finished, their ciphertexts, tags and headers) from its own
@@ -63,8 +65,7 @@
 //! # Not yet (see `docs/protocol/mpc-tls13.md`)
 //! No consistency proof in ZK of the garbled circuits (`crate::consist`
 //! knows TLS 1.2's circuits only; the audit checks the garbling and the
-//! chaining holds by construction of the labels), no attestation
-//! commitments yet.
+//! chaining holds by construction of the labels).
 
 use super::{Tls13ProverSession, Tls13VerifierSession};
 use crate::error::{Error, Result};
@@ -72,11 +73,14 @@ use crate::response::{mpc_err, zk_err};
 use core::ops::Range;
 use rand_core::{CryptoRng, RngCore};
 use sha2::{Digest, Sha256};
+use webproof_attestation::commit::check_layout;
+use webproof_attestation::{Direction as LeafDir, LeafRange, TranscriptCommitment};
 use webproof_circuits::bytes_to_bits;
 use webproof_core::cot::{RandomCotReceiver, RandomCotSender};
 use webproof_core::{Channel, Io};
 use webproof_mpc::consistency;
 use webproof_mpc::tls13::IV_LEN;
+use webproof_proxy::zk::{leaf_commitments, MAX_LEAVES};
 use webproof_tls::record::{content_type, Record};
 use webproof_tls::Recording;
 use webproof_tlsproof::{Aead, PlaintextClaim, RecordTag, SealedRecord};
@@ -120,6 +124,12 @@ pub struct Claim13 {
     pub client_iv: [u8; IV_LEN],
     /// Revealed ranges of the request: offset and bytes.
     pub request: Vec<(usize, Vec<u8>)>,
+    /// For an attestation: the leaves of the prover's commitment to the
+    /// request and the response (partitioning both, in order) and their
+    /// hashes (empty: no attestation).
+    pub leaves: Vec<LeafRange>,
+    /// One hash per leaf.
+    pub leaf_hashes: Vec<[u8; 32]>,
 }
 
 /// `ranges` of `data`, each with its offset.
@@ -153,7 +163,31 @@ impl Claim13 {
             ranges: cut(&r.response, ranges, "response")?,
             client_iv: iv(keys.client_iv)?,
             request: Vec::new(),
+            leaves: Vec::new(),
+            leaf_hashes: Vec::new(),
         })
+    }
+
+    /// The claim committing to the transcript for an attestation:
+    /// `commitment` is the prover's over this session's request and
+    /// response (its blinders are the proof's witness,
+    /// `webproof_disclosure::attest::blinders`).
+    pub fn with_commitment(mut self, commitment: &TranscriptCommitment) -> Self {
+        self.leaves = commitment.leaves().to_vec();
+        self.leaf_hashes = commitment.leaf_hashes().to_vec();
+        self
+    }
+
+    /// The leaves of `direction`, their hashes and (the prover's) their
+    /// blinders, in order.
+    fn leaves_of(&self, direction: LeafDir, blinders: Option<&[[u8; 16]]>) -> Leaves {
+        let pick = |i: usize| self.leaves[i].direction == direction;
+        let idx: Vec<usize> = (0..self.leaves.len()).filter(|&i| pick(i)).collect();
+        Leaves {
+            leaves: idx.iter().map(|&i| self.leaves[i]).collect(),
+            hashes: idx.iter().map(|&i| self.leaf_hashes[i]).collect(),
+            blinders: blinders.map(|b| idx.iter().map(|&i| b[i].to_vec()).collect()),
+        }
     }
 
     /// The claim revealing `ranges` of the request too.
@@ -188,6 +222,13 @@ impl Claim13 {
         ranges(&mut v, &self.ranges);
         v.extend(self.client_iv);
         ranges(&mut v, &self.request);
+        v.extend((self.leaves.len() as u32).to_be_bytes());
+        for (l, h) in self.leaves.iter().zip(&self.leaf_hashes) {
+            v.push(matches!(l.direction, LeafDir::Received) as u8);
+            v.extend(l.start.to_be_bytes());
+            v.extend(l.end.to_be_bytes());
+            v.extend(h);
+        }
         v
     }
 
@@ -210,6 +251,25 @@ impl Claim13 {
         let ranges = r.ranges()?;
         let client_iv: [u8; IV_LEN] = r.take(IV_LEN)?.try_into().expect("12");
         let request = r.ranges()?;
+        let n = r.u32()?;
+        if n > MAX_LEAVES {
+            return Err(Error::Malformed("too many leaves"));
+        }
+        let (mut leaves, mut leaf_hashes) = (Vec::new(), Vec::new());
+        for _ in 0..n {
+            let direction = match r.take(1)?[0] {
+                0 => LeafDir::Sent,
+                1 => LeafDir::Received,
+                _ => return Err(Reader::BAD),
+            };
+            let (start, end) = (r.u32()? as u32, r.u32()? as u32);
+            leaves.push(LeafRange {
+                direction,
+                start,
+                end,
+            });
+            leaf_hashes.push(r.take(32)?.try_into().expect("32"));
+        }
         if !r.0.is_empty() {
             return Err(Reader::BAD);
         }
@@ -220,6 +280,8 @@ impl Claim13 {
             ranges,
             client_iv,
             request,
+            leaves,
+            leaf_hashes,
         })
     }
 }
@@ -366,6 +428,70 @@ pub struct Verified13 {
     pub request_len: usize,
     /// The revealed ranges of the request.
     pub request_ranges: Vec<(usize, Vec<u8>)>,
+    /// The proven leaves of the prover's commitment (empty: none).
+    pub leaves: Vec<LeafRange>,
+    /// Their hashes.
+    pub leaf_hashes: Vec<[u8; 32]>,
+}
+
+/// One direction's committed leaves: what the statement proves of them.
+struct Leaves {
+    leaves: Vec<LeafRange>,
+    hashes: Vec<[u8; 32]>,
+    /// The prover's blinders (the verifier has none).
+    blinders: Option<Vec<Vec<u8>>>,
+}
+
+/// The leaves' hashes over the plaintext of `records` (each record's
+/// content first in its inner plaintext, `record_data[i]` bytes of it,
+/// as `webproof_attestation::commit` hashes a leaf), asserted in the
+/// proof; nothing when there are none.
+#[allow(clippy::too_many_arguments)]
+async fn assert_leaves<P: webproof_tlsproof::ZkParty<Bit = B>, B: Copy>(
+    zk: &mut P,
+    aead: Aead,
+    key: &[B],
+    iv: &[u8],
+    records: &[SealedRecord],
+    masks: &[Vec<B>],
+    record_data: &[usize],
+    leaves: &Leaves,
+) -> Result<()> {
+    let Some(first) = leaves.leaves.first() else {
+        return Ok(());
+    };
+    let commitments =
+        leaf_commitments(&leaves.leaves, first.direction, record_data).map_err(Error::Tls)?;
+    webproof_tlsproof::assert_commitments(
+        zk,
+        aead,
+        key,
+        iv,
+        records,
+        masks,
+        &commitments,
+        leaves.blinders.as_deref(),
+        &leaves.hashes,
+    )
+    .await
+    .map_err(zk_err)
+}
+
+/// The claim's leaves, one hash each, partition the request (`sent_len`
+/// bytes) and the response (`received_len`) in order.
+fn check_leaves(claim: &Claim13, sent_len: usize, received_len: usize) -> Result<()> {
+    if claim.leaves.is_empty() {
+        return Ok(());
+    }
+    let len = |n: usize| u32::try_from(n).map_err(|_| Error::Malformed("transcript too long"));
+    if claim.leaf_hashes.len() != claim.leaves.len() {
+        return Err(Error::Malformed("one hash per committed leaf is needed"));
+    }
+    check_layout(&claim.leaves, len(sent_len)?, len(received_len)?).map_err(|e| {
+        Error::Tls(webproof_proxy::ProxyError::Attestation(format!(
+            "committed leaves: {e}"
+        )))
+    })
 }
 
 /// The statement's public parts, from a recording and a claim checked
@@ -400,6 +526,8 @@ fn statement(recv: &[Record], start: usize, claim: &Claim13) -> Result<Statement
             app_lens: Vec::new(),
             request_len: 0,
             request_ranges: claim.request.clone(),
+            leaves: claim.leaves.clone(),
+            leaf_hashes: claim.leaf_hashes.clone(),
         },
     };
     // (index, offset in the response, length) of each application record.
@@ -511,6 +639,8 @@ struct RequestStatement {
     records: Vec<SealedRecord>,
     claims: Vec<PlaintextClaim>,
     len: usize,
+    /// Each record's content length.
+    lens: Vec<usize>,
 }
 
 fn request_statement(
@@ -521,6 +651,7 @@ fn request_statement(
         records: Vec::new(),
         claims: Vec::new(),
         len: 0,
+        lens: Vec::new(),
     };
     let mut app = Vec::new();
     for (i, h) in hidden.iter().enumerate() {
@@ -529,6 +660,7 @@ fn request_statement(
             return Err(Error::Malformed("a request record of another shape"));
         }
         let content = inner - 1;
+        st.lens.push(content);
         app.push((i, st.len, content));
         st.len += content;
         st.claims.push(PlaintextClaim {
@@ -573,14 +705,23 @@ pub async fn prove_response13<C: RandomCotReceiver, T: Io>(
     cfg: Config,
     p: &Tls13ProverSession,
     claim: &Claim13,
+    blinders: &[[u8; 16]],
     rng: &mut (impl RngCore + CryptoRng),
 ) -> Result<(C, Channel<T>)> {
+    if blinders.len() != claim.leaves.len() {
+        return Err(Error::Usage(
+            "one blinder per committed leaf is needed".into(),
+        ));
+    }
     let io = |e: webproof_core::ChannelError| Error::Proof(e.to_string());
     let start = p.server_app_start().ok_or(Error::OutOfOrder("the proof"))?;
     let r = p
         .response()
         .ok_or(Error::OutOfOrder("the proof before CloseAck"))?;
     let st = statement(&p.recording().received, start, claim)?;
+    let hidden = p.hidden_records();
+    let rst = request_statement(&hidden, &claim.request)?;
+    check_leaves(claim, rst.len, st.verified.response_len)?;
     let mut salt = [0u8; 32];
     rng.fill_bytes(&mut salt);
     let shape = claim.shape(&salt);
@@ -627,10 +768,19 @@ pub async fn prove_response13<C: RandomCotReceiver, T: Io>(
     webproof_tlsproof::assert_tags(&mut zk, aead, &key, &claim.server_iv, &st.records, &st.tags)
         .await
         .map_err(zk_err)?;
+    assert_leaves(
+        &mut zk,
+        aead,
+        &key,
+        &claim.server_iv,
+        &st.records,
+        &[],
+        &st.verified.app_lens,
+        &claim.leaves_of(LeafDir::Received, Some(blinders)),
+    )
+    .await?;
     // The request: under the client key, its masked ciphertexts with the
     // masks as the hidden M2A's COT choice bits (each MAC's lsb).
-    let hidden = p.hidden_records();
-    let rst = request_statement(&hidden, &claim.request)?;
     let (ck, ci) = client_bits(key_len);
     let ckey =
         consistency::xor_public_prover(&zk, &bits[ck], &bytes_to_bits(&r.revealed.client_key))
@@ -657,6 +807,17 @@ pub async fn prove_response13<C: RandomCotReceiver, T: Io>(
     )
     .await
     .map_err(zk_err)?;
+    assert_leaves(
+        &mut zk,
+        aead,
+        &ckey,
+        &claim.client_iv,
+        &rst.records,
+        &masks,
+        &rst.lens,
+        &claim.leaves_of(LeafDir::Sent, Some(blinders)),
+    )
+    .await?;
     let mut seal_salt = [0u8; 32];
     rng.fill_bytes(&mut seal_salt);
     let mut sealed = zk.seal(seal_salt).await.map_err(zk_err)?;
@@ -689,11 +850,28 @@ pub async fn verify_response13<C: RandomCotSender, T: Io>(
     ch.send(&super::audit::reveal_bits(v)?).await.map_err(io)?;
     ch.flush().await.map_err(io)?;
     // Both IVs, a type and length per record, the alert, the places of
-    // both directions' ranges, the commitment.
-    let max = 2 * IV_LEN + 4 + 5 * recording.received.len() + 3 + 2 * (4 + 8 * MAX_RANGES) + 32;
+    // both directions' ranges, the leaves (41 bytes each, each at least a
+    // recorded byte), the commitment.
+    let payloads: usize = recording
+        .received
+        .iter()
+        .chain(&recording.sent)
+        .map(|r| r.payload.len())
+        .sum();
+    let max = 2 * IV_LEN
+        + 4
+        + 5 * recording.received.len()
+        + 3
+        + 2 * (4 + 8 * MAX_RANGES)
+        + 4
+        + 41 * MAX_LEAVES.min(payloads)
+        + 32;
     let shape = ch.recv(max).await.map_err(io)?;
     let (blank, commitment) = Claim13::decode_shape(&shape)?;
     let st = statement(&recording.received, start, &blank)?;
+    let hidden = v.hidden_records();
+    let rst = request_statement(&hidden, &blank.request)?;
+    check_leaves(&blank, rst.len, st.verified.response_len)?;
     let (zero, masks, delta) = v.key_block()?;
     let mut zk = Verifier::with_context(cot, ch, cfg, &context(recording, &shape), rng)
         .await
@@ -728,10 +906,19 @@ pub async fn verify_response13<C: RandomCotSender, T: Io>(
     webproof_tlsproof::assert_tags(&mut zk, aead, &key, &blank.server_iv, &st.records, &st.tags)
         .await
         .map_err(zk_err)?;
+    assert_leaves(
+        &mut zk,
+        aead,
+        &key,
+        &blank.server_iv,
+        &st.records,
+        &[],
+        &st.verified.app_lens,
+        &blank.leaves_of(LeafDir::Received, None),
+    )
+    .await?;
     // The request, as the prover's side: the COT keys are the masks'
     // 0-labels (their flips are zero).
-    let hidden = v.hidden_records();
-    let rst = request_statement(&hidden, &blank.request)?;
     let (ck, ci) = client_bits(key_len);
     let ckey = consistency::xor_public_verifier(&zk, &bits[ck], &bytes_to_bits(&masks.client_key))
         .map_err(mpc_err)?;
@@ -753,6 +940,17 @@ pub async fn verify_response13<C: RandomCotSender, T: Io>(
     )
     .await
     .map_err(zk_err)?;
+    assert_leaves(
+        &mut zk,
+        aead,
+        &ckey,
+        &blank.client_iv,
+        &rst.records,
+        &cmasks,
+        &rst.lens,
+        &blank.leaves_of(LeafDir::Sent, None),
+    )
+    .await?;
     let mut sealed = zk.seal().await.map_err(zk_err)?;
     consistency::reveal_delta(&mut sealed)
         .await
