@@ -5,7 +5,7 @@
 //! alone holds a write key while the session runs.
 //!
 //! The 2PC building blocks are `webproof_mpc`'s (garbled circuits, OLE,
-//! ECtF, the TLS 1.2 PRF, AES-GCM records); the TLS parsing and the
+//! ECtF, the TLS 1.2 PRF, the TLS 1.3 key schedule, AES-GCM records); the TLS parsing and the
 //! server-identity checks are the ones both modes share (`webproof_tls`). This crate owns the sessions that chain them
 //! around a real handshake:
 //!
@@ -35,7 +35,8 @@
 //! - [`cots`]: the correlated OTs the caller supplies;
 //! - [`tls13`]: the sessions over TLS 1.3 (the AES-GCM suites): the
 //!   handshake, the request in 2PC, the response and a sealed proof of it
-//!   with the prover's audit and the verifier's output; their own
+//!   with the prover's audit, the verifier's output and attestation;
+//!   their own
 //!   flight table is in `docs/protocol/mpc-tls13.md`; the rest of these
 //!   docs (the table below included) is TLS 1.2's;
 //! - [`error`]: the one error type.
