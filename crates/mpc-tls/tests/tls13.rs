@@ -392,7 +392,14 @@ fn prove13_with(
                 .await
                 .map(|_| ())
             },
-            verify_response13(cs, webproof_core::Channel::new(b), zk_cfg(), &d.v, &mut rng)
+            verify_response13(
+                cs,
+                webproof_core::Channel::new(b),
+                zk_cfg(),
+                &d.v,
+                !blinders.is_empty(),
+                &mut rng
+            )
         )
     })
 }
@@ -884,7 +891,14 @@ fn prove_flipped(seed: u64, at: usize) -> (Result<(), Error>, Result<Verified13,
                     .await
                     .map(|_| ())
             },
-            verify_response13(cs, webproof_core::Channel::new(b), zk_cfg(), &d.v, &mut rng)
+            verify_response13(
+                cs,
+                webproof_core::Channel::new(b),
+                zk_cfg(),
+                &d.v,
+                false,
+                &mut rng
+            )
         )
     })
 }
@@ -926,7 +940,14 @@ fn tls13_audit_catches_a_lying_reveal() {
                 // Hang up at once, as a prover that stops does.
                 out.map(|_| ())
             },
-            verify_response13(cs, webproof_core::Channel::new(b), zk_cfg(), &d.v, &mut rng)
+            verify_response13(
+                cs,
+                webproof_core::Channel::new(b),
+                zk_cfg(),
+                &d.v,
+                false,
+                &mut rng
+            )
         )
     });
     assert!(matches!(p, Err(Error::VerifierCheated(_))), "{p:?}");
@@ -969,6 +990,45 @@ fn tls13_attestation_over_the_committed_transcript() {
     .unwrap();
     assert_eq!(bundle.attestation.attestation().facts(), &out.facts());
 
+    // A verifier without an attestation key refuses a commitment before
+    // the proof.
+    let (d3, _, cs, cr) = session_with_response(KeyKind::Ecdsa, KxGroup::Secp256r1, REQUEST, 83);
+    let c3 = {
+        let r3 = d3.p.response().unwrap().response.clone();
+        let t3 = Transcript::new(REQUEST.to_vec(), r3);
+        TranscriptCommitment::new(&t3, &plan, CommitmentSeed::from_bytes([7; 32])).unwrap()
+    };
+    let claim3 = Claim13::new(&d3.p, &[]).unwrap().with_commitment(&c3);
+    let blinders3 = webproof_disclosure::attest::blinders(&c3);
+    let (a, b) = webproof_core::memory_duplex();
+    let mut r1 = ChaCha20Rng::seed_from_u64(84);
+    let mut r2 = ChaCha20Rng::seed_from_u64(85);
+    let (_, v3) = futures::executor::block_on(async {
+        futures::join!(
+            prove_response13(
+                cr,
+                webproof_core::Channel::new(a),
+                zk_cfg(),
+                &d3.p,
+                &claim3,
+                &blinders3,
+                &mut r1
+            ),
+            verify_response13(
+                cs,
+                webproof_core::Channel::new(b),
+                zk_cfg(),
+                &d3.v,
+                false,
+                &mut r2
+            )
+        )
+    });
+    assert!(
+        matches!(&v3, Err(e) if e.to_string().contains("attestation key")),
+        "{v3:?}"
+    );
+
     // A leaf hash of another transcript is refused by the proof.
     let (d2, resp2, cs, cr) =
         session_with_response(KeyKind::Ecdsa, KxGroup::Secp256r1, REQUEST, 82);
@@ -985,4 +1045,28 @@ fn tls13_attestation_over_the_committed_transcript() {
         &webproof_disclosure::attest::blinders(&c2),
     );
     assert!(v.is_err(), "{v:?}");
+}
+
+#[test]
+fn tls13_refuses_a_key_share_other_than_the_sum() {
+    // The ClientHello the verifier records carries a key share other than
+    // the sum of the committed share and its own (its last bytes: the key
+    // share is the last extension): the verifier refuses at the opening,
+    // before it answers the ECtF.
+    let hooks = Hooks13 {
+        prover_to_verifier: Some(Box::new(|m: &mut ProverMsg| {
+            if let ProverMsg::ToServer(b) = m {
+                if b[5] == 1 {
+                    let n = b.len();
+                    b[n - 1] ^= 1;
+                }
+            }
+        })),
+        ..Default::default()
+    };
+    let e = refused(hooks, NAME, false, 13);
+    assert!(
+        matches!(&e, Stop::Verifier(Error::ClientHello(m)) if m.contains("key share")),
+        "{e:?}"
+    );
 }

@@ -840,6 +840,7 @@ pub async fn verify_response13<C: RandomCotSender, T: Io>(
     mut ch: Channel<T>,
     cfg: Config,
     v: &Tls13VerifierSession,
+    can_attest: bool,
     rng: &mut (impl RngCore + CryptoRng),
 ) -> Result<Verified13> {
     let io = |e: webproof_core::ChannelError| Error::Proof(e.to_string());
@@ -871,6 +872,13 @@ pub async fn verify_response13<C: RandomCotSender, T: Io>(
     let st = statement(&recording.received, start, &blank)?;
     let hidden = v.hidden_records();
     let rst = request_statement(&hidden, &blank.request)?;
+    if !blank.leaves.is_empty() && !can_attest {
+        // A commitment costs the proof work for a signature this verifier
+        // cannot give.
+        return Err(Error::Tls(webproof_proxy::ProxyError::Attestation(
+            "this verifier does not sign attestations (it has no attestation key)".into(),
+        )));
+    }
     check_leaves(&blank, rst.len, st.verified.response_len)?;
     let (zero, masks, delta) = v.key_block()?;
     let mut zk = Verifier::with_context(cot, ch, cfg, &context(recording, &shape), rng)
