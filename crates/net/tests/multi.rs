@@ -57,6 +57,13 @@ async fn three_requests_on_one_connection() {
             ]
         );
         assert!(e.iter().all(|e| e.status == Some(200)), "{e:?}");
+        // The pairing past request 1 rests on its hidden cookie being
+        // proven free of line ends; without that proof nothing after it is
+        // paired.
+        assert!(!vout.sent_crlf_free.is_empty());
+        let mut unproven = vout.clone();
+        unproven.sent_crlf_free.clear();
+        assert!(unproven.exchanges()[1].response.is_none());
         // Each value is attributed to the exchange it came from.
         assert_eq!(vout.json.len(), 2);
         let at = |k: usize| exchange_of(&e, Direction::Received, vout.json[k].value);

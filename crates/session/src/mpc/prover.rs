@@ -421,6 +421,7 @@ impl Prover {
                 app_sent: request.clone(),
                 app_received: response.clone(),
                 disclosed: disclosure,
+                crlf_free: Vec::new(),
                 committed,
                 certificates: outcome.certificates.clone(),
             },
