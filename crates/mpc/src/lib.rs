@@ -65,6 +65,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod chacha;
 pub mod consistency;
 pub mod convert;
 pub mod dual;

@@ -52,7 +52,7 @@
 //!   Each COT must serve one OLE bit once.
 
 use crate::error::{Error, Result};
-use crate::field::{Fp, Gf128};
+use crate::field::{Fp, Gf128, Poly1305Field};
 use crate::hash::sigma;
 use core::fmt::Debug;
 use core::ops::{Add, Mul, Neg, Sub};
@@ -186,6 +186,53 @@ impl OleField for Gf128 {
     }
     fn random<R: RngCore + ?Sized>(rng: &mut R) -> Self {
         Gf128::random(rng)
+    }
+    fn inverse(&self) -> Option<Self> {
+        self.invert()
+    }
+}
+
+impl OleField for Poly1305Field {
+    // 130 bits: one COT per bit of a canonical value, none spent on bits
+    // that are always zero.
+    const BITS: usize = 130;
+    const BYTES: usize = Poly1305Field::BYTES;
+    // 384 hash bits reduced: within 2^-254 of uniform.
+    const HASH_BLOCKS: usize = 3;
+
+    fn zero() -> Self {
+        Poly1305Field::ZERO
+    }
+    fn one() -> Self {
+        Poly1305Field::ONE
+    }
+    fn decompose(&self) -> Vec<bool> {
+        (0..Self::BITS).map(|i| self.bit(i)).collect()
+    }
+    fn basis_multiples(&self) -> Vec<Self> {
+        let mut out = Vec::with_capacity(Self::BITS);
+        let mut x = *self;
+        for _ in 0..Self::BITS {
+            out.push(x);
+            x = x + x;
+        }
+        out
+    }
+    fn from_hash(blocks: &[Block]) -> Self {
+        let mut b = [0u8; 48];
+        for (o, h) in b.chunks_mut(16).zip(blocks) {
+            o.copy_from_slice(&h.to_bytes());
+        }
+        Poly1305Field::from_hash_bytes(&b)
+    }
+    fn encode(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.to_le17());
+    }
+    fn decode(bytes: &[u8]) -> Option<Self> {
+        Poly1305Field::from_le17(bytes)
+    }
+    fn random<R: RngCore + ?Sized>(rng: &mut R) -> Self {
+        Poly1305Field::random(rng)
     }
     fn inverse(&self) -> Option<Self> {
         self.invert()
