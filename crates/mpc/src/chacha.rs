@@ -44,7 +44,7 @@
 use crate::error::{Error, Result};
 use crate::exec::{ProverCircuit, StepTables, VerifierCircuit};
 use crate::field::Poly1305Field;
-use crate::ole::{self, OleField, OleReceiver, OleSender};
+use crate::ole::{self, OleField, OleReceiver, OleSender, PendingBits};
 use crate::plan::Plan;
 use rand_core::{CryptoRng, RngCore};
 use std::sync::Arc;
@@ -369,8 +369,20 @@ pub struct ChachaVerifier {
     /// From the M2A answered in preprocessing: its shares `u_e` of
     /// `t^{-e}·ρ_e` and its inputs `t^{-e}`, `e = 1..=q`.
     ahead: Option<(Vec<F>, Vec<F>)>,
+    /// From the bitwise OLEs of a hidden ciphertext answered in
+    /// preprocessing: per ciphertext block `i`, its inputs `A_i`, `B_i`
+    /// (its `u_e` and `t^{-e}` for the power `e` the block takes) and its
+    /// per-bit shares of `A_i·2^k·χ¹_k`, `B_i·2^k·χ²_k`.
+    hidden: Option<HiddenVerifier>,
     /// Whether the tag circuit's inputs went out.
     answered: bool,
+}
+
+struct HiddenVerifier {
+    a: Vec<F>,
+    b: Vec<F>,
+    ua: Vec<F>,
+    ub: Vec<F>,
 }
 
 impl ChachaVerifier {
@@ -407,6 +419,7 @@ impl ChachaVerifier {
             t: nonzero(rng),
             m_s,
             ahead: None,
+            hidden: None,
             answered: false,
         })
     }
@@ -516,10 +529,167 @@ impl ChachaVerifier {
     }
 }
 
+impl ChachaVerifier {
+    /// Preprocessing, after [`Self::powers_respond`], for a record whose
+    /// ciphertext the verifier must not see: the bitwise OLEs on its
+    /// inputs `A_i·2^k` and `B_i·2^k` for ciphertext block `i` and bit `k`
+    /// (`A_i = u_e`, `B_i = t^{-e}`, `e` the power of `r` block `i`
+    /// takes), on `keys` ([`hide_cots`] fresh COT keys of the record's OLE
+    /// stream: the `A`s', then the `B`s'); the message for
+    /// [`ChachaProver::hide_finish`]. Online its share of `c_i·[r^e]_V =
+    /// c_i·A_i + d_e·c_i·B_i` is then linear in what it holds.
+    pub fn hide_respond(&mut self, ole: &mut OleSender, keys: &[Block]) -> Result<Vec<u8>> {
+        let (u, hv) = self
+            .ahead
+            .as_ref()
+            .ok_or(Error::Malformed("a hidden ciphertext before the powers"))?;
+        if self.hidden.is_some() {
+            return Err(Error::Malformed("the hidden ciphertext's OLEs twice"));
+        }
+        if keys.len() != hide_cots(self.len) {
+            return Err(Error::Malformed("COTs for another record's ciphertext"));
+        }
+        let q = hv.len();
+        let first = self.aad_len.div_ceil(16);
+        let idx = |i: usize| q - 1 - (first + i);
+        let n = ct_blocks(self.len);
+        let a: Vec<F> = (0..n).map(|i| u[idx(i)]).collect();
+        let b: Vec<F> = (0..n).map(|i| hv[idx(i)]).collect();
+        let pw = pow2();
+        let multiples: Vec<F> = a
+            .iter()
+            .chain(&b)
+            .flat_map(|&x| pw.iter().map(move |&t| x * t))
+            .collect();
+        let (mut ua, msg) = ole.respond_bits_ahead(keys, &multiples)?;
+        let ub = ua.split_off(128 * n);
+        self.hidden = Some(HiddenVerifier { a, b, ua, ub });
+        Ok(msg)
+    }
+
+    /// Online, for a hidden record: the prover's request
+    /// ([`ChachaProver::hidden_tag_request`]: offsets, `D¹`, `D²`, flips)
+    /// under the record's `aad`, and the verifier's COT `keys`
+    /// ([`TAG_COTS`]): the tag circuit's input labels. The verifier never
+    /// sees the ciphertext: its share of the polynomial is over the AAD,
+    /// the lengths and the ciphertext blocks' `2^128` bits, plus
+    /// `Σ_i c_i·[r^e]_V` from the bitwise OLEs; once.
+    pub fn hidden_tag_inputs(
+        &mut self,
+        aad: &[u8],
+        request: &[u8],
+        keys: &[Block],
+    ) -> Result<Vec<u8>> {
+        if aad.len() != self.aad_len {
+            return Err(Error::Malformed("AAD of the wrong length"));
+        }
+        if self.answered {
+            return Err(Error::Malformed("a record's tag inputs twice"));
+        }
+        let (u, hv) = self
+            .ahead
+            .as_ref()
+            .ok_or(Error::Malformed("a tag request before the powers' M2A"))?;
+        let h = self.hidden.as_ref().ok_or(Error::Malformed(
+            "a hidden tag request for a record whose ciphertext is not hidden",
+        ))?;
+        let q = hv.len();
+        let n = ct_blocks(self.len);
+        if request.len() != hidden_request_len(q, n) {
+            return Err(Error::Malformed("a tag request of the wrong length"));
+        }
+        let (offsets, rest) = request.split_at(q * F::BYTES);
+        let (d1, rest) = rest.split_at(16 * n);
+        let (d2, flips) = rest.split_at(16 * n);
+        let mut d = Vec::with_capacity(q);
+        let mut shares = Vec::with_capacity(q);
+        for ((off, &u), &hv) in offsets.chunks(F::BYTES).zip(u).zip(hv) {
+            let de = <F as OleField>::decode(off)
+                .ok_or(Error::Malformed("an offset that is not below p"))?;
+            d.push(de);
+            shares.push(u + de * hv);
+        }
+        // The public blocks, and each ciphertext block's 2^128 bit.
+        let mut acc =
+            poly_share(&poly1305_blocks(aad, &vec![0; self.len]), &shares).expect("q blocks");
+        let first = self.aad_len.div_ceil(16);
+        let pw = pow2();
+        for i in 0..n {
+            let e = q - 1 - (first + i);
+            let r = 128 * i..128 * (i + 1);
+            let ca = masked_product_share(
+                &d1[16 * i..16 * i + 16],
+                &h.ua[r.clone()],
+                Some(h.a[i]),
+                &pw,
+            );
+            let cb = masked_product_share(&d2[16 * i..16 * i + 16], &h.ub[r], Some(h.b[i]), &pw);
+            acc = acc + ca + d[e] * cb;
+        }
+        let msg = self
+            .tag
+            .inputs(keys, flips, &[bytes_to_bits(&acc.to_le17())])?;
+        self.answered = true;
+        Ok(msg)
+    }
+}
+
 /// Bytes of the prover's online request for `q` Poly1305 blocks: `q`
 /// offsets and the flips of [`TAG_COTS`] COTs.
 pub fn request_len(q: usize) -> usize {
     q * F::BYTES + TAG_COTS / 8
+}
+
+/// Ciphertext blocks of a `len`-byte record (16 bytes, the last one
+/// zero-padded).
+pub fn ct_blocks(len: usize) -> usize {
+    len.div_ceil(16)
+}
+
+/// COTs of the bitwise OLEs that keep a `len`-byte record's ciphertext
+/// from the verifier (preprocessing): two per ciphertext bit.
+pub fn hide_cots(len: usize) -> usize {
+    2 * 128 * ct_blocks(len)
+}
+
+/// Bytes of the prover's online request of a hidden record with `q`
+/// Poly1305 blocks and `n` ciphertext blocks: the offsets, the ciphertext
+/// masked twice (`D¹`, `D²`, 16 bytes a block each), the flips.
+pub fn hidden_request_len(q: usize, n: usize) -> usize {
+    request_len(q) + 32 * n
+}
+
+/// `2^k` for `k < 128`.
+fn pow2() -> Vec<F> {
+    let mut x = F::ONE;
+    (0..128)
+        .map(|_| {
+            let p = x;
+            x = x + x;
+            p
+        })
+        .collect()
+}
+
+/// A share of `a·c` for the 128-bit `c = D ⊕ χ` from the per-bit shares
+/// `share_k` of `a·2^k·χ_k` ([`OleSender::respond_bits_ahead`]): `c_k =
+/// D_k + (1 − 2D_k)·χ_k`, so `a·c = Σ_k D_k·a·2^k + Σ_k (1 − 2D_k)·a·2^k·χ_k`.
+/// The first sum is the sender's alone (`a` given), the second linear in
+/// the shares with public coefficients.
+fn masked_product_share(d: &[u8], shares: &[F], a: Option<F>, pow2: &[F]) -> F {
+    let bits = bytes_to_bits(d);
+    let mut acc = F::ZERO;
+    for ((&dk, &sk), &tk) in bits.iter().zip(shares).zip(pow2) {
+        if dk {
+            acc = acc - sk;
+            if let Some(a) = a {
+                acc = acc + a * tk;
+            }
+        } else {
+            acc = acc + sk;
+        }
+    }
+    acc
 }
 
 // ---------------------------------------------------------------------
@@ -550,6 +720,15 @@ impl PendingPowers {
     }
 }
 
+/// The prover's half of the bitwise OLEs of a hidden ciphertext: its
+/// choice bits `χ¹ ‖ χ²` (128 a ciphertext block each) and its per-bit
+/// shares.
+#[derive(Clone, Debug)]
+pub struct HiddenAhead {
+    chi: Vec<bool>,
+    v: Vec<F>,
+}
+
 /// The prover's side of one record.
 pub struct ChachaProver {
     record: ProverCircuit,
@@ -559,6 +738,9 @@ pub struct ChachaProver {
     len: usize,
     aad_len: usize,
     ahead: PowersAhead,
+    /// The bitwise OLEs of its hidden ciphertext, if the verifier must
+    /// not see it.
+    hidden: Option<HiddenAhead>,
     /// Once evaluated: its share `r·t` and `s ⊕ m_s`.
     evaluated: Option<(F, [u8; 16])>,
     /// Whether its tag request went out.
@@ -585,8 +767,32 @@ impl ChachaProver {
         Ok((PendingPowers { rho, pending }, flips))
     }
 
-    /// The prover of a record with the verifier's preprocessing and the
-    /// powers' M2A.
+    /// Preprocessing, for a `len`-byte record whose ciphertext the
+    /// verifier must not see: the bitwise OLEs on `macs` ([`hide_cots`]
+    /// fresh COT MACs of the record's OLE stream), whose choice bits mask
+    /// the ciphertext online; nothing to send.
+    pub fn hide_choose(
+        len: usize,
+        ole: &mut OleReceiver,
+        macs: &[Block],
+    ) -> Result<PendingBits<F>> {
+        if macs.len() != hide_cots(len) {
+            return Err(Error::Malformed("COTs for another record's ciphertext"));
+        }
+        ole.choose_bits_ahead(macs)
+    }
+
+    /// The prover's half of the hidden ciphertext's OLEs from the
+    /// verifier's answer ([`ChachaVerifier::hide_respond`]).
+    pub fn hide_finish(pending: PendingBits<F>, msg: &[u8]) -> Result<HiddenAhead> {
+        let chi = pending.choices().to_vec();
+        let v = pending.finish(msg)?;
+        Ok(HiddenAhead { chi, v })
+    }
+
+    /// The prover of a record with the verifier's preprocessing, the
+    /// powers' M2A and, if the verifier must not see its ciphertext, the
+    /// bitwise OLEs of [`Self::hide_choose`].
     pub fn new(
         (record_plan, tag_plan): (Arc<Plan>, Arc<Plan>),
         len: usize,
@@ -594,6 +800,7 @@ impl ChachaProver {
         instances: [u64; 2],
         (record_tables, tag_tables): ChachaTables,
         ahead: PowersAhead,
+        hidden: Option<HiddenAhead>,
     ) -> Result<Self> {
         if record_plan.outputs().len() != 3
             || record_plan.outputs()[0].len() != 8 * len
@@ -603,6 +810,11 @@ impl ChachaProver {
         }
         if ahead.v.len() != blocks_needed(aad_len, len) {
             return Err(Error::Malformed("powers answered for another record"));
+        }
+        if hidden.as_ref().is_some_and(|h| h.v.len() != hide_cots(len)) {
+            return Err(Error::Malformed(
+                "a hidden ciphertext's OLEs for another record",
+            ));
         }
         let mut record = ProverCircuit::new(record_plan, instances[0], 0)?;
         record.receive_early(&EARLY_GROUPS, &record_tables.2)?;
@@ -616,6 +828,7 @@ impl ChachaProver {
             len,
             aad_len,
             ahead,
+            hidden,
             evaluated: None,
             requested: false,
             tagged: false,
@@ -667,6 +880,65 @@ impl ChachaProver {
             (*p - *rho).encode(&mut msg);
         }
         let acc = poly_share(&poly1305_blocks(aad, ct), &self.ahead.v).expect("q blocks");
+        let bits = bytes_to_bits(&[&acc.to_le17()[..], &s].concat());
+        msg.extend(self.tag.flips(macs, &bits)?);
+        self.requested = true;
+        Ok(msg)
+    }
+
+    /// Online, once evaluated, for a record whose ciphertext is hidden:
+    /// the request to send in place of the ciphertext: the offsets, the
+    /// ciphertext masked by each batch's choice bits (`D¹ = C ⊕ χ¹`,
+    /// `D² = C ⊕ χ²`, the last block zero-padded first), then the flips of
+    /// its tag-circuit input on `macs` ([`TAG_COTS`]). Its share of the
+    /// polynomial adds `c_i·[r^e]_P` (its own) and its shares of `c_i·A_i`
+    /// and `d_e·c_i·B_i`, all computed before it sends.
+    pub fn hidden_tag_request(&mut self, aad: &[u8], ct: &[u8], macs: &[Block]) -> Result<Vec<u8>> {
+        let h = self.hidden.as_ref().ok_or(Error::Malformed(
+            "a hidden tag request for a record whose ciphertext is not hidden",
+        ))?;
+        if ct.len() != self.len || aad.len() != self.aad_len {
+            return Err(Error::Malformed("AAD or ciphertext of the wrong length"));
+        }
+        let (hp, s) = self
+            .evaluated
+            .ok_or(Error::Malformed("a tag request before the evaluation"))?;
+        if self.requested {
+            return Err(Error::Malformed("a record's tag request twice"));
+        }
+        let q = self.ahead.rho.len();
+        let n = ct_blocks(self.len);
+        let mut msg = Vec::with_capacity(hidden_request_len(q, n));
+        let mut d = Vec::with_capacity(q);
+        for (p, rho) in powers(hp, q).iter().zip(&self.ahead.rho) {
+            d.push(*p - *rho);
+            (*p - *rho).encode(&mut msg);
+        }
+        let chi_bytes = bits_to_bytes(&h.chi);
+        let (chi1, chi2) = chi_bytes.split_at(16 * n);
+        let mut d1 = Vec::with_capacity(16 * n);
+        let mut d2 = Vec::with_capacity(16 * n);
+        for (i, chunk) in ct.chunks(16).enumerate() {
+            let mut c = [0u8; 16];
+            c[..chunk.len()].copy_from_slice(chunk);
+            for (k, &ck) in c.iter().enumerate() {
+                d1.push(ck ^ chi1[16 * i + k]);
+                d2.push(ck ^ chi2[16 * i + k]);
+            }
+        }
+        let mut acc = poly_share(&poly1305_blocks(aad, ct), &self.ahead.v).expect("q blocks");
+        let first = self.aad_len.div_ceil(16);
+        let pw = pow2();
+        let (va, vb) = h.v.split_at(128 * n);
+        for i in 0..n {
+            let e = q - 1 - (first + i);
+            let r = 128 * i..128 * (i + 1);
+            let ca = masked_product_share(&d1[16 * i..16 * i + 16], &va[r.clone()], None, &pw);
+            let cb = masked_product_share(&d2[16 * i..16 * i + 16], &vb[r], None, &pw);
+            acc = acc + ca + d[e] * cb;
+        }
+        msg.extend_from_slice(&d1);
+        msg.extend_from_slice(&d2);
         let bits = bytes_to_bits(&[&acc.to_le17()[..], &s].concat());
         msg.extend(self.tag.flips(macs, &bits)?);
         self.requested = true;

@@ -394,6 +394,87 @@ impl OleSender {
     }
 }
 
+impl OleSender {
+    /// One random OLE *per COT*, answered ahead: for COT `t` (key
+    /// `keys[t]`) the element `multiples[t]`; the receiver's input is the
+    /// COT's choice bit `χ_t`, and the shares `u_t + v_t = χ_t·multiples[t]`
+    /// are kept apart instead of summed over an element's bits
+    /// ([`OleReceiver::choose_bits_ahead`]). A caller that makes
+    /// `multiples` the `a·2^k` of one element has Gilboa's OLE bit by bit:
+    /// with public bits `D_k` later, `Σ_k (1 − 2D_k)·share_k` is a share
+    /// of `a·Σ_k 2^k·(χ_k ⊕ D_k)`, a product with an XOR-masked input.
+    /// Returns the sender's shares and the message (one element a COT).
+    pub fn respond_bits_ahead<F: OleField>(
+        &mut self,
+        keys: &[Block],
+        multiples: &[F],
+    ) -> Result<(Vec<F>, Vec<u8>)> {
+        if keys.len() != multiples.len() {
+            return Err(Error::Malformed("one COT per bitwise OLE"));
+        }
+        let first = take_range(&mut self.next, keys.len())?;
+        let ones: Vec<Block> = keys.iter().map(|&k| k ^ self.delta).collect();
+        let h0 = self.hash.elements::<F>(keys, first);
+        let h1 = self.hash.elements::<F>(&ones, first);
+        let mut msg = Vec::with_capacity(keys.len() * F::BYTES);
+        let mut shares = Vec::with_capacity(keys.len());
+        let mut enc = Vec::with_capacity(keys.len() * F::BYTES);
+        for ((&m, h0), h1) in multiples.iter().zip(h0).zip(h1) {
+            (h0 + m - h1).encode(&mut msg);
+            shares.push(-h0);
+            m.encode(&mut enc);
+        }
+        self.inputs.push(enc);
+        Ok((shares, msg))
+    }
+}
+
+/// A receiver's batch of bitwise random OLEs
+/// ([`OleReceiver::choose_bits_ahead`]) waiting for the sender's message.
+#[derive(Debug)]
+pub struct PendingBits<F: OleField> {
+    bits: Vec<bool>,
+    pads: Vec<F>,
+}
+
+impl<F: OleField> PendingBits<F> {
+    /// The receiver's inputs: its COT choice bits.
+    pub fn choices(&self) -> &[bool] {
+        &self.bits
+    }
+
+    /// The receiver's shares `v_t`, one a COT, from the sender's message
+    /// ([`OleSender::respond_bits_ahead`]); any other length or a
+    /// non-canonical element is refused.
+    pub fn finish(self, msg: &[u8]) -> Result<Vec<F>> {
+        if msg.len() != self.bits.len() * F::BYTES {
+            return Err(Error::Malformed("bitwise OLE response of the wrong length"));
+        }
+        msg.chunks(F::BYTES)
+            .zip(self.bits.iter().zip(self.pads))
+            .map(|(c, (&b, pad))| {
+                let c =
+                    F::decode(c).ok_or(Error::Malformed("OLE response element not canonical"))?;
+                let b = if b { F::one() } else { F::zero() };
+                Ok(pad + b * c)
+            })
+            .collect()
+    }
+}
+
+impl OleReceiver {
+    /// Start a batch of bitwise random OLEs on `macs` (one a COT, the
+    /// receiver's inputs its choice bits, so nothing is sent;
+    /// [`OleSender::respond_bits_ahead`]).
+    pub fn choose_bits_ahead<F: OleField>(&mut self, macs: &[Block]) -> Result<PendingBits<F>> {
+        let first = take_range(&mut self.next, macs.len())?;
+        Ok(PendingBits {
+            bits: macs.iter().map(|m| m.lsb()).collect(),
+            pads: self.hash.elements::<F>(macs, first),
+        })
+    }
+}
+
 /// The OLE receiver (the COT receiver; the prover).
 #[derive(Clone)]
 pub struct OleReceiver {

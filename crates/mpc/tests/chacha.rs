@@ -41,6 +41,8 @@ enum Fault {
     VerifierAad,
     /// The verifier computes its share over another ciphertext.
     VerifierCt,
+    /// A bit of the masked ciphertext `D¹` (hidden records).
+    MaskedCt,
 }
 
 /// Bytes of each message of one record, counted as they are sent.
@@ -95,13 +97,19 @@ fn encrypt_2pc(
     seq: u64,
     aad: &[u8],
     fault: Fault,
+    hidden: bool,
 ) -> Result<(Vec<u8>, Traffic), Error> {
     let len = pt.len();
     let mut t = Traffic::default();
     let n_pow = chacha::cots_needed(aad.len(), len);
-    let (delta, mut keys, mut macs) = cots(seq ^ 0x5eed, n_pow + TAG_COTS);
-    let (keys_tag, macs_tag) = (keys.split_off(n_pow), macs.split_off(n_pow));
-    t.cots = n_pow + TAG_COTS;
+    let n_hide = if hidden { chacha::hide_cots(len) } else { 0 };
+    let (delta, mut keys, mut macs) = cots(seq ^ 0x5eed, n_pow + n_hide + TAG_COTS);
+    let (keys_tag, macs_tag) = (
+        keys.split_off(n_pow + n_hide),
+        macs.split_off(n_pow + n_hide),
+    );
+    let (keys_hide, macs_hide) = (keys.split_off(n_pow), macs.split_off(n_pow));
+    t.cots = n_pow + n_hide + TAG_COTS;
     t.oles = chacha::blocks_needed(aad.len(), len);
     let mut rng = ChaCha20Rng::seed_from_u64(seq.wrapping_mul(31) + len as u64);
     let rp = Arc::new(Plan::new(&chacha::chacha_circuit(len))?);
@@ -154,6 +162,17 @@ fn encrypt_2pc(
         _ => {}
     }
     let ahead = pending.finish(&answer)?;
+    let hidden_ahead = if hidden {
+        let pending = ChachaProver::hide_choose(len, &mut or, &macs_hide)?;
+        let mut answer = v.hide_respond(&mut os, &keys_hide)?;
+        t.pre_v += answer.len();
+        if fault == Fault::PowersAnswer && !answer.is_empty() {
+            answer.iter_mut().step_by(17).for_each(|b| *b ^= 0x10);
+        }
+        Some(ChachaProver::hide_finish(pending, &answer)?)
+    } else {
+        None
+    };
     let mut p = ChachaProver::new(
         (rp, tp),
         len,
@@ -161,19 +180,35 @@ fn encrypt_2pc(
         instances,
         ((rc.into(), rd, re), (tc.into(), td, te)),
         ahead,
+        hidden_ahead,
     )?;
     // Online: the prover evaluates on its chained share and encrypts.
     let ks = p.keystream(&labels, pshare)?;
     assert_eq!(ks.len(), len);
     let ct: Vec<u8> = pt.iter().zip(&ks).map(|(a, b)| a ^ b).collect();
-    let mut request = p.tag_request(aad, &ct, &macs_tag)?;
-    assert_eq!(request.len(), chacha::request_len(t.oles));
+    let mut request = if hidden {
+        let r = p.hidden_tag_request(aad, &ct, &macs_tag)?;
+        let n = chacha::ct_blocks(len);
+        assert_eq!(r.len(), chacha::hidden_request_len(t.oles, n));
+        // The verifier sees the ciphertext only masked by the prover's
+        // choice bits.
+        let d1 = &r[17 * t.oles..17 * t.oles + 16 * n];
+        if len >= 16 {
+            assert_ne!(&d1[..16], &ct[..16]);
+        }
+        r
+    } else {
+        let r = p.tag_request(aad, &ct, &macs_tag)?;
+        assert_eq!(r.len(), chacha::request_len(t.oles));
+        r
+    };
     t.online_p += request.len();
     match fault {
         Fault::OffsetNotCanonical => request[16] = 0xff,
         Fault::RequestShort => {
             request.pop();
         }
+        Fault::MaskedCt => request[17 * t.oles] ^= 4,
         _ => {}
     }
     let (mut v_aad, mut v_ct) = (aad.to_vec(), ct.clone());
@@ -183,7 +218,11 @@ fn encrypt_2pc(
     if fault == Fault::VerifierCt {
         flip_byte(&mut v_ct, 5);
     }
-    let mut answer = v.tag_inputs(&v_aad, &v_ct, &request, &keys_tag)?;
+    let mut answer = if hidden {
+        v.hidden_tag_inputs(&v_aad, &request, &keys_tag)?
+    } else {
+        v.tag_inputs(&v_aad, &v_ct, &request, &keys_tag)?
+    };
     t.online_v += answer.len();
     if fault == Fault::AnswerShort {
         answer.pop();
@@ -258,8 +297,11 @@ fn records_match_chacha20poly1305() {
             } else {
                 tls12_aad(seq, len).to_vec()
             };
-            let (got, _) = encrypt_2pc(&kv, &kp, &pt, seq, &aad, Fault::None).unwrap();
-            assert_eq!(got, reference(&k, &pt, seq, &aad), "len {len} seq {seq}");
+            let want = reference(&k, &pt, seq, &aad);
+            for hidden in [false, true] {
+                let (got, _) = encrypt_2pc(&kv, &kp, &pt, seq, &aad, Fault::None, hidden).unwrap();
+                assert_eq!(got, want, "len {len} seq {seq} hidden {hidden}");
+            }
         }
     }
 }
@@ -291,8 +333,10 @@ fn rfc8439_aead_vector() {
     let mut rng = ChaCha20Rng::seed_from_u64(8439);
     let kv: Vec<u8> = (0..KEY_IV_LEN).map(|_| rng.gen()).collect();
     let kp: Vec<u8> = kv.iter().zip(&k).map(|(a, b)| a ^ b).collect();
-    let (got, _) = encrypt_2pc(&kv, &kp, pt, 0, &aad, Fault::None).unwrap();
-    assert_eq!(got, want);
+    for hidden in [false, true] {
+        let (got, _) = encrypt_2pc(&kv, &kp, pt, 0, &aad, Fault::None, hidden).unwrap();
+        assert_eq!(got, want);
+    }
     assert_eq!(reference(&k, pt, 0, &aad), want);
 }
 
@@ -305,8 +349,12 @@ fn corrupted_tables_give_no_valid_record() {
     let (kv, kp, k) = shares(&mut rng);
     let pt = b"GET / HTTP/1.1\r\nHost: example.com\r\n\r\n";
     let aad = tls13_aad(pt.len());
-    for fault in [Fault::RecordTable, Fault::TagTable] {
-        match encrypt_2pc(&kv, &kp, pt, 3, &aad, fault) {
+    for (fault, hidden) in [
+        (Fault::RecordTable, false),
+        (Fault::TagTable, false),
+        (Fault::TagTable, true),
+    ] {
+        match encrypt_2pc(&kv, &kp, pt, 3, &aad, fault, hidden) {
             Err(e) => assert!(matches!(e, Error::Malformed(_)), "{fault:?}: {e:?}"),
             Ok((rec, _)) => {
                 assert_eq!(rec.len(), pt.len() + 16);
@@ -325,17 +373,22 @@ fn wrong_public_inputs_give_no_valid_record() {
     let (kv, kp, k) = shares(&mut rng);
     let pt: Vec<u8> = (0..40).map(|_| rng.gen()).collect();
     let aad = tls13_aad(pt.len());
-    let good = encrypt_2pc(&kv, &kp, &pt, 9, &aad, Fault::None).unwrap().0;
+    let good = encrypt_2pc(&kv, &kp, &pt, 9, &aad, Fault::None, false)
+        .unwrap()
+        .0;
     assert!(opens(&k, &good, 9, &aad));
-    for fault in [
-        Fault::VerifierSeq,
-        Fault::VerifierAad,
-        Fault::VerifierCt,
-        Fault::PowersAnswer,
+    for (fault, hidden) in [
+        (Fault::VerifierSeq, false),
+        (Fault::VerifierAad, false),
+        (Fault::VerifierCt, false),
+        (Fault::PowersAnswer, false),
+        (Fault::VerifierAad, true),
+        (Fault::PowersAnswer, true),
+        (Fault::MaskedCt, true),
     ] {
-        let (rec, _) = encrypt_2pc(&kv, &kp, &pt, 9, &aad, fault).unwrap();
-        assert_ne!(rec, good, "{fault:?}");
-        assert!(!opens(&k, &rec, 9, &aad), "{fault:?}");
+        let (rec, _) = encrypt_2pc(&kv, &kp, &pt, 9, &aad, fault, hidden).unwrap();
+        assert_ne!(rec, good, "{fault:?} {hidden}");
+        assert!(!opens(&k, &rec, 9, &aad), "{fault:?} {hidden}");
     }
 }
 
@@ -352,8 +405,13 @@ fn malformed_messages_are_refused() {
         Fault::RequestShort,
         Fault::AnswerShort,
     ] {
-        let r = encrypt_2pc(&kv, &kp, &pt, 5, &aad, fault);
-        assert!(matches!(r, Err(Error::Malformed(_))), "{fault:?}: {r:?}");
+        for hidden in [false, true] {
+            let r = encrypt_2pc(&kv, &kp, &pt, 5, &aad, fault, hidden);
+            assert!(
+                matches!(r, Err(Error::Malformed(_))),
+                "{fault:?} {hidden}: {r:?}"
+            );
+        }
     }
 }
 
@@ -442,8 +500,18 @@ fn costs_on_the_wire() {
     for len in [0usize, 64, 1000] {
         let pt = vec![1u8; len];
         let aad = tls13_aad(len);
-        let (_, t) = encrypt_2pc(&kv, &kp, &pt, 1, &aad, Fault::None).unwrap();
+        let n = chacha::ct_blocks(len);
+        let (_, h) = encrypt_2pc(&kv, &kp, &pt, 1, &aad, Fault::None, true).unwrap();
+        eprintln!("len {len} hidden: {h:?}");
+        let (_, t) = encrypt_2pc(&kv, &kp, &pt, 1, &aad, Fault::None, false).unwrap();
         eprintln!("len {len}: {t:?}");
+        // Hidden: two bitwise OLEs a ciphertext bit (one element a COT)
+        // more in preprocessing, the ciphertext twice masked online in
+        // place of the ciphertext.
+        assert_eq!(h.cots, t.cots + 256 * n);
+        assert_eq!(h.pre_v, t.pre_v + 256 * n * 17);
+        assert_eq!(h.online_p, t.online_p + 32 * n);
+        assert_eq!(h.online_v, t.online_v);
         let q = chacha::blocks_needed(5, len);
         assert_eq!(t.oles, q);
         assert_eq!(t.cots, 130 * q + TAG_COTS);
