@@ -1054,8 +1054,37 @@ mod tests {
         assert!((10_000..=10_400).contains(&block), "{block}");
         let tag = tag_circuit().and_count();
         let fixed = chacha_circuit(0).and_count();
-        eprintln!("record circuit per 64 B: {block}, block 0 and r·t: {fixed}, tag: {tag}");
+        let mul = {
+            let mut b = Builder::new();
+            let r = b.input_bytes(16);
+            let t = b.input_bytes(17);
+            let h = mul_mod_p(&mut b, &clamp(&r), &t[..130]);
+            b.output(&h);
+            b.finish().and_count()
+        };
+        eprintln!(
+            "record circuit per 64 B: {block}, block 0 and r·t: {fixed}, r·t: {mul}, tag: {tag}"
+        );
+        assert!(mul < 30_000, "{mul}");
         assert!(tag < 600, "{tag}");
+    }
+
+    /// The circuit the prover garbles for the dual execution outputs the
+    /// record circuit's keystream on the same inputs, and
+    /// [`crate::dual::DualProver::record`] takes its shape.
+    #[test]
+    fn keystream_circuit_is_the_record_keystream() {
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(5);
+        for len in [1, 64, 100] {
+            let mut g = |n: usize| -> Vec<bool> { (0..8 * n).map(|_| rng.gen()).collect() };
+            let (sp, sv, seq, masks) = (g(KEY_IV_LEN), g(KEY_IV_LEN), g(8), g(MASKS_LEN));
+            let full = chacha_circuit(len).eval(&[sp.clone(), sv.clone(), seq.clone(), masks]);
+            let ks = keystream_circuit(len).eval(&[sp, sv, seq]);
+            assert_eq!(full[0], ks[0], "{len}");
+        }
+        let (dp, _) = crate::dual::DualProver::new(KEY_IV_LEN, &mut rng);
+        let plan = Arc::new(Plan::new(&keystream_circuit(64)).unwrap());
+        assert!(dp.record(plan, 1, 7u64.to_be_bytes(), &mut rng).is_ok());
     }
 
     fn hex(s: &str) -> Vec<u8> {

@@ -57,6 +57,8 @@ struct Traffic {
     online_p: usize,
     /// Online, verifier → prover: the tag circuit's input labels.
     online_v: usize,
+    /// Of `pre_v`: both circuits' tables.
+    tables: usize,
     /// OLEs and COTs of the record.
     oles: usize,
     cots: usize,
@@ -134,7 +136,8 @@ fn encrypt_2pc(
     let labels = chain(&mut v, delta, vshare, pshare, &mut rng)?;
     let ((rc, rd, re), (tc, td, te)) = v.preprocess()?;
     let (mut rc, mut tc) = (rc.into_chunks(), tc.into_chunks());
-    t.pre_v += rc.iter().chain(&tc).map(Vec::len).sum::<usize>();
+    t.tables = rc.iter().chain(&tc).map(Vec::len).sum::<usize>();
+    t.pre_v += t.tables;
     t.pre_v += rd.len() + re.len() + td.len() + te.len();
     // Every table of a chunk (past its 8-byte header): a single bit of
     // a half-gates table changes nothing when the evaluator's colour bits
