@@ -18,10 +18,18 @@
 //! - The AAD (TLS 1.2: sequence number, type, version, length; TLS 1.3:
 //!   the 5-byte record header) and the ciphertext's length: each party
 //!   builds them itself.
-//! - The ciphertext: the prover's (it encrypts); the verifier takes it
-//!   from the prover with the offsets and computes its own Poly1305
-//!   blocks from it ([`poly1305_blocks`]): a tag over another ciphertext
-//!   than the one the verifier saw is simply wrong.
+//! - The ciphertext: the prover's (it encrypts). In the plain variant
+//!   the verifier takes it from the prover with the offsets and computes
+//!   its own Poly1305 blocks from it ([`poly1305_blocks`]): a tag over
+//!   another ciphertext than the one the verifier saw is simply wrong.
+//!   In the hidden variant (the request's) it gets the ciphertext only
+//!   masked by the prover's COT choice bits, twice (`D¹ = C ⊕ χ¹`,
+//!   `D² = C ⊕ χ²`), and its share of the ciphertext's terms comes from
+//!   bitwise OLEs answered in preprocessing
+//!   ([`ChachaVerifier::hide_respond`]): the tag is over the ciphertext
+//!   those choice bits fix.
+//! - The offsets `d_e` of the powers' M2A: the prover's (it alone holds
+//!   `r·t`); every other value each party computes itself.
 //!
 //! # Outputs the prover uses online, and why each is authentic
 //! - The keystream: decoded from the verifier's garbling, so a verifier

@@ -22,12 +22,19 @@
 //!
 //! One round trip for a whole batch; per OLE the receiver sends `BITS`
 //! bits and the sender `BITS` elements (P-256: 32 B + 8 KiB; GF(2^128):
-//! 16 B + 2 KiB). The bulk goes verifier → prover.
+//! 16 B + 2 KiB; Poly1305's `2^130 - 5`: 17 B + 2,210 B). The bulk goes
+//! verifier → prover.
+//!
+//! Bitwise OLEs ([`OleSender::respond_bits_ahead`]) stop before step 3's
+//! sum: one element per COT, the receiver's input its choice bit, answered
+//! ahead; the caller combines the per-bit shares (a product with an
+//! input that is XOR-masked in public, [`crate::chacha`]).
 //!
 //! `H` is the TCCR hash of [`crate::hash`] over fixed-key AES under its own
 //! key (so its tweaks never meet the garbling's), with tweak `(stream,
-//! COT index, j)`; a prime-field element takes four hash blocks (512 bits,
-//! reduced: within `2^-256` of uniform), a GF(2^128) element one. Both
+//! COT index, j)`; a 256-bit prime-field element takes four hash blocks
+//! (512 bits, reduced: within `2^-256` of uniform), a Poly1305 element
+//! three (within `2^-254`), a GF(2^128) element one. Both
 //! parties count COTs in the same order, so tweaks agree without being
 //! sent; each `(Δ, stream)` pair must be used by one sender/receiver pair
 //! only.
@@ -679,6 +686,58 @@ mod tests {
         for i in 0..6 {
             assert_eq!(u[i] + v[i], a[i] * b[i]);
         }
+    }
+
+    /// Poly1305's field: products with the edge values, 130 COTs an OLE
+    /// and 17 bytes an element.
+    #[test]
+    fn poly1305_field_products() {
+        type F = Poly1305Field;
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(6);
+        let mut a: Vec<F> = (0..5).map(|_| F::random(&mut rng)).collect();
+        let mut b: Vec<F> = (0..5).map(|_| F::random(&mut rng)).collect();
+        a[0] = -F::ONE;
+        b[0] = -F::ONE;
+        b[1] = F::ZERO;
+        a[2] = F::ZERO;
+        assert_eq!(cots_needed::<F>(5), 650);
+        assert_eq!(response_len::<F>(1), 130 * 17);
+        let (u, v) = roundtrip(7, &a, &b);
+        for i in 0..5 {
+            assert_eq!(u[i] + v[i], a[i] * b[i]);
+        }
+    }
+
+    /// Bitwise random OLEs: each COT's shares add up to its choice bit
+    /// times its element; a response of another length or with a
+    /// non-canonical element is refused; the batch advances the tweaks.
+    #[test]
+    fn bitwise_products() {
+        type F = Poly1305Field;
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(7);
+        let (delta, keys, macs) = cots(11, 300);
+        let mut s = OleSender::new(delta, 3);
+        let mut r = OleReceiver::new(3);
+        let m: Vec<F> = (0..200).map(|_| F::random(&mut rng)).collect();
+        let pending = r.choose_bits_ahead::<F>(&macs[..200]).unwrap();
+        let chi = pending.choices().to_vec();
+        assert!(chi.iter().any(|&b| b) && chi.iter().any(|&b| !b));
+        let (u, msg) = s.respond_bits_ahead(&keys[..200], &m).unwrap();
+        assert_eq!(msg.len(), 200 * 17);
+        let v = pending.finish(&msg).unwrap();
+        for t in 0..200 {
+            let want = if chi[t] { m[t] } else { F::ZERO };
+            assert_eq!(u[t] + v[t], want, "{t}");
+        }
+        // Refusals.
+        let p = r.choose_bits_ahead::<F>(&macs[200..250]).unwrap();
+        let (_, mut msg) = s.respond_bits_ahead(&keys[200..250], &m[..50]).unwrap();
+        msg[16] = 0xff;
+        assert!(p.finish(&msg).is_err());
+        let p = r.choose_bits_ahead::<F>(&macs[250..300]).unwrap();
+        let (_, msg) = s.respond_bits_ahead(&keys[250..300], &m[..50]).unwrap();
+        assert!(p.finish(&msg[1..]).is_err());
+        assert!(s.respond_bits_ahead(&keys[..3], &m[..2]).is_err());
     }
 
     #[test]

@@ -43,6 +43,12 @@ enum Fault {
     VerifierCt,
     /// A bit of the masked ciphertext `D¹` (hidden records).
     MaskedCt,
+    /// The prover makes its request twice.
+    RequestTwice,
+    /// The verifier answers twice.
+    AnswerTwice,
+    /// The prover asks for the other variant's request.
+    OtherVariant,
 }
 
 /// Bytes of each message of one record, counted as they are sent.
@@ -189,6 +195,15 @@ fn encrypt_2pc(
     let ks = p.keystream(&labels, pshare)?;
     assert_eq!(ks.len(), len);
     let ct: Vec<u8> = pt.iter().zip(&ks).map(|(a, b)| a ^ b).collect();
+    if fault == Fault::OtherVariant {
+        if hidden {
+            // A plain request is the prover's choice (it shows `C`); the
+            // verifier of a hidden record still takes it.
+            assert!(p.tag_request(aad, &ct, &macs_tag).is_ok());
+            return Err(Error::Malformed("the test's own stop"));
+        }
+        p.hidden_tag_request(aad, &ct, &macs_tag)?;
+    }
     let mut request = if hidden {
         let r = p.hidden_tag_request(aad, &ct, &macs_tag)?;
         let n = chacha::ct_blocks(len);
@@ -212,6 +227,9 @@ fn encrypt_2pc(
             request.pop();
         }
         Fault::MaskedCt => request[17 * t.oles] ^= 4,
+        Fault::RequestTwice => {
+            p.tag_request(aad, &ct, &macs_tag)?;
+        }
         _ => {}
     }
     let (mut v_aad, mut v_ct) = (aad.to_vec(), ct.clone());
@@ -227,6 +245,9 @@ fn encrypt_2pc(
         v.tag_inputs(&v_aad, &v_ct, &request, &keys_tag)?
     };
     t.online_v += answer.len();
+    if fault == Fault::AnswerTwice {
+        v.tag_inputs(&v_aad, &v_ct, &request, &keys_tag)?;
+    }
     if fault == Fault::AnswerShort {
         answer.pop();
     }
@@ -407,6 +428,9 @@ fn malformed_messages_are_refused() {
         Fault::OffsetNotCanonical,
         Fault::RequestShort,
         Fault::AnswerShort,
+        Fault::RequestTwice,
+        Fault::AnswerTwice,
+        Fault::OtherVariant,
     ] {
         for hidden in [false, true] {
             let r = encrypt_2pc(&kv, &kp, &pt, 5, &aad, fault, hidden);
