@@ -36,8 +36,10 @@
 //!   that garbled `KS ⊕ M` would make the server decrypt a request of its
 //!   choice. As for AES-GCM it must be checked by dual execution
 //!   ([`crate::dual`]) before a byte encrypted with it leaves:
-//!   [`keystream_circuit`] has exactly the shape [`crate::dual::DualProver::record`]
-//!   garbles (prover share, verifier share, 8-byte public nonce input).
+//!   [`keystream_circuit`] has exactly the shape
+//!   [`crate::dual::DualProver::record`] garbles (prover share, verifier
+//!   share, 8-byte public nonce input); `tests/chacha.rs` runs the check
+//!   on a record and catches a flipped keystream bit.
 //! - The tag: decoded from the verifier's tag circuit. A wrong tag only
 //!   makes the server refuse the record: it is computed after the
 //!   ciphertext is fixed, over inputs that are the prover's random shares

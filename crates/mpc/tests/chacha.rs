@@ -558,3 +558,86 @@ fn costs_on_the_wire() {
         assert_eq!(t.pre_p, (130 * q).div_ceil(8));
     }
 }
+
+/// One record's keystream through the dual execution of
+/// `webproof_mpc::dual`: the prover garbles `keystream_circuit`, the
+/// verifier evaluates it, and the prover's check on both executions'
+/// labels passes for an honest verifier and fails for one whose record
+/// circuit decodes to another keystream (`tamper`: a flipped decoding
+/// bit, the "`KS ⊕ M`" attack). The verifier's side is
+/// `RecordEvaluation`'s AES-256 constructor, whose bound on the tables
+/// (AES S-boxes of the length) covers a ChaCha20 keystream from 17 bytes
+/// on: a ChaCha constructor there is what the session needs.
+fn dual_run(len: usize, tamper: bool) -> Result<Vec<u8>, Error> {
+    use webproof_mpc::dual::{DualProver, DualVerifier, RecordEvaluation};
+    let mut rng = ChaCha20Rng::seed_from_u64(40 + len as u64);
+    let (kv, kp, _) = shares(&mut rng);
+    let seq = 7;
+    let n_pow = chacha::cots_needed(5, len);
+    let (delta, mut keys, mut macs) = cots(77, n_pow + 8 * len);
+    let (pad_keys, pad_macs) = (keys.split_off(n_pow), macs.split_off(n_pow));
+    // The verifier's garbling of the record, as in `encrypt_2pc`.
+    let rp = Arc::new(Plan::new(&chacha::chacha_circuit(len))?);
+    let tp = Arc::new(Plan::new(&chacha::tag_circuit())?);
+    let mut v = ChachaVerifier::new(
+        Arc::clone(&rp),
+        Arc::clone(&tp),
+        len,
+        5,
+        seq,
+        delta,
+        [1, 2],
+        &mut rng,
+    )?;
+    let labels = chain(&mut v, delta, &kv, &kp, &mut rng)?;
+    let ((rc, mut rd, re), tag_tables) = v.preprocess()?;
+    if tamper {
+        // Decoding: group count, the keystream group's length, its bits.
+        rd[8] ^= 1;
+    }
+    let (mut os, mut or) = (OleSender::new(delta, 11), OleReceiver::new(11));
+    let (pending, flips) = ChachaProver::powers_choose(len, 5, &mut or, &macs, &mut rng)?;
+    let answer = v.powers_respond(&mut os, &keys, &flips)?;
+    let mut p = ChachaProver::new(
+        (rp, tp),
+        len,
+        5,
+        [1, 2],
+        ((rc, rd, re), tag_tables),
+        pending.finish(&answer)?,
+        None,
+    )?;
+    // The prover's garbling of the keystream, evaluated by the verifier.
+    let (dp, ot) = DualProver::new(KEY_IV_LEN, &mut rng);
+    let (mut dv, ot_answer) = DualVerifier::new(&ot, &kv, &mut rng)?;
+    dv.take_labels(&dp.verifier_labels(&ot_answer)?)?;
+    let kplan = Arc::new(Plan::new(&chacha::keystream_circuit(len))?);
+    let mut g = dp.record(Arc::clone(&kplan), 100, seq.to_be_bytes(), &mut rng)?;
+    let mut ev = RecordEvaluation::new(32, len, 100)?;
+    ev.set_plan(kplan)?;
+    let mut chunk = Vec::new();
+    while g.next_chunk(&mut chunk) {
+        ev.push_chunk(std::mem::take(&mut chunk))?;
+    }
+    let (end, check) = g.finish(&pad_macs)?;
+    ev.end(&end)?;
+    // Online: the prover evaluates, the verifier answers `Y`, the prover
+    // checks before it uses the keystream.
+    let ks = p.keystream(&labels, &kp)?;
+    let gv_zero = v.circuits().0.garbler().output_zero_labels(0)?.to_vec();
+    let y = ev.check_value(&dv, &dp.prover_labels(&kp)?, &gv_zero, &pad_keys, delta)?;
+    let active = p.circuits().0.evaluator().output_labels(0)?.to_vec();
+    check.check(&bytes_to_bits(&ks), &active, &pad_macs, &y)?;
+    Ok(ks)
+}
+
+#[test]
+fn keystream_is_checked_by_dual_execution() {
+    for len in [17, 100] {
+        assert_eq!(dual_run(len, false).unwrap().len(), len);
+        assert!(matches!(
+            dual_run(len, true),
+            Err(Error::VerifierCheated(_))
+        ));
+    }
+}
