@@ -48,6 +48,22 @@
 //!   padded by a keystream the dual execution made authentic). The audit
 //!   after the session catches the garbling.
 //!
+//! # Order of messages (one record)
+//! Preprocessing: [`ChachaVerifier::chain`], then
+//! [`ChachaVerifier::preprocess`] (V→P: both circuits' tables, decodings,
+//! early labels); [`ChachaProver::powers_choose`] (P→V: flips) and
+//! [`ChachaVerifier::powers_respond`] (V→P: the answer,
+//! [`PendingPowers::finish`]); for a hidden ciphertext also
+//! [`ChachaProver::hide_choose`] (nothing sent) and
+//! [`ChachaVerifier::hide_respond`] (V→P, [`ChachaProver::hide_finish`]).
+//! Online, once the key derivation is done: [`ChachaProver::keystream`]
+//! (no message), then [`ChachaProver::tag_request`] or
+//! [`ChachaProver::hidden_tag_request`] (P→V, with `C` in the plain
+//! variant), [`ChachaVerifier::tag_inputs`] or
+//! [`ChachaVerifier::hidden_tag_inputs`] (V→P), [`ChachaProver::tag`].
+//! One round trip online. A refused message ends the record: the OLE and
+//! garbling state is spent.
+//!
 //! The construction, the security argument and the costs:
 //! `docs/protocol/mpc-chacha.md`.
 
