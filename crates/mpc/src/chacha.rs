@@ -51,9 +51,9 @@
 //! # Order of messages (one record)
 //! Preprocessing: [`ChachaVerifier::chain`], then
 //! [`ChachaVerifier::preprocess`] (V→P: both circuits' tables, decodings,
-//! early labels); [`ChachaProver::powers_choose`] (P→V: flips) and
-//! [`ChachaVerifier::powers_respond`] (V→P: the answer,
-//! [`PendingPowers::finish`]); for a hidden ciphertext also
+//! early labels) with [`ChachaVerifier::powers_respond`] (V→P: the
+//! powers' M2A answered ahead; [`ChachaProver::powers_choose`] and
+//! [`PendingPowers::finish`], nothing sent back); for a hidden ciphertext also
 //! [`ChachaProver::hide_choose`] (nothing sent) and
 //! [`ChachaVerifier::hide_respond`] (V→P, [`ChachaProver::hide_finish`]).
 //! Online, once the key derivation is done: [`ChachaProver::keystream`]
@@ -313,6 +313,11 @@ pub fn poly_share(c: &[F], powers: &[F]) -> Option<F> {
     )
 }
 
+/// The sum of shares.
+fn sum(xs: &[F]) -> F {
+    xs.iter().fold(F::ZERO, |a, &x| a + x)
+}
+
 /// A circuit's 130-bit output as a field element (reduced).
 fn elem_from_bits(bits: &[bool]) -> F {
     let mut b = bits.to_vec();
@@ -486,22 +491,29 @@ impl ChachaVerifier {
         Ok((record, tag))
     }
 
-    /// Preprocessing: the answer to the prover's flips for the M2A of
-    /// `r^1..=r^q` ([`ChachaProver::powers_choose`]), on `keys`
-    /// ([`cots_needed`] fresh COT keys of the record's OLE stream): the
-    /// verifier's inputs are the powers of its share `t^{-1}`.
-    pub fn powers_respond(
-        &mut self,
-        ole: &mut OleSender,
-        keys: &[Block],
-        flips: &[u8],
-    ) -> Result<Vec<u8>> {
+    /// Preprocessing: the M2A of `r^1..=r^q` answered ahead, with the
+    /// tables, on `keys` ([`cots_needed`] fresh COT keys of the record's
+    /// OLE stream): bitwise OLEs on the verifier's `t^{-e}·2^k`, `k < 130`,
+    /// whose per-bit shares it sums, so the prover's input is
+    /// `ρ_e = Σ_k χ_k·2^k mod p` of its choice bits and it sends nothing
+    /// ([`ChachaProver::powers_choose`]).
+    pub fn powers_respond(&mut self, ole: &mut OleSender, keys: &[Block]) -> Result<Vec<u8>> {
         if self.ahead.is_some() {
             return Err(Error::Malformed("the powers answered twice"));
         }
+        let q = blocks_needed(self.aad_len, self.len);
+        if keys.len() != 130 * q {
+            return Err(Error::Malformed("COTs for another record's powers"));
+        }
         let hv = self.t.invert().expect("nonzero by construction");
-        let inputs = powers(hv, blocks_needed(self.aad_len, self.len));
-        let (u, msg) = ole.respond(keys, &inputs, flips)?;
+        let inputs = powers(hv, q);
+        let pw = pow2(130);
+        let multiples: Vec<F> = inputs
+            .iter()
+            .flat_map(|&x| pw.iter().map(move |&t| x * t))
+            .collect();
+        let (bits, msg) = ole.respond_bits_ahead(keys, &multiples)?;
+        let u = bits.chunks(130).map(sum).collect();
         self.ahead = Some((u, inputs));
         Ok(msg)
     }
@@ -581,7 +593,7 @@ impl ChachaVerifier {
         let n = ct_blocks(self.len);
         let a: Vec<F> = (0..n).map(|i| u[idx(i)]).collect();
         let b: Vec<F> = (0..n).map(|i| hv[idx(i)]).collect();
-        let pw = pow2();
+        let pw = pow2(128);
         let multiples: Vec<F> = a
             .iter()
             .chain(&b)
@@ -639,7 +651,7 @@ impl ChachaVerifier {
         let mut acc =
             poly_share(&poly1305_blocks(aad, &vec![0; self.len]), &shares).expect("q blocks");
         let first = self.aad_len.div_ceil(16);
-        let pw = pow2();
+        let pw = pow2(128);
         for i in 0..n {
             let e = q - 1 - (first + i);
             let r = 128 * i..128 * (i + 1);
@@ -685,10 +697,10 @@ pub fn hidden_request_len(q: usize, n: usize) -> usize {
     request_len(q) + 32 * n
 }
 
-/// `2^k` for `k < 128`.
-fn pow2() -> Vec<F> {
+/// `2^k` for `k < n`.
+fn pow2(n: usize) -> Vec<F> {
     let mut x = F::ONE;
-    (0..128)
+    (0..n)
         .map(|_| {
             let p = x;
             x = x + x;
@@ -725,7 +737,7 @@ fn masked_product_share(d: &[u8], shares: &[F], a: Option<F>, pow2: &[F]) -> F {
 /// answer.
 pub struct PendingPowers {
     rho: Vec<F>,
-    pending: ole::PendingOle<F>,
+    pending: PendingBits<F>,
 }
 
 /// The prover's half of the powers' M2A: its random inputs `ρ_e` and its
@@ -741,7 +753,7 @@ impl PendingPowers {
     /// The prover's shares from the verifier's answer
     /// ([`ChachaVerifier::powers_respond`]).
     pub fn finish(self, msg: &[u8]) -> Result<PowersAhead> {
-        let v = self.pending.finish(msg)?;
+        let v = self.pending.finish(msg)?.chunks(130).map(sum).collect();
         Ok(PowersAhead { rho: self.rho, v })
     }
 }
@@ -777,20 +789,23 @@ pub struct ChachaProver {
 impl ChachaProver {
     /// Preprocessing: the M2A of `r^1..=r^q` for a `len`-byte record with
     /// `aad_len` bytes of AAD, on `macs` ([`cots_needed`] fresh COT MACs
-    /// of the record's OLE stream): the prover's random `ρ_e` and the
-    /// flips to send.
+    /// of the record's OLE stream, 130 a power): the prover's inputs are
+    /// its choice bits, `ρ_e = Σ_k χ_k·2^k mod p` (a uniform 130-bit
+    /// integer reduced: within `2^-127` of uniform), so nothing is sent
+    /// and the verifier answers with the tables
+    /// ([`ChachaVerifier::powers_respond`]).
     pub fn powers_choose(
         len: usize,
         aad_len: usize,
         ole: &mut OleReceiver,
         macs: &[Block],
-        rng: &mut (impl RngCore + CryptoRng),
-    ) -> Result<(PendingPowers, Vec<u8>)> {
-        let rho: Vec<F> = (0..blocks_needed(aad_len, len))
-            .map(|_| F::random(rng))
-            .collect();
-        let (pending, flips) = ole.choose(macs, &rho)?;
-        Ok((PendingPowers { rho, pending }, flips))
+    ) -> Result<PendingPowers> {
+        if macs.len() != cots_needed(aad_len, len) {
+            return Err(Error::Malformed("COTs for another record's powers"));
+        }
+        let pending = ole.choose_bits_ahead(macs)?;
+        let rho = pending.choices().chunks(130).map(elem_from_bits).collect();
+        Ok(PendingPowers { rho, pending })
     }
 
     /// Preprocessing, for a `len`-byte record whose ciphertext the
@@ -954,7 +969,7 @@ impl ChachaProver {
         }
         let mut acc = poly_share(&poly1305_blocks(aad, ct), &self.ahead.v).expect("q blocks");
         let first = self.aad_len.div_ceil(16);
-        let pw = pow2();
+        let pw = pow2(128);
         let (va, vb) = h.v.split_at(128 * n);
         for i in 0..n {
             let e = q - 1 - (first + i);
