@@ -377,6 +377,26 @@ pub fn check_verifier_inputs(key_iv_share: &[u8], seq: u64, inputs: &[Vec<bool>]
     Ok(())
 }
 
+/// The prover's check, after the session, of the verifier's revealed
+/// inputs of a record's tag circuit (`tag_inputs`: its share of the
+/// polynomial, its pad of `s`) against those of the record circuit
+/// (`record_inputs`, checked by [`check_verifier_inputs`]): the pad must
+/// be the one the record circuit used, or the tag circuit added a value
+/// other than `s`. Its share of the polynomial is the consistency proof's
+/// to check (it follows from its OLE shares and the offsets).
+pub fn check_tag_inputs(record_inputs: &[Vec<bool>], tag_inputs: &[Vec<bool>]) -> Result<()> {
+    let (masks, pad) = match (record_inputs, tag_inputs) {
+        ([_, _, m], [a, pad]) if m.len() == 8 * MASKS_LEN && a.len() == 8 * ELEM_LEN => (m, pad),
+        _ => return Err(Error::Malformed("inputs of another record's circuits")),
+    };
+    if pad[..] != masks[8 * ELEM_LEN..] {
+        return Err(Error::VerifierCheated(
+            "a tag circuit's pad of s other than its record circuit's",
+        ));
+    }
+    Ok(())
+}
+
 /// The preprocessing of one record as the prover stores it: the record
 /// circuit's and the tag circuit's tables, decodings and early labels.
 pub type ChachaTables = (StepTables, StepTables);

@@ -509,6 +509,20 @@ fn verifier_inputs_are_checked() {
         chacha::check_verifier_inputs(&share, 4, &honest(&t, 4)[..2]),
         Err(Error::Malformed(_))
     ));
+    // The tag circuit's pad of s must be the record circuit's.
+    let record = honest(&t, 4);
+    let acc = vec![false; 136];
+    let mut pad = bytes_to_bits(&[0x33u8; 16]);
+    chacha::check_tag_inputs(&record, &[acc.clone(), pad.clone()]).unwrap();
+    pad[9] ^= true;
+    assert!(matches!(
+        chacha::check_tag_inputs(&record, &[acc.clone(), pad.clone()]),
+        Err(Error::VerifierCheated(_))
+    ));
+    assert!(matches!(
+        chacha::check_tag_inputs(&record, &[pad]),
+        Err(Error::Malformed(_))
+    ));
 }
 
 /// The costs `docs/protocol/mpc-chacha.md` quotes, counted on the
