@@ -175,9 +175,12 @@ pub fn verifier_output(
         response_complete,
         order: order(&outcome.recording),
         json: Vec::new(),
-        // MPC mode does not yet prove hidden request-head bytes free of
-        // line ends.
-        sent_crlf_free: Vec::new(),
+        // Proven in the statement (`response::crlf_free_spans`).
+        sent_crlf_free: verified
+            .request_crlf_free
+            .iter()
+            .map(|r| webproof_disclosure::disclosure::Range::new(r.start, r.end))
+            .collect(),
     })
 }
 

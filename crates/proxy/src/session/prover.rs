@@ -129,8 +129,8 @@ pub struct Pending {
     pub app_received: Vec<u8>,
     /// What the proof disclosed.
     pub disclosed: Disclosure,
-    /// The hidden sent ranges the proof showed free of CR and LF (empty in
-    /// MPC mode, which does not prove them yet).
+    /// The hidden sent ranges the proof showed free of CR and LF (both
+    /// modes prove the hidden bytes of the request heads).
     pub crlf_free: Vec<crate::Range>,
     /// The commitment to the transcript and its secrets, if an attestation
     /// was asked for.
