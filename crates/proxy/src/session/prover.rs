@@ -174,11 +174,13 @@ pub fn accept_verdict(msg: VerifierMsg, pending: Pending) -> Result<ProverOutcom
     // verifier that claims others would pair the exchanges differently
     // from what was established.
     if digested.sent_crlf_free != pending.crlf_free {
-        return Err(ProxyError::Protocol(
-            "the verdict lists other request bytes as free of line ends than the proof showed"
-                .into(),
-        )
-        .into());
+        return Err(
+            ProxyError::from(webproof_disclosure::DisclosureError::Verdict {
+                direction: Direction::Sent,
+                detail: "it lists other bytes as free of line ends than the proof showed".into(),
+            })
+            .into(),
+        );
     }
     let output = digested.expand(&pending.app_sent, &pending.app_received, &pending.disclosed)?;
     let attestation = match (pending.committed, attestation) {
