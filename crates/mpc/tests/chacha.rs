@@ -573,22 +573,40 @@ fn costs_on_the_wire() {
     }
 }
 
+/// What the dual execution of a ChaCha20 keystream meets on the way.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum DualFault {
+    None,
+    /// The verifier's record circuit decodes this keystream bit flipped
+    /// (the "`KS ⊕ M`" attack).
+    Decoding(usize),
+    /// The verifier's record-circuit tables spoiled (every chunk: the
+    /// first alone may hold only gates of block 0 and `r·t`, which leave
+    /// the keystream right).
+    RecordTables,
+    /// The prover's keystream tables spoiled on the way (its last chunk).
+    DualTables,
+    /// One byte more, or less, than the prover's tables have.
+    DualTablesLong,
+    DualTablesShort,
+    /// A chunk beyond the bound of the record's cipher and length.
+    DualTablesOversize,
+}
+
 /// One record's keystream through the dual execution of
 /// `webproof_mpc::dual`: the prover garbles `keystream_circuit`, the
-/// verifier evaluates it, and the prover's check on both executions'
-/// labels passes for an honest verifier and fails for one whose record
-/// circuit decodes to another keystream (`tamper`: a flipped decoding
-/// bit, the "`KS ⊕ M`" attack). The verifier's side is
-/// `RecordEvaluation`'s AES-256 constructor, whose bound on the tables
-/// (AES S-boxes of the length) covers a ChaCha20 keystream from 17 bytes
-/// on: a ChaCha constructor there is what the session needs.
-fn dual_run(len: usize, tamper: bool) -> Result<Vec<u8>, Error> {
-    use webproof_mpc::dual::{DualProver, DualVerifier, RecordEvaluation};
+/// verifier evaluates it with `RecordEvaluation::for_cipher` of
+/// ChaCha20-Poly1305 (its schedule after the tables, as the session may
+/// give it), and the prover's check on both executions' labels decides
+/// whether it may use the keystream it decoded from the verifier's record
+/// circuit.
+fn dual_run(len: usize, fault: DualFault) -> Result<Vec<u8>, Error> {
+    use webproof_mpc::dual::{DualProver, DualVerifier, RecordCipher, RecordEvaluation};
     let mut rng = ChaCha20Rng::seed_from_u64(40 + len as u64);
-    let (kv, kp, _) = shares(&mut rng);
-    let seq = 7;
+    let (kv, kp, k) = shares(&mut rng);
+    let seq = 7 + len as u64;
     let n_pow = chacha::cots_needed(5, len);
-    let (delta, mut keys, mut macs) = cots(77, n_pow + 8 * len);
+    let (delta, mut keys, mut macs) = cots(77 + len as u64, n_pow + 8 * len);
     let (pad_keys, pad_macs) = (keys.split_off(n_pow), macs.split_off(n_pow));
     // The verifier's garbling of the record, as in `encrypt_2pc`.
     let rp = Arc::new(Plan::new(&chacha::chacha_circuit(len))?);
@@ -605,9 +623,14 @@ fn dual_run(len: usize, tamper: bool) -> Result<Vec<u8>, Error> {
     )?;
     let labels = chain(&mut v, delta, &kv, &kp, &mut rng)?;
     let ((rc, mut rd, re), tag_tables) = v.preprocess()?;
-    if tamper {
+    let mut rc = rc.into_chunks();
+    match fault {
         // Decoding: group count, the keystream group's length, its bits.
-        rd[8] ^= 1;
+        DualFault::Decoding(j) => rd[8 + j / 8] ^= 1 << (j % 8),
+        DualFault::RecordTables => rc
+            .iter_mut()
+            .for_each(|c| c[8..].iter_mut().for_each(|b| *b ^= 1)),
+        _ => {}
     }
     let (mut os, mut or) = (OleSender::new(delta, 11), OleReceiver::new(11));
     let pending = ChachaProver::powers_choose(len, 5, &mut or, &macs)?;
@@ -617,22 +640,42 @@ fn dual_run(len: usize, tamper: bool) -> Result<Vec<u8>, Error> {
         len,
         5,
         [1, 2],
-        ((rc, rd, re), tag_tables),
+        ((rc.into(), rd, re), tag_tables),
         pending.finish(&answer)?,
         None,
     )?;
     // The prover's garbling of the keystream, evaluated by the verifier.
-    let (dp, ot) = DualProver::new(KEY_IV_LEN, &mut rng);
+    let cipher = RecordCipher::Chacha20Poly1305;
+    let (dp, ot) = DualProver::new(cipher.key_iv_len(), &mut rng);
     let (mut dv, ot_answer) = DualVerifier::new(&ot, &kv, &mut rng)?;
     dv.take_labels(&dp.verifier_labels(&ot_answer)?)?;
-    let kplan = Arc::new(Plan::new(&chacha::keystream_circuit(len))?);
+    let kplan = Arc::new(Plan::new(&cipher.keystream_circuit(len))?);
     let mut g = dp.record(Arc::clone(&kplan), 100, seq.to_be_bytes(), &mut rng)?;
-    let mut ev = RecordEvaluation::new(32, len, 100)?;
-    ev.set_plan(kplan)?;
+    let mut ev = RecordEvaluation::for_cipher(cipher, len, 100)?;
+    let mut chunks = Vec::new();
     let mut chunk = Vec::new();
     while g.next_chunk(&mut chunk) {
-        ev.push_chunk(std::mem::take(&mut chunk))?;
+        chunks.push(std::mem::take(&mut chunk));
     }
+    let last = chunks.last_mut().expect("a chunk");
+    match fault {
+        DualFault::DualTables => last[8..].iter_mut().for_each(|b| *b ^= 1),
+        DualFault::DualTablesLong => last.push(0),
+        DualFault::DualTablesShort => {
+            last.pop();
+        }
+        DualFault::DualTablesOversize => {
+            chunks.push(vec![
+                0;
+                webproof_mpc::max_stream_bytes(cipher.max_ands(len))
+            ]);
+        }
+        _ => {}
+    }
+    for c in chunks {
+        ev.push_chunk(c)?;
+    }
+    ev.set_plan(kplan)?;
     let (end, check) = g.finish(&pad_macs)?;
     ev.end(&end)?;
     // Online: the prover evaluates, the verifier answers `Y`, the prover
@@ -642,16 +685,66 @@ fn dual_run(len: usize, tamper: bool) -> Result<Vec<u8>, Error> {
     let y = ev.check_value(&dv, &dp.prover_labels(&kp)?, &gv_zero, &pad_keys, delta)?;
     let active = p.circuits().0.evaluator().output_labels(0)?.to_vec();
     check.check(&bytes_to_bits(&ks), &active, &pad_macs, &y)?;
+    // Whatever passed the check is the true keystream.
+    let zeros = vec![0u8; len];
+    let want = reference(&k, &zeros, seq, &[]);
+    assert_eq!(ks, want[..len], "{len}");
     Ok(ks)
 }
 
+/// Honest records of every length the issue names pass the dual
+/// execution with ChaCha20's own bound (1 to 16 bytes did not fit the
+/// AES-256 one), and each keystream is ChaCha20's.
 #[test]
 fn keystream_is_checked_by_dual_execution() {
-    for len in [17, 100] {
-        assert_eq!(dual_run(len, false).unwrap().len(), len);
-        assert!(matches!(
-            dual_run(len, true),
-            Err(Error::VerifierCheated(_))
-        ));
+    for len in [1, 15, 16, 17, 64, 65, 1000] {
+        assert_eq!(dual_run(len, DualFault::None).unwrap().len(), len);
+    }
+}
+
+/// A verifier whose record circuit makes the prover decode another
+/// keystream (a flipped decoding bit, first or last; spoiled tables) is
+/// refused before the keystream is used.
+#[test]
+fn dual_execution_refuses_another_keystream() {
+    for (len, fault) in [
+        (1, DualFault::Decoding(0)),
+        (16, DualFault::Decoding(127)),
+        (65, DualFault::Decoding(8 * 65 - 1)),
+        (100, DualFault::Decoding(300)),
+        (17, DualFault::RecordTables),
+    ] {
+        let r = dual_run(len, fault);
+        assert!(
+            matches!(r, Err(Error::VerifierCheated(_))),
+            "{len} {fault:?}: {r:?}"
+        );
+    }
+}
+
+/// The prover's tables spoiled or of the wrong size: refused on arrival
+/// (beyond the bound), by the evaluation (a table cut or lengthened), or
+/// by the check (spoiled): never a keystream the prover uses.
+#[test]
+fn dual_execution_refuses_wrong_tables() {
+    for (len, fault) in [
+        (15, DualFault::DualTables),
+        (64, DualFault::DualTables),
+        (15, DualFault::DualTablesLong),
+        (15, DualFault::DualTablesShort),
+        (1, DualFault::DualTablesOversize),
+        (1000, DualFault::DualTablesOversize),
+    ] {
+        let r = dual_run(len, fault);
+        match fault {
+            DualFault::DualTables => assert!(
+                matches!(r, Err(Error::VerifierCheated(_))),
+                "{len} {fault:?}: {r:?}"
+            ),
+            _ => assert!(
+                matches!(r, Err(Error::Malformed(_) | Error::ChunkLength { .. })),
+                "{len} {fault:?}: {r:?}"
+            ),
+        }
     }
 }
