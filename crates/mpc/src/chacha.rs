@@ -67,6 +67,7 @@
 //! The construction, the security argument and the costs:
 //! `docs/protocol/mpc-chacha.md`.
 
+use crate::consistency::{OleBitsTranscript, OleReplay};
 use crate::error::{Error, Result};
 use crate::exec::{ProverCircuit, StepTables, VerifierCircuit};
 use crate::field::Poly1305Field;
@@ -358,6 +359,20 @@ fn verifier_groups(key_iv_share: &[u8], seq: u64, t: &F, m_s: &[u8; 16]) -> Vec<
 /// nonzero canonical element (a zero `t` would zero the prover's share of
 /// `r`, and the tag would not depend on the key).
 pub fn check_verifier_inputs(key_iv_share: &[u8], seq: u64, inputs: &[Vec<bool>]) -> Result<()> {
+    let t = verifier_multiplier(inputs)?;
+    let masks = bits_to_bytes(&inputs[2]);
+    let m_s: [u8; 16] = masks[ELEM_LEN..].try_into().expect("16 bytes");
+    if verifier_groups(key_iv_share, seq, &t, &m_s) != inputs {
+        return Err(Error::VerifierCheated(
+            "record inputs other than its key-derivation share and the record's sequence number",
+        ));
+    }
+    Ok(())
+}
+
+/// The verifier's multiplier `t` of `r` from its revealed record-circuit
+/// inputs `inputs`: a canonical nonzero element, or it cheated.
+fn verifier_multiplier(inputs: &[Vec<bool>]) -> Result<F> {
     let masks = match inputs {
         [_, _, m] if m.len() == 8 * MASKS_LEN => bits_to_bytes(m),
         _ => return Err(Error::Malformed("inputs of another record circuit")),
@@ -368,13 +383,7 @@ pub fn check_verifier_inputs(key_iv_share: &[u8], seq: u64, inputs: &[Vec<bool>]
     if t.is_zero() {
         return Err(Error::VerifierCheated("a record's multiplier of r is zero"));
     }
-    let m_s: [u8; 16] = masks[ELEM_LEN..].try_into().expect("16 bytes");
-    if verifier_groups(key_iv_share, seq, &t, &m_s) != inputs {
-        return Err(Error::VerifierCheated(
-            "record inputs other than its key-derivation share and the record's sequence number",
-        ));
-    }
-    Ok(())
+    Ok(t)
 }
 
 /// The prover's check, after the session, of the verifier's revealed
@@ -525,14 +534,8 @@ impl ChachaVerifier {
         if keys.len() != 130 * q {
             return Err(Error::Malformed("COTs for another record's powers"));
         }
-        let hv = self.t.invert().expect("nonzero by construction");
-        let inputs = powers(hv, q);
-        let pw = pow2(130);
-        let multiples: Vec<F> = inputs
-            .iter()
-            .flat_map(|&x| pw.iter().map(move |&t| x * t))
-            .collect();
-        let (bits, msg) = ole.respond_bits_ahead(keys, &multiples)?;
+        let inputs = powers(self.t.invert().expect("nonzero by construction"), q);
+        let (bits, msg) = ole.respond_bits_ahead(keys, &powers_multiples(&inputs))?;
         let u = bits.chunks(130).map(sum).collect();
         self.ahead = Some((u, inputs));
         Ok(msg)
@@ -607,20 +610,9 @@ impl ChachaVerifier {
         if keys.len() != hide_cots(self.len) {
             return Err(Error::Malformed("COTs for another record's ciphertext"));
         }
-        let q = hv.len();
-        let first = self.aad_len.div_ceil(16);
-        let idx = |i: usize| q - 1 - (first + i);
-        let n = ct_blocks(self.len);
-        let a: Vec<F> = (0..n).map(|i| u[idx(i)]).collect();
-        let b: Vec<F> = (0..n).map(|i| hv[idx(i)]).collect();
-        let pw = pow2(128);
-        let multiples: Vec<F> = a
-            .iter()
-            .chain(&b)
-            .flat_map(|&x| pw.iter().map(move |&t| x * t))
-            .collect();
-        let (mut ua, msg) = ole.respond_bits_ahead(keys, &multiples)?;
-        let ub = ua.split_off(128 * n);
+        let (a, b) = hide_inputs(u, hv, self.aad_len, self.len);
+        let (mut ua, msg) = ole.respond_bits_ahead(keys, &hide_multiples(&a, &b))?;
+        let ub = ua.split_off(128 * a.len());
         self.hidden = Some(HiddenVerifier { a, b, ua, ub });
         Ok(msg)
     }
@@ -690,6 +682,76 @@ impl ChachaVerifier {
         self.answered = true;
         Ok(msg)
     }
+}
+
+/// The verifier's elements of the powers' bitwise OLEs for its inputs
+/// `t^{-e}`, `e = 1..=q`: `t^{-e}·2^k`, `k < 130`, power after power.
+fn powers_multiples(inputs: &[F]) -> Vec<F> {
+    let pw = pow2(130);
+    inputs
+        .iter()
+        .flat_map(|&x| pw.iter().map(move |&t| x * t))
+        .collect()
+}
+
+/// The verifier's inputs of a hidden ciphertext's OLEs from its powers'
+/// M2A (`u` its shares `u_e`, `hv` its `t^{-e}`): per ciphertext block
+/// `i`, `A_i = u_e` and `B_i = t^{-e}` for the power `e` the block takes.
+fn hide_inputs(u: &[F], hv: &[F], aad_len: usize, len: usize) -> (Vec<F>, Vec<F>) {
+    let q = hv.len();
+    let first = aad_len.div_ceil(16);
+    let idx = |i: usize| q - 1 - (first + i);
+    let n = ct_blocks(len);
+    (
+        (0..n).map(|i| u[idx(i)]).collect(),
+        (0..n).map(|i| hv[idx(i)]).collect(),
+    )
+}
+
+/// The elements of those OLEs: `A_i·2^k` for every block, then
+/// `B_i·2^k`, `k < 128`.
+fn hide_multiples(a: &[F], b: &[F]) -> Vec<F> {
+    let pw = pow2(128);
+    a.iter()
+        .chain(b)
+        .flat_map(|&x| pw.iter().map(move |&t| x * t))
+        .collect()
+}
+
+/// The prover's audit, after the session and once `Δ` is revealed and
+/// checked, of one record's bitwise OLEs on `replay` (the record's OLE
+/// stream, at its first batch of the record): the powers' batch `powers`
+/// and, for a hidden ciphertext, the ciphertext's `hidden`, each
+/// replayed on the elements an honest verifier had. The prover computes
+/// those itself: the powers' from the multiplier `t` of the verifier's
+/// revealed record-circuit inputs `record_inputs` (checked by
+/// [`check_verifier_inputs`]), the ciphertext's from them and the
+/// verifier's shares of the powers' batch the replay gives. A verifier
+/// that answered on other elements, or answered wrong (the selective
+/// failure of the module docs), is [`Error::VerifierCheated`]; so are a
+/// revealed `t` that is not canonical or zero. The revealed OLE inputs
+/// ([`crate::ole::OleSender::inputs`]) are not needed: they would only
+/// have to equal these.
+pub fn audit_oles(
+    replay: &mut OleReplay,
+    record_inputs: &[Vec<bool>],
+    aad_len: usize,
+    len: usize,
+    powers_batch: &OleBitsTranscript,
+    hidden: Option<&OleBitsTranscript>,
+) -> Result<()> {
+    let t = verifier_multiplier(record_inputs)?;
+    let hv = powers(
+        t.invert().expect("nonzero, checked"),
+        blocks_needed(aad_len, len),
+    );
+    let bits = replay.bits(powers_batch, &powers_multiples(&hv))?;
+    if let Some(h) = hidden {
+        let u: Vec<F> = bits.chunks(130).map(sum).collect();
+        let (a, b) = hide_inputs(&u, &hv, aad_len, len);
+        replay.bits(h, &hide_multiples(&a, &b))?;
+    }
+    Ok(())
 }
 
 /// Bytes of the prover's online request for `q` Poly1305 blocks: `q`

@@ -748,3 +748,181 @@ fn dual_execution_refuses_wrong_tables() {
         }
     }
 }
+
+/// How the verifier deviates in a record's bitwise OLEs.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum OleCheat {
+    None,
+    /// One element of the powers' answer off by one bit (it counts only
+    /// if the prover's choice bit of that COT is 1).
+    PowersElement(usize),
+    /// The same in the hidden ciphertext's answer.
+    HiddenElement(usize),
+    /// The hidden ciphertext's OLEs answered honestly, but on another
+    /// element than `A_i·2^k` for one COT, and that element revealed: an
+    /// answer consistent with its reveal.
+    HiddenOtherInput(usize),
+    /// The record circuit's multiplier revealed is not the one the
+    /// powers' OLEs used.
+    OtherMultiplier,
+}
+
+/// One record's bitwise OLEs (the powers and, `hidden`, the ciphertext's)
+/// answered by a verifier that may cheat, then audited by the prover once
+/// `Δ` is revealed: by replaying the stream on the verifier's revealed
+/// OLE inputs (`consistency::audit_ole_stream`), and by
+/// `chacha::audit_oles`, which computes the honest inputs itself from the
+/// verifier's revealed record inputs.
+fn audit_run(len: usize, hidden: bool, cheat: OleCheat) -> (Result<(), Error>, Result<(), Error>) {
+    use webproof_mpc::consistency::{self, OleBitsTranscript, OleReplay, OleStreamBatch};
+    use webproof_mpc::ole::OleField;
+    type F = webproof_mpc::field::Poly1305Field;
+    const STREAM: u64 = 11;
+    let aad_len = 5;
+    let mut rng = ChaCha20Rng::seed_from_u64(90 + len as u64);
+    let (kv, kp, _) = shares(&mut rng);
+    let n_pow = chacha::cots_needed(aad_len, len);
+    let n_hide = if hidden { chacha::hide_cots(len) } else { 0 };
+    let (delta, mut keys, mut macs) = cots(91 + len as u64, n_pow + n_hide);
+    let (keys_hide, macs_hide) = (keys.split_off(n_pow), macs.split_off(n_pow));
+    let rp = Arc::new(Plan::new(&chacha::chacha_circuit(len)).unwrap());
+    let tp = Arc::new(Plan::new(&chacha::tag_circuit()).unwrap());
+    let mut v = ChachaVerifier::new(rp, tp, len, aad_len, 3, delta, [1, 2], &mut rng).unwrap();
+    chain(&mut v, delta, &kv, &kp, &mut rng).unwrap();
+    v.preprocess().unwrap();
+    let (mut os, mut or) = (OleSender::new(delta, STREAM), OleReceiver::new(STREAM));
+    // A bit flip in one element keeps it canonical but for a negligible
+    // fraction of values.
+    let spoil = |msg: &mut [u8], j: usize| msg[F::BYTES * j] ^= 1;
+
+    let pending = ChachaProver::powers_choose(len, aad_len, &mut or, &macs).unwrap();
+    let mut answer = v.powers_respond(&mut os, &keys).unwrap();
+    if let OleCheat::PowersElement(j) = cheat {
+        spoil(&mut answer, j);
+    }
+    // The prover takes the answer (a deviation shows only in the audit).
+    pending.finish(&answer).unwrap();
+    let mut batches = vec![OleStreamBatch::Bits(OleBitsTranscript {
+        macs: macs.clone(),
+        response: answer,
+    })];
+    let mut revealed = os.inputs().to_vec();
+    if hidden {
+        let pending = ChachaProver::hide_choose(len, &mut or, &macs_hide).unwrap();
+        let mut answer = v.hide_respond(&mut os, &keys_hide).unwrap();
+        let mut reveal = os.inputs()[1].clone();
+        match cheat {
+            OleCheat::HiddenElement(j) => spoil(&mut answer, j),
+            OleCheat::HiddenOtherInput(j) => {
+                // The same batch from a sender at the same place in the
+                // stream, on the honest elements but one.
+                let mut elems: Vec<F> = os.inputs()[1]
+                    .chunks(F::BYTES)
+                    .map(|c| <F as OleField>::decode(c).unwrap())
+                    .collect();
+                elems[j] = elems[j] + F::ONE;
+                let mut other = OleSender::new(delta, STREAM);
+                other
+                    .respond_bits_ahead::<F>(&keys, &vec![F::ZERO; n_pow])
+                    .unwrap();
+                answer = other.respond_bits_ahead(&keys_hide, &elems).unwrap().1;
+                reveal = other.inputs()[1].clone();
+            }
+            _ => {}
+        }
+        revealed.push(reveal);
+        ChachaProver::hide_finish(pending, &answer).unwrap();
+        batches.push(OleStreamBatch::Bits(OleBitsTranscript {
+            macs: macs_hide.clone(),
+            response: answer,
+        }));
+    }
+
+    // After the session: the verifier's reveal, the prover's audits.
+    let mut record_inputs = v.circuits().0.retain().unwrap().own;
+    if cheat == OleCheat::OtherMultiplier {
+        // t + 1 in place of t (t is drawn below p - 1 but for 2^-130).
+        let t = &mut record_inputs[2];
+        let mut bytes = webproof_circuits::bits_to_bytes(&t[..136]);
+        let x = F::from_le17(&bytes[..17]).unwrap() + F::ONE;
+        bytes[..17].copy_from_slice(&x.to_le17());
+        t[..136].copy_from_slice(&bytes_to_bits(&bytes[..17]));
+    }
+    let inputs: Vec<Vec<F>> = revealed
+        .iter()
+        .map(|b| {
+            b.chunks(F::BYTES)
+                .map(|c| <F as OleField>::decode(c).unwrap())
+                .collect()
+        })
+        .collect();
+    let by_reveal = consistency::audit_ole_stream(delta, STREAM, &batches, &inputs).map(|_| ());
+    let bits = |b: &OleStreamBatch| match b {
+        OleStreamBatch::Bits(t) => t.clone(),
+        OleStreamBatch::Elements(_) => unreachable!(),
+    };
+    let mut replay = OleReplay::new(delta, STREAM);
+    let hidden_batch = batches.get(1).map(bits);
+    let own = chacha::audit_oles(
+        &mut replay,
+        &record_inputs,
+        aad_len,
+        len,
+        &bits(&batches[0]),
+        hidden_batch.as_ref(),
+    );
+    (by_reveal, own)
+}
+
+fn cheated(r: &Result<(), Error>) -> bool {
+    matches!(r, Err(Error::VerifierCheated(_)))
+}
+
+/// An honest verifier's bitwise OLEs pass both audits, plain and hidden.
+#[test]
+fn honest_bitwise_oles_pass_the_audit() {
+    for len in [0, 1, 40, 100] {
+        for hidden in [false, true] {
+            let (a, b) = audit_run(len, hidden, OleCheat::None);
+            assert!(a.is_ok() && b.is_ok(), "{len} {hidden}: {a:?} {b:?}");
+        }
+    }
+}
+
+/// A verifier whose bitwise OLE answer deviates in one element, of the
+/// powers' batch or of the hidden ciphertext's, is caught by both audits
+/// whatever the prover's choice bit there; one that answered on another
+/// element and revealed it is caught by the audit that computes the
+/// elements itself; so is one whose powers used another multiplier than
+/// its record circuit.
+#[test]
+fn deviating_bitwise_oles_are_caught() {
+    let len = 40;
+    let q = chacha::blocks_needed(5, len);
+    for cheat in [
+        OleCheat::PowersElement(0),
+        OleCheat::PowersElement(131),
+        OleCheat::PowersElement(130 * q - 1),
+        OleCheat::HiddenElement(0),
+        OleCheat::HiddenElement(chacha::hide_cots(len) - 1),
+    ] {
+        for hidden in [false, true] {
+            if matches!(cheat, OleCheat::HiddenElement(_)) && !hidden {
+                continue;
+            }
+            let (a, b) = audit_run(len, hidden, cheat);
+            assert!(
+                cheated(&a) && cheated(&b),
+                "{cheat:?} {hidden}: {a:?} {b:?}"
+            );
+        }
+    }
+    for j in [0, 300] {
+        let (a, b) = audit_run(len, true, OleCheat::HiddenOtherInput(j));
+        assert!(a.is_ok(), "its reveal matches its answer: {a:?}");
+        assert!(cheated(&b), "{j}: {b:?}");
+    }
+    let (a, b) = audit_run(len, true, OleCheat::OtherMultiplier);
+    assert!(a.is_ok(), "{a:?}");
+    assert!(cheated(&b), "{b:?}");
+}
