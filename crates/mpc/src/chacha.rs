@@ -34,12 +34,13 @@
 //! # Outputs the prover uses online, and why each is authentic
 //! - The keystream: decoded from the verifier's garbling, so a verifier
 //!   that garbled `KS ⊕ M` would make the server decrypt a request of its
-//!   choice. As for AES-GCM it must be checked by dual execution
-//!   ([`crate::dual`]) before a byte encrypted with it leaves:
-//!   [`keystream_circuit`] has exactly the shape
-//!   [`crate::dual::DualProver::record`] garbles (prover share, verifier
-//!   share, 8-byte public nonce input); `tests/chacha.rs` runs the check
-//!   on a record and catches a flipped keystream bit.
+//!   choice. As for AES-GCM it is checked by dual execution
+//!   ([`crate::dual`]) before a byte encrypted with it leaves: the prover
+//!   garbles [`keystream_circuit`] ([`crate::dual::DualProver::record`],
+//!   the sequence number in the nonce group), the verifier evaluates it
+//!   under ChaCha20's own bound
+//!   ([`crate::dual::RecordEvaluation::for_cipher`] with
+//!   [`crate::dual::RecordCipher::Chacha20Poly1305`]).
 //! - The tag: decoded from the verifier's tag circuit. A wrong tag only
 //!   makes the server refuse the record: it is computed after the
 //!   ciphertext is fixed, over inputs that are the prover's random shares
@@ -47,6 +48,27 @@
 //!   of those ephemeral values, and says nothing of the request (one-time
 //!   padded by a keystream the dual execution made authentic). The audit
 //!   after the session catches the garbling.
+//!
+//! # After the session
+//! Once the verifier revealed its inputs and `Δ`, the prover checks the
+//! record circuit's inputs ([`check_verifier_inputs`]), the tag
+//! circuit's pad ([`check_tag_inputs`]) and replays the record's bitwise
+//! OLEs on the elements it computes itself from the revealed `t`
+//! ([`audit_oles`]); the garbled circuits are audited as every other.
+//!
+//! What the proof of the request must still assert for a hidden
+//! ciphertext (not built here; the caller's, `webproof-mpc-tls`, as
+//! [`crate::record::masked_bit`] serves the AES path): the tag binds the
+//! ciphertext the COT choice bits fix, `D¹ ⊕ χ¹` in its `A` terms and
+//! `D² ⊕ χ²` in its `B` terms, not the `C` the proof computes from the
+//! request and the key derivation's labels. So it imports the choice
+//! bits of the [`hide_cots`] COTs as authenticated bits (each MAC is a
+//! label of its choice bit under `Δ`: no flip was sent), takes `D¹`, `D²`
+//! from the request as public, and asserts `D¹ ⊕ χ¹ = D² ⊕ χ² = C` on
+//! every bit of the zero-padded ciphertext ([`masked_cots`] names the two
+//! COTs of a bit; the padding bits must be zero, since the tag counts
+//! them). Without it a prover could prove a request other than the one
+//! the server authenticated.
 //!
 //! # Order of messages (one record)
 //! Preprocessing: [`ChachaVerifier::chain`], then
@@ -770,6 +792,20 @@ pub fn ct_blocks(len: usize) -> usize {
 /// from the verifier (preprocessing): two per ciphertext bit.
 pub fn hide_cots(len: usize) -> usize {
     2 * 128 * ct_blocks(len)
+}
+
+/// Which of a hidden record's ciphertext COTs ([`hide_cots`]`(len)`, in
+/// the order given to [`ChachaProver::hide_choose`]) mask bit `n` of its
+/// zero-padded ciphertext (bit `n % 8` of byte `n / 8`, the order of
+/// `bytes_to_bits`): the COT of `χ¹` in `D¹` and that of `χ²` in `D²`.
+/// Each COT's MAC is a label of its choice bit under the verifier's `Δ`
+/// (no flip was sent), so the proof of the request imports them as
+/// authenticated bits and asserts, for every `n < 128·⌈len/16⌉`,
+/// `D¹_n ⊕ χ¹_n = D²_n ⊕ χ²_n = C_n`, with `C_n = 0` on the padding.
+pub fn masked_cots(len: usize, n: usize) -> [usize; 2] {
+    let bits = 128 * ct_blocks(len);
+    assert!(n < bits, "a bit of the padded ciphertext");
+    [n, bits + n]
 }
 
 /// Bytes of the prover's online request of a hidden record with `q`

@@ -213,6 +213,17 @@ fn encrypt_2pc(
         if len >= 16 {
             assert_ne!(&d1[..16], &ct[..16]);
         }
+        // What the proof of the request asserts on the authenticated
+        // choice bits, here in the clear: D¹ ⊕ χ¹ = D² ⊕ χ² = C, padded.
+        let d2 = &r[17 * t.oles + 16 * n..17 * t.oles + 32 * n];
+        let mut c = ct.clone();
+        c.resize(16 * n, 0);
+        let (c, d1, d2) = (bytes_to_bits(&c), bytes_to_bits(d1), bytes_to_bits(d2));
+        for i in 0..128 * n {
+            let [a, b] = chacha::masked_cots(len, i);
+            assert_eq!(d1[i] ^ macs_hide[a].lsb(), c[i], "{i}");
+            assert_eq!(d2[i] ^ macs_hide[b].lsb(), c[i], "{i}");
+        }
         r
     } else {
         let r = p.tag_request(aad, &ct, &macs_tag)?;
