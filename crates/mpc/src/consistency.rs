@@ -13,7 +13,8 @@
 //! reveal (the verifier's inputs, `Δ`), and the prover's audit. It does not
 //! own the session: which circuits, in which order, and which wires must be
 //! equal is the caller's (`mpc-tls`) business, and it must never reveal
-//! `Δ` before the proof is sealed.
+//! `Δ` before the proof is sealed. The audit replays OLE streams batch by
+//! batch ([`OleReplay`]), element-wise and bitwise batches alike.
 //!
 //! The protocol after the session, the security argument (why no circuit
 //! is proven again, what the audit catches), the arithmetic parts and
