@@ -57,18 +57,20 @@
 //! ([`audit_oles`]); the garbled circuits are audited as every other.
 //!
 //! What the proof of the request must still assert for a hidden
-//! ciphertext (not built here; the caller's, `webproof-mpc-tls`, as
-//! [`crate::record::masked_bit`] serves the AES path): the tag binds the
-//! ciphertext the COT choice bits fix, `D¹ ⊕ χ¹` in its `A` terms and
-//! `D² ⊕ χ²` in its `B` terms, not the `C` the proof computes from the
-//! request and the key derivation's labels. So it imports the choice
-//! bits of the [`hide_cots`] COTs as authenticated bits (each MAC is a
-//! label of its choice bit under `Δ`: no flip was sent), takes `D¹`, `D²`
-//! from the request as public, and asserts `D¹ ⊕ χ¹ = D² ⊕ χ² = C` on
-//! every bit of the zero-padded ciphertext ([`masked_cots`] names the two
-//! COTs of a bit; the padding bits must be zero, since the tag counts
-//! them). Without it a prover could prove a request other than the one
-//! the server authenticated.
+//! ciphertext: the tag binds the ciphertext the COT choice bits fix,
+//! `D¹ ⊕ χ¹` in its `A` terms and `D² ⊕ χ²` in its `B` terms, not the `C`
+//! the proof computes from the request and the key derivation's labels.
+//! So it imports the choice bits of the [`hide_cots`] COTs as
+//! authenticated bits (each MAC is a label of its choice bit under `Δ`:
+//! no flip was sent), takes `D¹`, `D²` from the request as public
+//! ([`masked_ciphertexts`]), and asserts `D¹ ⊕ χ¹ = D² ⊕ χ² = C` on every
+//! bit of the zero-padded ciphertext ([`masked_cots`] names the two COTs
+//! of a bit; the padding bits must be zero, since the tag counts them).
+//! Without it a prover could prove a request other than the one the
+//! server authenticated. [`prove_hidden_ciphertext`] and
+//! [`verify_hidden_ciphertext`] make that statement on the caller's
+//! authenticated `C`; the response proof of `webproof-mpc-tls` has to
+//! call them (it does not yet).
 //!
 //! # Order of messages (one record)
 //! Preprocessing: [`ChachaVerifier::chain`], then
@@ -89,7 +91,7 @@
 //! The construction, the security argument and the costs:
 //! `docs/protocol/mpc-chacha.md`.
 
-use crate::consistency::{OleBitsTranscript, OleReplay};
+use crate::consistency::{self, OleBitsTranscript, OleReplay};
 use crate::error::{Error, Result};
 use crate::exec::{ProverCircuit, StepTables, VerifierCircuit};
 use crate::field::Poly1305Field;
@@ -99,7 +101,9 @@ use rand_core::{CryptoRng, RngCore};
 use std::sync::Arc;
 use webproof_circuits::aead::chacha20_poly1305_keystream;
 use webproof_circuits::{bits_to_bytes, bytes_to_bits, Bit, Builder, Circuit};
-use webproof_core::Block;
+use webproof_core::cot::{RandomCotReceiver, RandomCotSender};
+use webproof_core::{Block, Io};
+use webproof_zk::{Prover as ZkProver, ProverBit, Verifier as ZkVerifier, VerifierBit};
 
 type F = Poly1305Field;
 
@@ -806,6 +810,85 @@ pub fn masked_cots(len: usize, n: usize) -> [usize; 2] {
     let bits = 128 * ct_blocks(len);
     assert!(n < bits, "a bit of the padded ciphertext");
     [n, bits + n]
+}
+
+/// The two masked copies `D¹`, `D²` in a hidden record's request
+/// ([`ChachaProver::hidden_tag_request`]) with `q` Poly1305 blocks, for a
+/// `len`-byte record; `None` for a request of another length.
+pub fn masked_ciphertexts(request: &[u8], q: usize, len: usize) -> Option<(&[u8], &[u8])> {
+    let n = ct_blocks(len);
+    if request.len() != hidden_request_len(q, n) {
+        return None;
+    }
+    let d = &request[q * F::BYTES..q * F::BYTES + 32 * n];
+    Some(d.split_at(16 * n))
+}
+
+/// The statement of the proof after the session on a hidden record,
+/// prover's side (sealed mode): its ciphertext `ct` (`8·len`
+/// authenticated bits, as the proof of the request computes them) is
+/// what the COT choice bits fixed, `D¹ ⊕ χ¹ = D² ⊕ χ² = C` on every bit
+/// of the zero-padded ciphertext, with `hide_macs` the MACs given to
+/// [`ChachaProver::hide_choose`] (each the label of its choice bit: no
+/// flip was sent) and `d1`, `d2` from the request ([`masked_ciphertexts`]).
+pub async fn prove_hidden_ciphertext<C: RandomCotReceiver, T: Io>(
+    zk: &mut ZkProver<C, T>,
+    len: usize,
+    hide_macs: &[Block],
+    (d1, d2): (&[u8], &[u8]),
+    ct: &[ProverBit],
+) -> Result<()> {
+    let n = ct_blocks(len);
+    if hide_macs.len() != hide_cots(len)
+        || d1.len() != 16 * n
+        || d2.len() != 16 * n
+        || ct.len() != 8 * len
+    {
+        return Err(Error::Malformed(
+            "a hidden ciphertext's statement of another length",
+        ));
+    }
+    let chi: Vec<bool> = hide_macs.iter().map(|m| m.lsb()).collect();
+    let chi = zk.import_labels(hide_macs, &chi).map_err(Error::from_zk)?;
+    let mut padded = ct.to_vec();
+    padded.resize(128 * n, zk.constant(false));
+    let (chi1, chi2) = chi.split_at(128 * n);
+    for (chi, d) in [(chi1, d1), (chi2, d2)] {
+        let c = consistency::xor_public_prover(zk, chi, &bytes_to_bits(d))?;
+        consistency::prove_equal(zk, &c, &padded).await?;
+    }
+    Ok(())
+}
+
+/// The verifier's side of [`prove_hidden_ciphertext`]: `hide_keys` the
+/// keys given to [`ChachaVerifier::hide_respond`] (the 0-labels of the
+/// choice bits), `d1`, `d2` from the request it received.
+pub async fn verify_hidden_ciphertext<C: RandomCotSender, T: Io>(
+    zk: &mut ZkVerifier<C, T>,
+    len: usize,
+    hide_keys: &[Block],
+    (d1, d2): (&[u8], &[u8]),
+    ct: &[VerifierBit],
+) -> Result<()> {
+    let n = ct_blocks(len);
+    if hide_keys.len() != hide_cots(len)
+        || d1.len() != 16 * n
+        || d2.len() != 16 * n
+        || ct.len() != 8 * len
+    {
+        return Err(Error::Malformed(
+            "a hidden ciphertext's statement of another length",
+        ));
+    }
+    let chi = zk.import_labels(hide_keys);
+    let mut padded = ct.to_vec();
+    padded.resize(128 * n, zk.constant(false));
+    let (chi1, chi2) = chi.split_at(128 * n);
+    for (chi, d) in [(chi1, d1), (chi2, d2)] {
+        let c = consistency::xor_public_verifier(zk, chi, &bytes_to_bits(d))?;
+        consistency::verify_equal(zk, &c, &padded).await?;
+    }
+    Ok(())
 }
 
 /// Bytes of the prover's online request of a hidden record with `q`

@@ -215,7 +215,7 @@ fn encrypt_2pc(
         }
         // What the proof of the request asserts on the authenticated
         // choice bits, here in the clear: D¹ ⊕ χ¹ = D² ⊕ χ² = C, padded.
-        let d2 = &r[17 * t.oles + 16 * n..17 * t.oles + 32 * n];
+        let (d1, d2) = chacha::masked_ciphertexts(&r, t.oles, len).unwrap();
         let mut c = ct.clone();
         c.resize(16 * n, 0);
         let (c, d1, d2) = (bytes_to_bits(&c), bytes_to_bits(d1), bytes_to_bits(d2));
@@ -936,4 +936,117 @@ fn deviating_bitwise_oles_are_caught() {
     let (a, b) = audit_run(len, true, OleCheat::OtherMultiplier);
     assert!(a.is_ok(), "{a:?}");
     assert!(cheated(&b), "{b:?}");
+}
+
+/// What the proof of a hidden request is given wrong.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum CtFault {
+    None,
+    /// A bit of `D¹` (or of `D²`) other than the prover masked.
+    D1,
+    D2,
+    /// A padding bit set in both copies: the tag would count it.
+    Padding,
+    /// The proof's ciphertext is not the one masked.
+    OtherCt,
+}
+
+/// The statement `D¹ ⊕ χ¹ = D² ⊕ χ² = C` in a sealed QuickSilver proof on
+/// the choice bits of a hidden record's COTs, drawn from the proof's own
+/// COT source (as the session draws its OLE COTs); returns the prover's
+/// and the verifier's results.
+fn hidden_ct_proof(len: usize, fault: CtFault) -> (Result<(), Error>, Result<(), Error>) {
+    use futures::executor::block_on;
+    use webproof_core::cot::ideal::pair;
+    use webproof_core::cot::{RandomCotReceiver, RandomCotSender};
+    use webproof_core::{memory_duplex, Channel};
+    use webproof_zk::{Config, Prover, Verifier};
+    const CFG: Config = Config {
+        cot_batch: 4096,
+        segment_bits: 4096,
+    };
+    let mut rng = ChaCha20Rng::seed_from_u64(60 + len as u64);
+    let (mut cs, mut cr) = pair(61 + len as u64);
+    let (a, b) = memory_duplex();
+    let (mut ch_p, mut ch_v) = (Channel::new(a), Channel::new(b));
+    let (mut keys, mut macs) = (Vec::new(), Vec::new());
+    block_on(async {
+        let (x, y) = futures::join!(
+            cs.extend(&mut ch_v, chacha::hide_cots(len), &mut keys),
+            cr.extend(&mut ch_p, chacha::hide_cots(len), &mut macs)
+        );
+        x.unwrap();
+        y.unwrap();
+    });
+    let n = chacha::ct_blocks(len);
+    let ct: Vec<u8> = (0..len).map(|_| rng.gen()).collect();
+    let chi = webproof_circuits::bits_to_bytes(&macs.iter().map(|m| m.lsb()).collect::<Vec<_>>());
+    let mut c = ct.clone();
+    c.resize(16 * n, 0);
+    let mut d1: Vec<u8> = c.iter().zip(&chi[..16 * n]).map(|(a, b)| a ^ b).collect();
+    let mut d2: Vec<u8> = c.iter().zip(&chi[16 * n..]).map(|(a, b)| a ^ b).collect();
+    let mut proven = ct.clone();
+    match fault {
+        CtFault::D1 => d1[0] ^= 1,
+        CtFault::D2 => d2[len - 1] ^= 0x80,
+        CtFault::Padding => {
+            d1[16 * n - 1] ^= 0x80;
+            d2[16 * n - 1] ^= 0x80;
+        }
+        CtFault::OtherCt => proven[len / 2] ^= 4,
+        CtFault::None => {}
+    }
+    let mut vrng = ChaCha20Rng::seed_from_u64(62);
+    block_on(async {
+        let prover = async {
+            let mut p = Prover::new(cr, ch_p, CFG).await.map_err(Error::from_zk)?;
+            p.defer();
+            let c = p.commit_bytes(&proven).await.map_err(Error::from_zk)?;
+            chacha::prove_hidden_ciphertext(&mut p, len, &macs, (&d1, &d2), &c).await?;
+            let sealed = p.seal(rand::random()).await.map_err(Error::from_zk)?;
+            sealed.open().await.map_err(Error::from_zk)?;
+            Ok::<_, Error>(())
+        };
+        let verifier = async {
+            let mut v = Verifier::new(cs, ch_v, CFG, &mut vrng)
+                .await
+                .map_err(Error::from_zk)?;
+            v.defer();
+            let c = v.commit_bytes(len).await.map_err(Error::from_zk)?;
+            chacha::verify_hidden_ciphertext(&mut v, len, &keys, (&d1, &d2), &c).await?;
+            let sealed = v.seal().await.map_err(Error::from_zk)?;
+            sealed.verify().await.map_err(Error::from_zk)?;
+            Ok::<_, Error>(())
+        };
+        futures::join!(prover, verifier)
+    })
+}
+
+/// The proof of a hidden request holds for the ciphertext the choice bits
+/// fixed, and only for it: a copy masked otherwise, a padding bit set, or
+/// another ciphertext in the proof fails the verifier's check.
+#[test]
+fn hidden_ciphertext_statement() {
+    for len in [1, 16, 40] {
+        let (p, v) = hidden_ct_proof(len, CtFault::None);
+        assert!(p.is_ok() && v.is_ok(), "{len}: {p:?} {v:?}");
+    }
+    for (len, fault) in [
+        (40, CtFault::D1),
+        (40, CtFault::D2),
+        (40, CtFault::Padding),
+        (1, CtFault::Padding),
+        (16, CtFault::OtherCt),
+    ] {
+        let (_, v) = hidden_ct_proof(len, fault);
+        assert!(
+            matches!(v, Err(Error::ConsistencyFailed(_))),
+            "{len} {fault:?}: {v:?}"
+        );
+    }
+    // The masked copies as the request carries them.
+    let req = vec![0u8; chacha::hidden_request_len(3, 2)];
+    let (a, b) = chacha::masked_ciphertexts(&req, 3, 20).unwrap();
+    assert_eq!((a.len(), b.len()), (32, 32));
+    assert!(chacha::masked_ciphertexts(&req[1..], 3, 20).is_none());
 }
