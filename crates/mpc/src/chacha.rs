@@ -746,16 +746,17 @@ fn hide_multiples(a: &[F], b: &[F]) -> Vec<F> {
 
 /// The prover's audit, after the session and once `Δ` is revealed and
 /// checked, of one record's bitwise OLEs on `replay` (the record's OLE
-/// stream, at its first batch of the record): the powers' batch `powers`
-/// and, for a hidden ciphertext, the ciphertext's `hidden`, each
+/// stream, at its first batch of the record): the powers' batch
+/// `powers_batch` and, for a hidden ciphertext, the ciphertext's `hidden`,
+/// each
 /// replayed on the elements an honest verifier had. The prover computes
 /// those itself: the powers' from the multiplier `t` of the verifier's
 /// revealed record-circuit inputs `record_inputs` (checked by
 /// [`check_verifier_inputs`]), the ciphertext's from them and the
 /// verifier's shares of the powers' batch the replay gives. A verifier
 /// that answered on other elements, or answered wrong (the selective
-/// failure of the module docs), is [`Error::VerifierCheated`]; so are a
-/// revealed `t` that is not canonical or zero. The revealed OLE inputs
+/// failure of the module docs), is [`Error::VerifierCheated`]; so is a
+/// revealed `t` that is not canonical or is zero. The revealed OLE inputs
 /// ([`crate::ole::OleSender::inputs`]) are not needed: they would only
 /// have to equal these.
 pub fn audit_oles(
@@ -862,7 +863,9 @@ pub async fn prove_hidden_ciphertext<C: RandomCotReceiver, T: Io>(
 
 /// The verifier's side of [`prove_hidden_ciphertext`]: `hide_keys` the
 /// keys given to [`ChachaVerifier::hide_respond`] (the 0-labels of the
-/// choice bits), `d1`, `d2` from the request it received.
+/// choice bits: their COTs must come from the proof's own COT source, so
+/// that their `Δ` is the proof's), `d1`, `d2` from the request it
+/// received.
 pub async fn verify_hidden_ciphertext<C: RandomCotSender, T: Io>(
     zk: &mut ZkVerifier<C, T>,
     len: usize,
