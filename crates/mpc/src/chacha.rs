@@ -34,12 +34,13 @@
 //! # Outputs the prover uses online, and why each is authentic
 //! - The keystream: decoded from the verifier's garbling, so a verifier
 //!   that garbled `KS ⊕ M` would make the server decrypt a request of its
-//!   choice. As for AES-GCM it must be checked by dual execution
-//!   ([`crate::dual`]) before a byte encrypted with it leaves:
-//!   [`keystream_circuit`] has exactly the shape
-//!   [`crate::dual::DualProver::record`] garbles (prover share, verifier
-//!   share, 8-byte public nonce input); `tests/chacha.rs` runs the check
-//!   on a record and catches a flipped keystream bit.
+//!   choice. As for AES-GCM it is checked by dual execution
+//!   ([`crate::dual`]) before a byte encrypted with it leaves: the prover
+//!   garbles [`keystream_circuit`] ([`crate::dual::DualProver::record`],
+//!   the sequence number in the nonce group), the verifier evaluates it
+//!   under ChaCha20's own bound
+//!   ([`crate::dual::RecordEvaluation::for_cipher`] with
+//!   [`crate::dual::RecordCipher::Chacha20Poly1305`]).
 //! - The tag: decoded from the verifier's tag circuit. A wrong tag only
 //!   makes the server refuse the record: it is computed after the
 //!   ciphertext is fixed, over inputs that are the prover's random shares
@@ -47,6 +48,29 @@
 //!   of those ephemeral values, and says nothing of the request (one-time
 //!   padded by a keystream the dual execution made authentic). The audit
 //!   after the session catches the garbling.
+//!
+//! # After the session
+//! Once the verifier revealed its inputs and `Δ`, the prover checks the
+//! record circuit's inputs ([`check_verifier_inputs`]), the tag
+//! circuit's pad ([`check_tag_inputs`]) and replays the record's bitwise
+//! OLEs on the elements it computes itself from the revealed `t`
+//! ([`audit_oles`]); the garbled circuits are audited as every other.
+//!
+//! What the proof of the request must still assert for a hidden
+//! ciphertext: the tag binds the ciphertext the COT choice bits fix,
+//! `D¹ ⊕ χ¹` in its `A` terms and `D² ⊕ χ²` in its `B` terms, not the `C`
+//! the proof computes from the request and the key derivation's labels.
+//! So it imports the choice bits of the [`hide_cots`] COTs as
+//! authenticated bits (each MAC is a label of its choice bit under `Δ`:
+//! no flip was sent), takes `D¹`, `D²` from the request as public
+//! ([`masked_ciphertexts`]), and asserts `D¹ ⊕ χ¹ = D² ⊕ χ² = C` on every
+//! bit of the zero-padded ciphertext ([`masked_cots`] names the two COTs
+//! of a bit; the padding bits must be zero, since the tag counts them).
+//! Without it a prover could prove a request other than the one the
+//! server authenticated. [`prove_hidden_ciphertext`] and
+//! [`verify_hidden_ciphertext`] make that statement on the caller's
+//! authenticated `C`; the response proof of `webproof-mpc-tls` has to
+//! call them (it does not yet).
 //!
 //! # Order of messages (one record)
 //! Preprocessing: [`ChachaVerifier::chain`], then
@@ -67,6 +91,7 @@
 //! The construction, the security argument and the costs:
 //! `docs/protocol/mpc-chacha.md`.
 
+use crate::consistency::{self, OleBitsTranscript, OleReplay};
 use crate::error::{Error, Result};
 use crate::exec::{ProverCircuit, StepTables, VerifierCircuit};
 use crate::field::Poly1305Field;
@@ -76,7 +101,9 @@ use rand_core::{CryptoRng, RngCore};
 use std::sync::Arc;
 use webproof_circuits::aead::chacha20_poly1305_keystream;
 use webproof_circuits::{bits_to_bytes, bytes_to_bits, Bit, Builder, Circuit};
-use webproof_core::Block;
+use webproof_core::cot::{RandomCotReceiver, RandomCotSender};
+use webproof_core::{Block, Io};
+use webproof_zk::{Prover as ZkProver, ProverBit, Verifier as ZkVerifier, VerifierBit};
 
 type F = Poly1305Field;
 
@@ -358,6 +385,20 @@ fn verifier_groups(key_iv_share: &[u8], seq: u64, t: &F, m_s: &[u8; 16]) -> Vec<
 /// nonzero canonical element (a zero `t` would zero the prover's share of
 /// `r`, and the tag would not depend on the key).
 pub fn check_verifier_inputs(key_iv_share: &[u8], seq: u64, inputs: &[Vec<bool>]) -> Result<()> {
+    let t = verifier_multiplier(inputs)?;
+    let masks = bits_to_bytes(&inputs[2]);
+    let m_s: [u8; 16] = masks[ELEM_LEN..].try_into().expect("16 bytes");
+    if verifier_groups(key_iv_share, seq, &t, &m_s) != inputs {
+        return Err(Error::VerifierCheated(
+            "record inputs other than its key-derivation share and the record's sequence number",
+        ));
+    }
+    Ok(())
+}
+
+/// The verifier's multiplier `t` of `r` from its revealed record-circuit
+/// inputs `inputs`: a canonical nonzero element, or it cheated.
+fn verifier_multiplier(inputs: &[Vec<bool>]) -> Result<F> {
     let masks = match inputs {
         [_, _, m] if m.len() == 8 * MASKS_LEN => bits_to_bytes(m),
         _ => return Err(Error::Malformed("inputs of another record circuit")),
@@ -368,13 +409,7 @@ pub fn check_verifier_inputs(key_iv_share: &[u8], seq: u64, inputs: &[Vec<bool>]
     if t.is_zero() {
         return Err(Error::VerifierCheated("a record's multiplier of r is zero"));
     }
-    let m_s: [u8; 16] = masks[ELEM_LEN..].try_into().expect("16 bytes");
-    if verifier_groups(key_iv_share, seq, &t, &m_s) != inputs {
-        return Err(Error::VerifierCheated(
-            "record inputs other than its key-derivation share and the record's sequence number",
-        ));
-    }
-    Ok(())
+    Ok(t)
 }
 
 /// The prover's check, after the session, of the verifier's revealed
@@ -525,14 +560,8 @@ impl ChachaVerifier {
         if keys.len() != 130 * q {
             return Err(Error::Malformed("COTs for another record's powers"));
         }
-        let hv = self.t.invert().expect("nonzero by construction");
-        let inputs = powers(hv, q);
-        let pw = pow2(130);
-        let multiples: Vec<F> = inputs
-            .iter()
-            .flat_map(|&x| pw.iter().map(move |&t| x * t))
-            .collect();
-        let (bits, msg) = ole.respond_bits_ahead(keys, &multiples)?;
+        let inputs = powers(self.t.invert().expect("nonzero by construction"), q);
+        let (bits, msg) = ole.respond_bits_ahead(keys, &powers_multiples(&inputs))?;
         let u = bits.chunks(130).map(sum).collect();
         self.ahead = Some((u, inputs));
         Ok(msg)
@@ -607,20 +636,9 @@ impl ChachaVerifier {
         if keys.len() != hide_cots(self.len) {
             return Err(Error::Malformed("COTs for another record's ciphertext"));
         }
-        let q = hv.len();
-        let first = self.aad_len.div_ceil(16);
-        let idx = |i: usize| q - 1 - (first + i);
-        let n = ct_blocks(self.len);
-        let a: Vec<F> = (0..n).map(|i| u[idx(i)]).collect();
-        let b: Vec<F> = (0..n).map(|i| hv[idx(i)]).collect();
-        let pw = pow2(128);
-        let multiples: Vec<F> = a
-            .iter()
-            .chain(&b)
-            .flat_map(|&x| pw.iter().map(move |&t| x * t))
-            .collect();
-        let (mut ua, msg) = ole.respond_bits_ahead(keys, &multiples)?;
-        let ub = ua.split_off(128 * n);
+        let (a, b) = hide_inputs(u, hv, self.aad_len, self.len);
+        let (mut ua, msg) = ole.respond_bits_ahead(keys, &hide_multiples(&a, &b))?;
+        let ub = ua.split_off(128 * a.len());
         self.hidden = Some(HiddenVerifier { a, b, ua, ub });
         Ok(msg)
     }
@@ -692,6 +710,77 @@ impl ChachaVerifier {
     }
 }
 
+/// The verifier's elements of the powers' bitwise OLEs for its inputs
+/// `t^{-e}`, `e = 1..=q`: `t^{-e}·2^k`, `k < 130`, power after power.
+fn powers_multiples(inputs: &[F]) -> Vec<F> {
+    let pw = pow2(130);
+    inputs
+        .iter()
+        .flat_map(|&x| pw.iter().map(move |&t| x * t))
+        .collect()
+}
+
+/// The verifier's inputs of a hidden ciphertext's OLEs from its powers'
+/// M2A (`u` its shares `u_e`, `hv` its `t^{-e}`): per ciphertext block
+/// `i`, `A_i = u_e` and `B_i = t^{-e}` for the power `e` the block takes.
+fn hide_inputs(u: &[F], hv: &[F], aad_len: usize, len: usize) -> (Vec<F>, Vec<F>) {
+    let q = hv.len();
+    let first = aad_len.div_ceil(16);
+    let idx = |i: usize| q - 1 - (first + i);
+    let n = ct_blocks(len);
+    (
+        (0..n).map(|i| u[idx(i)]).collect(),
+        (0..n).map(|i| hv[idx(i)]).collect(),
+    )
+}
+
+/// The elements of those OLEs: `A_i·2^k` for every block, then
+/// `B_i·2^k`, `k < 128`.
+fn hide_multiples(a: &[F], b: &[F]) -> Vec<F> {
+    let pw = pow2(128);
+    a.iter()
+        .chain(b)
+        .flat_map(|&x| pw.iter().map(move |&t| x * t))
+        .collect()
+}
+
+/// The prover's audit, after the session and once `Δ` is revealed and
+/// checked, of one record's bitwise OLEs on `replay` (the record's OLE
+/// stream, at its first batch of the record): the powers' batch
+/// `powers_batch` and, for a hidden ciphertext, the ciphertext's `hidden`,
+/// each
+/// replayed on the elements an honest verifier had. The prover computes
+/// those itself: the powers' from the multiplier `t` of the verifier's
+/// revealed record-circuit inputs `record_inputs` (checked by
+/// [`check_verifier_inputs`]), the ciphertext's from them and the
+/// verifier's shares of the powers' batch the replay gives. A verifier
+/// that answered on other elements, or answered wrong (the selective
+/// failure of the module docs), is [`Error::VerifierCheated`]; so is a
+/// revealed `t` that is not canonical or is zero. The revealed OLE inputs
+/// ([`crate::ole::OleSender::inputs`]) are not needed: they would only
+/// have to equal these.
+pub fn audit_oles(
+    replay: &mut OleReplay,
+    record_inputs: &[Vec<bool>],
+    aad_len: usize,
+    len: usize,
+    powers_batch: &OleBitsTranscript,
+    hidden: Option<&OleBitsTranscript>,
+) -> Result<()> {
+    let t = verifier_multiplier(record_inputs)?;
+    let hv = powers(
+        t.invert().expect("nonzero, checked"),
+        blocks_needed(aad_len, len),
+    );
+    let bits = replay.bits(powers_batch, &powers_multiples(&hv))?;
+    if let Some(h) = hidden {
+        let u: Vec<F> = bits.chunks(130).map(sum).collect();
+        let (a, b) = hide_inputs(&u, &hv, aad_len, len);
+        replay.bits(h, &hide_multiples(&a, &b))?;
+    }
+    Ok(())
+}
+
 /// Bytes of the prover's online request for `q` Poly1305 blocks: `q`
 /// offsets and the flips of [`TAG_COTS`] COTs.
 pub fn request_len(q: usize) -> usize {
@@ -708,6 +797,101 @@ pub fn ct_blocks(len: usize) -> usize {
 /// from the verifier (preprocessing): two per ciphertext bit.
 pub fn hide_cots(len: usize) -> usize {
     2 * 128 * ct_blocks(len)
+}
+
+/// Which of a hidden record's ciphertext COTs ([`hide_cots`]`(len)`, in
+/// the order given to [`ChachaProver::hide_choose`]) mask bit `n` of its
+/// zero-padded ciphertext (bit `n % 8` of byte `n / 8`, the order of
+/// `bytes_to_bits`): the COT of `χ¹` in `D¹` and that of `χ²` in `D²`.
+/// Each COT's MAC is a label of its choice bit under the verifier's `Δ`
+/// (no flip was sent), so the proof of the request imports them as
+/// authenticated bits and asserts, for every `n < 128·⌈len/16⌉`,
+/// `D¹_n ⊕ χ¹_n = D²_n ⊕ χ²_n = C_n`, with `C_n = 0` on the padding.
+pub fn masked_cots(len: usize, n: usize) -> [usize; 2] {
+    let bits = 128 * ct_blocks(len);
+    assert!(n < bits, "a bit of the padded ciphertext");
+    [n, bits + n]
+}
+
+/// The two masked copies `D¹`, `D²` in a hidden record's request
+/// ([`ChachaProver::hidden_tag_request`]) with `q` Poly1305 blocks, for a
+/// `len`-byte record; `None` for a request of another length.
+pub fn masked_ciphertexts(request: &[u8], q: usize, len: usize) -> Option<(&[u8], &[u8])> {
+    let n = ct_blocks(len);
+    if request.len() != hidden_request_len(q, n) {
+        return None;
+    }
+    let d = &request[q * F::BYTES..q * F::BYTES + 32 * n];
+    Some(d.split_at(16 * n))
+}
+
+/// The statement of the proof after the session on a hidden record,
+/// prover's side (sealed mode): its ciphertext `ct` (`8·len`
+/// authenticated bits, as the proof of the request computes them) is
+/// what the COT choice bits fixed, `D¹ ⊕ χ¹ = D² ⊕ χ² = C` on every bit
+/// of the zero-padded ciphertext, with `hide_macs` the MACs given to
+/// [`ChachaProver::hide_choose`] (each the label of its choice bit: no
+/// flip was sent) and `d1`, `d2` from the request ([`masked_ciphertexts`]).
+pub async fn prove_hidden_ciphertext<C: RandomCotReceiver, T: Io>(
+    zk: &mut ZkProver<C, T>,
+    len: usize,
+    hide_macs: &[Block],
+    (d1, d2): (&[u8], &[u8]),
+    ct: &[ProverBit],
+) -> Result<()> {
+    let n = ct_blocks(len);
+    if hide_macs.len() != hide_cots(len)
+        || d1.len() != 16 * n
+        || d2.len() != 16 * n
+        || ct.len() != 8 * len
+    {
+        return Err(Error::Malformed(
+            "a hidden ciphertext's statement of another length",
+        ));
+    }
+    let chi: Vec<bool> = hide_macs.iter().map(|m| m.lsb()).collect();
+    let chi = zk.import_labels(hide_macs, &chi).map_err(Error::from_zk)?;
+    let mut padded = ct.to_vec();
+    padded.resize(128 * n, zk.constant(false));
+    let (chi1, chi2) = chi.split_at(128 * n);
+    for (chi, d) in [(chi1, d1), (chi2, d2)] {
+        let c = consistency::xor_public_prover(zk, chi, &bytes_to_bits(d))?;
+        consistency::prove_equal(zk, &c, &padded).await?;
+    }
+    Ok(())
+}
+
+/// The verifier's side of [`prove_hidden_ciphertext`]: `hide_keys` the
+/// keys given to [`ChachaVerifier::hide_respond`] (the 0-labels of the
+/// choice bits: their COTs must come from the proof's own COT source, so
+/// that their `Δ` is the proof's), `d1`, `d2` from the request it
+/// received.
+pub async fn verify_hidden_ciphertext<C: RandomCotSender, T: Io>(
+    zk: &mut ZkVerifier<C, T>,
+    len: usize,
+    hide_keys: &[Block],
+    (d1, d2): (&[u8], &[u8]),
+    ct: &[VerifierBit],
+) -> Result<()> {
+    let n = ct_blocks(len);
+    if hide_keys.len() != hide_cots(len)
+        || d1.len() != 16 * n
+        || d2.len() != 16 * n
+        || ct.len() != 8 * len
+    {
+        return Err(Error::Malformed(
+            "a hidden ciphertext's statement of another length",
+        ));
+    }
+    let chi = zk.import_labels(hide_keys);
+    let mut padded = ct.to_vec();
+    padded.resize(128 * n, zk.constant(false));
+    let (chi1, chi2) = chi.split_at(128 * n);
+    for (chi, d) in [(chi1, d1), (chi2, d2)] {
+        let c = consistency::xor_public_verifier(zk, chi, &bytes_to_bits(d))?;
+        consistency::verify_equal(zk, &c, &padded).await?;
+    }
+    Ok(())
 }
 
 /// Bytes of the prover's online request of a hidden record with `q`

@@ -53,7 +53,8 @@
 //!   malicious receiver may input any `b`. Those are input-consistency
 //!   faults the later consistency check must catch (see [`crate::ectf`]):
 //!   [`crate::consistency::audit_ole`] recomputes every answer once `Δ`
-//!   is revealed, and [`crate::consistency::import_ole_inputs`] makes the
+//!   is revealed ([`crate::consistency::OleReplay`] for streams with
+//!   bitwise batches), and [`crate::consistency::import_ole_inputs`] makes the
 //!   receiver's inputs authenticated bits the proof can tie to their
 //!   sources.
 //!   Each COT must serve one OLE bit once.

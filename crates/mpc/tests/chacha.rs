@@ -213,6 +213,17 @@ fn encrypt_2pc(
         if len >= 16 {
             assert_ne!(&d1[..16], &ct[..16]);
         }
+        // What the proof of the request asserts on the authenticated
+        // choice bits, here in the clear: D¹ ⊕ χ¹ = D² ⊕ χ² = C, padded.
+        let (d1, d2) = chacha::masked_ciphertexts(&r, t.oles, len).unwrap();
+        let mut c = ct.clone();
+        c.resize(16 * n, 0);
+        let (c, d1, d2) = (bytes_to_bits(&c), bytes_to_bits(d1), bytes_to_bits(d2));
+        for i in 0..128 * n {
+            let [a, b] = chacha::masked_cots(len, i);
+            assert_eq!(d1[i] ^ macs_hide[a].lsb(), c[i], "{i}");
+            assert_eq!(d2[i] ^ macs_hide[b].lsb(), c[i], "{i}");
+        }
         r
     } else {
         let r = p.tag_request(aad, &ct, &macs_tag)?;
@@ -573,22 +584,40 @@ fn costs_on_the_wire() {
     }
 }
 
+/// What the dual execution of a ChaCha20 keystream meets on the way.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum DualFault {
+    None,
+    /// The verifier's record circuit decodes this keystream bit flipped
+    /// (the "`KS ⊕ M`" attack).
+    Decoding(usize),
+    /// The verifier's record-circuit tables spoiled (every chunk: the
+    /// first alone may hold only gates of block 0 and `r·t`, which leave
+    /// the keystream right).
+    RecordTables,
+    /// The prover's keystream tables spoiled on the way (its last chunk).
+    DualTables,
+    /// One byte more, or less, than the prover's tables have.
+    DualTablesLong,
+    DualTablesShort,
+    /// A chunk beyond the bound of the record's cipher and length.
+    DualTablesOversize,
+}
+
 /// One record's keystream through the dual execution of
 /// `webproof_mpc::dual`: the prover garbles `keystream_circuit`, the
-/// verifier evaluates it, and the prover's check on both executions'
-/// labels passes for an honest verifier and fails for one whose record
-/// circuit decodes to another keystream (`tamper`: a flipped decoding
-/// bit, the "`KS ⊕ M`" attack). The verifier's side is
-/// `RecordEvaluation`'s AES-256 constructor, whose bound on the tables
-/// (AES S-boxes of the length) covers a ChaCha20 keystream from 17 bytes
-/// on: a ChaCha constructor there is what the session needs.
-fn dual_run(len: usize, tamper: bool) -> Result<Vec<u8>, Error> {
-    use webproof_mpc::dual::{DualProver, DualVerifier, RecordEvaluation};
+/// verifier evaluates it with `RecordEvaluation::for_cipher` of
+/// ChaCha20-Poly1305 (its schedule after the tables, as the session may
+/// give it), and the prover's check on both executions' labels decides
+/// whether it may use the keystream it decoded from the verifier's record
+/// circuit.
+fn dual_run(len: usize, fault: DualFault) -> Result<Vec<u8>, Error> {
+    use webproof_mpc::dual::{DualProver, DualVerifier, RecordCipher, RecordEvaluation};
     let mut rng = ChaCha20Rng::seed_from_u64(40 + len as u64);
-    let (kv, kp, _) = shares(&mut rng);
-    let seq = 7;
+    let (kv, kp, k) = shares(&mut rng);
+    let seq = 7 + len as u64;
     let n_pow = chacha::cots_needed(5, len);
-    let (delta, mut keys, mut macs) = cots(77, n_pow + 8 * len);
+    let (delta, mut keys, mut macs) = cots(77 + len as u64, n_pow + 8 * len);
     let (pad_keys, pad_macs) = (keys.split_off(n_pow), macs.split_off(n_pow));
     // The verifier's garbling of the record, as in `encrypt_2pc`.
     let rp = Arc::new(Plan::new(&chacha::chacha_circuit(len))?);
@@ -605,9 +634,14 @@ fn dual_run(len: usize, tamper: bool) -> Result<Vec<u8>, Error> {
     )?;
     let labels = chain(&mut v, delta, &kv, &kp, &mut rng)?;
     let ((rc, mut rd, re), tag_tables) = v.preprocess()?;
-    if tamper {
+    let mut rc = rc.into_chunks();
+    match fault {
         // Decoding: group count, the keystream group's length, its bits.
-        rd[8] ^= 1;
+        DualFault::Decoding(j) => rd[8 + j / 8] ^= 1 << (j % 8),
+        DualFault::RecordTables => rc
+            .iter_mut()
+            .for_each(|c| c[8..].iter_mut().for_each(|b| *b ^= 1)),
+        _ => {}
     }
     let (mut os, mut or) = (OleSender::new(delta, 11), OleReceiver::new(11));
     let pending = ChachaProver::powers_choose(len, 5, &mut or, &macs)?;
@@ -617,22 +651,42 @@ fn dual_run(len: usize, tamper: bool) -> Result<Vec<u8>, Error> {
         len,
         5,
         [1, 2],
-        ((rc, rd, re), tag_tables),
+        ((rc.into(), rd, re), tag_tables),
         pending.finish(&answer)?,
         None,
     )?;
     // The prover's garbling of the keystream, evaluated by the verifier.
-    let (dp, ot) = DualProver::new(KEY_IV_LEN, &mut rng);
+    let cipher = RecordCipher::Chacha20Poly1305;
+    let (dp, ot) = DualProver::new(cipher.key_iv_len(), &mut rng);
     let (mut dv, ot_answer) = DualVerifier::new(&ot, &kv, &mut rng)?;
     dv.take_labels(&dp.verifier_labels(&ot_answer)?)?;
-    let kplan = Arc::new(Plan::new(&chacha::keystream_circuit(len))?);
+    let kplan = Arc::new(Plan::new(&cipher.keystream_circuit(len))?);
     let mut g = dp.record(Arc::clone(&kplan), 100, seq.to_be_bytes(), &mut rng)?;
-    let mut ev = RecordEvaluation::new(32, len, 100)?;
-    ev.set_plan(kplan)?;
+    let mut ev = RecordEvaluation::for_cipher(cipher, len, 100)?;
+    let mut chunks = Vec::new();
     let mut chunk = Vec::new();
     while g.next_chunk(&mut chunk) {
-        ev.push_chunk(std::mem::take(&mut chunk))?;
+        chunks.push(std::mem::take(&mut chunk));
     }
+    let last = chunks.last_mut().expect("a chunk");
+    match fault {
+        DualFault::DualTables => last[8..].iter_mut().for_each(|b| *b ^= 1),
+        DualFault::DualTablesLong => last.push(0),
+        DualFault::DualTablesShort => {
+            last.pop();
+        }
+        DualFault::DualTablesOversize => {
+            chunks.push(vec![
+                0;
+                webproof_mpc::max_stream_bytes(cipher.max_ands(len))
+            ]);
+        }
+        _ => {}
+    }
+    for c in chunks {
+        ev.push_chunk(c)?;
+    }
+    ev.set_plan(kplan)?;
     let (end, check) = g.finish(&pad_macs)?;
     ev.end(&end)?;
     // Online: the prover evaluates, the verifier answers `Y`, the prover
@@ -642,16 +696,357 @@ fn dual_run(len: usize, tamper: bool) -> Result<Vec<u8>, Error> {
     let y = ev.check_value(&dv, &dp.prover_labels(&kp)?, &gv_zero, &pad_keys, delta)?;
     let active = p.circuits().0.evaluator().output_labels(0)?.to_vec();
     check.check(&bytes_to_bits(&ks), &active, &pad_macs, &y)?;
+    // Whatever passed the check is the true keystream.
+    let zeros = vec![0u8; len];
+    let want = reference(&k, &zeros, seq, &[]);
+    assert_eq!(ks, want[..len], "{len}");
     Ok(ks)
 }
 
+/// Honest records of every length the issue names pass the dual
+/// execution with ChaCha20's own bound (1 to 16 bytes did not fit the
+/// AES-256 one), and each keystream is ChaCha20's.
 #[test]
 fn keystream_is_checked_by_dual_execution() {
-    for len in [17, 100] {
-        assert_eq!(dual_run(len, false).unwrap().len(), len);
-        assert!(matches!(
-            dual_run(len, true),
-            Err(Error::VerifierCheated(_))
-        ));
+    for len in [1, 15, 16, 17, 64, 65, 1000] {
+        assert_eq!(dual_run(len, DualFault::None).unwrap().len(), len);
     }
+}
+
+/// A verifier whose record circuit makes the prover decode another
+/// keystream (a flipped decoding bit, first or last; spoiled tables) is
+/// refused before the keystream is used.
+#[test]
+fn dual_execution_refuses_another_keystream() {
+    for (len, fault) in [
+        (1, DualFault::Decoding(0)),
+        (16, DualFault::Decoding(127)),
+        (65, DualFault::Decoding(8 * 65 - 1)),
+        (100, DualFault::Decoding(300)),
+        (17, DualFault::RecordTables),
+    ] {
+        let r = dual_run(len, fault);
+        assert!(
+            matches!(r, Err(Error::VerifierCheated(_))),
+            "{len} {fault:?}: {r:?}"
+        );
+    }
+}
+
+/// The prover's tables spoiled or of the wrong size: refused on arrival
+/// (beyond the bound), by the evaluation (a table cut or lengthened), or
+/// by the check (spoiled): never a keystream the prover uses.
+#[test]
+fn dual_execution_refuses_wrong_tables() {
+    for (len, fault) in [
+        (15, DualFault::DualTables),
+        (64, DualFault::DualTables),
+        (15, DualFault::DualTablesLong),
+        (15, DualFault::DualTablesShort),
+        (1, DualFault::DualTablesOversize),
+        (1000, DualFault::DualTablesOversize),
+    ] {
+        let r = dual_run(len, fault);
+        match fault {
+            DualFault::DualTables => assert!(
+                matches!(r, Err(Error::VerifierCheated(_))),
+                "{len} {fault:?}: {r:?}"
+            ),
+            _ => assert!(
+                matches!(r, Err(Error::Malformed(_) | Error::ChunkLength { .. })),
+                "{len} {fault:?}: {r:?}"
+            ),
+        }
+    }
+}
+
+/// How the verifier deviates in a record's bitwise OLEs.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum OleCheat {
+    None,
+    /// One element of the powers' answer off by one bit (it counts only
+    /// if the prover's choice bit of that COT is 1).
+    PowersElement(usize),
+    /// The same in the hidden ciphertext's answer.
+    HiddenElement(usize),
+    /// The hidden ciphertext's OLEs answered honestly, but on another
+    /// element than `A_i·2^k` for one COT, and that element revealed: an
+    /// answer consistent with its reveal.
+    HiddenOtherInput(usize),
+    /// The record circuit's multiplier revealed is not the one the
+    /// powers' OLEs used.
+    OtherMultiplier,
+}
+
+/// One record's bitwise OLEs (the powers and, `hidden`, the ciphertext's)
+/// answered by a verifier that may cheat, then audited by the prover once
+/// `Δ` is revealed: by replaying the stream on the verifier's revealed
+/// OLE inputs (`consistency::audit_ole_stream`), and by
+/// `chacha::audit_oles`, which computes the honest inputs itself from the
+/// verifier's revealed record inputs.
+fn audit_run(len: usize, hidden: bool, cheat: OleCheat) -> (Result<(), Error>, Result<(), Error>) {
+    use webproof_mpc::consistency::{self, OleBitsTranscript, OleReplay, OleStreamBatch};
+    use webproof_mpc::ole::OleField;
+    type F = webproof_mpc::field::Poly1305Field;
+    const STREAM: u64 = 11;
+    let aad_len = 5;
+    let mut rng = ChaCha20Rng::seed_from_u64(90 + len as u64);
+    let (kv, kp, _) = shares(&mut rng);
+    let n_pow = chacha::cots_needed(aad_len, len);
+    let n_hide = if hidden { chacha::hide_cots(len) } else { 0 };
+    let (delta, mut keys, mut macs) = cots(91 + len as u64, n_pow + n_hide);
+    let (keys_hide, macs_hide) = (keys.split_off(n_pow), macs.split_off(n_pow));
+    let rp = Arc::new(Plan::new(&chacha::chacha_circuit(len)).unwrap());
+    let tp = Arc::new(Plan::new(&chacha::tag_circuit()).unwrap());
+    let mut v = ChachaVerifier::new(rp, tp, len, aad_len, 3, delta, [1, 2], &mut rng).unwrap();
+    chain(&mut v, delta, &kv, &kp, &mut rng).unwrap();
+    v.preprocess().unwrap();
+    let (mut os, mut or) = (OleSender::new(delta, STREAM), OleReceiver::new(STREAM));
+    // A bit flip in one element keeps it canonical but for a negligible
+    // fraction of values.
+    let spoil = |msg: &mut [u8], j: usize| msg[F::BYTES * j] ^= 1;
+
+    let pending = ChachaProver::powers_choose(len, aad_len, &mut or, &macs).unwrap();
+    let mut answer = v.powers_respond(&mut os, &keys).unwrap();
+    if let OleCheat::PowersElement(j) = cheat {
+        spoil(&mut answer, j);
+    }
+    // The prover takes the answer (a deviation shows only in the audit).
+    pending.finish(&answer).unwrap();
+    let mut batches = vec![OleStreamBatch::Bits(OleBitsTranscript {
+        macs: macs.clone(),
+        response: answer,
+    })];
+    let mut revealed = os.inputs().to_vec();
+    if hidden {
+        let pending = ChachaProver::hide_choose(len, &mut or, &macs_hide).unwrap();
+        let mut answer = v.hide_respond(&mut os, &keys_hide).unwrap();
+        let mut reveal = os.inputs()[1].clone();
+        match cheat {
+            OleCheat::HiddenElement(j) => spoil(&mut answer, j),
+            OleCheat::HiddenOtherInput(j) => {
+                // The same batch from a sender at the same place in the
+                // stream, on the honest elements but one.
+                let mut elems: Vec<F> = os.inputs()[1]
+                    .chunks(F::BYTES)
+                    .map(|c| <F as OleField>::decode(c).unwrap())
+                    .collect();
+                elems[j] = elems[j] + F::ONE;
+                let mut other = OleSender::new(delta, STREAM);
+                other
+                    .respond_bits_ahead::<F>(&keys, &vec![F::ZERO; n_pow])
+                    .unwrap();
+                answer = other.respond_bits_ahead(&keys_hide, &elems).unwrap().1;
+                reveal = other.inputs()[1].clone();
+            }
+            _ => {}
+        }
+        revealed.push(reveal);
+        ChachaProver::hide_finish(pending, &answer).unwrap();
+        batches.push(OleStreamBatch::Bits(OleBitsTranscript {
+            macs: macs_hide.clone(),
+            response: answer,
+        }));
+    }
+
+    // After the session: the verifier's reveal, the prover's audits.
+    let mut record_inputs = v.circuits().0.retain().unwrap().own;
+    if cheat == OleCheat::OtherMultiplier {
+        // t + 1 in place of t (t is drawn below p - 1 but for 2^-130).
+        let t = &mut record_inputs[2];
+        let mut bytes = webproof_circuits::bits_to_bytes(&t[..136]);
+        let x = F::from_le17(&bytes[..17]).unwrap() + F::ONE;
+        bytes[..17].copy_from_slice(&x.to_le17());
+        t[..136].copy_from_slice(&bytes_to_bits(&bytes[..17]));
+    }
+    let inputs: Vec<Vec<F>> = revealed
+        .iter()
+        .map(|b| {
+            b.chunks(F::BYTES)
+                .map(|c| <F as OleField>::decode(c).unwrap())
+                .collect()
+        })
+        .collect();
+    let by_reveal = consistency::audit_ole_stream(delta, STREAM, &batches, &inputs).map(|_| ());
+    let bits = |b: &OleStreamBatch| match b {
+        OleStreamBatch::Bits(t) => t.clone(),
+        OleStreamBatch::Elements(_) => unreachable!(),
+    };
+    let mut replay = OleReplay::new(delta, STREAM);
+    let hidden_batch = batches.get(1).map(bits);
+    let own = chacha::audit_oles(
+        &mut replay,
+        &record_inputs,
+        aad_len,
+        len,
+        &bits(&batches[0]),
+        hidden_batch.as_ref(),
+    );
+    (by_reveal, own)
+}
+
+fn cheated(r: &Result<(), Error>) -> bool {
+    matches!(r, Err(Error::VerifierCheated(_)))
+}
+
+/// An honest verifier's bitwise OLEs pass both audits, plain and hidden.
+#[test]
+fn honest_bitwise_oles_pass_the_audit() {
+    for len in [0, 1, 40, 100] {
+        for hidden in [false, true] {
+            let (a, b) = audit_run(len, hidden, OleCheat::None);
+            assert!(a.is_ok() && b.is_ok(), "{len} {hidden}: {a:?} {b:?}");
+        }
+    }
+}
+
+/// A verifier whose bitwise OLE answer deviates in one element, of the
+/// powers' batch or of the hidden ciphertext's, is caught by both audits
+/// whatever the prover's choice bit there; one that answered on another
+/// element and revealed it is caught by the audit that computes the
+/// elements itself; so is one whose powers used another multiplier than
+/// its record circuit.
+#[test]
+fn deviating_bitwise_oles_are_caught() {
+    let len = 40;
+    let q = chacha::blocks_needed(5, len);
+    for cheat in [
+        OleCheat::PowersElement(0),
+        OleCheat::PowersElement(131),
+        OleCheat::PowersElement(130 * q - 1),
+        OleCheat::HiddenElement(0),
+        OleCheat::HiddenElement(chacha::hide_cots(len) - 1),
+    ] {
+        for hidden in [false, true] {
+            if matches!(cheat, OleCheat::HiddenElement(_)) && !hidden {
+                continue;
+            }
+            let (a, b) = audit_run(len, hidden, cheat);
+            assert!(
+                cheated(&a) && cheated(&b),
+                "{cheat:?} {hidden}: {a:?} {b:?}"
+            );
+        }
+    }
+    for j in [0, 300] {
+        let (a, b) = audit_run(len, true, OleCheat::HiddenOtherInput(j));
+        assert!(a.is_ok(), "its reveal matches its answer: {a:?}");
+        assert!(cheated(&b), "{j}: {b:?}");
+    }
+    let (a, b) = audit_run(len, true, OleCheat::OtherMultiplier);
+    assert!(a.is_ok(), "{a:?}");
+    assert!(cheated(&b), "{b:?}");
+}
+
+/// What the proof of a hidden request is given wrong.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum CtFault {
+    None,
+    /// A bit of `D¹` (or of `D²`) other than the prover masked.
+    D1,
+    D2,
+    /// A padding bit set in both copies: the tag would count it.
+    Padding,
+    /// The proof's ciphertext is not the one masked.
+    OtherCt,
+}
+
+/// The statement `D¹ ⊕ χ¹ = D² ⊕ χ² = C` in a sealed QuickSilver proof on
+/// the choice bits of a hidden record's COTs, drawn from the proof's own
+/// COT source (as the session draws its OLE COTs); returns the prover's
+/// and the verifier's results.
+fn hidden_ct_proof(len: usize, fault: CtFault) -> (Result<(), Error>, Result<(), Error>) {
+    use futures::executor::block_on;
+    use webproof_core::cot::ideal::pair;
+    use webproof_core::cot::{RandomCotReceiver, RandomCotSender};
+    use webproof_core::{memory_duplex, Channel};
+    use webproof_zk::{Config, Prover, Verifier};
+    const CFG: Config = Config {
+        cot_batch: 4096,
+        segment_bits: 4096,
+    };
+    let mut rng = ChaCha20Rng::seed_from_u64(60 + len as u64);
+    let (mut cs, mut cr) = pair(61 + len as u64);
+    let (a, b) = memory_duplex();
+    let (mut ch_p, mut ch_v) = (Channel::new(a), Channel::new(b));
+    let (mut keys, mut macs) = (Vec::new(), Vec::new());
+    block_on(async {
+        let (x, y) = futures::join!(
+            cs.extend(&mut ch_v, chacha::hide_cots(len), &mut keys),
+            cr.extend(&mut ch_p, chacha::hide_cots(len), &mut macs)
+        );
+        x.unwrap();
+        y.unwrap();
+    });
+    let n = chacha::ct_blocks(len);
+    let ct: Vec<u8> = (0..len).map(|_| rng.gen()).collect();
+    let chi = webproof_circuits::bits_to_bytes(&macs.iter().map(|m| m.lsb()).collect::<Vec<_>>());
+    let mut c = ct.clone();
+    c.resize(16 * n, 0);
+    let mut d1: Vec<u8> = c.iter().zip(&chi[..16 * n]).map(|(a, b)| a ^ b).collect();
+    let mut d2: Vec<u8> = c.iter().zip(&chi[16 * n..]).map(|(a, b)| a ^ b).collect();
+    let mut proven = ct.clone();
+    match fault {
+        CtFault::D1 => d1[0] ^= 1,
+        CtFault::D2 => d2[len - 1] ^= 0x80,
+        CtFault::Padding => {
+            d1[16 * n - 1] ^= 0x80;
+            d2[16 * n - 1] ^= 0x80;
+        }
+        CtFault::OtherCt => proven[len / 2] ^= 4,
+        CtFault::None => {}
+    }
+    let mut vrng = ChaCha20Rng::seed_from_u64(62);
+    block_on(async {
+        let prover = async {
+            let mut p = Prover::new(cr, ch_p, CFG).await.map_err(Error::from_zk)?;
+            p.defer();
+            let c = p.commit_bytes(&proven).await.map_err(Error::from_zk)?;
+            chacha::prove_hidden_ciphertext(&mut p, len, &macs, (&d1, &d2), &c).await?;
+            let sealed = p.seal(rand::random()).await.map_err(Error::from_zk)?;
+            sealed.open().await.map_err(Error::from_zk)?;
+            Ok::<_, Error>(())
+        };
+        let verifier = async {
+            let mut v = Verifier::new(cs, ch_v, CFG, &mut vrng)
+                .await
+                .map_err(Error::from_zk)?;
+            v.defer();
+            let c = v.commit_bytes(len).await.map_err(Error::from_zk)?;
+            chacha::verify_hidden_ciphertext(&mut v, len, &keys, (&d1, &d2), &c).await?;
+            let sealed = v.seal().await.map_err(Error::from_zk)?;
+            sealed.verify().await.map_err(Error::from_zk)?;
+            Ok::<_, Error>(())
+        };
+        futures::join!(prover, verifier)
+    })
+}
+
+/// The proof of a hidden request holds for the ciphertext the choice bits
+/// fixed, and only for it: a copy masked otherwise, a padding bit set, or
+/// another ciphertext in the proof fails the verifier's check.
+#[test]
+fn hidden_ciphertext_statement() {
+    for len in [1, 16, 40] {
+        let (p, v) = hidden_ct_proof(len, CtFault::None);
+        assert!(p.is_ok() && v.is_ok(), "{len}: {p:?} {v:?}");
+    }
+    for (len, fault) in [
+        (40, CtFault::D1),
+        (40, CtFault::D2),
+        (40, CtFault::Padding),
+        (1, CtFault::Padding),
+        (16, CtFault::OtherCt),
+    ] {
+        let (_, v) = hidden_ct_proof(len, fault);
+        assert!(
+            matches!(v, Err(Error::ConsistencyFailed(_))),
+            "{len} {fault:?}: {v:?}"
+        );
+    }
+    // The masked copies as the request carries them.
+    let req = vec![0u8; chacha::hidden_request_len(3, 2)];
+    let (a, b) = chacha::masked_ciphertexts(&req, 3, 20).unwrap();
+    assert_eq!((a.len(), b.len()), (32, 32));
+    assert!(chacha::masked_ciphertexts(&req[1..], 3, 20).is_none());
 }
