@@ -60,6 +60,7 @@ fn main() {
                         server_records_after_cut: Some(0),
                         response_complete: Completeness::Complete,
                         order: OrderSpan::sent_then_received(c.sent_len(), c.received_len()),
+                        sent_crlf_free: Vec::new(),
                     },
                 ),
                 &key,

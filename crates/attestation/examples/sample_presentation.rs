@@ -61,6 +61,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             server_records_after_cut: Some(0),
             response_complete: Completeness::Complete,
             order: OrderSpan::sent_then_received(commitment.sent_len(), commitment.received_len()),
+            sent_crlf_free: Vec::new(),
         },
     );
     let attestation = Attestation::sign(fields, &key)?;

@@ -1,6 +1,6 @@
 //! Attestations: what the verifier (notary) signs after a session.
 //!
-//! # Binary encoding of the attestation body (format version 3)
+//! # Binary encoding of the attestation body (format version 4)
 //!
 //! All integers big-endian. This exact byte string is what is signed
 //! (Ed25519 over the bytes, secp256k1 over their Keccak-256; see
@@ -9,7 +9,7 @@
 //! | offset | length | field |
 //! |---|---|---|
 //! | 0   | 4  | magic, ASCII `WPAT` |
-//! | 4   | 2  | format version, `3` (older versions are refused: version 2 does not say which mode produced it, version 1 has no session facts) |
+//! | 4   | 2  | format version, `4` (older versions are refused: version 3 does not say which sent bytes hold no line end, version 2 which mode produced it, version 1 has no session facts) |
 //! | 6   | 2  | TLS version: `0x0303` (1.2) or `0x0304` (1.3) |
 //! | 8   | 2  | cipher suite, IANA code (one of [`CipherSuite`], matching the version) |
 //! | 10  | 8  | session time, Unix seconds |
@@ -28,6 +28,8 @@
 //! | 135+n | 1 | response completeness: `0` unknown, `1` complete, `2` truncated |
 //! | 136+n | 2 | order span count `m`, at most [`MAX_ORDER_SPANS`] |
 //! | 138+n | 9m | order spans, each: direction u8 (`0` sent, `1` received), start u32, end u32 |
+//! | 138+n+9m | 2 | line-end-free span count `r`, at most [`MAX_CRLF_FREE_SPANS`] |
+//! | 140+n+9m | 8r | line-end-free spans of the sent data, each: start u32, end u32; non-empty, sorted, disjoint, within the sent length |
 //!
 //! Bytes 127+n.. are the [`SessionFacts`]: the mode, and what the verifier
 //! observed of the session itself. What each fact means depends on the
@@ -43,6 +45,12 @@
 //! direction ended) and the last ends at the direction's length. The list is
 //! empty only if both lengths are 0. Signing and decoding (binary and JSON)
 //! both check this.
+//! The line-end-free spans are sent bytes the verifier knows to hold no CR
+//! or LF: bytes it saw, and hidden request-head bytes the proof showed
+//! free of both. With the framing a presentation reveals, they let a
+//! relying party fix where each request ends and so pair each response
+//! with the request it answers (`webproof_disclosure::exchange`), however
+//! little of the requests' lines and values the presentation shows.
 //!
 //! # Signed attestation
 //!
@@ -65,16 +73,20 @@ use crate::merkle::Hash;
 use crate::transcript::Direction;
 
 pub const ATTESTATION_MAGIC: [u8; 4] = *b"WPAT";
-pub const ATTESTATION_VERSION: u16 = 3;
+pub const ATTESTATION_VERSION: u16 = 4;
 pub const MAX_SERVER_NAME_LEN: usize = 253;
 pub const MAX_CERTS: usize = 16;
 pub const MAX_CERT_LEN: usize = 65536;
 /// Most spans [`SessionFacts::order`] may hold.
 pub const MAX_ORDER_SPANS: usize = 4096;
+/// Most spans [`SessionFacts::sent_crlf_free`] may hold (a verifier lists
+/// the first this many).
+pub const MAX_CRLF_FREE_SPANS: usize = 4096;
 /// Fixed part of the body, before the server name.
 const BODY_FIXED_LEN: usize = 127;
-/// Fixed part of the session facts, before the order spans.
-const FACTS_FIXED_LEN: usize = 1 + 2 + 1 + 4 + 1 + 2;
+/// Fixed part of the session facts: the fields before the order spans,
+/// and the line-end-free span count.
+const FACTS_FIXED_LEN: usize = 1 + 2 + 1 + 4 + 1 + 2 + 2;
 /// Encoded length of one order span.
 const ORDER_SPAN_LEN: usize = 1 + 4 + 4;
 
@@ -271,6 +283,10 @@ pub struct SessionFacts {
     /// Application data of both directions in the order the verifier
     /// recorded it (MPC mode: the order of the prover's reports).
     pub order: Vec<OrderSpan>,
+    /// Spans of the sent data the verifier knows to hold no CR or LF (see
+    /// the module docs): sorted, disjoint, non-empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sent_crlf_free: Vec<core::ops::Range<u32>>,
 }
 
 /// Encodes "not established" for the records after the cut.
@@ -319,6 +335,25 @@ impl SessionFacts {
             }
             *expected = span.end;
         }
+        if self.sent_crlf_free.len() > MAX_CRLF_FREE_SPANS {
+            return Err(DecodeError::TooLarge {
+                what: "line-end-free spans",
+                len: self.sent_crlf_free.len(),
+                max: MAX_CRLF_FREE_SPANS,
+            });
+        }
+        let mut after = 0;
+        for (index, r) in self.sent_crlf_free.iter().enumerate() {
+            if r.start < after || r.end <= r.start || r.end > sent_len {
+                return Err(DecodeError::CrlfFreeSpanMisplaced {
+                    index,
+                    start: r.start,
+                    end: r.end,
+                    sent_len,
+                });
+            }
+            after = r.end;
+        }
         for (direction, len) in [
             (Direction::Sent, sent_len),
             (Direction::Received, received_len),
@@ -365,6 +400,11 @@ impl SessionFacts {
             w.u32(span.start);
             w.u32(span.end);
         }
+        w.u16(self.sent_crlf_free.len() as u16);
+        for r in &self.sent_crlf_free {
+            w.u32(r.start);
+            w.u32(r.end);
+        }
     }
 
     /// Reads the facts; the caller validates them against the lengths.
@@ -407,6 +447,13 @@ impl SessionFacts {
                 end,
             });
         }
+        let count = r.u16("line-end-free span count")? as usize;
+        let count = r.check_count(count, 8, MAX_CRLF_FREE_SPANS, "line-end-free spans")?;
+        let mut sent_crlf_free = Vec::with_capacity(count);
+        for _ in 0..count {
+            let start = r.u32("line-end-free span start")?;
+            sent_crlf_free.push(start..r.u32("line-end-free span end")?);
+        }
         Ok(Self {
             mode,
             server_port,
@@ -414,6 +461,7 @@ impl SessionFacts {
             server_records_after_cut,
             response_complete,
             order,
+            sent_crlf_free,
         })
     }
 }
@@ -571,6 +619,13 @@ impl fmt::Debug for ServerIdentity {
 fn check_version(version: u16) -> Result<(), DecodeError> {
     match version {
         ATTESTATION_VERSION => Ok(()),
+        3 => Err(DecodeError::OutdatedVersion {
+            what: "attestation",
+            version,
+            lacks:
+                "the sent bytes known to hold no line end, which pair a response with its request",
+            current: ATTESTATION_VERSION,
+        }),
         2 => Err(DecodeError::OutdatedVersion {
             what: "attestation",
             version,
@@ -684,6 +739,7 @@ impl Attestation {
                 + self.server_name.len()
                 + FACTS_FIXED_LEN
                 + ORDER_SPAN_LEN * self.facts.order.len()
+                + 8 * self.facts.sent_crlf_free.len()
         );
         out
     }

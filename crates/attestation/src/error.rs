@@ -69,6 +69,13 @@ pub enum DecodeError {
         start: u32,
         expected: u32,
     },
+    #[error("line-end-free span {index} ({start}..{end}) is empty, out of order or past the sent data ({sent_len} bytes)")]
+    CrlfFreeSpanMisplaced {
+        index: usize,
+        start: u32,
+        end: u32,
+        sent_len: u32,
+    },
     #[error("the {direction} order spans end at {end}, not at the {direction} length {len}")]
     OrderEnd {
         direction: Direction,

@@ -39,7 +39,8 @@ pub mod transcript;
 
 pub use attestation::{
     Attestation, AttestationFields, CipherSuite, Completeness, OrderSpan, ProofMode, ResponseEnd,
-    ServerIdentity, SessionFacts, SignedAttestation, TlsVersion, MAX_ORDER_SPANS,
+    ServerIdentity, SessionFacts, SignedAttestation, TlsVersion, MAX_CRLF_FREE_SPANS,
+    MAX_ORDER_SPANS,
 };
 pub use commit::{CommitPlan, CommitmentSeed, LeafRange, TranscriptCommitment};
 pub use error::{DecodeError, Error, Result, VerifyError};

@@ -1,4 +1,4 @@
-//! Session facts in attestations (format version 3): the proof mode,
+//! Session facts in attestations (format version 4): the proof mode,
 //! "not established" facts, encoding, strict decoding, validation at
 //! signing, and the signature over them.
 
@@ -32,8 +32,12 @@ fn facts() -> SessionFacts {
             span(Direction::Sent, 120, SENT),
             span(Direction::Received, 2048, RECEIVED),
         ],
+        sent_crlf_free: CRLF_FREE.to_vec(),
     }
 }
+
+/// The sent spans [`facts`] says hold no line end.
+const CRLF_FREE: [core::ops::Range<u32>; 2] = [0..100, 130..SENT];
 
 fn fields(sent_len: u32, received_len: u32, facts: SessionFacts) -> AttestationFields {
     AttestationFields {
@@ -83,6 +87,11 @@ fn raw_facts(port: u16, close: u8, cut: u32, complete: u8, spans: &[(u8, u32, u3
         v.extend(s.to_be_bytes());
         v.extend(e.to_be_bytes());
     }
+    v.extend((CRLF_FREE.len() as u16).to_be_bytes());
+    for r in CRLF_FREE {
+        v.extend(r.start.to_be_bytes());
+        v.extend(r.end.to_be_bytes());
+    }
     v
 }
 
@@ -124,7 +133,11 @@ fn facts_round_trip_in_both_encodings() {
         );
         // The raw encoding is as documented.
         let body = a.attestation().to_bytes();
-        assert_eq!(&body[4..6], &[0, 3]);
+        assert_eq!(&body[4..6], &[0, 4]);
+        assert_eq!(
+            f["sent_crlf_free"][1],
+            serde_json::json!({"start": 130, "end": SENT})
+        );
         assert_eq!(
             &body[FACTS_AT..],
             &raw_facts(443, 1, 3, 2, &good_spans())[..]
@@ -165,6 +178,7 @@ fn empty_order_only_for_an_empty_session() {
     let key = key(Scheme::Ed25519);
     let mut f = facts();
     f.order = Vec::new();
+    f.sent_crlf_free = Vec::new();
     let a = Attestation::sign(fields(0, 0, f.clone()), &key).unwrap();
     assert_eq!(SignedAttestation::from_bytes(&a.to_bytes()).unwrap(), a);
     assert_eq!(OrderSpan::sent_then_received(0, 0), vec![]);
@@ -415,7 +429,7 @@ fn malformed_fact_bytes_are_typed_errors() {
     let mut raw = ok.clone();
     raw.push(0);
     check(raw, DecodeError::TrailingBytes { count: 1 });
-    // A version 1 header on a v3 body.
+    // A version 1 header on a v4 body.
     let mut body = body_with_facts(&ok);
     body[5] = 1;
     assert_eq!(
@@ -424,7 +438,7 @@ fn malformed_fact_bytes_are_typed_errors() {
             what: "attestation",
             version: 1,
             lacks: "the session facts",
-            current: 3
+            current: 4
         })
     );
     body.truncate(FACTS_AT);
@@ -611,6 +625,7 @@ fn facts_not_established_round_trip_as_unknown() {
         server_records_after_cut: None,
         response_complete: Completeness::Unknown,
         order: OrderSpan::sent_then_received(SENT, RECEIVED),
+        sent_crlf_free: Vec::new(),
     };
     let a = Attestation::sign(fields(SENT, RECEIVED, f.clone()), &key).unwrap();
     let body = a.attestation().to_bytes();
@@ -684,6 +699,69 @@ fn version_2_is_refused_clearly() {
     ));
 }
 
+/// Version 3 bodies (no request ends) are refused, saying what they lack.
+#[test]
+fn version_3_is_refused_clearly() {
+    let (a, _) = signed();
+    let mut body = a.attestation().to_bytes();
+    body[5] = 3;
+    let e = Attestation::from_bytes(&body).unwrap_err();
+    assert!(
+        matches!(e, DecodeError::OutdatedVersion { version: 3, .. }),
+        "{e:?}"
+    );
+    assert!(e.to_string().contains("no line end"), "{e}");
+}
+
+/// Line-end-free spans empty, out of order, overlapping, past the sent
+/// data or too many are refused at signing and in both decodings.
+#[test]
+fn misplaced_line_end_free_spans_are_refused_everywhere() {
+    let key = key(Scheme::Ed25519);
+    let good = Attestation::sign(fields(SENT, RECEIVED, facts()), &key).unwrap();
+    let many: Vec<core::ops::Range<u32>> = (0..4097).map(|i| i..i + 1).collect();
+    for spans in [
+        vec![5..5, 10..20],
+        vec![10..20, 15..30],
+        vec![30..40, 10..20],
+        vec![0..10, 20..SENT + 1],
+        many,
+    ] {
+        let mut f = facts();
+        f.sent_crlf_free = spans.clone();
+        let what = format!("{:?}", &spans[..spans.len().min(3)]);
+        assert!(
+            f.validate(SENT + 5000, RECEIVED).is_err() || spans.len() < 4097,
+            "{what}"
+        );
+        assert!(
+            Attestation::sign(fields(SENT, RECEIVED, f), &key).is_err(),
+            "{what}"
+        );
+        let mut v: serde_json::Value = serde_json::from_str(&good.to_json()).unwrap();
+        v["attestation"]["facts"]["sent_crlf_free"] = serde_json::to_value(&spans).unwrap();
+        assert!(
+            SignedAttestation::from_json(&v.to_string()).is_err(),
+            "{what}"
+        );
+        let mut raw = raw_facts(443, 1, 3, 2, &good_spans());
+        raw.truncate(raw.len() - 2 - 8 * CRLF_FREE.len());
+        raw.extend((spans.len() as u16).to_be_bytes());
+        for r in &spans {
+            raw.extend(r.start.to_be_bytes());
+            raw.extend(r.end.to_be_bytes());
+        }
+        assert!(
+            Attestation::from_bytes(&body_with_facts(&raw)).is_err(),
+            "{what}"
+        );
+    }
+    // No span at all is a valid attestation (no request's extent fixed).
+    let mut f = facts();
+    f.sent_crlf_free.clear();
+    Attestation::sign(fields(SENT, RECEIVED, f), &key).unwrap();
+}
+
 /// How the response ended: only a proven close_notify with nothing cut,
 /// or complete framing, is not "possibly truncated".
 #[test]
@@ -695,6 +773,7 @@ fn response_end_from_the_facts() {
         server_records_after_cut: Some(0),
         response_complete: Completeness::Unknown,
         order: Vec::new(),
+        sent_crlf_free: Vec::new(),
     };
     let with = |edit: &dyn Fn(&mut SessionFacts)| {
         let mut f = base.clone();

@@ -28,6 +28,7 @@ fn facts() -> SessionFacts {
             span(Direction::Sent, 20, s),
             span(Direction::Received, 30, r),
         ],
+        sent_crlf_free: Vec::new(),
     }
 }
 
@@ -167,6 +168,7 @@ fn revealed_block_characters_are_escaped_in_marked_text() {
         server_records_after_cut: Some(0),
         response_complete: Completeness::Unknown,
         order: OrderSpan::sent_then_received(sent.len() as u32, received.len() as u32),
+        sent_crlf_free: Vec::new(),
     };
     let att = Attestation::sign(
         AttestationFields::for_commitment(
@@ -250,7 +252,7 @@ fn attestation_body_layout_is_as_documented() {
     let a = s.attestation.attestation();
     let b = a.to_bytes();
     assert_eq!(&b[0..4], b"WPAT");
-    assert_eq!(&b[4..6], &[0, 3]);
+    assert_eq!(&b[4..6], &[0, 4]);
     assert_eq!(&b[6..8], &[3, 4]);
     assert_eq!(&b[8..10], &[0x13, 0x01]);
     assert_eq!(&b[10..18], &1_763_771_400u64.to_be_bytes());
@@ -271,7 +273,7 @@ fn attestation_body_layout_is_as_documented() {
     assert_eq!(f[7], 1);
     assert_eq!(&f[8..10], &4u16.to_be_bytes());
     let mut spans = Vec::new();
-    for chunk in f[10..].chunks(9) {
+    for chunk in f[10..10 + 4 * 9].chunks(9) {
         spans.push(span(
             Direction::from_byte(chunk[0]).unwrap(),
             u32::from_be_bytes(chunk[1..5].try_into().unwrap()),
@@ -279,7 +281,8 @@ fn attestation_body_layout_is_as_documented() {
         ));
     }
     assert_eq!(spans, facts().order);
-    assert_eq!(f.len(), 10 + 4 * 9);
+    // Then the line-end-free spans of the sent data (none here).
+    assert_eq!(&f[10 + 4 * 9..], &[0, 0]);
     assert_eq!(a.facts(), &facts());
     // Signed form: body, scheme byte, r||s||v.
     let signed = s.attestation.to_bytes();
@@ -567,6 +570,7 @@ fn overlapping_leaves_from_a_bad_layout_are_rejected() {
                 server_records_after_cut: Some(0),
                 response_complete: Completeness::Unknown,
                 order: OrderSpan::sent_then_received(8, 0),
+                sent_crlf_free: Vec::new(),
             },
         },
         &key,
@@ -631,6 +635,7 @@ fn range_beyond_attested_length_is_rejected() {
                 server_records_after_cut: Some(0),
                 response_complete: Completeness::Unknown,
                 order: OrderSpan::sent_then_received(6, 0),
+                sent_crlf_free: Vec::new(),
             },
         },
         &key,
@@ -899,6 +904,7 @@ fn long_transcript_with_many_leaves() {
                 server_records_after_cut: Some(0),
                 response_complete: Completeness::Truncated,
                 order: OrderSpan::sent_then_received(3000, 20_000),
+                sent_crlf_free: Vec::new(),
             },
         ),
         &key,

@@ -170,6 +170,7 @@ mod tests {
                     end: received.len() as u32,
                 },
             ],
+            sent_crlf_free: Vec::new(),
         };
         let fields = AttestationFields::for_commitment(
             "x.example",

@@ -228,6 +228,20 @@ impl DisclosedData {
         Self::from_parts(revealed, bytes)
     }
 
+    /// The data with hidden bytes as `None` (the inverse of
+    /// [`Self::from_view`]).
+    pub fn view(&self) -> Vec<Option<u8>> {
+        let mut v = vec![None; self.len];
+        for r in &self.revealed {
+            let end = r.end.min(self.len).min(self.bytes.len());
+            let start = r.start.min(end);
+            for (slot, b) in v[start..end].iter_mut().zip(&self.bytes[start..end]) {
+                *slot = Some(*b);
+            }
+        }
+        v
+    }
+
     /// `bytes` with every hidden byte zero, `revealed` normalized within it.
     fn from_parts(revealed: Vec<Range>, bytes: Vec<u8>) -> Self {
         let len = bytes.len();

@@ -5,28 +5,29 @@
 //!
 //! - the prover, who holds every byte, splits by HTTP framing ([`split`]):
 //!   reveal items are applied exchange by exchange over these spans;
-//! - the verifier splits its own view ([`exchanges`]): responses by the
-//!   framing of the revealed response heads, parsed from the start of the
-//!   received data (a hidden head byte stops the split: later bytes belong
-//!   to no exchange, except that the last request's response is all that
-//!   follows the one before it); requests by the runs of sent data it recorded itself
-//!   between received data (a prover in proxy mode sends request `k + 1`
-//!   only once response `k` is complete), each run split further where its
-//!   request heads are revealed whole. Nothing of the split is taken from
-//!   the prover: a prover that announces, reveals or claims another split
-//!   changes no exchange a value is attributed to.
+//! - the verifier splits its own view ([`exchanges`]): requests by their
+//!   framing from the start of the sent data for as long as it can fix
+//!   each one's extent ([`framed_request_ends`]: every line end and the
+//!   head's end revealed, header names and `Content-Length` revealed, and
+//!   the hidden bytes of heads, a cookie's value say, proven in the proof
+//!   to be neither CR nor LF, [`hidden_head_bytes`]), then by the runs of
+//!   sent data it recorded itself between received data (a prover in
+//!   proxy mode sends request `k + 1` only once response `k` is
+//!   complete); responses by the framing of their revealed heads, from
+//!   the start of the received data (a hidden head byte stops that split:
+//!   later bytes belong to no exchange, except that the last request's
+//!   response is all that follows the one before it; an interim `1xx`
+//!   response belongs to the final one after it). Nothing of the split is
+//!   taken from the prover: a prover that announces, reveals or claims
+//!   another split changes no exchange a value is attributed to.
 //!
-//! Response `k` answers request `k` (HTTP/1.1 answers requests in order),
-//! if it began to arrive after request `k` was sent whole (the verifier's
-//! order again); from the first response that did not, no later response
-//! is paired with a request.
-//! Known limit: hidden request bytes (credentials) are not proven free of
-//! CR and LF, so a hidden header value could carry a whole extra request
-//! whose response the verifier would pair with the next visible request.
-//! The verifier's pairing is therefore exact for sessions whose request
-//! heads it sees whole, and for the others only as exact as the prover's
-//! hidden bytes are honest headers; the response split does not depend on
-//! it.
+//! Response `k` answers request `k` (HTTP/1.1 answers requests in order)
+//! while the extent of every request before `k` is fixed: a hidden byte
+//! that could be a line end could hide a whole request (or a body that
+//! swallows the next visible request), whose response would then read as
+//! the answer to a later one. It must also have begun to arrive after
+//! request `k` was sent whole (the verifier's order); from the first
+//! response that is not paired, no later one is.
 
 use crate::disclosure::Range;
 use crate::error::{malformed, Result};
@@ -154,32 +155,26 @@ pub fn exchange_of(exchanges: &[Exchange], direction: Direction, range: Range) -
 
 /// The verifier's split of its own view of a session (hidden bytes
 /// `None`), with `order`, the runs of application data in the order it
-/// recorded them (see the module docs). Empty when nothing was sent.
+/// recorded them, and `crlf_free`, sent ranges known to hold no CR or LF
+/// (hidden request-head bytes the proof showed free of both; see the
+/// module docs). Empty when nothing was sent.
 pub fn exchanges(
     sent: &[Option<u8>],
     received: &[Option<u8>],
     order: &[OrderSpan],
+    crlf_free: &[Range],
 ) -> Vec<Exchange> {
-    // Runs of sent data between received data, as the verifier recorded
-    // them; without a recorded order, all sent data is one run.
-    let mut groups: Vec<Range> = Vec::new();
-    let mut last_received = true;
-    for s in order {
-        let r = Range::new(s.start as usize, s.end as usize);
-        match s.direction {
-            Direction::Sent => match groups.last_mut() {
-                Some(g) if !last_received && g.end == r.start => g.end = r.end,
-                _ => groups.push(r),
-            },
-            Direction::Received => {}
-        }
-        last_received = s.direction == Direction::Received;
-    }
-    if groups.is_empty() && !sent.is_empty() {
-        groups.push(Range::new(0, sent.len()));
-    }
+    // Requests whose extent the verifier fixes from the start, then the
+    // rest by the runs of sent data it recorded between received data.
     let mut requests = Vec::new();
-    for g in groups {
+    let mut pos = 0;
+    for e in framed_request_ends(sent, crlf_free) {
+        requests.push(Range::new(pos, e));
+        pos = e;
+    }
+    let fixed = requests.len();
+    for g in sent_runs(order, sent.len()) {
+        let g = Range::new(g.start.max(pos), g.end);
         if g.end > sent.len() || g.start >= g.end {
             continue;
         }
@@ -196,28 +191,28 @@ pub fn exchanges(
         }
     }
     requests.truncate(MAX_EXCHANGES);
-    let mut responses = Vec::new();
-    let mut start = 0;
-    for e in message_ends(received, true) {
-        responses.push(Range::new(start, e));
-        start = e;
-    }
+    let mut responses = response_ranges(received);
+    let start = responses.last().map_or(0, |r| r.0.end);
     // The last request's response is whatever follows the one before it,
     // framing revealed or not: no other request is left to answer.
     if responses.len() + 1 == requests.len() && start < received.len() {
-        responses.push(Range::new(start, received.len()));
+        let status = status_of(&received[start..]);
+        responses.push((Range::new(start, received.len()), status));
     }
-    // A response answers a request only if it began to arrive after the
-    // request was sent whole: a response recorded earlier answers an
-    // earlier request (several in one run of hidden heads, say), and from
-    // there on the pairing is unknown.
+    // Response `k` answers request `k` while every request before `k` has
+    // a fixed extent (request `k` itself starts where a request starts, so
+    // the response answers the request its first bytes are), and only if
+    // it began to arrive after the request was sent whole: a response
+    // recorded earlier answers an earlier request, and from there on the
+    // pairing is unknown.
     let mut paired = true;
     requests
         .into_iter()
         .enumerate()
         .map(|(k, request)| {
-            let response = responses.get(k).copied().filter(|r| {
-                paired &= order.is_empty() || r.start >= received_before(order, request.end);
+            let response = responses.get(k).copied().filter(|(r, _)| {
+                paired &= k <= fixed
+                    && (order.is_empty() || r.start >= received_before(order, request.end));
                 paired
             });
             Exchange {
@@ -228,17 +223,242 @@ pub fn exchanges(
                     (l.ends_with(" HTTP/1.1") || l.ends_with(" HTTP/1.0"))
                         && l.split(' ').next().is_some_and(crate::http::valid_method)
                 }),
-                response,
-                status: response.and_then(|r| {
-                    let line = first_line(&received[r.start..r.end], false)?;
-                    let code = line
-                        .strip_prefix("HTTP/1.1 ")
-                        .or_else(|| line.strip_prefix("HTTP/1.0 "))?;
-                    code.get(..3)?.parse().ok()
-                }),
+                response: response.map(|(r, _)| r),
+                status: response.and_then(|(_, status)| status),
             }
         })
         .collect()
+}
+
+/// The runs of sent data between received data in `order`; without a
+/// recorded order, all sent data is one run.
+fn sent_runs(order: &[OrderSpan], sent_len: usize) -> Vec<Range> {
+    let mut groups: Vec<Range> = Vec::new();
+    let mut last_received = true;
+    for s in order {
+        let r = Range::new(s.start as usize, s.end as usize);
+        match s.direction {
+            Direction::Sent => match groups.last_mut() {
+                Some(g) if !last_received && g.end == r.start => g.end = r.end,
+                _ => groups.push(r),
+            },
+            Direction::Received => {}
+        }
+        last_received = s.direction == Direction::Received;
+    }
+    if groups.is_empty() && sent_len > 0 {
+        groups.push(Range::new(0, sent_len));
+    }
+    groups
+}
+
+/// The responses of `view` from the start, by the framing of their
+/// revealed heads, with the final status of each: an interim response
+/// (`100 Continue`, `103 Early Hints`) belongs to the final response after
+/// it, as both answer the same request.
+fn response_ranges(view: &[Option<u8>]) -> Vec<(Range, Option<u16>)> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut interim = None;
+    for e in message_ends(view, true) {
+        let status = status_of(&view[start..e]);
+        let from = interim.take().unwrap_or(start);
+        if status.is_some_and(|s| (100..200).contains(&s)) {
+            interim = Some(from);
+        } else {
+            out.push((Range::new(from, e), status));
+        }
+        start = e;
+    }
+    out
+}
+
+/// The status code of the response at the start of `view`, when its status
+/// line is revealed.
+fn status_of(view: &[Option<u8>]) -> Option<u16> {
+    let line = first_line(view, false)?;
+    let code = line
+        .strip_prefix("HTTP/1.1 ")
+        .or_else(|| line.strip_prefix("HTTP/1.0 "))?;
+    code.get(..3)?.parse().ok()
+}
+
+/// Where each request of the sent `view` ends, from the start, for as long
+/// as the verifier can fix each request's extent from what it knows: every
+/// hidden byte of a head lies in `crlf_free` (proven to be neither CR nor
+/// LF), so every line end, and the blank line that ends the head, is a
+/// revealed CRLF; the request line ends in a revealed ` HTTP/1.1` or
+/// ` HTTP/1.0`; every header's name is revealed up to its colon and is a
+/// token, so no hidden byte can make a framing header; `Content-Length`
+/// is revealed whole (and agrees with any repeat); there is no
+/// `Transfer-Encoding`; the body lies within the data. A bare CR or LF,
+/// or a line that folds onto the one before, stops the split: servers
+/// disagree on those, and the split must be the server's.
+pub fn framed_request_ends(view: &[Option<u8>], crlf_free: &[Range]) -> Vec<usize> {
+    let free = |i: usize| {
+        let k = crlf_free.partition_point(|r| r.end <= i);
+        crlf_free.get(k).is_some_and(|r| r.start <= i)
+    };
+    // The line at `from` (hidden bytes `None`) and where the next starts.
+    let line = |from: usize| -> Option<(Vec<Option<u8>>, usize)> {
+        let mut out = Vec::new();
+        let mut i = from;
+        loop {
+            match *view.get(i)? {
+                None if free(i) => out.push(None),
+                None => return None,
+                Some(b'\r') => {
+                    return (view.get(i + 1)? == &Some(b'\n')).then_some((out, i + 2));
+                }
+                Some(b'\n') => return None,
+                Some(b) => out.push(Some(b)),
+            }
+            i += 1;
+        }
+    };
+    let revealed = |v: &[Option<u8>]| -> Option<Vec<u8>> { v.iter().copied().collect() };
+    let mut ends = Vec::new();
+    let mut pos = 0;
+    'requests: while pos < view.len() && ends.len() < MAX_EXCHANGES {
+        let Some((start, mut p)) = line(pos) else {
+            break;
+        };
+        let version = start
+            .len()
+            .checked_sub(9)
+            .and_then(|i| revealed(&start[i..]));
+        if !matches!(version.as_deref(), Some(b" HTTP/1.1" | b" HTTP/1.0")) {
+            break;
+        }
+        let mut content_length: Option<usize> = None;
+        loop {
+            let Some((h, next)) = line(p) else {
+                break 'requests;
+            };
+            p = next;
+            if h.is_empty() {
+                break;
+            }
+            let Some(colon) = h.iter().position(|&b| b == Some(b':')) else {
+                break 'requests;
+            };
+            let Some(name) = revealed(&h[..colon]).filter(|n| !n.is_empty()) else {
+                break 'requests;
+            };
+            if !name.iter().all(|&b| is_tchar(b)) {
+                break 'requests;
+            }
+            let name = name.to_ascii_lowercase();
+            if name == b"transfer-encoding" {
+                break 'requests;
+            }
+            if name == b"content-length" {
+                let n = revealed(&h[colon + 1..])
+                    .and_then(|v| String::from_utf8(v).ok())
+                    .and_then(|v| {
+                        let v = v.trim_matches([' ', '\t']);
+                        (!v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()))
+                            .then(|| v.parse::<usize>().ok())
+                            .flatten()
+                    });
+                match (n, content_length) {
+                    (Some(n), None) => content_length = Some(n),
+                    (Some(n), Some(m)) if n == m => {}
+                    _ => break 'requests,
+                }
+            }
+        }
+        let Some(end) = p
+            .checked_add(content_length.unwrap_or(0))
+            .filter(|&e| e <= view.len())
+        else {
+            break;
+        };
+        ends.push(end);
+        pos = end;
+    }
+    ends
+}
+
+/// The sent ranges a verifier knows to hold no CR or LF: its revealed
+/// bytes that are neither, and the hidden ones of `proven` (shown free of
+/// both by the proof), merged, the first `max` runs. What an attestation
+/// signs, so a presentation that hides more of the requests than the
+/// verifier saw still lets a relying party fix where they end.
+pub fn known_crlf_free(view: &[Option<u8>], proven: &[Range], max: usize) -> Vec<Range> {
+    let mut out: Vec<Range> = Vec::new();
+    let mut k = 0;
+    for (i, b) in view.iter().enumerate() {
+        while k < proven.len() && proven[k].end <= i {
+            k += 1;
+        }
+        let known = match b {
+            Some(b) => !matches!(b, b'\r' | b'\n'),
+            None => proven.get(k).is_some_and(|r| r.start <= i),
+        };
+        if !known {
+            continue;
+        }
+        if let Some(r) = out.last_mut().filter(|r| r.end == i) {
+            r.end = i + 1;
+        } else if out.len() == max {
+            break;
+        } else {
+            out.push(Range::new(i, i + 1));
+        }
+    }
+    out
+}
+
+/// An HTTP token character (RFC 9110 §5.6.2): what a header name is made of.
+fn is_tchar(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
+}
+
+/// The hidden bytes of the request heads in `sent` (every request, by its
+/// own framing) that hold no CR or LF: what a prover proves free of both,
+/// so that the verifier can fix each request's extent without seeing them
+/// ([`framed_request_ends`]). `revealed`: the sent ranges it reveals.
+pub fn hidden_head_bytes(sent: &[u8], revealed: &[Range]) -> Vec<Range> {
+    let Ok(requests) = split_requests(sent) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for rq in requests {
+        let Ok(m) = parse_message(&sent[rq.start..rq.end]) else {
+            continue;
+        };
+        let head = Range::new(rq.start, rq.start + m.header_end.end);
+        let shown: Vec<Range> = revealed
+            .iter()
+            .filter_map(|r| {
+                let (a, b) = (r.start.max(head.start), r.end.min(head.end));
+                (a < b).then(|| Range::new(a - head.start, b - head.start))
+            })
+            .collect();
+        for h in crate::disclosure::complement(&crate::disclosure::normalize(shown), head.len()) {
+            // The hidden run split around its line ends (which cannot be
+            // proven free of them; the verifier then stops its split there).
+            let (from, to) = (head.start + h.start, head.start + h.end);
+            let mut a = from;
+            for (i, b) in sent[from..to]
+                .iter()
+                .enumerate()
+                .map(|(k, b)| (from + k, b))
+            {
+                if matches!(b, b'\r' | b'\n') {
+                    if a < i {
+                        out.push(Range::new(a, i));
+                    }
+                    a = i + 1;
+                }
+            }
+            if a < to {
+                out.push(Range::new(a, to));
+            }
+        }
+    }
+    out
 }
 
 /// How much received data the verifier had recorded when it forwarded the
@@ -359,7 +579,7 @@ mod tests {
         for v in &mut view[c..c + 3] {
             *v = None;
         }
-        let e = exchanges(&view, &full(&received), &order);
+        let e = exchanges(&view, &full(&received), &order, &[]);
         assert_eq!(e.len(), 3);
         assert_eq!(e[1].request, Range::new(a, b));
         assert_eq!(e[1].request_line.as_deref(), Some("POST /b HTTP/1.1"));
@@ -374,7 +594,7 @@ mod tests {
         let mut q = full(&sent);
         q[5] = None; // the `a` of `GET /a`
         assert_eq!(
-            exchanges(&q, &full(&received), &order)[0]
+            exchanges(&q, &full(&received), &order, &[])[0]
                 .request_line
                 .as_deref(),
             Some("GET /█ HTTP/1.1")
@@ -384,7 +604,7 @@ mod tests {
             span(Direction::Sent, 0, sent.len()),
             span(Direction::Received, 0, received.len()),
         ];
-        let e = exchanges(&full(&sent), &full(&received), &one_run);
+        let e = exchanges(&full(&sent), &full(&received), &one_run, &[]);
         assert_eq!(e.len(), 3);
         assert_eq!(e[2].request, Range::new(b, sent.len()));
     }
@@ -403,7 +623,7 @@ mod tests {
             span(Direction::Sent, R1.len(), sent.len()),
             span(Direction::Received, A1.len(), received.len()),
         ];
-        let e = exchanges(&full(&sent), &view, &order);
+        let e = exchanges(&full(&sent), &view, &order, &[]);
         assert_eq!(e.len(), 2);
         assert!(e.iter().all(|e| e.response.is_none()));
         assert_eq!(
@@ -457,9 +677,19 @@ mod tests {
             span(Direction::Sent, R1.len() + R2.len(), sent.len()),
             span(Direction::Received, A1.len() + a2.len(), received.len()),
         ];
-        let e = exchanges(&sview, &view, &order);
+        // Request 1's framing is revealed, its hidden bytes proven free of
+        // line ends: the verifier fixes its extent and pairs response 2.
+        let free = hidden_head_bytes(&sent, &d.sent);
+        assert!(!free.is_empty());
+        assert_eq!(
+            framed_request_ends(&sview, &free)[..2],
+            [R1.len(), R1.len() + R2.len()]
+        );
+        let e = exchanges(&sview, &view, &order, &free);
         assert_eq!(e[1].status, Some(200));
-        assert_eq!(e[0].request_line, None, "request 1 is not revealed");
+        assert_eq!(e[0].request_line, None, "request 1's line is not revealed");
+        assert!(sview[4].is_none(), "nor its target");
+        assert_eq!(exchanges(&sview, &view, &order, &[])[1].response, None);
         assert!(
             view[A1.len() - 2].is_none(),
             "response 1's body stays hidden"
@@ -523,7 +753,7 @@ mod tests {
             span(Direction::Sent, q12, sent.len()),
             span(Direction::Received, y, received.len()),
         ];
-        let e = exchanges(&sview, &full(&received), &order);
+        let e = exchanges(&sview, &full(&received), &order, &[]);
         // Two runs of requests: the verifier sees two requests; response 2
         // came before the second was sent, so it answers neither shown.
         assert_eq!(e.len(), 2);
@@ -561,13 +791,189 @@ mod tests {
             span(Direction::Sent, q12, sent.len()),
             span(Direction::Received, y, received.len()),
         ];
-        let e = exchanges(&sview, &hidden, &honest_order);
+        let e = exchanges(&sview, &hidden, &honest_order, &[]);
         assert_eq!(e.len(), 3);
         assert_eq!(e[0].response, Some(Range::new(0, x)));
         assert!(e[1].response.is_none() && e[2].response.is_none());
         assert_eq!(exchange_of(&e, Direction::Received, v3), None);
-        // Honest, the same bytes: response 3's value is exchange 3's.
-        let e = exchanges(&sview, &full(&received), &honest_order);
+        // Honest, the same bytes: response 3's value is exchange 3's once
+        // the hidden cookies are proven free of CR and LF, and only then.
+        let free: Vec<Range> = sview
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| b.is_none())
+            .map(|(i, _)| Range::new(i, i + 1))
+            .collect();
+        let free = crate::disclosure::normalize(free);
+        assert_eq!(
+            hidden_head_bytes(&sent, &complement_of(&free, sent.len())),
+            free
+        );
+        let e = exchanges(&sview, &full(&received), &honest_order, &free);
         assert_eq!(exchange_of(&e, Direction::Received, v3), Some(2));
+        let e = exchanges(&sview, &full(&received), &honest_order, &[]);
+        assert_eq!(exchange_of(&e, Direction::Received, v3), None);
+    }
+
+    fn complement_of(v: &[Range], len: usize) -> Vec<Range> {
+        crate::disclosure::complement(v, len)
+    }
+
+    /// Hides `secret` wherever it occurs in `data`: the view and the hidden
+    /// ranges.
+    fn hide(data: &[u8], secret: &[u8]) -> (Vec<Option<u8>>, Vec<Range>) {
+        let mut view = full(data);
+        let mut hidden = Vec::new();
+        for i in 0..=data.len().saturating_sub(secret.len()) {
+            if &data[i..i + secret.len()] == secret {
+                view[i..i + secret.len()].iter_mut().for_each(|b| *b = None);
+                hidden.push(Range::new(i, i + secret.len()));
+            }
+        }
+        (view, crate::disclosure::normalize(hidden))
+    }
+
+    /// The attack the CR/LF proof closes: a hidden cookie value that ends
+    /// the head and starts a `POST` whose body swallows the next visible
+    /// request, so the server answers the hidden `POST` after the visible
+    /// `GET /b` was sent. Without a proof that the hidden bytes hold no
+    /// line end, the verifier pairs nothing past request 1; the prover
+    /// cannot claim the cookie free of CR and LF (its proof would fail), and
+    /// its own [`hidden_head_bytes`] leaves the line ends out.
+    #[test]
+    fn a_hidden_request_in_a_cookie_pairs_nothing_after_it() {
+        let evil = b"1\r\n\r\nPOST /x HTTP/1.1\r\nContent-Length: 38\r\nX: y";
+        let q1 = [&b"GET /a HTTP/1.1\r\nCookie: "[..], evil, b"\r\n\r\n"].concat();
+        let q2 = b"GET /b HTTP/1.1\r\nConnection: close\r\n\r\n";
+        assert_eq!(q2.len(), 38);
+        let sent = [&q1[..], q2].concat();
+        let a1 = b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\na".to_vec();
+        let ax = b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nx".to_vec();
+        let received = [a1.clone(), ax.clone()].concat();
+        let (sview, hidden) = hide(&sent, evil);
+        let order = vec![
+            span(Direction::Sent, 0, q1.len()),
+            span(Direction::Received, 0, a1.len()),
+            span(Direction::Sent, q1.len(), sent.len()),
+            span(Direction::Received, a1.len(), received.len()),
+        ];
+        let e = exchanges(&sview, &full(&received), &order, &[]);
+        assert_eq!(e.len(), 2);
+        assert_eq!(e[0].response, Some(Range::new(0, a1.len())));
+        assert_eq!(e[1].response, None, "response x must not answer GET /b");
+        // The prover's own list of bytes to prove leaves out the line ends,
+        // so the verifier still cannot fix request 1's extent.
+        let free = hidden_head_bytes(&sent, &complement_of(&hidden, sent.len()));
+        assert!(free.iter().all(|r| sent[r.start..r.end]
+            .iter()
+            .all(|&b| b != b'\r' && b != b'\n')));
+        assert_eq!(framed_request_ends(&sview, &free), Vec::<usize>::new());
+        let e = exchanges(&sview, &full(&received), &order, &free);
+        assert_eq!(e[1].response, None);
+    }
+
+    /// What stops the verifier's framing of requests.
+    #[test]
+    fn request_framing_needs_every_line_end_and_framing_header() {
+        let ok = |req: &[u8], secret: &[u8]| {
+            let (view, hidden) = hide(req, secret);
+            framed_request_ends(&view, &hidden)
+        };
+        let r = b"GET /a?k=1 HTTP/1.1\r\nHost: h\r\nCookie: c=2\r\n\r\n";
+        assert_eq!(ok(r, b"c=2"), vec![r.len()]);
+        assert_eq!(ok(r, b"k=1"), vec![r.len()]);
+        // Not proven free of CR and LF: nothing is fixed.
+        let (view, _) = hide(r, b"c=2");
+        assert!(framed_request_ends(&view, &[]).is_empty());
+        // A header name hidden (it could be `Content-Length`).
+        assert!(ok(r, b"Cookie").is_empty());
+        // A hidden `Content-Length` value.
+        let p = b"POST / HTTP/1.1\r\nContent-Length: 3\r\n\r\nabcGET / HTTP/1.1\r\n\r\n";
+        assert_eq!(ok(p, b"abc"), vec![p.len() - 18, p.len()]);
+        assert!(ok(p, b": 3").is_empty());
+        // Repeated lengths that disagree, chunked bodies, folded lines,
+        // bare line ends and a request line without a version stop it.
+        for bad in [
+            &b"POST / HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd"[..],
+            b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+            b"GET / HTTP/1.1\r\nX: a\r\n b\r\n\r\n",
+            b"GET / HTTP/1.1\r\nX: a\nY: b\r\n\r\n",
+            b"GET / HTTP/1.1\r\nX: a\rY: b\r\n\r\n",
+            b"GET /\r\n\r\n",
+            b"GET / HTTP/1.1\r\nX : a\r\n\r\n",
+            b"POST / HTTP/1.1\r\nContent-Length: 9\r\n\r\nabc",
+        ] {
+            assert!(
+                ok(bad, b"\x00").is_empty(),
+                "{}",
+                String::from_utf8_lossy(bad)
+            );
+        }
+        // Matching repeated lengths are one length.
+        let two = b"POST / HTTP/1.1\r\ncontent-length: 1\r\nContent-Length:1 \r\n\r\nz";
+        assert_eq!(ok(two, b"\x00"), vec![two.len()]);
+    }
+
+    /// What a verifier knows free of line ends (its revealed bytes that are
+    /// neither, the proven hidden ones) carries the pairing to a
+    /// presentation that hides more of the requests: with only the framing
+    /// of request 1 shown, its ends are still fixed.
+    #[test]
+    fn known_line_end_free_bytes_carry_the_pairing_forward() {
+        let sent = [R1, R2, R3].concat();
+        let (view, hidden) = hide(&sent, b"s=1");
+        let known = known_crlf_free(&view, &hidden, usize::MAX);
+        assert!(known.iter().all(|r| sent[r.start..r.end]
+            .iter()
+            .all(|&b| b != b'\r' && b != b'\n')));
+        let crlfs = sent.iter().filter(|&&b| b == b'\r' || b == b'\n').count();
+        assert_eq!(
+            known.iter().map(|r| r.len()).sum::<usize>(),
+            sent.len() - crlfs
+        );
+        // Not proven: the cookie is not known, the split stops before it.
+        assert!(known_crlf_free(&view, &[], usize::MAX)
+            .iter()
+            .all(|r| r.end <= hidden[0].start || r.start >= hidden[0].end));
+        assert_eq!(known_crlf_free(&view, &hidden, 2).len(), 2);
+        // A presentation showing only request 1's framing and request 2.
+        let shown = [
+            crate::http::request_framing(R1).unwrap(),
+            vec![Range::new(0, R2.len())],
+        ];
+        let mut pview = vec![None; sent.len()];
+        for (r, at) in shown[0]
+            .iter()
+            .map(|r| (r, 0))
+            .chain(shown[1].iter().map(|r| (r, R1.len())))
+        {
+            for i in r.start + at..r.end + at {
+                pview[i] = Some(sent[i]);
+            }
+        }
+        assert!(pview[4].is_none(), "request 1's target is hidden");
+        let ends = framed_request_ends(&pview, &known);
+        assert_eq!(ends[..2], [R1.len(), R1.len() + R2.len()]);
+        assert!(framed_request_ends(&pview, &[]).is_empty());
+    }
+
+    /// An interim `100 Continue` answers the same request as the final
+    /// response after it: it does not shift the pairing.
+    #[test]
+    fn interim_responses_belong_to_the_final_one() {
+        let sent = [R2, R1].concat();
+        let cont = b"HTTP/1.1 100 Continue\r\n\r\n";
+        let received = [&cont[..], A1, A3].concat();
+        let order = vec![
+            span(Direction::Sent, 0, R2.len()),
+            span(Direction::Received, 0, cont.len() + A1.len()),
+            span(Direction::Sent, R2.len(), sent.len()),
+            span(Direction::Received, cont.len() + A1.len(), received.len()),
+        ];
+        let e = exchanges(&full(&sent), &full(&received), &order, &[]);
+        assert_eq!(e.len(), 2);
+        assert_eq!(e[0].response, Some(Range::new(0, cont.len() + A1.len())));
+        assert_eq!(e[0].status, Some(200));
+        assert_eq!(e[1].status, Some(404));
     }
 }

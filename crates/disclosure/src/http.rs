@@ -1128,17 +1128,40 @@ pub fn disclosure_from_items(
             v.into_iter()
                 .map(move |r| Range::new(r.start + by, r.end + by))
         };
-        d.sent
-            .extend(shift(sel.sent(&sent[rq.start..rq.end])?, rq.start));
+        let q = sel.sent(&sent[rq.start..rq.end])?;
         let r = sel.received(&received[rs.start..rs.end])?;
-        per_exchange.push((sel, r.is_empty()));
+        per_exchange.push((sel, r.is_empty(), q.is_empty()));
+        d.sent.extend(shift(q, rq.start));
         d.received.extend(shift(r, rs.start));
+    }
+    // The verifier pairs a response with its request only while it can fix
+    // the extent of every request before ([`crate::exchange`]): reveal
+    // the framing of every request before the last exchange anything is
+    // revealed of (not its line, values or body).
+    if let Some(last) = per_exchange.iter().rposition(|(_, r, q)| !(*r && *q)) {
+        for (k, (sel, _, _)) in per_exchange.iter().enumerate().take(last) {
+            let rq = spans[k].0;
+            let mut f = Disclosure {
+                sent: request_framing(&sent[rq.start..rq.end])?,
+                received: Vec::new(),
+            };
+            for (dir, r) in &sel.hides {
+                if *dir == Direction::Sent {
+                    f.hide(Direction::Sent, *r, rq.len());
+                }
+            }
+            d.sent.extend(
+                f.sent
+                    .into_iter()
+                    .map(|r| Range::new(r.start + rq.start, r.end + rq.start)),
+            );
+        }
     }
     // The verifier finds a response only after every response before it
     // ([`crate::exchange`]): reveal their framing up to the last response
     // anything is revealed of.
-    if let Some(last) = per_exchange.iter().rposition(|(_, empty)| !empty) {
-        for (k, (sel, _)) in per_exchange.iter().enumerate().take(last) {
+    if let Some(last) = per_exchange.iter().rposition(|(_, empty, _)| !empty) {
+        for (k, (sel, _, _)) in per_exchange.iter().enumerate().take(last) {
             let rs = spans[k].1;
             let resp = &received[rs.start..rs.end];
             let m = parse_message(resp)?;
@@ -1161,6 +1184,35 @@ pub fn disclosure_from_items(
     d.sent = normalize(d.sent);
     d.received = normalize(d.received);
     Ok(d)
+}
+
+/// The framing of `request`: what the verifier needs to see to find where
+/// it ends ([`crate::exchange::framed_request_ends`]) and nothing more of
+/// what it asks: the version at the end of the request line, each header's
+/// name and colon, every line end, and the `Content-Length` and
+/// `Transfer-Encoding` lines whole. The request line's method and target,
+/// the other values and the body stay hidden (their lengths show).
+pub fn request_framing(request: &[u8]) -> Result<Vec<Range>> {
+    let m = parse_message(request)?;
+    let line = m.start_line;
+    let mut out = vec![Range::new(
+        line.end.saturating_sub(11).max(line.start),
+        line.end,
+    )];
+    for h in &m.headers {
+        if matches!(h.name.as_str(), "content-length" | "transfer-encoding") {
+            out.push(h.line);
+            continue;
+        }
+        let colon = request[h.line.start..h.line.end]
+            .iter()
+            .position(|&b| b == b':')
+            .map_or(h.line.start, |c| h.line.start + c + 1);
+        out.push(Range::new(h.line.start, colon));
+        out.push(Range::new(h.line.end.saturating_sub(2), h.line.end));
+    }
+    out.push(m.header_end);
+    Ok(normalize(out))
 }
 
 /// The secret headers' values in `request` that `items` would reveal

@@ -4,7 +4,7 @@
 //! data. How a mode builds an output from what it verified is the mode's
 //! (`webproof_proxy::output`, `webproof_mpc_tls::output`).
 
-use crate::disclosure::{DisclosedData, DisclosedDigest, Disclosure};
+use crate::disclosure::{DisclosedData, DisclosedDigest, Disclosure, Range};
 use crate::error::Result;
 use serde::{Deserialize, Serialize};
 use webproof_attestation::{Completeness, OrderSpan, ProofMode, SessionFacts};
@@ -95,6 +95,12 @@ pub struct VerifierOutput<D = DisclosedData> {
     /// its path of the message body, with no duplicate key along the way.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub json: Vec<crate::json::VerifiedJson>,
+    /// Hidden ranges of the sent data the proof showed to hold no CR or LF
+    /// (the prover's hidden request-head bytes, a cookie's value say): what
+    /// lets [`Self::exchanges`] fix where each request ends without seeing
+    /// them ([`crate::exchange::framed_request_ends`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sent_crlf_free: Vec<Range>,
 }
 
 impl VerifierOutput {
@@ -103,20 +109,12 @@ impl VerifierOutput {
     /// this output's own disclosed data and recorded order: computed, never
     /// sent, so no party's claim about the split enters it.
     pub fn exchanges(&self) -> Vec<crate::exchange::Exchange> {
-        let view = |d: &DisclosedData| -> Vec<Option<u8>> {
-            let mut v = vec![None; d.len];
-            for r in &d.revealed {
-                let end = r.end.min(d.len).min(d.bytes.len());
-                for (slot, b) in v[r.start.min(end)..end]
-                    .iter_mut()
-                    .zip(&d.bytes[r.start.min(end)..end])
-                {
-                    *slot = Some(*b);
-                }
-            }
-            v
-        };
-        crate::exchange::exchanges(&view(&self.sent), &view(&self.received), &self.order)
+        crate::exchange::exchanges(
+            &self.sent.view(),
+            &self.received.view(),
+            &self.order,
+            &self.sent_crlf_free,
+        )
     }
 
     /// The facts an attestation carries besides the transcript commitment.
@@ -132,6 +130,17 @@ impl VerifierOutput {
                 .map(|n| u32::try_from(n).unwrap_or(u32::MAX).min(u32::MAX - 1)),
             response_complete: self.response_complete,
             order: self.order.clone(),
+            // What the verifier knows of line ends in the sent data, so a
+            // presentation pairs as this output does. (Sent data is bounded
+            // far below 4 GiB, the verifier's limit.)
+            sent_crlf_free: crate::exchange::known_crlf_free(
+                &self.sent.view(),
+                &self.sent_crlf_free,
+                webproof_attestation::MAX_CRLF_FREE_SPANS,
+            )
+            .into_iter()
+            .map(|r| r.start as u32..r.end as u32)
+            .collect(),
         }
     }
 }
@@ -164,6 +173,7 @@ impl<D> VerifierOutput<D> {
             response_complete,
             order,
             json,
+            sent_crlf_free,
         } = self;
         Ok(VerifierOutput {
             server_name,
@@ -182,6 +192,7 @@ impl<D> VerifierOutput<D> {
             response_complete,
             order,
             json,
+            sent_crlf_free,
         })
     }
 
@@ -205,6 +216,7 @@ impl<D> VerifierOutput<D> {
             response_complete,
             order,
             json,
+            sent_crlf_free,
         } = self;
         VerifierOutput {
             server_name: server_name.clone(),
@@ -223,6 +235,7 @@ impl<D> VerifierOutput<D> {
             response_complete: *response_complete,
             order: order.clone(),
             json: json.clone(),
+            sent_crlf_free: sent_crlf_free.clone(),
         }
     }
 }

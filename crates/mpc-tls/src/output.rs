@@ -175,6 +175,12 @@ pub fn verifier_output(
         response_complete,
         order: order(&outcome.recording),
         json: Vec::new(),
+        // Proven in the statement (`response::crlf_free_spans`).
+        sent_crlf_free: verified
+            .request_crlf_free
+            .iter()
+            .map(|r| webproof_disclosure::disclosure::Range::new(r.start, r.end))
+            .collect(),
     })
 }
 

@@ -43,6 +43,13 @@
 //! the request: its ciphertext is the one the 2PC tagged, and another
 //! needs `H`.
 //!
+//! The hidden bytes of the request's heads (a cookie's value) are proven
+//! free of CR and LF the same way ([`ResponseClaim::request_crlf_free`],
+//! a byte class over the masked plaintext, `webproof_tlsproof::
+//! assert_byte_classes`), so the verifier can fix where each pipelined
+//! request ends and pair each response with its request
+//! (`webproof_disclosure::exchange`).
+//!
 //! # Attestations
 //! For an attestation the prover commits to the request and the response
 //! as proxy mode does (`webproof_attestation::commit`: leaves that
@@ -242,7 +249,7 @@ use webproof_mpc::tls12::KeyShares;
 use webproof_proxy::zk::{leaf_commitments, MAX_LEAVES};
 use webproof_tls::record::{content_type, Record};
 use webproof_tls::Recording;
-use webproof_tlsproof::{Aead, PlaintextClaim, RecordTag, SealedRecord};
+use webproof_tlsproof::{Aead, ByteClass, PlaintextClaim, RecordTag, SealedRecord};
 use webproof_zk::{Config, Prover, ProverBit, Verifier, VerifierBit};
 
 /// Most ranges one claim may reveal.
@@ -277,6 +284,11 @@ pub struct ResponseClaim {
     pub request_iv: Vec<u8>,
     /// Per revealed range of the request: its offset, its bytes.
     pub request: Vec<(usize, Vec<u8>)>,
+    /// Hidden ranges of the request (offset, length) the proof shows to
+    /// hold no CR or LF: the hidden bytes of its heads
+    /// (`webproof_disclosure::exchange::hidden_head_bytes`), so the
+    /// verifier can fix where each request ends and pair the responses.
+    pub request_crlf_free: Vec<(usize, usize)>,
     /// The leaves of the prover's transcript commitment, for an
     /// attestation (`webproof_attestation::commit`'s layout: the request's
     /// leaves, then the response's, each direction partitioned in order);
@@ -335,6 +347,7 @@ impl ResponseClaim {
             ranges: claim_ranges(&outcome.response, ranges, "response")?,
             request_iv: Vec::new(),
             request: Vec::new(),
+            request_crlf_free: Vec::new(),
             leaves: Vec::new(),
             leaf_hashes: Vec::new(),
             // The prover saw the close_notify ([`ProverOutcome::close_notify`])
@@ -357,6 +370,18 @@ impl ResponseClaim {
         ranges: &[Range<usize>],
     ) -> Result<Self> {
         self.request = claim_ranges(request, ranges, "request")?;
+        self.set_request_iv(outcome);
+        Ok(self)
+    }
+
+    /// The same claim proving `ranges` of the request (hidden bytes of its
+    /// heads) free of CR and LF: sorted, disjoint, non-empty, within it.
+    pub fn with_request_crlf_free(
+        mut self,
+        outcome: &ProverOutcome,
+        ranges: &[Range<usize>],
+    ) -> Result<Self> {
+        self.request_crlf_free = ranges.iter().map(|r| (r.start, r.len())).collect();
         self.set_request_iv(outcome);
         Ok(self)
     }
@@ -388,7 +413,9 @@ impl ResponseClaim {
 
     /// Whether the statement covers the request's records.
     fn uses_client_key(&self) -> bool {
-        !self.request.is_empty() || self.leaves.iter().any(|l| l.direction == LeafDir::Sent)
+        !self.request.is_empty()
+            || !self.request_crlf_free.is_empty()
+            || self.leaves.iter().any(|l| l.direction == LeafDir::Sent)
     }
 
     /// The leaves of `direction` and their hashes.
@@ -421,6 +448,7 @@ impl ResponseClaim {
             ranges: places(&self.ranges),
             request_iv: self.request_iv.clone(),
             request: places(&self.request),
+            request_crlf_free: self.request_crlf_free.clone(),
             leaves: self.leaves.clone(),
             leaf_hashes: self.leaf_hashes.clone(),
             close_notify: self.close_notify,
@@ -462,6 +490,8 @@ pub struct ClaimShape {
     pub request_iv: Vec<u8>,
     /// Per revealed range of the request: its offset and length.
     pub request: Vec<(usize, usize)>,
+    /// As [`ResponseClaim::request_crlf_free`].
+    pub request_crlf_free: Vec<(usize, usize)>,
     /// As [`ResponseClaim::leaves`].
     pub leaves: Vec<LeafRange>,
     /// As [`ResponseClaim::leaf_hashes`].
@@ -492,6 +522,7 @@ impl ClaimShape {
             ranges: zeros(&self.ranges),
             request_iv: self.request_iv.clone(),
             request: zeros(&self.request),
+            request_crlf_free: self.request_crlf_free.clone(),
             leaves: self.leaves.clone(),
             leaf_hashes: self.leaf_hashes.clone(),
             close_notify: self.close_notify,
@@ -521,8 +552,8 @@ impl ClaimShape {
     }
 
     /// `iv_len (1) || iv || ranges || request_iv_len (1) || request_iv ||
-    /// request ranges || leaves || close_notify (1) || bytes_commitment
-    /// (32)`, where ranges
+    /// request ranges || request line-end-free ranges || leaves ||
+    /// close_notify (1) || bytes_commitment (32)`, where ranges
     /// are `count (4) || per range: offset (4), len (4)` and leaves
     /// `count (4) || per leaf: direction (1: 0 request, 1 response), start
     /// (4), end (4), hash (32)`.
@@ -533,6 +564,7 @@ impl ClaimShape {
         v.push(self.request_iv.len() as u8);
         v.extend_from_slice(&self.request_iv);
         encode_places(&mut v, &self.request);
+        encode_places(&mut v, &self.request_crlf_free);
         v.extend_from_slice(&(self.leaves.len() as u32).to_be_bytes());
         for (l, h) in self.leaves.iter().zip(&self.leaf_hashes) {
             v.push(l.direction.to_byte());
@@ -552,6 +584,7 @@ impl ClaimShape {
         let ranges = r.places()?;
         let request_iv = r.iv()?;
         let request = r.places()?;
+        let request_crlf_free = r.places()?;
         let (leaves, leaf_hashes) = r.leaves()?;
         let close_notify = match r.take(1)?[0] {
             0 => false,
@@ -567,6 +600,7 @@ impl ClaimShape {
             ranges,
             request_iv,
             request,
+            request_crlf_free,
             leaves,
             leaf_hashes,
             close_notify,
@@ -662,6 +696,8 @@ pub struct VerifiedResponse {
     pub request_len: usize,
     /// The revealed ranges of the request, in the order claimed.
     pub request_ranges: Vec<RevealedRange>,
+    /// Hidden ranges of the request proven to hold no CR or LF.
+    pub request_crlf_free: Vec<Range<usize>>,
     /// The leaves of the prover's transcript commitment (empty: no
     /// attestation asked for), their layout checked against the
     /// recording's lengths.
@@ -859,6 +895,41 @@ fn record_claims(srv: &ServerRecords, ranges: &[(usize, Vec<u8>)]) -> Result<Vec
                 offset: pos - off,
                 bytes: bytes[pos - at..stop - at].to_vec(),
             });
+            pos = stop;
+        }
+    }
+    Ok(out)
+}
+
+/// Most ranges [`ResponseClaim::request_crlf_free`] may hold.
+pub const MAX_CRLF_FREE: usize = 4096;
+
+/// [`ResponseClaim::request_crlf_free`] as spans of the request's records:
+/// the ranges sorted, disjoint, non-empty and within its application data
+/// (the verifier's recording says where each record's bytes lie).
+fn crlf_free_spans(
+    cli: &ServerRecords,
+    ranges: &[(usize, usize)],
+) -> Result<Vec<(usize, Range<usize>)>> {
+    if ranges.len() > MAX_CRLF_FREE {
+        return Err(Error::Malformed("too many ranges free of line ends"));
+    }
+    let mut out = Vec::new();
+    let mut after = 0;
+    for &(at, len) in ranges {
+        let end = at
+            .checked_add(len)
+            .filter(|&e| len > 0 && at >= after && e <= cli.len)
+            .ok_or(Error::Malformed(
+                "ranges free of line ends must be non-empty, sorted, disjoint and within the request",
+            ))?;
+        after = end;
+        let mut pos = at;
+        while pos < end {
+            let k = cli.app.partition_point(|&(_, off, len)| off + len <= pos);
+            let (ri, off, len) = cli.app[k];
+            let stop = end.min(off + len);
+            out.push((ri, pos - off..stop - off));
             pos = stop;
         }
     }
@@ -1130,6 +1201,11 @@ async fn verify_statement_keys<C: RandomCotSender, T: Io>(
         ranges: placed(&claim.ranges),
         request_len,
         request_ranges: placed(&claim.request),
+        request_crlf_free: claim
+            .request_crlf_free
+            .iter()
+            .map(|&(at, n)| at..at + n)
+            .collect(),
         leaves: claim.leaves.clone(),
         leaf_hashes: claim.leaf_hashes.clone(),
         close_notify: claim.close_notify,
@@ -1290,6 +1366,23 @@ async fn statement<P: webproof_tlsproof::ZkParty<Bit = B>, B: Copy>(
         let sent = leaves_of(LeafDir::Sent);
         let claims = record_claims(&cli, &claim.request)?;
         direction(zk, aead, keys, &claim.request_iv, &cli, &claims, &sent).await?;
+        if !claim.request_crlf_free.is_empty() {
+            let class = ByteClass {
+                forbidden: vec![b'\n', b'\r'],
+                spans: crlf_free_spans(&cli, &claim.request_crlf_free)?,
+            };
+            webproof_tlsproof::assert_byte_classes(
+                zk,
+                aead,
+                &keys.key,
+                &claim.request_iv,
+                &cli.records,
+                &keys.masks,
+                &[class],
+            )
+            .await
+            .map_err(zk_err)?;
+        }
     }
     Ok((srv.len, cli.len))
 }

@@ -356,8 +356,21 @@ fn session(secret: u8) -> Session {
     assert_eq!(done.prover.response, world.response);
     let commitment = commitment(&world).expect("commitment");
     let (req_ranges, resp_ranges) = reveals(&world);
+    // The hidden cookie proven free of line ends, as the real prover does,
+    // so its frames carry those ranges too.
+    let shown: Vec<_> = req_ranges
+        .iter()
+        .map(|r| webproof_disclosure::disclosure::Range::new(r.start, r.end))
+        .collect();
+    let free: Vec<Range<usize>> =
+        webproof_disclosure::exchange::hidden_head_bytes(&world.request, &shown)
+            .iter()
+            .map(|r| r.start..r.end)
+            .collect();
+    assert!(!free.is_empty(), "the cookie is a hidden head byte run");
     let claim = ResponseClaim::new(&done.prover, &resp_ranges)
         .and_then(|c| c.with_request(&done.prover, &world.request, &req_ranges))
+        .and_then(|c| c.with_request_crlf_free(&done.prover, &free))
         .map(|c| c.with_commitment(&done.prover, &commitment))
         .expect("the claim");
     let blinders = webproof_disclosure::attest::blinders(&commitment);

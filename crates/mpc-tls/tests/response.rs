@@ -334,6 +334,7 @@ fn another_key_is_refused() {
         ranges: vec![(0, pt[..100].to_vec())],
         request_iv: Vec::new(),
         request: Vec::new(),
+        request_crlf_free: Vec::new(),
         leaves: Vec::new(),
         leaf_hashes: Vec::new(),
         close_notify: false,
@@ -766,6 +767,7 @@ fn prover_swapping_key_shares_is_refused() {
         ranges: vec![(0, pt[..100].to_vec())],
         request_iv: Vec::new(),
         request: Vec::new(),
+        request_crlf_free: Vec::new(),
         leaves: Vec::new(),
         leaf_hashes: Vec::new(),
         close_notify: false,
@@ -1016,6 +1018,68 @@ fn request_ranges_are_proven() {
         (v.request_ranges[1].offset, &v.request_ranges[1].bytes[..]),
         (11, &req[11..])
     );
+}
+
+/// Hidden request-head bytes (the padding header's value) proven free of
+/// CR and LF: the verifier ends with the ranges and fixes the request's
+/// extent; a range over a line end is refused by the proof, and malformed
+/// ranges before it.
+#[test]
+fn hidden_request_head_bytes_are_proven_free_of_line_ends() {
+    let req = request();
+    let value = req.windows(11).position(|w| w == b"X-Padding: ").unwrap() + 11;
+    let hidden = value..req.len() - 4;
+    let shown = [0..value, req.len() - 4..req.len()];
+    let claim_of = |outcome: &ProverOutcome, free: &[core::ops::Range<usize>]| {
+        ResponseClaim::new(outcome, &[0..15])
+            .unwrap()
+            .with_request(outcome, &req, &shown)
+            .unwrap()
+            .with_request_crlf_free(outcome, free)
+            .unwrap()
+    };
+    let s = session(45, ECDHE_ECDSA_AES128_GCM_SHA256, 2000);
+    let outcome = s.d.prover.clone();
+    let (p, v, _) = prove(
+        s,
+        &outcome,
+        &claim_of(&outcome, std::slice::from_ref(&hidden)),
+    );
+    p.unwrap();
+    let v = v.unwrap();
+    assert_eq!(v.request_crlf_free, vec![hidden.clone()]);
+    // The verifier's view fixes where the request ends.
+    let mut view: Vec<Option<u8>> = vec![None; req.len()];
+    for r in &shown {
+        for i in r.clone() {
+            view[i] = Some(req[i]);
+        }
+    }
+    let free = [webproof_disclosure::disclosure::Range::new(
+        hidden.start,
+        hidden.end,
+    )];
+    assert_eq!(
+        webproof_disclosure::exchange::framed_request_ends(&view, &free),
+        vec![req.len()]
+    );
+    // Over the head's last line end: the proof refuses it.
+    let s = session(46, ECDHE_ECDSA_AES128_GCM_SHA256, 2000);
+    let outcome = s.d.prover.clone();
+    refused(
+        s,
+        &outcome,
+        &claim_of(&outcome, &[hidden.start..req.len() - 2]),
+    );
+    // Out of order, or past the request: malformed, the statement stops
+    // on both sides (the prover's first, so the verifier sees it leave).
+    for bad in [vec![20..30, 10..15], vec![hidden.start..req.len() + 1]] {
+        let s = session(47, ECDHE_ECDSA_AES128_GCM_SHA256, 2000);
+        let outcome = s.d.prover.clone();
+        let (p, v, _) = prove(s, &outcome, &claim_of(&outcome, &bad));
+        assert!(matches!(p, Err(Error::Malformed(_))), "{bad:?}: {p:?}");
+        assert!(v.is_err(), "{bad:?}");
+    }
 }
 
 /// A request byte other than the one sent, or another client IV, is

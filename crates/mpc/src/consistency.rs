@@ -13,7 +13,8 @@
 //! reveal (the verifier's inputs, `Δ`), and the prover's audit. It does not
 //! own the session: which circuits, in which order, and which wires must be
 //! equal is the caller's (`mpc-tls`) business, and it must never reveal
-//! `Δ` before the proof is sealed.
+//! `Δ` before the proof is sealed. The audit replays OLE streams batch by
+//! batch ([`OleReplay`]), element-wise and bitwise batches alike.
 //!
 //! The protocol after the session, the security argument (why no circuit
 //! is proven again, what the audit catches), the arithmetic parts and
@@ -521,26 +522,137 @@ pub fn audit_ole_transcripts<F: OleField>(
     if batches.len() != sender_inputs.len() {
         return Err(Error::Malformed("OLE inputs for another number of batches"));
     }
-    let mut sender = OleSender::new(delta, stream);
-    let mut shares = Vec::with_capacity(batches.len());
-    for (b, a) in batches.iter().zip(sender_inputs) {
-        if b.macs.len() != a.len() * F::BITS {
+    let mut replay = OleReplay::new(delta, stream);
+    batches
+        .iter()
+        .zip(sender_inputs)
+        .map(|(b, a)| replay.elements(b, a))
+        .collect()
+}
+
+/// A batch of bitwise OLEs as the receiver saw it
+/// ([`crate::ole::OleReceiver::choose_bits_ahead`]): one OLE a COT, its
+/// input the COT's choice bit, so it sent nothing; the COT MACs and the
+/// sender's answer as received.
+#[derive(Clone, Debug, Default)]
+pub struct OleBitsTranscript {
+    /// The MACs given to [`crate::ole::OleReceiver::choose_bits_ahead`].
+    pub macs: Vec<Block>,
+    /// The sender's message ([`OleSender::respond_bits_ahead`]).
+    pub response: Vec<u8>,
+}
+
+/// One batch of an OLE stream, of either kind a stream may run.
+#[derive(Clone, Debug)]
+pub enum OleStreamBatch {
+    /// Gilboa's OLEs, [`OleField::BITS`] COTs an element; the sender's
+    /// inputs are one element per OLE.
+    Elements(OleTranscript),
+    /// Bitwise OLEs, one a COT; the sender's inputs are one element per
+    /// COT (the multiples [`OleSender::respond_bits_ahead`] took).
+    Bits(OleBitsTranscript),
+}
+
+/// The prover's replay of one OLE stream once `Δ` is known, batch by
+/// batch in the order they ran (each takes the stream's next COT indices,
+/// so its hash tweaks, as the sender's did). A caller whose honest sender
+/// inputs depend on earlier batches' sender shares (the ChaCha20 record's
+/// hidden ciphertext, [`crate::chacha::audit_oles`]) computes them between
+/// the batches.
+pub struct OleReplay {
+    delta: Block,
+    sender: OleSender,
+}
+
+impl OleReplay {
+    /// The replay of stream `stream` under the revealed `Δ`, from its
+    /// first batch.
+    pub fn new(delta: Block, stream: u64) -> Self {
+        OleReplay {
+            delta,
+            sender: OleSender::new(delta, stream),
+        }
+    }
+
+    /// The sender's keys of the COTs whose MACs are `macs`: the prover
+    /// knows both once `Δ` is (`K = M ⊕ lsb(M)·Δ`).
+    fn keys(&self, macs: &[Block]) -> Vec<Block> {
+        macs.iter()
+            .map(|&m| m ^ Block::select(m.lsb(), self.delta))
+            .collect()
+    }
+
+    /// The next batch, Gilboa's OLEs on the sender's inputs `inputs`: the
+    /// honest answer for them must begin the answer received (an A2M
+    /// answer carries more after it). Returns the sender's shares, one an
+    /// OLE.
+    pub fn elements<F: OleField>(&mut self, batch: &OleTranscript, inputs: &[F]) -> Result<Vec<F>> {
+        if batch.macs.len() != inputs.len() * F::BITS {
             return Err(Error::Malformed("OLE inputs of the wrong length"));
         }
-        let keys: Vec<Block> = b
-            .macs
-            .iter()
-            .map(|&m| m ^ Block::select(m.lsb(), delta))
-            .collect();
-        let (u, msg) = sender.respond(&keys, a, &b.flips)?;
-        if b.response.get(..msg.len()) != Some(&msg[..]) {
+        let keys = self.keys(&batch.macs);
+        let (u, msg) = self.sender.respond(&keys, inputs, &batch.flips)?;
+        if batch.response.get(..msg.len()) != Some(&msg[..]) {
             return Err(Error::VerifierCheated(
                 "an OLE answer differs from the honest one for the revealed inputs",
             ));
         }
-        shares.push(u);
+        Ok(u)
     }
-    Ok(shares)
+
+    /// The next batch, bitwise OLEs on the sender's per-COT elements
+    /// `multiples`: the answer received must be the honest one exactly
+    /// (the receiver refuses any other length). Returns the sender's
+    /// shares, one a COT. A bitwise answer that deviates in one element
+    /// counts only when that COT's choice bit is 1, which makes it a
+    /// selective failure on the receiver's input: this replay is what
+    /// catches it.
+    pub fn bits<F: OleField>(
+        &mut self,
+        batch: &OleBitsTranscript,
+        multiples: &[F],
+    ) -> Result<Vec<F>> {
+        if batch.macs.len() != multiples.len() {
+            return Err(Error::Malformed("bitwise OLE inputs of the wrong length"));
+        }
+        let keys = self.keys(&batch.macs);
+        let (u, msg) = self.sender.respond_bits_ahead(&keys, multiples)?;
+        if batch.response != msg {
+            return Err(Error::VerifierCheated(
+                "a bitwise OLE answer differs from the honest one for the sender's inputs",
+            ));
+        }
+        Ok(u)
+    }
+
+    /// The next batch of either kind ([`Self::elements`], [`Self::bits`]).
+    pub fn batch<F: OleField>(&mut self, batch: &OleStreamBatch, inputs: &[F]) -> Result<Vec<F>> {
+        match batch {
+            OleStreamBatch::Elements(b) => self.elements(b, inputs),
+            OleStreamBatch::Bits(b) => self.bits(b, inputs),
+        }
+    }
+}
+
+/// [`audit_ole_transcripts`] for a stream that also ran bitwise batches:
+/// `sender_inputs[j]` are the verifier's revealed inputs of batch `j`
+/// (as [`OleSender::inputs`] logs them: an element per OLE, or per COT
+/// for a bitwise batch). Returns the verifier's shares of each batch.
+pub fn audit_ole_stream<F: OleField>(
+    delta: Block,
+    stream: u64,
+    batches: &[OleStreamBatch],
+    sender_inputs: &[Vec<F>],
+) -> Result<Vec<Vec<F>>> {
+    if batches.len() != sender_inputs.len() {
+        return Err(Error::Malformed("OLE inputs for another number of batches"));
+    }
+    let mut replay = OleReplay::new(delta, stream);
+    batches
+        .iter()
+        .zip(sender_inputs)
+        .map(|(b, a)| replay.batch(b, a))
+        .collect()
 }
 
 /// The verifier's reveal of bits (its inputs to circuits): `u32` group
@@ -662,4 +774,111 @@ pub fn check_delta(msg: &[u8], macs: &[Block]) -> Result<Block> {
         }
     }
     Ok(delta)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::field::Poly1305Field as F;
+    use crate::ole::OleReceiver;
+    use rand::SeedableRng;
+    use webproof_core::cot::ideal;
+    use webproof_core::{memory_duplex, Channel};
+
+    fn cots(seed: u64, n: usize) -> (Block, Vec<Block>, Vec<Block>) {
+        let (mut s, mut r) = ideal::pair(seed);
+        let (a, b) = memory_duplex();
+        let (mut ca, mut cb) = (Channel::new(a), Channel::new(b));
+        let (mut k, mut m) = (Vec::new(), Vec::new());
+        futures::executor::block_on(async {
+            s.extend(&mut ca, n, &mut k).await.unwrap();
+            r.extend(&mut cb, n, &mut m).await.unwrap();
+        });
+        (s.delta(), k, m)
+    }
+
+    /// A stream of element-wise, bitwise and element-wise batches, as the
+    /// sender ran it, and the sender's inputs it revealed and its shares.
+    struct Stream {
+        delta: Block,
+        batches: Vec<OleStreamBatch>,
+        revealed: Vec<Vec<F>>,
+        shares: Vec<Vec<F>>,
+    }
+
+    fn stream(spoil_bits: Option<usize>) -> Stream {
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(21);
+        let (delta, keys, macs) = cots(22, 2 * 130 + 60 + 130);
+        let (mut s, mut r) = (OleSender::new(delta, 5), OleReceiver::new(5));
+        let mut out = Stream {
+            delta,
+            batches: Vec::new(),
+            revealed: Vec::new(),
+            shares: Vec::new(),
+        };
+        let m: Vec<F> = (0..60).map(|_| F::random(&mut rng)).collect();
+        // Gilboa's OLEs on COTs `lo..lo + 130·n`.
+        let mut elements = |s: &mut OleSender, r: &mut OleReceiver, lo: usize, n: usize| {
+            let a: Vec<F> = (0..n).map(|_| F::random(&mut rng)).collect();
+            let b: Vec<F> = (0..n).map(|_| F::random(&mut rng)).collect();
+            let m = &macs[lo..lo + 130 * n];
+            let (pending, flips) = r.choose(m, &b).unwrap();
+            let (u, response) = s.respond(&keys[lo..lo + 130 * n], &a, &flips).unwrap();
+            pending.finish(&response).unwrap();
+            let t = OleTranscript {
+                macs: m.to_vec(),
+                flips,
+                response,
+            };
+            (OleStreamBatch::Elements(t), a, u)
+        };
+        let push = |out: &mut Stream, (b, a, u): (OleStreamBatch, Vec<F>, Vec<F>)| {
+            out.batches.push(b);
+            out.revealed.push(a);
+            out.shares.push(u);
+        };
+        push(&mut out, elements(&mut s, &mut r, 0, 2));
+        let pending = r.choose_bits_ahead::<F>(&macs[260..320]).unwrap();
+        let (u, mut response) = s.respond_bits_ahead(&keys[260..320], &m).unwrap();
+        if let Some(j) = spoil_bits {
+            response[F::BYTES * j] ^= 1;
+        }
+        pending.finish(&response).unwrap();
+        let t = OleBitsTranscript {
+            macs: macs[260..320].to_vec(),
+            response,
+        };
+        push(&mut out, (OleStreamBatch::Bits(t), m, u));
+        push(&mut out, elements(&mut s, &mut r, 320, 1));
+        out
+    }
+
+    /// The replay follows the stream through batches of both kinds: the
+    /// verifier's shares come out as it had them, and the batch after a
+    /// bitwise one is replayed under the right tweaks.
+    #[test]
+    fn mixed_stream_replays() {
+        let s = stream(None);
+        let shares = audit_ole_stream(s.delta, 5, &s.batches, &s.revealed).unwrap();
+        assert_eq!(shares, s.shares);
+        // Another stream, a batch left out, the wrong kind of inputs.
+        assert!(audit_ole_stream(s.delta, 6, &s.batches, &s.revealed).is_err());
+        assert!(audit_ole_stream(s.delta, 5, &s.batches[1..], &s.revealed[1..]).is_err());
+        assert!(audit_ole_stream(s.delta, 5, &s.batches[..1], &s.revealed[1..2]).is_err());
+    }
+
+    /// A bitwise answer off in one element, or a reveal off in one, is
+    /// the verifier's cheat.
+    #[test]
+    fn deviating_bitwise_answer_or_reveal_is_caught() {
+        for j in [0, 59] {
+            let s = stream(Some(j));
+            let r = audit_ole_stream(s.delta, 5, &s.batches, &s.revealed);
+            assert!(matches!(r, Err(Error::VerifierCheated(_))), "{j}: {r:?}");
+        }
+        let mut s = stream(None);
+        s.revealed[1][7] = s.revealed[1][7] + F::ONE;
+        let r = audit_ole_stream(s.delta, 5, &s.batches, &s.revealed);
+        assert!(matches!(r, Err(Error::VerifierCheated(_))), "{r:?}");
+    }
 }

@@ -22,7 +22,8 @@
 //!   and Roy), 24 bytes and 5 control bits per AND (half-gates took 32).
 //! - [`output`]: decoding information (permute bits).
 //! - [`transfer`]: chosen-input labels from random COT with the same `Δ`.
-//! - [`field`]: the base fields of P-256 and Curve25519, and GF(2^128).
+//! - [`field`]: the base fields of P-256 and Curve25519, Poly1305's
+//!   `2^130 - 5`, and GF(2^128).
 //! - [`ole`]: Gilboa OLE from random COT (one COT per bit of the prover's
 //!   input), batched, one round trip.
 //! - [`convert`]: share conversions A2M and M2A over OLE.
@@ -52,6 +53,10 @@
 //!   shares of the application keys and IVs, in four steps.
 //! - [`record`]: AES-GCM records in 2PC: the keystream to the prover, the
 //!   tag from shares of the powers of the GHASH key.
+//! - [`chacha`]: ChaCha20-Poly1305 records in 2PC (TLS 1.2 and 1.3): the
+//!   keystream and a multiplicative share of `r` from one circuit, the
+//!   powers of `r` by M2A over `2^130 - 5`, the tag finished in a small
+//!   circuit; the ciphertext optionally hidden from the verifier.
 //! - [`consistency`]: the malicious-security layer (garble-then-prove):
 //!   labels and OLE inputs imported into a sealed QuickSilver proof as
 //!   authenticated bits (the circuits chained consistently, the caller's
@@ -65,6 +70,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod chacha;
 pub mod consistency;
 pub mod convert;
 pub mod dual;

@@ -22,12 +22,19 @@
 //!
 //! One round trip for a whole batch; per OLE the receiver sends `BITS`
 //! bits and the sender `BITS` elements (P-256: 32 B + 8 KiB; GF(2^128):
-//! 16 B + 2 KiB). The bulk goes verifier → prover.
+//! 16 B + 2 KiB; Poly1305's `2^130 - 5`: 17 B + 2,210 B). The bulk goes
+//! verifier → prover.
+//!
+//! Bitwise OLEs ([`OleSender::respond_bits_ahead`]) stop before step 3's
+//! sum: one element per COT, the receiver's input its choice bit, answered
+//! ahead; the caller combines the per-bit shares (a product with an
+//! input that is XOR-masked in public, [`crate::chacha`]).
 //!
 //! `H` is the TCCR hash of [`crate::hash`] over fixed-key AES under its own
 //! key (so its tweaks never meet the garbling's), with tweak `(stream,
-//! COT index, j)`; a prime-field element takes four hash blocks (512 bits,
-//! reduced: within `2^-256` of uniform), a GF(2^128) element one. Both
+//! COT index, j)`; a 256-bit prime-field element takes four hash blocks
+//! (512 bits, reduced: within `2^-256` of uniform), a Poly1305 element
+//! three (within `2^-254`), a GF(2^128) element one. Both
 //! parties count COTs in the same order, so tweaks agree without being
 //! sent; each `(Δ, stream)` pair must be used by one sender/receiver pair
 //! only.
@@ -46,13 +53,14 @@
 //!   malicious receiver may input any `b`. Those are input-consistency
 //!   faults the later consistency check must catch (see [`crate::ectf`]):
 //!   [`crate::consistency::audit_ole`] recomputes every answer once `Δ`
-//!   is revealed, and [`crate::consistency::import_ole_inputs`] makes the
+//!   is revealed ([`crate::consistency::OleReplay`] for streams with
+//!   bitwise batches), and [`crate::consistency::import_ole_inputs`] makes the
 //!   receiver's inputs authenticated bits the proof can tie to their
 //!   sources.
 //!   Each COT must serve one OLE bit once.
 
 use crate::error::{Error, Result};
-use crate::field::{Fp, Gf128};
+use crate::field::{Fp, Gf128, Poly1305Field};
 use crate::hash::sigma;
 use core::fmt::Debug;
 use core::ops::{Add, Mul, Neg, Sub};
@@ -186,6 +194,53 @@ impl OleField for Gf128 {
     }
     fn random<R: RngCore + ?Sized>(rng: &mut R) -> Self {
         Gf128::random(rng)
+    }
+    fn inverse(&self) -> Option<Self> {
+        self.invert()
+    }
+}
+
+impl OleField for Poly1305Field {
+    // 130 bits: one COT per bit of a canonical value, none spent on bits
+    // that are always zero.
+    const BITS: usize = 130;
+    const BYTES: usize = Poly1305Field::BYTES;
+    // 384 hash bits reduced: within 2^-254 of uniform.
+    const HASH_BLOCKS: usize = 3;
+
+    fn zero() -> Self {
+        Poly1305Field::ZERO
+    }
+    fn one() -> Self {
+        Poly1305Field::ONE
+    }
+    fn decompose(&self) -> Vec<bool> {
+        (0..Self::BITS).map(|i| self.bit(i)).collect()
+    }
+    fn basis_multiples(&self) -> Vec<Self> {
+        let mut out = Vec::with_capacity(Self::BITS);
+        let mut x = *self;
+        for _ in 0..Self::BITS {
+            out.push(x);
+            x = x + x;
+        }
+        out
+    }
+    fn from_hash(blocks: &[Block]) -> Self {
+        let mut b = [0u8; 48];
+        for (o, h) in b.chunks_mut(16).zip(blocks) {
+            o.copy_from_slice(&h.to_bytes());
+        }
+        Poly1305Field::from_hash_bytes(&b)
+    }
+    fn encode(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.to_le17());
+    }
+    fn decode(bytes: &[u8]) -> Option<Self> {
+        Poly1305Field::from_le17(bytes)
+    }
+    fn random<R: RngCore + ?Sized>(rng: &mut R) -> Self {
+        Poly1305Field::random(rng)
     }
     fn inverse(&self) -> Option<Self> {
         self.invert()
@@ -344,6 +399,87 @@ impl OleSender {
         inputs: &[F],
     ) -> Result<(Vec<F>, Vec<u8>)> {
         self.respond(keys, inputs, &vec![0u8; flips_len::<F>(inputs.len())])
+    }
+}
+
+impl OleSender {
+    /// One random OLE *per COT*, answered ahead: for COT `t` (key
+    /// `keys[t]`) the element `multiples[t]`; the receiver's input is the
+    /// COT's choice bit `χ_t`, and the shares `u_t + v_t = χ_t·multiples[t]`
+    /// are kept apart instead of summed over an element's bits
+    /// ([`OleReceiver::choose_bits_ahead`]). A caller that makes
+    /// `multiples` the `a·2^k` of one element has Gilboa's OLE bit by bit:
+    /// with public bits `D_k` later, `Σ_k (1 − 2D_k)·share_k` is a share
+    /// of `a·Σ_k 2^k·(χ_k ⊕ D_k)`, a product with an XOR-masked input.
+    /// Returns the sender's shares and the message (one element a COT).
+    pub fn respond_bits_ahead<F: OleField>(
+        &mut self,
+        keys: &[Block],
+        multiples: &[F],
+    ) -> Result<(Vec<F>, Vec<u8>)> {
+        if keys.len() != multiples.len() {
+            return Err(Error::Malformed("one COT per bitwise OLE"));
+        }
+        let first = take_range(&mut self.next, keys.len())?;
+        let ones: Vec<Block> = keys.iter().map(|&k| k ^ self.delta).collect();
+        let h0 = self.hash.elements::<F>(keys, first);
+        let h1 = self.hash.elements::<F>(&ones, first);
+        let mut msg = Vec::with_capacity(keys.len() * F::BYTES);
+        let mut shares = Vec::with_capacity(keys.len());
+        let mut enc = Vec::with_capacity(keys.len() * F::BYTES);
+        for ((&m, h0), h1) in multiples.iter().zip(h0).zip(h1) {
+            (h0 + m - h1).encode(&mut msg);
+            shares.push(-h0);
+            m.encode(&mut enc);
+        }
+        self.inputs.push(enc);
+        Ok((shares, msg))
+    }
+}
+
+/// A receiver's batch of bitwise random OLEs
+/// ([`OleReceiver::choose_bits_ahead`]) waiting for the sender's message.
+#[derive(Debug)]
+pub struct PendingBits<F: OleField> {
+    bits: Vec<bool>,
+    pads: Vec<F>,
+}
+
+impl<F: OleField> PendingBits<F> {
+    /// The receiver's inputs: its COT choice bits.
+    pub fn choices(&self) -> &[bool] {
+        &self.bits
+    }
+
+    /// The receiver's shares `v_t`, one a COT, from the sender's message
+    /// ([`OleSender::respond_bits_ahead`]); any other length or a
+    /// non-canonical element is refused.
+    pub fn finish(self, msg: &[u8]) -> Result<Vec<F>> {
+        if msg.len() != self.bits.len() * F::BYTES {
+            return Err(Error::Malformed("bitwise OLE response of the wrong length"));
+        }
+        msg.chunks(F::BYTES)
+            .zip(self.bits.iter().zip(self.pads))
+            .map(|(c, (&b, pad))| {
+                let c =
+                    F::decode(c).ok_or(Error::Malformed("OLE response element not canonical"))?;
+                let b = if b { F::one() } else { F::zero() };
+                Ok(pad + b * c)
+            })
+            .collect()
+    }
+}
+
+impl OleReceiver {
+    /// Start a batch of bitwise random OLEs on `macs` (one a COT, the
+    /// receiver's inputs its choice bits, so nothing is sent;
+    /// [`OleSender::respond_bits_ahead`]).
+    pub fn choose_bits_ahead<F: OleField>(&mut self, macs: &[Block]) -> Result<PendingBits<F>> {
+        let first = take_range(&mut self.next, macs.len())?;
+        Ok(PendingBits {
+            bits: macs.iter().map(|m| m.lsb()).collect(),
+            pads: self.hash.elements::<F>(macs, first),
+        })
     }
 }
 
@@ -551,6 +687,58 @@ mod tests {
         for i in 0..6 {
             assert_eq!(u[i] + v[i], a[i] * b[i]);
         }
+    }
+
+    /// Poly1305's field: products with the edge values, 130 COTs an OLE
+    /// and 17 bytes an element.
+    #[test]
+    fn poly1305_field_products() {
+        type F = Poly1305Field;
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(6);
+        let mut a: Vec<F> = (0..5).map(|_| F::random(&mut rng)).collect();
+        let mut b: Vec<F> = (0..5).map(|_| F::random(&mut rng)).collect();
+        a[0] = -F::ONE;
+        b[0] = -F::ONE;
+        b[1] = F::ZERO;
+        a[2] = F::ZERO;
+        assert_eq!(cots_needed::<F>(5), 650);
+        assert_eq!(response_len::<F>(1), 130 * 17);
+        let (u, v) = roundtrip(7, &a, &b);
+        for i in 0..5 {
+            assert_eq!(u[i] + v[i], a[i] * b[i]);
+        }
+    }
+
+    /// Bitwise random OLEs: each COT's shares add up to its choice bit
+    /// times its element; a response of another length or with a
+    /// non-canonical element is refused; the batch advances the tweaks.
+    #[test]
+    fn bitwise_products() {
+        type F = Poly1305Field;
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(7);
+        let (delta, keys, macs) = cots(11, 300);
+        let mut s = OleSender::new(delta, 3);
+        let mut r = OleReceiver::new(3);
+        let m: Vec<F> = (0..200).map(|_| F::random(&mut rng)).collect();
+        let pending = r.choose_bits_ahead::<F>(&macs[..200]).unwrap();
+        let chi = pending.choices().to_vec();
+        assert!(chi.iter().any(|&b| b) && chi.iter().any(|&b| !b));
+        let (u, msg) = s.respond_bits_ahead(&keys[..200], &m).unwrap();
+        assert_eq!(msg.len(), 200 * 17);
+        let v = pending.finish(&msg).unwrap();
+        for t in 0..200 {
+            let want = if chi[t] { m[t] } else { F::ZERO };
+            assert_eq!(u[t] + v[t], want, "{t}");
+        }
+        // Refusals.
+        let p = r.choose_bits_ahead::<F>(&macs[200..250]).unwrap();
+        let (_, mut msg) = s.respond_bits_ahead(&keys[200..250], &m[..50]).unwrap();
+        msg[16] = 0xff;
+        assert!(p.finish(&msg).is_err());
+        let p = r.choose_bits_ahead::<F>(&macs[250..300]).unwrap();
+        let (_, msg) = s.respond_bits_ahead(&keys[250..300], &m[..50]).unwrap();
+        assert!(p.finish(&msg[1..]).is_err());
+        assert!(s.respond_bits_ahead(&keys[..3], &m[..2]).is_err());
     }
 
     #[test]

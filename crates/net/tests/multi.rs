@@ -57,6 +57,13 @@ async fn three_requests_on_one_connection() {
             ]
         );
         assert!(e.iter().all(|e| e.status == Some(200)), "{e:?}");
+        // The pairing past request 1 rests on its hidden cookie being
+        // proven free of line ends; without that proof nothing after it is
+        // paired.
+        assert!(!vout.sent_crlf_free.is_empty());
+        let mut unproven = vout.clone();
+        unproven.sent_crlf_free.clear();
+        assert!(unproven.exchanges()[1].response.is_none());
         // Each value is attributed to the exchange it came from.
         assert_eq!(vout.json.len(), 2);
         let at = |k: usize| exchange_of(&e, Direction::Received, vout.json[k].value);
@@ -117,8 +124,9 @@ async fn limits_are_checked_before_the_session() {
 
 /// MPC mode pipelines: every request in one flight (the prover cannot read
 /// a response before the session ends), the responses read until the
-/// server closes after the last. With the request heads revealed the
-/// verifier splits the one run of requests by their framing.
+/// server closes after the last. With the request heads revealed but a
+/// cookie, whose bytes the proof shows free of line ends, the verifier
+/// splits the one run of requests by their framing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mpc_mode_pipelines_the_requests() {
     let s = fixture().await;
@@ -126,6 +134,7 @@ async fn mpc_mode_pipelines_the_requests() {
     let (addr, v) = verifier(quick_config(roots(&ca))).await;
     let mut o = options(&addr, "localhost", s.fixture.addr.port(), "/json", &ca);
     o.mode = webproof_net::Mode::Mpc;
+    o.headers.push(("Cookie".into(), "session=secret-1".into()));
     o.next = vec![
         HttpRequest {
             method: "POST".into(),
@@ -154,6 +163,8 @@ async fn mpc_mode_pipelines_the_requests() {
     );
     assert!(vout.received.text.contains("\"body\":\"piped\""));
     assert!(vout.received.text.ends_with("</html>\n"));
+    assert!(!vout.sent.text.contains("secret-1"));
+    assert!(!vout.sent_crlf_free.is_empty());
 }
 
 /// MPC mode: a server that closes after the first of the pipelined

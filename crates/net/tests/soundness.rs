@@ -688,6 +688,57 @@ fn honest_sessions_pass_and_the_oracle_catches_lies() {
     let mut lie = acc.clone();
     lie.proven.recv.commitments[0][0] ^= 1;
     assert_eq!(oracle::check(s, &a, &lie, &w.key, &mut checked).len(), 1);
+    // The request's credentials are hidden, yet its end is fixed (their
+    // bytes proven free of line ends); a line end said free is a lie.
+    assert!(!acc.output.sent_crlf_free.is_empty());
+    assert_eq!(
+        webproof_disclosure::exchange::framed_request_ends(
+            &acc.output.sent.view(),
+            &acc.output.sent_crlf_free
+        ),
+        vec![s.request.len()]
+    );
+    let mut lie = acc.clone();
+    let at = s.request.windows(2).position(|x| x == b"\r\n").unwrap();
+    lie.output.sent_crlf_free = vec![webproof_proxy::Range::new(at, at + 2)];
+    assert!(!oracle::check(s, &a, &lie, &w.key, &mut checked).is_empty());
+}
+
+/// A plan that claims a request's line ends free of CR and LF (so a hidden
+/// header value could pass for one line while holding a whole request) is
+/// refused by the proof, in every suite.
+#[test]
+fn line_ends_claimed_free_of_line_ends_are_refused() {
+    use plan::RangeOp;
+    let w = World::new(&[Fixture::Plain]);
+    for (suite, [s, _]) in w.sessions.iter().enumerate() {
+        let at = s.request.windows(2).position(|x| x == b"\r\n").unwrap();
+        let c = Case {
+            name: format!("crlf-free over a line end {}", s.suite),
+            seed: 40 + suite as u64,
+            suite,
+            scenario: Scenario {
+                reveal: Reveal::HideSecrets,
+                attest: None,
+                reveal_unproven: false,
+                json: &[],
+            },
+            adaptive: false,
+            // Only the line end, so the list stays well-formed and the
+            // proof is what refuses it.
+            mutations: vec![
+                Mutation::CrlfFree(RangeOp::Clear),
+                Mutation::CrlfFree(RangeOp::Push(webproof_proxy::Range::new(at, at + 2))),
+            ],
+        };
+        let (c, a) = build(&w, c.seed, Some((&c, &c.mutations)));
+        // One suite on the production stack, the rest on the ideal party.
+        let real = (suite == 0).then_some(Backend::Production);
+        match run_case(&w, &c, &a, real) {
+            Outcome::Refused(r) => assert_eq!(r.stage, "proof", "{}: {r:?}", c.name),
+            other => panic!("{}: {other:?}", c.name),
+        }
+    }
 }
 
 /// Review finding 2 through the harness: client records the server would

@@ -165,6 +165,7 @@ pub(crate) fn output(
         response_complete: crate::http::response_completeness(received_view, close_notify),
         order: data.order(),
         json: Vec::new(),
+        sent_crlf_free: Vec::new(),
     })
 }
 

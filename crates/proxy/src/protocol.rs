@@ -46,8 +46,8 @@ use serde::{Deserialize, Serialize};
 
 /// The protocol version spoken by this crate; a peer of another version is
 /// refused at the hello. `docs/protocol/versions.md` says what each version
-/// changed (28: MPC mode discloses the revealed bytes after its audit).
-pub const PROTOCOL_VERSION: u16 = 28;
+/// changed (29: hidden request-head bytes proven free of line ends).
+pub const PROTOCOL_VERSION: u16 = 29;
 /// Largest control message (JSON) accepted by default. The prover's
 /// `Proof` is the largest: for a 16 MiB response its plan holds about
 /// 1,000 record layouts (40 bytes each) and, with an attestation, one leaf
@@ -509,6 +509,7 @@ mod tests {
                 response_complete: webproof_attestation::Completeness::Complete,
                 order: Vec::new(),
                 json: Vec::new(),
+                sent_crlf_free: Vec::new(),
             };
             let verdict = encode(&VerifierMsg::Verdict {
                 result: Ok(out.digested()),

@@ -80,6 +80,8 @@ pub fn conclude_zk(
     // JSON paths: the skeleton on the verified view, with the hidden bytes
     // the proof constrained.
     out.json = crate::json::verify_claims(&view.sent, &view.received, &plan.json)?;
+    // Proven by the statement's byte class ([`zk::zk_statement`]).
+    out.sent_crlf_free = plan.sent_crlf_free.clone();
     let signed = match (attestation_key, plan.commitments.is_empty()) {
         (Some(key), false) => Some(crate::attest::issue(
             key,

@@ -80,7 +80,24 @@ pub struct ZkPlan {
     /// each claim on its view after the proof.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub json: Vec<JsonClaim>,
+    /// Hidden ranges of the sent application data to prove free of CR and
+    /// LF (sorted, disjoint, at most [`MAX_CRLF_FREE`]): the hidden bytes
+    /// of the request heads
+    /// ([`webproof_disclosure::exchange::hidden_head_bytes`]), so the
+    /// verifier can fix where each request ends without seeing them and
+    /// pair each response with its request. A byte-class constraint of the
+    /// statement; a range the prover leaves out only leaves the pairing
+    /// past it unknown.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sent_crlf_free: Vec<Range>,
 }
+
+/// Most ranges [`ZkPlan::sent_crlf_free`] may hold: two per header line of
+/// every request is far more than any session needs.
+pub const MAX_CRLF_FREE: usize = 4096;
+
+/// What a hidden request-head byte may not be.
+const CRLF: [u8; 2] = [b'\n', b'\r'];
 
 /// The verifier's view after a successful proof: application data with
 /// undisclosed bytes as `None`.
@@ -255,6 +272,7 @@ pub fn plan(
         client_verify_data,
         commitments: Vec::new(),
         json: Vec::new(),
+        sent_crlf_free: Vec::new(),
     })
 }
 
@@ -376,6 +394,27 @@ fn map_onto_records(
         offset = end;
     }
     out
+}
+
+/// [`ZkPlan::sent_crlf_free`] is sorted, disjoint, non-empty ranges within
+/// the sent data's `total` bytes, at most [`MAX_CRLF_FREE`] of them.
+fn check_crlf_free(ranges: &[Range], total: usize) -> Result<()> {
+    if ranges.len() > MAX_CRLF_FREE {
+        return Err(bad(format!(
+            "the plan proves {} ranges free of line ends (at most {MAX_CRLF_FREE})",
+            ranges.len()
+        )));
+    }
+    let mut after = 0;
+    for r in ranges {
+        if r.start < after || r.end <= r.start || r.end > total {
+            return Err(bad(
+                "ranges proven free of line ends must be non-empty, sorted, disjoint and within the sent data",
+            ));
+        }
+        after = r.end;
+    }
+    Ok(())
 }
 
 /// Per direction: the statement records' indices, in order.
@@ -559,6 +598,18 @@ pub fn zk_statement(statement: &SessionStatement, plan: &ZkPlan) -> Result<tp::S
             byte_classes.push(tp::ByteClass {
                 forbidden: forbidden.to_vec(),
                 spans: map_onto_records(list, &record_data),
+            });
+        }
+        if d == 0 && !plan.sent_crlf_free.is_empty() {
+            check_crlf_free(&plan.sent_crlf_free, app_total)?;
+            if matches!(disclosure, tp::Disclosure::Key) {
+                return Err(bad(
+                    "the plan proves hidden request bytes of a request revealed whole",
+                ));
+            }
+            byte_classes.push(tp::ByteClass {
+                forbidden: CRLF.to_vec(),
+                spans: map_onto_records(&plan.sent_crlf_free, &record_data),
             });
         }
         directions.push(tp::DirectionStatement {
@@ -844,6 +895,7 @@ mod tests {
             client_verify_data: vec![7; 12],
             commitments: Vec::new(),
             json: Vec::new(),
+            sent_crlf_free: Vec::new(),
         }
     }
 
@@ -993,6 +1045,7 @@ mod tests {
             client_verify_data: Vec::new(),
             commitments: Vec::new(),
             json: Vec::new(),
+            sent_crlf_free: Vec::new(),
         };
         zk_statement(&s, &plan(4, 6)).unwrap();
         for (a, b) in [(5, 6), (4, 8), (usize::MAX, 6), (4, usize::MAX)] {

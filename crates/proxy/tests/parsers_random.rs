@@ -102,6 +102,7 @@ fn control_messages_random_and_mutated() {
             hidden_strings: vec![Range::new(30, 32)],
             hidden_tokens: vec![],
         }],
+        sent_crlf_free: Vec::new(),
     };
     let seeds: Vec<Vec<u8>> = vec![
         protocol::encode(&ProverMsg::Hello {

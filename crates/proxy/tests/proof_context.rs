@@ -34,6 +34,7 @@ fn plan() -> ZkPlan {
             hidden_strings: vec![],
             hidden_tokens: vec![],
         }],
+        sent_crlf_free: Vec::new(),
     }
 }
 

@@ -56,6 +56,18 @@ impl StoredResult {
         m.insert("mode".into(), self.mode.clone().into());
         m.insert("server_name".into(), self.server_name.clone().into());
         m.insert("output".into(), self.output.clone());
+        // The exchanges (which response answers which request), computed
+        // from the stored output as the verifier's own output computes them.
+        if let Ok(o) = serde_json::from_value::<webproof_proxy::VerifierOutput>(self.output.clone())
+        {
+            let exchanges = o.exchanges();
+            if exchanges.len() > 1 {
+                m.insert(
+                    "exchanges".into(),
+                    serde_json::to_value(exchanges).expect("exchanges serialize"),
+                );
+            }
+        }
         m.insert(
             "attestation".into(),
             match &self.attestation {
@@ -317,4 +329,72 @@ pub fn now_ms() -> i64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as i64)
         .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use webproof_attestation::{Completeness, OrderSpan};
+    use webproof_proxy::disclosure::DisclosedData;
+    use webproof_proxy::{CipherSuite, Direction, KxGroup, ProofKind, TlsVersion, VerifierOutput};
+
+    /// A stored result of two requests lists its exchanges, each response
+    /// with the request it answers; a result of one lists none.
+    #[test]
+    fn results_list_their_exchanges() {
+        let q = b"GET /a HTTP/1.1\r\nHost: h\r\n\r\nGET /b HTTP/1.1\r\nHost: h\r\n\r\n";
+        let r = b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\naHTTP/1.1 404 No\r\nContent-Length: 0\r\n\r\n";
+        let full =
+            |d: &[u8]| DisclosedData::from_view(&d.iter().map(|&b| Some(b)).collect::<Vec<_>>());
+        let (a, b) = (q.len() / 2, 39);
+        let span = |direction, start: usize, end: usize| OrderSpan {
+            direction,
+            start: start as u32,
+            end: end as u32,
+        };
+        let output = VerifierOutput {
+            server_name: "h".into(),
+            server_port: 443,
+            time: 0,
+            tls_version: TlsVersion::Tls13,
+            cipher_suite: CipherSuite::TLS13_AES_128_GCM_SHA256,
+            key_exchange_group: KxGroup::X25519,
+            server_certificate_sha256: String::new(),
+            proof: ProofKind::Zk,
+            sent: full(q),
+            received: full(r),
+            server_close_notify: Some(true),
+            server_alert: None,
+            server_records_after_cut: Some(0),
+            response_complete: Completeness::Complete,
+            order: vec![
+                span(Direction::Sent, 0, a),
+                span(Direction::Received, 0, b),
+                span(Direction::Sent, a, q.len()),
+                span(Direction::Received, b, r.len()),
+            ],
+            json: Vec::new(),
+            sent_crlf_free: Vec::new(),
+        };
+        let mut stored = StoredResult {
+            session_id: "s".into(),
+            verified_at_ms: 0,
+            mode: "proxy".into(),
+            server_name: "h".into(),
+            output: serde_json::to_value(&output).unwrap(),
+            attestation: None,
+        };
+        let doc = serde_json::Value::Object(stored.to_json());
+        let e = &doc["exchanges"];
+        assert_eq!(e.as_array().map(Vec::len), Some(2), "{doc}");
+        assert_eq!(e[1]["request_line"], "GET /b HTTP/1.1");
+        assert_eq!(e[1]["status"], 404);
+        assert_eq!(e[0]["response"]["end"], b);
+        let mut one = output;
+        one.sent = full(&q[..a]);
+        one.order.truncate(2);
+        one.received = full(&r[..b]);
+        stored.output = serde_json::to_value(&one).unwrap();
+        assert!(stored.to_json().get("exchanges").is_none());
+    }
 }

@@ -272,6 +272,37 @@ pub async fn assert_commitments<P: ZkParty>(
     Ok(())
 }
 
+/// Byte-class constraints over the plaintext of `records` under a key
+/// authenticated elsewhere (MPC mode's request, whose hidden head bytes are
+/// proven free of CR and LF), with assertions only, so it runs in a sealed
+/// proof: every byte of each class's spans is asserted to differ from each
+/// of its forbidden values, as [`ByteClass`] in a [`Statement`]. `key`,
+/// `iv` and `masks` as for [`assert_commitments`]; the caller takes the
+/// spans from its own view. Runs no check of its own.
+pub async fn assert_byte_classes<P: ZkParty>(
+    party: &mut P,
+    aead: Aead,
+    key: &[P::Bit],
+    iv: &[u8],
+    records: &[SealedRecord],
+    masks: &[Vec<P::Bit>],
+    classes: &[ByteClass],
+) -> Result<()> {
+    check_key_and_iv(aead, key.len(), iv, records)?;
+    let direction = DirectionStatement {
+        records: records.to_vec(),
+        disclosure: Disclosure::Ranges(Vec::new()),
+        commitments: Vec::new(),
+        open_tag_material: false,
+        byte_classes: classes.to_vec(),
+    };
+    statement::check_byte_classes(&direction)?;
+    let mut dir = DirectionKey::new(aead, key, iv.to_vec());
+    dir.set_masks(records, masks)?;
+    records::prove_direction(party, &mut dir, &direction, None, Some(&[])).await?;
+    Ok(())
+}
+
 /// A record's AEAD tag and the additional data it covers, for
 /// [`assert_tags`]; the caller takes both from its own recording.
 #[derive(Clone, Debug, PartialEq, Eq)]

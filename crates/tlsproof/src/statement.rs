@@ -301,6 +301,46 @@ const MAX_RECORDS: usize = 1 << 16;
 const MAX_PREFIX: usize = 1 << 10;
 const MAX_BLINDER: usize = 64;
 
+/// A direction's byte classes: at most [`MAX_BYTE_CLASSES`], forbidden
+/// values strictly increasing and not empty, spans non-empty, increasing,
+/// disjoint and within their records.
+pub(crate) fn check_byte_classes(d: &DirectionStatement) -> Result<()> {
+    if d.byte_classes.len() > MAX_BYTE_CLASSES {
+        return Err(Error::Malformed(format!(
+            "{} byte classes in a direction (at most {MAX_BYTE_CLASSES})",
+            d.byte_classes.len()
+        )));
+    }
+    for class in &d.byte_classes {
+        if class.forbidden.is_empty() || class.forbidden.windows(2).any(|w| w[0] >= w[1]) {
+            return Err(Error::Malformed(
+                "a byte class's forbidden values must be strictly increasing and not empty".into(),
+            ));
+        }
+        let mut last: Option<(usize, usize)> = None;
+        for (i, range) in &class.spans {
+            let r = d.records.get(*i).ok_or_else(|| {
+                Error::Malformed(format!(
+                    "constrained span names record {i}, which does not exist"
+                ))
+            })?;
+            if range.start > range.end || range.end > r.ciphertext.len() {
+                return Err(Error::Malformed(format!(
+                    "constrained span {range:?} is outside record {i} ({} bytes)",
+                    r.ciphertext.len()
+                )));
+            }
+            if range.is_empty() || last.is_some_and(|l| (*i, range.start) < l) {
+                return Err(Error::Malformed(
+                    "constrained spans must be non-empty, increasing and disjoint".into(),
+                ));
+            }
+            last = Some((*i, range.end));
+        }
+    }
+    Ok(())
+}
+
 /// Check commitments over `records`: prefix and blinder within bounds,
 /// spans inside their records, non-empty, increasing and disjoint across
 /// all commitments.
@@ -406,30 +446,7 @@ impl Statement {
                     span_ok(*i, range, "disclosed range")?;
                 }
             }
-            if d.byte_classes.len() > MAX_BYTE_CLASSES {
-                return Err(Error::Malformed(format!(
-                    "{} byte classes in a direction (at most {MAX_BYTE_CLASSES})",
-                    d.byte_classes.len()
-                )));
-            }
-            for class in &d.byte_classes {
-                if class.forbidden.is_empty() || class.forbidden.windows(2).any(|w| w[0] >= w[1]) {
-                    return Err(Error::Malformed(
-                        "a byte class's forbidden values must be strictly increasing and not empty"
-                            .into(),
-                    ));
-                }
-                let mut last: Option<(usize, usize)> = None;
-                for (i, range) in &class.spans {
-                    span_ok(*i, range, "constrained span")?;
-                    if range.is_empty() || last.is_some_and(|l| (*i, range.start) < l) {
-                        return Err(Error::Malformed(
-                            "constrained spans must be non-empty, increasing and disjoint".into(),
-                        ));
-                    }
-                    last = Some((*i, range.end));
-                }
-            }
+            check_byte_classes(d)?;
             check_commitments(&d.records, &d.commitments)?;
         }
         Ok(())

@@ -291,7 +291,18 @@ fn exchanges(v: &VerifiedPresentation) -> Vec<webproof_disclosure::exchange::Exc
         }
         out
     };
-    webproof_disclosure::exchange::exchanges(&view(&v.sent), &view(&v.received), &v.facts.order)
+    let free: Vec<webproof_disclosure::disclosure::Range> = v
+        .facts
+        .sent_crlf_free
+        .iter()
+        .map(|r| webproof_disclosure::disclosure::Range::new(r.start as usize, r.end as usize))
+        .collect();
+    webproof_disclosure::exchange::exchanges(
+        &view(&v.sent),
+        &view(&v.received),
+        &v.facts.order,
+        &free,
+    )
 }
 
 fn print_table(v: &VerifiedPresentation) {
@@ -479,6 +490,7 @@ mod tests {
                     end: sent.len() as u32,
                 },
             ],
+            sent_crlf_free: Vec::new(),
         };
         let att = Attestation::sign(
             AttestationFields::for_commitment(

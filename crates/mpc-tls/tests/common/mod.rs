@@ -553,9 +553,16 @@ pub fn only_true_bytes(
     };
     let leaves_true =
         truth.is_some_and(|c| c.leaves() == v.leaves && c.leaf_hashes() == v.leaf_hashes);
+    // Request ranges said free of line ends hold no CR or LF.
+    let free_true = v.request_crlf_free.iter().all(|r| {
+        request
+            .get(r.clone())
+            .is_some_and(|b| !b.iter().any(|&b| b == b'\r' || b == b'\n'))
+    });
     v.response_len == response.len()
         && v.request_len == request.len()
         && placed(&v.ranges, response)
         && placed(&v.request_ranges, request)
+        && free_true
         && leaves_true
 }

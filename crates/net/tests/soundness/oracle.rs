@@ -97,6 +97,33 @@ pub fn check(
             .filter_map(|(i, b)| b.map(|b| (i, b)));
         compare(name, truth, view.len(), revealed, &mut v);
     }
+    // Sent bytes the output says were proven free of CR and LF: truly
+    // free of both; and the request ends the verifier fixes with them: a
+    // prefix of those its rule fixes on the whole true request.
+    for r in &acc.output.sent_crlf_free {
+        if t[0]
+            .get(r.start..r.end)
+            .is_none_or(|b| b.iter().any(|&b| b == b'\r' || b == b'\n'))
+        {
+            v.push(format!(
+                "sent {}..{} is said free of line ends: {:?}",
+                r.start,
+                r.end,
+                t[0].get(r.start..r.end).map(String::from_utf8_lossy)
+            ));
+        }
+    }
+    let whole: Vec<Option<u8>> = t[0].iter().map(|&b| Some(b)).collect();
+    let true_ends = webproof_disclosure::exchange::framed_request_ends(&whole, &[]);
+    let ends = webproof_disclosure::exchange::framed_request_ends(
+        &acc.output.sent.view(),
+        &acc.output.sent_crlf_free,
+    );
+    if ends.len() > true_ends.len() || ends[..] != true_ends[..ends.len()] {
+        v.push(format!(
+            "request ends {ends:?}, the true requests end at {true_ends:?}"
+        ));
+    }
     // JSON paths: each verified path true of the true body.
     checked.json += acc.output.json.len();
     for (i, j) in acc.output.json.iter().enumerate() {

@@ -254,6 +254,8 @@ pub enum Mutation {
     Layout(LayoutOp),
     /// `ZkPlan::disclosure.sent` / `.received`.
     Ranges(Direction, RangeOp),
+    /// `ZkPlan::sent_crlf_free`.
+    CrlfFree(RangeOp),
     /// `ZkPlan::json`.
     Json(JsonOp),
     /// `ZkPlan::client_verify_data`.
@@ -380,6 +382,7 @@ pub enum Kind {
     ClientRecords,
     Layout,
     Ranges,
+    CrlfFree,
     Json,
     VerifyData,
     Leaves,
@@ -388,11 +391,12 @@ pub enum Kind {
 }
 
 impl Kind {
-    pub const ALL: [Kind; 9] = [
+    pub const ALL: [Kind; 10] = [
         Kind::Close,
         Kind::ClientRecords,
         Kind::Layout,
         Kind::Ranges,
+        Kind::CrlfFree,
         Kind::Json,
         Kind::VerifyData,
         Kind::Leaves,
@@ -409,7 +413,8 @@ impl Kind {
         match rng.gen_range(0..20) {
             0 | 1 => Kind::Close,
             2 | 3 => Kind::ClientRecords,
-            4..=9 => Kind::Layout,
+            4..=8 => Kind::Layout,
+            9 => Kind::CrlfFree,
             10..=13 => Kind::Ranges,
             14 => Kind::VerifyData,
             15 | 16 => Kind::Leaves,
@@ -430,6 +435,7 @@ impl Mutation {
             Mutation::ClientRecords(_) => Kind::ClientRecords,
             Mutation::Layout(_) => Kind::Layout,
             Mutation::Ranges(..) => Kind::Ranges,
+            Mutation::CrlfFree(_) => Kind::CrlfFree,
             Mutation::Json(_) => Kind::Json,
             Mutation::VerifyData(_) => Kind::VerifyData,
             Mutation::Leaves(_) => Kind::Leaves,
@@ -461,6 +467,9 @@ pub fn honest(s: &Session, sc: &Scenario, seed: [u8; 32]) -> Attempt {
     plan.json =
         json::claims_from_items(&sc.json_items(), &s.request, &s.response, &plan.disclosure)
             .expect("honest JSON claims");
+    // The hidden request-head bytes, as the real prover lists them.
+    plan.sent_crlf_free =
+        webproof_disclosure::exchange::hidden_head_bytes(&s.request, &plan.disclosure.sent);
     let handshake_secrets = match &s.statement.public {
         PublicInputs::Tls13 {
             client_hs_traffic,
@@ -947,6 +956,35 @@ fn generate(rng: &mut impl Rng, s: &Session, a: &Attempt, k: Kind) -> Mutation {
             };
             Mutation::Ranges(d, op)
         }
+        Kind::CrlfFree => {
+            // Claim line-end-free bytes that are not (the request's CRLFs),
+            // move, drop or repeat the honest ones.
+            let rs = &a.plan.sent_crlf_free;
+            let len = app_len(a, Direction::Sent);
+            let n = rs.len();
+            let crlf = a.claimed[0]
+                .iter()
+                .enumerate()
+                .filter(|(_, &b)| b == b'\r' || b == b'\n')
+                .map(|(i, _)| i)
+                .collect::<Vec<_>>();
+            let op = match rng.gen_range(0..8) {
+                0 | 1 if !crlf.is_empty() => {
+                    let at = crlf[rng.gen_range(0..crlf.len())];
+                    RangeOp::Push(Range::new(at.saturating_sub(rng.gen_range(0..4)), at + 1))
+                }
+                2 if n > 0 => {
+                    let r = rs[index(rng, n)];
+                    RangeOp::Set(index(rng, n), range_near(rng, r, len))
+                }
+                3 => RangeOp::Push(boundary_range(rng, len)),
+                4 if n > 0 => RangeOp::Duplicate(index(rng, n)),
+                5 if n > 0 => RangeOp::Drop(index(rng, n)),
+                6 => RangeOp::Reverse,
+                _ => RangeOp::Clear,
+            };
+            Mutation::CrlfFree(op)
+        }
         Kind::Json => Mutation::Json(generate_json(rng, s, a)),
         Kind::VerifyData => {
             let n = a.plan.client_verify_data.len();
@@ -1103,6 +1141,10 @@ fn apply(a: &mut Attempt, s: &Session, other: &Session, m: &Mutation, adaptive: 
         Mutation::Ranges(d, op) => {
             let len = a.claimed[*d as usize].len();
             apply_ranges(ranges_mut(&mut a.plan, *d), op, len);
+        }
+        Mutation::CrlfFree(op) => {
+            let len = a.claimed[0].len();
+            apply_ranges(&mut a.plan.sent_crlf_free, op, len);
         }
         Mutation::Json(op) => apply_json(a, op, adaptive),
         Mutation::VerifyData(op) => {

@@ -129,6 +129,9 @@ pub struct Pending {
     pub app_received: Vec<u8>,
     /// What the proof disclosed.
     pub disclosed: Disclosure,
+    /// The hidden sent ranges the proof showed free of CR and LF (both
+    /// modes prove the hidden bytes of the request heads).
+    pub crlf_free: Vec<crate::Range>,
     /// The commitment to the transcript and its secrets, if an attestation
     /// was asked for.
     pub committed: Option<(
@@ -167,6 +170,18 @@ pub fn accept_verdict(msg: VerifierMsg, pending: Pending) -> Result<ProverOutcom
         }
         other => return Err(unexpected("a verdict", &other).into()),
     };
+    // The verdict's line-end-free ranges are those this side proved: a
+    // verifier that claims others would pair the exchanges differently
+    // from what was established.
+    if digested.sent_crlf_free != pending.crlf_free {
+        return Err(
+            ProxyError::from(webproof_disclosure::DisclosureError::Verdict {
+                direction: Direction::Sent,
+                detail: "it lists other bytes as free of line ends than the proof showed".into(),
+            })
+            .into(),
+        );
+    }
     let output = digested.expand(&pending.app_sent, &pending.app_received, &pending.disclosed)?;
     let attestation = match (pending.committed, attestation) {
         (Some((t, commitment)), Some(reply)) => Some(AttestationBundle::accept(
@@ -404,6 +419,10 @@ impl ProverSession {
         // `json:PATH` items become proven path claims (checked here as the verifier will).
         plan.json =
             crate::json::claims_from_items(&self.cfg.reveal, request, response, &plan.disclosure)?;
+        // The hidden bytes of the request heads, proven free of line ends,
+        // so the verifier can fix each request's extent and pair responses.
+        plan.sent_crlf_free =
+            webproof_disclosure::exchange::hidden_head_bytes(request, &plan.disclosure.sent);
         // Each direction's application data: what the verdict's ranges and
         // digests are checked against, and what an attestation commits to.
         let app = |d: Direction| -> Vec<u8> {
@@ -449,6 +468,7 @@ impl ProverSession {
             app_sent,
             app_received,
             disclosed: plan.disclosure.clone(),
+            crlf_free: plan.sent_crlf_free.clone(),
             committed,
             certificates: info.certificates,
         });

@@ -378,8 +378,17 @@ impl Prover {
                 .map(|r| r.start..r.end)
                 .collect()
         };
+        // The hidden bytes of the request heads, proven free of line ends
+        // so the verifier can fix where each request ends.
+        let crlf_free = webproof_disclosure::exchange::hidden_head_bytes(
+            request,
+            disclosure.ranges(Direction::Sent),
+        );
+        let crlf_free_ranges: Vec<core::ops::Range<usize>> =
+            crlf_free.iter().map(|r| r.start..r.end).collect();
         let mut claim = ResponseClaim::new(&outcome, &ranges(Direction::Received))
             .and_then(|c| c.with_request(&outcome, request, &ranges(Direction::Sent)))
+            .and_then(|c| c.with_request_crlf_free(&outcome, &crlf_free_ranges))
             .map_err(|e| after_response(e.into()))?;
         // An attestation: the proof shows the commitment's leaf hashes are
         // over the session's request and response.
@@ -421,6 +430,7 @@ impl Prover {
                 app_sent: request.clone(),
                 app_received: response.clone(),
                 disclosed: disclosure,
+                crlf_free,
                 committed,
                 certificates: outcome.certificates.clone(),
             },
