@@ -437,6 +437,12 @@ pub enum RecordCipher {
     Aes256Gcm,
     /// ChaCha20-Poly1305 ([`crate::chacha::keystream_circuit`]`(len)`).
     Chacha20Poly1305,
+    /// TLS 1.3's AES-128-GCM: 12-byte IVs, the nonce the IV XOR the
+    /// sequence number ([`keystream_circuit_with`]`(NonceForm::Tls13, 16,
+    /// len)`).
+    Aes128GcmTls13,
+    /// TLS 1.3's AES-256-GCM, likewise.
+    Aes256GcmTls13,
 }
 
 impl RecordCipher {
@@ -449,13 +455,24 @@ impl RecordCipher {
         }
     }
 
-    /// Bytes of a key ‖ IV share (AES: key and 4-byte salt; ChaCha20: key
-    /// and 12-byte IV).
+    /// TLS 1.3's AES-GCM suite of a `key_len`-byte key (16 or 32).
+    pub fn aes13(key_len: usize) -> Option<Self> {
+        match key_len {
+            16 => Some(RecordCipher::Aes128GcmTls13),
+            32 => Some(RecordCipher::Aes256GcmTls13),
+            _ => None,
+        }
+    }
+
+    /// Bytes of a key ‖ IV share (AES: key and 4-byte salt; ChaCha20 and
+    /// TLS 1.3's AES: key and 12-byte IV).
     pub fn key_iv_len(self) -> usize {
         match self {
             RecordCipher::Aes128Gcm => 16 + 4,
             RecordCipher::Aes256Gcm => 32 + 4,
             RecordCipher::Chacha20Poly1305 => crate::chacha::KEY_IV_LEN,
+            RecordCipher::Aes128GcmTls13 => 16 + 12,
+            RecordCipher::Aes256GcmTls13 => 32 + 12,
         }
     }
 
@@ -466,6 +483,8 @@ impl RecordCipher {
             RecordCipher::Aes128Gcm => keystream_circuit(16, len),
             RecordCipher::Aes256Gcm => keystream_circuit(32, len),
             RecordCipher::Chacha20Poly1305 => crate::chacha::keystream_circuit(len),
+            RecordCipher::Aes128GcmTls13 => keystream_circuit_with(NonceForm::Tls13, 16, len),
+            RecordCipher::Aes256GcmTls13 => keystream_circuit_with(NonceForm::Tls13, 32, len),
         }
     }
 
@@ -473,8 +492,9 @@ impl RecordCipher {
     /// without building it.
     pub fn max_ands(self, len: usize) -> usize {
         match self {
-            RecordCipher::Aes128Gcm => keystream_max_ands(16, len),
-            RecordCipher::Aes256Gcm => keystream_max_ands(32, len),
+            // TLS 1.3's nonce is a free XOR: the same AND gates.
+            RecordCipher::Aes128Gcm | RecordCipher::Aes128GcmTls13 => keystream_max_ands(16, len),
+            RecordCipher::Aes256Gcm | RecordCipher::Aes256GcmTls13 => keystream_max_ands(32, len),
             // Only blocks 1, 2, … reach the output: block 0 (the Poly1305
             // key) is built and dropped as dead gates with the plan, so it
             // is not counted; a test holds the bound to the circuit.

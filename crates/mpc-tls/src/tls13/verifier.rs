@@ -445,7 +445,9 @@ impl Tls13VerifierSession {
             let eval = if spec.computes_h() {
                 None
             } else {
-                let mut e = RecordEvaluation::new(spec.key_len, spec.len, spec.instance())?;
+                let cipher = webproof_mpc::dual::RecordCipher::aes13(spec.key_len)
+                    .ok_or(Error::Malformed("a TLS 1.3 record of another key length"))?;
+                let mut e = RecordEvaluation::for_cipher(cipher, spec.len, spec.instance())?;
                 e.set_plan(spec.keystream_plan()?)?;
                 Some(e)
             };
