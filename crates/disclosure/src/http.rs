@@ -1139,51 +1139,72 @@ pub fn disclosure_from_items(
     // the framing of every request before the last exchange anything is
     // revealed of (not its line, values or body).
     if let Some(last) = per_exchange.iter().rposition(|(_, r, q)| !(*r && *q)) {
-        for (k, (sel, _, _)) in per_exchange.iter().enumerate().take(last) {
-            let rq = spans[k].0;
-            let mut f = Disclosure {
-                sent: request_framing(&sent[rq.start..rq.end])?,
-                received: Vec::new(),
-            };
-            for (dir, r) in &sel.hides {
-                if *dir == Direction::Sent {
-                    f.hide(Direction::Sent, *r, rq.len());
-                }
-            }
-            d.sent.extend(
-                f.sent
-                    .into_iter()
-                    .map(|r| Range::new(r.start + rq.start, r.end + rq.start)),
-            );
-        }
+        d.sent.extend(earlier_framing(
+            &per_exchange,
+            &spans,
+            last,
+            Direction::Sent,
+            sent,
+            request_framing,
+        )?);
     }
     // The verifier finds a response only after every response before it
     // ([`crate::exchange`]): reveal their framing up to the last response
     // anything is revealed of.
     if let Some(last) = per_exchange.iter().rposition(|(_, empty, _)| !empty) {
-        for (k, (sel, _, _)) in per_exchange.iter().enumerate().take(last) {
-            let rs = spans[k].1;
-            let resp = &received[rs.start..rs.end];
-            let m = parse_message(resp)?;
-            let mut f = Disclosure {
-                sent: Vec::new(),
-                received: crate::disclosure::complement(&m.body_spans, m.body.end),
-            };
-            for (dir, r) in &sel.hides {
-                if *dir == Direction::Received {
-                    f.hide(Direction::Received, *r, resp.len());
-                }
-            }
-            d.received.extend(
-                f.received
-                    .into_iter()
-                    .map(|r| Range::new(r.start + rs.start, r.end + rs.start)),
-            );
-        }
+        d.received.extend(earlier_framing(
+            &per_exchange,
+            &spans,
+            last,
+            Direction::Received,
+            received,
+            |resp| {
+                let m = parse_message(resp)?;
+                Ok(crate::disclosure::complement(&m.body_spans, m.body.end))
+            },
+        )?);
     }
     d.sent = normalize(d.sent);
     d.received = normalize(d.received);
     Ok(d)
+}
+
+/// The `framing` of each exchange's message in `direction` before exchange
+/// `last` (`data` is that direction's transcript, `spans` the exchanges'),
+/// less what the exchange's own items hide, at its place in the
+/// transcript.
+fn earlier_framing(
+    per_exchange: &[(Selection, bool, bool)],
+    spans: &[(Range, Range)],
+    last: usize,
+    direction: Direction,
+    data: &[u8],
+    framing: impl Fn(&[u8]) -> Result<Vec<Range>>,
+) -> Result<Vec<Range>> {
+    let mut out = Vec::new();
+    for (k, (sel, _, _)) in per_exchange.iter().enumerate().take(last) {
+        let at = match direction {
+            Direction::Sent => spans[k].0,
+            Direction::Received => spans[k].1,
+        };
+        let mut f = Disclosure::default();
+        let ranges = match direction {
+            Direction::Sent => &mut f.sent,
+            Direction::Received => &mut f.received,
+        };
+        *ranges = framing(&data[at.start..at.end])?;
+        for (dir, r) in &sel.hides {
+            if *dir == direction {
+                f.hide(direction, *r, at.len());
+            }
+        }
+        out.extend(
+            f.ranges(direction)
+                .iter()
+                .map(|r| Range::new(r.start + at.start, r.end + at.start)),
+        );
+    }
+    Ok(out)
 }
 
 /// The framing of `request`: what the verifier needs to see to find where

@@ -74,10 +74,17 @@ fn order(recording: &Recording) -> Vec<OrderSpan> {
         app_lengths(&recording.sent),
         app_lengths(&recording.received),
     ];
+    order_of(&recording.order, &lens)
+}
+
+/// The runs of application data of `record_order` (each record's
+/// direction, in the order recorded), with `lens[d][k]` the application
+/// bytes of direction `d`'s `k`-th record (0 for the others).
+pub(crate) fn order_of(record_order: &[Direction], lens: &[Vec<usize>; 2]) -> Vec<OrderSpan> {
     let mut next = [0usize; 2];
     let mut offset = [0u32; 2];
     let mut out: Vec<OrderSpan> = Vec::new();
-    for &d in &recording.order {
+    for &d in record_order {
         let i = d as usize;
         let n = lens[i].get(next[i]).copied().unwrap_or(0);
         next[i] += 1;

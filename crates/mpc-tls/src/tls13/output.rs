@@ -18,11 +18,10 @@ use super::response::Verified13;
 use super::Tls13VerifierSession;
 use crate::error::{Error, Result};
 use sha2::{Digest, Sha256};
-use webproof_attestation::{Direction as ADirection, OrderSpan};
 use webproof_disclosure::disclosure::DisclosedData;
 use webproof_disclosure::output::ProofKind;
 use webproof_disclosure::VerifierOutput;
-use webproof_tls::{Direction, TlsVersion};
+use webproof_tls::TlsVersion;
 
 /// The output; `server_name` and `time` as for `crate::verifier_output`.
 pub fn verifier_output13(
@@ -65,31 +64,7 @@ pub fn verifier_output13(
         [vec![0; handshake], request.clone()].concat(),
         [vec![0; start], verified.app_lens.clone()].concat(),
     ];
-    let mut next = [0usize; 2];
-    let mut offset = [0u32; 2];
-    let mut order: Vec<OrderSpan> = Vec::new();
-    for &d in &v.recording().order {
-        let i = d as usize;
-        let n = lens[i].get(next[i]).copied().unwrap_or(0);
-        next[i] += 1;
-        if n == 0 {
-            continue;
-        }
-        let n = u32::try_from(n).unwrap_or(u32::MAX);
-        let direction = match d {
-            Direction::Sent => ADirection::Sent,
-            Direction::Received => ADirection::Received,
-        };
-        match order.last_mut() {
-            Some(last) if last.direction == direction => last.end += n,
-            _ => order.push(OrderSpan {
-                direction,
-                start: offset[i],
-                end: offset[i] + n,
-            }),
-        }
-        offset[i] += n;
-    }
+    let order = crate::output::order_of(&v.recording().order, &lens);
     Ok(VerifierOutput {
         server_name: server_name.to_string(),
         server_port: 0,
