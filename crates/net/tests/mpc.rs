@@ -142,35 +142,6 @@ async fn unsupported_options_fail_early() {
     assert!(e.to_string().contains("TLS 1.2"), "{e}");
 }
 
-/// A link cut mid-session, in the garbled tables or after them (the
-/// server connection open, the proof's Ferret setup beside the session),
-/// ends both parties with an error well before any of their timeouts,
-/// and nothing is verified.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn link_cut_mid_session_ends_both_sides() {
-    let s = fixture().await;
-    let ca = s.fixture.certs.ca_pem.clone();
-    // Where to cut, from an honest session's byte counts (verifier →
-    // prover, as the prover's link counts them): halfway through the
-    // tables, and halfway through the online phase.
-    let honest = {
-        let (addr, v) = verifier(quick_config(roots(&ca))).await;
-        let o = mpc_options(&addr, s.fixture.addr.port(), "/json", &ca);
-        let out = webproof_net::prove(&o).await.unwrap();
-        v.await.unwrap().unwrap();
-        out.stats
-    };
-    let pre = honest.downloaded_preprocess as usize;
-    let online = honest.downloaded_online as usize;
-    assert!(pre > 1 << 20 && online > 1 << 10, "{honest:?}");
-    for cut_after in [pre / 2, pre + online / 2] {
-        assert_cut_ends_both_sides(&ca, cut_after, |at| {
-            mpc_options(at, s.fixture.addr.port(), "/json", &ca)
-        })
-        .await;
-    }
-}
-
 /// A POST with a body in MPC mode: the request's records carry the body
 /// through the 2PC, the server echoes it, and the proof reveals both.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -91,23 +91,6 @@ async fn three_requests_on_one_connection() {
     }
 }
 
-/// A server that closes after the first response while more are queued:
-/// a clear error naming how far it got.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_server_closing_after_the_first_response() {
-    let s = fixture().await;
-    let ca = s.fixture.certs.ca_pem.clone();
-    let (addr, _v) = verifier(quick_config(roots(&ca))).await;
-    let mut o = options(&addr, "localhost", s.fixture.addr.port(), "/close", &ca);
-    o.next = vec![HttpRequest::get("/json"), HttpRequest::get("/html")];
-    let err = webproof_net::prove(&o).await.unwrap_err().to_string();
-    assert!(
-        err.contains("the server closed the connection after request 1 of 3")
-            && err.contains("Connection: close"),
-        "{err}"
-    );
-}
-
 /// Too many requests, or an item naming an exchange past the last: refused
 /// before any network work (nothing listens at the verifier address).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -165,38 +148,4 @@ async fn mpc_mode_pipelines_the_requests() {
     assert!(vout.received.text.ends_with("</html>\n"));
     assert!(!vout.sent.text.contains("secret-1"));
     assert!(!vout.sent_crlf_free.is_empty());
-}
-
-/// MPC mode: a server that closes after the first of the pipelined
-/// requests fails the session with the same words as in proxy mode.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn mpc_mode_server_closing_after_the_first_response() {
-    let s = fixture().await;
-    let ca = s.fixture.certs.ca_pem.clone();
-    let (addr, _v) = verifier(quick_config(roots(&ca))).await;
-    let mut o = options(&addr, "localhost", s.fixture.addr.port(), "/close", &ca);
-    o.mode = webproof_net::Mode::Mpc;
-    o.next = vec![HttpRequest::get("/json"), HttpRequest::get("/html")];
-    let err = webproof_net::prove(&o).await.unwrap_err().to_string();
-    assert!(
-        err.contains("the server closed the connection after request 1 of 3"),
-        "{err}"
-    );
-}
-
-/// A response that never completes (no framing, the connection left open)
-/// holds back the next request: the timeout says so.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_response_that_never_completes() {
-    let s = fixture().await;
-    let ca = s.fixture.certs.ca_pem.clone();
-    let (addr, _v) = verifier(quick_config(roots(&ca))).await;
-    let mut o = options(&addr, "localhost", s.fixture.addr.port(), "/unframed", &ca);
-    o.next = vec![HttpRequest::get("/json")];
-    o.timeout = std::time::Duration::from_secs(3);
-    let err = webproof_net::prove(&o).await.unwrap_err().to_string();
-    assert!(
-        err.contains("waiting for response 1 of 2 to complete before request 2"),
-        "{err}"
-    );
 }
