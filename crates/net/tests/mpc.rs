@@ -5,8 +5,7 @@
 
 mod common;
 use common::*;
-use webproof_net::{Mode, NetError};
-use webproof_proxy::protocol::RejectKind;
+use webproof_net::Mode;
 use webproof_proxy::{CipherSuite, KxGroup, ProofKind, TlsVersion};
 
 fn mpc_options(addr: &str, port: u16, path: &str, ca: &str) -> webproof_net::ProveOptions {
@@ -95,42 +94,6 @@ async fn revealed_json_is_the_fixtures() {
     assert_eq!(vout.received.bytes, out.response);
     let body = String::from_utf8_lossy(&out.response);
     assert!(body.contains("\"amount\":1234.56"), "{body}");
-}
-
-/// A server certificate the verifier does not trust ends the session on
-/// both sides with the certificate's reason; nothing is verified.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn untrusted_certificate_is_refused() {
-    let s = fixture().await;
-    let ca = s.fixture.certs.ca_pem.clone();
-    let (addr, v) = verifier(quick_config(webproof_proxy::RootStore::empty())).await;
-    let o = mpc_options(&addr, s.fixture.addr.port(), "/json", &ca);
-    let e = webproof_net::prove(&o).await.unwrap_err();
-    assert!(
-        matches!(&e, NetError::Mpc(webproof_mpc_tls::Error::Aborted(why)) if why.contains("certificate")),
-        "{e}"
-    );
-    let ve = v.await.unwrap().unwrap_err();
-    assert!(
-        matches!(ve, NetError::Mpc(webproof_mpc_tls::Error::Tls(_))),
-        "{ve}"
-    );
-}
-
-/// A hello stating a request MPC mode cannot run is refused at admission.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn oversized_request_is_refused() {
-    let s = fixture().await;
-    let ca = s.fixture.certs.ca_pem.clone();
-    let (addr, v) = verifier(quick_config(roots(&ca))).await;
-    let mut o = mpc_options(&addr, s.fixture.addr.port(), "/json", &ca);
-    o.padding = 20_000;
-    let e = webproof_net::prove(&o).await.unwrap_err();
-    assert!(
-        matches!(&e, NetError::Refused(r) if r.kind == RejectKind::SessionSize),
-        "{e}"
-    );
-    assert!(v.await.unwrap().is_err());
 }
 
 /// TLS 1.3 is not MPC mode's yet: a clear error before any connection.
