@@ -11,6 +11,7 @@ use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
 use std::io::{Read, Write};
 use std::sync::Arc;
 use std::time::Duration;
+use webproof_disclosure::attest::AttestOptions;
 use webproof_disclosure::http::RevealItem;
 use webproof_proxy::protocol::SessionId;
 use webproof_proxy::session::prover::ProverConfig;
@@ -110,14 +111,24 @@ impl Connector for SimServer {
     }
 }
 
-/// The complete request heads (up to the blank line) in `buf`, in order.
-/// The tests' requests have no bodies.
-fn heads(buf: &[u8]) -> Vec<&[u8]> {
+/// The complete requests in `buf`, in order: each head (to the blank
+/// line) and body (by its `Content-Length`; none without one).
+fn requests(buf: &[u8]) -> Vec<(String, Vec<u8>)> {
     let mut out = Vec::new();
     let mut rest = buf;
     while let Some(at) = rest.windows(4).position(|w| w == b"\r\n\r\n") {
-        out.push(&rest[..at + 4]);
-        rest = &rest[at + 4..];
+        let head = String::from_utf8_lossy(&rest[..at + 4]).into_owned();
+        let len = head
+            .lines()
+            .filter_map(|l| l.split_once(':'))
+            .find(|(k, _)| k.eq_ignore_ascii_case("content-length"))
+            .and_then(|(_, v)| v.trim().parse().ok())
+            .unwrap_or(0);
+        if rest.len() < at + 4 + len {
+            break;
+        }
+        out.push((head, rest[at + 4..at + 4 + len].to_vec()));
+        rest = &rest[at + 4 + len..];
     }
     out
 }
@@ -174,9 +185,9 @@ async fn serve(sim: Sim, mut io: SimLink, config: Arc<rustls::ServerConfig>, beh
                 Err(_) => break,
             }
         }
-        let heads: Vec<Vec<u8>> = heads(&request).into_iter().map(<[u8]>::to_vec).collect();
-        while answered < heads.len() {
-            let head = String::from_utf8_lossy(&heads[answered]).to_ascii_lowercase();
+        let requests = requests(&request);
+        while answered < requests.len() {
+            let (head, body) = &requests[answered];
             answered += 1;
             match behaviour {
                 Server::Silent => {}
@@ -196,11 +207,14 @@ async fn serve(sim: Sim, mut io: SimLink, config: Arc<rustls::ServerConfig>, beh
                 }
                 Server::Unframed | Server::Raw(_) => {}
                 Server::Answers | Server::ClosesAfterFirst | Server::Bytes(_) => {
-                    tls.writer().write_all(&response(behaviour)).unwrap();
+                    tls.writer()
+                        .write_all(&response_to(behaviour, head, body))
+                        .unwrap();
                     // `Connection: close` (webproof's last request says
                     // it): the response ends with the connection, as MPC
                     // mode expects.
-                    if behaviour == Server::ClosesAfterFirst || head.contains("connection: close") {
+                    let closing = head.to_ascii_lowercase().contains("connection: close");
+                    if behaviour == Server::ClosesAfterFirst || closing {
                         close(&mut tls, &mut io).await;
                         return;
                     }
@@ -210,12 +224,38 @@ async fn serve(sim: Sim, mut io: SimLink, config: Arc<rustls::ServerConfig>, beh
     }
 }
 
-/// The server's response to each request.
+/// The page at `/html`.
+pub const HTML: &str =
+    "<!doctype html>\n<html><body><p>A page of the pair's server.</p></body></html>\n";
+
+/// The server's response to a request for `/account` (or any path
+/// without a route of its own), as [`response_to`] makes it.
 pub fn response(behaviour: Server) -> Vec<u8> {
-    let (kind, body) = match behaviour {
-        Server::Bytes(n) => (
+    response_to(behaviour, "GET /account HTTP/1.1\r\n\r\n", b"")
+}
+
+/// The server's response to a request (`head`, `body`): with
+/// [`Server::Bytes`], that many bytes; otherwise by path, `/html` the
+/// page [`HTML`], `/echo` a JSON object of the request's method, body
+/// length and body, and anything else [`BODY`].
+pub fn response_to(behaviour: Server, head: &str, body: &[u8]) -> Vec<u8> {
+    let mut words = head.split(' ');
+    let (method, path) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
+    let (kind, body) = match (behaviour, path) {
+        (Server::Bytes(n), _) => (
             "application/octet-stream",
             (0..n).map(|i| b'a' + (i % 26) as u8).collect(),
+        ),
+        (_, "/html") => ("text/html", HTML.as_bytes().to_vec()),
+        (_, "/echo") => (
+            "application/json",
+            serde_json::json!({
+                "method": method,
+                "length": body.len(),
+                "body": String::from_utf8_lossy(body),
+            })
+            .to_string()
+            .into_bytes(),
         ),
         _ => ("application/json", BODY.as_bytes().to_vec()),
     };
@@ -245,8 +285,13 @@ pub struct Pair {
     /// The server name the prover asks for (the certificate's are
     /// [`HOST`] and [`IP`]).
     pub host: &'static str,
-    /// The proxy-mode prover's TLS client options (the CA is added).
+    /// The prover's TLS client options (the CA is added); MPC mode takes
+    /// its version, suites and groups.
     pub tls: TlsOptions,
+    /// What [`Pair::run`]'s prover reveals.
+    pub reveal: Vec<RevealItem>,
+    /// The prover's attestation request.
+    pub attest: Option<AttestOptions>,
     /// The prover's whole-run limit.
     pub limit: Duration,
     /// When the prover's last [`Pair::run`] ended, in virtual time (the
@@ -272,6 +317,8 @@ impl Pair {
             request: Self::get("/account"),
             host: HOST,
             tls: TlsOptions::default(),
+            reveal: vec![RevealItem::All],
+            attest: None,
             limit: Duration::from_secs(120),
             prover_done: Default::default(),
         }
@@ -338,7 +385,7 @@ impl Pair {
             version: self.tls.version,
             suites: self.tls.suites.clone(),
             reveal,
-            attest: None,
+            attest: self.attest.clone(),
             roots: roots(&self.certs.ca_pem),
         }
     }
@@ -367,12 +414,12 @@ impl Pair {
                 host: self.host.into(),
                 port: 443,
                 request: self.request.clone(),
-                version: None,
-                suites: Vec::new(),
-                groups: Vec::new(),
+                version: self.tls.version,
+                suites: self.tls.suites.clone(),
+                groups: self.tls.groups.clone(),
                 api_key: None,
                 reveal,
-                attest: None,
+                attest: self.attest.clone(),
             },
             None,
         )?;
@@ -396,7 +443,7 @@ impl Pair {
         let sim = &self.sim;
         let id = SessionId::random(&mut sim.rng());
         let verifier = verify(sim, v, &server, &self.verifier, id, None);
-        let reveal = vec![RevealItem::All];
+        let reveal = self.reveal.clone();
         let prover = async {
             let r = match mode {
                 Mode::Proxy => self.prove_proxy(p, self.proxy_config(reveal)).await,
