@@ -14,16 +14,12 @@
 //! fixture in this one process): the redacted 16 MiB case 217 s, 185 MB up
 //! and 53 MB down, 272 MB peak RSS for all three; the revealed one under a
 //! second. Each party's own peak RSS: `scripts/large-response-rss.sh`.
-//!
-//! Also here: a verdict whose digest is not the digest of the prover's
-//! bytes (a tampering relay between prover and verifier) is refused.
 
 mod common;
 use common::*;
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use webproof_net::{NetError, VerifierConfig};
-use webproof_proxy::{CipherSuite, Direction, ProofKind, ProxyError};
+use webproof_net::VerifierConfig;
+use webproof_proxy::{CipherSuite, ProofKind};
 
 /// The verifier's configuration for large sessions: the default limits
 /// (which must hold a 16 MiB response), generous deadlines for debug builds
@@ -114,77 +110,4 @@ async fn sixteen_mebibyte_response_proves_redacted() {
 #[ignore = "16 MiB: minutes on two cores; run in release with --ignored"]
 async fn sixteen_mebibyte_response_proves_revealed() {
     prove_bytes(16 << 20, false).await;
-}
-
-/// A TCP relay between prover and verifier that passes everything through,
-/// except that it flips one hex digit of the first `"digest":"` value the
-/// verifier sends: the verdict's digest of the client's revealed bytes. So
-/// the prover sees an honest session with a verdict about other bytes.
-async fn digest_flipping_relay(verifier: String) -> String {
-    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = l.local_addr().unwrap().to_string();
-    tokio::spawn(async move {
-        let (prover, _) = l.accept().await.unwrap();
-        let verifier = tokio::net::TcpStream::connect(&verifier).await.unwrap();
-        let (mut pr, mut pw) = prover.into_split();
-        let (mut vr, mut vw) = verifier.into_split();
-        tokio::spawn(async move {
-            let _ = tokio::io::copy(&mut pr, &mut vw).await;
-            let _ = vw.shutdown().await;
-        });
-        const KEY: &[u8] = b"\"digest\":\"";
-        let mut window = Vec::with_capacity(KEY.len() + 1);
-        let mut flipped = false;
-        let mut buf = vec![0u8; 64 << 10];
-        loop {
-            let n = match vr.read(&mut buf).await {
-                Ok(0) | Err(_) => break,
-                Ok(n) => n,
-            };
-            for b in &mut buf[..n] {
-                if !flipped && window == KEY {
-                    *b = if *b == b'0' { b'1' } else { b'0' };
-                    flipped = true;
-                }
-                window.push(*b);
-                if window.len() > KEY.len() {
-                    window.remove(0);
-                }
-            }
-            if pw.write_all(&buf[..n]).await.is_err() {
-                break;
-            }
-        }
-        let _ = pw.shutdown().await;
-    });
-    addr
-}
-
-/// The verifier verifies and sends its verdict; on the way the digest of
-/// the revealed client bytes is changed. The prover refuses the verdict:
-/// it is not about the bytes the prover holds.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_verdict_with_a_wrong_digest_is_refused() {
-    let s = fixture().await;
-    let ca = s.fixture.certs.ca_pem.clone();
-    let (addr, v) = verifier(quick_config(roots(&ca))).await;
-    let relay = digest_flipping_relay(addr).await;
-    let mut o = options(
-        &relay,
-        "localhost",
-        s.fixture.addr.port(),
-        "/bytes?size=3000",
-        &ca,
-    );
-    o.reveal = vec!["all".parse().unwrap(), "hide-recv:100-101".parse().unwrap()];
-    let err = webproof_net::prove(&o).await.unwrap_err();
-    match &err {
-        NetError::Proxy(ProxyError::Verdict { direction, detail }) => {
-            assert_eq!(*direction, Direction::Sent);
-            assert!(detail.contains("digest"), "{detail}");
-        }
-        other => panic!("{other}"),
-    }
-    // The verifier itself verified the session.
-    v.await.unwrap().unwrap();
 }

@@ -4,6 +4,11 @@
 //! next time unless told otherwise. The verifier is the real one behind a
 //! relay that withholds everything it sends once the server has answered
 //! (so no `CloseAck`), then hangs up once the prover's `Close` is through.
+//!
+//! What stays here is the runtime's part: the record file and the refusal
+//! next time, over real sockets. The session's part (a verifier silent
+//! after `Close` is cheating, a refusal before it is not) runs on the
+//! simulated pair in virtual time (`session/tests/ends.rs`, `refusals.rs`).
 
 mod common;
 use common::*;
@@ -192,36 +197,4 @@ fn blame_by_stage() {
     ] {
         assert_eq!(blame(Stage::AwaitingAudit, &own), None, "{own:?}");
     }
-}
-
-/// The verifier's cap on the request a hello may ask tables for: a
-/// request over it is refused before anything is garbled, with a message
-/// that names the limit and the setting that raises it (and the prover
-/// does not take the refusal for cheating).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn request_over_the_verifiers_cap_is_refused_naming_the_setting() {
-    let s = fixture().await;
-    let ca = s.fixture.certs.ca_pem.clone();
-    let mut cfg = quick_config(roots(&ca));
-    assert_eq!(cfg.max_mpc_request, 4096, "the default");
-    cfg.max_mpc_request = 2048;
-    let (addr, v) = verifier(cfg).await;
-    let mut o = options(&addr, "localhost", s.fixture.addr.port(), "/json", &ca);
-    o.mode = Mode::Mpc;
-    o.padding = 3000;
-    let record = tempfile::tempdir().unwrap();
-    o.flagged_verifiers = Some(record.path().join("flagged.jsonl"));
-    let e = webproof_net::prove(&o).await.unwrap_err();
-    // A refusal before the session is not cheating: nothing recorded.
-    assert!(!record.path().join("flagged.jsonl").exists());
-    match &e {
-        NetError::Refused(r) => {
-            assert_eq!(r.kind, webproof_proxy::protocol::RejectKind::SessionSize);
-            assert!(r.detail.contains("1 to 2048 bytes"), "{}", r.detail);
-            assert!(r.detail.contains("--max-mpc-request-bytes"), "{}", r.detail);
-            assert!(r.detail.contains("max_mpc_request_bytes"), "{}", r.detail);
-        }
-        other => panic!("{other:?}"),
-    }
-    assert!(v.await.unwrap().is_err());
 }

@@ -10,8 +10,9 @@
 //! so, instead of hanging.
 //!
 //! [`Sim::link`] makes a prover-verifier link: a byte stream each way with
-//! a one-way delay, and [`Faults`] to cut it after some bytes or flip one
-//! byte, per direction. What is not simulated: the TLS stacks draw their
+//! a one-way delay, and [`Faults`] to cut it after some bytes, flip one
+//! byte, edit its bytes in flight (an [`Edit`]: a tampering relay), or
+//! hold it from an event on (a [`Hold`] the test sets), per direction. What is not simulated: the TLS stacks draw their
 //! own randomness (rustls' provider), so only this runtime's draws are
 //! seeded.
 
@@ -154,8 +155,9 @@ impl Sim {
                     Ok(0) | Err(_) => break,
                     Ok(n) => n,
                 };
-                if cut {
-                    // Past the cut: read and dropped, so writers never block.
+                if cut || faults.hold.as_ref().is_some_and(Hold::is_set) {
+                    // Past the cut, or held: read and dropped, so writers
+                    // never block.
                     continue;
                 }
                 let mut chunk = buf[..n].to_vec();
@@ -286,14 +288,60 @@ impl Runtime for Sim {
     }
 }
 
+/// A switch that holds a direction of a link from when it is set: the
+/// bytes written after that are dropped and the direction stays open, as
+/// with a peer gone silent (not gone). Clones share the switch, so a test
+/// can set it on an event elsewhere (the server's close, say).
+#[derive(Clone, Debug, Default)]
+pub struct Hold(Arc<AtomicBool>);
+
+impl Hold {
+    /// Hold the direction from now on.
+    pub fn set(&self) {
+        self.0.store(true, Ordering::Release);
+    }
+
+    /// Whether the direction is held.
+    pub fn is_set(&self) -> bool {
+        self.0.load(Ordering::Acquire)
+    }
+}
+
+/// A test's edit of one direction's bytes in flight, as a tampering relay
+/// would make: called with each chunk and its offset in the direction,
+/// before the flip and the cut. Chunks are as the writer wrote them, so an
+/// edit that looks for a pattern keeps its own state across chunks.
+#[derive(Clone)]
+pub struct Edit(Arc<Mutex<EditFn>>);
+
+/// What an [`Edit`] calls: `(offset, chunk)`.
+type EditFn = dyn FnMut(u64, &mut [u8]) + Send;
+
+impl Edit {
+    /// An edit that calls `f(offset, chunk)` on each chunk.
+    pub fn new(f: impl FnMut(u64, &mut [u8]) + Send + 'static) -> Self {
+        Edit(Arc::new(Mutex::new(f)))
+    }
+}
+
+impl std::fmt::Debug for Edit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Edit(..)")
+    }
+}
+
 /// Faults of one direction of a simulated link.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Faults {
     /// End the direction after this many bytes: the peer reads the end of
     /// the stream; the writer's later bytes are dropped.
     pub cut_after: Option<u64>,
     /// XOR the byte at this offset of the direction with a mask.
     pub flip: Option<(u64, u8)>,
+    /// Drop the direction's bytes once this is set.
+    pub hold: Option<Hold>,
+    /// Change the direction's bytes in flight.
+    pub edit: Option<Edit>,
 }
 
 impl Faults {
@@ -301,6 +349,9 @@ impl Faults {
     /// that pass the cut.
     fn apply(&mut self, offset: u64, chunk: &mut [u8]) -> usize {
         let end = offset + chunk.len() as u64;
+        if let Some(Edit(edit)) = &self.edit {
+            (edit.lock().unwrap_or_else(|e| e.into_inner()))(offset, chunk);
+        }
         if let Some((at, mask)) = self.flip {
             if (offset..end).contains(&at) {
                 chunk[(at - offset) as usize] ^= mask;
@@ -314,7 +365,7 @@ impl Faults {
 }
 
 /// Faults of both directions of a simulated link.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct LinkFaults {
     /// On the prover's bytes to the verifier.
     pub to_verifier: Faults,
@@ -478,6 +529,7 @@ mod tests {
             to_verifier: Faults {
                 cut_after: Some(6),
                 flip: Some((1, 0x20)),
+                ..Faults::default()
             },
             ..LinkFaults::default()
         };
@@ -500,6 +552,72 @@ mod tests {
         });
         assert_eq!(rtt, Duration::from_millis(50));
         assert_eq!(got, b"an");
+    }
+
+    /// An edit sees each chunk at its offset and changes it in flight.
+    #[test]
+    fn an_edit_changes_bytes_in_flight() {
+        let sim = Sim::new(0, 0);
+        let edit = Edit::new(|offset, chunk: &mut [u8]| {
+            for (i, b) in chunk.iter_mut().enumerate() {
+                if (offset + i as u64) % 2 == 1 {
+                    b.make_ascii_uppercase();
+                }
+            }
+        });
+        let faults = LinkFaults::one_way(
+            false,
+            Faults {
+                edit: Some(edit),
+                ..Faults::default()
+            },
+        );
+        let (mut p, mut v) = sim.link(Duration::from_millis(5), faults);
+        let got = sim.block_on(async move {
+            v.write_all(b"abc").await.unwrap();
+            v.write_all(b"def").await.unwrap();
+            drop(v);
+            let mut all = Vec::new();
+            p.read_to_end(&mut all).await.unwrap();
+            all
+        });
+        assert_eq!(got, b"aBcDeF");
+    }
+
+    /// A held direction drops what is written after the hold and stays
+    /// open: the reader sees the bytes before it, then waits.
+    #[test]
+    fn a_held_direction_drops_later_bytes_and_stays_open() {
+        let sim = Sim::new(0, 0);
+        let hold = Hold::default();
+        let faults = LinkFaults::one_way(
+            true,
+            Faults {
+                hold: Some(hold.clone()),
+                ..Faults::default()
+            },
+        );
+        let (mut p, mut v) = sim.link(Duration::from_millis(25), faults);
+        let got = sim.block_on({
+            let sim = sim.clone();
+            async move {
+                p.write_all(b"before").await.unwrap();
+                let mut six = [0u8; 6];
+                v.read_exact(&mut six).await.unwrap();
+                hold.set();
+                p.write_all(b"after").await.unwrap();
+                let mut one = [0u8; 1];
+                let read = v.read(&mut one);
+                let late = sim.sleep(Duration::from_secs(60));
+                futures::pin_mut!(read, late);
+                let waited = matches!(
+                    futures::future::select(read, late).await,
+                    futures::future::Either::Right(_)
+                );
+                (six, waited)
+            }
+        });
+        assert_eq!(got, (*b"before", true));
     }
 
     /// The same seed gives the same draws; streams differ.
