@@ -1,6 +1,17 @@
 //! MPC mode's runs (`webproof_mpc_tls` on a link): the settings both
 //! parties must share, the prover's run ([`prover`]) and the verifier's
-//! ([`verifier`]).
+//! ([`verifier`]), over TLS 1.2 or TLS 1.3 (one trait per party over the
+//! two versions' sessions, `side`, so the flights are written once).
+//!
+//! The version: an explicit one is honoured; without one the prover asks
+//! the server with a plain ClientHello through the same connector and
+//! runs the session for the version and suite the server picks (`probe`:
+//! one round trip to the server and no 2PC, against a whole second 2PC
+//! session if a guess were wrong). The verifier learns the version from
+//! the suite of the prover's `Hello` terms, the session's first message,
+//! and its session checks the real ServerHello against those terms.
+//! TLS 1.3 sessions do not yet prove the hidden request-head bytes free
+//! of line ends: their output's `sent_crlf_free` is empty.
 //!
 //! The link, phase by phase: the hello (proxy mode's `ProverMsg::Hello`
 //! with `MpcHello`, and SoftSpokenOT's first message in the same flight);
@@ -9,7 +20,9 @@
 //! the proof of the response; the verdict. `docs/protocol/mpc.md` argues
 //! each step.
 
+mod probe;
 pub mod prover;
+mod side;
 pub mod verifier;
 
 use crate::Error;
