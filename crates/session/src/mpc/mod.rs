@@ -4,10 +4,12 @@
 //! two versions' sessions, `side`, so the flights are written once).
 //!
 //! The version: an explicit one is honoured; without one the prover asks
-//! the server with a plain ClientHello through the same connector and
-//! runs the session for the version and suite the server picks (`probe`:
-//! one round trip to the server and no 2PC, against a whole second 2PC
-//! session if a guess were wrong). The verifier learns the version from
+//! the server with plain ClientHellos through the same connector (`probe`:
+//! one round trip to the server per question and no 2PC, against a whole
+//! second 2PC session if a guess were wrong): TLS 1.2 if the server runs
+//! it (its session proves the hidden request-head bytes free of line
+//! ends, TLS 1.3's does not yet), else TLS 1.3 with the suite the server
+//! picks. The verifier learns the version from
 //! the suite of the prover's `Hello` terms, the session's first message,
 //! and its session checks the real ServerHello against those terms.
 //! TLS 1.3 sessions do not yet prove the hidden request-head bytes free
