@@ -182,20 +182,13 @@ pub(crate) async fn run<R: Runtime, L: Link, C: Connector>(
                 .map_err(Error::Mpc)
             })
             .await;
-            proved.and_then(|verified| {
-                let out =
-                    mpc::verifier_output(&outcome, &verified, &host, time).map_err(Error::Mpc)?;
-                // A claim with leaves reached the proof only if this
-                // verifier holds a key (`verify_response` refused it
-                // otherwise).
-                let signed = match &cfg.attestation_key {
-                    Some(key) if !verified.leaves.is_empty() => {
-                        Some(mpc::attestation(key, &outcome, &verified, &out).map_err(Error::Mpc)?)
-                    }
-                    _ => None,
-                };
-                Ok((out, signed))
-            })
+            conclude(
+                cfg,
+                proved,
+                |v| v.leaves.is_empty(),
+                |v| mpc::verifier_output(&outcome, v, &host, time),
+                |key, v, out| mpc::attestation(key, &outcome, v, out),
+            )
         }
         Session::V13(session) => {
             if !session.closed() {
@@ -216,17 +209,13 @@ pub(crate) async fn run<R: Runtime, L: Link, C: Connector>(
                 .map_err(Error::Mpc)
             })
             .await;
-            proved.and_then(|verified| {
-                let out =
-                    verifier_output13(&session, &verified, &host, time).map_err(Error::Mpc)?;
-                let signed = match &cfg.attestation_key {
-                    Some(key) if !verified.leaves.is_empty() => {
-                        Some(attestation13(key, &session, &verified, &out).map_err(Error::Mpc)?)
-                    }
-                    _ => None,
-                };
-                Ok((out, signed))
-            })
+            conclude(
+                cfg,
+                proved,
+                |v| v.leaves.is_empty(),
+                |v| verifier_output13(&session, v, &host, time),
+                |key, v, out| attestation13(key, &session, v, out),
+            )
         }
     };
     let (output, attestation) = match concluded {
@@ -247,6 +236,32 @@ pub(crate) async fn run<R: Runtime, L: Link, C: Connector>(
         link: Ok(link),
         output,
     })
+}
+
+/// The output from what the proof established (`proved`) and, with a key,
+/// the attestation: a claim with leaves reached the proof only if this
+/// verifier holds a key (the proof refused it otherwise).
+fn conclude<V>(
+    cfg: &VerifierConfig,
+    proved: Result<V>,
+    no_leaves: impl FnOnce(&V) -> bool,
+    output: impl FnOnce(&V) -> mpc::Result<webproof_disclosure::VerifierOutput>,
+    sign: impl FnOnce(
+        &webproof_attestation::SigningKey,
+        &V,
+        &webproof_disclosure::VerifierOutput,
+    ) -> mpc::Result<webproof_disclosure::attest::AttestationReply>,
+) -> Result<(
+    webproof_disclosure::VerifierOutput,
+    Option<webproof_disclosure::attest::AttestationReply>,
+)> {
+    let verified = proved?;
+    let out = output(&verified).map_err(Error::Mpc)?;
+    let signed = match &cfg.attestation_key {
+        Some(key) if !no_leaves(&verified) => Some(sign(key, &verified, &out).map_err(Error::Mpc)?),
+        _ => None,
+    };
+    Ok((out, signed))
 }
 
 /// The session's messages on the mux's relay stream until it is closed,
