@@ -99,6 +99,9 @@ pub struct Tls13ProverSession {
     server_done: bool,
     closing: bool,
     response: Option<Response13>,
+    /// The server's certificate chain from its flight (checked by the
+    /// verifier; the prover holds it to accept the attestation).
+    certificates: Vec<Vec<u8>>,
 }
 
 /// What the prover decrypted of the server's records after its Finished,
@@ -270,6 +273,7 @@ impl Tls13ProverSession {
                 server_done: false,
                 closing: false,
                 response: None,
+                certificates: Vec::new(),
             },
             hello,
         ))
@@ -751,6 +755,7 @@ impl Tls13ProverSession {
         let finished_hash = h.hash(&transcript);
         let vd = secrets.client_verify_data(&finished_hash);
         self.hashes = Some((hello_hash, finished_hash));
+        self.certificates = webproof_tls::handshake::parse_certificate(cert.body(), true)?;
         let rec = client_finished_record(self.suite, secrets, &vd)?;
         self.recorder.feed(Direction::Sent, &rec)?;
         out.to_server.extend_from_slice(&rec);
@@ -967,6 +972,17 @@ impl Tls13ProverSession {
     /// Index of the first server record after its Finished.
     pub(crate) fn server_app_start(&self) -> Option<usize> {
         self.server_app_start
+    }
+
+    /// The server's certificate chain, leaf first, once its flight is
+    /// read.
+    pub fn certificates(&self) -> &[Vec<u8>] {
+        &self.certificates
+    }
+
+    /// The server closed the connection.
+    pub fn server_done(&self) -> bool {
+        self.server_done
     }
 
     /// Every request record went to the server.

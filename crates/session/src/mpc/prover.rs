@@ -12,6 +12,7 @@
 //! response, and whose attestation is checked against this side's own
 //! commitment.
 
+use super::side::ProverSide;
 use super::{
     channel_back, duplex_writer, engine_error, link_closed, proof_config, proof_cots, warm_up_draw,
 };
@@ -30,6 +31,8 @@ use webproof_core::Channel;
 use webproof_disclosure::attest::AttestOptions;
 use webproof_disclosure::http::RevealItem;
 use webproof_mpc_tls as mpc;
+use webproof_mpc_tls::tls13::response::{prove_response13, Claim13};
+use webproof_mpc_tls::tls13::Tls13ProverSession;
 use webproof_mpc_tls::{cots_needed, CotPool, ResponseClaim};
 use webproof_ot::SoftSpokenReceiver;
 use webproof_proxy::protocol::{
@@ -67,7 +70,8 @@ pub struct Request {
     pub port: u16,
     /// The HTTP request, as sent.
     pub request: Vec<u8>,
-    /// Restrict to one TLS version (MPC mode runs TLS 1.2).
+    /// Restrict to one TLS version (none: the server's pick, asked by
+    /// [`super::probe`]).
     pub version: Option<TlsVersion>,
     /// Suites to offer (empty: every suite MPC mode runs).
     pub suites: Vec<CipherSuite>,
@@ -179,13 +183,10 @@ pub struct Prover {
 }
 
 impl Prover {
-    /// Check the request for MPC mode (TLS 1.2; a suite it runs).
+    /// Check the request for MPC mode: TLS 1.2 with a suite it runs,
+    /// TLS 1.3 with one of `webproof_mpc_tls::tls13::SUITES`, or either
+    /// (no version: the server's pick, see [`super::probe`]).
     pub fn new(req: Request, progress: Option<Progress>) -> Result<Self> {
-        if matches!(req.version, Some(v) if v != TlsVersion::Tls12) {
-            return Err(Error::Setup(
-                "MPC mode runs TLS 1.2 only (TLS 1.3 is proxy mode's)".into(),
-            ));
-        }
         let config = mpc::ProverConfig {
             server_name: req.host.clone(),
             suites: req
@@ -199,9 +200,22 @@ impl Prover {
             request: req.request.clone(),
             limits: RecorderLimits::default(),
         };
-        if !req.suites.is_empty() && config.suites.is_empty() {
+        let suites13: Vec<CipherSuite> = req
+            .suites
+            .iter()
+            .copied()
+            .filter(|s| mpc::tls13::SUITES.contains(s))
+            .collect();
+        let none = match req.version {
+            Some(TlsVersion::Tls12) => config.suites.is_empty(),
+            Some(TlsVersion::Tls13) => suites13.is_empty(),
+            _ => config.suites.is_empty() && suites13.is_empty(),
+        };
+        if !req.suites.is_empty() && none {
             return Err(Error::Setup(
-                "none of the chosen suites runs in MPC mode (TLS 1.2 ECDHE with AES-GCM)".into(),
+                "none of the chosen suites runs in MPC mode (TLS 1.2 ECDHE with AES-GCM, \
+                 TLS 1.3 AES-GCM)"
+                    .into(),
             ));
         }
         Ok(Prover {
@@ -209,6 +223,98 @@ impl Prover {
             config,
             progress,
         })
+    }
+
+    /// The TLS 1.3 session's settings for `suite`.
+    fn config13(&self, suite: CipherSuite) -> mpc::ProverConfig {
+        mpc::ProverConfig {
+            suites: vec![suite],
+            ems: false,
+            ..self.config.clone()
+        }
+    }
+
+    /// The TLS 1.3 suites this request offers, in order of preference.
+    fn suites13(&self) -> Vec<CipherSuite> {
+        if self.req.suites.is_empty() {
+            return mpc::tls13::SUITES.to_vec();
+        }
+        self.req
+            .suites
+            .iter()
+            .copied()
+            .filter(|s| mpc::tls13::SUITES.contains(s))
+            .collect()
+    }
+
+    /// The version and suite of the session ([`super::probe`]): an
+    /// explicit version is honoured (TLS 1.3 with several suites allowed
+    /// asks the server which one it picks: the circuits are garbled for
+    /// one suite ahead); without one, TLS 1.2 if the server runs it, else
+    /// TLS 1.3.
+    async fn choose<R: Runtime, C: Connector>(&self, rt: &R, server: &C) -> Result<Chosen> {
+        let suites13 = self.suites13();
+        match self.req.version {
+            Some(TlsVersion::Tls12) => return Ok(Chosen::Tls12),
+            Some(TlsVersion::Tls13) if suites13.len() == 1 => {
+                return Ok(Chosen::Tls13(suites13[0]))
+            }
+            _ => {}
+        }
+        let offer12 = match (self.req.version, self.config.suites.is_empty()) {
+            (Some(TlsVersion::Tls13), _) => Vec::new(),
+            (_, true) => super::probe::SUITES12.to_vec(),
+            (_, false) => self.config.suites.clone(),
+        };
+        let ask = |suites13: &[CipherSuite], suites12: &[CipherSuite]| {
+            let (suites13, suites12) = (suites13.to_vec(), suites12.to_vec());
+            async move {
+                timeout(
+                    rt,
+                    CONNECT,
+                    "asking the server which TLS version it runs",
+                    super::probe::probe(
+                        server,
+                        &self.req.host,
+                        self.req.port,
+                        &suites13,
+                        &suites12,
+                        &mut rt.rng(),
+                    ),
+                )
+                .await
+            }
+        };
+        // TLS 1.2 first where the server runs it: its session proves more
+        // (the hidden request-head bytes free of line ends, which TLS
+        // 1.3's does not yet); a server that refuses it is asked for TLS
+        // 1.3, one more round trip to the server only.
+        let first = if offer12.is_empty() {
+            None
+        } else {
+            match ask(&[], &offer12).await {
+                Ok(s) if offer12.contains(&s) => return Ok(Chosen::Tls12),
+                Ok(s) => Some(Ok(s)),
+                Err(e) => Some(Err(e)),
+            }
+        };
+        let picked = if suites13.is_empty() {
+            first.unwrap_or_else(|| Err(Error::Setup("no suite to offer".into())))?
+        } else {
+            ask(&suites13, &[]).await?
+        };
+        if suites13.contains(&picked) {
+            Ok(Chosen::Tls13(picked))
+        } else if offer12.contains(&picked) {
+            Ok(Chosen::Tls12)
+        } else {
+            Err(Error::Tls(format!(
+                "the server picked {picked}, which MPC mode does not run (it runs TLS 1.3 \
+                 with {} or {}, TLS 1.2 ECDHE with AES-GCM)",
+                mpc::tls13::SUITES[0],
+                mpc::tls13::SUITES[1]
+            )))
+        }
     }
 
     fn report(&self, stage: Phase) {
@@ -265,6 +371,7 @@ impl Prover {
         let t0 = rt.now_ms();
         let mut rng = rt.rng();
         let request = &self.req.request;
+        let version = self.choose(rt, server).await?;
         let mut link = connect.await?;
         let counters = link.counters();
         self.report(Phase::Connected);
@@ -309,9 +416,54 @@ impl Prover {
         // hello's terms and streams the tables before the server
         // connection opens: the session's first output for the server
         // (its ClientHello, after the last circuit's tables) marks the end
-        // of preprocessing.
-        let (session, first) =
-            mpc::ProverSession::new(self.config.clone(), CotPool::new(macs), &mut rng)?;
+        // of preprocessing. The version's session is announced by the
+        // suite of its `Hello` terms.
+        let cots = CotPool::new(macs);
+        match version {
+            Chosen::Tls13(suite) => {
+                let (session, first) =
+                    Tls13ProverSession::new(self.config13(suite), cots, &mut rng)?;
+                let (cot, link, ran) = self
+                    .section(rt, link, receiver, session, first, server, stage, &counters)
+                    .await?;
+                let times = ([t0, ran.t1, ran.t2], (ran.up0, ran.down0));
+                let done = Done::V13(Box::new(ran.outcome));
+                self.conclude(rt, link, cot, done, times, stage, &counters)
+                    .await
+            }
+            Chosen::Tls12 => {
+                let (session, first) =
+                    mpc::ProverSession::new(self.config.clone(), cots, &mut rng)?;
+                let (cot, link, ran) = self
+                    .section(rt, link, receiver, session, first, server, stage, &counters)
+                    .await?;
+                let times = ([t0, ran.t1, ran.t2], (ran.up0, ran.down0));
+                let done = Done::V12(Box::new(ran.outcome));
+                self.conclude(rt, link, cot, done, times, stage, &counters)
+                    .await
+            }
+        }
+    }
+
+    /// The multiplexed section: the session on the relay stream and the
+    /// proof's Ferret setup on the preprocessing stream.
+    #[allow(clippy::too_many_arguments)]
+    async fn section<R: Runtime, L: Link, P: ProverSide, C: Connector>(
+        &self,
+        rt: &R,
+        link: L,
+        receiver: SoftSpokenReceiver,
+        session: P,
+        first: mpc::ProverMsg,
+        server: &C,
+        stage: &StageCell,
+        counters: &Counters,
+    ) -> Result<(
+        webproof_ferret::FerretReceiver<SoftSpokenReceiver>,
+        L,
+        Online<P::Outcome>,
+    )> {
+        let mut rng = rt.rng();
         // The proof's COTs: their setup runs beside the session, on the
         // link's second stream.
         let cot = webproof_ferret::FerretReceiver::new(proof_cots(), receiver, &mut rng)
@@ -319,7 +471,7 @@ impl Prover {
         let (relay, preprocessing, section) = link.start_mux();
         let section_ran = async {
             let warm = spawn(rt, warm_up_receiver(cot, preprocessing));
-            let run = pin!(self.session(rt, session, first, relay, server, stage, &counters));
+            let run = pin!(self.session(rt, session, first, relay, server, stage, counters));
             match select(run, warm).await {
                 // A failed session ends the setup with it.
                 Either::Left((ran, warm)) => {
@@ -342,16 +494,26 @@ impl Prover {
                 return Err(e);
             }
         };
-        let mut link = section.finish().await?;
-        let Online {
-            outcome,
-            t1,
-            t2,
-            up0,
-            down0,
-        } = ran;
+        let link = section.finish().await?;
+        Ok((cot, link, ran))
+    }
+
+    /// The proof of the response and the verdict, for either version.
+    #[allow(clippy::too_many_arguments)]
+    async fn conclude<R: Runtime, L: Link>(
+        &self,
+        rt: &R,
+        mut link: L,
+        cot: webproof_ferret::FerretReceiver<SoftSpokenReceiver>,
+        done: Done,
+        ([t0, t1, t2], (up0, down0)): ([f64; 3], (u64, u64)),
+        stage: &StageCell,
+        counters: &Counters,
+    ) -> Result<ProveOutcome> {
+        let mut rng = rt.rng();
+        let request = &self.req.request;
         // The proof of the response.
-        let response = outcome.response.clone();
+        let response = done.response().to_vec();
         self.report(Phase::Response(response.len()));
         // The plan: what to reveal and commit to. Its errors (a JSON path
         // the response lacks, say) come after the request reached the
@@ -378,45 +540,73 @@ impl Prover {
                 .map(|r| r.start..r.end)
                 .collect()
         };
-        // The hidden bytes of the request heads, proven free of line ends
-        // so the verifier can fix where each request ends.
-        let crlf_free = webproof_disclosure::exchange::hidden_head_bytes(
-            request,
-            disclosure.ranges(Direction::Sent),
-        );
+        // TLS 1.2: the hidden bytes of the request heads, proven free of
+        // line ends so the verifier can fix where each request ends.
+        // TLS 1.3's claim does not prove them yet: its output states none.
+        let crlf_free = match &done {
+            Done::V12(_) => webproof_disclosure::exchange::hidden_head_bytes(
+                request,
+                disclosure.ranges(Direction::Sent),
+            ),
+            Done::V13(_) => Vec::new(),
+        };
         let crlf_free_ranges: Vec<core::ops::Range<usize>> =
             crlf_free.iter().map(|r| r.start..r.end).collect();
-        let mut claim = ResponseClaim::new(&outcome, &ranges(Direction::Received))
-            .and_then(|c| c.with_request(&outcome, request, &ranges(Direction::Sent)))
-            .and_then(|c| c.with_request_crlf_free(&outcome, &crlf_free_ranges))
-            .map_err(|e| after_response(e.into()))?;
         // An attestation: the proof shows the commitment's leaf hashes are
         // over the session's request and response.
         let committed = match &self.req.attest {
-            Some(a) => {
-                let (transcript, commitment) =
-                    webproof_disclosure::attest::commit(a, request, &response, &mut rng)
-                        .map_err(|e| after_response(e.into()))?;
-                claim = claim.with_commitment(&outcome, &commitment);
-                Some((transcript, commitment))
-            }
+            Some(a) => Some(
+                webproof_disclosure::attest::commit(a, request, &response, &mut rng)
+                    .map_err(|e| after_response(e.into()))?,
+            ),
             None => None,
         };
         let blinders = committed
             .as_ref()
             .map(|(_, c)| webproof_disclosure::attest::blinders(c))
             .unwrap_or_default();
-        self.report(Phase::Proving);
-        mpc::prove_response(
-            cot,
-            Channel::new(&mut link),
-            proof_config(),
-            &outcome,
-            &claim,
-            &blinders,
-            &mut rng,
-        )
-        .await?;
+        let (sent, received) = (ranges(Direction::Sent), ranges(Direction::Received));
+        match &done {
+            Done::V12(outcome) => {
+                let mut claim = ResponseClaim::new(outcome, &received)
+                    .and_then(|c| c.with_request(outcome, request, &sent))
+                    .and_then(|c| c.with_request_crlf_free(outcome, &crlf_free_ranges))
+                    .map_err(|e| after_response(e.into()))?;
+                if let Some((_, commitment)) = &committed {
+                    claim = claim.with_commitment(outcome, commitment);
+                }
+                self.report(Phase::Proving);
+                mpc::prove_response(
+                    cot,
+                    Channel::new(&mut link),
+                    proof_config(),
+                    outcome,
+                    &claim,
+                    &blinders,
+                    &mut rng,
+                )
+                .await?;
+            }
+            Done::V13(session) => {
+                let mut claim = Claim13::new(session, &received)
+                    .and_then(|c| c.with_request(session, &sent))
+                    .map_err(|e| after_response(e.into()))?;
+                if let Some((_, commitment)) = &committed {
+                    claim = claim.with_commitment(commitment);
+                }
+                self.report(Phase::Proving);
+                prove_response13(
+                    cot,
+                    Channel::new(&mut link),
+                    proof_config(),
+                    session,
+                    &claim,
+                    &blinders,
+                    &mut rng,
+                )
+                .await?;
+            }
+        }
         stage.set(Stage::Audited);
         let verdict: VerifierMsg =
             recv_msg_limited(&mut link, "the verdict", MAX_VERDICT_MSG).await?;
@@ -432,7 +622,7 @@ impl Prover {
                 disclosed: disclosure,
                 crlf_free,
                 committed,
-                certificates: outcome.certificates.clone(),
+                certificates: done.certificates().to_vec(),
             },
         )?;
         let t3 = rt.now_ms();
@@ -450,16 +640,16 @@ impl Prover {
     /// session to the verifier's `CloseAck`; the stream is closed at the
     /// end. `counters` are the whole link's.
     #[allow(clippy::too_many_arguments)]
-    async fn session<R: Runtime, S, C: Connector>(
+    async fn session<R: Runtime, P: ProverSide, S, C: Connector>(
         &self,
         rt: &R,
-        session: mpc::ProverSession,
+        session: P,
         first: mpc::ProverMsg,
         relay: S,
         server: &C,
         stage: &StageCell,
         counters: &Counters,
-    ) -> Result<Online>
+    ) -> Result<Online<P::Outcome>>
     where
         S: AsyncRead + AsyncWrite + Unpin,
     {
@@ -512,10 +702,39 @@ impl Prover {
     }
 }
 
+/// The version and suite the run's session takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Chosen {
+    Tls12,
+    Tls13(CipherSuite),
+}
+
+/// A session's outcome, for the proof.
+enum Done {
+    V12(Box<mpc::ProverOutcome>),
+    V13(Box<Tls13ProverSession>),
+}
+
+impl Done {
+    fn response(&self) -> &[u8] {
+        match self {
+            Done::V12(o) => &o.response,
+            Done::V13(p) => p.response().map(|r| &r.response[..]).unwrap_or_default(),
+        }
+    }
+
+    fn certificates(&self) -> &[Vec<u8>] {
+        match self {
+            Done::V12(o) => &o.certificates,
+            Done::V13(p) => p.certificates(),
+        }
+    }
+}
+
 /// The session's result and its clock: when the server was reached
 /// (`t1`) and let go (`t2`), and the link's counts at `t1`.
-struct Online {
-    outcome: mpc::ProverOutcome,
+struct Online<O> {
+    outcome: O,
     t1: f64,
     t2: f64,
     up0: u64,
@@ -541,13 +760,13 @@ async fn warm_up_receiver<S: AsyncRead + AsyncWrite + Unpin + Send>(
 /// schedules built meanwhile), its own keystream garbling out, until the
 /// session gives the ClientHello and every upload is out. Returns the
 /// session and the output that opens the server connection.
-async fn preprocess<R: Runtime, Rd: AsyncRead + Unpin>(
+async fn preprocess<R: Runtime, P: ProverSide, Rd: AsyncRead + Unpin>(
     rt: &R,
-    session: mpc::ProverSession,
+    session: P,
     rd: &mut Rd,
     frames: &mut FrameReader,
     tx: &mut futures::channel::mpsc::Sender<Vec<u8>>,
-) -> Result<(mpc::ProverSession, mpc::ProverOutput)> {
+) -> Result<(P, mpc::ProverOutput)> {
     let hung_up = || Error::Disconnected("the verifier hung up during preprocessing".into());
     // The circuits' schedules (a few hundred ms of CPU), built off the
     // session's task while the verifier garbles; the link keeps being read
@@ -726,15 +945,15 @@ enum Event {
 /// server's bytes in, whatever the session says out; `Close` once the
 /// server is done and the request is out. Returns the outcome and when the
 /// server's part ended.
-async fn run_session<R: Runtime, L, Sr, Sw>(
+async fn run_session<R: Runtime, P: ProverSide, L, Sr, Sw>(
     rt: &R,
-    mut session: mpc::ProverSession,
+    mut session: P,
     link: &mut L,
     mut frames: FrameReader,
     srv_rd: Sr,
     srv_wr: Sw,
     stage: &StageCell,
-) -> Result<(mpc::ProverOutcome, f64)>
+) -> Result<(P::Outcome, f64)>
 where
     L: AsyncRead + AsyncWrite + Unpin,
     Sr: AsyncRead + Unpin,
@@ -747,7 +966,7 @@ where
     // `CloseAck` that completes the session needs no server).
     let mut closed_at = None;
     loop {
-        if session.outcome().is_some() {
+        if session.finished() {
             if frames.buffered() != 0 {
                 return Err(Error::Proxy(webproof_proxy::ProxyError::Protocol(
                     "the verifier sent more after its CloseAck".into(),
@@ -824,7 +1043,7 @@ where
             tracing::trace!(message = m.name(), "mpc: to the verifier");
             write_frame(link, &m.encode()).await?;
         }
-        if closed_at.is_none() && session.server_done() && session.records_done() {
+        if closed_at.is_none() && session.ready_to_close() {
             // The transcript ends here: what the server does after (its
             // TCP close after close_notify) is no longer the session's,
             // and the connection is let go now, not after the `CloseAck`.

@@ -35,6 +35,10 @@ use webproof_proxy::protocol::{MpcHello, RejectKind, Rejection, VerifierMsg};
 use webproof_proxy::session::verifier::Admitted;
 use webproof_proxy::VerifyConfig;
 
+use super::side::VerifierSide;
+use webproof_mpc_tls::tls13::response::verify_response13;
+use webproof_mpc_tls::tls13::{attestation13, verifier_output13, Tls13VerifierSession};
+
 use super::prover::DUPLEX_QUEUE;
 
 /// Largest session message the verifier accepts: a server flight the
@@ -102,8 +106,33 @@ pub(crate) async fn run<R: Runtime, L: Link, C: Connector>(
         },
         limits: cfg.limits,
     };
-    let mut session =
-        mpc::VerifierSession::new(session_cfg, sender.delta(), CotPool::new(keys), &mut rng);
+    // The session's version is the suite of the prover's `Hello` terms,
+    // its first message: the session is made when that message comes.
+    let delta = sender.delta();
+    let mut session_rng = rt.rng();
+    let make = move |first: &[u8]| -> Result<Session> {
+        let tls13 = match mpc::ProverMsg::decode(first) {
+            Ok(mpc::ProverMsg::Hello { terms, .. }) => mpc::tls13::SUITES.contains(&terms.suite),
+            // Anything else is refused by the TLS 1.2 session, as before.
+            _ => false,
+        };
+        let cots = CotPool::new(keys);
+        Ok(if tls13 {
+            Session::V13(Box::new(Tls13VerifierSession::new(
+                session_cfg,
+                delta,
+                cots,
+                &mut session_rng,
+            )))
+        } else {
+            Session::V12(Box::new(mpc::VerifierSession::new(
+                session_cfg,
+                delta,
+                cots,
+                &mut session_rng,
+            )))
+        })
+    };
     // The proof's COTs share the garbler's `Δ` (the same SoftSpokenOT
     // sender); their setup runs beside the session, on the link's second
     // stream, so the proof after it starts with them ready.
@@ -123,46 +152,72 @@ pub(crate) async fn run<R: Runtime, L: Link, C: Connector>(
         rt,
         cfg.relay_timeout,
         "the MPC session",
-        session_run(rt, &mut session, relay, cfg),
+        session_run(rt, make, relay, cfg),
     );
-    let cot = match futures::future::try_join(online, warm).await {
-        Ok(((), cot)) => cot,
+    let (session, cot) = match futures::future::try_join(online, warm).await {
+        Ok(v) => v,
         Err(e) => {
             section.abandon().await;
             return Err(e);
         }
     };
     let mut link = section.finish().await?;
-    let outcome = session.finish()?;
 
     // The proof of the response, on a channel that borrows the link: the
     // verdict follows on the link itself.
-    let proved = timeout(rt, cfg.proof_timeout, "the proof of the response", async {
-        let can_attest = cfg.attestation_key.is_some();
-        mpc::verify_response(
-            cot,
-            Channel::new(&mut link),
-            proof_config(),
-            &outcome,
-            can_attest,
-            &mut rng,
-        )
-        .await
-        .map_err(Error::Mpc)
-    })
-    .await;
-    let concluded = proved.and_then(|verified| {
-        let out = mpc::verifier_output(&outcome, &verified, &host, time).map_err(Error::Mpc)?;
-        // A claim with leaves reached the proof only if this verifier
-        // holds a key (`verify_response` refused it otherwise).
-        let signed = match &cfg.attestation_key {
-            Some(key) if !verified.leaves.is_empty() => {
-                Some(mpc::attestation(key, &outcome, &verified, &out).map_err(Error::Mpc)?)
+    let can_attest = cfg.attestation_key.is_some();
+    let concluded = match session {
+        Session::V12(session) => {
+            let outcome = session.finish()?;
+            let proved = timeout(rt, cfg.proof_timeout, "the proof of the response", async {
+                mpc::verify_response(
+                    cot,
+                    Channel::new(&mut link),
+                    proof_config(),
+                    &outcome,
+                    can_attest,
+                    &mut rng,
+                )
+                .await
+                .map_err(Error::Mpc)
+            })
+            .await;
+            conclude(
+                cfg,
+                proved,
+                |v| v.leaves.is_empty(),
+                |v| mpc::verifier_output(&outcome, v, &host, time),
+                |key, v, out| mpc::attestation(key, &outcome, v, out),
+            )
+        }
+        Session::V13(session) => {
+            if !session.closed() {
+                return Err(Error::Mpc(mpc::Error::OutOfOrder(
+                    "the proof before the close",
+                )));
             }
-            _ => None,
-        };
-        Ok((out, signed))
-    });
+            let proved = timeout(rt, cfg.proof_timeout, "the proof of the response", async {
+                verify_response13(
+                    cot,
+                    Channel::new(&mut link),
+                    proof_config(),
+                    &session,
+                    can_attest,
+                    &mut rng,
+                )
+                .await
+                .map_err(Error::Mpc)
+            })
+            .await;
+            conclude(
+                cfg,
+                proved,
+                |v| v.leaves.is_empty(),
+                |v| verifier_output13(&session, v, &host, time),
+                |key, v, out| attestation13(key, &session, v, out),
+            )
+        }
+    };
     let (output, attestation) = match concluded {
         Ok((out, signed)) => (Ok(out), signed),
         Err(e) => (Err(e), None),
@@ -183,6 +238,32 @@ pub(crate) async fn run<R: Runtime, L: Link, C: Connector>(
     })
 }
 
+/// The output from what the proof established (`proved`) and, with a key,
+/// the attestation: a claim with leaves reached the proof only if this
+/// verifier holds a key (the proof refused it otherwise).
+fn conclude<V>(
+    cfg: &VerifierConfig,
+    proved: Result<V>,
+    no_leaves: impl FnOnce(&V) -> bool,
+    output: impl FnOnce(&V) -> mpc::Result<webproof_disclosure::VerifierOutput>,
+    sign: impl FnOnce(
+        &webproof_attestation::SigningKey,
+        &V,
+        &webproof_disclosure::VerifierOutput,
+    ) -> mpc::Result<webproof_disclosure::attest::AttestationReply>,
+) -> Result<(
+    webproof_disclosure::VerifierOutput,
+    Option<webproof_disclosure::attest::AttestationReply>,
+)> {
+    let verified = proved?;
+    let out = output(&verified).map_err(Error::Mpc)?;
+    let signed = match &cfg.attestation_key {
+        Some(key) if !no_leaves(&verified) => Some(sign(key, &verified, &out).map_err(Error::Mpc)?),
+        _ => None,
+    };
+    Ok((out, signed))
+}
+
 /// The session's messages on the mux's relay stream until it is closed,
 /// the garbled tables streamed after the `Hello`; the stream is closed at
 /// the end so the multiplexed section can close.
@@ -193,16 +274,34 @@ pub(crate) async fn run<R: Runtime, L: Link, C: Connector>(
 /// prover's frames are read between the tables, never after them.
 async fn session_run<R: Runtime, S: AsyncRead + AsyncWrite + Unpin>(
     rt: &R,
-    session: &mut mpc::VerifierSession,
+    make: impl FnOnce(&[u8]) -> Result<Session>,
     prover: S,
     cfg: &VerifierConfig,
-) -> Result<()> {
+) -> Result<Session> {
     let (mut rd, wr) = prover.split();
     let (tx, rx) = futures::channel::mpsc::channel::<Vec<u8>>(DUPLEX_QUEUE);
     let logic = async move {
         let mut tx = tx;
+        let mut frames = FrameReader::new(MAX_FROM_PROVER);
+        let first = timeout(
+            rt,
+            cfg.idle_timeout,
+            "waiting for the prover's next MPC message",
+            frames.next(&mut rd),
+        )
+        .await?
+        .ok_or_else(|| Error::Disconnected("the prover hung up mid-session".into()))?;
         // The writer ends once its queue is dropped and drained.
-        session_logic(rt, session, &mut rd, &mut tx, cfg).await
+        let mut session = make(&first)?;
+        match &mut session {
+            Session::V12(s) => {
+                session_logic(rt, s.as_mut(), first, frames, &mut rd, &mut tx, cfg).await?
+            }
+            Session::V13(s) => {
+                session_logic(rt, s.as_mut(), first, frames, &mut rd, &mut tx, cfg).await?
+            }
+        }
+        Ok(session)
     };
     let (r, w) = futures::join!(logic, duplex_writer(wr, rx));
     // Close however the session ended, so the mux's section closes.
@@ -213,7 +312,16 @@ async fn session_run<R: Runtime, S: AsyncRead + AsyncWrite + Unpin>(
         }
         Err(e) => Err(e),
     };
-    r.and(w)
+    match (r, w) {
+        (Err(e), _) => Err(e),
+        (Ok(session), w) => w.map(|()| session),
+    }
+}
+
+/// The verifier's session of the version the prover's `Hello` announced.
+enum Session {
+    V12(Box<mpc::VerifierSession>),
+    V13(Box<Tls13VerifierSession>),
 }
 
 /// What woke the session.
@@ -224,17 +332,19 @@ enum Event {
     Room(core::result::Result<(), futures::channel::mpsc::SendError>),
 }
 
-async fn session_logic<R: Runtime, Rd: AsyncRead + Unpin>(
+async fn session_logic<R: Runtime, V: VerifierSide, Rd: AsyncRead + Unpin>(
     rt: &R,
-    session: &mut mpc::VerifierSession,
+    session: &mut V,
+    first: Vec<u8>,
+    mut frames: FrameReader,
     rd: &mut Rd,
     tx: &mut futures::channel::mpsc::Sender<Vec<u8>>,
     cfg: &VerifierConfig,
 ) -> Result<()> {
+    let mut first = Some(first);
     // The record circuits' schedules, built off the session's task while
     // the key derivation's tables are garbled and sent.
     let mut record_plans = None;
-    let mut frames = FrameReader::new(MAX_FROM_PROVER);
     // Whether the session may have tables to stream (after each prover
     // message, until `next_tables` says none).
     let mut tables = false;
@@ -242,12 +352,19 @@ async fn session_logic<R: Runtime, Rd: AsyncRead + Unpin>(
         let event = {
             // The prover's next message; its idle timeout restarts with
             // every event, so streaming tables is not idleness.
-            let read = pin!(timeout(
-                rt,
-                cfg.idle_timeout,
-                "waiting for the prover's next MPC message",
-                frames.next(rd),
-            ));
+            let first = first.take();
+            let read = pin!(async {
+                if let Some(f) = first {
+                    return Ok(Some(f));
+                }
+                timeout(
+                    rt,
+                    cfg.idle_timeout,
+                    "waiting for the prover's next MPC message",
+                    frames.next(rd),
+                )
+                .await
+            });
             // After the `Setup`, the garbled tables chunk by chunk: each
             // is garbled while the ones before are on the wire.
             let room = pin!(async {
