@@ -232,7 +232,7 @@ impl Pair {
 
     /// Run an MPC session: the prover's outcome and the verifier's.
     fn run(&self) -> (Result<ProveOutcome>, Result<Verified>) {
-        let (p, v) = self.sim.link(self.delay, self.faults);
+        let (p, v) = self.sim.link(self.delay, self.faults.clone());
         let server = self.server();
         let sim = &self.sim;
         let id = SessionId::random(&mut sim.rng());

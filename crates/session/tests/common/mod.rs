@@ -88,7 +88,7 @@ pub struct SimServer {
     config: Arc<rustls::ServerConfig>,
     delay: Duration,
     behaviour: Server,
-    /// Set when the server closes a connection.
+    /// Set when the server closes a connection that carried a request.
     closed: Hold,
 }
 
@@ -104,8 +104,11 @@ impl Connector for SimServer {
         let closed = self.closed.clone();
         // Not a `Task`: the server runs on after this call, to its close.
         self.sim.spawn_boxed(Box::pin(async move {
-            serve(sim, server, config, behaviour).await;
-            closed.set();
+            // A connection that carried no request (the MPC prover's probe
+            // of the server's version) is not the session's close.
+            if serve(sim, server, config, behaviour).await {
+                closed.set();
+            }
         }));
         Ok(client)
     }
@@ -150,13 +153,19 @@ async fn close(tls: &mut rustls::ServerConnection, io: &mut SimLink) {
 }
 
 /// One TLS connection of the in-memory server: rustls driven by hand.
-async fn serve(sim: Sim, mut io: SimLink, config: Arc<rustls::ServerConfig>, behaviour: Server) {
+/// Serve one connection; whether it carried a request.
+async fn serve(
+    sim: Sim,
+    mut io: SimLink,
+    config: Arc<rustls::ServerConfig>,
+    behaviour: Server,
+) -> bool {
     if let Server::Raw(reply) = behaviour {
         let mut first = [0u8; 4096];
         let _ = io.read(&mut first).await;
         let _ = io.write_all(reply).await;
         let _ = io.close().await;
-        return;
+        return true;
     }
     let mut tls = rustls::ServerConnection::new(config).unwrap();
     let mut buf = vec![0u8; 64 << 10];
@@ -164,23 +173,23 @@ async fn serve(sim: Sim, mut io: SimLink, config: Arc<rustls::ServerConfig>, beh
     let mut answered = 0;
     loop {
         if !flush(&mut tls, &mut io).await {
-            return;
+            return answered > 0;
         }
         let n = match io.read(&mut buf).await {
-            Ok(0) | Err(_) => return,
+            Ok(0) | Err(_) => return answered > 0,
             Ok(n) => n,
         };
         let mut rd = &buf[..n];
         while !rd.is_empty() {
             if tls.read_tls(&mut rd).is_err() || tls.process_new_packets().is_err() {
                 flush(&mut tls, &mut io).await;
-                return;
+                return answered > 0;
             }
         }
         let mut chunk = [0u8; 4096];
         loop {
             match tls.reader().read(&mut chunk) {
-                Ok(0) => return,
+                Ok(0) => return answered > 0,
                 Ok(k) => request.extend_from_slice(&chunk[..k]),
                 Err(_) => break,
             }
@@ -195,7 +204,7 @@ async fn serve(sim: Sim, mut io: SimLink, config: Arc<rustls::ServerConfig>, beh
                     tls.writer().write_all(b"HTTP/1.1 200 OK\r\n").unwrap();
                     loop {
                         if !flush(&mut tls, &mut io).await {
-                            return;
+                            return answered > 0;
                         }
                         sim.sleep(Duration::from_secs(10)).await;
                         tls.writer().write_all(b"X").unwrap();
@@ -216,7 +225,7 @@ async fn serve(sim: Sim, mut io: SimLink, config: Arc<rustls::ServerConfig>, beh
                     let closing = head.to_ascii_lowercase().contains("connection: close");
                     if behaviour == Server::ClosesAfterFirst || closing {
                         close(&mut tls, &mut io).await;
-                        return;
+                        return answered > 0;
                     }
                 }
             }
