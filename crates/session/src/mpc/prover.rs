@@ -71,7 +71,7 @@ pub struct Request {
     /// The HTTP request, as sent.
     pub request: Vec<u8>,
     /// Restrict to one TLS version (none: the server's pick, asked by
-    /// [`super::probe`]).
+    /// `mpc::probe`).
     pub version: Option<TlsVersion>,
     /// Suites to offer (empty: every suite MPC mode runs).
     pub suites: Vec<CipherSuite>,
@@ -185,7 +185,7 @@ pub struct Prover {
 impl Prover {
     /// Check the request for MPC mode: TLS 1.2 with a suite it runs,
     /// TLS 1.3 with one of `webproof_mpc_tls::tls13::SUITES`, or either
-    /// (no version: the server's pick, see [`super::probe`]).
+    /// (no version: the server's pick, see `mpc::probe`).
     pub fn new(req: Request, progress: Option<Progress>) -> Result<Self> {
         let config = mpc::ProverConfig {
             server_name: req.host.clone(),
@@ -247,7 +247,7 @@ impl Prover {
             .collect()
     }
 
-    /// The version and suite of the session ([`super::probe`]): an
+    /// The version and suite of the session (`mpc::probe`): an
     /// explicit version is honoured (TLS 1.3 with several suites allowed
     /// asks the server which one it picks: the circuits are garbled for
     /// one suite ahead); without one, TLS 1.2 if the server runs it, else
