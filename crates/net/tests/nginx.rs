@@ -1,14 +1,17 @@
 //! Interop with a server no one here wrote: Debian's nginx, started by the
 //! test on a loopback port with certificates made by the openssl CLI, in a
-//! TLS 1.3-only and a TLS 1.2-only configuration, every supported suite.
-//! Skipped, loudly, when nginx or openssl is not installed.
+//! TLS 1.3-only and a TLS 1.2-only configuration, every supported suite;
+//! MPC mode without flags against servers of one version, one suite or
+//! one group, and of both versions. Skipped, loudly, when nginx or openssl
+//! is not installed.
 
 mod common;
 use common::*;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
-use webproof_proxy::{CipherSuite, KxGroup, TlsVersion};
+use webproof_net::Mode;
+use webproof_proxy::{CipherSuite, KxGroup, ProofKind, TlsVersion};
 
 fn have(cmd: &str) -> bool {
     Command::new("sh")
@@ -61,7 +64,17 @@ fn start_nginx(dir: &Path, protocols: &str) -> (Nginx, u16) {
     start_nginx_with(dir, protocols, "")
 }
 
+/// The TLS 1.2 suites nginx runs unless a test names others (OpenSSL's
+/// names): every one webproof supports.
+const CIPHERS12: &str = "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-RSA-AES256-GCM-SHA384:ECDHE-RSA-CHACHA20-POLY1305";
+
 fn start_nginx_with(dir: &Path, protocols: &str, extra: &str) -> (Nginx, u16) {
+    start_nginx_conf(dir, protocols, CIPHERS12, extra)
+}
+
+/// nginx of the `protocols`, the TLS 1.2 suites `ciphers` and `extra`
+/// directives in its server block.
+fn start_nginx_conf(dir: &Path, protocols: &str, ciphers: &str, extra: &str) -> (Nginx, u16) {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -78,7 +91,7 @@ http {{
     ssl_certificate {d}/ec.pem; ssl_certificate_key {d}/ec.key;
     ssl_certificate {d}/rsa.pem; ssl_certificate_key {d}/rsa.key;
     ssl_protocols {protocols};
-    ssl_ciphers ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-RSA-AES256-GCM-SHA384:ECDHE-RSA-CHACHA20-POLY1305;
+    ssl_ciphers {ciphers};
     ssl_session_tickets off;
     {extra}
     location / {{ default_type application/json; return 200 '{{\"from\":\"nginx\",\"ok\":true}}'; }}
@@ -179,4 +192,80 @@ async fn nginx_hello_retry_request() {
     let vout = v.await.unwrap().unwrap();
     assert_eq!(vout, out.output);
     assert_eq!(out.output.key_exchange_group, KxGroup::Secp256r1);
+}
+
+/// One MPC session without a version or suite named against nginx: the
+/// version, suite and group the verifier states, and the true bytes.
+async fn mpc_no_flags(dir: &Path, port: u16) -> webproof_disclosure::VerifierOutput {
+    let ca = std::fs::read_to_string(dir.join("ca.pem")).unwrap();
+    let (addr, v) = verifier(quick_config(roots(&ca))).await;
+    let mut o = options(&addr, "localhost", port, "/", &ca);
+    o.mode = Mode::Mpc;
+    o.reveal = webproof_proxy::http::parse_items(&["all"]).unwrap();
+    let out = webproof_net::prove(&o)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let vout = v.await.unwrap().unwrap();
+    assert_eq!(vout, out.output);
+    assert_eq!(vout.proof, ProofKind::Mpc);
+    assert!(
+        vout.received.text.contains("\"from\":\"nginx\""),
+        "{}",
+        vout.received.text
+    );
+    vout
+}
+
+/// MPC mode needs no flags (issue 54): against a TLS 1.3-only nginx of
+/// one suite and one group (each of both), it runs TLS 1.3 with them;
+/// against one of both versions, TLS 1.2; against a TLS 1.2 nginx of
+/// AES-256-GCM alone (ECDSA or RSA), that suite.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nginx_mpc_follows_the_server_without_flags() {
+    if !have("nginx") || !have("openssl") {
+        eprintln!("\n!!! SKIPPING nginx interop: nginx or openssl not installed (run scripts/setup.sh) !!!\n");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    certs(dir.path());
+    for (suite, name) in [
+        (
+            CipherSuite::TLS13_AES_128_GCM_SHA256,
+            "TLS_AES_128_GCM_SHA256",
+        ),
+        (
+            CipherSuite::TLS13_AES_256_GCM_SHA384,
+            "TLS_AES_256_GCM_SHA384",
+        ),
+    ] {
+        for (group, curve) in [
+            (KxGroup::X25519, "X25519"),
+            (KxGroup::Secp256r1, "prime256v1"),
+        ] {
+            let extra = format!("ssl_conf_command Ciphersuites {name}; ssl_ecdh_curve {curve};");
+            let (_nginx, port) = start_nginx_with(dir.path(), "TLSv1.3", &extra);
+            let out = mpc_no_flags(dir.path(), port).await;
+            assert_eq!(out.tls_version, TlsVersion::Tls13, "{name} {curve}");
+            assert_eq!(out.cipher_suite, suite, "{name} {curve}");
+            assert_eq!(out.key_exchange_group, group, "{name} {curve}");
+        }
+    }
+    let (_nginx, port) = start_nginx(dir.path(), "TLSv1.2 TLSv1.3");
+    let out = mpc_no_flags(dir.path(), port).await;
+    assert_eq!(out.tls_version, TlsVersion::Tls12, "both versions");
+    for (suite, name) in [
+        (
+            CipherSuite::TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
+            "ECDHE-ECDSA-AES256-GCM-SHA384",
+        ),
+        (
+            CipherSuite::TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
+            "ECDHE-RSA-AES256-GCM-SHA384",
+        ),
+    ] {
+        let (_nginx, port) = start_nginx_conf(dir.path(), "TLSv1.2", name, "");
+        let out = mpc_no_flags(dir.path(), port).await;
+        assert_eq!(out.tls_version, TlsVersion::Tls12, "{name}");
+        assert_eq!(out.cipher_suite, suite, "{name}");
+    }
 }

@@ -176,6 +176,8 @@ struct Pair {
     versions: &'static [&'static rustls::SupportedProtocolVersion],
     /// The server's TLS 1.3 suite, if only one.
     suite13: Option<rustls::CipherSuite>,
+    /// The server's TLS 1.2 suite, if only one.
+    suite12: Option<rustls::CipherSuite>,
     /// What the prover asks for.
     version: Option<TlsVersion>,
     suites: Vec<CipherSuite>,
@@ -197,6 +199,7 @@ impl Pair {
             limit: Duration::from_secs(120),
             versions: TLS13_ONLY,
             suite13: None,
+            suite12: None,
             version: None,
             suites: Vec::new(),
         }
@@ -208,6 +211,11 @@ impl Pair {
             provider
                 .cipher_suites
                 .retain(|c| c.suite() == s || c.version() == &rustls::version::TLS12);
+        }
+        if let Some(s) = self.suite12 {
+            provider
+                .cipher_suites
+                .retain(|c| c.suite() == s || c.version() == &rustls::version::TLS13);
         }
         let config = rustls::ServerConfig::builder_with_provider(Arc::new(provider))
             .with_protocol_versions(self.versions)
@@ -331,6 +339,21 @@ fn the_version_follows_the_server_without_flags() {
     honest(&pair, TlsVersion::Tls12);
 }
 
+/// A TLS 1.2 server of one suite outside the default family (AES-256-GCM
+/// with SHA-384, whose key derivation also follows the server's EMS
+/// choice) is served without naming its suite, with or without the
+/// version named.
+#[test]
+fn a_tls12_server_of_one_suite_needs_no_flags() {
+    for (seed, version) in [(56, None), (57, Some(TlsVersion::Tls12))] {
+        let mut pair = Pair::new(seed);
+        pair.versions = TLS12_ONLY;
+        pair.suite12 = Some(rustls::CipherSuite::TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384);
+        pair.version = version;
+        honest(&pair, TlsVersion::Tls12);
+    }
+}
+
 /// An explicit version the server does not run is refused, naming it.
 #[test]
 fn an_explicit_version_is_honoured() {
@@ -342,10 +365,10 @@ fn an_explicit_version_is_honoured() {
     let mut pair = Pair::new(54);
     pair.version = Some(TlsVersion::Tls12);
     let (p, _) = pair.run();
-    assert!(
-        p.is_err(),
-        "a TLS 1.3-only server refuses a TLS 1.2 session"
-    );
+    let Err(e) = p else {
+        panic!("a TLS 1.3-only server refuses a TLS 1.2 session")
+    };
+    assert!(e.to_string().contains("protocol_version"), "{e}");
 }
 
 /// A server that picks a suite MPC mode does not run gets a message

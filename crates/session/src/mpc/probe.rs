@@ -105,6 +105,16 @@ pub(crate) fn client_hello(
     rec
 }
 
+/// What the server's ServerHello picked from the probe's offer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Picked {
+    /// Its suite.
+    pub suite: CipherSuite,
+    /// Whether it took extended_master_secret (TLS 1.2): the SHA-384 key
+    /// derivation is garbled for one choice ahead.
+    pub ems: bool,
+}
+
 /// The suite the server picks from the offer, by its ServerHello (or
 /// HelloRetryRequest); the server's refusal names its alert.
 pub(crate) async fn probe<C: Connector>(
@@ -114,7 +124,7 @@ pub(crate) async fn probe<C: Connector>(
     suites13: &[CipherSuite],
     suites12: &[CipherSuite],
     rng: &mut impl RngCore,
-) -> Result<CipherSuite> {
+) -> Result<Picked> {
     let mut conn = server.connect(host, port).await?;
     let hello = client_hello(host, suites13, suites12, rng);
     let io = |e: std::io::Error| Error::Tls(format!("asking the server for its TLS version: {e}"));
@@ -132,11 +142,19 @@ pub(crate) async fn probe<C: Connector>(
         conn.read_exact(&mut body).await.map_err(io)?;
         match head[0] {
             0x15 => {
+                let alert = body.get(1).copied().unwrap_or_default();
+                let what = match alert {
+                    40 => "handshake_failure: no suite or group in common",
+                    70 => "protocol_version: it does not run the version offered",
+                    71 => "insufficient_security",
+                    _ => "",
+                };
                 return Err(Error::Tls(format!(
-                    "the server refused every suite MPC mode runs (alert {}; offered {})",
-                    body.get(1).copied().unwrap_or_default(),
+                    "the server refused every suite MPC mode runs (alert {alert}{}{what}; \
+                     offered {})",
+                    if what.is_empty() { "" } else { ", " },
                     offered(suites13, suites12)
-                )))
+                )));
             }
             0x16 => hs.extend(body),
             t => {
@@ -155,7 +173,7 @@ pub(crate) async fn probe<C: Connector>(
                 }
                 let sh = parse_server_hello(&hs[4..4 + n])
                     .map_err(|e| Error::Tls(format!("the server's ServerHello: {e}")))?;
-                break sh.cipher_suite;
+                break (sh.cipher_suite, sh.ems);
             }
         }
         if hs.len() > 1 << 16 {
@@ -163,9 +181,11 @@ pub(crate) async fn probe<C: Connector>(
         }
     };
     let _ = conn.close().await;
+    let (picked, ems) = picked;
     CipherSuite::ALL
         .into_iter()
         .find(|s| s.code() == picked)
+        .map(|suite| Picked { suite, ems })
         .ok_or_else(|| {
             Error::Tls(format!(
                 "the server picked suite {picked:#06x}, which MPC mode does not run (offered {})",

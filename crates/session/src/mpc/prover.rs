@@ -12,6 +12,7 @@
 //! response, and whose attestation is checked against this side's own
 //! commitment.
 
+use super::probe::Picked;
 use super::side::ProverSide;
 use super::{
     channel_back, duplex_writer, engine_error, link_closed, proof_config, proof_cots, warm_up_draw,
@@ -247,15 +248,31 @@ impl Prover {
             .collect()
     }
 
-    /// The version and suite of the session (`mpc::probe`): an
-    /// explicit version is honoured (TLS 1.3 with several suites allowed
-    /// asks the server which one it picks: the circuits are garbled for
-    /// one suite ahead); without one, TLS 1.2 if the server runs it, else
-    /// TLS 1.3.
+    /// The TLS 1.2 session's settings: the probe's pick first (the hello
+    /// offers its family, and the SHA-384 key derivation is garbled for
+    /// the server's extended-master-secret choice); without a probe, the
+    /// request's.
+    fn config12(&self, picked: Option<Picked>) -> mpc::ProverConfig {
+        let Some(picked) = picked else {
+            return self.config.clone();
+        };
+        let mut suites = vec![picked.suite];
+        suites.extend(self.config.suites.iter().filter(|&&s| s != picked.suite));
+        mpc::ProverConfig {
+            suites,
+            ems: picked.ems,
+            ..self.config.clone()
+        }
+    }
+
+    /// The version and suite of the session (`mpc::probe`): an explicit
+    /// version is honoured, asking the server which suite it picks (the
+    /// circuits are garbled for one suite family, and TLS 1.2's SHA-384
+    /// key derivation for one EMS choice, ahead) unless one TLS 1.3 suite
+    /// is named; without one, TLS 1.2 if the server runs it, else TLS 1.3.
     async fn choose<R: Runtime, C: Connector>(&self, rt: &R, server: &C) -> Result<Chosen> {
         let suites13 = self.suites13();
         match self.req.version {
-            Some(TlsVersion::Tls12) => return Ok(Chosen::Tls12),
             Some(TlsVersion::Tls13) if suites13.len() == 1 => {
                 return Ok(Chosen::Tls13(suites13[0]))
             }
@@ -272,7 +289,7 @@ impl Prover {
                 timeout(
                     rt,
                     CONNECT,
-                    "asking the server which TLS version it runs",
+                    "asking the server which TLS version and suite it runs",
                     super::probe::probe(
                         server,
                         &self.req.host,
@@ -293,24 +310,30 @@ impl Prover {
             None
         } else {
             match ask(&[], &offer12).await {
-                Ok(s) if offer12.contains(&s) => return Ok(Chosen::Tls12),
-                Ok(s) => Some(Ok(s)),
+                Ok(p) if offer12.contains(&p.suite) => return Ok(Chosen::Tls12(Some(p))),
+                Ok(p) => Some(Ok(p)),
                 Err(e) => Some(Err(e)),
             }
         };
+        if self.req.version == Some(TlsVersion::Tls12) {
+            return Err(first
+                .and_then(|f| f.err())
+                .unwrap_or_else(|| Error::Tls("the server picked no TLS 1.2 suite".into())));
+        }
         let picked = if suites13.is_empty() {
             first.unwrap_or_else(|| Err(Error::Setup("no suite to offer".into())))?
         } else {
             ask(&suites13, &[]).await?
         };
-        if suites13.contains(&picked) {
-            Ok(Chosen::Tls13(picked))
-        } else if offer12.contains(&picked) {
-            Ok(Chosen::Tls12)
+        if suites13.contains(&picked.suite) {
+            Ok(Chosen::Tls13(picked.suite))
+        } else if offer12.contains(&picked.suite) {
+            Ok(Chosen::Tls12(Some(picked)))
         } else {
             Err(Error::Tls(format!(
-                "the server picked {picked}, which MPC mode does not run (it runs TLS 1.3 \
+                "the server picked {}, which MPC mode does not run (it runs TLS 1.3 \
                  with {} or {}, TLS 1.2 ECDHE with AES-GCM)",
+                picked.suite,
                 mpc::tls13::SUITES[0],
                 mpc::tls13::SUITES[1]
             )))
@@ -431,9 +454,9 @@ impl Prover {
                 self.conclude(rt, link, cot, done, times, stage, &counters)
                     .await
             }
-            Chosen::Tls12 => {
+            Chosen::Tls12(picked) => {
                 let (session, first) =
-                    mpc::ProverSession::new(self.config.clone(), cots, &mut rng)?;
+                    mpc::ProverSession::new(self.config12(picked), cots, &mut rng)?;
                 let (cot, link, ran) = self
                     .section(rt, link, receiver, session, first, server, stage, &counters)
                     .await?;
@@ -705,7 +728,8 @@ impl Prover {
 /// The version and suite the run's session takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Chosen {
-    Tls12,
+    /// TLS 1.2, with what the probe learned if the server was asked.
+    Tls12(Option<Picked>),
     Tls13(CipherSuite),
 }
 
