@@ -540,16 +540,13 @@ impl Prover {
                 .map(|r| r.start..r.end)
                 .collect()
         };
-        // TLS 1.2: the hidden bytes of the request heads, proven free of
-        // line ends so the verifier can fix where each request ends.
-        // TLS 1.3's claim does not prove them yet: its output states none.
-        let crlf_free = match &done {
-            Done::V12(_) => webproof_disclosure::exchange::hidden_head_bytes(
-                request,
-                disclosure.ranges(Direction::Sent),
-            ),
-            Done::V13(_) => Vec::new(),
-        };
+        // The hidden bytes of the request heads, proven free of line ends
+        // (both versions' claims) so the verifier can fix where each
+        // request ends.
+        let crlf_free = webproof_disclosure::exchange::hidden_head_bytes(
+            request,
+            disclosure.ranges(Direction::Sent),
+        );
         let crlf_free_ranges: Vec<core::ops::Range<usize>> =
             crlf_free.iter().map(|r| r.start..r.end).collect();
         // An attestation: the proof shows the commitment's leaf hashes are
@@ -590,6 +587,7 @@ impl Prover {
             Done::V13(session) => {
                 let mut claim = Claim13::new(session, &received)
                     .and_then(|c| c.with_request(session, &sent))
+                    .map(|c| c.with_request_crlf_free(&crlf_free_ranges))
                     .map_err(|e| after_response(e.into()))?;
                 if let Some((_, commitment)) = &committed {
                     claim = claim.with_commitment(commitment);
