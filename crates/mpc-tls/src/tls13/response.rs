@@ -578,7 +578,10 @@ fn statement(recv: &[Record], start: usize, claim: &Claim13) -> Result<Statement
             request_crlf_free: claim
                 .request_crlf_free
                 .iter()
-                .map(|&(at, n)| at..at + n)
+                // Checked against the request by `request_statement`;
+                // saturating so that a prover's unchecked claim cannot
+                // overflow here first.
+                .map(|&(at, n)| at..at.saturating_add(n))
                 .collect(),
             leaves: claim.leaves.clone(),
             leaf_hashes: claim.leaf_hashes.clone(),
