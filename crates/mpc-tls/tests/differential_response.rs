@@ -360,8 +360,14 @@ struct Session {
 
 /// The finished session and the prover's honest claim, per version.
 enum Party {
-    V12 { done: Done, claim: ResponseClaim },
-    V13 { done: Box<Done13>, claim: Claim13 },
+    V12 {
+        done: Box<Done>,
+        claim: ResponseClaim,
+    },
+    V13 {
+        done: Box<Done13>,
+        claim: Claim13,
+    },
 }
 
 /// The hidden bytes of the request heads the prover proves free of line
@@ -408,7 +414,10 @@ fn session(version: Version, secret: u8) -> Session {
                 .and_then(|c| c.with_request_crlf_free(&done.prover, &free))
                 .map(|c| c.with_commitment(&done.prover, &commitment))
                 .expect("the claim");
-            Party::V12 { done, claim }
+            Party::V12 {
+                done: Box::new(done),
+                claim,
+            }
         }
         Version::Tls13 => {
             // The same COTs as `sessions_ext` draws (one `Δ`), so `prove`

@@ -20,7 +20,11 @@ pub fn server13(c: &Certs, client_auth: bool) -> rustls::ServerConnection {
 }
 
 /// [`server13`] running only `groups` (empty: every group).
-pub fn server13_groups(c: &Certs, client_auth: bool, groups: &[KxGroup]) -> rustls::ServerConnection {
+pub fn server13_groups(
+    c: &Certs,
+    client_auth: bool,
+    groups: &[KxGroup],
+) -> rustls::ServerConnection {
     let mut provider = rustls::crypto::ring::default_provider();
     if !groups.is_empty() {
         provider
@@ -223,4 +227,3 @@ pub fn run13(
     }
     Err(Stop::Stalled)
 }
-
