@@ -911,6 +911,20 @@ fn crlf_free_spans(
     cli: &ServerRecords,
     ranges: &[(usize, usize)],
 ) -> Result<Vec<(usize, Range<usize>)>> {
+    crlf_free_spans_of(&cli.app, cli.len, ranges)
+}
+
+/// [`crlf_free_spans`] over a request of `len` bytes whose records hold
+/// `app[k] = (record index, offset in the request, length)` (TLS 1.3's
+/// records too: the offsets are into the request, each record's content
+/// first in its plaintext, so its inner content type byte lies past
+/// every span).
+pub(crate) fn crlf_free_spans_of(
+    app: &[(usize, usize, usize)],
+    len: usize,
+    ranges: &[(usize, usize)],
+) -> Result<Vec<(usize, Range<usize>)>> {
+    let total = len;
     if ranges.len() > MAX_CRLF_FREE {
         return Err(Error::Malformed("too many ranges free of line ends"));
     }
@@ -919,15 +933,15 @@ fn crlf_free_spans(
     for &(at, len) in ranges {
         let end = at
             .checked_add(len)
-            .filter(|&e| len > 0 && at >= after && e <= cli.len)
+            .filter(|&e| len > 0 && at >= after && e <= total)
             .ok_or(Error::Malformed(
                 "ranges free of line ends must be non-empty, sorted, disjoint and within the request",
             ))?;
         after = end;
         let mut pos = at;
         while pos < end {
-            let k = cli.app.partition_point(|&(_, off, len)| off + len <= pos);
-            let (ri, off, len) = cli.app[k];
+            let k = app.partition_point(|&(_, off, len)| off + len <= pos);
+            let (ri, off, len) = app[k];
             let stop = end.min(off + len);
             out.push((ri, pos - off..stop - off));
             pos = stop;

@@ -10,13 +10,26 @@
 //! Mutations per field: a flipped bit in the middle of a byte field, a
 //! byte field one shorter and one longer, a number off by one; list
 //! fields (the garbled tables) get the same on their first and last
-//! element. The session runs in memory (the common driver), the response
+//! element. The session runs in memory (the common drivers), the response
 //! proof over a memory channel, so every run is deterministic but for the
 //! server's randomness.
+//!
+//! Both versions: TLS 1.2 sessions (`ProverSession`, `VerifierSession`)
+//! and TLS 1.3 sessions (`Tls13ProverSession`, `Tls13VerifierSession`,
+//! whose messages are the same kinds with TLS 1.3's meanings: the Hello's
+//! terms name a TLS 1.3 suite, `KeyOpen` and the key schedule's steps,
+//! `RecCiphertext` of the client Finished, `Close` and `CloseAck`), each
+//! proven with its own response proof (`ResponseClaim`, `Claim13`). The
+//! TLS 1.2 sweep mutates every message; the TLS 1.3 sweep run by default
+//! mutates the first and the last message of each kind of either party
+//! with every mutant (so every field of every kind), deterministic and
+//! small enough for the debug-mode CI; the whole TLS 1.3 sweep is
+//! `#[ignore]`d.
 
 #![allow(clippy::single_range_in_vec_init)] // one revealed range is a list of one
 
 mod common;
+use common::tls13::{run13, server13, Hooks13};
 use common::*;
 use futures::executor::block_on;
 use rand::SeedableRng;
@@ -26,7 +39,11 @@ use std::rc::Rc;
 use webproof_attestation::{CommitPlan, CommitmentSeed, Transcript, TranscriptCommitment};
 use webproof_core::{memory_duplex, Channel};
 use webproof_mpc_tls::hello::*;
-use webproof_mpc_tls::{prove_response, verify_response, ProverMsg, ResponseClaim, VerifierMsg};
+use webproof_mpc_tls::tls13::response::{prove_response13, verify_response13, Claim13};
+use webproof_mpc_tls::tls13::{Tls13ProverSession, Tls13VerifierSession};
+use webproof_mpc_tls::{
+    cots_needed, prove_response, verify_response, CotPool, ProverMsg, ResponseClaim, VerifierMsg,
+};
 use webproof_tls::CipherSuite;
 use webproof_zk::Config;
 
@@ -41,28 +58,6 @@ fn response() -> Vec<u8> {
 
 fn request() -> Vec<u8> {
     b"GET /known HTTP/1.1\r\nHost: webproof.test\r\nConnection: close\r\n\r\n".to_vec()
-}
-
-/// Mutants of a byte field: a flipped bit in the middle, one byte
-/// shorter, one byte longer.
-fn bytes_mutants(b: &[u8]) -> Vec<Vec<u8>> {
-    let mut out = Vec::new();
-    if !b.is_empty() {
-        let mut f = b.to_vec();
-        f[b.len() / 2] ^= 1;
-        out.push(f);
-        out.push(b[..b.len() - 1].to_vec());
-    }
-    let mut l = b.to_vec();
-    l.push(0);
-    out.push(l);
-    out
-}
-
-fn array_mutant<const N: usize>(a: &[u8; N]) -> [u8; N] {
-    let mut f = *a;
-    f[N / 2] ^= 1;
-    f
 }
 
 /// Every mutant of a prover message, one field changed in each.
@@ -109,14 +104,33 @@ fn prover_mutants(m: &ProverMsg) -> Vec<ProverMsg> {
             let mut l = request_lens.clone();
             l.push(1);
             out.push(h(*commit_p256, *commit_x25519, l, *terms));
-            // The terms: the other suite family, a suite MPC mode does
-            // not run, the other group, the other EMS offer. (A code of
-            // no known suite or group is refused when the Hello is
-            // decoded: `msg`'s unit tests, `cheating`.)
-            let other_family = if terms.suite == ECDHE_ECDSA_AES128_GCM_SHA256 {
-                ECDHE_ECDSA_AES256_GCM_SHA384
-            } else {
-                ECDHE_ECDSA_AES128_GCM_SHA256
+            // The terms: the other suite family of its version, a suite
+            // of its version MPC mode does not run (ChaCha20), a suite of
+            // the other version, the other group, the other EMS offer. (A
+            // code of no known suite or group is refused when the Hello
+            // is decoded: `msg`'s unit tests, `cheating`.)
+            use CipherSuite as S;
+            let (other_family, unrun, other_version) = match terms.suite {
+                ECDHE_ECDSA_AES128_GCM_SHA256 => (
+                    ECDHE_ECDSA_AES256_GCM_SHA384,
+                    S::TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
+                    S::TLS13_AES_128_GCM_SHA256,
+                ),
+                S::TLS13_AES_128_GCM_SHA256 => (
+                    S::TLS13_AES_256_GCM_SHA384,
+                    S::TLS13_CHACHA20_POLY1305_SHA256,
+                    ECDHE_ECDSA_AES128_GCM_SHA256,
+                ),
+                S::TLS13_AES_256_GCM_SHA384 | S::TLS13_CHACHA20_POLY1305_SHA256 => (
+                    S::TLS13_AES_128_GCM_SHA256,
+                    S::TLS13_CHACHA20_POLY1305_SHA256,
+                    ECDHE_ECDSA_AES128_GCM_SHA256,
+                ),
+                _ => (
+                    ECDHE_ECDSA_AES128_GCM_SHA256,
+                    S::TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
+                    S::TLS13_AES_128_GCM_SHA256,
+                ),
             };
             let other_group = if terms.group == GROUP_P256 {
                 GROUP_X25519
@@ -129,7 +143,11 @@ fn prover_mutants(m: &ProverMsg) -> Vec<ProverMsg> {
                     ..*terms
                 },
                 Terms {
-                    suite: CipherSuite::TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
+                    suite: unrun,
+                    ..*terms
+                },
+                Terms {
+                    suite: other_version,
                     ..*terms
                 },
                 Terms {
@@ -421,6 +439,13 @@ fn verifier_mutants(m: &VerifierMsg) -> Vec<VerifierMsg> {
     out
 }
 
+/// The TLS version of the sessions under test.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Version {
+    Tls12,
+    Tls13,
+}
+
 /// Which message of which party to replace with which mutant.
 #[derive(Clone, Copy, Debug)]
 enum Target {
@@ -428,12 +453,18 @@ enum Target {
     Verifier { index: usize, mutant: usize },
 }
 
+/// What the verifier established, in either version's form.
+enum Verified {
+    V12(webproof_mpc_tls::VerifiedResponse),
+    V13(webproof_mpc_tls::tls13::response::Verified13),
+}
+
 /// What a run saw: the messages of both parties (names), the outcome.
 struct Run {
     prover_msgs: Vec<ProverMsg>,
     verifier_msgs: Vec<VerifierMsg>,
     /// `None`: refused somewhere (session or proof).
-    verified: Option<webproof_mpc_tls::VerifiedResponse>,
+    verified: Option<Verified>,
     /// The prover's decrypted response, if its session completed.
     prover_response: Option<Vec<u8>>,
     /// The mutation was applied (the target message existed and had a
@@ -443,7 +474,84 @@ struct Run {
     server_saw: Vec<u8>,
 }
 
-fn run_once(seed: u64, target: Option<Target>) -> Run {
+/// The message hooks of a run: each message recorded, the target one
+/// replaced by its mutant. Shared by both versions' drivers.
+struct Tap {
+    pm: Rc<RefCell<Vec<ProverMsg>>>,
+    vm: Rc<RefCell<Vec<VerifierMsg>>>,
+    applied: Rc<RefCell<bool>>,
+    saw: Rc<RefCell<Vec<u8>>>,
+}
+
+type Hooked = (MsgHook<ProverMsg>, MsgHook<VerifierMsg>);
+
+impl Tap {
+    fn new() -> Self {
+        Tap {
+            pm: Rc::default(),
+            vm: Rc::default(),
+            applied: Rc::default(),
+            saw: Rc::default(),
+        }
+    }
+
+    fn hooks(&self, target: Option<Target>) -> Hooked {
+        let (pm, applied) = (self.pm.clone(), self.applied.clone());
+        let p: MsgHook<ProverMsg> = Box::new(move |m: &mut ProverMsg| {
+            let i = pm.borrow().len();
+            pm.borrow_mut().push(m.clone());
+            if let Some(Target::Prover { index, mutant }) = target {
+                if index == i {
+                    if let Some(x) = prover_mutants(m).into_iter().nth(mutant) {
+                        *m = x;
+                        *applied.borrow_mut() = true;
+                    }
+                }
+            }
+        });
+        let (vm, applied) = (self.vm.clone(), self.applied.clone());
+        let v: MsgHook<VerifierMsg> = Box::new(move |m: &mut VerifierMsg| {
+            let i = vm.borrow().len();
+            vm.borrow_mut().push(m.clone());
+            if let Some(Target::Verifier { index, mutant }) = target {
+                if index == i {
+                    if let Some(x) = verifier_mutants(m).into_iter().nth(mutant) {
+                        *m = x;
+                        *applied.borrow_mut() = true;
+                    }
+                }
+            }
+        });
+        (p, v)
+    }
+
+    fn run(&self) -> Run {
+        Run {
+            prover_msgs: self.pm.borrow().clone(),
+            verifier_msgs: self.vm.borrow().clone(),
+            verified: None,
+            prover_response: None,
+            applied: *self.applied.borrow(),
+            server_saw: self.saw.borrow().clone(),
+        }
+    }
+}
+
+fn proof_config() -> Config {
+    Config {
+        cot_batch: 1 << 18,
+        ..Config::default()
+    }
+}
+
+fn run_once(version: Version, seed: u64, target: Option<Target>) -> Run {
+    match version {
+        Version::Tls12 => run_once12(seed, target),
+        Version::Tls13 => run_once13(seed, target),
+    }
+}
+
+fn run_once12(seed: u64, target: Option<Target>) -> Run {
     let c = certs(KeyKind::Ecdsa, &[NAME], false);
     let (p, hello, v, s, r) = sessions_ext(
         seed,
@@ -456,53 +564,16 @@ fn run_once(seed: u64, target: Option<Target>) -> Run {
         ),
         verifier_config(&c.ca_der, NAME),
     );
-    let pm = Rc::new(RefCell::new(Vec::new()));
-    let vm = Rc::new(RefCell::new(Vec::new()));
-    let applied = Rc::new(RefCell::new(false));
-    let saw = Rc::new(RefCell::new(Vec::new()));
-    let mut hooks = Hooks {
-        server_saw: Some(saw.clone()),
+    let tap = Tap::new();
+    let (ph, vh) = tap.hooks(target);
+    let hooks = Hooks {
+        server_saw: Some(tap.saw.clone()),
+        prover_to_verifier: Some(ph),
+        verifier_to_prover: Some(vh),
         ..Hooks::default()
     };
-    {
-        let (pm, applied) = (pm.clone(), applied.clone());
-        hooks.prover_to_verifier = Some(Box::new(move |m: &mut ProverMsg| {
-            let i = pm.borrow().len();
-            pm.borrow_mut().push(m.clone());
-            if let Some(Target::Prover { index, mutant }) = target {
-                if index == i {
-                    if let Some(x) = prover_mutants(m).into_iter().nth(mutant) {
-                        *m = x;
-                        *applied.borrow_mut() = true;
-                    }
-                }
-            }
-        }));
-    }
-    {
-        let (vm, applied) = (vm.clone(), applied.clone());
-        hooks.verifier_to_prover = Some(Box::new(move |m: &mut VerifierMsg| {
-            let i = vm.borrow().len();
-            vm.borrow_mut().push(m.clone());
-            if let Some(Target::Verifier { index, mutant }) = target {
-                if index == i {
-                    if let Some(x) = verifier_mutants(m).into_iter().nth(mutant) {
-                        *m = x;
-                        *applied.borrow_mut() = true;
-                    }
-                }
-            }
-        }));
-    }
     let done = run(p, hello, v, server(&c), &response(), hooks);
-    let mut out = Run {
-        prover_msgs: pm.borrow().clone(),
-        verifier_msgs: vm.borrow().clone(),
-        verified: None,
-        prover_response: None,
-        applied: *applied.borrow(),
-        server_saw: saw.borrow().clone(),
-    };
+    let mut out = tap.run();
     let Ok(d) = done else {
         return out;
     };
@@ -520,10 +591,7 @@ fn run_once(seed: u64, target: Option<Target>) -> Run {
         return out;
     };
     let blinders = webproof_disclosure::attest::blinders(&commitment);
-    let cfg = Config {
-        cot_batch: 1 << 18,
-        ..Config::default()
-    };
+    let cfg = proof_config();
     let (a, b) = memory_duplex();
     let mut r1 = ChaCha20Rng::seed_from_u64(seed + 100);
     let mut r2 = ChaCha20Rng::seed_from_u64(seed + 101);
@@ -541,7 +609,74 @@ fn run_once(seed: u64, target: Option<Target>) -> Run {
             verify_response(s, Channel::new(b), cfg, &d.verifier, true, &mut r2)
         )
     });
-    out.verified = verified.ok();
+    out.verified = verified.ok().map(Verified::V12);
+    out
+}
+
+/// The TLS 1.3 session (AES-128-GCM-SHA256, X25519) on the TLS 1.3
+/// driver, then its response proof revealing and committing to all of
+/// both directions, as [`run_once12`].
+fn run_once13(seed: u64, target: Option<Target>) -> Run {
+    let c = certs(KeyKind::Ecdsa, &[NAME], false);
+    let req = request();
+    let (delta, keys, macs, s, r) = cots_ext(seed, cots_needed(req.len()));
+    let mut rng = ChaCha20Rng::seed_from_u64(seed + 10);
+    let (p, hello) = Tls13ProverSession::new(
+        prover_config(
+            NAME,
+            CipherSuite::TLS13_AES_128_GCM_SHA256,
+            GROUP_X25519,
+            false,
+            &req,
+        ),
+        CotPool::new(macs),
+        &mut rng,
+    )
+    .expect("the prover's session");
+    let v = Tls13VerifierSession::new(
+        verifier_config(&c.ca_der, NAME),
+        delta,
+        CotPool::new(keys),
+        &mut rng,
+    );
+    let tap = Tap::new();
+    let (ph, vh) = tap.hooks(target);
+    let hooks = Hooks13 {
+        server_saw: Some(tap.saw.clone()),
+        prover_to_verifier: Some(ph),
+        verifier_to_prover: Some(vh),
+        ..Hooks13::default()
+    };
+    let done = run13(p, hello, v, server13(&c, false), hooks, Some(&response()));
+    let mut out = tap.run();
+    let Ok(d) = done else {
+        return out;
+    };
+    let Some(resp) = d.p.response().map(|r| r.response.clone()) else {
+        return out;
+    };
+    out.prover_response = Some(resp.clone());
+    let Ok(commitment) = commitment(&req, &resp) else {
+        return out;
+    };
+    let Ok(claim) = Claim13::new(&d.p, &[0..resp.len()])
+        .and_then(|c| c.with_request(&d.p, &[0..req.len()]))
+        .map(|c| c.with_commitment(&commitment))
+    else {
+        return out;
+    };
+    let blinders = webproof_disclosure::attest::blinders(&commitment);
+    let cfg = proof_config();
+    let (a, b) = memory_duplex();
+    let mut r1 = ChaCha20Rng::seed_from_u64(seed + 100);
+    let mut r2 = ChaCha20Rng::seed_from_u64(seed + 101);
+    let (_, verified) = block_on(async {
+        futures::join!(
+            prove_response13(r, Channel::new(a), cfg, &d.p, &claim, &blinders, &mut r1),
+            verify_response13(s, Channel::new(b), cfg, &d.v, true, &mut r2)
+        )
+    });
+    out.verified = verified.ok().map(Verified::V13);
     out
 }
 
@@ -558,50 +693,110 @@ fn commitment(
 
 /// The verifier's view holds only true bytes at true offsets, of the
 /// response and of the request, and the leaf hashes of the true ones.
-fn only_true_bytes(v: &webproof_mpc_tls::VerifiedResponse, truth: &[u8]) -> bool {
+fn only_true_bytes(v: &Verified, truth: &[u8]) -> bool {
     let req = request();
-    common::only_true_bytes(v, &req, truth, commitment(&req, truth).ok().as_ref())
+    let c = commitment(&req, truth).ok();
+    match v {
+        Verified::V12(v) => common::only_true_bytes(v, &req, truth, c.as_ref()),
+        Verified::V13(v) => common::only_true_bytes13(v, &req, truth, c.as_ref()),
+    }
+}
+
+/// Bytes the verifier's view holds of the response and of the request.
+fn revealed(v: &Verified) -> (usize, usize) {
+    match v {
+        Verified::V12(v) => (
+            v.ranges.iter().map(|r| r.bytes.len()).sum(),
+            v.request_ranges.iter().map(|r| r.bytes.len()).sum(),
+        ),
+        Verified::V13(v) => (
+            v.ranges.iter().map(|r| r.1.len()).sum(),
+            v.request_ranges.iter().map(|r| r.1.len()).sum(),
+        ),
+    }
 }
 
 #[test]
 fn every_field_of_every_message_is_refused_or_true() {
+    sweep(Version::Tls12, Sweep::All, 10);
+}
+
+/// TLS 1.3, CI-sized: the first and the last message of each kind of
+/// either party, every mutant of each (every field of every kind).
+#[test]
+fn every_field_of_every_tls13_message_kind_is_refused_or_true() {
+    sweep(Version::Tls13, Sweep::KindEnds, 5_000);
+}
+
+/// TLS 1.3, every message as the TLS 1.2 sweep does (some times the
+/// runs of the sample).
+#[test]
+#[ignore]
+fn every_field_of_every_tls13_message_is_refused_or_true() {
+    sweep(Version::Tls13, Sweep::All, 10_000);
+}
+
+/// Which messages a sweep mutates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Sweep {
+    /// Every prover message; every verifier message but the garbled
+    /// tables' chunks past each circuit's first and the very last.
+    All,
+    /// The first and the last message of each kind (by name) of each
+    /// party.
+    KindEnds,
+}
+
+/// The indices of `names` a sweep mutates: every one, or the first and
+/// the last of each name.
+fn kind_ends(names: &[&'static str]) -> Vec<usize> {
+    (0..names.len())
+        .filter(|&i| {
+            let n = names[i];
+            names[..i].iter().all(|&m| m != n) || names[i + 1..].iter().all(|&m| m != n)
+        })
+        .collect()
+}
+
+fn sweep(version: Version, which: Sweep, first_seed: u64) {
+    let started = std::time::Instant::now();
     let truth = response();
-    let honest = run_once(1, None);
+    let honest = run_once(version, 1, None);
     let v = honest
         .verified
         .as_ref()
         .expect("the honest session verifies");
     assert!(only_true_bytes(v, &truth));
-    assert_eq!(
-        v.ranges.iter().map(|r| r.bytes.len()).sum::<usize>(),
-        truth.len()
-    );
-    assert_eq!(
-        v.request_ranges
-            .iter()
-            .map(|r| r.bytes.len())
-            .sum::<usize>(),
-        request().len()
-    );
+    assert_eq!(revealed(v), (truth.len(), request().len()));
 
     let (mut runs, mut refused, mut accepted) = (0, 0, 0);
-    let mut seed = 10;
-    // The prover as the party under test: every field of every message.
-    for (index, m) in honest.prover_msgs.iter().enumerate() {
+    // Each message kind of each party with a mutation applied.
+    let mut kinds_hit = std::collections::BTreeSet::new();
+    let mut seed = first_seed;
+    // The prover as the party under test: every field of every message
+    // (of every kind, for `KindEnds`).
+    let pnames: Vec<_> = honest.prover_msgs.iter().map(|m| m.name()).collect();
+    let prover_at: Vec<usize> = match which {
+        Sweep::All => (0..pnames.len()).collect(),
+        Sweep::KindEnds => kind_ends(&pnames),
+    };
+    for index in prover_at {
+        let m = &honest.prover_msgs[index];
         for mutant in 0..prover_mutants(m).len() {
             seed += 1;
-            let r = run_once(seed, Some(Target::Prover { index, mutant }));
+            let r = run_once(version, seed, Some(Target::Prover { index, mutant }));
             if !r.applied {
                 continue; // the server's randomness changed the flight
             }
             runs += 1;
+            kinds_hit.insert(("prover", m.name()));
             match &r.verified {
                 None => refused += 1,
                 Some(v) => {
                     accepted += 1;
                     assert!(
                         only_true_bytes(v, &truth),
-                        "prover message {index} ({}) mutant {mutant}: the verifier accepted bytes the server did not send",
+                        "{version:?} prover message {index} ({}) mutant {mutant}: the verifier accepted bytes the server did not send",
                         m.name()
                     );
                 }
@@ -613,28 +808,38 @@ fn every_field_of_every_message_is_refused_or_true() {
     // chunks (about a hundred, alike), each circuit's first and the very
     // last are mutated; every other message, every circuit's decoding
     // included, is.
+    let vnames: Vec<_> = honest.verifier_msgs.iter().map(|m| m.name()).collect();
     let last_chunk = honest
         .verifier_msgs
         .iter()
         .rposition(|m| matches!(m, VerifierMsg::Tables { .. }));
-    for (index, m) in honest.verifier_msgs.iter().enumerate() {
-        let follows_a_chunk =
-            index > 0 && matches!(honest.verifier_msgs[index - 1], VerifierMsg::Tables { .. });
-        if matches!(m, VerifierMsg::Tables { .. }) && follows_a_chunk && Some(index) != last_chunk {
-            continue;
-        }
+    let verifier_at: Vec<usize> = match which {
+        Sweep::All => (0..vnames.len())
+            .filter(|&index| {
+                let follows_a_chunk = index > 0
+                    && matches!(honest.verifier_msgs[index - 1], VerifierMsg::Tables { .. });
+                !(matches!(honest.verifier_msgs[index], VerifierMsg::Tables { .. })
+                    && follows_a_chunk
+                    && Some(index) != last_chunk)
+            })
+            .collect(),
+        Sweep::KindEnds => kind_ends(&vnames),
+    };
+    for index in verifier_at {
+        let m = &honest.verifier_msgs[index];
         for mutant in 0..verifier_mutants(m).len() {
             seed += 1;
-            let r = run_once(seed, Some(Target::Verifier { index, mutant }));
+            let r = run_once(version, seed, Some(Target::Verifier { index, mutant }));
             if !r.applied {
                 continue;
             }
             runs += 1;
+            kinds_hit.insert(("verifier", m.name()));
             // The request reaches the server exactly as the prover wrote
             // it, or not at all (dual execution).
             assert!(
                 r.server_saw.is_empty() || r.server_saw == request(),
-                "verifier message {index} ({}) mutant {mutant}: the server decrypted {:?}",
+                "{version:?} verifier message {index} ({}) mutant {mutant}: the server decrypted {:?}",
                 m.name(),
                 String::from_utf8_lossy(&r.server_saw)
             );
@@ -645,7 +850,7 @@ fn every_field_of_every_message_is_refused_or_true() {
                     assert_eq!(
                         p,
                         &truth,
-                        "verifier message {index} ({}) mutant {mutant}: the prover took a response the server did not send",
+                        "{version:?} verifier message {index} ({}) mutant {mutant}: the prover took a response the server did not send",
                         m.name()
                     );
                 }
@@ -653,9 +858,29 @@ fn every_field_of_every_message_is_refused_or_true() {
         }
     }
     eprintln!(
-        "differential: {} prover and {} verifier messages, {runs} mutated sessions: {refused} refused, {accepted} ended with true bytes only",
+        "differential ({version:?}, {which:?}): {} prover and {} verifier messages, {runs} mutated sessions: {refused} refused, {accepted} ended with true bytes only, in {:?}",
         honest.prover_msgs.len(),
-        honest.verifier_msgs.len()
+        honest.verifier_msgs.len(),
+        started.elapsed()
     );
+    // Every kind of message either party sent, with a mutant (the
+    // aborts have none), was mutated at least once.
+    let mut sent: Vec<(&str, &str)> = honest
+        .prover_msgs
+        .iter()
+        .filter(|m| !prover_mutants(m).is_empty())
+        .map(|m| ("prover", m.name()))
+        .chain(
+            honest
+                .verifier_msgs
+                .iter()
+                .filter(|m| !verifier_mutants(m).is_empty())
+                .map(|m| ("verifier", m.name())),
+        )
+        .collect();
+    sent.sort();
+    sent.dedup();
+    let missed: Vec<_> = sent.iter().filter(|k| !kinds_hit.contains(k)).collect();
+    assert!(missed.is_empty(), "{version:?}: never mutated: {missed:?}");
     assert!(runs > 100, "too few mutated sessions ({runs})");
 }

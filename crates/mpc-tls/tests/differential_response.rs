@@ -18,8 +18,18 @@
 //!   cheating verifier sees of the prover does not depend on its secrets.
 //!   A prover that finds the verifier cheating has not disclosed its
 //!   revealed bytes.
+//!
+//! Both versions: TLS 1.2's proof (`prove_response`, `ResponseClaim`) and
+//! TLS 1.3's (`prove_response13`, `Claim13`: the claim's shape, the
+//! sealed proof, `Δ`, the disclosure and the opening), each with the
+//! hidden cookie proven free of line ends. For TLS 1.3 the prover also
+//! lies in its claim, field by field (`claim13_mutants`: every field of
+//! the claim's shape, list fields on their first and last element, a
+//! number off by one, bytes flipped, shorter, longer), proving the lie
+//! consistently: the verifier refuses, or outputs only true bytes.
 
 mod common;
+use common::tls13::{run13, server13, Done13, Hooks13};
 use common::*;
 use futures::task::ArcWake;
 use futures::{AsyncRead, AsyncWrite};
@@ -37,9 +47,12 @@ use std::task::{Context, Poll, Waker};
 use webproof_attestation::{CommitPlan, CommitmentSeed, Transcript, TranscriptCommitment};
 use webproof_core::Channel;
 use webproof_mpc_tls::hello::*;
+use webproof_mpc_tls::tls13::response::{prove_response13, verify_response13, Claim13, Verified13};
+use webproof_mpc_tls::tls13::{Tls13ProverSession, Tls13VerifierSession};
 use webproof_mpc_tls::{
-    cots_needed, prove_response, verify_response, Error, ResponseClaim, VerifiedResponse,
+    cots_needed, prove_response, verify_response, CotPool, Error, ResponseClaim, VerifiedResponse,
 };
+use webproof_tls::CipherSuite;
 use webproof_zk::Config;
 
 const SEED: u64 = 5;
@@ -329,55 +342,133 @@ fn kind(e: &Error) -> &'static str {
     }
 }
 
+/// The TLS version of the sessions under test.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Version {
+    Tls12,
+    Tls13,
+}
+
 /// A session of one world, run once; the response proof then runs from it
 /// as often as needed.
 struct Session {
     world: World,
-    done: Done,
-    claim: ResponseClaim,
+    party: Party,
     blinders: Vec<[u8; 16]>,
     cots: usize,
 }
 
-fn session(secret: u8) -> Session {
-    let world = world(secret);
-    let c = certs(KeyKind::Ecdsa, &[NAME], false);
-    let pcfg = prover_config(
-        NAME,
-        ECDHE_ECDSA_AES128_GCM_SHA256,
-        GROUP_P256,
-        true,
-        &world.request,
-    );
-    let cots = cots_needed(pcfg.request.len());
-    let (p, hello, v, _, _) = sessions_ext(SEED, pcfg, verifier_config(&c.ca_der, NAME));
-    let done = run(p, hello, v, server(&c), &world.response, Hooks::default())
-        .expect("the honest session completes");
-    assert_eq!(done.prover.response, world.response);
-    let commitment = commitment(&world).expect("commitment");
-    let (req_ranges, resp_ranges) = reveals(&world);
-    // The hidden cookie proven free of line ends, as the real prover does,
-    // so its frames carry those ranges too.
+/// The finished session and the prover's honest claim, per version.
+enum Party {
+    V12 {
+        done: Box<Done>,
+        claim: ResponseClaim,
+    },
+    V13 {
+        done: Box<Done13>,
+        claim: Claim13,
+    },
+}
+
+/// The hidden bytes of the request heads the prover proves free of line
+/// ends, as the session crate takes them.
+fn crlf_free(w: &World, req_ranges: &[Range<usize>]) -> Vec<Range<usize>> {
     let shown: Vec<_> = req_ranges
         .iter()
         .map(|r| webproof_disclosure::disclosure::Range::new(r.start, r.end))
         .collect();
     let free: Vec<Range<usize>> =
-        webproof_disclosure::exchange::hidden_head_bytes(&world.request, &shown)
+        webproof_disclosure::exchange::hidden_head_bytes(&w.request, &shown)
             .iter()
             .map(|r| r.start..r.end)
             .collect();
     assert!(!free.is_empty(), "the cookie is a hidden head byte run");
-    let claim = ResponseClaim::new(&done.prover, &resp_ranges)
-        .and_then(|c| c.with_request(&done.prover, &world.request, &req_ranges))
-        .and_then(|c| c.with_request_crlf_free(&done.prover, &free))
-        .map(|c| c.with_commitment(&done.prover, &commitment))
-        .expect("the claim");
+    free
+}
+
+fn session(version: Version, secret: u8) -> Session {
+    let world = world(secret);
+    let c = certs(KeyKind::Ecdsa, &[NAME], false);
+    let cots = cots_needed(world.request.len());
+    let commitment = commitment(&world).expect("commitment");
     let blinders = webproof_disclosure::attest::blinders(&commitment);
+    let (req_ranges, resp_ranges) = reveals(&world);
+    // The hidden cookie proven free of line ends, as the real prover does,
+    // so its frames carry those ranges too.
+    let free = crlf_free(&world, &req_ranges);
+    let party = match version {
+        Version::Tls12 => {
+            let pcfg = prover_config(
+                NAME,
+                ECDHE_ECDSA_AES128_GCM_SHA256,
+                GROUP_P256,
+                true,
+                &world.request,
+            );
+            let (p, hello, v, _, _) = sessions_ext(SEED, pcfg, verifier_config(&c.ca_der, NAME));
+            let done = run(p, hello, v, server(&c), &world.response, Hooks::default())
+                .expect("the honest session completes");
+            assert_eq!(done.prover.response, world.response);
+            let claim = ResponseClaim::new(&done.prover, &resp_ranges)
+                .and_then(|c| c.with_request(&done.prover, &world.request, &req_ranges))
+                .and_then(|c| c.with_request_crlf_free(&done.prover, &free))
+                .map(|c| c.with_commitment(&done.prover, &commitment))
+                .expect("the claim");
+            Party::V12 {
+                done: Box::new(done),
+                claim,
+            }
+        }
+        Version::Tls13 => {
+            // The same COTs as `sessions_ext` draws (one `Δ`), so `prove`
+            // rebuilds the proof's extensions alike for both versions.
+            let (delta, keys, macs, _, _) = cots_ext(SEED, cots);
+            let mut rng = ChaCha20Rng::seed_from_u64(SEED + 10);
+            let (p, hello) = Tls13ProverSession::new(
+                prover_config(
+                    NAME,
+                    CipherSuite::TLS13_AES_128_GCM_SHA256,
+                    GROUP_X25519,
+                    false,
+                    &world.request,
+                ),
+                CotPool::new(macs),
+                &mut rng,
+            )
+            .expect("the prover's session");
+            let v = Tls13VerifierSession::new(
+                verifier_config(&c.ca_der, NAME),
+                delta,
+                CotPool::new(keys),
+                &mut rng,
+            );
+            let done = run13(
+                p,
+                hello,
+                v,
+                server13(&c, false),
+                Hooks13::default(),
+                Some(&world.response),
+            )
+            .expect("the honest session completes");
+            assert_eq!(
+                done.p.response().map(|r| &r.response[..]),
+                Some(&world.response[..])
+            );
+            let claim = Claim13::new(&done.p, &resp_ranges)
+                .and_then(|c| c.with_request(&done.p, &req_ranges))
+                .map(|c| c.with_request_crlf_free(&free))
+                .map(|c| c.with_commitment(&commitment))
+                .expect("the claim");
+            Party::V13 {
+                done: Box::new(done),
+                claim,
+            }
+        }
+    };
     Session {
         world,
-        done,
-        claim,
+        party,
         blinders,
         cots,
     }
@@ -393,15 +484,31 @@ fn commitment(w: &World) -> webproof_attestation::Result<TranscriptCommitment> {
 struct Proof {
     prover: End,
     verifier: End,
-    verified: Option<VerifiedResponse>,
+    verified: Option<Verified>,
     /// Frames each party wrote (before the tap).
     prover_frames: Vec<Vec<u8>>,
     verifier_frames: Vec<Vec<u8>>,
     applied: bool,
 }
 
+/// What the verifier established, in either version's form.
+enum Verified {
+    V12(VerifiedResponse),
+    V13(Verified13),
+}
+
 fn prove(
     s: &Session,
+    to_verifier: Option<(usize, Kind)>,
+    to_prover: Option<(usize, Kind)>,
+) -> Proof {
+    prove_claim(s, None, to_verifier, to_prover)
+}
+
+/// [`prove`] of `lie` in place of the session's TLS 1.3 claim, if given.
+fn prove_claim(
+    s: &Session,
+    lie: Option<&Claim13>,
     to_verifier: Option<(usize, Kind)>,
     to_prover: Option<(usize, Kind)>,
 ) -> Proof {
@@ -421,31 +528,53 @@ fn prove(
     drive(async {
         futures::join!(
             async {
-                let r = prove_response(
-                    receiver,
-                    Channel::new(pio),
-                    cfg,
-                    &s.done.prover,
-                    &s.claim,
-                    &s.blinders,
-                    &mut r1,
-                )
-                .await;
+                let r = match &s.party {
+                    Party::V12 { done, claim } => prove_response(
+                        receiver,
+                        Channel::new(pio),
+                        cfg,
+                        &done.prover,
+                        claim,
+                        &s.blinders,
+                        &mut r1,
+                    )
+                    .await
+                    .map(|_| ()),
+                    Party::V13 { done, claim } => prove_response13(
+                        receiver,
+                        Channel::new(pio),
+                        cfg,
+                        &done.p,
+                        lie.unwrap_or(claim),
+                        &s.blinders,
+                        &mut r1,
+                    )
+                    .await
+                    .map(|_| ()),
+                };
                 *prover_end.borrow_mut() = match r {
                     Ok(_) => End::Done,
                     Err(e) => End::Failed(kind(&e)),
                 };
             },
             async {
-                let r = verify_response(
-                    sender,
-                    Channel::new(vio),
-                    cfg,
-                    &s.done.verifier,
-                    true,
-                    &mut r2,
-                )
-                .await;
+                let r = match &s.party {
+                    Party::V12 { done, .. } => verify_response(
+                        sender,
+                        Channel::new(vio),
+                        cfg,
+                        &done.verifier,
+                        true,
+                        &mut r2,
+                    )
+                    .await
+                    .map(Verified::V12),
+                    Party::V13 { done, .. } => {
+                        verify_response13(sender, Channel::new(vio), cfg, &done.v, true, &mut r2)
+                            .await
+                            .map(Verified::V13)
+                    }
+                };
                 *verifier_end.borrow_mut() = match r {
                     Ok(v) => {
                         *verified.borrow_mut() = Some(v);
@@ -469,8 +598,20 @@ fn prove(
 
 /// The verifier's output holds only true bytes at true offsets and the
 /// leaf hashes of the true transcript.
-fn only_true_bytes(v: &VerifiedResponse, w: &World) -> bool {
-    common::only_true_bytes(v, &w.request, &w.response, commitment(w).ok().as_ref())
+fn only_true_bytes(v: &Verified, w: &World) -> bool {
+    let c = commitment(w).ok();
+    match v {
+        Verified::V12(v) => common::only_true_bytes(v, &w.request, &w.response, c.as_ref()),
+        Verified::V13(v) => common::only_true_bytes13(v, &w.request, &w.response, c.as_ref()),
+    }
+}
+
+/// Bytes of the response the verifier's view holds.
+fn revealed_len(v: &Verified) -> usize {
+    match v {
+        Verified::V12(v) => v.ranges.iter().map(|r| r.bytes.len()).sum(),
+        Verified::V13(v) => v.ranges.iter().map(|r| r.1.len()).sum(),
+    }
 }
 
 /// What a cheating verifier sees of the prover in a run: how it ended,
@@ -504,19 +645,33 @@ fn sample(frames: &[Vec<u8>], all: bool) -> Vec<usize> {
 
 #[test]
 fn response_proof_frames_are_refused_or_true_and_secrets_do_not_matter() {
-    harness(false);
+    harness(Version::Tls12, false);
 }
 
 /// Every frame, not a sample (about four times the runs).
 #[test]
 #[ignore]
 fn every_response_proof_frame_is_refused_or_true_and_secrets_do_not_matter() {
-    harness(true);
+    harness(Version::Tls12, true);
 }
 
-fn harness(all: bool) {
-    let a = session(1);
-    let b = session(2);
+/// TLS 1.3's response proof, the frames sampled as TLS 1.2's.
+#[test]
+fn tls13_response_proof_frames_are_refused_or_true_and_secrets_do_not_matter() {
+    harness(Version::Tls13, false);
+}
+
+/// TLS 1.3's, every frame.
+#[test]
+#[ignore]
+fn every_tls13_response_proof_frame_is_refused_or_true_and_secrets_do_not_matter() {
+    harness(Version::Tls13, true);
+}
+
+fn harness(version: Version, all: bool) {
+    let started = std::time::Instant::now();
+    let a = session(version, 1);
+    let b = session(version, 2);
     assert_ne!(a.world.request, b.world.request);
     assert_ne!(a.world.response, b.world.response);
 
@@ -524,8 +679,10 @@ fn harness(all: bool) {
     assert_eq!(honest.prover, End::Done);
     let v = honest.verified.as_ref().expect("the honest proof verifies");
     assert!(only_true_bytes(v, &a.world));
-    let revealed: usize = v.ranges.iter().map(|r| r.bytes.len()).sum();
-    assert_eq!(revealed, a.world.response.len() - BODY + BODY_REVEALED);
+    assert_eq!(
+        revealed_len(v),
+        a.world.response.len() - BODY + BODY_REVEALED
+    );
     let honest_b = prove(&b, None, None);
     assert_eq!(honest_b.prover, End::Done);
     // The same frames in both worlds; a few lengths differ by some bytes,
@@ -566,7 +723,7 @@ fn harness(all: bool) {
                     accepted += 1;
                     assert!(
                         only_true_bytes(v, &a.world),
-                        "prover frame {i} {k:?}: the verifier accepted bytes the server did not send"
+                        "{version:?} prover frame {i} {k:?}: the verifier accepted bytes the server did not send"
                     );
                 }
             }
@@ -584,12 +741,12 @@ fn harness(all: bool) {
             assert_eq!(
                 view(&ra, &honest),
                 view(&rb, &honest_b),
-                "verifier frame {i} {k:?}: what the verifier sees of the prover depends on its hidden bytes"
+                "{version:?} verifier frame {i} {k:?}: what the verifier sees of the prover depends on its hidden bytes"
             );
             if ra.prover == End::Failed("verifier cheated") {
                 assert!(
                     ra.prover_frames.len() <= disclosure,
-                    "verifier frame {i} {k:?}: the prover disclosed before it caught the verifier"
+                    "{version:?} verifier frame {i} {k:?}: the prover disclosed before it caught the verifier"
                 );
             }
             if ra.prover == End::Stalled {
@@ -602,8 +759,170 @@ fn harness(all: bool) {
             }
         }
     }
+    // TLS 1.3: the prover lies in its claim, one field at a time.
+    if let Party::V13 { claim, .. } = &a.party {
+        for (n, lie) in claim13_mutants(claim).iter().enumerate() {
+            let r = prove_claim(&a, Some(lie), None, None);
+            runs += 1;
+            match &r.verified {
+                None => refused += 1,
+                Some(v) => {
+                    accepted += 1;
+                    assert!(
+                        only_true_bytes(v, &a.world),
+                        "claim mutant {n} ({lie:?}): the verifier accepted a false claim"
+                    );
+                }
+            }
+        }
+    }
     eprintln!(
-        "differential (response proof): {runs} mutated runs: {refused} refused ({stalled} of them by waiting for a frame that never came), {accepted} ended with true bytes only"
+        "differential (response proof, {version:?}): {runs} mutated runs: {refused} refused ({stalled} of them by waiting for a frame that never came), {accepted} ended with true bytes only, in {:?}",
+        started.elapsed()
     );
     assert!(runs > 100, "too few mutated runs ({runs})");
+}
+
+/// Mutants of a list field: its first and its last element changed by
+/// `each` (every mutant of that element), the list one shorter, one
+/// longer (`extra` appended).
+fn list_mutants<T: Clone>(v: &[T], each: impl Fn(&T) -> Vec<T>, extra: T) -> Vec<Vec<T>> {
+    let mut out = Vec::new();
+    let ends: Vec<usize> = match v.len() {
+        0 => Vec::new(),
+        1 => vec![0],
+        n => vec![0, n - 1],
+    };
+    for i in ends {
+        for x in each(&v[i]) {
+            let mut m = v.to_vec();
+            m[i] = x;
+            out.push(m);
+        }
+    }
+    if !v.is_empty() {
+        out.push(v[..v.len() - 1].to_vec());
+    }
+    let mut l = v.to_vec();
+    l.push(extra);
+    out.push(l);
+    out
+}
+
+/// A number off by one either way.
+fn number_mutants(n: usize) -> Vec<usize> {
+    vec![n.wrapping_add(1), n.wrapping_sub(1)]
+}
+
+/// Every mutant of a TLS 1.3 claim, one field changed in each: the IVs,
+/// every field of the records' types and lengths, the alert, the
+/// revealed ranges' offsets and bytes (both directions), the ranges
+/// free of line ends, the leaves and their hashes.
+fn claim13_mutants(c: &Claim13) -> Vec<Claim13> {
+    let mut out = Vec::new();
+    out.push(Claim13 {
+        server_iv: array_mutant(&c.server_iv),
+        ..c.clone()
+    });
+    out.push(Claim13 {
+        client_iv: array_mutant(&c.client_iv),
+        ..c.clone()
+    });
+    let record = |&(t, l): &(u8, usize)| {
+        let mut v = vec![(t.wrapping_add(1), l)];
+        v.extend(number_mutants(l).into_iter().map(|l| (t, l)));
+        v
+    };
+    let last = *c.records.last().expect("a record");
+    for records in list_mutants(&c.records, record, last) {
+        out.push(Claim13 {
+            records,
+            ..c.clone()
+        });
+    }
+    let alerts = match c.alert {
+        Some(a) => vec![None, Some(array_mutant(&a))],
+        None => vec![Some([1, 0])],
+    };
+    for alert in alerts {
+        out.push(Claim13 { alert, ..c.clone() });
+    }
+    let range = |(at, b): &(usize, Vec<u8>)| {
+        let mut v: Vec<_> = number_mutants(*at)
+            .into_iter()
+            .map(|at| (at, b.clone()))
+            .collect();
+        v.extend(bytes_mutants(b).into_iter().map(|b| (*at, b)));
+        v
+    };
+    // An extra range of a false byte (the first of either direction is
+    // `H` or `G`).
+    for ranges in list_mutants(&c.ranges, range, (0, b"X".to_vec())) {
+        out.push(Claim13 {
+            ranges,
+            ..c.clone()
+        });
+    }
+    for request in list_mutants(&c.request, range, (0, b"X".to_vec())) {
+        out.push(Claim13 {
+            request,
+            ..c.clone()
+        });
+    }
+    let place = |&(at, n): &(usize, usize)| {
+        let mut v: Vec<_> = number_mutants(at).into_iter().map(|at| (at, n)).collect();
+        v.extend(number_mutants(n).into_iter().map(|n| (at, n)));
+        v
+    };
+    // An extra range over the request line's end: not free of line ends.
+    let line_end = (0, 20);
+    for request_crlf_free in list_mutants(&c.request_crlf_free, place, line_end) {
+        out.push(Claim13 {
+            request_crlf_free,
+            ..c.clone()
+        });
+    }
+    let leaf = |l: &webproof_attestation::LeafRange| {
+        use webproof_attestation::Direction as D;
+        let other = match l.direction {
+            D::Sent => D::Received,
+            D::Received => D::Sent,
+        };
+        vec![
+            webproof_attestation::LeafRange {
+                direction: other,
+                ..*l
+            },
+            webproof_attestation::LeafRange {
+                start: l.start.wrapping_add(1),
+                ..*l
+            },
+            webproof_attestation::LeafRange {
+                end: l.end.wrapping_sub(1),
+                ..*l
+            },
+        ]
+    };
+    // The list mutants of leaves change the count: their hashes follow
+    // (one per leaf), or the claim would be refused as malformed alone.
+    let last_leaf = *c.leaves.last().expect("a leaf");
+    for leaves in list_mutants(&c.leaves, leaf, last_leaf) {
+        let mut leaf_hashes = c.leaf_hashes.clone();
+        leaf_hashes.resize(leaves.len(), [0; 32]);
+        out.push(Claim13 {
+            leaves,
+            leaf_hashes,
+            ..c.clone()
+        });
+    }
+    let hash = |h: &[u8; 32]| vec![array_mutant(h)];
+    for leaf_hashes in list_mutants(&c.leaf_hashes, hash, [0; 32]) {
+        if leaf_hashes.len() == c.leaves.len() {
+            out.push(Claim13 {
+                leaf_hashes,
+                ..c.clone()
+            });
+        }
+    }
+    out
 }

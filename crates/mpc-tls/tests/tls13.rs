@@ -5,12 +5,10 @@
 //! refuses with a clear error.
 
 mod common;
+use common::tls13::*;
 use common::*;
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
-use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
-use std::collections::VecDeque;
-use std::sync::Arc;
 use webproof_mpc_tls::tls13::response::{prove_response13, verify_response13, Claim13, Verified13};
 use webproof_mpc_tls::tls13::{
     attestation13, verifier_output13, Tls13ProverSession, Tls13VerifierSession, SUITE,
@@ -19,45 +17,6 @@ use webproof_mpc_tls::{cots_needed, CotPool, Error, ProverMsg, VerifierMsg};
 use webproof_tls::KxGroup;
 
 const REQUEST: &[u8] = b"GET /json HTTP/1.1\r\nHost: webproof.test\r\nConnection: close\r\n\r\n";
-
-fn server13(c: &Certs, client_auth: bool) -> rustls::ServerConnection {
-    server13_groups(c, client_auth, &[])
-}
-
-/// [`server13`] running only `groups` (empty: every group).
-fn server13_groups(c: &Certs, client_auth: bool, groups: &[KxGroup]) -> rustls::ServerConnection {
-    let mut provider = rustls::crypto::ring::default_provider();
-    if !groups.is_empty() {
-        provider
-            .kx_groups
-            .retain(|g| groups.iter().any(|k| k.code() == u16::from(g.name())));
-    }
-    let provider = Arc::new(provider);
-    let b = rustls::ServerConfig::builder_with_provider(provider.clone())
-        .with_protocol_versions(&[&rustls::version::TLS13])
-        .unwrap();
-    let b = if client_auth {
-        let mut roots = rustls::RootCertStore::empty();
-        roots.add(c.chain[1].clone()).unwrap();
-        let v =
-            rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
-                .allow_unauthenticated()
-                .build()
-                .unwrap();
-        b.with_client_cert_verifier(v)
-    } else {
-        b.with_no_client_auth()
-    };
-    let mut cfg = b
-        .with_single_cert(
-            c.chain.clone(),
-            PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(c.key_der.clone())),
-        )
-        .unwrap();
-    // The test compares the parties' key shares with the server's keys.
-    cfg.enable_secret_extraction = true;
-    rustls::ServerConnection::new(Arc::new(cfg)).unwrap()
-}
 
 fn sessions13(
     seed: u64,
@@ -80,162 +39,6 @@ fn sessions13(
         &mut rng,
     );
     (p, hello, v)
-}
-
-#[derive(Default)]
-struct Hooks13 {
-    prover_to_verifier: Option<MsgHook<ProverMsg>>,
-    verifier_to_prover: Option<MsgHook<VerifierMsg>>,
-    server_to_prover: Option<FlightHook>,
-    /// The server sends a KeyUpdate before its response.
-    key_update: bool,
-}
-
-struct Done13 {
-    p: Tls13ProverSession,
-    v: Tls13VerifierSession,
-    server: rustls::ServerConnection,
-    /// What the server read, decrypted.
-    request: Vec<u8>,
-    /// Every byte the server wrote after the handshake was done.
-    server_bytes: Vec<u8>,
-    /// Bytes each way: prover → verifier, verifier → prover.
-    up: usize,
-    down: usize,
-}
-
-/// Run the handshake: every message encoded and decoded on its way.
-fn handshake(
-    p: Tls13ProverSession,
-    hello: ProverMsg,
-    v: Tls13VerifierSession,
-    server: rustls::ServerConnection,
-    hooks: Hooks13,
-) -> Result<Done13, Stop> {
-    run13(p, hello, v, server, hooks, None)
-}
-
-/// Run a session: the handshake, and with `response` the request too,
-/// which the server answers with `response` and close_notify once it has
-/// read a whole request head.
-fn run13(
-    mut p: Tls13ProverSession,
-    hello: ProverMsg,
-    mut v: Tls13VerifierSession,
-    mut server: rustls::ServerConnection,
-    mut hooks: Hooks13,
-    response: Option<&[u8]>,
-) -> Result<Done13, Stop> {
-    let (mut request, mut server_bytes, mut responded) = (Vec::new(), Vec::new(), false);
-    let mut to_v: VecDeque<ProverMsg> = VecDeque::from([hello]);
-    let mut to_server = Vec::new();
-    let (mut up, mut down, mut flights) = (0, 0, 0);
-    for _ in 0..1000 {
-        let mut progress = false;
-        let mut to_p = VecDeque::new();
-        while let Some(mut m) = to_v.pop_front() {
-            progress = true;
-            if let Some(f) = hooks.prover_to_verifier.as_mut() {
-                f(&mut m);
-            }
-            let b = m.encode();
-            up += b.len();
-            to_p.extend(v.on_bytes(&b).map_err(Stop::Verifier)?);
-        }
-        while let Some(mut m) = to_p.pop_front() {
-            progress = true;
-            if let Some(f) = hooks.verifier_to_prover.as_mut() {
-                f(&mut m);
-            }
-            let b = m.encode();
-            down += b.len();
-            let out = p.on_verifier_bytes(&b).map_err(Stop::Prover)?;
-            to_v.extend(out.to_verifier);
-            to_server.extend(out.to_server);
-        }
-        if !to_server.is_empty() {
-            progress = true;
-            let mut rd = &to_server[..];
-            while !rd.is_empty() {
-                server
-                    .read_tls(&mut rd)
-                    .map_err(|e| Stop::Server(e.to_string()))?;
-                if let Err(e) = server.process_new_packets() {
-                    return Err(Stop::Server(e.to_string()));
-                }
-            }
-            to_server.clear();
-            let mut chunk = [0u8; 4096];
-            while let Ok(n) = std::io::Read::read(&mut server.reader(), &mut chunk) {
-                if n == 0 {
-                    break;
-                }
-                request.extend_from_slice(&chunk[..n]);
-            }
-            if let Some(resp) = response {
-                if !responded && request.windows(4).any(|w| w == b"\r\n\r\n") {
-                    if hooks.key_update {
-                        server.refresh_traffic_keys().unwrap();
-                    }
-                    std::io::Write::write_all(&mut server.writer(), resp).unwrap();
-                    server.send_close_notify();
-                    responded = true;
-                }
-            }
-        }
-        let mut buf = Vec::new();
-        while server.wants_write() {
-            server.write_tls(&mut buf).unwrap();
-        }
-        if !buf.is_empty() {
-            progress = true;
-            if let Some(f) = hooks.server_to_prover.as_mut() {
-                f(flights, &mut buf);
-            }
-            flights += 1;
-            if p.handshake_done() {
-                server_bytes.extend_from_slice(&buf);
-            }
-            let out = p.on_server_bytes(&buf).map_err(Stop::Prover)?;
-            to_v.extend(out.to_verifier);
-            to_server.extend(out.to_server);
-        }
-        let done = p.handshake_done() && v.handshake_done() && to_v.is_empty();
-        let finished = match response {
-            None => done && to_server.is_empty(),
-            Some(_) => done && responded && p.request_sent() && v.request_recorded() && !progress,
-        };
-        if finished && response.is_some() {
-            // The response is complete: `Close`, and the verifier's
-            // `CloseAck` lets the prover decrypt it.
-            let m = p.close().map_err(Stop::Prover)?;
-            let b = m.encode();
-            up += b.len();
-            for a in v.on_bytes(&b).map_err(Stop::Verifier)? {
-                let b = a.encode();
-                down += b.len();
-                p.on_verifier_bytes(&b).map_err(Stop::Prover)?;
-            }
-        }
-        if finished {
-            return Ok(Done13 {
-                p,
-                v,
-                server,
-                request,
-                server_bytes,
-                up,
-                down,
-            });
-        }
-        if !progress && response.is_some() && done && !responded {
-            return Err(Stop::Stalled);
-        }
-        if !progress {
-            return Err(Stop::Stalled);
-        }
-    }
-    Err(Stop::Stalled)
 }
 
 fn response(n: usize) -> Vec<u8> {
@@ -1069,4 +872,217 @@ fn tls13_refuses_a_key_share_other_than_the_sum() {
         matches!(&e, Stop::Verifier(Error::ClientHello(m)) if m.contains("key share")),
         "{e:?}"
     );
+}
+
+/// A request with a cookie of `n` bytes and the range of its value.
+fn request_with_cookie(n: usize) -> (Vec<u8>, core::ops::Range<usize>) {
+    let head = b"GET /json HTTP/1.1\r\nHost: webproof.test\r\nCookie: session=".to_vec();
+    let value: Vec<u8> = (0..n).map(|i| b'a' + (i % 26) as u8).collect();
+    let at = head.len();
+    let req = [head, value, b"\r\nConnection: close\r\n\r\n".to_vec()].concat();
+    (req, at..at + n)
+}
+
+/// The request's view with all but `hidden` revealed, the line-end-free
+/// ranges the prover would claim for it
+/// (`webproof_disclosure::exchange::hidden_head_bytes`, as the session
+/// crate takes them) and the revealed ranges.
+fn cookie_hidden(
+    req: &[u8],
+    hidden: &core::ops::Range<usize>,
+) -> (Vec<core::ops::Range<usize>>, Vec<core::ops::Range<usize>>) {
+    use webproof_disclosure::disclosure::Range;
+    let shown = vec![0..hidden.start, hidden.end..req.len()];
+    let revealed: Vec<Range> = shown.iter().map(|r| Range::new(r.start, r.end)).collect();
+    let free = webproof_disclosure::exchange::hidden_head_bytes(req, &revealed)
+        .iter()
+        .map(|r| r.start..r.end)
+        .collect();
+    (free, shown)
+}
+
+/// As TLS 1.2's: a hidden cookie's bytes proven free of CR and LF over TLS
+/// 1.3, here a cookie across the request's first record boundary (the
+/// offsets are into the request, the records' inner content type bytes
+/// between them): the verifier's output states the range and fixes where
+/// the request ends; the attestation carries it too.
+#[test]
+fn tls13_hidden_request_head_bytes_are_proven_free_of_line_ends() {
+    let (req, hidden) = request_with_cookie(2100);
+    let lens = webproof_mpc_tls::cots::request_records(req.len());
+    assert!(lens.len() >= 2 && hidden.start < lens[0] && hidden.end > lens[0]);
+    let (free, shown) = cookie_hidden(&req, &hidden);
+    assert_eq!(free, vec![hidden.clone()]);
+    let (d, resp, cs, cr) = session_with_response(KeyKind::Ecdsa, KxGroup::X25519, &req, 91);
+    use webproof_attestation::{CommitPlan, CommitmentSeed, Transcript, TranscriptCommitment};
+    let t = Transcript::new(req.clone(), resp.clone());
+    let plan = CommitPlan::new().with_chunk_len(128).unwrap();
+    let commitment =
+        TranscriptCommitment::new(&t, &plan, CommitmentSeed::from_bytes([9; 32])).unwrap();
+    let blinders = webproof_disclosure::attest::blinders(&commitment);
+    let claim = Claim13::new(&d.p, std::slice::from_ref(&(0..17)))
+        .unwrap()
+        .with_request(&d.p, &shown)
+        .unwrap()
+        .with_request_crlf_free(&free)
+        .with_commitment(&commitment);
+    assert_eq!(Claim13::decode(&claim.encode()).unwrap(), claim);
+    let (p, v) = prove13_with(&d, cs, cr, &claim, &blinders);
+    p.unwrap();
+    let v = v.unwrap();
+    assert_eq!(v.request_crlf_free, vec![hidden.clone()]);
+    let out = verifier_output13(&d.v, &v, NAME, now()).unwrap();
+    let proven = [webproof_disclosure::disclosure::Range::new(
+        hidden.start,
+        hidden.end,
+    )];
+    assert_eq!(out.sent_crlf_free, proven);
+    assert!(!out.sent.text.contains("session=a") && out.sent.text.contains("session="));
+    // The verifier's view fixes where the request ends, with the proven
+    // range and only with it.
+    let view: Vec<Option<u8>> = (0..req.len())
+        .map(|i| (!hidden.contains(&i)).then_some(req[i]))
+        .collect();
+    assert_eq!(
+        webproof_disclosure::exchange::framed_request_ends(&view, &out.sent_crlf_free),
+        vec![req.len()]
+    );
+    assert!(webproof_disclosure::exchange::framed_request_ends(&view, &[]).is_empty());
+    // The attestation states it as the output does.
+    let key = webproof_attestation::SigningKey::generate(
+        webproof_attestation::Scheme::Ed25519,
+        &mut ChaCha20Rng::seed_from_u64(6),
+    );
+    let reply = attestation13(&key, &d.v, &v, &out).unwrap();
+    let bundle = webproof_disclosure::attest::AttestationBundle::accept(
+        &reply,
+        t,
+        commitment,
+        d.v.identity().unwrap().certificates.clone(),
+    )
+    .unwrap();
+    let facts = bundle.attestation.attestation().facts();
+    assert_eq!(facts, &out.facts());
+    // The facts state the line-end-free runs the verifier knows (the
+    // revealed ones joined to the proven): the cookie's lies in one.
+    let (a, b) = (hidden.start as u32, hidden.end as u32);
+    assert!(
+        facts
+            .sent_crlf_free
+            .iter()
+            .any(|r| r.start <= a && b <= r.end),
+        "{:?}",
+        facts.sent_crlf_free
+    );
+}
+
+/// A range called free of line ends that holds one (the cookie's value
+/// and the CR after it) is refused by the proof.
+#[test]
+fn tls13_a_line_end_claimed_free_is_refused() {
+    let (req, hidden) = request_with_cookie(40);
+    let (_, shown) = cookie_hidden(&req, &hidden);
+    let (d, _, cs, cr) = session_with_response(KeyKind::Ecdsa, KxGroup::X25519, &req, 92);
+    let over = hidden.start..hidden.end + 1;
+    assert_eq!(req[over.end - 1], b'\r');
+    let claim = Claim13::new(&d.p, &[])
+        .unwrap()
+        .with_request(&d.p, &shown[..1])
+        .unwrap()
+        .with_request_crlf_free(&[over]);
+    let (_, v) = prove13(&d, cs, cr, &claim);
+    assert!(matches!(v, Err(Error::Proof(_))), "{v:?}");
+}
+
+/// The verifier's answer to a claim's shape alone, from a prover that
+/// sends `shape` and stops: a COT sender of its own (the verifier must
+/// refuse before the proof uses it).
+fn verifier_on_shape(d: &Done13, shape: Vec<u8>) -> Result<Verified13, Error> {
+    let (a, b) = webproof_core::memory_duplex();
+    let (cs, _) = webproof_core::cot::ideal::pair(5);
+    let mut rng = ChaCha20Rng::seed_from_u64(79);
+    futures::executor::block_on(async {
+        let prover = async {
+            let mut ch = webproof_core::Channel::new(a);
+            let _ = ch.recv(64 << 20).await;
+            let _ = ch.send(&shape).await;
+            let _ = ch.flush().await;
+        };
+        let (_, v) = futures::join!(
+            prover,
+            verify_response13(
+                cs,
+                webproof_core::Channel::new(b),
+                zk_cfg(),
+                &d.v,
+                false,
+                &mut rng
+            )
+        );
+        v
+    })
+}
+
+/// Ranges free of line ends that are unsorted, overlapping, empty, past
+/// the request or too many are refused from the shape, before the proof
+/// (a `Malformed` claim, not a failed proof); the prover's own run stops
+/// on them the same way before it sends anything.
+#[test]
+#[allow(clippy::single_range_in_vec_init)] // a list of one range is a claim's list
+fn tls13_malformed_line_end_free_ranges_are_refused_before_the_proof() {
+    let (req, hidden) = request_with_cookie(40);
+    let (d, _, _, _) = session_with_response(KeyKind::Ecdsa, KxGroup::X25519, &req, 93);
+    let n = req.len();
+    let base = Claim13::new(&d.p, &[]).unwrap();
+    // The honest shape passes these checks (the proof then fails for want
+    // of a prover).
+    let ok = base
+        .clone()
+        .with_request_crlf_free(std::slice::from_ref(&hidden));
+    let v = verifier_on_shape(&d, ok.shape(&[1; 32]));
+    assert!(!matches!(v, Err(Error::Malformed(_))), "{v:?}");
+    let mut too_many = base.clone();
+    too_many.request_crlf_free = (0..4097).map(|i| (i % n, 0)).collect();
+    let mut bad: Vec<(&str, Claim13)> = [
+        ("unsorted", vec![20..30, 10..15]),
+        ("overlapping", vec![10..20, 15..25]),
+        ("empty", vec![hidden.start..hidden.start]),
+        ("past the request", vec![hidden.start..n + 1]),
+        ("far past", vec![n + 5..n + 6]),
+    ]
+    .into_iter()
+    .map(|(what, r)| (what, base.clone().with_request_crlf_free(&r)))
+    .collect();
+    let mut wrap = base.clone();
+    wrap.request_crlf_free = vec![(u32::MAX as usize, 2)];
+    bad.push(("wrapping", wrap));
+    for (what, claim) in &bad {
+        let v = verifier_on_shape(&d, claim.shape(&[1; 32]));
+        assert!(
+            matches!(&v, Err(Error::Malformed(m)) if m.contains("line ends")),
+            "{what}: {v:?}"
+        );
+    }
+    // More ranges than a claim may hold: malformed at the decoding.
+    let v = verifier_on_shape(&d, too_many.shape(&[1; 32]));
+    assert!(matches!(&v, Err(Error::Malformed(_))), "{v:?}");
+    assert!(Claim13::decode(&too_many.encode()).is_err());
+    // A count past the message's bytes.
+    let mut b = base.encode();
+    let at = b.len() - 4 - 4;
+    b[at..at + 4].copy_from_slice(&1000u32.to_be_bytes());
+    assert!(Claim13::decode(&b).is_err());
+    // The prover stops before it sends its shape.
+    let (_, cr) = webproof_core::cot::ideal::pair(6);
+    let (a, _b) = webproof_core::memory_duplex();
+    let p = futures::executor::block_on(prove_response13(
+        cr,
+        webproof_core::Channel::new(a),
+        zk_cfg(),
+        &d.p,
+        &bad[0].1,
+        &[],
+        &mut ChaCha20Rng::seed_from_u64(80),
+    ));
+    assert!(matches!(&p, Err(Error::Malformed(_))), "{:?}", p.err());
 }

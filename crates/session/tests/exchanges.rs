@@ -106,10 +106,21 @@ fn three_requests_on_one_connection() {
 /// MPC mode pipelines: every request in one flight, the responses read
 /// until the server closes after the last. With the request heads revealed
 /// but a cookie, whose bytes the proof shows free of line ends, the
-/// verifier splits the one run of requests by their framing.
+/// verifier splits the one run of requests by their framing and pairs
+/// each response with its request; over TLS 1.2 and TLS 1.3 alike.
 #[test]
 fn mpc_mode_pipelines_the_requests() {
-    let mut pair = Pair::new(510);
+    for (i, version) in [TlsVersion::Tls12, TlsVersion::Tls13]
+        .into_iter()
+        .enumerate()
+    {
+        mpc_pipelined(510 + 5 * i as u64, version);
+    }
+}
+
+fn mpc_pipelined(seed: u64, version: TlsVersion) {
+    let mut pair = Pair::new(seed);
+    pair.tls.version = Some(version);
     pair.request = encode(&[
         HttpRequest {
             headers: vec![header("Cookie", "session=secret-1")],
@@ -125,9 +136,10 @@ fn mpc_mode_pipelines_the_requests() {
     ]);
     pair.reveal = parse_items(&["http"]).unwrap();
     let (p, v) = pair.run(Mode::Mpc);
-    let out = p.unwrap();
+    let out = p.unwrap_or_else(|e| panic!("{version:?}: {e}"));
     let vout = v.unwrap().output;
     assert_eq!(vout, out.output);
+    assert_eq!(vout.tls_version, version);
     let seen: Vec<_> = vout
         .exchanges()
         .iter()
@@ -145,7 +157,30 @@ fn mpc_mode_pipelines_the_requests() {
     assert!(vout.received.text.contains("\"body\":\"piped\""));
     assert!(vout.received.text.ends_with("</html>\n"));
     assert!(!vout.sent.text.contains("secret-1"));
-    assert!(!vout.sent_crlf_free.is_empty());
+    // The cookie's value is what the proof showed free of line ends: the
+    // pairing past request 1 rests on it.
+    let at = pair
+        .request
+        .windows(16)
+        .position(|w| w == b"session=secret-1")
+        .expect("the cookie");
+    assert!(
+        vout.sent_crlf_free
+            .iter()
+            .any(|r| r.start <= at + 8 && at + 16 <= r.end),
+        "{version:?}: {:?}",
+        vout.sent_crlf_free
+    );
+    let mut unproven = vout.clone();
+    unproven.sent_crlf_free.clear();
+    // (Without it the run of requests is not even split.)
+    assert!(
+        unproven
+            .exchanges()
+            .get(1)
+            .is_none_or(|e| e.response.is_none()),
+        "{version:?}: paired without the proof"
+    );
 }
 
 /// Any HTTP/1.1 request, not only GET, in both modes: a POST with a body

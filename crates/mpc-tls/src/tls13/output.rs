@@ -9,7 +9,9 @@
 //! request from the records it ran in 2PC (the proof's, checked equal),
 //! those of the response and the revealed bytes of both from the proof
 //! ([`Verified13`]: the records' contents with their inner types and
-//! padding stripped in the statement), the
+//! padding stripped in the statement), the hidden ranges of the request
+//! proven free of CR and LF (`sent_crlf_free`, a byte class the
+//! statement asserts over the request's records), the
 //! order from its recording. As in TLS 1.2's output, what MPC mode does
 //! not establish is left unstated: the port (0), close_notify unless
 //! proven, the records after a cut, any other alert.
@@ -82,9 +84,14 @@ pub fn verifier_output13(
         response_complete: webproof_disclosure::http::response_completeness(&view, false),
         order,
         json: Vec::new(),
-        // No span of the request is proven free of CR and LF over TLS 1.3
-        // yet: nothing is stated.
-        sent_crlf_free: Vec::new(),
+        // Proven in the statement (the byte class over the request's
+        // records, `super::response`), the spans within the request the
+        // 2PC ran, whose lengths were checked equal above.
+        sent_crlf_free: verified
+            .request_crlf_free
+            .iter()
+            .map(|r| webproof_disclosure::disclosure::Range::new(r.start, r.end))
+            .collect(),
     })
 }
 

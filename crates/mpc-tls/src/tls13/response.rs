@@ -35,6 +35,14 @@
 //!   (the hidden M2A's COT choice bits, imported as authenticated bits)
 //!   XOR the keystream has inner content type 23 and the claimed request
 //!   bytes;
+//! - the hidden bytes of the request's heads the claim names
+//!   ([`Claim13::request_crlf_free`], offsets into the request) are none
+//!   of CR and LF (`webproof_tlsproof::assert_byte_classes` over the same
+//!   masked plaintext), so the verifier can fix where each pipelined
+//!   request ends and pair each response with its request
+//!   (`webproof_disclosure::exchange`). The verifier maps the offsets to
+//!   record spans itself, over the records' contents: each record's
+//!   inner content type byte lies past its content, so no span takes it;
 //! - with the prover's commitment to the transcript (an attestation), each
 //!   leaf's hash over its plaintext, the prover's blinder its witness.
 //!
@@ -44,7 +52,9 @@
 //! one entry per record, each content within its record, a type of
 //! application data, handshake (a NewSessionTicket; a KeyUpdate's next
 //! record would fail its tag under this key) or alert, an alert only
-//! last, every range within the response.
+//! last, every range within the response, the ranges free of line ends
+//! sorted, disjoint, non-empty, at most `crate::response::MAX_CRLF_FREE`
+//! and within the request.
 //!
 //! # The run (one channel), as TLS 1.2's
 //! 1. verifier → prover: its input bits of every garbled circuit
@@ -69,7 +79,7 @@
 
 use super::{Tls13ProverSession, Tls13VerifierSession};
 use crate::error::{Error, Result};
-use crate::response::{mpc_err, zk_err};
+use crate::response::{crlf_free_spans_of, mpc_err, zk_err, MAX_CRLF_FREE};
 use core::ops::Range;
 use rand_core::{CryptoRng, RngCore};
 use sha2::{Digest, Sha256};
@@ -83,7 +93,7 @@ use webproof_mpc::tls13::IV_LEN;
 use webproof_proxy::zk::{leaf_commitments, MAX_LEAVES};
 use webproof_tls::record::{content_type, Record};
 use webproof_tls::Recording;
-use webproof_tlsproof::{Aead, PlaintextClaim, RecordTag, SealedRecord};
+use webproof_tlsproof::{Aead, ByteClass, PlaintextClaim, RecordTag, SealedRecord};
 use webproof_zk::{Config, Prover, Verifier};
 
 /// Most revealed ranges in a claim.
@@ -124,6 +134,15 @@ pub struct Claim13 {
     pub client_iv: [u8; IV_LEN],
     /// Revealed ranges of the request: offset and bytes.
     pub request: Vec<(usize, Vec<u8>)>,
+    /// Hidden ranges of the request (offset, length) the proof shows to
+    /// hold no CR or LF, as TLS 1.2's
+    /// `crate::ResponseClaim::request_crlf_free`: the hidden bytes of its
+    /// heads (`webproof_disclosure::exchange::hidden_head_bytes`), so the
+    /// verifier can fix where each request ends and pair the responses.
+    /// Offsets into the request (the records' contents in order), never
+    /// into a record's inner plaintext: no span reaches a record's inner
+    /// content type byte.
+    pub request_crlf_free: Vec<(usize, usize)>,
     /// For an attestation: the leaves of the prover's commitment to the
     /// request and the response (partitioning both, in order) and their
     /// hashes (empty: no attestation).
@@ -163,6 +182,7 @@ impl Claim13 {
             ranges: cut(&r.response, ranges, "response")?,
             client_iv: iv(keys.client_iv)?,
             request: Vec::new(),
+            request_crlf_free: Vec::new(),
             leaves: Vec::new(),
             leaf_hashes: Vec::new(),
         })
@@ -196,10 +216,20 @@ impl Claim13 {
         Ok(self)
     }
 
+    /// The claim proving `ranges` of the request (hidden bytes of its
+    /// heads) free of CR and LF: sorted, disjoint, non-empty, within it
+    /// (the statement refuses others, on both sides, before the proof).
+    pub fn with_request_crlf_free(mut self, ranges: &[Range<usize>]) -> Self {
+        self.request_crlf_free = ranges.iter().map(|r| (r.start, r.len())).collect();
+        self
+    }
+
     /// Bytes: the server IV, the record count and per record its type and
     /// length (u32), an alert flag and the alert, the range count and
     /// per range its offset, length and bytes; then the client IV and the
-    /// request's ranges alike (u32 big-endian).
+    /// request's ranges alike; the count of the request's ranges free of
+    /// line ends and per range its offset and length; the leaves (u32
+    /// big-endian).
     pub fn encode(&self) -> Vec<u8> {
         let ranges = |v: &mut Vec<u8>, rs: &[(usize, Vec<u8>)]| {
             v.extend((rs.len() as u32).to_be_bytes());
@@ -222,6 +252,11 @@ impl Claim13 {
         ranges(&mut v, &self.ranges);
         v.extend(self.client_iv);
         ranges(&mut v, &self.request);
+        v.extend((self.request_crlf_free.len() as u32).to_be_bytes());
+        for (o, l) in &self.request_crlf_free {
+            v.extend((*o as u32).to_be_bytes());
+            v.extend((*l as u32).to_be_bytes());
+        }
         v.extend((self.leaves.len() as u32).to_be_bytes());
         for (l, h) in self.leaves.iter().zip(&self.leaf_hashes) {
             v.push(matches!(l.direction, LeafDir::Received) as u8);
@@ -252,6 +287,17 @@ impl Claim13 {
         let client_iv: [u8; IV_LEN] = r.take(IV_LEN)?.try_into().expect("12");
         let request = r.ranges()?;
         let n = r.u32()?;
+        // Eight bytes each: a count beyond the message is refused before
+        // anything is reserved for it.
+        if n > MAX_CRLF_FREE || n > r.0.len() / 8 {
+            return Err(Error::Malformed("too many ranges free of line ends"));
+        }
+        let mut request_crlf_free = Vec::with_capacity(n);
+        for _ in 0..n {
+            let o = r.u32()?;
+            request_crlf_free.push((o, r.u32()?));
+        }
+        let n = r.u32()?;
         if n > MAX_LEAVES {
             return Err(Error::Malformed("too many leaves"));
         }
@@ -280,6 +326,7 @@ impl Claim13 {
             ranges,
             client_iv,
             request,
+            request_crlf_free,
             leaves,
             leaf_hashes,
         })
@@ -428,6 +475,8 @@ pub struct Verified13 {
     pub request_len: usize,
     /// The revealed ranges of the request.
     pub request_ranges: Vec<(usize, Vec<u8>)>,
+    /// Hidden ranges of the request proven to hold no CR or LF.
+    pub request_crlf_free: Vec<Range<usize>>,
     /// The proven leaves of the prover's commitment (empty: none).
     pub leaves: Vec<LeafRange>,
     /// Their hashes.
@@ -526,6 +575,14 @@ fn statement(recv: &[Record], start: usize, claim: &Claim13) -> Result<Statement
             app_lens: Vec::new(),
             request_len: 0,
             request_ranges: claim.request.clone(),
+            request_crlf_free: claim
+                .request_crlf_free
+                .iter()
+                // Checked against the request by `request_statement`;
+                // saturating so that a prover's unchecked claim cannot
+                // overflow here first.
+                .map(|&(at, n)| at..at.saturating_add(n))
+                .collect(),
             leaves: claim.leaves.clone(),
             leaf_hashes: claim.leaf_hashes.clone(),
         },
@@ -633,25 +690,36 @@ fn map_ranges(
 /// The request's part of the statement: per request record its masked
 /// ciphertext (`C ⊕ ρ`, the 2PC's: the verifier never saw `C`), the
 /// claim that its inner content type is 23 (application data: the
-/// request's bytes are its content), and the revealed ranges of the
-/// request.
+/// request's bytes are its content), the revealed ranges of the
+/// request, and the spans of its hidden head bytes to prove free of CR
+/// and LF.
 struct RequestStatement {
     records: Vec<SealedRecord>,
     claims: Vec<PlaintextClaim>,
     len: usize,
     /// Each record's content length.
     lens: Vec<usize>,
+    /// [`Claim13::request_crlf_free`] as `(record index, range of its
+    /// inner plaintext)`: within the records' contents, so never over an
+    /// inner content type byte.
+    crlf_free: Vec<(usize, Range<usize>)>,
 }
 
+/// The request's statement of `claim` over `hidden` (the request records
+/// as the 2PC ran them: their lengths are the recording's, their masked
+/// ciphertexts the verifier's own); refuses ranges outside the request and
+/// ranges free of line ends that are not sorted, disjoint and non-empty.
 fn request_statement(
     hidden: &[crate::rec::HiddenRecord],
-    ranges: &[(usize, Vec<u8>)],
+    claim: &Claim13,
 ) -> Result<RequestStatement> {
+    let ranges = &claim.request;
     let mut st = RequestStatement {
         records: Vec::new(),
         claims: Vec::new(),
         len: 0,
         lens: Vec::new(),
+        crlf_free: Vec::new(),
     };
     let mut app = Vec::new();
     for (i, h) in hidden.iter().enumerate() {
@@ -676,7 +744,20 @@ fn request_statement(
     }
     let total = st.len;
     map_ranges(&app, total, ranges, &mut st.claims)?;
+    // The offsets are into the request: `app` holds each record's content
+    // only, so a span ends at its record's content, before the type byte.
+    st.crlf_free = crlf_free_spans_of(&app, total, &claim.request_crlf_free)?;
     Ok(st)
+}
+
+/// The byte class of the request's spans free of line ends, if any (the
+/// statement asserts it under the client key, after the request's
+/// revealed bytes).
+fn crlf_class(rst: &RequestStatement) -> Option<ByteClass> {
+    (!rst.crlf_free.is_empty()).then(|| ByteClass {
+        forbidden: vec![b'\n', b'\r'],
+        spans: rst.crlf_free.clone(),
+    })
 }
 
 /// The client key's and the client IV's bits in the key block.
@@ -720,7 +801,7 @@ pub async fn prove_response13<C: RandomCotReceiver, T: Io>(
         .ok_or(Error::OutOfOrder("the proof before CloseAck"))?;
     let st = statement(&p.recording().received, start, claim)?;
     let hidden = p.hidden_records();
-    let rst = request_statement(&hidden, &claim.request)?;
+    let rst = request_statement(&hidden, claim)?;
     check_leaves(claim, rst.len, st.verified.response_len)?;
     let mut salt = [0u8; 32];
     rng.fill_bytes(&mut salt);
@@ -807,6 +888,19 @@ pub async fn prove_response13<C: RandomCotReceiver, T: Io>(
     )
     .await
     .map_err(zk_err)?;
+    if let Some(class) = crlf_class(&rst) {
+        webproof_tlsproof::assert_byte_classes(
+            &mut zk,
+            aead,
+            &ckey,
+            &claim.client_iv,
+            &rst.records,
+            &masks,
+            &[class],
+        )
+        .await
+        .map_err(zk_err)?;
+    }
     assert_leaves(
         &mut zk,
         aead,
@@ -851,8 +945,9 @@ pub async fn verify_response13<C: RandomCotSender, T: Io>(
     ch.send(&super::audit::reveal_bits(v)?).await.map_err(io)?;
     ch.flush().await.map_err(io)?;
     // Both IVs, a type and length per record, the alert, the places of
-    // both directions' ranges, the leaves (41 bytes each, each at least a
-    // recorded byte), the commitment.
+    // both directions' ranges, the request's ranges free of line ends,
+    // the leaves (41 bytes each, each at least a recorded byte), the
+    // commitment.
     let payloads: usize = recording
         .received
         .iter()
@@ -865,13 +960,15 @@ pub async fn verify_response13<C: RandomCotSender, T: Io>(
         + 3
         + 2 * (4 + 8 * MAX_RANGES)
         + 4
+        + 8 * MAX_CRLF_FREE
+        + 4
         + 41 * MAX_LEAVES.min(payloads)
         + 32;
     let shape = ch.recv(max).await.map_err(io)?;
     let (blank, commitment) = Claim13::decode_shape(&shape)?;
     let st = statement(&recording.received, start, &blank)?;
     let hidden = v.hidden_records();
-    let rst = request_statement(&hidden, &blank.request)?;
+    let rst = request_statement(&hidden, &blank)?;
     if !blank.leaves.is_empty() && !can_attest {
         // A commitment costs the proof work for a signature this verifier
         // cannot give.
@@ -948,6 +1045,21 @@ pub async fn verify_response13<C: RandomCotSender, T: Io>(
     )
     .await
     .map_err(zk_err)?;
+    // The spans from the verifier's own view (`request_statement` over
+    // its 2PC's records), the class asserted as the prover's side does.
+    if let Some(class) = crlf_class(&rst) {
+        webproof_tlsproof::assert_byte_classes(
+            &mut zk,
+            aead,
+            &ckey,
+            &blank.client_iv,
+            &rst.records,
+            &cmasks,
+            &[class],
+        )
+        .await
+        .map_err(zk_err)?;
+    }
     assert_leaves(
         &mut zk,
         aead,
@@ -973,7 +1085,7 @@ pub async fn verify_response13<C: RandomCotSender, T: Io>(
     let disclosure = ch.recv_exact(32 + n).await.map_err(io)?;
     let claim = blank.open(&commitment, &disclosure)?;
     let opened = statement(&recording.received, start, &claim)?;
-    let ropened = request_statement(&hidden, &claim.request)?;
+    let ropened = request_statement(&hidden, &claim)?;
     let mut claimed =
         webproof_tlsproof::claimed_bits(&opened.records, &opened.claims).map_err(zk_err)?;
     claimed.extend(

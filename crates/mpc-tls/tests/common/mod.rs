@@ -26,6 +26,8 @@ use webproof_ot::{SoftSpokenReceiver, SoftSpokenSender};
 use webproof_proxy::{RecorderLimits, RootStore, VerifyConfig};
 use webproof_tls::{CipherSuite, KxGroup};
 
+pub mod tls13;
+
 pub const NAME: &str = "webproof.test";
 
 /// `n` random COTs from SoftSpokenOT: (Δ, sender keys, receiver MACs).
@@ -565,4 +567,60 @@ pub fn only_true_bytes(
         && placed(&v.request_ranges, request)
         && free_true
         && leaves_true
+}
+
+/// [`only_true_bytes`] of a TLS 1.3 session's proof
+/// (`webproof_mpc_tls::tls13::response::Verified13`).
+pub fn only_true_bytes13(
+    v: &webproof_mpc_tls::tls13::response::Verified13,
+    request: &[u8],
+    response: &[u8],
+    truth: Option<&webproof_attestation::TranscriptCommitment>,
+) -> bool {
+    let placed = |ranges: &[(usize, Vec<u8>)], data: &[u8]| {
+        ranges.iter().all(|(at, bytes)| {
+            at.checked_add(bytes.len())
+                .and_then(|end| data.get(*at..end))
+                == Some(&bytes[..])
+        })
+    };
+    let leaves_true = match truth {
+        Some(c) => c.leaves() == v.leaves && c.leaf_hashes() == v.leaf_hashes,
+        // No commitment asked for: none may be stated.
+        None => v.leaves.is_empty(),
+    };
+    let free_true = v.request_crlf_free.iter().all(|r| {
+        request
+            .get(r.clone())
+            .is_some_and(|b| !b.iter().any(|&b| b == b'\r' || b == b'\n'))
+    });
+    v.response_len == response.len()
+        && v.request_len == request.len()
+        && placed(&v.ranges, response)
+        && placed(&v.request_ranges, request)
+        && free_true
+        && leaves_true
+}
+
+/// Mutants of a byte field: a flipped bit in the middle, one byte
+/// shorter, one byte longer.
+pub fn bytes_mutants(b: &[u8]) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    if !b.is_empty() {
+        let mut f = b.to_vec();
+        f[b.len() / 2] ^= 1;
+        out.push(f);
+        out.push(b[..b.len() - 1].to_vec());
+    }
+    let mut l = b.to_vec();
+    l.push(0);
+    out.push(l);
+    out
+}
+
+/// A fixed-size field with a flipped bit in the middle.
+pub fn array_mutant<const N: usize>(a: &[u8; N]) -> [u8; N] {
+    let mut f = *a;
+    f[N / 2] ^= 1;
+    f
 }

@@ -7,13 +7,11 @@
 //! the server with plain ClientHellos through the same connector (`probe`:
 //! one round trip to the server per question and no 2PC, against a whole
 //! second 2PC session if a guess were wrong): TLS 1.2 if the server runs
-//! it (its session proves the hidden request-head bytes free of line
-//! ends, TLS 1.3's does not yet), else TLS 1.3 with the suite the server
-//! picks. The verifier learns the version from
-//! the suite of the prover's `Hello` terms, the session's first message,
-//! and its session checks the real ServerHello against those terms.
-//! TLS 1.3 sessions do not yet prove the hidden request-head bytes free
-//! of line ends: their output's `sent_crlf_free` is empty.
+//! it, else TLS 1.3 with the suite the server picks. The verifier learns
+//! the version from the suite of the prover's `Hello` terms, the
+//! session's first message, and its session checks the real ServerHello
+//! against those terms. Both versions' proofs show the hidden
+//! request-head bytes free of line ends (the output's `sent_crlf_free`).
 //!
 //! The link, phase by phase: the hello (proxy mode's `ProverMsg::Hello`
 //! with `MpcHello`, and SoftSpokenOT's first message in the same flight);

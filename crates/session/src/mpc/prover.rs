@@ -302,10 +302,11 @@ impl Prover {
                 .await
             }
         };
-        // TLS 1.2 first where the server runs it: its session proves more
-        // (the hidden request-head bytes free of line ends, which TLS
-        // 1.3's does not yet); a server that refuses it is asked for TLS
-        // 1.3, one more round trip to the server only.
+        // TLS 1.2 first where the server runs it: its session is the one
+        // measured against the targets, and proves the garbling
+        // consistent in ZK (TLS 1.3's does not yet, see
+        // docs/protocol/mpc-tls13.md); a server that refuses it is asked
+        // for TLS 1.3, one more round trip to the server only.
         let first = if offer12.is_empty() {
             None
         } else {
@@ -563,16 +564,13 @@ impl Prover {
                 .map(|r| r.start..r.end)
                 .collect()
         };
-        // TLS 1.2: the hidden bytes of the request heads, proven free of
-        // line ends so the verifier can fix where each request ends.
-        // TLS 1.3's claim does not prove them yet: its output states none.
-        let crlf_free = match &done {
-            Done::V12(_) => webproof_disclosure::exchange::hidden_head_bytes(
-                request,
-                disclosure.ranges(Direction::Sent),
-            ),
-            Done::V13(_) => Vec::new(),
-        };
+        // The hidden bytes of the request heads, proven free of line ends
+        // (both versions' claims) so the verifier can fix where each
+        // request ends.
+        let crlf_free = webproof_disclosure::exchange::hidden_head_bytes(
+            request,
+            disclosure.ranges(Direction::Sent),
+        );
         let crlf_free_ranges: Vec<core::ops::Range<usize>> =
             crlf_free.iter().map(|r| r.start..r.end).collect();
         // An attestation: the proof shows the commitment's leaf hashes are
@@ -613,6 +611,7 @@ impl Prover {
             Done::V13(session) => {
                 let mut claim = Claim13::new(session, &received)
                     .and_then(|c| c.with_request(session, &sent))
+                    .map(|c| c.with_request_crlf_free(&crlf_free_ranges))
                     .map_err(|e| after_response(e.into()))?;
                 if let Some((_, commitment)) = &committed {
                     claim = claim.with_commitment(commitment);

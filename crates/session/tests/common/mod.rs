@@ -448,7 +448,10 @@ impl Pair {
     /// Run a session in `mode`: the prover's outcome and the verifier's.
     pub fn run(&self, mode: Mode) -> (Result<ProveOutcome>, Result<Verified>) {
         let (p, v) = self.sim.link(self.delay, self.faults.clone());
-        let server = self.server(mode == Mode::Mpc);
+        // MPC mode against a TLS 1.2 server unless the prover pins TLS
+        // 1.3 (`mpc13.rs` has its own server of chosen versions).
+        let pinned13 = self.tls.version == Some(webproof_proxy::TlsVersion::Tls13);
+        let server = self.server(mode == Mode::Mpc && !pinned13);
         let sim = &self.sim;
         let id = SessionId::random(&mut sim.rng());
         let verifier = verify(sim, v, &server, &self.verifier, id, None);
