@@ -71,6 +71,7 @@ use crate::hello::finished;
 use crate::kdf::{is_reduced, key_outputs};
 use crate::rec::{key_iv, key_iv_wires, RecSpec};
 use crate::response::{mpc_err, zk_err};
+use webproof_circuits::tls::Tls12Suite;
 use webproof_circuits::{bits_to_bytes, bytes_to_bits};
 use webproof_core::cot::{RandomCotReceiver, RandomCotSender};
 use webproof_core::{Block, Io};
@@ -81,7 +82,7 @@ use webproof_mpc::record;
 use webproof_mpc::reduced::{self, STEPS};
 use webproof_mpc::tls12::{self, Curve, KeyShares, Randoms, Tls12Config};
 use webproof_tls::record::content_type;
-use webproof_tlsproof::{Aead, RecordTag, SealedRecord, ZkParty};
+use webproof_tlsproof::ZkParty;
 use webproof_zk::{Prover, ProverBit, Verifier, VerifierBit};
 
 /// What both parties derive the list of circuits and their wiring from:
@@ -239,8 +240,8 @@ pub struct Publics {
     pub client_finished_hash: Vec<u8>,
     /// Hash of the handshake through the client Finished.
     pub server_finished_hash: Vec<u8>,
-    /// The server's Finished record as received: explicit nonce,
-    /// ciphertext, tag (40 bytes).
+    /// The server's Finished record as received: explicit nonce (AES-GCM),
+    /// ciphertext, tag (40 bytes; 32 for ChaCha20-Poly1305).
     pub server_finished_record: Vec<u8>,
     /// Its plaintext, decrypted (tag checked) once the server key was
     /// known.
@@ -257,7 +258,8 @@ pub struct Publics {
 pub struct FinishedCheck {
     /// The `verify_data`.
     pub vd: FinishedVd,
-    /// The record's payload: explicit nonce, ciphertext, tag (40 bytes).
+    /// The record's payload: explicit nonce (AES-GCM), ciphertext, tag
+    /// (40 bytes; 32 for ChaCha20-Poly1305).
     pub record: Vec<u8>,
 }
 
@@ -289,10 +291,6 @@ pub enum FinishedVd {
     Revealed([u8; 12]),
 }
 
-/// Bytes of the server Finished record's payload: explicit nonce (8),
-/// the encrypted Finished message (16), tag (16).
-const FINISHED_RECORD: usize = 40;
-
 /// The server's key in the proof: its authenticated bits (the key
 /// derivation's output XOR the verifier's revealed mask) and its public IV.
 pub(crate) struct ServerKey<'a, B> {
@@ -302,7 +300,7 @@ pub(crate) struct ServerKey<'a, B> {
 
 /// The check, in the proof, that the server Finished record decrypts under
 /// the server key to the header and the `verify_data` of [`FinishedVd`],
-/// and carries the AES-GCM tag under that key
+/// and carries the suite's AEAD tag under that key
 /// (`webproof_tlsproof::assert_finished`).
 async fn finished_statement<P: ZkParty<Bit = B>, B: Copy>(
     zk: &mut P,
@@ -311,7 +309,15 @@ async fn finished_statement<P: ZkParty<Bit = B>, B: Copy>(
     server: &ServerKey<'_, B>,
 ) -> Result<()> {
     let r = &check.record;
-    if r.len() != FINISHED_RECORD {
+    // The record layout follows from the key and IV lengths the key
+    // derivation output (a 12-byte IV is ChaCha20-Poly1305's only).
+    let suite = match (server.key.len(), server.iv.len()) {
+        (128, 4) => Tls12Suite::AES_128_GCM_SHA256,
+        (256, 4) => Tls12Suite::AES_256_GCM_SHA384,
+        (256, 12) => Tls12Suite::CHACHA20_POLY1305_SHA256,
+        _ => return Err(Error::Malformed("a server key of the wrong length")),
+    };
+    if r.len() != crate::rec::server_finished_len(suite) {
         return Err(Error::Malformed("a server Finished of the wrong length"));
     }
     let vd = match &check.vd {
@@ -334,20 +340,9 @@ async fn finished_statement<P: ZkParty<Bit = B>, B: Copy>(
             .map(|b| zk.constant(b))
             .collect(),
     };
-    let aead = match server.key.len() {
-        128 => Aead::Aes128Gcm,
-        256 => Aead::Aes256Gcm,
-        _ => return Err(Error::Malformed("a server key of the wrong length")),
-    };
-    let record = SealedRecord {
-        seq: 0,
-        explicit_nonce: Some(r[..8].try_into().expect("8 bytes")),
-        ciphertext: r[8..24].to_vec(),
-    };
-    let tag = RecordTag {
-        aad: record::tls12_aad(0, content_type::HANDSHAKE, 16).to_vec(),
-        tag: r[24..].try_into().expect("16 bytes"),
-    };
+    let aead = crate::rec::aead(suite);
+    let (record, tag) = crate::rec::sealed(suite, 0, content_type::HANDSHAKE, r)
+        .ok_or(Error::Malformed("a server Finished of the wrong length"))?;
     webproof_tlsproof::assert_finished(zk, aead, server.key, server.iv, &record, &tag, &vd)
         .await
         .map_err(zk_err)

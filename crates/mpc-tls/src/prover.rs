@@ -23,10 +23,10 @@ use crate::kdf::{KdfPlans, KdfProver, KeyLabels};
 use crate::keyx::{ectf_cots, ProverKx, Shares, ECTF_STREAM};
 use crate::msg::{ProverMsg, VerifierMsg};
 use crate::rec::{
-    check_server_finished, ghash_powers, key_iv, key_iv_labels, run_order, server_alert,
+    check_server_finished, ghash_powers, key_iv, key_iv_labels, open_record, run_order,
+    server_alert,
     HiddenRecord, RecSpec, CLIENT_FINISHED,
 };
-use aes_gcm::aead::{Aead, KeyInit, Payload};
 use rand_chacha::ChaCha20Rng;
 use rand_core::{CryptoRng, RngCore, SeedableRng};
 use std::sync::Arc;
@@ -899,8 +899,9 @@ impl ProverSession {
                 } else {
                     // The verifier never sees a request record: both
                     // recordings hold its shape only.
+                    let suite = self.terms.params()?.0;
                     self.recorder
-                        .feed(Direction::Sent, &crate::rec::hidden_record(&spec))?;
+                        .feed(Direction::Sent, &crate::rec::hidden_record(suite, &spec))?;
                     out.to_verifier.push(ProverMsg::RecSent { id });
                     out.to_server.extend_from_slice(&record);
                 }
@@ -1035,7 +1036,7 @@ impl ProverSession {
                 Ok(())
             }
             Srv::Finished => {
-                check_server_finished(&rec)?;
+                check_server_finished(self.terms.params()?.0, &rec)?;
                 self.server_finished = Some(rec);
                 self.srv = Srv::App;
                 Ok(())
@@ -1212,7 +1213,7 @@ impl ProverSession {
         // in 2PC (the reduced PRF's once the verifier's mask is revealed,
         // `ProverRetained::check_server_finished`; its header here). The
         // proof asserts both (`consist::FinishedCheck`).
-        let fin_pt = open_record(&key, &iv, 0, content_type::HANDSHAKE, &fin.payload)
+        let fin_pt = open_record(suite, &key, &iv, 0, content_type::HANDSHAKE, &fin.payload)
             .ok_or(Error::ServerFinished)?;
         let server_vd = kdf.server_vd();
         let want = match server_vd {
@@ -1266,11 +1267,7 @@ impl ProverSession {
             },
         };
         for (index, rec) in self.server_app.iter().enumerate() {
-            let p = &rec.payload;
-            if p.len() < 24 {
-                return Err(Error::Decrypt { index });
-            }
-            let pt = open_record(&key, &iv, index as u64 + 1, rec.content_type, p)
+            let pt = open_record(suite, &key, &iv, index as u64 + 1, rec.content_type, &rec.payload)
                 .ok_or(Error::Decrypt { index })?;
             match rec.content_type {
                 content_type::APPLICATION_DATA => o.response.extend_from_slice(&pt),
@@ -1289,27 +1286,3 @@ impl ProverSession {
     }
 }
 
-/// A TLS 1.2 AES-GCM record's plaintext (`payload`: explicit nonce,
-/// ciphertext, tag), `None` if its tag is not right.
-fn open_record(key: &[u8], iv: &[u8], seq: u64, ct: u8, payload: &[u8]) -> Option<Vec<u8>> {
-    if payload.len() < 24 {
-        return None;
-    }
-    let nonce = [iv, &payload[..8]].concat();
-    let aad = record::tls12_aad(seq, ct, payload.len() - 24);
-    let body = Payload {
-        msg: &payload[8..],
-        aad: &aad,
-    };
-    match key.len() {
-        16 => aes_gcm::Aes128Gcm::new_from_slice(key)
-            .ok()?
-            .decrypt(nonce.as_slice().into(), body)
-            .ok(),
-        32 => aes_gcm::Aes256Gcm::new_from_slice(key)
-            .ok()?
-            .decrypt(nonce.as_slice().into(), body)
-            .ok(),
-        _ => None,
-    }
-}

@@ -559,7 +559,8 @@ impl VerifierSession {
                         "a request record sent out of order or before its tag",
                     ));
                 }
-                let bytes = crate::rec::hidden_record(&r.spec);
+                let terms = self.terms.as_ref().ok_or(Error::OutOfOrder("RecSent"))?;
+                let bytes = crate::rec::hidden_record(terms.params()?.0, &r.spec);
                 self.recorder.feed(Direction::Sent, &bytes)?;
                 self.client_records()?;
                 Ok(vec![])
@@ -693,7 +694,8 @@ impl VerifierSession {
                 if ct == content_type::CHANGE_CIPHER_SPEC {
                     return Err(Error::Unsupported("a second ChangeCipherSpec".into()));
                 }
-                if rec.payload.len() < 24 {
+                let terms = self.terms.as_ref().ok_or(Error::OutOfOrder("server record"))?;
+                if rec.payload.len() < crate::rec::overhead(terms.params()?.0) {
                     return Err(Error::Decrypt {
                         index: self.server_app_records,
                     });
@@ -702,7 +704,8 @@ impl VerifierSession {
                 Ok(())
             }
             Srv::Finished => {
-                check_server_finished(&rec)?;
+                let terms = self.terms.as_ref().ok_or(Error::OutOfOrder("server Finished"))?;
+                check_server_finished(terms.params()?.0, &rec)?;
                 self.server_finished = Some(rec);
                 self.srv = Srv::App;
                 Ok(())
