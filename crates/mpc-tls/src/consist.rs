@@ -78,7 +78,7 @@ use webproof_core::{Block, Io};
 use webproof_mpc::consistency::{self, EvaluatedRun, GarbledRun, OleTranscript};
 use webproof_mpc::field::{Curve25519Base, Gf128, P256Base};
 use webproof_mpc::ole::OleField;
-use webproof_mpc::record;
+use webproof_mpc::{chacha, record};
 use webproof_mpc::reduced::{self, STEPS};
 use webproof_mpc::tls12::{self, Curve, KeyShares, Randoms, Tls12Config};
 use webproof_tls::record::content_type;
@@ -110,7 +110,24 @@ impl Shape {
 
     /// Circuits of the session.
     pub fn len(&self) -> usize {
-        self.steps() + self.records().len()
+        self.steps() + self.per_record() * self.records().len()
+    }
+
+    /// Circuits per record: ChaCha20-Poly1305's record circuit and tag
+    /// circuit, AES-GCM's one.
+    fn per_record(&self) -> usize {
+        crate::rec::circuits_per_record(self.cfg.suite)
+    }
+
+    /// Whether the records are ChaCha20-Poly1305's.
+    fn chacha(&self) -> bool {
+        crate::rec::is_chacha(self.cfg.suite)
+    }
+
+    /// The run of record `j`'s record circuit (its tag circuit's is next
+    /// under ChaCha20-Poly1305).
+    fn record_run(&self, j: usize) -> usize {
+        self.steps() + self.per_record() * j
     }
 
     /// Whether the session has no circuit (never: kept for clippy's sake).
@@ -216,7 +233,7 @@ fn equalities<B: Copy>(
         // The client key ‖ IV: every record in 2PC is the client's. Its
         // labels are the key derivation's (chained), so this holds by
         // construction for an honest garbling; the audit checks that.
-        let own = gather(runs, &[Wire::input(shape.steps() + j, 0)])?;
+        let own = gather(runs, &[Wire::input(shape.record_run(j), 0)])?;
         tie(own, client.clone())?;
     }
     tie(key_bits.to_vec(), kb)?;
@@ -453,6 +470,10 @@ enum OleKind {
     P256,
     X25519,
     Gf128,
+    /// A ChaCha20-Poly1305 record's bitwise OLEs over `2^130 − 5`: the
+    /// verifier reveals no input of them, the prover recomputes them from
+    /// the record circuit's revealed `t` (`chacha::audit_oles`).
+    Poly1305,
 }
 
 impl OleKind {
@@ -460,15 +481,20 @@ impl OleKind {
         match (stream == crate::keyx::ECTF_STREAM, shape.cfg.curve) {
             (true, Curve::P256) => OleKind::P256,
             (true, Curve::X25519) => OleKind::X25519,
+            _ if shape.chacha() => OleKind::Poly1305,
             _ => OleKind::Gf128,
         }
     }
 
+    /// Bits of a COT batch per OLE and bytes of the verifier's revealed
+    /// input per OLE (none for the bitwise OLEs, whose inputs the prover
+    /// recomputes).
     fn field_bits(self) -> (usize, usize) {
         match self {
             OleKind::P256 => (P256Base::BITS, P256Base::BYTES),
             OleKind::X25519 => (Curve25519Base::BITS, Curve25519Base::BYTES),
             OleKind::Gf128 => (Gf128::BITS, Gf128::BYTES),
+            OleKind::Poly1305 => (1, 0),
         }
     }
 }
@@ -532,8 +558,15 @@ impl ProverRetained {
     }
 
     /// The OLE audit, once `Δ` is known: every batch answered again for
-    /// the verifier's revealed inputs (the OLE part of `reveal`).
+    /// the verifier's revealed inputs (the OLE part of `reveal`); a
+    /// ChaCha20-Poly1305 record's bitwise batches for the inputs an honest
+    /// verifier had, from its revealed `t` (`chacha::audit_oles`).
     pub fn audit_oles(&self, delta: Block, reveal: &[u8]) -> Result<()> {
+        let values = if self.shape.chacha() {
+            self.input_values(reveal)?
+        } else {
+            Vec::new()
+        };
         let mut rest = reveal
             .get(self.bits_len()..)
             .ok_or(Error::Malformed("revealed inputs"))?;
@@ -553,9 +586,57 @@ impl ProverRetained {
                     audit_stream::<Curve25519Base>(delta, *stream, batches, &inputs)?
                 }
                 OleKind::Gf128 => audit_stream::<Gf128>(delta, *stream, batches, &inputs)?,
+                OleKind::Poly1305 => self.audit_chacha_stream(delta, *stream, batches, &values)?,
             }
         }
         Ok(())
+    }
+
+    /// The audit of a ChaCha20-Poly1305 record's OLE stream (`stream`: the
+    /// record's, [`RecSpec::stream`]): its powers' batch and, for a
+    /// request record, its hidden ciphertext's, replayed on the elements
+    /// an honest verifier had, computed from the record circuit's revealed
+    /// inputs (`values`, checked by [`Self::check_inputs`] before).
+    fn audit_chacha_stream(
+        &self,
+        delta: Block,
+        stream: u64,
+        batches: &[OleTranscript],
+        values: &[Vec<Vec<bool>>],
+    ) -> Result<()> {
+        let records = self.shape.records();
+        let (j, spec) = records
+            .iter()
+            .enumerate()
+            .find(|(_, s)| s.stream() == stream)
+            .ok_or(Error::Malformed("an OLE stream of no record"))?;
+        let hidden = !spec.computes_h();
+        if batches.len() != 1 + usize::from(hidden) {
+            return Err(Error::Malformed("a record's OLE batches of another number"));
+        }
+        let bits = |t: &OleTranscript| consistency::OleBitsTranscript {
+            macs: t.macs.clone(),
+            response: t.response.clone(),
+        };
+        let run = self.shape.record_run(j);
+        let mut inputs = values
+            .get(run)
+            .ok_or(Error::Malformed("revealed inputs"))?
+            .clone();
+        // The prover's group (its key ‖ IV share) is not the verifier's.
+        if self.runs[run].prover_group < inputs.len() {
+            inputs.remove(self.runs[run].prover_group);
+        }
+        let hide = hidden.then(|| bits(&batches[1]));
+        chacha::audit_oles(
+            &mut consistency::OleReplay::new(delta, stream),
+            &inputs,
+            crate::rec::AAD_LEN,
+            spec.len,
+            &bits(&batches[0]),
+            hide.as_ref(),
+        )
+        .map_err(mpc_err)
     }
 
     /// Every circuit's input values from the verifier's reveal (anything
@@ -630,10 +711,21 @@ impl ProverRetained {
         }
         .map_err(mpc_err)?;
         for (j, spec) in self.shape.records().iter().enumerate() {
+            let run = self.shape.record_run(j);
+            if self.shape.chacha() {
+                // Its key ‖ IV share, the record's sequence number, a
+                // canonical nonzero `t`; the tag circuit's pad of `s` the
+                // record circuit's.
+                let rec = verifier_groups(run);
+                chacha::check_verifier_inputs(&key_iv(&keys), spec.seq(), &rec)
+                    .map_err(mpc_err)?;
+                chacha::check_tag_inputs(&rec, &verifier_groups(run + 1)).map_err(mpc_err)?;
+                continue;
+            }
             record::check_verifier_inputs(
                 &key_iv(&keys),
                 &spec.seq().to_be_bytes(),
-                &verifier_groups(steps + j),
+                &verifier_groups(run),
                 spec.computes_h(),
             )
             .map_err(mpc_err)?;

@@ -175,8 +175,15 @@ pub(crate) fn hidden_record(suite: Tls12Suite, spec: &RecSpec) -> Vec<u8> {
 pub struct HiddenRecord {
     /// `C ⊕ ρ`, the record's length.
     pub masked: Vec<u8>,
-    /// MACs (prover) or keys (verifier) of the M2A's COTs.
+    /// MACs (prover) or keys (verifier) of the M2A's COTs. Under
+    /// ChaCha20-Poly1305 those of its bitwise OLEs, `χ¹` then `χ²`
+    /// (`webproof_mpc::chacha::masked_cots`), `masked` being `C ⊕ χ¹`.
     pub cots: Vec<webproof_core::Block>,
+    /// ChaCha20-Poly1305 only: the second masked copy `D² = C ⊕ χ²`
+    /// (whole blocks, the padding masked too), which the proof ties to the
+    /// first (`webproof_mpc::chacha::prove_hidden_ciphertext`); empty for
+    /// AES-GCM.
+    pub masked2: Vec<u8>,
 }
 
 impl HiddenRecord {
@@ -186,7 +193,32 @@ impl HiddenRecord {
         HiddenRecord {
             masked: masked_blocks[..spec.len.min(masked_blocks.len())].to_vec(),
             cots: cots.to_vec(),
+            masked2: Vec::new(),
         }
+    }
+
+    /// A ChaCha20-Poly1305 request record's, from the tag request that
+    /// carried its two masked copies (`webproof_mpc::chacha::
+    /// masked_ciphertexts`) and its bitwise OLEs' COTs: `masked` is `D¹`
+    /// cut to the record's length, `masked2` all of `D²`.
+    pub(crate) fn chacha(spec: &RecSpec, request: &[u8], cots: &[webproof_core::Block]) -> Result<Self> {
+        use webproof_mpc::chacha;
+        let q = chacha::blocks_needed(AAD_LEN, spec.len);
+        let (d1, d2) = chacha::masked_ciphertexts(request, q, spec.len)
+            .ok_or(Error::Malformed("a tag request of the wrong length"))?;
+        Ok(HiddenRecord {
+            masked: d1[..spec.len].to_vec(),
+            cots: cots.to_vec(),
+            masked2: [&d1[spec.len..], d2].concat(),
+        })
+    }
+
+    /// `D¹`'s padding and `D²`, as [`Self::chacha`] keeps them.
+    pub(crate) fn chacha_copies(&self) -> Option<(Vec<u8>, Vec<u8>)> {
+        let pad = (16 - self.masked.len() % 16) % 16;
+        let d1 = [&self.masked[..], self.masked2.get(..pad)?].concat();
+        let d2 = self.masked2.get(pad..)?.to_vec();
+        (d1.len() == d2.len()).then_some((d1, d2))
     }
 }
 
@@ -303,6 +335,89 @@ impl RecSpec {
         ))?);
         lock().insert(shape, plan.clone());
         Ok(plan)
+    }
+}
+
+/// Garbling instances of the ChaCha20-Poly1305 records' tag circuits
+/// start here (`RECORD_INSTANCE + TAG_INSTANCES + id`): apart from every
+/// record circuit's (`RECORD_INSTANCE + id`, ids below 2^20).
+const TAG_INSTANCES: u64 = 1 << 20;
+
+/// Bytes of a TLS 1.2 record's AAD (sequence number, type, version,
+/// length).
+pub(crate) const AAD_LEN: usize = 13;
+
+impl RecSpec {
+    /// The garbling instances of a ChaCha20-Poly1305 record's two
+    /// circuits: its record circuit's (the one AES-GCM's record takes),
+    /// its tag circuit's.
+    pub(crate) fn chacha_instances(&self) -> [u64; 2] {
+        [
+            self.instance(),
+            crate::kdf::RECORD_INSTANCE + TAG_INSTANCES + u64::from(self.id),
+        ]
+    }
+
+    /// The planned circuits of a ChaCha20-Poly1305 record
+    /// ([`webproof_mpc::chacha::chacha_circuit`] of its length and the
+    /// one [`webproof_mpc::chacha::tag_circuit`]), cached as
+    /// [`Self::plan`] is.
+    pub(crate) fn chacha_plans(&self) -> Result<(Arc<Plan>, Arc<Plan>)> {
+        static SHARED: Mutex<PlanCache> = Mutex::new(PlanCache::new(PLAN_CACHE_BYTES));
+        static TAG: std::sync::OnceLock<Arc<Plan>> = std::sync::OnceLock::new();
+        let shape = (webproof_mpc::chacha::KEY_IV_LEN, self.len, true);
+        let lock = || SHARED.lock().unwrap_or_else(|e| e.into_inner());
+        // The guard is dropped before the match: building and inserting
+        // lock again.
+        let cached = lock().get(shape);
+        let record = match cached {
+            Some(plan) => plan,
+            None => {
+                let plan = Arc::new(Plan::from_circuit(webproof_mpc::chacha::chacha_circuit(
+                    self.len,
+                ))?);
+                lock().insert(shape, plan.clone());
+                plan
+            }
+        };
+        let tag = match TAG.get() {
+            Some(plan) => plan.clone(),
+            None => {
+                let plan = Arc::new(Plan::from_circuit(webproof_mpc::chacha::tag_circuit())?);
+                TAG.get_or_init(|| plan).clone()
+            }
+        };
+        Ok((record, tag))
+    }
+
+    /// The planned keystream circuit the prover garbles for this request
+    /// record under `suite` (the dual execution's), cached.
+    pub(crate) fn keystream_plan_for(&self, suite: Tls12Suite) -> Result<Arc<Plan>> {
+        if !is_chacha(suite) {
+            return self.keystream_plan(suite.key_len);
+        }
+        static SHARED: Mutex<PlanCache> = Mutex::new(PlanCache::new(PLAN_CACHE_BYTES));
+        let shape = (webproof_mpc::chacha::KEY_IV_LEN, self.len, false);
+        let lock = || SHARED.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(plan) = lock().get(shape) {
+            return Ok(plan);
+        }
+        let plan = Arc::new(Plan::from_circuit(
+            webproof_mpc::chacha::keystream_circuit(self.len),
+        )?);
+        lock().insert(shape, plan.clone());
+        Ok(plan)
+    }
+}
+
+/// Circuits a record runs in 2PC under `suite`: AES-GCM's one (keystream
+/// and tag share), ChaCha20-Poly1305's two (record circuit, then tag
+/// circuit: the tag needs the polynomial, known only online).
+pub(crate) fn circuits_per_record(suite: Tls12Suite) -> usize {
+    if is_chacha(suite) {
+        2
+    } else {
+        1
     }
 }
 

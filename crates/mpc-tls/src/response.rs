@@ -807,6 +807,11 @@ pub(crate) fn masks_in_byte_order<B: Copy>(
         .iter()
         .zip(bits)
         .map(|(h, b)| {
+            if is_chacha_record(h) {
+                // ChaCha20-Poly1305's `χ¹` are in `bytes_to_bits` order
+                // already (`webproof_mpc::chacha::masked_cots`).
+                return b[..8 * h.masked.len()].to_vec();
+            }
             (0..8 * h.masked.len())
                 .map(|n| b[(n & !127) + webproof_mpc::record::masked_bit(n & 127)])
                 .collect()
@@ -814,12 +819,22 @@ pub(crate) fn masks_in_byte_order<B: Copy>(
         .collect()
 }
 
+/// Whether a hidden request record is ChaCha20-Poly1305's (it carries the
+/// second masked copy of its ciphertext).
+fn is_chacha_record(h: &HiddenRecord) -> bool {
+    !h.masked2.is_empty()
+}
+
 /// Every request record's COTs, one per bit of its whole blocks.
 fn check_hidden(hidden: &[HiddenRecord]) -> Result<()> {
-    if hidden
-        .iter()
-        .any(|h| h.cots.len() != webproof_mpc::record::hide_cots(h.masked.len()))
-    {
+    let want = |h: &HiddenRecord| {
+        if is_chacha_record(h) {
+            webproof_mpc::chacha::hide_cots(h.masked.len())
+        } else {
+            webproof_mpc::record::hide_cots(h.masked.len())
+        }
+    };
+    if hidden.iter().any(|h| h.cots.len() != want(h)) {
         return Err(Error::Malformed(
             "a request record's COTs of another length",
         ));
@@ -1089,6 +1104,28 @@ async fn prove_statement_keys<C: RandomCotReceiver, T: Io>(
             let choices: Vec<bool> = h.cots.iter().map(|m| m.lsb()).collect();
             mask_bits.push(zk.import_labels(&h.cots, &choices).map_err(zk_err)?);
         }
+        for (h, bits) in outcome.hidden.iter().zip(&mask_bits) {
+            if let Some(copies) = h.chacha_copies() {
+                // The statement's ciphertext is `D¹ ⊕ χ¹`; the tag the
+                // server checked was computed on `D¹ ⊕ χ¹` and `D² ⊕ χ²`:
+                // both must be it, padding zero.
+                let ct = consistency::xor_public_prover(
+                    zk,
+                    &bits[..8 * h.masked.len()],
+                    &bytes_to_bits(&h.masked),
+                )
+                .map_err(mpc_err)?;
+                webproof_mpc::chacha::prove_hidden_ciphertext(
+                    zk,
+                    h.masked.len(),
+                    &h.cots,
+                    (&copies.0, &copies.1),
+                    &ct,
+                )
+                .await
+                .map_err(mpc_err)?;
+            }
+        }
         Some(DirKeys {
             masks: masks_in_byte_order(&outcome.hidden, mask_bits),
             key: consistency::xor_public_prover(
@@ -1165,11 +1202,31 @@ async fn verify_statement_keys<C: RandomCotSender, T: Io>(
         let (ck, ci) = client_block_bits(kl, il);
         check_hidden(&outcome.hidden)?;
         // The COT keys are the masks' 0-labels (their flips are zero).
-        let mask_bits = outcome
+        let mask_bits: Vec<Vec<VerifierBit>> = outcome
             .hidden
             .iter()
             .map(|h| zk.import_labels(&h.cots))
             .collect();
+        for (h, bits) in outcome.hidden.iter().zip(&mask_bits) {
+            let Some(copies) = h.chacha_copies() else {
+                continue;
+            };
+            let ct = consistency::xor_public_verifier(
+                zk,
+                &bits[..8 * h.masked.len()],
+                &bytes_to_bits(&h.masked),
+            )
+            .map_err(mpc_err)?;
+            webproof_mpc::chacha::verify_hidden_ciphertext(
+                zk,
+                h.masked.len(),
+                &h.cots,
+                (&copies.0, &copies.1),
+                &ct,
+            )
+            .await
+            .map_err(mpc_err)?;
+        }
         Some(DirKeys {
             masks: masks_in_byte_order(&outcome.hidden, mask_bits),
             key: consistency::xor_public_verifier(
