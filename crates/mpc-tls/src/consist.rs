@@ -60,6 +60,14 @@
 //!   `IS_ms`, the verifier's mask and the handshake hash, under the full
 //!   PRF the value its 2PC step revealed to both.
 //!
+//! Under ChaCha20-Poly1305 each record has two circuits (record, tag) in
+//! proof order; the record circuit's key ‖ IV input is tied as above, the
+//! verifier's revealed inputs of both are checked
+//! (`webproof_mpc::chacha::check_verifier_inputs`, `check_tag_inputs`),
+//! and its OLE streams (bitwise OLEs over `2^130 − 5`) reveal no input:
+//! the prover replays them on the elements an honest verifier had, from
+//! the record circuit's revealed `t` (`webproof_mpc::chacha::audit_oles`).
+//!
 //! The verifier's inputs are revealed (public in the proof), so the
 //! statements fix them to what it garbled with. The prover checks them
 //! against what the protocol makes them ([`ProverRetained::check_inputs`]:

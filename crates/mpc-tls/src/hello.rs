@@ -3,7 +3,8 @@
 //!
 //! The prover writes the ClientHello itself ([`client_hello`]): TLS 1.2
 //! only (no `supported_versions`, no key share: the client's ECDHE key
-//! goes in the ClientKeyExchange), the four ECDHE AES-GCM suites, P-256
+//! goes in the ClientKeyExchange), the ECDHE AES-GCM and ChaCha20-Poly1305
+//! suites of the session's family, P-256
 //! and X25519, SNI, and optionally the extended master secret. The
 //! verifier never trusts this writer: it parses the ClientHello from the
 //! bytes the prover forwarded and checks it ([`check_client_hello`]).

@@ -50,7 +50,15 @@
 //!   Type, length, explicit nonce and ciphertext are checked, so the tag
 //!   cannot carry another record;
 //! - **record order**: the order in which the records completed in the
-//!   verifier's recorder ([`Recording::order`]).
+//!   verifier's recorder ([`Recording::order`]);
+//! - **ChaCha20-Poly1305** (`docs/protocol/mpc-chacha.md`, "In the TLS 1.2
+//!   session"): no explicit nonce anywhere (the nonce is the IV XOR the
+//!   sequence number the verifier counts and encodes itself in each record
+//!   circuit); the client Finished's ciphertext in its tag request is
+//!   checked against the forwarded record as AES-GCM's is; a request
+//!   record's tag request carries its ciphertext masked twice (`D¹`, `D²`,
+//!   one-time padded by COT choice bits), which the proof ties to the
+//!   request it proves.
 //!
 //! # What the verifier checks of the server's Finished
 //! The tag of the server's Finished record is computed in 2PC over the

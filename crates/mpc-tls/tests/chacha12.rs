@@ -227,9 +227,9 @@ fn rsa_chacha20_p256_two_records_proven() {
     proven(s, &req);
 }
 
-/// What a cheating verifier's run ends in: the prover refused (the
-/// session fails on its side) and the server never got the request.
-fn refused(hooks: Hooks, seed: u64) {
+/// What a cheating party's run ends in: an error (returned, to check who
+/// stopped) and a server that never got the request.
+fn refused(hooks: Hooks, seed: u64) -> Stop {
     let saw = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
     let hooks = Hooks {
         server_saw: Some(saw.clone()),
@@ -246,8 +246,11 @@ fn refused(hooks: Hooks, seed: u64) {
         seed,
         hooks,
     );
-    assert!(r.is_err(), "a cheating verifier's session went through");
     assert!(saw.borrow().is_empty(), "the request reached the server");
+    match r {
+        Ok(_) => panic!("a cheating party's session went through"),
+        Err(stop) => stop,
+    }
 }
 
 /// The verifier garbles the request record's circuit so that one
@@ -267,14 +270,23 @@ fn verifier_flipping_a_keystream_bit_is_refused() {
             } = m
             {
                 if usize::from(*circuit) == request_circuit {
-                    // Keystream bits are the first outputs.
-                    decoding[3] ^= 0x10;
+                    // Keystream bits are the first output group, whose
+                    // permute bits start after the group count and its
+                    // bit count (`webproof_mpc`'s `Decoding::to_bytes`):
+                    // bit 28 decodes flipped.
+                    decoding[8 + 3] ^= 0x10;
                 }
             }
         })),
         ..Hooks::default()
     };
-    refused(hooks, 11);
+    // The prover's dual execution names the cheat.
+    match refused(hooks, 11) {
+        Stop::Prover(webproof_mpc_tls::Error::Mpc(e)) => {
+            assert!(e.to_string().contains("keystream"), "{e}")
+        }
+        other => panic!("not the prover's keystream check: {other:?}"),
+    }
 }
 
 /// The verifier answers the tag circuit's inputs with one label wrong (a
@@ -296,7 +308,12 @@ fn verifier_sending_a_wrong_tag_input_is_refused() {
         })),
         ..Hooks::default()
     };
-    refused(hooks, 12);
+    // The label decodes to neither value (the prover stops), or to a
+    // wrong tag (the server refuses the record): either way no request.
+    match refused(hooks, 12) {
+        Stop::Prover(_) | Stop::Server(_) => {}
+        other => panic!("{other:?}"),
+    }
 }
 
 /// A prover message altered on its way (the tag request of the client
@@ -312,5 +329,10 @@ fn altered_finished_ciphertext_fails_the_session() {
         })),
         ..Hooks::default()
     };
-    refused(hooks, 13);
+    // The verifier refuses the forwarded Finished (another ciphertext than
+    // the 2PC's), or the server its tag.
+    match refused(hooks, 13) {
+        Stop::Verifier(_) | Stop::Server(_) | Stop::Prover(_) => {}
+        other => panic!("{other:?}"),
+    }
 }
