@@ -160,6 +160,9 @@ mod tests {
         let blocks = aead_blocks(&aad, &ct);
         let q = blocks.len() / 17;
         let out = poly1305_tag_circuit(q).eval(&[bytes_to_bits(&otk), bytes_to_bits(&blocks)]);
-        assert_eq!(bits_to_bytes(&out[0]), hex("1ae10b594f09e26a7e902ecbd0600691"));
+        assert_eq!(
+            bits_to_bytes(&out[0]),
+            hex("1ae10b594f09e26a7e902ecbd0600691")
+        );
     }
 }

@@ -86,9 +86,9 @@ use webproof_core::{Block, Io};
 use webproof_mpc::consistency::{self, EvaluatedRun, GarbledRun, OleTranscript};
 use webproof_mpc::field::{Curve25519Base, Gf128, P256Base};
 use webproof_mpc::ole::OleField;
-use webproof_mpc::{chacha, record};
 use webproof_mpc::reduced::{self, STEPS};
 use webproof_mpc::tls12::{self, Curve, KeyShares, Randoms, Tls12Config};
+use webproof_mpc::{chacha, record};
 use webproof_tls::record::content_type;
 use webproof_tlsproof::ZkParty;
 use webproof_zk::{Prover, ProverBit, Verifier, VerifierBit};
@@ -725,8 +725,7 @@ impl ProverRetained {
                 // canonical nonzero `t`; the tag circuit's pad of `s` the
                 // record circuit's.
                 let rec = verifier_groups(run);
-                chacha::check_verifier_inputs(&key_iv(&keys), spec.seq(), &rec)
-                    .map_err(mpc_err)?;
+                chacha::check_verifier_inputs(&key_iv(&keys), spec.seq(), &rec).map_err(mpc_err)?;
                 chacha::check_tag_inputs(&rec, &verifier_groups(run + 1)).map_err(mpc_err)?;
                 continue;
             }

@@ -9,11 +9,11 @@
 
 use crate::error::{Error, Result};
 use crate::hello::suite_params;
-use webproof_core::Block;
 use crate::rec::AAD_LEN;
-use webproof_mpc::{chacha, ectf};
+use webproof_core::Block;
 use webproof_mpc::field::P256Base;
 use webproof_mpc::record;
+use webproof_mpc::{chacha, ectf};
 use webproof_tls::CipherSuite;
 
 /// Largest plaintext of one request record (its garbled circuit is

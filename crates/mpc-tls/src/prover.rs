@@ -32,12 +32,12 @@ use std::sync::Arc;
 use webproof_circuits::bytes_to_bits;
 use webproof_circuits::tls::Tls12Suite;
 use webproof_core::Block;
+use webproof_mpc::chacha::{self, ChachaProver};
 use webproof_mpc::consistency::EvaluatedRun;
 use webproof_mpc::dual::{DualProver, KeystreamCheck, RecordGarbling};
 use webproof_mpc::keyshare;
 use webproof_mpc::ole::OleReceiver;
 use webproof_mpc::plan::Plan;
-use webproof_mpc::chacha::{self, ChachaProver};
 use webproof_mpc::record::{self, HiddenAhead, PowersAhead, RecordProver};
 use webproof_mpc::reduced::StepTables;
 use webproof_mpc::tls12::{Curve, KeyShares, Tls12Config};
@@ -1063,7 +1063,12 @@ impl ProverSession {
     /// A client record, tagged, out: the client Finished after the
     /// ClientKeyExchange and the ChangeCipherSpec, a request record to the
     /// server only.
-    fn send_record(&mut self, spec: RecSpec, payload: Vec<u8>, out: &mut ProverOutput) -> Result<()> {
+    fn send_record(
+        &mut self,
+        spec: RecSpec,
+        payload: Vec<u8>,
+        out: &mut ProverOutput,
+    ) -> Result<()> {
         let record = wire_record(spec.content_type(), &payload);
         if spec.id == CLIENT_FINISHED {
             let mut bytes = wire_record(content_type::HANDSHAKE, &self.cke);
@@ -1492,8 +1497,15 @@ impl ProverSession {
             },
         };
         for (index, rec) in self.server_app.iter().enumerate() {
-            let pt = open_record(suite, &key, &iv, index as u64 + 1, rec.content_type, &rec.payload)
-                .ok_or(Error::Decrypt { index })?;
+            let pt = open_record(
+                suite,
+                &key,
+                &iv,
+                index as u64 + 1,
+                rec.content_type,
+                &rec.payload,
+            )
+            .ok_or(Error::Decrypt { index })?;
             match rec.content_type {
                 content_type::APPLICATION_DATA => o.response.extend_from_slice(&pt),
                 content_type::ALERT => match pt[..] {
@@ -1510,4 +1522,3 @@ impl ProverSession {
         Ok(o)
     }
 }
-

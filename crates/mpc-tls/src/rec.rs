@@ -19,8 +19,8 @@
 
 use crate::error::{Error, Result};
 use std::sync::{Arc, Mutex};
-use webproof_mpc::record;
 use webproof_circuits::tls::Tls12Suite;
+use webproof_mpc::record;
 use webproof_mpc::Plan;
 use webproof_tls::record::{content_type, Record};
 use webproof_tlsproof::{Aead, RecordTag, SealedRecord};
@@ -207,7 +207,11 @@ impl HiddenRecord {
     /// carried its two masked copies (`webproof_mpc::chacha::
     /// masked_ciphertexts`) and its bitwise OLEs' COTs: `masked` is `D¹`
     /// cut to the record's length, `masked2` all of `D²`.
-    pub(crate) fn chacha(spec: &RecSpec, request: &[u8], cots: &[webproof_core::Block]) -> Result<Self> {
+    pub(crate) fn chacha(
+        spec: &RecSpec,
+        request: &[u8],
+        cots: &[webproof_core::Block],
+    ) -> Result<Self> {
         use webproof_mpc::chacha;
         let q = chacha::blocks_needed(AAD_LEN, spec.len);
         let (d1, d2) = chacha::masked_ciphertexts(request, q, spec.len)

@@ -203,6 +203,11 @@ enum Stage {
     Failed,
 }
 
+/// A garbled circuit's tables not all sent yet: its chunks left (last
+/// first), its decoding information, the labels of the verifier's early
+/// inputs.
+type PendingTables = (Vec<Vec<u8>>, Vec<u8>, Vec<u8>);
+
 /// A record's garbling, once set up ([`VRec::v`]).
 fn garbled(v: &mut Option<RecordVerifier>) -> Result<&mut RecordVerifier> {
     v.as_mut()
@@ -244,7 +249,7 @@ struct VRec {
     /// masked copies `D¹`, `D²` the proof takes).
     chacha: bool,
     cc: Option<ChachaVerifier>,
-    cc_tables: [Option<(Vec<Vec<u8>>, Vec<u8>, Vec<u8>)>; 2],
+    cc_tables: [Option<PendingTables>; 2],
     tag_keys: Vec<Block>,
 }
 
@@ -718,7 +723,10 @@ impl VerifierSession {
                 if ct == content_type::CHANGE_CIPHER_SPEC {
                     return Err(Error::Unsupported("a second ChangeCipherSpec".into()));
                 }
-                let terms = self.terms.as_ref().ok_or(Error::OutOfOrder("server record"))?;
+                let terms = self
+                    .terms
+                    .as_ref()
+                    .ok_or(Error::OutOfOrder("server record"))?;
                 if rec.payload.len() < crate::rec::overhead(terms.params()?.0) {
                     return Err(Error::Decrypt {
                         index: self.server_app_records,
@@ -728,7 +736,10 @@ impl VerifierSession {
                 Ok(())
             }
             Srv::Finished => {
-                let terms = self.terms.as_ref().ok_or(Error::OutOfOrder("server Finished"))?;
+                let terms = self
+                    .terms
+                    .as_ref()
+                    .ok_or(Error::OutOfOrder("server Finished"))?;
                 check_server_finished(terms.params()?.0, &rec)?;
                 self.server_finished = Some(rec);
                 self.srv = Srv::App;
@@ -1174,14 +1185,18 @@ impl VerifierSession {
         let msg = if hide {
             let keys = self.cots.take(chacha::hide_cots(spec.len))?;
             let r = &mut self.recs[j];
-            let v = r.cc.as_mut().ok_or(Error::OutOfOrder("a record before its tables"))?;
+            let v =
+                r.cc.as_mut()
+                    .ok_or(Error::OutOfOrder("a record before its tables"))?;
             let msg = v.hide_respond(&mut r.ole, &keys)?;
             r.hide_keys = keys;
             msg
         } else {
             let keys = self.cots.take(chacha::cots_needed(AAD_LEN, spec.len))?;
             let r = &mut self.recs[j];
-            let v = r.cc.as_mut().ok_or(Error::OutOfOrder("a record before its tables"))?;
+            let v =
+                r.cc.as_mut()
+                    .ok_or(Error::OutOfOrder("a record before its tables"))?;
             let msg = v.powers_respond(&mut r.ole, &keys)?;
             r.tag_keys = self.cots.take(chacha::TAG_COTS)?;
             msg
@@ -1467,7 +1482,9 @@ impl VerifierSession {
         let spec = self.recs[i].spec;
         let r = &mut self.recs[i];
         let keys = core::mem::take(&mut r.tag_keys);
-        let v = r.cc.as_mut().ok_or(Error::OutOfOrder("a record before its tables"))?;
+        let v =
+            r.cc.as_mut()
+                .ok_or(Error::OutOfOrder("a record before its tables"))?;
         let (answer, check) = if spec.computes_h() {
             if ct.len() != spec.len || !labels.is_empty() {
                 return Err(Error::Malformed(
@@ -1479,7 +1496,9 @@ impl VerifierSession {
             (answer, Vec::new())
         } else {
             if !ct.is_empty() {
-                return Err(Error::Malformed("a request record's ciphertext in the clear"));
+                return Err(Error::Malformed(
+                    "a request record's ciphertext in the clear",
+                ));
             }
             let dual = self.dual.as_ref().ok_or(Error::OutOfOrder(
                 "a request record before its keystream labels",
@@ -1620,7 +1639,14 @@ impl VerifierSession {
                 // prover recomputes them from its revealed multiplier `t`
                 // (`webproof_mpc::chacha::audit_oles`).
                 .map(|((ole, stream), chacha)| {
-                    (stream, if chacha { Vec::new() } else { ole.inputs().to_vec() })
+                    (
+                        stream,
+                        if chacha {
+                            Vec::new()
+                        } else {
+                            ole.inputs().to_vec()
+                        },
+                    )
                 })
                 .collect(),
             server_finished,
