@@ -185,3 +185,13 @@ fn offered(suites13: &[CipherSuite], suites12: &[CipherSuite]) -> String {
         .collect::<Vec<_>>()
         .join(", ")
 }
+
+#[cfg(test)]
+mod tests {
+    /// The probe offers exactly the TLS 1.2 suites the sessions run, in
+    /// their order: a suite the probe finds must be one a session takes.
+    #[test]
+    fn tls12_offer_is_the_sessions_suites() {
+        assert_eq!(super::SUITES12, webproof_mpc_tls::hello::SUITES);
+    }
+}
