@@ -336,3 +336,52 @@ fn altered_finished_ciphertext_fails_the_session() {
         other => panic!("{other:?}"),
     }
 }
+
+/// A prover claiming request bytes other than those it sent, or holding
+/// another second masked copy of the request's ciphertext than the one
+/// the verifier received (so a ciphertext other than the one the 2PC
+/// tagged), is refused by the proof.
+#[test]
+fn other_request_bytes_or_ciphertext_copies_are_refused() {
+    let req = request(200);
+    let fresh = |seed| {
+        session_with(
+            KeyKind::Ecdsa,
+            ECDHE_ECDSA_CHACHA20_POLY1305_SHA256,
+            GROUP_X25519,
+            true,
+            &req,
+            300,
+            seed,
+            Hooks::default(),
+        )
+        .unwrap()
+    };
+    // Another byte claimed.
+    let s = fresh(21);
+    let outcome = s.d.prover.clone();
+    let mut other = req.clone();
+    other[5] ^= 1;
+    let claim = ResponseClaim::new(&outcome, &[0..15])
+        .unwrap()
+        .with_request(&outcome, &other, &[0..req.len()])
+        .unwrap();
+    let (p, v) = prove(s, &claim);
+    assert!(p.is_err() || v.is_err(), "another request byte was proven");
+    assert!(v.is_err());
+    // D² flipped in the prover's copy: the proof's tie of both copies to
+    // the ciphertext fails.
+    let mut s = fresh(22);
+    let last = s.d.prover.hidden[0].masked2.len() - 1;
+    s.d.prover.hidden[0].masked2[last] ^= 0x80;
+    let outcome = s.d.prover.clone();
+    let claim = ResponseClaim::new(&outcome, &[0..15])
+        .unwrap()
+        .with_request(&outcome, &req, &[0..req.len()])
+        .unwrap();
+    let (_, v) = prove(s, &claim);
+    assert!(
+        v.is_err(),
+        "a request with another ciphertext copy was proven"
+    );
+}
