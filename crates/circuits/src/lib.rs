@@ -49,6 +49,7 @@ pub mod cache;
 pub mod chacha;
 pub mod gf256;
 pub mod hmac;
+pub mod poly1305;
 pub mod sha2;
 pub mod tls;
 

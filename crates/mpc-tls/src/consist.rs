@@ -60,6 +60,14 @@
 //!   `IS_ms`, the verifier's mask and the handshake hash, under the full
 //!   PRF the value its 2PC step revealed to both.
 //!
+//! Under ChaCha20-Poly1305 each record has two circuits (record, tag) in
+//! proof order; the record circuit's key ‖ IV input is tied as above, the
+//! verifier's revealed inputs of both are checked
+//! (`webproof_mpc::chacha::check_verifier_inputs`, `check_tag_inputs`),
+//! and its OLE streams (bitwise OLEs over `2^130 − 5`) reveal no input:
+//! the prover replays them on the elements an honest verifier had, from
+//! the record circuit's revealed `t` (`webproof_mpc::chacha::audit_oles`).
+//!
 //! The verifier's inputs are revealed (public in the proof), so the
 //! statements fix them to what it garbled with. The prover checks them
 //! against what the protocol makes them ([`ProverRetained::check_inputs`]:
@@ -71,17 +79,18 @@ use crate::hello::finished;
 use crate::kdf::{is_reduced, key_outputs};
 use crate::rec::{key_iv, key_iv_wires, RecSpec};
 use crate::response::{mpc_err, zk_err};
+use webproof_circuits::tls::Tls12Suite;
 use webproof_circuits::{bits_to_bytes, bytes_to_bits};
 use webproof_core::cot::{RandomCotReceiver, RandomCotSender};
 use webproof_core::{Block, Io};
 use webproof_mpc::consistency::{self, EvaluatedRun, GarbledRun, OleTranscript};
 use webproof_mpc::field::{Curve25519Base, Gf128, P256Base};
 use webproof_mpc::ole::OleField;
-use webproof_mpc::record;
 use webproof_mpc::reduced::{self, STEPS};
 use webproof_mpc::tls12::{self, Curve, KeyShares, Randoms, Tls12Config};
+use webproof_mpc::{chacha, record};
 use webproof_tls::record::content_type;
-use webproof_tlsproof::{Aead, RecordTag, SealedRecord, ZkParty};
+use webproof_tlsproof::ZkParty;
 use webproof_zk::{Prover, ProverBit, Verifier, VerifierBit};
 
 /// What both parties derive the list of circuits and their wiring from:
@@ -109,7 +118,24 @@ impl Shape {
 
     /// Circuits of the session.
     pub fn len(&self) -> usize {
-        self.steps() + self.records().len()
+        self.steps() + self.per_record() * self.records().len()
+    }
+
+    /// Circuits per record: ChaCha20-Poly1305's record circuit and tag
+    /// circuit, AES-GCM's one.
+    fn per_record(&self) -> usize {
+        crate::rec::circuits_per_record(self.cfg.suite)
+    }
+
+    /// Whether the records are ChaCha20-Poly1305's.
+    fn chacha(&self) -> bool {
+        crate::rec::is_chacha(self.cfg.suite)
+    }
+
+    /// The run of record `j`'s record circuit (its tag circuit's is next
+    /// under ChaCha20-Poly1305).
+    fn record_run(&self, j: usize) -> usize {
+        self.steps() + self.per_record() * j
     }
 
     /// Whether the session has no circuit (never: kept for clippy's sake).
@@ -215,7 +241,7 @@ fn equalities<B: Copy>(
         // The client key ‖ IV: every record in 2PC is the client's. Its
         // labels are the key derivation's (chained), so this holds by
         // construction for an honest garbling; the audit checks that.
-        let own = gather(runs, &[Wire::input(shape.steps() + j, 0)])?;
+        let own = gather(runs, &[Wire::input(shape.record_run(j), 0)])?;
         tie(own, client.clone())?;
     }
     tie(key_bits.to_vec(), kb)?;
@@ -239,8 +265,8 @@ pub struct Publics {
     pub client_finished_hash: Vec<u8>,
     /// Hash of the handshake through the client Finished.
     pub server_finished_hash: Vec<u8>,
-    /// The server's Finished record as received: explicit nonce,
-    /// ciphertext, tag (40 bytes).
+    /// The server's Finished record as received: explicit nonce (AES-GCM),
+    /// ciphertext, tag (40 bytes; 32 for ChaCha20-Poly1305).
     pub server_finished_record: Vec<u8>,
     /// Its plaintext, decrypted (tag checked) once the server key was
     /// known.
@@ -257,7 +283,8 @@ pub struct Publics {
 pub struct FinishedCheck {
     /// The `verify_data`.
     pub vd: FinishedVd,
-    /// The record's payload: explicit nonce, ciphertext, tag (40 bytes).
+    /// The record's payload: explicit nonce (AES-GCM), ciphertext, tag
+    /// (40 bytes; 32 for ChaCha20-Poly1305).
     pub record: Vec<u8>,
 }
 
@@ -289,10 +316,6 @@ pub enum FinishedVd {
     Revealed([u8; 12]),
 }
 
-/// Bytes of the server Finished record's payload: explicit nonce (8),
-/// the encrypted Finished message (16), tag (16).
-const FINISHED_RECORD: usize = 40;
-
 /// The server's key in the proof: its authenticated bits (the key
 /// derivation's output XOR the verifier's revealed mask) and its public IV.
 pub(crate) struct ServerKey<'a, B> {
@@ -302,7 +325,7 @@ pub(crate) struct ServerKey<'a, B> {
 
 /// The check, in the proof, that the server Finished record decrypts under
 /// the server key to the header and the `verify_data` of [`FinishedVd`],
-/// and carries the AES-GCM tag under that key
+/// and carries the suite's AEAD tag under that key
 /// (`webproof_tlsproof::assert_finished`).
 async fn finished_statement<P: ZkParty<Bit = B>, B: Copy>(
     zk: &mut P,
@@ -311,7 +334,15 @@ async fn finished_statement<P: ZkParty<Bit = B>, B: Copy>(
     server: &ServerKey<'_, B>,
 ) -> Result<()> {
     let r = &check.record;
-    if r.len() != FINISHED_RECORD {
+    // The record layout follows from the key and IV lengths the key
+    // derivation output (a 12-byte IV is ChaCha20-Poly1305's only).
+    let suite = match (server.key.len(), server.iv.len()) {
+        (128, 4) => Tls12Suite::AES_128_GCM_SHA256,
+        (256, 4) => Tls12Suite::AES_256_GCM_SHA384,
+        (256, 12) => Tls12Suite::CHACHA20_POLY1305_SHA256,
+        _ => return Err(Error::Malformed("a server key of the wrong length")),
+    };
+    if r.len() != crate::rec::server_finished_len(suite) {
         return Err(Error::Malformed("a server Finished of the wrong length"));
     }
     let vd = match &check.vd {
@@ -334,20 +365,9 @@ async fn finished_statement<P: ZkParty<Bit = B>, B: Copy>(
             .map(|b| zk.constant(b))
             .collect(),
     };
-    let aead = match server.key.len() {
-        128 => Aead::Aes128Gcm,
-        256 => Aead::Aes256Gcm,
-        _ => return Err(Error::Malformed("a server key of the wrong length")),
-    };
-    let record = SealedRecord {
-        seq: 0,
-        explicit_nonce: Some(r[..8].try_into().expect("8 bytes")),
-        ciphertext: r[8..24].to_vec(),
-    };
-    let tag = RecordTag {
-        aad: record::tls12_aad(0, content_type::HANDSHAKE, 16).to_vec(),
-        tag: r[24..].try_into().expect("16 bytes"),
-    };
+    let aead = crate::rec::aead(suite);
+    let (record, tag) = crate::rec::sealed(suite, 0, content_type::HANDSHAKE, r)
+        .ok_or(Error::Malformed("a server Finished of the wrong length"))?;
     webproof_tlsproof::assert_finished(zk, aead, server.key, server.iv, &record, &tag, &vd)
         .await
         .map_err(zk_err)
@@ -458,6 +478,10 @@ enum OleKind {
     P256,
     X25519,
     Gf128,
+    /// A ChaCha20-Poly1305 record's bitwise OLEs over `2^130 − 5`: the
+    /// verifier reveals no input of them, the prover recomputes them from
+    /// the record circuit's revealed `t` (`chacha::audit_oles`).
+    Poly1305,
 }
 
 impl OleKind {
@@ -465,15 +489,20 @@ impl OleKind {
         match (stream == crate::keyx::ECTF_STREAM, shape.cfg.curve) {
             (true, Curve::P256) => OleKind::P256,
             (true, Curve::X25519) => OleKind::X25519,
+            _ if shape.chacha() => OleKind::Poly1305,
             _ => OleKind::Gf128,
         }
     }
 
+    /// Bits of a COT batch per OLE and bytes of the verifier's revealed
+    /// input per OLE (none for the bitwise OLEs, whose inputs the prover
+    /// recomputes).
     fn field_bits(self) -> (usize, usize) {
         match self {
             OleKind::P256 => (P256Base::BITS, P256Base::BYTES),
             OleKind::X25519 => (Curve25519Base::BITS, Curve25519Base::BYTES),
             OleKind::Gf128 => (Gf128::BITS, Gf128::BYTES),
+            OleKind::Poly1305 => (1, 0),
         }
     }
 }
@@ -537,8 +566,15 @@ impl ProverRetained {
     }
 
     /// The OLE audit, once `Δ` is known: every batch answered again for
-    /// the verifier's revealed inputs (the OLE part of `reveal`).
+    /// the verifier's revealed inputs (the OLE part of `reveal`); a
+    /// ChaCha20-Poly1305 record's bitwise batches for the inputs an honest
+    /// verifier had, from its revealed `t` (`chacha::audit_oles`).
     pub fn audit_oles(&self, delta: Block, reveal: &[u8]) -> Result<()> {
+        let values = if self.shape.chacha() {
+            self.input_values(reveal)?
+        } else {
+            Vec::new()
+        };
         let mut rest = reveal
             .get(self.bits_len()..)
             .ok_or(Error::Malformed("revealed inputs"))?;
@@ -558,9 +594,57 @@ impl ProverRetained {
                     audit_stream::<Curve25519Base>(delta, *stream, batches, &inputs)?
                 }
                 OleKind::Gf128 => audit_stream::<Gf128>(delta, *stream, batches, &inputs)?,
+                OleKind::Poly1305 => self.audit_chacha_stream(delta, *stream, batches, &values)?,
             }
         }
         Ok(())
+    }
+
+    /// The audit of a ChaCha20-Poly1305 record's OLE stream (`stream`: the
+    /// record's, [`RecSpec::stream`]): its powers' batch and, for a
+    /// request record, its hidden ciphertext's, replayed on the elements
+    /// an honest verifier had, computed from the record circuit's revealed
+    /// inputs (`values`, checked by [`Self::check_inputs`] before).
+    fn audit_chacha_stream(
+        &self,
+        delta: Block,
+        stream: u64,
+        batches: &[OleTranscript],
+        values: &[Vec<Vec<bool>>],
+    ) -> Result<()> {
+        let records = self.shape.records();
+        let (j, spec) = records
+            .iter()
+            .enumerate()
+            .find(|(_, s)| s.stream() == stream)
+            .ok_or(Error::Malformed("an OLE stream of no record"))?;
+        let hidden = !spec.computes_h();
+        if batches.len() != 1 + usize::from(hidden) {
+            return Err(Error::Malformed("a record's OLE batches of another number"));
+        }
+        let bits = |t: &OleTranscript| consistency::OleBitsTranscript {
+            macs: t.macs.clone(),
+            response: t.response.clone(),
+        };
+        let run = self.shape.record_run(j);
+        let mut inputs = values
+            .get(run)
+            .ok_or(Error::Malformed("revealed inputs"))?
+            .clone();
+        // The prover's group (its key ‖ IV share) is not the verifier's.
+        if self.runs[run].prover_group < inputs.len() {
+            inputs.remove(self.runs[run].prover_group);
+        }
+        let hide = hidden.then(|| bits(&batches[1]));
+        chacha::audit_oles(
+            &mut consistency::OleReplay::new(delta, stream),
+            &inputs,
+            crate::rec::AAD_LEN,
+            spec.len,
+            &bits(&batches[0]),
+            hide.as_ref(),
+        )
+        .map_err(mpc_err)
     }
 
     /// Every circuit's input values from the verifier's reveal (anything
@@ -635,10 +719,20 @@ impl ProverRetained {
         }
         .map_err(mpc_err)?;
         for (j, spec) in self.shape.records().iter().enumerate() {
+            let run = self.shape.record_run(j);
+            if self.shape.chacha() {
+                // Its key ‖ IV share, the record's sequence number, a
+                // canonical nonzero `t`; the tag circuit's pad of `s` the
+                // record circuit's.
+                let rec = verifier_groups(run);
+                chacha::check_verifier_inputs(&key_iv(&keys), spec.seq(), &rec).map_err(mpc_err)?;
+                chacha::check_tag_inputs(&rec, &verifier_groups(run + 1)).map_err(mpc_err)?;
+                continue;
+            }
             record::check_verifier_inputs(
                 &key_iv(&keys),
                 &spec.seq().to_be_bytes(),
-                &verifier_groups(steps + j),
+                &verifier_groups(run),
                 spec.computes_h(),
             )
             .map_err(mpc_err)?;

@@ -9,10 +9,11 @@
 
 use crate::error::{Error, Result};
 use crate::hello::suite_params;
+use crate::rec::AAD_LEN;
 use webproof_core::Block;
-use webproof_mpc::ectf;
 use webproof_mpc::field::P256Base;
 use webproof_mpc::record;
+use webproof_mpc::{chacha, ectf};
 use webproof_tls::CipherSuite;
 
 /// Largest plaintext of one request record (its garbled circuit is
@@ -43,10 +44,20 @@ pub fn cots_needed(request_len: usize) -> usize {
         .into_iter()
         .map(record::hide_cots)
         .sum();
+    let gcm = record::cots_needed(powers) + hidden;
+    // ChaCha20-Poly1305 (`webproof_mpc::chacha`): every record pays for
+    // its own powers of its own `r` and its tag circuit's input, a request
+    // record for the bitwise OLEs that hide its ciphertext too.
+    let chacha: usize = request_records(request_len)
+        .into_iter()
+        .map(|len| chacha::cots_needed(AAD_LEN, len) + chacha::TAG_COTS + chacha::hide_cots(len))
+        .sum::<usize>()
+        + chacha::cots_needed(AAD_LEN, 16)
+        + chacha::TAG_COTS;
     // Each request record's keystream pads of the dual execution
     // (`webproof_mpc::dual`): one COT per bit, taken first.
     let pads = 8 * request_len;
-    ectf::cots_needed::<P256Base>() + kdf + record::cots_needed(powers) + hidden + pads
+    ectf::cots_needed::<P256Base>() + kdf + gcm.max(chacha) + pads
 }
 
 /// How a request of `len` bytes is cut into records.

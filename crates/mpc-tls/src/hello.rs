@@ -3,7 +3,8 @@
 //!
 //! The prover writes the ClientHello itself ([`client_hello`]): TLS 1.2
 //! only (no `supported_versions`, no key share: the client's ECDHE key
-//! goes in the ClientKeyExchange), the four ECDHE AES-GCM suites, P-256
+//! goes in the ClientKeyExchange), the ECDHE AES-GCM and ChaCha20-Poly1305
+//! suites of the session's family, P-256
 //! and X25519, SNI, and optionally the extended master secret. The
 //! verifier never trusts this writer: it parses the ClientHello from the
 //! bytes the prover forwarded and checks it ([`check_client_hello`]).
@@ -35,20 +36,30 @@ pub const ECDHE_RSA_AES128_GCM_SHA256: CipherSuite =
 /// TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384.
 pub const ECDHE_RSA_AES256_GCM_SHA384: CipherSuite =
     CipherSuite::TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384;
-/// Every suite MPC mode runs, in the default order of preference.
-pub const SUITES: [CipherSuite; 4] = [
+/// TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256.
+pub const ECDHE_ECDSA_CHACHA20_POLY1305_SHA256: CipherSuite =
+    CipherSuite::TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256;
+/// TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256.
+pub const ECDHE_RSA_CHACHA20_POLY1305_SHA256: CipherSuite =
+    CipherSuite::TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256;
+/// Every suite MPC mode runs, in the default order of preference
+/// (ChaCha20-Poly1305 last: its records cost more in 2PC than AES-GCM's,
+/// `docs/protocol/mpc-chacha.md`).
+pub const SUITES: [CipherSuite; 6] = [
     ECDHE_ECDSA_AES128_GCM_SHA256,
     ECDHE_RSA_AES128_GCM_SHA256,
     ECDHE_ECDSA_AES256_GCM_SHA384,
     ECDHE_RSA_AES256_GCM_SHA384,
+    ECDHE_ECDSA_CHACHA20_POLY1305_SHA256,
+    ECDHE_RSA_CHACHA20_POLY1305_SHA256,
 ];
 /// secp256r1.
 pub const GROUP_P256: KxGroup = KxGroup::Secp256r1;
 /// x25519.
 pub const GROUP_X25519: KxGroup = KxGroup::X25519;
 
-/// The record layer and PRF parameters of a suite MPC mode runs (none for
-/// the others: TLS 1.3, ChaCha20-Poly1305).
+/// The record layer and PRF parameters of a suite MPC mode runs over TLS
+/// 1.2 (none for the TLS 1.3 suites, [`crate::tls13`]'s).
 pub fn suite_params(suite: CipherSuite) -> Option<Tls12Suite> {
     use CipherSuite::*;
     match suite {
@@ -58,11 +69,11 @@ pub fn suite_params(suite: CipherSuite) -> Option<Tls12Suite> {
         TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384 | TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384 => {
             Some(Tls12Suite::AES_256_GCM_SHA384)
         }
-        TLS13_AES_128_GCM_SHA256
-        | TLS13_AES_256_GCM_SHA384
-        | TLS13_CHACHA20_POLY1305_SHA256
-        | TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256
-        | TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256 => None,
+        TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256
+        | TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256 => Some(Tls12Suite::CHACHA20_POLY1305_SHA256),
+        TLS13_AES_128_GCM_SHA256 | TLS13_AES_256_GCM_SHA384 | TLS13_CHACHA20_POLY1305_SHA256 => {
+            None
+        }
     }
 }
 
@@ -108,7 +119,7 @@ pub fn group_from_wire(code: u16) -> Result<KxGroup> {
 pub struct Terms {
     /// A suite of [`SUITES`]; every offered suite has its parameters
     /// (the ECDSA and RSA variants share the circuits). A suite outside
-    /// them (TLS 1.3, ChaCha20) is refused by [`Terms::params`].
+    /// them (TLS 1.3's) is refused by [`Terms::params`].
     pub suite: CipherSuite,
     /// The group offered first.
     pub group: KxGroup,
@@ -411,8 +422,7 @@ mod tests {
         assert!(check_client_hello(&m, &[8; 32], "example.test").is_err());
         assert!(check_client_hello(&m, &[7; 32], "other.test").is_err());
         let mut p = params();
-        p.suites
-            .push(CipherSuite::TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256);
+        p.suites.push(CipherSuite::TLS13_AES_128_GCM_SHA256);
         let m = message(client_hello(&p));
         assert!(check_client_hello(&m, &[7; 32], "example.test").is_err());
         let mut p = params();
@@ -433,7 +443,7 @@ mod tests {
     fn wire_codes_are_typed_or_refused() {
         // The codes the ClientHello and the `Hello` carry.
         let codes: Vec<u16> = SUITES.iter().map(|s| s.code()).collect();
-        assert_eq!(codes, [0xc02b, 0xc02f, 0xc02c, 0xc030]);
+        assert_eq!(codes, [0xc02b, 0xc02f, 0xc02c, 0xc030, 0xcca9, 0xcca8]);
         assert_eq!((GROUP_P256.code(), GROUP_X25519.code()), (0x0017, 0x001d));
         for s in SUITES {
             assert_eq!(suite_from_wire(s.code()), Ok(s));
@@ -449,9 +459,10 @@ mod tests {
             group_from_wire(0x0018),
             Err(Error::Unsupported(why)) if why.contains("0x0018")
         ));
-        // A known suite MPC mode does not run types, but has no parameters.
-        let chacha = suite_from_wire(0xcca9).unwrap();
-        assert_eq!(suite_params(chacha), None);
+        // A known suite MPC mode does not run over TLS 1.2 types, but has
+        // no parameters.
+        let tls13 = suite_from_wire(0x1301).unwrap();
+        assert_eq!(suite_params(tls13), None);
     }
 
     /// The body of [`client_hello`] with `edit` applied to its parts

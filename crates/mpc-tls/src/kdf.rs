@@ -165,9 +165,13 @@ pub(crate) fn is_reduced(cfg: &Tls12Config) -> bool {
     reduced_suite(cfg.suite)
 }
 
-/// Whether `suite` runs the reduced PRF (its PRF hash is SHA-256).
+/// Whether `suite` runs the reduced PRF: AES-128-GCM-SHA256's. The
+/// reduced PRF's circuits output that suite's 40-byte key block (two
+/// SHA-256 blocks of the key expansion); ChaCha20-Poly1305-SHA256's is 88
+/// bytes (a third block), so it runs the full PRF, whose circuits take the
+/// key block's length from the suite, as the SHA-384 suites do.
 pub(crate) fn reduced_suite(suite: webproof_circuits::tls::Tls12Suite) -> bool {
-    matches!(suite.hash, webproof_circuits::sha2::HashAlg::Sha256)
+    suite == webproof_circuits::tls::Tls12Suite::AES_128_GCM_SHA256
 }
 
 /// Where the key-block shares are output, in key-block order: (step,

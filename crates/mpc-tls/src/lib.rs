@@ -5,7 +5,9 @@
 //! alone holds a write key while the session runs.
 //!
 //! The 2PC building blocks are `webproof_mpc`'s (garbled circuits, OLE,
-//! ECtF, the TLS 1.2 PRF, the TLS 1.3 key schedule, AES-GCM records); the TLS parsing and the
+//! ECtF, the TLS 1.2 PRF, the TLS 1.3 key schedule, AES-GCM records,
+//! ChaCha20-Poly1305 records over TLS 1.2: `docs/protocol/mpc-chacha.md`,
+//! "In the TLS 1.2 session"); the TLS parsing and the
 //! server-identity checks are the ones both modes share (`webproof_tls`). This crate owns the sessions that chain them
 //! around a real handshake:
 //!
@@ -22,7 +24,9 @@
 //! - [`keyx`]: the key shares and the ECtF for P-256 and X25519;
 //! - [`kdf`]: key derivation and both Finished in 2PC (reduced PRF for
 //!   the SHA-256 suites, the full PRF for SHA-384);
-//! - [`rec`]: the records run in 2PC (both Finished, the request);
+//! - [`rec`]: the records run in 2PC (both Finished, the request) and
+//!   each suite's record layout (AES-GCM's explicit nonce, none for
+//!   ChaCha20-Poly1305);
 //! - [`response`]: the verified response, a sealed proof after the
 //!   session that the recorded server records decrypt, under the key the
 //!   2PC derived, to the byte ranges the prover reveals;

@@ -23,16 +23,16 @@ use crate::kdf::{KdfPlans, KdfProver, KeyLabels};
 use crate::keyx::{ectf_cots, ProverKx, Shares, ECTF_STREAM};
 use crate::msg::{ProverMsg, VerifierMsg};
 use crate::rec::{
-    check_server_finished, ghash_powers, key_iv, key_iv_labels, run_order, server_alert,
-    HiddenRecord, RecSpec, CLIENT_FINISHED,
+    check_server_finished, circuits_per_record, ghash_powers, is_chacha, key_iv, key_iv_labels,
+    open_record, run_order, server_alert, HiddenRecord, RecSpec, AAD_LEN, CLIENT_FINISHED,
 };
-use aes_gcm::aead::{Aead, KeyInit, Payload};
 use rand_chacha::ChaCha20Rng;
 use rand_core::{CryptoRng, RngCore, SeedableRng};
 use std::sync::Arc;
 use webproof_circuits::bytes_to_bits;
 use webproof_circuits::tls::Tls12Suite;
 use webproof_core::Block;
+use webproof_mpc::chacha::{self, ChachaProver};
 use webproof_mpc::consistency::EvaluatedRun;
 use webproof_mpc::dual::{DualProver, KeystreamCheck, RecordGarbling};
 use webproof_mpc::keyshare;
@@ -164,12 +164,25 @@ struct PRec {
     check: Option<KeystreamCheck>,
     ks_bits: Vec<bool>,
     gv_labels: Vec<Block>,
+    /// ChaCha20-Poly1305 (`webproof_mpc::chacha`): the tag circuit's
+    /// schedule and tables, the powers' M2A and (a request record) the
+    /// bitwise OLEs of its hidden ciphertext, answered in preprocessing,
+    /// the tag circuit's input COTs (drawn with the powers'), the record's
+    /// 2PC once started, and (a request record) its tag request as sent,
+    /// whose two masked copies of the ciphertext the proof takes.
+    tag_plan: Option<Arc<Plan>>,
+    tag_tables: Option<StepTables>,
+    cc_powers: Option<chacha::PowersAhead>,
+    cc_hidden: Option<chacha::HiddenAhead>,
+    tag_macs: Vec<Block>,
+    cc: Option<ChachaProver>,
+    cc_request: Vec<u8>,
 }
 
 impl PRec {
     /// Started (its tables taken) and finished (its prover dropped).
     fn done(&self) -> bool {
-        self.tables.is_none() && self.p.is_none()
+        self.tables.is_none() && self.p.is_none() && self.cc.is_none()
     }
 }
 
@@ -320,6 +333,13 @@ impl ProverSession {
                 check: None,
                 ks_bits: Vec::new(),
                 gv_labels: Vec::new(),
+                tag_plan: None,
+                tag_tables: None,
+                cc_powers: None,
+                cc_hidden: None,
+                tag_macs: Vec::new(),
+                cc: None,
+                cc_request: Vec::new(),
             })
             .collect();
         let recorder = Recorder::new(cfg.limits);
@@ -387,13 +407,17 @@ impl ProverSession {
     /// refused before the prover holds it).
     fn table_limit(&self, i: usize) -> Result<usize> {
         let steps = self.plans.as_ref().map_or(0, KdfPlans::steps);
+        let k = self.per_record()?;
         let ands = if i < steps {
             self.plans.as_ref().map_or(0, |p| p.and_count(i))
         } else {
-            self.recs
-                .get(i - steps)
-                .and_then(|r| r.plan.as_ref())
-                .map_or(0, |p| p.and_count())
+            let r = self.recs.get((i - steps) / k);
+            if (i - steps) % k == 1 {
+                r.and_then(|r| r.tag_plan.as_ref())
+            } else {
+                r.and_then(|r| r.plan.as_ref())
+            }
+            .map_or(0, |p| p.and_count())
         };
         let ands = usize::try_from(ands).map_err(|_| Error::Malformed("circuit too large"))?;
         Ok(webproof_mpc::max_stream_bytes(ands))
@@ -422,15 +446,23 @@ impl ProverSession {
         self.build_plans()?;
         let i = usize::from(circuit);
         let steps = self.plans.as_ref().map_or(0, KdfPlans::steps);
-        if i != self.incoming.circuit || i >= steps + self.recs.len() {
+        let k = self.per_record()?;
+        if i != self.incoming.circuit || i >= steps + k * self.recs.len() {
             return Err(Error::Malformed("garbled tables out of order"));
         }
+        let early_of = |plan: &Option<Arc<Plan>>, groups: &[usize]| {
+            plan.as_ref()
+                .map_or(0, |p| webproof_mpc::exec::early_len(p, groups))
+        };
         let expected = if i < steps {
             self.plans.as_ref().map_or(0, |p| p.early_len(i))
         } else {
-            self.recs[i - steps].plan.as_ref().map_or(0, |p| {
-                webproof_mpc::exec::early_len(p, &webproof_mpc::record::EARLY_GROUPS)
-            })
+            let r = &self.recs[(i - steps) / k];
+            match (k, (i - steps) % k) {
+                (1, _) => early_of(&r.plan, &webproof_mpc::record::EARLY_GROUPS),
+                (_, 0) => early_of(&r.plan, &chacha::EARLY_GROUPS),
+                _ => early_of(&r.tag_plan, &chacha::TAG_EARLY_GROUPS),
+            }
         };
         if early.len() != expected {
             return Err(Error::Malformed("early input labels of the wrong length"));
@@ -442,10 +474,70 @@ impl ProverSession {
                 .as_mut()
                 .ok_or(Error::OutOfOrder("key-derivation tables"))?
                 .push((chunks, decoding, early));
+        } else if (i - steps) % k == 1 {
+            self.recs[(i - steps) / k].tag_tables = Some((chunks, decoding, early));
         } else {
-            self.recs[i - steps].tables = Some((chunks, decoding, early));
+            self.recs[(i - steps) / k].tables = Some((chunks, decoding, early));
         }
-        Ok(i + 1 == steps + self.recs.len())
+        Ok(i + 1 == steps + k * self.recs.len())
+    }
+
+    /// Circuits per record in 2PC for the session's suite family.
+    fn per_record(&self) -> Result<usize> {
+        Ok(circuits_per_record(self.terms.params()?.0))
+    }
+
+    /// Whether the session runs ChaCha20-Poly1305 records.
+    fn is_chacha(&self) -> Result<bool> {
+        Ok(is_chacha(self.terms.params()?.0))
+    }
+
+    /// ChaCha20-Poly1305's preprocessing of record `id`, answered ahead
+    /// after every circuit's tables: per request record in id order the
+    /// M2A of its powers of `r`, then the bitwise OLEs that hide its
+    /// ciphertext; the client Finished's powers last (which ends
+    /// preprocessing, as the GHASH key's powers do for AES-GCM). The tag
+    /// circuit's input COTs are drawn right after each record's powers
+    /// (the verifier draws its keys at the same point). Returns whether
+    /// preprocessing is over.
+    fn chacha_ahead(&mut self, id: u32, msg: &[u8]) -> Result<bool> {
+        let steps = self.plans.as_ref().map_or(0, KdfPlans::steps);
+        if steps + 2 * self.recs.len() != self.incoming.circuit {
+            return Err(Error::OutOfOrder(
+                "a record's OLEs before every circuit's tables",
+            ));
+        }
+        let order = (1..self.recs.len()).chain([CLIENT_FINISHED as usize]);
+        let due = order
+            .into_iter()
+            .find(|&j| {
+                let r = &self.recs[j];
+                r.cc_powers.is_none() || (!r.spec.computes_h() && r.cc_hidden.is_none())
+            })
+            .ok_or(Error::OutOfOrder("a record's OLEs twice"))?;
+        if due != id as usize {
+            return Err(Error::OutOfOrder("a record's OLEs out of order"));
+        }
+        let spec = self.recs[due].spec;
+        if self.recs[due].cc_powers.is_none() {
+            let macs = self.cots.take(chacha::cots_needed(AAD_LEN, spec.len))?;
+            let r = &mut self.recs[due];
+            let pending = ChachaProver::powers_choose(spec.len, AAD_LEN, &mut r.ole, &macs)?;
+            r.cc_powers = Some(pending.finish(msg)?);
+            // Bitwise OLEs: the choice bits are the inputs, no flips.
+            self.oles.choose(spec.stream(), macs, &[]);
+            self.oles.answer(spec.stream(), msg);
+            self.recs[due].tag_macs = self.cots.take(chacha::TAG_COTS)?;
+        } else {
+            let macs = self.cots.take(chacha::hide_cots(spec.len))?;
+            let r = &mut self.recs[due];
+            let pending = ChachaProver::hide_choose(spec.len, &mut r.ole, &macs)?;
+            r.cc_hidden = Some(ChachaProver::hide_finish(pending, msg)?);
+            self.oles.choose(spec.stream(), macs.clone(), &[]);
+            self.oles.answer(spec.stream(), msg);
+            self.recs[due].hide_macs = macs;
+        }
+        Ok(spec.id == CLIENT_FINISHED)
     }
 
     /// The M2A of the powers of the client's GHASH key, answered ahead for
@@ -513,10 +605,16 @@ impl ProverSession {
         }
         for r in &mut self.recs {
             if r.plan.is_none() {
-                r.plan = Some(r.spec.plan(suite.key_len)?);
+                if is_chacha(suite) {
+                    let (plan, tag) = r.spec.chacha_plans()?;
+                    r.plan = Some(plan);
+                    r.tag_plan = Some(tag);
+                } else {
+                    r.plan = Some(r.spec.plan(suite.key_len)?);
+                }
             }
             if !r.spec.computes_h() && r.dual_plan.is_none() && r.check.is_none() {
-                r.dual_plan = Some(r.spec.keystream_plan(suite.key_len)?);
+                r.dual_plan = Some(r.spec.keystream_plan_for(suite)?);
             }
         }
         Ok(())
@@ -564,7 +662,7 @@ impl ProverSession {
             let spec = self.recs[i].spec;
             let plan = match self.recs[i].dual_plan.take() {
                 Some(plan) => plan,
-                None => spec.keystream_plan(suite.key_len)?,
+                None => spec.keystream_plan_for(suite)?,
             };
             let g = self.dual.record(
                 plan,
@@ -739,16 +837,24 @@ impl ProverSession {
                 self.stage = Stage::AwaitTables(client_random);
             }
             (VerifierMsg::RecPowers { id, msg }, Stage::AwaitTables(client_random))
-                if self
-                    .recs
-                    .get(id as usize)
-                    .is_some_and(|r| !r.spec.computes_h()) =>
+                if self.is_chacha()? && !self.chacha_ahead(id, &msg)? =>
+            {
+                self.stage = Stage::AwaitTables(client_random);
+            }
+            (VerifierMsg::RecPowers { id, msg }, Stage::AwaitTables(client_random))
+                if !self.is_chacha()?
+                    && self
+                        .recs
+                        .get(id as usize)
+                        .is_some_and(|r| !r.spec.computes_h()) =>
             {
                 self.hide_ahead(id, &msg)?;
                 self.stage = Stage::AwaitTables(client_random);
             }
             (VerifierMsg::RecPowers { id, msg }, Stage::AwaitTables(client_random)) => {
-                self.powers_ahead(id, &msg)?;
+                if !self.is_chacha()? {
+                    self.powers_ahead(id, &msg)?;
+                }
                 // Preprocessing ends here, with the GHASH key's powers
                 // after the last circuit: the ClientHello opens the server
                 // connection.
@@ -861,6 +967,38 @@ impl ProverSession {
                     ));
                 }
                 let r = &mut self.recs[i];
+                if let Some(p) = r.cc.as_mut() {
+                    // ChaCha20-Poly1305: `corrections` carries the tag
+                    // circuit's input labels; there is no tag share.
+                    if tag != [0; 16] {
+                        return Err(Error::Malformed("a tag share for a ChaCha20 record"));
+                    }
+                    if spec.computes_h() {
+                        if !check.is_empty() {
+                            return Err(Error::Malformed(
+                                "a keystream check for the client Finished",
+                            ));
+                        }
+                    } else {
+                        // Nothing computed from the keystream leaves for
+                        // the server before both garblings agree on it.
+                        r.check
+                            .as_ref()
+                            .ok_or(Error::OutOfOrder(
+                                "a request record before its keystream garbling",
+                            ))?
+                            .check(&r.ks_bits, &r.gv_labels, &r.pads, &check)?;
+                    }
+                    let t = p.tag(&corrections)?;
+                    let (rc, tc) = p.circuits();
+                    self.rec_runs.push((id, rc.retain()?));
+                    self.rec_runs.push((id, tc.retain()?));
+                    r.cc = None;
+                    let payload = [&r.ct[..], &t].concat();
+                    self.send_record(spec, payload, &mut out)?;
+                    self.start_records(&mut out)?;
+                    return Ok(out);
+                }
                 let p = r.p.as_mut().expect("running");
                 if !p.awaits_tag_share() {
                     return Err(Error::OutOfOrder("a tag share before the offsets"));
@@ -890,20 +1028,7 @@ impl ProverSession {
                 self.rec_runs.push((id, p.circuit().retain()?));
                 r.p = None;
                 let payload = [&spec.seq().to_be_bytes()[..], &r.ct, &t].concat();
-                let record = wire_record(spec.content_type(), &payload);
-                if spec.id == CLIENT_FINISHED {
-                    let mut bytes = wire_record(content_type::HANDSHAKE, &self.cke);
-                    bytes.extend(wire_record(content_type::CHANGE_CIPHER_SPEC, &[1]));
-                    bytes.extend(record);
-                    self.send_to_server(&mut out, bytes)?;
-                } else {
-                    // The verifier never sees a request record: both
-                    // recordings hold its shape only.
-                    self.recorder
-                        .feed(Direction::Sent, &crate::rec::hidden_record(&spec))?;
-                    out.to_verifier.push(ProverMsg::RecSent { id });
-                    out.to_server.extend_from_slice(&record);
-                }
+                self.send_record(spec, payload, &mut out)?;
                 self.start_records(&mut out)?;
             }
             (
@@ -935,11 +1060,38 @@ impl ProverSession {
         Ok(out)
     }
 
+    /// A client record, tagged, out: the client Finished after the
+    /// ClientKeyExchange and the ChangeCipherSpec, a request record to the
+    /// server only.
+    fn send_record(
+        &mut self,
+        spec: RecSpec,
+        payload: Vec<u8>,
+        out: &mut ProverOutput,
+    ) -> Result<()> {
+        let record = wire_record(spec.content_type(), &payload);
+        if spec.id == CLIENT_FINISHED {
+            let mut bytes = wire_record(content_type::HANDSHAKE, &self.cke);
+            bytes.extend(wire_record(content_type::CHANGE_CIPHER_SPEC, &[1]));
+            bytes.extend(record);
+            self.send_to_server(out, bytes)
+        } else {
+            // The verifier never sees a request record: both recordings
+            // hold its shape only.
+            let suite = self.terms.params()?.0;
+            self.recorder
+                .feed(Direction::Sent, &crate::rec::hidden_record(suite, &spec))?;
+            out.to_verifier.push(ProverMsg::RecSent { id: spec.id });
+            out.to_server.extend_from_slice(&record);
+            Ok(())
+        }
+    }
+
     /// The index of running record `id`.
     fn rec_due(&self, id: u32) -> Result<usize> {
         let i = id as usize;
         match self.recs.get(i) {
-            Some(r) if r.p.is_some() => Ok(i),
+            Some(r) if r.p.is_some() || r.cc.is_some() => Ok(i),
             _ => Err(Error::OutOfOrder("record in 2PC")),
         }
     }
@@ -972,6 +1124,10 @@ impl ProverSession {
             if spec.id != CLIENT_FINISHED {
                 let start = (spec.id as usize - 1) * crate::cots::MAX_RECORD;
                 self.recs[i].pt = self.cfg.request[start..start + spec.len].to_vec();
+            }
+            if is_chacha(suite) {
+                self.start_chacha(i, &labels, &keys, out)?;
+                continue;
             }
             let tables = self.recs[i]
                 .tables
@@ -1024,6 +1180,75 @@ impl ProverSession {
         Ok(())
     }
 
+    /// Record `i`'s start under ChaCha20-Poly1305: its record circuit
+    /// evaluated on the key derivation's labels (`labels`, chained) and the
+    /// prover's key ‖ IV share, the plaintext encrypted, and the tag
+    /// request sent: the client Finished's with its ciphertext (whose
+    /// plaintext the verifier knows), a request record's with the
+    /// ciphertext masked twice by COT choice bits (the verifier never sees
+    /// it) and the labels for the dual execution of its keystream.
+    fn start_chacha(
+        &mut self,
+        i: usize,
+        labels: &[Block],
+        keys: &KeyShares,
+        out: &mut ProverOutput,
+    ) -> Result<()> {
+        let r = &mut self.recs[i];
+        let spec = r.spec;
+        let (Some(tables), Some(tag_tables)) = (r.tables.take(), r.tag_tables.take()) else {
+            return Err(Error::OutOfOrder("record tables"));
+        };
+        let plans = match (r.plan.take(), r.tag_plan.take()) {
+            (Some(p), Some(t)) => (p, t),
+            _ => spec.chacha_plans()?,
+        };
+        let ahead = r.cc_powers.take();
+        let hidden = r.cc_hidden.take();
+        let Some(ahead) = ahead.filter(|_| spec.computes_h() != hidden.is_some()) else {
+            return Err(Error::OutOfOrder(
+                "a record before its powers' M2A or its ciphertext's OLEs",
+            ));
+        };
+        let mut p = ChachaProver::new(
+            plans,
+            spec.len,
+            AAD_LEN,
+            spec.chacha_instances(),
+            (tables, tag_tables),
+            ahead,
+            hidden,
+        )?;
+        let ks = p.keystream(labels, &key_iv(keys))?;
+        r.ct = r.pt.iter().zip(&ks).map(|(a, b)| a ^ b).collect();
+        let macs = core::mem::take(&mut r.tag_macs);
+        let (sent, request, dual_labels) = if spec.computes_h() {
+            let request = p.tag_request(&spec.aad(), &r.ct, &macs)?;
+            (r.ct.clone(), request, Vec::new())
+        } else {
+            if r.check.is_none() {
+                return Err(Error::OutOfOrder(
+                    "a request record before its keystream garbling is out",
+                ));
+            }
+            // Kept for the dual execution's check, which the record waits
+            // for before its tag is computed.
+            r.ks_bits = bytes_to_bits(&ks);
+            r.gv_labels = p.circuits().0.evaluator().output_labels(0)?.to_vec();
+            let request = p.hidden_tag_request(&spec.aad(), &r.ct, &macs)?;
+            r.cc_request = request.clone();
+            (Vec::new(), request, self.dual.prover_labels(&key_iv(keys))?)
+        };
+        self.recs[i].cc = Some(p);
+        out.to_verifier.push(ProverMsg::RecCiphertext {
+            id: spec.id,
+            ct: sent,
+            offsets: request,
+            labels: dual_labels,
+        });
+        Ok(())
+    }
+
     fn server_record(&mut self, rec: Record, out: &mut ProverOutput) -> Result<()> {
         let ct = rec.content_type;
         match self.srv {
@@ -1035,7 +1260,7 @@ impl ProverSession {
                 Ok(())
             }
             Srv::Finished => {
-                check_server_finished(&rec)?;
+                check_server_finished(self.terms.params()?.0, &rec)?;
                 self.server_finished = Some(rec);
                 self.srv = Srv::App;
                 Ok(())
@@ -1212,7 +1437,7 @@ impl ProverSession {
         // in 2PC (the reduced PRF's once the verifier's mask is revealed,
         // `ProverRetained::check_server_finished`; its header here). The
         // proof asserts both (`consist::FinishedCheck`).
-        let fin_pt = open_record(&key, &iv, 0, content_type::HANDSHAKE, &fin.payload)
+        let fin_pt = open_record(suite, &key, &iv, 0, content_type::HANDSHAKE, &fin.payload)
             .ok_or(Error::ServerFinished)?;
         let server_vd = kdf.server_vd();
         let want = match server_vd {
@@ -1242,8 +1467,14 @@ impl ProverSession {
                 .recs
                 .iter()
                 .filter(|r| !r.spec.computes_h())
-                .map(|r| HiddenRecord::new(&r.spec, &r.masked, &r.hide_macs))
-                .collect(),
+                .map(|r| {
+                    if r.cc_request.is_empty() {
+                        Ok(HiddenRecord::new(&r.spec, &r.masked, &r.hide_macs))
+                    } else {
+                        HiddenRecord::chacha(&r.spec, &r.cc_request, &r.hide_macs)
+                    }
+                })
+                .collect::<Result<_>>()?,
             certificates: core::mem::take(&mut self.certificates),
             key_labels: kdf.key_labels(plans)?,
             key_shares: own,
@@ -1266,12 +1497,15 @@ impl ProverSession {
             },
         };
         for (index, rec) in self.server_app.iter().enumerate() {
-            let p = &rec.payload;
-            if p.len() < 24 {
-                return Err(Error::Decrypt { index });
-            }
-            let pt = open_record(&key, &iv, index as u64 + 1, rec.content_type, p)
-                .ok_or(Error::Decrypt { index })?;
+            let pt = open_record(
+                suite,
+                &key,
+                &iv,
+                index as u64 + 1,
+                rec.content_type,
+                &rec.payload,
+            )
+            .ok_or(Error::Decrypt { index })?;
             match rec.content_type {
                 content_type::APPLICATION_DATA => o.response.extend_from_slice(&pt),
                 content_type::ALERT => match pt[..] {
@@ -1286,30 +1520,5 @@ impl ProverSession {
             }
         }
         Ok(o)
-    }
-}
-
-/// A TLS 1.2 AES-GCM record's plaintext (`payload`: explicit nonce,
-/// ciphertext, tag), `None` if its tag is not right.
-fn open_record(key: &[u8], iv: &[u8], seq: u64, ct: u8, payload: &[u8]) -> Option<Vec<u8>> {
-    if payload.len() < 24 {
-        return None;
-    }
-    let nonce = [iv, &payload[..8]].concat();
-    let aad = record::tls12_aad(seq, ct, payload.len() - 24);
-    let body = Payload {
-        msg: &payload[8..],
-        aad: &aad,
-    };
-    match key.len() {
-        16 => aes_gcm::Aes128Gcm::new_from_slice(key)
-            .ok()?
-            .decrypt(nonce.as_slice().into(), body)
-            .ok(),
-        32 => aes_gcm::Aes256Gcm::new_from_slice(key)
-            .ok()?
-            .decrypt(nonce.as_slice().into(), body)
-            .ok(),
-        _ => None,
     }
 }

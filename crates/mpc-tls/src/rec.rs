@@ -4,6 +4,12 @@
 //! (length, sequence number, content type, the circuit plan), so they
 //! cannot disagree on it; the protocol steps are `webproof_mpc::record`'s.
 //!
+//! AES-GCM records run `webproof_mpc::record`'s one circuit each;
+//! ChaCha20-Poly1305 records `webproof_mpc::chacha`'s two (record and tag
+//! circuit, [`circuits_per_record`]) and have no explicit nonce
+//! ([`explicit_nonce_len`]): every place that lays out a record asks this
+//! module.
+//!
 //! Only client records run in 2PC. The server's Finished is recorded like
 //! the response and checked after the session, in the proof
 //! ([`crate::consist::FinishedCheck`]: its plaintext and tag under the
@@ -13,21 +19,131 @@
 
 use crate::error::{Error, Result};
 use std::sync::{Arc, Mutex};
+use webproof_circuits::tls::Tls12Suite;
 use webproof_mpc::record;
 use webproof_mpc::Plan;
 use webproof_tls::record::{content_type, Record};
+use webproof_tlsproof::{Aead, RecordTag, SealedRecord};
 
-/// Bytes of the server Finished record's payload: explicit nonce (8),
-/// encrypted Finished message (16), tag (16).
-const SERVER_FINISHED_RECORD: usize = 40;
+/// Whether a suite's records are ChaCha20-Poly1305's (RFC 7905): a
+/// 32-byte key and a 12-byte IV, the whole nonce implicit. Every other
+/// suite MPC mode runs is AES-GCM's (RFC 5288: a 4-byte salt and an
+/// 8-byte explicit nonce on the wire).
+pub(crate) fn is_chacha(suite: Tls12Suite) -> bool {
+    suite == Tls12Suite::CHACHA20_POLY1305_SHA256
+}
+
+/// Bytes of a record's explicit nonce: 8 for AES-GCM (the client's is its
+/// sequence number, the server's whatever it chose, so it is read from the
+/// record), none for ChaCha20-Poly1305, whose nonce is the IV XOR the
+/// sequence number both parties count.
+pub(crate) fn explicit_nonce_len(suite: Tls12Suite) -> usize {
+    if is_chacha(suite) {
+        0
+    } else {
+        8
+    }
+}
+
+/// Bytes a record's payload has beyond its plaintext: the explicit nonce
+/// and the 16-byte tag.
+pub(crate) fn overhead(suite: Tls12Suite) -> usize {
+    explicit_nonce_len(suite) + 16
+}
+
+/// The proof's AEAD of a suite.
+pub(crate) fn aead(suite: Tls12Suite) -> Aead {
+    match (is_chacha(suite), suite.key_len) {
+        (true, _) => Aead::ChaCha20Poly1305,
+        (false, 16) => Aead::Aes128Gcm,
+        (false, _) => Aead::Aes256Gcm,
+    }
+}
+
+/// A protected record's payload split for the proof: the sealed record
+/// (sequence number, explicit nonce if the suite has one, ciphertext) and
+/// its tag with the AAD; `None` if the payload is shorter than the
+/// suite's overhead.
+pub(crate) fn sealed(
+    suite: Tls12Suite,
+    seq: u64,
+    content_type: u8,
+    payload: &[u8],
+) -> Option<(SealedRecord, RecordTag)> {
+    let n = explicit_nonce_len(suite);
+    let len = payload.len().checked_sub(overhead(suite))?;
+    let ct = payload[n..n + len].to_vec();
+    Some((
+        SealedRecord {
+            seq,
+            explicit_nonce: (n == 8).then(|| payload[..8].try_into().expect("8 bytes")),
+            ciphertext: ct,
+        },
+        RecordTag {
+            aad: record::tls12_aad(seq, content_type, len).to_vec(),
+            tag: payload[n + len..].try_into().expect("16 bytes"),
+        },
+    ))
+}
+
+/// A TLS 1.2 record's plaintext (`payload`: explicit nonce if the suite
+/// has one, ciphertext, tag) under the whole key and IV, `None` if its
+/// tag is not right. The prover's check in the clear once the verifier
+/// revealed its share of the server key; the proof asserts the same.
+pub(crate) fn open_record(
+    suite: Tls12Suite,
+    key: &[u8],
+    iv: &[u8],
+    seq: u64,
+    ct: u8,
+    payload: &[u8],
+) -> Option<Vec<u8>> {
+    use aes_gcm::aead::{Aead as _, KeyInit, Payload};
+    let len = payload.len().checked_sub(overhead(suite))?;
+    let aad = record::tls12_aad(seq, ct, len);
+    let n = explicit_nonce_len(suite);
+    let body = Payload {
+        msg: &payload[n..],
+        aad: &aad,
+    };
+    if is_chacha(suite) {
+        // RFC 7905: the IV XOR the sequence number, left-padded.
+        let mut nonce: [u8; 12] = iv.try_into().ok()?;
+        for (b, s) in nonce[4..].iter_mut().zip(seq.to_be_bytes()) {
+            *b ^= s;
+        }
+        return chacha20poly1305::ChaCha20Poly1305::new_from_slice(key)
+            .ok()?
+            .decrypt(&nonce.into(), body)
+            .ok();
+    }
+    let nonce = [iv, &payload[..8]].concat();
+    match key.len() {
+        16 => aes_gcm::Aes128Gcm::new_from_slice(key)
+            .ok()?
+            .decrypt(nonce.as_slice().into(), body)
+            .ok(),
+        32 => aes_gcm::Aes256Gcm::new_from_slice(key)
+            .ok()?
+            .decrypt(nonce.as_slice().into(), body)
+            .ok(),
+        _ => None,
+    }
+}
+
+/// Bytes of the server Finished record's payload: the explicit nonce, the
+/// encrypted Finished message (16), the tag (16).
+pub(crate) fn server_finished_len(suite: Tls12Suite) -> usize {
+    overhead(suite) + 16
+}
 
 /// The server's encrypted Finished record, as both parties check its shape
 /// on arrival (its contents are checked in the proof).
-pub(crate) fn check_server_finished(rec: &Record) -> Result<()> {
+pub(crate) fn check_server_finished(suite: Tls12Suite, rec: &Record) -> Result<()> {
     if rec.content_type != content_type::HANDSHAKE {
         return Err(Error::ServerEncrypted(rec.content_type));
     }
-    if rec.payload.len() != SERVER_FINISHED_RECORD {
+    if rec.payload.len() != server_finished_len(suite) {
         return Err(Error::ServerFinished);
     }
     Ok(())
@@ -42,14 +158,15 @@ pub(crate) fn server_alert(payload: &[u8]) -> Error {
 }
 
 /// Request record `spec` as both parties' recordings hold it: its header
-/// and explicit nonce, then zeros in place of its ciphertext and tag. The
-/// verifier never sees either (the prover sends the server the real
-/// record and the verifier only `ProverMsg::RecSent`); the recording
-/// keeps the record's place, type and length, and the proof takes its
-/// masked ciphertext from the 2PC ([`crate::HiddenRecord`]).
-pub(crate) fn hidden_record(spec: &RecSpec) -> Vec<u8> {
-    let mut payload = spec.seq().to_be_bytes().to_vec();
-    payload.resize(8 + spec.len + 16, 0);
+/// and explicit nonce (AES-GCM's; ChaCha20-Poly1305 has none), then zeros
+/// in place of its ciphertext and tag. The verifier never sees either (the
+/// prover sends the server the real record and the verifier only
+/// `ProverMsg::RecSent`); the recording keeps the record's place, type and
+/// length, and the proof takes its masked ciphertext from the 2PC
+/// ([`crate::HiddenRecord`]).
+pub(crate) fn hidden_record(suite: Tls12Suite, spec: &RecSpec) -> Vec<u8> {
+    let mut payload = spec.seq().to_be_bytes()[..explicit_nonce_len(suite)].to_vec();
+    payload.resize(overhead(suite) + spec.len, 0);
     crate::hello::record(spec.content_type(), &payload)
 }
 
@@ -64,8 +181,15 @@ pub(crate) fn hidden_record(spec: &RecSpec) -> Vec<u8> {
 pub struct HiddenRecord {
     /// `C ⊕ ρ`, the record's length.
     pub masked: Vec<u8>,
-    /// MACs (prover) or keys (verifier) of the M2A's COTs.
+    /// MACs (prover) or keys (verifier) of the M2A's COTs. Under
+    /// ChaCha20-Poly1305 those of its bitwise OLEs, `χ¹` then `χ²`
+    /// (`webproof_mpc::chacha::masked_cots`), `masked` being `C ⊕ χ¹`.
     pub cots: Vec<webproof_core::Block>,
+    /// ChaCha20-Poly1305 only: the second masked copy `D² = C ⊕ χ²`
+    /// (whole blocks, the padding masked too), which the proof ties to the
+    /// first (`webproof_mpc::chacha::prove_hidden_ciphertext`); empty for
+    /// AES-GCM.
+    pub masked2: Vec<u8>,
 }
 
 impl HiddenRecord {
@@ -75,7 +199,36 @@ impl HiddenRecord {
         HiddenRecord {
             masked: masked_blocks[..spec.len.min(masked_blocks.len())].to_vec(),
             cots: cots.to_vec(),
+            masked2: Vec::new(),
         }
+    }
+
+    /// A ChaCha20-Poly1305 request record's, from the tag request that
+    /// carried its two masked copies (`webproof_mpc::chacha::
+    /// masked_ciphertexts`) and its bitwise OLEs' COTs: `masked` is `D¹`
+    /// cut to the record's length, `masked2` all of `D²`.
+    pub(crate) fn chacha(
+        spec: &RecSpec,
+        request: &[u8],
+        cots: &[webproof_core::Block],
+    ) -> Result<Self> {
+        use webproof_mpc::chacha;
+        let q = chacha::blocks_needed(AAD_LEN, spec.len);
+        let (d1, d2) = chacha::masked_ciphertexts(request, q, spec.len)
+            .ok_or(Error::Malformed("a tag request of the wrong length"))?;
+        Ok(HiddenRecord {
+            masked: d1[..spec.len].to_vec(),
+            cots: cots.to_vec(),
+            masked2: [&d1[spec.len..], d2].concat(),
+        })
+    }
+
+    /// `D¹`'s padding and `D²`, as [`Self::chacha`] keeps them.
+    pub(crate) fn chacha_copies(&self) -> Option<(Vec<u8>, Vec<u8>)> {
+        let pad = (16 - self.masked.len() % 16) % 16;
+        let d1 = [&self.masked[..], self.masked2.get(..pad)?].concat();
+        let d2 = self.masked2.get(pad..)?.to_vec();
+        (d1.len() == d2.len()).then_some((d1, d2))
     }
 }
 
@@ -195,6 +348,89 @@ impl RecSpec {
     }
 }
 
+/// Garbling instances of the ChaCha20-Poly1305 records' tag circuits
+/// start here (`RECORD_INSTANCE + TAG_INSTANCES + id`): apart from every
+/// record circuit's (`RECORD_INSTANCE + id`, ids below 2^20).
+const TAG_INSTANCES: u64 = 1 << 20;
+
+/// Bytes of a TLS 1.2 record's AAD (sequence number, type, version,
+/// length).
+pub(crate) const AAD_LEN: usize = 13;
+
+impl RecSpec {
+    /// The garbling instances of a ChaCha20-Poly1305 record's two
+    /// circuits: its record circuit's (the one AES-GCM's record takes),
+    /// its tag circuit's.
+    pub(crate) fn chacha_instances(&self) -> [u64; 2] {
+        [
+            self.instance(),
+            crate::kdf::RECORD_INSTANCE + TAG_INSTANCES + u64::from(self.id),
+        ]
+    }
+
+    /// The planned circuits of a ChaCha20-Poly1305 record
+    /// ([`webproof_mpc::chacha::chacha_circuit`] of its length and the
+    /// one [`webproof_mpc::chacha::tag_circuit`]), cached as
+    /// [`Self::plan`] is.
+    pub(crate) fn chacha_plans(&self) -> Result<(Arc<Plan>, Arc<Plan>)> {
+        static SHARED: Mutex<PlanCache> = Mutex::new(PlanCache::new(PLAN_CACHE_BYTES));
+        static TAG: std::sync::OnceLock<Arc<Plan>> = std::sync::OnceLock::new();
+        let shape = (webproof_mpc::chacha::KEY_IV_LEN, self.len, true);
+        let lock = || SHARED.lock().unwrap_or_else(|e| e.into_inner());
+        // The guard is dropped before the match: building and inserting
+        // lock again.
+        let cached = lock().get(shape);
+        let record = match cached {
+            Some(plan) => plan,
+            None => {
+                let plan = Arc::new(Plan::from_circuit(webproof_mpc::chacha::chacha_circuit(
+                    self.len,
+                ))?);
+                lock().insert(shape, plan.clone());
+                plan
+            }
+        };
+        let tag = match TAG.get() {
+            Some(plan) => plan.clone(),
+            None => {
+                let plan = Arc::new(Plan::from_circuit(webproof_mpc::chacha::tag_circuit())?);
+                TAG.get_or_init(|| plan).clone()
+            }
+        };
+        Ok((record, tag))
+    }
+
+    /// The planned keystream circuit the prover garbles for this request
+    /// record under `suite` (the dual execution's), cached.
+    pub(crate) fn keystream_plan_for(&self, suite: Tls12Suite) -> Result<Arc<Plan>> {
+        if !is_chacha(suite) {
+            return self.keystream_plan(suite.key_len);
+        }
+        static SHARED: Mutex<PlanCache> = Mutex::new(PlanCache::new(PLAN_CACHE_BYTES));
+        let shape = (webproof_mpc::chacha::KEY_IV_LEN, self.len, false);
+        let lock = || SHARED.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(plan) = lock().get(shape) {
+            return Ok(plan);
+        }
+        let plan = Arc::new(Plan::from_circuit(
+            webproof_mpc::chacha::keystream_circuit(self.len),
+        )?);
+        lock().insert(shape, plan.clone());
+        Ok(plan)
+    }
+}
+
+/// Circuits a record runs in 2PC under `suite`: AES-GCM's one (keystream
+/// and tag share), ChaCha20-Poly1305's two (record circuit, then tag
+/// circuit: the tag needs the polynomial, known only online).
+pub(crate) fn circuits_per_record(suite: Tls12Suite) -> usize {
+    if is_chacha(suite) {
+        2
+    } else {
+        1
+    }
+}
+
 /// Powers of the client's GHASH key the session's records need: the most
 /// any one record's tag takes ([`record::powers_needed`]), answered by the
 /// record that computes `H` ([`RecSpec::computes_h`]).
@@ -300,6 +536,95 @@ mod tests {
 
     fn plan_of(len: usize) -> Arc<Plan> {
         Arc::new(Plan::from_circuit(record::gcm_circuit(16, len, false)).unwrap())
+    }
+
+    /// The record layouts against `webproof_tls`'s own record cipher (the
+    /// one proxy mode runs): a record it seals opens here, with or without
+    /// an explicit nonce, and one flipped bit anywhere does not; the
+    /// proof's split names the same parts.
+    #[test]
+    fn layouts_match_the_tls_record_cipher() {
+        use webproof_tls::aead::RecordCipher;
+        use webproof_tls::keys::TrafficKeys;
+        use webproof_tls::CipherSuite;
+        let cases = [
+            (
+                CipherSuite::TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
+                Tls12Suite::CHACHA20_POLY1305_SHA256,
+                Aead::ChaCha20Poly1305,
+            ),
+            (
+                CipherSuite::TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
+                Tls12Suite::AES_128_GCM_SHA256,
+                Aead::Aes128Gcm,
+            ),
+            (
+                CipherSuite::TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
+                Tls12Suite::AES_256_GCM_SHA384,
+                Aead::Aes256Gcm,
+            ),
+        ];
+        for (wire, suite, want_aead) in cases {
+            assert_eq!(aead(suite), want_aead);
+            let keys = TrafficKeys {
+                key: (0..suite.key_len as u8).collect(),
+                iv: (100..100 + suite.iv_len as u8).collect(),
+            };
+            let cipher = RecordCipher::new(wire, keys.clone()).unwrap();
+            let seq = 0x0102_0304_0506_0708;
+            let msg = b"GET / HTTP/1.1\r\n\r\n".to_vec();
+            let rec = cipher.seal(seq, 23, &msg, 0);
+            assert_eq!(rec.payload.len(), overhead(suite) + msg.len());
+            let open = |p: &[u8]| open_record(suite, &keys.key, &keys.iv, seq, 23, p);
+            assert_eq!(open(&rec.payload), Some(msg.clone()));
+            for i in [0, rec.payload.len() / 2, rec.payload.len() - 1] {
+                let mut bad = rec.payload.clone();
+                bad[i] ^= 1;
+                assert_eq!(open(&bad), None, "{wire} byte {i}");
+            }
+            // Another sequence number is another nonce (ChaCha) or AAD.
+            assert_eq!(
+                open_record(suite, &keys.key, &keys.iv, seq + 1, 23, &rec.payload),
+                None
+            );
+            let (sealed_rec, tag) = sealed(suite, seq, 23, &rec.payload).unwrap();
+            let n = explicit_nonce_len(suite);
+            assert_eq!(sealed_rec.seq, seq);
+            assert_eq!(sealed_rec.explicit_nonce.is_some(), n == 8);
+            assert_eq!(sealed_rec.ciphertext, rec.payload[n..n + msg.len()]);
+            assert_eq!(tag.tag[..], rec.payload[n + msg.len()..]);
+            assert_eq!(tag.aad, record::tls12_aad(seq, 23, msg.len()));
+            assert!(sealed(suite, seq, 23, &rec.payload[..overhead(suite) - 1]).is_none());
+        }
+    }
+
+    /// The server Finished's and a hidden request record's sizes per
+    /// suite: ChaCha20-Poly1305 carries no explicit nonce.
+    #[test]
+    fn record_sizes_per_suite() {
+        let chacha = Tls12Suite::CHACHA20_POLY1305_SHA256;
+        let gcm = Tls12Suite::AES_128_GCM_SHA256;
+        assert_eq!(server_finished_len(chacha), 32);
+        assert_eq!(server_finished_len(gcm), 40);
+        assert_eq!(server_finished_len(Tls12Suite::AES_256_GCM_SHA384), 40);
+        let spec = RecSpec { id: 2, len: 100 };
+        let h = hidden_record(chacha, &spec);
+        assert_eq!(h.len(), 5 + 100 + 16);
+        assert_eq!(&h[..5], &[23, 3, 3, 0, 116]);
+        assert!(h[5..].iter().all(|&b| b == 0));
+        let h = hidden_record(gcm, &spec);
+        assert_eq!(h.len(), 5 + 8 + 100 + 16);
+        assert_eq!(h[5..13], 2u64.to_be_bytes());
+        let fin = |len| Record {
+            direction: webproof_tls::record::Direction::Received,
+            content_type: content_type::HANDSHAKE,
+            version: 0x0303,
+            payload: vec![0; len],
+        };
+        check_server_finished(chacha, &fin(32)).unwrap();
+        assert!(check_server_finished(chacha, &fin(40)).is_err());
+        check_server_finished(gcm, &fin(40)).unwrap();
+        assert!(check_server_finished(gcm, &fin(32)).is_err());
     }
 
     #[test]

@@ -242,6 +242,7 @@ use std::sync::{Arc, OnceLock};
 use webproof_attestation::commit::check_layout;
 use webproof_attestation::{Direction as LeafDir, LeafRange, TranscriptCommitment};
 use webproof_circuits::bits::bytes_to_bits;
+use webproof_circuits::tls::Tls12Suite;
 use webproof_core::cot::{RandomCotReceiver, RandomCotSender};
 use webproof_core::{Block, Channel, Io};
 use webproof_mpc::consistency;
@@ -265,8 +266,6 @@ const MAX_REFUSAL: usize = 1024;
 /// its next receive, which reads the refusal; this keeps its writes from
 /// blocking on a full link before then).
 pub const MAX_DRAIN: usize = 64 << 20;
-/// Bytes of the GCM record overhead: explicit nonce and tag.
-const GCM_OVERHEAD: usize = 8 + 16;
 
 /// What the prover reveals: the server IV (GCM salt) and, per range, its
 /// offset in the response and its bytes; the same of the request, if it
@@ -759,8 +758,8 @@ struct ServerRecords {
     len: usize,
 }
 
-fn server_records(recording: &Recording) -> Result<ServerRecords> {
-    protected_records(&recording.received, "server")
+fn server_records(recording: &Recording, suite: Tls12Suite) -> Result<ServerRecords> {
+    protected_records(&recording.received, "server", suite)
 }
 
 /// The client's records after its ChangeCipherSpec, as
@@ -769,8 +768,12 @@ fn server_records(recording: &Recording) -> Result<ServerRecords> {
 /// the recording (which holds no ciphertext of them), their public
 /// ciphertext the masked one of the 2PC (`hidden`, one per record, in
 /// order), whose mask the statement takes as authenticated bits.
-fn client_records(recording: &Recording, hidden: &[HiddenRecord]) -> Result<ServerRecords> {
-    let mut out = protected_records(&recording.sent, "client")?;
+fn client_records(
+    recording: &Recording,
+    hidden: &[HiddenRecord],
+    suite: Tls12Suite,
+) -> Result<ServerRecords> {
+    let mut out = protected_records(&recording.sent, "client", suite)?;
     if out.records.len() != hidden.len() {
         return Err(Error::Recording(format!(
             "{} request records recorded, {} run in 2PC",
@@ -804,6 +807,11 @@ pub(crate) fn masks_in_byte_order<B: Copy>(
         .iter()
         .zip(bits)
         .map(|(h, b)| {
+            if is_chacha_record(h) {
+                // ChaCha20-Poly1305's `χ¹` are in `bytes_to_bits` order
+                // already (`webproof_mpc::chacha::masked_cots`).
+                return b[..8 * h.masked.len()].to_vec();
+            }
             (0..8 * h.masked.len())
                 .map(|n| b[(n & !127) + webproof_mpc::record::masked_bit(n & 127)])
                 .collect()
@@ -811,12 +819,22 @@ pub(crate) fn masks_in_byte_order<B: Copy>(
         .collect()
 }
 
+/// Whether a hidden request record is ChaCha20-Poly1305's (it carries the
+/// second masked copy of its ciphertext).
+fn is_chacha_record(h: &HiddenRecord) -> bool {
+    !h.masked2.is_empty()
+}
+
 /// Every request record's COTs, one per bit of its whole blocks.
 fn check_hidden(hidden: &[HiddenRecord]) -> Result<()> {
-    if hidden
-        .iter()
-        .any(|h| h.cots.len() != webproof_mpc::record::hide_cots(h.masked.len()))
-    {
+    let want = |h: &HiddenRecord| {
+        if is_chacha_record(h) {
+            webproof_mpc::chacha::hide_cots(h.masked.len())
+        } else {
+            webproof_mpc::record::hide_cots(h.masked.len())
+        }
+    };
+    if hidden.iter().any(|h| h.cots.len() != want(h)) {
         return Err(Error::Malformed(
             "a request record's COTs of another length",
         ));
@@ -824,7 +842,7 @@ fn check_hidden(hidden: &[HiddenRecord]) -> Result<()> {
     Ok(())
 }
 
-fn protected_records(recv: &[Record], who: &str) -> Result<ServerRecords> {
+fn protected_records(recv: &[Record], who: &str, suite: Tls12Suite) -> Result<ServerRecords> {
     let ccs = recv
         .iter()
         .position(|r| r.content_type == content_type::CHANGE_CIPHER_SPEC)
@@ -843,29 +861,20 @@ fn protected_records(recv: &[Record], who: &str) -> Result<ServerRecords> {
         len: 0,
     };
     for (i, r) in after.iter().enumerate() {
-        let p = &r.payload;
-        if p.len() < GCM_OVERHEAD {
-            return Err(Error::Recording(format!(
-                "{who} record {} too short for AES-GCM",
-                i + 1
-            )));
-        }
-        let ct = p[8..p.len() - 16].to_vec();
+        let seq = i as u64 + 1;
+        // The suite's layout: AES-GCM's explicit nonce is read from the
+        // record, ChaCha20-Poly1305 has none (its nonce is the IV XOR
+        // `seq`, which the proof computes).
+        let (record, tag) = crate::rec::sealed(suite, seq, r.content_type, &r.payload)
+            .ok_or_else(|| Error::Recording(format!("{who} record {} too short", i + 1)))?;
+        let len = record.ciphertext.len();
         if r.content_type == content_type::APPLICATION_DATA {
-            out.app.push((i, out.len, ct.len()));
-            out.len += ct.len();
+            out.app.push((i, out.len, len));
+            out.len += len;
         }
         out.kinds.push(r.content_type);
-        let seq = i as u64 + 1;
-        out.tags.push(RecordTag {
-            aad: webproof_mpc::record::tls12_aad(seq, r.content_type, ct.len()).to_vec(),
-            tag: p[p.len() - 16..].try_into().expect("16 bytes"),
-        });
-        out.records.push(SealedRecord {
-            seq,
-            explicit_nonce: Some(p[..8].try_into().expect("8 bytes")),
-            ciphertext: ct,
-        });
+        out.tags.push(tag);
+        out.records.push(record);
     }
     Ok(out)
 }
@@ -988,12 +997,21 @@ pub fn context(recording: &Recording, claim: &ClaimShape) -> [u8; 32] {
     h.finalize().into()
 }
 
-fn aead_for(key_len: usize) -> Result<Aead> {
-    match key_len {
-        16 => Ok(Aead::Aes128Gcm),
-        32 => Ok(Aead::Aes256Gcm),
-        _ => Err(Error::Unsupported(format!("{key_len}-byte server key"))),
+/// The suite (its record layout) of a key and IV length: a 12-byte IV is
+/// ChaCha20-Poly1305's, a 4-byte one AES-GCM's salt.
+fn layout_for(key_len: usize, iv_len: usize) -> Result<Tls12Suite> {
+    match (key_len, iv_len) {
+        (16, 4) => Ok(Tls12Suite::AES_128_GCM_SHA256),
+        (32, 4) => Ok(Tls12Suite::AES_256_GCM_SHA384),
+        (32, 12) => Ok(Tls12Suite::CHACHA20_POLY1305_SHA256),
+        _ => Err(Error::Unsupported(format!(
+            "{key_len}-byte server key with a {iv_len}-byte IV"
+        ))),
     }
+}
+
+fn aead_for(key_len: usize, iv_len: usize) -> Result<Aead> {
+    layout_for(key_len, iv_len).map(crate::rec::aead)
 }
 
 /// The key block's layout: `client_key || server_key || client_iv ||
@@ -1061,7 +1079,7 @@ async fn prove_statement_keys<C: RandomCotReceiver, T: Io>(
     }
     let shares = &outcome.key_shares;
     let (kl, il) = (shares.server_key.len(), shares.server_iv.len());
-    let aead = aead_for(kl)?;
+    let aead = aead_for(kl, il)?;
     let (key_r, iv_r, n) = key_block_bits(kl, il);
     let labels = all_labels(&outcome.key_labels, n)?;
     let kb = [
@@ -1099,6 +1117,28 @@ async fn prove_statement_keys<C: RandomCotReceiver, T: Io>(
         for h in &outcome.hidden {
             let choices: Vec<bool> = h.cots.iter().map(|m| m.lsb()).collect();
             mask_bits.push(zk.import_labels(&h.cots, &choices).map_err(zk_err)?);
+        }
+        for (h, bits) in outcome.hidden.iter().zip(&mask_bits) {
+            if let Some(copies) = h.chacha_copies() {
+                // The statement's ciphertext is `D¹ ⊕ χ¹`; the tag the
+                // server checked was computed on `D¹ ⊕ χ¹` and `D² ⊕ χ²`:
+                // both must be it, padding zero.
+                let ct = consistency::xor_public_prover(
+                    zk,
+                    &bits[..8 * h.masked.len()],
+                    &bytes_to_bits(&h.masked),
+                )
+                .map_err(mpc_err)?;
+                webproof_mpc::chacha::prove_hidden_ciphertext(
+                    zk,
+                    h.masked.len(),
+                    &h.cots,
+                    (&copies.0, &copies.1),
+                    &ct,
+                )
+                .await
+                .map_err(mpc_err)?;
+            }
         }
         Some(DirKeys {
             masks: masks_in_byte_order(&outcome.hidden, mask_bits),
@@ -1161,7 +1201,7 @@ async fn verify_statement_keys<C: RandomCotSender, T: Io>(
     if shares.server_key.len() != kl || shares.server_iv.len() != il {
         return Err(Error::Malformed("key shares of the wrong length"));
     }
-    let aead = aead_for(kl)?;
+    let aead = aead_for(kl, il)?;
     let (key_r, iv_r, n) = key_block_bits(kl, il);
     let labels = all_labels(&outcome.key_labels, n)?;
     let bits = zk.import_labels(&labels);
@@ -1176,11 +1216,31 @@ async fn verify_statement_keys<C: RandomCotSender, T: Io>(
         let (ck, ci) = client_block_bits(kl, il);
         check_hidden(&outcome.hidden)?;
         // The COT keys are the masks' 0-labels (their flips are zero).
-        let mask_bits = outcome
+        let mask_bits: Vec<Vec<VerifierBit>> = outcome
             .hidden
             .iter()
             .map(|h| zk.import_labels(&h.cots))
             .collect();
+        for (h, bits) in outcome.hidden.iter().zip(&mask_bits) {
+            let Some(copies) = h.chacha_copies() else {
+                continue;
+            };
+            let ct = consistency::xor_public_verifier(
+                zk,
+                &bits[..8 * h.masked.len()],
+                &bytes_to_bits(&h.masked),
+            )
+            .map_err(mpc_err)?;
+            webproof_mpc::chacha::verify_hidden_ciphertext(
+                zk,
+                h.masked.len(),
+                &h.cots,
+                (&copies.0, &copies.1),
+                &ct,
+            )
+            .await
+            .map_err(mpc_err)?;
+        }
         Some(DirKeys {
             masks: masks_in_byte_order(&outcome.hidden, mask_bits),
             key: consistency::xor_public_verifier(
@@ -1349,8 +1409,9 @@ async fn statement<P: webproof_tlsproof::ZkParty<Bit = B>, B: Copy>(
     claim: &ResponseClaim,
     blinders: Option<&[[u8; 16]]>,
 ) -> Result<(usize, usize)> {
-    let srv = server_records(recording)?;
-    let cli = client_records(recording, hidden)?;
+    let suite = layout_of(aead);
+    let srv = server_records(recording, suite)?;
+    let cli = client_records(recording, hidden, suite)?;
     if !claim.leaves.is_empty() {
         // The layout against the recording's lengths: both directions
         // partitioned in order (the attestation signs these lengths).
@@ -1612,6 +1673,22 @@ pub async fn verify_response<C: RandomCotSender, T: Io>(
     Ok(out)
 }
 
+/// The record layout of the AEAD the statement runs (the PRF hash is
+/// not implied; only the layout is read).
+fn layout_of(aead: Aead) -> Tls12Suite {
+    match aead {
+        Aead::Aes128Gcm => Tls12Suite::AES_128_GCM_SHA256,
+        Aead::Aes256Gcm => Tls12Suite::AES_256_GCM_SHA384,
+        Aead::ChaCha20Poly1305 => Tls12Suite::CHACHA20_POLY1305_SHA256,
+    }
+}
+
+/// The negotiated suite's parameters, from the verifier's own view.
+fn verifier_suite(outcome: &VerifierOutcome) -> Result<Tls12Suite> {
+    suite_params(outcome.suite)
+        .ok_or_else(|| Error::Unsupported(format!("suite {}", outcome.suite)))
+}
+
 /// The verifier's checks of a claim before the proof: every range within
 /// its direction's application data (which also bounds what the
 /// statement and the disclosure may take), a commitment only with an
@@ -1623,7 +1700,8 @@ fn admit(outcome: &VerifierOutcome, claim: ClaimShape, can_attest: bool) -> Resu
             .iter()
             .all(|&(at, n)| at.checked_add(n).is_some_and(|end| end <= len))
     };
-    let srv = server_records(&outcome.recording)?;
+    let suite = verifier_suite(outcome)?;
+    let srv = server_records(&outcome.recording, suite)?;
     if claim.close_notify {
         last_alert(&srv)?;
     }
@@ -1633,7 +1711,7 @@ fn admit(outcome: &VerifierOutcome, claim: ClaimShape, can_attest: bool) -> Resu
         ));
     }
     if !claim.request.is_empty() {
-        let cli = client_records(&outcome.recording, &outcome.hidden)?;
+        let cli = client_records(&outcome.recording, &outcome.hidden, suite)?;
         if !within(&claim.request, cli.len) {
             return Err(Error::Malformed(
                 "a claimed range lies outside the application data",
@@ -1648,7 +1726,7 @@ fn admit(outcome: &VerifierOutcome, claim: ClaimShape, can_attest: bool) -> Resu
             "this verifier does not sign attestations (it has no attestation key)".into(),
         )));
     }
-    let cli = client_records(&outcome.recording, &outcome.hidden)?;
+    let cli = client_records(&outcome.recording, &outcome.hidden, suite)?;
     check_leaves(&claim.leaves, &claim.leaf_hashes, cli.len, srv.len)?;
     Ok(claim)
 }
@@ -1657,11 +1735,12 @@ fn admit(outcome: &VerifierOutcome, claim: ClaimShape, can_attest: bool) -> Resu
 /// response's ranges, then the request's when the statement covers it),
 /// for the check of the disclosed bytes against the sealed proof.
 fn claimed_values(outcome: &VerifierOutcome, claim: &ResponseClaim) -> Result<Vec<bool>> {
-    let srv = server_records(&outcome.recording)?;
+    let suite = verifier_suite(outcome)?;
+    let srv = server_records(&outcome.recording, suite)?;
     let claims = response_claims(&srv, claim)?;
     let mut bits = webproof_tlsproof::claimed_bits(&srv.records, &claims).map_err(zk_err)?;
     if claim.uses_client_key() {
-        let cli = client_records(&outcome.recording, &outcome.hidden)?;
+        let cli = client_records(&outcome.recording, &outcome.hidden, suite)?;
         let claims = record_claims(&cli, &claim.request)?;
         bits.extend(webproof_tlsproof::claimed_bits(&cli.records, &claims).map_err(zk_err)?);
     }

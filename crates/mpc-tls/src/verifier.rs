@@ -50,7 +50,15 @@
 //!   Type, length, explicit nonce and ciphertext are checked, so the tag
 //!   cannot carry another record;
 //! - **record order**: the order in which the records completed in the
-//!   verifier's recorder ([`Recording::order`]).
+//!   verifier's recorder ([`Recording::order`]);
+//! - **ChaCha20-Poly1305** (`docs/protocol/mpc-chacha.md`, "In the TLS 1.2
+//!   session"): no explicit nonce anywhere (the nonce is the IV XOR the
+//!   sequence number the verifier counts and encodes itself in each record
+//!   circuit); the client Finished's ciphertext in its tag request is
+//!   checked against the forwarded record as AES-GCM's is; a request
+//!   record's tag request carries its ciphertext masked twice (`D¹`, `D²`,
+//!   one-time padded by COT choice bits), which the proof ties to the
+//!   request it proves.
 //!
 //! # What the verifier checks of the server's Finished
 //! The tag of the server's Finished record is computed in 2PC over the
@@ -86,13 +94,15 @@ use crate::kdf::{KdfPlans, KdfPublic, KdfVerifier, KeyLabels};
 use crate::keyx::{ectf_cots, Shares, VerifierKx, VerifierKx2, ECTF_STREAM};
 use crate::msg::{ProverMsg, VerifierMsg};
 use crate::rec::{
-    check_server_finished, ghash_powers, key_iv, key_iv_labels, server_alert, HiddenRecord, RecSpec,
+    check_server_finished, ghash_powers, is_chacha, key_iv, key_iv_labels, server_alert,
+    HiddenRecord, RecSpec, AAD_LEN, CLIENT_FINISHED,
 };
 use rand_chacha::ChaCha20Rng;
 use rand_core::{CryptoRng, RngCore, SeedableRng};
 use std::sync::Arc;
 use webproof_circuits::tls::Tls12Suite;
 use webproof_core::Block;
+use webproof_mpc::chacha::{self, ChachaVerifier};
 use webproof_mpc::dual::{DualVerifier, RecordEvaluation};
 use webproof_mpc::keyshare;
 use webproof_mpc::ole::OleSender;
@@ -193,6 +203,11 @@ enum Stage {
     Failed,
 }
 
+/// A garbled circuit's tables not all sent yet: its chunks left (last
+/// first), its decoding information, the labels of the verifier's early
+/// inputs.
+type PendingTables = (Vec<Vec<u8>>, Vec<u8>, Vec<u8>);
+
 /// A record's garbling, once set up ([`VRec::v`]).
 fn garbled(v: &mut Option<RecordVerifier>) -> Result<&mut RecordVerifier> {
     v.as_mut()
@@ -226,6 +241,16 @@ struct VRec {
     /// The keystream circuit's schedule, if the driver built it ahead
     /// with the record's ([`RecordPlanJob`]) before the evaluation began.
     dual_plan: Option<Arc<Plan>>,
+    /// ChaCha20-Poly1305 records (`webproof_mpc::chacha`): the record's
+    /// 2PC, set up when its turn to stream comes; both circuits' tables
+    /// (garbled at once, streamed chunk by chunk: chunks left, decoding,
+    /// early labels); the tag circuit's input COT keys, drawn with the
+    /// powers'. A request record's `ct` is then its tag request (the
+    /// masked copies `D¹`, `D²` the proof takes).
+    chacha: bool,
+    cc: Option<ChachaVerifier>,
+    cc_tables: [Option<PendingTables>; 2],
+    tag_keys: Vec<Block>,
 }
 
 /// Parsed server flight.
@@ -282,7 +307,7 @@ pub struct VerifierSession {
     /// (preprocessing, once every circuit's tables are out: each request
     /// record's hidden ciphertext's, then the powers of `H` of the one
     /// that computes it, which ends preprocessing).
-    ahead_due: Vec<usize>,
+    ahead_due: Vec<(usize, bool)>,
     /// The verifier's additive shares of the powers of the client's GHASH
     /// key, once the client Finished's offsets arrived: every client
     /// record's tag takes them.
@@ -559,7 +584,8 @@ impl VerifierSession {
                         "a request record sent out of order or before its tag",
                     ));
                 }
-                let bytes = crate::rec::hidden_record(&r.spec);
+                let terms = self.terms.as_ref().ok_or(Error::OutOfOrder("RecSent"))?;
+                let bytes = crate::rec::hidden_record(terms.params()?.0, &r.spec);
                 self.recorder.feed(Direction::Sent, &bytes)?;
                 self.client_records()?;
                 Ok(vec![])
@@ -647,7 +673,8 @@ impl VerifierSession {
     }
 
     /// A forwarded protected client record against record `idx` of the
-    /// 2PC: its content type, length, explicit nonce and ciphertext.
+    /// 2PC: its content type, length, explicit nonce (AES-GCM) and
+    /// ciphertext.
     fn check_client_record(&self, rec: &Record, idx: usize) -> Result<()> {
         let r = self
             .recs
@@ -665,10 +692,13 @@ impl VerifierSession {
         } else {
             &[][..]
         };
+        // AES-GCM's explicit nonce is the sequence number; ChaCha20 has
+        // none.
+        let n = if r.chacha { 0 } else { 8 };
         if rec.content_type != spec.content_type()
-            || p.len() != 8 + spec.len + 16
-            || p[..8] != spec.seq().to_be_bytes()
-            || (!ct.is_empty() && p[8..8 + spec.len] != *ct)
+            || p.len() != n + spec.len + 16
+            || p[..n] != spec.seq().to_be_bytes()[..n]
+            || (!ct.is_empty() && p[n..n + spec.len] != *ct)
         {
             return Err(Error::ClientRecord(
                 "not the record encrypted in 2PC (type, length, nonce or ciphertext)",
@@ -693,7 +723,11 @@ impl VerifierSession {
                 if ct == content_type::CHANGE_CIPHER_SPEC {
                     return Err(Error::Unsupported("a second ChangeCipherSpec".into()));
                 }
-                if rec.payload.len() < 24 {
+                let terms = self
+                    .terms
+                    .as_ref()
+                    .ok_or(Error::OutOfOrder("server record"))?;
+                if rec.payload.len() < crate::rec::overhead(terms.params()?.0) {
                     return Err(Error::Decrypt {
                         index: self.server_app_records,
                     });
@@ -702,7 +736,11 @@ impl VerifierSession {
                 Ok(())
             }
             Srv::Finished => {
-                check_server_finished(&rec)?;
+                let terms = self
+                    .terms
+                    .as_ref()
+                    .ok_or(Error::OutOfOrder("server Finished"))?;
+                check_server_finished(terms.params()?.0, &rec)?;
                 self.server_finished = Some(rec);
                 self.srv = Srv::App;
                 Ok(())
@@ -904,7 +942,9 @@ impl VerifierSession {
         self.recs
             .iter()
             .enumerate()
-            .filter(|(_, r)| r.plan.is_none() && r.v.is_none())
+            // ChaCha20-Poly1305's circuits are built by the session (and
+            // cached by the process, `RecSpec::chacha_plans`).
+            .filter(|(_, r)| r.plan.is_none() && r.v.is_none() && !r.chacha)
             .map(|(index, r)| RecordPlanJob {
                 index,
                 spec: r.spec,
@@ -946,7 +986,7 @@ impl VerifierSession {
         self.garbling
             .and_then(|i| i.checked_sub(steps))
             .and_then(|j| self.recs.get(j))
-            .is_some_and(|r| r.plan.is_none() && r.v.is_none())
+            .is_some_and(|r| r.plan.is_none() && r.v.is_none() && !r.chacha)
     }
 
     /// The next message of preprocessing, after the `Hello`'s `Setup`: a
@@ -959,12 +999,15 @@ impl VerifierSession {
     }
 
     fn stream_tables(&mut self) -> Result<Option<VerifierMsg>> {
-        if let Some(j) = self.ahead_due.pop() {
+        if let Some((j, hide)) = self.ahead_due.pop() {
+            if self.recs[j].chacha {
+                return self.chacha_ahead(j, hide).map(Some);
+            }
             // After the last circuit, each request record's M2A of its
             // hidden ciphertext, then the powers' M2A of the record that
             // computes `H`, answered ahead on COTs drawn here (the prover
             // draws them when this message arrives, in the same order).
-            let msg = if self.recs[j].spec.computes_h() {
+            let msg = if !hide {
                 let k = ghash_powers(self.recs.iter().map(|r| r.spec));
                 let keys = self.cots.take(record::cots_needed(k))?;
                 let r = &mut self.recs[j];
@@ -983,6 +1026,9 @@ impl VerifierSession {
             return Ok(None);
         };
         let steps = self.plans.as_ref().map_or(0, KdfPlans::steps);
+        if i >= steps && self.recs.first().is_some_and(|r| r.chacha) {
+            return self.chacha_tables(i, steps).map(Some);
+        }
         let k = ghash_powers(self.recs.iter().map(|r| r.spec));
         if let Some(r) = i.checked_sub(steps).and_then(|j| self.recs.get_mut(j)) {
             if r.v.is_none() {
@@ -1048,13 +1094,114 @@ impl VerifierSession {
             // the one that computes `H`.
             let (h, hidden): (Vec<usize>, Vec<usize>) =
                 (0..self.recs.len()).partition(|&j| self.recs[j].spec.computes_h());
-            self.ahead_due = h.into_iter().chain(hidden.into_iter().rev()).collect();
+            self.ahead_due = h
+                .into_iter()
+                .map(|j| (j, false))
+                .chain(hidden.into_iter().rev().map(|j| (j, true)))
+                .collect();
         }
         Ok(Some(VerifierMsg::Decoding {
             circuit: tag,
             decoding,
             early,
         }))
+    }
+
+    /// The next message of circuit `i`'s tables under ChaCha20-Poly1305:
+    /// record `j`'s record circuit is circuit `steps + 2j`, its tag
+    /// circuit the next. Both are garbled at once when the record's turn
+    /// comes (`ChachaVerifier::preprocess`), then streamed chunk by chunk.
+    fn chacha_tables(&mut self, i: usize, steps: usize) -> Result<VerifierMsg> {
+        let (j, c) = ((i - steps) / 2, (i - steps) % 2);
+        let tag = u8::try_from(i).map_err(|_| Error::Malformed("too many circuits"))?;
+        let (Some(kdf), Some(plans)) = (&self.kdf, &self.plans) else {
+            return Err(Error::OutOfOrder("a record before the key derivation"));
+        };
+        let r = self
+            .recs
+            .get_mut(j)
+            .ok_or(Error::OutOfOrder("tables of a circuit not garbled"))?;
+        if r.cc.is_none() {
+            let (plan, tag_plan) = r.spec.chacha_plans()?;
+            let mut v = ChachaVerifier::new(
+                plan,
+                tag_plan,
+                r.spec.len,
+                AAD_LEN,
+                r.spec.seq(),
+                self.delta,
+                r.spec.chacha_instances(),
+                &mut self.rng,
+            )?;
+            // Its key ‖ IV input is the key derivation's output, garbled
+            // before it: chained, no COT and no round trip.
+            let zero = key_iv_labels(kdf.key_labels(plans)?, r.key_len, r.iv_len)?;
+            v.chain(&zero, &key_iv(&kdf.key_shares()))?;
+            let (record, tag_tables) = v.preprocess()?;
+            let mut parts = [record, tag_tables].map(|(t, d, e)| {
+                let mut chunks = t.into_chunks();
+                chunks.reverse();
+                Some((chunks, d, e))
+            });
+            r.cc_tables.swap_with_slice(&mut parts);
+            r.cc = Some(v);
+        }
+        let part = r.cc_tables[c]
+            .as_mut()
+            .ok_or(Error::OutOfOrder("tables of a circuit not garbled"))?;
+        if let Some(chunk) = part.0.pop() {
+            return Ok(VerifierMsg::Tables {
+                circuit: tag,
+                chunk,
+            });
+        }
+        let (_, decoding, early) = r.cc_tables[c].take().expect("some");
+        self.garbling = (i + 1 < steps + 2 * self.recs.len()).then_some(i + 1);
+        if self.garbling.is_none() {
+            // Popped from the back: per request record in id order its
+            // powers, then its hidden ciphertext's OLEs; the client
+            // Finished's powers last.
+            let mut due = vec![(CLIENT_FINISHED as usize, false)];
+            for j in (1..self.recs.len()).rev() {
+                due.push((j, true));
+                due.push((j, false));
+            }
+            self.ahead_due = due;
+        }
+        Ok(VerifierMsg::Decoding {
+            circuit: tag,
+            decoding,
+            early,
+        })
+    }
+
+    /// ChaCha20-Poly1305's OLE answers of record `j`, ahead (the prover's
+    /// `chacha_ahead` takes them in the same order): the M2A of its
+    /// powers of `r` (then the tag circuit's input COT keys are drawn), or
+    /// (`hide`) the bitwise OLEs that keep a request record's ciphertext
+    /// from the verifier.
+    fn chacha_ahead(&mut self, j: usize, hide: bool) -> Result<VerifierMsg> {
+        let spec = self.recs[j].spec;
+        let msg = if hide {
+            let keys = self.cots.take(chacha::hide_cots(spec.len))?;
+            let r = &mut self.recs[j];
+            let v =
+                r.cc.as_mut()
+                    .ok_or(Error::OutOfOrder("a record before its tables"))?;
+            let msg = v.hide_respond(&mut r.ole, &keys)?;
+            r.hide_keys = keys;
+            msg
+        } else {
+            let keys = self.cots.take(chacha::cots_needed(AAD_LEN, spec.len))?;
+            let r = &mut self.recs[j];
+            let v =
+                r.cc.as_mut()
+                    .ok_or(Error::OutOfOrder("a record before its tables"))?;
+            let msg = v.powers_respond(&mut r.ole, &keys)?;
+            r.tag_keys = self.cots.take(chacha::TAG_COTS)?;
+            msg
+        };
+        Ok(VerifierMsg::RecPowers { id: spec.id, msg })
     }
 
     /// Set up the garbling of every circuit of a session on `terms`
@@ -1083,6 +1230,10 @@ impl VerifierSession {
                 pad_keys: Vec::new(),
                 dual: None,
                 dual_plan: None,
+                chacha: is_chacha(suite),
+                cc: None,
+                cc_tables: [None, None],
+                tag_keys: Vec::new(),
             });
         }
         self.plans = Some(plans);
@@ -1216,7 +1367,15 @@ impl VerifierSession {
             // Its tables come at once; its schedule, built off the event
             // loop with the record's, may come later (a bound on its size
             // holds the tables meanwhile).
-            let mut ev = RecordEvaluation::new(r.key_len, r.spec.len, r.spec.instance())?;
+            let mut ev = if r.chacha {
+                RecordEvaluation::for_cipher(
+                    webproof_mpc::dual::RecordCipher::Chacha20Poly1305,
+                    r.spec.len,
+                    r.spec.instance(),
+                )?
+            } else {
+                RecordEvaluation::new(r.key_len, r.spec.len, r.spec.instance())?
+            };
             if let Some(plan) = r.dual_plan.take() {
                 ev.set_plan(plan)?;
             }
@@ -1234,6 +1393,9 @@ impl VerifierSession {
     ) -> Result<Vec<VerifierMsg>> {
         let i = self.rec(id, "RecCiphertext")?;
         let spec = self.recs[i].spec;
+        if self.recs[i].chacha {
+            return self.on_chacha_request(i, ct, offsets, labels);
+        }
         let want = if spec.computes_h() {
             spec.len
         } else {
@@ -1298,6 +1460,74 @@ impl VerifierSession {
             id,
             tag,
             corrections,
+            check,
+        }])
+    }
+
+    /// A ChaCha20-Poly1305 record's tag request (`request`: the offsets of
+    /// its powers, for a request record the ciphertext masked twice, the
+    /// flips of the prover's tag-circuit input), with the client
+    /// Finished's ciphertext `ct` (empty for a request record, whose
+    /// ciphertext the verifier never sees) and a request record's labels
+    /// for the dual execution: the tag circuit's input labels, sent in
+    /// `RecTagShare`'s `corrections` (no tag share: the prover decodes
+    /// the tag), with the keystream check value.
+    fn on_chacha_request(
+        &mut self,
+        i: usize,
+        ct: Vec<u8>,
+        request: &[u8],
+        labels: &[u8],
+    ) -> Result<Vec<VerifierMsg>> {
+        let spec = self.recs[i].spec;
+        let r = &mut self.recs[i];
+        let keys = core::mem::take(&mut r.tag_keys);
+        let v =
+            r.cc.as_mut()
+                .ok_or(Error::OutOfOrder("a record before its tables"))?;
+        let (answer, check) = if spec.computes_h() {
+            if ct.len() != spec.len || !labels.is_empty() {
+                return Err(Error::Malformed(
+                    "the client Finished's ciphertext of the wrong length, or keystream labels",
+                ));
+            }
+            let answer = v.tag_inputs(&spec.aad(), &ct, request, &keys)?;
+            r.ct = ct;
+            (answer, Vec::new())
+        } else {
+            if !ct.is_empty() {
+                return Err(Error::Malformed(
+                    "a request record's ciphertext in the clear",
+                ));
+            }
+            let dual = self.dual.as_ref().ok_or(Error::OutOfOrder(
+                "a request record before its keystream labels",
+            ))?;
+            let ev = r
+                .dual
+                .as_mut()
+                .filter(|d| d.is_complete())
+                .ok_or(Error::OutOfOrder(
+                    "a request record before the prover's garbling of its keystream",
+                ))?;
+            if !ev.has_plan() {
+                let plan = match r.dual_plan.take() {
+                    Some(plan) => plan,
+                    None => spec.keystream_plan_for(Tls12Suite::CHACHA20_POLY1305_SHA256)?,
+                };
+                ev.set_plan(plan)?;
+            }
+            let gv_zero = v.circuits().0.garbler().output_zero_labels(0)?;
+            let check = ev.check_value(dual, labels, gv_zero, &r.pad_keys, self.delta)?;
+            let answer = v.hidden_tag_inputs(&spec.aad(), request, &keys)?;
+            r.ct = request.to_vec();
+            (answer, check.to_vec())
+        };
+        r.done = true;
+        Ok(vec![VerifierMsg::RecTagShare {
+            id: spec.id,
+            tag: [0; 16],
+            corrections: answer,
             check,
         }])
     }
@@ -1380,6 +1610,12 @@ impl VerifierSession {
         });
         let mut runs = kdf.runs()?;
         for r in &self.recs {
+            if let Some(cc) = &r.cc {
+                let (record, tag) = cc.circuits();
+                runs.push(record.retain()?);
+                runs.push(tag.retain()?);
+                continue;
+            }
             let v =
                 r.v.as_ref()
                     .ok_or(Error::OutOfOrder("a record before its tables"))?;
@@ -1398,7 +1634,20 @@ impl VerifierSession {
             ole_inputs: std::iter::once(&self.ectf_ole)
                 .chain(self.recs.iter().map(|r| &r.ole))
                 .zip(std::iter::once(ECTF_STREAM).chain(self.recs.iter().map(|r| r.spec.stream())))
-                .map(|(ole, stream)| (stream, ole.inputs().to_vec()))
+                .zip(std::iter::once(false).chain(self.recs.iter().map(|r| r.chacha)))
+                // A ChaCha20 record's OLE inputs are not revealed: the
+                // prover recomputes them from its revealed multiplier `t`
+                // (`webproof_mpc::chacha::audit_oles`).
+                .map(|((ole, stream), chacha)| {
+                    (
+                        stream,
+                        if chacha {
+                            Vec::new()
+                        } else {
+                            ole.inputs().to_vec()
+                        },
+                    )
+                })
                 .collect(),
             server_finished,
         };
@@ -1409,8 +1658,14 @@ impl VerifierSession {
                 .recs
                 .iter()
                 .filter(|r| !r.spec.computes_h())
-                .map(|r| HiddenRecord::new(&r.spec, &r.ct, &r.hide_keys))
-                .collect(),
+                .map(|r| {
+                    if r.chacha {
+                        HiddenRecord::chacha(&r.spec, &r.ct, &r.hide_keys)
+                    } else {
+                        Ok(HiddenRecord::new(&r.spec, &r.ct, &r.hide_keys))
+                    }
+                })
+                .collect::<Result<_>>()?,
             recording: self.recorder.finish(),
             suite: self
                 .flight

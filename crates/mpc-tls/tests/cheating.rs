@@ -405,8 +405,9 @@ fn garbage_truncated_oversized_and_out_of_turn() {
         dual_ot: [0; 32],
     };
     assert!(matches!(v.on_message(big), Err(Error::Malformed(_))));
-    // A Hello with terms MPC mode does not run (a ChaCha20 suite, a group
-    // other than P-256 and X25519): refused before anything is garbled.
+    // A Hello with terms MPC mode does not run over TLS 1.2 (a TLS 1.3
+    // suite, a group other than P-256 and X25519): refused before anything
+    // is garbled.
     // A group code no TLS stack of the workspace knows (0x0018,
     // secp384r1) cannot be typed: it is refused with the Hello's bytes.
     let hello_with = |terms| ProverMsg::Hello {
@@ -417,11 +418,11 @@ fn garbage_truncated_oversized_and_out_of_turn() {
         dual_ot: [0; 32],
     };
     let (_, _, mut v) = fresh();
-    let chacha = hello_with(Terms {
-        suite: CipherSuite::TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
+    let tls13 = hello_with(Terms {
+        suite: CipherSuite::TLS13_AES_128_GCM_SHA256,
         ..terms
     });
-    assert!(matches!(v.on_message(chacha), Err(Error::Unsupported(_))));
+    assert!(matches!(v.on_message(tls13), Err(Error::Unsupported(_))));
     let mut b = hello_with(terms).encode();
     // The group's two bytes come before the EMS flag and `dual_ot`.
     let group_at = b.len() - 32 - 1 - 2;

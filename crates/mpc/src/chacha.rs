@@ -100,6 +100,7 @@ use crate::plan::Plan;
 use rand_core::{CryptoRng, RngCore};
 use std::sync::Arc;
 use webproof_circuits::aead::chacha20_poly1305_keystream;
+pub use webproof_circuits::poly1305::{add_mod_p, clamp, mul_mod_p};
 use webproof_circuits::{bits_to_bytes, bytes_to_bits, Bit, Builder, Circuit};
 use webproof_core::cot::{RandomCotReceiver, RandomCotSender};
 use webproof_core::{Block, Io};
@@ -142,88 +143,6 @@ fn nonce(b: &mut Builder, iv: &[Bit], seq: &[Bit]) -> Vec<Bit> {
     let mut n = iv[..32].to_vec();
     n.extend(b.xor_words(&iv[32..], seq));
     n
-}
-
-/// `a + b` over `a.len()` bits; `b` zero-extended (wrapping, the caller
-/// sizes the words so nothing wraps).
-fn add_ext(b: &mut Builder, a: &[Bit], x: &[Bit]) -> Vec<Bit> {
-    let mut y = x.to_vec();
-    y.resize(a.len(), Bit::ZERO);
-    b.add(a, &y)
-}
-
-/// `z mod p` for `z < 2p` (131 bits, the top ones possibly constant): `z`
-/// or `z + 5 - 2^130`, whichever is below `p`; `z ≥ p` exactly when
-/// `z + 5` reaches `2^130`. Returns 130 bits.
-fn reduce_once(b: &mut Builder, z: &[Bit]) -> Vec<Bit> {
-    let mut z = z.to_vec();
-    z.resize(132, Bit::ZERO);
-    let w = add_ext(b, &z, &[Bit::ONE, Bit::ZERO, Bit::ONE]);
-    let ge = b.or(w[130], w[131]);
-    (0..130).map(|i| b.mux(ge, z[i], w[i])).collect()
-}
-
-/// `a + b mod p` for `a, b < p` (130 bits each).
-pub fn add_mod_p(b: &mut Builder, a: &[Bit], x: &[Bit]) -> Vec<Bit> {
-    assert!(a.len() == 130 && x.len() == 130, "130-bit values");
-    let mut a = a.to_vec();
-    a.push(Bit::ZERO);
-    let z = add_ext(b, &a, x);
-    reduce_once(b, &z)
-}
-
-/// `r·t mod p` for a 128-bit `r` (its constant-zero bits cost nothing:
-/// a clamped key has 106 live bits) and `t < p` (130 bits): schoolbook
-/// rows, each added into the running sum at its offset (a 131-bit add: the
-/// sum of the rows so far is below `2^(130+i)`), then `2^130 ≡ 5` folded
-/// twice and one conditional subtraction.
-pub fn mul_mod_p(b: &mut Builder, r: &[Bit], t: &[Bit]) -> Vec<Bit> {
-    assert!(r.len() == 128 && t.len() == 130, "128- and 130-bit values");
-    let mut acc = vec![Bit::ZERO; 259];
-    for (i, &ri) in r.iter().enumerate() {
-        if ri.as_const() == Some(false) {
-            continue;
-        }
-        let row: Vec<Bit> = t.iter().map(|&tj| b.and(ri, tj)).collect();
-        let sum = add_ext(b, &acc[i..i + 131], &row);
-        acc[i..i + 131].copy_from_slice(&sum);
-    }
-    // x < 2^258: x = lo + 2^130·hi ≡ lo + 5·hi = lo + hi + 4·hi.
-    let (lo, hi) = acc.split_at(130);
-    let hi = &hi[..128];
-    let mut lo = lo.to_vec();
-    lo.resize(133, Bit::ZERO);
-    let y = add_ext(b, &lo, hi);
-    let mut hi4 = vec![Bit::ZERO, Bit::ZERO];
-    hi4.extend_from_slice(hi);
-    let y = add_ext(b, &y, &hi4);
-    // y < 2^130 + 5·2^128 < 2^133: fold the top 3 bits again.
-    let (lo, hi) = y.split_at(130);
-    let mut lo = lo.to_vec();
-    lo.resize(131, Bit::ZERO);
-    let z = add_ext(b, &lo, hi);
-    let mut hi4 = vec![Bit::ZERO, Bit::ZERO];
-    hi4.extend_from_slice(hi);
-    let z = add_ext(b, &z, &hi4);
-    // z < 2^130 + 5·8 < 2p.
-    reduce_once(b, &z)
-}
-
-/// The clamped `r` of a Poly1305 key's first 16 bytes (RFC 8439 §2.5.1):
-/// the cleared bits become constants, so nothing downstream pays for them.
-fn clamp(r: &[Bit]) -> Vec<Bit> {
-    let mut r = r[..128].to_vec();
-    for byte in [3, 7, 11, 15] {
-        for bit in 4..8 {
-            r[8 * byte + bit] = Bit::ZERO;
-        }
-    }
-    for byte in [4, 8, 12] {
-        for bit in 0..2 {
-            r[8 * byte + bit] = Bit::ZERO;
-        }
-    }
-    r
 }
 
 /// The record circuit of a `len`-byte record. Inputs `[prover key ‖ IV

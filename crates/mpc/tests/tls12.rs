@@ -278,6 +278,23 @@ fn x25519_aes256_gcm_sha384_matches_reference() {
     check_against_reference(cfg, x.to_le_bytes(), &x.to_le_bytes(), 6);
 }
 
+/// ChaCha20-Poly1305-SHA256 through the full PRF (MPC mode runs it so:
+/// the reduced PRF outputs AES-128-GCM's 40-byte key block only): the
+/// 88-byte key block, 32-byte keys and 12-byte IVs, shared.
+#[test]
+fn p256_chacha20_poly1305_sha256_matches_reference() {
+    for ems in [false, true] {
+        let cfg = Tls12Config {
+            curve: Curve::P256,
+            suite: Tls12Suite::CHACHA20_POLY1305_SHA256,
+            ems,
+        };
+        assert_eq!(cfg.key_block_len(), 88);
+        let x = P256Base::random(&mut ChaCha20Rng::seed_from_u64(8 + u64::from(ems)));
+        check_against_reference(cfg, x.to_le_bytes(), &x.to_be_bytes(), 8);
+    }
+}
+
 /// One ECtF (as in the ECtF tests): (verifier share, prover share).
 fn run_ectf<F: OleField>(seed: u64, v: (F, F), p: (F, F), a: F) -> (F, F) {
     let n = ectf::cots_needed::<F>();

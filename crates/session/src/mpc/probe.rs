@@ -24,12 +24,15 @@ use webproof_tls::handshake::{msg_type, parse_server_hello};
 use webproof_tls::CipherSuite;
 
 /// The TLS 1.2 suites offered when the request names none: those MPC mode
-/// runs (ECDHE with AES-GCM).
-pub(crate) const SUITES12: [CipherSuite; 4] = [
+/// runs (ECDHE with AES-GCM, then ChaCha20-Poly1305, as
+/// `webproof_mpc_tls::hello::SUITES` orders them).
+pub(crate) const SUITES12: [CipherSuite; 6] = [
     CipherSuite::TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
     CipherSuite::TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
     CipherSuite::TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
     CipherSuite::TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
+    CipherSuite::TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
+    CipherSuite::TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
 ];
 
 /// Signature schemes offered: ECDSA P-256/P-384, RSA-PSS and PKCS#1.
@@ -201,4 +204,14 @@ fn offered(suites13: &[CipherSuite], suites12: &[CipherSuite]) -> String {
         .map(|s| s.to_string())
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    /// The probe offers exactly the TLS 1.2 suites the sessions run, in
+    /// their order: a suite the probe finds must be one a session takes.
+    #[test]
+    fn tls12_offer_is_the_sessions_suites() {
+        assert_eq!(super::SUITES12, webproof_mpc_tls::hello::SUITES);
+    }
 }

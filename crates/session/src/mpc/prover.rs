@@ -214,8 +214,8 @@ impl Prover {
         };
         if !req.suites.is_empty() && none {
             return Err(Error::Setup(
-                "none of the chosen suites runs in MPC mode (TLS 1.2 ECDHE with AES-GCM, \
-                 TLS 1.3 AES-GCM)"
+                "none of the chosen suites runs in MPC mode (TLS 1.2 ECDHE with AES-GCM or \
+                 ChaCha20-Poly1305, TLS 1.3 AES-GCM)"
                     .into(),
             ));
         }
