@@ -44,12 +44,9 @@ use webproof_disclosure::{DisclosureError, VerifierOutput};
 use webproof_tls::record::{content_type, Record};
 use webproof_tls::{Direction, Recording, TlsVersion};
 
-/// AES-GCM's explicit nonce and tag.
-const GCM_OVERHEAD: usize = 8 + 16;
-
 /// Application-data bytes of each record of one direction (0 for the
 /// handshake, the Finished, alerts).
-fn app_lengths(records: &[Record]) -> Vec<usize> {
+fn app_lengths(records: &[Record], overhead: usize) -> Vec<usize> {
     let mut encrypted = false;
     records
         .iter()
@@ -59,7 +56,7 @@ fn app_lengths(records: &[Record]) -> Vec<usize> {
                 return 0;
             }
             if encrypted && r.content_type == content_type::APPLICATION_DATA {
-                r.payload.len().saturating_sub(GCM_OVERHEAD)
+                r.payload.len().saturating_sub(overhead)
             } else {
                 0
             }
@@ -69,10 +66,10 @@ fn app_lengths(records: &[Record]) -> Vec<usize> {
 
 /// The order of application data across directions, as runs, from the
 /// recording's record order.
-fn order(recording: &Recording) -> Vec<OrderSpan> {
+fn order(recording: &Recording, overhead: usize) -> Vec<OrderSpan> {
     let lens = [
-        app_lengths(&recording.sent),
-        app_lengths(&recording.received),
+        app_lengths(&recording.sent, overhead),
+        app_lengths(&recording.received, overhead),
     ];
     order_of(&recording.order, &lens)
 }
@@ -145,8 +142,15 @@ pub fn verifier_output(
         .certificates
         .first()
         .ok_or(Error::Recording("no server certificate".into()))?;
-    let sent_len: usize = app_lengths(&outcome.recording.sent).iter().sum();
-    let received_len: usize = app_lengths(&outcome.recording.received).iter().sum();
+    // The suite's record overhead: AES-GCM's explicit nonce and tag,
+    // ChaCha20-Poly1305's tag alone.
+    let overhead = crate::hello::suite_params(outcome.suite)
+        .map(crate::rec::overhead)
+        .ok_or_else(|| Error::Unsupported(format!("cipher suite {}", outcome.suite)))?;
+    let sent_len: usize = app_lengths(&outcome.recording.sent, overhead).iter().sum();
+    let received_len: usize = app_lengths(&outcome.recording.received, overhead)
+        .iter()
+        .sum();
     if received_len != verified.response_len {
         return Err(Error::Recording(format!(
             "the proof covers {} response bytes, the recording holds {received_len}",
@@ -180,7 +184,7 @@ pub fn verifier_output(
         server_alert: None,
         server_records_after_cut: verified.close_notify.then_some(0),
         response_complete,
-        order: order(&outcome.recording),
+        order: order(&outcome.recording, overhead),
         json: Vec::new(),
         // Proven in the statement (`response::crlf_free_spans`).
         sent_crlf_free: verified

@@ -168,6 +168,7 @@ fn proven(s: Session, req: &[u8]) {
     let resp = s.d.prover.response.clone();
     let ranges = [0..15, 100..900, resp.len() - 1..resp.len()];
     let outcome = s.d.prover.clone();
+    let verifier = s.d.verifier.clone();
     let claim = ResponseClaim::new(&outcome, &ranges)
         .unwrap()
         .with_request(&outcome, req, &[0..10, 11..req.len()])
@@ -175,6 +176,13 @@ fn proven(s: Session, req: &[u8]) {
     let (p, v) = prove(s, &claim);
     p.unwrap();
     let v = v.unwrap();
+    // The verifier's output counts the recording's application bytes by
+    // the suite's record overhead (no explicit nonce here): it must find
+    // the lengths the proof covers.
+    let out = webproof_mpc_tls::verifier_output(&verifier, &v, NAME, 1_700_000_000).unwrap();
+    assert_eq!(out.received.bytes.len(), resp.len());
+    assert_eq!(out.sent.bytes.len(), req.len());
+    assert_eq!(out.received.bytes[100..900], resp[100..900]);
     assert_eq!(v.response_len, resp.len());
     for (got, want) in v.ranges.iter().zip(&ranges) {
         assert_eq!(got.offset, want.start);

@@ -219,7 +219,8 @@ async fn mpc_no_flags(dir: &Path, port: u16) -> webproof_disclosure::VerifierOut
 /// MPC mode needs no flags (issue 54): against a TLS 1.3-only nginx of
 /// one suite and one group (each of both), it runs TLS 1.3 with them;
 /// against one of both versions, TLS 1.2; against a TLS 1.2 nginx of
-/// AES-256-GCM alone (ECDSA or RSA), that suite.
+/// one suite outside the default family (AES-256-GCM or
+/// ChaCha20-Poly1305, ECDSA or RSA), that suite.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn nginx_mpc_follows_the_server_without_flags() {
     if !have("nginx") || !have("openssl") {
@@ -261,6 +262,14 @@ async fn nginx_mpc_follows_the_server_without_flags() {
         (
             CipherSuite::TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
             "ECDHE-RSA-AES256-GCM-SHA384",
+        ),
+        (
+            CipherSuite::TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
+            "ECDHE-ECDSA-CHACHA20-POLY1305",
+        ),
+        (
+            CipherSuite::TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
+            "ECDHE-RSA-CHACHA20-POLY1305",
         ),
     ] {
         let (_nginx, port) = start_nginx_conf(dir.path(), "TLSv1.2", name, "");

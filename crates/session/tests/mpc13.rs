@@ -340,17 +340,34 @@ fn the_version_follows_the_server_without_flags() {
 }
 
 /// A TLS 1.2 server of one suite outside the default family (AES-256-GCM
-/// with SHA-384, whose key derivation also follows the server's EMS
-/// choice) is served without naming its suite, with or without the
-/// version named.
+/// with SHA-384 or ChaCha20-Poly1305, whose full key derivation also
+/// follows the server's EMS choice) is served without naming its suite,
+/// with or without the version named.
 #[test]
 fn a_tls12_server_of_one_suite_needs_no_flags() {
-    for (seed, version) in [(56, None), (57, Some(TlsVersion::Tls12))] {
+    for (seed, version, suite) in [
+        (
+            56,
+            None,
+            rustls::CipherSuite::TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
+        ),
+        (
+            57,
+            Some(TlsVersion::Tls12),
+            rustls::CipherSuite::TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
+        ),
+        (
+            58,
+            None,
+            rustls::CipherSuite::TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
+        ),
+    ] {
         let mut pair = Pair::new(seed);
         pair.versions = TLS12_ONLY;
-        pair.suite12 = Some(rustls::CipherSuite::TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384);
+        pair.suite12 = Some(suite);
         pair.version = version;
-        honest(&pair, TlsVersion::Tls12);
+        let out = honest(&pair, TlsVersion::Tls12);
+        assert_eq!(u16::from(suite), out.cipher_suite.code(), "{suite:?}");
     }
 }
 
