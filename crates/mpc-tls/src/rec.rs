@@ -6,8 +6,8 @@
 //!
 //! AES-GCM records run `webproof_mpc::record`'s one circuit each;
 //! ChaCha20-Poly1305 records `webproof_mpc::chacha`'s two (record and tag
-//! circuit, [`circuits_per_record`]) and have no explicit nonce
-//! ([`explicit_nonce_len`]): every place that lays out a record asks this
+//! circuit, `circuits_per_record`) and have no explicit nonce
+//! (`explicit_nonce_len`): every place that lays out a record asks this
 //! module.
 //!
 //! Only client records run in 2PC. The server's Finished is recorded like
