@@ -98,11 +98,11 @@ pub struct RunSummary {
     pub warnings: Vec<String>,
 }
 
-/// The benches `opts` can run, refused before the network is built: MPC
-/// mode over TLS 1.3 (skipped with a warning under `skip_unavailable`), a
-/// prover mode without the webproof binary. (The browser target takes
-/// `tls` and `suite` like the native one; MPC there is refused when the
-/// configuration is parsed.)
+/// The benches `opts` can run, refused before the network is built: a
+/// prover mode without the webproof binary (skipped with a warning under
+/// `skip_unavailable`). (The browser target takes `tls` and `suite` like
+/// the native one; MPC there is refused when the configuration is
+/// parsed.)
 fn runnable(
     opts: &RunOptions,
     benches: Vec<BenchSpec>,
@@ -110,14 +110,14 @@ fn runnable(
 ) -> anyhow::Result<Vec<BenchSpec>> {
     let mut runnable = Vec::new();
     for b in benches {
-        if b.adapter.is_none() && b.mode == Mode::Mpc && b.tls == OfferedVersion::V13 {
+        if b.adapter.is_none() && b.mode != Mode::Plain && opts.exe.webproof.is_none() {
             let msg = format!(
-                "{}:{}: bench `{}/{}`: MPC mode over TLS 1.3 is not available yet in webproof \
-                 (set `tls = \"1.2\"`, or pass --skip-unavailable)",
+                "{}:{}: bench `{}/{}` needs the webproof binary for {} mode",
                 opts.config.display(),
                 b.line,
                 b.group,
-                b.name
+                b.name,
+                b.mode.as_str()
             );
             if opts.skip_unavailable {
                 eprintln!("warning: skipping: {msg}");
@@ -125,14 +125,6 @@ fn runnable(
                 continue;
             }
             bail!(msg);
-        }
-        if b.adapter.is_none() && b.mode != Mode::Plain && opts.exe.webproof.is_none() {
-            bail!(
-                "bench `{}/{}` needs the webproof binary for {} mode",
-                b.group,
-                b.name,
-                b.mode.as_str()
-            );
         }
         runnable.push(b);
     }
@@ -1615,12 +1607,21 @@ mod tests {
             },
         };
         let mut warnings = Vec::new();
+        // MPC over TLS 1.3 runs (issue 54), beside the browser bench.
         let ok = runnable(&opts, benches.clone(), &mut warnings).unwrap();
-        assert_eq!(ok.len(), 1);
-        let b = &ok[0];
-        assert_eq!((b.target, b.tls), (Target::Browser, OfferedVersion::V12));
+        assert_eq!(ok.len(), 2);
+        assert_eq!(
+            (ok[0].target, ok[0].tls),
+            (Target::Browser, OfferedVersion::V12)
+        );
+        assert_eq!((&ok[1].mode, ok[1].tls), (&Mode::Mpc, OfferedVersion::V13));
+        assert!(warnings.is_empty(), "{warnings:?}");
+        // Without the webproof binary, both are skipped, or refused.
+        opts.exe.webproof = None;
+        let ok = runnable(&opts, benches.clone(), &mut warnings).unwrap();
+        assert!(ok.is_empty());
         assert!(
-            warnings[0].contains("MPC mode over TLS 1.3"),
+            warnings[0].contains("needs the webproof binary"),
             "{warnings:?}"
         );
         opts.skip_unavailable = false;

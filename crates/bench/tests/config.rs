@@ -17,7 +17,7 @@ fn parse(text: &str) -> Result<Config, ConfigError> {
 #[test]
 fn shipped_configs_parse() {
     for (file, n) in [
-        ("profiles.toml", 9),
+        ("profiles.toml", 12),
         ("bandwidth.toml", 16),
         ("latency.toml", 14),
         ("download.toml", 12),
@@ -29,8 +29,14 @@ fn shipped_configs_parse() {
         assert!(c.benches.iter().any(|b| b.mode == Mode::Proxy));
         assert!(c.benches.iter().any(|b| b.mode == Mode::Plain));
         if file == "profiles.toml" {
-            // MPC mode beside them, on TLS 1.2.
-            assert_eq!(c.benches.iter().filter(|b| b.mode == Mode::Mpc).count(), 3);
+            // MPC mode beside them, on TLS 1.2 and on TLS 1.3.
+            for tls in [OfferedVersion::V12, OfferedVersion::V13] {
+                let mpc = c
+                    .benches
+                    .iter()
+                    .filter(|b| b.mode == Mode::Mpc && b.tls == tls);
+                assert_eq!(mpc.count(), 3, "{tls:?}");
+            }
         }
         for b in &c.benches {
             assert_eq!(b.app.rtt_ms, 50.0);

@@ -36,7 +36,7 @@ pub struct RunArgs {
     /// Run only benches whose `group/name` contains this.
     #[arg(long)]
     pub filter: Option<String>,
-    /// Skip benches webproof cannot run yet (MPC mode over TLS 1.3) instead of failing.
+    /// Skip benches webproof cannot run here (a prover mode without the webproof binary) instead of failing.
     #[arg(long)]
     pub skip_unavailable: bool,
     /// Where proxy-mode provers run: native, or browser (the WebAssembly
