@@ -9,7 +9,7 @@ use curve25519_dalek::montgomery::MontgomeryPoint;
 use hmac::{Hmac, Mac};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
-use std::sync::OnceLock;
+use std::sync::Mutex;
 use webproof_circuits::tls::Tls12Suite;
 use webproof_mpc::ectf::{self, ProverEctf, VerifierEctf};
 use webproof_mpc::field::{Curve25519Base, P256Base};
@@ -114,20 +114,28 @@ struct Outcome {
 }
 
 fn plans(cfg: Tls12Config) -> &'static Tls12Plans {
-    static P256: OnceLock<Tls12Plans> = OnceLock::new();
-    static P256_EMS: OnceLock<Tls12Plans> = OnceLock::new();
-    static X25519: OnceLock<Tls12Plans> = OnceLock::new();
-    static X25519_EMS: OnceLock<Tls12Plans> = OnceLock::new();
-    static X25519_384: OnceLock<Tls12Plans> = OnceLock::new();
-    let cell = match (cfg.curve, cfg.suite.hash.output_len(), cfg.ems) {
-        (Curve::P256, 32, false) => &P256,
-        (Curve::P256, 32, true) => &P256_EMS,
-        (Curve::X25519, 32, false) => &X25519,
-        (Curve::X25519, 32, true) => &X25519_EMS,
-        _ => &X25519_384,
-    };
-    let p = cell.get_or_init(|| Tls12Plans::new(cfg).unwrap());
-    assert_eq!(p.config(), cfg);
+    // One plan per whole configuration (curve, suite, EMS), built once
+    // and shared by every test of the process: keyed by less (the hash
+    // alone) a ChaCha20 test could get AES-128-GCM's plan, or the reverse,
+    // depending on which test ran first. Built outside the lock, so tests
+    // of other configurations do not wait; a rare second build is dropped.
+    static PLANS: Mutex<Vec<&'static Tls12Plans>> = Mutex::new(Vec::new());
+    let found = PLANS
+        .lock()
+        .unwrap()
+        .iter()
+        .copied()
+        .find(|p| p.config() == cfg);
+    if let Some(p) = found {
+        return p;
+    }
+    let built = Tls12Plans::new(cfg).unwrap();
+    let mut plans = PLANS.lock().unwrap();
+    if let Some(p) = plans.iter().copied().find(|p| p.config() == cfg) {
+        return p;
+    }
+    let p: &'static Tls12Plans = Box::leak(Box::new(built));
+    plans.push(p);
     p
 }
 
