@@ -23,20 +23,29 @@ use webproof_net::mpc::{blame, Stage};
 use webproof_net::{Mode, NetError};
 
 /// A relay in front of the server (the fixture) that notifies `served`
-/// when the server ends its side (the fixture closes after its response).
+/// when the server ends the session's connection (the fixture closes
+/// after its response). Every connection is relayed: the prover first
+/// asks the server for its suite (`session::mpc::probe`) and hangs up
+/// itself, so a connection the prover closed first is not the session's.
 async fn server_relay(target: std::net::SocketAddr, served: Arc<Notify>) -> std::net::SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move {
-        let (p, _) = listener.accept().await.unwrap();
-        let s = TcpStream::connect(target).await.unwrap();
-        let ((mut pr, mut pw), (mut sr, mut sw)) = (p.into_split(), s.into_split());
-        tokio::spawn(async move {
-            let _ = tokio::io::copy(&mut pr, &mut sw).await;
-        });
-        let _ = tokio::io::copy(&mut sr, &mut pw).await;
-        served.notify_one();
-        let _ = pw.shutdown().await;
+        while let Ok((p, _)) = listener.accept().await {
+            let served = served.clone();
+            tokio::spawn(async move {
+                let s = TcpStream::connect(target).await.unwrap();
+                let ((mut pr, mut pw), (mut sr, mut sw)) = (p.into_split(), s.into_split());
+                let up = tokio::spawn(async move {
+                    let _ = tokio::io::copy(&mut pr, &mut sw).await;
+                });
+                let _ = tokio::io::copy(&mut sr, &mut pw).await;
+                if !up.is_finished() {
+                    served.notify_one();
+                }
+                let _ = pw.shutdown().await;
+            });
+        }
     });
     addr
 }
@@ -108,8 +117,6 @@ async fn verifier_stopping_at_close_is_reported_recorded_and_refused() {
 
     let mut o = options(&at, "localhost", s.fixture.addr.port(), "/json", &ca);
     o.mode = Mode::Mpc;
-    // The version named: no probe of the server, whose first close would
-    // read as the session's to the relay that waits for it.
     o.version = Some(webproof_proxy::TlsVersion::Tls12);
     o.server_addr = Some(server);
     o.flagged_verifiers = Some(record_path.clone());
