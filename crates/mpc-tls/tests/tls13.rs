@@ -469,9 +469,17 @@ fn tls13_verifier_refuses_tls12_terms_and_messages_out_of_order() {
         v.on_message(ProverMsg::EctfCorrection(vec![0; 32])),
         Err(Error::Unexpected { .. })
     ));
-    // Key-schedule labels before the ECtF.
+    // While the tables stream, nothing but the prover's own upload: no
+    // input label may go before every table is out.
     let (_, hello, mut v) = sessions13(10, KxGroup::Secp256r1, &c.ca_der, NAME);
     v.on_message(hello).unwrap();
+    assert!(v.next_tables().unwrap().is_some());
+    assert!(matches!(
+        v.on_message(ProverMsg::ToServer(vec![22, 3, 1, 0, 0])),
+        Err(Error::Unexpected { .. })
+    ));
+    while v.next_tables().unwrap().is_some() {}
+    // Key-schedule labels before the ECtF.
     assert!(matches!(
         v.on_message(ProverMsg::KdfLabels {
             step: 0,

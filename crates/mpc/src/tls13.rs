@@ -753,18 +753,29 @@ impl Tls13Verifier {
     }
 
     /// Preprocessing: tables, decoding and early input labels of every
-    /// step, each step chained to the one before.
+    /// step, each step chained to the one before. A session that streams
+    /// garbles chunk by chunk instead ([`Self::chain`], then
+    /// [`VerifierCircuit::next_chunk`] on [`Self::circuits_mut`], then
+    /// [`Self::early_inputs`]).
     pub fn preprocess(&mut self) -> Result<Vec<StepTables>> {
         (0..STEPS)
             .map(|step| {
                 self.chain(step)?;
                 let chunks = self.circuits[step].garble_all().into();
                 let decoding = self.circuits[step].decoding()?;
-                let early = self.circuits[step]
-                    .early_inputs(early_groups(step), &early_bits(step, &self.masks))?;
-                Ok((chunks, decoding, early))
+                Ok((chunks, decoding, self.early_inputs(step)?))
             })
             .collect()
+    }
+
+    /// Preprocessing, once `step` is garbled: the labels of its verifier
+    /// groups known ahead (its masks and constants); once per step.
+    pub fn early_inputs(&mut self, step: usize) -> Result<Vec<u8>> {
+        let bits = early_bits(step, &self.masks);
+        self.circuits
+            .get_mut(step)
+            .ok_or(Error::Malformed("no such step"))?
+            .early_inputs(early_groups(step), &bits)
     }
 
     /// Before garbling `step` (once the step before it is garbled): its

@@ -33,7 +33,7 @@ use rand_chacha::ChaCha20Rng;
 use rand_core::{CryptoRng, RngCore, SeedableRng};
 use webproof_circuits::bytes_to_bits;
 use webproof_core::Block;
-use webproof_mpc::dual::{DualProver, KeystreamCheck};
+use webproof_mpc::dual::{DualProver, KeystreamCheck, RecordGarbling};
 use webproof_mpc::exec::StepTables;
 use webproof_mpc::field::Gf128;
 use webproof_mpc::keyshare;
@@ -85,6 +85,10 @@ pub struct Tls13ProverSession {
     finished_sent: bool,
     keys: Option<KeyShares>,
     dual: DualProver,
+    /// The labels of the verifier's key ‖ IV wires, not uploaded yet.
+    dual_labels: Option<Vec<u8>>,
+    /// The request record whose keystream garbling is being uploaded.
+    dual_garbling: Option<(usize, RecordGarbling)>,
     recs: Vec<PRec>,
     /// The prover's shares of the powers of the client's GHASH key.
     powers: Option<Vec<Gf128>>,
@@ -265,6 +269,8 @@ impl Tls13ProverSession {
                 finished_sent: false,
                 keys: None,
                 dual,
+                dual_labels: None,
+                dual_garbling: None,
                 recs,
                 powers: None,
                 server_app_start: None,
@@ -277,6 +283,61 @@ impl Tls13ProverSession {
             },
             hello,
         ))
+    }
+
+    /// Whether [`Self::next_upload`] has a message to give now: the
+    /// labels once `Setup` came, or a request record's keystream
+    /// garbling not all out. A driver sends uploads while this holds
+    /// (beside reading the verifier's tables) and lets the request's
+    /// records run only once it does not.
+    pub fn upload_ready(&self) -> bool {
+        self.dual_labels.is_some()
+            || self.dual_garbling.is_some()
+            || (self.setup.is_some()
+                && self
+                    .recs
+                    .iter()
+                    .any(|r| !r.spec.computes_h() && r.check.is_none()))
+    }
+
+    /// The next message of the prover's upload in preprocessing (dual
+    /// execution): the labels of the verifier's key ‖ IV wires, then each
+    /// request record's keystream garbling chunk by chunk (`DualTables`,
+    /// then `DualEnd`), garbled as it goes; `None` when nothing is due.
+    pub fn next_upload(&mut self) -> Result<Option<ProverMsg>> {
+        if self.setup.is_none() {
+            return Ok(None);
+        }
+        if let Some(labels) = self.dual_labels.take() {
+            return Ok(Some(ProverMsg::DualLabels(labels)));
+        }
+        if self.dual_garbling.is_none() {
+            let Some(i) = self
+                .recs
+                .iter()
+                .position(|r| !r.spec.computes_h() && r.check.is_none())
+            else {
+                return Ok(None);
+            };
+            let spec = self.recs[i].spec;
+            let g = self.dual.record(
+                spec.keystream_plan()?,
+                spec.instance(),
+                spec.seq().to_be_bytes(),
+                &mut self.rng,
+            )?;
+            self.dual_garbling = Some((i, g));
+        }
+        let (i, g) = self.dual_garbling.as_mut().expect("set above");
+        let id = self.recs[*i].spec.id;
+        let mut chunk = Vec::new();
+        if g.next_chunk(&mut chunk) {
+            return Ok(Some(ProverMsg::DualTables { id, chunk }));
+        }
+        let (i, g) = self.dual_garbling.take().expect("set above");
+        let (end, check) = g.finish(&self.recs[i].pads)?;
+        self.recs[i].check = Some(check);
+        Ok(Some(ProverMsg::DualEnd { id, end }))
     }
 
     /// A message from the verifier, encoded.
@@ -303,28 +364,9 @@ impl Tls13ProverSession {
                 self.setup = Some((client_random, q_p256, q_x25519.to_vec()));
                 // Dual execution: the labels of the verifier's key ‖ IV
                 // wires, then each request record's keystream garbled by
-                // the prover, while the verifier's tables come down.
-                let labels = self.dual.verifier_labels(&dual_ot)?;
-                out.to_verifier.push(ProverMsg::DualLabels(labels));
-                for r in self.recs.iter_mut().filter(|r| !r.spec.computes_h()) {
-                    let id = r.spec.id;
-                    let mut g = self.dual.record(
-                        r.spec.keystream_plan()?,
-                        r.spec.instance(),
-                        r.spec.seq().to_be_bytes(),
-                        &mut self.rng,
-                    )?;
-                    let mut chunk = Vec::new();
-                    while g.next_chunk(&mut chunk) {
-                        out.to_verifier.push(ProverMsg::DualTables {
-                            id,
-                            chunk: core::mem::take(&mut chunk),
-                        });
-                    }
-                    let (end, check) = g.finish(&r.pads)?;
-                    r.check = Some(check);
-                    out.to_verifier.push(ProverMsg::DualEnd { id, end });
-                }
+                // the prover, go up as uploads ([`Self::next_upload`])
+                // while the verifier's tables come down.
+                self.dual_labels = Some(self.dual.verifier_labels(&dual_ot)?);
             }
             VerifierMsg::Tables { circuit, chunk } => {
                 let limit = self.table_limit(circuit)?;
@@ -546,6 +588,13 @@ impl Tls13ProverSession {
             .output_labels(group)?
             .to_vec();
         let labels = key_iv_wires(&kb, self.recs[0].spec.key_len, IV_LEN)?;
+        // The verifier checks each record's keystream against the
+        // prover's garbling: all of it must be out first.
+        if self.upload_ready() {
+            return Err(Error::OutOfOrder(
+                "the records before the prover's keystream garblings were uploaded",
+            ));
+        }
         for r in &mut self.recs {
             let p =
                 r.p.as_mut()
@@ -603,12 +652,12 @@ impl Tls13ProverSession {
             });
         }
         let r = &mut self.recs[id as usize];
-        r.check.as_ref().expect("garbled at Setup").check(
-            &r.ks_bits,
-            &r.gv_labels,
-            &r.pads,
-            check,
-        )?;
+        r.check
+            .as_ref()
+            .ok_or(Error::OutOfOrder(
+                "a tag share before the record's garbling",
+            ))?
+            .check(&r.ks_bits, &r.gv_labels, &r.pads, check)?;
         let p = r.p.as_mut().expect("built before");
         let aad = r.spec.aad();
         let t = p.hidden_tag(tag, corrections, powers, &aad, &r.ct)?;

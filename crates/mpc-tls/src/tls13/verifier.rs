@@ -105,6 +105,12 @@ pub struct Tls13VerifierSession {
     keys_shared: bool,
     dual: Option<DualVerifier>,
     recs: Vec<VRec>,
+    /// The circuit whose tables stream next ([`Self::next_tables`]): the
+    /// key schedule's steps, then the records'.
+    garbling: Option<usize>,
+    /// The M2A answered ahead still to send (record, hidden ciphertext or
+    /// powers), popped from the back.
+    ahead_due: Vec<(usize, bool)>,
     /// The verifier's shares of the powers of the client's GHASH key.
     powers: Option<Vec<Gf128>>,
     /// Index of the first server record after its Finished.
@@ -165,6 +171,8 @@ impl Tls13VerifierSession {
             keys_shared: false,
             dual: None,
             recs: Vec::new(),
+            garbling: None,
+            ahead_due: Vec::new(),
             powers: None,
             server_app_start: None,
         }
@@ -182,6 +190,18 @@ impl Tls13VerifierSession {
             expected,
             got: name,
         };
+        // Until every table is out, only the prover's own upload may come:
+        // no input label of a circuit goes before all of its tables.
+        if self.streaming()
+            && !matches!(
+                msg,
+                ProverMsg::DualLabels(_) | ProverMsg::DualTables { .. } | ProverMsg::DualEnd { .. }
+            )
+        {
+            return Err(unexpected(
+                "only the prover's upload while the tables stream",
+            ));
+        }
         let mut out = Vec::new();
         match (msg, self.stage) {
             (
@@ -351,11 +371,8 @@ impl Tls13VerifierSession {
         Ok(out)
     }
 
-    /// The `Hello`: the terms checked, then preprocessing: `Setup`, the
-    /// key schedule's tables, every record's (the GHASH record, then the
-    /// request's, each chained to the client key ‖ IV the key schedule
-    /// outputs), and the M2A answered ahead (each request record's hidden
-    /// ciphertext, then the powers of the GHASH key).
+    /// The `Hello`: the terms checked, then preprocessing: `Setup` (the
+    /// answer), the rest streamed by [`Self::next_tables`].
     fn preprocess(
         &mut self,
         commit_p256: [u8; 32],
@@ -388,50 +405,14 @@ impl Tls13VerifierSession {
         self.commits = (commit_p256, commit_x25519);
         self.group = Some((terms.group, group_curve(terms.group)));
         let plans = Tls13Plans::shared(schedule)?;
-        let mut kdf =
-            Tls13Verifier::garble(&plans, self.delta, super::KDF_INSTANCE, &mut self.rng)?;
-        let tables = kdf.preprocess()?;
+        let kdf = Tls13Verifier::garble(&plans, self.delta, super::KDF_INSTANCE, &mut self.rng)?;
         // Its key ‖ IV share in the prover's keystream circuits is the
         // mask it garbles its own record circuits with.
         let share = key_iv(&kdf.key_shares());
         let (dual, dual_answer) = DualVerifier::new(dual_ot, &share, &mut self.rng)?;
-        let mut out = vec![VerifierMsg::Setup {
-            client_random: self.client_random,
-            q_p256: self.shares.public(Curve::P256),
-            q_x25519: self
-                .shares
-                .public(Curve::X25519)
-                .try_into()
-                .expect("32 bytes"),
-            dual_ot: dual_answer,
-        }];
-        let push =
-            |out: &mut Vec<VerifierMsg>, circuit: usize, t: webproof_mpc::exec::StepTables| {
-                let (chunks, decoding, early) = t;
-                for chunk in chunks.into_chunks() {
-                    out.push(VerifierMsg::Tables {
-                        circuit: circuit as u8,
-                        chunk,
-                    });
-                }
-                out.push(VerifierMsg::Decoding {
-                    circuit: circuit as u8,
-                    decoding,
-                    early,
-                });
-            };
-        for (step, t) in tables.into_iter().enumerate() {
-            push(&mut out, step, t);
-        }
-        let (step, group) = KEY_OUTPUT;
-        let zero = kdf.circuits()[step]
-            .garbler()
-            .output_zero_labels(group)?
-            .to_vec();
-        let zero = key_iv_wires(&zero, schedule.key_len, IV_LEN)?;
         let k = ghash_powers(&specs);
         for (spec, pad_keys) in specs.into_iter().zip(pads) {
-            let mut v = RecordVerifier::new(
+            let v = RecordVerifier::new(
                 spec.plan()?,
                 spec.len,
                 spec.seq().to_be_bytes(),
@@ -440,8 +421,8 @@ impl Tls13VerifierSession {
                 spec.computes_h().then_some(k),
                 &mut self.rng,
             )?;
-            v.chain(&zero, &share)?;
-            push(&mut out, STEPS + spec.id as usize, v.preprocess()?);
+            // Ready before the prover's garbling of its keystream comes
+            // up, which may be before this record's tables go down.
             let eval = if spec.computes_h() {
                 None
             } else {
@@ -462,21 +443,129 @@ impl Tls13VerifierSession {
                 sent: false,
             });
         }
-        for r in self.recs.iter_mut().filter(|r| !r.spec.computes_h()) {
-            let keys = self.cots.take(record::hide_cots(r.spec.len))?;
-            let msg = r.v.hide_ahead(&mut r.ole, &keys, &mut self.rng)?;
-            r.hidden.cots = keys;
-            out.push(VerifierMsg::RecPowers { id: r.spec.id, msg });
-        }
-        let keys = self.cots.take(record::cots_needed(k))?;
-        let r = &mut self.recs[0];
-        let msg = r.v.powers_ahead(&mut r.ole, &keys)?;
-        out.push(VerifierMsg::RecPowers { id: r.spec.id, msg });
         self.dual = Some(dual);
         self.plans = Some(plans);
         self.kdf = Some(kdf);
+        self.garbling = Some(0);
         self.stage = Stage::Handshake;
-        Ok(out)
+        Ok(vec![VerifierMsg::Setup {
+            client_random: self.client_random,
+            q_p256: self.shares.public(Curve::P256),
+            q_x25519: self
+                .shares
+                .public(Curve::X25519)
+                .try_into()
+                .expect("32 bytes"),
+            dual_ot: dual_answer,
+        }])
+    }
+
+    /// The next message of preprocessing after `Setup`, garbled as it
+    /// goes (one chunk per call, while the prover's upload comes the
+    /// other way): the key schedule's four steps, then every record's
+    /// circuit (the GHASH record, then the request's, each chained to the
+    /// client key ‖ IV step 3 outputs), each as `Tables` chunks and its
+    /// `Decoding`; then the M2A answered ahead (`RecPowers`: each request
+    /// record's hidden ciphertext, then the powers of the GHASH key).
+    /// `None` once all are out (or before the `Hello`).
+    pub fn next_tables(&mut self) -> Result<Option<VerifierMsg>> {
+        if let Some((j, hide)) = self.ahead_due.pop() {
+            return self.answer_ahead(j, hide).map(Some);
+        }
+        let Some(i) = self.garbling else {
+            return Ok(None);
+        };
+        let kdf = self
+            .kdf
+            .as_mut()
+            .ok_or(Error::OutOfOrder("tables before the Hello"))?;
+        let circuit = match i.checked_sub(STEPS) {
+            None => &mut kdf.circuits_mut()[i],
+            Some(j) => self.recs[j].v.circuit_mut(),
+        };
+        let tag = u8::try_from(i).map_err(|_| Error::Malformed("too many circuits"))?;
+        let mut chunk = Vec::new();
+        if circuit.next_chunk(&mut chunk) {
+            return Ok(Some(VerifierMsg::Tables {
+                circuit: tag,
+                chunk,
+            }));
+        }
+        let decoding = circuit.decoding()?;
+        let early = match i.checked_sub(STEPS) {
+            None => kdf.early_inputs(i)?,
+            Some(j) => self.recs[j].v.early_inputs()?,
+        };
+        let next = i + 1;
+        if next < STEPS {
+            // The next step takes the prover's share as labels output
+            // here: chained before it is garbled.
+            kdf.chain(next)?;
+        } else if next == STEPS {
+            // Every record's key ‖ IV input is the key schedule's output,
+            // garbled now: chained, no COT and no round trip.
+            let (step, group) = KEY_OUTPUT;
+            let zero = kdf.circuits()[step]
+                .garbler()
+                .output_zero_labels(group)?
+                .to_vec();
+            let key_len = self.recs[0].spec.key_len;
+            let zero = key_iv_wires(&zero, key_len, IV_LEN)?;
+            let share = key_iv(&kdf.key_shares());
+            for r in &mut self.recs {
+                r.v.chain(&zero, &share)?;
+            }
+        }
+        self.garbling = (next < STEPS + self.recs.len()).then_some(next);
+        if self.garbling.is_none() {
+            // Popped from the back: the request records in order, then
+            // the one that computes `H`.
+            self.ahead_due = self
+                .recs
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| r.spec.computes_h())
+                .map(|(j, _)| (j, false))
+                .chain(
+                    (0..self.recs.len())
+                        .rev()
+                        .filter(|&j| !self.recs[j].spec.computes_h())
+                        .map(|j| (j, true)),
+                )
+                .collect();
+        }
+        Ok(Some(VerifierMsg::Decoding {
+            circuit: tag,
+            decoding,
+            early,
+        }))
+    }
+
+    /// The M2A record `j` answers ahead, on COTs drawn here (the prover
+    /// draws them when the message arrives, in the same order): its
+    /// hidden ciphertext's (`hide`), or the powers of the GHASH key.
+    fn answer_ahead(&mut self, j: usize, hide: bool) -> Result<VerifierMsg> {
+        let msg = if hide {
+            let keys = self.cots.take(record::hide_cots(self.recs[j].spec.len))?;
+            let r = &mut self.recs[j];
+            let msg = r.v.hide_ahead(&mut r.ole, &keys, &mut self.rng)?;
+            r.hidden.cots = keys;
+            msg
+        } else {
+            let k = ghash_powers(&self.recs.iter().map(|r| r.spec).collect::<Vec<_>>());
+            let keys = self.cots.take(record::cots_needed(k))?;
+            let r = &mut self.recs[j];
+            r.v.powers_ahead(&mut r.ole, &keys)?
+        };
+        Ok(VerifierMsg::RecPowers {
+            id: self.recs[j].spec.id,
+            msg,
+        })
+    }
+
+    /// Whether preprocessing is still streaming.
+    fn streaming(&self) -> bool {
+        self.garbling.is_some() || !self.ahead_due.is_empty()
     }
 
     /// The evaluation of request record `id`'s keystream garbling.

@@ -112,6 +112,12 @@ pub fn run13(
     let (mut up, mut down, mut flights) = (0, 0, 0);
     for _ in 0..1000 {
         let mut progress = false;
+        // The prover's upload (its garbling of the request's keystream)
+        // goes whenever it has some, as a driver streams it beside the
+        // verifier's tables.
+        while let Some(m) = p.next_upload().map_err(Stop::Prover)? {
+            to_v.push_back(m);
+        }
         let mut to_p = VecDeque::new();
         while let Some(mut m) = to_v.pop_front() {
             progress = true;
@@ -121,6 +127,9 @@ pub fn run13(
             let b = m.encode();
             up += b.len();
             to_p.extend(v.on_bytes(&b).map_err(Stop::Verifier)?);
+            while let Some(t) = v.next_tables().map_err(Stop::Verifier)? {
+                to_p.push_back(t);
+            }
         }
         while let Some(mut m) = to_p.pop_front() {
             progress = true;

@@ -1,11 +1,11 @@
 //! The two TLS versions' sessions as the runs drive them: one trait per
 //! party over `webproof_mpc_tls`'s TLS 1.2 and TLS 1.3 sessions, so the
 //! flights, timeouts and blame are written once ([`super::prover`],
-//! [`super::verifier`]). The TLS 1.3 sessions have no streamed
-//! preprocessing (the verifier answers the `Hello` with every table at
-//! once) and no schedules to build off the session's task, so those steps
-//! default to nothing; every message is still checked by the session
-//! itself.
+//! [`super::verifier`]). Both versions stream preprocessing (the
+//! verifier's tables down, the prover's keystream garbling up); the TLS
+//! 1.3 sessions have no schedules to build off the session's task, so
+//! that step defaults to nothing. Every message is still checked by the
+//! session itself.
 
 use webproof_mpc_tls as mpc;
 use webproof_mpc_tls::tls13::{Tls13ProverSession, Tls13VerifierSession};
@@ -78,6 +78,12 @@ impl ProverSide for mpc::ProverSession {
 /// close`).
 impl ProverSide for Tls13ProverSession {
     type Outcome = Tls13ProverSession;
+    fn upload_ready(&self) -> bool {
+        Tls13ProverSession::upload_ready(self)
+    }
+    fn next_upload(&mut self) -> mpc::Result<Option<mpc::ProverMsg>> {
+        Tls13ProverSession::next_upload(self)
+    }
     fn on_verifier_bytes(&mut self, b: &[u8]) -> mpc::Result<mpc::ProverOutput> {
         Tls13ProverSession::on_verifier_bytes(self, b)
     }
@@ -151,5 +157,8 @@ impl VerifierSide for Tls13VerifierSession {
     }
     fn is_closed(&self) -> bool {
         self.closed()
+    }
+    fn next_tables(&mut self) -> mpc::Result<Option<mpc::VerifierMsg>> {
+        Tls13VerifierSession::next_tables(self)
     }
 }
