@@ -19,6 +19,7 @@
 #   - MPC mode in the page through `webproof relay` (the fixture's body
 #     revealed, TLS 1.2 and an MPC proof attested), and its typed setup
 #     errors (no relay; a relay without MPC mode);
+#   - the same with tls=1.3: the verifier attests TLS 1.3 and an MPC proof;
 #   - an attested proof revealing nothing to the verifier, the body
 #     committed at its own leaves: the bundle is turned into a
 #     presentation of the body by `webproof present`, checked by `webproof
@@ -271,22 +272,35 @@ echo "browser-prover-test: attestation from the browser presented and verified w
 
 # MPC mode in the page: webproof_session's run on the page's runtime (the
 # same code as `webproof prove --mode mpc`). The page reaches the fixture
-# through `webproof relay`, the verifier takes part in the TLS 1.2 client
-# in 2PC and never relays; the revealed body is the fixture's, and the
-# verifier attests TLS 1.2 and an MPC proof.
+# through `webproof relay`, the verifier takes part in the TLS client in
+# 2PC and never relays; the revealed body is the fixture's, and the
+# verifier attests the TLS version and an MPC proof: TLS 1.2 by default
+# (the session's pick where the server runs it), TLS 1.3 with tls=1.3
+# (its own key schedule and records in 2PC, another path through the
+# same page runtime).
 "$bin" relay --listen 127.0.0.1:0 --allow "$fixture" --allow-private \
     >"$tmp/relay.out" 2>"$tmp/relay.err" &
 pids+=($!)
 relay="ws://$(listening "$tmp/relay.out" addr)/tcp"
-page 300 "$ws" "$url" reveal=body "expect_hex=$body" mode=mpc "relay=$relay" \
-    expect_tls=1.2 expect_proof=mpc >"$tmp/mpc.json" || {
-    echo "browser-prover-test: MPC mode in the page: $(cat "$tmp/mpc.json")" >&2
-    exit 1
+mpc_page() { # expected-tls out-file [extra key=value ...]
+    local tls=$1 out=$2
+    page 300 "$ws" "$url" reveal=body "expect_hex=$body" mode=mpc "relay=$relay" \
+        "expect_tls=$tls" expect_proof=mpc "${@:3}" >"$out" || {
+        echo "browser-prover-test: MPC mode (TLS $tls) in the page: $(cat "$out")" >&2
+        exit 1
+    }
+    node -e '
+        const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+        const [tls, s] = [process.argv[2], r.stats];
+        if (r.tls_version !== tls || r.proof !== "mpc") {
+            console.error(`browser-prover-test: MPC mode attested TLS ${r.tls_version} and a ${r.proof} proof, expected TLS ${tls} and mpc`);
+            process.exit(1);
+        }
+        console.error(`browser-prover-test: MPC mode over TLS ${tls} (${r.cipher_suite}) in the page through webproof relay verified the fixture body in ${s.wall_ms.toFixed(0)} ms (up ${s.uploaded_preprocess + s.uploaded_online} B, down ${s.downloaded_preprocess + s.downloaded_online} B)`);
+    ' "$out" "$tls"
 }
-node -e '
-    const s = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).stats;
-    console.error(`browser-prover-test: MPC mode in the page through webproof relay verified the fixture body in ${s.wall_ms.toFixed(0)} ms (up ${s.uploaded_preprocess + s.uploaded_online} B, down ${s.downloaded_preprocess + s.downloaded_online} B)`);
-' "$tmp/mpc.json"
+mpc_page 1.2 "$tmp/mpc.json"
+mpc_page 1.3 "$tmp/mpc13.json" tls=1.3
 
 expect_kind() { # kind verifier [extra query]; leaves the page's verdict in $out
     local kind=$1

@@ -278,6 +278,15 @@ mod tests {
         assert!(p
             .query()
             .contains("&mode=mpc&relay=ws%3A%2F%2F127.0.0.1%3A9%2Ftcp&"));
+        // MPC over TLS 1.3 (`mpc13-browser`): the version beside the relay.
+        let p = PageArgs {
+            tls: Some("1.3"),
+            suite: None,
+            ..p
+        };
+        assert!(p
+            .query()
+            .contains("&tls=1.3&mode=mpc&relay=ws%3A%2F%2F127.0.0.1%3A9%2Ftcp&"));
     }
 
     #[test]

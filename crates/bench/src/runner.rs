@@ -101,8 +101,8 @@ pub struct RunSummary {
 /// The benches `opts` can run, refused before the network is built: a
 /// prover mode without the webproof binary (skipped with a warning under
 /// `skip_unavailable`). (The browser target takes `tls` and `suite` like
-/// the native one; MPC there is refused when the configuration is
-/// parsed.)
+/// the native one, in proxy and MPC modes alike: MPC over TLS 1.3 runs in
+/// the page too.)
 fn runnable(
     opts: &RunOptions,
     benches: Vec<BenchSpec>,
@@ -1576,7 +1576,7 @@ mod tests {
     }
 
     /// `tls` and `suite` reach the browser prover as the native one's
-    /// flags; MPC over TLS 1.3 is still refused before the network.
+    /// flags; MPC over TLS 1.3 runs, natively and in the browser.
     #[test]
     fn browser_benches_take_tls_and_suite() {
         let cfg =
@@ -1584,7 +1584,9 @@ mod tests {
                    suite = \"ECDHE_ECDSA_WITH_AES_128_GCM_SHA256\"\nprotocol_latency = 10\n\
                    bandwidth = 10\nupload-size = 1024\ndownload-size = 2048\n\n\
                    [[bench]]\nname = \"m\"\nmode = \"mpc\"\ntls = \"1.3\"\nprotocol_latency = 10\n\
-                   bandwidth = 10\nupload-size = 1024\ndownload-size = 2048\n";
+                   bandwidth = 10\nupload-size = 1024\ndownload-size = 2048\n\n\
+                   [[bench]]\nname = \"mb\"\nmode = \"mpc\"\ntarget = \"browser\"\ntls = \"1.3\"\n\
+                   protocol_latency = 10\nbandwidth = 10\nupload-size = 1024\ndownload-size = 2048\n";
         let benches = Config::parse(cfg, Path::new("t.toml")).unwrap().benches;
         let mut opts = RunOptions {
             config: "t.toml".into(),
@@ -1607,16 +1609,21 @@ mod tests {
             },
         };
         let mut warnings = Vec::new();
-        // MPC over TLS 1.3 runs (issue 54), beside the browser bench.
+        // MPC over TLS 1.3 runs (issue 54), natively and in the browser,
+        // beside the browser's proxy bench.
         let ok = runnable(&opts, benches.clone(), &mut warnings).unwrap();
-        assert_eq!(ok.len(), 2);
+        assert_eq!(ok.len(), 3);
         assert_eq!(
             (ok[0].target, ok[0].tls),
             (Target::Browser, OfferedVersion::V12)
         );
         assert_eq!((&ok[1].mode, ok[1].tls), (&Mode::Mpc, OfferedVersion::V13));
+        assert_eq!(
+            (ok[2].target, &ok[2].mode, ok[2].tls),
+            (Target::Browser, &Mode::Mpc, OfferedVersion::V13)
+        );
         assert!(warnings.is_empty(), "{warnings:?}");
-        // Without the webproof binary, both are skipped, or refused.
+        // Without the webproof binary, all are skipped, or refused.
         opts.exe.webproof = None;
         let ok = runnable(&opts, benches.clone(), &mut warnings).unwrap();
         assert!(ok.is_empty());

@@ -310,16 +310,26 @@ fn browser_target_parses_and_is_refused_where_it_cannot_run() {
         .unwrap();
     assert_eq!((r.download_size, r.protocol.rtt_ms), (52224, 25.0));
 
-    // MPC mode in the browser beside the native MPC prover, per profile.
+    // MPC mode in the browser beside the native MPC prover, per profile,
+    // over TLS 1.2 and TLS 1.3.
     let c = Config::load(&repo().join("bench/browser-mpc.toml")).unwrap_or_else(|e| panic!("{e}"));
     assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+    assert_eq!(c.benches.len(), 12);
     for g in ["cable", "fiber", "mobile-5g"] {
-        let of = |t: Target| {
-            c.benches
-                .iter()
-                .filter(|b| b.group == g && b.target == t && b.mode == Mode::Mpc)
-                .count()
-        };
-        assert_eq!((of(Target::Browser), of(Target::Native)), (1, 1), "{g}");
+        for tls in [OfferedVersion::V12, OfferedVersion::V13] {
+            let of = |t: Target| {
+                c.benches
+                    .iter()
+                    .filter(|b| {
+                        b.group == g && b.target == t && b.mode == Mode::Mpc && b.tls == tls
+                    })
+                    .count()
+            };
+            assert_eq!(
+                (of(Target::Browser), of(Target::Native)),
+                (1, 1),
+                "{g} {tls:?}"
+            );
+        }
     }
 }

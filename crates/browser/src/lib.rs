@@ -395,7 +395,7 @@ export interface ProveOptions {
   suite?: string | string[];
   /** Let `reveal: "all"` (or a `sent:` range) show the verifier the request's credentials (Cookie, Authorization, secret headers); without it such a proof rejects with kind `setup` before any network work. */
   yesRevealSecrets?: boolean;
-  /** `proxy` (default: the verifier relays the TLS session) or `mpc` (the page reaches the server itself through `relay` and the verifier takes part in the TLS client in two-party computation; TLS 1.2). */
+  /** `proxy` (default: the verifier relays the TLS session) or `mpc` (the page reaches the server itself through `relay` and the verifier takes part in the TLS client in two-party computation; TLS 1.2, or TLS 1.3 with `tls: "1.3"`). */
   mode?: "proxy" | "mpc";
   /** MPC mode: a `webproof relay` endpoint that reaches the server (`ws://HOST:PORT/tcp`, `wss://…`). */
   relay?: string;
