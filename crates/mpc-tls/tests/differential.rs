@@ -20,11 +20,11 @@
 //! terms name a TLS 1.3 suite, `KeyOpen` and the key schedule's steps,
 //! `RecCiphertext` of the client Finished, `Close` and `CloseAck`), each
 //! proven with its own response proof (`ResponseClaim`, `Claim13`). The
-//! TLS 1.2 sweep mutates every message; the TLS 1.3 sweep run by default
-//! mutates the first and the last message of each kind of either party
-//! with every mutant (so every field of every kind), deterministic and
-//! small enough for the debug-mode CI; the whole TLS 1.3 sweep is
-//! `#[ignore]`d.
+//! TLS 1.2 sweep (AES-GCM) mutates every message; the TLS 1.3 sweep and
+//! TLS 1.2's under ChaCha20-Poly1305 run by default mutate the first and
+//! the last message of each kind of either party with every mutant (so
+//! every field of every kind), deterministic and small enough for the
+//! debug-mode CI; their whole sweeps are `#[ignore]`d.
 
 #![allow(clippy::single_range_in_vec_init)] // one revealed range is a list of one
 
@@ -439,10 +439,16 @@ fn verifier_mutants(m: &VerifierMsg) -> Vec<VerifierMsg> {
     out
 }
 
-/// The TLS version of the sessions under test.
+/// The TLS version (and for TLS 1.2 the suite family) of the sessions
+/// under test.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Version {
+    /// ECDHE-ECDSA-AES128-GCM-SHA256.
     Tls12,
+    /// ECDHE-ECDSA-CHACHA20-POLY1305: the full PRF, two circuits per
+    /// record, the Poly1305 tag by OLE, the bitwise OLEs of the hidden
+    /// ciphertext, under the same message kinds.
+    Tls12Chacha,
     Tls13,
 }
 
@@ -546,22 +552,17 @@ fn proof_config() -> Config {
 
 fn run_once(version: Version, seed: u64, target: Option<Target>) -> Run {
     match version {
-        Version::Tls12 => run_once12(seed, target),
+        Version::Tls12 => run_once12(ECDHE_ECDSA_AES128_GCM_SHA256, seed, target),
+        Version::Tls12Chacha => run_once12(ECDHE_ECDSA_CHACHA20_POLY1305_SHA256, seed, target),
         Version::Tls13 => run_once13(seed, target),
     }
 }
 
-fn run_once12(seed: u64, target: Option<Target>) -> Run {
+fn run_once12(suite: CipherSuite, seed: u64, target: Option<Target>) -> Run {
     let c = certs(KeyKind::Ecdsa, &[NAME], false);
     let (p, hello, v, s, r) = sessions_ext(
         seed,
-        prover_config(
-            NAME,
-            ECDHE_ECDSA_AES128_GCM_SHA256,
-            GROUP_P256,
-            true,
-            &request(),
-        ),
+        prover_config(NAME, suite, GROUP_P256, true, &request()),
         verifier_config(&c.ca_der, NAME),
     );
     let tap = Tap::new();
@@ -721,6 +722,20 @@ fn every_field_of_every_message_is_refused_or_true() {
     sweep(Version::Tls12, Sweep::All, 10);
 }
 
+/// TLS 1.2 under ChaCha20-Poly1305, CI-sized as the TLS 1.3 sample: the
+/// first and the last message of each kind of either party.
+#[test]
+fn every_field_of_every_chacha12_message_kind_is_refused_or_true() {
+    sweep(Version::Tls12Chacha, Sweep::KindEnds, 20_000);
+}
+
+/// TLS 1.2 under ChaCha20-Poly1305, every message.
+#[test]
+#[ignore]
+fn every_field_of_every_chacha12_message_is_refused_or_true() {
+    sweep(Version::Tls12Chacha, Sweep::All, 30_000);
+}
+
 /// TLS 1.3, CI-sized: the first and the last message of each kind of
 /// either party, every mutant of each (every field of every kind).
 #[test]
@@ -768,6 +783,13 @@ fn sweep(version: Version, which: Sweep, first_seed: u64) {
         .expect("the honest session verifies");
     assert!(only_true_bytes(v, &truth));
     assert_eq!(revealed(v), (truth.len(), request().len()));
+    if version == Version::Tls12Chacha {
+        // ChaCha20-Poly1305's server IV is 12 bytes (AES-GCM's salt 4).
+        assert!(
+            matches!(v, Verified::V12(r) if r.server_iv.len() == 12),
+            "the session ran another suite"
+        );
+    }
 
     let (mut runs, mut refused, mut accepted) = (0, 0, 0);
     // Each message kind of each party with a mutation applied.
