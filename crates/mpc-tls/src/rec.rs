@@ -312,22 +312,9 @@ impl RecSpec {
     /// [`PlanCache`] copy if a session planned this shape lately.
     pub(crate) fn plan(&self, key_len: usize) -> Result<Arc<Plan>> {
         static SHARED: Mutex<PlanCache> = Mutex::new(PlanCache::new(PLAN_CACHE_BYTES));
-        let shape = (key_len, self.len, self.computes_h());
-        // A poisoned lock only means a panic elsewhere mid-update; the
-        // entries are whole plans either way.
-        let lock = || SHARED.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(plan) = lock().get(shape) {
-            return Ok(plan);
-        }
-        // Built outside the lock: other sessions' lookups do not wait the
-        // couple of hundred ms this takes for a 1 KB record.
-        let plan = Arc::new(Plan::from_circuit(record::gcm_circuit(
-            key_len,
-            self.len,
-            self.computes_h(),
-        ))?);
-        lock().insert(shape, plan.clone());
-        Ok(plan)
+        cached_plan(&SHARED, (key_len, self.len, self.computes_h()), || {
+            record::gcm_circuit(key_len, self.len, self.computes_h())
+        })
     }
 
     /// The planned keystream circuit the prover garbles for this request
@@ -335,16 +322,9 @@ impl RecSpec {
     /// [`Self::plan`] is.
     pub(crate) fn keystream_plan(&self, key_len: usize) -> Result<Arc<Plan>> {
         static SHARED: Mutex<PlanCache> = Mutex::new(PlanCache::new(PLAN_CACHE_BYTES));
-        let shape = (key_len, self.len, false);
-        let lock = || SHARED.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(plan) = lock().get(shape) {
-            return Ok(plan);
-        }
-        let plan = Arc::new(Plan::from_circuit(webproof_mpc::dual::keystream_circuit(
-            key_len, self.len,
-        ))?);
-        lock().insert(shape, plan.clone());
-        Ok(plan)
+        cached_plan(&SHARED, (key_len, self.len, false), || {
+            webproof_mpc::dual::keystream_circuit(key_len, self.len)
+        })
     }
 }
 
@@ -375,21 +355,11 @@ impl RecSpec {
     pub(crate) fn chacha_plans(&self) -> Result<(Arc<Plan>, Arc<Plan>)> {
         static SHARED: Mutex<PlanCache> = Mutex::new(PlanCache::new(PLAN_CACHE_BYTES));
         static TAG: std::sync::OnceLock<Arc<Plan>> = std::sync::OnceLock::new();
-        let shape = (webproof_mpc::chacha::KEY_IV_LEN, self.len, true);
-        let lock = || SHARED.lock().unwrap_or_else(|e| e.into_inner());
-        // The guard is dropped before the match: building and inserting
-        // lock again.
-        let cached = lock().get(shape);
-        let record = match cached {
-            Some(plan) => plan,
-            None => {
-                let plan = Arc::new(Plan::from_circuit(webproof_mpc::chacha::chacha_circuit(
-                    self.len,
-                ))?);
-                lock().insert(shape, plan.clone());
-                plan
-            }
-        };
+        let record = cached_plan(
+            &SHARED,
+            (webproof_mpc::chacha::KEY_IV_LEN, self.len, true),
+            || webproof_mpc::chacha::chacha_circuit(self.len),
+        )?;
         let tag = match TAG.get() {
             Some(plan) => plan.clone(),
             None => {
@@ -407,16 +377,11 @@ impl RecSpec {
             return self.keystream_plan(suite.key_len);
         }
         static SHARED: Mutex<PlanCache> = Mutex::new(PlanCache::new(PLAN_CACHE_BYTES));
-        let shape = (webproof_mpc::chacha::KEY_IV_LEN, self.len, false);
-        let lock = || SHARED.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(plan) = lock().get(shape) {
-            return Ok(plan);
-        }
-        let plan = Arc::new(Plan::from_circuit(
-            webproof_mpc::chacha::keystream_circuit(self.len),
-        )?);
-        lock().insert(shape, plan.clone());
-        Ok(plan)
+        cached_plan(
+            &SHARED,
+            (webproof_mpc::chacha::KEY_IV_LEN, self.len, false),
+            || webproof_mpc::chacha::keystream_circuit(self.len),
+        )
     }
 }
 
@@ -444,7 +409,7 @@ pub(crate) fn ghash_powers(specs: impl IntoIterator<Item = RecSpec>) -> usize {
 
 /// Bytes of record schedules a process keeps between sessions: two 1 KB
 /// request records' (about 13 MB each) besides the Finished's.
-const PLAN_CACHE_BYTES: usize = 32 << 20;
+pub(crate) const PLAN_CACHE_BYTES: usize = 32 << 20;
 
 /// The record circuits' schedules of recent sessions, by (key length,
 /// plaintext length, whether it computes `H`), the only terms a record
@@ -461,10 +426,10 @@ const PLAN_CACHE_BYTES: usize = 32 << 20;
 /// not kept.
 /// What a record circuit is built from: key length, plaintext length,
 /// whether it computes `H`.
-type Shape = (usize, usize, bool);
+pub(crate) type Shape = (usize, usize, bool);
 
 #[derive(Debug)]
-struct PlanCache {
+pub(crate) struct PlanCache {
     /// Most recently used last.
     entries: Vec<(Shape, Arc<Plan>)>,
     bytes: usize,
@@ -472,7 +437,7 @@ struct PlanCache {
 }
 
 impl PlanCache {
-    const fn new(budget: usize) -> Self {
+    pub(crate) const fn new(budget: usize) -> Self {
         PlanCache {
             entries: Vec::new(),
             bytes: 0,
@@ -500,6 +465,25 @@ impl PlanCache {
         self.bytes += size;
         self.entries.push((shape, plan));
     }
+}
+
+/// The schedule of `shape` from `cache` (one per kind of circuit, a
+/// process's own), or built from `circuit` and kept. A poisoned lock only
+/// means a panic elsewhere mid-update; the entries are whole plans either
+/// way. Built outside the lock: other sessions' lookups do not wait the
+/// couple of hundred ms this takes for a 1 KB record.
+pub(crate) fn cached_plan(
+    cache: &Mutex<PlanCache>,
+    shape: Shape,
+    circuit: impl FnOnce() -> webproof_circuits::Circuit,
+) -> Result<Arc<Plan>> {
+    let lock = || cache.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(plan) = lock().get(shape) {
+        return Ok(plan);
+    }
+    let plan = Arc::new(Plan::from_circuit(circuit())?);
+    lock().insert(shape, plan.clone());
+    Ok(plan)
 }
 
 /// The client's key ‖ IV share, the input of every record circuit.

@@ -8,7 +8,8 @@
 
 use crate::error::{Error, Result};
 use crate::hello::record;
-use std::sync::Arc;
+use crate::rec::{cached_plan, PlanCache, PLAN_CACHE_BYTES};
+use std::sync::{Arc, Mutex};
 use webproof_mpc::dual::keystream_circuit_with;
 use webproof_mpc::record::{gcm_circuit_with, powers_needed, tls13_aad, NonceForm};
 use webproof_mpc::Plan;
@@ -80,23 +81,22 @@ impl Spec {
         tls13_aad(self.len)
     }
 
-    /// The verifier's record circuit.
+    /// The verifier's record circuit, cached per process as TLS 1.2's
+    /// ([`crate::rec::cached_plan`]; the circuits differ by their nonce,
+    /// so the caches are TLS 1.3's own).
     pub(crate) fn plan(&self) -> Result<Arc<Plan>> {
-        Ok(Arc::new(Plan::from_circuit(gcm_circuit_with(
-            NonceForm::Tls13,
-            self.key_len,
-            self.len,
-            self.computes_h(),
-        ))?))
+        static SHARED: Mutex<PlanCache> = Mutex::new(PlanCache::new(PLAN_CACHE_BYTES));
+        cached_plan(&SHARED, (self.key_len, self.len, self.computes_h()), || {
+            gcm_circuit_with(NonceForm::Tls13, self.key_len, self.len, self.computes_h())
+        })
     }
 
-    /// The prover's keystream circuit (dual execution).
+    /// The prover's keystream circuit (dual execution), cached likewise.
     pub(crate) fn keystream_plan(&self) -> Result<Arc<Plan>> {
-        Ok(Arc::new(Plan::from_circuit(keystream_circuit_with(
-            NonceForm::Tls13,
-            self.key_len,
-            self.len,
-        ))?))
+        static SHARED: Mutex<PlanCache> = Mutex::new(PlanCache::new(PLAN_CACHE_BYTES));
+        cached_plan(&SHARED, (self.key_len, self.len, false), || {
+            keystream_circuit_with(NonceForm::Tls13, self.key_len, self.len)
+        })
     }
 }
 
