@@ -32,6 +32,7 @@ use crate::rec::{key_iv, key_iv_wires};
 use rand_chacha::ChaCha20Rng;
 use rand_core::{CryptoRng, RngCore, SeedableRng};
 use webproof_circuits::bytes_to_bits;
+use webproof_circuits::tls::Tls13Suite;
 use webproof_core::Block;
 use webproof_mpc::dual::{DualProver, KeystreamCheck, RecordGarbling};
 use webproof_mpc::exec::StepTables;
@@ -62,7 +63,10 @@ pub struct Tls13ProverSession {
     rng: ChaCha20Rng,
     cots: CotPool,
     ole: OleReceiver,
-    plans: Tls13Plans,
+    /// The key schedule's suite, and its steps' schedules once built
+    /// ([`Self::prepare`], or when first needed).
+    schedule: Tls13Suite,
+    plans: Option<Tls13Plans>,
     shares: Shares,
     /// The commitments' blinds (P-256, X25519).
     blinds: ([u8; 32], [u8; 32]),
@@ -133,7 +137,10 @@ pub struct Response13 {
 /// The prover's side of one record in 2PC.
 struct PRec {
     spec: Spec,
-    plan: std::sync::Arc<webproof_mpc::Plan>,
+    /// Its circuit's schedule, and a request record's keystream
+    /// circuit's (dual execution), once built ([`Tls13ProverSession::prepare`]).
+    plan: Option<std::sync::Arc<webproof_mpc::Plan>>,
+    dual_plan: Option<std::sync::Arc<webproof_mpc::Plan>>,
     tables: Incoming,
     ole: OleReceiver,
     ahead: Option<PowersAhead>,
@@ -182,7 +189,6 @@ impl Tls13ProverSession {
         }
         let group = cfg.groups.first().copied().unwrap_or(KxGroup::X25519);
         let curve = group_curve(group);
-        let plans = Tls13Plans::shared(schedule)?;
         if cfg.request.is_empty() || cfg.request.len() > crate::cots::MAX_REQUEST {
             return Err(Error::Unsupported(format!(
                 "a request of {} bytes (1 to {})",
@@ -212,7 +218,8 @@ impl Tls13ProverSession {
                 }
                 Ok(PRec {
                     spec,
-                    plan: spec.plan()?,
+                    plan: None,
+                    dual_plan: None,
                     tables: Incoming::default(),
                     ole: OleReceiver::new(spec.stream()),
                     ahead: None,
@@ -253,7 +260,8 @@ impl Tls13ProverSession {
                 rng,
                 cots,
                 ole: OleReceiver::new(ECTF_STREAM),
-                plans,
+                schedule,
+                plans: None,
                 shares,
                 blinds: (b1, b2),
                 preferred: group,
@@ -283,6 +291,39 @@ impl Tls13ProverSession {
             },
             hello,
         ))
+    }
+
+    /// The circuits' schedules (about 200 ms of CPU for a 1 KB request in
+    /// a process that has not built them before: the key schedule's steps,
+    /// every record's circuit, every request record's keystream circuit):
+    /// a driver calls this off the session's task while the verifier's
+    /// first tables arrive, so neither the `Hello` nor the tables wait for
+    /// them. Otherwise each is built when first needed.
+    pub fn prepare(&mut self) -> Result<()> {
+        self.kdf_plans()?;
+        self.build_plans()?;
+        for r in self.recs.iter_mut().filter(|r| !r.spec.computes_h()) {
+            if r.dual_plan.is_none() && r.check.is_none() {
+                r.dual_plan = Some(r.spec.keystream_plan()?);
+            }
+        }
+        Ok(())
+    }
+
+    /// The key schedule's step schedules, built on first use.
+    fn kdf_plans(&mut self) -> Result<&Tls13Plans> {
+        if self.plans.is_none() {
+            self.plans = Some(Tls13Plans::shared(self.schedule)?);
+        }
+        Ok(self.plans.as_ref().expect("set above"))
+    }
+
+    /// Every record circuit's schedule, built on first use.
+    fn build_plans(&mut self) -> Result<()> {
+        for r in self.recs.iter_mut().filter(|r| r.plan.is_none()) {
+            r.plan = Some(r.spec.plan()?);
+        }
+        Ok(())
     }
 
     /// Whether [`Self::next_upload`] has a message to give now: the
@@ -320,8 +361,12 @@ impl Tls13ProverSession {
                 return Ok(None);
             };
             let spec = self.recs[i].spec;
+            let plan = match self.recs[i].dual_plan.take() {
+                Some(plan) => plan,
+                None => spec.keystream_plan()?,
+            };
             let g = self.dual.record(
-                spec.keystream_plan()?,
+                plan,
                 spec.instance(),
                 spec.seq().to_be_bytes(),
                 &mut self.rng,
@@ -416,8 +461,9 @@ impl Tls13ProverSession {
                         (t.chunks.into(), d, e)
                     })
                     .collect();
-                let mut kdf = Tls13Prover::new(&self.plans, super::KDF_INSTANCE, &share, tables)?;
-                let macs = self.cots.take(self.plans.cots(0))?;
+                let plans = self.kdf_plans()?.clone();
+                let mut kdf = Tls13Prover::new(&plans, super::KDF_INSTANCE, &share, tables)?;
+                let macs = self.cots.take(plans.cots(0))?;
                 let flips = kdf.flips(0, &macs)?;
                 self.kdf = Some(kdf);
                 out.to_verifier.push(ProverMsg::EctfCorrection(correction));
@@ -507,15 +553,19 @@ impl Tls13ProverSession {
     /// Most bytes of chunks circuit `circuit` may take: its tables and, at
     /// worst, one chunk header per table (a verifier sending more is
     /// refused before the prover holds it).
-    fn table_limit(&self, circuit: u8) -> Result<usize> {
+    fn table_limit(&mut self, circuit: u8) -> Result<usize> {
         let i = circuit as usize;
         let ands = if i < STEPS {
-            self.plans.and_counts()[i]
+            self.kdf_plans()?.and_counts()[i]
         } else {
-            self.recs
-                .get(i - STEPS)
-                .ok_or(Error::Malformed("tables of a circuit the session has not"))?
+            if i - STEPS >= self.recs.len() {
+                return Err(Error::Malformed("tables of a circuit the session has not"));
+            }
+            self.build_plans()?;
+            self.recs[i - STEPS]
                 .plan
+                .as_ref()
+                .expect("built")
                 .and_count()
         };
         let ands = usize::try_from(ands).map_err(|_| Error::Malformed("circuit too large"))?;
@@ -548,11 +598,12 @@ impl Tls13ProverSession {
             r.ahead = Some(ahead);
             self.oles.choose(r.spec.stream(), macs, &flips);
             self.oles.answer(r.spec.stream(), msg);
+            self.build_plans()?;
             for r in &mut self.recs {
                 let t = core::mem::take(&mut r.tables);
                 let (d, e) = t.end.expect("checked above");
                 r.p = Some(RecordProver::new(
-                    r.plan.clone(),
+                    r.plan.clone().expect("built"),
                     r.spec.len,
                     r.spec.instance(),
                     (t.chunks.into(), d, e),

@@ -3,9 +3,9 @@
 //! flights, timeouts and blame are written once ([`super::prover`],
 //! [`super::verifier`]). Both versions stream preprocessing (the
 //! verifier's tables down, the prover's keystream garbling up); the TLS
-//! 1.3 sessions have no schedules to build off the session's task, so
-//! that step defaults to nothing. Every message is still checked by the
-//! session itself.
+//! 1.3 verifier builds its record schedules on the session's task (they
+//! are cached per process), so that step defaults to nothing there.
+//! Every message is still checked by the session itself.
 
 use webproof_mpc_tls as mpc;
 use webproof_mpc_tls::tls13::{Tls13ProverSession, Tls13VerifierSession};
@@ -78,6 +78,9 @@ impl ProverSide for mpc::ProverSession {
 /// close`).
 impl ProverSide for Tls13ProverSession {
     type Outcome = Tls13ProverSession;
+    fn prepare(&mut self) -> mpc::Result<()> {
+        Tls13ProverSession::prepare(self)
+    }
     fn upload_ready(&self) -> bool {
         Tls13ProverSession::upload_ready(self)
     }
