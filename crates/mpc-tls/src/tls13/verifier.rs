@@ -138,9 +138,13 @@ struct VRec {
 /// A record's garbling: AES-GCM's one circuit, or ChaCha20-Poly1305's
 /// two.
 enum VCircuits {
-    Gcm(RecordVerifier),
+    Gcm(Box<RecordVerifier>),
     Chacha(Box<VChacha>),
 }
+
+/// A circuit's tables garbled whole, streamed from the back: chunks left
+/// (last first), decoding, early labels.
+type PendingTables = (Vec<Vec<u8>>, Vec<u8>, Vec<u8>);
 
 /// A ChaCha20-Poly1305 record (`webproof_mpc::chacha`): its 2PC, both
 /// circuits' tables once garbled (garbled at once when the record's turn
@@ -150,7 +154,7 @@ enum VCircuits {
 struct VChacha {
     v: ChachaVerifier,
     garbled: bool,
-    tables: [Option<(Vec<Vec<u8>>, Vec<u8>, Vec<u8>)>; 2],
+    tables: [Option<PendingTables>; 2],
     tag_keys: Vec<Block>,
 }
 
@@ -158,7 +162,7 @@ impl VRec {
     /// AES-GCM's record verifier.
     fn gcm(&mut self) -> Result<&mut RecordVerifier> {
         match &mut self.v {
-            VCircuits::Gcm(v) => Ok(v),
+            VCircuits::Gcm(v) => Ok(v.as_mut()),
             VCircuits::Chacha(_) => Err(Error::Malformed("an AES-GCM step of a ChaCha20 record")),
         }
     }
@@ -471,7 +475,7 @@ impl Tls13VerifierSession {
                     tag_keys: Vec::new(),
                 }))
             } else {
-                VCircuits::Gcm(RecordVerifier::new(
+                VCircuits::Gcm(Box::new(RecordVerifier::new(
                     spec.plan()?,
                     spec.len,
                     spec.seq().to_be_bytes(),
@@ -479,7 +483,7 @@ impl Tls13VerifierSession {
                     spec.instance(),
                     spec.computes_h().then_some(k),
                     &mut self.rng,
-                )?)
+                )?))
             };
             // Ready before the prover's garbling of its keystream comes
             // up, which may be before this record's tables go down.
