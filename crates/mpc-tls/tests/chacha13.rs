@@ -335,3 +335,101 @@ fn chacha13_a_wrong_tag_input_is_refused() {
     }
     assert!(saw.borrow().is_empty(), "the server read the request");
 }
+
+/// Flips bit 0 of byte `at` of what its writer sends: a verifier whose
+/// reveal on the proof's channel lies.
+struct Flip<T> {
+    inner: T,
+    at: usize,
+    pos: usize,
+}
+
+impl<T: futures::AsyncWrite + Unpin> futures::AsyncWrite for Flip<T> {
+    fn poll_write(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        let this = self.get_mut();
+        let mut b = buf.to_vec();
+        if (this.pos..this.pos + b.len()).contains(&this.at) {
+            b[this.at - this.pos] ^= 1;
+        }
+        let r = std::pin::Pin::new(&mut this.inner).poll_write(cx, &b);
+        if let std::task::Poll::Ready(Ok(n)) = r {
+            this.pos += n;
+        }
+        r
+    }
+    fn poll_flush(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.get_mut().inner).poll_flush(cx)
+    }
+    fn poll_close(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.get_mut().inner).poll_close(cx)
+    }
+}
+
+impl<T: futures::AsyncRead + Unpin> futures::AsyncRead for Flip<T> {
+    fn poll_read(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut [u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::pin::Pin::new(&mut self.get_mut().inner).poll_read(cx, buf)
+    }
+}
+
+#[test]
+fn chacha13_audit_catches_a_lying_reveal_of_t() {
+    // The verifier reveals another multiplier `t` of the request record's
+    // `r` than it garbled and answered the OLEs with (bit 0 of the record
+    // circuit's masks group: the third group from the end, before the
+    // tag circuit's two). The prover's audit catches it before it
+    // discloses anything, and the proof is not opened.
+    let Session { d, cs, cr, .. } = honest(KeyKind::Ecdsa, KxGroup::X25519, REQUEST, 45);
+    let reveal = webproof_mpc_tls::tls13::audit::reveal_bits(&d.v).unwrap();
+    let u32_at = |i: usize| u32::from_le_bytes(reveal[i..i + 4].try_into().unwrap()) as usize;
+    let n = u32_at(0);
+    let (mut at, mut starts) = (4, Vec::new());
+    for _ in 0..n {
+        let len = u32_at(at);
+        starts.push(at + 4);
+        at += 4 + len.div_ceil(8);
+    }
+    let claim = Claim13::new(&d.p, std::slice::from_ref(&(0..17))).unwrap();
+    let (a, b) = webproof_core::memory_duplex();
+    // The frame's 4-byte length first.
+    let b = Flip {
+        inner: b,
+        at: 4 + starts[n - 3],
+        pos: 0,
+    };
+    let mut rng = ChaCha20Rng::seed_from_u64(79);
+    let mut r = ChaCha20Rng::seed_from_u64(80);
+    let (p, v) = futures::executor::block_on(async {
+        futures::join!(
+            async {
+                let ch = webproof_core::Channel::new(a);
+                prove_response13(cr, ch, zk_cfg(), &d.p, &claim, &[], &mut r)
+                    .await
+                    .map(|_| ())
+            },
+            verify_response13(
+                cs,
+                webproof_core::Channel::new(b),
+                zk_cfg(),
+                &d.v,
+                false,
+                &mut rng
+            )
+        )
+    });
+    assert!(matches!(p, Err(Error::VerifierCheated(_))), "{p:?}");
+    assert!(v.is_err());
+}
