@@ -728,10 +728,9 @@ fn every_field_of_every_tls13_message_kind_is_refused_or_true() {
 }
 
 /// TLS 1.3 with ChaCha20-Poly1305 records, as
-/// [`every_field_of_every_tls13_message_kind_is_refused_or_true`]
-/// (ignored: its sessions cost more than the AES-GCM ones).
+/// [`every_field_of_every_tls13_message_kind_is_refused_or_true`]: 142
+/// mutated sessions, about 45 s of CPU in the test profile.
 #[test]
-#[ignore]
 fn every_field_of_every_tls13_chacha_message_kind_is_refused_or_true() {
     sweep(Version::Tls13Chacha, Sweep::KindEnds, 20_000);
 }
