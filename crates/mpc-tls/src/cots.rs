@@ -54,10 +54,21 @@ pub fn cots_needed(request_len: usize) -> usize {
         .sum::<usize>()
         + chacha::cots_needed(AAD_LEN, 16)
         + chacha::TAG_COTS;
+    // TLS 1.3's ChaCha20-Poly1305 (`crate::tls13`): a record encrypts
+    // its content and the inner content type, under a 5-byte AAD, and
+    // there is no client Finished in 2PC.
+    let chacha13: usize = request_records(request_len)
+        .into_iter()
+        .map(|len| {
+            let len = len + 1;
+            chacha::cots_needed(5, len) + chacha::TAG_COTS + chacha::hide_cots(len)
+        })
+        .sum();
     // Each request record's keystream pads of the dual execution
-    // (`webproof_mpc::dual`): one COT per bit, taken first.
-    let pads = 8 * request_len;
-    ectf::cots_needed::<P256Base>() + kdf + gcm.max(chacha) + pads
+    // (`webproof_mpc::dual`): one COT per bit, taken first (TLS 1.3's
+    // with the inner content type).
+    let pads = 8 * (request_len + request_records(request_len).len());
+    ectf::cots_needed::<P256Base>() + kdf + gcm.max(chacha).max(chacha13) + pads
 }
 
 /// How a request of `len` bytes is cut into records.

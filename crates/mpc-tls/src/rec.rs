@@ -212,14 +212,25 @@ impl HiddenRecord {
         request: &[u8],
         cots: &[webproof_core::Block],
     ) -> Result<Self> {
+        Self::chacha_of(spec.len, AAD_LEN, request, cots)
+    }
+
+    /// [`Self::chacha`] of a `len`-byte record with `aad_len` bytes of AAD
+    /// (TLS 1.2's 13, TLS 1.3's 5-byte record header).
+    pub(crate) fn chacha_of(
+        len: usize,
+        aad_len: usize,
+        request: &[u8],
+        cots: &[webproof_core::Block],
+    ) -> Result<Self> {
         use webproof_mpc::chacha;
-        let q = chacha::blocks_needed(AAD_LEN, spec.len);
-        let (d1, d2) = chacha::masked_ciphertexts(request, q, spec.len)
+        let q = chacha::blocks_needed(aad_len, len);
+        let (d1, d2) = chacha::masked_ciphertexts(request, q, len)
             .ok_or(Error::Malformed("a tag request of the wrong length"))?;
         Ok(HiddenRecord {
-            masked: d1[..spec.len].to_vec(),
+            masked: d1[..len].to_vec(),
             cots: cots.to_vec(),
-            masked2: [&d1[spec.len..], d2].concat(),
+            masked2: [&d1[len..], d2].concat(),
         })
     }
 
@@ -331,7 +342,7 @@ impl RecSpec {
 /// Garbling instances of the ChaCha20-Poly1305 records' tag circuits
 /// start here (`RECORD_INSTANCE + TAG_INSTANCES + id`): apart from every
 /// record circuit's (`RECORD_INSTANCE + id`, ids below 2^20).
-const TAG_INSTANCES: u64 = 1 << 20;
+pub(crate) const TAG_INSTANCES: u64 = 1 << 20;
 
 /// Bytes of a TLS 1.2 record's AAD (sequence number, type, version,
 /// length).
@@ -349,25 +360,9 @@ impl RecSpec {
     }
 
     /// The planned circuits of a ChaCha20-Poly1305 record
-    /// ([`webproof_mpc::chacha::chacha_circuit`] of its length and the
-    /// one [`webproof_mpc::chacha::tag_circuit`]), cached as
-    /// [`Self::plan`] is.
+    /// ([`chacha_plans`] of its length).
     pub(crate) fn chacha_plans(&self) -> Result<(Arc<Plan>, Arc<Plan>)> {
-        static SHARED: Mutex<PlanCache> = Mutex::new(PlanCache::new(PLAN_CACHE_BYTES));
-        static TAG: std::sync::OnceLock<Arc<Plan>> = std::sync::OnceLock::new();
-        let record = cached_plan(
-            &SHARED,
-            (webproof_mpc::chacha::KEY_IV_LEN, self.len, true),
-            || webproof_mpc::chacha::chacha_circuit(self.len),
-        )?;
-        let tag = match TAG.get() {
-            Some(plan) => plan.clone(),
-            None => {
-                let plan = Arc::new(Plan::from_circuit(webproof_mpc::chacha::tag_circuit())?);
-                TAG.get_or_init(|| plan).clone()
-            }
-        };
-        Ok((record, tag))
+        chacha_plans(self.len)
     }
 
     /// The planned keystream circuit the prover garbles for this request
@@ -376,13 +371,45 @@ impl RecSpec {
         if !is_chacha(suite) {
             return self.keystream_plan(suite.key_len);
         }
-        static SHARED: Mutex<PlanCache> = Mutex::new(PlanCache::new(PLAN_CACHE_BYTES));
-        cached_plan(
-            &SHARED,
-            (webproof_mpc::chacha::KEY_IV_LEN, self.len, false),
-            || webproof_mpc::chacha::keystream_circuit(self.len),
-        )
+        chacha_keystream_plan(self.len)
     }
+}
+
+/// The planned circuits of a `len`-byte ChaCha20-Poly1305 record
+/// ([`webproof_mpc::chacha::chacha_circuit`] of its length and the one
+/// [`webproof_mpc::chacha::tag_circuit`]), cached as [`RecSpec::plan`] is.
+/// Neither depends on the TLS version: the sequence number is an input
+/// and the AAD enters only the shares of the polynomial, so TLS 1.3's
+/// records (`crate::tls13`) share these.
+pub(crate) fn chacha_plans(len: usize) -> Result<(Arc<Plan>, Arc<Plan>)> {
+    static SHARED: Mutex<PlanCache> = Mutex::new(PlanCache::new(PLAN_CACHE_BYTES));
+    static TAG: std::sync::OnceLock<Arc<Plan>> = std::sync::OnceLock::new();
+    let record = cached_plan(
+        &SHARED,
+        (webproof_mpc::chacha::KEY_IV_LEN, len, true),
+        || webproof_mpc::chacha::chacha_circuit(len),
+    )?;
+    let tag = match TAG.get() {
+        Some(plan) => plan.clone(),
+        None => {
+            let plan = Arc::new(Plan::from_circuit(webproof_mpc::chacha::tag_circuit())?);
+            TAG.get_or_init(|| plan).clone()
+        }
+    };
+    Ok((record, tag))
+}
+
+/// The planned keystream circuit of a `len`-byte ChaCha20-Poly1305
+/// request record, the one the prover garbles for the dual execution
+/// ([`webproof_mpc::chacha::keystream_circuit`]: the nonce is the IV XOR
+/// the sequence number in TLS 1.2 and 1.3 alike), cached.
+pub(crate) fn chacha_keystream_plan(len: usize) -> Result<Arc<Plan>> {
+    static SHARED: Mutex<PlanCache> = Mutex::new(PlanCache::new(PLAN_CACHE_BYTES));
+    cached_plan(
+        &SHARED,
+        (webproof_mpc::chacha::KEY_IV_LEN, len, false),
+        || webproof_mpc::chacha::keystream_circuit(len),
+    )
 }
 
 /// Circuits a record runs in 2PC under `suite`: AES-GCM's one (keystream

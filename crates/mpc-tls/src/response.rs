@@ -825,16 +825,85 @@ fn is_chacha_record(h: &HiddenRecord) -> bool {
     !h.masked2.is_empty()
 }
 
+/// COTs a hidden request record's masks take: one per bit of its whole
+/// blocks (AES-GCM), two (ChaCha20-Poly1305's `χ¹`, `χ²`).
+pub(crate) fn hide_cots_of(h: &HiddenRecord) -> usize {
+    if is_chacha_record(h) {
+        webproof_mpc::chacha::hide_cots(h.masked.len())
+    } else {
+        webproof_mpc::record::hide_cots(h.masked.len())
+    }
+}
+
+/// The proof of the request's ChaCha20-Poly1305 records, prover's side
+/// (TLS 1.2's and 1.3's): the statement's ciphertext is `D¹ ⊕ χ¹`
+/// (`mask_bits[i]`: record `i`'s COT choice bits as authenticated bits),
+/// while the tag the server checked was computed on `D¹ ⊕ χ¹` and
+/// `D² ⊕ χ²`: both must be it, padding zero
+/// (`webproof_mpc::chacha::prove_hidden_ciphertext`). AES-GCM's records
+/// are skipped.
+pub(crate) async fn prove_chacha_copies<C: RandomCotReceiver, T: Io>(
+    zk: &mut Prover<C, T>,
+    hidden: &[HiddenRecord],
+    mask_bits: &[Vec<ProverBit>],
+) -> Result<()> {
+    for (h, bits) in hidden.iter().zip(mask_bits) {
+        let Some(copies) = h.chacha_copies() else {
+            continue;
+        };
+        let ct = consistency::xor_public_prover(
+            zk,
+            &bits[..8 * h.masked.len()],
+            &bytes_to_bits(&h.masked),
+        )
+        .map_err(mpc_err)?;
+        webproof_mpc::chacha::prove_hidden_ciphertext(
+            zk,
+            h.masked.len(),
+            &h.cots,
+            (&copies.0, &copies.1),
+            &ct,
+        )
+        .await
+        .map_err(mpc_err)?;
+    }
+    Ok(())
+}
+
+/// The verifier's side of [`prove_chacha_copies`] (`mask_bits[i]`: the
+/// 0-labels of record `i`'s COTs imported, `D¹`, `D²` its own from the
+/// prover's tag request).
+pub(crate) async fn verify_chacha_copies<C: RandomCotSender, T: Io>(
+    zk: &mut Verifier<C, T>,
+    hidden: &[HiddenRecord],
+    mask_bits: &[Vec<VerifierBit>],
+) -> Result<()> {
+    for (h, bits) in hidden.iter().zip(mask_bits) {
+        let Some(copies) = h.chacha_copies() else {
+            continue;
+        };
+        let ct = consistency::xor_public_verifier(
+            zk,
+            &bits[..8 * h.masked.len()],
+            &bytes_to_bits(&h.masked),
+        )
+        .map_err(mpc_err)?;
+        webproof_mpc::chacha::verify_hidden_ciphertext(
+            zk,
+            h.masked.len(),
+            &h.cots,
+            (&copies.0, &copies.1),
+            &ct,
+        )
+        .await
+        .map_err(mpc_err)?;
+    }
+    Ok(())
+}
+
 /// Every request record's COTs, one per bit of its whole blocks.
 fn check_hidden(hidden: &[HiddenRecord]) -> Result<()> {
-    let want = |h: &HiddenRecord| {
-        if is_chacha_record(h) {
-            webproof_mpc::chacha::hide_cots(h.masked.len())
-        } else {
-            webproof_mpc::record::hide_cots(h.masked.len())
-        }
-    };
-    if hidden.iter().any(|h| h.cots.len() != want(h)) {
+    if hidden.iter().any(|h| h.cots.len() != hide_cots_of(h)) {
         return Err(Error::Malformed(
             "a request record's COTs of another length",
         ));
@@ -1118,28 +1187,7 @@ async fn prove_statement_keys<C: RandomCotReceiver, T: Io>(
             let choices: Vec<bool> = h.cots.iter().map(|m| m.lsb()).collect();
             mask_bits.push(zk.import_labels(&h.cots, &choices).map_err(zk_err)?);
         }
-        for (h, bits) in outcome.hidden.iter().zip(&mask_bits) {
-            if let Some(copies) = h.chacha_copies() {
-                // The statement's ciphertext is `D¹ ⊕ χ¹`; the tag the
-                // server checked was computed on `D¹ ⊕ χ¹` and `D² ⊕ χ²`:
-                // both must be it, padding zero.
-                let ct = consistency::xor_public_prover(
-                    zk,
-                    &bits[..8 * h.masked.len()],
-                    &bytes_to_bits(&h.masked),
-                )
-                .map_err(mpc_err)?;
-                webproof_mpc::chacha::prove_hidden_ciphertext(
-                    zk,
-                    h.masked.len(),
-                    &h.cots,
-                    (&copies.0, &copies.1),
-                    &ct,
-                )
-                .await
-                .map_err(mpc_err)?;
-            }
-        }
+        prove_chacha_copies(zk, &outcome.hidden, &mask_bits).await?;
         Some(DirKeys {
             masks: masks_in_byte_order(&outcome.hidden, mask_bits),
             key: consistency::xor_public_prover(
@@ -1221,26 +1269,7 @@ async fn verify_statement_keys<C: RandomCotSender, T: Io>(
             .iter()
             .map(|h| zk.import_labels(&h.cots))
             .collect();
-        for (h, bits) in outcome.hidden.iter().zip(&mask_bits) {
-            let Some(copies) = h.chacha_copies() else {
-                continue;
-            };
-            let ct = consistency::xor_public_verifier(
-                zk,
-                &bits[..8 * h.masked.len()],
-                &bytes_to_bits(&h.masked),
-            )
-            .map_err(mpc_err)?;
-            webproof_mpc::chacha::verify_hidden_ciphertext(
-                zk,
-                h.masked.len(),
-                &h.cots,
-                (&copies.0, &copies.1),
-                &ct,
-            )
-            .await
-            .map_err(mpc_err)?;
-        }
+        verify_chacha_copies(zk, &outcome.hidden, &mask_bits).await?;
         Some(DirKeys {
             masks: masks_in_byte_order(&outcome.hidden, mask_bits),
             key: consistency::xor_public_verifier(

@@ -20,8 +20,9 @@
 //! terms name a TLS 1.3 suite, `KeyOpen` and the key schedule's steps,
 //! `RecCiphertext` of the client Finished, `Close` and `CloseAck`), each
 //! proven with its own response proof (`ResponseClaim`, `Claim13`). The
-//! TLS 1.2 sweep (AES-GCM) mutates every message; the TLS 1.3 sweep and
-//! TLS 1.2's under ChaCha20-Poly1305 run by default mutate the first and
+//! TLS 1.2 sweep (AES-GCM) mutates every message; the TLS 1.3 sweeps
+//! (AES-GCM, ChaCha20-Poly1305) and TLS 1.2's under ChaCha20-Poly1305 run
+//! by default mutate the first and
 //! the last message of each kind of either party with every mutant (so
 //! every field of every kind), deterministic and small enough for the
 //! debug-mode CI; their whole sweeps are `#[ignore]`d.
@@ -450,6 +451,8 @@ enum Version {
     /// ciphertext, under the same message kinds.
     Tls12Chacha,
     Tls13,
+    /// TLS 1.3 with ChaCha20-Poly1305 records.
+    Tls13Chacha,
 }
 
 /// Which message of which party to replace with which mutant.
@@ -554,7 +557,10 @@ fn run_once(version: Version, seed: u64, target: Option<Target>) -> Run {
     match version {
         Version::Tls12 => run_once12(ECDHE_ECDSA_AES128_GCM_SHA256, seed, target),
         Version::Tls12Chacha => run_once12(ECDHE_ECDSA_CHACHA20_POLY1305_SHA256, seed, target),
-        Version::Tls13 => run_once13(seed, target),
+        Version::Tls13 => run_once13(seed, target, CipherSuite::TLS13_AES_128_GCM_SHA256),
+        Version::Tls13Chacha => {
+            run_once13(seed, target, CipherSuite::TLS13_CHACHA20_POLY1305_SHA256)
+        }
     }
 }
 
@@ -617,19 +623,13 @@ fn run_once12(suite: CipherSuite, seed: u64, target: Option<Target>) -> Run {
 /// The TLS 1.3 session (AES-128-GCM-SHA256, X25519) on the TLS 1.3
 /// driver, then its response proof revealing and committing to all of
 /// both directions, as [`run_once12`].
-fn run_once13(seed: u64, target: Option<Target>) -> Run {
+fn run_once13(seed: u64, target: Option<Target>, suite: CipherSuite) -> Run {
     let c = certs(KeyKind::Ecdsa, &[NAME], false);
     let req = request();
     let (delta, keys, macs, s, r) = cots_ext(seed, cots_needed(req.len()));
     let mut rng = ChaCha20Rng::seed_from_u64(seed + 10);
     let (p, hello) = Tls13ProverSession::new(
-        prover_config(
-            NAME,
-            CipherSuite::TLS13_AES_128_GCM_SHA256,
-            GROUP_X25519,
-            false,
-            &req,
-        ),
+        prover_config(NAME, suite, GROUP_X25519, false, &req),
         CotPool::new(macs),
         &mut rng,
     )
@@ -741,6 +741,14 @@ fn every_field_of_every_chacha12_message_is_refused_or_true() {
 #[test]
 fn every_field_of_every_tls13_message_kind_is_refused_or_true() {
     sweep(Version::Tls13, Sweep::KindEnds, 5_000);
+}
+
+/// TLS 1.3 with ChaCha20-Poly1305 records, as
+/// [`every_field_of_every_tls13_message_kind_is_refused_or_true`]: 142
+/// mutated sessions, about 45 s of CPU in the test profile.
+#[test]
+fn every_field_of_every_tls13_chacha_message_kind_is_refused_or_true() {
+    sweep(Version::Tls13Chacha, Sweep::KindEnds, 20_000);
 }
 
 /// TLS 1.3, every message as the TLS 1.2 sweep does (some times the

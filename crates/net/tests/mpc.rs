@@ -47,13 +47,13 @@ async fn revealed_json_is_the_fixtures() {
     assert!(body.contains("\"amount\":1234.56"), "{body}");
 }
 
-/// A suite MPC mode does not run (ChaCha20-Poly1305 has no record step in
-/// the sessions yet): a clear error before any connection.
+/// No chosen suite MPC mode runs for the chosen version (a TLS 1.2 suite
+/// for a TLS 1.3 session): a clear error before any connection.
 #[tokio::test]
 async fn unsupported_options_fail_early() {
     let mut o = mpc_options("127.0.0.1:9", 443, "/", "");
     o.version = Some(TlsVersion::Tls13);
-    o.suites = vec![webproof_proxy::CipherSuite::TLS13_CHACHA20_POLY1305_SHA256];
+    o.suites = vec![webproof_proxy::CipherSuite::TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256];
     let e = webproof_net::prove(&o).await.unwrap_err();
     assert!(e.to_string().contains("TLS 1.3 AES-GCM"), "{e}");
 }

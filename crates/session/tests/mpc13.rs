@@ -311,6 +311,10 @@ fn an_mpc_session_over_tls13_verifies() {
             CipherSuite::TLS13_AES_256_GCM_SHA384,
             rustls::CipherSuite::TLS13_AES_256_GCM_SHA384,
         ),
+        (
+            CipherSuite::TLS13_CHACHA20_POLY1305_SHA256,
+            rustls::CipherSuite::TLS13_CHACHA20_POLY1305_SHA256,
+        ),
     ]
     .into_iter()
     .enumerate()
@@ -388,18 +392,37 @@ fn an_explicit_version_is_honoured() {
     assert!(e.to_string().contains("protocol_version"), "{e}");
 }
 
-/// A server that picks a suite MPC mode does not run gets a message
-/// naming its pick.
+/// A TLS 1.3 server of ChaCha20-Poly1305 alone (the suite MPC mode
+/// offers last) is served without naming the suite or the version: the
+/// probe offers every TLS 1.3 suite and the session runs the one the
+/// server picks.
+#[test]
+fn a_tls13_server_of_one_suite_needs_no_flags() {
+    let mut pair = Pair::new(59);
+    pair.suite13 = Some(rustls::CipherSuite::TLS13_CHACHA20_POLY1305_SHA256);
+    let out = honest(&pair, TlsVersion::Tls13);
+    assert_eq!(
+        out.cipher_suite,
+        CipherSuite::TLS13_CHACHA20_POLY1305_SHA256
+    );
+}
+
+/// A server that runs none of the suites the request names is refused
+/// with a message naming what was offered (MPC mode runs every suite
+/// rustls does, so here the request names TLS 1.3's AES-128-GCM alone
+/// and the server runs ChaCha20-Poly1305 alone).
 #[test]
 fn a_server_of_another_suite_is_named() {
     let mut pair = Pair::new(55);
     pair.suite13 = Some(rustls::CipherSuite::TLS13_CHACHA20_POLY1305_SHA256);
+    pair.suites = vec![CipherSuite::TLS13_AES_128_GCM_SHA256];
     let (p, _) = pair.run();
     let Err(e) = p else {
         panic!("a server of another suite was not refused")
     };
     let e = e.to_string();
     assert!(e.contains("MPC mode"), "{e}");
+    assert!(e.contains("TLS13_AES_128_GCM_SHA256"), "{e}");
 }
 
 /// A cut link ends a TLS 1.3 session on both sides: the prover fails, the

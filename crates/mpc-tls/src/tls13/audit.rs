@@ -16,7 +16,14 @@
 //! Every OLE batch (the request records' hidden M2A, the GHASH record's
 //! powers, the ECtF) is answered again for the verifier's revealed inputs
 //! (`webproof_mpc::consistency::audit_ole_transcripts`), the ECtF's
-//! checked to be what the protocol makes them.
+//! checked to be what the protocol makes them. Under ChaCha20-Poly1305
+//! each record's two circuits are audited as every circuit (the record
+//! circuit's inputs by `webproof_mpc::chacha::check_verifier_inputs`, the
+//! tag circuit's pad by `check_tag_inputs`), and its bitwise OLEs (its
+//! powers of `r`, its hidden ciphertext's) reveal no input: the prover
+//! answers them again on the elements it computes from the record
+//! circuit's revealed `t` (`webproof_mpc::chacha::audit_oles`), as TLS
+//! 1.2's audit does.
 //!
 //! It runs before the prover discloses the revealed bytes and opens the
 //! proof, as TLS 1.2's does; it catches a verifier that garbled other
@@ -54,11 +61,13 @@ fn bits_len(runs: &[EvaluatedRun]) -> usize {
 }
 
 /// The field's bits and bytes of OLE stream `stream`: the ECtF's is the
-/// curve's base field, the records' GF(2^128).
-fn field_of(stream: u64, curve: Curve) -> (usize, usize) {
+/// curve's base field, the records' GF(2^128); a ChaCha20-Poly1305
+/// record's bitwise OLEs reveal no input (one COT an input bit, no byte).
+fn field_of(stream: u64, curve: Curve, chacha: bool) -> (usize, usize) {
     match (stream == crate::keyx::ECTF_STREAM, curve) {
         (true, Curve::P256) => (P256Base::BITS, P256Base::BYTES),
         (true, Curve::X25519) => (Curve25519Base::BITS, Curve25519Base::BYTES),
+        _ if chacha => (1, 0),
         _ => (Gf128::BITS, Gf128::BYTES),
     }
 }
@@ -66,10 +75,11 @@ fn field_of(stream: u64, curve: Curve) -> (usize, usize) {
 /// Bytes of the verifier's inputs of each logged OLE batch, per stream.
 fn ole_lens(p: &Tls13ProverSession) -> Vec<Vec<usize>> {
     let (log, curve) = p.ole_log();
+    let chacha = super::is_chacha(p.suite());
     log.streams
         .iter()
         .map(|(stream, batches)| {
-            let (bits, bytes) = field_of(*stream, curve);
+            let (bits, bytes) = field_of(*stream, curve, chacha);
             batches
                 .iter()
                 .map(|b| b.macs.len() / bits * bytes)
@@ -110,9 +120,24 @@ fn audit_stream<F: OleField>(
     Ok(())
 }
 
-/// Every logged OLE batch answered again for the revealed inputs `rest`.
-fn audit_oles(p: &Tls13ProverSession, delta: Block, mut rest: &[u8]) -> Result<()> {
+/// Every logged OLE batch answered again for the revealed inputs `rest`;
+/// a ChaCha20-Poly1305 record's on the elements computed from its record
+/// circuit's revealed inputs (`revealed`: per run of
+/// `Tls13ProverSession::evaluated_runs`, the verifier's groups).
+fn audit_oles(
+    p: &Tls13ProverSession,
+    delta: Block,
+    mut rest: &[u8],
+    revealed: &[Vec<Vec<bool>>],
+) -> Result<()> {
     let (log, curve) = p.ole_log();
+    if super::is_chacha(p.suite()) {
+        for (stream, batches) in &log.streams {
+            if *stream != crate::keyx::ECTF_STREAM {
+                audit_chacha_stream(p, delta, *stream, batches, revealed)?;
+            }
+        }
+    }
     for ((stream, batches), lens) in log.streams.iter().zip(ole_lens(p)) {
         let mut inputs = Vec::with_capacity(lens.len());
         for l in lens {
@@ -127,6 +152,8 @@ fn audit_oles(p: &Tls13ProverSession, delta: Block, mut rest: &[u8]) -> Result<(
             (true, Curve::X25519) => {
                 audit_stream::<Curve25519Base>(delta, *stream, batches, &inputs)?
             }
+            // Audited above, on no revealed input.
+            (false, _) if super::is_chacha(p.suite()) => {}
             (false, _) => audit_stream::<Gf128>(delta, *stream, batches, &inputs)?,
         }
     }
@@ -134,6 +161,41 @@ fn audit_oles(p: &Tls13ProverSession, delta: Block, mut rest: &[u8]) -> Result<(
         return Err(Error::Malformed("revealed OLE inputs"));
     }
     Ok(())
+}
+
+/// The audit of a ChaCha20-Poly1305 request record's OLE stream: its
+/// powers' batch and its hidden ciphertext's, replayed on the elements an
+/// honest verifier had (`webproof_mpc::chacha::audit_oles`, from the `t`
+/// of the record circuit's revealed inputs, which
+/// `Tls13ProverSession::check_revealed_inputs` checks too).
+fn audit_chacha_stream(
+    p: &Tls13ProverSession,
+    delta: Block,
+    stream: u64,
+    batches: &[OleTranscript],
+    revealed: &[Vec<Vec<bool>>],
+) -> Result<()> {
+    let (run, len) = p
+        .chacha_stream(stream)
+        .ok_or(Error::Malformed("an OLE stream of no record"))?;
+    let [powers, hidden] = batches else {
+        return Err(Error::Malformed("a record's OLE batches of another number"));
+    };
+    let bits = |t: &OleTranscript| webproof_mpc::consistency::OleBitsTranscript {
+        macs: t.macs.clone(),
+        response: t.response.clone(),
+    };
+    webproof_mpc::chacha::audit_oles(
+        &mut webproof_mpc::consistency::OleReplay::new(delta, stream),
+        revealed
+            .get(run)
+            .ok_or(Error::Malformed("revealed inputs"))?,
+        super::rec::AAD_LEN,
+        len,
+        &bits(powers),
+        Some(&bits(hidden)),
+    )
+    .map_err(mpc_err)
 }
 
 /// The prover's audit with the verifier's `reveal` ([`reveal_bits`]) and
@@ -147,12 +209,12 @@ pub fn audit13(p: &Tls13ProverSession, reveal: &[u8], delta: Block) -> Result<()
     let (bits, oles) = reveal
         .split_at_checked(bits_len(&runs))
         .ok_or(Error::Malformed("revealed inputs"))?;
-    audit_oles(p, delta, oles)?;
     let mut groups = decode_bits(bits, &lens).map_err(mpc_err)?.into_iter();
     let revealed: Vec<Vec<Vec<bool>>> = runs
         .iter()
         .map(|r| groups.by_ref().take(r.revealed_lens().len()).collect())
         .collect();
+    audit_oles(p, delta, oles, &revealed)?;
     for (run, own) in runs.iter().zip(&revealed) {
         let inputs = run.input_values(own.clone()).map_err(mpc_err)?;
         run.circuit.audit(delta, &inputs).map_err(mpc_err)?;

@@ -1,7 +1,9 @@
 //! MPC mode over TLS 1.3 (issue 54): the prover's and the verifier's
 //! sessions of a TLS 1.3 client whose ECDHE secret, key schedule and
-//! request records run in 2PC, with AES-128-GCM-SHA256 or
-//! AES-256-GCM-SHA384 ([`SUITES`], one per session); the
+//! request records run in 2PC, with AES-128-GCM-SHA256,
+//! AES-256-GCM-SHA384 or ChaCha20-Poly1305-SHA256 ([`SUITES`], one per
+//! session; ChaCha20-Poly1305's records are `webproof_mpc::chacha`'s, as
+//! TLS 1.2's, with the same nonce form and the 5-byte header as AAD); the
 //! response is proven after the session ([`response`], sealed, with the
 //! prover's audit of the garbling before it discloses, [`audit`]; no
 //! consistency proof in ZK yet) and the verifier's output states TLS 1.3
@@ -18,7 +20,8 @@
 //! - [`hello`][]: the ClientHello the prover writes and the verifier's check
 //!   of it, the ServerHello's checks, the reading of the server's
 //!   encrypted flight and the client Finished record;
-//! - `rec`: the records in 2PC by id (the GHASH record, the request's);
+//! - `rec`: the records in 2PC by id (AES-GCM's GHASH record, the
+//!   request's) and their circuits per suite;
 //! - [`response`][]: the proof of the response after the session;
 //! - [`audit`][]: the prover's audit of the garbling inside it;
 //! - `output`: [`verifier_output13`];
@@ -52,11 +55,13 @@ use webproof_tls::CipherSuite;
 /// The default TLS 1.3 suite of MPC mode.
 pub const SUITE: CipherSuite = CipherSuite::TLS13_AES_128_GCM_SHA256;
 
-/// The TLS 1.3 suites MPC mode runs: the AES-GCM ones (ChaCha20-Poly1305
-/// has no record circuit in 2PC here yet).
-pub const SUITES: [CipherSuite; 2] = [
+/// The TLS 1.3 suites MPC mode runs, in preference order: the AES-GCM
+/// ones, then ChaCha20-Poly1305 (its records cost more in 2PC: every
+/// record pays its own Poly1305 key, `docs/protocol/mpc-chacha.md`).
+pub const SUITES: [CipherSuite; 3] = [
     CipherSuite::TLS13_AES_128_GCM_SHA256,
     CipherSuite::TLS13_AES_256_GCM_SHA384,
+    CipherSuite::TLS13_CHACHA20_POLY1305_SHA256,
 ];
 
 /// The key schedule's parameters of a suite of [`SUITES`], or a clear
@@ -65,11 +70,19 @@ pub(crate) fn schedule_of(suite: CipherSuite) -> crate::Result<Tls13Suite> {
     match suite {
         CipherSuite::TLS13_AES_128_GCM_SHA256 => Ok(Tls13Suite::AES_128_GCM_SHA256),
         CipherSuite::TLS13_AES_256_GCM_SHA384 => Ok(Tls13Suite::AES_256_GCM_SHA384),
+        CipherSuite::TLS13_CHACHA20_POLY1305_SHA256 => Ok(Tls13Suite::CHACHA20_POLY1305_SHA256),
         _ => Err(crate::Error::Unsupported(format!(
-            "{suite} in MPC mode over TLS 1.3 (it runs {} and {})",
-            SUITES[0], SUITES[1]
+            "{suite} in MPC mode over TLS 1.3 (it runs {}, {} and {})",
+            SUITES[0], SUITES[1], SUITES[2]
         ))),
     }
+}
+
+/// Whether a suite's records are ChaCha20-Poly1305's
+/// (`webproof_mpc::chacha`: two circuits a record, no GHASH key); every
+/// other suite of [`SUITES`] is AES-GCM's.
+pub(crate) fn is_chacha(suite: CipherSuite) -> bool {
+    suite == CipherSuite::TLS13_CHACHA20_POLY1305_SHA256
 }
 
 /// The group MPC mode offers beside `g` (it runs two).

@@ -21,7 +21,7 @@ use super::hello::{
     check_hrr, check_server_hello, clear_messages, client_finished_record, client_hello,
     hello_transcript, is_hrr, read_flight,
 };
-use super::rec::{hidden_record, Spec};
+use super::rec::{circuits_per_record, hidden_record, Spec, AAD_LEN};
 use crate::cots::CotPool;
 use crate::error::{Error, Result};
 use crate::hello::{group_curve, record, Terms};
@@ -34,6 +34,7 @@ use rand_core::{CryptoRng, RngCore, SeedableRng};
 use webproof_circuits::bytes_to_bits;
 use webproof_circuits::tls::Tls13Suite;
 use webproof_core::Block;
+use webproof_mpc::chacha::{self, ChachaProver};
 use webproof_mpc::dual::{DualProver, KeystreamCheck, RecordGarbling};
 use webproof_mpc::exec::StepTables;
 use webproof_mpc::field::Gf128;
@@ -159,6 +160,28 @@ struct PRec {
     ks_bits: Vec<bool>,
     gv_labels: Vec<Block>,
     sent: bool,
+    /// ChaCha20-Poly1305 (`webproof_mpc::chacha`): the tag circuit's
+    /// schedule and tables, the powers' M2A and the bitwise OLEs of its
+    /// hidden ciphertext (answered in preprocessing), the tag circuit's
+    /// input COTs (drawn with the powers'), the record's 2PC once built.
+    tag_plan: Option<std::sync::Arc<webproof_mpc::Plan>>,
+    tag_tables: Incoming,
+    cc_powers: Option<chacha::PowersAhead>,
+    cc_hidden: Option<chacha::HiddenAhead>,
+    tag_macs: Vec<Block>,
+    cc: Option<ChachaProver>,
+}
+
+impl PRec {
+    /// Both circuits' tables (the tag circuit's: ChaCha20-Poly1305 only)
+    /// in circuit order.
+    fn slots(&self) -> Vec<&Incoming> {
+        let mut v = vec![&self.tables];
+        if self.spec.chacha {
+            v.push(&self.tag_tables);
+        }
+        v
+    }
 }
 
 impl Tls13ProverSession {
@@ -202,7 +225,8 @@ impl Tls13ProverSession {
         // The keystream pads come first out of both pools, in record order.
         let mut cots = cots;
         let mut at = 0;
-        let recs = Spec::all(&lens, schedule.key_len)
+        let chacha = super::is_chacha(suite);
+        let recs = Spec::all(&lens, schedule.key_len, chacha)
             .into_iter()
             .map(|spec| {
                 let pads = if spec.computes_h() {
@@ -219,6 +243,7 @@ impl Tls13ProverSession {
                 Ok(PRec {
                     spec,
                     plan: None,
+                    tag_plan: None,
                     dual_plan: None,
                     tables: Incoming::default(),
                     ole: OleReceiver::new(spec.stream()),
@@ -233,6 +258,11 @@ impl Tls13ProverSession {
                     ks_bits: Vec::new(),
                     gv_labels: Vec::new(),
                     sent: false,
+                    tag_tables: Incoming::default(),
+                    cc_powers: None,
+                    cc_hidden: None,
+                    tag_macs: Vec::new(),
+                    cc: None,
                 })
             })
             .collect::<Result<Vec<_>>>()?;
@@ -318,10 +348,17 @@ impl Tls13ProverSession {
         Ok(self.plans.as_ref().expect("set above"))
     }
 
-    /// Every record circuit's schedule, built on first use.
+    /// Every record circuit's schedule (and under ChaCha20-Poly1305 its
+    /// tag circuit's), built on first use.
     fn build_plans(&mut self) -> Result<()> {
         for r in self.recs.iter_mut().filter(|r| r.plan.is_none()) {
-            r.plan = Some(r.spec.plan()?);
+            if r.spec.chacha {
+                let (plan, tag) = r.spec.chacha_plans()?;
+                r.plan = Some(plan);
+                r.tag_plan = Some(tag);
+            } else {
+                r.plan = Some(r.spec.plan()?);
+            }
         }
         Ok(())
     }
@@ -434,8 +471,13 @@ impl Tls13ProverSession {
                 self.slot(circuit)?.end = Some((decoding, early));
             }
             VerifierMsg::RecPowers { id, msg } => {
-                self.answered_ahead(id, &msg)?;
-                if id == super::rec::GHASH_RECORD {
+                let done = if self.is_chacha() {
+                    self.chacha_ahead(id, &msg)?
+                } else {
+                    self.answered_ahead(id, &msg)?;
+                    id == super::rec::GHASH_RECORD
+                };
+                if done {
                     self.send_client_hello(&mut out)?;
                 }
             }
@@ -535,7 +577,7 @@ impl Tls13ProverSession {
         let next = self
             .incoming
             .iter()
-            .chain(self.recs.iter().map(|r| &r.tables))
+            .chain(self.recs.iter().flat_map(PRec::slots))
             .position(|t| t.end.is_none());
         if self.setup.is_none() || next != Some(i) {
             return Err(Error::Unexpected {
@@ -543,10 +585,11 @@ impl Tls13ProverSession {
                 got: "tables of another circuit",
             });
         }
-        Ok(if i < STEPS {
-            &mut self.incoming[i]
-        } else {
-            &mut self.recs[i - STEPS].tables
+        let k = circuits_per_record(self.is_chacha());
+        Ok(match i.checked_sub(STEPS) {
+            None => &mut self.incoming[i],
+            Some(j) if j % k == 1 => &mut self.recs[j / k].tag_tables,
+            Some(j) => &mut self.recs[j / k].tables,
         })
     }
 
@@ -555,18 +598,20 @@ impl Tls13ProverSession {
     /// refused before the prover holds it).
     fn table_limit(&mut self, circuit: u8) -> Result<usize> {
         let i = circuit as usize;
-        let ands = if i < STEPS {
-            self.kdf_plans()?.and_counts()[i]
-        } else {
-            if i - STEPS >= self.recs.len() {
-                return Err(Error::Malformed("tables of a circuit the session has not"));
+        let k = circuits_per_record(self.is_chacha());
+        let ands = match i.checked_sub(STEPS) {
+            None => self.kdf_plans()?.and_counts()[i],
+            Some(j) => {
+                if j / k >= self.recs.len() {
+                    return Err(Error::Malformed("tables of a circuit the session has not"));
+                }
+                self.build_plans()?;
+                let r = &self.recs[j / k];
+                match (j % k, &r.tag_plan) {
+                    (1, Some(t)) => t.and_count(),
+                    _ => r.plan.as_ref().expect("built").and_count(),
+                }
             }
-            self.build_plans()?;
-            self.recs[i - STEPS]
-                .plan
-                .as_ref()
-                .expect("built")
-                .and_count()
         };
         let ands = usize::try_from(ands).map_err(|_| Error::Malformed("circuit too large"))?;
         Ok(webproof_mpc::max_stream_bytes(ands))
@@ -623,6 +668,86 @@ impl Tls13ProverSession {
         Ok(())
     }
 
+    /// Whether the session's records are ChaCha20-Poly1305's.
+    fn is_chacha(&self) -> bool {
+        super::is_chacha(self.suite)
+    }
+
+    /// The index of record `id` among the session's (ChaCha20-Poly1305
+    /// has no record 0).
+    fn index(&self, id: u32) -> Option<usize> {
+        self.recs.iter().position(|r| r.spec.id == id)
+    }
+
+    /// ChaCha20-Poly1305's OLEs answered ahead for record `id`, after
+    /// every circuit's tables: per request record in id order the M2A of
+    /// its powers of `r` (then the tag circuit's input COTs are drawn),
+    /// then the bitwise OLEs that hide its ciphertext; the COTs drawn here
+    /// in the order the verifier drew its keys. Returns whether
+    /// preprocessing is over (the last record's hidden ciphertext): then
+    /// every record's prover is built.
+    fn chacha_ahead(&mut self, id: u32, msg: &[u8]) -> Result<bool> {
+        let tables_done = self
+            .recs
+            .iter()
+            .all(|r| r.tables.end.is_some() && r.tag_tables.end.is_some());
+        let due = self
+            .recs
+            .iter()
+            .position(|r| r.cc_powers.is_none() || r.cc_hidden.is_none());
+        if !tables_done || due.is_none() || due != self.index(id) {
+            return Err(Error::Unexpected {
+                expected: "each record's OLEs once, in order, after every circuit's tables",
+                got: "RecPowers",
+            });
+        }
+        let i = due.expect("checked");
+        let spec = self.recs[i].spec;
+        if self.recs[i].cc_powers.is_none() {
+            let macs = self.cots.take(chacha::cots_needed(AAD_LEN, spec.len))?;
+            let r = &mut self.recs[i];
+            let pending = ChachaProver::powers_choose(spec.len, AAD_LEN, &mut r.ole, &macs)?;
+            r.cc_powers = Some(pending.finish(msg)?);
+            // Bitwise OLEs: the choice bits are the inputs, no flips.
+            self.oles.choose(spec.stream(), macs, &[]);
+            self.oles.answer(spec.stream(), msg);
+            self.recs[i].tag_macs = self.cots.take(chacha::TAG_COTS)?;
+            return Ok(false);
+        }
+        let macs = self.cots.take(chacha::hide_cots(spec.len))?;
+        let r = &mut self.recs[i];
+        let pending = ChachaProver::hide_choose(spec.len, &mut r.ole, &macs)?;
+        r.cc_hidden = Some(ChachaProver::hide_finish(pending, msg)?);
+        r.hidden_record.cots = macs.clone();
+        self.oles.choose(spec.stream(), macs, &[]);
+        self.oles.answer(spec.stream(), msg);
+        if i + 1 < self.recs.len() {
+            return Ok(false);
+        }
+        self.build_plans()?;
+        for r in &mut self.recs {
+            let (t, tt) = (
+                core::mem::take(&mut r.tables),
+                core::mem::take(&mut r.tag_tables),
+            );
+            let ((d, e), (td, te)) = (
+                t.end.expect("checked above"),
+                tt.end.expect("checked above"),
+            );
+            let tag_plan = r.tag_plan.clone().expect("a ChaCha20 record's");
+            r.cc = Some(ChachaProver::new(
+                (r.plan.clone().expect("built"), tag_plan),
+                r.spec.len,
+                AAD_LEN,
+                r.spec.chacha_instances(),
+                ((t.chunks.into(), d, e), (tt.chunks.into(), td, te)),
+                r.cc_powers.take().expect("answered"),
+                r.cc_hidden.take(),
+            )?);
+        }
+        Ok(true)
+    }
+
     /// After the key schedule's last step: every record's circuit on the
     /// prover's client key ‖ IV share, chained to the labels step 3
     /// output. The GHASH record's offsets and each request record's
@@ -647,6 +772,27 @@ impl Tls13ProverSession {
             ));
         }
         for r in &mut self.recs {
+            if let Some(p) = r.cc.as_mut() {
+                // ChaCha20-Poly1305: the tag request with the ciphertext
+                // masked twice by COT choice bits (the verifier never sees
+                // it); the tag waits for the dual execution's check.
+                let ks = p.keystream(&labels, &share)?;
+                r.ct = r.inner.iter().zip(&ks).map(|(a, b)| a ^ b).collect();
+                r.ks_bits = bytes_to_bits(&ks);
+                r.gv_labels = p.circuits().0.evaluator().output_labels(0)?.to_vec();
+                let macs = core::mem::take(&mut r.tag_macs);
+                let request = p.hidden_tag_request(&r.spec.aad(), &r.ct, &macs)?;
+                let cots = core::mem::take(&mut r.hidden_record.cots);
+                r.hidden_record =
+                    crate::rec::HiddenRecord::chacha_of(r.spec.len, AAD_LEN, &request, &cots)?;
+                out.to_verifier.push(ProverMsg::RecCiphertext {
+                    id: r.spec.id,
+                    ct: Vec::new(),
+                    offsets: request,
+                    labels: self.dual.prover_labels(&share)?,
+                });
+                continue;
+            }
             let p =
                 r.p.as_mut()
                     .ok_or(Error::OutOfOrder("records before their tables"))?;
@@ -688,30 +834,41 @@ impl Tls13ProverSession {
         check: &[u8],
         out: &mut ProverOutput,
     ) -> Result<()> {
-        let powers = self.powers.as_deref().ok_or(Error::Unexpected {
-            expected: "no tag share before the records ran",
-            got: "RecTagShare",
-        })?;
         let due = self
             .recs
             .iter()
             .position(|r| !r.spec.computes_h() && !r.sent);
-        if due != Some(id as usize) {
+        if due.is_none()
+            || due != self.index(id)
+            || !self.recs.iter().all(|r| r.ct.len() == r.inner.len())
+        {
             return Err(Error::Unexpected {
-                expected: "the tag shares of the request's records in order",
+                expected: "the tag shares of the request's records in order, after they ran",
                 got: "RecTagShare",
             });
         }
-        let r = &mut self.recs[id as usize];
+        let powers = self.powers.as_deref();
+        let r = &mut self.recs[due.expect("checked")];
         r.check
             .as_ref()
             .ok_or(Error::OutOfOrder(
                 "a tag share before the record's garbling",
             ))?
             .check(&r.ks_bits, &r.gv_labels, &r.pads, check)?;
-        let p = r.p.as_mut().expect("built before");
         let aad = r.spec.aad();
-        let t = p.hidden_tag(tag, corrections, powers, &aad, &r.ct)?;
+        let t = match (r.cc.as_mut(), r.p.as_mut(), powers) {
+            // ChaCha20-Poly1305: `corrections` carries the tag circuit's
+            // input labels; there is no tag share.
+            (Some(p), _, _) if *tag == [0; 16] => p.tag(corrections)?,
+            (Some(_), _, _) => return Err(Error::Malformed("a tag share for a ChaCha20 record")),
+            (None, Some(p), Some(powers)) => p.hidden_tag(tag, corrections, powers, &aad, &r.ct)?,
+            _ => {
+                return Err(Error::Unexpected {
+                    expected: "no tag share before the records ran",
+                    got: "RecTagShare",
+                })
+            }
+        };
         out.to_server.extend_from_slice(&aad);
         out.to_server.extend_from_slice(&r.ct);
         out.to_server.extend_from_slice(&t);
@@ -884,7 +1041,7 @@ impl Tls13ProverSession {
         }
         self.closing = true;
         Ok(ProverMsg::Close {
-            sent: (self.recs.len() - 1) as u32,
+            sent: self.recs.iter().filter(|r| !r.spec.computes_h()).count() as u32,
             received: (self.recorder.transcript().received.len() - start) as u32,
         })
     }
@@ -1001,10 +1158,26 @@ impl Tls13ProverSession {
             runs.push(c.retain()?);
         }
         for r in &self.recs {
+            if let Some(p) = &r.cc {
+                let (record, tag) = p.circuits();
+                runs.push(record.retain()?);
+                runs.push(tag.retain()?);
+                continue;
+            }
             let p = r.p.as_ref().ok_or(Error::OutOfOrder("the audit"))?;
             runs.push(p.circuit().retain()?);
         }
         Ok(runs)
+    }
+
+    /// The run (of [`Self::evaluated_runs`]) of the ChaCha20-Poly1305
+    /// record circuit whose OLE stream is `stream`, and its length.
+    pub(crate) fn chacha_stream(&self, stream: u64) -> Option<(usize, usize)> {
+        let j = self
+            .recs
+            .iter()
+            .position(|r| r.spec.chacha && r.spec.stream() == stream)?;
+        Some((STEPS + 2 * j, self.recs[j].spec.len))
     }
 
     /// The OLE batches the prover logged, per stream in the order they
@@ -1024,7 +1197,8 @@ impl Tls13ProverSession {
             .response
             .as_ref()
             .ok_or(Error::OutOfOrder("the audit"))?;
-        if revealed.len() != STEPS + self.recs.len() {
+        let k = circuits_per_record(self.is_chacha());
+        if revealed.len() != STEPS + k * self.recs.len() {
             return Err(Error::Malformed("revealed inputs of another session"));
         }
         let masks = webproof_mpc::tls13::check_verifier_inputs(
@@ -1042,7 +1216,18 @@ impl Tls13ProverSession {
             ));
         }
         let share = key_iv(&masks);
-        for (rec, inputs) in self.recs.iter().zip(&revealed[STEPS..]) {
+        for (rec, inputs) in self.recs.iter().zip(revealed[STEPS..].chunks(k)) {
+            if rec.spec.chacha {
+                // Its key ‖ IV share, the sequence number, `t` canonical
+                // and nonzero; the tag circuit's pad of `s` the record
+                // circuit's.
+                chacha::check_verifier_inputs(&share, rec.spec.seq(), &inputs[0])
+                    .map_err(crate::response::mpc_err)?;
+                chacha::check_tag_inputs(&inputs[0], &inputs[1])
+                    .map_err(crate::response::mpc_err)?;
+                continue;
+            }
+            let inputs = &inputs[0];
             record::check_verifier_inputs(
                 &share,
                 &rec.spec.seq().to_be_bytes(),

@@ -34,7 +34,10 @@
 //!   from the 2PC (the verifier never saw the ciphertext) XOR its mask
 //!   (the hidden M2A's COT choice bits, imported as authenticated bits)
 //!   XOR the keystream has inner content type 23 and the claimed request
-//!   bytes;
+//!   bytes; under ChaCha20-Poly1305 the masked ciphertext is `D¹` and
+//!   its second copy `D²` is tied to it (`D¹ ⊕ χ¹ = D² ⊕ χ²`, padding
+//!   zero: `crate::response::prove_chacha_copies`, as TLS 1.2's), and the
+//!   tags are Poly1305's under the same 12-byte IV nonce form;
 //! - the hidden bytes of the request's heads the claim names
 //!   ([`Claim13::request_crlf_free`], offsets into the request) are none
 //!   of CR and LF (`webproof_tlsproof::assert_byte_classes` over the same
@@ -99,7 +102,7 @@ use webproof_zk::{Config, Prover, Verifier};
 /// Most revealed ranges in a claim.
 const MAX_RANGES: usize = 256;
 
-/// The AES-GCM tag.
+/// The AEAD tag (AES-GCM's, Poly1305's).
 const TAG: usize = 16;
 
 /// The server key's and the server IV's bits in the key block
@@ -112,8 +115,10 @@ fn server_bits(key_len: usize) -> (Range<usize>, Range<usize>) {
 
 /// The AEAD of a TLS 1.3 suite MPC mode runs, and its key length.
 fn aead_of(suite: webproof_tls::CipherSuite) -> Result<(Aead, usize)> {
-    Ok(match super::schedule_of(suite)?.key_len {
-        16 => (Aead::Aes128Gcm, 16),
+    let key_len = super::schedule_of(suite)?.key_len;
+    Ok(match (super::is_chacha(suite), key_len) {
+        (true, _) => (Aead::ChaCha20Poly1305, key_len),
+        (false, 16) => (Aead::Aes128Gcm, 16),
         _ => (Aead::Aes256Gcm, 32),
     })
 }
@@ -724,7 +729,7 @@ fn request_statement(
     let mut app = Vec::new();
     for (i, h) in hidden.iter().enumerate() {
         let inner = h.masked.len();
-        if inner == 0 || h.cots.len() != webproof_mpc::record::hide_cots(inner) {
+        if inner == 0 || h.cots.len() != crate::response::hide_cots_of(h) {
             return Err(Error::Malformed("a request record of another shape"));
         }
         let content = inner - 1;
@@ -876,6 +881,8 @@ pub async fn prove_response13<C: RandomCotReceiver, T: Io>(
         let choices: Vec<bool> = h.cots.iter().map(|m| m.lsb()).collect();
         mask_bits.push(zk.import_labels(&h.cots, &choices).map_err(zk_err)?);
     }
+    // ChaCha20-Poly1305's second masked copy tied to the first.
+    crate::response::prove_chacha_copies(&mut zk, &hidden, &mask_bits).await?;
     let masks = crate::response::masks_in_byte_order(&hidden, mask_bits);
     webproof_tlsproof::assert_masked_plaintext(
         &mut zk,
@@ -1032,7 +1039,8 @@ pub async fn verify_response13<C: RandomCotSender, T: Io>(
     zk.assert_public(&civ, &bytes_to_bits(&blank.client_iv))
         .await
         .map_err(zk_err)?;
-    let mask_bits = hidden.iter().map(|h| zk.import_labels(&h.cots)).collect();
+    let mask_bits: Vec<_> = hidden.iter().map(|h| zk.import_labels(&h.cots)).collect();
+    crate::response::verify_chacha_copies(&mut zk, &hidden, &mask_bits).await?;
     let cmasks = crate::response::masks_in_byte_order(&hidden, mask_bits);
     webproof_tlsproof::assert_masked_plaintext(
         &mut zk,

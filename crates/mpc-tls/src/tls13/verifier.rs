@@ -24,14 +24,15 @@
 //!   session's server name and time;
 //! - the request records' lengths (the prover's `Hello`), sequence
 //!   numbers and headers: from the record ids (`super::rec`); their
-//!   masked ciphertexts: the prover's `RecCiphertext` (the verifier never
-//!   sees a request's ciphertext);
+//!   masked ciphertexts (ChaCha20-Poly1305: the two copies `D¹`, `D²`
+//!   with the offsets and the tag circuit's flips): the prover's
+//!   `RecCiphertext` (the verifier never sees a request's ciphertext);
 //! - the server's records after its Finished: its recording.
 
 use super::hello::{
     check_client_hello, check_hrr, check_server_hello, clear_messages, hello_transcript, is_hrr,
 };
-use super::rec::{check_lens, ghash_powers, hidden_record, Spec};
+use super::rec::{check_lens, circuits_per_record, ghash_powers, hidden_record, Spec, AAD_LEN};
 use crate::cots::CotPool;
 use crate::error::{Error, Result};
 use crate::hello::group_curve;
@@ -42,6 +43,7 @@ use crate::verifier::VerifierConfig;
 use rand_chacha::ChaCha20Rng;
 use rand_core::{CryptoRng, RngCore, SeedableRng};
 use webproof_core::Block;
+use webproof_mpc::chacha::{self, ChachaVerifier};
 use webproof_mpc::dual::{DualVerifier, RecordEvaluation};
 use webproof_mpc::field::Gf128;
 use webproof_mpc::keyshare;
@@ -120,7 +122,7 @@ pub struct Tls13VerifierSession {
 /// The verifier's side of one record in 2PC.
 struct VRec {
     spec: Spec,
-    v: RecordVerifier,
+    v: VCircuits,
     ole: OleSender,
     /// The keystream pads' COT keys (dual execution).
     pad_keys: Vec<Block>,
@@ -131,6 +133,47 @@ struct VRec {
     hidden: crate::rec::HiddenRecord,
     tagged: bool,
     sent: bool,
+}
+
+/// A record's garbling: AES-GCM's one circuit, or ChaCha20-Poly1305's
+/// two.
+enum VCircuits {
+    Gcm(Box<RecordVerifier>),
+    Chacha(Box<VChacha>),
+}
+
+/// A circuit's tables garbled whole, streamed from the back: chunks left
+/// (last first), decoding, early labels.
+type PendingTables = (Vec<Vec<u8>>, Vec<u8>, Vec<u8>);
+
+/// A ChaCha20-Poly1305 record (`webproof_mpc::chacha`): its 2PC, both
+/// circuits' tables once garbled (garbled at once when the record's turn
+/// to stream comes, then streamed chunk by chunk: chunks left, last
+/// first; decoding; early labels), the tag circuit's input COT keys,
+/// drawn with the powers'.
+struct VChacha {
+    v: ChachaVerifier,
+    garbled: bool,
+    tables: [Option<PendingTables>; 2],
+    tag_keys: Vec<Block>,
+}
+
+impl VRec {
+    /// AES-GCM's record verifier.
+    fn gcm(&mut self) -> Result<&mut RecordVerifier> {
+        match &mut self.v {
+            VCircuits::Gcm(v) => Ok(v.as_mut()),
+            VCircuits::Chacha(_) => Err(Error::Malformed("an AES-GCM step of a ChaCha20 record")),
+        }
+    }
+
+    /// ChaCha20-Poly1305's.
+    fn chacha(&mut self) -> Result<&mut VChacha> {
+        match &mut self.v {
+            VCircuits::Chacha(c) => Ok(c),
+            VCircuits::Gcm(_) => Err(Error::Malformed("a ChaCha20 step of an AES-GCM record")),
+        }
+    }
 }
 
 impl Tls13VerifierSession {
@@ -239,8 +282,9 @@ impl Tls13VerifierSession {
                     .recs
                     .iter()
                     .position(|r| !r.spec.computes_h() && !r.sent);
-                match self.recs.get_mut(id as usize) {
-                    Some(r) if due == Some(id as usize) && r.tagged => {
+                let at = self.index(id);
+                match at.and_then(|j| self.recs.get_mut(j)) {
+                    Some(r) if due.is_some() && due == at && r.tagged => {
                         self.recorder
                             .feed(Direction::Sent, &hidden_record(&r.spec))?;
                         r.sent = true;
@@ -389,7 +433,8 @@ impl Tls13VerifierSession {
         }
         let lens: Vec<usize> = request_lens.iter().map(|&l| l as usize).collect();
         check_lens(&lens)?;
-        let specs = Spec::all(&lens, schedule.key_len);
+        let chacha = super::is_chacha(terms.suite);
+        let specs = Spec::all(&lens, schedule.key_len, chacha);
         self.suite = terms.suite;
         // The keystream pads come first out of both pools.
         let pads: Vec<Vec<Block>> = specs
@@ -412,23 +457,41 @@ impl Tls13VerifierSession {
         let (dual, dual_answer) = DualVerifier::new(dual_ot, &share, &mut self.rng)?;
         let k = ghash_powers(&specs);
         for (spec, pad_keys) in specs.into_iter().zip(pads) {
-            let v = RecordVerifier::new(
-                spec.plan()?,
-                spec.len,
-                spec.seq().to_be_bytes(),
-                self.delta,
-                spec.instance(),
-                spec.computes_h().then_some(k),
-                &mut self.rng,
-            )?;
+            let v = if spec.chacha {
+                let (plan, tag_plan) = spec.chacha_plans()?;
+                VCircuits::Chacha(Box::new(VChacha {
+                    v: ChachaVerifier::new(
+                        plan,
+                        tag_plan,
+                        spec.len,
+                        AAD_LEN,
+                        spec.seq(),
+                        self.delta,
+                        spec.chacha_instances(),
+                        &mut self.rng,
+                    )?,
+                    garbled: false,
+                    tables: [None, None],
+                    tag_keys: Vec::new(),
+                }))
+            } else {
+                VCircuits::Gcm(Box::new(RecordVerifier::new(
+                    spec.plan()?,
+                    spec.len,
+                    spec.seq().to_be_bytes(),
+                    self.delta,
+                    spec.instance(),
+                    spec.computes_h().then_some(k),
+                    &mut self.rng,
+                )?))
+            };
             // Ready before the prover's garbling of its keystream comes
             // up, which may be before this record's tables go down.
             let eval = if spec.computes_h() {
                 None
             } else {
-                let cipher = webproof_mpc::dual::RecordCipher::aes13(spec.key_len)
-                    .ok_or(Error::Malformed("a TLS 1.3 record of another key length"))?;
-                let mut e = RecordEvaluation::for_cipher(cipher, spec.len, spec.instance())?;
+                let mut e =
+                    RecordEvaluation::for_cipher(spec.cipher()?, spec.len, spec.instance())?;
                 e.set_plan(spec.keystream_plan()?)?;
                 Some(e)
             };
@@ -463,11 +526,15 @@ impl Tls13VerifierSession {
     /// The next message of preprocessing after `Setup`, garbled as it
     /// goes (one chunk per call, while the prover's upload comes the
     /// other way): the key schedule's four steps, then every record's
-    /// circuit (the GHASH record, then the request's, each chained to the
-    /// client key ‖ IV step 3 outputs), each as `Tables` chunks and its
-    /// `Decoding`; then the M2A answered ahead (`RecPowers`: each request
-    /// record's hidden ciphertext, then the powers of the GHASH key).
-    /// `None` once all are out (or before the `Hello`).
+    /// circuits (AES-GCM: the GHASH record, then the request's, one
+    /// circuit each; ChaCha20-Poly1305: per request record its record
+    /// circuit, then its tag circuit), each chained to the client key ‖ IV
+    /// step 3 outputs, each as `Tables` chunks and its `Decoding`; then
+    /// the OLEs answered ahead (`RecPowers`; AES-GCM: each request
+    /// record's hidden ciphertext, then the powers of the GHASH key;
+    /// ChaCha20-Poly1305: per request record its powers of `r`, then its
+    /// hidden ciphertext's bitwise OLEs). `None` once all are out (or
+    /// before the `Hello`).
     pub fn next_tables(&mut self) -> Result<Option<VerifierMsg>> {
         if let Some((j, hide)) = self.ahead_due.pop() {
             return self.answer_ahead(j, hide).map(Some);
@@ -475,13 +542,16 @@ impl Tls13VerifierSession {
         let Some(i) = self.garbling else {
             return Ok(None);
         };
+        if i >= STEPS && self.recs.first().is_some_and(|r| r.spec.chacha) {
+            return self.chacha_tables(i).map(Some);
+        }
         let kdf = self
             .kdf
             .as_mut()
             .ok_or(Error::OutOfOrder("tables before the Hello"))?;
         let circuit = match i.checked_sub(STEPS) {
             None => &mut kdf.circuits_mut()[i],
-            Some(j) => self.recs[j].v.circuit_mut(),
+            Some(j) => self.recs[j].gcm()?.circuit_mut(),
         };
         let tag = u8::try_from(i).map_err(|_| Error::Malformed("too many circuits"))?;
         let mut chunk = Vec::new();
@@ -494,7 +564,7 @@ impl Tls13VerifierSession {
         let decoding = circuit.decoding()?;
         let early = match i.checked_sub(STEPS) {
             None => kdf.early_inputs(i)?,
-            Some(j) => self.recs[j].v.early_inputs()?,
+            Some(j) => self.recs[j].gcm()?.early_inputs()?,
         };
         let next = i + 1;
         if next < STEPS {
@@ -513,15 +583,40 @@ impl Tls13VerifierSession {
             let zero = key_iv_wires(&zero, key_len, IV_LEN)?;
             let share = key_iv(&kdf.key_shares());
             for r in &mut self.recs {
-                r.v.chain(&zero, &share)?;
+                match &mut r.v {
+                    VCircuits::Gcm(v) => v.chain(&zero, &share)?,
+                    VCircuits::Chacha(c) => c.v.chain(&zero, &share)?,
+                }
             }
         }
-        self.garbling = (next < STEPS + self.recs.len()).then_some(next);
-        if self.garbling.is_none() {
-            // Popped from the back: the request records in order, then
-            // the one that computes `H`.
-            self.ahead_due = self
-                .recs
+        self.advance(next);
+        Ok(Some(VerifierMsg::Decoding {
+            circuit: tag,
+            decoding,
+            early,
+        }))
+    }
+
+    /// Circuit `next` streams next; after the last, the OLEs answered
+    /// ahead are due.
+    fn advance(&mut self, next: usize) {
+        let k = circuits_per_record(self.recs.first().is_some_and(|r| r.spec.chacha));
+        self.garbling = (next < STEPS + k * self.recs.len()).then_some(next);
+        if self.garbling.is_some() {
+            return;
+        }
+        // Popped from the back.
+        self.ahead_due = if k == 2 {
+            // Per request record in id order: its powers, then its hidden
+            // ciphertext's OLEs.
+            (0..self.recs.len())
+                .rev()
+                .flat_map(|j| [(j, true), (j, false)])
+                .collect()
+        } else {
+            // The request records in order, then the one that computes
+            // `H`.
+            self.recs
                 .iter()
                 .enumerate()
                 .filter(|(_, r)| r.spec.computes_h())
@@ -532,35 +627,106 @@ impl Tls13VerifierSession {
                         .filter(|&j| !self.recs[j].spec.computes_h())
                         .map(|j| (j, true)),
                 )
-                .collect();
+                .collect()
+        };
+    }
+
+    /// The next message of circuit `i`'s tables under ChaCha20-Poly1305:
+    /// record `j`'s record circuit is circuit `STEPS + 2j`, its tag
+    /// circuit the next. Both are garbled at once when the record's turn
+    /// comes (`ChachaVerifier::preprocess`, after the chaining at step
+    /// 3's end), then streamed chunk by chunk, as TLS 1.2's.
+    fn chacha_tables(&mut self, i: usize) -> Result<VerifierMsg> {
+        let (j, c) = ((i - STEPS) / 2, (i - STEPS) % 2);
+        let tag = u8::try_from(i).map_err(|_| Error::Malformed("too many circuits"))?;
+        let cc = self
+            .recs
+            .get_mut(j)
+            .ok_or(Error::OutOfOrder("tables of a circuit not garbled"))?
+            .chacha()?;
+        if !cc.garbled {
+            let (record, tag_tables) = cc.v.preprocess()?;
+            cc.tables = [record, tag_tables].map(|(t, d, e)| {
+                let mut chunks = t.into_chunks();
+                chunks.reverse();
+                Some((chunks, d, e))
+            });
+            cc.garbled = true;
         }
-        Ok(Some(VerifierMsg::Decoding {
+        let part = cc.tables[c]
+            .as_mut()
+            .ok_or(Error::OutOfOrder("tables of a circuit not garbled"))?;
+        if let Some(chunk) = part.0.pop() {
+            return Ok(VerifierMsg::Tables {
+                circuit: tag,
+                chunk,
+            });
+        }
+        let (_, decoding, early) = cc.tables[c].take().expect("some");
+        self.advance(i + 1);
+        Ok(VerifierMsg::Decoding {
             circuit: tag,
             decoding,
             early,
-        }))
+        })
     }
 
-    /// The M2A record `j` answers ahead, on COTs drawn here (the prover
-    /// draws them when the message arrives, in the same order): its
-    /// hidden ciphertext's (`hide`), or the powers of the GHASH key.
+    /// The OLEs record `j` answers ahead, on COTs drawn here (the prover
+    /// draws them when the message arrives, in the same order). AES-GCM:
+    /// the M2A of its hidden ciphertext (`hide`), or the powers of the
+    /// GHASH key. ChaCha20-Poly1305: the M2A of its powers of `r` (then
+    /// the tag circuit's input COT keys are drawn), or (`hide`) the
+    /// bitwise OLEs that keep its ciphertext from the verifier.
     fn answer_ahead(&mut self, j: usize, hide: bool) -> Result<VerifierMsg> {
-        let msg = if hide {
-            let keys = self.cots.take(record::hide_cots(self.recs[j].spec.len))?;
-            let r = &mut self.recs[j];
-            let msg = r.v.hide_ahead(&mut r.ole, &keys, &mut self.rng)?;
-            r.hidden.cots = keys;
-            msg
-        } else {
-            let k = ghash_powers(&self.recs.iter().map(|r| r.spec).collect::<Vec<_>>());
-            let keys = self.cots.take(record::cots_needed(k))?;
-            let r = &mut self.recs[j];
-            r.v.powers_ahead(&mut r.ole, &keys)?
+        let spec = self.recs[j].spec;
+        let msg = match (spec.chacha, hide) {
+            (true, true) => {
+                let keys = self.cots.take(chacha::hide_cots(spec.len))?;
+                let r = &mut self.recs[j];
+                let VCircuits::Chacha(cc) = &mut r.v else {
+                    return Err(Error::Malformed("a ChaCha20 step of an AES-GCM record"));
+                };
+                let msg = cc.v.hide_respond(&mut r.ole, &keys)?;
+                r.hidden.cots = keys;
+                msg
+            }
+            (true, false) => {
+                let keys = self.cots.take(chacha::cots_needed(AAD_LEN, spec.len))?;
+                let r = &mut self.recs[j];
+                let VCircuits::Chacha(cc) = &mut r.v else {
+                    return Err(Error::Malformed("a ChaCha20 step of an AES-GCM record"));
+                };
+                let msg = cc.v.powers_respond(&mut r.ole, &keys)?;
+                cc.tag_keys = self.cots.take(chacha::TAG_COTS)?;
+                msg
+            }
+            (false, true) => {
+                let keys = self.cots.take(record::hide_cots(spec.len))?;
+                let r = &mut self.recs[j];
+                let VCircuits::Gcm(v) = &mut r.v else {
+                    return Err(Error::Malformed("an AES-GCM step of a ChaCha20 record"));
+                };
+                let msg = v.hide_ahead(&mut r.ole, &keys, &mut self.rng)?;
+                r.hidden.cots = keys;
+                msg
+            }
+            (false, false) => {
+                let k = ghash_powers(&self.recs.iter().map(|r| r.spec).collect::<Vec<_>>());
+                let keys = self.cots.take(record::cots_needed(k))?;
+                let r = &mut self.recs[j];
+                let VCircuits::Gcm(v) = &mut r.v else {
+                    return Err(Error::Malformed("an AES-GCM step of a ChaCha20 record"));
+                };
+                v.powers_ahead(&mut r.ole, &keys)?
+            }
         };
-        Ok(VerifierMsg::RecPowers {
-            id: self.recs[j].spec.id,
-            msg,
-        })
+        Ok(VerifierMsg::RecPowers { id: spec.id, msg })
+    }
+
+    /// The index of record `id` among the session's (ChaCha20-Poly1305
+    /// has no record 0).
+    fn index(&self, id: u32) -> Option<usize> {
+        self.recs.iter().position(|r| r.spec.id == id)
     }
 
     /// Whether preprocessing is still streaming.
@@ -570,8 +736,8 @@ impl Tls13VerifierSession {
 
     /// The evaluation of request record `id`'s keystream garbling.
     fn evaluation(&mut self, id: u32) -> Result<&mut RecordEvaluation> {
-        self.recs
-            .get_mut(id as usize)
+        let j = self.index(id);
+        j.and_then(|j| self.recs.get_mut(j))
             .and_then(|r| r.eval.as_mut())
             .ok_or(Error::Malformed("keystream tables of no request record"))
     }
@@ -588,17 +754,20 @@ impl Tls13VerifierSession {
         labels: &[u8],
     ) -> Result<Vec<VerifierMsg>> {
         let delta = self.delta;
-        let r = self
-            .recs
-            .get_mut(id as usize)
+        let j = self
+            .index(id)
             .ok_or(Error::Malformed("a ciphertext of no record"))?;
+        if self.recs[j].spec.chacha {
+            return self.on_chacha_request(j, ct, offsets, labels);
+        }
+        let r = &mut self.recs[j];
         if r.spec.computes_h() {
             if self.powers.is_some() || !ct.is_empty() || !labels.is_empty() {
                 return Err(Error::Malformed(
                     "the GHASH record twice, or with a ciphertext",
                 ));
             }
-            self.powers = Some(r.v.powers(offsets)?);
+            self.powers = Some(r.gcm()?.powers(offsets)?);
             return Ok(Vec::new());
         }
         let powers = self.powers.as_deref().ok_or(Error::OutOfOrder(
@@ -615,15 +784,65 @@ impl Tls13VerifierSession {
             .ok_or(Error::OutOfOrder(
                 "a request record before the prover's garbling of its keystream",
             ))?;
-        let gv_zero = r.v.circuit().garbler().output_zero_labels(0)?;
+        let VCircuits::Gcm(v) = &mut r.v else {
+            return Err(Error::Malformed("an AES-GCM step of a ChaCha20 record"));
+        };
+        let gv_zero = v.circuit().garbler().output_zero_labels(0)?;
         let check = ev.check_value(dual, labels, gv_zero, &r.pad_keys, delta)?;
-        let (tag, corrections) = r.v.hidden_tag_share(powers, &r.spec.aad(), &ct)?;
+        let (tag, corrections) = v.hidden_tag_share(powers, &r.spec.aad(), &ct)?;
         r.hidden.masked = ct[..r.spec.len].to_vec();
         r.tagged = true;
         Ok(vec![VerifierMsg::RecTagShare {
             id,
             tag,
             corrections,
+            check: check.to_vec(),
+        }])
+    }
+
+    /// A ChaCha20-Poly1305 request record's tag request (`request`: the
+    /// offsets of its powers, its ciphertext masked twice, the flips of
+    /// the prover's tag-circuit input; `ct` empty: the verifier never sees
+    /// the ciphertext) with its labels for the dual execution: the tag
+    /// circuit's input labels in `RecTagShare`'s `corrections` (no tag
+    /// share: the prover decodes the tag), with the keystream check
+    /// value, as TLS 1.2's.
+    fn on_chacha_request(
+        &mut self,
+        j: usize,
+        ct: Vec<u8>,
+        request: &[u8],
+        labels: &[u8],
+    ) -> Result<Vec<VerifierMsg>> {
+        let delta = self.delta;
+        let dual = self.dual.as_ref().expect("set at Hello");
+        let r = &mut self.recs[j];
+        let spec = r.spec;
+        if r.tagged || !ct.is_empty() {
+            return Err(Error::Malformed(
+                "a request record twice, or its ciphertext in the clear",
+            ));
+        }
+        let ev = r
+            .eval
+            .as_mut()
+            .filter(|e| e.is_complete())
+            .ok_or(Error::OutOfOrder(
+                "a request record before the prover's garbling of its keystream",
+            ))?;
+        let VCircuits::Chacha(cc) = &mut r.v else {
+            return Err(Error::Malformed("a ChaCha20 step of an AES-GCM record"));
+        };
+        let gv_zero = cc.v.circuits().0.garbler().output_zero_labels(0)?;
+        let check = ev.check_value(dual, labels, gv_zero, &r.pad_keys, delta)?;
+        let keys = core::mem::take(&mut cc.tag_keys);
+        let answer = cc.v.hidden_tag_inputs(&spec.aad(), request, &keys)?;
+        r.hidden = crate::rec::HiddenRecord::chacha_of(spec.len, AAD_LEN, request, &r.hidden.cots)?;
+        r.tagged = true;
+        Ok(vec![VerifierMsg::RecTagShare {
+            id: spec.id,
+            tag: [0; 16],
+            corrections: answer,
             check: check.to_vec(),
         }])
     }
@@ -639,7 +858,7 @@ impl Tls13VerifierSession {
             expected: "the handshake before Close",
             got: "Close",
         })?;
-        let requests = self.recs.len().saturating_sub(1);
+        let requests = self.recs.iter().filter(|r| !r.spec.computes_h()).count();
         if !self.request_recorded() || sent != requests {
             return Err(Error::Recording(format!(
                 "the prover names {sent} request records of {requests}, not all sent"
@@ -728,19 +947,29 @@ impl Tls13VerifierSession {
             runs.push(c.retain()?);
         }
         for r in &self.recs {
-            runs.push(r.v.circuit().retain()?);
+            match &r.v {
+                VCircuits::Gcm(v) => runs.push(v.circuit().retain()?),
+                VCircuits::Chacha(c) => {
+                    let (record, tag) = c.v.circuits();
+                    runs.push(record.retain()?);
+                    runs.push(tag.retain()?);
+                }
+            }
         }
         Ok(runs)
     }
 
     /// Its OLE inputs, batch by batch, per stream in the order the
     /// streams started (the request records' hidden M2A by id, the GHASH
-    /// record's powers, the ECtF): the order of the prover's log.
+    /// record's powers, the ECtF): the order of the prover's log. A
+    /// ChaCha20-Poly1305 record's are not revealed: the prover computes
+    /// them from the record circuit's revealed `t`
+    /// (`webproof_mpc::chacha::audit_oles`).
     pub(crate) fn ole_inputs(&self) -> Vec<u8> {
         let recs = self
             .recs
             .iter()
-            .filter(|r| !r.spec.computes_h())
+            .filter(|r| !r.spec.chacha && !r.spec.computes_h())
             .chain(self.recs.iter().filter(|r| r.spec.computes_h()))
             .map(|r| &r.ole);
         let mut out = Vec::new();

@@ -25,7 +25,22 @@ pub fn server13_groups(
     client_auth: bool,
     groups: &[KxGroup],
 ) -> rustls::ServerConnection {
+    server13_with(c, client_auth, groups, &[])
+}
+
+/// [`server13_groups`] running only `suites` too (empty: every suite).
+pub fn server13_with(
+    c: &Certs,
+    client_auth: bool,
+    groups: &[KxGroup],
+    suites: &[webproof_tls::CipherSuite],
+) -> rustls::ServerConnection {
     let mut provider = rustls::crypto::ring::default_provider();
+    if !suites.is_empty() {
+        provider
+            .cipher_suites
+            .retain(|s| suites.iter().any(|k| k.code() == u16::from(s.suite())));
+    }
     if !groups.is_empty() {
         provider
             .kx_groups

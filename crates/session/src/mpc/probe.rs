@@ -1,8 +1,8 @@
 //! Which TLS version MPC mode runs when the request names none: the
 //! prover asks the server itself, through the same [`Connector`], with a
 //! plain ClientHello offering every suite MPC mode could run (the TLS 1.3
-//! ones with a throwaway X25519 key share, the TLS 1.2 ECDHE AES-GCM
-//! ones), reads the ServerHello and hangs up. The server's pick decides
+//! ones, ChaCha20-Poly1305 last, with a throwaway X25519 key share, the
+//! TLS 1.2 ECDHE AES-GCM and ChaCha20-Poly1305 ones), reads the ServerHello and hangs up. The server's pick decides
 //! the session.
 //!
 //! Why a probe and not "TLS 1.3 first, then TLS 1.2": the 2PC session is

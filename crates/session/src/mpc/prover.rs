@@ -215,7 +215,7 @@ impl Prover {
         if !req.suites.is_empty() && none {
             return Err(Error::Setup(
                 "none of the chosen suites runs in MPC mode (TLS 1.2 ECDHE with AES-GCM or \
-                 ChaCha20-Poly1305, TLS 1.3 AES-GCM)"
+                 ChaCha20-Poly1305, TLS 1.3 AES-GCM or ChaCha20-Poly1305)"
                     .into(),
             ));
         }
@@ -333,10 +333,13 @@ impl Prover {
         } else {
             Err(Error::Tls(format!(
                 "the server picked {}, which MPC mode does not run (it runs TLS 1.3 \
-                 with {} or {}, TLS 1.2 ECDHE with AES-GCM)",
+                 with {}, TLS 1.2 ECDHE with AES-GCM or ChaCha20-Poly1305)",
                 picked.suite,
-                mpc::tls13::SUITES[0],
-                mpc::tls13::SUITES[1]
+                mpc::tls13::SUITES
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
             )))
         }
     }
