@@ -412,6 +412,62 @@ pub(crate) fn chacha_keystream_plan(len: usize) -> Result<Arc<Plan>> {
     )
 }
 
+/// A ChaCha20-Poly1305 record's two circuits' tables (record circuit,
+/// then tag circuit), garbled whole when the record's turn comes
+/// (`ChachaVerifier::preprocess`) and handed out chunk by chunk, in both
+/// TLS versions' verifiers.
+#[derive(Default)]
+pub(crate) struct ChachaTables {
+    /// Per circuit: its chunks left (last first), its decoding, the
+    /// labels of the verifier's early inputs; `None` once all are out.
+    parts: [Option<(Vec<Vec<u8>>, Vec<u8>, Vec<u8>)>; 2],
+    garbled: bool,
+}
+
+impl ChachaTables {
+    /// Whether both circuits are garbled (and [`Self::set`]).
+    pub(crate) fn garbled(&self) -> bool {
+        self.garbled
+    }
+
+    /// Both circuits' tables, as `ChachaVerifier::preprocess` gives them.
+    pub(crate) fn set(
+        &mut self,
+        (record, tag): (
+            webproof_mpc::exec::StepTables,
+            webproof_mpc::exec::StepTables,
+        ),
+    ) {
+        self.parts = [record, tag].map(|(t, d, e)| {
+            let mut chunks = t.into_chunks();
+            chunks.reverse();
+            Some((chunks, d, e))
+        });
+        self.garbled = true;
+    }
+
+    /// The next message of circuit `c` (0: the record's, 1: its tag's),
+    /// numbered `circuit` on the wire: a chunk of its tables, then its
+    /// `Decoding`, which ends it (`true`).
+    pub(crate) fn next(&mut self, c: usize, circuit: u8) -> Result<(crate::VerifierMsg, bool)> {
+        let part = self.parts[c]
+            .as_mut()
+            .ok_or(Error::OutOfOrder("tables of a circuit not garbled"))?;
+        if let Some(chunk) = part.0.pop() {
+            return Ok((crate::VerifierMsg::Tables { circuit, chunk }, false));
+        }
+        let (_, decoding, early) = self.parts[c].take().expect("some");
+        Ok((
+            crate::VerifierMsg::Decoding {
+                circuit,
+                decoding,
+                early,
+            },
+            true,
+        ))
+    }
+}
+
 /// Circuits a record runs in 2PC under `suite`: AES-GCM's one (keystream
 /// and tag share), ChaCha20-Poly1305's two (record circuit, then tag
 /// circuit: the tag needs the polynomial, known only online).

@@ -95,7 +95,7 @@ use crate::keyx::{ectf_cots, Shares, VerifierKx, VerifierKx2, ECTF_STREAM};
 use crate::msg::{ProverMsg, VerifierMsg};
 use crate::rec::{
     check_server_finished, ghash_powers, is_chacha, key_iv, key_iv_labels, server_alert,
-    HiddenRecord, RecSpec, AAD_LEN, CLIENT_FINISHED,
+    ChachaTables, HiddenRecord, RecSpec, AAD_LEN, CLIENT_FINISHED,
 };
 use rand_chacha::ChaCha20Rng;
 use rand_core::{CryptoRng, RngCore, SeedableRng};
@@ -203,11 +203,6 @@ enum Stage {
     Failed,
 }
 
-/// A garbled circuit's tables not all sent yet: its chunks left (last
-/// first), its decoding information, the labels of the verifier's early
-/// inputs.
-type PendingTables = (Vec<Vec<u8>>, Vec<u8>, Vec<u8>);
-
 /// A record's garbling, once set up ([`VRec::v`]).
 fn garbled(v: &mut Option<RecordVerifier>) -> Result<&mut RecordVerifier> {
     v.as_mut()
@@ -249,7 +244,7 @@ struct VRec {
     /// masked copies `D¹`, `D²` the proof takes).
     chacha: bool,
     cc: Option<ChachaVerifier>,
-    cc_tables: [Option<PendingTables>; 2],
+    cc_tables: ChachaTables,
     tag_keys: Vec<Block>,
 }
 
@@ -1137,25 +1132,13 @@ impl VerifierSession {
             // before it: chained, no COT and no round trip.
             let zero = key_iv_labels(kdf.key_labels(plans)?, r.key_len, r.iv_len)?;
             v.chain(&zero, &key_iv(&kdf.key_shares()))?;
-            let (record, tag_tables) = v.preprocess()?;
-            let mut parts = [record, tag_tables].map(|(t, d, e)| {
-                let mut chunks = t.into_chunks();
-                chunks.reverse();
-                Some((chunks, d, e))
-            });
-            r.cc_tables.swap_with_slice(&mut parts);
+            r.cc_tables.set(v.preprocess()?);
             r.cc = Some(v);
         }
-        let part = r.cc_tables[c]
-            .as_mut()
-            .ok_or(Error::OutOfOrder("tables of a circuit not garbled"))?;
-        if let Some(chunk) = part.0.pop() {
-            return Ok(VerifierMsg::Tables {
-                circuit: tag,
-                chunk,
-            });
+        let (msg, done) = r.cc_tables.next(c, tag)?;
+        if !done {
+            return Ok(msg);
         }
-        let (_, decoding, early) = r.cc_tables[c].take().expect("some");
         self.garbling = (i + 1 < steps + 2 * self.recs.len()).then_some(i + 1);
         if self.garbling.is_none() {
             // Popped from the back: per request record in id order its
@@ -1168,11 +1151,7 @@ impl VerifierSession {
             }
             self.ahead_due = due;
         }
-        Ok(VerifierMsg::Decoding {
-            circuit: tag,
-            decoding,
-            early,
-        })
+        Ok(msg)
     }
 
     /// ChaCha20-Poly1305's OLE answers of record `j`, ahead (the prover's
@@ -1232,7 +1211,7 @@ impl VerifierSession {
                 dual_plan: None,
                 chacha: is_chacha(suite),
                 cc: None,
-                cc_tables: [None, None],
+                cc_tables: ChachaTables::default(),
                 tag_keys: Vec::new(),
             });
         }

@@ -102,7 +102,7 @@ export interface ProveOptions {
    * it) or `mpc`: the page reaches the server itself through `relay`, and
    * the verifier takes part in the TLS client in two-party computation and
    * never sees the traffic (TLS 1.2 with ECDHE and AES-GCM or
-   * ChaCha20-Poly1305; TLS 1.3 with AES-GCM when `tls` is `1.3`, or when
+   * ChaCha20-Poly1305; TLS 1.3 with either when `tls` is `1.3`, or when
    * the server runs no TLS 1.2). A verifier that stops between the page's
    * `Close` and its audit rejects with kind `verifier_cheated`: do not use
    * it again.

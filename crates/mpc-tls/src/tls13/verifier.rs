@@ -38,7 +38,7 @@ use crate::error::{Error, Result};
 use crate::hello::group_curve;
 use crate::keyx::{ectf_cots, Shares, VerifierKx, VerifierKx2, ECTF_STREAM};
 use crate::msg::{ProverMsg, VerifierMsg};
-use crate::rec::{key_iv, key_iv_wires};
+use crate::rec::{key_iv, key_iv_wires, ChachaTables};
 use crate::verifier::VerifierConfig;
 use rand_chacha::ChaCha20Rng;
 use rand_core::{CryptoRng, RngCore, SeedableRng};
@@ -142,10 +142,6 @@ enum VCircuits {
     Chacha(Box<VChacha>),
 }
 
-/// A circuit's tables garbled whole, streamed from the back: chunks left
-/// (last first), decoding, early labels.
-type PendingTables = (Vec<Vec<u8>>, Vec<u8>, Vec<u8>);
-
 /// A ChaCha20-Poly1305 record (`webproof_mpc::chacha`): its 2PC, both
 /// circuits' tables once garbled (garbled at once when the record's turn
 /// to stream comes, then streamed chunk by chunk: chunks left, last
@@ -153,8 +149,7 @@ type PendingTables = (Vec<Vec<u8>>, Vec<u8>, Vec<u8>);
 /// drawn with the powers'.
 struct VChacha {
     v: ChachaVerifier,
-    garbled: bool,
-    tables: [Option<PendingTables>; 2],
+    tables: ChachaTables,
     tag_keys: Vec<Block>,
 }
 
@@ -470,8 +465,7 @@ impl Tls13VerifierSession {
                         spec.chacha_instances(),
                         &mut self.rng,
                     )?,
-                    garbled: false,
-                    tables: [None, None],
+                    tables: ChachaTables::default(),
                     tag_keys: Vec::new(),
                 }))
             } else {
@@ -644,31 +638,14 @@ impl Tls13VerifierSession {
             .get_mut(j)
             .ok_or(Error::OutOfOrder("tables of a circuit not garbled"))?
             .chacha()?;
-        if !cc.garbled {
-            let (record, tag_tables) = cc.v.preprocess()?;
-            cc.tables = [record, tag_tables].map(|(t, d, e)| {
-                let mut chunks = t.into_chunks();
-                chunks.reverse();
-                Some((chunks, d, e))
-            });
-            cc.garbled = true;
+        if !cc.tables.garbled() {
+            cc.tables.set(cc.v.preprocess()?);
         }
-        let part = cc.tables[c]
-            .as_mut()
-            .ok_or(Error::OutOfOrder("tables of a circuit not garbled"))?;
-        if let Some(chunk) = part.0.pop() {
-            return Ok(VerifierMsg::Tables {
-                circuit: tag,
-                chunk,
-            });
+        let (msg, done) = cc.tables.next(c, tag)?;
+        if done {
+            self.advance(i + 1);
         }
-        let (_, decoding, early) = cc.tables[c].take().expect("some");
-        self.advance(i + 1);
-        Ok(VerifierMsg::Decoding {
-            circuit: tag,
-            decoding,
-            early,
-        })
+        Ok(msg)
     }
 
     /// The OLEs record `j` answers ahead, on COTs drawn here (the prover
