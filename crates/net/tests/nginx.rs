@@ -217,7 +217,8 @@ async fn mpc_no_flags(dir: &Path, port: u16) -> webproof_disclosure::VerifierOut
 }
 
 /// MPC mode needs no flags (issue 54): against a TLS 1.3-only nginx of
-/// one suite and one group (each of both), it runs TLS 1.3 with them;
+/// one suite and one group (each AES-GCM suite with each group, and
+/// ChaCha20-Poly1305), it runs TLS 1.3 with them;
 /// against one of both versions, TLS 1.2; against a TLS 1.2 nginx of
 /// one suite outside the default family (AES-256-GCM or
 /// ChaCha20-Poly1305, ECDSA or RSA), that suite.
@@ -251,6 +252,18 @@ async fn nginx_mpc_follows_the_server_without_flags() {
             assert_eq!(out.key_exchange_group, group, "{name} {curve}");
         }
     }
+    // ChaCha20-Poly1305 alone (one group: its key schedule and key
+    // exchange are the AES-128 suite's).
+    let extra =
+        "ssl_conf_command Ciphersuites TLS_CHACHA20_POLY1305_SHA256; ssl_ecdh_curve X25519;";
+    let (_nginx, port) = start_nginx_with(dir.path(), "TLSv1.3", extra);
+    let out = mpc_no_flags(dir.path(), port).await;
+    assert_eq!(out.tls_version, TlsVersion::Tls13, "TLS 1.3 ChaCha20");
+    assert_eq!(
+        out.cipher_suite,
+        CipherSuite::TLS13_CHACHA20_POLY1305_SHA256,
+        "TLS 1.3 ChaCha20"
+    );
     let (_nginx, port) = start_nginx(dir.path(), "TLSv1.2 TLSv1.3");
     let out = mpc_no_flags(dir.path(), port).await;
     assert_eq!(out.tls_version, TlsVersion::Tls12, "both versions");
