@@ -412,15 +412,18 @@ pub(crate) fn chacha_keystream_plan(len: usize) -> Result<Arc<Plan>> {
     )
 }
 
+/// A circuit's tables garbled whole and not all sent: its chunks left
+/// (last first), its decoding, the labels of the verifier's early inputs.
+type PendingTables = (Vec<Vec<u8>>, Vec<u8>, Vec<u8>);
+
 /// A ChaCha20-Poly1305 record's two circuits' tables (record circuit,
 /// then tag circuit), garbled whole when the record's turn comes
 /// (`ChachaVerifier::preprocess`) and handed out chunk by chunk, in both
 /// TLS versions' verifiers.
 #[derive(Default)]
 pub(crate) struct ChachaTables {
-    /// Per circuit: its chunks left (last first), its decoding, the
-    /// labels of the verifier's early inputs; `None` once all are out.
-    parts: [Option<(Vec<Vec<u8>>, Vec<u8>, Vec<u8>)>; 2],
+    /// Per circuit, `None` once all are out.
+    parts: [Option<PendingTables>; 2],
     garbled: bool,
 }
 
