@@ -282,7 +282,9 @@ fn parse_options(v: &JsValue) -> Result<prove::Request, BrowserError> {
             .map(String::into_bytes)
             .collect(),
         padding: o.padding,
-        expect_response: o.expect_response.unwrap_or(16 << 10),
+        expect_response: o
+            .expect_response
+            .unwrap_or(webproof_proxy::session::prover::DEFAULT_EXPECT_RESPONSE),
         api_key: o.api_key,
         attest,
         version,
@@ -381,7 +383,7 @@ export interface ProveOptions {
   ca?: string | string[];
   /** Bytes of X-Padding header to add. */
   padding?: number;
-  /** Response size expected (sizes the preprocessing; default 16384). */
+  /** Response size expected (sizes the preprocessing; default 8192). */
   expectResponse?: number;
   /** API key for verifiers that require one. */
   apiKey?: string;

@@ -88,7 +88,7 @@ pub struct ProveOptions {
 pub use webproof_session::Mode;
 
 /// Default of [`ProveOptions::expect_response`].
-pub const DEFAULT_EXPECT_RESPONSE: usize = 16 << 10;
+pub use webproof_proxy::session::prover::DEFAULT_EXPECT_RESPONSE;
 
 impl ProveOptions {
     /// Options for `url` (`https://host[:port]/path`) through `verifier`.

@@ -46,8 +46,9 @@ use serde::{Deserialize, Serialize};
 
 /// The protocol version spoken by this crate; a peer of another version is
 /// refused at the hello. `docs/protocol/versions.md` says what each version
-/// changed (29: hidden request-head bytes proven free of line ends).
-pub const PROTOCOL_VERSION: u16 = 29;
+/// changed (30: proxy sessions expecting up to 1.44 M COTs run the small
+/// LPN set).
+pub const PROTOCOL_VERSION: u16 = 30;
 /// Largest control message (JSON) accepted by default. The prover's
 /// `Proof` is the largest: for a 16 MiB response its plan holds about
 /// 1,000 record layouts (40 bytes each) and, with an attestation, one leaf

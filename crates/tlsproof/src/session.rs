@@ -164,9 +164,9 @@ impl SessionConfig {
     /// call this with the number the prover stated in its hello.
     ///
     /// Which sets ([`SMALL_SESSION_COTS`]):
-    /// - a session that one [`K17_MAIN`] iteration holds (about 1.18 M
-    ///   COTs: a 1 KB / 2 KB AES-128 session, not one whose suite is still
-    ///   unknown) runs [`S20_SETUP`] and a prefix of [`K17_MAIN`]. Its
+    /// - a session that one [`K17_MAIN`] iteration holds (about 1.44 M
+    ///   COTs: an AES-128 session of up to 10 KB, not one whose suite is
+    ///   still unknown) runs [`S20_SETUP`] and a prefix of [`K17_MAIN`]. Its
     ///   secret is 2^17 blocks (2 MiB, against 8 MiB for [`K19_MAIN`]), so
     ///   the LPN step's ten lookups per output miss the cache far less, and
     ///   the reserve the first iteration refills is 141,100 COTs instead of
@@ -189,6 +189,7 @@ impl SessionConfig {
     pub fn sized(expected_cots: u64) -> Self {
         let mut c = SessionConfig::default();
         if expected_cots <= SMALL_SESSION_COTS {
+            c.zk.cot_batch = SMALL_PROOF_BATCH;
             c.ferret = FerretConfig {
                 main: K17_MAIN,
                 setup: Some(S20_SETUP),
@@ -213,12 +214,29 @@ impl SessionConfig {
 /// configuration).
 const PROOF_BATCH: usize = 1 << 18;
 
+/// COTs the proof of a session on [`K17_MAIN`] draws at a time: its last
+/// batch is mostly left unused, and every COT of it costs both parties a
+/// tree leaf and an LPN column, so a small session draws in small batches
+/// (a proxy session of a few KB that needs about 430 K COTs draws 448 K
+/// rather than 512 K, and holds 1 MiB of them per party instead of 4).
+/// One segment of correction bits (`Config::segment_bits`) per batch, as
+/// before: no more messages.
+const SMALL_PROOF_BATCH: usize = 1 << 16;
+
 /// The most COTs a session may expect and still run [`K17_MAIN`]
 /// ([`SessionConfig::sized`]): what one whole [`K17_MAIN`] iteration yields
-/// beyond its reserve, less two proof batches (the expectation is rounded
-/// up to whole batches, with room to spare), so the first iteration never
-/// needs more noise blocks than [`K17_MAIN`] has: 1,177,812.
-pub const SMALL_SESSION_COTS: u64 = (K17_MAIN.n - K17_MAIN.reserve() - 2 * PROOF_BATCH) as u64;
+/// beyond its reserve, less one proof batch (the expectation is rounded up
+/// to whole batches), so the first iteration never needs more noise
+/// blocks than [`K17_MAIN`] has: 1,439,956.
+///
+/// Why the small set for everything it holds: a session on [`K17_MAIN`]
+/// after [`S20_SETUP`] encodes its LPN over a 2 MiB secret instead of 8
+/// MiB, and its setup iteration makes 153,600 COTs instead of 563,200;
+/// for a proxy session of a few KB that is 67 ms of the verifier's CPU
+/// against 117 ms on [`SESSION_MAIN`], with a third of the memory. Until
+/// protocol version 30 this bound kept a second batch spare (1,177,812),
+/// which put sessions of 8 to 10 KB on the large set.
+pub const SMALL_SESSION_COTS: u64 = (K17_MAIN.n - K17_MAIN.reserve() - PROOF_BATCH) as u64;
 
 /// Noise blocks of the first main iteration for `expected` COTs drawn in
 /// batches of `batch`, between the fewest that refill a full reserve and
@@ -430,7 +448,6 @@ mod tests {
     /// the expectation.
     #[test]
     fn sized_first_iteration_is_a_prefix_that_holds_the_expectation() {
-        let batch = SessionConfig::default().zk.cot_batch as u64;
         for expected in [
             1,
             100_000,
@@ -448,10 +465,12 @@ mod tests {
         ] {
             let c = SessionConfig::sized(expected);
             c.ferret.validate().unwrap();
+            let batch = c.zk.cot_batch as u64;
             let first = c.ferret.first_main();
             let main = c.ferret.main;
             let (full, setup) = if expected <= SMALL_SESSION_COTS {
                 assert_eq!(main, K17_MAIN, "{expected}");
+                assert_eq!(batch, SMALL_PROOF_BATCH as u64);
                 (K17_MAIN, S20_SETUP)
             } else {
                 assert_eq!(main, K19_MAIN.prefix(main.t));
@@ -578,15 +597,15 @@ mod tests {
     }
 
     /// A statement far larger than the expectation (one proof batch: the
-    /// first main iteration holds 262,356 COTs, the key derivation alone
-    /// needs twice that) still proves: the proof runs full-size iterations
-    /// for the rest.
+    /// first main iteration holds 65,748 COTs, the key derivation alone
+    /// needs six times that) still proves: the proof runs full-size
+    /// iterations for the rest.
     #[test]
     fn a_statement_beyond_the_expectation_runs_more_iterations() {
         let smallest = SessionConfig::sized(1).ferret;
         assert_eq!(smallest.main, K17_MAIN);
-        assert_eq!(smallest.first_main().t, 197);
-        assert_eq!(smallest.first_main_net(), 262_356);
+        assert_eq!(smallest.first_main().t, 101);
+        assert_eq!(smallest.first_main_net(), 65_748);
         let (p, v) = session_with(1, 1).unwrap();
         assert_eq!(p, v);
     }

@@ -82,7 +82,7 @@ export interface ProveOptions {
    * (`2/json:data.id`). `verified.received` holds every response in order.
    */
   requests?: NextRequest[];
-  /** Response size expected, in bytes (sizes the preprocessing; default 16384). */
+  /** Response size expected, in bytes (sizes the preprocessing; default 8192). */
   expectResponse?: number;
   /**
    * The TLS version to offer, as `webproof prove --tls`: `1.2`, `1.3` or
