@@ -96,6 +96,17 @@ function startWorker(): Worker {
   return new Worker(new URL("./worker.js", import.meta.url), { type: "module", name: "webproof engine" });
 }
 
+/** What {@link preload} prepares for. */
+export interface PreloadOptions {
+  /**
+   * The mode the page will prove in (default `"proxy"`). `"mpc"` also
+   * builds MPC mode's key-derivation plans in the worker (a few hundred
+   * milliseconds more of warm-up, kept for every MPC proof), which the
+   * first MPC proof would otherwise build while its preprocessing runs.
+   */
+  mode?: "proxy" | "mpc";
+}
+
 /** What {@link preload} did. */
 export interface Preloaded {
   /** Milliseconds of the engine's warm-up in its worker (the proof in memory), 0 if a warm worker was already idle. */
@@ -109,19 +120,22 @@ let preloading: Promise<Preloaded> | null = null;
  * worker, instantiate the module there and run the engine once on a
  * synthetic session in memory (its warm-up, a few hundred milliseconds),
  * so the browser has optimised the hot code before the first proof and
- * this browser's kernels are known to prove correctly. Rejects with a
+ * this browser's kernels are known to prove correctly; with `{ mode:
+ * "mpc" }` it also builds MPC mode's key-derivation plans. The first call
+ * decides: a later one returns the same warm-up. Rejects with a
  * {@link ProveError} (kind `engine` or `worker`) if the engine cannot run
  * here. Call it when the page loads; a `prove` called meanwhile waits for
  * it.
  */
-export function preload(): Promise<Preloaded> {
+export function preload(options: PreloadOptions = {}): Promise<Preloaded> {
+  const mpc = options.mode === "mpc";
   preloading ??= (async () => {
     const module = await engineModule();
     if (idle.length > 0) return { warmMs: 0 };
     const worker = startWorker();
     let warmMs: number;
     try {
-      warmMs = await warmWorker(worker, module);
+      warmMs = await warmWorker(worker, module, mpc);
     } catch (e) {
       worker.terminate();
       throw e;
@@ -135,8 +149,8 @@ export function preload(): Promise<Preloaded> {
   return preloading;
 }
 
-/** Instantiate the engine in `worker` and run its warm-up there. */
-function warmWorker(worker: Worker, module: WebAssembly.Module): Promise<number> {
+/** Instantiate the engine in `worker` and run its warm-up there (with MPC mode's plans if `mpc`). */
+function warmWorker(worker: Worker, module: WebAssembly.Module, mpc: boolean): Promise<number> {
   const id = nextId++;
   return new Promise((resolve, reject) => {
     const done = () => {
@@ -157,7 +171,7 @@ function warmWorker(worker: Worker, module: WebAssembly.Module): Promise<number>
     };
     worker.addEventListener("message", onMessage);
     worker.addEventListener("error", onError);
-    worker.postMessage({ type: "warm", id, module });
+    worker.postMessage({ type: "warm", id, module, mpc });
   });
 }
 

@@ -30,7 +30,7 @@ const DECIDERS: readonly DecidedBy[] = ["verifier", "server", "network", "prover
 /** Page to worker. */
 export type ToWorker =
   | { type: "prove"; id: number; module: WebAssembly.Module; options: EngineOptions }
-  | { type: "warm"; id: number; module: WebAssembly.Module }
+  | { type: "warm"; id: number; module: WebAssembly.Module; mpc: boolean }
   | { type: "cancel"; id: number };
 
 /** A failure as it crosses from the worker (Errors lose their own fields in structured clone). */

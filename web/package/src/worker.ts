@@ -1,11 +1,12 @@
 // The engine's dedicated worker: one proof at a time, the module
 // instantiated once (compiled by the page and posted with each job), the
 // page told of every phase; `warm` instantiates it and runs the
-// engine's warm-up (a proof in memory) before the first proof. A
+// engine's warm-up (a proof in memory) before the first proof, and with
+// `mpc` builds MPC mode's key-derivation plans too. A
 // `cancel` aborts the running proof: the engine drops it, which closes
 // the WebSocket and so ends the session on the service.
 
-import init, { lastPanic, prove, warm } from "../wasm/webproof_browser.js";
+import init, { lastPanic, prove, warm, warmMpc } from "../wasm/webproof_browser.js";
 import { toWire, type FromWorker, type ToWorker } from "./messages.js";
 
 /** What this file needs of DedicatedWorkerGlobalScope (the DOM lib has no worker types). */
@@ -35,7 +36,8 @@ async function warmUp(m: Extract<ToWorker, { type: "warm" }>): Promise<void> {
   try {
     instance ??= init({ module_or_path: m.module });
     await instance;
-    scope.postMessage({ type: "warmed", id: m.id, ms: warm() });
+    const ms = warm() + (m.mpc ? warmMpc() : 0);
+    scope.postMessage({ type: "warmed", id: m.id, ms });
   } catch (e) {
     const { error, broken } = toWire(e, lastPanic);
     scope.postMessage({ type: "error", id: m.id, error, broken });
