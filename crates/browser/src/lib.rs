@@ -436,7 +436,7 @@ export interface ProveError extends Error { kind: string; detail: string; decide
 export function prove(options: ProveOptions, progress?: ((phase: Phase) => void) | null, signal?: AbortSignal | null): Promise<ProveResult>;
 /** Run the engine once on a synthetic session in memory (prover and verifier), and the TLS client through a handshake with a server in memory, so that the first proof runs optimised code; returns the milliseconds it took; throws a `ProveError` of kind `engine` if that proof does not verify. */
 export function warm(): number;
-/** Build the MPC key derivation's garbling plans ahead (kept for every later MPC proof of this module); returns the milliseconds it took; throws a `ProveError` of kind `engine` if that fails. */
+/** Build the MPC key derivation's garbling plans ahead (kept for every later MPC proof of this module) and run the garbling kernels once in memory; returns the milliseconds it took; throws a `ProveError` of kind `engine` if that fails. */
 export function warmMpc(): number;
 /** The message of the panic that trapped the module, if one did (the instance must not be used after a trap). */
 export function lastPanic(): string | undefined;
@@ -490,27 +490,26 @@ pub async fn prove(
 /// proof does not verify (a kernel broken in this browser).
 #[wasm_bindgen(js_name = warm, skip_typescript)]
 pub fn warm_engine() -> Result<f64, JsValue> {
-    keep_panics();
-    let t0 = js_sys::Date::now();
-    warm::warm().map_err(|detail| {
-        js_error(&BrowserError::Engine {
-            phase: "the warm-up".into(),
-            detail,
-        })
-    })?;
-    Ok(js_sys::Date::now() - t0)
+    timed_warm_up("the warm-up", warm::warm)
 }
 
 /// Build what MPC mode's first session would otherwise build on its
-/// critical path ([`warm::warm_mpc`]); returns the milliseconds it took.
-/// Rejects with kind `engine` if that fails.
+/// critical path and run its garbling kernels once ([`warm::warm_mpc`]);
+/// returns the milliseconds it took. Rejects with kind `engine` if that
+/// fails.
 #[wasm_bindgen(js_name = warmMpc, skip_typescript)]
 pub fn warm_mpc() -> Result<f64, JsValue> {
+    timed_warm_up("the MPC warm-up", warm::warm_mpc)
+}
+
+/// Run a warm-up step: its milliseconds, or its failure as an `engine`
+/// error of `phase`.
+fn timed_warm_up(phase: &str, step: fn() -> Result<(), String>) -> Result<f64, JsValue> {
     keep_panics();
     let t0 = js_sys::Date::now();
-    warm::warm_mpc().map_err(|detail| {
+    step().map_err(|detail| {
         js_error(&BrowserError::Engine {
-            phase: "the MPC warm-up".into(),
+            phase: phase.into(),
             detail,
         })
     })?;
