@@ -4,7 +4,7 @@
 //! little-endian bit vectors (bit `i` weighs `2^i`), as
 //! [`crate::bytes_to_bits`] gives a little-endian integer's bytes.
 //!
-//! The 2PC of ChaCha20-Poly1305 records (`webproof_mpc::chacha`) and the
+//! The 2PC of ChaCha20-Poly1305 records (`webproof_mpc_tls::rec::chacha`) and the
 //! proof of a record's tag (`webproof_tlsproof`) build on these.
 
 use crate::{Bit, Builder, Circuit};

@@ -78,6 +78,20 @@ pub mod ideal {
         )
     }
 
+    /// `n` correlations of [`pair`]`(seed)` at once, without a channel:
+    /// (`Δ`, the sender's keys, the receiver's MACs).
+    pub fn cots(seed: u64, n: usize) -> (Block, Vec<Block>, Vec<Block>) {
+        let (mut s, _) = pair(seed);
+        let delta = s.delta;
+        let drawn = draw(&mut s.prg, n);
+        let keys = drawn.iter().map(|&(k, _)| k).collect();
+        let macs = drawn
+            .iter()
+            .map(|&(k, b)| k ^ Block::select(b, delta))
+            .collect();
+        (delta, keys, macs)
+    }
+
     /// Expand `n` (key, bit) pairs from the shared stream.
     fn draw(prg: &mut Prg, n: usize) -> Vec<(Block, bool)> {
         let mut raw = vec![Block::ZERO; n];

@@ -26,6 +26,8 @@ mod pool;
 mod receiver;
 pub mod security;
 mod sender;
+#[cfg(feature = "testing")]
+pub mod testing;
 mod tree;
 
 pub use params::{FerretConfig, LpnParams, ParamError};

@@ -55,7 +55,7 @@
 //!   outputs) to `14 00 00 0c` and the `verify_data`, and carries its
 //!   AES-GCM tag under that key ([`FinishedCheck`],
 //!   `webproof_tlsproof::assert_finished`); under the reduced PRF the
-//!   `verify_data` is what `webproof_mpc::reduced::server_finished_circuit`
+//!   `verify_data` is what `crate::kdf::reduced::server_finished_circuit`
 //!   computes in the proof from step 3's `OS_ms` share, the revealed
 //!   `IS_ms`, the verifier's mask and the handshake hash, under the full
 //!   PRF the value its 2PC step revealed to both.
@@ -63,10 +63,10 @@
 //! Under ChaCha20-Poly1305 each record has two circuits (record, tag) in
 //! proof order; the record circuit's key ‖ IV input is tied as above, the
 //! verifier's revealed inputs of both are checked
-//! (`webproof_mpc::chacha::check_verifier_inputs`, `check_tag_inputs`),
+//! (`crate::rec::chacha::check_verifier_inputs`, `check_tag_inputs`),
 //! and its OLE streams (bitwise OLEs over `2^130 − 5`) reveal no input:
 //! the prover replays them on the elements an honest verifier had, from
-//! the record circuit's revealed `t` (`webproof_mpc::chacha::audit_oles`).
+//! the record circuit's revealed `t` (`crate::rec::chacha::audit_oles`).
 //!
 //! The verifier's inputs are revealed (public in the proof), so the
 //! statements fix them to what it garbled with. The prover checks them
@@ -76,7 +76,10 @@
 //! and its audit checks the garbling against them.
 use crate::error::{Error, Result};
 use crate::hello::finished;
+use crate::kdf::reduced::{self, STEPS};
+use crate::kdf::tls12::{self, Curve, KeyShares, Randoms, Tls12Config};
 use crate::kdf::{is_reduced, key_outputs};
+use crate::rec::{chacha, gcm};
 use crate::rec::{key_iv, key_iv_wires, RecSpec};
 use crate::response::{mpc_err, zk_err};
 use webproof_circuits::tls::Tls12Suite;
@@ -86,9 +89,6 @@ use webproof_core::{Block, Io};
 use webproof_mpc::consistency::{self, EvaluatedRun, GarbledRun, OleTranscript};
 use webproof_mpc::field::{Curve25519Base, Gf128, P256Base};
 use webproof_mpc::ole::OleField;
-use webproof_mpc::reduced::{self, STEPS};
-use webproof_mpc::tls12::{self, Curve, KeyShares, Randoms, Tls12Config};
-use webproof_mpc::{chacha, record};
 use webproof_tls::record::content_type;
 use webproof_tlsproof::ZkParty;
 use webproof_zk::{Prover, ProverBit, Verifier, VerifierBit};
@@ -529,7 +529,7 @@ fn audit_stream<F: OleField>(
     consistency::audit_ole_transcripts(delta, stream, batches, &inputs).map_err(mpc_err)?;
     if stream == crate::keyx::ECTF_STREAM {
         for batch in &inputs {
-            webproof_mpc::ectf::check_verifier_inputs(batch).map_err(mpc_err)?;
+            crate::keyx::ectf::check_verifier_inputs(batch).map_err(mpc_err)?;
         }
     }
     Ok(())
@@ -729,7 +729,7 @@ impl ProverRetained {
                 chacha::check_tag_inputs(&rec, &verifier_groups(run + 1)).map_err(mpc_err)?;
                 continue;
             }
-            record::check_verifier_inputs(
+            gcm::check_verifier_inputs(
                 &key_iv(&keys),
                 &spec.seq().to_be_bytes(),
                 &verifier_groups(run),

@@ -9,11 +9,12 @@
 
 use crate::error::{Error, Result};
 use crate::hello::suite_params;
+use crate::keyx::ectf;
+use crate::rec::chacha;
+use crate::rec::gcm;
 use crate::rec::AAD_LEN;
 use webproof_core::Block;
 use webproof_mpc::field::P256Base;
-use webproof_mpc::record;
-use webproof_mpc::{chacha, ectf};
 use webproof_tls::CipherSuite;
 
 /// Largest plaintext of one request record (its garbled circuit is
@@ -35,17 +36,17 @@ pub fn cots_needed(request_len: usize) -> usize {
     let powers = request_records(request_len)
         .into_iter()
         .chain([16])
-        .map(record::powers_needed)
+        .map(gcm::powers_needed)
         .max()
         .unwrap_or(0);
     // Each request record's M2A that keeps its ciphertext from the
     // verifier: one OLE per block.
     let hidden: usize = request_records(request_len)
         .into_iter()
-        .map(record::hide_cots)
+        .map(gcm::hide_cots)
         .sum();
-    let gcm = record::cots_needed(powers) + hidden;
-    // ChaCha20-Poly1305 (`webproof_mpc::chacha`): every record pays for
+    let gcm = gcm::cots_needed(powers) + hidden;
+    // ChaCha20-Poly1305 (`crate::rec::chacha`): every record pays for
     // its own powers of its own `r` and its tag circuit's input, a request
     // record for the bitwise OLEs that hide its ciphertext too.
     let chacha: usize = request_records(request_len)
@@ -65,7 +66,7 @@ pub fn cots_needed(request_len: usize) -> usize {
         })
         .sum();
     // Each request record's keystream pads of the dual execution
-    // (`webproof_mpc::dual`): one COT per bit, taken first (TLS 1.3's
+    // (`crate::rec::dual`): one COT per bit, taken first (TLS 1.3's
     // with the inner content type).
     let pads = 8 * (request_len + request_records(request_len).len());
     ectf::cots_needed::<P256Base>() + kdf + gcm.max(chacha).max(chacha13) + pads

@@ -19,8 +19,8 @@
 //! has is refused there, by name, and never reaches a session's state.
 
 use crate::error::{Error, Result};
+use crate::kdf::tls12::Curve;
 use webproof_circuits::tls::Tls12Suite;
-use webproof_mpc::tls12::Curve;
 use webproof_tls::handshake::{self as hsk, msg_type};
 use webproof_tls::{CipherSuite, KxGroup};
 

@@ -4,12 +4,11 @@
 //! runs in two-party computation with the verifier, so neither party
 //! alone holds a write key while the session runs.
 //!
-//! The 2PC building blocks are `webproof_mpc`'s (garbled circuits, OLE,
-//! ECtF, the TLS 1.2 PRF, the TLS 1.3 key schedule, AES-GCM records,
-//! ChaCha20-Poly1305 records over TLS 1.2: `docs/protocol/mpc-chacha.md`,
-//! "In the TLS 1.2 session"); the TLS parsing and the
-//! server-identity checks are the ones both modes share (`webproof_tls`). This crate owns the sessions that chain them
-//! around a real handshake:
+//! The generic 2PC is `webproof_mpc`'s (garbled circuits, label transfer,
+//! OLE, share conversions, the consistency proof); the TLS parsing and the
+//! server-identity checks are the ones both modes share (`webproof_tls`).
+//! This crate owns each TLS step in 2PC, in a folder named for the step,
+//! and the sessions that chain them around a real handshake:
 //!
 //! - [`prover`]: [`ProverSession`], the TLS client's wire side (it writes
 //!   the ClientHello, moves the server's bytes) and the evaluator's half of
@@ -21,12 +20,16 @@
 //! - [`msg`]: the messages between them and their encodings;
 //! - [`hello`]: the ClientHello, ClientKeyExchange and Finished messages,
 //!   the suites and groups;
-//! - [`keyx`]: the key shares and the ECtF for P-256 and X25519;
-//! - [`kdf`]: key derivation and both Finished in 2PC (reduced PRF for
-//!   the SHA-256 suites, the full PRF for SHA-384);
+//! - [`keyx`]: the key exchange: the key shares with their commitment
+//!   ([`keyx::keyshare`]) and the ECtF ([`keyx::ectf`]) for P-256 and
+//!   X25519;
+//! - [`kdf`]: key derivation and both Finished in 2PC: the TLS 1.2 PRF
+//!   ([`kdf::tls12`]), the reduced PRF for the SHA-256 suites
+//!   ([`kdf::reduced`]), the TLS 1.3 key schedule ([`kdf::tls13`]);
 //! - [`rec`]: the records run in 2PC (both Finished, the request) and
-//!   each suite's record layout (AES-GCM's explicit nonce, none for
-//!   ChaCha20-Poly1305);
+//!   each suite's record layout: AES-GCM ([`rec::gcm`]),
+//!   ChaCha20-Poly1305 ([`rec::chacha`]: `docs/protocol/mpc-chacha.md`),
+//!   and the request's keystream under dual execution ([`rec::dual`]);
 //! - [`response`]: the verified response, a sealed proof after the
 //!   session that the recorded server records decrypt, under the key the
 //!   2PC derived, to the byte ranges the prover reveals;
@@ -48,7 +51,7 @@
 //! # The session, flight by flight
 //! | # | prover → verifier | verifier → prover | prover ↔ server |
 //! |---|---|---|---|
-//! | 1 | `Hello` (key-share commitments, request record lengths, the [`hello::Terms`]) | `Setup` (client random, its key shares), then per circuit its `Tables` chunks and its `Decoding` (with the labels of its inputs known ahead: its masks, the explicit nonces), streamed as garbled ([`VerifierSession::next_tables`]), and after the last circuit `RecPowers`: per request record the M2A of its hidden ciphertext (one OLE per block, answered ahead, `webproof_mpc::record`'s "Hidden ciphertext"), then the M2A of the powers of the client's GHASH key, answered ahead for the client Finished, which computes it (every client record's tag takes them) | |
+//! | 1 | `Hello` (key-share commitments, request record lengths, the [`hello::Terms`]) | `Setup` (client random, its key shares), then per circuit its `Tables` chunks and its `Decoding` (with the labels of its inputs known ahead: its masks, the explicit nonces), streamed as garbled ([`VerifierSession::next_tables`]), and after the last circuit `RecPowers`: per request record the M2A of its hidden ciphertext (one OLE per block, answered ahead, `crate::rec::gcm`'s "Hidden ciphertext"), then the M2A of the powers of the client's GHASH key, answered ahead for the client Finished, which computes it (every client record's tag takes them) | |
 //! | 2 | `ToServer` (ClientHello) | | ClientHello → |
 //! | 3 | `FromServer` (the server's flight), then `KeyOpen` (opening, the ECtF's flips) | `EctfAnswer` | ← ServerHello … ServerHelloDone |
 //! | 4 | `EctfCorrection` (the ECtF's last message, no answer) with step 0's `KdfFlips` in one flight | | |

@@ -42,13 +42,13 @@ pub enum ProverMsg {
         /// before the ClientHello.
         terms: Terms,
         /// The base-OT message of the prover's garbling of the request's
-        /// keystream (`webproof_mpc::dual`): the verifier's key ‖ IV share
+        /// keystream (`crate::rec::dual`): the verifier's key ‖ IV share
         /// enters it by that OT.
         dual_ot: [u8; 32],
     },
     /// Preprocessing, after `Setup`: the labels of the verifier's key ‖ IV
     /// wires in the prover's keystream circuits, each pair padded by the
-    /// two keys of its base OT (`webproof_mpc::dual::DualProver::verifier_labels`).
+    /// two keys of its base OT (`crate::rec::dual::DualProver::verifier_labels`).
     DualLabels(Vec<u8>),
     /// Preprocessing: one chunk of the prover's garbling of request record
     /// `id`'s keystream, streamed while the verifier's tables come down
@@ -61,7 +61,7 @@ pub enum ProverMsg {
     },
     /// The end of request record `id`'s keystream tables: its decoding
     /// bits, padded by the prover's COT choice bits, and the labels of its
-    /// explicit nonce (`webproof_mpc::dual::RecordGarbling::finish`).
+    /// explicit nonce (`crate::rec::dual::RecordGarbling::finish`).
     DualEnd {
         /// Record id.
         id: u32,
@@ -85,7 +85,7 @@ pub enum ProverMsg {
         flips: Vec<u8>,
     },
     /// The ECtF's last message, the prover's padded correction `α² − c`
-    /// (`webproof_mpc::ectf`); no answer follows, the key derivation's
+    /// (`crate::keyx::ectf`); no answer follows, the key derivation's
     /// first flips come in the same flight.
     EctfCorrection(Vec<u8>),
     /// Flips of the prover's share for a key-derivation step.
@@ -115,13 +115,13 @@ pub enum ProverMsg {
         id: u32,
         /// The client Finished's ciphertext; a request record's ciphertext
         /// masked by the prover's COT choice bits (`C ⊕ ρ`, 16 bytes per
-        /// block, `webproof_mpc::record::RecordProver::mask_ciphertext`):
+        /// block, `crate::rec::gcm::RecordProver::mask_ciphertext`):
         /// the verifier never sees the request's ciphertext.
         ct: Vec<u8>,
         /// Offsets.
         offsets: Vec<u8>,
         /// A request record's: the labels of the prover's key ‖ IV share
-        /// in its keystream circuit (`webproof_mpc::dual`); empty for the
+        /// in its keystream circuit (`crate::rec::dual`); empty for the
         /// client Finished.
         labels: Vec<u8>,
     },
@@ -157,7 +157,7 @@ pub enum VerifierMsg {
         q_p256: Vec<u8>,
         /// The verifier's X25519 share (compressed Edwards).
         q_x25519: [u8; 32],
-        /// Its answer to the prover's base OT (`webproof_mpc::dual`), its
+        /// Its answer to the prover's base OT (`crate::rec::dual`), its
         /// key ‖ IV share the choice bits.
         dual_ot: Vec<u8>,
     },
@@ -195,7 +195,7 @@ pub enum VerifierMsg {
     },
     /// Right after a step's `KdfInputs`: the labels of the next step's
     /// inputs the session already fixed (its advance group,
-    /// `webproof_mpc::reduced::advance_groups`), sent while the prover
+    /// `crate::kdf::reduced::advance_groups`), sent while the prover
     /// evaluates the step before so that they cross the link off the
     /// critical path.
     KdfAdvance {
@@ -225,7 +225,7 @@ pub enum VerifierMsg {
         /// Corrections `[H^p]_V + R` per ciphertext block.
         corrections: Vec<u8>,
         /// A request record's check value over both garblings of its
-        /// keystream (`webproof_mpc::dual`, 32 bytes): the prover sends the
+        /// keystream (`crate::rec::dual`, 32 bytes): the prover sends the
         /// record only if it matches; empty for the client Finished.
         check: Vec<u8>,
     },

@@ -19,9 +19,15 @@ use crate::error::{Error, Result};
 use crate::hello::{
     self, client_key_exchange, finished, group_curve, record as wire_record, suite_params, Terms,
 };
+use crate::kdf::reduced::StepTables;
+use crate::kdf::tls12::{Curve, KeyShares, Tls12Config};
 use crate::kdf::{KdfPlans, KdfProver, KeyLabels};
+use crate::keyx::keyshare;
 use crate::keyx::{ectf_cots, ProverKx, Shares, ECTF_STREAM};
 use crate::msg::{ProverMsg, VerifierMsg};
+use crate::rec::chacha::{self, ChachaProver};
+use crate::rec::dual::{DualProver, KeystreamCheck, RecordGarbling};
+use crate::rec::gcm::{self, HiddenAhead, PowersAhead, RecordProver};
 use crate::rec::{
     check_server_finished, circuits_per_record, ghash_powers, is_chacha, key_iv, key_iv_labels,
     open_record, run_order, server_alert, HiddenRecord, RecSpec, AAD_LEN, CLIENT_FINISHED,
@@ -32,15 +38,9 @@ use std::sync::Arc;
 use webproof_circuits::bytes_to_bits;
 use webproof_circuits::tls::Tls12Suite;
 use webproof_core::Block;
-use webproof_mpc::chacha::{self, ChachaProver};
 use webproof_mpc::consistency::EvaluatedRun;
-use webproof_mpc::dual::{DualProver, KeystreamCheck, RecordGarbling};
-use webproof_mpc::keyshare;
 use webproof_mpc::ole::OleReceiver;
 use webproof_mpc::plan::Plan;
-use webproof_mpc::record::{self, HiddenAhead, PowersAhead, RecordProver};
-use webproof_mpc::reduced::StepTables;
-use webproof_mpc::tls12::{Curve, KeyShares, Tls12Config};
 use webproof_mpc::ReceivedTables;
 use webproof_tls::handshake::{self as hsk, msg_type, Reassembler};
 use webproof_tls::record::{content_type, Record};
@@ -154,7 +154,7 @@ struct PRec {
     pt: Vec<u8>,
     ct: Vec<u8>,
     masked: Vec<u8>,
-    /// A request record's dual execution (`webproof_mpc::dual`): the
+    /// A request record's dual execution (`crate::rec::dual`): the
     /// schedule of the keystream circuit it garbles, the pads' COT MACs,
     /// what the check needs once its garbling is out, and the keystream
     /// and its labels as decoded from the verifier's garbling (unused
@@ -164,7 +164,7 @@ struct PRec {
     check: Option<KeystreamCheck>,
     ks_bits: Vec<bool>,
     gv_labels: Vec<Block>,
-    /// ChaCha20-Poly1305 (`webproof_mpc::chacha`): the tag circuit's
+    /// ChaCha20-Poly1305 (`crate::rec::chacha`): the tag circuit's
     /// schedule and tables, the powers' M2A and (a request record) the
     /// bitwise OLEs of its hidden ciphertext, answered in preprocessing,
     /// the tag circuit's input COTs (drawn with the powers'), the record's
@@ -459,7 +459,7 @@ impl ProverSession {
         } else {
             let r = &self.recs[(i - steps) / k];
             match (k, (i - steps) % k) {
-                (1, _) => early_of(&r.plan, &webproof_mpc::record::EARLY_GROUPS),
+                (1, _) => early_of(&r.plan, &crate::rec::gcm::EARLY_GROUPS),
                 (_, 0) => early_of(&r.plan, &chacha::EARLY_GROUPS),
                 _ => early_of(&r.tag_plan, &chacha::TAG_EARLY_GROUPS),
             }
@@ -560,7 +560,7 @@ impl ProverSession {
             )),
         }
         let k = ghash_powers(self.recs.iter().map(|r| r.spec));
-        let macs = self.cots.take(record::cots_needed(k))?;
+        let macs = self.cots.take(gcm::cots_needed(k))?;
         let r = &mut self.recs[i];
         let (ahead, flips) = RecordProver::powers_ahead(k, &mut r.ole, &macs, msg)?;
         self.oles.choose(r.spec.stream(), macs, &flips);
@@ -584,7 +584,7 @@ impl ProverSession {
                 "a hidden ciphertext's M2A before every circuit's tables, out of order or twice",
             ));
         }
-        let macs = self.cots.take(record::hide_cots(self.recs[i].spec.len))?;
+        let macs = self.cots.take(gcm::hide_cots(self.recs[i].spec.len))?;
         let r = &mut self.recs[i];
         let (hidden, flips) = RecordProver::hide_ahead(r.spec.len, &mut r.ole, &macs, msg)?;
         self.oles.choose(r.spec.stream(), macs.clone(), &flips);

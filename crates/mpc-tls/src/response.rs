@@ -35,7 +35,7 @@
 //! verifier's recording). The verifier never saw those records'
 //! ciphertext: it holds the masked ciphertext `C ⊕ ρ` the 2PC gave it,
 //! and `ρ` is the choice bits of the COTs of the records' hidden M2A
-//! (`webproof_mpc::record`, "Hidden ciphertext"), which both parties
+//! (`crate::rec::gcm`, "Hidden ciphertext"), which both parties
 //! import as authenticated bits (the prover's MACs, the verifier's keys;
 //! [`crate::HiddenRecord`]). So each claimed request byte is asserted to
 //! be the keystream XOR the mask XOR the public masked byte
@@ -225,13 +225,14 @@
 //!   knows would turn into the request in the clear, is never sent to
 //!   the verifier (protocol version 24), and the keystream that encrypts
 //!   it is checked by dual execution before it is used
-//!   (`webproof_mpc::dual`, version 27): a selective failure in the
+//!   (`crate::rec::dual`, version 27): a selective failure in the
 //!   hidden M2A or the check tells the verifier at most one bit of the
 //!   prover's ephemeral inputs per session, ending it, and nothing of the
 //!   request.
 use crate::consist;
 use crate::error::{Error, Result};
 use crate::hello::suite_params;
+use crate::kdf::tls12::KeyShares;
 use crate::prover::ProverOutcome;
 use crate::verifier::VerifierOutcome;
 use crate::{HiddenRecord, KeyLabels};
@@ -246,7 +247,6 @@ use webproof_circuits::tls::Tls12Suite;
 use webproof_core::cot::{RandomCotReceiver, RandomCotSender};
 use webproof_core::{Block, Channel, Io};
 use webproof_mpc::consistency;
-use webproof_mpc::tls12::KeyShares;
 use webproof_proxy::zk::{leaf_commitments, MAX_LEAVES};
 use webproof_tls::record::{content_type, Record};
 use webproof_tls::Recording;
@@ -809,11 +809,11 @@ pub(crate) fn masks_in_byte_order<B: Copy>(
         .map(|(h, b)| {
             if is_chacha_record(h) {
                 // ChaCha20-Poly1305's `χ¹` are in `bytes_to_bits` order
-                // already (`webproof_mpc::chacha::masked_cots`).
+                // already (`crate::rec::chacha::masked_cots`).
                 return b[..8 * h.masked.len()].to_vec();
             }
             (0..8 * h.masked.len())
-                .map(|n| b[(n & !127) + webproof_mpc::record::masked_bit(n & 127)])
+                .map(|n| b[(n & !127) + crate::rec::gcm::masked_bit(n & 127)])
                 .collect()
         })
         .collect()
@@ -829,9 +829,9 @@ fn is_chacha_record(h: &HiddenRecord) -> bool {
 /// blocks (AES-GCM), two (ChaCha20-Poly1305's `χ¹`, `χ²`).
 pub(crate) fn hide_cots_of(h: &HiddenRecord) -> usize {
     if is_chacha_record(h) {
-        webproof_mpc::chacha::hide_cots(h.masked.len())
+        crate::rec::chacha::hide_cots(h.masked.len())
     } else {
-        webproof_mpc::record::hide_cots(h.masked.len())
+        crate::rec::gcm::hide_cots(h.masked.len())
     }
 }
 
@@ -840,7 +840,7 @@ pub(crate) fn hide_cots_of(h: &HiddenRecord) -> usize {
 /// (`mask_bits[i]`: record `i`'s COT choice bits as authenticated bits),
 /// while the tag the server checked was computed on `D¹ ⊕ χ¹` and
 /// `D² ⊕ χ²`: both must be it, padding zero
-/// (`webproof_mpc::chacha::prove_hidden_ciphertext`). AES-GCM's records
+/// (`crate::rec::chacha::prove_hidden_ciphertext`). AES-GCM's records
 /// are skipped.
 pub(crate) async fn prove_chacha_copies<C: RandomCotReceiver, T: Io>(
     zk: &mut Prover<C, T>,
@@ -857,7 +857,7 @@ pub(crate) async fn prove_chacha_copies<C: RandomCotReceiver, T: Io>(
             &bytes_to_bits(&h.masked),
         )
         .map_err(mpc_err)?;
-        webproof_mpc::chacha::prove_hidden_ciphertext(
+        crate::rec::chacha::prove_hidden_ciphertext(
             zk,
             h.masked.len(),
             &h.cots,
@@ -888,7 +888,7 @@ pub(crate) async fn verify_chacha_copies<C: RandomCotSender, T: Io>(
             &bytes_to_bits(&h.masked),
         )
         .map_err(mpc_err)?;
-        webproof_mpc::chacha::verify_hidden_ciphertext(
+        crate::rec::chacha::verify_hidden_ciphertext(
             zk,
             h.masked.len(),
             &h.cots,

@@ -37,7 +37,7 @@
 //!   its length and the ciphertext the 2PC produced; server record
 //!   lengths, content types and explicit nonces from the records received;
 //! - **the request's records**: never forwarded, so the verifier never
-//!   sees their ciphertext (`webproof_mpc::record`, "Hidden ciphertext");
+//!   sees their ciphertext (`crate::rec::gcm`, "Hidden ciphertext");
 //!   on the prover's `RecSent` it records each as the verifier builds it
 //!   (`rec::hidden_record`: its type, length and explicit nonce,
 //!   which the 2PC fixed, and zeros). The proof takes the masked
@@ -90,9 +90,14 @@ use crate::consist::{FinishedCheck, FinishedVd, Shape, VerifierRetained};
 use crate::cots::{CotPool, MAX_RECORD, MAX_REQUEST};
 use crate::error::{Error, Result};
 use crate::hello::{self, client_key_exchange, finished, group_curve, suite_params, Terms};
+use crate::kdf::tls12::{Curve, KeyShares, Tls12Config};
 use crate::kdf::{KdfPlans, KdfPublic, KdfVerifier, KeyLabels};
+use crate::keyx::keyshare;
 use crate::keyx::{ectf_cots, Shares, VerifierKx, VerifierKx2, ECTF_STREAM};
 use crate::msg::{ProverMsg, VerifierMsg};
+use crate::rec::chacha::{self, ChachaVerifier};
+use crate::rec::dual::{DualVerifier, RecordEvaluation};
+use crate::rec::gcm::{self, RecordVerifier};
 use crate::rec::{
     check_server_finished, ghash_powers, is_chacha, key_iv, key_iv_labels, server_alert,
     ChachaTables, HiddenRecord, RecSpec, AAD_LEN, CLIENT_FINISHED,
@@ -102,13 +107,8 @@ use rand_core::{CryptoRng, RngCore, SeedableRng};
 use std::sync::Arc;
 use webproof_circuits::tls::Tls12Suite;
 use webproof_core::Block;
-use webproof_mpc::chacha::{self, ChachaVerifier};
-use webproof_mpc::dual::{DualVerifier, RecordEvaluation};
-use webproof_mpc::keyshare;
 use webproof_mpc::ole::OleSender;
 use webproof_mpc::plan::Plan;
-use webproof_mpc::record::{self, RecordVerifier};
-use webproof_mpc::tls12::{Curve, KeyShares, Tls12Config};
 use webproof_tls::handshake::{self as hsk, msg_type, Reassembler};
 use webproof_tls::record::{content_type, Record};
 use webproof_tls::{
@@ -229,14 +229,14 @@ struct VRec {
     /// A request record's hidden M2A's COT keys, for the proof.
     hide_keys: Vec<Block>,
     /// A request record's keystream pads' COT keys (the dual execution's,
-    /// `webproof_mpc::dual`), and its evaluation of the prover's garbling
+    /// `crate::rec::dual`), and its evaluation of the prover's garbling
     /// of the keystream.
     pad_keys: Vec<Block>,
     dual: Option<RecordEvaluation>,
     /// The keystream circuit's schedule, if the driver built it ahead
     /// with the record's ([`RecordPlanJob`]) before the evaluation began.
     dual_plan: Option<Arc<Plan>>,
-    /// ChaCha20-Poly1305 records (`webproof_mpc::chacha`): the record's
+    /// ChaCha20-Poly1305 records (`crate::rec::chacha`): the record's
     /// 2PC, set up when its turn to stream comes; both circuits' tables
     /// (garbled at once, streamed chunk by chunk: chunks left, decoding,
     /// early labels); the tag circuit's input COT keys, drawn with the
@@ -1004,11 +1004,11 @@ impl VerifierSession {
             // draws them when this message arrives, in the same order).
             let msg = if !hide {
                 let k = ghash_powers(self.recs.iter().map(|r| r.spec));
-                let keys = self.cots.take(record::cots_needed(k))?;
+                let keys = self.cots.take(gcm::cots_needed(k))?;
                 let r = &mut self.recs[j];
                 garbled(&mut r.v)?.powers_ahead(&mut r.ole, &keys)?
             } else {
-                let keys = self.cots.take(record::hide_cots(self.recs[j].spec.len))?;
+                let keys = self.cots.take(gcm::hide_cots(self.recs[j].spec.len))?;
                 let r = &mut self.recs[j];
                 let msg = garbled(&mut r.v)?.hide_ahead(&mut r.ole, &keys, &mut self.rng)?;
                 r.hide_keys = keys;
@@ -1348,7 +1348,7 @@ impl VerifierSession {
             // holds the tables meanwhile).
             let mut ev = if r.chacha {
                 RecordEvaluation::for_cipher(
-                    webproof_mpc::dual::RecordCipher::Chacha20Poly1305,
+                    crate::rec::dual::RecordCipher::Chacha20Poly1305,
                     r.spec.len,
                     r.spec.instance(),
                 )?
@@ -1378,7 +1378,7 @@ impl VerifierSession {
         let want = if spec.computes_h() {
             spec.len
         } else {
-            16 * record::ct_blocks(spec.len)
+            16 * gcm::ct_blocks(spec.len)
         };
         if ct.len() != want {
             return Err(Error::Malformed("ciphertext of the wrong length"));
@@ -1616,7 +1616,7 @@ impl VerifierSession {
                 .zip(std::iter::once(false).chain(self.recs.iter().map(|r| r.chacha)))
                 // A ChaCha20 record's OLE inputs are not revealed: the
                 // prover recomputes them from its revealed multiplier `t`
-                // (`webproof_mpc::chacha::audit_oles`).
+                // (`crate::rec::chacha::audit_oles`).
                 .map(|((ole, stream), chacha)| {
                     (
                         stream,

@@ -4,7 +4,7 @@
 //! its choice (a request it wrote, under the prover's cookie) and read
 //! hidden request bytes from the server's reaction across sessions. Now
 //! the prover checks the keystream against its own garbling
-//! (`webproof_mpc::dual`) before the record leaves: these tests run both
+//! (`webproof_mpc_tls::rec::dual`) before the record leaves: these tests run both
 //! attacks against the real sessions and a rustls server in memory.
 
 mod common;

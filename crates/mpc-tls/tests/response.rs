@@ -1113,7 +1113,7 @@ fn false_request_claims_are_refused() {
 #[test]
 fn request_masks_other_than_the_2pc_are_refused() {
     let (byte, bit) = (4usize, 3usize);
-    let at = webproof_mpc::record::masked_bit(8 * byte + bit);
+    let at = webproof_mpc_tls::rec::gcm::masked_bit(8 * byte + bit);
     for how in ["choice bit", "masked ciphertext"] {
         let s = session(44, ECDHE_ECDSA_AES128_GCM_SHA256, 2000);
         let req = request();

@@ -557,7 +557,7 @@ pub enum OleStreamBatch {
 /// batch in the order they ran (each takes the stream's next COT indices,
 /// so its hash tweaks, as the sender's did). A caller whose honest sender
 /// inputs depend on earlier batches' sender shares (the ChaCha20 record's
-/// hidden ciphertext, [`crate::chacha::audit_oles`]) computes them between
+/// hidden ciphertext, `webproof_mpc_tls::rec::chacha::audit_oles`) computes them between
 /// the batches.
 pub struct OleReplay {
     delta: Block,
@@ -782,20 +782,7 @@ mod tests {
     use crate::field::Poly1305Field as F;
     use crate::ole::OleReceiver;
     use rand::SeedableRng;
-    use webproof_core::cot::ideal;
-    use webproof_core::{memory_duplex, Channel};
-
-    fn cots(seed: u64, n: usize) -> (Block, Vec<Block>, Vec<Block>) {
-        let (mut s, mut r) = ideal::pair(seed);
-        let (a, b) = memory_duplex();
-        let (mut ca, mut cb) = (Channel::new(a), Channel::new(b));
-        let (mut k, mut m) = (Vec::new(), Vec::new());
-        futures::executor::block_on(async {
-            s.extend(&mut ca, n, &mut k).await.unwrap();
-            r.extend(&mut cb, n, &mut m).await.unwrap();
-        });
-        (s.delta(), k, m)
-    }
+    use webproof_core::cot::ideal::cots;
 
     /// A stream of element-wise, bitwise and element-wise batches, as the
     /// sender ran it, and the sender's inputs it revealed and its shares.

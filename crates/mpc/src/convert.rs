@@ -17,7 +17,7 @@
 //! The prover learns `r·a`: uniform over the nonzero elements when
 //! `a ≠ 0`, and `0` when `a = 0`. So A2M reveals to the prover whether the
 //! shared value is zero and nothing else; callers that must not reveal
-//! that must rule it out first (in [`crate::ectf`] a zero means a
+//! that must rule it out first (in `webproof_mpc_tls::keyx::ectf` a zero means a
 //! degenerate point sum, which occurs with negligible probability for
 //! honest parties). The verifier learns nothing (OLE flips only).
 //!
@@ -35,13 +35,13 @@
 //! per power, with the garbled tables). Online, one A2M gives `h_P` with
 //! `h_V·h_P = H`; the prover sends `d_i = h_P^i + ρ_i` (16 bytes per power)
 //! and the verifier adds `d_i·h_V^i` to its share: additive shares of every
-//! `H^i` ([`crate::record`]).
+//! `H^i` (`webproof_mpc_tls::rec::gcm`).
 //!
 //! # Not caught here
 //! A malicious verifier can send any `t` or use any `r` (the prover's share
 //! is then wrong by an amount it chose), a malicious prover can input any
 //! `a_P`; either way the shares stop matching the real value, and it is the
-//! later consistency check that catches that (see [`crate::ectf`]).
+//! later consistency check that catches that (see `webproof_mpc_tls::keyx::ectf`).
 
 use crate::error::{Error, Result};
 use crate::ole::{OleField, OleReceiver, OleSender, PendingOle};
@@ -80,7 +80,7 @@ pub fn nonzero<F: OleField, R: RngCore + ?Sized>(rng: &mut R) -> F {
 /// [`a2m_respond`] with multipliers `r` the verifier chose before (nonzero;
 /// its multiplicative shares are their inverses): for a caller that needs
 /// those shares ahead, as the powers of the GHASH key do
-/// ([`crate::record`]).
+/// (`webproof_mpc_tls::rec::gcm`).
 pub fn a2m_respond_with<F: OleField>(
     ole: &mut OleSender,
     keys: &[Block],

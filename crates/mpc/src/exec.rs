@@ -1,5 +1,5 @@
 //! One garbled circuit between the verifier (garbler) and the prover
-//! (evaluator), as messages: what [`crate::tls12`] runs for each of its
+//! (evaluator), as messages: what `webproof_mpc_tls::kdf::tls12` runs for each of its
 //! circuits.
 //!
 //! Owns the message formats of one execution and nothing of the session:

@@ -229,7 +229,7 @@ impl<M: ResidueParams<LIMBS>> Neg for Fp<M> {
 
 /// An element of Poly1305's field `Z/p`, `p = 2^130 - 5` (RFC 8439
 /// §2.5): the tag of a ChaCha20-Poly1305 record is a polynomial over it
-/// ([`crate::chacha`]).
+/// (`webproof_mpc_tls::rec::chacha`).
 ///
 /// Five 26-bit limbs, always canonical (`< p`, each limb `< 2^26`), so
 /// equality is limb equality; products of limbs fit a `u64` with room for

@@ -27,36 +27,9 @@
 //! - [`ole`]: Gilboa OLE from random COT (one COT per bit of the prover's
 //!   input), batched, one round trip.
 //! - [`convert`]: share conversions A2M and M2A over OLE.
-//! - [`dual`]: dual execution of the request's keystream: the prover's
-//!   own garbling of it, evaluated by the verifier, and the check that
-//!   makes the keystream the prover uses online authentic.
-//! - [`ectf`]: EC to field, additive shares of the x-coordinate of the sum
-//!   of two parties' points (one round trip and a message that rides with
-//!   the next one, three OLEs).
-//! - [`keyshare`]: the client's ECDHE key shared between the parties for
-//!   P-256 and X25519: setup with a commitment, each party's point on the
-//!   server's key, the premaster's encoding.
 //! - [`exec`]: one garbled circuit between the parties as messages
 //!   (preprocessed tables, inputs by COT in one round trip, decoding,
 //!   output labels returned).
-//! - [`tls12`]: TLS 1.2 key derivation in 2PC, from premaster shares to XOR
-//!   shares of the write keys and IVs (master secret or extended master
-//!   secret), and both Finished `verify_data`.
-//! - [`reduced`]: the same with only outer HMAC compressions garbled
-//!   (inner pad states revealed to both, inner digests encoded by the
-//!   verifier, outer compressions on their public message schedule):
-//!   14 compressions instead of 36, one round trip per step; the server
-//!   Finished's `verify_data` is left to the proof after the session
-//!   ([`reduced::server_finished_circuit`]).
-//! - [`tls13`]: the TLS 1.3 key schedule (every suite) the same way:
-//!   from the ECDHE shares to the handshake traffic secrets, revealed, and
-//!   shares of the application keys and IVs, in four steps.
-//! - [`record`]: AES-GCM records in 2PC: the keystream to the prover, the
-//!   tag from shares of the powers of the GHASH key.
-//! - [`chacha`]: ChaCha20-Poly1305 records in 2PC (TLS 1.2 and 1.3): the
-//!   keystream and a multiplicative share of `r` from one circuit, the
-//!   powers of `r` by M2A over `2^130 - 5`, the tag finished in a small
-//!   circuit; the ciphertext optionally hidden from the verifier.
 //! - [`consistency`]: the malicious-security layer (garble-then-prove):
 //!   labels and OLE inputs imported into a sealed QuickSilver proof as
 //!   authenticated bits (the circuits chained consistently, the caller's
@@ -64,31 +37,29 @@
 //!   verifier's messages audited by the prover; the security argument and
 //!   its costs.
 //!
+//! The TLS steps built on these (the key exchange and ECtF, the TLS 1.2
+//! PRF and the TLS 1.3 key schedule, AES-GCM and ChaCha20-Poly1305
+//! records, dual execution of the request's keystream) are
+//! `webproof-mpc-tls`'s, in folders named for the step (`keyx`, `kdf`,
+//! `rec`).
+//!
 //! Streaming and memory, the measured figures, the security of this layer
 //! and how it is shaped for malicious security: `docs/protocol/mpc.md`.
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
-pub mod chacha;
 pub mod consistency;
 pub mod convert;
-pub mod dual;
-pub mod ectf;
 pub mod error;
 pub mod evaluate;
 pub mod exec;
 pub mod field;
 pub mod garble;
 pub mod hash;
-pub mod keyshare;
 pub mod ole;
 pub mod output;
 pub mod plan;
-pub mod record;
-pub mod reduced;
-pub mod tls12;
-pub mod tls13;
 pub mod transfer;
 
 pub use error::{Error, Result};

@@ -28,7 +28,7 @@
 //! Bitwise OLEs ([`OleSender::respond_bits_ahead`]) stop before step 3's
 //! sum: one element per COT, the receiver's input its choice bit, answered
 //! ahead; the caller combines the per-bit shares (a product with an
-//! input that is XOR-masked in public, [`crate::chacha`]).
+//! input that is XOR-masked in public, `webproof_mpc_tls::rec::chacha`).
 //!
 //! `H` is the TCCR hash of [`crate::hash`] over fixed-key AES under its own
 //! key (so its tweaks never meet the garbling's), with tweak `(stream,
@@ -51,7 +51,7 @@
 //!   later "right" depends on `b_i`: a selective failure that can leak
 //!   bits of `b` through an abort), or simply inputs the wrong `a`; a
 //!   malicious receiver may input any `b`. Those are input-consistency
-//!   faults the later consistency check must catch (see [`crate::ectf`]):
+//!   faults the later consistency check must catch (see `webproof_mpc_tls::keyx::ectf`):
 //!   [`crate::consistency::audit_ole`] recomputes every answer once `Δ`
 //!   is revealed ([`crate::consistency::OleReplay`] for streams with
 //!   bitwise batches), and [`crate::consistency::import_ole_inputs`] makes the
@@ -606,21 +606,7 @@ mod tests {
     use super::*;
     use crate::field::{Curve25519Base, P256Base};
     use rand::SeedableRng;
-    use webproof_core::cot::ideal;
-    use webproof_core::cot::{RandomCotReceiver, RandomCotSender};
-    use webproof_core::{memory_duplex, Channel};
-
-    fn cots(seed: u64, n: usize) -> (Block, Vec<Block>, Vec<Block>) {
-        let (mut s, mut r) = ideal::pair(seed);
-        let (a, b) = memory_duplex();
-        let (mut ca, mut cb) = (Channel::new(a), Channel::new(b));
-        let (mut k, mut m) = (Vec::new(), Vec::new());
-        futures::executor::block_on(async {
-            s.extend(&mut ca, n, &mut k).await.unwrap();
-            r.extend(&mut cb, n, &mut m).await.unwrap();
-        });
-        (s.delta(), k, m)
-    }
+    use webproof_core::cot::ideal::cots;
 
     fn roundtrip<F: OleField>(seed: u64, a: &[F], b: &[F]) -> (Vec<F>, Vec<F>) {
         let (delta, keys, macs) = cots(seed, cots_needed::<F>(a.len()));

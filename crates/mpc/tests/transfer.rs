@@ -2,14 +2,14 @@
 //! (base OT + SoftSpokenOT, and Ferret on top of it) run in-process over an
 //! in-memory channel, with the garbler's Δ taken from its COT sender.
 
-mod common;
 use aes::cipher::{BlockEncrypt, KeyInit};
-use common::{cots, ferret_cots};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 use webproof_circuits::{bits_to_bytes, bytes_to_bits};
 use webproof_core::Block;
+use webproof_ferret::testing::cots as ferret_cots;
 use webproof_mpc::{transfer, Error, Evaluator, Garbler};
+use webproof_ot::testing::cots;
 
 fn aes_ref(key: &[u8; 16], pt: &[u8; 16]) -> [u8; 16] {
     let aes = aes::Aes128::new(key.into());

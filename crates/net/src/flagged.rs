@@ -1,7 +1,7 @@
 //! The prover's record of verifiers that cheated in MPC mode.
 //!
 //! Dual execution keeps an MPC verifier from rewriting the request or
-//! reading hidden request bytes (`webproof_mpc::dual`), but a verifier can
+//! reading hidden request bytes (`webproof_mpc_tls::rec::dual`), but a verifier can
 //! still try a selective failure on the session's ephemeral inputs and
 //! escape the audit of its garbling by stopping after the prover's `Close`
 //! (`SECURITY.md`, MPC mode point 4). This record keeps such a verifier

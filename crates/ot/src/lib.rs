@@ -8,6 +8,8 @@
 //!   implementing [`webproof_core::cot::RandomCotSender`] and
 //!   [`webproof_core::cot::RandomCotReceiver`].
 //! - [`derand`]: turn random COTs into COTs on chosen receiver bits.
+//! - `testing` (feature `testing`): seeded COTs in memory for other
+//!   crates' tests and examples.
 //! - [`streams`], [`transpose`]: the extension's PRG expansion and bit-matrix
 //!   transposition.
 //!
@@ -32,6 +34,8 @@ pub mod derand;
 pub mod ggm;
 pub mod softspoken;
 pub mod streams;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod transpose;
 
 pub use softspoken::{SoftSpokenReceiver, SoftSpokenReceiverSetup, SoftSpokenSender, DEFAULT_K};

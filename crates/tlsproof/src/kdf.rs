@@ -42,7 +42,7 @@
 //! (traffic keys, IVs before they are opened). The chain values `A(i)` are
 //! such outputs: `A(1) = HMAC(K, label ‖ seed)`, `A(i+1) = HMAC(K, A(i))`,
 //! each at an input no output block uses. The same argument is MPC mode's
-//! (`webproof_mpc::reduced`). Soundness is untouched: the statement still
+//! (`webproof_mpc_tls::kdf::reduced`). Soundness is untouched: the statement still
 //! fixes every HMAC output from the committed secret, only the inner hash
 //! moves out of the proof because both sides can compute it.
 //!

@@ -9,20 +9,20 @@
 //! checks the inputs against what the protocol makes them: the key
 //! schedule's inner digests of the values it revealed and the transcript
 //! hashes the prover computed itself, the masks reused across steps, the
-//! curve (`webproof_mpc::tls13::check_verifier_inputs`), each record's
+//! curve (`crate::kdf::tls13::check_verifier_inputs`), each record's
 //! key ‖ IV share the key schedule's mask and its public input the
-//! record's sequence number (`webproof_mpc::record::check_verifier_inputs`),
+//! record's sequence number (`crate::rec::gcm::check_verifier_inputs`),
 //! and the key shares the verifier revealed in `CloseAck` its masks.
 //! Every OLE batch (the request records' hidden M2A, the GHASH record's
 //! powers, the ECtF) is answered again for the verifier's revealed inputs
 //! (`webproof_mpc::consistency::audit_ole_transcripts`), the ECtF's
 //! checked to be what the protocol makes them. Under ChaCha20-Poly1305
 //! each record's two circuits are audited as every circuit (the record
-//! circuit's inputs by `webproof_mpc::chacha::check_verifier_inputs`, the
+//! circuit's inputs by `crate::rec::chacha::check_verifier_inputs`, the
 //! tag circuit's pad by `check_tag_inputs`), and its bitwise OLEs (its
 //! powers of `r`, its hidden ciphertext's) reveal no input: the prover
 //! answers them again on the elements it computes from the record
-//! circuit's revealed `t` (`webproof_mpc::chacha::audit_oles`), as TLS
+//! circuit's revealed `t` (`crate::rec::chacha::audit_oles`), as TLS
 //! 1.2's audit does.
 //!
 //! It runs before the prover discloses the revealed bytes and opens the
@@ -33,6 +33,7 @@
 
 use super::{Tls13ProverSession, Tls13VerifierSession};
 use crate::error::{Error, Result};
+use crate::kdf::tls12::Curve;
 use crate::response::mpc_err;
 use webproof_core::Block;
 use webproof_mpc::consistency::{
@@ -40,7 +41,6 @@ use webproof_mpc::consistency::{
 };
 use webproof_mpc::field::{Curve25519Base, Gf128, P256Base};
 use webproof_mpc::ole::OleField;
-use webproof_mpc::tls12::Curve;
 
 /// The verifier's input bits of every circuit it garbled, in order (the
 /// key schedule's steps, then the records by id), then its inputs of
@@ -114,7 +114,7 @@ fn audit_stream<F: OleField>(
     audit_ole_transcripts(delta, stream, batches, &inputs).map_err(mpc_err)?;
     if stream == crate::keyx::ECTF_STREAM {
         for batch in &inputs {
-            webproof_mpc::ectf::check_verifier_inputs(batch).map_err(mpc_err)?;
+            crate::keyx::ectf::check_verifier_inputs(batch).map_err(mpc_err)?;
         }
     }
     Ok(())
@@ -165,7 +165,7 @@ fn audit_oles(
 
 /// The audit of a ChaCha20-Poly1305 request record's OLE stream: its
 /// powers' batch and its hidden ciphertext's, replayed on the elements an
-/// honest verifier had (`webproof_mpc::chacha::audit_oles`, from the `t`
+/// honest verifier had (`crate::rec::chacha::audit_oles`, from the `t`
 /// of the record circuit's revealed inputs, which
 /// `Tls13ProverSession::check_revealed_inputs` checks too).
 fn audit_chacha_stream(
@@ -185,7 +185,7 @@ fn audit_chacha_stream(
         macs: t.macs.clone(),
         response: t.response.clone(),
     };
-    webproof_mpc::chacha::audit_oles(
+    crate::rec::chacha::audit_oles(
         &mut webproof_mpc::consistency::OleReplay::new(delta, stream),
         revealed
             .get(run)

@@ -9,7 +9,7 @@
 
 use crate::error::{Error, Result};
 use crate::hello::{handshake_message, record};
-use webproof_mpc::tls13::{traffic_keys, HandshakeSecrets};
+use crate::kdf::tls13::{traffic_keys, HandshakeSecrets};
 use webproof_tls::aead::{OpenError, RecordCipher};
 use webproof_tls::handshake::{self as hsk, msg_type, Message, Reassembler};
 use webproof_tls::keys::TrafficKeys;

@@ -2,14 +2,14 @@
 //! sessions of a TLS 1.3 client whose ECDHE secret, key schedule and
 //! request records run in 2PC, with AES-128-GCM-SHA256,
 //! AES-256-GCM-SHA384 or ChaCha20-Poly1305-SHA256 ([`SUITES`], one per
-//! session; ChaCha20-Poly1305's records are `webproof_mpc::chacha`'s, as
+//! session; ChaCha20-Poly1305's records are `crate::rec::chacha`'s, as
 //! TLS 1.2's, with the same nonce form and the 5-byte header as AAD); the
 //! response is proven after the session ([`response`], sealed, with the
 //! prover's audit of the garbling before it discloses, [`audit`]; no
 //! consistency proof in ZK yet) and the verifier's output states TLS 1.3
 //! ([`verifier_output13`]).
 //!
-//! The key schedule is `webproof_mpc::tls13`'s: its step 1 reveals both
+//! The key schedule is `crate::kdf::tls13`'s: its step 1 reveals both
 //! handshake traffic secrets to both parties, so each decrypts the
 //! server's encrypted flight by itself (the verifier from the records it
 //! recorded, never from the prover's plaintext), and its step 3 leaves
@@ -79,7 +79,7 @@ pub(crate) fn schedule_of(suite: CipherSuite) -> crate::Result<Tls13Suite> {
 }
 
 /// Whether a suite's records are ChaCha20-Poly1305's
-/// (`webproof_mpc::chacha`: two circuits a record, no GHASH key); every
+/// (`crate::rec::chacha`: two circuits a record, no GHASH key); every
 /// other suite of [`SUITES`] is AES-GCM's.
 pub(crate) fn is_chacha(suite: CipherSuite) -> bool {
     suite == CipherSuite::TLS13_CHACHA20_POLY1305_SHA256

@@ -25,24 +25,24 @@ use super::rec::{circuits_per_record, hidden_record, Spec, AAD_LEN};
 use crate::cots::CotPool;
 use crate::error::{Error, Result};
 use crate::hello::{group_curve, record, Terms};
+use crate::kdf::tls12::{Curve, KeyShares};
+use crate::kdf::tls13::{HandshakeSecrets, Tls13Plans, Tls13Prover, IV_LEN, KEY_OUTPUT, STEPS};
+use crate::keyx::keyshare;
 use crate::keyx::{ectf_cots, ProverKx, Shares, ECTF_STREAM};
 use crate::msg::{ProverMsg, VerifierMsg};
 use crate::prover::{ProverConfig, ProverOutput};
+use crate::rec::chacha::{self, ChachaProver};
+use crate::rec::dual::{DualProver, KeystreamCheck, RecordGarbling};
+use crate::rec::gcm::{self, HiddenAhead, PowersAhead, RecordProver};
 use crate::rec::{key_iv, key_iv_wires};
 use rand_chacha::ChaCha20Rng;
 use rand_core::{CryptoRng, RngCore, SeedableRng};
 use webproof_circuits::bytes_to_bits;
 use webproof_circuits::tls::Tls13Suite;
 use webproof_core::Block;
-use webproof_mpc::chacha::{self, ChachaProver};
-use webproof_mpc::dual::{DualProver, KeystreamCheck, RecordGarbling};
 use webproof_mpc::exec::StepTables;
 use webproof_mpc::field::Gf128;
-use webproof_mpc::keyshare;
 use webproof_mpc::ole::OleReceiver;
-use webproof_mpc::record::{self, HiddenAhead, PowersAhead, RecordProver};
-use webproof_mpc::tls12::{Curve, KeyShares};
-use webproof_mpc::tls13::{HandshakeSecrets, Tls13Plans, Tls13Prover, IV_LEN, KEY_OUTPUT, STEPS};
 use webproof_tls::handshake::Message;
 use webproof_tls::record::content_type;
 use webproof_tls::{Direction, KxGroup, Recorder};
@@ -160,7 +160,7 @@ struct PRec {
     ks_bits: Vec<bool>,
     gv_labels: Vec<Block>,
     sent: bool,
-    /// ChaCha20-Poly1305 (`webproof_mpc::chacha`): the tag circuit's
+    /// ChaCha20-Poly1305 (`crate::rec::chacha`): the tag circuit's
     /// schedule and tables, the powers' M2A and the bitwise OLEs of its
     /// hidden ciphertext (answered in preprocessing), the tag circuit's
     /// input COTs (drawn with the powers'), the record's 2PC once built.
@@ -637,7 +637,7 @@ impl Tls13ProverSession {
         let i = id as usize;
         if self.recs[i].spec.computes_h() {
             let k = super::rec::ghash_powers(&self.recs.iter().map(|r| r.spec).collect::<Vec<_>>());
-            let macs = self.cots.take(record::cots_needed(k))?;
+            let macs = self.cots.take(gcm::cots_needed(k))?;
             let r = &mut self.recs[i];
             let (ahead, flips) = RecordProver::powers_ahead(k, &mut r.ole, &macs, msg)?;
             r.ahead = Some(ahead);
@@ -657,7 +657,7 @@ impl Tls13ProverSession {
                 )?);
             }
         } else {
-            let macs = self.cots.take(record::hide_cots(self.recs[i].spec.len))?;
+            let macs = self.cots.take(gcm::hide_cots(self.recs[i].spec.len))?;
             let r = &mut self.recs[i];
             let (hidden, flips) = RecordProver::hide_ahead(r.spec.len, &mut r.ole, &macs, msg)?;
             r.hidden = Some(hidden);
@@ -1201,7 +1201,7 @@ impl Tls13ProverSession {
         if revealed.len() != STEPS + k * self.recs.len() {
             return Err(Error::Malformed("revealed inputs of another session"));
         }
-        let masks = webproof_mpc::tls13::check_verifier_inputs(
+        let masks = crate::kdf::tls13::check_verifier_inputs(
             super::schedule_of(self.suite)?,
             self.curve,
             hello,
@@ -1228,7 +1228,7 @@ impl Tls13ProverSession {
                 continue;
             }
             let inputs = &inputs[0];
-            record::check_verifier_inputs(
+            gcm::check_verifier_inputs(
                 &share,
                 &rec.spec.seq().to_be_bytes(),
                 inputs,

@@ -7,17 +7,17 @@
 //! circuits), so they cannot disagree on it.
 //!
 //! Under ChaCha20-Poly1305 there is no record `0` (each record's Poly1305
-//! key comes from its own nonce, `webproof_mpc::chacha`); the request's
+//! key comes from its own nonce, `crate::rec::chacha`); the request's
 //! records keep ids `1..`, so sequence numbers, garbling instances and
 //! OLE streams are the same functions of the id under every suite. Each
 //! runs two circuits (record, tag: [`circuits_per_record`]).
 
 use crate::error::{Error, Result};
 use crate::hello::record;
+use crate::rec::dual::{keystream_circuit_with, RecordCipher};
+use crate::rec::gcm::{gcm_circuit_with, powers_needed, tls13_aad, NonceForm};
 use crate::rec::{cached_plan, PlanCache, PLAN_CACHE_BYTES};
 use std::sync::{Arc, Mutex};
-use webproof_mpc::dual::{keystream_circuit_with, RecordCipher};
-use webproof_mpc::record::{gcm_circuit_with, powers_needed, tls13_aad, NonceForm};
 use webproof_mpc::Plan;
 use webproof_tls::record::content_type;
 
@@ -37,7 +37,7 @@ pub(crate) struct Spec {
     pub len: usize,
     /// The key's bytes (16 or 32).
     pub key_len: usize,
-    /// ChaCha20-Poly1305's record (`webproof_mpc::chacha`), else
+    /// ChaCha20-Poly1305's record (`crate::rec::chacha`), else
     /// AES-GCM's.
     pub chacha: bool,
 }
@@ -84,7 +84,7 @@ impl Spec {
     /// alike (different `Δ`s; the instance keeps the tweaks distinct
     /// within each garbler's circuits).
     pub(crate) fn instance(&self) -> u64 {
-        super::KDF_INSTANCE + webproof_mpc::tls13::STEPS as u64 + u64::from(self.id)
+        super::KDF_INSTANCE + crate::kdf::tls13::STEPS as u64 + u64::from(self.id)
     }
 
     /// OLE stream (the ECtF's is 0).

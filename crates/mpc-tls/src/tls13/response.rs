@@ -82,6 +82,7 @@
 
 use super::{Tls13ProverSession, Tls13VerifierSession};
 use crate::error::{Error, Result};
+use crate::kdf::tls13::IV_LEN;
 use crate::response::{crlf_free_spans_of, mpc_err, zk_err, MAX_CRLF_FREE};
 use core::ops::Range;
 use rand_core::{CryptoRng, RngCore};
@@ -92,7 +93,6 @@ use webproof_circuits::bytes_to_bits;
 use webproof_core::cot::{RandomCotReceiver, RandomCotSender};
 use webproof_core::{Channel, Io};
 use webproof_mpc::consistency;
-use webproof_mpc::tls13::IV_LEN;
 use webproof_proxy::zk::{leaf_commitments, MAX_LEAVES};
 use webproof_tls::record::{content_type, Record};
 use webproof_tls::Recording;

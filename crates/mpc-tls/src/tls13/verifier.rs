@@ -15,7 +15,7 @@
 //!   schedule's step 1 input), the server's key share (the ECtF's point):
 //!   its recording of the bytes the prover forwarded both ways;
 //! - the handshake traffic secrets: the key schedule's step 1, whose
-//!   revealed labels it checks ([`webproof_mpc::tls13::Tls13Verifier::receive`]);
+//!   revealed labels it checks ([`crate::kdf::tls13::Tls13Verifier::receive`]);
 //! - the certificate chain, the CertificateVerify, the server Finished,
 //!   the hash of ClientHello..server Finished (the step 2 input) and the
 //!   client Finished: its own decryption of its recording under those
@@ -36,21 +36,21 @@ use super::rec::{check_lens, circuits_per_record, ghash_powers, hidden_record, S
 use crate::cots::CotPool;
 use crate::error::{Error, Result};
 use crate::hello::group_curve;
+use crate::kdf::tls12::{Curve, KeyShares};
+use crate::kdf::tls13::{HandshakeSecrets, Tls13Plans, Tls13Verifier, IV_LEN, KEY_OUTPUT, STEPS};
+use crate::keyx::keyshare;
 use crate::keyx::{ectf_cots, Shares, VerifierKx, VerifierKx2, ECTF_STREAM};
 use crate::msg::{ProverMsg, VerifierMsg};
+use crate::rec::chacha::{self, ChachaVerifier};
+use crate::rec::dual::{DualVerifier, RecordEvaluation};
+use crate::rec::gcm::{self, RecordVerifier};
 use crate::rec::{key_iv, key_iv_wires, ChachaTables};
 use crate::verifier::VerifierConfig;
 use rand_chacha::ChaCha20Rng;
 use rand_core::{CryptoRng, RngCore, SeedableRng};
 use webproof_core::Block;
-use webproof_mpc::chacha::{self, ChachaVerifier};
-use webproof_mpc::dual::{DualVerifier, RecordEvaluation};
 use webproof_mpc::field::Gf128;
-use webproof_mpc::keyshare;
 use webproof_mpc::ole::OleSender;
-use webproof_mpc::record::{self, RecordVerifier};
-use webproof_mpc::tls12::{Curve, KeyShares};
-use webproof_mpc::tls13::{HandshakeSecrets, Tls13Plans, Tls13Verifier, IV_LEN, KEY_OUTPUT, STEPS};
 use webproof_proxy::statement::PublicInputs;
 use webproof_proxy::verify::{self, SecretsSource, SessionInfo};
 use webproof_proxy::ProxyError;
@@ -142,7 +142,7 @@ enum VCircuits {
     Chacha(Box<VChacha>),
 }
 
-/// A ChaCha20-Poly1305 record (`webproof_mpc::chacha`): its 2PC, both
+/// A ChaCha20-Poly1305 record (`crate::rec::chacha`): its 2PC, both
 /// circuits' tables once garbled (garbled at once when the record's turn
 /// to stream comes, then streamed chunk by chunk: chunks left, last
 /// first; decoding; early labels), the tag circuit's input COT keys,
@@ -678,7 +678,7 @@ impl Tls13VerifierSession {
                 msg
             }
             (false, true) => {
-                let keys = self.cots.take(record::hide_cots(spec.len))?;
+                let keys = self.cots.take(gcm::hide_cots(spec.len))?;
                 let r = &mut self.recs[j];
                 let VCircuits::Gcm(v) = &mut r.v else {
                     return Err(Error::Malformed("an AES-GCM step of a ChaCha20 record"));
@@ -689,7 +689,7 @@ impl Tls13VerifierSession {
             }
             (false, false) => {
                 let k = ghash_powers(&self.recs.iter().map(|r| r.spec).collect::<Vec<_>>());
-                let keys = self.cots.take(record::cots_needed(k))?;
+                let keys = self.cots.take(gcm::cots_needed(k))?;
                 let r = &mut self.recs[j];
                 let VCircuits::Gcm(v) = &mut r.v else {
                     return Err(Error::Malformed("an AES-GCM step of a ChaCha20 record"));
@@ -941,7 +941,7 @@ impl Tls13VerifierSession {
     /// record's powers, the ECtF): the order of the prover's log. A
     /// ChaCha20-Poly1305 record's are not revealed: the prover computes
     /// them from the record circuit's revealed `t`
-    /// (`webproof_mpc::chacha::audit_oles`).
+    /// (`crate::rec::chacha::audit_oles`).
     pub(crate) fn ole_inputs(&self) -> Vec<u8> {
         let recs = self
             .recs

@@ -5,7 +5,6 @@
 //! server.
 #![allow(dead_code)] // each test file uses some of these
 
-use futures::executor::block_on;
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use rcgen::{
@@ -16,8 +15,6 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use std::collections::VecDeque;
 use std::io::{Read, Write};
 use std::sync::Arc;
-use webproof_core::cot::{RandomCotReceiver, RandomCotSender};
-use webproof_core::{memory_duplex, Block, Channel};
 use webproof_mpc_tls::{
     cots_needed, CotPool, Error, ProverConfig, ProverMsg, ProverOutcome, ProverSession,
     VerifierConfig, VerifierMsg, VerifierOutcome, VerifierSession,
@@ -30,44 +27,11 @@ pub mod tls13;
 
 pub const NAME: &str = "webproof.test";
 
-/// `n` random COTs from SoftSpokenOT: (Δ, sender keys, receiver MACs).
-pub fn cots(seed: u64, n: usize) -> (Block, Vec<Block>, Vec<Block>) {
-    let (delta, keys, macs, _, _) = cots_ext(seed, n);
-    (delta, keys, macs)
-}
-
-/// [`cots`], keeping the extensions: the same correlation (one `Δ`) goes
-/// on into the proof of the response.
-pub fn cots_ext(
-    seed: u64,
-    n: usize,
-) -> (
-    Block,
-    Vec<Block>,
-    Vec<Block>,
-    SoftSpokenSender,
-    SoftSpokenReceiver,
-) {
-    let (a, b) = memory_duplex();
-    let (mut ca, mut cb) = (Channel::new(a), Channel::new(b));
-    let mut r1 = ChaCha20Rng::seed_from_u64(seed);
-    let mut r2 = ChaCha20Rng::seed_from_u64(seed + 1);
-    block_on(async {
-        let (s, r) = futures::join!(
-            SoftSpokenSender::setup(&mut ca, &mut r1),
-            SoftSpokenReceiver::setup(&mut cb, &mut r2)
-        );
-        let (mut s, mut r) = (s.unwrap(), r.unwrap());
-        let (mut keys, mut macs) = (Vec::new(), Vec::new());
-        let (x, y) = futures::join!(
-            s.extend(&mut ca, n, &mut keys),
-            r.extend(&mut cb, n, &mut macs)
-        );
-        x.unwrap();
-        y.unwrap();
-        (s.delta(), keys, macs, s, r)
-    })
-}
+// Each test file uses some of these.
+#[allow(unused_imports)]
+pub use webproof_ferret::testing::cots as ferret_cots;
+#[allow(unused_imports)]
+pub use webproof_ot::testing::{cots, seeded_cots as cots_ext};
 
 /// Key types of the server certificate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -12,8 +12,8 @@ use webproof_circuits::bytes_to_bits;
 use webproof_core::Block;
 use webproof_mpc::field::Gf128;
 use webproof_mpc::ole::{OleReceiver, OleSender};
-use webproof_mpc::record::{self, NonceForm, RecordProver, RecordVerifier};
 use webproof_mpc::{Error, Plan};
+use webproof_mpc_tls::rec::gcm::{self, NonceForm, RecordProver, RecordVerifier};
 
 /// Chain `v`'s key ‖ IV input to stand-in 0-labels (as if output by the
 /// key derivation, under `delta`) with the verifier's share `vshare`;
@@ -74,18 +74,18 @@ fn encrypt_direction(
 ) -> Result<Vec<Vec<u8>>, Error> {
     let k = records
         .iter()
-        .map(|(pt, _)| record::powers_needed(pt.len()))
+        .map(|(pt, _)| gcm::powers_needed(pt.len()))
         .max()
         .expect("a record");
     let seed = records[0].1;
     let hides: usize = records[1..]
         .iter()
-        .map(|(pt, _)| record::hide_cots(pt.len()))
+        .map(|(pt, _)| gcm::hide_cots(pt.len()))
         .sum();
-    let (delta, mut k_m2a, mut m_m2a) = cots(seed.wrapping_add(7), record::cots_needed(k) + hides);
+    let (delta, mut k_m2a, mut m_m2a) = cots(seed.wrapping_add(7), gcm::cots_needed(k) + hides);
     let (mut k_hide, mut m_hide) = (
-        k_m2a.split_off(record::cots_needed(k)),
-        m_m2a.split_off(record::cots_needed(k)),
+        k_m2a.split_off(gcm::cots_needed(k)),
+        m_m2a.split_off(gcm::cots_needed(k)),
     );
     let mut rng = ChaCha20Rng::seed_from_u64(seed);
     let (mut os, mut or) = (OleSender::new(delta, 9), OleReceiver::new(9));
@@ -94,13 +94,13 @@ fn encrypt_direction(
     for (i, &(pt, seq)) in records.iter().enumerate() {
         let len = pt.len();
         let first = i == 0;
-        let plan = Arc::new(Plan::new(&record::gcm_circuit_with(
+        let plan = Arc::new(Plan::new(&gcm::gcm_circuit_with(
             form, key_len, len, first,
         ))?);
         let explicit = seq.to_be_bytes();
         let aad = match form {
-            NonceForm::Tls12 => record::tls12_aad(seq, 23, len).to_vec(),
-            NonceForm::Tls13 => record::tls13_aad(len).to_vec(),
+            NonceForm::Tls12 => gcm::tls12_aad(seq, 23, len).to_vec(),
+            NonceForm::Tls13 => gcm::tls13_aad(len).to_vec(),
         };
         // Preprocessing.
         let powers = first.then_some(k);
@@ -129,7 +129,7 @@ fn encrypt_direction(
                 None,
             )
         } else {
-            let n = record::hide_cots(len);
+            let n = gcm::hide_cots(len);
             let rest = (k_hide.split_off(n), m_hide.split_off(n));
             let (keys, macs) = (
                 core::mem::replace(&mut k_hide, rest.0),
@@ -166,7 +166,7 @@ fn encrypt_direction(
             // The verifier sees the masked ciphertext only: each block is
             // the ciphertext XOR the prover's random COT choice bits.
             let masked = p.mask_ciphertext(&ct)?;
-            assert_eq!(masked.len(), 16 * record::ct_blocks(len));
+            assert_eq!(masked.len(), 16 * gcm::ct_blocks(len));
             if len >= 16 {
                 assert_ne!(&masked[..16], &ct[..16]);
             }
@@ -183,7 +183,7 @@ fn encrypt_direction(
 
 fn reference(key: &[u8], iv: &[u8], pt: &[u8], seq: u64) -> Vec<u8> {
     let nonce = [iv, &seq.to_be_bytes()[..]].concat();
-    let aad = record::tls12_aad(seq, 23, pt.len());
+    let aad = gcm::tls12_aad(seq, 23, pt.len());
     let payload = Payload { msg: pt, aad: &aad };
     let ct = if key.len() == 16 {
         aes_gcm::Aes128Gcm::new_from_slice(key)
@@ -244,7 +244,7 @@ fn records_taking_another_records_ghash_key_match_aes_gcm() {
         }
     }
     // A record that computes H with fewer powers than its own tag needs.
-    let plan = Arc::new(Plan::new(&record::gcm_circuit(16, 40, true)).unwrap());
+    let plan = Arc::new(Plan::new(&gcm::gcm_circuit(16, 40, true)).unwrap());
     let mut rng = ChaCha20Rng::seed_from_u64(4);
     let r = RecordVerifier::new(
         plan,
@@ -275,7 +275,7 @@ fn corrupted_record_tables_give_no_valid_record() {
             assert_ne!(rec, want);
             // Either the ciphertext or the tag is wrong: the server's
             // AES-GCM refuses the record.
-            let aad = record::tls12_aad(1, 23, pt.len());
+            let aad = gcm::tls12_aad(1, 23, pt.len());
             let nonce = [&k[16..], &rec[..8]].concat();
             let body = Payload {
                 msg: &rec[8..],
@@ -296,7 +296,7 @@ fn corrupted_record_tables_give_no_valid_record() {
 fn record_from_derived_key_shares() {
     use webproof_circuits::tls::Tls12Suite;
     use webproof_mpc::field::P256Base;
-    use webproof_mpc::tls12::{
+    use webproof_mpc_tls::kdf::tls12::{
         Curve, Randoms, Tls12Config, Tls12Plans, Tls12Prover, Tls12Verifier,
     };
     let cfg = Tls12Config {
@@ -341,9 +341,9 @@ fn record_from_derived_key_shares() {
 #[test]
 fn malformed_record_messages_are_refused() {
     let len = 20;
-    let k = record::powers_needed(len);
-    let plan = Arc::new(Plan::new(&record::gcm_circuit(16, len, true)).unwrap());
-    let (delta, k_m2a, m_m2a) = cots(70, record::cots_needed(k));
+    let k = gcm::powers_needed(len);
+    let plan = Arc::new(Plan::new(&gcm::gcm_circuit(16, len, true)).unwrap());
+    let (delta, k_m2a, m_m2a) = cots(70, gcm::cots_needed(k));
     let (k_m2a, m_m2a) = (&k_m2a[..], &m_m2a[..]);
     let mut rng = ChaCha20Rng::seed_from_u64(71);
     let mut v =
@@ -356,7 +356,7 @@ fn malformed_record_messages_are_refused() {
     assert!(chain(&mut v, delta, &share, &share, &mut rng).is_err());
     let tables = v.preprocess().unwrap();
     let (mut os, mut or) = (OleSender::new(delta, 1), OleReceiver::new(1));
-    let aad = record::tls12_aad(1, 23, len);
+    let aad = gcm::tls12_aad(1, 23, len);
     // Out of order on the verifier's side: offsets before the powers
     // answered ahead.
     assert!(v.powers(&[0; 64]).is_err());
@@ -376,10 +376,10 @@ fn malformed_record_messages_are_refused() {
     // of fewer powers than its tag needs (another record's).
     assert!(RecordProver::new(Arc::clone(&plan), len, 0, tables.clone(), None, None).is_err());
     let short = {
-        let (d2, keys2, macs2) = cots(72, record::cots_needed(2));
+        let (d2, keys2, macs2) = cots(72, gcm::cots_needed(2));
         let mut os2 = OleSender::new(d2, 1);
         let mut v2 = RecordVerifier::new(
-            Arc::new(Plan::new(&record::gcm_circuit(16, 0, true)).unwrap()),
+            Arc::new(Plan::new(&gcm::gcm_circuit(16, 0, true)).unwrap()),
             0,
             [0; 8],
             d2,
@@ -404,7 +404,7 @@ fn malformed_record_messages_are_refused() {
     assert!(p.keystream(&labels[1..], &share).is_err());
     let (ks, d) = p.keystream(&labels, &share).unwrap();
     assert_eq!(ks.len(), len);
-    assert_eq!(d.len(), 16 * record::oles_needed(k));
+    assert_eq!(d.len(), 16 * gcm::oles_needed(k));
     assert!(p.keystream(&labels, &share).is_err());
     // Offsets of the wrong length; then the powers, once.
     assert!(v.powers(&d[1..]).is_err());
@@ -420,7 +420,7 @@ fn malformed_record_messages_are_refused() {
     p.tag(&[0; 16], &pp, &aad, &ks).unwrap();
     assert!(p.tag(&[0; 16], &pp, &aad, &ks).is_err());
     // A record that takes H has no powers to answer or offsets to read.
-    let plan = Arc::new(Plan::new(&record::gcm_circuit(16, len, false)).unwrap());
+    let plan = Arc::new(Plan::new(&gcm::gcm_circuit(16, len, false)).unwrap());
     let mut t = RecordVerifier::new(plan, len, [0; 8], delta, 1, None, &mut rng).unwrap();
     assert!(t.powers_ahead(&mut os, k_m2a).is_err());
     assert!(t.powers(&d).is_err());
@@ -433,9 +433,9 @@ fn malformed_record_messages_are_refused() {
 #[test]
 fn powers_answered_ahead_for_other_inputs_break_the_tag() {
     let len = 16;
-    let kp_ = record::powers_needed(len);
-    let plan = Arc::new(Plan::new(&record::gcm_circuit(16, len, true)).unwrap());
-    let (delta, keys, macs) = cots(90, record::cots_needed(kp_));
+    let kp_ = gcm::powers_needed(len);
+    let plan = Arc::new(Plan::new(&gcm::gcm_circuit(16, len, true)).unwrap());
+    let (delta, keys, macs) = cots(90, gcm::cots_needed(kp_));
     // The verifier of seed 91 (built twice, for the same masks).
     let verifier = |rng: &mut ChaCha20Rng| {
         RecordVerifier::new(
@@ -454,7 +454,7 @@ fn powers_answered_ahead_for_other_inputs_break_the_tag() {
     let (mut os, or) = (OleSender::new(delta, 1), OleReceiver::new(1));
     let (k_m2a, m_m2a) = (&keys[..], &macs[..]);
     // A verifier answering ahead for inputs of its own choice.
-    let k = record::oles_needed(kp_);
+    let k = gcm::oles_needed(kp_);
     let other: Vec<Gf128> = (0..k).map(|_| Gf128::random(&mut rng)).collect();
     let (_, bad) = os.clone().respond_ahead(k_m2a, &other).unwrap();
     let good = v.powers_ahead(&mut os, k_m2a).unwrap();
@@ -475,7 +475,7 @@ fn powers_answered_ahead_for_other_inputs_break_the_tag() {
             RecordProver::new(Arc::clone(&plan), len, 0, tables, Some(ahead), None).unwrap();
         let (ks, d) = p.keystream(&labels, &kp).unwrap();
         let ct: Vec<u8> = ks.iter().map(|b| b ^ 0x41).collect();
-        let aad = record::tls12_aad(1, 23, len);
+        let aad = gcm::tls12_aad(1, 23, len);
         let vp = v2.powers(&d).unwrap();
         let tv = v2.tag_share(&vp, &aad, &ct).unwrap();
         let pp = p.power_shares().unwrap().to_vec();
@@ -505,7 +505,7 @@ fn server_finished_record_checked_in_2pc() {
     // The server's record under its write key: explicit nonce ‖ C ‖ tag
     // (content type 22, sequence number 0).
     let nonce = [&k[16..], &[0u8; 8][..]].concat();
-    let aad = record::tls12_aad(0, 22, pt.len());
+    let aad = gcm::tls12_aad(0, 22, pt.len());
     let body = aes_gcm::Aes128Gcm::new_from_slice(&k[..16])
         .unwrap()
         .encrypt(
@@ -520,9 +520,9 @@ fn server_finished_record_checked_in_2pc() {
 
     let check = |ct: &[u8], tag: &[u8]| -> Result<Vec<u8>, Error> {
         let len = ct.len();
-        let k = record::powers_needed(len);
-        let plan = Arc::new(Plan::new(&record::gcm_circuit(16, len, true))?);
-        let (delta, keys, macs) = cots(81, record::cots_needed(k));
+        let k = gcm::powers_needed(len);
+        let plan = Arc::new(Plan::new(&gcm::gcm_circuit(16, len, true))?);
+        let (delta, keys, macs) = cots(81, gcm::cots_needed(k));
         let mut rng = ChaCha20Rng::seed_from_u64(82);
         let mut v =
             RecordVerifier::new(Arc::clone(&plan), len, [0; 8], delta, 3, Some(k), &mut rng)?;
@@ -538,7 +538,7 @@ fn server_finished_record_checked_in_2pc() {
         let tp = p.tag_share(&pp, &aad, ct)?;
         let vp = v.powers(&d)?;
         let tv = v.tag_share(&vp, &aad, ct)?;
-        record::check_tag(&tv, &tp, tag)?;
+        gcm::check_tag(&tv, &tp, tag)?;
         Ok(ct.iter().zip(&ks).map(|(a, b)| a ^ b).collect())
     };
     assert_eq!(check(ct, tag).unwrap(), pt);
@@ -631,7 +631,7 @@ fn tls13_records_match_aes_gcm() {
             for (n, s) in nonce[4..].iter_mut().zip(seq.to_be_bytes()) {
                 *n ^= s;
             }
-            let aad = record::tls13_aad(pt.len());
+            let aad = gcm::tls13_aad(pt.len());
             let payload = Payload { msg: pt, aad: &aad };
             let want = if key_len == 16 {
                 aes_gcm::Aes128Gcm::new_from_slice(key)

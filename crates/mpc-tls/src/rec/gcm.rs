@@ -1,13 +1,13 @@
 //! TLS 1.2 AES-GCM records in 2PC: the keystream of the prover's request
-//! from the XOR-shared write key and IV ([`crate::tls12`]), and the tag from
+//! from the XOR-shared write key and IV ([`crate::kdf::tls12`]), and the tag from
 //! shares of the powers of the GHASH key.
 //!
 //! Owns the record circuit and the GHASH arithmetic on shares; the
-//! messages are [`crate::exec`]'s (the circuit) and [`crate::ole`]'s (the
+//! messages are [`webproof_mpc::exec`]'s (the circuit) and [`webproof_mpc::ole`]'s (the
 //! M2A over GF(2^128)).
 //!
 //! Outputs the prover uses online: the request's keystream, made authentic
-//! by [`crate::dual`] before a byte leaves, and the verifier's tag share,
+//! by [`crate::rec::dual`] before a byte leaves, and the verifier's tag share,
 //! which only makes the server refuse the record if it is wrong. Public
 //! inputs: the explicit nonce (the record's sequence number) and the
 //! GHASH blocks (AAD, the ciphertext, lengths), which each party computes
@@ -15,13 +15,6 @@
 //! the hidden ciphertext's M2A and the security argument:
 //! `docs/protocol/mpc-records.md`.
 
-use crate::convert;
-use crate::error::{Error, Result};
-use crate::exec::{ProverCircuit, StepTables, VerifierCircuit};
-use crate::field::Gf128;
-use crate::ole::{OleField, OleReceiver, OleSender};
-use crate::plan::Plan;
-use crate::ReceivedTables;
 use rand_core::{CryptoRng, RngCore};
 use std::sync::Arc;
 use webproof_circuits::aead::{aes_gcm_keystream, gcm_hash_key, gcm_mul, tls12_gcm_nonce};
@@ -29,6 +22,13 @@ use webproof_circuits::aes::{aes128_key_schedule, aes256_key_schedule};
 use webproof_circuits::{bits_to_bytes, bytes_to_bits};
 use webproof_circuits::{Bit, Builder, Circuit};
 use webproof_core::Block;
+use webproof_mpc::convert;
+use webproof_mpc::error::{Error, Result};
+use webproof_mpc::exec::{ProverCircuit, StepTables, VerifierCircuit};
+use webproof_mpc::field::Gf128;
+use webproof_mpc::ole::{OleField, OleReceiver, OleSender};
+use webproof_mpc::plan::Plan;
+use webproof_mpc::ReceivedTables;
 
 /// How a record's 12-byte AES-GCM nonce is formed from the write IV and
 /// the record's public 8-byte input (the circuit's "explicit" group).

@@ -12,12 +12,12 @@ use sha2::{Digest, Sha256, Sha384};
 use webproof_circuits::sha2::HashAlg;
 use webproof_circuits::tls::Tls13Suite;
 use webproof_mpc::field::{Curve25519Base, P256Base};
-use webproof_mpc::tls12::Curve;
-use webproof_mpc::tls13::{
+use webproof_mpc::Error;
+use webproof_mpc_tls::kdf::tls12::Curve;
+use webproof_mpc_tls::kdf::tls13::{
     check_verifier_inputs, finished_key, traffic_keys, verify_data, ClearSchedule, Tls13Plans,
     Tls13Prover, Tls13Verifier, STEPS,
 };
-use webproof_mpc::Error;
 
 fn hex(s: &str) -> Vec<u8> {
     (0..s.len())

@@ -11,14 +11,14 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 use std::sync::Mutex;
 use webproof_circuits::tls::Tls12Suite;
-use webproof_mpc::ectf::{self, ProverEctf, VerifierEctf};
 use webproof_mpc::field::{Curve25519Base, P256Base};
-use webproof_mpc::keyshare::{self, P256Share, X25519Share};
 use webproof_mpc::ole::{OleField, OleReceiver, OleSender};
-use webproof_mpc::tls12::{
+use webproof_mpc::Error;
+use webproof_mpc_tls::kdf::tls12::{
     Curve, KeyShares, Randoms, Tables, Tls12Config, Tls12Plans, Tls12Prover, Tls12Verifier,
 };
-use webproof_mpc::Error;
+use webproof_mpc_tls::keyx::ectf::{self, ProverEctf, VerifierEctf};
+use webproof_mpc_tls::keyx::keyshare::{self, P256Share, X25519Share};
 
 fn hmac_ref(sha384: bool, key: &[u8], msg: &[u8]) -> Vec<u8> {
     if sha384 {
@@ -614,7 +614,7 @@ fn malformed_finished_messages_are_refused() {
 #[test]
 fn shared_plans_per_configuration() {
     use webproof_circuits::tls::Tls12Suite;
-    use webproof_mpc::tls12::{Curve, Tls12Config, Tls12Plans};
+    use webproof_mpc_tls::kdf::tls12::{Curve, Tls12Config, Tls12Plans};
     let cfg = |ems| Tls12Config {
         curve: Curve::P256,
         suite: Tls12Suite::AES_256_GCM_SHA384,

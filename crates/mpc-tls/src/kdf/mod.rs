@@ -1,6 +1,6 @@
 //! The session's key derivation in 2PC as numbered steps: the reduced PRF
-//! of `webproof_mpc::reduced` (seven steps) for the SHA-256 suites, the
-//! full PRF of `webproof_mpc::tls12` (three circuits) for the SHA-384
+//! of `crate::kdf::reduced` (seven steps) for the SHA-256 suites, the
+//! full PRF of `crate::kdf::tls12` (three circuits) for the SHA-384
 //! suites, with the extended master secret when negotiated. The reduced
 //! PRF has no server Finished step: the proof checks it
 //! ([`crate::consist::FinishedCheck`]); the full PRF's third circuit
@@ -11,17 +11,25 @@
 //! shares are known) and the labels the
 //! later proofs need: the prover's active output labels of its key-block
 //! shares and the verifier's 0-labels of the same wires.
+//!
+//! The steps themselves: [`tls12`] (the TLS 1.2 PRF in 2PC), [`reduced`]
+//! (the same with only outer HMAC compressions garbled) and [`tls13`]
+//! (the TLS 1.3 key schedule, which `crate::tls13`'s sessions run).
+
+pub mod reduced;
+pub mod tls12;
+pub mod tls13;
 
 use crate::error::{Error, Result};
+use crate::kdf::reduced::{ReducedPlans, ReducedProver, ReducedVerifier, StepTables, STEPS};
+use crate::kdf::tls12::{
+    Curve, Randoms, Tables, Tls12Config, Tls12Plans, Tls12Prover, Tls12Verifier,
+};
 use rand_core::{CryptoRng, RngCore};
 use webproof_circuits::bits_to_bytes;
 use webproof_core::Block;
 use webproof_mpc::consistency::{EvaluatedRun, GarbledRun};
 use webproof_mpc::exec::VerifierCircuit;
-use webproof_mpc::reduced::{ReducedPlans, ReducedProver, ReducedVerifier, StepTables, STEPS};
-use webproof_mpc::tls12::{
-    Curve, Randoms, Tables, Tls12Config, Tls12Plans, Tls12Prover, Tls12Verifier,
-};
 
 /// Output labels (prover: active; verifier: 0-labels) of one output group
 /// of one garbled circuit: with the verifier's `Δ` they are IT-MACs of the
@@ -99,7 +107,7 @@ impl KdfPlans {
     pub(crate) fn early_len(&self, step: usize) -> usize {
         match self {
             KdfPlans::Reduced(p) => p.plan(step).map_or(0, |plan| {
-                webproof_mpc::exec::early_len(plan, webproof_mpc::reduced::early_groups(step))
+                webproof_mpc::exec::early_len(plan, crate::kdf::reduced::early_groups(step))
             }),
             KdfPlans::Full(_) => 0,
         }
@@ -227,7 +235,7 @@ pub(crate) enum KdfVerifier {
         /// The premaster share and the public inputs, once bound.
         inputs: Option<Box<([u8; 32], KdfPublic)>>,
         sf_hash: Option<Vec<u8>>,
-        keys: Option<webproof_mpc::tls12::KeyShares>,
+        keys: Option<crate::kdf::tls12::KeyShares>,
         client_vd: Option<[u8; 12]>,
         server_vd: Option<[u8; 12]>,
         next: usize,
@@ -430,7 +438,7 @@ impl KdfVerifier {
     }
 
     /// The verifier's key shares (its masks, drawn when it garbles).
-    pub(crate) fn key_shares(&self) -> webproof_mpc::tls12::KeyShares {
+    pub(crate) fn key_shares(&self) -> crate::kdf::tls12::KeyShares {
         match self {
             KdfVerifier::Reduced(v) => v.key_shares(),
             KdfVerifier::Full { v, .. } => v.key_shares(),
@@ -476,7 +484,7 @@ pub(crate) enum KdfProver {
     Full {
         p: Box<Tls12Prover>,
         share: [u8; 32],
-        keys: Option<webproof_mpc::tls12::KeyShares>,
+        keys: Option<crate::kdf::tls12::KeyShares>,
         client_vd: Option<[u8; 12]>,
         server_vd: Option<[u8; 12]>,
         next: usize,
@@ -584,7 +592,7 @@ impl KdfProver {
         }
     }
 
-    pub(crate) fn key_shares(&self) -> Option<webproof_mpc::tls12::KeyShares> {
+    pub(crate) fn key_shares(&self) -> Option<crate::kdf::tls12::KeyShares> {
         match self {
             KdfProver::Reduced(p) => p.key_shares().ok(),
             KdfProver::Full { keys, .. } => keys.clone(),

@@ -6,7 +6,7 @@
 //! Owns the two circuits of a record (the ChaCha20 record circuit and the
 //! small tag circuit that finishes Poly1305), the arithmetic on shares of
 //! the powers of the one-time key `r`, and both parties' state. The
-//! messages are [`crate::exec`]'s (the circuits) and [`crate::ole`]'s (the
+//! messages are [`webproof_mpc::exec`]'s (the circuits) and [`webproof_mpc::ole`]'s (the
 //! M2A of the powers of `r`, over [`Poly1305Field`]).
 //!
 //! # Where each public value comes from
@@ -35,12 +35,12 @@
 //! - The keystream: decoded from the verifier's garbling, so a verifier
 //!   that garbled `KS ⊕ M` would make the server decrypt a request of its
 //!   choice. As for AES-GCM it is checked by dual execution
-//!   ([`crate::dual`]) before a byte encrypted with it leaves: the prover
-//!   garbles [`keystream_circuit`] ([`crate::dual::DualProver::record`],
+//!   ([`crate::rec::dual`]) before a byte encrypted with it leaves: the prover
+//!   garbles [`keystream_circuit`] ([`crate::rec::dual::DualProver::record`],
 //!   the sequence number in the nonce group), the verifier evaluates it
 //!   under ChaCha20's own bound
-//!   ([`crate::dual::RecordEvaluation::for_cipher`] with
-//!   [`crate::dual::RecordCipher::Chacha20Poly1305`]).
+//!   ([`crate::rec::dual::RecordEvaluation::for_cipher`] with
+//!   [`crate::rec::dual::RecordCipher::Chacha20Poly1305`]).
 //! - The tag: decoded from the verifier's tag circuit. A wrong tag only
 //!   makes the server refuse the record: it is computed after the
 //!   ciphertext is fixed, over inputs that are the prover's random shares
@@ -91,12 +91,6 @@
 //! The construction, the security argument and the costs:
 //! `docs/protocol/mpc-chacha.md`.
 
-use crate::consistency::{self, OleBitsTranscript, OleReplay};
-use crate::error::{Error, Result};
-use crate::exec::{ProverCircuit, StepTables, VerifierCircuit};
-use crate::field::Poly1305Field;
-use crate::ole::{self, OleField, OleReceiver, OleSender, PendingBits};
-use crate::plan::Plan;
 use rand_core::{CryptoRng, RngCore};
 use std::sync::Arc;
 use webproof_circuits::aead::chacha20_poly1305_keystream;
@@ -104,6 +98,12 @@ pub use webproof_circuits::poly1305::{add_mod_p, clamp, mul_mod_p};
 use webproof_circuits::{bits_to_bytes, bytes_to_bits, Bit, Builder, Circuit};
 use webproof_core::cot::{RandomCotReceiver, RandomCotSender};
 use webproof_core::{Block, Io};
+use webproof_mpc::consistency::{self, OleBitsTranscript, OleReplay};
+use webproof_mpc::error::{Error, Result};
+use webproof_mpc::exec::{ProverCircuit, StepTables, VerifierCircuit};
+use webproof_mpc::field::Poly1305Field;
+use webproof_mpc::ole::{self, OleField, OleReceiver, OleSender, PendingBits};
+use webproof_mpc::plan::Plan;
 use webproof_zk::{Prover as ZkProver, ProverBit, Verifier as ZkVerifier, VerifierBit};
 
 type F = Poly1305Field;
@@ -191,8 +191,8 @@ pub fn tag_circuit() -> Circuit {
 /// The keystream of a `len`-byte record alone (inputs `[prover key ‖ IV
 /// share, verifier key ‖ IV share, sequence number (8 B)]`, output the
 /// first output of [`chacha_circuit`]): the circuit the prover garbles for
-/// the dual execution of [`crate::dual`], which takes any circuit of
-/// that shape ([`crate::dual::DualProver::record`]).
+/// the dual execution of [`crate::rec::dual`], which takes any circuit of
+/// that shape ([`crate::rec::dual::DualProver::record`]).
 pub fn keystream_circuit(len: usize) -> Circuit {
     assert!(len > 0, "an empty record has no keystream");
     let mut b = Builder::new();
@@ -676,7 +676,7 @@ fn hide_multiples(a: &[F], b: &[F]) -> Vec<F> {
 /// that answered on other elements, or answered wrong (the selective
 /// failure of the module docs), is [`Error::VerifierCheated`]; so is a
 /// revealed `t` that is not canonical or is zero. The revealed OLE inputs
-/// ([`crate::ole::OleSender::inputs`]) are not needed: they would only
+/// ([`webproof_mpc::ole::OleSender::inputs`]) are not needed: they would only
 /// have to equal these.
 pub fn audit_oles(
     replay: &mut OleReplay,
@@ -1235,7 +1235,7 @@ mod tests {
 
     /// The circuit the prover garbles for the dual execution outputs the
     /// record circuit's keystream on the same inputs, and
-    /// [`crate::dual::DualProver::record`] takes its shape.
+    /// [`crate::rec::dual::DualProver::record`] takes its shape.
     #[test]
     fn keystream_circuit_is_the_record_keystream() {
         let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(5);
@@ -1246,7 +1246,7 @@ mod tests {
             let ks = keystream_circuit(len).eval(&[sp, sv, seq]);
             assert_eq!(full[0], ks[0], "{len}");
         }
-        let (dp, _) = crate::dual::DualProver::new(KEY_IV_LEN, &mut rng);
+        let (dp, _) = crate::rec::dual::DualProver::new(KEY_IV_LEN, &mut rng);
         let plan = Arc::new(Plan::new(&keystream_circuit(64)).unwrap());
         assert!(dp.record(plan, 1, 7u64.to_be_bytes(), &mut rng).is_ok());
     }

@@ -2,7 +2,7 @@
 //! request record's keystream itself (AES-CTR, or ChaCha20), the verifier
 //! evaluates that garbling, and a check on both executions' output labels
 //! makes the keystream the prover decoded from the *verifier's* garbling
-//! ([`crate::record`], [`crate::chacha`]) authentic before any byte it
+//! ([`crate::rec::gcm`], [`crate::rec::chacha`]) authentic before any byte it
 //! encrypts leaves.
 //!
 //! Owns the AES keystream circuit the prover garbles, the record ciphers
@@ -13,8 +13,8 @@
 //! (`webproof-mpc-tls`) moves the messages.
 //!
 //! For ChaCha20-Poly1305 everything below holds with `G_V` the record
-//! circuit [`crate::chacha::chacha_circuit`], `G_P`
-//! [`crate::chacha::keystream_circuit`] and the record's sequence number
+//! circuit [`crate::rec::chacha::chacha_circuit`], `G_P`
+//! [`crate::rec::chacha::keystream_circuit`] and the record's sequence number
 //! (8 bytes, big-endian, public) in place of the explicit nonce.
 //!
 //! # Why
@@ -27,7 +27,7 @@
 //! the verifier lets the session get there.
 //!
 //! # Protocol (per request record of `len` bytes, `n = 8·len` bits)
-//! `G_V` is the verifier's record circuit ([`crate::record::gcm_circuit`]),
+//! `G_V` is the verifier's record circuit ([`crate::rec::gcm::gcm_circuit`]),
 //! `A⁰_i` its keystream output 0-labels under `Δ_V`, `A_i` the active ones
 //! the prover evaluated, `KS_i` the bits it decoded. `G_P` is
 //! [`keystream_circuit`] garbled by the prover under its own `Δ_P`, `B⁰_i`
@@ -87,12 +87,7 @@
 //! know). The prover's soundness duties do not rest on `G_P`: the proof
 //! after the session computes the request from the key derivation's
 //! authenticated labels, not from this keystream.
-use crate::error::{Error, Result};
-use crate::evaluate::{Evaluator, ReceivedTables};
-use crate::garble::Garbler;
-use crate::plan::Plan;
-use crate::record::NonceForm;
-use crate::{labels_from_bytes, labels_to_bytes};
+use crate::rec::gcm::NonceForm;
 use rand_core::{CryptoRng, RngCore};
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
@@ -102,6 +97,11 @@ use webproof_circuits::aes::{
 use webproof_circuits::builder::const_bytes;
 use webproof_circuits::{bytes_to_bits, Builder, Circuit};
 use webproof_core::Block;
+use webproof_mpc::error::{Error, Result};
+use webproof_mpc::evaluate::{Evaluator, ReceivedTables};
+use webproof_mpc::garble::Garbler;
+use webproof_mpc::plan::Plan;
+use webproof_mpc::{labels_from_bytes, labels_to_bytes};
 use webproof_ot::base;
 
 /// Input group of the prover's key ‖ IV share in [`keystream_circuit`].
@@ -122,14 +122,14 @@ pub const CHECK_LEN: usize = 32;
 /// `[prover key ‖ IV share, verifier key ‖ IV share, explicit nonce]`
 /// (`key_len + 4`, `key_len + 4` and 8 bytes), output the keystream
 /// `E_K(salt ‖ explicit ‖ 2), …` (`8·len` bits), exactly the first output
-/// of [`crate::record::gcm_circuit`] without `E_K(J0)` and the GHASH key.
+/// of [`crate::rec::gcm::gcm_circuit`] without `E_K(J0)` and the GHASH key.
 pub fn keystream_circuit(key_len: usize, len: usize) -> Circuit {
     keystream_circuit_with(NonceForm::Tls12, key_len, len)
 }
 
 /// [`keystream_circuit`] with the nonce formed as `form` says (TLS 1.3:
 /// 12-byte IVs, the public input the sequence number): the first output
-/// of [`crate::record::gcm_circuit_with`] for the same form.
+/// of [`crate::rec::gcm::gcm_circuit_with`] for the same form.
 pub fn keystream_circuit_with(form: NonceForm, key_len: usize, len: usize) -> Circuit {
     assert!(key_len == 16 || key_len == 32, "AES-128 or AES-256");
     assert!(len > 0, "an empty record has no keystream");
@@ -435,7 +435,7 @@ pub enum RecordCipher {
     Aes128Gcm,
     /// AES-256-GCM ([`keystream_circuit`]`(32, len)`).
     Aes256Gcm,
-    /// ChaCha20-Poly1305 ([`crate::chacha::keystream_circuit`]`(len)`).
+    /// ChaCha20-Poly1305 ([`crate::rec::chacha::keystream_circuit`]`(len)`).
     Chacha20Poly1305,
     /// TLS 1.3's AES-128-GCM: 12-byte IVs, the nonce the IV XOR the
     /// sequence number ([`keystream_circuit_with`]`(NonceForm::Tls13, 16,
@@ -470,7 +470,7 @@ impl RecordCipher {
         match self {
             RecordCipher::Aes128Gcm => 16 + 4,
             RecordCipher::Aes256Gcm => 32 + 4,
-            RecordCipher::Chacha20Poly1305 => crate::chacha::KEY_IV_LEN,
+            RecordCipher::Chacha20Poly1305 => crate::rec::chacha::KEY_IV_LEN,
             RecordCipher::Aes128GcmTls13 => 16 + 12,
             RecordCipher::Aes256GcmTls13 => 32 + 12,
         }
@@ -482,7 +482,7 @@ impl RecordCipher {
         match self {
             RecordCipher::Aes128Gcm => keystream_circuit(16, len),
             RecordCipher::Aes256Gcm => keystream_circuit(32, len),
-            RecordCipher::Chacha20Poly1305 => crate::chacha::keystream_circuit(len),
+            RecordCipher::Chacha20Poly1305 => crate::rec::chacha::keystream_circuit(len),
             RecordCipher::Aes128GcmTls13 => keystream_circuit_with(NonceForm::Tls13, 16, len),
             RecordCipher::Aes256GcmTls13 => keystream_circuit_with(NonceForm::Tls13, 32, len),
         }
@@ -595,8 +595,8 @@ impl RecordEvaluation {
                 .map_err(|_| Error::Malformed("circuit too large"))?,
             None => self.max_ands,
         };
-        let bytes = self.bytes + chunk.len().max(crate::CHUNK_HEADER);
-        if self.end.is_some() || bytes > crate::max_stream_bytes(ands) {
+        let bytes = self.bytes + chunk.len().max(webproof_mpc::CHUNK_HEADER);
+        if self.end.is_some() || bytes > webproof_mpc::max_stream_bytes(ands) {
             return Err(Error::Malformed(
                 "more of the prover's garbled tables than its circuit has",
             ));
@@ -684,7 +684,7 @@ impl RecordEvaluation {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::gcm_circuit;
+    use crate::rec::gcm::gcm_circuit;
     use aes::cipher::{BlockEncrypt, KeyInit};
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha20Rng;
@@ -759,7 +759,7 @@ mod tests {
             decoding[8 + j / 8] ^= 1 << (j % 8);
         }
         let ks = e
-            .decode(&crate::Decoding::from_bytes(&decoding).unwrap())
+            .decode(&webproof_mpc::Decoding::from_bytes(&decoding).unwrap())
             .unwrap()
             .remove(0);
         let labels = e.output_labels(0).unwrap().to_vec();
@@ -941,7 +941,7 @@ mod tests {
 
         // Tables beyond the circuit's size are refused before they are
         // stored, with the schedule and without it (the bound).
-        let huge = vec![0u8; crate::max_stream_bytes(keystream_max_ands(16, 3)) + 1];
+        let huge = vec![0u8; webproof_mpc::max_stream_bytes(keystream_max_ands(16, 3)) + 1];
         let mut ev = RecordEvaluation::new(16, 3, 1).unwrap();
         assert!(ev.push_chunk(huge.clone()).is_err());
         let mut ev = RecordEvaluation::new(16, 3, 1).unwrap();
@@ -968,7 +968,7 @@ mod tests {
                 assert!(100 * bound < 101 * ands, "{len}: {ands} of {bound}");
             }
         }
-        assert_eq!(c.key_iv_len(), crate::chacha::KEY_IV_LEN);
+        assert_eq!(c.key_iv_len(), crate::rec::chacha::KEY_IV_LEN);
         assert_eq!(RecordCipher::aes(16), Some(RecordCipher::Aes128Gcm));
         assert_eq!(RecordCipher::aes(32), Some(RecordCipher::Aes256Gcm));
         assert_eq!(RecordCipher::aes(24), None);
@@ -982,7 +982,7 @@ mod tests {
     #[test]
     fn schedules_of_another_cipher_are_refused() {
         let len = 100;
-        let chacha = Arc::new(Plan::new(&crate::chacha::keystream_circuit(len)).unwrap());
+        let chacha = Arc::new(Plan::new(&crate::rec::chacha::keystream_circuit(len)).unwrap());
         let aes = Arc::new(Plan::new(&keystream_circuit(32, len)).unwrap());
         let mut ev = RecordEvaluation::new(32, len, 1).unwrap();
         assert!(ev.set_plan(Arc::clone(&chacha)).is_err());

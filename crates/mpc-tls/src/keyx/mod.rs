@@ -1,7 +1,7 @@
 //! The client's ECDHE key exchange in 2PC for the session: each party's
 //! key shares for both groups (the group is not known before the
 //! ServerKeyExchange), and the ECtF to additive premaster shares, over
-//! `webproof_mpc::keyshare` and `webproof_mpc::ectf`.
+//! [`keyshare`] and [`ectf`].
 //!
 //! Owns the dispatch between P-256 and X25519 and nothing else: the
 //! commitment order and the security argument are `keyshare`'s (the prover
@@ -10,14 +10,17 @@
 //! `KeyOpen`; the verifier checks the opening and that the client key
 //! share in the ClientKeyExchange is the sum).
 
+pub mod ectf;
+pub mod keyshare;
+
 use crate::error::{Error, Result};
+use crate::kdf::tls12::Curve;
+use crate::keyx::ectf::{ProverEctf, VerifierEctf, VerifierEctfPending};
+use crate::keyx::keyshare::{P256Share, X25519Share};
 use rand_core::RngCore;
 use webproof_core::Block;
-use webproof_mpc::ectf::{self, ProverEctf, VerifierEctf, VerifierEctfPending};
 use webproof_mpc::field::{Curve25519Base, P256Base};
-use webproof_mpc::keyshare::{self, P256Share, X25519Share};
 use webproof_mpc::ole::{OleReceiver, OleSender};
-use webproof_mpc::tls12::Curve;
 
 /// OLE stream of the ECtF (records use `1 + id`).
 pub(crate) const ECTF_STREAM: u64 = 0;

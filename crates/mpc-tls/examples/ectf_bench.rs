@@ -5,44 +5,20 @@
 //! from SoftSpokenOT beforehand and are not timed (their cost is the COT
 //! extension's: ~31 bits per COT with SoftSpokenOT k=4, ~0.3 with Ferret).
 //!
-//! `cargo run --release -p webproof-mpc --example ectf_bench`
+//! `cargo run --release -p webproof-mpc-tls --example ectf_bench`
 
 use curve25519_dalek::montgomery::MontgomeryPoint;
-use futures::executor::block_on;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 use std::time::Instant;
-use webproof_core::cot::{RandomCotReceiver, RandomCotSender};
-use webproof_core::{memory_duplex, Block, Channel};
-use webproof_mpc::ectf::{self, ProverEctf, VerifierEctf};
+use webproof_core::Block;
 use webproof_mpc::field::{Curve25519Base, P256Base};
-use webproof_mpc::keyshare::{self, P256Share, X25519Share};
 use webproof_mpc::ole::{OleField, OleReceiver, OleSender};
-use webproof_ot::{SoftSpokenReceiver, SoftSpokenSender};
+use webproof_mpc_tls::keyx::ectf::{self, ProverEctf, VerifierEctf};
+use webproof_mpc_tls::keyx::keyshare::{self, P256Share, X25519Share};
+use webproof_ot::testing::cots;
 
 const RUNS: usize = 5;
-
-fn cots(seed: u64, n: usize) -> (Block, Vec<Block>, Vec<Block>) {
-    let (a, b) = memory_duplex();
-    let (mut ca, mut cb) = (Channel::new(a), Channel::new(b));
-    let mut r1 = ChaCha20Rng::seed_from_u64(seed);
-    let mut r2 = ChaCha20Rng::seed_from_u64(seed + 1);
-    block_on(async {
-        let (s, r) = futures::join!(
-            SoftSpokenSender::setup(&mut ca, &mut r1),
-            SoftSpokenReceiver::setup(&mut cb, &mut r2)
-        );
-        let (mut s, mut r) = (s.expect("setup"), r.expect("setup"));
-        let (mut keys, mut macs) = (Vec::new(), Vec::new());
-        let (x, y) = futures::join!(
-            s.extend(&mut ca, n, &mut keys),
-            r.extend(&mut cb, n, &mut macs)
-        );
-        x.expect("extend");
-        y.expect("extend");
-        (s.delta(), keys, macs)
-    })
-}
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).expect("no NaN"));

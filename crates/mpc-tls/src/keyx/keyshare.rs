@@ -1,6 +1,6 @@
 //! The client's ECDHE key shared between prover and verifier, for P-256 and
 //! X25519: key-share setup, each party's point on the server's key (the
-//! input of [`crate::ectf`]), and the premaster secret's encoding.
+//! input of [`crate::keyx::ectf`]), and the premaster secret's encoding.
 //!
 //! This module owns the curve arithmetic of the 2PC key exchange (on
 //! RustCrypto `p256` and `curve25519-dalek`, constant time on secret
@@ -45,10 +45,8 @@
 //! # Not caught here
 //! Nothing checks that a party's `P_i` uses the same `s_i` as its `Q_i`;
 //! a party that does not gets a wrong premaster, which the TLS Finished
-//! messages expose (see [`crate::ectf`]).
+//! messages expose (see [`crate::keyx::ectf`]).
 
-use crate::error::{Error, Result};
-use crate::field::{Curve25519Base, P256Base};
 use crypto_bigint::U256;
 use curve25519_dalek::edwards::{CompressedEdwardsY, EdwardsPoint};
 use curve25519_dalek::montgomery::MontgomeryPoint;
@@ -60,6 +58,8 @@ use p256::elliptic_curve::{Field, PrimeField};
 use p256::{AffinePoint, EncodedPoint, ProjectivePoint, Scalar as P256Scalar};
 use rand_core::RngCore;
 use sha2::{Digest, Sha256};
+use webproof_mpc::error::{Error, Result};
+use webproof_mpc::field::{Curve25519Base, P256Base};
 
 /// Domain tag of the key-share commitment.
 const COMMIT_TAG: &[u8] = b"webproof-mpc keyshare commitment v1";

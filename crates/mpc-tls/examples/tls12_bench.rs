@@ -8,48 +8,26 @@
 //! cost is the COT extension's: ~31 bits per COT with SoftSpokenOT k=4,
 //! ~0.3 with Ferret).
 //!
-//! Per curve also the reduced PRF ([`webproof_mpc::reduced`], EMS).
+//! Per curve also the reduced PRF ([`webproof_mpc_tls::kdf::reduced`], EMS).
 //! Last, the size of a 1 KB request record (circuit and GHASH powers).
 //!
-//! `cargo run --release -p webproof-mpc --example tls12_bench`
+//! `cargo run --release -p webproof-mpc-tls --example tls12_bench`
 
-use futures::executor::block_on;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 use webproof_circuits::tls::Tls12Suite;
-use webproof_core::cot::{RandomCotReceiver, RandomCotSender};
-use webproof_core::{memory_duplex, Block, Channel};
-use webproof_mpc::ectf::{self, ProverEctf, VerifierEctf};
+use webproof_core::Block;
 use webproof_mpc::field::{Curve25519Base, P256Base};
-use webproof_mpc::keyshare::{self, P256Share, X25519Share};
 use webproof_mpc::ole::{OleField, OleReceiver, OleSender};
-use webproof_mpc::reduced::{ReducedPlans, ReducedProver, ReducedVerifier, STEPS};
-use webproof_mpc::tls12::{Curve, Randoms, Tls12Config, Tls12Plans, Tls12Prover, Tls12Verifier};
-use webproof_ot::{SoftSpokenReceiver, SoftSpokenSender};
+use webproof_mpc_tls::kdf::reduced::{ReducedPlans, ReducedProver, ReducedVerifier, STEPS};
+use webproof_mpc_tls::kdf::tls12::{
+    Curve, Randoms, Tls12Config, Tls12Plans, Tls12Prover, Tls12Verifier,
+};
+use webproof_mpc_tls::keyx::ectf::{self, ProverEctf, VerifierEctf};
+use webproof_mpc_tls::keyx::keyshare::{self, P256Share, X25519Share};
+use webproof_ot::testing::cots;
 
 const RUNS: usize = 5;
-
-fn cots(seed: u64, n: usize) -> (Block, Vec<Block>, Vec<Block>) {
-    let (a, b) = memory_duplex();
-    let (mut ca, mut cb) = (Channel::new(a), Channel::new(b));
-    let mut r1 = ChaCha20Rng::seed_from_u64(seed);
-    let mut r2 = ChaCha20Rng::seed_from_u64(seed + 1);
-    block_on(async {
-        let (s, r) = futures::join!(
-            SoftSpokenSender::setup(&mut ca, &mut r1),
-            SoftSpokenReceiver::setup(&mut cb, &mut r2)
-        );
-        let (mut s, mut r) = (s.expect("setup"), r.expect("setup"));
-        let (mut keys, mut macs) = (Vec::new(), Vec::new());
-        let (x, y) = futures::join!(
-            s.extend(&mut ca, n, &mut keys),
-            r.extend(&mut cb, n, &mut macs)
-        );
-        x.expect("extend");
-        y.expect("extend");
-        (s.delta(), keys, macs)
-    })
-}
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).expect("no NaN"));
@@ -394,12 +372,13 @@ fn main() {
     // which answers the powers' M2A (one per odd power, once per session);
     // the record's own M2A of its hidden ciphertext (one OLE per block).
     // Both M2As are answered ahead, with the tables.
-    use webproof_mpc::{field::Gf128, ole, record};
+    use webproof_mpc::{field::Gf128, ole};
+    use webproof_mpc_tls::rec::gcm;
     for (name, kl) in [("AES-128-GCM", 16), ("AES-256-GCM", 32)] {
         let len = 1024;
-        let c = record::gcm_circuit(kl, len, false);
-        let powers = record::oles_needed(record::powers_needed(len));
-        let hidden = record::ct_blocks(len);
+        let c = gcm::gcm_circuit(kl, len, false);
+        let powers = gcm::oles_needed(gcm::powers_needed(len));
+        let hidden = gcm::ct_blocks(len);
         println!(
             "{name} request record of {len} B: {} AND, tables {:.2} MB V->P; hidden ciphertext: \
              {hidden} M2A, {} B V->P; GHASH powers (once per session): {powers} M2A, {} B V->P \

@@ -2,10 +2,12 @@
 //! Finished, `1..` the request's records in order; they start in the
 //! order of `run_order`. Owns what both parties derive from an id
 //! (length, sequence number, content type, the circuit plan), so they
-//! cannot disagree on it; the protocol steps are `webproof_mpc::record`'s.
+//! cannot disagree on it; the protocol steps are [`gcm`]'s and
+//! [`chacha`]'s, and the request's keystream is checked by dual
+//! execution ([`dual`]).
 //!
-//! AES-GCM records run `webproof_mpc::record`'s one circuit each;
-//! ChaCha20-Poly1305 records `webproof_mpc::chacha`'s two (record and tag
+//! AES-GCM records run [`gcm`]'s one circuit each;
+//! ChaCha20-Poly1305 records [`chacha`]'s two (record and tag
 //! circuit, `circuits_per_record`) and have no explicit nonce
 //! (`explicit_nonce_len`): every place that lays out a record asks this
 //! module.
@@ -17,10 +19,13 @@
 //! earlier (the request goes out before it anyway, TLS False Start), and
 //! its circuit was 0.4 MB of tables.
 
+pub mod chacha;
+pub mod dual;
+pub mod gcm;
+
 use crate::error::{Error, Result};
 use std::sync::{Arc, Mutex};
 use webproof_circuits::tls::Tls12Suite;
-use webproof_mpc::record;
 use webproof_mpc::Plan;
 use webproof_tls::record::{content_type, Record};
 use webproof_tlsproof::{Aead, RecordTag, SealedRecord};
@@ -80,7 +85,7 @@ pub(crate) fn sealed(
             ciphertext: ct,
         },
         RecordTag {
-            aad: record::tls12_aad(seq, content_type, len).to_vec(),
+            aad: gcm::tls12_aad(seq, content_type, len).to_vec(),
             tag: payload[n + len..].try_into().expect("16 bytes"),
         },
     ))
@@ -100,7 +105,7 @@ pub(crate) fn open_record(
 ) -> Option<Vec<u8>> {
     use aes_gcm::aead::{Aead as _, KeyInit, Payload};
     let len = payload.len().checked_sub(overhead(suite))?;
-    let aad = record::tls12_aad(seq, ct, len);
+    let aad = gcm::tls12_aad(seq, ct, len);
     let n = explicit_nonce_len(suite);
     let body = Payload {
         msg: &payload[n..],
@@ -183,11 +188,11 @@ pub struct HiddenRecord {
     pub masked: Vec<u8>,
     /// MACs (prover) or keys (verifier) of the M2A's COTs. Under
     /// ChaCha20-Poly1305 those of its bitwise OLEs, `χ¹` then `χ²`
-    /// (`webproof_mpc::chacha::masked_cots`), `masked` being `C ⊕ χ¹`.
+    /// (`crate::rec::chacha::masked_cots`), `masked` being `C ⊕ χ¹`.
     pub cots: Vec<webproof_core::Block>,
     /// ChaCha20-Poly1305 only: the second masked copy `D² = C ⊕ χ²`
     /// (whole blocks, the padding masked too), which the proof ties to the
-    /// first (`webproof_mpc::chacha::prove_hidden_ciphertext`); empty for
+    /// first (`crate::rec::chacha::prove_hidden_ciphertext`); empty for
     /// AES-GCM.
     pub masked2: Vec<u8>,
 }
@@ -204,7 +209,7 @@ impl HiddenRecord {
     }
 
     /// A ChaCha20-Poly1305 request record's, from the tag request that
-    /// carried its two masked copies (`webproof_mpc::chacha::
+    /// carried its two masked copies (`crate::rec::chacha::
     /// masked_ciphertexts`) and its bitwise OLEs' COTs: `masked` is `D¹`
     /// cut to the record's length, `masked2` all of `D²`.
     pub(crate) fn chacha(
@@ -223,7 +228,7 @@ impl HiddenRecord {
         request: &[u8],
         cots: &[webproof_core::Block],
     ) -> Result<Self> {
-        use webproof_mpc::chacha;
+        use crate::rec::chacha;
         let q = chacha::blocks_needed(aad_len, len);
         let (d1, d2) = chacha::masked_ciphertexts(request, q, len)
             .ok_or(Error::Malformed("a tag request of the wrong length"))?;
@@ -295,7 +300,7 @@ impl RecSpec {
 
     /// The AEAD additional data.
     pub(crate) fn aad(&self) -> [u8; 13] {
-        record::tls12_aad(self.seq(), self.content_type(), self.len)
+        gcm::tls12_aad(self.seq(), self.content_type(), self.len)
     }
 
     /// Whether this record computes the client direction's GHASH key: the
@@ -324,17 +329,17 @@ impl RecSpec {
     pub(crate) fn plan(&self, key_len: usize) -> Result<Arc<Plan>> {
         static SHARED: Mutex<PlanCache> = Mutex::new(PlanCache::new(PLAN_CACHE_BYTES));
         cached_plan(&SHARED, (key_len, self.len, self.computes_h()), || {
-            record::gcm_circuit(key_len, self.len, self.computes_h())
+            gcm::gcm_circuit(key_len, self.len, self.computes_h())
         })
     }
 
     /// The planned keystream circuit the prover garbles for this request
-    /// record ([`webproof_mpc::dual::keystream_circuit`]), cached as
+    /// record ([`crate::rec::dual::keystream_circuit`]), cached as
     /// [`Self::plan`] is.
     pub(crate) fn keystream_plan(&self, key_len: usize) -> Result<Arc<Plan>> {
         static SHARED: Mutex<PlanCache> = Mutex::new(PlanCache::new(PLAN_CACHE_BYTES));
         cached_plan(&SHARED, (key_len, self.len, false), || {
-            webproof_mpc::dual::keystream_circuit(key_len, self.len)
+            crate::rec::dual::keystream_circuit(key_len, self.len)
         })
     }
 }
@@ -376,23 +381,21 @@ impl RecSpec {
 }
 
 /// The planned circuits of a `len`-byte ChaCha20-Poly1305 record
-/// ([`webproof_mpc::chacha::chacha_circuit`] of its length and the one
-/// [`webproof_mpc::chacha::tag_circuit`]), cached as [`RecSpec::plan`] is.
+/// ([`crate::rec::chacha::chacha_circuit`] of its length and the one
+/// [`crate::rec::chacha::tag_circuit`]), cached as [`RecSpec::plan`] is.
 /// Neither depends on the TLS version: the sequence number is an input
 /// and the AAD enters only the shares of the polynomial, so TLS 1.3's
 /// records (`crate::tls13`) share these.
 pub(crate) fn chacha_plans(len: usize) -> Result<(Arc<Plan>, Arc<Plan>)> {
     static SHARED: Mutex<PlanCache> = Mutex::new(PlanCache::new(PLAN_CACHE_BYTES));
     static TAG: std::sync::OnceLock<Arc<Plan>> = std::sync::OnceLock::new();
-    let record = cached_plan(
-        &SHARED,
-        (webproof_mpc::chacha::KEY_IV_LEN, len, true),
-        || webproof_mpc::chacha::chacha_circuit(len),
-    )?;
+    let record = cached_plan(&SHARED, (crate::rec::chacha::KEY_IV_LEN, len, true), || {
+        crate::rec::chacha::chacha_circuit(len)
+    })?;
     let tag = match TAG.get() {
         Some(plan) => plan.clone(),
         None => {
-            let plan = Arc::new(Plan::from_circuit(webproof_mpc::chacha::tag_circuit())?);
+            let plan = Arc::new(Plan::from_circuit(crate::rec::chacha::tag_circuit())?);
             TAG.get_or_init(|| plan).clone()
         }
     };
@@ -401,14 +404,14 @@ pub(crate) fn chacha_plans(len: usize) -> Result<(Arc<Plan>, Arc<Plan>)> {
 
 /// The planned keystream circuit of a `len`-byte ChaCha20-Poly1305
 /// request record, the one the prover garbles for the dual execution
-/// ([`webproof_mpc::chacha::keystream_circuit`]: the nonce is the IV XOR
+/// ([`crate::rec::chacha::keystream_circuit`]: the nonce is the IV XOR
 /// the sequence number in TLS 1.2 and 1.3 alike), cached.
 pub(crate) fn chacha_keystream_plan(len: usize) -> Result<Arc<Plan>> {
     static SHARED: Mutex<PlanCache> = Mutex::new(PlanCache::new(PLAN_CACHE_BYTES));
     cached_plan(
         &SHARED,
-        (webproof_mpc::chacha::KEY_IV_LEN, len, false),
-        || webproof_mpc::chacha::keystream_circuit(len),
+        (crate::rec::chacha::KEY_IV_LEN, len, false),
+        || crate::rec::chacha::keystream_circuit(len),
     )
 }
 
@@ -483,12 +486,12 @@ pub(crate) fn circuits_per_record(suite: Tls12Suite) -> usize {
 }
 
 /// Powers of the client's GHASH key the session's records need: the most
-/// any one record's tag takes ([`record::powers_needed`]), answered by the
+/// any one record's tag takes ([`gcm::powers_needed`]), answered by the
 /// record that computes `H` ([`RecSpec::computes_h`]).
 pub(crate) fn ghash_powers(specs: impl IntoIterator<Item = RecSpec>) -> usize {
     specs
         .into_iter()
-        .map(|s| record::powers_needed(s.len))
+        .map(|s| gcm::powers_needed(s.len))
         .max()
         .unwrap_or(0)
 }
@@ -500,7 +503,7 @@ pub(crate) const PLAN_CACHE_BYTES: usize = 32 << 20;
 /// The record circuits' schedules of recent sessions, by (key length,
 /// plaintext length, whether it computes `H`), the only terms a record
 /// circuit depends on
-/// ([`record::gcm_circuit`]). Building one (the circuit, then its
+/// ([`gcm::gcm_circuit`]). Building one (the circuit, then its
 /// schedule) was the largest piece of a verifier's CPU in an MPC session
 /// with a 1 KB request: about 30% of its samples under `perf`, and its CPU
 /// per session fell by 44% once kept. A service meets the same request
@@ -573,7 +576,7 @@ pub(crate) fn cached_plan(
 }
 
 /// The client's key ‖ IV share, the input of every record circuit.
-pub(crate) fn key_iv(keys: &webproof_mpc::tls12::KeyShares) -> Vec<u8> {
+pub(crate) fn key_iv(keys: &crate::kdf::tls12::KeyShares) -> Vec<u8> {
     [&keys.client_key[..], &keys.client_iv].concat()
 }
 
@@ -605,7 +608,7 @@ mod tests {
     use super::*;
 
     fn plan_of(len: usize) -> Arc<Plan> {
-        Arc::new(Plan::from_circuit(record::gcm_circuit(16, len, false)).unwrap())
+        Arc::new(Plan::from_circuit(gcm::gcm_circuit(16, len, false)).unwrap())
     }
 
     /// The record layouts against `webproof_tls`'s own record cipher (the
@@ -663,7 +666,7 @@ mod tests {
             assert_eq!(sealed_rec.explicit_nonce.is_some(), n == 8);
             assert_eq!(sealed_rec.ciphertext, rec.payload[n..n + msg.len()]);
             assert_eq!(tag.tag[..], rec.payload[n + msg.len()..]);
-            assert_eq!(tag.aad, record::tls12_aad(seq, 23, msg.len()));
+            assert_eq!(tag.aad, gcm::tls12_aad(seq, 23, msg.len()));
             assert!(sealed(suite, seq, 23, &rec.payload[..overhead(suite) - 1]).is_none());
         }
     }

@@ -10,12 +10,12 @@ use hmac::{Hmac, Mac};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 use webproof_mpc::field::{Curve25519Base, P256Base};
-use webproof_mpc::reduced::{
+use webproof_mpc::Error;
+use webproof_mpc_tls::kdf::reduced::{
     server_finished_circuit, server_verify_data, ReducedPlans, ReducedProver, ReducedVerifier,
     STEPS,
 };
-use webproof_mpc::tls12::{Curve, Randoms};
-use webproof_mpc::Error;
+use webproof_mpc_tls::kdf::tls12::{Curve, Randoms};
 
 fn hmac(key: &[u8], msg: &[u8]) -> Vec<u8> {
     let mut m = Hmac::<sha2::Sha256>::new_from_slice(key).unwrap();
@@ -256,7 +256,7 @@ fn reduced_malformed_and_out_of_order() {
 /// same schedules, equal to freshly built ones.
 #[test]
 fn shared_plans_are_built_once() {
-    use webproof_mpc::reduced::{ReducedPlans, STEPS};
+    use webproof_mpc_tls::kdf::reduced::{ReducedPlans, STEPS};
     let a = ReducedPlans::shared().unwrap();
     let b = ReducedPlans::shared().unwrap();
     let fresh = ReducedPlans::new().unwrap();

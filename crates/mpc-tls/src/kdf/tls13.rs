@@ -1,6 +1,6 @@
 //! The TLS 1.3 key schedule (RFC 8446 §7.1) in 2PC: from the parties'
 //! additive shares of the ECDHE secret (the key exchange's output, as
-//! [`crate::tls12`] and [`crate::reduced`] take it) to the handshake
+//! [`crate::kdf::tls12`] and [`crate::kdf::reduced`] take it) to the handshake
 //! traffic secrets, revealed, and XOR shares of the application keys and
 //! IVs ([`KeyShares`], the form the record steps take). Every TLS 1.3
 //! suite: SHA-256 (AES-128-GCM, ChaCha20-Poly1305) and SHA-384
@@ -10,7 +10,7 @@
 //! public parts in the clear: the early secret and its `derived` secret are
 //! constants, the handshake keys, IVs and Finished keys follow from the
 //! revealed handshake traffic secrets ([`HandshakeSecrets`]). As in
-//! [`crate::reduced`], every secret HMAC key has its inner pad state `IS`
+//! [`crate::kdf::reduced`], every secret HMAC key has its inner pad state `IS`
 //! revealed to both and its outer state `OS` XOR-shared (the verifier's
 //! share is its mask); the **verifier** computes every inner digest in the
 //! clear and enters it as the round addends of the outer block, so HMAC on
@@ -36,11 +36,8 @@
 //! SHA-512 compressions, 1,123,504 AND. Who learns which secret, and why
 //! that is safe: `docs/protocol/mpc-tls13-kdf.md`.
 
-use crate::error::{Error, Result};
-use crate::exec::{ProverCircuit, StepTables, VerifierCircuit};
-use crate::plan::Plan;
-use crate::reduced::{outer, outer_schedule, prover_circuits, KW_BYTES};
-use crate::tls12::{curve_bit, premaster, Curve, KeyShares};
+use crate::kdf::reduced::{outer, outer_schedule, prover_circuits, KW_BYTES};
+use crate::kdf::tls12::{curve_bit, premaster, Curve, KeyShares};
 use rand_core::{CryptoRng, RngCore};
 use sha2::Digest;
 use std::sync::Arc;
@@ -52,6 +49,9 @@ use webproof_circuits::sha2::{
 use webproof_circuits::tls::Tls13Suite;
 use webproof_circuits::{bits_to_bytes, bytes_to_bits, Bit, Builder, Circuit};
 use webproof_core::Block;
+use webproof_mpc::error::{Error, Result};
+use webproof_mpc::exec::{ProverCircuit, StepTables, VerifierCircuit};
+use webproof_mpc::plan::Plan;
 
 /// Steps of a session (circuits, garbling instances).
 pub const STEPS: usize = 4;
@@ -379,7 +379,7 @@ fn revealed_len(alg: HashAlg, step: usize) -> Option<usize> {
 
 /// The circuit of `step` for `suite`. Input groups: step 0 `[prover
 /// share, verifier share, mask, curve bit]` (the ECDHE shares, 32 bytes
-/// little-endian below `p`, as [`crate::tls12`]'s); later steps
+/// little-endian below `p`, as [`crate::kdf::tls12`]'s); later steps
 /// `[prover share, verifier share, inner digests, mask]`, the shares
 /// being the `OS` the step before output (the verifier's is its mask).
 /// Outputs: the revealed group (not at step 3), then the shared one under

@@ -8,7 +8,7 @@
 //! in this process, no network; median of 3). COTs come from the insecure
 //! ideal dealer and are not counted (Ferret adds ~0.3 bits per COT).
 //!
-//! `cargo run --release -p webproof-mpc --example consistency_bench`
+//! `cargo run --release -p webproof-mpc-tls --example consistency_bench`
 
 use futures::executor::block_on;
 use rand::rngs::StdRng;
@@ -21,8 +21,8 @@ use webproof_core::cot::{RandomCotReceiver, RandomCotSender};
 use webproof_core::{memory_duplex, Channel};
 use webproof_mpc::consistency::{self, EvaluatedCircuit, GarbledCircuit};
 use webproof_mpc::exec::{ProverCircuit, VerifierCircuit};
-use webproof_mpc::reduced::{self, STEPS};
 use webproof_mpc::Plan;
+use webproof_mpc_tls::kdf::reduced::{self, STEPS};
 use webproof_zk::{Config, Prover, Verifier};
 
 const RUNS: usize = 3;
@@ -127,7 +127,7 @@ fn main() {
         .collect();
     circuits.push((
         "AES-128-GCM record, 1 KB".into(),
-        webproof_mpc::record::gcm_circuit(16, 1024, true),
+        webproof_mpc_tls::rec::gcm::gcm_circuit(16, 1024, true),
     ));
     println!(
         "{:<32} {:>9} {:>10} {:>10} {:>9} {:>9} {:>9}",

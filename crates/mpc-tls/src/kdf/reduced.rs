@@ -14,10 +14,7 @@
 //! The steps (one garbled circuit and one round trip each) and the
 //! security argument: `docs/protocol/mpc-reduced-prf.md`.
 
-use crate::error::{Error, Result};
-use crate::exec::{ProverCircuit, VerifierCircuit};
-use crate::plan::Plan;
-use crate::tls12::{curve_bit, Curve, KeyShares, Randoms};
+use crate::kdf::tls12::{curve_bit, Curve, KeyShares, Randoms};
 use rand_core::{CryptoRng, RngCore};
 use std::sync::Arc;
 use webproof_circuits::builder::const_bytes;
@@ -28,9 +25,12 @@ use webproof_circuits::sha2::{
 use webproof_circuits::tls::Tls12Suite;
 use webproof_circuits::{bits_to_bytes, bytes_to_bits, Bit, Builder, Circuit};
 use webproof_core::Block;
+use webproof_mpc::error::{Error, Result};
+use webproof_mpc::exec::{ProverCircuit, VerifierCircuit};
+use webproof_mpc::plan::Plan;
 
 const H: HashAlg = HashAlg::Sha256;
-pub use crate::exec::StepTables;
+pub use webproof_mpc::exec::StepTables;
 
 /// Steps of a session (circuits, garbling instances).
 pub const STEPS: usize = 7;
@@ -147,7 +147,7 @@ fn shape(step: usize) -> Shape {
 }
 
 /// The circuit of step `step` (0-based); step 0 serves either curve (its
-/// last input group, one bit, selects: [`crate::tls12`]'s `premaster`).
+/// last input group, one bit, selects: [`crate::kdf::tls12`]'s `premaster`).
 /// Input groups: the prover's share, the verifier's, then the advance
 /// digests, the critical digests and the masks where the step has them,
 /// and the curve at step 0.
@@ -180,7 +180,7 @@ pub fn step_circuit(step: usize) -> Circuit {
     };
     if step == 0 {
         let p256 = b.input(1)[0];
-        let x = crate::tls12::premaster(&mut b, &p, &v, p256);
+        let x = crate::kdf::tls12::premaster(&mut b, &p, &v, p256);
         pads(&mut b, &x, &masks);
         return b.finish();
     }
@@ -266,7 +266,7 @@ impl ReducedPlans {
 /// (step, output group) pairs. From step 1 on the share is an earlier
 /// step's output (`OS_pms` from step 0 at steps 1 to 3, `OS_ms` from step
 /// 3 at steps 4 to 6), so the circuit is chained to it
-/// (`crate::exec`'s chained inputs): the prover feeds the labels it
+/// (`webproof_mpc::exec`'s chained inputs): the prover feeds the labels it
 /// evaluated there, with no COT and no correction, and the equality
 /// between the steps holds by construction.
 fn chain_sources(step: usize) -> &'static [(usize, usize)] {

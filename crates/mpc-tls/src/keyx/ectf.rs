@@ -2,7 +2,7 @@
 //! two points, one held by each party, without revealing either point.
 //!
 //! This module owns the one-round-trip protocol on affine coordinates over
-//! a prime field; [`crate::keyshare`] turns TLS key shares on P-256 and
+//! a prime field; [`crate::keyx::keyshare`] turns TLS key shares on P-256 and
 //! X25519 into the points it takes, and the premaster secret back into
 //! bytes. Sans-I/O like the rest of the crate: the caller moves three
 //! messages and hands over fresh COTs ([`cots_needed`] per ECtF).
@@ -17,7 +17,7 @@
 //!   The points come from Edwards points by the birational map of RFC 7748
 //!   §4.1, `u = (1+y)/(1−y)`, `v = sqrt(−486664)·u/x` (a group
 //!   isomorphism, so the sum of the images is the image of the sum), see
-//!   [`crate::keyshare`].
+//!   [`crate::keyx::keyshare`].
 //!
 //! # Protocol (verifier = OLE sender, prover = OLE receiver)
 //! Additive shares of `Δx = x_P − x_V` and `Δy = y_P − y_V` are local
@@ -51,7 +51,7 @@
 //! Not caught by this layer, each making the shares add up to something
 //! other than the premaster secret:
 //! - a party using another point than `s_i·S` for its own share `s_i` of
-//!   the key it announced ([`crate::keyshare`]);
+//!   the key it announced ([`crate::keyx::keyshare`]);
 //! - a verifier answering with wrong OLE corrections or a wrong A2M
 //!   element, or using another `β^2` than `(r/s)^2` for its `r`, `s`
 //!   ([`check_verifier_inputs`] catches that one once they are revealed);
@@ -80,11 +80,11 @@
 //! prover's own inputs (`x_P`, `y_P`, `c`, `d`) are bound by the Finished
 //! check above, since a wrong prover input only makes the session fail.
 
-use crate::convert;
-use crate::error::{Error, Result};
-use crate::ole::{self, OleField, OleReceiver, OleSender, PendingOle};
 use rand_core::RngCore;
 use webproof_core::Block;
+use webproof_mpc::convert;
+use webproof_mpc::error::{Error, Result};
+use webproof_mpc::ole::{self, OleField, OleReceiver, OleSender, PendingOle};
 
 /// Round trips of one ECtF: its last message rides with the prover's next.
 pub const ROUND_TRIPS: usize = 1;

@@ -1,10 +1,10 @@
 //! TLS 1.2 key derivation and Finished messages in 2PC: from the two
-//! parties' additive shares of the premaster secret (from [`crate::ectf`])
+//! parties' additive shares of the premaster secret (from [`crate::keyx::ectf`])
 //! to XOR shares of the write keys and IVs, and both Finished
 //! `verify_data`, with neither party learning a key.
 //!
 //! Owns three garbled circuits and their inputs and outputs; the messages
-//! of each are those of [`crate::exec`] (verifier = garbler, prover =
+//! of each are those of [`webproof_mpc::exec`] (verifier = garbler, prover =
 //! evaluator, prover inputs by COT label transfer). It never sees a
 //! socket, a record or a certificate: the caller sends the bytes.
 //!
@@ -19,9 +19,6 @@
 //! `verify_data` is safe and what the consistency proof must cover:
 //! `docs/protocol/mpc-tls12-kdf.md`.
 
-use crate::error::{Error, Result};
-use crate::exec::{ProverCircuit, VerifierCircuit};
-use crate::plan::Plan;
 use crypto_bigint::Encoding;
 use rand_core::{CryptoRng, RngCore};
 use std::sync::Arc;
@@ -31,6 +28,9 @@ use webproof_circuits::sha2::HashAlg;
 use webproof_circuits::tls::Tls12Suite;
 use webproof_circuits::{bits_to_bytes, bytes_to_bits, Bit, Builder, Circuit};
 use webproof_core::Block;
+use webproof_mpc::error::{Error, Result};
+use webproof_mpc::exec::{ProverCircuit, VerifierCircuit};
+use webproof_mpc::plan::Plan;
 
 /// The ECDHE group of the key exchange.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,8 +45,8 @@ impl Curve {
     /// The base field's modulus, little-endian.
     fn modulus_le(self) -> [u8; 32] {
         let be = match self {
-            Curve::P256 => crate::field::P256Base::modulus().to_be_bytes(),
-            Curve::X25519 => crate::field::Curve25519Base::modulus().to_be_bytes(),
+            Curve::P256 => webproof_mpc::field::P256Base::modulus().to_be_bytes(),
+            Curve::X25519 => webproof_mpc::field::Curve25519Base::modulus().to_be_bytes(),
         };
         let mut le = be;
         le.reverse();

@@ -13,9 +13,9 @@ use rand_chacha::ChaCha20Rng;
 use std::sync::Arc;
 use webproof_circuits::bytes_to_bits;
 use webproof_core::Block;
-use webproof_mpc::chacha::{self, ChachaProver, ChachaVerifier, KEY_IV_LEN, TAG_COTS};
 use webproof_mpc::ole::{OleReceiver, OleSender};
 use webproof_mpc::{Error, Plan};
+use webproof_mpc_tls::rec::chacha::{self, ChachaProver, ChachaVerifier, KEY_IV_LEN, TAG_COTS};
 
 /// What a test spoils on the way, and where.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -605,14 +605,14 @@ enum DualFault {
 }
 
 /// One record's keystream through the dual execution of
-/// `webproof_mpc::dual`: the prover garbles `keystream_circuit`, the
+/// `webproof_mpc_tls::rec::dual`: the prover garbles `keystream_circuit`, the
 /// verifier evaluates it with `RecordEvaluation::for_cipher` of
 /// ChaCha20-Poly1305 (its schedule after the tables, as the session may
 /// give it), and the prover's check on both executions' labels decides
 /// whether it may use the keystream it decoded from the verifier's record
 /// circuit.
 fn dual_run(len: usize, fault: DualFault) -> Result<Vec<u8>, Error> {
-    use webproof_mpc::dual::{DualProver, DualVerifier, RecordCipher, RecordEvaluation};
+    use webproof_mpc_tls::rec::dual::{DualProver, DualVerifier, RecordCipher, RecordEvaluation};
     let mut rng = ChaCha20Rng::seed_from_u64(40 + len as u64);
     let (kv, kp, k) = shares(&mut rng);
     let seq = 7 + len as u64;
