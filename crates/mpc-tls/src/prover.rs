@@ -26,8 +26,9 @@ use crate::keyx::keyshare;
 use crate::keyx::{ectf_cots, ProverKx, Shares, ECTF_STREAM};
 use crate::msg::{ProverMsg, VerifierMsg};
 use crate::rec::chacha::{self, ChachaProver};
-use crate::rec::dual::{DualProver, KeystreamCheck, RecordGarbling};
+use crate::rec::dual::DualProver;
 use crate::rec::gcm::{self, HiddenAhead, PowersAhead, RecordProver};
+use crate::rec::upload::{DualRecord, DualUpload};
 use crate::rec::{
     check_server_finished, circuits_per_record, ghash_powers, is_chacha, key_iv, key_iv_labels,
     open_record, run_order, server_alert, HiddenRecord, RecSpec, AAD_LEN, CLIENT_FINISHED,
@@ -35,7 +36,6 @@ use crate::rec::{
 use rand_chacha::ChaCha20Rng;
 use rand_core::{CryptoRng, RngCore, SeedableRng};
 use std::sync::Arc;
-use webproof_circuits::bytes_to_bits;
 use webproof_circuits::tls::Tls12Suite;
 use webproof_core::Block;
 use webproof_mpc::consistency::EvaluatedRun;
@@ -154,16 +154,9 @@ struct PRec {
     pt: Vec<u8>,
     ct: Vec<u8>,
     masked: Vec<u8>,
-    /// A request record's dual execution (`crate::rec::dual`): the
-    /// schedule of the keystream circuit it garbles, the pads' COT MACs,
-    /// what the check needs once its garbling is out, and the keystream
-    /// and its labels as decoded from the verifier's garbling (unused
-    /// until the check passes).
-    dual_plan: Option<Arc<Plan>>,
-    pads: Vec<Block>,
-    check: Option<KeystreamCheck>,
-    ks_bits: Vec<bool>,
-    gv_labels: Vec<Block>,
+    /// A request record's dual execution (unused for the client
+    /// Finished, which computes the GHASH key).
+    dual: DualRecord,
     /// ChaCha20-Poly1305 (`crate::rec::chacha`): the tag circuit's
     /// schedule and tables, the powers' M2A and (a request record) the
     /// bitwise OLEs of its hidden ciphertext, answered in preprocessing,
@@ -238,12 +231,10 @@ pub struct ProverSession {
     /// are checked against ([`Publics`]).
     publics: Publics,
     handshake: Vec<u8>,
-    /// The prover's garbling of the request's keystream (dual execution):
-    /// its state, the verifier's input labels to send once `Setup` came,
-    /// and the record whose tables stream up now.
+    /// The prover's garbling of the request's keystream (dual execution)
+    /// and its upload.
     dual: DualProver,
-    dual_labels: Option<Vec<u8>>,
-    dual_garbling: Option<(usize, RecordGarbling)>,
+    upload: DualUpload,
     stage: Stage,
 }
 
@@ -324,15 +315,16 @@ impl ProverSession {
                 pt: Vec::new(),
                 ct: Vec::new(),
                 masked: Vec::new(),
-                dual_plan: None,
-                pads: if spec.computes_h() {
-                    Vec::new()
-                } else {
-                    pads.pop().unwrap_or_default()
-                },
-                check: None,
-                ks_bits: Vec::new(),
-                gv_labels: Vec::new(),
+                dual: DualRecord::new(
+                    spec.id,
+                    spec.instance(),
+                    spec.seq(),
+                    if spec.computes_h() {
+                        Vec::new()
+                    } else {
+                        pads.pop().unwrap_or_default()
+                    },
+                ),
                 tag_plan: None,
                 tag_tables: None,
                 cc_powers: None,
@@ -379,8 +371,7 @@ impl ProverSession {
                 server_app: Vec::new(),
                 server_done: false,
                 dual,
-                dual_labels: None,
-                dual_garbling: None,
+                upload: DualUpload::default(),
                 stage: Stage::AwaitSetup,
             },
             hello,
@@ -613,8 +604,8 @@ impl ProverSession {
                     r.plan = Some(r.spec.plan(suite.key_len)?);
                 }
             }
-            if !r.spec.computes_h() && r.dual_plan.is_none() && r.check.is_none() {
-                r.dual_plan = Some(r.spec.keystream_plan_for(suite)?);
+            if !r.spec.computes_h() && r.dual.plan.is_none() && !r.dual.garbled() {
+                r.dual.plan = Some(r.spec.keystream_plan_for(suite)?);
             }
         }
         Ok(())
@@ -637,51 +628,26 @@ impl ProverSession {
     /// A driver sends uploads while this holds and opens the server
     /// connection only once it does not.
     pub fn upload_ready(&self) -> bool {
-        !matches!(self.stage, Stage::Failed)
-            && (self.dual_labels.is_some()
-                || self.dual_garbling.is_some()
-                || self
-                    .recs
-                    .iter()
-                    .any(|r| !r.spec.computes_h() && r.check.is_none()))
+        !matches!(self.stage, Stage::Failed) && self.upload.ready(self.request_duals(), true)
+    }
+
+    /// The dual execution of every request record, in order.
+    fn request_duals(&self) -> impl Iterator<Item = &DualRecord> {
+        self.recs
+            .iter()
+            .filter(|r| !r.spec.computes_h())
+            .map(|r| &r.dual)
     }
 
     fn upload(&mut self) -> Result<Option<ProverMsg>> {
-        if let Some(msg) = self.dual_labels.take() {
-            return Ok(Some(ProverMsg::DualLabels(msg)));
-        }
-        if self.dual_garbling.is_none() {
-            let Some(i) = self
-                .recs
-                .iter()
-                .position(|r| !r.spec.computes_h() && r.check.is_none())
-            else {
-                return Ok(None);
-            };
-            let (suite, _) = self.terms.params()?;
-            let spec = self.recs[i].spec;
-            let plan = match self.recs[i].dual_plan.take() {
-                Some(plan) => plan,
-                None => spec.keystream_plan_for(suite)?,
-            };
-            let g = self.dual.record(
-                plan,
-                spec.instance(),
-                spec.seq().to_be_bytes(),
-                &mut self.rng,
-            )?;
-            self.dual_garbling = Some((i, g));
-        }
-        let (i, g) = self.dual_garbling.as_mut().expect("set");
-        let id = self.recs[*i].spec.id;
-        let mut chunk = Vec::new();
-        if g.next_chunk(&mut chunk) {
-            return Ok(Some(ProverMsg::DualTables { id, chunk }));
-        }
-        let (i, g) = self.dual_garbling.take().expect("set");
-        let (end, check) = g.finish(&self.recs[i].pads)?;
-        self.recs[i].check = Some(check);
-        Ok(Some(ProverMsg::DualEnd { id, end }))
+        let (suite, _) = self.terms.params()?;
+        self.upload.next(
+            &mut self.dual,
+            &mut self.recs,
+            |r| (!r.spec.computes_h()).then_some(&mut r.dual),
+            |r| r.spec.keystream_plan_for(suite),
+            &mut self.rng,
+        )
     }
 
     /// The server's Finished record has arrived: the handshake is over on
@@ -817,7 +783,7 @@ impl ProverSession {
                 },
                 Stage::AwaitSetup,
             ) => {
-                self.dual_labels = Some(self.dual.verifier_labels(&dual_ot)?);
+                self.upload.set_labels(self.dual.verifier_labels(&dual_ot)?);
                 self.verifier_public = (q_p256, q_x25519.to_vec());
                 self.stage = Stage::AwaitTables(client_random);
             }
@@ -982,12 +948,8 @@ impl ProverSession {
                     } else {
                         // Nothing computed from the keystream leaves for
                         // the server before both garblings agree on it.
-                        r.check
-                            .as_ref()
-                            .ok_or(Error::OutOfOrder(
-                                "a request record before its keystream garbling",
-                            ))?
-                            .check(&r.ks_bits, &r.gv_labels, &r.pads, &check)?;
+                        r.dual
+                            .check(&check, "a request record before its keystream garbling")?;
                     }
                     let t = p.tag(&corrections)?;
                     let (rc, tc) = p.circuits();
@@ -1017,12 +979,8 @@ impl ProverSession {
                 } else {
                     // Nothing computed from the keystream leaves for the
                     // server before both garblings agree on it.
-                    r.check
-                        .as_ref()
-                        .ok_or(Error::OutOfOrder(
-                            "a request record before its keystream garbling",
-                        ))?
-                        .check(&r.ks_bits, &r.gv_labels, &r.pads, &check)?;
+                    r.dual
+                        .check(&check, "a request record before its keystream garbling")?;
                     p.hidden_tag(&tag, &corrections, powers, &spec.aad(), &r.ct)?
                 };
                 self.rec_runs.push((id, p.circuit().retain()?));
@@ -1157,15 +1115,10 @@ impl ProverSession {
             let (sent, labels) = if spec.computes_h() {
                 (r.ct.clone(), Vec::new())
             } else {
-                if r.check.is_none() {
-                    return Err(Error::OutOfOrder(
-                        "a request record before its keystream garbling is out",
-                    ));
-                }
                 // Kept for the check; the masked ciphertext says nothing
                 // of the keystream (one-time padded by the COT choice bits).
-                r.ks_bits = bytes_to_bits(&ks);
-                r.gv_labels = p.circuit().evaluator().output_labels(0)?.to_vec();
+                let labels = p.circuit().evaluator().output_labels(0)?.to_vec();
+                r.dual.decoded(&ks, labels)?;
                 r.masked = p.mask_ciphertext(&r.ct)?;
                 (r.masked.clone(), self.dual.prover_labels(&key_iv(&keys))?)
             };
@@ -1226,15 +1179,10 @@ impl ProverSession {
             let request = p.tag_request(&spec.aad(), &r.ct, &macs)?;
             (r.ct.clone(), request, Vec::new())
         } else {
-            if r.check.is_none() {
-                return Err(Error::OutOfOrder(
-                    "a request record before its keystream garbling is out",
-                ));
-            }
             // Kept for the dual execution's check, which the record waits
             // for before its tag is computed.
-            r.ks_bits = bytes_to_bits(&ks);
-            r.gv_labels = p.circuits().0.evaluator().output_labels(0)?.to_vec();
+            let labels = p.circuits().0.evaluator().output_labels(0)?.to_vec();
+            r.dual.decoded(&ks, labels)?;
             let request = p.hidden_tag_request(&spec.aad(), &r.ct, &macs)?;
             r.cc_request = request.clone();
             (Vec::new(), request, self.dual.prover_labels(&key_iv(keys))?)

@@ -22,6 +22,7 @@
 pub mod chacha;
 pub mod dual;
 pub mod gcm;
+pub(crate) mod upload;
 
 use crate::error::{Error, Result};
 use std::sync::{Arc, Mutex};

@@ -32,12 +32,12 @@ use crate::keyx::{ectf_cots, ProverKx, Shares, ECTF_STREAM};
 use crate::msg::{ProverMsg, VerifierMsg};
 use crate::prover::{ProverConfig, ProverOutput};
 use crate::rec::chacha::{self, ChachaProver};
-use crate::rec::dual::{DualProver, KeystreamCheck, RecordGarbling};
+use crate::rec::dual::DualProver;
 use crate::rec::gcm::{self, HiddenAhead, PowersAhead, RecordProver};
+use crate::rec::upload::{DualRecord, DualUpload};
 use crate::rec::{key_iv, key_iv_wires};
 use rand_chacha::ChaCha20Rng;
 use rand_core::{CryptoRng, RngCore, SeedableRng};
-use webproof_circuits::bytes_to_bits;
 use webproof_circuits::tls::Tls13Suite;
 use webproof_core::Block;
 use webproof_mpc::exec::StepTables;
@@ -89,11 +89,10 @@ pub struct Tls13ProverSession {
     secrets: Option<HandshakeSecrets>,
     finished_sent: bool,
     keys: Option<KeyShares>,
+    /// The prover's garbling of the request's keystream (dual execution)
+    /// and its upload.
     dual: DualProver,
-    /// The labels of the verifier's key ‖ IV wires, not uploaded yet.
-    dual_labels: Option<Vec<u8>>,
-    /// The request record whose keystream garbling is being uploaded.
-    dual_garbling: Option<(usize, RecordGarbling)>,
+    upload: DualUpload,
     recs: Vec<PRec>,
     /// The prover's shares of the powers of the client's GHASH key.
     powers: Option<Vec<Gf128>>,
@@ -141,15 +140,14 @@ struct PRec {
     /// Its circuit's schedule, and a request record's keystream
     /// circuit's (dual execution), once built ([`Tls13ProverSession::prepare`]).
     plan: Option<std::sync::Arc<webproof_mpc::Plan>>,
-    dual_plan: Option<std::sync::Arc<webproof_mpc::Plan>>,
     tables: Incoming,
     ole: OleReceiver,
     ahead: Option<PowersAhead>,
     hidden: Option<HiddenAhead>,
     p: Option<RecordProver>,
-    /// The keystream pads' COT MACs (dual execution).
-    pads: Vec<Block>,
-    check: Option<KeystreamCheck>,
+    /// A request record's dual execution (unused for the record that
+    /// computes the GHASH key).
+    dual: DualRecord,
     /// The request's bytes and the inner content type.
     inner: Vec<u8>,
     /// A request record's masked ciphertext as sent in `RecCiphertext`
@@ -157,8 +155,6 @@ struct PRec {
     /// what the proof of the request takes.
     hidden_record: crate::rec::HiddenRecord,
     ct: Vec<u8>,
-    ks_bits: Vec<bool>,
-    gv_labels: Vec<Block>,
     sent: bool,
     /// ChaCha20-Poly1305 (`crate::rec::chacha`): the tag circuit's
     /// schedule and tables, the powers' M2A and the bitwise OLEs of its
@@ -244,19 +240,15 @@ impl Tls13ProverSession {
                     spec,
                     plan: None,
                     tag_plan: None,
-                    dual_plan: None,
                     tables: Incoming::default(),
                     ole: OleReceiver::new(spec.stream()),
                     ahead: None,
                     hidden: None,
                     p: None,
-                    pads,
-                    check: None,
+                    dual: DualRecord::new(spec.id, spec.instance(), spec.seq(), pads),
                     inner,
                     hidden_record: Default::default(),
                     ct: Vec::new(),
-                    ks_bits: Vec::new(),
-                    gv_labels: Vec::new(),
                     sent: false,
                     tag_tables: Incoming::default(),
                     cc_powers: None,
@@ -307,8 +299,7 @@ impl Tls13ProverSession {
                 finished_sent: false,
                 keys: None,
                 dual,
-                dual_labels: None,
-                dual_garbling: None,
+                upload: DualUpload::default(),
                 recs,
                 powers: None,
                 server_app_start: None,
@@ -333,8 +324,8 @@ impl Tls13ProverSession {
         self.kdf_plans()?;
         self.build_plans()?;
         for r in self.recs.iter_mut().filter(|r| !r.spec.computes_h()) {
-            if r.dual_plan.is_none() && r.check.is_none() {
-                r.dual_plan = Some(r.spec.keystream_plan()?);
+            if r.dual.plan.is_none() && !r.dual.garbled() {
+                r.dual.plan = Some(r.spec.keystream_plan()?);
             }
         }
         Ok(())
@@ -369,13 +360,9 @@ impl Tls13ProverSession {
     /// (beside reading the verifier's tables) and lets the request's
     /// records run only once it does not.
     pub fn upload_ready(&self) -> bool {
-        self.dual_labels.is_some()
-            || self.dual_garbling.is_some()
-            || (self.setup.is_some()
-                && self
-                    .recs
-                    .iter()
-                    .any(|r| !r.spec.computes_h() && r.check.is_none()))
+        let requests = self.recs.iter().filter(|r| !r.spec.computes_h());
+        self.upload
+            .ready(requests.map(|r| &r.dual), self.setup.is_some())
     }
 
     /// The next message of the prover's upload in preprocessing (dual
@@ -386,40 +373,13 @@ impl Tls13ProverSession {
         if self.setup.is_none() {
             return Ok(None);
         }
-        if let Some(labels) = self.dual_labels.take() {
-            return Ok(Some(ProverMsg::DualLabels(labels)));
-        }
-        if self.dual_garbling.is_none() {
-            let Some(i) = self
-                .recs
-                .iter()
-                .position(|r| !r.spec.computes_h() && r.check.is_none())
-            else {
-                return Ok(None);
-            };
-            let spec = self.recs[i].spec;
-            let plan = match self.recs[i].dual_plan.take() {
-                Some(plan) => plan,
-                None => spec.keystream_plan()?,
-            };
-            let g = self.dual.record(
-                plan,
-                spec.instance(),
-                spec.seq().to_be_bytes(),
-                &mut self.rng,
-            )?;
-            self.dual_garbling = Some((i, g));
-        }
-        let (i, g) = self.dual_garbling.as_mut().expect("set above");
-        let id = self.recs[*i].spec.id;
-        let mut chunk = Vec::new();
-        if g.next_chunk(&mut chunk) {
-            return Ok(Some(ProverMsg::DualTables { id, chunk }));
-        }
-        let (i, g) = self.dual_garbling.take().expect("set above");
-        let (end, check) = g.finish(&self.recs[i].pads)?;
-        self.recs[i].check = Some(check);
-        Ok(Some(ProverMsg::DualEnd { id, end }))
+        self.upload.next(
+            &mut self.dual,
+            &mut self.recs,
+            |r| (!r.spec.computes_h()).then_some(&mut r.dual),
+            |r| r.spec.keystream_plan(),
+            &mut self.rng,
+        )
     }
 
     /// A message from the verifier, encoded.
@@ -448,7 +408,7 @@ impl Tls13ProverSession {
                 // wires, then each request record's keystream garbled by
                 // the prover, go up as uploads ([`Self::next_upload`])
                 // while the verifier's tables come down.
-                self.dual_labels = Some(self.dual.verifier_labels(&dual_ot)?);
+                self.upload.set_labels(self.dual.verifier_labels(&dual_ot)?);
             }
             VerifierMsg::Tables { circuit, chunk } => {
                 let limit = self.table_limit(circuit)?;
@@ -778,8 +738,8 @@ impl Tls13ProverSession {
                 // it); the tag waits for the dual execution's check.
                 let ks = p.keystream(&labels, &share)?;
                 r.ct = r.inner.iter().zip(&ks).map(|(a, b)| a ^ b).collect();
-                r.ks_bits = bytes_to_bits(&ks);
-                r.gv_labels = p.circuits().0.evaluator().output_labels(0)?.to_vec();
+                let ks_labels = p.circuits().0.evaluator().output_labels(0)?.to_vec();
+                r.dual.decoded(&ks, ks_labels)?;
                 let macs = core::mem::take(&mut r.tag_macs);
                 let request = p.hidden_tag_request(&r.spec.aad(), &r.ct, &macs)?;
                 let cots = core::mem::take(&mut r.hidden_record.cots);
@@ -808,8 +768,8 @@ impl Tls13ProverSession {
                 continue;
             }
             r.ct = r.inner.iter().zip(&ks).map(|(a, b)| a ^ b).collect();
-            r.ks_bits = bytes_to_bits(&ks);
-            r.gv_labels = p.circuit().evaluator().output_labels(0)?.to_vec();
+            let ks_labels = p.circuit().evaluator().output_labels(0)?.to_vec();
+            r.dual.decoded(&ks, ks_labels)?;
             let masked = p.mask_ciphertext(&r.ct)?;
             r.hidden_record.masked = masked[..r.spec.len].to_vec();
             out.to_verifier.push(ProverMsg::RecCiphertext {
@@ -849,12 +809,8 @@ impl Tls13ProverSession {
         }
         let powers = self.powers.as_deref();
         let r = &mut self.recs[due.expect("checked")];
-        r.check
-            .as_ref()
-            .ok_or(Error::OutOfOrder(
-                "a tag share before the record's garbling",
-            ))?
-            .check(&r.ks_bits, &r.gv_labels, &r.pads, check)?;
+        r.dual
+            .check(check, "a tag share before the record's garbling")?;
         let aad = r.spec.aad();
         let t = match (r.cc.as_mut(), r.p.as_mut(), powers) {
             // ChaCha20-Poly1305: `corrections` carries the tag circuit's
