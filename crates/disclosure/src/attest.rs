@@ -22,11 +22,17 @@ use crate::http::{disclosure_from_items, RevealItem};
 use crate::output::VerifierOutput;
 use rand_core::{CryptoRng, RngCore};
 use serde::{Deserialize, Serialize};
+use webproof_attestation::commit::{leaf_header, BLINDER_LEN, LEAF_BLINDER_OFFSET};
 use webproof_attestation::{
     commit::attested_root, AttestationFields, CommitPlan, CommitmentSeed, Direction, LeafRange,
     Presentation, PresentationBuilder, Scheme, ServerIdentity, SignedAttestation, SigningKey,
     Transcript, TranscriptCommitment, VerifyingKey,
 };
+use webproof_tlsproof::Commitment;
+
+/// Limit on commitment leaves per session (each costs the proof a SHA-256
+/// over its plaintext, and the attestation a Merkle leaf).
+pub const MAX_LEAVES: usize = 1 << 16;
 
 /// A signed attestation and the key that signed it (the verifier's reply
 /// in both modes' protocols, re-exported by `webproof_proxy::protocol`).
@@ -345,5 +351,117 @@ impl Presented {
     /// leaves stick out of the items.
     pub fn revealed_len(&self) -> usize {
         self.revealed.iter().map(|(_, r)| r.len()).sum()
+    }
+}
+
+/// One direction's leaves as ZK commitments: the public part of each leaf
+/// header, the blinder, then the leaf's application data mapped onto the
+/// records (`record_data[k]` = application-data bytes of the direction's
+/// k-th record, 0 for other records). Linear in leaves plus records.
+pub fn leaf_commitments(
+    leaves: &[LeafRange],
+    direction: Direction,
+    record_data: &[usize],
+) -> Result<Vec<Commitment>> {
+    let total: usize = record_data.iter().sum();
+    let mut out = Vec::new();
+    let mut expect = 0usize;
+    // The first record that may hold the next leaf, and where it starts.
+    let (mut first, mut first_offset) = (0usize, 0usize);
+    for leaf in leaves.iter().filter(|l| l.direction == direction) {
+        let (start, end) = (leaf.start as usize, leaf.end as usize);
+        if start != expect || end <= start || end > total {
+            return Err(malformed(
+                "proof plan",
+                "committed leaves must partition each direction's application data in order",
+            ));
+        }
+        expect = end;
+        while first < record_data.len() && first_offset + record_data[first] <= start {
+            first_offset += record_data[first];
+            first += 1;
+        }
+        let header = leaf_header(direction, leaf.start, leaf.end, &[0; BLINDER_LEN]);
+        let mut spans = Vec::new();
+        let mut offset = first_offset;
+        for (k, &len) in record_data.iter().enumerate().skip(first) {
+            if offset >= end {
+                break;
+            }
+            let lo = start.max(offset);
+            let hi = end.min(offset + len);
+            if lo < hi {
+                spans.push((k, lo - offset..hi - offset));
+            }
+            offset += len;
+        }
+        out.push(Commitment {
+            prefix: header[..LEAF_BLINDER_OFFSET].to_vec(),
+            blinder_len: BLINDER_LEN,
+            spans,
+        });
+    }
+    if expect != total && !out.is_empty() {
+        return Err(malformed(
+            "proof plan",
+            "committed leaves must cover all application data",
+        ));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Direction as D;
+
+    fn leaf(direction: D, start: u32, end: u32) -> LeafRange {
+        LeafRange {
+            direction,
+            start,
+            end,
+        }
+    }
+
+    /// Leaves map onto the records' application data (a non-data record in
+    /// between is skipped), with the public header of their range.
+    #[test]
+    fn leaves_map_onto_records() {
+        let data = [5, 0, 7];
+        let c = leaf_commitments(
+            &[leaf(D::Received, 0, 4), leaf(D::Received, 4, 12)],
+            D::Received,
+            &data,
+        )
+        .unwrap();
+        assert_eq!(c.len(), 2);
+        assert_eq!(c[0].spans, vec![(0, 0..4)]);
+        assert_eq!(c[1].spans, vec![(0, 4..5), (2, 0..7)]);
+        assert_eq!(c[1].blinder_len, BLINDER_LEN);
+        let header = leaf_header(D::Received, 4, 12, &[0; BLINDER_LEN]);
+        assert_eq!(c[1].prefix, header[..LEAF_BLINDER_OFFSET].to_vec());
+        // Leaves of the other direction are not this direction's.
+        assert!(
+            leaf_commitments(&[leaf(D::Sent, 0, 12)], D::Received, &data)
+                .unwrap()
+                .is_empty()
+        );
+    }
+
+    /// A prover may not commit to a layout that skips, repeats or invents
+    /// bytes: every leaf set must partition the direction in order.
+    #[test]
+    fn layouts_that_do_not_partition_are_refused() {
+        let data = [5, 7];
+        for bad in [
+            vec![leaf(D::Sent, 1, 12)],                      // skips the first byte
+            vec![leaf(D::Sent, 0, 6), leaf(D::Sent, 5, 12)], // overlap
+            vec![leaf(D::Sent, 6, 12), leaf(D::Sent, 0, 6)], // out of order
+            vec![leaf(D::Sent, 0, 13)],                      // past the end
+            vec![leaf(D::Sent, 0, 6)],                       // leaves bytes out
+            vec![leaf(D::Sent, 0, 0), leaf(D::Sent, 0, 12)], // empty leaf
+        ] {
+            assert!(leaf_commitments(&bad, D::Sent, &data).is_err(), "{bad:?}");
+        }
     }
 }

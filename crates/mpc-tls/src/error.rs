@@ -5,7 +5,8 @@
 //! from the server or the peer make a session panic; they give one of
 //! these.
 
-use webproof_proxy::ProxyError;
+use webproof_disclosure::DisclosureError;
+use webproof_tls::TlsError;
 
 /// Why an MPC-mode session stopped.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -16,9 +17,14 @@ pub enum Error {
     Mpc(#[from] webproof_mpc::Error),
     /// The server's flight failed a check shared with proxy mode: record
     /// framing, a handshake message that does not parse, the certificate
-    /// chain, the server name, validity, the ServerKeyExchange signature.
+    /// chain, the server name, validity, the handshake signature, a
+    /// Finished or a record that does not decrypt.
     #[error(transparent)]
-    Tls(#[from] ProxyError),
+    Tls(#[from] TlsError),
+    /// The disclosure layer, shared with proxy mode, refused an opening,
+    /// a commitment layout or an attestation.
+    #[error(transparent)]
+    Disclosure(#[from] DisclosureError),
     /// A message from the peer does not parse (truncated, trailing bytes,
     /// a field of the wrong length, an unknown tag).
     #[error("malformed message from the peer: {0}")]
@@ -104,22 +110,6 @@ pub enum Error {
     /// The caller used the API wrongly.
     #[error("usage: {0}")]
     Usage(String),
-}
-
-/// The shared TLS checks' errors arrive as proxy mode's of the same names
-/// (one error vocabulary for both modes' verdicts).
-impl From<webproof_tls::TlsError> for Error {
-    fn from(e: webproof_tls::TlsError) -> Self {
-        Error::Tls(e.into())
-    }
-}
-
-/// The disclosure layer's errors (openings, attestations) arrive as proxy
-/// mode's of the same names, as the TLS checks' do.
-impl From<webproof_disclosure::DisclosureError> for Error {
-    fn from(e: webproof_disclosure::DisclosureError) -> Self {
-        Error::Tls(e.into())
-    }
 }
 
 /// Result with [`Error`].

@@ -224,22 +224,3 @@ pub fn attestation(
         output,
     )?)
 }
-
-/// The reason code and text a verifier sends when `e` ends its session
-/// (proxy mode's codes, so a prover reads both modes' refusals alike).
-pub fn rejection(e: &Error) -> webproof_proxy::protocol::Rejection {
-    use webproof_proxy::protocol::{RejectKind as K, Rejection};
-    let kind = match e {
-        Error::Tls(p) => return Rejection::from(p),
-        Error::Malformed(_) | Error::Oversized { .. } => K::Malformed,
-        Error::Unsupported(_) => K::Unsupported,
-        Error::ServerAlert { .. } => K::HandshakeAlert,
-        Error::ServerFinished => K::Finished,
-        Error::ServerClosed => K::Incomplete,
-        Error::Decrypt { .. } => K::Decrypt,
-        Error::Proof(_) => K::Opening,
-        Error::CotsExhausted { .. } => K::SessionSize,
-        _ => K::Protocol,
-    };
-    Rejection::new(kind, e.to_string())
-}

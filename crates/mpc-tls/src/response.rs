@@ -246,8 +246,8 @@ use webproof_circuits::bits::bytes_to_bits;
 use webproof_circuits::tls::Tls12Suite;
 use webproof_core::cot::{RandomCotReceiver, RandomCotSender};
 use webproof_core::{Block, Channel, Io};
+use webproof_disclosure::attest::{leaf_commitments, MAX_LEAVES};
 use webproof_mpc::consistency;
-use webproof_proxy::zk::{leaf_commitments, MAX_LEAVES};
 use webproof_tls::record::{content_type, Record};
 use webproof_tls::Recording;
 use webproof_tlsproof::{Aead, ByteClass, PlaintextClaim, RecordTag, SealedRecord};
@@ -1405,7 +1405,7 @@ async fn direction<P: webproof_tlsproof::ZkParty<Bit = B>, B: Copy>(
         record_data[i] = len;
     }
     let commitments = leaf_commitments(&leaves.leaves, leaves.leaves[0].direction, &record_data)
-        .map_err(Error::Tls)?;
+        .map_err(Error::Disclosure)?;
     webproof_tlsproof::assert_commitments(
         zk,
         aead,
@@ -1751,9 +1751,11 @@ fn admit(outcome: &VerifierOutcome, claim: ClaimShape, can_attest: bool) -> Resu
         return Ok(claim);
     }
     if !can_attest {
-        return Err(Error::Tls(webproof_proxy::ProxyError::Attestation(
-            "this verifier does not sign attestations (it has no attestation key)".into(),
-        )));
+        return Err(Error::Disclosure(
+            webproof_disclosure::DisclosureError::Attestation(
+                "this verifier does not sign attestations (it has no attestation key)".into(),
+            ),
+        ));
     }
     let cli = client_records(&outcome.recording, &outcome.hidden, suite)?;
     check_leaves(&claim.leaves, &claim.leaf_hashes, cli.len, srv.len)?;
@@ -1789,7 +1791,7 @@ fn check_leaves(
         return Err(Error::Malformed("one hash per committed leaf is needed"));
     }
     check_layout(leaves, len(sent_len)?, len(received_len)?).map_err(|e| {
-        Error::Tls(webproof_proxy::ProxyError::Attestation(format!(
+        Error::Disclosure(webproof_disclosure::DisclosureError::Attestation(format!(
             "committed leaves: {e}"
         )))
     })

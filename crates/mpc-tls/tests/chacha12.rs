@@ -16,7 +16,7 @@ use webproof_core::{memory_duplex, Channel};
 use webproof_mpc_tls::hello::*;
 use webproof_mpc_tls::msg::{ProverMsg, VerifierMsg};
 use webproof_mpc_tls::response::{prove_response, verify_response, ResponseClaim};
-use webproof_proxy::Direction;
+use webproof_tls::Direction;
 use webproof_tls::{CipherSuite, KxGroup};
 use webproof_zk::Config;
 

@@ -10,8 +10,8 @@ use common::*;
 use webproof_mpc_tls::hello::*;
 use webproof_mpc_tls::msg::MAX_MESSAGE;
 use webproof_mpc_tls::{Error, ProverMsg, ProverSession, VerifierMsg, VerifierSession};
-use webproof_proxy::ProxyError;
 use webproof_tls::CipherSuite;
+use webproof_tls::TlsError;
 
 const REQUEST: &[u8] = b"GET / HTTP/1.1\r\nHost: webproof.test\r\n\r\n";
 
@@ -58,7 +58,7 @@ fn forged_server_key_exchange_signature() {
     });
     let e = run_with(KeyKind::Ecdsa, &[NAME], false, NAME, hooks);
     assert!(
-        matches!(e, Stop::Verifier(Error::Tls(ProxyError::Signature(_)))),
+        matches!(e, Stop::Verifier(Error::Tls(TlsError::Signature(_)))),
         "{e:?}"
     );
 }
@@ -73,7 +73,7 @@ fn altered_server_random() {
     });
     let e = run_with(KeyKind::Rsa, &[NAME], false, NAME, hooks);
     assert!(
-        matches!(e, Stop::Verifier(Error::Tls(ProxyError::Signature(_)))),
+        matches!(e, Stop::Verifier(Error::Tls(TlsError::Signature(_)))),
         "{e:?}"
     );
 }
@@ -88,7 +88,7 @@ fn certificate_for_another_name() {
         Hooks::default(),
     );
     assert!(
-        matches!(e, Stop::Verifier(Error::Tls(ProxyError::Certificate(_)))),
+        matches!(e, Stop::Verifier(Error::Tls(TlsError::Certificate(_)))),
         "{e:?}"
     );
 }
@@ -117,7 +117,7 @@ fn prover_names_another_server_than_the_verifier() {
 fn expired_certificate() {
     let e = run_with(KeyKind::Ecdsa, &[NAME], true, NAME, Hooks::default());
     assert!(
-        matches!(e, Stop::Verifier(Error::Tls(ProxyError::Certificate(_)))),
+        matches!(e, Stop::Verifier(Error::Tls(TlsError::Certificate(_)))),
         "{e:?}"
     );
 }

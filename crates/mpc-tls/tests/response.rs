@@ -1305,7 +1305,7 @@ fn swapped_leaf_hashes_and_other_blinders_are_refused() {
 #[test]
 fn bad_layouts_and_keyless_verifiers_are_refused_before_the_proof() {
     let before_proof = |v: Result<VerifiedResponse, Error>| match v {
-        Err(Error::Tls(webproof_proxy::ProxyError::Attestation(_))) => {}
+        Err(Error::Disclosure(webproof_disclosure::DisclosureError::Attestation(_))) => {}
         other => panic!("expected a refusal of the attestation, got {other:?}"),
     };
     let same = <[u8]>::to_vec;

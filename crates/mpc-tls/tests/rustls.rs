@@ -7,7 +7,7 @@
 mod common;
 use common::*;
 use webproof_mpc_tls::hello::*;
-use webproof_proxy::Direction;
+use webproof_tls::Direction;
 use webproof_tls::{CipherSuite, KxGroup};
 
 const REQUEST: &[u8] = b"GET /json HTTP/1.1\r\nHost: webproof.test\r\nConnection: close\r\n\r\n";

@@ -105,6 +105,25 @@ impl From<webproof_tls::TlsError> for ProxyError {
             T::Limit(s) => ProxyError::Limit(s),
             T::Certificate(s) => ProxyError::Certificate(s),
             T::Signature(s) => ProxyError::Signature(s),
+            T::Incomplete(s) => ProxyError::Incomplete(s),
+            T::Decrypt {
+                direction,
+                index,
+                seq,
+            } => ProxyError::Decrypt {
+                direction,
+                index,
+                seq,
+            },
+            T::Finished(d) => ProxyError::Finished(d),
+            T::SecretMismatch(s) => ProxyError::SecretMismatch(s),
+            T::HandshakeAlert {
+                direction,
+                description,
+            } => ProxyError::HandshakeAlert {
+                direction,
+                description,
+            },
             T::Protocol(s) => ProxyError::Protocol(s),
         }
     }

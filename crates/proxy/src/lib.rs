@@ -8,15 +8,11 @@
 //!
 //! - the TLS both modes share lives in `webproof_tls` (records and
 //!   recordings, handshake parsing, suites, the key schedule, record
-//!   protection, server identity); its modules are re-exported here under
-//!   their old paths ([`record`], [`handshake`], [`suite`], [`keys`],
-//!   [`aead`], [`sigalg`], [`codec`]);
-//! - [`verify`]: the verifier's checks of a recorded session: the
-//!   handshake walked record by record (server identity by
-//!   `webproof_tls::identity`), Finished messages, and decryption of every
-//!   record under one key per direction;
-//! - [`statement`]: the public inputs and witness of the ZK statement, and
-//!   the relation evaluated in the clear (the full-reveal fast path);
+//!   protection, server identity, the checks of a recorded session and
+//!   the statement they leave to prove); its modules are re-exported here
+//!   under their old paths ([`record`], [`handshake`], [`suite`],
+//!   [`keys`], [`aead`], [`sigalg`], [`codec`], [`verify`],
+//!   [`statement`]);
 //! - the disclosure layer both modes share lives in `webproof_disclosure`
 //!   (byte ranges and openings, reveal items, HTTP, proven JSON paths, the
 //!   verifier's output and verdict, attestations); its modules are
@@ -43,7 +39,7 @@
 
 pub mod attest;
 // The TLS both modes share, under the paths it had here.
-pub use webproof_tls::{aead, codec, handshake, keys, record, sigalg, suite};
+pub use webproof_tls::{aead, codec, handshake, keys, record, sigalg, statement, suite, verify};
 // The disclosure layer both modes share, under the paths it had here.
 pub use webproof_disclosure::{disclosure, http, json};
 pub mod error;
@@ -53,10 +49,8 @@ pub mod mux;
 pub mod output;
 pub mod protocol;
 pub mod session;
-pub mod statement;
 pub mod tags;
 pub mod verifier;
-pub mod verify;
 pub mod zk;
 
 pub use disclosure::{Disclosure, Range};

@@ -35,15 +35,14 @@ use crate::statement::{OpenedRecord, PublicInputs, SessionSecret, SessionStateme
 use crate::suite::{AeadAlg, CipherSuite, HashAlg, TlsVersion};
 use crate::verify::{assemble, AppData};
 use serde::{Deserialize, Serialize};
-use webproof_attestation::commit::{leaf_header, BLINDER_LEN, LEAF_BLINDER_OFFSET};
+use webproof_attestation::commit::BLINDER_LEN;
 use webproof_attestation::LeafRange;
 use webproof_tlsproof as tp;
 
 // The canonical form of disclosed ranges is the disclosure layer's.
 pub use crate::disclosure::{check_ranges, MAX_RANGES};
-/// Limit on commitment leaves per session (each costs the proof a SHA-256
-/// over its plaintext, and the attestation a Merkle leaf).
-pub const MAX_LEAVES: usize = 1 << 16;
+// The leaves' layout as commitments of the proof is the attestation glue's.
+pub use webproof_disclosure::attest::{leaf_commitments, MAX_LEAVES};
 
 /// One record's layout: how much of its plaintext is content, and its real
 /// content type. In TLS 1.2 the verifier computes it from its recording; in
@@ -314,58 +313,6 @@ pub fn leaf_hashes(proven: &tp::Proven) -> Vec<[u8; 32]> {
         .chain(&proven.recv.commitments)
         .copied()
         .collect()
-}
-
-/// One direction's leaves as ZK commitments: the public part of each leaf
-/// header, the blinder, then the leaf's application data mapped onto the
-/// records (`record_data[k]` = application-data bytes of the direction's
-/// k-th record, 0 for other records). Linear in leaves plus records.
-pub fn leaf_commitments(
-    leaves: &[LeafRange],
-    direction: webproof_attestation::Direction,
-    record_data: &[usize],
-) -> Result<Vec<tp::Commitment>> {
-    let total: usize = record_data.iter().sum();
-    let mut out = Vec::new();
-    let mut expect = 0usize;
-    // The first record that may hold the next leaf, and where it starts.
-    let (mut first, mut first_offset) = (0usize, 0usize);
-    for leaf in leaves.iter().filter(|l| l.direction == direction) {
-        let (start, end) = (leaf.start as usize, leaf.end as usize);
-        if start != expect || end <= start || end > total {
-            return Err(bad(
-                "committed leaves must partition each direction's application data in order",
-            ));
-        }
-        expect = end;
-        while first < record_data.len() && first_offset + record_data[first] <= start {
-            first_offset += record_data[first];
-            first += 1;
-        }
-        let header = leaf_header(direction, leaf.start, leaf.end, &[0; BLINDER_LEN]);
-        let mut spans = Vec::new();
-        let mut offset = first_offset;
-        for (k, &len) in record_data.iter().enumerate().skip(first) {
-            if offset >= end {
-                break;
-            }
-            let lo = start.max(offset);
-            let hi = end.min(offset + len);
-            if lo < hi {
-                spans.push((k, lo - offset..hi - offset));
-            }
-            offset += len;
-        }
-        out.push(tp::Commitment {
-            prefix: header[..LEAF_BLINDER_OFFSET].to_vec(),
-            blinder_len: BLINDER_LEN,
-            spans,
-        });
-    }
-    if expect != total && !out.is_empty() {
-        return Err(bad("committed leaves must cover all application data"));
-    }
-    Ok(out)
 }
 
 /// Ranges of a direction's application data as record spans
@@ -837,7 +784,6 @@ mod tests {
     use super::*;
     use crate::record::Record;
     use crate::statement::StatementRecord;
-    use webproof_attestation::Direction as D;
 
     fn record(direction: Direction, content_type: u8, payload_len: usize) -> Record {
         Record {
@@ -1109,56 +1055,6 @@ mod tests {
                 vec![(0, 1..2), (0, 4..5), (1, 0..2), (2, 0..2), (2, 6..7)]
             ),
             other => panic!("{other:?}"),
-        }
-    }
-
-    fn leaf(direction: D, start: u32, end: u32) -> LeafRange {
-        LeafRange {
-            direction,
-            start,
-            end,
-        }
-    }
-
-    /// Leaves map onto the records' application data (a non-data record in
-    /// between is skipped), with the public header of their range.
-    #[test]
-    fn leaves_map_onto_records() {
-        let data = [5, 0, 7];
-        let c = leaf_commitments(
-            &[leaf(D::Received, 0, 4), leaf(D::Received, 4, 12)],
-            D::Received,
-            &data,
-        )
-        .unwrap();
-        assert_eq!(c.len(), 2);
-        assert_eq!(c[0].spans, vec![(0, 0..4)]);
-        assert_eq!(c[1].spans, vec![(0, 4..5), (2, 0..7)]);
-        assert_eq!(c[1].blinder_len, BLINDER_LEN);
-        let header = leaf_header(D::Received, 4, 12, &[0; BLINDER_LEN]);
-        assert_eq!(c[1].prefix, header[..LEAF_BLINDER_OFFSET].to_vec());
-        // Leaves of the other direction are not this direction's.
-        assert!(
-            leaf_commitments(&[leaf(D::Sent, 0, 12)], D::Received, &data)
-                .unwrap()
-                .is_empty()
-        );
-    }
-
-    /// A prover may not commit to a layout that skips, repeats or invents
-    /// bytes: every leaf set must partition the direction in order.
-    #[test]
-    fn layouts_that_do_not_partition_are_refused() {
-        let data = [5, 7];
-        for bad in [
-            vec![leaf(D::Sent, 1, 12)],                      // skips the first byte
-            vec![leaf(D::Sent, 0, 6), leaf(D::Sent, 5, 12)], // overlap
-            vec![leaf(D::Sent, 6, 12), leaf(D::Sent, 0, 6)], // out of order
-            vec![leaf(D::Sent, 0, 13)],                      // past the end
-            vec![leaf(D::Sent, 0, 6)],                       // leaves bytes out
-            vec![leaf(D::Sent, 0, 0), leaf(D::Sent, 0, 12)], // empty leaf
-        ] {
-            assert!(leaf_commitments(&bad, D::Sent, &data).is_err(), "{bad:?}");
         }
     }
 }

@@ -15,7 +15,11 @@
 //! - [`aead`]: record protection (nonce, additional data, inner plaintext);
 //! - [`identity`]: the server's identity (chain, name, validity, the
 //!   handshake signature);
-//! - [`sigalg`]: signature verification for webpki on RustCrypto.
+//! - [`sigalg`]: signature verification for webpki on RustCrypto;
+//! - [`verify`]: the checks of a recorded session (the handshake walked
+//!   record by record, Finished messages, one key per direction) and
+//!   [`statement`]: what they leave for a proof to establish, and that
+//!   relation evaluated in the clear.
 //!
 //! Without the `verify` feature (default on) it is the vocabulary and the
 //! parsers only, which the attestation format takes its types from.
@@ -36,7 +40,11 @@ pub mod keys;
 pub mod record;
 #[cfg(feature = "verify")]
 pub mod sigalg;
+#[cfg(feature = "verify")]
+pub mod statement;
 pub mod suite;
+#[cfg(feature = "verify")]
+pub mod verify;
 
 pub use error::TlsError;
 #[cfg(feature = "verify")]

@@ -92,8 +92,8 @@ use webproof_attestation::{Direction as LeafDir, LeafRange, TranscriptCommitment
 use webproof_circuits::bytes_to_bits;
 use webproof_core::cot::{RandomCotReceiver, RandomCotSender};
 use webproof_core::{Channel, Io};
+use webproof_disclosure::attest::{leaf_commitments, MAX_LEAVES};
 use webproof_mpc::consistency;
-use webproof_proxy::zk::{leaf_commitments, MAX_LEAVES};
 use webproof_tls::record::{content_type, Record};
 use webproof_tls::Recording;
 use webproof_tlsproof::{Aead, ByteClass, PlaintextClaim, RecordTag, SealedRecord};
@@ -514,8 +514,8 @@ async fn assert_leaves<P: webproof_tlsproof::ZkParty<Bit = B>, B: Copy>(
     let Some(first) = leaves.leaves.first() else {
         return Ok(());
     };
-    let commitments =
-        leaf_commitments(&leaves.leaves, first.direction, record_data).map_err(Error::Tls)?;
+    let commitments = leaf_commitments(&leaves.leaves, first.direction, record_data)
+        .map_err(Error::Disclosure)?;
     webproof_tlsproof::assert_commitments(
         zk,
         aead,
@@ -542,7 +542,7 @@ fn check_leaves(claim: &Claim13, sent_len: usize, received_len: usize) -> Result
         return Err(Error::Malformed("one hash per committed leaf is needed"));
     }
     check_layout(&claim.leaves, len(sent_len)?, len(received_len)?).map_err(|e| {
-        Error::Tls(webproof_proxy::ProxyError::Attestation(format!(
+        Error::Disclosure(webproof_disclosure::DisclosureError::Attestation(format!(
             "committed leaves: {e}"
         )))
     })
@@ -979,9 +979,11 @@ pub async fn verify_response13<C: RandomCotSender, T: Io>(
     if !blank.leaves.is_empty() && !can_attest {
         // A commitment costs the proof work for a signature this verifier
         // cannot give.
-        return Err(Error::Tls(webproof_proxy::ProxyError::Attestation(
-            "this verifier does not sign attestations (it has no attestation key)".into(),
-        )));
+        return Err(Error::Disclosure(
+            webproof_disclosure::DisclosureError::Attestation(
+                "this verifier does not sign attestations (it has no attestation key)".into(),
+            ),
+        ));
     }
     check_leaves(&blank, rst.len, st.verified.response_len)?;
     let (zero, masks, delta) = v.key_block()?;

@@ -20,7 +20,7 @@
 //!   the hash of ClientHello..server Finished (the step 2 input) and the
 //!   client Finished: its own decryption of its recording under those
 //!   secrets, checked by proxy mode's TLS 1.3 verifier
-//!   ([`webproof_proxy::verify::check_handshake`]) against its roots, the
+//!   ([`webproof_tls::verify::check_handshake`]) against its roots, the
 //!   session's server name and time;
 //! - the request records' lengths (the prover's `Hello`), sequence
 //!   numbers and headers: from the record ids (`super::rec`); their
@@ -51,11 +51,11 @@ use rand_core::{CryptoRng, RngCore, SeedableRng};
 use webproof_core::Block;
 use webproof_mpc::field::Gf128;
 use webproof_mpc::ole::OleSender;
-use webproof_proxy::statement::PublicInputs;
-use webproof_proxy::verify::{self, SecretsSource, SessionInfo};
-use webproof_proxy::ProxyError;
 use webproof_tls::handshake::{Message, Reassembler};
 use webproof_tls::record::content_type;
+use webproof_tls::statement::PublicInputs;
+use webproof_tls::verify::{self, SecretsSource, SessionInfo};
+use webproof_tls::TlsError;
 use webproof_tls::{Direction, KxGroup, Recorder};
 
 /// Where the session is.
@@ -1099,7 +1099,7 @@ impl Tls13VerifierSession {
         ) {
             Ok(r) => r,
             // The server's flight or the client Finished is not all here.
-            Err(ProxyError::Incomplete(_)) => return Ok(()),
+            Err(TlsError::Incomplete(_)) => return Ok(()),
             Err(e) => return Err(e.into()),
         };
         let PublicInputs::Tls13 {

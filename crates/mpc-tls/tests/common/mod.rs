@@ -20,8 +20,8 @@ use webproof_mpc_tls::{
     VerifierConfig, VerifierMsg, VerifierOutcome, VerifierSession,
 };
 use webproof_ot::{SoftSpokenReceiver, SoftSpokenSender};
-use webproof_proxy::{RecorderLimits, RootStore, VerifyConfig};
 use webproof_tls::{CipherSuite, KxGroup};
+use webproof_tls::{RecorderLimits, RootStore, VerifyConfig};
 
 pub mod tls13;
 

@@ -26,6 +26,9 @@ mod side;
 pub mod verifier;
 
 use crate::Error;
+use webproof_mpc_tls::Error as MpcError;
+use webproof_proxy::protocol::{RejectKind, Rejection};
+use webproof_proxy::ProxyError;
 
 /// Default of [`crate::verifier::VerifierConfig::max_mpc_request`]: a
 /// request of 4 KiB (headers with a few cookies or tokens) and no more
@@ -106,4 +109,26 @@ pub(crate) async fn duplex_writer<W: futures::io::AsyncWrite + Unpin>(
         crate::frame::write_frame(&mut wr, &f).await?;
     }
     Ok(wr)
+}
+
+/// The reason code and text a party sends when `e` ends its MPC session:
+/// proxy mode's codes, so a prover reads both modes' refusals alike (the
+/// shared TLS checks' and the disclosure layer's errors by way of
+/// `ProxyError`'s variants of the same names).
+pub(crate) fn rejection(e: &MpcError) -> Rejection {
+    use RejectKind as K;
+    let kind = match e {
+        MpcError::Tls(t) => return Rejection::from(&ProxyError::from(t.clone())),
+        MpcError::Disclosure(d) => return Rejection::from(&ProxyError::from(d.clone())),
+        MpcError::Malformed(_) | MpcError::Oversized { .. } => K::Malformed,
+        MpcError::Unsupported(_) => K::Unsupported,
+        MpcError::ServerAlert { .. } => K::HandshakeAlert,
+        MpcError::ServerFinished => K::Finished,
+        MpcError::ServerClosed => K::Incomplete,
+        MpcError::Decrypt { .. } => K::Decrypt,
+        MpcError::Proof(_) => K::Opening,
+        MpcError::CotsExhausted { .. } => K::SessionSize,
+        _ => K::Protocol,
+    };
+    Rejection::new(kind, e.to_string())
 }

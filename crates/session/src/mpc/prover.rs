@@ -143,6 +143,7 @@ pub fn blame(stage: Stage, e: &Error) -> Option<&'static str> {
     match e {
         Error::Mpc(
             E::Tls(_)
+            | E::Disclosure(_)
             | E::Unsupported(_)
             | E::ServerAlert { .. }
             | E::ServerEncrypted(_)
@@ -908,7 +909,7 @@ fn queue_step(
 /// verifier is the one who aborted.
 fn abort_frame(e: &mpc::Error) -> Option<Vec<u8>> {
     (!matches!(e, mpc::Error::Aborted(_)))
-        .then(|| mpc::ProverMsg::Abort(mpc::output::rejection(e).to_string()).encode())
+        .then(|| mpc::ProverMsg::Abort(super::rejection(e).to_string()).encode())
 }
 
 /// The verifier's frames that arrive while the prover's schedules build,

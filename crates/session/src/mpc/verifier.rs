@@ -225,7 +225,7 @@ pub(crate) async fn run<R: Runtime, L: Link, C: Connector>(
     let verdict = VerifierMsg::Verdict {
         result: match &output {
             Ok(out) => Ok(out.digested()),
-            Err(Error::Mpc(e)) => Err(mpc::output::rejection(e)),
+            Err(Error::Mpc(e)) => Err(super::rejection(e)),
             Err(e) => Err(Rejection::new(RejectKind::Protocol, e.to_string())),
         },
         attestation,
@@ -439,7 +439,7 @@ async fn session_logic<R: Runtime, V: VerifierSide, Rd: AsyncRead + Unpin>(
                 }
             }
             Err(e) => {
-                let why = mpc::output::rejection(&e);
+                let why = super::rejection(&e);
                 // Best effort: the prover may be gone (or the one who aborted).
                 if !matches!(e, mpc::Error::Aborted(_)) {
                     let _ = tx.try_send(mpc::VerifierMsg::Abort(why.to_string()).encode());

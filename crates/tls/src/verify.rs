@@ -12,8 +12,10 @@
 //! (inner content types, close_notify, nothing after it).
 
 use crate::aead::{OpenError, RecordCipher};
-use crate::error::{malformed, ProxyError, Result};
+use crate::error::{malformed, Result, TlsError};
 use crate::handshake::{self as hsk, msg_type, Message, Reassembler};
+use crate::identity::{check_chain, check_signature, check_sni};
+pub use crate::identity::{check_tls12_server, RootStore, VerifyConfig};
 use crate::keys;
 use crate::record::{content_type, Direction, Record};
 use crate::statement::{
@@ -22,8 +24,6 @@ use crate::statement::{
 use crate::suite::{CipherSuite, HashAlg, KxGroup, TlsVersion};
 use rustls_pki_types::CertificateDer;
 use serde::{Deserialize, Serialize};
-use webproof_tls::identity::{check_chain, check_signature, check_sni};
-pub use webproof_tls::identity::{check_tls12_server, RootStore, VerifyConfig};
 
 /// What the handshake established, besides the statement.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -128,7 +128,7 @@ impl<'a> Stream<'a> {
                 return Ok(m);
             }
             let Some(rec) = self.records.get(self.pos) else {
-                return Err(ProxyError::Incomplete(format!(
+                return Err(TlsError::Incomplete(format!(
                     "the {} handshake ended early",
                     self.dir.sender()
                 )));
@@ -160,7 +160,7 @@ impl<'a> Stream<'a> {
                         (o.content_type, o.data)
                     }
                     Err(OpenError::Auth) => {
-                        return Err(ProxyError::Decrypt {
+                        return Err(TlsError::Decrypt {
                             direction: self.dir,
                             index: self.pos - 1,
                             seq: self.seq,
@@ -172,7 +172,7 @@ impl<'a> Stream<'a> {
             match typ {
                 content_type::HANDSHAKE => self.hs.push(&data)?,
                 content_type::ALERT => {
-                    return Err(ProxyError::HandshakeAlert {
+                    return Err(TlsError::HandshakeAlert {
                         direction: self.dir,
                         description: data.get(1).copied().unwrap_or(255),
                     })
@@ -221,12 +221,12 @@ impl<'a> Stream<'a> {
     }
 }
 
-fn unexpected(dir: Direction, wanted: &str, got: u8) -> ProxyError {
+fn unexpected(dir: Direction, wanted: &str, got: u8) -> TlsError {
     let what = match got {
         msg_type::CERTIFICATE_REQUEST => {
-            return ProxyError::Unsupported("client certificates (the server asked for one)".into())
+            return TlsError::Unsupported("client certificates (the server asked for one)".into())
         }
-        msg_type::END_OF_EARLY_DATA => return ProxyError::Unsupported("0-RTT early data".into()),
+        msg_type::END_OF_EARLY_DATA => return TlsError::Unsupported("0-RTT early data".into()),
         _ => got,
     };
     malformed(
@@ -268,7 +268,7 @@ pub fn check_handshake(
     let ch_msg = sent.expect(msg_type::CLIENT_HELLO, "ClientHello")?;
     let ch = hsk::parse_client_hello(ch_msg.body())?;
     if ch.offers_psk_or_early_data {
-        return Err(ProxyError::Unsupported(
+        return Err(TlsError::Unsupported(
             "session resumption / 0-RTT offered by the client".into(),
         ));
     }
@@ -276,7 +276,7 @@ pub fn check_handshake(
     let sh_msg = recv.expect(msg_type::SERVER_HELLO, "ServerHello")?;
     let sh = hsk::parse_server_hello(sh_msg.body())?;
     let suite = CipherSuite::from_code(sh.cipher_suite)
-        .ok_or_else(|| ProxyError::Unsupported(format!("cipher suite {:#06x}", sh.cipher_suite)))?;
+        .ok_or_else(|| TlsError::Unsupported(format!("cipher suite {:#06x}", sh.cipher_suite)))?;
     if !ch.cipher_suites.contains(&sh.cipher_suite) {
         return Err(malformed("ServerHello", "suite was not offered"));
     }
@@ -288,9 +288,7 @@ pub fn check_handshake(
             }
             tls12(sent, recv, cfg, ch_msg, ch, sh_msg, sh, suite)
         }
-        v => Err(ProxyError::Unsupported(format!(
-            "protocol version {v:#06x}"
-        ))),
+        v => Err(TlsError::Unsupported(format!("protocol version {v:#06x}"))),
     }
 }
 
@@ -323,7 +321,7 @@ fn tls13(
         ch_msg = sent.expect(msg_type::CLIENT_HELLO, "second ClientHello")?;
         ch = hsk::parse_client_hello(ch_msg.body())?;
         if ch.offers_psk_or_early_data {
-            return Err(ProxyError::Unsupported(
+            return Err(TlsError::Unsupported(
                 "session resumption / 0-RTT offered by the client".into(),
             ));
         }
@@ -345,14 +343,14 @@ fn tls13(
         return Err(malformed("ServerHello", "TLS 1.3 with a TLS 1.2 suite"));
     }
     if sh.psk {
-        return Err(ProxyError::Unsupported("pre-shared key handshake".into()));
+        return Err(TlsError::Unsupported("pre-shared key handshake".into()));
     }
     let (g, server_share) = sh
         .key_share
         .clone()
         .ok_or_else(|| malformed("ServerHello", "no key share"))?;
     let group =
-        KxGroup::from_code(g).ok_or_else(|| ProxyError::Unsupported(format!("group {g:#06x}")))?;
+        KxGroup::from_code(g).ok_or_else(|| TlsError::Unsupported(format!("group {g:#06x}")))?;
     if !ch.key_shares.iter().any(|(cg, _)| *cg == g) || server_share.is_empty() {
         return Err(malformed(
             "ServerHello",
@@ -367,7 +365,7 @@ fn tls13(
         SecretsSource::Revealed(s) => s.clone(),
         SecretsSource::FromWitness(SessionSecret::Tls13 { handshake_secret }) => {
             if handshake_secret.len() != h.output_len() {
-                return Err(ProxyError::SecretMismatch(
+                return Err(TlsError::SecretMismatch(
                     "handshake secret has the wrong length".into(),
                 ));
             }
@@ -378,13 +376,13 @@ fn tls13(
             }
         }
         SecretsSource::FromWitness(_) => {
-            return Err(ProxyError::SecretMismatch(
+            return Err(TlsError::SecretMismatch(
                 "witness is for TLS 1.2 but the session is TLS 1.3".into(),
             ))
         }
     };
     if hs_secrets.client.len() != h.output_len() || hs_secrets.server.len() != h.output_len() {
-        return Err(ProxyError::SecretMismatch(
+        return Err(TlsError::SecretMismatch(
             "handshake traffic secret has the wrong length".into(),
         ));
     }
@@ -408,7 +406,7 @@ fn tls13(
     hashes.push(&cv_msg);
     let fin = recv.expect(msg_type::FINISHED, "Finished")?;
     if fin.body() != keys::tls13_finished(h, &hs_secrets.server, &hashes.current()) {
-        return Err(ProxyError::Finished(Direction::Received));
+        return Err(TlsError::Finished(Direction::Received));
     }
     hashes.push(&fin);
     let th_server_finished = hashes.current();
@@ -419,7 +417,7 @@ fn tls13(
     )?)?;
     let cfin = sent.expect(msg_type::FINISHED, "client Finished")?;
     if cfin.body() != keys::tls13_finished(h, &hs_secrets.client, &th_server_finished) {
-        return Err(ProxyError::Finished(Direction::Sent));
+        return Err(TlsError::Finished(Direction::Sent));
     }
     let mut records = sent.rest(0)?;
     records.extend(recv.rest(0)?);
@@ -472,7 +470,7 @@ fn tls12(
     let ske = hsk::parse_server_key_exchange(ske_msg.body())?;
     hashes.push(&ske_msg);
     let group = KxGroup::from_code(ske.group)
-        .ok_or_else(|| ProxyError::Unsupported(format!("group {:#06x}", ske.group)))?;
+        .ok_or_else(|| TlsError::Unsupported(format!("group {:#06x}", ske.group)))?;
     check_tls12_server(cfg, &chain, &ch.random, &sh.random, &ske)?;
     let done = recv.expect(msg_type::SERVER_HELLO_DONE, "ServerHelloDone")?;
     if !done.body().is_empty() {
@@ -489,7 +487,7 @@ fn tls12(
     let mut tickets = Vec::new();
     loop {
         let Some(rec) = recv.records.get(recv.pos) else {
-            return Err(ProxyError::Incomplete(
+            return Err(TlsError::Incomplete(
                 "the server handshake ended early".into(),
             ));
         };
@@ -535,7 +533,7 @@ fn tls12(
 
 fn finished_record(s: &mut Stream<'_>) -> Result<Record> {
     let ccs = s.records.get(s.pos).ok_or_else(|| {
-        ProxyError::Incomplete(format!("no ChangeCipherSpec from the {}", s.dir.sender()))
+        TlsError::Incomplete(format!("no ChangeCipherSpec from the {}", s.dir.sender()))
     })?;
     if ccs.content_type != content_type::CHANGE_CIPHER_SPEC || ccs.payload != [1] {
         return Err(malformed(
@@ -546,9 +544,10 @@ fn finished_record(s: &mut Stream<'_>) -> Result<Record> {
             ),
         ));
     }
-    let fin = s.records.get(s.pos + 1).ok_or_else(|| {
-        ProxyError::Incomplete(format!("no Finished from the {}", s.dir.sender()))
-    })?;
+    let fin = s
+        .records
+        .get(s.pos + 1)
+        .ok_or_else(|| TlsError::Incomplete(format!("no Finished from the {}", s.dir.sender())))?;
     if fin.content_type != content_type::HANDSHAKE {
         return Err(malformed(
             "handshake",
@@ -617,7 +616,7 @@ pub fn assemble(version: TlsVersion, opened: &[OpenedRecord]) -> Result<AppData>
                     match m.typ {
                         msg_type::NEW_SESSION_TICKET => {}
                         msg_type::KEY_UPDATE => {
-                            return Err(ProxyError::Unsupported("KeyUpdate".into()))
+                            return Err(TlsError::Unsupported("KeyUpdate".into()))
                         }
                         t => return Err(unexpected(Direction::Received, "NewSessionTicket", t)),
                     }
@@ -694,7 +693,7 @@ pub fn derive_witness(t: &crate::record::Recording, ecdhe: &[u8]) -> Result<Deri
     let mut sh_msg = recv.expect(msg_type::SERVER_HELLO, "ServerHello")?;
     let mut sh = hsk::parse_server_hello(sh_msg.body())?;
     let suite = CipherSuite::from_code(sh.cipher_suite)
-        .ok_or_else(|| ProxyError::Unsupported(format!("cipher suite {:#06x}", sh.cipher_suite)))?;
+        .ok_or_else(|| TlsError::Unsupported(format!("cipher suite {:#06x}", sh.cipher_suite)))?;
     let h = suite.hash();
     let mut msgs = Vec::new();
     if sh.version == 0x0304 && sh.is_hrr() {
@@ -760,8 +759,6 @@ pub fn derive_witness(t: &crate::record::Recording, ecdhe: &[u8]) -> Result<Deri
                 key_shares: vec![(0, client_pub)],
             })
         }
-        v => Err(ProxyError::Unsupported(format!(
-            "protocol version {v:#06x}"
-        ))),
+        v => Err(TlsError::Unsupported(format!("protocol version {v:#06x}"))),
     }
 }

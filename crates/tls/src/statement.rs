@@ -15,13 +15,14 @@
 //!   the committed plaintext.
 //!
 //! [`SessionStatement::evaluate`] is that relation in the clear: the full-reveal
-//! oracle of the tests (`output::verify_full_reveal`, handed the witness)
-//! and the reference the ZK circuits are tested against. The ZK path proves
-//! the same relation without revealing the witness; it plugs in at
-//! [`crate::protocol::ProofPayload`].
+//! oracle of the tests (`webproof_proxy::output::verify_full_reveal`,
+//! handed the witness) and the reference the ZK circuits are tested
+//! against. The ZK path proves the same relation without revealing the
+//! witness (proxy mode's `protocol::ProofPayload`; MPC mode's TLS 1.3
+//! verifier takes the public inputs of a checked handshake from here).
 
 use crate::aead::{OpenError, RecordCipher};
-use crate::error::{ProxyError, Result};
+use crate::error::{Result, TlsError};
 use crate::keys;
 use crate::record::{content_type, hex_bytes, Direction, Record};
 use crate::suite::{CipherSuite, TlsVersion};
@@ -161,13 +162,13 @@ impl SessionStatement {
                 SessionSecret::Tls13 { handshake_secret },
             ) => {
                 if handshake_secret.len() != h.output_len() {
-                    return Err(ProxyError::SecretMismatch(
+                    return Err(TlsError::SecretMismatch(
                         "handshake secret has the wrong length".into(),
                     ));
                 }
                 let (c, s) = keys::tls13_handshake_traffic(h, handshake_secret, th_hello);
                 if &c != client_hs_traffic || &s != server_hs_traffic {
-                    return Err(ProxyError::SecretMismatch(
+                    return Err(TlsError::SecretMismatch(
                         "the handshake secret does not yield the handshake traffic secrets".into(),
                     ));
                 }
@@ -190,18 +191,18 @@ impl SessionStatement {
                 SessionSecret::Tls12 { master_secret },
             ) => {
                 if master_secret.len() != 48 {
-                    return Err(ProxyError::SecretMismatch(
+                    return Err(TlsError::SecretMismatch(
                         "master secret must be 48 bytes".into(),
                     ));
                 }
                 let cr: [u8; 32] = client_random
                     .as_slice()
                     .try_into()
-                    .map_err(|_| ProxyError::SecretMismatch("client random".into()))?;
+                    .map_err(|_| TlsError::SecretMismatch("client random".into()))?;
                 let sr: [u8; 32] = server_random
                     .as_slice()
                     .try_into()
-                    .map_err(|_| ProxyError::SecretMismatch("server random".into()))?;
+                    .map_err(|_| TlsError::SecretMismatch("server random".into()))?;
                 let (ck, sk) = keys::tls12_key_block(suite, master_secret, &cr, &sr);
                 let finished_msg = |label: &str, msgs: &[u8]| {
                     let mut m = vec![crate::handshake::msg_type::FINISHED, 0, 0, 12];
@@ -223,9 +224,9 @@ impl SessionStatement {
                     (Direction::Received, &sk, server_finished, server_msg),
                 ] {
                     let c = RecordCipher::new(suite, keys_.clone())?;
-                    let opened = c.open(0, rec).map_err(|_| ProxyError::Finished(dir))?;
+                    let opened = c.open(0, rec).map_err(|_| TlsError::Finished(dir))?;
                     if opened.content_type != content_type::HANDSHAKE || opened.data != expect {
-                        return Err(ProxyError::Finished(dir));
+                        return Err(TlsError::Finished(dir));
                     }
                 }
                 Ok(AppKeys {
@@ -233,7 +234,7 @@ impl SessionStatement {
                     server: sk,
                 })
             }
-            _ => Err(ProxyError::SecretMismatch(
+            _ => Err(TlsError::SecretMismatch(
                 "witness is for another TLS version".into(),
             )),
         }
@@ -265,12 +266,12 @@ impl SessionStatement {
                         content_type: o.content_type,
                         data: o.data,
                     }),
-                    Err(OpenError::Auth) => Err(ProxyError::Decrypt {
+                    Err(OpenError::Auth) => Err(TlsError::Decrypt {
                         direction: r.record.direction,
                         index: r.index,
                         seq: r.seq,
                     }),
-                    Err(OpenError::Malformed(m)) => Err(ProxyError::Malformed {
+                    Err(OpenError::Malformed(m)) => Err(TlsError::Malformed {
                         what: "record plaintext",
                         detail: m,
                     }),
