@@ -95,6 +95,7 @@ use crate::kdf::{KdfPlans, KdfPublic, KdfVerifier, KeyLabels};
 use crate::keyx::keyshare;
 use crate::keyx::{ectf_cots, Shares, VerifierKx, VerifierKx2, ECTF_STREAM};
 use crate::msg::{ProverMsg, VerifierMsg};
+use crate::rec::answer;
 use crate::rec::chacha::{self, ChachaVerifier};
 use crate::rec::dual::{DualVerifier, RecordEvaluation};
 use crate::rec::gcm::{self, RecordVerifier};
@@ -1409,27 +1410,22 @@ impl VerifierSession {
         } else {
             // The check value over both garblings of the keystream: the
             // prover sends the record to the server only if it matches.
-            let dual = self.dual.as_ref().ok_or(Error::OutOfOrder(
-                "a request record before its keystream labels",
-            ))?;
-            let ev = r
-                .dual
-                .as_mut()
-                .filter(|d| d.is_complete())
-                .ok_or(Error::OutOfOrder(
-                    "a request record before the prover's garbling of its keystream",
-                ))?;
-            if !ev.has_plan() {
-                // No driver built it ahead: the process's cached copy, or
-                // built now.
-                let plan = match r.dual_plan.take() {
-                    Some(plan) => plan,
-                    None => spec.keystream_plan(r.key_len)?,
-                };
-                ev.set_plan(plan)?;
-            }
+            let key_len = r.key_len;
             let gv_zero = v.circuit().garbler().output_zero_labels(0)?;
-            let check = ev.check_value(dual, labels, gv_zero, &r.pad_keys, self.delta)?;
+            // The schedule, if no driver built it ahead: the process's
+            // cached copy, or built now.
+            let check = answer::check_value(
+                r.dual.as_mut(),
+                self.dual.as_ref(),
+                || match r.dual_plan.take() {
+                    Some(plan) => Ok(plan),
+                    None => Ok(spec.keystream_plan(key_len)?),
+                },
+                labels,
+                gv_zero,
+                &r.pad_keys,
+                self.delta,
+            )?;
             let (tag, corrections) = v.hidden_tag_share(powers, &spec.aad(), &ct)?;
             (tag, corrections, check.to_vec())
         };
@@ -1479,25 +1475,19 @@ impl VerifierSession {
                     "a request record's ciphertext in the clear",
                 ));
             }
-            let dual = self.dual.as_ref().ok_or(Error::OutOfOrder(
-                "a request record before its keystream labels",
-            ))?;
-            let ev = r
-                .dual
-                .as_mut()
-                .filter(|d| d.is_complete())
-                .ok_or(Error::OutOfOrder(
-                    "a request record before the prover's garbling of its keystream",
-                ))?;
-            if !ev.has_plan() {
-                let plan = match r.dual_plan.take() {
-                    Some(plan) => plan,
-                    None => spec.keystream_plan_for(Tls12Suite::CHACHA20_POLY1305_SHA256)?,
-                };
-                ev.set_plan(plan)?;
-            }
             let gv_zero = v.circuits().0.garbler().output_zero_labels(0)?;
-            let check = ev.check_value(dual, labels, gv_zero, &r.pad_keys, self.delta)?;
+            let check = answer::check_value(
+                r.dual.as_mut(),
+                self.dual.as_ref(),
+                || match r.dual_plan.take() {
+                    Some(plan) => Ok(plan),
+                    None => Ok(spec.keystream_plan_for(Tls12Suite::CHACHA20_POLY1305_SHA256)?),
+                },
+                labels,
+                gv_zero,
+                &r.pad_keys,
+                self.delta,
+            )?;
             let answer = v.hidden_tag_inputs(&spec.aad(), request, &keys)?;
             r.ct = request.to_vec();
             (answer, check.to_vec())

@@ -19,6 +19,7 @@
 //! earlier (the request goes out before it anyway, TLS False Start), and
 //! its circuit was 0.4 MB of tables.
 
+pub(crate) mod answer;
 pub mod chacha;
 pub mod dual;
 pub mod gcm;

@@ -41,6 +41,7 @@ use crate::kdf::tls13::{HandshakeSecrets, Tls13Plans, Tls13Verifier, IV_LEN, KEY
 use crate::keyx::keyshare;
 use crate::keyx::{ectf_cots, Shares, VerifierKx, VerifierKx2, ECTF_STREAM};
 use crate::msg::{ProverMsg, VerifierMsg};
+use crate::rec::answer;
 use crate::rec::chacha::{self, ChachaVerifier};
 use crate::rec::dual::{DualVerifier, RecordEvaluation};
 use crate::rec::gcm::{self, RecordVerifier};
@@ -133,6 +134,34 @@ struct VRec {
     hidden: crate::rec::HiddenRecord,
     tagged: bool,
     sent: bool,
+}
+
+impl VRec {
+    /// A request record's dual-execution check value
+    /// ([`answer::check_value`]): its evaluation of the prover's garbling
+    /// of the keystream against its own garbling's keystream 0-labels.
+    /// The schedule was set with the evaluation; built again only if not.
+    fn check_value(
+        &mut self,
+        dual: Option<&DualVerifier>,
+        labels: &[u8],
+        delta: Block,
+    ) -> Result<[u8; crate::rec::dual::CHECK_LEN]> {
+        let gv_zero = match &self.v {
+            VCircuits::Gcm(v) => v.circuit().garbler().output_zero_labels(0)?,
+            VCircuits::Chacha(cc) => cc.v.circuits().0.garbler().output_zero_labels(0)?,
+        };
+        let spec = self.spec;
+        answer::check_value(
+            self.eval.as_mut(),
+            dual,
+            || spec.keystream_plan(),
+            labels,
+            gv_zero,
+            &self.pad_keys,
+            delta,
+        )
+    }
 }
 
 /// A record's garbling: AES-GCM's one circuit, or ChaCha20-Poly1305's
@@ -753,19 +782,10 @@ impl Tls13VerifierSession {
         if r.tagged || !offsets.is_empty() {
             return Err(Error::Malformed("a request record twice, or with offsets"));
         }
-        let dual = self.dual.as_ref().expect("set at Hello");
-        let ev = r
-            .eval
-            .as_mut()
-            .filter(|e| e.is_complete())
-            .ok_or(Error::OutOfOrder(
-                "a request record before the prover's garbling of its keystream",
-            ))?;
+        let check = r.check_value(self.dual.as_ref(), labels, delta)?;
         let VCircuits::Gcm(v) = &mut r.v else {
             return Err(Error::Malformed("an AES-GCM step of a ChaCha20 record"));
         };
-        let gv_zero = v.circuit().garbler().output_zero_labels(0)?;
-        let check = ev.check_value(dual, labels, gv_zero, &r.pad_keys, delta)?;
         let (tag, corrections) = v.hidden_tag_share(powers, &r.spec.aad(), &ct)?;
         r.hidden.masked = ct[..r.spec.len].to_vec();
         r.tagged = true;
@@ -792,7 +812,6 @@ impl Tls13VerifierSession {
         labels: &[u8],
     ) -> Result<Vec<VerifierMsg>> {
         let delta = self.delta;
-        let dual = self.dual.as_ref().expect("set at Hello");
         let r = &mut self.recs[j];
         let spec = r.spec;
         if r.tagged || !ct.is_empty() {
@@ -800,18 +819,10 @@ impl Tls13VerifierSession {
                 "a request record twice, or its ciphertext in the clear",
             ));
         }
-        let ev = r
-            .eval
-            .as_mut()
-            .filter(|e| e.is_complete())
-            .ok_or(Error::OutOfOrder(
-                "a request record before the prover's garbling of its keystream",
-            ))?;
+        let check = r.check_value(self.dual.as_ref(), labels, delta)?;
         let VCircuits::Chacha(cc) = &mut r.v else {
             return Err(Error::Malformed("a ChaCha20 step of an AES-GCM record"));
         };
-        let gv_zero = cc.v.circuits().0.garbler().output_zero_labels(0)?;
-        let check = ev.check_value(dual, labels, gv_zero, &r.pad_keys, delta)?;
         let keys = core::mem::take(&mut cc.tag_keys);
         let answer = cc.v.hidden_tag_inputs(&spec.aad(), request, &keys)?;
         r.hidden = crate::rec::HiddenRecord::chacha_of(spec.len, AAD_LEN, request, &r.hidden.cots)?;
