@@ -7,7 +7,9 @@
 //! the server with plain ClientHellos through the same connector (`probe`:
 //! one round trip to the server per question and no 2PC, against a whole
 //! second 2PC session if a guess were wrong): TLS 1.2 if the server runs
-//! it, else TLS 1.3 with the suite the server picks. The verifier learns
+//! it, else TLS 1.3 with the suite the server picks (a pinned TLS 1.2
+//! asks for the suite and the EMS choice). The probe runs while the
+//! verifier admits the session and the COTs are extended. The verifier learns
 //! the version from the suite of the prover's `Hello` terms, the
 //! session's first message, and its session checks the real ServerHello
 //! against those terms. Both versions' proofs show the hidden

@@ -399,46 +399,13 @@ impl Prover {
         let t0 = rt.now_ms();
         let mut rng = rt.rng();
         let request = &self.req.request;
-        let version = self.choose(rt, server).await?;
-        let mut link = connect.await?;
-        let counters = link.counters();
-        self.report(Phase::Connected);
-        let hello = ProverMsg::Hello {
-            version: PROTOCOL_VERSION,
-            host: self.req.host.clone(),
-            port: self.req.port,
-            api_key: self.req.api_key.clone(),
-            // Proxy mode's preprocessing size; unused by MPC mode, which
-            // sizes its COTs from the request, but admission bounds it.
-            expected_cots: 1,
-            mpc: Some(MpcHello {
-                request_len: request.len() as u64,
-            }),
-        };
-        // The hello and SoftSpokenOT's first message (the base-OT
-        // sender's, which needs nothing from the verifier) in one flight,
-        // as proxy mode sends them.
-        let opening = SoftSpokenReceiver::begin(webproof_ot::DEFAULT_K, &mut rng)
-            .map_err(|e| engine_error("the MPC preprocessing", e))?;
-        send_msg(&mut link, &hello).await?;
-        write_frame(&mut link, &opening.first_message()).await?;
-        // The same answer as proxy mode's, read by the same code.
-        accept_hello_answer(
-            recv_msg::<_, VerifierMsg>(&mut link, "the verifier's answer to the hello").await?,
-        )?;
-        self.report(Phase::Admitted);
-        // Preprocessing: this party is the COT receiver.
-        let mut ch = Channel::new(link);
-        let mut receiver = opening
-            .finish(&mut ch, &mut rng)
-            .await
-            .map_err(|e| engine_error("the MPC preprocessing", e))?;
-        let mut macs = Vec::new();
-        receiver
-            .extend(&mut ch, cots_needed(request.len()), &mut macs)
-            .await
-            .map_err(|e| engine_error("the MPC preprocessing", e))?;
-        let link = channel_back(ch.into_inner().await, "the MPC preprocessing")?;
+        // The server is asked for its version and suite (`choose`: a
+        // round trip or two to the server) while the verifier is reached
+        // and the COTs are extended, which need neither: the session's
+        // terms are the first thing that does.
+        let admitted = self.admitted(connect, request.len(), &mut rng);
+        let (version, (link, counters, receiver, macs)) =
+            futures::try_join!(self.choose(rt, server), admitted)?;
 
         // The verifier garbles every circuit of the session for the
         // hello's terms and streams the tables before the server
@@ -471,6 +438,57 @@ impl Prover {
                     .await
             }
         }
+    }
+
+    /// The verifier reached and admitting the session, and the session's
+    /// COTs (this party the receiver): the link, its counters, the
+    /// SoftSpokenOT receiver to extend later and the COTs' MACs.
+    async fn admitted<L: Link>(
+        &self,
+        connect: impl std::future::Future<Output = Result<L>>,
+        request_len: usize,
+        rng: &mut (impl rand_core::RngCore + rand_core::CryptoRng),
+    ) -> Result<(L, Counters, SoftSpokenReceiver, Vec<webproof_core::Block>)> {
+        let mut link = connect.await?;
+        let counters = link.counters();
+        self.report(Phase::Connected);
+        let hello = ProverMsg::Hello {
+            version: PROTOCOL_VERSION,
+            host: self.req.host.clone(),
+            port: self.req.port,
+            api_key: self.req.api_key.clone(),
+            // Proxy mode's preprocessing size; unused by MPC mode, which
+            // sizes its COTs from the request, but admission bounds it.
+            expected_cots: 1,
+            mpc: Some(MpcHello {
+                request_len: request_len as u64,
+            }),
+        };
+        // The hello and SoftSpokenOT's first message (the base-OT
+        // sender's, which needs nothing from the verifier) in one flight,
+        // as proxy mode sends them.
+        let opening = SoftSpokenReceiver::begin(webproof_ot::DEFAULT_K, rng)
+            .map_err(|e| engine_error("the MPC preprocessing", e))?;
+        send_msg(&mut link, &hello).await?;
+        write_frame(&mut link, &opening.first_message()).await?;
+        // The same answer as proxy mode's, read by the same code.
+        accept_hello_answer(
+            recv_msg::<_, VerifierMsg>(&mut link, "the verifier's answer to the hello").await?,
+        )?;
+        self.report(Phase::Admitted);
+        // Preprocessing: this party is the COT receiver.
+        let mut ch = Channel::new(link);
+        let mut receiver = opening
+            .finish(&mut ch, rng)
+            .await
+            .map_err(|e| engine_error("the MPC preprocessing", e))?;
+        let mut macs = Vec::new();
+        receiver
+            .extend(&mut ch, cots_needed(request_len), &mut macs)
+            .await
+            .map_err(|e| engine_error("the MPC preprocessing", e))?;
+        let link = channel_back(ch.into_inner().await, "the MPC preprocessing")?;
+        Ok((link, counters, receiver, macs))
     }
 
     /// The multiplexed section: the session on the relay stream and the
